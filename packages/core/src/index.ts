@@ -1,1 +1,33 @@
-export {};
+export { computeDelay, type DelayInput } from './attempt/backoff';
+export { parseRetryAfter } from './attempt/retry-after';
+export {
+  decideRetry,
+  RETRY_DEFAULTS,
+  type RetryInput,
+  resolveRetryOptions,
+} from './attempt/retry-policy';
+export { isRetriableStatus, isSuccessStatus } from './attempt/status';
+export type { CacheEntry } from './cache/entry';
+export { CacheStore } from './cache/store';
+export { createClient } from './client';
+export { Deduper } from './dedup/deduper';
+export {
+  CancelledError,
+  CircuitOpenError,
+  HttpError,
+  type HttpErrorInit,
+  isAbortError,
+  isHttpError,
+  isTimeoutError,
+  KeelError,
+  ParseError,
+  TimeoutError,
+} from './errors/index';
+export { EventEmitter } from './events/emitter';
+export { type Clock, systemClock, type TimerHandle } from './internal/clock';
+export { createFingerprint, type FingerprintInput } from './spec/fingerprint';
+export { CACHE_DEFAULTS } from './spec/options';
+export { buildQuery } from './spec/query';
+export { canonicalizeURL, resolveURL } from './spec/url';
+export { type RequestState, Tracker } from './tracker/tracker';
+export type * from './types';

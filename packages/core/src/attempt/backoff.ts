@@ -1,0 +1,33 @@
+export interface DelayInput {
+  /** Attempts made so far (1 after the first failure). */
+  attempts: number;
+  baseDelay: number;
+  maxDelay: number;
+  backoff: 'exponential' | 'fixed';
+  jitter: boolean;
+  /** Random source in [0, 1); default Math.random. */
+  random?: () => number;
+}
+
+/**
+ * The wait before the next attempt, in ms.
+ *
+ *   exponential: d = min(maxDelay, baseDelay * 2^(attempts - 1))
+ *   fixed:       d = min(maxDelay, baseDelay)
+ *   jitter:      d/2 + random * d/2   ("equal jitter": spreads clients apart, never below d/2)
+ */
+export function computeDelay({
+  attempts,
+  baseDelay,
+  maxDelay,
+  backoff,
+  jitter,
+  random = Math.random,
+}: DelayInput): number {
+  const n = Math.max(1, attempts);
+  const raw = backoff === 'fixed' ? baseDelay : baseDelay * 2 ** (n - 1);
+  const d = Math.min(maxDelay, raw);
+  if (!jitter) return d;
+  const half = d / 2;
+  return Math.round(half + random() * half);
+}

@@ -1,0 +1,25 @@
+import type { ApiResponse, CacheMeta, RequestSpec } from '../types';
+
+/** One cached GET response, with what it takes to refetch it after invalidation. */
+export interface CacheEntry {
+  readonly key: string;
+  /** URL pathname, for path invalidation. */
+  readonly path: string;
+  /** Scheme + host + port, for invalidation targets written as absolute URLs. */
+  readonly origin: string;
+  response: ApiResponse;
+  /** The full request description; undefined for entries written by hand without one. */
+  readonly spec: RequestSpec | undefined;
+  readonly tags: string[];
+  storedAt: number;
+  expiresAt: number;
+}
+
+export function metaOf(entry: CacheEntry): CacheMeta {
+  return {
+    key: entry.key,
+    tags: entry.tags,
+    storedAt: entry.storedAt,
+    expiresAt: entry.expiresAt,
+  };
+}

@@ -1,0 +1,56 @@
+import type { CacheMeta, InvalidateTarget } from '../types';
+
+/** What invalidation needs to know about a cached entry or an in-flight read. */
+export interface Matchable {
+  key: string;
+  path: string;
+  origin: string;
+  tags: readonly string[];
+  meta(): CacheMeta;
+}
+
+export type TargetMatcher = (item: Matchable) => boolean;
+
+/**
+ * Compiles an invalidation target once into a predicate.
+ * - string: a path, segment-aware. `/users` matches `/users`, `/users/7`, `/users?x=1`, not
+ *   `/users-x`. An absolute URL also pins the origin. A trailing slash is ignored; `/` is all.
+ * - string[]: tags; an entry matches when it carries any of them.
+ * - function: a predicate over CacheMeta.
+ */
+export function compileTarget(target: InvalidateTarget): TargetMatcher {
+  if (typeof target === 'function') return (item) => Boolean(target(item.meta()));
+  if (Array.isArray(target)) {
+    for (const t of target) {
+      if (typeof t !== 'string')
+        throw new TypeError(`keel: invalidate tags must be strings, got ${typeof t}`);
+    }
+    const tags = new Set(target);
+    return (item) => item.tags.some((t) => tags.has(t));
+  }
+  if (typeof target !== 'string') {
+    throw new TypeError(
+      `keel: invalidate target must be a path, an array of tags or a predicate, got ${typeof target}`,
+    );
+  }
+  let origin: string | undefined;
+  let path = target;
+  if (/^[a-zA-Z][a-zA-Z\d+\-.]*:/.test(target)) {
+    const u = new URL(target);
+    origin = u.origin;
+    path = u.pathname;
+  } else {
+    const q = path.search(/[?#]/);
+    if (q !== -1) path = path.slice(0, q);
+    if (!path.startsWith('/')) path = `/${path}`;
+  }
+  return pathMatcher(path, origin);
+}
+
+export function pathMatcher(path: string, origin?: string): TargetMatcher {
+  const base = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  const prefix = base === '/' ? '/' : `${base}/`;
+  return (item) =>
+    (origin === undefined || item.origin === origin) &&
+    (item.path === base || item.path.startsWith(prefix));
+}

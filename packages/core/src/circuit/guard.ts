@@ -1,0 +1,24 @@
+import type { CircuitOpenError } from '../errors/circuit-open-error';
+import type { RequestSpec } from '../types';
+
+/** The guard's answer for a flight owner. */
+export type Admission = { ok: true; probe: boolean } | { ok: false; error: CircuitOpenError };
+
+export const ADMIT: Admission = Object.freeze({ ok: true, probe: false });
+
+/**
+ * The pipeline's circuit stage, consulted by flight owners only (cache hits and dedup joins
+ * bypass it). It learns outcomes from lifecycle events, never from the pipeline directly.
+ */
+export interface CircuitGuard {
+  /** `beforeRequest`: may this owner start? May make it the half-open probe. */
+  beforeRequest(spec: RequestSpec): Admission;
+  /** Peek used by the scheduler's pre-start gate; changes no state. */
+  permits(endpoint: string): boolean;
+}
+
+/** Circuit breaker disabled. */
+export const OPEN_GUARD: CircuitGuard = {
+  beforeRequest: () => ADMIT,
+  permits: () => true,
+};

@@ -1,0 +1,622 @@
+import { attemptOnce } from './attempt/attempt';
+import { decideRetry } from './attempt/retry-policy';
+import { compileTarget, type Matchable, pathMatcher, type TargetMatcher } from './cache/match';
+import { CacheStore } from './cache/store';
+import { type CircuitGuard, OPEN_GUARD } from './circuit/guard';
+import { Deduper } from './dedup/deduper';
+import { Consumer, Flight } from './dedup/flight';
+import { CancelledError } from './errors/cancelled-error';
+import { EventEmitter } from './events/emitter';
+import { noop } from './internal/noop';
+import { type AttemptGate, TransparentGate } from './scheduler/gate';
+import { type ClientConfig, resolveClientOptions } from './spec/options';
+import { isDedupable, normalizeMethod, resolveSpec } from './spec/resolve';
+import { Tracker } from './tracker/tracker';
+import type {
+  AdaptiveController,
+  ApiResponse,
+  CacheMeta,
+  CacheSubscriber,
+  CancellablePromise,
+  CircuitBreakerController,
+  Client,
+  ClientEventName,
+  ClientEvents,
+  ClientOptions,
+  HttpMethod,
+  IntelligenceController,
+  IntelligenceRecommendation,
+  InvalidateTarget,
+  KeyMatcher,
+  RequestOptions,
+  RequestSpec,
+  SchedulerController,
+} from './types';
+
+/**
+ * Creates a client. Every option is optional; see ClientOptions for defaults.
+ *
+ * @example
+ * const client = createClient({ baseURL: 'https://api.example.com', timeout: 5000 });
+ * const { data } = await client.get<User[]>('/users', { params: { page: 2 } });
+ */
+export function createClient(options?: ClientOptions): Client {
+  return new KeelClient(options);
+}
+
+const SPEC_MEMO_LIMIT = 1000;
+
+/**
+ * The request pipeline. This is the only place that knows the order of the stages:
+ *
+ *   request ─► #resolve ─► #fromCache ─► #consume ─┬─ join ─► #attach
+ *                                                  └─ #admit ─► #startFlight ─► #run ─► #attempts
+ *                                                                (circuit)      (scheduler gate, retry loop)
+ *
+ * Observers (intelligence, circuit breaker, adaptive) learn from the events emitted here only.
+ */
+class KeelClient implements Client {
+  readonly #config: ClientConfig;
+  readonly #events = new EventEmitter<ClientEvents>();
+  readonly #cache: CacheStore;
+  readonly #inflight = new Deduper<Flight>();
+  /** Every live flight: deduped reads, mutations, and reads detached by invalidation. */
+  readonly #flights = new Set<Flight>();
+  readonly #guard: CircuitGuard = OPEN_GUARD;
+  readonly #gate: AttemptGate;
+  /** Option-less requests resolve to the same spec every time: memoized by `METHOD url`. */
+  readonly #specMemo = new Map<string, RequestSpec>();
+  #nextFlightId = 1;
+
+  constructor(options?: ClientOptions) {
+    this.#config = resolveClientOptions(options);
+    this.#cache = new CacheStore(this.#config.cache.ttl, {
+      clock: this.#config.clock,
+      maxEntries: this.#config.maxEntries,
+    });
+    this.#gate = new TransparentGate(this.#config.clock);
+  }
+
+  // ── public API ────────────────────────────────────────────────────────────────────────────
+
+  request<T = unknown>(
+    method: HttpMethod | (RequestOptions & { method: HttpMethod; url: string }),
+    url?: string,
+    options?: RequestOptions,
+  ): CancellablePromise<ApiResponse<T>> {
+    if (typeof method === 'object' && method !== null) {
+      options = method;
+      url = method.url;
+      method = method.method;
+    }
+    let spec: RequestSpec;
+    try {
+      spec = this.#resolve(method, url as string, options);
+    } catch (err) {
+      return rejected(err);
+    }
+    const signal = options?.signal;
+    if (signal?.aborted) {
+      return rejected(
+        new CancelledError('Request aborted by its signal', { cause: signal.reason }),
+      );
+    }
+    if (spec.cache) {
+      const hit = this.#fromCache(spec);
+      if (hit) return hit as CancellablePromise<ApiResponse<T>>;
+    }
+    return this.#consume(spec, signal) as CancellablePromise<ApiResponse<T>>;
+  }
+
+  get<T = unknown>(url: string, options?: RequestOptions) {
+    return this.request<T>('GET', url, options);
+  }
+  delete<T = unknown>(url: string, options?: RequestOptions) {
+    return this.request<T>('DELETE', url, options);
+  }
+  head<T = unknown>(url: string, options?: RequestOptions) {
+    return this.request<T>('HEAD', url, options);
+  }
+  options<T = unknown>(url: string, options?: RequestOptions) {
+    return this.request<T>('OPTIONS', url, options);
+  }
+  post<T = unknown>(url: string, body?: unknown, options?: RequestOptions) {
+    return this.request<T>('POST', url, withBody(options, body));
+  }
+  put<T = unknown>(url: string, body?: unknown, options?: RequestOptions) {
+    return this.request<T>('PUT', url, withBody(options, body));
+  }
+  patch<T = unknown>(url: string, body?: unknown, options?: RequestOptions) {
+    return this.request<T>('PATCH', url, withBody(options, body));
+  }
+
+  on<E extends ClientEventName>(
+    event: E,
+    listener: (payload: ClientEvents[E]) => void,
+  ): () => void {
+    if (typeof listener !== 'function') {
+      throw new TypeError(`keel: listener for "${String(event)}" must be a function`);
+    }
+    return this.#events.on(event, listener);
+  }
+
+  subscribe(matcher: KeyMatcher, listener: CacheSubscriber): () => void {
+    return this.#cache.subscribe(matcher, listener);
+  }
+
+  invalidate(target: InvalidateTarget, options?: { refetch?: boolean }): string[] {
+    return this.#invalidate(compileTarget(target), target, options?.refetch ?? true);
+  }
+
+  cancelAll(): void {
+    for (const flight of [...this.#flights])
+      this.#cancelFlight(flight, new CancelledError('All requests cancelled'));
+  }
+
+  clearCache(): void {
+    this.#cache.clear();
+  }
+
+  cancelGroup(group: string): void {
+    this.scheduler().cancelGroup(group);
+  }
+
+  intelligence(): IntelligenceController {
+    throw new Error('keel: intelligence is not available yet');
+  }
+
+  circuitBreaker(): CircuitBreakerController {
+    throw new Error('keel: the circuit breaker is not available yet');
+  }
+
+  scheduler(): SchedulerController {
+    throw new Error('keel: the scheduler is not available yet');
+  }
+
+  adaptive(): AdaptiveController {
+    throw new Error('keel: the adaptive engine is not available yet');
+  }
+
+  resolve(method: HttpMethod, url: string, options?: RequestOptions): RequestSpec {
+    return this.#resolve(method, url, options);
+  }
+
+  getCached<T = unknown>(key: string): ApiResponse<T> | undefined {
+    return this.#cache.get(key)?.response as ApiResponse<T> | undefined;
+  }
+
+  setCached<T = unknown>(key: string, value: ApiResponse<T> | undefined): void {
+    if (value === undefined) {
+      if (this.#cache.delete(key)) this.#cache.notify({ type: 'invalidate', key });
+      return;
+    }
+    this.#cache.set(key, value as ApiResponse);
+  }
+
+  prefetch(spec: RequestSpec): void {
+    this.#refetch(spec, false);
+  }
+
+  /** Internals for tests and tooling: live flight and timer-free state. Not part of the API. */
+  get debug() {
+    return {
+      flights: this.#flights.size,
+      inflight: this.#inflight.size,
+      cacheSize: this.#cache.size,
+      subscriptions: this.#cache.subscriptionCount,
+      listeners: this.#events.listenerCount(),
+    };
+  }
+
+  // ── stage 1: resolve ──────────────────────────────────────────────────────────────────────
+
+  #resolve(method: unknown, url: string, options: RequestOptions | undefined): RequestSpec {
+    const m = normalizeMethod(method);
+    const recommendation = this.#recommend(m, url);
+    if (options === undefined && recommendation === undefined) {
+      const memoKey = `${m} ${url}`;
+      let spec = this.#specMemo.get(memoKey);
+      if (spec === undefined) {
+        spec = resolveSpec(this.#config, m, url, undefined, undefined);
+        if (this.#specMemo.size >= SPEC_MEMO_LIMIT) this.#specMemo.clear();
+        this.#specMemo.set(memoKey, spec);
+      }
+      return spec;
+    }
+    return resolveSpec(this.#config, m, url, options, recommendation);
+  }
+
+  /** Timeout / strategy recommendation from the observers; none until they are enabled. */
+  #recommend(_method: HttpMethod, _url: string): IntelligenceRecommendation | undefined {
+    return undefined;
+  }
+
+  // ── stage 2: cache ────────────────────────────────────────────────────────────────────────
+
+  #fromCache(spec: RequestSpec): CancellablePromise<ApiResponse> | undefined {
+    const entry = this.#cache.get(spec.key);
+    if (entry === undefined) return undefined;
+    const fresh = entry.expiresAt > this.#config.clock.now();
+    if (!fresh && spec.cache!.strategy !== 'stale-while-revalidate') return undefined;
+    if (this.#events.has('cache-hit')) {
+      const tracker = new Tracker(spec.key);
+      tracker.succeed(this.#config.clock.now());
+      this.#events.emit('cache-hit', {
+        key: spec.key,
+        tracker,
+        stale: !fresh,
+        endpoint: spec.endpoint,
+      });
+    }
+    if (!fresh) this.#refetch(entry.spec ?? spec, true);
+    return resolved(entry.response);
+  }
+
+  // ── stage 3: dedup ────────────────────────────────────────────────────────────────────────
+
+  #consume(spec: RequestSpec, signal: AbortSignal | undefined): CancellablePromise<ApiResponse> {
+    const joined = isDedupable(spec.method) ? this.#inflight.get(spec.key) : undefined;
+    if (joined) return this.#join(joined, signal);
+    const admission = this.#guard.beforeRequest(spec);
+    if (!admission.ok) {
+      if (this.#events.has('circuit-rejected')) {
+        this.#events.emit('circuit-rejected', {
+          endpoint: spec.endpoint,
+          method: spec.method,
+          path: spec.path,
+          error: admission.error,
+        });
+      }
+      return rejected(admission.error);
+    }
+    const flight = this.#startFlight(spec, admission.probe);
+    const promise = this.#attach(flight, flight.tracker, signal);
+    this.#run(flight);
+    return promise;
+  }
+
+  #join(flight: Flight, signal: AbortSignal | undefined): CancellablePromise<ApiResponse> {
+    const tracker = new Tracker(flight.key);
+    tracker.start(this.#config.clock.now());
+    const promise = this.#attach(flight, tracker, signal);
+    if (this.#events.has('dedup')) {
+      this.#events.emit('dedup', {
+        key: flight.key,
+        method: flight.spec.method,
+        url: flight.spec.url,
+        consumers: flight.consumers.size,
+        endpoint: flight.spec.endpoint,
+      });
+    }
+    return promise;
+  }
+
+  #attach(
+    flight: Flight,
+    tracker: Tracker,
+    signal: AbortSignal | undefined,
+  ): CancellablePromise<ApiResponse> {
+    let resolve!: (r: ApiResponse) => void;
+    let reject!: (e: unknown) => void;
+    const promise = new Promise<ApiResponse>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    }) as CancellablePromise<ApiResponse>;
+    const consumer = new Consumer(flight, tracker, resolve, reject, signal);
+    flight.consumers.add(consumer);
+    promise.cancel = () => this.#cancelConsumer(consumer, new CancelledError());
+    if (signal) {
+      consumer.onAbort = () =>
+        this.#cancelConsumer(
+          consumer,
+          new CancelledError('Request aborted by its signal', { cause: signal.reason }),
+        );
+      signal.addEventListener('abort', consumer.onAbort, { once: true });
+    }
+    return promise;
+  }
+
+  /** An internal refetch: joins the live flight or starts one; its outcome is swallowed. */
+  #refetch(spec: RequestSpec, revalidate: boolean): void {
+    let flight = this.#inflight.get(spec.key);
+    if (flight) {
+      if (revalidate) flight.revalidate = true;
+      flight.consumers.add(new Consumer(flight, flight.tracker, undefined, undefined, undefined));
+      return;
+    }
+    const admission = this.#guard.beforeRequest(spec);
+    // An open circuit drops internal refetches silently: no circuit-rejected, no error.
+    if (!admission.ok) return;
+    flight = this.#startFlight(spec, admission.probe);
+    flight.revalidate = revalidate;
+    flight.consumers.add(new Consumer(flight, flight.tracker, undefined, undefined, undefined));
+    this.#run(flight);
+  }
+
+  // ── stage 4/5: circuit admitted, flight starts through the scheduler gate ─────────────────
+
+  #startFlight(spec: RequestSpec, probe: boolean): Flight {
+    const flight = new Flight(this.#nextFlightId++, spec, probe);
+    if (isDedupable(spec.method)) this.#inflight.set(spec.key, flight);
+    this.#flights.add(flight);
+    flight.tracker.start(this.#config.clock.now());
+    if (this.#events.has('request')) {
+      this.#events.emit('request', {
+        key: spec.key,
+        method: spec.method,
+        url: spec.url,
+        tracker: flight.tracker,
+        endpoint: spec.endpoint,
+        probe,
+      });
+    }
+    return flight;
+  }
+
+  async #run(flight: Flight): Promise<void> {
+    this.#gate.enter(flight);
+    let response: ApiResponse;
+    try {
+      response = await this.#attempts(flight);
+    } catch (err) {
+      this.#fail(flight, err);
+      return;
+    }
+    this.#succeed(flight, response);
+  }
+
+  // ── stage 6: attempts and the retry loop ──────────────────────────────────────────────────
+
+  async #attempts(flight: Flight): Promise<ApiResponse> {
+    const { spec, tracker } = flight;
+    const { clock } = this.#config;
+    for (;;) {
+      const wait = this.#gate.acquire(flight);
+      if (wait) await wait;
+      tracker.attempt();
+      let error: unknown;
+      try {
+        const response = await attemptOnce(
+          this.#config.fetch,
+          spec,
+          flight.signal,
+          clock,
+          spec.timeout,
+        );
+        this.#gate.release(flight);
+        return response;
+      } catch (err) {
+        this.#gate.release(flight);
+        error = err;
+      }
+      if (flight.signal.aborted) throw flight.signal.reason;
+      const decision = decideRetry({
+        error,
+        options: spec.retry,
+        attempts: tracker.attempts,
+        now: clock.now(),
+        random: this.#config.random,
+      });
+      if (!decision.retry) throw error;
+      if (this.#events.has('retry')) {
+        this.#events.emit('retry', {
+          key: spec.key,
+          tracker,
+          attempts: tracker.attempts,
+          delay: decision.delay,
+          error,
+          endpoint: spec.endpoint,
+        });
+      }
+      await this.#gate.park(
+        flight,
+        decision.reason === 'retry-after' ? 'retry-after' : 'backoff',
+        decision.delay,
+      );
+    }
+  }
+
+  // ── the end of a flight ───────────────────────────────────────────────────────────────────
+
+  #succeed(flight: Flight, response: ApiResponse): void {
+    if (flight.settled) return;
+    this.#retire(flight);
+    const { spec } = flight;
+    const now = this.#config.clock.now();
+    flight.tracker.succeed(now);
+    if (spec.cache && !flight.stale) {
+      this.#cache.set(spec.key, response, {
+        spec,
+        update: flight.revalidate ? 'revalidate' : 'write',
+      });
+      if (this.#events.has('cache-write')) {
+        this.#events.emit('cache-write', { key: spec.key, response });
+      }
+    }
+    if (this.#events.has('success')) {
+      this.#events.emit('success', {
+        key: spec.key,
+        tracker: flight.tracker,
+        response,
+        endpoint: spec.endpoint,
+      });
+    }
+    if (flight.revalidate && !flight.stale && this.#events.has('revalidate')) {
+      this.#events.emit('revalidate', { key: spec.key, response });
+    }
+    // A successful mutation invalidates its path and tags before its caller resumes.
+    if (!isDedupable(spec.method)) this.#invalidateAfterMutation(spec);
+    this.#gate.finish(flight, 'completed');
+    for (const consumer of flight.consumers) {
+      if (consumer.settled) continue;
+      this.#release(consumer);
+      if (consumer.tracker !== flight.tracker) consumer.tracker.succeed(now);
+      consumer.resolve?.(response);
+    }
+    flight.consumers.clear();
+  }
+
+  #fail(flight: Flight, error: unknown): void {
+    if (flight.settled) return;
+    this.#retire(flight);
+    const now = this.#config.clock.now();
+    const cancelled = flight.signal.aborted && error === flight.signal.reason;
+    if (cancelled) {
+      flight.tracker.cancel(now);
+      this.#gate.finish(flight, 'rejected');
+    } else {
+      flight.tracker.fail(now, error);
+      if (this.#events.has('error')) {
+        this.#events.emit('error', {
+          key: flight.key,
+          tracker: flight.tracker,
+          error,
+          endpoint: flight.spec.endpoint,
+        });
+      }
+      this.#gate.finish(flight, 'completed');
+    }
+    for (const consumer of flight.consumers) {
+      if (consumer.settled) continue;
+      this.#release(consumer);
+      if (consumer.tracker !== flight.tracker) {
+        if (cancelled) consumer.tracker.cancel(now);
+        else consumer.tracker.fail(now, error);
+      }
+      consumer.reject?.(error);
+    }
+    flight.consumers.clear();
+  }
+
+  /** Takes a settled flight out of the live maps. */
+  #retire(flight: Flight): void {
+    flight.settled = true;
+    this.#inflight.delete(flight.key, flight);
+    this.#flights.delete(flight);
+  }
+
+  // ── cancellation ──────────────────────────────────────────────────────────────────────────
+
+  /** Cancels one consumer; the flight is aborted when no consumer is left. */
+  #cancelConsumer(consumer: Consumer, error: CancelledError): void {
+    if (consumer.settled) return;
+    this.#release(consumer);
+    const { flight } = consumer;
+    flight.consumers.delete(consumer);
+    const final = flight.consumers.size === 0 && !flight.settled;
+    const now = this.#config.clock.now();
+    if (consumer.tracker !== flight.tracker) consumer.tracker.cancel(now);
+    if (final) flight.tracker.cancel(now);
+    if (this.#events.has('cancel')) {
+      this.#events.emit('cancel', {
+        key: flight.key,
+        tracker: consumer.tracker,
+        endpoint: flight.spec.endpoint,
+        final,
+      });
+    }
+    consumer.reject?.(error);
+    if (final) {
+      // Leave the dedup map now: a new request must not join a flight that is being torn down.
+      this.#inflight.delete(flight.key, flight);
+      flight.controller.abort(error);
+    }
+  }
+
+  #cancelFlight(flight: Flight, error: CancelledError): void {
+    for (const consumer of [...flight.consumers]) this.#cancelConsumer(consumer, error);
+  }
+
+  #release(consumer: Consumer): void {
+    consumer.settled = true;
+    if (consumer.onAbort) {
+      consumer.signal!.removeEventListener('abort', consumer.onAbort);
+      consumer.onAbort = undefined;
+    }
+  }
+
+  // ── invalidation ──────────────────────────────────────────────────────────────────────────
+
+  #invalidateAfterMutation(spec: RequestSpec): void {
+    const byPath = pathMatcher(spec.path);
+    const tags = spec.tags;
+    const matcher: TargetMatcher =
+      tags.length === 0
+        ? byPath
+        : (item) => byPath(item) || item.tags.some((t) => tags.includes(t));
+    this.#invalidate(matcher, tags.length === 0 ? spec.path : [spec.path, ...tags], true);
+  }
+
+  /**
+   * Removes matching entries and detaches matching in-flight reads. A detached read still answers
+   * its callers but is not stored as fresh (it started before the invalidation); a subscribed key
+   * is refetched by a new flight, so it ends with data fetched after the invalidation.
+   */
+  #invalidate(matcher: TargetMatcher, target: InvalidateTarget, refetch: boolean): string[] {
+    const removed = this.#cache.removeMatching(matcher);
+    const stale: Flight[] = [];
+    for (const flight of this.#inflight.values()) {
+      if (flight.spec.cache && matcher(flightMatchable(flight, this.#config.clock.now()))) {
+        stale.push(flight);
+      }
+    }
+    for (const flight of stale) {
+      flight.stale = true;
+      this.#inflight.delete(flight.key, flight);
+    }
+    const keys = removed.map((e) => e.key);
+    if (keys.length > 0) {
+      if (this.#events.has('invalidate')) this.#events.emit('invalidate', { keys, target });
+      for (const key of keys) this.#cache.notify({ type: 'invalidate', key });
+    }
+    if (refetch) {
+      const seen = new Set<string>();
+      for (const entry of removed) {
+        if (entry.spec && this.#cache.hasInterest(entry.key)) {
+          seen.add(entry.key);
+          this.#refetch(entry.spec, true);
+        }
+      }
+      for (const flight of stale) {
+        if (!seen.has(flight.key) && this.#cache.hasInterest(flight.key)) {
+          seen.add(flight.key);
+          this.#refetch(flight.spec, true);
+        }
+      }
+    }
+    return keys;
+  }
+}
+
+function flightMatchable(flight: Flight, now: number): Matchable {
+  const { spec } = flight;
+  return {
+    key: spec.key,
+    path: spec.path,
+    origin: new URL(spec.url).origin,
+    tags: spec.tags,
+    meta: (): CacheMeta => ({
+      key: spec.key,
+      tags: [...spec.tags],
+      storedAt: flight.tracker.startedAt || now,
+      expiresAt: flight.tracker.startedAt || now,
+    }),
+  };
+}
+
+function withBody(options: RequestOptions | undefined, body: unknown): RequestOptions | undefined {
+  if (body === undefined) return options;
+  return options ? { ...options, body } : { body };
+}
+
+function rejected<T>(error: unknown): CancellablePromise<T> {
+  const p = Promise.reject(error) as CancellablePromise<T>;
+  p.cancel = noop;
+  return p;
+}
+
+function resolved<T>(value: T): CancellablePromise<T> {
+  const p = Promise.resolve(value) as CancellablePromise<T>;
+  p.cancel = noop;
+  return p;
+}

@@ -1,0 +1,44 @@
+/** What fetch gets, and the Content-Type keel adds when the caller set none. */
+export interface SerializedBody {
+  body: BodyInit | undefined;
+  contentType: string | undefined;
+}
+
+const NONE: SerializedBody = { body: undefined, contentType: undefined };
+
+/**
+ * Body rules: strings, URLSearchParams, FormData, Blob, ArrayBuffer, typed arrays and streams go
+ * to fetch as they are (fetch sets their Content-Type); anything else is JSON-stringified and sent
+ * as `application/json`. A value JSON cannot represent (BigInt, a cycle, a function) is a
+ * TypeError naming the cause.
+ */
+export function serializeBody(body: unknown): SerializedBody {
+  if (body === undefined || body === null) return NONE;
+  if (typeof body === 'string') return { body, contentType: 'text/plain;charset=UTF-8' };
+  if (isPassThrough(body)) return { body: body as BodyInit, contentType: undefined };
+  if (typeof body === 'function' || typeof body === 'symbol') {
+    throw new TypeError(`keel: cannot serialize a ${typeof body} as a request body`);
+  }
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(body);
+  } catch (cause) {
+    throw new TypeError(
+      `keel: request body cannot be serialized as JSON: ${(cause as Error).message}`,
+      { cause },
+    );
+  }
+  if (json === undefined) throw new TypeError('keel: request body cannot be serialized as JSON');
+  return { body: json, contentType: 'application/json' };
+}
+
+function isPassThrough(body: unknown): boolean {
+  return (
+    (typeof URLSearchParams !== 'undefined' && body instanceof URLSearchParams) ||
+    (typeof FormData !== 'undefined' && body instanceof FormData) ||
+    (typeof Blob !== 'undefined' && body instanceof Blob) ||
+    body instanceof ArrayBuffer ||
+    ArrayBuffer.isView(body) ||
+    (typeof ReadableStream !== 'undefined' && body instanceof ReadableStream)
+  );
+}

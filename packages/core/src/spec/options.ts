@@ -1,0 +1,127 @@
+import { checkMs, RETRY_DEFAULTS, resolveRetryOptions } from '../attempt/retry-policy';
+import { type Clock, systemClock } from '../internal/clock';
+import type {
+  CacheOptions,
+  CacheStrategy,
+  ClientOptions,
+  FetchLike,
+  ResolvedCacheOptions,
+  ResolvedRetryOptions,
+} from '../types';
+
+export const CACHE_DEFAULTS: Readonly<ResolvedCacheOptions> = Object.freeze({
+  enabled: true,
+  ttl: 30000,
+  strategy: 'cache-first',
+});
+
+/** Client options after defaults and validation: read by every request, never mutated. */
+export interface ClientConfig {
+  readonly baseURL: string | undefined;
+  /** Client headers with lower-cased names; undefined when none. */
+  readonly headers: Readonly<Record<string, string>> | undefined;
+  readonly cache: ResolvedCacheOptions;
+  readonly maxEntries: number;
+  readonly retry: ResolvedRetryOptions;
+  readonly timeout: number;
+  readonly fetch: FetchLike;
+  readonly clock: Clock;
+  readonly random: () => number;
+}
+
+/** Resolves and validates ClientOptions once; a bad value throws RangeError/TypeError naming it. */
+export function resolveClientOptions(options: ClientOptions = {}): ClientConfig {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`keel: createClient options must be an object, got ${typeof options}`);
+  }
+  const { baseURL } = options;
+  if (baseURL !== undefined) {
+    if (typeof baseURL !== 'string' || !/^[a-zA-Z][a-zA-Z\d+\-.]*:/.test(baseURL)) {
+      throw new TypeError(`keel: baseURL must be an absolute URL string, got ${String(baseURL)}`);
+    }
+    try {
+      new URL(baseURL);
+    } catch (cause) {
+      throw new TypeError(`keel: baseURL is not a valid URL: ${baseURL}`, { cause });
+    }
+  }
+  if (options.fetch !== undefined && typeof options.fetch !== 'function') {
+    throw new TypeError(`keel: fetch must be a function, got ${typeof options.fetch}`);
+  }
+  if (options.fetch === undefined && typeof globalThis.fetch !== 'function') {
+    throw new TypeError(
+      'keel: no fetch implementation: pass options.fetch or run where fetch exists',
+    );
+  }
+  const timeout = options.timeout ?? 0;
+  checkMs('timeout', timeout);
+  const cacheOpts = (options.cache ?? {}) as CacheOptions & { maxEntries?: number };
+  const cache = resolveCacheOptions(cacheOpts, CACHE_DEFAULTS, 'cache');
+  const maxEntries = cacheOpts.maxEntries ?? Number.POSITIVE_INFINITY;
+  if (!(maxEntries >= 1)) {
+    throw new RangeError(`keel: cache.maxEntries must be >= 1, got ${String(maxEntries)}`);
+  }
+  const clock = options.clock ?? systemClock;
+  if (typeof clock.now !== 'function' || typeof clock.setTimeout !== 'function') {
+    throw new TypeError('keel: clock must have now(), setTimeout() and clearTimeout()');
+  }
+  return Object.freeze({
+    baseURL,
+    headers: options.headers ? lowerCaseHeaders(options.headers, 'headers') : undefined,
+    cache,
+    maxEntries,
+    retry: resolveRetryOptions(options.retry ?? {}, RETRY_DEFAULTS),
+    timeout,
+    // The global is looked up per call so a fetch patched later (msw, polyfills) is used.
+    fetch: options.fetch ?? globalFetch,
+    clock,
+    random: options.random ?? Math.random,
+  });
+}
+
+export function resolveCacheOptions(
+  options: CacheOptions,
+  base: ResolvedCacheOptions,
+  field: string,
+): ResolvedCacheOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`keel: ${field} must be a boolean or an object, got ${typeof options}`);
+  }
+  if (
+    options.enabled === undefined &&
+    options.ttl === undefined &&
+    options.strategy === undefined
+  ) {
+    return base;
+  }
+  const ttl = options.ttl ?? base.ttl;
+  checkMs(`${field}.ttl`, ttl);
+  const strategy: CacheStrategy = options.strategy ?? base.strategy;
+  if (strategy !== 'cache-first' && strategy !== 'stale-while-revalidate') {
+    throw new RangeError(
+      `keel: ${field}.strategy must be 'cache-first' or 'stale-while-revalidate', got ${String(strategy)}`,
+    );
+  }
+  return Object.freeze({ enabled: options.enabled ?? base.enabled, ttl, strategy });
+}
+
+export function lowerCaseHeaders(
+  headers: Record<string, string>,
+  field: string,
+): Record<string, string> {
+  if (typeof headers !== 'object' || headers === null) {
+    throw new TypeError(`keel: ${field} must be an object of strings, got ${typeof headers}`);
+  }
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'string' && typeof value !== 'number') {
+      throw new TypeError(`keel: header "${name}" must be a string, got ${typeof value}`);
+    }
+    out[name.toLowerCase()] = String(value);
+  }
+  return out;
+}
+
+const globalFetch: FetchLike = (input, init) => globalThis.fetch(input, init);

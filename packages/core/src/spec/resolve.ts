@@ -1,0 +1,153 @@
+import { checkMs, resolveRetryOptions } from '../attempt/retry-policy';
+import type {
+  HttpMethod,
+  IntelligenceRecommendation,
+  RequestOptions,
+  RequestSpec,
+  ResolvedCacheOptions,
+} from '../types';
+import { serializeBody } from './body';
+import { fingerprintOf } from './fingerprint';
+import { type ClientConfig, lowerCaseHeaders, resolveCacheOptions } from './options';
+import { buildQuery } from './query';
+import { parseCanonical, resolveURL } from './url';
+
+const METHODS: ReadonlySet<string> = new Set([
+  'GET',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'HEAD',
+  'OPTIONS',
+]);
+const NO_TAGS: readonly string[] = Object.freeze([]);
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+export function normalizeMethod(method: unknown): HttpMethod {
+  const m = typeof method === 'string' ? method.toUpperCase() : method;
+  if (typeof m !== 'string' || !METHODS.has(m)) {
+    throw new TypeError(
+      `keel: unknown HTTP method ${JSON.stringify(method)}; expected one of ${[...METHODS].join(', ')}`,
+    );
+  }
+  return m as HttpMethod;
+}
+
+/** Reads take part in dedup; mutations are never coalesced. */
+export function isDedupable(method: HttpMethod): boolean {
+  return method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
+}
+
+/**
+ * Builds the frozen RequestSpec for one call: header merge (request wins, names lower-cased),
+ * base URL, params, canonical URL, body serialization, fingerprint, endpoint key, and the
+ * timeout / cache / retry layering (request option, then recommendation, then client default).
+ * Every problem is a TypeError or RangeError naming the field.
+ */
+export function resolveSpec(
+  config: ClientConfig,
+  method: HttpMethod,
+  url: string,
+  options: RequestOptions | undefined,
+  recommendation: IntelligenceRecommendation | undefined,
+): RequestSpec {
+  if (typeof url !== 'string') throw new TypeError(`keel: url must be a string, got ${typeof url}`);
+  let resolved = resolveURL(url, options?.baseURL ?? config.baseURL);
+  if (options?.params !== undefined) {
+    if (typeof options.params !== 'object' || options.params === null) {
+      throw new TypeError(`keel: params must be an object, got ${typeof options.params}`);
+    }
+    const query = buildQuery(options.params);
+    if (query !== '') {
+      const hash = resolved.indexOf('#');
+      if (hash !== -1) resolved = resolved.slice(0, hash);
+      resolved += (resolved.includes('?') ? '&' : '?') + query;
+    }
+  }
+  const parsed = parseCanonical(resolved);
+
+  const requestHeaders = options?.headers
+    ? lowerCaseHeaders(options.headers, 'headers')
+    : undefined;
+  let headers: Record<string, string> | Readonly<Record<string, string>> = config.headers
+    ? requestHeaders
+      ? { ...config.headers, ...requestHeaders }
+      : config.headers
+    : (requestHeaders ?? NO_HEADERS);
+
+  let body: BodyInit | undefined;
+  if (options?.body !== undefined && options.body !== null) {
+    if (method === 'GET' || method === 'HEAD') {
+      throw new TypeError(`keel: a ${method} request cannot have a body`);
+    }
+    const serialized = serializeBody(options.body);
+    body = serialized.body;
+    if (serialized.contentType && headers['content-type'] === undefined) {
+      headers = { ...headers, 'content-type': serialized.contentType };
+    }
+  }
+
+  const timeout = options?.timeout ?? recommendation?.timeout ?? config.timeout;
+  if (options?.timeout !== undefined) checkMs('timeout', options.timeout);
+
+  const retry =
+    options?.retry === undefined ? config.retry : resolveRetryOptions(options.retry, config.retry);
+
+  let tags = NO_TAGS;
+  if (options?.tags !== undefined) {
+    if (!Array.isArray(options.tags) || options.tags.some((t) => typeof t !== 'string')) {
+      throw new TypeError('keel: tags must be an array of strings');
+    }
+    tags = Object.freeze([...options.tags]);
+  }
+
+  const priority = options?.priority ?? 'normal';
+  if (priority !== 'high' && priority !== 'normal' && priority !== 'low') {
+    throw new RangeError(
+      `keel: priority must be 'high', 'normal' or 'low', got ${String(priority)}`,
+    );
+  }
+
+  return Object.freeze({
+    method,
+    url: parsed.href,
+    key: fingerprintOf(
+      method,
+      parsed.href,
+      requestHeaders,
+      typeof body === 'string' ? body : undefined,
+    ),
+    endpoint: `${method} ${parsed.pathname}`,
+    path: parsed.pathname,
+    host: parsed.host,
+    headers,
+    body,
+    timeout,
+    cache: method === 'GET' ? resolveRequestCache(config, options, recommendation) : null,
+    retry,
+    tags,
+    priority,
+    group: options?.scheduler?.group,
+  });
+}
+
+function resolveRequestCache(
+  config: ClientConfig,
+  options: RequestOptions | undefined,
+  recommendation: IntelligenceRecommendation | undefined,
+): ResolvedCacheOptions | null {
+  const opt = options?.cache;
+  if (opt === false) return null;
+  let base = config.cache;
+  if (recommendation?.strategy && recommendation.strategy !== base.strategy) {
+    base = { ...base, strategy: recommendation.strategy };
+  }
+  const resolved =
+    opt === undefined || opt === true
+      ? opt === true && !base.enabled
+        ? { ...base, enabled: true }
+        : base
+      : resolveCacheOptions(opt, base, 'cache');
+  return resolved.enabled ? resolved : null;
+}

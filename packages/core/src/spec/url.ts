@@ -1,0 +1,70 @@
+const ABSOLUTE = /^[a-zA-Z][a-zA-Z\d+\-.]*:/;
+
+/**
+ * Joins a relative URL onto a base. Unlike `new URL(url, base)`, a base path is kept:
+ * `resolveURL('/users', 'https://api.test/v1')` is `https://api.test/v1/users`.
+ * Absolute URLs are returned unchanged. Without a base, a relative URL resolves against the
+ * page origin in a browser; elsewhere it is an error.
+ */
+export function resolveURL(url: string, base?: string): string {
+  if (typeof url !== 'string') throw new TypeError(`keel: url must be a string, got ${typeof url}`);
+  if (ABSOLUTE.test(url)) return url;
+  if (base) {
+    if (!ABSOLUTE.test(base)) {
+      throw new TypeError(`keel: invalid baseURL "${base}": it must be an absolute URL`);
+    }
+    if (url === '') return base;
+    const b = base.endsWith('/') ? base.slice(0, -1) : base;
+    if (url.startsWith('?') || url.startsWith('#')) return b + url;
+    return url.startsWith('/') ? b + url : `${b}/${url}`;
+  }
+  const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
+  if (origin && origin !== 'null') return new URL(url, origin).href;
+  throw new TypeError(`keel: invalid URL "${url}": a relative URL needs a baseURL`);
+}
+
+/**
+ * The canonical form used in keys: parsed and re-serialized (lower-case scheme and host, default
+ * port dropped, dot segments resolved), query parameters sorted by name (stable, so repeated
+ * keys keep their order), fragment removed.
+ */
+export function canonicalizeURL(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch (cause) {
+    throw new TypeError(`keel: invalid URL "${url}"`, { cause });
+  }
+  u.hash = '';
+  if (u.search.length > 1) {
+    u.searchParams.sort();
+    // URLSearchParams serializes spaces as '+'; keep the %20 form so keys match buildQuery's.
+    u.search = u.searchParams.toString().replace(/\+/g, '%20');
+  }
+  return u.href;
+}
+
+export interface ParsedURL {
+  href: string;
+  pathname: string;
+  host: string;
+}
+
+const MEMO_LIMIT = 1000;
+const memo = new Map<string, ParsedURL>();
+
+/**
+ * Canonicalizes and splits a resolved URL, memoized in a small bounded map so a cache hit on a
+ * URL seen before does no URL parsing. The map is cleared wholesale when full: cheap, and hot
+ * URLs repopulate it immediately.
+ */
+export function parseCanonical(resolved: string): ParsedURL {
+  const hit = memo.get(resolved);
+  if (hit) return hit;
+  const href = canonicalizeURL(resolved);
+  const u = new URL(href);
+  const parsed: ParsedURL = { href, pathname: u.pathname, host: u.hostname };
+  if (memo.size >= MEMO_LIMIT) memo.clear();
+  memo.set(resolved, parsed);
+  return parsed;
+}

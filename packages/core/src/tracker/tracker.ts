@@ -1,0 +1,64 @@
+export type RequestState = 'idle' | 'pending' | 'retrying' | 'success' | 'error' | 'cancelled';
+
+const TERMINAL: Record<RequestState, boolean> = {
+  idle: false,
+  pending: false,
+  retrying: false,
+  success: true,
+  error: true,
+  cancelled: true,
+};
+
+/**
+ * The state machine of one request: idle -> pending -> retrying* -> success | error | cancelled.
+ * One tracker exists per flight; dedup consumers and cache hits get their own (cheap) trackers
+ * that mirror the outcome. Moves out of a terminal state are ignored, so a late callback cannot
+ * resurrect a finished request.
+ */
+export class Tracker {
+  state: RequestState = 'idle';
+  /** Attempts started so far. */
+  attempts = 0;
+  startedAt = 0;
+  endedAt = 0;
+  error: unknown = undefined;
+
+  constructor(readonly key: string) {}
+
+  get settled(): boolean {
+    return TERMINAL[this.state];
+  }
+
+  start(now: number): void {
+    if (this.state !== 'idle') return;
+    this.state = 'pending';
+    this.startedAt = now;
+  }
+
+  /** A new attempt begins; the second and later ones move to `retrying`. */
+  attempt(): void {
+    if (this.settled) return;
+    this.attempts++;
+    if (this.attempts > 1) this.state = 'retrying';
+  }
+
+  succeed(now: number): void {
+    this.#end('success', now, undefined);
+  }
+
+  fail(now: number, error: unknown): void {
+    this.#end('error', now, error);
+  }
+
+  cancel(now: number): void {
+    this.#end('cancelled', now, undefined);
+  }
+
+  #end(state: RequestState, now: number, error: unknown): void {
+    if (this.settled) return;
+    if (this.state === 'idle') this.startedAt = now;
+    this.state = state;
+    this.endedAt = now;
+    this.error = error;
+  }
+}

@@ -1,0 +1,452 @@
+import type { CircuitOpenError } from './errors/circuit-open-error';
+import type { Clock } from './internal/clock';
+import type { Tracker } from './tracker/tracker';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
+export type ParamValue = string | number | boolean | null | undefined;
+export type QueryParams = Record<string, ParamValue | readonly ParamValue[]>;
+export type Priority = 'high' | 'normal' | 'low';
+export type CacheStrategy = 'cache-first' | 'stale-while-revalidate';
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+export interface CacheOptions {
+  /** Default: false at type level; the client's default configuration sets true. */
+  enabled?: boolean;
+  /** Freshness in ms. Default 30000. */
+  ttl?: number;
+  /** Default `cache-first`. */
+  strategy?: CacheStrategy;
+}
+
+export interface RetryOptions {
+  /** Total attempts including the first. Default 3. */
+  attempts?: number;
+  /** ms. Default 1000. */
+  baseDelay?: number;
+  /** ms. Default 30000. */
+  maxDelay?: number;
+  /** Default `exponential`. */
+  backoff?: 'exponential' | 'fixed';
+  /** Default true. */
+  jitter?: boolean;
+  /** Custom eligibility; `status` is undefined for network errors and timeouts. */
+  retryOn?: (status: number | undefined) => boolean;
+  /** Default true: a server Retry-After wins over the computed delay. */
+  respectRetryAfter?: boolean;
+}
+
+export interface ResolvedCacheOptions {
+  enabled: boolean;
+  ttl: number;
+  strategy: CacheStrategy;
+}
+
+export interface ResolvedRetryOptions {
+  attempts: number;
+  baseDelay: number;
+  maxDelay: number;
+  backoff: 'exponential' | 'fixed';
+  jitter: boolean;
+  retryOn: ((status: number | undefined) => boolean) | undefined;
+  respectRetryAfter: boolean;
+}
+
+export interface RetryDecision {
+  retry: boolean;
+  /** ms to wait before the next attempt (0 when not retrying). */
+  delay: number;
+  /** What decided: `retry-after`, `backoff`, or why not (`attempts-exhausted`, `not-retriable`, `cancelled`). */
+  reason: 'retry-after' | 'backoff' | 'attempts-exhausted' | 'not-retriable' | 'cancelled';
+}
+
+export interface SchedulerRequestOptions {
+  group?: string;
+}
+
+export interface RequestOptions {
+  method?: HttpMethod;
+  url?: string;
+  baseURL?: string;
+  headers?: Record<string, string>;
+  /** Serialized into the query string with `buildQuery`; arrays repeat the key. */
+  params?: QueryParams;
+  /** JSON-stringified unless a string, URLSearchParams, FormData, Blob, ArrayBuffer or typed array. */
+  body?: unknown;
+  signal?: AbortSignal;
+  /** Per-attempt timeout in ms; 0 means none. */
+  timeout?: number;
+  cache?: boolean | CacheOptions;
+  retry?: boolean | RetryOptions;
+  tags?: string[];
+  priority?: Priority;
+  scheduler?: SchedulerRequestOptions;
+}
+
+export interface ApiResponse<T = unknown> {
+  data: T;
+  status: number;
+  statusText: string;
+  headers: Headers;
+}
+
+/** A Promise with `cancel()`: rejects this caller with CancelledError. */
+export interface CancellablePromise<T> extends Promise<T> {
+  cancel(): void;
+}
+
+/**
+ * A fully-resolved, frozen request description. Computed once at the boundary; every stage reads
+ * it. It holds no caller signal, so it can be stored in the cache and replayed to refetch.
+ */
+export interface RequestSpec {
+  readonly method: HttpMethod;
+  /** Canonical absolute URL, query included. */
+  readonly url: string;
+  /** Fingerprint: the cache and dedup key. */
+  readonly key: string;
+  /** `METHOD pathname`: circuit, intelligence and adaptive key. */
+  readonly endpoint: string;
+  /** URL pathname, for path invalidation. */
+  readonly path: string;
+  readonly host: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The serialized body as handed to fetch. */
+  readonly body: BodyInit | undefined;
+  /** Per-attempt timeout ms, 0 = none. */
+  readonly timeout: number;
+  /** null when this request is not cached (non-GET, `cache:false`, or caching disabled). */
+  readonly cache: ResolvedCacheOptions | null;
+  readonly retry: ResolvedRetryOptions;
+  readonly tags: readonly string[];
+  readonly priority: Priority;
+  readonly group: string | undefined;
+}
+
+export interface CacheMeta {
+  key: string;
+  tags: string[];
+  storedAt: number;
+  expiresAt: number;
+}
+
+export interface CacheUpdate {
+  type: 'write' | 'revalidate' | 'invalidate';
+  key: string;
+  response?: ApiResponse;
+}
+
+export type CacheSubscriber = (update: CacheUpdate) => void;
+export type KeyMatcher = string | ((key: string) => boolean);
+export type InvalidateTarget = string | string[] | ((meta: CacheMeta) => boolean);
+
+export interface RemovedEntry {
+  key: string;
+  path: string;
+  tags: string[];
+}
+
+export type InvalidationResult = string[];
+
+export interface IntelligenceOptions {
+  enabled?: boolean;
+  adaptiveTimeout?: boolean;
+  adaptiveStaleWhileRevalidate?: boolean;
+}
+
+export interface CircuitBreakerOptions {
+  enabled?: boolean;
+  failureThreshold?: number;
+  resetTimeout?: number;
+}
+
+export type CircuitState = 'closed' | 'open' | 'halfOpen';
+
+export interface CircuitStatus {
+  endpoint: string;
+  state: CircuitState;
+  consecutiveFailures: number;
+  openedAt?: number;
+  probing: boolean;
+}
+
+export interface SchedulerOptions {
+  enabled?: boolean;
+  concurrency?: number;
+  priority?: boolean;
+  hosts?: Record<string, number>;
+  rateLimit?: { requests: number; interval: number };
+}
+
+export interface SchedulerStats {
+  active: number;
+  queued: number;
+  delayed: number;
+  completed: number;
+  rejected: number;
+  lanes: Record<Priority, number>;
+}
+
+export type ParkReason = 'backoff' | 'retry-after' | 'rate-limit';
+
+export interface AdaptiveOptions {
+  enabled?: boolean;
+  concurrency?: boolean;
+  retry?: boolean;
+  rateLimit?: boolean;
+  staleWhileRevalidate?: boolean;
+  highLatencyMs?: number;
+  lowLatencyMs?: number;
+  degradeSamples?: number;
+  recoverySamples?: number;
+  changeCooldown?: number;
+  minConcurrency?: number;
+  rateLimitRatio?: number;
+  errorRatio?: number;
+  backoffFactor?: number;
+  maxBackoffMs?: number;
+  swrLatencyMs?: number;
+  latencyWindow?: number;
+  outcomeWindow?: number;
+}
+
+export interface AdaptiveMetrics {
+  decisions: number;
+  concurrencyReductions: number;
+  concurrencyRecoveries: number;
+  throttles: number;
+  retryChanges: number;
+}
+
+export interface LatencyStats {
+  avg: number;
+  p50: number;
+  p95: number;
+  samples: number;
+}
+
+export interface EndpointAdaptiveState {
+  endpoint: string;
+  configured: number;
+  effective: number;
+  mode: 'nominal' | 'reducing' | 'recovering';
+  health: 'good' | 'recovering' | 'degraded' | 'throttled';
+  reason: string;
+  retryMultiplier: number;
+  retryMode: 'nominal' | 'throttled';
+  retryReason: string;
+  strategy?: 'stale-while-revalidate';
+  strategyReason: string;
+  signals: LatencyStats & { errorRatio: number; rateLimitRatio: number; active: number };
+  degradedSince?: number;
+  counters: AdaptiveMetrics;
+}
+
+export interface IntelligenceSummary {
+  totalRequests: number;
+  cacheHits: number;
+  cacheMisses: number;
+  deduplicated: number;
+  retriesPerformed: number;
+  retriesRecovered: number;
+  failures: number;
+  rateLimited: number;
+  timeouts: number;
+  cancels: number;
+  activeRequests: number;
+  cacheHitRate: number;
+  dedupRate: number;
+  retryRate: number;
+  failureRate: number;
+  rateLimitRate: number;
+  adaptive: AdaptiveMetrics;
+  circuits: { open: number; halfOpen: number; closed: number };
+  circuitRejected: number;
+}
+
+export interface EndpointStats {
+  method: string;
+  path: string;
+  requests: number;
+  successes: number;
+  failures: number;
+  cacheHits: number;
+  cacheMisses: number;
+  dedupPrevented: number;
+  retriesPerformed: number;
+  retriesRecovered: number;
+  rateLimited: number;
+  timeouts: number;
+  cancels: number;
+  latency: LatencyStats;
+  circuit: CircuitState;
+  circuitFailures: number;
+  circuitRejected: number;
+}
+
+export interface IntelligenceSnapshot {
+  summary: IntelligenceSummary;
+  endpoints: EndpointStats[];
+}
+
+export interface IntelligenceRecommendation {
+  /** Recommended per-attempt timeout in ms. */
+  timeout?: number;
+  strategy?: CacheStrategy;
+}
+
+export interface IntelligenceController {
+  snapshot(): IntelligenceSnapshot;
+  endpoint(method: string, pathname: string): EndpointStats | undefined;
+  reset(): void;
+}
+
+export interface CircuitBreakerController {
+  status(method: string, path: string): CircuitStatus;
+  statuses(): CircuitStatus[];
+  reset(method?: string, path?: string): void;
+}
+
+export interface SchedulerController {
+  stats(): SchedulerStats;
+  pauseGroup(group: string): void;
+  resumeGroup(group: string): void;
+  cancelGroup(group: string): void;
+  /** Moves queued jobs matched by group name or request key; returns how many moved. */
+  prioritize(selector: string, priority: Priority): number;
+}
+
+export interface AdaptiveController {
+  snapshot(): { enabled: boolean; endpoints: Record<string, EndpointAdaptiveState> };
+  endpoint(method: string, path: string): EndpointAdaptiveState | undefined;
+  metrics(): AdaptiveMetrics;
+  reset(): void;
+}
+
+export interface ClientOptions {
+  baseURL?: string;
+  headers?: Record<string, string>;
+  cache?: CacheOptions;
+  retry?: RetryOptions;
+  /** Default per-attempt timeout in ms; 0 = none. */
+  timeout?: number;
+  fetch?: FetchLike;
+  intelligence?: IntelligenceOptions;
+  circuitBreaker?: CircuitBreakerOptions;
+  scheduler?: SchedulerOptions;
+  adaptive?: AdaptiveOptions;
+  /** Time source for every timer and timestamp (tests inject a fake). Default: the real clock. */
+  clock?: Clock;
+  /** Random source in [0,1) for retry jitter. Default Math.random. */
+  random?: () => number;
+}
+
+/** Every event a client emits, by name, with its payload. */
+export interface ClientEvents {
+  /** A flight starts (owners only; not for circuit-rejected requests). */
+  request: {
+    key: string;
+    method: HttpMethod;
+    url: string;
+    tracker: Tracker;
+    endpoint: string;
+    /** This flight is the half-open circuit probe. */
+    probe: boolean;
+  };
+  /** A flight ends successfully (once per flight, not per consumer). */
+  success: { key: string; tracker: Tracker; response: ApiResponse; endpoint: string };
+  /** A flight ends in error (once per flight; never for circuit-rejected requests). */
+  error: { key: string; tracker: Tracker; error: unknown; endpoint: string };
+  /** A retry is scheduled after a failed attempt; `error` is the HttpError (or timeout/network error). */
+  retry: {
+    key: string;
+    tracker: Tracker;
+    attempts: number;
+    delay: number;
+    error: unknown;
+    endpoint: string;
+  };
+  /**
+   * A request (one caller) was cancelled. `final` is true when this cancellation ended the
+   * flight itself (its last consumer left, or cancelAll / a group cancel).
+   */
+  cancel: { key: string; tracker: Tracker; endpoint: string; final: boolean };
+  /** A request joined an in-flight flight; `consumers` counts them, owner included. */
+  dedup: { key: string; method: HttpMethod; url: string; consumers: number; endpoint: string };
+  /** Served from cache: fresh, or stale under stale-while-revalidate (`stale: true`). */
+  'cache-hit': { key: string; tracker: Tracker; stale: boolean; endpoint: string };
+  'cache-write': { key: string; response: ApiResponse };
+  invalidate: { keys: string[]; target: InvalidateTarget };
+  revalidate: { key: string; response: ApiResponse };
+  'circuit-open': { endpoint: string; method: string; path: string };
+  'circuit-half-open': { endpoint: string; method: string; path: string };
+  'circuit-closed': { endpoint: string; method: string; path: string };
+  'circuit-rejected': { endpoint: string; method: string; path: string; error: CircuitOpenError };
+  'request-queued': SchedulerEventBase & { position: number };
+  'request-dequeued': SchedulerEventBase;
+  'request-started': SchedulerEventBase;
+  'request-delayed': SchedulerEventBase & { reason: ParkReason; delay: number };
+  'request-scheduled': SchedulerEventBase;
+  'request-prioritized': SchedulerEventBase & { from: Priority; to: Priority };
+  'request-rejected': SchedulerEventBase & { reason: 'cancelled' };
+  'queue-paused': { group?: string };
+  'queue-resumed': { group?: string };
+}
+
+export interface SchedulerEventBase {
+  id: number;
+  key: string;
+  method: HttpMethod;
+  url: string;
+  priority: Priority;
+}
+
+export type ClientEventName = keyof ClientEvents;
+
+export interface Client {
+  request<T = unknown>(
+    method: HttpMethod,
+    url: string,
+    options?: RequestOptions,
+  ): CancellablePromise<ApiResponse<T>>;
+  get<T = unknown>(url: string, options?: RequestOptions): CancellablePromise<ApiResponse<T>>;
+  delete<T = unknown>(url: string, options?: RequestOptions): CancellablePromise<ApiResponse<T>>;
+  head<T = unknown>(url: string, options?: RequestOptions): CancellablePromise<ApiResponse<T>>;
+  options<T = unknown>(url: string, options?: RequestOptions): CancellablePromise<ApiResponse<T>>;
+  post<T = unknown>(
+    url: string,
+    body?: unknown,
+    options?: RequestOptions,
+  ): CancellablePromise<ApiResponse<T>>;
+  put<T = unknown>(
+    url: string,
+    body?: unknown,
+    options?: RequestOptions,
+  ): CancellablePromise<ApiResponse<T>>;
+  patch<T = unknown>(
+    url: string,
+    body?: unknown,
+    options?: RequestOptions,
+  ): CancellablePromise<ApiResponse<T>>;
+  on<E extends ClientEventName>(event: E, listener: (payload: ClientEvents[E]) => void): () => void;
+  /** Listens to CacheUpdates for keys the matcher accepts (a key string, or a predicate). */
+  subscribe(matcher: KeyMatcher, listener: CacheSubscriber): () => void;
+  invalidate(target: InvalidateTarget, options?: { refetch?: boolean }): string[];
+  cancelAll(): void;
+  clearCache(): void;
+  cancelGroup(group: string): void;
+  intelligence(): IntelligenceController;
+  circuitBreaker(): CircuitBreakerController;
+  scheduler(): SchedulerController;
+  adaptive(): AdaptiveController;
+  /** Resolves a request without sending it: the spec (key, URL, endpoint) it would use. */
+  resolve(method: HttpMethod, url: string, options?: RequestOptions): RequestSpec;
+  /** The cached response for a key, fresh or stale, without touching the network. */
+  getCached<T = unknown>(key: string): ApiResponse<T> | undefined;
+  /**
+   * Writes a response (or data) into the cache for a key and notifies subscribers with `write`,
+   * e.g. for optimistic updates. `undefined` removes the entry.
+   */
+  setCached<T = unknown>(key: string, value: ApiResponse<T> | undefined): void;
+  /** Starts (or joins) a fetch for a spec with no caller promise: errors are swallowed. */
+  prefetch(spec: RequestSpec): void;
+}
