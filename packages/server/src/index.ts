@@ -1,1 +1,32 @@
-export {};
+export {
+  type App,
+  type AppOptions,
+  createApp,
+  type ErrorHandler,
+  type InjectRequest,
+  type InjectResponse,
+} from './app';
+export type { Clock, TimerHandle } from './clock';
+export type {
+  CacheControlOptions,
+  Context,
+  Handler,
+  KeelRequest,
+  Middleware,
+  Next,
+} from './context';
+export type { CookieOptions } from './cookies';
+export {
+  BadRequestError,
+  HttpError,
+  type HttpErrorOptions,
+  isHttpError,
+  ReleasedContextError,
+  type ValidationIssue,
+} from './errors';
+export type { SendFileOptions } from './files';
+export type { GraphqlResolvers } from './graphql';
+export { createEventHub, type EventHub, type EventHubOptions, HUB_RESET_EVENT } from './hub';
+export type { TrustProxy } from './proxy';
+export type { SseStream } from './sse';
+export type { Rule, Rules, RuleType, Validated } from './validate';

@@ -1,0 +1,590 @@
+import { randomBytes } from 'node:crypto';
+import {
+  createServer,
+  IncomingMessage,
+  type OutgoingHttpHeaders,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { Socket } from 'node:net';
+import Router from 'find-my-way';
+import inject from 'light-my-request';
+import { BodyKind, bodyKindOf } from './body';
+import { type Clock, systemClock } from './clock';
+import {
+  Context,
+  type ContextHost,
+  guardContext,
+  type Handler,
+  type KeelRequest,
+  type Middleware,
+} from './context';
+import { HttpError, isHttpError } from './errors';
+import { Pool } from './pool';
+import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
+import { SseRegistry } from './sse';
+
+/** Options for {@link createApp}; every one has a default. */
+export interface AppOptions {
+  /** Largest JSON / urlencoded body accepted, in bytes; larger gets 413. Default 1 MiB. */
+  bodyLimit?: number;
+  /** Initial trust proxy setting (see `setTrustProxy`). Default `false`. */
+  trustProxy?: TrustProxy;
+  /** Idle ctx objects kept for reuse. Default 1024. */
+  poolSize?: number;
+  /**
+   * Guard pooled ctx objects: using one after its response finished throws
+   * ReleasedContextError. Default: `process.env.NODE_ENV !== 'production'`.
+   */
+  development?: boolean;
+  /** Server-sent events: heartbeat comment interval (ms, default 15 000, 0 = off) and the
+   * per-client queue cap (bytes, default 1 MiB) beyond which a slow client is disconnected. */
+  sse?: { heartbeatMs?: number; maxBufferedBytes?: number };
+  /** Treat `/a/` like `/a`. Default false. */
+  ignoreTrailingSlash?: boolean;
+  /** Match paths case-sensitively. Default true. */
+  caseSensitive?: boolean;
+  /** Timer source (tests substitute a manual clock). Default: the global timers. */
+  clock?: Clock;
+}
+
+/** A request for {@link App.inject}. */
+export interface InjectRequest {
+  /** Default `GET`. */
+  method?: string;
+  /** Path and query, e.g. `/users/1?full=1`. */
+  url: string;
+  headers?: Record<string, string | string[]>;
+  /** A string or Buffer is sent as-is; an object as JSON (with its Content-Type). */
+  body?: string | Buffer | object;
+  /** The simulated TCP peer. Default `127.0.0.1`. */
+  remoteAddress?: string;
+}
+
+/** The outcome of {@link App.inject}. */
+export interface InjectResponse {
+  status: number;
+  headers: OutgoingHttpHeaders;
+  /** The body as text (UTF-8). */
+  body: string;
+  /** The body parsed as JSON. */
+  json<T = unknown>(): T;
+}
+
+/** Called for unexpected errors (not HttpError 4xx); may send its own response via ctx. */
+export type ErrorHandler = (err: unknown, ctx: Context) => void | Promise<void>;
+
+/** The application returned by {@link createApp}. Route methods return the app for chaining. */
+export interface App {
+  /**
+   * Registers a GET route (also answering HEAD unless a HEAD route exists). Paths take `:param`
+   * segments and a trailing `*` wildcard.
+   *
+   * @example
+   * app.get('/users/:id', (ctx) => ctx.json({ id: ctx.params.id }));
+   */
+  get(path: string, handler: Handler): App;
+  /** Registers a POST route. */
+  post(path: string, handler: Handler): App;
+  /** Registers a PUT route. */
+  put(path: string, handler: Handler): App;
+  /** Registers a PATCH route. */
+  patch(path: string, handler: Handler): App;
+  /** Registers a DELETE route. */
+  delete(path: string, handler: Handler): App;
+  /** Registers a HEAD route (otherwise HEAD uses the GET route without a body). */
+  head(path: string, handler: Handler): App;
+  /** Registers an OPTIONS route (otherwise OPTIONS on a known path gets 204 with Allow). */
+  options(path: string, handler: Handler): App;
+  /** Registers a route for GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS. */
+  all(path: string, handler: Handler): App;
+  /** Adds onion middleware, run in registration order for every request (404s included). */
+  use(middleware: Middleware): App;
+  /** Adds a handler for unexpected errors (thrown non-HttpError values and HttpError 5xx). */
+  onError(handler: ErrorHandler): App;
+  /** Which X-Forwarded-For hops to trust; see {@link TrustProxy} and the README. */
+  setTrustProxy(value: TrustProxy): App;
+  /** A plain `(req, res)` listener: `http.createServer(app.handler)`. */
+  readonly handler: RequestListener;
+  /** Starts an HTTP server (port 0 = any free port); resolves once listening. */
+  listen(port?: number, host?: string): Promise<Server>;
+  /**
+   * Stops accepting connections, ends open SSE streams, and resolves once in-flight requests
+   * have finished and the servers started by `listen` have closed.
+   */
+  close(): Promise<void>;
+  /** Runs a request in-process (no socket) through the same routing, body parsing and ctx. */
+  inject(request: InjectRequest): Promise<InjectResponse>;
+}
+
+const PEER = Symbol('keel.peer');
+const SAFE_REQUEST_ID = /^[\w.:@+=/-]{1,128}$/;
+const ID_PREFIX = `${randomBytes(4).toString('hex')}-`;
+const EMPTY_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+let idCounter = 0;
+
+/**
+ * The request class of servers started by `listen`: `remoteAddress` is a prototype getter over
+ * the address captured at accept, so no property is added to each request (which would change
+ * its hidden class on the hot path). Requests from other servers get an own property instead.
+ */
+class KeelIncomingMessage extends IncomingMessage {
+  get remoteAddress(): string {
+    const socket = this.socket as (Socket & { [PEER]?: string }) | null;
+    return socket?.[PEER] ?? socket?.remoteAddress ?? '';
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as PromiseLike<unknown>).then === 'function'
+  );
+}
+
+function positive(name: string, value: number | undefined, fallback: number, allowZero = false) {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < (allowZero ? 0 : 1)) {
+    throw new RangeError(
+      `${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+function notFound(): never {
+  throw new HttpError(404);
+}
+
+function badUrl(): never {
+  throw new HttpError(400, 'Malformed URL');
+}
+
+type FindResult = {
+  store: unknown;
+  params: Record<string, string | undefined>;
+  searchParams: unknown;
+};
+
+class KeelApp implements App, ContextHost {
+  readonly development: boolean;
+  readonly middleware: Middleware[] = [];
+  readonly sse: SseRegistry;
+  trust: TrustFn;
+  closing = false;
+  readonly #router: Router.Instance<Router.HTTPVersion.V1>;
+  readonly #methods = new Set<string>();
+  readonly #errorHandlers: ErrorHandler[] = [];
+  readonly #pool: Pool<Context>;
+  readonly #bodyLimit: number;
+  readonly #servers = new Set<Server>();
+  #inflight = 0;
+  #compiled = false;
+  #drained: (() => void) | null = null;
+  #closed: Promise<void> | null = null;
+
+  constructor(options: AppOptions) {
+    this.development = options.development ?? process.env.NODE_ENV !== 'production';
+    this.#bodyLimit = positive('bodyLimit', options.bodyLimit, 1024 * 1024, true);
+    const poolSize = positive('poolSize', options.poolSize, 1024, true);
+    this.trust = compileTrust(options.trustProxy ?? false);
+    this.sse = new SseRegistry(options.clock ?? systemClock, {
+      heartbeatMs: positive('sse.heartbeatMs', options.sse?.heartbeatMs, 15_000, true),
+      maxBufferedBytes: positive(
+        'sse.maxBufferedBytes',
+        options.sse?.maxBufferedBytes,
+        1024 * 1024,
+      ),
+    });
+    this.#pool = new Pool(poolSize, () => new Context(this));
+    this.#router = Router({
+      ignoreTrailingSlash: options.ignoreTrailingSlash ?? false,
+      caseSensitive: options.caseSensitive ?? true,
+      // Keep the raw query string; ctx parses it only if a handler asks.
+      querystringParser: (s: string) => s,
+      // Returns a match with a null store, answered with 400 below.
+      onBadUrl: () => {},
+    });
+  }
+
+  get(path: string, handler: Handler): App {
+    return this.#on(['GET'], path, handler);
+  }
+  post(path: string, handler: Handler): App {
+    return this.#on(['POST'], path, handler);
+  }
+  put(path: string, handler: Handler): App {
+    return this.#on(['PUT'], path, handler);
+  }
+  patch(path: string, handler: Handler): App {
+    return this.#on(['PATCH'], path, handler);
+  }
+  delete(path: string, handler: Handler): App {
+    return this.#on(['DELETE'], path, handler);
+  }
+  head(path: string, handler: Handler): App {
+    return this.#on(['HEAD'], path, handler);
+  }
+  options(path: string, handler: Handler): App {
+    return this.#on(['OPTIONS'], path, handler);
+  }
+  all(path: string, handler: Handler): App {
+    const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+    return this.#on([...methods], path, handler);
+  }
+
+  #on(methods: Router.HTTPMethod[], path: string, handler: Handler): App {
+    if (typeof handler !== 'function') {
+      throw new TypeError(`handler for ${path} must be a function, got ${typeof handler}`);
+    }
+    this.#router.on(methods, path, () => {}, handler);
+    for (const method of methods) this.#methods.add(method);
+    return this;
+  }
+
+  use(middleware: Middleware): App {
+    if (typeof middleware !== 'function') {
+      throw new TypeError(`middleware must be a function, got ${typeof middleware}`);
+    }
+    this.middleware.push(middleware);
+    return this;
+  }
+
+  onError(handler: ErrorHandler): App {
+    if (typeof handler !== 'function') {
+      throw new TypeError(`error handler must be a function, got ${typeof handler}`);
+    }
+    this.#errorHandlers.push(handler);
+    return this;
+  }
+
+  setTrustProxy(value: TrustProxy): App {
+    this.trust = compileTrust(value);
+    return this;
+  }
+
+  /** Step 1: route, take a ctx from the pool, read the body if there is one. */
+  readonly handler = (req: IncomingMessage, res: ServerResponse): void => {
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    const router = this.#router;
+    if (!this.#compiled) this.#compile();
+    let found = router.find(method as Router.HTTPMethod, url) as FindResult | null;
+    if (found === null && method === 'HEAD') found = router.find('GET', url) as FindResult | null;
+    let handler: Handler;
+    let params: Readonly<Record<string, string>>;
+    let rawQuery: string;
+    if (found !== null && found.store !== null) {
+      handler = found.store as Handler;
+      params = found.params as Record<string, string>;
+      rawQuery = found.searchParams as string;
+    } else {
+      handler = found === null ? this.#miss(method, url) : badUrl;
+      params = EMPTY_PARAMS;
+      const q = url.indexOf('?');
+      rawQuery = q === -1 ? '' : url.slice(q + 1);
+    }
+    if (!(req instanceof KeelIncomingMessage)) {
+      const socket = req.socket as (Socket & { [PEER]?: string }) | null;
+      (req as { remoteAddress?: string }).remoteAddress =
+        socket?.[PEER] ?? socket?.remoteAddress ?? '';
+    }
+    const incomingId = req.headers['x-request-id'];
+
+    const ctx = this.#pool.acquire();
+    ctx.req = req as KeelRequest;
+    ctx.res = res;
+    ctx.method = method;
+    ctx.path = pathOf(url);
+    ctx.params = params;
+    ctx.requestId =
+      typeof incomingId === 'string' && SAFE_REQUEST_ID.test(incomingId)
+        ? incomingId
+        : ID_PREFIX + (++idCounter).toString(36);
+    ctx._handler = handler;
+    ctx._rawQuery = rawQuery;
+    ctx._live = true;
+    if (this.development) ctx._face = guardContext(ctx);
+    this.#inflight++;
+
+    // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
+    const kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req);
+    if (kind === BodyKind.None) this.#run(ctx);
+    else {
+      ctx._reading = true;
+      ctx._reader.read(req, kind, this.#bodyLimit);
+    }
+  };
+
+  /**
+   * find-my-way 9.10+ can compile its trees to generated code (faster lookups); routes added
+   * later are recompiled on their next lookup. Older 9.x versions simply walk the tree.
+   */
+  #compile(): void {
+    this.#compiled = true;
+    const router = this.#router as { compile?: () => unknown };
+    if (typeof router.compile === 'function') router.compile();
+  }
+
+  /** No route for this method: 405 with Allow when other methods match, OPTIONS -> 204. */
+  #miss(method: string, url: string): Handler {
+    const allowed: string[] = [];
+    for (const other of this.#methods) {
+      if (other !== method && this.#router.find(other as Router.HTTPMethod, url) !== null) {
+        allowed.push(other);
+      }
+    }
+    if (allowed.length === 0) return notFound;
+    if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
+    if (method === 'OPTIONS') {
+      const allow = [...allowed, 'OPTIONS'].join(', ');
+      return (ctx) => ctx.setHeader('allow', allow).status(204).send(null);
+    }
+    const allow = allowed.join(', ');
+    return () => {
+      throw new HttpError(405, undefined, { headers: { allow } });
+    };
+  }
+
+  bodyDone(ctx: Context, err: Error | null, body: unknown, aborted: boolean): void {
+    if (!ctx._live) return;
+    if (aborted) {
+      // The client went away mid-body: nobody to answer.
+      ctx._chainDone = true;
+      ctx._resDone = true;
+      this.maybeRelease(ctx);
+    } else if (err !== null) {
+      if (isHttpError(err) && err.status === 413) ctx.res.shouldKeepAlive = false;
+      this.fail(ctx, err);
+    } else {
+      ctx.body = body;
+      this.#run(ctx);
+    }
+  }
+
+  /** Step 2: run middleware and handler as one chain; one try/catch for the whole chain. */
+  #run(ctx: Context): void {
+    let result: unknown;
+    try {
+      result = this.middleware.length === 0 ? ctx._handler!(ctx._face) : ctx._dispatch();
+    } catch (err) {
+      this.fail(ctx, err);
+      return;
+    }
+    if (isThenable(result)) result.then(ctx._onFulfilled, ctx._onRejected);
+    else this.chainDone(ctx);
+  }
+
+  /** Step 3: the chain finished; release now, or when the response / stream finishes. */
+  chainDone(ctx: Context): void {
+    if (!ctx._live) return;
+    ctx._chainDone = true;
+    if (ctx._resDone || ctx._stream !== null || ctx._busy) {
+      this.maybeRelease(ctx);
+      return;
+    }
+    const res = ctx.res;
+    if (res.writableEnded) {
+      ctx._resDone = true;
+      this.maybeRelease(ctx);
+    } else if (res.headersSent) {
+      // The handler streams through ctx.res itself: release when that response closes.
+      ctx._watchingClose = true;
+      res.on('close', ctx._onResClose);
+    } else {
+      this.fail(ctx, new Error(`Handler for ${ctx.method} ${ctx.path} sent no response`));
+    }
+  }
+
+  /** Errors: HttpError -> its status; anything else -> onError and a generic 500. */
+  fail(ctx: Context, err: unknown): void {
+    if (!ctx._live) return;
+    ctx._chainDone = true;
+    if (!isHttpError(err) || err.status >= 500) {
+      const pending = this.report(err, ctx._face);
+      if (pending !== undefined) {
+        const gen = ctx._gen;
+        void pending.then(() => {
+          if (ctx._gen === gen) this.#respondError(ctx, err);
+        });
+        return;
+      }
+    }
+    this.#respondError(ctx, err);
+  }
+
+  #respondError(ctx: Context, err: unknown): void {
+    const res = ctx.res;
+    if (ctx._stream !== null) {
+      ctx._stream.close(); // releases the ctx through the stream's close listener
+      return;
+    }
+    if (ctx._busy) return; // an async response op is still answering; it releases the ctx
+    if (ctx._resDone || res.writableEnded) {
+      ctx._resDone = true;
+      this.maybeRelease(ctx);
+      return;
+    }
+    if (res.headersSent) {
+      // Part of a response is out: finish it and end the connection rather than reuse it.
+      const socket = res.socket;
+      res.end();
+      if (socket) res.once('finish', () => socket.end());
+      ctx._resDone = true;
+      this.maybeRelease(ctx);
+      return;
+    }
+    let status = 500;
+    let body: unknown = { status: 500, error: 'Internal Server Error' };
+    if (isHttpError(err)) {
+      status = err.status;
+      body = err.toJSON();
+      if (err.headers !== undefined) {
+        for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
+      }
+    }
+    ctx._status = status;
+    ctx._end('application/json; charset=utf-8', JSON.stringify(body));
+    this.maybeRelease(ctx);
+  }
+
+  /** Calls the onError handlers; returns a promise when one of them is async. */
+  report(err: unknown, ctx: Context): Promise<void> | undefined {
+    if (this.#errorHandlers.length === 0) {
+      console.error(`[keel] ${ctx.method} ${ctx.path} failed:`, err);
+      return undefined;
+    }
+    let pending: Promise<unknown>[] | undefined;
+    for (const handler of this.#errorHandlers) {
+      try {
+        const result = handler(err, ctx);
+        if (isThenable(result)) {
+          pending ??= [];
+          pending.push(
+            Promise.resolve(result).catch((e: unknown) =>
+              console.error('[keel] onError failed:', e),
+            ),
+          );
+        }
+      } catch (e) {
+        console.error('[keel] onError failed:', e);
+      }
+    }
+    return pending === undefined ? undefined : Promise.all(pending).then(() => {});
+  }
+
+  maybeRelease(ctx: Context): void {
+    if (ctx._live && ctx._chainDone && ctx._resDone && !ctx._busy) this.#release(ctx);
+  }
+
+  #release(ctx: Context): void {
+    ctx._reset();
+    this.#pool.release(ctx);
+    if (--this.#inflight === 0 && this.#drained !== null) this.#drained();
+  }
+
+  /** Requests whose ctx is not yet released (tests and close() use it). */
+  get inflight(): number {
+    return this.#inflight;
+  }
+
+  /** Idle ctx objects in the pool. */
+  get pooled(): number {
+    return this.#pool.available;
+  }
+
+  listen(port = 0, host?: string): Promise<Server> {
+    const server = createServer({ IncomingMessage: KeelIncomingMessage }, this.handler);
+    // Capture the peer at accept: later reads of socket.remoteAddress can be undefined once the
+    // socket is closing, and no header can change this value.
+    server.on('connection', (socket: Socket & { [PEER]?: string }) => {
+      socket[PEER] = socket.remoteAddress ?? '';
+    });
+    this.#servers.add(server);
+    server.once('close', () => this.#servers.delete(server));
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve(server);
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    if (this.#closed !== null) return this.#closed;
+    this.closing = true;
+    const servers = [...this.#servers];
+    this.#closed = new Promise<void>((resolve) => {
+      let waiting = servers.length + 1;
+      const done = (): void => {
+        if (--waiting === 0) resolve();
+      };
+      for (const server of servers) {
+        server.close(() => done());
+        server.closeIdleConnections();
+      }
+      this.sse.closeAll();
+      const drained = (): void => {
+        this.#drained = null;
+        // Connections whose last response just finished become idle a tick later.
+        setImmediate(() => {
+          for (const server of servers) server.closeIdleConnections();
+        });
+        done();
+      };
+      if (this.#inflight === 0) drained();
+      else this.#drained = drained;
+    });
+    return this.#closed;
+  }
+
+  async inject(request: InjectRequest): Promise<InjectResponse> {
+    const response = await inject(this.handler, {
+      method: request.method ?? 'GET',
+      url: request.url,
+      headers: request.headers,
+      payload: request.body,
+      remoteAddress: request.remoteAddress ?? '127.0.0.1',
+    });
+    const body = response.body;
+    return {
+      status: response.statusCode,
+      headers: response.headers,
+      body,
+      json: <T>() => JSON.parse(body) as T,
+    };
+  }
+}
+
+function pathOf(url: string): string {
+  if (url.charCodeAt(0) !== 47) {
+    try {
+      return new URL(url).pathname; // absolute-form request target
+    } catch {
+      return url;
+    }
+  }
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/**
+ * Creates an app.
+ *
+ * @example
+ * const app = createApp({ bodyLimit: 64 * 1024 });
+ * app.get('/users/:id', (ctx) => ctx.json({ id: ctx.params.id }));
+ * const server = await app.listen(3000);
+ */
+export function createApp(options: AppOptions = {}): App {
+  return new KeelApp(options);
+}
+
+/** @internal test helper: in-flight and pooled ctx counts of an app made by createApp. */
+export function appStats(app: App): { inflight: number; pooled: number } {
+  const inner = app as unknown as KeelApp;
+  return { inflight: inner.inflight, pooled: inner.pooled };
+}

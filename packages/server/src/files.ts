@@ -1,0 +1,231 @@
+import { constants } from 'node:fs';
+import { type FileHandle, open, realpath } from 'node:fs/promises';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { extname, join, resolve, sep } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import mime from 'mime-types';
+import parseRange from 'range-parser';
+import { HttpError } from './errors';
+
+/** Options for `ctx.sendFile`. */
+export interface SendFileOptions {
+  /**
+   * Directory the file must stay inside. `path` is then taken relative to it; `..` segments are
+   * refused (403), and the real path (symlinks resolved) must be inside the real root (403).
+   * Always set it when any part of the path comes from the request.
+   */
+  root?: string;
+}
+
+/** What `sendFile` needs from the request and response. */
+export interface FileTarget {
+  method: string;
+  headers: IncomingHttpHeaders;
+  res: ServerResponse;
+  /** The status set with `ctx.status()`; conditionals and ranges apply only to 200. */
+  status: number;
+  /** Headers sent with every outcome (e.g. X-Request-ID), as a flat name/value list. */
+  extra: string[];
+}
+
+/** Ranges beyond this count are not parsed: the whole file is sent once instead. */
+export const MAX_RANGES = 16;
+/** Windows up to this size are read in one `read` call and sent with `end`. */
+const SMALL_FILE = 64 * 1024;
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+const realRoots = new Map<string, string>();
+
+function fsError(err: unknown): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR' || code === 'ENAMETOOLONG') {
+    return new HttpError(404);
+  }
+  if (code === 'EACCES' || code === 'EPERM' || code === 'ELOOP') return new HttpError(403);
+  return err;
+}
+
+async function realRoot(root: string): Promise<string> {
+  const cached = realRoots.get(root);
+  if (cached !== undefined) return cached;
+  const real = await realpath(resolve(root));
+  if (realRoots.size >= 64) realRoots.clear(); // roots are configuration: a handful at most
+  realRoots.set(root, real);
+  return real;
+}
+
+function inside(root: string, path: string): boolean {
+  return path.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+/**
+ * Canonicalizes once: the path is used as given (the router already decoded the URL once, so a
+ * double-encoded `%252e` stays a literal file name), joined to the real root, and checked twice:
+ * lexically before touching the disk, and again on the real path so a symlink cannot escape.
+ */
+export async function resolveFile(path: string, root: string | undefined): Promise<string> {
+  if (typeof path !== 'string' || path === '' || path.includes('\0')) throw new HttpError(404);
+  if (root === undefined) return resolve(path);
+  if (path.split(/[\\/]/).includes('..')) throw new HttpError(403);
+  const base = await realRoot(root);
+  const joined = join(base, path);
+  if (!inside(base, joined)) throw new HttpError(403);
+  let real: string;
+  try {
+    real = await realpath(joined);
+  } catch (err) {
+    throw fsError(err);
+  }
+  if (!inside(base, real)) throw new HttpError(403);
+  return real;
+}
+
+/**
+ * RFC 9110 §14.1.2: a suffix longer than the file means the whole file; range-parser 1.x calls
+ * it unsatisfiable, so rewrite `-N` (N >= size) to `0-` first.
+ */
+function clampSuffixes(size: number, header: string): string {
+  if (!/[=,]\s*-/.test(header)) return header;
+  const eq = header.indexOf('=');
+  const parts = header.slice(eq + 1).split(',');
+  for (let i = 0; i < parts.length; i++) {
+    const m = /^\s*-(\d+)\s*$/.exec(parts[i]!);
+    if (m !== null && size > 0 && Number(m[1]) >= size) parts[i] = '0-';
+  }
+  return `${header.slice(0, eq + 1)}${parts.join(',')}`;
+}
+
+/**
+ * Picks the one byte window to send: `null` means send the whole file (no Range, a malformed
+ * one, several disjoint ranges, or more than {@link MAX_RANGES} parts), so a response is never
+ * larger than the file. Overlapping and adjacent ranges are combined first.
+ */
+export function pickRange(
+  size: number,
+  header: string,
+): { start: number; end: number } | 'unsatisfiable' | null {
+  let parts = 1;
+  for (let i = 0; i < header.length; i++) {
+    if (header.charCodeAt(i) === 44 && ++parts > MAX_RANGES) return null;
+  }
+  const ranges = parseRange(size, clampSuffixes(size, header), { combine: true });
+  if (ranges === -1) return 'unsatisfiable';
+  if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return null;
+  return ranges[0] ?? null;
+}
+
+function etagMatches(list: string, etag: string): boolean {
+  if (list.trim() === '*') return true;
+  const bare = etag.startsWith('W/') ? etag.slice(2) : etag;
+  for (const raw of list.split(',')) {
+    const tag = raw.trim();
+    if ((tag.startsWith('W/') ? tag.slice(2) : tag) === bare) return true;
+  }
+  return false;
+}
+
+/** If-None-Match wins over If-Modified-Since (RFC 9110 §13.2.2); `no-cache` forces a fetch. */
+export function isNotModified(
+  headers: IncomingHttpHeaders,
+  etag: string,
+  mtimeMs: number,
+): boolean {
+  const cacheControl = headers['cache-control'];
+  if (cacheControl !== undefined && /(?:^|,)\s*no-cache\s*(?:,|$)/.test(cacheControl)) return false;
+  const inm = headers['if-none-match'];
+  if (inm !== undefined) return etagMatches(inm, etag);
+  const ims = headers['if-modified-since'];
+  if (ims !== undefined) {
+    const since = Date.parse(ims);
+    return !Number.isNaN(since) && Math.floor(mtimeMs / 1000) * 1000 <= since;
+  }
+  return false;
+}
+
+function ifRangeAllows(headers: IncomingHttpHeaders, etag: string, mtimeMs: number): boolean {
+  const ifRange = headers['if-range'];
+  if (ifRange === undefined) return true;
+  if (typeof ifRange !== 'string') return false;
+  if (ifRange.includes('"')) return etagMatches(ifRange, etag);
+  const date = Date.parse(ifRange);
+  return !Number.isNaN(date) && Math.floor(mtimeMs / 1000) * 1000 <= date;
+}
+
+/** Serves one file; resolves when the response is finished (or the client went away). */
+export async function sendFile(
+  target: FileTarget,
+  path: string,
+  options: SendFileOptions = {},
+): Promise<void> {
+  const file = await resolveFile(path, options.root);
+  let handle: FileHandle;
+  try {
+    handle = await open(file, OPEN_FLAGS);
+  } catch (err) {
+    throw fsError(err);
+  }
+  let ownsHandle = true;
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new HttpError(404);
+    const { res, method, headers: req } = target;
+    const size = stat.size;
+    const etag = `W/"${size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+    const headers = [
+      'etag',
+      etag,
+      'last-modified',
+      stat.mtime.toUTCString(),
+      'accept-ranges',
+      'bytes',
+      ...target.extra,
+    ];
+    const cacheable = (method === 'GET' || method === 'HEAD') && target.status === 200;
+    if (cacheable && isNotModified(req, etag, stat.mtimeMs)) {
+      res.writeHead(304, headers);
+      res.end();
+      return;
+    }
+    let start = 0;
+    let end = size - 1;
+    let status = target.status;
+    const rangeHeader = req.range;
+    if (cacheable && rangeHeader !== undefined && ifRangeAllows(req, etag, stat.mtimeMs)) {
+      const range = pickRange(size, rangeHeader);
+      if (range === 'unsatisfiable') {
+        res.writeHead(416, ['content-range', `bytes */${size}`, ...target.extra]);
+        res.end();
+        return;
+      }
+      if (range !== null) {
+        ({ start, end } = range);
+        status = 206;
+        headers.push('content-range', `bytes ${start}-${end}/${size}`);
+      }
+    }
+    const length = size === 0 ? 0 : end - start + 1;
+    const type = mime.contentType(extname(file)) || 'application/octet-stream';
+    headers.push('content-type', type, 'content-length', String(length));
+    res.writeHead(status, headers);
+    if (method === 'HEAD' || length === 0) {
+      res.end();
+      return;
+    }
+    if (length <= SMALL_FILE) {
+      const buf = Buffer.allocUnsafe(length);
+      const { bytesRead } = await handle.read(buf, 0, length, start);
+      // The file shrank since stat: the promised length cannot be met, so abort the response.
+      if (bytesRead !== length) res.destroy();
+      else res.end(buf);
+      return;
+    }
+    ownsHandle = false; // the stream closes it
+    const stream = handle.createReadStream({ start, end, autoClose: true });
+    try {
+      await pipeline(stream, res);
+    } catch {
+      // Client gone or read error mid-body: pipeline destroyed the response; nothing to send.
+    }
+  } finally {
+    if (ownsHandle) await handle.close();
+  }
+}

@@ -1,0 +1,243 @@
+import type { ServerResponse } from 'node:http';
+import type { Clock, TimerHandle } from './clock';
+
+/** Tunables of server-sent event streams, resolved once per app. */
+export interface SseOptions {
+  /** Comment heartbeat for idle streams, ms. Default 15 000; 0 disables. */
+  heartbeatMs: number;
+  /**
+   * Bytes a stream may have queued in its socket before the client is disconnected as too slow.
+   * Default 1 MiB. The client's EventSource reconnects; a hub replays what it missed.
+   */
+  maxBufferedBytes: number;
+}
+
+const LINE_BREAK = /\r\n|\r|\n/;
+const LINE_BREAKS = /\r\n|\r|\n/g;
+const FIELD_FORBIDDEN = /[\r\n\0]/;
+
+/** Throws when `value` could break out of an SSE field (CR, LF or NUL). */
+export function assertSseField(kind: 'event' | 'id', value: string): void {
+  if (FIELD_FORBIDDEN.test(value)) {
+    throw new TypeError(`SSE ${kind} must not contain CR, LF or NUL: ${JSON.stringify(value)}`);
+  }
+}
+
+/**
+ * Serializes one event. Strings are sent as-is, anything else as JSON; every line of the payload
+ * becomes its own `data:` line, so newlines in data cannot end the event early.
+ */
+export function formatEvent(
+  event: string | undefined,
+  data: unknown,
+  id: string | undefined,
+): string {
+  let out = '';
+  if (id !== undefined) {
+    assertSseField('id', id);
+    out += `id: ${id}\n`;
+  }
+  if (event !== undefined) {
+    assertSseField('event', event);
+    out += `event: ${event}\n`;
+  }
+  const text = typeof data === 'string' ? data : (JSON.stringify(data) ?? '');
+  if (text.indexOf('\n') === -1 && text.indexOf('\r') === -1) return `${out}data: ${text}\n\n`;
+  for (const line of text.split(LINE_BREAK)) out += `data: ${line}\n`;
+  return `${out}\n`;
+}
+
+/**
+ * The open streams of one app and the single heartbeat timer they share (started with the first
+ * stream, stopped with the last).
+ */
+export class SseRegistry {
+  readonly streams = new Set<SseStream>();
+  readonly clock: Clock;
+  readonly options: SseOptions;
+  #heartbeat: TimerHandle | null = null;
+
+  constructor(clock: Clock, options: SseOptions) {
+    this.clock = clock;
+    this.options = options;
+  }
+
+  add(stream: SseStream): void {
+    this.streams.add(stream);
+    if (this.#heartbeat === null && this.options.heartbeatMs > 0) {
+      this.#heartbeat = this.clock.setInterval(this.#beat, this.options.heartbeatMs);
+    }
+  }
+
+  delete(stream: SseStream): void {
+    this.streams.delete(stream);
+    if (this.streams.size === 0 && this.#heartbeat !== null) {
+      this.clock.clearInterval(this.#heartbeat);
+      this.#heartbeat = null;
+    }
+  }
+
+  closeAll(): void {
+    for (const stream of [...this.streams]) stream.close();
+  }
+
+  #beat = (): void => {
+    const idleSince = this.clock.now() - this.options.heartbeatMs;
+    for (const stream of this.streams) {
+      if (stream.lastWriteAt <= idleSince) stream.comment('');
+    }
+  };
+}
+
+/** Called once when a stream ends, for whatever reason. */
+type CloseListener = (stream: SseStream) => void;
+
+/**
+ * One open `text/event-stream` response. Holds the response and its timers, never a ctx, so it
+ * can be kept (by a hub, or a handler's callback) after the handler returned: once the client is
+ * gone every write is a no-op returning `false`.
+ *
+ * Backpressure: while the socket is congested, interval ticks are skipped (the next tick sends
+ * fresh data); events are queued until `maxBufferedBytes`, then the client is disconnected.
+ */
+export class SseStream {
+  /** True once the stream ended (client gone, closed by the server, or too slow). */
+  closed = false;
+  /** The id of the last event written by `send` (hub events carry the hub's ids). */
+  lastId = 0;
+  /** Clock time of the last write, for the shared heartbeat. */
+  lastWriteAt: number;
+  readonly #res: ServerResponse;
+  readonly #registry: SseRegistry;
+  readonly #timers = new Set<TimerHandle>();
+  #listeners: CloseListener[] = [];
+
+  constructor(res: ServerResponse, registry: SseRegistry, headers: string[]) {
+    this.#res = res;
+    this.#registry = registry;
+    this.lastWriteAt = registry.clock.now();
+    res.writeHead(200, [
+      'content-type',
+      'text/event-stream; charset=utf-8',
+      'cache-control',
+      'no-cache',
+      'x-accel-buffering',
+      'no',
+      ...headers,
+    ]);
+    res.flushHeaders();
+    res.on('close', this.#onClose);
+    registry.add(this);
+  }
+
+  /** True while the socket buffer is above its high-water mark. */
+  get congested(): boolean {
+    return this.#res.writableNeedDrain;
+  }
+
+  /** Bytes queued for this client and not yet taken by the kernel. */
+  get bufferedBytes(): number {
+    return this.#res.writableLength;
+  }
+
+  /** Sends one event with the next id of this stream. Returns false if the stream is closed. */
+  send(event: string | undefined, data: unknown): boolean {
+    if (this.closed) return false;
+    const id = this.lastId + 1;
+    const frame = formatEvent(event, data, String(id));
+    this.lastId = id;
+    return this.write(frame);
+  }
+
+  /** Sends a comment line (`: text`), ignored by EventSource; used for heartbeats. */
+  comment(text: string): boolean {
+    return this.write(`:${text.replace(LINE_BREAKS, ' ')}\n\n`);
+  }
+
+  /**
+   * Writes a pre-formatted frame (the hub formats once for all clients). Disconnects the client
+   * when its queue grows past `maxBufferedBytes`.
+   */
+  write(frame: string | Buffer): boolean {
+    if (this.closed) return false;
+    this.#res.write(frame);
+    this.lastWriteAt = this.#registry.clock.now();
+    if (this.#res.writableLength > this.#registry.options.maxBufferedBytes) {
+      this.#res.destroy();
+      this.#onClose(); // release now; the socket's 'close' event comes later
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Calls `fn` now and every `intervalMs`, sending its result as an unnamed event (skipped when
+   * `undefined`). A tick is skipped while the previous async `fn` is pending or the socket is
+   * congested. Resolves when the stream ends; `onError` gets what `fn` throws, and the stream ends.
+   */
+  every(fn: () => unknown, intervalMs: number, onError: (err: unknown) => void): Promise<void> {
+    const done = new Promise<void>((resolve) => this.onClose(() => resolve()));
+    if (this.closed) return done;
+    let pending = false;
+    const fail = (err: unknown): void => {
+      pending = false;
+      onError(err);
+      this.close();
+    };
+    const settle = (value: unknown): void => {
+      pending = false;
+      if (value !== undefined) this.send(undefined, value);
+    };
+    const tick = (): void => {
+      if (pending || this.closed || this.congested) return;
+      let value: unknown;
+      try {
+        value = fn();
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      if (value !== null && typeof (value as PromiseLike<unknown>)?.then === 'function') {
+        pending = true;
+        (value as PromiseLike<unknown>).then(settle, fail);
+      } else settle(value);
+    };
+    const timer = this.#registry.clock.setInterval(tick, intervalMs);
+    this.#timers.add(timer);
+    tick();
+    return done;
+  }
+
+  /** Registers `fn` to run once when the stream ends; returns an unsubscribe function. */
+  onClose(fn: CloseListener): () => void {
+    if (this.closed) {
+      fn(this);
+      return () => {};
+    }
+    this.#listeners.push(fn);
+    return () => {
+      this.#listeners = this.#listeners.filter((l) => l !== fn);
+    };
+  }
+
+  /** Ends the stream from the server side. */
+  close(): void {
+    if (this.closed) return;
+    this.#res.end();
+    // 'close' follows 'finish'; cleanup runs there, but do it now so close() is synchronous.
+    this.#onClose();
+  }
+
+  #onClose = (): void => {
+    if (this.closed) return;
+    this.closed = true;
+    const clock = this.#registry.clock;
+    for (const timer of this.#timers) clock.clearInterval(timer);
+    this.#timers.clear();
+    this.#res.off('close', this.#onClose);
+    this.#registry.delete(this);
+    const listeners = this.#listeners;
+    this.#listeners = [];
+    for (const fn of listeners) fn(this);
+  };
+}

@@ -1,0 +1,211 @@
+import { BadRequestError, type ValidationIssue } from './errors';
+
+/** Value types a rule can require. `email` is a string in address form. */
+export type RuleType = 'string' | 'email' | 'number' | 'integer' | 'boolean';
+
+/**
+ * One field's rule for `ctx.validate`.
+ * - `type`: without it, any string, number or boolean is accepted (objects and arrays are not).
+ * - `min` / `max`: length for `string` / `email`, value for `number` / `integer` (inclusive).
+ * - `pattern`: tested against strings (a string pattern is compiled once per rules object).
+ * - `enum`: the allowed values, compared after coercion.
+ */
+export interface Rule {
+  type?: RuleType;
+  required?: boolean;
+  min?: number;
+  max?: number;
+  pattern?: RegExp | string;
+  enum?: readonly (string | number | boolean)[];
+}
+
+/** Field name to rule. Names `__proto__`, `constructor` and `prototype` are refused. */
+export type Rules = Readonly<Record<string, Rule>>;
+
+type ValueOf<R extends Rule> = R['type'] extends 'number' | 'integer'
+  ? number
+  : R['type'] extends 'boolean'
+    ? boolean
+    : R['type'] extends 'string' | 'email'
+      ? string
+      : string | number | boolean;
+
+/** What `ctx.validate(rules)` returns: only the declared fields, optional ones possibly absent. */
+export type Validated<R extends Rules> = {
+  [K in keyof R as R[K]['required'] extends true ? K : never]: ValueOf<R[K]>;
+} & {
+  [K in keyof R as R[K]['required'] extends true ? never : K]?: ValueOf<R[K]>;
+};
+
+interface CompiledRule {
+  field: string;
+  type: RuleType | undefined;
+  required: boolean;
+  min: number | undefined;
+  max: number | undefined;
+  pattern: RegExp | undefined;
+  enum: readonly (string | number | boolean)[] | undefined;
+}
+
+const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
+const TYPES = new Set<string>(['string', 'email', 'number', 'integer', 'boolean']);
+const RULE_KEYS = new Set(['type', 'required', 'min', 'max', 'pattern', 'enum']);
+// WHATWG "valid e-mail address", with at least one dot in the domain. Labels are separated by
+// literal dots, so the pattern cannot backtrack catastrophically; length is capped before it.
+const EMAIL =
+  /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/;
+const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+const compiledCache = new WeakMap<object, CompiledRule[]>();
+
+function describe(value: unknown): string {
+  return `${JSON.stringify(value) ?? String(value)} (${value === null ? 'null' : typeof value})`;
+}
+
+/** Checks a rules object once and caches the result by identity. */
+function compile(rules: Rules): CompiledRule[] {
+  const cached = compiledCache.get(rules);
+  if (cached !== undefined) return cached;
+  if (typeof rules !== 'object' || rules === null) {
+    throw new TypeError(`validate rules must be an object, got ${describe(rules)}`);
+  }
+  const out: CompiledRule[] = [];
+  for (const field of Object.keys(rules)) {
+    if (FORBIDDEN.has(field)) throw new TypeError(`validate: field name "${field}" is not allowed`);
+    const rule = rules[field];
+    if (typeof rule !== 'object' || rule === null) {
+      throw new TypeError(`validate: rule for "${field}" must be an object, got ${describe(rule)}`);
+    }
+    for (const key of Object.keys(rule)) {
+      if (!RULE_KEYS.has(key))
+        throw new TypeError(`validate: unknown rule key "${key}" on "${field}"`);
+    }
+    if (rule.type !== undefined && !TYPES.has(rule.type)) {
+      throw new TypeError(`validate: unknown type for "${field}": ${describe(rule.type)}`);
+    }
+    for (const bound of ['min', 'max'] as const) {
+      const v = rule[bound];
+      if (v !== undefined && (typeof v !== 'number' || Number.isNaN(v))) {
+        throw new TypeError(
+          `validate: ${bound} for "${field}" must be a number, got ${describe(v)}`,
+        );
+      }
+    }
+    if (rule.enum !== undefined && !Array.isArray(rule.enum)) {
+      throw new TypeError(
+        `validate: enum for "${field}" must be an array, got ${describe(rule.enum)}`,
+      );
+    }
+    let pattern: RegExp | undefined;
+    if (typeof rule.pattern === 'string') pattern = new RegExp(rule.pattern);
+    else if (rule.pattern instanceof RegExp) pattern = rule.pattern;
+    else if (rule.pattern !== undefined) {
+      throw new TypeError(`validate: pattern for "${field}" must be a RegExp or string`);
+    }
+    out.push({
+      field,
+      type: rule.type,
+      required: rule.required === true,
+      min: rule.min,
+      max: rule.max,
+      pattern,
+      enum: rule.enum,
+    });
+  }
+  compiledCache.set(rules, out);
+  return out;
+}
+
+/**
+ * Coerces `raw` to the rule's type. Strings are coerced for number, integer and boolean because
+ * query strings, route params and form bodies carry only strings. Returns `undefined` when the
+ * value does not have (and cannot be coerced to) the type.
+ */
+function coerce(type: RuleType | undefined, raw: unknown): string | number | boolean | undefined {
+  switch (type) {
+    case 'string':
+      return typeof raw === 'string' ? raw : undefined;
+    case 'email':
+      return typeof raw === 'string' && raw.length <= 254 && EMAIL.test(raw) ? raw : undefined;
+    case 'number':
+    case 'integer': {
+      let n: number | undefined;
+      if (typeof raw === 'number') n = raw;
+      else if (typeof raw === 'string' && NUMERIC.test(raw)) n = Number(raw);
+      if (n === undefined || !Number.isFinite(n)) return undefined;
+      return type === 'integer' && !Number.isInteger(n) ? undefined : n;
+    }
+    case 'boolean':
+      if (typeof raw === 'boolean') return raw;
+      if (raw === 'true' || raw === '1') return true;
+      if (raw === 'false' || raw === '0') return false;
+      return undefined;
+    default:
+      return typeof raw === 'string' || typeof raw === 'number' || typeof raw === 'boolean'
+        ? raw
+        : undefined;
+  }
+}
+
+const TYPE_MESSAGES: Record<string, string> = {
+  string: 'must be a string',
+  email: 'must be a valid email address',
+  number: 'must be a number',
+  integer: 'must be an integer',
+  boolean: 'must be a boolean',
+  any: 'must be a string, number or boolean',
+};
+
+/**
+ * Validates `data` against `rules`. Returns a fresh object with only the declared fields (never an
+ * inherited or prototype key); throws {@link BadRequestError} listing every failure.
+ */
+export function validate<const R extends Rules>(rules: R, data: unknown): Validated<R> {
+  const compiled = compile(rules);
+  const source = typeof data === 'object' && data !== null && !Array.isArray(data) ? data : {};
+  const result: Record<string, unknown> = {};
+  const issues: ValidationIssue[] = [];
+  for (const rule of compiled) {
+    const { field } = rule;
+    // Own properties only: a rule named `toString` must not read Object.prototype.toString.
+    const raw = Object.hasOwn(source, field)
+      ? (source as Record<string, unknown>)[field]
+      : undefined;
+    if (raw === undefined || raw === null || raw === '') {
+      if (rule.required) issues.push({ field, rule: 'required', message: 'is required' });
+      continue;
+    }
+    const value = coerce(rule.type, raw);
+    if (value === undefined) {
+      issues.push({
+        field,
+        rule: 'type',
+        message: TYPE_MESSAGES[rule.type ?? 'any'] ?? 'is invalid',
+      });
+      continue;
+    }
+    const size =
+      typeof value === 'string' ? value.length : typeof value === 'number' ? value : undefined;
+    const unit = typeof value === 'string' ? ' characters' : '';
+    const before = issues.length;
+    if (size !== undefined && rule.min !== undefined && size < rule.min) {
+      const message = unit ? `must be at least ${rule.min}${unit}` : `must be >= ${rule.min}`;
+      issues.push({ field, rule: 'min', message });
+    }
+    if (size !== undefined && rule.max !== undefined && size > rule.max) {
+      const message = unit ? `must be at most ${rule.max}${unit}` : `must be <= ${rule.max}`;
+      issues.push({ field, rule: 'max', message });
+    }
+    if (rule.pattern !== undefined && typeof value === 'string') {
+      rule.pattern.lastIndex = 0; // a /g or /y pattern keeps state between calls
+      if (!rule.pattern.test(value)) {
+        issues.push({ field, rule: 'pattern', message: 'does not match the expected format' });
+      }
+    }
+    if (rule.enum !== undefined && !rule.enum.includes(value)) {
+      issues.push({ field, rule: 'enum', message: `must be one of: ${rule.enum.join(', ')}` });
+    }
+    if (issues.length === before) result[field] = value;
+  }
+  if (issues.length > 0) throw new BadRequestError('Validation failed', issues);
+  return result as Validated<R>;
+}

@@ -1,0 +1,146 @@
+import { request } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { appStats } from '../src/app';
+import { type App, createApp } from '../src/index';
+import { raw, start, until } from './helpers';
+
+const apps: App[] = [];
+function make(options?: Parameters<typeof createApp>[0]): App {
+  const app = createApp(options);
+  app.post('/echo', (ctx) => ctx.json({ body: ctx.body ?? null }));
+  apps.push(app);
+  return app;
+}
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((a) => a.close()));
+});
+
+describe('body parsing', () => {
+  it('parses JSON, +json and urlencoded bodies before the handler', async () => {
+    const app = make();
+    const json = await app.inject({ method: 'POST', url: '/echo', body: { a: 1, b: [true] } });
+    expect(json.json()).toEqual({ body: { a: 1, b: [true] } });
+    const vendor = await app.inject({
+      method: 'POST',
+      url: '/echo',
+      headers: { 'content-type': 'application/vnd.api+json; charset=utf-8' },
+      body: '{"x":"y"}',
+    });
+    expect(vendor.json()).toEqual({ body: { x: 'y' } });
+    const form = await app.inject({
+      method: 'POST',
+      url: '/echo',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'name=J%C3%B6rg&tag=a&tag=b',
+    });
+    expect(form.json()).toEqual({ body: { name: 'Jörg', tag: ['a', 'b'] } });
+    const other = await app.inject({
+      method: 'POST',
+      url: '/echo',
+      headers: { 'content-type': 'text/plain' },
+      body: 'hello',
+    });
+    expect(other.json()).toEqual({ body: null });
+  });
+
+  it('answers malformed JSON with 400 and keeps __proto__ an own key', async () => {
+    const app = make();
+    for (const bad of ['{"a":', '{a:1}', 'nul', '\u0000']) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/echo',
+        headers: { 'content-type': 'application/json' },
+        body: bad,
+      });
+      expect(res.status).toBe(400);
+      expect(res.json()).toMatchObject({ status: 400, message: 'Malformed JSON body' });
+    }
+    const app2 = createApp();
+    apps.push(app2);
+    app2.post('/p', (ctx) => ctx.json({ polluted: ({} as Record<string, unknown>).evil ?? null }));
+    const res = await app2.inject({
+      method: 'POST',
+      url: '/p',
+      headers: { 'content-type': 'application/json' },
+      body: '{"__proto__":{"evil":1},"constructor":{"prototype":{"evil":1}}}',
+    });
+    expect(res.json()).toEqual({ polluted: null });
+  });
+
+  it('rejects bodies over the limit with 413, by Content-Length and while streaming', async () => {
+    const app = make({ bodyLimit: 1024 });
+    const { port } = await start(app);
+    const declared = await raw(port, {
+      method: 'POST',
+      path: '/echo',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ s: 'x'.repeat(2000) }),
+    });
+    expect(declared.status).toBe(413);
+    expect(declared.headers.connection).toBe('close');
+    // Chunked: no Content-Length, so the limit is enforced while reading.
+    const chunked = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/echo',
+          headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.write('{"s":"');
+      for (let i = 0; i < 10; i++) req.write('y'.repeat(500));
+      req.end('"}');
+    });
+    expect(chunked).toBe(413);
+    const ok = await raw(port, {
+      method: 'POST',
+      path: '/echo',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ s: 'x'.repeat(900) }),
+    });
+    expect(ok.status).toBe(200);
+    await until(() => appStats(app).inflight === 0);
+  });
+
+  it('defaults to a 1 MiB limit', async () => {
+    const app = make();
+    const big = JSON.stringify({ s: 'x'.repeat(1024 * 1024) });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/echo',
+      headers: { 'content-type': 'application/json' },
+      body: big,
+    });
+    expect(res.status).toBe(413);
+  });
+
+  it('releases the ctx when the client aborts mid-body', async () => {
+    const app = make();
+    let handled = 0;
+    app.post('/slow', (ctx) => {
+      handled++;
+      return ctx.json(1);
+    });
+    const { port } = await start(app);
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/slow',
+      headers: { 'content-type': 'application/json', 'content-length': '100' },
+    });
+    req.on('error', () => {});
+    req.write('{"a":');
+    await until(() => appStats(app).inflight === 1);
+    req.destroy();
+    await until(() => appStats(app).inflight === 0);
+    expect(handled).toBe(0);
+  });
+});

@@ -1,0 +1,239 @@
+import { Agent } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { appStats } from '../src/app';
+import { type App, type Context, createApp, ReleasedContextError } from '../src/index';
+import { raw, start, until } from './helpers';
+
+const apps: App[] = [];
+function make(options?: Parameters<typeof createApp>[0]): App {
+  const app = createApp(options);
+  apps.push(app);
+  return app;
+}
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((a) => a.close()));
+});
+
+describe('request accessors', () => {
+  it('exposes path, method, query, params, headers', async () => {
+    const app = make();
+    app.get('/a/:id', (ctx) =>
+      ctx.json({
+        path: ctx.path,
+        method: ctx.method,
+        q: ctx.query('q'),
+        first: ctx.query('tag'),
+        all: ctx.queryAll('tag'),
+        missing: ctx.query('nope') ?? null,
+        proto: ctx.query('__proto__') ?? null,
+        id: ctx.params.id,
+        ua: ctx.header('User-Agent'),
+      }),
+    );
+    const res = await app.inject({
+      url: '/a/5?q=x%20y&tag=1&tag=2&__proto__=p',
+      headers: { 'user-agent': 'test' },
+    });
+    expect(res.json()).toEqual({
+      path: '/a/5',
+      method: 'GET',
+      q: 'x y',
+      first: '1',
+      all: ['1', '2'],
+      missing: null,
+      proto: 'p',
+      id: '5',
+      ua: 'test',
+    });
+  });
+
+  it('keeps a short safe X-Request-ID, replaces an unsafe one, and echoes it', async () => {
+    const app = make();
+    app.get('/', (ctx) => ctx.json(ctx.requestId));
+    const kept = await app.inject({ url: '/', headers: { 'x-request-id': 'abc-123' } });
+    expect(kept.json()).toBe('abc-123');
+    expect(kept.headers['x-request-id']).toBe('abc-123');
+    for (const bad of ['a b', 'x'.repeat(200), '<script>', 'a\u00e9']) {
+      const res = await app.inject({ url: '/', headers: { 'x-request-id': bad } });
+      expect(res.json()).not.toBe(bad);
+      expect(res.headers['x-request-id']).toBe(res.json());
+    }
+    const a = (await app.inject({ url: '/' })).json();
+    const b = (await app.inject({ url: '/' })).json();
+    expect(a).not.toBe(b);
+  });
+});
+
+describe('responses', () => {
+  it('chains status into json, send and sets cache-control in seconds', async () => {
+    const app = make();
+    app.onError(() => {});
+    app.get('/json', (ctx) =>
+      ctx
+        .cacheControl({ public: true, maxAge: 60, staleWhileRevalidate: 30 })
+        .status(201)
+        .json([1]),
+    );
+    app.get('/text', (ctx) => ctx.send('héllo'));
+    app.get('/buf', (ctx) => ctx.send(Buffer.from([1, 2, 3])));
+    app.get('/obj', (ctx) => ctx.send({ a: 1 }));
+    app.get('/empty', (ctx) => ctx.status(204).send(null));
+    app.get('/typed', (ctx) => ctx.setHeader('content-type', 'text/html').send('<b>x</b>'));
+    app.get('/private', (ctx) => ctx.cacheControl({ public: false, maxAge: 1.9 }).json(null));
+    app.get('/nostore', (ctx) => ctx.cacheControl({ noStore: true, maxAge: 5 }).json(null));
+    app.get('/bad', (ctx) => ctx.cacheControl({ maxAge: -1 }).json(null));
+    const json = await app.inject({ url: '/json' });
+    expect(json.status).toBe(201);
+    expect(json.headers['cache-control']).toBe('public, max-age=60, stale-while-revalidate=30');
+    expect(json.json()).toEqual([1]);
+    const text = await app.inject({ url: '/text' });
+    expect(text.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(text.headers['content-length']).toBe(String(Buffer.byteLength('héllo')));
+    expect(text.body).toBe('héllo');
+    const buf = await app.inject({ url: '/buf' });
+    expect(buf.headers['content-type']).toBe('application/octet-stream');
+    expect(buf.headers['content-length']).toBe('3');
+    expect((await app.inject({ url: '/obj' })).json()).toEqual({ a: 1 });
+    const empty = await app.inject({ url: '/empty' });
+    expect(empty.status).toBe(204);
+    expect(empty.body).toBe('');
+    expect((await app.inject({ url: '/typed' })).headers['content-type']).toBe('text/html');
+    expect((await app.inject({ url: '/private' })).headers['cache-control']).toBe(
+      'private, max-age=1',
+    );
+    expect((await app.inject({ url: '/nostore' })).headers['cache-control']).toBe('no-store');
+    expect((await app.inject({ url: '/bad' })).status).toBe(500);
+  });
+
+  it('refuses a second response and an invalid status', async () => {
+    const app = make();
+    const errors: unknown[] = [];
+    app.onError((err) => {
+      errors.push(err);
+    });
+    app.get('/twice', (ctx) => {
+      ctx.json(1);
+      ctx.json(2);
+    });
+    app.get('/status', (ctx) => ctx.status(99).json(1));
+    expect((await app.inject({ url: '/twice' })).body).toBe('1');
+    expect(String(errors[0])).toMatch(/already sent/);
+    expect((await app.inject({ url: '/status' })).status).toBe(500);
+    expect(errors[1]).toBeInstanceOf(RangeError);
+  });
+});
+
+describe('pooling', () => {
+  it('serves 10,000 keep-alive requests without state bleeding between them', async () => {
+    const app = make({ poolSize: 8 });
+    app.use(async (ctx, next) => {
+      // Any leftover state from an earlier request would show up here.
+      if ((ctx.method === 'GET' && ctx.body !== undefined) || Object.keys(ctx.state).length > 0) {
+        throw new Error('bleed');
+      }
+      ctx.state.seen = ctx.params.n;
+      await next();
+    });
+    app.get('/n/:n', async (ctx) => {
+      const n = ctx.params.n;
+      if (Number(n) % 3 === 0) await new Promise((r) => setImmediate(r));
+      return ctx.json({
+        n,
+        q: ctx.query('q') ?? null,
+        seen: ctx.state.seen,
+        cookie: ctx.cookie('c') ?? null,
+        id: ctx.requestId,
+      });
+    });
+    app.post('/n/:n', (ctx) => ctx.json({ n: ctx.params.n, body: ctx.body ?? null }));
+    const { port } = await start(app);
+    const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+    const ids = new Set<string>();
+    let failures = 0;
+    const total = 10_000;
+    let next = 0;
+    async function worker(): Promise<void> {
+      while (next < total) {
+        const i = next++;
+        const post = i % 5 === 0;
+        const res = await raw(port, {
+          method: post ? 'POST' : 'GET',
+          path: `/n/${i}${i % 2 ? `?q=${i}` : ''}`,
+          headers: {
+            ...(i % 7 === 0 ? { cookie: `c=${i}` } : {}),
+            ...(post ? { 'content-type': 'application/json' } : {}),
+          },
+          body: post ? JSON.stringify({ i }) : undefined,
+          agent,
+        });
+        const got = JSON.parse(res.body);
+        const ok = post
+          ? got.n === String(i) && got.body?.i === i
+          : got.n === String(i) &&
+            got.seen === String(i) &&
+            got.q === (i % 2 ? String(i) : null) &&
+            got.cookie === (i % 7 === 0 ? String(i) : null);
+        if (!ok) failures++;
+        if (!post) ids.add(got.id);
+      }
+    }
+    await Promise.all(Array.from({ length: 16 }, worker));
+    agent.destroy();
+    expect(failures).toBe(0);
+    expect(ids.size).toBe(total - total / 5);
+    await until(() => appStats(app).inflight === 0);
+    // Bounded: at most poolSize idle objects are kept.
+    expect(appStats(app).pooled).toBeLessThanOrEqual(8);
+  }, 60_000);
+
+  it('throws ReleasedContextError when a kept ctx is used after its response (development)', async () => {
+    const app = make({ development: true });
+    let kept: Context | undefined;
+    app.get('/keep/:id', (ctx) => {
+      kept = ctx;
+      return ctx.json({ id: ctx.params.id });
+    });
+    await app.inject({ url: '/keep/1' });
+    expect(() => kept!.params).toThrow(ReleasedContextError);
+    expect(() => kept!.json({})).toThrow(/used after the response finished/);
+    // The recycled object serves the next request; the kept reference still throws.
+    const first = kept!;
+    await app.inject({ url: '/keep/2' });
+    expect(kept === first).toBe(false);
+    expect(() => first.params).toThrow(ReleasedContextError);
+  });
+
+  it('also refuses to respond through a released ctx in production mode', async () => {
+    const app = make({ development: false });
+    let kept: Context | undefined;
+    app.get('/', (ctx) => {
+      kept = ctx;
+      return ctx.json(1);
+    });
+    await app.inject({ url: '/' });
+    expect(() => kept!.json(2)).toThrow(ReleasedContextError);
+  });
+
+  it('keeps a ctx that owns a stream until the stream ends', async () => {
+    const app = make({ development: true });
+    let kept: Context | undefined;
+    app.get('/sse', (ctx) => {
+      kept = ctx;
+      ctx.sseEvent('hello', { a: 1 });
+    });
+    const { port } = await start(app);
+    const { request } = await import('node:http');
+    const req = request({ host: '127.0.0.1', port, path: '/sse' });
+    const firstChunk = new Promise<string>((resolve) => {
+      req.on('response', (res) => res.once('data', (c: Buffer) => resolve(c.toString())));
+    });
+    req.end();
+    expect(await firstChunk).toContain('event: hello');
+    // Still live while the stream is open: using it from a callback is fine.
+    expect(kept!.path).toBe('/sse');
+    expect(appStats(app).inflight).toBe(1);
+    req.destroy();
+    await until(() => appStats(app).inflight === 0);
+    expect(() => kept!.path).toThrow(ReleasedContextError);
+  });
+});

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../src/index';
+
+describe('cookies', () => {
+  it('sets several cookies with defaults and options', async () => {
+    const app = createApp();
+    app.get('/', (ctx) =>
+      ctx
+        .setCookie('session', 'abc', { httpOnly: true, secure: true, maxAge: 3600 })
+        .setCookie('theme', 'dark mode', {
+          sameSite: 'strict',
+          path: '/app',
+          domain: 'example.com',
+        })
+        .setCookie('x', 'y', { sameSite: 'none', expires: new Date(Date.UTC(2030, 0, 1)) })
+        .json(1),
+    );
+    const res = await app.inject({ url: '/' });
+    const cookies = res.headers['set-cookie'] as string[];
+    expect(cookies).toHaveLength(3);
+    expect(cookies[0]).toBe('session=abc; Max-Age=3600; Path=/; HttpOnly; Secure; SameSite=Lax');
+    expect(cookies[1]).toBe('theme=dark%20mode; Domain=example.com; Path=/app; SameSite=Strict');
+    expect(cookies[2]).toBe(
+      'x=y; Path=/; Expires=Tue, 01 Jan 2030 00:00:00 GMT; Secure; SameSite=None',
+    );
+  });
+
+  it('neutralizes header and attribute injection in names and values', async () => {
+    const app = createApp();
+    app.get('/', (ctx) =>
+      ctx
+        .setCookie('a\r\nSet-Cookie: evil=1', 'v\r\nX-Injected: 1')
+        .setCookie('b; Domain=evil.com', 'v; HttpOnly=false; Path=/admin')
+        .setCookie('c=d', '=x,y"')
+        .json(1),
+    );
+    const res = await app.inject({ url: '/' });
+    expect(res.headers['x-injected']).toBeUndefined();
+    const cookies = res.headers['set-cookie'] as string[];
+    expect(cookies).toHaveLength(3);
+    for (const c of cookies) {
+      expect(c).not.toMatch(/[\r\n]/);
+      // Only our own attributes follow the first `;`.
+      const [pair, ...attrs] = c.split('; ');
+      expect(pair).toMatch(/^[^;=\s]+=[^;\s]*$/);
+      expect(attrs).toEqual(['Path=/', 'SameSite=Lax']);
+    }
+    expect(cookies[0]).toBe('aSet-Cookie%3A%20evil%3D1=vX-Injected%3A%201; Path=/; SameSite=Lax');
+    expect(cookies[1]).toContain(
+      'b%3B%20Domain%3Devil.com=v%3B%20HttpOnly%3Dfalse%3B%20Path%3D%2Fadmin',
+    );
+  });
+
+  it('rejects injection through path or domain with a TypeError (500)', async () => {
+    const app = createApp();
+    const errors: unknown[] = [];
+    app.onError((e) => {
+      errors.push(e);
+    });
+    app.get('/', (ctx) => ctx.setCookie('a', 'b', { path: '/; Domain=evil.com' }).json(1));
+    expect((await app.inject({ url: '/' })).status).toBe(500);
+    expect(errors[0]).toBeInstanceOf(TypeError);
+  });
+
+  it('reads request cookies, URL-decoded, by the name given to setCookie', async () => {
+    const app = createApp();
+    app.get('/', (ctx) =>
+      ctx.json({
+        a: ctx.cookie('a') ?? null,
+        spaced: ctx.cookie('my name') ?? null,
+        missing: ctx.cookie('zzz') ?? null,
+        proto: ctx.cookie('__proto__') ?? null,
+        toString: ctx.cookie('toString') ?? null,
+      }),
+    );
+    const res = await app.inject({
+      url: '/',
+      headers: { cookie: 'a=hello%20world; my%20name=x' },
+    });
+    expect(res.json()).toEqual({
+      a: 'hello world',
+      spaced: 'x',
+      missing: null,
+      proto: null,
+      toString: null,
+    });
+  });
+});

@@ -1,0 +1,250 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { pickRange } from '../src/files';
+import { type App, createApp } from '../src/index';
+import { raw, start } from './helpers';
+
+let dir: string;
+let root: string;
+let app: App;
+let port: number;
+const text = 'Hello, file world!\n0123456789abcdefghij';
+const big = Buffer.alloc(200 * 1024);
+for (let i = 0; i < big.length; i++) big[i] = i % 251;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'keel-files-'));
+  root = join(dir, 'public');
+  mkdirSync(join(root, 'sub'), { recursive: true });
+  writeFileSync(join(root, 'a.txt'), text);
+  writeFileSync(join(root, 'sub', 'data.json'), '{"x":1}');
+  writeFileSync(join(root, 'blob.unknownext'), 'bin');
+  writeFileSync(join(root, 'empty.txt'), '');
+  writeFileSync(join(root, '%2e%2e%2fsecret.txt'), 'literal name');
+  writeFileSync(join(root, 'big.bin'), big);
+  writeFileSync(join(dir, 'secret.txt'), 'TOP SECRET');
+  symlinkSync(join(dir, 'secret.txt'), join(root, 'link-out.txt'));
+  symlinkSync(join(root, 'a.txt'), join(root, 'link-in.txt'));
+  symlinkSync(dir, join(root, 'dir-out'));
+  app = createApp();
+  app.onError(() => {});
+  app.get('/files/*', (ctx) => ctx.sendFile(ctx.params['*'] ?? '', { root }));
+  app.get('/abs', (ctx) => ctx.sendFile(join(root, 'a.txt')));
+  app.get('/teapot', (ctx) => ctx.status(418).sendFile('a.txt', { root }));
+  app.get('/forgot-await', (ctx) => {
+    void ctx.sendFile('missing.txt', { root });
+  });
+  ({ port } = await start(app));
+});
+
+afterAll(async () => {
+  await app.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const get = (path: string, headers?: Record<string, string>) => raw(port, { path, headers });
+
+describe('sendFile basics', () => {
+  it('serves with Content-Type, ETag, Last-Modified, Accept-Ranges', async () => {
+    const res = await get('/files/a.txt');
+    expect(res.status).toBe(200);
+    expect(res.body).toBe(text);
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(res.headers['content-length']).toBe(String(text.length));
+    expect(res.headers.etag).toMatch(/^W\/"[0-9a-f]+-[0-9a-f]+"$/);
+    expect(new Date(res.headers['last-modified']!).getTime()).not.toBeNaN();
+    expect(res.headers['accept-ranges']).toBe('bytes');
+    expect(res.headers['x-request-id']).toBeTruthy();
+    expect((await get('/files/sub/data.json')).headers['content-type']).toBe(
+      'application/json; charset=utf-8',
+    );
+    expect((await get('/files/blob.unknownext')).headers['content-type']).toBe(
+      'application/octet-stream',
+    );
+    expect((await get('/files/empty.txt')).body).toBe('');
+    expect((await get('/abs')).body).toBe(text);
+    const teapot = await get('/teapot', { range: 'bytes=0-1' });
+    expect(teapot.status).toBe(418);
+    expect(teapot.body).toBe(text);
+  });
+
+  it('streams large files whole and in ranges', async () => {
+    const whole = await get('/files/big.bin');
+    expect(whole.raw.equals(big)).toBe(true);
+    const window = await get('/files/big.bin', { range: 'bytes=1000-150999' });
+    expect(window.status).toBe(206);
+    expect(window.raw.equals(big.subarray(1000, 151000))).toBe(true);
+    expect(window.headers['content-range']).toBe(`bytes 1000-150999/${big.length}`);
+  });
+
+  it('answers HEAD without a body', async () => {
+    const res = await raw(port, { method: 'HEAD', path: '/files/a.txt' });
+    expect(res.status).toBe(200);
+    expect(res.body).toBe('');
+    expect(res.headers['content-length']).toBe(String(text.length));
+  });
+
+  it('404s missing files and directories, also when the handler did not await', async () => {
+    expect((await get('/files/nope.txt')).status).toBe(404);
+    expect((await get('/files/sub')).status).toBe(404);
+    expect((await get('/files/sub/')).status).toBe(404);
+    expect((await get('/forgot-await')).status).toBe(404);
+  });
+});
+
+describe('conditional requests', () => {
+  it('304 for a matching If-None-Match, and If-Modified-Since', async () => {
+    const first = await get('/files/a.txt');
+    const etag = first.headers.etag!;
+    const nm = await get('/files/a.txt', { 'if-none-match': etag });
+    expect(nm.status).toBe(304);
+    expect(nm.body).toBe('');
+    expect(nm.headers.etag).toBe(etag);
+    expect((await get('/files/a.txt', { 'if-none-match': `"other", ${etag}` })).status).toBe(304);
+    expect((await get('/files/a.txt', { 'if-none-match': '*' })).status).toBe(304);
+    expect((await get('/files/a.txt', { 'if-none-match': '"other"' })).status).toBe(200);
+    const lm = first.headers['last-modified']!;
+    expect((await get('/files/a.txt', { 'if-modified-since': lm })).status).toBe(304);
+    const past = new Date(Date.parse(lm) - 60_000).toUTCString();
+    expect((await get('/files/a.txt', { 'if-modified-since': past })).status).toBe(200);
+    expect((await get('/files/a.txt', { 'if-modified-since': 'garbage' })).status).toBe(200);
+    // If-None-Match wins over If-Modified-Since.
+    expect(
+      (await get('/files/a.txt', { 'if-none-match': '"x"', 'if-modified-since': lm })).status,
+    ).toBe(200);
+    expect(
+      (await get('/files/a.txt', { 'if-none-match': etag, 'cache-control': 'no-cache' })).status,
+    ).toBe(200);
+  });
+});
+
+describe('ranges', () => {
+  const size = text.length;
+  it('serves a single range with 206 and Content-Range', async () => {
+    const res = await get('/files/a.txt', { range: 'bytes=0-4' });
+    expect(res.status).toBe(206);
+    expect(res.body).toBe('Hello');
+    expect(res.headers['content-range']).toBe(`bytes 0-4/${size}`);
+    expect(res.headers['content-length']).toBe('5');
+  });
+
+  it('handles suffix, open-ended and past-EOF ranges', async () => {
+    const suffix = await get('/files/a.txt', { range: 'bytes=-5' });
+    expect(suffix.status).toBe(206);
+    expect(suffix.body).toBe('fghij');
+    const open = await get('/files/a.txt', { range: 'bytes=20-' });
+    expect(open.body).toBe(text.slice(20));
+    expect(open.headers['content-range']).toBe(`bytes 20-${size - 1}/${size}`);
+    const clamped = await get('/files/a.txt', { range: 'bytes=30-99999' });
+    expect(clamped.status).toBe(206);
+    expect(clamped.body).toBe(text.slice(30));
+    const hugeSuffix = await get('/files/a.txt', { range: 'bytes=-99999' });
+    expect(hugeSuffix.body).toBe(text);
+  });
+
+  it('416 with bytes */size when unsatisfiable', async () => {
+    // An inverted range (5-2) is invalid and, like range-parser and `send`, answered with 416.
+    for (const range of ['bytes=9999-', 'bytes=9999-10000', 'bytes=5-2', 'bytes=-0']) {
+      const res = await get('/files/a.txt', { range });
+      expect(res.status).toBe(416);
+      expect(res.headers['content-range']).toBe(`bytes */${size}`);
+      expect(res.body).toBe('');
+    }
+    expect((await get('/files/empty.txt', { range: 'bytes=0-' })).status).toBe(416);
+  });
+
+  it('ignores malformed ranges and serves the whole file', async () => {
+    for (const range of ['bytes=abc', 'items=0-1', 'bytes=1-x', 'bytes', '']) {
+      const res = await get('/files/a.txt', { range });
+      expect(res.status, range).toBe(200);
+      expect(res.body).toBe(text);
+    }
+  });
+
+  it('never amplifies: overlaps are combined, many ranges get the file once', async () => {
+    const overlap = await get('/files/a.txt', { range: 'bytes=0-10,5-15,0-15' });
+    expect(overlap.status).toBe(206);
+    expect(overlap.body).toBe(text.slice(0, 16));
+    const disjoint = await get('/files/a.txt', { range: 'bytes=0-1,10-11' });
+    expect(disjoint.status).toBe(200);
+    expect(disjoint.body).toBe(text);
+    const many = Array.from({ length: 1000 }, (_, i) => `${i % size}-${i % size}`).join(',');
+    const res = await get('/files/a.txt', { range: `bytes=${many}` });
+    expect(res.status).toBe(200);
+    expect(res.raw.length).toBe(size);
+    const manyBig = Array.from({ length: 1000 }, () => '0-').join(',');
+    const bigRes = await get('/files/big.bin', { range: `bytes=${manyBig}` });
+    expect(bigRes.raw.length).toBe(big.length);
+    expect(pickRange(100, `bytes=${Array.from({ length: 17 }, () => '0-1').join(',')}`)).toBeNull();
+    expect(pickRange(100, `bytes=${Array.from({ length: 16 }, () => '0-1').join(',')}`)).toEqual({
+      start: 0,
+      end: 1,
+    });
+  });
+
+  it('reads only the requested window from disk', async () => {
+    const probe = await open(join(root, 'a.txt'));
+    const proto = Object.getPrototypeOf(probe) as {
+      read: (...args: unknown[]) => unknown;
+      createReadStream: (...args: unknown[]) => unknown;
+    };
+    await probe.close();
+    const read = vi.spyOn(proto, 'read');
+    const stream = vi.spyOn(proto, 'createReadStream');
+    try {
+      await get('/files/a.txt', { range: 'bytes=3-7' });
+      expect(read).toHaveBeenCalledTimes(1);
+      expect(read.mock.calls[0]?.slice(1)).toEqual([0, 5, 3]); // offset, length, position
+      await get('/files/big.bin', { range: 'bytes=100000-199999' });
+      expect(stream).toHaveBeenCalledTimes(1);
+      expect(stream.mock.calls[0]?.[0]).toMatchObject({ start: 100000, end: 199999 });
+    } finally {
+      read.mockRestore();
+      stream.mockRestore();
+    }
+  });
+
+  it('honours If-Range', async () => {
+    const etag = (await get('/files/a.txt')).headers.etag!;
+    expect((await get('/files/a.txt', { range: 'bytes=0-1', 'if-range': etag })).status).toBe(206);
+    const stale = await get('/files/a.txt', { range: 'bytes=0-1', 'if-range': '"stale"' });
+    expect(stale.status).toBe(200);
+    expect(stale.body).toBe(text);
+  });
+});
+
+describe('root confinement', () => {
+  const attempts: [string, number[]][] = [
+    ['/files/../secret.txt', [403]],
+    ['/files/sub/../../secret.txt', [403]],
+    ['/files/%2e%2e/secret.txt', [403]],
+    ['/files/%2e%2e%2fsecret.txt', [403]],
+    ['/files/..%2fsecret.txt', [403]],
+    ['/files/..%5csecret.txt', [403]],
+    ['/files/%2E%2E%2Fsecret.txt', [403]],
+    ['/files/%252e%252e%252fsecret.txt', [200]], // decoded once: the literal file inside root
+    ['/files/%252e%252e%252fsecret2.txt', [404]],
+    ['/files/a.txt%00.png', [404]],
+    ['/files/%00', [404]],
+    ['/files/link-out.txt', [403]],
+    ['/files/dir-out/secret.txt', [403]],
+    ['/files//etc/passwd', [404]],
+    ['/files/%2fetc%2fpasswd', [404]],
+  ];
+  for (const [path, statuses] of attempts) {
+    it(`refuses ${path}`, async () => {
+      const res = await get(path);
+      expect(statuses).toContain(res.status);
+      expect(res.body).not.toContain('TOP SECRET');
+      expect(res.body).not.toContain('root:');
+    });
+  }
+
+  it('follows symlinks that stay inside the root', async () => {
+    expect((await get('/files/link-in.txt')).body).toBe(text);
+    expect((await get('/files/%252e%252e%252fsecret.txt')).body).toBe('literal name');
+  });
+});

@@ -1,0 +1,215 @@
+import { type Agent, type IncomingHttpHeaders, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Clock } from '../src/clock';
+import type { App } from '../src/index';
+
+/** Starts `app` on 127.0.0.1 port 0. */
+export async function start(app: App): Promise<{ port: number; base: string }> {
+  const server = await app.listen(0, '127.0.0.1');
+  const { port } = server.address() as AddressInfo;
+  return { port, base: `http://127.0.0.1:${port}` };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  raw: Buffer;
+}
+
+/**
+ * One request with the path sent exactly as given (fetch would normalize `..` and encodings).
+ */
+export function raw(
+  port: number,
+  options: {
+    method?: string;
+    path: string;
+    headers?: Record<string, string | string[]>;
+    body?: string | Buffer;
+    agent?: Agent | false;
+  },
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: options.method ?? 'GET',
+        path: options.path,
+        headers: options.headers,
+        agent: options.agent ?? false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const buf = Buffer.concat(chunks);
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: buf.toString('utf8'),
+            raw: buf,
+          });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    if (options.body !== undefined) req.write(options.body);
+    req.end();
+  });
+}
+
+/** A manual clock: timers run only on `tick`, and `active` counts what is left. */
+export class ManualClock implements Clock {
+  time = 0;
+  #next = 1;
+  readonly timers = new Map<number, { fn: () => void; ms: number; due: number }>();
+
+  now(): number {
+    return this.time;
+  }
+
+  setInterval(fn: () => void, ms: number): number {
+    const id = this.#next++;
+    this.timers.set(id, { fn, ms, due: this.time + ms });
+    return id;
+  }
+
+  clearInterval(handle: unknown): void {
+    this.timers.delete(handle as number);
+  }
+
+  get active(): number {
+    return this.timers.size;
+  }
+
+  /** Advances time, firing due intervals in order. */
+  tick(ms: number): void {
+    const end = this.time + ms;
+    for (;;) {
+      let nextId = -1;
+      let nextDue = Number.POSITIVE_INFINITY;
+      for (const [id, t] of this.timers) {
+        if (t.due < nextDue) {
+          nextDue = t.due;
+          nextId = id;
+        }
+      }
+      if (nextId === -1 || nextDue > end) break;
+      const timer = this.timers.get(nextId)!;
+      this.time = nextDue;
+      timer.due += timer.ms;
+      timer.fn();
+    }
+    this.time = end;
+  }
+}
+
+/** Resolves after pending I/O callbacks have had a chance to run. */
+export function settle(rounds = 3): Promise<void> {
+  return new Promise((resolve) => {
+    let n = rounds;
+    const step = (): void => {
+      if (--n <= 0) resolve();
+      else setImmediate(step);
+    };
+    setImmediate(step);
+  });
+}
+
+/** Polls `check` on the event loop (no wall-clock assertions) until it holds. */
+export async function until(check: () => boolean, rounds = 2000): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  throw new Error('condition not reached');
+}
+
+export interface SseMessage {
+  id?: string;
+  event?: string;
+  data: string;
+}
+
+export interface SseClient {
+  status: number;
+  headers: IncomingHttpHeaders;
+  events: SseMessage[];
+  comments: number;
+  ended: Promise<void>;
+  /** Waits until at least `n` events arrived. */
+  waitFor(n: number): Promise<void>;
+  close(): void;
+}
+
+/** A minimal EventSource over node:http that records events and comment lines. */
+export function sse(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<SseClient> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
+      let buffer = '';
+      const waiters: { n: number; resolve: () => void }[] = [];
+      let endResolve!: () => void;
+      const client: SseClient = {
+        status: res.statusCode ?? 0,
+        headers: res.headers,
+        events: [],
+        comments: 0,
+        ended: new Promise<void>((r) => {
+          endResolve = r;
+        }),
+        waitFor: (n) =>
+          client.events.length >= n
+            ? Promise.resolve()
+            : new Promise<void>((r) => waiters.push({ n, resolve: r })),
+        close: () => req.destroy(),
+      };
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buffer += chunk;
+        let idx = buffer.indexOf('\n\n');
+        while (idx !== -1) {
+          const block = buffer.slice(0, idx);
+          buffer = buffer.slice(idx + 2);
+          const msg: SseMessage = { data: '' };
+          const data: string[] = [];
+          let isComment = true;
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) continue;
+            isComment = false;
+            const colon = line.indexOf(':');
+            const field = colon === -1 ? line : line.slice(0, colon);
+            const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
+            if (field === 'data') data.push(value);
+            else if (field === 'id') msg.id = value;
+            else if (field === 'event') msg.event = value;
+          }
+          if (isComment) client.comments++;
+          else {
+            msg.data = data.join('\n');
+            client.events.push(msg);
+          }
+          idx = buffer.indexOf('\n\n');
+        }
+        for (const w of [...waiters]) {
+          if (client.events.length >= w.n) {
+            waiters.splice(waiters.indexOf(w), 1);
+            w.resolve();
+          }
+        }
+      });
+      res.on('end', () => endResolve());
+      res.on('close', () => endResolve());
+      res.on('error', () => endResolve());
+      resolve(client);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

@@ -1,0 +1,165 @@
+import { describe, expect, it } from 'vitest';
+import { BadRequestError, createApp } from '../src/index';
+import { validate } from '../src/validate';
+
+function issues(fn: () => unknown) {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(BadRequestError);
+    return (err as BadRequestError).fields;
+  }
+  throw new Error('expected a BadRequestError');
+}
+
+describe('validate (unit)', () => {
+  const rules = {
+    name: { type: 'string', required: true, min: 2, max: 10 },
+    email: { type: 'email', required: true },
+    age: { type: 'integer', min: 0, max: 150 },
+    score: { type: 'number' },
+    admin: { type: 'boolean' },
+    role: { type: 'string', enum: ['user', 'mod'] },
+    code: { type: 'string', pattern: '^[A-Z]{3}$' },
+  } as const;
+
+  it('returns only declared fields, coerced', () => {
+    const out = validate(rules, {
+      name: 'Ada',
+      email: 'ada@example.com',
+      age: '36',
+      score: '1.5e2',
+      admin: 'false',
+      role: 'mod',
+      code: 'ABC',
+      extra: 'dropped',
+    });
+    expect(out).toEqual({
+      name: 'Ada',
+      email: 'ada@example.com',
+      age: 36,
+      score: 150,
+      admin: false,
+      role: 'mod',
+      code: 'ABC',
+    });
+    const name: string = out.name;
+    expect(name).toBe('Ada');
+  });
+
+  it('lists every failing field and rule', () => {
+    const fields = issues(() =>
+      validate(rules, {
+        name: 'A',
+        email: 'not-an-email',
+        age: '3.5',
+        score: 'NaN',
+        admin: 'yes',
+        role: 'root',
+        code: 'abcd',
+      }),
+    );
+    expect(fields).toEqual([
+      { field: 'name', rule: 'min', message: 'must be at least 2 characters' },
+      { field: 'email', rule: 'type', message: 'must be a valid email address' },
+      { field: 'age', rule: 'type', message: 'must be an integer' },
+      { field: 'score', rule: 'type', message: 'must be a number' },
+      { field: 'admin', rule: 'type', message: 'must be a boolean' },
+      { field: 'role', rule: 'enum', message: 'must be one of: user, mod' },
+      { field: 'code', rule: 'pattern', message: 'does not match the expected format' },
+    ]);
+    expect(issues(() => validate(rules, {}))).toEqual([
+      { field: 'name', rule: 'required', message: 'is required' },
+      { field: 'email', rule: 'required', message: 'is required' },
+    ]);
+    expect(issues(() => validate({ n: { type: 'number', min: 1, max: 2 } }, { n: 5 }))).toEqual([
+      { field: 'n', rule: 'max', message: 'must be <= 2' },
+    ]);
+  });
+
+  it('never lets __proto__ / constructor through and never reads inherited keys', () => {
+    const hostile = JSON.parse(
+      '{"__proto__":{"isAdmin":true},"constructor":{"prototype":{"isAdmin":true}},"name":"x"}',
+    );
+    const out = validate({ name: { type: 'string' }, toString: { type: 'string' } }, hostile);
+    expect(out).toEqual({ name: 'x' });
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
+    expect(() => validate({ __proto__: { type: 'string' } } as never, {})).not.toThrow();
+    expect(() => validate(JSON.parse('{"__proto__":{"type":"string"}}'), {})).toThrow(TypeError);
+    expect(() => validate({ constructor: { type: 'string' } }, {})).toThrow(/not allowed/);
+  });
+
+  it('rejects objects, arrays and non-objects as data or values', () => {
+    expect(issues(() => validate({ a: { required: true } }, [1, 2]))).toEqual([
+      { field: 'a', rule: 'required', message: 'is required' },
+    ]);
+    expect(issues(() => validate({ a: {} }, { a: { nested: 1 } }))).toEqual([
+      { field: 'a', rule: 'type', message: 'must be a string, number or boolean' },
+    ]);
+    expect(issues(() => validate({ a: { type: 'string' } }, { a: ['x'] }))[0]?.rule).toBe('type');
+    expect(
+      issues(() => validate({ e: { type: 'email' } }, { e: `${'a'.repeat(250)}@b.co` })),
+    ).toHaveLength(1);
+  });
+
+  it('checks rules once with clear errors', () => {
+    expect(() => validate({ a: { type: 'date' } } as never, {})).toThrow(/unknown type/);
+    expect(() => validate({ a: { minimum: 1 } } as never, {})).toThrow(/unknown rule key/);
+    expect(() => validate({ a: { min: '1' } } as never, {})).toThrow(/must be a number/);
+  });
+
+  it('resets stateful patterns', () => {
+    const r = { c: { type: 'string', pattern: /^a/g } } as const;
+    expect(validate(r, { c: 'abc' })).toEqual({ c: 'abc' });
+    expect(validate(r, { c: 'abc' })).toEqual({ c: 'abc' });
+  });
+});
+
+describe('ctx.validate', () => {
+  const app = createApp();
+  app.post('/users', (ctx) => {
+    const data = ctx.validate({
+      name: { type: 'string', required: true, min: 1 },
+      email: { type: 'email', required: true },
+    });
+    return ctx.status(201).json(data);
+  });
+  app.get('/items/:id', (ctx) => {
+    const data = ctx.validate({
+      id: { type: 'integer', required: true },
+      page: { type: 'integer', min: 1 },
+    });
+    return ctx.json(data);
+  });
+  app.get('/explicit', (ctx) => ctx.json(ctx.validate({ x: { type: 'string' } }, { x: 'given' })));
+
+  it('validates the body and answers 400 with the documented body', async () => {
+    const ok = await app.inject({
+      method: 'POST',
+      url: '/users',
+      body: { name: 'A', email: 'a@b.io', x: 1 },
+    });
+    expect(ok.status).toBe(201);
+    expect(ok.json()).toEqual({ name: 'A', email: 'a@b.io' });
+    const bad = await app.inject({ method: 'POST', url: '/users', body: { email: 'nope' } });
+    expect(bad.status).toBe(400);
+    expect(bad.json()).toEqual({
+      status: 400,
+      error: 'Bad Request',
+      message: 'Validation failed',
+      fields: [
+        { field: 'name', rule: 'required', message: 'is required' },
+        { field: 'email', rule: 'type', message: 'must be a valid email address' },
+      ],
+    });
+  });
+
+  it('validates query plus params without a body, or the given data', async () => {
+    expect((await app.inject({ url: '/items/3?page=2' })).json()).toEqual({ id: 3, page: 2 });
+    const bad = await app.inject({ url: '/items/x?page=0' });
+    expect(bad.status).toBe(400);
+    expect(bad.json<{ fields: unknown[] }>().fields).toHaveLength(2);
+    expect((await app.inject({ url: '/explicit' })).json()).toEqual({ x: 'given' });
+  });
+});
