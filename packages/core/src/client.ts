@@ -1,14 +1,24 @@
+import { Adaptive, type CeilingSeam } from './adaptive/adaptive';
+import { DISABLED_ADAPTIVE } from './adaptive/engine';
+import { resolveAdaptiveOptions } from './adaptive/options';
 import { attemptOnce } from './attempt/attempt';
 import { decideRetry } from './attempt/retry-policy';
 import { compileTarget, type Matchable, pathMatcher, type TargetMatcher } from './cache/match';
 import { CacheStore } from './cache/store';
+import { CircuitBreaker } from './circuit/breaker';
 import { type CircuitGuard, OPEN_GUARD } from './circuit/guard';
+import { resolveCircuitOptions } from './circuit/options';
 import { Deduper } from './dedup/deduper';
 import { Consumer, Flight } from './dedup/flight';
 import { CancelledError } from './errors/cancelled-error';
 import { EventEmitter } from './events/emitter';
+import { Intelligence } from './intelligence/intelligence';
+import { resolveIntelligenceOptions } from './intelligence/options';
 import { noop } from './internal/noop';
-import { type AttemptGate, TransparentGate } from './scheduler/gate';
+import { createGate } from './scheduler/create-gate';
+import type { AttemptGate } from './scheduler/gate';
+import { SCHEDULER_DEFAULTS } from './scheduler/options';
+import { Scheduler } from './scheduler/scheduler';
 import { type ClientConfig, resolveClientOptions } from './spec/options';
 import { isDedupable, normalizeMethod, resolveSpec } from './spec/resolve';
 import { Tracker } from './tracker/tracker';
@@ -62,10 +72,22 @@ class KeelClient implements Client {
   readonly #inflight = new Deduper<Flight>();
   /** Every live flight: deduped reads, mutations, and reads detached by invalidation. */
   readonly #flights = new Set<Flight>();
-  readonly #guard: CircuitGuard = OPEN_GUARD;
+  readonly #guard: CircuitGuard;
+  /** Per-endpoint breaker; it is also the guard unless `circuitBreaker.enabled` is false. */
+  readonly #breaker: CircuitBreaker;
+  readonly #intelligence: Intelligence;
+  /** The intelligence when enabled: told of every cache hit (see #fromCache). */
+  readonly #hitObserver: Intelligence | undefined;
+  /** Listeners the observers hold on #events (not counted in `debug.listeners`). */
+  readonly #observerListeners: number;
   readonly #gate: AttemptGate;
-  /** Option-less requests resolve to the same spec every time: memoized by `METHOD url`. */
-  readonly #specMemo = new Map<string, RequestSpec>();
+  /** The adaptive engine; undefined unless `adaptive.enabled` (then nothing is measured). */
+  readonly #adaptive: Adaptive | undefined;
+  /**
+   * Option-less requests resolve to the same spec every time: memoized per method, by the url
+   * string as given (a hit builds and hashes no `METHOD url` key).
+   */
+  readonly #specMemo = new Map<HttpMethod, Map<string, RequestSpec>>();
   #nextFlightId = 1;
 
   constructor(options?: ClientOptions) {
@@ -74,7 +96,42 @@ class KeelClient implements Client {
       clock: this.#config.clock,
       maxEntries: this.#config.maxEntries,
     });
-    this.#gate = new TransparentGate(this.#config.clock);
+    // Validated even when disabled; the scheduler tracks endpoints only for adaptive ceilings.
+    const adaptiveOptions = resolveAdaptiveOptions(options?.adaptive);
+    // Validates `scheduler` (RangeError naming the field); transparent unless it is enabled.
+    this.#gate = createGate(
+      options?.scheduler,
+      this.#events,
+      {
+        clock: this.#config.clock,
+        // Read at call time: the pre-start gate peeks whatever guard the client ends up with.
+        permits: (endpoint) => this.#guard.permits(endpoint),
+        cancelJob: (job, error) => this.#cancelFlight(job as Flight, error),
+      },
+      adaptiveOptions?.concurrency === true,
+    );
+    // Observers subscribe before any user listener, so their state already reflects an event
+    // when user listeners see it (e.g. `circuitBreaker().status()` inside an `error` listener).
+    const circuitOptions = resolveCircuitOptions(options?.circuitBreaker);
+    this.#breaker = new CircuitBreaker(circuitOptions, this.#config.clock, this.#events);
+    this.#guard = circuitOptions.enabled ? this.#breaker : OPEN_GUARD;
+    if (circuitOptions.enabled) this.#breaker.observe(this.#events);
+    this.#adaptive =
+      adaptiveOptions &&
+      new Adaptive(adaptiveOptions, {
+        clock: this.#config.clock,
+        scheduled: this.#gate.enabled,
+        ceilings: ceilingSeam(this.#gate, options?.scheduler?.concurrency),
+      });
+    const adaptive = this.#adaptive;
+    this.#intelligence = new Intelligence(resolveIntelligenceOptions(options?.intelligence), {
+      circuits: this.#breaker,
+      adaptive: adaptive && (() => adaptive.metrics()),
+    });
+    this.#intelligence.observe(this.#events);
+    this.#hitObserver = this.#intelligence.enabled ? this.#intelligence : undefined;
+    this.#adaptive?.observe(this.#events);
+    this.#observerListeners = this.#events.listenerCount();
   }
 
   // ── public API ────────────────────────────────────────────────────────────────────────────
@@ -96,6 +153,10 @@ class KeelClient implements Client {
       return rejected(err);
     }
     const signal = options?.signal;
+    // Checked before any stage runs: a non-signal would otherwise throw after a flight started.
+    if (signal != null && typeof (signal as AbortSignal).addEventListener !== 'function') {
+      return rejected(new TypeError(`keel: signal must be an AbortSignal, got ${typeof signal}`));
+    }
     if (signal?.aborted) {
       return rejected(
         new CancelledError('Request aborted by its signal', { cause: signal.reason }),
@@ -145,16 +206,29 @@ class KeelClient implements Client {
   }
 
   invalidate(target: InvalidateTarget, options?: { refetch?: boolean }): string[] {
-    return this.#invalidate(compileTarget(target), target, options?.refetch ?? true);
+    return this.#invalidate(
+      compileTarget(target, this.#config.baseURL),
+      target,
+      options?.refetch ?? true,
+    );
   }
 
   cancelAll(): void {
-    for (const flight of [...this.#flights])
-      this.#cancelFlight(flight, new CancelledError('All requests cancelled'));
+    // Dispatch is held meanwhile, so no queued job starts only to be cancelled.
+    this.#gate.batch(() => {
+      for (const flight of [...this.#flights])
+        this.#cancelFlight(flight, new CancelledError('All requests cancelled'));
+    });
   }
 
   clearCache(): void {
     this.#cache.clear();
+    // Reads already in flight started before the clear: they still answer their callers, but are
+    // not stored and are not joined by later requests (no pre-clear data comes back, e.g. on logout).
+    for (const flight of [...this.#inflight.values()]) {
+      flight.stale = true;
+      this.#inflight.delete(flight.key, flight);
+    }
   }
 
   cancelGroup(group: string): void {
@@ -162,19 +236,29 @@ class KeelClient implements Client {
   }
 
   intelligence(): IntelligenceController {
-    throw new Error('keel: intelligence is not available yet');
+    return (this.#intelligenceController ??= controllerOf(this.#intelligence, [
+      'snapshot',
+      'endpoint',
+      'reset',
+    ]));
   }
+  #intelligenceController: IntelligenceController | undefined;
 
   circuitBreaker(): CircuitBreakerController {
-    throw new Error('keel: the circuit breaker is not available yet');
+    return (this.#circuitController ??= controllerOf(this.#breaker, [
+      'status',
+      'statuses',
+      'reset',
+    ]));
   }
+  #circuitController: CircuitBreakerController | undefined;
 
   scheduler(): SchedulerController {
-    throw new Error('keel: the scheduler is not available yet');
+    return this.#gate.controller;
   }
 
   adaptive(): AdaptiveController {
-    throw new Error('keel: the adaptive engine is not available yet');
+    return this.#adaptive?.controller ?? DISABLED_ADAPTIVE;
   }
 
   resolve(method: HttpMethod, url: string, options?: RequestOptions): RequestSpec {
@@ -185,16 +269,24 @@ class KeelClient implements Client {
     return this.#cache.get(key)?.response as ApiResponse<T> | undefined;
   }
 
-  setCached<T = unknown>(key: string, value: ApiResponse<T> | undefined): void {
+  setCached<T = unknown>(target: string | RequestSpec, value: ApiResponse<T> | undefined): void {
+    const spec = typeof target === 'string' ? undefined : target;
+    const key = spec ? spec.key : (target as string);
     if (value === undefined) {
       if (this.#cache.delete(key)) this.#cache.notify({ type: 'invalidate', key });
       return;
     }
-    this.#cache.set(key, value as ApiResponse);
+    this.#cache.set(key, value as ApiResponse, spec ? { spec } : undefined);
   }
 
   prefetch(spec: RequestSpec): void {
     this.#refetch(spec, false);
+  }
+
+  isFetching(key: string): boolean {
+    const flight = this.#inflight.get(key);
+    // A flight whose last consumer just cancelled it is being torn down: not fetching any more.
+    return flight !== undefined && !flight.tracker.settled;
   }
 
   /** Internals for tests and tooling: live flight and timer-free state. Not part of the API. */
@@ -204,31 +296,50 @@ class KeelClient implements Client {
       inflight: this.#inflight.size,
       cacheSize: this.#cache.size,
       subscriptions: this.#cache.subscriptionCount,
-      listeners: this.#events.listenerCount(),
+      listeners: this.#events.listenerCount() - this.#observerListeners,
+      /** Flights the adaptive observer follows (0 without the engine). */
+      adaptiveFlights: this.#adaptive?.observer.size ?? 0,
     };
   }
 
   // ── stage 1: resolve ──────────────────────────────────────────────────────────────────────
 
+  /**
+   * Resolves without recommendations first (memoized when option-less: such a spec depends on
+   * `METHOD url` only), which yields the endpoint key; if the observers recommend something for
+   * that endpoint, resolves again with it. A recommended spec is never memoized, since the
+   * recommendation changes as samples arrive.
+   */
   #resolve(method: unknown, url: string, options: RequestOptions | undefined): RequestSpec {
     const m = normalizeMethod(method);
-    const recommendation = this.#recommend(m, url);
-    if (options === undefined && recommendation === undefined) {
-      const memoKey = `${m} ${url}`;
-      let spec = this.#specMemo.get(memoKey);
-      if (spec === undefined) {
+    let spec: RequestSpec;
+    if (options === undefined) {
+      let byUrl = this.#specMemo.get(m);
+      if (byUrl === undefined) this.#specMemo.set(m, (byUrl = new Map()));
+      const memo = byUrl.get(url);
+      if (memo === undefined) {
         spec = resolveSpec(this.#config, m, url, undefined, undefined);
-        if (this.#specMemo.size >= SPEC_MEMO_LIMIT) this.#specMemo.clear();
-        this.#specMemo.set(memoKey, spec);
-      }
-      return spec;
+        if (byUrl.size >= SPEC_MEMO_LIMIT) byUrl.clear();
+        byUrl.set(url, spec);
+      } else spec = memo;
+    } else {
+      spec = resolveSpec(this.#config, m, url, options, undefined);
     }
+    const recommendation = this.#recommend(spec);
+    if (recommendation === undefined) return spec;
     return resolveSpec(this.#config, m, url, options, recommendation);
   }
 
-  /** Timeout / strategy recommendation from the observers; none until they are enabled. */
-  #recommend(_method: HttpMethod, _url: string): IntelligenceRecommendation | undefined {
-    return undefined;
+  /**
+   * Timeout / strategy recommendation for the spec's endpoint, if any: intelligence's, with the
+   * adaptive engine's strategy (SWR for a degraded endpoint) taking over for cached reads.
+   */
+  #recommend(spec: RequestSpec): IntelligenceRecommendation | undefined {
+    const observed = this.#intelligence.recommends
+      ? this.#intelligence.recommend(spec.endpoint)
+      : undefined;
+    const strategy = spec.cache ? this.#adaptive?.strategy(spec.endpoint) : undefined;
+    return strategy === undefined ? observed : { ...observed, strategy };
   }
 
   // ── stage 2: cache ────────────────────────────────────────────────────────────────────────
@@ -236,11 +347,16 @@ class KeelClient implements Client {
   #fromCache(spec: RequestSpec): CancellablePromise<ApiResponse> | undefined {
     const entry = this.#cache.get(spec.key);
     if (entry === undefined) return undefined;
-    const fresh = entry.expiresAt > this.#config.clock.now();
+    const now = this.#config.clock.now();
+    // Fresh for the entry's own ttl and for this reader's (a per-request ttl asks for newer data).
+    const fresh = entry.expiresAt > now && now - entry.storedAt < spec.cache!.ttl;
     if (!fresh && spec.cache!.strategy !== 'stale-while-revalidate') return undefined;
+    // Intelligence takes the cache-hit event by a direct call, not a listener: building the
+    // payload and dispatching it would cost more than the hit itself (bench/circuit.bench.mjs).
+    this.#hitObserver?.cacheHit(spec.endpoint);
     if (this.#events.has('cache-hit')) {
       const tracker = new Tracker(spec.key);
-      tracker.succeed(this.#config.clock.now());
+      tracker.succeed(now);
       this.#events.emit('cache-hit', {
         key: spec.key,
         tracker,
@@ -362,7 +478,10 @@ class KeelClient implements Client {
       this.#fail(flight, err);
       return;
     }
-    this.#succeed(flight, response);
+    // The last consumer may have left between the response and here: the flight was cancelled
+    // (and reported so), so it must not also report success or write the cache.
+    if (flight.signal.aborted) this.#fail(flight, flight.signal.reason);
+    else this.#succeed(flight, response);
   }
 
   // ── stage 6: attempts and the retry loop ──────────────────────────────────────────────────
@@ -383,21 +502,25 @@ class KeelClient implements Client {
           clock,
           spec.timeout,
         );
-        this.#gate.release(flight);
+        // The slot is held until finish (or park below), so stats never lose the job.
         return response;
       } catch (err) {
-        this.#gate.release(flight);
         error = err;
       }
       if (flight.signal.aborted) throw flight.signal.reason;
+      // While the adaptive engine throttles the endpoint its base delay is scaled (capped).
+      const scale = this.#adaptive?.retryScale(spec.endpoint, spec.retry.baseDelay);
       const decision = decideRetry({
         error,
         options: spec.retry,
         attempts: tracker.attempts,
+        baseDelayFactor: scale?.baseDelayFactor,
+        maxBaseDelay: scale?.maxBaseDelay,
         now: clock.now(),
         random: this.#config.random,
       });
       if (!decision.retry) throw error;
+      tracker.retry();
       if (this.#events.has('retry')) {
         this.#events.emit('retry', {
           key: spec.key,
@@ -520,6 +643,8 @@ class KeelClient implements Client {
       // Leave the dedup map now: a new request must not join a flight that is being torn down.
       this.#inflight.delete(flight.key, flight);
       flight.controller.abort(error);
+      // The scheduler drops the job now (queued, parked or running): its slot frees at once.
+      this.#gate.cancel(flight);
     }
   }
 
@@ -604,6 +729,15 @@ function flightMatchable(flight: Flight, now: number): Matchable {
   };
 }
 
+/** A frozen facade exposing only a controller's public methods, bound to its implementation. */
+function controllerOf<T extends object, K extends keyof T>(impl: T, methods: K[]): Pick<T, K> {
+  const facade = {} as Pick<T, K>;
+  for (const name of methods) {
+    facade[name] = (impl[name] as (...args: unknown[]) => unknown).bind(impl) as T[K];
+  }
+  return Object.freeze(facade);
+}
+
 function withBody(options: RequestOptions | undefined, body: unknown): RequestOptions | undefined {
   if (body === undefined) return options;
   return options ? { ...options, body } : { body };
@@ -619,4 +753,13 @@ function resolved<T>(value: T): CancellablePromise<T> {
   const p = Promise.resolve(value) as CancellablePromise<T>;
   p.cancel = noop;
   return p;
+}
+
+/** The scheduler's per-endpoint ceiling for the adaptive engine; none in transparent mode. */
+function ceilingSeam(gate: AttemptGate, concurrency: number | undefined): CeilingSeam | undefined {
+  if (!(gate instanceof Scheduler)) return undefined;
+  return {
+    concurrency: concurrency ?? SCHEDULER_DEFAULTS.concurrency,
+    setEndpointCeiling: (endpoint, ceiling) => gate.setEndpointCeiling(endpoint, ceiling),
+  };
 }

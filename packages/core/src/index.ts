@@ -9,6 +9,8 @@ export {
 export { isRetriableStatus, isSuccessStatus } from './attempt/status';
 export type { CacheEntry } from './cache/entry';
 export { CacheStore } from './cache/store';
+export { CIRCUIT_DEFAULTS } from './circuit/options';
+export { isCountableFailure } from './circuit/outcome';
 export { createClient } from './client';
 export { Deduper } from './dedup/deduper';
 export {
@@ -24,6 +26,7 @@ export {
   TimeoutError,
 } from './errors/index';
 export { EventEmitter } from './events/emitter';
+export { INTELLIGENCE_DEFAULTS } from './intelligence/options';
 export { type Clock, systemClock, type TimerHandle } from './internal/clock';
 export { createFingerprint, type FingerprintInput } from './spec/fingerprint';
 export { CACHE_DEFAULTS } from './spec/options';

@@ -444,9 +444,16 @@ export interface Client {
   getCached<T = unknown>(key: string): ApiResponse<T> | undefined;
   /**
    * Writes a response (or data) into the cache for a key and notifies subscribers with `write`,
-   * e.g. for optimistic updates. `undefined` removes the entry.
+   * e.g. for optimistic updates. `undefined` removes the entry. Pass the RequestSpec (from
+   * `resolve`) instead of its key to store it with the entry, so that invalidation can refetch
+   * an entry that was written by hand (its ttl and tags then come from the spec too).
    */
-  setCached<T = unknown>(key: string, value: ApiResponse<T> | undefined): void;
+  setCached<T = unknown>(target: string | RequestSpec, value: ApiResponse<T> | undefined): void;
   /** Starts (or joins) a fetch for a spec with no caller promise: errors are swallowed. */
   prefetch(spec: RequestSpec): void;
+  /**
+   * Whether a read for this key is in flight now: the flight an identical read would join.
+   * Lifecycle events (`request`, `dedup`, `success`, `error`, `cancel`) tell when it may change.
+   */
+  isFetching(key: string): boolean;
 }

@@ -38,6 +38,9 @@ export function resolveRetryOptions(
     retryOn: options.retryOn ?? base.retryOn,
     respectRetryAfter: options.respectRetryAfter ?? base.respectRetryAfter,
   };
+  if (typeof r.attempts !== 'number') {
+    throw new TypeError(`keel: retry.attempts must be a number, got ${typeof r.attempts}`);
+  }
   if (!Number.isInteger(r.attempts) || r.attempts < 1) {
     throw new RangeError(`keel: retry.attempts must be an integer >= 1, got ${String(r.attempts)}`);
   }
@@ -54,8 +57,14 @@ export function resolveRetryOptions(
   return r;
 }
 
+/** A duration option: a non-number is a TypeError, a negative / NaN / infinite one a RangeError. */
 export function checkMs(name: string, value: unknown): void {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+  if (typeof value !== 'number') {
+    throw new TypeError(
+      `keel: ${name} must be a number of ms, got ${typeof value} ${String(value)}`,
+    );
+  }
+  if (!Number.isFinite(value) || value < 0) {
     throw new RangeError(`keel: ${name} must be a finite number >= 0, got ${String(value)}`);
   }
 }
@@ -114,7 +123,8 @@ export function decideRetry({
   const delay = computeDelay({
     attempts,
     baseDelay,
-    maxDelay: Math.max(options.maxDelay, baseDelay),
+    // Only an adaptive scale-up may lift the cap; a caller's own maxDelay always caps its baseDelay.
+    maxDelay: baseDelayFactor > 1 ? Math.max(options.maxDelay, baseDelay) : options.maxDelay,
     backoff: options.backoff,
     jitter: options.jitter,
     random,

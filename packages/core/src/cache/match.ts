@@ -15,10 +15,11 @@ export type TargetMatcher = (item: Matchable) => boolean;
  * Compiles an invalidation target once into a predicate.
  * - string: a path, segment-aware. `/users` matches `/users`, `/users/7`, `/users?x=1`, not
  *   `/users-x`. An absolute URL also pins the origin. A trailing slash is ignored; `/` is all.
+ *   A relative path also matches under the path of `baseURL` (the client's), when it has one.
  * - string[]: tags; an entry matches when it carries any of them.
  * - function: a predicate over CacheMeta.
  */
-export function compileTarget(target: InvalidateTarget): TargetMatcher {
+export function compileTarget(target: InvalidateTarget, baseURL?: string): TargetMatcher {
   if (typeof target === 'function') return (item) => Boolean(target(item.meta()));
   if (Array.isArray(target)) {
     for (const t of target) {
@@ -43,8 +44,25 @@ export function compileTarget(target: InvalidateTarget): TargetMatcher {
     const q = path.search(/[?#]/);
     if (q !== -1) path = path.slice(0, q);
     if (!path.startsWith('/')) path = `/${path}`;
+    // A relative target is written like the request URLs, which were joined onto a baseURL that
+    // may carry a path (`/v1`): `/users` must also reach the entries stored as `/v1/users`.
+    const basePath = baseURL ? basePathOf(baseURL) : '';
+    if (basePath !== '') {
+      const bare = pathMatcher(path);
+      const prefixed = pathMatcher(basePath + path);
+      return (item) => bare(item) || prefixed(item);
+    }
   }
   return pathMatcher(path, origin);
+}
+
+function basePathOf(baseURL: string): string {
+  try {
+    const p = new URL(baseURL).pathname;
+    return p.endsWith('/') ? p.slice(0, -1) : p;
+  } catch {
+    return '';
+  }
 }
 
 export function pathMatcher(path: string, origin?: string): TargetMatcher {

@@ -55,6 +55,10 @@ export class CacheStore {
     return this.#entries.get(key);
   }
 
+  has(key: string): boolean {
+    return this.#entries.has(key);
+  }
+
   /** True while the entry is within its ttl. */
   isFresh(entry: CacheEntry, now: number = this.#clock.now()): boolean {
     return entry.expiresAt > now;

@@ -6,6 +6,9 @@ export type Admission = { ok: true; probe: boolean } | { ok: false; error: Circu
 
 export const ADMIT: Admission = Object.freeze({ ok: true, probe: false });
 
+/** Admitted as the single half-open probe of its circuit. */
+export const ADMIT_PROBE: Admission = Object.freeze({ ok: true, probe: true });
+
 /**
  * The pipeline's circuit stage, consulted by flight owners only (cache hits and dedup joins
  * bypass it). It learns outcomes from lifecycle events, never from the pipeline directly.

@@ -26,6 +26,28 @@ export class Deduper<V> {
     return this.#inflight.delete(key);
   }
 
+  /**
+   * Standalone coalescing: the value in flight for `key`, or a new one from `start`. A promise is
+   * forgotten once it settles, so the next call after that starts afresh.
+   *
+   * @example
+   * const d = new Deduper<Promise<User>>();
+   * const [a, b] = [d.run('u7', load), d.run('u7', load)]; // one load() call, a === b
+   */
+  run(key: string, start: () => V): V {
+    const current = this.#inflight.get(key);
+    if (current !== undefined) return current;
+    const value = start();
+    this.#inflight.set(key, value);
+    if (isThenable(value)) {
+      const forget = () => {
+        this.delete(key, value);
+      };
+      value.then(forget, forget);
+    }
+    return value;
+  }
+
   values(): IterableIterator<V> {
     return this.#inflight.values();
   }
@@ -33,4 +55,12 @@ export class Deduper<V> {
   clear(): void {
     this.#inflight.clear();
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
 }

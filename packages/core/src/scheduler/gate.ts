@@ -1,6 +1,8 @@
+import type { CancelledError } from '../errors/cancelled-error';
 import type { Clock } from '../internal/clock';
 import { sleep } from '../internal/sleep';
-import type { ParkReason, RequestSpec } from '../types';
+import type { ParkReason, RequestSpec, SchedulerController } from '../types';
+import { TransparentController } from './controller';
 
 /**
  * What the scheduler sees of a flight. Only flight owners become jobs; dedup joiners never take
@@ -18,34 +20,69 @@ export interface SchedulerJob {
 /**
  * The pipeline's scheduler stage, called around every network attempt of a flight:
  *
- *   enter ─► acquire ─► attempt ─► release ─┬─► finish
- *               ▲                           └─► park (retry wait) ─┐
- *               └──────────────────────────────────────────────────┘
+ *   enter ─► acquire ─► attempt ─┬─► finish
+ *               ▲                └─► park (retry wait: the slot is released) ─┐
+ *               └────────────────────────────────────────────────────────────┘
  *
- * `acquire` returns null when the job may start at once, so transparent mode costs no await.
+ * A job holds its slot from `acquire` until `park` or `finish`, so it is counted as exactly one
+ * of active / queued / delayed at every moment (no gap between an attempt and its outcome).
+ * `acquire` returns null when the job may start at once, so transparent mode costs no await; a
+ * returned promise resolves when the job gets its slot, or rejects (the job's signal reason when
+ * it was cancelled, CircuitOpenError when its circuit opened while it waited).
  */
 export interface AttemptGate {
   readonly enabled: boolean;
+  /** The public face: `client.scheduler()`. */
+  readonly controller: SchedulerController;
   enter(job: SchedulerJob): void;
   acquire(job: SchedulerJob): Promise<void> | null;
-  release(job: SchedulerJob): void;
-  /** A retry wait (backoff / Retry-After): the job holds no slot while parked. */
+  /** A retry wait (backoff / Retry-After): releases the slot; the job holds none while parked. */
   park(job: SchedulerJob, reason: ParkReason, delay: number): Promise<void>;
+  /**
+   * The client aborted the job's signal (a caller cancel, cancelAll, a group cancel): drop the
+   * job now, whatever its state, so the slot frees and stats move at once. Every path that aborts
+   * a job's signal must call this; the scheduler adds no abort listener of its own.
+   */
+  cancel(job: SchedulerJob): void;
   /** The job's lifecycle ended: `completed` (success or error) or `rejected` (cancelled). */
   finish(job: SchedulerJob, outcome: 'completed' | 'rejected'): void;
+  /** Runs `fn` with dispatch held, then dispatches once (no job starts only to be cancelled). */
+  batch(fn: () => void): void;
 }
 
-/** No scheduler: every attempt starts at once and a retry wait is a plain sleep. */
+/** What the scheduler needs from the client: time, events, the circuit peek, cancellation. */
+export interface SchedulerHooks {
+  clock: Clock;
+  /** The circuit guard's `permits(endpoint)` peek for the pre-start gate. */
+  permits(endpoint: string): boolean;
+  /**
+   * Cancels a job's flight for a group cancel: every consumer is rejected with `error` and the
+   * client calls `cancel(job)` as it aborts the flight.
+   */
+  cancelJob(job: SchedulerJob, error: CancelledError): void;
+}
+
+/** No scheduler: every attempt starts at once, a retry wait is a plain sleep, nothing is emitted. */
 export class TransparentGate implements AttemptGate {
   readonly enabled = false;
-  constructor(private readonly clock: Clock) {}
+  readonly controller: SchedulerController;
+  readonly #clock: Clock;
+
+  /** `priority` mirrors the (disabled) option so `prioritize` answers as it would when enabled. */
+  constructor(clock: Clock, priority = false) {
+    this.#clock = clock;
+    this.controller = new TransparentController(priority);
+  }
   enter(): void {}
   acquire(): null {
     return null;
   }
-  release(): void {}
   park(job: SchedulerJob, _reason: ParkReason, delay: number): Promise<void> {
-    return sleep(this.clock, delay, job.signal);
+    return sleep(this.#clock, delay, job.signal);
   }
+  cancel(): void {}
   finish(): void {}
+  batch(fn: () => void): void {
+    fn();
+  }
 }

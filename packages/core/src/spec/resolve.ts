@@ -25,6 +25,8 @@ const NO_TAGS: readonly string[] = Object.freeze([]);
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 export function normalizeMethod(method: unknown): HttpMethod {
+  // Fast path: the client's own helpers (get, post, ...) pass canonical names.
+  if (METHODS.has(method as string)) return method as HttpMethod;
   const m = typeof method === 'string' ? method.toUpperCase() : method;
   if (typeof m !== 'string' || !METHODS.has(m)) {
     throw new TypeError(
@@ -86,6 +88,7 @@ export function resolveSpec(
     if (serialized.contentType && headers['content-type'] === undefined) {
       headers = { ...headers, 'content-type': serialized.contentType };
     }
+    if (typeof options.body === 'string') checkJsonText(options.body, headers['content-type']);
   }
 
   const timeout = options?.timeout ?? recommendation?.timeout ?? config.timeout;
@@ -109,6 +112,12 @@ export function resolveSpec(
     );
   }
 
+  // Only GET is cached, but a bad cache option is reported whatever the method.
+  const cache =
+    method === 'GET' || options?.cache !== undefined
+      ? resolveRequestCache(config, options, recommendation)
+      : null;
+
   return Object.freeze({
     method,
     url: parsed.href,
@@ -124,12 +133,27 @@ export function resolveSpec(
     headers,
     body,
     timeout,
-    cache: method === 'GET' ? resolveRequestCache(config, options, recommendation) : null,
+    cache: method === 'GET' ? cache : null,
     retry,
     tags,
     priority,
     group: options?.scheduler?.group,
   });
+}
+
+const JSON_TYPE = /[/+]json\b/i;
+
+/** A string body sent as JSON must be JSON: a malformed one is a TypeError, not a server 400. */
+function checkJsonText(text: string, contentType: string | undefined): void {
+  if (contentType === undefined || !JSON_TYPE.test(contentType)) return;
+  try {
+    JSON.parse(text);
+  } catch (cause) {
+    throw new TypeError(
+      `keel: request body is not valid JSON but its content-type is ${contentType}: ${(cause as Error).message}`,
+      { cause },
+    );
+  }
 }
 
 function resolveRequestCache(

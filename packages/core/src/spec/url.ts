@@ -36,7 +36,9 @@ export function canonicalizeURL(url: string): string {
     throw new TypeError(`keel: invalid URL "${url}"`, { cause });
   }
   u.hash = '';
-  if (u.search.length > 1) {
+  // `new URL('x?')` keeps a bare `?` in href; it means the same as no query.
+  if (u.search === '') u.search = '';
+  else {
     u.searchParams.sort();
     // URLSearchParams serializes spaces as '+'; keep the %20 form so keys match buildQuery's.
     u.search = u.searchParams.toString().replace(/\+/g, '%20');

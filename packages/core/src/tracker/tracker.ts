@@ -42,6 +42,12 @@ export class Tracker {
     if (this.attempts > 1) this.state = 'retrying';
   }
 
+  /** A retry was scheduled: the request is `retrying` from the moment it waits to try again. */
+  retry(): void {
+    if (this.settled || this.state === 'idle') return;
+    this.state = 'retrying';
+  }
+
   succeed(now: number): void {
     this.#end('success', now, undefined);
   }

@@ -1,0 +1,314 @@
+// @keel/core request scheduler benchmark (issue 4): keel's scheduler through the client vs p-queue
+// and bottleneck configured the same, in one run; results printed as a markdown table.
+//
+//   cd packages/core && npx tsup && cd ../.. && node --expose-gc bench/scheduler.bench.mjs
+//
+// Workload: N jobs submitted at once, concurrency 8, priorities on, mixed priorities (1/3 each of
+// high, normal, low), every job's work is an immediately-resolving fetch whose body is read and
+// JSON-parsed. keel runs `createClient({ cache: { enabled: false }, scheduler: { concurrency: 8,
+// priority: true } })` (circuit breaker and intelligence at their defaults; "observers off" turns
+// them off) with distinct URLs `/items?i=<n>` (one endpoint, no dedup). p-queue: `new PQueue({
+// concurrency: 8 })`, `add(job, { priority })`. bottleneck: `new Bottleneck({ maxConcurrent: 8 })`,
+// `schedule({ priority }, job)`. Contenders alternate inside each round (the start rotates); each
+// figure is the median over rounds; a ratio is the median of per-round ratios to p-queue.
+// bottleneck needs ~3.5 ms per job whatever the queue size (its dispatch goes through timers), so
+// 100,000 jobs take ~6 minutes: it runs once (BOTTLENECK_N jobs, default 100,000; 0 skips it) and
+// its ratio is against the median p-queue time.
+//
+// "keel Scheduler alone" measures the queue itself, like for like with p-queue: the Scheduler class
+// bundled from packages/core/src (esbuild, into bench/.out/) driven through its gate API (enter,
+// acquire, finish) with the same job; no spec resolution, dedup, tracker or flight around it.
+//
+// Flatness: per-job cost (µs) with 1,000 / 10,000 / 100,000 jobs queued at once.
+import { mkdirSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { createClient } from '@keel/core';
+import Bottleneck from 'bottleneck';
+import PQueue from 'p-queue';
+
+const N = 100_000;
+const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const CONCURRENCY = 8;
+const PRIORITIES = ['high', 'normal', 'low'];
+
+function getGc() {
+  if (typeof globalThis.gc === 'function') return globalThis.gc;
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc');
+}
+const gc = getGc();
+const now = () => performance.now();
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const fmtInt = (x) => Math.round(x).toLocaleString('en-US');
+
+// ── the shared fetch: resolves at once with a small JSON body ───────────────────────────────────
+
+const BODY = '{"ok":true}';
+const HEADERS = new Headers({ 'content-type': 'application/json' });
+/** A minimal Response (status, headers, text) so fetch itself costs next to nothing for everyone. */
+const response = {
+  status: 200,
+  statusText: 'OK',
+  ok: true,
+  headers: HEADERS,
+  text: () => Promise.resolve(BODY),
+};
+let fetchCalls = 0;
+const fakeFetch = () => {
+  fetchCalls++;
+  return Promise.resolve(response);
+};
+/** The job the generic queues run: the same fetch, body read and parsed, as keel does. */
+const job = (url) => () =>
+  fakeFetch(url)
+    .then((r) => r.text())
+    .then(JSON.parse);
+
+// ── contenders: each returns elapsed ms for n jobs ──────────────────────────────────────────────
+
+async function runKeel(n, observers = true) {
+  const client = createClient({
+    fetch: fakeFetch,
+    cache: { enabled: false },
+    scheduler: { concurrency: CONCURRENCY, priority: true },
+    ...(observers ? {} : { intelligence: { enabled: false }, circuitBreaker: { enabled: false } }),
+  });
+  const t = now();
+  const all = new Array(n);
+  for (let i = 0; i < n; i++) {
+    all[i] = client.get(`/items?i=${i}`, {
+      baseURL: 'https://api.test',
+      priority: PRIORITIES[i % 3],
+    });
+  }
+  await Promise.all(all);
+  const elapsed = now() - t;
+  const s = client.scheduler().stats();
+  if (s.completed !== n || s.active + s.queued + s.delayed !== 0) {
+    throw new Error(`keel: unexpected stats ${JSON.stringify(s)}`);
+  }
+  return elapsed;
+}
+
+async function runPQueue(n) {
+  const queue = new PQueue({ concurrency: CONCURRENCY });
+  const t = now();
+  const all = new Array(n);
+  for (let i = 0; i < n; i++) {
+    // p-queue: a higher number runs first.
+    all[i] = queue.add(job(`https://api.test/items?i=${i}`), { priority: 2 - (i % 3) });
+  }
+  await Promise.all(all);
+  return now() - t;
+}
+
+async function runBottleneck(n) {
+  const limiter = new Bottleneck({ maxConcurrent: CONCURRENCY });
+  const t = now();
+  const all = new Array(n);
+  for (let i = 0; i < n; i++) {
+    // bottleneck: 0 is the highest priority, 9 the lowest (default 5).
+    all[i] = limiter.schedule({ priority: [3, 5, 7][i % 3] }, job(`https://api.test/items?i=${i}`));
+  }
+  await Promise.all(all);
+  const elapsed = now() - t;
+  await limiter.stop({ dropWaitingJobs: false });
+  return elapsed;
+}
+
+/** The Scheduler class and what it needs, bundled from source (it is not a public export). */
+async function loadScheduler() {
+  const { build } = await import('esbuild');
+  const here = dirname(fileURLToPath(import.meta.url));
+  const outfile = join(here, '.out', 'scheduler-alone.mjs');
+  mkdirSync(dirname(outfile), { recursive: true });
+  await build({
+    stdin: {
+      contents: [
+        "export { Scheduler } from './scheduler/scheduler.ts';",
+        "export { resolveSchedulerOptions } from './scheduler/options.ts';",
+        "export { EventEmitter } from './events/emitter.ts';",
+        "export { systemClock } from './internal/clock.ts';",
+      ].join('\n'),
+      resolveDir: join(here, '..', 'packages', 'core', 'src'),
+      loader: 'ts',
+    },
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'es2022',
+    outfile,
+    logLevel: 'warning',
+  });
+  return import(pathToFileURL(outfile).href);
+}
+const core = await loadScheduler();
+const neverAborted = new AbortController().signal;
+
+async function runSchedulerAlone(n) {
+  const s = new core.Scheduler(
+    core.resolveSchedulerOptions({ concurrency: CONCURRENCY, priority: true }),
+    new core.EventEmitter(),
+    { clock: core.systemClock, permits: () => true, cancelJob: () => {} },
+  );
+  const t = now();
+  const all = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const url = `https://api.test/items?i=${i}`;
+    const job = {
+      id: i,
+      probe: false,
+      signal: neverAborted,
+      spec: {
+        key: url,
+        url,
+        method: 'GET',
+        endpoint: 'GET /items',
+        host: 'api.test',
+        priority: PRIORITIES[i % 3],
+        group: undefined,
+      },
+    };
+    const work = () =>
+      fakeFetch(url)
+        .then((r) => r.text())
+        .then(JSON.parse)
+        .then((data) => {
+          s.finish(job, 'completed');
+          return data;
+        });
+    s.enter(job);
+    const wait = s.acquire(job);
+    all[i] = wait === null ? work() : wait.then(work);
+  }
+  await Promise.all(all);
+  const elapsed = now() - t;
+  const st = s.stats();
+  if (st.completed !== n || st.active + st.queued + st.delayed !== 0) {
+    throw new Error(`scheduler alone: unexpected stats ${JSON.stringify(st)}`);
+  }
+  return elapsed;
+}
+
+const contenders = [
+  { name: 'p-queue', run: runPQueue },
+  { name: 'keel (client)', run: (n) => runKeel(n, true) },
+  { name: 'keel (client, observers off)', run: (n) => runKeel(n, false) },
+  { name: 'keel Scheduler alone', run: runSchedulerAlone },
+];
+const BOTTLENECK_N = Number(process.env.BOTTLENECK_N ?? N);
+
+async function measure(run, n) {
+  gc();
+  return run(n);
+}
+
+// ── 1. throughput, 100,000 jobs ─────────────────────────────────────────────────────────────────
+
+console.log(
+  `scheduler bench: ${N.toLocaleString('en-US')} jobs, concurrency ${CONCURRENCY}, ${ROUNDS} rounds`,
+);
+for (const c of contenders) await measure(c.run, 10_000); // warm-up
+if (BOTTLENECK_N > 0) await measure(runBottleneck, 200);
+
+const times = Object.fromEntries(contenders.map((c) => [c.name, []]));
+const ratios = Object.fromEntries(contenders.map((c) => [c.name, []]));
+for (let round = 0; round < ROUNDS; round++) {
+  const order = contenders.map((_, i) => contenders[(i + round) % contenders.length]);
+  const roundTimes = {};
+  for (const c of order) {
+    fetchCalls = 0;
+    roundTimes[c.name] = await measure(c.run, N);
+    if (fetchCalls !== N) throw new Error(`${c.name}: ${fetchCalls} fetch calls, expected ${N}`);
+  }
+  for (const c of contenders) {
+    times[c.name].push(roundTimes[c.name]);
+    // ratio of throughputs = baseline time / contender time
+    ratios[c.name].push(roundTimes['p-queue'] / roundTimes[c.name]);
+  }
+  console.log(
+    `round ${round + 1}: ${contenders.map((c) => `${c.name} ${fmtInt((N / roundTimes[c.name]) * 1000)} jobs/s`).join(', ')}`,
+  );
+}
+
+const rows = [];
+for (const c of contenders) {
+  const t = median(times[c.name]);
+  const r = median(ratios[c.name]);
+  rows.push({
+    contender: c.name,
+    jobs: N,
+    jobsPerSec: (N / t) * 1000,
+    usPerJob: (t * 1000) / N,
+    ratio: r,
+  });
+}
+if (BOTTLENECK_N > 0) {
+  fetchCalls = 0;
+  const t = await measure(runBottleneck, BOTTLENECK_N);
+  if (fetchCalls !== BOTTLENECK_N) throw new Error(`bottleneck: ${fetchCalls} fetch calls`);
+  const pqPerJob = median(times['p-queue']) / N;
+  rows.push({
+    contender: 'bottleneck (1 run)',
+    jobs: BOTTLENECK_N,
+    jobsPerSec: (BOTTLENECK_N / t) * 1000,
+    usPerJob: (t * 1000) / BOTTLENECK_N,
+    ratio: pqPerJob / (t / BOTTLENECK_N),
+  });
+  console.log(`bottleneck: ${fmtInt((BOTTLENECK_N / t) * 1000)} jobs/s`);
+}
+
+// ── 2. flatness: per-job cost at 1k / 10k / 100k queued ─────────────────────────────────────────
+
+const SIZES = [1_000, 10_000, 100_000];
+const flat = [];
+for (const size of SIZES) {
+  const client = [];
+  const alone = [];
+  const pq = [];
+  // Repeat small sizes so each figure covers more work (median of the repeats).
+  const reps = Math.max(ROUNDS, Math.min(30, 100_000 / size));
+  for (let i = 0; i < reps; i++) {
+    client.push(((await measure((n) => runKeel(n, true), size)) * 1000) / size);
+    alone.push(((await measure(runSchedulerAlone, size)) * 1000) / size);
+    pq.push(((await measure(runPQueue, size)) * 1000) / size);
+  }
+  flat.push({ size, keel: median(client), alone: median(alone), pqueue: median(pq) });
+}
+
+// ── report ──────────────────────────────────────────────────────────────────────────────────────
+
+const cpu = cpus();
+console.log(
+  `\nRun: ${new Date().toUTCString()} · ${cpu.length} cores, ${cpu[0]?.model.trim()}, Node ${process.version}\n`,
+);
+console.log('| contender | jobs | jobs/s | µs/job | throughput ratio to p-queue |');
+console.log('|---|---:|---:|---:|---:|');
+for (const r of rows) {
+  console.log(
+    `| ${r.contender} | ${fmtInt(r.jobs)} | ${fmtInt(r.jobsPerSec)} | ${r.usPerJob.toFixed(2)} | ${r.ratio.toFixed(r.ratio < 0.1 ? 4 : 2)}× |`,
+  );
+}
+console.log(
+  '\n| jobs queued at once | keel (client) µs/job | keel Scheduler alone µs/job | p-queue µs/job |',
+);
+console.log('|---:|---:|---:|---:|');
+for (const f of flat) {
+  console.log(
+    `| ${fmtInt(f.size)} | ${f.keel.toFixed(2)} | ${f.alone.toFixed(2)} | ${f.pqueue.toFixed(2)} |`,
+  );
+}
+for (const name of ['keel (client)', 'keel Scheduler alone']) {
+  const row = rows.find((r) => r.contender === name);
+  console.log(
+    `target (>= p-queue throughput), ${name}: ${row.ratio >= 1 ? 'met' : 'not met'} (${row.ratio.toFixed(2)}×)`,
+  );
+}

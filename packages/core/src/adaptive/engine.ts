@@ -1,0 +1,175 @@
+import { endpointKey } from '../internal/endpoint';
+import type { AdaptiveController, AdaptiveMetrics, EndpointAdaptiveState } from '../types';
+import type { DecisionListener } from './decision';
+import type { ResolvedAdaptiveOptions } from './options';
+import type { Outcome } from './outcome-ring';
+import { EndpointProfile, type ProfileEnv, type SWR, zeroMetrics } from './profile';
+
+export interface AdaptiveEngineInit {
+  options: ResolvedAdaptiveOptions;
+  /** The client's injected clock: latencies and decision times come from it, never Date.now. */
+  clock: { now(): number };
+  /** The scheduler's configured concurrency; omit when there is no scheduler. */
+  schedulerConcurrency?: number | undefined;
+  /** Told about every decision, in order (the client applies ceilings through it). */
+  onDecision?: DecisionListener | undefined;
+}
+
+/** A retry-loop adjustment for `decideRetry` (`baseDelayFactor` / `maxBaseDelay`). */
+export interface RetryScale {
+  baseDelayFactor: number;
+  maxBaseDelay: number;
+}
+
+/**
+ * The adaptive engine: per endpoint key, signals in, deterministic decisions out
+ * (signals → windows → ceiling / retry throttle / strategy). It is pure bookkeeping: no timers,
+ * no randomness, time only from the injected clock, and it touches neither the scheduler nor the
+ * retry loop; the client applies what it decides (`onDecision`, `ceiling`, `retryScale`,
+ * `strategy`).
+ *
+ * Fed by the AdaptiveObserver (observer.ts), which turns lifecycle events into `started` /
+ * `ended` calls; `record` adds a sample directly.
+ */
+export class AdaptiveEngine {
+  readonly options: ResolvedAdaptiveOptions;
+  readonly #clock: { now(): number };
+  readonly #env: ProfileEnv;
+  readonly #profiles = new Map<string, EndpointProfile>();
+
+  constructor(init: AdaptiveEngineInit) {
+    this.options = init.options;
+    this.#clock = init.clock;
+    const onDecision = init.onDecision;
+    const configured = init.schedulerConcurrency ?? Number.POSITIVE_INFINITY;
+    this.#env = {
+      options: init.options,
+      configured,
+      ceilings: init.options.concurrency && init.schedulerConcurrency !== undefined,
+      emit: onDecision ?? noDecisionListener,
+    };
+  }
+
+  /** True when concurrency decisions reach a scheduler. */
+  get adaptsCeilings(): boolean {
+    return this.#env.ceilings;
+  }
+
+  // ── feeding ─────────────────────────────────────────────────────────────────────────────────
+
+  /** A measured attempt started: it counts in `signals.active` until `ended`. */
+  started(endpoint: string): void {
+    this.#profile(endpoint).active++;
+  }
+
+  /**
+   * A measured attempt ended: with an outcome it is a sample of `latencyMs`; without one
+   * (cancelled) it only leaves `active`.
+   */
+  ended(endpoint: string, latencyMs: number, outcome: Outcome | undefined): void {
+    const profile = this.#profile(endpoint);
+    if (profile.active > 0) profile.active--;
+    if (outcome !== undefined) profile.record(Math.max(0, latencyMs), outcome, this.#clock.now());
+  }
+
+  /** Adds one sample directly (what `end` does after computing the latency). */
+  record(endpoint: string, latencyMs: number, outcome: Outcome): void {
+    this.#profile(endpoint).record(latencyMs, outcome, this.#clock.now());
+  }
+
+  // ── what the client applies ─────────────────────────────────────────────────────────────────
+
+  /** The effective ceiling of an endpoint, or undefined when it is not adapted (yet). */
+  ceiling(endpoint: string): number | undefined {
+    if (!this.#env.ceilings) return undefined;
+    return this.#profiles.get(endpoint)?.effective;
+  }
+
+  /**
+   * The retry adjustment while throttled (undefined when nominal): the base delay is multiplied
+   * by backoffFactor and capped at maxBackoffMs, but never pushed below the request's own base
+   * delay. A server Retry-After still wins: decideRetry checks it before any backoff.
+   */
+  retryScale(endpoint: string, baseDelay: number): RetryScale | undefined {
+    const profile = this.#profiles.get(endpoint);
+    if (profile === undefined || profile.retryMultiplier === 1) return undefined;
+    return {
+      baseDelayFactor: profile.retryMultiplier,
+      maxBaseDelay: Math.max(this.options.maxBackoffMs, baseDelay),
+    };
+  }
+
+  /** `stale-while-revalidate` while the endpoint is degraded and the SWR switch is on. */
+  strategy(endpoint: string): typeof SWR | undefined {
+    return this.#profiles.get(endpoint)?.strategy;
+  }
+
+  // ── readout ─────────────────────────────────────────────────────────────────────────────────
+
+  state(endpoint: string): EndpointAdaptiveState | undefined {
+    return this.#profiles.get(endpoint)?.state();
+  }
+
+  snapshot(): { enabled: boolean; endpoints: Record<string, EndpointAdaptiveState> } {
+    const endpoints: Record<string, EndpointAdaptiveState> = {};
+    for (const [key, profile] of this.#profiles) endpoints[key] = profile.state();
+    return { enabled: true, endpoints };
+  }
+
+  /** Engine-wide counters: the sum over endpoints (profiles only go away all at once, on reset). */
+  metrics(): AdaptiveMetrics {
+    const total = zeroMetrics();
+    for (const { counters } of this.#profiles.values()) {
+      total.decisions += counters.decisions;
+      total.concurrencyReductions += counters.concurrencyReductions;
+      total.concurrencyRecoveries += counters.concurrencyRecoveries;
+      total.throttles += counters.throttles;
+      total.retryChanges += counters.retryChanges;
+    }
+    return total;
+  }
+
+  /** Endpoints whose ceiling is below the configured one now (the client restores them on reset). */
+  reducedEndpoints(): string[] {
+    const out: string[] = [];
+    for (const [key, p] of this.#profiles) if (p.effective < this.#env.configured) out.push(key);
+    return out;
+  }
+
+  /** Forgets every learned profile (rule 8). */
+  reset(): void {
+    this.#profiles.clear();
+  }
+
+  /** The public AdaptiveController view of this engine. */
+  controller(onReset?: () => void): AdaptiveController {
+    return {
+      snapshot: () => this.snapshot(),
+      endpoint: (method, path) => this.state(endpointKey(method, path)),
+      metrics: () => this.metrics(),
+      reset: () => {
+        onReset?.();
+        this.reset();
+      },
+    };
+  }
+
+  #profile(endpoint: string): EndpointProfile {
+    let profile = this.#profiles.get(endpoint);
+    if (profile === undefined) {
+      profile = new EndpointProfile(endpoint, this.#env);
+      this.#profiles.set(endpoint, profile);
+    }
+    return profile;
+  }
+}
+
+/** The controller of a client without the adaptive engine: nothing measured, nothing decided. */
+export const DISABLED_ADAPTIVE: AdaptiveController = Object.freeze({
+  snapshot: () => ({ enabled: false, endpoints: {} }),
+  endpoint: () => undefined,
+  metrics: zeroMetrics,
+  reset: () => {},
+});
+
+function noDecisionListener(): void {}

@@ -1,0 +1,250 @@
+import { describe, expect, it } from 'vitest';
+import { CancelledError } from '../errors/cancelled-error';
+import { CircuitOpenError } from '../errors/circuit-open-error';
+import { HttpError } from '../errors/http-error';
+import { ParseError } from '../errors/parse-error';
+import { TimeoutError } from '../errors/timeout-error';
+import { EventEmitter } from '../events/emitter';
+import { Tracker } from '../tracker/tracker';
+import type { ClientEvents } from '../types';
+import { AdaptiveEngine } from './engine';
+import { AdaptiveObserver, classify } from './observer';
+import { resolveAdaptiveOptions } from './options';
+
+const EP = 'GET /a';
+const URL_A = 'https://api.test/a';
+
+/** An engine with 2-sample windows, its observer on a bare emitter, and event helpers. */
+function harness(scheduled: boolean) {
+  let now = 0;
+  const clock = { now: () => now };
+  const options = resolveAdaptiveOptions({ enabled: true, latencyWindow: 4, outcomeWindow: 2 })!;
+  const engine = new AdaptiveEngine({ options, clock });
+  const samples: { latency: number; outcome: string }[] = [];
+  // Spy on samples through the public readout: wrap `ended` to log what reaches the rings.
+  const ended = engine.ended.bind(engine);
+  engine.ended = (endpoint, latency, outcome) => {
+    if (outcome !== undefined) samples.push({ latency, outcome });
+    ended(endpoint, latency, outcome);
+  };
+  const events = new EventEmitter<ClientEvents>();
+  const observer = new AdaptiveObserver(engine, clock, scheduled);
+  const off = observer.observe(events);
+  const base = (id: number, key = 'k1') => ({
+    id,
+    key,
+    method: 'GET' as const,
+    url: URL_A,
+    priority: 'normal' as const,
+  });
+  return {
+    engine,
+    events,
+    observer,
+    off,
+    samples,
+    at(ms: number) {
+      now = ms;
+    },
+    request(key = 'k1', endpoint = EP) {
+      const tracker = new Tracker(key);
+      tracker.start(now);
+      events.emit('request', { key, method: 'GET', url: URL_A, tracker, endpoint, probe: false });
+      return tracker;
+    },
+    queued: (id: number, key = 'k1') =>
+      events.emit('request-queued', { ...base(id, key), position: 1 }),
+    started: (id: number, key = 'k1') => events.emit('request-started', base(id, key)),
+    delayed: (id: number, reason: 'backoff' | 'rate-limit' = 'backoff') =>
+      events.emit('request-delayed', { ...base(id), reason, delay: 100 }),
+    rejected: (id: number) => events.emit('request-rejected', { ...base(id), reason: 'cancelled' }),
+    retry: (tracker: Tracker, error: unknown, delay = 0) =>
+      events.emit('retry', {
+        key: tracker.key,
+        tracker,
+        attempts: 1,
+        delay,
+        error,
+        endpoint: EP,
+      }),
+    success: (tracker: Tracker) =>
+      events.emit('success', {
+        key: tracker.key,
+        tracker,
+        response: { data: null, status: 200, statusText: 'OK', headers: new Headers() },
+        endpoint: EP,
+      }),
+    error: (tracker: Tracker, error: unknown) =>
+      events.emit('error', { key: tracker.key, tracker, error, endpoint: EP }),
+    cancel: (tracker: Tracker, final: boolean, key = tracker.key) =>
+      events.emit('cancel', { key, tracker, endpoint: EP, final }),
+  };
+}
+
+describe('AdaptiveObserver, transparent mode', () => {
+  it('measures from `request` to `success`', () => {
+    const h = harness(false);
+    h.at(1000);
+    const t = h.request();
+    expect(h.engine.state(EP)!.signals.active).toBe(1);
+    h.at(1120);
+    h.success(t);
+    expect(h.samples).toEqual([{ latency: 120, outcome: 'took' }]);
+    expect(h.engine.state(EP)!.signals.active).toBe(0);
+    expect(h.observer.size).toBe(0);
+  });
+
+  it('ends an attempt at `retry` and starts the next when the wait ends', () => {
+    const h = harness(false);
+    const t = h.request();
+    h.at(100);
+    h.retry(t, new HttpError(429), 500);
+    h.at(680);
+    h.error(t, new HttpError(503));
+    expect(h.samples).toEqual([
+      { latency: 100, outcome: 'rateLimited' },
+      { latency: 80, outcome: 'error' },
+    ]);
+  });
+
+  it('a cancelled flight is no sample, whether its owner or a joiner was the last to leave', () => {
+    const h = harness(false);
+    const owner = h.request('k1');
+    h.cancel(owner, true);
+    const other = h.request('k2');
+    other.cancel(0); // the client cancels the flight's own tracker before emitting `cancel`
+    h.cancel(new Tracker('k2'), true, 'k2'); // ... with the joiner's tracker in the payload
+    expect(h.samples).toEqual([]);
+    expect(h.observer.size).toBe(0);
+    expect(h.engine.state(EP)!.signals.active).toBe(0);
+  });
+
+  it('ignores a non-final cancel and events of flights it never saw', () => {
+    const h = harness(false);
+    const t = h.request();
+    h.cancel(t, false);
+    h.success(new Tracker('k9'));
+    h.at(10);
+    h.success(t);
+    expect(h.samples).toEqual([{ latency: 10, outcome: 'took' }]);
+  });
+});
+
+describe('AdaptiveObserver, scheduler mode', () => {
+  it('measures each attempt from `request-started` to its terminal event', () => {
+    const h = harness(true);
+    const t = h.request();
+    h.queued(7);
+    h.at(50);
+    h.started(7);
+    h.at(250);
+    h.retry(t, new HttpError(503));
+    h.delayed(7);
+    h.at(1000);
+    h.queued(7); // back from the retry wait: already bound
+    h.at(1010);
+    h.started(7);
+    h.at(1040);
+    h.error(t, new TimeoutError(30));
+    expect(h.samples).toEqual([
+      { latency: 200, outcome: 'error' },
+      { latency: 30, outcome: 'error' },
+    ]);
+    expect(h.observer.size).toBe(0);
+  });
+
+  it('does not measure the wait before the start, nor a rate-budget park', () => {
+    const h = harness(true);
+    const t = h.request();
+    h.queued(1);
+    h.at(500);
+    h.delayed(1, 'rate-limit');
+    expect(h.engine.state(EP)).toBeUndefined(); // nothing measured yet
+    h.at(900);
+    h.started(1);
+    h.at(940);
+    h.success(t);
+    expect(h.samples).toEqual([{ latency: 40, outcome: 'took' }]);
+  });
+
+  it('ties same-key flights to their job ids, even when one starts inside the other`s listener', () => {
+    const h = harness(true);
+    const a = h.request('same');
+    const b = h.request('same'); // e.g. a listener on `request` fired an identical POST
+    h.queued(2, 'same');
+    h.queued(1, 'same');
+    h.started(1, 'same');
+    h.at(10);
+    h.started(2, 'same');
+    h.at(100);
+    h.success(a);
+    h.at(130);
+    h.success(b);
+    expect(h.samples).toEqual([
+      { latency: 100, outcome: 'took' },
+      { latency: 120, outcome: 'took' },
+    ]);
+  });
+
+  it('`request-rejected` ends a queued or running job without a sample', () => {
+    const h = harness(true);
+    h.request();
+    h.queued(3);
+    h.started(3);
+    h.rejected(3);
+    expect(h.samples).toEqual([]);
+    expect(h.observer.size).toBe(0);
+    expect(h.engine.state(EP)!.signals.active).toBe(0);
+  });
+
+  it('a job refused by the circuit before it started is no sample', () => {
+    const h = harness(true);
+    const t = h.request();
+    h.queued(4);
+    h.error(t, new CircuitOpenError(EP));
+    expect(h.samples).toEqual([]);
+    expect(h.observer.size).toBe(0);
+  });
+});
+
+describe('AdaptiveObserver, lifecycle', () => {
+  it('reset forgets flights in progress; unsubscribing removes every listener', () => {
+    const h = harness(true);
+    const t = h.request();
+    h.queued(1);
+    h.started(1);
+    h.observer.reset();
+    h.engine.reset();
+    h.success(t);
+    expect(h.samples).toEqual([]);
+    expect(h.engine.state(EP)).toBeUndefined();
+    expect(h.events.listenerCount()).toBe(9);
+    h.off();
+    expect(h.events.listenerCount()).toBe(0);
+    expect(harness(false).events.listenerCount()).toBe(5);
+  });
+
+  it('closes windows from events: two 429 attempts make a pressured window', () => {
+    const h = harness(false);
+    for (let i = 0; i < 2; i++) {
+      const t = h.request(`k${i}`);
+      h.error(t, new HttpError(429));
+    }
+    expect(h.engine.state(EP)!.reason).toMatch(/^429 share 1 >= rateLimitRatio 0.2/);
+  });
+});
+
+describe('classify', () => {
+  it('maps attempt errors to outcomes', () => {
+    expect(classify(new HttpError(429))).toBe('rateLimited');
+    expect(classify(new HttpError(500))).toBe('error');
+    expect(classify(new HttpError(503))).toBe('error');
+    expect(classify(new HttpError(404))).toBe('took');
+    expect(classify(new HttpError(408))).toBe('took');
+    expect(classify(new TimeoutError(10))).toBe('error');
+    expect(classify(new TypeError('fetch failed'))).toBe('error');
+    expect(classify(new ParseError(200, 'x', undefined))).toBe('took');
+    expect(classify(new CancelledError())).toBeUndefined();
+    expect(classify(new DOMException('aborted', 'AbortError'))).toBeUndefined();
+  });
+});

@@ -1,0 +1,214 @@
+import { hasErrorName } from '../errors/keel-error';
+import type { EventEmitter } from '../events/emitter';
+import type { Tracker } from '../tracker/tracker';
+import type { ClientEvents } from '../types';
+import type { AdaptiveEngine } from './engine';
+import type { Outcome } from './outcome-ring';
+
+/** One flight as the observer follows it. */
+interface Watched {
+  readonly endpoint: string;
+  readonly key: string;
+  readonly tracker: Tracker;
+  /** The scheduler job id (the flight id), bound at its first `request-queued`; -1 before. */
+  id: number;
+  /** When the attempt being measured started; NaN while no attempt is measured. */
+  startedAt: number;
+  /** The classified error of the last failed attempt (from `retry`), for `request-delayed`. */
+  lastOutcome: Outcome | undefined;
+}
+
+/**
+ * Feeds the adaptive engine from lifecycle events only (events rule 3): one sample per network
+ * attempt, its latency measured from `request-started` (or `request` in transparent mode) to the
+ * attempt's terminal event: `success`, `error`, or `request-delayed` (a retry park). In
+ * transparent mode there is no `request-delayed`: `retry` marks the same moment (the attempt
+ * failed, the flight waits `delay`), and the next attempt is taken to start when that wait ends.
+ * Cancellations end a measurement without a sample; cache hits and dedup joins are never seen.
+ *
+ * Events name a flight in two ways: flight events carry its `tracker`, scheduler events its job
+ * `id`. They are tied together at the flight's first `request-queued`, which the client emits
+ * synchronously right after `request` (the flight's `#run` reaches `acquire` without awaiting),
+ * so the newest unbound flight with that key is the one. A final `cancel` may carry a joiner's
+ * tracker; the flight it ended is then the one of that key whose own tracker is now cancelled.
+ */
+export class AdaptiveObserver {
+  readonly #engine: AdaptiveEngine;
+  readonly #clock: { now(): number };
+  readonly #scheduled: boolean;
+  readonly #byTracker = new Map<Tracker, Watched>();
+  readonly #byId = new Map<number, Watched>();
+  /** Live flights per key, oldest first (rarely more than one: dedup keeps reads unique). */
+  readonly #byKey = new Map<string, Watched[]>();
+
+  constructor(engine: AdaptiveEngine, clock: { now(): number }, scheduled: boolean) {
+    this.#engine = engine;
+    this.#clock = clock;
+    this.#scheduled = scheduled;
+  }
+
+  /** Subscribes to the lifecycle events; returns the unsubscribe. */
+  observe(events: EventEmitter<ClientEvents>): () => void {
+    const offs = [
+      events.on('request', this.#onRequest),
+      events.on('retry', this.#onRetry),
+      events.on('success', this.#onSuccess),
+      events.on('error', this.#onError),
+      events.on('cancel', this.#onCancel),
+    ];
+    if (this.#scheduled) {
+      offs.push(
+        events.on('request-queued', this.#onQueued),
+        events.on('request-started', this.#onStarted),
+        events.on('request-delayed', this.#onDelayed),
+        events.on('request-rejected', this.#onRejected),
+      );
+    }
+    return () => {
+      for (const off of offs) off();
+    };
+  }
+
+  /** Flights being followed (for leak checks). */
+  get size(): number {
+    return this.#byTracker.size;
+  }
+
+  /** Forgets every flight: measurements in progress at a reset are never recorded. */
+  reset(): void {
+    this.#byTracker.clear();
+    this.#byId.clear();
+    this.#byKey.clear();
+  }
+
+  // ── flight events ───────────────────────────────────────────────────────────────────────────
+
+  readonly #onRequest = (e: ClientEvents['request']): void => {
+    const w: Watched = {
+      endpoint: e.endpoint,
+      key: e.key,
+      tracker: e.tracker,
+      id: -1,
+      startedAt: Number.NaN,
+      lastOutcome: undefined,
+    };
+    this.#byTracker.set(e.tracker, w);
+    const list = this.#byKey.get(e.key);
+    if (list === undefined) this.#byKey.set(e.key, [w]);
+    else list.push(w);
+    if (!this.#scheduled) this.#begin(w, this.#clock.now());
+  };
+
+  readonly #onRetry = (e: ClientEvents['retry']): void => {
+    const w = this.#byTracker.get(e.tracker);
+    if (w === undefined) return;
+    w.lastOutcome = classify(e.error);
+    if (this.#scheduled) return; // `request-delayed` ends the attempt
+    const now = this.#clock.now();
+    this.#end(w, w.lastOutcome, now);
+    this.#begin(w, now + e.delay);
+  };
+
+  readonly #onSuccess = (e: ClientEvents['success']): void => {
+    const w = this.#byTracker.get(e.tracker);
+    if (w === undefined) return;
+    this.#end(w, 'took', this.#clock.now());
+    this.#forget(w);
+  };
+
+  readonly #onError = (e: ClientEvents['error']): void => {
+    const w = this.#byTracker.get(e.tracker);
+    if (w === undefined) return;
+    this.#end(w, classify(e.error), this.#clock.now());
+    this.#forget(w);
+  };
+
+  readonly #onCancel = (e: ClientEvents['cancel']): void => {
+    if (!e.final) return;
+    let w = this.#byTracker.get(e.tracker);
+    if (w === undefined) {
+      // The last consumer was a joiner: the flight is the one whose own tracker is cancelled.
+      w = this.#byKey.get(e.key)?.find((x) => x.tracker.state === 'cancelled');
+    }
+    if (w === undefined) return;
+    this.#end(w, undefined, this.#clock.now());
+    this.#forget(w);
+  };
+
+  // ── scheduler events ────────────────────────────────────────────────────────────────────────
+
+  readonly #onQueued = (e: ClientEvents['request-queued']): void => {
+    if (this.#byId.has(e.id)) return; // re-queued after a retry wait
+    const list = this.#byKey.get(e.key);
+    if (list === undefined) return;
+    for (let i = list.length - 1; i >= 0; i--) {
+      const w = list[i]!;
+      if (w.id !== -1) continue;
+      w.id = e.id;
+      this.#byId.set(e.id, w);
+      return;
+    }
+  };
+
+  readonly #onStarted = (e: ClientEvents['request-started']): void => {
+    const w = this.#byId.get(e.id);
+    if (w !== undefined) this.#begin(w, this.#clock.now());
+  };
+
+  readonly #onDelayed = (e: ClientEvents['request-delayed']): void => {
+    // A rate-budget park happens before the attempt starts: nothing is being measured then.
+    const w = this.#byId.get(e.id);
+    if (w !== undefined) this.#end(w, w.lastOutcome ?? 'error', this.#clock.now());
+  };
+
+  readonly #onRejected = (e: ClientEvents['request-rejected']): void => {
+    const w = this.#byId.get(e.id);
+    if (w === undefined) return;
+    this.#end(w, undefined, this.#clock.now());
+    this.#forget(w);
+  };
+
+  // ── measurement ─────────────────────────────────────────────────────────────────────────────
+
+  #begin(w: Watched, at: number): void {
+    if (Number.isNaN(w.startedAt)) this.#engine.started(w.endpoint);
+    w.startedAt = at;
+  }
+
+  /** Ends the attempt being measured, if any; `undefined` outcome = no sample. */
+  #end(w: Watched, outcome: Outcome | undefined, now: number): void {
+    if (Number.isNaN(w.startedAt)) return;
+    const latency = now - w.startedAt;
+    w.startedAt = Number.NaN;
+    this.#engine.ended(w.endpoint, latency, outcome);
+  }
+
+  #forget(w: Watched): void {
+    this.#byTracker.delete(w.tracker);
+    if (w.id !== -1) this.#byId.delete(w.id);
+    const list = this.#byKey.get(w.key);
+    if (list === undefined) return;
+    if (list.length === 1) {
+      if (list[0] === w) this.#byKey.delete(w.key);
+      return;
+    }
+    const i = list.indexOf(w);
+    if (i !== -1) list.splice(i, 1);
+  }
+}
+
+/**
+ * An attempt's outcome. `rateLimited`: a 429. `error`: what the circuit breaker counts too
+ * (5xx, a timeout, a network error). `took`: any other answer (2xx, other 4xx, an unparsable
+ * body): the endpoint answered, which is not pressure. Cancellation is no sample at all.
+ */
+export function classify(error: unknown): Outcome | undefined {
+  if (hasErrorName(error, 'CancelledError') || hasErrorName(error, 'AbortError')) return undefined;
+  if (hasErrorName(error, 'HttpError')) {
+    const status = (error as { status?: unknown }).status;
+    if (status === 429) return 'rateLimited';
+    return typeof status === 'number' && status >= 500 ? 'error' : 'took';
+  }
+  if (hasErrorName(error, 'ParseError') || hasErrorName(error, 'CircuitOpenError')) return 'took';
+  return 'error'; // TimeoutError, or a network error from fetch
+}

@@ -1,0 +1,183 @@
+import { describe, expect, test } from 'vitest';
+import { CancelledError } from '../errors/cancelled-error';
+import { CircuitOpenError } from '../errors/circuit-open-error';
+import { HttpError } from '../errors/http-error';
+import { ParseError } from '../errors/parse-error';
+import { TimeoutError } from '../errors/timeout-error';
+import type { ResolvedRetryOptions } from '../types';
+import { decideRetry, RETRY_DEFAULTS, resolveRetryOptions } from './retry-policy';
+
+const options: ResolvedRetryOptions = { ...RETRY_DEFAULTS, jitter: false, baseDelay: 100 };
+const http = (status: number, headers?: Record<string, string>) =>
+  new HttpError({ status, statusText: 'x', headers: new Headers(headers) });
+const now = Date.UTC(2024, 0, 1);
+
+describe('resolveRetryOptions', () => {
+  test('defaults', () => {
+    expect(resolveRetryOptions()).toEqual({
+      attempts: 3,
+      baseDelay: 1000,
+      maxDelay: 30000,
+      backoff: 'exponential',
+      jitter: true,
+      retryOn: undefined,
+      respectRetryAfter: true,
+    });
+  });
+
+  test('true keeps the base, false is a single attempt', () => {
+    expect(resolveRetryOptions(true, options)).toBe(options);
+    expect(resolveRetryOptions(false, options)).toEqual({ ...options, attempts: 1 });
+  });
+
+  test('an object layers over the base', () => {
+    expect(resolveRetryOptions({ attempts: 7 }, options)).toEqual({ ...options, attempts: 7 });
+  });
+
+  test('bad values name the field', () => {
+    expect(() => resolveRetryOptions({ attempts: -1 })).toThrow(RangeError);
+    expect(() => resolveRetryOptions({ attempts: -1 })).toThrow(/attempts/);
+    expect(() => resolveRetryOptions({ attempts: 'x' as never })).toThrow(TypeError);
+    expect(() => resolveRetryOptions({ baseDelay: -1 })).toThrow(/baseDelay/);
+    expect(() => resolveRetryOptions({ maxDelay: Number.NaN })).toThrow(/maxDelay/);
+    expect(() => resolveRetryOptions(5 as never)).toThrow(TypeError);
+  });
+});
+
+describe('decideRetry', () => {
+  test.each([408, 429, 500, 502, 503, 504])('retries status %i by default', (status) => {
+    expect(decideRetry({ error: http(status), options, attempts: 1 })).toEqual({
+      retry: true,
+      delay: 100,
+      reason: 'backoff',
+    });
+  });
+
+  test.each([400, 401, 403, 404, 409, 422, 501, 505])(
+    'does not retry status %i by default',
+    (status) => {
+      expect(decideRetry({ error: http(status), options, attempts: 1 })).toMatchObject({
+        retry: false,
+        reason: 'not-retriable',
+      });
+    },
+  );
+
+  test('network errors and timeouts are retried', () => {
+    expect(decideRetry({ error: new TypeError('fetch failed'), options, attempts: 1 }).retry).toBe(
+      true,
+    );
+    expect(decideRetry({ error: new TimeoutError(5), options, attempts: 1 }).retry).toBe(true);
+  });
+
+  test('cancellation, parse errors and circuit rejections are never retried', () => {
+    for (const error of [
+      new CancelledError(),
+      new DOMException('x', 'AbortError'),
+      new ParseError(200, '{', new SyntaxError('x')),
+      new CircuitOpenError('GET /x'),
+    ]) {
+      expect(decideRetry({ error, options, attempts: 1 }).retry).toBe(false);
+    }
+  });
+
+  test('attempts count includes the first: attempts=3 allows two retries', () => {
+    expect(decideRetry({ error: http(503), options, attempts: 2 }).retry).toBe(true);
+    expect(decideRetry({ error: http(503), options, attempts: 3 })).toMatchObject({
+      retry: false,
+      reason: 'attempts-exhausted',
+    });
+  });
+
+  test('retry:false (attempts 1) fails on the first attempt', () => {
+    const single = resolveRetryOptions(false, options);
+    expect(decideRetry({ error: http(503), options: single, attempts: 1 }).retry).toBe(false);
+  });
+
+  test('retryOn decides eligibility; undefined status for network errors', () => {
+    const seen: (number | undefined)[] = [];
+    const retryOn = (s: number | undefined) => {
+      seen.push(s);
+      return s === 404;
+    };
+    const o = { ...options, retryOn };
+    expect(decideRetry({ error: http(404), options: o, attempts: 1 }).retry).toBe(true);
+    expect(decideRetry({ error: http(503), options: o, attempts: 1 }).retry).toBe(false);
+    expect(decideRetry({ error: new TypeError('x'), options: o, attempts: 1 }).retry).toBe(false);
+    expect(seen).toEqual([404, 503, undefined]);
+  });
+
+  test('exponential backoff grows with attempts, capped by maxDelay', () => {
+    const o = { ...options, maxDelay: 300 };
+    const delays = [1, 2, 3].map(
+      (attempts) =>
+        decideRetry({ error: http(503), options: { ...o, attempts: 10 }, attempts }).delay,
+    );
+    expect(delays).toEqual([100, 200, 300]);
+  });
+
+  test('maxDelay also caps a baseDelay configured above it', () => {
+    const o = { ...options, baseDelay: 5000, maxDelay: 1000 };
+    expect(decideRetry({ error: http(503), options: o, attempts: 1 }).delay).toBe(1000);
+  });
+
+  test('jitter uses the injected random', () => {
+    const o = { ...options, jitter: true };
+    expect(decideRetry({ error: http(503), options: o, attempts: 2, random: () => 0 }).delay).toBe(
+      100,
+    );
+    expect(
+      decideRetry({ error: http(503), options: o, attempts: 2, random: () => 0.5 }).delay,
+    ).toBe(150);
+  });
+
+  test('Retry-After seconds win over backoff when respectRetryAfter', () => {
+    expect(
+      decideRetry({ error: http(503, { 'retry-after': '7' }), options, attempts: 1, now }),
+    ).toEqual({ retry: true, delay: 7000, reason: 'retry-after' });
+  });
+
+  test('Retry-After HTTP date wins over backoff, measured from now', () => {
+    const at = new Date(now + 2000).toUTCString();
+    expect(
+      decideRetry({ error: http(429, { 'retry-after': at }), options, attempts: 1, now }),
+    ).toEqual({ retry: true, delay: 2000, reason: 'retry-after' });
+  });
+
+  test('Retry-After wins even above maxDelay', () => {
+    const o = { ...options, maxDelay: 500 };
+    expect(
+      decideRetry({ error: http(503, { 'retry-after': '60' }), options: o, attempts: 1, now })
+        .delay,
+    ).toBe(60_000);
+  });
+
+  test('Retry-After is ignored when respectRetryAfter is false', () => {
+    const o = { ...options, respectRetryAfter: false };
+    expect(
+      decideRetry({ error: http(503, { 'retry-after': '7' }), options: o, attempts: 1, now }),
+    ).toEqual({ retry: true, delay: 100, reason: 'backoff' });
+  });
+
+  test('an unparsable Retry-After falls back to backoff', () => {
+    expect(
+      decideRetry({ error: http(503, { 'retry-after': 'later' }), options, attempts: 1, now }),
+    ).toEqual({ retry: true, delay: 100, reason: 'backoff' });
+  });
+
+  test('Retry-After does not make a non-retriable status retriable', () => {
+    expect(
+      decideRetry({ error: http(400, { 'retry-after': '1' }), options, attempts: 1, now }).retry,
+    ).toBe(false);
+  });
+
+  test('baseDelayFactor scales the base delay, capped by maxBaseDelay', () => {
+    expect(decideRetry({ error: http(503), options, attempts: 1, baseDelayFactor: 4 }).delay).toBe(
+      400,
+    );
+    expect(
+      decideRetry({ error: http(503), options, attempts: 1, baseDelayFactor: 4, maxBaseDelay: 250 })
+        .delay,
+    ).toBe(250);
+  });
+});

@@ -1,0 +1,160 @@
+import { describe, expect, test, vi } from 'vitest';
+import { FakeClock } from '../../test/helpers';
+import type { ApiResponse, CacheUpdate } from '../types';
+import { compileTarget } from './match';
+import { CacheStore } from './store';
+
+const res = (data: unknown): ApiResponse => ({
+  data,
+  status: 200,
+  statusText: 'OK',
+  headers: new Headers(),
+});
+const key = (path: string) => `GET https://a.test${path}`;
+
+describe('CacheStore', () => {
+  test('constructor(defaultTtl?) defaults to 30000 and validates', () => {
+    expect(new CacheStore().defaultTtl).toBe(30000);
+    expect(new CacheStore(5).defaultTtl).toBe(5);
+    expect(() => new CacheStore(-1)).toThrow(RangeError);
+    expect(() => new CacheStore(Number.NaN)).toThrow(/ttl/);
+  });
+
+  test('set/get with ttl from the default or the write', () => {
+    const clock = new FakeClock();
+    const store = new CacheStore(1000, { clock });
+    const a = store.set(key('/a'), res(1));
+    expect(a.storedAt).toBe(clock.now());
+    expect(a.expiresAt).toBe(clock.now() + 1000);
+    expect(store.set(key('/b'), res(2), { ttl: 5 }).expiresAt).toBe(clock.now() + 5);
+    expect(store.get(key('/a'))?.response.data).toBe(1);
+    expect(store.has(key('/a'))).toBe(true);
+    expect(store.has(key('/zzz'))).toBe(false);
+    expect(store.size).toBe(2);
+  });
+
+  test('isFresh follows the clock; stale entries are kept', async () => {
+    const clock = new FakeClock();
+    const store = new CacheStore(100, { clock });
+    const entry = store.set(key('/a'), res(1));
+    expect(store.isFresh(entry)).toBe(true);
+    await clock.advance(100);
+    expect(store.isFresh(entry)).toBe(false);
+    expect(store.get(key('/a'))).toBe(entry);
+  });
+
+  test('path and origin are derived from the key when no spec is given', () => {
+    const entry = new CacheStore().set('GET https://a.test/users/7?x=1 |h a:b', res(1));
+    expect(entry.path).toBe('/users/7');
+    expect(entry.origin).toBe('https://a.test');
+  });
+
+  test('maxEntries evicts the least recently written entry', () => {
+    const store = new CacheStore(1000, { maxEntries: 2 });
+    store.set(key('/a'), res(1));
+    store.set(key('/b'), res(2));
+    store.set(key('/a'), res(3)); // rewrite moves /a to the end
+    store.set(key('/c'), res(4));
+    expect([...store.keys()]).toEqual([key('/a'), key('/c')]);
+  });
+
+  test('delete and clear', () => {
+    const store = new CacheStore();
+    store.set(key('/a'), res(1));
+    store.set(key('/b'), res(1));
+    expect(store.delete(key('/a'))).toBe(true);
+    expect(store.delete(key('/a'))).toBe(false);
+    store.clear();
+    expect(store.size).toBe(0);
+  });
+
+  test('removeMatching returns removed entries (path and tags)', () => {
+    const store = new CacheStore();
+    store.set(key('/users'), res(1));
+    store.set(key('/users/7'), res(1));
+    store.set(key('/users-x'), res(1));
+    store.set(key('/posts'), res(1), { tags: ['feed'] });
+    expect(store.removeMatching(compileTarget('/users')).map((e) => e.key)).toEqual([
+      key('/users'),
+      key('/users/7'),
+    ]);
+    expect(store.removeMatching(compileTarget(['feed'])).map((e) => e.key)).toEqual([
+      key('/posts'),
+    ]);
+    expect([...store.keys()]).toEqual([key('/users-x')]);
+  });
+
+  test('subscribe by key: write updates, unsubscribe, reference-counted interest', () => {
+    const store = new CacheStore();
+    const seen: CacheUpdate[] = [];
+    const listener = (u: CacheUpdate) => seen.push(u);
+    const off1 = store.subscribe(key('/a'), listener);
+    const off2 = store.subscribe(key('/a'), listener);
+    expect(store.hasInterest(key('/a'))).toBe(true);
+    expect(store.subscriptionCount).toBe(2);
+    store.set(key('/a'), res(1));
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toMatchObject({ type: 'write', key: key('/a'), response: { data: 1 } });
+    off1();
+    off1(); // idempotent: must not drop the second subscription
+    expect(store.hasInterest(key('/a'))).toBe(true);
+    off2();
+    expect(store.hasInterest(key('/a'))).toBe(false);
+    expect(store.subscriptionCount).toBe(0);
+    store.set(key('/a'), res(2));
+    expect(seen).toHaveLength(2);
+  });
+
+  test('subscribe by predicate: only accepted keys, interest follows the predicate', () => {
+    const store = new CacheStore();
+    const listener = vi.fn();
+    const off = store.subscribe((k) => k.includes('/users'), listener);
+    store.set(key('/users/1'), res(1));
+    store.set(key('/posts'), res(1));
+    expect(listener).toHaveBeenCalledTimes(1);
+    expect(store.hasInterest(key('/users/9'))).toBe(true);
+    expect(store.hasInterest(key('/posts'))).toBe(false);
+    off();
+    expect(store.hasInterest(key('/users/9'))).toBe(false);
+    expect(store.subscriptionCount).toBe(0);
+  });
+
+  test('a throwing listener or predicate does not break other subscribers', async () => {
+    const store = new CacheStore();
+    const errors: unknown[] = [];
+    const onError = (e: unknown) => errors.push(e);
+    process.on('uncaughtException', onError);
+    try {
+      const good = vi.fn();
+      store.subscribe(key('/a'), () => {
+        throw new Error('listener');
+      });
+      store.subscribe(() => {
+        throw new Error('predicate');
+      }, vi.fn());
+      store.subscribe(key('/a'), good);
+      store.set(key('/a'), res(1));
+      expect(good).toHaveBeenCalledTimes(1);
+      await new Promise((r) => setTimeout(r, 0));
+      expect(errors.map((e) => (e as Error).message).sort()).toEqual(['listener', 'predicate']);
+    } finally {
+      process.off('uncaughtException', onError);
+    }
+  });
+
+  test('bad subscribe arguments are TypeErrors', () => {
+    const store = new CacheStore();
+    expect(() => store.subscribe(key('/a'), 5 as never)).toThrow(TypeError);
+    expect(() => store.subscribe(5 as never, () => {})).toThrow(TypeError);
+  });
+
+  test('notify delivers revalidate and invalidate updates', () => {
+    const store = new CacheStore();
+    const seen: CacheUpdate[] = [];
+    store.subscribe(key('/a'), (u) => seen.push(u));
+    store.set(key('/a'), res(1), { update: 'revalidate' });
+    store.notify({ type: 'invalidate', key: key('/a') });
+    expect(seen.map((u) => u.type)).toEqual(['revalidate', 'invalidate']);
+    expect(seen[1]!.response).toBeUndefined();
+  });
+});

@@ -1,0 +1,288 @@
+import { CircuitOpenError } from '../errors/circuit-open-error';
+import type { EventEmitter } from '../events/emitter';
+import type { Clock } from '../internal/clock';
+import { endpointKey, splitEndpoint } from '../internal/endpoint';
+import type { Tracker } from '../tracker/tracker';
+import type {
+  CircuitBreakerController,
+  CircuitState,
+  CircuitStatus,
+  ClientEvents,
+  RequestSpec,
+} from '../types';
+import { ADMIT, ADMIT_PROBE, type Admission, type CircuitGuard } from './guard';
+import type { ResolvedCircuitOptions } from './options';
+import { classifyError } from './outcome';
+
+/** A circuit's phase. Each variant holds only its own data. */
+type Phase =
+  | { readonly state: 'closed' }
+  | { readonly state: 'open'; readonly openedAt: number }
+  | {
+      readonly state: 'halfOpen';
+      /** When the circuit last opened (kept so a released probe restores the same window). */
+      readonly openedAt: number;
+      /**
+       * The probe flight's tracker: identifies its terminal event. Undefined only between
+       * `beforeRequest` admitting the probe and the synchronous `request` event that follows.
+       */
+      probe: Tracker | undefined;
+    };
+
+const CLOSED: Phase = Object.freeze({ state: 'closed' });
+
+/** One endpoint's circuit. `phase` changes only in #open, #halfOpen and #close. */
+class Circuit {
+  phase: Phase = CLOSED;
+  /** Countable failures since the last success or reset (CircuitStatus.consecutiveFailures). */
+  failures = 0;
+  constructor(
+    readonly endpoint: string,
+    readonly method: string,
+    readonly path: string,
+  ) {}
+}
+
+type CircuitEventName = 'circuit-open' | 'circuit-half-open' | 'circuit-closed';
+
+/**
+ * The per-endpoint circuit breaker (`METHOD pathname` keys): the pipeline's CircuitGuard and the
+ * public CircuitBreakerController.
+ *
+ *   closed ──(failureThreshold consecutive countable failures)──► open
+ *   open ──(a request arrives ≥ resetTimeout after openedAt: it becomes the probe)──► halfOpen
+ *   halfOpen ──(probe succeeds, or the endpoint answers it with a non-countable error)──► closed
+ *   halfOpen ──(probe fails countably)──► open (window restarts)
+ *   halfOpen ──(probe cancelled)──► open with the same openedAt: the next request probes at once
+ *
+ * It learns outcomes only from lifecycle events (`observe`): a flight's terminal `success`,
+ * `error`, or final `cancel`, each emitted once per flight, so retries and dedup joiners never
+ * count twice. Outcomes that cannot belong to the current phase are stale and dropped: a flight
+ * admitted while closed that ends after the circuit opened says nothing about the probe.
+ *
+ * Time comes from the injected clock only, and no timer is needed: open → halfOpen happens
+ * lazily when a request arrives. There is exactly one probe per half-open phase because the
+ * move to halfOpen and the admission of the probe happen in one synchronous call.
+ */
+export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
+  readonly #circuits = new Map<string, Circuit>();
+  readonly #threshold: number;
+  readonly #resetTimeout: number;
+  readonly #clock: Clock;
+  readonly #events: EventEmitter<ClientEvents>;
+
+  constructor(options: ResolvedCircuitOptions, clock: Clock, events: EventEmitter<ClientEvents>) {
+    this.#threshold = options.failureThreshold;
+    this.#resetTimeout = options.resetTimeout;
+    this.#clock = clock;
+    this.#events = events;
+  }
+
+  /** Subscribes to the lifecycle events that feed the breaker; returns the unsubscribe. */
+  observe(events: EventEmitter<ClientEvents>): () => void {
+    const offs = [
+      events.on('request', this.#onRequest),
+      events.on('success', this.#onSuccess),
+      events.on('error', this.#onError),
+      events.on('cancel', this.#onCancel),
+    ];
+    return () => {
+      for (const off of offs) off();
+    };
+  }
+
+  // ── CircuitGuard ──────────────────────────────────────────────────────────────────────────
+
+  beforeRequest(spec: RequestSpec): Admission {
+    const circuit =
+      this.#circuits.get(spec.endpoint) ?? this.#create(spec.endpoint, spec.method, spec.path);
+    let phase = circuit.phase;
+    if (phase.state === 'closed') return ADMIT;
+    // A probe cancelled without its event reaching us (defensive): release its slot.
+    if (phase.state === 'halfOpen' && phase.probe?.state === 'cancelled') {
+      this.#open(circuit, phase.openedAt, false);
+      phase = circuit.phase;
+    }
+    if (phase.state === 'open' && this.#clock.now() - phase.openedAt >= this.#resetTimeout) {
+      this.#halfOpen(circuit, phase.openedAt);
+      return ADMIT_PROBE;
+    }
+    return { ok: false, error: new CircuitOpenError(circuit.endpoint) };
+  }
+
+  /**
+   * The scheduler's pre-start peek for a job admitted earlier that waited: only a closed (or
+   * unknown) circuit lets it start. Open or half-open means it is rejected; the probe itself
+   * skips this gate.
+   */
+  permits(endpoint: string): boolean {
+    const circuit = this.#circuits.get(endpoint);
+    return circuit === undefined || circuit.phase.state === 'closed';
+  }
+
+  // ── CircuitBreakerController ──────────────────────────────────────────────────────────────
+
+  status(method: string, path: string): CircuitStatus {
+    const endpoint = endpointKey(method, path);
+    return statusOf(this.#circuits.get(endpoint) ?? this.#create(endpoint));
+  }
+
+  statuses(): CircuitStatus[] {
+    const out: CircuitStatus[] = [];
+    for (const circuit of this.#circuits.values()) out.push(statusOf(circuit));
+    return out;
+  }
+
+  /**
+   * Forces circuits closed with no failures: one endpoint, every endpoint of a method (path
+   * omitted), or all (both omitted). No event is emitted (the spec's `circuit-closed` means a
+   * probe succeeded). A probe still in flight is then an ordinary closed-state outcome.
+   */
+  reset(method?: string, path?: string): void {
+    if (method === undefined && path === undefined) {
+      for (const circuit of this.#circuits.values()) this.#close(circuit, false);
+      return;
+    }
+    if (path === undefined) {
+      const m = endpointKey(method, '');
+      for (const circuit of this.#circuits.values()) {
+        if (circuit.endpoint.startsWith(m)) this.#close(circuit, false);
+      }
+      return;
+    }
+    const circuit = this.#circuits.get(endpointKey(method, path));
+    if (circuit) this.#close(circuit, false);
+  }
+
+  // ── read-only views for the intelligence snapshot ─────────────────────────────────────────
+
+  stateOf(endpoint: string): CircuitState {
+    return this.#circuits.get(endpoint)?.phase.state ?? 'closed';
+  }
+
+  failuresOf(endpoint: string): number {
+    return this.#circuits.get(endpoint)?.failures ?? 0;
+  }
+
+  counts(): { open: number; halfOpen: number; closed: number } {
+    const counts = { open: 0, halfOpen: 0, closed: 0 };
+    for (const circuit of this.#circuits.values()) counts[circuit.phase.state]++;
+    return counts;
+  }
+
+  // ── lifecycle events ──────────────────────────────────────────────────────────────────────
+
+  /** Binds the admitted probe to its flight's tracker (emitted right after `beforeRequest`). */
+  readonly #onRequest = (e: ClientEvents['request']): void => {
+    if (!e.probe) return;
+    const phase = this.#circuits.get(e.endpoint)?.phase;
+    if (phase?.state === 'halfOpen' && phase.probe === undefined) phase.probe = e.tracker;
+  };
+
+  readonly #onSuccess = (e: ClientEvents['success']): void => {
+    this.#answered(e.endpoint, e.tracker, true);
+  };
+
+  readonly #onError = (e: ClientEvents['error']): void => {
+    const verdict = classifyError(e.error);
+    if (verdict === 'failure') this.#failed(e.endpoint, e.tracker);
+    else if (verdict === 'answered') this.#answered(e.endpoint, e.tracker, false);
+    else this.#released(e.endpoint, e.tracker);
+  };
+
+  /**
+   * A final cancel ended a flight. The payload's tracker is the cancelling caller's (maybe a
+   * joiner's), so the probe is recognised by its own tracker having been cancelled.
+   */
+  readonly #onCancel = (e: ClientEvents['cancel']): void => {
+    if (!e.final) return;
+    const phase = this.#circuits.get(e.endpoint)?.phase;
+    if (phase?.state === 'halfOpen' && phase.probe?.state === 'cancelled') {
+      this.#released(e.endpoint, phase.probe);
+    }
+  };
+
+  /** A countable failure at a flight's end. */
+  #failed(endpoint: string, tracker: Tracker): void {
+    const circuit = this.#circuits.get(endpoint);
+    if (circuit === undefined) return;
+    const { phase } = circuit;
+    if (phase.state === 'closed') {
+      if (++circuit.failures >= this.#threshold) this.#open(circuit, this.#clock.now(), true);
+    } else if (phase.state === 'halfOpen' && phase.probe === tracker) {
+      circuit.failures++;
+      this.#open(circuit, this.#clock.now(), true);
+    }
+    // Otherwise stale: a flight admitted before the circuit opened.
+  }
+
+  /** The endpoint answered: a success, or a non-countable error (`success` false). */
+  #answered(endpoint: string, tracker: Tracker, success: boolean): void {
+    const circuit = this.#circuits.get(endpoint);
+    if (circuit === undefined) return;
+    const { phase } = circuit;
+    if (phase.state === 'closed') {
+      // Only a success breaks a streak: a 404 between two 503s is not a success.
+      if (success) circuit.failures = 0;
+    } else if (phase.state === 'halfOpen' && phase.probe === tracker) {
+      this.#close(circuit, true);
+    }
+  }
+
+  /** A cancelled probe gives its slot back: open again with the same window, so the next
+   * request (already past resetTimeout) becomes the probe at once. */
+  #released(endpoint: string, tracker: Tracker): void {
+    const circuit = this.#circuits.get(endpoint);
+    const phase = circuit?.phase;
+    if (phase?.state === 'halfOpen' && phase.probe === tracker) {
+      this.#open(circuit!, phase.openedAt, false);
+    }
+  }
+
+  // ── the three state changes ───────────────────────────────────────────────────────────────
+
+  #open(circuit: Circuit, openedAt: number, announce: boolean): void {
+    circuit.phase = { state: 'open', openedAt };
+    if (announce) this.#announce('circuit-open', circuit);
+  }
+
+  #halfOpen(circuit: Circuit, openedAt: number): void {
+    circuit.phase = { state: 'halfOpen', openedAt, probe: undefined };
+    this.#announce('circuit-half-open', circuit);
+  }
+
+  #close(circuit: Circuit, announce: boolean): void {
+    circuit.phase = CLOSED;
+    circuit.failures = 0;
+    if (announce) this.#announce('circuit-closed', circuit);
+  }
+
+  #announce(name: CircuitEventName, circuit: Circuit): void {
+    if (this.#events.has(name)) {
+      this.#events.emit(name, {
+        endpoint: circuit.endpoint,
+        method: circuit.method,
+        path: circuit.path,
+      });
+    }
+  }
+
+  #create(endpoint: string, method?: string, path?: string): Circuit {
+    const parts = method === undefined || path === undefined ? splitEndpoint(endpoint) : undefined;
+    const circuit = new Circuit(endpoint, method ?? parts!.method, path ?? parts!.path);
+    this.#circuits.set(endpoint, circuit);
+    return circuit;
+  }
+}
+
+function statusOf(circuit: Circuit): CircuitStatus {
+  const { phase } = circuit;
+  const status: CircuitStatus = {
+    endpoint: circuit.endpoint,
+    state: phase.state,
+    consecutiveFailures: circuit.failures,
+    probing: phase.state === 'halfOpen',
+  };
+  if (phase.state !== 'closed') status.openedAt = phase.openedAt;
+  return status;
+}

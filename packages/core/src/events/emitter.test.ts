@@ -1,0 +1,86 @@
+import { describe, expect, test, vi } from 'vitest';
+import { EventEmitter } from './emitter';
+
+type Events = { a: { n: number }; b: string };
+
+describe('EventEmitter', () => {
+  test('on / emit / off', () => {
+    const e = new EventEmitter<Events>();
+    const fn = vi.fn();
+    const off = e.on('a', fn);
+    e.emit('a', { n: 1 });
+    off();
+    e.emit('a', { n: 2 });
+    expect(fn).toHaveBeenCalledExactlyOnceWith({ n: 1 });
+    expect(e.has('a')).toBe(false);
+  });
+
+  test('once fires a single time; its unsubscribe works before it fires', () => {
+    const e = new EventEmitter<Events>();
+    const fn = vi.fn();
+    e.once('b', fn);
+    e.emit('b', 'x');
+    e.emit('b', 'y');
+    expect(fn).toHaveBeenCalledExactlyOnceWith('x');
+    const never = vi.fn();
+    e.once('b', never)();
+    e.emit('b', 'z');
+    expect(never).not.toHaveBeenCalled();
+  });
+
+  test('has and listenerCount', () => {
+    const e = new EventEmitter<Events>();
+    expect(e.has('a')).toBe(false);
+    e.on('a', () => {});
+    e.on('a', () => {});
+    e.on('b', () => {});
+    expect(e.has('a')).toBe(true);
+    expect(e.listenerCount('a')).toBe(2);
+    expect(e.listenerCount()).toBe(3);
+    e.removeAll();
+    expect(e.listenerCount()).toBe(0);
+  });
+
+  test('a listener removing itself (or another) mid-emit does not skip the rest of this emit', () => {
+    const e = new EventEmitter<Events>();
+    const calls: string[] = [];
+    const off1 = e.on('a', () => {
+      calls.push('1');
+      off1();
+    });
+    e.on('a', () => calls.push('2'));
+    e.emit('a', { n: 0 });
+    e.emit('a', { n: 0 });
+    expect(calls).toEqual(['1', '2', '2']);
+  });
+
+  test('a throwing listener does not stop the others; the error is reported', async () => {
+    const e = new EventEmitter<Events>();
+    const errors: unknown[] = [];
+    const onError = (err: unknown) => errors.push(err);
+    process.on('uncaughtException', onError);
+    try {
+      const after = vi.fn();
+      e.on('a', () => {
+        throw new Error('boom');
+      });
+      e.on('a', after);
+      e.emit('a', { n: 1 });
+      expect(after).toHaveBeenCalled();
+      await new Promise((r) => setTimeout(r, 0));
+      expect(errors).toHaveLength(1);
+    } finally {
+      process.off('uncaughtException', onError);
+    }
+  });
+
+  test('the same function added twice needs two offs', () => {
+    const e = new EventEmitter<Events>();
+    const fn = vi.fn();
+    e.on('b', fn);
+    e.on('b', fn);
+    e.off('b', fn);
+    e.emit('b', 'x');
+    expect(fn).toHaveBeenCalledTimes(1);
+  });
+});

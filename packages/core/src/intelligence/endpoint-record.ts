@@ -1,0 +1,53 @@
+import type { IntelligenceRecommendation } from '../types';
+import { LatencyRing } from './latency-ring';
+import type { ResolvedIntelligenceOptions } from './options';
+import { recommendFrom } from './recommend';
+
+/**
+ * The raw counters of one endpoint (`METHOD pathname`). Each lifecycle event increments exactly
+ * one or two fields here; every derived figure (requests, cache misses, the summary, rates) is
+ * computed when a snapshot is read, so the request path does no extra arithmetic.
+ */
+export class EndpointRecord {
+  /** Flights started (`request` events). */
+  started = 0;
+  successes = 0;
+  failures = 0;
+  cacheHits = 0;
+  dedupPrevented = 0;
+  retriesPerformed = 0;
+  retriesRecovered = 0;
+  rateLimited = 0;
+  timeouts = 0;
+  cancels = 0;
+  circuitRejected = 0;
+  readonly latency = new LatencyRing();
+  #recommendation: IntelligenceRecommendation | undefined;
+  #recommendedAt = -1;
+
+  constructor(
+    readonly endpoint: string,
+    readonly method: string,
+    readonly path: string,
+  ) {}
+
+  /** Every request for the endpoint: cache hits, flights started, dedup joins, circuit rejections. */
+  get requests(): number {
+    return this.cacheHits + this.cacheMisses;
+  }
+
+  /** Requests not answered from the cache: flights started, dedup joins, circuit rejections. */
+  get cacheMisses(): number {
+    return this.started + this.dedupPrevented + this.circuitRejected;
+  }
+
+  /** Cached until the latency window changes. */
+  recommend(options: ResolvedIntelligenceOptions): IntelligenceRecommendation | undefined {
+    const { latency } = this;
+    if (latency.version !== this.#recommendedAt) {
+      this.#recommendation = recommendFrom(latency.stats(), options);
+      this.#recommendedAt = latency.version;
+    }
+    return this.#recommendation;
+  }
+}

@@ -1,0 +1,237 @@
+import { describe, expect, it } from 'vitest';
+import { CancelledError } from '../errors/cancelled-error';
+import { CircuitOpenError } from '../errors/circuit-open-error';
+import { HttpError } from '../errors/http-error';
+import { TimeoutError } from '../errors/timeout-error';
+import { EventEmitter } from '../events/emitter';
+import { Tracker } from '../tracker/tracker';
+import type { ClientEvents } from '../types';
+import { Intelligence } from './intelligence';
+import { resolveIntelligenceOptions } from './options';
+
+/** Intelligence fed synthetic lifecycle events, shaped the way the client emits them. */
+function setup(options = {}) {
+  const events = new EventEmitter<ClientEvents>();
+  const intel = new Intelligence(resolveIntelligenceOptions(options), {
+    circuits: {
+      stateOf: (e) => (e === 'GET /a' ? 'open' : 'closed'),
+      failuresOf: (e) => (e === 'GET /a' ? 5 : 0),
+      counts: () => ({ open: 1, halfOpen: 0, closed: 2 }),
+    },
+  });
+  const off = intel.observe(events);
+  let now = 0;
+  function flight(endpoint = 'GET /a', ms = 10) {
+    const tracker = new Tracker(endpoint);
+    tracker.start(now);
+    const base = { key: endpoint, tracker, endpoint };
+    events.emit('request', { ...base, method: 'GET', url: 'http://x/a', probe: false });
+    return {
+      tracker,
+      retry(error: unknown) {
+        tracker.attempt();
+        tracker.attempt();
+        events.emit('retry', { ...base, attempts: 1, delay: 1, error });
+      },
+      succeed() {
+        tracker.succeed(now + ms);
+        events.emit('success', { ...base, response: {} as never });
+      },
+      fail(error: unknown) {
+        tracker.fail(now + ms, error);
+        events.emit('error', { ...base, error });
+      },
+      cancel(final: boolean) {
+        if (final) tracker.cancel(now + ms);
+        events.emit('cancel', { ...base, final });
+      },
+      join() {
+        events.emit('dedup', { key: endpoint, method: 'GET', url: 'x', consumers: 2, endpoint });
+      },
+    };
+  }
+  return {
+    events,
+    intel,
+    off,
+    flight,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+describe('Intelligence', () => {
+  it('counts each lifecycle event once, and derives requests / misses / rates on read', () => {
+    const t = setup();
+    const ok = t.flight('GET /a', 40);
+    ok.join();
+    ok.succeed();
+    const retried = t.flight('GET /a', 60);
+    retried.retry(new HttpError(429));
+    retried.succeed();
+    t.flight('GET /a', 100).fail(new TimeoutError(100));
+    const cancelled = t.flight('GET /b');
+    cancelled.join();
+    cancelled.cancel(false);
+    cancelled.cancel(true);
+    t.intel.cacheHit('GET /a');
+    t.intel.cacheHit('GET /a');
+    t.events.emit('circuit-rejected', {
+      endpoint: 'GET /a',
+      method: 'GET',
+      path: '/a',
+      error: new CircuitOpenError('GET /a'),
+    });
+
+    expect(t.intel.endpoint('GET', '/a')).toEqual({
+      method: 'GET',
+      path: '/a',
+      requests: 7, // 3 flights + 1 join + 2 hits + 1 rejection
+      successes: 2,
+      failures: 1,
+      cacheHits: 2,
+      cacheMisses: 5,
+      dedupPrevented: 1,
+      retriesPerformed: 1,
+      retriesRecovered: 1,
+      rateLimited: 1,
+      timeouts: 1,
+      cancels: 0,
+      latency: { avg: 200 / 3, p50: 60, p95: 100, samples: 3 },
+      circuit: 'open',
+      circuitFailures: 5,
+      circuitRejected: 1,
+    });
+    const { summary, endpoints } = t.intel.snapshot();
+    expect(endpoints.map((e) => `${e.method} ${e.path}`)).toEqual(['GET /a', 'GET /b']);
+    expect(summary).toEqual({
+      totalRequests: 9,
+      cacheHits: 2,
+      cacheMisses: 7,
+      deduplicated: 2,
+      retriesPerformed: 1,
+      retriesRecovered: 1,
+      failures: 1,
+      rateLimited: 1,
+      timeouts: 1,
+      cancels: 2,
+      activeRequests: 0,
+      cacheHitRate: 2 / 9,
+      dedupRate: 2 / 9,
+      retryRate: 1 / 9,
+      failureRate: 1 / 9,
+      rateLimitRate: 1 / 9,
+      adaptive: {
+        decisions: 0,
+        concurrencyReductions: 0,
+        concurrencyRecoveries: 0,
+        throttles: 0,
+        retryChanges: 0,
+      },
+      circuits: { open: 1, halfOpen: 0, closed: 2 },
+      circuitRejected: 1,
+    });
+  });
+
+  it('activeRequests: flights started and not ended (final cancels end them)', () => {
+    const t = setup();
+    const a = t.flight();
+    const b = t.flight();
+    t.flight();
+    expect(t.intel.snapshot().summary.activeRequests).toBe(3);
+    a.succeed();
+    b.cancel(false);
+    expect(t.intel.snapshot().summary.activeRequests).toBe(2);
+    b.cancel(true);
+    expect(t.intel.snapshot().summary.activeRequests).toBe(1);
+    t.intel.reset(); // live state survives reset
+    expect(t.intel.snapshot().summary.activeRequests).toBe(1);
+  });
+
+  it('a cancelled flight is not a failure and has no latency sample', () => {
+    const t = setup();
+    t.flight().cancel(true);
+    t.flight().fail(new CancelledError()); // the client never does this, but if it did
+    const e = t.intel.endpoint('GET', '/a')!;
+    expect(e.cancels).toBe(1);
+    expect(e.latency.samples).toBe(1);
+  });
+
+  it('a job refused by the pre-start gate (error with CircuitOpenError) is a rejection, not a failure', () => {
+    const t = setup();
+    t.flight().fail(new CircuitOpenError('GET /a'));
+    expect(t.intel.endpoint('GET', '/a')).toMatchObject({
+      failures: 0,
+      circuitRejected: 1,
+      latency: { samples: 0 },
+    });
+    expect(t.intel.snapshot().summary.activeRequests).toBe(0);
+  });
+
+  it('endpoint() normalizes method case and ignores a query; unknown endpoints are undefined', () => {
+    const t = setup();
+    t.flight('GET /a').succeed();
+    expect(t.intel.endpoint('get', '/a?x=1')?.successes).toBe(1);
+    expect(t.intel.endpoint('GET', '/nope')).toBeUndefined();
+    expect(t.intel.endpoint('POST', '/a')).toBeUndefined();
+  });
+
+  it('reset() forgets counters and samples', () => {
+    const t = setup();
+    t.flight().succeed();
+    t.intel.cacheHit('GET /a');
+    t.intel.reset();
+    expect(t.intel.endpoint('GET', '/a')).toBeUndefined();
+    expect(t.intel.snapshot().summary.totalRequests).toBe(0);
+    t.intel.cacheHit('GET /a'); // the one-entry lookup cache was cleared too
+    expect(t.intel.endpoint('GET', '/a')?.cacheHits).toBe(1);
+    expect(t.intel.snapshot().endpoints).toHaveLength(1);
+  });
+
+  it('switching endpoints keeps counts apart (one-entry lookup cache)', () => {
+    const t = setup();
+    for (let i = 0; i < 3; i++) {
+      t.intel.cacheHit('GET /a');
+      t.intel.cacheHit('GET /b');
+    }
+    expect(t.intel.endpoint('GET', '/a')?.cacheHits).toBe(3);
+    expect(t.intel.endpoint('GET', '/b')?.cacheHits).toBe(3);
+  });
+
+  it('disabled: subscribes to nothing and answers an empty snapshot', () => {
+    const t = setup({ enabled: false });
+    expect(t.events.listenerCount()).toBe(0);
+    t.flight().succeed();
+    expect(t.intel.snapshot().endpoints).toEqual([]);
+    expect(t.intel.snapshot().summary).toMatchObject({
+      totalRequests: 0,
+      circuits: { open: 0, halfOpen: 0, closed: 0 },
+    });
+    expect(t.intel.recommends).toBe(false);
+    expect(t.intel.recommend('GET /a')).toBeUndefined();
+  });
+
+  it('observe() returns an unsubscribe that removes every listener', () => {
+    const t = setup();
+    expect(t.events.listenerCount()).toBe(7);
+    t.off();
+    expect(t.events.listenerCount()).toBe(0);
+  });
+
+  it('recommends from the endpoint window only when a switch is on', () => {
+    const plain = setup();
+    for (let i = 0; i < 5; i++) plain.flight('GET /a', 200).succeed();
+    expect(plain.intel.recommends).toBe(false);
+    expect(plain.intel.recommend('GET /a')).toBeUndefined();
+
+    const t = setup({ adaptiveTimeout: true });
+    for (let i = 0; i < 4; i++) t.flight('GET /a', 200).succeed();
+    expect(t.intel.recommend('GET /a')).toBeUndefined();
+    t.flight('GET /a', 300).succeed();
+    const rec = t.intel.recommend('GET /a');
+    expect(rec).toEqual({ timeout: 900 });
+    expect(t.intel.recommend('GET /a')).toBe(rec); // cached until the next sample
+    expect(t.intel.recommend('GET /unknown')).toBeUndefined();
+  });
+});

@@ -1,0 +1,281 @@
+import { hasErrorName as hasName } from '../errors/keel-error';
+import type { EventEmitter } from '../events/emitter';
+import { endpointKey, splitEndpoint } from '../internal/endpoint';
+import type {
+  AdaptiveMetrics,
+  CircuitState,
+  ClientEvents,
+  EndpointStats,
+  IntelligenceController,
+  IntelligenceRecommendation,
+  IntelligenceSnapshot,
+  IntelligenceSummary,
+} from '../types';
+import { EndpointRecord } from './endpoint-record';
+import type { ResolvedIntelligenceOptions } from './options';
+
+/** What the snapshot reads from the circuit breaker (read at snapshot time, never fed by it). */
+export interface CircuitView {
+  stateOf(endpoint: string): CircuitState;
+  failuresOf(endpoint: string): number;
+  counts(): { open: number; halfOpen: number; closed: number };
+}
+
+const NO_CIRCUITS: CircuitView = {
+  stateOf: () => 'closed',
+  failuresOf: () => 0,
+  counts: () => ({ open: 0, halfOpen: 0, closed: 0 }),
+};
+
+const zeroAdaptive = (): AdaptiveMetrics => ({
+  decisions: 0,
+  concurrencyReductions: 0,
+  concurrencyRecoveries: 0,
+  throttles: 0,
+  retryChanges: 0,
+});
+
+export interface IntelligenceSources {
+  /** Circuit states for the snapshot; default: every circuit closed. */
+  circuits?: CircuitView;
+  /** The adaptive engine's counters; default zeros (no adaptive engine). */
+  adaptive?: () => AdaptiveMetrics;
+}
+
+/**
+ * Request observation. It learns only from lifecycle events (`observe`), never by wrapping
+ * fetch, and keeps raw per-endpoint counters plus a latency ring per endpoint; summary figures
+ * and rates are derived on read. See the README's "Intelligence" section for the exact meaning
+ * of every counter.
+ *
+ * Cost per event: one Map lookup by the payload's `endpoint` and one or two increments; no
+ * allocation except the first time an endpoint is seen.
+ */
+export class Intelligence implements IntelligenceController {
+  readonly #options: ResolvedIntelligenceOptions;
+  readonly #endpoints = new Map<string, EndpointRecord>();
+  readonly #circuits: CircuitView;
+  readonly #adaptive: () => AdaptiveMetrics;
+  /** Flights started and not yet ended. Live state, not history: `reset()` keeps it. */
+  #active = 0;
+  /** The record used last (see #record); cleared with the records. */
+  #last: EndpointRecord | undefined;
+
+  constructor(options: ResolvedIntelligenceOptions, sources: IntelligenceSources = {}) {
+    this.#options = options;
+    this.#circuits = sources.circuits ?? NO_CIRCUITS;
+    this.#adaptive = sources.adaptive ?? zeroAdaptive;
+    this.recommends =
+      options.enabled && (options.adaptiveTimeout || options.adaptiveStaleWhileRevalidate);
+  }
+
+  get enabled(): boolean {
+    return this.#options.enabled;
+  }
+
+  /** True when a recommendation can ever be made (enabled with an adaptive switch on). */
+  readonly recommends: boolean;
+
+  /**
+   * Subscribes to the lifecycle events; returns the unsubscribe. A disabled intelligence
+   * subscribes to nothing, so it records nothing and costs nothing. `cache-hit` is the one
+   * event not taken from the emitter: the client calls `cacheHit()` where it emits it.
+   */
+  observe(events: EventEmitter<ClientEvents>): () => void {
+    if (!this.#options.enabled) return () => {};
+    const offs = [
+      events.on('request', this.#onRequest),
+      events.on('success', this.#onSuccess),
+      events.on('error', this.#onError),
+      events.on('retry', this.#onRetry),
+      events.on('cancel', this.#onCancel),
+      events.on('dedup', this.#onDedup),
+      events.on('circuit-rejected', this.#onCircuitRejected),
+    ];
+    return () => {
+      for (const off of offs) off();
+    };
+  }
+
+  /** The adaptive timeout / strategy for an endpoint, or undefined (see recommend.ts). */
+  recommend(endpoint: string): IntelligenceRecommendation | undefined {
+    if (!this.recommends) return undefined;
+    return this.#endpoints.get(endpoint)?.recommend(this.#options);
+  }
+
+  // ── IntelligenceController ────────────────────────────────────────────────────────────────
+
+  snapshot(): IntelligenceSnapshot {
+    const endpoints: EndpointStats[] = [];
+    const s = emptySummary(this.#adaptive());
+    if (!this.#options.enabled) return { summary: s, endpoints };
+    for (const r of this.#endpoints.values()) {
+      const e = this.#statsOf(r);
+      endpoints.push(e);
+      s.totalRequests += e.requests;
+      s.cacheHits += e.cacheHits;
+      s.cacheMisses += e.cacheMisses;
+      s.deduplicated += e.dedupPrevented;
+      s.retriesPerformed += e.retriesPerformed;
+      s.retriesRecovered += e.retriesRecovered;
+      s.failures += e.failures;
+      s.rateLimited += e.rateLimited;
+      s.timeouts += e.timeouts;
+      s.cancels += e.cancels;
+      s.circuitRejected += e.circuitRejected;
+    }
+    s.activeRequests = this.#active;
+    s.cacheHitRate = ratio(s.cacheHits, s.totalRequests);
+    s.dedupRate = ratio(s.deduplicated, s.totalRequests);
+    s.retryRate = ratio(s.retriesPerformed, s.totalRequests);
+    s.failureRate = ratio(s.failures, s.totalRequests);
+    s.rateLimitRate = ratio(s.rateLimited, s.totalRequests);
+    s.circuits = this.#circuits.counts();
+    return { summary: s, endpoints };
+  }
+
+  endpoint(method: string, pathname: string): EndpointStats | undefined {
+    const r = this.#endpoints.get(endpointKey(method, pathname));
+    return r === undefined ? undefined : this.#statsOf(r);
+  }
+
+  /**
+   * Forgets every counter and latency sample. `activeRequests` is live state, so it survives;
+   * a flight in progress during reset is counted at its end under a fresh record.
+   */
+  reset(): void {
+    this.#endpoints.clear();
+    this.#last = undefined;
+  }
+
+  // ── lifecycle events: one Map lookup and an increment each ────────────────────────────────
+
+  readonly #onRequest = (e: ClientEvents['request']): void => {
+    this.#active++;
+    this.#record(e.endpoint).started++;
+  };
+
+  readonly #onSuccess = (e: ClientEvents['success']): void => {
+    this.#active--;
+    const r = this.#record(e.endpoint);
+    const { tracker } = e;
+    r.successes++;
+    if (tracker.attempts > 1) r.retriesRecovered++;
+    r.latency.record(tracker.endedAt - tracker.startedAt);
+  };
+
+  readonly #onError = (e: ClientEvents['error']): void => {
+    this.#active--;
+    const r = this.#record(e.endpoint);
+    // A job the scheduler's pre-start gate refused (its circuit opened while it waited) is a
+    // circuit rejection, not a failure of the endpoint, and it never reached the network.
+    if (hasName(e.error, 'CircuitOpenError')) {
+      r.circuitRejected++;
+      return;
+    }
+    const { tracker } = e;
+    r.failures++;
+    countAttemptError(r, e.error);
+    r.latency.record(tracker.endedAt - tracker.startedAt);
+  };
+
+  readonly #onRetry = (e: ClientEvents['retry']): void => {
+    const r = this.#record(e.endpoint);
+    r.retriesPerformed++;
+    countAttemptError(r, e.error);
+  };
+
+  readonly #onCancel = (e: ClientEvents['cancel']): void => {
+    if (e.final) this.#active--;
+    this.#record(e.endpoint).cancels++;
+  };
+
+  readonly #onDedup = (e: ClientEvents['dedup']): void => {
+    this.#record(e.endpoint).dedupPrevented++;
+  };
+
+  /**
+   * The `cache-hit` event, delivered by a direct call from the client at the moment it is
+   * emitted (a listener's payload and dispatch would cost more than the hit itself).
+   */
+  cacheHit(endpoint: string): void {
+    this.#record(endpoint).cacheHits++;
+  }
+
+  readonly #onCircuitRejected = (e: ClientEvents['circuit-rejected']): void => {
+    this.#record(e.endpoint).circuitRejected++;
+  };
+
+  /** The endpoint's record, created on first sight. A one-entry cache in front of the Map makes
+   * repeated events for one endpoint (a hot cached read) skip the hash lookup. */
+  #record(endpoint: string): EndpointRecord {
+    const last = this.#last;
+    if (last !== undefined && last.endpoint === endpoint) return last;
+    let r = this.#endpoints.get(endpoint);
+    if (r === undefined) {
+      const { method, path } = splitEndpoint(endpoint);
+      r = new EndpointRecord(endpoint, method, path);
+      this.#endpoints.set(endpoint, r);
+    }
+    this.#last = r;
+    return r;
+  }
+
+  #statsOf(r: EndpointRecord): EndpointStats {
+    return {
+      method: r.method,
+      path: r.path,
+      requests: r.requests,
+      successes: r.successes,
+      failures: r.failures,
+      cacheHits: r.cacheHits,
+      cacheMisses: r.cacheMisses,
+      dedupPrevented: r.dedupPrevented,
+      retriesPerformed: r.retriesPerformed,
+      retriesRecovered: r.retriesRecovered,
+      rateLimited: r.rateLimited,
+      timeouts: r.timeouts,
+      cancels: r.cancels,
+      latency: { ...r.latency.stats() },
+      circuit: this.#circuits.stateOf(r.endpoint),
+      circuitFailures: this.#circuits.failuresOf(r.endpoint),
+      circuitRejected: r.circuitRejected,
+    };
+  }
+}
+
+/** A failed attempt (from `retry`, or the last one from `error`): 429 and timeout counters. */
+function countAttemptError(r: EndpointRecord, error: unknown): void {
+  if (hasName(error, 'TimeoutError')) r.timeouts++;
+  else if (hasName(error, 'HttpError') && (error as { status?: unknown }).status === 429) {
+    r.rateLimited++;
+  }
+}
+
+function ratio(part: number, whole: number): number {
+  return whole === 0 ? 0 : part / whole;
+}
+
+function emptySummary(adaptive: AdaptiveMetrics): IntelligenceSummary {
+  return {
+    totalRequests: 0,
+    cacheHits: 0,
+    cacheMisses: 0,
+    deduplicated: 0,
+    retriesPerformed: 0,
+    retriesRecovered: 0,
+    failures: 0,
+    rateLimited: 0,
+    timeouts: 0,
+    cancels: 0,
+    activeRequests: 0,
+    cacheHitRate: 0,
+    dedupRate: 0,
+    retryRate: 0,
+    failureRate: 0,
+    rateLimitRate: 0,
+    adaptive,
+    circuits: { open: 0, halfOpen: 0, closed: 0 },
+    circuitRejected: 0,
+  };
+}

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { INTELLIGENCE_DEFAULTS, resolveIntelligenceOptions } from './options';
+
+describe('resolveIntelligenceOptions', () => {
+  it('defaults: enabled, no adaptive switches', () => {
+    expect(resolveIntelligenceOptions()).toEqual(INTELLIGENCE_DEFAULTS);
+    expect(INTELLIGENCE_DEFAULTS).toEqual({
+      enabled: true,
+      adaptiveTimeout: false,
+      adaptiveStaleWhileRevalidate: false,
+    });
+  });
+
+  it('rejects bad values naming the field', () => {
+    expect(() => resolveIntelligenceOptions(null as never)).toThrow(
+      /intelligence must be an object, got null/,
+    );
+    expect(() => resolveIntelligenceOptions({ enabled: 1 as never })).toThrow(
+      /intelligence\.enabled must be a boolean, got number/,
+    );
+    expect(() => resolveIntelligenceOptions({ adaptiveTimeout: 'x' as never })).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,26 @@
+/**
+ * The endpoint key `METHOD pathname` for a controller call: the method is upper-cased and a query
+ * or fragment on the path is ignored, like the key the pipeline computes for a request.
+ */
+export function endpointKey(method: unknown, path: unknown): string {
+  if (typeof method !== 'string' || method === '') {
+    throw new TypeError(`keel: method must be a non-empty string, got ${String(method)}`);
+  }
+  if (typeof path !== 'string') {
+    throw new TypeError(`keel: path must be a string, got ${typeof path}`);
+  }
+  let end = path.length;
+  const q = path.indexOf('?');
+  if (q !== -1) end = q;
+  const h = path.indexOf('#');
+  if (h !== -1 && h < end) end = h;
+  return `${method.toUpperCase()} ${end === path.length ? path : path.slice(0, end)}`;
+}
+
+/** Splits `METHOD pathname` (the method never contains a space). */
+export function splitEndpoint(endpoint: string): { method: string; path: string } {
+  const i = endpoint.indexOf(' ');
+  return i === -1
+    ? { method: endpoint, path: '' }
+    : { method: endpoint.slice(0, i), path: endpoint.slice(i + 1) };
+}

@@ -1,0 +1,122 @@
+import type { Entry } from './entry';
+import type { JobClass } from './job-class';
+
+/**
+ * One job class's FIFO in one lane: an intrusive doubly-linked list of entries, so push, shift,
+ * unshift and removal from the middle (cancel, prioritize) are all O(1) with no array copying.
+ * Invariant: entries are in ascending `seq`.
+ */
+export class LaneQueue {
+  head: Entry | undefined = undefined;
+  tail: Entry | undefined = undefined;
+  size = 0;
+  /** Position in its lane's heap; -1 when not in it. A queue in a heap is never empty. */
+  heapIndex = -1;
+
+  constructor(
+    readonly cls: JobClass,
+    readonly lane: number,
+  ) {}
+
+  push(entry: Entry): void {
+    entry.queue = this;
+    entry.next = undefined;
+    entry.prev = this.tail;
+    if (this.tail === undefined) this.head = entry;
+    else this.tail.next = entry;
+    this.tail = entry;
+    this.size++;
+  }
+
+  unshift(entry: Entry): void {
+    entry.queue = this;
+    entry.prev = undefined;
+    entry.next = this.head;
+    if (this.head === undefined) this.tail = entry;
+    else this.head.prev = entry;
+    this.head = entry;
+    this.size++;
+  }
+
+  remove(entry: Entry): void {
+    const { prev, next } = entry;
+    if (prev === undefined) this.head = next;
+    else prev.next = next;
+    if (next === undefined) this.tail = prev;
+    else next.prev = prev;
+    entry.queue = entry.prev = entry.next = undefined;
+    this.size--;
+  }
+}
+
+/**
+ * A binary min-heap of a lane's class queues, ordered by their head's `seq`: its top holds the
+ * lane's earliest job. Its size is the number of classes with queued jobs (usually 1), never
+ * the number of jobs.
+ */
+export class QueueHeap {
+  readonly #items: LaneQueue[] = [];
+
+  get size(): number {
+    return this.#items.length;
+  }
+
+  peek(): LaneQueue | undefined {
+    return this.#items[0];
+  }
+
+  push(q: LaneQueue): void {
+    q.heapIndex = this.#items.length;
+    this.#items.push(q);
+    this.siftUp(q.heapIndex);
+  }
+
+  /** Removes the queue at `index` (the top is index 0). */
+  removeAt(index: number): void {
+    const items = this.#items;
+    const removed = items[index]!;
+    const last = items.pop()!;
+    removed.heapIndex = -1;
+    if (last === removed) return;
+    items[index] = last;
+    last.heapIndex = index;
+    this.siftDown(index);
+    this.siftUp(last.heapIndex);
+  }
+
+  siftUp(index: number): void {
+    const items = this.#items;
+    const q = items[index]!;
+    const seq = q.head!.seq;
+    while (index > 0) {
+      const parent = (index - 1) >> 1;
+      const p = items[parent]!;
+      if (p.head!.seq <= seq) break;
+      items[index] = p;
+      p.heapIndex = index;
+      index = parent;
+    }
+    items[index] = q;
+    q.heapIndex = index;
+  }
+
+  siftDown(index: number): void {
+    const items = this.#items;
+    const n = items.length;
+    const q = items[index]!;
+    const seq = q.head!.seq;
+    for (;;) {
+      let child = 2 * index + 1;
+      if (child >= n) break;
+      const right = child + 1;
+      if (right < n && items[right]!.head!.seq < items[child]!.head!.seq) child = right;
+      const c = items[child]!;
+      if (c.head!.seq >= seq) break;
+      items[index] = c;
+      c.heapIndex = index;
+      index = child;
+    }
+    items[index] = q;
+    q.heapIndex = index;
+  }
+}

@@ -1,0 +1,161 @@
+import type { Priority } from '../types';
+import type { Entry } from './entry';
+import type { JobClass } from './job-class';
+import { QueueHeap } from './lane-queue';
+
+const NAMES: readonly Priority[] = ['high', 'normal', 'low'];
+/** Weighted round-robin: each round serves up to 4 high, then 2 normal, then 1 low. */
+const WEIGHTS: readonly number[] = [4, 2, 1];
+const SINGLE: readonly number[] = [1];
+
+/**
+ * The queued jobs: one lane (FIFO) or three lanes (high / normal / low) served by a weighted
+ * round-robin cursor. Each lane is a heap of class queues keyed by their head's arrival `seq`,
+ * so the lane yields its earliest job whose class is not blocked; a blocked class found at the
+ * top is dropped from the heap (lazily) and `readmit` puts it back when it unblocks.
+ *
+ * Cursor rule: the lane under the cursor serves while it has credit (its weight) and a runnable
+ * job; an exhausted or empty lane passes the cursor on, and the next lane starts with full
+ * credit. The cursor moves only when a job is taken, so a scan that finds nothing changes
+ * nothing.
+ */
+export class Lanes {
+  /** Queued jobs per lane (blocked ones included). */
+  readonly sizes: number[];
+  total = 0;
+  readonly #weighted: boolean;
+  readonly #weights: readonly number[];
+  readonly #heaps: QueueHeap[];
+  #cursor = 0;
+  #credit: number;
+  #seq = 0;
+
+  constructor(weighted: boolean) {
+    this.#weighted = weighted;
+    this.#weights = weighted ? WEIGHTS : SINGLE;
+    this.sizes = this.#weights.map(() => 0);
+    this.#heaps = this.#weights.map(() => new QueueHeap());
+    this.#credit = this.#weights[0]!;
+  }
+
+  /** Number of lanes: 3 with priorities, else 1. */
+  get count(): number {
+    return this.#weights.length;
+  }
+
+  laneOf(priority: Priority): number {
+    if (!this.#weighted) return 0;
+    return priority === 'high' ? 0 : priority === 'low' ? 2 : 1;
+  }
+
+  /** A single FIFO reports its jobs as `normal`. */
+  nameOf(lane: number): Priority {
+    return this.#weighted ? NAMES[lane]! : 'normal';
+  }
+
+  /** Appends at the back of the entry's lane; returns its 1-based position in the lane. */
+  push(entry: Entry): number {
+    entry.seq = ++this.#seq;
+    const q = entry.cls.queues[entry.lane]!;
+    q.push(entry);
+    // Appending leaves the head (the heap key) unchanged; a blocked class waits for readmit.
+    if (q.heapIndex < 0 && !q.cls.blocked) this.#heaps[entry.lane]!.push(q);
+    this.total++;
+    return ++this.sizes[entry.lane]!;
+  }
+
+  /**
+   * Puts an entry back where it left (it keeps its `seq`): a job that was next but had to wait
+   * for rate budget. It was its class queue's head, so the queue stays in `seq` order.
+   */
+  pushFront(entry: Entry): void {
+    const q = entry.cls.queues[entry.lane]!;
+    q.unshift(entry);
+    const heap = this.#heaps[entry.lane]!;
+    if (q.heapIndex >= 0) heap.siftUp(q.heapIndex);
+    else if (!q.cls.blocked) heap.push(q);
+    this.total++;
+    this.sizes[entry.lane]!++;
+  }
+
+  /** Takes a queued entry out of its lane (cancel, prioritize). */
+  remove(entry: Entry): void {
+    const q = entry.queue!;
+    const wasHead = q.head === entry;
+    q.remove(entry);
+    if (q.heapIndex >= 0) {
+      const heap = this.#heaps[q.lane]!;
+      if (q.size === 0) heap.removeAt(q.heapIndex);
+      else if (wasHead) heap.siftDown(q.heapIndex);
+    }
+    this.total--;
+    this.sizes[q.lane]!--;
+  }
+
+  /** Moves a queued entry to the back of another lane. */
+  move(entry: Entry, lane: number): void {
+    this.remove(entry);
+    entry.lane = lane;
+    this.push(entry);
+  }
+
+  /** A class stopped being blocked: its non-empty queues compete in their lanes again. */
+  readmit(cls: JobClass): void {
+    if (cls.blocked) return;
+    for (let i = 0; i < cls.queues.length; i++) {
+      const q = cls.queues[i]!;
+      if (q.size > 0 && q.heapIndex < 0) this.#heaps[i]!.push(q);
+    }
+  }
+
+  /** The next job by the weighted round-robin, taken out of its lane; undefined if none can run. */
+  next(): Entry | undefined {
+    const cursor = this.#cursor;
+    const credit = this.#credit;
+    for (let tries = 0; tries < this.#weights.length; tries++) {
+      const entry = this.#take(this.#cursor);
+      if (entry !== undefined) {
+        if (--this.#credit === 0) this.#advance();
+        return entry;
+      }
+      this.#advance();
+    }
+    this.#cursor = cursor;
+    this.#credit = credit;
+    return undefined;
+  }
+
+  /** The cursor state, to undo a `next()` whose job could not start (rate budget). */
+  mark(): number {
+    return this.#cursor * 8 + this.#credit;
+  }
+
+  restore(mark: number): void {
+    this.#cursor = mark >> 3;
+    this.#credit = mark & 7;
+  }
+
+  #advance(): void {
+    this.#cursor = this.#cursor + 1 === this.#weights.length ? 0 : this.#cursor + 1;
+    this.#credit = this.#weights[this.#cursor]!;
+  }
+
+  #take(lane: number): Entry | undefined {
+    const heap = this.#heaps[lane]!;
+    for (;;) {
+      const q = heap.peek();
+      if (q === undefined) return undefined;
+      if (q.cls.blocked) {
+        heap.removeAt(0);
+        continue;
+      }
+      const entry = q.head!;
+      q.remove(entry);
+      if (q.size === 0) heap.removeAt(0);
+      else heap.siftDown(0);
+      this.total--;
+      this.sizes[lane]!--;
+      return entry;
+    }
+  }
+}

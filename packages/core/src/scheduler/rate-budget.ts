@@ -1,0 +1,37 @@
+/**
+ * The rate limit as a sliding window over attempt start times: at most `requests` attempts start
+ * in any `interval` ms. The last `requests` start times sit in a ring (grown on demand, so a
+ * large `requests` costs memory only when used); the oldest one tells when budget frees.
+ */
+export class RateBudget {
+  readonly #requests: number;
+  readonly #interval: number;
+  readonly #ring: number[] = [];
+  /** Index of the oldest start once the ring is full. */
+  #head = 0;
+
+  constructor(requests: number, interval: number) {
+    this.#requests = requests;
+    this.#interval = interval;
+  }
+
+  /** An attempt may start at `now`: fewer than `requests` started in (now - interval, now]. */
+  available(now: number): boolean {
+    return this.#ring.length < this.#requests || now - this.#ring[this.#head]! >= this.#interval;
+  }
+
+  /** The earliest moment an attempt may start (meaningful when not available). */
+  freeAt(): number {
+    return this.#ring.length < this.#requests ? 0 : this.#ring[this.#head]! + this.#interval;
+  }
+
+  /** Records an attempt starting at `now` (call only when available). */
+  take(now: number): void {
+    if (this.#ring.length < this.#requests) {
+      this.#ring.push(now);
+      return;
+    }
+    this.#ring[this.#head] = now;
+    this.#head = this.#head + 1 === this.#requests ? 0 : this.#head + 1;
+  }
+}

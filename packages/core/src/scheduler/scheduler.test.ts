@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../../test/helpers';
+import { EventEmitter } from '../events/emitter';
+import type { ClientEvents, RequestSpec } from '../types';
+import type { SchedulerJob } from './gate';
+import { resolveSchedulerOptions } from './options';
+import { Scheduler } from './scheduler';
+
+let nextId = 1;
+function job(endpoint: string, probe = false): SchedulerJob {
+  const id = nextId++;
+  const [method, path] = endpoint.split(' ');
+  return {
+    id,
+    probe,
+    signal: new AbortController().signal,
+    spec: {
+      key: `${endpoint}#${id}`,
+      endpoint,
+      method,
+      url: `https://h.test${path}`,
+      host: 'h.test',
+      priority: 'normal',
+      group: undefined,
+    } as unknown as RequestSpec,
+  };
+}
+
+function scheduler(endpointCeilings: boolean, concurrency = 8) {
+  const clock = new FakeClock();
+  const events = new EventEmitter<ClientEvents>();
+  const config = resolveSchedulerOptions({ concurrency }, endpointCeilings)!;
+  const s = new Scheduler(config, events, { clock, permits: () => true, cancelJob: () => {} });
+  /** enter + acquire: true when the job started at once. */
+  const start = (j: SchedulerJob) => {
+    s.enter(j);
+    const wait = s.acquire(j);
+    let started = wait === null;
+    let error: unknown;
+    wait?.then(
+      () => {
+        started = true;
+      },
+      (e) => {
+        error = e;
+      },
+    );
+    return {
+      get started() {
+        return started;
+      },
+      get error() {
+        return error;
+      },
+    };
+  };
+  return { s, clock, start };
+}
+
+describe('Scheduler: per-endpoint ceilings (the adaptive seam)', () => {
+  it('caps one endpoint without touching others; raising the cap re-admits its jobs in order', async () => {
+    const { s, start } = scheduler(true);
+    s.setEndpointCeiling('GET /a', 1);
+    const a1 = job('GET /a');
+    const a2 = job('GET /a');
+    const a3 = job('GET /a');
+    const b1 = job('GET /b');
+    const r = [a1, a2, a3, b1].map(start);
+    await Promise.resolve();
+    expect(r.map((x) => x.started)).toEqual([true, false, false, true]);
+    expect(s.activeFor('GET /a')).toBe(1);
+    expect(s.stats()).toMatchObject({ active: 2, queued: 2 });
+    s.finish(a1, 'completed');
+    await Promise.resolve();
+    expect(r.map((x) => x.started)).toEqual([true, true, false, true]);
+    s.setEndpointCeiling('GET /a', undefined);
+    await Promise.resolve();
+    expect(r[2]!.started).toBe(true);
+    expect(s.activeFor('GET /a')).toBe(2);
+  });
+
+  it('lets a half-open probe bypass the ceiling (it is still counted)', async () => {
+    const { s, start } = scheduler(true);
+    s.setEndpointCeiling('GET /p', 1);
+    const first = start(job('GET /p'));
+    const waiting = start(job('GET /p'));
+    const probe = start(job('GET /p', true));
+    await Promise.resolve();
+    expect([first.started, waiting.started, probe.started]).toEqual([true, false, true]);
+    expect(s.activeFor('GET /p')).toBe(2);
+  });
+
+  it('lowering a ceiling lets running jobs finish and holds new ones', async () => {
+    const { s, start } = scheduler(true);
+    const jobs = [job('GET /c'), job('GET /c'), job('GET /c')];
+    const r = jobs.map(start);
+    expect(r.every((x) => x.started)).toBe(true);
+    s.setEndpointCeiling('GET /c', 1);
+    const late = start(job('GET /c'));
+    s.finish(jobs[0]!, 'completed');
+    s.finish(jobs[1]!, 'completed');
+    await Promise.resolve();
+    expect(late.started).toBe(false);
+    s.finish(jobs[2]!, 'completed');
+    await Promise.resolve();
+    expect(late.started).toBe(true);
+  });
+
+  it('needs endpointCeilings, and a valid ceiling', () => {
+    expect(() => scheduler(false).s.setEndpointCeiling('GET /a', 1)).toThrow(/endpointCeilings/);
+    expect(() => scheduler(true).s.setEndpointCeiling('GET /a', 0)).toThrow(RangeError);
+  });
+
+  it('forgets classes, groups and endpoint limiters when their jobs are gone', async () => {
+    const { s, start } = scheduler(true, 1);
+    const jobs = [job('GET /x'), job('GET /y'), job('GET /z')];
+    const r = jobs.map(start);
+    expect(s.debug.classes).toBe(3);
+    // Held dispatch (as cancelAll does): y and z must not start just to be cancelled.
+    s.batch(() => {
+      for (const j of jobs) {
+        s.cancel(j);
+        s.finish(j, 'rejected');
+      }
+    });
+    await Promise.resolve();
+    expect(r.map((x) => (x.error as Error | undefined)?.name)).toEqual([
+      undefined,
+      'CancelledError',
+      'CancelledError',
+    ]);
+    expect(s.debug).toEqual({ entries: 0, classes: 0, groups: 0, budgetTimer: false });
+    expect(s.stats()).toMatchObject({ active: 0, queued: 0, rejected: 3 });
+  });
+});

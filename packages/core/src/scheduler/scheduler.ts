@@ -1,0 +1,578 @@
+import { CancelledError } from '../errors/cancelled-error';
+import { CircuitOpenError } from '../errors/circuit-open-error';
+import type { EventEmitter } from '../events/emitter';
+import type { Clock, TimerHandle } from '../internal/clock';
+import { sleep } from '../internal/sleep';
+import type {
+  ClientEvents,
+  ParkReason,
+  Priority,
+  SchedulerController,
+  SchedulerEventBase,
+  SchedulerStats,
+} from '../types';
+import { checkGroup, checkPrioritize } from './controller';
+import { Entry, type EntryState } from './entry';
+import type { AttemptGate, SchedulerHooks, SchedulerJob } from './gate';
+import { Group, JobClass, Limiter } from './job-class';
+import { Lanes } from './lanes';
+import type { SchedulerConfig } from './options';
+import { RateBudget } from './rate-budget';
+
+const NO_LIMITERS: readonly Limiter[] = Object.freeze([]);
+/** Bound on the host -> limiter memo (a crawler may see unbounded hosts). */
+const HOST_MEMO_LIMIT = 1000;
+
+type BaseEventName = 'request-dequeued' | 'request-started' | 'request-scheduled';
+
+/**
+ * The request scheduler: admits flight owners' network attempts under a global concurrency cap,
+ * per-host caps, an optional rate budget and (for the adaptive engine) per-endpoint ceilings;
+ * orders waiting jobs by lane (weighted round-robin 4:2:1, FIFO within a lane); parks jobs during
+ * retry waits and rate waits without a slot; pauses, resumes, cancels and re-prioritizes groups.
+ *
+ * Counting invariant, true between any two statements that can run user code (event listeners):
+ *   stats.active + stats.queued + stats.delayed = live jobs (entered, not yet completed/rejected)
+ * which holds because every state change updates its counter before any event is emitted.
+ *
+ * Costs: enqueue and dequeue are O(1) in the number of queued jobs (linked lists, no array
+ * shifting); skipping a saturated host or paused group costs O(log classes) once per blocking
+ * episode, never a scan of the jobs behind it. One timer per parked job plus one for the budget.
+ */
+export class Scheduler implements AttemptGate {
+  readonly enabled = true;
+  readonly controller: SchedulerController;
+  readonly #config: SchedulerConfig;
+  readonly #clock: Clock;
+  readonly #events: EventEmitter<ClientEvents>;
+  readonly #hooks: SchedulerHooks;
+  readonly #lanes: Lanes;
+  readonly #budget: RateBudget | undefined;
+  readonly #entries = new Map<SchedulerJob, Entry>();
+  readonly #defaultClass: JobClass;
+  readonly #classes = new Map<string, JobClass>();
+  readonly #groups = new Map<string, Group>();
+  /** Configured caps, by the `hosts` option key. */
+  readonly #caps = new Map<string, Limiter>();
+  /** A request's hostname to its cap's limiter, or null when uncapped. */
+  readonly #hostMemo = new Map<string, Limiter | null>();
+  readonly #endpoints = new Map<string, Limiter>();
+  #active = 0;
+  #delayed = 0;
+  #completed = 0;
+  #rejected = 0;
+  /** The one job parked for rate budget; exists exactly when #budgetTimer does. */
+  #rateParked: Entry | undefined = undefined;
+  #budgetTimer: TimerHandle | undefined = undefined;
+  /** > 0 while dispatching or inside batch(): nested dispatch requests set #pending instead. */
+  #hold = 0;
+  #pending = false;
+
+  constructor(config: SchedulerConfig, events: EventEmitter<ClientEvents>, hooks: SchedulerHooks) {
+    this.#config = config;
+    this.#clock = hooks.clock;
+    this.#events = events;
+    this.#hooks = hooks;
+    this.#lanes = new Lanes(config.priority);
+    this.#budget = config.rateLimit
+      ? new RateBudget(config.rateLimit.requests, config.rateLimit.interval)
+      : undefined;
+    this.#defaultClass = new JobClass('', undefined, NO_LIMITERS, NO_LIMITERS, this.#lanes.count);
+    for (const [host, cap] of config.hosts) this.#caps.set(host, new Limiter(host, cap));
+    this.controller = Object.freeze({
+      stats: () => this.stats(),
+      pauseGroup: (group: string) => this.pauseGroup(group),
+      resumeGroup: (group: string) => this.resumeGroup(group),
+      cancelGroup: (group: string) => this.cancelGroup(group),
+      prioritize: (selector: string, priority: Priority) => this.prioritize(selector, priority),
+    });
+  }
+
+  // ── AttemptGate ───────────────────────────────────────────────────────────────────────────
+
+  enter(job: SchedulerJob): void {
+    const entry = new Entry(job, this.#classOf(job), this.#lanes.laneOf(job.spec.priority));
+    entry.cls.refs++;
+    entry.cls.group?.entries.add(entry);
+    this.#entries.set(job, entry);
+  }
+
+  acquire(job: SchedulerJob): Promise<void> | null {
+    let entry = this.#entries.get(job);
+    if (entry === undefined) {
+      this.enter(job);
+      entry = this.#entries.get(job)!;
+    }
+    switch (entry.state) {
+      case 'new': {
+        const position = this.#enqueue(entry, false);
+        this.#emitQueued(entry, position);
+        break;
+      }
+      case 'delayed': {
+        // A retry wait ended (its timer fired): back to the lanes.
+        this.#delayed--;
+        const position = this.#enqueue(entry, false);
+        this.#emitBase('request-scheduled', entry);
+        this.#emitQueued(entry, position);
+        break;
+      }
+      case 'done':
+        return Promise.reject(entry.error);
+      default:
+        return null;
+    }
+    this.#dispatch();
+    // Dispatch may have started it, parked it for rate budget, or refused it (circuit).
+    const state = stateOf(entry);
+    if (state === 'active') return null;
+    if (state === 'done') return Promise.reject(entry.error);
+    const waiting = entry;
+    return new Promise<void>((resolve, reject) => {
+      waiting.resolve = resolve;
+      waiting.reject = reject;
+    });
+  }
+
+  park(job: SchedulerJob, reason: ParkReason, delay: number): Promise<void> {
+    const entry = this.#entries.get(job);
+    if (entry === undefined || entry.state !== 'active')
+      return sleep(this.#clock, delay, job.signal);
+    this.#releaseSlot(entry);
+    entry.state = 'delayed';
+    this.#delayed++;
+    const promise = new Promise<void>((resolve, reject) => {
+      entry.resolve = resolve;
+      entry.reject = reject;
+    });
+    entry.timer = this.#clock.setTimeout(() => this.#wake(entry), delay);
+    if (this.#events.has('request-delayed')) {
+      this.#events.emit('request-delayed', { ...this.#base(entry), reason, delay });
+    }
+    this.#dispatch();
+    return promise;
+  }
+
+  cancel(job: SchedulerJob): void {
+    const entry = this.#entries.get(job);
+    if (entry === undefined || entry.state === 'done') return;
+    this.#end(entry, 'rejected', job.signal.aborted ? job.signal.reason : new CancelledError());
+    this.#dispatch();
+  }
+
+  finish(job: SchedulerJob, outcome: 'completed' | 'rejected'): void {
+    const entry = this.#entries.get(job);
+    if (entry === undefined) return;
+    this.#entries.delete(job);
+    if (entry.state === 'done') return;
+    this.#end(entry, outcome, undefined);
+    this.#dispatch();
+  }
+
+  batch(fn: () => void): void {
+    this.#hold++;
+    try {
+      fn();
+    } finally {
+      this.#hold--;
+      this.#dispatch();
+    }
+  }
+
+  // ── SchedulerController ───────────────────────────────────────────────────────────────────
+
+  stats(): SchedulerStats {
+    const s = this.#lanes.sizes;
+    return {
+      active: this.#active,
+      queued: this.#lanes.total,
+      delayed: this.#delayed,
+      completed: this.#completed,
+      rejected: this.#rejected,
+      lanes:
+        s.length === 3
+          ? { high: s[0]!, normal: s[1]!, low: s[2]! }
+          : { high: 0, normal: s[0]!, low: 0 },
+    };
+  }
+
+  /** Freezes the group's queued jobs (running ones finish); emits `queue-paused` when it changes. */
+  pauseGroup(name: string): void {
+    checkGroup(name, 'pauseGroup');
+    const group = this.#group(name);
+    if (group.paused) return;
+    group.paused = true;
+    if (this.#events.has('queue-paused')) this.#events.emit('queue-paused', { group: name });
+  }
+
+  /** Re-admits a paused group's jobs at their places; emits `queue-resumed` when it changes. */
+  resumeGroup(name: string): void {
+    checkGroup(name, 'resumeGroup');
+    const group = this.#groups.get(name);
+    if (group === undefined || !group.paused) return;
+    group.paused = false;
+    for (const cls of group.classes) this.#lanes.readmit(cls);
+    if (group.idle) this.#groups.delete(name);
+    if (this.#events.has('queue-resumed')) this.#events.emit('queue-resumed', { group: name });
+    this.#dispatch();
+  }
+
+  /**
+   * Rejects every queued, parked and running job of the group: the client cancels each flight
+   * (callers get CancelledError) and calls `cancel(job)`, which counts it rejected and emits
+   * `request-rejected`. Dispatch is held meanwhile so no job of the group starts just to die.
+   */
+  cancelGroup(name: string): void {
+    checkGroup(name, 'cancelGroup');
+    const group = this.#groups.get(name);
+    if (group === undefined || group.entries.size === 0) return;
+    this.#hold++;
+    try {
+      for (const entry of [...group.entries]) {
+        if (entry.state === 'done') continue;
+        const error = new CancelledError(`Request cancelled: group "${name}" was cancelled`);
+        this.#hooks.cancelJob(entry.job, error);
+        // A job whose flight the client no longer tracks is dropped here.
+        if (stateOf(entry) !== 'done') {
+          this.#end(entry, 'rejected', entry.job.signal.aborted ? entry.job.signal.reason : error);
+        }
+      }
+    } finally {
+      this.#hold--;
+    }
+    this.#dispatch();
+  }
+
+  /**
+   * Moves the queued jobs whose group or request key is `selector` to the back of the
+   * `priority` lane (in their arrival order); returns how many moved. Parked and running jobs
+   * are not moved. O(live jobs): an administrative operation, not a per-request one.
+   */
+  prioritize(selector: string, priority: Priority): number {
+    checkPrioritize(this.#config.priority, selector, priority);
+    const to = this.#lanes.laneOf(priority);
+    const matches: Entry[] = [];
+    for (const entry of this.#entries.values()) {
+      if (entry.state !== 'queued' || entry.lane === to) continue;
+      const { spec } = entry.job;
+      if (spec.key === selector || spec.group === selector) matches.push(entry);
+    }
+    if (matches.length === 0) return 0;
+    matches.sort((a, b) => a.seq - b.seq);
+    const toName = this.#lanes.nameOf(to);
+    for (const entry of matches) {
+      const from = this.#lanes.nameOf(entry.lane);
+      this.#lanes.move(entry, to);
+      if (this.#events.has('request-prioritized')) {
+        this.#events.emit('request-prioritized', { ...this.#base(entry), from, to: toName });
+      }
+    }
+    this.#dispatch();
+    return matches.length;
+  }
+
+  // ── the adaptive seam ─────────────────────────────────────────────────────────────────────
+
+  /**
+   * Caps the simultaneous attempts of one endpoint (`METHOD pathname`); undefined removes the
+   * cap. Running jobs finish; queued jobs of the endpoint wait at their places. Half-open probes
+   * bypass it (they are still counted). Needs `endpointCeilings` in the config.
+   */
+  setEndpointCeiling(endpoint: string, ceiling: number | undefined): void {
+    if (!this.#config.endpointCeilings) {
+      throw new Error('keel: endpoint ceilings need a scheduler created with endpointCeilings');
+    }
+    if (ceiling !== undefined && (!Number.isInteger(ceiling) || ceiling < 1)) {
+      throw new RangeError(`keel: endpoint ceiling must be an integer >= 1, got ${ceiling}`);
+    }
+    const limiter = this.#endpointLimiter(endpoint);
+    const wasSaturated = limiter.saturated;
+    limiter.cap = ceiling ?? Number.POSITIVE_INFINITY;
+    if (wasSaturated && !limiter.saturated) {
+      for (const cls of limiter.classes) this.#lanes.readmit(cls);
+      this.#dispatch();
+    }
+    this.#dropIdleEndpoint(limiter);
+  }
+
+  /** Attempts of an endpoint holding a slot now (tracked when `endpointCeilings` is on). */
+  activeFor(endpoint: string): number {
+    return this.#endpoints.get(endpoint)?.active ?? 0;
+  }
+
+  /** Internal sizes for leak checks in tests. */
+  get debug(): { entries: number; classes: number; groups: number; budgetTimer: boolean } {
+    return {
+      entries: this.#entries.size,
+      classes: this.#classes.size,
+      groups: this.#groups.size,
+      budgetTimer: this.#budgetTimer !== undefined,
+    };
+  }
+
+  // ── dispatch ──────────────────────────────────────────────────────────────────────────────
+
+  #dispatch(): void {
+    if (this.#hold > 0) {
+      this.#pending = true;
+      return;
+    }
+    this.#hold = 1;
+    try {
+      do {
+        this.#pending = false;
+        this.#drain();
+      } while (this.#pending);
+    } finally {
+      this.#hold = 0;
+    }
+  }
+
+  /** Starts jobs while a slot is free: lane order, then the circuit gate, then rate budget. */
+  #drain(): void {
+    const budget = this.#budget;
+    while (this.#active < this.#config.concurrency && this.#rateParked === undefined) {
+      const mark = this.#lanes.mark();
+      const entry = this.#lanes.next();
+      if (entry === undefined) return;
+      const { spec } = entry.job;
+      // Pre-start circuit gate: the circuit may have opened while the job waited.
+      if (!entry.job.probe && !this.#hooks.permits(spec.endpoint)) {
+        this.#end(entry, 'completed', new CircuitOpenError(spec.endpoint));
+        continue;
+      }
+      if (budget !== undefined) {
+        const now = this.#clock.now();
+        if (!budget.available(now)) {
+          // Not this job's turn yet after all: undo the cursor move, so lane order is kept.
+          this.#lanes.restore(mark);
+          this.#parkForBudget(entry, budget.freeAt() - now);
+          return;
+        }
+        budget.take(now);
+      }
+      this.#start(entry);
+    }
+  }
+
+  #start(entry: Entry): void {
+    entry.state = 'active';
+    this.#active++;
+    const counted = entry.cls.counted;
+    for (let i = 0; i < counted.length; i++) counted[i]!.active++;
+    this.#emitBase('request-dequeued', entry);
+    this.#emitBase('request-started', entry);
+    const resolve = entry.resolve;
+    if (resolve !== undefined) {
+      entry.resolve = entry.reject = undefined;
+      resolve();
+    }
+  }
+
+  #releaseSlot(entry: Entry): void {
+    this.#active--;
+    const counted = entry.cls.counted;
+    for (let i = 0; i < counted.length; i++) {
+      const limiter = counted[i]!;
+      // Saturated → not saturated: its blocked classes compete again.
+      if (--limiter.active === limiter.cap - 1) {
+        for (const cls of limiter.classes) this.#lanes.readmit(cls);
+      }
+    }
+  }
+
+  /** Appends (or, for a job back from a rate wait, re-inserts at its place); returns position. */
+  #enqueue(entry: Entry, front: boolean): number {
+    entry.state = 'queued';
+    if (!front) return this.#lanes.push(entry);
+    this.#lanes.pushFront(entry);
+    return 1;
+  }
+
+  #parkForBudget(entry: Entry, delay: number): void {
+    entry.state = 'delayed';
+    entry.rateParked = true;
+    this.#delayed++;
+    this.#rateParked = entry;
+    this.#budgetTimer = this.#clock.setTimeout(this.#onBudget, Math.max(0, delay));
+    this.#emitBase('request-dequeued', entry);
+    if (this.#events.has('request-delayed')) {
+      this.#events.emit('request-delayed', {
+        ...this.#base(entry),
+        reason: 'rate-limit',
+        delay: Math.max(0, delay),
+      });
+    }
+  }
+
+  /** Budget freed: the job that waited for it goes back to its place in the lane, first. */
+  readonly #onBudget = (): void => {
+    this.#budgetTimer = undefined;
+    const entry = this.#rateParked;
+    if (entry !== undefined) {
+      this.#rateParked = undefined;
+      entry.rateParked = false;
+      this.#delayed--;
+      const position = this.#enqueue(entry, true);
+      this.#emitBase('request-scheduled', entry);
+      this.#emitQueued(entry, position);
+    }
+    this.#dispatch();
+  };
+
+  /** A retry wait ended: the client's `park` promise resolves and it calls `acquire` again. */
+  #wake(entry: Entry): void {
+    entry.timer = undefined;
+    const resolve = entry.resolve;
+    entry.resolve = entry.reject = undefined;
+    resolve?.();
+  }
+
+  /**
+   * Ends a job in any state: undoes that state (lane, slot, timers), counts the outcome, emits,
+   * and rejects a pending acquire / park with `error`.
+   */
+  #end(entry: Entry, outcome: 'completed' | 'rejected', error: unknown): void {
+    const was = entry.state;
+    if (was === 'queued') {
+      // Still in its lane unless the dispatcher has just taken it out (circuit gate).
+      if (entry.queue !== undefined) this.#lanes.remove(entry);
+    } else if (was === 'active') {
+      this.#releaseSlot(entry);
+    } else if (was === 'delayed') {
+      this.#delayed--;
+      if (entry.timer !== undefined) {
+        this.#clock.clearTimeout(entry.timer);
+        entry.timer = undefined;
+      }
+      if (entry.rateParked) {
+        entry.rateParked = false;
+        this.#rateParked = undefined;
+        this.#clock.clearTimeout(this.#budgetTimer);
+        this.#budgetTimer = undefined;
+      }
+    }
+    entry.state = 'done';
+    entry.error = error;
+    if (outcome === 'completed') this.#completed++;
+    else this.#rejected++;
+    this.#forget(entry);
+    if (was === 'queued') this.#emitBase('request-dequeued', entry);
+    if (outcome === 'rejected' && this.#events.has('request-rejected')) {
+      this.#events.emit('request-rejected', { ...this.#base(entry), reason: 'cancelled' });
+    }
+    const reject = entry.reject;
+    entry.resolve = entry.reject = undefined;
+    if (reject !== undefined) reject(error);
+  }
+
+  // ── classes, groups, limiters ─────────────────────────────────────────────────────────────
+
+  #classOf(job: SchedulerJob): JobClass {
+    const { spec } = job;
+    const host = this.#hostLimiter(spec.host);
+    const group = spec.group === undefined ? undefined : this.#group(spec.group);
+    const endpoint = this.#config.endpointCeilings ? this.#endpointLimiter(spec.endpoint) : null;
+    if (host === null && group === undefined && endpoint === null) return this.#defaultClass;
+    // A probe bypasses its endpoint's ceiling, so it needs a class of its own.
+    const probe = endpoint !== null && job.probe;
+    const key = `${host?.key ?? ''}\u0000${group?.name ?? ''}\u0000${endpoint?.key ?? ''}\u0000${probe ? 'p' : ''}`;
+    let cls = this.#classes.get(key);
+    if (cls === undefined) {
+      const counted: Limiter[] = [];
+      if (host !== null) counted.push(host);
+      if (endpoint !== null) counted.push(endpoint);
+      const blockers = probe ? counted.filter((l) => l !== endpoint) : counted;
+      cls = new JobClass(key, group, blockers, counted, this.#lanes.count);
+      this.#classes.set(key, cls);
+      for (const limiter of counted) limiter.classes.add(cls);
+      group?.classes.add(cls);
+    }
+    return cls;
+  }
+
+  /** Drops an ended job's references; forgets its class and group when nothing else needs them. */
+  #forget(entry: Entry): void {
+    const { cls } = entry;
+    const { group } = cls;
+    group?.entries.delete(entry);
+    if (--cls.refs === 0 && cls !== this.#defaultClass) {
+      this.#classes.delete(cls.key);
+      for (const limiter of cls.counted) {
+        limiter.classes.delete(cls);
+        this.#dropIdleEndpoint(limiter);
+      }
+      group?.classes.delete(cls);
+    }
+    if (group?.idle) this.#groups.delete(group.name);
+  }
+
+  #group(name: string): Group {
+    let group = this.#groups.get(name);
+    if (group === undefined) {
+      group = new Group(name);
+      this.#groups.set(name, group);
+    }
+    return group;
+  }
+
+  #hostLimiter(host: string): Limiter | null {
+    if (this.#caps.size === 0) return null;
+    let limiter = this.#hostMemo.get(host);
+    if (limiter === undefined) {
+      // `spec.host` is the lower-cased hostname: every port of a host shares its cap.
+      limiter = this.#caps.get(host) ?? null;
+      if (this.#hostMemo.size >= HOST_MEMO_LIMIT) this.#hostMemo.clear();
+      this.#hostMemo.set(host, limiter);
+    }
+    return limiter;
+  }
+
+  #endpointLimiter(endpoint: string): Limiter {
+    let limiter = this.#endpoints.get(endpoint);
+    if (limiter === undefined) {
+      limiter = new Limiter(endpoint, Number.POSITIVE_INFINITY);
+      this.#endpoints.set(endpoint, limiter);
+    }
+    return limiter;
+  }
+
+  /** An endpoint limiter with no cap and no jobs is forgotten (host caps are kept). */
+  #dropIdleEndpoint(limiter: Limiter): void {
+    if (
+      limiter.cap === Number.POSITIVE_INFINITY &&
+      limiter.classes.size === 0 &&
+      this.#endpoints.get(limiter.key) === limiter
+    ) {
+      this.#endpoints.delete(limiter.key);
+    }
+  }
+
+  // ── events ────────────────────────────────────────────────────────────────────────────────
+
+  #base(entry: Entry): SchedulerEventBase {
+    const { spec } = entry.job;
+    return {
+      id: entry.job.id,
+      key: spec.key,
+      method: spec.method,
+      url: spec.url,
+      priority: this.#lanes.nameOf(entry.lane),
+    };
+  }
+
+  #emitBase(name: BaseEventName, entry: Entry): void {
+    if (this.#events.has(name)) this.#events.emit(name, this.#base(entry));
+  }
+
+  #emitQueued(entry: Entry, position: number): void {
+    if (this.#events.has('request-queued')) {
+      this.#events.emit('request-queued', { ...this.#base(entry), position });
+    }
+  }
+}
+
+/** Reads the state afresh (TypeScript would keep a narrowing across calls that change it). */
+function stateOf(entry: Entry): EntryState {
+  return entry.state;
+}

@@ -1,0 +1,163 @@
+import { describe, expect, test } from 'vitest';
+import type { ClientOptions, RequestOptions } from '../types';
+import { CACHE_DEFAULTS, resolveClientOptions } from './options';
+import { isDedupable, normalizeMethod, resolveSpec } from './resolve';
+
+const fetch = async () => new Response('');
+function spec(
+  method: Parameters<typeof normalizeMethod>[0],
+  url: string,
+  options?: RequestOptions,
+  client: ClientOptions = {},
+) {
+  return resolveSpec(
+    resolveClientOptions({ fetch, ...client }),
+    normalizeMethod(method),
+    url,
+    options,
+    undefined,
+  );
+}
+
+describe('resolveSpec', () => {
+  test('headers: client and request merged, request wins case-insensitively', () => {
+    const s = spec(
+      'GET',
+      'https://a.test/x',
+      { headers: { authorization: 'request', 'X-Req': '1' } },
+      { headers: { Authorization: 'client', 'X-Client': 'c' } },
+    );
+    expect(s.headers).toEqual({ authorization: 'request', 'x-client': 'c', 'x-req': '1' });
+  });
+
+  test('baseURL from the client, or from the request (request wins); base path kept', () => {
+    expect(spec('GET', '/u', undefined, { baseURL: 'https://a.test/v1' }).url).toBe(
+      'https://a.test/v1/u',
+    );
+    expect(
+      spec('GET', '/u', { baseURL: 'https://b.test/v2/' }, { baseURL: 'https://a.test/v1' }).url,
+    ).toBe('https://b.test/v2/u');
+    expect(spec('GET', 'https://c.test/abs', undefined, { baseURL: 'https://a.test/v1' }).url).toBe(
+      'https://c.test/abs',
+    );
+  });
+
+  test('params are appended via buildQuery, merged with an existing query, then sorted', () => {
+    const s = spec('GET', 'https://a.test/x?z=1#frag', {
+      params: { tag: ['b', 'a'], skip: null, n: undefined, page: 2 },
+    });
+    expect(s.url).toBe('https://a.test/x?page=2&tag=b&tag=a&z=1');
+  });
+
+  test('key, endpoint, path and host', () => {
+    const s = spec('get', 'https://A.test:443/users/7?b=1&a=2');
+    expect(s.method).toBe('GET');
+    expect(s.key).toBe('GET https://a.test/users/7?a=2&b=1');
+    expect(s.endpoint).toBe('GET /users/7');
+    expect(s.path).toBe('/users/7');
+    expect(s.host).toBe('a.test');
+  });
+
+  test('the query string is not part of the endpoint key', () => {
+    expect(spec('GET', 'https://a.test/a?page=1').endpoint).toBe(
+      spec('GET', 'https://a.test/a?page=2').endpoint,
+    );
+  });
+
+  test('an object body is JSON with content-type application/json', () => {
+    const s = spec('POST', 'https://a.test/x', { body: { a: 1 } });
+    expect(s.body).toBe('{"a":1}');
+    expect(s.headers['content-type']).toBe('application/json');
+  });
+
+  test('a caller content-type (any case) is not overridden', () => {
+    const s = spec('POST', 'https://a.test/x', {
+      body: { a: 1 },
+      headers: { 'Content-Type': 'application/vnd.api+json' },
+    });
+    expect(s.headers['content-type']).toBe('application/vnd.api+json');
+  });
+
+  test('pass-through bodies keep their identity and get no json content-type', () => {
+    const form = new FormData();
+    const s = spec('POST', 'https://a.test/x', { body: form });
+    expect(s.body).toBe(form);
+    expect(s.headers['content-type']).toBeUndefined();
+  });
+
+  test('GET and HEAD cannot carry a body', () => {
+    expect(() => spec('GET', 'https://a.test/x', { body: { a: 1 } })).toThrow(TypeError);
+    expect(() => spec('HEAD', 'https://a.test/x', { body: 'x' })).toThrow(TypeError);
+  });
+
+  test('cache is resolved for GET only; cache:false and disabled caching give null', () => {
+    expect(spec('GET', 'https://a.test/x').cache).toEqual(CACHE_DEFAULTS);
+    expect(spec('POST', 'https://a.test/x').cache).toBeNull();
+    expect(spec('HEAD', 'https://a.test/x').cache).toBeNull();
+    expect(spec('GET', 'https://a.test/x', { cache: false }).cache).toBeNull();
+    expect(spec('GET', 'https://a.test/x', {}, { cache: { enabled: false } }).cache).toBeNull();
+    expect(
+      spec('GET', 'https://a.test/x', { cache: true }, { cache: { enabled: false } }).cache
+        ?.enabled,
+    ).toBe(true);
+  });
+
+  test('priority: request option > recommendation > client default', () => {
+    const config = resolveClientOptions({ fetch, timeout: 1000, cache: { ttl: 5 } });
+    const rec = { timeout: 2000, strategy: 'stale-while-revalidate' as const };
+    const none = resolveSpec(config, 'GET', 'https://a.test/x', undefined, undefined);
+    expect(none.timeout).toBe(1000);
+    expect(none.cache?.strategy).toBe('cache-first');
+    const recommended = resolveSpec(config, 'GET', 'https://a.test/x', undefined, rec);
+    expect(recommended.timeout).toBe(2000);
+    expect(recommended.cache?.strategy).toBe('stale-while-revalidate');
+    expect(recommended.cache?.ttl).toBe(5);
+    const explicit = resolveSpec(
+      config,
+      'GET',
+      'https://a.test/x',
+      { timeout: 3000, cache: { strategy: 'cache-first' } },
+      rec,
+    );
+    expect(explicit.timeout).toBe(3000);
+    expect(explicit.cache?.strategy).toBe('cache-first');
+  });
+
+  test('retry: request object layered over the client retry; false is one attempt', () => {
+    const s = spec(
+      'GET',
+      'https://a.test/x',
+      { retry: { attempts: 5 } },
+      { retry: { baseDelay: 7 } },
+    );
+    expect(s.retry.attempts).toBe(5);
+    expect(s.retry.baseDelay).toBe(7);
+    expect(spec('GET', 'https://a.test/x', { retry: false }).retry.attempts).toBe(1);
+  });
+
+  test('tags, priority and group', () => {
+    const s = spec('GET', 'https://a.test/x', {
+      tags: ['a'],
+      priority: 'high',
+      scheduler: { group: 'g' },
+    });
+    expect(s.tags).toEqual(['a']);
+    expect(s.priority).toBe('high');
+    expect(s.group).toBe('g');
+    expect(spec('GET', 'https://a.test/x').priority).toBe('normal');
+  });
+
+  test('the spec is frozen', () => {
+    expect(Object.isFrozen(spec('GET', 'https://a.test/x', { headers: { a: 'b' } }))).toBe(true);
+  });
+
+  test('unknown methods are a TypeError naming the method', () => {
+    expect(() => normalizeMethod('FETCH')).toThrow(/FETCH/);
+    expect(() => normalizeMethod(undefined)).toThrow(TypeError);
+  });
+
+  test('only GET, HEAD and OPTIONS are dedupable', () => {
+    expect(['GET', 'HEAD', 'OPTIONS'].every((m) => isDedupable(m as never))).toBe(true);
+    expect(['POST', 'PUT', 'PATCH', 'DELETE'].some((m) => isDedupable(m as never))).toBe(false);
+  });
+});

@@ -1,0 +1,112 @@
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { buildQuery } from './query';
+import { canonicalizeURL, parseCanonical, resolveURL } from './url';
+
+describe('resolveURL', () => {
+  test('absolute URLs are returned unchanged, base ignored', () => {
+    expect(resolveURL('https://other.test/x', 'https://api.test/v1')).toBe('https://other.test/x');
+  });
+
+  test('keeps the base path (unlike new URL(url, base))', () => {
+    expect(resolveURL('/users', 'https://api.test/v1')).toBe('https://api.test/v1/users');
+    expect(resolveURL('/users', 'https://api.test/v1/')).toBe('https://api.test/v1/users');
+    expect(resolveURL('users', 'https://api.test/v1')).toBe('https://api.test/v1/users');
+    expect(resolveURL('users', 'https://api.test/v1/')).toBe('https://api.test/v1/users');
+  });
+
+  test('query-only and empty URLs attach to the base', () => {
+    expect(resolveURL('?a=1', 'https://api.test/v1')).toBe('https://api.test/v1?a=1');
+    expect(resolveURL('', 'https://api.test/v1')).toBe('https://api.test/v1');
+  });
+
+  test('a relative URL without a base is a TypeError naming the URL', () => {
+    expect(() => resolveURL('/users')).toThrow(TypeError);
+    expect(() => resolveURL('/users')).toThrow(/\/users/);
+  });
+
+  test('a relative base is a TypeError naming baseURL', () => {
+    expect(() => resolveURL('/x', 'api.test')).toThrow(/baseURL/);
+  });
+
+  test('a non-string URL is a TypeError', () => {
+    expect(() => resolveURL(42 as unknown as string)).toThrow(TypeError);
+  });
+});
+
+describe('canonicalizeURL', () => {
+  test('sorts query parameters by name, stable for repeated keys', () => {
+    expect(canonicalizeURL('https://a.test/x?b=2&a=1&b=1')).toBe('https://a.test/x?a=1&b=2&b=1');
+  });
+
+  test('drops the fragment', () => {
+    expect(canonicalizeURL('https://a.test/x?a=1#frag')).toBe('https://a.test/x?a=1');
+    expect(canonicalizeURL('https://a.test/x#frag')).toBe('https://a.test/x');
+  });
+
+  test('lower-cases scheme and host, keeps path case', () => {
+    expect(canonicalizeURL('HTTPS://API.Example.COM/Users')).toBe('https://api.example.com/Users');
+  });
+
+  test('drops the default port, keeps another', () => {
+    expect(canonicalizeURL('https://a.test:443/x')).toBe('https://a.test/x');
+    expect(canonicalizeURL('http://a.test:80/x')).toBe('http://a.test/x');
+    expect(canonicalizeURL('http://a.test:8080/x')).toBe('http://a.test:8080/x');
+  });
+
+  test('resolves dot segments', () => {
+    expect(canonicalizeURL('https://a.test/a/./b/../c')).toBe('https://a.test/a/c');
+  });
+
+  test('an empty query is the same URL as no query', () => {
+    expect(canonicalizeURL('https://a.test/x?')).toBe(canonicalizeURL('https://a.test/x'));
+  });
+
+  test('spaces encode as %20 whether written as + or %20', () => {
+    expect(canonicalizeURL('https://a.test/x?q=a+b')).toBe('https://a.test/x?q=a%20b');
+    expect(canonicalizeURL('https://a.test/x?q=a%20b')).toBe('https://a.test/x?q=a%20b');
+  });
+
+  test('an invalid URL is a TypeError naming it', () => {
+    expect(() => canonicalizeURL('http://')).toThrow(TypeError);
+    expect(() => canonicalizeURL('not a url')).toThrow(/not a url/);
+  });
+
+  test('parseCanonical splits path and host and memoizes', () => {
+    const a = parseCanonical('https://A.test:443/p/q?z=1&a=2#x');
+    expect(a).toEqual({ href: 'https://a.test/p/q?a=2&z=1', pathname: '/p/q', host: 'a.test' });
+    expect(parseCanonical('https://A.test:443/p/q?z=1&a=2#x')).toBe(a);
+  });
+
+  const param = fc.oneof(fc.string(), fc.integer(), fc.boolean());
+  const params = fc.dictionary(
+    fc.string({ minLength: 1, maxLength: 8 }),
+    fc.oneof(param, fc.array(param, { maxLength: 3 })),
+  );
+  const path = fc.array(fc.webSegment(), { maxLength: 4 }).map((s) => `/${s.join('/')}`);
+
+  test('property: canonicalization is idempotent', () => {
+    fc.assert(
+      fc.property(fc.webUrl({ withQueryParameters: true, withFragments: true }), (url) => {
+        const once = canonicalizeURL(url);
+        expect(canonicalizeURL(once)).toBe(once);
+      }),
+    );
+  });
+
+  test('property: query order does not change the canonical URL, values survive', () => {
+    fc.assert(
+      fc.property(path, params, (p, ps) => {
+        const keys = Object.keys(ps);
+        const reversed = Object.fromEntries(keys.reverse().map((k) => [k, ps[k]]));
+        const a = canonicalizeURL(`https://a.test${p}?${buildQuery(ps)}`);
+        const b = canonicalizeURL(`https://a.test${p}?${buildQuery(reversed)}`);
+        expect(a).toBe(b);
+        // Round trip: the multiset of (key, value) pairs is unchanged by canonicalization.
+        const pairs = (u: string) =>
+          [...new URL(u).searchParams.entries()].map(([k, v]) => `${k}=${v}`).sort();
+        expect(pairs(a)).toEqual(pairs(`https://a.test${p}?${buildQuery(ps)}`));
+      }),
+    );
+  });
+});

@@ -1,0 +1,180 @@
+import { describe, expect, test } from 'vitest';
+import {
+  type ClientOptions,
+  createClient,
+  type HttpMethod,
+  ParseError,
+  type RequestOptions,
+} from '../src/index';
+import { debugOf, flush, makeClient, settle } from './helpers';
+
+const fetch = async () => new Response('');
+
+/** Calls `run` and checks it returns a rejected CancellablePromise without throwing or fetching. */
+async function rejection(run: (t: ReturnType<typeof makeClient>) => Promise<unknown>) {
+  const t = makeClient({}, { handler: () => new Response('ok') });
+  let p: Promise<unknown> | undefined;
+  expect(() => {
+    p = run(t);
+  }).not.toThrow();
+  expect(typeof (p as { cancel?: unknown }).cancel).toBe('function');
+  const outcome = await settle(p!);
+  expect(outcome.state).toBe('rejected');
+  await flush();
+  expect(t.fake.calls).toHaveLength(0);
+  expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  expect(t.clock.live).toBe(0);
+  expect(t.of('request')).toHaveLength(0);
+  expect(t.of('error')).toHaveLength(0);
+  return (outcome as { reason: unknown }).reason;
+}
+
+describe('bad input: per request, a rejected promise naming the problem', () => {
+  test('invalid URL', async () => {
+    const noBase = createClient({ fetch });
+    await expect(noBase.get('/relative')).rejects.toThrow(TypeError);
+    await expect(noBase.get('/relative')).rejects.toThrow(/relative/);
+    await expect(noBase.get('http://')).rejects.toThrow(TypeError);
+    await expect(noBase.get('http://exa mple.com/')).rejects.toThrow(/URL/);
+    expect(await rejection((t) => t.client.get(42 as unknown as string))).toBeInstanceOf(TypeError);
+    expect(await rejection((t) => t.client.get('/x', { baseURL: 'not-absolute' }))).toBeInstanceOf(
+      TypeError,
+    );
+  });
+
+  test.each<[string, RequestOptions, RegExp]>([
+    ['negative ttl', { cache: { ttl: -1 } }, /ttl/],
+    ['NaN ttl', { cache: { ttl: Number.NaN } }, /ttl/],
+    ['non-numeric ttl', { cache: { ttl: 'soon' as never } }, /ttl/],
+    ['negative attempts', { retry: { attempts: -2 } }, /attempts/],
+    ['zero attempts', { retry: { attempts: 0 } }, /attempts/],
+    ['non-numeric attempts', { retry: { attempts: 'many' as never } }, /attempts/],
+    ['negative timeout', { timeout: -5 }, /timeout/],
+    ['infinite timeout', { timeout: Number.POSITIVE_INFINITY }, /timeout/],
+    ['non-numeric timeout', { timeout: '5s' as never }, /timeout/],
+    ['negative baseDelay', { retry: { baseDelay: -1 } }, /baseDelay/],
+    ['bad strategy', { cache: { strategy: 'x' as never } }, /strategy/],
+    ['bad params', { params: 'a=1' as never }, /params/],
+    ['bad headers', { headers: 'x' as never }, /headers/],
+    ['bad tags', { tags: 'x' as never }, /tags/],
+    ['bad priority', { priority: 'urgent' as never }, /priority/],
+    ['bad cache option', { cache: 5 as never }, /cache/],
+    ['bad retry option', { retry: 'x' as never }, /retry/],
+  ])('%s', async (_name, options, message) => {
+    const err = await rejection((t) => t.client.get('/x', options));
+    expect(err instanceof RangeError || err instanceof TypeError).toBe(true);
+    expect((err as Error).message).toMatch(message);
+  });
+
+  test('non-numbers are TypeErrors, out-of-range numbers RangeErrors', async () => {
+    expect(await rejection((t) => t.client.get('/x', { timeout: '5' as never }))).toBeInstanceOf(
+      TypeError,
+    );
+    expect(await rejection((t) => t.client.get('/x', { timeout: -5 }))).toBeInstanceOf(RangeError);
+    expect(await rejection((t) => t.client.get('/x', { cache: { ttl: -1 } }))).toBeInstanceOf(
+      RangeError,
+    );
+    expect(await rejection((t) => t.client.get('/x', { retry: { attempts: 0 } }))).toBeInstanceOf(
+      RangeError,
+    );
+  });
+
+  test('unknown method', async () => {
+    const err = await rejection((t) => t.client.request('TRACE' as HttpMethod, '/x'));
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as Error).message).toMatch(/TRACE/);
+  });
+
+  test('a body that cannot be serialized: BigInt', async () => {
+    const err = await rejection((t) => t.client.post('/x', { n: 1n }));
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as Error).message).toMatch(/body/);
+  });
+
+  test('a body that cannot be serialized: a cycle', async () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    const err = await rejection((t) => t.client.put('/x', cyclic));
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as Error).message).toMatch(/body/);
+  });
+
+  test('a string body declared as JSON that is not JSON', async () => {
+    const err = await rejection((t) =>
+      t.client.post('/x', '{"a":', { headers: { 'Content-Type': 'application/json' } }),
+    );
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as Error).message).toMatch(/JSON/);
+    // valid JSON text, or a non-JSON content type, is sent as is
+    const t = makeClient({}, { handler: () => new Response('') });
+    await t.client.post('/x', '{"a":1}', { headers: { 'content-type': 'application/json' } });
+    await t.client.post('/x', '{"a":', { headers: { 'content-type': 'text/plain' } });
+    expect(t.fake.calls.map((c) => c.body)).toEqual(['{"a":1}', '{"a":']);
+  });
+
+  test('a bad cache option on a mutation is reported too', async () => {
+    expect(await rejection((t) => t.client.post('/x', 1, { cache: { ttl: -1 } }))).toBeInstanceOf(
+      RangeError,
+    );
+  });
+
+  test('a signal that is not an AbortSignal', async () => {
+    const err = await rejection((t) => t.client.get('/x', { signal: {} as AbortSignal }));
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as Error).message).toMatch(/signal/);
+  });
+
+  test('a body on GET', async () => {
+    expect(await rejection((t) => t.client.get('/x', { body: { a: 1 } }))).toBeInstanceOf(
+      TypeError,
+    );
+  });
+
+  test('a JSON content type with a malformed body is a ParseError; nothing left pending', async () => {
+    const t = makeClient(
+      { timeout: 1000 },
+      {
+        handler: () =>
+          new Response('not json', { headers: { 'content-type': 'application/json' } }),
+      },
+    );
+    await expect(t.client.get('/m')).rejects.toBeInstanceOf(ParseError);
+    await flush();
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(t.clock.live).toBe(0);
+  });
+});
+
+describe('bad input: createClient throws RangeError / TypeError naming the option', () => {
+  test.each<[string, ClientOptions, ErrorConstructor, RegExp]>([
+    ['negative ttl', { cache: { ttl: -1 } }, RangeError, /ttl/],
+    ['non-numeric ttl', { cache: { ttl: 'x' as never } }, TypeError, /ttl/],
+    ['negative attempts', { retry: { attempts: -1 } }, RangeError, /attempts/],
+    ['non-numeric attempts', { retry: { attempts: 'x' as never } }, TypeError, /attempts/],
+    ['negative timeout', { timeout: -1 }, RangeError, /timeout/],
+    ['non-numeric timeout', { timeout: 'x' as never }, TypeError, /timeout/],
+    ['invalid baseURL', { baseURL: 'api' }, TypeError, /baseURL/],
+    ['bad fetch', { fetch: 1 as never }, TypeError, /fetch/],
+  ])('%s', (_name, options, type, message) => {
+    expect(() => createClient({ fetch, ...options })).toThrow(type);
+    expect(() => createClient({ fetch, ...options })).toThrow(message);
+  });
+});
+
+describe('bad input: other entry points', () => {
+  test('on() with a non-function listener', () => {
+    expect(() => createClient({ fetch }).on('request', 5 as never)).toThrow(TypeError);
+  });
+
+  test('subscribe() with bad arguments', () => {
+    const client = createClient({ fetch });
+    expect(() => client.subscribe(5 as never, () => {})).toThrow(TypeError);
+    expect(() => client.subscribe('k', null as never)).toThrow(TypeError);
+  });
+
+  test('invalidate() with a bad target', () => {
+    const client = createClient({ fetch });
+    expect(() => client.invalidate(5 as never)).toThrow(TypeError);
+    expect(() => client.invalidate([1] as never)).toThrow(TypeError);
+  });
+});

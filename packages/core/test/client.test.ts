@@ -1,0 +1,237 @@
+import { describe, expect, test } from 'vitest';
+import {
+  buildQuery,
+  CacheStore,
+  CancelledError,
+  CircuitOpenError,
+  canonicalizeURL,
+  computeDelay,
+  createClient,
+  createFingerprint,
+  Deduper,
+  decideRetry,
+  EventEmitter,
+  HttpError,
+  isAbortError,
+  isRetriableStatus,
+  isSuccessStatus,
+  parseRetryAfter,
+  resolveRetryOptions,
+  resolveURL,
+  TimeoutError,
+  Tracker,
+} from '../src/index';
+import { createFakeFetch, debugOf, FakeClock, flush, makeClient } from './helpers';
+
+describe('createClient', () => {
+  test('works with no options (global fetch, documented defaults)', () => {
+    const client = createClient();
+    const spec = client.resolve('GET', 'https://a.test/x');
+    expect(spec.cache).toEqual({ enabled: true, ttl: 30000, strategy: 'cache-first' });
+    expect(spec.retry).toMatchObject({
+      attempts: 3,
+      baseDelay: 1000,
+      maxDelay: 30000,
+      backoff: 'exponential',
+      jitter: true,
+      respectRetryAfter: true,
+    });
+    expect(spec.timeout).toBe(0);
+  });
+
+  test('uses the global fetch when none is given, looked up per call', async () => {
+    const original = globalThis.fetch;
+    const seen: string[] = [];
+    globalThis.fetch = (async (url: string) => {
+      seen.push(url);
+      return new Response('hi');
+    }) as typeof fetch;
+    try {
+      const client = createClient({ baseURL: 'https://a.test' });
+      await expect(client.get('/g', { cache: false })).resolves.toMatchObject({ data: 'hi' });
+      expect(seen).toEqual(['https://a.test/g']);
+    } finally {
+      globalThis.fetch = original;
+    }
+  });
+
+  test('every standalone utility and error of the spec is exported', () => {
+    for (const value of [
+      CacheStore,
+      Deduper,
+      Tracker,
+      EventEmitter,
+      decideRetry,
+      resolveRetryOptions,
+      computeDelay,
+      isSuccessStatus,
+      isRetriableStatus,
+      parseRetryAfter,
+      createFingerprint,
+      resolveURL,
+      buildQuery,
+      canonicalizeURL,
+      isAbortError,
+      HttpError,
+      TimeoutError,
+      CancelledError,
+      CircuitOpenError,
+    ]) {
+      expect(typeof value).toBe('function');
+    }
+  });
+});
+
+describe('request methods', () => {
+  test.each([
+    ['get', 'GET'],
+    ['delete', 'DELETE'],
+    ['head', 'HEAD'],
+    ['options', 'OPTIONS'],
+  ] as const)('%s(url, options) sends %s', async (name, method) => {
+    const { client, fake } = makeClient({}, { handler: () => new Response(null, { status: 204 }) });
+    const p = client[name]('/r', { headers: { 'x-a': '1' } });
+    expect(typeof p.cancel).toBe('function');
+    await p;
+    expect(fake.last()).toMatchObject({ method, url: 'https://api.test/r' });
+    expect(fake.last().headers['x-a']).toBe('1');
+  });
+
+  test.each([
+    ['post', 'POST'],
+    ['put', 'PUT'],
+    ['patch', 'PATCH'],
+  ] as const)('%s(url, body, options) sends %s with a JSON body', async (name, method) => {
+    const { client, fake } = makeClient({}, { handler: () => Response.json({ ok: true }) });
+    const p = client[name]('/r', { a: 1 }, { headers: { 'x-a': '1' } });
+    expect(typeof p.cancel).toBe('function');
+    await expect(p).resolves.toMatchObject({ data: { ok: true }, status: 200 });
+    expect(fake.last()).toMatchObject({ method, body: '{"a":1}' });
+    expect(fake.last().headers).toMatchObject({ 'content-type': 'application/json', 'x-a': '1' });
+  });
+
+  test('post without a body sends none', async () => {
+    const { client, fake } = makeClient({}, { handler: () => new Response('') });
+    await client.post('/r');
+    expect(fake.last().body).toBeUndefined();
+  });
+
+  test('request(method, url, options) is the generic form; method is case-insensitive', async () => {
+    const { client, fake } = makeClient({}, { handler: () => new Response('') });
+    await client.request('PATCH', '/r', { body: 'raw' });
+    await client.request('put' as 'PUT', '/r');
+    expect(fake.calls.map((c) => c.method)).toEqual(['PATCH', 'PUT']);
+    expect(fake.calls[0]!.body).toBe('raw');
+  });
+
+  test('every call returns a CancellablePromise: network, cache hit, join, and rejections', async () => {
+    const { client } = makeClient({}, { handler: () => Response.json(1) });
+    const promises = [
+      client.get('/a'),
+      client.get('/a'), // join
+      client.request('NOPE' as 'GET', '/a'), // bad input
+    ];
+    for (const p of promises) {
+      expect(p).toBeInstanceOf(Promise);
+      expect(typeof p.cancel).toBe('function');
+    }
+    await Promise.allSettled(promises);
+    const hit = client.get('/a');
+    expect(typeof hit.cancel).toBe('function');
+    hit.cancel(); // harmless on a settled promise
+    await expect(hit).resolves.toMatchObject({ data: 1 });
+  });
+
+  test('ApiResponse has data, status, statusText and headers', async () => {
+    const { client } = makeClient(
+      {},
+      {
+        handler: () =>
+          Response.json({ a: 1 }, { status: 201, statusText: 'Created', headers: { 'x-id': '7' } }),
+      },
+    );
+    const r = await client.post('/r', {});
+    expect(r.data).toEqual({ a: 1 });
+    expect(r.status).toBe(201);
+    expect(r.statusText).toBe('Created');
+    expect(r.headers).toBeInstanceOf(Headers);
+    expect(r.headers.get('x-id')).toBe('7');
+  });
+});
+
+describe('spec resolution through the client', () => {
+  test('headers: client defaults merged, request wins case-insensitively', async () => {
+    const { client, fake } = makeClient(
+      { headers: { Authorization: 'client', 'X-Client': 'c' } },
+      { handler: () => new Response('') },
+    );
+    await client.get('/h', { headers: { authorization: 'request' } });
+    expect(fake.last().headers).toMatchObject({ authorization: 'request', 'x-client': 'c' });
+  });
+
+  test('baseURL: client, request override, base path kept, absolute URL untouched', async () => {
+    const { client, fake } = makeClient(
+      { baseURL: 'https://api.test/v1/' },
+      { handler: () => new Response('') },
+    );
+    await client.get('/users', { cache: false });
+    await client.get('users', { cache: false, baseURL: 'https://other.test/v2' });
+    await client.get('https://abs.test/x', { cache: false });
+    expect(fake.calls.map((c) => c.url)).toEqual([
+      'https://api.test/v1/users',
+      'https://other.test/v2/users',
+      'https://abs.test/x',
+    ]);
+  });
+
+  test('params: arrays repeat the key, null/undefined dropped', async () => {
+    const { client, fake } = makeClient({}, { handler: () => new Response('') });
+    await client.get('/s', { params: { tag: ['a', 'b'], q: 'x y', none: null, u: undefined } });
+    const url = new URL(fake.last().url);
+    expect(url.searchParams.getAll('tag')).toEqual(['a', 'b']);
+    expect(url.searchParams.get('q')).toBe('x y');
+    expect(url.searchParams.has('none')).toBe(false);
+    expect(url.searchParams.has('u')).toBe(false);
+  });
+
+  test('body pass-through types reach fetch as the same object', async () => {
+    const { client, fake } = makeClient({}, { handler: () => new Response('') });
+    const bodies = [
+      new URLSearchParams('a=1'),
+      new FormData(),
+      new Blob(['x']),
+      new ArrayBuffer(2),
+      new Uint8Array([1]),
+    ];
+    for (const body of bodies) await client.post('/b', body);
+    expect(fake.calls.map((c) => c.body)).toEqual(bodies);
+    expect(fake.calls.every((c) => c.headers['content-type'] !== 'application/json')).toBe(true);
+  });
+
+  test('the same request written differently has the same key and shares one fetch', async () => {
+    const { client, fake } = makeClient();
+    const a = client.get('/k?b=2&a=1');
+    const b = client.get('https://API.test:443/k?a=1&b=2#frag');
+    const c = client.get('/k', { params: { a: 1, b: 2 } });
+    expect(fake.calls).toHaveLength(1);
+    fake.last().json({ ok: 1 });
+    expect((await a).data).toEqual({ ok: 1 });
+    expect(await b).toBe(await a);
+    expect(await c).toBe(await a);
+    expect(client.resolve('GET', '/k?b=2&a=1').key).toBe(
+      createFingerprint({ method: 'GET', url: 'https://api.test/k?a=1&b=2' }),
+    );
+  });
+});
+
+describe('debug and clock', () => {
+  test('a finished request leaves no flight, no timer', async () => {
+    const clock = new FakeClock();
+    const fake = createFakeFetch({ handler: () => new Response('') });
+    const client = createClient({ fetch: fake.fetch, clock, timeout: 1000 });
+    await client.get('https://a.test/');
+    await flush();
+    expect(debugOf(client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(clock.live).toBe(0);
+  });
+});

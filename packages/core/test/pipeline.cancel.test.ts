@@ -1,0 +1,214 @@
+import { describe, expect, test } from 'vitest';
+import { CancelledError, isAbortError, TimeoutError } from '../src/index';
+import { debugOf, flush, makeClient, spiedSignal, track } from './helpers';
+
+const never = () =>
+  new Response(new ReadableStream({ start() {} }), {
+    headers: { 'content-type': 'application/json' },
+  });
+
+describe('cancellation', () => {
+  test('cancel() rejects with CancelledError and aborts the fetch at once', async () => {
+    const t = makeClient();
+    const p = t.client.get('/c');
+    const signal = t.fake.last().signal!;
+    p.cancel();
+    expect(signal.aborted).toBe(true);
+    const err = await p.catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CancelledError);
+    expect(isAbortError(err)).toBe(true);
+    await flush();
+    expect(t.of('cancel')).toEqual([
+      expect.objectContaining({ key: t.client.resolve('GET', '/c').key, final: true }),
+    ]);
+    expect(t.of('error')).toHaveLength(0);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+
+  test('cancel() twice, or after settling, is harmless', async () => {
+    const t = makeClient({}, { handler: () => new Response('ok') });
+    const p = t.client.get('/twice', { cache: false });
+    await p;
+    p.cancel();
+    const q = t.client.get('/twice2', { cache: false });
+    q.cancel();
+    q.cancel();
+    await expect(q).rejects.toBeInstanceOf(CancelledError);
+    expect(t.of('cancel')).toHaveLength(1);
+  });
+
+  test('cancelAll() rejects every pending request, reads and mutations, and aborts their fetches', async () => {
+    const t = makeClient();
+    const ps = [
+      t.client.get('/a'),
+      t.client.get('/a'),
+      t.client.get('/b'),
+      t.client.post('/c', { x: 1 }),
+      t.client.delete('/d'),
+    ];
+    expect(t.fake.calls).toHaveLength(4);
+    t.client.cancelAll();
+    const results = await Promise.allSettled(ps);
+    expect(
+      results.every((r) => r.status === 'rejected' && r.reason instanceof CancelledError),
+    ).toBe(true);
+    expect(t.fake.calls.every((c) => c.signal?.aborted)).toBe(true);
+    await flush();
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(t.of('cancel').filter((c) => c.final)).toHaveLength(4);
+  });
+
+  test('cancelAll() during a retry wait cancels the wait', async () => {
+    const t = makeClient({}, { handler: () => new Response('', { status: 503 }) });
+    const p = track(t.client.get('/wait'));
+    await flush();
+    expect(t.clock.live).toBe(1); // the retry wait
+    t.client.cancelAll();
+    await flush();
+    expect((p.current as { reason: unknown }).reason).toBeInstanceOf(CancelledError);
+    expect(t.clock.live).toBe(0);
+    await t.clock.advance(10_000);
+    expect(t.fake.calls).toHaveLength(1);
+  });
+
+  test('an already-aborted signal rejects at once without fetching', async () => {
+    const t = makeClient({}, { handler: () => new Response('x') });
+    const controller = new AbortController();
+    controller.abort(new Error('reason'));
+    const err = await t.client.get('/pre', { signal: controller.signal }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CancelledError);
+    expect((err as Error).cause).toBeInstanceOf(Error);
+    expect(isAbortError(err)).toBe(true);
+    expect(t.fake.calls).toHaveLength(0);
+    // also when the response is cached
+    await t.client.get('/pre');
+    await expect(t.client.get('/pre', { signal: controller.signal })).rejects.toBeInstanceOf(
+      CancelledError,
+    );
+    // and for mutations
+    await expect(t.client.post('/pre', 1, { signal: controller.signal })).rejects.toBeInstanceOf(
+      CancelledError,
+    );
+    expect(t.fake.calls).toHaveLength(1);
+  });
+
+  test('aborting the signal mid-flight rejects and aborts the fetch', async () => {
+    const t = makeClient();
+    const s = spiedSignal();
+    const p = t.client.get('/mid', { signal: s.signal });
+    expect(s.live()).toBe(1);
+    s.controller.abort();
+    await expect(p).rejects.toBeInstanceOf(CancelledError);
+    expect(t.fake.last().signal?.aborted).toBe(true);
+    expect(s.live()).toBe(0);
+  });
+
+  test('aborting the signal during a retry wait cancels the wait (no timer, no further fetch)', async () => {
+    const t = makeClient({}, { handler: () => new Response('', { status: 503 }) });
+    const s = spiedSignal();
+    const p = track(t.client.get('/rw', { signal: s.signal }));
+    await flush();
+    expect(t.of('retry')).toHaveLength(1);
+    expect(t.clock.live).toBe(1);
+    s.controller.abort();
+    await flush();
+    expect((p.current as { reason: unknown }).reason).toBeInstanceOf(CancelledError);
+    expect(t.clock.live).toBe(0);
+    await t.clock.advance(60_000);
+    expect(t.fake.calls).toHaveLength(1);
+    expect(s.live()).toBe(0);
+    expect(t.of('request')[0]!.tracker.state).toBe('cancelled');
+  });
+
+  test('aborting during body parsing rejects promptly', async () => {
+    const t = makeClient({}, { handler: never });
+    const s = spiedSignal();
+    const p = track(t.client.get('/body', { signal: s.signal }));
+    await flush();
+    expect(t.fake.calls[0]!.done).toBe(true); // headers arrived, body still streaming
+    expect(p.current.state).toBe('pending');
+    s.controller.abort();
+    await flush();
+    expect((p.current as { reason: unknown }).reason).toBeInstanceOf(CancelledError);
+    expect(t.fake.last().signal?.aborted).toBe(true);
+  });
+
+  test('cancel() during body parsing rejects promptly', async () => {
+    const t = makeClient({}, { handler: never });
+    const p = track(t.client.get('/body2'));
+    await flush();
+    (t.client as unknown as { cancelAll(): void }).cancelAll();
+    await flush();
+    expect((p.current as { reason: unknown }).reason).toBeInstanceOf(CancelledError);
+  });
+
+  test('a timeout during body parsing is a TimeoutError', async () => {
+    const t = makeClient({ timeout: 30, retry: { attempts: 1 } }, { handler: never });
+    const p = track(t.client.get('/body3'));
+    await t.clock.advance(30);
+    expect((p.current as { reason: unknown }).reason).toBeInstanceOf(TimeoutError);
+  });
+
+  test('a fetch that ignores its signal cannot keep a cancelled request pending', async () => {
+    const t = makeClient({}, { ignoreAbort: true });
+    const p = t.client.get('/deaf');
+    p.cancel();
+    await expect(p).rejects.toBeInstanceOf(CancelledError);
+    await flush();
+    expect(debugOf(t.client).flights).toBe(0);
+    t.fake.last().json('too late'); // arrives after the cancel: ignored
+    await flush();
+    expect(t.of('success')).toHaveLength(0);
+    expect(debugOf(t.client).cacheSize).toBe(0);
+  });
+
+  test('a cancel landing while the response is being finished never reports success after cancel', async () => {
+    // Walks the cancel across every microtask between the fetch resolving and the caller resuming.
+    for (let ticks = 0; ticks < 25; ticks++) {
+      const t = makeClient({}, { handler: () => Response.json({ ok: true }) });
+      const p = t.client.get(`/late-${ticks}`);
+      const outcome = track(p);
+      for (let i = 0; i < ticks; i++) await Promise.resolve();
+      p.cancel();
+      await flush();
+      const names = t.events.map((e) => e.name);
+      if (outcome.current.state === 'rejected') {
+        expect((outcome.current as { reason: unknown }).reason).toBeInstanceOf(CancelledError);
+        // once the flight was cancelled (final), no success / cache-write may follow
+        const cancelAt = names.indexOf('cancel');
+        expect(names.slice(cancelAt)).not.toContain('success');
+        expect(names.slice(cancelAt)).not.toContain('cache-write');
+        expect(t.of('request')[0]!.tracker.state).toBe('cancelled');
+      } else {
+        expect(outcome.current.state).toBe('fulfilled');
+        expect(names).not.toContain('cancel');
+      }
+      expect(debugOf(t.client).flights).toBe(0);
+    }
+  });
+
+  test('cancel rejects only the cancelled caller when several use different signals', async () => {
+    const t = makeClient();
+    const s1 = spiedSignal();
+    const s2 = spiedSignal();
+    const a = t.client.get('/sig', { signal: s1.signal });
+    const b = t.client.get('/sig', { signal: s2.signal });
+    s1.controller.abort();
+    await expect(a).rejects.toBeInstanceOf(CancelledError);
+    t.fake.last().json(1);
+    await expect(b).resolves.toMatchObject({ data: 1 });
+    expect(s1.live() + s2.live()).toBe(0);
+  });
+
+  test('a caller signal that never aborts has its listener removed on success and on error', async () => {
+    const t = makeClient({ retry: { attempts: 1 } });
+    const s = spiedSignal();
+    const ok = t.client.get('/ok', { signal: s.signal });
+    t.fake.last().json(1);
+    await ok;
+    const bad = t.client.get('/bad', { signal: s.signal });
+    t.fake.last().respond(new Response('', { status: 500 }));
+    await bad.catch(() => {});
+    expect(s.live()).toBe(0);
+  });
+});

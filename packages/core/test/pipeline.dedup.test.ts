@@ -1,0 +1,177 @@
+import { describe, expect, test } from 'vitest';
+import { CancelledError, HttpError } from '../src/index';
+import { debugOf, flush, makeClient, settle } from './helpers';
+
+describe('dedup', () => {
+  test.each(['GET', 'HEAD', 'OPTIONS'] as const)(
+    'concurrent %s requests share one fetch',
+    async (method) => {
+      const t = makeClient();
+      const a = t.client.request(method, '/d', { cache: false });
+      const b = t.client.request(method, '/d', { cache: false });
+      const c = t.client.request(method, '/d', { cache: false });
+      expect(t.fake.calls).toHaveLength(1);
+      t.fake.last().text('x');
+      const [ra, rb, rc] = await Promise.all([a, b, c]);
+      expect(rb).toBe(ra);
+      expect(rc).toBe(ra);
+    },
+  );
+
+  test.each(['POST', 'PUT', 'PATCH', 'DELETE'] as const)(
+    '%s is never coalesced',
+    async (method) => {
+      const t = makeClient({}, { handler: () => new Response('ok') });
+      await Promise.all([
+        t.client.request(method, '/m', { body: method === 'DELETE' ? undefined : { a: 1 } }),
+        t.client.request(method, '/m', { body: method === 'DELETE' ? undefined : { a: 1 } }),
+      ]);
+      expect(t.fake.calls).toHaveLength(2);
+      expect(t.of('dedup')).toHaveLength(0);
+    },
+  );
+
+  test('owner vs joiners: one request event, a dedup event per joiner with the consumer count', async () => {
+    const t = makeClient();
+    const key = t.client.resolve('GET', '/own').key;
+    const all = [t.client.get('/own'), t.client.get('/own'), t.client.get('/own')];
+    expect(t.of('request')).toHaveLength(1);
+    expect(t.of('request')[0]).toMatchObject({ key, method: 'GET', url: 'https://api.test/own' });
+    expect(t.of('dedup')).toEqual([
+      { key, method: 'GET', url: 'https://api.test/own', consumers: 2, endpoint: 'GET /own' },
+      { key, method: 'GET', url: 'https://api.test/own', consumers: 3, endpoint: 'GET /own' },
+    ]);
+    t.fake.last().json([1]);
+    await Promise.all(all);
+    expect(t.of('success')).toHaveLength(1);
+    expect(t.of('cache-write')).toHaveLength(1);
+  });
+
+  test('joiners receive the same error instance', async () => {
+    const t = makeClient({ retry: false as never });
+    const a = settle(t.client.get('/err'));
+    const b = settle(t.client.get('/err'));
+    t.fake.last().respond(
+      new Response('{"why":"x"}', {
+        status: 404,
+        headers: { 'content-type': 'application/json' },
+      }),
+    );
+    const [ra, rb] = await Promise.all([a, b]);
+    expect(ra.state).toBe('rejected');
+    const err = (ra as { reason: unknown }).reason;
+    expect(err).toBeInstanceOf(HttpError);
+    expect((rb as { reason: unknown }).reason).toBe(err);
+    expect(t.of('error')).toHaveLength(1);
+  });
+
+  test('requests with different keys (header, query) are not coalesced', async () => {
+    const t = makeClient();
+    const all = [
+      t.client.get('/k', { headers: { accept: 'a' } }),
+      t.client.get('/k', { headers: { accept: 'b' } }),
+      t.client.get('/k?x=1'),
+      t.client.get('/k'),
+    ].map(settle);
+    expect(t.fake.calls).toHaveLength(4);
+    t.client.cancelAll();
+    for (const r of await Promise.all(all)) expect(r.state).toBe('rejected');
+  });
+
+  test('cancelling one consumer rejects only it; the fetch continues for the others', async () => {
+    const t = makeClient();
+    const owner = t.client.get('/c1');
+    const joiner = t.client.get('/c1');
+    const other = t.client.get('/c1');
+    const signal = t.fake.last().signal!;
+    joiner.cancel();
+    await expect(joiner).rejects.toBeInstanceOf(CancelledError);
+    owner.cancel(); // the owner leaving does not stop the flight either
+    await expect(owner).rejects.toBeInstanceOf(CancelledError);
+    expect(signal.aborted).toBe(false);
+    t.fake.last().json({ ok: true });
+    await expect(other).resolves.toMatchObject({ data: { ok: true } });
+    expect(t.of('cancel').map((c) => c.final)).toEqual([false, false]);
+    expect(t.of('success')).toHaveLength(1);
+  });
+
+  test('the fetch is aborted only when the last consumer leaves', async () => {
+    const t = makeClient();
+    const a = t.client.get('/c2');
+    const b = t.client.get('/c2');
+    const signal = t.fake.last().signal!;
+    a.cancel();
+    await expect(a).rejects.toBeInstanceOf(CancelledError);
+    await flush();
+    expect(signal.aborted).toBe(false);
+    b.cancel();
+    expect(signal.aborted).toBe(true);
+    await expect(b).rejects.toBeInstanceOf(CancelledError);
+    await flush();
+    expect(t.of('cancel').map((c) => c.final)).toEqual([false, true]);
+    expect(t.of('error')).toHaveLength(0);
+    expect(t.of('success')).toHaveLength(0);
+    expect(t.of('request')[0]!.tracker.state).toBe('cancelled');
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+
+  test('a request after the flight was torn down starts a new flight instead of joining', async () => {
+    const t = makeClient();
+    const a = t.client.get('/c3');
+    a.cancel();
+    await expect(a).rejects.toBeInstanceOf(CancelledError);
+    const b = t.client.get('/c3');
+    expect(t.fake.calls).toHaveLength(2);
+    expect(t.of('dedup')).toHaveLength(0);
+    t.fake.last().json(2);
+    await expect(b).resolves.toMatchObject({ data: 2 });
+    await expect(a).rejects.toBeInstanceOf(CancelledError);
+  });
+
+  test('joiner trackers mirror the outcome; the flight tracker is shared by the owner', async () => {
+    const t = makeClient();
+    const owner = t.client.get('/tr');
+    const joiner = t.client.get('/tr');
+    joiner.cancel();
+    await expect(joiner).rejects.toBeInstanceOf(CancelledError);
+    const cancelled = t.of('cancel')[0]!.tracker;
+    const flightTracker = t.of('request')[0]!.tracker;
+    expect(cancelled).not.toBe(flightTracker);
+    expect(cancelled.state).toBe('cancelled');
+    expect(flightTracker.state).toBe('pending');
+    t.fake.last().json(1);
+    await owner;
+    expect(flightTracker.state).toBe('success');
+    expect(t.of('success')[0]!.tracker).toBe(flightTracker);
+  });
+
+  test('a caller joining a background refetch gets the refetched data', async () => {
+    const t = makeClient({ cache: { ttl: 10, strategy: 'stale-while-revalidate' } });
+    const p = t.client.get('/bg');
+    t.fake.last().json(1);
+    await p;
+    await t.clock.advance(20);
+    await t.client.get('/bg'); // stale hit, starts the refetch
+    expect(t.fake.calls).toHaveLength(2);
+    const joined = t.client.get('/bg', { cache: false }); // bypasses the cache, joins the flight
+    expect(t.fake.calls).toHaveLength(2);
+    t.fake.last().json(2);
+    await expect(joined).resolves.toMatchObject({ data: 2 });
+  });
+
+  test('cancelling a caller that joined a background refetch does not abort the refetch', async () => {
+    const t = makeClient({ cache: { ttl: 10, strategy: 'stale-while-revalidate' } });
+    const p = t.client.get('/bg2');
+    t.fake.last().json(1);
+    await p;
+    await t.clock.advance(20);
+    await t.client.get('/bg2');
+    const joined = t.client.get('/bg2', { cache: false });
+    joined.cancel();
+    await expect(joined).rejects.toBeInstanceOf(CancelledError);
+    expect(t.fake.last().signal?.aborted).toBe(false);
+    t.fake.last().json(2);
+    await flush();
+    expect(t.client.getCached(t.client.resolve('GET', '/bg2').key)?.data).toBe(2);
+  });
+});

@@ -1,0 +1,351 @@
+import { describe, expect, test } from 'vitest';
+import type { CacheUpdate } from '../src/index';
+import { debugOf, flush, makeClient, type TestClient } from './helpers';
+
+let seq = 0;
+const counter = () => () => Response.json({ n: ++seq });
+
+async function prime(t: TestClient, ...urls: string[]) {
+  for (const url of urls) {
+    const p = t.client.get(url);
+    const call = t.fake.calls.at(-1);
+    if (call && !call.done) call.json({ url });
+    await p;
+  }
+}
+const keyOf = (t: TestClient, url: string) => t.client.resolve('GET', url).key;
+
+describe('subscribe', () => {
+  test('by key: receives write for that key only; unsubscribe stops updates', async () => {
+    const t = makeClient({}, { handler: counter() });
+    const updates: CacheUpdate[] = [];
+    const off = t.client.subscribe(keyOf(t, '/s/1'), (u) => updates.push(u));
+    await t.client.get('/s/1');
+    await t.client.get('/s/2');
+    expect(updates).toHaveLength(1);
+    expect(updates[0]).toMatchObject({ type: 'write', key: keyOf(t, '/s/1') });
+    expect(updates[0]!.response?.status).toBe(200);
+    off();
+    t.client.clearCache();
+    await t.client.get('/s/1');
+    expect(updates).toHaveLength(1);
+  });
+
+  test('by predicate: receives updates for every accepted key', async () => {
+    const t = makeClient({}, { handler: counter() });
+    const keys: string[] = [];
+    t.client.subscribe(
+      (k) => k.includes('/p/'),
+      (u) => keys.push(u.key),
+    );
+    await t.client.get('/p/1');
+    await t.client.get('/q/1');
+    await t.client.get('/p/2');
+    expect(keys).toEqual([keyOf(t, '/p/1'), keyOf(t, '/p/2')]);
+  });
+
+  test('interest is reference-counted per key and cleaned up on unsubscribe', () => {
+    const t = makeClient();
+    const key = keyOf(t, '/rc');
+    const offs = [
+      t.client.subscribe(key, () => {}),
+      t.client.subscribe(key, () => {}),
+      t.client.subscribe(
+        (k) => k === key,
+        () => {},
+      ),
+    ];
+    expect(debugOf(t.client).subscriptions).toBe(3);
+    offs[0]!();
+    offs[0]!(); // a second call is a no-op
+    expect(debugOf(t.client).subscriptions).toBe(2);
+    offs[1]!();
+    offs[2]!();
+    expect(debugOf(t.client).subscriptions).toBe(0);
+  });
+});
+
+describe('invalidate', () => {
+  test('a path is segment-aware: /users hits /users, /users/7, /users?x=1, not /users-x', async () => {
+    const t = makeClient();
+    await prime(t, '/users', '/users/7', '/users?x=1', '/users-x', '/other/users');
+    const removed = t.client.invalidate('/users');
+    expect(removed.sort()).toEqual(
+      [keyOf(t, '/users'), keyOf(t, '/users/7'), keyOf(t, '/users?x=1')].sort(),
+    );
+    expect(debugOf(t.client).cacheSize).toBe(2);
+    expect(t.client.getCached(keyOf(t, '/users-x'))).toBeDefined();
+  });
+
+  test('a relative path target works with a baseURL that has a path', async () => {
+    const t = makeClient({ baseURL: 'https://api.test/v1' });
+    await prime(t, '/users/1', '/posts');
+    expect(t.client.invalidate('/users')).toEqual([keyOf(t, '/users/1')]);
+    expect(t.client.invalidate('/v1/posts')).toEqual([keyOf(t, '/posts')]);
+  });
+
+  test('a tag array removes entries carrying any of the tags', async () => {
+    const t = makeClient({}, { handler: counter() });
+    await t.client.get('/t1', { tags: ['a'] });
+    await t.client.get('/t2', { tags: ['b', 'c'] });
+    await t.client.get('/t3', { tags: ['d'] });
+    await t.client.get('/t4');
+    expect(t.client.invalidate(['a', 'c']).sort()).toEqual(
+      [keyOf(t, '/t1'), keyOf(t, '/t2')].sort(),
+    );
+    expect(debugOf(t.client).cacheSize).toBe(2);
+  });
+
+  test('a predicate over CacheMeta', async () => {
+    const t = makeClient({}, { handler: counter() });
+    await t.client.get('/pr1', { tags: ['x'] });
+    await t.clock.advance(10);
+    await t.client.get('/pr2');
+    const cutoff = t.clock.now();
+    expect(t.client.invalidate((m) => m.storedAt < cutoff)).toEqual([keyOf(t, '/pr1')]);
+  });
+
+  test('emits invalidate {keys, target} and CacheUpdate invalidate (no response)', async () => {
+    const t = makeClient();
+    await prime(t, '/ev/1', '/ev/2');
+    const updates: CacheUpdate[] = [];
+    t.client.subscribe(
+      (k) => k.includes('/ev/'),
+      (u) => updates.push(u),
+    );
+    const removed = t.client.invalidate('/ev', { refetch: false });
+    expect(t.of('invalidate')).toEqual([{ keys: removed, target: '/ev' }]);
+    expect(updates.map((u) => [u.type, u.key, u.response])).toEqual([
+      ['invalidate', keyOf(t, '/ev/1'), undefined],
+      ['invalidate', keyOf(t, '/ev/2'), undefined],
+    ]);
+  });
+
+  test('nothing matched: empty array, no event', () => {
+    const t = makeClient();
+    expect(t.client.invalidate('/nothing')).toEqual([]);
+    expect(t.of('invalidate')).toHaveLength(0);
+  });
+
+  test('subscribed keys are refetched and emit revalidate; others are not refetched', async () => {
+    const t = makeClient();
+    await prime(t, '/rf/1', '/rf/2');
+    const updates: CacheUpdate[] = [];
+    t.client.subscribe(keyOf(t, '/rf/1'), (u) => updates.push(u));
+    t.client.invalidate('/rf');
+    expect(t.fake.calls).toHaveLength(3);
+    expect(t.fake.last().url).toBe('https://api.test/rf/1');
+    t.fake.last().json('fresh');
+    await flush();
+    expect(t.of('revalidate')).toEqual([
+      { key: keyOf(t, '/rf/1'), response: expect.objectContaining({ data: 'fresh' }) },
+    ]);
+    expect(updates.map((u) => u.type)).toEqual(['invalidate', 'revalidate']);
+    expect(updates[1]!.response?.data).toBe('fresh');
+    expect(t.client.getCached(keyOf(t, '/rf/1'))?.data).toBe('fresh');
+    expect(t.client.getCached(keyOf(t, '/rf/2'))).toBeUndefined();
+  });
+
+  test('refetch:false removes without refetching', async () => {
+    const t = makeClient();
+    await prime(t, '/nr');
+    t.client.subscribe(keyOf(t, '/nr'), () => {});
+    t.client.invalidate('/nr', { refetch: false });
+    expect(t.fake.calls).toHaveLength(1);
+  });
+
+  test('the refetch is coalesced through dedup: a caller joins it', async () => {
+    const t = makeClient();
+    await prime(t, '/co');
+    t.client.subscribe(keyOf(t, '/co'), () => {});
+    t.client.subscribe(
+      (k) => k === keyOf(t, '/co'),
+      () => {},
+    ); // two interests, one refetch
+    t.client.invalidate('/co');
+    const p = t.client.get('/co');
+    expect(t.fake.calls).toHaveLength(2);
+    expect(t.of('dedup')).toHaveLength(1);
+    t.fake.last().json('again');
+    await expect(p).resolves.toMatchObject({ data: 'again' });
+    expect(t.of('revalidate')).toHaveLength(1);
+  });
+
+  test('a failed refetch is swallowed (no unhandled rejection), entry stays removed', async () => {
+    const t = makeClient({ retry: { attempts: 1 } });
+    await prime(t, '/ff');
+    t.client.subscribe(keyOf(t, '/ff'), () => {});
+    t.client.invalidate('/ff');
+    t.fake.last().respond(new Response('', { status: 500 }));
+    await flush();
+    expect(t.of('error')).toHaveLength(1);
+    expect(t.client.getCached(keyOf(t, '/ff'))).toBeUndefined();
+  });
+
+  test('unsubscribing during the refetch: it completes without calling the dead listener', async () => {
+    const t = makeClient();
+    await prime(t, '/un');
+    const updates: CacheUpdate[] = [];
+    const off = t.client.subscribe(keyOf(t, '/un'), (u) => updates.push(u));
+    t.client.invalidate('/un');
+    off();
+    t.fake.last().json('x');
+    await flush();
+    expect(updates.map((u) => u.type)).toEqual(['invalidate']);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, subscriptions: 0 });
+  });
+
+  test('successful mutations invalidate their path (and children)', async () => {
+    const t = makeClient();
+    await prime(t, '/users', '/users/7', '/users-x');
+    const p = t.client.post('/users', { name: 'a' });
+    t.fake.last().json({ id: 8 });
+    await p;
+    expect(t.client.getCached(keyOf(t, '/users'))).toBeUndefined();
+    expect(t.client.getCached(keyOf(t, '/users/7'))).toBeUndefined();
+    expect(t.client.getCached(keyOf(t, '/users-x'))).toBeDefined();
+    expect(t.of('invalidate')).toHaveLength(1);
+  });
+
+  test('successful mutations invalidate their tags', async () => {
+    const t = makeClient({}, { handler: counter() });
+    await t.client.get('/feed', { tags: ['feed'] });
+    await t.client.get('/other', { tags: ['other'] });
+    await t.client.put('/posts/1', { t: 'x' }, { tags: ['feed'] });
+    expect(t.client.getCached(keyOf(t, '/feed'))).toBeUndefined();
+    expect(t.client.getCached(keyOf(t, '/other'))).toBeDefined();
+  });
+
+  test('the cache is invalidated before the mutation caller resumes; subscribed keys refetch', async () => {
+    const t = makeClient();
+    await prime(t, '/items/1');
+    t.client.subscribe(keyOf(t, '/items/1'), () => {});
+    const p = t.client.delete('/items/1');
+    t.fake.last().respond(new Response(null, { status: 204 }));
+    await p;
+    expect(t.client.getCached(keyOf(t, '/items/1'))).toBeUndefined();
+    expect(t.fake.last().method).toBe('GET'); // the refetch started
+  });
+
+  test('a failed mutation invalidates nothing', async () => {
+    const t = makeClient({ retry: { attempts: 1 } });
+    await prime(t, '/keep');
+    const p = t.client.post('/keep', 1);
+    t.fake.last().respond(new Response('', { status: 400 }));
+    await p.catch(() => {});
+    expect(t.client.getCached(keyOf(t, '/keep'))).toBeDefined();
+  });
+});
+
+describe('invalidation racing an in-flight fetch', () => {
+  //  caller     get ──────────── fetch A (old data) ───────────────► resolves old
+  //  invalidate           ▲ lands here: A is detached, refetch B starts
+  //  refetch                 fetch B (new data) ──────► stored, revalidate
+  test('the older response is not stored; the subscribed key ends with data fetched after', async () => {
+    const t = makeClient();
+    const key = keyOf(t, '/race');
+    const updates: CacheUpdate[] = [];
+    t.client.subscribe(key, (u) => updates.push(u));
+
+    const p = t.client.get('/race');
+    const a = t.fake.last();
+    t.client.invalidate('/race');
+    expect(t.fake.calls).toHaveLength(2);
+    const b = t.fake.last();
+
+    a.json('old'); // the older response lands after the invalidation
+    await expect(p).resolves.toMatchObject({ data: 'old' }); // its caller still gets an answer
+    expect(t.client.getCached(key)).toBeUndefined(); // but it is not stored as fresh
+    expect(updates.filter((u) => u.response?.data === 'old')).toEqual([]);
+
+    b.json('new');
+    await flush();
+    expect(t.client.getCached(key)?.data).toBe('new');
+    expect(updates.at(-1)).toMatchObject({ type: 'revalidate', response: { data: 'new' } });
+    expect(t.of('revalidate').map((r) => r.response.data)).toEqual(['new']);
+    expect(await t.client.get('/race')).toMatchObject({ data: 'new' });
+    expect(t.fake.calls).toHaveLength(2);
+  });
+
+  test('same race, the refetch answering first: the old response still does not overwrite', async () => {
+    const t = makeClient();
+    const key = keyOf(t, '/race2');
+    t.client.subscribe(key, () => {});
+    const p = t.client.get('/race2');
+    const a = t.fake.last();
+    t.client.invalidate(['never-matches-tags', 'x']); // no-op: no tags on this flight
+    t.client.invalidate('/race2');
+    const b = t.fake.last();
+    b.json('new');
+    await flush();
+    a.json('old');
+    await p;
+    await flush();
+    expect(t.client.getCached(key)?.data).toBe('new');
+  });
+
+  test('without a subscriber: the old response answers its caller but is not cached', async () => {
+    const t = makeClient();
+    const p = t.client.get('/race3');
+    const a = t.fake.last();
+    expect(t.client.invalidate('/race3')).toEqual([]); // nothing cached yet
+    expect(t.fake.calls).toHaveLength(1); // no interest: no refetch
+    a.json('old');
+    await expect(p).resolves.toMatchObject({ data: 'old' });
+    expect(t.of('cache-write')).toHaveLength(0);
+    const q = t.client.get('/race3');
+    expect(t.fake.calls).toHaveLength(2);
+    t.fake.last().json('new');
+    await expect(q).resolves.toMatchObject({ data: 'new' });
+  });
+
+  test('a request made after the invalidation does not join the older flight', async () => {
+    const t = makeClient();
+    const p = t.client.get('/race4');
+    t.client.invalidate('/race4');
+    const q = t.client.get('/race4');
+    expect(t.fake.calls).toHaveLength(2);
+    t.fake.calls[0]!.json('old');
+    t.fake.calls[1]!.json('new');
+    await expect(p).resolves.toMatchObject({ data: 'old' });
+    await expect(q).resolves.toMatchObject({ data: 'new' });
+    expect(t.client.getCached(keyOf(t, '/race4'))?.data).toBe('new');
+  });
+
+  test('an invalidation during a retry wait: the retried response is not stored', async () => {
+    const t = makeClient();
+    const key = keyOf(t, '/race5');
+    t.client.subscribe(key, () => {});
+    const p = t.client.get('/race5');
+    t.fake.last().respond(new Response('', { status: 503 }));
+    await flush();
+    t.client.invalidate('/race5'); // lands while A waits to retry
+    const b = t.fake.last();
+    expect(b.index).toBe(1);
+    b.json('new');
+    await flush();
+    await t.clock.advance(100);
+    t.fake.last().json('old-retry');
+    await expect(p).resolves.toMatchObject({ data: 'old-retry' });
+    expect(t.client.getCached(key)?.data).toBe('new');
+  });
+
+  test('a mutation landing while a read is in flight: the read is not stored', async () => {
+    const t = makeClient();
+    const key = keyOf(t, '/race6');
+    t.client.subscribe(key, () => {});
+    const read = t.client.get('/race6');
+    const a = t.fake.last();
+    const write = t.client.put('/race6', { v: 2 });
+    t.fake.last().json({ v: 2 });
+    await write;
+    const b = t.fake.last(); // refetch after the mutation
+    expect(b.method).toBe('GET');
+    b.json({ v: 2 });
+    await flush();
+    a.json({ v: 1 }); // the read sent before the mutation answers last
+    await read;
+    await flush();
+    expect(t.client.getCached(key)?.data).toEqual({ v: 2 });
+  });
+});
