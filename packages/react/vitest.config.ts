@@ -11,6 +11,7 @@ export default defineConfig({
   test: {
     name: 'react',
     environment: 'jsdom',
+    setupFiles: ['test/setup.ts'],
     include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'test/**/*.test.ts', 'test/**/*.test.tsx'],
   },
 });

@@ -1,0 +1,341 @@
+// @keel/react vs TanStack Query's useQuery (issue 7): one run, both libraries in the same process,
+// results written to bench/RESULTS.md under "## @keel/react".
+//
+//   cd packages/core && npx tsup && cd ../react && npx tsup && cd ../.. && node --expose-gc bench/react.bench.mjs
+//
+// Harness: React 19 in production mode rendering into a jsdom document (jsdom comes from
+// packages/react's dev dependencies), createRoot + flushSync for the first render, then the real
+// scheduler until every component shows data. Both libraries get the same fake fetch: a Response
+// with a small JSON body after a 1 ms timer (one "network" round trip), counted per call.
+//
+// 1. 1,000 components on one key: fetch calls, renders per component, time to first render of
+//    all (flushSync of the initial pending UI), time until all show data, then an invalidation
+//    that refetches equal data (renders it causes).
+// 2. 1,000 components on 1,000 distinct keys: the same times, and the heap held once everything
+//    is loaded (heapUsed delta after gc(), React's fibers and DOM included for both).
+//
+// Rounds alternate which library goes first; every figure is a median over rounds.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+process.env.NODE_ENV = 'production';
+const here = dirname(fileURLToPath(import.meta.url));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const N = 1000;
+const BASE = 'http://bench.test';
+
+// ── a DOM for react-dom, before React loads (it probes for one at import) ──────────────────────
+const requireFromReact = createRequire(join(here, '../packages/react/package.json'));
+const { JSDOM } = requireFromReact('jsdom');
+const dom = new JSDOM('<!doctype html><html><body></body></html>');
+for (const key of [
+  'window',
+  'document',
+  'navigator',
+  'Node',
+  'HTMLElement',
+  'HTMLIFrameElement',
+  'Element',
+  'Text',
+  'Event',
+  'MouseEvent',
+  'getComputedStyle',
+]) {
+  if (!(key in globalThis)) {
+    Object.defineProperty(globalThis, key, {
+      configurable: true,
+      writable: true,
+      value: key === 'window' ? dom.window : dom.window[key],
+    });
+  }
+}
+
+const React = await import('react');
+const { createRoot } = await import('react-dom/client');
+const { flushSync } = await import('react-dom');
+const { createClient } = await import('@keel/core');
+const keel = await import('@keel/react');
+const tanstack = await import('@tanstack/react-query');
+const h = React.createElement;
+
+// ── the shared fake network ───────────────────────────────────────────────────────────────────
+
+function fakeFetch() {
+  const fetchImpl = async (url) => {
+    fetchImpl.calls++;
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    const id = Number(String(url).split('/').pop()) || 0;
+    return new Response(JSON.stringify({ id, name: `item ${id}`, tags: ['a', 'b'], ok: true }), {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+    });
+  };
+  fetchImpl.calls = 0;
+  return fetchImpl;
+}
+
+// ── components: identical bodies, only the hook differs ──────────────────────────────────────
+
+function makeStats() {
+  return { renders: new Uint32Array(N), seen: new Uint8Array(N), withData: 0 };
+}
+
+function KeelItem({ url, i, stats }) {
+  stats.renders[i]++;
+  const { data } = keel.useQuery(url);
+  if (data !== undefined && stats.seen[i] === 0) {
+    stats.seen[i] = 1;
+    stats.withData++;
+  }
+  return h('span', null, data ? data.name : '-');
+}
+
+function TanstackItem({ url, i, stats, fetchImpl }) {
+  stats.renders[i]++;
+  const { data } = tanstack.useQuery({
+    queryKey: [url],
+    queryFn: () => fetchImpl(BASE + url).then((r) => r.json()),
+  });
+  if (data !== undefined && stats.seen[i] === 0) {
+    stats.seen[i] = 1;
+    stats.withData++;
+  }
+  return h('span', null, data ? data.name : '-');
+}
+
+const contenders = {
+  keel: {
+    setup(fetchImpl) {
+      // Defaults (cache-first, 30 s ttl, intelligence and circuit breaker on); no retries.
+      const client = createClient({ baseURL: BASE, fetch: fetchImpl, retry: { attempts: 1 } });
+      return {
+        wrap: (children) => h(keel.ClientProvider, { client }, children),
+        Item: KeelItem,
+        invalidate: (url) => client.invalidate(url),
+        teardown() {},
+      };
+    },
+  },
+  tanstack: {
+    setup() {
+      // Same freshness as keel's default cache (30 s), no retries, no focus refetch.
+      const queryClient = new tanstack.QueryClient({
+        defaultOptions: {
+          queries: { retry: false, staleTime: 30_000, refetchOnWindowFocus: false },
+        },
+      });
+      return {
+        wrap: (children) => h(tanstack.QueryClientProvider, { client: queryClient }, children),
+        Item: TanstackItem,
+        invalidate: (url) => queryClient.invalidateQueries({ queryKey: [url] }),
+        teardown() {
+          queryClient.clear();
+        },
+      };
+    },
+  },
+};
+
+// ── one measured run ─────────────────────────────────────────────────────────────────────────
+
+const now = () => performance.now();
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+async function until(condition) {
+  for (let i = 0; i < 100_000 && !condition(); i++) await tick();
+  if (!condition()) throw new Error('bench: condition never met');
+}
+async function settle(rounds = 20) {
+  for (let i = 0; i < rounds; i++) await tick();
+}
+function heap() {
+  globalThis.gc?.();
+  globalThis.gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
+async function run(name, sameKey) {
+  const fetchImpl = fakeFetch();
+  const lib = contenders[name].setup(fetchImpl);
+  const stats = makeStats();
+  const urls = Array.from({ length: N }, (_, i) => (sameKey ? '/same/1' : `/item/${i}`));
+  const container = document.createElement('div');
+  document.body.appendChild(container);
+  const root = createRoot(container);
+  const tree = lib.wrap(
+    urls.map((url, i) => h(lib.Item, { key: i, url, i, stats, fetchImpl: fetchImpl })),
+  );
+  const heapBefore = heap();
+  const t0 = now();
+  flushSync(() => root.render(tree));
+  const firstRender = now() - t0;
+  await until(() => stats.withData === N);
+  const allData = now() - t0;
+  await settle();
+  const heapLoaded = heap() - heapBefore;
+  const rendersToData = summarize(stats.renders);
+  const callsToData = fetchImpl.calls;
+
+  let refetch;
+  if (sameKey) {
+    // An invalidation that refetches identical data: the components read only `data`.
+    const before = Uint32Array.from(stats.renders);
+    lib.invalidate(urls[0]);
+    await until(() => fetchImpl.calls === callsToData + 1);
+    await settle(50);
+    let extra = 0;
+    for (let i = 0; i < N; i++) extra += stats.renders[i] - before[i];
+    refetch = { extra, calls: fetchImpl.calls - callsToData };
+  }
+
+  flushSync(() => root.unmount());
+  container.remove();
+  lib.teardown();
+  return { firstRender, allData, heapLoaded, renders: rendersToData, calls: callsToData, refetch };
+}
+
+function summarize(renders) {
+  let sum = 0;
+  let max = 0;
+  let min = Number.POSITIVE_INFINITY;
+  for (const r of renders) {
+    sum += r;
+    if (r > max) max = r;
+    if (r < min) min = r;
+  }
+  return { avg: sum / renders.length, max, min };
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+// ── main ─────────────────────────────────────────────────────────────────────────────────────
+
+async function main() {
+  const started = now();
+  const names = ['keel', 'tanstack'];
+  const results = { same: { keel: [], tanstack: [] }, distinct: { keel: [], tanstack: [] } };
+  // Warm-up: JIT both paths once, unmeasured.
+  for (const name of names) {
+    await run(name, true);
+    await run(name, false);
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? names : [...names].reverse();
+    for (const name of order) results.same[name].push(await run(name, true));
+    for (const name of order) results.distinct[name].push(await run(name, false));
+  }
+
+  const rows = [];
+  const pick = (list, f) => median(list.map(f));
+  for (const scenario of ['same', 'distinct']) {
+    for (const name of names) {
+      const list = results[scenario][name];
+      rows.push({
+        scenario,
+        name,
+        calls: pick(list, (r) => r.calls),
+        rendersAvg: pick(list, (r) => r.renders.avg),
+        rendersMax: pick(list, (r) => r.renders.max),
+        firstRender: pick(list, (r) => r.firstRender),
+        allData: pick(list, (r) => r.allData),
+        heap: pick(list, (r) => r.heapLoaded),
+        refetchExtra: scenario === 'same' ? pick(list, (r) => r.refetch.extra) : undefined,
+        refetchCalls: scenario === 'same' ? pick(list, (r) => r.refetch.calls) : undefined,
+      });
+    }
+  }
+  const elapsed = (now() - started) / 1000;
+  const section = report(rows, elapsed);
+  console.log(section);
+  writeSection(join(here, 'RESULTS.md'), '## @keel/react', section);
+}
+
+function report(rows, elapsed) {
+  const by = (scenario, name) => rows.find((r) => r.scenario === scenario && r.name === name);
+  const label = { keel: '@keel/react useQuery', tanstack: 'TanStack useQuery' };
+  const ms = (x) => `${x.toFixed(1)} ms`;
+  const lines = [];
+  lines.push('## @keel/react');
+  lines.push('');
+  lines.push(
+    `Run: ${new Date().toUTCString()} · ${cpus().length} cores, ${readCpuModel()}, Node ${process.version} · ` +
+      `\`node --expose-gc bench/react.bench.mjs\` (${elapsed.toFixed(1)} s, ${ROUNDS} rounds + warm-up).`,
+  );
+  lines.push('');
+  lines.push(
+    'React 19 (production build) rendering into jsdom; `createRoot`, `flushSync` for the first render, then the',
+  );
+  lines.push(
+    'real scheduler until every component shows data. Both libraries get the same fake fetch (a JSON Response after a 1 ms timer). keel: `createClient` defaults (cache-first, 30 s ttl, observers on), no retries; TanStack: `staleTime: 30_000`, `retry: false`. Each component renders `data.name`, reading only `data`. Medians over rounds; the libraries alternate who goes first.',
+  );
+  lines.push('');
+  lines.push(
+    '| scenario | contender | fetch calls | renders / component (avg, max) | first render of all | all show data | refetch of equal data: extra renders (fetch calls) | heap when loaded |',
+  );
+  lines.push('|---|---|---:|---:|---:|---:|---:|---:|');
+  for (const scenario of ['same', 'distinct']) {
+    for (const name of ['keel', 'tanstack']) {
+      const r = by(scenario, name);
+      lines.push(
+        `| ${scenario === 'same' ? '1,000 components, 1 key' : '1,000 components, 1,000 keys'} | ${label[name]} | ${r.calls} | ${r.rendersAvg.toFixed(2)}, ${r.rendersMax} | ${ms(r.firstRender)} | ${ms(r.allData)} | ${r.refetchExtra === undefined ? '' : `${r.refetchExtra} (${r.refetchCalls})`} | ${(r.heap / 1024 / 1024).toFixed(2)} MB |`,
+      );
+    }
+  }
+  lines.push('');
+  const ratio = (scenario, field) =>
+    (by(scenario, 'keel')[field] / by(scenario, 'tanstack')[field]).toFixed(2);
+  const rendersOk =
+    by('same', 'keel').rendersMax <= by('same', 'tanstack').rendersMax &&
+    by('distinct', 'keel').rendersMax <= by('distinct', 'tanstack').rendersMax;
+  const speedOk =
+    by('same', 'keel').allData <= by('same', 'tanstack').allData &&
+    by('distinct', 'keel').allData <= by('distinct', 'tanstack').allData;
+  lines.push(
+    `keel / TanStack time ratios (lower is faster): 1 key: first render ${ratio('same', 'firstRender')}, all data ${ratio('same', 'allData')}; ` +
+      `1,000 keys: first render ${ratio('distinct', 'firstRender')}, all data ${ratio('distinct', 'allData')}; heap ${ratio('distinct', 'heap')}.`,
+  );
+  lines.push('');
+  lines.push(
+    `Target "no more renders than TanStack": ${rendersOk ? 'met' : 'not met'}. Target "at least equal speed" (time until all show data): ${speedOk ? 'met' : 'not met'}.`,
+  );
+  lines.push('');
+  return lines.join('\n');
+}
+
+function readCpuModel() {
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('model name'));
+    return line ? line.split(':')[1].trim() : (cpus()[0]?.model ?? 'unknown CPU');
+  } catch {
+    return cpus()[0]?.model ?? 'unknown CPU';
+  }
+}
+
+/** Replaces this benchmark's own section (up to the next `## `) and leaves every other one alone. */
+function writeSection(file, heading, section) {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    text = '# Benchmark results\n\n';
+  }
+  const start = text.indexOf(`${heading}\n`);
+  if (start === -1) {
+    text = `${text.replace(/\n*$/, '\n\n')}${section}`;
+  } else {
+    const next = text.indexOf('\n## ', start + heading.length);
+    const before = text.slice(0, start).replace(/\n*$/, '\n\n');
+    text = before + section + (next === -1 ? '' : `\n${text.slice(next + 1)}`);
+  }
+  writeFileSync(file, text);
+}
+
+await main();

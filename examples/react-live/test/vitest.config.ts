@@ -1,0 +1,23 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+// The end-to-end test: its own config (node environment), outside the root test projects, so the
+// unit run never needs a browser. Run it with scripts/ensure-chromium.sh first (see the README).
+export default defineConfig({
+  resolve: {
+    alias: {
+      '@keel/core': source('../../../packages/core/src/index.ts'),
+      '@keel/server': source('../../../packages/server/src/index.ts'),
+    },
+  },
+  test: {
+    name: 'react-live-e2e',
+    root: source('..'),
+    environment: 'node',
+    include: ['test/**/*.e2e.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+});

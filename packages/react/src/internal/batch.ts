@@ -1,0 +1,53 @@
+/**
+ * Coalesces store-change notifications into one macrotask.
+ *
+ * Every useSyncExternalStore notification is a synchronous-lane update: React renders it in a
+ * microtask. Responses of many keys arrive in separate tasks (one per timer or network read), so
+ * notifying at once would cost one render pass over the tree per response; 1,000 keys resolving
+ * together would mean 1,000 passes. Queued here, everything that changed before the flush task runs
+ * is delivered in one task, and React renders it in one pass.
+ *
+ *   response A ─ state A ─┐
+ *   response B ─ state B ─┼─ flush task: notify A's and B's components ─ one render
+ *   response C ─ state C ─┘
+ *
+ * The state itself changes immediately (a render for any other reason reads it); only the wake-up
+ * waits. A listener is queued once however often it is notified, and a cancelled one never runs.
+ */
+const pending = new Set<() => void>();
+let scheduled = false;
+let schedule: ((fn: () => void) => void) | undefined;
+
+export function notifyLater(listener: () => void): void {
+  pending.add(listener);
+  if (scheduled) return;
+  scheduled = true;
+  (schedule ??= pickScheduler())(flush);
+}
+
+/** Drops a queued notification (its listener unsubscribed). */
+export function cancelNotify(listener: () => void): void {
+  pending.delete(listener);
+}
+
+function flush(): void {
+  scheduled = false;
+  const listeners = [...pending];
+  pending.clear();
+  for (const listener of listeners) listener();
+}
+
+/** The earliest macrotask the platform offers without the 4 ms clamp of nested setTimeout. */
+function pickScheduler(): (fn: () => void) => void {
+  if (typeof setImmediate === 'function') return (fn) => setImmediate(fn);
+  if (typeof MessageChannel === 'function') {
+    const channel = new MessageChannel();
+    const queue: (() => void)[] = [];
+    channel.port1.onmessage = () => queue.shift()?.();
+    return (fn) => {
+      queue.push(fn);
+      channel.port2.postMessage(null);
+    };
+  }
+  return (fn) => setTimeout(fn, 0);
+}

@@ -1,0 +1,441 @@
+import type { ApiResponse, RequestOptions, RequestSpec } from '@keel/core';
+import { isDocumentHidden, onReconnect, onWindowFocus } from '../internal/environment';
+import { replaceEqualDeep } from '../internal/equal';
+import type { QueryState, QueryStatus } from './state';
+import type { QueryStore } from './store';
+
+/** What `useQuery` returns. Reading a field subscribes the component to changes of that field. */
+export interface QueryResult<TData = unknown, TError = Error> {
+  /** The data (after `select`), placeholder data, or undefined before the first response. */
+  data: TData | undefined;
+  /** The last error (HttpError, TimeoutError, CircuitOpenError, ...); null when none. */
+  error: TError | null;
+  status: QueryStatus;
+  /** No data yet (`status === 'pending'`). */
+  isPending: boolean;
+  /** No data yet and a read is in flight: the first load. */
+  isLoading: boolean;
+  /** A read of this key is in flight (first load, refetch, or invalidation refetch). */
+  isFetching: boolean;
+  isSuccess: boolean;
+  isError: boolean;
+  /** `data` is `placeholderData` (or the previous key's data) while this key loads. */
+  isPlaceholderData: boolean;
+  /** Reads from the network now (even over fresh cached data); resolves with the settled result. */
+  refetch: () => Promise<QueryResult<TData, TError>>;
+  /** The raw response (status, headers, unselected data); undefined for initial/placeholder data. */
+  response: ApiResponse | undefined;
+}
+
+/** Options of `useQuery`: every core RequestOptions field plus the React ones. */
+export interface UseQueryOptions<TQueryData = unknown, TData = TQueryData>
+  extends Omit<RequestOptions, 'method' | 'url' | 'body' | 'signal'> {
+  /** `false`: no request, no interest in the key. Default true. */
+  enabled?: boolean;
+  /** Derives what `data` holds; the result is structurally shared, so equal selections keep identity. */
+  select?: (data: TQueryData) => TData;
+  /**
+   * Data for a key with nothing cached: written into the cache (as fresh, for the request's cache
+   * ttl) when the query mounts, and rendered on the server without a request.
+   */
+  initialData?: TQueryData | (() => TQueryData | undefined);
+  /**
+   * Shown while a key has no data, without touching the cache. A function receives the data
+   * this component showed for its previous key: `keepPreviousData` keeps it while the key changes.
+   */
+  placeholderData?: TQueryData | ((previousData: TQueryData | undefined) => TQueryData | undefined);
+  /** Refetch every `n` ms while mounted (paused in a background tab). Default false. */
+  refetchInterval?: number | false;
+  /** Revalidate when the window regains focus: a cache-first read (stale data only). Default true. */
+  refetchOnWindowFocus?: boolean;
+  /** Revalidate when the browser goes back online (cache-first). Default true. */
+  refetchOnReconnect?: boolean;
+  /** Suspend (throw a promise) while there is no data; throw the error to a boundary. Default false. */
+  suspense?: boolean;
+}
+
+/** For `placeholderData`: keeps the previous key's data on screen while the new key loads. */
+export function keepPreviousData<T>(previousData: T | undefined): T | undefined {
+  return previousData;
+}
+
+const REACT_OPTIONS = new Set([
+  'enabled',
+  'select',
+  'initialData',
+  'placeholderData',
+  'refetchInterval',
+  'refetchOnWindowFocus',
+  'refetchOnReconnect',
+  'suspense',
+]);
+
+const RESULT_KEYS = [
+  'data',
+  'error',
+  'status',
+  'isPending',
+  'isLoading',
+  'isFetching',
+  'isSuccess',
+  'isError',
+  'isPlaceholderData',
+  'refetch',
+  'response',
+] as const;
+type ResultKey = (typeof RESULT_KEYS)[number];
+type View = QueryResult<unknown, unknown>;
+
+const RESULT_KEY_SET: ReadonlySet<string> = new Set(RESULT_KEYS);
+
+const PENDING: QueryState = {
+  status: 'pending',
+  response: undefined,
+  data: undefined,
+  error: null,
+  isFetching: false,
+};
+
+/**
+ * The per-component side of useQuery. It turns the store's QueryState into a result, and gives
+ * `useSyncExternalStore` a snapshot whose identity changes only when a field the component has
+ * read changes (fields it never read do not re-render it; if it has read none, all count).
+ *
+ *   render ─ beginRender(): latest view from the current state; the snapshot is that view
+ *   store change ─ getSnapshot(): new view; the snapshot changes only if a read field changed
+ */
+export class QueryObserver {
+  readonly #store: QueryStore;
+  readonly #tracked = new Set<ResultKey>();
+  // Inputs of the last render.
+  #url: string | null = null;
+  #options: UseQueryOptions<any, any> | undefined = undefined;
+  #requestOptions: RequestOptions | undefined = undefined;
+  #spec: RequestSpec | undefined = undefined;
+  #resolveError: unknown = undefined;
+  #resolvedFrom: { url: string; options: unknown } | undefined = undefined;
+  // Derived.
+  #state: QueryState | undefined = undefined;
+  #latest: View | undefined = undefined;
+  #token: View | undefined = undefined;
+  #result: QueryResult<any, any> | undefined = undefined;
+  /**
+   * A result is a Proxy over its view that records each field read: one allocation per view
+   * (defining tracked getters per object costs far more), and spreading it still reads every
+   * field, so `{ ...result }` tracks everything as it should.
+   */
+  readonly #trap: ProxyHandler<View> = {
+    get: (view, key) => {
+      if (typeof key === 'string' && RESULT_KEY_SET.has(key)) this.#tracked.add(key as ResultKey);
+      return (view as unknown as Record<PropertyKey, unknown>)[key];
+    },
+  };
+  #resultView: View | undefined = undefined;
+  #select: { fn: (d: any) => unknown; input: unknown; output: unknown } | undefined = undefined;
+  #shown: { key: string; data: unknown } | undefined = undefined;
+  #initial: { key: string; value: unknown } | undefined = undefined;
+  #manual: (() => void) | undefined = undefined;
+  #onChange: (() => void) | undefined = undefined;
+
+  constructor(store: QueryStore) {
+    this.#store = store;
+  }
+
+  get store(): QueryStore {
+    return this.#store;
+  }
+
+  /** The cache key, or undefined without a request (null URL or an invalid one). */
+  get key(): string | undefined {
+    return this.#spec?.key;
+  }
+
+  /** Observing the key: a URL that resolves and `enabled` not false. */
+  get active(): boolean {
+    return this.#spec !== undefined && this.#options?.enabled !== false;
+  }
+
+  get spec(): RequestSpec | undefined {
+    return this.#spec;
+  }
+
+  get url(): string | null {
+    return this.#url;
+  }
+
+  get requestOptions(): RequestOptions | undefined {
+    return this.#requestOptions;
+  }
+
+  /** Called at the start of each render with the hook's arguments. */
+  setInputs(url: string | null, options: UseQueryOptions<any, any> | undefined): void {
+    this.#options = options;
+    const interval = options?.refetchInterval;
+    if (
+      interval !== undefined &&
+      interval !== false &&
+      !(typeof interval === 'number' && Number.isFinite(interval) && interval > 0)
+    ) {
+      throw new RangeError(
+        `keel: useQuery refetchInterval must be a positive number of ms or false, got ${String(interval)}`,
+      );
+    }
+    if (options?.select !== undefined && typeof options.select !== 'function') {
+      throw new TypeError(`keel: useQuery select must be a function, got ${typeof options.select}`);
+    }
+    if (url === null) {
+      this.#url = null;
+      this.#spec = undefined;
+      this.#resolveError = undefined;
+      this.#resolvedFrom = undefined;
+      return;
+    }
+    // Resolving is cheap but not free; skip it when neither the URL nor the options object changed.
+    if (this.#resolvedFrom?.url === url && this.#resolvedFrom.options === options) return;
+    this.#url = url;
+    this.#requestOptions = requestOptionsOf(options);
+    this.#resolvedFrom = { url, options };
+    try {
+      this.#spec = this.#store.client.resolve('GET', url, this.#requestOptions);
+      this.#resolveError = undefined;
+    } catch (err) {
+      // An invalid URL or option is the query's error, not a crash of the render.
+      this.#spec = undefined;
+      this.#resolveError = err;
+    }
+  }
+
+  /** Called once per render: the latest view becomes the snapshot React renders. */
+  beginRender(): View {
+    const state = this.#currentState();
+    this.#state = state;
+    this.#adopt(this.#compute(state));
+    this.#token = this.#latest;
+    return this.#latest!;
+  }
+
+  /** For useSyncExternalStore (client and server). */
+  getSnapshot = (): View => {
+    const state = this.#currentState();
+    if (state === this.#state && this.#token !== undefined) return this.#token;
+    this.#state = state;
+    this.#adopt(this.#compute(state));
+    if (this.#token === undefined || this.#changed(this.#token, this.#latest!)) {
+      this.#token = this.#latest;
+    }
+    return this.#token!;
+  };
+
+  /** For useSyncExternalStore: observes the key while the component is mounted. */
+  subscribe(onChange: () => void): () => void {
+    this.#onChange = onChange;
+    const spec = this.#spec;
+    const release =
+      spec !== undefined && this.active
+        ? this.#store.observe(spec, this.#url!, this.#requestOptions, onChange, {
+            fetch: true,
+            initialData: this.#initialData(spec.key),
+          })
+        : undefined;
+    return () => {
+      release?.();
+      this.#manual?.();
+      this.#manual = undefined;
+      if (this.#onChange === onChange) this.#onChange = undefined;
+    };
+  }
+
+  /** The result for this render, with read tracking. Same object while the view is unchanged. */
+  result(): QueryResult<any, any> {
+    const view = this.#latest!;
+    if (this.#resultView !== view) {
+      this.#result = new Proxy(view, this.#trap) as QueryResult<any, any>;
+      this.#resultView = view;
+    }
+    return this.#result!;
+  }
+
+  refetch = (): Promise<QueryResult<any, any>> => {
+    const spec = this.#spec;
+    if (spec === undefined) return Promise.resolve(this.#settledResult());
+    let entry = this.#store.peek(spec.key);
+    if (entry === undefined && this.#onChange !== undefined && this.#manual === undefined) {
+      // A disabled query fetched by hand: observe it (without an automatic read) so it renders.
+      this.#manual = this.#store.observe(spec, this.#url!, this.#requestOptions, this.#onChange, {
+        fetch: false,
+      });
+      entry = this.#store.peek(spec.key);
+    }
+    if (entry === undefined) {
+      this.#store.client.prefetch(spec);
+      return Promise.resolve(this.#settledResult());
+    }
+    return entry.refetch().then(() => this.#settledResult());
+  };
+
+  /** Focus, reconnect and interval refetching while mounted; returns the cleanup. */
+  watchEnvironment(focus: boolean, reconnect: boolean, interval: number | false): () => void {
+    const offs: (() => void)[] = [];
+    const revalidate = () => {
+      const key = this.#spec?.key;
+      if (key !== undefined) this.#store.peek(key)?.fetch();
+    };
+    if (focus) offs.push(onWindowFocus(revalidate));
+    if (reconnect) offs.push(onReconnect(revalidate));
+    if (interval !== false && interval > 0) {
+      const timer = setInterval(() => {
+        if (!isDocumentHidden()) void this.refetch();
+      }, interval);
+      offs.push(() => clearInterval(timer));
+    }
+    return () => {
+      for (const off of offs) off();
+    };
+  }
+
+  /** With `suspense`: what to throw instead of rendering, if anything. */
+  suspension(): Promise<void> | { error: unknown } | undefined {
+    const view = this.#latest!;
+    const spec = this.#spec;
+    if (spec === undefined || !this.active) return undefined;
+    if (view.status === 'pending') {
+      return this.#store.suspend(spec, this.#url!, this.#requestOptions);
+    }
+    if (view.status === 'error' && view.data === undefined) {
+      this.#store.peek(spec.key)?.discard();
+      return { error: view.error };
+    }
+    return undefined;
+  }
+
+  // ── view derivation ───────────────────────────────────────────────────────────────────────
+
+  #currentState(): QueryState {
+    const spec = this.#spec;
+    if (spec === undefined) {
+      if (this.#resolveError === undefined) return PENDING;
+      return { ...PENDING, status: 'error', error: this.#resolveError };
+    }
+    const entry = this.#store.peek(spec.key);
+    if (entry !== undefined) return entry.state;
+    // Not observed yet (first render, server render) or disabled: read the cache directly.
+    const { client } = this.#store;
+    const response = client.getCached(spec.key);
+    if (response !== undefined) {
+      return {
+        status: 'success',
+        response,
+        data: response.data,
+        error: null,
+        isFetching: client.isFetching(spec.key),
+      };
+    }
+    const initial = this.#initialData(spec.key);
+    if (initial !== undefined) {
+      return {
+        status: 'success',
+        response: undefined,
+        data: initial,
+        error: null,
+        isFetching: false,
+      };
+    }
+    // Nothing cached: an active query reads as soon as it mounts, so it is already "fetching".
+    return this.active ? { ...PENDING, isFetching: true } : PENDING;
+  }
+
+  #compute(state: QueryState): View {
+    const options = this.#options;
+    const key = this.#spec?.key ?? '';
+    let status = state.status;
+    let raw = state.data;
+    let isPlaceholderData = false;
+    const hasData = state.status === 'success' || state.response !== undefined;
+    if (hasData) {
+      this.#shown = { key, data: raw };
+    } else if (state.status === 'pending' && options?.placeholderData !== undefined) {
+      const previous =
+        this.#shown !== undefined && this.#shown.key !== key ? this.#shown.data : undefined;
+      const placeholder =
+        typeof options.placeholderData === 'function'
+          ? options.placeholderData(previous)
+          : options.placeholderData;
+      if (placeholder !== undefined) {
+        raw = placeholder;
+        status = 'success';
+        isPlaceholderData = true;
+      }
+    }
+    let data = raw;
+    if (options?.select !== undefined && (hasData || isPlaceholderData)) data = this.#selected(raw);
+    return {
+      data,
+      error: state.error,
+      status,
+      isPending: status === 'pending',
+      isLoading: status === 'pending' && state.isFetching,
+      isFetching: state.isFetching,
+      isSuccess: status === 'success',
+      isError: status === 'error',
+      isPlaceholderData,
+      refetch: this.refetch,
+      response: isPlaceholderData ? undefined : state.response,
+    };
+  }
+
+  /** `select` runs again only for new input or a new function, and its output is shared. */
+  #selected(input: unknown): unknown {
+    const fn = this.#options!.select!;
+    const memo = this.#select;
+    if (memo !== undefined && memo.fn === fn && memo.input === input) return memo.output;
+    const output = replaceEqualDeep(memo?.output, fn(input));
+    this.#select = { fn, input, output };
+    return output;
+  }
+
+  /** Keeps the previous view object when nothing in it changed. */
+  #adopt(next: View): void {
+    const latest = this.#latest;
+    if (latest === undefined || !sameView(latest, next)) this.#latest = next;
+  }
+
+  #changed(rendered: View, next: View): boolean {
+    const keys: Iterable<ResultKey> = this.#tracked.size > 0 ? this.#tracked : RESULT_KEYS;
+    for (const key of keys) if (!Object.is(rendered[key], next[key])) return true;
+    return false;
+  }
+
+  #initialData(key: string): unknown {
+    const initial = this.#options?.initialData;
+    if (typeof initial !== 'function') return initial;
+    // A function runs once per key, not on every render.
+    if (this.#initial?.key !== key) this.#initial = { key, value: initial() };
+    return this.#initial.value;
+  }
+
+  /** The current result outside render (for refetch's promise): a plain object, not tracked. */
+  #settledResult(): QueryResult<any, any> {
+    this.getSnapshot();
+    return { ...this.#latest! } as QueryResult<any, any>;
+  }
+}
+
+function sameView(a: View, b: View): boolean {
+  for (const key of RESULT_KEYS) if (!Object.is(a[key], b[key])) return false;
+  return true;
+}
+
+/** The options the core understands, without the React ones. */
+function requestOptionsOf(
+  options: UseQueryOptions<any, any> | undefined,
+): RequestOptions | undefined {
+  if (options === undefined) return undefined;
+  let request: Record<string, unknown> | undefined;
+  for (const name in options) {
+    if (REACT_OPTIONS.has(name)) continue;
+    const value = (options as Record<string, unknown>)[name];
+    if (value === undefined) continue;
+    (request ??= {})[name] = value;
+  }
+  return request as RequestOptions | undefined;
+}

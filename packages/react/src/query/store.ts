@@ -1,0 +1,405 @@
+import {
+  type ApiResponse,
+  type CacheUpdate,
+  type CancellablePromise,
+  type Client,
+  isAbortError,
+  type RequestOptions,
+  type RequestSpec,
+} from '@keel/core';
+import { cancelNotify, notifyLater } from '../internal/batch';
+import { replaceEqualDeep } from '../internal/equal';
+import { noop } from '../internal/report';
+import { type QueryState, sameState, syntheticResponse } from './state';
+
+/**
+ * How long an entry created by a suspending render waits, once its fetch settled, for the
+ * component to commit and observe it. Without it the retry render could find nothing (an error,
+ * or data that was not cached) and suspend again forever.
+ */
+const SUSPENSE_GRACE_MS = 1000;
+
+/** What an observer asks for when it starts observing a key. */
+export interface ObserveMode {
+  /** Start a cache-first read now (false for disabled queries observed for a manual refetch). */
+  fetch: boolean;
+  /** Written into the cache (with the spec) when the key has no data yet. */
+  initialData?: unknown;
+}
+
+/**
+ * The one adapter between @keel/core and React: per-key query state that lives outside React.
+ *
+ * An entry exists while a component observes its key (or briefly for a suspending render). It
+ * holds one core `subscribe` on its key (interest: invalidation refetches it), at most one own
+ * consumer of the key's flight (cancelled when the last observer leaves), and an immutable
+ * QueryState fed by the CacheUpdate stream plus the lifecycle events of the key's flights.
+ * The store listens to those events only while it has entries.
+ */
+export class QueryStore {
+  readonly client: Client;
+  readonly #entries = new Map<string, QueryEntry>();
+  #detach: (() => void) | undefined;
+
+  constructor(client: Client) {
+    this.client = client;
+  }
+
+  /** Live entries (for leak checks). */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  peek(key: string): QueryEntry | undefined {
+    return this.#entries.get(key);
+  }
+
+  /**
+   * Starts observing `spec.key`: `listener` runs after state changes (batched into one task, see
+   * internal/batch.ts). Returns the release
+   * function; the entry (interest, own request) goes away a microtask after its last observer,
+   * so StrictMode's unmount-remount and a key handed from one component to another keep it.
+   */
+  observe(
+    spec: RequestSpec,
+    url: string,
+    options: RequestOptions | undefined,
+    listener: () => void,
+    mode: ObserveMode,
+  ): () => void {
+    const entry = this.#ensure(spec, url, options);
+    if (mode.initialData !== undefined && entry.state.response === undefined) {
+      if (this.client.getCached(spec.key) === undefined) {
+        this.client.setCached(spec, syntheticResponse(mode.initialData));
+      }
+    }
+    const release = entry.addObserver(listener);
+    if (mode.fetch) entry.fetch();
+    return release;
+  }
+
+  /** For a suspending render: starts the read and returns a promise that settles with it. */
+  suspend(spec: RequestSpec, url: string, options: RequestOptions | undefined): Promise<void> {
+    const entry = this.#ensure(spec, url, options);
+    entry.fetch();
+    return entry.settled();
+  }
+
+  /**
+   * Puts back what an optimistic write replaced. With nothing to put back, the key is removed
+   * from the cache and an observed entry forgets its data and reads again.
+   */
+  restore(spec: RequestSpec, previous: ApiResponse | undefined): void {
+    if (previous !== undefined) {
+      this.client.setCached(spec, previous);
+      return;
+    }
+    this.client.setCached(spec.key, undefined);
+    this.#entries.get(spec.key)?.reset();
+  }
+
+  #ensure(spec: RequestSpec, url: string, options: RequestOptions | undefined): QueryEntry {
+    let entry = this.#entries.get(spec.key);
+    if (entry === undefined) {
+      if (this.#entries.size === 0) this.#attach();
+      entry = new QueryEntry(this, spec, url, options);
+      this.#entries.set(spec.key, entry);
+    }
+    return entry;
+  }
+
+  /** Called by an entry when it is released. */
+  remove(entry: QueryEntry): void {
+    if (this.#entries.get(entry.key) !== entry) return;
+    this.#entries.delete(entry.key);
+    if (this.#entries.size === 0) {
+      this.#detach?.();
+      this.#detach = undefined;
+    }
+  }
+
+  /** One listener per lifecycle event for all entries, routed by key. */
+  #attach(): void {
+    const { client } = this;
+    const entries = this.#entries;
+    const offs = [
+      client.on('request', (e) => entries.get(e.key)?.onFlightStart(e.tracker)),
+      client.on('dedup', (e) => entries.get(e.key)?.syncFetching()),
+      client.on('success', (e) => entries.get(e.key)?.onFlightSuccess(e.tracker, e.response)),
+      client.on('error', (e) => entries.get(e.key)?.onFlightError(e.tracker, e.error)),
+      client.on('cancel', (e) => entries.get(e.key)?.syncFetching()),
+    ];
+    this.#detach = () => {
+      for (const off of offs) off();
+    };
+  }
+}
+
+const stores = new WeakMap<Client, QueryStore>();
+
+/** The store of a client, created on first use; one per client however many providers use it. */
+export function storeFor(client: Client): QueryStore {
+  let store = stores.get(client);
+  if (store === undefined) {
+    store = new QueryStore(client);
+    stores.set(client, store);
+  }
+  return store;
+}
+
+/**
+ * One key's state and resources.
+ *
+ * Races: flights of one key can overlap (an invalidation detaches the running flight and starts
+ * a new one). Each flight seen starting gets a sequence number; an outcome of a flight older than
+ * one that already settled is dropped, so a late failure of a superseded flight cannot replace
+ * fresher data with an error:
+ *
+ *   flight A ──────────────────────────────x (error, seq 1 < settled 2: ignored)
+ *        invalidate ─► flight B ────✓ (seq 2, writes the cache)
+ */
+export class QueryEntry {
+  readonly key: string;
+  state: QueryState;
+  readonly #store: QueryStore;
+  readonly #client: Client;
+  readonly #spec: RequestSpec;
+  readonly #url: string;
+  readonly #options: RequestOptions | undefined;
+  readonly #listeners = new Set<() => void>();
+  #observers = 0;
+  /** This entry's own consumer of the key's flight; cancelled when the last observer leaves. */
+  #request: CancellablePromise<ApiResponse> | undefined = undefined;
+  readonly #unsubscribe: () => void;
+  #waiters: (() => void)[] = [];
+  readonly #seqOf = new WeakMap<object, number>();
+  #flightSeq = 0;
+  #settledSeq = 0;
+  #released = false;
+  #graceTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+
+  constructor(
+    store: QueryStore,
+    spec: RequestSpec,
+    url: string,
+    options: RequestOptions | undefined,
+  ) {
+    this.key = spec.key;
+    this.#store = store;
+    this.#client = store.client;
+    this.#spec = spec;
+    this.#url = url;
+    this.#options = options;
+    const response = this.#client.getCached(spec.key);
+    this.state = {
+      status: response ? 'success' : 'pending',
+      response,
+      data: response?.data,
+      error: null,
+      isFetching: this.#client.isFetching(spec.key),
+    };
+    this.#unsubscribe = this.#client.subscribe(spec.key, this.#onCacheUpdate);
+  }
+
+  get spec(): RequestSpec {
+    return this.#spec;
+  }
+
+  get observers(): number {
+    return this.#observers;
+  }
+
+  addObserver(listener: () => void): () => void {
+    // A wrapper per observation: the same callback observing twice needs two releases.
+    const entry = () => listener();
+    this.#listeners.add(entry);
+    this.#observers++;
+    if (this.#graceTimer !== undefined) {
+      clearTimeout(this.#graceTimer);
+      this.#graceTimer = undefined;
+    }
+    let active = true;
+    return () => {
+      if (!active) return;
+      active = false;
+      this.#listeners.delete(entry);
+      cancelNotify(entry);
+      if (--this.#observers === 0) queueMicrotask(this.#releaseIfUnobserved);
+    };
+  }
+
+  /**
+   * A cache-first read through the client: a fresh cached response answers without network, an
+   * identical read in flight is joined, otherwise a flight starts. At most one at a time.
+   */
+  fetch(): void {
+    if (this.#request !== undefined || this.#released) return;
+    const request = this.#client.request(this.#spec.method, this.#url, this.#options);
+    this.#request = request;
+    // Read after the call: a flight it started has already been numbered by its `request` event.
+    const seq = this.#flightSeq;
+    this.syncFetching();
+    request.then(
+      (response) => this.#onOwnOutcome(request, seq, response, undefined, false),
+      (error: unknown) => this.#onOwnOutcome(request, seq, undefined, error, true),
+    );
+  }
+
+  /** A network read even over a fresh cache entry (joins one in flight); resolves when settled. */
+  refetch(): Promise<void> {
+    if (this.#released) return Promise.resolve();
+    this.#client.prefetch(this.#spec);
+    this.syncFetching();
+    return this.state.isFetching ? this.#whenIdle() : Promise.resolve();
+  }
+
+  /** Settles when this entry's own read (if any) has settled. */
+  settled(): Promise<void> {
+    const request = this.#request;
+    const done = request ? request.then(noop, noop) : Promise.resolve();
+    return done.then(() => {
+      if (this.#observers === 0 && !this.#released && this.#graceTimer === undefined) {
+        this.#graceTimer = setTimeout(this.#releaseIfUnobserved, SUSPENSE_GRACE_MS);
+      }
+    });
+  }
+
+  /**
+   * Drops an entry nobody observes (a suspending render threw its error to a boundary): the
+   * boundary's retry then reads again instead of finding the same error.
+   */
+  discard(): void {
+    if (this.#observers === 0) this.#releaseIfUnobserved();
+  }
+
+  /** Forgets data and error (the cached value was removed by a rollback) and reads again. */
+  reset(): void {
+    this.#set({
+      status: 'pending',
+      response: undefined,
+      data: undefined,
+      error: null,
+      isFetching: this.#client.isFetching(this.key),
+    });
+    if (this.#observers > 0) this.fetch();
+  }
+
+  // ── inputs: the CacheUpdate stream and the key's lifecycle events ─────────────────────────
+
+  #onCacheUpdate = (update: CacheUpdate): void => {
+    if (update.type === 'invalidate') {
+      // Keep showing the last data: a refetch follows when the key is observed.
+      this.syncFetching();
+      return;
+    }
+    this.#applyResponse(update.response!);
+  };
+
+  onFlightStart(tracker: object): void {
+    this.#seqOf.set(tracker, ++this.#flightSeq);
+    this.syncFetching();
+  }
+
+  onFlightSuccess(tracker: object, response: ApiResponse): void {
+    if (this.#settle(tracker) && this.#spec.cache === null) {
+      // Not cached, so no CacheUpdate carries it: the flight's outcome is the data.
+      this.#applyResponse(response);
+    }
+    this.syncFetching();
+  }
+
+  onFlightError(tracker: object, error: unknown): void {
+    if (this.#settle(tracker)) this.#applyError(error);
+    this.syncFetching();
+  }
+
+  /** `isFetching` follows the core: true while a read of this key is in flight. */
+  syncFetching(): void {
+    const fetching = this.#client.isFetching(this.key);
+    if (fetching !== this.state.isFetching) this.#set({ ...this.state, isFetching: fetching });
+    if (!fetching && this.#waiters.length > 0) this.#wake();
+  }
+
+  // ── internals ─────────────────────────────────────────────────────────────────────────────
+
+  /** Records that a flight settled; false when a newer flight settled first (drop the outcome). */
+  #settle(tracker: object): boolean {
+    const seq = this.#seqOf.get(tracker) ?? 0;
+    if (seq < this.#settledSeq) return false;
+    this.#settledSeq = seq;
+    return true;
+  }
+
+  #onOwnOutcome(
+    request: CancellablePromise<ApiResponse>,
+    seq: number,
+    response: ApiResponse | undefined,
+    error: unknown,
+    failed: boolean,
+  ): void {
+    if (this.#request !== request) return;
+    this.#request = undefined;
+    if (this.#released) return;
+    // The `error` / `success` events already reported the flight; the own promise matters for
+    // outcomes without a flight (a circuit rejection, an invalid URL) and for uncached reads.
+    if (this.#settledSeq <= seq) {
+      if (failed) {
+        // A cancellation (cancelAll, a group cancel) is not an error of the query: keep the state.
+        if (!isAbortError(error)) this.#applyError(error);
+      } else if (this.#spec.cache === null) {
+        this.#applyResponse(response!);
+      }
+    }
+    this.syncFetching();
+  }
+
+  #applyResponse(response: ApiResponse): void {
+    const prev = this.state;
+    this.#set({
+      status: 'success',
+      response,
+      data: replaceEqualDeep(prev.data, response.data),
+      error: null,
+      isFetching: this.#client.isFetching(this.key),
+    });
+  }
+
+  #applyError(error: unknown): void {
+    // The data stays (a failed refetch does not erase what was shown), as in TanStack Query.
+    this.#set({
+      ...this.state,
+      status: 'error',
+      error,
+      isFetching: this.#client.isFetching(this.key),
+    });
+  }
+
+  #set(next: QueryState): void {
+    if (sameState(this.state, next)) return;
+    this.state = next;
+    for (const listener of this.#listeners) notifyLater(listener);
+  }
+
+  #whenIdle(): Promise<void> {
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  #wake(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  #releaseIfUnobserved = (): void => {
+    this.#graceTimer = undefined;
+    if (this.#observers > 0 || this.#released) return;
+    this.#released = true;
+    const request = this.#request;
+    this.#request = undefined;
+    // Cancels only this consumer: the core aborts the flight when no other consumer needs it.
+    request?.cancel();
+    this.#unsubscribe();
+    this.#wake();
+    this.#store.remove(this);
+  };
+}

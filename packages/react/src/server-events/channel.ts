@@ -1,0 +1,249 @@
+import { type Client, type InvalidateTarget, systemClock } from '@keel/core';
+import { reportError } from '../internal/report';
+import {
+  type ConnectionOptions,
+  type ConnectionState,
+  type OpenInfo,
+  type ServerEvent,
+  SseConnection,
+} from './connection';
+
+/** A handler for one event name. */
+export type ServerEventHandler<T = any> = (data: T, event: ServerEvent<T>) => void;
+
+/**
+ * Handlers by event name, plus `invalidate`: a map from event name to what `client.invalidate`
+ * gets when that event arrives (a path, an array of tags, or a predicate over CacheMeta).
+ */
+export interface ServerEventHandlers {
+  invalidate?: Readonly<Record<string, InvalidateTarget>> | ServerEventHandler;
+  [event: string]: ServerEventHandler | Readonly<Record<string, InvalidateTarget>> | undefined;
+}
+
+/**
+ * Sent by @keel/server's event hub when a client's `Last-Event-ID` is older than its replay
+ * buffer: events were lost, so every `invalidate` target is applied.
+ */
+export const RESET_EVENT = 'keel:reset';
+
+/** One component's use of a channel: its latest handlers. */
+export interface ChannelSubscriber {
+  handlers(): ServerEventHandlers;
+}
+
+/**
+ * The shared connection of one URL (per client) and the components using it. The connection
+ * starts with the first user and stops a microtask after the last one leaves (so StrictMode's
+ * unmount-remount keeps it). Invalidation targets of one event are applied once however many
+ * components name them.
+ */
+export class Channel {
+  readonly key: string;
+  readonly connection: SseConnection;
+  readonly #client: Client;
+  readonly #subscribers = new Set<ChannelSubscriber>();
+  readonly #onEmpty: (channel: Channel) => void;
+  #users = 0;
+
+  constructor(
+    client: Client,
+    key: string,
+    url: string,
+    options: ConnectionOptions,
+    onEmpty: (channel: Channel) => void,
+  ) {
+    this.#client = client;
+    this.key = key;
+    this.#onEmpty = onEmpty;
+    this.connection = new SseConnection(url, options, {
+      onEvent: (event) => this.#dispatch(event),
+      onOpen: (info) => this.#opened(info),
+    });
+  }
+
+  get users(): number {
+    return this.#users;
+  }
+
+  get state(): ConnectionState {
+    return this.connection.state;
+  }
+
+  /** Adds a user; the connection starts with the first. Returns the release function. */
+  join(subscriber: ChannelSubscriber): () => void {
+    const entry: ChannelSubscriber = { handlers: () => subscriber.handlers() };
+    this.#subscribers.add(entry);
+    this.#users++;
+    this.connection.start();
+    let active = true;
+    return () => {
+      if (!active) return;
+      active = false;
+      this.#subscribers.delete(entry);
+      if (--this.#users === 0) queueMicrotask(this.#closeIfUnused);
+    };
+  }
+
+  #closeIfUnused = (): void => {
+    if (this.#users > 0) return;
+    this.connection.stop();
+    this.#onEmpty(this);
+  };
+
+  #dispatch(event: ServerEvent): void {
+    const targets = new TargetSet();
+    for (const subscriber of [...this.#subscribers]) {
+      const handlers = subscriber.handlers();
+      const handler = handlers[event.event];
+      if (typeof handler === 'function') {
+        try {
+          handler(event.data, event);
+        } catch (err) {
+          reportError(err);
+        }
+      }
+      const map = invalidateMap(handlers);
+      if (map === undefined) continue;
+      if (event.event === RESET_EVENT) {
+        for (const name in map) targets.add(map[name]!);
+      } else if (Object.hasOwn(map, event.event)) {
+        targets.add(map[event.event]!);
+      }
+    }
+    targets.apply(this.#client);
+  }
+
+  /** A reconnect without Last-Event-ID may have missed events: apply every invalidation. */
+  #opened(info: OpenInfo): void {
+    if (!info.reconnect || info.resumed) return;
+    const targets = new TargetSet();
+    for (const subscriber of this.#subscribers) {
+      const map = invalidateMap(subscriber.handlers());
+      if (map !== undefined) for (const name in map) targets.add(map[name]!);
+    }
+    targets.apply(this.#client);
+  }
+}
+
+function invalidateMap(
+  handlers: ServerEventHandlers,
+): Readonly<Record<string, InvalidateTarget>> | undefined {
+  const map = handlers.invalidate;
+  // A function under `invalidate` is the handler of an event named "invalidate".
+  return map !== null && typeof map === 'object' ? map : undefined;
+}
+
+/** Targets deduplicated by meaning (same path, same tag set, same predicate). */
+class TargetSet {
+  readonly #targets = new Map<unknown, InvalidateTarget>();
+
+  add(target: InvalidateTarget): void {
+    const id =
+      typeof target === 'string'
+        ? `path:${target}`
+        : Array.isArray(target)
+          ? `tags:${JSON.stringify([...target].sort())}`
+          : target;
+    if (!this.#targets.has(id)) this.#targets.set(id, target);
+  }
+
+  apply(client: Client): void {
+    for (const target of this.#targets.values()) {
+      try {
+        client.invalidate(target);
+      } catch (err) {
+        reportError(err);
+      }
+    }
+  }
+}
+
+/** Options for the shared connection; the first component to open a URL decides them. */
+export interface ServerEventsOptions {
+  /** Extra request headers (the client's default headers are sent too). */
+  headers?: Record<string, string>;
+  /** `fetch` credentials mode, e.g. `include` for cookies on a cross-origin stream. */
+  credentials?: RequestCredentials;
+  /** Reconnect backoff. Defaults: `{ initialDelay: 1000, maxDelay: 30000, jitter: true }`. */
+  reconnect?: { initialDelay?: number; maxDelay?: number; jitter?: boolean };
+  /** Injected fetch; default the global one. */
+  fetch?: typeof fetch;
+  /** Time source for reconnect timers (tests inject a fake). */
+  clock?: import('@keel/core').Clock;
+  /** Random source in [0,1) for the jitter. */
+  random?: () => number;
+}
+
+const channels = new WeakMap<Client, Map<string, Channel>>();
+
+/**
+ * The channel key of a URL: the client's resolution of it (base URL, canonical form) and the
+ * headers, so two spellings of one stream share a connection. Throws for an invalid URL.
+ */
+export function channelKey(client: Client, url: string, headers?: Record<string, string>): string {
+  return client.resolve('GET', url, headers ? { headers } : undefined).key;
+}
+
+export function peekChannel(client: Client, key: string): Channel | undefined {
+  return channels.get(client)?.get(key);
+}
+
+/** The channel for a URL, created (not started) when missing. */
+export function channelFor(client: Client, url: string, options?: ServerEventsOptions): Channel {
+  const spec = client.resolve(
+    'GET',
+    url,
+    options?.headers ? { headers: options.headers } : undefined,
+  );
+  let byKey = channels.get(client);
+  if (byKey === undefined) channels.set(client, (byKey = new Map()));
+  let channel = byKey.get(spec.key);
+  if (channel === undefined) {
+    const map = byKey;
+    channel = new Channel(
+      client,
+      spec.key,
+      spec.url,
+      resolveOptions(spec.headers, options),
+      (c) => {
+        if (map.get(c.key) === c) map.delete(c.key);
+      },
+    );
+    byKey.set(spec.key, channel);
+  }
+  return channel;
+}
+
+/** Open channels of a client (for leak checks). */
+export function channelCount(client: Client): number {
+  return channels.get(client)?.size ?? 0;
+}
+
+function resolveOptions(
+  headers: Readonly<Record<string, string>>,
+  options: ServerEventsOptions | undefined,
+): ConnectionOptions {
+  const reconnect = options?.reconnect;
+  const initialDelay = reconnect?.initialDelay ?? 1000;
+  const maxDelay = reconnect?.maxDelay ?? 30000;
+  if (!Number.isFinite(initialDelay) || initialDelay < 0) {
+    throw new RangeError(
+      `keel: useServerEvents reconnect.initialDelay must be a number >= 0, got ${String(initialDelay)}`,
+    );
+  }
+  if (!Number.isFinite(maxDelay) || maxDelay < initialDelay) {
+    throw new RangeError(
+      `keel: useServerEvents reconnect.maxDelay must be a number >= initialDelay, got ${String(maxDelay)}`,
+    );
+  }
+  return {
+    fetch: options?.fetch,
+    headers,
+    credentials: options?.credentials,
+    initialDelay,
+    maxDelay,
+    jitter: reconnect?.jitter ?? true,
+    random: options?.random ?? Math.random,
+    clock: options?.clock ?? systemClock,
+  };
+}

@@ -1,0 +1,268 @@
+import type { Clock, TimerHandle } from '@keel/core';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { noop } from '../internal/report';
+
+/** `connecting` covers the first connect and every reconnect wait; `closed` is final or unused. */
+export type ConnectionStatus = 'connecting' | 'open' | 'closed';
+
+export interface ConnectionState {
+  readonly status: ConnectionStatus;
+  /** Why the last attempt failed (a ServerEventsError, a network error); null once open. */
+  readonly error: unknown;
+}
+
+/** One server-sent event as the handlers receive it. */
+export interface ServerEvent<T = unknown> {
+  /** The event name; `message` when the server sent none. */
+  event: string;
+  /** The data parsed as JSON, or the raw text when it is not JSON. */
+  data: T;
+  /** The data text as received. */
+  raw: string;
+  /** The event's id, when it carried one. */
+  id: string | undefined;
+}
+
+/** The HTTP answer to an event-stream request was not a usable stream. */
+export class ServerEventsError extends Error {
+  override readonly name = 'ServerEventsError';
+  /** HTTP status, when there was a response. */
+  readonly status: number | undefined;
+  constructor(message: string, status?: number) {
+    super(message);
+    this.status = status;
+  }
+}
+
+export interface ConnectionOptions {
+  /** The fetch to use; default: the global fetch, looked up at each connect. */
+  fetch: typeof fetch | undefined;
+  /** Sent with every (re)connect, besides `accept` and `last-event-id`. */
+  headers: Readonly<Record<string, string>>;
+  credentials: RequestCredentials | undefined;
+  /** First reconnect delay in ms (the server's `retry:` field replaces it). */
+  initialDelay: number;
+  maxDelay: number;
+  /** Spread the delay over [delay/2, delay) so many clients do not reconnect in step. */
+  jitter: boolean;
+  random: () => number;
+  clock: Clock;
+}
+
+export interface OpenInfo {
+  /** A reconnect (not the first connect of this connection). */
+  reconnect: boolean;
+  /** `Last-Event-ID` was sent: the server can replay what was missed. */
+  resumed: boolean;
+}
+
+export interface ConnectionHandlers {
+  onEvent(event: ServerEvent): void;
+  onOpen(info: OpenInfo): void;
+}
+
+const STOPPED: ConnectionState = Object.freeze({ status: 'closed', error: null });
+/** Statuses worth reconnecting after, as EventSource would for a network error. */
+const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
+const MAX_EXPONENT = 20;
+
+/**
+ * One server-sent-events stream over `fetch` and a streaming body reader, parsed with
+ * eventsource-parser. `fetch` (rather than EventSource) works the same in browsers and Node,
+ * sends `Last-Event-ID` and other headers on reconnect, and leaves the backoff to us:
+ *
+ *   start ─► connecting ─► open ─(stream ends / network error / 5xx)─► connecting (wait) ─► ...
+ *                     └─(204, other 4xx, not text/event-stream)─► closed (final, with error)
+ *   stop ─► closed: the request is aborted (the socket closes) and the timer is cleared.
+ *
+ * The delay doubles per consecutive failure from `initialDelay` (or the server's `retry:`) up to
+ * `maxDelay`; any event or comment received resets it.
+ */
+export class SseConnection {
+  readonly url: string;
+  /** The id of the last event that carried one; sent as `Last-Event-ID` on reconnect. */
+  lastEventId: string | undefined = undefined;
+  #state: ConnectionState = STOPPED;
+  readonly #options: ConnectionOptions;
+  readonly #handlers: ConnectionHandlers;
+  readonly #stateListeners = new Set<() => void>();
+  #controller: AbortController | undefined = undefined;
+  #timer: TimerHandle | undefined = undefined;
+  #failures = 0;
+  #serverRetry: number | undefined = undefined;
+  #opened = false;
+  #running = false;
+
+  constructor(url: string, options: ConnectionOptions, handlers: ConnectionHandlers) {
+    this.url = url;
+    this.#options = options;
+    this.#handlers = handlers;
+  }
+
+  get state(): ConnectionState {
+    return this.#state;
+  }
+
+  /** True while a request or a reconnect timer is live. */
+  get active(): boolean {
+    return this.#controller !== undefined || this.#timer !== undefined;
+  }
+
+  onStateChange(listener: () => void): () => void {
+    const entry = () => listener();
+    this.#stateListeners.add(entry);
+    return () => {
+      this.#stateListeners.delete(entry);
+    };
+  }
+
+  get stateListenerCount(): number {
+    return this.#stateListeners.size;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    void this.#connect();
+  }
+
+  stop(): void {
+    if (!this.#running) return;
+    this.#running = false;
+    if (this.#timer !== undefined) {
+      this.#options.clock.clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    const controller = this.#controller;
+    this.#controller = undefined;
+    controller?.abort();
+    this.#setState(STOPPED);
+  }
+
+  async #connect(): Promise<void> {
+    const controller = new AbortController();
+    this.#controller = controller;
+    this.#setState({ status: 'connecting', error: this.#state.error });
+    const headers: Record<string, string> = {
+      ...this.#options.headers,
+      accept: 'text/event-stream',
+      'cache-control': 'no-cache',
+    };
+    const resumed = this.lastEventId !== undefined && this.lastEventId !== '';
+    if (resumed) headers['last-event-id'] = this.lastEventId!;
+    let failure: unknown = null;
+    let retry = true;
+    try {
+      const fetchImpl = this.#options.fetch ?? globalThis.fetch;
+      const response = await fetchImpl(this.url, {
+        headers,
+        signal: controller.signal,
+        credentials: this.#options.credentials,
+        cache: 'no-store',
+      });
+      if (!response.ok || response.status === 204) {
+        // 204 means "stop reconnecting" in the SSE protocol; so does a client error.
+        retry = RETRIABLE.has(response.status);
+        await response.body?.cancel().catch(noop);
+        throw new ServerEventsError(
+          `keel: event stream ${this.url} answered HTTP ${response.status}`,
+          response.status,
+        );
+      }
+      const type = response.headers.get('content-type') ?? '';
+      if (!type.toLowerCase().startsWith('text/event-stream') || response.body === null) {
+        retry = false;
+        await response.body?.cancel().catch(noop);
+        throw new ServerEventsError(
+          `keel: ${this.url} is not an event stream (content-type "${type}")`,
+          response.status,
+        );
+      }
+      this.#setState({ status: 'open', error: null });
+      const reconnect = this.#opened;
+      this.#opened = true;
+      this.#handlers.onOpen({ reconnect, resumed });
+      await this.#read(response.body, controller);
+    } catch (err) {
+      failure = err;
+    }
+    // Stopped (or replaced) meanwhile: the abort is ours, nothing to report or retry.
+    if (this.#controller !== controller || !this.#running) return;
+    this.#controller = undefined;
+    if (!retry) {
+      this.#running = false;
+      this.#setState({ status: 'closed', error: failure });
+      return;
+    }
+    this.#scheduleReconnect(failure);
+  }
+
+  async #read(body: ReadableStream<Uint8Array>, controller: AbortController): Promise<void> {
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    const parser = createParser({
+      onEvent: (message) => this.#dispatch(message),
+      onRetry: (ms) => {
+        this.#serverRetry = ms;
+      },
+      onComment: () => {
+        this.#failures = 0;
+      },
+    });
+    const abort = () => {
+      reader.cancel().catch(noop);
+    };
+    controller.signal.addEventListener('abort', abort, { once: true });
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        parser.feed(decoder.decode(value, { stream: true }));
+        if (controller.signal.aborted) return;
+      }
+    } finally {
+      controller.signal.removeEventListener('abort', abort);
+      reader.releaseLock();
+    }
+  }
+
+  #dispatch(message: EventSourceMessage): void {
+    if (this.#controller === undefined || !this.#running) return;
+    this.#failures = 0;
+    if (message.id !== undefined) this.lastEventId = message.id;
+    this.#handlers.onEvent({
+      event: message.event || 'message',
+      data: parseData(message.data),
+      raw: message.data,
+      id: message.id,
+    });
+  }
+
+  #scheduleReconnect(error: unknown): void {
+    const { initialDelay, maxDelay, jitter, random, clock } = this.#options;
+    const base = this.#serverRetry ?? initialDelay;
+    let delay = Math.min(maxDelay, base * 2 ** Math.min(this.#failures, MAX_EXPONENT));
+    if (jitter) delay = delay / 2 + (random() * delay) / 2;
+    this.#failures++;
+    this.#setState({ status: 'connecting', error });
+    this.#timer = clock.setTimeout(() => {
+      this.#timer = undefined;
+      if (this.#running) void this.#connect();
+    }, delay);
+  }
+
+  #setState(next: ConnectionState): void {
+    const prev = this.#state;
+    if (prev.status === next.status && prev.error === next.error) return;
+    this.#state = next;
+    for (const listener of this.#stateListeners) listener();
+  }
+}
+
+function parseData(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}

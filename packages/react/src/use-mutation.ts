@@ -1,0 +1,80 @@
+import type { ApiResponse, HttpMethod } from '@keel/core';
+import { useMemo, useState } from 'react';
+import { useSyncExternalStore } from 'use-sync-external-store/shim';
+import {
+  type MutateCallbacks,
+  MutationObserver,
+  type MutationStatus,
+  type UseMutationOptions,
+} from './mutation/observer';
+import { useClient } from './provider';
+import { storeFor } from './query/store';
+
+/** What `useMutation` returns. */
+export interface MutationResult<TData = unknown, TVars = void> {
+  /** Runs the mutation; errors go to the state and callbacks, never to an unhandled rejection. */
+  mutate: (variables: TVars, callbacks?: MutateCallbacks<TData, TVars>) => void;
+  /** Runs the mutation; resolves with the response data, rejects with the error. */
+  mutateAsync: (variables: TVars, callbacks?: MutateCallbacks<TData, TVars>) => Promise<TData>;
+  data: TData | undefined;
+  response: ApiResponse<TData> | undefined;
+  error: Error | null;
+  status: MutationStatus;
+  isIdle: boolean;
+  isPending: boolean;
+  isSuccess: boolean;
+  isError: boolean;
+  /** The variables of the latest call. */
+  variables: TVars | undefined;
+  /** Back to `idle`; a call still running no longer updates the state. */
+  reset: () => void;
+}
+
+/**
+ * A write (POST, PUT, PATCH, DELETE, ...) through the keel client. On success the core
+ * invalidates the request path and its tags, which refetches every mounted query under them;
+ * `invalidate` adds more targets. `onMutate` can update cached queries optimistically through
+ * its helpers; those writes are rolled back if the mutation fails.
+ *
+ * @example
+ * const addTodo = useMutation<Todo, NewTodo>('POST', '/todos', {
+ *   onMutate: (todo, { setQueryData }) =>
+ *     setQueryData<Todo[]>('/todos', (list = []) => [...list, { id: -1, ...todo }]),
+ * });
+ * addTodo.mutate({ title: 'Write docs' });
+ */
+export function useMutation<TData = unknown, TVars = void, TContext = unknown>(
+  method: HttpMethod,
+  url: string | ((variables: TVars) => string),
+  options?: UseMutationOptions<TData, TVars, TContext>,
+): MutationResult<TData, TVars> {
+  const store = storeFor(useClient());
+  const [holder] = useState(() => ({
+    observer: new MutationObserver<TData, TVars, TContext>(store),
+  }));
+  if (holder.observer.store !== store) holder.observer = new MutationObserver(store);
+  const observer = holder.observer;
+  observer.setInputs(method, url, options);
+  const state = useSyncExternalStore(
+    observer.subscribe,
+    observer.getSnapshot,
+    observer.getSnapshot,
+  );
+  return useMemo(
+    () => ({
+      mutate: observer.mutate,
+      mutateAsync: observer.mutateAsync,
+      data: state.data,
+      response: state.response,
+      error: state.error,
+      status: state.status,
+      isIdle: state.status === 'idle',
+      isPending: state.status === 'pending',
+      isSuccess: state.status === 'success',
+      isError: state.status === 'error',
+      variables: state.variables,
+      reset: observer.reset,
+    }),
+    [observer, state],
+  );
+}

@@ -1,0 +1,275 @@
+import { HttpError } from '@keel/core';
+import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
+import { HttpResponse, http } from 'msw';
+import { setupServer } from 'msw/node';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type MutationResult, type UseMutationOptions, useMutation, useQuery } from '../src/index';
+import { API, deferred, readAll, type Todo, testClient, todoApi, wrapperFor } from './helpers';
+
+const server = setupServer();
+beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+afterEach(() => server.resetHandlers());
+afterAll(() => server.close());
+
+function List({ onText }: { onText?: (text: string) => void }) {
+  const { data } = useQuery<Todo[]>('/todos');
+  const text = data?.map((t) => t.title).join(',') ?? '-';
+  onText?.(text);
+  return <p data-testid="list">{text}</p>;
+}
+
+function AddButton({
+  expose,
+  options,
+}: {
+  expose: (m: MutationResult<Todo, { title: string }>) => void;
+  options?: UseMutationOptions<Todo, { title: string }, { marker: number }>;
+}) {
+  const add = useMutation<Todo, { title: string }, { marker: number }>('POST', '/todos', options);
+  expose(add);
+  return <p data-testid="add">{add.status}</p>;
+}
+const list = () => screen.getByTestId('list').textContent;
+
+describe('useMutation', () => {
+  it('invalidates the list it writes to, which refetches and re-renders', async () => {
+    const api = todoApi(['a']);
+    server.use(...api.handlers);
+    const client = testClient();
+    let add!: MutationResult<Todo, { title: string }>;
+    render(
+      <>
+        <List />
+        <AddButton
+          expose={(m) => {
+            add = m;
+          }}
+        />
+      </>,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(list()).toBe('a'));
+    expect(screen.getByTestId('add').textContent).toBe('idle');
+    let created: Todo | undefined;
+    await act(async () => {
+      created = await add.mutateAsync({ title: 'b' });
+    });
+    expect(created).toEqual({ id: 2, title: 'b' });
+    expect(screen.getByTestId('add').textContent).toBe('success');
+    expect(add.data).toEqual({ id: 2, title: 'b' });
+    await waitFor(() => expect(list()).toBe('a,b'));
+    expect(api.state.gets).toBe(2);
+    expect(api.state.posts).toBe(1);
+  });
+
+  it('rolls an optimistic update back when the mutation fails', async () => {
+    const api = todoApi(['a']);
+    server.use(...api.handlers);
+    const client = testClient();
+    const seen: string[] = [];
+    const onError = vi.fn();
+    const settled = vi.fn();
+    let add!: MutationResult<Todo, { title: string }>;
+    render(
+      <>
+        <List
+          onText={(text) => {
+            if (seen.at(-1) !== text) seen.push(text);
+          }}
+        />
+        <AddButton
+          expose={(m) => {
+            add = m;
+          }}
+          options={{
+            onMutate: (vars, { setQueryData }) => {
+              setQueryData<Todo[]>('/todos', (prev = []) => [
+                ...prev,
+                { id: -1, title: vars.title },
+              ]);
+              return { marker: 7 };
+            },
+            onError,
+            onSettled: settled,
+          }}
+        />
+      </>,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(list()).toBe('a'));
+    const before = client.getCached(client.resolve('GET', '/todos').key);
+    api.state.failWrites = true;
+    const gate = deferred();
+    server.use(
+      http.post(`${API}/todos`, async () => {
+        await gate.promise;
+        return HttpResponse.json({ message: 'nope' }, { status: 422 });
+      }),
+    );
+    act(() => {
+      add.mutate({ title: 'b' });
+    });
+    await waitFor(() => expect(list()).toBe('a,b'));
+    gate.resolve();
+    await waitFor(() => expect(list()).toBe('a'));
+    expect(seen).toEqual(['-', 'a', 'a,b', 'a']);
+    await waitFor(() => expect(add.status).toBe('error'));
+    expect(add.error).toBeInstanceOf(HttpError);
+    expect((add.error as HttpError).status).toBe(422);
+    expect(onError).toHaveBeenCalledWith(add.error, { title: 'b' }, { marker: 7 });
+    expect(settled).toHaveBeenCalledWith(undefined, add.error, { title: 'b' }, { marker: 7 });
+    // Exactly what was cached before, and no refetch was needed.
+    expect(client.getCached(client.resolve('GET', '/todos').key)).toBe(before);
+    expect(api.state.gets).toBe(1);
+  });
+
+  it('keeps an optimistic item until the refetch brings the real one', async () => {
+    const api = todoApi(['a']);
+    server.use(...api.handlers);
+    const client = testClient();
+    const { result } = renderHook(
+      () => ({
+        list: readAll(useQuery<Todo[]>('/todos')),
+        add: readAll(
+          useMutation<Todo, { title: string }>('POST', '/todos', {
+            onMutate: (vars, { setQueryData }) =>
+              setQueryData<Todo[]>('/todos', (prev = []) => [...prev, { id: -1, ...vars }]),
+          }),
+        ),
+      }),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.list.data).toHaveLength(1));
+    await act(async () => {
+      await result.current.add.mutateAsync({ title: 'b' });
+    });
+    await waitFor(() =>
+      expect(result.current.list.data).toEqual([
+        { id: 1, title: 'a' },
+        { id: 2, title: 'b' },
+      ]),
+    );
+  });
+
+  it('rolls back to "nothing cached" and reads again when the key was empty', async () => {
+    const api = todoApi(['a']);
+    server.use(...api.handlers);
+    const client = testClient();
+    const gate = deferred();
+    api.state.gate = gate.promise;
+    api.state.failWrites = true;
+    const { result } = renderHook(
+      () => ({
+        list: readAll(useQuery<Todo[]>('/todos')),
+        add: readAll(
+          useMutation<Todo, { title: string }>('POST', '/todos', {
+            onMutate: (vars, { setQueryData }) =>
+              setQueryData<Todo[]>('/todos', (prev = []) => [...prev, { id: -1, ...vars }]),
+          }),
+        ),
+      }),
+      { wrapper: wrapperFor(client) },
+    );
+    await act(async () => {
+      await expect(result.current.add.mutateAsync({ title: 'b' })).rejects.toBeInstanceOf(
+        HttpError,
+      );
+    });
+    gate.resolve();
+    await waitFor(() => expect(result.current.list.data).toEqual([{ id: 1, title: 'a' }]));
+  });
+
+  it('runs extra invalidate targets after success', async () => {
+    const api = todoApi(['a']);
+    let stats = 0;
+    server.use(
+      ...api.handlers,
+      http.get(`${API}/stats`, () => HttpResponse.json({ version: ++stats })),
+    );
+    const client = testClient();
+    const { result } = renderHook(
+      () => ({
+        stats: readAll(useQuery<{ version: number }>('/stats')),
+        add: readAll(
+          useMutation<Todo, { title: string }>('POST', '/todos', { invalidate: ['/stats'] }),
+        ),
+      }),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.stats.data).toEqual({ version: 1 }));
+    await act(async () => {
+      await result.current.add.mutateAsync({ title: 'b' });
+    });
+    await waitFor(() => expect(result.current.stats.data).toEqual({ version: 2 }));
+  });
+
+  it('builds the URL from the variables and sends no body for DELETE', async () => {
+    const api = todoApi(['a', 'b']);
+    const bodies: string[] = [];
+    server.use(
+      http.delete(`${API}/todos/:id`, async ({ request, params }) => {
+        bodies.push(await request.text());
+        api.state.todos = api.state.todos.filter((t) => t.id !== Number(params.id));
+        return new HttpResponse(null, { status: 204 });
+      }),
+      ...api.handlers,
+    );
+    const client = testClient();
+    const { result } = renderHook(
+      () => ({
+        list: readAll(useQuery<Todo[]>('/todos')),
+        // DELETE /todos/1 invalidates /todos/1 and below; the list is its parent: name it.
+        remove: readAll(
+          useMutation<null, number>('DELETE', (id) => `/todos/${id}`, { invalidate: ['/todos'] }),
+        ),
+      }),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.list.data).toHaveLength(2));
+    await act(async () => {
+      await result.current.remove.mutateAsync(1);
+    });
+    expect(bodies).toEqual(['']);
+    await waitFor(() => expect(result.current.list.data).toEqual([{ id: 2, title: 'b' }]));
+  });
+
+  it('mutate() never rejects; reset() goes back to idle; only the latest call writes state', async () => {
+    const gates = [deferred(), deferred()];
+    let n = 0;
+    server.use(
+      http.post(`${API}/echo`, async ({ request }) => {
+        const body = (await request.json()) as { n: number };
+        await gates[n++]!.promise;
+        return body.n === 1
+          ? HttpResponse.json({ n: body.n }, { status: 500 })
+          : HttpResponse.json({ n: body.n });
+      }),
+    );
+    const client = testClient();
+    const { result } = renderHook(
+      () => readAll(useMutation<{ n: number }, { n: number }>('POST', '/echo')),
+      { wrapper: wrapperFor(client) },
+    );
+    act(() => {
+      result.current.mutate({ n: 1 });
+    });
+    await waitFor(() => expect(n).toBe(1));
+    act(() => {
+      result.current.mutate({ n: 2 });
+    });
+    await waitFor(() => expect(n).toBe(2));
+    gates[1]!.resolve();
+    await waitFor(() => expect(result.current.status).toBe('success'));
+    gates[0]!.resolve(); // the older call fails late: it must not overwrite the newer success
+    await act(async () => {});
+    expect(result.current).toMatchObject({
+      status: 'success',
+      data: { n: 2 },
+      variables: { n: 2 },
+    });
+    act(() => {
+      result.current.reset();
+    });
+    expect(result.current).toMatchObject({ status: 'idle', data: undefined, error: null });
+  });
+});

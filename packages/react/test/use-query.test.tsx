@@ -1,0 +1,463 @@
+import { CircuitOpenError, HttpError, TimeoutError } from '@keel/core';
+import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
+import { delay, HttpResponse, http } from 'msw';
+import { setupServer } from 'msw/node';
+import { Component, type ReactNode, StrictMode, Suspense } from 'react';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { keepPreviousData, useQuery } from '../src/index';
+import { storeFor } from '../src/query/store';
+import {
+  API,
+  debugOf,
+  deferred,
+  flush,
+  readAll,
+  type Todo,
+  testClient,
+  todoApi,
+  until,
+  wrapperFor,
+} from './helpers';
+
+const server = setupServer();
+beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+afterEach(() => server.resetHandlers());
+afterAll(() => server.close());
+
+function Titles({ url = '/todos' }: { url?: string }) {
+  const { data, status, isFetching, isLoading } = useQuery<Todo[]>(url);
+  return (
+    <p data-testid="list">
+      {status}|{isLoading ? 'loading' : ''}|{isFetching ? 'fetching' : 'idle'}|
+      {data?.map((t) => t.title).join(',')}
+    </p>
+  );
+}
+const text = () => screen.getByTestId('list').textContent;
+
+function SuspendedList() {
+  const { data } = useQuery<Todo[]>('/todos', { suspense: true });
+  return <p data-testid="list">{data!.map((t) => t.title).join(',')}</p>;
+}
+
+function SuspendedTeapot() {
+  const { data } = useQuery<string>('/teapot', { suspense: true });
+  return <p>{data}</p>;
+}
+
+class Boundary extends Component<
+  { children: ReactNode; onError: (error: unknown) => void },
+  { error: unknown }
+> {
+  override state = { error: null as unknown };
+  static getDerivedStateFromError(error: unknown) {
+    return { error };
+  }
+  override componentDidCatch(error: unknown) {
+    this.props.onError(error);
+  }
+  override render() {
+    return this.state.error ? <p>failed</p> : this.props.children;
+  }
+}
+
+describe('useQuery', () => {
+  it('goes loading -> success, then refetches and re-renders on invalidate', async () => {
+    const api = todoApi(['a', 'b']);
+    server.use(...api.handlers);
+    const client = testClient();
+    render(<Titles />, { wrapper: wrapperFor(client) });
+    expect(text()).toBe('pending|loading|fetching|');
+    await waitFor(() => expect(text()).toBe('success||idle|a,b'));
+    expect(api.state.gets).toBe(1);
+
+    api.state.todos = [...api.state.todos, { id: 3, title: 'c' }];
+    const gate = deferred();
+    api.state.gate = gate.promise;
+    act(() => {
+      client.invalidate('/todos');
+    });
+    // The old data stays on screen while the refetch runs.
+    await waitFor(() => expect(text()).toBe('success||fetching|a,b'));
+    gate.resolve();
+    await waitFor(() => expect(text()).toBe('success||idle|a,b,c'));
+    expect(api.state.gets).toBe(2);
+  });
+
+  it('makes one request for identical queries mounted together', async () => {
+    const api = todoApi();
+    server.use(...api.handlers);
+    const client = testClient();
+    render(
+      <>
+        <Titles />
+        <Titles />
+        <Titles url="/todos?" />
+      </>,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() =>
+      expect(screen.getAllByTestId('list').map((e) => e.textContent)).toEqual([
+        'success||idle|a,b',
+        'success||idle|a,b',
+        'success||idle|a,b',
+      ]),
+    );
+    expect(api.state.gets).toBe(1);
+    // A later mount is a fresh cache hit: still one request.
+    render(<Titles />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(screen.getAllByTestId('list')).toHaveLength(4));
+    expect(api.state.gets).toBe(1);
+  });
+
+  it('makes no extra request under StrictMode and balances interest', async () => {
+    const api = todoApi();
+    server.use(...api.handlers);
+    const client = testClient();
+    const { unmount } = render(
+      <StrictMode>
+        <Titles />
+      </StrictMode>,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(text()).toBe('success||idle|a,b'));
+    expect(api.state.gets).toBe(1);
+    expect(debugOf(client).subscriptions).toBe(1);
+    unmount();
+    await act(async () => {});
+    expect(debugOf(client).subscriptions).toBe(0);
+    expect(storeFor(client).size).toBe(0);
+  });
+
+  it('reports HttpError, TimeoutError and CircuitOpenError typed', async () => {
+    server.use(
+      http.get(`${API}/missing`, () => HttpResponse.json({ message: 'gone' }, { status: 404 })),
+      http.get(`${API}/slow`, async () => {
+        await delay('infinite');
+        return HttpResponse.json([]);
+      }),
+      http.get(`${API}/broken`, () => new HttpResponse(null, { status: 503 })),
+    );
+    const client = testClient({ circuitBreaker: { failureThreshold: 1, resetTimeout: 60_000 } });
+    const wrapper = wrapperFor(client);
+
+    const missing = renderHook(() => readAll(useQuery('/missing')), { wrapper });
+    await waitFor(() => expect(missing.result.current.status).toBe('error'));
+    expect(missing.result.current.error).toBeInstanceOf(HttpError);
+    expect((missing.result.current.error as HttpError).status).toBe(404);
+    expect(missing.result.current.isError).toBe(true);
+    expect(missing.result.current.data).toBeUndefined();
+
+    const slow = renderHook(() => readAll(useQuery('/slow', { timeout: 10 })), { wrapper });
+    await waitFor(() => expect(slow.result.current.error).toBeInstanceOf(TimeoutError));
+
+    const first = renderHook(() => readAll(useQuery('/broken')), { wrapper });
+    await waitFor(() => expect(first.result.current.error).toBeInstanceOf(HttpError));
+    // The circuit of GET /broken is open now: the next read is refused without a request.
+    const second = renderHook(() => readAll(useQuery('/broken', { params: { page: 2 } })), {
+      wrapper,
+    });
+    await waitFor(() => expect(second.result.current.error).toBeInstanceOf(CircuitOpenError));
+    expect((second.result.current.error as CircuitOpenError).endpoint).toBe('GET /broken');
+  });
+
+  it('cancels the request on unmount only when no other consumer needs it', async () => {
+    const aborted: string[] = [];
+    const gate = deferred();
+    server.use(
+      http.get(`${API}/item/:id`, async ({ request, params }) => {
+        request.signal.addEventListener('abort', () => aborted.push(String(params.id)));
+        await gate.promise;
+        return HttpResponse.json({ id: params.id });
+      }),
+    );
+    const client = testClient();
+    const wrapper = wrapperFor(client);
+    const a1 = renderHook(() => readAll(useQuery('/item/1')), { wrapper });
+    const a2 = renderHook(() => readAll(useQuery('/item/1')), { wrapper });
+    const b = renderHook(() => readAll(useQuery('/item/2')), { wrapper });
+    const outside = client.get('/item/2'); // a consumer outside React
+    await waitFor(() => expect(debugOf(client).flights).toBe(2));
+
+    a1.unmount();
+    await act(async () => {});
+    expect(debugOf(client).flights).toBe(2); // a2 still needs /item/1
+    a2.unmount();
+    b.unmount();
+    await act(async () => {});
+    expect(debugOf(client).flights).toBe(1); // /item/2 lives on for `outside`
+    await waitFor(() => expect(aborted).toEqual(['1']));
+    gate.resolve();
+    await expect(outside).resolves.toMatchObject({ data: { id: '2' } });
+    expect(debugOf(client).subscriptions).toBe(0);
+  });
+
+  it('keeps fresher data when a superseded flight fails late', async () => {
+    const first = deferred();
+    let calls = 0;
+    server.use(
+      http.get(`${API}/race`, async () => {
+        calls++;
+        if (calls === 1) {
+          await first.promise;
+          return new HttpResponse(null, { status: 500 });
+        }
+        return HttpResponse.json({ v: 2 });
+      }),
+    );
+    const client = testClient();
+    const { result } = renderHook(() => readAll(useQuery<{ v: number }>('/race')), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(calls).toBe(1));
+    // Invalidation detaches the running flight and starts a new one for the mounted key.
+    act(() => {
+      client.invalidate('/race');
+    });
+    await waitFor(() => expect(result.current.data).toEqual({ v: 2 }));
+    first.resolve();
+    await waitFor(() => expect(debugOf(client).flights).toBe(0));
+    expect(result.current.status).toBe('success');
+    expect(result.current.error).toBeNull();
+  });
+
+  it('sends nothing for a null URL or enabled:false, and reads once enabled', async () => {
+    const api = todoApi();
+    server.use(...api.handlers);
+    const client = testClient();
+    const { result, rerender } = renderHook(
+      ({ url, enabled }: { url: string | null; enabled: boolean }) =>
+        readAll(useQuery<Todo[]>(url, { enabled })),
+      { wrapper: wrapperFor(client), initialProps: { url: null as string | null, enabled: true } },
+    );
+    expect(result.current).toMatchObject({
+      status: 'pending',
+      isFetching: false,
+      isLoading: false,
+    });
+    rerender({ url: '/todos', enabled: false });
+    await act(async () => {});
+    expect(result.current.isFetching).toBe(false);
+    expect(api.state.gets).toBe(0);
+    expect(debugOf(client).subscriptions).toBe(0);
+    rerender({ url: '/todos', enabled: true });
+    await waitFor(() => expect(result.current.data).toHaveLength(2));
+    expect(api.state.gets).toBe(1);
+  });
+
+  it('reports an invalid URL as the error without a request', () => {
+    const client = testClient({ baseURL: undefined });
+    const { result } = renderHook(() => readAll(useQuery('http://[::1')), {
+      wrapper: wrapperFor(client),
+    });
+    expect(result.current.status).toBe('error');
+    expect(result.current.error).toBeInstanceOf(TypeError);
+  });
+
+  it('refetch() on a disabled query fetches by hand and renders the result', async () => {
+    const api = todoApi();
+    server.use(...api.handlers);
+    const client = testClient();
+    const { result } = renderHook(() => readAll(useQuery<Todo[]>('/todos', { enabled: false })), {
+      wrapper: wrapperFor(client),
+    });
+    expect(api.state.gets).toBe(0);
+    let settled: Awaited<ReturnType<typeof result.current.refetch>> | undefined;
+    await act(async () => {
+      settled = await result.current.refetch();
+    });
+    expect(settled?.data).toHaveLength(2);
+    expect(result.current.data).toHaveLength(2);
+    expect(api.state.gets).toBe(1);
+  });
+
+  it('refetch() reads from the network over fresh data', async () => {
+    const api = todoApi();
+    server.use(...api.handlers);
+    const client = testClient();
+    const { result } = renderHook(() => readAll(useQuery<Todo[]>('/todos')), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(result.current.isSuccess).toBe(true));
+    api.state.todos = [];
+    await act(async () => {
+      const r = await result.current.refetch();
+      expect(r.data).toEqual([]);
+    });
+    expect(result.current.data).toEqual([]);
+    expect(api.state.gets).toBe(2);
+  });
+
+  it('applies select with structural sharing', async () => {
+    const api = todoApi(['a', 'b']);
+    server.use(...api.handlers);
+    const client = testClient();
+    const { result } = renderHook(
+      () =>
+        readAll(
+          useQuery<Todo[], string[]>('/todos', { select: (list) => list.map((t) => t.title) }),
+        ),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.data).toEqual(['a', 'b']));
+    const before = result.current.data;
+    await act(async () => {
+      await result.current.refetch();
+    });
+    expect(result.current.data).toBe(before);
+    expect(result.current.response?.data).toHaveLength(2);
+  });
+
+  it('renders initialData without a request while it is fresh', async () => {
+    const api = todoApi();
+    server.use(...api.handlers);
+    const client = testClient();
+    const initial = [{ id: 9, title: 'seed' }];
+    const { result } = renderHook(
+      () => readAll(useQuery<Todo[]>('/todos', { initialData: initial })),
+      {
+        wrapper: wrapperFor(client),
+      },
+    );
+    expect(result.current.data).toBe(initial);
+    expect(result.current.status).toBe('success');
+    await act(async () => {});
+    expect(api.state.gets).toBe(0);
+    // Written with its spec, so invalidation can refetch it.
+    act(() => {
+      client.invalidate('/todos');
+    });
+    await waitFor(() => expect(result.current.data).toHaveLength(2));
+    expect(api.state.gets).toBe(1);
+  });
+
+  it('keeps the previous data while the key changes (placeholderData)', async () => {
+    const gates = new Map<string, ReturnType<typeof deferred<void>>>();
+    server.use(
+      http.get(`${API}/page/:n`, async ({ params }) => {
+        const gate = gates.get(String(params.n));
+        if (gate) await gate.promise;
+        return HttpResponse.json({ page: Number(params.n) });
+      }),
+    );
+    const client = testClient();
+    const { result, rerender } = renderHook(
+      ({ n }: { n: number }) =>
+        readAll(useQuery<{ page: number }>(`/page/${n}`, { placeholderData: keepPreviousData })),
+      { wrapper: wrapperFor(client), initialProps: { n: 1 } },
+    );
+    expect(result.current).toMatchObject({ status: 'pending', data: undefined });
+    await waitFor(() => expect(result.current.data).toEqual({ page: 1 }));
+    const gate = deferred();
+    gates.set('2', gate);
+    rerender({ n: 2 });
+    expect(result.current).toMatchObject({
+      data: { page: 1 },
+      isPlaceholderData: true,
+      status: 'success',
+      isFetching: true,
+    });
+    gate.resolve();
+    await waitFor(() => expect(result.current.data).toEqual({ page: 2 }));
+    expect(result.current.isPlaceholderData).toBe(false);
+  });
+
+  it('refetches on an interval while mounted', async () => {
+    const api = todoApi();
+    server.use(...api.handlers);
+    const client = testClient();
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const { result, unmount } = renderHook(
+        () => readAll(useQuery<Todo[]>('/todos', { refetchInterval: 1000 })),
+        { wrapper: wrapperFor(client) },
+      );
+      await until(() => result.current.isSuccess);
+      expect(api.state.gets).toBe(1);
+      vi.advanceTimersByTime(999);
+      await flush();
+      expect(api.state.gets).toBe(1);
+      vi.advanceTimersByTime(1);
+      await until(() => api.state.gets === 2 && !result.current.isFetching);
+      unmount();
+      vi.advanceTimersByTime(5000);
+      await flush();
+      expect(api.state.gets).toBe(2);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('revalidates stale data on window focus, not fresh data', async () => {
+    const api = todoApi();
+    server.use(...api.handlers);
+    const fresh = testClient();
+    const a = renderHook(() => readAll(useQuery<Todo[]>('/todos')), { wrapper: wrapperFor(fresh) });
+    await waitFor(() => expect(a.result.current.isSuccess).toBe(true));
+    act(() => {
+      window.dispatchEvent(new Event('focus'));
+    });
+    await act(async () => {});
+    expect(api.state.gets).toBe(1);
+
+    const stale = testClient({ cache: { ttl: 0 } });
+    const b = renderHook(() => readAll(useQuery<Todo[]>('/todos')), { wrapper: wrapperFor(stale) });
+    await waitFor(() => expect(b.result.current.isSuccess).toBe(true));
+    expect(api.state.gets).toBe(2);
+    act(() => {
+      window.dispatchEvent(new Event('focus'));
+    });
+    await waitFor(() => expect(api.state.gets).toBe(3));
+    act(() => {
+      window.dispatchEvent(new Event('online'));
+    });
+    await waitFor(() => expect(api.state.gets).toBe(4));
+  });
+
+  it('suspends until data arrives', async () => {
+    const api = todoApi(['s']);
+    server.use(...api.handlers);
+    const client = testClient();
+    render(
+      <Suspense fallback={<p>loading…</p>}>
+        <SuspendedList />
+      </Suspense>,
+      { wrapper: wrapperFor(client) },
+    );
+    expect(screen.getByText('loading…')).toBeTruthy();
+    await waitFor(() => expect(text()).toBe('s'));
+    expect(api.state.gets).toBe(1);
+  });
+
+  it('throws a suspense query error to the error boundary, typed', async () => {
+    let brewing = false;
+    server.use(
+      http.get(`${API}/teapot`, () =>
+        brewing ? HttpResponse.json('tea') : new HttpResponse(null, { status: 418 }),
+      ),
+    );
+    const client = testClient();
+    const caught: unknown[] = [];
+    const tree = (attempt: number) => (
+      <Boundary key={attempt} onError={(error) => caught.push(error)}>
+        <Suspense fallback={<p>loading…</p>}>
+          <SuspendedTeapot />
+        </Suspense>
+      </Boundary>
+    );
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const { rerender } = render(tree(1), { wrapper: wrapperFor(client) });
+      await waitFor(() => expect(screen.getByText('failed')).toBeTruthy());
+      expect(caught[0]).toBeInstanceOf(HttpError);
+      expect((caught[0] as HttpError).status).toBe(418);
+      // Resetting the boundary reads again instead of re-throwing the old error.
+      brewing = true;
+      rerender(tree(2));
+      await waitFor(() => expect(screen.getByText('tea')).toBeTruthy());
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
