@@ -326,7 +326,8 @@ export interface ClientOptions {
   baseURL?: string;
   headers?: Record<string, string>;
   cache?: CacheOptions;
-  retry?: RetryOptions;
+  /** `false` makes every request a single attempt unless the request says otherwise. */
+  retry?: RetryOptions | boolean;
   /** Default per-attempt timeout in ms; 0 = none. */
   timeout?: number;
   fetch?: FetchLike;

@@ -46,7 +46,11 @@ function setup(
     clock,
     circuitBreaker: { enabled: false },
     ...options,
-    retry: { jitter: false, baseDelay: 100, ...options.retry },
+    retry: {
+      jitter: false,
+      baseDelay: 100,
+      ...(typeof options.retry === 'object' ? options.retry : {}),
+    },
   });
   return { client, clock, fake };
 }

@@ -530,7 +530,11 @@ export function makeClient(
     fetch: fake.fetch,
     clock,
     ...options,
-    retry: { jitter: false, baseDelay: 100, ...options.retry },
+    retry: {
+      jitter: false,
+      baseDelay: 100,
+      ...(typeof options.retry === 'object' ? options.retry : {}),
+    },
   });
   const { events } = recordEvents(client);
   return {

@@ -29,6 +29,11 @@ export function resolveURL(url: string, base?: string): string {
  * keys keep their order), fragment removed.
  */
 export function canonicalizeURL(url: string): string {
+  return canonicalURL(url).href;
+}
+
+/** Parses once and canonicalizes in place (see canonicalizeURL). */
+function canonicalURL(url: string): URL {
   let u: URL;
   try {
     u = new URL(url);
@@ -43,7 +48,7 @@ export function canonicalizeURL(url: string): string {
     // URLSearchParams serializes spaces as '+'; keep the %20 form so keys match buildQuery's.
     u.search = u.searchParams.toString().replace(/\+/g, '%20');
   }
-  return u.href;
+  return u;
 }
 
 export interface ParsedURL {
@@ -63,9 +68,8 @@ const memo = new Map<string, ParsedURL>();
 export function parseCanonical(resolved: string): ParsedURL {
   const hit = memo.get(resolved);
   if (hit) return hit;
-  const href = canonicalizeURL(resolved);
-  const u = new URL(href);
-  const parsed: ParsedURL = { href, pathname: u.pathname, host: u.hostname };
+  const u = canonicalURL(resolved);
+  const parsed: ParsedURL = { href: u.href, pathname: u.pathname, host: u.hostname };
   if (memo.size >= MEMO_LIMIT) memo.clear();
   memo.set(resolved, parsed);
   return parsed;
