@@ -12,6 +12,7 @@ import { Deduper } from './dedup/deduper';
 import { Consumer, Flight } from './dedup/flight';
 import { CancelledError } from './errors/cancelled-error';
 import { EventEmitter } from './events/emitter';
+import type { HitTally } from './intelligence/hit-tally';
 import { Intelligence } from './intelligence/intelligence';
 import { resolveIntelligenceOptions } from './intelligence/options';
 import { noop } from './internal/noop';
@@ -76,8 +77,8 @@ class KeelClient implements Client {
   /** Per-endpoint breaker; it is also the guard unless `circuitBreaker.enabled` is false. */
   readonly #breaker: CircuitBreaker;
   readonly #intelligence: Intelligence;
-  /** The intelligence when enabled: told of every cache hit (see #fromCache). */
-  readonly #hitObserver: Intelligence | undefined;
+  /** Intelligence's cache-hit channel when it is enabled (see #fromCache and HitTally). */
+  readonly #hitTally: HitTally | undefined;
   /** Listeners the observers hold on #events (not counted in `debug.listeners`). */
   readonly #observerListeners: number;
   readonly #gate: AttemptGate;
@@ -129,7 +130,7 @@ class KeelClient implements Client {
       adaptive: adaptive && (() => adaptive.metrics()),
     });
     this.#intelligence.observe(this.#events);
-    this.#hitObserver = this.#intelligence.enabled ? this.#intelligence : undefined;
+    this.#hitTally = this.#intelligence.enabled ? this.#intelligence.hits : undefined;
     this.#adaptive?.observe(this.#events);
     this.#observerListeners = this.#events.listenerCount();
   }
@@ -351,9 +352,13 @@ class KeelClient implements Client {
     // Fresh for the entry's own ttl and for this reader's (a per-request ttl asks for newer data).
     const fresh = entry.expiresAt > now && now - entry.storedAt < spec.cache!.ttl;
     if (!fresh && spec.cache!.strategy !== 'stale-while-revalidate') return undefined;
-    // Intelligence takes the cache-hit event by a direct call, not a listener: building the
-    // payload and dispatching it would cost more than the hit itself (bench/circuit.bench.mjs).
-    this.#hitObserver?.cacheHit(spec.endpoint);
+    // Intelligence takes the cache-hit event through its tally, inline: a listener's payload and
+    // dispatch (or even a call) would cost more than the hit itself (bench/circuit.bench.mjs).
+    const hits = this.#hitTally;
+    if (hits !== undefined) {
+      if (hits.spec === spec) hits.pending++;
+      else hits.switchTo(spec);
+    }
     if (this.#events.has('cache-hit')) {
       const tracker = new Tracker(spec.key);
       tracker.succeed(now);
@@ -400,7 +405,7 @@ class KeelClient implements Client {
         key: flight.key,
         method: flight.spec.method,
         url: flight.spec.url,
-        consumers: flight.consumers.size,
+        consumers: flight.consumerCount,
         endpoint: flight.spec.endpoint,
       });
     }
@@ -419,7 +424,7 @@ class KeelClient implements Client {
       reject = rej;
     }) as CancellablePromise<ApiResponse>;
     const consumer = new Consumer(flight, tracker, resolve, reject, signal);
-    flight.consumers.add(consumer);
+    flight.addConsumer(consumer);
     promise.cancel = () => this.#cancelConsumer(consumer, new CancelledError());
     if (signal) {
       consumer.onAbort = () =>
@@ -437,7 +442,7 @@ class KeelClient implements Client {
     let flight = this.#inflight.get(spec.key);
     if (flight) {
       if (revalidate) flight.revalidate = true;
-      flight.consumers.add(new Consumer(flight, flight.tracker, undefined, undefined, undefined));
+      flight.addConsumer(new Consumer(flight, flight.tracker, undefined, undefined, undefined));
       return;
     }
     const admission = this.#guard.beforeRequest(spec);
@@ -445,7 +450,7 @@ class KeelClient implements Client {
     if (!admission.ok) return;
     flight = this.#startFlight(spec, admission.probe);
     flight.revalidate = revalidate;
-    flight.consumers.add(new Consumer(flight, flight.tracker, undefined, undefined, undefined));
+    flight.addConsumer(new Consumer(flight, flight.tracker, undefined, undefined, undefined));
     this.#run(flight);
   }
 
@@ -480,7 +485,7 @@ class KeelClient implements Client {
     }
     // The last consumer may have left between the response and here: the flight was cancelled
     // (and reported so), so it must not also report success or write the cache.
-    if (flight.signal.aborted) this.#fail(flight, flight.signal.reason);
+    if (flight.aborted) this.#fail(flight, flight.reason);
     else this.#succeed(flight, response);
   }
 
@@ -507,7 +512,7 @@ class KeelClient implements Client {
       } catch (err) {
         error = err;
       }
-      if (flight.signal.aborted) throw flight.signal.reason;
+      if (flight.aborted) throw flight.reason;
       // While the adaptive engine throttles the endpoint its base delay is scaled (capped).
       const scale = this.#adaptive?.retryScale(spec.endpoint, spec.retry.baseDelay);
       const decision = decideRetry({
@@ -570,20 +575,19 @@ class KeelClient implements Client {
     // A successful mutation invalidates its path and tags before its caller resumes.
     if (!isDedupable(spec.method)) this.#invalidateAfterMutation(spec);
     this.#gate.finish(flight, 'completed');
-    for (const consumer of flight.consumers) {
+    for (const consumer of flight.takeConsumers()) {
       if (consumer.settled) continue;
       this.#release(consumer);
       if (consumer.tracker !== flight.tracker) consumer.tracker.succeed(now);
       consumer.resolve?.(response);
     }
-    flight.consumers.clear();
   }
 
   #fail(flight: Flight, error: unknown): void {
     if (flight.settled) return;
     this.#retire(flight);
     const now = this.#config.clock.now();
-    const cancelled = flight.signal.aborted && error === flight.signal.reason;
+    const cancelled = flight.aborted && error === flight.reason;
     if (cancelled) {
       flight.tracker.cancel(now);
       this.#gate.finish(flight, 'rejected');
@@ -599,7 +603,7 @@ class KeelClient implements Client {
       }
       this.#gate.finish(flight, 'completed');
     }
-    for (const consumer of flight.consumers) {
+    for (const consumer of flight.takeConsumers()) {
       if (consumer.settled) continue;
       this.#release(consumer);
       if (consumer.tracker !== flight.tracker) {
@@ -608,7 +612,6 @@ class KeelClient implements Client {
       }
       consumer.reject?.(error);
     }
-    flight.consumers.clear();
   }
 
   /** Takes a settled flight out of the live maps. */
@@ -625,8 +628,8 @@ class KeelClient implements Client {
     if (consumer.settled) return;
     this.#release(consumer);
     const { flight } = consumer;
-    flight.consumers.delete(consumer);
-    const final = flight.consumers.size === 0 && !flight.settled;
+    flight.deleteConsumer(consumer);
+    const final = flight.consumerCount === 0 && !flight.settled;
     const now = this.#config.clock.now();
     if (consumer.tracker !== flight.tracker) consumer.tracker.cancel(now);
     if (final) flight.tracker.cancel(now);
@@ -642,14 +645,14 @@ class KeelClient implements Client {
     if (final) {
       // Leave the dedup map now: a new request must not join a flight that is being torn down.
       this.#inflight.delete(flight.key, flight);
-      flight.controller.abort(error);
+      flight.abort(error);
       // The scheduler drops the job now (queued, parked or running): its slot frees at once.
       this.#gate.cancel(flight);
     }
   }
 
   #cancelFlight(flight: Flight, error: CancelledError): void {
-    for (const consumer of [...flight.consumers]) this.#cancelConsumer(consumer, error);
+    for (const consumer of flight.consumers()) this.#cancelConsumer(consumer, error);
   }
 
   #release(consumer: Consumer): void {

@@ -25,16 +25,26 @@ export class Consumer {
 /**
  * The unit below dedup: one owner's network work, shared by every consumer that joined it.
  * It is aborted only when its last consumer leaves (or on cancelAll / a group cancel).
+ *
+ * A queued flight may wait a long time behind thousands of others, so it holds as little as it
+ * can meanwhile: its AbortController is created only when something asks for `signal` (an
+ * attempt starting), and a lone consumer sits in a field; the Set exists only once a second
+ * consumer joins (bench/scheduler.bench.mjs: GC was the largest cost with 100,000 queued).
  */
 export class Flight implements SchedulerJob {
-  readonly controller = new AbortController();
   readonly tracker: Tracker;
-  readonly consumers = new Set<Consumer>();
+  /** Set by `abort`: read these instead of `signal` so no controller is created to answer. */
+  aborted = false;
+  reason: unknown = undefined;
   /** An invalidation landed while in flight: the response must not be stored as fresh. */
   stale = false;
   /** Deliver the cache write as `revalidate` (a background or post-invalidation refetch). */
   revalidate = false;
   settled = false;
+  #controller: AbortController | undefined = undefined;
+  /** The only consumer while there is one; undefined once `#many` holds them all. */
+  #one: Consumer | undefined = undefined;
+  #many: Set<Consumer> | undefined = undefined;
 
   constructor(
     readonly id: number,
@@ -48,7 +58,56 @@ export class Flight implements SchedulerJob {
     return this.spec.key;
   }
 
+  /** Created on first use; already aborted (with the first reason) if the flight was. */
   get signal(): AbortSignal {
-    return this.controller.signal;
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.aborted) this.#controller.abort(this.reason);
+    }
+    return this.#controller.signal;
+  }
+
+  /** Aborts the flight's signal; the first reason wins, like AbortController.abort. */
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.#controller?.abort(reason);
+  }
+
+  get consumerCount(): number {
+    return this.#many !== undefined ? this.#many.size : this.#one !== undefined ? 1 : 0;
+  }
+
+  addConsumer(consumer: Consumer): void {
+    if (this.#many !== undefined) this.#many.add(consumer);
+    else if (this.#one === undefined || this.#one === consumer) this.#one = consumer;
+    else {
+      this.#many = new Set([this.#one, consumer]);
+      this.#one = undefined;
+    }
+  }
+
+  deleteConsumer(consumer: Consumer): void {
+    if (this.#many !== undefined) this.#many.delete(consumer);
+    else if (this.#one === consumer) this.#one = undefined;
+  }
+
+  /** The consumers now, as a snapshot the caller may iterate while consumers leave. */
+  consumers(): readonly Consumer[] {
+    if (this.#many !== undefined) return [...this.#many];
+    return this.#one !== undefined ? [this.#one] : NONE;
+  }
+
+  /** Removes and returns every consumer (the flight settled: each is answered once). */
+  takeConsumers(): Iterable<Consumer> {
+    const many = this.#many;
+    const one = this.#one;
+    this.#many = undefined;
+    this.#one = undefined;
+    if (many !== undefined) return many;
+    return one !== undefined ? [one] : NONE;
   }
 }
+
+const NONE: readonly Consumer[] = [];

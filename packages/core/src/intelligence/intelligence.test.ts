@@ -9,6 +9,12 @@ import type { ClientEvents } from '../types';
 import { Intelligence } from './intelligence';
 import { resolveIntelligenceOptions } from './options';
 
+/** A cache hit the way the client reports it (see HitTally). */
+function hit(intel: Intelligence, spec: { endpoint: string }) {
+  if (intel.hits.spec === spec) intel.hits.pending++;
+  else intel.hits.switchTo(spec);
+}
+
 /** Intelligence fed synthetic lifecycle events, shaped the way the client emits them. */
 function setup(options = {}) {
   const events = new EventEmitter<ClientEvents>();
@@ -75,8 +81,8 @@ describe('Intelligence', () => {
     cancelled.join();
     cancelled.cancel(false);
     cancelled.cancel(true);
-    t.intel.cacheHit('GET /a');
-    t.intel.cacheHit('GET /a');
+    hit(t.intel, { endpoint: 'GET /a' });
+    hit(t.intel, { endpoint: 'GET /a' });
     t.events.emit('circuit-rejected', {
       endpoint: 'GET /a',
       method: 'GET',
@@ -179,24 +185,37 @@ describe('Intelligence', () => {
 
   it('reset() forgets counters and samples', () => {
     const t = setup();
+    const spec = { endpoint: 'GET /a' };
     t.flight().succeed();
-    t.intel.cacheHit('GET /a');
+    hit(t.intel, spec);
     t.intel.reset();
     expect(t.intel.endpoint('GET', '/a')).toBeUndefined();
     expect(t.intel.snapshot().summary.totalRequests).toBe(0);
-    t.intel.cacheHit('GET /a'); // the one-entry lookup cache was cleared too
+    hit(t.intel, spec); // the lookup caches were cleared too: counted in a fresh record
     expect(t.intel.endpoint('GET', '/a')?.cacheHits).toBe(1);
     expect(t.intel.snapshot().endpoints).toHaveLength(1);
   });
 
-  it('switching endpoints keeps counts apart (one-entry lookup cache)', () => {
+  it('switching endpoints keeps counts apart (one-entry lookup caches)', () => {
     const t = setup();
+    const a = { endpoint: 'GET /a' };
+    const b = { endpoint: 'GET /b' };
     for (let i = 0; i < 3; i++) {
-      t.intel.cacheHit('GET /a');
-      t.intel.cacheHit('GET /b');
+      hit(t.intel, a);
+      hit(t.intel, a);
+      hit(t.intel, b);
+      hit(t.intel, { endpoint: 'GET /a' }); // another spec object, same endpoint
+      t.flight('GET /b').succeed();
     }
-    expect(t.intel.endpoint('GET', '/a')?.cacheHits).toBe(3);
-    expect(t.intel.endpoint('GET', '/b')?.cacheHits).toBe(3);
+    expect(t.intel.endpoint('GET', '/a')?.cacheHits).toBe(9);
+    expect(t.intel.endpoint('GET', '/b')).toMatchObject({ cacheHits: 3, successes: 3 });
+    // Hits counted on the fast path are added once, whatever reads them and how often.
+    for (let i = 0; i < 5; i++) hit(t.intel, b);
+    expect(t.intel.endpoint('GET', '/b')?.cacheHits).toBe(8);
+    expect(t.intel.endpoint('GET', '/b')?.cacheHits).toBe(8);
+    expect(t.intel.snapshot().summary.cacheHits).toBe(17);
+    hit(t.intel, b);
+    expect(t.intel.snapshot().summary.cacheHits).toBe(18);
   });
 
   it('disabled: subscribes to nothing and answers an empty snapshot', () => {

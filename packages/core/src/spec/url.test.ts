@@ -110,3 +110,47 @@ describe('canonicalizeURL', () => {
     );
   });
 });
+
+describe('canonicalizeURL fast path', () => {
+  /** The canonical form as computed before the fast path: always sort and re-serialize. */
+  function reference(url: string): string {
+    const u = new URL(url);
+    u.hash = '';
+    if (u.search === '') u.search = '';
+    else {
+      u.searchParams.sort();
+      u.search = u.searchParams.toString().replace(/\+/g, '%20');
+    }
+    return u.href;
+  }
+
+  test('a query already canonical is kept; any other is sorted and re-serialized', () => {
+    expect(canonicalizeURL('https://a.test/x?a=1&b=2&b=1')).toBe('https://a.test/x?a=1&b=2&b=1');
+    expect(canonicalizeURL('https://a.test/x?a=1&B=2')).toBe('https://a.test/x?B=2&a=1');
+    expect(canonicalizeURL('https://a.test/x?a=x+y')).toBe('https://a.test/x?a=x%20y');
+    expect(canonicalizeURL('https://a.test/x?a')).toBe('https://a.test/x?a=');
+    expect(canonicalizeURL('https://a.test/x?a=1&&b=2')).toBe('https://a.test/x?a=1&b=2');
+    expect(canonicalizeURL('https://a.test/x?a=b=c')).toBe('https://a.test/x?a=b%3Dc');
+    expect(canonicalizeURL('https://a.test/x?a=%41')).toBe('https://a.test/x?a=A');
+    expect(canonicalizeURL('https://a.test/x?')).toBe('https://a.test/x');
+    expect(canonicalizeURL('https://a.test/x#')).toBe('https://a.test/x');
+  });
+
+  test('matches always sorting and re-serializing (property)', () => {
+    const chars = fc.constantFrom(...'aAbB_z09.*-~+%=&? #/\u00e9'.split(''));
+    const part = fc.array(chars, { maxLength: 6 }).map((c) => c.join(''));
+    const query = fc.array(part, { maxLength: 5 }).map((ps) => ps.join('&'));
+    fc.assert(
+      fc.property(query, fc.boolean(), (q, hasQuery) => {
+        const url = `https://a.test/p${hasQuery ? `?${q}` : q.replace(/[?#]/g, '')}`;
+        expect(canonicalizeURL(url)).toBe(reference(url));
+      }),
+      { numRuns: 2000 },
+    );
+    fc.assert(
+      fc.property(fc.webUrl({ withQueryParameters: true, withFragments: true }), (url) => {
+        expect(canonicalizeURL(url)).toBe(reference(url));
+      }),
+    );
+  });
+});

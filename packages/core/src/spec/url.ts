@@ -40,15 +40,43 @@ function canonicalURL(url: string): URL {
   } catch (cause) {
     throw new TypeError(`keel: invalid URL "${url}"`, { cause });
   }
-  u.hash = '';
+  // Each setter re-serializes the URL: skip the ones that would change nothing (no `#` means
+  // no fragment; a query already in canonical form stays as it is).
+  if (url.includes('#')) u.hash = '';
+  const search = u.search;
   // `new URL('x?')` keeps a bare `?` in href; it means the same as no query.
-  if (u.search === '') u.search = '';
-  else {
+  if (search === '') {
+    if (url.includes('?')) u.search = '';
+  } else if (!isCanonicalQuery(search)) {
     u.searchParams.sort();
     // URLSearchParams serializes spaces as '+'; keep the %20 form so keys match buildQuery's.
     u.search = u.searchParams.toString().replace(/\+/g, '%20');
   }
   return u;
+}
+
+/**
+ * `name=value` pairs of characters URLSearchParams serializes as themselves, joined by `&`: such
+ * a query comes back from sort + serialize unchanged when its names are already in order.
+ */
+const PLAIN_QUERY = /^\?[\w.*-]+=[\w.*-]*(?:&[\w.*-]+=[\w.*-]*)*$/;
+
+function isCanonicalQuery(search: string): boolean {
+  if (!PLAIN_QUERY.test(search)) return false;
+  // Sorted by name (a stable sort: equal names keep their order). Plain names are ASCII, so
+  // string comparison is the code-unit order URLSearchParams.sort uses.
+  let prev = '';
+  let start = 1;
+  while (start < search.length) {
+    const eq = search.indexOf('=', start);
+    const name = search.slice(start, eq);
+    if (name < prev) return false;
+    prev = name;
+    const amp = search.indexOf('&', eq);
+    if (amp === -1) break;
+    start = amp + 1;
+  }
+  return true;
 }
 
 export interface ParsedURL {
