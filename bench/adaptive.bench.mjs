@@ -16,11 +16,11 @@
 // Reported per client: goodput (2xx per second), p50/p95 of the caller-visible latency (queueing in
 // the client scheduler included) and of the server's service time, and the ceiling over time.
 import { execSync, fork } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readCpuModel, writeSection } from './lib/results.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const N = 4;
@@ -225,33 +225,4 @@ function report(fixed, adapted, seconds, adaptive, elapsed) {
     '',
   ].join('\n');
   writeSection(join(here, 'RESULTS.md'), '## Adaptive engine', section);
-}
-
-function readCpuModel() {
-  try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('model name'));
-    return line ? line.split(':')[1].trim() : (cpus()[0]?.model ?? 'unknown CPU');
-  } catch {
-    return cpus()[0]?.model ?? 'unknown CPU';
-  }
-}
-
-/** Replaces this benchmark's own section (up to the next `## `) and leaves every other one alone. */
-function writeSection(file, heading, section) {
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    text = '# Benchmark results\n\n';
-  }
-  const start = text.indexOf(`${heading}\n`);
-  if (start === -1) {
-    text = `${text.replace(/\n*$/, '\n\n')}${section}`;
-  } else {
-    const next = text.indexOf('\n## ', start + heading.length);
-    text = text.slice(0, start) + section + (next === -1 ? '' : text.slice(next + 1));
-  }
-  writeFileSync(file, text);
 }

@@ -16,11 +16,11 @@
 //    (`timeout: false`) wrapping the same fetch: per-call cost on an in-memory fetch (pure
 //    overhead), end to end on loopback, and the cost of a rejection while the circuit is open.
 import { execSync, fork, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readCpuModel, writeSection } from './lib/results.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const PAYLOAD = JSON.stringify({ id: 1, name: 'keel', tags: ['a', 'b'], ok: true, n: 42 });
@@ -627,38 +627,6 @@ function report(r, elapsed) {
     '',
   ].join('\n');
   writeSection(join(here, 'RESULTS.md'), '## Circuit breaker and intelligence', section);
-}
-
-function readCpuModel() {
-  try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('model name'));
-    return line ? line.split(':')[1].trim() : (cpus()[0]?.model ?? 'unknown CPU');
-  } catch {
-    return cpus()[0]?.model ?? 'unknown CPU';
-  }
-}
-
-/** Replaces this benchmark's own section (up to the next `## `) and leaves every other one alone. */
-function writeSection(file, heading, section) {
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    text = '# Benchmark results\n\n';
-  }
-  const start = text.indexOf(`${heading}\n`);
-  if (start === -1) {
-    writeFileSync(file, `${text.replace(/\n*$/, '\n\n')}${section}`);
-    return;
-  }
-  const next = text.indexOf('\n## ', start + heading.length);
-  const end = next === -1 ? text.length : next + 1;
-  writeFileSync(
-    file,
-    `${text.slice(0, start)}${section}${next === -1 ? '' : '\n'}${text.slice(end)}`,
-  );
 }
 
 // Last, so every declaration above is initialized before main() runs.

@@ -12,7 +12,6 @@
 // 4. Heap per cached entry with 100,000 entries vs TanStack's QueryCache holding the same data.
 // 5. @keel/core minified + gzip size.
 import { execSync, fork } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -20,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { gzipSync } from 'node:zlib';
+import { readCpuModel, writeSection } from './lib/results.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** keel with its observers (on by default) switched off, reported next to the default client. */
@@ -525,35 +525,6 @@ const ANALYSIS = [
   'intelligence record and a circuit record, and neither map is ever pruned. An app with ids in its paths grows these',
   'maps without bound.',
 ];
-
-function readCpuModel() {
-  try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('model name'));
-    return line ? line.split(':')[1].trim() : (cpus()[0]?.model ?? 'unknown CPU');
-  } catch {
-    return cpus()[0]?.model ?? 'unknown CPU';
-  }
-}
-
-/** Replaces this benchmark's own section (up to the next `## `) and leaves every other one alone. */
-function writeSection(file, heading, section) {
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    text = '# Benchmark results\n\n';
-  }
-  const start = text.indexOf(`${heading}\n`);
-  if (start === -1) {
-    text = `${text.replace(/\n*$/, '\n\n')}${section}`;
-  } else {
-    const next = text.indexOf('\n## ', start + heading.length);
-    text = text.slice(0, start) + section + (next === -1 ? '' : `\n${text.slice(next + 1)}`);
-  }
-  writeFileSync(file, text);
-}
 
 // Entry last: the helpers above are `const`s, initialized only once the module body reaches them.
 if (process.argv[2] === '--server') {

@@ -15,11 +15,11 @@
 //    is loaded (heapUsed delta after gc(), React's fibers and DOM included for both).
 //
 // Rounds alternate which library goes first; every figure is a median over rounds.
-import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readCpuModel, writeSection } from './lib/results.mjs';
 
 process.env.NODE_ENV = 'production';
 const here = dirname(fileURLToPath(import.meta.url));
@@ -306,36 +306,6 @@ function report(rows, elapsed) {
   );
   lines.push('');
   return lines.join('\n');
-}
-
-function readCpuModel() {
-  try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('model name'));
-    return line ? line.split(':')[1].trim() : (cpus()[0]?.model ?? 'unknown CPU');
-  } catch {
-    return cpus()[0]?.model ?? 'unknown CPU';
-  }
-}
-
-/** Replaces this benchmark's own section (up to the next `## `) and leaves every other one alone. */
-function writeSection(file, heading, section) {
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    text = '# Benchmark results\n\n';
-  }
-  const start = text.indexOf(`${heading}\n`);
-  if (start === -1) {
-    text = `${text.replace(/\n*$/, '\n\n')}${section}`;
-  } else {
-    const next = text.indexOf('\n## ', start + heading.length);
-    const before = text.slice(0, start).replace(/\n*$/, '\n\n');
-    text = before + section + (next === -1 ? '' : `\n${text.slice(next + 1)}`);
-  }
-  writeFileSync(file, text);
 }
 
 await main();
