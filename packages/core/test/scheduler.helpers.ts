@@ -4,19 +4,18 @@
  * scheduler's event timeline.
  */
 import type { ClientEventName, ClientOptions, SchedulerOptions } from '../src/index';
-import { type FakeFetchOptions, jsonResponse, makeClient, type TestClient } from './helpers';
+import {
+  ALL_EVENTS,
+  type FakeFetchOptions,
+  jsonResponse,
+  makeClient,
+  type TestClient,
+} from './helpers';
 
-export const SCHEDULER_EVENTS: readonly ClientEventName[] = [
-  'request-queued',
-  'request-dequeued',
-  'request-started',
-  'request-delayed',
-  'request-scheduled',
-  'request-prioritized',
-  'request-rejected',
-  'queue-paused',
-  'queue-resumed',
-];
+/** The scheduler's events: `request-queued` through `queue-resumed` in the shared list. */
+export const SCHEDULER_EVENTS: readonly ClientEventName[] = ALL_EVENTS.slice(
+  ALL_EVENTS.indexOf('request-queued'),
+);
 
 /** A client on a FakeClock with the given scheduler; caching off so every GET is a job. */
 export function schedulerClient(
