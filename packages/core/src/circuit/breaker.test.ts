@@ -8,7 +8,7 @@ import { TimeoutError } from '../errors/timeout-error';
 import { EventEmitter } from '../events/emitter';
 import { Tracker } from '../tracker/tracker';
 import type { ClientEventName, ClientEvents, RequestSpec } from '../types';
-import { CircuitBreaker } from './breaker';
+import { CircuitBreaker, MAX_CIRCUITS } from './breaker';
 import { resolveCircuitOptions } from './options';
 
 /**
@@ -472,4 +472,23 @@ describe('CircuitBreaker properties', () => {
       { numRuns: 200 },
     );
   }, 30_000);
+});
+
+describe('circuit records are bounded', () => {
+  it('drops idle circuits past MAX_CIRCUITS and keeps every circuit with state', () => {
+    const { breaker, start, trip } = setup();
+    trip('/down');
+    const failing = start('/failing');
+    if (failing.admitted) failing.fail(new HttpError(500));
+    for (let i = 0; i < MAX_CIRCUITS + 300; i++) {
+      const f = start(`/items/${i}`);
+      if (f.admitted) f.succeed();
+    }
+    const all = breaker.statuses();
+    expect(all.length).toBeLessThanOrEqual(MAX_CIRCUITS);
+    expect(all.find((c) => c.endpoint === 'GET /down')?.state).toBe('open');
+    expect(all.find((c) => c.endpoint === 'GET /failing')?.consecutiveFailures).toBe(1);
+    expect(all.some((c) => c.endpoint === 'GET /items/0')).toBe(false);
+    expect(start('/down').admitted).toBe(false);
+  });
 });

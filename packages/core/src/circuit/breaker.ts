@@ -271,9 +271,29 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
     const parts = method === undefined || path === undefined ? splitEndpoint(endpoint) : undefined;
     const circuit = new Circuit(endpoint, method ?? parts!.method, path ?? parts!.path);
     this.#circuits.set(endpoint, circuit);
+    if (this.#circuits.size > MAX_CIRCUITS) this.#evictIdle(circuit);
     return circuit;
   }
+
+  /**
+   * Bounds memory when paths carry ids (`/items/123`). An idle circuit (closed, no failures
+   * counted) is indistinguishable from a new one, so dropping the oldest idle circuit loses
+   * nothing but its line in `statuses()`. Circuits with state are moved behind it; the scan is
+   * bounded, so at worst the map briefly exceeds the cap while every circuit has state.
+   */
+  #evictIdle(keep: Circuit): void {
+    for (let scanned = 0; scanned < EVICTION_SCAN; scanned++) {
+      const oldest = this.#circuits.values().next().value as Circuit;
+      this.#circuits.delete(oldest.endpoint);
+      if (oldest !== keep && oldest.phase.state === 'closed' && oldest.failures === 0) return;
+      this.#circuits.set(oldest.endpoint, oldest);
+    }
+  }
 }
+
+/** Circuits kept at most while some are idle (see #evictIdle). */
+export const MAX_CIRCUITS = 2000;
+const EVICTION_SCAN = 64;
 
 function statusOf(circuit: Circuit): CircuitStatus {
   const { phase } = circuit;

@@ -21,6 +21,8 @@ export class EndpointRecord {
   timeouts = 0;
   cancels = 0;
   circuitRejected = 0;
+  /** Set on every event; the eviction clock clears it (a second chance for busy endpoints). */
+  touched = true;
   readonly latency = new LatencyRing();
   #recommendation: IntelligenceRecommendation | undefined;
   #recommendedAt = -1;
@@ -50,4 +52,19 @@ export class EndpointRecord {
     }
     return this.#recommendation;
   }
+}
+
+/** Adds a record's counters into an aggregate (latency is not carried over). */
+export function foldCounters(into: EndpointRecord, from: EndpointRecord): void {
+  into.started += from.started;
+  into.successes += from.successes;
+  into.failures += from.failures;
+  into.cacheHits += from.cacheHits;
+  into.dedupPrevented += from.dedupPrevented;
+  into.retriesPerformed += from.retriesPerformed;
+  into.retriesRecovered += from.retriesRecovered;
+  into.rateLimited += from.rateLimited;
+  into.timeouts += from.timeouts;
+  into.cancels += from.cancels;
+  into.circuitRejected += from.circuitRejected;
 }

@@ -6,7 +6,7 @@ import { TimeoutError } from '../errors/timeout-error';
 import { EventEmitter } from '../events/emitter';
 import { Tracker } from '../tracker/tracker';
 import type { ClientEvents } from '../types';
-import { Intelligence } from './intelligence';
+import { Intelligence, MAX_ENDPOINTS } from './intelligence';
 import { resolveIntelligenceOptions } from './options';
 
 /** A cache hit the way the client reports it (see HitTally). */
@@ -252,5 +252,25 @@ describe('Intelligence', () => {
     expect(rec).toEqual({ timeout: 900 });
     expect(t.intel.recommend('GET /a')).toBe(rec); // cached until the next sample
     expect(t.intel.recommend('GET /unknown')).toBeUndefined();
+  });
+});
+
+describe('endpoint records are bounded', () => {
+  it('keeps at most MAX_ENDPOINTS records, keeps busy ones, and the summary stays exact', () => {
+    const { flight, intel } = setup();
+    const total = MAX_ENDPOINTS + 500;
+    for (let i = 0; i < total; i++) {
+      flight(`GET /items/${i}`).succeed();
+      flight('GET /hot').succeed(); // touched between every new endpoint: never evicted
+    }
+    const snap = intel.snapshot();
+    expect(snap.endpoints.length).toBeLessThanOrEqual(MAX_ENDPOINTS);
+    expect(snap.endpoints.find((e) => e.path === '/hot')?.successes).toBe(total);
+    expect(snap.summary.totalRequests).toBe(total * 2);
+    expect(snap.summary.failures).toBe(0);
+    expect(intel.endpoint('GET', `/items/${total - 1}`)?.successes).toBe(1);
+    expect(intel.endpoint('GET', '/items/0')).toBeUndefined();
+    intel.reset();
+    expect(intel.snapshot().summary.totalRequests).toBe(0);
   });
 });

@@ -11,7 +11,7 @@ import type {
   IntelligenceSnapshot,
   IntelligenceSummary,
 } from '../types';
-import { EndpointRecord } from './endpoint-record';
+import { EndpointRecord, foldCounters } from './endpoint-record';
 import { HitTally } from './hit-tally';
 import type { ResolvedIntelligenceOptions } from './options';
 
@@ -52,9 +52,14 @@ export interface IntelligenceSources {
  * Cost per event: one Map lookup by the payload's `endpoint` and one or two increments; no
  * allocation except the first time an endpoint is seen.
  */
+/** Per-endpoint records kept at most (see #evictOne). */
+export const MAX_ENDPOINTS = 2000;
+
 export class Intelligence implements IntelligenceController {
   readonly #options: ResolvedIntelligenceOptions;
   readonly #endpoints = new Map<string, EndpointRecord>();
+  /** Counters of records evicted past MAX_ENDPOINTS, so the summary stays exact. */
+  #retired = new EndpointRecord('', '', '');
   readonly #circuits: CircuitView;
   readonly #adaptive: () => AdaptiveMetrics;
   /** Flights started and not yet ended. Live state, not history: `reset()` keeps it. */
@@ -111,9 +116,10 @@ export class Intelligence implements IntelligenceController {
     const endpoints: EndpointStats[] = [];
     const s = emptySummary(this.#adaptive());
     if (!this.#options.enabled) return { summary: s, endpoints };
-    for (const r of this.#endpoints.values()) {
+    const records = [...this.#endpoints.values(), this.#retired];
+    for (const r of records) {
       const e = this.#statsOf(r);
-      endpoints.push(e);
+      if (r !== this.#retired) endpoints.push(e);
       s.totalRequests += e.requests;
       s.cacheHits += e.cacheHits;
       s.cacheMisses += e.cacheMisses;
@@ -148,6 +154,7 @@ export class Intelligence implements IntelligenceController {
    */
   reset(): void {
     this.#endpoints.clear();
+    this.#retired = new EndpointRecord('', '', '');
     this.#last = undefined;
     this.hits.clear();
   }
@@ -215,15 +222,40 @@ export class Intelligence implements IntelligenceController {
    * repeated events for one endpoint (a hot cached read) skip the hash lookup. */
   #record(endpoint: string): EndpointRecord {
     const last = this.#last;
-    if (last !== undefined && last.endpoint === endpoint) return last;
+    if (last !== undefined && last.endpoint === endpoint) {
+      last.touched = true;
+      return last;
+    }
     let r = this.#endpoints.get(endpoint);
     if (r === undefined) {
       const { method, path } = splitEndpoint(endpoint);
       r = new EndpointRecord(endpoint, method, path);
       this.#endpoints.set(endpoint, r);
-    }
+      if (this.#endpoints.size > MAX_ENDPOINTS) this.#evictOne(r);
+    } else r.touched = true;
     this.#last = r;
     return r;
+  }
+
+  /**
+   * Bounds memory when paths carry ids (`/items/123`): past MAX_ENDPOINTS records, the oldest
+   * record not touched since the clock last passed it is folded into #retired and dropped
+   * ("second chance", amortized O(1)). Summary totals stay exact; the dropped endpoint's own
+   * stats and latency are forgotten.
+   */
+  #evictOne(keep: EndpointRecord): void {
+    for (;;) {
+      const oldest = this.#endpoints.values().next().value as EndpointRecord;
+      this.#endpoints.delete(oldest.endpoint);
+      if (oldest === keep || oldest.touched) {
+        oldest.touched = false;
+        this.#endpoints.set(oldest.endpoint, oldest);
+        continue;
+      }
+      foldCounters(this.#retired, oldest);
+      if (this.#last === oldest) this.#last = undefined;
+      return;
+    }
   }
 
   #statsOf(r: EndpointRecord): EndpointStats {
