@@ -61,7 +61,7 @@ const SPEC_MEMO_LIMIT = 1000;
  * The request pipeline. This is the only place that knows the order of the stages:
  *
  *   request ─► #resolve ─► #fromCache ─► #consume ─┬─ join ─► #attach
- *                                                  └─ #admit ─► #startFlight ─► #run ─► #attempts
+ *                                                  └─ #admit ─► #startFlight ─► #fly
  *                                                                (circuit)      (scheduler gate, retry loop)
  *
  * Observers (intelligence, circuit breaker, adaptive) learn from the events emitted here only.
@@ -392,7 +392,7 @@ class KeelClient implements Client {
     }
     const flight = this.#startFlight(spec, admission.probe);
     const promise = this.#attach(flight, flight.tracker, signal);
-    this.#run(flight);
+    this.#fly(flight);
     return promise;
   }
 
@@ -451,7 +451,7 @@ class KeelClient implements Client {
     flight = this.#startFlight(spec, admission.probe);
     flight.revalidate = revalidate;
     flight.addConsumer(new Consumer(flight, flight.tracker, undefined, undefined, undefined));
-    this.#run(flight);
+    this.#fly(flight);
   }
 
   // ── stage 4/5: circuit admitted, flight starts through the scheduler gate ─────────────────
@@ -474,11 +474,66 @@ class KeelClient implements Client {
     return flight;
   }
 
-  async #run(flight: Flight): Promise<void> {
-    this.#gate.enter(flight);
+  /**
+   * Runs the flight to its end: the scheduler gate and the retry loop, then settles it. One
+   * async frame per flight (the loop is inline, not an awaited helper).
+   */
+  async #fly(flight: Flight): Promise<void> {
+    const { spec, tracker } = flight;
+    const { clock } = this.#config;
+    const gate = this.#gate;
+    gate.enter(flight);
     let response: ApiResponse;
     try {
-      response = await this.#attempts(flight);
+      for (;;) {
+        const wait = gate.acquire(flight);
+        if (wait) await wait;
+        tracker.attempt();
+        let error: unknown;
+        try {
+          // The slot is held until finish (or park below), so stats never lose the job.
+          response = await attemptOnce(
+            this.#config.fetch,
+            spec,
+            flight.signal,
+            clock,
+            spec.timeout,
+            flight,
+          );
+          break;
+        } catch (err) {
+          error = err;
+        }
+        if (flight.aborted) throw flight.reason;
+        // While the adaptive engine throttles the endpoint its base delay is scaled (capped).
+        const scale = this.#adaptive?.retryScale(spec.endpoint, spec.retry.baseDelay);
+        const decision = decideRetry({
+          error,
+          options: spec.retry,
+          attempts: tracker.attempts,
+          baseDelayFactor: scale?.baseDelayFactor,
+          maxBaseDelay: scale?.maxBaseDelay,
+          now: clock.now(),
+          random: this.#config.random,
+        });
+        if (!decision.retry) throw error;
+        tracker.retry();
+        if (this.#events.has('retry')) {
+          this.#events.emit('retry', {
+            key: spec.key,
+            tracker,
+            attempts: tracker.attempts,
+            delay: decision.delay,
+            error,
+            endpoint: spec.endpoint,
+          });
+        }
+        await gate.park(
+          flight,
+          decision.reason === 'retry-after' ? 'retry-after' : 'backoff',
+          decision.delay,
+        );
+      }
     } catch (err) {
       this.#fail(flight, err);
       return;
@@ -487,61 +542,6 @@ class KeelClient implements Client {
     // (and reported so), so it must not also report success or write the cache.
     if (flight.aborted) this.#fail(flight, flight.reason);
     else this.#succeed(flight, response);
-  }
-
-  // ── stage 6: attempts and the retry loop ──────────────────────────────────────────────────
-
-  async #attempts(flight: Flight): Promise<ApiResponse> {
-    const { spec, tracker } = flight;
-    const { clock } = this.#config;
-    for (;;) {
-      const wait = this.#gate.acquire(flight);
-      if (wait) await wait;
-      tracker.attempt();
-      let error: unknown;
-      try {
-        const response = await attemptOnce(
-          this.#config.fetch,
-          spec,
-          flight.signal,
-          clock,
-          spec.timeout,
-        );
-        // The slot is held until finish (or park below), so stats never lose the job.
-        return response;
-      } catch (err) {
-        error = err;
-      }
-      if (flight.aborted) throw flight.reason;
-      // While the adaptive engine throttles the endpoint its base delay is scaled (capped).
-      const scale = this.#adaptive?.retryScale(spec.endpoint, spec.retry.baseDelay);
-      const decision = decideRetry({
-        error,
-        options: spec.retry,
-        attempts: tracker.attempts,
-        baseDelayFactor: scale?.baseDelayFactor,
-        maxBaseDelay: scale?.maxBaseDelay,
-        now: clock.now(),
-        random: this.#config.random,
-      });
-      if (!decision.retry) throw error;
-      tracker.retry();
-      if (this.#events.has('retry')) {
-        this.#events.emit('retry', {
-          key: spec.key,
-          tracker,
-          attempts: tracker.attempts,
-          delay: decision.delay,
-          error,
-          endpoint: spec.endpoint,
-        });
-      }
-      await this.#gate.park(
-        flight,
-        decision.reason === 'retry-after' ? 'retry-after' : 'backoff',
-        decision.delay,
-      );
-    }
   }
 
   // ── the end of a flight ───────────────────────────────────────────────────────────────────

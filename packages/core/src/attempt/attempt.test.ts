@@ -5,7 +5,7 @@ import { HttpError } from '../errors/http-error';
 import { TimeoutError } from '../errors/timeout-error';
 import { resolveClientOptions } from '../spec/options';
 import { resolveSpec } from '../spec/resolve';
-import { attemptOnce } from './attempt';
+import { type AbortHook, attemptOnce } from './attempt';
 
 const spec = (method: 'GET' | 'POST' = 'GET', body?: unknown) =>
   resolveSpec(
@@ -55,6 +55,28 @@ describe('attemptOnce', () => {
     await expect(p).resolves.toMatchObject({ data: 'ok' });
     expect(clock.live).toBe(0);
   });
+
+  test.each([0, 1000])(
+    'an abort hook (timeout %i) races the abort instead of a listener, and is cleared after',
+    async (timeout) => {
+      const f = createFakeFetch({ ignoreAbort: true });
+      const clock = new FakeClock();
+      const controller = new AbortController();
+      const hook: AbortHook = { onAbort: undefined };
+      const p = track(attemptOnce(f.fetch, spec(), controller.signal, clock, timeout, hook));
+      await flush();
+      expect(hook.onAbort).toBeTypeOf('function');
+      // The hook's owner aborts its signal and calls the hook, as Flight.abort does.
+      const reason = new CancelledError();
+      controller.abort(reason);
+      hook.onAbort?.(reason);
+      await flush();
+      expect((p.current as { reason: unknown }).reason).toBe(reason);
+      expect(f.last().signal?.aborted).toBe(true);
+      expect(hook.onAbort).toBeUndefined();
+      expect(clock.live).toBe(0);
+    },
+  );
 
   test('aborting the flight rejects with CancelledError even if fetch ignores its signal', async () => {
     const f = createFakeFetch({ ignoreAbort: true });

@@ -19,6 +19,7 @@ export function attemptOnce(
   flightSignal: AbortSignal,
   clock: Clock,
   timeout: number,
+  hook?: AbortHook,
 ): Promise<ApiResponse> {
   if (flightSignal.aborted) return Promise.reject(asCancel(flightSignal.reason));
   let signal = flightSignal;
@@ -34,21 +35,29 @@ export function attemptOnce(
       done = true;
       if (controller) {
         clock.clearTimeout(timer);
-        flightSignal.removeEventListener('abort', onFlightAbort);
+        signal.removeEventListener('abort', onSignalAbort);
       }
-      signal.removeEventListener('abort', onAbort);
+      if (hook) hook.onAbort = undefined;
+      else flightSignal.removeEventListener('abort', onFlightEvent);
     };
-    const onAbort = () => {
+    const onAbort = (reason: unknown) => {
       if (done) return;
       finish();
-      reject(signal.reason instanceof TimeoutError ? signal.reason : asCancel(signal.reason));
+      reject(reason instanceof TimeoutError ? reason : asCancel(reason));
     };
-    const onFlightAbort = () => controller!.abort(flightSignal.reason);
+    // The attempt's own signal: aborted by the timeout, or forwarded from the flight.
+    const onSignalAbort = () => onAbort(signal.reason);
+    const onFlightAbort = (reason: unknown) => {
+      if (controller) controller.abort(reason);
+      else onAbort(reason);
+    };
+    const onFlightEvent = () => onFlightAbort(flightSignal.reason);
     if (controller) {
-      flightSignal.addEventListener('abort', onFlightAbort, { once: true });
+      signal.addEventListener('abort', onSignalAbort, { once: true });
       timer = clock.setTimeout(() => controller!.abort(new TimeoutError(timeout)), timeout);
     }
-    signal.addEventListener('abort', onAbort, { once: true });
+    if (hook) hook.onAbort = onFlightAbort;
+    else flightSignal.addEventListener('abort', onFlightEvent, { once: true });
 
     let started: Promise<Response>;
     try {
@@ -81,6 +90,15 @@ export function attemptOnce(
         },
       );
   });
+}
+
+/**
+ * A direct abort callback on the owner of `flightSignal`, called (with the reason) when that
+ * signal aborts: cheaper than an EventTarget listener added and removed per attempt. The owner
+ * must call it on every abort of the signal.
+ */
+export interface AbortHook {
+  onAbort: ((reason: unknown) => void) | undefined;
 }
 
 function asCancel(reason: unknown): unknown {

@@ -1,3 +1,5 @@
+import type { AbortHook } from '../attempt/attempt';
+import type { Entry } from '../scheduler/entry';
 import type { SchedulerJob } from '../scheduler/gate';
 import { Tracker } from '../tracker/tracker';
 import type { ApiResponse, RequestSpec } from '../types';
@@ -31,7 +33,7 @@ export class Consumer {
  * attempt starting), and a lone consumer sits in a field; the Set exists only once a second
  * consumer joins (bench/scheduler.bench.mjs: GC was the largest cost with 100,000 queued).
  */
-export class Flight implements SchedulerJob {
+export class Flight implements SchedulerJob, AbortHook {
   readonly tracker: Tracker;
   /** Set by `abort`: read these instead of `signal` so no controller is created to answer. */
   aborted = false;
@@ -41,6 +43,10 @@ export class Flight implements SchedulerJob {
   /** Deliver the cache write as `revalidate` (a background or post-invalidation refetch). */
   revalidate = false;
   settled = false;
+  /** The scheduler's record while the flight is a scheduler job (see SchedulerJob). */
+  gateEntry: Entry | undefined = undefined;
+  /** The running attempt's abort race (attempt.ts AbortHook): called by `abort`. */
+  onAbort: ((reason: unknown) => void) | undefined = undefined;
   #controller: AbortController | undefined = undefined;
   /** The only consumer while there is one; undefined once `#many` holds them all. */
   #one: Consumer | undefined = undefined;
@@ -73,6 +79,7 @@ export class Flight implements SchedulerJob {
     this.aborted = true;
     this.reason = reason;
     this.#controller?.abort(reason);
+    this.onAbort?.(reason);
   }
 
   get consumerCount(): number {

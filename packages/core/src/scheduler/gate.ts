@@ -3,6 +3,7 @@ import type { Clock } from '../internal/clock';
 import { sleep } from '../internal/sleep';
 import type { ParkReason, RequestSpec, SchedulerController } from '../types';
 import { TransparentController } from './controller';
+import type { Entry } from './entry';
 
 /**
  * What the scheduler sees of a flight. Only flight owners become jobs; dedup joiners never take
@@ -15,6 +16,11 @@ export interface SchedulerJob {
   readonly probe: boolean;
   /** Aborted when the flight is cancelled (every consumer left, or cancelAll / cancelGroup). */
   readonly signal: AbortSignal;
+  /**
+   * The scheduler's record of this job while it is entered (set and cleared by the scheduler
+   * only): kept on the job so no job -> entry table grows with the queue.
+   */
+  gateEntry?: Entry | undefined;
 }
 
 /**

@@ -48,7 +48,8 @@ export class Scheduler implements AttemptGate {
   readonly #hooks: SchedulerHooks;
   readonly #lanes: Lanes;
   readonly #budget: RateBudget | undefined;
-  readonly #entries = new Map<SchedulerJob, Entry>();
+  /** Jobs entered and not yet finished (their Entry sits on the job: no job -> entry table). */
+  #live = 0;
   readonly #defaultClass: JobClass;
   readonly #classes = new Map<string, JobClass>();
   readonly #groups = new Map<string, Group>();
@@ -94,14 +95,15 @@ export class Scheduler implements AttemptGate {
     const entry = new Entry(job, this.#classOf(job), this.#lanes.laneOf(job.spec.priority));
     entry.cls.refs++;
     entry.cls.group?.entries.add(entry);
-    this.#entries.set(job, entry);
+    if (job.gateEntry === undefined) this.#live++;
+    job.gateEntry = entry;
   }
 
   acquire(job: SchedulerJob): Promise<void> | null {
-    let entry = this.#entries.get(job);
+    let entry = job.gateEntry;
     if (entry === undefined) {
       this.enter(job);
-      entry = this.#entries.get(job)!;
+      entry = job.gateEntry!;
     }
     switch (entry.state) {
       case 'new': {
@@ -135,7 +137,7 @@ export class Scheduler implements AttemptGate {
   }
 
   park(job: SchedulerJob, reason: ParkReason, delay: number): Promise<void> {
-    const entry = this.#entries.get(job);
+    const entry = job.gateEntry;
     if (entry === undefined || entry.state !== 'active')
       return sleep(this.#clock, delay, job.signal);
     this.#releaseSlot(entry);
@@ -154,16 +156,17 @@ export class Scheduler implements AttemptGate {
   }
 
   cancel(job: SchedulerJob): void {
-    const entry = this.#entries.get(job);
+    const entry = job.gateEntry;
     if (entry === undefined || entry.state === 'done') return;
     this.#end(entry, 'rejected', job.signal.aborted ? job.signal.reason : new CancelledError());
     this.#dispatch();
   }
 
   finish(job: SchedulerJob, outcome: 'completed' | 'rejected'): void {
-    const entry = this.#entries.get(job);
+    const entry = job.gateEntry;
     if (entry === undefined) return;
-    this.#entries.delete(job);
+    job.gateEntry = undefined;
+    this.#live--;
     if (entry.state === 'done') return;
     this.#end(entry, outcome, undefined);
     this.#dispatch();
@@ -252,10 +255,15 @@ export class Scheduler implements AttemptGate {
     checkPrioritize(this.#config.priority, selector, priority);
     const to = this.#lanes.laneOf(priority);
     const matches: Entry[] = [];
-    for (const entry of this.#entries.values()) {
-      if (entry.state !== 'queued' || entry.lane === to) continue;
-      const { spec } = entry.job;
-      if (spec.key === selector || spec.group === selector) matches.push(entry);
+    // Queued jobs are exactly those in the lane queues; every class with one is live.
+    for (const cls of [this.#defaultClass, ...this.#classes.values()]) {
+      for (const queue of cls.queues) {
+        if (queue.lane === to) continue;
+        for (let entry = queue.head; entry !== undefined; entry = entry.next) {
+          const { spec } = entry.job;
+          if (spec.key === selector || spec.group === selector) matches.push(entry);
+        }
+      }
     }
     if (matches.length === 0) return 0;
     matches.sort((a, b) => a.seq - b.seq);
@@ -303,7 +311,7 @@ export class Scheduler implements AttemptGate {
   /** Internal sizes for leak checks in tests. */
   get debug(): { entries: number; classes: number; groups: number; budgetTimer: boolean } {
     return {
-      entries: this.#entries.size,
+      entries: this.#live,
       classes: this.#classes.size,
       groups: this.#groups.size,
       budgetTimer: this.#budgetTimer !== undefined,
