@@ -1,18 +1,10 @@
 import { Agent } from 'node:http';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { appStats } from '../src/app';
-import { type App, createApp, HttpError } from '../src/index';
-import { raw, start, until } from './helpers';
+import { createApp, HttpError } from '../src/index';
+import { raw, start, trackApps, until } from './helpers';
 
-const apps: App[] = [];
-function make(options?: Parameters<typeof createApp>[0]): App {
-  const app = createApp(options);
-  apps.push(app);
-  return app;
-}
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((a) => a.close()));
-});
+const make = trackApps();
 
 describe('routing', () => {
   it('matches params and a trailing wildcard among many routes', async () => {

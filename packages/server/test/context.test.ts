@@ -1,18 +1,10 @@
 import { Agent } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
-import { type App, type Context, createApp, ReleasedContextError } from '../src/index';
-import { raw, start, until } from './helpers';
+import { type Context, ReleasedContextError } from '../src/index';
+import { raw, start, trackApps, until } from './helpers';
 
-const apps: App[] = [];
-function make(options?: Parameters<typeof createApp>[0]): App {
-  const app = createApp(options);
-  apps.push(app);
-  return app;
-}
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((a) => a.close()));
-});
+const make = trackApps();
 
 describe('request accessors', () => {
   it('exposes path, method, query, params, headers', async () => {

@@ -1,7 +1,8 @@
 import { type Agent, type IncomingHttpHeaders, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterEach } from 'vitest';
 import type { Clock } from '../src/clock';
-import type { App } from '../src/index';
+import { type App, createApp } from '../src/index';
 
 /** Starts `app` on 127.0.0.1 port 0. */
 export async function start(app: App): Promise<{ port: number; base: string }> {
@@ -212,4 +213,20 @@ export function sse(
     req.on('error', reject);
     req.end();
   });
+}
+
+/**
+ * A `createApp` for one test file: every app it makes is closed after each test, so a failing
+ * test cannot leave a listening server behind.
+ */
+export function trackApps(): (options?: Parameters<typeof createApp>[0]) => App {
+  const apps: App[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+  });
+  return (options) => {
+    const app = createApp(options);
+    apps.push(app);
+    return app;
+  };
 }
