@@ -21,7 +21,7 @@ import type { AttemptGate } from './scheduler/gate';
 import { SCHEDULER_DEFAULTS } from './scheduler/options';
 import { Scheduler } from './scheduler/scheduler';
 import { type ClientConfig, resolveClientOptions } from './spec/options';
-import { isDedupable, normalizeMethod, resolveSpec } from './spec/resolve';
+import { applyRecommendation, isDedupable, normalizeMethod, resolveSpec } from './spec/resolve';
 import { Tracker } from './tracker/tracker';
 import type {
   AdaptiveController,
@@ -308,8 +308,8 @@ class KeelClient implements Client {
   /**
    * Resolves without recommendations first (memoized when option-less: such a spec depends on
    * `METHOD url` only), which yields the endpoint key; if the observers recommend something for
-   * that endpoint, resolves again with it. A recommended spec is never memoized, since the
-   * recommendation changes as samples arrive.
+   * that endpoint, layers it onto that spec (a shallow copy, no second resolution). A
+   * recommended spec is never memoized, since the recommendation changes as samples arrive.
    */
   #resolve(method: unknown, url: string, options: RequestOptions | undefined): RequestSpec {
     const m = normalizeMethod(method);
@@ -327,8 +327,7 @@ class KeelClient implements Client {
       spec = resolveSpec(this.#config, m, url, options, undefined);
     }
     const recommendation = this.#recommend(spec);
-    if (recommendation === undefined) return spec;
-    return resolveSpec(this.#config, m, url, options, recommendation);
+    return recommendation === undefined ? spec : applyRecommendation(spec, options, recommendation);
   }
 
   /**

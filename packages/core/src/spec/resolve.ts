@@ -54,6 +54,46 @@ export function resolveSpec(
   options: RequestOptions | undefined,
   recommendation: IntelligenceRecommendation | undefined,
 ): RequestSpec {
+  const spec = resolveOwn(config, method, url, options);
+  return recommendation ? applyRecommendation(spec, options, recommendation) : spec;
+}
+
+/**
+ * Layers a recommendation between the request's own options and the client defaults: it sets
+ * the timeout unless the request gave one, and the cache strategy of a cached read unless the
+ * request named one. Returns the same spec when nothing changes, so a resolved spec never has to
+ * be built twice.
+ */
+export function applyRecommendation(
+  spec: RequestSpec,
+  options: RequestOptions | undefined,
+  recommendation: IntelligenceRecommendation,
+): RequestSpec {
+  const timeout =
+    options?.timeout === undefined && recommendation.timeout !== undefined
+      ? recommendation.timeout
+      : spec.timeout;
+  const requested = options?.cache;
+  const strategyGiven =
+    typeof requested === 'object' && requested !== null && requested.strategy !== undefined;
+  const cache =
+    spec.cache &&
+    recommendation.strategy !== undefined &&
+    !strategyGiven &&
+    recommendation.strategy !== spec.cache.strategy
+      ? Object.freeze({ ...spec.cache, strategy: recommendation.strategy })
+      : spec.cache;
+  if (timeout === spec.timeout && cache === spec.cache) return spec;
+  return Object.freeze({ ...spec, timeout, cache });
+}
+
+/** The spec from the request's options and the client defaults alone. */
+function resolveOwn(
+  config: ClientConfig,
+  method: HttpMethod,
+  url: string,
+  options: RequestOptions | undefined,
+): RequestSpec {
   if (typeof url !== 'string') throw new TypeError(`keel: url must be a string, got ${typeof url}`);
   let resolved = resolveURL(url, options?.baseURL ?? config.baseURL);
   if (options?.params !== undefined) {
@@ -91,7 +131,7 @@ export function resolveSpec(
     if (typeof options.body === 'string') checkJsonText(options.body, headers['content-type']);
   }
 
-  const timeout = options?.timeout ?? recommendation?.timeout ?? config.timeout;
+  const timeout = options?.timeout ?? config.timeout;
   if (options?.timeout !== undefined) checkMs('timeout', options.timeout);
 
   const retry =
@@ -114,9 +154,7 @@ export function resolveSpec(
 
   // Only GET is cached, but a bad cache option is reported whatever the method.
   const cache =
-    method === 'GET' || options?.cache !== undefined
-      ? resolveRequestCache(config, options, recommendation)
-      : null;
+    method === 'GET' || options?.cache !== undefined ? resolveRequestCache(config, options) : null;
 
   return Object.freeze({
     method,
@@ -159,14 +197,10 @@ function checkJsonText(text: string, contentType: string | undefined): void {
 function resolveRequestCache(
   config: ClientConfig,
   options: RequestOptions | undefined,
-  recommendation: IntelligenceRecommendation | undefined,
 ): ResolvedCacheOptions | null {
   const opt = options?.cache;
   if (opt === false) return null;
-  let base = config.cache;
-  if (recommendation?.strategy && recommendation.strategy !== base.strategy) {
-    base = { ...base, strategy: recommendation.strategy };
-  }
+  const base = config.cache;
   const resolved =
     opt === undefined || opt === true
       ? opt === true && !base.enabled
