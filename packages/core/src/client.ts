@@ -491,14 +491,7 @@ class KeelClient implements Client {
         let error: unknown;
         try {
           // The slot is held until finish (or park below), so stats never lose the job.
-          response = await attemptOnce(
-            this.#config.fetch,
-            spec,
-            flight.signal,
-            clock,
-            spec.timeout,
-            flight,
-          );
+          response = await attemptOnce(this.#config.fetch, spec, flight, clock, spec.timeout);
           break;
         } catch (err) {
           error = err;

@@ -5,7 +5,19 @@ import { HttpError } from '../errors/http-error';
 import { TimeoutError } from '../errors/timeout-error';
 import { resolveClientOptions } from '../spec/options';
 import { resolveSpec } from '../spec/resolve';
-import { type AbortHook, attemptOnce } from './attempt';
+import { type AbortSource, attemptOnce } from './attempt';
+
+/** A source like Flight: `abort` records the reason and calls the running attempt's callback. */
+class Source implements AbortSource {
+  aborted = false;
+  reason: unknown = undefined;
+  onAbort: ((reason: unknown) => void) | undefined = undefined;
+  abort(reason: unknown): void {
+    this.aborted = true;
+    this.reason = reason;
+    this.onAbort?.(reason);
+  }
+}
 
 const spec = (method: 'GET' | 'POST' = 'GET', body?: unknown) =>
   resolveSpec(
@@ -20,13 +32,7 @@ describe('attemptOnce', () => {
   test('calls fetch with method, headers, body and a signal', async () => {
     const f = createFakeFetch({ handler: (c) => Response.json({ ok: c.method }) });
     const clock = new FakeClock();
-    const r = await attemptOnce(
-      f.fetch,
-      spec('POST', { a: 1 }),
-      new AbortController().signal,
-      clock,
-      0,
-    );
+    const r = await attemptOnce(f.fetch, spec('POST', { a: 1 }), new Source(), clock, 0);
     expect(r.data).toEqual({ ok: 'POST' });
     expect(f.last().body).toBe('{"a":1}');
     expect(f.last().headers['content-type']).toBe('application/json');
@@ -37,7 +43,7 @@ describe('attemptOnce', () => {
   test('a timeout rejects with TimeoutError and aborts the fetch signal', async () => {
     const f = createFakeFetch();
     const clock = new FakeClock();
-    const p = track(attemptOnce(f.fetch, spec(), new AbortController().signal, clock, 50));
+    const p = track(attemptOnce(f.fetch, spec(), new Source(), clock, 50));
     await clock.advance(49);
     expect(p.current.state).toBe('pending');
     await clock.advance(1);
@@ -50,41 +56,52 @@ describe('attemptOnce', () => {
   test('a response before the timeout clears the timer', async () => {
     const f = createFakeFetch();
     const clock = new FakeClock();
-    const p = attemptOnce(f.fetch, spec(), new AbortController().signal, clock, 50);
+    const p = attemptOnce(f.fetch, spec(), new Source(), clock, 50);
     f.last().text('ok');
     await expect(p).resolves.toMatchObject({ data: 'ok' });
     expect(clock.live).toBe(0);
   });
 
   test.each([0, 1000])(
-    'an abort hook (timeout %i) races the abort instead of a listener, and is cleared after',
+    'the source aborting (timeout %i) rejects with its reason and aborts the fetch signal',
     async (timeout) => {
       const f = createFakeFetch({ ignoreAbort: true });
       const clock = new FakeClock();
-      const controller = new AbortController();
-      const hook: AbortHook = { onAbort: undefined };
-      const p = track(attemptOnce(f.fetch, spec(), controller.signal, clock, timeout, hook));
+      const source = new Source();
+      const p = track(attemptOnce(f.fetch, spec(), source, clock, timeout));
       await flush();
-      expect(hook.onAbort).toBeTypeOf('function');
-      // The hook's owner aborts its signal and calls the hook, as Flight.abort does.
+      expect(source.onAbort).toBeTypeOf('function');
       const reason = new CancelledError();
-      controller.abort(reason);
-      hook.onAbort?.(reason);
+      source.abort(reason);
       await flush();
       expect((p.current as { reason: unknown }).reason).toBe(reason);
       expect(f.last().signal?.aborted).toBe(true);
-      expect(hook.onAbort).toBeUndefined();
+      expect(f.last().signal?.reason).toBe(reason);
+      expect(source.onAbort).toBeUndefined();
       expect(clock.live).toBe(0);
     },
   );
 
+  test('a reason that is not a CancelledError is wrapped in one, with the reason as cause', async () => {
+    const f = createFakeFetch();
+    const source = new Source();
+    const p = track(attemptOnce(f.fetch, spec(), source, new FakeClock(), 0));
+    await flush();
+    const reason = new Error('group cancelled');
+    source.abort(reason);
+    await flush();
+    const error = (p.current as { reason: unknown }).reason as CancelledError;
+    expect(error).toBeInstanceOf(CancelledError);
+    expect(error.cause).toBe(reason);
+  });
+
   test('aborting the flight rejects with CancelledError even if fetch ignores its signal', async () => {
     const f = createFakeFetch({ ignoreAbort: true });
     const clock = new FakeClock();
-    const controller = new AbortController();
-    const p = track(attemptOnce(f.fetch, spec(), controller.signal, clock, 1000));
+    const source = new Source();
+    const p = track(attemptOnce(f.fetch, spec(), source, clock, 1000));
     await flush();
-    controller.abort(new CancelledError());
+    source.abort(new CancelledError());
     await flush();
     expect((p.current as { reason: unknown }).reason).toBeInstanceOf(CancelledError);
     expect(f.last().signal?.aborted).toBe(true);
@@ -93,26 +110,26 @@ describe('attemptOnce', () => {
 
   test('an abort during body parsing rejects promptly', async () => {
     const clock = new FakeClock();
-    const controller = new AbortController();
+    const source = new Source();
     const body = new ReadableStream({ start() {} }); // never ends
     const f = createFakeFetch({
       handler: () => new Response(body, { headers: { 'content-type': 'application/json' } }),
     });
-    const p = track(attemptOnce(f.fetch, spec(), controller.signal, clock, 0));
+    const p = track(attemptOnce(f.fetch, spec(), source, clock, 0));
     await flush();
     expect(p.current.state).toBe('pending');
-    controller.abort(new CancelledError());
+    source.abort(new CancelledError());
     await flush();
     expect((p.current as { reason: unknown }).reason).toBeInstanceOf(CancelledError);
   });
 
-  test('an already-aborted flight signal does not call fetch', async () => {
+  test('an already-aborted source does not call fetch', async () => {
     const f = createFakeFetch();
-    const controller = new AbortController();
-    controller.abort(new CancelledError());
-    await expect(
-      attemptOnce(f.fetch, spec(), controller.signal, new FakeClock(), 0),
-    ).rejects.toBeInstanceOf(CancelledError);
+    const source = new Source();
+    source.abort(new CancelledError());
+    await expect(attemptOnce(f.fetch, spec(), source, new FakeClock(), 0)).rejects.toBeInstanceOf(
+      CancelledError,
+    );
     expect(f.calls).toHaveLength(0);
   });
 
@@ -121,46 +138,33 @@ describe('attemptOnce', () => {
     const boom = () => {
       throw new TypeError('sync');
     };
-    await expect(
-      attemptOnce(boom, spec(), new AbortController().signal, clock, 100),
-    ).rejects.toThrow('sync');
+    await expect(attemptOnce(boom, spec(), new Source(), clock, 100)).rejects.toThrow('sync');
     expect(clock.live).toBe(0);
   });
 
   test('a network error passes through; an error status is an HttpError', async () => {
     const clock = new FakeClock();
     const net = createFakeFetch({ handler: () => Promise.reject(new TypeError('fetch failed')) });
-    await expect(
-      attemptOnce(net.fetch, spec(), new AbortController().signal, clock, 0),
-    ).rejects.toThrow('fetch failed');
+    await expect(attemptOnce(net.fetch, spec(), new Source(), clock, 0)).rejects.toThrow(
+      'fetch failed',
+    );
     const bad = createFakeFetch({ handler: () => new Response('x', { status: 503 }) });
-    await expect(
-      attemptOnce(bad.fetch, spec(), new AbortController().signal, clock, 0),
-    ).rejects.toBeInstanceOf(HttpError);
+    await expect(attemptOnce(bad.fetch, spec(), new Source(), clock, 0)).rejects.toBeInstanceOf(
+      HttpError,
+    );
   });
 
-  test('removes every listener it adds to the flight signal', async () => {
-    const controller = new AbortController();
-    const added: unknown[] = [];
-    const removed: unknown[] = [];
-    const add = controller.signal.addEventListener.bind(controller.signal);
-    const remove = controller.signal.removeEventListener.bind(controller.signal);
-    controller.signal.addEventListener = ((
-      t: string,
-      fn: () => void,
-      o?: AddEventListenerOptions,
-    ) => {
-      added.push(fn);
-      add(t, fn, o);
-    }) as never;
-    controller.signal.removeEventListener = ((t: string, fn: () => void) => {
-      removed.push(fn);
-      remove(t, fn);
-    }) as never;
-    const f = createFakeFetch({ ignoreAbort: true, handler: () => new Response('ok') });
-    await attemptOnce(f.fetch, spec(), controller.signal, new FakeClock(), 100);
-    await attemptOnce(f.fetch, spec(), controller.signal, new FakeClock(), 0);
-    expect(added.length).toBeGreaterThan(0);
-    expect(added.every((fn) => removed.includes(fn))).toBe(true);
+  test('clears its callback on the source and its timer however it ends', async () => {
+    const clock = new FakeClock();
+    const source = new Source();
+    const ok = createFakeFetch({ handler: () => new Response('ok') });
+    await attemptOnce(ok.fetch, spec(), source, clock, 100);
+    expect(source.onAbort).toBeUndefined();
+    const bad = createFakeFetch({ handler: () => new Response('x', { status: 500 }) });
+    await expect(attemptOnce(bad.fetch, spec(), source, clock, 100)).rejects.toBeInstanceOf(
+      HttpError,
+    );
+    expect(source.onAbort).toBeUndefined();
+    expect(clock.live).toBe(0);
   });
 });

@@ -1,63 +1,56 @@
 import { CancelledError } from '../errors/cancelled-error';
 import { TimeoutError } from '../errors/timeout-error';
-import type { Clock } from '../internal/clock';
+import type { Clock, TimerHandle } from '../internal/clock';
 import type { ApiResponse, FetchLike, RequestSpec } from '../types';
 import { readResponse } from './read-body';
 
 /**
- * One network attempt: fetch, then read the body, under the flight's signal and an optional
- * per-attempt timeout. Rejects with TimeoutError when the timeout fires, CancelledError when the
- * flight is aborted, HttpError for a non-2xx status, or the fetch implementation's own error
- * (a network failure).
+ * What an attempt runs under: the flight, which may be aborted at any moment (its last caller
+ * left, a group cancel, cancelAll). A direct callback rather than an AbortSignal listener: Node's
+ * EventTarget makes a listener added and removed per attempt, and a second AbortController per
+ * flight, a measurable share of a request (bench/scheduler.bench.mjs).
+ */
+export interface AbortSource {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  /** Set by the running attempt, cleared when it ends; the source calls it on abort. */
+  onAbort: ((reason: unknown) => void) | undefined;
+}
+
+/**
+ * One network attempt: fetch, then read the body, under an optional per-attempt timeout.
+ * Rejects with TimeoutError when the timeout fires, CancelledError when the source aborts,
+ * HttpError for a non-2xx status, or the fetch implementation's own error (a network failure).
  *
- * The fetch promise is raced against the abort, so even a fetch implementation that ignores its
- * signal cannot keep a cancelled or timed-out request pending.
+ * Each attempt has its own AbortController, the signal fetch gets: the timeout or the source's
+ * abort aborts it. The fetch promise is raced against the abort, so even a fetch implementation
+ * that ignores its signal cannot keep a cancelled or timed-out request pending.
  */
 export function attemptOnce(
   fetchImpl: FetchLike,
   spec: RequestSpec,
-  flightSignal: AbortSignal,
+  source: AbortSource,
   clock: Clock,
   timeout: number,
-  hook?: AbortHook,
 ): Promise<ApiResponse> {
-  if (flightSignal.aborted) return Promise.reject(asCancel(flightSignal.reason));
-  let signal = flightSignal;
-  let controller: AbortController | undefined;
-  let timer: unknown;
-  if (timeout > 0) {
-    controller = new AbortController();
-    signal = controller.signal;
-  }
+  if (source.aborted) return Promise.reject(asCancel(source.reason));
+  const controller = new AbortController();
   return new Promise<ApiResponse>((resolve, reject) => {
     let done = false;
+    let timer: TimerHandle | undefined;
     const finish = () => {
       done = true;
-      if (controller) {
-        clock.clearTimeout(timer);
-        signal.removeEventListener('abort', onSignalAbort);
-      }
-      if (hook) hook.onAbort = undefined;
-      else flightSignal.removeEventListener('abort', onFlightEvent);
+      source.onAbort = undefined;
+      if (timer !== undefined) clock.clearTimeout(timer);
     };
-    const onAbort = (reason: unknown) => {
+    const abort = (reason: unknown) => {
       if (done) return;
       finish();
-      reject(reason instanceof TimeoutError ? reason : asCancel(reason));
+      controller.abort(reason);
+      reject(asCancel(reason));
     };
-    // The attempt's own signal: aborted by the timeout, or forwarded from the flight.
-    const onSignalAbort = () => onAbort(signal.reason);
-    const onFlightAbort = (reason: unknown) => {
-      if (controller) controller.abort(reason);
-      else onAbort(reason);
-    };
-    const onFlightEvent = () => onFlightAbort(flightSignal.reason);
-    if (controller) {
-      signal.addEventListener('abort', onSignalAbort, { once: true });
-      timer = clock.setTimeout(() => controller!.abort(new TimeoutError(timeout)), timeout);
-    }
-    if (hook) hook.onAbort = onFlightAbort;
-    else flightSignal.addEventListener('abort', onFlightEvent, { once: true });
+    source.onAbort = abort;
+    if (timeout > 0) timer = clock.setTimeout(() => abort(new TimeoutError(timeout)), timeout);
 
     let started: Promise<Response>;
     try {
@@ -65,7 +58,7 @@ export function attemptOnce(
         method: spec.method,
         headers: spec.headers as Record<string, string>,
         body: spec.body,
-        signal,
+        signal: controller.signal,
       });
     } catch (err) {
       finish();
@@ -83,24 +76,13 @@ export function attemptOnce(
         (err) => {
           if (done) return;
           finish();
-          // fetch reports an abort as its own AbortError: say what really happened.
-          if (signal.aborted) {
-            reject(signal.reason instanceof TimeoutError ? signal.reason : asCancel(signal.reason));
-          } else reject(err);
+          reject(err);
         },
       );
   });
 }
 
-/**
- * A direct abort callback on the owner of `flightSignal`, called (with the reason) when that
- * signal aborts: cheaper than an EventTarget listener added and removed per attempt. The owner
- * must call it on every abort of the signal.
- */
-export interface AbortHook {
-  onAbort: ((reason: unknown) => void) | undefined;
-}
-
+/** A timeout stays a TimeoutError; any other abort reason becomes (or stays) a CancelledError. */
 function asCancel(reason: unknown): unknown {
   if (reason instanceof CancelledError || reason instanceof TimeoutError) return reason;
   return new CancelledError('Request cancelled', { cause: reason });

@@ -1,4 +1,4 @@
-import type { AbortHook } from '../attempt/attempt';
+import type { AbortSource } from '../attempt/attempt';
 import type { Entry } from '../scheduler/entry';
 import type { SchedulerJob } from '../scheduler/gate';
 import { Tracker } from '../tracker/tracker';
@@ -29,11 +29,12 @@ export class Consumer {
  * It is aborted only when its last consumer leaves (or on cancelAll / a group cancel).
  *
  * A queued flight may wait a long time behind thousands of others, so it holds as little as it
- * can meanwhile: its AbortController is created only when something asks for `signal` (an
- * attempt starting), and a lone consumer sits in a field; the Set exists only once a second
+ * can meanwhile: its AbortController is created only when something asks for `signal` (a retry
+ * wait; an attempt has its own controller and is told of an abort through `onAbort`), and a lone
+ * consumer sits in a field; the Set exists only once a second
  * consumer joins (bench/scheduler.bench.mjs: GC was the largest cost with 100,000 queued).
  */
-export class Flight implements SchedulerJob, AbortHook {
+export class Flight implements SchedulerJob, AbortSource {
   readonly tracker: Tracker;
   /** Set by `abort`: read these instead of `signal` so no controller is created to answer. */
   aborted = false;
@@ -45,7 +46,7 @@ export class Flight implements SchedulerJob, AbortHook {
   settled = false;
   /** The scheduler's record while the flight is a scheduler job (see SchedulerJob). */
   gateEntry: Entry | undefined = undefined;
-  /** The running attempt's abort race (attempt.ts AbortHook): called by `abort`. */
+  /** The running attempt's abort (attempt.ts AbortSource): called by `abort`. */
   onAbort: ((reason: unknown) => void) | undefined = undefined;
   #controller: AbortController | undefined = undefined;
   /** The only consumer while there is one; undefined once `#many` holds them all. */
