@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { buildQuery } from './query';
-import { canonicalizeURL, parseCanonical, resolveURL } from './url';
+import { canonicalizeURL, parseCanonical, resolveURL, splitCanonical } from './url';
 
 describe('resolveURL', () => {
   test('absolute URLs are returned unchanged, base ignored', () => {
@@ -152,5 +152,104 @@ describe('canonicalizeURL fast path', () => {
         expect(canonicalizeURL(url)).toBe(reference(url));
       }),
     );
+  });
+});
+
+describe('splitCanonical: URLs recognised as canonical without parsing', () => {
+  /** What parsing says: the canonical href and its parts. */
+  function parsed(url: string) {
+    const u = new URL(canonicalizeURL(url));
+    return { href: u.href, pathname: u.pathname, host: u.hostname };
+  }
+
+  test('a plain URL is split as parsing would split it', () => {
+    for (const url of [
+      'https://api.test/items?i=1',
+      'http://localhost:8080/a/b/',
+      'https://a-b.c.example/x//y;z=1/%41?a=1&a=0&b=x.y*z-_',
+      "https://a.test/a'b(c)*!$&+,;=:@~",
+    ]) {
+      expect(splitCanonical(url)).toEqual(parsed(url));
+    }
+  });
+
+  test('anything parsing would change, or that needs a closer look, is left to the parser', () => {
+    for (const url of [
+      'https://api.test', // no path: serialized with "/"
+      'HTTPS://api.test/x',
+      'https://API.test/x',
+      'https://api.test:443/x', // default port
+      'http://api.test:80/x',
+      'http://api.test:08080/x',
+      'http://api.test:65536/x',
+      'http://127.0.0.1/x', // IPv4
+      'http://a.0x7f/x',
+      'http://xn--nxasmq6b.test/x', // punycode
+      'https://a.test/a/./b',
+      'https://a.test/a/../b',
+      'https://a.test/a/%2E%2e/b',
+      'https://a.test/a/.%2e',
+      'https://a.test/%zz',
+      'https://a.test/a b',
+      'https://a.test/x?b=1&a=2', // unsorted
+      'https://a.test/x?a',
+      'https://a.test/x?',
+      'https://a.test/x#f',
+      'https://user@a.test/x',
+      'ftp://a.test/x',
+      'https://a.test/\u00e9',
+    ]) {
+      expect(splitCanonical(url), url).toBeUndefined();
+    }
+  });
+
+  test('property: whenever it answers, parsing agrees', () => {
+    const pick = (chars: string, max: number) =>
+      fc.array(fc.constantFrom(...chars.split('')), { maxLength: max }).map((c) => c.join(''));
+    // Mostly plain parts, sometimes the characters that make parsing change a URL.
+    const mixed = (plain: string, risky: string, max: number) =>
+      fc.oneof(
+        { weight: 3, arbitrary: pick(plain, max) },
+        { weight: 1, arbitrary: pick(risky, max) },
+      );
+    const host = fc
+      .array(fc.tuple(fc.constantFrom('a', 'b', 'x', '0'), mixed('ab0-', 'ab0-x.nA_', 4)), {
+        minLength: 1,
+        maxLength: 3,
+      })
+      .map((labels) => labels.map(([first, rest]) => first + rest).join('.'));
+    const port = fc.oneof(
+      fc.constant(''),
+      fc.integer({ min: 0, max: 70000 }).map((n) => `:${n}`),
+    );
+    const path = mixed("aZ09/_~!$&()*+,;=:@-'", 'a/.%2eE \\é?#', 12);
+    const pair = fc
+      .tuple(pick('ab.*-_', 3), pick('ab.*-_', 3))
+      .map(([name, value]) => `${name}=${value}`);
+    const query = fc.oneof(
+      { weight: 3, arbitrary: fc.array(pair, { maxLength: 3 }).map((ps) => ps.join('&')) },
+      { weight: 1, arbitrary: pick('ab=&+%B', 10) },
+    );
+    let answered = 0;
+    fc.assert(
+      fc.property(
+        fc.constantFrom('http', 'https'),
+        host,
+        port,
+        path,
+        fc.option(query),
+        (scheme, h, p, pa, q) => {
+          const url = `${scheme}://${h}${p}/${pa}${q === null ? '' : `?${q}`}`;
+          const fast = splitCanonical(url);
+          if (fast === undefined) return;
+          answered++;
+          expect(fast).toEqual(parsed(url));
+          expect(new URL(url).href).toBe(url);
+        },
+      ),
+      { numRuns: 5000 },
+    );
+    // The generator must reach the fast path often enough for the property to mean something.
+    expect(answered).toBeGreaterThan(400);
   });
 });

@@ -94,6 +94,8 @@ const memo = new Map<string, ParsedURL>();
  * URLs repopulate it immediately.
  */
 export function parseCanonical(resolved: string): ParsedURL {
+  const plain = splitCanonical(resolved);
+  if (plain !== undefined) return plain;
   const hit = memo.get(resolved);
   if (hit) return hit;
   const u = canonicalURL(resolved);
@@ -101,4 +103,43 @@ export function parseCanonical(resolved: string): ParsedURL {
   if (memo.size >= MEMO_LIMIT) memo.clear();
   memo.set(resolved, parsed);
   return parsed;
+}
+
+/**
+ * An http(s) URL that `new URL` would serialize back unchanged, in parts: a lower-case ASCII host
+ * whose last label starts with a letter (no IPv4 number or IDNA processing can apply), an
+ * optional port, a path of characters kept as they are, and a plain query. Checked further below
+ * (default port, dot segments, punycode, sort order) before being trusted.
+ */
+const PLAIN_URL =
+  /^(https?):\/\/((?:[a-z\d-]+\.)*[a-z][a-z\d-]*)(?::([1-9]\d{0,4}))?(\/[\w\-.~!$&'()*+,;=:@/%]*)(\?[\w.*-]+=[\w.*-]*(?:&[\w.*-]+=[\w.*-]*)*)?$/;
+/** A `.` or `..` path segment, literal or percent-encoded: `new URL` would resolve it. */
+const DOT_SEGMENT = /\/(?:\.|%2e)(?:\.|%2e)?(?:\/|$)/i;
+const PERCENT = /%(?![\da-fA-F]{2})/;
+
+/**
+ * The parts of a URL already in canonical form, without parsing it (undefined when not sure):
+ * requests to distinct URLs (`/items?i=1`, `/items?i=2`, ...) would otherwise each cost a
+ * WHATWG parse and serialization, and miss the memo.
+ */
+export function splitCanonical(url: string): ParsedURL | undefined {
+  const m = PLAIN_URL.exec(url);
+  if (m === null) return undefined;
+  const [, scheme, host, port, pathname, search] = m as unknown as [
+    string,
+    string,
+    string,
+    string | undefined,
+    string,
+    string | undefined,
+  ];
+  if (port !== undefined) {
+    const n = Number(port);
+    if (n > 65535 || n === (scheme === 'https' ? 443 : 80)) return undefined;
+  }
+  if (host.includes('xn--') || DOT_SEGMENT.test(pathname) || PERCENT.test(pathname)) {
+    return undefined;
+  }
+  if (search !== undefined && !isCanonicalQuery(search)) return undefined;
+  return { href: url, pathname, host };
 }
