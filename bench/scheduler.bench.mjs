@@ -17,9 +17,10 @@
 //
 // "keel Scheduler alone" measures the queue itself, like for like with p-queue: the Scheduler class
 // bundled from packages/core/src (esbuild, into bench/.out/) driven through its gate API (enter,
-// acquire, finish) with the same job; no spec resolution, dedup, tracker or flight around it.
+// acquire, the resume hook, finish) with the same job; no spec resolution, dedup, tracker or flight around it.
 //
-// Flatness: per-job cost (µs) with 1,000 / 10,000 / 100,000 jobs queued at once.
+// Flatness: per-job cost (µs) with 1,000 / 10,000 / 100,000 jobs queued at once (back-to-back
+// bursts of that size, 100,000 jobs per figure, median over rounds).
 import { mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -157,7 +158,13 @@ async function runSchedulerAlone(n) {
   const s = new core.Scheduler(
     core.resolveSchedulerOptions({ concurrency: CONCURRENCY, priority: true }),
     new core.EventEmitter(),
-    { clock: core.systemClock, permits: () => true, cancelJob: () => {} },
+    {
+      clock: core.systemClock,
+      permits: () => true,
+      cancelJob: () => {},
+      // A queued job is told when it gets its slot (its work makes no synchronous call back).
+      resume: (job, error) => (error === undefined ? job.run() : job.fail(error)),
+    },
   );
   const t = now();
   const all = new Array(n);
@@ -177,17 +184,19 @@ async function runSchedulerAlone(n) {
         group: undefined,
       },
     };
-    const work = () =>
-      fakeFetch(url)
-        .then((r) => r.text())
-        .then(JSON.parse)
-        .then((data) => {
-          s.finish(job, 'completed');
-          return data;
-        });
+    all[i] = new Promise((resolve, reject) => {
+      job.run = () =>
+        fakeFetch(url)
+          .then((r) => r.text())
+          .then(JSON.parse)
+          .then((data) => {
+            s.finish(job, 'completed');
+            resolve(data);
+          }, reject);
+      job.fail = reject;
+    });
     s.enter(job);
-    const wait = s.acquire(job);
-    all[i] = wait === null ? work() : wait.then(work);
+    if (s.acquire(job)) job.run();
   }
   await Promise.all(all);
   const elapsed = now() - t;
@@ -269,17 +278,27 @@ if (BOTTLENECK_N > 0) {
 // ── 2. flatness: per-job cost at 1k / 10k / 100k queued ─────────────────────────────────────────
 
 const SIZES = [1_000, 10_000, 100_000];
+/**
+ * µs per job over back-to-back bursts of `size` jobs (100,000 jobs in all, at least ROUNDS
+ * bursts), one forced GC before them: a GC before every small burst would charge it the heap's
+ * regrowth, a fixed cost that has nothing to do with the queue's depth.
+ */
+async function perJob(run, size) {
+  const bursts = Math.max(ROUNDS, 100_000 / size);
+  gc();
+  let total = 0;
+  for (let i = 0; i < bursts; i++) total += await run(size);
+  return (total * 1000) / (bursts * size);
+}
 const flat = [];
 for (const size of SIZES) {
   const client = [];
   const alone = [];
   const pq = [];
-  // Repeat small sizes so each figure covers more work (median of the repeats).
-  const reps = Math.max(ROUNDS, Math.min(30, 100_000 / size));
-  for (let i = 0; i < reps; i++) {
-    client.push(((await measure((n) => runKeel(n, true), size)) * 1000) / size);
-    alone.push(((await measure(runSchedulerAlone, size)) * 1000) / size);
-    pq.push(((await measure(runPQueue, size)) * 1000) / size);
+  for (let i = 0; i < ROUNDS; i++) {
+    client.push(await perJob((n) => runKeel(n, true), size));
+    alone.push(await perJob(runSchedulerAlone, size));
+    pq.push(await perJob(runPQueue, size));
   }
   flat.push({ size, keel: median(client), alone: median(alone), pqueue: median(pq) });
 }

@@ -15,6 +15,7 @@ import { EventEmitter } from './events/emitter';
 import type { HitTally } from './intelligence/hit-tally';
 import { Intelligence } from './intelligence/intelligence';
 import { resolveIntelligenceOptions } from './intelligence/options';
+import { MicrotaskBatch } from './internal/microtask-batch';
 import { noop } from './internal/noop';
 import { createGate } from './scheduler/create-gate';
 import type { AttemptGate } from './scheduler/gate';
@@ -108,6 +109,7 @@ class KeelClient implements Client {
         // Read at call time: the pre-start gate peeks whatever guard the client ends up with.
         permits: (endpoint) => this.#guard.permits(endpoint),
         cancelJob: (job, error) => this.#cancelFlight(job as Flight, error),
+        resume: (job, error) => this.#resumed.push(job as Flight, error),
       },
       adaptiveOptions?.concurrency === true,
     );
@@ -473,67 +475,90 @@ class KeelClient implements Client {
     return flight;
   }
 
+  /** Enters the flight into the scheduler gate and asks for its first slot. */
+  #fly(flight: Flight): void {
+    this.#gate.enter(flight);
+    this.#acquire(flight);
+  }
+
   /**
-   * Runs the flight to its end: the scheduler gate and the retry loop, then settles it. One
-   * async frame per flight (the loop is inline, not an awaited helper).
+   * The attempt runs now if the gate gives a slot; otherwise the gate answers through its
+   * `resume` hook, delivered by #resumed once the gate call has returned.
    */
-  async #fly(flight: Flight): Promise<void> {
-    const { spec, tracker } = flight;
-    const { clock } = this.#config;
-    const gate = this.#gate;
-    gate.enter(flight);
+  #acquire(flight: Flight): void {
+    if (this.#gate.acquire(flight)) void this.#attempt(flight);
+  }
+
+  readonly #resumed = new MicrotaskBatch<Flight, unknown>((flight, error) => {
+    if (error === undefined) void this.#attempt(flight);
+    else this.#fail(flight, error);
+  });
+
+  /** One network attempt of a flight that holds a slot, then its outcome or a retry. */
+  async #attempt(flight: Flight): Promise<void> {
+    const { spec } = flight;
+    flight.tracker.attempt();
     let response: ApiResponse;
     try {
-      for (;;) {
-        const wait = gate.acquire(flight);
-        if (wait) await wait;
-        tracker.attempt();
-        let error: unknown;
-        try {
-          // The slot is held until finish (or park below), so stats never lose the job.
-          response = await attemptOnce(this.#config.fetch, spec, flight, clock, spec.timeout);
-          break;
-        } catch (err) {
-          error = err;
-        }
-        if (flight.aborted) throw flight.reason;
-        // While the adaptive engine throttles the endpoint its base delay is scaled (capped).
-        const scale = this.#adaptive?.retryScale(spec.endpoint, spec.retry.baseDelay);
-        const decision = decideRetry({
-          error,
-          options: spec.retry,
-          attempts: tracker.attempts,
-          baseDelayFactor: scale?.baseDelayFactor,
-          maxBaseDelay: scale?.maxBaseDelay,
-          now: clock.now(),
-          random: this.#config.random,
-        });
-        if (!decision.retry) throw error;
-        tracker.retry();
-        if (this.#events.has('retry')) {
-          this.#events.emit('retry', {
-            key: spec.key,
-            tracker,
-            attempts: tracker.attempts,
-            delay: decision.delay,
-            error,
-            endpoint: spec.endpoint,
-          });
-        }
-        await gate.park(
-          flight,
-          decision.reason === 'retry-after' ? 'retry-after' : 'backoff',
-          decision.delay,
-        );
-      }
-    } catch (err) {
-      this.#fail(flight, err);
+      // The slot is held until finish (or park), so stats never lose the job.
+      response = await attemptOnce(
+        this.#config.fetch,
+        spec,
+        flight,
+        this.#config.clock,
+        spec.timeout,
+      );
+    } catch (error) {
+      await this.#afterFailure(flight, error);
       return;
     }
     // The last consumer may have left between the response and here: the flight was cancelled
     // (and reported so), so it must not also report success or write the cache.
     if (flight.aborted) this.#fail(flight, flight.reason);
     else this.#succeed(flight, response);
+  }
+
+  /**
+   * A failed attempt: the flight ends with the error, or waits out the retry delay parked (no
+   * slot held) and asks the gate again.
+   */
+  async #afterFailure(flight: Flight, error: unknown): Promise<void> {
+    const { spec, tracker } = flight;
+    try {
+      if (flight.aborted) throw flight.reason;
+      // While the adaptive engine throttles the endpoint its base delay is scaled (capped).
+      const scale = this.#adaptive?.retryScale(spec.endpoint, spec.retry.baseDelay);
+      const decision = decideRetry({
+        error,
+        options: spec.retry,
+        attempts: tracker.attempts,
+        baseDelayFactor: scale?.baseDelayFactor,
+        maxBaseDelay: scale?.maxBaseDelay,
+        now: this.#config.clock.now(),
+        random: this.#config.random,
+      });
+      if (!decision.retry) throw error;
+      tracker.retry();
+      if (this.#events.has('retry')) {
+        this.#events.emit('retry', {
+          key: spec.key,
+          tracker,
+          attempts: tracker.attempts,
+          delay: decision.delay,
+          error,
+          endpoint: spec.endpoint,
+        });
+      }
+      await this.#gate.park(
+        flight,
+        decision.reason === 'retry-after' ? 'retry-after' : 'backoff',
+        decision.delay,
+      );
+    } catch (err) {
+      this.#fail(flight, err);
+      return;
+    }
+    this.#acquire(flight);
   }
 
   // ── the end of a flight ───────────────────────────────────────────────────────────────────

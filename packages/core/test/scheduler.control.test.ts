@@ -329,3 +329,54 @@ describe('scheduler: transparent mode', () => {
     expect(p.client.scheduler().prioritize('g', 'high')).toBe(0);
   });
 });
+
+describe('scheduler: re-entrant callers', () => {
+  it('a fetch that cancels a queued request and issues a new one as it starts leaves the scheduler consistent', async () => {
+    let late: Promise<unknown> | undefined;
+    let third: { cancel(): void } | undefined;
+    const t = schedulerClient(
+      { concurrency: 1 },
+      {},
+      {
+        handler: (call) => {
+          // Runs as /b is started by /a's completion: no attempt runs inside the dispatch loop,
+          // so this re-enters a scheduler that has finished its own bookkeeping.
+          if (short(call.url) === '/b') {
+            third?.cancel();
+            late = t.client.get('/d');
+          }
+          return undefined; // answered by the test
+        },
+      },
+    );
+    const a = t.client.get('/a');
+    const b = t.client.get('/b');
+    const c = t.client.get('/c');
+    const cSettled = settle(c);
+    third = c;
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, queued: 2 });
+    await answer(t, '/a');
+    expect(calls(t)).toEqual(['/a', '/b']);
+    expect(t.client.scheduler().stats()).toMatchObject({
+      active: 1,
+      queued: 1,
+      completed: 1,
+      rejected: 1,
+    });
+    await answerAll(t);
+    expect(calls(t)).toEqual(['/a', '/b', '/d']);
+    expect(await cSettled).toMatchObject({
+      state: 'rejected',
+      reason: expect.any(CancelledError),
+    });
+    await Promise.all([a, b, late]);
+    expect(t.client.scheduler().stats()).toMatchObject({
+      active: 0,
+      queued: 0,
+      delayed: 0,
+      completed: 3,
+      rejected: 1,
+    });
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+});

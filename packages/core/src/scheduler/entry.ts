@@ -19,14 +19,16 @@ export class Entry {
   queue: LaneQueue | undefined = undefined;
   prev: Entry | undefined = undefined;
   next: Entry | undefined = undefined;
-  /** The pending acquire (resolved when the job starts) or park promise (when the wait ends). */
+  /** An `acquire` returned false: the `resume` hook owes the job its answer. */
+  waiting = false;
+  /** The pending park promise (resolved when the retry wait ends). */
   resolve: (() => void) | undefined = undefined;
   reject: ((error: unknown) => void) | undefined = undefined;
   /** The retry-wait timer while parked for backoff / Retry-After. */
   timer: TimerHandle | undefined = undefined;
   /** Parked waiting for rate budget (the scheduler re-queues it; the client is not involved). */
   rateParked = false;
-  /** The error of a job that ended before its client asked (the next acquire rejects with it). */
+  /** The error of a job that ended before its client asked (the next acquire answers with it). */
   error: unknown = undefined;
 
   constructor(

@@ -32,16 +32,17 @@ export interface SchedulerJob {
  *
  * A job holds its slot from `acquire` until `park` or `finish`, so it is counted as exactly one
  * of active / queued / delayed at every moment (no gap between an attempt and its outcome).
- * `acquire` returns null when the job may start at once, so transparent mode costs no await; a
- * returned promise resolves when the job gets its slot, or rejects (the job's signal reason when
- * it was cancelled, CircuitOpenError when its circuit opened while it waited).
+ * `acquire` returns true when the job may start at once (always, in transparent mode). When it
+ * returns false, the gate answers later through `SchedulerHooks.resume`: a callback rather than
+ * a promise, because a queued job may wait behind 100,000 others and a promise, its resolvers and
+ * a suspended async frame per waiting job were most of what the garbage collector had to copy.
  */
 export interface AttemptGate {
   readonly enabled: boolean;
   /** The public face: `client.scheduler()`. */
   readonly controller: SchedulerController;
   enter(job: SchedulerJob): void;
-  acquire(job: SchedulerJob): Promise<void> | null;
+  acquire(job: SchedulerJob): boolean;
   /** A retry wait (backoff / Retry-After): releases the slot; the job holds none while parked. */
   park(job: SchedulerJob, reason: ParkReason, delay: number): Promise<void>;
   /**
@@ -59,6 +60,13 @@ export interface AttemptGate {
 /** What the scheduler needs from the client: time, events, the circuit peek, cancellation. */
 export interface SchedulerHooks {
   clock: Clock;
+  /**
+   * The answer to an `acquire` that returned false, given exactly once: `error` undefined when
+   * the job got its slot, else what ended it while it waited (its cancellation reason, or
+   * CircuitOpenError from the pre-start gate). It can be called from inside any gate call, even
+   * that `acquire`, so the client must not run the attempt synchronously from here.
+   */
+  resume(job: SchedulerJob, error: unknown): void;
   /** The circuit guard's `permits(endpoint)` peek for the pre-start gate. */
   permits(endpoint: string): boolean;
   /**
@@ -80,8 +88,8 @@ export class TransparentGate implements AttemptGate {
     this.controller = new TransparentController(priority);
   }
   enter(): void {}
-  acquire(): null {
-    return null;
+  acquire(): true {
+    return true;
   }
   park(job: SchedulerJob, _reason: ParkReason, delay: number): Promise<void> {
     return sleep(this.#clock, delay, job.signal);

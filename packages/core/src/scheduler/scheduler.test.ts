@@ -30,21 +30,23 @@ function scheduler(endpointCeilings: boolean, concurrency = 8) {
   const clock = new FakeClock();
   const events = new EventEmitter<ClientEvents>();
   const config = resolveSchedulerOptions({ concurrency }, endpointCeilings)!;
-  const s = new Scheduler(config, events, { clock, permits: () => true, cancelJob: () => {} });
-  /** enter + acquire: true when the job started at once. */
+  const answers = new Map<SchedulerJob, (error: unknown) => void>();
+  const s = new Scheduler(config, events, {
+    clock,
+    permits: () => true,
+    cancelJob: () => {},
+    resume: (j, error) => answers.get(j)?.(error),
+  });
+  /** enter + acquire: started at once, or when the scheduler resumes the job. */
   const start = (j: SchedulerJob) => {
-    s.enter(j);
-    const wait = s.acquire(j);
-    let started = wait === null;
+    let started = false;
     let error: unknown;
-    wait?.then(
-      () => {
-        started = true;
-      },
-      (e) => {
-        error = e;
-      },
-    );
+    answers.set(j, (e) => {
+      if (e === undefined) started = true;
+      else error = e;
+    });
+    s.enter(j);
+    if (s.acquire(j)) started = true;
     return {
       get started() {
         return started;

@@ -99,7 +99,7 @@ export class Scheduler implements AttemptGate {
     job.gateEntry = entry;
   }
 
-  acquire(job: SchedulerJob): Promise<void> | null {
+  acquire(job: SchedulerJob): boolean {
     let entry = job.gateEntry;
     if (entry === undefined) {
       this.enter(job);
@@ -120,20 +120,21 @@ export class Scheduler implements AttemptGate {
         break;
       }
       case 'done':
-        return Promise.reject(entry.error);
+        this.#hooks.resume(job, entry.error);
+        return false;
       default:
-        return null;
+        return true;
     }
     this.#dispatch();
     // Dispatch may have started it, parked it for rate budget, or refused it (circuit).
     const state = stateOf(entry);
-    if (state === 'active') return null;
-    if (state === 'done') return Promise.reject(entry.error);
-    const waiting = entry;
-    return new Promise<void>((resolve, reject) => {
-      waiting.resolve = resolve;
-      waiting.reject = reject;
-    });
+    if (state === 'active') return true;
+    if (state === 'done') {
+      this.#hooks.resume(job, entry.error);
+      return false;
+    }
+    entry.waiting = true;
+    return false;
   }
 
   park(job: SchedulerJob, reason: ParkReason, delay: number): Promise<void> {
@@ -370,10 +371,9 @@ export class Scheduler implements AttemptGate {
     for (let i = 0; i < counted.length; i++) counted[i]!.active++;
     this.#emitBase('request-dequeued', entry);
     this.#emitBase('request-started', entry);
-    const resolve = entry.resolve;
-    if (resolve !== undefined) {
-      entry.resolve = entry.reject = undefined;
-      resolve();
+    if (entry.waiting) {
+      entry.waiting = false;
+      this.#hooks.resume(entry.job, undefined);
     }
   }
 
@@ -438,7 +438,7 @@ export class Scheduler implements AttemptGate {
 
   /**
    * Ends a job in any state: undoes that state (lane, slot, timers), counts the outcome, emits,
-   * and rejects a pending acquire / park with `error`.
+   * and answers a waiting acquire (the `resume` hook) or rejects a pending park with `error`.
    */
   #end(entry: Entry, outcome: 'completed' | 'rejected', error: unknown): void {
     const was = entry.state;
@@ -468,6 +468,11 @@ export class Scheduler implements AttemptGate {
     if (was === 'queued') this.#emitBase('request-dequeued', entry);
     if (outcome === 'rejected' && this.#events.has('request-rejected')) {
       this.#events.emit('request-rejected', { ...this.#base(entry), reason: 'cancelled' });
+    }
+    if (entry.waiting) {
+      entry.waiting = false;
+      this.#hooks.resume(entry.job, error);
+      return;
     }
     const reject = entry.reject;
     entry.resolve = entry.reject = undefined;
