@@ -156,6 +156,7 @@ function resolveOwn(
   const cache =
     method === 'GET' || options?.cache !== undefined ? resolveRequestCache(config, options) : null;
 
+  const names = sharedNames(method, parsed.pathname, parsed.host);
   return Object.freeze({
     method,
     url: parsed.href,
@@ -165,9 +166,9 @@ function resolveOwn(
       requestHeaders,
       typeof body === 'string' ? body : undefined,
     ),
-    endpoint: `${method} ${parsed.pathname}`,
-    path: parsed.pathname,
-    host: parsed.host,
+    endpoint: names.endpoint,
+    path: names.path,
+    host: names.host,
     headers,
     body,
     timeout,
@@ -177,6 +178,22 @@ function resolveOwn(
     priority,
     group: options?.scheduler?.group,
   });
+}
+
+/**
+ * The strings of the last spec built. A burst to one path (`/items?i=1`, `/items?i=2`, ...)
+ * shares one endpoint, path and host string instead of holding three per queued request.
+ */
+const last = { method: '', path: '', endpoint: '', host: '' };
+
+function sharedNames(method: HttpMethod, path: string, host: string): Readonly<typeof last> {
+  if (path !== last.path || method !== last.method) {
+    last.method = method;
+    last.path = path;
+    last.endpoint = `${method} ${path}`;
+  }
+  if (host !== last.host) last.host = host;
+  return last;
 }
 
 const JSON_TYPE = /[/+]json\b/i;
