@@ -11,6 +11,7 @@ import { resolveCircuitOptions } from './circuit/options';
 import { Deduper } from './dedup/deduper';
 import { Consumer, Flight } from './dedup/flight';
 import { CancelledError } from './errors/cancelled-error';
+import { CircuitOpenError } from './errors/circuit-open-error';
 import { EventEmitter } from './events/emitter';
 import type { HitTally } from './intelligence/hit-tally';
 import { Intelligence } from './intelligence/intelligence';
@@ -381,14 +382,7 @@ class KeelClient implements Client {
     if (joined) return this.#join(joined, signal);
     const admission = this.#guard.beforeRequest(spec);
     if (!admission.ok) {
-      if (this.#events.has('circuit-rejected')) {
-        this.#events.emit('circuit-rejected', {
-          endpoint: spec.endpoint,
-          method: spec.method,
-          path: spec.path,
-          error: admission.error,
-        });
-      }
+      this.#circuitRejected(spec, admission.error);
       return rejected(admission.error);
     }
     const flight = this.#startFlight(spec, admission.probe);
@@ -490,9 +484,26 @@ class KeelClient implements Client {
   }
 
   readonly #resumed = new MicrotaskBatch<Flight, unknown>((flight, error) => {
-    if (error === undefined) void this.#attempt(flight);
-    else this.#fail(flight, error);
+    if (error === undefined) {
+      void this.#attempt(flight);
+      return;
+    }
+    // Refused by the pre-start gate: its circuit opened while it waited. Blocked by an open
+    // circuit (`circuit-rejected`), and ended (`error`, the terminal event of its `request`).
+    if (error instanceof CircuitOpenError) this.#circuitRejected(flight.spec, error);
+    this.#fail(flight, error);
   });
+
+  #circuitRejected(spec: RequestSpec, error: CircuitOpenError): void {
+    if (this.#events.has('circuit-rejected')) {
+      this.#events.emit('circuit-rejected', {
+        endpoint: spec.endpoint,
+        method: spec.method,
+        path: spec.path,
+        error,
+      });
+    }
+  }
 
   /** One network attempt of a flight that holds a slot, then its outcome or a retry. */
   async #attempt(flight: Flight): Promise<void> {

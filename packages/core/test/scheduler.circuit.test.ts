@@ -24,12 +24,28 @@ describe('scheduler: pre-start circuit gate', () => {
       'request-queued /cb/x?n=b',
       'request-dequeued /cb/x?n=b',
     ]);
-    // The flight had started (`request`), so it ends with `error`, never `circuit-rejected`.
+    // Blocked by the open circuit (`circuit-rejected`); the flight had started (`request`), so
+    // it also ends with its terminal `error`, in that order.
     const bKey = t.client.resolve('GET', '/cb/x?n=b').key;
     expect(t.of('error').filter((e) => e.key === bKey)).toEqual([
       expect.objectContaining({ error: expect.any(CircuitOpenError), endpoint: 'GET /cb/x' }),
     ]);
-    expect(t.of('circuit-rejected')).toEqual([]);
+    expect(t.of('circuit-rejected')).toEqual([
+      {
+        endpoint: 'GET /cb/x',
+        method: 'GET',
+        path: '/cb/x',
+        error: (rb as { reason: unknown }).reason,
+      },
+    ]);
+    const names = t.events.map((e) => e.name);
+    expect(names.indexOf('circuit-rejected')).toBeLessThan(names.lastIndexOf('error'));
+    // Intelligence counts b once: a request that was refused, not a failure.
+    expect(t.client.intelligence().endpoint('GET', '/cb/x')).toMatchObject({
+      requests: 2,
+      failures: 1,
+      circuitRejected: 1,
+    });
     expect(t.client.scheduler().stats()).toMatchObject({ active: 1, completed: 2, rejected: 0 });
     await answerAll(t);
     expect((await a).state).toBe('rejected');

@@ -1,9 +1,17 @@
 import { describe, expect, it, vi } from 'vitest';
-import { DISABLED_ADAPTIVE } from './engine';
+import { DISABLED_ADAPTIVE, MAX_PROFILES } from './engine';
 import { scripted } from './script.fixture';
 
 const A = 'GET /a';
 const B = 'GET /b';
+/** The totals after playing A 'RRRFFF' and B 'SSS' with the rateLimit and retry switches on. */
+const A_AND_B_TOTALS = {
+  decisions: 4,
+  concurrencyReductions: 2,
+  concurrencyRecoveries: 1,
+  throttles: 1,
+  retryChanges: 2,
+};
 
 describe('concurrency: exact steps, streaks and cooldown', () => {
   it('drops by exactly 1 after degradeSamples consecutive pressured windows, not before', () => {
@@ -374,13 +382,7 @@ describe('measurement, readout, metrics and reset', () => {
     const s = scripted({ rateLimit: true, retry: true });
     s.play(A, 'RRRFFF'); // throttle@1, 4→3@3, 3→4@6, release@6
     s.play(B, 'SSS');
-    expect(s.engine.metrics()).toEqual({
-      decisions: 4,
-      concurrencyReductions: 2,
-      concurrencyRecoveries: 1,
-      throttles: 1,
-      retryChanges: 2,
-    });
+    expect(s.engine.metrics()).toEqual(A_AND_B_TOTALS);
     expect(s.engine.state(B)!.counters).toEqual({
       decisions: 1,
       concurrencyReductions: 1,
@@ -445,5 +447,29 @@ describe('determinism (rule 7)', () => {
     const first = run();
     expect(first.log.length).toBeGreaterThan(10);
     expect(run()).toEqual(first);
+  });
+});
+
+describe('bounded profiles (paths with ids)', () => {
+  it('keeps at most MAX_PROFILES, dropping the oldest nominal ones and never one with state', () => {
+    const s = scripted({ rateLimit: true, retry: true });
+    s.play(A, 'RRRFFF'); // throttled and reduced, then recovered and released: nominal again
+    s.play(B, 'SSS'); // reduced to 3: state the scheduler depends on
+    const busy = 'GET /busy';
+    s.engine.started(busy); // an attempt running
+    for (let i = 0; i < MAX_PROFILES * 2; i++) s.play(`GET /items/${i}`, 'F');
+
+    const kept = Object.keys(s.engine.snapshot().endpoints);
+    expect(kept.length).toBeLessThanOrEqual(MAX_PROFILES);
+    expect(s.engine.state(A)).toBeUndefined();
+    expect(s.engine.state(B)).toMatchObject({ effective: 3, mode: 'reducing' });
+    expect(s.engine.ceiling(B)).toBe(3);
+    expect(s.engine.state(busy)!.signals.active).toBe(1);
+    expect(s.engine.reducedEndpoints()).toEqual([B]);
+    // A's decisions are still in the totals after its profile went (the same totals as in
+    // "sums the counters over endpoints" above, where nothing was dropped).
+    expect(s.engine.metrics()).toEqual(A_AND_B_TOTALS);
+    s.engine.reset();
+    expect(s.engine.metrics().decisions).toBe(0);
   });
 });

@@ -1,9 +1,10 @@
 import { endpointKey } from '../internal/endpoint';
+import { evictOldest } from '../internal/evict';
 import type { AdaptiveController, AdaptiveMetrics, EndpointAdaptiveState } from '../types';
 import type { DecisionListener } from './decision';
 import type { ResolvedAdaptiveOptions } from './options';
 import type { Outcome } from './outcome-ring';
-import { EndpointProfile, type ProfileEnv, type SWR, zeroMetrics } from './profile';
+import { addMetrics, EndpointProfile, type ProfileEnv, type SWR, zeroMetrics } from './profile';
 
 export interface AdaptiveEngineInit {
   options: ResolvedAdaptiveOptions;
@@ -36,6 +37,8 @@ export class AdaptiveEngine {
   readonly #clock: { now(): number };
   readonly #env: ProfileEnv;
   readonly #profiles = new Map<string, EndpointProfile>();
+  /** Decision counters of profiles dropped past MAX_PROFILES, so `metrics()` stays exact. */
+  #retired = zeroMetrics();
 
   constructor(init: AdaptiveEngineInit) {
     this.options = init.options;
@@ -116,16 +119,11 @@ export class AdaptiveEngine {
     return { enabled: true, endpoints };
   }
 
-  /** Engine-wide counters: the sum over endpoints (profiles only go away all at once, on reset). */
+  /** Engine-wide counters: the sum over endpoints, dropped profiles included. */
   metrics(): AdaptiveMetrics {
     const total = zeroMetrics();
-    for (const { counters } of this.#profiles.values()) {
-      total.decisions += counters.decisions;
-      total.concurrencyReductions += counters.concurrencyReductions;
-      total.concurrencyRecoveries += counters.concurrencyRecoveries;
-      total.throttles += counters.throttles;
-      total.retryChanges += counters.retryChanges;
-    }
+    addMetrics(total, this.#retired);
+    for (const { counters } of this.#profiles.values()) addMetrics(total, counters);
     return total;
   }
 
@@ -139,6 +137,7 @@ export class AdaptiveEngine {
   /** Forgets every learned profile (rule 8). */
   reset(): void {
     this.#profiles.clear();
+    this.#retired = zeroMetrics();
   }
 
   /** The public AdaptiveController view of this engine. */
@@ -159,10 +158,27 @@ export class AdaptiveEngine {
     if (profile === undefined) {
       profile = new EndpointProfile(endpoint, this.#env);
       this.#profiles.set(endpoint, profile);
+      if (this.#profiles.size > MAX_PROFILES) this.#evictNominal(profile);
     }
     return profile;
   }
+
+  /**
+   * Bounds memory when paths carry ids (`/items/123`): past MAX_PROFILES, the oldest nominal
+   * profile (idle, nothing decided away from the defaults, see EndpointProfile.nominal) is
+   * dropped; its decision counters stay in the totals. Profiles with state are never dropped,
+   * so a reduced ceiling or a throttle is never forgotten; the scan is bounded, so the map may
+   * briefly exceed the cap while every profile it looks at has state.
+   */
+  #evictNominal(keep: EndpointProfile): void {
+    const dropped = evictOldest(this.#profiles, (p) => p !== keep && p.nominal, EVICTION_SCAN);
+    if (dropped !== undefined) addMetrics(this.#retired, dropped.counters);
+  }
 }
+
+/** Profiles kept at most while some are nominal (see #evictNominal). */
+export const MAX_PROFILES = 2000;
+const EVICTION_SCAN = 64;
 
 /** The controller of a client without the adaptive engine: nothing measured, nothing decided. */
 export const DISABLED_ADAPTIVE: AdaptiveController = Object.freeze({

@@ -18,6 +18,15 @@ export interface ProfileEnv {
   emit(decision: AdaptiveDecision): void;
 }
 
+/** Adds `from`'s counters into `into`. */
+export function addMetrics(into: AdaptiveMetrics, from: AdaptiveMetrics): void {
+  into.decisions += from.decisions;
+  into.concurrencyReductions += from.concurrencyReductions;
+  into.concurrencyRecoveries += from.concurrencyRecoveries;
+  into.throttles += from.throttles;
+  into.retryChanges += from.retryChanges;
+}
+
 export function zeroMetrics(): AdaptiveMetrics {
   return {
     decisions: 0,
@@ -91,6 +100,22 @@ export class EndpointProfile {
     this.#strategyReason = o.staleWhileRevalidate
       ? 'not degraded: reads use their configured strategy'
       : 'staleWhileRevalidate switch off: strategy not adapted';
+  }
+
+  /**
+   * Nothing running and nothing decided away from the defaults: the ceiling is the configured
+   * one, backoff is not scaled, the strategy is not overridden. Such a profile decides what a
+   * fresh one would, so the engine may drop it (only its partial window is lost).
+   */
+  get nominal(): boolean {
+    return (
+      this.active === 0 &&
+      this.effective === this.env.configured &&
+      this.retryMultiplier === 1 &&
+      !this.throttled &&
+      this.strategy === undefined &&
+      this.degradedSince === undefined
+    );
   }
 
   /** Adds one measured request; closes a window every `outcomeWindow` samples. */

@@ -2,6 +2,7 @@ import { CircuitOpenError } from '../errors/circuit-open-error';
 import type { EventEmitter } from '../events/emitter';
 import type { Clock } from '../internal/clock';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
+import { evictOldest } from '../internal/evict';
 import type { Tracker } from '../tracker/tracker';
 import type {
   CircuitBreakerController,
@@ -282,12 +283,11 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
    * bounded, so at worst the map briefly exceeds the cap while every circuit has state.
    */
   #evictIdle(keep: Circuit): void {
-    for (let scanned = 0; scanned < EVICTION_SCAN; scanned++) {
-      const oldest = this.#circuits.values().next().value as Circuit;
-      this.#circuits.delete(oldest.endpoint);
-      if (oldest !== keep && oldest.phase.state === 'closed' && oldest.failures === 0) return;
-      this.#circuits.set(oldest.endpoint, oldest);
-    }
+    evictOldest(
+      this.#circuits,
+      (c) => c !== keep && c.phase.state === 'closed' && c.failures === 0,
+      EVICTION_SCAN,
+    );
   }
 }
 

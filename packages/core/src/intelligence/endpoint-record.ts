@@ -21,6 +21,11 @@ export class EndpointRecord {
   timeouts = 0;
   cancels = 0;
   circuitRejected = 0;
+  /**
+   * Of `circuitRejected`, the jobs the scheduler's pre-start gate refused: they had started
+   * (`request`) too, so `requests` counts them once.
+   */
+  refusedAfterStart = 0;
   /** Set on every event; the eviction clock clears it (a second chance for busy endpoints). */
   touched = true;
   readonly latency = new LatencyRing();
@@ -40,7 +45,7 @@ export class EndpointRecord {
 
   /** Requests not answered from the cache: flights started, dedup joins, circuit rejections. */
   get cacheMisses(): number {
-    return this.started + this.dedupPrevented + this.circuitRejected;
+    return this.started + this.dedupPrevented + this.circuitRejected - this.refusedAfterStart;
   }
 
   /** Cached until the latency window changes. */
@@ -67,4 +72,5 @@ export function foldCounters(into: EndpointRecord, from: EndpointRecord): void {
   into.timeouts += from.timeouts;
   into.cancels += from.cancels;
   into.circuitRejected += from.circuitRejected;
+  into.refusedAfterStart += from.refusedAfterStart;
 }

@@ -164,10 +164,15 @@ describe('Intelligence', () => {
     expect(e.latency.samples).toBe(1);
   });
 
-  it('a job refused by the pre-start gate (error with CircuitOpenError) is a rejection, not a failure', () => {
+  it('a job refused by the pre-start gate (circuit-rejected, then error with CircuitOpenError) is one rejected request, not a failure', () => {
     const t = setup();
-    t.flight().fail(new CircuitOpenError('GET /a'));
+    const error = new CircuitOpenError('GET /a');
+    const flight = t.flight();
+    t.events.emit('circuit-rejected', { endpoint: 'GET /a', method: 'GET', path: '/a', error });
+    flight.fail(error);
     expect(t.intel.endpoint('GET', '/a')).toMatchObject({
+      requests: 1,
+      cacheMisses: 1,
       failures: 0,
       circuitRejected: 1,
       latency: { samples: 0 },

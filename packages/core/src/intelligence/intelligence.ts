@@ -1,6 +1,7 @@
 import { hasErrorName as hasName } from '../errors/keel-error';
 import type { EventEmitter } from '../events/emitter';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
+import { evictOldest } from '../internal/evict';
 import type {
   AdaptiveMetrics,
   CircuitState,
@@ -179,9 +180,10 @@ export class Intelligence implements IntelligenceController {
     this.#active--;
     const r = this.#record(e.endpoint);
     // A job the scheduler's pre-start gate refused (its circuit opened while it waited) is a
-    // circuit rejection, not a failure of the endpoint, and it never reached the network.
+    // circuit rejection (counted by its `circuit-rejected` event), not a failure of the endpoint,
+    // and it never reached the network.
     if (hasName(e.error, 'CircuitOpenError')) {
-      r.circuitRejected++;
+      r.refusedAfterStart++;
       return;
     }
     const { tracker } = e;
@@ -244,18 +246,19 @@ export class Intelligence implements IntelligenceController {
    * stats and latency are forgotten.
    */
   #evictOne(keep: EndpointRecord): void {
-    for (;;) {
-      const oldest = this.#endpoints.values().next().value as EndpointRecord;
-      this.#endpoints.delete(oldest.endpoint);
-      if (oldest === keep || oldest.touched) {
-        oldest.touched = false;
-        this.#endpoints.set(oldest.endpoint, oldest);
-        continue;
-      }
-      foldCounters(this.#retired, oldest);
-      if (this.#last === oldest) this.#last = undefined;
-      return;
-    }
+    // Every record passed over loses its second chance, so one full turn always finds one.
+    const dropped = evictOldest(
+      this.#endpoints,
+      (r) => {
+        if (r !== keep && !r.touched) return true;
+        r.touched = false;
+        return false;
+      },
+      this.#endpoints.size + 1,
+    );
+    if (dropped === undefined) return;
+    foldCounters(this.#retired, dropped);
+    if (this.#last === dropped) this.#last = undefined;
   }
 
   #statsOf(r: EndpointRecord): EndpointStats {
