@@ -1,5 +1,7 @@
 import { describe, expect, test, vi } from 'vitest';
 import { FakeClock } from '../../test/helpers';
+import { resolveClientOptions } from '../spec/options';
+import { resolveSpec } from '../spec/resolve';
 import type { ApiResponse, CacheUpdate } from '../types';
 import { compileTarget } from './match';
 import { CacheStore } from './store';
@@ -47,6 +49,24 @@ describe('CacheStore', () => {
     const entry = new CacheStore().set('GET https://a.test/users/7?x=1 |h a:b', res(1));
     expect(entry.path).toBe('/users/7');
     expect(entry.origin).toBe('https://a.test');
+  });
+
+  test('with a spec, path and origin come from its canonical URL as parsing would give them', () => {
+    const config = resolveClientOptions({ fetch: async () => new Response('') });
+    for (const url of [
+      'https://a.test/users/7?x=1',
+      'http://a.test:8080/x',
+      'HTTPS://A.test:443/y',
+      'http://[::1]:3000/z',
+      'https://user:pw@a.test/private',
+      'http://127.1/ip',
+    ]) {
+      const spec = resolveSpec(config, 'GET', url, undefined, undefined);
+      const entry = new CacheStore().set(spec.key, res(1), { spec });
+      const parsed = new URL(url);
+      expect(entry.path, url).toBe(parsed.pathname);
+      expect(entry.origin, url).toBe(parsed.origin);
+    }
   });
 
   test('maxEntries evicts the least recently written entry', () => {

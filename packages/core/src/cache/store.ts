@@ -72,9 +72,9 @@ export class CacheStore {
     let path = previous?.path ?? '/';
     let origin = previous?.origin ?? '';
     if (spec) {
-      const u = splitUrl(spec.url);
-      path = u.path;
-      origin = u.origin;
+      // The spec's URL is canonical and its path already split: no second parse per write.
+      path = spec.path;
+      origin = originOf(spec.url);
     } else if (!previous) {
       const u = splitUrl(key.slice(key.indexOf(' ') + 1).split(' |')[0] ?? '');
       path = u.path;
@@ -197,6 +197,13 @@ export function asMatchable(entry: CacheEntry): Matchable {
     tags: entry.tags,
     meta: () => metaOf(entry),
   };
+}
+
+/** `scheme://host[:port]` of an http(s) URL without userinfo, read off the string; else parsed. */
+const HTTP_ORIGIN = /^https?:\/\/[^/?#@\\]+(?=\/)/;
+
+function originOf(canonicalUrl: string): string {
+  return HTTP_ORIGIN.exec(canonicalUrl)?.[0] ?? splitUrl(canonicalUrl).origin;
 }
 
 function splitUrl(url: string): { path: string; origin: string } {
