@@ -93,7 +93,8 @@ export class CacheStore {
     if (previous) this.#entries.delete(key);
     this.#entries.set(key, entry);
     if (this.#entries.size > this.maxEntries) this.#evictOldest();
-    this.notify({ type: options.update ?? 'write', key, response });
+    // Most writes have no subscriber: skip building the update.
+    if (this.#watched) this.notify({ type: options.update ?? 'write', key, response });
     return entry;
   }
 
@@ -174,6 +175,7 @@ export class CacheStore {
   }
 
   notify(update: CacheUpdate): void {
+    if (!this.#watched) return;
     const set = this.#byKey.get(update.key);
     if (set) for (const l of [...set]) deliver(l, update);
     const preds = this.#predicates;
@@ -181,6 +183,11 @@ export class CacheStore {
       const sub = preds[i]!;
       if (safeMatch(sub, update.key)) deliver(sub.listener, update);
     }
+  }
+
+  /** Some subscription exists (by key or by predicate). */
+  get #watched(): boolean {
+    return this.#byKey.size > 0 || this.#predicates.length > 0;
   }
 
   #evictOldest(): void {
