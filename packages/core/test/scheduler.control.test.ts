@@ -379,4 +379,32 @@ describe('scheduler: re-entrant callers', () => {
     });
     expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
   });
+
+  it('a job cancelled by a request-started listener as it gets its slot makes no attempt', async () => {
+    const t = schedulerClient({ concurrency: 1 });
+    const a = t.client.get('/a');
+    const b = t.client.get('/b');
+    const bSettled = settle(b);
+    const c = t.client.get('/c');
+    const bKey = t.client.resolve('GET', '/b').key;
+    t.client.on('request-started', (e) => {
+      if (e.key === bKey) b.cancel();
+    });
+    await answer(t, '/a');
+    await answerAll(t);
+    expect(await bSettled).toMatchObject({
+      state: 'rejected',
+      reason: expect.any(CancelledError),
+    });
+    expect(calls(t)).toEqual(['/a', '/c']);
+    await Promise.all([a, c]);
+    expect(t.client.scheduler().stats()).toMatchObject({
+      active: 0,
+      queued: 0,
+      delayed: 0,
+      completed: 2,
+      rejected: 1,
+    });
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
 });
