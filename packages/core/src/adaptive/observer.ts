@@ -49,24 +49,22 @@ export class AdaptiveObserver {
 
   /** Subscribes to the lifecycle events; returns the unsubscribe. */
   observe(events: EventEmitter<ClientEvents>): () => void {
-    const offs = [
-      events.on('request', this.#onRequest),
-      events.on('retry', this.#onRetry),
-      events.on('success', this.#onSuccess),
-      events.on('error', this.#onError),
-      events.on('cancel', this.#onCancel),
-    ];
-    if (this.#scheduled) {
-      offs.push(
-        events.on('request-queued', this.#onQueued),
-        events.on('request-started', this.#onStarted),
-        events.on('request-delayed', this.#onDelayed),
-        events.on('request-rejected', this.#onRejected),
-      );
-    }
-    return () => {
-      for (const off of offs) off();
-    };
+    const scheduled = this.#scheduled
+      ? {
+          'request-queued': this.#onQueued,
+          'request-started': this.#onStarted,
+          'request-delayed': this.#onDelayed,
+          'request-rejected': this.#onRejected,
+        }
+      : {};
+    return events.onEach({
+      request: this.#onRequest,
+      retry: this.#onRetry,
+      success: this.#onSuccess,
+      error: this.#onError,
+      cancel: this.#onCancel,
+      ...scheduled,
+    });
   }
 
   /** Flights being followed (for leak checks). */

@@ -81,15 +81,12 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
 
   /** Subscribes to the lifecycle events that feed the breaker; returns the unsubscribe. */
   observe(events: EventEmitter<ClientEvents>): () => void {
-    const offs = [
-      events.on('request', this.#onRequest),
-      events.on('success', this.#onSuccess),
-      events.on('error', this.#onError),
-      events.on('cancel', this.#onCancel),
-    ];
-    return () => {
-      for (const off of offs) off();
-    };
+    return events.onEach({
+      request: this.#onRequest,
+      success: this.#onSuccess,
+      error: this.#onError,
+      cancel: this.#onCancel,
+    });
   }
 
   // ── CircuitGuard ──────────────────────────────────────────────────────────────────────────

@@ -83,4 +83,19 @@ describe('EventEmitter', () => {
     e.emit('b', 'x');
     expect(fn).toHaveBeenCalledTimes(1);
   });
+
+  test('onEach subscribes several listeners and one call removes them all', () => {
+    const e = new EventEmitter<Events>();
+    const a = vi.fn();
+    const b = vi.fn();
+    const off = e.onEach({ a, b });
+    e.emit('a', { n: 1 });
+    e.emit('b', 'x');
+    expect(a).toHaveBeenCalledWith({ n: 1 });
+    expect(b).toHaveBeenCalledWith('x');
+    expect(e.listenerCount()).toBe(2);
+    off();
+    expect(e.listenerCount()).toBe(0);
+    expect(e.has('a') || e.has('b')).toBe(false);
+  });
 });

@@ -21,6 +21,21 @@ export class EventEmitter<Events extends { [K in keyof Events]: unknown }> {
     return () => this.off(event, listener);
   }
 
+  /**
+   * Subscribes several listeners at once (an observer's handlers); returns one unsubscribe for
+   * all of them.
+   */
+  onEach(handlers: { [K in keyof Events]?: Listener<Events[K]> }): () => void {
+    const offs: (() => void)[] = [];
+    for (const event in handlers) {
+      const listener = handlers[event];
+      if (listener !== undefined) offs.push(this.on(event, listener));
+    }
+    return () => {
+      for (const off of offs) off();
+    };
+  }
+
   once<K extends keyof Events>(event: K, listener: Listener<Events[K]>): () => void {
     const wrapped: Listener<Events[K]> = (payload) => {
       this.off(event, wrapped);

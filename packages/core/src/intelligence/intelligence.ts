@@ -90,18 +90,15 @@ export class Intelligence implements IntelligenceController {
    */
   observe(events: EventEmitter<ClientEvents>): () => void {
     if (!this.#options.enabled) return () => {};
-    const offs = [
-      events.on('request', this.#onRequest),
-      events.on('success', this.#onSuccess),
-      events.on('error', this.#onError),
-      events.on('retry', this.#onRetry),
-      events.on('cancel', this.#onCancel),
-      events.on('dedup', this.#onDedup),
-      events.on('circuit-rejected', this.#onCircuitRejected),
-    ];
-    return () => {
-      for (const off of offs) off();
-    };
+    return events.onEach({
+      request: this.#onRequest,
+      success: this.#onSuccess,
+      error: this.#onError,
+      retry: this.#onRetry,
+      cancel: this.#onCancel,
+      dedup: this.#onDedup,
+      'circuit-rejected': this.#onCircuitRejected,
+    });
   }
 
   /** The adaptive timeout / strategy for an endpoint, or undefined (see recommend.ts). */
