@@ -24,6 +24,7 @@ import { SCHEDULER_DEFAULTS } from './scheduler/options';
 import { Scheduler } from './scheduler/scheduler';
 import { type ClientConfig, resolveClientOptions } from './spec/options';
 import { applyRecommendation, isDedupable, normalizeMethod, resolveSpec } from './spec/resolve';
+import { originOf } from './spec/url';
 import { Tracker } from './tracker/tracker';
 import type {
   AdaptiveController,
@@ -749,7 +750,7 @@ function flightMatchable(flight: Flight, now: number): Matchable {
   return {
     key: spec.key,
     path: spec.path,
-    origin: new URL(spec.url).origin,
+    origin: originOf(spec.url),
     tags: spec.tags,
     meta: (): CacheMeta => ({
       key: spec.key,

@@ -1,3 +1,4 @@
+import { isAbsoluteURL } from '../spec/url';
 import type { CacheMeta, InvalidateTarget } from '../types';
 
 /** What invalidation needs to know about a cached entry or an in-flight read. */
@@ -36,7 +37,7 @@ export function compileTarget(target: InvalidateTarget, baseURL?: string): Targe
   }
   let origin: string | undefined;
   let path = target;
-  if (/^[a-zA-Z][a-zA-Z\d+\-.]*:/.test(target)) {
+  if (isAbsoluteURL(target)) {
     const u = new URL(target);
     origin = u.origin;
     path = u.pathname;

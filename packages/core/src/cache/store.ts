@@ -1,5 +1,6 @@
 import { type Clock, systemClock } from '../internal/clock';
 import { reportError } from '../internal/report';
+import { originOf, splitURL } from '../spec/url';
 import type { ApiResponse, CacheSubscriber, CacheUpdate, KeyMatcher, RequestSpec } from '../types';
 import { type CacheEntry, metaOf } from './entry';
 import type { Matchable, TargetMatcher } from './match';
@@ -76,7 +77,7 @@ export class CacheStore {
       path = spec.path;
       origin = originOf(spec.url);
     } else if (!previous) {
-      const u = splitUrl(key.slice(key.indexOf(' ') + 1).split(' |')[0] ?? '');
+      const u = splitURL(key.slice(key.indexOf(' ') + 1).split(' |')[0] ?? '');
       path = u.path;
       origin = u.origin;
     }
@@ -204,22 +205,6 @@ export function asMatchable(entry: CacheEntry): Matchable {
     tags: entry.tags,
     meta: () => metaOf(entry),
   };
-}
-
-/** `scheme://host[:port]` of an http(s) URL without userinfo, read off the string; else parsed. */
-const HTTP_ORIGIN = /^https?:\/\/[^/?#@\\]+(?=\/)/;
-
-function originOf(canonicalUrl: string): string {
-  return HTTP_ORIGIN.exec(canonicalUrl)?.[0] ?? splitUrl(canonicalUrl).origin;
-}
-
-function splitUrl(url: string): { path: string; origin: string } {
-  try {
-    const u = new URL(url);
-    return { path: u.pathname, origin: u.origin };
-  } catch {
-    return { path: '/', origin: '' };
-  }
 }
 
 function safeMatch(sub: PredicateSubscription, key: string): boolean {

@@ -1,5 +1,10 @@
 const ABSOLUTE = /^[a-zA-Z][a-zA-Z\d+\-.]*:/;
 
+/** The URL starts with a scheme (`https:`, `mailto:`, ...). */
+export function isAbsoluteURL(url: string): boolean {
+  return ABSOLUTE.test(url);
+}
+
 /**
  * Joins a relative URL onto a base. Unlike `new URL(url, base)`, a base path is kept:
  * `resolveURL('/users', 'https://api.test/v1')` is `https://api.test/v1/users`.
@@ -142,4 +147,22 @@ export function splitCanonical(url: string): ParsedURL | undefined {
   }
   if (search !== undefined && !isCanonicalQuery(search)) return undefined;
   return { href: url, pathname, host };
+}
+
+/** `scheme://host[:port]` of an http(s) URL without userinfo: read off the string. */
+const HTTP_ORIGIN = /^https?:\/\/[^/?#@\\]+(?=\/)/;
+
+/** The origin of a canonical URL (a spec's `url`), without parsing it when it is plain http(s). */
+export function originOf(canonicalUrl: string): string {
+  return HTTP_ORIGIN.exec(canonicalUrl)?.[0] ?? splitURL(canonicalUrl).origin;
+}
+
+/** Pathname and origin of any URL; `/` and `''` when it does not parse. */
+export function splitURL(url: string): { path: string; origin: string } {
+  try {
+    const u = new URL(url);
+    return { path: u.pathname, origin: u.origin };
+  } catch {
+    return { path: '/', origin: '' };
+  }
 }
