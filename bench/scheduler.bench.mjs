@@ -152,7 +152,6 @@ async function loadScheduler() {
   return import(pathToFileURL(outfile).href);
 }
 const core = await loadScheduler();
-const neverAborted = new AbortController().signal;
 
 async function runSchedulerAlone(n) {
   const s = new core.Scheduler(
@@ -173,7 +172,9 @@ async function runSchedulerAlone(n) {
     const job = {
       id: i,
       probe: false,
-      signal: neverAborted,
+      aborted: false,
+      reason: undefined,
+      onAbort: undefined,
       spec: {
         key: url,
         url,

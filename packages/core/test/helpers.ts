@@ -10,6 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { AbortSource } from '../src/attempt/attempt';
 import {
   type Client,
   type ClientEventName,
@@ -556,4 +557,17 @@ export function debugOf(client: Client): {
   listeners: number;
 } {
   return (client as unknown as { debug: ReturnType<typeof debugOf> }).debug;
+}
+
+/** An AbortSource like Flight: `abort` keeps the first reason and calls whoever holds the slot. */
+export class FakeAbortSource implements AbortSource {
+  aborted = false;
+  reason: unknown = undefined;
+  onAbort: ((reason: unknown) => void) | undefined = undefined;
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.onAbort?.(reason);
+  }
 }

@@ -1,23 +1,11 @@
 import { describe, expect, test } from 'vitest';
-import { createFakeFetch, FakeClock, flush, track } from '../../test/helpers';
+import { createFakeFetch, FakeAbortSource, FakeClock, flush, track } from '../../test/helpers';
 import { CancelledError } from '../errors/cancelled-error';
 import { HttpError } from '../errors/http-error';
 import { TimeoutError } from '../errors/timeout-error';
 import { resolveClientOptions } from '../spec/options';
 import { resolveSpec } from '../spec/resolve';
-import { type AbortSource, attemptOnce } from './attempt';
-
-/** A source like Flight: `abort` records the reason and calls the running attempt's callback. */
-class Source implements AbortSource {
-  aborted = false;
-  reason: unknown = undefined;
-  onAbort: ((reason: unknown) => void) | undefined = undefined;
-  abort(reason: unknown): void {
-    this.aborted = true;
-    this.reason = reason;
-    this.onAbort?.(reason);
-  }
-}
+import { attemptOnce } from './attempt';
 
 const spec = (method: 'GET' | 'POST' = 'GET', body?: unknown) =>
   resolveSpec(
@@ -32,7 +20,7 @@ describe('attemptOnce', () => {
   test('calls fetch with method, headers, body and a signal', async () => {
     const f = createFakeFetch({ handler: (c) => Response.json({ ok: c.method }) });
     const clock = new FakeClock();
-    const r = await attemptOnce(f.fetch, spec('POST', { a: 1 }), new Source(), clock, 0);
+    const r = await attemptOnce(f.fetch, spec('POST', { a: 1 }), new FakeAbortSource(), clock, 0);
     expect(r.data).toEqual({ ok: 'POST' });
     expect(f.last().body).toBe('{"a":1}');
     expect(f.last().headers['content-type']).toBe('application/json');
@@ -43,7 +31,7 @@ describe('attemptOnce', () => {
   test('a timeout rejects with TimeoutError and aborts the fetch signal', async () => {
     const f = createFakeFetch();
     const clock = new FakeClock();
-    const p = track(attemptOnce(f.fetch, spec(), new Source(), clock, 50));
+    const p = track(attemptOnce(f.fetch, spec(), new FakeAbortSource(), clock, 50));
     await clock.advance(49);
     expect(p.current.state).toBe('pending');
     await clock.advance(1);
@@ -56,7 +44,7 @@ describe('attemptOnce', () => {
   test('a response before the timeout clears the timer', async () => {
     const f = createFakeFetch();
     const clock = new FakeClock();
-    const p = attemptOnce(f.fetch, spec(), new Source(), clock, 50);
+    const p = attemptOnce(f.fetch, spec(), new FakeAbortSource(), clock, 50);
     f.last().text('ok');
     await expect(p).resolves.toMatchObject({ data: 'ok' });
     expect(clock.live).toBe(0);
@@ -67,7 +55,7 @@ describe('attemptOnce', () => {
     async (timeout) => {
       const f = createFakeFetch({ ignoreAbort: true });
       const clock = new FakeClock();
-      const source = new Source();
+      const source = new FakeAbortSource();
       const p = track(attemptOnce(f.fetch, spec(), source, clock, timeout));
       await flush();
       expect(source.onAbort).toBeTypeOf('function');
@@ -84,7 +72,7 @@ describe('attemptOnce', () => {
 
   test('a reason that is not a CancelledError is wrapped in one, with the reason as cause', async () => {
     const f = createFakeFetch();
-    const source = new Source();
+    const source = new FakeAbortSource();
     const p = track(attemptOnce(f.fetch, spec(), source, new FakeClock(), 0));
     await flush();
     const reason = new Error('group cancelled');
@@ -98,7 +86,7 @@ describe('attemptOnce', () => {
   test('aborting the flight rejects with CancelledError even if fetch ignores its signal', async () => {
     const f = createFakeFetch({ ignoreAbort: true });
     const clock = new FakeClock();
-    const source = new Source();
+    const source = new FakeAbortSource();
     const p = track(attemptOnce(f.fetch, spec(), source, clock, 1000));
     await flush();
     source.abort(new CancelledError());
@@ -110,7 +98,7 @@ describe('attemptOnce', () => {
 
   test('an abort during body parsing rejects promptly', async () => {
     const clock = new FakeClock();
-    const source = new Source();
+    const source = new FakeAbortSource();
     const body = new ReadableStream({ start() {} }); // never ends
     const f = createFakeFetch({
       handler: () => new Response(body, { headers: { 'content-type': 'application/json' } }),
@@ -125,7 +113,7 @@ describe('attemptOnce', () => {
 
   test('an already-aborted source does not call fetch', async () => {
     const f = createFakeFetch();
-    const source = new Source();
+    const source = new FakeAbortSource();
     source.abort(new CancelledError());
     await expect(attemptOnce(f.fetch, spec(), source, new FakeClock(), 0)).rejects.toBeInstanceOf(
       CancelledError,
@@ -138,25 +126,27 @@ describe('attemptOnce', () => {
     const boom = () => {
       throw new TypeError('sync');
     };
-    await expect(attemptOnce(boom, spec(), new Source(), clock, 100)).rejects.toThrow('sync');
+    await expect(attemptOnce(boom, spec(), new FakeAbortSource(), clock, 100)).rejects.toThrow(
+      'sync',
+    );
     expect(clock.live).toBe(0);
   });
 
   test('a network error passes through; an error status is an HttpError', async () => {
     const clock = new FakeClock();
     const net = createFakeFetch({ handler: () => Promise.reject(new TypeError('fetch failed')) });
-    await expect(attemptOnce(net.fetch, spec(), new Source(), clock, 0)).rejects.toThrow(
+    await expect(attemptOnce(net.fetch, spec(), new FakeAbortSource(), clock, 0)).rejects.toThrow(
       'fetch failed',
     );
     const bad = createFakeFetch({ handler: () => new Response('x', { status: 503 }) });
-    await expect(attemptOnce(bad.fetch, spec(), new Source(), clock, 0)).rejects.toBeInstanceOf(
-      HttpError,
-    );
+    await expect(
+      attemptOnce(bad.fetch, spec(), new FakeAbortSource(), clock, 0),
+    ).rejects.toBeInstanceOf(HttpError);
   });
 
   test('clears its callback on the source and its timer however it ends', async () => {
     const clock = new FakeClock();
-    const source = new Source();
+    const source = new FakeAbortSource();
     const ok = createFakeFetch({ handler: () => new Response('ok') });
     await attemptOnce(ok.fetch, spec(), source, clock, 100);
     expect(source.onAbort).toBeUndefined();

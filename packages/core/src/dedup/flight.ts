@@ -29,14 +29,13 @@ export class Consumer {
  * It is aborted only when its last consumer leaves (or on cancelAll / a group cancel).
  *
  * A queued flight may wait a long time behind thousands of others, so it holds as little as it
- * can meanwhile: its AbortController is created only when something asks for `signal` (a retry
- * wait; an attempt has its own controller and is told of an abort through `onAbort`), and a lone
- * consumer sits in a field; the Set exists only once a second
+ * can meanwhile: no AbortController (each attempt creates its own, and the attempt or retry wait
+ * in progress is told of an abort through `onAbort`), and a lone consumer sits in a field; the Set exists only once a second
  * consumer joins (bench/scheduler.bench.mjs: GC was the largest cost with 100,000 queued).
  */
 export class Flight implements SchedulerJob, AbortSource {
   readonly tracker: Tracker;
-  /** Set by `abort`: read these instead of `signal` so no controller is created to answer. */
+  /** Set by `abort`, with the first reason. */
   aborted = false;
   reason: unknown = undefined;
   /** An invalidation landed while in flight: the response must not be stored as fresh. */
@@ -46,9 +45,8 @@ export class Flight implements SchedulerJob, AbortSource {
   settled = false;
   /** The scheduler's record while the flight is a scheduler job (see SchedulerJob). */
   gateEntry: Entry | undefined = undefined;
-  /** The running attempt's abort (attempt.ts AbortSource): called by `abort`. */
+  /** The running attempt's or retry wait's abort (attempt.ts AbortSource): called by `abort`. */
   onAbort: ((reason: unknown) => void) | undefined = undefined;
-  #controller: AbortController | undefined = undefined;
   /** The only consumer while there is one; undefined once `#many` holds them all. */
   #one: Consumer | undefined = undefined;
   #many: Set<Consumer> | undefined = undefined;
@@ -65,21 +63,11 @@ export class Flight implements SchedulerJob, AbortSource {
     return this.spec.key;
   }
 
-  /** Created on first use; already aborted (with the first reason) if the flight was. */
-  get signal(): AbortSignal {
-    if (this.#controller === undefined) {
-      this.#controller = new AbortController();
-      if (this.aborted) this.#controller.abort(this.reason);
-    }
-    return this.#controller.signal;
-  }
-
-  /** Aborts the flight's signal; the first reason wins, like AbortController.abort. */
+  /** Aborts the flight; the first reason wins, like AbortController.abort. */
   abort(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
-    this.#controller?.abort(reason);
     this.onAbort?.(reason);
   }
 

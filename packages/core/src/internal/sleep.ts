@@ -1,20 +1,24 @@
+import type { AbortSource } from '../attempt/attempt';
 import type { Clock } from './clock';
 
 /**
- * Waits `ms` on the clock, or rejects with the signal's reason as soon as it aborts.
- * The timer and the abort listener are both removed on every exit path.
+ * Waits `ms` on the clock, or rejects with the source's abort reason as soon as it aborts. The
+ * wait takes the source's `onAbort` slot (a flight runs no attempt while it waits to retry) and
+ * gives it back, and clears its timer, on every exit path.
  */
-export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
-  if (signal?.aborted) return Promise.reject(signal.reason);
+export function sleep(clock: Clock, ms: number, source?: AbortSource): Promise<void> {
+  if (source?.aborted) return Promise.reject(source.reason);
   return new Promise<void>((resolve, reject) => {
-    const onAbort = () => {
-      clock.clearTimeout(timer);
-      reject(signal!.reason);
-    };
     const timer = clock.setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      if (source) source.onAbort = undefined;
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    if (source) {
+      source.onAbort = (reason) => {
+        source.onAbort = undefined;
+        clock.clearTimeout(timer);
+        reject(reason);
+      };
+    }
   });
 }

@@ -14,8 +14,13 @@ export interface SchedulerJob {
   readonly spec: RequestSpec;
   /** A half-open circuit probe: skips the pre-start circuit gate and the adaptive ceiling. */
   readonly probe: boolean;
-  /** Aborted when the flight is cancelled (every consumer left, or cancelAll / cancelGroup). */
-  readonly signal: AbortSignal;
+  /**
+   * The flight's abort state (every consumer left, or cancelAll / cancelGroup): `aborted`,
+   * `reason`, and the `onAbort` slot a retry wait takes.
+   */
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  onAbort: ((reason: unknown) => void) | undefined;
   /**
    * The scheduler's record of this job while it is entered (set and cleared by the scheduler
    * only): kept on the job so no job -> entry table grows with the queue.
@@ -46,9 +51,9 @@ export interface AttemptGate {
   /** A retry wait (backoff / Retry-After): releases the slot; the job holds none while parked. */
   park(job: SchedulerJob, reason: ParkReason, delay: number): Promise<void>;
   /**
-   * The client aborted the job's signal (a caller cancel, cancelAll, a group cancel): drop the
+   * The client aborted the job (a caller cancel, cancelAll, a group cancel): drop the
    * job now, whatever its state, so the slot frees and stats move at once. Every path that aborts
-   * a job's signal must call this; the scheduler adds no abort listener of its own.
+   * a job must call this; the scheduler adds no abort hook of its own.
    */
   cancel(job: SchedulerJob): void;
   /** The job's lifecycle ended: `completed` (success or error) or `rejected` (cancelled). */
@@ -92,7 +97,7 @@ export class TransparentGate implements AttemptGate {
     return true;
   }
   park(job: SchedulerJob, _reason: ParkReason, delay: number): Promise<void> {
-    return sleep(this.#clock, delay, job.signal);
+    return sleep(this.#clock, delay, job);
   }
   cancel(): void {}
   finish(): void {}

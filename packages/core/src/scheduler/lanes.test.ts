@@ -12,7 +12,9 @@ function job(priority: Priority = 'normal'): SchedulerJob {
   return {
     id,
     probe: false,
-    signal: new AbortController().signal,
+    aborted: false,
+    reason: undefined,
+    onAbort: undefined,
     spec: { key: `k${id}`, priority } as RequestSpec,
   };
 }

@@ -13,7 +13,9 @@ function job(endpoint: string, probe = false): SchedulerJob {
   return {
     id,
     probe,
-    signal: new AbortController().signal,
+    aborted: false,
+    reason: undefined,
+    onAbort: undefined,
     spec: {
       key: `${endpoint}#${id}`,
       endpoint,

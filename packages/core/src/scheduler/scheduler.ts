@@ -139,8 +139,7 @@ export class Scheduler implements AttemptGate {
 
   park(job: SchedulerJob, reason: ParkReason, delay: number): Promise<void> {
     const entry = job.gateEntry;
-    if (entry === undefined || entry.state !== 'active')
-      return sleep(this.#clock, delay, job.signal);
+    if (entry === undefined || entry.state !== 'active') return sleep(this.#clock, delay, job);
     this.#releaseSlot(entry);
     entry.state = 'delayed';
     this.#delayed++;
@@ -159,7 +158,7 @@ export class Scheduler implements AttemptGate {
   cancel(job: SchedulerJob): void {
     const entry = job.gateEntry;
     if (entry === undefined || entry.state === 'done') return;
-    this.#end(entry, 'rejected', job.signal.aborted ? job.signal.reason : new CancelledError());
+    this.#end(entry, 'rejected', job.aborted ? job.reason : new CancelledError());
     this.#dispatch();
   }
 
@@ -238,7 +237,7 @@ export class Scheduler implements AttemptGate {
         this.#hooks.cancelJob(entry.job, error);
         // A job whose flight the client no longer tracks is dropped here.
         if (stateOf(entry) !== 'done') {
-          this.#end(entry, 'rejected', entry.job.signal.aborted ? entry.job.signal.reason : error);
+          this.#end(entry, 'rejected', entry.job.aborted ? entry.job.reason : error);
         }
       }
     } finally {
