@@ -120,8 +120,7 @@ export class Scheduler implements AttemptGate {
         break;
       }
       case 'done':
-        this.#hooks.resume(job, entry.error);
-        return false;
+        break; // ended before it asked: answered below
       default:
         return true;
     }
@@ -129,11 +128,8 @@ export class Scheduler implements AttemptGate {
     // Dispatch may have started it, parked it for rate budget, or refused it (circuit).
     const state = stateOf(entry);
     if (state === 'active') return true;
-    if (state === 'done') {
-      this.#hooks.resume(job, entry.error);
-      return false;
-    }
-    entry.waiting = true;
+    if (state === 'done') this.#hooks.resume(job, entry.error);
+    else entry.waiting = true;
     return false;
   }
 
