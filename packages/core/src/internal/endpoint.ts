@@ -14,7 +14,12 @@ export function endpointKey(method: unknown, path: unknown): string {
   if (q !== -1) end = q;
   const h = path.indexOf('#');
   if (h !== -1 && h < end) end = h;
-  return `${method.toUpperCase()} ${end === path.length ? path : path.slice(0, end)}`;
+  return joinEndpoint(method.toUpperCase(), end === path.length ? path : path.slice(0, end));
+}
+
+/** `METHOD pathname` from parts already normalized (the request path's spec resolution). */
+export function joinEndpoint(method: string, pathname: string): string {
+  return `${method} ${pathname}`;
 }
 
 /** Splits `METHOD pathname` (the method never contains a space). */

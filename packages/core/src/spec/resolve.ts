@@ -1,4 +1,5 @@
 import { checkMs, resolveRetryOptions } from '../attempt/retry-policy';
+import { joinEndpoint } from '../internal/endpoint';
 import type {
   HttpMethod,
   IntelligenceRecommendation,
@@ -190,7 +191,7 @@ function sharedNames(method: HttpMethod, path: string, host: string): Readonly<t
   if (path !== last.path || method !== last.method) {
     last.method = method;
     last.path = path;
-    last.endpoint = `${method} ${path}`;
+    last.endpoint = joinEndpoint(method, path);
   }
   if (host !== last.host) last.host = host;
   return last;
