@@ -320,6 +320,7 @@ async function main() {
   for (const o of opossums) o.shutdown();
   server.close();
   report(results, (now() - started) / 1000);
+  // fetch's keep-alive sockets and the forked server would keep the process alive.
   process.exit(0);
 }
 

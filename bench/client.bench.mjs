@@ -330,6 +330,7 @@ async function main() {
 
   const elapsed = (now() - started) / 1000;
   report(results, elapsed);
+  // fetch's keep-alive sockets and the forked server would keep the process alive.
   process.exit(0);
 }
 
@@ -532,6 +533,7 @@ const ANALYSIS = [
 if (process.argv[2] === '--server') {
   const server = await startServer();
   process.send({ port: server.address().port });
+  // The server child ends with the bench that forked it, even if the bench dies.
   process.on('disconnect', () => process.exit(0));
 } else {
   await main();

@@ -205,6 +205,7 @@ const loadAtStart = loadavg()
 const results = {};
 if (PROBE) {
   console.log(await scenarioRun(PROBE));
+  // A probe run measures one scenario and stops; the target servers end with this process.
   process.exit(0);
 }
 for (const scenario of Object.keys(SCENARIOS)) results[scenario] = await scenarioRun(scenario);
