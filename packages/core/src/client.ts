@@ -99,6 +99,7 @@ class KeelClient implements Client {
     this.#cache = new CacheStore(this.#config.cache.ttl, {
       clock: this.#config.clock,
       maxEntries: this.#config.maxEntries,
+      keyBase: this.#config.keyBase,
     });
     // Validated even when disabled; the scheduler tracks endpoints only for adaptive ceilings.
     const adaptiveOptions = resolveAdaptiveOptions(options?.adaptive);

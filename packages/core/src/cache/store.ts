@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from '../internal/clock';
 import { reportError } from '../internal/report';
-import { originOf, splitURL } from '../spec/url';
+import { parseKey } from '../spec/fingerprint';
+import { absoluteKeyURL, originOf, splitURL } from '../spec/url';
 import type { ApiResponse, CacheSubscriber, CacheUpdate, KeyMatcher, RequestSpec } from '../types';
 import { type CacheEntry, metaOf } from './entry';
 import type { Matchable, TargetMatcher } from './match';
@@ -36,8 +37,13 @@ export class CacheStore {
   readonly defaultTtl: number;
   readonly maxEntries: number;
   readonly #clock: Clock;
+  /** The client's key base: a key written by hand is resolved against it (spec/url keyURL). */
+  readonly #keyBase: string | undefined;
 
-  constructor(defaultTtl = 30000, options: { clock?: Clock; maxEntries?: number } = {}) {
+  constructor(
+    defaultTtl = 30000,
+    options: { clock?: Clock; maxEntries?: number; keyBase?: string } = {},
+  ) {
     if (!Number.isFinite(defaultTtl) || defaultTtl < 0) {
       throw new RangeError(
         `keel: cache ttl must be a finite number >= 0, got ${String(defaultTtl)}`,
@@ -46,6 +52,7 @@ export class CacheStore {
     this.defaultTtl = defaultTtl;
     this.maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY;
     this.#clock = options.clock ?? systemClock;
+    this.#keyBase = options.keyBase;
   }
 
   get size(): number {
@@ -77,7 +84,7 @@ export class CacheStore {
       path = spec.path;
       origin = originOf(spec.url);
     } else if (!previous) {
-      const u = splitURL(key.slice(key.indexOf(' ') + 1).split(' |')[0] ?? '');
+      const u = splitURL(absoluteKeyURL(parseKey(key).url, this.#keyBase));
       path = u.path;
       origin = u.origin;
     }

@@ -1,28 +1,68 @@
-import { canonicalizeURL } from './url';
+import { canonicalizeURL, keyBaseOf, keyURL } from './url';
 
 export interface FingerprintInput {
   method: string;
   url: string;
   headers?: Record<string, string> | undefined;
   body?: unknown;
+  /**
+   * The client's base URL: a URL under it is written relative to it, as the client's keys are
+   * (`GET /users` for `https://api.test/v1/users` with base `https://api.test/v1`).
+   * @default none: the URL is written absolute
+   */
+  base?: string;
 }
 
 /**
- * The cache / dedup key: `METHOD canonical-url`, plus the request-level headers (names
- * lower-cased, sorted) and a string body when present. Two calls that would send the same bytes
- * get the same key. Client-wide default headers are the same for every request of a client, so
- * the client leaves them out.
+ * The cache / dedup key: `METHOD url`, plus the request-level headers (names lower-cased,
+ * sorted) and a string body when present. The URL is canonical, and relative to `base` when it
+ * is under it (see keyURL): keys do not depend on the origin a client used. Two calls that would
+ * send the same bytes get the same key. Client-wide default headers are the same for every
+ * request of a client, so the client leaves them out.
  *
  * @example createFingerprint({ method: 'get', url: 'https://a.test/x?b=2&a=1' }) // 'GET https://a.test/x?a=1&b=2'
+ * @example createFingerprint({ method: 'get', url: 'https://a.test/v1/x', base: 'https://a.test/v1' }) // 'GET /x'
  */
-export function createFingerprint({ method, url, headers, body }: FingerprintInput): string {
+export function createFingerprint({ method, url, headers, body, base }: FingerprintInput): string {
   let canonical: string;
   try {
     canonical = canonicalizeURL(url);
   } catch {
     canonical = url;
   }
-  return fingerprintOf(method.toUpperCase(), canonical, headers, body);
+  const keyBase = base === undefined ? undefined : keyBaseOf(base);
+  return fingerprintOf(method.toUpperCase(), keyURL(canonical, keyBase), headers, body);
+}
+
+/** What a key is made of (the inverse of fingerprintOf for its method, URL and headers). */
+export interface KeyParts {
+  method: string;
+  /** Relative to the client's key base, or absolute. */
+  url: string;
+  /** The request-level headers written into the key; undefined when none. */
+  headers: Record<string, string> | undefined;
+}
+
+/**
+ * Splits a key written by fingerprintOf. Header names cannot hold `:` and values cannot hold a
+ * newline (fetch rejects both), so the header block splits unambiguously.
+ */
+export function parseKey(key: string): KeyParts {
+  const space = key.indexOf(' ');
+  const rest = key.slice(space + 1);
+  const mark = rest.indexOf(' |');
+  const url = mark === -1 ? rest : rest.slice(0, mark);
+  let headers: Record<string, string> | undefined;
+  if (mark !== -1 && rest.startsWith(' |h ', mark)) {
+    const end = rest.indexOf(' |b ', mark + 4);
+    const block = rest.slice(mark + 4, end === -1 ? undefined : end);
+    headers = {};
+    for (const line of block.split('\n')) {
+      const colon = line.indexOf(':');
+      if (colon > 0) headers[line.slice(0, colon)] = line.slice(colon + 1);
+    }
+  }
+  return { method: key.slice(0, space), url, headers };
 }
 
 /** The key from already-canonical parts (the client's hot path skips re-parsing the URL). */

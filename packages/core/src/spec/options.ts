@@ -8,6 +8,7 @@ import type {
   ResolvedCacheOptions,
   ResolvedRetryOptions,
 } from '../types';
+import { keyBaseOf, resolveBaseURL } from './url';
 
 export const CACHE_DEFAULTS: Readonly<ResolvedCacheOptions> = Object.freeze({
   enabled: true,
@@ -17,7 +18,10 @@ export const CACHE_DEFAULTS: Readonly<ResolvedCacheOptions> = Object.freeze({
 
 /** Client options after defaults and validation: read by every request, never mutated. */
 export interface ClientConfig {
+  /** Absolute (a relative one was resolved against the page when the client was created). */
   readonly baseURL: string | undefined;
+  /** What cache keys are written relative to (spec/url keyBaseOf). */
+  readonly keyBase: string | undefined;
   /** Client headers with lower-cased names; undefined when none. */
   readonly headers: Readonly<Record<string, string>> | undefined;
   readonly cache: ResolvedCacheOptions;
@@ -34,17 +38,9 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`keel: createClient options must be an object, got ${typeof options}`);
   }
-  const { baseURL } = options;
-  if (baseURL !== undefined) {
-    if (typeof baseURL !== 'string' || !/^[a-zA-Z][a-zA-Z\d+\-.]*:/.test(baseURL)) {
-      throw new TypeError(`keel: baseURL must be an absolute URL string, got ${String(baseURL)}`);
-    }
-    try {
-      new URL(baseURL);
-    } catch (cause) {
-      throw new TypeError(`keel: baseURL is not a valid URL: ${baseURL}`, { cause });
-    }
-  }
+  // A relative baseURL resolves against the page in a browser; elsewhere it is a TypeError.
+  const baseURL =
+    options.baseURL === undefined ? undefined : resolveBaseURL(options.baseURL, 'baseURL');
   if (options.fetch !== undefined && typeof options.fetch !== 'function') {
     throw new TypeError(`keel: fetch must be a function, got ${typeof options.fetch}`);
   }
@@ -67,6 +63,7 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
   }
   return Object.freeze({
     baseURL,
+    keyBase: keyBaseOf(baseURL),
     headers: options.headers ? lowerCaseHeaders(options.headers, 'headers') : undefined,
     cache,
     maxEntries,

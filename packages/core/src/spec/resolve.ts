@@ -11,7 +11,7 @@ import { serializeBody } from './body';
 import { fingerprintOf } from './fingerprint';
 import { type ClientConfig, lowerCaseHeaders, resolveCacheOptions } from './options';
 import { buildQuery } from './query';
-import { parseCanonical, resolveURL } from './url';
+import { keyURL, parseCanonical, resolveURL } from './url';
 
 const METHODS: ReadonlySet<string> = new Set([
   'GET',
@@ -163,7 +163,7 @@ function resolveOwn(
     url: parsed.href,
     key: fingerprintOf(
       method,
-      parsed.href,
+      keyURL(parsed.href, config.keyBase),
       requestHeaders,
       typeof body === 'string' ? body : undefined,
     ),

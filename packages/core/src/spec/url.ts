@@ -8,24 +8,98 @@ export function isAbsoluteURL(url: string): boolean {
 /**
  * Joins a relative URL onto a base. Unlike `new URL(url, base)`, a base path is kept:
  * `resolveURL('/users', 'https://api.test/v1')` is `https://api.test/v1/users`.
- * Absolute URLs are returned unchanged. Without a base, a relative URL resolves against the
- * page origin in a browser; elsewhere it is an error.
+ * Absolute URLs are returned unchanged. A relative base (`/api`) is resolved against the
+ * document's location first (see resolveBaseURL). Without a base, a relative URL resolves
+ * against the page origin in a browser; elsewhere it is an error.
  */
 export function resolveURL(url: string, base?: string): string {
   if (typeof url !== 'string') throw new TypeError(`keel: url must be a string, got ${typeof url}`);
   if (ABSOLUTE.test(url)) return url;
   if (base) {
-    if (!ABSOLUTE.test(base)) {
-      throw new TypeError(`keel: invalid baseURL "${base}": it must be an absolute URL`);
-    }
-    if (url === '') return base;
-    const b = base.endsWith('/') ? base.slice(0, -1) : base;
+    const b0 = ABSOLUTE.test(base) ? base : resolveBaseURL(base);
+    if (url === '') return b0;
+    const b = b0.endsWith('/') ? b0.slice(0, -1) : b0;
     if (url.startsWith('?') || url.startsWith('#')) return b + url;
     return url.startsWith('/') ? b + url : `${b}/${url}`;
   }
   const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
   if (origin && origin !== 'null') return new URL(url, origin).href;
   throw new TypeError(`keel: invalid URL "${url}": a relative URL needs a baseURL`);
+}
+
+/** The document's base URL in a browser (`<base href>` or the page's location); undefined elsewhere. */
+function documentBase(): string | undefined {
+  const g = globalThis as { document?: { baseURI?: string }; location?: { href?: string } };
+  const href = g.document?.baseURI ?? g.location?.href;
+  return href && href !== 'about:blank' ? href : undefined;
+}
+
+/**
+ * A `baseURL` as an absolute URL. A relative one (`/api`, `api/v2`) is resolved against the
+ * document's location, so `createClient({ baseURL: '/api' })` works in a browser; outside a
+ * browser there is nothing to resolve it against, and the TypeError says what to pass instead.
+ */
+export function resolveBaseURL(baseURL: unknown, field = 'baseURL'): string {
+  if (typeof baseURL !== 'string') {
+    throw new TypeError(`keel: \`${field}\` must be a URL string, got ${typeof baseURL}`);
+  }
+  let resolved = baseURL;
+  if (!ABSOLUTE.test(baseURL)) {
+    const page = documentBase();
+    if (page === undefined) {
+      throw new TypeError(
+        `keel: \`${field}\` must be an absolute URL outside a browser, got "${baseURL}": there is no document location to resolve it against; pass the full URL, e.g. "http://localhost:3000${baseURL.startsWith('/') ? '' : '/'}${baseURL}"`,
+      );
+    }
+    resolved = new URL(baseURL, page).href;
+  }
+  try {
+    new URL(resolved);
+  } catch (cause) {
+    throw new TypeError(`keel: \`${field}\` is not a valid URL, got "${baseURL}"`, { cause });
+  }
+  return resolved;
+}
+
+/**
+ * What cache keys are written relative to: the canonical `baseURL` without a trailing slash, or
+ * in a browser without one, the page origin (which relative URLs resolve against). Undefined
+ * when URLs cannot be relative (Node without a baseURL) or the base has a query or fragment.
+ */
+export function keyBaseOf(baseURL: string | undefined): string | undefined {
+  let base = baseURL;
+  if (base === undefined) {
+    const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
+    if (!origin || origin === 'null') return undefined;
+    base = origin;
+  }
+  if (base.includes('?') || base.includes('#')) return undefined;
+  let canonical: string;
+  try {
+    canonical = canonicalizeURL(base);
+  } catch {
+    return undefined;
+  }
+  return canonical.endsWith('/') ? canonical.slice(0, -1) : canonical;
+}
+
+/**
+ * The URL as a cache key writes it: relative to the key base when it is under it (`/users?a=1`
+ * for `https://api.test/v1/users?a=1` with base `https://api.test/v1`), otherwise absolute. A
+ * server client on an internal URL and a browser client on a relative `/api` therefore make the
+ * same keys for the same request, so cached data can be handed from one to the other.
+ */
+export function keyURL(href: string, keyBase: string | undefined): string {
+  if (keyBase === undefined || !href.startsWith(keyBase)) return href;
+  const next = href.charCodeAt(keyBase.length);
+  // The end, `/` or `?`: under the base at a segment boundary (`/v1x` is not under `/v1`).
+  if (Number.isNaN(next) || next === 47 || next === 63) return href.slice(keyBase.length);
+  return href;
+}
+
+/** The absolute URL of a key's URL part (see keyURL). */
+export function absoluteKeyURL(url: string, keyBase: string | undefined): string {
+  return keyBase === undefined || ABSOLUTE.test(url) ? url : keyBase + url;
 }
 
 /**
