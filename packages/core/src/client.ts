@@ -219,6 +219,36 @@ class KeelClient implements Client {
     );
   }
 
+  cancelReads(target: InvalidateTarget): string[] {
+    const matcher = compileTarget(target, this.#config.baseURL);
+    const now = this.#config.clock.now();
+    const matched: Flight[] = [];
+    for (const flight of this.#flights) {
+      if (isDedupable(flight.spec.method) && matcher(flightMatchable(flight, now))) {
+        matched.push(flight);
+      }
+    }
+    if (matched.length === 0) return [];
+    this.#gate.batch(() => {
+      for (const flight of matched) {
+        this.#cancelFlight(flight, new CancelledError('Read cancelled by cancelReads'));
+      }
+    });
+    return matched.map((f) => f.key);
+  }
+
+  fetchingKeys(target?: InvalidateTarget): string[] {
+    const matcher = target === undefined ? undefined : compileTarget(target, this.#config.baseURL);
+    const keys: string[] = [];
+    if (this.#inflight.size === 0) return keys;
+    const now = this.#config.clock.now();
+    for (const flight of this.#inflight.values()) {
+      if (flight.tracker.settled) continue;
+      if (matcher === undefined || matcher(flightMatchable(flight, now))) keys.push(flight.key);
+    }
+    return keys;
+  }
+
   cancelAll(): void {
     // Dispatch is held meanwhile, so no queued job starts only to be cancelled.
     this.#gate.batch(() => {

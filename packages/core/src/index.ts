@@ -8,6 +8,7 @@ export {
 } from './attempt/retry-policy';
 export { isRetriableStatus, isSuccessStatus } from './attempt/status';
 export type { CacheEntry } from './cache/entry';
+export { checkInvalidateTarget } from './cache/match';
 export { CacheStore } from './cache/store';
 export { CIRCUIT_DEFAULTS } from './circuit/options';
 export { isCountableFailure } from './circuit/outcome';

@@ -432,6 +432,23 @@ export interface Client {
   /** Listens to CacheUpdates for keys the matcher accepts (a key string, or a predicate). */
   subscribe(matcher: KeyMatcher, listener: CacheSubscriber): () => void;
   invalidate(target: InvalidateTarget, options?: { refetch?: boolean }): string[];
+  /**
+   * Cancels the reads (GET, HEAD, OPTIONS) in flight that `target` matches, with the meaning it
+   * has for `invalidate` (a path, an array of tags, or a predicate over CacheMeta): every caller
+   * of such a read gets `CancelledError`, and its response is not cached. For optimistic updates:
+   * a read started before a mutation cannot overwrite what the mutation wrote into the cache.
+   * Returns the keys of the cancelled reads.
+   *
+   * @example
+   * client.cancelReads('/todos');
+   * client.setCached(client.resolve('GET', '/todos'), optimistic);
+   */
+  cancelReads(target: InvalidateTarget): string[];
+  /**
+   * The keys of the reads in flight now (the flights an identical read would join), all of them
+   * or those `target` matches (same meaning as for `invalidate`).
+   */
+  fetchingKeys(target?: InvalidateTarget): string[];
   cancelAll(): void;
   clearCache(): void;
   cancelGroup(group: string): void;

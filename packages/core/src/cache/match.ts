@@ -13,27 +13,52 @@ export interface Matchable {
 export type TargetMatcher = (item: Matchable) => boolean;
 
 /**
- * Compiles an invalidation target once into a predicate.
+ * The one runtime check of an invalidation target, wherever one is written (`client.invalidate`,
+ * `cancelReads`, a mutation's `invalidate`, a server event): a path string, an array of tag
+ * strings, or a predicate over CacheMeta. Anything else (a number, an object, an array holding a
+ * non-string) is a TypeError naming `option`, never a silently different meaning.
+ */
+export function checkInvalidateTarget(
+  value: unknown,
+  option: string,
+): asserts value is InvalidateTarget {
+  if (typeof value === 'string' || typeof value === 'function') return;
+  if (Array.isArray(value)) {
+    const bad = value.findIndex((t) => typeof t !== 'string');
+    if (bad === -1) return;
+    throw new TypeError(
+      `keel: \`${option}\` must be a path string, an array of tag strings or a predicate function, got an array holding ${describe(value[bad])} at index ${bad}`,
+    );
+  }
+  throw new TypeError(
+    `keel: \`${option}\` must be a path string, an array of tag strings or a predicate function, got ${describe(value)}`,
+  );
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (typeof value === 'object') return `an object (${Object.prototype.toString.call(value)})`;
+  return `${String(value)} (${typeof value})`;
+}
+
+/**
+ * Compiles an invalidation target once into a predicate (checked by checkInvalidateTarget).
  * - string: a path, segment-aware. `/users` matches `/users`, `/users/7`, `/users?x=1`, not
  *   `/users-x`. An absolute URL also pins the origin. A trailing slash is ignored; `/` is all.
  *   A relative path also matches under the path of `baseURL` (the client's), when it has one.
  * - string[]: tags; an entry matches when it carries any of them.
  * - function: a predicate over CacheMeta.
  */
-export function compileTarget(target: InvalidateTarget, baseURL?: string): TargetMatcher {
+export function compileTarget(
+  target: InvalidateTarget,
+  baseURL?: string,
+  option = 'target',
+): TargetMatcher {
+  checkInvalidateTarget(target, option);
   if (typeof target === 'function') return (item) => Boolean(target(item.meta()));
   if (Array.isArray(target)) {
-    for (const t of target) {
-      if (typeof t !== 'string')
-        throw new TypeError(`keel: invalidate tags must be strings, got ${typeof t}`);
-    }
     const tags = new Set(target);
     return (item) => item.tags.some((t) => tags.has(t));
-  }
-  if (typeof target !== 'string') {
-    throw new TypeError(
-      `keel: invalidate target must be a path, an array of tags or a predicate, got ${typeof target}`,
-    );
   }
   let origin: string | undefined;
   let path = target;
