@@ -16,6 +16,7 @@ import { EventEmitter } from './events/emitter';
 import type { HitTally } from './intelligence/hit-tally';
 import { Intelligence } from './intelligence/intelligence';
 import { resolveIntelligenceOptions } from './intelligence/options';
+import type { Clock } from './internal/clock';
 import { MicrotaskBatch } from './internal/microtask-batch';
 import { noop } from './internal/noop';
 import { createGate } from './scheduler/create-gate';
@@ -59,6 +60,26 @@ export function createClient(options?: ClientOptions): Client {
 }
 
 const SPEC_MEMO_LIMIT = 1000;
+
+/** What the hydration functions need from a client beyond its public API. */
+export interface ClientInternals {
+  readonly cache: CacheStore;
+  readonly clock: Clock;
+  readonly baseURL: string | undefined;
+}
+
+const internals = new WeakMap<Client, ClientInternals>();
+
+/** The cache and clock of a client made by createClient (hydration.ts); a TypeError otherwise. */
+export function internalsOf(client: Client, caller: string): ClientInternals {
+  const found = internals.get(client);
+  if (found === undefined) {
+    throw new TypeError(
+      `keel: ${caller} needs a client made by createClient, got ${typeof client}`,
+    );
+  }
+  return found;
+}
 
 /**
  * The request pipeline. This is the only place that knows the order of the stages:
@@ -138,6 +159,11 @@ class KeelClient implements Client {
     this.#hitTally = this.#intelligence.enabled ? this.#intelligence.hits : undefined;
     this.#adaptive?.observe(this.#events);
     this.#observerListeners = this.#events.listenerCount();
+    internals.set(this, {
+      cache: this.#cache,
+      clock: this.#config.clock,
+      baseURL: this.#config.baseURL,
+    });
   }
 
   // ── public API ────────────────────────────────────────────────────────────────────────────

@@ -27,6 +27,14 @@ export {
   TimeoutError,
 } from './errors/index';
 export { EventEmitter } from './events/emitter';
+export {
+  type DehydratedEntry,
+  type DehydratedResponse,
+  type DehydratedState,
+  type DehydrateOptions,
+  dehydrate,
+  hydrate,
+} from './hydration';
 export { INTELLIGENCE_DEFAULTS } from './intelligence/options';
 export { type Clock, systemClock, type TimerHandle } from './internal/clock';
 export { createFingerprint, type FingerprintInput } from './spec/fingerprint';

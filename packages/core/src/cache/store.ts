@@ -12,6 +12,8 @@ export interface WriteOptions {
   spec?: RequestSpec;
   /** Update type delivered to subscribers; default `write`. */
   update?: 'write' | 'revalidate';
+  /** When the response was stored (a hydrated entry keeps its age); default now. */
+  storedAt?: number;
 }
 
 interface PredicateSubscription {
@@ -95,8 +97,8 @@ export class CacheStore {
       response,
       spec: spec ?? previous?.spec,
       tags: options.tags ? [...options.tags] : spec ? [...spec.tags] : (previous?.tags ?? []),
-      storedAt: now,
-      expiresAt: now + ttl,
+      storedAt: options.storedAt ?? now,
+      expiresAt: (options.storedAt ?? now) + ttl,
     };
     if (previous) this.#entries.delete(key);
     this.#entries.set(key, entry);

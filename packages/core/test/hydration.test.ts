@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createClient, type DehydratedState, dehydrate, hydrate } from '../src/index';
+import { createFakeFetch, debugOf, FakeClock, startServer, type TestServer } from './helpers';
+
+let api: TestServer;
+beforeAll(async () => {
+  api = await startServer({
+    '/api/todos': (req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.setHeader('x-total', '2');
+      res.setHeader('set-cookie', 'session=secret');
+      res.end(JSON.stringify({ url: req.url, tenant: req.headers['x-tenant'] ?? null }));
+    },
+  });
+});
+afterAll(() => api.close());
+
+/** The server side: the API on its internal address, the server's own clock. */
+async function serverState(clock: FakeClock): Promise<DehydratedState> {
+  const server = createClient({ baseURL: `${api.url}/api`, clock });
+  await server.get('/todos');
+  await server.get('/todos', { params: { page: 2 }, tags: ['todos'] });
+  await server.get('/todos', { headers: { 'X-Tenant': 'acme' } });
+  await clock.advance(10_000);
+  // What travels to the page: JSON.
+  return JSON.parse(JSON.stringify(dehydrate(server)));
+}
+
+describe('dehydrate / hydrate', () => {
+  test('the browser client answers the server-fetched reads from its cache, no request', async () => {
+    const state = await serverState(new FakeClock());
+    expect(state.entries.map((e) => e.key)).toEqual([
+      'GET /todos',
+      'GET /todos?page=2',
+      'GET /todos |h x-tenant:acme',
+    ]);
+    const fake = createFakeFetch();
+    const browserClock = new FakeClock(1_000_000);
+    const browser = createClient({
+      baseURL: 'https://app.example.com/api',
+      fetch: fake.fetch,
+      clock: browserClock,
+    });
+    expect(hydrate(browser, state)).toBe(3);
+
+    const plain = await browser.get<{ url: string }>('/todos');
+    const page = await browser.get<{ url: string }>('/todos', { params: { page: 2 } });
+    const tenant = await browser.get<{ tenant: string }>('/todos', {
+      headers: { 'x-tenant': 'acme' },
+    });
+    expect(fake.calls).toHaveLength(0);
+    expect(plain.data.url).toBe('/api/todos');
+    expect(page.data.url).toBe('/api/todos?page=2');
+    expect(tenant.data.tenant).toBe('acme');
+    // Headers travel, except set-cookie.
+    expect(plain.headers.get('x-total')).toBe('2');
+    expect(plain.headers.get('content-type')).toBe('application/json');
+    expect(plain.headers.has('set-cookie')).toBe(false);
+
+    // 10 s of the 30 s ttl were used on the server: fresh for 20 s more here.
+    await browserClock.advance(19_999);
+    await browser.get('/todos');
+    expect(fake.calls).toHaveLength(0);
+    await browserClock.advance(2);
+    void browser.get('/todos').catch(() => {});
+    expect(fake.calls.map((c) => c.url)).toEqual(['https://app.example.com/api/todos']);
+    browser.cancelAll();
+  });
+
+  test('a hydrated entry carries its spec and tags: invalidation refetches it', async () => {
+    const state = await serverState(new FakeClock());
+    const fake = createFakeFetch({ handler: (call) => Response.json({ fresh: call.url }) });
+    const browser = createClient({ baseURL: 'https://app.example.com/api', fetch: fake.fetch });
+    hydrate(browser, state);
+    const key = browser.resolve('GET', '/todos', { params: { page: 2 } }).key;
+    const off = browser.subscribe(key, () => {});
+    expect(browser.invalidate(['todos'])).toEqual([key]);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(fake.calls.map((c) => c.url)).toEqual(['https://app.example.com/api/todos?page=2']);
+    off();
+    expect(debugOf(browser).subscriptions).toBe(0);
+  });
+
+  test('newer data in the browser wins over an older hydrated entry', async () => {
+    const state = await serverState(new FakeClock());
+    const browser = createClient({
+      baseURL: 'https://app.example.com/api',
+      fetch: createFakeFetch().fetch,
+    });
+    const spec = browser.resolve('GET', '/todos');
+    browser.setCached(spec, {
+      data: 'browser',
+      status: 200,
+      statusText: 'OK',
+      headers: new Headers(),
+    });
+    expect(hydrate(browser, state)).toBe(2);
+    expect(browser.getCached(spec.key)?.data).toBe('browser');
+  });
+
+  test('include takes an invalidation target', async () => {
+    const clock = new FakeClock();
+    const server = createClient({ baseURL: `${api.url}/api`, clock });
+    await server.get('/todos');
+    await server.get('/todos', { tags: ['t'], params: { a: 1 } });
+    expect(dehydrate(server, { include: ['t'] }).entries.map((e) => e.key)).toEqual([
+      'GET /todos?a=1',
+    ]);
+    expect(dehydrate(server, { include: '/todos' }).entries).toHaveLength(2);
+    expect(() => dehydrate(server, { include: 3 as never })).toThrow(
+      /^keel: `include` must be a path string/,
+    );
+  });
+
+  test('a malformed state is a TypeError naming the field', () => {
+    const client = createClient({ baseURL: 'https://a.test', fetch: createFakeFetch().fetch });
+    expect(() => hydrate(client, null as never)).toThrow(TypeError);
+    expect(() => hydrate(client, { keel: 2, entries: [] } as never)).toThrow(RangeError);
+    const good = {
+      key: 'GET /x',
+      tags: [],
+      age: 0,
+      ttl: 1000,
+      response: { data: 1, status: 200, statusText: 'OK', headers: [] },
+    };
+    expect(() => hydrate(client, { keel: 1, entries: [good, { ...good, age: -1 }] })).toThrow(
+      'keel: hydrate `state.entries[1].age` must be a number >= 0, got -1',
+    );
+    expect(() => hydrate(client, { keel: 1, entries: [{ ...good, key: 'POST /x' }] })).toThrow(
+      /must be a GET key/,
+    );
+    expect(() => dehydrate({} as never)).toThrow(/needs a client made by createClient/);
+  });
+});
