@@ -29,7 +29,7 @@ export function App() {
   });
   const remove = useMutation<null, number>('DELETE', (id) => `/api/todos/${id}`, {
     // DELETE /api/todos/7 invalidates /api/todos/7 and below; the list is its parent.
-    invalidate: ['/api/todos'],
+    invalidate: '/api/todos',
   });
   const input = useRef<HTMLInputElement>(null);
 

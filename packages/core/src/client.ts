@@ -275,6 +275,13 @@ class KeelClient implements Client {
     return keys;
   }
 
+  matches(target: InvalidateTarget, spec: RequestSpec): boolean {
+    return compileTarget(
+      target,
+      this.#config.baseURL,
+    )(specMatchable(spec, this.#config.clock.now()));
+  }
+
   cancelAll(): void {
     // Dispatch is held meanwhile, so no queued job starts only to be cancelled.
     this.#gate.batch(() => {
@@ -803,18 +810,17 @@ class KeelClient implements Client {
 }
 
 function flightMatchable(flight: Flight, now: number): Matchable {
-  const { spec } = flight;
+  return specMatchable(flight.spec, flight.tracker.startedAt || now);
+}
+
+/** A request as invalidation sees it; CacheMeta's times are `at` (it has not been stored). */
+function specMatchable(spec: RequestSpec, at: number): Matchable {
   return {
     key: spec.key,
     path: spec.path,
     origin: originOf(spec.url),
     tags: spec.tags,
-    meta: (): CacheMeta => ({
-      key: spec.key,
-      tags: [...spec.tags],
-      storedAt: flight.tracker.startedAt || now,
-      expiresAt: flight.tracker.startedAt || now,
-    }),
+    meta: (): CacheMeta => ({ key: spec.key, tags: [...spec.tags], storedAt: at, expiresAt: at }),
   };
 }
 

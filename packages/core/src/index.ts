@@ -24,6 +24,7 @@ export {
   isTimeoutError,
   KeelError,
   ParseError,
+  type RequestError,
   TimeoutError,
 } from './errors/index';
 export { EventEmitter } from './events/emitter';

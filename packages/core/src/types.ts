@@ -449,6 +449,11 @@ export interface Client {
    * or those `target` matches (same meaning as for `invalidate`).
    */
   fetchingKeys(target?: InvalidateTarget): string[];
+  /**
+   * Whether a request falls under an invalidation target (a path, an array of tags or a
+   * predicate over CacheMeta): the test `invalidate` and `cancelReads` apply to each entry.
+   */
+  matches(target: InvalidateTarget, spec: RequestSpec): boolean;
   cancelAll(): void;
   clearCache(): void;
   cancelGroup(group: string): void;

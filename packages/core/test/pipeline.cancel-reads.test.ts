@@ -107,3 +107,16 @@ describe('checkInvalidateTarget', () => {
     if (!valid) expect(check).toThrow(/^keel: `invalidate` must be /);
   });
 });
+
+describe('matches', () => {
+  test('applies a target to a request as invalidate would', () => {
+    const t = makeClient({ baseURL: 'https://api.test/v1' });
+    const post = t.client.resolve('POST', '/todos/7', { tags: ['todos'] });
+    expect(t.client.matches('/todos', post)).toBe(true);
+    expect(t.client.matches('/todos-x', post)).toBe(false);
+    expect(t.client.matches(['todos'], post)).toBe(true);
+    expect(t.client.matches(['users'], post)).toBe(false);
+    expect(t.client.matches((meta) => meta.key.startsWith('POST'), post)).toBe(true);
+    expect(() => t.client.matches({} as never, post)).toThrow(TypeError);
+  });
+});

@@ -1,4 +1,4 @@
-import type { ApiResponse, HttpMethod } from '@keel/core';
+import type { ApiResponse, HttpMethod, RequestError } from '@keel/core';
 import { useMemo, useState } from 'react';
 import { useSyncExternalStore } from 'use-sync-external-store/shim';
 import {
@@ -11,14 +11,18 @@ import { useClient } from './provider';
 import { storeFor } from './query/store';
 
 /** What `useMutation` returns. */
-export interface MutationResult<TData = unknown, TVars = void> {
+export interface MutationResult<TData = unknown, TVars = void, TError = RequestError> {
   /** Runs the mutation; errors go to the state and callbacks, never to an unhandled rejection. */
-  mutate: (variables: TVars, callbacks?: MutateCallbacks<TData, TVars>) => void;
+  mutate: (variables: TVars, callbacks?: MutateCallbacks<TData, TVars, TError>) => void;
   /** Runs the mutation; resolves with the response data, rejects with the error. */
-  mutateAsync: (variables: TVars, callbacks?: MutateCallbacks<TData, TVars>) => Promise<TData>;
+  mutateAsync: (
+    variables: TVars,
+    callbacks?: MutateCallbacks<TData, TVars, TError>,
+  ) => Promise<TData>;
   data: TData | undefined;
   response: ApiResponse<TData> | undefined;
-  error: Error | null;
+  /** The error of the latest call: an HttpError (`status`, `data`), TimeoutError, ... */
+  error: TError | null;
   status: MutationStatus;
   isIdle: boolean;
   isPending: boolean;
@@ -43,14 +47,19 @@ export interface MutationResult<TData = unknown, TVars = void> {
  * });
  * addTodo.mutate({ title: 'Write docs' });
  */
-export function useMutation<TData = unknown, TVars = void, TContext = unknown>(
+export function useMutation<
+  TData = unknown,
+  TVars = void,
+  TContext = unknown,
+  TError = RequestError,
+>(
   method: HttpMethod,
   url: string | ((variables: TVars) => string),
-  options?: UseMutationOptions<TData, TVars, TContext>,
-): MutationResult<TData, TVars> {
+  options?: UseMutationOptions<TData, TVars, TContext, TError>,
+): MutationResult<TData, TVars, TError> {
   const store = storeFor(useClient());
   const [holder] = useState(() => ({
-    observer: new MutationObserver<TData, TVars, TContext>(store),
+    observer: new MutationObserver<TData, TVars, TContext, TError>(store),
   }));
   if (holder.observer.store !== store) holder.observer = new MutationObserver(store);
   const observer = holder.observer;

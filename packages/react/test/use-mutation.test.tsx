@@ -191,7 +191,7 @@ describe('useMutation', () => {
       () => ({
         stats: readAll(useQuery<{ version: number }>('/stats')),
         add: readAll(
-          useMutation<Todo, { title: string }>('POST', '/todos', { invalidate: ['/stats'] }),
+          useMutation<Todo, { title: string }>('POST', '/todos', { invalidate: '/stats' }),
         ),
       }),
       { wrapper: wrapperFor(client) },
@@ -220,7 +220,7 @@ describe('useMutation', () => {
         list: readAll(useQuery<Todo[]>('/todos')),
         // DELETE /todos/1 invalidates /todos/1 and below; the list is its parent: name it.
         remove: readAll(
-          useMutation<null, number>('DELETE', (id) => `/todos/${id}`, { invalidate: ['/todos'] }),
+          useMutation<null, number>('DELETE', (id) => `/todos/${id}`, { invalidate: '/todos' }),
         ),
       }),
       { wrapper: wrapperFor(client) },
@@ -271,5 +271,74 @@ describe('useMutation', () => {
       result.current.reset();
     });
     expect(result.current).toMatchObject({ status: 'idle', data: undefined, error: null });
+  });
+
+  describe('`invalidate` means what it means for client.invalidate', () => {
+    /** Counts GETs per path; every read answers its own path and count. */
+    function countingApi() {
+      const gets: Record<string, number> = {};
+      server.use(
+        http.get(`${API}/:name`, ({ params }) => {
+          const name = String(params.name);
+          gets[name] = (gets[name] ?? 0) + 1;
+          return HttpResponse.json({ name, n: gets[name] });
+        }),
+        http.post(`${API}/todos`, () => HttpResponse.json({ id: 1 }, { status: 201 })),
+      );
+      return gets;
+    }
+
+    function mountReads(client: ReturnType<typeof testClient>, invalidate: unknown) {
+      return renderHook(
+        () => ({
+          stats: readAll(useQuery('/stats', { tags: ['counts'] })),
+          other: readAll(useQuery('/other')),
+          add: readAll(
+            useMutation<{ id: number }, { title: string }>('POST', '/todos', {
+              invalidate: invalidate as never,
+            }),
+          ),
+        }),
+        { wrapper: wrapperFor(client) },
+      );
+    }
+
+    it.each([
+      ['a string is one path (not a list of characters)', '/stats'],
+      ['an array of strings is tags', ['counts']],
+      [
+        'a function is a predicate over CacheMeta',
+        (meta: { key: string }) => meta.key.includes('stats'),
+      ],
+    ])('%s', async (_, target) => {
+      const gets = countingApi();
+      const client = testClient();
+      const { result } = mountReads(client, target);
+      await waitFor(() => expect(result.current.other.data).toBeDefined());
+      await waitFor(() => expect(result.current.stats.data).toEqual({ name: 'stats', n: 1 }));
+      await act(async () => {
+        await result.current.add.mutateAsync({ title: 'x' });
+      });
+      await waitFor(() => expect(result.current.stats.data).toEqual({ name: 'stats', n: 2 }));
+      // Nothing else was touched: `'/'` (the first character of a path) would have emptied all.
+      expect(gets.other).toBe(1);
+      expect(result.current.other.isFetching).toBe(false);
+    });
+
+    it.each([
+      [5, 'got 5 (number)'],
+      [{ path: '/stats' }, 'got an object ([object Object])'],
+      [['/stats', 2], 'got an array holding 2 (number) at index 1'],
+    ])('any other shape (%o) is a TypeError naming the option, at render', (target, got) => {
+      const client = testClient();
+      const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+      try {
+        expect(() => mountReads(client, target)).toThrow(
+          `keel: \`invalidate\` must be a path string, an array of tag strings or a predicate function, ${got}`,
+        );
+      } finally {
+        errors.mockRestore();
+      }
+    });
   });
 });

@@ -5,3 +5,23 @@ export { HttpError, type HttpErrorInit } from './http-error';
 export { KeelError } from './keel-error';
 export { ParseError } from './parse-error';
 export { TimeoutError } from './timeout-error';
+
+import type { CancelledError } from './cancelled-error';
+import type { CircuitOpenError } from './circuit-open-error';
+import type { HttpError } from './http-error';
+import type { ParseError } from './parse-error';
+import type { TimeoutError } from './timeout-error';
+
+/**
+ * What a request can reject with: keel's errors, plus the TypeError / RangeError of a bad
+ * request option or URL. Narrow with `instanceof` (or the guards): `error instanceof HttpError`
+ * gives `status` and `data`.
+ */
+export type RequestError =
+  | HttpError
+  | TimeoutError
+  | CancelledError
+  | CircuitOpenError
+  | ParseError
+  | TypeError
+  | RangeError;

@@ -1,10 +1,12 @@
-import type {
-  ApiResponse,
-  Client,
-  HttpMethod,
-  InvalidateTarget,
-  RequestOptions,
-  RequestSpec,
+import {
+  type ApiResponse,
+  type Client,
+  checkInvalidateTarget,
+  type HttpMethod,
+  type InvalidateTarget,
+  type RequestError,
+  type RequestOptions,
+  type RequestSpec,
 } from '@keel/core';
 import { noop, reportError } from '../internal/report';
 import { syntheticResponse } from '../query/state';
@@ -15,6 +17,12 @@ export type MutationStatus = 'idle' | 'pending' | 'success' | 'error';
 /** Handed to `onMutate`: reads and optimistic writes of cached queries, rolled back on error. */
 export interface OptimisticHelpers {
   client: Client;
+  /**
+   * Cancels the reads in flight that `target` matches (a path, an array of tags or a predicate,
+   * as for `client.invalidate`), so that a refetch started before this mutation cannot land on
+   * top of the optimistic data. Call it before `setQueryData`. Returns the cancelled keys.
+   */
+  cancelReads(target: InvalidateTarget): string[];
   /** The cached data of a GET query (same URL and options as its `useQuery`). */
   getQueryData<T = unknown>(url: string, options?: RequestOptions): T | undefined;
   /**
@@ -29,50 +37,61 @@ export interface OptimisticHelpers {
 }
 
 /** Options of `useMutation`: core request options plus the lifecycle callbacks. */
-export interface UseMutationOptions<TData = unknown, TVars = void, TContext = unknown>
-  extends Omit<RequestOptions, 'method' | 'url' | 'body' | 'signal'> {
+export interface UseMutationOptions<
+  TData = unknown,
+  TVars = void,
+  TContext = unknown,
+  TError = RequestError,
+> extends Omit<RequestOptions, 'method' | 'url' | 'body' | 'signal'> {
   /**
-   * The request body for the variables. Default: the variables themselves for POST, PUT and
-   * PATCH; no body for DELETE and the other methods (their variables usually go into the URL).
+   * The request body for the variables.
+   * @default the variables themselves for POST, PUT and PATCH; no body for DELETE and the
+   * other methods (their variables usually go into the URL)
    */
   body?: (variables: TVars) => unknown;
   /** Runs before the request: optimistic updates (through `helpers`); returns a context value. */
   onMutate?: (variables: TVars, helpers: OptimisticHelpers) => TContext | Promise<TContext>;
   onSuccess?: (data: TData, variables: TVars, context: TContext | undefined) => unknown;
   /** Runs after the optimistic writes have been rolled back. */
-  onError?: (error: Error, variables: TVars, context: TContext | undefined) => unknown;
+  onError?: (error: TError, variables: TVars, context: TContext | undefined) => unknown;
   onSettled?: (
     data: TData | undefined,
-    error: Error | null,
+    error: TError | null,
     variables: TVars,
     context: TContext | undefined,
   ) => unknown;
   /**
    * More to invalidate after success, on top of the core's own invalidation (the request path and
-   * its `tags`): a list of targets (a path, an array of tags, or a predicate), or a function of
-   * the result returning one.
+   * its `tags`): one invalidation target, meaning exactly what it means for `client.invalidate`:
+   * a string is a path (`'/todos'`: the list and everything under it), an array of strings is
+   * tags, a function is a predicate over CacheMeta. Any other value is a TypeError at render.
+   * @default none
    */
-  invalidate?:
-    | readonly InvalidateTarget[]
-    | ((data: TData, variables: TVars) => readonly InvalidateTarget[]);
+  invalidate?: InvalidateTarget;
+  /**
+   * Retry policy of this mutation's request. The core's default is method-aware; pass `false`
+   * for a single attempt, or a RetryOptions object.
+   * @default the client's retry options
+   */
+  retry?: RequestOptions['retry'];
 }
 
 /** Per-call callbacks of `mutate(variables, callbacks)`, run after the hook's own. */
-export interface MutateCallbacks<TData, TVars> {
+export interface MutateCallbacks<TData, TVars, TError = RequestError> {
   onSuccess?: (data: TData, variables: TVars) => unknown;
-  onError?: (error: Error, variables: TVars) => unknown;
-  onSettled?: (data: TData | undefined, error: Error | null, variables: TVars) => unknown;
+  onError?: (error: TError, variables: TVars) => unknown;
+  onSettled?: (data: TData | undefined, error: TError | null, variables: TVars) => unknown;
 }
 
-export interface MutationState<TData, TVars> {
+export interface MutationState<TData, TVars, TError = RequestError> {
   readonly status: MutationStatus;
   readonly data: TData | undefined;
   readonly response: ApiResponse<TData> | undefined;
-  readonly error: Error | null;
+  readonly error: TError | null;
   readonly variables: TVars | undefined;
 }
 
-const IDLE: MutationState<any, any> = Object.freeze({
+const IDLE: MutationState<any, any, any> = Object.freeze({
   status: 'idle',
   data: undefined,
   response: undefined,
@@ -95,14 +114,14 @@ const HOOK_OPTIONS = new Set([
  * useSyncExternalStore). Only the latest call writes the state; an older call that settles late
  * still runs its callbacks but does not overwrite what the newer one shows.
  */
-export class MutationObserver<TData, TVars, TContext> {
+export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
   readonly #store: QueryStore;
   readonly #listeners = new Set<() => void>();
-  #state: MutationState<TData, TVars> = IDLE;
+  #state: MutationState<TData, TVars, TError> = IDLE;
   #call = 0;
   #method: HttpMethod = 'POST';
   #url: string | ((variables: TVars) => string) = '';
-  #options: UseMutationOptions<TData, TVars, TContext> | undefined = undefined;
+  #options: UseMutationOptions<TData, TVars, TContext, TError> | undefined = undefined;
 
   constructor(store: QueryStore) {
     this.#store = store;
@@ -115,13 +134,14 @@ export class MutationObserver<TData, TVars, TContext> {
   setInputs(
     method: HttpMethod,
     url: string | ((variables: TVars) => string),
-    options: UseMutationOptions<TData, TVars, TContext> | undefined,
+    options: UseMutationOptions<TData, TVars, TContext, TError> | undefined,
   ): void {
     if (typeof url !== 'string' && typeof url !== 'function') {
       throw new TypeError(
-        `keel: useMutation url must be a string or a function, got ${typeof url}`,
+        `keel: useMutation \`url\` must be a string or a function, got ${typeof url}`,
       );
     }
+    if (options?.invalidate !== undefined) checkInvalidateTarget(options.invalidate, 'invalidate');
     this.#method = method;
     this.#url = url;
     this.#options = options;
@@ -135,24 +155,26 @@ export class MutationObserver<TData, TVars, TContext> {
     };
   };
 
-  getSnapshot = (): MutationState<TData, TVars> => this.#state;
+  getSnapshot = (): MutationState<TData, TVars, TError> => this.#state;
 
   reset = (): void => {
     this.#call++;
     this.#set(IDLE);
   };
 
-  mutate = (variables: TVars, callbacks?: MutateCallbacks<TData, TVars>): void => {
+  mutate = (variables: TVars, callbacks?: MutateCallbacks<TData, TVars, TError>): void => {
     // Fire and forget: the outcome is in the state and the callbacks, never an unhandled rejection.
     this.#run(variables, callbacks).catch(noop);
   };
 
-  mutateAsync = (variables: TVars, callbacks?: MutateCallbacks<TData, TVars>): Promise<TData> =>
-    this.#run(variables, callbacks);
+  mutateAsync = (
+    variables: TVars,
+    callbacks?: MutateCallbacks<TData, TVars, TError>,
+  ): Promise<TData> => this.#run(variables, callbacks);
 
   async #run(
     variables: TVars,
-    callbacks: MutateCallbacks<TData, TVars> | undefined,
+    callbacks: MutateCallbacks<TData, TVars, TError> | undefined,
   ): Promise<TData> {
     const call = ++this.#call;
     const method = this.#method;
@@ -162,11 +184,13 @@ export class MutationObserver<TData, TVars, TContext> {
     const writes: { spec: RequestSpec; previous: ApiResponse | undefined }[] = [];
     let context: TContext | undefined;
     this.#setIf(call, { ...IDLE, status: 'pending', variables });
+    let end = noop;
     let response: ApiResponse<TData>;
     try {
-      if (options?.onMutate) context = await options.onMutate(variables, this.#helpers(writes));
       const url = typeof urlOption === 'function' ? urlOption(variables) : urlOption;
       const request: RequestOptions = requestOptionsOf(options);
+      end = this.#store.mutations.start({ method, url, options: request });
+      if (options?.onMutate) context = await options.onMutate(variables, this.#helpers(writes));
       const body = options?.body
         ? options.body(variables)
         : BODY_METHODS.has(method)
@@ -176,12 +200,13 @@ export class MutationObserver<TData, TVars, TContext> {
       // The core invalidates the request path and tags (refetching mounted queries) before this resolves.
       response = await client.request<TData>(method, url, request);
     } catch (err) {
-      const error = err instanceof Error ? err : new Error(String(err));
+      const error = (err instanceof Error ? err : new Error(String(err))) as TError;
       // Undo the optimistic writes newest first, so each key ends with what it held before.
       for (let i = writes.length - 1; i >= 0; i--) {
         this.#store.restore(writes[i]!.spec, writes[i]!.previous);
       }
       this.#setIf(call, { ...IDLE, status: 'error', error, variables });
+      end();
       await settle(() => options?.onError?.(error, variables, context));
       await settle(() => options?.onSettled?.(undefined, error, variables, context));
       await settle(() => callbacks?.onError?.(error, variables));
@@ -189,12 +214,12 @@ export class MutationObserver<TData, TVars, TContext> {
       throw error;
     }
     const { data } = response;
-    await settle(() => {
-      const extra = options?.invalidate;
-      const targets = typeof extra === 'function' ? extra(data, variables) : extra;
-      if (targets) for (const target of targets) client.invalidate(target);
-    });
+    if (options?.invalidate !== undefined) {
+      const target = options.invalidate;
+      await settle(() => client.invalidate(target));
+    }
     this.#setIf(call, { status: 'success', data, response, error: null, variables });
+    end();
     // Callbacks run after the state is settled; a throwing callback is reported, it does not
     // turn the success into a failure.
     await settle(() => options?.onSuccess?.(data, variables, context));
@@ -208,6 +233,7 @@ export class MutationObserver<TData, TVars, TContext> {
     const client = this.#store.client;
     return {
       client,
+      cancelReads: (target) => client.cancelReads(target),
       getQueryData: <T>(url: string, options?: RequestOptions) =>
         client.getCached<T>(client.resolve('GET', url, options).key)?.data,
       setQueryData: <T>(
@@ -228,11 +254,11 @@ export class MutationObserver<TData, TVars, TContext> {
     };
   }
 
-  #setIf(call: number, next: MutationState<TData, TVars>): void {
+  #setIf(call: number, next: MutationState<TData, TVars, TError>): void {
     if (call === this.#call) this.#set(next);
   }
 
-  #set(next: MutationState<TData, TVars>): void {
+  #set(next: MutationState<TData, TVars, TError>): void {
     if (next === this.#state) return;
     this.#state = next;
     for (const listener of this.#listeners) listener();
@@ -248,7 +274,9 @@ async function settle(fn: () => unknown): Promise<void> {
   }
 }
 
-function requestOptionsOf(options: UseMutationOptions<any, any, any> | undefined): RequestOptions {
+function requestOptionsOf(
+  options: UseMutationOptions<any, any, any, any> | undefined,
+): RequestOptions {
   const request: Record<string, unknown> = {};
   if (options === undefined) return request;
   for (const name in options) {

@@ -10,6 +10,7 @@ import {
 import { cancelNotify, notifyLater } from '../internal/batch';
 import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
+import { MutationRegistry } from '../mutation/registry';
 import { type QueryState, sameState, syntheticResponse } from './state';
 
 /**
@@ -44,6 +45,12 @@ export class QueryStore {
   constructor(client: Client) {
     this.client = client;
   }
+
+  /** The running mutations of this client (useIsMutating). */
+  get mutations(): MutationRegistry {
+    return (this.#mutations ??= new MutationRegistry(this.client));
+  }
+  #mutations: MutationRegistry | undefined;
 
   /** Live entries (for leak checks). */
   get size(): number {
