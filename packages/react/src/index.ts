@@ -6,12 +6,22 @@ export type {
   UseMutationOptions,
 } from './mutation/observer';
 export { ClientProvider, type ClientProviderProps, useClient } from './provider';
+export { NoServerDataError } from './query/no-server-data-error';
 export {
   keepPreviousData,
   type QueryResult,
+  type SuspenseQueryResult,
   type UseQueryOptions,
+  type UseSuspenseQueryOptions,
 } from './query/observer';
 export type { QueryStatus } from './query/state';
+export {
+  QueryErrorBoundary,
+  type QueryErrorBoundaryProps,
+  type QueryErrorFallbackProps,
+  useQueryErrorReset,
+} from './query-error-boundary';
+export { type QueryDefinition, queryOptions } from './query-options';
 export {
   RESET_EVENT,
   type ServerEventHandler,
@@ -25,5 +35,5 @@ export {
   ServerEventsError,
 } from './server-events/connection';
 export { type MutationResult, useMutation } from './use-mutation';
-export { useQuery } from './use-query';
+export { useQuery, useSuspenseQuery } from './use-query';
 export { useServerEvents } from './use-server-events';

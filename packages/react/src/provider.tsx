@@ -1,7 +1,8 @@
 import type { Client } from '@keel/core';
 import { createContext, type ReactNode, useContext } from 'react';
 
-const ClientContext = createContext<Client | null>(null);
+/** The client of the nearest ClientProvider (internal: read it with useClient). */
+export const ClientContext = createContext<Client | null>(null);
 
 export interface ClientProviderProps {
   client: Client;

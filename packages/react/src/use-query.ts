@@ -1,8 +1,16 @@
-import { useCallback, useEffect, useState } from 'react';
+import type { RequestError } from '@keel/core';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useSyncExternalStore } from 'use-sync-external-store/shim';
 import { useClient } from './provider';
-import { QueryObserver, type QueryResult, type UseQueryOptions } from './query/observer';
+import {
+  QueryObserver,
+  type QueryResult,
+  type SuspenseQueryResult,
+  type UseQueryOptions,
+  type UseSuspenseQueryOptions,
+} from './query/observer';
 import { storeFor } from './query/store';
+import type { QueryDefinition } from './query-options';
 
 /**
  * Reads `url` (GET) through the keel client and re-renders when the data it reads changes.
@@ -13,14 +21,94 @@ import { storeFor } from './query/store';
  *   mutation on the same path or tags) refetches it.
  * - Only fields the component reads re-render it: a write of equal data changes nothing.
  * - Unmounting cancels the read unless another consumer still needs it.
+ * - A query written with `queryOptions` can be passed instead of the URL; `options` then add to
+ *   (and win over) its own.
  *
  * @example
  * const { data, error, isPending } = useQuery<Todo[]>('/todos', { params: { done: false } });
  */
-export function useQuery<TQueryData = unknown, TData = TQueryData, TError = Error>(
+export function useQuery<TQueryData = unknown, TData = TQueryData, TError = RequestError>(
   url: string | null,
   options?: UseQueryOptions<TQueryData, TData>,
-): QueryResult<TData, TError> {
+): QueryResult<TData, TError>;
+export function useQuery<
+  TQueryData,
+  TDefined = TQueryData,
+  TData = TDefined,
+  TError = RequestError,
+>(
+  query: QueryDefinition<TQueryData, TDefined>,
+  options?: UseQueryOptions<TQueryData, TData>,
+): QueryResult<TData, TError>;
+export function useQuery(
+  query: string | null | QueryDefinition<unknown, unknown>,
+  options?: UseQueryOptions<unknown, unknown>,
+): QueryResult<unknown, unknown> {
+  const [url, merged] = useDefinition(query, options);
+  return useObservedQuery(url, merged, merged?.suspense === true);
+}
+
+/**
+ * `useQuery` for a `<Suspense>` boundary: it suspends while the key has no data, so `data` is
+ * never undefined. A failed read with no data is thrown to the nearest error boundary, once, and
+ * kept until the boundary resets (`<QueryErrorBoundary>`, or `useQueryErrorReset()` in your own),
+ * then read again. On the server, a key with nothing cached is not fetched: the `<Suspense>`
+ * boundary is rendered in the browser instead (see NoServerDataError).
+ *
+ * @example
+ * function Todos() {
+ *   const { data } = useSuspenseQuery<Todo[]>('/todos'); // Todo[]
+ *   return <ul>{data.map((t) => <li key={t.id}>{t.title}</li>)}</ul>;
+ * }
+ */
+export function useSuspenseQuery<TQueryData = unknown, TData = TQueryData, TError = RequestError>(
+  url: string,
+  options?: UseSuspenseQueryOptions<TQueryData, TData>,
+): SuspenseQueryResult<TData, TError>;
+export function useSuspenseQuery<
+  TQueryData,
+  TDefined = TQueryData,
+  TData = TDefined,
+  TError = RequestError,
+>(
+  query: QueryDefinition<TQueryData, TDefined>,
+  options?: UseSuspenseQueryOptions<TQueryData, TData>,
+): SuspenseQueryResult<TData, TError>;
+export function useSuspenseQuery(
+  query: string | QueryDefinition<unknown, unknown>,
+  options?: UseSuspenseQueryOptions<unknown, unknown>,
+): SuspenseQueryResult<unknown, unknown> {
+  const [url, merged] = useDefinition(query, options);
+  if (typeof url !== 'string') {
+    throw new TypeError(`keel: useSuspenseQuery \`url\` must be a string, got ${typeof url}`);
+  }
+  return useObservedQuery(url, merged, true) as SuspenseQueryResult<unknown, unknown>;
+}
+
+/** The URL and options of a hook call, from a URL or a QueryDefinition (merged once per change). */
+export function useDefinition(
+  query: string | null | QueryDefinition<unknown, unknown>,
+  options: UseQueryOptions<unknown, unknown> | undefined,
+): [string | null, UseQueryOptions<unknown, unknown> | undefined] {
+  const defined = typeof query === 'object' && query !== null ? query : undefined;
+  const merged = useMemo(
+    () =>
+      defined === undefined
+        ? options
+        : options === undefined
+          ? defined.options
+          : { ...defined.options, ...options },
+    [defined, options],
+  );
+  return [defined === undefined ? (query as string | null) : defined.url, merged];
+}
+
+/** The one place a query hook talks to the store: one observer per hook, read by useSyncExternalStore. */
+function useObservedQuery(
+  url: string | null,
+  options: UseQueryOptions<unknown, unknown> | undefined,
+  suspense: boolean,
+): QueryResult<unknown, unknown> {
   const store = storeFor(useClient());
   const [holder] = useState(() => ({ observer: new QueryObserver(store) }));
   // A different client below the same component: start over with its store.
@@ -48,10 +136,10 @@ export function useQuery<TQueryData = unknown, TData = TQueryData, TError = Erro
     return observer.watchEnvironment(focus, reconnect, interval);
   }, [observer, key, active, focus, reconnect, interval]);
 
-  if (options?.suspense) {
+  if (suspense) {
     const suspension = observer.suspension();
     if (suspension instanceof Promise) throw suspension;
     if (suspension !== undefined) throw suspension.error;
   }
-  return observer.result() as QueryResult<TData, TError>;
+  return observer.result();
 }

@@ -1,8 +1,16 @@
 // @vitest-environment node
 import { createClient } from '@keel/core';
+import { type ReactNode, Suspense } from 'react';
 import { renderToString } from 'react-dom/server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ClientProvider, useMutation, useQuery, useServerEvents } from '../src/index';
+import {
+  ClientProvider,
+  NoServerDataError,
+  useMutation,
+  useQuery,
+  useServerEvents,
+  useSuspenseQuery,
+} from '../src/index';
 
 interface Todo {
   id: number;
@@ -33,6 +41,15 @@ function List() {
 function Pending() {
   const { status, isLoading } = useQuery('/nothing');
   return <p>{`${status}:${isLoading}`}</p>;
+}
+
+function Modern() {
+  const { data } = useSuspenseQuery<{ name: string }>('/me');
+  return <p>{data.name}</p>;
+}
+function Legacy() {
+  const { data } = useQuery<{ name: string }>('/me', { suspense: true });
+  return <p>{data!.name}</p>;
 }
 
 /** Any access to `window` or `document` throws while the trap is set. */
@@ -99,5 +116,53 @@ describe('server rendering', () => {
     );
     expect(html).toBe('<p>pending:true</p>');
     expect(fetchImpl).not.toHaveBeenCalled();
+  });
+
+  describe('a suspense query', () => {
+    /** Renders `query` in a Suspense boundary, with the client's fetch counted. */
+    function renderSuspended(query: ReactNode, prefill?: { name: string }) {
+      const fetchImpl = vi.fn(() => Promise.reject(new Error('no network on the server')));
+      const client = createClient({ baseURL: 'http://api.test', fetch: fetchImpl });
+      if (prefill) {
+        client.setCached(client.resolve('GET', '/me'), {
+          data: prefill,
+          status: 200,
+          statusText: 'OK',
+          headers: new Headers(),
+        });
+      }
+      const html = renderToString(
+        <ClientProvider client={client}>
+          <Suspense fallback={<p>loading</p>}>{query}</Suspense>
+        </ClientProvider>,
+      );
+      return { html, fetchImpl, client };
+    }
+
+    it.each([
+      ['useSuspenseQuery', Modern],
+      ['useQuery({ suspense: true })', Legacy],
+    ])('%s with nothing cached: no request; the boundary is left to the browser', (_, Query) => {
+      const { html, fetchImpl, client } = renderSuspended(<Query />);
+      expect(html).toContain('<p>loading</p>');
+      // React marks the boundary for client rendering (the `<!--$!-->` marker).
+      expect(html).toContain('<!--$!-->');
+      expect(fetchImpl).not.toHaveBeenCalled();
+      const debug = (client as unknown as { debug: Record<string, number> }).debug;
+      expect(debug).toMatchObject({ flights: 0, subscriptions: 0, listeners: 0 });
+    });
+
+    it('with the data cached: rendered on the server, no request', () => {
+      const { html, fetchImpl } = renderSuspended(<Modern />, { name: 'Ada' });
+      expect(html).toBe('<!--$--><p>Ada</p><!--/$-->');
+      expect(fetchImpl).not.toHaveBeenCalled();
+    });
+
+    it('NoServerDataError names the key and the fix', () => {
+      const error = new NoServerDataError('GET /me');
+      expect(error.key).toBe('GET /me');
+      expect(error.name).toBe('NoServerDataError');
+      expect(error.message).toMatch(/prefetch it before rendering/);
+    });
   });
 });

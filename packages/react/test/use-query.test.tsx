@@ -2,7 +2,7 @@ import { CircuitOpenError, HttpError, TimeoutError } from '@keel/core';
 import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
 import { delay, HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
-import { Component, type ReactNode, StrictMode, Suspense } from 'react';
+import { StrictMode, Suspense } from 'react';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { keepPreviousData, useQuery } from '../src/index';
 import { storeFor } from '../src/query/store';
@@ -38,27 +38,6 @@ const text = () => screen.getByTestId('list').textContent;
 function SuspendedList() {
   const { data } = useQuery<Todo[]>('/todos', { suspense: true });
   return <p data-testid="list">{data!.map((t) => t.title).join(',')}</p>;
-}
-
-function SuspendedTeapot() {
-  const { data } = useQuery<string>('/teapot', { suspense: true });
-  return <p>{data}</p>;
-}
-
-class Boundary extends Component<
-  { children: ReactNode; onError: (error: unknown) => void },
-  { error: unknown }
-> {
-  override state = { error: null as unknown };
-  static getDerivedStateFromError(error: unknown) {
-    return { error };
-  }
-  override componentDidCatch(error: unknown) {
-    this.props.onError(error);
-  }
-  override render() {
-    return this.state.error ? <p>failed</p> : this.props.children;
-  }
 }
 
 describe('useQuery', () => {
@@ -428,36 +407,5 @@ describe('useQuery', () => {
     expect(screen.getByText('loading…')).toBeTruthy();
     await waitFor(() => expect(text()).toBe('s'));
     expect(api.state.gets).toBe(1);
-  });
-
-  it('throws a suspense query error to the error boundary, typed', async () => {
-    let brewing = false;
-    server.use(
-      http.get(`${API}/teapot`, () =>
-        brewing ? HttpResponse.json('tea') : new HttpResponse(null, { status: 418 }),
-      ),
-    );
-    const client = testClient();
-    const caught: unknown[] = [];
-    const tree = (attempt: number) => (
-      <Boundary key={attempt} onError={(error) => caught.push(error)}>
-        <Suspense fallback={<p>loading…</p>}>
-          <SuspendedTeapot />
-        </Suspense>
-      </Boundary>
-    );
-    const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
-    try {
-      const { rerender } = render(tree(1), { wrapper: wrapperFor(client) });
-      await waitFor(() => expect(screen.getByText('failed')).toBeTruthy());
-      expect(caught[0]).toBeInstanceOf(HttpError);
-      expect((caught[0] as HttpError).status).toBe(418);
-      // Resetting the boundary reads again instead of re-throwing the old error.
-      brewing = true;
-      rerender(tree(2));
-      await waitFor(() => expect(screen.getByText('tea')).toBeTruthy());
-    } finally {
-      spy.mockRestore();
-    }
   });
 });

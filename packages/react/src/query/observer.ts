@@ -1,11 +1,13 @@
-import type { ApiResponse, RequestOptions, RequestSpec } from '@keel/core';
+import type { ApiResponse, RequestError, RequestOptions, RequestSpec } from '@keel/core';
 import { isDocumentHidden, onReconnect, onWindowFocus } from '../internal/environment';
 import { replaceEqualDeep } from '../internal/equal';
+import { isServer } from '../internal/server';
+import { NoServerDataError } from './no-server-data-error';
 import type { QueryState, QueryStatus } from './state';
 import type { QueryStore } from './store';
 
 /** What `useQuery` returns. Reading a field subscribes the component to changes of that field. */
-export interface QueryResult<TData = unknown, TError = Error> {
+export interface QueryResult<TData = unknown, TError = RequestError> {
   /** The data (after `select`), placeholder data, or undefined before the first response. */
   data: TData | undefined;
   /** The last error (HttpError, TimeoutError, CircuitOpenError, ...); null when none. */
@@ -27,32 +29,72 @@ export interface QueryResult<TData = unknown, TError = Error> {
   response: ApiResponse | undefined;
 }
 
+/**
+ * What `useSuspenseQuery` returns: the component renders only once there is data, so `data` is
+ * never undefined. `status` is `'error'` when a refetch failed over data already shown.
+ */
+export interface SuspenseQueryResult<TData = unknown, TError = RequestError>
+  extends Omit<QueryResult<TData, TError>, 'data' | 'status' | 'isPending' | 'isLoading'> {
+  data: TData;
+  status: 'success' | 'error';
+  isPending: false;
+  isLoading: false;
+}
+
 /** Options of `useQuery`: every core RequestOptions field plus the React ones. */
 export interface UseQueryOptions<TQueryData = unknown, TData = TQueryData>
   extends Omit<RequestOptions, 'method' | 'url' | 'body' | 'signal'> {
-  /** `false`: no request, no interest in the key. Default true. */
+  /**
+   * `false`: no request and no interest in the key.
+   * @default true
+   */
   enabled?: boolean;
-  /** Derives what `data` holds; the result is structurally shared, so equal selections keep identity. */
+  /**
+   * Derives what `data` holds; the result is structurally shared, so equal selections keep
+   * identity and re-render nothing.
+   * @default none
+   */
   select?: (data: TQueryData) => TData;
   /**
    * Data for a key with nothing cached: written into the cache (as fresh, for the request's cache
    * ttl) when the query mounts, and rendered on the server without a request.
+   * @default none
    */
   initialData?: TQueryData | (() => TQueryData | undefined);
   /**
    * Shown while a key has no data, without touching the cache. A function receives the data
    * this component showed for its previous key: `keepPreviousData` keeps it while the key changes.
+   * @default none
    */
   placeholderData?: TQueryData | ((previousData: TQueryData | undefined) => TQueryData | undefined);
-  /** Refetch every `n` ms while mounted (paused in a background tab). Default false. */
+  /**
+   * Refetch every `n` ms while mounted (paused in a background tab).
+   * @default false
+   */
   refetchInterval?: number | false;
-  /** Revalidate when the window regains focus: a cache-first read (stale data only). Default true. */
+  /**
+   * Revalidate when the window regains focus: a cache-first read (stale data only).
+   * @default true
+   */
   refetchOnWindowFocus?: boolean;
-  /** Revalidate when the browser goes back online (cache-first). Default true. */
+  /**
+   * Revalidate when the browser goes back online (cache-first).
+   * @default true
+   */
   refetchOnReconnect?: boolean;
-  /** Suspend (throw a promise) while there is no data; throw the error to a boundary. Default false. */
+  /**
+   * Suspend (throw a promise) while there is no data and throw the error to a boundary, as
+   * `useSuspenseQuery` does (which also types `data` as never undefined).
+   * @default false
+   */
   suspense?: boolean;
 }
+
+/** Options of `useSuspenseQuery`: those of useQuery without the ones that cannot apply. */
+export type UseSuspenseQueryOptions<TQueryData = unknown, TData = TQueryData> = Omit<
+  UseQueryOptions<TQueryData, TData>,
+  'enabled' | 'placeholderData' | 'suspense'
+>;
 
 /** For `placeholderData`: keeps the previous key's data on screen while the new key loads. */
 export function keepPreviousData<T>(previousData: T | undefined): T | undefined {
@@ -293,19 +335,22 @@ export class QueryObserver {
     };
   }
 
-  /** With `suspense`: what to throw instead of rendering, if anything. */
+  /**
+   * With `suspense`: what to throw instead of rendering, if anything. An error with no data is
+   * thrown to the error boundary and held (every render throws it again, none reads again) until
+   * a boundary reset releases it; a key with nothing yet suspends on its read. On the server
+   * nothing is read: a NoServerDataError sends the boundary to the browser.
+   */
   suspension(): Promise<void> | { error: unknown } | undefined {
     const view = this.#latest!;
     const spec = this.#spec;
-    if (spec === undefined || !this.active) return undefined;
-    if (view.status === 'pending') {
-      return this.#store.suspend(spec, this.#url!, this.#requestOptions);
-    }
     if (view.status === 'error' && view.data === undefined) {
-      this.#store.peek(spec.key)?.discard();
+      if (spec !== undefined) this.#store.holdError(spec.key);
       return { error: view.error };
     }
-    return undefined;
+    if (spec === undefined || !this.active || view.status !== 'pending') return undefined;
+    if (isServer) return { error: new NoServerDataError(spec.key) };
+    return this.#store.suspend(spec, this.#url!, this.#requestOptions);
   }
 
   // ── view derivation ───────────────────────────────────────────────────────────────────────

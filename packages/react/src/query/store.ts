@@ -14,9 +14,11 @@ import { MutationRegistry } from '../mutation/registry';
 import { type QueryState, sameState, syntheticResponse } from './state';
 
 /**
- * How long an entry created by a suspending render waits, once its fetch settled, for the
- * component to commit and observe it. Without it the retry render could find nothing (an error,
- * or data that was not cached) and suspend again forever.
+ * How long an entry a suspending render created lives without an observer: once its read
+ * settled, for the component to commit and observe it; once it threw its error to a boundary,
+ * for React to finish with it (React renders an errored tree once more, synchronously, before it
+ * shows the boundary). Each throw starts the wait again. Without it the next render would find
+ * nothing and read again: with a read that fails, a loop.
  */
 const SUSPENSE_GRACE_MS = 1000;
 
@@ -90,6 +92,25 @@ export class QueryStore {
     const entry = this.#ensure(spec, url, options);
     entry.fetch();
     return entry.settled();
+  }
+
+  /**
+   * For a suspending render that throws the error of `key` to a boundary: keeps the entry and its
+   * error (every render throws the same error, none reads again) until `releaseErrors`, or until
+   * SUSPENSE_GRACE_MS after the last throw.
+   */
+  holdError(key: string): void {
+    this.#entries.get(key)?.hold();
+  }
+
+  /**
+   * Lets every key whose error a suspending render threw read again at its next render (an error
+   * boundary was reset). Returns how many were held.
+   */
+  releaseErrors(): number {
+    let released = 0;
+    for (const entry of [...this.#entries.values()]) if (entry.releaseHold()) released++;
+    return released;
   }
 
   /**
@@ -183,6 +204,8 @@ export class QueryEntry {
   #flightSeq = 0;
   #settledSeq = 0;
   #released = false;
+  /** A suspending render threw this entry's error: keep it (see QueryStore.holdError). */
+  #held = false;
   #graceTimer: ReturnType<typeof setTimeout> | undefined = undefined;
 
   constructor(
@@ -265,18 +288,29 @@ export class QueryEntry {
     const request = this.#request;
     const done = request ? request.then(noop, noop) : Promise.resolve();
     return done.then(() => {
-      if (this.#observers === 0 && !this.#released && this.#graceTimer === undefined) {
-        this.#graceTimer = setTimeout(this.#releaseIfUnobserved, SUSPENSE_GRACE_MS);
-      }
+      if (this.#graceTimer === undefined) this.#graceFor();
     });
   }
 
-  /**
-   * Drops an entry nobody observes (a suspending render threw its error to a boundary): the
-   * boundary's retry then reads again instead of finding the same error.
-   */
-  discard(): void {
+  /** Keeps the error for the renders that throw it (see QueryStore.holdError). */
+  hold(): void {
+    this.#held = true;
+    this.#graceFor();
+  }
+
+  /** Ends a hold; an entry nobody observes goes at once, so the next render reads again. */
+  releaseHold(): boolean {
+    if (!this.#held) return false;
+    this.#held = false;
     if (this.#observers === 0) this.#releaseIfUnobserved();
+    return true;
+  }
+
+  /** (Re)starts the grace period of an entry nobody observes. */
+  #graceFor(): void {
+    if (this.#observers > 0 || this.#released) return;
+    if (this.#graceTimer !== undefined) clearTimeout(this.#graceTimer);
+    this.#graceTimer = setTimeout(this.#releaseIfUnobserved, SUSPENSE_GRACE_MS);
   }
 
   /** Forgets data and error (the cached value was removed by a rollback) and reads again. */
@@ -398,8 +432,10 @@ export class QueryEntry {
   }
 
   #releaseIfUnobserved = (): void => {
+    if (this.#graceTimer !== undefined) clearTimeout(this.#graceTimer);
     this.#graceTimer = undefined;
     if (this.#observers > 0 || this.#released) return;
+    this.#held = false;
     this.#released = true;
     const request = this.#request;
     this.#request = undefined;

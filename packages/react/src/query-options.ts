@@ -1,0 +1,43 @@
+import type { UseQueryOptions } from './query/observer';
+
+declare const queryData: unique symbol;
+
+/**
+ * A query written once with its types: the URL and the options, usable wherever a query is named
+ * (`useQuery(todos)`, `useSuspenseQuery(todos)`, `useQueries`, `getQueryData(todos)`,
+ * `client.get(todos.url, todos.options)`).
+ */
+export interface QueryDefinition<TQueryData = unknown, TData = TQueryData> {
+  readonly url: string;
+  readonly options: UseQueryOptions<TQueryData, TData> | undefined;
+  /** Carries the response type for inference; never present at runtime. */
+  readonly [queryData]?: TQueryData;
+}
+
+/**
+ * Names a query once, with its response type, so that every hook that reads it infers its data.
+ * The result is a frozen `{ url, options }`.
+ *
+ * @example
+ * const todos = queryOptions<Todo[]>('/todos', { params: { done: false } });
+ * const { data } = useQuery(todos);                            // Todo[] | undefined
+ * const { data: n } = useQuery(todos, { select: (t) => t.length }); // number | undefined
+ */
+export function queryOptions<TQueryData = unknown, TData = TQueryData>(
+  url: string,
+  options?: UseQueryOptions<TQueryData, TData>,
+): QueryDefinition<TQueryData, TData> {
+  if (typeof url !== 'string') {
+    throw new TypeError(`keel: queryOptions \`url\` must be a string, got ${typeof url}`);
+  }
+  return Object.freeze({ url, options });
+}
+
+/** True for what queryOptions returned. */
+export function isQueryDefinition(value: unknown): value is QueryDefinition<unknown, unknown> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { url?: unknown }).url === 'string'
+  );
+}

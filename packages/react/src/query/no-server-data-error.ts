@@ -1,0 +1,21 @@
+import { KeelError } from '@keel/core';
+
+/**
+ * Thrown by a suspense query rendered on the server with nothing cached for its key. Rendering on
+ * the server never starts a request (renderToString would not wait for it, and the browser could
+ * not reuse it): React renders the nearest `<Suspense>` fallback instead and renders that part in
+ * the browser, which fetches it. Prefetch what a page needs and hand it over with `dehydrate` /
+ * `<HydrationBoundary>` to render it on the server. Streaming renderers report it to `onError`:
+ * `if (error instanceof NoServerDataError) return;` keeps it out of the logs.
+ */
+export class NoServerDataError extends KeelError {
+  /** The query's cache key. */
+  readonly key: string;
+  constructor(key: string) {
+    super(
+      `keel: a suspense query has no data on the server for ${key}: prefetch it before rendering and hand it over with dehydrate / <HydrationBoundary>; React renders this <Suspense> boundary in the browser instead`,
+    );
+    this.name = 'NoServerDataError';
+    this.key = key;
+  }
+}

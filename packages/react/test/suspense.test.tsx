@@ -1,0 +1,218 @@
+import { HttpError } from '@keel/core';
+import { act, render, screen, waitFor } from '@testing-library/react';
+import { delay, HttpResponse, http } from 'msw';
+import { setupServer } from 'msw/node';
+import { Component, type ReactNode, StrictMode, Suspense, useState } from 'react';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { QueryErrorBoundary, useQuery, useQueryErrorReset, useSuspenseQuery } from '../src/index';
+import { API, debugOf, flush, testClient, wrapperFor } from './helpers';
+
+const server = setupServer();
+beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+afterEach(() => server.resetHandlers());
+afterAll(() => server.close());
+
+/** /teapot: 418 after `ms` until brewing, then the tea; counts requests. */
+function teapot(ms = 0) {
+  const state = { requests: 0, brewing: false };
+  server.use(
+    http.get(`${API}/teapot`, async () => {
+      state.requests++;
+      if (ms > 0) await delay(ms);
+      return state.brewing
+        ? HttpResponse.json('tea')
+        : HttpResponse.json({ message: "I'm a teapot" }, { status: 418 });
+    }),
+  );
+  return state;
+}
+
+function Teapot() {
+  const { data } = useSuspenseQuery<string>('/teapot');
+  return <p>{data.toUpperCase()}</p>;
+}
+
+function LegacyTeapot() {
+  const { data } = useQuery<string>('/teapot', { suspense: true });
+  return <p>{data!.toUpperCase()}</p>;
+}
+
+/** An error boundary of the application's own (not keel's). */
+class Boundary extends Component<
+  { children: ReactNode; onReset?: () => void },
+  { error: unknown }
+> {
+  override state = { error: null as unknown };
+  static getDerivedStateFromError(error: unknown) {
+    return { error };
+  }
+  override render() {
+    if (this.state.error === null) return this.props.children;
+    const status = this.state.error instanceof HttpError ? this.state.error.status : 'other';
+    return (
+      <button
+        type="button"
+        onClick={() => {
+          this.props.onReset?.();
+          this.setState({ error: null });
+        }}
+      >
+        failed: {String(status)} {(this.state.error as Error).name}
+      </button>
+    );
+  }
+}
+
+/** A `<Suspense>` boundary with a `loading` fallback. */
+const suspended = (children: ReactNode) => (
+  <Suspense fallback={<p>loading</p>}>{children}</Suspense>
+);
+
+function KeyedPage({ expose }: { expose: (set: (n: number) => void) => void }) {
+  const [attempt, set] = useState(0);
+  expose(set);
+  return (
+    <QueryErrorBoundary resetKeys={[attempt]} fallback={() => <p>failed</p>}>
+      {suspended(<Teapot />)}
+    </QueryErrorBoundary>
+  );
+}
+
+function OwnBoundaryPage() {
+  const reset = useQueryErrorReset();
+  return <Boundary onReset={reset}>{suspended(<Teapot />)}</Boundary>;
+}
+
+function Shown({ onStatus }: { onStatus: (status: string) => void }) {
+  const result = useSuspenseQuery<string>('/teapot');
+  onStatus(result.status);
+  return <p>{result.data}</p>;
+}
+
+describe('suspense: a failed read', () => {
+  // React reports every error a boundary catches on the console: expected here.
+  beforeEach(() => {
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it.each([
+    ['useSuspenseQuery', Teapot],
+    ['useQuery({ suspense: true })', LegacyTeapot],
+  ])(
+    '%s: thrown to the boundary once, not read again in a loop, circuit closed',
+    async (_, Query) => {
+      const api = teapot(40);
+      // The circuit breaker is on (5 failures open it): a loop would end in CircuitOpenError.
+      const client = testClient();
+      render(<Boundary>{suspended(<Query />)}</Boundary>, { wrapper: wrapperFor(client) });
+      await screen.findByText('failed: 418 HttpError', undefined, { timeout: 3000 });
+      // Several request durations later: still the one request, still the HTTP error.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(api.requests).toBe(1);
+      expect(screen.getByRole('button').textContent).toBe('failed: 418 HttpError');
+      expect(client.circuitBreaker().status('GET', '/teapot').state).toBe('closed');
+    },
+  );
+
+  it('<QueryErrorBoundary>: reset reads again and shows the data', async () => {
+    const api = teapot();
+    const client = testClient();
+    render(
+      <QueryErrorBoundary
+        fallback={({ error, reset }) => (
+          <button type="button" onClick={reset}>
+            retry after {(error as HttpError).status}
+          </button>
+        )}
+      >
+        {suspended(<Teapot />)}
+      </QueryErrorBoundary>,
+      { wrapper: wrapperFor(client) },
+    );
+    const retry = await screen.findByText('retry after 418');
+    expect(api.requests).toBe(1);
+    api.brewing = true;
+    act(() => retry.click());
+    await screen.findByText('TEA');
+    expect(api.requests).toBe(2);
+  });
+
+  it('<QueryErrorBoundary>: a change of resetKeys (or a remount) reads again', async () => {
+    const api = teapot();
+    const client = testClient();
+    let setAttempt!: (n: number) => void;
+    render(<KeyedPage expose={(set) => (setAttempt = set)} />, { wrapper: wrapperFor(client) });
+    await screen.findByText('failed');
+    api.brewing = true;
+    act(() => setAttempt(1));
+    await screen.findByText('TEA');
+    expect(api.requests).toBe(2);
+  });
+
+  it("an application's own boundary calls useQueryErrorReset()'s function in its reset", async () => {
+    const api = teapot();
+    const client = testClient();
+    render(<OwnBoundaryPage />, { wrapper: wrapperFor(client) });
+    const button = await screen.findByText('failed: 418 HttpError');
+    api.brewing = true;
+    act(() => button.click());
+    await screen.findByText('TEA');
+    expect(api.requests).toBe(2);
+  });
+
+  it('a reset without releasing the error shows the kept error, without a request', async () => {
+    const api = teapot();
+    const client = testClient();
+    render(<Boundary>{suspended(<Teapot />)}</Boundary>, { wrapper: wrapperFor(client) });
+    const button = await screen.findByText('failed: 418 HttpError');
+    api.brewing = true;
+    act(() => button.click());
+    await flush();
+    expect(screen.getByRole('button').textContent).toBe('failed: 418 HttpError');
+    expect(api.requests).toBe(1);
+  });
+
+  it('suspends until data arrives, in StrictMode with one request; nothing left after unmount', async () => {
+    const api = teapot(10);
+    api.brewing = true;
+    const client = testClient();
+    const { unmount } = render(
+      <StrictMode>
+        <Suspense fallback={<p>loading</p>}>
+          <Teapot />
+          <Teapot />
+        </Suspense>
+      </StrictMode>,
+      { wrapper: wrapperFor(client) },
+    );
+    expect(screen.getByText('loading')).toBeTruthy();
+    await waitFor(() => expect(screen.getAllByText('TEA')).toHaveLength(2));
+    expect(api.requests).toBe(1);
+    unmount();
+    await flush();
+    expect(debugOf(client)).toMatchObject({ subscriptions: 0, flights: 0 });
+  });
+
+  it('a refetch that fails over shown data keeps the data (status error), no throw', async () => {
+    const api = teapot();
+    api.brewing = true;
+    const client = testClient();
+    let status = '';
+    render(
+      <Suspense fallback={<p>loading</p>}>
+        <Shown onStatus={(s) => (status = s)} />
+      </Suspense>,
+      { wrapper: wrapperFor(client) },
+    );
+    await screen.findByText('tea');
+    api.brewing = false;
+    act(() => {
+      client.invalidate('/teapot');
+    });
+    await waitFor(() => expect(status).toBe('error'));
+    expect(screen.getByText('tea')).toBeTruthy();
+  });
+});
