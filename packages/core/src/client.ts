@@ -543,6 +543,7 @@ class KeelClient implements Client {
       const decision = decideRetry({
         error,
         options: spec.retry,
+        method: spec.method,
         attempts: tracker.attempts,
         baseDelayFactor: scale?.baseDelayFactor,
         maxBaseDelay: scale?.maxBaseDelay,

@@ -66,7 +66,7 @@ export function attemptOnce(
       return;
     }
     started
-      .then((res) => readResponse(res, spec.method, spec.url))
+      .then((res) => readResponse(res, spec.method, spec.url, clock))
       .then(
         (response) => {
           if (done) return;

@@ -1,5 +1,6 @@
 import { checkMs, resolveRetryOptions } from '../attempt/retry-policy';
 import { joinEndpoint } from '../internal/endpoint';
+import { HTTP_METHODS } from '../internal/methods';
 import type {
   HttpMethod,
   IntelligenceRecommendation,
@@ -13,15 +14,7 @@ import { type ClientConfig, lowerCaseHeaders, resolveCacheOptions } from './opti
 import { buildQuery } from './query';
 import { parseCanonical, resolveURL } from './url';
 
-const METHODS: ReadonlySet<string> = new Set([
-  'GET',
-  'POST',
-  'PUT',
-  'PATCH',
-  'DELETE',
-  'HEAD',
-  'OPTIONS',
-]);
+const METHODS = HTTP_METHODS;
 const NO_TAGS: readonly string[] = Object.freeze([]);
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
