@@ -99,6 +99,7 @@ class KeelClient implements Client {
     this.#cache = new CacheStore(this.#config.cache.ttl, {
       clock: this.#config.clock,
       maxEntries: this.#config.maxEntries,
+      gcTime: this.#config.gcTime,
     });
     // Validated even when disabled; the scheduler tracks endpoints only for adaptive ceilings.
     const adaptiveOptions = resolveAdaptiveOptions(options?.adaptive);
@@ -349,12 +350,17 @@ class KeelClient implements Client {
   // ── stage 2: cache ────────────────────────────────────────────────────────────────────────
 
   #fromCache(spec: RequestSpec): CancellablePromise<ApiResponse> | undefined {
-    const entry = this.#cache.get(spec.key);
+    const entry = this.#cache.peek(spec.key);
     if (entry === undefined) return undefined;
     const now = this.#config.clock.now();
     // Fresh for the entry's own ttl and for this reader's (a per-request ttl asks for newer data).
     const fresh = entry.expiresAt > now && now - entry.storedAt < spec.cache!.ttl;
-    if (!fresh && spec.cache!.strategy !== 'stale-while-revalidate') return undefined;
+    if (!fresh) {
+      // An expired entry unwatched for gcTime is collected here, not served stale.
+      if (spec.cache!.strategy !== 'stale-while-revalidate' || this.#cache.collect(entry, now)) {
+        return undefined;
+      }
+    }
     // Intelligence takes the cache-hit event through its tally, inline: a listener's payload and
     // dispatch (or even a call) would cost more than the hit itself (bench/circuit.bench.mjs).
     const hits = this.#hitTally;

@@ -12,10 +12,27 @@ export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 export interface CacheOptions {
   /** Default: false at type level; the client's default configuration sets true. */
   enabled?: boolean;
-  /** Freshness in ms. Default 30000. */
+  /**
+   * Freshness in ms.
+   * @default 30000
+   */
   ttl?: number;
-  /** Default `cache-first`. */
+  /** @default 'cache-first' */
   strategy?: CacheStrategy;
+  /**
+   * Client option only. How long an entry is kept once it is both expired and unwatched (no
+   * `subscribe` interest in its key, e.g. no mounted `useQuery`), in ms. Until then an expired
+   * entry can still be served by stale-while-revalidate; after it, it is collected. `Infinity`
+   * keeps expired entries until they are replaced, invalidated or evicted.
+   * @default 300000 (5 minutes)
+   */
+  gcTime?: number;
+  /**
+   * Client option only. The most entries the cache holds; past it, the least recently written
+   * entry is evicted.
+   * @default Infinity
+   */
+  maxEntries?: number;
 }
 
 export interface RetryOptions {
@@ -375,7 +392,12 @@ export interface AdaptiveController {
 export interface ClientOptions {
   baseURL?: string;
   headers?: Record<string, string>;
-  cache?: CacheOptions;
+  /**
+   * The response cache. `false` disables it (a request can still opt in with `cache: true`),
+   * `true` is the default configuration.
+   * @default { enabled: true, ttl: 30000, strategy: 'cache-first', gcTime: 300000 }
+   */
+  cache?: CacheOptions | boolean;
   /** `false` makes every request a single attempt unless the request says otherwise. */
   retry?: RetryOptions | boolean;
   /** Default per-attempt timeout in ms; 0 = none. */
