@@ -1,6 +1,6 @@
 import { CancelledError } from '../errors/cancelled-error';
 import { TimeoutError } from '../errors/timeout-error';
-import type { Clock, TimerHandle } from '../internal/clock';
+import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
 import type { ApiResponse, FetchLike, RequestSpec } from '../types';
 import { readResponse } from './read-body';
 
@@ -50,7 +50,9 @@ export function attemptOnce(
       reject(asCancel(reason));
     };
     source.onAbort = abort;
-    if (timeout > 0) timer = clock.setTimeout(() => abort(new TimeoutError(timeout)), timeout);
+    if (timeout > 0) {
+      timer = clock.setTimeout(() => abort(new TimeoutError(timeout)), timerDelay(timeout));
+    }
 
     let started: Promise<Response>;
     try {

@@ -1,6 +1,6 @@
 import { checkMs, RETRY_DEFAULTS, resolveRetryOptions } from '../attempt/retry-policy';
 import { checkGcTime, DEFAULT_GC_TIME } from '../cache/store';
-import { type Clock, systemClock } from '../internal/clock';
+import { type Clock, MAX_TIMER_MS, systemClock } from '../internal/clock';
 import type {
   CacheOptions,
   CacheStrategy,
@@ -56,7 +56,7 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
     );
   }
   const timeout = options.timeout ?? 0;
-  checkMs('timeout', timeout);
+  checkMs('timeout', timeout, MAX_TIMER_MS);
   const cacheOpts = clientCacheOptions(options.cache);
   const cache = resolveCacheOptions(cacheOpts, CACHE_DEFAULTS, 'cache', true);
   const maxEntries = cacheOpts.maxEntries ?? Number.POSITIVE_INFINITY;

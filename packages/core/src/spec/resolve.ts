@@ -1,4 +1,5 @@
 import { checkMs, resolveRetryOptions } from '../attempt/retry-policy';
+import { MAX_TIMER_MS } from '../internal/clock';
 import { joinEndpoint } from '../internal/endpoint';
 import { HTTP_METHODS } from '../internal/methods';
 import type {
@@ -126,7 +127,7 @@ function resolveOwn(
   }
 
   const timeout = options?.timeout ?? config.timeout;
-  if (options?.timeout !== undefined) checkMs('timeout', options.timeout);
+  if (options?.timeout !== undefined) checkMs('timeout', options.timeout, MAX_TIMER_MS);
 
   const retry =
     options?.retry === undefined ? config.retry : resolveRetryOptions(options.retry, config.retry);
