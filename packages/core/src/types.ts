@@ -429,7 +429,7 @@ export interface ClientEvents {
   success: { key: string; tracker: Tracker; response: ApiResponse; endpoint: string };
   /** A flight ends in error (once per flight; never for circuit-rejected requests). */
   error: { key: string; tracker: Tracker; error: unknown; endpoint: string };
-  /** A retry is scheduled after a failed attempt; `error` is the HttpError (or timeout/network error). */
+  /** A retry is scheduled after a failed attempt; `error` is its HttpError, TimeoutError or NetworkError. */
   retry: {
     key: string;
     tracker: Tracker;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { HttpError, TimeoutError } from '../src/index';
+import { HttpError, isNetworkError, KeelError, NetworkError, TimeoutError } from '../src/index';
 import { FAKE_EPOCH, fetchFrom, flush, makeClient, networkError, track } from './helpers';
 
 const status = (s: number, headers?: Record<string, string>) =>
@@ -118,25 +118,83 @@ describe('retry', () => {
     expect(t.fake.calls).toHaveLength(3);
   });
 
-  test('network errors are retried', async () => {
+  test('network errors are retried; retry events carry a NetworkError naming the request', async () => {
     const t = makeClient({}, { handler: script(networkError(), networkError()) });
     const p = t.client.get('/net');
     await t.clock.advance(300);
     await expect(p).resolves.toMatchObject({ data: { ok: true } });
-    expect(t.of('retry').map((r) => (r.error as Error).message)).toEqual([
-      'fetch failed',
-      'fetch failed',
-    ]);
+    const errors = t.of('retry').map((r) => r.error);
+    expect(errors).toHaveLength(2);
+    for (const e of errors) {
+      expect(e).toBeInstanceOf(NetworkError);
+      expect(e).toBeInstanceOf(KeelError);
+      expect(e).toMatchObject({ method: 'GET', url: 'https://api.test/net', code: 'ERR_NETWORK' });
+      expect((e as NetworkError).cause).toBeInstanceOf(TypeError);
+    }
   });
 
-  test('a network error that exhausts attempts rejects with that error', async () => {
-    const t = makeClient(
-      { retry: { attempts: 2 } },
-      { handler: () => Promise.reject(networkError()) },
-    );
+  test('a network error that exhausts attempts rejects with a NetworkError, its cause kept', async () => {
+    const cause = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+    });
+    const t = makeClient({ retry: { attempts: 2 } }, { handler: () => Promise.reject(cause) });
     const p = track(t.client.get('/net2'));
     await t.clock.advance(100);
-    expect((p.current as { reason: Error }).reason.message).toBe('fetch failed');
+    const reason = (p.current as { reason: NetworkError }).reason;
+    expect(isNetworkError(reason)).toBe(true);
+    expect(reason.code).toBe('ECONNRESET');
+    expect(reason.cause).toBe(cause);
+    expect(reason.message).toBe(
+      'Network error ECONNRESET (GET https://api.test/net2): read ECONNRESET',
+    );
+  });
+
+  test.each([
+    ['UND_ERR_HEADERS_TIMEOUT', 'HeadersTimeoutError'],
+    ['UND_ERR_BODY_TIMEOUT', 'BodyTimeoutError'],
+  ])(
+    "undici's own %s is a TimeoutError (kind transport), counted as a timeout",
+    async (code, name) => {
+      const cause = new TypeError('fetch failed', {
+        cause: Object.assign(new Error('Headers Timeout Error'), { code, name }),
+      });
+      const t = makeClient({ retry: { attempts: 2 } }, { handler: () => Promise.reject(cause) });
+      const p = track(t.client.get('/undici'));
+      await t.clock.advance(100);
+      const reason = (p.current as { reason: TimeoutError }).reason;
+      expect(reason).toBeInstanceOf(TimeoutError);
+      expect(reason).toMatchObject({ kind: 'transport', code, method: 'GET' });
+      expect(t.of('retry')[0]!.error).toBeInstanceOf(TimeoutError);
+      expect(t.client.intelligence().endpoint('GET', '/undici')?.timeouts).toBe(2);
+    },
+  );
+
+  test('retryOn tells a timeout from a network error', async () => {
+    const kinds: string[] = [];
+    const t = makeClient(
+      {
+        timeout: 50,
+        retry: {
+          attempts: 5,
+          retryOn: (_status, error) => {
+            kinds.push(
+              isNetworkError(error)
+                ? 'network'
+                : error instanceof TimeoutError
+                  ? 'timeout'
+                  : 'other',
+            );
+            return !(error instanceof TimeoutError);
+          },
+        },
+      },
+      // the first call fails at once, the second never answers
+      { handler: (call) => (call.index === 0 ? Promise.reject(networkError()) : undefined) },
+    );
+    const p = track(t.client.get('/kinds'));
+    await t.clock.advance(100 + 50);
+    expect(kinds).toEqual(['network', 'timeout']);
+    expect((p.current as { reason: unknown }).reason).toBeInstanceOf(TimeoutError);
   });
 
   test('fixed backoff and maxDelay', async () => {
