@@ -21,11 +21,16 @@ export {
   type HttpErrorInit,
   isAbortError,
   isHttpError,
+  isNetworkError,
   isTimeoutError,
   KeelError,
+  NetworkError,
+  type NetworkErrorInit,
   ParseError,
   type RequestError,
   TimeoutError,
+  type TimeoutErrorInit,
+  type TimeoutKind,
 } from './errors/index';
 export { EventEmitter } from './events/emitter';
 export {

@@ -1,14 +1,16 @@
 export { CancelledError } from './cancelled-error';
 export { CircuitOpenError } from './circuit-open-error';
-export { isAbortError, isHttpError, isTimeoutError } from './guards';
+export { isAbortError, isHttpError, isNetworkError, isTimeoutError } from './guards';
 export { HttpError, type HttpErrorInit } from './http-error';
 export { KeelError } from './keel-error';
+export { NetworkError, type NetworkErrorInit } from './network-error';
 export { ParseError } from './parse-error';
-export { TimeoutError } from './timeout-error';
+export { TimeoutError, type TimeoutErrorInit, type TimeoutKind } from './timeout-error';
 
 import type { CancelledError } from './cancelled-error';
 import type { CircuitOpenError } from './circuit-open-error';
 import type { HttpError } from './http-error';
+import type { NetworkError } from './network-error';
 import type { ParseError } from './parse-error';
 import type { TimeoutError } from './timeout-error';
 
@@ -19,6 +21,7 @@ import type { TimeoutError } from './timeout-error';
  */
 export type RequestError =
   | HttpError
+  | NetworkError
   | TimeoutError
   | CancelledError
   | CircuitOpenError
