@@ -1,4 +1,4 @@
-import { HttpError } from '@keel/core';
+import { createClient, HttpError } from '@keel/core';
 import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
@@ -340,5 +340,62 @@ describe('useMutation', () => {
         errors.mockRestore();
       }
     });
+  });
+});
+
+describe('useMutation retries as the core decides for its method', () => {
+  /** POST/PUT /flaky: answers `status` and counts requests per method. */
+  function flaky(status: number) {
+    const sent = { POST: 0, PUT: 0 };
+    server.use(
+      http.post(`${API}/flaky`, () => {
+        sent.POST++;
+        return HttpResponse.json({ message: 'boom' }, { status });
+      }),
+      http.put(`${API}/flaky`, () => {
+        sent.PUT++;
+        return HttpResponse.json({ message: 'boom' }, { status });
+      }),
+    );
+    return sent;
+  }
+  // The client's own retry defaults (3 attempts), with short waits.
+  const client = () =>
+    createClient({ baseURL: API, retry: { baseDelay: 1, maxDelay: 1, jitter: false } });
+
+  async function run(
+    method: 'POST' | 'PUT',
+    options?: UseMutationOptions<unknown, { n: number }>,
+  ): Promise<unknown> {
+    const { result } = renderHook(() => useMutation(method, '/flaky', options), {
+      wrapper: wrapperFor(client()),
+    });
+    let error: unknown;
+    await act(async () => {
+      error = await result.current.mutateAsync({ n: 1 } as never).catch((e: unknown) => e);
+    });
+    return error;
+  }
+
+  it('a POST answered 500 is sent once by default, and fails with the HttpError', async () => {
+    const sent = flaky(500);
+    const error = await run('POST');
+    expect(sent.POST).toBe(1);
+    expect(error).toBeInstanceOf(HttpError);
+    expect((error as HttpError).status).toBe(500);
+  });
+
+  it('an idempotent PUT answered 503 is retried by default', async () => {
+    const sent = flaky(503);
+    await run('PUT');
+    expect(sent.PUT).toBe(3);
+  });
+
+  it('the per-mutation `retry` option wins: opt a POST in, or turn retries off', async () => {
+    const sent = flaky(500);
+    await run('POST', { retry: { attempts: 2, methods: ['POST'], baseDelay: 1, jitter: false } });
+    expect(sent.POST).toBe(2);
+    await run('PUT', { retry: false });
+    expect(sent.PUT).toBe(1);
   });
 });
