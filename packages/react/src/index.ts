@@ -1,3 +1,15 @@
+export {
+  type DehydratedState,
+  type DehydrateOptions,
+  dehydrate,
+  hydrate,
+} from '@keel/core';
+export { HydrationBoundary, type HydrationBoundaryProps } from './hydration-boundary';
+export type {
+  InfiniteData,
+  InfiniteQueryResult,
+  UseInfiniteQueryOptions,
+} from './infinite/observer';
 export type {
   MutateCallbacks,
   MutationState,
@@ -34,6 +46,9 @@ export {
   type ServerEvent,
   ServerEventsError,
 } from './server-events/connection';
+export { useInfiniteQuery } from './use-infinite-query';
+export { useIsFetching, useIsMutating } from './use-is-fetching';
 export { type MutationResult, useMutation } from './use-mutation';
+export { type QueriesResults, useQueries } from './use-queries';
 export { useQuery, useSuspenseQuery } from './use-query';
 export { useServerEvents } from './use-server-events';

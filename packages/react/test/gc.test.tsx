@@ -1,14 +1,10 @@
 import { type Clock, createClient } from '@keel/core';
 import { render, screen, waitFor } from '@testing-library/react';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { useQuery } from '../src/index';
-import { API, debugOf, flush, type Todo, todoApi, wrapperFor } from './helpers';
+import { API, debugOf, flush, mswServer, type Todo, todoApi, wrapperFor } from './helpers';
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = mswServer();
 
 function Titles() {
   const { data } = useQuery<Todo[]>('/todos');

@@ -1,10 +1,24 @@
 import { type Client, type ClientOptions, type Clock, createClient } from '@keel/core';
 import { act } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
+import { type SetupServerApi, setupServer } from 'msw/node';
 import type { ReactNode } from 'react';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { ClientProvider } from '../src/index';
 
 export const API = 'http://api.test';
+
+/**
+ * An msw server for the test file: listening for its tests (an unhandled request is an error),
+ * handlers reset after each test.
+ */
+export function mswServer(): SetupServerApi {
+  const server = setupServer();
+  beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+  afterEach(() => server.resetHandlers());
+  afterAll(() => server.close());
+  return server;
+}
 
 /** A client for tests: absolute base URL, no retries unless asked. */
 export function testClient(options: ClientOptions = {}): Client {

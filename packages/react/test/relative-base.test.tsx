@@ -1,14 +1,11 @@
 import { createClient } from '@keel/core';
 import { render, screen, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { ClientProvider, useQuery } from '../src/index';
+import { mswServer } from './helpers';
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = mswServer();
 
 function Todos() {
   const { data, error } = useQuery<{ id: number; title: string }[]>('/todos');

@@ -1,13 +1,18 @@
 import { act, render, screen, waitFor } from '@testing-library/react';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useQuery } from '../src/index';
-import { API, deferred, flush, type Todo, testClient, todoApi, wrapperFor } from './helpers';
+import {
+  API,
+  deferred,
+  flush,
+  mswServer,
+  type Todo,
+  testClient,
+  todoApi,
+  wrapperFor,
+} from './helpers';
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = mswServer();
 
 interface Counted {
   onRender?: () => void;

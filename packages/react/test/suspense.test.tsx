@@ -1,16 +1,12 @@
 import { HttpError } from '@keel/core';
 import { act, render, screen, waitFor } from '@testing-library/react';
 import { delay, HttpResponse, http } from 'msw';
-import { setupServer } from 'msw/node';
 import { Component, type ReactNode, StrictMode, Suspense, useState } from 'react';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { QueryErrorBoundary, useQuery, useQueryErrorReset, useSuspenseQuery } from '../src/index';
-import { API, debugOf, flush, testClient, wrapperFor } from './helpers';
+import { API, debugOf, flush, mswServer, testClient, wrapperFor } from './helpers';
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = mswServer();
 
 /** /teapot: 418 after `ms` until brewing, then the tea; counts requests. */
 function teapot(ms = 0) {

@@ -1,15 +1,21 @@
 import { createClient, HttpError } from '@keel/core';
 import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
-import { setupServer } from 'msw/node';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type MutationResult, type UseMutationOptions, useMutation, useQuery } from '../src/index';
-import { API, deferred, readAll, type Todo, testClient, todoApi, wrapperFor } from './helpers';
+import {
+  API,
+  deferred,
+  flush,
+  mswServer,
+  readAll,
+  type Todo,
+  testClient,
+  todoApi,
+  wrapperFor,
+} from './helpers';
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = mswServer();
 
 function List({ onText }: { onText?: (text: string) => void }) {
   const { data } = useQuery<Todo[]>('/todos');
@@ -397,5 +403,86 @@ describe('useMutation retries as the core decides for its method', () => {
     expect(sent.POST).toBe(2);
     await run('PUT', { retry: false });
     expect(sent.PUT).toBe(1);
+  });
+});
+
+describe('optimistic updates while a refetch is in flight', () => {
+  /**
+   * GET /todos answers the list as it was when the request arrived, after `getGate`; POST waits
+   * for `postGate`. So a refetch started before the POST brings back the list without the row.
+   */
+  function slowApi() {
+    const state = {
+      todos: [{ id: 1, title: 'a' }] as Todo[],
+      getGate: null as Promise<void> | null,
+      postGate: null as Promise<void> | null,
+      gets: 0,
+    };
+    server.use(
+      http.get(`${API}/todos`, async () => {
+        state.gets++;
+        const snapshot = state.todos;
+        if (state.getGate) await state.getGate;
+        return HttpResponse.json(snapshot);
+      }),
+      http.post(`${API}/todos`, async ({ request }) => {
+        const { title } = (await request.json()) as { title: string };
+        if (state.postGate) await state.postGate;
+        const todo = { id: state.todos.length + 1, title };
+        state.todos = [...state.todos, todo];
+        return HttpResponse.json(todo, { status: 201 });
+      }),
+    );
+    return state;
+  }
+
+  async function addWhileRefetching(cancel: boolean): Promise<string[]> {
+    const api = slowApi();
+    const client = testClient();
+    const shown: string[] = [];
+    const { result } = renderHook(
+      () => {
+        const list = useQuery<Todo[]>('/todos');
+        const text = list.data?.map((t) => (t.id < 0 ? `${t.title}?` : t.title)).join(',') ?? '-';
+        if (shown.at(-1) !== text) shown.push(text);
+        return useMutation<Todo, { title: string }>('POST', '/todos', {
+          onMutate: (todo, { cancelReads, setQueryData }) => {
+            if (cancel) cancelReads('/todos');
+            setQueryData<Todo[]>('/todos', (list = []) => [...list, { id: -1, ...todo }]);
+          },
+        });
+      },
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(shown.at(-1)).toBe('a'));
+    const getGate = deferred();
+    const postGate = deferred();
+    api.getGate = getGate.promise;
+    api.postGate = postGate.promise;
+    act(() => {
+      client.invalidate('/todos'); // a refetch, in flight (another tab changed something)
+    });
+    await waitFor(() => expect(api.gets).toBe(2));
+    let done!: Promise<unknown>;
+    act(() => {
+      done = result.current.mutateAsync({ title: 'b' });
+    });
+    await waitFor(() => expect(shown.at(-1)).toBe('a,b?'));
+    getGate.resolve(); // the old list arrives while the POST is still running
+    await flush();
+    await flush();
+    api.getGate = null;
+    postGate.resolve();
+    await act(() => done);
+    await waitFor(() => expect(shown.at(-1)).toBe('a,b'));
+    return shown;
+  }
+
+  it('cancelReads in onMutate: the optimistic row stays until the real one replaces it', async () => {
+    expect(await addWhileRefetching(true)).toEqual(['-', 'a', 'a,b?', 'a,b']);
+  });
+
+  it('without it, the refetch lands on top of the optimistic row (the flicker)', async () => {
+    expect(await addWhileRefetching(false)).toEqual(['-', 'a', 'a,b?', 'a', 'a,b']);
   });
 });

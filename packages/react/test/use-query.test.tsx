@@ -1,9 +1,8 @@
 import { CircuitOpenError, HttpError, TimeoutError } from '@keel/core';
 import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
 import { delay, HttpResponse, http } from 'msw';
-import { setupServer } from 'msw/node';
 import { StrictMode, Suspense } from 'react';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { keepPreviousData, useQuery } from '../src/index';
 import { storeFor } from '../src/query/store';
 import {
@@ -11,6 +10,7 @@ import {
   debugOf,
   deferred,
   flush,
+  mswServer,
   readAll,
   type Todo,
   testClient,
@@ -19,10 +19,7 @@ import {
   wrapperFor,
 } from './helpers';
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = mswServer();
 
 function Titles({ url = '/todos' }: { url?: string }) {
   const { data, status, isFetching, isLoading } = useQuery<Todo[]>(url);

@@ -9,8 +9,10 @@ import {
   type RequestSpec,
 } from '@keel/core';
 import { noop, reportError } from '../internal/report';
+import { requestOptionsOf as requestOptionsOfQuery } from '../query/observer';
 import { syntheticResponse } from '../query/state';
 import type { QueryStore } from '../query/store';
+import type { QueryDefinition } from '../query-options';
 
 export type MutationStatus = 'idle' | 'pending' | 'success' | 'error';
 
@@ -23,8 +25,12 @@ export interface OptimisticHelpers {
    * top of the optimistic data. Call it before `setQueryData`. Returns the cancelled keys.
    */
   cancelReads(target: InvalidateTarget): string[];
-  /** The cached data of a GET query (same URL and options as its `useQuery`). */
+  /**
+   * The data a GET query shows (same URL and options as its `useQuery`, or its `queryOptions`):
+   * the cached data, or while an invalidation refetch runs, the data still on screen.
+   */
   getQueryData<T = unknown>(url: string, options?: RequestOptions): T | undefined;
+  getQueryData<T>(query: QueryDefinition<T, any>): T | undefined;
   /**
    * Writes a query's cached data; every component showing it re-renders. Recorded: if the
    * mutation fails, each key written gets back exactly what it held before.
@@ -33,6 +39,10 @@ export interface OptimisticHelpers {
     url: string,
     updater: T | ((previous: T | undefined) => T),
     options?: RequestOptions,
+  ): void;
+  setQueryData<T>(
+    query: QueryDefinition<T, any>,
+    updater: T | ((previous: T | undefined) => T),
   ): void;
 }
 
@@ -230,28 +240,34 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
   }
 
   #helpers(writes: { spec: RequestSpec; previous: ApiResponse | undefined }[]): OptimisticHelpers {
-    const client = this.#store.client;
+    const store = this.#store;
+    const client = store.client;
+    const specOf = (query: string | QueryDefinition<any, any>, options?: RequestOptions) =>
+      typeof query === 'string'
+        ? client.resolve('GET', query, options)
+        : client.resolve('GET', query.url, requestOptionsOfQuery(query.options));
     return {
       client,
       cancelReads: (target) => client.cancelReads(target),
-      getQueryData: <T>(url: string, options?: RequestOptions) =>
-        client.getCached<T>(client.resolve('GET', url, options).key)?.data,
-      setQueryData: <T>(
-        url: string,
-        updater: T | ((previous: T | undefined) => T),
+      getQueryData: (query: string | QueryDefinition<any, any>, options?: RequestOptions) =>
+        store.shown(specOf(query, options).key)?.data,
+      setQueryData: (
+        query: string | QueryDefinition<any, any>,
+        updater: unknown,
         options?: RequestOptions,
       ) => {
-        const spec = client.resolve('GET', url, options);
-        const current = client.getCached<T>(spec.key);
+        const spec = specOf(query, options);
+        // What the key shows: the cache, or (while an invalidation refetch runs) the data on screen.
+        const current = store.shown(spec.key);
         // Only the first write of a key records what to restore.
         if (!writes.some((w) => w.spec.key === spec.key)) writes.push({ spec, previous: current });
         const next =
           typeof updater === 'function'
-            ? (updater as (previous: T | undefined) => T)(current?.data)
+            ? (updater as (previous: unknown) => unknown)(current?.data)
             : updater;
         client.setCached(spec, syntheticResponse(next, current));
       },
-    };
+    } as OptimisticHelpers;
   }
 
   #setIf(call: number, next: MutationState<TData, TVars, TError>): void {

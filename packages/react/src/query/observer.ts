@@ -205,6 +205,11 @@ export class QueryObserver {
     return this.#url;
   }
 
+  /** The hook's options of the last render. */
+  get options(): UseQueryOptions<any, any> | undefined {
+    return this.#options;
+  }
+
   get requestOptions(): RequestOptions | undefined {
     return this.#requestOptions;
   }
@@ -471,7 +476,7 @@ function sameView(a: View, b: View): boolean {
 }
 
 /** The options the core understands, without the React ones. */
-function requestOptionsOf(
+export function requestOptionsOf(
   options: UseQueryOptions<any, any> | undefined,
 ): RequestOptions | undefined {
   if (options === undefined) return undefined;

@@ -64,6 +64,14 @@ export class QueryStore {
   }
 
   /**
+   * The response a key shows: the cached one, or while an invalidation refetch runs (the entry
+   * was removed from the cache), the one its components still show.
+   */
+  shown(key: string): ApiResponse | undefined {
+    return this.client.getCached(key) ?? this.#entries.get(key)?.state.response;
+  }
+
+  /**
    * Starts observing `spec.key`: `listener` runs after state changes (batched into one task, see
    * internal/batch.ts). Returns the release
    * function; the entry (interest, own request) goes away a microtask after its last observer,
@@ -283,11 +291,15 @@ export class QueryEntry {
     return this.state.isFetching ? this.#whenIdle() : Promise.resolve();
   }
 
-  /** Settles when this entry's own read (if any) has settled. */
-  settled(): Promise<void> {
+  /** Settles when this entry's own read (if any) has settled; never rejects. */
+  read(): Promise<void> {
     const request = this.#request;
-    const done = request ? request.then(noop, noop) : Promise.resolve();
-    return done.then(() => {
+    return request ? request.then(noop, noop) : Promise.resolve();
+  }
+
+  /** `read()`, then the grace period of an entry a suspending render made (nobody observes it). */
+  settled(): Promise<void> {
+    return this.read().then(() => {
       if (this.#graceTimer === undefined) this.#graceFor();
     });
   }

@@ -1,0 +1,417 @@
+import type {
+  ApiResponse,
+  QueryParams,
+  RequestError,
+  RequestOptions,
+  RequestSpec,
+} from '@keel/core';
+import { onReconnect, onWindowFocus } from '../internal/environment';
+import { replaceEqualDeep } from '../internal/equal';
+import { noop } from '../internal/report';
+import type { QueryState, QueryStatus } from '../query/state';
+import type { QueryStore } from '../query/store';
+
+/** The pages of an infinite query, in order, with the page param each was read with. */
+export interface InfiniteData<TPage, TPageParam> {
+  pages: TPage[];
+  pageParams: TPageParam[];
+}
+
+/** Options of `useInfiniteQuery`: every core RequestOptions field plus the paging ones. */
+export interface UseInfiniteQueryOptions<TPage, TPageParam, TData = InfiniteData<TPage, TPageParam>>
+  extends Omit<RequestOptions, 'method' | 'url' | 'body' | 'signal'> {
+  /** The page param of the first page (a cursor, a page number; `null` for "from the start"). */
+  initialPageParam: TPageParam;
+  /**
+   * The page param of the page after `lastPage`, or `null` / `undefined` when there is none
+   * (then `hasNextPage` is false).
+   */
+  getNextPageParam: (
+    lastPage: TPage,
+    pages: TPage[],
+    lastPageParam: TPageParam,
+    pageParams: TPageParam[],
+  ) => TPageParam | null | undefined;
+  /**
+   * The query parameters that ask for the page of `pageParam`, merged over `params`. A `null`
+   * or `undefined` value is left out of the URL (the first page of a cursor API).
+   * @default (pageParam) => ({ page: pageParam })
+   */
+  paramsFor?: (pageParam: TPageParam) => QueryParams;
+  /**
+   * `false`: no request and no interest.
+   * @default true
+   */
+  enabled?: boolean;
+  /** Derives what `data` holds from the pages; structurally shared. @default none */
+  select?: (data: InfiniteData<TPage, TPageParam>) => TData;
+  /** @default true */
+  refetchOnWindowFocus?: boolean;
+  /** @default true */
+  refetchOnReconnect?: boolean;
+}
+
+/** What `useInfiniteQuery` returns. */
+export interface InfiniteQueryResult<TData, TError = RequestError> {
+  /** The pages loaded so far (after `select`); undefined until the first page arrives. */
+  data: TData | undefined;
+  /** The last error of any page; null when none. */
+  error: TError | null;
+  /** `pending` until the first page; `error` when a page failed (the loaded pages stay). */
+  status: QueryStatus;
+  isPending: boolean;
+  isLoading: boolean;
+  isSuccess: boolean;
+  isError: boolean;
+  /** A read of any page is in flight. */
+  isFetching: boolean;
+  /** `getNextPageParam` gave a param for the last loaded page. */
+  hasNextPage: boolean;
+  /** The next page is being read. */
+  isFetchingNextPage: boolean;
+  /** Reads the next page (nothing when there is none or it is being read); settles when it has. */
+  fetchNextPage: () => Promise<void>;
+  /** Reads every loaded page from the network again; settles when all have. */
+  refetch: () => Promise<void>;
+}
+
+interface Page {
+  readonly param: unknown;
+  readonly spec: RequestSpec;
+  readonly options: RequestOptions;
+}
+
+/** The most pages restored from the cache when a query mounts (a guard against a param cycle). */
+const MAX_RESTORED_PAGES = 1000;
+
+const INFINITE_OPTIONS = new Set([
+  'initialPageParam',
+  'getNextPageParam',
+  'paramsFor',
+  'enabled',
+  'select',
+  'refetchOnWindowFocus',
+  'refetchOnReconnect',
+]);
+
+type AnyOptions = UseInfiniteQueryOptions<any, any, any>;
+type View = InfiniteQueryResult<unknown, unknown>;
+
+/**
+ * The per-component side of useInfiniteQuery. Each page is an ordinary query of the store (its
+ * own key: the URL with the page's params), so pages share dedup, caching, interest, the
+ * invalidation refetch (every loaded page is read again, with the param it was loaded with)
+ * and gcTime with every other query. This observer keeps the list of pages and composes their
+ * states into one result; its snapshot changes identity only when that result changes.
+ */
+export class InfiniteObserver {
+  readonly #store: QueryStore;
+  #url: string | null = null;
+  #options: AnyOptions | undefined;
+  #inputs: { url: string | null; options: AnyOptions | undefined } | undefined;
+  #base: RequestOptions = {};
+  #pages: Page[] = [];
+  #error: unknown = undefined;
+  /** While subscribed: the release function of each observed page, by key. */
+  #observed: Map<string, () => void> | undefined;
+  #onChange: (() => void) | undefined;
+  #view: View | undefined;
+  #viewOf: readonly (QueryState | undefined)[] = [];
+  #pagesData: unknown[] | undefined;
+  #select: { fn: (d: any) => unknown; input: unknown; output: unknown } | undefined;
+
+  constructor(store: QueryStore) {
+    this.#store = store;
+  }
+
+  get store(): QueryStore {
+    return this.#store;
+  }
+
+  /** The first page's key, or undefined (no URL, an invalid one, or disabled). */
+  get key(): string | undefined {
+    return this.active ? this.#pages[0]?.spec.key : undefined;
+  }
+
+  get active(): boolean {
+    return this.#url !== null && this.#pages.length > 0 && this.#options?.enabled !== false;
+  }
+
+  /** Called at the start of each render; a new URL or options object starts the list over. */
+  setInputs(url: string | null, options: AnyOptions): void {
+    if (this.#inputs?.url === url && this.#inputs.options === options) return;
+    if (typeof options?.getNextPageParam !== 'function') {
+      throw new TypeError(
+        `keel: useInfiniteQuery \`getNextPageParam\` must be a function, got ${typeof options?.getNextPageParam}`,
+      );
+    }
+    if (options.paramsFor !== undefined && typeof options.paramsFor !== 'function') {
+      throw new TypeError(
+        `keel: useInfiniteQuery \`paramsFor\` must be a function, got ${typeof options.paramsFor}`,
+      );
+    }
+    const sameQuery =
+      this.#inputs !== undefined &&
+      this.#inputs.url === url &&
+      sameRequest(this.#inputs.options, options);
+    this.#inputs = { url, options };
+    this.#options = options;
+    if (sameQuery) return;
+    this.#url = url;
+    this.#base = requestOptionsOf(options);
+    this.#error = undefined;
+    this.#pages = [];
+    if (url === null) return;
+    try {
+      this.#pages = [this.#page(options.initialPageParam)];
+      this.#restore();
+    } catch (error) {
+      // An invalid URL or option is the query's error, not a crash of the render.
+      this.#error = error;
+    }
+  }
+
+  subscribe = (onChange: () => void): (() => void) => {
+    this.#onChange = onChange;
+    const observed = new Map<string, () => void>();
+    this.#observed = observed;
+    if (this.active) for (const page of this.#pages) this.#observe(page);
+    return () => {
+      for (const release of observed.values()) release();
+      observed.clear();
+      if (this.#observed === observed) this.#observed = undefined;
+      if (this.#onChange === onChange) this.#onChange = undefined;
+    };
+  };
+
+  getSnapshot = (): View => {
+    const states = this.#pages.map((p) => this.#stateOf(p.spec.key));
+    if (this.#view !== undefined && sameStates(states, this.#viewOf)) return this.#view;
+    this.#viewOf = states;
+    this.#view = this.#compose(states);
+    return this.#view;
+  };
+
+  fetchNextPage = (): Promise<void> => {
+    const view = this.getSnapshot();
+    if (view.isFetchingNextPage || !this.active) return Promise.resolve();
+    const last = this.#pages.at(-1)!;
+    const lastState = this.#viewOf.at(-1);
+    if (this.#pages.length > 1 && lastState?.response === undefined) {
+      // The next page failed (or was cancelled): read it again.
+      const entry = this.#store.peek(last.spec.key);
+      entry?.fetch();
+      return entry?.read() ?? Promise.resolve();
+    }
+    if (!view.hasNextPage) return Promise.resolve();
+    const next = this.#nextParam(this.#pages.length - 1);
+    if (next === undefined) return Promise.resolve();
+    const page = this.#page(next);
+    this.#pages = [...this.#pages, page];
+    if (this.#observed === undefined) return Promise.resolve();
+    this.#observe(page);
+    this.#onChange?.();
+    return this.#store.peek(page.spec.key)?.read() ?? Promise.resolve();
+  };
+
+  refetch = (): Promise<void> => {
+    const reads = this.#pages.map((p) => this.#store.peek(p.spec.key)?.refetch());
+    return Promise.all(reads).then(noop);
+  };
+
+  /** Focus and reconnect revalidate every loaded page (cache-first: stale ones only). */
+  watchEnvironment(focus: boolean, reconnect: boolean): () => void {
+    const revalidate = () => {
+      for (const page of this.#pages) this.#store.peek(page.spec.key)?.fetch();
+    };
+    const offs = [
+      focus ? onWindowFocus(revalidate) : noop,
+      reconnect ? onReconnect(revalidate) : noop,
+    ];
+    return () => {
+      for (const off of offs) off();
+    };
+  }
+
+  // ── pages ─────────────────────────────────────────────────────────────────────────────────
+
+  #page(param: unknown): Page {
+    const paramsFor = this.#options?.paramsFor ?? defaultParamsFor;
+    const options: RequestOptions = {
+      ...this.#base,
+      params: { ...this.#base.params, ...paramsFor(param) },
+    };
+    return { param, spec: this.#store.client.resolve('GET', this.#url!, options), options };
+  }
+
+  #observe(page: Page): void {
+    const observed = this.#observed!;
+    if (observed.has(page.spec.key)) return;
+    const release = this.#store.observe(page.spec, this.#url!, page.options, this.#wake, {
+      fetch: true,
+    });
+    observed.set(page.spec.key, release);
+  }
+
+  #wake = (): void => {
+    this.#onChange?.();
+  };
+
+  /** Pages still cached from an earlier mount come back at once (back navigation keeps its place). */
+  #restore(): void {
+    for (let i = 0; i < MAX_RESTORED_PAGES; i++) {
+      if (this.#store.client.getCached(this.#pages[i]!.spec.key) === undefined) return;
+      const next = this.#nextParam(i);
+      if (next === undefined) return;
+      const page = this.#page(next);
+      if (this.#store.client.getCached(page.spec.key) === undefined) return;
+      this.#pages.push(page);
+    }
+  }
+
+  /** The param after page `index`, from its data; undefined when it has none or no data yet. */
+  #nextParam(index: number): unknown {
+    const pages: unknown[] = [];
+    for (let i = 0; i <= index; i++) {
+      const state = this.#stateOf(this.#pages[i]!.spec.key);
+      if (state === undefined || state.response === undefined) return undefined;
+      pages.push(state.data);
+    }
+    const params = this.#pages.slice(0, index + 1).map((p) => p.param);
+    const next = this.#options!.getNextPageParam(pages.at(-1), pages, params.at(-1), params);
+    return next ?? undefined;
+  }
+
+  #stateOf(key: string): QueryState | undefined {
+    const entry = this.#store.peek(key);
+    if (entry !== undefined) return entry.state;
+    const response = this.#store.client.getCached(key);
+    return response === undefined ? undefined : cachedState(response);
+  }
+
+  // ── the composed result ───────────────────────────────────────────────────────────────────
+
+  #compose(states: readonly (QueryState | undefined)[]): View {
+    const loaded: unknown[] = [];
+    let error: unknown = this.#error ?? null;
+    let isFetching = false;
+    for (let i = 0; i < states.length; i++) {
+      const state = states[i];
+      if (state === undefined) {
+        isFetching ||= this.active;
+        continue;
+      }
+      if (state.isFetching) isFetching = true;
+      if (state.status === 'error') error = state.error;
+      // Only an unbroken run from the first page is data: a later page alone is not shown.
+      if (state.response !== undefined && loaded.length === i) loaded.push(state.data);
+    }
+    const hasData = loaded.length > 0;
+    const status: QueryStatus =
+      error !== null && error !== undefined ? 'error' : hasData ? 'success' : 'pending';
+    const pagesData = hasData ? this.#sharedPages(loaded) : undefined;
+    let data: unknown;
+    if (pagesData !== undefined) {
+      const raw = {
+        pages: pagesData,
+        pageParams: this.#pages.slice(0, loaded.length).map((p) => p.param),
+      };
+      data = this.#options?.select ? this.#selected(raw) : this.#sharedData(raw);
+    }
+    const last = states.length - 1;
+    const isFetchingNextPage = last > 0 && loaded.length <= last && isFetching;
+    const hasNextPage =
+      hasData && loaded.length === states.length && this.#nextParam(last) !== undefined;
+    return {
+      data,
+      error: status === 'error' ? error : null,
+      status,
+      isPending: status === 'pending',
+      isLoading: !hasData && isFetching,
+      isSuccess: status === 'success',
+      isError: status === 'error',
+      isFetching,
+      hasNextPage,
+      isFetchingNextPage,
+      fetchNextPage: this.fetchNextPage,
+      refetch: this.refetch,
+    };
+  }
+
+  /** The pages array keeps its identity while every page's data does. */
+  #sharedPages(loaded: unknown[]): unknown[] {
+    const previous = this.#pagesData;
+    if (
+      previous !== undefined &&
+      previous.length === loaded.length &&
+      previous.every((d, i) => d === loaded[i])
+    ) {
+      return previous;
+    }
+    this.#pagesData = loaded;
+    return loaded;
+  }
+
+  #lastData: InfiniteData<unknown, unknown> | undefined;
+
+  #sharedData(raw: InfiniteData<unknown, unknown>): InfiniteData<unknown, unknown> {
+    const last = this.#lastData;
+    if (
+      last !== undefined &&
+      last.pages === raw.pages &&
+      last.pageParams.length === raw.pageParams.length &&
+      last.pageParams.every((p, i) => Object.is(p, raw.pageParams[i]))
+    ) {
+      return last;
+    }
+    this.#lastData = raw;
+    return raw;
+  }
+
+  #selected(raw: InfiniteData<unknown, unknown>): unknown {
+    const fn = this.#options!.select!;
+    const input = this.#sharedData(raw);
+    const memo = this.#select;
+    if (memo !== undefined && memo.fn === fn && memo.input === input) return memo.output;
+    const output = replaceEqualDeep(memo?.output, fn(input));
+    this.#select = { fn, input, output };
+    return output;
+  }
+}
+
+function defaultParamsFor(pageParam: unknown): QueryParams {
+  return { page: pageParam as string | number };
+}
+
+function cachedState(response: ApiResponse): QueryState {
+  return { status: 'success', response, data: response.data, error: null, isFetching: false };
+}
+
+function sameStates(
+  a: readonly (QueryState | undefined)[],
+  b: readonly (QueryState | undefined)[],
+): boolean {
+  return a.length === b.length && a.every((s, i) => s === b[i]);
+}
+
+/** Whether two option objects ask for the same requests (the paging functions may be inline). */
+function sameRequest(a: AnyOptions | undefined, b: AnyOptions | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined) return false;
+  return (
+    JSON.stringify(requestOptionsOf(a)) === JSON.stringify(requestOptionsOf(b)) &&
+    Object.is(a.initialPageParam, b.initialPageParam)
+  );
+}
+
+/** The options the core understands, without the paging and React ones. */
+function requestOptionsOf(options: AnyOptions | undefined): RequestOptions {
+  const request: Record<string, unknown> = {};
+  if (options === undefined) return request;
+  for (const name in options) {
+    if (INFINITE_OPTIONS.has(name)) continue;
+    const value = (options as unknown as Record<string, unknown>)[name];
+    if (value !== undefined) request[name] = value;
+  }
+  return request as RequestOptions;
+}

@@ -1,0 +1,55 @@
+import { checkInvalidateTarget, type InvalidateTarget } from '@keel/core';
+import { useCallback } from 'react';
+import { useSyncExternalStore } from 'use-sync-external-store/shim';
+import { notifyLater } from './internal/batch';
+import { useClient } from './provider';
+import { storeFor } from './query/store';
+
+/** The lifecycle events after which the set of reads in flight may have changed. */
+const FLIGHT_EVENTS = ['request', 'success', 'error', 'cancel'] as const;
+
+/**
+ * How many reads of this client are in flight now (one per key, however many components wait on
+ * it), all of them or those `target` matches: a path, an array of tags or a predicate, as for
+ * `client.invalidate`. For a global "loading" indicator.
+ *
+ * @example
+ * const fetching = useIsFetching();          // every read
+ * const todos = useIsFetching('/todos');     // reads under /todos
+ */
+export function useIsFetching(target?: InvalidateTarget): number {
+  if (target !== undefined) checkInvalidateTarget(target, 'target');
+  const client = useClient();
+  const subscribe = useCallback(
+    (onChange: () => void) => {
+      const wake = () => notifyLater(onChange);
+      const offs = FLIGHT_EVENTS.map((name) => client.on(name, wake));
+      return () => {
+        for (const off of offs) off();
+      };
+    },
+    [client],
+  );
+  const count = () => client.fetchingKeys(target).length;
+  // On the server nothing is fetched while rendering.
+  return useSyncExternalStore(subscribe, count, zero);
+}
+
+/**
+ * How many `useMutation` calls of this client are running now (from `mutate()` until their state
+ * settles, `onMutate` included), all of them or those whose request `target` matches (a path,
+ * an array of tags or a predicate, as for `client.invalidate`).
+ *
+ * @example
+ * const saving = useIsMutating('/todos') > 0;
+ */
+export function useIsMutating(target?: InvalidateTarget): number {
+  if (target !== undefined) checkInvalidateTarget(target, 'target');
+  const registry = storeFor(useClient()).mutations;
+  const count = () => registry.count(target);
+  return useSyncExternalStore(registry.subscribe, count, zero);
+}
+
+function zero(): number {
+  return 0;
+}

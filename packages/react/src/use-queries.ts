@@ -1,0 +1,121 @@
+import type { RequestError } from '@keel/core';
+import { useCallback, useEffect, useState } from 'react';
+import { useSyncExternalStore } from 'use-sync-external-store/shim';
+import { useClient } from './provider';
+import { QueryObserver, type QueryResult } from './query/observer';
+import { type QueryStore, storeFor } from './query/store';
+import type { QueryDefinition } from './query-options';
+
+/** The results of `useQueries`, one per query, typed from each definition. */
+export type QueriesResults<T extends readonly QueryDefinition<any, any>[]> = {
+  -readonly [K in keyof T]: T[K] extends QueryDefinition<any, infer TData>
+    ? QueryResult<TData, RequestError>
+    : never;
+};
+
+/**
+ * Reads a list of queries whose length can change between renders (one per id of a list, say):
+ * each is a `queryOptions(url, options)` (or any `{ url, options }`), and each result is what
+ * `useQuery` returns for it, in the same order. The queries share the store with every other
+ * hook: identical keys are one entry and one request.
+ *
+ * @example
+ * const users = useQueries(ids.map((id) => queryOptions<User>(`/users/${id}`)));
+ * const loaded = users.filter((u) => u.isSuccess).length;
+ */
+export function useQueries<const T extends readonly QueryDefinition<any, any>[]>(
+  queries: T,
+): QueriesResults<T> {
+  if (!Array.isArray(queries)) {
+    throw new TypeError(`keel: useQueries \`queries\` must be an array, got ${typeof queries}`);
+  }
+  const store = storeFor(useClient());
+  const [holder] = useState(() => ({ list: new QueriesObserver(store) }));
+  if (holder.list.store !== store) holder.list = new QueriesObserver(store);
+  const list = holder.list;
+  list.setInputs(queries);
+  const id = list.id;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `id` names the keys observed
+  const subscribe = useCallback((onChange: () => void) => list.subscribe(onChange), [list, id]);
+  useSyncExternalStore(subscribe, list.getSnapshot, list.getSnapshot);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new set of keys re-arms the listeners
+  useEffect(() => list.watchEnvironment(), [list, id]);
+  return list.results() as QueriesResults<T>;
+}
+
+/** One QueryObserver per position of the list; a snapshot that changes when any of them does. */
+class QueriesObserver {
+  readonly store: QueryStore;
+  #observers: QueryObserver[] = [];
+  #tokens: unknown[] = [];
+  #results: QueryResult<unknown, unknown>[] = [];
+
+  constructor(store: QueryStore) {
+    this.store = store;
+  }
+
+  /** The observed keys (and whether each is active): when it changes, React re-subscribes. */
+  get id(): string {
+    let id = '';
+    for (const o of this.#observers) id += `${o.active ? o.key : ''}\n`;
+    return id;
+  }
+
+  setInputs(queries: readonly QueryDefinition<any, any>[]): void {
+    const observers = this.#observers;
+    if (observers.length > queries.length) observers.length = queries.length;
+    for (let i = 0; i < queries.length; i++) {
+      const query = queries[i]!;
+      const observer = (observers[i] ??= new QueryObserver(this.store));
+      observer.setInputs(query.url, query.options);
+      observer.beginRender();
+    }
+  }
+
+  subscribe(onChange: () => void): () => void {
+    const releases = this.#observers.map((o) => o.subscribe(onChange));
+    return () => {
+      for (const release of releases) release();
+    };
+  }
+
+  /** The list of the observers' snapshots: the same array while none of them changed. */
+  getSnapshot = (): unknown => {
+    this.#tokens = sameItems(
+      this.#tokens,
+      this.#observers.map((o) => o.getSnapshot()),
+    );
+    return this.#tokens;
+  };
+
+  results(): QueryResult<unknown, unknown>[] {
+    this.#results = sameItems(
+      this.#results,
+      this.#observers.map((o) => o.result()),
+    );
+    return this.#results;
+  }
+
+  watchEnvironment(): () => void {
+    const offs = this.#observers
+      .filter((o) => o.active)
+      .map((o) => {
+        const options = o.options;
+        return o.watchEnvironment(
+          options?.refetchOnWindowFocus ?? true,
+          options?.refetchOnReconnect ?? true,
+          options?.refetchInterval ?? false,
+        );
+      });
+    return () => {
+      for (const off of offs) off();
+    };
+  }
+}
+
+/** `previous` when `next` holds the same items (so identity tells React nothing changed). */
+function sameItems<T>(previous: T[], next: T[]): T[] {
+  return next.length === previous.length && next.every((item, i) => item === previous[i])
+    ? previous
+    : next;
+}

@@ -1,0 +1,117 @@
+import { act, renderHook, waitFor } from '@testing-library/react';
+import { HttpResponse, http } from 'msw';
+import { useState } from 'react';
+import { describe, expect, it } from 'vitest';
+import { queryOptions, useQueries, useQuery, useSuspenseQuery } from '../src/index';
+import { API, debugOf, flush, mswServer, readAll, testClient, wrapperFor } from './helpers';
+
+const server = mswServer();
+
+interface User {
+  id: number;
+  name: string;
+}
+
+function usersApi() {
+  const requests: string[] = [];
+  server.use(
+    http.get(`${API}/users/:id`, ({ params }) => {
+      requests.push(String(params.id));
+      return HttpResponse.json({ id: Number(params.id), name: `user ${params.id}` });
+    }),
+  );
+  return requests;
+}
+
+const userQuery = (id: number) => queryOptions<User>(`/users/${id}`);
+
+describe('queryOptions', () => {
+  it('names a query once: useQuery reads it, options add to its own', async () => {
+    usersApi();
+    const client = testClient();
+    const { result } = renderHook(
+      () => ({
+        user: readAll(useQuery(userQuery(1))),
+        name: readAll(useQuery(userQuery(1), { select: (u) => u.name })),
+      }),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.name.data).toBe('user 1'));
+    expect(result.current.user.data).toEqual({ id: 1, name: 'user 1' });
+  });
+
+  it('is frozen, and its url must be a string', () => {
+    const q = queryOptions('/x', { params: { a: 1 } });
+    expect(Object.isFrozen(q)).toBe(true);
+    expect(q).toEqual({ url: '/x', options: { params: { a: 1 } } });
+    expect(() => queryOptions(5 as never)).toThrow(
+      'keel: queryOptions `url` must be a string, got number',
+    );
+  });
+});
+
+describe('useQueries', () => {
+  it('reads a list whose length changes; results follow the list order', async () => {
+    const requests = usersApi();
+    const client = testClient();
+    let setIds!: (ids: number[]) => void;
+    const { result } = renderHook(
+      () => {
+        const [ids, set] = useState([1, 2]);
+        setIds = set;
+        return useQueries(ids.map(userQuery)).map((r) => readAll(r));
+      },
+      { wrapper: wrapperFor(client) },
+    );
+    expect(result.current.map((r) => r.status)).toEqual(['pending', 'pending']);
+    await waitFor(() =>
+      expect(result.current.map((r) => r.data?.name)).toEqual(['user 1', 'user 2']),
+    );
+    act(() => setIds([3, 1, 2]));
+    await waitFor(() =>
+      expect(result.current.map((r) => r.data?.name)).toEqual(['user 3', 'user 1', 'user 2']),
+    );
+    act(() => setIds([2]));
+    expect(result.current.map((r) => r.data?.name)).toEqual(['user 2']);
+    expect(requests.sort()).toEqual(['1', '2', '3']);
+    await flush();
+    // Keys no longer in the list are released.
+    expect(debugOf(client).subscriptions).toBe(1);
+  });
+
+  it('shares entries with other hooks: one request per key', async () => {
+    const requests = usersApi();
+    const client = testClient();
+    const { result } = renderHook(
+      () => ({
+        list: useQueries([userQuery(7), userQuery(7)]).map((r) => readAll(r)),
+        one: readAll(useQuery(userQuery(7))),
+      }),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.one.isSuccess).toBe(true));
+    expect(result.current.list.every((r) => r.data?.id === 7)).toBe(true);
+    expect(requests).toEqual(['7']);
+  });
+
+  it('an empty list is fine; a non-array is a TypeError', () => {
+    const client = testClient();
+    const { result } = renderHook(() => useQueries([]), { wrapper: wrapperFor(client) });
+    expect(result.current).toEqual([]);
+    expect(() =>
+      renderHook(() => useQueries('x' as never), { wrapper: wrapperFor(client) }),
+    ).toThrow('keel: useQueries `queries` must be an array, got string');
+  });
+});
+
+describe('useSuspenseQuery with queryOptions', () => {
+  it('reads the definition', async () => {
+    usersApi();
+    const client = testClient();
+    await client.get('/users/4');
+    const { result } = renderHook(() => useSuspenseQuery(userQuery(4)).data.name, {
+      wrapper: wrapperFor(client),
+    });
+    expect(result.current).toBe('user 4');
+  });
+});
