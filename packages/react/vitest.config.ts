@@ -13,5 +13,11 @@ export default defineConfig({
     environment: 'jsdom',
     setupFiles: ['test/setup.ts'],
     include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'test/**/*.test.ts', 'test/**/*.test.tsx'],
+    // Type tests of the public hooks: checked by tsc (vitest typecheck), never run.
+    typecheck: {
+      enabled: true,
+      include: ['test/**/*.test-d.ts', 'test/**/*.test-d.tsx'],
+      tsconfig: fileURLToPath(new URL('./tsconfig.typecheck.json', import.meta.url)),
+    },
   },
 });
