@@ -2,6 +2,10 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    projects: ['packages/*/vitest.config.ts', 'examples/node-demo/vitest.config.ts'],
+    projects: [
+      'packages/*/vitest.config.ts',
+      'examples/node-demo/vitest.config.ts',
+      'readme/vitest.config.ts',
+    ],
   },
 });
