@@ -9,7 +9,7 @@ import {
 } from 'node:http';
 import type { Socket } from 'node:net';
 import Router from 'find-my-way';
-import inject from 'light-my-request';
+import inject, { type InjectOptions } from 'light-my-request';
 import { BodyKind, bodyKindOf } from './body';
 import { type Clock, systemClock } from './clock';
 import {
@@ -543,7 +543,8 @@ class KeelApp implements App, ContextHost {
 
   async inject(request: InjectRequest): Promise<InjectResponse> {
     const response = await inject(this.handler, {
-      method: request.method ?? 'GET',
+      // light-my-request 6.6 (the last on cookie 1, which runs on Node 20) lists the methods it knows.
+      method: (request.method ?? 'GET') as InjectOptions['method'],
       url: request.url,
       headers: request.headers,
       payload: request.body,
