@@ -1,35 +1,45 @@
 import { useMutation, useQuery, useServerEvents } from '@keel/react';
-import { type FormEvent, useRef, useState } from 'react';
+import { type FormEvent, useEffect, useRef, useState } from 'react';
 import type { NewTodo, Todo } from '../server/todos';
+import { Stats } from './Stats';
 
 let optimisticId = 0;
 
 /**
  * A todo list that stays in sync across tabs:
- * - the list is one `useQuery`;
+ * - the list is one `useQuery`; the server rendered it (server/render.tsx) and the browser
+ *   hydrates it with the server's data, without asking again;
  * - adding goes through `useMutation` with an optimistic row (rolled back if the server refuses);
- *   the core's mutation invalidation refetches the list in this tab;
- * - every other tab hears `todos-changed` on the shared event stream, which invalidates the list.
+ *   reads of the list already in flight are cancelled first, so one cannot land on top of the
+ *   row; the core's mutation invalidation refetches the list in this tab;
+ * - every other tab hears `todos-changed` on the shared event stream, which invalidates the list;
+ * - the stats line is a suspense query behind an error boundary with a Retry button.
+ *
+ * URLs are relative to the client's baseURL (`/api`).
  */
 export function App() {
   const [received, setReceived] = useState(0);
-  const live = useServerEvents('/api/events', {
+  const [hydrated, setHydrated] = useState(false);
+  useEffect(() => setHydrated(true), []);
+  const live = useServerEvents('/events', {
     // The declarative form: this event refetches the list in every mounted component.
-    invalidate: { 'todos-changed': '/api/todos' },
+    invalidate: { 'todos-changed': '/todos' },
     // And a handler for the same event (here: a counter the end-to-end test reads).
     'todos-changed': () => setReceived((n) => n + 1),
   });
-  const todos = useQuery<Todo[]>('/api/todos');
-  const add = useMutation<Todo, NewTodo>('POST', '/api/todos', {
-    onMutate: (todo, { setQueryData }) =>
-      setQueryData<Todo[]>('/api/todos', (list = []) => [
+  const todos = useQuery<Todo[]>('/todos');
+  const add = useMutation<Todo, NewTodo>('POST', '/todos', {
+    onMutate: (todo, { cancelReads, setQueryData }) => {
+      cancelReads('/todos');
+      setQueryData<Todo[]>('/todos', (list = []) => [
         ...list,
         { id: --optimisticId, title: todo.title, pending: true },
-      ]),
+      ]);
+    },
   });
-  const remove = useMutation<null, number>('DELETE', (id) => `/api/todos/${id}`, {
+  const remove = useMutation<null, number>('DELETE', (id) => `/todos/${id}`, {
     // DELETE /api/todos/7 invalidates /api/todos/7 and below; the list is its parent.
-    invalidate: '/api/todos',
+    invalidate: '/todos',
   });
   const input = useRef<HTMLInputElement>(null);
 
@@ -42,7 +52,7 @@ export function App() {
   }
 
   return (
-    <main>
+    <main data-hydrated={hydrated ? '' : undefined}>
       <h1>Live todos</h1>
       <p className="status">
         events: <span data-testid="live">{live.status}</span> · updates received:{' '}
@@ -53,6 +63,7 @@ export function App() {
         <input ref={input} aria-label="New todo" placeholder="What needs doing?" maxLength={200} />
         <button type="submit">Add</button>
       </form>
+      <Stats />
       {add.error ? <p role="alert">Could not add: {add.error.message}</p> : null}
       {todos.error ? <p role="alert">Could not load: {todos.error.message}</p> : null}
       {todos.isPending ? (

@@ -1,16 +1,10 @@
-import { createClient } from '@keel/core';
-import { ClientProvider } from '@keel/react';
-import { StrictMode } from 'react';
-import { createRoot } from 'react-dom/client';
-import { App } from './App';
+import { createClient, type DehydratedState } from '@keel/core';
+import { hydrateRoot } from 'react-dom/client';
+import { Root, STATE_GLOBAL } from './Root';
 
-// Relative URLs resolve against the page's origin: the page and the API share the server.
-const client = createClient({ retry: { attempts: 2 } });
+// A relative baseURL resolves against the page: the page and the API share the server.
+const client = createClient({ baseURL: '/api', retry: { attempts: 2, baseDelay: 250 } });
+const state = (window as unknown as Record<string, DehydratedState | undefined>)[STATE_GLOBAL];
 
-createRoot(document.getElementById('root')!).render(
-  <StrictMode>
-    <ClientProvider client={client}>
-      <App />
-    </ClientProvider>
-  </StrictMode>,
-);
+// The server rendered the page (server/render.tsx): hydrate it with the data it fetched.
+hydrateRoot(document.getElementById('root')!, <Root client={client} state={state ?? null} />);

@@ -9,9 +9,13 @@ export default defineConfig({
   resolve: {
     alias: {
       '@keel/core': source('../../../packages/core/src/index.ts'),
+      '@keel/react': source('../../../packages/react/src/index.ts'),
       '@keel/server': source('../../../packages/server/src/index.ts'),
     },
+    dedupe: ['react', 'react-dom'],
   },
+  // The server renders the page's components (server/render.tsx).
+  esbuild: { jsx: 'automatic' },
   test: {
     name: 'react-live-e2e',
     root: source('..'),

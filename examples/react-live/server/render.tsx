@@ -1,0 +1,62 @@
+import { PassThrough } from 'node:stream';
+import { createClient, dehydrate } from '@keel/core';
+import { NoServerDataError } from '@keel/react';
+import { renderToPipeableStream } from 'react-dom/server';
+import { Root, STATE_GLOBAL } from '../src/Root';
+
+/** The header the page's server-side reads carry, so the API can tell them from the browser's. */
+export const RENDER_HEADER = 'x-keel-render';
+
+export interface RenderTarget {
+  /** The built index.html; the page goes where it says `<!--app-->`. */
+  template: string;
+  /** The API as this process reaches it (an internal address, not the page's origin). */
+  apiBase: string;
+  /** Where the HTML goes. */
+  write(chunk: string): void;
+  end(): void;
+  /** Called before the first write. */
+  start(status: number): void;
+}
+
+/**
+ * Renders the page on the server with renderToPipeableStream: reads what it shows through a
+ * server client on the API's internal address, renders with that data, and streams the HTML
+ * with the client's cache (dehydrated) for the browser to hydrate without asking again. The
+ * cache keys do not depend on the origin, so the browser's client (on `/api`) finds them.
+ * A read that fails on the server is left to the browser (its suspense boundary renders there).
+ */
+export async function renderPage(target: RenderTarget): Promise<void> {
+  const client = createClient({
+    baseURL: target.apiBase,
+    retry: false,
+    headers: { [RENDER_HEADER]: '1' },
+  });
+  await Promise.allSettled([client.get('/todos'), client.get('/stats')]);
+  const state = dehydrate(client);
+  const [head, tail] = target.template.split('<!--app-->') as [string, string];
+  // In a <script>: JSON with `<` escaped cannot close the element.
+  const script = `<script>window.${STATE_GLOBAL}=${JSON.stringify(state).replace(/</g, '\\u003c')}</script>`;
+  await new Promise<void>((resolve, reject) => {
+    const stream = renderToPipeableStream(<Root client={client} state={state} />, {
+      onShellReady() {
+        target.start(200);
+        target.write(head);
+        const html = new PassThrough();
+        html.on('data', (chunk: Buffer) => target.write(chunk.toString()));
+        html.on('end', () => {
+          target.write(tail.replace('</body>', `${script}</body>`));
+          target.end();
+          resolve();
+        });
+        stream.pipe(html);
+      },
+      onShellError: reject,
+      onError(error) {
+        // A suspense query with nothing cached on the server: React renders it in the browser.
+        if (error instanceof NoServerDataError) return;
+        console.error(error);
+      },
+    });
+  });
+}

@@ -1,0 +1,24 @@
+import type { Client, DehydratedState } from '@keel/core';
+import { ClientProvider, HydrationBoundary } from '@keel/react';
+import { StrictMode } from 'react';
+import { App } from './App';
+
+/**
+ * The page with its client, the same on the server and in the browser: the server renders it
+ * with the data it fetched and sends that data along (`state`); the browser hydrates it with the
+ * same state, so the markup matches and no request is made for what the server already read.
+ */
+export function Root({ client, state }: { client: Client; state: DehydratedState | null }) {
+  return (
+    <StrictMode>
+      <ClientProvider client={client}>
+        <HydrationBoundary state={state}>
+          <App />
+        </HydrationBoundary>
+      </ClientProvider>
+    </StrictMode>
+  );
+}
+
+/** Where the server puts the dehydrated cache for the browser (see server/render.tsx). */
+export const STATE_GLOBAL = '__KEEL_STATE__';
