@@ -13,6 +13,10 @@
 //    that refetches equal data (renders it causes).
 // 2. 1,000 components on 1,000 distinct keys: the same times, and the heap held once everything
 //    is loaded (heapUsed delta after gc(), React's fibers and DOM included for both).
+// 3. useInfiniteQuery: 1,000 items across 20 pages of 50, read page after page by one list
+//    component (each item a memoized child): fetch calls, renders of the list and of the items,
+//    time until all 1,000 show, then an invalidation that refetches every page with equal data
+//    (renders it causes, calls, time).
 //
 // Rounds alternate which library goes first; every figure is a median over rounds.
 import { createRequire } from 'node:module';
@@ -63,10 +67,30 @@ const h = React.createElement;
 
 // ── the shared fake network ───────────────────────────────────────────────────────────────────
 
+const PAGE_SIZE = 50;
+const PAGES = N / PAGE_SIZE;
+
+/** One page of the feed: PAGE_SIZE items and the next page's number (null after the last). */
+function feedPage(page) {
+  const items = [];
+  for (let i = 0; i < PAGE_SIZE; i++) {
+    const id = page * PAGE_SIZE + i;
+    items.push({ id, name: `item ${id}` });
+  }
+  return { items, next: page + 1 < PAGES ? page + 1 : null };
+}
+
 function fakeFetch() {
   const fetchImpl = async (url) => {
     fetchImpl.calls++;
     await new Promise((resolve) => setTimeout(resolve, 1));
+    const feed = /\/feed\?page=(\d+)/.exec(String(url));
+    if (feed) {
+      return new Response(JSON.stringify(feedPage(Number(feed[1]))), {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+      });
+    }
     const id = Number(String(url).split('/').pop()) || 0;
     return new Response(JSON.stringify({ id, name: `item ${id}`, tags: ['a', 'b'], ok: true }), {
       status: 200,
@@ -106,6 +130,49 @@ function TanstackItem({ url, i, stats, fetchImpl }) {
   return h('span', null, data ? data.name : '-');
 }
 
+// The list: identical bodies, only the hook differs. It reads the next page as soon as the last
+// one arrived, until there is none; each item is a memoized child that counts its renders.
+const FeedItem = React.memo(function FeedItem({ item, stats }) {
+  stats.itemRenders++;
+  return h('li', null, item.name);
+});
+
+function useFeedView(result, stats) {
+  stats.listRenders++;
+  const { data, hasNextPage, isFetchingNextPage, fetchNextPage } = result;
+  React.useEffect(() => {
+    if (hasNextPage && !isFetchingNextPage) fetchNextPage();
+  }, [hasNextPage, isFetchingNextPage, fetchNextPage]);
+  const items = data ? data.pages.flatMap((p) => p.items) : [];
+  stats.shown = items.length;
+  return h(
+    'ul',
+    null,
+    items.map((item) => h(FeedItem, { key: item.id, item, stats })),
+  );
+}
+
+const keelFeedOptions = {
+  initialPageParam: 0,
+  getNextPageParam: (last) => last.next,
+};
+
+function KeelFeed({ stats }) {
+  return useFeedView(keel.useInfiniteQuery('/feed', keelFeedOptions), stats);
+}
+
+function TanstackFeed({ stats, fetchImpl }) {
+  return useFeedView(
+    tanstack.useInfiniteQuery({
+      queryKey: ['/feed'],
+      queryFn: ({ pageParam }) => fetchImpl(`${BASE}/feed?page=${pageParam}`).then((r) => r.json()),
+      initialPageParam: 0,
+      getNextPageParam: (last) => last.next,
+    }),
+    stats,
+  );
+}
+
 const contenders = {
   keel: {
     setup(fetchImpl) {
@@ -114,6 +181,7 @@ const contenders = {
       return {
         wrap: (children) => h(keel.ClientProvider, { client }, children),
         Item: KeelItem,
+        Feed: KeelFeed,
         invalidate: (url) => client.invalidate(url),
         teardown() {},
       };
@@ -130,6 +198,7 @@ const contenders = {
       return {
         wrap: (children) => h(tanstack.QueryClientProvider, { client: queryClient }, children),
         Item: TanstackItem,
+        Feed: TanstackFeed,
         invalidate: (url) => queryClient.invalidateQueries({ queryKey: [url] }),
         teardown() {
           queryClient.clear();
@@ -196,6 +265,42 @@ async function run(name, sameKey) {
   return { firstRender, allData, heapLoaded, renders: rendersToData, calls: callsToData, refetch };
 }
 
+async function runFeed(name) {
+  const fetchImpl = fakeFetch();
+  const lib = contenders[name].setup(fetchImpl);
+  const stats = { listRenders: 0, itemRenders: 0, shown: 0 };
+  const container = document.createElement('div');
+  document.body.appendChild(container);
+  const root = createRoot(container);
+  const t0 = now();
+  flushSync(() => root.render(lib.wrap(h(lib.Feed, { stats, fetchImpl }))));
+  await until(() => stats.shown === N && fetchImpl.calls === PAGES);
+  const allShown = now() - t0;
+  await settle();
+  const loaded = {
+    calls: fetchImpl.calls,
+    listRenders: stats.listRenders,
+    itemRenders: stats.itemRenders,
+  };
+
+  // Every loaded page refetched, equal data: nothing should re-render.
+  const before = { ...stats };
+  const t1 = now();
+  lib.invalidate('/feed');
+  await until(() => fetchImpl.calls === PAGES * 2);
+  await settle(50);
+  const refetch = {
+    time: now() - t1,
+    calls: fetchImpl.calls - loaded.calls,
+    listRenders: stats.listRenders - before.listRenders,
+    itemRenders: stats.itemRenders - before.itemRenders,
+  };
+  flushSync(() => root.unmount());
+  container.remove();
+  lib.teardown();
+  return { allShown, ...loaded, refetch };
+}
+
 function summarize(renders) {
   let sum = 0;
   let max = 0;
@@ -220,15 +325,18 @@ async function main() {
   const started = now();
   const names = ['keel', 'tanstack'];
   const results = { same: { keel: [], tanstack: [] }, distinct: { keel: [], tanstack: [] } };
+  const feeds = { keel: [], tanstack: [] };
   // Warm-up: JIT both paths once, unmeasured.
   for (const name of names) {
     await run(name, true);
     await run(name, false);
+    await runFeed(name);
   }
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? names : [...names].reverse();
     for (const name of order) results.same[name].push(await run(name, true));
     for (const name of order) results.distinct[name].push(await run(name, false));
+    for (const name of order) feeds[name].push(await runFeed(name));
   }
 
   const rows = [];
@@ -250,13 +358,27 @@ async function main() {
       });
     }
   }
+  const feedRows = names.map((name) => {
+    const list = feeds[name];
+    return {
+      name,
+      calls: pick(list, (r) => r.calls),
+      listRenders: pick(list, (r) => r.listRenders),
+      itemRenders: pick(list, (r) => r.itemRenders),
+      allShown: pick(list, (r) => r.allShown),
+      refetchTime: pick(list, (r) => r.refetch.time),
+      refetchCalls: pick(list, (r) => r.refetch.calls),
+      refetchList: pick(list, (r) => r.refetch.listRenders),
+      refetchItems: pick(list, (r) => r.refetch.itemRenders),
+    };
+  });
   const elapsed = (now() - started) / 1000;
-  const section = report(rows, elapsed);
+  const section = report(rows, feedRows, elapsed);
   console.log(section);
   writeSection(join(here, 'RESULTS.md'), '## @keel/react', section);
 }
 
-function report(rows, elapsed) {
+function report(rows, feedRows, elapsed) {
   const by = (scenario, name) => rows.find((r) => r.scenario === scenario && r.name === name);
   const label = { keel: '@keel/react useQuery', tanstack: 'TanStack useQuery' };
   const ms = (x) => `${x.toFixed(1)} ms`;
@@ -303,6 +425,31 @@ function report(rows, elapsed) {
   lines.push('');
   lines.push(
     `Target "no more renders than TanStack": ${rendersOk ? 'met' : 'not met'}. Target "at least equal speed" (time until all show data): ${speedOk ? 'met' : 'not met'}.`,
+  );
+  lines.push('');
+  lines.push(
+    `### useInfiniteQuery: ${N.toLocaleString('en')} items across ${PAGES} pages of ${PAGE_SIZE}`,
+  );
+  lines.push('');
+  lines.push(
+    "One list component reads the next page as soon as the last one arrived (an effect on `hasNextPage` / `isFetchingNextPage`), until there is none; each item is a `React.memo` child counting its renders. Same fake fetch (1 ms per page). Then an invalidation of the feed refetches every loaded page with equal data. keel: `useInfiniteQuery('/feed', { initialPageParam: 0, getNextPageParam })` (pages read with `?page=n`, each its own cache entry); TanStack: `useInfiniteQuery` with the same `getNextPageParam`.",
+  );
+  lines.push('');
+  lines.push(
+    '| contender | fetch calls | list renders | item renders | all 1,000 shown | invalidation: calls, list renders, item renders | invalidation: time until settled |',
+  );
+  lines.push('|---|---:|---:|---:|---:|---:|---:|');
+  const feedLabel = { keel: '@keel/react useInfiniteQuery', tanstack: 'TanStack useInfiniteQuery' };
+  for (const r of feedRows) {
+    lines.push(
+      `| ${feedLabel[r.name]} | ${r.calls} | ${r.listRenders} | ${r.itemRenders} | ${ms(r.allShown)} | ${r.refetchCalls}, ${r.refetchList}, ${r.refetchItems} | ${ms(r.refetchTime)} |`,
+    );
+  }
+  lines.push('');
+  const fk = feedRows.find((r) => r.name === 'keel');
+  const ft = feedRows.find((r) => r.name === 'tanstack');
+  lines.push(
+    `keel / TanStack (lower is better): time until all shown ${(fk.allShown / ft.allShown).toFixed(2)}, list renders ${(fk.listRenders / ft.listRenders).toFixed(2)}, item renders ${(fk.itemRenders / ft.itemRenders).toFixed(2)}, invalidation time ${(fk.refetchTime / ft.refetchTime).toFixed(2)}.`,
   );
   lines.push('');
   return lines.join('\n');

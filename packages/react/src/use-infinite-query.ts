@@ -43,18 +43,19 @@ export function useInfiniteQuery<
   if (holder.observer.store !== store) holder.observer = new InfiniteObserver(store);
   const observer = holder.observer;
   observer.setInputs(url, options);
+  observer.beginRender();
   const key = observer.key;
   // biome-ignore lint/correctness/useExhaustiveDependencies: the first page's key decides what is observed
   const subscribe = useCallback(
     (onChange: () => void) => observer.subscribe(onChange),
     [observer, key],
   );
-  const view = useSyncExternalStore(subscribe, observer.getSnapshot, observer.getSnapshot);
+  useSyncExternalStore(subscribe, observer.getSnapshot, observer.getSnapshot);
   const focus = options.refetchOnWindowFocus ?? true;
   const reconnect = options.refetchOnReconnect ?? true;
   useEffect(() => {
     if (key === undefined) return undefined;
     return observer.watchEnvironment(focus, reconnect);
   }, [observer, key, focus, reconnect]);
-  return view as InfiniteQueryResult<TData, TError>;
+  return observer.result() as InfiniteQueryResult<TData, TError>;
 }

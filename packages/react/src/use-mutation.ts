@@ -40,10 +40,16 @@ export interface MutationResult<TData = unknown, TVars = void, TError = RequestE
  * `invalidate` adds more targets. `onMutate` can update cached queries optimistically through
  * its helpers; those writes are rolled back if the mutation fails.
  *
+ * Retries follow the core's method-aware default (a POST is sent once unless the server said it
+ * did not process it); the `retry` option overrides it. `invalidate` takes one invalidation
+ * target: a path string, an array of tags or a predicate over CacheMeta.
+ *
  * @example
  * const addTodo = useMutation<Todo, NewTodo>('POST', '/todos', {
- *   onMutate: (todo, { setQueryData }) =>
- *     setQueryData<Todo[]>('/todos', (list = []) => [...list, { id: -1, ...todo }]),
+ *   onMutate: (todo, { cancelReads, setQueryData }) => {
+ *     cancelReads('/todos'); // a refetch in flight must not land on the optimistic row
+ *     setQueryData<Todo[]>('/todos', (list = []) => [...list, { id: -1, ...todo }]);
+ *   },
  * });
  * addTodo.mutate({ title: 'Write docs' });
  */

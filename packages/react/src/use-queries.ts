@@ -67,7 +67,7 @@ class QueriesObserver {
     for (let i = 0; i < queries.length; i++) {
       const query = queries[i]!;
       const observer = (observers[i] ??= new QueryObserver(this.store));
-      observer.setInputs(query.url, query.options);
+      observer.setQuery(query, undefined);
       observer.beginRender();
     }
   }

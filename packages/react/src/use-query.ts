@@ -1,5 +1,5 @@
 import type { RequestError } from '@keel/core';
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { useSyncExternalStore } from 'use-sync-external-store/shim';
 import { useClient } from './provider';
 import {
@@ -44,8 +44,7 @@ export function useQuery(
   query: string | null | QueryDefinition<unknown, unknown>,
   options?: UseQueryOptions<unknown, unknown>,
 ): QueryResult<unknown, unknown> {
-  const [url, merged] = useDefinition(query, options);
-  return useObservedQuery(url, merged, merged?.suspense === true);
+  return useObservedQuery(query, options, false);
 }
 
 /**
@@ -78,36 +77,17 @@ export function useSuspenseQuery(
   query: string | QueryDefinition<unknown, unknown>,
   options?: UseSuspenseQueryOptions<unknown, unknown>,
 ): SuspenseQueryResult<unknown, unknown> {
-  const [url, merged] = useDefinition(query, options);
-  if (typeof url !== 'string') {
-    throw new TypeError(`keel: useSuspenseQuery \`url\` must be a string, got ${typeof url}`);
+  if (typeof query !== 'string' && (typeof query !== 'object' || query === null)) {
+    throw new TypeError(`keel: useSuspenseQuery \`url\` must be a string, got ${typeof query}`);
   }
-  return useObservedQuery(url, merged, true) as SuspenseQueryResult<unknown, unknown>;
-}
-
-/** The URL and options of a hook call, from a URL or a QueryDefinition (merged once per change). */
-export function useDefinition(
-  query: string | null | QueryDefinition<unknown, unknown>,
-  options: UseQueryOptions<unknown, unknown> | undefined,
-): [string | null, UseQueryOptions<unknown, unknown> | undefined] {
-  const defined = typeof query === 'object' && query !== null ? query : undefined;
-  const merged = useMemo(
-    () =>
-      defined === undefined
-        ? options
-        : options === undefined
-          ? defined.options
-          : { ...defined.options, ...options },
-    [defined, options],
-  );
-  return [defined === undefined ? (query as string | null) : defined.url, merged];
+  return useObservedQuery(query, options, true) as SuspenseQueryResult<unknown, unknown>;
 }
 
 /** The one place a query hook talks to the store: one observer per hook, read by useSyncExternalStore. */
 function useObservedQuery(
-  url: string | null,
-  options: UseQueryOptions<unknown, unknown> | undefined,
-  suspense: boolean,
+  query: string | null | QueryDefinition<unknown, unknown>,
+  given: UseQueryOptions<unknown, unknown> | undefined,
+  forceSuspense: boolean,
 ): QueryResult<unknown, unknown> {
   const store = storeFor(useClient());
   const [holder] = useState(() => ({ observer: new QueryObserver(store) }));
@@ -115,8 +95,9 @@ function useObservedQuery(
   if (holder.observer.store !== store) holder.observer = new QueryObserver(store);
   const observer = holder.observer;
 
-  observer.setInputs(url, options);
+  observer.setQuery(query, given);
   observer.beginRender();
+  const options = observer.options;
   const key = observer.key;
   const active = observer.active;
   // The key and `active` decide what is observed: when they change, React must re-subscribe.
@@ -136,7 +117,7 @@ function useObservedQuery(
     return observer.watchEnvironment(focus, reconnect, interval);
   }, [observer, key, active, focus, reconnect, interval]);
 
-  if (suspense) {
+  if (forceSuspense || options?.suspense === true) {
     const suspension = observer.suspension();
     if (suspension instanceof Promise) throw suspension;
     if (suspension !== undefined) throw suspension.error;

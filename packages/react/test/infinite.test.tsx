@@ -2,7 +2,16 @@ import { act, render, renderHook, screen, waitFor } from '@testing-library/react
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
 import { type InfiniteData, useInfiniteQuery } from '../src/index';
-import { API, debugOf, deferred, flush, mswServer, testClient, wrapperFor } from './helpers';
+import {
+  API,
+  debugOf,
+  deferred,
+  flush,
+  mswServer,
+  readAll,
+  testClient,
+  wrapperFor,
+} from './helpers';
 
 const server = mswServer();
 
@@ -57,11 +66,18 @@ function Numbers({ counter }: { counter: { renders: number } }) {
   );
 }
 
+/** Reads only `data`; counts its renders. */
+function OnlyData({ counter }: { counter: { renders: number } }) {
+  counter.renders++;
+  const { data } = useFeed();
+  return <p>{flat(data)?.join(',') ?? '-'}</p>;
+}
+
 describe('useInfiniteQuery', () => {
   it('reads page after page with a cursor; hasNextPage follows getNextPageParam', async () => {
     const api = itemsApi();
     const client = testClient();
-    const { result } = renderHook(() => useFeed(), { wrapper: wrapperFor(client) });
+    const { result } = renderHook(() => readAll(useFeed()), { wrapper: wrapperFor(client) });
     expect(result.current).toMatchObject({ status: 'pending', isLoading: true, data: undefined });
     await waitFor(() => expect(flat(result.current.data)).toEqual([0, 1, 2]));
     expect(result.current).toMatchObject({ hasNextPage: true, isFetchingNextPage: false });
@@ -87,7 +103,7 @@ describe('useInfiniteQuery', () => {
   it('an invalidation refetches every loaded page, each with its param', async () => {
     const api = itemsApi();
     const client = testClient();
-    const { result } = renderHook(() => useFeed(), { wrapper: wrapperFor(client) });
+    const { result } = renderHook(() => readAll(useFeed()), { wrapper: wrapperFor(client) });
     await waitFor(() => expect(result.current.hasNextPage).toBe(true));
     await act(() => result.current.fetchNextPage());
     await waitFor(() => expect(flat(result.current.data)).toHaveLength(6));
@@ -104,13 +120,13 @@ describe('useInfiniteQuery', () => {
   it('remounting brings back the pages still cached, without a request', async () => {
     const api = itemsApi();
     const client = testClient();
-    const first = renderHook(() => useFeed(), { wrapper: wrapperFor(client) });
+    const first = renderHook(() => readAll(useFeed()), { wrapper: wrapperFor(client) });
     await waitFor(() => expect(first.result.current.hasNextPage).toBe(true));
     await act(() => first.result.current.fetchNextPage());
     await waitFor(() => expect(flat(first.result.current.data)).toHaveLength(6));
     first.unmount();
     await flush();
-    const again = renderHook(() => useFeed(), { wrapper: wrapperFor(client) });
+    const again = renderHook(() => readAll(useFeed()), { wrapper: wrapperFor(client) });
     expect(flat(again.result.current.data)).toEqual([0, 1, 2, 3, 4, 5]);
     await flush();
     expect(api.requests).toEqual(['0', '3']);
@@ -130,7 +146,7 @@ describe('useInfiniteQuery', () => {
       ),
     );
     const client = testClient();
-    const { result } = renderHook(() => useFeed(), { wrapper: wrapperFor(client) });
+    const { result } = renderHook(() => readAll(useFeed()), { wrapper: wrapperFor(client) });
     await waitFor(() => expect(result.current.hasNextPage).toBe(true));
     await act(() => result.current.fetchNextPage());
     await waitFor(() => expect(result.current.status).toBe('error'));
@@ -177,12 +193,28 @@ describe('useInfiniteQuery', () => {
     const gate = deferred();
     api.gate = gate.promise;
     const client = testClient();
-    const { unmount } = renderHook(() => useFeed(), { wrapper: wrapperFor(client) });
+    const { unmount } = renderHook(() => readAll(useFeed()), { wrapper: wrapperFor(client) });
     await waitFor(() => expect(api.requests).toEqual(['0']));
     unmount();
     await flush();
     gate.resolve();
     await flush();
     expect(debugOf(client)).toMatchObject({ subscriptions: 0, flights: 0, listeners: 0 });
+  });
+
+  it('re-renders only for the fields it reads: a refetch of equal pages renders nothing', async () => {
+    itemsApi();
+    const client = testClient();
+    const counter = { renders: 0 };
+    render(<OnlyData counter={counter} />, { wrapper: wrapperFor(client) });
+    await screen.findByText('0,1,2');
+    await flush();
+    const before = counter.renders;
+    act(() => {
+      client.invalidate('/items');
+    });
+    await waitFor(() => expect(client.fetchingKeys()).toEqual([]));
+    await flush();
+    expect(counter.renders).toBe(before);
   });
 });

@@ -8,6 +8,7 @@ import type {
 import { onReconnect, onWindowFocus } from '../internal/environment';
 import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
+import { TrackedView } from '../internal/tracked-view';
 import type { QueryState, QueryStatus } from '../query/state';
 import type { QueryStore } from '../query/store';
 
@@ -97,12 +98,28 @@ const INFINITE_OPTIONS = new Set([
 type AnyOptions = UseInfiniteQueryOptions<any, any, any>;
 type View = InfiniteQueryResult<unknown, unknown>;
 
+const RESULT_KEYS: readonly (keyof View)[] = [
+  'data',
+  'error',
+  'status',
+  'isPending',
+  'isLoading',
+  'isSuccess',
+  'isError',
+  'isFetching',
+  'hasNextPage',
+  'isFetchingNextPage',
+  'fetchNextPage',
+  'refetch',
+];
+
 /**
  * The per-component side of useInfiniteQuery. Each page is an ordinary query of the store (its
  * own key: the URL with the page's params), so pages share dedup, caching, interest, the
  * invalidation refetch (every loaded page is read again, with the param it was loaded with)
  * and gcTime with every other query. This observer keeps the list of pages and composes their
- * states into one result; its snapshot changes identity only when that result changes.
+ * states into one result; like useQuery's, its snapshot changes identity only when a field the
+ * component read changes.
  */
 export class InfiniteObserver {
   readonly #store: QueryStore;
@@ -115,7 +132,11 @@ export class InfiniteObserver {
   /** While subscribed: the release function of each observed page, by key. */
   #observed: Map<string, () => void> | undefined;
   #onChange: (() => void) | undefined;
-  #view: View | undefined;
+  readonly #tracking = new TrackedView<View>(RESULT_KEYS);
+  /** The composed result of the current page states (kept while equal in every field). */
+  #latest: View | undefined;
+  /** What useSyncExternalStore last got: the view rendered, until a field read from it changes. */
+  #token: View | undefined;
   #viewOf: readonly (QueryState | undefined)[] = [];
   #pagesData: unknown[] | undefined;
   #select: { fn: (d: any) => unknown; input: unknown; output: unknown } | undefined;
@@ -184,16 +205,37 @@ export class InfiniteObserver {
     };
   };
 
+  /** Called once per render: the latest view becomes the snapshot React renders. */
+  beginRender(): void {
+    this.#compute();
+    this.#token = this.#latest;
+  }
+
   getSnapshot = (): View => {
-    const states = this.#pages.map((p) => this.#stateOf(p.spec.key));
-    if (this.#view !== undefined && sameStates(states, this.#viewOf)) return this.#view;
-    this.#viewOf = states;
-    this.#view = this.#compose(states);
-    return this.#view;
+    this.#compute();
+    if (this.#token === undefined || this.#tracking.changed(this.#token, this.#latest!)) {
+      this.#token = this.#latest;
+    }
+    return this.#token!;
   };
 
+  /** The result for this render, with read tracking. */
+  result(): View {
+    return this.#tracking.wrap(this.#latest!);
+  }
+
+  /** Composes the view again when a page's state changed; keeps it when equal in every field. */
+  #compute(): View {
+    const states = this.#pages.map((p) => this.#stateOf(p.spec.key));
+    if (this.#latest !== undefined && sameStates(states, this.#viewOf)) return this.#latest;
+    this.#viewOf = states;
+    const next = this.#compose(states);
+    if (this.#latest === undefined || !this.#tracking.same(this.#latest, next)) this.#latest = next;
+    return this.#latest;
+  }
+
   fetchNextPage = (): Promise<void> => {
-    const view = this.getSnapshot();
+    const view = this.#compute();
     if (view.isFetchingNextPage || !this.active) return Promise.resolve();
     const last = this.#pages.at(-1)!;
     const lastState = this.#viewOf.at(-1);

@@ -2,6 +2,8 @@ import type { ApiResponse, RequestError, RequestOptions, RequestSpec } from '@ke
 import { isDocumentHidden, onReconnect, onWindowFocus } from '../internal/environment';
 import { replaceEqualDeep } from '../internal/equal';
 import { isServer } from '../internal/server';
+import { TrackedView } from '../internal/tracked-view';
+import type { QueryDefinition } from '../query-options';
 import { NoServerDataError } from './no-server-data-error';
 import type { QueryState, QueryStatus } from './state';
 import type { QueryStore } from './store';
@@ -125,10 +127,7 @@ const RESULT_KEYS = [
   'refetch',
   'response',
 ] as const;
-type ResultKey = (typeof RESULT_KEYS)[number];
 type View = QueryResult<unknown, unknown>;
-
-const RESULT_KEY_SET: ReadonlySet<string> = new Set(RESULT_KEYS);
 
 const PENDING: QueryState = {
   status: 'pending',
@@ -148,7 +147,7 @@ const PENDING: QueryState = {
  */
 export class QueryObserver {
   readonly #store: QueryStore;
-  readonly #tracked = new Set<ResultKey>();
+  readonly #tracking = new TrackedView<View>(RESULT_KEYS);
   // Inputs of the last render.
   #url: string | null = null;
   #options: UseQueryOptions<any, any> | undefined = undefined;
@@ -160,19 +159,6 @@ export class QueryObserver {
   #state: QueryState | undefined = undefined;
   #latest: View | undefined = undefined;
   #token: View | undefined = undefined;
-  #result: QueryResult<any, any> | undefined = undefined;
-  /**
-   * A result is a Proxy over its view that records each field read: one allocation per view
-   * (defining tracked getters per object costs far more), and spreading it still reads every
-   * field, so `{ ...result }` tracks everything as it should.
-   */
-  readonly #trap: ProxyHandler<View> = {
-    get: (view, key) => {
-      if (typeof key === 'string' && RESULT_KEY_SET.has(key)) this.#tracked.add(key as ResultKey);
-      return (view as unknown as Record<PropertyKey, unknown>)[key];
-    },
-  };
-  #resultView: View | undefined = undefined;
   #select: { fn: (d: any) => unknown; input: unknown; output: unknown } | undefined = undefined;
   #shown: { key: string; data: unknown } | undefined = undefined;
   #initial: { key: string; value: unknown } | undefined = undefined;
@@ -213,6 +199,33 @@ export class QueryObserver {
   get requestOptions(): RequestOptions | undefined {
     return this.#requestOptions;
   }
+
+  /**
+   * Called at the start of each render with the hook's arguments: a URL, or a QueryDefinition
+   * whose options the given ones add to (merged once per change of either, not per render).
+   */
+  setQuery(
+    query: string | null | QueryDefinition<any, any>,
+    options: UseQueryOptions<any, any> | undefined,
+  ): void {
+    if (typeof query !== 'object' || query === null) {
+      this.setInputs(query, options);
+      return;
+    }
+    let merged = this.#merged;
+    if (merged?.query !== query || merged.options !== options) {
+      const combined = options === undefined ? query.options : { ...query.options, ...options };
+      merged = this.#merged = { query, options, combined };
+    }
+    this.setInputs(query.url, merged.combined);
+  }
+  #merged:
+    | {
+        query: QueryDefinition<any, any>;
+        options: UseQueryOptions<any, any> | undefined;
+        combined: UseQueryOptions<any, any> | undefined;
+      }
+    | undefined = undefined;
 
   /** Called at the start of each render with the hook's arguments. */
   setInputs(url: string | null, options: UseQueryOptions<any, any> | undefined): void {
@@ -267,7 +280,7 @@ export class QueryObserver {
     if (state === this.#state && this.#token !== undefined) return this.#token;
     this.#state = state;
     this.#adopt(this.#compute(state));
-    if (this.#token === undefined || this.#changed(this.#token, this.#latest!)) {
+    if (this.#token === undefined || this.#tracking.changed(this.#token, this.#latest!)) {
       this.#token = this.#latest;
     }
     return this.#token!;
@@ -294,12 +307,7 @@ export class QueryObserver {
 
   /** The result for this render, with read tracking. Same object while the view is unchanged. */
   result(): QueryResult<any, any> {
-    const view = this.#latest!;
-    if (this.#resultView !== view) {
-      this.#result = new Proxy(view, this.#trap) as QueryResult<any, any>;
-      this.#resultView = view;
-    }
-    return this.#result!;
+    return this.#tracking.wrap(this.#latest!) as QueryResult<any, any>;
   }
 
   refetch = (): Promise<QueryResult<any, any>> => {
@@ -446,13 +454,7 @@ export class QueryObserver {
   /** Keeps the previous view object when nothing in it changed. */
   #adopt(next: View): void {
     const latest = this.#latest;
-    if (latest === undefined || !sameView(latest, next)) this.#latest = next;
-  }
-
-  #changed(rendered: View, next: View): boolean {
-    const keys: Iterable<ResultKey> = this.#tracked.size > 0 ? this.#tracked : RESULT_KEYS;
-    for (const key of keys) if (!Object.is(rendered[key], next[key])) return true;
-    return false;
+    if (latest === undefined || !this.#tracking.same(latest, next)) this.#latest = next;
   }
 
   #initialData(key: string): unknown {
@@ -468,11 +470,6 @@ export class QueryObserver {
     this.getSnapshot();
     return { ...this.#latest! } as QueryResult<any, any>;
   }
-}
-
-function sameView(a: View, b: View): boolean {
-  for (const key of RESULT_KEYS) if (!Object.is(a[key], b[key])) return false;
-  return true;
 }
 
 /** The options the core understands, without the React ones. */
