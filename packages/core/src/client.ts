@@ -18,6 +18,7 @@ import { EventEmitter } from './events/emitter';
 import type { HitTally } from './intelligence/hit-tally';
 import { Intelligence } from './intelligence/intelligence';
 import { resolveIntelligenceOptions } from './intelligence/options';
+import { timerDelay } from './internal/clock';
 import { MicrotaskBatch } from './internal/microtask-batch';
 import { noop } from './internal/noop';
 import { createGate } from './scheduler/create-gate';
@@ -384,7 +385,7 @@ class KeelClient implements Client {
 
   #consume(spec: RequestSpec, signal: AbortSignal | undefined): CancellablePromise<ApiResponse> {
     const joined = isDedupable(spec.method) ? this.#inflight.get(spec.key) : undefined;
-    if (joined) return this.#join(joined, signal);
+    if (joined) return this.#join(joined, signal, spec.deadline);
     const admission = this.#guard.beforeRequest(spec);
     if (!admission.ok) {
       this.#circuitRejected(spec, admission.error);
@@ -396,10 +397,18 @@ class KeelClient implements Client {
     return promise;
   }
 
-  #join(flight: Flight, signal: AbortSignal | undefined): CancellablePromise<ApiResponse> {
+  #join(
+    flight: Flight,
+    signal: AbortSignal | undefined,
+    deadline: number,
+  ): CancellablePromise<ApiResponse> {
     const tracker = new Tracker(flight.key);
-    tracker.start(this.#config.clock.now());
-    const promise = this.#attach(flight, tracker, signal);
+    const now = this.#config.clock.now();
+    tracker.start(now);
+    // A joiner shares the flight's fate, deadline included; its own deadline, when it ends
+    // first, ends its wait alone (like a cancel, but with a TimeoutError).
+    const own = deadline > 0 && (flight.deadlineAt === 0 || now + deadline < flight.deadlineAt);
+    const promise = this.#attach(flight, tracker, signal, own ? deadline : 0);
     if (this.#events.has('dedup')) {
       this.#events.emit('dedup', {
         key: flight.key,
@@ -416,6 +425,7 @@ class KeelClient implements Client {
     flight: Flight,
     tracker: Tracker,
     signal: AbortSignal | undefined,
+    deadline = 0,
   ): CancellablePromise<ApiResponse> {
     let resolve!: (r: ApiResponse) => void;
     let reject!: (e: unknown) => void;
@@ -429,6 +439,16 @@ class KeelClient implements Client {
     if (signal) {
       consumer.onAbort = () => this.#cancelConsumer(consumer, abortedBy(signal, flight.spec));
       signal.addEventListener('abort', consumer.onAbort, { once: true });
+    }
+    if (deadline > 0) {
+      consumer.deadlineTimer = this.#config.clock.setTimeout(() => {
+        consumer.deadlineTimer = undefined;
+        const { method, url } = flight.spec;
+        this.#cancelConsumer(
+          consumer,
+          new TimeoutError(deadline, { kind: 'deadline', method, url }),
+        );
+      }, timerDelay(deadline));
     }
     return promise;
   }
@@ -456,7 +476,15 @@ class KeelClient implements Client {
     const flight = new Flight(this.#nextFlightId++, spec, probe);
     if (isDedupable(spec.method)) this.#inflight.set(spec.key, flight);
     this.#flights.add(flight);
-    flight.tracker.start(this.#config.clock.now());
+    const now = this.#config.clock.now();
+    flight.tracker.start(now);
+    if (spec.deadline > 0) {
+      flight.deadlineAt = now + spec.deadline;
+      flight.deadlineTimer = this.#config.clock.setTimeout(
+        () => this.#expire(flight),
+        timerDelay(spec.deadline),
+      );
+    }
     if (this.#events.has('request')) {
       this.#events.emit('request', {
         key: spec.key,
@@ -485,6 +513,8 @@ class KeelClient implements Client {
   }
 
   readonly #resumed = new MicrotaskBatch<Flight, unknown>((flight, error) => {
+    // Ended meanwhile (its deadline ran out while it waited): nothing left to run or report.
+    if (flight.settled) return;
     if (error === undefined) {
       void this.#attempt(flight);
       return;
@@ -551,6 +581,14 @@ class KeelClient implements Client {
         random: this.#config.random,
       });
       if (!decision.retry) throw error;
+      // A wait that would end past the deadline cannot lead to an answer in time: fail now, with
+      // what the server said, rather than wait to fail with a TimeoutError.
+      if (
+        flight.deadlineAt !== 0 &&
+        this.#config.clock.now() + decision.delay >= flight.deadlineAt
+      ) {
+        throw error;
+      }
       tracker.retry();
       if (this.#events.has('retry')) {
         this.#events.emit('retry', {
@@ -617,7 +655,7 @@ class KeelClient implements Client {
     if (flight.settled) return;
     this.#retire(flight);
     const now = this.#config.clock.now();
-    const cancelled = flight.aborted && error === flight.reason;
+    const cancelled = flight.aborted && error === flight.reason && !flight.expired;
     if (cancelled) {
       flight.tracker.cancel(now);
       this.#gate.finish(flight, 'rejected');
@@ -644,9 +682,32 @@ class KeelClient implements Client {
     }
   }
 
+  /**
+   * The flight's deadline ran out: its work stops (the running attempt, retry wait or queue
+   * place is aborted) and it fails with a TimeoutError of kind `deadline`, an `error` like any
+   * failure (the circuit breaker and intelligence count it as a timeout).
+   */
+  #expire(flight: Flight): void {
+    flight.deadlineTimer = undefined;
+    if (flight.settled) return;
+    const { spec } = flight;
+    const error = new TimeoutError(spec.deadline, {
+      kind: 'deadline',
+      method: spec.method,
+      url: spec.url,
+    });
+    flight.expired = true;
+    flight.abort(error);
+    this.#fail(flight, error);
+  }
+
   /** Takes a settled flight out of the live maps. */
   #retire(flight: Flight): void {
     flight.settled = true;
+    if (flight.deadlineTimer !== undefined) {
+      this.#config.clock.clearTimeout(flight.deadlineTimer);
+      flight.deadlineTimer = undefined;
+    }
     this.#inflight.delete(flight.key, flight);
     this.#flights.delete(flight);
   }
@@ -687,6 +748,10 @@ class KeelClient implements Client {
 
   #release(consumer: Consumer): void {
     consumer.settled = true;
+    if (consumer.deadlineTimer !== undefined) {
+      this.#config.clock.clearTimeout(consumer.deadlineTimer);
+      consumer.deadlineTimer = undefined;
+    }
     if (consumer.onAbort) {
       consumer.signal!.removeEventListener('abort', consumer.onAbort);
       consumer.onAbort = undefined;

@@ -142,6 +142,14 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Per-attempt timeout in ms; 0 means none. */
   timeout?: number;
+  /**
+   * Total time budget of the request in ms, from the call to its answer: every attempt, retry
+   * wait and scheduler queueing included. When it runs out the request fails with a TimeoutError
+   * of kind `deadline` (a retry whose wait would end past it fails at once with the last error
+   * instead). 0 means none. Overrides the client's `deadline`.
+   * @default the client's `deadline` (0)
+   */
+  deadline?: number;
   cache?: boolean | CacheOptions;
   retry?: boolean | RetryOptions;
   tags?: string[];
@@ -181,6 +189,8 @@ export interface RequestSpec {
   readonly body: BodyInit | undefined;
   /** Per-attempt timeout ms, 0 = none. */
   readonly timeout: number;
+  /** Total time budget ms across attempts and waits, 0 = none. */
+  readonly deadline: number;
   /** null when this request is not cached (non-GET, `cache:false`, or caching disabled). */
   readonly cache: ResolvedCacheOptions | null;
   readonly retry: ResolvedRetryOptions;
@@ -402,6 +412,13 @@ export interface ClientOptions {
   retry?: RetryOptions | boolean;
   /** Default per-attempt timeout in ms; 0 = none. */
   timeout?: number;
+  /**
+   * Default total time budget of a request in ms, across attempts, retry waits and queueing:
+   * the way to bound a request end to end (the per-attempt `timeout` alone does not: with the
+   * default retry a hanging server costs 3 attempts plus waits). 0 = none.
+   * @default 0
+   */
+  deadline?: number;
   fetch?: FetchLike;
   intelligence?: IntelligenceOptions;
   circuitBreaker?: CircuitBreakerOptions;

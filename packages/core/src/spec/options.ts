@@ -26,6 +26,7 @@ export interface ClientConfig {
   readonly gcTime: number;
   readonly retry: ResolvedRetryOptions;
   readonly timeout: number;
+  readonly deadline: number;
   readonly fetch: FetchLike;
   readonly clock: Clock;
   readonly random: () => number;
@@ -57,6 +58,8 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
   }
   const timeout = options.timeout ?? 0;
   checkMs('timeout', timeout, MAX_TIMER_MS);
+  const deadline = options.deadline ?? 0;
+  checkMs('deadline', deadline, MAX_TIMER_MS);
   const cacheOpts = clientCacheOptions(options.cache);
   const cache = resolveCacheOptions(cacheOpts, CACHE_DEFAULTS, 'cache', true);
   const maxEntries = cacheOpts.maxEntries ?? Number.POSITIVE_INFINITY;
@@ -84,6 +87,7 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
     gcTime,
     retry: resolveRetryOptions(options.retry ?? {}, RETRY_DEFAULTS),
     timeout,
+    deadline,
     // The global is looked up per call so a fetch patched later (msw, polyfills) is used.
     fetch: options.fetch ?? globalFetch,
     clock,

@@ -128,6 +128,8 @@ function resolveOwn(
 
   const timeout = options?.timeout ?? config.timeout;
   if (options?.timeout !== undefined) checkMs('timeout', options.timeout, MAX_TIMER_MS);
+  const deadline = options?.deadline ?? config.deadline;
+  if (options?.deadline !== undefined) checkMs('deadline', options.deadline, MAX_TIMER_MS);
 
   const retry =
     options?.retry === undefined ? config.retry : resolveRetryOptions(options.retry, config.retry);
@@ -167,6 +169,7 @@ function resolveOwn(
     headers,
     body,
     timeout,
+    deadline,
     cache: method === 'GET' ? cache : null,
     retry,
     tags,
