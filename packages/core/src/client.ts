@@ -12,7 +12,9 @@ import { Deduper } from './dedup/deduper';
 import { Consumer, Flight } from './dedup/flight';
 import { CancelledError } from './errors/cancelled-error';
 import { CircuitOpenError } from './errors/circuit-open-error';
+import { HttpError } from './errors/http-error';
 import { hasErrorName } from './errors/keel-error';
+import { ParseError } from './errors/parse-error';
 import { TimeoutError } from './errors/timeout-error';
 import { EventEmitter } from './events/emitter';
 import type { HitTally } from './intelligence/hit-tally';
@@ -540,6 +542,7 @@ class KeelClient implements Client {
   async #attempt(flight: Flight): Promise<void> {
     const { spec } = flight;
     flight.tracker.attempt();
+    flight.attemptStartedAt = this.#config.clock.now();
     let response: ApiResponse;
     try {
       // The slot is held until finish (or park), so stats never lose the job.
@@ -566,6 +569,11 @@ class KeelClient implements Client {
    */
   async #afterFailure(flight: Flight, error: unknown): Promise<void> {
     const { spec, tracker } = flight;
+    const now = this.#config.clock.now();
+    // The attempt's duration, when it got an HTTP response (a timed-out or failed connection is
+    // no latency sample: it measures the limit, not the server). Reported once, by the event
+    // that ends the attempt.
+    let attemptMs = answered(error) ? now - flight.attemptStartedAt : undefined;
     try {
       if (flight.aborted) throw flight.reason;
       // While the adaptive engine throttles the endpoint its base delay is scaled (capped).
@@ -577,18 +585,13 @@ class KeelClient implements Client {
         attempts: tracker.attempts,
         baseDelayFactor: scale?.baseDelayFactor,
         maxBaseDelay: scale?.maxBaseDelay,
-        now: this.#config.clock.now(),
+        now,
         random: this.#config.random,
       });
       if (!decision.retry) throw error;
       // A wait that would end past the deadline cannot lead to an answer in time: fail now, with
       // what the server said, rather than wait to fail with a TimeoutError.
-      if (
-        flight.deadlineAt !== 0 &&
-        this.#config.clock.now() + decision.delay >= flight.deadlineAt
-      ) {
-        throw error;
-      }
+      if (flight.deadlineAt !== 0 && now + decision.delay >= flight.deadlineAt) throw error;
       tracker.retry();
       if (this.#events.has('retry')) {
         this.#events.emit('retry', {
@@ -598,15 +601,17 @@ class KeelClient implements Client {
           delay: decision.delay,
           error,
           endpoint: spec.endpoint,
+          attemptMs,
         });
       }
+      attemptMs = undefined;
       await this.#gate.park(
         flight,
         decision.reason === 'retry-after' ? 'retry-after' : 'backoff',
         decision.delay,
       );
     } catch (err) {
-      this.#fail(flight, err);
+      this.#fail(flight, err, attemptMs);
       return;
     }
     this.#acquire(flight);
@@ -635,6 +640,7 @@ class KeelClient implements Client {
         tracker: flight.tracker,
         response,
         endpoint: spec.endpoint,
+        attemptMs: now - flight.attemptStartedAt,
       });
     }
     if (flight.revalidate && !flight.stale && this.#events.has('revalidate')) {
@@ -651,7 +657,8 @@ class KeelClient implements Client {
     }
   }
 
-  #fail(flight: Flight, error: unknown): void {
+  /** `attemptMs`: the duration of the attempt that ended the flight, when it got a response. */
+  #fail(flight: Flight, error: unknown, attemptMs?: number): void {
     if (flight.settled) return;
     this.#retire(flight);
     const now = this.#config.clock.now();
@@ -667,6 +674,7 @@ class KeelClient implements Client {
           tracker: flight.tracker,
           error,
           endpoint: flight.spec.endpoint,
+          attemptMs,
         });
       }
       this.#gate.finish(flight, 'completed');
@@ -852,6 +860,11 @@ function abortedBy(signal: AbortSignal, spec: RequestSpec): CancelledError | Tim
     });
   }
   return new CancelledError('Request aborted by its signal', { cause: reason });
+}
+
+/** An error that carries an HTTP response: the server answered, so the attempt is a latency sample. */
+function answered(error: unknown): boolean {
+  return error instanceof HttpError || error instanceof ParseError;
 }
 
 function withBody(options: RequestOptions | undefined, body: unknown): RequestOptions | undefined {

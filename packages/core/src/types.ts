@@ -442,10 +442,23 @@ export interface ClientEvents {
     /** This flight is the half-open circuit probe. */
     probe: boolean;
   };
-  /** A flight ends successfully (once per flight, not per consumer). */
-  success: { key: string; tracker: Tracker; response: ApiResponse; endpoint: string };
-  /** A flight ends in error (once per flight; never for circuit-rejected requests). */
-  error: { key: string; tracker: Tracker; error: unknown; endpoint: string };
+  /**
+   * A flight ends successfully (once per flight, not per consumer). `attemptMs`: how long its
+   * last attempt took, from the moment it got its slot to the parsed response.
+   */
+  success: {
+    key: string;
+    tracker: Tracker;
+    response: ApiResponse;
+    endpoint: string;
+    attemptMs?: number;
+  };
+  /**
+   * A flight ends in error (once per flight; never for circuit-rejected requests). `attemptMs`:
+   * how long the last attempt took, when it got an HTTP response (HttpError, ParseError);
+   * absent for timeouts, network errors and errors no attempt made.
+   */
+  error: { key: string; tracker: Tracker; error: unknown; endpoint: string; attemptMs?: number };
   /** A retry is scheduled after a failed attempt; `error` is its HttpError, TimeoutError or NetworkError. */
   retry: {
     key: string;
@@ -454,6 +467,8 @@ export interface ClientEvents {
     delay: number;
     error: unknown;
     endpoint: string;
+    /** How long the failed attempt took, when it got an HTTP response (as for `error`). */
+    attemptMs?: number;
   };
   /**
    * A request (one caller) was cancelled. `final` is true when this cancellation ended the

@@ -48,6 +48,8 @@ export class Flight implements SchedulerJob, AbortSource {
   settled = false;
   /** The scheduler's record while the flight is a scheduler job (see SchedulerJob). */
   gateEntry: Entry | undefined = undefined;
+  /** When the running (or last) attempt started, on the client's clock. */
+  attemptStartedAt = 0;
   /** When the flight's `deadline` runs out (clock time), or 0 without one. */
   deadlineAt = 0;
   deadlineTimer: TimerHandle | undefined = undefined;

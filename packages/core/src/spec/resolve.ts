@@ -64,9 +64,13 @@ export function applyRecommendation(
   options: RequestOptions | undefined,
   recommendation: IntelligenceRecommendation,
 ): RequestSpec {
+  // A recommendation never exceeds a configured timeout: it may tighten the client's, not
+  // loosen it (a loosened timeout let slow samples raise it again, up to 60 s).
   const timeout =
     options?.timeout === undefined && recommendation.timeout !== undefined
-      ? recommendation.timeout
+      ? spec.timeout > 0
+        ? Math.min(recommendation.timeout, spec.timeout)
+        : recommendation.timeout
       : spec.timeout;
   const requested = options?.cache;
   const strategyGiven =
