@@ -15,6 +15,7 @@ import { CircuitOpenError } from './errors/circuit-open-error';
 import { HttpError } from './errors/http-error';
 import { hasErrorName } from './errors/keel-error';
 import { ParseError } from './errors/parse-error';
+import { ResponseTooLargeError } from './errors/response-too-large-error';
 import { TimeoutError } from './errors/timeout-error';
 import { EventEmitter } from './events/emitter';
 import type { HitTally } from './intelligence/hit-tally';
@@ -28,7 +29,13 @@ import type { AttemptGate } from './scheduler/gate';
 import { SCHEDULER_DEFAULTS } from './scheduler/options';
 import { Scheduler } from './scheduler/scheduler';
 import { type ClientConfig, resolveClientOptions } from './spec/options';
-import { applyRecommendation, isDedupable, normalizeMethod, resolveSpec } from './spec/resolve';
+import {
+  applyRecommendation,
+  isDedupable,
+  isJoinable,
+  normalizeMethod,
+  resolveSpec,
+} from './spec/resolve';
 import { originOf } from './spec/url';
 import { Tracker } from './tracker/tracker';
 import type {
@@ -386,7 +393,7 @@ class KeelClient implements Client {
   // ── stage 3: dedup ────────────────────────────────────────────────────────────────────────
 
   #consume(spec: RequestSpec, signal: AbortSignal | undefined): CancellablePromise<ApiResponse> {
-    const joined = isDedupable(spec.method) ? this.#inflight.get(spec.key) : undefined;
+    const joined = isJoinable(spec) ? this.#inflight.get(spec.key) : undefined;
     if (joined) return this.#join(joined, signal, spec.deadline);
     const admission = this.#guard.beforeRequest(spec);
     if (!admission.ok) {
@@ -476,7 +483,7 @@ class KeelClient implements Client {
 
   #startFlight(spec: RequestSpec, probe: boolean): Flight {
     const flight = new Flight(this.#nextFlightId++, spec, probe);
-    if (isDedupable(spec.method)) this.#inflight.set(spec.key, flight);
+    if (isJoinable(spec)) this.#inflight.set(spec.key, flight);
     this.#flights.add(flight);
     const now = this.#config.clock.now();
     flight.tracker.start(now);
@@ -864,7 +871,11 @@ function abortedBy(signal: AbortSignal, spec: RequestSpec): CancelledError | Tim
 
 /** An error that carries an HTTP response: the server answered, so the attempt is a latency sample. */
 function answered(error: unknown): boolean {
-  return error instanceof HttpError || error instanceof ParseError;
+  return (
+    error instanceof HttpError ||
+    error instanceof ParseError ||
+    error instanceof ResponseTooLargeError
+  );
 }
 
 function withBody(options: RequestOptions | undefined, body: unknown): RequestOptions | undefined {

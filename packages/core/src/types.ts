@@ -8,6 +8,11 @@ export type QueryParams = Record<string, ParamValue | readonly ParamValue[]>;
 export type Priority = 'high' | 'normal' | 'low';
 export type CacheStrategy = 'cache-first' | 'stale-while-revalidate';
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+/**
+ * How a response body is read into `data`: parsed JSON, a string, an ArrayBuffer, a Blob, or the
+ * body's ReadableStream unread (`stream`: never cached nor shared by dedup).
+ */
+export type ResponseBodyType = 'json' | 'text' | 'arrayBuffer' | 'blob' | 'stream';
 
 export interface CacheOptions {
   /** Default: false at type level; the client's default configuration sets true. */
@@ -150,6 +155,20 @@ export interface RequestOptions {
    * @default the client's `deadline` (0)
    */
   deadline?: number;
+  /**
+   * How a 2xx body becomes `data`. Default: from the Content-Type: JSON for `application/json`
+   * and `*+json`, text for text, XML, forms and a missing type, an ArrayBuffer for anything else
+   * (a binary body is never decoded as text). `stream` hands over the unread body (not cached,
+   * not de-duplicated). Error bodies are always read by their Content-Type.
+   * @default the client's `responseType`, else from the Content-Type
+   */
+  responseType?: ResponseBodyType;
+  /**
+   * The largest body accepted, in bytes: past it the download is cancelled and the request fails
+   * with ResponseTooLargeError (at once when the Content-Length says so).
+   * @default the client's `maxResponseBytes` (Infinity)
+   */
+  maxResponseBytes?: number;
   cache?: boolean | CacheOptions;
   retry?: boolean | RetryOptions;
   tags?: string[];
@@ -191,6 +210,10 @@ export interface RequestSpec {
   readonly timeout: number;
   /** Total time budget ms across attempts and waits, 0 = none. */
   readonly deadline: number;
+  /** undefined: from the Content-Type. */
+  readonly responseType: ResponseBodyType | undefined;
+  /** Infinity when unlimited. */
+  readonly maxResponseBytes: number;
   /** null when this request is not cached (non-GET, `cache:false`, or caching disabled). */
   readonly cache: ResolvedCacheOptions | null;
   readonly retry: ResolvedRetryOptions;
@@ -419,6 +442,13 @@ export interface ClientOptions {
    * @default 0
    */
   deadline?: number;
+  /** Default `responseType` of every request (see RequestOptions.responseType). */
+  responseType?: ResponseBodyType;
+  /**
+   * Default body size limit of every request in bytes (see RequestOptions.maxResponseBytes).
+   * @default Infinity
+   */
+  maxResponseBytes?: number;
   fetch?: FetchLike;
   intelligence?: IntelligenceOptions;
   circuitBreaker?: CircuitBreakerOptions;

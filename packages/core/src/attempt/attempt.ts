@@ -1,4 +1,5 @@
 import { CancelledError } from '../errors/cancelled-error';
+import { ResponseTooLargeError } from '../errors/response-too-large-error';
 import { TimeoutError } from '../errors/timeout-error';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
 import type { ApiResponse, FetchLike, RequestSpec } from '../types';
@@ -72,7 +73,7 @@ export function attemptOnce(
       return;
     }
     started
-      .then((res) => readResponse(res, spec.method, spec.url, clock))
+      .then((res) => readResponse(res, spec.method, spec.url, clock, spec))
       .then(
         (response) => {
           if (done) return;
@@ -82,6 +83,8 @@ export function attemptOnce(
         (err) => {
           if (done) return;
           finish();
+          // A body not read to its end (too large, cut short) must not keep its connection.
+          if (err instanceof ResponseTooLargeError) controller.abort(err);
           reject(attemptError(err, spec.method, spec.url));
         },
       );

@@ -8,6 +8,7 @@ import type {
   FetchLike,
   ResolvedCacheOptions,
   ResolvedRetryOptions,
+  ResponseBodyType,
 } from '../types';
 
 export const CACHE_DEFAULTS: Readonly<ResolvedCacheOptions> = Object.freeze({
@@ -27,6 +28,8 @@ export interface ClientConfig {
   readonly retry: ResolvedRetryOptions;
   readonly timeout: number;
   readonly deadline: number;
+  readonly responseType: ResponseBodyType | undefined;
+  readonly maxResponseBytes: number;
   readonly fetch: FetchLike;
   readonly clock: Clock;
   readonly random: () => number;
@@ -60,6 +63,8 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
   checkMs('timeout', timeout, MAX_TIMER_MS);
   const deadline = options.deadline ?? 0;
   checkMs('deadline', deadline, MAX_TIMER_MS);
+  const responseType = checkResponseType(options.responseType);
+  const maxResponseBytes = checkMaxBytes(options.maxResponseBytes ?? Number.POSITIVE_INFINITY);
   const cacheOpts = clientCacheOptions(options.cache);
   const cache = resolveCacheOptions(cacheOpts, CACHE_DEFAULTS, 'cache', true);
   const maxEntries = cacheOpts.maxEntries ?? Number.POSITIVE_INFINITY;
@@ -88,6 +93,8 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
     retry: resolveRetryOptions(options.retry ?? {}, RETRY_DEFAULTS),
     timeout,
     deadline,
+    responseType,
+    maxResponseBytes,
     // The global is looked up per call so a fetch patched later (msw, polyfills) is used.
     fetch: options.fetch ?? globalFetch,
     clock,
@@ -164,3 +171,32 @@ export function lowerCaseHeaders(
 }
 
 const globalFetch: FetchLike = (input, init) => globalThis.fetch(input, init);
+
+const BODY_TYPES: ReadonlySet<string> = new Set(['json', 'text', 'arrayBuffer', 'blob', 'stream']);
+
+/** `responseType`: undefined (from the Content-Type) or one of the body types. */
+export function checkResponseType(value: unknown): ResponseBodyType | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    throw new TypeError(`keel: responseType must be a string, got ${typeof value}`);
+  }
+  if (!BODY_TYPES.has(value)) {
+    throw new RangeError(
+      `keel: responseType must be one of ${[...BODY_TYPES].join(', ')}, got ${JSON.stringify(value)}`,
+    );
+  }
+  return value as ResponseBodyType;
+}
+
+/** `maxResponseBytes`: an integer >= 0, or Infinity for no limit. */
+export function checkMaxBytes(value: unknown): number {
+  if (typeof value !== 'number') {
+    throw new TypeError(`keel: maxResponseBytes must be a number of bytes, got ${typeof value}`);
+  }
+  if (!(value >= 0) || (value !== Number.POSITIVE_INFINITY && !Number.isInteger(value))) {
+    throw new RangeError(
+      `keel: maxResponseBytes must be an integer >= 0 (or Infinity), got ${String(value)}`,
+    );
+  }
+  return value;
+}

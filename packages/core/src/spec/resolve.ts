@@ -11,7 +11,13 @@ import type {
 } from '../types';
 import { serializeBody } from './body';
 import { fingerprintOf } from './fingerprint';
-import { type ClientConfig, lowerCaseHeaders, resolveCacheOptions } from './options';
+import {
+  type ClientConfig,
+  checkMaxBytes,
+  checkResponseType,
+  lowerCaseHeaders,
+  resolveCacheOptions,
+} from './options';
 import { buildQuery } from './query';
 import { parseCanonical, resolveURL } from './url';
 
@@ -34,6 +40,11 @@ export function normalizeMethod(method: unknown): HttpMethod {
 /** Reads take part in dedup; mutations are never coalesced. */
 export function isDedupable(method: HttpMethod): boolean {
   return method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
+}
+
+/** A request later identical ones may join: a read whose body is not a stream (read once). */
+export function isJoinable(spec: RequestSpec): boolean {
+  return isDedupable(spec.method) && spec.responseType !== 'stream';
 }
 
 /**
@@ -134,6 +145,14 @@ function resolveOwn(
   if (options?.timeout !== undefined) checkMs('timeout', options.timeout, MAX_TIMER_MS);
   const deadline = options?.deadline ?? config.deadline;
   if (options?.deadline !== undefined) checkMs('deadline', options.deadline, MAX_TIMER_MS);
+  const responseType =
+    options?.responseType === undefined
+      ? config.responseType
+      : checkResponseType(options.responseType);
+  const maxResponseBytes =
+    options?.maxResponseBytes === undefined
+      ? config.maxResponseBytes
+      : checkMaxBytes(options.maxResponseBytes);
 
   const retry =
     options?.retry === undefined ? config.retry : resolveRetryOptions(options.retry, config.retry);
@@ -153,9 +172,11 @@ function resolveOwn(
     );
   }
 
-  // Only GET is cached, but a bad cache option is reported whatever the method.
+  // Only GET is cached, but a bad cache option is reported whatever the method. A stream is
+  // read once, by one caller: never cached.
   const cache =
     method === 'GET' || options?.cache !== undefined ? resolveRequestCache(config, options) : null;
+  const cacheable = method === 'GET' && responseType !== 'stream';
 
   const names = sharedNames(method, parsed.pathname, parsed.host);
   return Object.freeze({
@@ -166,6 +187,7 @@ function resolveOwn(
       parsed.href,
       requestHeaders,
       typeof body === 'string' ? body : undefined,
+      responseType,
     ),
     endpoint: names.endpoint,
     path: names.path,
@@ -174,7 +196,9 @@ function resolveOwn(
     body,
     timeout,
     deadline,
-    cache: method === 'GET' ? cache : null,
+    responseType,
+    maxResponseBytes,
+    cache: cacheable ? cache : null,
     retry,
     tags,
     priority,
