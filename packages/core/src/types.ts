@@ -65,7 +65,8 @@ export interface RetryOptions {
    * Custom eligibility of a failed attempt. `status` is the HTTP status, undefined for network
    * errors and timeouts; `error` is what the attempt failed with (`HttpError`, `NetworkError`,
    * `TimeoutError`, ...), so a timeout can be told from a network error. Cancellation, parse
-   * errors and redirect loops are never retried, and methods outside `methods` only in the
+   * errors, redirect loops and integrity mismatches are never retried, and methods outside
+   * `methods` only in the
    * cases listed there, whatever this returns.
    * @default status === undefined || [408, 429, 500, 502, 503, 504].includes(status)
    */
@@ -135,7 +136,53 @@ export interface SchedulerRequestOptions {
   group?: string;
 }
 
-export interface RequestOptions {
+/**
+ * Options handed to the fetch implementation as they are (RequestInit), at client or request
+ * level (the request's win). Two are renamed because keel already uses the name: `fetchCache` is
+ * fetch's `cache` (the HTTP cache mode; keel's `cache` is its response cache) and
+ * `fetchPriority` is fetch's `priority` (keel's `priority` is the scheduler lane; the name
+ * follows HTML's `fetchpriority` attribute). A platform may ignore or refuse some (Node's fetch
+ * has no `mode` or HTTP cache). They are not part of the cache and dedup key.
+ */
+export interface FetchOptions {
+  /** fetch's `credentials`: whether cookies and auth go along. */
+  credentials?: RequestCredentials;
+  /**
+   * fetch's `redirect`. With `'manual'` a 3xx is not followed and rejects with its HttpError
+   * (in browsers an opaque redirect, status 0); with `'error'` a redirect is a NetworkError
+   * (`ERR_UNEXPECTED_REDIRECT` in Node), not retried.
+   */
+  redirect?: RequestRedirect;
+  /** fetch's `mode` (browsers). */
+  mode?: RequestMode;
+  /** fetch's `cache`: the HTTP cache mode (`'no-store'`, `'reload'`, ...). */
+  fetchCache?: RequestCache;
+  /** fetch's `keepalive`: the request may outlive the page (browsers). */
+  keepalive?: boolean;
+  /** fetch's `priority` (`'high'`, `'low'`, `'auto'`), a hint to the browser. */
+  fetchPriority?: 'high' | 'low' | 'auto';
+  /** fetch's `integrity` (subresource integrity metadata). */
+  integrity?: string;
+  /** fetch's `referrerPolicy`. */
+  referrerPolicy?: ReferrerPolicy;
+}
+
+/** FetchOptions as RequestInit fields (`fetchCache` -> `cache`, `fetchPriority` -> `priority`). */
+export type FetchInit = Readonly<
+  Pick<
+    RequestInit,
+    | 'credentials'
+    | 'redirect'
+    | 'mode'
+    | 'cache'
+    | 'keepalive'
+    | 'priority'
+    | 'integrity'
+    | 'referrerPolicy'
+  >
+>;
+
+export interface RequestOptions extends FetchOptions {
   method?: HttpMethod;
   url?: string;
   baseURL?: string;
@@ -214,6 +261,8 @@ export interface RequestSpec {
   readonly responseType: ResponseBodyType | undefined;
   /** Infinity when unlimited. */
   readonly maxResponseBytes: number;
+  /** The fetch options (client and request merged), as RequestInit fields; undefined if none. */
+  readonly fetchInit: FetchInit | undefined;
   /** null when this request is not cached (non-GET, `cache:false`, or caching disabled). */
   readonly cache: ResolvedCacheOptions | null;
   readonly retry: ResolvedRetryOptions;
@@ -422,7 +471,7 @@ export interface AdaptiveController {
   reset(): void;
 }
 
-export interface ClientOptions {
+export interface ClientOptions extends FetchOptions {
   baseURL?: string;
   headers?: Record<string, string>;
   /**

@@ -10,6 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { expect } from 'vitest';
 import type { AbortSource } from '../src/attempt/attempt';
 import {
   type Client,
@@ -19,6 +20,7 @@ import {
   type Clock,
   createClient,
   type FetchLike,
+  type RequestOptions,
 } from '../src/index';
 
 // ── promises ────────────────────────────────────────────────────────────────────────────────
@@ -570,4 +572,23 @@ export class FakeAbortSource implements AbortSource {
     this.reason = reason;
     this.onAbort?.(reason);
   }
+}
+
+/**
+ * An option that is wrong both ways: `createClient` throws `type` with `message`, and a request
+ * given it rejects with `type` without fetching anything.
+ */
+export async function expectRefusedOption(
+  options: ClientOptions & RequestOptions,
+  type: new (...args: never[]) => Error,
+  message: RegExp,
+): Promise<void> {
+  const make = () => createClient({ fetch: async () => new Response(''), ...options });
+  expect(make).toThrow(type);
+  expect(make).toThrow(message);
+  const t = makeClient();
+  const outcome = await settle(t.client.get('/x', options));
+  expect((outcome as { reason: unknown }).reason).toBeInstanceOf(type);
+  expect((outcome as { reason: Error }).reason.message).toMatch(message);
+  expect(t.fake.calls).toHaveLength(0);
 }

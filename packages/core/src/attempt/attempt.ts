@@ -61,12 +61,15 @@ export function attemptOnce(
 
     let started: Promise<Response>;
     try {
-      started = fetchImpl(spec.url, {
+      const init: RequestInit = {
         method: spec.method,
         headers: spec.headers as Record<string, string>,
         body: spec.body,
         signal: controller.signal,
-      });
+      };
+      // credentials, redirect, mode, cache, ... as the client and request set them.
+      if (spec.fetchInit !== undefined) Object.assign(init, spec.fetchInit);
+      started = fetchImpl(spec.url, init);
     } catch (err) {
       finish();
       reject(attemptError(err, spec.method, spec.url));

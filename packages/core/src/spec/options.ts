@@ -5,11 +5,13 @@ import type {
   CacheOptions,
   CacheStrategy,
   ClientOptions,
+  FetchInit,
   FetchLike,
   ResolvedCacheOptions,
   ResolvedRetryOptions,
   ResponseBodyType,
 } from '../types';
+import { resolveFetchInit } from './fetch-init';
 
 export const CACHE_DEFAULTS: Readonly<ResolvedCacheOptions> = Object.freeze({
   enabled: true,
@@ -30,6 +32,7 @@ export interface ClientConfig {
   readonly deadline: number;
   readonly responseType: ResponseBodyType | undefined;
   readonly maxResponseBytes: number;
+  readonly fetchInit: FetchInit | undefined;
   readonly fetch: FetchLike;
   readonly clock: Clock;
   readonly random: () => number;
@@ -95,6 +98,7 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
     deadline,
     responseType,
     maxResponseBytes,
+    fetchInit: resolveFetchInit(options, undefined),
     // The global is looked up per call so a fetch patched later (msw, polyfills) is used.
     fetch: options.fetch ?? globalFetch,
     clock,

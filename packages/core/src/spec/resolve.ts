@@ -10,6 +10,7 @@ import type {
   ResolvedCacheOptions,
 } from '../types';
 import { serializeBody } from './body';
+import { resolveFetchInit } from './fetch-init';
 import { fingerprintOf } from './fingerprint';
 import {
   type ClientConfig,
@@ -198,6 +199,8 @@ function resolveOwn(
     deadline,
     responseType,
     maxResponseBytes,
+    fetchInit:
+      options === undefined ? config.fetchInit : resolveFetchInit(options, config.fetchInit),
     cache: cacheable ? cache : null,
     retry,
     tags,
