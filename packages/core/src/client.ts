@@ -83,7 +83,7 @@ const SPEC_MEMO_LIMIT = 1000;
  */
 class KeelClient implements Client {
   readonly #config: ClientConfig;
-  readonly #events = new EventEmitter<ClientEvents>();
+  readonly #events: EventEmitter<ClientEvents>;
   readonly #cache: CacheStore;
   readonly #inflight = new Deduper<Flight>();
   /** Every live flight: deduped reads, mutations, and reads detached by invalidation. */
@@ -108,10 +108,13 @@ class KeelClient implements Client {
 
   constructor(options?: ClientOptions) {
     this.#config = resolveClientOptions(options);
+    // A throwing listener or subscriber is reported to `onError`, never rethrown.
+    this.#events = new EventEmitter<ClientEvents>({ onError: this.#config.onError });
     this.#cache = new CacheStore(this.#config.cache.ttl, {
       clock: this.#config.clock,
       maxEntries: this.#config.maxEntries,
       gcTime: this.#config.gcTime,
+      onError: this.#config.onError,
     });
     // Validated even when disabled; the scheduler tracks endpoints only for adaptive ceilings.
     const adaptiveOptions = resolveAdaptiveOptions(options?.adaptive);
@@ -521,18 +524,21 @@ class KeelClient implements Client {
     if (this.#gate.acquire(flight)) void this.#attempt(flight);
   }
 
-  readonly #resumed = new MicrotaskBatch<Flight, unknown>((flight, error) => {
-    // Ended meanwhile (its deadline ran out while it waited): nothing left to run or report.
-    if (flight.settled) return;
-    if (error === undefined) {
-      void this.#attempt(flight);
-      return;
-    }
-    // Refused by the pre-start gate: its circuit opened while it waited. Blocked by an open
-    // circuit (`circuit-rejected`), and ended (`error`, the terminal event of its `request`).
-    if (error instanceof CircuitOpenError) this.#circuitRejected(flight.spec, error);
-    this.#fail(flight, error);
-  });
+  readonly #resumed = new MicrotaskBatch<Flight, unknown>(
+    (flight, error) => {
+      // Ended meanwhile (its deadline ran out while it waited): nothing left to run or report.
+      if (flight.settled) return;
+      if (error === undefined) {
+        void this.#attempt(flight);
+        return;
+      }
+      // Refused by the pre-start gate: its circuit opened while it waited. Blocked by an open
+      // circuit (`circuit-rejected`), and ended (`error`, the terminal event of its `request`).
+      if (error instanceof CircuitOpenError) this.#circuitRejected(flight.spec, error);
+      this.#fail(flight, error);
+    },
+    (error, context) => this.#config.onError(error, context),
+  );
 
   #circuitRejected(spec: RequestSpec, error: CircuitOpenError): void {
     if (this.#events.has('circuit-rejected')) {

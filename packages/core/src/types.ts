@@ -507,7 +507,26 @@ export interface ClientOptions extends FetchOptions {
   clock?: Clock;
   /** Random source in [0,1) for retry jitter. Default Math.random. */
   random?: () => number;
+  /**
+   * Receives the error of a listener (`on`) or subscriber (`subscribe`) that threw. The throw
+   * never reaches the request pipeline, the other listeners, or the process (it is not rethrown:
+   * in Node an uncaught exception ends the process). Should `onError` throw, that is logged.
+   * @default logs with console.error
+   */
+  onError?: (error: unknown, context: ListenerErrorContext) => void;
 }
+
+/**
+ * What threw, for `onError`: a `client.on` listener (`event`), a `subscribe` listener
+ * (`subscriber`) or predicate (`matcher`) with the key it was given, the `onError` handler itself
+ * (then logged), or a step of keel's own (`internal`: a bug worth reporting).
+ */
+export type ListenerErrorContext =
+  | { source: 'event'; event: string }
+  | { source: 'subscriber'; key: string }
+  | { source: 'matcher'; key: string }
+  | { source: 'onError' }
+  | { source: 'internal' };
 
 /** Every event a client emits, by name, with its payload. */
 export interface ClientEvents {

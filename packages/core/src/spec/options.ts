@@ -1,6 +1,7 @@
 import { checkMs, RETRY_DEFAULTS, resolveRetryOptions } from '../attempt/retry-policy';
 import { checkGcTime, DEFAULT_GC_TIME } from '../cache/store';
 import { type Clock, MAX_TIMER_MS, systemClock } from '../internal/clock';
+import { type ErrorReporter, logListenerError } from '../internal/report';
 import type {
   CacheOptions,
   CacheStrategy,
@@ -36,6 +37,8 @@ export interface ClientConfig {
   readonly fetch: FetchLike;
   readonly clock: Clock;
   readonly random: () => number;
+  /** Where a throwing listener or subscriber is reported (default: logged). */
+  readonly onError: ErrorReporter;
 }
 
 /** Resolves and validates ClientOptions once; a bad value throws RangeError/TypeError naming it. */
@@ -83,6 +86,9 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
     );
   }
   const gcTime = checkGcTime(cacheOpts.gcTime ?? DEFAULT_GC_TIME);
+  if (options.onError !== undefined && typeof options.onError !== 'function') {
+    throw new TypeError(`keel: onError must be a function, got ${typeof options.onError}`);
+  }
   const clock = options.clock ?? systemClock;
   if (typeof clock.now !== 'function' || typeof clock.setTimeout !== 'function') {
     throw new TypeError('keel: clock must have now(), setTimeout() and clearTimeout()');
@@ -103,6 +109,7 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
     fetch: options.fetch ?? globalFetch,
     clock,
     random: options.random ?? Math.random,
+    onError: options.onError ?? logListenerError,
   });
 }
 
