@@ -21,6 +21,7 @@ import {
   createClient,
   type FetchLike,
   type RequestOptions,
+  systemClock,
 } from '../src/index';
 
 // ── promises ────────────────────────────────────────────────────────────────────────────────
@@ -183,6 +184,23 @@ export class FakeClock implements Clock {
     }
     return best;
   }
+}
+
+/**
+ * A real-time clock that records every delay asked for but waits at most `cap` ms, so a
+ * Retry-After of seconds can be checked against a real socket without the test waiting for it.
+ */
+export function compressedClock(cap = 5): Clock & { delays: number[] } {
+  const delays: number[] = [];
+  return {
+    delays,
+    now: systemClock.now,
+    setTimeout: (fn, ms) => {
+      delays.push(ms);
+      return globalThis.setTimeout(fn, Math.min(ms, cap));
+    },
+    clearTimeout: systemClock.clearTimeout,
+  };
 }
 
 // ── fetch ───────────────────────────────────────────────────────────────────────────────────
