@@ -166,7 +166,7 @@ describe('deadline: a total budget across attempts, waits and queueing', () => {
     [2 ** 31, RangeError],
     [Number.NaN, RangeError],
     ['5s', TypeError],
-  ])('deadline %s is refused with a %s naming it', (value, type) =>
+  ])('deadline %s is refused, naming it', (value, type) =>
     expectRefusedOption({ deadline: value as number }, type, /deadline/),
   );
 });

@@ -135,14 +135,11 @@ export function resolveCacheOptions(
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`keel: ${field} must be a boolean or an object, got ${typeof options}`);
   }
-  if (!clientLevel) {
-    for (const name of ['gcTime', 'maxEntries'] as const) {
-      if (options[name] !== undefined) {
-        throw new TypeError(
-          `keel: ${field}.${name} is a client option: pass it to createClient({ cache: { ${name} } })`,
-        );
-      }
-    }
+  if (!clientLevel && (options.gcTime !== undefined || options.maxEntries !== undefined)) {
+    const name = options.gcTime !== undefined ? 'gcTime' : 'maxEntries';
+    throw new TypeError(
+      `keel: ${field}.${name} is a client option: pass it to createClient({ cache: { ${name} } })`,
+    );
   }
   if (
     options.enabled === undefined &&
