@@ -146,17 +146,17 @@ export interface SchedulerRequestOptions {
  */
 export interface FetchOptions {
   /** fetch's `credentials`: whether cookies and auth go along. */
-  credentials?: RequestCredentials;
+  credentials?: 'omit' | 'same-origin' | 'include';
   /**
    * fetch's `redirect`. With `'manual'` a 3xx is not followed and rejects with its HttpError
    * (in browsers an opaque redirect, status 0); with `'error'` a redirect is a NetworkError
    * (`ERR_UNEXPECTED_REDIRECT` in Node), not retried.
    */
-  redirect?: RequestRedirect;
-  /** fetch's `mode` (browsers). */
-  mode?: RequestMode;
+  redirect?: 'follow' | 'error' | 'manual';
+  /** fetch's `mode` (browsers; `'navigate'` is the browser's own and refused). */
+  mode?: 'cors' | 'no-cors' | 'same-origin';
   /** fetch's `cache`: the HTTP cache mode (`'no-store'`, `'reload'`, ...). */
-  fetchCache?: RequestCache;
+  fetchCache?: 'default' | 'no-store' | 'reload' | 'no-cache' | 'force-cache' | 'only-if-cached';
   /** fetch's `keepalive`: the request may outlive the page (browsers). */
   keepalive?: boolean;
   /** fetch's `priority` (`'high'`, `'low'`, `'auto'`), a hint to the browser. */
@@ -164,23 +164,33 @@ export interface FetchOptions {
   /** fetch's `integrity` (subresource integrity metadata). */
   integrity?: string;
   /** fetch's `referrerPolicy`. */
-  referrerPolicy?: ReferrerPolicy;
+  referrerPolicy?:
+    | ''
+    | 'no-referrer'
+    | 'no-referrer-when-downgrade'
+    | 'same-origin'
+    | 'origin'
+    | 'strict-origin'
+    | 'origin-when-cross-origin'
+    | 'strict-origin-when-cross-origin'
+    | 'unsafe-url';
 }
 
-/** FetchOptions as RequestInit fields (`fetchCache` -> `cache`, `fetchPriority` -> `priority`). */
-export type FetchInit = Readonly<
-  Pick<
-    RequestInit,
-    | 'credentials'
-    | 'redirect'
-    | 'mode'
-    | 'cache'
-    | 'keepalive'
-    | 'priority'
-    | 'integrity'
-    | 'referrerPolicy'
-  >
->;
+/**
+ * FetchOptions as RequestInit fields (`fetchCache` -> `cache`, `fetchPriority` -> `priority`).
+ * Spelled out rather than picked from RequestInit, whose fields differ between the DOM types and
+ * Node's.
+ */
+export interface FetchInit {
+  readonly credentials?: FetchOptions['credentials'];
+  readonly redirect?: FetchOptions['redirect'];
+  readonly mode?: FetchOptions['mode'];
+  readonly cache?: FetchOptions['fetchCache'];
+  readonly keepalive?: boolean;
+  readonly priority?: FetchOptions['fetchPriority'];
+  readonly integrity?: string;
+  readonly referrerPolicy?: FetchOptions['referrerPolicy'];
+}
 
 export interface RequestOptions extends FetchOptions {
   method?: HttpMethod;

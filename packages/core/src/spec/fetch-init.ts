@@ -31,7 +31,7 @@ const FIELDS = {
   fetchPriority: 'priority',
   integrity: 'integrity',
   referrerPolicy: 'referrerPolicy',
-} as const satisfies Record<keyof FetchOptions, keyof RequestInit>;
+} as const satisfies Record<keyof FetchOptions, keyof FetchInit>;
 
 const NAMES = Object.keys(FIELDS) as (keyof FetchOptions)[];
 
