@@ -269,8 +269,8 @@ export interface RequestSpec {
   readonly deadline: number;
   /** undefined: from the Content-Type. */
   readonly responseType: ResponseBodyType | undefined;
-  /** Infinity when unlimited. */
-  readonly maxResponseBytes: number;
+  /** undefined when unlimited. */
+  readonly maxResponseBytes: number | undefined;
   /** The fetch options (client and request merged), as RequestInit fields; undefined if none. */
   readonly fetchInit: FetchInit | undefined;
   /** null when this request is not cached (non-GET, `cache:false`, or caching disabled). */

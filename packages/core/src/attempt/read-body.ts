@@ -15,8 +15,8 @@ const TEXT_TYPE =
 /** How a body is read: the request's `responseType` (undefined: from the Content-Type) and limit. */
 export interface BodyRead {
   readonly responseType: ResponseBodyType | undefined;
-  /** Bytes; Infinity for none. */
-  readonly maxResponseBytes: number;
+  /** Bytes; undefined for no limit. */
+  readonly maxResponseBytes: number | undefined;
 }
 
 const DEFAULT_READ: BodyRead = {
@@ -58,7 +58,7 @@ export async function readResponse<T>(
   let data: unknown;
   if (method !== 'HEAD' && res.status !== 204 && res.status !== 205 && res.status !== 304) {
     const limit = read.maxResponseBytes;
-    if (limit !== Number.POSITIVE_INFINITY) {
+    if (limit !== undefined) {
       const declared = Number(res.headers.get('content-length') ?? Number.NaN);
       if (declared > limit) {
         void res.body?.cancel().catch(noop);
@@ -86,13 +86,13 @@ export async function readResponse<T>(
         break;
       case 'arrayBuffer':
         data =
-          limit === Number.POSITIVE_INFINITY
+          limit === undefined
             ? await res.arrayBuffer()
             : (await readBytes(res, limit, method, url)).buffer;
         break;
       case 'blob':
         data =
-          limit === Number.POSITIVE_INFINITY
+          limit === undefined
             ? await res.blob()
             : new Blob([await readBytes(res, limit, method, url)], {
                 type: contentType ?? '',
@@ -119,8 +119,13 @@ export async function readResponse<T>(
   return { data: data as T, status: res.status, statusText: res.statusText, headers: res.headers };
 }
 
-function readText(res: Response, limit: number, method: string, url: string): Promise<string> {
-  if (limit === Number.POSITIVE_INFINITY) return res.text();
+function readText(
+  res: Response,
+  limit: number | undefined,
+  method: string,
+  url: string,
+): Promise<string> {
+  if (limit === undefined) return res.text();
   // UTF-8, like Response.text(): fetch ignores a charset parameter.
   return readBytes(res, limit, method, url).then((bytes) => new TextDecoder().decode(bytes));
 }
@@ -159,12 +164,12 @@ async function readBytes(
 /** The body as a stream; past `limit` bytes it errors with ResponseTooLargeError (and cancels). */
 function limitStream(
   res: Response,
-  limit: number,
+  limit: number | undefined,
   method: string,
   url: string,
 ): ReadableStream<Uint8Array> | null {
   const body = res.body;
-  if (body === null || limit === Number.POSITIVE_INFINITY) return body;
+  if (body === null || limit === undefined) return body;
   let total = 0;
   return body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({

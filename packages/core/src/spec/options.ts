@@ -32,7 +32,8 @@ export interface ClientConfig {
   readonly timeout: number;
   readonly deadline: number;
   readonly responseType: ResponseBodyType | undefined;
-  readonly maxResponseBytes: number;
+  /** undefined: no limit (not Infinity: a double field costs every spec a boxed number). */
+  readonly maxResponseBytes: number | undefined;
   readonly fetchInit: FetchInit | undefined;
   readonly fetch: FetchLike;
   readonly clock: Clock;
@@ -70,7 +71,7 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
   const deadline = options.deadline ?? 0;
   checkMs('deadline', deadline, MAX_TIMER_MS);
   const responseType = checkResponseType(options.responseType);
-  const maxResponseBytes = checkMaxBytes(options.maxResponseBytes ?? Number.POSITIVE_INFINITY);
+  const maxResponseBytes = checkMaxBytes(options.maxResponseBytes);
   const cacheOpts = clientCacheOptions(options.cache);
   const cache = resolveCacheOptions(cacheOpts, CACHE_DEFAULTS, 'cache', true);
   const maxEntries = cacheOpts.maxEntries ?? Number.POSITIVE_INFINITY;
@@ -196,12 +197,13 @@ export function checkResponseType(value: unknown): ResponseBodyType | undefined 
   return value as ResponseBodyType;
 }
 
-/** `maxResponseBytes`: an integer >= 0, or Infinity for no limit. */
-export function checkMaxBytes(value: unknown): number {
+/** `maxResponseBytes`: an integer >= 0; undefined or Infinity (no limit) resolve to undefined. */
+export function checkMaxBytes(value: unknown): number | undefined {
+  if (value === undefined || value === Number.POSITIVE_INFINITY) return undefined;
   if (typeof value !== 'number') {
     throw new TypeError(`keel: maxResponseBytes must be a number of bytes, got ${typeof value}`);
   }
-  if (!(value >= 0) || (value !== Number.POSITIVE_INFINITY && !Number.isInteger(value))) {
+  if (!(value >= 0) || !Number.isInteger(value)) {
     throw new RangeError(
       `keel: maxResponseBytes must be an integer >= 0 (or Infinity), got ${String(value)}`,
     );
