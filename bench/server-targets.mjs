@@ -22,7 +22,11 @@ async function keel() {
     app.get('/events', (ctx) => hub.connect(ctx));
     app.get('/mem', (ctx) => {
       globalThis.gc?.();
-      return ctx.json({ ...process.memoryUsage(), clients: hub.size, lastId: hub.lastId });
+      return ctx.json({
+        ...process.memoryUsage(),
+        clients: hub.size,
+        published: hub.metrics.published,
+      });
     });
     // 10 events/s; the payload carries the send time for the latency measurement.
     setInterval(() => hub.publish('tick', { t: Date.now() }), 100);

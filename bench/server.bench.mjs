@@ -180,7 +180,7 @@ async function sseRun() {
   const pct = (p) =>
     latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
   // Events published while recording, times clients (±1 event per client at the window edges).
-  const published = after.lastId - startMem.lastId;
+  const published = after.published - startMem.published;
   const expected = SSE_CLIENTS * published;
   return {
     clients: after.clients,

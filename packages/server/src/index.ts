@@ -26,7 +26,29 @@ export {
 } from './errors';
 export type { SendFileOptions } from './files';
 export type { GraphqlResolvers } from './graphql';
-export { createEventHub, type EventHub, type EventHubOptions, HUB_RESET_EVENT } from './hub';
+export {
+  type ConnectOptions,
+  createEventHub,
+  type EventHub,
+  type EventHubOptions,
+  HUB_INVALIDATE_EVENT,
+  HUB_RESET_EVENT,
+  type HubMetrics,
+  type InvalidateOptions,
+  type PublishOptions,
+  type SlowClientInfo,
+  SOURCE_HEADER,
+  type WireInvalidateTarget,
+} from './hub';
+export { HubPublishError, type HubPublishFailure, isHubPublishError } from './hub-errors';
+export type {
+  HubStore,
+  ReplayRequest,
+  ReplayResult,
+  StoredEvent,
+  StoreSink,
+} from './hub-store';
+export { type MemoryStoreOptions, memoryStore } from './memory-store';
 export type { TrustProxy } from './proxy';
 export type { SseStream } from './sse';
 export type { Rule, Rules, RuleType, Validated } from './validate';

@@ -55,6 +55,12 @@ export class SseRegistry {
   readonly streams = new Set<SseStream>();
   readonly clock: Clock;
   readonly options: SseOptions;
+  /**
+   * Counts event-loop turns that wrote. Node corks a response until the next tick, so bytes
+   * written in the current turn are not yet "unsent" (see {@link SseStream.write}).
+   */
+  turn = 0;
+  #turnPending = false;
   #heartbeat: TimerHandle | null = null;
 
   constructor(clock: Clock, options: SseOptions) {
@@ -80,6 +86,20 @@ export class SseRegistry {
   closeAll(): void {
     for (const stream of [...this.streams]) stream.close();
   }
+
+  /** The current turn; the first write of a turn schedules the next one. */
+  currentTurn(): number {
+    if (!this.#turnPending) {
+      this.#turnPending = true;
+      setImmediate(this.#nextTurn);
+    }
+    return this.turn;
+  }
+
+  #nextTurn = (): void => {
+    this.#turnPending = false;
+    this.turn++;
+  };
 
   #beat = (): void => {
     const idleSince = this.clock.now() - this.options.heartbeatMs;
@@ -107,10 +127,15 @@ export class SseStream {
   lastId = 0;
   /** Clock time of the last write, for the shared heartbeat. */
   lastWriteAt: number;
+  /** True when the stream ended because its queue passed `maxBufferedBytes` (too slow). */
+  dropped = false;
   readonly #res: ServerResponse;
   readonly #registry: SseRegistry;
   readonly #timers = new Set<TimerHandle>();
   #listeners: CloseListener[] = [];
+  /** Bytes this stream queued during registry turn `#turn` (held by Node's cork, not unsent). */
+  #turn = -1;
+  #turnBytes = 0;
 
   constructor(res: ServerResponse, registry: SseRegistry, headers: string[]) {
     this.#res = res;
@@ -140,6 +165,11 @@ export class SseStream {
     return this.#res.writableLength;
   }
 
+  /** The app's `sse.maxBufferedBytes`: the most a client may have queued. */
+  get maxBufferedBytes(): number {
+    return this.#registry.options.maxBufferedBytes;
+  }
+
   /** Sends one event with the next id of this stream. Returns false if the stream is closed. */
   send(event: string | undefined, data: unknown): boolean {
     if (this.closed) return false;
@@ -156,14 +186,27 @@ export class SseStream {
 
   /**
    * Writes a pre-formatted frame (the hub formats once for all clients). Disconnects the client
-   * when its queue grows past `maxBufferedBytes`.
+   * when what it left unsent grows past `maxBufferedBytes`. Bytes written in this event-loop turn
+   * do not count: Node corks the response until the next tick, so a burst published in one turn
+   * sits in the queue even for a client that reads at once.
    */
   write(frame: string | Buffer): boolean {
     if (this.closed) return false;
-    this.#res.write(frame);
-    this.lastWriteAt = this.#registry.clock.now();
-    if (this.#res.writableLength > this.#registry.options.maxBufferedBytes) {
-      this.#res.destroy();
+    const registry = this.#registry;
+    const turn = registry.currentTurn();
+    if (turn !== this.#turn) {
+      this.#turn = turn;
+      this.#turnBytes = 0;
+    }
+    const res = this.#res;
+    const before = res.writableLength;
+    res.write(frame);
+    const queued = res.writableLength;
+    this.#turnBytes += queued - before;
+    this.lastWriteAt = registry.clock.now();
+    if (queued - this.#turnBytes > registry.options.maxBufferedBytes) {
+      this.dropped = true;
+      res.destroy();
       this.#onClose(); // release now; the socket's 'close' event comes later
       return false;
     }
