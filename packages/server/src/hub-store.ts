@@ -32,12 +32,17 @@ export interface ReplayRequest {
 }
 
 /**
- * The answer to a replay: the events after `after` up to `upTo` (only those `include` accepts
- * need be listed), or `reset` when that cannot be told exactly (the id is unknown, from another
- * epoch or stream, older than what is kept, or the replay is over `maxBytes`).
+ * The answer to a replay:
+ * - `events`: the events after `after` up to `upTo` (only those `include` accepts need be
+ *   listed; the hub checks the bytes of what it sends too);
+ * - `ahead`: `after` is a real id newer than `upTo` (the client came from an instance that had
+ *   read further): the hub drops live events for which `has(id)` (ids up to `after`);
+ * - `reset`: it cannot be told exactly (the id is unknown, from another epoch or stream, older
+ *   than what is kept, or the replay is over `maxBytes`).
  */
 export type ReplayResult =
   | { readonly kind: 'events'; readonly events: readonly StoredEvent[] }
+  | { readonly kind: 'ahead'; has(id: string): boolean }
   | { readonly kind: 'reset' };
 
 /** How a store hands events to its hub. */

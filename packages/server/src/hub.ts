@@ -139,6 +139,12 @@ export interface EventHub {
    * await hub.invalidate('/todos', { source: ctx });
    */
   invalidate(target: WireInvalidateTarget, options?: InvalidateOptions): Promise<string>;
+  /**
+   * Resolves once the store is open and delivering (at once in memory; after the first round
+   * trip with Redis). Listen after it: a client that connects earlier is sent `keel:reset` when
+   * the store opens, since what was published meanwhile cannot be told.
+   */
+  readonly ready: Promise<void>;
   /** Connected clients. */
   readonly size: number;
   /** The id of the last event delivered by this hub ('' until its store is open). */
@@ -155,6 +161,8 @@ interface HubClient {
   readonly requestId: string;
   /** Live events held back while this client's replay is being read from the store. */
   pending: StoredEvent[] | null;
+  /** While set (with `pending`), live events it is true for are dropped: the client has them. */
+  skip: ((id: string) => boolean) | null;
 }
 
 const NO_TOPICS: readonly string[] = Object.freeze([]);
@@ -269,8 +277,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   const frames = new WeakMap<StoredEvent, Buffer>();
   /** The last id delivered, where replays end and live delivery goes on; null until open. */
   let head: string | null = null;
-  /** Clients that asked for a replay before the store was open. */
-  let waiting: { client: HubClient; after: string }[] = [];
+  /** Clients that connected before the store was open (`after`: their Last-Event-ID). */
+  let waiting: { client: HubClient; after: string | null }[] = [];
   let closed = false;
   let published = 0;
   let delivered = 0;
@@ -299,7 +307,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       if (targets === undefined || targets.size === 0) return;
       const frame = frameOf(event);
       for (const client of targets) {
-        if (client.pending !== null) client.pending.push(event);
+        if (client.pending !== null) hold(client, event);
         else if (client.stream.write(frame)) delivered++;
       }
     },
@@ -312,6 +320,19 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       }
     },
   };
+
+  function hold(client: HubClient, event: StoredEvent): void {
+    const skip = client.skip;
+    if (skip === null) {
+      client.pending!.push(event);
+      return;
+    }
+    if (skip(event.id)) return;
+    // The first event the client lacks: it is live from here on.
+    client.skip = null;
+    client.pending = null;
+    if (client.stream.write(frameOf(event))) delivered++;
+  }
 
   function attach(client: HubClient): void {
     clients.add(client);
@@ -370,6 +391,19 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   function finishReplay(client: HubClient, after: string, upTo: string, answer: ReplayResult) {
     const stream = client.stream;
     if (stream.closed) return;
+    if (answer.kind === 'ahead') {
+      // Held events the client already has are dropped; until one it lacks arrives, so are
+      // the next live ones (this instance has not read as far as the client's last id yet).
+      const held = client.pending!.filter((event) => !answer.has(event.id));
+      if (held.length === 0) {
+        client.pending = held;
+        client.skip = answer.has;
+        return;
+      }
+      client.pending = held;
+      flushPending(client);
+      return;
+    }
     let replayed: Buffer[] | null = null;
     if (answer.kind === 'events') {
       const max = stream.maxBufferedBytes;
@@ -431,22 +465,30 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   }
 
   const opened = store.open(sink);
-  const ready = (id: string): void => {
+  const start = (id: string): void => {
     head = id;
     const queued = waiting;
     waiting = [];
     for (const { client, after } of queued) {
-      if (!client.stream.closed) replay(client, after, id);
+      if (client.stream.closed) continue;
+      if (after !== null) replay(client, after, id);
+      else if (sendReset(client, null, id)) flushPending(client);
     }
   };
+  let ready: Promise<void>;
   if (isPromise(opened)) {
-    opened.then(ready, (err) => {
+    ready = opened.then(start, (err) => {
       // The store gave up opening (it was closed meanwhile): the waiting clients reconnect.
       for (const { client } of waiting) client.stream.close();
       waiting = [];
-      if (!closed) process.emitWarning(err instanceof Error ? err : String(err));
+      if (!closed) throw err;
     });
-  } else ready(opened);
+    // Observed here too: a hub whose `ready` nobody awaits must not fail the process.
+    ready.catch(() => {});
+  } else {
+    start(opened);
+    ready = Promise.resolve();
+  }
 
   return {
     connect(ctx, connectOptions) {
@@ -456,14 +498,25 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
         stream.close();
         return stream;
       }
-      const client: HubClient = { stream, topics, requestId: ctx.requestId, pending: null };
+      const client: HubClient = {
+        stream,
+        topics,
+        requestId: ctx.requestId,
+        pending: null,
+        skip: null,
+      };
       const after = ctx.header('last-event-id');
       attach(client);
-      if (stream.closed || after === undefined) return stream;
-      // Live events published while the replay is read are held, then sent after it.
-      client.pending = [];
-      if (head === null) waiting.push({ client, after });
-      else replay(client, after, head);
+      if (stream.closed) return stream;
+      if (head === null) {
+        // Before the store is open nothing can be told: held until then.
+        client.pending = [];
+        waiting.push({ client, after: after ?? null });
+      } else if (after !== undefined) {
+        // Live events published while the replay is read are held, then sent after it.
+        client.pending = [];
+        replay(client, after, head);
+      }
       return stream;
     },
     publish(event, data, publishOptions) {
@@ -481,6 +534,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       if (source !== undefined) payload.source = source;
       return appendEvent(HUB_INVALIDATE_EVENT, JSON.stringify(payload), topic);
     },
+    ready,
     get size() {
       return clients.size;
     },

@@ -9,10 +9,13 @@ import {
   HUB_INVALIDATE_EVENT,
   HUB_RESET_EVENT,
   HubPublishError,
+  type HubStore,
   isHttpError,
   isHubPublishError,
   memoryStore,
   type SlowClientInfo,
+  type StoredEvent,
+  type StoreSink,
 } from '../src/index';
 import { ManualClock, sse, start, until } from './helpers';
 
@@ -341,5 +344,90 @@ describe('hub.invalidate', () => {
     expect(() => hub.invalidate('/x', { source: 'has space' })).toThrow(RangeError);
     expect(() => hub.invalidate('/x', { source: 5 as never })).toThrow(TypeError);
     expect(hub.metrics.published).toBe(0);
+  });
+});
+
+/**
+ * A store of another instance's view: the in-memory store, with delivery to this hub held back
+ * until `release()` (this instance's reader lags), and opening held until `open()`.
+ */
+function laggingStore() {
+  const inner = memoryStore();
+  let sink: StoreSink | null = null;
+  const held: StoredEvent[] = [];
+  let lagging = false;
+  let openGate!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    openGate = resolve;
+  });
+  const store: HubStore = {
+    open(target) {
+      sink = target;
+      const head = inner.open({
+        deliver: (event) => (lagging ? held.push(event) : sink?.deliver(event)),
+        reset: (id) => sink?.reset(id),
+      }) as string;
+      return gate.then(() => head);
+    },
+    append: (event, data, topic) => inner.append(event, data, topic),
+    replay(request) {
+      if (seq(request.after) > seq(request.upTo)) {
+        const through = seq(request.after);
+        return { kind: 'ahead', has: (id) => seq(id) <= through };
+      }
+      return inner.replay(request);
+    },
+    close: () => inner.close(),
+  };
+  return {
+    store,
+    open: openGate,
+    lag: () => {
+      lagging = true;
+    },
+    release() {
+      lagging = false;
+      for (const event of held.splice(0)) sink?.deliver(event);
+    },
+  };
+}
+
+describe('a store that opens late or lags behind another instance', () => {
+  it('a client connected before the store opened gets keel:reset at the opening id', async () => {
+    const lagging = laggingStore();
+    const { app, hub } = setup(100, {}, { store: lagging.store });
+    const { port } = await start(app);
+    const early = await sse(port, '/events');
+    await until(() => hub.size === 1);
+    expect(hub.lastId).toBe('');
+    lagging.open();
+    await hub.ready;
+    await early.waitFor(1);
+    expect(early.events[0]).toMatchObject({ event: HUB_RESET_EVENT, id: hub.lastId });
+    await hub.publish('update', 'live');
+    await early.waitFor(2);
+    expect(early.events[1]!.data).toBe('live');
+    early.close();
+  });
+
+  it('a client that already has events this hub has not delivered yet skips them', async () => {
+    const lagging = laggingStore();
+    lagging.open();
+    const { app, hub } = setup(100, {}, { store: lagging.store });
+    await hub.ready;
+    const { port } = await start(app);
+    const ids: string[] = [];
+    for (let i = 1; i <= 3; i++) ids.push(await hub.publish('update', i));
+    lagging.lag();
+    for (let i = 4; i <= 6; i++) ids.push(await hub.publish('update', i));
+    expect(hub.lastId).toBe(ids[2]);
+    // It saw up to event 5 on a faster instance.
+    const client = await sse(port, '/events', { 'last-event-id': ids[4]! });
+    await until(() => hub.size === 1);
+    lagging.release();
+    await hub.publish('update', 7);
+    await client.waitFor(2);
+    expect(client.events.map((e) => e.data)).toEqual(['6', '7']);
+    client.close();
   });
 });
