@@ -1,8 +1,8 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-// The throwaway redis-server the @keel/server tests use (Debian's redis-server, a free loopback
+// The throwaway redis-server of the repository's tests (Debian's redis-server, a free loopback
 // port, its own temp dir).
-import { type RedisServer, startRedis } from '../../../packages/server/test/redis-server';
+import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
 
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
 const TSCONFIG = fileURLToPath(new URL('../../../tsconfig.json', import.meta.url));

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
 import {
   type App,
   createApp,
@@ -11,7 +12,6 @@ import {
 } from '../src/index';
 import { type RedisStreamsOptions, redisStreams } from '../src/redis/index';
 import { type SseClient, sse, start, until } from './helpers';
-import { type RedisServer, startRedis } from './redis-server';
 
 let redis: RedisServer;
 beforeAll(async () => {
@@ -129,8 +129,8 @@ describe('redisStreams store', () => {
     first.close();
     await a.hub.publish('n', 'for t1', { topic: 't1' });
     await a.hub.publish('n', 'for t2', { topic: 't2' });
-    await a.hub.publish('n', 'all');
-    await until(() => a.hub.metrics.clients === 0);
+    const all = await a.hub.publish('n', 'all');
+    await until(() => a.hub.metrics.clients === 0 && a.hub.lastId === all);
     const t1 = await a.connect({ 'last-event-id': first.events[0]!.id! }, '?topics=t1');
     await t1.waitFor(2);
     expect(t1.events.map((e) => e.data)).toEqual(['for t1', 'all']);
@@ -138,7 +138,9 @@ describe('redisStreams store', () => {
     await t2.waitFor(2);
     expect(t2.events.map((e) => e.data)).toEqual(['for t2', 'all']);
     // More than sse.maxBufferedBytes (1 MiB) missed.
-    for (let i = 0; i < 3; i++) await a.hub.publish('big', 'x'.repeat(400 * 1024));
+    let big = '';
+    for (let i = 0; i < 3; i++) big = await a.hub.publish('big', 'x'.repeat(400 * 1024));
+    await until(() => a.hub.lastId === big); // delivered here: the replay reaches it
     const behind = await a.connect({ 'last-event-id': first.events[0]!.id! });
     await behind.waitFor(1);
     expect(behind.events[0]).toMatchObject({ event: HUB_RESET_EVENT, id: a.hub.lastId });

@@ -1,4 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+// A throwaway redis-server for tests, the react-live cluster and the hub benchmark: Debian's
+// `redis-server` (scripts/ensure-apt.sh / packages/server/scripts/ensure-redis.sh install it) on a
+// free loopback port with its own temp dir, stopped and removed by `dispose()`.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,32 +9,18 @@ import { join } from 'node:path';
 
 const BINARY = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
 
-/** A real redis-server on 127.0.0.1 with its own temp dir, for one test file. */
-export interface RedisServer {
-  readonly port: number;
-  readonly url: string;
-  /** Whether it keeps its data across a restart (append-only file, fsync always). */
-  readonly persistent: boolean;
-  /** Stops it (SIGTERM; with persistence the data is on disk). */
-  stop(): Promise<void>;
-  /** Starts it again on the same port and dir. */
-  start(): Promise<void>;
-  /** Stops it and removes its dir. */
-  dispose(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
+function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
+      const { port } = server.address();
       server.close(() => resolve(port));
     });
   });
 }
 
-function ping(port: number): Promise<boolean> {
+function ping(port) {
   return new Promise((resolve) => {
     const socket = createConnection({ host: '127.0.0.1', port });
     socket.setTimeout(500);
@@ -48,11 +37,8 @@ function ping(port: number): Promise<boolean> {
   });
 }
 
-/**
- * Starts `redis-server` (Debian's package; `scripts/ensure-redis.sh` installs it) on a free
- * loopback port. RDB snapshots are off; `persistent` turns the append-only file on.
- */
-export async function startRedis(options: { persistent?: boolean } = {}): Promise<RedisServer> {
+/** See redis-server.d.mts. */
+export async function startRedis(options = {}) {
   if (!existsSync(BINARY)) {
     throw new Error(
       `${BINARY} is missing: run packages/server/scripts/ensure-redis.sh (apt-get install redis-server)`,
@@ -60,34 +46,18 @@ export async function startRedis(options: { persistent?: boolean } = {}): Promis
   }
   const persistent = options.persistent ?? false;
   const dir = mkdtempSync(join(tmpdir(), 'keel-redis-'));
-  let child: ChildProcess | null = null;
-  let port = 0;
+  const port = await freePort();
+  let child = null;
 
-  async function start(): Promise<void> {
-    if (port === 0) port = await freePort();
+  async function start() {
     const proc = spawn(
       BINARY,
       [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--dir',
-        dir,
-        '--save',
-        '',
-        '--appendonly',
-        persistent ? 'yes' : 'no',
-        '--appendfsync',
-        'always',
-        '--daemonize',
-        'no',
-        '--logfile',
-        '',
-        '--loglevel',
-        'warning',
+        ...['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''],
+        ...['--appendonly', persistent ? 'yes' : 'no', '--appendfsync', 'always'],
+        ...['--daemonize', 'no', '--logfile', '', '--loglevel', 'warning'],
       ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
+      { stdio: 'ignore' },
     );
     child = proc;
     let exited = false;
@@ -102,11 +72,11 @@ export async function startRedis(options: { persistent?: boolean } = {}): Promis
     throw new Error(`redis-server did not answer on port ${port}`);
   }
 
-  async function stop(): Promise<void> {
+  async function stop() {
     const proc = child;
     child = null;
     if (proc === null || proc.exitCode !== null) return;
-    await new Promise<void>((resolve) => {
+    await new Promise((resolve) => {
       proc.once('exit', () => resolve());
       proc.kill('SIGTERM');
     });
