@@ -133,9 +133,8 @@ export class SseStream {
   readonly #registry: SseRegistry;
   readonly #timers = new Set<TimerHandle>();
   #listeners: CloseListener[] = [];
-  /** Bytes this stream queued during registry turn `#turn` (held by Node's cork, not unsent). */
+  /** The registry turn of this stream's last write. */
   #turn = -1;
-  #turnBytes = 0;
 
   constructor(res: ServerResponse, registry: SseRegistry, headers: string[]) {
     this.#res = res;
@@ -186,30 +185,27 @@ export class SseStream {
 
   /**
    * Writes a pre-formatted frame (the hub formats once for all clients). Disconnects the client
-   * when what it left unsent grows past `maxBufferedBytes`. Bytes written in this event-loop turn
-   * do not count: Node corks the response until the next tick, so a burst published in one turn
-   * sits in the queue even for a client that reads at once.
+   * when what it left unsent in earlier event-loop turns is past `maxBufferedBytes`. What this
+   * turn wrote does not count: Node corks the response until the next tick, so a burst published
+   * in one turn sits in the queue even for a client that reads at once. So the queue is checked
+   * once per turn, at its first write (the hot path of a fan-out stays one write).
    */
   write(frame: string | Buffer): boolean {
     if (this.closed) return false;
     const registry = this.#registry;
+    const res = this.#res;
     const turn = registry.currentTurn();
     if (turn !== this.#turn) {
       this.#turn = turn;
-      this.#turnBytes = 0;
+      if (res.writableLength > registry.options.maxBufferedBytes) {
+        this.dropped = true;
+        res.destroy();
+        this.#onClose(); // release now; the socket's 'close' event comes later
+        return false;
+      }
     }
-    const res = this.#res;
-    const before = res.writableLength;
     res.write(frame);
-    const queued = res.writableLength;
-    this.#turnBytes += queued - before;
     this.lastWriteAt = registry.clock.now();
-    if (queued - this.#turnBytes > registry.options.maxBufferedBytes) {
-      this.dropped = true;
-      res.destroy();
-      this.#onClose(); // release now; the socket's 'close' event comes later
-      return false;
-    }
     return true;
   }
 
