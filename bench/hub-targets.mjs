@@ -3,7 +3,7 @@
 //   target: floor | memory | redis | better-sse; publish: 1 = publish an event every 100 ms
 //   (10 events/s) carrying its send time, 0 = only deliver (the receiving redis instance).
 //   redis: REDIS_URL and STREAM from the environment.
-// Messages: 'cpu' -> { cpu }, 'mem' -> { mem } (after GC), 'clients' -> { clients }.
+// Messages: 'cpu' -> { cpu } and { published }, 'mem' -> { mem } (after GC), 'clients' -> { clients }.
 import { createServer } from 'node:http';
 
 const [target, publishArg] = process.argv.slice(2);
@@ -67,7 +67,13 @@ async function betterSse() {
 
 const targets = { floor, memory: () => keel(), redis, 'better-sse': betterSse };
 const port = await targets[target]();
-if (PUBLISH) setInterval(() => publish({ t: Date.now() }), 100);
+let published = 0;
+if (PUBLISH) {
+  setInterval(() => {
+    published++;
+    publish({ t: Date.now() });
+  }, 100);
+}
 process.send?.({ port });
 process.on('message', (msg) => {
   if (msg === 'cpu') process.send?.({ cpu: process.cpuUsage() });
@@ -76,6 +82,8 @@ process.on('message', (msg) => {
     process.send?.({ mem: process.memoryUsage() });
   }
   if (msg === 'clients') process.send?.({ clients: clientCount() });
+  // Read with the CPU time: deliveries in a window = events published in it x clients.
+  if (msg === 'cpu') process.send?.({ published });
 });
 // Bench servers must not outlive the bench if it dies.
 process.on('disconnect', () => process.exit(0));
