@@ -102,10 +102,7 @@ export class SseRegistry {
   };
 
   #beat = (): void => {
-    const idleSince = this.clock.now() - this.options.heartbeatMs;
-    for (const stream of this.streams) {
-      if (stream.lastWriteAt <= idleSince) stream.comment('');
-    }
+    for (const stream of this.streams) stream.heartbeat();
   };
 }
 
@@ -125,8 +122,6 @@ export class SseStream {
   closed = false;
   /** The id of the last event written by `send` (hub events carry the hub's ids). */
   lastId = 0;
-  /** Clock time of the last write, for the shared heartbeat. */
-  lastWriteAt: number;
   /** True when the stream ended because its queue passed `maxBufferedBytes` (too slow). */
   dropped = false;
   readonly #res: ServerResponse;
@@ -135,11 +130,13 @@ export class SseStream {
   #listeners: CloseListener[] = [];
   /** The registry turn of this stream's last write. */
   #turn = -1;
+  /** Writes so far, and as counted at the last heartbeat: equal means idle for a whole period. */
+  #writes = 0;
+  #beatWrites = -1;
 
   constructor(res: ServerResponse, registry: SseRegistry, headers: string[]) {
     this.#res = res;
     this.#registry = registry;
-    this.lastWriteAt = registry.clock.now();
     res.writeHead(200, [
       'content-type',
       'text/event-stream; charset=utf-8',
@@ -178,6 +175,15 @@ export class SseStream {
     return this.write(frame);
   }
 
+  /**
+   * Called by the shared heartbeat every `heartbeatMs`: writes a `:` comment when nothing was
+   * written since the previous beat (a counter, so a write costs no clock read).
+   */
+  heartbeat(): void {
+    if (this.#writes === this.#beatWrites) this.comment('');
+    this.#beatWrites = this.#writes;
+  }
+
   /** Sends a comment line (`: text`), ignored by EventSource; used for heartbeats. */
   comment(text: string): boolean {
     return this.write(`:${text.replace(LINE_BREAKS, ' ')}\n\n`);
@@ -205,7 +211,7 @@ export class SseStream {
       }
     }
     res.write(frame);
-    this.lastWriteAt = registry.clock.now();
+    this.#writes++;
     return true;
   }
 
