@@ -1,7 +1,7 @@
 // Child for hub.bench.mjs: one SSE fan-out server on a free loopback port, reported over IPC.
 // Usage (forked): node hub-targets.mjs <target> <publish>
 //   target: floor | memory | redis | better-sse; publish: 1 = publish an event every 100 ms
-//   (10 events/s) carrying its send time, 0 = only deliver (the receiving redis instance).
+//   (10 events/s) carrying its send time from the start, 0 = only on 'start' (until 'stop').
 //   redis: REDIS_URL and STREAM from the environment.
 // Messages: 'cpu' -> { cpu } and { published }, 'mem' -> { mem } (after GC), 'clients' -> { clients }.
 import { createServer } from 'node:http';
@@ -68,12 +68,14 @@ async function betterSse() {
 const targets = { floor, memory: () => keel(), redis, 'better-sse': betterSse };
 const port = await targets[target]();
 let published = 0;
-if (PUBLISH) {
-  setInterval(() => {
+let timer = null;
+const startPublishing = () => {
+  timer ??= setInterval(() => {
     published++;
     publish({ t: Date.now() });
   }, 100);
-}
+};
+if (PUBLISH) startPublishing();
 process.send?.({ port });
 process.on('message', (msg) => {
   if (msg === 'cpu') process.send?.({ cpu: process.cpuUsage() });
@@ -82,6 +84,11 @@ process.on('message', (msg) => {
     process.send?.({ mem: process.memoryUsage() });
   }
   if (msg === 'clients') process.send?.({ clients: clientCount() });
+  if (msg === 'start') startPublishing();
+  if (msg === 'stop') {
+    clearInterval(timer);
+    timer = null;
+  }
   // Read with the CPU time: deliveries in a window = events published in it x clients.
   if (msg === 'cpu') process.send?.({ published });
 });

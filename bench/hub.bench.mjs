@@ -6,8 +6,8 @@
 // Each server runs in its own child process (hub-targets.mjs); the clients run here. Needs
 // Debian's redis-server (packages/server/scripts/ensure-redis.sh). Results replace the
 // "## Event hub fan-out" section of bench/RESULTS.md.
-// Env: BENCH_HUB_CLIENTS (default "1000,5000"), BENCH_HUB_SECONDS (window, default 5),
-// BENCH_HUB_ROUNDS (default 2).
+// Env: BENCH_HUB_CLIENTS (default "1000,5000"), BENCH_HUB_SECONDS (window, default 2),
+// BENCH_HUB_ROUNDS (windows per server and pairing, default 6).
 import { fork } from 'node:child_process';
 import { request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
@@ -18,9 +18,12 @@ import { readCpuModel, writeSection } from './lib/results.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SIZES = (process.env.BENCH_HUB_CLIENTS ?? '1000,5000').split(',').map(Number);
-const SECONDS = Number(process.env.BENCH_HUB_SECONDS ?? 5);
-const ROUNDS = Number(process.env.BENCH_HUB_ROUNDS ?? 2);
+const SECONDS = Number(process.env.BENCH_HUB_SECONDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_HUB_ROUNDS ?? 6);
 const TARGETS = ['floor', 'memory', 'redis', 'better-sse'];
+const CONTENDERS = TARGETS.slice(1);
+/** The across-instances run. */
+const AB_SECONDS = 10;
 const LABELS = {
   floor: 'raw node:http fan-out (floor)',
   memory: '@keel/server hub, in memory',
@@ -112,44 +115,85 @@ async function connectClients(port, n) {
 
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 
-async function fanOut(target, n, redisUrl) {
-  const { child, port } = await startTarget(target, true, redisUrl);
+/** Starts `target` (not publishing yet) with `n` clients; its memory before and with them. */
+async function serve(target, n, redisUrl) {
+  const server = await startTarget(target, false, redisUrl);
+  server.memBefore = await ask(server.child, 'mem', 'mem');
+  server.clients = await connectClients(server.port, n);
+  while ((await ask(server.child, 'clients', 'clients')) < n) await sleep(20);
+  await sleep(1000);
+  server.memWith = await ask(server.child, 'mem', 'mem');
+  server.windows = [];
+  return server;
+}
+
+/** One measuring window: the server publishes 10 events/s for SECONDS, then stops. */
+async function measure(server, n) {
+  const { child, clients } = server;
+  child.send('start');
+  await sleep(300);
+  const [cpuBefore, publishedBefore] = await Promise.all([
+    ask(child, 'cpu', 'cpu'),
+    ask(child, null, 'published'),
+  ]);
+  clients.to = Number.POSITIVE_INFINITY;
+  clients.from = Date.now();
+  await sleep(SECONDS * 1000);
+  const [cpuAfter, publishedAfter] = await Promise.all([
+    ask(child, 'cpu', 'cpu'),
+    ask(child, null, 'published'),
+  ]);
+  clients.to = Date.now();
+  child.send('stop');
+  await sleep(300);
+  // Counted at the server: a client that reads late (they share the cores) does not move
+  // deliveries out of the window whose CPU time is measured.
+  const writes = (publishedAfter - publishedBefore) * n;
+  const cpuUs = cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system;
+  const window = { writes, cpuPerDelivery: cpuUs / writes };
+  server.windows.push(window);
+  return window;
+}
+
+/**
+ * The floor and one contender, both up with `n` clients each, measured in alternating windows:
+ * background load on the shared machine hits both alike. Returns the per-window ratios.
+ */
+async function pair(contender, n, redisUrl) {
+  const floor = await serve('floor', n, redisUrl);
+  const other = await serve(contender, n, redisUrl);
   try {
-    const memBefore = await ask(child, 'mem', 'mem');
-    const clients = await connectClients(port, n);
-    while ((await ask(child, 'clients', 'clients')) < n) await sleep(20);
-    await sleep(1000);
-    const memWith = await ask(child, 'mem', 'mem');
-    const [cpuBefore, publishedBefore] = await Promise.all([
-      ask(child, 'cpu', 'cpu'),
-      ask(child, null, 'published'),
-    ]);
-    clients.from = Date.now();
-    await sleep(SECONDS * 1000);
-    const [cpuAfter, publishedAfter] = await Promise.all([
-      ask(child, 'cpu', 'cpu'),
-      ask(child, null, 'published'),
-    ]);
-    clients.to = Date.now();
-    // Counted at the server: a client that reads late (they share the cores) does not move
-    // deliveries out of the window whose CPU time is measured.
-    const writes = (publishedAfter - publishedBefore) * n;
-    await sleep(2000); // late readers catch up with the window's events
-    for (const req of clients.reqs) req.destroy();
-    const cpuUs = cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system;
-    const sorted = clients.latencies.sort((a, b) => a - b);
-    return {
-      delivered: clients.delivered,
-      expected: writes,
-      cpuPerDelivery: cpuUs / writes,
-      heapPerConn: (memWith.heapUsed - memBefore.heapUsed) / n,
-      rssPerConn: (memWith.rss - memBefore.rss) / n,
-      p50: pct(sorted, 0.5),
-      p99: pct(sorted, 0.99),
-    };
+    const ratios = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 ? [other, floor] : [floor, other];
+      const [first, second] = [await measure(order[0], n), await measure(order[1], n)];
+      const [f, o] = round % 2 ? [second, first] : [first, second];
+      ratios.push(o.cpuPerDelivery / f.cpuPerDelivery);
+    }
+    await sleep(2000); // late readers catch up with the last window's events
+    console.log(
+      `${n} clients, ${contender} vs floor: ${ratios.map((r) => r.toFixed(2)).join(' ')}`,
+    );
+    return { floor: summary(floor, n), other: summary(other, n), ratios };
   } finally {
-    await stop(child);
+    for (const server of [floor, other]) {
+      for (const req of server.clients.reqs) req.destroy();
+      await stop(server.child);
+    }
   }
+}
+
+function summary(server, n) {
+  const sorted = server.clients.latencies.sort((a, b) => a - b);
+  return {
+    cpuPerDelivery: median(server.windows.map((w) => w.cpuPerDelivery)),
+    delivered: server.clients.delivered,
+    expected: server.windows.reduce((sum, w) => sum + w.writes, 0),
+    heapPerConn: (server.memWith.heapUsed - server.memBefore.heapUsed) / n,
+    rssPerConn: (server.memWith.rss - server.memBefore.rss) / n,
+    p50: pct(sorted, 0.5),
+    p99: pct(sorted, 0.99),
+  };
 }
 
 /** Instance A publishes 10 events/s; 1,000 clients on instance B; delay from publish to receipt. */
@@ -171,7 +215,7 @@ async function acrossInstances(n, redisUrl) {
   try {
     await sleep(1000);
     clients.from = Date.now();
-    await sleep(SECONDS * 2 * 1000);
+    await sleep(AB_SECONDS * 1000);
     clients.to = Date.now();
     await sleep(1000);
     for (const req of clients.reqs) req.destroy();
@@ -192,33 +236,25 @@ const redis = await startRedis();
 const results = {};
 try {
   for (const n of SIZES) {
-    const rounds = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const order = TARGETS.map((_, i) => TARGETS[(i + round) % TARGETS.length]);
-      const row = {};
-      for (const target of order) {
-        row[target] = await fanOut(target, n, redis.url);
-        console.log(
-          `${n} clients, round ${round + 1}, ${target}: ${row[target].cpuPerDelivery.toFixed(2)} us CPU/delivery, ${(row[target].heapPerConn / 1024).toFixed(1)} KiB heap/conn, ${row[target].delivered}/${row[target].expected} delivered`,
-        );
-      }
-      rounds.push(row);
+    results[n] = {};
+    const floors = [];
+    for (const contender of CONTENDERS) {
+      const { floor, other, ratios } = await pair(contender, n, redis.url);
+      floors.push(floor);
+      results[n][contender] = { ...other, vsFloor: median(ratios) };
     }
-    results[n] = Object.fromEntries(
-      TARGETS.map((t) => [
-        t,
-        {
-          cpuPerDelivery: median(rounds.map((r) => r[t].cpuPerDelivery)),
-          vsFloor: median(rounds.map((r) => r[t].cpuPerDelivery / r.floor.cpuPerDelivery)),
-          heapPerConn: median(rounds.map((r) => r[t].heapPerConn)),
-          rssPerConn: median(rounds.map((r) => r[t].rssPerConn)),
-          delivered: rounds.reduce((s, r) => s + r[t].delivered, 0),
-          expected: rounds.reduce((s, r) => s + r[t].expected, 0),
-          p50: median(rounds.map((r) => r[t].p50)),
-          p99: median(rounds.map((r) => r[t].p99)),
-        },
-      ]),
-    );
+    // The floor ran beside each contender: the median of its runs, the sums of its deliveries.
+    const by = (field) => median(floors.map((f) => f[field]));
+    results[n].floor = {
+      cpuPerDelivery: by('cpuPerDelivery'),
+      vsFloor: 1,
+      heapPerConn: by('heapPerConn'),
+      rssPerConn: by('rssPerConn'),
+      delivered: floors.reduce((sum, f) => sum + f.delivered, 0),
+      expected: floors.reduce((sum, f) => sum + f.expected, 0),
+      p50: by('p50'),
+      p99: by('p99'),
+    };
   }
   results.ab = await acrossInstances(1000, redis.url);
   console.log(`A -> B at 1000 clients: p50 ${results.ab.p50} ms, p99 ${results.ab.p99} ms`);
@@ -234,7 +270,7 @@ const lines = [
     .map((l) => l.toFixed(1))
     .join(' / ')} (other work shares the machine).`,
   '',
-  `Each server in its own child process (NODE_ENV=production) publishes one small event (\`{"t":<ms>}\`) every 100 ms to every connected client; the server's CPU time over a ${SECONDS} s window is divided by the deliveries in it (events published in the window x clients); the clients (plain node:http requests, in the parent) count the events of the window whenever they arrive (2 s of grace after it), to show that nothing is lost (±1 event per client at the window's edges), and their delay from publish to receipt (at 5,000 clients mostly the clients' own reading lag: they share the 2 cores with the server). Memory per connection: the server's heap and RSS after GC with all clients connected, minus before any, divided by the clients. The Redis store publishes through XADD and delivers what its XREAD reads (a redis-server on loopback, no persistence). Medians over ${ROUNDS} rounds in rotated order; the ratio is the median of per-round ratios to the floor. Clients and servers share the 2 cores.`,
+  `Each server in its own child process (NODE_ENV=production) publishes one small event (\`{"t":<ms>}\`) every 100 ms to every connected client (plain node:http requests, in the parent). The floor and one contender run side by side, each with its own clients, and publish in alternating ${SECONDS} s windows (${ROUNDS} each, the order flipped every round), so that background load on the shared machine hits both alike: a contender's ratio is the median of its per-round ratios to the floor beside it. CPU per delivery: the server's CPU time over a window divided by the deliveries in it (events published in the window x clients, counted at the server); a row's value is the median over its windows (the floor's: the median of its three pairings). The clients count every window's events whenever they arrive, to show that nothing is lost (±1 event per client at a window's edges), and their delay from publish to receipt (at 5,000 clients mostly the clients' own reading lag: they share the 2 cores with the servers). Memory per connection: the server's heap and RSS after GC with all clients connected, minus before any, divided by the clients. The Redis store publishes through XADD and delivers what its XREAD reads (a redis-server on loopback, no persistence).`,
   '',
   '| clients | server | CPU µs / delivery | vs floor | heap / conn | RSS / conn | delivered / expected | delay p50 / p99 ms |',
   '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
@@ -253,7 +289,7 @@ lines.push(
   '',
   `Targets, CPU per delivery vs the floor: ${SIZES.flatMap((n) => [verdict(n, 'memory', 1.1), verdict(n, 'redis', 1.3)]).join('; ')}.`,
   '',
-  `Across instances: \`publish\` on instance A to receipt by the 1,000 clients of instance B (two processes on one Redis stream, A has no clients, ${SECONDS * 2} s at 10 events/s): ${results.ab.delivered.toLocaleString('en-US')} events received, delay p50 ${results.ab.p50} ms, p99 ${results.ab.p99} ms.`,
+  `Across instances: \`publish\` on instance A to receipt by the 1,000 clients of instance B (two processes on one Redis stream, A has no clients, ${AB_SECONDS} s at 10 events/s): ${results.ab.delivered.toLocaleString('en-US')} events received, delay p50 ${results.ab.p50} ms, p99 ${results.ab.p99} ms.`,
 );
 const section = lines.join('\n');
 console.log(`\n${section}\n`);
