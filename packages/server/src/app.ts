@@ -6,6 +6,8 @@ import {
   type RequestListener,
   type Server,
   type ServerResponse,
+  validateHeaderName,
+  validateHeaderValue,
 } from 'node:http';
 import type { Socket } from 'node:net';
 import Router from 'find-my-way';
@@ -122,6 +124,8 @@ const PEER = Symbol('keel.peer');
 const SAFE_REQUEST_ID = /^[\w.:@+=/-]{1,128}$/;
 const ID_PREFIX = `${randomBytes(4).toString('hex')}-`;
 const EMPTY_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+const INTERNAL_ERROR = { status: 500, error: 'Internal Server Error' };
+const INTERNAL_ERROR_JSON = JSON.stringify(INTERNAL_ERROR);
 let idCounter = 0;
 
 /**
@@ -152,6 +156,23 @@ function positive(name: string, value: number | undefined, fallback: number, all
     );
   }
   return value;
+}
+
+/** Throws a TypeError naming the header when Node would refuse it (CR/LF, undefined, ...). */
+function checkHeader(name: string, value: unknown): void {
+  try {
+    validateHeaderName(name);
+    validateHeaderValue(name, value as string);
+  } catch (err) {
+    throw new TypeError(
+      `keel: HttpError header ${JSON.stringify(name)} cannot be sent, got ${describeValue(value)}`,
+      { cause: err },
+    );
+  }
+}
+
+function describeValue(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : `${String(value)} (${typeof value})`;
 }
 
 function notFound(): never {
@@ -415,7 +436,21 @@ class KeelApp implements App, ContextHost {
     this.#respondError(ctx, err);
   }
 
+  /**
+   * Answers an error. Never throws: it runs inside promise reactions and the request listener,
+   * where a throw would end the process. Whatever goes wrong here is reported, and the client
+   * gets a bare 500 (or, with headers already out, a closed connection).
+   */
   #respondError(ctx: Context, err: unknown): void {
+    try {
+      this.#writeError(ctx, err);
+    } catch (secondary) {
+      this.report(secondary, ctx._face);
+      this.#bareError(ctx);
+    }
+  }
+
+  #writeError(ctx: Context, err: unknown): void {
     const res = ctx.res;
     if (ctx._stream !== null) {
       ctx._stream.close(); // releases the ctx through the stream's close listener
@@ -428,25 +463,44 @@ class KeelApp implements App, ContextHost {
       return;
     }
     if (res.headersSent) {
-      // Part of a response is out: finish it and end the connection rather than reuse it.
-      const socket = res.socket;
-      res.end();
-      if (socket) res.once('finish', () => socket.end());
-      ctx._resDone = true;
-      this.maybeRelease(ctx);
+      this.#bareError(ctx);
       return;
     }
     let status = 500;
-    let body: unknown = { status: 500, error: 'Internal Server Error' };
+    let body: unknown = INTERNAL_ERROR;
     if (isHttpError(err)) {
+      // Check every header before setting any, so a bad one leaves no partial set behind.
+      const headers = err.headers === undefined ? [] : Object.entries(err.headers);
+      for (const [name, value] of headers) checkHeader(name, value);
+      for (const [name, value] of headers) res.setHeader(name, value);
       status = err.status;
       body = err.toJSON();
-      if (err.headers !== undefined) {
-        for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-      }
     }
     ctx._status = status;
     ctx._end('application/json; charset=utf-8', JSON.stringify(body));
+    this.maybeRelease(ctx);
+  }
+
+  /**
+   * The last resort: a plain 500 with none of the headers set so far, or, when part of the
+   * response is already out, the end of the connection rather than its reuse.
+   */
+  #bareError(ctx: Context): void {
+    const res = ctx.res;
+    try {
+      if (!res.headersSent) {
+        for (const name of res.getHeaderNames()) res.removeHeader(name);
+        ctx._status = 500;
+        ctx._end('application/json; charset=utf-8', INTERNAL_ERROR_JSON);
+      } else if (!res.writableEnded) {
+        const socket = res.socket;
+        res.end();
+        if (socket) res.once('finish', () => socket.end());
+      }
+    } catch {
+      res.destroy();
+    }
+    ctx._resDone = true;
     this.maybeRelease(ctx);
   }
 
