@@ -14,17 +14,11 @@ import Router from 'find-my-way';
 import inject from 'light-my-request';
 import { BodyKind, bodyKindOf } from './body';
 import { type Clock, systemClock } from './clock';
-import {
-  Context,
-  type ContextHost,
-  guardContext,
-  type Handler,
-  type KeelRequest,
-  type Middleware,
-} from './context';
+import { Context, type Handler, type KeelRequest, type Middleware } from './context';
 import { HttpError, isHttpError } from './errors';
 import { Pool } from './pool';
 import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
+import { isThenable, Slot, type SlotHost } from './slot';
 import { SseRegistry } from './sse';
 
 /** Options for {@link createApp}; every one has a default. */
@@ -140,14 +134,6 @@ class KeelIncomingMessage extends IncomingMessage {
   }
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as PromiseLike<unknown>).then === 'function'
-  );
-}
-
 function positive(name: string, value: number | undefined, fallback: number, allowZero = false) {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < (allowZero ? 0 : 1)) {
@@ -189,7 +175,7 @@ type FindResult = {
   searchParams: unknown;
 };
 
-class KeelApp implements App, ContextHost {
+class KeelApp implements App, SlotHost {
   readonly development: boolean;
   readonly middleware: Middleware[] = [];
   readonly sse: SseRegistry;
@@ -198,7 +184,7 @@ class KeelApp implements App, ContextHost {
   readonly #router: Router.Instance<Router.HTTPVersion.V1>;
   readonly #methods = new Set<string>();
   readonly #errorHandlers: ErrorHandler[] = [];
-  readonly #pool: Pool<Context>;
+  readonly #pool: Pool<Slot>;
   readonly #bodyLimit: number;
   readonly #servers = new Set<Server>();
   #inflight = 0;
@@ -219,7 +205,7 @@ class KeelApp implements App, ContextHost {
         1024 * 1024,
       ),
     });
-    this.#pool = new Pool(poolSize, () => new Context(this));
+    this.#pool = new Pool(poolSize, () => new Slot(this));
     this.#router = Router({
       ignoreTrailingSlash: options.ignoreTrailingSlash ?? false,
       caseSensitive: options.caseSensitive ?? true,
@@ -313,29 +299,31 @@ class KeelApp implements App, ContextHost {
         socket?.[PEER] ?? socket?.remoteAddress ?? '';
     }
     const incomingId = req.headers['x-request-id'];
-
-    const ctx = this.#pool.acquire();
-    ctx.req = req as KeelRequest;
-    ctx.res = res;
-    ctx.method = method;
-    ctx.path = pathOf(url);
-    ctx.params = params;
-    ctx.requestId =
+    const requestId =
       typeof incomingId === 'string' && SAFE_REQUEST_ID.test(incomingId)
         ? incomingId
         : ID_PREFIX + (++idCounter).toString(36);
-    ctx._handler = handler;
-    ctx._rawQuery = rawQuery;
-    ctx._live = true;
-    if (this.development) ctx._face = guardContext(ctx);
+
+    const slot = this.#pool.acquire();
+    const ctx = new Context(
+      slot,
+      req as KeelRequest,
+      res,
+      method,
+      pathOf(url),
+      params,
+      rawQuery,
+      requestId,
+    );
+    slot.begin(ctx, handler);
     this.#inflight++;
 
     // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
     const kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req);
-    if (kind === BodyKind.None) this.#run(ctx);
+    if (kind === BodyKind.None) this.#run(slot);
     else {
-      ctx._reading = true;
-      ctx._reader.read(req, kind, this.#bodyLimit);
+      slot.reading = true;
+      slot.reader.read(req, kind, this.#bodyLimit);
     }
   };
 
@@ -369,71 +357,81 @@ class KeelApp implements App, ContextHost {
     };
   }
 
-  bodyDone(ctx: Context, err: Error | null, body: unknown, aborted: boolean): void {
-    if (!ctx._live) return;
+  bodyDone(slot: Slot, err: Error | null, body: unknown, aborted: boolean): void {
+    if (!slot.live) return;
     if (aborted) {
       // The client went away mid-body: nobody to answer.
-      ctx._chainDone = true;
-      ctx._resDone = true;
-      this.maybeRelease(ctx);
+      slot.chainDone = true;
+      slot.resDone = true;
+      this.maybeRelease(slot);
     } else if (err !== null) {
-      if (isHttpError(err) && err.status === 413) ctx.res.shouldKeepAlive = false;
-      this.fail(ctx, err);
+      if (isHttpError(err) && err.status === 413) slot.face.res.shouldKeepAlive = false;
+      this.fail(slot, err);
     } else {
-      ctx.body = body;
-      this.#run(ctx);
+      slot.face.body = body;
+      this.#run(slot);
     }
   }
 
   /** Step 2: run middleware and handler as one chain; one try/catch for the whole chain. */
-  #run(ctx: Context): void {
+  #run(slot: Slot): void {
     let result: unknown;
     try {
-      result = this.middleware.length === 0 ? ctx._handler!(ctx._face) : ctx._dispatch();
+      result = this.middleware.length === 0 ? slot.handler(slot.face) : slot.dispatch();
     } catch (err) {
-      this.fail(ctx, err);
+      this.fail(slot, err);
       return;
     }
-    if (isThenable(result)) result.then(ctx._onFulfilled, ctx._onRejected);
-    else this.chainDone(ctx);
+    if (isThenable(result)) result.then(slot.onFulfilled, slot.onRejected);
+    else this.chainDone(slot);
   }
 
   /** Step 3: the chain finished; release now, or when the response / stream finishes. */
-  chainDone(ctx: Context): void {
-    if (!ctx._live) return;
-    ctx._chainDone = true;
-    if (ctx._resDone || ctx._stream !== null || ctx._busy) {
-      this.maybeRelease(ctx);
+  chainDone(slot: Slot): void {
+    if (!slot.live) return;
+    if (slot.pendingNext > 0) {
+      // A middleware returned without awaiting next(): the rest of the chain still runs.
+      slot.chainWaiting = true;
       return;
     }
+    slot.chainDone = true;
+    if (slot.resDone || slot.stream !== null || slot.busy) {
+      this.maybeRelease(slot);
+      return;
+    }
+    const ctx = slot.face;
     const res = ctx.res;
     if (res.writableEnded) {
-      ctx._resDone = true;
-      this.maybeRelease(ctx);
+      slot.resDone = true;
+      this.maybeRelease(slot);
     } else if (res.headersSent) {
       // The handler streams through ctx.res itself: release when that response closes.
-      ctx._watchingClose = true;
-      res.on('close', ctx._onResClose);
+      slot.watchingClose = true;
+      res.on('close', slot.onResClose);
+    } else if (slot.hasLost) {
+      // Work the chain did not await failed (e.g. an unawaited sendFile): that is the answer.
+      this.fail(slot, slot.lost);
     } else {
-      this.fail(ctx, new Error(`Handler for ${ctx.method} ${ctx.path} sent no response`));
+      this.fail(slot, new Error(`Handler for ${ctx.method} ${ctx.path} sent no response`));
     }
   }
 
   /** Errors: HttpError -> its status; anything else -> onError and a generic 500. */
-  fail(ctx: Context, err: unknown): void {
-    if (!ctx._live) return;
-    ctx._chainDone = true;
+  fail(slot: Slot, err: unknown): void {
+    if (!slot.live) return;
+    slot.chainDone = true;
+    slot.chainWaiting = false;
     if (!isHttpError(err) || err.status >= 500) {
-      const pending = this.report(err, ctx._face);
+      const pending = this.report(err, slot.face);
       if (pending !== undefined) {
-        const gen = ctx._gen;
+        const gen = slot.gen;
         void pending.then(() => {
-          if (ctx._gen === gen) this.#respondError(ctx, err);
+          if (slot.gen === gen) this.#respondError(slot, err);
         });
         return;
       }
     }
-    this.#respondError(ctx, err);
+    this.#respondError(slot, err);
   }
 
   /**
@@ -441,29 +439,30 @@ class KeelApp implements App, ContextHost {
    * where a throw would end the process. Whatever goes wrong here is reported, and the client
    * gets a bare 500 (or, with headers already out, a closed connection).
    */
-  #respondError(ctx: Context, err: unknown): void {
+  #respondError(slot: Slot, err: unknown): void {
     try {
-      this.#writeError(ctx, err);
+      this.#writeError(slot, err);
     } catch (secondary) {
-      this.report(secondary, ctx._face);
-      this.#bareError(ctx);
+      this.report(secondary, slot.face);
+      this.#bareError(slot);
     }
   }
 
-  #writeError(ctx: Context, err: unknown): void {
+  #writeError(slot: Slot, err: unknown): void {
+    const ctx = slot.face;
     const res = ctx.res;
-    if (ctx._stream !== null) {
-      ctx._stream.close(); // releases the ctx through the stream's close listener
+    if (slot.stream !== null) {
+      slot.stream.close(); // releases the slot through the stream's close listener
       return;
     }
-    if (ctx._busy) return; // an async response op is still answering; it releases the ctx
-    if (ctx._resDone || res.writableEnded) {
-      ctx._resDone = true;
-      this.maybeRelease(ctx);
+    if (slot.busy) return; // an async response op is still answering; it releases the slot
+    if (slot.resDone || res.writableEnded) {
+      slot.resDone = true;
+      this.maybeRelease(slot);
       return;
     }
     if (res.headersSent) {
-      this.#bareError(ctx);
+      this.#bareError(slot);
       return;
     }
     let status = 500;
@@ -477,21 +476,22 @@ class KeelApp implements App, ContextHost {
       body = err.toJSON();
     }
     ctx._status = status;
-    ctx._end('application/json; charset=utf-8', JSON.stringify(body));
-    this.maybeRelease(ctx);
+    ctx._end(slot, 'application/json; charset=utf-8', JSON.stringify(body));
+    this.maybeRelease(slot);
   }
 
   /**
    * The last resort: a plain 500 with none of the headers set so far, or, when part of the
    * response is already out, the end of the connection rather than its reuse.
    */
-  #bareError(ctx: Context): void {
+  #bareError(slot: Slot): void {
+    const ctx = slot.face;
     const res = ctx.res;
     try {
       if (!res.headersSent) {
         for (const name of res.getHeaderNames()) res.removeHeader(name);
         ctx._status = 500;
-        ctx._end('application/json; charset=utf-8', INTERNAL_ERROR_JSON);
+        ctx._end(slot, 'application/json; charset=utf-8', INTERNAL_ERROR_JSON);
       } else if (!res.writableEnded) {
         const socket = res.socket;
         res.end();
@@ -500,8 +500,8 @@ class KeelApp implements App, ContextHost {
     } catch {
       res.destroy();
     }
-    ctx._resDone = true;
-    this.maybeRelease(ctx);
+    slot.resDone = true;
+    this.maybeRelease(slot);
   }
 
   /** Calls the onError handlers; returns a promise when one of them is async. */
@@ -529,13 +529,13 @@ class KeelApp implements App, ContextHost {
     return pending === undefined ? undefined : Promise.all(pending).then(() => {});
   }
 
-  maybeRelease(ctx: Context): void {
-    if (ctx._live && ctx._chainDone && ctx._resDone && !ctx._busy) this.#release(ctx);
+  maybeRelease(slot: Slot): void {
+    if (slot.live && slot.chainDone && slot.resDone && !slot.busy) this.#release(slot);
   }
 
-  #release(ctx: Context): void {
-    ctx._reset();
-    this.#pool.release(ctx);
+  #release(slot: Slot): void {
+    slot.reset();
+    this.#pool.release(slot);
     if (--this.#inflight === 0 && this.#drained !== null) this.#drained();
   }
 
