@@ -98,3 +98,26 @@ export function guardProcess(): void {
     expect(seen).toEqual([]);
   });
 }
+
+/**
+ * Runs `work` while a 5 ms interval watches the event loop; returns the longest gap between two
+ * ticks (ms). A handler that blocks the loop shows as a long gap, the way a ping route would
+ * answer late. Callers compare it with a generous bound, never a tight one.
+ */
+export async function longestStall(work: () => Promise<unknown>): Promise<number> {
+  let last = performance.now();
+  let longest = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 5);
+  try {
+    await work();
+    // One more tick so a stall at the very end is measured too.
+    await new Promise((r) => setTimeout(r, 10));
+  } finally {
+    clearInterval(timer);
+  }
+  return Math.max(longest, performance.now() - last);
+}
