@@ -13,7 +13,7 @@ import type { Socket } from 'node:net';
 import Router from 'find-my-way';
 import inject from 'light-my-request';
 import { BodyKind, bodyKindOf } from './body';
-import { type Clock, systemClock } from './clock';
+import { type Clock, systemClock, type TimerHandle } from './clock';
 import { Context, type Handler, type KeelRequest, type Middleware } from './context';
 import { HttpError, isHttpError } from './errors';
 import { Pool } from './pool';
@@ -43,6 +43,17 @@ export interface AppOptions {
   caseSensitive?: boolean;
   /** Timer source (tests substitute a manual clock). Default: the global timers. */
   clock?: Clock;
+}
+
+/** Options for {@link App.close}. */
+export interface CloseOptions {
+  /**
+   * How long to wait for in-flight requests before closing their connections, in ms
+   * (`Infinity` waits for ever).
+   *
+   * @default 10000
+   */
+  timeoutMs?: number;
 }
 
 /** A request for {@link App.inject}. */
@@ -106,10 +117,13 @@ export interface App {
   /** Starts an HTTP server (port 0 = any free port); resolves once listening. */
   listen(port?: number, host?: string): Promise<Server>;
   /**
-   * Stops accepting connections, ends open SSE streams, and resolves once in-flight requests
-   * have finished and the servers started by `listen` have closed.
+   * Stops accepting connections, ends open SSE streams (and any opened from now on), and
+   * resolves once in-flight requests have finished and the servers started by `listen` have
+   * closed. After `timeoutMs` the connections still open are closed and it resolves anyway:
+   * a handler that never answers cannot hold a shutdown forever. Later calls return the first
+   * call's promise.
    */
-  close(): Promise<void>;
+  close(options?: CloseOptions): Promise<void>;
   /** Runs a request in-process (no socket) through the same routing, body parsing and ctx. */
   inject(request: InjectRequest): Promise<InjectResponse>;
 }
@@ -567,14 +581,24 @@ class KeelApp implements App, SlotHost {
     });
   }
 
-  close(): Promise<void> {
+  close(options: CloseOptions = {}): Promise<void> {
     if (this.#closed !== null) return this.#closed;
+    const timeoutMs = options.timeoutMs ?? 10_000;
+    if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs < 0) {
+      throw new RangeError(
+        `keel: close \`timeoutMs\` must be a non-negative number of ms, got ${String(timeoutMs)}`,
+      );
+    }
     this.closing = true;
     const servers = [...this.#servers];
+    const clock = this.sse.clock;
     this.#closed = new Promise<void>((resolve) => {
+      let timer: TimerHandle | null = null;
       let waiting = servers.length + 1;
       const done = (): void => {
-        if (--waiting === 0) resolve();
+        if (--waiting > 0) return;
+        if (timer !== null) clock.clearInterval(timer);
+        resolve();
       };
       for (const server of servers) {
         server.close(() => done());
@@ -589,8 +613,20 @@ class KeelApp implements App, SlotHost {
         });
         done();
       };
-      if (this.#inflight === 0) drained();
-      else this.#drained = drained;
+      if (this.#inflight === 0) {
+        drained();
+        return;
+      }
+      this.#drained = drained;
+      if (timeoutMs === Number.POSITIVE_INFINITY) return;
+      timer = clock.setInterval(() => {
+        clock.clearInterval(timer);
+        timer = null;
+        // Requests still running own their slots until they end; their sockets go now.
+        this.#drained = null;
+        for (const server of servers) server.closeAllConnections();
+        done();
+      }, timeoutMs);
     });
     return this.#closed;
   }

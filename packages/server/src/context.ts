@@ -333,7 +333,10 @@ export class Context {
     return validate(rules, data);
   }
 
-  /** Opens this request's event stream if needed and returns it (e.g. to keep in a callback). */
+  /**
+   * Opens this request's event stream if needed and returns it (e.g. to keep in a callback). For
+   * HEAD, and while the app is closing, the stream is ended right after its headers.
+   */
   sseStream(): SseStream {
     if (this._stream !== null) return this._stream;
     const slot = this._use('sseStream()');
@@ -343,6 +346,12 @@ export class Context {
     this._stream = stream;
     slot.stream = stream;
     stream.onClose(slot.onStreamEnd);
+    // HEAD gets the headers only; an open stream would hold the keep-alive socket forever. While
+    // the app closes, a new stream ends at once too (close() already ended the others).
+    if (this.method === 'HEAD' || slot.host.closing) {
+      if (slot.host.closing) this.res.shouldKeepAlive = false;
+      stream.close();
+    }
     return stream;
   }
 

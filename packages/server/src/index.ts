@@ -1,6 +1,7 @@
 export {
   type App,
   type AppOptions,
+  type CloseOptions,
   createApp,
   type ErrorHandler,
   type InjectRequest,

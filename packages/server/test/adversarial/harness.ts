@@ -121,3 +121,75 @@ export async function longestStall(work: () => Promise<unknown>): Promise<number
   }
   return Math.max(longest, performance.now() - last);
 }
+
+/** Rejects when `work` has not settled in `ms`: for "never answers" faults (generous bound). */
+export function within<T>(work: Promise<T>, ms = 4_000, what = 'the work'): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    work,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not finish in ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * A raw TCP conversation: `send(bytes)` writes, `until(text)` waits (bounded) for the text to
+ * appear in what the server sent so far; `received` holds it all.
+ */
+export async function rawSocket(port: number): Promise<{
+  send(bytes: string | Buffer): void;
+  until(text: string, ms?: number): Promise<string>;
+  readonly received: string;
+  readonly closed: boolean;
+  end(): void;
+}> {
+  const { connect } = await import('node:net');
+  const socket = connect(port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  let received = '';
+  let closed = false;
+  const waiters = new Set<() => void>();
+  const wake = (): void => {
+    for (const w of waiters) w();
+  };
+  socket.setEncoding('latin1');
+  socket.on('data', (chunk: string) => {
+    received += chunk;
+    wake();
+  });
+  socket.on('error', () => {});
+  socket.on('close', () => {
+    closed = true;
+    wake();
+  });
+  return {
+    send: (bytes) => socket.write(bytes),
+    until(text, ms = 4_000) {
+      const found = new Promise<string>((resolve, reject) => {
+        const check = (): void => {
+          if (received.includes(text)) {
+            waiters.delete(check);
+            resolve(received);
+          } else if (closed) {
+            waiters.delete(check);
+            reject(new Error(`socket closed before ${JSON.stringify(text)}; got ${received}`));
+          }
+        };
+        waiters.add(check);
+        check();
+      });
+      return within(found, ms, `waiting for ${JSON.stringify(text)}`);
+    },
+    get received() {
+      return received;
+    },
+    get closed() {
+      return closed;
+    },
+    end: () => socket.destroy(),
+  };
+}

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/index';
 import { raw, start } from '../helpers';
-import { guardProcess } from './harness';
+import { guardProcess, within } from './harness';
 
 guardProcess();
 
@@ -51,14 +51,6 @@ afterAll(async () => {
   await app.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Rejects when the request is not answered in `ms` (generous: a parked open never answers). */
-function within<T>(work: Promise<T>, ms = 10_000): Promise<T> {
-  return Promise.race([
-    work,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error('not answered')), ms)),
-  ]);
-}
 
 describe('item 5: non-regular files are refused without a blocking open', () => {
   it('eight parallel requests for a FIFO get 404, and files are still served after', {
