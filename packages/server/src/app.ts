@@ -16,6 +16,7 @@ import { BodyKind, bodyKindOf } from './body';
 import { type Clock, systemClock, type TimerHandle } from './clock';
 import { Context, type Handler, type KeelRequest, type Middleware } from './context';
 import { HttpError, isHttpError } from './errors';
+import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { Pool } from './pool';
 import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
 import { isThenable, Slot, type SlotHost } from './slot';
@@ -27,11 +28,11 @@ export interface AppOptions {
   bodyLimit?: number;
   /** Initial trust proxy setting (see `setTrustProxy`). Default `false`. */
   trustProxy?: TrustProxy;
-  /** Idle ctx objects kept for reuse. Default 1024. */
+  /** Idle request slots kept for reuse. Default 1024. */
   poolSize?: number;
   /**
-   * Guard pooled ctx objects: using one after its response finished throws
-   * ReleasedContextError. Default: `process.env.NODE_ENV !== 'production'`.
+   * Development defaults: GraphQL introspection is on. (Stale-ctx detection does not depend on
+   * it: it is always on.) Default: `process.env.NODE_ENV !== 'production'`.
    */
   development?: boolean;
   /** Server-sent events: heartbeat comment interval (ms, default 15 000, 0 = off) and the
@@ -43,6 +44,8 @@ export interface AppOptions {
   caseSensitive?: boolean;
   /** Timer source (tests substitute a manual clock). Default: the global timers. */
   clock?: Clock;
+  /** Limits and switches for `ctx.graphql`; see {@link GraphqlOptions}. */
+  graphql?: GraphqlOptions;
 }
 
 /** Options for {@link App.close}. */
@@ -193,6 +196,7 @@ class KeelApp implements App, SlotHost {
   readonly development: boolean;
   readonly middleware: Middleware[] = [];
   readonly sse: SseRegistry;
+  readonly graphql: GraphqlRunner;
   trust: TrustFn;
   closing = false;
   readonly #router: Router.Instance<Router.HTTPVersion.V1>;
@@ -219,6 +223,7 @@ class KeelApp implements App, SlotHost {
         1024 * 1024,
       ),
     });
+    this.graphql = new GraphqlRunner(resolveGraphqlOptions(options.graphql, this.development));
     this.#pool = new Pool(poolSize, () => new Slot(this));
     this.#router = Router({
       ignoreTrailingSlash: options.ignoreTrailingSlash ?? false,

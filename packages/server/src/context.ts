@@ -3,7 +3,7 @@ import { type ParsedUrlQuery, parse as parseQuery } from 'node:querystring';
 import { type CookieOptions, parseCookies, readCookie, serializeCookie } from './cookies';
 import { ReleasedContextError } from './errors';
 import { type SendFileOptions, sendFile } from './files';
-import { type GraphqlResolvers, runGraphql } from './graphql';
+import type { GraphqlResolvers } from './graphql';
 import { resolveAddresses } from './proxy';
 import type { Slot } from './slot';
 import { SseStream } from './sse';
@@ -309,12 +309,16 @@ export class Context {
       typeof source === 'object' && source !== null
         ? { query: source.query, variables: source.variables, operationName: source.operationName }
         : { query: undefined, variables: undefined, operationName: undefined };
-    const work = runGraphql(this.method, params, schema, resolvers, this).then((outcome) => {
-      if (slot.gen !== this._gen) return;
-      if (outcome.allow !== undefined) this.res.setHeader('allow', outcome.allow);
-      this._status = outcome.status;
-      this._end(slot, 'application/json; charset=utf-8', JSON.stringify(outcome.body));
-    });
+    const contentType = this.req.headers['content-type'];
+    const runner = slot.host.graphql;
+    const work = runner
+      .run(this.method, contentType, params, schema, resolvers, this)
+      .then((outcome) => {
+        if (slot.gen !== this._gen) return;
+        if (outcome.allow !== undefined) this.res.setHeader('allow', outcome.allow);
+        this._status = outcome.status;
+        this._end(slot, 'application/json; charset=utf-8', JSON.stringify(outcome.body));
+      });
     return this._track(slot, work);
   }
 

@@ -26,7 +26,7 @@ export {
   type ValidationIssue,
 } from './errors';
 export type { SendFileOptions } from './files';
-export type { GraphqlResolvers } from './graphql';
+export type { GraphqlOptions, GraphqlResolvers } from './graphql';
 export { createEventHub, type EventHub, type EventHubOptions, HUB_RESET_EVENT } from './hub';
 export type { TrustProxy } from './proxy';
 export type { SseStream } from './sse';

@@ -1,6 +1,7 @@
 import { BodyReader } from './body';
 import type { Context, Handler, Middleware, Next } from './context';
 import { ReleasedContextError } from './errors';
+import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
 import type { SseRegistry, SseStream } from './sse';
 
@@ -10,6 +11,7 @@ export interface SlotHost {
   readonly middleware: readonly Middleware[];
   readonly trust: TrustFn;
   readonly sse: SseRegistry;
+  readonly graphql: GraphqlRunner;
   chainDone(slot: Slot): void;
   fail(slot: Slot, err: unknown): void;
   bodyDone(slot: Slot, err: Error | null, body: unknown, aborted: boolean): void;
