@@ -12,7 +12,7 @@ import {
 import type { Socket } from 'node:net';
 import Router from 'find-my-way';
 import inject from 'light-my-request';
-import { BodyKind, bodyKindOf } from './body';
+import { BodyKind, BodyTooLargeError, bodyKindOf, EXPECTS_CONTINUE } from './body';
 import { type Clock, systemClock, type TimerHandle } from './clock';
 import { Context, type Handler, type KeelRequest, type Middleware } from './context';
 import { HttpError, isHttpError } from './errors';
@@ -23,7 +23,7 @@ import { isThenable, Slot, type SlotHost } from './slot';
 import { SseRegistry } from './sse';
 
 /** Options for {@link createApp}; every one has a default. */
-export interface AppOptions {
+export interface AppOptions extends ServerTimeouts {
   /** Largest JSON / urlencoded body accepted, in bytes; larger gets 413. Default 1 MiB. */
   bodyLimit?: number;
   /** Initial trust proxy setting (see `setTrustProxy`). Default `false`. */
@@ -46,7 +46,56 @@ export interface AppOptions {
   clock?: Clock;
   /** Limits and switches for `ctx.graphql`; see {@link GraphqlOptions}. */
   graphql?: GraphqlOptions;
+  /**
+   * The request header whose value becomes `ctx.requestId` when it is 1-128 characters of
+   * `[A-Za-z0-9_.:@+=/-]`; `false` ignores incoming ids and always makes one (use it when clients
+   * must not choose the id your logs correlate by). The response carries `X-Request-ID` either way.
+   *
+   * @default 'x-request-id'
+   */
+  requestIdHeader?: string | false;
+  /**
+   * Longest value of one route parameter, in characters (find-my-way's `maxParamLength`); a
+   * longer one matches no route: 404.
+   *
+   * @default 100
+   */
+  maxParamLength?: number;
 }
+
+/**
+ * Timeouts of the servers `listen` starts (Node's own defaults would hold a slow client for
+ * 300 s). Set in `createApp`, overridable per `listen` call.
+ */
+export interface ServerTimeouts {
+  /**
+   * ms to receive a whole request, headers and body; past it Node answers 408 and closes the
+   * connection. `0` disables it (then only `headersTimeout` applies).
+   *
+   * @default 30000
+   */
+  requestTimeout?: number;
+  /** ms to receive the request headers (must not exceed a non-zero `requestTimeout`). @default 10000 */
+  headersTimeout?: number;
+  /**
+   * ms an idle keep-alive connection stays open. Behind a load balancer, set it above the
+   * balancer's idle timeout (e.g. 65000 behind an AWS ALB's 60 s).
+   *
+   * @default 5000
+   */
+  keepAliveTimeout?: number;
+}
+
+/** What {@link App.onResponse} hooks learn about a response. */
+export interface ResponseInfo {
+  /** The status sent, or `0` when the client left before a response was started. */
+  readonly status: number;
+  /** The response was completed (`false`: the client left first, or the connection was cut). */
+  readonly finished: boolean;
+}
+
+/** Called once per request after its response is over; see {@link App.onResponse}. */
+export type ResponseHook = (ctx: Context, response: ResponseInfo) => void;
 
 /** Options for {@link App.close}. */
 export interface CloseOptions {
@@ -113,12 +162,25 @@ export interface App {
   use(middleware: Middleware): App;
   /** Adds a handler for unexpected errors (thrown non-HttpError values and HttpError 5xx). */
   onError(handler: ErrorHandler): App;
+  /**
+   * Adds a hook called once per request when its response is over (sent, or the client left),
+   * with the status the client got: for access logs and metrics. Unlike code after
+   * `await next()` in a middleware, it also sees the status of thrown errors (404, 500...).
+   * The ctx is over by then: read it, do not respond. A hook that throws is reported to onError.
+   *
+   * @example
+   * app.onResponse((ctx, { status }) => log(ctx.method, ctx.path, status, ctx.requestId));
+   */
+  onResponse(hook: ResponseHook): App;
   /** Which X-Forwarded-For hops to trust; see {@link TrustProxy} and the README. */
   setTrustProxy(value: TrustProxy): App;
   /** A plain `(req, res)` listener: `http.createServer(app.handler)`. */
   readonly handler: RequestListener;
-  /** Starts an HTTP server (port 0 = any free port); resolves once listening. */
-  listen(port?: number, host?: string): Promise<Server>;
+  /**
+   * Starts an HTTP server (port 0 = any free port) with the app's timeouts, or those given here;
+   * resolves once listening.
+   */
+  listen(port?: number, host?: string, timeouts?: ServerTimeouts): Promise<Server>;
   /**
    * Stops accepting connections, ends open SSE streams (and any opened from now on), and
    * resolves once in-flight requests have finished and the servers started by `listen` have
@@ -153,10 +215,10 @@ class KeelIncomingMessage extends IncomingMessage {
 
 function positive(name: string, value: number | undefined, fallback: number, allowZero = false) {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < (allowZero ? 0 : 1)) {
-    throw new RangeError(
-      `${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${String(value)}`,
-    );
+  const what = `keel: \`${name}\` must be a ${allowZero ? 'non-negative' : 'positive'} integer`;
+  if (typeof value !== 'number') throw new TypeError(`${what}, got ${typeof value}`);
+  if (!Number.isInteger(value) || value < (allowZero ? 0 : 1)) {
+    throw new RangeError(`${what}, got ${String(value)}`);
   }
   return value;
 }
@@ -176,6 +238,52 @@ function checkHeader(name: string, value: unknown): void {
 
 function describeValue(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : `${String(value)} (${typeof value})`;
+}
+
+const DEFAULT_TIMEOUTS: Required<ServerTimeouts> = {
+  requestTimeout: 30_000,
+  headersTimeout: 10_000,
+  keepAliveTimeout: 5_000,
+};
+
+/** Checks the timeouts once, at the boundary; missing ones come from `base`. */
+function resolveTimeouts(
+  options: ServerTimeouts,
+  base: Required<ServerTimeouts>,
+): Required<ServerTimeouts> {
+  const out = {
+    requestTimeout: positive('requestTimeout', options.requestTimeout, base.requestTimeout, true),
+    headersTimeout: positive('headersTimeout', options.headersTimeout, base.headersTimeout),
+    keepAliveTimeout: positive(
+      'keepAliveTimeout',
+      options.keepAliveTimeout,
+      base.keepAliveTimeout,
+      true,
+    ),
+  };
+  if (out.requestTimeout > 0 && out.headersTimeout > out.requestTimeout) {
+    throw new RangeError(
+      `keel: \`headersTimeout\` (${out.headersTimeout}) must not exceed \`requestTimeout\` (${out.requestTimeout})`,
+    );
+  }
+  return out;
+}
+
+function requestIdHeaderOf(value: string | false | undefined): string | null {
+  if (value === false) return null;
+  if (value === undefined) return 'x-request-id';
+  if (typeof value !== 'string') {
+    throw new TypeError(`keel: \`requestIdHeader\` must be a string or false, got ${typeof value}`);
+  }
+  try {
+    validateHeaderName(value);
+  } catch (err) {
+    throw new TypeError(
+      `keel: \`requestIdHeader\` must be a header name, got ${JSON.stringify(value)}`,
+      { cause: err },
+    );
+  }
+  return value.toLowerCase();
 }
 
 function notFound(): never {
@@ -202,6 +310,10 @@ class KeelApp implements App, SlotHost {
   readonly #router: Router.Instance<Router.HTTPVersion.V1>;
   readonly #methods = new Set<string>();
   readonly #errorHandlers: ErrorHandler[] = [];
+  readonly #responseHooks: ResponseHook[] = [];
+  readonly #timeouts: Required<ServerTimeouts>;
+  /** Lower-case header name, or null when incoming ids are ignored. */
+  readonly #requestIdHeader: string | null;
   readonly #pool: Pool<Slot>;
   readonly #bodyLimit: number;
   readonly #servers = new Set<Server>();
@@ -225,9 +337,12 @@ class KeelApp implements App, SlotHost {
     });
     this.graphql = new GraphqlRunner(resolveGraphqlOptions(options.graphql, this.development));
     this.#pool = new Pool(poolSize, () => new Slot(this));
+    this.#timeouts = resolveTimeouts(options, DEFAULT_TIMEOUTS);
+    this.#requestIdHeader = requestIdHeaderOf(options.requestIdHeader);
     this.#router = Router({
       ignoreTrailingSlash: options.ignoreTrailingSlash ?? false,
       caseSensitive: options.caseSensitive ?? true,
+      maxParamLength: positive('maxParamLength', options.maxParamLength, 100),
       // Keep the raw query string; ctx parses it only if a handler asks.
       querystringParser: (s: string) => s,
       // Returns a match with a null store, answered with 400 below.
@@ -286,6 +401,14 @@ class KeelApp implements App, SlotHost {
     return this;
   }
 
+  onResponse(hook: ResponseHook): App {
+    if (typeof hook !== 'function') {
+      throw new TypeError(`keel: onResponse hook must be a function, got ${typeof hook}`);
+    }
+    this.#responseHooks.push(hook);
+    return this;
+  }
+
   setTrustProxy(value: TrustProxy): App {
     this.trust = compileTrust(value);
     return this;
@@ -317,7 +440,8 @@ class KeelApp implements App, SlotHost {
       (req as { remoteAddress?: string }).remoteAddress =
         socket?.[PEER] ?? socket?.remoteAddress ?? '';
     }
-    const incomingId = req.headers['x-request-id'];
+    const incomingId =
+      this.#requestIdHeader === null ? undefined : req.headers[this.#requestIdHeader];
     const requestId =
       typeof incomingId === 'string' && SAFE_REQUEST_ID.test(incomingId)
         ? incomingId
@@ -384,7 +508,10 @@ class KeelApp implements App, SlotHost {
       slot.resDone = true;
       this.maybeRelease(slot);
     } else if (err !== null) {
-      if (isHttpError(err) && err.status === 413) slot.face.res.shouldKeepAlive = false;
+      // An oversize body is drained so the client can read the 413, unless it is far too big.
+      if (err instanceof BodyTooLargeError && err.closeConnection) {
+        slot.face.res.shouldKeepAlive = false;
+      }
       this.fail(slot, err);
     } else {
       slot.face.body = body;
@@ -553,9 +680,28 @@ class KeelApp implements App, SlotHost {
   }
 
   #release(slot: Slot): void {
+    const ctx = slot.face;
     slot.reset();
     this.#pool.release(slot);
     if (--this.#inflight === 0 && this.#drained !== null) this.#drained();
+    if (this.#responseHooks.length > 0) this.#responded(ctx);
+  }
+
+  /** Runs the onResponse hooks; the ctx is stale by now, so a hook cannot respond through it. */
+  #responded(ctx: Context): void {
+    const res = ctx.res;
+    const info: ResponseInfo = {
+      status: res.headersSent ? res.statusCode : 0,
+      finished: res.writableEnded,
+    };
+    for (const hook of this.#responseHooks) {
+      try {
+        const result = hook(ctx, info) as unknown;
+        if (isThenable(result)) result.then(undefined, (err: unknown) => this.report(err, ctx));
+      } catch (err) {
+        this.report(err, ctx);
+      }
+    }
   }
 
   /** Requests whose ctx is not yet released (tests and close() use it). */
@@ -568,8 +714,30 @@ class KeelApp implements App, SlotHost {
     return this.#pool.available;
   }
 
-  listen(port = 0, host?: string): Promise<Server> {
-    const server = createServer({ IncomingMessage: KeelIncomingMessage }, this.handler);
+  listen(port = 0, host?: string, timeouts?: ServerTimeouts): Promise<Server> {
+    const { requestTimeout, headersTimeout, keepAliveTimeout } =
+      timeouts === undefined ? this.#timeouts : resolveTimeouts(timeouts, this.#timeouts);
+    const shortest = Math.min(headersTimeout, requestTimeout || headersTimeout);
+    const server = createServer(
+      {
+        IncomingMessage: KeelIncomingMessage,
+        requestTimeout,
+        headersTimeout,
+        // Node checks the two timeouts every connectionsCheckingInterval (30 s by default, which
+        // would let a 10 s headers timeout run to 40 s).
+        connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(shortest / 4))),
+      },
+      this.handler,
+    );
+    server.keepAliveTimeout = keepAliveTimeout;
+    // Expect: 100-continue. Node would send 100 Continue before the app sees the request; the
+    // body reader decides instead, so an oversize upload is refused before it is sent.
+    server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      const expecting = req as IncomingMessage & { [EXPECTS_CONTINUE]?: string };
+      expecting[EXPECTS_CONTINUE] = 'pending';
+      this.handler(req, res);
+      if (expecting[EXPECTS_CONTINUE] === 'pending') res.writeContinue();
+    });
     // Capture the peer at accept: later reads of socket.remoteAddress can be undefined once the
     // socket is closing, and no header can change this value.
     server.on('connection', (socket: Socket & { [PEER]?: string }) => {

@@ -6,6 +6,9 @@ export {
   type ErrorHandler,
   type InjectRequest,
   type InjectResponse,
+  type ResponseHook,
+  type ResponseInfo,
+  type ServerTimeouts,
 } from './app';
 export type { Clock, TimerHandle } from './clock';
 export type {
