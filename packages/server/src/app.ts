@@ -12,7 +12,16 @@ import {
 import type { Socket } from 'node:net';
 import Router from 'find-my-way';
 import inject from 'light-my-request';
-import { BodyKind, BodyTooLargeError, bodyKindOf, EXPECTS_CONTINUE } from './body';
+import {
+  BodyKind,
+  type BodyParsers,
+  type BodyPolicy,
+  BodyTooLargeError,
+  bodyKindOf,
+  EXPECTS_CONTINUE,
+  type RouteOptions,
+  typeMatcher,
+} from './body';
 import { type Clock, systemClock, type TimerHandle } from './clock';
 import { Context, type Handler, type KeelRequest, type Middleware } from './context';
 import { HttpError, isHttpError } from './errors';
@@ -24,8 +33,10 @@ import { SseRegistry } from './sse';
 
 /** Options for {@link createApp}; every one has a default. */
 export interface AppOptions extends ServerTimeouts {
-  /** Largest JSON / urlencoded body accepted, in bytes; larger gets 413. Default 1 MiB. */
+  /** Largest request body read, in bytes; larger gets 413. Routes may set their own. Default 1 MiB. */
   bodyLimit?: number;
+  /** Text and raw body parsers besides JSON and forms; see {@link BodyParsers}. Default none. */
+  parsers?: BodyParsers;
   /** Initial trust proxy setting (see `setTrustProxy`). Default `false`. */
   trustProxy?: TrustProxy;
   /** Idle request slots kept for reuse. Default 1024. */
@@ -138,26 +149,36 @@ export type ErrorHandler = (err: unknown, ctx: Context) => void | Promise<void>;
 export interface App {
   /**
    * Registers a GET route (also answering HEAD unless a HEAD route exists). Paths take `:param`
-   * segments and a trailing `*` wildcard.
+   * segments and a trailing `*` wildcard. Route options (`bodyLimit`, `parsers`) replace the
+   * app's for this route.
    *
    * @example
    * app.get('/users/:id', (ctx) => ctx.json({ id: ctx.params.id }));
+   * app.post('/upload', { bodyLimit: 10 * 1024 * 1024, parsers: { raw: ['image/*'] } }, save);
    */
   get(path: string, handler: Handler): App;
+  get(path: string, options: RouteOptions, handler: Handler): App;
   /** Registers a POST route. */
   post(path: string, handler: Handler): App;
+  post(path: string, options: RouteOptions, handler: Handler): App;
   /** Registers a PUT route. */
   put(path: string, handler: Handler): App;
+  put(path: string, options: RouteOptions, handler: Handler): App;
   /** Registers a PATCH route. */
   patch(path: string, handler: Handler): App;
+  patch(path: string, options: RouteOptions, handler: Handler): App;
   /** Registers a DELETE route. */
   delete(path: string, handler: Handler): App;
+  delete(path: string, options: RouteOptions, handler: Handler): App;
   /** Registers a HEAD route (otherwise HEAD uses the GET route without a body). */
   head(path: string, handler: Handler): App;
+  head(path: string, options: RouteOptions, handler: Handler): App;
   /** Registers an OPTIONS route (otherwise OPTIONS on a known path gets 204 with Allow). */
   options(path: string, handler: Handler): App;
+  options(path: string, options: RouteOptions, handler: Handler): App;
   /** Registers a route for GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS. */
   all(path: string, handler: Handler): App;
+  all(path: string, options: RouteOptions, handler: Handler): App;
   /** Adds onion middleware, run in registration order for every request (404s included). */
   use(middleware: Middleware): App;
   /** Adds a handler for unexpected errors (thrown non-HttpError values and HttpError 5xx). */
@@ -286,6 +307,25 @@ function requestIdHeaderOf(value: string | false | undefined): string | null {
   return value.toLowerCase();
 }
 
+/** What the router stores for a route. */
+interface Route {
+  handler: Handler;
+  body: BodyPolicy;
+}
+
+/** Resolves body options once, at registration; what is not given comes from `base`. */
+function bodyPolicy(options: RouteOptions, base: BodyPolicy): BodyPolicy {
+  const parsers = options.parsers;
+  if (parsers !== undefined && (typeof parsers !== 'object' || parsers === null)) {
+    throw new TypeError(`keel: \`parsers\` must be an object, got ${typeof parsers}`);
+  }
+  return {
+    limit: positive('bodyLimit', options.bodyLimit, base.limit, true),
+    text: parsers?.text === undefined ? base.text : typeMatcher('text', parsers.text),
+    raw: parsers?.raw === undefined ? base.raw : typeMatcher('raw', parsers.raw),
+  };
+}
+
 function notFound(): never {
   throw new HttpError(404);
 }
@@ -315,7 +355,8 @@ class KeelApp implements App, SlotHost {
   /** Lower-case header name, or null when incoming ids are ignored. */
   readonly #requestIdHeader: string | null;
   readonly #pool: Pool<Slot>;
-  readonly #bodyLimit: number;
+  /** The app's body policy: routes without options share it. */
+  readonly #body: BodyPolicy;
   readonly #servers = new Set<Server>();
   #inflight = 0;
   #compiled = false;
@@ -324,7 +365,11 @@ class KeelApp implements App, SlotHost {
 
   constructor(options: AppOptions) {
     this.development = options.development ?? process.env.NODE_ENV !== 'production';
-    this.#bodyLimit = positive('bodyLimit', options.bodyLimit, 1024 * 1024, true);
+    this.#body = bodyPolicy(options, {
+      limit: 1024 * 1024,
+      text: null,
+      raw: null,
+    });
     const poolSize = positive('poolSize', options.poolSize, 1024, true);
     this.trust = compileTrust(options.trustProxy ?? false);
     this.sse = new SseRegistry(options.clock ?? systemClock, {
@@ -350,37 +395,51 @@ class KeelApp implements App, SlotHost {
     });
   }
 
-  get(path: string, handler: Handler): App {
-    return this.#on(['GET'], path, handler);
+  get(path: string, a: RouteOptions | Handler, b?: Handler): App {
+    return this.#on(['GET'], path, a, b);
   }
-  post(path: string, handler: Handler): App {
-    return this.#on(['POST'], path, handler);
+  post(path: string, a: RouteOptions | Handler, b?: Handler): App {
+    return this.#on(['POST'], path, a, b);
   }
-  put(path: string, handler: Handler): App {
-    return this.#on(['PUT'], path, handler);
+  put(path: string, a: RouteOptions | Handler, b?: Handler): App {
+    return this.#on(['PUT'], path, a, b);
   }
-  patch(path: string, handler: Handler): App {
-    return this.#on(['PATCH'], path, handler);
+  patch(path: string, a: RouteOptions | Handler, b?: Handler): App {
+    return this.#on(['PATCH'], path, a, b);
   }
-  delete(path: string, handler: Handler): App {
-    return this.#on(['DELETE'], path, handler);
+  delete(path: string, a: RouteOptions | Handler, b?: Handler): App {
+    return this.#on(['DELETE'], path, a, b);
   }
-  head(path: string, handler: Handler): App {
-    return this.#on(['HEAD'], path, handler);
+  head(path: string, a: RouteOptions | Handler, b?: Handler): App {
+    return this.#on(['HEAD'], path, a, b);
   }
-  options(path: string, handler: Handler): App {
-    return this.#on(['OPTIONS'], path, handler);
+  options(path: string, a: RouteOptions | Handler, b?: Handler): App {
+    return this.#on(['OPTIONS'], path, a, b);
   }
-  all(path: string, handler: Handler): App {
+  all(path: string, a: RouteOptions | Handler, b?: Handler): App {
     const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
-    return this.#on([...methods], path, handler);
+    return this.#on([...methods], path, a, b);
   }
 
-  #on(methods: Router.HTTPMethod[], path: string, handler: Handler): App {
+  #on(
+    methods: Router.HTTPMethod[],
+    path: string,
+    a: RouteOptions | Handler,
+    b: Handler | undefined,
+  ): App {
+    const handler = b === undefined ? a : b;
     if (typeof handler !== 'function') {
-      throw new TypeError(`handler for ${path} must be a function, got ${typeof handler}`);
+      throw new TypeError(`keel: handler for ${path} must be a function, got ${typeof handler}`);
     }
-    this.#router.on(methods, path, () => {}, handler);
+    let body = this.#body;
+    if (b !== undefined) {
+      if (typeof a !== 'object' || a === null) {
+        throw new TypeError(`keel: route options for ${path} must be an object, got ${typeof a}`);
+      }
+      body = bodyPolicy(a, body);
+    }
+    const route: Route = { handler, body };
+    this.#router.on(methods, path, () => {}, route);
     for (const method of methods) this.#methods.add(method);
     return this;
   }
@@ -423,14 +482,18 @@ class KeelApp implements App, SlotHost {
     let found = router.find(method as Router.HTTPMethod, url) as FindResult | null;
     if (found === null && method === 'HEAD') found = router.find('GET', url) as FindResult | null;
     let handler: Handler;
+    let body: BodyPolicy;
     let params: Readonly<Record<string, string>>;
     let rawQuery: string;
     if (found !== null && found.store !== null) {
-      handler = found.store as Handler;
+      const route = found.store as Route;
+      handler = route.handler;
+      body = route.body;
       params = found.params as Record<string, string>;
       rawQuery = found.searchParams as string;
     } else {
       handler = found === null ? this.#miss(method, url) : badUrl;
+      body = this.#body;
       params = EMPTY_PARAMS;
       const q = url.indexOf('?');
       rawQuery = q === -1 ? '' : url.slice(q + 1);
@@ -462,11 +525,11 @@ class KeelApp implements App, SlotHost {
     this.#inflight++;
 
     // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
-    const kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req);
+    const kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req, body);
     if (kind === BodyKind.None) this.#run(slot);
     else {
       slot.reading = true;
-      slot.reader.read(req, kind, this.#bodyLimit);
+      slot.reader.read(req, kind, body.limit);
     }
   };
 

@@ -53,21 +53,90 @@ export enum BodyKind {
   None = 0,
   Json = 1,
   Form = 2,
+  Text = 3,
+  Raw = 4,
 }
 
-/** Picks the parser from Content-Type; anything else is left unread on `ctx.req`. */
-export function bodyKindOf(req: IncomingMessage): BodyKind {
+/**
+ * Which request bodies are read besides JSON and urlencoded forms (always read), and how. Types
+ * are `type/subtype`, `type/*` or `*\/*`, compared without parameters and case.
+ */
+export interface BodyParsers {
+  /** Types read as UTF-8 text: `ctx.body` is a string, e.g. `['text/*']`. @default [] */
+  text?: readonly string[];
+  /**
+   * Types read as bytes: `ctx.body` is a Buffer, e.g. `['application/octet-stream']`; `'*\/*'`
+   * takes every type no other parser does (a body without Content-Type counts as
+   * `application/octet-stream`).
+   *
+   * @default []
+   */
+  raw?: readonly string[];
+}
+
+/** Options of one route: they replace the app's for that route's requests. */
+export interface RouteOptions {
+  /** Largest body accepted on this route, in bytes. @default the app's `bodyLimit` */
+  bodyLimit?: number;
+  /** Text and raw parsers of this route. @default the app's `parsers` */
+  parsers?: BodyParsers;
+}
+
+/** A compiled type list; null when empty. */
+export type TypeMatcher = ((mime: string) => boolean) | null;
+
+/** How one route reads bodies, resolved once when the route (or the app) is registered. */
+export interface BodyPolicy {
+  limit: number;
+  text: TypeMatcher;
+  raw: TypeMatcher;
+}
+
+const MEDIA_TYPE = /^(?:\*\/\*|[\w.+-]+\/(?:\*|[\w.+-]+))$/;
+
+/** Compiles `parsers.text` or `parsers.raw`; throws a TypeError naming a malformed type. */
+export function typeMatcher(name: string, list: readonly string[] | undefined): TypeMatcher {
+  if (list === undefined) return null;
+  if (!Array.isArray(list)) {
+    throw new TypeError(
+      `keel: \`parsers.${name}\` must be an array of media types, got ${typeof list}`,
+    );
+  }
+  if (list.length === 0) return null;
+  const exact = new Set<string>();
+  const prefixes: string[] = [];
+  let any = false;
+  for (const entry of list) {
+    if (typeof entry !== 'string' || !MEDIA_TYPE.test(entry)) {
+      throw new TypeError(
+        `keel: \`parsers.${name}\` entries must look like type/subtype, type/* or */*, got ${JSON.stringify(entry)}`,
+      );
+    }
+    const type = entry.toLowerCase();
+    if (type === '*/*') any = true;
+    else if (type.endsWith('/*')) prefixes.push(type.slice(0, -1));
+    else exact.add(type);
+  }
+  return (mime) => any || exact.has(mime) || prefixes.some((prefix) => mime.startsWith(prefix));
+}
+
+/** Picks the parser from Content-Type; a type no parser takes is left unread on `ctx.req`. */
+export function bodyKindOf(req: IncomingMessage, policy: BodyPolicy): BodyKind {
   const headers = req.headers;
   const length = headers['content-length'];
   if ((length === undefined || length === '0') && headers['transfer-encoding'] === undefined) {
     return BodyKind.None;
   }
   const type = headers['content-type'];
-  if (type === undefined) return BodyKind.None;
+  if (type === undefined) {
+    return policy.raw?.('application/octet-stream') === true ? BodyKind.Raw : BodyKind.None;
+  }
   const semi = type.indexOf(';');
   const mime = (semi === -1 ? type : type.slice(0, semi)).trim().toLowerCase();
   if (mime === 'application/json' || mime.endsWith('+json')) return BodyKind.Json;
   if (mime === 'application/x-www-form-urlencoded') return BodyKind.Form;
+  if (policy.text?.(mime) === true) return BodyKind.Text;
+  if (policy.raw?.(mime) === true) return BodyKind.Raw;
   return BodyKind.None;
 }
 
@@ -80,8 +149,10 @@ const FORBIDDEN_KEY = 'Object contains forbidden prototype property';
  */
 export function parseBody(kind: BodyKind, buf: Buffer): unknown {
   if (buf.length === 0) return undefined;
+  if (kind === BodyKind.Raw) return buf;
   let text = buf.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (kind === BodyKind.Text) return text;
   if (kind === BodyKind.Form) return parseQuery(text); // null prototype, maxKeys 1000
   try {
     return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });

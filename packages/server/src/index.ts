@@ -10,6 +10,7 @@ export {
   type ResponseInfo,
   type ServerTimeouts,
 } from './app';
+export type { BodyParsers, RouteOptions } from './body';
 export type { Clock, TimerHandle } from './clock';
 export type {
   CacheControlOptions,
