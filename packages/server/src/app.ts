@@ -23,6 +23,7 @@ import {
   typeMatcher,
 } from './body';
 import { type Clock, systemClock, type TimerHandle } from './clock';
+import { type CompressionOptions, type CompressionSettings, resolveCompression } from './compress';
 import { Context, type Handler, type KeelRequest, type Middleware } from './context';
 import { HttpError, isHttpError } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
@@ -57,6 +58,14 @@ export interface AppOptions extends ServerTimeouts {
   clock?: Clock;
   /** Limits and switches for `ctx.graphql`; see {@link GraphqlOptions}. */
   graphql?: GraphqlOptions;
+  /**
+   * Compress buffered responses (json, send, errors, GraphQL) with brotli or gzip, as the
+   * client's Accept-Encoding allows; `true` for the defaults of {@link CompressionOptions}.
+   * Streams (SSE) and files are sent as they are.
+   *
+   * @default false
+   */
+  compression?: boolean | CompressionOptions;
   /**
    * The request header whose value becomes `ctx.requestId` when it is 1-128 characters of
    * `[A-Za-z0-9_.:@+=/-]`; `false` ignores incoming ids and always makes one (use it when clients
@@ -345,6 +354,7 @@ class KeelApp implements App, SlotHost {
   readonly middleware: Middleware[] = [];
   readonly sse: SseRegistry;
   readonly graphql: GraphqlRunner;
+  readonly compression: CompressionSettings | null;
   trust: TrustFn;
   closing = false;
   readonly #router: Router.Instance<Router.HTTPVersion.V1>;
@@ -381,6 +391,7 @@ class KeelApp implements App, SlotHost {
       ),
     });
     this.graphql = new GraphqlRunner(resolveGraphqlOptions(options.graphql, this.development));
+    this.compression = resolveCompression(options.compression);
     this.#pool = new Pool(poolSize, () => new Slot(this));
     this.#timeouts = resolveTimeouts(options, DEFAULT_TIMEOUTS);
     this.#requestIdHeader = requestIdHeaderOf(options.requestIdHeader);

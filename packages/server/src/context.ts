@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ParsedUrlQuery, parse as parseQuery } from 'node:querystring';
+import encodeUrl from 'encodeurl';
+import { type CompressionSettings, chooseEncoding, compressBody, type Encoding } from './compress';
 import { type CookieOptions, parseCookies, readCookie, serializeCookie } from './cookies';
 import { ReleasedContextError } from './errors';
 import { type SendFileOptions, sendFile } from './files';
@@ -43,6 +45,15 @@ export interface CacheControlOptions {
 }
 
 const DONE: Promise<void> = Promise.resolve();
+
+const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?$/i;
+
+/** `example.com:8080` -> `example.com`, `[::1]:80` -> `[::1]`; '' for anything else. */
+function hostnameOf(value: string | undefined): string {
+  if (value === undefined || value.length > 255 || !HOST.test(value)) return '';
+  const end = value.startsWith('[') ? value.indexOf(']') + 1 : value.indexOf(':');
+  return (end <= 0 ? value : value.slice(0, end)).toLowerCase();
+}
 
 function seconds(name: string, value: number | undefined): number | undefined {
   if (value === undefined) return undefined;
@@ -246,6 +257,77 @@ export class Context {
     return this;
   }
 
+  /**
+   * Redirects to `url` (absolute, or relative to this request) with `status` (300-308, default
+   * 302 Found; 303 after a POST, 307/308 keep the method). The URL is percent-encoded where it
+   * must be (encodeurl); CR, LF and NUL are refused with a TypeError, so no header can be
+   * injected. Redirecting to a URL taken from the request is an open redirect: check it first.
+   */
+  redirect(url: string, status = 302): void {
+    const slot = this._use('redirect()');
+    if (slot === null) return;
+    if (typeof url !== 'string' || url === '') {
+      throw new TypeError(`keel: redirect \`url\` must be a non-empty string, got ${typeof url}`);
+    }
+    if (/[\r\n\0]/.test(url)) {
+      throw new TypeError(
+        `keel: redirect \`url\` must not contain CR, LF or NUL, got ${JSON.stringify(url)}`,
+      );
+    }
+    if (
+      !Number.isInteger(status) ||
+      status < 300 ||
+      status > 308 ||
+      status === 304 ||
+      status === 305 ||
+      status === 306
+    ) {
+      throw new RangeError(
+        `keel: redirect \`status\` must be 300-303, 307 or 308, got ${String(status)}`,
+      );
+    }
+    this.res.setHeader('location', encodeUrl(url));
+    this._status = status;
+    this._end(slot, null, null);
+  }
+
+  /**
+   * `https` when the connection is TLS; with trust proxy, and only when the TCP peer is a trusted
+   * proxy, the first `X-Forwarded-Proto` value (`http` or `https`, anything else is ignored).
+   */
+  get protocol(): 'http' | 'https' {
+    const encrypted = (this.req.socket as { encrypted?: boolean } | null)?.encrypted === true;
+    const forwarded = this._forwarded('x-forwarded-proto')?.toLowerCase();
+    if (forwarded === 'https' || forwarded === 'http') return forwarded;
+    return encrypted ? 'https' : 'http';
+  }
+
+  /** `protocol === 'https'`. */
+  get secure(): boolean {
+    return this.protocol === 'https';
+  }
+
+  /**
+   * The host name the client asked for, without port: from `Host`, or with trust proxy (the TCP
+   * peer being a trusted proxy) from the first `X-Forwarded-Host` value. An IPv6 address keeps its
+   * brackets. A value that is not a host name is ignored (`''` when nothing valid is left).
+   */
+  get hostname(): string {
+    const forwarded = hostnameOf(this._forwarded('x-forwarded-host'));
+    if (forwarded !== '') return forwarded;
+    return hostnameOf(this.req.headers.host);
+  }
+
+  /** @internal the first value of a forwarding header, when the TCP peer is a trusted proxy */
+  _forwarded(name: string): string | undefined {
+    const trust = this._slot.host.trust;
+    if (trust === null || !trust(this.req.remoteAddress, 0)) return undefined;
+    const value = this.req.headers[name];
+    if (typeof value !== 'string') return undefined;
+    const comma = value.indexOf(',');
+    return (comma === -1 ? value : value.slice(0, comma)).trim();
+  }
+
   /** Sends `value` as JSON (`application/json; charset=utf-8`). */
   json(value: unknown): void {
     const slot = this._use('json()');
@@ -392,26 +474,72 @@ export class Context {
     if (status === 204 || status === 304) {
       res.writeHead(status, ['x-request-id', this.requestId]);
       res.end();
-    } else {
-      const length =
-        body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-      res.writeHead(
-        status,
-        contentType === null
-          ? ['content-length', String(length), 'x-request-id', this.requestId]
-          : [
-              'content-type',
-              contentType,
-              'content-length',
-              String(length),
-              'x-request-id',
-              this.requestId,
-            ],
-      );
-      if (body === null || this.method === 'HEAD') res.end();
-      else res.end(body);
+      slot.resDone = true;
+      return;
     }
+    const length =
+      body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    const compression = slot.host.compression;
+    if (compression !== null && body !== null) {
+      const encoding = chooseEncoding(compression, this.req, res, contentType, length);
+      if (encoding !== null && this.method !== 'HEAD') {
+        this._compress(slot, compression, encoding, contentType, body);
+        return;
+      }
+    }
+    this._write(contentType, body, length, null);
     slot.resDone = true;
+  }
+
+  /** @internal writes the head and the body (a HEAD request gets the head only) */
+  _write(
+    contentType: string | null,
+    body: string | Uint8Array | null,
+    length: number,
+    encoding: Encoding | null,
+  ): void {
+    const res = this.res;
+    const head =
+      contentType === null
+        ? ['content-length', String(length), 'x-request-id', this.requestId]
+        : [
+            'content-type',
+            contentType,
+            'content-length',
+            String(length),
+            'x-request-id',
+            this.requestId,
+          ];
+    if (encoding !== null) head.push('content-encoding', encoding);
+    res.writeHead(this._status, head);
+    if (body === null || this.method === 'HEAD') res.end();
+    else res.end(body);
+  }
+
+  /**
+   * @internal Compresses off the event loop, then writes. The response counts as sent at once
+   * (a second response operation is refused) and the slot stays busy until it is written.
+   */
+  _compress(
+    slot: Slot,
+    settings: CompressionSettings,
+    encoding: Encoding,
+    contentType: string | null,
+    body: string | Uint8Array,
+  ): void {
+    slot.resDone = true;
+    slot.busy = true;
+    compressBody(settings, encoding, body, (err, out) => {
+      slot.busy = false;
+      try {
+        if (err === null) this._write(contentType, out, out.byteLength, encoding);
+        else this._write(contentType, body, Buffer.byteLength(body), null);
+      } catch (writeErr) {
+        slot.host.report(writeErr, this);
+        this.res.destroy();
+      }
+      slot.host.maybeRelease(slot);
+    });
   }
 
   /** @internal a live request answers once */

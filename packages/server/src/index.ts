@@ -12,6 +12,7 @@ export {
 } from './app';
 export type { BodyParsers, RouteOptions } from './body';
 export type { Clock, TimerHandle } from './clock';
+export type { CompressionOptions, Encoding } from './compress';
 export type {
   CacheControlOptions,
   Context,
@@ -21,6 +22,7 @@ export type {
   Next,
 } from './context';
 export type { CookieOptions } from './cookies';
+export { type CorsOptions, cors } from './cors';
 export {
   BadRequestError,
   HttpError,

@@ -1,4 +1,5 @@
 import { BodyReader } from './body';
+import type { CompressionSettings } from './compress';
 import type { Context, Handler, Middleware, Next } from './context';
 import { ReleasedContextError } from './errors';
 import type { GraphqlRunner } from './graphql';
@@ -12,6 +13,8 @@ export interface SlotHost {
   readonly trust: TrustFn;
   readonly sse: SseRegistry;
   readonly graphql: GraphqlRunner;
+  /** Response compression settings, or null when it is off. */
+  readonly compression: CompressionSettings | null;
   chainDone(slot: Slot): void;
   fail(slot: Slot, err: unknown): void;
   bodyDone(slot: Slot, err: Error | null, body: unknown, aborted: boolean): void;
