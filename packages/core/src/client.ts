@@ -12,6 +12,8 @@ import { Deduper } from './dedup/deduper';
 import { Consumer, Flight } from './dedup/flight';
 import { CancelledError } from './errors/cancelled-error';
 import { CircuitOpenError } from './errors/circuit-open-error';
+import { hasErrorName } from './errors/keel-error';
+import { TimeoutError } from './errors/timeout-error';
 import { EventEmitter } from './events/emitter';
 import type { HitTally } from './intelligence/hit-tally';
 import { Intelligence } from './intelligence/intelligence';
@@ -99,6 +101,7 @@ class KeelClient implements Client {
     this.#cache = new CacheStore(this.#config.cache.ttl, {
       clock: this.#config.clock,
       maxEntries: this.#config.maxEntries,
+      gcTime: this.#config.gcTime,
     });
     // Validated even when disabled; the scheduler tracks endpoints only for adaptive ceilings.
     const adaptiveOptions = resolveAdaptiveOptions(options?.adaptive);
@@ -162,11 +165,7 @@ class KeelClient implements Client {
     if (signal != null && typeof (signal as AbortSignal).addEventListener !== 'function') {
       return rejected(new TypeError(`keel: signal must be an AbortSignal, got ${typeof signal}`));
     }
-    if (signal?.aborted) {
-      return rejected(
-        new CancelledError('Request aborted by its signal', { cause: signal.reason }),
-      );
-    }
+    if (signal?.aborted) return rejected(abortedBy(signal, spec));
     if (spec.cache) {
       const hit = this.#fromCache(spec);
       if (hit) return hit as CancellablePromise<ApiResponse<T>>;
@@ -349,12 +348,17 @@ class KeelClient implements Client {
   // ── stage 2: cache ────────────────────────────────────────────────────────────────────────
 
   #fromCache(spec: RequestSpec): CancellablePromise<ApiResponse> | undefined {
-    const entry = this.#cache.get(spec.key);
+    const entry = this.#cache.peek(spec.key);
     if (entry === undefined) return undefined;
     const now = this.#config.clock.now();
     // Fresh for the entry's own ttl and for this reader's (a per-request ttl asks for newer data).
     const fresh = entry.expiresAt > now && now - entry.storedAt < spec.cache!.ttl;
-    if (!fresh && spec.cache!.strategy !== 'stale-while-revalidate') return undefined;
+    if (!fresh) {
+      // An expired entry unwatched for gcTime is collected here, not served stale.
+      if (spec.cache!.strategy !== 'stale-while-revalidate' || this.#cache.collect(entry, now)) {
+        return undefined;
+      }
+    }
     // Intelligence takes the cache-hit event through its tally, inline: a listener's payload and
     // dispatch (or even a call) would cost more than the hit itself (bench/circuit.bench.mjs).
     const hits = this.#hitTally;
@@ -423,11 +427,7 @@ class KeelClient implements Client {
     flight.addConsumer(consumer);
     promise.cancel = () => this.#cancelConsumer(consumer, new CancelledError());
     if (signal) {
-      consumer.onAbort = () =>
-        this.#cancelConsumer(
-          consumer,
-          new CancelledError('Request aborted by its signal', { cause: signal.reason }),
-        );
+      consumer.onAbort = () => this.#cancelConsumer(consumer, abortedBy(signal, flight.spec));
       signal.addEventListener('abort', consumer.onAbort, { once: true });
     }
     return promise;
@@ -543,6 +543,7 @@ class KeelClient implements Client {
       const decision = decideRetry({
         error,
         options: spec.retry,
+        method: spec.method,
         attempts: tracker.attempts,
         baseDelayFactor: scale?.baseDelayFactor,
         maxBaseDelay: scale?.maxBaseDelay,
@@ -653,7 +654,7 @@ class KeelClient implements Client {
   // ── cancellation ──────────────────────────────────────────────────────────────────────────
 
   /** Cancels one consumer; the flight is aborted when no consumer is left. */
-  #cancelConsumer(consumer: Consumer, error: CancelledError): void {
+  #cancelConsumer(consumer: Consumer, error: CancelledError | TimeoutError): void {
     if (consumer.settled) return;
     this.#release(consumer);
     const { flight } = consumer;
@@ -768,6 +769,24 @@ function controllerOf<T extends object, K extends keyof T>(impl: T, methods: K[]
     facade[name] = (impl[name] as (...args: unknown[]) => unknown).bind(impl) as T[K];
   }
   return Object.freeze(facade);
+}
+
+/**
+ * The error for a caller whose signal aborted: a TimeoutError when the signal timed out
+ * (`AbortSignal.timeout()`, or any reason named TimeoutError), else a CancelledError; either way
+ * the reason is the `cause`.
+ */
+function abortedBy(signal: AbortSignal, spec: RequestSpec): CancelledError | TimeoutError {
+  const reason = signal.reason;
+  if (hasErrorName(reason, 'TimeoutError')) {
+    return new TimeoutError(undefined, {
+      kind: 'signal',
+      method: spec.method,
+      url: spec.url,
+      cause: reason,
+    });
+  }
+  return new CancelledError('Request aborted by its signal', { cause: reason });
 }
 
 function withBody(options: RequestOptions | undefined, body: unknown): RequestOptions | undefined {

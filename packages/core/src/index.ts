@@ -20,10 +20,15 @@ export {
   type HttpErrorInit,
   isAbortError,
   isHttpError,
+  isNetworkError,
   isTimeoutError,
   KeelError,
+  NetworkError,
+  type NetworkErrorInit,
   ParseError,
   TimeoutError,
+  type TimeoutErrorInit,
+  type TimeoutKind,
 } from './errors/index';
 export { EventEmitter } from './events/emitter';
 export { INTELLIGENCE_DEFAULTS } from './intelligence/options';

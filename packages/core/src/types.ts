@@ -12,27 +12,80 @@ export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 export interface CacheOptions {
   /** Default: false at type level; the client's default configuration sets true. */
   enabled?: boolean;
-  /** Freshness in ms. Default 30000. */
+  /**
+   * Freshness in ms.
+   * @default 30000
+   */
   ttl?: number;
-  /** Default `cache-first`. */
+  /** @default 'cache-first' */
   strategy?: CacheStrategy;
+  /**
+   * Client option only. How long an entry is kept once it is both expired and unwatched (no
+   * `subscribe` interest in its key, e.g. no mounted `useQuery`), in ms. Until then an expired
+   * entry can still be served by stale-while-revalidate; after it, it is collected. `Infinity`
+   * keeps expired entries until they are replaced, invalidated or evicted.
+   * @default 300000 (5 minutes)
+   */
+  gcTime?: number;
+  /**
+   * Client option only. The most entries the cache holds; past it, the least recently written
+   * entry is evicted.
+   * @default Infinity
+   */
+  maxEntries?: number;
 }
 
 export interface RetryOptions {
-  /** Total attempts including the first. Default 3. */
+  /**
+   * Total attempts including the first.
+   * @default 3
+   */
   attempts?: number;
-  /** ms. Default 1000. */
+  /**
+   * First backoff delay in ms (at most 2^31-1).
+   * @default 1000
+   */
   baseDelay?: number;
-  /** ms. Default 30000. */
+  /**
+   * Cap of the computed backoff delay in ms (at most 2^31-1). A server Retry-After is capped by
+   * `maxRetryAfter` instead.
+   * @default 30000
+   */
   maxDelay?: number;
-  /** Default `exponential`. */
+  /** @default 'exponential' */
   backoff?: 'exponential' | 'fixed';
-  /** Default true. */
+  /** @default true */
   jitter?: boolean;
-  /** Custom eligibility; `status` is undefined for network errors and timeouts. */
-  retryOn?: (status: number | undefined) => boolean;
-  /** Default true: a server Retry-After wins over the computed delay. */
+  /**
+   * Custom eligibility of a failed attempt. `status` is the HTTP status, undefined for network
+   * errors and timeouts; `error` is what the attempt failed with (`HttpError`, `NetworkError`,
+   * `TimeoutError`, ...), so a timeout can be told from a network error. Cancellation, parse
+   * errors and redirect loops are never retried, and methods outside `methods` only in the
+   * cases listed there, whatever this returns.
+   * @default status === undefined || [408, 429, 500, 502, 503, 504].includes(status)
+   */
+  retryOn?: (status: number | undefined, error: unknown) => boolean;
+  /**
+   * A server Retry-After (seconds or an HTTP date) wins over the computed delay.
+   * @default true
+   */
   respectRetryAfter?: boolean;
+  /**
+   * The longest Retry-After, in ms, the client waits. A server asking for a longer wait fails the
+   * request at once with its HttpError (whose `retryAfter` says how long it asked for), rather
+   * than holding the request for an hour. At most 2^31-1.
+   * @default 60000
+   */
+  maxRetryAfter?: number;
+  /**
+   * Methods retried on every retriable failure. A method not listed (by default POST and PATCH,
+   * which are not idempotent) is retried only when the server said it did not process the
+   * request: a 429, a 503 with a Retry-After header, or a connection that failed before
+   * anything was sent (`ECONNREFUSED`, `ENOTFOUND`, `EAI_AGAIN`, `EHOSTUNREACH`, `ENETUNREACH`,
+   * `UND_ERR_CONNECT_TIMEOUT`). List POST here to retry it like a GET.
+   * @default ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']
+   */
+  methods?: readonly HttpMethod[];
 }
 
 export interface ResolvedCacheOptions {
@@ -47,16 +100,30 @@ export interface ResolvedRetryOptions {
   maxDelay: number;
   backoff: 'exponential' | 'fixed';
   jitter: boolean;
-  retryOn: ((status: number | undefined) => boolean) | undefined;
+  retryOn: ((status: number | undefined, error: unknown) => boolean) | undefined;
   respectRetryAfter: boolean;
+  maxRetryAfter: number;
+  methods: readonly HttpMethod[];
 }
 
 export interface RetryDecision {
   retry: boolean;
   /** ms to wait before the next attempt (0 when not retrying). */
   delay: number;
-  /** What decided: `retry-after`, `backoff`, or why not (`attempts-exhausted`, `not-retriable`, `cancelled`). */
-  reason: 'retry-after' | 'backoff' | 'attempts-exhausted' | 'not-retriable' | 'cancelled';
+  /**
+   * What decided: `retry-after`, `backoff`, or why not: `attempts-exhausted`, `not-retriable`
+   * (the error or status), `not-idempotent` (a method outside `retry.methods` whose request may
+   * have been processed), `retry-after-too-long` (the server asked for more than
+   * `maxRetryAfter`), `cancelled`.
+   */
+  reason:
+    | 'retry-after'
+    | 'backoff'
+    | 'attempts-exhausted'
+    | 'not-retriable'
+    | 'not-idempotent'
+    | 'retry-after-too-long'
+    | 'cancelled';
 }
 
 export interface SchedulerRequestOptions {
@@ -325,7 +392,12 @@ export interface AdaptiveController {
 export interface ClientOptions {
   baseURL?: string;
   headers?: Record<string, string>;
-  cache?: CacheOptions;
+  /**
+   * The response cache. `false` disables it (a request can still opt in with `cache: true`),
+   * `true` is the default configuration.
+   * @default { enabled: true, ttl: 30000, strategy: 'cache-first', gcTime: 300000 }
+   */
+  cache?: CacheOptions | boolean;
   /** `false` makes every request a single attempt unless the request says otherwise. */
   retry?: RetryOptions | boolean;
   /** Default per-attempt timeout in ms; 0 = none. */
@@ -357,7 +429,7 @@ export interface ClientEvents {
   success: { key: string; tracker: Tracker; response: ApiResponse; endpoint: string };
   /** A flight ends in error (once per flight; never for circuit-rejected requests). */
   error: { key: string; tracker: Tracker; error: unknown; endpoint: string };
-  /** A retry is scheduled after a failed attempt; `error` is the HttpError (or timeout/network error). */
+  /** A retry is scheduled after a failed attempt; `error` is its HttpError, TimeoutError or NetworkError. */
   retry: {
     key: string;
     tracker: Tracker;

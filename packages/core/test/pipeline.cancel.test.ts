@@ -92,6 +92,31 @@ describe('cancellation', () => {
     expect(t.fake.calls).toHaveLength(1);
   });
 
+  test('a signal that times out (AbortSignal.timeout) rejects with TimeoutError, not CancelledError', async () => {
+    const t = makeClient();
+    const controller = new AbortController();
+    const p = t.client.get('/slow-caller', { signal: controller.signal });
+    // What AbortSignal.timeout() aborts with.
+    const reason = new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+    controller.abort(reason);
+    const err = (await p.catch((e: unknown) => e)) as TimeoutError;
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect(err).toMatchObject({
+      kind: 'signal',
+      method: 'GET',
+      url: 'https://api.test/slow-caller',
+    });
+    expect(err.cause).toBe(reason);
+    expect(isAbortError(err)).toBe(false);
+    expect(t.fake.last().signal?.aborted).toBe(true);
+
+    const pre = new AbortController();
+    pre.abort(reason);
+    await expect(t.client.get('/pre-timeout', { signal: pre.signal })).rejects.toBeInstanceOf(
+      TimeoutError,
+    );
+  });
+
   test('aborting the signal mid-flight rejects and aborts the fetch', async () => {
     const t = makeClient();
     const s = spiedSignal();

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { HttpError, TimeoutError } from '../src/index';
+import { HttpError, isNetworkError, KeelError, NetworkError, TimeoutError } from '../src/index';
 import { FAKE_EPOCH, fetchFrom, flush, makeClient, networkError, track } from './helpers';
 
 const status = (s: number, headers?: Record<string, string>) =>
@@ -118,25 +118,83 @@ describe('retry', () => {
     expect(t.fake.calls).toHaveLength(3);
   });
 
-  test('network errors are retried', async () => {
+  test('network errors are retried; retry events carry a NetworkError naming the request', async () => {
     const t = makeClient({}, { handler: script(networkError(), networkError()) });
     const p = t.client.get('/net');
     await t.clock.advance(300);
     await expect(p).resolves.toMatchObject({ data: { ok: true } });
-    expect(t.of('retry').map((r) => (r.error as Error).message)).toEqual([
-      'fetch failed',
-      'fetch failed',
-    ]);
+    const errors = t.of('retry').map((r) => r.error);
+    expect(errors).toHaveLength(2);
+    for (const e of errors) {
+      expect(e).toBeInstanceOf(NetworkError);
+      expect(e).toBeInstanceOf(KeelError);
+      expect(e).toMatchObject({ method: 'GET', url: 'https://api.test/net', code: 'ERR_NETWORK' });
+      expect((e as NetworkError).cause).toBeInstanceOf(TypeError);
+    }
   });
 
-  test('a network error that exhausts attempts rejects with that error', async () => {
-    const t = makeClient(
-      { retry: { attempts: 2 } },
-      { handler: () => Promise.reject(networkError()) },
-    );
+  test('a network error that exhausts attempts rejects with a NetworkError, its cause kept', async () => {
+    const cause = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+    });
+    const t = makeClient({ retry: { attempts: 2 } }, { handler: () => Promise.reject(cause) });
     const p = track(t.client.get('/net2'));
     await t.clock.advance(100);
-    expect((p.current as { reason: Error }).reason.message).toBe('fetch failed');
+    const reason = (p.current as { reason: NetworkError }).reason;
+    expect(isNetworkError(reason)).toBe(true);
+    expect(reason.code).toBe('ECONNRESET');
+    expect(reason.cause).toBe(cause);
+    expect(reason.message).toBe(
+      'Network error ECONNRESET (GET https://api.test/net2): read ECONNRESET',
+    );
+  });
+
+  test.each([
+    ['UND_ERR_HEADERS_TIMEOUT', 'HeadersTimeoutError'],
+    ['UND_ERR_BODY_TIMEOUT', 'BodyTimeoutError'],
+  ])(
+    "undici's own %s is a TimeoutError (kind transport), counted as a timeout",
+    async (code, name) => {
+      const cause = new TypeError('fetch failed', {
+        cause: Object.assign(new Error('Headers Timeout Error'), { code, name }),
+      });
+      const t = makeClient({ retry: { attempts: 2 } }, { handler: () => Promise.reject(cause) });
+      const p = track(t.client.get('/undici'));
+      await t.clock.advance(100);
+      const reason = (p.current as { reason: TimeoutError }).reason;
+      expect(reason).toBeInstanceOf(TimeoutError);
+      expect(reason).toMatchObject({ kind: 'transport', code, method: 'GET' });
+      expect(t.of('retry')[0]!.error).toBeInstanceOf(TimeoutError);
+      expect(t.client.intelligence().endpoint('GET', '/undici')?.timeouts).toBe(2);
+    },
+  );
+
+  test('retryOn tells a timeout from a network error', async () => {
+    const kinds: string[] = [];
+    const t = makeClient(
+      {
+        timeout: 50,
+        retry: {
+          attempts: 5,
+          retryOn: (_status, error) => {
+            kinds.push(
+              isNetworkError(error)
+                ? 'network'
+                : error instanceof TimeoutError
+                  ? 'timeout'
+                  : 'other',
+            );
+            return !(error instanceof TimeoutError);
+          },
+        },
+      },
+      // the first call fails at once, the second never answers
+      { handler: (call) => (call.index === 0 ? Promise.reject(networkError()) : undefined) },
+    );
+    const p = track(t.client.get('/kinds'));
+    await t.clock.advance(100 + 50);
+    expect(kinds).toEqual(['network', 'timeout']);
+    expect((p.current as { reason: unknown }).reason).toBeInstanceOf(TimeoutError);
   });
 
   test('fixed backoff and maxDelay', async () => {
@@ -259,16 +317,115 @@ describe('retry', () => {
     t.client.cancelAll();
   });
 
-  test('mutations are retried too (same policy)', async () => {
-    const t = makeClient({}, { handler: script(status(503)) });
+  test.each(['POST', 'PATCH'] as const)(
+    'a %s answered 503 (or reset) is sent once: it may have been processed',
+    async (method) => {
+      const t = makeClient({}, { handler: script(status(503), status(503)) });
+      await expect(t.client.request(method, '/m', { body: { a: 1 } })).rejects.toMatchObject({
+        name: 'HttpError',
+        status: 503,
+      });
+      expect(t.fake.calls).toHaveLength(1);
+      expect(t.of('retry')).toHaveLength(0);
+
+      const reset = new TypeError('fetch failed', {
+        cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+      });
+      const u = makeClient({}, { handler: script(reset) });
+      await expect(u.client.request(method, '/m', { body: { a: 1 } })).rejects.toBeDefined();
+      expect(u.fake.calls).toHaveLength(1);
+    },
+  );
+
+  test.each([
+    ['429', () => status(429)],
+    ['503 with Retry-After', () => status(503, { 'retry-after': '1' })],
+    [
+      'a refused connection',
+      () =>
+        new TypeError('fetch failed', {
+          cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), {
+            code: 'ECONNREFUSED',
+          }),
+        }),
+    ],
+  ] as const)('a POST is retried after %s: the server did not process it', async (_, failure) => {
+    const t = makeClient({}, { handler: script(failure()) });
     const p = t.client.post('/m', { a: 1 });
-    await t.clock.advance(100);
+    await t.clock.runAll();
     await expect(p).resolves.toMatchObject({ status: 200 });
     expect(t.fake.calls.map((c) => c.body)).toEqual(['{"a":1}', '{"a":1}']);
+  });
+
+  test.each(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'] as const)(
+    '%s (idempotent) is retried on 503 by default',
+    async (method) => {
+      const t = makeClient({}, { handler: script(status(503)) });
+      const p = t.client.request(method, '/i');
+      await t.clock.runAll();
+      await expect(p).resolves.toMatchObject({ status: 200 });
+      expect(t.fake.calls).toHaveLength(2);
+    },
+  );
+
+  test('retry.methods opts POST in (and can take PUT out), per client or per request', async () => {
+    const t = makeClient({ retry: { methods: ['GET', 'POST'] } }, { handler: () => status(503) });
+    const post = track(t.client.post('/m', 1));
+    const put = track(t.client.put('/m', 1));
+    await t.clock.runAll();
+    expect(post.current.state).toBe('rejected');
+    expect(t.fake.calls.filter((c) => c.method === 'POST')).toHaveLength(3);
+    expect(put.current.state).toBe('rejected');
+    expect(t.fake.calls.filter((c) => c.method === 'PUT')).toHaveLength(1);
+
+    const u = makeClient({}, { handler: () => status(503) });
+    u.client.patch('/m', 1, { retry: { methods: ['patch' as never] } }).catch(() => {});
+    await u.clock.runAll();
+    expect(u.fake.calls).toHaveLength(3);
+  });
+
+  test('a redirect loop is not retried', async () => {
+    const loop = () =>
+      Promise.reject(
+        new TypeError('fetch failed', { cause: new Error('redirect count exceeded') }),
+      );
+    const t = makeClient({}, { handler: loop });
+    await expect(t.client.get('/loop')).rejects.toBeDefined();
+    expect(t.fake.calls).toHaveLength(1);
   });
 
   test('fetchFrom helper answers every call', async () => {
     const f = fetchFrom(() => new Response('x'));
     await expect(f.fetch('https://a.test', {})).resolves.toBeInstanceOf(Response);
+  });
+});
+
+describe('retry.maxRetryAfter', () => {
+  test.each([
+    ['a billion seconds', '1000000000'],
+    ['a date in 2099', new Date(Date.UTC(2099, 0, 1)).toUTCString()],
+  ])('Retry-After of %s fails at once with the HttpError carrying the wait', async (_, header) => {
+    const t = makeClient({}, { handler: () => status(503, { 'retry-after': header }) });
+    const p = track(t.client.get('/far'));
+    await flush();
+    expect(p.current.state).toBe('rejected');
+    const err = (p.current as { reason: HttpError }).reason;
+    expect(err).toBeInstanceOf(HttpError);
+    expect(err.status).toBe(503);
+    expect(err.retryAfter).toBeGreaterThan(2 ** 31);
+    expect(t.fake.calls).toHaveLength(1);
+    expect(t.clock.live).toBe(0);
+  });
+
+  test('a wait up to maxRetryAfter is honoured; one ms more is not', async () => {
+    const t = makeClient(
+      { retry: { maxRetryAfter: 5000 } },
+      { handler: script(status(429, { 'retry-after': '5' }), status(429, { 'retry-after': '6' })) },
+    );
+    const p = track(t.client.get('/cap'));
+    await t.clock.advance(5000);
+    expect(t.fake.calls).toHaveLength(2);
+    expect(p.current.state).toBe('rejected');
+    expect((p.current as { reason: HttpError }).reason.retryAfter).toBe(6000);
   });
 });

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '../internal/clock';
 import type { AdaptiveOptions } from '../types';
 
 /** AdaptiveOptions after defaults and validation. Read by the engine, never mutated. */
@@ -86,7 +87,8 @@ export function resolveAdaptiveOptions(
     rateLimitRatio: ratio('rateLimitRatio', options.rateLimitRatio ?? d.rateLimitRatio),
     errorRatio: ratio('errorRatio', options.errorRatio ?? d.errorRatio),
     backoffFactor: factor('backoffFactor', options.backoffFactor ?? d.backoffFactor),
-    maxBackoffMs: ms('maxBackoffMs', options.maxBackoffMs ?? d.maxBackoffMs),
+    // A retry wait: a timer, so it must fit one.
+    maxBackoffMs: ms('maxBackoffMs', options.maxBackoffMs ?? d.maxBackoffMs, MAX_TIMER_MS),
     swrLatencyMs: ms('swrLatencyMs', options.swrLatencyMs ?? d.swrLatencyMs),
     latencyWindow: int(
       'latencyWindow',
@@ -112,10 +114,11 @@ function isNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value);
 }
 
-function ms(name: string, value: unknown): number {
-  if (!isNumber(value) || value < 0) {
+function ms(name: string, value: unknown, max = Number.MAX_VALUE): number {
+  if (!isNumber(value) || value < 0 || value > max) {
+    const range = max === Number.MAX_VALUE ? '' : ` and at most ${max}`;
     throw new RangeError(
-      `keel: adaptive.${name} must be a finite number of ms >= 0, got ${describe(value)}`,
+      `keel: adaptive.${name} must be a finite number of ms >= 0${range}, got ${describe(value)}`,
     );
   }
   return value;

@@ -1,7 +1,8 @@
 import { CancelledError } from '../errors/cancelled-error';
 import { TimeoutError } from '../errors/timeout-error';
-import type { Clock, TimerHandle } from '../internal/clock';
+import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
 import type { ApiResponse, FetchLike, RequestSpec } from '../types';
+import { attemptError } from './attempt-error';
 import { readResponse } from './read-body';
 
 /**
@@ -20,7 +21,8 @@ export interface AbortSource {
 /**
  * One network attempt: fetch, then read the body, under an optional per-attempt timeout.
  * Rejects with TimeoutError when the timeout fires, CancelledError when the source aborts,
- * HttpError for a non-2xx status, or the fetch implementation's own error (a network failure).
+ * HttpError for a non-2xx status, ParseError for a malformed JSON body, or what `attemptError`
+ * makes of the fetch implementation's error (NetworkError, a transport TimeoutError).
  *
  * Each attempt has its own AbortController, the signal fetch gets: the timeout or the source's
  * abort aborts it. The fetch promise is raced against the abort, so even a fetch implementation
@@ -50,7 +52,11 @@ export function attemptOnce(
       reject(asCancel(reason));
     };
     source.onAbort = abort;
-    if (timeout > 0) timer = clock.setTimeout(() => abort(new TimeoutError(timeout)), timeout);
+    if (timeout > 0) {
+      const onTimeout = () =>
+        abort(new TimeoutError(timeout, { method: spec.method, url: spec.url }));
+      timer = clock.setTimeout(onTimeout, timerDelay(timeout));
+    }
 
     let started: Promise<Response>;
     try {
@@ -62,11 +68,11 @@ export function attemptOnce(
       });
     } catch (err) {
       finish();
-      reject(err);
+      reject(attemptError(err, spec.method, spec.url));
       return;
     }
     started
-      .then((res) => readResponse(res, spec.method, spec.url))
+      .then((res) => readResponse(res, spec.method, spec.url, clock))
       .then(
         (response) => {
           if (done) return;
@@ -76,7 +82,7 @@ export function attemptOnce(
         (err) => {
           if (done) return;
           finish();
-          reject(err);
+          reject(attemptError(err, spec.method, spec.url));
         },
       );
   });

@@ -1,6 +1,8 @@
 import { HttpError } from '../errors/http-error';
 import { ParseError } from '../errors/parse-error';
+import { systemClock } from '../internal/clock';
 import type { ApiResponse, HttpMethod } from '../types';
+import { parseRetryAfter } from './retry-after';
 import { isSuccessStatus } from './status';
 
 const JSON_TYPE = /[/+]json\b/i;
@@ -16,6 +18,7 @@ export async function readResponse<T>(
   res: Response,
   method: HttpMethod,
   url: string,
+  clock: { now(): number } = systemClock,
 ): Promise<ApiResponse<T>> {
   const ok = isSuccessStatus(res.status);
   let data: unknown;
@@ -32,7 +35,10 @@ export async function readResponse<T>(
     }
   }
   if (!ok) {
+    const header = res.headers.get('retry-after');
+    const after = header === null ? -1 : parseRetryAfter(header, clock.now());
     throw new HttpError({
+      retryAfter: after >= 0 ? after : undefined,
       status: res.status,
       statusText: res.statusText,
       headers: res.headers,

@@ -22,6 +22,8 @@ describe('resolveRetryOptions', () => {
       jitter: true,
       retryOn: undefined,
       respectRetryAfter: true,
+      maxRetryAfter: 60_000,
+      methods: ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'],
     });
   });
 
@@ -41,6 +43,17 @@ describe('resolveRetryOptions', () => {
     expect(() => resolveRetryOptions({ baseDelay: -1 })).toThrow(/baseDelay/);
     expect(() => resolveRetryOptions({ maxDelay: Number.NaN })).toThrow(/maxDelay/);
     expect(() => resolveRetryOptions(5 as never)).toThrow(TypeError);
+    expect(() => resolveRetryOptions({ methods: 'POST' as never })).toThrow(
+      /retry.methods must be an array/,
+    );
+    expect(() => resolveRetryOptions({ methods: ['FETCH' as never] })).toThrow(RangeError);
+    expect(() => resolveRetryOptions({ methods: ['FETCH' as never] })).toThrow(/"FETCH"/);
+  });
+
+  test('methods are normalized to upper case and frozen', () => {
+    const r = resolveRetryOptions({ methods: ['post' as never, 'GET'] });
+    expect(r.methods).toEqual(['POST', 'GET']);
+    expect(Object.isFrozen(r.methods)).toBe(true);
   });
 });
 
@@ -169,6 +182,69 @@ describe('decideRetry', () => {
     expect(
       decideRetry({ error: http(400, { 'retry-after': '1' }), options, attempts: 1, now }).retry,
     ).toBe(false);
+  });
+
+  test('a method outside `methods` retries only what the server did not process', () => {
+    const refused = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+    });
+    const reset = new TypeError('terminated', {
+      cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+    });
+    const decide = (error: unknown, method: 'POST' | 'PATCH' | 'PUT') =>
+      decideRetry({ error, options, attempts: 1, method, now });
+    expect(decide(http(503), 'POST')).toEqual({ retry: false, delay: 0, reason: 'not-idempotent' });
+    expect(decide(http(500), 'PATCH').reason).toBe('not-idempotent');
+    expect(decide(reset, 'POST').reason).toBe('not-idempotent');
+    expect(decide(new TimeoutError(5), 'POST').reason).toBe('not-idempotent');
+    expect(decide(http(429), 'POST').retry).toBe(true);
+    expect(decide(http(503, { 'retry-after': '2' }), 'POST')).toEqual({
+      retry: true,
+      delay: 2000,
+      reason: 'retry-after',
+    });
+    expect(decide(refused, 'PATCH').retry).toBe(true);
+    // an AggregateError (dual-stack connect) carries the code in `errors`
+    const both = new TypeError('fetch failed', {
+      cause: new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })]),
+    });
+    expect(decide(both, 'POST').retry).toBe(true);
+    expect(decide(http(503), 'PUT').retry).toBe(true);
+    // without a method (standalone use) the request is judged idempotent
+    expect(decideRetry({ error: http(503), options, attempts: 1 }).retry).toBe(true);
+  });
+
+  test('retryOn can still refuse what the method rule allows', () => {
+    const o = { ...options, retryOn: () => false };
+    expect(decideRetry({ error: http(429), options: o, attempts: 1, method: 'POST' }).retry).toBe(
+      false,
+    );
+  });
+
+  test('retryOn gets the error as its second argument', () => {
+    const seen: unknown[] = [];
+    const o = {
+      ...options,
+      retryOn: (_s: number | undefined, e: unknown) => {
+        seen.push(e);
+        return !(e instanceof TimeoutError);
+      },
+    };
+    const timeout = new TimeoutError(5);
+    const net = new TypeError('fetch failed');
+    expect(decideRetry({ error: timeout, options: o, attempts: 1 }).retry).toBe(false);
+    expect(decideRetry({ error: net, options: o, attempts: 1 }).retry).toBe(true);
+    expect(seen).toEqual([timeout, net]);
+  });
+
+  test('redirect failures are never retried', () => {
+    for (const message of ['redirect count exceeded', 'unexpected redirect']) {
+      const error = new TypeError('fetch failed', { cause: new Error(message) });
+      expect(decideRetry({ error, options, attempts: 1 })).toMatchObject({
+        retry: false,
+        reason: 'not-retriable',
+      });
+    }
   });
 
   test('baseDelayFactor scales the base delay, capped by maxBaseDelay', () => {

@@ -18,12 +18,36 @@ interface PredicateSubscription {
   listener: CacheSubscriber;
 }
 
+/** How long an expired, unwatched entry is kept by default: 5 minutes. */
+export const DEFAULT_GC_TIME = 5 * 60_000;
+
+/** Entries the collection hand inspects per write: more than one, so it outpaces the writes. */
+const SWEEP_PER_WRITE = 2;
+
+export interface CacheStoreOptions {
+  clock?: Clock;
+  /** Most entries kept; the least recently written goes first. Default unbounded. */
+  maxEntries?: number;
+  /**
+   * How long an entry is kept once it is both expired and unwatched (no subscription wants its
+   * key), in ms; `Infinity` keeps it until replaced, removed or evicted. Default 5 minutes.
+   */
+  gcTime?: number;
+}
+
 /**
  * The response cache plus its subscriptions.
  *
  * Entries live in a Map in write order, so `maxEntries` evicts the least recently written entry
- * in O(1). Expired entries are kept (stale-while-revalidate serves them) until replaced, removed
- * or evicted.
+ * in O(1). An expired entry is kept (stale-while-revalidate serves it) while a subscription
+ * wants its key, and for `gcTime` after it is both expired and unwatched; then it is collected.
+ *
+ * Collection needs no timer (so it never holds a process open nor shows in a timer count): a
+ * collectable entry is dropped when it is read, and every write moves a hand `SWEEP_PER_WRITE`
+ * entries along the Map, dropping the collectable ones it passes. The hand goes round faster
+ * than writes add entries, so a client writing `w` distinct keys a second holds at most about
+ * `2 w (ttl + gcTime)` unwatched entries, whatever its total traffic; an idle client keeps what
+ * it held until its next write.
  *
  * Interest: a subscription by exact key is reference-counted per key (a Set per key, dropped
  * when its last listener leaves); a predicate subscription accepts any key it returns true for.
@@ -35,16 +59,25 @@ export class CacheStore {
   #predicates: PredicateSubscription[] = [];
   readonly defaultTtl: number;
   readonly maxEntries: number;
+  readonly gcTime: number;
   readonly #clock: Clock;
+  /** The collection hand: a live iterator over #entries (see the class comment). */
+  #hand: IterableIterator<CacheEntry> | undefined;
+  /** When a key's last exact-key subscription left while its entry existed. */
+  readonly #releasedAt = new Map<string, number>();
+  /** When a predicate subscription last left: it may have been what kept any entry. */
+  #predicateReleasedAt = Number.NEGATIVE_INFINITY;
 
-  constructor(defaultTtl = 30000, options: { clock?: Clock; maxEntries?: number } = {}) {
+  constructor(defaultTtl = 30000, options: CacheStoreOptions = {}) {
     if (!Number.isFinite(defaultTtl) || defaultTtl < 0) {
       throw new RangeError(
         `keel: cache ttl must be a finite number >= 0, got ${String(defaultTtl)}`,
       );
     }
+    const gcTime = checkGcTime(options.gcTime ?? DEFAULT_GC_TIME);
     this.defaultTtl = defaultTtl;
     this.maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY;
+    this.gcTime = gcTime;
     this.#clock = options.clock ?? systemClock;
   }
 
@@ -52,12 +85,64 @@ export class CacheStore {
     return this.#entries.size;
   }
 
+  /** The entry for a key, fresh or stale; undefined once it has been (or is due to be) collected. */
   get(key: string): CacheEntry | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined || !this.collect(entry, this.#clock.now())) return entry;
+    return undefined;
+  }
+
+  /** The entry as stored, collectable or not: the client's hit path checks freshness itself. */
+  peek(key: string): CacheEntry | undefined {
     return this.#entries.get(key);
   }
 
   has(key: string): boolean {
-    return this.#entries.has(key);
+    return this.get(key) !== undefined;
+  }
+
+  /**
+   * Drops the entry if it is collectable at `now` (expired and unwatched for `gcTime`) and says
+   * whether it did. A fresh entry is never collectable, so a hit path calls this only for an
+   * expired one.
+   */
+  collect(entry: CacheEntry, now: number): boolean {
+    if (!this.#collectable(entry, now)) return false;
+    this.#drop(entry.key);
+    return true;
+  }
+
+  #collectable(entry: CacheEntry, now: number): boolean {
+    const gcTime = this.gcTime;
+    // Quick reject first: most entries looked at are fresh or recently expired.
+    if (now - entry.expiresAt < gcTime) return false;
+    // A predicate subscription that left lately may have been what wanted this entry.
+    if (now - this.#predicateReleasedAt < gcTime) return false;
+    if (this.#releasedAt.size > 0) {
+      const released = this.#releasedAt.get(entry.key);
+      if (released !== undefined && now - released < gcTime) return false;
+    }
+    return !this.#watched || !this.hasInterest(entry.key);
+  }
+
+  /** Moves the collection hand `steps` entries, dropping the collectable ones it passes. */
+  #sweep(now: number, steps: number): void {
+    if (this.gcTime === Number.POSITIVE_INFINITY) return;
+    for (let i = 0; i < steps; i++) {
+      const hand = (this.#hand ??= this.#entries.values());
+      const next = hand.next();
+      if (next.done) {
+        // A finished Map iterator stays finished: start the next round on the next write.
+        this.#hand = undefined;
+        return;
+      }
+      if (this.#collectable(next.value, now)) this.#drop(next.value.key);
+    }
+  }
+
+  #drop(key: string): void {
+    this.#entries.delete(key);
+    if (this.#releasedAt.size > 0) this.#releasedAt.delete(key);
   }
 
   /** True while the entry is within its ttl. */
@@ -67,6 +152,8 @@ export class CacheStore {
 
   set(key: string, response: ApiResponse, options: WriteOptions = {}): CacheEntry {
     const now = this.#clock.now();
+    // Before the write, so the hand never drops the entry being written (ttl 0, gcTime 0).
+    this.#sweep(now, SWEEP_PER_WRITE);
     const ttl = options.ttl ?? options.spec?.cache?.ttl ?? this.defaultTtl;
     const spec = options.spec;
     const previous = this.#entries.get(key);
@@ -93,6 +180,8 @@ export class CacheStore {
     };
     if (previous) this.#entries.delete(key);
     this.#entries.set(key, entry);
+    // This write is newer than any release of the key: the release no longer decides.
+    if (this.#releasedAt.size > 0) this.#releasedAt.delete(key);
     if (this.#entries.size > this.maxEntries) this.#evictOldest();
     // Most writes have no subscriber: skip building the update.
     if (this.#watched) this.notify({ type: options.update ?? 'write', key, response });
@@ -100,11 +189,15 @@ export class CacheStore {
   }
 
   delete(key: string): boolean {
-    return this.#entries.delete(key);
+    const had = this.#entries.has(key);
+    if (had) this.#drop(key);
+    return had;
   }
 
   clear(): void {
     this.#entries.clear();
+    this.#releasedAt.clear();
+    this.#hand = undefined;
   }
 
   keys(): IterableIterator<string> {
@@ -115,13 +208,20 @@ export class CacheStore {
     return this.#entries.values();
   }
 
-  /** Removes every entry the matcher accepts; returns them in write order. */
+  /**
+   * Removes every entry the matcher accepts; returns them in write order. Entries due for
+   * collection are dropped without being offered to the matcher (they are already gone).
+   */
   removeMatching(matcher: TargetMatcher): CacheEntry[] {
+    const now = this.#clock.now();
     const removed: CacheEntry[] = [];
+    const due: CacheEntry[] = [];
     for (const entry of this.#entries.values()) {
-      if (matcher(asMatchable(entry))) removed.push(entry);
+      if (this.#collectable(entry, now)) due.push(entry);
+      else if (matcher(asMatchable(entry))) removed.push(entry);
     }
-    for (const entry of removed) this.#entries.delete(entry.key);
+    for (const entry of due) this.#drop(entry.key);
+    for (const entry of removed) this.#drop(entry.key);
     return removed;
   }
 
@@ -143,7 +243,10 @@ export class CacheStore {
         const s = this.#byKey.get(matcher);
         if (!s) return;
         s.delete(entry);
-        if (s.size === 0) this.#byKey.delete(matcher);
+        if (s.size > 0) return;
+        this.#byKey.delete(matcher);
+        // gcTime counts from now for an entry that was kept only by this interest.
+        if (this.#entries.has(matcher)) this.#releasedAt.set(matcher, this.#clock.now());
       };
     }
     if (typeof matcher !== 'function') {
@@ -158,6 +261,7 @@ export class CacheStore {
       if (!active) return;
       active = false;
       this.#predicates = this.#predicates.filter((s) => s !== sub);
+      this.#predicateReleasedAt = this.#clock.now();
     };
   }
 
@@ -193,8 +297,21 @@ export class CacheStore {
 
   #evictOldest(): void {
     const oldest = this.#entries.keys().next();
-    if (!oldest.done) this.#entries.delete(oldest.value);
+    if (!oldest.done) this.#drop(oldest.value);
   }
+}
+
+/** Validates a gcTime: a number of ms >= 0, `Infinity` allowed (never collect). */
+export function checkGcTime(gcTime: unknown): number {
+  if (typeof gcTime !== 'number') {
+    throw new TypeError(`keel: cache.gcTime must be a number of ms, got ${typeof gcTime}`);
+  }
+  if (Number.isNaN(gcTime) || gcTime < 0) {
+    throw new RangeError(
+      `keel: cache.gcTime must be a number of ms >= 0 (or Infinity), got ${String(gcTime)}`,
+    );
+  }
+  return gcTime;
 }
 
 export function asMatchable(entry: CacheEntry): Matchable {

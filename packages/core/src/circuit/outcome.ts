@@ -2,8 +2,8 @@ import { hasErrorName } from '../errors/keel-error';
 
 /**
  * What a terminal flight error tells the breaker about its endpoint:
- * - `failure`: countable (spec rule 2): a 5xx or 429 response, a TimeoutError, a network error
- *   (any other error that is not an abort, e.g. fetch's TypeError, or an HttpError without status).
+ * - `failure`: countable (spec rule 2): a 5xx or 429 response, a TimeoutError, a NetworkError
+ *   (and any other error that is not an abort, or an HttpError without status).
  * - `answered`: the endpoint answered but the request failed for its own reasons: a 4xx other
  *   than 429, or a 2xx whose body did not parse (ParseError: deterministic per response, not a
  *   sign of unavailability, and not retried either). Not counted; a half-open probe that ends

@@ -8,6 +8,8 @@ export interface HttpErrorInit {
   data?: unknown;
   url?: string;
   method?: string;
+  /** The wait the response asked for with Retry-After, in ms. */
+  retryAfter?: number;
 }
 
 /**
@@ -23,6 +25,11 @@ export class HttpError<T = unknown> extends KeelError {
   readonly data: T | undefined;
   readonly url: string | undefined;
   readonly method: string | undefined;
+  /**
+   * The wait the server asked for with a Retry-After header (seconds or an HTTP date), in ms from
+   * when the response arrived; undefined without a valid header.
+   */
+  readonly retryAfter: number | undefined;
 
   constructor(init?: HttpErrorInit | number, statusText?: string, headers?: Headers, data?: T) {
     const i: HttpErrorInit =
@@ -42,5 +49,6 @@ export class HttpError<T = unknown> extends KeelError {
     this.data = i.data as T | undefined;
     this.url = i.url;
     this.method = i.method;
+    this.retryAfter = i.retryAfter;
   }
 }

@@ -1,7 +1,8 @@
 export { CancelledError } from './cancelled-error';
 export { CircuitOpenError } from './circuit-open-error';
-export { isAbortError, isHttpError, isTimeoutError } from './guards';
+export { isAbortError, isHttpError, isNetworkError, isTimeoutError } from './guards';
 export { HttpError, type HttpErrorInit } from './http-error';
 export { KeelError } from './keel-error';
+export { NetworkError, type NetworkErrorInit } from './network-error';
 export { ParseError } from './parse-error';
-export { TimeoutError } from './timeout-error';
+export { TimeoutError, type TimeoutErrorInit, type TimeoutKind } from './timeout-error';

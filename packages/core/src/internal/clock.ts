@@ -20,3 +20,15 @@ export const systemClock: Clock = {
   setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
   clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
+
+/**
+ * The longest delay a timer can take: Node and browsers store it in a signed 32-bit int and fire
+ * a longer one after 1 ms. Timer options are validated against it and every delay keel arms is
+ * clamped to it (`timerDelay`).
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A delay safe to hand to a timer: NaN and negatives become 0, anything above the cap the cap. */
+export function timerDelay(ms: number): number {
+  return ms > 0 ? Math.min(ms, MAX_TIMER_MS) : 0;
+}

@@ -1,5 +1,5 @@
 import type { AbortSource } from '../attempt/attempt';
-import type { Clock } from './clock';
+import { type Clock, timerDelay } from './clock';
 
 /**
  * Waits `ms` on the clock, or rejects with the source's abort reason as soon as it aborts. The
@@ -12,7 +12,7 @@ export function sleep(clock: Clock, ms: number, source?: AbortSource): Promise<v
     const timer = clock.setTimeout(() => {
       if (source) source.onAbort = undefined;
       resolve();
-    }, ms);
+    }, timerDelay(ms));
     if (source) {
       source.onAbort = (reason) => {
         source.onAbort = undefined;

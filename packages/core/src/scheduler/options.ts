@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '../internal/clock';
 import type { SchedulerOptions } from '../types';
 
 /** SchedulerOptions after defaults and validation. */
@@ -63,9 +64,15 @@ export function resolveSchedulerOptions(
       throw new TypeError(`keel: scheduler.rateLimit must be an object, got ${describe(rl)}`);
     }
     checkCount('scheduler.rateLimit.requests', rl.requests);
-    if (typeof rl.interval !== 'number' || !Number.isFinite(rl.interval) || rl.interval <= 0) {
+    if (
+      typeof rl.interval !== 'number' ||
+      !Number.isFinite(rl.interval) ||
+      rl.interval <= 0 ||
+      rl.interval > MAX_TIMER_MS
+    ) {
+      // Above 2^31-1 ms a timer fires at once: the budget timer would re-arm in a busy loop.
       throw new RangeError(
-        `keel: scheduler.rateLimit.interval must be a finite number of ms > 0, got ${describe(rl.interval)}`,
+        `keel: scheduler.rateLimit.interval must be a number of ms > 0 and at most ${MAX_TIMER_MS}, got ${describe(rl.interval)}`,
       );
     }
     rateLimit = Object.freeze({ requests: rl.requests, interval: rl.interval });

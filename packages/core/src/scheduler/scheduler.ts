@@ -1,7 +1,7 @@
 import { CancelledError } from '../errors/cancelled-error';
 import { CircuitOpenError } from '../errors/circuit-open-error';
 import type { EventEmitter } from '../events/emitter';
-import type { Clock, TimerHandle } from '../internal/clock';
+import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
 import { sleep } from '../internal/sleep';
 import type {
   ClientEvents,
@@ -143,7 +143,7 @@ export class Scheduler implements AttemptGate {
       entry.resolve = resolve;
       entry.reject = reject;
     });
-    entry.timer = this.#clock.setTimeout(() => this.#wake(entry), delay);
+    entry.timer = this.#clock.setTimeout(() => this.#wake(entry), timerDelay(delay));
     if (this.#events.has('request-delayed')) {
       this.#events.emit('request-delayed', { ...this.#base(entry), reason, delay });
     }
@@ -397,7 +397,7 @@ export class Scheduler implements AttemptGate {
     entry.rateParked = true;
     this.#delayed++;
     this.#rateParked = entry;
-    this.#budgetTimer = this.#clock.setTimeout(this.#onBudget, Math.max(0, delay));
+    this.#budgetTimer = this.#clock.setTimeout(this.#onBudget, timerDelay(delay));
     this.#emitBase('request-dequeued', entry);
     if (this.#events.has('request-delayed')) {
       this.#events.emit('request-delayed', {

@@ -1,5 +1,6 @@
 import { checkMs, RETRY_DEFAULTS, resolveRetryOptions } from '../attempt/retry-policy';
-import { type Clock, systemClock } from '../internal/clock';
+import { checkGcTime, DEFAULT_GC_TIME } from '../cache/store';
+import { type Clock, MAX_TIMER_MS, systemClock } from '../internal/clock';
 import type {
   CacheOptions,
   CacheStrategy,
@@ -22,6 +23,7 @@ export interface ClientConfig {
   readonly headers: Readonly<Record<string, string>> | undefined;
   readonly cache: ResolvedCacheOptions;
   readonly maxEntries: number;
+  readonly gcTime: number;
   readonly retry: ResolvedRetryOptions;
   readonly timeout: number;
   readonly fetch: FetchLike;
@@ -54,13 +56,22 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
     );
   }
   const timeout = options.timeout ?? 0;
-  checkMs('timeout', timeout);
-  const cacheOpts = (options.cache ?? {}) as CacheOptions & { maxEntries?: number };
-  const cache = resolveCacheOptions(cacheOpts, CACHE_DEFAULTS, 'cache');
+  checkMs('timeout', timeout, MAX_TIMER_MS);
+  const cacheOpts = clientCacheOptions(options.cache);
+  const cache = resolveCacheOptions(cacheOpts, CACHE_DEFAULTS, 'cache', true);
   const maxEntries = cacheOpts.maxEntries ?? Number.POSITIVE_INFINITY;
-  if (!(maxEntries >= 1)) {
-    throw new RangeError(`keel: cache.maxEntries must be >= 1, got ${String(maxEntries)}`);
+  if (typeof maxEntries !== 'number') {
+    throw new TypeError(`keel: cache.maxEntries must be a number, got ${typeof maxEntries}`);
   }
+  if (
+    !(maxEntries >= 1) ||
+    (maxEntries !== Number.POSITIVE_INFINITY && !Number.isInteger(maxEntries))
+  ) {
+    throw new RangeError(
+      `keel: cache.maxEntries must be an integer >= 1, got ${String(maxEntries)}`,
+    );
+  }
+  const gcTime = checkGcTime(cacheOpts.gcTime ?? DEFAULT_GC_TIME);
   const clock = options.clock ?? systemClock;
   if (typeof clock.now !== 'function' || typeof clock.setTimeout !== 'function') {
     throw new TypeError('keel: clock must have now(), setTimeout() and clearTimeout()');
@@ -70,6 +81,7 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
     headers: options.headers ? lowerCaseHeaders(options.headers, 'headers') : undefined,
     cache,
     maxEntries,
+    gcTime,
     retry: resolveRetryOptions(options.retry ?? {}, RETRY_DEFAULTS),
     timeout,
     // The global is looked up per call so a fetch patched later (msw, polyfills) is used.
@@ -79,13 +91,36 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
   });
 }
 
+/** The client's `cache` option as an object: `false` disables caching, `true` is the default. */
+function clientCacheOptions(option: ClientOptions['cache']): CacheOptions {
+  if (option === undefined || option === true) return {};
+  if (option === false) return DISABLED;
+  return option;
+}
+
+const DISABLED: CacheOptions = Object.freeze({ enabled: false });
+
+/**
+ * Layers cache options over `base`. `gcTime` and `maxEntries` belong to the client's store:
+ * given on a request (`clientLevel` false) they are a TypeError saying where they go.
+ */
 export function resolveCacheOptions(
   options: CacheOptions,
   base: ResolvedCacheOptions,
   field: string,
+  clientLevel = false,
 ): ResolvedCacheOptions {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`keel: ${field} must be a boolean or an object, got ${typeof options}`);
+  }
+  if (!clientLevel) {
+    for (const name of ['gcTime', 'maxEntries'] as const) {
+      if (options[name] !== undefined) {
+        throw new TypeError(
+          `keel: ${field}.${name} is a client option: pass it to createClient({ cache: { ${name} } })`,
+        );
+      }
+    }
   }
   if (
     options.enabled === undefined &&

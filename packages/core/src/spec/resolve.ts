@@ -1,5 +1,7 @@
 import { checkMs, resolveRetryOptions } from '../attempt/retry-policy';
+import { MAX_TIMER_MS } from '../internal/clock';
 import { joinEndpoint } from '../internal/endpoint';
+import { HTTP_METHODS } from '../internal/methods';
 import type {
   HttpMethod,
   IntelligenceRecommendation,
@@ -13,15 +15,7 @@ import { type ClientConfig, lowerCaseHeaders, resolveCacheOptions } from './opti
 import { buildQuery } from './query';
 import { parseCanonical, resolveURL } from './url';
 
-const METHODS: ReadonlySet<string> = new Set([
-  'GET',
-  'POST',
-  'PUT',
-  'PATCH',
-  'DELETE',
-  'HEAD',
-  'OPTIONS',
-]);
+const METHODS = HTTP_METHODS;
 const NO_TAGS: readonly string[] = Object.freeze([]);
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
@@ -133,7 +127,7 @@ function resolveOwn(
   }
 
   const timeout = options?.timeout ?? config.timeout;
-  if (options?.timeout !== undefined) checkMs('timeout', options.timeout);
+  if (options?.timeout !== undefined) checkMs('timeout', options.timeout, MAX_TIMER_MS);
 
   const retry =
     options?.retry === undefined ? config.retry : resolveRetryOptions(options.retry, config.retry);

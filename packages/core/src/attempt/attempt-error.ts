@@ -1,0 +1,33 @@
+import { CancelledError } from '../errors/cancelled-error';
+import { errorCodeOf } from '../errors/error-code';
+import { hasErrorName, KeelError } from '../errors/keel-error';
+import { NetworkError } from '../errors/network-error';
+import { TimeoutError } from '../errors/timeout-error';
+
+/** undici's own timers: the transport gave up waiting, which is a timeout, not a failure to connect. */
+const TRANSPORT_TIMEOUTS: ReadonlySet<string> = new Set([
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ETIMEDOUT',
+]);
+
+/**
+ * What a failed attempt rejects with, whatever the fetch implementation threw: keel's own errors
+ * as they are; an AbortError the attempt did not cause, a CancelledError; a transport timeout
+ * (undici's headers / body / connect timeout, a DOMException `TimeoutError`), a TimeoutError of
+ * kind `transport`; anything else (undici's `TypeError('fetch failed')`, a browser's "Failed to
+ * fetch", a body cut short), a NetworkError with the platform's code. So a caller, `retryOn` and
+ * `retry` events always see a KeelError that names the request.
+ */
+export function attemptError(error: unknown, method: string, url: string): KeelError {
+  if (error instanceof KeelError) return error;
+  if (hasErrorName(error, 'AbortError')) {
+    return new CancelledError('Request aborted by the fetch implementation', { cause: error });
+  }
+  const code = errorCodeOf(error);
+  if (hasErrorName(error, 'TimeoutError') || (code !== undefined && TRANSPORT_TIMEOUTS.has(code))) {
+    return new TimeoutError(undefined, { kind: 'transport', method, url, code, cause: error });
+  }
+  return new NetworkError({ cause: error, method, url, code });
+}

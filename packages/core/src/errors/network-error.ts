@@ -1,0 +1,51 @@
+import { errorCodeOf } from './error-code';
+import { KeelError } from './keel-error';
+
+export interface NetworkErrorInit {
+  /** What the fetch implementation threw (undici's `TypeError('fetch failed')`, ...). */
+  cause: unknown;
+  method?: string;
+  url?: string;
+  /** Default: read from `cause` (`errorCodeOf`), else `ERR_NETWORK`. */
+  code?: string;
+}
+
+/**
+ * The request got no HTTP response: the connection was refused or reset, DNS failed, the body was
+ * cut short, a redirect looped. `code` is the platform's (`ECONNREFUSED`, `ECONNRESET`,
+ * `ENOTFOUND`, `UND_ERR_SOCKET`, `ERR_TOO_MANY_REDIRECTS`, ...), or `ERR_NETWORK` where the
+ * platform says nothing (a browser's "Failed to fetch"); `cause` is the original error. Retried
+ * like a 503 for idempotent methods; a POST only when nothing was sent (`ECONNREFUSED`, ...).
+ * A timeout of the transport (undici's `UND_ERR_HEADERS_TIMEOUT`) is a TimeoutError instead.
+ *
+ * @example
+ * catch (e) { if (isNetworkError(e) && e.code === 'ECONNREFUSED') showOffline(); }
+ */
+export class NetworkError extends KeelError {
+  readonly code: string;
+  readonly method: string | undefined;
+  readonly url: string | undefined;
+
+  constructor(init: NetworkErrorInit) {
+    const code = init.code ?? errorCodeOf(init.cause) ?? 'ERR_NETWORK';
+    const where = init.method && init.url ? ` (${init.method} ${init.url})` : '';
+    const detail = causeMessage(init.cause);
+    super(`Network error ${code}${where}${detail ? `: ${detail}` : ''}`, { cause: init.cause });
+    this.name = 'NetworkError';
+    this.code = code;
+    this.method = init.method;
+    this.url = init.url;
+  }
+}
+
+/** The innermost message worth showing: undici's outer "fetch failed" says less than its cause. */
+function causeMessage(cause: unknown): string {
+  let e: unknown = cause;
+  let message = '';
+  for (let depth = 0; depth < 3 && typeof e === 'object' && e !== null; depth++) {
+    const m = (e as { message?: unknown }).message;
+    if (typeof m === 'string' && m !== '') message = m;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return message;
+}
