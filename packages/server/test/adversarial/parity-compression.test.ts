@@ -1,7 +1,12 @@
+// Parity: response compression. Attacker angle: Accept-Encoding that refuses codings, a second
+// response while the first is compressed, streams that must never be buffered for compression.
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { type CompressionOptions, createApp, createEventHub } from '../src/index';
-import { raw, sse, start } from './helpers';
+import { type CompressionOptions, createApp, createEventHub } from '../../src/index';
+import { raw, sse, start } from '../helpers';
+import { guardProcess } from './harness';
+
+guardProcess();
 
 const big = { items: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `item ${i}` })) };
 

@@ -1,5 +1,10 @@
+// Parity: ctx.redirect and ctx.protocol / secure / hostname. Attacker angle: CR/LF in a redirect
+// target (header injection), X-Forwarded-Proto / -Host forged by a client that is not a proxy.
 import { describe, expect, it } from 'vitest';
-import { createApp, type TrustProxy } from '../src/index';
+import { createApp, type TrustProxy } from '../../src/index';
+import { guardProcess } from './harness';
+
+guardProcess();
 
 describe('ctx.redirect', () => {
   it('sets Location (percent-encoded where needed) with 302 by default or the given status', async () => {

@@ -1,5 +1,10 @@
+// Parity with Fastify / Hono / Express: cors(). Attacker angle: an origin that is not allowed,
+// '*' with credentials, header names smuggled through options.
 import { describe, expect, it } from 'vitest';
-import { cors, createApp, HttpError } from '../src/index';
+import { cors, createApp, HttpError } from '../../src/index';
+import { guardProcess } from './harness';
+
+guardProcess();
 
 function make(options: Parameters<typeof cors>[0]) {
   const app = createApp();
