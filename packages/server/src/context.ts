@@ -421,12 +421,15 @@ export class Context {
 
   /**
    * Opens this request's event stream if needed and returns it (e.g. to keep in a callback). For
-   * HEAD, and while the app is closing, the stream is ended right after its headers.
+   * HEAD, and while the app is closing, the stream is ended right after its headers. Through a
+   * ctx whose request is over it returns the stream the request had (ended by then), and throws
+   * {@link ReleasedContextError} if it had none.
    */
   sseStream(): SseStream {
     if (this._stream !== null) return this._stream;
-    const slot = this._use('sseStream()');
-    if (slot === null) return SseStream.ended();
+    const slot = this._slot;
+    // The one stale operation that throws: it must return a stream, and this request has none.
+    if (slot.gen !== this._gen) throw new ReleasedContextError('sseStream()');
     this._assertCanRespond(slot);
     const stream = new SseStream(this.res, slot.host.sse, ['x-request-id', this.requestId]);
     this._stream = stream;
@@ -446,6 +449,7 @@ export class Context {
    * else as JSON. Returns false when the client is gone or was dropped as too slow.
    */
   sseEvent(event: string, data: unknown): boolean {
+    if (this._stream === null && this._use('sseEvent()') === null) return false;
     return this.sseStream().send(event, data);
   }
 
@@ -457,6 +461,7 @@ export class Context {
     if (!Number.isFinite(intervalMs) || intervalMs <= 0) {
       throw new RangeError(`sseInterval intervalMs must be a positive number, got ${intervalMs}`);
     }
+    if (this._stream === null && this._use('sseInterval()') === null) return DONE;
     const stream = this.sseStream();
     const host = this._slot.host;
     return stream.every(fn, intervalMs, (err) => {

@@ -112,23 +112,7 @@ export class SseStream {
   readonly #timers = new Set<TimerHandle>();
   #listeners: CloseListener[] = [];
 
-  /**
-   * A stream that has already ended, for a ctx whose request is over: every write is a no-op
-   * returning `false`, `onClose` listeners run at once.
-   */
-  static ended(): SseStream {
-    return new SseStream(null, null, []);
-  }
-
-  constructor(res: ServerResponse | null, registry: SseRegistry | null, headers: string[]) {
-    if (res === null || registry === null) {
-      // See ended(): every method checks `closed` before it touches the response.
-      this.closed = true;
-      this.lastWriteAt = 0;
-      this.#res = null as never;
-      this.#registry = null as never;
-      return;
-    }
+  constructor(res: ServerResponse, registry: SseRegistry, headers: string[]) {
     this.#res = res;
     this.#registry = registry;
     this.lastWriteAt = registry.clock.now();
@@ -148,12 +132,12 @@ export class SseStream {
 
   /** True while the socket buffer is above its high-water mark. */
   get congested(): boolean {
-    return !this.closed && this.#res.writableNeedDrain;
+    return this.#res.writableNeedDrain;
   }
 
   /** Bytes queued for this client and not yet taken by the kernel. */
   get bufferedBytes(): number {
-    return this.closed ? 0 : this.#res.writableLength;
+    return this.#res.writableLength;
   }
 
   /** Sends one event with the next id of this stream. Returns false if the stream is closed. */

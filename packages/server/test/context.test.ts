@@ -206,7 +206,7 @@ describe('pooling', () => {
       expect((reported[0] as ReleasedContextError).operation).toBe('status()');
       expect(await kept!.sendFile('/etc/hostname')).toBeUndefined();
       expect(kept!.sseEvent('x', 1)).toBe(false);
-      expect(kept!.sseStream().closed).toBe(true);
+      expect(() => kept!.sseStream()).toThrow(ReleasedContextError);
     },
   );
 
