@@ -615,7 +615,7 @@ class KeelApp implements App, SlotHost {
       return;
     }
     slot.chainDone = true;
-    if (slot.resDone || slot.stream !== null || slot.busy) {
+    if (slot.resDone || slot.stream !== null || slot.busy > 0) {
       this.maybeRelease(slot);
       return;
     }
@@ -675,7 +675,7 @@ class KeelApp implements App, SlotHost {
       slot.stream.close(); // releases the slot through the stream's close listener
       return;
     }
-    if (slot.busy) return; // an async response op is still answering; it releases the slot
+    if (slot.busy > 0) return; // an async response op is still answering; it releases the slot
     if (slot.resDone || res.writableEnded) {
       slot.resDone = true;
       this.maybeRelease(slot);
@@ -750,7 +750,7 @@ class KeelApp implements App, SlotHost {
   }
 
   maybeRelease(slot: Slot): void {
-    if (slot.live && slot.chainDone && slot.resDone && !slot.busy) this.#release(slot);
+    if (slot.live && slot.chainDone && slot.resDone && slot.busy === 0) this.#release(slot);
   }
 
   #release(slot: Slot): void {

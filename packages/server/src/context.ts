@@ -533,9 +533,12 @@ export class Context {
     body: string | Uint8Array,
   ): void {
     slot.resDone = true;
-    slot.busy = true;
+    slot.busy++;
+    const gen = this._gen;
     compressBody(settings, encoding, body, (err, out) => {
-      slot.busy = false;
+      // busy > 0 holds the slot, so the generation is still this request's.
+      const live = slot.gen === gen;
+      if (live) slot.busy--;
       try {
         if (err === null) this._write(contentType, out, out.byteLength, encoding);
         else this._write(contentType, body, Buffer.byteLength(body), null);
@@ -543,7 +546,7 @@ export class Context {
         slot.host.report(writeErr, this);
         this.res.destroy();
       }
-      slot.host.maybeRelease(slot);
+      if (live) slot.host.maybeRelease(slot);
     });
   }
 
@@ -560,17 +563,17 @@ export class Context {
    */
   _track(slot: Slot, work: Promise<void>): Promise<void> {
     const gen = this._gen;
-    slot.busy = true;
+    slot.busy++;
     work.then(
       () => {
         if (slot.gen !== gen) return;
-        slot.busy = false;
+        slot.busy--;
         slot.resDone = true;
         slot.host.maybeRelease(slot);
       },
       (err: unknown) => {
         if (slot.gen !== gen) return;
-        slot.busy = false;
+        slot.busy--;
         if (slot.chainDone) slot.host.fail(slot, err);
         else slot.lose(err); // the chain may await it; if it ends without a response, this answers
       },

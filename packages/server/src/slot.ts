@@ -40,7 +40,7 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
  * request stale: it keeps reading its own request, and cannot respond through the slot again.
  *
  * Release needs three things: the chain settled (`chainDone`), the response finished or the
- * stream closed (`resDone`), and no async response operation running (`busy`).
+ * stream closed (`resDone`), and no async response operation running (`busy` at 0).
  */
 export class Slot {
   readonly host: SlotHost;
@@ -60,8 +60,11 @@ export class Slot {
   /** `next()` promises not yet settled. */
   pendingNext = 0;
   resDone = false;
-  /** An async response operation (sendFile, graphql) is running. */
-  busy = false;
+  /**
+   * Async response operations still running (sendFile, graphql, compression): a count, since
+   * they nest (a GraphQL answer can be compressed).
+   */
+  busy = 0;
   stream: SseStream | null = null;
   /** `onResClose` is registered on the response. */
   watchingClose = false;
@@ -173,7 +176,7 @@ export class Slot {
     this.chainWaiting = false;
     this.pendingNext = 0;
     this.resDone = false;
-    this.busy = false;
+    this.busy = 0;
     this.stream = null;
     this.watchingClose = false;
     this.reading = false;

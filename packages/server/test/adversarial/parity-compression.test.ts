@@ -102,4 +102,26 @@ describe('compression', () => {
     );
     expect(() => createApp({ compression: { brotliQuality: 12 } })).toThrow(RangeError);
   });
+
+  it('a GraphQL answer being compressed keeps its request open until it is written', async () => {
+    const app = createApp({ compression: { threshold: 10 } });
+    const seen: { status: number; finished: boolean }[] = [];
+    app.onResponse((_ctx, response) => {
+      seen.push(response);
+    });
+    app.post('/graphql', (ctx) =>
+      ctx.graphql('type Query { items: [String!]! }', {
+        Query: { items: () => Array.from({ length: 500 }, (_, i) => `item ${i}`) },
+      }),
+    );
+    const res = await app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'content-type': 'application/json', 'accept-encoding': 'gzip' },
+      body: JSON.stringify({ query: '{ items }' }),
+    });
+    expect(res.headers['content-encoding']).toBe('gzip');
+    // The hook runs when the response is over: by then it was written.
+    expect(seen).toEqual([{ status: 200, finished: true }]);
+  });
 });
