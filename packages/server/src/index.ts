@@ -1,12 +1,18 @@
 export {
   type App,
   type AppOptions,
+  type CloseOptions,
   createApp,
   type ErrorHandler,
   type InjectRequest,
   type InjectResponse,
+  type ResponseHook,
+  type ResponseInfo,
+  type ServerTimeouts,
 } from './app';
+export type { BodyParsers, RouteOptions } from './body';
 export type { Clock, TimerHandle } from './clock';
+export type { CompressionOptions, Encoding } from './compress';
 export type {
   CacheControlOptions,
   Context,
@@ -16,6 +22,7 @@ export type {
   Next,
 } from './context';
 export type { CookieOptions } from './cookies';
+export { type CorsOptions, cors } from './cors';
 export {
   BadRequestError,
   HttpError,
@@ -25,7 +32,7 @@ export {
   type ValidationIssue,
 } from './errors';
 export type { SendFileOptions } from './files';
-export type { GraphqlResolvers } from './graphql';
+export type { GraphqlOptions, GraphqlResolvers } from './graphql';
 export {
   type ConnectOptions,
   createEventHub,
