@@ -13,6 +13,7 @@ export {
 } from './query/observer';
 export type { QueryStatus } from './query/state';
 export {
+  INVALIDATE_EVENT,
   RESET_EVENT,
   type ServerEventHandler,
   type ServerEventHandlers,
@@ -24,6 +25,7 @@ export {
   type ServerEvent,
   ServerEventsError,
 } from './server-events/connection';
+export { SOURCE_HEADER, sourceHeaders } from './server-events/source';
 export { type MutationResult, useMutation } from './use-mutation';
 export { useQuery } from './use-query';
 export { useServerEvents } from './use-server-events';

@@ -1,12 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ParsedUrlQuery, parse as parseQuery } from 'node:querystring';
-import { BodyReader } from './body';
+import encodeUrl from 'encodeurl';
+import { type CompressionSettings, chooseEncoding, compressBody, type Encoding } from './compress';
 import { type CookieOptions, parseCookies, readCookie, serializeCookie } from './cookies';
 import { ReleasedContextError } from './errors';
 import { type SendFileOptions, sendFile } from './files';
-import { type GraphqlResolvers, runGraphql } from './graphql';
-import { resolveAddresses, type TrustFn } from './proxy';
-import { type SseRegistry, SseStream } from './sse';
+import type { GraphqlResolvers } from './graphql';
+import { resolveAddresses } from './proxy';
+import type { Slot } from './slot';
+import { SseStream } from './sse';
 import { type Rules, type Validated, validate } from './validate';
 
 /**
@@ -42,30 +44,15 @@ export interface CacheControlOptions {
   noStore?: boolean;
 }
 
-/** What a ctx needs from its app; implemented by the app's dispatcher. */
-export interface ContextHost {
-  readonly development: boolean;
-  readonly closing: boolean;
-  readonly middleware: readonly Middleware[];
-  readonly trust: TrustFn;
-  readonly sse: SseRegistry;
-  chainDone(ctx: Context): void;
-  fail(ctx: Context, err: unknown): void;
-  bodyDone(ctx: Context, err: Error | null, body: unknown, aborted: boolean): void;
-  maybeRelease(ctx: Context): void;
-  report(err: unknown, ctx: Context): void;
-}
+const DONE: Promise<void> = Promise.resolve();
 
-const RESOLVED: Promise<unknown> = Promise.resolve();
-const EMPTY_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
-const NONE = null as never;
+const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?$/i;
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as PromiseLike<unknown>).then === 'function'
-  );
+/** `example.com:8080` -> `example.com`, `[::1]:80` -> `[::1]`; '' for anything else. */
+function hostnameOf(value: string | undefined): string {
+  if (value === undefined || value.length > 255 || !HOST.test(value)) return '';
+  const end = value.startsWith('[') ? value.indexOf(']') + 1 : value.indexOf(':');
+  return (end <= 0 ? value : value.slice(0, end)).toLowerCase();
 }
 
 function seconds(name: string, value: number | undefined): number | undefined {
@@ -79,117 +66,78 @@ function seconds(name: string, value: number | undefined): number | undefined {
 }
 
 /**
- * The per-request context. Pooled: after the response has finished (for a stream: after it
- * closed) the object is reset and reused for another request. Do not keep it in timers or
- * background work; copy what you need first. In development a kept ctx throws
- * {@link ReleasedContextError} on use.
+ * The context of one request. Its bookkeeping lives in a pooled slot that later requests reuse;
+ * the ctx itself belongs to this request only. Once the response has finished (for a stream:
+ * once it closed) the ctx is stale: reading it still gives this request's data (never another
+ * client's), and a response operation through it does nothing and is reported to `onError` as a
+ * {@link ReleasedContextError}. Copy what background work needs instead of keeping ctx.
  */
 export class Context {
   /** The request (with `remoteAddress`, the TCP peer captured at accept). */
-  req: KeelRequest = NONE;
+  readonly req: KeelRequest;
   /** Node's response; prefer the ctx helpers, which keep the pool's bookkeeping right. */
-  res: ServerResponse = NONE;
+  readonly res: ServerResponse;
   /** HTTP method, e.g. `GET`. */
-  method = '';
+  readonly method: string;
   /** URL path without the query string, as sent (not percent-decoded). */
-  path = '';
+  readonly path: string;
   /** Route parameters (`:id` -> `params.id`, trailing `*` -> `params['*']`), decoded once. */
-  params: Readonly<Record<string, string>> = EMPTY_PARAMS;
+  readonly params: Readonly<Record<string, string>>;
   /** Parsed JSON or urlencoded body; `undefined` when the request has none (or another type). */
   body: unknown = undefined;
   /** Correlation id: the incoming X-Request-ID when short and safe, else a fresh one. */
-  requestId = '';
+  readonly requestId: string;
 
-  /** @internal the real object, also when reached through the development guard */
-  readonly _self: Context = this;
-  /** @internal */ _host: ContextHost;
-  /** @internal */ _handler: Handler | null = null;
-  /** @internal generation, bumped at each release; async continuations compare it. */ _gen = 0;
-  /** @internal */ _live = false;
-  /** @internal the object handed to user code: this, or a guard proxy in development */
-  _face: Context = this;
-  /** @internal middleware cursor */ _i = -1;
+  /** @internal the pooled slot; this ctx may use it while `_slot.gen === _gen` */
+  readonly _slot: Slot;
+  /** @internal */ readonly _gen: number;
+  /** @internal */ readonly _rawQuery: string;
   /** @internal */ _status = 200;
-  /** @internal */ _chainDone = false;
-  /** @internal */ _resDone = false;
-  /** @internal an async response op (sendFile, graphql) is running */ _busy = false;
-  /** @internal */ _stream: SseStream | null = null;
-  /** @internal */ _rawQuery = '';
+  /** @internal this request's stream, kept so a stale ctx can still return it */
+  _stream: SseStream | null = null;
   /** @internal */ _query: ParsedUrlQuery | null = null;
   /** @internal */ _cookies: Record<string, string | undefined> | null = null;
   /** @internal */ _ip: string | null = null;
   /** @internal */ _ips: string[] | null = null;
   /** @internal */ _state: Record<string, unknown> | null = null;
-  /** @internal `_onResClose` is registered on res */ _watchingClose = false;
-  /** @internal the body reader was used for this request */ _reading = false;
-  /** @internal */ readonly _reader: BodyReader;
-  /** @internal bound once per pooled object, so dispatch allocates no closures */
-  readonly _next: Next;
-  /** @internal */ readonly _onFulfilled: () => void;
-  /** @internal */ readonly _onRejected: (err: unknown) => void;
-  /** @internal */ readonly _onStreamEnd: (stream: SseStream) => void;
-  /** @internal */ readonly _onResClose: () => void;
+  /** @internal a stale use was reported already (once per ctx is enough) */
+  _reportedStale = false;
 
-  constructor(host: ContextHost) {
-    this._host = host;
-    this._next = () => {
-      const result = this._dispatch();
-      return isThenable(result) ? (result as Promise<unknown>) : RESOLVED;
-    };
-    this._onFulfilled = () => host.chainDone(this);
-    this._onRejected = (err) => host.fail(this, err);
-    this._onStreamEnd = (stream) => {
-      if (this._stream !== stream) return; // a stale stream of an earlier request
-      this._resDone = true;
-      host.maybeRelease(this);
-    };
-    this._onResClose = () => {
-      this.res.off('close', this._onResClose);
-      this._watchingClose = false;
-      this._resDone = true;
-      host.maybeRelease(this);
-    };
-    this._reader = new BodyReader((err, body, aborted) => host.bodyDone(this, err, body, aborted));
+  /** @internal made by the app for each request */
+  constructor(
+    slot: Slot,
+    req: KeelRequest,
+    res: ServerResponse,
+    method: string,
+    path: string,
+    params: Readonly<Record<string, string>>,
+    rawQuery: string,
+    requestId: string,
+  ) {
+    this._slot = slot;
+    this._gen = slot.gen;
+    this.req = req;
+    this.res = res;
+    this.method = method;
+    this.path = path;
+    this.params = params;
+    this._rawQuery = rawQuery;
+    this.requestId = requestId;
   }
 
-  /** @internal runs the next middleware, or the route handler after the last one */
-  _dispatch(): unknown {
-    const i = ++this._i;
-    const middleware = this._host.middleware;
-    if (i < middleware.length) return middleware[i]!(this._face, this._next);
-    if (i === middleware.length) return this._handler!(this._face);
-    throw new Error('next() was called more than once');
-  }
-
-  /** @internal clears every per-request field; the object goes back to the pool after this */
-  _reset(): void {
-    if (this._watchingClose) this.res.off('close', this._onResClose);
-    if (this._reading) this._reader.reset();
-    this.req = NONE;
-    this.res = NONE;
-    this.method = '';
-    this.path = '';
-    this.params = EMPTY_PARAMS;
-    this.body = undefined;
-    this.requestId = '';
-    this._handler = null;
-    this._gen++;
-    this._live = false;
-    this._face = this;
-    this._i = -1;
-    this._status = 200;
-    this._chainDone = false;
-    this._resDone = false;
-    this._busy = false;
-    this._stream = null;
-    this._rawQuery = '';
-    this._query = null;
-    this._cookies = null;
-    this._ip = null;
-    this._ips = null;
-    this._state = null;
-    this._watchingClose = false;
-    this._reading = false;
+  /**
+   * @internal The slot, when this ctx's request is still live; otherwise reports the stale use
+   * (once) and returns null, and the caller does nothing. The generation check is the whole
+   * cost of stale-ctx detection: one comparison per response operation.
+   */
+  _use(op: string): Slot | null {
+    const slot = this._slot;
+    if (slot.gen === this._gen) return slot;
+    if (!this._reportedStale) {
+      this._reportedStale = true;
+      slot.host.report(new ReleasedContextError(op), this);
+    }
+    return null;
   }
 
   /** Per-request scratch space for middleware (e.g. the authenticated user). */
@@ -212,7 +160,7 @@ export class Context {
 
   /** @internal */
   _resolveIp(): void {
-    const trust = this._host.trust;
+    const trust = this._slot.host.trust;
     const peer = this.req.remoteAddress;
     if (trust === null) {
       this._ip = peer;
@@ -256,6 +204,7 @@ export class Context {
 
   /** Sets the response status for the next response operation; chain into it. */
   status(code: number): this {
+    if (this._use('status()') === null) return this;
     if (!Number.isInteger(code) || code < 100 || code > 599) {
       throw new RangeError(`status must be an integer in 100-599, got ${String(code)}`);
     }
@@ -265,7 +214,7 @@ export class Context {
 
   /** Sets a response header; chainable. */
   setHeader(name: string, value: string | number | readonly string[]): this {
-    this.res.setHeader(name, value);
+    if (this._use('setHeader()') !== null) this.res.setHeader(name, value);
     return this;
   }
 
@@ -277,6 +226,7 @@ export class Context {
    * // Cache-Control: public, max-age=60, stale-while-revalidate=30
    */
   cacheControl(options: CacheControlOptions): this {
+    if (this._use('cacheControl()') === null) return this;
     const parts: string[] = [];
     if (options.noStore === true) parts.push('no-store');
     else {
@@ -301,13 +251,88 @@ export class Context {
    * with CR/LF stripped; defaults `Path=/`, `SameSite=Lax`; `maxAge` in seconds. Chainable.
    */
   setCookie(name: string, value: string, options?: CookieOptions): this {
-    this.res.appendHeader('set-cookie', serializeCookie(name, value, options));
+    if (this._use('setCookie()') !== null) {
+      this.res.appendHeader('set-cookie', serializeCookie(name, value, options));
+    }
     return this;
+  }
+
+  /**
+   * Redirects to `url` (absolute, or relative to this request) with `status` (300-308, default
+   * 302 Found; 303 after a POST, 307/308 keep the method). The URL is percent-encoded where it
+   * must be (encodeurl); CR, LF and NUL are refused with a TypeError, so no header can be
+   * injected. Redirecting to a URL taken from the request is an open redirect: check it first.
+   */
+  redirect(url: string, status = 302): void {
+    const slot = this._use('redirect()');
+    if (slot === null) return;
+    if (typeof url !== 'string' || url === '') {
+      throw new TypeError(`keel: redirect \`url\` must be a non-empty string, got ${typeof url}`);
+    }
+    if (/[\r\n\0]/.test(url)) {
+      throw new TypeError(
+        `keel: redirect \`url\` must not contain CR, LF or NUL, got ${JSON.stringify(url)}`,
+      );
+    }
+    if (
+      !Number.isInteger(status) ||
+      status < 300 ||
+      status > 308 ||
+      status === 304 ||
+      status === 305 ||
+      status === 306
+    ) {
+      throw new RangeError(
+        `keel: redirect \`status\` must be 300-303, 307 or 308, got ${String(status)}`,
+      );
+    }
+    this.res.setHeader('location', encodeUrl(url));
+    this._status = status;
+    this._end(slot, null, null);
+  }
+
+  /**
+   * `https` when the connection is TLS; with trust proxy, and only when the TCP peer is a trusted
+   * proxy, the first `X-Forwarded-Proto` value (`http` or `https`, anything else is ignored).
+   */
+  get protocol(): 'http' | 'https' {
+    const encrypted = (this.req.socket as { encrypted?: boolean } | null)?.encrypted === true;
+    const forwarded = this._forwarded('x-forwarded-proto')?.toLowerCase();
+    if (forwarded === 'https' || forwarded === 'http') return forwarded;
+    return encrypted ? 'https' : 'http';
+  }
+
+  /** `protocol === 'https'`. */
+  get secure(): boolean {
+    return this.protocol === 'https';
+  }
+
+  /**
+   * The host name the client asked for, without port: from `Host`, or with trust proxy (the TCP
+   * peer being a trusted proxy) from the first `X-Forwarded-Host` value. An IPv6 address keeps its
+   * brackets. A value that is not a host name is ignored (`''` when nothing valid is left).
+   */
+  get hostname(): string {
+    const forwarded = hostnameOf(this._forwarded('x-forwarded-host'));
+    if (forwarded !== '') return forwarded;
+    return hostnameOf(this.req.headers.host);
+  }
+
+  /** @internal the first value of a forwarding header, when the TCP peer is a trusted proxy */
+  _forwarded(name: string): string | undefined {
+    const trust = this._slot.host.trust;
+    if (trust === null || !trust(this.req.remoteAddress, 0)) return undefined;
+    const value = this.req.headers[name];
+    if (typeof value !== 'string') return undefined;
+    const comma = value.indexOf(',');
+    return (comma === -1 ? value : value.slice(0, comma)).trim();
   }
 
   /** Sends `value` as JSON (`application/json; charset=utf-8`). */
   json(value: unknown): void {
-    this._end('application/json; charset=utf-8', JSON.stringify(value) ?? 'null');
+    const slot = this._use('json()');
+    if (slot === null) return;
+    this._end(slot, 'application/json; charset=utf-8', JSON.stringify(value) ?? 'null');
   }
 
   /**
@@ -315,12 +340,16 @@ export class Context {
    * (unless a Content-Type was set), an object as JSON, `null`/`undefined` as an empty body.
    */
   send(body: string | Buffer | Uint8Array | object | null | undefined): void {
-    if (body === null || body === undefined) this._end(null, null);
+    const slot = this._use('send()');
+    if (slot === null) return;
+    if (body === null || body === undefined) this._end(slot, null, null);
     else if (typeof body === 'string') {
-      this._end(this.res.hasHeader('content-type') ? null : 'text/plain; charset=utf-8', body);
+      const type = this.res.hasHeader('content-type') ? null : 'text/plain; charset=utf-8';
+      this._end(slot, type, body);
     } else if (body instanceof Uint8Array) {
-      this._end(this.res.hasHeader('content-type') ? null : 'application/octet-stream', body);
-    } else this.json(body);
+      const type = this.res.hasHeader('content-type') ? null : 'application/octet-stream';
+      this._end(slot, type, body);
+    } else this._end(slot, 'application/json; charset=utf-8', JSON.stringify(body) ?? 'null');
   }
 
   /**
@@ -329,7 +358,9 @@ export class Context {
    * Pass `root` whenever the path comes from the request. Rejects with HttpError 403/404.
    */
   sendFile(path: string, options?: SendFileOptions): Promise<void> {
-    this._assertCanRespond();
+    const slot = this._use('sendFile()');
+    if (slot === null) return DONE;
+    this._assertCanRespond(slot);
     const req = this.req;
     const work = sendFile(
       {
@@ -342,7 +373,7 @@ export class Context {
       path,
       options,
     );
-    return this._track(work);
+    return this._track(slot, work);
   }
 
   /**
@@ -350,7 +381,9 @@ export class Context {
    * GET query string) against `schema` (SDL, built once per string) and sends the result.
    */
   graphql(schema: string, resolvers?: GraphqlResolvers): Promise<void> {
-    this._assertCanRespond();
+    const slot = this._use('graphql()');
+    if (slot === null) return DONE;
+    this._assertCanRespond(slot);
     const source = (this.method === 'POST' ? this.body : this._parsedQuery()) as
       | Record<string, unknown>
       | undefined;
@@ -358,15 +391,17 @@ export class Context {
       typeof source === 'object' && source !== null
         ? { query: source.query, variables: source.variables, operationName: source.operationName }
         : { query: undefined, variables: undefined, operationName: undefined };
-    const self = this._self;
-    const gen = self._gen;
-    const work = runGraphql(this.method, params, schema, resolvers, this._face).then((outcome) => {
-      if (self._gen !== gen) return;
-      if (outcome.allow !== undefined) self.res.setHeader('allow', outcome.allow);
-      self._status = outcome.status;
-      self.json(outcome.body);
-    });
-    return this._track(work);
+    const contentType = this.req.headers['content-type'];
+    const runner = slot.host.graphql;
+    const work = runner
+      .run(this.method, contentType, params, schema, resolvers, this)
+      .then((outcome) => {
+        if (slot.gen !== this._gen) return;
+        if (outcome.allow !== undefined) this.res.setHeader('allow', outcome.allow);
+        this._status = outcome.status;
+        this._end(slot, 'application/json; charset=utf-8', JSON.stringify(outcome.body));
+      });
+    return this._track(slot, work);
   }
 
   /**
@@ -384,15 +419,29 @@ export class Context {
     return validate(rules, data);
   }
 
-  /** Opens this request's event stream if needed and returns it (e.g. to keep in a callback). */
+  /**
+   * Opens this request's event stream if needed and returns it (e.g. to keep in a callback). For
+   * HEAD, and while the app is closing, the stream is ended right after its headers. Through a
+   * ctx whose request is over it returns the stream the request had (ended by then), and throws
+   * {@link ReleasedContextError} if it had none.
+   */
   sseStream(): SseStream {
-    if (this._stream === null) {
-      this._assertCanRespond();
-      const stream = new SseStream(this.res, this._host.sse, ['x-request-id', this.requestId]);
-      this._stream = stream;
-      stream.onClose(this._onStreamEnd);
+    if (this._stream !== null) return this._stream;
+    const slot = this._slot;
+    // The one stale operation that throws: it must return a stream, and this request has none.
+    if (slot.gen !== this._gen) throw new ReleasedContextError('sseStream()');
+    this._assertCanRespond(slot);
+    const stream = new SseStream(this.res, slot.host.sse, ['x-request-id', this.requestId]);
+    this._stream = stream;
+    slot.stream = stream;
+    stream.onClose(slot.onStreamEnd);
+    // HEAD gets the headers only; an open stream would hold the keep-alive socket forever. While
+    // the app closes, a new stream ends at once too (close() already ended the others).
+    if (this.method === 'HEAD' || slot.host.closing) {
+      if (slot.host.closing) this.res.shouldKeepAlive = false;
+      stream.close();
     }
-    return this._stream;
+    return stream;
   }
 
   /**
@@ -400,6 +449,7 @@ export class Context {
    * else as JSON. Returns false when the client is gone or was dropped as too slow.
    */
   sseEvent(event: string, data: unknown): boolean {
+    if (this._stream === null && this._use('sseEvent()') === null) return false;
     return this.sseStream().send(event, data);
   }
 
@@ -411,50 +461,98 @@ export class Context {
     if (!Number.isFinite(intervalMs) || intervalMs <= 0) {
       throw new RangeError(`sseInterval intervalMs must be a positive number, got ${intervalMs}`);
     }
+    if (this._stream === null && this._use('sseInterval()') === null) return DONE;
     const stream = this.sseStream();
-    const host = this._host;
-    const face = this._face;
+    const host = this._slot.host;
     return stream.every(fn, intervalMs, (err) => {
-      if (!stream.closed) host.report(err, face);
+      if (!stream.closed) host.report(err, this);
     });
   }
 
   /** @internal every buffered response goes out through here */
-  _end(contentType: string | null, body: string | Uint8Array | null): void {
-    this._assertCanRespond();
+  _end(slot: Slot, contentType: string | null, body: string | Uint8Array | null): void {
+    this._assertCanRespond(slot);
     const res = this.res;
     const status = this._status;
     // While the app closes, tell keep-alive clients this connection ends with this response.
-    if (this._host.closing) res.shouldKeepAlive = false;
+    if (slot.host.closing) res.shouldKeepAlive = false;
     if (status === 204 || status === 304) {
       res.writeHead(status, ['x-request-id', this.requestId]);
       res.end();
-    } else {
-      const length =
-        body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-      res.writeHead(
-        status,
-        contentType === null
-          ? ['content-length', String(length), 'x-request-id', this.requestId]
-          : [
-              'content-type',
-              contentType,
-              'content-length',
-              String(length),
-              'x-request-id',
-              this.requestId,
-            ],
-      );
-      if (body === null || this.method === 'HEAD') res.end();
-      else res.end(body);
+      slot.resDone = true;
+      return;
     }
-    this._resDone = true;
+    const length =
+      body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    const compression = slot.host.compression;
+    if (compression !== null && body !== null) {
+      const encoding = chooseEncoding(compression, this.req, res, contentType, length);
+      if (encoding !== null && this.method !== 'HEAD') {
+        this._compress(slot, compression, encoding, contentType, body);
+        return;
+      }
+    }
+    this._write(contentType, body, length, null);
+    slot.resDone = true;
   }
 
-  /** @internal */
-  _assertCanRespond(): void {
-    if (!this._live) throw new ReleasedContextError('response');
-    if (this._resDone || this._stream !== null || this.res.headersSent) {
+  /** @internal writes the head and the body (a HEAD request gets the head only) */
+  _write(
+    contentType: string | null,
+    body: string | Uint8Array | null,
+    length: number,
+    encoding: Encoding | null,
+  ): void {
+    const res = this.res;
+    const head =
+      contentType === null
+        ? ['content-length', String(length), 'x-request-id', this.requestId]
+        : [
+            'content-type',
+            contentType,
+            'content-length',
+            String(length),
+            'x-request-id',
+            this.requestId,
+          ];
+    if (encoding !== null) head.push('content-encoding', encoding);
+    res.writeHead(this._status, head);
+    if (body === null || this.method === 'HEAD') res.end();
+    else res.end(body);
+  }
+
+  /**
+   * @internal Compresses off the event loop, then writes. The response counts as sent at once
+   * (a second response operation is refused) and the slot stays busy until it is written.
+   */
+  _compress(
+    slot: Slot,
+    settings: CompressionSettings,
+    encoding: Encoding,
+    contentType: string | null,
+    body: string | Uint8Array,
+  ): void {
+    slot.resDone = true;
+    slot.busy++;
+    const gen = this._gen;
+    compressBody(settings, encoding, body, (err, out) => {
+      // busy > 0 holds the slot, so the generation is still this request's.
+      const live = slot.gen === gen;
+      if (live) slot.busy--;
+      try {
+        if (err === null) this._write(contentType, out, out.byteLength, encoding);
+        else this._write(contentType, body, Buffer.byteLength(body), null);
+      } catch (writeErr) {
+        slot.host.report(writeErr, this);
+        this.res.destroy();
+      }
+      if (live) slot.host.maybeRelease(slot);
+    });
+  }
+
+  /** @internal a live request answers once */
+  _assertCanRespond(slot: Slot): void {
+    if (slot.resDone || slot.stream !== null || this.res.headersSent) {
       throw new Error('A response was already sent for this request');
     }
   }
@@ -463,55 +561,23 @@ export class Context {
    * @internal Follows an async response op. If the handler did not await it and it fails after
    * the chain finished, the error is answered here; the returned promise is marked handled.
    */
-  _track(work: Promise<void>): Promise<void> {
-    // Continuations use the real object: the guard proxy throws once this request is over.
-    const self = this._self;
-    const gen = self._gen;
-    self._busy = true;
+  _track(slot: Slot, work: Promise<void>): Promise<void> {
+    const gen = this._gen;
+    slot.busy++;
     work.then(
       () => {
-        if (self._gen !== gen) return;
-        self._busy = false;
-        self._resDone = true;
-        self._host.maybeRelease(self);
+        if (slot.gen !== gen) return;
+        slot.busy--;
+        slot.resDone = true;
+        slot.host.maybeRelease(slot);
       },
       (err: unknown) => {
-        if (self._gen !== gen) return;
-        self._busy = false;
-        if (self._chainDone) self._host.fail(self, err);
+        if (slot.gen !== gen) return;
+        slot.busy--;
+        if (slot.chainDone) slot.host.fail(slot, err);
+        else slot.lose(err); // the chain may await it; if it ends without a response, this answers
       },
     );
     return work;
   }
-}
-
-const guardTraps: ProxyHandler<Context> & { gen: number } = {
-  gen: 0,
-  get(target, prop) {
-    // `then` and `constructor` stay readable so awaiting or inspecting a ctx does not throw.
-    if (
-      typeof prop === 'string' &&
-      prop !== 'then' &&
-      prop !== 'constructor' &&
-      target._gen !== this.gen
-    ) {
-      throw new ReleasedContextError(prop);
-    }
-    return (target as unknown as Record<string | symbol, unknown>)[prop];
-  },
-  set(target, prop, value) {
-    if (target._gen !== this.gen) throw new ReleasedContextError(String(prop));
-    (target as unknown as Record<string | symbol, unknown>)[prop] = value;
-    return true;
-  },
-};
-
-/**
- * Development guard: a proxy bound to this request's generation of a pooled ctx. Once the ctx
- * is released, every use of the proxy throws, instead of reading the next request's data.
- */
-export function guardContext(ctx: Context): Context {
-  const traps = Object.create(guardTraps) as typeof guardTraps;
-  traps.gen = ctx._gen;
-  return new Proxy(ctx, traps);
 }

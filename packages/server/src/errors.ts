@@ -83,18 +83,22 @@ export class BadRequestError extends HttpError {
 }
 
 /**
- * Thrown when a pooled `ctx` is used after its response finished (development mode only; see
- * the README's pooling rule).
+ * Reported to `onError` (never thrown) when a response operation is called through a ctx whose
+ * request is over: the call did nothing. See the README's pooling rule.
  */
 export class ReleasedContextError extends Error {
   override name = 'ReleasedContextError';
+  /** The operation that was called, e.g. `json()`. */
+  readonly operation: string;
 
-  constructor(property: string) {
+  constructor(operation: string) {
     super(
-      `ctx.${property} was used after the response finished. ctx objects are pooled and ` +
-        'recycled: copy what you need (e.g. `const id = ctx.params.id`) before timers or ' +
-        'background work, and do not keep ctx after the handler returns.',
+      `ctx.${operation} was called after the response finished, so it did nothing. The ` +
+        "request's state is pooled and serves later requests: copy what you need (e.g. " +
+        '`const id = ctx.params.id`) before timers or background work, and answer before the ' +
+        'handler returns.',
     );
+    this.operation = operation;
   }
 }
 

@@ -55,6 +55,12 @@ export class SseRegistry {
   readonly streams = new Set<SseStream>();
   readonly clock: Clock;
   readonly options: SseOptions;
+  /**
+   * Counts event-loop turns that wrote. Node corks a response until the next tick, so bytes
+   * written in the current turn are not yet "unsent" (see {@link SseStream.write}).
+   */
+  turn = 0;
+  #turnPending = false;
   #heartbeat: TimerHandle | null = null;
 
   constructor(clock: Clock, options: SseOptions) {
@@ -81,11 +87,22 @@ export class SseRegistry {
     for (const stream of [...this.streams]) stream.close();
   }
 
-  #beat = (): void => {
-    const idleSince = this.clock.now() - this.options.heartbeatMs;
-    for (const stream of this.streams) {
-      if (stream.lastWriteAt <= idleSince) stream.comment('');
+  /** The current turn; the first write of a turn schedules the next one. */
+  currentTurn(): number {
+    if (!this.#turnPending) {
+      this.#turnPending = true;
+      setImmediate(this.#nextTurn);
     }
+    return this.turn;
+  }
+
+  #nextTurn = (): void => {
+    this.#turnPending = false;
+    this.turn++;
+  };
+
+  #beat = (): void => {
+    for (const stream of this.streams) stream.heartbeat();
   };
 }
 
@@ -105,17 +122,21 @@ export class SseStream {
   closed = false;
   /** The id of the last event written by `send` (hub events carry the hub's ids). */
   lastId = 0;
-  /** Clock time of the last write, for the shared heartbeat. */
-  lastWriteAt: number;
+  /** True when the stream ended because its queue passed `maxBufferedBytes` (too slow). */
+  dropped = false;
   readonly #res: ServerResponse;
   readonly #registry: SseRegistry;
   readonly #timers = new Set<TimerHandle>();
   #listeners: CloseListener[] = [];
+  /** The registry turn of this stream's last write. */
+  #turn = -1;
+  /** Writes so far, and as counted at the last heartbeat: equal means idle for a whole period. */
+  #writes = 0;
+  #beatWrites = -1;
 
   constructor(res: ServerResponse, registry: SseRegistry, headers: string[]) {
     this.#res = res;
     this.#registry = registry;
-    this.lastWriteAt = registry.clock.now();
     res.writeHead(200, [
       'content-type',
       'text/event-stream; charset=utf-8',
@@ -140,6 +161,11 @@ export class SseStream {
     return this.#res.writableLength;
   }
 
+  /** The app's `sse.maxBufferedBytes`: the most a client may have queued. */
+  get maxBufferedBytes(): number {
+    return this.#registry.options.maxBufferedBytes;
+  }
+
   /** Sends one event with the next id of this stream. Returns false if the stream is closed. */
   send(event: string | undefined, data: unknown): boolean {
     if (this.closed) return false;
@@ -149,6 +175,15 @@ export class SseStream {
     return this.write(frame);
   }
 
+  /**
+   * Called by the shared heartbeat every `heartbeatMs`: writes a `:` comment when nothing was
+   * written since the previous beat (a counter, so a write costs no clock read).
+   */
+  heartbeat(): void {
+    if (this.#writes === this.#beatWrites) this.comment('');
+    this.#beatWrites = this.#writes;
+  }
+
   /** Sends a comment line (`: text`), ignored by EventSource; used for heartbeats. */
   comment(text: string): boolean {
     return this.write(`:${text.replace(LINE_BREAKS, ' ')}\n\n`);
@@ -156,17 +191,27 @@ export class SseStream {
 
   /**
    * Writes a pre-formatted frame (the hub formats once for all clients). Disconnects the client
-   * when its queue grows past `maxBufferedBytes`.
+   * when what it left unsent in earlier event-loop turns is past `maxBufferedBytes`. What this
+   * turn wrote does not count: Node corks the response until the next tick, so a burst published
+   * in one turn sits in the queue even for a client that reads at once. So the queue is checked
+   * once per turn, at its first write (the hot path of a fan-out stays one write).
    */
   write(frame: string | Buffer): boolean {
     if (this.closed) return false;
-    this.#res.write(frame);
-    this.lastWriteAt = this.#registry.clock.now();
-    if (this.#res.writableLength > this.#registry.options.maxBufferedBytes) {
-      this.#res.destroy();
-      this.#onClose(); // release now; the socket's 'close' event comes later
-      return false;
+    const registry = this.#registry;
+    const res = this.#res;
+    const turn = registry.currentTurn();
+    if (turn !== this.#turn) {
+      this.#turn = turn;
+      if (res.writableLength > registry.options.maxBufferedBytes) {
+        this.dropped = true;
+        res.destroy();
+        this.#onClose(); // release now; the socket's 'close' event comes later
+        return false;
+      }
     }
+    res.write(frame);
+    this.#writes++;
     return true;
   }
 

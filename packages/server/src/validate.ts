@@ -54,7 +54,11 @@ const RULE_KEYS = new Set(['type', 'required', 'min', 'max', 'pattern', 'enum'])
 // literal dots, so the pattern cannot backtrack catastrophically; length is capped before it.
 const EMAIL =
   /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/;
-const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+// Each digit run can be matched one way only (the fraction needs its dot), so a failing match
+// backtracks linearly; `\d+\.?\d*` split a digit run every possible way: quadratic.
+const NUMERIC = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+/** Longer numeric strings are refused before any pattern runs: no real number needs more. */
+export const MAX_NUMERIC_LENGTH = 100;
 const compiledCache = new WeakMap<object, CompiledRule[]>();
 
 function describe(value: unknown): string {
@@ -130,7 +134,9 @@ function coerce(type: RuleType | undefined, raw: unknown): string | number | boo
     case 'integer': {
       let n: number | undefined;
       if (typeof raw === 'number') n = raw;
-      else if (typeof raw === 'string' && NUMERIC.test(raw)) n = Number(raw);
+      else if (typeof raw === 'string' && raw.length <= MAX_NUMERIC_LENGTH && NUMERIC.test(raw)) {
+        n = Number(raw);
+      }
       if (n === undefined || !Number.isFinite(n)) return undefined;
       return type === 'integer' && !Number.isInteger(n) ? undefined : n;
     }
@@ -191,11 +197,14 @@ export function validate<const R extends Rules>(rules: R, data: unknown): Valida
       const message = unit ? `must be at least ${rule.min}${unit}` : `must be >= ${rule.min}`;
       issues.push({ field, rule: 'min', message });
     }
-    if (size !== undefined && rule.max !== undefined && size > rule.max) {
+    const tooLarge = size !== undefined && rule.max !== undefined && size > rule.max;
+    if (tooLarge) {
       const message = unit ? `must be at most ${rule.max}${unit}` : `must be <= ${rule.max}`;
       issues.push({ field, rule: 'max', message });
     }
-    if (rule.pattern !== undefined && typeof value === 'string') {
+    // A value already over `max` never reaches the pattern: user patterns may backtrack badly
+    // on long input, and the field has failed anyway.
+    if (rule.pattern !== undefined && typeof value === 'string' && !tooLarge) {
       rule.pattern.lastIndex = 0; // a /g or /y pattern keeps state between calls
       if (!rule.pattern.test(value)) {
         issues.push({ field, rule: 'pattern', message: 'does not match the expected format' });

@@ -9,6 +9,7 @@ import type {
 import { noop, reportError } from '../internal/report';
 import { syntheticResponse } from '../query/state';
 import type { QueryStore } from '../query/store';
+import { addSourceHeader } from '../server-events/source';
 
 export type MutationStatus = 'idle' | 'pending' | 'success' | 'error';
 
@@ -167,6 +168,8 @@ export class MutationObserver<TData, TVars, TContext> {
       if (options?.onMutate) context = await options.onMutate(variables, this.#helpers(writes));
       const url = typeof urlOption === 'function' ? urlOption(variables) : urlOption;
       const request: RequestOptions = requestOptionsOf(options);
+      // Same-origin only: names this tab, so it skips the server's echo of this change.
+      addSourceHeader(client, url, request);
       const body = options?.body
         ? options.body(variables)
         : BODY_METHODS.has(method)
