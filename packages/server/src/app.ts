@@ -22,7 +22,16 @@ import {
   type RouteOptions,
   typeMatcher,
 } from './body';
-import { type Clock, systemClock, type TimerHandle } from './clock';
+import {
+  boolean,
+  checkFunction,
+  checkNumber,
+  checkObject,
+  integer,
+  rangeError,
+  typeError,
+} from './checks';
+import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from './clock';
 import { type CompressionOptions, type CompressionSettings, resolveCompression } from './compress';
 import { Context, type Handler, type KeelRequest, type Middleware } from './context';
 import { HttpError, isHttpError } from './errors';
@@ -243,31 +252,21 @@ class KeelIncomingMessage extends IncomingMessage {
   }
 }
 
-function positive(name: string, value: number | undefined, fallback: number, allowZero = false) {
-  if (value === undefined) return fallback;
-  const what = `keel: \`${name}\` must be a ${allowZero ? 'non-negative' : 'positive'} integer`;
-  if (typeof value !== 'number') throw new TypeError(`${what}, got ${typeof value}`);
-  if (!Number.isInteger(value) || value < (allowZero ? 0 : 1)) {
-    throw new RangeError(`${what}, got ${String(value)}`);
-  }
-  return value;
-}
-
-/** Throws a TypeError naming the header when Node would refuse it (CR/LF, undefined, ...). */
+/**
+ * Throws naming the header when Node would refuse it: a TypeError for a value that is not a
+ * string or number, a RangeError for a name or value Node's checks refuse (CR/LF, ...).
+ */
 function checkHeader(name: string, value: unknown): void {
+  const what = `headers[${JSON.stringify(name)}]`;
+  const expected = 'a header value Node can send';
+  if (typeof value !== 'string' && typeof value !== 'number')
+    throw typeError(what, expected, value);
   try {
     validateHeaderName(name);
-    validateHeaderValue(name, value as string);
+    validateHeaderValue(name, String(value));
   } catch (err) {
-    throw new TypeError(
-      `keel: HttpError header ${JSON.stringify(name)} cannot be sent, got ${describeValue(value)}`,
-      { cause: err },
-    );
+    throw rangeError(what, expected, value, err);
   }
-}
-
-function describeValue(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value) : `${String(value)} (${typeof value})`;
 }
 
 const DEFAULT_TIMEOUTS: Required<ServerTimeouts> = {
@@ -282,18 +281,36 @@ function resolveTimeouts(
   base: Required<ServerTimeouts>,
 ): Required<ServerTimeouts> {
   const out = {
-    requestTimeout: positive('requestTimeout', options.requestTimeout, base.requestTimeout, true),
-    headersTimeout: positive('headersTimeout', options.headersTimeout, base.headersTimeout),
-    keepAliveTimeout: positive(
+    requestTimeout: integer(
+      'requestTimeout',
+      options.requestTimeout,
+      base.requestTimeout,
+      0,
+      MAX_TIMER_MS,
+      'ms',
+    ),
+    headersTimeout: integer(
+      'headersTimeout',
+      options.headersTimeout,
+      base.headersTimeout,
+      1,
+      MAX_TIMER_MS,
+      'ms',
+    ),
+    keepAliveTimeout: integer(
       'keepAliveTimeout',
       options.keepAliveTimeout,
       base.keepAliveTimeout,
-      true,
+      0,
+      MAX_TIMER_MS,
+      'ms',
     ),
   };
   if (out.requestTimeout > 0 && out.headersTimeout > out.requestTimeout) {
-    throw new RangeError(
-      `keel: \`headersTimeout\` (${out.headersTimeout}) must not exceed \`requestTimeout\` (${out.requestTimeout})`,
+    throw rangeError(
+      'headersTimeout',
+      `at most \`requestTimeout\` (${out.requestTimeout} ms)`,
+      out.headersTimeout,
     );
   }
   return out;
@@ -302,16 +319,12 @@ function resolveTimeouts(
 function requestIdHeaderOf(value: string | false | undefined): string | null {
   if (value === false) return null;
   if (value === undefined) return 'x-request-id';
-  if (typeof value !== 'string') {
-    throw new TypeError(`keel: \`requestIdHeader\` must be a string or false, got ${typeof value}`);
-  }
+  const expected = 'a header name or false';
+  if (typeof value !== 'string') throw typeError('requestIdHeader', expected, value);
   try {
     validateHeaderName(value);
   } catch (err) {
-    throw new TypeError(
-      `keel: \`requestIdHeader\` must be a header name, got ${JSON.stringify(value)}`,
-      { cause: err },
-    );
+    throw rangeError('requestIdHeader', expected, value, err);
   }
   return value.toLowerCase();
 }
@@ -325,11 +338,9 @@ interface Route {
 /** Resolves body options once, at registration; what is not given comes from `base`. */
 function bodyPolicy(options: RouteOptions, base: BodyPolicy): BodyPolicy {
   const parsers = options.parsers;
-  if (parsers !== undefined && (typeof parsers !== 'object' || parsers === null)) {
-    throw new TypeError(`keel: \`parsers\` must be an object, got ${typeof parsers}`);
-  }
+  if (parsers !== undefined) checkObject('parsers', parsers);
   return {
-    limit: positive('bodyLimit', options.bodyLimit, base.limit, true),
+    limit: integer('bodyLimit', options.bodyLimit, base.limit, 0, undefined, 'bytes'),
     text: parsers?.text === undefined ? base.text : typeMatcher('text', parsers.text),
     raw: parsers?.raw === undefined ? base.raw : typeMatcher('raw', parsers.raw),
   };
@@ -374,20 +385,30 @@ class KeelApp implements App, SlotHost {
   #closed: Promise<void> | null = null;
 
   constructor(options: AppOptions) {
-    this.development = options.development ?? process.env.NODE_ENV !== 'production';
+    checkObject('options', options);
+    this.development = boolean(
+      'development',
+      options.development,
+      process.env.NODE_ENV !== 'production',
+    );
+    const sse = options.sse ?? {};
+    checkObject('sse', sse);
     this.#body = bodyPolicy(options, {
       limit: 1024 * 1024,
       text: null,
       raw: null,
     });
-    const poolSize = positive('poolSize', options.poolSize, 1024, true);
+    const poolSize = integer('poolSize', options.poolSize, 1024, 0);
     this.trust = compileTrust(options.trustProxy ?? false);
-    this.sse = new SseRegistry(options.clock ?? systemClock, {
-      heartbeatMs: positive('sse.heartbeatMs', options.sse?.heartbeatMs, 15_000, true),
-      maxBufferedBytes: positive(
+    this.sse = new SseRegistry(checkClock(options.clock), {
+      heartbeatMs: integer('sse.heartbeatMs', sse.heartbeatMs, 15_000, 0, MAX_TIMER_MS, 'ms'),
+      maxBufferedBytes: integer(
         'sse.maxBufferedBytes',
-        options.sse?.maxBufferedBytes,
+        sse.maxBufferedBytes,
         1024 * 1024,
+        1,
+        undefined,
+        'bytes',
       ),
     });
     this.graphql = new GraphqlRunner(resolveGraphqlOptions(options.graphql, this.development));
@@ -396,9 +417,16 @@ class KeelApp implements App, SlotHost {
     this.#timeouts = resolveTimeouts(options, DEFAULT_TIMEOUTS);
     this.#requestIdHeader = requestIdHeaderOf(options.requestIdHeader);
     this.#router = Router({
-      ignoreTrailingSlash: options.ignoreTrailingSlash ?? false,
-      caseSensitive: options.caseSensitive ?? true,
-      maxParamLength: positive('maxParamLength', options.maxParamLength, 100),
+      ignoreTrailingSlash: boolean('ignoreTrailingSlash', options.ignoreTrailingSlash, false),
+      caseSensitive: boolean('caseSensitive', options.caseSensitive, true),
+      maxParamLength: integer(
+        'maxParamLength',
+        options.maxParamLength,
+        100,
+        1,
+        undefined,
+        'characters',
+      ),
       // Keep the raw query string; ctx parses it only if a handler asks.
       querystringParser: (s: string) => s,
       // Returns a match with a null store, answered with 400 below.
@@ -438,16 +466,13 @@ class KeelApp implements App, SlotHost {
     a: RouteOptions | Handler,
     b: Handler | undefined,
   ): App {
-    const handler = b === undefined ? a : b;
-    if (typeof handler !== 'function') {
-      throw new TypeError(`keel: handler for ${path} must be a function, got ${typeof handler}`);
-    }
+    const handler = (b === undefined ? a : b) as Handler;
+    const where = `${methods.length === 1 ? methods[0] : 'ALL'} ${path}`;
+    checkFunction(`handler of ${where}`, handler);
     let body = this.#body;
     if (b !== undefined) {
-      if (typeof a !== 'object' || a === null) {
-        throw new TypeError(`keel: route options for ${path} must be an object, got ${typeof a}`);
-      }
-      body = bodyPolicy(a, body);
+      checkObject(`options of ${where}`, a);
+      body = bodyPolicy(a as RouteOptions, body);
     }
     const route: Route = { handler, body };
     this.#router.on(methods, path, () => {}, route);
@@ -456,25 +481,19 @@ class KeelApp implements App, SlotHost {
   }
 
   use(middleware: Middleware): App {
-    if (typeof middleware !== 'function') {
-      throw new TypeError(`middleware must be a function, got ${typeof middleware}`);
-    }
+    checkFunction('middleware', middleware);
     this.middleware.push(middleware);
     return this;
   }
 
   onError(handler: ErrorHandler): App {
-    if (typeof handler !== 'function') {
-      throw new TypeError(`error handler must be a function, got ${typeof handler}`);
-    }
+    checkFunction('onError handler', handler);
     this.#errorHandlers.push(handler);
     return this;
   }
 
   onResponse(hook: ResponseHook): App {
-    if (typeof hook !== 'function') {
-      throw new TypeError(`keel: onResponse hook must be a function, got ${typeof hook}`);
-    }
+    checkFunction('onResponse hook', hook);
     this.#responseHooks.push(hook);
     return this;
   }
@@ -830,12 +849,13 @@ class KeelApp implements App, SlotHost {
 
   close(options: CloseOptions = {}): Promise<void> {
     if (this.#closed !== null) return this.#closed;
-    const timeoutMs = options.timeoutMs ?? 10_000;
-    if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs < 0) {
-      throw new RangeError(
-        `keel: close \`timeoutMs\` must be a non-negative number of ms, got ${String(timeoutMs)}`,
-      );
-    }
+    checkObject('close options', options);
+    const timeoutMs = checkNumber(
+      'timeoutMs',
+      options.timeoutMs ?? 10_000,
+      `a number of ms in 0-${MAX_TIMER_MS} or Infinity`,
+      (n) => (n >= 0 && n <= MAX_TIMER_MS) || n === Number.POSITIVE_INFINITY,
+    );
     this.closing = true;
     const servers = [...this.#servers];
     const clock = this.sse.clock;
@@ -844,7 +864,7 @@ class KeelApp implements App, SlotHost {
       let waiting = servers.length + 1;
       const done = (): void => {
         if (--waiting > 0) return;
-        if (timer !== null) clock.clearInterval(timer);
+        if (timer !== null) clock.clearTimeout(timer);
         resolve();
       };
       for (const server of servers) {
@@ -866,8 +886,7 @@ class KeelApp implements App, SlotHost {
       }
       this.#drained = drained;
       if (timeoutMs === Number.POSITIVE_INFINITY) return;
-      timer = clock.setInterval(() => {
-        clock.clearInterval(timer);
+      timer = clock.setTimeout(() => {
         timer = null;
         // Requests still running own their slots until they end; their sockets go now.
         this.#drained = null;

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import secureJson from 'secure-json-parse';
+import { rangeError, typeError } from './checks';
 import { HttpError } from './errors';
 
 /**
@@ -97,20 +98,17 @@ const MEDIA_TYPE = /^(?:\*\/\*|[\w.+-]+\/(?:\*|[\w.+-]+))$/;
 /** Compiles `parsers.text` or `parsers.raw`; throws a TypeError naming a malformed type. */
 export function typeMatcher(name: string, list: readonly string[] | undefined): TypeMatcher {
   if (list === undefined) return null;
-  if (!Array.isArray(list)) {
-    throw new TypeError(
-      `keel: \`parsers.${name}\` must be an array of media types, got ${typeof list}`,
-    );
-  }
+  const expected = 'an array of media types (type/subtype, type/* or */*)';
+  if (!Array.isArray(list)) throw typeError(`parsers.${name}`, expected, list);
   if (list.length === 0) return null;
   const exact = new Set<string>();
   const prefixes: string[] = [];
   let any = false;
   for (const entry of list) {
-    if (typeof entry !== 'string' || !MEDIA_TYPE.test(entry)) {
-      throw new TypeError(
-        `keel: \`parsers.${name}\` entries must look like type/subtype, type/* or */*, got ${JSON.stringify(entry)}`,
-      );
+    const what = `parsers.${name}[]`;
+    if (typeof entry !== 'string') throw typeError(what, 'a media type', entry);
+    if (!MEDIA_TYPE.test(entry)) {
+      throw rangeError(what, 'a media type (type/subtype, type/* or */*)', entry);
     }
     const type = entry.toLowerCase();
     if (type === '*/*') any = true;

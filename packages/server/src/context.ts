@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ParsedUrlQuery, parse as parseQuery } from 'node:querystring';
 import encodeUrl from 'encodeurl';
+import { checkLine, checkNumber, integer, rangeError } from './checks';
+import { MAX_TIMER_MS } from './clock';
 import { type CompressionSettings, chooseEncoding, compressBody, type Encoding } from './compress';
 import { type CookieOptions, parseCookies, readCookie, serializeCookie } from './cookies';
 import { ReleasedContextError } from './errors';
@@ -45,6 +47,7 @@ export interface CacheControlOptions {
 }
 
 const DONE: Promise<void> = Promise.resolve();
+const REDIRECTS = new Set([300, 301, 302, 303, 307, 308]);
 
 const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?$/i;
 
@@ -57,12 +60,13 @@ function hostnameOf(value: string | undefined): string {
 
 function seconds(name: string, value: number | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new RangeError(
-      `cacheControl ${name} must be a non-negative number of seconds, got ${String(value)}`,
-    );
-  }
-  return Math.floor(value);
+  const n = checkNumber(
+    `cacheControl ${name}`,
+    value,
+    'a non-negative number of seconds',
+    (v) => Number.isFinite(v) && v >= 0,
+  );
+  return Math.floor(n);
 }
 
 /**
@@ -205,9 +209,7 @@ export class Context {
   /** Sets the response status for the next response operation; chain into it. */
   status(code: number): this {
     if (this._use('status()') === null) return this;
-    if (!Number.isInteger(code) || code < 100 || code > 599) {
-      throw new RangeError(`status must be an integer in 100-599, got ${String(code)}`);
-    }
+    integer('status', code, 0, 100, 599);
     this._status = code;
     return this;
   }
@@ -266,26 +268,10 @@ export class Context {
   redirect(url: string, status = 302): void {
     const slot = this._use('redirect()');
     if (slot === null) return;
-    if (typeof url !== 'string' || url === '') {
-      throw new TypeError(`keel: redirect \`url\` must be a non-empty string, got ${typeof url}`);
+    if (checkLine('redirect url', url, 'a URL') === '') {
+      throw rangeError('redirect url', 'a non-empty URL', url);
     }
-    if (/[\r\n\0]/.test(url)) {
-      throw new TypeError(
-        `keel: redirect \`url\` must not contain CR, LF or NUL, got ${JSON.stringify(url)}`,
-      );
-    }
-    if (
-      !Number.isInteger(status) ||
-      status < 300 ||
-      status > 308 ||
-      status === 304 ||
-      status === 305 ||
-      status === 306
-    ) {
-      throw new RangeError(
-        `keel: redirect \`status\` must be 300-303, 307 or 308, got ${String(status)}`,
-      );
-    }
+    checkNumber('redirect status', status, '300-303, 307 or 308', (n) => REDIRECTS.has(n));
     this.res.setHeader('location', encodeUrl(url));
     this._status = status;
     this._end(slot, null, null);
@@ -458,9 +444,12 @@ export class Context {
    * client disconnects; return this from the handler. Resolves when the stream ends.
    */
   sseInterval(fn: () => unknown, intervalMs = 1000): Promise<void> {
-    if (!Number.isFinite(intervalMs) || intervalMs <= 0) {
-      throw new RangeError(`sseInterval intervalMs must be a positive number, got ${intervalMs}`);
-    }
+    checkNumber(
+      'sseInterval intervalMs',
+      intervalMs,
+      `a positive number of ms up to ${MAX_TIMER_MS}`,
+      (n) => n > 0 && n <= MAX_TIMER_MS,
+    );
     if (this._stream === null && this._use('sseInterval()') === null) return DONE;
     const stream = this.sseStream();
     const host = this._slot.host;

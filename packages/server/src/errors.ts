@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { integer } from './checks';
 
 const HTTP_ERROR_BRAND = Symbol.for('keel.server.HttpError');
 
@@ -35,9 +36,7 @@ export class HttpError extends Error {
   readonly headers: Readonly<Record<string, string>> | undefined;
 
   constructor(status: number, message?: string, options?: HttpErrorOptions) {
-    if (!Number.isInteger(status) || status < 400 || status > 599) {
-      throw new RangeError(`HttpError status must be an integer in 400-599, got ${String(status)}`);
-    }
+    integer('status', status, 0, 400, 599);
     super(
       message ?? STATUS_CODES[status] ?? 'Error',
       options?.cause === undefined ? undefined : { cause: options.cause },

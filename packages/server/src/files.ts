@@ -5,6 +5,7 @@ import { extname, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import mime from 'mime-types';
 import parseRange from 'range-parser';
+import { oneOf } from './checks';
 import { HttpError } from './errors';
 
 /** Options for `ctx.sendFile`. */
@@ -45,7 +46,7 @@ const SMALL_FILE = 64 * 1024;
 // at once (a blocking open would park a libuv worker until a writer appears); the fstat after it
 // then refuses the FIFO. It changes nothing for regular files.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-const DOTFILES = new Set(['ignore', 'deny', 'allow']);
+const DOTFILES = ['ignore', 'deny', 'allow'] as const;
 const realRoots = new Map<string, string>();
 
 function fsError(err: unknown): unknown {
@@ -193,12 +194,7 @@ export async function sendFile(
   path: string,
   options: SendFileOptions = {},
 ): Promise<void> {
-  const dotfiles = options.dotfiles ?? 'ignore';
-  if (!DOTFILES.has(dotfiles)) {
-    throw new TypeError(
-      `keel: sendFile \`dotfiles\` must be 'ignore', 'deny' or 'allow', got ${String(dotfiles)}`,
-    );
-  }
+  const dotfiles = oneOf('sendFile dotfiles', options.dotfiles ?? 'ignore', DOTFILES);
   const file = await resolveFile(path, options.root, dotfiles);
   let handle: FileHandle;
   try {

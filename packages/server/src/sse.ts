@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { Clock, TimerHandle } from './clock';
+import { checkLine } from './checks';
+import { type Clock, repeat } from './clock';
 
 /** Tunables of server-sent event streams, resolved once per app. */
 export interface SseOptions {
@@ -14,13 +15,10 @@ export interface SseOptions {
 
 const LINE_BREAK = /\r\n|\r|\n/;
 const LINE_BREAKS = /\r\n|\r|\n/g;
-const FIELD_FORBIDDEN = /[\r\n\0]/;
 
 /** Throws when `value` could break out of an SSE field (CR, LF or NUL). */
-export function assertSseField(kind: 'event' | 'id', value: string): void {
-  if (FIELD_FORBIDDEN.test(value)) {
-    throw new TypeError(`SSE ${kind} must not contain CR, LF or NUL: ${JSON.stringify(value)}`);
-  }
+export function assertSseField(kind: 'event' | 'id', value: unknown): asserts value is string {
+  checkLine(kind, value, kind === 'event' ? 'an SSE event name' : 'an SSE event id');
 }
 
 /**
@@ -61,7 +59,7 @@ export class SseRegistry {
    */
   turn = 0;
   #turnPending = false;
-  #heartbeat: TimerHandle | null = null;
+  #stopHeartbeat: (() => void) | null = null;
 
   constructor(clock: Clock, options: SseOptions) {
     this.clock = clock;
@@ -70,16 +68,16 @@ export class SseRegistry {
 
   add(stream: SseStream): void {
     this.streams.add(stream);
-    if (this.#heartbeat === null && this.options.heartbeatMs > 0) {
-      this.#heartbeat = this.clock.setInterval(this.#beat, this.options.heartbeatMs);
+    if (this.#stopHeartbeat === null && this.options.heartbeatMs > 0) {
+      this.#stopHeartbeat = repeat(this.clock, this.options.heartbeatMs, this.#beat);
     }
   }
 
   delete(stream: SseStream): void {
     this.streams.delete(stream);
-    if (this.streams.size === 0 && this.#heartbeat !== null) {
-      this.clock.clearInterval(this.#heartbeat);
-      this.#heartbeat = null;
+    if (this.streams.size === 0 && this.#stopHeartbeat !== null) {
+      this.#stopHeartbeat();
+      this.#stopHeartbeat = null;
     }
   }
 
@@ -126,7 +124,8 @@ export class SseStream {
   dropped = false;
   readonly #res: ServerResponse;
   readonly #registry: SseRegistry;
-  readonly #timers = new Set<TimerHandle>();
+  /** Stops the stream's `every` repeats. */
+  readonly #timers = new Set<() => void>();
   #listeners: CloseListener[] = [];
   /** The registry turn of this stream's last write. */
   #turn = -1;
@@ -247,8 +246,7 @@ export class SseStream {
         (value as PromiseLike<unknown>).then(settle, fail);
       } else settle(value);
     };
-    const timer = this.#registry.clock.setInterval(tick, intervalMs);
-    this.#timers.add(timer);
+    this.#timers.add(repeat(this.#registry.clock, intervalMs, tick));
     tick();
     return done;
   }
@@ -276,8 +274,7 @@ export class SseStream {
   #onClose = (): void => {
     if (this.closed) return;
     this.closed = true;
-    const clock = this.#registry.clock;
-    for (const timer of this.#timers) clock.clearInterval(timer);
+    for (const stop of this.#timers) stop();
     this.#timers.clear();
     this.#res.off('close', this.#onClose);
     this.#registry.delete(this);

@@ -26,10 +26,10 @@ describe('formatEvent', () => {
   });
 
   it('rejects CR, LF and NUL in event names and ids', () => {
-    expect(() => formatEvent('a\nb', 1, '1')).toThrow(TypeError);
-    expect(() => formatEvent('a\rdata: injected', 1, '1')).toThrow(TypeError);
-    expect(() => formatEvent('a', 1, '1\n')).toThrow(TypeError);
-    expect(() => formatEvent('a', 1, '1\0')).toThrow(TypeError);
+    expect(() => formatEvent('a\nb', 1, '1')).toThrow(RangeError);
+    expect(() => formatEvent('a\rdata: injected', 1, '1')).toThrow(RangeError);
+    expect(() => formatEvent('a', 1, '1\n')).toThrow(RangeError);
+    expect(() => formatEvent('a', 1, '1\0')).toThrow(RangeError);
   });
 });
 
@@ -136,7 +136,7 @@ describe('ctx.sseEvent / sseInterval over HTTP', () => {
     const { port } = await start(app);
     const client = await sse(port, '/inject');
     await client.ended;
-    expect(caught).toBeInstanceOf(TypeError);
+    expect(caught).toBeInstanceOf(RangeError);
     expect(client.events).toEqual([{ id: '1', event: 'ok', data: '1' }]);
   });
 
