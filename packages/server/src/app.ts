@@ -34,7 +34,7 @@ import {
 import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from './clock';
 import { type CompressionOptions, type CompressionSettings, resolveCompression } from './compress';
 import { Context, type Handler, type KeelRequest, type Middleware } from './context';
-import { HttpError, isHttpError } from './errors';
+import { HttpException, isHttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { Pool } from './pool';
 import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
@@ -160,7 +160,7 @@ export interface InjectResponse {
   json<T = unknown>(): T;
 }
 
-/** Called for unexpected errors (not HttpError 4xx); may send its own response via ctx. */
+/** Called for unexpected errors (not HttpException 4xx); may send its own response via ctx. */
 export type ErrorHandler = (err: unknown, ctx: Context) => void | Promise<void>;
 
 /** The application returned by {@link createApp}. Route methods return the app for chaining. */
@@ -199,7 +199,7 @@ export interface App {
   all(path: string, options: RouteOptions, handler: Handler): App;
   /** Adds onion middleware, run in registration order for every request (404s included). */
   use(middleware: Middleware): App;
-  /** Adds a handler for unexpected errors (thrown non-HttpError values and HttpError 5xx). */
+  /** Adds a handler for unexpected errors (thrown non-HttpException values and HttpException 5xx). */
   onError(handler: ErrorHandler): App;
   /**
    * Adds a hook called once per request when its response is over (sent, or the client left),
@@ -347,11 +347,11 @@ function bodyPolicy(options: RouteOptions, base: BodyPolicy): BodyPolicy {
 }
 
 function notFound(): never {
-  throw new HttpError(404);
+  throw new HttpException(404);
 }
 
 function badUrl(): never {
-  throw new HttpError(400, 'Malformed URL');
+  throw new HttpException(400, 'Malformed URL');
 }
 
 type FindResult = {
@@ -589,7 +589,7 @@ class KeelApp implements App, SlotHost {
     }
     const allow = allowed.join(', ');
     return () => {
-      throw new HttpError(405, undefined, { headers: { allow } });
+      throw new HttpException(405, undefined, { headers: { allow } });
     };
   }
 
@@ -655,12 +655,12 @@ class KeelApp implements App, SlotHost {
     }
   }
 
-  /** Errors: HttpError -> its status; anything else -> onError and a generic 500. */
+  /** Errors: HttpException -> its status; anything else -> onError and a generic 500. */
   fail(slot: Slot, err: unknown): void {
     if (!slot.live) return;
     slot.chainDone = true;
     slot.chainWaiting = false;
-    if (!isHttpError(err) || err.status >= 500) {
+    if (!isHttpException(err) || err.status >= 500) {
       const pending = this.report(err, slot.face);
       if (pending !== undefined) {
         const gen = slot.gen;
@@ -706,7 +706,7 @@ class KeelApp implements App, SlotHost {
     }
     let status = 500;
     let body: unknown = INTERNAL_ERROR;
-    if (isHttpError(err)) {
+    if (isHttpException(err)) {
       // Check every header before setting any, so a bad one leaves no partial set behind.
       const headers = err.headers === undefined ? [] : Object.entries(err.headers);
       for (const [name, value] of headers) checkHeader(name, value);

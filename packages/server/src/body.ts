@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import secureJson from 'secure-json-parse';
 import { rangeError, typeError } from './checks';
-import { HttpError } from './errors';
+import { HttpException } from './errors';
 
 /**
  * The rest of a refused body is read and thrown away, up to this many bytes, so the client gets
@@ -17,7 +17,8 @@ export const EXPECTS_CONTINUE = Symbol('keel.expectsContinue');
 type ExpectingRequest = IncomingMessage & { [EXPECTS_CONTINUE]?: 'pending' | 'refused' };
 
 /** A 413, and whether the connection must end with it (the body will not be drained). */
-export class BodyTooLargeError extends HttpError {
+export class BodyTooLargeError extends HttpException {
+  override name = 'BodyTooLargeError' as const;
   readonly closeConnection: boolean;
 
   constructor(limit: number, closeConnection: boolean) {
@@ -141,7 +142,7 @@ export function bodyKindOf(req: IncomingMessage, policy: BodyPolicy): BodyKind {
 const FORBIDDEN_KEY = 'Object contains forbidden prototype property';
 
 /**
- * Parses a complete body; throws HttpError(400) on malformed JSON and on a `__proto__` or
+ * Parses a complete body; throws HttpException(400) on malformed JSON and on a `__proto__` or
  * `constructor.prototype` key anywhere in it (secure-json-parse, as Fastify does): such a body
  * is a prototype-pollution attempt on any code that merges it into another object.
  */
@@ -156,14 +157,17 @@ export function parseBody(kind: BodyKind, buf: Buffer): unknown {
     return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (err) {
     if (err instanceof SyntaxError && err.message === FORBIDDEN_KEY) {
-      throw new HttpError(400, 'JSON body has a forbidden __proto__ or constructor.prototype key');
+      throw new HttpException(
+        400,
+        'JSON body has a forbidden __proto__ or constructor.prototype key',
+      );
     }
-    throw new HttpError(400, 'Malformed JSON body');
+    throw new HttpException(400, 'Malformed JSON body');
   }
 }
 
 /** Called once per read: the parsed body, or the error to respond with, or `aborted`. */
-export type BodyDone = (error: HttpError | null, body: unknown, aborted: boolean) => void;
+export type BodyDone = (error: HttpException | null, body: unknown, aborted: boolean) => void;
 
 /**
  * Reads one request body with a byte limit. One reader lives with each pooled ctx; its listeners
@@ -226,7 +230,7 @@ export class BodyReader {
     try {
       body = parseBody(kind, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
     } catch (err) {
-      this.#done(err as HttpError, undefined, false);
+      this.#done(err as HttpException, undefined, false);
       return;
     }
     this.#done(null, body, false);

@@ -341,7 +341,7 @@ export class Context {
   /**
    * Serves a file: Content-Type from the extension, ETag, Last-Modified, 304 for matching
    * conditionals, 206 for a single range (only that window is read), 416 when unsatisfiable.
-   * Pass `root` whenever the path comes from the request. Rejects with HttpError 403/404.
+   * Pass `root` whenever the path comes from the request. Rejects with HttpException 403/404.
    */
   sendFile(path: string, options?: SendFileOptions): Promise<void> {
     const slot = this._use('sendFile()');

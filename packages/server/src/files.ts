@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import mime from 'mime-types';
 import parseRange from 'range-parser';
 import { oneOf } from './checks';
-import { HttpError } from './errors';
+import { HttpException } from './errors';
 
 /** Options for `ctx.sendFile`. */
 export interface SendFileOptions {
@@ -52,9 +52,9 @@ const realRoots = new Map<string, string>();
 function fsError(err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR' || code === 'ENAMETOOLONG') {
-    return new HttpError(404);
+    return new HttpException(404);
   }
-  if (code === 'EACCES' || code === 'EPERM' || code === 'ELOOP') return new HttpError(403);
+  if (code === 'EACCES' || code === 'EPERM' || code === 'ELOOP') return new HttpException(403);
   return err;
 }
 
@@ -90,23 +90,23 @@ export async function resolveFile(
   root: string | undefined,
   dotfiles: 'ignore' | 'deny' | 'allow' = 'ignore',
 ): Promise<string> {
-  if (typeof path !== 'string' || path === '' || path.includes('\0')) throw new HttpError(404);
+  if (typeof path !== 'string' || path === '' || path.includes('\0')) throw new HttpException(404);
   if (root === undefined) return resolve(path);
-  if (path.split(/[\\/]/).includes('..')) throw new HttpError(403);
+  if (path.split(/[\\/]/).includes('..')) throw new HttpException(403);
   const refuseDotfile = (): never => {
-    throw new HttpError(dotfiles === 'deny' ? 403 : 404);
+    throw new HttpException(dotfiles === 'deny' ? 403 : 404);
   };
   if (dotfiles !== 'allow' && hasDotSegment(path)) refuseDotfile();
   const base = await realRoot(root);
   const joined = join(base, path);
-  if (!inside(base, joined)) throw new HttpError(403);
+  if (!inside(base, joined)) throw new HttpException(403);
   let real: string;
   try {
     real = await realpath(joined);
   } catch (err) {
     throw fsError(err);
   }
-  if (!inside(base, real)) throw new HttpError(403);
+  if (!inside(base, real)) throw new HttpException(403);
   if (dotfiles !== 'allow' && hasDotSegment(relative(base, real))) refuseDotfile();
   return real;
 }
@@ -199,7 +199,7 @@ export async function sendFile(
   let handle: FileHandle;
   try {
     // A FIFO, socket or device is refused before it is opened: opening a FIFO blocks.
-    if (!(await statPath(file)).isFile()) throw new HttpError(404);
+    if (!(await statPath(file)).isFile()) throw new HttpException(404);
     handle = await open(file, OPEN_FLAGS);
   } catch (err) {
     throw fsError(err);
@@ -207,7 +207,7 @@ export async function sendFile(
   let ownsHandle = true;
   try {
     const stat = await handle.stat();
-    if (!stat.isFile()) throw new HttpError(404);
+    if (!stat.isFile()) throw new HttpException(404);
     const { res, method, headers: req } = target;
     const size = stat.size;
     // Strong, as nginx's: size and mtime in ms change whenever the bytes do, and If-Range (resuming

@@ -428,7 +428,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     try {
       result = store.append(event, text, topic);
     } catch (err) {
-      return Promise.reject(new HubPublishError(event, 'store', err));
+      return Promise.reject(new HubPublishError(event, 'store', { cause: err }));
     }
     if (!isPromise(result)) {
       published++;
@@ -440,7 +440,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
         return id;
       },
       (err) => {
-        throw new HubPublishError(event, 'store', err);
+        throw new HubPublishError(event, 'store', { cause: err });
       },
     );
   }

@@ -25,9 +25,12 @@ export type { CookieOptions } from './cookies';
 export { type CorsOptions, cors } from './cors';
 export {
   BadRequestError,
-  HttpError,
-  type HttpErrorOptions,
-  isHttpError,
+  type BadRequestErrorOptions,
+  HttpException,
+  type HttpExceptionOptions,
+  isBadRequestError,
+  isHttpException,
+  isReleasedContextError,
   ReleasedContextError,
   type ValidationIssue,
 } from './errors';

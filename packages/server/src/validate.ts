@@ -215,6 +215,6 @@ export function validate<const R extends Rules>(rules: R, data: unknown): Valida
     }
     if (issues.length === before) result[field] = value;
   }
-  if (issues.length > 0) throw new BadRequestError('Validation failed', issues);
+  if (issues.length > 0) throw new BadRequestError('Validation failed', { fields: issues });
   return result as Validated<R>;
 }

@@ -10,7 +10,7 @@ import {
   HUB_RESET_EVENT,
   HubPublishError,
   type HubStore,
-  isHttpError,
+  isHttpException,
   isHubPublishError,
   memoryStore,
   type SlowClientInfo,
@@ -250,7 +250,7 @@ describe('event hub (in-memory store)', () => {
     const error = await hub.publish('update', 1).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HubPublishError);
     expect(isHubPublishError(error)).toBe(true);
-    expect(isHttpError(error)).toBe(true);
+    expect(isHttpException(error)).toBe(true);
     expect(error).toMatchObject({ status: 503, reason: 'closed', event: 'update' });
     await until(() => appStats(app).inflight === 0);
   });

@@ -9,7 +9,7 @@ import {
   cors,
   createApp,
   createEventHub,
-  HttpError,
+  HttpException,
   memoryStore,
 } from '../src/index';
 import { validate } from '../src/validate';
@@ -106,8 +106,8 @@ const cases: [what: string, call: () => unknown, type: typeof TypeError, shows: 
     RangeError,
     '3000000000',
   ],
-  ['HttpError status', () => new HttpError(200), RangeError, '200'],
-  ['HttpError status type', () => new HttpError('404' as never), TypeError, '"404"'],
+  ['HttpException status', () => new HttpException(200), RangeError, '200'],
+  ['HttpException status type', () => new HttpException('404' as never), TypeError, '"404"'],
   ['cors.origin', () => cors({ origin: 5 as never }), TypeError, '5'],
   [
     'cors.origin with credentials',
