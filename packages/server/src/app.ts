@@ -7,7 +7,6 @@ import {
   type Server,
   type ServerResponse,
   validateHeaderName,
-  validateHeaderValue,
 } from 'node:http';
 import type { Socket } from 'node:net';
 import Router from 'find-my-way';
@@ -16,7 +15,6 @@ import {
   BodyKind,
   type BodyParsers,
   type BodyPolicy,
-  BodyTooLargeError,
   bodyKindOf,
   EXPECTS_CONTINUE,
   type RouteOptions,
@@ -33,8 +31,14 @@ import {
 } from './checks';
 import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from './clock';
 import { type CompressionOptions, type CompressionSettings, resolveCompression } from './compress';
-import { Context, type Handler, type KeelRequest, type Middleware } from './context';
-import { HttpException, isHttpException } from './errors';
+import {
+  type Context,
+  createContext,
+  type Handler,
+  type KeelRequest,
+  type Middleware,
+} from './context';
+import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { Pool } from './pool';
 import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
@@ -236,8 +240,6 @@ const PEER = Symbol('keel.peer');
 const SAFE_REQUEST_ID = /^[\w.:@+=/-]{1,128}$/;
 const ID_PREFIX = `${randomBytes(4).toString('hex')}-`;
 const EMPTY_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
-const INTERNAL_ERROR = { status: 500, error: 'Internal Server Error' };
-const INTERNAL_ERROR_JSON = JSON.stringify(INTERNAL_ERROR);
 let idCounter = 0;
 
 /**
@@ -249,23 +251,6 @@ class KeelIncomingMessage extends IncomingMessage {
   get remoteAddress(): string {
     const socket = this.socket as (Socket & { [PEER]?: string }) | null;
     return socket?.[PEER] ?? socket?.remoteAddress ?? '';
-  }
-}
-
-/**
- * Throws naming the header when Node would refuse it: a TypeError for a value that is not a
- * string or number, a RangeError for a name or value Node's checks refuse (CR/LF, ...).
- */
-function checkHeader(name: string, value: unknown): void {
-  const what = `headers[${JSON.stringify(name)}]`;
-  const expected = 'a header value Node can send';
-  if (typeof value !== 'string' && typeof value !== 'number')
-    throw typeError(what, expected, value);
-  try {
-    validateHeaderName(name);
-    validateHeaderValue(name, String(value));
-  } catch (err) {
-    throw rangeError(what, expected, value, err);
   }
 }
 
@@ -541,7 +526,7 @@ class KeelApp implements App, SlotHost {
         : ID_PREFIX + (++idCounter).toString(36);
 
     const slot = this.#pool.acquire();
-    const ctx = new Context(
+    const ctx = createContext(
       slot,
       req as KeelRequest,
       res,
@@ -556,11 +541,8 @@ class KeelApp implements App, SlotHost {
 
     // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
     const kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req, body);
-    if (kind === BodyKind.None) this.#run(slot);
-    else {
-      slot.reading = true;
-      slot.reader.read(req, kind, body.limit);
-    }
+    if (kind === BodyKind.None) slot.run();
+    else slot.read(req, kind, body.limit);
   };
 
   /**
@@ -593,156 +575,6 @@ class KeelApp implements App, SlotHost {
     };
   }
 
-  bodyDone(slot: Slot, err: Error | null, body: unknown, aborted: boolean): void {
-    if (!slot.live) return;
-    if (aborted) {
-      // The client went away mid-body: nobody to answer.
-      slot.chainDone = true;
-      slot.resDone = true;
-      this.maybeRelease(slot);
-    } else if (err !== null) {
-      // An oversize body is drained so the client can read the 413, unless it is far too big.
-      if (err instanceof BodyTooLargeError && err.closeConnection) {
-        slot.face.res.shouldKeepAlive = false;
-      }
-      this.fail(slot, err);
-    } else {
-      slot.face.body = body;
-      this.#run(slot);
-    }
-  }
-
-  /** Step 2: run middleware and handler as one chain; one try/catch for the whole chain. */
-  #run(slot: Slot): void {
-    let result: unknown;
-    try {
-      result = this.middleware.length === 0 ? slot.handler(slot.face) : slot.dispatch();
-    } catch (err) {
-      this.fail(slot, err);
-      return;
-    }
-    if (isThenable(result)) result.then(slot.onFulfilled, slot.onRejected);
-    else this.chainDone(slot);
-  }
-
-  /** Step 3: the chain finished; release now, or when the response / stream finishes. */
-  chainDone(slot: Slot): void {
-    if (!slot.live) return;
-    if (slot.pendingNext > 0) {
-      // A middleware returned without awaiting next(): the rest of the chain still runs.
-      slot.chainWaiting = true;
-      return;
-    }
-    slot.chainDone = true;
-    if (slot.resDone || slot.stream !== null || slot.busy > 0) {
-      this.maybeRelease(slot);
-      return;
-    }
-    const ctx = slot.face;
-    const res = ctx.res;
-    if (res.writableEnded) {
-      slot.resDone = true;
-      this.maybeRelease(slot);
-    } else if (res.headersSent) {
-      // The handler streams through ctx.res itself: release when that response closes.
-      slot.watchingClose = true;
-      res.on('close', slot.onResClose);
-    } else if (slot.hasLost) {
-      // Work the chain did not await failed (e.g. an unawaited sendFile): that is the answer.
-      this.fail(slot, slot.lost);
-    } else {
-      this.fail(slot, new Error(`Handler for ${ctx.method} ${ctx.path} sent no response`));
-    }
-  }
-
-  /** Errors: HttpException -> its status; anything else -> onError and a generic 500. */
-  fail(slot: Slot, err: unknown): void {
-    if (!slot.live) return;
-    slot.chainDone = true;
-    slot.chainWaiting = false;
-    if (!isHttpException(err) || err.status >= 500) {
-      const pending = this.report(err, slot.face);
-      if (pending !== undefined) {
-        const gen = slot.gen;
-        void pending.then(() => {
-          if (slot.gen === gen) this.#respondError(slot, err);
-        });
-        return;
-      }
-    }
-    this.#respondError(slot, err);
-  }
-
-  /**
-   * Answers an error. Never throws: it runs inside promise reactions and the request listener,
-   * where a throw would end the process. Whatever goes wrong here is reported, and the client
-   * gets a bare 500 (or, with headers already out, a closed connection).
-   */
-  #respondError(slot: Slot, err: unknown): void {
-    try {
-      this.#writeError(slot, err);
-    } catch (secondary) {
-      this.report(secondary, slot.face);
-      this.#bareError(slot);
-    }
-  }
-
-  #writeError(slot: Slot, err: unknown): void {
-    const ctx = slot.face;
-    const res = ctx.res;
-    if (slot.stream !== null) {
-      slot.stream.close(); // releases the slot through the stream's close listener
-      return;
-    }
-    if (slot.busy > 0) return; // an async response op is still answering; it releases the slot
-    if (slot.resDone || res.writableEnded) {
-      slot.resDone = true;
-      this.maybeRelease(slot);
-      return;
-    }
-    if (res.headersSent) {
-      this.#bareError(slot);
-      return;
-    }
-    let status = 500;
-    let body: unknown = INTERNAL_ERROR;
-    if (isHttpException(err)) {
-      // Check every header before setting any, so a bad one leaves no partial set behind.
-      const headers = err.headers === undefined ? [] : Object.entries(err.headers);
-      for (const [name, value] of headers) checkHeader(name, value);
-      for (const [name, value] of headers) res.setHeader(name, value);
-      status = err.status;
-      body = err.toJSON();
-    }
-    ctx._status = status;
-    ctx._end(slot, 'application/json; charset=utf-8', JSON.stringify(body));
-    this.maybeRelease(slot);
-  }
-
-  /**
-   * The last resort: a plain 500 with none of the headers set so far, or, when part of the
-   * response is already out, the end of the connection rather than its reuse.
-   */
-  #bareError(slot: Slot): void {
-    const ctx = slot.face;
-    const res = ctx.res;
-    try {
-      if (!res.headersSent) {
-        for (const name of res.getHeaderNames()) res.removeHeader(name);
-        ctx._status = 500;
-        ctx._end(slot, 'application/json; charset=utf-8', INTERNAL_ERROR_JSON);
-      } else if (!res.writableEnded) {
-        const socket = res.socket;
-        res.end();
-        if (socket) res.once('finish', () => socket.end());
-      }
-    } catch {
-      res.destroy();
-    }
-    slot.resDone = true;
-    this.maybeRelease(slot);
-  }
-
   /** Calls the onError handlers; returns a promise when one of them is async. */
   report(err: unknown, ctx: Context): Promise<void> | undefined {
     if (this.#errorHandlers.length === 0) {
@@ -768,11 +600,8 @@ class KeelApp implements App, SlotHost {
     return pending === undefined ? undefined : Promise.all(pending).then(() => {});
   }
 
-  maybeRelease(slot: Slot): void {
-    if (slot.live && slot.chainDone && slot.resDone && slot.busy === 0) this.#release(slot);
-  }
-
-  #release(slot: Slot): void {
+  /** The request is over (called by the slot): back to the pool, then the onResponse hooks. */
+  release(slot: Slot): void {
     const ctx = slot.face;
     slot.reset();
     this.#pool.release(slot);

@@ -242,15 +242,14 @@ export class BodyReader {
     this.#done(null, undefined, true);
   };
 
-  /** Removes every listener and forgets the request; safe to call twice. */
+  /** Removes every listener and forgets the request; safe to call twice, free when idle. */
   #finish(): void {
     const req = this.#req;
-    if (req !== null) {
-      req.off('data', this.#onData);
-      req.off('end', this.#onEnd);
-      req.off('error', this.#onAbort);
-      req.off('close', this.#onAbort);
-    }
+    if (req === null) return; // idle: nothing was read since the last finish
+    req.off('data', this.#onData);
+    req.off('end', this.#onEnd);
+    req.off('error', this.#onAbort);
+    req.off('close', this.#onAbort);
     this.#req = null;
     this.#chunks = [];
     this.#size = 0;

@@ -3,7 +3,7 @@ import type { Context } from './context';
 import { HubPublishError } from './hub-errors';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from './hub-store';
 import { memoryStore } from './memory-store';
-import { assertSseField, formatEvent, type SseStream } from './sse';
+import { assertSseField, formatEvent, type SseStream, writeFrame } from './sse';
 
 /**
  * Sent to a client whose missed events cannot be replayed exactly (its `Last-Event-ID` is older
@@ -278,7 +278,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   /** `lastEventId` is what the client sent, or null when the store lost events. */
   function sendReset(client: HubClient, lastEventId: string | null, id: string): boolean {
     resets++;
-    return client.stream.write(formatEvent(HUB_RESET_EVENT, { lastEventId }, id));
+    return writeFrame(client.stream, formatEvent(HUB_RESET_EVENT, { lastEventId }, id));
   }
 
   const sink: StoreSink = {
@@ -289,7 +289,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       const frame = frameOf(event);
       for (const client of targets) {
         if (client.pending !== null) hold(client, event);
-        else if (client.stream.write(frame)) delivered++;
+        else if (writeFrame(client.stream, frame)) delivered++;
       }
     },
     reset(newHead) {
@@ -312,7 +312,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     // The first event the client lacks: it is live from here on.
     client.skip = null;
     client.pending = null;
-    if (client.stream.write(frameOf(event))) delivered++;
+    if (writeFrame(client.stream, frameOf(event))) delivered++;
   }
 
   function attach(client: HubClient): void {
@@ -405,7 +405,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       if (!sendReset(client, after, upTo)) return;
     } else {
       for (const frame of replayed) {
-        if (!stream.write(frame)) return;
+        if (!writeFrame(stream, frame)) return;
         delivered++;
       }
     }
@@ -417,7 +417,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     client.pending = null;
     if (pending === null) return;
     for (const event of pending) {
-      if (!client.stream.write(frameOf(event))) return;
+      if (!writeFrame(client.stream, frameOf(event))) return;
       delivered++;
     }
   }

@@ -100,12 +100,29 @@ export class SseRegistry {
   };
 
   #beat = (): void => {
-    for (const stream of this.streams) stream.heartbeat();
+    for (const stream of this.streams) internals.heartbeat(stream);
   };
 }
 
 /** Called once when a stream ends, for whatever reason. */
 type CloseListener = (stream: SseStream) => void;
+
+/**
+ * What the registry, the hub and ctx reach inside a stream, and users cannot: set once by
+ * `SseStream`'s static block, which alone can read its `#` members.
+ */
+interface StreamInternals {
+  open(res: ServerResponse, registry: SseRegistry, headers: string[]): SseStream;
+  write(stream: SseStream, frame: string | Buffer): boolean;
+  heartbeat(stream: SseStream): void;
+  every(
+    stream: SseStream,
+    fn: () => unknown,
+    intervalMs: number,
+    onError: (err: unknown) => void,
+  ): Promise<void>;
+}
+let internals: StreamInternals;
 
 /**
  * One open `text/event-stream` response. Holds the response and its timers, never a ctx, so it
@@ -116,12 +133,9 @@ type CloseListener = (stream: SseStream) => void;
  * fresh data); events are queued until `maxBufferedBytes`, then the client is disconnected.
  */
 export class SseStream {
-  /** True once the stream ended (client gone, closed by the server, or too slow). */
-  closed = false;
-  /** The id of the last event written by `send` (hub events carry the hub's ids). */
-  lastId = 0;
-  /** True when the stream ended because its queue passed `maxBufferedBytes` (too slow). */
-  dropped = false;
+  #closed = false;
+  #lastId = 0;
+  #dropped = false;
   readonly #res: ServerResponse;
   readonly #registry: SseRegistry;
   /** Stops the stream's `every` repeats. */
@@ -133,7 +147,17 @@ export class SseStream {
   #writes = 0;
   #beatWrites = -1;
 
-  constructor(res: ServerResponse, registry: SseRegistry, headers: string[]) {
+  static {
+    internals = {
+      open: (res, registry, headers) => new SseStream(res, registry, headers),
+      write: (stream, frame) => stream.#write(frame),
+      heartbeat: (stream) => stream.#heartbeat(),
+      every: (stream, fn, intervalMs, onError) => stream.#every(fn, intervalMs, onError),
+    };
+  }
+
+  /** Made by `ctx.sseStream()` / `hub.connect()`. */
+  private constructor(res: ServerResponse, registry: SseRegistry, headers: string[]) {
     this.#res = res;
     this.#registry = registry;
     res.writeHead(200, [
@@ -148,6 +172,21 @@ export class SseStream {
     res.flushHeaders();
     res.on('close', this.#onClose);
     registry.add(this);
+  }
+
+  /** True once the stream ended (client gone, closed by the server, or too slow). */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** The id of the last event written by `send` (0 before the first; hub events carry the hub's ids). */
+  get lastId(): number {
+    return this.#lastId;
+  }
+
+  /** True when the stream ended because its queue passed `maxBufferedBytes` (too slow). */
+  get dropped(): boolean {
+    return this.#dropped;
   }
 
   /** True while the socket buffer is above its high-water mark. */
@@ -165,45 +204,69 @@ export class SseStream {
     return this.#registry.options.maxBufferedBytes;
   }
 
-  /** Sends one event with the next id of this stream. Returns false if the stream is closed. */
+  /**
+   * Sends one event with the next id of this stream (1, 2, ...). Data: strings as-is, anything
+   * else as JSON. Returns false if the stream is closed. An event name with CR, LF or NUL throws
+   * a RangeError.
+   */
   send(event: string | undefined, data: unknown): boolean {
-    if (this.closed) return false;
-    const id = this.lastId + 1;
+    if (this.#closed) return false;
+    const id = this.#lastId + 1;
     const frame = formatEvent(event, data, String(id));
-    this.lastId = id;
-    return this.write(frame);
+    this.#lastId = id;
+    return this.#write(frame);
+  }
+
+  /** Sends a comment line (`: text`), ignored by EventSource (heartbeats are comments). */
+  comment(text: string): boolean {
+    return this.#write(`:${text.replace(LINE_BREAKS, ' ')}\n\n`);
+  }
+
+  /** Registers `fn` to run once when the stream ends; returns an unsubscribe function. */
+  onClose(fn: CloseListener): () => void {
+    if (this.#closed) {
+      fn(this);
+      return () => {};
+    }
+    this.#listeners.push(fn);
+    return () => {
+      this.#listeners = this.#listeners.filter((l) => l !== fn);
+    };
+  }
+
+  /** Ends the stream from the server side. */
+  close(): void {
+    if (this.#closed) return;
+    this.#res.end();
+    // 'close' follows 'finish'; cleanup runs there, but do it now so close() is synchronous.
+    this.#onClose();
   }
 
   /**
    * Called by the shared heartbeat every `heartbeatMs`: writes a `:` comment when nothing was
    * written since the previous beat (a counter, so a write costs no clock read).
    */
-  heartbeat(): void {
+  #heartbeat(): void {
     if (this.#writes === this.#beatWrites) this.comment('');
     this.#beatWrites = this.#writes;
   }
 
-  /** Sends a comment line (`: text`), ignored by EventSource; used for heartbeats. */
-  comment(text: string): boolean {
-    return this.write(`:${text.replace(LINE_BREAKS, ' ')}\n\n`);
-  }
-
   /**
-   * Writes a pre-formatted frame (the hub formats once for all clients). Disconnects the client
-   * when what it left unsent in earlier event-loop turns is past `maxBufferedBytes`. What this
-   * turn wrote does not count: Node corks the response until the next tick, so a burst published
-   * in one turn sits in the queue even for a client that reads at once. So the queue is checked
-   * once per turn, at its first write (the hot path of a fan-out stays one write).
+   * Writes a frame (the hub formats once for all clients). Disconnects the client when what it
+   * left unsent in earlier event-loop turns is past `maxBufferedBytes`. What this turn wrote does
+   * not count: Node corks the response until the next tick, so a burst published in one turn
+   * sits in the queue even for a client that reads at once. So the queue is checked once per
+   * turn, at its first write (the hot path of a fan-out stays one write).
    */
-  write(frame: string | Buffer): boolean {
-    if (this.closed) return false;
+  #write(frame: string | Buffer): boolean {
+    if (this.#closed) return false;
     const registry = this.#registry;
     const res = this.#res;
     const turn = registry.currentTurn();
     if (turn !== this.#turn) {
       this.#turn = turn;
       if (res.writableLength > registry.options.maxBufferedBytes) {
-        this.dropped = true;
+        this.#dropped = true;
         res.destroy();
         this.#onClose(); // release now; the socket's 'close' event comes later
         return false;
@@ -219,9 +282,9 @@ export class SseStream {
    * `undefined`). A tick is skipped while the previous async `fn` is pending or the socket is
    * congested. Resolves when the stream ends; `onError` gets what `fn` throws, and the stream ends.
    */
-  every(fn: () => unknown, intervalMs: number, onError: (err: unknown) => void): Promise<void> {
+  #every(fn: () => unknown, intervalMs: number, onError: (err: unknown) => void): Promise<void> {
     const done = new Promise<void>((resolve) => this.onClose(() => resolve()));
-    if (this.closed) return done;
+    if (this.#closed) return done;
     let pending = false;
     const fail = (err: unknown): void => {
       pending = false;
@@ -233,7 +296,7 @@ export class SseStream {
       if (value !== undefined) this.send(undefined, value);
     };
     const tick = (): void => {
-      if (pending || this.closed || this.congested) return;
+      if (pending || this.#closed || this.congested) return;
       let value: unknown;
       try {
         value = fn();
@@ -251,29 +314,9 @@ export class SseStream {
     return done;
   }
 
-  /** Registers `fn` to run once when the stream ends; returns an unsubscribe function. */
-  onClose(fn: CloseListener): () => void {
-    if (this.closed) {
-      fn(this);
-      return () => {};
-    }
-    this.#listeners.push(fn);
-    return () => {
-      this.#listeners = this.#listeners.filter((l) => l !== fn);
-    };
-  }
-
-  /** Ends the stream from the server side. */
-  close(): void {
-    if (this.closed) return;
-    this.#res.end();
-    // 'close' follows 'finish'; cleanup runs there, but do it now so close() is synchronous.
-    this.#onClose();
-  }
-
   #onClose = (): void => {
-    if (this.closed) return;
-    this.closed = true;
+    if (this.#closed) return;
+    this.#closed = true;
     for (const stop of this.#timers) stop();
     this.#timers.clear();
     this.#res.off('close', this.#onClose);
@@ -282,4 +325,28 @@ export class SseStream {
     this.#listeners = [];
     for (const fn of listeners) fn(this);
   };
+}
+
+/** Opens an event stream on `res` (writes its head). */
+export function openSseStream(
+  res: ServerResponse,
+  registry: SseRegistry,
+  headers: string[],
+): SseStream {
+  return internals.open(res, registry, headers);
+}
+
+/** Writes a pre-formatted frame; false when the stream is closed or was dropped as too slow. */
+export function writeFrame(stream: SseStream, frame: string | Buffer): boolean {
+  return internals.write(stream, frame);
+}
+
+/** `ctx.sseInterval`: see `SseStream#every`. */
+export function streamEvery(
+  stream: SseStream,
+  fn: () => unknown,
+  intervalMs: number,
+  onError: (err: unknown) => void,
+): Promise<void> {
+  return internals.every(stream, fn, intervalMs, onError);
 }

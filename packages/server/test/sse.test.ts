@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, createApp } from '../src/index';
-import { formatEvent, SseRegistry, SseStream } from '../src/sse';
+import { formatEvent, openSseStream, SseRegistry, streamEvery } from '../src/sse';
 import { ManualClock, sse, start, until } from './helpers';
 
 const apps: App[] = [];
@@ -192,14 +192,15 @@ describe('backpressure', () => {
     const clock = new ManualClock();
     const registry = new SseRegistry(clock, { heartbeatMs: 0, maxBufferedBytes });
     const res = new FakeRes();
-    const stream = new SseStream(res as unknown as ServerResponse, registry, []);
+    const stream = openSseStream(res as unknown as ServerResponse, registry, []);
     return { clock, registry, res, stream };
   }
 
   it('skips interval ticks while the socket is congested', () => {
     const { clock, res, stream } = open();
     let calls = 0;
-    void stream.every(
+    void streamEvery(
+      stream,
       () => ++calls,
       100,
       () => {},
@@ -219,7 +220,8 @@ describe('backpressure', () => {
     const { clock, stream, res } = open();
     let resolve!: (v: unknown) => void;
     let calls = 0;
-    void stream.every(
+    void streamEvery(
+      stream,
       () => {
         calls++;
         return new Promise((r) => {
