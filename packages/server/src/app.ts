@@ -43,33 +43,78 @@ import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './gra
 import { Pool } from './pool';
 import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
 import { isThenable, Slot, type SlotHost } from './slot';
-import { SseRegistry } from './sse';
+import { type SseOptions, SseRegistry } from './sse';
 
-/** Options for {@link createApp}; every one has a default. */
+/**
+ * Options for {@link createApp}; every one has a default. The timeouts of the servers `listen`
+ * starts come from {@link ServerTimeouts}.
+ *
+ * @example
+ * const app = createApp({ bodyLimit: 64 * 1024, trustProxy: 'loopback', compression: true });
+ */
 export interface AppOptions extends ServerTimeouts {
-  /** Largest request body read, in bytes; larger gets 413. Routes may set their own. Default 1 MiB. */
+  /**
+   * Largest request body read, in bytes; a larger one gets 413. Routes may set their own.
+   *
+   * @default 1048576 (1 MiB)
+   */
   bodyLimit?: number;
-  /** Text and raw body parsers besides JSON and forms; see {@link BodyParsers}. Default none. */
+  /**
+   * Content types read as text or raw bytes, besides JSON and urlencoded forms (always read).
+   *
+   * @default {} (none)
+   */
   parsers?: BodyParsers;
-  /** Initial trust proxy setting (see `setTrustProxy`). Default `false`. */
+  /**
+   * Which `X-Forwarded-For` hops to believe for `ctx.ip`, `ctx.protocol` and `ctx.hostname`;
+   * `setTrustProxy` changes it later. See {@link TrustProxy}.
+   *
+   * @default false (the TCP peer; forwarding headers are ignored)
+   */
   trustProxy?: TrustProxy;
-  /** Idle request slots kept for reuse. Default 1024. */
+  /**
+   * Idle request slots kept for reuse; a burst beyond it allocates and is collected.
+   *
+   * @default 1024
+   */
   poolSize?: number;
   /**
    * Development defaults: GraphQL introspection is on. (Stale-ctx detection does not depend on
-   * it: it is always on.) Default: `process.env.NODE_ENV !== 'production'`.
+   * it: it is always on.)
+   *
+   * @default process.env.NODE_ENV !== 'production'
    */
   development?: boolean;
-  /** Server-sent events: heartbeat comment interval (ms, default 15 000, 0 = off) and the
-   * per-client queue cap (bytes, default 1 MiB) beyond which a slow client is disconnected. */
-  sse?: { heartbeatMs?: number; maxBufferedBytes?: number };
-  /** Treat `/a/` like `/a`. Default false. */
+  /**
+   * Server-sent events: the heartbeat period and the per-client queue cap.
+   *
+   * @default { heartbeatMs: 15000, maxBufferedBytes: 1048576 }
+   */
+  sse?: SseOptions;
+  /**
+   * Treat `/a/` like `/a`.
+   *
+   * @default false
+   */
   ignoreTrailingSlash?: boolean;
-  /** Match paths case-sensitively. Default true. */
+  /**
+   * Match paths case-sensitively (`/A` is not `/a`).
+   *
+   * @default true
+   */
   caseSensitive?: boolean;
-  /** Timer source (tests substitute a manual clock). Default: the global timers. */
+  /**
+   * Where every timer of the app comes from (heartbeats, `sseInterval`, the `close()` deadline);
+   * tests substitute a manual clock. The same shape as `@keel/core`'s `Clock`.
+   *
+   * @default the global timers (unref'd: they never keep the process alive)
+   */
   clock?: Clock;
-  /** Limits and switches for `ctx.graphql`; see {@link GraphqlOptions}. */
+  /**
+   * Limits and switches for `ctx.graphql`; see {@link GraphqlOptions}.
+   *
+   * @default {} (every limit at its default)
+   */
   graphql?: GraphqlOptions;
   /**
    * Compress buffered responses (json, send, errors, GraphQL) with brotli or gzip, as the
@@ -108,7 +153,12 @@ export interface ServerTimeouts {
    * @default 30000
    */
   requestTimeout?: number;
-  /** ms to receive the request headers (must not exceed a non-zero `requestTimeout`). @default 10000 */
+  /**
+   * ms to receive the request headers; at most a non-zero `requestTimeout`. Past it Node answers
+   * 408 and closes the connection.
+   *
+   * @default 10000
+   */
   headersTimeout?: number;
   /**
    * ms an idle keep-alive connection stays open. Behind a load balancer, set it above the
@@ -143,24 +193,43 @@ export interface CloseOptions {
 
 /** A request for {@link App.inject}. */
 export interface InjectRequest {
-  /** Default `GET`. */
+  /**
+   * The HTTP method.
+   *
+   * @default 'GET'
+   */
   method?: string;
-  /** Path and query, e.g. `/users/1?full=1`. */
+  /** Path and query, e.g. `/users/1?full=1`. Required. */
   url: string;
+  /**
+   * Request headers (names in any case).
+   *
+   * @default {} (light-my-request adds `host` and `user-agent`)
+   */
   headers?: Record<string, string | string[]>;
-  /** A string or Buffer is sent as-is; an object as JSON (with its Content-Type). */
+  /**
+   * A string or Buffer is sent as-is; an object as JSON (with its Content-Type).
+   *
+   * @default undefined (no body)
+   */
   body?: string | Buffer | object;
-  /** The simulated TCP peer. Default `127.0.0.1`. */
+  /**
+   * The simulated TCP peer (`ctx.req.remoteAddress`, and `ctx.ip` without trust proxy).
+   *
+   * @default '127.0.0.1'
+   */
   remoteAddress?: string;
 }
 
 /** The outcome of {@link App.inject}. */
 export interface InjectResponse {
-  status: number;
-  headers: OutgoingHttpHeaders;
+  /** The status sent. */
+  readonly status: number;
+  /** The response headers, names lower-case. */
+  readonly headers: OutgoingHttpHeaders;
   /** The body as text (UTF-8). */
-  body: string;
-  /** The body parsed as JSON. */
+  readonly body: string;
+  /** The body parsed as JSON (throws a SyntaxError when it is not JSON). */
   json<T = unknown>(): T;
 }
 
@@ -220,8 +289,12 @@ export interface App {
   /** A plain `(req, res)` listener: `http.createServer(app.handler)`. */
   readonly handler: RequestListener;
   /**
-   * Starts an HTTP server (port 0 = any free port) with the app's timeouts, or those given here;
-   * resolves once listening.
+   * Starts an HTTP server with the app's timeouts, or those given here; resolves once listening.
+   * On your own server (`http.createServer(app.handler)`) set the timeouts yourself.
+   *
+   * @param port The TCP port; `0` picks a free one. @default 0
+   * @param host The address to bind. @default every interface (Node's default)
+   * @param timeouts Replace the app's {@link ServerTimeouts} for this server. @default the app's
    */
   listen(port?: number, host?: string, timeouts?: ServerTimeouts): Promise<Server>;
   /**

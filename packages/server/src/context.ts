@@ -30,21 +30,52 @@ export type Next = () => Promise<unknown>;
 /** Onion middleware: code before `await next()` runs on the way in, after it on the way out. */
 export type Middleware = (ctx: Context, next: Next) => unknown;
 
-/** Options for `ctx.cacheControl`. Every duration is in seconds. */
+/**
+ * Options for `ctx.cacheControl`. Every duration is in seconds (fractions floored); a directive
+ * whose option is left out is not sent.
+ */
 export interface CacheControlOptions {
-  /** `max-age`, seconds. */
+  /**
+   * `max-age`: how long any cache may reuse the response, in seconds.
+   *
+   * @default undefined (not sent)
+   */
   maxAge?: number;
-  /** `s-maxage` (shared caches), seconds. */
+  /**
+   * `s-maxage`: `max-age` for shared caches (CDNs, proxies) only, in seconds.
+   *
+   * @default undefined (not sent)
+   */
   sMaxAge?: number;
-  /** `public` (true) or `private` (false); omitted when undefined. */
+  /**
+   * `public` (true) or `private` (false: only the browser may store it).
+   *
+   * @default undefined (neither is sent)
+   */
   public?: boolean;
-  /** `stale-while-revalidate`, seconds. */
+  /**
+   * `stale-while-revalidate`: seconds a stale response may be served while it is refetched.
+   *
+   * @default undefined (not sent)
+   */
   staleWhileRevalidate?: number;
-  /** `stale-if-error`, seconds. */
+  /**
+   * `stale-if-error`: seconds a stale response may be served when refetching fails.
+   *
+   * @default undefined (not sent)
+   */
   staleIfError?: number;
-  /** `immutable`. */
+  /**
+   * `immutable`: the response never changes while fresh (versioned assets).
+   *
+   * @default false
+   */
   immutable?: boolean;
-  /** `no-store`: nothing else is emitted with it. */
+  /**
+   * `no-store`: nothing may be stored; every other option is ignored.
+   *
+   * @default false
+   */
   noStore?: boolean;
 }
 

@@ -1,21 +1,49 @@
 import { parse, serialize } from 'cookie';
 import { checkNumber, checkObject, oneOf, rangeError, typeError } from './checks';
 
-/** Options for `ctx.setCookie`. Defaults: `path: '/'`, `sameSite: 'lax'`. */
+/** Options for `ctx.setCookie`. */
 export interface CookieOptions {
-  /** Hide the cookie from client-side JavaScript. */
+  /**
+   * `HttpOnly`: hide the cookie from client-side JavaScript.
+   *
+   * @default false
+   */
   httpOnly?: boolean;
-  /** Send only over HTTPS. Forced on when `sameSite` is `'none'` (browsers require it). */
+  /**
+   * `Secure`: send only over HTTPS. Forced on when `sameSite` is `'none'` (browsers require it).
+   *
+   * @default false
+   */
   secure?: boolean;
-  /** Lifetime in seconds (`Max-Age`); fractions are floored, `0` deletes the cookie. */
+  /**
+   * `Max-Age`: lifetime in seconds; fractions are floored, `0` deletes the cookie.
+   *
+   * @default undefined (a session cookie, unless `expires` is set)
+   */
   maxAge?: number;
-  /** `Path`, default `'/'`. */
+  /**
+   * `Path`: the paths the browser sends the cookie to.
+   *
+   * @default '/'
+   */
   path?: string;
-  /** `Domain`; omit for a host-only cookie. */
+  /**
+   * `Domain`: also send the cookie to subdomains of this domain.
+   *
+   * @default undefined (a host-only cookie)
+   */
   domain?: string;
-  /** `SameSite`, default `'lax'`. */
+  /**
+   * `SameSite`: whether cross-site requests carry the cookie.
+   *
+   * @default 'lax'
+   */
   sameSite?: 'lax' | 'strict' | 'none';
-  /** Absolute expiry (`Expires`); `maxAge` wins in browsers when both are set. */
+  /**
+   * `Expires`: an absolute expiry; `maxAge` wins in browsers when both are set.
+   *
+   * @default undefined (not sent)
+   */
   expires?: Date;
 }
 

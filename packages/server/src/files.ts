@@ -14,6 +14,8 @@ export interface SendFileOptions {
    * Directory the file must stay inside. `path` is then taken relative to it; `..` segments are
    * refused (403), and the real path (symlinks resolved) must be inside the real root (403).
    * Always set it when any part of the path comes from the request.
+   *
+   * @default undefined (the path is used as given: only for paths the app chose itself)
    */
   root?: string;
   /**

@@ -51,6 +51,8 @@ export interface EventHubOptions {
    * Called when a client is disconnected because it left more than `sse.maxBufferedBytes`
    * unsent (it reads too slowly). Its EventSource reconnects and is replayed what it missed.
    * What this throws is reported with `process.emitWarning`.
+   *
+   * @default undefined (drops are only counted, in `hub.metrics.slowDrops`)
    */
   onSlowClient?: (client: SlowClientInfo) => void;
 }

@@ -60,5 +60,5 @@ export type {
 } from './hub-store';
 export { type MemoryStoreOptions, memoryStore } from './memory-store';
 export type { TrustProxy } from './proxy';
-export type { SseStream } from './sse';
+export type { SseOptions, SseStream } from './sse';
 export type { Rule, Rules, RuleType, Validated } from './validate';

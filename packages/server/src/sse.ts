@@ -2,16 +2,26 @@ import type { ServerResponse } from 'node:http';
 import { checkLine } from './checks';
 import { type Clock, repeat } from './clock';
 
-/** Tunables of server-sent event streams, resolved once per app. */
+/** Server-sent event settings of an app (`createApp({ sse })`). */
 export interface SseOptions {
-  /** Comment heartbeat for idle streams, ms. Default 15 000; 0 disables. */
-  heartbeatMs: number;
   /**
-   * Bytes a stream may have queued in its socket before the client is disconnected as too slow.
-   * Default 1 MiB. The client's EventSource reconnects; a hub replays what it missed.
+   * A `:` comment is written to each stream idle for this many ms, so proxies keep it open;
+   * `0` turns heartbeats off. One timer serves every stream of the app.
+   *
+   * @default 15000
    */
-  maxBufferedBytes: number;
+  heartbeatMs?: number;
+  /**
+   * Bytes a client may leave unsent (from earlier event-loop turns) before it is disconnected as
+   * too slow. Its EventSource reconnects; a hub replays what it missed.
+   *
+   * @default 1048576 (1 MiB)
+   */
+  maxBufferedBytes?: number;
 }
+
+/** {@link SseOptions} resolved once per app. */
+export type SseSettings = Required<SseOptions>;
 
 const LINE_BREAK = /\r\n|\r|\n/;
 const LINE_BREAKS = /\r\n|\r|\n/g;
@@ -52,7 +62,7 @@ export function formatEvent(
 export class SseRegistry {
   readonly streams = new Set<SseStream>();
   readonly clock: Clock;
-  readonly options: SseOptions;
+  readonly options: SseSettings;
   /**
    * Counts event-loop turns that wrote. Node corks a response until the next tick, so bytes
    * written in the current turn are not yet "unsent" (see {@link SseStream.write}).
@@ -61,7 +71,7 @@ export class SseRegistry {
   #turnPending = false;
   #stopHeartbeat: (() => void) | null = null;
 
-  constructor(clock: Clock, options: SseOptions) {
+  constructor(clock: Clock, options: SseSettings) {
     this.clock = clock;
     this.options = options;
   }

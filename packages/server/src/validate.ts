@@ -12,11 +12,43 @@ export type RuleType = 'string' | 'email' | 'number' | 'integer' | 'boolean';
  * - `enum`: the allowed values, compared after coercion.
  */
 export interface Rule {
+  /**
+   * The value's type; strings are coerced for `number`, `integer` and `boolean` (query strings,
+   * params and forms carry only strings). `email` is a string in address form.
+   *
+   * @default undefined (any string, number or boolean; not objects or arrays)
+   */
   type?: RuleType;
+  /**
+   * The field must be present and not empty (`undefined`, `null` and `''` count as missing).
+   *
+   * @default false
+   */
   required?: boolean;
+  /**
+   * Smallest length (`string`, `email`) or value (`number`, `integer`), inclusive.
+   *
+   * @default undefined (no minimum)
+   */
   min?: number;
+  /**
+   * Largest length (`string`, `email`) or value (`number`, `integer`), inclusive. A string over
+   * it fails without its `pattern` being run.
+   *
+   * @default undefined (no maximum)
+   */
   max?: number;
+  /**
+   * Tested against string values (a string is compiled once per rules object).
+   *
+   * @default undefined (no pattern)
+   */
   pattern?: RegExp | string;
+  /**
+   * The allowed values, compared after coercion.
+   *
+   * @default undefined (any value)
+   */
   enum?: readonly (string | number | boolean)[];
 }
 

@@ -14,6 +14,8 @@ export interface RedisStreamsOptions {
    * An ioredis client to publish and replay with (it is not closed by `hub.close()`); the store
    * reads with a `duplicate()` of it. Give it `enableOfflineQueue: false`, or publishes wait for
    * a reconnect instead of rejecting while Redis is down.
+   *
+   * @default undefined (the store connects to `url` itself and closes it with the hub)
    */
   client?: Redis;
   /**
@@ -41,7 +43,9 @@ export interface RedisStreamsOptions {
   reconnect?: { initialDelay?: number; maxDelay?: number };
   /**
    * Errors of the background reader (Redis unreachable, a failed resync). Publishes report their
-   * own errors by rejecting. Default: a process warning for the first error of each outage.
+   * own errors by rejecting.
+   *
+   * @default a process warning for the first error of each outage
    */
   onError?: (error: unknown) => void;
 }
