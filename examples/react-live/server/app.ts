@@ -1,4 +1,4 @@
-import { createApp, createEventHub, HttpError, type HubStore } from '@keel/server';
+import { createApp, createEventHub, HttpException, type HubStore } from '@keel/server';
 import { memoryTodos, type TodoStore } from './todos';
 
 export interface LiveAppOptions {
@@ -37,7 +37,7 @@ export function createLiveApp(options: LiveAppOptions) {
     return ctx.status(201).json(todo);
   });
   app.delete('/api/todos/:id', async (ctx) => {
-    if (!(await todos.remove(Number(ctx.params.id)))) throw new HttpError(404, 'No such todo');
+    if (!(await todos.remove(Number(ctx.params.id)))) throw new HttpException(404, 'No such todo');
     await hub.invalidate('/api/todos', { source: ctx });
     return ctx.status(204).send(null);
   });

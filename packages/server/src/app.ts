@@ -7,7 +7,6 @@ import {
   type Server,
   type ServerResponse,
   validateHeaderName,
-  validateHeaderValue,
 } from 'node:http';
 import type { Socket } from 'node:net';
 import Router from 'find-my-way';
@@ -16,47 +15,106 @@ import {
   BodyKind,
   type BodyParsers,
   type BodyPolicy,
-  BodyTooLargeError,
   bodyKindOf,
   EXPECTS_CONTINUE,
   type RouteOptions,
   typeMatcher,
 } from './body';
-import { type Clock, systemClock, type TimerHandle } from './clock';
+import {
+  boolean,
+  checkFunction,
+  checkNumber,
+  checkObject,
+  integer,
+  rangeError,
+  typeError,
+} from './checks';
+import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from './clock';
 import { type CompressionOptions, type CompressionSettings, resolveCompression } from './compress';
-import { Context, type Handler, type KeelRequest, type Middleware } from './context';
-import { HttpError, isHttpError } from './errors';
+import {
+  type Context,
+  createContext,
+  type Handler,
+  type KeelRequest,
+  type Middleware,
+} from './context';
+import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { Pool } from './pool';
 import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
 import { isThenable, Slot, type SlotHost } from './slot';
-import { SseRegistry } from './sse';
+import { type SseOptions, SseRegistry } from './sse';
 
-/** Options for {@link createApp}; every one has a default. */
+/**
+ * Options for {@link createApp}; every one has a default. The timeouts of the servers `listen`
+ * starts come from {@link ServerTimeouts}.
+ *
+ * @example
+ * const app = createApp({ bodyLimit: 64 * 1024, trustProxy: 'loopback', compression: true });
+ */
 export interface AppOptions extends ServerTimeouts {
-  /** Largest request body read, in bytes; larger gets 413. Routes may set their own. Default 1 MiB. */
+  /**
+   * Largest request body read, in bytes; a larger one gets 413. Routes may set their own.
+   *
+   * @default 1048576 (1 MiB)
+   */
   bodyLimit?: number;
-  /** Text and raw body parsers besides JSON and forms; see {@link BodyParsers}. Default none. */
+  /**
+   * Content types read as text or raw bytes, besides JSON and urlencoded forms (always read).
+   *
+   * @default {} (none)
+   */
   parsers?: BodyParsers;
-  /** Initial trust proxy setting (see `setTrustProxy`). Default `false`. */
+  /**
+   * Which `X-Forwarded-For` hops to believe for `ctx.ip`, `ctx.protocol` and `ctx.hostname`;
+   * `setTrustProxy` changes it later. See {@link TrustProxy}.
+   *
+   * @default false (the TCP peer; forwarding headers are ignored)
+   */
   trustProxy?: TrustProxy;
-  /** Idle request slots kept for reuse. Default 1024. */
+  /**
+   * Idle request slots kept for reuse; a burst beyond it allocates and is collected.
+   *
+   * @default 1024
+   */
   poolSize?: number;
   /**
    * Development defaults: GraphQL introspection is on. (Stale-ctx detection does not depend on
-   * it: it is always on.) Default: `process.env.NODE_ENV !== 'production'`.
+   * it: it is always on.)
+   *
+   * @default process.env.NODE_ENV !== 'production'
    */
   development?: boolean;
-  /** Server-sent events: heartbeat comment interval (ms, default 15 000, 0 = off) and the
-   * per-client queue cap (bytes, default 1 MiB) beyond which a slow client is disconnected. */
-  sse?: { heartbeatMs?: number; maxBufferedBytes?: number };
-  /** Treat `/a/` like `/a`. Default false. */
+  /**
+   * Server-sent events: the heartbeat period and the per-client queue cap.
+   *
+   * @default { heartbeatMs: 15000, maxBufferedBytes: 1048576 }
+   */
+  sse?: SseOptions;
+  /**
+   * Treat `/a/` like `/a`.
+   *
+   * @default false
+   */
   ignoreTrailingSlash?: boolean;
-  /** Match paths case-sensitively. Default true. */
+  /**
+   * Match paths case-sensitively (`/A` is not `/a`).
+   *
+   * @default true
+   */
   caseSensitive?: boolean;
-  /** Timer source (tests substitute a manual clock). Default: the global timers. */
+  /**
+   * Where every timer of the app comes from (heartbeats, `sseInterval`, the `close()` deadline);
+   * tests substitute a manual clock. The same shape as `@keel/core`'s `Clock`.
+   *
+   * @default the global timers (unref'd: they never keep the process alive)
+   */
   clock?: Clock;
-  /** Limits and switches for `ctx.graphql`; see {@link GraphqlOptions}. */
+  /**
+   * Limits and switches for `ctx.graphql`; see {@link GraphqlOptions}.
+   *
+   * @default {} (every limit at its default)
+   */
   graphql?: GraphqlOptions;
   /**
    * Compress buffered responses (json, send, errors, GraphQL) with brotli or gzip, as the
@@ -95,7 +153,12 @@ export interface ServerTimeouts {
    * @default 30000
    */
   requestTimeout?: number;
-  /** ms to receive the request headers (must not exceed a non-zero `requestTimeout`). @default 10000 */
+  /**
+   * ms to receive the request headers; at most a non-zero `requestTimeout`. Past it Node answers
+   * 408 and closes the connection.
+   *
+   * @default 10000
+   */
   headersTimeout?: number;
   /**
    * ms an idle keep-alive connection stays open. Behind a load balancer, set it above the
@@ -130,28 +193,47 @@ export interface CloseOptions {
 
 /** A request for {@link App.inject}. */
 export interface InjectRequest {
-  /** Default `GET`. */
+  /**
+   * The HTTP method.
+   *
+   * @default 'GET'
+   */
   method?: string;
-  /** Path and query, e.g. `/users/1?full=1`. */
+  /** Path and query, e.g. `/users/1?full=1`. Required. */
   url: string;
+  /**
+   * Request headers (names in any case).
+   *
+   * @default {} (light-my-request adds `host` and `user-agent`)
+   */
   headers?: Record<string, string | string[]>;
-  /** A string or Buffer is sent as-is; an object as JSON (with its Content-Type). */
+  /**
+   * A string or Buffer is sent as-is; an object as JSON (with its Content-Type).
+   *
+   * @default undefined (no body)
+   */
   body?: string | Buffer | object;
-  /** The simulated TCP peer. Default `127.0.0.1`. */
+  /**
+   * The simulated TCP peer (`ctx.req.remoteAddress`, and `ctx.ip` without trust proxy).
+   *
+   * @default '127.0.0.1'
+   */
   remoteAddress?: string;
 }
 
 /** The outcome of {@link App.inject}. */
 export interface InjectResponse {
-  status: number;
-  headers: OutgoingHttpHeaders;
+  /** The status sent. */
+  readonly status: number;
+  /** The response headers, names lower-case. */
+  readonly headers: OutgoingHttpHeaders;
   /** The body as text (UTF-8). */
-  body: string;
-  /** The body parsed as JSON. */
+  readonly body: string;
+  /** The body parsed as JSON (throws a SyntaxError when it is not JSON). */
   json<T = unknown>(): T;
 }
 
-/** Called for unexpected errors (not HttpError 4xx); may send its own response via ctx. */
+/** Called for unexpected errors (not HttpException 4xx); may send its own response via ctx. */
 export type ErrorHandler = (err: unknown, ctx: Context) => void | Promise<void>;
 
 /** The application returned by {@link createApp}. Route methods return the app for chaining. */
@@ -190,7 +272,7 @@ export interface App {
   all(path: string, options: RouteOptions, handler: Handler): App;
   /** Adds onion middleware, run in registration order for every request (404s included). */
   use(middleware: Middleware): App;
-  /** Adds a handler for unexpected errors (thrown non-HttpError values and HttpError 5xx). */
+  /** Adds a handler for unexpected errors (thrown non-HttpException values and HttpException 5xx). */
   onError(handler: ErrorHandler): App;
   /**
    * Adds a hook called once per request when its response is over (sent, or the client left),
@@ -207,8 +289,12 @@ export interface App {
   /** A plain `(req, res)` listener: `http.createServer(app.handler)`. */
   readonly handler: RequestListener;
   /**
-   * Starts an HTTP server (port 0 = any free port) with the app's timeouts, or those given here;
-   * resolves once listening.
+   * Starts an HTTP server with the app's timeouts, or those given here; resolves once listening.
+   * On your own server (`http.createServer(app.handler)`) set the timeouts yourself.
+   *
+   * @param port The TCP port; `0` picks a free one. @default 0
+   * @param host The address to bind. @default every interface (Node's default)
+   * @param timeouts Replace the app's {@link ServerTimeouts} for this server. @default the app's
    */
   listen(port?: number, host?: string, timeouts?: ServerTimeouts): Promise<Server>;
   /**
@@ -227,8 +313,6 @@ const PEER = Symbol('keel.peer');
 const SAFE_REQUEST_ID = /^[\w.:@+=/-]{1,128}$/;
 const ID_PREFIX = `${randomBytes(4).toString('hex')}-`;
 const EMPTY_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
-const INTERNAL_ERROR = { status: 500, error: 'Internal Server Error' };
-const INTERNAL_ERROR_JSON = JSON.stringify(INTERNAL_ERROR);
 let idCounter = 0;
 
 /**
@@ -243,33 +327,6 @@ class KeelIncomingMessage extends IncomingMessage {
   }
 }
 
-function positive(name: string, value: number | undefined, fallback: number, allowZero = false) {
-  if (value === undefined) return fallback;
-  const what = `keel: \`${name}\` must be a ${allowZero ? 'non-negative' : 'positive'} integer`;
-  if (typeof value !== 'number') throw new TypeError(`${what}, got ${typeof value}`);
-  if (!Number.isInteger(value) || value < (allowZero ? 0 : 1)) {
-    throw new RangeError(`${what}, got ${String(value)}`);
-  }
-  return value;
-}
-
-/** Throws a TypeError naming the header when Node would refuse it (CR/LF, undefined, ...). */
-function checkHeader(name: string, value: unknown): void {
-  try {
-    validateHeaderName(name);
-    validateHeaderValue(name, value as string);
-  } catch (err) {
-    throw new TypeError(
-      `keel: HttpError header ${JSON.stringify(name)} cannot be sent, got ${describeValue(value)}`,
-      { cause: err },
-    );
-  }
-}
-
-function describeValue(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value) : `${String(value)} (${typeof value})`;
-}
-
 const DEFAULT_TIMEOUTS: Required<ServerTimeouts> = {
   requestTimeout: 30_000,
   headersTimeout: 10_000,
@@ -282,18 +339,36 @@ function resolveTimeouts(
   base: Required<ServerTimeouts>,
 ): Required<ServerTimeouts> {
   const out = {
-    requestTimeout: positive('requestTimeout', options.requestTimeout, base.requestTimeout, true),
-    headersTimeout: positive('headersTimeout', options.headersTimeout, base.headersTimeout),
-    keepAliveTimeout: positive(
+    requestTimeout: integer(
+      'requestTimeout',
+      options.requestTimeout,
+      base.requestTimeout,
+      0,
+      MAX_TIMER_MS,
+      'ms',
+    ),
+    headersTimeout: integer(
+      'headersTimeout',
+      options.headersTimeout,
+      base.headersTimeout,
+      1,
+      MAX_TIMER_MS,
+      'ms',
+    ),
+    keepAliveTimeout: integer(
       'keepAliveTimeout',
       options.keepAliveTimeout,
       base.keepAliveTimeout,
-      true,
+      0,
+      MAX_TIMER_MS,
+      'ms',
     ),
   };
   if (out.requestTimeout > 0 && out.headersTimeout > out.requestTimeout) {
-    throw new RangeError(
-      `keel: \`headersTimeout\` (${out.headersTimeout}) must not exceed \`requestTimeout\` (${out.requestTimeout})`,
+    throw rangeError(
+      'headersTimeout',
+      `at most \`requestTimeout\` (${out.requestTimeout} ms)`,
+      out.headersTimeout,
     );
   }
   return out;
@@ -302,16 +377,12 @@ function resolveTimeouts(
 function requestIdHeaderOf(value: string | false | undefined): string | null {
   if (value === false) return null;
   if (value === undefined) return 'x-request-id';
-  if (typeof value !== 'string') {
-    throw new TypeError(`keel: \`requestIdHeader\` must be a string or false, got ${typeof value}`);
-  }
+  const expected = 'a header name or false';
+  if (typeof value !== 'string') throw typeError('requestIdHeader', expected, value);
   try {
     validateHeaderName(value);
   } catch (err) {
-    throw new TypeError(
-      `keel: \`requestIdHeader\` must be a header name, got ${JSON.stringify(value)}`,
-      { cause: err },
-    );
+    throw rangeError('requestIdHeader', expected, value, err);
   }
   return value.toLowerCase();
 }
@@ -325,22 +396,20 @@ interface Route {
 /** Resolves body options once, at registration; what is not given comes from `base`. */
 function bodyPolicy(options: RouteOptions, base: BodyPolicy): BodyPolicy {
   const parsers = options.parsers;
-  if (parsers !== undefined && (typeof parsers !== 'object' || parsers === null)) {
-    throw new TypeError(`keel: \`parsers\` must be an object, got ${typeof parsers}`);
-  }
+  if (parsers !== undefined) checkObject('parsers', parsers);
   return {
-    limit: positive('bodyLimit', options.bodyLimit, base.limit, true),
+    limit: integer('bodyLimit', options.bodyLimit, base.limit, 0, undefined, 'bytes'),
     text: parsers?.text === undefined ? base.text : typeMatcher('text', parsers.text),
     raw: parsers?.raw === undefined ? base.raw : typeMatcher('raw', parsers.raw),
   };
 }
 
 function notFound(): never {
-  throw new HttpError(404);
+  throw new HttpException(404);
 }
 
 function badUrl(): never {
-  throw new HttpError(400, 'Malformed URL');
+  throw new HttpException(400, 'Malformed URL');
 }
 
 type FindResult = {
@@ -374,20 +443,30 @@ class KeelApp implements App, SlotHost {
   #closed: Promise<void> | null = null;
 
   constructor(options: AppOptions) {
-    this.development = options.development ?? process.env.NODE_ENV !== 'production';
+    checkObject('options', options);
+    this.development = boolean(
+      'development',
+      options.development,
+      process.env.NODE_ENV !== 'production',
+    );
+    const sse = options.sse ?? {};
+    checkObject('sse', sse);
     this.#body = bodyPolicy(options, {
       limit: 1024 * 1024,
       text: null,
       raw: null,
     });
-    const poolSize = positive('poolSize', options.poolSize, 1024, true);
+    const poolSize = integer('poolSize', options.poolSize, 1024, 0);
     this.trust = compileTrust(options.trustProxy ?? false);
-    this.sse = new SseRegistry(options.clock ?? systemClock, {
-      heartbeatMs: positive('sse.heartbeatMs', options.sse?.heartbeatMs, 15_000, true),
-      maxBufferedBytes: positive(
+    this.sse = new SseRegistry(checkClock(options.clock), {
+      heartbeatMs: integer('sse.heartbeatMs', sse.heartbeatMs, 15_000, 0, MAX_TIMER_MS, 'ms'),
+      maxBufferedBytes: integer(
         'sse.maxBufferedBytes',
-        options.sse?.maxBufferedBytes,
+        sse.maxBufferedBytes,
         1024 * 1024,
+        1,
+        undefined,
+        'bytes',
       ),
     });
     this.graphql = new GraphqlRunner(resolveGraphqlOptions(options.graphql, this.development));
@@ -396,9 +475,16 @@ class KeelApp implements App, SlotHost {
     this.#timeouts = resolveTimeouts(options, DEFAULT_TIMEOUTS);
     this.#requestIdHeader = requestIdHeaderOf(options.requestIdHeader);
     this.#router = Router({
-      ignoreTrailingSlash: options.ignoreTrailingSlash ?? false,
-      caseSensitive: options.caseSensitive ?? true,
-      maxParamLength: positive('maxParamLength', options.maxParamLength, 100),
+      ignoreTrailingSlash: boolean('ignoreTrailingSlash', options.ignoreTrailingSlash, false),
+      caseSensitive: boolean('caseSensitive', options.caseSensitive, true),
+      maxParamLength: integer(
+        'maxParamLength',
+        options.maxParamLength,
+        100,
+        1,
+        undefined,
+        'characters',
+      ),
       // Keep the raw query string; ctx parses it only if a handler asks.
       querystringParser: (s: string) => s,
       // Returns a match with a null store, answered with 400 below.
@@ -438,16 +524,13 @@ class KeelApp implements App, SlotHost {
     a: RouteOptions | Handler,
     b: Handler | undefined,
   ): App {
-    const handler = b === undefined ? a : b;
-    if (typeof handler !== 'function') {
-      throw new TypeError(`keel: handler for ${path} must be a function, got ${typeof handler}`);
-    }
+    const handler = (b === undefined ? a : b) as Handler;
+    const where = `${methods.length === 1 ? methods[0] : 'ALL'} ${path}`;
+    checkFunction(`handler of ${where}`, handler);
     let body = this.#body;
     if (b !== undefined) {
-      if (typeof a !== 'object' || a === null) {
-        throw new TypeError(`keel: route options for ${path} must be an object, got ${typeof a}`);
-      }
-      body = bodyPolicy(a, body);
+      checkObject(`options of ${where}`, a);
+      body = bodyPolicy(a as RouteOptions, body);
     }
     const route: Route = { handler, body };
     this.#router.on(methods, path, () => {}, route);
@@ -456,25 +539,19 @@ class KeelApp implements App, SlotHost {
   }
 
   use(middleware: Middleware): App {
-    if (typeof middleware !== 'function') {
-      throw new TypeError(`middleware must be a function, got ${typeof middleware}`);
-    }
+    checkFunction('middleware', middleware);
     this.middleware.push(middleware);
     return this;
   }
 
   onError(handler: ErrorHandler): App {
-    if (typeof handler !== 'function') {
-      throw new TypeError(`error handler must be a function, got ${typeof handler}`);
-    }
+    checkFunction('onError handler', handler);
     this.#errorHandlers.push(handler);
     return this;
   }
 
   onResponse(hook: ResponseHook): App {
-    if (typeof hook !== 'function') {
-      throw new TypeError(`keel: onResponse hook must be a function, got ${typeof hook}`);
-    }
+    checkFunction('onResponse hook', hook);
     this.#responseHooks.push(hook);
     return this;
   }
@@ -522,7 +599,7 @@ class KeelApp implements App, SlotHost {
         : ID_PREFIX + (++idCounter).toString(36);
 
     const slot = this.#pool.acquire();
-    const ctx = new Context(
+    const ctx = createContext(
       slot,
       req as KeelRequest,
       res,
@@ -537,11 +614,8 @@ class KeelApp implements App, SlotHost {
 
     // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
     const kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req, body);
-    if (kind === BodyKind.None) this.#run(slot);
-    else {
-      slot.reading = true;
-      slot.reader.read(req, kind, body.limit);
-    }
+    if (kind === BodyKind.None) slot.run();
+    else slot.read(req, kind, body.limit);
   };
 
   /**
@@ -570,158 +644,8 @@ class KeelApp implements App, SlotHost {
     }
     const allow = allowed.join(', ');
     return () => {
-      throw new HttpError(405, undefined, { headers: { allow } });
+      throw new HttpException(405, undefined, { headers: { allow } });
     };
-  }
-
-  bodyDone(slot: Slot, err: Error | null, body: unknown, aborted: boolean): void {
-    if (!slot.live) return;
-    if (aborted) {
-      // The client went away mid-body: nobody to answer.
-      slot.chainDone = true;
-      slot.resDone = true;
-      this.maybeRelease(slot);
-    } else if (err !== null) {
-      // An oversize body is drained so the client can read the 413, unless it is far too big.
-      if (err instanceof BodyTooLargeError && err.closeConnection) {
-        slot.face.res.shouldKeepAlive = false;
-      }
-      this.fail(slot, err);
-    } else {
-      slot.face.body = body;
-      this.#run(slot);
-    }
-  }
-
-  /** Step 2: run middleware and handler as one chain; one try/catch for the whole chain. */
-  #run(slot: Slot): void {
-    let result: unknown;
-    try {
-      result = this.middleware.length === 0 ? slot.handler(slot.face) : slot.dispatch();
-    } catch (err) {
-      this.fail(slot, err);
-      return;
-    }
-    if (isThenable(result)) result.then(slot.onFulfilled, slot.onRejected);
-    else this.chainDone(slot);
-  }
-
-  /** Step 3: the chain finished; release now, or when the response / stream finishes. */
-  chainDone(slot: Slot): void {
-    if (!slot.live) return;
-    if (slot.pendingNext > 0) {
-      // A middleware returned without awaiting next(): the rest of the chain still runs.
-      slot.chainWaiting = true;
-      return;
-    }
-    slot.chainDone = true;
-    if (slot.resDone || slot.stream !== null || slot.busy > 0) {
-      this.maybeRelease(slot);
-      return;
-    }
-    const ctx = slot.face;
-    const res = ctx.res;
-    if (res.writableEnded) {
-      slot.resDone = true;
-      this.maybeRelease(slot);
-    } else if (res.headersSent) {
-      // The handler streams through ctx.res itself: release when that response closes.
-      slot.watchingClose = true;
-      res.on('close', slot.onResClose);
-    } else if (slot.hasLost) {
-      // Work the chain did not await failed (e.g. an unawaited sendFile): that is the answer.
-      this.fail(slot, slot.lost);
-    } else {
-      this.fail(slot, new Error(`Handler for ${ctx.method} ${ctx.path} sent no response`));
-    }
-  }
-
-  /** Errors: HttpError -> its status; anything else -> onError and a generic 500. */
-  fail(slot: Slot, err: unknown): void {
-    if (!slot.live) return;
-    slot.chainDone = true;
-    slot.chainWaiting = false;
-    if (!isHttpError(err) || err.status >= 500) {
-      const pending = this.report(err, slot.face);
-      if (pending !== undefined) {
-        const gen = slot.gen;
-        void pending.then(() => {
-          if (slot.gen === gen) this.#respondError(slot, err);
-        });
-        return;
-      }
-    }
-    this.#respondError(slot, err);
-  }
-
-  /**
-   * Answers an error. Never throws: it runs inside promise reactions and the request listener,
-   * where a throw would end the process. Whatever goes wrong here is reported, and the client
-   * gets a bare 500 (or, with headers already out, a closed connection).
-   */
-  #respondError(slot: Slot, err: unknown): void {
-    try {
-      this.#writeError(slot, err);
-    } catch (secondary) {
-      this.report(secondary, slot.face);
-      this.#bareError(slot);
-    }
-  }
-
-  #writeError(slot: Slot, err: unknown): void {
-    const ctx = slot.face;
-    const res = ctx.res;
-    if (slot.stream !== null) {
-      slot.stream.close(); // releases the slot through the stream's close listener
-      return;
-    }
-    if (slot.busy > 0) return; // an async response op is still answering; it releases the slot
-    if (slot.resDone || res.writableEnded) {
-      slot.resDone = true;
-      this.maybeRelease(slot);
-      return;
-    }
-    if (res.headersSent) {
-      this.#bareError(slot);
-      return;
-    }
-    let status = 500;
-    let body: unknown = INTERNAL_ERROR;
-    if (isHttpError(err)) {
-      // Check every header before setting any, so a bad one leaves no partial set behind.
-      const headers = err.headers === undefined ? [] : Object.entries(err.headers);
-      for (const [name, value] of headers) checkHeader(name, value);
-      for (const [name, value] of headers) res.setHeader(name, value);
-      status = err.status;
-      body = err.toJSON();
-    }
-    ctx._status = status;
-    ctx._end(slot, 'application/json; charset=utf-8', JSON.stringify(body));
-    this.maybeRelease(slot);
-  }
-
-  /**
-   * The last resort: a plain 500 with none of the headers set so far, or, when part of the
-   * response is already out, the end of the connection rather than its reuse.
-   */
-  #bareError(slot: Slot): void {
-    const ctx = slot.face;
-    const res = ctx.res;
-    try {
-      if (!res.headersSent) {
-        for (const name of res.getHeaderNames()) res.removeHeader(name);
-        ctx._status = 500;
-        ctx._end(slot, 'application/json; charset=utf-8', INTERNAL_ERROR_JSON);
-      } else if (!res.writableEnded) {
-        const socket = res.socket;
-        res.end();
-        if (socket) res.once('finish', () => socket.end());
-      }
-    } catch {
-      res.destroy();
-    }
-    slot.resDone = true;
-    this.maybeRelease(slot);
   }
 
   /** Calls the onError handlers; returns a promise when one of them is async. */
@@ -749,11 +673,8 @@ class KeelApp implements App, SlotHost {
     return pending === undefined ? undefined : Promise.all(pending).then(() => {});
   }
 
-  maybeRelease(slot: Slot): void {
-    if (slot.live && slot.chainDone && slot.resDone && slot.busy === 0) this.#release(slot);
-  }
-
-  #release(slot: Slot): void {
+  /** The request is over (called by the slot): back to the pool, then the onResponse hooks. */
+  release(slot: Slot): void {
     const ctx = slot.face;
     slot.reset();
     this.#pool.release(slot);
@@ -830,12 +751,13 @@ class KeelApp implements App, SlotHost {
 
   close(options: CloseOptions = {}): Promise<void> {
     if (this.#closed !== null) return this.#closed;
-    const timeoutMs = options.timeoutMs ?? 10_000;
-    if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs < 0) {
-      throw new RangeError(
-        `keel: close \`timeoutMs\` must be a non-negative number of ms, got ${String(timeoutMs)}`,
-      );
-    }
+    checkObject('close options', options);
+    const timeoutMs = checkNumber(
+      'timeoutMs',
+      options.timeoutMs ?? 10_000,
+      `a number of ms in 0-${MAX_TIMER_MS} or Infinity`,
+      (n) => (n >= 0 && n <= MAX_TIMER_MS) || n === Number.POSITIVE_INFINITY,
+    );
     this.closing = true;
     const servers = [...this.#servers];
     const clock = this.sse.clock;
@@ -844,7 +766,7 @@ class KeelApp implements App, SlotHost {
       let waiting = servers.length + 1;
       const done = (): void => {
         if (--waiting > 0) return;
-        if (timer !== null) clock.clearInterval(timer);
+        if (timer !== null) clock.clearTimeout(timer);
         resolve();
       };
       for (const server of servers) {
@@ -866,8 +788,7 @@ class KeelApp implements App, SlotHost {
       }
       this.#drained = drained;
       if (timeoutMs === Number.POSITIVE_INFINITY) return;
-      timer = clock.setInterval(() => {
-        clock.clearInterval(timer);
+      timer = clock.setTimeout(() => {
         timer = null;
         // Requests still running own their slots until they end; their sockets go now.
         this.#drained = null;

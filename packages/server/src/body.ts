@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import secureJson from 'secure-json-parse';
-import { HttpError } from './errors';
+import { rangeError, typeError } from './checks';
+import { HttpException } from './errors';
 
 /**
  * The rest of a refused body is read and thrown away, up to this many bytes, so the client gets
@@ -16,7 +17,8 @@ export const EXPECTS_CONTINUE = Symbol('keel.expectsContinue');
 type ExpectingRequest = IncomingMessage & { [EXPECTS_CONTINUE]?: 'pending' | 'refused' };
 
 /** A 413, and whether the connection must end with it (the body will not be drained). */
-export class BodyTooLargeError extends HttpError {
+export class BodyTooLargeError extends HttpException {
+  override name = 'BodyTooLargeError' as const;
   readonly closeConnection: boolean;
 
   constructor(limit: number, closeConnection: boolean) {
@@ -97,20 +99,17 @@ const MEDIA_TYPE = /^(?:\*\/\*|[\w.+-]+\/(?:\*|[\w.+-]+))$/;
 /** Compiles `parsers.text` or `parsers.raw`; throws a TypeError naming a malformed type. */
 export function typeMatcher(name: string, list: readonly string[] | undefined): TypeMatcher {
   if (list === undefined) return null;
-  if (!Array.isArray(list)) {
-    throw new TypeError(
-      `keel: \`parsers.${name}\` must be an array of media types, got ${typeof list}`,
-    );
-  }
+  const expected = 'an array of media types (type/subtype, type/* or */*)';
+  if (!Array.isArray(list)) throw typeError(`parsers.${name}`, expected, list);
   if (list.length === 0) return null;
   const exact = new Set<string>();
   const prefixes: string[] = [];
   let any = false;
   for (const entry of list) {
-    if (typeof entry !== 'string' || !MEDIA_TYPE.test(entry)) {
-      throw new TypeError(
-        `keel: \`parsers.${name}\` entries must look like type/subtype, type/* or */*, got ${JSON.stringify(entry)}`,
-      );
+    const what = `parsers.${name}[]`;
+    if (typeof entry !== 'string') throw typeError(what, 'a media type', entry);
+    if (!MEDIA_TYPE.test(entry)) {
+      throw rangeError(what, 'a media type (type/subtype, type/* or */*)', entry);
     }
     const type = entry.toLowerCase();
     if (type === '*/*') any = true;
@@ -143,7 +142,7 @@ export function bodyKindOf(req: IncomingMessage, policy: BodyPolicy): BodyKind {
 const FORBIDDEN_KEY = 'Object contains forbidden prototype property';
 
 /**
- * Parses a complete body; throws HttpError(400) on malformed JSON and on a `__proto__` or
+ * Parses a complete body; throws HttpException(400) on malformed JSON and on a `__proto__` or
  * `constructor.prototype` key anywhere in it (secure-json-parse, as Fastify does): such a body
  * is a prototype-pollution attempt on any code that merges it into another object.
  */
@@ -158,14 +157,17 @@ export function parseBody(kind: BodyKind, buf: Buffer): unknown {
     return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (err) {
     if (err instanceof SyntaxError && err.message === FORBIDDEN_KEY) {
-      throw new HttpError(400, 'JSON body has a forbidden __proto__ or constructor.prototype key');
+      throw new HttpException(
+        400,
+        'JSON body has a forbidden __proto__ or constructor.prototype key',
+      );
     }
-    throw new HttpError(400, 'Malformed JSON body');
+    throw new HttpException(400, 'Malformed JSON body');
   }
 }
 
 /** Called once per read: the parsed body, or the error to respond with, or `aborted`. */
-export type BodyDone = (error: HttpError | null, body: unknown, aborted: boolean) => void;
+export type BodyDone = (error: HttpException | null, body: unknown, aborted: boolean) => void;
 
 /**
  * Reads one request body with a byte limit. One reader lives with each pooled ctx; its listeners
@@ -228,7 +230,7 @@ export class BodyReader {
     try {
       body = parseBody(kind, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
     } catch (err) {
-      this.#done(err as HttpError, undefined, false);
+      this.#done(err as HttpException, undefined, false);
       return;
     }
     this.#done(null, body, false);
@@ -240,15 +242,14 @@ export class BodyReader {
     this.#done(null, undefined, true);
   };
 
-  /** Removes every listener and forgets the request; safe to call twice. */
+  /** Removes every listener and forgets the request; safe to call twice, free when idle. */
   #finish(): void {
     const req = this.#req;
-    if (req !== null) {
-      req.off('data', this.#onData);
-      req.off('end', this.#onEnd);
-      req.off('error', this.#onAbort);
-      req.off('close', this.#onAbort);
-    }
+    if (req === null) return; // idle: nothing was read since the last finish
+    req.off('data', this.#onData);
+    req.off('end', this.#onEnd);
+    req.off('error', this.#onAbort);
+    req.off('close', this.#onAbort);
     this.#req = null;
     this.#chunks = [];
     this.#size = 0;

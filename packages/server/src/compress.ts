@@ -3,6 +3,7 @@ import { brotliCompress, constants, gzip } from 'node:zlib';
 import compressible from 'compressible';
 import Negotiator from 'negotiator';
 import vary from 'vary';
+import { integer, rangeError, typeError } from './checks';
 
 /** A content coding keel can produce. */
 export type Encoding = 'br' | 'gzip';
@@ -28,49 +29,28 @@ export interface CompressionSettings {
   gzipLevel: number;
 }
 
-function intIn(
-  name: string,
-  value: number | undefined,
-  fallback: number,
-  min: number,
-  max: number,
-) {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new RangeError(
-      `keel: \`compression.${name}\` must be an integer in ${min}-${max}, got ${String(value)}`,
-    );
-  }
-  return value;
-}
-
 /** Resolves `compression` once; `null` when it is off (the default). */
 export function resolveCompression(
   option: boolean | CompressionOptions | undefined,
 ): CompressionSettings | null {
   if (option === undefined || option === false) return null;
   const options = option === true ? {} : option;
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(
-      `keel: \`compression\` must be a boolean or an object, got ${typeof option}`,
-    );
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw typeError('compression', 'true, false or an object', option);
   }
   const encodings = options.encodings ?? ['br', 'gzip'];
-  if (
-    !Array.isArray(encodings) ||
-    encodings.length === 0 ||
-    encodings.some((e) => e !== 'br' && e !== 'gzip')
-  ) {
-    throw new TypeError(
-      `keel: \`compression.encodings\` must be a non-empty list of 'br' and 'gzip', got ${JSON.stringify(encodings)}`,
-    );
+  const expected = "a non-empty array of 'br' and 'gzip'";
+  if (!Array.isArray(encodings)) throw typeError('compression.encodings', expected, encodings);
+  if (encodings.length === 0 || encodings.some((e) => e !== 'br' && e !== 'gzip')) {
+    const bad = encodings.find((e) => e !== 'br' && e !== 'gzip');
+    throw rangeError('compression.encodings', expected, bad === undefined ? encodings : bad);
   }
   return {
-    threshold: intIn('threshold', options.threshold, 1024, 0, Number.MAX_SAFE_INTEGER),
+    threshold: integer('compression.threshold', options.threshold, 1024, 0, undefined, 'bytes'),
     encodings,
     offered: [...encodings, 'identity'],
-    brotliQuality: intIn('brotliQuality', options.brotliQuality, 4, 0, 11),
-    gzipLevel: intIn('gzipLevel', options.gzipLevel, 6, 1, 9),
+    brotliQuality: integer('compression.brotliQuality', options.brotliQuality, 4, 0, 11),
+    gzipLevel: integer('compression.gzipLevel', options.gzipLevel, 6, 1, 9),
   };
 }
 

@@ -1,4 +1,5 @@
 import vary from 'vary';
+import { boolean, checkObject, integer, rangeError, typeError } from './checks';
 import type { Context, Middleware } from './context';
 
 /** Options for {@link cors}. */
@@ -42,15 +43,11 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 function tokenList(name: string, list: readonly string[] | undefined): string | undefined {
   if (list === undefined) return undefined;
-  if (!Array.isArray(list)) {
-    throw new TypeError(`keel: cors \`${name}\` must be an array of names, got ${typeof list}`);
-  }
+  const what = `cors.${name}`;
+  if (!Array.isArray(list)) throw typeError(what, 'an array of header or method names', list);
   for (const item of list) {
-    if (typeof item !== 'string' || !TOKEN.test(item)) {
-      throw new TypeError(
-        `keel: cors \`${name}\` must hold header or method names, got ${JSON.stringify(item)}`,
-      );
-    }
+    if (typeof item !== 'string') throw typeError(`${what}[]`, 'a header or method name', item);
+    if (!TOKEN.test(item)) throw rangeError(`${what}[]`, 'a header or method name', item);
   }
   return list.join(', ');
 }
@@ -69,18 +66,12 @@ function originTest(origin: CorsOptions['origin']): (value: string, ctx: Context
   if (Array.isArray(origin)) {
     const set = new Set<string>();
     for (const item of origin) {
-      if (typeof item !== 'string') {
-        throw new TypeError(
-          `keel: cors \`origin\` list entries must be strings, got ${typeof item}`,
-        );
-      }
+      if (typeof item !== 'string') throw typeError('cors.origin[]', 'an origin string', item);
       set.add(item);
     }
     return (value) => set.has(value);
   }
-  throw new TypeError(
-    `keel: cors \`origin\` must be '*', a string, a list, a RegExp or a function`,
-  );
+  throw typeError('cors.origin', "'*', an origin, an array, a RegExp or a function", origin);
 }
 
 /**
@@ -93,26 +84,25 @@ function originTest(origin: CorsOptions['origin']): (value: string, ctx: Context
  * app.use(cors({ origin: ['https://app.example'], credentials: true, maxAge: 600 }));
  */
 export function cors(options: CorsOptions = {}): Middleware {
+  checkObject('cors options', options);
   const any = options.origin === undefined || options.origin === '*';
-  const credentials = options.credentials === true;
+  const credentials = boolean('cors.credentials', options.credentials, false);
   if (any && credentials) {
-    throw new TypeError(
-      "keel: cors `origin: '*'` cannot be combined with `credentials: true` (browsers refuse it); list the origins or pass a function",
+    // Browsers refuse the pair: list the origins or pass a function instead.
+    throw rangeError(
+      'cors.origin',
+      "a list of origins, a RegExp or a function with `credentials: true` (browsers refuse '*')",
+      '*',
     );
   }
   const allowed = originTest(options.origin);
   const methods = tokenList('methods', options.methods) ?? DEFAULT_METHODS.join(', ');
   const allowedHeaders = tokenList('allowedHeaders', options.allowedHeaders);
   const exposed = tokenList('exposedHeaders', options.exposedHeaders);
-  let maxAge: string | undefined;
-  if (options.maxAge !== undefined) {
-    if (!Number.isInteger(options.maxAge) || options.maxAge < 0) {
-      throw new RangeError(
-        `keel: cors \`maxAge\` must be a non-negative integer of seconds, got ${String(options.maxAge)}`,
-      );
-    }
-    maxAge = String(options.maxAge);
-  }
+  const maxAge =
+    options.maxAge === undefined
+      ? undefined
+      : String(integer('cors.maxAge', options.maxAge, 0, 0, undefined, 'seconds'));
 
   return (ctx, next) => {
     const origin = ctx.req.headers.origin;

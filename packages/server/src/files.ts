@@ -5,7 +5,8 @@ import { extname, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import mime from 'mime-types';
 import parseRange from 'range-parser';
-import { HttpError } from './errors';
+import { oneOf } from './checks';
+import { HttpException } from './errors';
 
 /** Options for `ctx.sendFile`. */
 export interface SendFileOptions {
@@ -13,6 +14,8 @@ export interface SendFileOptions {
    * Directory the file must stay inside. `path` is then taken relative to it; `..` segments are
    * refused (403), and the real path (symlinks resolved) must be inside the real root (403).
    * Always set it when any part of the path comes from the request.
+   *
+   * @default undefined (the path is used as given: only for paths the app chose itself)
    */
   root?: string;
   /**
@@ -45,15 +48,15 @@ const SMALL_FILE = 64 * 1024;
 // at once (a blocking open would park a libuv worker until a writer appears); the fstat after it
 // then refuses the FIFO. It changes nothing for regular files.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-const DOTFILES = new Set(['ignore', 'deny', 'allow']);
+const DOTFILES = ['ignore', 'deny', 'allow'] as const;
 const realRoots = new Map<string, string>();
 
 function fsError(err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR' || code === 'ENAMETOOLONG') {
-    return new HttpError(404);
+    return new HttpException(404);
   }
-  if (code === 'EACCES' || code === 'EPERM' || code === 'ELOOP') return new HttpError(403);
+  if (code === 'EACCES' || code === 'EPERM' || code === 'ELOOP') return new HttpException(403);
   return err;
 }
 
@@ -89,23 +92,23 @@ export async function resolveFile(
   root: string | undefined,
   dotfiles: 'ignore' | 'deny' | 'allow' = 'ignore',
 ): Promise<string> {
-  if (typeof path !== 'string' || path === '' || path.includes('\0')) throw new HttpError(404);
+  if (typeof path !== 'string' || path === '' || path.includes('\0')) throw new HttpException(404);
   if (root === undefined) return resolve(path);
-  if (path.split(/[\\/]/).includes('..')) throw new HttpError(403);
+  if (path.split(/[\\/]/).includes('..')) throw new HttpException(403);
   const refuseDotfile = (): never => {
-    throw new HttpError(dotfiles === 'deny' ? 403 : 404);
+    throw new HttpException(dotfiles === 'deny' ? 403 : 404);
   };
   if (dotfiles !== 'allow' && hasDotSegment(path)) refuseDotfile();
   const base = await realRoot(root);
   const joined = join(base, path);
-  if (!inside(base, joined)) throw new HttpError(403);
+  if (!inside(base, joined)) throw new HttpException(403);
   let real: string;
   try {
     real = await realpath(joined);
   } catch (err) {
     throw fsError(err);
   }
-  if (!inside(base, real)) throw new HttpError(403);
+  if (!inside(base, real)) throw new HttpException(403);
   if (dotfiles !== 'allow' && hasDotSegment(relative(base, real))) refuseDotfile();
   return real;
 }
@@ -193,17 +196,12 @@ export async function sendFile(
   path: string,
   options: SendFileOptions = {},
 ): Promise<void> {
-  const dotfiles = options.dotfiles ?? 'ignore';
-  if (!DOTFILES.has(dotfiles)) {
-    throw new TypeError(
-      `keel: sendFile \`dotfiles\` must be 'ignore', 'deny' or 'allow', got ${String(dotfiles)}`,
-    );
-  }
+  const dotfiles = oneOf('sendFile dotfiles', options.dotfiles ?? 'ignore', DOTFILES);
   const file = await resolveFile(path, options.root, dotfiles);
   let handle: FileHandle;
   try {
     // A FIFO, socket or device is refused before it is opened: opening a FIFO blocks.
-    if (!(await statPath(file)).isFile()) throw new HttpError(404);
+    if (!(await statPath(file)).isFile()) throw new HttpException(404);
     handle = await open(file, OPEN_FLAGS);
   } catch (err) {
     throw fsError(err);
@@ -211,7 +209,7 @@ export async function sendFile(
   let ownsHandle = true;
   try {
     const stat = await handle.stat();
-    if (!stat.isFile()) throw new HttpError(404);
+    if (!stat.isFile()) throw new HttpException(404);
     const { res, method, headers: req } = target;
     const size = stat.size;
     // Strong, as nginx's: size and mtime in ms change whenever the bytes do, and If-Range (resuming

@@ -14,6 +14,7 @@ import {
   type ValidationRule,
   validate,
 } from 'graphql';
+import { boolean, checkObject, integer } from './checks';
 import { operationLimitsRule } from './graphql-limits';
 
 /**
@@ -87,13 +88,7 @@ export interface GraphqlSettings {
 }
 
 function count(name: string, value: number | undefined, fallback: number, min: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-    throw new RangeError(
-      `keel: \`graphql.${name}\` must be an integer >= ${min}, got ${String(value)}`,
-    );
-  }
-  return value;
+  return integer(`graphql.${name}`, value, fallback, min);
 }
 
 /** Resolves and checks the options once, at the app boundary. */
@@ -101,18 +96,14 @@ export function resolveGraphqlOptions(
   options: GraphqlOptions = {},
   development: boolean,
 ): GraphqlSettings {
-  if (options.introspection !== undefined && typeof options.introspection !== 'boolean') {
-    throw new TypeError(
-      `keel: \`graphql.introspection\` must be a boolean, got ${typeof options.introspection}`,
-    );
-  }
+  checkObject('graphql', options);
   return {
     maxTokens: count('maxTokens', options.maxTokens, 3000, 1),
     maxDepth: count('maxDepth', options.maxDepth, 12, 1),
     maxAliases: count('maxAliases', options.maxAliases, 30, 0),
     maxCost: count('maxCost', options.maxCost, 20_000, 1),
     listFactor: count('listFactor', options.listFactor, 10, 1),
-    introspection: options.introspection ?? development,
+    introspection: boolean('graphql.introspection', options.introspection, development),
     documentCacheBytes: count('documentCacheBytes', options.documentCacheBytes, 1024 * 1024, 0),
     maxCachedDocumentBytes: count(
       'maxCachedDocumentBytes',

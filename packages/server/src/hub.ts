@@ -1,8 +1,9 @@
+import { checkFunction, checkObject, rangeError, typeError } from './checks';
 import type { Context } from './context';
 import { HubPublishError } from './hub-errors';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from './hub-store';
 import { memoryStore } from './memory-store';
-import { assertSseField, formatEvent, type SseStream } from './sse';
+import { assertSseField, formatEvent, type SseStream, writeFrame } from './sse';
 
 /**
  * Sent to a client whose missed events cannot be replayed exactly (its `Last-Event-ID` is older
@@ -50,6 +51,8 @@ export interface EventHubOptions {
    * Called when a client is disconnected because it left more than `sse.maxBufferedBytes`
    * unsent (it reads too slowly). Its EventSource reconnects and is replayed what it missed.
    * What this throws is reported with `process.emitWarning`.
+   *
+   * @default undefined (drops are only counted, in `hub.metrics.slowDrops`)
    */
   onSlowClient?: (client: SlowClientInfo) => void;
 }
@@ -178,32 +181,22 @@ function includes(client: HubClient, topic: string | undefined): boolean {
 
 function checkTopic(name: string, topic: unknown): string | undefined {
   if (topic === undefined) return undefined;
-  if (typeof topic !== 'string' || topic === '') {
-    throw new TypeError(
-      `keel: \`${name}\` must be a non-empty string, got ${topic === '' ? '""' : typeof topic}`,
-    );
-  }
+  if (typeof topic !== 'string') throw typeError(name, 'a non-empty string', topic);
+  if (topic === '') throw rangeError(name, 'a non-empty string', topic);
   return topic;
 }
 
 function checkTopics(topics: unknown): readonly string[] {
   if (topics === undefined) return NO_TOPICS;
-  if (!Array.isArray(topics)) {
-    throw new TypeError(`keel: \`topics\` must be an array of strings, got ${typeof topics}`);
-  }
+  if (!Array.isArray(topics)) throw typeError('topics', 'an array of strings', topics);
   for (const topic of topics) checkTopic('topics[]', topic);
   return Object.freeze([...new Set<string>(topics)]);
 }
 
 function checkEventName(event: unknown): asserts event is string {
-  if (typeof event !== 'string') {
-    throw new TypeError(`keel: \`event\` must be a string, got ${typeof event}`);
-  }
   assertSseField('event', event);
   if (event.startsWith('keel:')) {
-    throw new TypeError(
-      `keel: event names starting with "keel:" are the hub's own, got "${event}"`,
-    );
+    throw rangeError('event', 'a name not starting with "keel:" (the hub\'s own events)', event);
   }
 }
 
@@ -212,35 +205,23 @@ function checkTarget(target: unknown): WireInvalidateTarget {
   if (typeof target === 'string') return target;
   if (Array.isArray(target)) {
     for (const tag of target) {
-      if (typeof tag !== 'string') {
-        throw new TypeError(
-          `keel: hub.invalidate \`target\` tags must be strings, got ${typeof tag} in the array`,
-        );
-      }
+      if (typeof tag !== 'string') throw typeError('target[]', 'a tag (a string)', tag);
     }
     return target;
   }
-  throw new TypeError(
-    `keel: hub.invalidate \`target\` must be a path (string) or an array of tags${
-      typeof target === 'function' ? ' (a predicate cannot be sent to clients)' : ''
-    }, got ${target === null ? 'null' : typeof target}`,
-  );
+  throw typeError('target', 'a path or an array of tags (a predicate cannot be sent)', target);
 }
 
 function sourceOf(source: Context | string | undefined): string | undefined {
   if (source === undefined) return undefined;
   if (typeof source === 'string') {
     if (!SOURCE_ID.test(source)) {
-      throw new RangeError(
-        `keel: hub.invalidate \`source\` must be 1-64 characters of [A-Za-z0-9_-], got ${JSON.stringify(source)}`,
-      );
+      throw rangeError('source', '1-64 characters of [A-Za-z0-9_-]', source);
     }
     return source;
   }
   if (typeof source !== 'object' || source === null || typeof source.header !== 'function') {
-    throw new TypeError(
-      `keel: hub.invalidate \`source\` must be a ctx or a source id, got ${typeof source}`,
-    );
+    throw typeError('source', 'a ctx or a source id', source);
   }
   // From the request: anything malformed is ignored (the event is then applied everywhere).
   const header = source.header(SOURCE_HEADER);
@@ -265,11 +246,13 @@ function sourceOf(source: Context | string | undefined): string | undefined {
  * });
  */
 export function createEventHub(options: EventHubOptions = {}): EventHub {
+  checkObject('createEventHub options', options);
   const store = options.store ?? memoryStore({ bufferSize: options.bufferSize });
-  const onSlowClient = options.onSlowClient;
-  if (onSlowClient !== undefined && typeof onSlowClient !== 'function') {
-    throw new TypeError(`keel: \`onSlowClient\` must be a function, got ${typeof onSlowClient}`);
+  for (const method of ['open', 'append', 'replay', 'close'] as const) {
+    checkFunction(`store.${method}`, store[method]);
   }
+  const onSlowClient = options.onSlowClient;
+  if (onSlowClient !== undefined) checkFunction('onSlowClient', onSlowClient);
   /** Every client; broadcasts go to all of them. */
   const clients = new Set<HubClient>();
   const byTopic = new Map<string, Set<HubClient>>();
@@ -297,7 +280,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   /** `lastEventId` is what the client sent, or null when the store lost events. */
   function sendReset(client: HubClient, lastEventId: string | null, id: string): boolean {
     resets++;
-    return client.stream.write(formatEvent(HUB_RESET_EVENT, { lastEventId }, id));
+    return writeFrame(client.stream, formatEvent(HUB_RESET_EVENT, { lastEventId }, id));
   }
 
   const sink: StoreSink = {
@@ -308,7 +291,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       const frame = frameOf(event);
       for (const client of targets) {
         if (client.pending !== null) hold(client, event);
-        else if (client.stream.write(frame)) delivered++;
+        else if (writeFrame(client.stream, frame)) delivered++;
       }
     },
     reset(newHead) {
@@ -331,7 +314,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     // The first event the client lacks: it is live from here on.
     client.skip = null;
     client.pending = null;
-    if (client.stream.write(frameOf(event))) delivered++;
+    if (writeFrame(client.stream, frameOf(event))) delivered++;
   }
 
   function attach(client: HubClient): void {
@@ -424,7 +407,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       if (!sendReset(client, after, upTo)) return;
     } else {
       for (const frame of replayed) {
-        if (!stream.write(frame)) return;
+        if (!writeFrame(stream, frame)) return;
         delivered++;
       }
     }
@@ -436,7 +419,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     client.pending = null;
     if (pending === null) return;
     for (const event of pending) {
-      if (!client.stream.write(frameOf(event))) return;
+      if (!writeFrame(client.stream, frameOf(event))) return;
       delivered++;
     }
   }
@@ -447,7 +430,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     try {
       result = store.append(event, text, topic);
     } catch (err) {
-      return Promise.reject(new HubPublishError(event, 'store', err));
+      return Promise.reject(new HubPublishError(event, 'store', { cause: err }));
     }
     if (!isPromise(result)) {
       published++;
@@ -459,7 +442,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
         return id;
       },
       (err) => {
-        throw new HubPublishError(event, 'store', err);
+        throw new HubPublishError(event, 'store', { cause: err });
       },
     );
   }

@@ -25,9 +25,12 @@ export type { CookieOptions } from './cookies';
 export { type CorsOptions, cors } from './cors';
 export {
   BadRequestError,
-  HttpError,
-  type HttpErrorOptions,
-  isHttpError,
+  type BadRequestErrorOptions,
+  HttpException,
+  type HttpExceptionOptions,
+  isBadRequestError,
+  isHttpException,
+  isReleasedContextError,
   ReleasedContextError,
   type ValidationIssue,
 } from './errors';
@@ -57,5 +60,5 @@ export type {
 } from './hub-store';
 export { type MemoryStoreOptions, memoryStore } from './memory-store';
 export type { TrustProxy } from './proxy';
-export type { SseStream } from './sse';
+export type { SseOptions, SseStream } from './sse';
 export type { Rule, Rules, RuleType, Validated } from './validate';

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { checkObject, integer } from './checks';
 import { EventRing } from './hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from './hub-store';
 
@@ -23,12 +24,8 @@ const RESET: ReplayResult = Object.freeze({ kind: 'reset' });
  * const hub = createEventHub({ store: memoryStore({ bufferSize: 500 }) });
  */
 export function memoryStore(options: MemoryStoreOptions = {}): HubStore {
-  const bufferSize = options.bufferSize ?? 100;
-  if (typeof bufferSize !== 'number' || !Number.isInteger(bufferSize) || bufferSize < 0) {
-    throw new RangeError(
-      `keel: \`bufferSize\` must be a non-negative integer, got ${String(bufferSize)}`,
-    );
-  }
+  checkObject('memoryStore options', options);
+  const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, undefined, 'events');
   const epoch = randomBytes(4).toString('hex');
   let seq = 0;
   const ring = new EventRing(bufferSize, `${epoch}-0`);

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import proxyaddr from 'proxy-addr';
+import { integer, rangeError, typeError } from './checks';
 
 /**
  * Which X-Forwarded-For hops to believe.
@@ -22,11 +23,13 @@ export function compileTrust(value: TrustProxy): TrustFn {
   if (value === false) return null;
   if (value === true) return trustAll;
   if (typeof value === 'number') {
-    if (!Number.isInteger(value) || value < 0) {
-      throw new RangeError(`trust proxy hop count must be a non-negative integer, got ${value}`);
-    }
-    if (value === 0) return null;
-    return (_addr, hop) => hop < value;
+    const hops = integer('trustProxy', value, 0, 0, undefined, 'hops');
+    if (hops === 0) return null;
+    return (_addr, hop) => hop < hops;
+  }
+  const expected = 'a boolean, a hop count, or addresses / CIDRs / presets';
+  if (typeof value !== 'string' && !Array.isArray(value)) {
+    throw typeError('trustProxy', expected, value);
   }
   const list =
     typeof value === 'string'
@@ -35,9 +38,29 @@ export function compileTrust(value: TrustProxy): TrustFn {
           .map((s) => s.trim())
           .filter(Boolean)
       : [...value];
+  for (const entry of list) {
+    if (typeof entry !== 'string') throw typeError('trustProxy[]', 'an address or CIDR', entry);
+  }
   if (list.length === 0) return null;
-  // proxy-addr throws TypeError on an invalid address or CIDR, naming it.
-  return proxyaddr.compile(list);
+  try {
+    return proxyaddr.compile(list);
+  } catch (err) {
+    // proxy-addr names the entry it cannot read ("invalid IP address: x").
+    const bad = list.find((entry) => {
+      try {
+        proxyaddr.compile([entry]);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    throw rangeError(
+      'trustProxy',
+      'IP addresses, CIDRs or loopback / linklocal / uniquelocal',
+      bad ?? value,
+      err,
+    );
+  }
 }
 
 const BRACKETED = /^\[([^\]]*)\](?::\d{1,5})?$/;

@@ -156,8 +156,10 @@ describe('redisStreams store', () => {
     expect(client.status).toBe('ready');
     expect(await client.ping()).toBe('PONG');
     client.disconnect();
-    expect(() => redisStreams({ maxLen: 0 })).toThrow(/`maxLen` must be a positive integer, got 0/);
-    expect(() => redisStreams({ stream: '' })).toThrow(TypeError);
+    expect(() => redisStreams({ maxLen: 0 })).toThrow(
+      /`maxLen` must be a positive integer number of entries, got 0/,
+    );
+    expect(() => redisStreams({ stream: '' })).toThrow(RangeError);
     expect(() => redisStreams({ client: {} as never })).toThrow(/ioredis/);
     expect(() => redisStreams({ reconnect: { initialDelay: 100, maxDelay: 10 } })).toThrow(
       RangeError,

@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { checkObject, integer, rangeError, typeError } from '../checks';
 import { EventRing } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
 
@@ -13,6 +14,8 @@ export interface RedisStreamsOptions {
    * An ioredis client to publish and replay with (it is not closed by `hub.close()`); the store
    * reads with a `duplicate()` of it. Give it `enableOfflineQueue: false`, or publishes wait for
    * a reconnect instead of rejecting while Redis is down.
+   *
+   * @default undefined (the store connects to `url` itself and closes it with the hub)
    */
   client?: Redis;
   /**
@@ -40,7 +43,9 @@ export interface RedisStreamsOptions {
   reconnect?: { initialDelay?: number; maxDelay?: number };
   /**
    * Errors of the background reader (Redis unreachable, a failed resync). Publishes report their
-   * own errors by rejecting. Default: a process warning for the first error of each outage.
+   * own errors by rejecting.
+   *
+   * @default a process warning for the first error of each outage
    */
   onError?: (error: unknown) => void;
 }
@@ -86,14 +91,6 @@ function toEvent(id: string, fields: Fields): StoredEvent {
   return { id, event, data, topic };
 }
 
-function positiveInteger(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new RangeError(`keel: \`${name}\` must be a positive integer, got ${String(value)}`);
-  }
-  return value;
-}
-
 /**
  * A hub store on a Redis stream, shared by every instance of an app:
  *
@@ -116,30 +113,32 @@ function positiveInteger(name: string, value: unknown, fallback: number): number
  * const hub = createEventHub({ store: redisStreams({ url: process.env.REDIS_URL }) });
  */
 export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
+  checkObject('redisStreams options', options);
   const key = options.stream ?? 'keel:events';
-  if (typeof key !== 'string' || key === '') {
-    throw new TypeError(`keel: \`stream\` must be a non-empty string, got ${typeof key}`);
-  }
-  const maxLen = positiveInteger('maxLen', options.maxLen, 10_000);
-  const bufferSize = options.bufferSize ?? 100;
-  if (typeof bufferSize !== 'number' || !Number.isInteger(bufferSize) || bufferSize < 0) {
-    throw new RangeError(
-      `keel: \`bufferSize\` must be a non-negative integer, got ${String(bufferSize)}`,
-    );
-  }
-  const initialDelay = positiveInteger(
+  if (typeof key !== 'string') throw typeError('stream', 'a non-empty string', key);
+  if (key === '') throw rangeError('stream', 'a non-empty string', key);
+  const maxLen = integer('maxLen', options.maxLen, 10_000, 1, undefined, 'entries');
+  const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, undefined, 'events');
+  const reconnect = options.reconnect ?? {};
+  checkObject('reconnect', reconnect);
+  const initialDelay = integer(
     'reconnect.initialDelay',
-    options.reconnect?.initialDelay,
+    reconnect.initialDelay,
     50,
+    1,
+    undefined,
+    'ms',
   );
-  const maxDelay = positiveInteger('reconnect.maxDelay', options.reconnect?.maxDelay, 2000);
+  const maxDelay = integer('reconnect.maxDelay', reconnect.maxDelay, 2000, 1, undefined, 'ms');
   if (maxDelay < initialDelay) {
-    throw new RangeError(
-      `keel: \`reconnect.maxDelay\` must be >= reconnect.initialDelay, got ${maxDelay}`,
+    throw rangeError(
+      'reconnect.maxDelay',
+      `at least \`reconnect.initialDelay\` (${initialDelay} ms)`,
+      maxDelay,
     );
   }
   if (options.client !== undefined && !(options.client instanceof Redis)) {
-    throw new TypeError('keel: `client` must be an ioredis Redis client');
+    throw typeError('client', 'an ioredis Redis client', options.client);
   }
   const backoff = (attempt: number): number =>
     Math.min(maxDelay, initialDelay * 2 ** Math.min(attempt, 20));

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appStats } from '../../src/app';
-import { type App, cors, createApp, createEventHub, HttpError } from '../../src/index';
+import { type App, cors, createApp, createEventHub, HttpException } from '../../src/index';
 import { start, until } from '../helpers';
 import { guardProcess, rawSocket, within } from './harness';
 
@@ -62,8 +62,8 @@ beforeAll(async () => {
   app.get('/events', (ctx) => hub.connect(ctx));
   app.get('/throw/:status', (ctx) => {
     const status = Number(ctx.params.status);
-    if (Number.isInteger(status) && status >= 400 && status <= 599) throw new HttpError(status);
-    throw new Error('not an HttpError');
+    if (Number.isInteger(status) && status >= 400 && status <= 599) throw new HttpException(status);
+    throw new Error('not an HttpException');
   });
   app.get('/redirect', (ctx) => ctx.redirect(ctx.query('to') ?? '/'));
   ({ port } = await start(app));

@@ -1,4 +1,4 @@
-// Item 1: a header value Node refuses, in an HttpError's headers, must not take the process down.
+// Item 1: a header value Node refuses, in an HttpException's headers, must not take the process down.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { raw } from '../helpers';
 import { type ServerProcess, spawnServer } from './harness';

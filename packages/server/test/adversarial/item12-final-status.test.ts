@@ -3,7 +3,7 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { appStats } from '../../src/app';
-import { createApp, HttpError } from '../../src/index';
+import { createApp, HttpException } from '../../src/index';
 import { start, until } from '../helpers';
 import { guardProcess } from './harness';
 
@@ -27,7 +27,7 @@ describe('item 12: middleware can see the final status', () => {
     });
     app.get('/ok', (ctx) => ctx.json(1));
     app.get('/teapot', () => {
-      throw new HttpError(418);
+      throw new HttpException(418);
     });
     app.get('/boom', async () => {
       await null;

@@ -19,7 +19,7 @@ describe('item 14: smaller holes', () => {
     const traced = await custom.inject({ url: '/', headers: { 'x-trace-id': 'abc' } });
     expect(traced.json()).toBe('abc');
     expect(traced.headers['x-request-id']).toBe('abc');
-    expect(() => createApp({ requestIdHeader: 'bad header' })).toThrow(TypeError);
+    expect(() => createApp({ requestIdHeader: 'bad header' })).toThrow(RangeError);
   });
 
   it.each([

@@ -52,7 +52,7 @@ describe('text and raw parsers, per-route limits', () => {
     expect(raw.json()).toBe(500);
     const tooBig = await app.inject({ method: 'POST', url: '/large', body: Buffer.alloc(2000) });
     expect(tooBig.status).toBe(413);
-    expect(() => app.post('/x', { parsers: { text: ['nonsense'] } }, () => {})).toThrow(TypeError);
+    expect(() => app.post('/x', { parsers: { text: ['nonsense'] } }, () => {})).toThrow(RangeError);
     expect(() => app.post('/y', { bodyLimit: -1 }, () => {})).toThrow(RangeError);
     expect(() => app.post('/z', 'x' as never, () => {})).toThrow(TypeError);
   });

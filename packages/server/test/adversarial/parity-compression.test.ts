@@ -98,7 +98,7 @@ describe('compression', () => {
     expect(res.headers['content-encoding']).toBe('gzip');
     expect(String(errors[0])).toMatch(/already sent/);
     expect(() => createApp({ compression: { encodings: ['deflate' as never] } })).toThrow(
-      TypeError,
+      RangeError,
     );
     expect(() => createApp({ compression: { brotliQuality: 12 } })).toThrow(RangeError);
   });
