@@ -1,6 +1,6 @@
 // Child process for server.bench.mjs: starts one framework on a free loopback port and reports
 // the port over IPC. Usage (forked): node server-targets.mjs <target> <scenario>
-// target: keel | fastify | hono | express | node; scenario: hello | params | sse
+// target: keel | keel-baseline | fastify | hono | express | node; scenario: hello | params | sse
 import { createServer } from 'node:http';
 
 const [target, scenario] = process.argv.slice(2);
@@ -9,7 +9,9 @@ const ROUTES = 100;
 const paramPath = (i) => `/api/v1/resource${i}/:id/items/:itemId`;
 
 async function keel() {
-  const { createApp, createEventHub } = await import('@keel/server');
+  // keel-baseline: the same app on a build of an earlier revision (see BENCH_BASELINE).
+  const entry = target === 'keel-baseline' ? process.env.KEEL_BASELINE_ENTRY : '@keel/server';
+  const { createApp, createEventHub } = await import(entry);
   const app = createApp();
   if (scenario === 'hello') app.get('/hello', (ctx) => ctx.json({ hello: 'world' }));
   if (scenario === 'params') {
@@ -22,7 +24,11 @@ async function keel() {
     app.get('/events', (ctx) => hub.connect(ctx));
     app.get('/mem', (ctx) => {
       globalThis.gc?.();
-      return ctx.json({ ...process.memoryUsage(), clients: hub.size, lastId: hub.lastId });
+      return ctx.json({
+        ...process.memoryUsage(),
+        clients: hub.size,
+        published: hub.metrics.published,
+      });
     });
     // 10 events/s; the payload carries the send time for the latency measurement.
     setInterval(() => hub.publish('tick', { t: Date.now() }), 100);
@@ -113,7 +119,7 @@ async function node() {
   );
 }
 
-const targets = { keel, fastify, hono, express, node };
+const targets = { keel, 'keel-baseline': keel, fastify, hono, express, node };
 const port = await targets[target]();
 process.send?.({ port });
 // The bench asks for CPU time around each run: server CPU per request is steadier than req/s on

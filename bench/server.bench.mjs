@@ -4,8 +4,10 @@
 // at a time in rotated rounds; autocannon runs here. Results print as markdown and replace the "## @keel/server" section of
 // bench/RESULTS.md. Env: BENCH_DURATION (s, default 3), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 32),
 // BENCH_SSE_CLIENTS (default 1000), BENCH_SSE_SECONDS (default 5).
+// BENCH_BASELINE=<git rev>: also runs @keel/server as built from that revision ("keel@rev"), in the
+// same rounds, to measure what a change costs (e.g. main before a branch).
 import { execSync, fork } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -20,9 +22,36 @@ const SSE_CLIENTS = Number(process.env.BENCH_SSE_CLIENTS ?? 1000);
 const SSE_SECONDS = Number(process.env.BENCH_SSE_SECONDS ?? 5);
 // BENCH_PROBE=1: a quick keel / fastify / node run of the given scenario, nothing written.
 const PROBE = process.env.BENCH_PROBE;
+const BASELINE = process.env.BENCH_BASELINE;
 const TARGETS = PROBE
   ? ['keel', 'fastify', 'node']
   : ['keel', 'fastify', 'hono', 'express', 'node'];
+if (BASELINE) TARGETS.splice(1, 0, 'keel-baseline');
+
+/**
+ * Builds packages/server at `rev` (ESM only) under packages/server/node_modules, so the build
+ * resolves the package's own dependencies; returns the entry's path.
+ */
+function buildBaseline(rev) {
+  const pkg = join(here, '..', 'packages', 'server');
+  const out = join(pkg, 'node_modules', '.keel-baseline');
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  // With its package.json, tsup keeps the dependencies external and names the output .js.
+  execSync(`git archive ${rev} src package.json | tar -x -C ${out}`, {
+    cwd: pkg,
+    stdio: 'inherit',
+  });
+  execSync('npx tsup src/index.ts --format esm --out-dir dist --target es2022 --silent', {
+    cwd: out,
+    stdio: 'inherit',
+  });
+  return join(out, 'dist', 'index.js');
+}
+const baselineEntry = BASELINE ? buildBaseline(BASELINE) : undefined;
+const baselineLabel = BASELINE
+  ? `keel@${execSync(`git rev-parse --short ${BASELINE}`).toString().trim()}`
+  : undefined;
 const SCENARIOS = {
   hello: '/hello',
   params: '/api/v1/resource50/12345/items/abc',
@@ -31,7 +60,7 @@ const SCENARIOS = {
 function startTarget(target, scenario) {
   return new Promise((resolve, reject) => {
     const child = fork(join(here, 'server-targets.mjs'), [target, scenario], {
-      env: { ...process.env, NODE_ENV: 'production' },
+      env: { ...process.env, NODE_ENV: 'production', KEEL_BASELINE_ENTRY: baselineEntry ?? '' },
       execArgv: ['--expose-gc'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
@@ -121,6 +150,13 @@ async function scenarioRun(scenario) {
       // Efficiency: the share of node:http's per-request server CPU this server needs, inverted.
       cpuVsNode: median(rounds.map((r) => r.node.cpuPerReq / r[target].cpuPerReq)),
       cpuVsFastify: median(rounds.map((r) => r.fastify.cpuPerReq / r[target].cpuPerReq)),
+      // keel against its baseline build: req/s ratio and extra server CPU per request.
+      vsBaseline: BASELINE
+        ? median(rounds.map((r) => r[target].reqs / r['keel-baseline'].reqs))
+        : undefined,
+      cpuOverBaseline: BASELINE
+        ? median(rounds.map((r) => r[target].cpuPerReq - r['keel-baseline'].cpuPerReq))
+        : undefined,
     };
   }
   return out;
@@ -180,7 +216,7 @@ async function sseRun() {
   const pct = (p) =>
     latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
   // Events published while recording, times clients (±1 event per client at the window edges).
-  const published = after.lastId - startMem.lastId;
+  const published = after.published - startMem.published;
   const expected = SSE_CLIENTS * published;
   return {
     clients: after.clients,
@@ -235,7 +271,16 @@ for (const scenario of Object.keys(SCENARIOS)) {
   for (const target of TARGETS) {
     const r = row[target];
     lines.push(
-      `| ${scenario === 'hello' ? 'JSON hello' : '2 params, 100 routes'} | ${target} | ${fmt(r.reqs)} | ${r.p99} | ${r.vsFastify.toFixed(2)}x | ${(100 * r.vsNode).toFixed(0)}% | ${r.cpuPerReq.toFixed(1)} | ${r.cpuVsFastify.toFixed(2)}x | ${(100 * r.cpuVsNode).toFixed(0)}% |`,
+      `| ${scenario === 'hello' ? 'JSON hello' : '2 params, 100 routes'} | ${target === 'keel-baseline' ? baselineLabel : target} | ${fmt(r.reqs)} | ${r.p99} | ${r.vsFastify.toFixed(2)}x | ${(100 * r.vsNode).toFixed(0)}% | ${r.cpuPerReq.toFixed(1)} | ${r.cpuVsFastify.toFixed(2)}x | ${(100 * r.cpuVsNode).toFixed(0)}% |`,
+    );
+  }
+}
+if (BASELINE) {
+  lines.push('');
+  for (const scenario of Object.keys(SCENARIOS)) {
+    const k = results[scenario].keel;
+    lines.push(
+      `keel vs ${baselineLabel}, ${scenario === 'hello' ? 'JSON hello' : '2 params, 100 routes'}: ${k.vsBaseline.toFixed(3)}x req/s, ${k.cpuOverBaseline >= 0 ? '+' : ''}${k.cpuOverBaseline.toFixed(2)} µs server CPU per request (medians of per-round figures).`,
     );
   }
 }

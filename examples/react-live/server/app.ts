@@ -1,15 +1,25 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Context, createApp, createEventHub, HttpError } from '@keel/server';
+import {
+  type Context,
+  createApp,
+  createEventHub,
+  HttpException,
+  type HubStore,
+} from '@keel/server';
 import { RENDER_HEADER, renderPage } from './render';
-import type { Todo } from './todos';
+import { memoryTodos, type TodoStore } from './todos';
 
 export interface LiveAppOptions {
   /** The built page (vite build output). */
   distDir: string;
-  /** Starting todos. */
+  /** Starting todos (in memory, when no `todoStore` is given). */
   todos?: string[];
+  /** Where the todos live; default in this process's memory. */
+  todoStore?: TodoStore;
+  /** The event hub's store; default in memory (one instance). `redisStreams` for several. */
+  events?: HubStore;
 }
 
 /**
@@ -17,25 +27,21 @@ export interface LiveAppOptions {
  * changed, and the page, rendered on the server.
  *
  *   GET    /api/todos       the list
- *   POST   /api/todos       { title } -> 201 the new todo; publishes `todos-changed`
- *   DELETE /api/todos/:id   204; publishes `todos-changed`
+ *   POST   /api/todos       { title } -> 201 the new todo; invalidates /api/todos in other tabs
+ *   DELETE /api/todos/:id   204; invalidates /api/todos in other tabs
  *   GET    /api/stats       { count }
  *   GET    /api/events      the event stream (Last-Event-ID replays what a tab missed)
  *   GET    /                the page, rendered with the data (server/render.tsx)
  *   GET    /*               the built assets
  *
- * `control` is for the end-to-end test: it counts the browser's reads, slows the list down and
- * makes the stats fail.
+ * `control` is for the end-to-end tests: it counts the browser's reads, slows the list and the
+ * adds down, and makes the stats fail.
  */
 export function createLiveApp(options: LiveAppOptions) {
   const app = createApp();
-  const hub = createEventHub({ bufferSize: 100 });
-  let nextId = 1;
-  let todos: Todo[] = (options.todos ?? ['Try keel', 'Open a second tab']).map((title) => ({
-    id: nextId++,
-    title,
-  }));
-
+  const hub = createEventHub({ store: options.events });
+  const todos =
+    options.todoStore ?? memoryTodos(options.todos ?? ['Try keel', 'Open a second tab']);
   const control = {
     /** Reads made by browsers (not by the server's own rendering), by path. */
     browserReads: new Map<string, number>(),
@@ -54,30 +60,29 @@ export function createLiveApp(options: LiveAppOptions) {
   });
 
   app.get('/api/todos', async (ctx) => {
-    const snapshot = todos;
+    const snapshot = await todos.list();
     if (control.todosDelay > 0) await sleep(control.todosDelay);
     return ctx.json(snapshot);
-  });
-  app.get('/api/stats', (ctx) => {
-    if (control.failStats) throw new HttpError(500, 'Stats are down');
-    return ctx.json({ count: todos.length });
   });
   app.post('/api/todos', async (ctx) => {
     const { title } = ctx.validate({ title: { type: 'string', required: true, min: 1, max: 200 } });
     if (control.postDelay > 0) await sleep(control.postDelay);
-    const todo: Todo = { id: nextId++, title: String(title) };
-    todos = [...todos, todo];
-    hub.publish('todos-changed', { added: todo.id });
+    const todo = await todos.add(String(title));
+    // Every tab's useServerEvents refetches /api/todos; the tab that added skips this echo.
+    await hub.invalidate('/api/todos', { source: ctx });
     return ctx.status(201).json(todo);
   });
-  app.delete('/api/todos/:id', (ctx) => {
-    const id = Number(ctx.params.id);
-    if (!todos.some((t) => t.id === id)) throw new HttpError(404, 'No such todo');
-    todos = todos.filter((t) => t.id !== id);
-    hub.publish('todos-changed', { removed: id });
+  app.delete('/api/todos/:id', async (ctx) => {
+    if (!(await todos.remove(Number(ctx.params.id)))) throw new HttpException(404, 'No such todo');
+    await hub.invalidate('/api/todos', { source: ctx });
     return ctx.status(204).send(null);
   });
+  app.get('/api/stats', async (ctx) => {
+    if (control.failStats) throw new HttpException(500, 'Stats are down');
+    return ctx.json({ count: (await todos.list()).length });
+  });
   app.get('/api/events', (ctx) => hub.connect(ctx));
+
   let template: string | undefined;
   const page = (ctx: Context) => {
     template ??= readFileSync(join(options.distDir, 'index.html'), 'utf8');
@@ -98,10 +103,7 @@ export function createLiveApp(options: LiveAppOptions) {
   };
   app.get('/', page);
   app.get('/index.html', page);
-  app.get('/*', (ctx) => {
-    const path = ctx.params['*'] ?? '';
-    return ctx.sendFile(path, { root: options.distDir });
-  });
+  app.get('/*', (ctx) => ctx.sendFile(ctx.params['*'] ?? '', { root: options.distDir }));
 
-  return { app, hub, control, todos: () => todos };
+  return { app, hub, control, todos: () => todos.list() };
 }

@@ -1,18 +1,21 @@
 import { fileURLToPath } from 'node:url';
-import { createLiveApp } from './app';
+import { startInstance } from './instance';
 
-// Serves the built page (run `vite build` first; `pnpm start` does both) and the API.
-const distDir = fileURLToPath(new URL('../dist', import.meta.url));
-const port = Number(process.env.PORT ?? 0);
-const host = process.env.HOST ?? '127.0.0.1';
-const { app } = createLiveApp({ distDir });
-const server = await app.listen(port, host);
-const address = server.address();
-const actualPort = typeof address === 'object' && address ? address.port : port;
-console.log(`keel react-live: http://${host}:${actualPort}  (open it in two tabs)`);
+// Serves the built page (run `vite build` first; `pnpm start` does both) and the API. With
+// REDIS_URL, events and todos live in Redis, so several instances serve the same tabs.
+const instance = await startInstance({
+  distDir: process.env.DIST_DIR ?? fileURLToPath(new URL('../dist', import.meta.url)),
+  port: Number(process.env.PORT ?? 0),
+  host: process.env.HOST ?? '127.0.0.1',
+  redisUrl: process.env.REDIS_URL,
+});
+const name = process.env.INSTANCE ? ` instance ${process.env.INSTANCE}` : '';
+console.log(`keel react-live${name}: ${instance.url}  (open it in two tabs)`);
+// Started by cluster.ts: it reads the URL from here.
+process.send?.({ url: instance.url });
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    void app.close().then(() => process.exit(0));
+    void instance.close().then(() => process.exit(0));
   });
 }

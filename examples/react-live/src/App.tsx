@@ -12,7 +12,8 @@ let optimisticId = 0;
  * - adding goes through `useMutation` with an optimistic row (rolled back if the server refuses);
  *   reads of the list already in flight are cancelled first, so one cannot land on top of the
  *   row; the core's mutation invalidation refetches the list in this tab;
- * - every other tab hears `todos-changed` on the shared event stream, which invalidates the list;
+ * - every other tab hears the server's `keel:invalidate` for /api/todos on the event stream and
+ *   refetches the list (the tab that made the change skips it: it already refetched);
  * - the stats line is a suspense query behind an error boundary with a Retry button.
  *
  * URLs are relative to the client's baseURL (`/api`).
@@ -21,11 +22,10 @@ export function App() {
   const [received, setReceived] = useState(0);
   const [hydrated, setHydrated] = useState(false);
   useEffect(() => setHydrated(true), []);
+  // The server's hub.invalidate('/api/todos') refetches the list here with no handler code; the
+  // handler only counts the events (the end-to-end test reads it).
   const live = useServerEvents('/events', {
-    // The declarative form: this event refetches the list in every mounted component.
-    invalidate: { 'todos-changed': '/todos' },
-    // And a handler for the same event (here: a counter the end-to-end test reads).
-    'todos-changed': () => setReceived((n) => n + 1),
+    'keel:invalidate': () => setReceived((n) => n + 1),
   });
   const todos = useQuery<Todo[]>('/todos');
   const add = useMutation<Todo, NewTodo>('POST', '/todos', {

@@ -1,60 +1,31 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { build } from 'vite';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLiveApp } from '../server/app';
-
-const root = fileURLToPath(new URL('..', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+import { buildPage, launchChromium } from './browser';
 
 let live: ReturnType<typeof createLiveApp>;
 let server: Server;
 let base: string;
+let browser: Awaited<ReturnType<typeof launchChromium>>;
 let context: BrowserContext;
-let userDataDir: string;
 let distDir: string;
 
 beforeAll(async () => {
-  distDir = mkdtempSync(join(tmpdir(), 'keel-react-live-dist-'));
-  // vitest runs with NODE_ENV=test, and Vite takes the JSX runtime and React's build from it:
-  // build the page as `pnpm start` does, in production.
-  const nodeEnv = process.env.NODE_ENV;
-  process.env.NODE_ENV = 'production';
-  try {
-    await build({ configFile: join(root, 'vite.config.ts'), build: { outDir: distDir } });
-  } finally {
-    process.env.NODE_ENV = nodeEnv;
-  }
+  distDir = await buildPage();
   live = createLiveApp({ distDir, todos: ['first'] });
   server = await live.app.listen(0, '127.0.0.1');
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  userDataDir = mkdtempSync(join(tmpdir(), 'keel-react-live-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    args: ARGS,
-    headless: true,
-  });
+  browser = await launchChromium();
+  context = browser.context;
 });
 
 afterAll(async () => {
-  await context?.close();
+  await browser?.close();
   await live?.app.close();
-  for (const dir of [userDataDir, distDir]) if (dir) rmSync(dir, { recursive: true, force: true });
+  if (distDir) rmSync(distDir, { recursive: true, force: true });
 });
 
 async function open(): Promise<Page> {
@@ -84,7 +55,7 @@ it('an item added in one tab appears in the other, pushed by server events', asy
   await writer.getByLabel('New todo').fill('from tab one');
   await writer.getByRole('button', { name: 'Add' }).click();
 
-  // The other tab never reloads: the hub's `todos-changed` invalidates its list.
+  // The other tab never reloads: the hub's `keel:invalidate` refetches its list.
   await reader
     .getByTestId('todos')
     .getByText('from tab one', { exact: true })
@@ -104,7 +75,7 @@ it('an item added in one tab appears in the other, pushed by server events', asy
     .getByText('first', { exact: true })
     .waitFor({ state: 'detached' });
   expect(await titles(writer)).toEqual(['from tab one']);
-  expect(live.todos().map((t) => t.title)).toEqual(['from tab one']);
+  expect((await live.todos()).map((t) => t.title)).toEqual(['from tab one']);
   // Each tab holds a stream: close them, so later tests have the browser's connections to the
   // server (six per origin) for their own reads.
   await writer.close();

@@ -28,6 +28,7 @@ export {
   type NetworkErrorInit,
   ParseError,
   type RequestError,
+  ResponseTooLargeError,
   TimeoutError,
   type TimeoutErrorInit,
   type TimeoutKind,

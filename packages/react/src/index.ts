@@ -35,6 +35,7 @@ export {
 } from './query-error-boundary';
 export { type QueryDefinition, queryOptions } from './query-options';
 export {
+  INVALIDATE_EVENT,
   RESET_EVENT,
   type ServerEventHandler,
   type ServerEventHandlers,
@@ -46,6 +47,7 @@ export {
   type ServerEvent,
   ServerEventsError,
 } from './server-events/connection';
+export { SOURCE_HEADER, sourceHeaders } from './server-events/source';
 export { useInfiniteQuery } from './use-infinite-query';
 export { useIsFetching, useIsMutating } from './use-is-fetching';
 export { type MutationResult, useMutation } from './use-mutation';

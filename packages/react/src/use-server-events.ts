@@ -1,3 +1,4 @@
+import { checkInvalidateTarget } from '@keel/core';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef } from 'react';
 import { useSyncExternalStore } from 'use-sync-external-store/shim';
 import { noop } from './internal/report';
@@ -13,11 +14,26 @@ import {
 import type { ConnectionState } from './server-events/connection';
 
 const CLOSED: ConnectionState = Object.freeze({ status: 'closed', error: null });
+const NO_HANDLERS: ServerEventHandlers = Object.freeze({});
 const CONNECTING: ConnectionState = Object.freeze({ status: 'connecting', error: null });
 
 // Layout effects do not run on the server; picking the effect once at import keeps `document`
 // out of render.
 const useIsomorphicLayoutEffect = typeof document === 'undefined' ? useEffect : useLayoutEffect;
+
+/** Throws a TypeError naming the entry of `handlers.invalidate` that is not a target. */
+function checkHandlers(handlers: ServerEventHandlers): void {
+  if (typeof handlers !== 'object' || handlers === null) {
+    throw new TypeError(
+      `keel: useServerEvents \`handlers\` must be an object, got ${handlers === null ? 'null' : typeof handlers}`,
+    );
+  }
+  const map = handlers.invalidate;
+  if (map === null || typeof map !== 'object') return;
+  for (const name in map) {
+    checkInvalidateTarget(map[name], `handlers.invalidate[${JSON.stringify(name)}]`);
+  }
+}
 
 /**
  * Listens to a server-sent-events stream. Every component using the same URL (with the same
@@ -25,11 +41,16 @@ const useIsomorphicLayoutEffect = typeof document === 'undefined' ? useEffect : 
  * Reconnects with exponential backoff and sends `Last-Event-ID`, so a server that keeps a replay
  * buffer (the @keel/server event hub) resends what was missed.
  *
+ * With no handlers it applies the server's invalidations: a `keel:invalidate` event (from
+ * `hub.invalidate(target)`) runs `client.invalidate(target)`, which refetches every mounted query
+ * under it; the tab whose mutation caused it skips it (its mutation already invalidated).
+ *
  * `handlers` maps event names to functions of the (JSON-parsed) data; `invalidate` maps event
- * names to `client.invalidate` targets, which refetches every mounted query they match. The
- * latest handlers are used without reconnecting, so inline objects are fine.
+ * names to `client.invalidate` targets (a path, an array of tags or a predicate). The latest
+ * handlers are used without reconnecting, so inline objects are fine.
  *
  * @example
+ * useServerEvents('/api/events'); // hub.invalidate('/api/todos') refetches useQuery('/api/todos')
  * useServerEvents('/api/events', {
  *   'todo-added': (todo) => console.log('added', todo),
  *   invalidate: { 'todos-changed': '/api/todos' },
@@ -37,9 +58,10 @@ const useIsomorphicLayoutEffect = typeof document === 'undefined' ? useEffect : 
  */
 export function useServerEvents(
   url: string | null,
-  handlers: ServerEventHandlers,
+  handlers: ServerEventHandlers = NO_HANDLERS,
   options?: ServerEventsOptions,
 ): ConnectionState {
+  checkHandlers(handlers);
   const client = useClient();
   const handlersRef = useRef(handlers);
   useIsomorphicLayoutEffect(() => {

@@ -3,9 +3,19 @@ import type { AddressInfo } from 'node:net';
 import { createClient } from '@keel/core';
 import { type App, createApp, createEventHub, type EventHub, type SseStream } from '@keel/server';
 import { act, render, screen, waitFor } from '@testing-library/react';
+import { HttpResponse, http } from 'msw';
+import { setupServer } from 'msw/node';
 import { StrictMode } from 'react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type ServerEventsOptions, useQuery, useServerEvents } from '../src/index';
+import {
+  INVALIDATE_EVENT,
+  type ServerEventsOptions,
+  SOURCE_HEADER,
+  sourceHeaders,
+  useMutation,
+  useQuery,
+  useServerEvents,
+} from '../src/index';
 import { channelCount, peekChannel } from '../src/server-events/channel';
 import { ServerEventsError } from '../src/server-events/connection';
 import { debugOf, flush, ManualClock, type Todo, wrapperFor } from './helpers';
@@ -21,6 +31,8 @@ interface Live {
   /** Answers the next connects to /api/events with these statuses instead of a stream. */
   refuse: number[];
   gets: number;
+  /** The x-keel-source header of every POST /api/todos. */
+  sources: (string | undefined)[];
   add(title: string): Todo;
 }
 
@@ -46,16 +58,25 @@ async function live(bufferSize = 100): Promise<Live> {
     connects: [],
     refuse: [],
     gets: 0,
+    sources: [],
     add(title) {
       const todo = { id: state.todos.length + 1, title };
       state.todos = [...state.todos, todo];
-      hub.publish('todos-changed', todo);
+      void hub.publish('todos-changed', todo);
       return todo;
     },
   };
   app.get('/api/todos', (ctx) => {
     state.gets++;
     return ctx.json(state.todos);
+  });
+  // A mutation announced the way the README says: the change, then hub.invalidate.
+  app.post('/api/todos', async (ctx) => {
+    state.sources.push(ctx.header('x-keel-source'));
+    const todo = { id: state.todos.length + 1, title: String((ctx.body as Todo).title) };
+    state.todos = [...state.todos, todo];
+    await hub.invalidate('/api/todos', { source: ctx });
+    return ctx.status(201).json(todo);
   });
   app.get('/api/events', (ctx) => {
     state.connects.push(ctx.header('last-event-id'));
@@ -188,7 +209,7 @@ describe('useServerEvents (live @keel/server)', () => {
       clock.runNext();
     });
     await waitFor(() => expect(screen.getByTestId('status').textContent).toBe('open'));
-    expect(server.connects).toEqual([undefined, '1']);
+    expect(server.connects).toEqual([undefined, expect.stringMatching(/^[0-9a-f]{8}-1$/)]);
     await waitFor(() => expect(list()).toBe('a,b,c,d'));
     expect(added.map((t) => t.title)).toEqual(['b', 'c', 'd']);
   });
@@ -246,7 +267,7 @@ describe('useServerEvents (live @keel/server)', () => {
     await waitFor(() => expect(clock.timers.size).toBe(1));
     // Two changes while away, the buffer keeps one: the hub answers with keel:reset first.
     server.todos = [...server.todos, { id: 3, title: 'c' }];
-    server.hub.publish('other', {});
+    void server.hub.publish('other', {});
     server.add('d');
     act(() => {
       clock.runNext();
@@ -295,5 +316,227 @@ describe('useServerEvents (live @keel/server)', () => {
     rerender(<Maybe url="/api/events" />);
     await waitFor(() => expect(screen.getByTestId('status').textContent).toBe('open'));
     expect(seen).toEqual(['Bearer t']);
+  });
+});
+
+function Live({ url = '/api/events', options }: { url?: string; options?: ServerEventsOptions }) {
+  return <p data-testid="status">{useServerEvents(url, undefined, options).status}</p>;
+}
+
+function Tagged() {
+  const { data } = useQuery<Todo[]>('/api/todos', { params: { view: 'tagged' }, tags: ['todos'] });
+  return <p data-testid="tagged">{data?.length ?? '-'}</p>;
+}
+
+/** A tab: the list, a mutation (with explicit headers), and a sentinel handler. */
+function Tab({
+  name,
+  headers,
+  onSentinel,
+  expose,
+}: {
+  name: string;
+  headers?: Record<string, string>;
+  onSentinel: () => void;
+  expose?: (add: (title: string) => Promise<unknown>) => void;
+}) {
+  const { data } = useQuery<Todo[]>('/api/todos');
+  const mutation = useMutation<Todo, { title: string }>('POST', '/api/todos', { headers });
+  expose?.((title) => mutation.mutateAsync({ title }));
+  useServerEvents('/api/events', { sentinel: onSentinel });
+  return <p data-testid={name}>{data?.map((t) => t.title).join(',') ?? '-'}</p>;
+}
+
+function WrongMap() {
+  useServerEvents(null, { invalidate: { changed: 42 as never } });
+  return null;
+}
+
+function Mutations({
+  expose,
+}: {
+  expose: (same: () => Promise<unknown>, cross: () => Promise<unknown>) => void;
+}) {
+  const a = useMutation('POST', '/same/todos');
+  const b = useMutation('POST', 'http://api.test/todos');
+  expose(
+    () => a.mutateAsync(undefined),
+    () => b.mutateAsync(undefined),
+  );
+  return null;
+}
+
+describe('server invalidation (keel:invalidate)', () => {
+  it('useServerEvents(url) applies hub.invalidate for a path and for tags, with no handler code', async () => {
+    const server = await live();
+    const client = createClient({ baseURL: server.base, retry: { attempts: 1 } });
+    render(
+      <>
+        <List />
+        <Tagged />
+        <Live />
+      </>,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(list()).toBe('a'));
+    await waitFor(() => expect(screen.getByTestId('tagged').textContent).toBe('1'));
+    await waitFor(() => expect(server.hub.size).toBe(1));
+    expect(server.gets).toBe(2);
+
+    server.todos = [...server.todos, { id: 2, title: 'b' }];
+    // A path reaches its children and query variants: both queries refetch.
+    await server.hub.invalidate('/api/todos');
+    await waitFor(() => expect(list()).toBe('a,b'));
+    await waitFor(() => expect(screen.getByTestId('tagged').textContent).toBe('2'));
+    expect(server.gets).toBe(4);
+
+    // Tags reach only the tagged query.
+    server.todos = [...server.todos, { id: 3, title: 'c' }];
+    await server.hub.invalidate(['todos']);
+    await waitFor(() => expect(screen.getByTestId('tagged').textContent).toBe('3'));
+    expect(list()).toBe('a,b');
+    expect(server.gets).toBe(5);
+  });
+
+  it('the tab that made the mutation skips the echo; another tab applies it', async () => {
+    const server = await live();
+    const mine = createClient({ baseURL: server.base, retry: { attempts: 1 } });
+    const other = createClient({ baseURL: server.base, retry: { attempts: 1 } });
+    const seen: string[] = [];
+    let add!: (title: string) => Promise<unknown>;
+    // Cross-origin here (jsdom's page is another origin), so the header is added by hand.
+    render(
+      <Tab
+        name="mine"
+        headers={sourceHeaders(mine)}
+        onSentinel={() => seen.push('mine')}
+        expose={(fn) => {
+          add = fn;
+        }}
+      />,
+      { wrapper: wrapperFor(mine) },
+    );
+    render(<Tab name="other" onSentinel={() => seen.push('other')} />, {
+      wrapper: wrapperFor(other),
+    });
+    const text = (name: string) => screen.getByTestId(name).textContent;
+    await waitFor(() => expect(text('mine')).toBe('a'));
+    await waitFor(() => expect(text('other')).toBe('a'));
+    await waitFor(() => expect(server.hub.size).toBe(2));
+    expect(server.gets).toBe(2);
+
+    await act(() => add('b'));
+    // Events arrive in order: once both tabs saw the sentinel, both saw the invalidation.
+    await server.hub.publish('sentinel', {});
+    await waitFor(() => expect(seen.sort()).toEqual(['mine', 'other']));
+    await waitFor(() => expect(text('other')).toBe('a,b'));
+    await waitFor(() => expect(text('mine')).toBe('a,b'));
+    // One refetch per tab: the writer's own mutation invalidation, the reader's event.
+    expect(server.gets).toBe(4);
+    expect(server.sources).toEqual([sourceHeaders(mine)[SOURCE_HEADER]]);
+  });
+
+  it('ignores and reports a keel:invalidate event of the wrong shape, and stays open', async () => {
+    const server = await live();
+    const errors: unknown[] = [];
+    server.app.get('/api/bad-events', (ctx) => {
+      ctx.sseEvent(INVALIDATE_EVENT, { target: 42 });
+      ctx.sseEvent(INVALIDATE_EVENT, 'not json');
+      ctx.sseEvent(INVALIDATE_EVENT, { target: ['ok', 7] });
+      ctx.sseEvent(INVALIDATE_EVENT, { target: '/api/todos' });
+      ctx.sseStream();
+    });
+    const client = createClient({ baseURL: server.base, retry: { attempts: 1 } });
+    render(
+      <>
+        <List />
+        <Live url="/api/bad-events" options={{ onError: (e) => errors.push(e) }} />
+      </>,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(server.gets).toBe(2)); // the well-formed one refetched
+    expect(errors).toHaveLength(3);
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(TypeError);
+      expect(String(error)).toMatch(/`keel:invalidate data.target` must be a path string/);
+    }
+    expect(screen.getByTestId('status').textContent).toBe('open');
+  });
+
+  it('a reset with no component naming targets invalidates every query', async () => {
+    const server = await live(1);
+    const client = createClient({ baseURL: server.base, retry: { attempts: 1 } });
+    const clock = new ManualClock();
+    render(
+      <>
+        <List />
+        <Live options={{ clock, reconnect: { jitter: false } }} />
+      </>,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(server.hub.size).toBe(1));
+    await server.hub.publish('other', {});
+    await waitFor(() => expect(server.gets).toBe(1));
+    server.streams[0]!.close();
+    await waitFor(() => expect(clock.timers.size).toBe(1));
+    server.todos = [...server.todos, { id: 2, title: 'b' }];
+    await server.hub.publish('other', {});
+    await server.hub.publish('other', {}); // the buffer keeps one: the reconnect is a reset
+    act(() => {
+      clock.runNext();
+    });
+    await waitFor(() => expect(list()).toBe('a,b'));
+    expect(server.gets).toBe(2);
+  });
+
+  it('rejects an invalidate map entry that is not a target, naming it', () => {
+    const client = createClient({ baseURL: 'http://127.0.0.1:9', retry: { attempts: 1 } });
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      expect(() => render(<WrongMap />, { wrapper: wrapperFor(client) })).toThrow(
+        /`handlers.invalidate\["changed"\]` must be a path string, an array of tag strings or a predicate function, got \d+ \(number\)/,
+      );
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe('the source header on mutations', () => {
+  const origin = globalThis.location.origin;
+  const headers: (string | null)[] = [];
+  const msw = setupServer(
+    http.post(`${origin}/same/todos`, ({ request }) => {
+      headers.push(request.headers.get(SOURCE_HEADER));
+      return HttpResponse.json({}, { status: 201 });
+    }),
+    http.post('http://api.test/todos', ({ request }) => {
+      headers.push(request.headers.get(SOURCE_HEADER));
+      return HttpResponse.json({}, { status: 201 });
+    }),
+  );
+
+  it('is sent on same-origin mutations only', async () => {
+    msw.listen({ onUnhandledRequest: 'error' });
+    try {
+      const client = createClient({ baseURL: origin, retry: { attempts: 1 } });
+      let same!: () => Promise<unknown>;
+      let cross!: () => Promise<unknown>;
+      render(
+        <Mutations
+          expose={(a, b) => {
+            same = a;
+            cross = b;
+          }}
+        />,
+        { wrapper: wrapperFor(client) },
+      );
+      await act(() => same());
+      await act(() => cross());
+      expect(headers).toEqual([sourceHeaders(client)[SOURCE_HEADER], null]);
+      expect(sourceHeaders(client)[SOURCE_HEADER]).toMatch(/^[a-z0-9]{24}$/);
+    } finally {
+      msw.close();
+    }
   });
 });

@@ -6,114 +6,305 @@ import {
   type RequestListener,
   type Server,
   type ServerResponse,
+  validateHeaderName,
 } from 'node:http';
 import type { Socket } from 'node:net';
 import Router from 'find-my-way';
 import inject, { type InjectOptions } from 'light-my-request';
-import { BodyKind, bodyKindOf } from './body';
-import { type Clock, systemClock } from './clock';
 import {
-  Context,
-  type ContextHost,
-  guardContext,
+  BodyKind,
+  type BodyParsers,
+  type BodyPolicy,
+  bodyKindOf,
+  EXPECTS_CONTINUE,
+  type RouteOptions,
+  typeMatcher,
+} from './body';
+import {
+  boolean,
+  checkFunction,
+  checkNumber,
+  checkObject,
+  integer,
+  rangeError,
+  typeError,
+} from './checks';
+import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from './clock';
+import { type CompressionOptions, type CompressionSettings, resolveCompression } from './compress';
+import {
+  type Context,
+  createContext,
   type Handler,
   type KeelRequest,
   type Middleware,
 } from './context';
-import { HttpError, isHttpError } from './errors';
+import { HttpException } from './errors';
+import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { Pool } from './pool';
 import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
-import { SseRegistry } from './sse';
+import { isThenable, Slot, type SlotHost } from './slot';
+import { type SseOptions, SseRegistry } from './sse';
 
-/** Options for {@link createApp}; every one has a default. */
-export interface AppOptions {
-  /** Largest JSON / urlencoded body accepted, in bytes; larger gets 413. Default 1 MiB. */
+/**
+ * Options for {@link createApp}; every one has a default. The timeouts of the servers `listen`
+ * starts come from {@link ServerTimeouts}.
+ *
+ * @example
+ * const app = createApp({ bodyLimit: 64 * 1024, trustProxy: 'loopback', compression: true });
+ */
+export interface AppOptions extends ServerTimeouts {
+  /**
+   * Largest request body read, in bytes; a larger one gets 413. Routes may set their own.
+   *
+   * @default 1048576 (1 MiB)
+   */
   bodyLimit?: number;
-  /** Initial trust proxy setting (see `setTrustProxy`). Default `false`. */
+  /**
+   * Content types read as text or raw bytes, besides JSON and urlencoded forms (always read).
+   *
+   * @default {} (none)
+   */
+  parsers?: BodyParsers;
+  /**
+   * Which `X-Forwarded-For` hops to believe for `ctx.ip`, `ctx.protocol` and `ctx.hostname`;
+   * `setTrustProxy` changes it later. See {@link TrustProxy}.
+   *
+   * @default false (the TCP peer; forwarding headers are ignored)
+   */
   trustProxy?: TrustProxy;
-  /** Idle ctx objects kept for reuse. Default 1024. */
+  /**
+   * Idle request slots kept for reuse; a burst beyond it allocates and is collected.
+   *
+   * @default 1024
+   */
   poolSize?: number;
   /**
-   * Guard pooled ctx objects: using one after its response finished throws
-   * ReleasedContextError. Default: `process.env.NODE_ENV !== 'production'`.
+   * Development defaults: GraphQL introspection is on. (Stale-ctx detection does not depend on
+   * it: it is always on.)
+   *
+   * @default process.env.NODE_ENV !== 'production'
    */
   development?: boolean;
-  /** Server-sent events: heartbeat comment interval (ms, default 15 000, 0 = off) and the
-   * per-client queue cap (bytes, default 1 MiB) beyond which a slow client is disconnected. */
-  sse?: { heartbeatMs?: number; maxBufferedBytes?: number };
-  /** Treat `/a/` like `/a`. Default false. */
+  /**
+   * Server-sent events: the heartbeat period and the per-client queue cap.
+   *
+   * @default { heartbeatMs: 15000, maxBufferedBytes: 1048576 }
+   */
+  sse?: SseOptions;
+  /**
+   * Treat `/a/` like `/a`.
+   *
+   * @default false
+   */
   ignoreTrailingSlash?: boolean;
-  /** Match paths case-sensitively. Default true. */
+  /**
+   * Match paths case-sensitively (`/A` is not `/a`).
+   *
+   * @default true
+   */
   caseSensitive?: boolean;
-  /** Timer source (tests substitute a manual clock). Default: the global timers. */
+  /**
+   * Where every timer of the app comes from (heartbeats, `sseInterval`, the `close()` deadline);
+   * tests substitute a manual clock. The same shape as `@keel/core`'s `Clock`.
+   *
+   * @default the global timers (unref'd: they never keep the process alive)
+   */
   clock?: Clock;
+  /**
+   * Limits and switches for `ctx.graphql`; see {@link GraphqlOptions}.
+   *
+   * @default {} (every limit at its default)
+   */
+  graphql?: GraphqlOptions;
+  /**
+   * Compress buffered responses (json, send, errors, GraphQL) with brotli or gzip, as the
+   * client's Accept-Encoding allows; `true` for the defaults of {@link CompressionOptions}.
+   * Streams (SSE) and files are sent as they are.
+   *
+   * @default false
+   */
+  compression?: boolean | CompressionOptions;
+  /**
+   * The request header whose value becomes `ctx.requestId` when it is 1-128 characters of
+   * `[A-Za-z0-9_.:@+=/-]`; `false` ignores incoming ids and always makes one (use it when clients
+   * must not choose the id your logs correlate by). The response carries `X-Request-ID` either way.
+   *
+   * @default 'x-request-id'
+   */
+  requestIdHeader?: string | false;
+  /**
+   * Longest value of one route parameter, in characters (find-my-way's `maxParamLength`); a
+   * longer one matches no route: 404.
+   *
+   * @default 100
+   */
+  maxParamLength?: number;
+}
+
+/**
+ * Timeouts of the servers `listen` starts (Node's own defaults would hold a slow client for
+ * 300 s). Set in `createApp`, overridable per `listen` call.
+ */
+export interface ServerTimeouts {
+  /**
+   * ms to receive a whole request, headers and body; past it Node answers 408 and closes the
+   * connection. `0` disables it (then only `headersTimeout` applies).
+   *
+   * @default 30000
+   */
+  requestTimeout?: number;
+  /**
+   * ms to receive the request headers; at most a non-zero `requestTimeout`. Past it Node answers
+   * 408 and closes the connection.
+   *
+   * @default 10000
+   */
+  headersTimeout?: number;
+  /**
+   * ms an idle keep-alive connection stays open. Behind a load balancer, set it above the
+   * balancer's idle timeout (e.g. 65000 behind an AWS ALB's 60 s).
+   *
+   * @default 5000
+   */
+  keepAliveTimeout?: number;
+}
+
+/** What {@link App.onResponse} hooks learn about a response. */
+export interface ResponseInfo {
+  /** The status sent, or `0` when the client left before a response was started. */
+  readonly status: number;
+  /** The response was completed (`false`: the client left first, or the connection was cut). */
+  readonly finished: boolean;
+}
+
+/** Called once per request after its response is over; see {@link App.onResponse}. */
+export type ResponseHook = (ctx: Context, response: ResponseInfo) => void;
+
+/** Options for {@link App.close}. */
+export interface CloseOptions {
+  /**
+   * How long to wait for in-flight requests before closing their connections, in ms
+   * (`Infinity` waits for ever).
+   *
+   * @default 10000
+   */
+  timeoutMs?: number;
 }
 
 /** A request for {@link App.inject}. */
 export interface InjectRequest {
-  /** Default `GET`. */
+  /**
+   * The HTTP method.
+   *
+   * @default 'GET'
+   */
   method?: string;
-  /** Path and query, e.g. `/users/1?full=1`. */
+  /** Path and query, e.g. `/users/1?full=1`. Required. */
   url: string;
+  /**
+   * Request headers (names in any case).
+   *
+   * @default {} (light-my-request adds `host` and `user-agent`)
+   */
   headers?: Record<string, string | string[]>;
-  /** A string or Buffer is sent as-is; an object as JSON (with its Content-Type). */
+  /**
+   * A string or Buffer is sent as-is; an object as JSON (with its Content-Type).
+   *
+   * @default undefined (no body)
+   */
   body?: string | Buffer | object;
-  /** The simulated TCP peer. Default `127.0.0.1`. */
+  /**
+   * The simulated TCP peer (`ctx.req.remoteAddress`, and `ctx.ip` without trust proxy).
+   *
+   * @default '127.0.0.1'
+   */
   remoteAddress?: string;
 }
 
 /** The outcome of {@link App.inject}. */
 export interface InjectResponse {
-  status: number;
-  headers: OutgoingHttpHeaders;
+  /** The status sent. */
+  readonly status: number;
+  /** The response headers, names lower-case. */
+  readonly headers: OutgoingHttpHeaders;
   /** The body as text (UTF-8). */
-  body: string;
-  /** The body parsed as JSON. */
+  readonly body: string;
+  /** The body parsed as JSON (throws a SyntaxError when it is not JSON). */
   json<T = unknown>(): T;
 }
 
-/** Called for unexpected errors (not HttpError 4xx); may send its own response via ctx. */
+/** Called for unexpected errors (not HttpException 4xx); may send its own response via ctx. */
 export type ErrorHandler = (err: unknown, ctx: Context) => void | Promise<void>;
 
 /** The application returned by {@link createApp}. Route methods return the app for chaining. */
 export interface App {
   /**
    * Registers a GET route (also answering HEAD unless a HEAD route exists). Paths take `:param`
-   * segments and a trailing `*` wildcard.
+   * segments and a trailing `*` wildcard. Route options (`bodyLimit`, `parsers`) replace the
+   * app's for this route.
    *
    * @example
    * app.get('/users/:id', (ctx) => ctx.json({ id: ctx.params.id }));
+   * app.post('/upload', { bodyLimit: 10 * 1024 * 1024, parsers: { raw: ['image/*'] } }, save);
    */
   get(path: string, handler: Handler): App;
+  get(path: string, options: RouteOptions, handler: Handler): App;
   /** Registers a POST route. */
   post(path: string, handler: Handler): App;
+  post(path: string, options: RouteOptions, handler: Handler): App;
   /** Registers a PUT route. */
   put(path: string, handler: Handler): App;
+  put(path: string, options: RouteOptions, handler: Handler): App;
   /** Registers a PATCH route. */
   patch(path: string, handler: Handler): App;
+  patch(path: string, options: RouteOptions, handler: Handler): App;
   /** Registers a DELETE route. */
   delete(path: string, handler: Handler): App;
+  delete(path: string, options: RouteOptions, handler: Handler): App;
   /** Registers a HEAD route (otherwise HEAD uses the GET route without a body). */
   head(path: string, handler: Handler): App;
+  head(path: string, options: RouteOptions, handler: Handler): App;
   /** Registers an OPTIONS route (otherwise OPTIONS on a known path gets 204 with Allow). */
   options(path: string, handler: Handler): App;
+  options(path: string, options: RouteOptions, handler: Handler): App;
   /** Registers a route for GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS. */
   all(path: string, handler: Handler): App;
+  all(path: string, options: RouteOptions, handler: Handler): App;
   /** Adds onion middleware, run in registration order for every request (404s included). */
   use(middleware: Middleware): App;
-  /** Adds a handler for unexpected errors (thrown non-HttpError values and HttpError 5xx). */
+  /** Adds a handler for unexpected errors (thrown non-HttpException values and HttpException 5xx). */
   onError(handler: ErrorHandler): App;
+  /**
+   * Adds a hook called once per request when its response is over (sent, or the client left),
+   * with the status the client got: for access logs and metrics. Unlike code after
+   * `await next()` in a middleware, it also sees the status of thrown errors (404, 500...).
+   * The ctx is over by then: read it, do not respond. A hook that throws is reported to onError.
+   *
+   * @example
+   * app.onResponse((ctx, { status }) => log(ctx.method, ctx.path, status, ctx.requestId));
+   */
+  onResponse(hook: ResponseHook): App;
   /** Which X-Forwarded-For hops to trust; see {@link TrustProxy} and the README. */
   setTrustProxy(value: TrustProxy): App;
   /** A plain `(req, res)` listener: `http.createServer(app.handler)`. */
   readonly handler: RequestListener;
-  /** Starts an HTTP server (port 0 = any free port); resolves once listening. */
-  listen(port?: number, host?: string): Promise<Server>;
   /**
-   * Stops accepting connections, ends open SSE streams, and resolves once in-flight requests
-   * have finished and the servers started by `listen` have closed.
+   * Starts an HTTP server with the app's timeouts, or those given here; resolves once listening.
+   * On your own server (`http.createServer(app.handler)`) set the timeouts yourself.
+   *
+   * @param port The TCP port; `0` picks a free one. @default 0
+   * @param host The address to bind. @default every interface (Node's default)
+   * @param timeouts Replace the app's {@link ServerTimeouts} for this server. @default the app's
    */
-  close(): Promise<void>;
+  listen(port?: number, host?: string, timeouts?: ServerTimeouts): Promise<Server>;
+  /**
+   * Stops accepting connections, ends open SSE streams (and any opened from now on), and
+   * resolves once in-flight requests have finished and the servers started by `listen` have
+   * closed. After `timeoutMs` the connections still open are closed and it resolves anyway:
+   * a handler that never answers cannot hold a shutdown forever. Later calls return the first
+   * call's promise.
+   */
+  close(options?: CloseOptions): Promise<void>;
   /** Runs a request in-process (no socket) through the same routing, body parsing and ctx. */
   inject(request: InjectRequest): Promise<InjectResponse>;
 }
@@ -136,30 +327,89 @@ class KeelIncomingMessage extends IncomingMessage {
   }
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as PromiseLike<unknown>).then === 'function'
-  );
-}
+const DEFAULT_TIMEOUTS: Required<ServerTimeouts> = {
+  requestTimeout: 30_000,
+  headersTimeout: 10_000,
+  keepAliveTimeout: 5_000,
+};
 
-function positive(name: string, value: number | undefined, fallback: number, allowZero = false) {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < (allowZero ? 0 : 1)) {
-    throw new RangeError(
-      `${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer, got ${String(value)}`,
+/** Checks the timeouts once, at the boundary; missing ones come from `base`. */
+function resolveTimeouts(
+  options: ServerTimeouts,
+  base: Required<ServerTimeouts>,
+): Required<ServerTimeouts> {
+  const out = {
+    requestTimeout: integer(
+      'requestTimeout',
+      options.requestTimeout,
+      base.requestTimeout,
+      0,
+      MAX_TIMER_MS,
+      'ms',
+    ),
+    headersTimeout: integer(
+      'headersTimeout',
+      options.headersTimeout,
+      base.headersTimeout,
+      1,
+      MAX_TIMER_MS,
+      'ms',
+    ),
+    keepAliveTimeout: integer(
+      'keepAliveTimeout',
+      options.keepAliveTimeout,
+      base.keepAliveTimeout,
+      0,
+      MAX_TIMER_MS,
+      'ms',
+    ),
+  };
+  if (out.requestTimeout > 0 && out.headersTimeout > out.requestTimeout) {
+    throw rangeError(
+      'headersTimeout',
+      `at most \`requestTimeout\` (${out.requestTimeout} ms)`,
+      out.headersTimeout,
     );
   }
-  return value;
+  return out;
+}
+
+function requestIdHeaderOf(value: string | false | undefined): string | null {
+  if (value === false) return null;
+  if (value === undefined) return 'x-request-id';
+  const expected = 'a header name or false';
+  if (typeof value !== 'string') throw typeError('requestIdHeader', expected, value);
+  try {
+    validateHeaderName(value);
+  } catch (err) {
+    throw rangeError('requestIdHeader', expected, value, err);
+  }
+  return value.toLowerCase();
+}
+
+/** What the router stores for a route. */
+interface Route {
+  handler: Handler;
+  body: BodyPolicy;
+}
+
+/** Resolves body options once, at registration; what is not given comes from `base`. */
+function bodyPolicy(options: RouteOptions, base: BodyPolicy): BodyPolicy {
+  const parsers = options.parsers;
+  if (parsers !== undefined) checkObject('parsers', parsers);
+  return {
+    limit: integer('bodyLimit', options.bodyLimit, base.limit, 0, undefined, 'bytes'),
+    text: parsers?.text === undefined ? base.text : typeMatcher('text', parsers.text),
+    raw: parsers?.raw === undefined ? base.raw : typeMatcher('raw', parsers.raw),
+  };
 }
 
 function notFound(): never {
-  throw new HttpError(404);
+  throw new HttpException(404);
 }
 
 function badUrl(): never {
-  throw new HttpError(400, 'Malformed URL');
+  throw new HttpException(400, 'Malformed URL');
 }
 
 type FindResult = {
@@ -168,17 +418,24 @@ type FindResult = {
   searchParams: unknown;
 };
 
-class KeelApp implements App, ContextHost {
+class KeelApp implements App, SlotHost {
   readonly development: boolean;
   readonly middleware: Middleware[] = [];
   readonly sse: SseRegistry;
+  readonly graphql: GraphqlRunner;
+  readonly compression: CompressionSettings | null;
   trust: TrustFn;
   closing = false;
   readonly #router: Router.Instance<Router.HTTPVersion.V1>;
   readonly #methods = new Set<string>();
   readonly #errorHandlers: ErrorHandler[] = [];
-  readonly #pool: Pool<Context>;
-  readonly #bodyLimit: number;
+  readonly #responseHooks: ResponseHook[] = [];
+  readonly #timeouts: Required<ServerTimeouts>;
+  /** Lower-case header name, or null when incoming ids are ignored. */
+  readonly #requestIdHeader: string | null;
+  readonly #pool: Pool<Slot>;
+  /** The app's body policy: routes without options share it. */
+  readonly #body: BodyPolicy;
   readonly #servers = new Set<Server>();
   #inflight = 0;
   #compiled = false;
@@ -186,22 +443,48 @@ class KeelApp implements App, ContextHost {
   #closed: Promise<void> | null = null;
 
   constructor(options: AppOptions) {
-    this.development = options.development ?? process.env.NODE_ENV !== 'production';
-    this.#bodyLimit = positive('bodyLimit', options.bodyLimit, 1024 * 1024, true);
-    const poolSize = positive('poolSize', options.poolSize, 1024, true);
+    checkObject('options', options);
+    this.development = boolean(
+      'development',
+      options.development,
+      process.env.NODE_ENV !== 'production',
+    );
+    const sse = options.sse ?? {};
+    checkObject('sse', sse);
+    this.#body = bodyPolicy(options, {
+      limit: 1024 * 1024,
+      text: null,
+      raw: null,
+    });
+    const poolSize = integer('poolSize', options.poolSize, 1024, 0);
     this.trust = compileTrust(options.trustProxy ?? false);
-    this.sse = new SseRegistry(options.clock ?? systemClock, {
-      heartbeatMs: positive('sse.heartbeatMs', options.sse?.heartbeatMs, 15_000, true),
-      maxBufferedBytes: positive(
+    this.sse = new SseRegistry(checkClock(options.clock), {
+      heartbeatMs: integer('sse.heartbeatMs', sse.heartbeatMs, 15_000, 0, MAX_TIMER_MS, 'ms'),
+      maxBufferedBytes: integer(
         'sse.maxBufferedBytes',
-        options.sse?.maxBufferedBytes,
+        sse.maxBufferedBytes,
         1024 * 1024,
+        1,
+        undefined,
+        'bytes',
       ),
     });
-    this.#pool = new Pool(poolSize, () => new Context(this));
+    this.graphql = new GraphqlRunner(resolveGraphqlOptions(options.graphql, this.development));
+    this.compression = resolveCompression(options.compression);
+    this.#pool = new Pool(poolSize, () => new Slot(this));
+    this.#timeouts = resolveTimeouts(options, DEFAULT_TIMEOUTS);
+    this.#requestIdHeader = requestIdHeaderOf(options.requestIdHeader);
     this.#router = Router({
-      ignoreTrailingSlash: options.ignoreTrailingSlash ?? false,
-      caseSensitive: options.caseSensitive ?? true,
+      ignoreTrailingSlash: boolean('ignoreTrailingSlash', options.ignoreTrailingSlash, false),
+      caseSensitive: boolean('caseSensitive', options.caseSensitive, true),
+      maxParamLength: integer(
+        'maxParamLength',
+        options.maxParamLength,
+        100,
+        1,
+        undefined,
+        'characters',
+      ),
       // Keep the raw query string; ctx parses it only if a handler asks.
       querystringParser: (s: string) => s,
       // Returns a match with a null store, answered with 400 below.
@@ -209,54 +492,67 @@ class KeelApp implements App, ContextHost {
     });
   }
 
-  get(path: string, handler: Handler): App {
-    return this.#on(['GET'], path, handler);
+  get(path: string, a: RouteOptions | Handler, b?: Handler): App {
+    return this.#on(['GET'], path, a, b);
   }
-  post(path: string, handler: Handler): App {
-    return this.#on(['POST'], path, handler);
+  post(path: string, a: RouteOptions | Handler, b?: Handler): App {
+    return this.#on(['POST'], path, a, b);
   }
-  put(path: string, handler: Handler): App {
-    return this.#on(['PUT'], path, handler);
+  put(path: string, a: RouteOptions | Handler, b?: Handler): App {
+    return this.#on(['PUT'], path, a, b);
   }
-  patch(path: string, handler: Handler): App {
-    return this.#on(['PATCH'], path, handler);
+  patch(path: string, a: RouteOptions | Handler, b?: Handler): App {
+    return this.#on(['PATCH'], path, a, b);
   }
-  delete(path: string, handler: Handler): App {
-    return this.#on(['DELETE'], path, handler);
+  delete(path: string, a: RouteOptions | Handler, b?: Handler): App {
+    return this.#on(['DELETE'], path, a, b);
   }
-  head(path: string, handler: Handler): App {
-    return this.#on(['HEAD'], path, handler);
+  head(path: string, a: RouteOptions | Handler, b?: Handler): App {
+    return this.#on(['HEAD'], path, a, b);
   }
-  options(path: string, handler: Handler): App {
-    return this.#on(['OPTIONS'], path, handler);
+  options(path: string, a: RouteOptions | Handler, b?: Handler): App {
+    return this.#on(['OPTIONS'], path, a, b);
   }
-  all(path: string, handler: Handler): App {
+  all(path: string, a: RouteOptions | Handler, b?: Handler): App {
     const methods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
-    return this.#on([...methods], path, handler);
+    return this.#on([...methods], path, a, b);
   }
 
-  #on(methods: Router.HTTPMethod[], path: string, handler: Handler): App {
-    if (typeof handler !== 'function') {
-      throw new TypeError(`handler for ${path} must be a function, got ${typeof handler}`);
+  #on(
+    methods: Router.HTTPMethod[],
+    path: string,
+    a: RouteOptions | Handler,
+    b: Handler | undefined,
+  ): App {
+    const handler = (b === undefined ? a : b) as Handler;
+    const where = `${methods.length === 1 ? methods[0] : 'ALL'} ${path}`;
+    checkFunction(`handler of ${where}`, handler);
+    let body = this.#body;
+    if (b !== undefined) {
+      checkObject(`options of ${where}`, a);
+      body = bodyPolicy(a as RouteOptions, body);
     }
-    this.#router.on(methods, path, () => {}, handler);
+    const route: Route = { handler, body };
+    this.#router.on(methods, path, () => {}, route);
     for (const method of methods) this.#methods.add(method);
     return this;
   }
 
   use(middleware: Middleware): App {
-    if (typeof middleware !== 'function') {
-      throw new TypeError(`middleware must be a function, got ${typeof middleware}`);
-    }
+    checkFunction('middleware', middleware);
     this.middleware.push(middleware);
     return this;
   }
 
   onError(handler: ErrorHandler): App {
-    if (typeof handler !== 'function') {
-      throw new TypeError(`error handler must be a function, got ${typeof handler}`);
-    }
+    checkFunction('onError handler', handler);
     this.#errorHandlers.push(handler);
+    return this;
+  }
+
+  onResponse(hook: ResponseHook): App {
+    checkFunction('onResponse hook', hook);
+    this.#responseHooks.push(hook);
     return this;
   }
 
@@ -274,14 +570,18 @@ class KeelApp implements App, ContextHost {
     let found = router.find(method as Router.HTTPMethod, url) as FindResult | null;
     if (found === null && method === 'HEAD') found = router.find('GET', url) as FindResult | null;
     let handler: Handler;
+    let body: BodyPolicy;
     let params: Readonly<Record<string, string>>;
     let rawQuery: string;
     if (found !== null && found.store !== null) {
-      handler = found.store as Handler;
+      const route = found.store as Route;
+      handler = route.handler;
+      body = route.body;
       params = found.params as Record<string, string>;
       rawQuery = found.searchParams as string;
     } else {
       handler = found === null ? this.#miss(method, url) : badUrl;
+      body = this.#body;
       params = EMPTY_PARAMS;
       const q = url.indexOf('?');
       rawQuery = q === -1 ? '' : url.slice(q + 1);
@@ -291,31 +591,31 @@ class KeelApp implements App, ContextHost {
       (req as { remoteAddress?: string }).remoteAddress =
         socket?.[PEER] ?? socket?.remoteAddress ?? '';
     }
-    const incomingId = req.headers['x-request-id'];
-
-    const ctx = this.#pool.acquire();
-    ctx.req = req as KeelRequest;
-    ctx.res = res;
-    ctx.method = method;
-    ctx.path = pathOf(url);
-    ctx.params = params;
-    ctx.requestId =
+    const incomingId =
+      this.#requestIdHeader === null ? undefined : req.headers[this.#requestIdHeader];
+    const requestId =
       typeof incomingId === 'string' && SAFE_REQUEST_ID.test(incomingId)
         ? incomingId
         : ID_PREFIX + (++idCounter).toString(36);
-    ctx._handler = handler;
-    ctx._rawQuery = rawQuery;
-    ctx._live = true;
-    if (this.development) ctx._face = guardContext(ctx);
+
+    const slot = this.#pool.acquire();
+    const ctx = createContext(
+      slot,
+      req as KeelRequest,
+      res,
+      method,
+      pathOf(url),
+      params,
+      rawQuery,
+      requestId,
+    );
+    slot.begin(ctx, handler);
     this.#inflight++;
 
     // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
-    const kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req);
-    if (kind === BodyKind.None) this.#run(ctx);
-    else {
-      ctx._reading = true;
-      ctx._reader.read(req, kind, this.#bodyLimit);
-    }
+    const kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req, body);
+    if (kind === BodyKind.None) slot.run();
+    else slot.read(req, kind, body.limit);
   };
 
   /**
@@ -344,110 +644,8 @@ class KeelApp implements App, ContextHost {
     }
     const allow = allowed.join(', ');
     return () => {
-      throw new HttpError(405, undefined, { headers: { allow } });
+      throw new HttpException(405, undefined, { headers: { allow } });
     };
-  }
-
-  bodyDone(ctx: Context, err: Error | null, body: unknown, aborted: boolean): void {
-    if (!ctx._live) return;
-    if (aborted) {
-      // The client went away mid-body: nobody to answer.
-      ctx._chainDone = true;
-      ctx._resDone = true;
-      this.maybeRelease(ctx);
-    } else if (err !== null) {
-      if (isHttpError(err) && err.status === 413) ctx.res.shouldKeepAlive = false;
-      this.fail(ctx, err);
-    } else {
-      ctx.body = body;
-      this.#run(ctx);
-    }
-  }
-
-  /** Step 2: run middleware and handler as one chain; one try/catch for the whole chain. */
-  #run(ctx: Context): void {
-    let result: unknown;
-    try {
-      result = this.middleware.length === 0 ? ctx._handler!(ctx._face) : ctx._dispatch();
-    } catch (err) {
-      this.fail(ctx, err);
-      return;
-    }
-    if (isThenable(result)) result.then(ctx._onFulfilled, ctx._onRejected);
-    else this.chainDone(ctx);
-  }
-
-  /** Step 3: the chain finished; release now, or when the response / stream finishes. */
-  chainDone(ctx: Context): void {
-    if (!ctx._live) return;
-    ctx._chainDone = true;
-    if (ctx._resDone || ctx._stream !== null || ctx._busy) {
-      this.maybeRelease(ctx);
-      return;
-    }
-    const res = ctx.res;
-    if (res.writableEnded) {
-      ctx._resDone = true;
-      this.maybeRelease(ctx);
-    } else if (res.headersSent) {
-      // The handler streams through ctx.res itself: release when that response closes.
-      ctx._watchingClose = true;
-      res.on('close', ctx._onResClose);
-    } else {
-      this.fail(ctx, new Error(`Handler for ${ctx.method} ${ctx.path} sent no response`));
-    }
-  }
-
-  /** Errors: HttpError -> its status; anything else -> onError and a generic 500. */
-  fail(ctx: Context, err: unknown): void {
-    if (!ctx._live) return;
-    ctx._chainDone = true;
-    if (!isHttpError(err) || err.status >= 500) {
-      const pending = this.report(err, ctx._face);
-      if (pending !== undefined) {
-        const gen = ctx._gen;
-        void pending.then(() => {
-          if (ctx._gen === gen) this.#respondError(ctx, err);
-        });
-        return;
-      }
-    }
-    this.#respondError(ctx, err);
-  }
-
-  #respondError(ctx: Context, err: unknown): void {
-    const res = ctx.res;
-    if (ctx._stream !== null) {
-      ctx._stream.close(); // releases the ctx through the stream's close listener
-      return;
-    }
-    if (ctx._busy) return; // an async response op is still answering; it releases the ctx
-    if (ctx._resDone || res.writableEnded) {
-      ctx._resDone = true;
-      this.maybeRelease(ctx);
-      return;
-    }
-    if (res.headersSent) {
-      // Part of a response is out: finish it and end the connection rather than reuse it.
-      const socket = res.socket;
-      res.end();
-      if (socket) res.once('finish', () => socket.end());
-      ctx._resDone = true;
-      this.maybeRelease(ctx);
-      return;
-    }
-    let status = 500;
-    let body: unknown = { status: 500, error: 'Internal Server Error' };
-    if (isHttpError(err)) {
-      status = err.status;
-      body = err.toJSON();
-      if (err.headers !== undefined) {
-        for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-      }
-    }
-    ctx._status = status;
-    ctx._end('application/json; charset=utf-8', JSON.stringify(body));
-    this.maybeRelease(ctx);
   }
 
   /** Calls the onError handlers; returns a promise when one of them is async. */
@@ -475,14 +673,30 @@ class KeelApp implements App, ContextHost {
     return pending === undefined ? undefined : Promise.all(pending).then(() => {});
   }
 
-  maybeRelease(ctx: Context): void {
-    if (ctx._live && ctx._chainDone && ctx._resDone && !ctx._busy) this.#release(ctx);
+  /** The request is over (called by the slot): back to the pool, then the onResponse hooks. */
+  release(slot: Slot): void {
+    const ctx = slot.face;
+    slot.reset();
+    this.#pool.release(slot);
+    if (--this.#inflight === 0 && this.#drained !== null) this.#drained();
+    if (this.#responseHooks.length > 0) this.#responded(ctx);
   }
 
-  #release(ctx: Context): void {
-    ctx._reset();
-    this.#pool.release(ctx);
-    if (--this.#inflight === 0 && this.#drained !== null) this.#drained();
+  /** Runs the onResponse hooks; the ctx is stale by now, so a hook cannot respond through it. */
+  #responded(ctx: Context): void {
+    const res = ctx.res;
+    const info: ResponseInfo = {
+      status: res.headersSent ? res.statusCode : 0,
+      finished: res.writableEnded,
+    };
+    for (const hook of this.#responseHooks) {
+      try {
+        const result = hook(ctx, info) as unknown;
+        if (isThenable(result)) result.then(undefined, (err: unknown) => this.report(err, ctx));
+      } catch (err) {
+        this.report(err, ctx);
+      }
+    }
   }
 
   /** Requests whose ctx is not yet released (tests and close() use it). */
@@ -495,8 +709,30 @@ class KeelApp implements App, ContextHost {
     return this.#pool.available;
   }
 
-  listen(port = 0, host?: string): Promise<Server> {
-    const server = createServer({ IncomingMessage: KeelIncomingMessage }, this.handler);
+  listen(port = 0, host?: string, timeouts?: ServerTimeouts): Promise<Server> {
+    const { requestTimeout, headersTimeout, keepAliveTimeout } =
+      timeouts === undefined ? this.#timeouts : resolveTimeouts(timeouts, this.#timeouts);
+    const shortest = Math.min(headersTimeout, requestTimeout || headersTimeout);
+    const server = createServer(
+      {
+        IncomingMessage: KeelIncomingMessage,
+        requestTimeout,
+        headersTimeout,
+        // Node checks the two timeouts every connectionsCheckingInterval (30 s by default, which
+        // would let a 10 s headers timeout run to 40 s).
+        connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(shortest / 4))),
+      },
+      this.handler,
+    );
+    server.keepAliveTimeout = keepAliveTimeout;
+    // Expect: 100-continue. Node would send 100 Continue before the app sees the request; the
+    // body reader decides instead, so an oversize upload is refused before it is sent.
+    server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      const expecting = req as IncomingMessage & { [EXPECTS_CONTINUE]?: string };
+      expecting[EXPECTS_CONTINUE] = 'pending';
+      this.handler(req, res);
+      if (expecting[EXPECTS_CONTINUE] === 'pending') res.writeContinue();
+    });
     // Capture the peer at accept: later reads of socket.remoteAddress can be undefined once the
     // socket is closing, and no header can change this value.
     server.on('connection', (socket: Socket & { [PEER]?: string }) => {
@@ -513,14 +749,25 @@ class KeelApp implements App, ContextHost {
     });
   }
 
-  close(): Promise<void> {
+  close(options: CloseOptions = {}): Promise<void> {
     if (this.#closed !== null) return this.#closed;
+    checkObject('close options', options);
+    const timeoutMs = checkNumber(
+      'timeoutMs',
+      options.timeoutMs ?? 10_000,
+      `a number of ms in 0-${MAX_TIMER_MS} or Infinity`,
+      (n) => (n >= 0 && n <= MAX_TIMER_MS) || n === Number.POSITIVE_INFINITY,
+    );
     this.closing = true;
     const servers = [...this.#servers];
+    const clock = this.sse.clock;
     this.#closed = new Promise<void>((resolve) => {
+      let timer: TimerHandle | null = null;
       let waiting = servers.length + 1;
       const done = (): void => {
-        if (--waiting === 0) resolve();
+        if (--waiting > 0) return;
+        if (timer !== null) clock.clearTimeout(timer);
+        resolve();
       };
       for (const server of servers) {
         server.close(() => done());
@@ -535,8 +782,19 @@ class KeelApp implements App, ContextHost {
         });
         done();
       };
-      if (this.#inflight === 0) drained();
-      else this.#drained = drained;
+      if (this.#inflight === 0) {
+        drained();
+        return;
+      }
+      this.#drained = drained;
+      if (timeoutMs === Number.POSITIVE_INFINITY) return;
+      timer = clock.setTimeout(() => {
+        timer = null;
+        // Requests still running own their slots until they end; their sockets go now.
+        this.#drained = null;
+        for (const server of servers) server.closeAllConnections();
+        done();
+      }, timeoutMs);
     });
     return this.#closed;
   }

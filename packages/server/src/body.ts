@@ -1,45 +1,173 @@
 import type { IncomingMessage } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
-import { HttpError } from './errors';
+import secureJson from 'secure-json-parse';
+import { rangeError, typeError } from './checks';
+import { HttpException } from './errors';
+
+/**
+ * The rest of a refused body is read and thrown away, up to this many bytes, so the client gets
+ * to read the 413: closing a socket that still has unread data makes the kernel send a reset,
+ * and many clients then report the reset instead of the response. Past it, the connection ends.
+ */
+export const DISCARD_LIMIT = 16 * 1024 * 1024;
+
+/** Set on a request that sent `Expect: 100-continue`; the reader answers it (see app.listen). */
+export const EXPECTS_CONTINUE = Symbol('keel.expectsContinue');
+
+type ExpectingRequest = IncomingMessage & { [EXPECTS_CONTINUE]?: 'pending' | 'refused' };
+
+/** A 413, and whether the connection must end with it (the body will not be drained). */
+export class BodyTooLargeError extends HttpException {
+  override name = 'BodyTooLargeError' as const;
+  readonly closeConnection: boolean;
+
+  constructor(limit: number, closeConnection: boolean) {
+    super(413, `Request body exceeds ${limit} bytes`);
+    this.closeConnection = closeConnection;
+  }
+}
+
+/**
+ * Reads the rest of `req` and drops it; ends the connection if more than `budget` bytes come.
+ * Its own listeners (not the pooled reader's): it outlives the request's slot.
+ */
+function discardRest(req: IncomingMessage, budget: number): void {
+  let seen = 0;
+  const onData = (chunk: Buffer): void => {
+    seen += chunk.length;
+    if (seen > budget) {
+      stop();
+      req.socket?.destroy();
+    }
+  };
+  const stop = (): void => {
+    req.off('data', onData);
+    req.off('end', stop);
+    req.off('close', stop);
+  };
+  req.on('data', onData);
+  req.on('end', stop);
+  req.on('close', stop);
+}
 
 /** What the body parser does with a request's content type. */
 export enum BodyKind {
   None = 0,
   Json = 1,
   Form = 2,
+  Text = 3,
+  Raw = 4,
 }
 
-/** Picks the parser from Content-Type; anything else is left unread on `ctx.req`. */
-export function bodyKindOf(req: IncomingMessage): BodyKind {
+/**
+ * Which request bodies are read besides JSON and urlencoded forms (always read), and how. Types
+ * are `type/subtype`, `type/*` or `*\/*`, compared without parameters and case.
+ */
+export interface BodyParsers {
+  /** Types read as UTF-8 text: `ctx.body` is a string, e.g. `['text/*']`. @default [] */
+  text?: readonly string[];
+  /**
+   * Types read as bytes: `ctx.body` is a Buffer, e.g. `['application/octet-stream']`; `'*\/*'`
+   * takes every type no other parser does (a body without Content-Type counts as
+   * `application/octet-stream`).
+   *
+   * @default []
+   */
+  raw?: readonly string[];
+}
+
+/** Options of one route: they replace the app's for that route's requests. */
+export interface RouteOptions {
+  /** Largest body accepted on this route, in bytes. @default the app's `bodyLimit` */
+  bodyLimit?: number;
+  /** Text and raw parsers of this route. @default the app's `parsers` */
+  parsers?: BodyParsers;
+}
+
+/** A compiled type list; null when empty. */
+export type TypeMatcher = ((mime: string) => boolean) | null;
+
+/** How one route reads bodies, resolved once when the route (or the app) is registered. */
+export interface BodyPolicy {
+  limit: number;
+  text: TypeMatcher;
+  raw: TypeMatcher;
+}
+
+const MEDIA_TYPE = /^(?:\*\/\*|[\w.+-]+\/(?:\*|[\w.+-]+))$/;
+
+/** Compiles `parsers.text` or `parsers.raw`; throws a TypeError naming a malformed type. */
+export function typeMatcher(name: string, list: readonly string[] | undefined): TypeMatcher {
+  if (list === undefined) return null;
+  const expected = 'an array of media types (type/subtype, type/* or */*)';
+  if (!Array.isArray(list)) throw typeError(`parsers.${name}`, expected, list);
+  if (list.length === 0) return null;
+  const exact = new Set<string>();
+  const prefixes: string[] = [];
+  let any = false;
+  for (const entry of list) {
+    const what = `parsers.${name}[]`;
+    if (typeof entry !== 'string') throw typeError(what, 'a media type', entry);
+    if (!MEDIA_TYPE.test(entry)) {
+      throw rangeError(what, 'a media type (type/subtype, type/* or */*)', entry);
+    }
+    const type = entry.toLowerCase();
+    if (type === '*/*') any = true;
+    else if (type.endsWith('/*')) prefixes.push(type.slice(0, -1));
+    else exact.add(type);
+  }
+  return (mime) => any || exact.has(mime) || prefixes.some((prefix) => mime.startsWith(prefix));
+}
+
+/** Picks the parser from Content-Type; a type no parser takes is left unread on `ctx.req`. */
+export function bodyKindOf(req: IncomingMessage, policy: BodyPolicy): BodyKind {
   const headers = req.headers;
   const length = headers['content-length'];
   if ((length === undefined || length === '0') && headers['transfer-encoding'] === undefined) {
     return BodyKind.None;
   }
   const type = headers['content-type'];
-  if (type === undefined) return BodyKind.None;
+  if (type === undefined) {
+    return policy.raw?.('application/octet-stream') === true ? BodyKind.Raw : BodyKind.None;
+  }
   const semi = type.indexOf(';');
   const mime = (semi === -1 ? type : type.slice(0, semi)).trim().toLowerCase();
   if (mime === 'application/json' || mime.endsWith('+json')) return BodyKind.Json;
   if (mime === 'application/x-www-form-urlencoded') return BodyKind.Form;
+  if (policy.text?.(mime) === true) return BodyKind.Text;
+  if (policy.raw?.(mime) === true) return BodyKind.Raw;
   return BodyKind.None;
 }
 
-/** Parses a complete body; throws HttpError(400) on malformed JSON. */
+const FORBIDDEN_KEY = 'Object contains forbidden prototype property';
+
+/**
+ * Parses a complete body; throws HttpException(400) on malformed JSON and on a `__proto__` or
+ * `constructor.prototype` key anywhere in it (secure-json-parse, as Fastify does): such a body
+ * is a prototype-pollution attempt on any code that merges it into another object.
+ */
 export function parseBody(kind: BodyKind, buf: Buffer): unknown {
   if (buf.length === 0) return undefined;
+  if (kind === BodyKind.Raw) return buf;
   let text = buf.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (kind === BodyKind.Text) return text;
   if (kind === BodyKind.Form) return parseQuery(text); // null prototype, maxKeys 1000
   try {
-    return JSON.parse(text);
-  } catch {
-    throw new HttpError(400, 'Malformed JSON body');
+    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (err) {
+    if (err instanceof SyntaxError && err.message === FORBIDDEN_KEY) {
+      throw new HttpException(
+        400,
+        'JSON body has a forbidden __proto__ or constructor.prototype key',
+      );
+    }
+    throw new HttpException(400, 'Malformed JSON body');
   }
 }
 
 /** Called once per read: the parsed body, or the error to respond with, or `aborted`. */
-export type BodyDone = (error: HttpError | null, body: unknown, aborted: boolean) => void;
+export type BodyDone = (error: HttpException | null, body: unknown, aborted: boolean) => void;
 
 /**
  * Reads one request body with a byte limit. One reader lives with each pooled ctx; its listeners
@@ -60,7 +188,16 @@ export class BodyReader {
   read(req: IncomingMessage, kind: BodyKind, limit: number): void {
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > limit) {
-      this.#done(new HttpError(413, `Request body exceeds ${limit} bytes`), undefined, false);
+      const expecting = req as ExpectingRequest;
+      if (expecting[EXPECTS_CONTINUE] === 'pending') {
+        // The client waits for 100 Continue before sending: refuse, and it sends nothing.
+        expecting[EXPECTS_CONTINUE] = 'refused';
+        this.#done(new BodyTooLargeError(limit, true), undefined, false);
+        return;
+      }
+      const drain = Number(declared) - limit <= DISCARD_LIMIT;
+      if (drain) discardRest(req, Number(declared));
+      this.#done(new BodyTooLargeError(limit, !drain), undefined, false);
       return;
     }
     this.#req = req;
@@ -75,11 +212,11 @@ export class BodyReader {
   #onData = (chunk: Buffer): void => {
     this.#size += chunk.length;
     if (this.#size > this.#limit) {
-      const req = this.#req;
+      const req = this.#req!;
+      const limit = this.#limit;
       this.#finish();
-      // Stop reading; the 413 is sent with Connection: close so the rest is never parsed.
-      req?.pause();
-      this.#done(new HttpError(413, `Request body exceeds ${this.#limit} bytes`), undefined, false);
+      discardRest(req, DISCARD_LIMIT);
+      this.#done(new BodyTooLargeError(limit, false), undefined, false);
       return;
     }
     this.#chunks.push(chunk);
@@ -93,7 +230,7 @@ export class BodyReader {
     try {
       body = parseBody(kind, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
     } catch (err) {
-      this.#done(err as HttpError, undefined, false);
+      this.#done(err as HttpException, undefined, false);
       return;
     }
     this.#done(null, body, false);
@@ -105,15 +242,14 @@ export class BodyReader {
     this.#done(null, undefined, true);
   };
 
-  /** Removes every listener and forgets the request; safe to call twice. */
+  /** Removes every listener and forgets the request; safe to call twice, free when idle. */
   #finish(): void {
     const req = this.#req;
-    if (req !== null) {
-      req.off('data', this.#onData);
-      req.off('end', this.#onEnd);
-      req.off('error', this.#onAbort);
-      req.off('close', this.#onAbort);
-    }
+    if (req === null) return; // idle: nothing was read since the last finish
+    req.off('data', this.#onData);
+    req.off('end', this.#onEnd);
+    req.off('error', this.#onAbort);
+    req.off('close', this.#onAbort);
     this.#req = null;
     this.#chunks = [];
     this.#size = 0;

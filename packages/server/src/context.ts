@@ -1,12 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ParsedUrlQuery, parse as parseQuery } from 'node:querystring';
-import { BodyReader } from './body';
+import encodeUrl from 'encodeurl';
+import { checkLine, checkNumber, integer, rangeError } from './checks';
+import { MAX_TIMER_MS } from './clock';
 import { type CookieOptions, parseCookies, readCookie, serializeCookie } from './cookies';
 import { ReleasedContextError } from './errors';
 import { type SendFileOptions, sendFile } from './files';
-import { type GraphqlResolvers, runGraphql } from './graphql';
-import { resolveAddresses, type TrustFn } from './proxy';
-import { type SseRegistry, SseStream } from './sse';
+import type { GraphqlResolvers } from './graphql';
+import { resolveAddresses } from './proxy';
+import type { Slot } from './slot';
+import { type SseStream, streamEvery } from './sse';
 import { type Rules, type Validated, validate } from './validate';
 
 /**
@@ -14,6 +17,9 @@ import { type Rules, type Validated, validate } from './validate';
  * the connection was accepted (no header can change it).
  */
 export type KeelRequest = IncomingMessage & { readonly remoteAddress: string };
+
+/** Route parameters by name. */
+type Params = Readonly<Record<string, string>>;
 
 /** A route handler. Return (or await) the response operation, e.g. `return ctx.json(x)`. */
 export type Handler = (ctx: Context) => unknown;
@@ -24,222 +30,216 @@ export type Next = () => Promise<unknown>;
 /** Onion middleware: code before `await next()` runs on the way in, after it on the way out. */
 export type Middleware = (ctx: Context, next: Next) => unknown;
 
-/** Options for `ctx.cacheControl`. Every duration is in seconds. */
+/**
+ * Options for `ctx.cacheControl`. Every duration is in seconds (fractions floored); a directive
+ * whose option is left out is not sent.
+ */
 export interface CacheControlOptions {
-  /** `max-age`, seconds. */
+  /**
+   * `max-age`: how long any cache may reuse the response, in seconds.
+   *
+   * @default undefined (not sent)
+   */
   maxAge?: number;
-  /** `s-maxage` (shared caches), seconds. */
+  /**
+   * `s-maxage`: `max-age` for shared caches (CDNs, proxies) only, in seconds.
+   *
+   * @default undefined (not sent)
+   */
   sMaxAge?: number;
-  /** `public` (true) or `private` (false); omitted when undefined. */
+  /**
+   * `public` (true) or `private` (false: only the browser may store it).
+   *
+   * @default undefined (neither is sent)
+   */
   public?: boolean;
-  /** `stale-while-revalidate`, seconds. */
+  /**
+   * `stale-while-revalidate`: seconds a stale response may be served while it is refetched.
+   *
+   * @default undefined (not sent)
+   */
   staleWhileRevalidate?: number;
-  /** `stale-if-error`, seconds. */
+  /**
+   * `stale-if-error`: seconds a stale response may be served when refetching fails.
+   *
+   * @default undefined (not sent)
+   */
   staleIfError?: number;
-  /** `immutable`. */
+  /**
+   * `immutable`: the response never changes while fresh (versioned assets).
+   *
+   * @default false
+   */
   immutable?: boolean;
-  /** `no-store`: nothing else is emitted with it. */
+  /**
+   * `no-store`: nothing may be stored; every other option is ignored.
+   *
+   * @default false
+   */
   noStore?: boolean;
 }
 
-/** What a ctx needs from its app; implemented by the app's dispatcher. */
-export interface ContextHost {
-  readonly development: boolean;
-  readonly closing: boolean;
-  readonly middleware: readonly Middleware[];
-  readonly trust: TrustFn;
-  readonly sse: SseRegistry;
-  chainDone(ctx: Context): void;
-  fail(ctx: Context, err: unknown): void;
-  bodyDone(ctx: Context, err: Error | null, body: unknown, aborted: boolean): void;
-  maybeRelease(ctx: Context): void;
-  report(err: unknown, ctx: Context): void;
-}
+const DONE: Promise<void> = Promise.resolve();
+const JSON_TYPE = 'application/json; charset=utf-8';
+const REDIRECTS = new Set([300, 301, 302, 303, 307, 308]);
 
-const RESOLVED: Promise<unknown> = Promise.resolve();
-const EMPTY_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
-const NONE = null as never;
+const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?$/i;
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as PromiseLike<unknown>).then === 'function'
-  );
+/** `example.com:8080` -> `example.com`, `[::1]:80` -> `[::1]`; '' for anything else. */
+function hostnameOf(value: string | undefined): string {
+  if (value === undefined || value.length > 255 || !HOST.test(value)) return '';
+  const end = value.startsWith('[') ? value.indexOf(']') + 1 : value.indexOf(':');
+  return (end <= 0 ? value : value.slice(0, end)).toLowerCase();
 }
 
 function seconds(name: string, value: number | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new RangeError(
-      `cacheControl ${name} must be a non-negative number of seconds, got ${String(value)}`,
-    );
-  }
-  return Math.floor(value);
+  const n = checkNumber(
+    `cacheControl ${name}`,
+    value,
+    'a non-negative number of seconds',
+    (v) => Number.isFinite(v) && v >= 0,
+  );
+  return Math.floor(n);
 }
 
+/** The constructor's arguments: slot, req, res, method, path, params, raw query, request id. */
+type ContextArgs = [Slot, KeelRequest, ServerResponse, string, string, Params, string, string];
+
 /**
- * The per-request context. Pooled: after the response has finished (for a stream: after it
- * closed) the object is reset and reused for another request. Do not keep it in timers or
- * background work; copy what you need first. In development a kept ctx throws
- * {@link ReleasedContextError} on use.
+ * Makes the ctx of one request, bound to the slot's current generation. Set by `Context`'s
+ * static block: the constructor is private, so the slot stays out of the published types.
+ */
+export let createContext: (...args: ContextArgs) => Context;
+
+/**
+ * The context of one request. Its bookkeeping lives in a pooled slot that later requests reuse;
+ * the ctx itself belongs to this request only. Once the response has finished (for a stream: once
+ * it closed) the ctx is stale: reading it still gives this request's data (never another
+ * client's), and a response operation through it does nothing and is reported to `onError` as a
+ * {@link ReleasedContextError}. Copy what background work needs instead of keeping ctx.
  */
 export class Context {
   /** The request (with `remoteAddress`, the TCP peer captured at accept). */
-  req: KeelRequest = NONE;
+  readonly req: KeelRequest;
   /** Node's response; prefer the ctx helpers, which keep the pool's bookkeeping right. */
-  res: ServerResponse = NONE;
+  readonly res: ServerResponse;
   /** HTTP method, e.g. `GET`. */
-  method = '';
+  readonly method: string;
   /** URL path without the query string, as sent (not percent-decoded). */
-  path = '';
+  readonly path: string;
   /** Route parameters (`:id` -> `params.id`, trailing `*` -> `params['*']`), decoded once. */
-  params: Readonly<Record<string, string>> = EMPTY_PARAMS;
-  /** Parsed JSON or urlencoded body; `undefined` when the request has none (or another type). */
+  readonly params: Params;
+  /**
+   * Parsed JSON or urlencoded body (a string or Buffer with the text / raw parsers); `undefined`
+   * when the request has none (or a type no parser takes). Middleware may replace it.
+   */
   body: unknown = undefined;
   /** Correlation id: the incoming X-Request-ID when short and safe, else a fresh one. */
-  requestId = '';
+  readonly requestId: string;
 
-  /** @internal the real object, also when reached through the development guard */
-  readonly _self: Context = this;
-  /** @internal */ _host: ContextHost;
-  /** @internal */ _handler: Handler | null = null;
-  /** @internal generation, bumped at each release; async continuations compare it. */ _gen = 0;
-  /** @internal */ _live = false;
-  /** @internal the object handed to user code: this, or a guard proxy in development */
-  _face: Context = this;
-  /** @internal middleware cursor */ _i = -1;
-  /** @internal */ _status = 200;
-  /** @internal */ _chainDone = false;
-  /** @internal */ _resDone = false;
-  /** @internal an async response op (sendFile, graphql) is running */ _busy = false;
-  /** @internal */ _stream: SseStream | null = null;
-  /** @internal */ _rawQuery = '';
-  /** @internal */ _query: ParsedUrlQuery | null = null;
-  /** @internal */ _cookies: Record<string, string | undefined> | null = null;
-  /** @internal */ _ip: string | null = null;
-  /** @internal */ _ips: string[] | null = null;
-  /** @internal */ _state: Record<string, unknown> | null = null;
-  /** @internal `_onResClose` is registered on res */ _watchingClose = false;
-  /** @internal the body reader was used for this request */ _reading = false;
-  /** @internal */ readonly _reader: BodyReader;
-  /** @internal bound once per pooled object, so dispatch allocates no closures */
-  readonly _next: Next;
-  /** @internal */ readonly _onFulfilled: () => void;
-  /** @internal */ readonly _onRejected: (err: unknown) => void;
-  /** @internal */ readonly _onStreamEnd: (stream: SseStream) => void;
-  /** @internal */ readonly _onResClose: () => void;
+  /** The pooled slot; this ctx may use it while `#slot.gen === #gen`. */
+  readonly #slot: Slot;
+  readonly #gen: number;
+  readonly #rawQuery: string;
+  /** This request's stream, kept so a stale ctx can still return it. */
+  #stream: SseStream | null = null;
+  #query: ParsedUrlQuery | null = null;
+  #cookies: Record<string, string | undefined> | null = null;
+  #ip: string | null = null;
+  #ips: string[] | null = null;
+  #state: Record<string, unknown> | null = null;
+  /** A stale use was reported already (once per ctx is enough). */
+  #reportedStale = false;
 
-  constructor(host: ContextHost) {
-    this._host = host;
-    this._next = () => {
-      const result = this._dispatch();
-      return isThenable(result) ? (result as Promise<unknown>) : RESOLVED;
-    };
-    this._onFulfilled = () => host.chainDone(this);
-    this._onRejected = (err) => host.fail(this, err);
-    this._onStreamEnd = (stream) => {
-      if (this._stream !== stream) return; // a stale stream of an earlier request
-      this._resDone = true;
-      host.maybeRelease(this);
-    };
-    this._onResClose = () => {
-      this.res.off('close', this._onResClose);
-      this._watchingClose = false;
-      this._resDone = true;
-      host.maybeRelease(this);
-    };
-    this._reader = new BodyReader((err, body, aborted) => host.bodyDone(this, err, body, aborted));
+  static {
+    createContext = (slot, req, res, method, path, params, rawQuery, requestId) =>
+      new Context(slot, req, res, method, path, params, rawQuery, requestId);
   }
 
-  /** @internal runs the next middleware, or the route handler after the last one */
-  _dispatch(): unknown {
-    const i = ++this._i;
-    const middleware = this._host.middleware;
-    if (i < middleware.length) return middleware[i]!(this._face, this._next);
-    if (i === middleware.length) return this._handler!(this._face);
-    throw new Error('next() was called more than once');
+  /** Made by the app for each request. */
+  private constructor(
+    slot: Slot,
+    req: KeelRequest,
+    res: ServerResponse,
+    method: string,
+    path: string,
+    params: Params,
+    rawQuery: string,
+    requestId: string,
+  ) {
+    this.#slot = slot;
+    this.#gen = slot.gen;
+    this.req = req;
+    this.res = res;
+    this.method = method;
+    this.path = path;
+    this.params = params;
+    this.#rawQuery = rawQuery;
+    this.requestId = requestId;
   }
 
-  /** @internal clears every per-request field; the object goes back to the pool after this */
-  _reset(): void {
-    if (this._watchingClose) this.res.off('close', this._onResClose);
-    if (this._reading) this._reader.reset();
-    this.req = NONE;
-    this.res = NONE;
-    this.method = '';
-    this.path = '';
-    this.params = EMPTY_PARAMS;
-    this.body = undefined;
-    this.requestId = '';
-    this._handler = null;
-    this._gen++;
-    this._live = false;
-    this._face = this;
-    this._i = -1;
-    this._status = 200;
-    this._chainDone = false;
-    this._resDone = false;
-    this._busy = false;
-    this._stream = null;
-    this._rawQuery = '';
-    this._query = null;
-    this._cookies = null;
-    this._ip = null;
-    this._ips = null;
-    this._state = null;
-    this._watchingClose = false;
-    this._reading = false;
+  /**
+   * The slot, when this ctx's request is still live; otherwise reports the stale use (once) and
+   * returns null, and the caller does nothing. The generation check is the whole cost of
+   * stale-ctx detection: one comparison per response operation.
+   */
+  #use(op: string): Slot | null {
+    const slot = this.#slot;
+    if (slot.gen === this.#gen) return slot;
+    if (!this.#reportedStale) {
+      this.#reportedStale = true;
+      slot.host.report(new ReleasedContextError(op), this);
+    }
+    return null;
   }
 
   /** Per-request scratch space for middleware (e.g. the authenticated user). */
   get state(): Record<string, unknown> {
-    if (this._state === null) this._state = {};
-    return this._state;
+    if (this.#state === null) this.#state = {};
+    return this.#state;
   }
 
   /** The client address: the TCP peer, or with trust proxy the address it resolves to. */
   get ip(): string {
-    if (this._ip === null) this._resolveIp();
-    return this._ip!;
+    if (this.#ip === null) this.#resolveIp();
+    return this.#ip!;
   }
 
   /** Forwarded addresses, client first; empty unless trust proxy is on. */
   get ips(): readonly string[] {
-    if (this._ips === null) this._resolveIp();
-    return this._ips!;
+    if (this.#ips === null) this.#resolveIp();
+    return this.#ips!;
   }
 
-  /** @internal */
-  _resolveIp(): void {
-    const trust = this._host.trust;
+  #resolveIp(): void {
+    const trust = this.#slot.host.trust;
     const peer = this.req.remoteAddress;
     if (trust === null) {
-      this._ip = peer;
-      this._ips = [];
+      this.#ip = peer;
+      this.#ips = [];
       return;
     }
     const { ip, ips } = resolveAddresses(peer, this.req.headers, trust);
-    this._ip = ip;
-    this._ips = ips;
+    this.#ip = ip;
+    this.#ips = ips;
   }
 
   /** The first value of query parameter `key`, or `undefined`. */
   query(key: string): string | undefined {
-    const value = this._parsedQuery()[key];
+    const value = this.#parsedQuery()[key];
     return Array.isArray(value) ? value[0] : value;
   }
 
   /** Every value of query parameter `key` (`?tag=a&tag=b` -> `['a', 'b']`). */
   queryAll(key: string): string[] {
-    const value = this._parsedQuery()[key];
+    const value = this.#parsedQuery()[key];
     return value === undefined ? [] : Array.isArray(value) ? value : [value];
   }
 
-  /** @internal */
-  _parsedQuery(): ParsedUrlQuery {
-    if (this._query === null) this._query = parseQuery(this._rawQuery); // null prototype
-    return this._query;
+  #parsedQuery(): ParsedUrlQuery {
+    if (this.#query === null) this.#query = parseQuery(this.#rawQuery); // null prototype
+    return this.#query;
   }
 
   /** A request header by name (case-insensitive); repeated headers are joined with `, `. */
@@ -250,22 +250,21 @@ export class Context {
 
   /** A request cookie by name, URL-decoded. */
   cookie(name: string): string | undefined {
-    if (this._cookies === null) this._cookies = parseCookies(this.req.headers.cookie);
-    return readCookie(this._cookies, name);
+    if (this.#cookies === null) this.#cookies = parseCookies(this.req.headers.cookie);
+    return readCookie(this.#cookies, name);
   }
 
-  /** Sets the response status for the next response operation; chain into it. */
+  /** Sets the response status (100-599) for the next response operation; chain into it. */
   status(code: number): this {
-    if (!Number.isInteger(code) || code < 100 || code > 599) {
-      throw new RangeError(`status must be an integer in 100-599, got ${String(code)}`);
-    }
-    this._status = code;
+    const slot = this.#use('status()');
+    if (slot === null) return this;
+    slot.setStatus(integer('status', code, 0, 100, 599));
     return this;
   }
 
   /** Sets a response header; chainable. */
   setHeader(name: string, value: string | number | readonly string[]): this {
-    this.res.setHeader(name, value);
+    if (this.#use('setHeader()') !== null) this.res.setHeader(name, value);
     return this;
   }
 
@@ -277,6 +276,7 @@ export class Context {
    * // Cache-Control: public, max-age=60, stale-while-revalidate=30
    */
   cacheControl(options: CacheControlOptions): this {
+    if (this.#use('cacheControl()') === null) return this;
     const parts: string[] = [];
     if (options.noStore === true) parts.push('no-store');
     else {
@@ -301,13 +301,72 @@ export class Context {
    * with CR/LF stripped; defaults `Path=/`, `SameSite=Lax`; `maxAge` in seconds. Chainable.
    */
   setCookie(name: string, value: string, options?: CookieOptions): this {
-    this.res.appendHeader('set-cookie', serializeCookie(name, value, options));
+    if (this.#use('setCookie()') !== null) {
+      this.res.appendHeader('set-cookie', serializeCookie(name, value, options));
+    }
     return this;
+  }
+
+  /**
+   * Redirects to `url` (absolute, or relative to this request) with `status` (300-308, default
+   * 302 Found; 303 after a POST, 307/308 keep the method). The URL is percent-encoded where it
+   * must be (encodeurl); CR, LF and NUL are refused with a RangeError, so no header can be
+   * injected. Redirecting to a URL taken from the request is an open redirect: check it first.
+   */
+  redirect(url: string, status = 302): void {
+    const slot = this.#use('redirect()');
+    if (slot === null) return;
+    if (checkLine('redirect url', url, 'a URL') === '') {
+      throw rangeError('redirect url', 'a non-empty URL', url);
+    }
+    checkNumber('redirect status', status, '300-303, 307 or 308', (n) => REDIRECTS.has(n));
+    this.res.setHeader('location', encodeUrl(url));
+    slot.setStatus(status);
+    slot.end(null, null);
+  }
+
+  /**
+   * `https` when the connection is TLS; with trust proxy, and only when the TCP peer is a trusted
+   * proxy, the first `X-Forwarded-Proto` value (`http` or `https`, anything else is ignored).
+   */
+  get protocol(): 'http' | 'https' {
+    const encrypted = (this.req.socket as { encrypted?: boolean } | null)?.encrypted === true;
+    const forwarded = this.#forwarded('x-forwarded-proto')?.toLowerCase();
+    if (forwarded === 'https' || forwarded === 'http') return forwarded;
+    return encrypted ? 'https' : 'http';
+  }
+
+  /** `protocol === 'https'`. */
+  get secure(): boolean {
+    return this.protocol === 'https';
+  }
+
+  /**
+   * The host name the client asked for, without port: from `Host`, or with trust proxy (the TCP
+   * peer being a trusted proxy) from the first `X-Forwarded-Host` value. An IPv6 address keeps its
+   * brackets. A value that is not a host name is ignored (`''` when nothing valid is left).
+   */
+  get hostname(): string {
+    const forwarded = hostnameOf(this.#forwarded('x-forwarded-host'));
+    if (forwarded !== '') return forwarded;
+    return hostnameOf(this.req.headers.host);
+  }
+
+  /** The first value of a forwarding header, when the TCP peer is a trusted proxy. */
+  #forwarded(name: string): string | undefined {
+    const trust = this.#slot.host.trust;
+    if (trust === null || !trust(this.req.remoteAddress, 0)) return undefined;
+    const value = this.req.headers[name];
+    if (typeof value !== 'string') return undefined;
+    const comma = value.indexOf(',');
+    return (comma === -1 ? value : value.slice(0, comma)).trim();
   }
 
   /** Sends `value` as JSON (`application/json; charset=utf-8`). */
   json(value: unknown): void {
-    this._end('application/json; charset=utf-8', JSON.stringify(value) ?? 'null');
+    const slot = this.#use('json()');
+    if (slot === null) return;
+    slot.end(JSON_TYPE, JSON.stringify(value) ?? 'null');
   }
 
   /**
@@ -315,34 +374,37 @@ export class Context {
    * (unless a Content-Type was set), an object as JSON, `null`/`undefined` as an empty body.
    */
   send(body: string | Buffer | Uint8Array | object | null | undefined): void {
-    if (body === null || body === undefined) this._end(null, null);
+    const slot = this.#use('send()');
+    if (slot === null) return;
+    if (body === null || body === undefined) slot.end(null, null);
     else if (typeof body === 'string') {
-      this._end(this.res.hasHeader('content-type') ? null : 'text/plain; charset=utf-8', body);
+      slot.end(this.res.hasHeader('content-type') ? null : 'text/plain; charset=utf-8', body);
     } else if (body instanceof Uint8Array) {
-      this._end(this.res.hasHeader('content-type') ? null : 'application/octet-stream', body);
-    } else this.json(body);
+      slot.end(this.res.hasHeader('content-type') ? null : 'application/octet-stream', body);
+    } else slot.end(JSON_TYPE, JSON.stringify(body) ?? 'null');
   }
 
   /**
    * Serves a file: Content-Type from the extension, ETag, Last-Modified, 304 for matching
    * conditionals, 206 for a single range (only that window is read), 416 when unsatisfiable.
-   * Pass `root` whenever the path comes from the request. Rejects with HttpError 403/404.
+   * Pass `root` whenever the path comes from the request. Rejects with HttpException 403/404.
    */
   sendFile(path: string, options?: SendFileOptions): Promise<void> {
-    this._assertCanRespond();
-    const req = this.req;
+    const slot = this.#use('sendFile()');
+    if (slot === null) return DONE;
+    slot.assertCanRespond();
     const work = sendFile(
       {
         method: this.method,
-        headers: req.headers,
+        headers: this.req.headers,
         res: this.res,
-        status: this._status,
+        status: slot.status,
         extra: ['x-request-id', this.requestId],
       },
       path,
       options,
     );
-    return this._track(work);
+    return slot.track(work);
   }
 
   /**
@@ -350,23 +412,27 @@ export class Context {
    * GET query string) against `schema` (SDL, built once per string) and sends the result.
    */
   graphql(schema: string, resolvers?: GraphqlResolvers): Promise<void> {
-    this._assertCanRespond();
-    const source = (this.method === 'POST' ? this.body : this._parsedQuery()) as
+    const slot = this.#use('graphql()');
+    if (slot === null) return DONE;
+    slot.assertCanRespond();
+    const source = (this.method === 'POST' ? this.body : this.#parsedQuery()) as
       | Record<string, unknown>
       | undefined;
     const params =
       typeof source === 'object' && source !== null
         ? { query: source.query, variables: source.variables, operationName: source.operationName }
         : { query: undefined, variables: undefined, operationName: undefined };
-    const self = this._self;
-    const gen = self._gen;
-    const work = runGraphql(this.method, params, schema, resolvers, this._face).then((outcome) => {
-      if (self._gen !== gen) return;
-      if (outcome.allow !== undefined) self.res.setHeader('allow', outcome.allow);
-      self._status = outcome.status;
-      self.json(outcome.body);
-    });
-    return this._track(work);
+    const contentType = this.req.headers['content-type'];
+    const gen = this.#gen;
+    const work = slot.host.graphql
+      .run(this.method, contentType, params, schema, resolvers, this)
+      .then((outcome) => {
+        if (slot.gen !== gen) return;
+        if (outcome.allow !== undefined) this.res.setHeader('allow', outcome.allow);
+        slot.setStatus(outcome.status);
+        slot.end(JSON_TYPE, JSON.stringify(outcome.body));
+      });
+    return slot.track(work);
   }
 
   /**
@@ -380,19 +446,23 @@ export class Context {
         ? targetData
         : this.body !== undefined
           ? this.body
-          : { ...this._parsedQuery(), ...this.params };
+          : { ...this.#parsedQuery(), ...this.params };
     return validate(rules, data);
   }
 
-  /** Opens this request's event stream if needed and returns it (e.g. to keep in a callback). */
+  /**
+   * Opens this request's event stream if needed and returns it (e.g. to keep in a callback). For
+   * HEAD, and while the app is closing, the stream is ended right after its headers. Through a
+   * ctx whose request is over it returns the stream the request had (ended by then), and throws
+   * {@link ReleasedContextError} if it had none.
+   */
   sseStream(): SseStream {
-    if (this._stream === null) {
-      this._assertCanRespond();
-      const stream = new SseStream(this.res, this._host.sse, ['x-request-id', this.requestId]);
-      this._stream = stream;
-      stream.onClose(this._onStreamEnd);
-    }
-    return this._stream;
+    if (this.#stream !== null) return this.#stream;
+    const slot = this.#slot;
+    // The one stale operation that throws: it must return a stream, and this request has none.
+    if (slot.gen !== this.#gen) throw new ReleasedContextError('sseStream()');
+    this.#stream = slot.openStream();
+    return this.#stream;
   }
 
   /**
@@ -400,6 +470,7 @@ export class Context {
    * else as JSON. Returns false when the client is gone or was dropped as too slow.
    */
   sseEvent(event: string, data: unknown): boolean {
+    if (this.#stream === null && this.#use('sseEvent()') === null) return false;
     return this.sseStream().send(event, data);
   }
 
@@ -408,110 +479,17 @@ export class Context {
    * client disconnects; return this from the handler. Resolves when the stream ends.
    */
   sseInterval(fn: () => unknown, intervalMs = 1000): Promise<void> {
-    if (!Number.isFinite(intervalMs) || intervalMs <= 0) {
-      throw new RangeError(`sseInterval intervalMs must be a positive number, got ${intervalMs}`);
-    }
+    checkNumber(
+      'sseInterval intervalMs',
+      intervalMs,
+      `a positive number of ms up to ${MAX_TIMER_MS}`,
+      (n) => n > 0 && n <= MAX_TIMER_MS,
+    );
+    if (this.#stream === null && this.#use('sseInterval()') === null) return DONE;
     const stream = this.sseStream();
-    const host = this._host;
-    const face = this._face;
-    return stream.every(fn, intervalMs, (err) => {
-      if (!stream.closed) host.report(err, face);
+    const host = this.#slot.host;
+    return streamEvery(stream, fn, intervalMs, (err) => {
+      if (!stream.closed) host.report(err, this);
     });
   }
-
-  /** @internal every buffered response goes out through here */
-  _end(contentType: string | null, body: string | Uint8Array | null): void {
-    this._assertCanRespond();
-    const res = this.res;
-    const status = this._status;
-    // While the app closes, tell keep-alive clients this connection ends with this response.
-    if (this._host.closing) res.shouldKeepAlive = false;
-    if (status === 204 || status === 304) {
-      res.writeHead(status, ['x-request-id', this.requestId]);
-      res.end();
-    } else {
-      const length =
-        body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-      res.writeHead(
-        status,
-        contentType === null
-          ? ['content-length', String(length), 'x-request-id', this.requestId]
-          : [
-              'content-type',
-              contentType,
-              'content-length',
-              String(length),
-              'x-request-id',
-              this.requestId,
-            ],
-      );
-      if (body === null || this.method === 'HEAD') res.end();
-      else res.end(body);
-    }
-    this._resDone = true;
-  }
-
-  /** @internal */
-  _assertCanRespond(): void {
-    if (!this._live) throw new ReleasedContextError('response');
-    if (this._resDone || this._stream !== null || this.res.headersSent) {
-      throw new Error('A response was already sent for this request');
-    }
-  }
-
-  /**
-   * @internal Follows an async response op. If the handler did not await it and it fails after
-   * the chain finished, the error is answered here; the returned promise is marked handled.
-   */
-  _track(work: Promise<void>): Promise<void> {
-    // Continuations use the real object: the guard proxy throws once this request is over.
-    const self = this._self;
-    const gen = self._gen;
-    self._busy = true;
-    work.then(
-      () => {
-        if (self._gen !== gen) return;
-        self._busy = false;
-        self._resDone = true;
-        self._host.maybeRelease(self);
-      },
-      (err: unknown) => {
-        if (self._gen !== gen) return;
-        self._busy = false;
-        if (self._chainDone) self._host.fail(self, err);
-      },
-    );
-    return work;
-  }
-}
-
-const guardTraps: ProxyHandler<Context> & { gen: number } = {
-  gen: 0,
-  get(target, prop) {
-    // `then` and `constructor` stay readable so awaiting or inspecting a ctx does not throw.
-    if (
-      typeof prop === 'string' &&
-      prop !== 'then' &&
-      prop !== 'constructor' &&
-      target._gen !== this.gen
-    ) {
-      throw new ReleasedContextError(prop);
-    }
-    return (target as unknown as Record<string | symbol, unknown>)[prop];
-  },
-  set(target, prop, value) {
-    if (target._gen !== this.gen) throw new ReleasedContextError(String(prop));
-    (target as unknown as Record<string | symbol, unknown>)[prop] = value;
-    return true;
-  },
-};
-
-/**
- * Development guard: a proxy bound to this request's generation of a pooled ctx. Once the ctx
- * is released, every use of the proxy throws, instead of reading the next request's data.
- */
-export function guardContext(ctx: Context): Context {
-  const traps = Object.create(guardTraps) as typeof guardTraps;
-  traps.gen = ctx._gen;
-  return new Proxy(ctx, traps);
 }

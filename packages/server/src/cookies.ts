@@ -1,24 +1,54 @@
 import { parse, serialize } from 'cookie';
+import { checkNumber, checkObject, oneOf, rangeError, typeError } from './checks';
 
-/** Options for `ctx.setCookie`. Defaults: `path: '/'`, `sameSite: 'lax'`. */
+/** Options for `ctx.setCookie`. */
 export interface CookieOptions {
-  /** Hide the cookie from client-side JavaScript. */
+  /**
+   * `HttpOnly`: hide the cookie from client-side JavaScript.
+   *
+   * @default false
+   */
   httpOnly?: boolean;
-  /** Send only over HTTPS. Forced on when `sameSite` is `'none'` (browsers require it). */
+  /**
+   * `Secure`: send only over HTTPS. Forced on when `sameSite` is `'none'` (browsers require it).
+   *
+   * @default false
+   */
   secure?: boolean;
-  /** Lifetime in seconds (`Max-Age`); fractions are floored, `0` deletes the cookie. */
+  /**
+   * `Max-Age`: lifetime in seconds; fractions are floored, `0` deletes the cookie.
+   *
+   * @default undefined (a session cookie, unless `expires` is set)
+   */
   maxAge?: number;
-  /** `Path`, default `'/'`. */
+  /**
+   * `Path`: the paths the browser sends the cookie to.
+   *
+   * @default '/'
+   */
   path?: string;
-  /** `Domain`; omit for a host-only cookie. */
+  /**
+   * `Domain`: also send the cookie to subdomains of this domain.
+   *
+   * @default undefined (a host-only cookie)
+   */
   domain?: string;
-  /** `SameSite`, default `'lax'`. */
+  /**
+   * `SameSite`: whether cross-site requests carry the cookie.
+   *
+   * @default 'lax'
+   */
   sameSite?: 'lax' | 'strict' | 'none';
-  /** Absolute expiry (`Expires`); `maxAge` wins in browsers when both are set. */
+  /**
+   * `Expires`: an absolute expiry; `maxAge` wins in browsers when both are set.
+   *
+   * @default undefined (not sent)
+   */
   expires?: Date;
 }
 
 const CRLF = /[\r\n]/g;
+const SAME_SITE = ['lax', 'strict', 'none'] as const;
 
 function strip(value: string): string {
   return value.replace(CRLF, '');
@@ -27,20 +57,42 @@ function strip(value: string): string {
 /**
  * One `Set-Cookie` header value. Name and value are URL-encoded after stripping CR/LF, so neither
  * can inject attributes or headers; `path` and `domain` are stripped too and then validated by
- * `cookie`, which throws a TypeError on characters that are not allowed.
+ * `cookie`, whose refusal becomes a RangeError naming the option.
  */
 export function serializeCookie(name: string, value: string, options: CookieOptions = {}): string {
-  const sameSite = options.sameSite ?? 'lax';
-  return serialize(encodeURIComponent(strip(String(name))), strip(String(value)), {
-    encode: encodeURIComponent,
-    path: options.path === undefined ? '/' : strip(options.path),
-    domain: options.domain === undefined ? undefined : strip(options.domain),
-    httpOnly: options.httpOnly === true,
-    secure: options.secure === true || sameSite === 'none',
-    maxAge: options.maxAge === undefined ? undefined : Math.floor(options.maxAge),
-    expires: options.expires,
-    sameSite,
-  });
+  if (typeof name !== 'string') throw typeError('setCookie name', 'a string', name);
+  if (typeof value !== 'string') throw typeError('setCookie value', 'a string', value);
+  checkObject('setCookie options', options);
+  const sameSite = oneOf('setCookie sameSite', options.sameSite ?? 'lax', SAME_SITE);
+  for (const key of ['path', 'domain'] as const) {
+    if (options[key] !== undefined && typeof options[key] !== 'string') {
+      throw typeError(`setCookie ${key}`, 'a string', options[key]);
+    }
+  }
+  if (options.maxAge !== undefined) {
+    checkNumber('setCookie maxAge', options.maxAge, 'a finite number of seconds', Number.isFinite);
+  }
+  const expires = options.expires;
+  if (expires !== undefined && !(expires instanceof Date)) {
+    throw typeError('setCookie expires', 'a Date', expires);
+  }
+  try {
+    return serialize(encodeURIComponent(strip(name)), strip(value), {
+      encode: encodeURIComponent,
+      path: options.path === undefined ? '/' : strip(options.path),
+      domain: options.domain === undefined ? undefined : strip(options.domain),
+      httpOnly: options.httpOnly === true,
+      secure: options.secure === true || sameSite === 'none',
+      maxAge: options.maxAge === undefined ? undefined : Math.floor(options.maxAge),
+      expires,
+      sameSite,
+    });
+  } catch (err) {
+    // cookie refuses characters a cookie cannot carry: "option path is invalid: ..."
+    const option = /option (\w+) is invalid/.exec((err as Error).message)?.[1] ?? 'options';
+    const bad = (options as Record<string, unknown>)[option];
+    throw rangeError(`setCookie ${option}`, 'a value a cookie can carry', bad, err);
+  }
 }
 
 /** Parses a `Cookie` header into a null-prototype record (values URL-decoded). */

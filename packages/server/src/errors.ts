@@ -1,12 +1,48 @@
 import { STATUS_CODES } from 'node:http';
+import { integer } from './checks';
 
-const HTTP_ERROR_BRAND = Symbol.for('keel.server.HttpError');
+/*
+ * The server's errors. Every class has a literal `name`, a brand (so its guard also recognises an
+ * instance from another copy of this package) and a guard of its own. One constructor form:
+ * what the error is about first (a status, an event, an operation), then the message where the
+ * caller writes one, then an options object (`cause`, and what the class adds).
+ *
+ * `HttpException` (not `HttpError`): `@keel/core` has an `HttpError` too, and it means the
+ * opposite direction (a response a client received). This one is thrown by a handler to send a
+ * response.
+ */
 
-/** Options for {@link HttpError}. */
-export interface HttpErrorOptions {
-  /** The underlying error; kept for logs, never sent to the client. */
+const HTTP_EXCEPTION = Symbol.for('keel.server.HttpException');
+const BAD_REQUEST = Symbol.for('keel.server.BadRequestError');
+const RELEASED_CONTEXT = Symbol.for('keel.server.ReleasedContextError');
+
+/** Marks `error` as an instance of the class `key` names, for the cross-realm guards. */
+export function brand(error: Error, key: symbol): void {
+  Object.defineProperty(error, key, { value: true });
+}
+
+/** True when `value` carries the brand `key`. */
+export function hasBrand(value: unknown, key: symbol): boolean {
+  return (
+    typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[key] === true
+  );
+}
+
+/** Options for {@link HttpException}. */
+export interface HttpExceptionOptions {
+  /**
+   * The underlying error; kept for logs (`onError`, `err.cause`), never sent to the client.
+   *
+   * @default undefined
+   */
   cause?: unknown;
-  /** Extra response headers, e.g. `{ 'Retry-After': '30' }` for a 503. */
+  /**
+   * Extra response headers sent with the error response, e.g. `{ 'Retry-After': '30' }` for a
+   * 503. A header Node refuses (CR/LF, ...) turns the answer into a bare 500, reported to
+   * `onError`.
+   *
+   * @default undefined (none)
+   */
   headers?: Readonly<Record<string, string>>;
 }
 
@@ -21,30 +57,38 @@ export interface ValidationIssue {
 }
 
 /**
- * An error that becomes an HTTP response with its status. Its `message` is sent to the client
- * (it is meant to be public), as `{ "status": 404, "error": "Not Found", "message": "..." }`.
+ * Throw it from a handler or middleware to answer with its status. Its `message` is sent to the
+ * client (it is meant to be public), as `{ "status": 404, "error": "Not Found", "message": "..." }`;
+ * a 5xx is also reported to `onError`.
  *
  * @example
- * throw new HttpError(404, 'No such user');
+ * throw new HttpException(404, 'No such user');
+ * throw new HttpException(503, 'Try later', { headers: { 'Retry-After': '30' } });
  */
-export class HttpError extends Error {
-  override name = 'HttpError';
+export class HttpException extends Error {
+  /**
+   * `'HttpException'`, or the subclass's own literal name (`'BadRequestError'`, ...). Typed
+   * `string` here because the class is meant to be extended.
+   */
+  override name: string = 'HttpException';
   /** The HTTP status, 400-599. */
   readonly status: number;
   /** Extra response headers sent with the error response. */
   readonly headers: Readonly<Record<string, string>> | undefined;
 
-  constructor(status: number, message?: string, options?: HttpErrorOptions) {
-    if (!Number.isInteger(status) || status < 400 || status > 599) {
-      throw new RangeError(`HttpError status must be an integer in 400-599, got ${String(status)}`);
-    }
+  /**
+   * @param status 400-599 (a RangeError otherwise).
+   * @param message Sent to the client. @default the status text, e.g. `'Not Found'`
+   */
+  constructor(status: number, message?: string, options?: HttpExceptionOptions) {
+    integer('status', status, 0, 400, 599);
     super(
       message ?? STATUS_CODES[status] ?? 'Error',
       options?.cause === undefined ? undefined : { cause: options.cause },
     );
     this.status = status;
     this.headers = options?.headers;
-    Object.defineProperty(this, HTTP_ERROR_BRAND, { value: true });
+    brand(this, HTTP_EXCEPTION);
   }
 
   /** The JSON body sent to the client for this error. */
@@ -57,22 +101,33 @@ export class HttpError extends Error {
   }
 }
 
+/** Options for {@link BadRequestError}. */
+export interface BadRequestErrorOptions extends HttpExceptionOptions {
+  /**
+   * Every failing field and rule, sent as `fields` in the body.
+   *
+   * @default [] (the body has no `fields`)
+   */
+  fields?: readonly ValidationIssue[];
+}
+
 /**
  * HTTP 400. Thrown by `ctx.validate` with every failing field in `fields`; the response body is
  * `{ "status": 400, "error": "Bad Request", "message": "Validation failed", "fields": [...] }`.
+ *
+ * @example
+ * throw new BadRequestError('Unknown plan', { fields: [{ field: 'plan', rule: 'enum', message: 'is unknown' }] });
  */
-export class BadRequestError extends HttpError {
-  override name = 'BadRequestError';
+export class BadRequestError extends HttpException {
+  override name = 'BadRequestError' as const;
   /** Every failing field and rule; empty when the error is not about validation. */
   readonly fields: readonly ValidationIssue[];
 
-  constructor(
-    message = 'Bad Request',
-    fields: readonly ValidationIssue[] = [],
-    options?: HttpErrorOptions,
-  ) {
+  /** @param message Sent to the client. @default 'Bad Request' */
+  constructor(message = 'Bad Request', options?: BadRequestErrorOptions) {
     super(400, message, options);
-    this.fields = fields;
+    this.fields = options?.fields ?? [];
+    brand(this, BAD_REQUEST);
   }
 
   override toJSON(): Record<string, unknown> {
@@ -83,27 +138,39 @@ export class BadRequestError extends HttpError {
 }
 
 /**
- * Thrown when a pooled `ctx` is used after its response finished (development mode only; see
- * the README's pooling rule).
+ * Reported to `onError` (never thrown, except by a stale `ctx.sseStream()`) when a response
+ * operation is called through a ctx whose request is over: the call did nothing. See the README's
+ * pooling rule.
  */
 export class ReleasedContextError extends Error {
-  override name = 'ReleasedContextError';
+  override name = 'ReleasedContextError' as const;
+  /** The operation that was called, e.g. `json()`. */
+  readonly operation: string;
 
-  constructor(property: string) {
+  /** @param operation The call that came too late, e.g. `'json()'`. */
+  constructor(operation: string) {
     super(
-      `ctx.${property} was used after the response finished. ctx objects are pooled and ` +
-        'recycled: copy what you need (e.g. `const id = ctx.params.id`) before timers or ' +
-        'background work, and do not keep ctx after the handler returns.',
+      `ctx.${operation} was called after the response finished, so it did nothing. The ` +
+        "request's state is pooled and serves later requests: copy what you need (e.g. " +
+        '`const id = ctx.params.id`) before timers or background work, and answer before the ' +
+        'handler returns.',
     );
+    this.operation = operation;
+    brand(this, RELEASED_CONTEXT);
   }
 }
 
-/** True for an {@link HttpError}, also one from another copy of this package (another realm). */
-export function isHttpError(value: unknown): value is HttpError {
-  return (
-    value instanceof HttpError ||
-    (typeof value === 'object' &&
-      value !== null &&
-      (value as Record<symbol, unknown>)[HTTP_ERROR_BRAND] === true)
-  );
+/** True for an {@link HttpException} (any subclass), also one from another copy of this package. */
+export function isHttpException(value: unknown): value is HttpException {
+  return value instanceof HttpException || hasBrand(value, HTTP_EXCEPTION);
+}
+
+/** True for a {@link BadRequestError}, also one from another copy of this package. */
+export function isBadRequestError(value: unknown): value is BadRequestError {
+  return value instanceof BadRequestError || hasBrand(value, BAD_REQUEST);
+}
+
+/** True for a {@link ReleasedContextError}, also one from another copy of this package. */
+export function isReleasedContextError(value: unknown): value is ReleasedContextError {
+  return value instanceof ReleasedContextError || hasBrand(value, RELEASED_CONTEXT);
 }

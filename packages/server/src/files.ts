@@ -1,11 +1,12 @@
 import { constants } from 'node:fs';
-import { type FileHandle, open, realpath } from 'node:fs/promises';
+import { type FileHandle, open, realpath, stat as statPath } from 'node:fs/promises';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { extname, join, resolve, sep } from 'node:path';
+import { extname, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import mime from 'mime-types';
 import parseRange from 'range-parser';
-import { HttpError } from './errors';
+import { oneOf } from './checks';
+import { HttpException } from './errors';
 
 /** Options for `ctx.sendFile`. */
 export interface SendFileOptions {
@@ -13,8 +14,19 @@ export interface SendFileOptions {
    * Directory the file must stay inside. `path` is then taken relative to it; `..` segments are
    * refused (403), and the real path (symlinks resolved) must be inside the real root (403).
    * Always set it when any part of the path comes from the request.
+   *
+   * @default undefined (the path is used as given: only for paths the app chose itself)
    */
   root?: string;
+  /**
+   * Files and folders whose name starts with a dot (`.env`, `.git/`), checked on the path below
+   * `root` as requested and as resolved (a symlink to `.git` counts): `'ignore'` answers 404 as
+   * if they did not exist, `'deny'` 403, `'allow'` serves them. Only with `root`: a path chosen
+   * by the app itself is served as given.
+   *
+   * @default 'ignore'
+   */
+  dotfiles?: 'ignore' | 'deny' | 'allow';
 }
 
 /** What `sendFile` needs from the request and response. */
@@ -32,15 +44,19 @@ export interface FileTarget {
 export const MAX_RANGES = 16;
 /** Windows up to this size are read in one `read` call and sent with `end`. */
 const SMALL_FILE = 64 * 1024;
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+// O_NONBLOCK: if a FIFO replaces the file between the stat and the open, the open still returns
+// at once (a blocking open would park a libuv worker until a writer appears); the fstat after it
+// then refuses the FIFO. It changes nothing for regular files.
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+const DOTFILES = ['ignore', 'deny', 'allow'] as const;
 const realRoots = new Map<string, string>();
 
 function fsError(err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR' || code === 'ENAMETOOLONG') {
-    return new HttpError(404);
+    return new HttpException(404);
   }
-  if (code === 'EACCES' || code === 'EPERM' || code === 'ELOOP') return new HttpError(403);
+  if (code === 'EACCES' || code === 'EPERM' || code === 'ELOOP') return new HttpException(403);
   return err;
 }
 
@@ -57,25 +73,43 @@ function inside(root: string, path: string): boolean {
   return path.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 
+/** True when a segment of `path` (split on either separator) starts with a dot. */
+function hasDotSegment(path: string): boolean {
+  for (const segment of path.split(/[\\/]/)) {
+    if (segment.length > 0 && segment.charCodeAt(0) === 46) return true;
+  }
+  return false;
+}
+
 /**
  * Canonicalizes once: the path is used as given (the router already decoded the URL once, so a
  * double-encoded `%252e` stays a literal file name), joined to the real root, and checked twice:
  * lexically before touching the disk, and again on the real path so a symlink cannot escape.
+ * Dotfiles are checked on both too.
  */
-export async function resolveFile(path: string, root: string | undefined): Promise<string> {
-  if (typeof path !== 'string' || path === '' || path.includes('\0')) throw new HttpError(404);
+export async function resolveFile(
+  path: string,
+  root: string | undefined,
+  dotfiles: 'ignore' | 'deny' | 'allow' = 'ignore',
+): Promise<string> {
+  if (typeof path !== 'string' || path === '' || path.includes('\0')) throw new HttpException(404);
   if (root === undefined) return resolve(path);
-  if (path.split(/[\\/]/).includes('..')) throw new HttpError(403);
+  if (path.split(/[\\/]/).includes('..')) throw new HttpException(403);
+  const refuseDotfile = (): never => {
+    throw new HttpException(dotfiles === 'deny' ? 403 : 404);
+  };
+  if (dotfiles !== 'allow' && hasDotSegment(path)) refuseDotfile();
   const base = await realRoot(root);
   const joined = join(base, path);
-  if (!inside(base, joined)) throw new HttpError(403);
+  if (!inside(base, joined)) throw new HttpException(403);
   let real: string;
   try {
     real = await realpath(joined);
   } catch (err) {
     throw fsError(err);
   }
-  if (!inside(base, real)) throw new HttpError(403);
+  if (!inside(base, real)) throw new HttpException(403);
+  if (dotfiles !== 'allow' && hasDotSegment(relative(base, real))) refuseDotfile();
   return real;
 }
 
@@ -141,13 +175,19 @@ export function isNotModified(
   return false;
 }
 
+/**
+ * RFC 9110 §13.1.5: a range is served only when If-Range holds a strong validator that matches:
+ * the entity tag by strong comparison (a weak tag on either side never matches), or a date equal
+ * to Last-Modified. Anything else gets the whole representation.
+ */
 function ifRangeAllows(headers: IncomingHttpHeaders, etag: string, mtimeMs: number): boolean {
   const ifRange = headers['if-range'];
   if (ifRange === undefined) return true;
   if (typeof ifRange !== 'string') return false;
-  if (ifRange.includes('"')) return etagMatches(ifRange, etag);
-  const date = Date.parse(ifRange);
-  return !Number.isNaN(date) && Math.floor(mtimeMs / 1000) * 1000 <= date;
+  const value = ifRange.trim();
+  if (value.startsWith('"') || value.startsWith('W/')) return value === etag;
+  const date = Date.parse(value);
+  return !Number.isNaN(date) && Math.floor(mtimeMs / 1000) * 1000 === date;
 }
 
 /** Serves one file; resolves when the response is finished (or the client went away). */
@@ -156,9 +196,12 @@ export async function sendFile(
   path: string,
   options: SendFileOptions = {},
 ): Promise<void> {
-  const file = await resolveFile(path, options.root);
+  const dotfiles = oneOf('sendFile dotfiles', options.dotfiles ?? 'ignore', DOTFILES);
+  const file = await resolveFile(path, options.root, dotfiles);
   let handle: FileHandle;
   try {
+    // A FIFO, socket or device is refused before it is opened: opening a FIFO blocks.
+    if (!(await statPath(file)).isFile()) throw new HttpException(404);
     handle = await open(file, OPEN_FLAGS);
   } catch (err) {
     throw fsError(err);
@@ -166,10 +209,12 @@ export async function sendFile(
   let ownsHandle = true;
   try {
     const stat = await handle.stat();
-    if (!stat.isFile()) throw new HttpError(404);
+    if (!stat.isFile()) throw new HttpException(404);
     const { res, method, headers: req } = target;
     const size = stat.size;
-    const etag = `W/"${size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+    // Strong, as nginx's: size and mtime in ms change whenever the bytes do, and If-Range (resuming
+    // a download) accepts only strong validators.
+    const etag = `"${size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
     const headers = [
       'etag',
       etag,

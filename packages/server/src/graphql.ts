@@ -8,9 +8,14 @@ import {
   type GraphQLFieldResolver,
   type GraphQLSchema,
   getOperationAST,
+  NoSchemaIntrospectionCustomRule,
   parse,
+  specifiedRules,
+  type ValidationRule,
   validate,
 } from 'graphql';
+import { boolean, checkObject, integer } from './checks';
+import { operationLimitsRule } from './graphql-limits';
 
 /**
  * Resolvers for `ctx.graphql`, in either shape:
@@ -27,26 +32,101 @@ export interface GraphqlOutcome {
   allow?: string;
 }
 
+/**
+ * Limits and switches for `ctx.graphql`, set once per app (`createApp({ graphql })`). Every
+ * document is parsed with `maxTokens` and validated with graphql-js's rules plus these limits
+ * before anything runs; a refused document is a 400 with GraphQL `errors`.
+ */
+export interface GraphqlOptions {
+  /**
+   * Tokens the parser reads before it gives up (graphql-js `parse` `maxTokens`; comments are not
+   * tokens). Bounds parse and validation time: a deeply nested document is refused while parsed.
+   *
+   * @default 3000
+   */
+  maxTokens?: number;
+  /** Deepest field nesting of an operation, through fragments. @default 12 */
+  maxDepth?: number;
+  /** Aliases in an operation (each alias can run a resolver once more). @default 30 */
+  maxAliases?: number;
+  /**
+   * Cost of an operation: every field costs 1 plus its selection's cost, times `listFactor` for
+   * each list around its type, so nested lists multiply as their results do.
+   *
+   * @default 20000
+   */
+  maxCost?: number;
+  /** The length assumed for every list when computing cost. @default 10 */
+  listFactor?: number;
+  /**
+   * Allow `__schema` / `__type` queries (`__typename` is always allowed).
+   *
+   * @default the app's `development` (off when NODE_ENV is `production`)
+   */
+  introspection?: boolean;
+  /**
+   * Parsed documents are cached, least recently used out first, within this many bytes of query
+   * text (a parsed document keeps its text, and takes ~20x its size in memory).
+   *
+   * @default 1048576 (1 MiB)
+   */
+  documentCacheBytes?: number;
+  /** Documents longer than this (bytes of text) are parsed every time, never cached. @default 16384 */
+  maxCachedDocumentBytes?: number;
+}
+
+/** {@link GraphqlOptions} resolved once per app. */
+export interface GraphqlSettings {
+  maxTokens: number;
+  maxDepth: number;
+  maxAliases: number;
+  maxCost: number;
+  listFactor: number;
+  introspection: boolean;
+  documentCacheBytes: number;
+  maxCachedDocumentBytes: number;
+}
+
+function count(name: string, value: number | undefined, fallback: number, min: number): number {
+  return integer(`graphql.${name}`, value, fallback, min);
+}
+
+/** Resolves and checks the options once, at the app boundary. */
+export function resolveGraphqlOptions(
+  options: GraphqlOptions = {},
+  development: boolean,
+): GraphqlSettings {
+  checkObject('graphql', options);
+  return {
+    maxTokens: count('maxTokens', options.maxTokens, 3000, 1),
+    maxDepth: count('maxDepth', options.maxDepth, 12, 1),
+    maxAliases: count('maxAliases', options.maxAliases, 30, 0),
+    maxCost: count('maxCost', options.maxCost, 20_000, 1),
+    listFactor: count('listFactor', options.listFactor, 10, 1),
+    introspection: boolean('graphql.introspection', options.introspection, development),
+    documentCacheBytes: count('documentCacheBytes', options.documentCacheBytes, 1024 * 1024, 0),
+    maxCachedDocumentBytes: count(
+      'maxCachedDocumentBytes',
+      options.maxCachedDocumentBytes,
+      16 * 1024,
+      0,
+    ),
+  };
+}
+
 interface SchemaEntry {
+  /** Tells the schema's documents apart in the shared cache. */
+  id: number;
   schema: GraphQLSchema;
-  /** Parsed and validated documents by query text (bounded). */
-  documents: Map<string, DocumentNode>;
+}
+
+/** A cached document and the bytes of text it was counted as. */
+interface CachedDocument {
+  document: DocumentNode;
+  bytes: number;
 }
 
 const MAX_SCHEMAS = 32;
-const MAX_DOCUMENTS = 256;
-const schemas = new Map<string, SchemaEntry>();
-
-/** Builds each schema string once; a small map because schemas are app constants. */
-function schemaFor(sdl: string): SchemaEntry {
-  let entry = schemas.get(sdl);
-  if (entry === undefined) {
-    entry = { schema: buildSchema(sdl), documents: new Map() };
-    if (schemas.size >= MAX_SCHEMAS) schemas.delete(schemas.keys().next().value as string);
-    schemas.set(sdl, entry);
-  }
-  return entry;
-}
 
 function requestError(status: number, message: string): GraphqlOutcome {
   return { status, body: { errors: [new GraphQLError(message)] } };
@@ -72,75 +152,154 @@ export interface GraphqlParams {
 }
 
 /**
- * Runs one GraphQL-over-HTTP request. Request errors (no query, syntax, validation, bad
- * variables) are 400 with `errors`; field errors are in `errors` with 200. GraphQLError's JSON
- * form carries message, locations and path only, never a stack.
+ * Runs GraphQL-over-HTTP requests for one app: builds each schema string once, parses with a
+ * token limit, validates with graphql-js's rules plus the app's limits, and caches parsed and
+ * validated documents within a byte budget.
  */
-export async function runGraphql(
-  method: string,
-  params: GraphqlParams,
-  sdl: string,
-  resolvers: GraphqlResolvers | undefined,
-  contextValue: unknown,
-): Promise<GraphqlOutcome> {
-  if (method !== 'GET' && method !== 'POST') {
-    return { ...requestError(405, 'GraphQL accepts only GET and POST.'), allow: 'GET, POST' };
+export class GraphqlRunner {
+  readonly settings: GraphqlSettings;
+  readonly #rules: readonly ValidationRule[];
+  readonly #schemas = new Map<string, SchemaEntry>();
+  /** Key: schema id, newline, query text. Map order is recency: the first entry goes first. */
+  readonly #documents = new Map<string, CachedDocument>();
+  #cachedBytes = 0;
+  #nextId = 0;
+
+  constructor(settings: GraphqlSettings) {
+    this.settings = settings;
+    const rules: ValidationRule[] = [...specifiedRules, operationLimitsRule(settings)];
+    if (!settings.introspection) rules.push(NoSchemaIntrospectionCustomRule);
+    this.#rules = rules;
   }
-  const { query, operationName } = params;
-  if (typeof query !== 'string' || query === '') {
-    return requestError(400, 'Must provide query string.');
+
+  /** Cached documents and the bytes of query text they hold. */
+  get cache(): { documents: number; bytes: number } {
+    return { documents: this.#documents.size, bytes: this.#cachedBytes };
   }
-  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
-    return requestError(400, 'operationName must be a string.');
-  }
-  let variables = params.variables;
-  if (typeof variables === 'string') {
-    try {
-      variables = JSON.parse(variables);
-    } catch {
-      return requestError(400, 'Variables are invalid JSON.');
+
+  /** Builds each schema string once; a small map because schemas are app constants. */
+  #schemaFor(sdl: string): SchemaEntry {
+    let entry = this.#schemas.get(sdl);
+    if (entry === undefined) {
+      entry = { id: this.#nextId++, schema: buildSchema(sdl) };
+      if (this.#schemas.size >= MAX_SCHEMAS) {
+        this.#schemas.delete(this.#schemas.keys().next().value as string);
+      }
+      this.#schemas.set(sdl, entry);
     }
+    return entry;
   }
-  if (
-    variables !== undefined &&
-    variables !== null &&
-    (typeof variables !== 'object' || Array.isArray(variables))
-  ) {
-    return requestError(400, 'Variables must be an object.');
-  }
-  const entry = schemaFor(sdl);
-  let document = entry.documents.get(query);
-  if (document === undefined) {
+
+  /** A parsed and validated document, or the errors that refuse it. */
+  #document(entry: SchemaEntry, query: string): DocumentNode | readonly GraphQLError[] {
+    const key = `${entry.id}\n${query}`;
+    const cached = this.#documents.get(key);
+    if (cached !== undefined) {
+      this.#documents.delete(key); // most recently used goes last
+      this.#documents.set(key, cached);
+      return cached.document;
+    }
+    let document: DocumentNode;
     try {
-      document = parse(query);
+      document = parse(query, { maxTokens: this.settings.maxTokens });
     } catch (err) {
-      if (err instanceof GraphQLError) return { status: 400, body: { errors: [err] } };
+      if (err instanceof GraphQLError) return [err];
       throw err;
     }
-    const errors = validate(entry.schema, document);
-    if (errors.length > 0) return { status: 400, body: { errors } };
-    if (entry.documents.size >= MAX_DOCUMENTS) entry.documents.clear();
-    entry.documents.set(query, document);
+    const errors = validate(entry.schema, document, this.#rules);
+    if (errors.length > 0) return errors;
+    const bytes = Buffer.byteLength(query);
+    const { documentCacheBytes, maxCachedDocumentBytes } = this.settings;
+    if (bytes <= maxCachedDocumentBytes && bytes <= documentCacheBytes) {
+      for (const [oldKey, old] of this.#documents) {
+        if (this.#cachedBytes + bytes <= documentCacheBytes) break;
+        this.#documents.delete(oldKey);
+        this.#cachedBytes -= old.bytes;
+      }
+      this.#documents.set(key, { document, bytes });
+      this.#cachedBytes += bytes;
+    }
+    return document;
   }
-  const operation = getOperationAST(document, operationName ?? undefined);
-  if (operation === null || operation === undefined) {
-    return requestError(400, 'Could not determine which operation to run.');
+
+  /**
+   * Runs one GraphQL-over-HTTP request. Request errors (no query, syntax, limits, validation,
+   * bad variables) are 400 with `errors`; field errors are in `errors` with 200. A POST must be
+   * `application/json` (else 415): a form or text/plain POST is what any page can send across
+   * sites without a preflight, so accepting one would let it run mutations (CSRF).
+   * GraphQLError's JSON form carries message, locations and path only, never a stack.
+   */
+  async run(
+    method: string,
+    contentType: string | undefined,
+    params: GraphqlParams,
+    sdl: string,
+    resolvers: GraphqlResolvers | undefined,
+    contextValue: unknown,
+  ): Promise<GraphqlOutcome> {
+    if (method !== 'GET' && method !== 'POST') {
+      return { ...requestError(405, 'GraphQL accepts only GET and POST.'), allow: 'GET, POST' };
+    }
+    if (method === 'POST' && !isJson(contentType)) {
+      return requestError(415, 'GraphQL POST requests must be sent as application/json.');
+    }
+    const { query, operationName } = params;
+    if (typeof query !== 'string' || query === '') {
+      return requestError(400, 'Must provide query string.');
+    }
+    if (
+      operationName !== undefined &&
+      operationName !== null &&
+      typeof operationName !== 'string'
+    ) {
+      return requestError(400, 'operationName must be a string.');
+    }
+    let variables = params.variables;
+    if (typeof variables === 'string') {
+      try {
+        variables = JSON.parse(variables);
+      } catch {
+        return requestError(400, 'Variables are invalid JSON.');
+      }
+    }
+    if (
+      variables !== undefined &&
+      variables !== null &&
+      (typeof variables !== 'object' || Array.isArray(variables))
+    ) {
+      return requestError(400, 'Variables must be an object.');
+    }
+    const entry = this.#schemaFor(sdl);
+    const document = this.#document(entry, query);
+    if (!('kind' in document)) return { status: 400, body: { errors: document } };
+    const operation = getOperationAST(document, operationName ?? undefined);
+    if (operation === null || operation === undefined) {
+      return requestError(400, 'Could not determine which operation to run.');
+    }
+    if (operation.operation === 'mutation' && method !== 'POST') {
+      return { ...requestError(405, 'Mutations are only allowed over POST.'), allow: 'POST' };
+    }
+    if (operation.operation === 'subscription') {
+      return requestError(400, 'Subscriptions are not supported over this endpoint.');
+    }
+    const result = await execute({
+      schema: entry.schema,
+      document,
+      rootValue: resolvers,
+      contextValue,
+      variableValues: (variables ?? undefined) as Record<string, unknown> | undefined,
+      operationName: (operationName ?? undefined) as string | undefined,
+      fieldResolver: resolvers === undefined ? undefined : fieldResolverFor(resolvers),
+    });
+    // No `data` key means the request failed before execution (e.g. variable coercion).
+    return { status: 'data' in result ? 200 : 400, body: result };
   }
-  if (operation.operation === 'mutation' && method !== 'POST') {
-    return { ...requestError(405, 'Mutations are only allowed over POST.'), allow: 'POST' };
-  }
-  if (operation.operation === 'subscription') {
-    return requestError(400, 'Subscriptions are not supported over this endpoint.');
-  }
-  const result = await execute({
-    schema: entry.schema,
-    document,
-    rootValue: resolvers,
-    contextValue,
-    variableValues: (variables ?? undefined) as Record<string, unknown> | undefined,
-    operationName: (operationName ?? undefined) as string | undefined,
-    fieldResolver: resolvers === undefined ? undefined : fieldResolverFor(resolvers),
-  });
-  // No `data` key means the request failed before execution (e.g. variable coercion).
-  return { status: 'data' in result ? 200 : 400, body: result };
+}
+
+/** `application/json`, with or without parameters (charset). */
+function isJson(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  const semi = contentType.indexOf(';');
+  const mime = semi === -1 ? contentType : contentType.slice(0, semi);
+  return mime.trim().toLowerCase() === 'application/json';
 }

@@ -1,14 +1,113 @@
+import { checkFunction, checkObject, rangeError, typeError } from './checks';
 import type { Context } from './context';
-import { formatEvent, type SseStream } from './sse';
+import { HubPublishError } from './hub-errors';
+import type { HubStore, ReplayResult, StoredEvent, StoreSink } from './hub-store';
+import { memoryStore } from './memory-store';
+import { assertSseField, formatEvent, type SseStream, writeFrame } from './sse';
+
+/**
+ * Sent to a client whose missed events cannot be replayed exactly (its `Last-Event-ID` is older
+ * than what is kept, foreign, or the replay is larger than its buffer cap), or when the store
+ * lost events (then `lastEventId` is null). Data: `{ "lastEventId": "<what the client sent>" }`.
+ * Its `id` is the current position, so the client resumes from there. Refetch your state.
+ */
+export const HUB_RESET_EVENT = 'keel:reset';
+
+/**
+ * Published by `hub.invalidate`. Data: `{ "target": "/todos" }` (a path) or
+ * `{ "target": ["tag"] }` (tags), plus `"source"` when the change came from a client that sent
+ * `x-keel-source`. `@keel/react`'s `useServerEvents` applies it with `client.invalidate(target)`.
+ */
+export const HUB_INVALIDATE_EVENT = 'keel:invalidate';
+
+/**
+ * The request header naming the client (a browser tab) that made a change; `@keel/react` sends
+ * it with same-origin mutations. `hub.invalidate(target, { source: ctx })` copies it into the
+ * event, so that tab skips the echo of its own change.
+ */
+export const SOURCE_HEADER = 'x-keel-source';
+
+/**
+ * An invalidation target as it travels: a path (segment-aware: the path, its children and its
+ * query variants) or an array of tags. The same value means the same in `client.invalidate`.
+ * A predicate cannot be sent.
+ */
+export type WireInvalidateTarget = string | readonly string[];
 
 /** Options for {@link createEventHub}. */
 export interface EventHubOptions {
-  /** Events kept for `Last-Event-ID` replay. Default 100. */
+  /**
+   * Where events live. `redisStreams(...)` from `@keel/server/redis` shares them between
+   * processes.
+   * @default memoryStore({ bufferSize })
+   */
+  store?: HubStore;
+  /**
+   * Events kept for `Last-Event-ID` replay by the default in-memory store (ignored with `store`).
+   * @default 100
+   */
   bufferSize?: number;
+  /**
+   * Called when a client is disconnected because it left more than `sse.maxBufferedBytes`
+   * unsent (it reads too slowly). Its EventSource reconnects and is replayed what it missed.
+   * What this throws is reported with `process.emitWarning`.
+   *
+   * @default undefined (drops are only counted, in `hub.metrics.slowDrops`)
+   */
+  onSlowClient?: (client: SlowClientInfo) => void;
 }
 
-/** Event name sent to a reconnecting client whose `Last-Event-ID` is older than the buffer. */
-export const HUB_RESET_EVENT = 'keel:reset';
+/** What {@link EventHubOptions.onSlowClient} learns about a dropped client. */
+export interface SlowClientInfo {
+  /** The `x-request-id` of the client's event-stream request. */
+  readonly requestId: string;
+  /** The topics it was connected with. */
+  readonly topics: readonly string[];
+}
+
+/** Options for `hub.connect`. */
+export interface ConnectOptions {
+  /**
+   * Topics this client receives, besides broadcasts (events published without a topic). Decide
+   * them in the route handler from what the request may see (cookies, auth headers): a client
+   * never receives an event of a topic it was not connected with, live or replayed.
+   * @default []
+   */
+  topics?: readonly string[];
+}
+
+/** Options for `hub.publish`. */
+export interface PublishOptions {
+  /**
+   * Only clients connected with this topic receive the event.
+   * @default undefined (a broadcast to every client)
+   */
+  topic?: string;
+}
+
+/** Options for `hub.invalidate`. */
+export interface InvalidateOptions extends PublishOptions {
+  /**
+   * Who made the change: the request's ctx (its `x-keel-source` header is used) or the id itself.
+   * The client with that id skips the event: its own mutation already invalidated.
+   * @default undefined (every client applies it)
+   */
+  source?: Context | string;
+}
+
+/** Counters of one hub (this process). */
+export interface HubMetrics {
+  /** Connected clients. */
+  readonly clients: number;
+  /** Events this hub published (stored successfully). */
+  readonly published: number;
+  /** Event frames written to clients, live and replayed. */
+  readonly delivered: number;
+  /** `keel:reset` events sent. */
+  readonly resets: number;
+  /** Clients disconnected for leaving more than `sse.maxBufferedBytes` unsent. */
+  readonly slowDrops: number;
+}
 
 /**
  * Fans events out to many SSE clients. Holds streams, never ctx objects, so a recycled ctx can
@@ -16,102 +115,425 @@ export const HUB_RESET_EVENT = 'keel:reset';
  */
 export interface EventHub {
   /**
-   * Attaches the request's client: opens its event stream, replays buffered events newer than
-   * its `Last-Event-ID` header, and returns the stream once attached. Return it from the handler;
-   * the ctx is released when the client disconnects.
+   * Attaches the request's client: opens its event stream, replays the events it missed (from
+   * its `Last-Event-ID` header, only of its topics) or sends `keel:reset`, and returns the stream.
+   * Return it from the handler; the ctx is released when the client disconnects.
    *
    * @example
-   * app.get('/events', (ctx) => hub.connect(ctx));
+   * app.get('/events', (ctx) => hub.connect(ctx, { topics: [`user:${userOf(ctx)}`] }));
    */
-  connect(ctx: Context): SseStream;
-  /** Sends a named event to every client; returns its id (1, 2, 3, ...). */
-  publish(event: string, data: unknown): number;
+  connect(ctx: Context, options?: ConnectOptions): SseStream;
+  /**
+   * Stores an event and sends it to every client of its topic (every client when it has none).
+   * Data: strings as-is, anything else as JSON. Resolves with the event's id once stored;
+   * rejects with a {@link HubPublishError} when the store cannot take it (nothing is sent then).
+   * Throws a TypeError at once for a bad event name or topic.
+   *
+   * @example
+   * await hub.publish('todo-added', todo, { topic: `team:${todo.teamId}` });
+   */
+  publish(event: string, data: unknown, options?: PublishOptions): Promise<string>;
+  /**
+   * Publishes `keel:invalidate` for a path or tags; every `useServerEvents` client refetches its
+   * mounted queries under it (except the `source` client, whose own mutation did already).
+   * Throws a TypeError for any other target (a predicate cannot be sent).
+   *
+   * @example
+   * await hub.invalidate('/todos', { source: ctx });
+   */
+  invalidate(target: WireInvalidateTarget, options?: InvalidateOptions): Promise<string>;
+  /**
+   * Resolves once the store is open and delivering (at once in memory; after the first round
+   * trip with Redis). Listen after it: a client that connects earlier is sent `keel:reset` when
+   * the store opens, since what was published meanwhile cannot be told.
+   */
+  readonly ready: Promise<void>;
   /** Connected clients. */
   readonly size: number;
-  /** The id of the last published event (0 before the first). */
-  readonly lastId: number;
-  /** Ends every stream; later `connect` calls end the new stream at once. */
-  close(): void;
+  /** The id of the last event delivered by this hub ('' until its store is open). */
+  readonly lastId: string;
+  /** A snapshot of the counters. */
+  readonly metrics: HubMetrics;
+  /** Ends every stream and closes the store; later `connect` calls end the new stream at once. */
+  close(): Promise<void>;
 }
 
-interface Buffered {
-  id: number;
-  frame: Buffer;
+interface HubClient {
+  readonly stream: SseStream;
+  readonly topics: readonly string[];
+  readonly requestId: string;
+  /** Live events held back while this client's replay is being read from the store. */
+  pending: StoredEvent[] | null;
+  /** While set (with `pending`), live events it is true for are dropped: the client has them. */
+  skip: ((id: string) => boolean) | null;
+}
+
+const NO_TOPICS: readonly string[] = Object.freeze([]);
+const SOURCE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as Promise<T>)?.then === 'function';
+}
+
+function includes(client: HubClient, topic: string | undefined): boolean {
+  return topic === undefined || client.topics.includes(topic);
+}
+
+function checkTopic(name: string, topic: unknown): string | undefined {
+  if (topic === undefined) return undefined;
+  if (typeof topic !== 'string') throw typeError(name, 'a non-empty string', topic);
+  if (topic === '') throw rangeError(name, 'a non-empty string', topic);
+  return topic;
+}
+
+function checkTopics(topics: unknown): readonly string[] {
+  if (topics === undefined) return NO_TOPICS;
+  if (!Array.isArray(topics)) throw typeError('topics', 'an array of strings', topics);
+  for (const topic of topics) checkTopic('topics[]', topic);
+  return Object.freeze([...new Set<string>(topics)]);
+}
+
+function checkEventName(event: unknown): asserts event is string {
+  assertSseField('event', event);
+  if (event.startsWith('keel:')) {
+    throw rangeError('event', 'a name not starting with "keel:" (the hub\'s own events)', event);
+  }
+}
+
+/** Validates an invalidation target for the wire: a path or an array of tags. */
+function checkTarget(target: unknown): WireInvalidateTarget {
+  if (typeof target === 'string') return target;
+  if (Array.isArray(target)) {
+    for (const tag of target) {
+      if (typeof tag !== 'string') throw typeError('target[]', 'a tag (a string)', tag);
+    }
+    return target;
+  }
+  throw typeError('target', 'a path or an array of tags (a predicate cannot be sent)', target);
+}
+
+function sourceOf(source: Context | string | undefined): string | undefined {
+  if (source === undefined) return undefined;
+  if (typeof source === 'string') {
+    if (!SOURCE_ID.test(source)) {
+      throw rangeError('source', '1-64 characters of [A-Za-z0-9_-]', source);
+    }
+    return source;
+  }
+  if (typeof source !== 'object' || source === null || typeof source.header !== 'function') {
+    throw typeError('source', 'a ctx or a source id', source);
+  }
+  // From the request: anything malformed is ignored (the event is then applied everywhere).
+  const header = source.header(SOURCE_HEADER);
+  return header !== undefined && SOURCE_ID.test(header) ? header : undefined;
 }
 
 /**
  * Creates an {@link EventHub}.
  *
- * Ids increase by one per publish; the last `bufferSize` events are kept. A client reconnecting
- * with `Last-Event-ID: n` gets every kept event with id > n. When n is older than the oldest kept
- * event (or unknown, e.g. from before a restart), it first gets a `keel:reset` event with
- * `{ "lastEventId": n }`, then everything kept: the client should refetch its state.
+ * Delivery: each event is formatted once and the same bytes are written to every client of its
+ * topic. Replay: a client reconnecting with `Last-Event-ID` gets exactly the events after it
+ * (of its topics), or `keel:reset` (with the current id, so it resumes from there) when the store
+ * cannot tell them exactly or they would not fit in the client's `sse.maxBufferedBytes`.
+ *
+ * @example
+ * const hub = createEventHub();
+ * app.get('/events', (ctx) => hub.connect(ctx));
+ * app.post('/todos', async (ctx) => {
+ *   const todo = await todos.add(ctx.body);
+ *   await hub.invalidate('/todos', { source: ctx });
+ *   return ctx.status(201).json(todo);
+ * });
  */
 export function createEventHub(options: EventHubOptions = {}): EventHub {
-  const bufferSize = options.bufferSize ?? 100;
-  if (!Number.isInteger(bufferSize) || bufferSize < 0) {
-    throw new RangeError(`bufferSize must be a non-negative integer, got ${String(bufferSize)}`);
+  checkObject('createEventHub options', options);
+  const store = options.store ?? memoryStore({ bufferSize: options.bufferSize });
+  for (const method of ['open', 'append', 'replay', 'close'] as const) {
+    checkFunction(`store.${method}`, store[method]);
   }
-  // Ring buffer: ring[i % bufferSize] holds event id i + 1 for the last `count` ids.
-  const ring: (Buffered | undefined)[] = new Array(bufferSize);
-  let count = 0;
-  let seq = 0;
+  const onSlowClient = options.onSlowClient;
+  if (onSlowClient !== undefined) checkFunction('onSlowClient', onSlowClient);
+  /** Every client; broadcasts go to all of them. */
+  const clients = new Set<HubClient>();
+  const byTopic = new Map<string, Set<HubClient>>();
+  /** Formatted once per event, reused by every replay of it. */
+  const frames = new WeakMap<StoredEvent, Buffer>();
+  /** The last id delivered, where replays end and live delivery goes on; null until open. */
+  let head: string | null = null;
+  /** Clients that connected before the store was open (`after`: their Last-Event-ID). */
+  let waiting: { client: HubClient; after: string | null }[] = [];
   let closed = false;
-  const clients = new Set<SseStream>();
-  const remove = (stream: SseStream): void => {
-    clients.delete(stream);
+  let published = 0;
+  let delivered = 0;
+  let resets = 0;
+  let slowDrops = 0;
+
+  function frameOf(event: StoredEvent): Buffer {
+    let frame = frames.get(event);
+    if (frame === undefined) {
+      frame = Buffer.from(formatEvent(event.event, event.data, event.id));
+      frames.set(event, frame);
+    }
+    return frame;
+  }
+
+  /** `lastEventId` is what the client sent, or null when the store lost events. */
+  function sendReset(client: HubClient, lastEventId: string | null, id: string): boolean {
+    resets++;
+    return writeFrame(client.stream, formatEvent(HUB_RESET_EVENT, { lastEventId }, id));
+  }
+
+  const sink: StoreSink = {
+    deliver(event) {
+      head = event.id;
+      const targets = event.topic === undefined ? clients : byTopic.get(event.topic);
+      if (targets === undefined || targets.size === 0) return;
+      const frame = frameOf(event);
+      for (const client of targets) {
+        if (client.pending !== null) hold(client, event);
+        else if (writeFrame(client.stream, frame)) delivered++;
+      }
+    },
+    reset(newHead) {
+      head = newHead;
+      for (const client of [...clients]) {
+        // Mid-replay: its answer may predate the loss; let it reconnect and ask again.
+        if (client.pending !== null) client.stream.close();
+        else sendReset(client, null, newHead);
+      }
+    },
   };
 
-  function replay(stream: SseStream, header: string | undefined): void {
-    if (header === undefined) return;
-    const last = /^\d{1,15}$/.test(header.trim()) ? Number(header.trim()) : Number.NaN;
-    if (last === seq) return;
-    const oldest = seq - count + 1;
-    if (!(last >= oldest - 1 && last <= seq)) {
-      stream.write(formatEvent(HUB_RESET_EVENT, { lastEventId: header }, undefined));
+  function hold(client: HubClient, event: StoredEvent): void {
+    const skip = client.skip;
+    if (skip === null) {
+      client.pending!.push(event);
+      return;
     }
-    const from = last >= oldest - 1 && last <= seq ? last + 1 : oldest;
-    for (let id = from; id <= seq; id++) {
-      const item = ring[(id - 1) % bufferSize];
-      if (item !== undefined && item.id === id && !stream.write(item.frame)) return;
+    if (skip(event.id)) return;
+    // The first event the client lacks: it is live from here on.
+    client.skip = null;
+    client.pending = null;
+    if (writeFrame(client.stream, frameOf(event))) delivered++;
+  }
+
+  function attach(client: HubClient): void {
+    clients.add(client);
+    for (const topic of client.topics) {
+      let set = byTopic.get(topic);
+      if (set === undefined) byTopic.set(topic, (set = new Set()));
+      set.add(client);
     }
+    client.stream.onClose((stream) => {
+      clients.delete(client);
+      for (const topic of client.topics) {
+        const set = byTopic.get(topic);
+        if (set?.delete(client) && set.size === 0) byTopic.delete(topic);
+      }
+      if (stream.dropped) {
+        slowDrops++;
+        if (onSlowClient !== undefined) {
+          try {
+            onSlowClient({ requestId: client.requestId, topics: client.topics });
+          } catch (err) {
+            process.emitWarning(err instanceof Error ? err : String(err));
+          }
+        }
+      }
+    });
+  }
+
+  function replay(client: HubClient, after: string, upTo: string): void {
+    if (after === upTo) {
+      flushPending(client);
+      return;
+    }
+    let result: ReplayResult | Promise<ReplayResult>;
+    try {
+      result = store.replay({
+        after,
+        upTo,
+        include: (topic) => includes(client, topic),
+        maxBytes: client.stream.maxBufferedBytes,
+      });
+    } catch (err) {
+      process.emitWarning(err instanceof Error ? err : String(err));
+      client.stream.close();
+      return;
+    }
+    if (isPromise(result)) {
+      // The store could not answer (e.g. Redis is down): end the stream, so the client
+      // reconnects with the same Last-Event-ID after its backoff instead of missing events.
+      result.then(
+        (answer) => finishReplay(client, after, upTo, answer),
+        () => client.stream.close(),
+      );
+    } else finishReplay(client, after, upTo, result);
+  }
+
+  function finishReplay(client: HubClient, after: string, upTo: string, answer: ReplayResult) {
+    const stream = client.stream;
+    if (stream.closed) return;
+    if (answer.kind === 'ahead') {
+      // Held events the client already has are dropped; until one it lacks arrives, so are
+      // the next live ones (this instance has not read as far as the client's last id yet).
+      const held = client.pending!.filter((event) => !answer.has(event.id));
+      if (held.length === 0) {
+        client.pending = held;
+        client.skip = answer.has;
+        return;
+      }
+      client.pending = held;
+      flushPending(client);
+      return;
+    }
+    let replayed: Buffer[] | null = null;
+    if (answer.kind === 'events') {
+      const max = stream.maxBufferedBytes;
+      let bytes = 0;
+      replayed = [];
+      for (const event of answer.events) {
+        if (!includes(client, event.topic)) continue;
+        const frame = frameOf(event);
+        bytes += frame.length;
+        if (bytes > max) {
+          replayed = null;
+          break;
+        }
+        replayed.push(frame);
+      }
+    }
+    if (replayed === null) {
+      if (!sendReset(client, after, upTo)) return;
+    } else {
+      for (const frame of replayed) {
+        if (!writeFrame(stream, frame)) return;
+        delivered++;
+      }
+    }
+    flushPending(client);
+  }
+
+  function flushPending(client: HubClient): void {
+    const pending = client.pending;
+    client.pending = null;
+    if (pending === null) return;
+    for (const event of pending) {
+      if (!writeFrame(client.stream, frameOf(event))) return;
+      delivered++;
+    }
+  }
+
+  function appendEvent(event: string, text: string, topic: string | undefined): Promise<string> {
+    if (closed) return Promise.reject(new HubPublishError(event, 'closed'));
+    let result: string | Promise<string>;
+    try {
+      result = store.append(event, text, topic);
+    } catch (err) {
+      return Promise.reject(new HubPublishError(event, 'store', { cause: err }));
+    }
+    if (!isPromise(result)) {
+      published++;
+      return Promise.resolve(result);
+    }
+    return result.then(
+      (id) => {
+        published++;
+        return id;
+      },
+      (err) => {
+        throw new HubPublishError(event, 'store', { cause: err });
+      },
+    );
+  }
+
+  const opened = store.open(sink);
+  const start = (id: string): void => {
+    head = id;
+    const queued = waiting;
+    waiting = [];
+    for (const { client, after } of queued) {
+      if (client.stream.closed) continue;
+      if (after !== null) replay(client, after, id);
+      else if (sendReset(client, null, id)) flushPending(client);
+    }
+  };
+  let ready: Promise<void>;
+  if (isPromise(opened)) {
+    ready = opened.then(start, (err) => {
+      // The store gave up opening (it was closed meanwhile): the waiting clients reconnect.
+      for (const { client } of waiting) client.stream.close();
+      waiting = [];
+      if (!closed) throw err;
+    });
+    // Observed here too: a hub whose `ready` nobody awaits must not fail the process.
+    ready.catch(() => {});
+  } else {
+    start(opened);
+    ready = Promise.resolve();
   }
 
   return {
-    connect(ctx) {
+    connect(ctx, connectOptions) {
+      const topics = checkTopics(connectOptions?.topics);
       const stream = ctx.sseStream();
       if (closed) {
         stream.close();
         return stream;
       }
-      replay(stream, ctx.header('last-event-id'));
-      if (!stream.closed) {
-        clients.add(stream);
-        stream.onClose(remove);
+      const client: HubClient = {
+        stream,
+        topics,
+        requestId: ctx.requestId,
+        pending: null,
+        skip: null,
+      };
+      const after = ctx.header('last-event-id');
+      attach(client);
+      if (stream.closed) return stream;
+      if (head === null) {
+        // Before the store is open nothing can be told: held until then.
+        client.pending = [];
+        waiting.push({ client, after: after ?? null });
+      } else if (after !== undefined) {
+        // Live events published while the replay is read are held, then sent after it.
+        client.pending = [];
+        replay(client, after, head);
       }
       return stream;
     },
-    publish(event, data) {
-      // Format (which validates the name) before taking the id, so a bad event leaves no gap.
-      const frame = Buffer.from(formatEvent(event, data, String(seq + 1)));
-      const id = ++seq;
-      if (bufferSize > 0) {
-        ring[(id - 1) % bufferSize] = { id, frame };
-        if (count < bufferSize) count++;
-      }
-      for (const stream of clients) stream.write(frame);
-      return id;
+    publish(event, data, publishOptions) {
+      checkEventName(event);
+      const topic = checkTopic('topic', publishOptions?.topic);
+      const text = typeof data === 'string' ? data : (JSON.stringify(data) ?? '');
+      return appendEvent(event, text, topic);
     },
+    invalidate(target, invalidateOptions) {
+      const payload: { target: WireInvalidateTarget; source?: string } = {
+        target: checkTarget(target),
+      };
+      const topic = checkTopic('topic', invalidateOptions?.topic);
+      const source = sourceOf(invalidateOptions?.source);
+      if (source !== undefined) payload.source = source;
+      return appendEvent(HUB_INVALIDATE_EVENT, JSON.stringify(payload), topic);
+    },
+    ready,
     get size() {
       return clients.size;
     },
     get lastId() {
-      return seq;
+      return head ?? '';
     },
-    close() {
+    get metrics() {
+      return { clients: clients.size, published, delivered, resets, slowDrops };
+    },
+    async close() {
       closed = true;
-      for (const stream of [...clients]) stream.close();
+      for (const client of [...clients]) client.stream.close();
       clients.clear();
+      byTopic.clear();
+      waiting = [];
+      await store.close();
     },
   };
 }

@@ -1,12 +1,18 @@
 export {
   type App,
   type AppOptions,
+  type CloseOptions,
   createApp,
   type ErrorHandler,
   type InjectRequest,
   type InjectResponse,
+  type ResponseHook,
+  type ResponseInfo,
+  type ServerTimeouts,
 } from './app';
+export type { BodyParsers, RouteOptions } from './body';
 export type { Clock, TimerHandle } from './clock';
+export type { CompressionOptions, Encoding } from './compress';
 export type {
   CacheControlOptions,
   Context,
@@ -16,17 +22,43 @@ export type {
   Next,
 } from './context';
 export type { CookieOptions } from './cookies';
+export { type CorsOptions, cors } from './cors';
 export {
   BadRequestError,
-  HttpError,
-  type HttpErrorOptions,
-  isHttpError,
+  type BadRequestErrorOptions,
+  HttpException,
+  type HttpExceptionOptions,
+  isBadRequestError,
+  isHttpException,
+  isReleasedContextError,
   ReleasedContextError,
   type ValidationIssue,
 } from './errors';
 export type { SendFileOptions } from './files';
-export type { GraphqlResolvers } from './graphql';
-export { createEventHub, type EventHub, type EventHubOptions, HUB_RESET_EVENT } from './hub';
+export type { GraphqlOptions, GraphqlResolvers } from './graphql';
+export {
+  type ConnectOptions,
+  createEventHub,
+  type EventHub,
+  type EventHubOptions,
+  HUB_INVALIDATE_EVENT,
+  HUB_RESET_EVENT,
+  type HubMetrics,
+  type InvalidateOptions,
+  type PublishOptions,
+  type SlowClientInfo,
+  SOURCE_HEADER,
+  type WireInvalidateTarget,
+} from './hub';
+export { HubPublishError, type HubPublishFailure, isHubPublishError } from './hub-errors';
+export type {
+  HubStore,
+  ReplayRequest,
+  ReplayResult,
+  StoredEvent,
+  StoreSink,
+} from './hub-store';
+export { type MemoryStoreOptions, memoryStore } from './memory-store';
 export type { TrustProxy } from './proxy';
-export type { SseStream } from './sse';
+export type { SseOptions, SseStream } from './sse';
 export type { Rule, Rules, RuleType, Validated } from './validate';

@@ -1,5 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { isIP } from 'node:net';
 import proxyaddr from 'proxy-addr';
+import { integer, rangeError, typeError } from './checks';
 
 /**
  * Which X-Forwarded-For hops to believe.
@@ -21,11 +23,13 @@ export function compileTrust(value: TrustProxy): TrustFn {
   if (value === false) return null;
   if (value === true) return trustAll;
   if (typeof value === 'number') {
-    if (!Number.isInteger(value) || value < 0) {
-      throw new RangeError(`trust proxy hop count must be a non-negative integer, got ${value}`);
-    }
-    if (value === 0) return null;
-    return (_addr, hop) => hop < value;
+    const hops = integer('trustProxy', value, 0, 0, undefined, 'hops');
+    if (hops === 0) return null;
+    return (_addr, hop) => hop < hops;
+  }
+  const expected = 'a boolean, a hop count, or addresses / CIDRs / presets';
+  if (typeof value !== 'string' && !Array.isArray(value)) {
+    throw typeError('trustProxy', expected, value);
   }
   const list =
     typeof value === 'string'
@@ -34,22 +38,73 @@ export function compileTrust(value: TrustProxy): TrustFn {
           .map((s) => s.trim())
           .filter(Boolean)
       : [...value];
+  for (const entry of list) {
+    if (typeof entry !== 'string') throw typeError('trustProxy[]', 'an address or CIDR', entry);
+  }
   if (list.length === 0) return null;
-  // proxy-addr throws TypeError on an invalid address or CIDR, naming it.
-  return proxyaddr.compile(list);
+  try {
+    return proxyaddr.compile(list);
+  } catch (err) {
+    // proxy-addr names the entry it cannot read ("invalid IP address: x").
+    const bad = list.find((entry) => {
+      try {
+        proxyaddr.compile([entry]);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    throw rangeError(
+      'trustProxy',
+      'IP addresses, CIDRs or loopback / linklocal / uniquelocal',
+      bad ?? value,
+      err,
+    );
+  }
 }
 
-/** The client address and the forwarded chain (client first) for one request. */
+const BRACKETED = /^\[([^\]]*)\](?::\d{1,5})?$/;
+const IPV4_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
+
+/**
+ * One X-Forwarded-For entry as an address: proxies also write `[v6]:port` and `v4:port`, which
+ * proxy-addr would pass on as they are. Anything else is left for the validity check.
+ */
+function bareAddress(entry: string): string {
+  const bracketed = BRACKETED.exec(entry);
+  if (bracketed !== null) return bracketed[1]!;
+  const withPort = IPV4_PORT.exec(entry);
+  return withPort === null ? entry : withPort[1]!;
+}
+
+/**
+ * The client address and the forwarded chain (client first) for one request. `ip` is always an
+ * address: a hop that is not one (`unknown`, garbage) ends the chain as an untrusted hop would,
+ * and `ip` is then the nearest address before it, the proxy that wrote it.
+ */
 export function resolveAddresses(
   peer: string,
   headers: IncomingHttpHeaders,
   trust: NonNullable<TrustFn>,
 ): { ip: string; ips: string[] } {
+  const forwarded = headers['x-forwarded-for'];
+  const list =
+    typeof forwarded === 'string'
+      ? forwarded
+          .split(',')
+          .map((entry) => bareAddress(entry.trim()))
+          .join(', ')
+      : undefined;
   // proxy-addr reads only `headers` and the socket address; give it the address captured at
   // accept rather than the live socket, which may be gone by now.
-  const fake = { headers, socket: { remoteAddress: peer }, connection: { remoteAddress: peer } };
-  const addrs = proxyaddr.all(fake as never, trust);
-  // addrs = [peer, nearest hop, ..., first untrusted hop]; ips lists the hops client first.
+  const fake = {
+    headers: { 'x-forwarded-for': list },
+    socket: { remoteAddress: peer },
+    connection: { remoteAddress: peer },
+  };
+  const addrs = proxyaddr.all(fake as never, (addr, hop) => isIP(addr) !== 0 && trust(addr, hop));
+  // addrs = [peer, nearest hop, ..., first untrusted hop]; the last may be no address at all.
+  while (addrs.length > 1 && isIP(addrs[addrs.length - 1]!) === 0) addrs.pop();
   const ips = addrs.slice(1).reverse();
   return { ip: addrs[addrs.length - 1] ?? peer, ips };
 }

@@ -1,26 +1,34 @@
 import type { ServerResponse } from 'node:http';
-import type { Clock, TimerHandle } from './clock';
+import { checkLine } from './checks';
+import { type Clock, repeat } from './clock';
 
-/** Tunables of server-sent event streams, resolved once per app. */
+/** Server-sent event settings of an app (`createApp({ sse })`). */
 export interface SseOptions {
-  /** Comment heartbeat for idle streams, ms. Default 15 000; 0 disables. */
-  heartbeatMs: number;
   /**
-   * Bytes a stream may have queued in its socket before the client is disconnected as too slow.
-   * Default 1 MiB. The client's EventSource reconnects; a hub replays what it missed.
+   * A `:` comment is written to each stream idle for this many ms, so proxies keep it open;
+   * `0` turns heartbeats off. One timer serves every stream of the app.
+   *
+   * @default 15000
    */
-  maxBufferedBytes: number;
+  heartbeatMs?: number;
+  /**
+   * Bytes a client may leave unsent (from earlier event-loop turns) before it is disconnected as
+   * too slow. Its EventSource reconnects; a hub replays what it missed.
+   *
+   * @default 1048576 (1 MiB)
+   */
+  maxBufferedBytes?: number;
 }
+
+/** {@link SseOptions} resolved once per app. */
+export type SseSettings = Required<SseOptions>;
 
 const LINE_BREAK = /\r\n|\r|\n/;
 const LINE_BREAKS = /\r\n|\r|\n/g;
-const FIELD_FORBIDDEN = /[\r\n\0]/;
 
 /** Throws when `value` could break out of an SSE field (CR, LF or NUL). */
-export function assertSseField(kind: 'event' | 'id', value: string): void {
-  if (FIELD_FORBIDDEN.test(value)) {
-    throw new TypeError(`SSE ${kind} must not contain CR, LF or NUL: ${JSON.stringify(value)}`);
-  }
+export function assertSseField(kind: 'event' | 'id', value: unknown): asserts value is string {
+  checkLine(kind, value, kind === 'event' ? 'an SSE event name' : 'an SSE event id');
 }
 
 /**
@@ -54,26 +62,32 @@ export function formatEvent(
 export class SseRegistry {
   readonly streams = new Set<SseStream>();
   readonly clock: Clock;
-  readonly options: SseOptions;
-  #heartbeat: TimerHandle | null = null;
+  readonly options: SseSettings;
+  /**
+   * Counts event-loop turns that wrote. Node corks a response until the next tick, so bytes
+   * written in the current turn are not yet "unsent" (see {@link SseStream.write}).
+   */
+  turn = 0;
+  #turnPending = false;
+  #stopHeartbeat: (() => void) | null = null;
 
-  constructor(clock: Clock, options: SseOptions) {
+  constructor(clock: Clock, options: SseSettings) {
     this.clock = clock;
     this.options = options;
   }
 
   add(stream: SseStream): void {
     this.streams.add(stream);
-    if (this.#heartbeat === null && this.options.heartbeatMs > 0) {
-      this.#heartbeat = this.clock.setInterval(this.#beat, this.options.heartbeatMs);
+    if (this.#stopHeartbeat === null && this.options.heartbeatMs > 0) {
+      this.#stopHeartbeat = repeat(this.clock, this.options.heartbeatMs, this.#beat);
     }
   }
 
   delete(stream: SseStream): void {
     this.streams.delete(stream);
-    if (this.streams.size === 0 && this.#heartbeat !== null) {
-      this.clock.clearInterval(this.#heartbeat);
-      this.#heartbeat = null;
+    if (this.streams.size === 0 && this.#stopHeartbeat !== null) {
+      this.#stopHeartbeat();
+      this.#stopHeartbeat = null;
     }
   }
 
@@ -81,16 +95,44 @@ export class SseRegistry {
     for (const stream of [...this.streams]) stream.close();
   }
 
-  #beat = (): void => {
-    const idleSince = this.clock.now() - this.options.heartbeatMs;
-    for (const stream of this.streams) {
-      if (stream.lastWriteAt <= idleSince) stream.comment('');
+  /** The current turn; the first write of a turn schedules the next one. */
+  currentTurn(): number {
+    if (!this.#turnPending) {
+      this.#turnPending = true;
+      setImmediate(this.#nextTurn);
     }
+    return this.turn;
+  }
+
+  #nextTurn = (): void => {
+    this.#turnPending = false;
+    this.turn++;
+  };
+
+  #beat = (): void => {
+    for (const stream of this.streams) internals.heartbeat(stream);
   };
 }
 
 /** Called once when a stream ends, for whatever reason. */
 type CloseListener = (stream: SseStream) => void;
+
+/**
+ * What the registry, the hub and ctx reach inside a stream, and users cannot: set once by
+ * `SseStream`'s static block, which alone can read its `#` members.
+ */
+interface StreamInternals {
+  open(res: ServerResponse, registry: SseRegistry, headers: string[]): SseStream;
+  write(stream: SseStream, frame: string | Buffer): boolean;
+  heartbeat(stream: SseStream): void;
+  every(
+    stream: SseStream,
+    fn: () => unknown,
+    intervalMs: number,
+    onError: (err: unknown) => void,
+  ): Promise<void>;
+}
+let internals: StreamInternals;
 
 /**
  * One open `text/event-stream` response. Holds the response and its timers, never a ctx, so it
@@ -101,21 +143,33 @@ type CloseListener = (stream: SseStream) => void;
  * fresh data); events are queued until `maxBufferedBytes`, then the client is disconnected.
  */
 export class SseStream {
-  /** True once the stream ended (client gone, closed by the server, or too slow). */
-  closed = false;
-  /** The id of the last event written by `send` (hub events carry the hub's ids). */
-  lastId = 0;
-  /** Clock time of the last write, for the shared heartbeat. */
-  lastWriteAt: number;
+  #closed = false;
+  #lastId = 0;
+  #dropped = false;
   readonly #res: ServerResponse;
   readonly #registry: SseRegistry;
-  readonly #timers = new Set<TimerHandle>();
+  /** Stops the stream's `every` repeats. */
+  readonly #timers = new Set<() => void>();
   #listeners: CloseListener[] = [];
+  /** The registry turn of this stream's last write. */
+  #turn = -1;
+  /** Writes so far, and as counted at the last heartbeat: equal means idle for a whole period. */
+  #writes = 0;
+  #beatWrites = -1;
 
-  constructor(res: ServerResponse, registry: SseRegistry, headers: string[]) {
+  static {
+    internals = {
+      open: (res, registry, headers) => new SseStream(res, registry, headers),
+      write: (stream, frame) => stream.#write(frame),
+      heartbeat: (stream) => stream.#heartbeat(),
+      every: (stream, fn, intervalMs, onError) => stream.#every(fn, intervalMs, onError),
+    };
+  }
+
+  /** Made by `ctx.sseStream()` / `hub.connect()`. */
+  private constructor(res: ServerResponse, registry: SseRegistry, headers: string[]) {
     this.#res = res;
     this.#registry = registry;
-    this.lastWriteAt = registry.clock.now();
     res.writeHead(200, [
       'content-type',
       'text/event-stream; charset=utf-8',
@@ -130,6 +184,21 @@ export class SseStream {
     registry.add(this);
   }
 
+  /** True once the stream ended (client gone, closed by the server, or too slow). */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** The id of the last event written by `send` (0 before the first; hub events carry the hub's ids). */
+  get lastId(): number {
+    return this.#lastId;
+  }
+
+  /** True when the stream ended because its queue passed `maxBufferedBytes` (too slow). */
+  get dropped(): boolean {
+    return this.#dropped;
+  }
+
   /** True while the socket buffer is above its high-water mark. */
   get congested(): boolean {
     return this.#res.writableNeedDrain;
@@ -140,33 +209,81 @@ export class SseStream {
     return this.#res.writableLength;
   }
 
-  /** Sends one event with the next id of this stream. Returns false if the stream is closed. */
-  send(event: string | undefined, data: unknown): boolean {
-    if (this.closed) return false;
-    const id = this.lastId + 1;
-    const frame = formatEvent(event, data, String(id));
-    this.lastId = id;
-    return this.write(frame);
-  }
-
-  /** Sends a comment line (`: text`), ignored by EventSource; used for heartbeats. */
-  comment(text: string): boolean {
-    return this.write(`:${text.replace(LINE_BREAKS, ' ')}\n\n`);
+  /** The app's `sse.maxBufferedBytes`: the most a client may have queued. */
+  get maxBufferedBytes(): number {
+    return this.#registry.options.maxBufferedBytes;
   }
 
   /**
-   * Writes a pre-formatted frame (the hub formats once for all clients). Disconnects the client
-   * when its queue grows past `maxBufferedBytes`.
+   * Sends one event with the next id of this stream (1, 2, ...). Data: strings as-is, anything
+   * else as JSON. Returns false if the stream is closed. An event name with CR, LF or NUL throws
+   * a RangeError.
    */
-  write(frame: string | Buffer): boolean {
-    if (this.closed) return false;
-    this.#res.write(frame);
-    this.lastWriteAt = this.#registry.clock.now();
-    if (this.#res.writableLength > this.#registry.options.maxBufferedBytes) {
-      this.#res.destroy();
-      this.#onClose(); // release now; the socket's 'close' event comes later
-      return false;
+  send(event: string | undefined, data: unknown): boolean {
+    if (this.#closed) return false;
+    const id = this.#lastId + 1;
+    const frame = formatEvent(event, data, String(id));
+    this.#lastId = id;
+    return this.#write(frame);
+  }
+
+  /** Sends a comment line (`: text`), ignored by EventSource (heartbeats are comments). */
+  comment(text: string): boolean {
+    return this.#write(`:${text.replace(LINE_BREAKS, ' ')}\n\n`);
+  }
+
+  /** Registers `fn` to run once when the stream ends; returns an unsubscribe function. */
+  onClose(fn: CloseListener): () => void {
+    if (this.#closed) {
+      fn(this);
+      return () => {};
     }
+    this.#listeners.push(fn);
+    return () => {
+      this.#listeners = this.#listeners.filter((l) => l !== fn);
+    };
+  }
+
+  /** Ends the stream from the server side. */
+  close(): void {
+    if (this.#closed) return;
+    this.#res.end();
+    // 'close' follows 'finish'; cleanup runs there, but do it now so close() is synchronous.
+    this.#onClose();
+  }
+
+  /**
+   * Called by the shared heartbeat every `heartbeatMs`: writes a `:` comment when nothing was
+   * written since the previous beat (a counter, so a write costs no clock read).
+   */
+  #heartbeat(): void {
+    if (this.#writes === this.#beatWrites) this.comment('');
+    this.#beatWrites = this.#writes;
+  }
+
+  /**
+   * Writes a frame (the hub formats once for all clients). Disconnects the client when what it
+   * left unsent in earlier event-loop turns is past `maxBufferedBytes`. What this turn wrote does
+   * not count: Node corks the response until the next tick, so a burst published in one turn
+   * sits in the queue even for a client that reads at once. So the queue is checked once per
+   * turn, at its first write (the hot path of a fan-out stays one write).
+   */
+  #write(frame: string | Buffer): boolean {
+    if (this.#closed) return false;
+    const registry = this.#registry;
+    const res = this.#res;
+    const turn = registry.currentTurn();
+    if (turn !== this.#turn) {
+      this.#turn = turn;
+      if (res.writableLength > registry.options.maxBufferedBytes) {
+        this.#dropped = true;
+        res.destroy();
+        this.#onClose(); // release now; the socket's 'close' event comes later
+        return false;
+      }
+    }
+    res.write(frame);
+    this.#writes++;
     return true;
   }
 
@@ -175,9 +292,9 @@ export class SseStream {
    * `undefined`). A tick is skipped while the previous async `fn` is pending or the socket is
    * congested. Resolves when the stream ends; `onError` gets what `fn` throws, and the stream ends.
    */
-  every(fn: () => unknown, intervalMs: number, onError: (err: unknown) => void): Promise<void> {
+  #every(fn: () => unknown, intervalMs: number, onError: (err: unknown) => void): Promise<void> {
     const done = new Promise<void>((resolve) => this.onClose(() => resolve()));
-    if (this.closed) return done;
+    if (this.#closed) return done;
     let pending = false;
     const fail = (err: unknown): void => {
       pending = false;
@@ -189,7 +306,7 @@ export class SseStream {
       if (value !== undefined) this.send(undefined, value);
     };
     const tick = (): void => {
-      if (pending || this.closed || this.congested) return;
+      if (pending || this.#closed || this.congested) return;
       let value: unknown;
       try {
         value = fn();
@@ -202,37 +319,15 @@ export class SseStream {
         (value as PromiseLike<unknown>).then(settle, fail);
       } else settle(value);
     };
-    const timer = this.#registry.clock.setInterval(tick, intervalMs);
-    this.#timers.add(timer);
+    this.#timers.add(repeat(this.#registry.clock, intervalMs, tick));
     tick();
     return done;
   }
 
-  /** Registers `fn` to run once when the stream ends; returns an unsubscribe function. */
-  onClose(fn: CloseListener): () => void {
-    if (this.closed) {
-      fn(this);
-      return () => {};
-    }
-    this.#listeners.push(fn);
-    return () => {
-      this.#listeners = this.#listeners.filter((l) => l !== fn);
-    };
-  }
-
-  /** Ends the stream from the server side. */
-  close(): void {
-    if (this.closed) return;
-    this.#res.end();
-    // 'close' follows 'finish'; cleanup runs there, but do it now so close() is synchronous.
-    this.#onClose();
-  }
-
   #onClose = (): void => {
-    if (this.closed) return;
-    this.closed = true;
-    const clock = this.#registry.clock;
-    for (const timer of this.#timers) clock.clearInterval(timer);
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const stop of this.#timers) stop();
     this.#timers.clear();
     this.#res.off('close', this.#onClose);
     this.#registry.delete(this);
@@ -240,4 +335,28 @@ export class SseStream {
     this.#listeners = [];
     for (const fn of listeners) fn(this);
   };
+}
+
+/** Opens an event stream on `res` (writes its head). */
+export function openSseStream(
+  res: ServerResponse,
+  registry: SseRegistry,
+  headers: string[],
+): SseStream {
+  return internals.open(res, registry, headers);
+}
+
+/** Writes a pre-formatted frame; false when the stream is closed or was dropped as too slow. */
+export function writeFrame(stream: SseStream, frame: string | Buffer): boolean {
+  return internals.write(stream, frame);
+}
+
+/** `ctx.sseInterval`: see `SseStream#every`. */
+export function streamEvery(
+  stream: SseStream,
+  fn: () => unknown,
+  intervalMs: number,
+  onError: (err: unknown) => void,
+): Promise<void> {
+  return internals.every(stream, fn, intervalMs, onError);
 }

@@ -1,3 +1,4 @@
+import { boolean, checkNumber, checkObject, oneOf, rangeError, typeError } from './checks';
 import { BadRequestError, type ValidationIssue } from './errors';
 
 /** Value types a rule can require. `email` is a string in address form. */
@@ -11,11 +12,43 @@ export type RuleType = 'string' | 'email' | 'number' | 'integer' | 'boolean';
  * - `enum`: the allowed values, compared after coercion.
  */
 export interface Rule {
+  /**
+   * The value's type; strings are coerced for `number`, `integer` and `boolean` (query strings,
+   * params and forms carry only strings). `email` is a string in address form.
+   *
+   * @default undefined (any string, number or boolean; not objects or arrays)
+   */
   type?: RuleType;
+  /**
+   * The field must be present and not empty (`undefined`, `null` and `''` count as missing).
+   *
+   * @default false
+   */
   required?: boolean;
+  /**
+   * Smallest length (`string`, `email`) or value (`number`, `integer`), inclusive.
+   *
+   * @default undefined (no minimum)
+   */
   min?: number;
+  /**
+   * Largest length (`string`, `email`) or value (`number`, `integer`), inclusive. A string over
+   * it fails without its `pattern` being run.
+   *
+   * @default undefined (no maximum)
+   */
   max?: number;
+  /**
+   * Tested against string values (a string is compiled once per rules object).
+   *
+   * @default undefined (no pattern)
+   */
   pattern?: RegExp | string;
+  /**
+   * The allowed values, compared after coercion.
+   *
+   * @default undefined (any value)
+   */
   enum?: readonly (string | number | boolean)[];
 }
 
@@ -48,58 +81,61 @@ interface CompiledRule {
 }
 
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
-const TYPES = new Set<string>(['string', 'email', 'number', 'integer', 'boolean']);
+const TYPES: readonly RuleType[] = ['string', 'email', 'number', 'integer', 'boolean'];
 const RULE_KEYS = new Set(['type', 'required', 'min', 'max', 'pattern', 'enum']);
 // WHATWG "valid e-mail address", with at least one dot in the domain. Labels are separated by
 // literal dots, so the pattern cannot backtrack catastrophically; length is capped before it.
 const EMAIL =
   /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+$/;
-const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+// Each digit run can be matched one way only (the fraction needs its dot), so a failing match
+// backtracks linearly; `\d+\.?\d*` split a digit run every possible way: quadratic.
+const NUMERIC = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+/** Longer numeric strings are refused before any pattern runs: no real number needs more. */
+export const MAX_NUMERIC_LENGTH = 100;
 const compiledCache = new WeakMap<object, CompiledRule[]>();
-
-function describe(value: unknown): string {
-  return `${JSON.stringify(value) ?? String(value)} (${value === null ? 'null' : typeof value})`;
-}
 
 /** Checks a rules object once and caches the result by identity. */
 function compile(rules: Rules): CompiledRule[] {
   const cached = compiledCache.get(rules);
   if (cached !== undefined) return cached;
-  if (typeof rules !== 'object' || rules === null) {
-    throw new TypeError(`validate rules must be an object, got ${describe(rules)}`);
-  }
+  checkObject('rules', rules);
   const out: CompiledRule[] = [];
   for (const field of Object.keys(rules)) {
-    if (FORBIDDEN.has(field)) throw new TypeError(`validate: field name "${field}" is not allowed`);
-    const rule = rules[field];
-    if (typeof rule !== 'object' || rule === null) {
-      throw new TypeError(`validate: rule for "${field}" must be an object, got ${describe(rule)}`);
+    if (FORBIDDEN.has(field)) {
+      throw rangeError(
+        'rules',
+        'field names other than __proto__, constructor and prototype',
+        field,
+      );
     }
+    const name = `rules.${field}`;
+    const rule = rules[field] as Rule;
+    checkObject(name, rule);
     for (const key of Object.keys(rule)) {
-      if (!RULE_KEYS.has(key))
-        throw new TypeError(`validate: unknown rule key "${key}" on "${field}"`);
+      if (!RULE_KEYS.has(key)) {
+        throw rangeError(name, `a rule of ${[...RULE_KEYS].join(', ')}`, key);
+      }
     }
-    if (rule.type !== undefined && !TYPES.has(rule.type)) {
-      throw new TypeError(`validate: unknown type for "${field}": ${describe(rule.type)}`);
-    }
+    if (rule.type !== undefined) oneOf(`${name}.type`, rule.type, TYPES);
+    boolean(`${name}.required`, rule.required, false);
     for (const bound of ['min', 'max'] as const) {
-      const v = rule[bound];
-      if (v !== undefined && (typeof v !== 'number' || Number.isNaN(v))) {
-        throw new TypeError(
-          `validate: ${bound} for "${field}" must be a number, got ${describe(v)}`,
-        );
+      if (rule[bound] !== undefined) {
+        checkNumber(`${name}.${bound}`, rule[bound], 'a number', (n) => !Number.isNaN(n));
       }
     }
     if (rule.enum !== undefined && !Array.isArray(rule.enum)) {
-      throw new TypeError(
-        `validate: enum for "${field}" must be an array, got ${describe(rule.enum)}`,
-      );
+      throw typeError(`${name}.enum`, 'an array', rule.enum);
     }
     let pattern: RegExp | undefined;
-    if (typeof rule.pattern === 'string') pattern = new RegExp(rule.pattern);
-    else if (rule.pattern instanceof RegExp) pattern = rule.pattern;
+    if (typeof rule.pattern === 'string') {
+      try {
+        pattern = new RegExp(rule.pattern);
+      } catch (err) {
+        throw rangeError(`${name}.pattern`, 'a valid regular expression', rule.pattern, err);
+      }
+    } else if (rule.pattern instanceof RegExp) pattern = rule.pattern;
     else if (rule.pattern !== undefined) {
-      throw new TypeError(`validate: pattern for "${field}" must be a RegExp or string`);
+      throw typeError(`${name}.pattern`, 'a RegExp or a string', rule.pattern);
     }
     out.push({
       field,
@@ -130,7 +166,9 @@ function coerce(type: RuleType | undefined, raw: unknown): string | number | boo
     case 'integer': {
       let n: number | undefined;
       if (typeof raw === 'number') n = raw;
-      else if (typeof raw === 'string' && NUMERIC.test(raw)) n = Number(raw);
+      else if (typeof raw === 'string' && raw.length <= MAX_NUMERIC_LENGTH && NUMERIC.test(raw)) {
+        n = Number(raw);
+      }
       if (n === undefined || !Number.isFinite(n)) return undefined;
       return type === 'integer' && !Number.isInteger(n) ? undefined : n;
     }
@@ -191,11 +229,14 @@ export function validate<const R extends Rules>(rules: R, data: unknown): Valida
       const message = unit ? `must be at least ${rule.min}${unit}` : `must be >= ${rule.min}`;
       issues.push({ field, rule: 'min', message });
     }
-    if (size !== undefined && rule.max !== undefined && size > rule.max) {
+    const tooLarge = size !== undefined && rule.max !== undefined && size > rule.max;
+    if (tooLarge) {
       const message = unit ? `must be at most ${rule.max}${unit}` : `must be <= ${rule.max}`;
       issues.push({ field, rule: 'max', message });
     }
-    if (rule.pattern !== undefined && typeof value === 'string') {
+    // A value already over `max` never reaches the pattern: user patterns may backtrack badly
+    // on long input, and the field has failed anyway.
+    if (rule.pattern !== undefined && typeof value === 'string' && !tooLarge) {
       rule.pattern.lastIndex = 0; // a /g or /y pattern keeps state between calls
       if (!rule.pattern.test(value)) {
         issues.push({ field, rule: 'pattern', message: 'does not match the expected format' });
@@ -206,6 +247,6 @@ export function validate<const R extends Rules>(rules: R, data: unknown): Valida
     }
     if (issues.length === before) result[field] = value;
   }
-  if (issues.length > 0) throw new BadRequestError('Validation failed', issues);
+  if (issues.length > 0) throw new BadRequestError('Validation failed', { fields: issues });
   return result as Validated<R>;
 }

@@ -1,7 +1,7 @@
 import { Agent } from 'node:http';
 import { describe, expect, it, vi } from 'vitest';
 import { appStats } from '../src/app';
-import { createApp, HttpError } from '../src/index';
+import { createApp, HttpException } from '../src/index';
 import { raw, start, trackApps, until } from './helpers';
 
 const make = trackApps();
@@ -133,14 +133,14 @@ describe('middleware', () => {
 });
 
 describe('errors', () => {
-  it('maps HttpError to its status with headers, others to a generic 500 and onError', async () => {
+  it('maps HttpException to its status with headers, others to a generic 500 and onError', async () => {
     const app = make();
     const seen: unknown[] = [];
     app.onError((err, ctx) => {
       seen.push([err, ctx.path]);
     });
     app.get('/teapot', () => {
-      throw new HttpError(429, 'Slow down', { headers: { 'retry-after': '5' } });
+      throw new HttpException(429, 'Slow down', { headers: { 'retry-after': '5' } });
     });
     app.get('/secret', async () => {
       await Promise.resolve();
@@ -204,7 +204,7 @@ describe('errors', () => {
   it('validates options and handlers', () => {
     expect(() => createApp({ bodyLimit: -1 })).toThrow(RangeError);
     expect(() => createApp().get('/', 'x' as never)).toThrow(TypeError);
-    expect(() => new HttpError(200)).toThrow(RangeError);
+    expect(() => new HttpException(200)).toThrow(RangeError);
   });
 });
 

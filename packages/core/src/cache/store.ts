@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from '../internal/clock';
-import { reportError } from '../internal/report';
+import { type ErrorReporter, logListenerError, report } from '../internal/report';
 import { parseKey } from '../spec/fingerprint';
 import { absoluteKeyURL, originOf, splitURL } from '../spec/url';
 import type { ApiResponse, CacheSubscriber, CacheUpdate, KeyMatcher, RequestSpec } from '../types';
@@ -38,6 +38,8 @@ export interface CacheStoreOptions {
   gcTime?: number;
   /** The client's key base, for keys written by hand (relative keys resolve against it). */
   keyBase?: string;
+  /** Receives a subscriber's or matcher's error (never rethrown). Default: logged. */
+  onError?: ErrorReporter;
 }
 
 /**
@@ -68,6 +70,7 @@ export class CacheStore {
   readonly #clock: Clock;
   /** The client's key base: a key written by hand is resolved against it (spec/url keyURL). */
   readonly #keyBase: string | undefined;
+  readonly #onError: ErrorReporter;
   /** The collection hand: a live iterator over #entries (see the class comment). */
   #hand: IterableIterator<CacheEntry> | undefined;
   /** When a key's last exact-key subscription left while its entry existed. */
@@ -87,6 +90,7 @@ export class CacheStore {
     this.gcTime = gcTime;
     this.#clock = options.clock ?? systemClock;
     this.#keyBase = options.keyBase;
+    this.#onError = options.onError ?? logListenerError;
   }
 
   get size(): number {
@@ -276,7 +280,7 @@ export class CacheStore {
   /** Whether any subscription wants this key (so invalidation must refetch it). */
   hasInterest(key: string): boolean {
     if (this.#byKey.has(key)) return true;
-    for (const sub of this.#predicates) if (safeMatch(sub, key)) return true;
+    for (const sub of this.#predicates) if (this.#matches(sub, key)) return true;
     return false;
   }
 
@@ -290,17 +294,34 @@ export class CacheStore {
   notify(update: CacheUpdate): void {
     if (!this.#watched) return;
     const set = this.#byKey.get(update.key);
-    if (set) for (const l of [...set]) deliver(l, update);
+    if (set) for (const l of [...set]) this.#deliver(l, update);
     const preds = this.#predicates;
     for (let i = 0; i < preds.length; i++) {
       const sub = preds[i]!;
-      if (safeMatch(sub, update.key)) deliver(sub.listener, update);
+      if (this.#matches(sub, update.key)) this.#deliver(sub.listener, update);
     }
   }
 
   /** Some subscription exists (by key or by predicate). */
   get #watched(): boolean {
     return this.#byKey.size > 0 || this.#predicates.length > 0;
+  }
+
+  #matches(sub: PredicateSubscription, key: string): boolean {
+    try {
+      return sub.match(key);
+    } catch (err) {
+      report(this.#onError, err, { source: 'matcher', key });
+      return false;
+    }
+  }
+
+  #deliver(listener: CacheSubscriber, update: CacheUpdate): void {
+    try {
+      listener(update);
+    } catch (err) {
+      report(this.#onError, err, { source: 'subscriber', key: update.key });
+    }
   }
 
   #evictOldest(): void {
@@ -330,21 +351,4 @@ export function asMatchable(entry: CacheEntry): Matchable {
     tags: entry.tags,
     meta: () => metaOf(entry),
   };
-}
-
-function safeMatch(sub: PredicateSubscription, key: string): boolean {
-  try {
-    return sub.match(key);
-  } catch (err) {
-    reportError(err);
-    return false;
-  }
-}
-
-function deliver(listener: CacheSubscriber, update: CacheUpdate): void {
-  try {
-    listener(update);
-  } catch (err) {
-    reportError(err);
-  }
 }

@@ -13,6 +13,7 @@ import { requestOptionsOf as requestOptionsOfQuery } from '../query/observer';
 import { syntheticResponse } from '../query/state';
 import type { QueryStore } from '../query/store';
 import type { QueryDefinition } from '../query-options';
+import { addSourceHeader } from '../server-events/source';
 
 export type MutationStatus = 'idle' | 'pending' | 'success' | 'error';
 
@@ -199,6 +200,8 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     try {
       const url = typeof urlOption === 'function' ? urlOption(variables) : urlOption;
       const request: RequestOptions = requestOptionsOf(options);
+      // Same-origin only: names this tab, so it skips the server's echo of this change.
+      addSourceHeader(client, url, request);
       end = this.#store.mutations.start({ method, url, options: request });
       if (options?.onMutate) context = await options.onMutate(variables, this.#helpers(writes));
       const body = options?.body

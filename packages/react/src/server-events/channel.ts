@@ -1,4 +1,10 @@
-import { type Client, type InvalidateTarget, systemClock } from '@keel/core';
+import {
+  type CacheMeta,
+  type Client,
+  checkInvalidateTarget,
+  type InvalidateTarget,
+  systemClock,
+} from '@keel/core';
 import { reportError } from '../internal/report';
 import {
   type ConnectionOptions,
@@ -7,6 +13,7 @@ import {
   type ServerEvent,
   SseConnection,
 } from './connection';
+import { sourceIdOf } from './source';
 
 /**
  * A handler for one event name. `data` is `unknown` unless the handler annotates it
@@ -27,10 +34,19 @@ export interface ServerEventHandlers {
 }
 
 /**
- * Sent by @keel/server's event hub when a client's `Last-Event-ID` is older than its replay
- * buffer: events were lost, so every `invalidate` target is applied.
+ * Sent by @keel/server's event hub when a client's `Last-Event-ID` cannot be replayed exactly:
+ * events may have been lost, so the channel resyncs (see {@link Channel}).
  */
 export const RESET_EVENT = 'keel:reset';
+
+/**
+ * Sent by @keel/server's `hub.invalidate`: data `{ "target": "/path" | ["tag", ...],
+ * "source"?: "<tab id>" }`. Applied with `client.invalidate(target)` unless `source` is this tab.
+ */
+export const INVALIDATE_EVENT = 'keel:invalidate';
+
+/** Everything: what a resync invalidates when no component named its own targets. */
+const EVERYTHING = (_meta: CacheMeta): boolean => true;
 
 /** One component's use of a channel: its latest handlers. */
 export interface ChannelSubscriber {
@@ -49,6 +65,7 @@ export class Channel {
   readonly #client: Client;
   readonly #subscribers = new Set<ChannelSubscriber>();
   readonly #onEmpty: (channel: Channel) => void;
+  readonly #onError: (error: unknown) => void;
   #users = 0;
 
   constructor(
@@ -57,10 +74,12 @@ export class Channel {
     url: string,
     options: ConnectionOptions,
     onEmpty: (channel: Channel) => void,
+    onError: (error: unknown) => void = reportError,
   ) {
     this.#client = client;
     this.key = key;
     this.#onEmpty = onEmpty;
+    this.#onError = onError;
     this.connection = new SseConnection(url, options, {
       onEvent: (event) => this.#dispatch(event),
       onOpen: (info) => this.#opened(info),
@@ -98,6 +117,8 @@ export class Channel {
 
   #dispatch(event: ServerEvent): void {
     const targets = new TargetSet();
+    if (event.event === INVALIDATE_EVENT) this.#invalidation(event, targets);
+    else if (event.event === RESET_EVENT) this.#resync(targets);
     for (const subscriber of [...this.#subscribers]) {
       const handlers = subscriber.handlers();
       const handler = handlers[event.event];
@@ -109,25 +130,46 @@ export class Channel {
         }
       }
       const map = invalidateMap(handlers);
-      if (map === undefined) continue;
-      if (event.event === RESET_EVENT) {
-        for (const name in map) targets.add(map[name]!);
-      } else if (Object.hasOwn(map, event.event)) {
-        targets.add(map[event.event]!);
-      }
+      if (map !== undefined && Object.hasOwn(map, event.event)) targets.add(map[event.event]!);
     }
-    targets.apply(this.#client);
+    targets.apply(this.#client, this.#onError);
   }
 
-  /** A reconnect without Last-Event-ID may have missed events: apply every invalidation. */
-  #opened(info: OpenInfo): void {
-    if (!info.reconnect || info.resumed) return;
-    const targets = new TargetSet();
+  /** `keel:invalidate`: the server's target, unless this tab made the change (the echo). */
+  #invalidation(event: ServerEvent, targets: TargetSet): void {
+    const data = event.data as { target?: unknown; source?: unknown } | null;
+    const target = typeof data === 'object' && data !== null ? data.target : undefined;
+    try {
+      // The one check of an invalidation target (core); JSON cannot carry a predicate.
+      checkInvalidateTarget(target, 'keel:invalidate data.target');
+    } catch (error) {
+      // A server bug must not break the page: the event is ignored and reported.
+      this.#onError(error);
+      return;
+    }
+    if (data!.source !== undefined && data!.source === sourceIdOf(this.#client)) return;
+    targets.add(target as InvalidateTarget);
+  }
+
+  /**
+   * Events may have been lost (`keel:reset`, or a reconnect with nothing to resume from): apply
+   * every `invalidate` target the components name, or, when none names any, invalidate every
+   * query (what the server invalidated meanwhile is unknown).
+   */
+  #resync(targets: TargetSet): void {
     for (const subscriber of this.#subscribers) {
       const map = invalidateMap(subscriber.handlers());
       if (map !== undefined) for (const name in map) targets.add(map[name]!);
     }
-    targets.apply(this.#client);
+    if (targets.size === 0) targets.add(EVERYTHING);
+  }
+
+  /** A reconnect without Last-Event-ID may have missed events. */
+  #opened(info: OpenInfo): void {
+    if (!info.reconnect || info.resumed) return;
+    const targets = new TargetSet();
+    this.#resync(targets);
+    targets.apply(this.#client, this.#onError);
   }
 }
 
@@ -143,6 +185,10 @@ function invalidateMap(
 class TargetSet {
   readonly #targets = new Map<unknown, InvalidateTarget>();
 
+  get size(): number {
+    return this.#targets.size;
+  }
+
   add(target: InvalidateTarget): void {
     const id =
       typeof target === 'string'
@@ -153,12 +199,12 @@ class TargetSet {
     if (!this.#targets.has(id)) this.#targets.set(id, target);
   }
 
-  apply(client: Client): void {
+  apply(client: Client, onError: (error: unknown) => void): void {
     for (const target of this.#targets.values()) {
       try {
         client.invalidate(target);
       } catch (err) {
-        reportError(err);
+        onError(err);
       }
     }
   }
@@ -178,6 +224,12 @@ export interface ServerEventsOptions {
   clock?: import('@keel/core').Clock;
   /** Random source in [0,1) for the jitter. */
   random?: () => number;
+  /**
+   * Gets what the channel ignores instead of applying: a `keel:invalidate` event of the wrong
+   * shape, an invalidation that threw. Default: rethrown asynchronously (like an uncaught
+   * error: the console shows it, nothing else breaks).
+   */
+  onError?: (error: unknown) => void;
 }
 
 const channels = new WeakMap<Client, Map<string, Channel>>();
@@ -214,6 +266,7 @@ export function channelFor(client: Client, url: string, options?: ServerEventsOp
       (c) => {
         if (map.get(c.key) === c) map.delete(c.key);
       },
+      options?.onError,
     );
     byKey.set(spec.key, channel);
   }

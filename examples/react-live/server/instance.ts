@@ -1,0 +1,43 @@
+import { redisStreams } from '@keel/server/redis';
+import { Redis } from 'ioredis';
+import { createLiveApp } from './app';
+import { redisTodos } from './todos';
+
+export interface InstanceOptions {
+  distDir: string;
+  port?: number;
+  host?: string;
+  /** Share events and todos with other instances through this Redis; default: all in memory. */
+  redisUrl?: string;
+}
+
+/** One server instance: in memory, or on Redis so that several serve the same tabs. */
+export async function startInstance(options: InstanceOptions) {
+  const host = options.host ?? '127.0.0.1';
+  let redis: Redis | null = null;
+  let live: ReturnType<typeof createLiveApp>;
+  if (options.redisUrl === undefined) {
+    live = createLiveApp({ distDir: options.distDir });
+  } else {
+    redis = new Redis(options.redisUrl);
+    live = createLiveApp({
+      distDir: options.distDir,
+      todoStore: await redisTodos(redis, 'react-live:todos', ['Try keel', 'Open a second tab']),
+      events: redisStreams({ url: options.redisUrl, stream: 'react-live:events' }),
+    });
+  }
+  // With Redis the hub is ready after its first round trip; tabs connect after that.
+  await live.hub.ready;
+  const server = await live.app.listen(options.port ?? 0, host);
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
+  return {
+    ...live,
+    url: `http://${host}:${port}`,
+    async close() {
+      await live.app.close();
+      await live.hub.close();
+      await redis?.quit();
+    },
+  };
+}

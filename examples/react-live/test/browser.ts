@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BrowserContext, chromium } from 'playwright-core';
+import { build } from 'vite';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** Builds the page into a fresh temp dir, as `pnpm start` does (production). */
+export async function buildPage(): Promise<string> {
+  const distDir = mkdtempSync(join(tmpdir(), 'keel-react-live-dist-'));
+  // vitest runs with NODE_ENV=test, and Vite takes the JSX runtime and React's build from it.
+  const nodeEnv = process.env.NODE_ENV;
+  process.env.NODE_ENV = 'production';
+  try {
+    await build({ configFile: join(root, 'vite.config.ts'), build: { outDir: distDir } });
+  } finally {
+    process.env.NODE_ENV = nodeEnv;
+  }
+  return distDir;
+}
+
+/** Debian's Chromium with a fresh user-data-dir; `close()` also removes the dir. */
+export async function launchChromium(): Promise<{
+  context: BrowserContext;
+  close(): Promise<void>;
+}> {
+  const userDataDir = mkdtempSync(join(tmpdir(), 'keel-react-live-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    args: ARGS,
+    headless: true,
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}

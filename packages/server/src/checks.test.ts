@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { integer, mustBe, oneOf, rangeError, shown, typeError } from './checks';
+
+describe('checks', () => {
+  it('shows a bad value as written, or by kind', () => {
+    expect(shown(-1)).toBe('-1');
+    expect(shown(Number.NaN)).toBe('NaN');
+    expect(shown('1')).toBe('"1"');
+    expect(shown('x'.repeat(100))).toBe(`"${'x'.repeat(60)}..."`);
+    expect(shown(null)).toBe('null');
+    expect(shown(undefined)).toBe('undefined');
+    expect(shown(true)).toBe('true');
+    expect(shown(() => 1)).toBe('a function');
+    expect(shown([1])).toBe('an array');
+    expect(shown({ a: 1 })).toBe('an object');
+    expect(shown(/a/g)).toBe('/a/g');
+    expect(shown(Symbol('s'))).toBe('a symbol');
+    expect(shown(10n)).toBe('10');
+  });
+
+  it('has one template; TypeError for the type, RangeError for the value', () => {
+    expect(mustBe('bodyLimit', 'a positive integer', -1)).toBe(
+      'keel: `bodyLimit` must be a positive integer, got -1',
+    );
+    const cause = new Error('why');
+    expect(typeError('a', 'b', 'c', cause)).toMatchObject({ name: 'TypeError', cause });
+    expect(rangeError('a', 'b', 'c')).toBeInstanceOf(RangeError);
+  });
+
+  it('integer: the fallback when undefined, else a checked integer with its unit', () => {
+    expect(integer('n', undefined, 7, 0)).toBe(7);
+    expect(integer('n', 0, 7, 0)).toBe(0);
+    expect(() => integer('bodyLimit', -1, 7, 0, undefined, 'bytes')).toThrow(
+      new RangeError('keel: `bodyLimit` must be a non-negative integer number of bytes, got -1'),
+    );
+    expect(() => integer('n', '1', 7, 1)).toThrow(
+      new TypeError('keel: `n` must be a positive integer, got "1"'),
+    );
+    expect(() => integer('n', 1.5, 7, 2)).toThrow(/an integer >= 2, got 1.5/);
+    expect(() => integer('q', 12, 4, 0, 11)).toThrow(/an integer in 0-11, got 12/);
+    expect(() => integer('n', Number.NaN, 7, 0)).toThrow(RangeError);
+  });
+
+  it('oneOf: a listed string', () => {
+    expect(oneOf('d', 'deny', ['ignore', 'deny'])).toBe('deny');
+    expect(() => oneOf('d', 'x', ['ignore', 'deny'])).toThrow(
+      new RangeError(`keel: \`d\` must be one of 'ignore', 'deny', got "x"`),
+    );
+    expect(() => oneOf('d', 1, ['ignore'])).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,134 @@
+/**
+ * Every option and argument check of the server throws through here, so all of them read the
+ * same: "keel: `bodyLimit` must be a non-negative integer number of bytes, got -1". A value of
+ * the wrong type is a TypeError; a value of the right type that is out of range or malformed is
+ * a RangeError.
+ */
+
+const SHOWN_STRING = 60;
+
+/** A bad value as a message shows it: numbers and strings as written, anything else by kind. */
+export function shown(value: unknown): string {
+  switch (typeof value) {
+    case 'string': {
+      const cut = value.length > SHOWN_STRING ? `${value.slice(0, SHOWN_STRING)}...` : value;
+      return JSON.stringify(cut);
+    }
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+    case 'undefined':
+      return String(value);
+    case 'function':
+      return 'a function';
+    case 'symbol':
+      return 'a symbol';
+    default:
+      if (value === null) return 'null';
+      if (Array.isArray(value)) return 'an array';
+      if (value instanceof RegExp) return String(value);
+      return 'an object';
+  }
+}
+
+/** The one template: "keel: `name` must be <expected>, got <value>". */
+export function mustBe(name: string, expected: string, value: unknown): string {
+  return `keel: \`${name}\` must be ${expected}, got ${shown(value)}`;
+}
+
+/** The value has the wrong type. */
+export function typeError(
+  name: string,
+  expected: string,
+  value: unknown,
+  cause?: unknown,
+): TypeError {
+  return new TypeError(mustBe(name, expected, value), cause === undefined ? undefined : { cause });
+}
+
+/** The value has the right type and a wrong value. */
+export function rangeError(
+  name: string,
+  expected: string,
+  value: unknown,
+  cause?: unknown,
+): RangeError {
+  return new RangeError(mustBe(name, expected, value), cause === undefined ? undefined : { cause });
+}
+
+/** A number that `ok` accepts: TypeError when it is not a number, RangeError when `ok` refuses it. */
+export function checkNumber(
+  name: string,
+  value: unknown,
+  expected: string,
+  ok: (n: number) => boolean,
+): number {
+  if (typeof value !== 'number') throw typeError(name, expected, value);
+  if (!ok(value)) throw rangeError(name, expected, value);
+  return value;
+}
+
+/** "a positive integer", "a non-negative integer", "an integer in 0-11", "an integer >= 2". */
+function integerText(min: number, max: number): string {
+  if (max !== Number.MAX_SAFE_INTEGER) return `an integer in ${min}-${max}`;
+  if (min === 0) return 'a non-negative integer';
+  if (min === 1) return 'a positive integer';
+  return `an integer >= ${min}`;
+}
+
+/**
+ * An optional integer option in `min..max`, `fallback` when undefined. `unit` completes the
+ * expectation: `integer('bodyLimit', v, 1024, 0, undefined, 'bytes')` asks for "a non-negative
+ * integer number of bytes".
+ */
+export function integer(
+  name: string,
+  value: unknown,
+  fallback: number,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+  unit?: string,
+): number {
+  if (value === undefined) return fallback;
+  const expected =
+    unit === undefined ? integerText(min, max) : `${integerText(min, max)} number of ${unit}`;
+  return checkNumber(name, value, expected, (n) => Number.isInteger(n) && n >= min && n <= max);
+}
+
+/** A function (a handler, a hook). */
+export function checkFunction(name: string, value: unknown): void {
+  if (typeof value !== 'function') throw typeError(name, 'a function', value);
+}
+
+/** A plain options object (not null, not an array). */
+export function checkObject(name: string, value: unknown): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw typeError(name, 'an object', value);
+  }
+}
+
+/** An optional boolean option, `fallback` when undefined. */
+export function boolean(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw typeError(name, 'true or false', value);
+  return value;
+}
+
+/** One of a few strings: TypeError for a non-string, RangeError for any other string. */
+export function oneOf<const T extends string>(
+  name: string,
+  value: unknown,
+  allowed: readonly T[],
+): T {
+  const expected = `one of ${allowed.map((a) => `'${a}'`).join(', ')}`;
+  if (typeof value !== 'string') throw typeError(name, expected, value);
+  if (!(allowed as readonly string[]).includes(value)) throw rangeError(name, expected, value);
+  return value as T;
+}
+
+/** A string without CR, LF or NUL (a header value, an SSE field, a URL): no injection. */
+export function checkLine(name: string, value: unknown, expected: string): string {
+  if (typeof value !== 'string') throw typeError(name, expected, value);
+  if (/[\r\n\0]/.test(value)) throw rangeError(name, `${expected} without CR, LF or NUL`, value);
+  return value;
+}

@@ -1,0 +1,172 @@
+import {
+  type ASTVisitor,
+  type FragmentDefinitionNode,
+  type GraphQLCompositeType,
+  GraphQLError,
+  type GraphQLField,
+  type GraphQLOutputType,
+  getNamedType,
+  isCompositeType,
+  isInterfaceType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  Kind,
+  SchemaMetaFieldDef,
+  type SelectionSetNode,
+  TypeMetaFieldDef,
+  TypeNameMetaFieldDef,
+  typeFromAST,
+  type ValidationContext,
+  type ValidationRule,
+} from 'graphql';
+
+/** The per-operation limits the rule enforces (resolved and checked by the runner). */
+export interface OperationLimits {
+  maxDepth: number;
+  maxAliases: number;
+  maxCost: number;
+  listFactor: number;
+}
+
+/** What a selection set adds up to; depth is counted in fields below the set's owner. */
+interface Measure {
+  depth: number;
+  aliases: number;
+  cost: number;
+}
+
+const ZERO: Measure = { depth: 0, aliases: 0, cost: 0 };
+
+/** The field definition for `name` on `parent`, meta fields included; undefined if unknown. */
+function fieldOf(
+  context: ValidationContext,
+  parent: GraphQLCompositeType | undefined,
+  name: string,
+): GraphQLField<unknown, unknown> | undefined {
+  if (parent === undefined) return undefined;
+  if (name === '__typename') return TypeNameMetaFieldDef;
+  if (parent === context.getSchema().getQueryType()) {
+    if (name === '__schema') return SchemaMetaFieldDef;
+    if (name === '__type') return TypeMetaFieldDef;
+  }
+  if (isObjectType(parent) || isInterfaceType(parent)) return parent.getFields()[name];
+  return undefined;
+}
+
+/** listFactor once per list wrapper: `[[T]]` counts twice. */
+function multiplier(type: GraphQLOutputType | undefined, listFactor: number): number {
+  let factor = 1;
+  let t: GraphQLOutputType | undefined = type;
+  while (t !== undefined) {
+    if (isNonNullType(t)) t = t.ofType;
+    else if (isListType(t)) {
+      factor *= listFactor;
+      t = t.ofType as GraphQLOutputType;
+    } else break;
+  }
+  return factor;
+}
+
+/**
+ * One validation rule for depth, aliases and cost of each operation, fragments included: a
+ * field costs 1, plus what its selection costs, times `listFactor` for every list around its
+ * type (so nested lists multiply, as their results do). Linear in the document: each fragment
+ * is measured once; a fragment cycle counts as empty here (graphql-js's NoFragmentCycles rule
+ * reports it).
+ */
+export function operationLimitsRule(limits: OperationLimits): ValidationRule {
+  return (context: ValidationContext): ASTVisitor => {
+    const fragments = new Map<string, Measure>();
+    const visiting = new Set<string>();
+
+    function fragment(node: FragmentDefinitionNode): Measure {
+      const name = node.name.value;
+      const known = fragments.get(name);
+      if (known !== undefined) return known;
+      if (visiting.has(name)) return ZERO;
+      visiting.add(name);
+      const type = typeFromAST(context.getSchema(), node.typeCondition);
+      const measure = selection(node.selectionSet, isCompositeType(type) ? type : undefined);
+      visiting.delete(name);
+      fragments.set(name, measure);
+      return measure;
+    }
+
+    function selection(set: SelectionSetNode, parent: GraphQLCompositeType | undefined): Measure {
+      let depth = 0;
+      let aliases = 0;
+      let cost = 0;
+      for (const node of set.selections) {
+        let inner: Measure;
+        if (node.kind === Kind.FIELD) {
+          if (node.alias !== undefined) aliases++;
+          const field = fieldOf(context, parent, node.name.value);
+          const named = field === undefined ? undefined : getNamedType(field.type);
+          const below =
+            node.selectionSet === undefined
+              ? ZERO
+              : selection(node.selectionSet, isCompositeType(named) ? named : undefined);
+          const factor = multiplier(field?.type, limits.listFactor);
+          inner = {
+            depth: below.depth + 1,
+            aliases: below.aliases,
+            cost: factor * (1 + below.cost),
+          };
+        } else if (node.kind === Kind.INLINE_FRAGMENT) {
+          const type =
+            node.typeCondition === undefined
+              ? parent
+              : typeFromAST(context.getSchema(), node.typeCondition);
+          inner = selection(node.selectionSet, isCompositeType(type) ? type : undefined);
+        } else {
+          const definition = context.getFragment(node.name.value);
+          inner = definition === undefined || definition === null ? ZERO : fragment(definition);
+        }
+        depth = Math.max(depth, inner.depth);
+        aliases += inner.aliases;
+        cost += inner.cost;
+      }
+      return { depth, aliases, cost };
+    }
+
+    return {
+      OperationDefinition(node) {
+        const schema = context.getSchema();
+        const root =
+          node.operation === 'query'
+            ? schema.getQueryType()
+            : node.operation === 'mutation'
+              ? schema.getMutationType()
+              : schema.getSubscriptionType();
+        const { depth, aliases, cost } = selection(node.selectionSet, root ?? undefined);
+        const name = node.name === undefined ? 'The operation' : `Operation "${node.name.value}"`;
+        if (depth > limits.maxDepth) {
+          context.reportError(
+            new GraphQLError(`${name} is ${depth} fields deep; the limit is ${limits.maxDepth}.`, {
+              nodes: node,
+            }),
+          );
+        }
+        if (aliases > limits.maxAliases) {
+          context.reportError(
+            new GraphQLError(
+              `${name} uses ${aliases} aliases; the limit is ${limits.maxAliases}.`,
+              { nodes: node },
+            ),
+          );
+        }
+        if (cost > limits.maxCost) {
+          const shown = Number.isFinite(cost) && cost < 1e15 ? String(cost) : cost.toExponential(2);
+          context.reportError(
+            new GraphQLError(
+              `${name} costs ${shown}; the limit is ${limits.maxCost} (each field costs 1, ` +
+                `times ${limits.listFactor} for every list it is in).`,
+              { nodes: node },
+            ),
+          );
+        }
+      },
+    };
+  };
+}

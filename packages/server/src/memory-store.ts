@@ -1,0 +1,52 @@
+import { randomBytes } from 'node:crypto';
+import { checkObject, integer } from './checks';
+import { EventRing } from './hub-ring';
+import type { HubStore, ReplayResult, StoredEvent, StoreSink } from './hub-store';
+
+/** Options for {@link memoryStore}. */
+export interface MemoryStoreOptions {
+  /**
+   * Events kept for `Last-Event-ID` replay.
+   * @default 100
+   */
+  bufferSize?: number;
+}
+
+const RESET: ReplayResult = Object.freeze({ kind: 'reset' });
+
+/**
+ * The event hub's default store: one process, events in memory. Ids are `<epoch>-<n>`: `n`
+ * counts up from 1, and the epoch is random per store, so after a restart (or on another
+ * process) an old `Last-Event-ID` is recognised as foreign and answered with `keel:reset`
+ * instead of being mistaken for a position in the new sequence.
+ *
+ * @example
+ * const hub = createEventHub({ store: memoryStore({ bufferSize: 500 }) });
+ */
+export function memoryStore(options: MemoryStoreOptions = {}): HubStore {
+  checkObject('memoryStore options', options);
+  const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, undefined, 'events');
+  const epoch = randomBytes(4).toString('hex');
+  let seq = 0;
+  const ring = new EventRing(bufferSize, `${epoch}-0`);
+  let sink: StoreSink | null = null;
+  return {
+    open(target) {
+      sink = target;
+      return `${epoch}-${seq}`;
+    },
+    append(event, data, topic) {
+      const stored: StoredEvent = { id: `${epoch}-${++seq}`, event, data, topic };
+      ring.push(stored);
+      sink?.deliver(stored);
+      return stored.id;
+    },
+    replay({ after, upTo }) {
+      const events = ring.between(after, upTo);
+      return events === null ? RESET : { kind: 'events', events };
+    },
+    close() {
+      sink = null;
+    },
+  };
+}

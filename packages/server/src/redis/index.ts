@@ -1,0 +1,1 @@
+export { type RedisStreamsOptions, redisStreams } from './streams';

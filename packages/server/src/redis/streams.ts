@@ -1,0 +1,341 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import { checkObject, integer, rangeError, typeError } from '../checks';
+import { EventRing } from '../hub-ring';
+import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
+
+/** Options for {@link redisStreams}. */
+export interface RedisStreamsOptions {
+  /**
+   * The Redis server, e.g. `redis://127.0.0.1:6379/0`. Ignored when `client` is given.
+   * @default 'redis://127.0.0.1:6379'
+   */
+  url?: string;
+  /**
+   * An ioredis client to publish and replay with (it is not closed by `hub.close()`); the store
+   * reads with a `duplicate()` of it. Give it `enableOfflineQueue: false`, or publishes wait for
+   * a reconnect instead of rejecting while Redis is down.
+   *
+   * @default undefined (the store connects to `url` itself and closes it with the hub)
+   */
+  client?: Redis;
+  /**
+   * The stream key. Every instance of one app uses the same key.
+   * @default 'keel:events'
+   */
+  stream?: string;
+  /**
+   * Entries the stream keeps (`XADD MAXLEN ~`: Redis trims whole nodes, so a few more stay).
+   * A client further behind than this gets `keel:reset`.
+   * @default 10000
+   */
+  maxLen?: number;
+  /**
+   * Recent events each instance keeps in memory, so a reconnect a few events behind is replayed
+   * without a round trip to Redis.
+   * @default 100
+   */
+  bufferSize?: number;
+  /**
+   * Backoff after a failed read, doubling from `initialDelay` to `maxDelay` ms; the connections
+   * reconnect on the same schedule.
+   * @default { initialDelay: 50, maxDelay: 2000 }
+   */
+  reconnect?: { initialDelay?: number; maxDelay?: number };
+  /**
+   * Errors of the background reader (Redis unreachable, a failed resync). Publishes report their
+   * own errors by rejecting.
+   *
+   * @default a process warning for the first error of each outage
+   */
+  onError?: (error: unknown) => void;
+}
+
+/** An entry's fields: `e` event name, `d` data, `t` topic (absent for a broadcast). */
+type Fields = string[];
+type Entry = [id: string, fields: Fields];
+
+const RESET: ReplayResult = Object.freeze({ kind: 'reset' });
+const STREAM_ID = /^(\d{1,15})-(\d{1,15})$/;
+/** Entries fetched per XREAD / XRANGE call. */
+const PAGE = 512;
+/** How long one XREAD blocks before it is issued again. */
+const BLOCK_MS = 5000;
+/** Empty stream: XREAD from here gets every entry. */
+const START = '0-0';
+
+/** -1, 0 or 1 for two valid stream ids. */
+function compareIds(a: string, b: string): number {
+  const ma = STREAM_ID.exec(a)!;
+  const mb = STREAM_ID.exec(b)!;
+  return Number(ma[1]) - Number(mb[1]) || Number(ma[2]) - Number(mb[2]);
+}
+
+function toEvent(id: string, fields: Fields): StoredEvent {
+  let event = 'message';
+  let data = '';
+  let topic: string | undefined;
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const value = fields[i + 1]!;
+    switch (fields[i]) {
+      case 'e':
+        event = value;
+        break;
+      case 'd':
+        data = value;
+        break;
+      case 't':
+        topic = value;
+        break;
+    }
+  }
+  return { id, event, data, topic };
+}
+
+/**
+ * A hub store on a Redis stream, shared by every instance of an app:
+ *
+ * - `publish` is one `XADD <stream> MAXLEN ~ <maxLen> *`; its id (the stream id, e.g.
+ *   `1732612345678-0`) is the SSE id, global and ordered across instances.
+ * - Each instance reads the stream with `XREAD BLOCK` on its own connection and delivers every
+ *   entry, in stream order, to its own clients; so does the instance that published it.
+ * - A client may reconnect to any instance with `Last-Event-ID`: it gets exactly the entries
+ *   after it (from the instance's recent events, else `XRANGE`), or `keel:reset` when that id
+ *   is no longer in the stream (trimmed, from before Redis lost its data, not an id of it).
+ * - Redis down: publishes reject at once (`HubPublishError`), clients stay connected, the reader
+ *   retries with backoff and resumes after the last entry it delivered. If that entry is gone
+ *   when Redis is back (it restarted without persistence, or trimmed past it), its clients get
+ *   `keel:reset`.
+ *
+ * ioredis (an optional peer dependency of `@keel/server`) must be installed.
+ *
+ * @example
+ * import { redisStreams } from '@keel/server/redis';
+ * const hub = createEventHub({ store: redisStreams({ url: process.env.REDIS_URL }) });
+ */
+export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
+  checkObject('redisStreams options', options);
+  const key = options.stream ?? 'keel:events';
+  if (typeof key !== 'string') throw typeError('stream', 'a non-empty string', key);
+  if (key === '') throw rangeError('stream', 'a non-empty string', key);
+  const maxLen = integer('maxLen', options.maxLen, 10_000, 1, undefined, 'entries');
+  const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, undefined, 'events');
+  const reconnect = options.reconnect ?? {};
+  checkObject('reconnect', reconnect);
+  const initialDelay = integer(
+    'reconnect.initialDelay',
+    reconnect.initialDelay,
+    50,
+    1,
+    undefined,
+    'ms',
+  );
+  const maxDelay = integer('reconnect.maxDelay', reconnect.maxDelay, 2000, 1, undefined, 'ms');
+  if (maxDelay < initialDelay) {
+    throw rangeError(
+      'reconnect.maxDelay',
+      `at least \`reconnect.initialDelay\` (${initialDelay} ms)`,
+      maxDelay,
+    );
+  }
+  if (options.client !== undefined && !(options.client instanceof Redis)) {
+    throw typeError('client', 'an ioredis Redis client', options.client);
+  }
+  const backoff = (attempt: number): number =>
+    Math.min(maxDelay, initialDelay * 2 ** Math.min(attempt, 20));
+
+  // Commands fail at once while disconnected (no offline queue, no resend of a command whose
+  // answer was lost): a publish must reject, not wait or be sent twice.
+  const own: Partial<RedisOptions> = {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    retryStrategy: (times: number) => backoff(times - 1),
+    lazyConnect: true,
+  };
+  const shared = options.client;
+  const commands = shared ?? new Redis(options.url ?? 'redis://127.0.0.1:6379', own);
+  // A blocking XREAD holds its connection: the reader gets its own. Its commands time out, so a
+  // connection that died silently is noticed.
+  const reader = commands.duplicate({ ...own, commandTimeout: BLOCK_MS + 5000 });
+
+  let sink: StoreSink | null = null;
+  let closed = false;
+  /** The last entry this instance delivered: XREAD goes on after it. */
+  let last = START;
+  const ring = new EventRing(bufferSize, START);
+  let failing = false;
+  let sleepTimer: ReturnType<typeof setTimeout> | null = null;
+  let wake: (() => void) | null = null;
+
+  const report = (error: unknown): void => {
+    if (closed) return;
+    if (options.onError) options.onError(error);
+    else if (!failing) {
+      process.emitWarning(
+        `keel: the Redis event store cannot read ${key}; retrying (${String(error)})`,
+      );
+    }
+    failing = true;
+  };
+  const onConnectionError = (error: unknown): void => {
+    // ioredis reports each failed connect here; the reader loop reports outages.
+    if (options.onError && !closed) options.onError(error);
+  };
+  reader.on('error', onConnectionError);
+  if (shared === undefined) commands.on('error', onConnectionError);
+
+  function sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      wake = resolve;
+      sleepTimer = setTimeout(() => {
+        sleepTimer = null;
+        wake = null;
+        resolve();
+      }, ms);
+      sleepTimer.unref?.();
+    });
+  }
+
+  async function connect(conn: Redis): Promise<void> {
+    if (conn.status === 'wait') await conn.connect();
+  }
+
+  /** The newest entry's id, or START for an empty stream. */
+  async function newestId(): Promise<string> {
+    const newest = (await reader.xrevrange(key, '+', '-', 'COUNT', 1)) as Entry[];
+    return newest.length === 0 ? START : newest[0]![0];
+  }
+
+  /**
+   * After a failed read: if the last delivered entry is gone, events after it may be lost too
+   * (Redis restarted without its data, or trimmed past it). Reset this instance's clients.
+   */
+  async function resync(): Promise<void> {
+    if (last === START) return;
+    const still = (await reader.xrange(key, last, last)) as Entry[];
+    if (still.length > 0) return;
+    last = await newestId();
+    ring.clear(last);
+    sink?.reset(last);
+  }
+
+  async function readLoop(): Promise<void> {
+    let failures = 0;
+    let needsResync = false;
+    while (!closed) {
+      try {
+        await connect(reader);
+        if (needsResync) {
+          await resync();
+          needsResync = false;
+        }
+        const reply = (await reader.xread(
+          'COUNT',
+          PAGE,
+          'BLOCK',
+          BLOCK_MS,
+          'STREAMS',
+          key,
+          last,
+        )) as [string, Entry[]][] | null;
+        failures = 0;
+        failing = false;
+        if (reply === null || closed) continue;
+        for (const [id, fields] of reply[0]![1]) {
+          const event = toEvent(id, fields);
+          last = id;
+          ring.push(event);
+          sink?.deliver(event);
+        }
+      } catch (error) {
+        if (closed) return;
+        report(error);
+        needsResync = true;
+        await sleep(backoff(failures++));
+      }
+    }
+  }
+
+  async function xrangeReplay(
+    after: string,
+    upTo: string,
+    include: (topic: string | undefined) => boolean,
+    maxBytes: number,
+  ): Promise<ReplayResult> {
+    // The first entry must be `after` itself: then nothing between was trimmed.
+    const events: StoredEvent[] = [];
+    let bytes = 0;
+    let start = after;
+    let first = true;
+    for (;;) {
+      const page = (await commands.xrange(key, start, upTo, 'COUNT', PAGE)) as Entry[];
+      let i = 0;
+      if (first) {
+        if (page[0]?.[0] !== after) return RESET;
+        first = false;
+        i = 1;
+      }
+      for (; i < page.length; i++) {
+        const event = toEvent(page[i]![0], page[i]![1]);
+        if (!include(event.topic)) continue;
+        bytes += event.data.length;
+        if (bytes > maxBytes) return RESET;
+        events.push(event);
+      }
+      if (page.length < PAGE) return { kind: 'events', events };
+      start = `(${page[page.length - 1]![0]}`;
+    }
+  }
+
+  async function exists(id: string): Promise<boolean> {
+    return ((await commands.xrange(key, id, id)) as Entry[]).length > 0;
+  }
+
+  return {
+    async open(target) {
+      sink = target;
+      for (let attempt = 0; ; attempt++) {
+        if (closed) throw new Error('keel: the Redis event store was closed before it opened');
+        try {
+          await Promise.all([connect(reader), shared === undefined ? connect(commands) : null]);
+          last = await newestId();
+          break;
+        } catch (error) {
+          report(error);
+          await sleep(backoff(attempt));
+        }
+      }
+      failing = false;
+      ring.clear(last);
+      void readLoop();
+      return last;
+    },
+    append(event, data, topic) {
+      const args: (string | number)[] = ['MAXLEN', '~', maxLen, '*', 'e', event, 'd', data];
+      if (topic !== undefined) args.push('t', topic);
+      return commands.xadd(key, ...args) as Promise<string>;
+    },
+    replay({ after, upTo, include, maxBytes }) {
+      if (!STREAM_ID.test(after)) return RESET;
+      const local = ring.between(after, upTo);
+      if (local !== null) return { kind: 'events', events: local };
+      if (compareIds(after, upTo) > 0) {
+        // The client saw an entry this instance has not read yet (it came from a faster
+        // instance): live delivery catches up, skipping through `after`.
+        return exists(after).then((found) =>
+          found ? { kind: 'ahead', has: (id: string) => compareIds(id, after) <= 0 } : RESET,
+        );
+      }
+      return xrangeReplay(after, upTo, include, maxBytes);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      sink = null;
+      if (sleepTimer !== null) clearTimeout(sleepTimer);
+      wake?.();
+      reader.disconnect();
+      if (shared === undefined) await commands.quit().catch(() => commands.disconnect());
+    },
+  };
+}

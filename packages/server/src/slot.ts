@@ -1,0 +1,542 @@
+import { type IncomingMessage, validateHeaderName, validateHeaderValue } from 'node:http';
+import { type BodyKind, BodyReader, BodyTooLargeError } from './body';
+import { rangeError, typeError } from './checks';
+import { type CompressionSettings, chooseEncoding, compressBody, type Encoding } from './compress';
+import type { Context, Handler, Middleware, Next } from './context';
+import { isHttpException, ReleasedContextError } from './errors';
+import type { GraphqlRunner } from './graphql';
+import type { TrustFn } from './proxy';
+import { openSseStream, type SseRegistry, type SseStream } from './sse';
+
+/** What a request's slot and ctx need from their app; implemented by the app. */
+export interface SlotHost {
+  readonly closing: boolean;
+  readonly middleware: readonly Middleware[];
+  readonly trust: TrustFn;
+  readonly sse: SseRegistry;
+  readonly graphql: GraphqlRunner;
+  /** Response compression settings, or null when it is off. */
+  readonly compression: CompressionSettings | null;
+  /** Calls the onError handlers; a promise when one of them is async. */
+  report(err: unknown, ctx: Context): Promise<void> | undefined;
+  /** The request is over: back to the pool, then the onResponse hooks. */
+  release(slot: Slot): void;
+}
+
+/**
+ * The chain's phase (the middleware and the handler):
+ *
+ *   idle ─begin─► reading ─body read─► running ─returned─► settled
+ *                    (no body: begin ─► running)
+ *   running ─returned while a next() it did not await still runs─► waiting ─it settles─► settled
+ *   reading / running / waiting ─failed─► settled (the error is the answer)
+ */
+type Phase = 'idle' | 'reading' | 'running' | 'waiting' | 'settled';
+
+/**
+ * The response, on its own axis: a handler usually answers before its chain returns.
+ *
+ *   open ─json / send / redirect / error / file written─► sent
+ *   open ─sseStream()─► streaming ─the stream ends─► sent
+ *   open ─the chain settled with headers written through ctx.res─► raw ─the response closes─► sent
+ *   any ─the client left mid-body─► sent
+ *
+ * Async response operations (sendFile, graphql, compression) are counted in `busy` besides.
+ */
+type Answer = 'open' | 'streaming' | 'raw' | 'sent';
+
+const RESOLVED: Promise<unknown> = Promise.resolve();
+const NONE = null as never;
+/** `lost` holds no error. */
+const NO_LOSS = Symbol('no loss');
+const JSON_TYPE = 'application/json; charset=utf-8';
+const INTERNAL_ERROR = { status: 500, error: 'Internal Server Error' };
+const INTERNAL_ERROR_JSON = JSON.stringify(INTERNAL_ERROR);
+
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as PromiseLike<unknown>).then === 'function'
+  );
+}
+
+/**
+ * Throws naming the header when Node would refuse it: a TypeError for a value that is not a
+ * string or number, a RangeError for a name or value Node's checks refuse (CR/LF, ...).
+ */
+function checkHeader(name: string, value: unknown): void {
+  const what = `headers[${JSON.stringify(name)}]`;
+  const expected = 'a header value Node can send';
+  if (typeof value !== 'string' && typeof value !== 'number')
+    throw typeError(what, expected, value);
+  try {
+    validateHeaderName(name);
+    validateHeaderValue(name, String(value));
+  } catch (err) {
+    throw rangeError(what, expected, value, err);
+  }
+}
+
+/**
+ * One request's life, pooled: the chain, the response and the release. Its bookkeeping, the
+ * body reader and the callbacks are bound once, so a request allocates no closures for them.
+ * Each request gets its own {@link Context} bound to the slot's generation; the generation moves
+ * on at release, which makes every ctx of an earlier request stale: it keeps reading its own
+ * request, and cannot respond through the slot again.
+ *
+ * Every change of `phase` and `answer` happens in this file. The slot is released when the
+ * chain has settled, the response is sent and no async response operation is running.
+ */
+export class Slot {
+  readonly host: SlotHost;
+  /** Bumped at each release; a ctx compares it with the generation it was made for. */
+  #gen = 0;
+  #phase: Phase = 'idle';
+  #answer: Answer = 'open';
+  /** The ctx of the current request. */
+  #face: Context = NONE;
+  #handler: Handler = NONE;
+  /** `next` for middleware, made per request so a kept `next` cannot drive a later chain. */
+  #next: Next = NONE;
+  /** Middleware cursor. */
+  #i = -1;
+  /** `next()` promises not yet settled. */
+  #pendingNext = 0;
+  /** Async response operations still running (they nest: a GraphQL answer can be compressed). */
+  #busy = 0;
+  #stream: SseStream | null = null;
+  /** The status of the next response operation (`ctx.status()`). */
+  #status = 200;
+  /**
+   * The first error of work the chain may not have observed (a detached `next()`, an unawaited
+   * sendFile): answered if the chain ends without a response.
+   */
+  #lost: unknown = NO_LOSS;
+  readonly #reader: BodyReader;
+  readonly #onFulfilled: () => void;
+  readonly #onRejected: (err: unknown) => void;
+  readonly #onStreamEnd: (stream: SseStream) => void;
+  readonly #onResClose: () => void;
+
+  constructor(host: SlotHost) {
+    this.host = host;
+    this.#onFulfilled = () => this.#returned();
+    this.#onRejected = (err) => this.fail(err);
+    this.#onStreamEnd = (stream) => {
+      if (this.#stream !== stream) return; // a stale stream of an earlier request
+      this.#sent();
+      this.#maybeRelease();
+    };
+    this.#onResClose = () => {
+      this.#sent();
+      this.#maybeRelease();
+    };
+    this.#reader = new BodyReader((err, body, aborted) => this.#bodyRead(err, body, aborted));
+  }
+
+  get gen(): number {
+    return this.#gen;
+  }
+
+  /** The ctx of the current request (the last one, after release). */
+  get face(): Context {
+    return this.#face;
+  }
+
+  /** The status the next response operation sends. */
+  get status(): number {
+    return this.#status;
+  }
+
+  // ── The chain ──────────────────────────────────────────────────────────────────────────────
+
+  /** Binds the slot to a request. */
+  begin(face: Context, handler: Handler): void {
+    this.#face = face;
+    this.#handler = handler;
+    this.#phase = 'running';
+    if (this.host.middleware.length > 0) {
+      const gen = this.#gen;
+      this.#next = () => this.#callNext(gen, face);
+    }
+  }
+
+  /** Reads the body first; the chain runs once it is parsed. */
+  read(req: IncomingMessage, kind: BodyKind, limit: number): void {
+    this.#phase = 'reading';
+    this.#reader.read(req, kind, limit);
+  }
+
+  #bodyRead(err: Error | null, body: unknown, aborted: boolean): void {
+    if (this.#phase !== 'reading') return;
+    if (aborted) {
+      // The client went away mid-body: nobody to answer.
+      this.#phase = 'settled';
+      this.#sent();
+      this.#maybeRelease();
+    } else if (err !== null) {
+      // An oversize body is drained so the client can read the 413, unless it is far too big.
+      if (err instanceof BodyTooLargeError && err.closeConnection) {
+        this.#face.res.shouldKeepAlive = false;
+      }
+      this.fail(err);
+    } else {
+      this.#face.body = body;
+      this.#phase = 'running';
+      this.run();
+    }
+  }
+
+  /** Runs middleware and handler as one chain; one try/catch for the whole chain. */
+  run(): void {
+    let result: unknown;
+    try {
+      result = this.host.middleware.length === 0 ? this.#handler(this.#face) : this.#dispatch();
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    if (isThenable(result)) result.then(this.#onFulfilled, this.#onRejected);
+    else this.#returned();
+  }
+
+  /** Runs the next middleware, or the route handler after the last one. */
+  #dispatch(): unknown {
+    const i = ++this.#i;
+    const middleware = this.host.middleware;
+    if (i < middleware.length) return middleware[i]!(this.#face, this.#next);
+    if (i === middleware.length) return this.#handler(this.#face);
+    throw new Error('next() was called more than once');
+  }
+
+  /**
+   * `next()`: the rest of the chain. Its promise is always observed here, so a middleware that
+   * neither returns nor awaits it cannot leave an unhandled rejection; while it runs, the chain
+   * is not finished (phase `waiting`), so the handler's answer is still awaited.
+   */
+  #callNext(gen: number, face: Context): Promise<unknown> {
+    if (this.#gen !== gen) {
+      this.host.report(new ReleasedContextError('next()'), face);
+      return RESOLVED;
+    }
+    const result = this.#dispatch();
+    if (!isThenable(result)) return RESOLVED;
+    this.#pendingNext++;
+    result.then(
+      () => this.#nextSettled(gen, face, false, undefined),
+      (err: unknown) => this.#nextSettled(gen, face, true, err),
+    );
+    return result as Promise<unknown>;
+  }
+
+  #nextSettled(gen: number, face: Context, failed: boolean, err: unknown): void {
+    if (this.#gen !== gen) {
+      // The request was answered and released before this work ended: nobody awaits it.
+      if (failed) this.host.report(err, face);
+      return;
+    }
+    this.#pendingNext--;
+    if (failed) this.#lose(err);
+    if (this.#pendingNext === 0 && this.#phase === 'waiting') {
+      this.#phase = 'running';
+      if (failed) this.fail(err);
+      else this.#returned();
+    }
+  }
+
+  /** Keeps the first error of work the chain may not observe. */
+  #lose(err: unknown): void {
+    if (this.#lost === NO_LOSS) this.#lost = err;
+  }
+
+  /** The chain returned: release now, or when the response / stream finishes. */
+  #returned(): void {
+    if (this.#phase !== 'running') return;
+    if (this.#pendingNext > 0) {
+      // A middleware returned without awaiting next(): the rest of the chain still runs.
+      this.#phase = 'waiting';
+      return;
+    }
+    this.#phase = 'settled';
+    if (this.#answer !== 'open' || this.#busy > 0) {
+      this.#maybeRelease();
+      return;
+    }
+    const res = this.#face.res;
+    if (res.writableEnded) {
+      this.#sent();
+      this.#maybeRelease();
+    } else if (res.headersSent) {
+      // The handler streams through ctx.res itself: release when that response closes.
+      this.#answer = 'raw';
+      res.on('close', this.#onResClose);
+    } else if (this.#lost !== NO_LOSS) {
+      // Work the chain did not await failed (e.g. an unawaited sendFile): that is the answer.
+      this.fail(this.#lost);
+    } else {
+      const { method, path } = this.#face;
+      this.fail(new Error(`Handler for ${method} ${path} sent no response`));
+    }
+  }
+
+  /** Errors: an HttpException is its status; anything else goes to onError, then a bare 500. */
+  fail(err: unknown): void {
+    if (this.#phase === 'idle') return;
+    this.#phase = 'settled';
+    if (!isHttpException(err) || err.status >= 500) {
+      const pending = this.host.report(err, this.#face);
+      if (pending !== undefined) {
+        const gen = this.#gen;
+        void pending.then(() => {
+          if (this.#gen === gen) this.#respondError(err);
+        });
+        return;
+      }
+    }
+    this.#respondError(err);
+  }
+
+  /** The response is over (the only way `answer` becomes `sent`). */
+  #sent(): void {
+    if (this.#answer === 'raw') this.#face.res.off('close', this.#onResClose);
+    this.#answer = 'sent';
+  }
+
+  #maybeRelease(): void {
+    if (this.#phase === 'settled' && this.#answer === 'sent' && this.#busy === 0) {
+      this.host.release(this);
+    }
+  }
+
+  // ── The response ───────────────────────────────────────────────────────────────────────────
+
+  /** A live request answers once. */
+  assertCanRespond(): void {
+    if (this.#answer !== 'open' || this.#face.res.headersSent) {
+      throw new Error('A response was already sent for this request');
+    }
+  }
+
+  setStatus(status: number): void {
+    this.#status = status;
+  }
+
+  /** Every buffered response goes out through here. */
+  end(contentType: string | null, body: string | Uint8Array | null): void {
+    this.assertCanRespond();
+    const face = this.#face;
+    const res = face.res;
+    const status = this.#status;
+    // While the app closes, tell keep-alive clients this connection ends with this response.
+    if (this.host.closing) res.shouldKeepAlive = false;
+    if (status === 204 || status === 304) {
+      res.writeHead(status, ['x-request-id', face.requestId]);
+      res.end();
+      this.#sent();
+      return;
+    }
+    const length =
+      body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    const compression = this.host.compression;
+    if (compression !== null && body !== null) {
+      const encoding = chooseEncoding(compression, face.req, res, contentType, length);
+      if (encoding !== null && face.method !== 'HEAD') {
+        this.#compress(compression, encoding, contentType, body);
+        return;
+      }
+    }
+    this.#write(face, this.#status, contentType, body, length, null);
+    this.#sent();
+  }
+
+  /** Writes the head and the body (a HEAD request gets the head only). */
+  #write(
+    face: Context,
+    status: number,
+    contentType: string | null,
+    body: string | Uint8Array | null,
+    length: number,
+    encoding: Encoding | null,
+  ): void {
+    const res = face.res;
+    const head =
+      contentType === null
+        ? ['content-length', String(length), 'x-request-id', face.requestId]
+        : [
+            'content-type',
+            contentType,
+            'content-length',
+            String(length),
+            'x-request-id',
+            face.requestId,
+          ];
+    if (encoding !== null) head.push('content-encoding', encoding);
+    res.writeHead(status, head);
+    if (body === null || face.method === 'HEAD') res.end();
+    else res.end(body);
+  }
+
+  /**
+   * Compresses off the event loop, then writes. The response counts as sent at once (a second
+   * response operation is refused) and the slot stays busy until it is written.
+   */
+  #compress(
+    settings: CompressionSettings,
+    encoding: Encoding,
+    contentType: string | null,
+    body: string | Uint8Array,
+  ): void {
+    this.#sent();
+    this.#busy++;
+    const face = this.#face;
+    const status = this.#status;
+    const gen = this.#gen;
+    compressBody(settings, encoding, body, (err, out) => {
+      // busy > 0 holds the slot, so the generation is still this request's.
+      const live = this.#gen === gen;
+      if (live) this.#busy--;
+      try {
+        if (err === null) this.#write(face, status, contentType, out, out.byteLength, encoding);
+        else this.#write(face, status, contentType, body, Buffer.byteLength(body), null);
+      } catch (writeErr) {
+        this.host.report(writeErr, face);
+        face.res.destroy();
+      }
+      if (live) this.#maybeRelease();
+    });
+  }
+
+  /**
+   * Follows an async response operation (sendFile, graphql). If the handler did not await it and
+   * it fails after the chain finished, the error is answered here.
+   */
+  track(work: Promise<void>): Promise<void> {
+    const gen = this.#gen;
+    this.#busy++;
+    work.then(
+      () => {
+        if (this.#gen !== gen) return;
+        this.#busy--;
+        this.#sent();
+        this.#maybeRelease();
+      },
+      (err: unknown) => {
+        if (this.#gen !== gen) return;
+        this.#busy--;
+        if (this.#phase === 'settled') this.fail(err);
+        else this.#lose(err); // the chain may await it; if it ends without a response, this answers
+      },
+    );
+    return work;
+  }
+
+  /**
+   * Opens the request's event stream. HEAD gets the headers only (an open stream would hold the
+   * keep-alive socket forever); while the app closes, a new stream ends at once too.
+   */
+  openStream(): SseStream {
+    this.assertCanRespond();
+    const face = this.#face;
+    const stream = openSseStream(face.res, this.host.sse, ['x-request-id', face.requestId]);
+    this.#stream = stream;
+    this.#answer = 'streaming';
+    stream.onClose(this.#onStreamEnd);
+    if (face.method === 'HEAD' || this.host.closing) {
+      if (this.host.closing) face.res.shouldKeepAlive = false;
+      stream.close();
+    }
+    return stream;
+  }
+
+  // ── Errors ─────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Answers an error. Never throws: it runs inside promise reactions and the request listener,
+   * where a throw would end the process. Whatever goes wrong here is reported, and the client
+   * gets a bare 500 (or, with headers already out, a closed connection).
+   */
+  #respondError(err: unknown): void {
+    try {
+      this.#writeError(err);
+    } catch (secondary) {
+      this.host.report(secondary, this.#face);
+      this.#bareError();
+    }
+  }
+
+  #writeError(err: unknown): void {
+    const res = this.#face.res;
+    if (this.#stream !== null) {
+      this.#stream.close(); // releases the slot through the stream's close listener
+      return;
+    }
+    if (this.#busy > 0) return; // an async response op is still answering; it releases the slot
+    if (this.#answer === 'sent' || res.writableEnded) {
+      this.#sent();
+      this.#maybeRelease();
+      return;
+    }
+    if (res.headersSent) {
+      this.#bareError();
+      return;
+    }
+    let status = 500;
+    let body: unknown = INTERNAL_ERROR;
+    if (isHttpException(err)) {
+      // Check every header before setting any, so a bad one leaves no partial set behind.
+      const headers = err.headers === undefined ? [] : Object.entries(err.headers);
+      for (const [name, value] of headers) checkHeader(name, value);
+      for (const [name, value] of headers) res.setHeader(name, value);
+      status = err.status;
+      body = err.toJSON();
+    }
+    this.#status = status;
+    this.end(JSON_TYPE, JSON.stringify(body));
+    this.#maybeRelease();
+  }
+
+  /**
+   * The last resort: a plain 500 with none of the headers set so far, or, when part of the
+   * response is already out, the end of the connection rather than its reuse.
+   */
+  #bareError(): void {
+    const res = this.#face.res;
+    try {
+      if (!res.headersSent) {
+        for (const name of res.getHeaderNames()) res.removeHeader(name);
+        this.#status = 500;
+        this.#answer = 'open';
+        this.end(JSON_TYPE, INTERNAL_ERROR_JSON);
+      } else if (!res.writableEnded) {
+        const socket = res.socket;
+        res.end();
+        if (socket) res.once('finish', () => socket.end());
+      }
+    } catch {
+      res.destroy();
+    }
+    this.#sent();
+    this.#maybeRelease();
+  }
+
+  // ── Release ────────────────────────────────────────────────────────────────────────────────
+
+  /** Clears every per-request field; the slot goes back to the pool after this. */
+  reset(): void {
+    if (this.#answer === 'raw') this.#face.res.off('close', this.#onResClose);
+    this.#reader.reset();
+    this.#gen++;
+    this.#phase = 'idle';
+    this.#answer = 'open';
+    this.#face = NONE;
+    this.#handler = NONE;
+    this.#next = NONE;
+    this.#i = -1;
+    this.#pendingNext = 0;
+    this.#busy = 0;
+    this.#stream = null;
+    this.#status = 200;
+    this.#lost = NO_LOSS;
+  }
+}
