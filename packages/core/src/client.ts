@@ -8,6 +8,7 @@ import { CacheStore } from './cache/store';
 import { CircuitBreaker } from './circuit/breaker';
 import { type CircuitGuard, OPEN_GUARD } from './circuit/guard';
 import { resolveCircuitOptions } from './circuit/options';
+import { type ClientConfig, resolveClientOptions } from './config';
 import { Deduper } from './dedup/deduper';
 import { Consumer, Flight } from './dedup/flight';
 import { CancelledError } from './errors/cancelled-error';
@@ -24,19 +25,18 @@ import { resolveIntelligenceOptions } from './intelligence/options';
 import { type Clock, timerDelay } from './internal/clock';
 import { MicrotaskBatch } from './internal/microtask-batch';
 import { noop } from './internal/noop';
-import { createGate } from './scheduler/create-gate';
-import type { AttemptGate } from './scheduler/gate';
-import { SCHEDULER_DEFAULTS } from './scheduler/options';
-import { Scheduler } from './scheduler/scheduler';
-import { type ClientConfig, resolveClientOptions } from './spec/options';
+import { originOf } from './internal/url';
 import {
   applyRecommendation,
   isDedupable,
   isJoinable,
   normalizeMethod,
   resolveSpec,
-} from './spec/resolve';
-import { originOf } from './spec/url';
+} from './request/resolve';
+import { createGate } from './scheduler/create-gate';
+import type { AttemptGate } from './scheduler/gate';
+import { SCHEDULER_DEFAULTS } from './scheduler/options';
+import { Scheduler } from './scheduler/scheduler';
 import { Tracker } from './tracker/tracker';
 import type {
   AdaptiveController,

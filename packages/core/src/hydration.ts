@@ -1,7 +1,7 @@
 import { compileTarget } from './cache/match';
 import { asMatchable } from './cache/store';
 import { internalsOf } from './client';
-import { parseKey } from './spec/fingerprint';
+import { parseKey } from './internal/fingerprint';
 import type { ApiResponse, Client, InvalidateTarget } from './types';
 
 /**

@@ -9,6 +9,7 @@ export {
 export { isRetriableStatus, isSuccessStatus } from './attempt/status';
 export type { CacheEntry } from './cache/entry';
 export { checkInvalidateTarget } from './cache/match';
+export { CACHE_DEFAULTS } from './cache/options';
 export { CacheStore } from './cache/store';
 export { CIRCUIT_DEFAULTS } from './circuit/options';
 export { isCountableFailure } from './circuit/outcome';
@@ -44,9 +45,8 @@ export {
 } from './hydration';
 export { INTELLIGENCE_DEFAULTS } from './intelligence/options';
 export { type Clock, systemClock, type TimerHandle } from './internal/clock';
-export { createFingerprint, type FingerprintInput } from './spec/fingerprint';
-export { CACHE_DEFAULTS } from './spec/options';
-export { buildQuery } from './spec/query';
-export { canonicalizeURL, resolveURL } from './spec/url';
+export { createFingerprint, type FingerprintInput } from './internal/fingerprint';
+export { canonicalizeURL, resolveURL } from './internal/url';
+export { buildQuery } from './request/query';
 export { type RequestState, Tracker } from './tracker/tracker';
 export type * from './types';

@@ -55,7 +55,7 @@ describe('createClient', () => {
     }
   });
 
-  test('every standalone utility and error of the spec is exported', () => {
+  test('every documented standalone utility and error is exported', () => {
     for (const value of [
       CacheStore,
       Deduper,

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { createClient, createFingerprint } from '../src/index';
-import { parseKey } from '../src/spec/fingerprint';
+import { parseKey } from '../src/internal/fingerprint';
 import { createFakeFetch, debugOf } from './helpers';
 
 const noFetch = createFakeFetch().fetch;

@@ -9,7 +9,7 @@ describe('resolveAdaptiveOptions', () => {
     expect(resolveAdaptiveOptions({ enabled: false, concurrency: true })).toBeUndefined();
   });
 
-  it('fills the spec defaults and freezes the result', () => {
+  it('fills the documented defaults and freezes the result', () => {
     const r = resolveAdaptiveOptions({ enabled: true });
     expect(r).toEqual(ADAPTIVE_DEFAULTS);
     expect(r).toEqual({

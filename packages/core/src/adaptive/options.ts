@@ -22,7 +22,10 @@ export interface ResolvedAdaptiveOptions {
   readonly outcomeWindow: number;
 }
 
-/** The spec's defaults (every switch off: `enabled: true` alone measures but changes nothing). */
+/**
+ * The documented defaults (README "Adaptive engine"): every switch off, so `enabled: true` alone
+ * measures but changes nothing.
+ */
 export const ADAPTIVE_DEFAULTS: Readonly<ResolvedAdaptiveOptions> = Object.freeze({
   concurrency: false,
   retry: false,
@@ -43,7 +46,7 @@ export const ADAPTIVE_DEFAULTS: Readonly<ResolvedAdaptiveOptions> = Object.freez
   outcomeWindow: 32,
 });
 
-/** Smallest rings the spec allows: p95 needs a few samples; a share needs at least two. */
+/** Smallest rings allowed (README "Adaptive engine"): p95 needs a few samples; a share needs two. */
 export const MIN_LATENCY_WINDOW = 4;
 export const MIN_OUTCOME_WINDOW = 2;
 

@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'vitest';
 import { createFakeFetch, FakeAbortSource, FakeClock, flush, track } from '../../test/helpers';
+import { resolveClientOptions } from '../config';
 import { CancelledError } from '../errors/cancelled-error';
 import { HttpError } from '../errors/http-error';
 import { TimeoutError } from '../errors/timeout-error';
-import { resolveClientOptions } from '../spec/options';
-import { resolveSpec } from '../spec/resolve';
+import { resolveSpec } from '../request/resolve';
 import { attemptOnce } from './attempt';
 
 const spec = (method: 'GET' | 'POST' = 'GET', body?: unknown) =>

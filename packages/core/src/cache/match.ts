@@ -1,4 +1,4 @@
-import { isAbsoluteURL } from '../spec/url';
+import { isAbsoluteURL } from '../internal/url';
 import type { CacheMeta, InvalidateTarget } from '../types';
 
 /** What invalidation needs to know about a cached entry or an in-flight read. */

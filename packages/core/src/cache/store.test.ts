@@ -1,7 +1,7 @@
 import { describe, expect, test, vi } from 'vitest';
 import { FakeClock } from '../../test/helpers';
-import { resolveClientOptions } from '../spec/options';
-import { resolveSpec } from '../spec/resolve';
+import { resolveClientOptions } from '../config';
+import { resolveSpec } from '../request/resolve';
 import type { ApiResponse, CacheUpdate } from '../types';
 import { compileTarget } from './match';
 import { CacheStore } from './store';

@@ -1,10 +1,11 @@
 import { type Clock, systemClock } from '../internal/clock';
+import { parseKey } from '../internal/fingerprint';
 import { type ErrorReporter, logListenerError, report } from '../internal/report';
-import { parseKey } from '../spec/fingerprint';
-import { absoluteKeyURL, originOf, splitURL } from '../spec/url';
+import { absoluteKeyURL, originOf, splitURL } from '../internal/url';
 import type { ApiResponse, CacheSubscriber, CacheUpdate, KeyMatcher, RequestSpec } from '../types';
 import { type CacheEntry, metaOf } from './entry';
 import type { Matchable, TargetMatcher } from './match';
+import { checkGcTime, DEFAULT_GC_TIME } from './options';
 
 export interface WriteOptions {
   ttl?: number;
@@ -20,9 +21,6 @@ interface PredicateSubscription {
   match: (key: string) => boolean;
   listener: CacheSubscriber;
 }
-
-/** How long an expired, unwatched entry is kept by default: 5 minutes. */
-export const DEFAULT_GC_TIME = 5 * 60_000;
 
 /** Entries the collection hand inspects per write: more than one, so it outpaces the writes. */
 const SWEEP_PER_WRITE = 2;
@@ -68,7 +66,7 @@ export class CacheStore {
   readonly maxEntries: number;
   readonly gcTime: number;
   readonly #clock: Clock;
-  /** The client's key base: a key written by hand is resolved against it (spec/url keyURL). */
+  /** The client's key base: a key written by hand is resolved against it (internal/url keyURL). */
   readonly #keyBase: string | undefined;
   readonly #onError: ErrorReporter;
   /** The collection hand: a live iterator over #entries (see the class comment). */
@@ -328,19 +326,6 @@ export class CacheStore {
     const oldest = this.#entries.keys().next();
     if (!oldest.done) this.#drop(oldest.value);
   }
-}
-
-/** Validates a gcTime: a number of ms >= 0, `Infinity` allowed (never collect). */
-export function checkGcTime(gcTime: unknown): number {
-  if (typeof gcTime !== 'number') {
-    throw new TypeError(`keel: cache.gcTime must be a number of ms, got ${typeof gcTime}`);
-  }
-  if (Number.isNaN(gcTime) || gcTime < 0) {
-    throw new RangeError(
-      `keel: cache.gcTime must be a number of ms >= 0 (or Infinity), got ${String(gcTime)}`,
-    );
-  }
-  return gcTime;
 }
 
 export function asMatchable(entry: CacheEntry): Matchable {

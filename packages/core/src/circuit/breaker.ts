@@ -133,7 +133,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
 
   /**
    * Forces circuits closed with no failures: one endpoint, every endpoint of a method (path
-   * omitted), or all (both omitted). No event is emitted (the spec's `circuit-closed` means a
+   * omitted), or all (both omitted). No event is emitted (`circuit-closed` means a
    * probe succeeded). A probe still in flight is then an ordinary closed-state outcome.
    */
   reset(method?: string, path?: string): void {

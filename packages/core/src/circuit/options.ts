@@ -15,7 +15,7 @@ export const CIRCUIT_DEFAULTS: ResolvedCircuitOptions = Object.freeze({
 
 /**
  * Resolves `ClientOptions.circuitBreaker` once, at client creation (runtime mutation is not
- * supported: the spec fixes the breaker at creation). A bad value throws naming the field.
+ * supported: the breaker is fixed at creation, see README "Circuit breaker"). A bad value throws naming the field.
  */
 export function resolveCircuitOptions(options: CircuitBreakerOptions = {}): ResolvedCircuitOptions {
   if (typeof options !== 'object' || options === null) {

@@ -2,7 +2,7 @@ import { hasErrorName } from '../errors/keel-error';
 
 /**
  * What a terminal flight error tells the breaker about its endpoint:
- * - `failure`: countable (spec rule 2): a 5xx or 429 response, a TimeoutError, a NetworkError
+ * - `failure`: countable (README "Circuit breaker", countable failures): a 5xx or 429 response, a TimeoutError, a NetworkError
  *   (and any other error that is not an abort, or an HttpError without status).
  * - `answered`: the endpoint answered but the request failed for its own reasons: a 4xx other
  *   than 429, or a 2xx whose body did not parse (ParseError: deterministic per response, not a
@@ -32,7 +32,7 @@ export function classifyError(error: unknown): ErrorVerdict {
   return 'failure';
 }
 
-/** Spec rule 2: 5xx, 429, timeouts and network errors count toward opening a circuit. */
+/** 5xx, 429, timeouts and network errors count toward opening a circuit (README "Circuit breaker"). */
 export function isCountableFailure(error: unknown): boolean {
   return classifyError(error) === 'failure';
 }

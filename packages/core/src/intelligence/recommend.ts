@@ -14,7 +14,7 @@ export const SWR_LATENCY = 500;
  *   100 ms .. 60 s.
  * - adaptiveStaleWhileRevalidate: with at least 5 samples, p95 >= 500 ms recommends the
  *   `stale-while-revalidate` strategy (it matters for cached GETs only).
- * Spec resolution applies it below explicit request options and above client defaults.
+ * Request resolution applies it below explicit request options and above client defaults.
  */
 export function recommendFrom(
   latency: LatencyStats,

@@ -17,7 +17,7 @@ export function endpointKey(method: unknown, path: unknown): string {
   return joinEndpoint(method.toUpperCase(), end === path.length ? path : path.slice(0, end));
 }
 
-/** `METHOD pathname` from parts already normalized (the request path's spec resolution). */
+/** `METHOD pathname` from parts already normalized (request resolution). */
 export function joinEndpoint(method: string, pathname: string): string {
   return `${method} ${pathname}`;
 }

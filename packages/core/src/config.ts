@@ -1,31 +1,25 @@
-import { checkMs, RETRY_DEFAULTS, resolveRetryOptions } from '../attempt/retry-policy';
-import { checkGcTime, DEFAULT_GC_TIME } from '../cache/store';
-import { type Clock, MAX_TIMER_MS, systemClock } from '../internal/clock';
-import { type ErrorReporter, logListenerError } from '../internal/report';
+import { checkMs, RETRY_DEFAULTS, resolveRetryOptions } from './attempt/retry-policy';
+import { CACHE_DEFAULTS, checkGcTime, DEFAULT_GC_TIME, resolveCacheOptions } from './cache/options';
+import { type Clock, MAX_TIMER_MS, systemClock } from './internal/clock';
+import { type ErrorReporter, logListenerError } from './internal/report';
+import { keyBaseOf, resolveBaseURL } from './internal/url';
+import { resolveFetchInit } from './request/fetch-init';
+import { checkMaxBytes, checkResponseType, lowerCaseHeaders } from './request/fields';
 import type {
   CacheOptions,
-  CacheStrategy,
   ClientOptions,
   FetchInit,
   FetchLike,
   ResolvedCacheOptions,
   ResolvedRetryOptions,
   ResponseBodyType,
-} from '../types';
-import { resolveFetchInit } from './fetch-init';
-import { keyBaseOf, resolveBaseURL } from './url';
-
-export const CACHE_DEFAULTS: Readonly<ResolvedCacheOptions> = Object.freeze({
-  enabled: true,
-  ttl: 30000,
-  strategy: 'cache-first',
-});
+} from './types';
 
 /** Client options after defaults and validation: read by every request, never mutated. */
 export interface ClientConfig {
   /** Absolute (a relative one was resolved against the page when the client was created). */
   readonly baseURL: string | undefined;
-  /** What cache keys are written relative to (spec/url keyBaseOf). */
+  /** What cache keys are written relative to (internal/url keyBaseOf). */
   readonly keyBase: string | undefined;
   /** Client headers with lower-cased names; undefined when none. */
   readonly headers: Readonly<Record<string, string>> | undefined;
@@ -120,90 +114,4 @@ function clientCacheOptions(option: ClientOptions['cache']): CacheOptions {
 
 const DISABLED: CacheOptions = Object.freeze({ enabled: false });
 
-/**
- * Layers cache options over `base`. `gcTime` and `maxEntries` belong to the client's store:
- * given on a request (`clientLevel` false) they are a TypeError saying where they go.
- */
-export function resolveCacheOptions(
-  options: CacheOptions,
-  base: ResolvedCacheOptions,
-  field: string,
-  clientLevel = false,
-): ResolvedCacheOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`keel: ${field} must be a boolean or an object, got ${typeof options}`);
-  }
-  if (!clientLevel && (options.gcTime !== undefined || options.maxEntries !== undefined)) {
-    const name = options.gcTime !== undefined ? 'gcTime' : 'maxEntries';
-    throw new TypeError(
-      `keel: ${field}.${name} is a client option: pass it to createClient({ cache: { ${name} } })`,
-    );
-  }
-  if (
-    options.enabled === undefined &&
-    options.ttl === undefined &&
-    options.strategy === undefined
-  ) {
-    return base;
-  }
-  const ttl = options.ttl ?? base.ttl;
-  checkMs(`${field}.ttl`, ttl);
-  const strategy: CacheStrategy = options.strategy ?? base.strategy;
-  if (strategy !== 'cache-first' && strategy !== 'stale-while-revalidate') {
-    throw new RangeError(
-      `keel: ${field}.strategy must be 'cache-first' or 'stale-while-revalidate', got ${String(strategy)}`,
-    );
-  }
-  return Object.freeze({ enabled: options.enabled ?? base.enabled, ttl, strategy });
-}
-
-export function lowerCaseHeaders(
-  headers: Record<string, string>,
-  field: string,
-): Record<string, string> {
-  if (typeof headers !== 'object' || headers === null) {
-    throw new TypeError(`keel: ${field} must be an object of strings, got ${typeof headers}`);
-  }
-  const out: Record<string, string> = {};
-  for (const name of Object.keys(headers)) {
-    const value = headers[name];
-    if (value === undefined) continue;
-    if (typeof value !== 'string' && typeof value !== 'number') {
-      throw new TypeError(`keel: header "${name}" must be a string, got ${typeof value}`);
-    }
-    out[name.toLowerCase()] = String(value);
-  }
-  return out;
-}
-
 const globalFetch: FetchLike = (input, init) => globalThis.fetch(input, init);
-
-const BODY_TYPES: ReadonlySet<string> = new Set(['json', 'text', 'arrayBuffer', 'blob', 'stream']);
-
-/** `responseType`: undefined (from the Content-Type) or one of the body types. */
-export function checkResponseType(value: unknown): ResponseBodyType | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') {
-    throw new TypeError(`keel: responseType must be a string, got ${typeof value}`);
-  }
-  if (!BODY_TYPES.has(value)) {
-    throw new RangeError(
-      `keel: responseType must be one of ${[...BODY_TYPES].join(', ')}, got ${JSON.stringify(value)}`,
-    );
-  }
-  return value as ResponseBodyType;
-}
-
-/** `maxResponseBytes`: an integer >= 0; undefined or Infinity (no limit) resolve to undefined. */
-export function checkMaxBytes(value: unknown): number | undefined {
-  if (value === undefined || value === Number.POSITIVE_INFINITY) return undefined;
-  if (typeof value !== 'number') {
-    throw new TypeError(`keel: maxResponseBytes must be a number of bytes, got ${typeof value}`);
-  }
-  if (!(value >= 0) || !Number.isInteger(value)) {
-    throw new RangeError(
-      `keel: maxResponseBytes must be an integer >= 0 (or Infinity), got ${String(value)}`,
-    );
-  }
-  return value;
-}

@@ -1,7 +1,11 @@
 import { checkMs, resolveRetryOptions } from '../attempt/retry-policy';
+import { resolveCacheOptions } from '../cache/options';
+import type { ClientConfig } from '../config';
 import { MAX_TIMER_MS } from '../internal/clock';
 import { joinEndpoint } from '../internal/endpoint';
+import { fingerprintOf } from '../internal/fingerprint';
 import { HTTP_METHODS } from '../internal/methods';
+import { keyURL, parseCanonical, resolveURL } from '../internal/url';
 import type {
   HttpMethod,
   IntelligenceRecommendation,
@@ -11,16 +15,8 @@ import type {
 } from '../types';
 import { serializeBody } from './body';
 import { resolveFetchInit } from './fetch-init';
-import { fingerprintOf } from './fingerprint';
-import {
-  type ClientConfig,
-  checkMaxBytes,
-  checkResponseType,
-  lowerCaseHeaders,
-  resolveCacheOptions,
-} from './options';
+import { checkMaxBytes, checkResponseType, lowerCaseHeaders } from './fields';
 import { buildQuery } from './query';
-import { keyURL, parseCanonical, resolveURL } from './url';
 
 const METHODS = HTTP_METHODS;
 const NO_TAGS: readonly string[] = Object.freeze([]);

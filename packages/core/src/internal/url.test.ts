@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { buildQuery } from './query';
+import { buildQuery } from '../request/query';
 import { canonicalizeURL, parseCanonical, resolveURL, splitCanonical } from './url';
 
 describe('resolveURL', () => {

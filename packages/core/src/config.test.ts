@@ -1,8 +1,9 @@
 import { describe, expect, test } from 'vitest';
-import { RETRY_DEFAULTS } from '../attempt/retry-policy';
-import { systemClock } from '../internal/clock';
-import type { ClientOptions } from '../types';
-import { CACHE_DEFAULTS, resolveClientOptions } from './options';
+import { RETRY_DEFAULTS } from './attempt/retry-policy';
+import { CACHE_DEFAULTS } from './cache/options';
+import { resolveClientOptions } from './config';
+import { systemClock } from './internal/clock';
+import type { ClientOptions } from './types';
 
 const fetch = async () => new Response('');
 
