@@ -22,6 +22,7 @@ import { EventEmitter } from './events/emitter';
 import type { HitTally } from './intelligence/hit-tally';
 import { Intelligence } from './intelligence/intelligence';
 import { resolveIntelligenceOptions } from './intelligence/options';
+import type { IntelligenceRecommendation } from './intelligence/recommend';
 import { type Clock, timerDelay } from './internal/clock';
 import { MicrotaskBatch } from './internal/microtask-batch';
 import { noop } from './internal/noop';
@@ -31,6 +32,7 @@ import {
   isDedupable,
   isJoinable,
   normalizeMethod,
+  type RequestSpec,
   resolveSpec,
 } from './request/resolve';
 import { createGate } from './scheduler/create-gate';
@@ -39,25 +41,22 @@ import { SCHEDULER_DEFAULTS } from './scheduler/options';
 import { Scheduler } from './scheduler/scheduler';
 import { Tracker } from './tracker/tracker';
 import type {
-  AdaptiveController,
   ApiResponse,
   CacheMeta,
   CacheSubscriber,
   CancellablePromise,
-  CircuitBreakerController,
   Client,
-  ClientEventName,
-  ClientEvents,
-  ClientOptions,
-  HttpMethod,
-  IntelligenceController,
-  IntelligenceRecommendation,
   InvalidateTarget,
   KeyMatcher,
-  RequestOptions,
-  RequestSpec,
+} from './types/client';
+import type {
+  AdaptiveController,
+  CircuitBreakerController,
+  IntelligenceController,
   SchedulerController,
-} from './types';
+} from './types/controllers';
+import type { ClientEventName, ClientEvents } from './types/events';
+import type { ClientOptions, HttpMethod, RequestOptions } from './types/options';
 
 /**
  * Creates a client. Every option is optional; see ClientOptions for defaults.

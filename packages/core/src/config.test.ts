@@ -3,7 +3,7 @@ import { RETRY_DEFAULTS } from './attempt/retry-policy';
 import { CACHE_DEFAULTS } from './cache/options';
 import { resolveClientOptions } from './config';
 import { systemClock } from './internal/clock';
-import type { ClientOptions } from './types';
+import type { ClientOptions } from './types/options';
 
 const fetch = async () => new Response('');
 

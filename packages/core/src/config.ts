@@ -1,19 +1,22 @@
-import { checkMs, RETRY_DEFAULTS, resolveRetryOptions } from './attempt/retry-policy';
-import { CACHE_DEFAULTS, checkGcTime, DEFAULT_GC_TIME, resolveCacheOptions } from './cache/options';
+import {
+  checkMs,
+  RETRY_DEFAULTS,
+  type ResolvedRetryOptions,
+  resolveRetryOptions,
+} from './attempt/retry-policy';
+import {
+  CACHE_DEFAULTS,
+  checkGcTime,
+  DEFAULT_GC_TIME,
+  type ResolvedCacheOptions,
+  resolveCacheOptions,
+} from './cache/options';
 import { type Clock, MAX_TIMER_MS, systemClock } from './internal/clock';
 import { type ErrorReporter, logListenerError } from './internal/report';
 import { keyBaseOf, resolveBaseURL } from './internal/url';
-import { resolveFetchInit } from './request/fetch-init';
+import { type FetchInit, resolveFetchInit } from './request/fetch-init';
 import { checkMaxBytes, checkResponseType, lowerCaseHeaders } from './request/fields';
-import type {
-  CacheOptions,
-  ClientOptions,
-  FetchInit,
-  FetchLike,
-  ResolvedCacheOptions,
-  ResolvedRetryOptions,
-  ResponseBodyType,
-} from './types';
+import type { CacheOptions, ClientOptions, FetchLike, ResponseBodyType } from './types/options';
 
 /** Client options after defaults and validation: read by every request, never mutated. */
 export interface ClientConfig {

@@ -2,7 +2,7 @@ import { compileTarget } from './cache/match';
 import { asMatchable } from './cache/store';
 import { internalsOf } from './client';
 import { parseKey } from './internal/fingerprint';
-import type { ApiResponse, Client, InvalidateTarget } from './types';
+import type { ApiResponse, Client, InvalidateTarget } from './types/client';
 
 /**
  * A client's cache as plain JSON-serializable data: made on the server by `dehydrate`, put into

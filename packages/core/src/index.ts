@@ -3,13 +3,15 @@ export { parseRetryAfter } from './attempt/retry-after';
 export {
   decideRetry,
   RETRY_DEFAULTS,
+  type ResolvedRetryOptions,
+  type RetryDecision,
   type RetryInput,
   resolveRetryOptions,
 } from './attempt/retry-policy';
 export { isRetriableStatus, isSuccessStatus } from './attempt/status';
 export type { CacheEntry } from './cache/entry';
 export { checkInvalidateTarget } from './cache/match';
-export { CACHE_DEFAULTS } from './cache/options';
+export { CACHE_DEFAULTS, type ResolvedCacheOptions } from './cache/options';
 export { CacheStore } from './cache/store';
 export { CIRCUIT_DEFAULTS } from './circuit/options';
 export { isCountableFailure } from './circuit/outcome';
@@ -44,9 +46,62 @@ export {
   hydrate,
 } from './hydration';
 export { INTELLIGENCE_DEFAULTS } from './intelligence/options';
+export type { IntelligenceRecommendation } from './intelligence/recommend';
 export { type Clock, systemClock, type TimerHandle } from './internal/clock';
 export { createFingerprint, type FingerprintInput } from './internal/fingerprint';
 export { canonicalizeURL, resolveURL } from './internal/url';
+export type { FetchInit } from './request/fetch-init';
 export { buildQuery } from './request/query';
+export type { RequestSpec } from './request/resolve';
 export { type RequestState, Tracker } from './tracker/tracker';
-export type * from './types';
+export type {
+  ApiResponse,
+  CacheMeta,
+  CacheSubscriber,
+  CacheUpdate,
+  CancellablePromise,
+  Client,
+  InvalidateTarget,
+  KeyMatcher,
+} from './types/client';
+export type {
+  AdaptiveController,
+  AdaptiveMetrics,
+  CircuitBreakerController,
+  CircuitState,
+  CircuitStatus,
+  EndpointAdaptiveState,
+  EndpointStats,
+  IntelligenceController,
+  IntelligenceSnapshot,
+  IntelligenceSummary,
+  LatencyStats,
+  SchedulerController,
+  SchedulerStats,
+} from './types/controllers';
+export type {
+  ClientEventName,
+  ClientEvents,
+  ListenerErrorContext,
+  ParkReason,
+  SchedulerEventBase,
+} from './types/events';
+export type {
+  AdaptiveOptions,
+  CacheOptions,
+  CacheStrategy,
+  CircuitBreakerOptions,
+  ClientOptions,
+  FetchLike,
+  FetchOptions,
+  HttpMethod,
+  IntelligenceOptions,
+  ParamValue,
+  Priority,
+  QueryParams,
+  RequestOptions,
+  ResponseBodyType,
+  RetryOptions,
+  SchedulerOptions,
+  SchedulerRequestOptions,
+} from './types/options';

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CircuitOpenError } from '../src/errors/circuit-open-error';
 import { TimeoutError } from '../src/errors/timeout-error';
-import type { ClientEvents } from '../src/types';
+import type { ClientEvents } from '../src/types/events';
 import { fail, harness, isHttpStatus, outcome } from './circuit.fixture';
 import { flush } from './helpers';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TimeoutError } from '../src/errors/timeout-error';
-import type { ClientOptions } from '../src/types';
+import type { ClientOptions } from '../src/types/options';
 import { type Harness, harness, outcome } from './circuit.fixture';
 
 const MIX: ClientOptions = {

@@ -1,6 +1,10 @@
 import { endpointKey } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
-import type { AdaptiveController, AdaptiveMetrics, EndpointAdaptiveState } from '../types';
+import type {
+  AdaptiveController,
+  AdaptiveMetrics,
+  EndpointAdaptiveState,
+} from '../types/controllers';
 import type { DecisionListener } from './decision';
 import type { ResolvedAdaptiveOptions } from './options';
 import type { Outcome } from './outcome-ring';

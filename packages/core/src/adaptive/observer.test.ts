@@ -6,7 +6,7 @@ import { ParseError } from '../errors/parse-error';
 import { TimeoutError } from '../errors/timeout-error';
 import { EventEmitter } from '../events/emitter';
 import { Tracker } from '../tracker/tracker';
-import type { ClientEvents } from '../types';
+import type { ClientEvents } from '../types/events';
 import { AdaptiveEngine } from './engine';
 import { AdaptiveObserver, classify } from './observer';
 import { resolveAdaptiveOptions } from './options';

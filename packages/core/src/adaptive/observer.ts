@@ -1,7 +1,7 @@
 import { hasErrorName } from '../errors/keel-error';
 import type { EventEmitter } from '../events/emitter';
 import type { Tracker } from '../tracker/tracker';
-import type { ClientEvents } from '../types';
+import type { ClientEvents } from '../types/events';
 import type { AdaptiveEngine } from './engine';
 import type { Outcome } from './outcome-ring';
 

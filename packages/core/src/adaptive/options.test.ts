@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AdaptiveOptions } from '../types';
+import type { AdaptiveOptions } from '../types/options';
 import { ADAPTIVE_DEFAULTS, resolveAdaptiveOptions } from './options';
 
 describe('resolveAdaptiveOptions', () => {

@@ -1,5 +1,5 @@
 import { MAX_TIMER_MS } from '../internal/clock';
-import type { AdaptiveOptions } from '../types';
+import type { AdaptiveOptions } from '../types/options';
 
 /** AdaptiveOptions after defaults and validation. Read by the engine, never mutated. */
 export interface ResolvedAdaptiveOptions {

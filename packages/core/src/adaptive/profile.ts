@@ -1,4 +1,4 @@
-import type { AdaptiveMetrics, EndpointAdaptiveState } from '../types';
+import type { AdaptiveMetrics, EndpointAdaptiveState } from '../types/controllers';
 import type { AdaptiveDecision } from './decision';
 import { LatencyRing } from './latency-ring';
 import type { ResolvedAdaptiveOptions } from './options';

@@ -2,7 +2,9 @@ import { CancelledError } from '../errors/cancelled-error';
 import { ResponseTooLargeError } from '../errors/response-too-large-error';
 import { TimeoutError } from '../errors/timeout-error';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
-import type { ApiResponse, FetchLike, RequestSpec } from '../types';
+import type { RequestSpec } from '../request/resolve';
+import type { ApiResponse } from '../types/client';
+import type { FetchLike } from '../types/options';
 import { attemptError } from './attempt-error';
 import { readResponse } from './read-body';
 

@@ -3,7 +3,8 @@ import { ParseError } from '../errors/parse-error';
 import { ResponseTooLargeError } from '../errors/response-too-large-error';
 import { systemClock } from '../internal/clock';
 import { noop } from '../internal/noop';
-import type { ApiResponse, HttpMethod, ResponseBodyType } from '../types';
+import type { ApiResponse } from '../types/client';
+import type { HttpMethod, ResponseBodyType } from '../types/options';
 import { parseRetryAfter } from './retry-after';
 import { isSuccessStatus } from './status';
 

@@ -4,8 +4,12 @@ import { CircuitOpenError } from '../errors/circuit-open-error';
 import { HttpError } from '../errors/http-error';
 import { ParseError } from '../errors/parse-error';
 import { TimeoutError } from '../errors/timeout-error';
-import type { ResolvedRetryOptions } from '../types';
-import { decideRetry, RETRY_DEFAULTS, resolveRetryOptions } from './retry-policy';
+import {
+  decideRetry,
+  RETRY_DEFAULTS,
+  type ResolvedRetryOptions,
+  resolveRetryOptions,
+} from './retry-policy';
 
 const options: ResolvedRetryOptions = { ...RETRY_DEFAULTS, jitter: false, baseDelay: 100 };
 const http = (status: number, headers?: Record<string, string>) =>

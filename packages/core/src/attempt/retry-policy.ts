@@ -2,10 +2,42 @@ import { errorCodeOf, isNotSentCode, isPermanentCode } from '../errors/error-cod
 import { hasErrorName } from '../errors/keel-error';
 import { MAX_TIMER_MS } from '../internal/clock';
 import { HTTP_METHODS } from '../internal/methods';
-import type { HttpMethod, ResolvedRetryOptions, RetryDecision, RetryOptions } from '../types';
+import type { HttpMethod, RetryOptions } from '../types/options';
 import { computeDelay } from './backoff';
 import { parseRetryAfter } from './retry-after';
 import { isRetriableStatus } from './status';
+
+export interface ResolvedRetryOptions {
+  attempts: number;
+  baseDelay: number;
+  maxDelay: number;
+  backoff: 'exponential' | 'fixed';
+  jitter: boolean;
+  retryOn: ((status: number | undefined, error: unknown) => boolean) | undefined;
+  respectRetryAfter: boolean;
+  maxRetryAfter: number;
+  methods: readonly HttpMethod[];
+}
+
+export interface RetryDecision {
+  retry: boolean;
+  /** ms to wait before the next attempt (0 when not retrying). */
+  delay: number;
+  /**
+   * What decided: `retry-after`, `backoff`, or why not: `attempts-exhausted`, `not-retriable`
+   * (the error or status), `not-idempotent` (a method outside `retry.methods` whose request may
+   * have been processed), `retry-after-too-long` (the server asked for more than
+   * `maxRetryAfter`), `cancelled`.
+   */
+  reason:
+    | 'retry-after'
+    | 'backoff'
+    | 'attempts-exhausted'
+    | 'not-retriable'
+    | 'not-idempotent'
+    | 'retry-after-too-long'
+    | 'cancelled';
+}
 
 export const RETRY_DEFAULTS: Readonly<ResolvedRetryOptions> = Object.freeze({
   attempts: 3,

@@ -1,5 +1,5 @@
 import { isAbsoluteURL } from '../internal/url';
-import type { CacheMeta, InvalidateTarget } from '../types';
+import type { CacheMeta, InvalidateTarget } from '../types/client';
 
 /** What invalidation needs to know about a cached entry or an in-flight read. */
 export interface Matchable {

@@ -1,5 +1,11 @@
 import { checkMs } from '../attempt/retry-policy';
-import type { CacheOptions, CacheStrategy, ResolvedCacheOptions } from '../types';
+import type { CacheOptions, CacheStrategy } from '../types/options';
+
+export interface ResolvedCacheOptions {
+  enabled: boolean;
+  ttl: number;
+  strategy: CacheStrategy;
+}
 
 /** The cache configuration of a client created without a `cache` option. */
 export const CACHE_DEFAULTS: Readonly<ResolvedCacheOptions> = Object.freeze({

@@ -2,7 +2,7 @@ import { describe, expect, test, vi } from 'vitest';
 import { FakeClock } from '../../test/helpers';
 import { resolveClientOptions } from '../config';
 import { resolveSpec } from '../request/resolve';
-import type { ApiResponse, CacheUpdate } from '../types';
+import type { ApiResponse, CacheUpdate } from '../types/client';
 import { compileTarget } from './match';
 import { CacheStore } from './store';
 

@@ -6,8 +6,9 @@ import { HttpError } from '../errors/http-error';
 import { ParseError } from '../errors/parse-error';
 import { TimeoutError } from '../errors/timeout-error';
 import { EventEmitter } from '../events/emitter';
+import type { RequestSpec } from '../request/resolve';
 import { Tracker } from '../tracker/tracker';
-import type { ClientEventName, ClientEvents, RequestSpec } from '../types';
+import type { ClientEventName, ClientEvents } from '../types/events';
 import { CircuitBreaker, MAX_CIRCUITS } from './breaker';
 import { resolveCircuitOptions } from './options';
 

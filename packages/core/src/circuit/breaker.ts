@@ -3,14 +3,10 @@ import type { EventEmitter } from '../events/emitter';
 import type { Clock } from '../internal/clock';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
+import type { RequestSpec } from '../request/resolve';
 import type { Tracker } from '../tracker/tracker';
-import type {
-  CircuitBreakerController,
-  CircuitState,
-  CircuitStatus,
-  ClientEvents,
-  RequestSpec,
-} from '../types';
+import type { CircuitBreakerController, CircuitState, CircuitStatus } from '../types/controllers';
+import type { ClientEvents } from '../types/events';
 import { ADMIT, ADMIT_PROBE, type Admission, type CircuitGuard } from './guard';
 import type { ResolvedCircuitOptions } from './options';
 import { classifyError } from './outcome';

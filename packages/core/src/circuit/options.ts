@@ -1,4 +1,4 @@
-import type { CircuitBreakerOptions } from '../types';
+import type { CircuitBreakerOptions } from '../types/options';
 
 /** Circuit breaker options after defaults and validation; fixed for the client's lifetime. */
 export interface ResolvedCircuitOptions {

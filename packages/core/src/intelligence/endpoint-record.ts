@@ -1,7 +1,6 @@
-import type { IntelligenceRecommendation } from '../types';
 import { LatencyRing } from './latency-ring';
 import type { ResolvedIntelligenceOptions } from './options';
-import { recommendFrom } from './recommend';
+import { type IntelligenceRecommendation, recommendFrom } from './recommend';
 
 /**
  * The raw counters of one endpoint (`METHOD pathname`). Each lifecycle event increments exactly

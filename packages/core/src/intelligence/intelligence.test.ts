@@ -5,7 +5,7 @@ import { HttpError } from '../errors/http-error';
 import { TimeoutError } from '../errors/timeout-error';
 import { EventEmitter } from '../events/emitter';
 import { Tracker } from '../tracker/tracker';
-import type { ClientEvents } from '../types';
+import type { ClientEvents } from '../types/events';
 import { Intelligence, MAX_ENDPOINTS } from './intelligence';
 import { resolveIntelligenceOptions } from './options';
 

@@ -5,16 +5,16 @@ import { evictOldest } from '../internal/evict';
 import type {
   AdaptiveMetrics,
   CircuitState,
-  ClientEvents,
   EndpointStats,
   IntelligenceController,
-  IntelligenceRecommendation,
   IntelligenceSnapshot,
   IntelligenceSummary,
-} from '../types';
+} from '../types/controllers';
+import type { ClientEvents } from '../types/events';
 import { EndpointRecord, foldCounters } from './endpoint-record';
 import { HitTally } from './hit-tally';
 import type { ResolvedIntelligenceOptions } from './options';
+import type { IntelligenceRecommendation } from './recommend';
 
 /** What the snapshot reads from the circuit breaker (read at snapshot time, never fed by it). */
 export interface CircuitView {

@@ -1,4 +1,4 @@
-import type { LatencyStats } from '../types';
+import type { LatencyStats } from '../types/controllers';
 
 /** Samples kept per endpoint: p95 reads the 7th highest of 128, and a read sorts 1 KiB at most. */
 export const LATENCY_WINDOW = 128;

@@ -1,4 +1,4 @@
-import type { IntelligenceOptions } from '../types';
+import type { IntelligenceOptions } from '../types/options';
 
 /** Intelligence options after defaults and validation; fixed at client creation. */
 export interface ResolvedIntelligenceOptions {

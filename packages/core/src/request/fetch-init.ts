@@ -1,4 +1,20 @@
-import type { FetchInit, FetchOptions } from '../types';
+import type { FetchOptions } from '../types/options';
+
+/**
+ * FetchOptions as RequestInit fields (`fetchCache` -> `cache`, `fetchPriority` -> `priority`).
+ * Spelled out rather than picked from RequestInit, whose fields differ between the DOM types and
+ * Node's.
+ */
+export interface FetchInit {
+  readonly credentials?: FetchOptions['credentials'];
+  readonly redirect?: FetchOptions['redirect'];
+  readonly mode?: FetchOptions['mode'];
+  readonly cache?: FetchOptions['fetchCache'];
+  readonly keepalive?: boolean;
+  readonly priority?: FetchOptions['fetchPriority'];
+  readonly integrity?: string;
+  readonly referrerPolicy?: FetchOptions['referrerPolicy'];
+}
 
 /** The allowed values of each string option, for validation (RangeError naming the value). */
 const VALUES = {

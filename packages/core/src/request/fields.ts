@@ -1,4 +1,4 @@
-import type { ResponseBodyType } from '../types';
+import type { ResponseBodyType } from '../types/options';
 
 /*
  * The request options a client may also set as defaults for every request (`headers`,

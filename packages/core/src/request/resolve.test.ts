@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { CACHE_DEFAULTS } from '../cache/options';
 import { resolveClientOptions } from '../config';
-import type { ClientOptions, RequestOptions } from '../types';
+import type { ClientOptions, RequestOptions } from '../types/options';
 import { isDedupable, normalizeMethod, resolveSpec } from './resolve';
 
 const fetch = async () => new Response('');

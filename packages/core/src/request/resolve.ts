@@ -1,22 +1,53 @@
-import { checkMs, resolveRetryOptions } from '../attempt/retry-policy';
-import { resolveCacheOptions } from '../cache/options';
+import { checkMs, type ResolvedRetryOptions, resolveRetryOptions } from '../attempt/retry-policy';
+import { type ResolvedCacheOptions, resolveCacheOptions } from '../cache/options';
 import type { ClientConfig } from '../config';
+import type { IntelligenceRecommendation } from '../intelligence/recommend';
 import { MAX_TIMER_MS } from '../internal/clock';
 import { joinEndpoint } from '../internal/endpoint';
 import { fingerprintOf } from '../internal/fingerprint';
 import { HTTP_METHODS } from '../internal/methods';
 import { keyURL, parseCanonical, resolveURL } from '../internal/url';
-import type {
-  HttpMethod,
-  IntelligenceRecommendation,
-  RequestOptions,
-  RequestSpec,
-  ResolvedCacheOptions,
-} from '../types';
+import type { HttpMethod, Priority, RequestOptions, ResponseBodyType } from '../types/options';
 import { serializeBody } from './body';
-import { resolveFetchInit } from './fetch-init';
+import { type FetchInit, resolveFetchInit } from './fetch-init';
 import { checkMaxBytes, checkResponseType, lowerCaseHeaders } from './fields';
 import { buildQuery } from './query';
+
+/**
+ * A fully-resolved, frozen request description. Computed once at the boundary; every stage reads
+ * it. It holds no caller signal, so it can be stored in the cache and replayed to refetch.
+ */
+export interface RequestSpec {
+  readonly method: HttpMethod;
+  /** Canonical absolute URL, query included. */
+  readonly url: string;
+  /** Fingerprint: the cache and dedup key. */
+  readonly key: string;
+  /** `METHOD pathname`: circuit, intelligence and adaptive key. */
+  readonly endpoint: string;
+  /** URL pathname, for path invalidation. */
+  readonly path: string;
+  readonly host: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The serialized body as handed to fetch. */
+  readonly body: BodyInit | undefined;
+  /** Per-attempt timeout ms, 0 = none. */
+  readonly timeout: number;
+  /** Total time budget ms across attempts and waits, 0 = none. */
+  readonly deadline: number;
+  /** undefined: from the Content-Type. */
+  readonly responseType: ResponseBodyType | undefined;
+  /** undefined when unlimited. */
+  readonly maxResponseBytes: number | undefined;
+  /** The fetch options (client and request merged), as RequestInit fields; undefined if none. */
+  readonly fetchInit: FetchInit | undefined;
+  /** null when this request is not cached (non-GET, `cache:false`, or caching disabled). */
+  readonly cache: ResolvedCacheOptions | null;
+  readonly retry: ResolvedRetryOptions;
+  readonly tags: readonly string[];
+  readonly priority: Priority;
+  readonly group: string | undefined;
+}
 
 const METHODS = HTTP_METHODS;
 const NO_TAGS: readonly string[] = Object.freeze([]);

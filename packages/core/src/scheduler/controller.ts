@@ -1,4 +1,5 @@
-import type { Priority, SchedulerController, SchedulerStats } from '../types';
+import type { SchedulerController, SchedulerStats } from '../types/controllers';
+import type { Priority } from '../types/options';
 
 /** `prioritize` needs lanes; the priority must be one of them. */
 export function checkPrioritize(lanes: boolean, selector: unknown, priority: unknown): void {

@@ -1,5 +1,5 @@
 import { MAX_TIMER_MS } from '../internal/clock';
-import type { SchedulerOptions } from '../types';
+import type { SchedulerOptions } from '../types/options';
 
 /** SchedulerOptions after defaults and validation. */
 export interface SchedulerConfig {

@@ -3,14 +3,9 @@ import { CircuitOpenError } from '../errors/circuit-open-error';
 import type { EventEmitter } from '../events/emitter';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
 import { sleep } from '../internal/sleep';
-import type {
-  ClientEvents,
-  ParkReason,
-  Priority,
-  SchedulerController,
-  SchedulerEventBase,
-  SchedulerStats,
-} from '../types';
+import type { SchedulerController, SchedulerStats } from '../types/controllers';
+import type { ClientEvents, ParkReason, SchedulerEventBase } from '../types/events';
+import type { Priority } from '../types/options';
 import { checkGroup, checkPrioritize } from './controller';
 import { Entry, type EntryState } from './entry';
 import type { AttemptGate, SchedulerHooks, SchedulerJob } from './gate';
