@@ -22,18 +22,19 @@ import { EventEmitter } from './events/emitter';
 import type { HitTally } from './intelligence/hit-tally';
 import { Intelligence } from './intelligence/intelligence';
 import { resolveIntelligenceOptions } from './intelligence/options';
-import type { IntelligenceRecommendation } from './intelligence/recommend';
+import { checkFunction, typeError } from './internal/checks';
 import { type Clock, timerDelay } from './internal/clock';
 import { MicrotaskBatch } from './internal/microtask-batch';
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
 import {
   applyRecommendation,
+  type IntelligenceRecommendation,
   isDedupable,
   isJoinable,
   normalizeMethod,
   type RequestSpec,
-  resolveSpec,
+  resolveRequest,
 } from './request/resolve';
 import { createGate } from './scheduler/create-gate';
 import type { AttemptGate } from './scheduler/gate';
@@ -84,9 +85,7 @@ const internals = new WeakMap<Client, ClientInternals>();
 export function internalsOf(client: Client, caller: string): ClientInternals {
   const found = internals.get(client);
   if (found === undefined) {
-    throw new TypeError(
-      `keel: ${caller} needs a client made by createClient, got ${typeof client}`,
-    );
+    throw typeError(`${caller}(client)`, 'a client made by createClient', client);
   }
   return found;
 }
@@ -183,25 +182,20 @@ class KeelClient implements Client {
   // ── public API ────────────────────────────────────────────────────────────────────────────
 
   request<T = unknown>(
-    method: HttpMethod | (RequestOptions & { method: HttpMethod; url: string }),
-    url?: string,
+    method: HttpMethod,
+    url: string,
     options?: RequestOptions,
   ): CancellablePromise<ApiResponse<T>> {
-    if (typeof method === 'object' && method !== null) {
-      options = method;
-      url = method.url;
-      method = method.method;
-    }
     let spec: RequestSpec;
     try {
-      spec = this.#resolve(method, url as string, options);
+      spec = this.#resolve(method, url, options);
     } catch (err) {
       return rejected(err);
     }
     const signal = options?.signal;
     // Checked before any stage runs: a non-signal would otherwise throw after a flight started.
     if (signal != null && typeof (signal as AbortSignal).addEventListener !== 'function') {
-      return rejected(new TypeError(`keel: signal must be an AbortSignal, got ${typeof signal}`));
+      return rejected(typeError('signal', 'an AbortSignal', signal));
     }
     if (signal?.aborted) return rejected(abortedBy(signal, spec));
     if (spec.cache) {
@@ -237,9 +231,7 @@ class KeelClient implements Client {
     event: E,
     listener: (payload: ClientEvents[E]) => void,
   ): () => void {
-    if (typeof listener !== 'function') {
-      throw new TypeError(`keel: listener for "${String(event)}" must be a function`);
-    }
+    checkFunction('listener', listener);
     return this.#events.on(event, listener);
   }
 
@@ -397,12 +389,12 @@ class KeelClient implements Client {
       if (byUrl === undefined) this.#specMemo.set(m, (byUrl = new Map()));
       const memo = byUrl.get(url);
       if (memo === undefined) {
-        spec = resolveSpec(this.#config, m, url, undefined, undefined);
+        spec = resolveRequest(this.#config, m, url, undefined);
         if (byUrl.size >= SPEC_MEMO_LIMIT) byUrl.clear();
         byUrl.set(url, spec);
       } else spec = memo;
     } else {
-      spec = resolveSpec(this.#config, m, url, options, undefined);
+      spec = resolveRequest(this.#config, m, url, options);
     }
     const recommendation = this.#recommend(spec);
     return recommendation === undefined ? spec : applyRecommendation(spec, options, recommendation);

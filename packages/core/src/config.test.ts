@@ -54,7 +54,7 @@ describe('resolveClientOptions', () => {
     ['bad backoff', { retry: { backoff: 'linear' as never } }, /backoff/, RangeError],
     ['bad strategy', { cache: { strategy: 'network-only' as never } }, /strategy/, RangeError],
     ['non-function retryOn', { retry: { retryOn: 5 as never } }, /retryOn/, TypeError],
-    ['relative baseURL', { baseURL: '/api' }, /baseURL/, TypeError],
+    ['relative baseURL', { baseURL: '/api' }, /baseURL/, RangeError],
     ['non-function fetch', { fetch: 'x' as never }, /fetch/, TypeError],
     ['non-object headers', { headers: 'x' as never }, /headers/, TypeError],
     ['non-string header', { headers: { a: {} as never } }, /header/, TypeError],

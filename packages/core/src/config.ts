@@ -1,5 +1,4 @@
 import {
-  checkMs,
   RETRY_DEFAULTS,
   type ResolvedRetryOptions,
   resolveRetryOptions,
@@ -11,7 +10,8 @@ import {
   type ResolvedCacheOptions,
   resolveCacheOptions,
 } from './cache/options';
-import { type Clock, MAX_TIMER_MS, systemClock } from './internal/clock';
+import { checkFunction, checkInteger, checkMs, checkObject, typeError } from './internal/checks';
+import { type Clock, systemClock } from './internal/clock';
 import { type ErrorReporter, logListenerError } from './internal/report';
 import { keyBaseOf, resolveBaseURL } from './internal/url';
 import { type FetchInit, resolveFetchInit } from './request/fetch-init';
@@ -45,47 +45,38 @@ export interface ClientConfig {
 
 /** Resolves and validates ClientOptions once; a bad value throws RangeError/TypeError naming it. */
 export function resolveClientOptions(options: ClientOptions = {}): ClientConfig {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`keel: createClient options must be an object, got ${typeof options}`);
-  }
-  // A relative baseURL resolves against the page in a browser; elsewhere it is a TypeError.
+  checkObject('options', options);
+  // A relative baseURL resolves against the page in a browser; elsewhere it is a RangeError.
   const baseURL =
     options.baseURL === undefined ? undefined : resolveBaseURL(options.baseURL, 'baseURL');
-  if (options.fetch !== undefined && typeof options.fetch !== 'function') {
-    throw new TypeError(`keel: fetch must be a function, got ${typeof options.fetch}`);
+  if (options.fetch !== undefined) checkFunction('fetch', options.fetch);
+  else if (typeof globalThis.fetch !== 'function') {
+    throw typeError('fetch', 'a function where there is no global fetch', options.fetch);
   }
-  if (options.fetch === undefined && typeof globalThis.fetch !== 'function') {
-    throw new TypeError(
-      'keel: no fetch implementation: pass options.fetch or run where fetch exists',
-    );
-  }
-  const timeout = options.timeout ?? 0;
-  checkMs('timeout', timeout, MAX_TIMER_MS);
-  const deadline = options.deadline ?? 0;
-  checkMs('deadline', deadline, MAX_TIMER_MS);
+  const timeout = checkMs('timeout', options.timeout ?? 0);
+  const deadline = checkMs('deadline', options.deadline ?? 0);
   const responseType = checkResponseType(options.responseType);
   const maxResponseBytes = checkMaxBytes(options.maxResponseBytes);
   const cacheOpts = clientCacheOptions(options.cache);
   const cache = resolveCacheOptions(cacheOpts, CACHE_DEFAULTS, 'cache', true);
-  const maxEntries = cacheOpts.maxEntries ?? Number.POSITIVE_INFINITY;
-  if (typeof maxEntries !== 'number') {
-    throw new TypeError(`keel: cache.maxEntries must be a number, got ${typeof maxEntries}`);
-  }
-  if (
-    !(maxEntries >= 1) ||
-    (maxEntries !== Number.POSITIVE_INFINITY && !Number.isInteger(maxEntries))
-  ) {
-    throw new RangeError(
-      `keel: cache.maxEntries must be an integer >= 1, got ${String(maxEntries)}`,
-    );
-  }
+  const maxEntries = checkInteger(
+    'cache.maxEntries',
+    cacheOpts.maxEntries ?? Number.POSITIVE_INFINITY,
+    1,
+    true,
+  );
   const gcTime = checkGcTime(cacheOpts.gcTime ?? DEFAULT_GC_TIME);
-  if (options.onError !== undefined && typeof options.onError !== 'function') {
-    throw new TypeError(`keel: onError must be a function, got ${typeof options.onError}`);
-  }
+  if (options.onError !== undefined) checkFunction('onError', options.onError);
+  if (options.random !== undefined) checkFunction('random', options.random);
   const clock = options.clock ?? systemClock;
-  if (typeof clock.now !== 'function' || typeof clock.setTimeout !== 'function') {
-    throw new TypeError('keel: clock must have now(), setTimeout() and clearTimeout()');
+  if (
+    typeof clock !== 'object' ||
+    clock === null ||
+    typeof clock.now !== 'function' ||
+    typeof clock.setTimeout !== 'function' ||
+    typeof clock.clearTimeout !== 'function'
+  ) {
+    throw typeError('clock', 'an object with now(), setTimeout() and clearTimeout()', clock);
   }
   return Object.freeze({
     baseURL,

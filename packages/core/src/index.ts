@@ -46,13 +46,12 @@ export {
   hydrate,
 } from './hydration';
 export { INTELLIGENCE_DEFAULTS } from './intelligence/options';
-export type { IntelligenceRecommendation } from './intelligence/recommend';
 export { type Clock, systemClock, type TimerHandle } from './internal/clock';
 export { createFingerprint, type FingerprintInput } from './internal/fingerprint';
 export { canonicalizeURL, resolveURL } from './internal/url';
 export type { FetchInit } from './request/fetch-init';
 export { buildQuery } from './request/query';
-export type { RequestSpec } from './request/resolve';
+export type { IntelligenceRecommendation, RequestSpec } from './request/resolve';
 export { type RequestState, Tracker } from './tracker/tracker';
 export type {
   ApiResponse,

@@ -4,16 +4,15 @@ import { resolveClientOptions } from '../config';
 import { CancelledError } from '../errors/cancelled-error';
 import { HttpError } from '../errors/http-error';
 import { TimeoutError } from '../errors/timeout-error';
-import { resolveSpec } from '../request/resolve';
+import { resolveRequest } from '../request/resolve';
 import { attemptOnce } from './attempt';
 
 const spec = (method: 'GET' | 'POST' = 'GET', body?: unknown) =>
-  resolveSpec(
+  resolveRequest(
     resolveClientOptions({ fetch: async () => new Response('') }),
     method,
     'https://a.test/x',
     body === undefined ? undefined : { body },
-    undefined,
   );
 
 describe('attemptOnce', () => {

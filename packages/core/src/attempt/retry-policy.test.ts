@@ -48,7 +48,7 @@ describe('resolveRetryOptions', () => {
     expect(() => resolveRetryOptions({ maxDelay: Number.NaN })).toThrow(/maxDelay/);
     expect(() => resolveRetryOptions(5 as never)).toThrow(TypeError);
     expect(() => resolveRetryOptions({ methods: 'POST' as never })).toThrow(
-      /retry.methods must be an array/,
+      /`retry.methods` must be an array/,
     );
     expect(() => resolveRetryOptions({ methods: ['FETCH' as never] })).toThrow(RangeError);
     expect(() => resolveRetryOptions({ methods: ['FETCH' as never] })).toThrow(/"FETCH"/);

@@ -1,6 +1,15 @@
 import { errorCodeOf, isNotSentCode, isPermanentCode } from '../errors/error-code';
 import { hasErrorName } from '../errors/keel-error';
-import { MAX_TIMER_MS } from '../internal/clock';
+import {
+  checkBoolean,
+  checkFunction,
+  checkInteger,
+  checkMs,
+  checkObject,
+  oneOf,
+  rangeError,
+  typeError,
+} from '../internal/checks';
 import { HTTP_METHODS } from '../internal/methods';
 import type { HttpMethod, RetryOptions } from '../types/options';
 import { computeDelay } from './backoff';
@@ -63,9 +72,7 @@ export function resolveRetryOptions(
 ): ResolvedRetryOptions {
   if (options === undefined || options === true) return base;
   if (options === false) return { ...base, ...NO_RETRY_OVERRIDE };
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`keel: retry must be a boolean or an object, got ${typeof options}`);
-  }
+  checkObject('retry', options, 'true, false or an object');
   const r: ResolvedRetryOptions = {
     attempts: options.attempts ?? base.attempts,
     baseDelay: options.baseDelay ?? base.baseDelay,
@@ -77,62 +84,31 @@ export function resolveRetryOptions(
     maxRetryAfter: options.maxRetryAfter ?? base.maxRetryAfter,
     methods: options.methods === undefined ? base.methods : resolveMethods(options.methods),
   };
-  if (typeof r.attempts !== 'number') {
-    throw new TypeError(`keel: retry.attempts must be a number, got ${typeof r.attempts}`);
-  }
-  if (!Number.isInteger(r.attempts) || r.attempts < 1) {
-    throw new RangeError(`keel: retry.attempts must be an integer >= 1, got ${String(r.attempts)}`);
-  }
-  checkMs('retry.baseDelay', r.baseDelay, MAX_TIMER_MS);
-  checkMs('retry.maxDelay', r.maxDelay, MAX_TIMER_MS);
-  checkMs('retry.maxRetryAfter', r.maxRetryAfter, MAX_TIMER_MS);
-  if (r.backoff !== 'exponential' && r.backoff !== 'fixed') {
-    throw new RangeError(
-      `keel: retry.backoff must be 'exponential' or 'fixed', got ${String(r.backoff)}`,
-    );
-  }
-  if (r.retryOn !== undefined && typeof r.retryOn !== 'function') {
-    throw new TypeError(`keel: retry.retryOn must be a function, got ${typeof r.retryOn}`);
-  }
+  checkInteger('retry.attempts', r.attempts, 1);
+  checkMs('retry.baseDelay', r.baseDelay);
+  checkMs('retry.maxDelay', r.maxDelay);
+  checkMs('retry.maxRetryAfter', r.maxRetryAfter);
+  oneOf('retry.backoff', r.backoff, BACKOFFS);
+  if (r.retryOn !== undefined) checkFunction('retry.retryOn', r.retryOn);
+  checkBoolean('retry.jitter', r.jitter);
+  checkBoolean('retry.respectRetryAfter', r.respectRetryAfter);
   return r;
 }
 
+const BACKOFFS = ['exponential', 'fixed'] as const;
+
 function resolveMethods(methods: unknown): readonly HttpMethod[] {
-  if (!Array.isArray(methods)) {
-    throw new TypeError(
-      `keel: retry.methods must be an array of HTTP methods, got ${typeof methods}`,
-    );
-  }
+  const expected = `an array of HTTP methods (${[...HTTP_METHODS].join(', ')})`;
+  if (!Array.isArray(methods)) throw typeError('retry.methods', expected, methods);
   const out: HttpMethod[] = [];
-  for (const m of methods) {
-    const upper = typeof m === 'string' ? m.toUpperCase() : m;
-    if (typeof upper !== 'string' || !HTTP_METHODS.has(upper)) {
-      throw new RangeError(
-        `keel: retry.methods must list HTTP methods (${[...HTTP_METHODS].join(', ')}), got ${JSON.stringify(m)}`,
-      );
-    }
+  for (let i = 0; i < methods.length; i++) {
+    const m: unknown = methods[i];
+    if (typeof m !== 'string') throw typeError(`retry.methods[${i}]`, 'an HTTP method', m);
+    const upper = m.toUpperCase();
+    if (!HTTP_METHODS.has(upper)) throw rangeError(`retry.methods[${i}]`, expected, m);
     out.push(upper as HttpMethod);
   }
   return Object.freeze(out);
-}
-
-/**
- * A duration option: a non-number is a TypeError; a negative, NaN or infinite one, or one above
- * `max` (timers cannot wait longer than 2^31-1 ms: Node and browsers fire such a timer at once),
- * a RangeError.
- */
-export function checkMs(name: string, value: unknown, max = Number.MAX_VALUE): void {
-  if (typeof value !== 'number') {
-    throw new TypeError(
-      `keel: ${name} must be a number of ms, got ${typeof value} ${String(value)}`,
-    );
-  }
-  if (!Number.isFinite(value) || value < 0) {
-    throw new RangeError(`keel: ${name} must be a finite number >= 0, got ${String(value)}`);
-  }
-  if (value > max) {
-    throw new RangeError(`keel: ${name} must be at most ${max} ms, got ${String(value)}`);
-  }
 }
 
 export interface RetryInput {

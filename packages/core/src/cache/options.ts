@@ -1,4 +1,4 @@
-import { checkMs } from '../attempt/retry-policy';
+import { checkMs, checkObject, oneOf, rangeError, typeError } from '../internal/checks';
 import type { CacheOptions, CacheStrategy } from '../types/options';
 
 export interface ResolvedCacheOptions {
@@ -24,13 +24,13 @@ export function resolveCacheOptions(
   field: string,
   clientLevel = false,
 ): ResolvedCacheOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`keel: ${field} must be a boolean or an object, got ${typeof options}`);
-  }
+  checkObject(field, options, 'true, false or an object');
   if (!clientLevel && (options.gcTime !== undefined || options.maxEntries !== undefined)) {
     const name = options.gcTime !== undefined ? 'gcTime' : 'maxEntries';
-    throw new TypeError(
-      `keel: ${field}.${name} is a client option: pass it to createClient({ cache: { ${name} } })`,
+    throw typeError(
+      `${field}.${name}`,
+      `absent on a request (it is a client option: createClient({ cache: { ${name} } }))`,
+      options[name],
     );
   }
   if (
@@ -41,14 +41,14 @@ export function resolveCacheOptions(
     return base;
   }
   const ttl = options.ttl ?? base.ttl;
-  checkMs(`${field}.ttl`, ttl);
-  const strategy: CacheStrategy = options.strategy ?? base.strategy;
-  if (strategy !== 'cache-first' && strategy !== 'stale-while-revalidate') {
-    throw new RangeError(
-      `keel: ${field}.strategy must be 'cache-first' or 'stale-while-revalidate', got ${String(strategy)}`,
-    );
-  }
-  return Object.freeze({ enabled: options.enabled ?? base.enabled, ttl, strategy });
+  checkMs(`${field}.ttl`, ttl, Number.MAX_VALUE);
+  const strategy: CacheStrategy = oneOf(`${field}.strategy`, options.strategy ?? base.strategy, [
+    'cache-first',
+    'stale-while-revalidate',
+  ]);
+  const enabled = options.enabled ?? base.enabled;
+  if (typeof enabled !== 'boolean') throw typeError(`${field}.enabled`, 'true or false', enabled);
+  return Object.freeze({ enabled, ttl, strategy });
 }
 
 /** How long an expired, unwatched entry is kept by default: 5 minutes. */
@@ -56,13 +56,7 @@ export const DEFAULT_GC_TIME = 5 * 60_000;
 
 /** Validates a gcTime: a number of ms >= 0, `Infinity` allowed (never collect). */
 export function checkGcTime(gcTime: unknown): number {
-  if (typeof gcTime !== 'number') {
-    throw new TypeError(`keel: cache.gcTime must be a number of ms, got ${typeof gcTime}`);
-  }
-  if (Number.isNaN(gcTime) || gcTime < 0) {
-    throw new RangeError(
-      `keel: cache.gcTime must be a number of ms >= 0 (or Infinity), got ${String(gcTime)}`,
-    );
-  }
-  return gcTime;
+  if (typeof gcTime === 'number' && gcTime >= 0) return gcTime;
+  const expected = 'a non-negative number of ms (or Infinity)';
+  throw (typeof gcTime === 'number' ? rangeError : typeError)('cache.gcTime', expected, gcTime);
 }

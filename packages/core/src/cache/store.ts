@@ -1,3 +1,4 @@
+import { checkFunction, checkMs, typeError } from '../internal/checks';
 import { type Clock, systemClock } from '../internal/clock';
 import { parseKey } from '../internal/fingerprint';
 import { type ErrorReporter, logListenerError, report } from '../internal/report';
@@ -78,11 +79,7 @@ export class CacheStore {
   #predicateReleasedAt = Number.NEGATIVE_INFINITY;
 
   constructor(defaultTtl = 30000, options: CacheStoreOptions = {}) {
-    if (!Number.isFinite(defaultTtl) || defaultTtl < 0) {
-      throw new RangeError(
-        `keel: cache ttl must be a finite number >= 0, got ${String(defaultTtl)}`,
-      );
-    }
+    checkMs('defaultTtl', defaultTtl, Number.MAX_VALUE);
     const gcTime = checkGcTime(options.gcTime ?? DEFAULT_GC_TIME);
     this.defaultTtl = defaultTtl;
     this.maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY;
@@ -237,9 +234,7 @@ export class CacheStore {
   }
 
   subscribe(matcher: KeyMatcher, listener: CacheSubscriber): () => void {
-    if (typeof listener !== 'function') {
-      throw new TypeError(`keel: subscribe listener must be a function, got ${typeof listener}`);
-    }
+    checkFunction('listener', listener);
     if (typeof matcher === 'string') {
       let set = this.#byKey.get(matcher);
       if (!set) this.#byKey.set(matcher, (set = new Set()));
@@ -260,11 +255,7 @@ export class CacheStore {
         if (this.#entries.has(matcher)) this.#releasedAt.set(matcher, this.#clock.now());
       };
     }
-    if (typeof matcher !== 'function') {
-      throw new TypeError(
-        `keel: subscribe matcher must be a key or a function, got ${typeof matcher}`,
-      );
-    }
+    if (typeof matcher !== 'function') throw typeError('matcher', 'a key or a function', matcher);
     const sub: PredicateSubscription = { match: matcher, listener };
     this.#predicates = [...this.#predicates, sub];
     let active = true;

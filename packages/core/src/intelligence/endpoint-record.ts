@@ -1,6 +1,7 @@
+import type { IntelligenceRecommendation } from '../request/resolve';
 import { LatencyRing } from './latency-ring';
 import type { ResolvedIntelligenceOptions } from './options';
-import { type IntelligenceRecommendation, recommendFrom } from './recommend';
+import { recommendFrom } from './recommend';
 
 /**
  * The raw counters of one endpoint (`METHOD pathname`). Each lifecycle event increments exactly

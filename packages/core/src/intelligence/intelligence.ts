@@ -2,6 +2,7 @@ import { hasErrorName as hasName } from '../errors/keel-error';
 import type { EventEmitter } from '../events/emitter';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
+import type { IntelligenceRecommendation } from '../request/resolve';
 import type {
   AdaptiveMetrics,
   CircuitState,
@@ -14,7 +15,6 @@ import type { ClientEvents } from '../types/events';
 import { EndpointRecord, foldCounters } from './endpoint-record';
 import { HitTally } from './hit-tally';
 import type { ResolvedIntelligenceOptions } from './options';
-import type { IntelligenceRecommendation } from './recommend';
 
 /** What the snapshot reads from the circuit breaker (read at snapshot time, never fed by it). */
 export interface CircuitView {

@@ -1,3 +1,4 @@
+import { checkBoolean, checkObject } from '../internal/checks';
 import type { IntelligenceOptions } from '../types/options';
 
 /** Intelligence options after defaults and validation; fixed at client creation. */
@@ -17,22 +18,14 @@ export const INTELLIGENCE_DEFAULTS: ResolvedIntelligenceOptions = Object.freeze(
 export function resolveIntelligenceOptions(
   options: IntelligenceOptions = {},
 ): ResolvedIntelligenceOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(
-      `keel: intelligence must be an object, got ${options === null ? 'null' : typeof options}`,
-    );
-  }
+  checkObject('intelligence', options);
   const resolved = {
     enabled: options.enabled ?? true,
     adaptiveTimeout: options.adaptiveTimeout ?? false,
     adaptiveStaleWhileRevalidate: options.adaptiveStaleWhileRevalidate ?? false,
   };
   for (const field of ['enabled', 'adaptiveTimeout', 'adaptiveStaleWhileRevalidate'] as const) {
-    if (typeof resolved[field] !== 'boolean') {
-      throw new TypeError(
-        `keel: intelligence.${field} must be a boolean, got ${typeof options[field]}`,
-      );
-    }
+    checkBoolean(`intelligence.${field}`, resolved[field]);
   }
   return Object.freeze(resolved);
 }

@@ -1,12 +1,6 @@
+import type { IntelligenceRecommendation } from '../request/resolve';
 import type { LatencyStats } from '../types/controllers';
-import type { CacheStrategy } from '../types/options';
 import type { ResolvedIntelligenceOptions } from './options';
-
-export interface IntelligenceRecommendation {
-  /** Recommended per-attempt timeout in ms. */
-  timeout?: number;
-  strategy?: CacheStrategy;
-}
 
 /** Samples an endpoint needs before any recommendation is made for it. */
 export const MIN_SAMPLES = 5;

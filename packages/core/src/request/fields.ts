@@ -1,3 +1,4 @@
+import { checkInteger, checkObject, oneOf, typeError } from '../internal/checks';
 import type { ResponseBodyType } from '../types/options';
 
 /*
@@ -11,47 +12,28 @@ export function lowerCaseHeaders(
   headers: Record<string, string>,
   field: string,
 ): Record<string, string> {
-  if (typeof headers !== 'object' || headers === null) {
-    throw new TypeError(`keel: ${field} must be an object of strings, got ${typeof headers}`);
-  }
+  checkObject(field, headers, 'an object of header strings');
   const out: Record<string, string> = {};
   for (const name of Object.keys(headers)) {
     const value = headers[name];
     if (value === undefined) continue;
     if (typeof value !== 'string' && typeof value !== 'number') {
-      throw new TypeError(`keel: header "${name}" must be a string, got ${typeof value}`);
+      throw typeError(`${field}[${JSON.stringify(name)}]`, 'a string', value);
     }
     out[name.toLowerCase()] = String(value);
   }
   return out;
 }
 
-const BODY_TYPES: ReadonlySet<string> = new Set(['json', 'text', 'arrayBuffer', 'blob', 'stream']);
+const BODY_TYPES = ['json', 'text', 'arrayBuffer', 'blob', 'stream'] as const;
 
 /** `responseType`: undefined (from the Content-Type) or one of the body types. */
 export function checkResponseType(value: unknown): ResponseBodyType | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string') {
-    throw new TypeError(`keel: responseType must be a string, got ${typeof value}`);
-  }
-  if (!BODY_TYPES.has(value)) {
-    throw new RangeError(
-      `keel: responseType must be one of ${[...BODY_TYPES].join(', ')}, got ${JSON.stringify(value)}`,
-    );
-  }
-  return value as ResponseBodyType;
+  return value === undefined ? undefined : oneOf('responseType', value, BODY_TYPES);
 }
 
 /** `maxResponseBytes`: an integer >= 0; undefined or Infinity (no limit) resolve to undefined. */
 export function checkMaxBytes(value: unknown): number | undefined {
   if (value === undefined || value === Number.POSITIVE_INFINITY) return undefined;
-  if (typeof value !== 'number') {
-    throw new TypeError(`keel: maxResponseBytes must be a number of bytes, got ${typeof value}`);
-  }
-  if (!(value >= 0) || !Number.isInteger(value)) {
-    throw new RangeError(
-      `keel: maxResponseBytes must be an integer >= 0 (or Infinity), got ${String(value)}`,
-    );
-  }
-  return value;
+  return checkInteger('maxResponseBytes', value, 0, true);
 }

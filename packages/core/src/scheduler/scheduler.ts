@@ -1,6 +1,7 @@
 import { CancelledError } from '../errors/cancelled-error';
 import { CircuitOpenError } from '../errors/circuit-open-error';
 import type { EventEmitter } from '../events/emitter';
+import { checkInteger } from '../internal/checks';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
 import { sleep } from '../internal/sleep';
 import type { SchedulerController, SchedulerStats } from '../types/controllers';
@@ -192,7 +193,7 @@ export class Scheduler implements AttemptGate {
 
   /** Freezes the group's queued jobs (running ones finish); emits `queue-paused` when it changes. */
   pauseGroup(name: string): void {
-    checkGroup(name, 'pauseGroup');
+    checkGroup(name);
     const group = this.#group(name);
     if (group.paused) return;
     group.paused = true;
@@ -201,7 +202,7 @@ export class Scheduler implements AttemptGate {
 
   /** Re-admits a paused group's jobs at their places; emits `queue-resumed` when it changes. */
   resumeGroup(name: string): void {
-    checkGroup(name, 'resumeGroup');
+    checkGroup(name);
     const group = this.#groups.get(name);
     if (group === undefined || !group.paused) return;
     group.paused = false;
@@ -217,7 +218,7 @@ export class Scheduler implements AttemptGate {
    * `request-rejected`. Dispatch is held meanwhile so no job of the group starts just to die.
    */
   cancelGroup(name: string): void {
-    checkGroup(name, 'cancelGroup');
+    checkGroup(name);
     const group = this.#groups.get(name);
     if (group === undefined || group.entries.size === 0) return;
     this.#hold++;
@@ -281,9 +282,7 @@ export class Scheduler implements AttemptGate {
     if (!this.#config.endpointCeilings) {
       throw new Error('keel: endpoint ceilings need a scheduler created with endpointCeilings');
     }
-    if (ceiling !== undefined && (!Number.isInteger(ceiling) || ceiling < 1)) {
-      throw new RangeError(`keel: endpoint ceiling must be an integer >= 1, got ${ceiling}`);
-    }
+    if (ceiling !== undefined) checkInteger('ceiling', ceiling, 1);
     const limiter = this.#endpointLimiter(endpoint);
     const wasSaturated = limiter.saturated;
     limiter.cap = ceiling ?? Number.POSITIVE_INFINITY;
