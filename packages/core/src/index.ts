@@ -2,7 +2,6 @@ export { computeDelay, type DelayInput } from './attempt/backoff';
 export { parseRetryAfter } from './attempt/retry-after';
 export {
   decideRetry,
-  RETRY_DEFAULTS,
   type ResolvedRetryOptions,
   type RetryDecision,
   type RetryInput,
@@ -10,11 +9,8 @@ export {
 } from './attempt/retry-policy';
 export { isRetriableStatus, isSuccessStatus } from './attempt/status';
 export type { CacheEntry } from './cache/entry';
-export { checkInvalidateTarget } from './cache/match';
-export { CACHE_DEFAULTS, type ResolvedCacheOptions } from './cache/options';
+export type { ResolvedCacheOptions } from './cache/options';
 export { CacheStore } from './cache/store';
-export { CIRCUIT_DEFAULTS } from './circuit/options';
-export { isCountableFailure } from './circuit/outcome';
 export { createClient } from './client';
 export { Deduper } from './dedup/deduper';
 export {
@@ -45,7 +41,6 @@ export {
   dehydrate,
   hydrate,
 } from './hydration';
-export { INTELLIGENCE_DEFAULTS } from './intelligence/options';
 export { type Clock, systemClock, type TimerHandle } from './internal/clock';
 export { createFingerprint, type FingerprintInput } from './internal/fingerprint';
 export { canonicalizeURL, resolveURL } from './internal/url';

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { CancelledError, checkInvalidateTarget } from '../src/index';
+import { CancelledError } from '../src/index';
+import { checkInvalidateTarget } from '../src/internals';
 import { debugOf, flush, makeClient, settle } from './helpers';
 
 const keyOf = (t: ReturnType<typeof makeClient>, url: string) => t.client.resolve('GET', url).key;

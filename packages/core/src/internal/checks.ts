@@ -46,9 +46,8 @@ export function checkNumber(
   expected: string,
   ok: (n: number) => boolean,
 ): number {
-  if (typeof value !== 'number') throw typeError(name, expected, value);
-  if (!ok(value)) throw rangeError(name, expected, value);
-  return value;
+  if (typeof value === 'number' && ok(value)) return value;
+  throw (typeof value === 'number' ? rangeError : typeError)(name, expected, value);
 }
 
 /**

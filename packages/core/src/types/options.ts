@@ -149,8 +149,6 @@ export interface FetchOptions {
 }
 
 export interface RequestOptions extends FetchOptions {
-  method?: HttpMethod;
-  url?: string;
   baseURL?: string;
   headers?: Record<string, string>;
   /** Serialized into the query string with `buildQuery`; arrays repeat the key. */

@@ -1,13 +1,13 @@
-import {
-  type ApiResponse,
-  type Client,
-  checkInvalidateTarget,
-  type HttpMethod,
-  type InvalidateTarget,
-  type RequestError,
-  type RequestOptions,
-  type RequestSpec,
+import type {
+  ApiResponse,
+  Client,
+  HttpMethod,
+  InvalidateTarget,
+  RequestError,
+  RequestOptions,
+  RequestSpec,
 } from '@keel/core';
+import { checkInvalidateTarget } from '@keel/core/internals';
 import { noop, reportError } from '../internal/report';
 import { requestOptionsOf as requestOptionsOfQuery } from '../query/observer';
 import { syntheticResponse } from '../query/state';
@@ -53,7 +53,7 @@ export interface UseMutationOptions<
   TVars = void,
   TContext = unknown,
   TError = RequestError,
-> extends Omit<RequestOptions, 'method' | 'url' | 'body' | 'signal'> {
+> extends Omit<RequestOptions, 'body' | 'signal'> {
   /**
    * The request body for the variables.
    * @default the variables themselves for POST, PUT and PATCH; no body for DELETE and the

@@ -45,7 +45,7 @@ export interface SuspenseQueryResult<TData = unknown, TError = RequestError>
 
 /** Options of `useQuery`: every core RequestOptions field plus the React ones. */
 export interface UseQueryOptions<TQueryData = unknown, TData = TQueryData>
-  extends Omit<RequestOptions, 'method' | 'url' | 'body' | 'signal'> {
+  extends Omit<RequestOptions, 'body' | 'signal'> {
   /**
    * `false`: no request and no interest in the key.
    * @default true

@@ -1,10 +1,5 @@
-import {
-  type CacheMeta,
-  type Client,
-  checkInvalidateTarget,
-  type InvalidateTarget,
-  systemClock,
-} from '@keel/core';
+import { type CacheMeta, type Client, type InvalidateTarget, systemClock } from '@keel/core';
+import { checkInvalidateTarget } from '@keel/core/internals';
 import { reportError } from '../internal/report';
 import {
   type ConnectionOptions,
