@@ -229,9 +229,23 @@ export function splitCanonical(url: string): ParsedURL | undefined {
 /** `scheme://host[:port]` of an http(s) URL without userinfo: read off the string. */
 const HTTP_ORIGIN = /^https?:\/\/[^/?#@\\]+(?=\/)/;
 
+/** The last origin originOf read off a URL: a client's URLs mostly share one. */
+let lastOrigin = '';
+
 /** The origin of a canonical URL (a spec's `url`), without parsing it when it is plain http(s). */
 export function originOf(canonicalUrl: string): string {
-  return HTTP_ORIGIN.exec(canonicalUrl)?.[0] ?? splitURL(canonicalUrl).origin;
+  // The last origin followed by `/` (canonical URLs have a path): the same scheme, host and port.
+  if (
+    lastOrigin !== '' &&
+    canonicalUrl.charCodeAt(lastOrigin.length) === 47 &&
+    canonicalUrl.startsWith(lastOrigin)
+  ) {
+    return lastOrigin;
+  }
+  const plain = HTTP_ORIGIN.exec(canonicalUrl)?.[0];
+  if (plain === undefined) return splitURL(canonicalUrl).origin;
+  lastOrigin = plain;
+  return plain;
 }
 
 /** Pathname and origin of any URL; `/` and `''` when it does not parse. */
