@@ -187,6 +187,45 @@ export function parseCanonical(resolved: string): ParsedURL {
   return parsed;
 }
 
+/** Bases seen by resolveCanonical, each with its path memo (see there). */
+const byBase = new Map<string, Map<string, ParsedURL | null>>();
+const BASES_LIMIT = 16;
+
+/**
+ * `parseCanonical(resolveURL(url, base))`, without matching the whole URL each time for the usual
+ * request URL: a path on the base with a plain query (`/items?i=42`, `/items?i=43`, ...). The base
+ * + path part is canonicalized once and memoized per base (null when it is not plain); the query
+ * is checked on its own (isCanonicalQuery). Anything else takes parseCanonical's way. Both give
+ * the same parts: a plain URL is its own canonical form, and base + path + plain query is plain
+ * exactly when base + path is (the path pattern stops at the `?`).
+ */
+export function resolveCanonical(url: string, base: string | undefined): ParsedURL {
+  if (base === undefined || url.charCodeAt(0) !== 47 || url.includes('#')) {
+    return parseCanonical(resolveURL(url, base));
+  }
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  let paths = byBase.get(base);
+  if (paths === undefined) {
+    if (byBase.size >= BASES_LIMIT) byBase.clear();
+    byBase.set(base, (paths = new Map()));
+  }
+  let prefix = paths.get(path);
+  if (prefix === undefined) {
+    prefix = splitCanonical(resolveURL(path, base)) ?? null;
+    if (paths.size >= MEMO_LIMIT) paths.clear();
+    paths.set(path, prefix);
+  }
+  if (prefix !== null) {
+    if (q === -1) return prefix;
+    const search = url.slice(q);
+    if (isCanonicalQuery(search)) {
+      return { href: prefix.href + search, pathname: prefix.pathname, host: prefix.host };
+    }
+  }
+  return parseCanonical(resolveURL(url, base));
+}
+
 /**
  * An http(s) URL that `new URL` would serialize back unchanged, in parts: a lower-case ASCII host
  * whose last label starts with a letter (no IPv4 number or IDNA processing can apply), an
