@@ -1,10 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CancelledError } from '../errors/cancelled-error';
 import { CircuitOpenError } from '../errors/circuit-open-error';
-import { HttpError } from '../errors/http-error';
-import { ParseError } from '../errors/parse-error';
-import { TimeoutError } from '../errors/timeout-error';
+import {
+  cancelledError,
+  circuitOpenError,
+  httpError,
+  parseError,
+  timeoutError,
+} from '../errors/errors.fixture';
 import { EventEmitter } from '../events/emitter';
 import type { RequestSpec } from '../request/resolve';
 import { Tracker } from '../tracker/tracker';
@@ -69,14 +72,14 @@ function setup(failureThreshold = 3, resetTimeout = 1000) {
     for (let i = 0; i < failureThreshold; i++) {
       const f = start(path);
       if (!f.admitted) throw new Error('not admitted while tripping');
-      f.fail(new HttpError(503));
+      f.fail(httpError(503));
     }
   }
 
   return { clock, events, breaker, start, trip, announced, off };
 }
 
-const e503 = () => new HttpError(503);
+const e503 = () => httpError(503);
 
 /** The breaker reads only `now()` (it needs no timer), so time is a plain number here. */
 class ManualClock {
@@ -166,7 +169,7 @@ describe('CircuitBreaker state table', () => {
     t.trip();
     t.clock.advance(1234);
     const f = t.start();
-    if (f.admitted) f.fail(new TimeoutError(10));
+    if (f.admitted) f.fail(timeoutError(10));
     expect(t.breaker.status('GET', '/a')).toMatchObject({
       state: 'open',
       openedAt: t.clock.now(),
@@ -219,12 +222,12 @@ describe('CircuitBreaker rules', () => {
 
   it('rule 2: classification of terminal errors', () => {
     const countable = [
-      new HttpError(500),
-      new HttpError(503),
-      new HttpError(429),
-      new TimeoutError(5),
+      httpError(500),
+      httpError(503),
+      httpError(429),
+      timeoutError(5),
       new TypeError('fetch failed'),
-      new HttpError(),
+      httpError(),
     ];
     for (const error of countable) {
       const t = setup(1);
@@ -233,13 +236,13 @@ describe('CircuitBreaker rules', () => {
       expect(t.breaker.status('GET', '/a').state, String(error)).toBe('open');
     }
     const notCountable = [
-      new HttpError(400),
-      new HttpError(404),
-      new HttpError(408),
-      new ParseError(200, 'x', undefined),
-      new CancelledError(),
+      httpError(400),
+      httpError(404),
+      httpError(408),
+      parseError(200, 'x', undefined),
+      cancelledError(),
       new DOMException('aborted', 'AbortError'),
-      new CircuitOpenError('GET /a'),
+      circuitOpenError('GET /a'),
     ];
     for (const error of notCountable) {
       const t = setup(1);
@@ -306,7 +309,7 @@ describe('CircuitBreaker rules', () => {
     t.trip();
     t.clock.advance(1000);
     const probe = t.start();
-    if (probe.admitted) probe.fail(new CancelledError());
+    if (probe.admitted) probe.fail(cancelledError());
     expect(t.breaker.status('GET', '/a').state).toBe('open');
     expect(t.start().admitted).toBe(true);
   });
@@ -368,9 +371,9 @@ describe('CircuitBreaker properties', () => {
       case 503:
       case 429:
       case 404:
-        return new HttpError(how);
+        return httpError(how);
       case 'timeout':
-        return new TimeoutError(1);
+        return timeoutError(1);
       case 'net':
         return new TypeError('fetch failed');
       default:
@@ -461,7 +464,7 @@ describe('CircuitBreaker properties', () => {
             if (!f.admitted) return; // opened: the model below already checked the moment
             if (how === 'ok') f.succeed();
             else if (how === 'cancel') f.cancel();
-            else f.fail(new HttpError(how));
+            else f.fail(httpError(how));
             if (how === 'ok') streak = 0;
             else if (how === 503) streak++;
             expect(t.breaker.status('GET', '/a').state).toBe(
@@ -480,7 +483,7 @@ describe('circuit records are bounded', () => {
     const { breaker, start, trip } = setup();
     trip('/down');
     const failing = start('/failing');
-    if (failing.admitted) failing.fail(new HttpError(500));
+    if (failing.admitted) failing.fail(httpError(500));
     for (let i = 0; i < MAX_CIRCUITS + 300; i++) {
       const f = start(`/items/${i}`);
       if (f.admitted) f.succeed();

@@ -1,4 +1,6 @@
-import { hasErrorName as hasName } from '../errors/keel-error';
+import { isCircuitOpenError } from '../errors/circuit-open-error';
+import { isHttpError } from '../errors/http-error';
+import { isTimeoutError } from '../errors/timeout-error';
 import type { EventEmitter } from '../events/emitter';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
@@ -179,7 +181,7 @@ export class Intelligence implements IntelligenceController {
     // A job the scheduler's pre-start gate refused (its circuit opened while it waited) is a
     // circuit rejection (counted by its `circuit-rejected` event), not a failure of the endpoint,
     // and it never reached the network.
-    if (hasName(e.error, 'CircuitOpenError')) {
+    if (isCircuitOpenError(e.error)) {
       r.refusedAfterStart++;
       return;
     }
@@ -283,10 +285,8 @@ export class Intelligence implements IntelligenceController {
 
 /** A failed attempt (from `retry`, or the last one from `error`): 429 and timeout counters. */
 function countAttemptError(r: EndpointRecord, error: unknown): void {
-  if (hasName(error, 'TimeoutError')) r.timeouts++;
-  else if (hasName(error, 'HttpError') && (error as { status?: unknown }).status === 429) {
-    r.rateLimited++;
-  }
+  if (isTimeoutError(error)) r.timeouts++;
+  else if (isHttpError(error) && error.status === 429) r.rateLimited++;
 }
 
 function ratio(part: number, whole: number): number {
