@@ -8,11 +8,12 @@ import { TimeoutError } from './timeout-error';
 /** The request the fixtures' errors belong to. */
 export const REQUEST = Object.freeze({ method: 'GET', url: 'https://a.test/x' });
 
-export const httpError = (status?: number, init?: HttpErrorInit) =>
-  new HttpError(REQUEST, { ...init, status });
-export const timeoutError = (timeout?: number) => new TimeoutError(REQUEST, { timeout });
-export const cancelledError = () => new CancelledError(REQUEST);
-export const circuitOpenError = (endpoint = 'GET /x') =>
-  new CircuitOpenError(REQUEST, { endpoint });
-export const parseError = (status = 200, body = '{', cause?: unknown) =>
-  new ParseError(REQUEST, { status, body, cause });
+/** One builder per error class, as the pipeline builds them: `errorOf.http(503)`. */
+export const errorOf = {
+  http: (status?: number, init?: HttpErrorInit) => new HttpError(REQUEST, { ...init, status }),
+  timeout: (timeout?: number) => new TimeoutError(REQUEST, { timeout }),
+  cancelled: () => new CancelledError(REQUEST),
+  circuitOpen: (endpoint = 'GET /x') => new CircuitOpenError(REQUEST, { endpoint }),
+  parse: (status = 200, body = '{', cause?: unknown) =>
+    new ParseError(REQUEST, { status, body, cause }),
+};
