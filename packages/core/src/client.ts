@@ -12,12 +12,16 @@ import { Deduper } from './dedup/deduper';
 import { Consumer, Flight } from './dedup/flight';
 import { CancelledError } from './errors/cancelled-error';
 import { CircuitOpenError } from './errors/circuit-open-error';
+import { HttpError } from './errors/http-error';
 import { hasErrorName } from './errors/keel-error';
+import { ParseError } from './errors/parse-error';
+import { ResponseTooLargeError } from './errors/response-too-large-error';
 import { TimeoutError } from './errors/timeout-error';
 import { EventEmitter } from './events/emitter';
 import type { HitTally } from './intelligence/hit-tally';
 import { Intelligence } from './intelligence/intelligence';
 import { resolveIntelligenceOptions } from './intelligence/options';
+import { timerDelay } from './internal/clock';
 import { MicrotaskBatch } from './internal/microtask-batch';
 import { noop } from './internal/noop';
 import { createGate } from './scheduler/create-gate';
@@ -25,7 +29,13 @@ import type { AttemptGate } from './scheduler/gate';
 import { SCHEDULER_DEFAULTS } from './scheduler/options';
 import { Scheduler } from './scheduler/scheduler';
 import { type ClientConfig, resolveClientOptions } from './spec/options';
-import { applyRecommendation, isDedupable, normalizeMethod, resolveSpec } from './spec/resolve';
+import {
+  applyRecommendation,
+  isDedupable,
+  isJoinable,
+  normalizeMethod,
+  resolveSpec,
+} from './spec/resolve';
 import { originOf } from './spec/url';
 import { Tracker } from './tracker/tracker';
 import type {
@@ -73,7 +83,7 @@ const SPEC_MEMO_LIMIT = 1000;
  */
 class KeelClient implements Client {
   readonly #config: ClientConfig;
-  readonly #events = new EventEmitter<ClientEvents>();
+  readonly #events: EventEmitter<ClientEvents>;
   readonly #cache: CacheStore;
   readonly #inflight = new Deduper<Flight>();
   /** Every live flight: deduped reads, mutations, and reads detached by invalidation. */
@@ -98,10 +108,13 @@ class KeelClient implements Client {
 
   constructor(options?: ClientOptions) {
     this.#config = resolveClientOptions(options);
+    // A throwing listener or subscriber is reported to `onError`, never rethrown.
+    this.#events = new EventEmitter<ClientEvents>({ onError: this.#config.onError });
     this.#cache = new CacheStore(this.#config.cache.ttl, {
       clock: this.#config.clock,
       maxEntries: this.#config.maxEntries,
       gcTime: this.#config.gcTime,
+      onError: this.#config.onError,
     });
     // Validated even when disabled; the scheduler tracks endpoints only for adaptive ceilings.
     const adaptiveOptions = resolveAdaptiveOptions(options?.adaptive);
@@ -383,8 +396,8 @@ class KeelClient implements Client {
   // ── stage 3: dedup ────────────────────────────────────────────────────────────────────────
 
   #consume(spec: RequestSpec, signal: AbortSignal | undefined): CancellablePromise<ApiResponse> {
-    const joined = isDedupable(spec.method) ? this.#inflight.get(spec.key) : undefined;
-    if (joined) return this.#join(joined, signal);
+    const joined = isJoinable(spec) ? this.#inflight.get(spec.key) : undefined;
+    if (joined) return this.#join(joined, signal, spec.deadline);
     const admission = this.#guard.beforeRequest(spec);
     if (!admission.ok) {
       this.#circuitRejected(spec, admission.error);
@@ -396,10 +409,18 @@ class KeelClient implements Client {
     return promise;
   }
 
-  #join(flight: Flight, signal: AbortSignal | undefined): CancellablePromise<ApiResponse> {
+  #join(
+    flight: Flight,
+    signal: AbortSignal | undefined,
+    deadline: number,
+  ): CancellablePromise<ApiResponse> {
     const tracker = new Tracker(flight.key);
-    tracker.start(this.#config.clock.now());
-    const promise = this.#attach(flight, tracker, signal);
+    const now = this.#config.clock.now();
+    tracker.start(now);
+    // A joiner shares the flight's fate, deadline included; its own deadline, when it ends
+    // first, ends its wait alone (like a cancel, but with a TimeoutError).
+    const own = deadline > 0 && (flight.deadlineAt === 0 || now + deadline < flight.deadlineAt);
+    const promise = this.#attach(flight, tracker, signal, own ? deadline : 0);
     if (this.#events.has('dedup')) {
       this.#events.emit('dedup', {
         key: flight.key,
@@ -416,6 +437,7 @@ class KeelClient implements Client {
     flight: Flight,
     tracker: Tracker,
     signal: AbortSignal | undefined,
+    deadline = 0,
   ): CancellablePromise<ApiResponse> {
     let resolve!: (r: ApiResponse) => void;
     let reject!: (e: unknown) => void;
@@ -429,6 +451,16 @@ class KeelClient implements Client {
     if (signal) {
       consumer.onAbort = () => this.#cancelConsumer(consumer, abortedBy(signal, flight.spec));
       signal.addEventListener('abort', consumer.onAbort, { once: true });
+    }
+    if (deadline > 0) {
+      consumer.deadlineTimer = this.#config.clock.setTimeout(() => {
+        consumer.deadlineTimer = undefined;
+        const { method, url } = flight.spec;
+        this.#cancelConsumer(
+          consumer,
+          new TimeoutError(deadline, { kind: 'deadline', method, url }),
+        );
+      }, timerDelay(deadline));
     }
     return promise;
   }
@@ -454,9 +486,17 @@ class KeelClient implements Client {
 
   #startFlight(spec: RequestSpec, probe: boolean): Flight {
     const flight = new Flight(this.#nextFlightId++, spec, probe);
-    if (isDedupable(spec.method)) this.#inflight.set(spec.key, flight);
+    if (isJoinable(spec)) this.#inflight.set(spec.key, flight);
     this.#flights.add(flight);
-    flight.tracker.start(this.#config.clock.now());
+    const now = this.#config.clock.now();
+    flight.tracker.start(now);
+    if (spec.deadline > 0) {
+      flight.deadlineAt = now + spec.deadline;
+      flight.deadlineTimer = this.#config.clock.setTimeout(
+        () => this.#expire(flight),
+        timerDelay(spec.deadline),
+      );
+    }
     if (this.#events.has('request')) {
       this.#events.emit('request', {
         key: spec.key,
@@ -484,16 +524,21 @@ class KeelClient implements Client {
     if (this.#gate.acquire(flight)) void this.#attempt(flight);
   }
 
-  readonly #resumed = new MicrotaskBatch<Flight, unknown>((flight, error) => {
-    if (error === undefined) {
-      void this.#attempt(flight);
-      return;
-    }
-    // Refused by the pre-start gate: its circuit opened while it waited. Blocked by an open
-    // circuit (`circuit-rejected`), and ended (`error`, the terminal event of its `request`).
-    if (error instanceof CircuitOpenError) this.#circuitRejected(flight.spec, error);
-    this.#fail(flight, error);
-  });
+  readonly #resumed = new MicrotaskBatch<Flight, unknown>(
+    (flight, error) => {
+      // Ended meanwhile (its deadline ran out while it waited): nothing left to run or report.
+      if (flight.settled) return;
+      if (error === undefined) {
+        void this.#attempt(flight);
+        return;
+      }
+      // Refused by the pre-start gate: its circuit opened while it waited. Blocked by an open
+      // circuit (`circuit-rejected`), and ended (`error`, the terminal event of its `request`).
+      if (error instanceof CircuitOpenError) this.#circuitRejected(flight.spec, error);
+      this.#fail(flight, error);
+    },
+    (error, context) => this.#config.onError(error, context),
+  );
 
   #circuitRejected(spec: RequestSpec, error: CircuitOpenError): void {
     if (this.#events.has('circuit-rejected')) {
@@ -510,6 +555,7 @@ class KeelClient implements Client {
   async #attempt(flight: Flight): Promise<void> {
     const { spec } = flight;
     flight.tracker.attempt();
+    flight.attemptStartedAt = this.#config.clock.now();
     let response: ApiResponse;
     try {
       // The slot is held until finish (or park), so stats never lose the job.
@@ -536,6 +582,11 @@ class KeelClient implements Client {
    */
   async #afterFailure(flight: Flight, error: unknown): Promise<void> {
     const { spec, tracker } = flight;
+    const now = this.#config.clock.now();
+    // The attempt's duration, when it got an HTTP response (a timed-out or failed connection is
+    // no latency sample: it measures the limit, not the server). Reported once, by the event
+    // that ends the attempt.
+    let attemptMs = answered(error) ? now - flight.attemptStartedAt : undefined;
     try {
       if (flight.aborted) throw flight.reason;
       // While the adaptive engine throttles the endpoint its base delay is scaled (capped).
@@ -547,10 +598,13 @@ class KeelClient implements Client {
         attempts: tracker.attempts,
         baseDelayFactor: scale?.baseDelayFactor,
         maxBaseDelay: scale?.maxBaseDelay,
-        now: this.#config.clock.now(),
+        now,
         random: this.#config.random,
       });
       if (!decision.retry) throw error;
+      // A wait that would end past the deadline cannot lead to an answer in time: fail now, with
+      // what the server said, rather than wait to fail with a TimeoutError.
+      if (flight.deadlineAt !== 0 && now + decision.delay >= flight.deadlineAt) throw error;
       tracker.retry();
       if (this.#events.has('retry')) {
         this.#events.emit('retry', {
@@ -560,15 +614,17 @@ class KeelClient implements Client {
           delay: decision.delay,
           error,
           endpoint: spec.endpoint,
+          attemptMs,
         });
       }
+      attemptMs = undefined;
       await this.#gate.park(
         flight,
         decision.reason === 'retry-after' ? 'retry-after' : 'backoff',
         decision.delay,
       );
     } catch (err) {
-      this.#fail(flight, err);
+      this.#fail(flight, err, attemptMs);
       return;
     }
     this.#acquire(flight);
@@ -597,6 +653,7 @@ class KeelClient implements Client {
         tracker: flight.tracker,
         response,
         endpoint: spec.endpoint,
+        attemptMs: now - flight.attemptStartedAt,
       });
     }
     if (flight.revalidate && !flight.stale && this.#events.has('revalidate')) {
@@ -613,11 +670,12 @@ class KeelClient implements Client {
     }
   }
 
-  #fail(flight: Flight, error: unknown): void {
+  /** `attemptMs`: the duration of the attempt that ended the flight, when it got a response. */
+  #fail(flight: Flight, error: unknown, attemptMs?: number): void {
     if (flight.settled) return;
     this.#retire(flight);
     const now = this.#config.clock.now();
-    const cancelled = flight.aborted && error === flight.reason;
+    const cancelled = flight.aborted && error === flight.reason && !flight.expired;
     if (cancelled) {
       flight.tracker.cancel(now);
       this.#gate.finish(flight, 'rejected');
@@ -629,6 +687,7 @@ class KeelClient implements Client {
           tracker: flight.tracker,
           error,
           endpoint: flight.spec.endpoint,
+          attemptMs,
         });
       }
       this.#gate.finish(flight, 'completed');
@@ -644,9 +703,32 @@ class KeelClient implements Client {
     }
   }
 
+  /**
+   * The flight's deadline ran out: its work stops (the running attempt, retry wait or queue
+   * place is aborted) and it fails with a TimeoutError of kind `deadline`, an `error` like any
+   * failure (the circuit breaker and intelligence count it as a timeout).
+   */
+  #expire(flight: Flight): void {
+    flight.deadlineTimer = undefined;
+    if (flight.settled) return;
+    const { spec } = flight;
+    const error = new TimeoutError(spec.deadline, {
+      kind: 'deadline',
+      method: spec.method,
+      url: spec.url,
+    });
+    flight.expired = true;
+    flight.abort(error);
+    this.#fail(flight, error);
+  }
+
   /** Takes a settled flight out of the live maps. */
   #retire(flight: Flight): void {
     flight.settled = true;
+    if (flight.deadlineTimer !== undefined) {
+      this.#config.clock.clearTimeout(flight.deadlineTimer);
+      flight.deadlineTimer = undefined;
+    }
     this.#inflight.delete(flight.key, flight);
     this.#flights.delete(flight);
   }
@@ -687,6 +769,10 @@ class KeelClient implements Client {
 
   #release(consumer: Consumer): void {
     consumer.settled = true;
+    if (consumer.deadlineTimer !== undefined) {
+      this.#config.clock.clearTimeout(consumer.deadlineTimer);
+      consumer.deadlineTimer = undefined;
+    }
     if (consumer.onAbort) {
       consumer.signal!.removeEventListener('abort', consumer.onAbort);
       consumer.onAbort = undefined;
@@ -787,6 +873,15 @@ function abortedBy(signal: AbortSignal, spec: RequestSpec): CancelledError | Tim
     });
   }
   return new CancelledError('Request aborted by its signal', { cause: reason });
+}
+
+/** An error that carries an HTTP response: the server answered, so the attempt is a latency sample. */
+function answered(error: unknown): boolean {
+  return (
+    error instanceof HttpError ||
+    error instanceof ParseError ||
+    error instanceof ResponseTooLargeError
+  );
 }
 
 function withBody(options: RequestOptions | undefined, body: unknown): RequestOptions | undefined {

@@ -26,6 +26,7 @@ export {
   NetworkError,
   type NetworkErrorInit,
   ParseError,
+  ResponseTooLargeError,
   TimeoutError,
   type TimeoutErrorInit,
   type TimeoutKind,

@@ -8,6 +8,11 @@ export type QueryParams = Record<string, ParamValue | readonly ParamValue[]>;
 export type Priority = 'high' | 'normal' | 'low';
 export type CacheStrategy = 'cache-first' | 'stale-while-revalidate';
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+/**
+ * How a response body is read into `data`: parsed JSON, a string, an ArrayBuffer, a Blob, or the
+ * body's ReadableStream unread (`stream`: never cached nor shared by dedup).
+ */
+export type ResponseBodyType = 'json' | 'text' | 'arrayBuffer' | 'blob' | 'stream';
 
 export interface CacheOptions {
   /** Default: false at type level; the client's default configuration sets true. */
@@ -60,7 +65,8 @@ export interface RetryOptions {
    * Custom eligibility of a failed attempt. `status` is the HTTP status, undefined for network
    * errors and timeouts; `error` is what the attempt failed with (`HttpError`, `NetworkError`,
    * `TimeoutError`, ...), so a timeout can be told from a network error. Cancellation, parse
-   * errors and redirect loops are never retried, and methods outside `methods` only in the
+   * errors, redirect loops and integrity mismatches are never retried, and methods outside
+   * `methods` only in the
    * cases listed there, whatever this returns.
    * @default status === undefined || [408, 429, 500, 502, 503, 504].includes(status)
    */
@@ -130,7 +136,63 @@ export interface SchedulerRequestOptions {
   group?: string;
 }
 
-export interface RequestOptions {
+/**
+ * Options handed to the fetch implementation as they are (RequestInit), at client or request
+ * level (the request's win). Two are renamed because keel already uses the name: `fetchCache` is
+ * fetch's `cache` (the HTTP cache mode; keel's `cache` is its response cache) and
+ * `fetchPriority` is fetch's `priority` (keel's `priority` is the scheduler lane; the name
+ * follows HTML's `fetchpriority` attribute). A platform may ignore or refuse some (Node's fetch
+ * has no `mode` or HTTP cache). They are not part of the cache and dedup key.
+ */
+export interface FetchOptions {
+  /** fetch's `credentials`: whether cookies and auth go along. */
+  credentials?: 'omit' | 'same-origin' | 'include';
+  /**
+   * fetch's `redirect`. With `'manual'` a 3xx is not followed and rejects with its HttpError
+   * (in browsers an opaque redirect, status 0); with `'error'` a redirect is a NetworkError
+   * (`ERR_UNEXPECTED_REDIRECT` in Node), not retried.
+   */
+  redirect?: 'follow' | 'error' | 'manual';
+  /** fetch's `mode` (browsers; `'navigate'` is the browser's own and refused). */
+  mode?: 'cors' | 'no-cors' | 'same-origin';
+  /** fetch's `cache`: the HTTP cache mode (`'no-store'`, `'reload'`, ...). */
+  fetchCache?: 'default' | 'no-store' | 'reload' | 'no-cache' | 'force-cache' | 'only-if-cached';
+  /** fetch's `keepalive`: the request may outlive the page (browsers). */
+  keepalive?: boolean;
+  /** fetch's `priority` (`'high'`, `'low'`, `'auto'`), a hint to the browser. */
+  fetchPriority?: 'high' | 'low' | 'auto';
+  /** fetch's `integrity` (subresource integrity metadata). */
+  integrity?: string;
+  /** fetch's `referrerPolicy`. */
+  referrerPolicy?:
+    | ''
+    | 'no-referrer'
+    | 'no-referrer-when-downgrade'
+    | 'same-origin'
+    | 'origin'
+    | 'strict-origin'
+    | 'origin-when-cross-origin'
+    | 'strict-origin-when-cross-origin'
+    | 'unsafe-url';
+}
+
+/**
+ * FetchOptions as RequestInit fields (`fetchCache` -> `cache`, `fetchPriority` -> `priority`).
+ * Spelled out rather than picked from RequestInit, whose fields differ between the DOM types and
+ * Node's.
+ */
+export interface FetchInit {
+  readonly credentials?: FetchOptions['credentials'];
+  readonly redirect?: FetchOptions['redirect'];
+  readonly mode?: FetchOptions['mode'];
+  readonly cache?: FetchOptions['fetchCache'];
+  readonly keepalive?: boolean;
+  readonly priority?: FetchOptions['fetchPriority'];
+  readonly integrity?: string;
+  readonly referrerPolicy?: FetchOptions['referrerPolicy'];
+}
+
+export interface RequestOptions extends FetchOptions {
   method?: HttpMethod;
   url?: string;
   baseURL?: string;
@@ -142,6 +204,28 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Per-attempt timeout in ms; 0 means none. */
   timeout?: number;
+  /**
+   * Total time budget of the request in ms, from the call to its answer: every attempt, retry
+   * wait and scheduler queueing included. When it runs out the request fails with a TimeoutError
+   * of kind `deadline` (a retry whose wait would end past it fails at once with the last error
+   * instead). 0 means none. Overrides the client's `deadline`.
+   * @default the client's `deadline` (0)
+   */
+  deadline?: number;
+  /**
+   * How a 2xx body becomes `data`. Default: from the Content-Type: JSON for `application/json`
+   * and `*+json`, text for text, XML, forms and a missing type, an ArrayBuffer for anything else
+   * (a binary body is never decoded as text). `stream` hands over the unread body (not cached,
+   * not de-duplicated). Error bodies are always read by their Content-Type.
+   * @default the client's `responseType`, else from the Content-Type
+   */
+  responseType?: ResponseBodyType;
+  /**
+   * The largest body accepted, in bytes: past it the download is cancelled and the request fails
+   * with ResponseTooLargeError (at once when the Content-Length says so).
+   * @default the client's `maxResponseBytes` (Infinity)
+   */
+  maxResponseBytes?: number;
   cache?: boolean | CacheOptions;
   retry?: boolean | RetryOptions;
   tags?: string[];
@@ -181,6 +265,14 @@ export interface RequestSpec {
   readonly body: BodyInit | undefined;
   /** Per-attempt timeout ms, 0 = none. */
   readonly timeout: number;
+  /** Total time budget ms across attempts and waits, 0 = none. */
+  readonly deadline: number;
+  /** undefined: from the Content-Type. */
+  readonly responseType: ResponseBodyType | undefined;
+  /** undefined when unlimited. */
+  readonly maxResponseBytes: number | undefined;
+  /** The fetch options (client and request merged), as RequestInit fields; undefined if none. */
+  readonly fetchInit: FetchInit | undefined;
   /** null when this request is not cached (non-GET, `cache:false`, or caching disabled). */
   readonly cache: ResolvedCacheOptions | null;
   readonly retry: ResolvedRetryOptions;
@@ -389,7 +481,7 @@ export interface AdaptiveController {
   reset(): void;
 }
 
-export interface ClientOptions {
+export interface ClientOptions extends FetchOptions {
   baseURL?: string;
   headers?: Record<string, string>;
   /**
@@ -402,6 +494,20 @@ export interface ClientOptions {
   retry?: RetryOptions | boolean;
   /** Default per-attempt timeout in ms; 0 = none. */
   timeout?: number;
+  /**
+   * Default total time budget of a request in ms, across attempts, retry waits and queueing:
+   * the way to bound a request end to end (the per-attempt `timeout` alone does not: with the
+   * default retry a hanging server costs 3 attempts plus waits). 0 = none.
+   * @default 0
+   */
+  deadline?: number;
+  /** Default `responseType` of every request (see RequestOptions.responseType). */
+  responseType?: ResponseBodyType;
+  /**
+   * Default body size limit of every request in bytes (see RequestOptions.maxResponseBytes).
+   * @default Infinity
+   */
+  maxResponseBytes?: number;
   fetch?: FetchLike;
   intelligence?: IntelligenceOptions;
   circuitBreaker?: CircuitBreakerOptions;
@@ -411,7 +517,26 @@ export interface ClientOptions {
   clock?: Clock;
   /** Random source in [0,1) for retry jitter. Default Math.random. */
   random?: () => number;
+  /**
+   * Receives the error of a listener (`on`) or subscriber (`subscribe`) that threw. The throw
+   * never reaches the request pipeline, the other listeners, or the process (it is not rethrown:
+   * in Node an uncaught exception ends the process). Should `onError` throw, that is logged.
+   * @default logs with console.error
+   */
+  onError?: (error: unknown, context: ListenerErrorContext) => void;
 }
+
+/**
+ * What threw, for `onError`: a `client.on` listener (`event`), a `subscribe` listener
+ * (`subscriber`) or predicate (`matcher`) with the key it was given, the `onError` handler itself
+ * (then logged), or a step of keel's own (`internal`: a bug worth reporting).
+ */
+export type ListenerErrorContext =
+  | { source: 'event'; event: string }
+  | { source: 'subscriber'; key: string }
+  | { source: 'matcher'; key: string }
+  | { source: 'onError' }
+  | { source: 'internal' };
 
 /** Every event a client emits, by name, with its payload. */
 export interface ClientEvents {
@@ -425,10 +550,23 @@ export interface ClientEvents {
     /** This flight is the half-open circuit probe. */
     probe: boolean;
   };
-  /** A flight ends successfully (once per flight, not per consumer). */
-  success: { key: string; tracker: Tracker; response: ApiResponse; endpoint: string };
-  /** A flight ends in error (once per flight; never for circuit-rejected requests). */
-  error: { key: string; tracker: Tracker; error: unknown; endpoint: string };
+  /**
+   * A flight ends successfully (once per flight, not per consumer). `attemptMs`: how long its
+   * last attempt took, from the moment it got its slot to the parsed response.
+   */
+  success: {
+    key: string;
+    tracker: Tracker;
+    response: ApiResponse;
+    endpoint: string;
+    attemptMs?: number;
+  };
+  /**
+   * A flight ends in error (once per flight; never for circuit-rejected requests). `attemptMs`:
+   * how long the last attempt took, when it got an HTTP response (HttpError, ParseError);
+   * absent for timeouts, network errors and errors no attempt made.
+   */
+  error: { key: string; tracker: Tracker; error: unknown; endpoint: string; attemptMs?: number };
   /** A retry is scheduled after a failed attempt; `error` is its HttpError, TimeoutError or NetworkError. */
   retry: {
     key: string;
@@ -437,6 +575,8 @@ export interface ClientEvents {
     delay: number;
     error: unknown;
     endpoint: string;
+    /** How long the failed attempt took, when it got an HTTP response (as for `error`). */
+    attemptMs?: number;
   };
   /**
    * A request (one caller) was cancelled. `final` is true when this cancellation ended the

@@ -145,7 +145,7 @@ describe('intelligence counters against a scripted mix', () => {
       successes: 1,
       retriesPerformed: 1,
       retriesRecovered: 1,
-      latency: { samples: 1 },
+      latency: { samples: 2 }, // one per attempt with a response: the 503 and the 200
     });
     expect(intel.endpoint('GET', '/limited')).toMatchObject({
       requests: 1,

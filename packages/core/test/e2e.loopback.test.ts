@@ -1,30 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import {
-  CancelledError,
-  type Clock,
-  createClient,
-  HttpError,
-  systemClock,
-  TimeoutError,
-} from '../src/index';
-import { startServer, type TestServer } from './helpers';
-
-/**
- * A real-time clock that records every delay asked for but waits at most `cap` ms, so a
- * Retry-After of seconds can be checked against a real socket without the test waiting for it.
- */
-function compressedClock(cap = 5): Clock & { delays: number[] } {
-  const delays: number[] = [];
-  return {
-    delays,
-    now: systemClock.now,
-    setTimeout: (fn, ms) => {
-      delays.push(ms);
-      return globalThis.setTimeout(fn, Math.min(ms, cap));
-    },
-    clearTimeout: systemClock.clearTimeout,
-  };
-}
+import { CancelledError, createClient, HttpError, TimeoutError } from '../src/index';
+import { compressedClock, startServer, type TestServer } from './helpers';
 
 let server: TestServer;
 const hits = new Map<string, number>();

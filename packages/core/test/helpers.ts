@@ -10,6 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { expect } from 'vitest';
 import type { AbortSource } from '../src/attempt/attempt';
 import {
   type Client,
@@ -19,6 +20,8 @@ import {
   type Clock,
   createClient,
   type FetchLike,
+  type RequestOptions,
+  systemClock,
 } from '../src/index';
 
 // ── promises ────────────────────────────────────────────────────────────────────────────────
@@ -181,6 +184,23 @@ export class FakeClock implements Clock {
     }
     return best;
   }
+}
+
+/**
+ * A real-time clock that records every delay asked for but waits at most `cap` ms, so a
+ * Retry-After of seconds can be checked against a real socket without the test waiting for it.
+ */
+export function compressedClock(cap = 5): Clock & { delays: number[] } {
+  const delays: number[] = [];
+  return {
+    delays,
+    now: systemClock.now,
+    setTimeout: (fn, ms) => {
+      delays.push(ms);
+      return globalThis.setTimeout(fn, Math.min(ms, cap));
+    },
+    clearTimeout: systemClock.clearTimeout,
+  };
 }
 
 // ── fetch ───────────────────────────────────────────────────────────────────────────────────
@@ -570,4 +590,23 @@ export class FakeAbortSource implements AbortSource {
     this.reason = reason;
     this.onAbort?.(reason);
   }
+}
+
+/**
+ * An option that is wrong both ways: `createClient` throws `type` with `message`, and a request
+ * given it rejects with `type` without fetching anything.
+ */
+export async function expectRefusedOption(
+  options: ClientOptions & RequestOptions,
+  type: new (...args: never[]) => Error,
+  message: RegExp,
+): Promise<void> {
+  const make = () => createClient({ fetch: async () => new Response(''), ...options });
+  expect(make).toThrow(type);
+  expect(make).toThrow(message);
+  const t = makeClient();
+  const outcome = await settle(t.client.get('/x', options));
+  expect((outcome as { reason: unknown }).reason).toBeInstanceOf(type);
+  expect((outcome as { reason: Error }).reason.message).toMatch(message);
+  expect(t.fake.calls).toHaveLength(0);
 }

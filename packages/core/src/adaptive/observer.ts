@@ -207,6 +207,12 @@ export function classify(error: unknown): Outcome | undefined {
     if (status === 429) return 'rateLimited';
     return typeof status === 'number' && status >= 500 ? 'error' : 'took';
   }
-  if (hasErrorName(error, 'ParseError') || hasErrorName(error, 'CircuitOpenError')) return 'took';
+  if (
+    hasErrorName(error, 'ParseError') ||
+    hasErrorName(error, 'ResponseTooLargeError') ||
+    hasErrorName(error, 'CircuitOpenError')
+  ) {
+    return 'took';
+  }
   return 'error'; // TimeoutError, or a network error from fetch
 }

@@ -1,4 +1,5 @@
 import { CancelledError } from '../errors/cancelled-error';
+import { ResponseTooLargeError } from '../errors/response-too-large-error';
 import { TimeoutError } from '../errors/timeout-error';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
 import type { ApiResponse, FetchLike, RequestSpec } from '../types';
@@ -60,19 +61,22 @@ export function attemptOnce(
 
     let started: Promise<Response>;
     try {
-      started = fetchImpl(spec.url, {
+      const init: RequestInit = {
         method: spec.method,
         headers: spec.headers as Record<string, string>,
         body: spec.body,
         signal: controller.signal,
-      });
+      };
+      // credentials, redirect, mode, cache, ... as the client and request set them.
+      if (spec.fetchInit !== undefined) Object.assign(init, spec.fetchInit);
+      started = fetchImpl(spec.url, init);
     } catch (err) {
       finish();
       reject(attemptError(err, spec.method, spec.url));
       return;
     }
     started
-      .then((res) => readResponse(res, spec.method, spec.url, clock))
+      .then((res) => readResponse(res, spec.method, spec.url, clock, spec))
       .then(
         (response) => {
           if (done) return;
@@ -82,6 +86,8 @@ export function attemptOnce(
         (err) => {
           if (done) return;
           finish();
+          // A body not read to its end (too large, cut short) must not keep its connection.
+          if (err instanceof ResponseTooLargeError) controller.abort(err);
           reject(attemptError(err, spec.method, spec.url));
         },
       );

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { HttpError } from '../errors/http-error';
 import { ParseError } from '../errors/parse-error';
-import { readResponse } from './read-body';
+import { bodyTypeOf, readResponse } from './read-body';
 
 const url = 'https://a.test/x';
 const json = (body: string, status = 200, type = 'application/json') =>
@@ -74,5 +74,26 @@ describe('readResponse', () => {
     )) as HttpError;
     expect(err).toBeInstanceOf(HttpError);
     expect(err.data).toBe('oops');
+  });
+});
+
+describe('bodyTypeOf', () => {
+  test.each([
+    [null, 'text'],
+    ['', 'text'],
+    ['application/json', 'json'],
+    ['application/vnd.api+json; charset=utf-8', 'json'],
+    ['text/html; charset=utf-8', 'text'],
+    ['text/csv', 'text'],
+    ['application/xml', 'text'],
+    ['image/svg+xml', 'text'],
+    ['application/x-www-form-urlencoded', 'text'],
+    ['application/javascript', 'text'],
+    ['application/octet-stream', 'arrayBuffer'],
+    ['image/png', 'arrayBuffer'],
+    ['application/pdf', 'arrayBuffer'],
+    ['application/zip', 'arrayBuffer'],
+  ] as const)('%s -> %s', (type, expected) => {
+    expect(bodyTypeOf(type)).toBe(expected);
   });
 });

@@ -1,4 +1,4 @@
-import { errorCodeOf, isNotSentCode, isRedirectCode } from '../errors/error-code';
+import { errorCodeOf, isNotSentCode, isPermanentCode } from '../errors/error-code';
 import { hasErrorName } from '../errors/keel-error';
 import { MAX_TIMER_MS } from '../internal/clock';
 import { HTTP_METHODS } from '../internal/methods';
@@ -123,7 +123,8 @@ export interface RetryInput {
 
 /**
  * Whether and when to retry after a failed attempt.
- * Not retried: cancellation, a response parse error, a redirect loop, attempts used up, a status
+ * Not retried: cancellation, a response parse error or size excess, a redirect loop or integrity
+ * mismatch, attempts used up, a status
  * that `retryOn` (default: 408/429/500/502/503/504) refuses, a method outside
  * `options.methods` unless the server did not process the request (429, 503 + Retry-After, or a
  * connection that failed before anything was sent), or a Retry-After above `maxRetryAfter`.
@@ -154,7 +155,7 @@ export function decideRetry({
     ? (error as { status?: number }).status
     : undefined;
   const code = status === undefined ? errorCodeOf(error) : undefined;
-  if (isRedirectCode(code)) return NOT_RETRIABLE;
+  if (isPermanentCode(code)) return NOT_RETRIABLE;
   const eligible = options.retryOn
     ? options.retryOn(status, error)
     : status === undefined || isRetriableStatus(status);

@@ -139,11 +139,18 @@ describe('CacheStore', () => {
     expect(store.subscriptionCount).toBe(0);
   });
 
-  test('a throwing listener or predicate does not break other subscribers', async () => {
-    const store = new CacheStore();
+  test('a throwing listener or predicate does not break other subscribers; onError gets it', async () => {
     const errors: unknown[] = [];
-    const onError = (e: unknown) => errors.push(e);
-    process.on('uncaughtException', onError);
+    const contexts: unknown[] = [];
+    const store = new CacheStore(30000, {
+      onError: (e, context) => {
+        errors.push(e);
+        contexts.push(context);
+      },
+    });
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
     try {
       const good = vi.fn();
       store.subscribe(key('/a'), () => {
@@ -155,10 +162,13 @@ describe('CacheStore', () => {
       store.subscribe(key('/a'), good);
       store.set(key('/a'), res(1));
       expect(good).toHaveBeenCalledTimes(1);
-      await new Promise((r) => setTimeout(r, 0));
       expect(errors.map((e) => (e as Error).message).sort()).toEqual(['listener', 'predicate']);
+      expect(contexts).toContainEqual({ source: 'subscriber', key: key('/a') });
+      expect(contexts).toContainEqual({ source: 'matcher', key: key('/a') });
+      await new Promise((r) => setTimeout(r, 0));
+      expect(uncaught).toEqual([]);
     } finally {
-      process.off('uncaughtException', onError);
+      process.off('uncaughtException', onUncaught);
     }
   });
 

@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from '../internal/clock';
-import { reportError } from '../internal/report';
+import { type ErrorReporter, logListenerError, report } from '../internal/report';
 import { originOf, splitURL } from '../spec/url';
 import type { ApiResponse, CacheSubscriber, CacheUpdate, KeyMatcher, RequestSpec } from '../types';
 import { type CacheEntry, metaOf } from './entry';
@@ -33,6 +33,8 @@ export interface CacheStoreOptions {
    * key), in ms; `Infinity` keeps it until replaced, removed or evicted. Default 5 minutes.
    */
   gcTime?: number;
+  /** Receives a subscriber's or matcher's error (never rethrown). Default: logged. */
+  onError?: ErrorReporter;
 }
 
 /**
@@ -61,6 +63,7 @@ export class CacheStore {
   readonly maxEntries: number;
   readonly gcTime: number;
   readonly #clock: Clock;
+  readonly #onError: ErrorReporter;
   /** The collection hand: a live iterator over #entries (see the class comment). */
   #hand: IterableIterator<CacheEntry> | undefined;
   /** When a key's last exact-key subscription left while its entry existed. */
@@ -79,6 +82,7 @@ export class CacheStore {
     this.maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY;
     this.gcTime = gcTime;
     this.#clock = options.clock ?? systemClock;
+    this.#onError = options.onError ?? logListenerError;
   }
 
   get size(): number {
@@ -268,7 +272,7 @@ export class CacheStore {
   /** Whether any subscription wants this key (so invalidation must refetch it). */
   hasInterest(key: string): boolean {
     if (this.#byKey.has(key)) return true;
-    for (const sub of this.#predicates) if (safeMatch(sub, key)) return true;
+    for (const sub of this.#predicates) if (this.#matches(sub, key)) return true;
     return false;
   }
 
@@ -282,17 +286,34 @@ export class CacheStore {
   notify(update: CacheUpdate): void {
     if (!this.#watched) return;
     const set = this.#byKey.get(update.key);
-    if (set) for (const l of [...set]) deliver(l, update);
+    if (set) for (const l of [...set]) this.#deliver(l, update);
     const preds = this.#predicates;
     for (let i = 0; i < preds.length; i++) {
       const sub = preds[i]!;
-      if (safeMatch(sub, update.key)) deliver(sub.listener, update);
+      if (this.#matches(sub, update.key)) this.#deliver(sub.listener, update);
     }
   }
 
   /** Some subscription exists (by key or by predicate). */
   get #watched(): boolean {
     return this.#byKey.size > 0 || this.#predicates.length > 0;
+  }
+
+  #matches(sub: PredicateSubscription, key: string): boolean {
+    try {
+      return sub.match(key);
+    } catch (err) {
+      report(this.#onError, err, { source: 'matcher', key });
+      return false;
+    }
+  }
+
+  #deliver(listener: CacheSubscriber, update: CacheUpdate): void {
+    try {
+      listener(update);
+    } catch (err) {
+      report(this.#onError, err, { source: 'subscriber', key: update.key });
+    }
   }
 
   #evictOldest(): void {
@@ -322,21 +343,4 @@ export function asMatchable(entry: CacheEntry): Matchable {
     tags: entry.tags,
     meta: () => metaOf(entry),
   };
-}
-
-function safeMatch(sub: PredicateSubscription, key: string): boolean {
-  try {
-    return sub.match(key);
-  } catch (err) {
-    reportError(err);
-    return false;
-  }
-}
-
-function deliver(listener: CacheSubscriber, update: CacheUpdate): void {
-  try {
-    listener(update);
-  } catch (err) {
-    reportError(err);
-  }
 }

@@ -6,7 +6,7 @@ import { hasErrorName } from '../errors/keel-error';
  *   (and any other error that is not an abort, or an HttpError without status).
  * - `answered`: the endpoint answered but the request failed for its own reasons: a 4xx other
  *   than 429, or a 2xx whose body did not parse (ParseError: deterministic per response, not a
- *   sign of unavailability, and not retried either). Not counted; a half-open probe that ends
+ *   sign of unavailability, and not retried either) or was larger than `maxResponseBytes`. Not counted; a half-open probe that ends
  *   like this closes the circuit, since the endpoint is reachable (cockatiel does the same).
  * - `neutral`: cancellation (CancelledError / AbortError), or a CircuitOpenError (a job the
  *   scheduler's pre-start gate refused): says nothing about the endpoint.
@@ -21,7 +21,9 @@ export function classifyError(error: unknown): ErrorVerdict {
   ) {
     return 'neutral';
   }
-  if (hasErrorName(error, 'ParseError')) return 'answered';
+  if (hasErrorName(error, 'ParseError') || hasErrorName(error, 'ResponseTooLargeError')) {
+    return 'answered';
+  }
   if (hasErrorName(error, 'HttpError')) {
     const status = (error as { status?: unknown }).status;
     if (typeof status !== 'number') return 'failure';

@@ -1,4 +1,5 @@
 import type { AbortSource } from '../attempt/attempt';
+import type { TimerHandle } from '../internal/clock';
 import type { Entry } from '../scheduler/entry';
 import type { SchedulerJob } from '../scheduler/gate';
 import { Tracker } from '../tracker/tracker';
@@ -11,6 +12,8 @@ import type { ApiResponse, RequestSpec } from '../types';
 export class Consumer {
   settled = false;
   onAbort: (() => void) | undefined = undefined;
+  /** A joiner's own deadline, when it ends before the flight's (cleared when it settles). */
+  deadlineTimer: TimerHandle | undefined = undefined;
   constructor(
     readonly flight: Flight,
     readonly tracker: Tracker,
@@ -45,6 +48,16 @@ export class Flight implements SchedulerJob, AbortSource {
   settled = false;
   /** The scheduler's record while the flight is a scheduler job (see SchedulerJob). */
   gateEntry: Entry | undefined = undefined;
+  /** When the running (or last) attempt started, on the client's clock. */
+  attemptStartedAt = 0;
+  /** When the flight's `deadline` runs out (clock time), or 0 without one. */
+  deadlineAt = 0;
+  deadlineTimer: TimerHandle | undefined = undefined;
+  /**
+   * The deadline ran out: the flight was aborted to stop its work, but it ends as a failure
+   * (`error`), not as a cancellation.
+   */
+  expired = false;
   /** The running attempt's or retry wait's abort (attempt.ts AbortSource): called by `abort`. */
   onAbort: ((reason: unknown) => void) | undefined = undefined;
   /** The only consumer while there is one; undefined once `#many` holds them all. */

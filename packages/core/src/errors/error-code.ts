@@ -3,9 +3,10 @@
  * `node:` import: core runs in browsers too). undici rejects with `TypeError('fetch failed')`
  * (or `'terminated'` mid-body) whose `cause` carries the code: `ECONNREFUSED`, `ECONNRESET`,
  * `ENOTFOUND`, `UND_ERR_SOCKET`, `UND_ERR_HEADERS_TIMEOUT`, ...; a refused dual-stack connect
- * is an AggregateError whose `errors` carry it. undici's redirect failures carry only a message,
- * mapped to `ERR_TOO_MANY_REDIRECTS` / `ERR_UNEXPECTED_REDIRECT`. Undefined when nothing says
- * (a browser's "Failed to fetch" never does).
+ * is an AggregateError whose `errors` carry it. undici's redirect and integrity failures carry
+ * only a message, mapped to `ERR_TOO_MANY_REDIRECTS`, `ERR_UNEXPECTED_REDIRECT` and
+ * `ERR_INTEGRITY_MISMATCH`. Undefined when nothing says (a browser's "Failed to fetch" never
+ * does).
  */
 export function errorCodeOf(error: unknown): string | undefined {
   let e: unknown = error;
@@ -16,6 +17,7 @@ export function errorCodeOf(error: unknown): string | undefined {
     const message = (e as { message?: unknown }).message;
     if (message === 'redirect count exceeded') return 'ERR_TOO_MANY_REDIRECTS';
     if (message === 'unexpected redirect') return 'ERR_UNEXPECTED_REDIRECT';
+    if (message === 'integrity mismatch') return 'ERR_INTEGRITY_MISMATCH';
     const errors = (e as { errors?: unknown }).errors;
     if (Array.isArray(errors)) {
       for (const inner of errors) {
@@ -51,7 +53,14 @@ export function isNotSentCode(code: string | undefined): boolean {
   return code !== undefined && NOT_SENT.has(code);
 }
 
-/** Redirect failures are properties of the server's configuration: retrying repeats them. */
-export function isRedirectCode(code: string | undefined): boolean {
-  return code === 'ERR_TOO_MANY_REDIRECTS' || code === 'ERR_UNEXPECTED_REDIRECT';
+/**
+ * Failures that are properties of the response, not of the network (a redirect loop, a redirect
+ * under `redirect: 'error'`, an integrity mismatch): retrying repeats them.
+ */
+export function isPermanentCode(code: string | undefined): boolean {
+  return (
+    code === 'ERR_TOO_MANY_REDIRECTS' ||
+    code === 'ERR_UNEXPECTED_REDIRECT' ||
+    code === 'ERR_INTEGRITY_MISMATCH'
+  );
 }

@@ -5,4 +5,5 @@ export { HttpError, type HttpErrorInit } from './http-error';
 export { KeelError } from './keel-error';
 export { NetworkError, type NetworkErrorInit } from './network-error';
 export { ParseError } from './parse-error';
+export { ResponseTooLargeError } from './response-too-large-error';
 export { TimeoutError, type TimeoutErrorInit, type TimeoutKind } from './timeout-error';

@@ -54,23 +54,42 @@ describe('EventEmitter', () => {
     expect(calls).toEqual(['1', '2', '2']);
   });
 
-  test('a throwing listener does not stop the others; the error is reported', async () => {
-    const e = new EventEmitter<Events>();
-    const errors: unknown[] = [];
-    const onError = (err: unknown) => errors.push(err);
-    process.on('uncaughtException', onError);
+  test('a throwing listener does not stop the others; its error goes to onError, never uncaught', async () => {
+    const reported: unknown[] = [];
+    const e = new EventEmitter<Events>({
+      onError: (err, context) => reported.push([err, context]),
+    });
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
     try {
       const after = vi.fn();
+      const boom = new Error('boom');
       e.on('a', () => {
-        throw new Error('boom');
+        throw boom;
       });
       e.on('a', after);
       e.emit('a', { n: 1 });
       expect(after).toHaveBeenCalled();
+      expect(reported).toEqual([[boom, { source: 'event', event: 'a' }]]);
       await new Promise((r) => setTimeout(r, 0));
-      expect(errors).toHaveLength(1);
+      expect(uncaught).toEqual([]);
     } finally {
-      process.off('uncaughtException', onError);
+      process.off('uncaughtException', onUncaught);
+    }
+  });
+
+  test('without onError a throwing listener is logged', () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const e = new EventEmitter<Events>();
+      e.on('a', () => {
+        throw new Error('boom');
+      });
+      e.emit('a', { n: 1 });
+      expect(log).toHaveBeenCalledWith('keel: a listener of "a" threw', expect.any(Error));
+    } finally {
+      log.mockRestore();
     }
   });
 

@@ -1,11 +1,12 @@
-import { reportError } from '../internal/report';
+import { type ErrorReporter, logListenerError, report } from '../internal/report';
 
 type Listener<P> = (payload: P) => void;
 
 /**
  * A small typed emitter. Listeners live in an array per event that is replaced on change
  * (copy-on-write), so emit iterates without copying and a listener removing itself mid-emit is safe.
- * A throwing listener does not stop the others; its error is reported asynchronously.
+ * A throwing listener does not stop the others; its error goes to `onError` (default: logged),
+ * never rethrown.
  *
  * @example
  * const e = new EventEmitter<{ ping: { n: number } }>();
@@ -14,6 +15,11 @@ type Listener<P> = (payload: P) => void;
  */
 export class EventEmitter<Events extends { [K in keyof Events]: unknown }> {
   #listeners: { [K in keyof Events]?: Listener<Events[K]>[] } = {};
+  readonly #onError: ErrorReporter;
+
+  constructor(options: { onError?: ErrorReporter } = {}) {
+    this.#onError = options.onError ?? logListenerError;
+  }
 
   on<K extends keyof Events>(event: K, listener: Listener<Events[K]>): () => void {
     const list = this.#listeners[event];
@@ -72,7 +78,7 @@ export class EventEmitter<Events extends { [K in keyof Events]: unknown }> {
       try {
         list[i]!(payload);
       } catch (err) {
-        reportError(err);
+        report(this.#onError, err, { source: 'event', event: String(event) });
       }
     }
   }

@@ -34,18 +34,20 @@ function setup(options = {}) {
     events.emit('request', { ...base, method: 'GET', url: 'http://x/a', probe: false });
     return {
       tracker,
-      retry(error: unknown) {
+      retry(error: unknown, attemptMs?: number) {
         tracker.attempt();
         tracker.attempt();
-        events.emit('retry', { ...base, attempts: 1, delay: 1, error });
+        events.emit('retry', { ...base, attempts: 1, delay: 1, error, attemptMs });
       },
+      /** The attempt that ends the flight took `ms` (the client reports it as `attemptMs`). */
       succeed() {
         tracker.succeed(now + ms);
-        events.emit('success', { ...base, response: {} as never });
+        events.emit('success', { ...base, response: {} as never, attemptMs: ms });
       },
-      fail(error: unknown) {
+      /** `attemptMs: null`: the last attempt got no response (a timeout, a network error). */
+      fail(error: unknown, attemptMs: number | null = ms) {
         tracker.fail(now + ms, error);
-        events.emit('error', { ...base, error });
+        events.emit('error', { ...base, error, attemptMs: attemptMs ?? undefined });
       },
       cancel(final: boolean) {
         if (final) tracker.cancel(now + ms);
@@ -153,6 +155,16 @@ describe('Intelligence', () => {
     expect(t.intel.snapshot().summary.activeRequests).toBe(1);
     t.intel.reset(); // live state survives reset
     expect(t.intel.snapshot().summary.activeRequests).toBe(1);
+  });
+
+  it('latency samples are attempts that got a response: retried ones too, never timed-out ones', () => {
+    const t = setup();
+    const f = t.flight('GET /s', 30);
+    f.retry(new HttpError(503), 20);
+    f.retry(new TimeoutError(500)); // no response: no sample
+    f.succeed();
+    t.flight('GET /s').fail(new TimeoutError(500), null);
+    expect(t.intel.endpoint('GET', '/s')?.latency).toMatchObject({ samples: 2, avg: 25 });
   });
 
   it('a cancelled flight is not a failure and has no latency sample', () => {

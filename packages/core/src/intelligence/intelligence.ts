@@ -170,7 +170,7 @@ export class Intelligence implements IntelligenceController {
     const { tracker } = e;
     r.successes++;
     if (tracker.attempts > 1) r.retriesRecovered++;
-    r.latency.record(tracker.endedAt - tracker.startedAt);
+    if (e.attemptMs !== undefined) r.latency.record(e.attemptMs);
   };
 
   readonly #onError = (e: ClientEvents['error']): void => {
@@ -183,16 +183,16 @@ export class Intelligence implements IntelligenceController {
       r.refusedAfterStart++;
       return;
     }
-    const { tracker } = e;
     r.failures++;
     countAttemptError(r, e.error);
-    r.latency.record(tracker.endedAt - tracker.startedAt);
+    if (e.attemptMs !== undefined) r.latency.record(e.attemptMs);
   };
 
   readonly #onRetry = (e: ClientEvents['retry']): void => {
     const r = this.#record(e.endpoint);
     r.retriesPerformed++;
     countAttemptError(r, e.error);
+    if (e.attemptMs !== undefined) r.latency.record(e.attemptMs);
   };
 
   readonly #onCancel = (e: ClientEvents['cancel']): void => {

@@ -1,4 +1,4 @@
-import { reportError } from './report';
+import { type ErrorReporter, logListenerError, report } from './report';
 
 /**
  * Calls `run(item, arg)` for each pushed pair on a later microtask, in push order, with one
@@ -9,9 +9,11 @@ export class MicrotaskBatch<T, A> {
   #items: T[] = [];
   #args: A[] = [];
   readonly #run: (item: T, arg: A) => void;
+  readonly #onError: ErrorReporter;
 
-  constructor(run: (item: T, arg: A) => void) {
+  constructor(run: (item: T, arg: A) => void, onError: ErrorReporter = logListenerError) {
     this.#run = run;
+    this.#onError = onError;
   }
 
   push(item: T, arg: A): void {
@@ -30,7 +32,7 @@ export class MicrotaskBatch<T, A> {
         this.#run(items[i]!, args[i]!);
       } catch (err) {
         // One item's failure must not strand the rest of the batch.
-        reportError(err);
+        report(this.#onError, err, { source: 'internal' });
       }
     }
   };

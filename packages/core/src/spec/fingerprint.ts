@@ -31,6 +31,7 @@ export function fingerprintOf(
   canonicalUrl: string,
   headers: Record<string, string> | undefined,
   body: unknown,
+  responseType?: string,
 ): string {
   let key = `${method} ${canonicalUrl}`;
   if (headers) {
@@ -43,6 +44,8 @@ export function fingerprintOf(
   if (body !== undefined && body !== null) {
     key += ` |b ${typeof body === 'string' ? body : safeJson(body)}`;
   }
+  // The same URL read as text and as JSON are different data.
+  if (responseType !== undefined) key += ` |r ${responseType}`;
   return key;
 }
 

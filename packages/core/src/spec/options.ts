@@ -1,14 +1,18 @@
 import { checkMs, RETRY_DEFAULTS, resolveRetryOptions } from '../attempt/retry-policy';
 import { checkGcTime, DEFAULT_GC_TIME } from '../cache/store';
 import { type Clock, MAX_TIMER_MS, systemClock } from '../internal/clock';
+import { type ErrorReporter, logListenerError } from '../internal/report';
 import type {
   CacheOptions,
   CacheStrategy,
   ClientOptions,
+  FetchInit,
   FetchLike,
   ResolvedCacheOptions,
   ResolvedRetryOptions,
+  ResponseBodyType,
 } from '../types';
+import { resolveFetchInit } from './fetch-init';
 
 export const CACHE_DEFAULTS: Readonly<ResolvedCacheOptions> = Object.freeze({
   enabled: true,
@@ -26,9 +30,16 @@ export interface ClientConfig {
   readonly gcTime: number;
   readonly retry: ResolvedRetryOptions;
   readonly timeout: number;
+  readonly deadline: number;
+  readonly responseType: ResponseBodyType | undefined;
+  /** undefined: no limit (not Infinity: a double field costs every spec a boxed number). */
+  readonly maxResponseBytes: number | undefined;
+  readonly fetchInit: FetchInit | undefined;
   readonly fetch: FetchLike;
   readonly clock: Clock;
   readonly random: () => number;
+  /** Where a throwing listener or subscriber is reported (default: logged). */
+  readonly onError: ErrorReporter;
 }
 
 /** Resolves and validates ClientOptions once; a bad value throws RangeError/TypeError naming it. */
@@ -57,6 +68,10 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
   }
   const timeout = options.timeout ?? 0;
   checkMs('timeout', timeout, MAX_TIMER_MS);
+  const deadline = options.deadline ?? 0;
+  checkMs('deadline', deadline, MAX_TIMER_MS);
+  const responseType = checkResponseType(options.responseType);
+  const maxResponseBytes = checkMaxBytes(options.maxResponseBytes);
   const cacheOpts = clientCacheOptions(options.cache);
   const cache = resolveCacheOptions(cacheOpts, CACHE_DEFAULTS, 'cache', true);
   const maxEntries = cacheOpts.maxEntries ?? Number.POSITIVE_INFINITY;
@@ -72,6 +87,9 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
     );
   }
   const gcTime = checkGcTime(cacheOpts.gcTime ?? DEFAULT_GC_TIME);
+  if (options.onError !== undefined && typeof options.onError !== 'function') {
+    throw new TypeError(`keel: onError must be a function, got ${typeof options.onError}`);
+  }
   const clock = options.clock ?? systemClock;
   if (typeof clock.now !== 'function' || typeof clock.setTimeout !== 'function') {
     throw new TypeError('keel: clock must have now(), setTimeout() and clearTimeout()');
@@ -84,10 +102,15 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
     gcTime,
     retry: resolveRetryOptions(options.retry ?? {}, RETRY_DEFAULTS),
     timeout,
+    deadline,
+    responseType,
+    maxResponseBytes,
+    fetchInit: resolveFetchInit(options, undefined),
     // The global is looked up per call so a fetch patched later (msw, polyfills) is used.
     fetch: options.fetch ?? globalFetch,
     clock,
     random: options.random ?? Math.random,
+    onError: options.onError ?? logListenerError,
   });
 }
 
@@ -113,14 +136,11 @@ export function resolveCacheOptions(
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`keel: ${field} must be a boolean or an object, got ${typeof options}`);
   }
-  if (!clientLevel) {
-    for (const name of ['gcTime', 'maxEntries'] as const) {
-      if (options[name] !== undefined) {
-        throw new TypeError(
-          `keel: ${field}.${name} is a client option: pass it to createClient({ cache: { ${name} } })`,
-        );
-      }
-    }
+  if (!clientLevel && (options.gcTime !== undefined || options.maxEntries !== undefined)) {
+    const name = options.gcTime !== undefined ? 'gcTime' : 'maxEntries';
+    throw new TypeError(
+      `keel: ${field}.${name} is a client option: pass it to createClient({ cache: { ${name} } })`,
+    );
   }
   if (
     options.enabled === undefined &&
@@ -160,3 +180,33 @@ export function lowerCaseHeaders(
 }
 
 const globalFetch: FetchLike = (input, init) => globalThis.fetch(input, init);
+
+const BODY_TYPES: ReadonlySet<string> = new Set(['json', 'text', 'arrayBuffer', 'blob', 'stream']);
+
+/** `responseType`: undefined (from the Content-Type) or one of the body types. */
+export function checkResponseType(value: unknown): ResponseBodyType | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    throw new TypeError(`keel: responseType must be a string, got ${typeof value}`);
+  }
+  if (!BODY_TYPES.has(value)) {
+    throw new RangeError(
+      `keel: responseType must be one of ${[...BODY_TYPES].join(', ')}, got ${JSON.stringify(value)}`,
+    );
+  }
+  return value as ResponseBodyType;
+}
+
+/** `maxResponseBytes`: an integer >= 0; undefined or Infinity (no limit) resolve to undefined. */
+export function checkMaxBytes(value: unknown): number | undefined {
+  if (value === undefined || value === Number.POSITIVE_INFINITY) return undefined;
+  if (typeof value !== 'number') {
+    throw new TypeError(`keel: maxResponseBytes must be a number of bytes, got ${typeof value}`);
+  }
+  if (!(value >= 0) || !Number.isInteger(value)) {
+    throw new RangeError(
+      `keel: maxResponseBytes must be an integer >= 0 (or Infinity), got ${String(value)}`,
+    );
+  }
+  return value;
+}

@@ -103,10 +103,10 @@ describe('resolveSpec', () => {
   });
 
   test('priority: request option > recommendation > client default', () => {
-    const config = resolveClientOptions({ fetch, timeout: 1000, cache: { ttl: 5 } });
+    const config = resolveClientOptions({ fetch, timeout: 3000, cache: { ttl: 5 } });
     const rec = { timeout: 2000, strategy: 'stale-while-revalidate' as const };
     const none = resolveSpec(config, 'GET', 'https://a.test/x', undefined, undefined);
-    expect(none.timeout).toBe(1000);
+    expect(none.timeout).toBe(3000);
     expect(none.cache?.strategy).toBe('cache-first');
     const recommended = resolveSpec(config, 'GET', 'https://a.test/x', undefined, rec);
     expect(recommended.timeout).toBe(2000);
@@ -116,11 +116,23 @@ describe('resolveSpec', () => {
       config,
       'GET',
       'https://a.test/x',
-      { timeout: 3000, cache: { strategy: 'cache-first' } },
+      { timeout: 4000, cache: { strategy: 'cache-first' } },
       rec,
     );
-    expect(explicit.timeout).toBe(3000);
+    expect(explicit.timeout).toBe(4000);
     expect(explicit.cache?.strategy).toBe('cache-first');
+  });
+
+  test('a recommended timeout never exceeds the configured one (it may only tighten it)', () => {
+    const config = resolveClientOptions({ fetch, timeout: 200 });
+    const at = (timeout: number) =>
+      resolveSpec(config, 'GET', 'https://a.test/x', undefined, { timeout }).timeout;
+    expect(at(693)).toBe(200);
+    expect(at(150)).toBe(150);
+    const none = resolveClientOptions({ fetch });
+    expect(resolveSpec(none, 'GET', 'https://a.test/x', undefined, { timeout: 693 }).timeout).toBe(
+      693,
+    );
   });
 
   test('retry: request object layered over the client retry; false is one attempt', () => {

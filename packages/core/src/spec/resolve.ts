@@ -10,8 +10,15 @@ import type {
   ResolvedCacheOptions,
 } from '../types';
 import { serializeBody } from './body';
+import { resolveFetchInit } from './fetch-init';
 import { fingerprintOf } from './fingerprint';
-import { type ClientConfig, lowerCaseHeaders, resolveCacheOptions } from './options';
+import {
+  type ClientConfig,
+  checkMaxBytes,
+  checkResponseType,
+  lowerCaseHeaders,
+  resolveCacheOptions,
+} from './options';
 import { buildQuery } from './query';
 import { parseCanonical, resolveURL } from './url';
 
@@ -34,6 +41,11 @@ export function normalizeMethod(method: unknown): HttpMethod {
 /** Reads take part in dedup; mutations are never coalesced. */
 export function isDedupable(method: HttpMethod): boolean {
   return method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
+}
+
+/** A request later identical ones may join: a read whose body is not a stream (read once). */
+export function isJoinable(spec: RequestSpec): boolean {
+  return isDedupable(spec.method) && spec.responseType !== 'stream';
 }
 
 /**
@@ -64,9 +76,13 @@ export function applyRecommendation(
   options: RequestOptions | undefined,
   recommendation: IntelligenceRecommendation,
 ): RequestSpec {
+  // A recommendation never exceeds a configured timeout: it may tighten the client's, not
+  // loosen it (a loosened timeout let slow samples raise it again, up to 60 s).
   const timeout =
     options?.timeout === undefined && recommendation.timeout !== undefined
-      ? recommendation.timeout
+      ? spec.timeout > 0
+        ? Math.min(recommendation.timeout, spec.timeout)
+        : recommendation.timeout
       : spec.timeout;
   const requested = options?.cache;
   const strategyGiven =
@@ -128,6 +144,16 @@ function resolveOwn(
 
   const timeout = options?.timeout ?? config.timeout;
   if (options?.timeout !== undefined) checkMs('timeout', options.timeout, MAX_TIMER_MS);
+  const deadline = options?.deadline ?? config.deadline;
+  if (options?.deadline !== undefined) checkMs('deadline', options.deadline, MAX_TIMER_MS);
+  const responseType =
+    options?.responseType === undefined
+      ? config.responseType
+      : checkResponseType(options.responseType);
+  const maxResponseBytes =
+    options?.maxResponseBytes === undefined
+      ? config.maxResponseBytes
+      : checkMaxBytes(options.maxResponseBytes);
 
   const retry =
     options?.retry === undefined ? config.retry : resolveRetryOptions(options.retry, config.retry);
@@ -147,9 +173,11 @@ function resolveOwn(
     );
   }
 
-  // Only GET is cached, but a bad cache option is reported whatever the method.
+  // Only GET is cached, but a bad cache option is reported whatever the method. A stream is
+  // read once, by one caller: never cached.
   const cache =
     method === 'GET' || options?.cache !== undefined ? resolveRequestCache(config, options) : null;
+  const cacheable = method === 'GET' && responseType !== 'stream';
 
   const names = sharedNames(method, parsed.pathname, parsed.host);
   return Object.freeze({
@@ -160,6 +188,7 @@ function resolveOwn(
       parsed.href,
       requestHeaders,
       typeof body === 'string' ? body : undefined,
+      responseType,
     ),
     endpoint: names.endpoint,
     path: names.path,
@@ -167,7 +196,12 @@ function resolveOwn(
     headers,
     body,
     timeout,
-    cache: method === 'GET' ? cache : null,
+    deadline,
+    responseType,
+    maxResponseBytes,
+    fetchInit:
+      options === undefined ? config.fetchInit : resolveFetchInit(options, config.fetchInit),
+    cache: cacheable ? cache : null,
     retry,
     tags,
     priority,
