@@ -12,11 +12,11 @@ import { type ClientConfig, resolveClientOptions } from './config';
 import { Deduper } from './dedup/deduper';
 import { Consumer, Flight } from './dedup/flight';
 import { CancelledError } from './errors/cancelled-error';
-import { CircuitOpenError } from './errors/circuit-open-error';
-import { HttpError } from './errors/http-error';
+import { type CircuitOpenError, isCircuitOpenError } from './errors/circuit-open-error';
+import { isHttpError } from './errors/http-error';
 import { hasErrorName } from './errors/keel-error';
-import { ParseError } from './errors/parse-error';
-import { ResponseTooLargeError } from './errors/response-too-large-error';
+import { isParseError } from './errors/parse-error';
+import { isResponseTooLargeError } from './errors/response-too-large-error';
 import { TimeoutError } from './errors/timeout-error';
 import { EventEmitter } from './events/emitter';
 import type { HitTally } from './intelligence/hit-tally';
@@ -259,7 +259,10 @@ class KeelClient implements Client {
     if (matched.length === 0) return [];
     this.#gate.batch(() => {
       for (const flight of matched) {
-        this.#cancelFlight(flight, new CancelledError('Read cancelled by cancelReads'));
+        this.#cancelFlight(
+          flight,
+          new CancelledError(flight.spec, { message: 'Read cancelled by cancelReads' }),
+        );
       }
     });
     return matched.map((f) => f.key);
@@ -288,7 +291,10 @@ class KeelClient implements Client {
     // Dispatch is held meanwhile, so no queued job starts only to be cancelled.
     this.#gate.batch(() => {
       for (const flight of [...this.#flights])
-        this.#cancelFlight(flight, new CancelledError('All requests cancelled'));
+        this.#cancelFlight(
+          flight,
+          new CancelledError(flight.spec, { message: 'All requests cancelled' }),
+        );
     });
   }
 
@@ -506,7 +512,7 @@ class KeelClient implements Client {
   }
 
   #canceller(consumer: Consumer): () => void {
-    return () => this.#cancelConsumer(consumer, new CancelledError());
+    return () => this.#cancelConsumer(consumer, new CancelledError(consumer.flight.spec));
   }
 
   #listen(consumer: Consumer, signal: AbortSignal): void {
@@ -519,8 +525,10 @@ class KeelClient implements Client {
   #arm(consumer: Consumer, deadline: number): void {
     consumer.deadlineTimer = this.#config.clock.setTimeout(() => {
       consumer.deadlineTimer = undefined;
-      const { method, url } = consumer.flight.spec;
-      this.#cancelConsumer(consumer, new TimeoutError(deadline, { kind: 'deadline', method, url }));
+      this.#cancelConsumer(
+        consumer,
+        new TimeoutError(consumer.flight.spec, { kind: 'deadline', timeout: deadline }),
+      );
     }, timerDelay(deadline));
   }
 
@@ -593,7 +601,7 @@ class KeelClient implements Client {
       }
       // Refused by the pre-start gate: its circuit opened while it waited. Blocked by an open
       // circuit (`circuit-rejected`), and ended (`error`, the terminal event of its `request`).
-      if (error instanceof CircuitOpenError) this.#circuitRejected(flight.spec, error);
+      if (isCircuitOpenError(error)) this.#circuitRejected(flight.spec, error);
       this.#fail(flight, error);
     },
     (error, context) => this.#config.onError(error, context),
@@ -766,11 +774,7 @@ class KeelClient implements Client {
     flight.deadlineTimer = undefined;
     if (flight.settled) return;
     const { spec } = flight;
-    const error = new TimeoutError(spec.deadline, {
-      kind: 'deadline',
-      method: spec.method,
-      url: spec.url,
-    });
+    const error = new TimeoutError(spec, { kind: 'deadline', timeout: spec.deadline });
     flight.expired = true;
     flight.abort(error);
     this.#fail(flight, error);
@@ -925,23 +929,14 @@ function controllerOf<T extends object, K extends keyof T>(impl: T, methods: K[]
 function abortedBy(signal: AbortSignal, spec: RequestSpec): CancelledError | TimeoutError {
   const reason = signal.reason;
   if (hasErrorName(reason, 'TimeoutError')) {
-    return new TimeoutError(undefined, {
-      kind: 'signal',
-      method: spec.method,
-      url: spec.url,
-      cause: reason,
-    });
+    return new TimeoutError(spec, { kind: 'signal', cause: reason });
   }
-  return new CancelledError('Request aborted by its signal', { cause: reason });
+  return new CancelledError(spec, { message: 'Request aborted by its signal', cause: reason });
 }
 
 /** An error that carries an HTTP response: the server answered, so the attempt is a latency sample. */
 function answered(error: unknown): boolean {
-  return (
-    error instanceof HttpError ||
-    error instanceof ParseError ||
-    error instanceof ResponseTooLargeError
-  );
+  return isHttpError(error) || isParseError(error) || isResponseTooLargeError(error);
 }
 
 function withBody(options: RequestOptions | undefined, body: unknown): RequestOptions | undefined {

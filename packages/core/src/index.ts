@@ -10,24 +10,34 @@ export {
 export { isRetriableStatus, isSuccessStatus } from './attempt/status';
 export type { CacheEntry } from './cache/entry';
 export type { ResolvedCacheOptions } from './cache/options';
-export { CacheStore } from './cache/store';
+export { CacheStore, type CacheStoreOptions, type WriteOptions } from './cache/store';
 export { createClient } from './client';
 export { Deduper } from './dedup/deduper';
 export {
   CancelledError,
+  type CancelledErrorInit,
   CircuitOpenError,
+  type CircuitOpenErrorInit,
+  type FailedRequest,
   HttpError,
   type HttpErrorInit,
   isAbortError,
+  isCancelledError,
+  isCircuitOpenError,
   isHttpError,
+  isKeelError,
   isNetworkError,
+  isParseError,
+  isResponseTooLargeError,
   isTimeoutError,
   KeelError,
   NetworkError,
   type NetworkErrorInit,
   ParseError,
+  type ParseErrorInit,
   type RequestError,
   ResponseTooLargeError,
+  type ResponseTooLargeErrorInit,
   TimeoutError,
   type TimeoutErrorInit,
   type TimeoutKind,
