@@ -37,3 +37,12 @@ export function shuffler(seed = 0x2545f491) {
     return order;
   };
 }
+
+/** The command line that ran a bench file, with the environment variables that shaped the run. */
+export function benchCommand(name) {
+  const env = Object.entries(process.env)
+    .filter(([k]) => /^(BENCH_|CLIENT_BENCH|SCHEDULER_BENCH|URLS_|DEDUP_|ROUNDS$)/.test(k))
+    .map(([k, v]) => `${k}=${v} `)
+    .join('');
+  return `${env}node --expose-gc bench/${name}.bench.mjs`;
+}
