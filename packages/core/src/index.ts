@@ -42,6 +42,16 @@ export {
   dehydrate,
   hydrate,
 } from './hydration';
+export { inspect } from './inspect/inspect';
+export type {
+  CacheChange,
+  CachedEntryView,
+  CircuitView,
+  ClientInspector,
+  FlightPhase,
+  FlightView,
+  SchedulerView,
+} from './inspect/views';
 export { INTELLIGENCE_DEFAULTS } from './intelligence/options';
 export { type Clock, systemClock, type TimerHandle } from './internal/clock';
 export { createFingerprint, type FingerprintInput } from './spec/fingerprint';

@@ -64,6 +64,7 @@ function harness(scheduled: boolean) {
         tracker,
         attempts: 1,
         delay,
+        reason: 'backoff',
         error,
         endpoint: EP,
       }),
