@@ -34,7 +34,7 @@ describe('Endpoints view', () => {
     // The second failure opens it: no waiting, the next render says so.
     await act(() => client.get('/search').catch(noop));
     expect(cells('GET /search').Circuit).toBe('open · half-open in 10 s');
-    expect(screen.getByRole('tab', { name: /Endpoints, 1 circuits open/ })).toBeTruthy();
+    expect(screen.getByRole('tab', { name: /Endpoints, 1 circuit open/ })).toBeTruthy();
     expect(within(view()).getByText('1 open · 0 half-open')).toBeTruthy();
 
     // The countdown moves with the client's clock, once a second.

@@ -304,7 +304,9 @@ function OpenCircuits({ client, inspector }: { client: Client; inspector: Client
   return (
     <span className="kdt-count" style={{ color: 'var(--kdt-bad)' }}>
       <span aria-hidden="true">● {open}</span>
-      <span className="kdt-sr">, {open} circuits open</span>
+      <span className="kdt-sr">
+        , {open} {open === 1 ? 'circuit' : 'circuits'} open
+      </span>
     </span>
   );
 }

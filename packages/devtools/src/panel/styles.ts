@@ -53,10 +53,12 @@ export const STYLES = `
 .kdt-panel[data-size='full'] { height: 100vh; height: 100dvh; }
 .kdt-bar {
   display: flex; align-items: center; gap: 8px; padding: 0 8px; min-height: 40px;
-  border-bottom: 1px solid var(--kdt-line); background: var(--kdt-bg-2); overflow-x: auto;
+  border-bottom: 1px solid var(--kdt-line); background: var(--kdt-bg-2);
 }
 .kdt-title { font-weight: 700; padding-right: 4px; white-space: nowrap; }
-.kdt-tabs { display: flex; gap: 2px; flex: 1; min-width: 0; }
+.kdt-tabs { display: flex; gap: 2px; flex: 1; min-width: 0; overflow-x: auto; scrollbar-width: thin; }
+/* Inside the scrolling tab list an outline outside the tab would be clipped. */
+.kdt-tab:focus-visible { outline-offset: -2px; }
 .kdt-tab {
   border: 0; background: transparent; padding: 10px 10px 8px; cursor: pointer; white-space: nowrap;
   border-bottom: 2px solid transparent; color: var(--kdt-fg-2);
@@ -103,8 +105,9 @@ export const STYLES = `
 .kdt-table-wrap { overflow-x: auto; border: 1px solid var(--kdt-line); border-radius: 8px; }
 .kdt-table { width: 100%; border-collapse: collapse; font-variant-numeric: tabular-nums; }
 .kdt-table th, .kdt-table td { padding: 5px 8px; text-align: left; border-bottom: 1px solid var(--kdt-line); vertical-align: top; }
-.kdt-table th { font-size: 11px; text-transform: uppercase; letter-spacing: 0.04em; color: var(--kdt-fg-2); background: var(--kdt-bg-2); font-weight: 600; white-space: nowrap; }
-.kdt-table tr:last-child td { border-bottom: 0; }
+.kdt-table thead th { font-size: 11px; text-transform: uppercase; letter-spacing: 0.04em; color: var(--kdt-fg-2); background: var(--kdt-bg-2); font-weight: 600; white-space: nowrap; }
+.kdt-table tbody th { font-family: var(--kdt-mono); font-size: 12px; font-weight: 500; color: var(--kdt-fg); }
+.kdt-table tr:last-child td, .kdt-table tr:last-child th { border-bottom: 0; }
 .kdt-table td.kdt-num, .kdt-table th.kdt-num { text-align: right; white-space: nowrap; }
 .kdt-table tr[aria-selected='true'] td { background: var(--kdt-info-bg); }
 .kdt-row-button {

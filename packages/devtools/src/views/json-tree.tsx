@@ -6,9 +6,10 @@ const MAX_CHILDREN = 100;
 /**
  * A response body as a collapsible tree: objects and arrays are `<details>` elements, so they
  * open and close with the keyboard (Enter / Space on the summary) without any script of ours.
- * The first `openDepth` levels start open. Bodies that are not JSON say what they are.
+ * The first `openDepth` levels start open (two: a list of objects shows its objects). Bodies
+ * that are not JSON say what they are.
  */
-export function JsonTree({ value, openDepth = 1 }: { value: unknown; openDepth?: number }) {
+export function JsonTree({ value, openDepth = 2 }: { value: unknown; openDepth?: number }) {
   return (
     <div className="kdt-json">
       <Node name={undefined} value={value} depth={0} openDepth={openDepth} />
