@@ -13,6 +13,7 @@ export default defineConfig({
     alias: {
       '@keel/core': source('../../packages/core/src/index.ts'),
       '@keel/react': source('../../packages/react/src/index.ts'),
+      '@keel/devtools/production': source('../../packages/devtools/src/production.ts'),
     },
     dedupe: ['react', 'react-dom'],
   },
