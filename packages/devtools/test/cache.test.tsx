@@ -86,6 +86,28 @@ describe('Cache view', () => {
     expect(server.count('/unwatched')).toBe(1);
   });
 
+  it('Remove drops the entry of a mounted query without a request; Invalidate is the one that refetches', async () => {
+    let title = 'before';
+    const server = await loopback(() => ({ body: [{ id: 1, title }] }));
+    const client = clientFor(server);
+    renderDevtools(client, {}, <Todos />);
+    await waitFor(() => expect(screen.getByTestId('todos').textContent).toBe('before'));
+
+    title = 'after';
+    act(() => within(row('/todos')).getByRole('button').click());
+    act(() => within(view()).getByRole('button', { name: 'Remove' }).click());
+    await settle();
+    // Gone from the cache and the panel; the query keeps what it shows, and nothing is fetched.
+    expect(client.getCached('GET /todos')).toBeUndefined();
+    expect(within(view()).queryByRole('button', { name: /\/todos$/ })).toBeNull();
+    expect(screen.getByTestId('todos').textContent).toBe('before');
+    expect(server.count('/todos')).toBe(1);
+    // The next read of it goes to the server.
+    await act(() => client.get('/todos'));
+    expect(server.count('/todos')).toBe(2);
+    await waitFor(() => expect(screen.getByTestId('todos').textContent).toBe('after'));
+  });
+
   it('an entry goes stale as its ttl passes, and one written by hand cannot be refetched', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     let now = 1_000_000;

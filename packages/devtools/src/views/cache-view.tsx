@@ -200,7 +200,7 @@ function EntryDetail({
         <button
           type="button"
           className="kdt-button"
-          title="Drop it from the cache (a mounted query fetches it again)"
+          title="Drop it from the cache without fetching it (a query showing it keeps its data; the next read fetches)"
           onClick={() => {
             client.setCached(entry.key, undefined);
             onRemoved();
