@@ -21,6 +21,7 @@ const OPTIONS: ts.CompilerOptions = {
   baseUrl: ROOT,
   paths: {
     '@keel/core': ['packages/core/src/index.ts'],
+    '@keel/core/internals': ['packages/core/src/internals.ts'],
     '@keel/react': ['packages/react/src/index.ts'],
     '@keel/server': ['packages/server/src/index.ts'],
     '@keel/server/*': ['packages/server/src/*'],

@@ -8,6 +8,7 @@ const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export default defineConfig({
   resolve: {
     alias: {
+      '@keel/core/internals': source('../packages/core/src/internals.ts'),
       '@keel/core': source('../packages/core/src/index.ts'),
       '@keel/react': source('../packages/react/src/index.ts'),
       '@keel/server': source('../packages/server/src/index.ts'),

@@ -1,10 +1,3 @@
-import { defineConfig } from 'tsup';
+import { packageConfig } from '../../tsup.shared';
 
-export default defineConfig({
-  entry: { index: 'src/index.ts', production: 'src/production.ts' },
-  format: ['esm', 'cjs'],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-  target: 'es2022',
-});
+export default packageConfig({ index: 'src/index.ts', production: 'src/production.ts' });

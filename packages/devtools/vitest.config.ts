@@ -6,6 +6,7 @@ const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export default defineConfig({
   resolve: {
     alias: {
+      '@keel/core/internals': source('../core/src/internals.ts'),
       '@keel/core': source('../core/src/index.ts'),
       '@keel/react': source('../react/src/index.ts'),
       '@keel/server': source('../server/src/index.ts'),

@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   resolve: {
     alias: {
+      '@keel/core/internals': fileURLToPath(new URL('../core/src/internals.ts', import.meta.url)),
       '@keel/core': fileURLToPath(new URL('../core/src/index.ts', import.meta.url)),
       '@keel/server': fileURLToPath(new URL('../server/src/index.ts', import.meta.url)),
     },

@@ -1,11 +1,11 @@
-import { CircuitOpenError, isHttpError, isNetworkError, isTimeoutError } from '@keel/core';
+import { isCircuitOpenError, isHttpError, isNetworkError, isTimeoutError } from '@keel/core';
 
 /**
  * What went wrong, for people: a sentence without URLs or stack traces. The HTTP status stays in
  * brackets for whoever reports it.
  */
 export function explain(error: unknown): string {
-  if (error instanceof CircuitOpenError) {
+  if (isCircuitOpenError(error)) {
     return 'The server kept failing, so requests to it are paused for a few seconds.';
   }
   if (isNetworkError(error)) return 'The server could not be reached. Check your connection.';

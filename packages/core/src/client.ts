@@ -8,56 +8,56 @@ import { CacheStore } from './cache/store';
 import { CircuitBreaker } from './circuit/breaker';
 import { type CircuitGuard, OPEN_GUARD } from './circuit/guard';
 import { resolveCircuitOptions } from './circuit/options';
+import { type ClientConfig, resolveClientOptions } from './config';
 import { Deduper } from './dedup/deduper';
 import { Consumer, Flight } from './dedup/flight';
 import { CancelledError } from './errors/cancelled-error';
-import { CircuitOpenError } from './errors/circuit-open-error';
-import { HttpError } from './errors/http-error';
+import { type CircuitOpenError, isCircuitOpenError } from './errors/circuit-open-error';
+import { isHttpError } from './errors/http-error';
 import { hasErrorName } from './errors/keel-error';
-import { ParseError } from './errors/parse-error';
-import { ResponseTooLargeError } from './errors/response-too-large-error';
+import { isParseError } from './errors/parse-error';
+import { isResponseTooLargeError } from './errors/response-too-large-error';
 import { TimeoutError } from './errors/timeout-error';
 import { EventEmitter } from './events/emitter';
 import type { HitTally } from './intelligence/hit-tally';
 import { Intelligence } from './intelligence/intelligence';
 import { resolveIntelligenceOptions } from './intelligence/options';
+import { checkFunction, typeError } from './internal/checks';
 import { type Clock, timerDelay } from './internal/clock';
 import { MicrotaskBatch } from './internal/microtask-batch';
 import { noop } from './internal/noop';
+import { originOf } from './internal/url';
+import {
+  applyRecommendation,
+  type IntelligenceRecommendation,
+  isDedupable,
+  isJoinable,
+  normalizeMethod,
+  type RequestSpec,
+  resolveRequest,
+} from './request/resolve';
 import { createGate } from './scheduler/create-gate';
 import type { AttemptGate } from './scheduler/gate';
 import { SCHEDULER_DEFAULTS } from './scheduler/options';
 import { Scheduler } from './scheduler/scheduler';
-import { type ClientConfig, resolveClientOptions } from './spec/options';
-import {
-  applyRecommendation,
-  isDedupable,
-  isJoinable,
-  normalizeMethod,
-  resolveSpec,
-} from './spec/resolve';
-import { originOf } from './spec/url';
 import { Tracker } from './tracker/tracker';
 import type {
-  AdaptiveController,
   ApiResponse,
   CacheMeta,
   CacheSubscriber,
   CancellablePromise,
-  CircuitBreakerController,
   Client,
-  ClientEventName,
-  ClientEvents,
-  ClientOptions,
-  HttpMethod,
-  IntelligenceController,
-  IntelligenceRecommendation,
   InvalidateTarget,
   KeyMatcher,
-  RequestOptions,
-  RequestSpec,
+} from './types/client';
+import type {
+  AdaptiveController,
+  CircuitBreakerController,
+  IntelligenceController,
   SchedulerController,
-} from './types';
+} from './types/controllers';
+import type { ClientEventName, ClientEvents } from './types/events';
+import type { ClientOptions, HttpMethod, RequestOptions } from './types/options';
 
 /**
  * Creates a client. Every option is optional; see ClientOptions for defaults.
@@ -90,9 +90,7 @@ const internals = new WeakMap<Client, ClientInternals>();
 export function internalsOf(client: Client, caller: string): ClientInternals {
   const found = internals.get(client);
   if (found === undefined) {
-    throw new TypeError(
-      `keel: ${caller} needs a client made by createClient, got ${typeof client}`,
-    );
+    throw typeError(`${caller}(client)`, 'a client made by createClient', client);
   }
   return found;
 }
@@ -193,25 +191,20 @@ class KeelClient implements Client {
   // ── public API ────────────────────────────────────────────────────────────────────────────
 
   request<T = unknown>(
-    method: HttpMethod | (RequestOptions & { method: HttpMethod; url: string }),
-    url?: string,
+    method: HttpMethod,
+    url: string,
     options?: RequestOptions,
   ): CancellablePromise<ApiResponse<T>> {
-    if (typeof method === 'object' && method !== null) {
-      options = method;
-      url = method.url;
-      method = method.method;
-    }
     let spec: RequestSpec;
     try {
-      spec = this.#resolve(method, url as string, options);
+      spec = this.#resolve(method, url, options);
     } catch (err) {
       return rejected(err);
     }
     const signal = options?.signal;
     // Checked before any stage runs: a non-signal would otherwise throw after a flight started.
     if (signal != null && typeof (signal as AbortSignal).addEventListener !== 'function') {
-      return rejected(new TypeError(`keel: signal must be an AbortSignal, got ${typeof signal}`));
+      return rejected(typeError('signal', 'an AbortSignal', signal));
     }
     if (signal?.aborted) return rejected(abortedBy(signal, spec));
     if (spec.cache) {
@@ -247,9 +240,7 @@ class KeelClient implements Client {
     event: E,
     listener: (payload: ClientEvents[E]) => void,
   ): () => void {
-    if (typeof listener !== 'function') {
-      throw new TypeError(`keel: listener for "${String(event)}" must be a function`);
-    }
+    checkFunction('listener', listener);
     return this.#events.on(event, listener);
   }
 
@@ -277,7 +268,10 @@ class KeelClient implements Client {
     if (matched.length === 0) return [];
     this.#gate.batch(() => {
       for (const flight of matched) {
-        this.#cancelFlight(flight, new CancelledError('Read cancelled by cancelReads'));
+        this.#cancelFlight(
+          flight,
+          new CancelledError(flight.spec, { message: 'Read cancelled by cancelReads' }),
+        );
       }
     });
     return matched.map((f) => f.key);
@@ -306,7 +300,10 @@ class KeelClient implements Client {
     // Dispatch is held meanwhile, so no queued job starts only to be cancelled.
     this.#gate.batch(() => {
       for (const flight of [...this.#flights])
-        this.#cancelFlight(flight, new CancelledError('All requests cancelled'));
+        this.#cancelFlight(
+          flight,
+          new CancelledError(flight.spec, { message: 'All requests cancelled' }),
+        );
     });
   }
 
@@ -407,12 +404,12 @@ class KeelClient implements Client {
       if (byUrl === undefined) this.#specMemo.set(m, (byUrl = new Map()));
       const memo = byUrl.get(url);
       if (memo === undefined) {
-        spec = resolveSpec(this.#config, m, url, undefined, undefined);
+        spec = resolveRequest(this.#config, m, url, undefined);
         if (byUrl.size >= SPEC_MEMO_LIMIT) byUrl.clear();
         byUrl.set(url, spec);
       } else spec = memo;
     } else {
-      spec = resolveSpec(this.#config, m, url, options, undefined);
+      spec = resolveRequest(this.#config, m, url, options);
     }
     const recommendation = this.#recommend(spec);
     return recommendation === undefined ? spec : applyRecommendation(spec, options, recommendation);
@@ -519,7 +516,7 @@ class KeelClient implements Client {
     }) as CancellablePromise<ApiResponse>;
     const consumer = new Consumer(flight, tracker, resolve, reject, signal);
     flight.addConsumer(consumer);
-    promise.cancel = () => this.#cancelConsumer(consumer, new CancelledError());
+    promise.cancel = () => this.#cancelConsumer(consumer, new CancelledError(flight.spec));
     if (signal) {
       consumer.onAbort = () => this.#cancelConsumer(consumer, abortedBy(signal, flight.spec));
       signal.addEventListener('abort', consumer.onAbort, { once: true });
@@ -527,10 +524,9 @@ class KeelClient implements Client {
     if (deadline > 0) {
       consumer.deadlineTimer = this.#config.clock.setTimeout(() => {
         consumer.deadlineTimer = undefined;
-        const { method, url } = flight.spec;
         this.#cancelConsumer(
           consumer,
-          new TimeoutError(deadline, { kind: 'deadline', method, url }),
+          new TimeoutError(flight.spec, { kind: 'deadline', timeout: deadline }),
         );
       }, timerDelay(deadline));
     }
@@ -606,7 +602,7 @@ class KeelClient implements Client {
       }
       // Refused by the pre-start gate: its circuit opened while it waited. Blocked by an open
       // circuit (`circuit-rejected`), and ended (`error`, the terminal event of its `request`).
-      if (error instanceof CircuitOpenError) this.#circuitRejected(flight.spec, error);
+      if (isCircuitOpenError(error)) this.#circuitRejected(flight.spec, error);
       this.#fail(flight, error);
     },
     (error, context) => this.#config.onError(error, context),
@@ -784,11 +780,7 @@ class KeelClient implements Client {
     flight.deadlineTimer = undefined;
     if (flight.settled) return;
     const { spec } = flight;
-    const error = new TimeoutError(spec.deadline, {
-      kind: 'deadline',
-      method: spec.method,
-      url: spec.url,
-    });
+    const error = new TimeoutError(spec, { kind: 'deadline', timeout: spec.deadline });
     flight.expired = true;
     flight.abort(error);
     this.#fail(flight, error);
@@ -936,23 +928,14 @@ function controllerOf<T extends object, K extends keyof T>(impl: T, methods: K[]
 function abortedBy(signal: AbortSignal, spec: RequestSpec): CancelledError | TimeoutError {
   const reason = signal.reason;
   if (hasErrorName(reason, 'TimeoutError')) {
-    return new TimeoutError(undefined, {
-      kind: 'signal',
-      method: spec.method,
-      url: spec.url,
-      cause: reason,
-    });
+    return new TimeoutError(spec, { kind: 'signal', cause: reason });
   }
-  return new CancelledError('Request aborted by its signal', { cause: reason });
+  return new CancelledError(spec, { message: 'Request aborted by its signal', cause: reason });
 }
 
 /** An error that carries an HTTP response: the server answered, so the attempt is a latency sample. */
 function answered(error: unknown): boolean {
-  return (
-    error instanceof HttpError ||
-    error instanceof ParseError ||
-    error instanceof ResponseTooLargeError
-  );
+  return isHttpError(error) || isParseError(error) || isResponseTooLargeError(error);
 }
 
 function withBody(options: RequestOptions | undefined, body: unknown): RequestOptions | undefined {

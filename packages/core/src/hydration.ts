@@ -1,8 +1,9 @@
 import { compileTarget } from './cache/match';
 import { asMatchable } from './cache/store';
 import { internalsOf } from './client';
-import { parseKey } from './spec/fingerprint';
-import type { ApiResponse, Client, InvalidateTarget } from './types';
+import { checkMs, checkNumber, checkObject, rangeError, typeError } from './internal/checks';
+import { parseKey } from './internal/fingerprint';
+import type { ApiResponse, Client, InvalidateTarget } from './types/client';
 
 /**
  * A client's cache as plain JSON-serializable data: made on the server by `dehydrate`, put into
@@ -89,20 +90,17 @@ export function dehydrate(client: Client, options?: DehydrateOptions): Dehydrate
  * entry is stored with the spec this client resolves for its key (so invalidation refetches it
  * here) and with the age it had, so a response that was fresh is answered from the cache
  * without a request. An entry the client already holds newer data for is skipped. A state that
- * is not a DehydratedState is a TypeError naming the field.
+ * is not a DehydratedState is a TypeError (a RangeError for a wrong value) naming the field.
  *
  * @example
  * hydrate(client, window.__KEEL_STATE__);
  */
 export function hydrate(client: Client, state: DehydratedState): number {
   const { cache, clock } = internalsOf(client, 'hydrate');
-  if (typeof state !== 'object' || state === null || !Array.isArray(state.entries)) {
-    throw new TypeError(
-      `keel: hydrate \`state\` must be what dehydrate returned ({ keel: 1, entries }), got ${state === null ? 'null' : typeof state}`,
-    );
-  }
-  if (state.keel !== 1) {
-    throw new RangeError(`keel: hydrate \`state.keel\` must be 1, got ${String(state.keel)}`);
+  checkObject('state', state, 'what dehydrate returned ({ keel: 1, entries })');
+  if (state.keel !== 1) throw rangeError('state.keel', '1', state.keel);
+  if (!Array.isArray(state.entries)) {
+    throw typeError('state.entries', 'an array of dehydrated entries', state.entries);
   }
   const now = clock.now();
   let written = 0;
@@ -111,7 +109,7 @@ export function hydrate(client: Client, state: DehydratedState): number {
     checkEntry(entry, field);
     const parts = parseKey(entry.key);
     if (parts.method !== 'GET') {
-      throw new RangeError(`keel: hydrate \`${field}.key\` must be a GET key, got "${entry.key}"`);
+      throw rangeError(`${field}.key`, 'the key of a GET request', entry.key);
     }
     const spec = client.resolve('GET', parts.url, {
       headers: parts.headers,
@@ -135,22 +133,22 @@ export function hydrate(client: Client, state: DehydratedState): number {
 }
 
 function checkEntry(entry: DehydratedEntry, field: string): void {
-  const fail = (name: string, expected: string, got: unknown): never => {
-    throw new TypeError(
-      `keel: hydrate \`${field}${name}\` must be ${expected}, got ${JSON.stringify(got) ?? typeof got}`,
-    );
-  };
-  if (typeof entry !== 'object' || entry === null) fail('', 'an object', entry);
-  if (typeof entry.key !== 'string') fail('.key', 'a string', entry.key);
-  if (!Array.isArray(entry.tags) || entry.tags.some((t) => typeof t !== 'string')) {
-    fail('.tags', 'an array of strings', entry.tags);
-  }
-  if (!(Number.isFinite(entry.age) && entry.age >= 0)) fail('.age', 'a number >= 0', entry.age);
-  if (!(Number.isFinite(entry.ttl) && entry.ttl >= 0)) fail('.ttl', 'a number >= 0', entry.ttl);
+  checkObject(field, entry);
+  if (typeof entry.key !== 'string') throw typeError(`${field}.key`, 'a string', entry.key);
+  if (!Array.isArray(entry.tags))
+    throw typeError(`${field}.tags`, 'an array of strings', entry.tags);
+  entry.tags.forEach((tag, i) => {
+    if (typeof tag !== 'string') throw typeError(`${field}.tags[${i}]`, 'a string', tag);
+  });
+  checkMs(`${field}.age`, entry.age, Number.MAX_VALUE);
+  checkMs(`${field}.ttl`, entry.ttl, Number.MAX_VALUE);
   const r = entry.response;
-  if (typeof r !== 'object' || r === null) fail('.response', 'an object', r);
-  if (!Number.isInteger(r.status)) fail('.response.status', 'an integer', r.status);
-  if (typeof r.statusText !== 'string') fail('.response.statusText', 'a string', r.statusText);
-  if (!Array.isArray(r.headers))
-    fail('.response.headers', 'an array of [name, value] pairs', r.headers);
+  checkObject(`${field}.response`, r);
+  checkNumber(`${field}.response.status`, r.status, 'an HTTP status', Number.isInteger);
+  if (typeof r.statusText !== 'string') {
+    throw typeError(`${field}.response.statusText`, 'a string', r.statusText);
+  }
+  if (!Array.isArray(r.headers)) {
+    throw typeError(`${field}.response.headers`, 'an array of [name, value] pairs', r.headers);
+  }
 }

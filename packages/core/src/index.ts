@@ -2,33 +2,42 @@ export { computeDelay, type DelayInput } from './attempt/backoff';
 export { parseRetryAfter } from './attempt/retry-after';
 export {
   decideRetry,
-  RETRY_DEFAULTS,
+  type ResolvedRetryOptions,
+  type RetryDecision,
   type RetryInput,
   resolveRetryOptions,
 } from './attempt/retry-policy';
 export { isRetriableStatus, isSuccessStatus } from './attempt/status';
 export type { CacheEntry } from './cache/entry';
-export { checkInvalidateTarget } from './cache/match';
-export { CacheStore } from './cache/store';
-export { CIRCUIT_DEFAULTS } from './circuit/options';
-export { isCountableFailure } from './circuit/outcome';
+export type { ResolvedCacheOptions } from './cache/options';
+export { CacheStore, type CacheStoreOptions, type WriteOptions } from './cache/store';
 export { createClient } from './client';
 export { Deduper } from './dedup/deduper';
 export {
   CancelledError,
+  type CancelledErrorInit,
   CircuitOpenError,
+  type CircuitOpenErrorInit,
+  type FailedRequest,
   HttpError,
   type HttpErrorInit,
   isAbortError,
+  isCancelledError,
+  isCircuitOpenError,
   isHttpError,
+  isKeelError,
   isNetworkError,
+  isParseError,
+  isResponseTooLargeError,
   isTimeoutError,
   KeelError,
   NetworkError,
   type NetworkErrorInit,
   ParseError,
+  type ParseErrorInit,
   type RequestError,
   ResponseTooLargeError,
+  type ResponseTooLargeErrorInit,
   TimeoutError,
   type TimeoutErrorInit,
   type TimeoutKind,
@@ -43,6 +52,45 @@ export {
   hydrate,
 } from './hydration';
 export { inspect } from './inspect/inspect';
+export { type Clock, systemClock, type TimerHandle } from './internal/clock';
+export { createFingerprint, type FingerprintInput } from './internal/fingerprint';
+export { canonicalizeURL, resolveURL } from './internal/url';
+export type { FetchInit } from './request/fetch-init';
+export { buildQuery } from './request/query';
+export type { IntelligenceRecommendation, RequestSpec } from './request/resolve';
+export { type RequestState, Tracker } from './tracker/tracker';
+export type {
+  ApiResponse,
+  CacheMeta,
+  CacheSubscriber,
+  CacheUpdate,
+  CancellablePromise,
+  Client,
+  InvalidateTarget,
+  KeyMatcher,
+} from './types/client';
+export type {
+  AdaptiveController,
+  AdaptiveMetrics,
+  CircuitBreakerController,
+  CircuitState,
+  CircuitStatus,
+  EndpointAdaptiveState,
+  EndpointStats,
+  IntelligenceController,
+  IntelligenceSnapshot,
+  IntelligenceSummary,
+  LatencyStats,
+  SchedulerController,
+  SchedulerStats,
+} from './types/controllers';
+export type {
+  ClientEventName,
+  ClientEvents,
+  ListenerErrorContext,
+  ParkReason,
+  SchedulerEventBase,
+} from './types/events';
 export type {
   CacheChange,
   CachedEntryView,
@@ -51,12 +99,23 @@ export type {
   FlightPhase,
   FlightView,
   SchedulerView,
-} from './inspect/views';
-export { INTELLIGENCE_DEFAULTS } from './intelligence/options';
-export { type Clock, systemClock, type TimerHandle } from './internal/clock';
-export { createFingerprint, type FingerprintInput } from './spec/fingerprint';
-export { CACHE_DEFAULTS } from './spec/options';
-export { buildQuery } from './spec/query';
-export { canonicalizeURL, resolveURL } from './spec/url';
-export { type RequestState, Tracker } from './tracker/tracker';
-export type * from './types';
+} from './types/inspect';
+export type {
+  AdaptiveOptions,
+  CacheOptions,
+  CacheStrategy,
+  CircuitBreakerOptions,
+  ClientOptions,
+  FetchLike,
+  FetchOptions,
+  HttpMethod,
+  IntelligenceOptions,
+  ParamValue,
+  Priority,
+  QueryParams,
+  RequestOptions,
+  ResponseBodyType,
+  RetryOptions,
+  SchedulerOptions,
+  SchedulerRequestOptions,
+} from './types/options';

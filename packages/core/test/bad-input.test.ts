@@ -32,13 +32,13 @@ async function rejection(run: (t: ReturnType<typeof makeClient>) => Promise<unkn
 describe('bad input: per request, a rejected promise naming the problem', () => {
   test('invalid URL', async () => {
     const noBase = createClient({ fetch });
-    await expect(noBase.get('/relative')).rejects.toThrow(TypeError);
+    await expect(noBase.get('/relative')).rejects.toThrow(RangeError);
     await expect(noBase.get('/relative')).rejects.toThrow(/relative/);
-    await expect(noBase.get('http://')).rejects.toThrow(TypeError);
+    await expect(noBase.get('http://')).rejects.toThrow(RangeError);
     await expect(noBase.get('http://exa mple.com/')).rejects.toThrow(/URL/);
     expect(await rejection((t) => t.client.get(42 as unknown as string))).toBeInstanceOf(TypeError);
     expect(await rejection((t) => t.client.get('/x', { baseURL: 'not-absolute' }))).toBeInstanceOf(
-      TypeError,
+      RangeError,
     );
   });
 
@@ -81,8 +81,20 @@ describe('bad input: per request, a rejected promise naming the problem', () => 
 
   test('unknown method', async () => {
     const err = await rejection((t) => t.client.request('TRACE' as HttpMethod, '/x'));
+    expect(err).toBeInstanceOf(RangeError);
+    expect((err as Error).message).toBe(
+      "keel: `method` must be one of 'GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', got \"TRACE\"",
+    );
+    const wrongType = await rejection((t) => t.client.request(7 as never, '/x'));
+    expect(wrongType).toBeInstanceOf(TypeError);
+  });
+
+  test('the object form of request() is gone: a TypeError naming `method`', async () => {
+    const err = await rejection((t) =>
+      t.client.request({ method: 'GET', url: '/x' } as never, undefined as never),
+    );
     expect(err).toBeInstanceOf(TypeError);
-    expect((err as Error).message).toMatch(/TRACE/);
+    expect((err as Error).message).toMatch(/^keel: `method` must be one of .*, got an object$/);
   });
 
   test('a body that cannot be serialized: BigInt', async () => {
@@ -103,8 +115,8 @@ describe('bad input: per request, a rejected promise naming the problem', () => 
     const err = await rejection((t) =>
       t.client.post('/x', '{"a":', { headers: { 'Content-Type': 'application/json' } }),
     );
-    expect(err).toBeInstanceOf(TypeError);
-    expect((err as Error).message).toMatch(/JSON/);
+    expect(err).toBeInstanceOf(RangeError);
+    expect((err as Error).message).toMatch(/^keel: `body` must be JSON text/);
     // valid JSON text, or a non-JSON content type, is sent as is
     const t = makeClient({}, { handler: () => new Response('') });
     await t.client.post('/x', '{"a":1}', { headers: { 'content-type': 'application/json' } });
@@ -126,7 +138,7 @@ describe('bad input: per request, a rejected promise naming the problem', () => 
 
   test('a body on GET', async () => {
     expect(await rejection((t) => t.client.get('/x', { body: { a: 1 } }))).toBeInstanceOf(
-      TypeError,
+      RangeError,
     );
   });
 
@@ -153,7 +165,8 @@ describe('bad input: createClient throws RangeError / TypeError naming the optio
     ['non-numeric attempts', { retry: { attempts: 'x' as never } }, TypeError, /attempts/],
     ['negative timeout', { timeout: -1 }, RangeError, /timeout/],
     ['non-numeric timeout', { timeout: 'x' as never }, TypeError, /timeout/],
-    ['invalid baseURL', { baseURL: 'api' }, TypeError, /baseURL/],
+    ['relative baseURL', { baseURL: 'api' }, RangeError, /`baseURL`/],
+    ['non-string baseURL', { baseURL: 5 as never }, TypeError, /`baseURL`/],
     ['bad fetch', { fetch: 1 as never }, TypeError, /fetch/],
   ])('%s', (_name, options, type, message) => {
     expect(() => createClient({ fetch, ...options })).toThrow(type);

@@ -167,7 +167,7 @@ describe('response bodies', () => {
   });
 
   test.each([
-    [{ responseType: 'xml' as never }, RangeError, /responseType must be one of/],
+    [{ responseType: 'xml' as never }, RangeError, /`responseType` must be one of/],
     [{ responseType: 1 as never }, TypeError, /responseType/],
     [{ maxResponseBytes: -1 }, RangeError, /maxResponseBytes/],
     [{ maxResponseBytes: 1.5 }, RangeError, /maxResponseBytes/],

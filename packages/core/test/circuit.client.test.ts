@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CircuitOpenError } from '../src/errors/circuit-open-error';
 import { TimeoutError } from '../src/errors/timeout-error';
-import type { ClientEvents } from '../src/types';
+import type { ClientEvents } from '../src/types/events';
 import { fail, harness, isHttpStatus, outcome } from './circuit.fixture';
 import { flush } from './helpers';
 
@@ -534,20 +534,20 @@ describe('options and controller', () => {
     const { createClient } = await import('../src/client');
     const fetch = async () => new Response('{}');
     expect(() => createClient({ fetch, circuitBreaker: { failureThreshold: 0 } })).toThrow(
-      /circuitBreaker\.failureThreshold must be an integer >= 1, got 0/,
+      /`circuitBreaker\.failureThreshold` must be an integer >= 1, got 0/,
     );
     expect(() => createClient({ fetch, circuitBreaker: { failureThreshold: 1.5 } })).toThrow(
       RangeError,
     );
     expect(() => createClient({ fetch, circuitBreaker: { resetTimeout: -1 } })).toThrow(
-      /circuitBreaker\.resetTimeout must be a finite number >= 0/,
+      /`circuitBreaker\.resetTimeout` must be a finite non-negative number of ms, got -1/,
     );
     expect(() =>
       createClient({ fetch, circuitBreaker: { resetTimeout: Number.POSITIVE_INFINITY } }),
     ).toThrow(RangeError);
     expect(() =>
       createClient({ fetch, circuitBreaker: { enabled: 'yes' as unknown as boolean } }),
-    ).toThrow(/circuitBreaker\.enabled must be a boolean/);
+    ).toThrow(/`circuitBreaker\.enabled` must be true or false, got "yes"/);
   });
 
   it('options are read once: mutating the object after creation changes nothing', async () => {

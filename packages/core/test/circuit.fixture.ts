@@ -4,7 +4,9 @@
  */
 import { createClient } from '../src/client';
 import { HttpError } from '../src/errors/http-error';
-import type { Client, ClientEventName, ClientEvents, ClientOptions } from '../src/types';
+import type { Client } from '../src/types/client';
+import type { ClientEventName, ClientEvents } from '../src/types/events';
+import type { ClientOptions } from '../src/types/options';
 import { FakeClock, type FakeFetch, type FetchCall, fetchFrom, jsonResponse } from './helpers';
 
 export const BASE = 'http://api.test';

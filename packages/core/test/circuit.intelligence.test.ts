@@ -1,11 +1,11 @@
 /**
  * Intelligence through the client: counters against a scripted mix of cache hits, dedup joins,
  * retries, failures, 429s, timeouts, cancels and circuit rejections; `enabled:false`; and the
- * adaptiveTimeout / adaptiveStaleWhileRevalidate recommendations as spec resolution applies them.
+ * adaptiveTimeout / adaptiveStaleWhileRevalidate recommendations as request resolution applies them.
  */
 import { describe, expect, it } from 'vitest';
 import { TimeoutError } from '../src/errors/timeout-error';
-import type { ClientOptions } from '../src/types';
+import type { ClientOptions } from '../src/types/options';
 import { type Harness, harness, outcome } from './circuit.fixture';
 
 const MIX: ClientOptions = {

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import * as index from '../src/index';
 import {
   buildQuery,
   CacheStore,
@@ -21,21 +22,17 @@ import {
   TimeoutError,
   Tracker,
 } from '../src/index';
+import * as internals from '../src/internals';
+import { CACHE_DEFAULTS, RETRY_DEFAULTS } from '../src/internals';
 import { createFakeFetch, debugOf, FakeClock, flush, makeClient } from './helpers';
 
 describe('createClient', () => {
   test('works with no options (global fetch, documented defaults)', () => {
     const client = createClient();
     const spec = client.resolve('GET', 'https://a.test/x');
-    expect(spec.cache).toEqual({ enabled: true, ttl: 30000, strategy: 'cache-first' });
-    expect(spec.retry).toMatchObject({
-      attempts: 3,
-      baseDelay: 1000,
-      maxDelay: 30000,
-      backoff: 'exponential',
-      jitter: true,
-      respectRetryAfter: true,
-    });
+    // The defaults' values are checked where the config is resolved (config.test.ts).
+    expect(spec.cache).toEqual(CACHE_DEFAULTS);
+    expect(spec.retry).toEqual(RETRY_DEFAULTS);
     expect(spec.timeout).toBe(0);
   });
 
@@ -55,7 +52,7 @@ describe('createClient', () => {
     }
   });
 
-  test('every standalone utility and error of the spec is exported', () => {
+  test('every documented standalone utility and error is exported', () => {
     for (const value of [
       CacheStore,
       Deduper,
@@ -78,6 +75,21 @@ describe('createClient', () => {
       CircuitOpenError,
     ]) {
       expect(typeof value).toBe('function');
+    }
+  });
+
+  test('internals are exported from @keel/core/internals, not from @keel/core', () => {
+    for (const name of [
+      'checkInvalidateTarget',
+      'isCountableFailure',
+      'CACHE_DEFAULTS',
+      'RETRY_DEFAULTS',
+      'CIRCUIT_DEFAULTS',
+      'INTELLIGENCE_DEFAULTS',
+      'typeError',
+    ]) {
+      expect(name in index, name).toBe(false);
+      expect(name in internals, name).toBe(true);
     }
   });
 });

@@ -103,14 +103,14 @@ describe('fetch options pass through to fetch', () => {
 
   test.each([
     [{ mode: 'navigate' as never }, RangeError, /mode/],
-    [{ credentials: 'all' as never }, RangeError, /credentials must be one of/],
+    [{ credentials: 'all' as never }, RangeError, /`credentials` must be one of/],
     [{ redirect: 'loop' as never }, RangeError, /redirect/],
     [{ mode: 'open' as never }, RangeError, /mode/],
     [{ fetchCache: 'always' as never }, RangeError, /fetchCache/],
     [{ fetchPriority: 'urgent' as never }, RangeError, /fetchPriority/],
     [{ referrerPolicy: 'none' as never }, RangeError, /referrerPolicy/],
-    [{ keepalive: 'yes' as never }, TypeError, /keepalive must be a boolean/],
-    [{ integrity: 5 as never }, TypeError, /integrity must be a string/],
+    [{ keepalive: 'yes' as never }, TypeError, /`keepalive` must be true or false/],
+    [{ integrity: 5 as never }, TypeError, /`integrity` must be a string/],
   ])('bad fetch option %j', (options, type, message) =>
     expectRefusedOption(options, type, message),
   );

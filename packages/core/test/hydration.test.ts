@@ -124,11 +124,13 @@ describe('dehydrate / hydrate', () => {
       response: { data: 1, status: 200, statusText: 'OK', headers: [] },
     };
     expect(() => hydrate(client, { keel: 1, entries: [good, { ...good, age: -1 }] })).toThrow(
-      'keel: hydrate `state.entries[1].age` must be a number >= 0, got -1',
+      'keel: `state.entries[1].age` must be a finite non-negative number of ms, got -1',
     );
     expect(() => hydrate(client, { keel: 1, entries: [{ ...good, key: 'POST /x' }] })).toThrow(
-      /must be a GET key/,
+      /`state.entries\[0\].key` must be the key of a GET request, got "POST \/x"/,
     );
-    expect(() => dehydrate({} as never)).toThrow(/needs a client made by createClient/);
+    expect(() => dehydrate({} as never)).toThrow(
+      'keel: `dehydrate(client)` must be a client made by createClient, got an object',
+    );
   });
 });

@@ -87,7 +87,7 @@ describe('inspect(client).cache()', () => {
   it('inspect of something that is not a client is a TypeError', () => {
     expect(() => inspect({} as Client)).toThrow(TypeError);
     expect(() => inspect({} as Client)).toThrow(
-      'keel: inspect needs a client made by createClient',
+      'keel: `inspect(client)` must be a client made by createClient, got an object',
     );
   });
 });

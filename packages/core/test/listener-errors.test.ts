@@ -90,6 +90,6 @@ describe('listener errors', () => {
   test('onError must be a function', () => {
     expect(() =>
       createClient({ onError: 'log' as never, fetch: async () => new Response('') }),
-    ).toThrow(/onError must be a function/);
+    ).toThrow(/`onError` must be a function/);
   });
 });

@@ -13,19 +13,31 @@ const fetch = async () => new Response('');
 
 describe('timer overflow', () => {
   test.each<[string, ClientOptions, RegExp]>([
-    ['timeout', { timeout: 2 ** 31 }, /`?timeout`? must be at most 2147483647/],
-    ['retry.baseDelay', { retry: { baseDelay: 2 ** 31 } }, /retry.baseDelay must be at most/],
-    ['retry.maxDelay', { retry: { maxDelay: 2 ** 40 } }, /retry.maxDelay must be at most/],
+    [
+      'timeout',
+      { timeout: 2 ** 31 },
+      /`timeout` must be a non-negative number of ms, at most 2147483647, got 2147483648/,
+    ],
+    [
+      'retry.baseDelay',
+      { retry: { baseDelay: 2 ** 31 } },
+      /`retry.baseDelay` must be .*at most 2147483647/,
+    ],
+    [
+      'retry.maxDelay',
+      { retry: { maxDelay: 2 ** 40 } },
+      /`retry.maxDelay` must be .*at most 2147483647/,
+    ],
     ['retry.maxRetryAfter', { retry: { maxRetryAfter: 2 ** 31 } }, /retry.maxRetryAfter/],
     [
       'scheduler.rateLimit.interval',
       { scheduler: { rateLimit: { requests: 1, interval: 2 ** 31 } } },
-      /scheduler.rateLimit.interval .*at most 2147483647/,
+      /`scheduler.rateLimit.interval` .*at most 2147483647/,
     ],
     [
       'adaptive.maxBackoffMs',
       { adaptive: { enabled: true, maxBackoffMs: 2 ** 31 } },
-      /adaptive.maxBackoffMs .*at most 2147483647/,
+      /`adaptive.maxBackoffMs` .*at most 2147483647/,
     ],
   ])('createClient refuses %s >= 2^31 ms with a RangeError naming it', (_, options, message) => {
     const make = () => createClient({ fetch, ...options });

@@ -1,6 +1,6 @@
 import {
-  CancelledError,
-  CircuitOpenError,
+  isCancelledError,
+  isCircuitOpenError,
   isHttpError,
   isNetworkError,
   isTimeoutError,
@@ -45,8 +45,9 @@ export function describeError(error: unknown): string {
     return kind ? `timeout (${kind})` : 'timeout';
   }
   if (isNetworkError(error)) return error.code ? `network error (${error.code})` : 'network error';
-  if (error instanceof CircuitOpenError) return 'circuit open';
-  if (error instanceof CancelledError) return 'cancelled';
+  // Guards, not instanceof: the app may carry a second copy of @keel/core.
+  if (isCircuitOpenError(error)) return 'circuit open';
+  if (isCancelledError(error)) return 'cancelled';
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return String(error);
 }

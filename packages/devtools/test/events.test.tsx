@@ -82,7 +82,7 @@ describe('Live events view', () => {
     const stream = () => connection(`${base}/api/gone`);
     await waitFor(() => expect(within(stream()).getByText('closed')).toBeTruthy());
     expect(within(stream()).getByRole('status').textContent).toMatch(
-      /^Stopped: ServerEventsError: keel: event stream .*\/api\/gone answered HTTP 404$/,
+      /^Stopped: ServerEventsError: Event stream answered HTTP 404 \(GET http:.*\/api\/gone\)$/,
     );
   });
 });

@@ -1,4 +1,5 @@
-import { checkInvalidateTarget, type InvalidateTarget } from '@keel/core';
+import type { InvalidateTarget } from '@keel/core';
+import { checkInvalidateTarget } from '@keel/core/internals';
 import { useCallback } from 'react';
 import { useSyncExternalStore } from 'use-sync-external-store/shim';
 import { notifyLater } from './internal/batch';

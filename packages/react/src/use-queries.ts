@@ -2,7 +2,7 @@ import type { RequestError } from '@keel/core';
 import { useCallback, useEffect, useState } from 'react';
 import { useSyncExternalStore } from 'use-sync-external-store/shim';
 import { useClient } from './provider';
-import { QueryObserver, type QueryResult } from './query/observer';
+import { QUERY_DEFAULTS, QueryObserver, type QueryResult } from './query/observer';
 import { type QueryStore, storeFor } from './query/store';
 import type { QueryDefinition } from './query-options';
 
@@ -102,9 +102,9 @@ class QueriesObserver {
       .map((o) => {
         const options = o.options;
         return o.watchEnvironment(
-          options?.refetchOnWindowFocus ?? true,
-          options?.refetchOnReconnect ?? true,
-          options?.refetchInterval ?? false,
+          options?.refetchOnWindowFocus ?? QUERY_DEFAULTS.refetchOnWindowFocus,
+          options?.refetchOnReconnect ?? QUERY_DEFAULTS.refetchOnReconnect,
+          options?.refetchInterval ?? QUERY_DEFAULTS.refetchInterval,
         );
       });
     return () => {

@@ -1,4 +1,4 @@
-import { checkInvalidateTarget } from '@keel/core';
+import { checkInvalidateTarget } from '@keel/core/internals';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef } from 'react';
 import { useSyncExternalStore } from 'use-sync-external-store/shim';
 import { noop } from './internal/report';

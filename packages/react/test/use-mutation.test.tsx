@@ -331,17 +331,19 @@ describe('useMutation', () => {
       expect(result.current.other.isFetching).toBe(false);
     });
 
+    const TARGET = 'a path string, an array of tag strings or a predicate function';
     it.each([
-      [5, 'got 5 (number)'],
-      [{ path: '/stats' }, 'got an object ([object Object])'],
-      [['/stats', 2], 'got an array holding 2 (number) at index 1'],
-    ])('any other shape (%o) is a TypeError naming the option, at render', (target, got) => {
+      [5, `keel: \`invalidate\` must be ${TARGET}, got 5`],
+      [{ path: '/stats' }, `keel: \`invalidate\` must be ${TARGET}, got an object`],
+      [
+        ['/stats', 2],
+        'keel: `invalidate[1]` must be a tag string (an array target lists tags), got 2',
+      ],
+    ])('any other shape (%o) is a TypeError naming the option, at render', (target, message) => {
       const client = testClient();
       const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
       try {
-        expect(() => mountReads(client, target)).toThrow(
-          `keel: \`invalidate\` must be a path string, an array of tag strings or a predicate function, ${got}`,
-        );
+        expect(() => mountReads(client, target)).toThrow(message);
       } finally {
         errors.mockRestore();
       }

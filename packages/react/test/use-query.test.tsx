@@ -227,7 +227,7 @@ describe('useQuery', () => {
       wrapper: wrapperFor(client),
     });
     expect(result.current.status).toBe('error');
-    expect(result.current.error).toBeInstanceOf(TypeError);
+    expect(result.current.error).toBeInstanceOf(RangeError);
   });
 
   it('refetch() on a disabled query fetches by hand and renders the result', async () => {

@@ -1,5 +1,6 @@
 import type { EventEmitter } from '../events/emitter';
-import type { AdaptiveController, AdaptiveMetrics, ClientEvents } from '../types';
+import type { AdaptiveController, AdaptiveMetrics } from '../types/controllers';
+import type { ClientEvents } from '../types/events';
 import type { AdaptiveDecision } from './decision';
 import { AdaptiveEngine, type RetryScale } from './engine';
 import { AdaptiveObserver } from './observer';

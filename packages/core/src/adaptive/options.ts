@@ -1,5 +1,13 @@
+import {
+  checkBoolean,
+  checkInteger,
+  checkMs,
+  checkNumber,
+  checkObject,
+  rangeError,
+} from '../internal/checks';
 import { MAX_TIMER_MS } from '../internal/clock';
-import type { AdaptiveOptions } from '../types';
+import type { AdaptiveOptions } from '../types/options';
 
 /** AdaptiveOptions after defaults and validation. Read by the engine, never mutated. */
 export interface ResolvedAdaptiveOptions {
@@ -22,7 +30,10 @@ export interface ResolvedAdaptiveOptions {
   readonly outcomeWindow: number;
 }
 
-/** The spec's defaults (every switch off: `enabled: true` alone measures but changes nothing). */
+/**
+ * The documented defaults (README "Adaptive engine"): every switch off, so `enabled: true` alone
+ * measures but changes nothing.
+ */
 export const ADAPTIVE_DEFAULTS: Readonly<ResolvedAdaptiveOptions> = Object.freeze({
   concurrency: false,
   retry: false,
@@ -43,7 +54,7 @@ export const ADAPTIVE_DEFAULTS: Readonly<ResolvedAdaptiveOptions> = Object.freez
   outcomeWindow: 32,
 });
 
-/** Smallest rings the spec allows: p95 needs a few samples; a share needs at least two. */
+/** Smallest rings allowed (README "Adaptive engine"): p95 needs a few samples; a share needs two. */
 export const MIN_LATENCY_WINDOW = 4;
 export const MIN_OUTCOME_WINDOW = 2;
 
@@ -52,25 +63,20 @@ const SWITCHES = ['enabled', 'concurrency', 'retry', 'rateLimit', 'staleWhileRev
 /**
  * Validates the `adaptive` block and fills in defaults. Returns undefined when the block is
  * absent or `enabled` is not true: the client then builds no engine at all, so nothing is
- * measured (Versioning rule 2).
+ * measured (README "Adaptive engine": a client without it behaves as if it did not exist).
  *
  * The block is validated even when disabled, so flipping `enabled` on never reveals a latent
- * mistake. A number out of range (or not a number at all) is a RangeError naming the field and
- * showing the value; a switch that is not a boolean, or a block that is not an object, is a
- * TypeError.
+ * mistake. A value of the wrong type is a TypeError, a number out of range a RangeError; both
+ * name the field and show the value.
  */
 export function resolveAdaptiveOptions(
   options: AdaptiveOptions | undefined,
 ): ResolvedAdaptiveOptions | undefined {
   if (options === undefined) return undefined;
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`keel: adaptive must be an object, got ${describe(options)}`);
-  }
+  checkObject('adaptive', options);
   for (const name of SWITCHES) {
     const value = options[name];
-    if (value !== undefined && typeof value !== 'boolean') {
-      throw new TypeError(`keel: adaptive.${name} must be a boolean, got ${describe(value)}`);
-    }
+    if (value !== undefined) checkBoolean(`adaptive.${name}`, value);
   }
   const d = ADAPTIVE_DEFAULTS;
   const r: ResolvedAdaptiveOptions = {
@@ -102,59 +108,34 @@ export function resolveAdaptiveOptions(
     ),
   };
   if (r.lowLatencyMs > r.highLatencyMs) {
-    throw new RangeError(
-      `keel: adaptive.lowLatencyMs (${r.lowLatencyMs}) must not exceed adaptive.highLatencyMs (${r.highLatencyMs})`,
+    throw rangeError(
+      'adaptive.lowLatencyMs',
+      `at most adaptive.highLatencyMs (${r.highLatencyMs})`,
+      r.lowLatencyMs,
     );
   }
   if (options.enabled !== true) return undefined;
   return Object.freeze(r);
 }
 
-function isNumber(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value);
-}
-
 function ms(name: string, value: unknown, max = Number.MAX_VALUE): number {
-  if (!isNumber(value) || value < 0 || value > max) {
-    const range = max === Number.MAX_VALUE ? '' : ` and at most ${max}`;
-    throw new RangeError(
-      `keel: adaptive.${name} must be a finite number of ms >= 0${range}, got ${describe(value)}`,
-    );
-  }
-  return value;
+  return checkMs(`adaptive.${name}`, value, max);
 }
 
 function int(name: string, value: unknown, min: number): number {
-  if (!isNumber(value) || !Number.isInteger(value) || value < min) {
-    throw new RangeError(
-      `keel: adaptive.${name} must be an integer >= ${min}, got ${describe(value)}`,
-    );
-  }
-  return value;
+  return checkInteger(`adaptive.${name}`, value, min);
 }
 
 function ratio(name: string, value: unknown): number {
-  if (!isNumber(value) || value < 0 || value > 1) {
-    throw new RangeError(
-      `keel: adaptive.${name} must be a ratio between 0 and 1, got ${describe(value)}`,
-    );
-  }
-  return value;
+  return checkNumber(`adaptive.${name}`, value, 'a ratio from 0 to 1', (n) => n >= 0 && n <= 1);
 }
 
 // A factor below 1 would shorten retry waits exactly when the server asks for less traffic.
 function factor(name: string, value: unknown): number {
-  if (!isNumber(value) || value < 1) {
-    throw new RangeError(
-      `keel: adaptive.${name} must be a finite number >= 1, got ${describe(value)}`,
-    );
-  }
-  return value;
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value === null) return 'null';
-  if (typeof value !== 'object') return `${String(value)} (${typeof value})`;
-  return typeof value;
+  return checkNumber(
+    `adaptive.${name}`,
+    value,
+    'a finite number >= 1',
+    (n) => n >= 1 && n < Infinity,
+  );
 }

@@ -1,4 +1,4 @@
-import type { AdaptiveOptions } from '../types';
+import type { AdaptiveOptions } from '../types/options';
 import type { AdaptiveDecision } from './decision';
 import { AdaptiveEngine } from './engine';
 import { resolveAdaptiveOptions } from './options';

@@ -1,19 +1,19 @@
 import { describe, expect, test } from 'vitest';
 import { createFakeFetch, FakeAbortSource, FakeClock, flush, track } from '../../test/helpers';
+import { resolveClientOptions } from '../config';
 import { CancelledError } from '../errors/cancelled-error';
+import { errorOf } from '../errors/errors.fixture';
 import { HttpError } from '../errors/http-error';
 import { TimeoutError } from '../errors/timeout-error';
-import { resolveClientOptions } from '../spec/options';
-import { resolveSpec } from '../spec/resolve';
+import { resolveRequest } from '../request/resolve';
 import { attemptOnce } from './attempt';
 
 const spec = (method: 'GET' | 'POST' = 'GET', body?: unknown) =>
-  resolveSpec(
+  resolveRequest(
     resolveClientOptions({ fetch: async () => new Response('') }),
     method,
     'https://a.test/x',
     body === undefined ? undefined : { body },
-    undefined,
   );
 
 describe('attemptOnce', () => {
@@ -59,7 +59,7 @@ describe('attemptOnce', () => {
       const p = track(attemptOnce(f.fetch, spec(), source, clock, timeout));
       await flush();
       expect(source.onAbort).toBeTypeOf('function');
-      const reason = new CancelledError();
+      const reason = errorOf.cancelled();
       source.abort(reason);
       await flush();
       expect((p.current as { reason: unknown }).reason).toBe(reason);
@@ -89,7 +89,7 @@ describe('attemptOnce', () => {
     const source = new FakeAbortSource();
     const p = track(attemptOnce(f.fetch, spec(), source, clock, 1000));
     await flush();
-    source.abort(new CancelledError());
+    source.abort(errorOf.cancelled());
     await flush();
     expect((p.current as { reason: unknown }).reason).toBeInstanceOf(CancelledError);
     expect(f.last().signal?.aborted).toBe(true);
@@ -106,7 +106,7 @@ describe('attemptOnce', () => {
     const p = track(attemptOnce(f.fetch, spec(), source, clock, 0));
     await flush();
     expect(p.current.state).toBe('pending');
-    source.abort(new CancelledError());
+    source.abort(errorOf.cancelled());
     await flush();
     expect((p.current as { reason: unknown }).reason).toBeInstanceOf(CancelledError);
   });
@@ -114,7 +114,7 @@ describe('attemptOnce', () => {
   test('an already-aborted source does not call fetch', async () => {
     const f = createFakeFetch();
     const source = new FakeAbortSource();
-    source.abort(new CancelledError());
+    source.abort(errorOf.cancelled());
     await expect(attemptOnce(f.fetch, spec(), source, new FakeClock(), 0)).rejects.toBeInstanceOf(
       CancelledError,
     );

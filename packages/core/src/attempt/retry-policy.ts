@@ -1,11 +1,56 @@
+import { isAbortError } from '../errors/cancelled-error';
+import { isCircuitOpenError } from '../errors/circuit-open-error';
 import { errorCodeOf, isNotSentCode, isPermanentCode } from '../errors/error-code';
-import { hasErrorName } from '../errors/keel-error';
-import { MAX_TIMER_MS } from '../internal/clock';
+import { isHttpError } from '../errors/http-error';
+import { isParseError } from '../errors/parse-error';
+import { isResponseTooLargeError } from '../errors/response-too-large-error';
+import {
+  checkBoolean,
+  checkFunction,
+  checkInteger,
+  checkMs,
+  checkObject,
+  oneOf,
+  rangeError,
+  typeError,
+} from '../internal/checks';
 import { HTTP_METHODS } from '../internal/methods';
-import type { HttpMethod, ResolvedRetryOptions, RetryDecision, RetryOptions } from '../types';
+import type { HttpMethod, RetryOptions } from '../types/options';
 import { computeDelay } from './backoff';
 import { parseRetryAfter } from './retry-after';
 import { isRetriableStatus } from './status';
+
+export interface ResolvedRetryOptions {
+  attempts: number;
+  baseDelay: number;
+  maxDelay: number;
+  backoff: 'exponential' | 'fixed';
+  jitter: boolean;
+  retryOn: ((status: number | undefined, error: unknown) => boolean) | undefined;
+  respectRetryAfter: boolean;
+  maxRetryAfter: number;
+  methods: readonly HttpMethod[];
+}
+
+export interface RetryDecision {
+  retry: boolean;
+  /** ms to wait before the next attempt (0 when not retrying). */
+  delay: number;
+  /**
+   * What decided: `retry-after`, `backoff`, or why not: `attempts-exhausted`, `not-retriable`
+   * (the error or status), `not-idempotent` (a method outside `retry.methods` whose request may
+   * have been processed), `retry-after-too-long` (the server asked for more than
+   * `maxRetryAfter`), `cancelled`.
+   */
+  reason:
+    | 'retry-after'
+    | 'backoff'
+    | 'attempts-exhausted'
+    | 'not-retriable'
+    | 'not-idempotent'
+    | 'retry-after-too-long'
+    | 'cancelled';
+}
 
 export const RETRY_DEFAULTS: Readonly<ResolvedRetryOptions> = Object.freeze({
   attempts: 3,
@@ -31,9 +76,7 @@ export function resolveRetryOptions(
 ): ResolvedRetryOptions {
   if (options === undefined || options === true) return base;
   if (options === false) return { ...base, ...NO_RETRY_OVERRIDE };
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`keel: retry must be a boolean or an object, got ${typeof options}`);
-  }
+  checkObject('retry', options, 'true, false or an object');
   const r: ResolvedRetryOptions = {
     attempts: options.attempts ?? base.attempts,
     baseDelay: options.baseDelay ?? base.baseDelay,
@@ -45,62 +88,31 @@ export function resolveRetryOptions(
     maxRetryAfter: options.maxRetryAfter ?? base.maxRetryAfter,
     methods: options.methods === undefined ? base.methods : resolveMethods(options.methods),
   };
-  if (typeof r.attempts !== 'number') {
-    throw new TypeError(`keel: retry.attempts must be a number, got ${typeof r.attempts}`);
-  }
-  if (!Number.isInteger(r.attempts) || r.attempts < 1) {
-    throw new RangeError(`keel: retry.attempts must be an integer >= 1, got ${String(r.attempts)}`);
-  }
-  checkMs('retry.baseDelay', r.baseDelay, MAX_TIMER_MS);
-  checkMs('retry.maxDelay', r.maxDelay, MAX_TIMER_MS);
-  checkMs('retry.maxRetryAfter', r.maxRetryAfter, MAX_TIMER_MS);
-  if (r.backoff !== 'exponential' && r.backoff !== 'fixed') {
-    throw new RangeError(
-      `keel: retry.backoff must be 'exponential' or 'fixed', got ${String(r.backoff)}`,
-    );
-  }
-  if (r.retryOn !== undefined && typeof r.retryOn !== 'function') {
-    throw new TypeError(`keel: retry.retryOn must be a function, got ${typeof r.retryOn}`);
-  }
+  checkInteger('retry.attempts', r.attempts, 1);
+  checkMs('retry.baseDelay', r.baseDelay);
+  checkMs('retry.maxDelay', r.maxDelay);
+  checkMs('retry.maxRetryAfter', r.maxRetryAfter);
+  oneOf('retry.backoff', r.backoff, BACKOFFS);
+  if (r.retryOn !== undefined) checkFunction('retry.retryOn', r.retryOn);
+  checkBoolean('retry.jitter', r.jitter);
+  checkBoolean('retry.respectRetryAfter', r.respectRetryAfter);
   return r;
 }
 
+const BACKOFFS = ['exponential', 'fixed'] as const;
+
 function resolveMethods(methods: unknown): readonly HttpMethod[] {
-  if (!Array.isArray(methods)) {
-    throw new TypeError(
-      `keel: retry.methods must be an array of HTTP methods, got ${typeof methods}`,
-    );
-  }
+  const expected = `an array of HTTP methods (${[...HTTP_METHODS].join(', ')})`;
+  if (!Array.isArray(methods)) throw typeError('retry.methods', expected, methods);
   const out: HttpMethod[] = [];
-  for (const m of methods) {
-    const upper = typeof m === 'string' ? m.toUpperCase() : m;
-    if (typeof upper !== 'string' || !HTTP_METHODS.has(upper)) {
-      throw new RangeError(
-        `keel: retry.methods must list HTTP methods (${[...HTTP_METHODS].join(', ')}), got ${JSON.stringify(m)}`,
-      );
-    }
+  for (let i = 0; i < methods.length; i++) {
+    const m: unknown = methods[i];
+    if (typeof m !== 'string') throw typeError(`retry.methods[${i}]`, 'an HTTP method', m);
+    const upper = m.toUpperCase();
+    if (!HTTP_METHODS.has(upper)) throw rangeError(`retry.methods[${i}]`, expected, m);
     out.push(upper as HttpMethod);
   }
   return Object.freeze(out);
-}
-
-/**
- * A duration option: a non-number is a TypeError; a negative, NaN or infinite one, or one above
- * `max` (timers cannot wait longer than 2^31-1 ms: Node and browsers fire such a timer at once),
- * a RangeError.
- */
-export function checkMs(name: string, value: unknown, max = Number.MAX_VALUE): void {
-  if (typeof value !== 'number') {
-    throw new TypeError(
-      `keel: ${name} must be a number of ms, got ${typeof value} ${String(value)}`,
-    );
-  }
-  if (!Number.isFinite(value) || value < 0) {
-    throw new RangeError(`keel: ${name} must be a finite number >= 0, got ${String(value)}`);
-  }
-  if (value > max) {
-    throw new RangeError(`keel: ${name} must be at most ${max} ms, got ${String(value)}`);
-  }
 }
 
 export interface RetryInput {
@@ -141,19 +153,11 @@ export function decideRetry({
   now,
   random,
 }: RetryInput): RetryDecision {
-  if (hasErrorName(error, 'CancelledError') || hasErrorName(error, 'AbortError')) {
-    return { retry: false, delay: 0, reason: 'cancelled' };
-  }
-  if (
-    hasErrorName(error, 'ParseError') ||
-    hasErrorName(error, 'CircuitOpenError') ||
-    hasErrorName(error, 'ResponseTooLargeError')
-  ) {
+  if (isAbortError(error)) return { retry: false, delay: 0, reason: 'cancelled' };
+  if (isParseError(error) || isCircuitOpenError(error) || isResponseTooLargeError(error)) {
     return NOT_RETRIABLE;
   }
-  const status = hasErrorName(error, 'HttpError')
-    ? (error as { status?: number }).status
-    : undefined;
+  const status = isHttpError(error) ? error.status : undefined;
   const code = status === undefined ? errorCodeOf(error) : undefined;
   if (isPermanentCode(code)) return NOT_RETRIABLE;
   const eligible = options.retryOn

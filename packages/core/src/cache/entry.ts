@@ -1,4 +1,5 @@
-import type { ApiResponse, CacheMeta, RequestSpec } from '../types';
+import type { RequestSpec } from '../request/resolve';
+import type { ApiResponse, CacheMeta } from '../types/client';
 
 /** One cached GET response, with what it takes to refetch it after invalidation. */
 export interface CacheEntry {

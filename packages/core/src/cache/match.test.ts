@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import type { CacheMeta } from '../types';
+import type { CacheMeta } from '../types/client';
 import { compileTarget, type Matchable } from './match';
 
 const item = (path: string, tags: string[] = [], origin = 'https://a.test'): Matchable => ({

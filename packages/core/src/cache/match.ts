@@ -1,5 +1,6 @@
-import { isAbsoluteURL } from '../spec/url';
-import type { CacheMeta, InvalidateTarget } from '../types';
+import { typeError } from '../internal/checks';
+import { isAbsoluteURL } from '../internal/url';
+import type { CacheMeta, InvalidateTarget } from '../types/client';
 
 /** What invalidation needs to know about a cached entry or an in-flight read. */
 export interface Matchable {
@@ -23,23 +24,15 @@ export function checkInvalidateTarget(
   option: string,
 ): asserts value is InvalidateTarget {
   if (typeof value === 'string' || typeof value === 'function') return;
-  if (Array.isArray(value)) {
-    const bad = value.findIndex((t) => typeof t !== 'string');
-    if (bad === -1) return;
-    throw new TypeError(
-      `keel: \`${option}\` must be a path string, an array of tag strings or a predicate function, got an array holding ${describe(value[bad])} at index ${bad}`,
-    );
+  if (!Array.isArray(value)) throw typeError(option, TARGET, value);
+  for (let i = 0; i < value.length; i++) {
+    if (typeof value[i] !== 'string') {
+      throw typeError(`${option}[${i}]`, 'a tag string (an array target lists tags)', value[i]);
+    }
   }
-  throw new TypeError(
-    `keel: \`${option}\` must be a path string, an array of tag strings or a predicate function, got ${describe(value)}`,
-  );
 }
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (typeof value === 'object') return `an object (${Object.prototype.toString.call(value)})`;
-  return `${String(value)} (${typeof value})`;
-}
+const TARGET = 'a path string, an array of tag strings or a predicate function';
 
 /**
  * Compiles an invalidation target once into a predicate (checked by checkInvalidateTarget).

@@ -1,8 +1,8 @@
 import { describe, expect, test, vi } from 'vitest';
 import { FakeClock } from '../../test/helpers';
-import { resolveClientOptions } from '../spec/options';
-import { resolveSpec } from '../spec/resolve';
-import type { ApiResponse, CacheUpdate } from '../types';
+import { resolveClientOptions } from '../config';
+import { resolveRequest } from '../request/resolve';
+import type { ApiResponse, CacheUpdate } from '../types/client';
 import { compileTarget } from './match';
 import { CacheStore } from './store';
 
@@ -19,7 +19,7 @@ describe('CacheStore', () => {
     expect(new CacheStore().defaultTtl).toBe(30000);
     expect(new CacheStore(5).defaultTtl).toBe(5);
     expect(() => new CacheStore(-1)).toThrow(RangeError);
-    expect(() => new CacheStore(Number.NaN)).toThrow(/ttl/);
+    expect(() => new CacheStore(Number.NaN)).toThrow(/`defaultTtl`/);
   });
 
   test('set/get with ttl from the default or the write', () => {
@@ -61,7 +61,7 @@ describe('CacheStore', () => {
       'https://user:pw@a.test/private',
       'http://127.1/ip',
     ]) {
-      const spec = resolveSpec(config, 'GET', url, undefined, undefined);
+      const spec = resolveRequest(config, 'GET', url, undefined);
       const entry = new CacheStore().set(spec.key, res(1), { spec });
       const parsed = new URL(url);
       expect(entry.path, url).toBe(parsed.pathname);

@@ -1,18 +1,40 @@
+import { checkFunction, checkMs, typeError } from '../internal/checks';
 import { type Clock, systemClock } from '../internal/clock';
+import { parseKey } from '../internal/fingerprint';
 import { type ErrorReporter, logListenerError, report } from '../internal/report';
-import { parseKey } from '../spec/fingerprint';
-import { absoluteKeyURL, originOf, splitURL } from '../spec/url';
-import type { ApiResponse, CacheSubscriber, CacheUpdate, KeyMatcher, RequestSpec } from '../types';
+import { absoluteKeyURL, originOf, splitURL } from '../internal/url';
+import type { RequestSpec } from '../request/resolve';
+import type { ApiResponse, CacheSubscriber, CacheUpdate, KeyMatcher } from '../types/client';
 import { type CacheEntry, metaOf } from './entry';
 import type { Matchable, TargetMatcher } from './match';
+import { CACHE_DEFAULTS, CACHE_STORE_DEFAULTS, checkGcTime } from './options';
 
+/** How `CacheStore.set` stores one response. */
 export interface WriteOptions {
+  /**
+   * Freshness of the entry in ms.
+   * @default the spec's cache ttl, else the store's `defaultTtl` (30000)
+   */
   ttl?: number;
+  /**
+   * Tags stored with the entry, for invalidation by tag.
+   * @default none
+   */
   tags?: readonly string[];
+  /**
+   * The request the entry answers (its method, path and key), for matching and `CacheMeta`.
+   * @default none (derived from the key)
+   */
   spec?: RequestSpec;
-  /** Update type delivered to subscribers; default `write`. */
+  /**
+   * The update type delivered to subscribers.
+   * @default 'write'
+   */
   update?: 'write' | 'revalidate';
-  /** When the response was stored (a hydrated entry keeps its age); default now. */
+  /**
+   * When the response was stored, on the store's clock (a hydrated entry keeps its age).
+   * @default now
+   */
   storedAt?: number;
 }
 
@@ -31,24 +53,36 @@ interface PredicateSubscription {
   listener: CacheSubscriber;
 }
 
-/** How long an expired, unwatched entry is kept by default: 5 minutes. */
-export const DEFAULT_GC_TIME = 5 * 60_000;
-
 /** Entries the collection hand inspects per write: more than one, so it outpaces the writes. */
 const SWEEP_PER_WRITE = 2;
 
+/** The options of a standalone `CacheStore` (a client builds its own from `ClientOptions.cache`). */
 export interface CacheStoreOptions {
+  /**
+   * Time source for freshness and collection (tests inject a fake).
+   * @default systemClock
+   */
   clock?: Clock;
-  /** Most entries kept; the least recently written goes first. Default unbounded. */
+  /**
+   * Most entries kept; the least recently written goes first.
+   * @default Infinity
+   */
   maxEntries?: number;
   /**
    * How long an entry is kept once it is both expired and unwatched (no subscription wants its
-   * key), in ms; `Infinity` keeps it until replaced, removed or evicted. Default 5 minutes.
+   * key), in ms; `Infinity` keeps it until replaced, removed or evicted.
+   * @default 300000 (5 minutes)
    */
   gcTime?: number;
-  /** The client's key base, for keys written by hand (relative keys resolve against it). */
+  /**
+   * The client's key base, for keys written by hand (relative keys resolve against it).
+   * @default none (keys are used as written)
+   */
   keyBase?: string;
-  /** Receives a subscriber's or matcher's error (never rethrown). Default: logged. */
+  /**
+   * Receives a subscriber's or matcher's error (never rethrown).
+   * @default logs with console.error
+   */
   onError?: ErrorReporter;
 }
 
@@ -78,7 +112,7 @@ export class CacheStore {
   readonly maxEntries: number;
   readonly gcTime: number;
   readonly #clock: Clock;
-  /** The client's key base: a key written by hand is resolved against it (spec/url keyURL). */
+  /** The client's key base: a key written by hand is resolved against it (internal/url keyURL). */
   readonly #keyBase: string | undefined;
   readonly #onError: ErrorReporter;
   /** The collection hand: a live iterator over #entries (see the class comment). */
@@ -90,15 +124,11 @@ export class CacheStore {
   /** Watchers (tooling): told of every change, without counting as interest in any key. */
   #watchers: ((change: CacheChange) => void)[] = [];
 
-  constructor(defaultTtl = 30000, options: CacheStoreOptions = {}) {
-    if (!Number.isFinite(defaultTtl) || defaultTtl < 0) {
-      throw new RangeError(
-        `keel: cache ttl must be a finite number >= 0, got ${String(defaultTtl)}`,
-      );
-    }
-    const gcTime = checkGcTime(options.gcTime ?? DEFAULT_GC_TIME);
+  constructor(defaultTtl = CACHE_DEFAULTS.ttl, options: CacheStoreOptions = {}) {
+    checkMs('defaultTtl', defaultTtl, Number.MAX_VALUE);
+    const gcTime = checkGcTime(options.gcTime ?? CACHE_STORE_DEFAULTS.gcTime);
     this.defaultTtl = defaultTtl;
-    this.maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY;
+    this.maxEntries = options.maxEntries ?? CACHE_STORE_DEFAULTS.maxEntries;
     this.gcTime = gcTime;
     this.#clock = options.clock ?? systemClock;
     this.#keyBase = options.keyBase;
@@ -258,9 +288,7 @@ export class CacheStore {
   }
 
   subscribe(matcher: KeyMatcher, listener: CacheSubscriber): () => void {
-    if (typeof listener !== 'function') {
-      throw new TypeError(`keel: subscribe listener must be a function, got ${typeof listener}`);
-    }
+    checkFunction('listener', listener);
     if (typeof matcher === 'string') {
       let set = this.#byKey.get(matcher);
       if (!set) this.#byKey.set(matcher, (set = new Set()));
@@ -281,11 +309,7 @@ export class CacheStore {
         if (this.#entries.has(matcher)) this.#releasedAt.set(matcher, this.#clock.now());
       };
     }
-    if (typeof matcher !== 'function') {
-      throw new TypeError(
-        `keel: subscribe matcher must be a key or a function, got ${typeof matcher}`,
-      );
-    }
+    if (typeof matcher !== 'function') throw typeError('matcher', 'a key or a function', matcher);
     const sub: PredicateSubscription = { match: matcher, listener };
     this.#predicates = [...this.#predicates, sub];
     let active = true;
@@ -388,19 +412,6 @@ export class CacheStore {
     const oldest = this.#entries.keys().next();
     if (!oldest.done) this.#drop(oldest.value);
   }
-}
-
-/** Validates a gcTime: a number of ms >= 0, `Infinity` allowed (never collect). */
-export function checkGcTime(gcTime: unknown): number {
-  if (typeof gcTime !== 'number') {
-    throw new TypeError(`keel: cache.gcTime must be a number of ms, got ${typeof gcTime}`);
-  }
-  if (Number.isNaN(gcTime) || gcTime < 0) {
-    throw new RangeError(
-      `keel: cache.gcTime must be a number of ms >= 0 (or Infinity), got ${String(gcTime)}`,
-    );
-  }
-  return gcTime;
 }
 
 export function asMatchable(entry: CacheEntry): Matchable {

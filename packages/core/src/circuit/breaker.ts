@@ -3,14 +3,10 @@ import type { EventEmitter } from '../events/emitter';
 import type { Clock } from '../internal/clock';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
+import type { RequestSpec } from '../request/resolve';
 import type { Tracker } from '../tracker/tracker';
-import type {
-  CircuitBreakerController,
-  CircuitState,
-  CircuitStatus,
-  ClientEvents,
-  RequestSpec,
-} from '../types';
+import type { CircuitBreakerController, CircuitState, CircuitStatus } from '../types/controllers';
+import type { ClientEvents } from '../types/events';
 import { ADMIT, ADMIT_PROBE, type Admission, type CircuitGuard } from './guard';
 import type { ResolvedCircuitOptions } from './options';
 import { classifyError } from './outcome';
@@ -105,7 +101,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
       this.#halfOpen(circuit, phase.openedAt);
       return ADMIT_PROBE;
     }
-    return { ok: false, error: new CircuitOpenError(circuit.endpoint) };
+    return { ok: false, error: new CircuitOpenError(spec, { endpoint: circuit.endpoint }) };
   }
 
   /**
@@ -133,7 +129,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
 
   /**
    * Forces circuits closed with no failures: one endpoint, every endpoint of a method (path
-   * omitted), or all (both omitted). No event is emitted (the spec's `circuit-closed` means a
+   * omitted), or all (both omitted). No event is emitted (`circuit-closed` means a
    * probe succeeded). A probe still in flight is then an ordinary closed-state outcome.
    */
   reset(method?: string, path?: string): void {

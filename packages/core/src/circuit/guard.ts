@@ -1,5 +1,5 @@
 import type { CircuitOpenError } from '../errors/circuit-open-error';
-import type { RequestSpec } from '../types';
+import type { RequestSpec } from '../request/resolve';
 
 /** The guard's answer for a flight owner. */
 export type Admission = { ok: true; probe: boolean } | { ok: false; error: CircuitOpenError };

@@ -18,19 +18,20 @@ describe('resolveCircuitOptions', () => {
 
   it('rejects bad values naming the field and showing the value', () => {
     expect(() => resolveCircuitOptions('x' as never)).toThrow(
-      /circuitBreaker must be an object, got string/,
+      'keel: `circuitBreaker` must be an object, got "x"',
     );
     for (const failureThreshold of [0, -1, 1.5, Number.NaN, '3' as never]) {
       expect(() => resolveCircuitOptions({ failureThreshold })).toThrow(
-        /circuitBreaker\.failureThreshold must be an integer >= 1/,
+        /`circuitBreaker\.failureThreshold` must be an integer >= 1/,
       );
     }
-    for (const resetTimeout of [-1, Number.NaN, Number.POSITIVE_INFINITY, '1' as never]) {
+    for (const resetTimeout of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
       expect(() => resolveCircuitOptions({ resetTimeout })).toThrow(RangeError);
     }
+    expect(() => resolveCircuitOptions({ resetTimeout: '1' as never })).toThrow(TypeError);
     expect(() => resolveCircuitOptions({ resetTimeout: -5 })).toThrow(/got -5/);
     expect(() => resolveCircuitOptions({ enabled: 0 as never })).toThrow(
-      /circuitBreaker\.enabled must be a boolean, got number/,
+      'keel: `circuitBreaker.enabled` must be true or false, got 0',
     );
   });
 });

@@ -1,8 +1,12 @@
-import { hasErrorName } from '../errors/keel-error';
+import { isAbortError } from '../errors/cancelled-error';
+import { isCircuitOpenError } from '../errors/circuit-open-error';
+import { isHttpError } from '../errors/http-error';
+import { isParseError } from '../errors/parse-error';
+import { isResponseTooLargeError } from '../errors/response-too-large-error';
 
 /**
  * What a terminal flight error tells the breaker about its endpoint:
- * - `failure`: countable (spec rule 2): a 5xx or 429 response, a TimeoutError, a NetworkError
+ * - `failure`: countable (README "Circuit breaker", countable failures): a 5xx or 429 response, a TimeoutError, a NetworkError
  *   (and any other error that is not an abort, or an HttpError without status).
  * - `answered`: the endpoint answered but the request failed for its own reasons: a 4xx other
  *   than 429, or a 2xx whose body did not parse (ParseError: deterministic per response, not a
@@ -14,25 +18,17 @@ import { hasErrorName } from '../errors/keel-error';
 export type ErrorVerdict = 'failure' | 'answered' | 'neutral';
 
 export function classifyError(error: unknown): ErrorVerdict {
-  if (
-    hasErrorName(error, 'CancelledError') ||
-    hasErrorName(error, 'AbortError') ||
-    hasErrorName(error, 'CircuitOpenError')
-  ) {
-    return 'neutral';
-  }
-  if (hasErrorName(error, 'ParseError') || hasErrorName(error, 'ResponseTooLargeError')) {
-    return 'answered';
-  }
-  if (hasErrorName(error, 'HttpError')) {
-    const status = (error as { status?: unknown }).status;
-    if (typeof status !== 'number') return 'failure';
+  if (isAbortError(error) || isCircuitOpenError(error)) return 'neutral';
+  if (isParseError(error) || isResponseTooLargeError(error)) return 'answered';
+  if (isHttpError(error)) {
+    const { status } = error;
+    if (status === undefined) return 'failure';
     return status >= 500 || status === 429 ? 'failure' : 'answered';
   }
   return 'failure';
 }
 
-/** Spec rule 2: 5xx, 429, timeouts and network errors count toward opening a circuit. */
+/** 5xx, 429, timeouts and network errors count toward opening a circuit (README "Circuit breaker"). */
 export function isCountableFailure(error: unknown): boolean {
   return classifyError(error) === 'failure';
 }

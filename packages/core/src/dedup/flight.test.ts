@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import type { RequestSpec } from '../types';
+import type { RequestSpec } from '../request/resolve';
 import { Consumer, Flight } from './flight';
 
 const spec = { key: 'GET https://api.test/a' } as RequestSpec;

@@ -1,9 +1,10 @@
 import type { AbortSource } from '../attempt/attempt';
 import type { TimerHandle } from '../internal/clock';
+import type { RequestSpec } from '../request/resolve';
 import type { Entry } from '../scheduler/entry';
 import type { SchedulerJob } from '../scheduler/gate';
 import { Tracker } from '../tracker/tracker';
-import type { ApiResponse, RequestSpec } from '../types';
+import type { ApiResponse } from '../types/client';
 
 /**
  * One caller attached to a flight. Internal consumers (SWR refresh, post-invalidation refetch)

@@ -1,7 +1,7 @@
 import { internalsOf } from '../client';
 import type { Flight } from '../dedup/flight';
 import { Scheduler } from '../scheduler/scheduler';
-import type { Client } from '../types';
+import type { Client } from '../types/client';
 import type {
   CacheChange,
   CachedEntryView,
@@ -10,7 +10,7 @@ import type {
   FlightPhase,
   FlightView,
   SchedulerView,
-} from './views';
+} from '../types/inspect';
 
 const inspectors = new WeakMap<Client, ClientInspector>();
 

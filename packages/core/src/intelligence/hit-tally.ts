@@ -1,4 +1,4 @@
-import type { RequestSpec } from '../types';
+import type { RequestSpec } from '../request/resolve';
 
 /**
  * The `cache-hit` event's channel from the client to intelligence, built for the hottest path in

@@ -13,10 +13,10 @@ describe('resolveIntelligenceOptions', () => {
 
   it('rejects bad values naming the field', () => {
     expect(() => resolveIntelligenceOptions(null as never)).toThrow(
-      /intelligence must be an object, got null/,
+      'keel: `intelligence` must be an object, got null',
     );
     expect(() => resolveIntelligenceOptions({ enabled: 1 as never })).toThrow(
-      /intelligence\.enabled must be a boolean, got number/,
+      'keel: `intelligence.enabled` must be true or false, got 1',
     );
     expect(() => resolveIntelligenceOptions({ adaptiveTimeout: 'x' as never })).toThrow(TypeError);
   });

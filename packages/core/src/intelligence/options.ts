@@ -1,4 +1,5 @@
-import type { IntelligenceOptions } from '../types';
+import { checkBoolean, checkObject } from '../internal/checks';
+import type { IntelligenceOptions } from '../types/options';
 
 /** Intelligence options after defaults and validation; fixed at client creation. */
 export interface ResolvedIntelligenceOptions {
@@ -17,22 +18,15 @@ export const INTELLIGENCE_DEFAULTS: ResolvedIntelligenceOptions = Object.freeze(
 export function resolveIntelligenceOptions(
   options: IntelligenceOptions = {},
 ): ResolvedIntelligenceOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(
-      `keel: intelligence must be an object, got ${options === null ? 'null' : typeof options}`,
-    );
-  }
+  checkObject('intelligence', options);
   const resolved = {
-    enabled: options.enabled ?? true,
-    adaptiveTimeout: options.adaptiveTimeout ?? false,
-    adaptiveStaleWhileRevalidate: options.adaptiveStaleWhileRevalidate ?? false,
+    enabled: options.enabled ?? INTELLIGENCE_DEFAULTS.enabled,
+    adaptiveTimeout: options.adaptiveTimeout ?? INTELLIGENCE_DEFAULTS.adaptiveTimeout,
+    adaptiveStaleWhileRevalidate:
+      options.adaptiveStaleWhileRevalidate ?? INTELLIGENCE_DEFAULTS.adaptiveStaleWhileRevalidate,
   };
   for (const field of ['enabled', 'adaptiveTimeout', 'adaptiveStaleWhileRevalidate'] as const) {
-    if (typeof resolved[field] !== 'boolean') {
-      throw new TypeError(
-        `keel: intelligence.${field} must be a boolean, got ${typeof options[field]}`,
-      );
-    }
+    checkBoolean(`intelligence.${field}`, resolved[field]);
   }
   return Object.freeze(resolved);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LatencyStats } from '../types';
+import type { LatencyStats } from '../types/controllers';
 import { resolveIntelligenceOptions } from './options';
 import { recommendFrom } from './recommend';
 

@@ -1,4 +1,5 @@
-import type { IntelligenceRecommendation, LatencyStats } from '../types';
+import type { IntelligenceRecommendation } from '../request/resolve';
+import type { LatencyStats } from '../types/controllers';
 import type { ResolvedIntelligenceOptions } from './options';
 
 /** Samples an endpoint needs before any recommendation is made for it. */
@@ -14,7 +15,7 @@ export const SWR_LATENCY = 500;
  *   100 ms .. 60 s.
  * - adaptiveStaleWhileRevalidate: with at least 5 samples, p95 >= 500 ms recommends the
  *   `stale-while-revalidate` strategy (it matters for cached GETs only).
- * Spec resolution applies it below explicit request options and above client defaults.
+ * Request resolution applies it below explicit request options and above client defaults.
  */
 export function recommendFrom(
   latency: LatencyStats,

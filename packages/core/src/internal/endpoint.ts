@@ -1,14 +1,13 @@
+import { rangeError, typeError } from './checks';
+
 /**
  * The endpoint key `METHOD pathname` for a controller call: the method is upper-cased and a query
  * or fragment on the path is ignored, like the key the pipeline computes for a request.
  */
 export function endpointKey(method: unknown, path: unknown): string {
-  if (typeof method !== 'string' || method === '') {
-    throw new TypeError(`keel: method must be a non-empty string, got ${String(method)}`);
-  }
-  if (typeof path !== 'string') {
-    throw new TypeError(`keel: path must be a string, got ${typeof path}`);
-  }
+  if (typeof method !== 'string') throw typeError('method', 'an HTTP method', method);
+  if (method === '') throw rangeError('method', 'an HTTP method', method);
+  if (typeof path !== 'string') throw typeError('path', 'a path string', path);
   let end = path.length;
   const q = path.indexOf('?');
   if (q !== -1) end = q;
@@ -17,7 +16,7 @@ export function endpointKey(method: unknown, path: unknown): string {
   return joinEndpoint(method.toUpperCase(), end === path.length ? path : path.slice(0, end));
 }
 
-/** `METHOD pathname` from parts already normalized (the request path's spec resolution). */
+/** `METHOD pathname` from parts already normalized (request resolution). */
 export function joinEndpoint(method: string, pathname: string): string {
   return `${method} ${pathname}`;
 }

@@ -1,4 +1,4 @@
-import type { HttpMethod } from '../types';
+import type { HttpMethod } from '../types/options';
 
 /** Every method a request may use (HttpMethod), for validation. */
 export const HTTP_METHODS: ReadonlySet<string> = new Set<HttpMethod>([

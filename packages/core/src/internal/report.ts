@@ -1,4 +1,4 @@
-import type { ListenerErrorContext } from '../types';
+import type { ListenerErrorContext } from '../types/events';
 
 /** Where a user callback's error goes: the client's `onError`. */
 export type ErrorReporter = (error: unknown, context: ListenerErrorContext) => void;

@@ -1,4 +1,8 @@
-import type { Priority, SchedulerController, SchedulerStats } from '../types';
+import { oneOf, typeError } from '../internal/checks';
+import type { SchedulerController, SchedulerStats } from '../types/controllers';
+import type { Priority } from '../types/options';
+
+const PRIORITIES = ['high', 'normal', 'low'] as const;
 
 /** `prioritize` needs lanes; the priority must be one of them. */
 export function checkPrioritize(lanes: boolean, selector: unknown, priority: unknown): void {
@@ -8,23 +12,13 @@ export function checkPrioritize(lanes: boolean, selector: unknown, priority: unk
     );
   }
   if (typeof selector !== 'string') {
-    throw new TypeError(
-      `keel: prioritize selector must be a group name or request key, got ${typeof selector}`,
-    );
+    throw typeError('selector', 'a group name or a request key', selector);
   }
-  if (priority !== 'high' && priority !== 'normal' && priority !== 'low') {
-    throw new RangeError(
-      `keel: prioritize priority must be 'high', 'normal' or 'low', got ${String(priority)}`,
-    );
-  }
+  oneOf('priority', priority, PRIORITIES);
 }
 
-export function checkGroup(group: unknown, method: string): asserts group is string {
-  if (typeof group !== 'string') {
-    throw new TypeError(
-      `keel: scheduler().${method}() group must be a string, got ${typeof group}`,
-    );
-  }
+export function checkGroup(group: unknown): asserts group is string {
+  if (typeof group !== 'string') throw typeError('group', 'a group name string', group);
 }
 
 /**
@@ -47,13 +41,13 @@ export class TransparentController implements SchedulerController {
     };
   }
   pauseGroup(group: string): void {
-    checkGroup(group, 'pauseGroup');
+    checkGroup(group);
   }
   resumeGroup(group: string): void {
-    checkGroup(group, 'resumeGroup');
+    checkGroup(group);
   }
   cancelGroup(group: string): void {
-    checkGroup(group, 'cancelGroup');
+    checkGroup(group);
   }
   prioritize(selector: string, priority: Priority): number {
     checkPrioritize(this.#lanes, selector, priority);

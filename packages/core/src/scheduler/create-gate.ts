@@ -1,5 +1,6 @@
 import type { EventEmitter } from '../events/emitter';
-import type { ClientEvents, SchedulerOptions } from '../types';
+import type { ClientEvents } from '../types/events';
+import type { SchedulerOptions } from '../types/options';
 import { type AttemptGate, type SchedulerHooks, TransparentGate } from './gate';
 import { resolveSchedulerOptions } from './options';
 import { Scheduler } from './scheduler';

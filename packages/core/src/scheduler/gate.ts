@@ -1,7 +1,9 @@
 import type { CancelledError } from '../errors/cancelled-error';
 import type { Clock } from '../internal/clock';
 import { sleep } from '../internal/sleep';
-import type { ParkReason, RequestSpec, SchedulerController } from '../types';
+import type { RequestSpec } from '../request/resolve';
+import type { SchedulerController } from '../types/controllers';
+import type { ParkReason } from '../types/events';
 import { TransparentController } from './controller';
 import type { Entry } from './entry';
 

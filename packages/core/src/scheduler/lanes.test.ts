@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Priority, RequestSpec } from '../types';
+import type { RequestSpec } from '../request/resolve';
+import type { Priority } from '../types/options';
 import { Entry } from './entry';
 import type { SchedulerJob } from './gate';
 import { Group, JobClass, Limiter } from './job-class';

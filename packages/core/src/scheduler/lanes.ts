@@ -1,4 +1,4 @@
-import type { Priority } from '../types';
+import type { Priority } from '../types/options';
 import type { Entry } from './entry';
 import type { JobClass } from './job-class';
 import { QueueHeap } from './lane-queue';

@@ -1,5 +1,6 @@
+import { checkBoolean, checkInteger, checkNumber, checkObject } from '../internal/checks';
 import { MAX_TIMER_MS } from '../internal/clock';
-import type { SchedulerOptions } from '../types';
+import type { SchedulerOptions } from '../types/options';
 
 /** SchedulerOptions after defaults and validation. */
 export interface SchedulerConfig {
@@ -19,75 +20,55 @@ export interface SchedulerConfig {
   readonly endpointCeilings: boolean;
 }
 
-export const SCHEDULER_DEFAULTS = Object.freeze({ concurrency: 8, priority: false });
+/** What `scheduler: {}` gives (without the option there is no scheduler at all). */
+export const SCHEDULER_DEFAULTS = Object.freeze({ enabled: true, concurrency: 8, priority: false });
 
 /**
  * Validates the `scheduler` option once, at createClient. Undefined when the option is absent.
- * Bad values throw a RangeError (or TypeError for a wrong type) naming the field.
+ * A bad value throws a RangeError (a TypeError for a wrong type) naming the field.
  */
 export function resolveSchedulerOptions(
   options: SchedulerOptions | undefined,
   endpointCeilings = false,
 ): SchedulerConfig | undefined {
   if (options === undefined) return undefined;
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`keel: scheduler must be an object, got ${describe(options)}`);
-  }
-  const enabled = options.enabled ?? true;
-  if (typeof enabled !== 'boolean') {
-    throw new TypeError(`keel: scheduler.enabled must be a boolean, got ${describe(enabled)}`);
-  }
-  const priority = options.priority ?? SCHEDULER_DEFAULTS.priority;
-  if (typeof priority !== 'boolean') {
-    throw new TypeError(`keel: scheduler.priority must be a boolean, got ${describe(priority)}`);
-  }
-  const concurrency = options.concurrency ?? SCHEDULER_DEFAULTS.concurrency;
-  checkCount('scheduler.concurrency', concurrency);
+  checkObject('scheduler', options);
+  const enabled = checkBoolean('scheduler.enabled', options.enabled ?? SCHEDULER_DEFAULTS.enabled);
+  const priority = checkBoolean(
+    'scheduler.priority',
+    options.priority ?? SCHEDULER_DEFAULTS.priority,
+  );
+  const concurrency = checkInteger(
+    'scheduler.concurrency',
+    options.concurrency ?? SCHEDULER_DEFAULTS.concurrency,
+    1,
+  );
 
   const hosts = new Map<string, number>();
   if (options.hosts !== undefined) {
-    if (typeof options.hosts !== 'object' || options.hosts === null) {
-      throw new TypeError(
-        `keel: scheduler.hosts must be an object, got ${describe(options.hosts)}`,
-      );
-    }
+    checkObject('scheduler.hosts', options.hosts);
     for (const [host, cap] of Object.entries(options.hosts)) {
-      checkCount(`scheduler.hosts[${JSON.stringify(host)}]`, cap);
-      hosts.set(host.toLowerCase(), cap);
+      hosts.set(
+        host.toLowerCase(),
+        checkInteger(`scheduler.hosts[${JSON.stringify(host)}]`, cap, 1),
+      );
     }
   }
 
   let rateLimit: SchedulerConfig['rateLimit'];
   if (options.rateLimit !== undefined) {
     const rl = options.rateLimit;
-    if (typeof rl !== 'object' || rl === null) {
-      throw new TypeError(`keel: scheduler.rateLimit must be an object, got ${describe(rl)}`);
-    }
-    checkCount('scheduler.rateLimit.requests', rl.requests);
-    if (
-      typeof rl.interval !== 'number' ||
-      !Number.isFinite(rl.interval) ||
-      rl.interval <= 0 ||
-      rl.interval > MAX_TIMER_MS
-    ) {
-      // Above 2^31-1 ms a timer fires at once: the budget timer would re-arm in a busy loop.
-      throw new RangeError(
-        `keel: scheduler.rateLimit.interval must be a number of ms > 0 and at most ${MAX_TIMER_MS}, got ${describe(rl.interval)}`,
-      );
-    }
-    rateLimit = Object.freeze({ requests: rl.requests, interval: rl.interval });
+    checkObject('scheduler.rateLimit', rl);
+    const requests = checkInteger('scheduler.rateLimit.requests', rl.requests, 1);
+    // Above 2^31-1 ms a timer fires at once: the budget timer would re-arm in a busy loop.
+    const interval = checkNumber(
+      'scheduler.rateLimit.interval',
+      rl.interval,
+      `a positive number of ms, at most ${MAX_TIMER_MS}`,
+      (n) => n > 0 && n <= MAX_TIMER_MS,
+    );
+    rateLimit = Object.freeze({ requests, interval });
   }
 
   return Object.freeze({ enabled, concurrency, priority, hosts, rateLimit, endpointCeilings });
-}
-
-/** Counts of slots or attempts: integers >= 1. */
-function checkCount(field: string, value: unknown): asserts value is number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new RangeError(`keel: ${field} must be an integer >= 1, got ${describe(value)}`);
-  }
-}
-
-function describe(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(value) : `${String(value)} (${typeof value})`;
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../test/helpers';
 import { EventEmitter } from '../events/emitter';
-import type { ClientEvents, RequestSpec } from '../types';
+import type { RequestSpec } from '../request/resolve';
+import type { ClientEvents } from '../types/events';
 import type { SchedulerJob } from './gate';
 import { resolveSchedulerOptions } from './options';
 import { Scheduler } from './scheduler';

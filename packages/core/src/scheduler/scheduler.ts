@@ -1,17 +1,13 @@
 import { CancelledError } from '../errors/cancelled-error';
 import { CircuitOpenError } from '../errors/circuit-open-error';
 import type { EventEmitter } from '../events/emitter';
-import type { SchedulerView } from '../inspect/views';
+import { checkInteger } from '../internal/checks';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
 import { sleep } from '../internal/sleep';
-import type {
-  ClientEvents,
-  ParkReason,
-  Priority,
-  SchedulerController,
-  SchedulerEventBase,
-  SchedulerStats,
-} from '../types';
+import type { SchedulerController, SchedulerStats } from '../types/controllers';
+import type { ClientEvents, ParkReason, SchedulerEventBase } from '../types/events';
+import type { SchedulerView } from '../types/inspect';
+import type { Priority } from '../types/options';
 import { checkGroup, checkPrioritize } from './controller';
 import { Entry, type EntryState } from './entry';
 import type { AttemptGate, SchedulerHooks, SchedulerJob } from './gate';
@@ -155,7 +151,7 @@ export class Scheduler implements AttemptGate {
   cancel(job: SchedulerJob): void {
     const entry = job.gateEntry;
     if (entry === undefined || entry.state === 'done') return;
-    this.#end(entry, 'rejected', job.aborted ? job.reason : new CancelledError());
+    this.#end(entry, 'rejected', job.aborted ? job.reason : new CancelledError(job.spec));
     this.#dispatch();
   }
 
@@ -198,7 +194,7 @@ export class Scheduler implements AttemptGate {
 
   /** Freezes the group's queued jobs (running ones finish); emits `queue-paused` when it changes. */
   pauseGroup(name: string): void {
-    checkGroup(name, 'pauseGroup');
+    checkGroup(name);
     const group = this.#group(name);
     if (group.paused) return;
     group.paused = true;
@@ -207,7 +203,7 @@ export class Scheduler implements AttemptGate {
 
   /** Re-admits a paused group's jobs at their places; emits `queue-resumed` when it changes. */
   resumeGroup(name: string): void {
-    checkGroup(name, 'resumeGroup');
+    checkGroup(name);
     const group = this.#groups.get(name);
     if (group === undefined || !group.paused) return;
     group.paused = false;
@@ -223,14 +219,15 @@ export class Scheduler implements AttemptGate {
    * `request-rejected`. Dispatch is held meanwhile so no job of the group starts just to die.
    */
   cancelGroup(name: string): void {
-    checkGroup(name, 'cancelGroup');
+    checkGroup(name);
     const group = this.#groups.get(name);
     if (group === undefined || group.entries.size === 0) return;
     this.#hold++;
     try {
       for (const entry of [...group.entries]) {
         if (entry.state === 'done') continue;
-        const error = new CancelledError(`Request cancelled: group "${name}" was cancelled`);
+        const message = `Request cancelled: group "${name}" was cancelled`;
+        const error = new CancelledError(entry.job.spec, { message });
         this.#hooks.cancelJob(entry.job, error);
         // A job whose flight the client no longer tracks is dropped here.
         if (stateOf(entry) !== 'done') {
@@ -287,9 +284,7 @@ export class Scheduler implements AttemptGate {
     if (!this.#config.endpointCeilings) {
       throw new Error('keel: endpoint ceilings need a scheduler created with endpointCeilings');
     }
-    if (ceiling !== undefined && (!Number.isInteger(ceiling) || ceiling < 1)) {
-      throw new RangeError(`keel: endpoint ceiling must be an integer >= 1, got ${ceiling}`);
-    }
+    if (ceiling !== undefined) checkInteger('ceiling', ceiling, 1);
     const limiter = this.#endpointLimiter(endpoint);
     const wasSaturated = limiter.saturated;
     limiter.cap = ceiling ?? Number.POSITIVE_INFINITY;
@@ -366,7 +361,7 @@ export class Scheduler implements AttemptGate {
       const { spec } = entry.job;
       // Pre-start circuit gate: the circuit may have opened while the job waited.
       if (!entry.job.probe && !this.#hooks.permits(spec.endpoint)) {
-        this.#end(entry, 'completed', new CircuitOpenError(spec.endpoint));
+        this.#end(entry, 'completed', new CircuitOpenError(spec, { endpoint: spec.endpoint }));
         continue;
       }
       if (budget !== undefined) {

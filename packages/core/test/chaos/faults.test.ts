@@ -100,7 +100,7 @@ describe('chaos: each fault over real sockets', () => {
       .toBe(hits('/trickle') - received);
   });
 
-  test('no answer: the deadline ends it (the spec default timeout 0 never would)', async () => {
+  test('no answer: the deadline ends it (the default timeout, 0, never would)', async () => {
     const client = createClient({ baseURL: server.url, deadline: 100 });
     const before = hits('/no-answer');
     const err = (await failure(client.get('/no-answer'))) as TimeoutError;

@@ -20,7 +20,7 @@ export interface InfiniteData<TPage, TPageParam> {
 
 /** Options of `useInfiniteQuery`: every core RequestOptions field plus the paging ones. */
 export interface UseInfiniteQueryOptions<TPage, TPageParam, TData = InfiniteData<TPage, TPageParam>>
-  extends Omit<RequestOptions, 'method' | 'url' | 'body' | 'signal'> {
+  extends Omit<RequestOptions, 'body' | 'signal'> {
   /** The page param of the first page (a cursor, a page number; `null` for "from the start"). */
   initialPageParam: TPageParam;
   /**
@@ -44,11 +44,20 @@ export interface UseInfiniteQueryOptions<TPage, TPageParam, TData = InfiniteData
    * @default true
    */
   enabled?: boolean;
-  /** Derives what `data` holds from the pages; structurally shared. @default none */
+  /**
+   * Derives what `data` holds from the pages; structurally shared.
+   * @default none
+   */
   select?: (data: InfiniteData<TPage, TPageParam>) => TData;
-  /** @default true */
+  /**
+   * Refetch every loaded page when the window regains focus.
+   * @default true
+   */
   refetchOnWindowFocus?: boolean;
-  /** @default true */
+  /**
+   * Refetch every loaded page when the browser goes back online.
+   * @default true
+   */
   refetchOnReconnect?: boolean;
 }
 

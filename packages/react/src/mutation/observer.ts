@@ -1,13 +1,13 @@
-import {
-  type ApiResponse,
-  type Client,
-  checkInvalidateTarget,
-  type HttpMethod,
-  type InvalidateTarget,
-  type RequestError,
-  type RequestOptions,
-  type RequestSpec,
+import type {
+  ApiResponse,
+  Client,
+  HttpMethod,
+  InvalidateTarget,
+  RequestError,
+  RequestOptions,
+  RequestSpec,
 } from '@keel/core';
+import { checkInvalidateTarget } from '@keel/core/internals';
 import { noop, reportError } from '../internal/report';
 import { requestOptionsOf as requestOptionsOfQuery } from '../query/observer';
 import { syntheticResponse } from '../query/state';
@@ -53,18 +53,33 @@ export interface UseMutationOptions<
   TVars = void,
   TContext = unknown,
   TError = RequestError,
-> extends Omit<RequestOptions, 'method' | 'url' | 'body' | 'signal'> {
+> extends Omit<RequestOptions, 'body' | 'signal'> {
   /**
    * The request body for the variables.
    * @default the variables themselves for POST, PUT and PATCH; no body for DELETE and the
    * other methods (their variables usually go into the URL)
    */
   body?: (variables: TVars) => unknown;
-  /** Runs before the request: optimistic updates (through `helpers`); returns a context value. */
+  /**
+   * Runs before the request: optimistic updates (through `helpers`); what it returns is the
+   * `context` the other callbacks get.
+   * @default none
+   */
   onMutate?: (variables: TVars, helpers: OptimisticHelpers) => TContext | Promise<TContext>;
+  /**
+   * Runs when the request succeeded, before `mutate`'s own `onSuccess`.
+   * @default none
+   */
   onSuccess?: (data: TData, variables: TVars, context: TContext | undefined) => unknown;
-  /** Runs after the optimistic writes have been rolled back. */
+  /**
+   * Runs when the request failed, after the optimistic writes have been rolled back.
+   * @default none
+   */
   onError?: (error: TError, variables: TVars, context: TContext | undefined) => unknown;
+  /**
+   * Runs after `onSuccess` or `onError`, whatever the outcome.
+   * @default none
+   */
   onSettled?: (
     data: TData | undefined,
     error: TError | null,

@@ -1,41 +1,83 @@
-import { checkMs, resolveRetryOptions } from '../attempt/retry-policy';
-import { MAX_TIMER_MS } from '../internal/clock';
+import { type ResolvedRetryOptions, resolveRetryOptions } from '../attempt/retry-policy';
+import { type ResolvedCacheOptions, resolveCacheOptions } from '../cache/options';
+import type { ClientConfig } from '../config';
+import { checkMs, checkObject, oneOf, rangeError, typeError } from '../internal/checks';
 import { joinEndpoint } from '../internal/endpoint';
+import { fingerprintOf } from '../internal/fingerprint';
 import { HTTP_METHODS } from '../internal/methods';
+import { keyURL, parseCanonical, resolveURL } from '../internal/url';
 import type {
+  CacheStrategy,
   HttpMethod,
-  IntelligenceRecommendation,
+  Priority,
   RequestOptions,
-  RequestSpec,
-  ResolvedCacheOptions,
-} from '../types';
+  ResponseBodyType,
+} from '../types/options';
 import { serializeBody } from './body';
-import { resolveFetchInit } from './fetch-init';
-import { fingerprintOf } from './fingerprint';
-import {
-  type ClientConfig,
-  checkMaxBytes,
-  checkResponseType,
-  lowerCaseHeaders,
-  resolveCacheOptions,
-} from './options';
+import { type FetchInit, resolveFetchInit } from './fetch-init';
+import { checkMaxBytes, checkResponseType, lowerCaseHeaders } from './fields';
 import { buildQuery } from './query';
-import { keyURL, parseCanonical, resolveURL } from './url';
 
-const METHODS = HTTP_METHODS;
+/**
+ * A fully-resolved, frozen request description. Computed once at the boundary; every stage reads
+ * it. It holds no caller signal, so it can be stored in the cache and replayed to refetch.
+ */
+export interface RequestSpec {
+  readonly method: HttpMethod;
+  /** Canonical absolute URL, query included. */
+  readonly url: string;
+  /** Fingerprint: the cache and dedup key. */
+  readonly key: string;
+  /** `METHOD pathname`: circuit, intelligence and adaptive key. */
+  readonly endpoint: string;
+  /** URL pathname, for path invalidation. */
+  readonly path: string;
+  readonly host: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The serialized body as handed to fetch. */
+  readonly body: BodyInit | undefined;
+  /** Per-attempt timeout ms, 0 = none. */
+  readonly timeout: number;
+  /** Total time budget ms across attempts and waits, 0 = none. */
+  readonly deadline: number;
+  /** undefined: from the Content-Type. */
+  readonly responseType: ResponseBodyType | undefined;
+  /** undefined when unlimited. */
+  readonly maxResponseBytes: number | undefined;
+  /** The fetch options (client and request merged), as RequestInit fields; undefined if none. */
+  readonly fetchInit: FetchInit | undefined;
+  /** null when this request is not cached (non-GET, `cache:false`, or caching disabled). */
+  readonly cache: ResolvedCacheOptions | null;
+  readonly retry: ResolvedRetryOptions;
+  readonly tags: readonly string[];
+  readonly priority: Priority;
+  readonly group: string | undefined;
+}
+
+/**
+ * What the observers suggest for an endpoint's requests (intelligence: a timeout and a cache
+ * strategy from its latencies; the adaptive engine: stale-while-revalidate while it is
+ * degraded), layered by applyRecommendation between a request's own options and the client's.
+ */
+export interface IntelligenceRecommendation {
+  /** Recommended per-attempt timeout in ms. */
+  timeout?: number;
+  /** Recommended cache strategy for the endpoint's cached reads. */
+  strategy?: CacheStrategy;
+}
+
 const NO_TAGS: readonly string[] = Object.freeze([]);
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
+const PRIORITIES = ['high', 'normal', 'low'] as const;
+
+/** An HTTP method, upper-cased: TypeError for a non-string, RangeError for an unknown one. */
 export function normalizeMethod(method: unknown): HttpMethod {
   // Fast path: the client's own helpers (get, post, ...) pass canonical names.
-  if (METHODS.has(method as string)) return method as HttpMethod;
-  const m = typeof method === 'string' ? method.toUpperCase() : method;
-  if (typeof m !== 'string' || !METHODS.has(m)) {
-    throw new TypeError(
-      `keel: unknown HTTP method ${JSON.stringify(method)}; expected one of ${[...METHODS].join(', ')}`,
-    );
-  }
-  return m as HttpMethod;
+  if (HTTP_METHODS.has(method as string)) return method as HttpMethod;
+  const upper = typeof method === 'string' ? method.toUpperCase() : method;
+  if (HTTP_METHODS.has(upper as string)) return upper as HttpMethod;
+  return oneOf('method', method, [...HTTP_METHODS]) as HttpMethod;
 }
 
 /** Reads take part in dedup; mutations are never coalesced. */
@@ -46,23 +88,6 @@ export function isDedupable(method: HttpMethod): boolean {
 /** A request later identical ones may join: a read whose body is not a stream (read once). */
 export function isJoinable(spec: RequestSpec): boolean {
   return isDedupable(spec.method) && spec.responseType !== 'stream';
-}
-
-/**
- * Builds the frozen RequestSpec for one call: header merge (request wins, names lower-cased),
- * base URL, params, canonical URL, body serialization, fingerprint, endpoint key, and the
- * timeout / cache / retry layering (request option, then recommendation, then client default).
- * Every problem is a TypeError or RangeError naming the field.
- */
-export function resolveSpec(
-  config: ClientConfig,
-  method: HttpMethod,
-  url: string,
-  options: RequestOptions | undefined,
-  recommendation: IntelligenceRecommendation | undefined,
-): RequestSpec {
-  const spec = resolveOwn(config, method, url, options);
-  return recommendation ? applyRecommendation(spec, options, recommendation) : spec;
 }
 
 /**
@@ -98,19 +123,23 @@ export function applyRecommendation(
   return Object.freeze({ ...spec, timeout, cache });
 }
 
-/** The spec from the request's options and the client defaults alone. */
-function resolveOwn(
+/**
+ * Builds the frozen RequestSpec of one call from its options and the client's defaults: header
+ * merge (request wins, names lower-cased), base URL, params, canonical URL, body serialization,
+ * fingerprint, endpoint key, and the timeout / cache / retry layering (request option, then
+ * client default; the client layers a recommendation in between with applyRecommendation).
+ * Every problem is a TypeError or RangeError naming the option.
+ */
+export function resolveRequest(
   config: ClientConfig,
   method: HttpMethod,
   url: string,
   options: RequestOptions | undefined,
 ): RequestSpec {
-  if (typeof url !== 'string') throw new TypeError(`keel: url must be a string, got ${typeof url}`);
+  if (typeof url !== 'string') throw typeError('url', 'a URL string', url);
   let resolved = resolveURL(url, options?.baseURL ?? config.baseURL);
   if (options?.params !== undefined) {
-    if (typeof options.params !== 'object' || options.params === null) {
-      throw new TypeError(`keel: params must be an object, got ${typeof options.params}`);
-    }
+    checkObject('params', options.params);
     const query = buildQuery(options.params);
     if (query !== '') {
       const hash = resolved.indexOf('#');
@@ -132,7 +161,7 @@ function resolveOwn(
   let body: BodyInit | undefined;
   if (options?.body !== undefined && options.body !== null) {
     if (method === 'GET' || method === 'HEAD') {
-      throw new TypeError(`keel: a ${method} request cannot have a body`);
+      throw rangeError('body', `absent on a ${method} request`, options.body);
     }
     const serialized = serializeBody(options.body);
     body = serialized.body;
@@ -143,9 +172,9 @@ function resolveOwn(
   }
 
   const timeout = options?.timeout ?? config.timeout;
-  if (options?.timeout !== undefined) checkMs('timeout', options.timeout, MAX_TIMER_MS);
+  if (options?.timeout !== undefined) checkMs('timeout', options.timeout);
   const deadline = options?.deadline ?? config.deadline;
-  if (options?.deadline !== undefined) checkMs('deadline', options.deadline, MAX_TIMER_MS);
+  if (options?.deadline !== undefined) checkMs('deadline', options.deadline);
   const responseType =
     options?.responseType === undefined
       ? config.responseType
@@ -158,19 +187,19 @@ function resolveOwn(
   const retry =
     options?.retry === undefined ? config.retry : resolveRetryOptions(options.retry, config.retry);
 
-  let tags = NO_TAGS;
-  if (options?.tags !== undefined) {
-    if (!Array.isArray(options.tags) || options.tags.some((t) => typeof t !== 'string')) {
-      throw new TypeError('keel: tags must be an array of strings');
-    }
-    tags = Object.freeze([...options.tags]);
-  }
+  const tags = options?.tags === undefined ? NO_TAGS : checkTags(options.tags);
 
   const priority = options?.priority ?? 'normal';
   if (priority !== 'high' && priority !== 'normal' && priority !== 'low') {
-    throw new RangeError(
-      `keel: priority must be 'high', 'normal' or 'low', got ${String(priority)}`,
-    );
+    oneOf('priority', priority, PRIORITIES);
+  }
+  let group: string | undefined;
+  if (options?.scheduler !== undefined) {
+    checkObject('scheduler', options.scheduler);
+    group = options.scheduler.group;
+    if (group !== undefined && typeof group !== 'string') {
+      throw typeError('scheduler.group', 'a string', group);
+    }
   }
 
   // Only GET is cached, but a bad cache option is reported whatever the method. A stream is
@@ -205,7 +234,7 @@ function resolveOwn(
     retry,
     tags,
     priority,
-    group: options?.scheduler?.group,
+    group,
   });
 }
 
@@ -233,11 +262,17 @@ function checkJsonText(text: string, contentType: string | undefined): void {
   try {
     JSON.parse(text);
   } catch (cause) {
-    throw new TypeError(
-      `keel: request body is not valid JSON but its content-type is ${contentType}: ${(cause as Error).message}`,
-      { cause },
-    );
+    throw rangeError('body', `JSON text, as its content-type is ${contentType}`, text, cause);
   }
+}
+
+/** `tags`: an array of strings, copied and frozen. */
+function checkTags(tags: unknown): readonly string[] {
+  if (!Array.isArray(tags)) throw typeError('tags', 'an array of strings', tags);
+  for (let i = 0; i < tags.length; i++) {
+    if (typeof tags[i] !== 'string') throw typeError(`tags[${i}]`, 'a string', tags[i]);
+  }
+  return Object.freeze([...tags]);
 }
 
 function resolveRequestCache(

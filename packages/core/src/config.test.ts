@@ -1,8 +1,9 @@
 import { describe, expect, test } from 'vitest';
-import { RETRY_DEFAULTS } from '../attempt/retry-policy';
-import { systemClock } from '../internal/clock';
-import type { ClientOptions } from '../types';
-import { CACHE_DEFAULTS, resolveClientOptions } from './options';
+import { RETRY_DEFAULTS } from './attempt/retry-policy';
+import { CACHE_DEFAULTS } from './cache/options';
+import { resolveClientOptions } from './config';
+import { systemClock } from './internal/clock';
+import type { ClientOptions } from './types/options';
 
 const fetch = async () => new Response('');
 
@@ -53,7 +54,7 @@ describe('resolveClientOptions', () => {
     ['bad backoff', { retry: { backoff: 'linear' as never } }, /backoff/, RangeError],
     ['bad strategy', { cache: { strategy: 'network-only' as never } }, /strategy/, RangeError],
     ['non-function retryOn', { retry: { retryOn: 5 as never } }, /retryOn/, TypeError],
-    ['relative baseURL', { baseURL: '/api' }, /baseURL/, TypeError],
+    ['relative baseURL', { baseURL: '/api' }, /baseURL/, RangeError],
     ['non-function fetch', { fetch: 'x' as never }, /fetch/, TypeError],
     ['non-object headers', { headers: 'x' as never }, /headers/, TypeError],
     ['non-string header', { headers: { a: {} as never } }, /header/, TypeError],

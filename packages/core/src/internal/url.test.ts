@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { buildQuery } from './query';
+import { buildQuery } from '../request/query';
 import { canonicalizeURL, parseCanonical, resolveURL, splitCanonical } from './url';
 
 describe('resolveURL', () => {
@@ -20,8 +20,8 @@ describe('resolveURL', () => {
     expect(resolveURL('', 'https://api.test/v1')).toBe('https://api.test/v1');
   });
 
-  test('a relative URL without a base is a TypeError naming the URL', () => {
-    expect(() => resolveURL('/users')).toThrow(TypeError);
+  test('a relative URL without a base is a RangeError naming the URL', () => {
+    expect(() => resolveURL('/users')).toThrow(RangeError);
     expect(() => resolveURL('/users')).toThrow(/\/users/);
   });
 
@@ -67,8 +67,8 @@ describe('canonicalizeURL', () => {
     expect(canonicalizeURL('https://a.test/x?q=a%20b')).toBe('https://a.test/x?q=a%20b');
   });
 
-  test('an invalid URL is a TypeError naming it', () => {
-    expect(() => canonicalizeURL('http://')).toThrow(TypeError);
+  test('an invalid URL is a RangeError naming it', () => {
+    expect(() => canonicalizeURL('http://')).toThrow(RangeError);
     expect(() => canonicalizeURL('not a url')).toThrow(/not a url/);
   });
 

@@ -1,4 +1,4 @@
-import type { ParamValue, QueryParams } from '../types';
+import type { ParamValue, QueryParams } from '../types/options';
 
 /**
  * Serializes params into a query string (no leading `?`). Arrays repeat the key; `null` and

@@ -1,3 +1,5 @@
+import { rangeError, typeError } from './checks';
+
 const ABSOLUTE = /^[a-zA-Z][a-zA-Z\d+\-.]*:/;
 
 /** The URL starts with a scheme (`https:`, `mailto:`, ...). */
@@ -10,10 +12,10 @@ export function isAbsoluteURL(url: string): boolean {
  * `resolveURL('/users', 'https://api.test/v1')` is `https://api.test/v1/users`.
  * Absolute URLs are returned unchanged. A relative base (`/api`) is resolved against the
  * document's location first (see resolveBaseURL). Without a base, a relative URL resolves
- * against the page origin in a browser; elsewhere it is an error.
+ * against the page origin in a browser; elsewhere it is a RangeError.
  */
 export function resolveURL(url: string, base?: string): string {
-  if (typeof url !== 'string') throw new TypeError(`keel: url must be a string, got ${typeof url}`);
+  if (typeof url !== 'string') throw typeError('url', 'a URL string', url);
   if (ABSOLUTE.test(url)) return url;
   if (base) {
     const b0 = ABSOLUTE.test(base) ? base : resolveBaseURL(base);
@@ -24,7 +26,7 @@ export function resolveURL(url: string, base?: string): string {
   }
   const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
   if (origin && origin !== 'null') return new URL(url, origin).href;
-  throw new TypeError(`keel: invalid URL "${url}": a relative URL needs a baseURL`);
+  throw rangeError('url', 'an absolute URL where there is no baseURL and no page', url);
 }
 
 /** The document's base URL in a browser (`<base href>` or the page's location); undefined elsewhere. */
@@ -37,18 +39,19 @@ function documentBase(): string | undefined {
 /**
  * A `baseURL` as an absolute URL. A relative one (`/api`, `api/v2`) is resolved against the
  * document's location, so `createClient({ baseURL: '/api' })` works in a browser; outside a
- * browser there is nothing to resolve it against, and the TypeError says what to pass instead.
+ * browser there is nothing to resolve it against, and the RangeError says what to pass instead.
  */
 export function resolveBaseURL(baseURL: unknown, field = 'baseURL'): string {
-  if (typeof baseURL !== 'string') {
-    throw new TypeError(`keel: \`${field}\` must be a URL string, got ${typeof baseURL}`);
-  }
+  if (typeof baseURL !== 'string') throw typeError(field, 'a URL string', baseURL);
   let resolved = baseURL;
   if (!ABSOLUTE.test(baseURL)) {
     const page = documentBase();
     if (page === undefined) {
-      throw new TypeError(
-        `keel: \`${field}\` must be an absolute URL outside a browser, got "${baseURL}": there is no document location to resolve it against; pass the full URL, e.g. "http://localhost:3000${baseURL.startsWith('/') ? '' : '/'}${baseURL}"`,
+      const example = `http://localhost:3000${baseURL.startsWith('/') ? '' : '/'}${baseURL}`;
+      throw rangeError(
+        field,
+        `an absolute URL outside a browser (there is no page to resolve it against; pass the full URL, e.g. "${example}")`,
+        baseURL,
       );
     }
     resolved = new URL(baseURL, page).href;
@@ -56,7 +59,7 @@ export function resolveBaseURL(baseURL: unknown, field = 'baseURL'): string {
   try {
     new URL(resolved);
   } catch (cause) {
-    throw new TypeError(`keel: \`${field}\` is not a valid URL, got "${baseURL}"`, { cause });
+    throw rangeError(field, 'a valid URL', baseURL, cause);
   }
   return resolved;
 }
@@ -117,7 +120,7 @@ function canonicalURL(url: string): URL {
   try {
     u = new URL(url);
   } catch (cause) {
-    throw new TypeError(`keel: invalid URL "${url}"`, { cause });
+    throw rangeError('url', 'a valid absolute URL', url, cause);
   }
   // Each setter re-serializes the URL: skip the ones that would change nothing (no `#` means
   // no fragment; a query already in canonical form stays as it is).

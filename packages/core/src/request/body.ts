@@ -1,8 +1,12 @@
+import { typeError } from '../internal/checks';
+
 /** What fetch gets, and the Content-Type keel adds when the caller set none. */
 export interface SerializedBody {
   body: BodyInit | undefined;
   contentType: string | undefined;
 }
+
+const SERIALIZABLE = 'a string, binary or form data, or a value JSON.stringify can write';
 
 const NONE: SerializedBody = { body: undefined, contentType: undefined };
 
@@ -16,19 +20,16 @@ export function serializeBody(body: unknown): SerializedBody {
   if (body === undefined || body === null) return NONE;
   if (typeof body === 'string') return { body, contentType: 'text/plain;charset=UTF-8' };
   if (isPassThrough(body)) return { body: body as BodyInit, contentType: undefined };
-  if (typeof body === 'function' || typeof body === 'symbol') {
-    throw new TypeError(`keel: cannot serialize a ${typeof body} as a request body`);
-  }
   let json: string | undefined;
   try {
     json = JSON.stringify(body);
   } catch (cause) {
-    throw new TypeError(
-      `keel: request body cannot be serialized as JSON: ${(cause as Error).message}`,
-      { cause },
-    );
+    // A BigInt or a cycle: the message says which.
+    const expected = `${SERIALIZABLE} (${(cause as Error).message})`;
+    throw typeError('body', expected, body, cause);
   }
-  if (json === undefined) throw new TypeError('keel: request body cannot be serialized as JSON');
+  // A function or a symbol: JSON.stringify writes nothing.
+  if (json === undefined) throw typeError('body', SERIALIZABLE, body);
   return { body: json, contentType: 'application/json' };
 }
 

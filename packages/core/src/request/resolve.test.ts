@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import type { ClientOptions, RequestOptions } from '../types';
-import { CACHE_DEFAULTS, resolveClientOptions } from './options';
-import { isDedupable, normalizeMethod, resolveSpec } from './resolve';
+import { CACHE_DEFAULTS } from '../cache/options';
+import { resolveClientOptions } from '../config';
+import type { ClientOptions, RequestOptions } from '../types/options';
+import { applyRecommendation, isDedupable, normalizeMethod, resolveRequest } from './resolve';
 
 const fetch = async () => new Response('');
 function spec(
@@ -10,16 +11,15 @@ function spec(
   options?: RequestOptions,
   client: ClientOptions = {},
 ) {
-  return resolveSpec(
+  return resolveRequest(
     resolveClientOptions({ fetch, ...client }),
     normalizeMethod(method),
     url,
     options,
-    undefined,
   );
 }
 
-describe('resolveSpec', () => {
+describe('resolveRequest', () => {
   test('headers: client and request merged, request wins case-insensitively', () => {
     const s = spec(
       'GET',
@@ -86,8 +86,10 @@ describe('resolveSpec', () => {
   });
 
   test('GET and HEAD cannot carry a body', () => {
-    expect(() => spec('GET', 'https://a.test/x', { body: { a: 1 } })).toThrow(TypeError);
-    expect(() => spec('HEAD', 'https://a.test/x', { body: 'x' })).toThrow(TypeError);
+    expect(() => spec('GET', 'https://a.test/x', { body: { a: 1 } })).toThrow(
+      'keel: `body` must be absent on a GET request, got an object',
+    );
+    expect(() => spec('HEAD', 'https://a.test/x', { body: 'x' })).toThrow(RangeError);
   });
 
   test('cache is resolved for GET only; cache:false and disabled caching give null', () => {
@@ -105,18 +107,17 @@ describe('resolveSpec', () => {
   test('priority: request option > recommendation > client default', () => {
     const config = resolveClientOptions({ fetch, timeout: 3000, cache: { ttl: 5 } });
     const rec = { timeout: 2000, strategy: 'stale-while-revalidate' as const };
-    const none = resolveSpec(config, 'GET', 'https://a.test/x', undefined, undefined);
+    const none = resolveRequest(config, 'GET', 'https://a.test/x', undefined);
     expect(none.timeout).toBe(3000);
     expect(none.cache?.strategy).toBe('cache-first');
-    const recommended = resolveSpec(config, 'GET', 'https://a.test/x', undefined, rec);
+    const recommended = applyRecommendation(none, undefined, rec);
     expect(recommended.timeout).toBe(2000);
     expect(recommended.cache?.strategy).toBe('stale-while-revalidate');
     expect(recommended.cache?.ttl).toBe(5);
-    const explicit = resolveSpec(
-      config,
-      'GET',
-      'https://a.test/x',
-      { timeout: 4000, cache: { strategy: 'cache-first' } },
+    const options = { timeout: 4000, cache: { strategy: 'cache-first' as const } };
+    const explicit = applyRecommendation(
+      resolveRequest(config, 'GET', 'https://a.test/x', options),
+      options,
       rec,
     );
     expect(explicit.timeout).toBe(4000);
@@ -126,13 +127,14 @@ describe('resolveSpec', () => {
   test('a recommended timeout never exceeds the configured one (it may only tighten it)', () => {
     const config = resolveClientOptions({ fetch, timeout: 200 });
     const at = (timeout: number) =>
-      resolveSpec(config, 'GET', 'https://a.test/x', undefined, { timeout }).timeout;
+      applyRecommendation(resolveRequest(config, 'GET', 'https://a.test/x', undefined), undefined, {
+        timeout,
+      }).timeout;
     expect(at(693)).toBe(200);
     expect(at(150)).toBe(150);
     const none = resolveClientOptions({ fetch });
-    expect(resolveSpec(none, 'GET', 'https://a.test/x', undefined, { timeout: 693 }).timeout).toBe(
-      693,
-    );
+    const unbounded = resolveRequest(none, 'GET', 'https://a.test/x', undefined);
+    expect(applyRecommendation(unbounded, undefined, { timeout: 693 }).timeout).toBe(693);
   });
 
   test('retry: request object layered over the client retry; false is one attempt', () => {

@@ -1,6 +1,23 @@
-import type { FetchInit, FetchOptions } from '../types';
+import { checkBoolean, oneOf, typeError } from '../internal/checks';
+import type { FetchOptions } from '../types/options';
 
-/** The allowed values of each string option, for validation (RangeError naming the value). */
+/**
+ * FetchOptions as RequestInit fields (`fetchCache` -> `cache`, `fetchPriority` -> `priority`).
+ * Spelled out rather than picked from RequestInit, whose fields differ between the DOM types and
+ * Node's.
+ */
+export interface FetchInit {
+  readonly credentials?: FetchOptions['credentials'];
+  readonly redirect?: FetchOptions['redirect'];
+  readonly mode?: FetchOptions['mode'];
+  readonly cache?: FetchOptions['fetchCache'];
+  readonly keepalive?: boolean;
+  readonly priority?: FetchOptions['fetchPriority'];
+  readonly integrity?: string;
+  readonly referrerPolicy?: FetchOptions['referrerPolicy'];
+}
+
+/** The allowed values of each string option, for validation. */
 const VALUES = {
   credentials: ['omit', 'same-origin', 'include'],
   redirect: ['follow', 'error', 'manual'],
@@ -70,20 +87,8 @@ export function resolveFetchInit(
 }
 
 function check(name: keyof FetchOptions, value: unknown): void {
-  if (name === 'keepalive') {
-    if (typeof value !== 'boolean') {
-      throw new TypeError(`keel: keepalive must be a boolean, got ${typeof value}`);
-    }
-    return;
-  }
-  if (typeof value !== 'string') {
-    throw new TypeError(`keel: ${name} must be a string, got ${typeof value}`);
-  }
-  if (name === 'integrity') return;
-  const allowed: readonly string[] = VALUES[name];
-  if (!allowed.includes(value)) {
-    throw new RangeError(
-      `keel: ${name} must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(value)}`,
-    );
-  }
+  if (name === 'keepalive') checkBoolean(name, value);
+  else if (name === 'integrity') {
+    if (typeof value !== 'string') throw typeError(name, 'a string', value);
+  } else oneOf(name, value, VALUES[name]);
 }

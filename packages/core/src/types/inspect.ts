@@ -1,13 +1,9 @@
 import type { CacheChange } from '../cache/store';
+import type { RequestSpec } from '../request/resolve';
 import type { Tracker } from '../tracker/tracker';
-import type {
-  ApiResponse,
-  CircuitStatus,
-  HttpMethod,
-  Priority,
-  RequestSpec,
-  SchedulerStats,
-} from '../types';
+import type { ApiResponse } from './client';
+import type { CircuitStatus, SchedulerStats } from './controllers';
+import type { HttpMethod, Priority } from './options';
 
 export type { CacheChange };
 

@@ -1,0 +1,68 @@
+import { checkMs, checkObject, oneOf, rangeError, typeError } from '../internal/checks';
+import type { CacheOptions, CacheStrategy } from '../types/options';
+
+export interface ResolvedCacheOptions {
+  enabled: boolean;
+  ttl: number;
+  strategy: CacheStrategy;
+}
+
+/** The cache configuration of a client created without a `cache` option. */
+export const CACHE_DEFAULTS: Readonly<ResolvedCacheOptions> = Object.freeze({
+  enabled: true,
+  ttl: 30000,
+  strategy: 'cache-first',
+});
+
+/**
+ * Layers cache options over `base`. `gcTime` and `maxEntries` belong to the client's store:
+ * given on a request (`clientLevel` false) they are a TypeError saying where they go.
+ */
+export function resolveCacheOptions(
+  options: CacheOptions,
+  base: ResolvedCacheOptions,
+  field: string,
+  clientLevel = false,
+): ResolvedCacheOptions {
+  checkObject(field, options, 'true, false or an object');
+  if (!clientLevel && (options.gcTime !== undefined || options.maxEntries !== undefined)) {
+    const name = options.gcTime !== undefined ? 'gcTime' : 'maxEntries';
+    throw typeError(
+      `${field}.${name}`,
+      `absent on a request (it is a client option: createClient({ cache: { ${name} } }))`,
+      options[name],
+    );
+  }
+  if (
+    options.enabled === undefined &&
+    options.ttl === undefined &&
+    options.strategy === undefined
+  ) {
+    return base;
+  }
+  const ttl = options.ttl ?? base.ttl;
+  checkMs(`${field}.ttl`, ttl, Number.MAX_VALUE);
+  const strategy: CacheStrategy = oneOf(`${field}.strategy`, options.strategy ?? base.strategy, [
+    'cache-first',
+    'stale-while-revalidate',
+  ]);
+  const enabled = options.enabled ?? base.enabled;
+  if (typeof enabled !== 'boolean') throw typeError(`${field}.enabled`, 'true or false', enabled);
+  return Object.freeze({ enabled, ttl, strategy });
+}
+
+/**
+ * The client-only cache options (the store's): an expired, unwatched entry is kept 5 minutes;
+ * the number of entries is unbounded.
+ */
+export const CACHE_STORE_DEFAULTS = Object.freeze({
+  gcTime: 5 * 60_000,
+  maxEntries: Number.POSITIVE_INFINITY,
+});
+
+/** Validates a gcTime: a number of ms >= 0, `Infinity` allowed (never collect). */
+export function checkGcTime(gcTime: unknown): number {
+  if (typeof gcTime === 'number' && gcTime >= 0) return gcTime;
+  const expected = 'a non-negative number of ms (or Infinity)';
+  throw (typeof gcTime === 'number' ? rangeError : typeError)('cache.gcTime', expected, gcTime);
+}

@@ -1,0 +1,120 @@
+import {
+  RETRY_DEFAULTS,
+  type ResolvedRetryOptions,
+  resolveRetryOptions,
+} from './attempt/retry-policy';
+import {
+  CACHE_DEFAULTS,
+  CACHE_STORE_DEFAULTS,
+  checkGcTime,
+  type ResolvedCacheOptions,
+  resolveCacheOptions,
+} from './cache/options';
+import { checkFunction, checkInteger, checkMs, checkObject, typeError } from './internal/checks';
+import { type Clock, systemClock } from './internal/clock';
+import { type ErrorReporter, logListenerError } from './internal/report';
+import { keyBaseOf, resolveBaseURL } from './internal/url';
+import { type FetchInit, resolveFetchInit } from './request/fetch-init';
+import { checkMaxBytes, checkResponseType, lowerCaseHeaders } from './request/fields';
+import type { CacheOptions, ClientOptions, FetchLike, ResponseBodyType } from './types/options';
+
+/** Client options after defaults and validation: read by every request, never mutated. */
+export interface ClientConfig {
+  /** Absolute (a relative one was resolved against the page when the client was created). */
+  readonly baseURL: string | undefined;
+  /** What cache keys are written relative to (internal/url keyBaseOf). */
+  readonly keyBase: string | undefined;
+  /** Client headers with lower-cased names; undefined when none. */
+  readonly headers: Readonly<Record<string, string>> | undefined;
+  readonly cache: ResolvedCacheOptions;
+  readonly maxEntries: number;
+  readonly gcTime: number;
+  readonly retry: ResolvedRetryOptions;
+  readonly timeout: number;
+  readonly deadline: number;
+  readonly responseType: ResponseBodyType | undefined;
+  /** undefined: no limit (not Infinity: a double field costs every spec a boxed number). */
+  readonly maxResponseBytes: number | undefined;
+  readonly fetchInit: FetchInit | undefined;
+  readonly fetch: FetchLike;
+  readonly clock: Clock;
+  readonly random: () => number;
+  /** Where a throwing listener or subscriber is reported (default: logged). */
+  readonly onError: ErrorReporter;
+}
+
+/** The top-level client options' defaults (the blocks have their own: CACHE_DEFAULTS, ...). */
+export const CLIENT_DEFAULTS = Object.freeze({
+  timeout: 0,
+  deadline: 0,
+  maxResponseBytes: Number.POSITIVE_INFINITY,
+});
+
+/** Resolves and validates ClientOptions once; a bad value throws RangeError/TypeError naming it. */
+export function resolveClientOptions(options: ClientOptions = {}): ClientConfig {
+  checkObject('options', options);
+  // A relative baseURL resolves against the page in a browser; elsewhere it is a RangeError.
+  const baseURL =
+    options.baseURL === undefined ? undefined : resolveBaseURL(options.baseURL, 'baseURL');
+  if (options.fetch !== undefined) checkFunction('fetch', options.fetch);
+  else if (typeof globalThis.fetch !== 'function') {
+    throw typeError('fetch', 'a function where there is no global fetch', options.fetch);
+  }
+  const timeout = checkMs('timeout', options.timeout ?? CLIENT_DEFAULTS.timeout);
+  const deadline = checkMs('deadline', options.deadline ?? CLIENT_DEFAULTS.deadline);
+  const responseType = checkResponseType(options.responseType);
+  const maxResponseBytes = checkMaxBytes(
+    options.maxResponseBytes ?? CLIENT_DEFAULTS.maxResponseBytes,
+  );
+  const cacheOpts = clientCacheOptions(options.cache);
+  const cache = resolveCacheOptions(cacheOpts, CACHE_DEFAULTS, 'cache', true);
+  const maxEntries = checkInteger(
+    'cache.maxEntries',
+    cacheOpts.maxEntries ?? CACHE_STORE_DEFAULTS.maxEntries,
+    1,
+    true,
+  );
+  const gcTime = checkGcTime(cacheOpts.gcTime ?? CACHE_STORE_DEFAULTS.gcTime);
+  if (options.onError !== undefined) checkFunction('onError', options.onError);
+  if (options.random !== undefined) checkFunction('random', options.random);
+  const clock = options.clock ?? systemClock;
+  if (
+    typeof clock !== 'object' ||
+    clock === null ||
+    typeof clock.now !== 'function' ||
+    typeof clock.setTimeout !== 'function' ||
+    typeof clock.clearTimeout !== 'function'
+  ) {
+    throw typeError('clock', 'an object with now(), setTimeout() and clearTimeout()', clock);
+  }
+  return Object.freeze({
+    baseURL,
+    keyBase: keyBaseOf(baseURL),
+    headers: options.headers ? lowerCaseHeaders(options.headers, 'headers') : undefined,
+    cache,
+    maxEntries,
+    gcTime,
+    retry: resolveRetryOptions(options.retry ?? {}, RETRY_DEFAULTS),
+    timeout,
+    deadline,
+    responseType,
+    maxResponseBytes,
+    fetchInit: resolveFetchInit(options, undefined),
+    // The global is looked up per call so a fetch patched later (msw, polyfills) is used.
+    fetch: options.fetch ?? globalFetch,
+    clock,
+    random: options.random ?? Math.random,
+    onError: options.onError ?? logListenerError,
+  });
+}
+
+/** The client's `cache` option as an object: `false` disables caching, `true` is the default. */
+function clientCacheOptions(option: ClientOptions['cache']): CacheOptions {
+  if (option === undefined || option === true) return {};
+  if (option === false) return DISABLED;
+  return option;
+}
+
+const DISABLED: CacheOptions = Object.freeze({ enabled: false });
+
+const globalFetch: FetchLike = (input, init) => globalThis.fetch(input, init);

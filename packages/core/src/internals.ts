@@ -1,0 +1,28 @@
+/**
+ * `@keel/core/internals`: parts of keel's own machinery that its sibling packages (@keel/react)
+ * and tooling build on. **Unstable**: anything here may change or go in any release, minor or
+ * patch, without a deprecation. Application code should use `@keel/core`.
+ *
+ * @packageDocumentation
+ */
+
+export { RETRY_DEFAULTS } from './attempt/retry-policy';
+export { checkInvalidateTarget } from './cache/match';
+export { CACHE_DEFAULTS } from './cache/options';
+export { CIRCUIT_DEFAULTS } from './circuit/options';
+export { isCountableFailure } from './circuit/outcome';
+export { guardFor } from './errors/brand';
+export { INTELLIGENCE_DEFAULTS } from './intelligence/options';
+export {
+  checkBoolean,
+  checkFunction,
+  checkInteger,
+  checkMs,
+  checkNumber,
+  checkObject,
+  mustBe,
+  oneOf,
+  rangeError,
+  shown,
+  typeError,
+} from './internal/checks';
