@@ -17,11 +17,11 @@
 //    target es2022, gzip -9; react, react-dom and @keel/* external): the panel
 //    (`@keel/devtools/production`), the main entry in development, and the main entry in a
 //    production build (NODE_ENV=production: the panel is dropped).
-import { createRequire } from 'node:module';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { installDom } from './lib/dom.mjs';
 import { readCpuModel, writeSection } from './lib/results.mjs';
 
 process.env.NODE_ENV = 'production';
@@ -30,46 +30,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const CHUNK = 10_000;
 const CYCLES = Number(process.env.BENCH_CYCLES ?? 30);
 
-// ── a DOM for react-dom, before React loads (it probes for one at import) ──────────────────────
-const requireFromDevtools = createRequire(join(here, '../packages/devtools/package.json'));
-const { JSDOM } = requireFromDevtools('jsdom');
-const dom = new JSDOM('<!doctype html><html><body></body></html>', { pretendToBeVisual: true });
-for (const key of [
-  'window',
-  'document',
-  'navigator',
-  'Node',
-  'HTMLElement',
-  'HTMLIFrameElement',
-  'Element',
-  'Text',
-  'Event',
-  'KeyboardEvent',
-  'MouseEvent',
-  'getComputedStyle',
-  'requestAnimationFrame',
-  'cancelAnimationFrame',
-  'matchMedia',
-]) {
-  if (!(key in globalThis) && dom.window[key] !== undefined) {
-    Object.defineProperty(globalThis, key, {
-      configurable: true,
-      writable: true,
-      value: key === 'window' ? dom.window : dom.window[key],
-    });
-  }
-}
-if (typeof globalThis.matchMedia !== 'function') {
-  // jsdom has no matchMedia; the panel asks it for prefers-color-scheme.
-  const matchMedia = (query) => ({
-    matches: false,
-    media: query,
-    addEventListener() {},
-    removeEventListener() {},
-  });
-  globalThis.matchMedia = matchMedia;
-  dom.window.matchMedia = matchMedia;
-}
+// A DOM for react-dom, before React loads.
+installDom(join(here, '../packages/devtools/package.json'));
 
 const React = await import('react');
 const { createRoot } = await import('react-dom/client');
