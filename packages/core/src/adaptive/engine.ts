@@ -1,3 +1,4 @@
+import { zeroMetrics } from '../internal/adaptive-metrics';
 import { endpointKey } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
 import type {
@@ -8,7 +9,7 @@ import type {
 import type { DecisionListener } from './decision';
 import type { ResolvedAdaptiveOptions } from './options';
 import type { Outcome } from './outcome-ring';
-import { addMetrics, EndpointProfile, type ProfileEnv, type SWR, zeroMetrics } from './profile';
+import { addMetrics, EndpointProfile, type ProfileEnv, type SWR } from './profile';
 
 export interface AdaptiveEngineInit {
   options: ResolvedAdaptiveOptions;
@@ -183,13 +184,5 @@ export class AdaptiveEngine {
 /** Profiles kept at most while some are nominal (see #evictNominal). */
 export const MAX_PROFILES = 2000;
 const EVICTION_SCAN = 64;
-
-/** The controller of a client without the adaptive engine: nothing measured, nothing decided. */
-export const DISABLED_ADAPTIVE: AdaptiveController = Object.freeze({
-  snapshot: () => ({ enabled: false, endpoints: {} }),
-  endpoint: () => undefined,
-  metrics: zeroMetrics,
-  reset: () => {},
-});
 
 function noDecisionListener(): void {}

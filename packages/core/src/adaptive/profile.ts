@@ -1,3 +1,4 @@
+import { zeroMetrics } from '../internal/adaptive-metrics';
 import type { AdaptiveMetrics, EndpointAdaptiveState } from '../types/controllers';
 import type { AdaptiveDecision } from './decision';
 import { LatencyRing } from './latency-ring';
@@ -25,16 +26,6 @@ export function addMetrics(into: AdaptiveMetrics, from: AdaptiveMetrics): void {
   into.concurrencyRecoveries += from.concurrencyRecoveries;
   into.throttles += from.throttles;
   into.retryChanges += from.retryChanges;
-}
-
-export function zeroMetrics(): AdaptiveMetrics {
-  return {
-    decisions: 0,
-    concurrencyReductions: 0,
-    concurrencyRecoveries: 0,
-    throttles: 0,
-    retryChanges: 0,
-  };
 }
 
 /**

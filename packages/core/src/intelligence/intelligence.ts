@@ -1,5 +1,6 @@
 import { hasErrorName as hasName } from '../errors/keel-error';
 import type { EventEmitter } from '../events/emitter';
+import { zeroMetrics } from '../internal/adaptive-metrics';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
 import type { IntelligenceRecommendation } from '../request/resolve';
@@ -9,12 +10,12 @@ import type {
   EndpointStats,
   IntelligenceController,
   IntelligenceSnapshot,
-  IntelligenceSummary,
 } from '../types/controllers';
 import type { ClientEvents } from '../types/events';
 import { EndpointRecord, foldCounters } from './endpoint-record';
 import { HitTally } from './hit-tally';
 import type { ResolvedIntelligenceOptions } from './options';
+import { emptySummary } from './summary';
 
 /** What the snapshot reads from the circuit breaker (read at snapshot time, never fed by it). */
 export interface CircuitView {
@@ -28,14 +29,6 @@ const NO_CIRCUITS: CircuitView = {
   failuresOf: () => 0,
   counts: () => ({ open: 0, halfOpen: 0, closed: 0 }),
 };
-
-const zeroAdaptive = (): AdaptiveMetrics => ({
-  decisions: 0,
-  concurrencyReductions: 0,
-  concurrencyRecoveries: 0,
-  throttles: 0,
-  retryChanges: 0,
-});
 
 export interface IntelligenceSources {
   /** Circuit states for the snapshot; default: every circuit closed. */
@@ -71,7 +64,7 @@ export class Intelligence implements IntelligenceController {
   constructor(options: ResolvedIntelligenceOptions, sources: IntelligenceSources = {}) {
     this.#options = options;
     this.#circuits = sources.circuits ?? NO_CIRCUITS;
-    this.#adaptive = sources.adaptive ?? zeroAdaptive;
+    this.#adaptive = sources.adaptive ?? zeroMetrics;
     this.recommends =
       options.enabled && (options.adaptiveTimeout || options.adaptiveStaleWhileRevalidate);
   }
@@ -291,28 +284,4 @@ function countAttemptError(r: EndpointRecord, error: unknown): void {
 
 function ratio(part: number, whole: number): number {
   return whole === 0 ? 0 : part / whole;
-}
-
-function emptySummary(adaptive: AdaptiveMetrics): IntelligenceSummary {
-  return {
-    totalRequests: 0,
-    cacheHits: 0,
-    cacheMisses: 0,
-    deduplicated: 0,
-    retriesPerformed: 0,
-    retriesRecovered: 0,
-    failures: 0,
-    rateLimited: 0,
-    timeouts: 0,
-    cancels: 0,
-    activeRequests: 0,
-    cacheHitRate: 0,
-    dedupRate: 0,
-    retryRate: 0,
-    failureRate: 0,
-    rateLimitRate: 0,
-    adaptive,
-    circuits: { open: 0, halfOpen: 0, closed: 0 },
-    circuitRejected: 0,
-  };
 }
