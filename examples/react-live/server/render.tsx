@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { createClient, dehydrate } from '@keel/core';
-import { NoServerDataError } from '@keel/react';
+import { isNoServerDataError } from '@keel/react';
 import { renderToPipeableStream } from 'react-dom/server';
 import { Root, STATE_GLOBAL } from '../src/Root';
 
@@ -54,7 +54,7 @@ export async function renderPage(target: RenderTarget): Promise<void> {
       onShellError: reject,
       onError(error) {
         // A suspense query with nothing cached on the server: React renders it in the browser.
-        if (error instanceof NoServerDataError) return;
+        if (isNoServerDataError(error)) return;
         console.error(error);
       },
     });

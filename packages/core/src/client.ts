@@ -8,11 +8,11 @@ import { type ClientConfig, resolveClientOptions } from './config';
 import { Deduper } from './dedup/deduper';
 import { Consumer, Flight } from './dedup/flight';
 import { CancelledError } from './errors/cancelled-error';
-import { CircuitOpenError } from './errors/circuit-open-error';
-import { HttpError } from './errors/http-error';
+import { type CircuitOpenError, isCircuitOpenError } from './errors/circuit-open-error';
+import { isHttpError } from './errors/http-error';
 import { hasErrorName } from './errors/keel-error';
-import { ParseError } from './errors/parse-error';
-import { ResponseTooLargeError } from './errors/response-too-large-error';
+import { isParseError } from './errors/parse-error';
+import { isResponseTooLargeError } from './errors/response-too-large-error';
 import { TimeoutError } from './errors/timeout-error';
 import { EventEmitter } from './events/emitter';
 import {
@@ -260,7 +260,10 @@ class KeelClient implements Client {
     if (matched.length === 0) return [];
     this.#gate.batch(() => {
       for (const flight of matched) {
-        this.#cancelFlight(flight, new CancelledError('Read cancelled by cancelReads'));
+        this.#cancelFlight(
+          flight,
+          new CancelledError(flight.spec, { message: 'Read cancelled by cancelReads' }),
+        );
       }
     });
     return matched.map((f) => f.key);
@@ -289,7 +292,10 @@ class KeelClient implements Client {
     // Dispatch is held meanwhile, so no queued job starts only to be cancelled.
     this.#gate.batch(() => {
       for (const flight of [...this.#flights])
-        this.#cancelFlight(flight, new CancelledError('All requests cancelled'));
+        this.#cancelFlight(
+          flight,
+          new CancelledError(flight.spec, { message: 'All requests cancelled' }),
+        );
     });
   }
 
@@ -492,7 +498,7 @@ class KeelClient implements Client {
     }) as CancellablePromise<ApiResponse>;
     const consumer = new Consumer(flight, tracker, resolve, reject, signal);
     flight.addConsumer(consumer);
-    promise.cancel = () => this.#cancelConsumer(consumer, new CancelledError());
+    promise.cancel = () => this.#cancelConsumer(consumer, new CancelledError(flight.spec));
     if (signal) {
       consumer.onAbort = () => this.#cancelConsumer(consumer, abortedBy(signal, flight.spec));
       signal.addEventListener('abort', consumer.onAbort, { once: true });
@@ -500,10 +506,9 @@ class KeelClient implements Client {
     if (deadline > 0) {
       consumer.deadlineTimer = this.#config.clock.setTimeout(() => {
         consumer.deadlineTimer = undefined;
-        const { method, url } = flight.spec;
         this.#cancelConsumer(
           consumer,
-          new TimeoutError(deadline, { kind: 'deadline', method, url }),
+          new TimeoutError(flight.spec, { kind: 'deadline', timeout: deadline }),
         );
       }, timerDelay(deadline));
     }
@@ -579,7 +584,7 @@ class KeelClient implements Client {
       }
       // Refused by the pre-start gate: its circuit opened while it waited. Blocked by an open
       // circuit (`circuit-rejected`), and ended (`error`, the terminal event of its `request`).
-      if (error instanceof CircuitOpenError) this.#circuitRejected(flight.spec, error);
+      if (isCircuitOpenError(error)) this.#circuitRejected(flight.spec, error);
       this.#fail(flight, error);
     },
     (error, context) => this.#config.onError(error, context),
@@ -757,11 +762,7 @@ class KeelClient implements Client {
     flight.deadlineTimer = undefined;
     if (flight.settled) return;
     const { spec } = flight;
-    const error = new TimeoutError(spec.deadline, {
-      kind: 'deadline',
-      method: spec.method,
-      url: spec.url,
-    });
+    const error = new TimeoutError(spec, { kind: 'deadline', timeout: spec.deadline });
     flight.expired = true;
     flight.abort(error);
     this.#fail(flight, error);
@@ -909,23 +910,14 @@ function controllerOf<T extends object, K extends keyof T>(impl: T, methods: K[]
 function abortedBy(signal: AbortSignal, spec: RequestSpec): CancelledError | TimeoutError {
   const reason = signal.reason;
   if (hasErrorName(reason, 'TimeoutError')) {
-    return new TimeoutError(undefined, {
-      kind: 'signal',
-      method: spec.method,
-      url: spec.url,
-      cause: reason,
-    });
+    return new TimeoutError(spec, { kind: 'signal', cause: reason });
   }
-  return new CancelledError('Request aborted by its signal', { cause: reason });
+  return new CancelledError(spec, { message: 'Request aborted by its signal', cause: reason });
 }
 
 /** An error that carries an HTTP response: the server answered, so the attempt is a latency sample. */
 function answered(error: unknown): boolean {
-  return (
-    error instanceof HttpError ||
-    error instanceof ParseError ||
-    error instanceof ResponseTooLargeError
-  );
+  return isHttpError(error) || isParseError(error) || isResponseTooLargeError(error);
 }
 
 function withBody(options: RequestOptions | undefined, body: unknown): RequestOptions | undefined {

@@ -11,6 +11,7 @@ export { checkInvalidateTarget } from './cache/match';
 export { CACHE_DEFAULTS } from './cache/options';
 export { CIRCUIT_DEFAULTS } from './circuit/options';
 export { isCountableFailure } from './circuit/outcome';
+export { guardFor } from './errors/brand';
 export { INTELLIGENCE_DEFAULTS } from './intelligence/options';
 export {
   checkBoolean,

@@ -18,7 +18,7 @@ export type {
   UseMutationOptions,
 } from './mutation/observer';
 export { ClientProvider, type ClientProviderProps, useClient } from './provider';
-export { NoServerDataError } from './query/no-server-data-error';
+export { isNoServerDataError, NoServerDataError } from './query/no-server-data-error';
 export {
   keepPreviousData,
   type QueryResult,
@@ -44,8 +44,10 @@ export {
 export {
   type ConnectionState,
   type ConnectionStatus,
+  isServerEventsError,
   type ServerEvent,
   ServerEventsError,
+  type ServerEventsErrorInit,
 } from './server-events/connection';
 export { SOURCE_HEADER, sourceHeaders } from './server-events/source';
 export { useInfiniteQuery } from './use-infinite-query';

@@ -17,7 +17,7 @@ import {
   useServerEvents,
 } from '../src/index';
 import { channelCount, peekChannel } from '../src/server-events/channel';
-import { ServerEventsError } from '../src/server-events/connection';
+import { isServerEventsError, ServerEventsError } from '../src/server-events/connection';
 import { debugOf, flush, ManualClock, type Todo, wrapperFor } from './helpers';
 
 interface Live {
@@ -244,8 +244,12 @@ describe('useServerEvents (live @keel/server)', () => {
     });
     await waitFor(() => expect(screen.getByTestId('status').textContent).toBe('closed'));
     const channel = peekChannel(client, client.resolve('GET', '/api/events').key)!;
-    expect(channel.state.error).toBeInstanceOf(ServerEventsError);
-    expect((channel.state.error as ServerEventsError).status).toBe(404);
+    const error = channel.state.error;
+    expect(error).toBeInstanceOf(ServerEventsError);
+    if (!isServerEventsError(error)) throw error;
+    expect(error).toMatchObject({ name: 'ServerEventsError', status: 404, method: 'GET' });
+    expect(error.url).toMatch(/\/api\/events$/);
+    expect(isServerEventsError({ name: 'ServerEventsError', status: 404 })).toBe(false);
     expect(clock.timers.size).toBe(0);
   });
 

@@ -1,10 +1,11 @@
 // @vitest-environment node
-import { createClient } from '@keel/core';
+import { createClient, isKeelError } from '@keel/core';
 import { type ReactNode, Suspense } from 'react';
 import { renderToString } from 'react-dom/server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ClientProvider,
+  isNoServerDataError,
   NoServerDataError,
   useMutation,
   useQuery,
@@ -163,6 +164,12 @@ describe('server rendering', () => {
       expect(error.key).toBe('GET /me');
       expect(error.name).toBe('NoServerDataError');
       expect(error.message).toMatch(/prefetch it before rendering/);
+      expect(isNoServerDataError(error)).toBe(true);
+      expect(isKeelError(error)).toBe(true);
+      expect(isNoServerDataError({ name: 'NoServerDataError', key: 'GET /me' })).toBe(false);
+      expect(
+        isNoServerDataError(Object.assign(new Error('x'), { name: 'NoServerDataError' })),
+      ).toBe(false);
     });
   });
 });

@@ -1,4 +1,4 @@
-import { zeroMetrics } from '../internal/adaptive-metrics';
+import { ADAPTIVE_COUNTERS, addCounters, zeroAdaptiveMetrics } from '../internal/counters';
 import { endpointKey } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
 import type {
@@ -9,7 +9,7 @@ import type {
 import type { DecisionListener } from './decision';
 import type { ResolvedAdaptiveOptions } from './options';
 import type { Outcome } from './outcome-ring';
-import { addMetrics, EndpointProfile, type ProfileEnv, type SWR } from './profile';
+import { EndpointProfile, type ProfileEnv, type SWR } from './profile';
 
 export interface AdaptiveEngineInit {
   options: ResolvedAdaptiveOptions;
@@ -43,7 +43,7 @@ export class AdaptiveEngine {
   readonly #env: ProfileEnv;
   readonly #profiles = new Map<string, EndpointProfile>();
   /** Decision counters of profiles dropped past MAX_PROFILES, so `metrics()` stays exact. */
-  #retired = zeroMetrics();
+  #retired = zeroAdaptiveMetrics();
 
   constructor(init: AdaptiveEngineInit) {
     this.options = init.options;
@@ -126,9 +126,11 @@ export class AdaptiveEngine {
 
   /** Engine-wide counters: the sum over endpoints, dropped profiles included. */
   metrics(): AdaptiveMetrics {
-    const total = zeroMetrics();
-    addMetrics(total, this.#retired);
-    for (const { counters } of this.#profiles.values()) addMetrics(total, counters);
+    const total = zeroAdaptiveMetrics();
+    addCounters(total, this.#retired, ADAPTIVE_COUNTERS);
+    for (const { counters } of this.#profiles.values()) {
+      addCounters(total, counters, ADAPTIVE_COUNTERS);
+    }
     return total;
   }
 
@@ -142,7 +144,7 @@ export class AdaptiveEngine {
   /** Forgets every learned profile (rule 8). */
   reset(): void {
     this.#profiles.clear();
-    this.#retired = zeroMetrics();
+    this.#retired = zeroAdaptiveMetrics();
   }
 
   /** The public AdaptiveController view of this engine. */
@@ -177,7 +179,7 @@ export class AdaptiveEngine {
    */
   #evictNominal(keep: EndpointProfile): void {
     const dropped = evictOldest(this.#profiles, (p) => p !== keep && p.nominal, EVICTION_SCAN);
-    if (dropped !== undefined) addMetrics(this.#retired, dropped.counters);
+    if (dropped !== undefined) addCounters(this.#retired, dropped.counters, ADAPTIVE_COUNTERS);
   }
 }
 

@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CancelledError } from '../errors/cancelled-error';
-import { CircuitOpenError } from '../errors/circuit-open-error';
-import { HttpError } from '../errors/http-error';
-import { ParseError } from '../errors/parse-error';
-import { TimeoutError } from '../errors/timeout-error';
+import { errorOf } from '../errors/errors.fixture';
 import { EventEmitter } from '../events/emitter';
 import { Tracker } from '../tracker/tracker';
 import type { ClientEvents } from '../types/events';
@@ -98,9 +94,9 @@ describe('AdaptiveObserver, transparent mode', () => {
     const h = harness(false);
     const t = h.request();
     h.at(100);
-    h.retry(t, new HttpError(429), 500);
+    h.retry(t, errorOf.http(429), 500);
     h.at(680);
-    h.error(t, new HttpError(503));
+    h.error(t, errorOf.http(503));
     expect(h.samples).toEqual([
       { latency: 100, outcome: 'rateLimited' },
       { latency: 80, outcome: 'error' },
@@ -138,14 +134,14 @@ describe('AdaptiveObserver, scheduler mode', () => {
     h.at(50);
     h.started(7);
     h.at(250);
-    h.retry(t, new HttpError(503));
+    h.retry(t, errorOf.http(503));
     h.delayed(7);
     h.at(1000);
     h.queued(7); // back from the retry wait: already bound
     h.at(1010);
     h.started(7);
     h.at(1040);
-    h.error(t, new TimeoutError(30));
+    h.error(t, errorOf.timeout(30));
     expect(h.samples).toEqual([
       { latency: 200, outcome: 'error' },
       { latency: 30, outcome: 'error' },
@@ -201,7 +197,7 @@ describe('AdaptiveObserver, scheduler mode', () => {
     const h = harness(true);
     const t = h.request();
     h.queued(4);
-    h.error(t, new CircuitOpenError(EP));
+    h.error(t, errorOf.circuitOpen(EP));
     expect(h.samples).toEqual([]);
     expect(h.observer.size).toBe(0);
   });
@@ -228,7 +224,7 @@ describe('AdaptiveObserver, lifecycle', () => {
     const h = harness(false);
     for (let i = 0; i < 2; i++) {
       const t = h.request(`k${i}`);
-      h.error(t, new HttpError(429));
+      h.error(t, errorOf.http(429));
     }
     expect(h.engine.state(EP)!.reason).toMatch(/^429 share 1 >= rateLimitRatio 0.2/);
   });
@@ -236,15 +232,15 @@ describe('AdaptiveObserver, lifecycle', () => {
 
 describe('classify', () => {
   it('maps attempt errors to outcomes', () => {
-    expect(classify(new HttpError(429))).toBe('rateLimited');
-    expect(classify(new HttpError(500))).toBe('error');
-    expect(classify(new HttpError(503))).toBe('error');
-    expect(classify(new HttpError(404))).toBe('took');
-    expect(classify(new HttpError(408))).toBe('took');
-    expect(classify(new TimeoutError(10))).toBe('error');
+    expect(classify(errorOf.http(429))).toBe('rateLimited');
+    expect(classify(errorOf.http(500))).toBe('error');
+    expect(classify(errorOf.http(503))).toBe('error');
+    expect(classify(errorOf.http(404))).toBe('took');
+    expect(classify(errorOf.http(408))).toBe('took');
+    expect(classify(errorOf.timeout(10))).toBe('error');
     expect(classify(new TypeError('fetch failed'))).toBe('error');
-    expect(classify(new ParseError(200, 'x', undefined))).toBe('took');
-    expect(classify(new CancelledError())).toBeUndefined();
+    expect(classify(errorOf.parse(200, 'x', undefined))).toBe('took');
+    expect(classify(errorOf.cancelled())).toBeUndefined();
     expect(classify(new DOMException('aborted', 'AbortError'))).toBeUndefined();
   });
 });

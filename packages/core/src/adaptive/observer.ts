@@ -1,4 +1,8 @@
-import { hasErrorName } from '../errors/keel-error';
+import { isAbortError } from '../errors/cancelled-error';
+import { isCircuitOpenError } from '../errors/circuit-open-error';
+import { isHttpError } from '../errors/http-error';
+import { isParseError } from '../errors/parse-error';
+import { isResponseTooLargeError } from '../errors/response-too-large-error';
 import type { EventEmitter } from '../events/emitter';
 import type { Tracker } from '../tracker/tracker';
 import type { ClientEvents } from '../types/events';
@@ -201,17 +205,13 @@ export class AdaptiveObserver {
  * body): the endpoint answered, which is not pressure. Cancellation is no sample at all.
  */
 export function classify(error: unknown): Outcome | undefined {
-  if (hasErrorName(error, 'CancelledError') || hasErrorName(error, 'AbortError')) return undefined;
-  if (hasErrorName(error, 'HttpError')) {
-    const status = (error as { status?: unknown }).status;
+  if (isAbortError(error)) return undefined;
+  if (isHttpError(error)) {
+    const { status } = error;
     if (status === 429) return 'rateLimited';
-    return typeof status === 'number' && status >= 500 ? 'error' : 'took';
+    return status !== undefined && status >= 500 ? 'error' : 'took';
   }
-  if (
-    hasErrorName(error, 'ParseError') ||
-    hasErrorName(error, 'ResponseTooLargeError') ||
-    hasErrorName(error, 'CircuitOpenError')
-  ) {
+  if (isParseError(error) || isResponseTooLargeError(error) || isCircuitOpenError(error)) {
     return 'took';
   }
   return 'error'; // TimeoutError, or a network error from fetch

@@ -1,7 +1,7 @@
-import { zeroMetrics } from '../internal/adaptive-metrics';
-import type { AdaptiveMetrics, EndpointAdaptiveState } from '../types/controllers';
+import { zeroAdaptiveMetrics } from '../internal/counters';
+import { LatencyRing } from '../internal/latency-ring';
+import type { EndpointAdaptiveState } from '../types/controllers';
 import type { AdaptiveDecision } from './decision';
-import { LatencyRing } from './latency-ring';
 import type { ResolvedAdaptiveOptions } from './options';
 import { type Outcome, OutcomeRing } from './outcome-ring';
 import { judgeWindow, type WindowVerdict } from './window';
@@ -17,15 +17,6 @@ export interface ProfileEnv {
   readonly ceilings: boolean;
   /** Passes a decision on to the engine's listener (counters are already updated). */
   emit(decision: AdaptiveDecision): void;
-}
-
-/** Adds `from`'s counters into `into`. */
-export function addMetrics(into: AdaptiveMetrics, from: AdaptiveMetrics): void {
-  into.decisions += from.decisions;
-  into.concurrencyReductions += from.concurrencyReductions;
-  into.concurrencyRecoveries += from.concurrencyRecoveries;
-  into.throttles += from.throttles;
-  into.retryChanges += from.retryChanges;
 }
 
 /**
@@ -49,7 +40,7 @@ export function addMetrics(into: AdaptiveMetrics, from: AdaptiveMetrics): void {
 export class EndpointProfile {
   readonly latency: LatencyRing;
   readonly outcomes: OutcomeRing;
-  readonly counters = zeroMetrics();
+  readonly counters = zeroAdaptiveMetrics();
   /** Requests measured as started and not yet ended. */
   active = 0;
   /** Windows closed so far. */
@@ -122,7 +113,7 @@ export class EndpointProfile {
     this.windows++;
     const verdict = judgeWindow(
       {
-        p95: this.latency.summary().p95,
+        p95: this.latency.stats().p95,
         errors: this.outcomes.errors,
         rateLimited: this.outcomes.rateLimited,
         outcomes: this.outcomes.count,
@@ -319,7 +310,7 @@ export class EndpointProfile {
   }
 
   state(): EndpointAdaptiveState {
-    const l = this.latency.summary();
+    const l = this.latency.stats();
     const state: EndpointAdaptiveState = {
       endpoint: this.endpoint,
       configured: this.env.configured,

@@ -1,6 +1,11 @@
 import { CancelledError } from '../errors/cancelled-error';
 import { errorCodeOf } from '../errors/error-code';
-import { hasErrorName, KeelError } from '../errors/keel-error';
+import {
+  type FailedRequest,
+  hasErrorName,
+  isKeelError,
+  type KeelError,
+} from '../errors/keel-error';
 import { NetworkError } from '../errors/network-error';
 import { TimeoutError } from '../errors/timeout-error';
 
@@ -20,14 +25,15 @@ const TRANSPORT_TIMEOUTS: ReadonlySet<string> = new Set([
  * fetch", a body cut short), a NetworkError with the platform's code. So a caller, `retryOn` and
  * `retry` events always see a KeelError that names the request.
  */
-export function attemptError(error: unknown, method: string, url: string): KeelError {
-  if (error instanceof KeelError) return error;
+export function attemptError(error: unknown, request: FailedRequest): KeelError {
+  if (isKeelError(error)) return error;
   if (hasErrorName(error, 'AbortError')) {
-    return new CancelledError('Request aborted by the fetch implementation', { cause: error });
+    const message = 'Request aborted by the fetch implementation';
+    return new CancelledError(request, { message, cause: error });
   }
   const code = errorCodeOf(error);
   if (hasErrorName(error, 'TimeoutError') || (code !== undefined && TRANSPORT_TIMEOUTS.has(code))) {
-    return new TimeoutError(undefined, { kind: 'transport', method, url, code, cause: error });
+    return new TimeoutError(request, { kind: 'transport', code, cause: error });
   }
-  return new NetworkError({ cause: error, method, url, code });
+  return new NetworkError(request, { cause: error, code });
 }

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { createFakeFetch, FakeAbortSource, FakeClock, flush, track } from '../../test/helpers';
 import { resolveClientOptions } from '../config';
 import { CancelledError } from '../errors/cancelled-error';
+import { errorOf } from '../errors/errors.fixture';
 import { HttpError } from '../errors/http-error';
 import { TimeoutError } from '../errors/timeout-error';
 import { resolveRequest } from '../request/resolve';
@@ -58,7 +59,7 @@ describe('attemptOnce', () => {
       const p = track(attemptOnce(f.fetch, spec(), source, clock, timeout));
       await flush();
       expect(source.onAbort).toBeTypeOf('function');
-      const reason = new CancelledError();
+      const reason = errorOf.cancelled();
       source.abort(reason);
       await flush();
       expect((p.current as { reason: unknown }).reason).toBe(reason);
@@ -88,7 +89,7 @@ describe('attemptOnce', () => {
     const source = new FakeAbortSource();
     const p = track(attemptOnce(f.fetch, spec(), source, clock, 1000));
     await flush();
-    source.abort(new CancelledError());
+    source.abort(errorOf.cancelled());
     await flush();
     expect((p.current as { reason: unknown }).reason).toBeInstanceOf(CancelledError);
     expect(f.last().signal?.aborted).toBe(true);
@@ -105,7 +106,7 @@ describe('attemptOnce', () => {
     const p = track(attemptOnce(f.fetch, spec(), source, clock, 0));
     await flush();
     expect(p.current.state).toBe('pending');
-    source.abort(new CancelledError());
+    source.abort(errorOf.cancelled());
     await flush();
     expect((p.current as { reason: unknown }).reason).toBeInstanceOf(CancelledError);
   });
@@ -113,7 +114,7 @@ describe('attemptOnce', () => {
   test('an already-aborted source does not call fetch', async () => {
     const f = createFakeFetch();
     const source = new FakeAbortSource();
-    source.abort(new CancelledError());
+    source.abort(errorOf.cancelled());
     await expect(attemptOnce(f.fetch, spec(), source, new FakeClock(), 0)).rejects.toBeInstanceOf(
       CancelledError,
     );

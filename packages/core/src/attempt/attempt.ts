@@ -1,6 +1,6 @@
-import { CancelledError } from '../errors/cancelled-error';
-import { ResponseTooLargeError } from '../errors/response-too-large-error';
-import { TimeoutError } from '../errors/timeout-error';
+import { CancelledError, isCancelledError } from '../errors/cancelled-error';
+import { isResponseTooLargeError } from '../errors/response-too-large-error';
+import { isTimeoutError, TimeoutError } from '../errors/timeout-error';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
 import type { RequestSpec } from '../request/resolve';
 import type { ApiResponse } from '../types/client';
@@ -38,7 +38,7 @@ export function attemptOnce(
   clock: Clock,
   timeout: number,
 ): Promise<ApiResponse> {
-  if (source.aborted) return Promise.reject(asCancel(source.reason));
+  if (source.aborted) return Promise.reject(asCancel(source.reason, spec));
   const controller = new AbortController();
   return new Promise<ApiResponse>((resolve, reject) => {
     let done = false;
@@ -52,12 +52,11 @@ export function attemptOnce(
       if (done) return;
       finish();
       controller.abort(reason);
-      reject(asCancel(reason));
+      reject(asCancel(reason, spec));
     };
     source.onAbort = abort;
     if (timeout > 0) {
-      const onTimeout = () =>
-        abort(new TimeoutError(timeout, { method: spec.method, url: spec.url }));
+      const onTimeout = () => abort(new TimeoutError(spec, { timeout }));
       timer = clock.setTimeout(onTimeout, timerDelay(timeout));
     }
 
@@ -74,7 +73,7 @@ export function attemptOnce(
       started = fetchImpl(spec.url, init);
     } catch (err) {
       finish();
-      reject(attemptError(err, spec.method, spec.url));
+      reject(attemptError(err, spec));
       return;
     }
     started
@@ -89,15 +88,15 @@ export function attemptOnce(
           if (done) return;
           finish();
           // A body not read to its end (too large, cut short) must not keep its connection.
-          if (err instanceof ResponseTooLargeError) controller.abort(err);
-          reject(attemptError(err, spec.method, spec.url));
+          if (isResponseTooLargeError(err)) controller.abort(err);
+          reject(attemptError(err, spec));
         },
       );
   });
 }
 
 /** A timeout stays a TimeoutError; any other abort reason becomes (or stays) a CancelledError. */
-function asCancel(reason: unknown): unknown {
-  if (reason instanceof CancelledError || reason instanceof TimeoutError) return reason;
-  return new CancelledError('Request cancelled', { cause: reason });
+function asCancel(reason: unknown, spec: RequestSpec): unknown {
+  if (isCancelledError(reason) || isTimeoutError(reason)) return reason;
+  return new CancelledError(spec, { cause: reason });
 }

@@ -76,7 +76,8 @@ export async function readResponse<T>(
           try {
             data = JSON.parse(text);
           } catch (cause) {
-            if (ok) throw new ParseError(res.status, text, cause);
+            if (ok)
+              throw new ParseError({ method, url }, { status: res.status, body: text, cause });
             data = text;
           }
         }
@@ -107,15 +108,16 @@ export async function readResponse<T>(
   if (!ok) {
     const header = res.headers.get('retry-after');
     const after = header === null ? -1 : parseRetryAfter(header, clock.now());
-    throw new HttpError({
-      retryAfter: after >= 0 ? after : undefined,
-      status: res.status,
-      statusText: res.statusText,
-      headers: res.headers,
-      data,
-      url,
-      method,
-    });
+    throw new HttpError(
+      { method, url },
+      {
+        retryAfter: after >= 0 ? after : undefined,
+        status: res.status,
+        statusText: res.statusText,
+        headers: res.headers,
+        data,
+      },
+    );
   }
   return { data: data as T, status: res.status, statusText: res.statusText, headers: res.headers };
 }
@@ -190,5 +192,5 @@ function tooLarge(
   method: string,
   url: string,
 ): ResponseTooLargeError {
-  return new ResponseTooLargeError({ limit, received, status: res.status, method, url });
+  return new ResponseTooLargeError({ method, url }, { limit, received, status: res.status });
 }

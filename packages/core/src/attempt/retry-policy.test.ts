@@ -1,8 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { CancelledError } from '../errors/cancelled-error';
-import { CircuitOpenError } from '../errors/circuit-open-error';
-import { HttpError } from '../errors/http-error';
-import { ParseError } from '../errors/parse-error';
+import { errorOf } from '../errors/errors.fixture';
 import { TimeoutError } from '../errors/timeout-error';
 import {
   decideRetry,
@@ -13,7 +10,7 @@ import {
 
 const options: ResolvedRetryOptions = { ...RETRY_DEFAULTS, jitter: false, baseDelay: 100 };
 const http = (status: number, headers?: Record<string, string>) =>
-  new HttpError({ status, statusText: 'x', headers: new Headers(headers) });
+  errorOf.http(status, { statusText: 'x', headers: new Headers(headers) });
 const now = Date.UTC(2024, 0, 1);
 
 describe('resolveRetryOptions', () => {
@@ -84,15 +81,15 @@ describe('decideRetry', () => {
     expect(decideRetry({ error: new TypeError('fetch failed'), options, attempts: 1 }).retry).toBe(
       true,
     );
-    expect(decideRetry({ error: new TimeoutError(5), options, attempts: 1 }).retry).toBe(true);
+    expect(decideRetry({ error: errorOf.timeout(5), options, attempts: 1 }).retry).toBe(true);
   });
 
   test('cancellation, parse errors and circuit rejections are never retried', () => {
     for (const error of [
-      new CancelledError(),
+      errorOf.cancelled(),
       new DOMException('x', 'AbortError'),
-      new ParseError(200, '{', new SyntaxError('x')),
-      new CircuitOpenError('GET /x'),
+      errorOf.parse(200, '{', new SyntaxError('x')),
+      errorOf.circuitOpen('GET /x'),
     ]) {
       expect(decideRetry({ error, options, attempts: 1 }).retry).toBe(false);
     }
@@ -200,7 +197,7 @@ describe('decideRetry', () => {
     expect(decide(http(503), 'POST')).toEqual({ retry: false, delay: 0, reason: 'not-idempotent' });
     expect(decide(http(500), 'PATCH').reason).toBe('not-idempotent');
     expect(decide(reset, 'POST').reason).toBe('not-idempotent');
-    expect(decide(new TimeoutError(5), 'POST').reason).toBe('not-idempotent');
+    expect(decide(errorOf.timeout(5), 'POST').reason).toBe('not-idempotent');
     expect(decide(http(429), 'POST').retry).toBe(true);
     expect(decide(http(503, { 'retry-after': '2' }), 'POST')).toEqual({
       retry: true,
@@ -234,7 +231,7 @@ describe('decideRetry', () => {
         return !(e instanceof TimeoutError);
       },
     };
-    const timeout = new TimeoutError(5);
+    const timeout = errorOf.timeout(5);
     const net = new TypeError('fetch failed');
     expect(decideRetry({ error: timeout, options: o, attempts: 1 }).retry).toBe(false);
     expect(decideRetry({ error: net, options: o, attempts: 1 }).retry).toBe(true);

@@ -1,5 +1,9 @@
+import { isAbortError } from '../errors/cancelled-error';
+import { isCircuitOpenError } from '../errors/circuit-open-error';
 import { errorCodeOf, isNotSentCode, isPermanentCode } from '../errors/error-code';
-import { hasErrorName } from '../errors/keel-error';
+import { isHttpError } from '../errors/http-error';
+import { isParseError } from '../errors/parse-error';
+import { isResponseTooLargeError } from '../errors/response-too-large-error';
 import {
   checkBoolean,
   checkFunction,
@@ -149,19 +153,11 @@ export function decideRetry({
   now,
   random,
 }: RetryInput): RetryDecision {
-  if (hasErrorName(error, 'CancelledError') || hasErrorName(error, 'AbortError')) {
-    return { retry: false, delay: 0, reason: 'cancelled' };
-  }
-  if (
-    hasErrorName(error, 'ParseError') ||
-    hasErrorName(error, 'CircuitOpenError') ||
-    hasErrorName(error, 'ResponseTooLargeError')
-  ) {
+  if (isAbortError(error)) return { retry: false, delay: 0, reason: 'cancelled' };
+  if (isParseError(error) || isCircuitOpenError(error) || isResponseTooLargeError(error)) {
     return NOT_RETRIABLE;
   }
-  const status = hasErrorName(error, 'HttpError')
-    ? (error as { status?: number }).status
-    : undefined;
+  const status = isHttpError(error) ? error.status : undefined;
   const code = status === undefined ? errorCodeOf(error) : undefined;
   if (isPermanentCode(code)) return NOT_RETRIABLE;
   const eligible = options.retryOn

@@ -1,10 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CancelledError } from '../errors/cancelled-error';
 import { CircuitOpenError } from '../errors/circuit-open-error';
-import { HttpError } from '../errors/http-error';
-import { ParseError } from '../errors/parse-error';
-import { TimeoutError } from '../errors/timeout-error';
+import { errorOf } from '../errors/errors.fixture';
 import { EventEmitter } from '../events/emitter';
 import type { RequestSpec } from '../request/resolve';
 import { Tracker } from '../tracker/tracker';
@@ -69,14 +66,14 @@ function setup(failureThreshold = 3, resetTimeout = 1000) {
     for (let i = 0; i < failureThreshold; i++) {
       const f = start(path);
       if (!f.admitted) throw new Error('not admitted while tripping');
-      f.fail(new HttpError(503));
+      f.fail(errorOf.http(503));
     }
   }
 
   return { clock, events, breaker, start, trip, announced, off };
 }
 
-const e503 = () => new HttpError(503);
+const e503 = () => errorOf.http(503);
 
 /** The breaker reads only `now()` (it needs no timer), so time is a plain number here. */
 class ManualClock {
@@ -166,7 +163,7 @@ describe('CircuitBreaker state table', () => {
     t.trip();
     t.clock.advance(1234);
     const f = t.start();
-    if (f.admitted) f.fail(new TimeoutError(10));
+    if (f.admitted) f.fail(errorOf.timeout(10));
     expect(t.breaker.status('GET', '/a')).toMatchObject({
       state: 'open',
       openedAt: t.clock.now(),
@@ -219,12 +216,12 @@ describe('CircuitBreaker rules', () => {
 
   it('rule 2: classification of terminal errors', () => {
     const countable = [
-      new HttpError(500),
-      new HttpError(503),
-      new HttpError(429),
-      new TimeoutError(5),
+      errorOf.http(500),
+      errorOf.http(503),
+      errorOf.http(429),
+      errorOf.timeout(5),
       new TypeError('fetch failed'),
-      new HttpError(),
+      errorOf.http(),
     ];
     for (const error of countable) {
       const t = setup(1);
@@ -233,13 +230,13 @@ describe('CircuitBreaker rules', () => {
       expect(t.breaker.status('GET', '/a').state, String(error)).toBe('open');
     }
     const notCountable = [
-      new HttpError(400),
-      new HttpError(404),
-      new HttpError(408),
-      new ParseError(200, 'x', undefined),
-      new CancelledError(),
+      errorOf.http(400),
+      errorOf.http(404),
+      errorOf.http(408),
+      errorOf.parse(200, 'x', undefined),
+      errorOf.cancelled(),
       new DOMException('aborted', 'AbortError'),
-      new CircuitOpenError('GET /a'),
+      errorOf.circuitOpen('GET /a'),
     ];
     for (const error of notCountable) {
       const t = setup(1);
@@ -306,7 +303,7 @@ describe('CircuitBreaker rules', () => {
     t.trip();
     t.clock.advance(1000);
     const probe = t.start();
-    if (probe.admitted) probe.fail(new CancelledError());
+    if (probe.admitted) probe.fail(errorOf.cancelled());
     expect(t.breaker.status('GET', '/a').state).toBe('open');
     expect(t.start().admitted).toBe(true);
   });
@@ -368,9 +365,9 @@ describe('CircuitBreaker properties', () => {
       case 503:
       case 429:
       case 404:
-        return new HttpError(how);
+        return errorOf.http(how);
       case 'timeout':
-        return new TimeoutError(1);
+        return errorOf.timeout(1);
       case 'net':
         return new TypeError('fetch failed');
       default:
@@ -461,7 +458,7 @@ describe('CircuitBreaker properties', () => {
             if (!f.admitted) return; // opened: the model below already checked the moment
             if (how === 'ok') f.succeed();
             else if (how === 'cancel') f.cancel();
-            else f.fail(new HttpError(how));
+            else f.fail(errorOf.http(how));
             if (how === 'ok') streak = 0;
             else if (how === 503) streak++;
             expect(t.breaker.status('GET', '/a').state).toBe(
@@ -480,7 +477,7 @@ describe('circuit records are bounded', () => {
     const { breaker, start, trip } = setup();
     trip('/down');
     const failing = start('/failing');
-    if (failing.admitted) failing.fail(new HttpError(500));
+    if (failing.admitted) failing.fail(errorOf.http(500));
     for (let i = 0; i < MAX_CIRCUITS + 300; i++) {
       const f = start(`/items/${i}`);
       if (f.admitted) f.succeed();

@@ -101,7 +101,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
       this.#halfOpen(circuit, phase.openedAt);
       return ADMIT_PROBE;
     }
-    return { ok: false, error: new CircuitOpenError(circuit.endpoint) };
+    return { ok: false, error: new CircuitOpenError(spec, { endpoint: circuit.endpoint }) };
   }
 
   /**

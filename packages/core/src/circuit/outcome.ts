@@ -1,4 +1,8 @@
-import { hasErrorName } from '../errors/keel-error';
+import { isAbortError } from '../errors/cancelled-error';
+import { isCircuitOpenError } from '../errors/circuit-open-error';
+import { isHttpError } from '../errors/http-error';
+import { isParseError } from '../errors/parse-error';
+import { isResponseTooLargeError } from '../errors/response-too-large-error';
 
 /**
  * What a terminal flight error tells the breaker about its endpoint:
@@ -14,19 +18,11 @@ import { hasErrorName } from '../errors/keel-error';
 export type ErrorVerdict = 'failure' | 'answered' | 'neutral';
 
 export function classifyError(error: unknown): ErrorVerdict {
-  if (
-    hasErrorName(error, 'CancelledError') ||
-    hasErrorName(error, 'AbortError') ||
-    hasErrorName(error, 'CircuitOpenError')
-  ) {
-    return 'neutral';
-  }
-  if (hasErrorName(error, 'ParseError') || hasErrorName(error, 'ResponseTooLargeError')) {
-    return 'answered';
-  }
-  if (hasErrorName(error, 'HttpError')) {
-    const status = (error as { status?: unknown }).status;
-    if (typeof status !== 'number') return 'failure';
+  if (isAbortError(error) || isCircuitOpenError(error)) return 'neutral';
+  if (isParseError(error) || isResponseTooLargeError(error)) return 'answered';
+  if (isHttpError(error)) {
+    const { status } = error;
+    if (status === undefined) return 'failure';
     return status >= 500 || status === 429 ? 'failure' : 'answered';
   }
   return 'failure';

@@ -1,9 +1,37 @@
-import { KeelError } from './keel-error';
+import { guardFor } from './brand';
+import { type FailedRequest, hasErrorName, KeelError, requestLabel } from './keel-error';
+
+/** What a CancelledError adds to its request. */
+export interface CancelledErrorInit {
+  /** Why, in words. @default 'Request cancelled' */
+  message?: string;
+  /** What aborted it: a signal's reason, the fetch implementation's AbortError. */
+  cause?: unknown;
+}
 
 /** The request was cancelled: `cancel()`, `cancelAll()`, a group cancel, or an aborted `signal`. */
 export class CancelledError extends KeelError {
-  constructor(message = 'Request cancelled', options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'CancelledError';
+  override name = 'CancelledError' as const;
+  readonly method: string;
+  readonly url: string;
+
+  constructor(request: FailedRequest, init: CancelledErrorInit = {}) {
+    super(
+      `${init.message ?? 'Request cancelled'}${requestLabel(request)}`,
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
+    this.method = request.method;
+    this.url = request.url;
   }
+}
+
+/** True for a CancelledError, also one from another copy of the package. */
+export const isCancelledError = guardFor(CancelledError, 'core', 'CancelledError');
+
+/**
+ * True for an abort: keel's CancelledError, or an error named `AbortError` (a DOMException from
+ * an aborted signal). A TimeoutError is not an abort.
+ */
+export function isAbortError(value: unknown): boolean {
+  return isCancelledError(value) || hasErrorName(value, 'AbortError');
 }

@@ -1,29 +1,54 @@
-import { describe, expect, test } from 'vitest';
+import { runInNewContext } from 'node:vm';
+import { describe, expect, test, vi } from 'vitest';
 import { errorCodeOf } from './error-code';
 import {
   CancelledError,
   CircuitOpenError,
   HttpError,
   isAbortError,
+  isCancelledError,
+  isCircuitOpenError,
   isHttpError,
+  isKeelError,
   isNetworkError,
+  isParseError,
+  isResponseTooLargeError,
   isTimeoutError,
   KeelError,
   NetworkError,
   ParseError,
+  ResponseTooLargeError,
   TimeoutError,
 } from './index';
 
+const request = { method: 'GET', url: 'https://a.test/x' };
+
+/** One of each class, as the pipeline builds them. */
+function everyError() {
+  return [
+    new HttpError(request, { status: 500 }),
+    new TimeoutError(request, { timeout: 10 }),
+    new CancelledError(request),
+    new CircuitOpenError(request, { endpoint: 'GET /x' }),
+    new ParseError(request, { status: 200, body: '{', cause: new SyntaxError() }),
+    new NetworkError(request, { cause: new TypeError('fetch failed') }),
+    new ResponseTooLargeError(request, { limit: 1, received: 2, status: 200 }),
+  ] as const;
+}
+
+const GUARDS = [
+  isHttpError,
+  isTimeoutError,
+  isCancelledError,
+  isCircuitOpenError,
+  isParseError,
+  isNetworkError,
+  isResponseTooLargeError,
+] as const;
+
 describe('errors', () => {
-  test('every error is a KeelError and an Error with an explicit name', () => {
-    const errors = [
-      new HttpError({ status: 500 }),
-      new TimeoutError(10),
-      new CancelledError(),
-      new CircuitOpenError('GET /x'),
-      new ParseError(200, '{', new SyntaxError()),
-      new NetworkError({ cause: new TypeError('fetch failed') }),
-    ];
+  test('every error is a KeelError and an Error with a literal name, its method and URL', () => {
+    const errors = everyError();
     expect(errors.map((e) => e.name)).toEqual([
       'HttpError',
       'TimeoutError',
@@ -31,70 +56,134 @@ describe('errors', () => {
       'CircuitOpenError',
       'ParseError',
       'NetworkError',
+      'ResponseTooLargeError',
     ]);
     for (const e of errors) {
       expect(e).toBeInstanceOf(KeelError);
       expect(e).toBeInstanceOf(Error);
+      expect(isKeelError(e)).toBe(true);
+      expect(e).toMatchObject({ method: 'GET', url: 'https://a.test/x' });
+      expect(e.message).toContain('(GET https://a.test/x)');
     }
   });
 
-  test('HttpError fields, from an init object or positional arguments', () => {
+  test('one guard per class: it accepts its class only', () => {
+    const errors = everyError();
+    GUARDS.forEach((guard, i) => {
+      errors.forEach((error, j) => {
+        expect(guard(error), `guard ${i} (${error.name})`).toBe(i === j);
+      });
+    });
+  });
+
+  test('no guard accepts a look-alike object or a foreign error of the same name', () => {
+    const names = everyError().map((e) => e.name);
+    GUARDS.forEach((guard, i) => {
+      expect(guard({ name: names[i], status: 500, message: 'x' })).toBe(false);
+      expect(guard(Object.assign(new Error('x'), { name: names[i] }))).toBe(false);
+      expect(guard(null)).toBe(false);
+      expect(guard(names[i])).toBe(false);
+    });
+    expect(isTimeoutError(new DOMException('late', 'TimeoutError'))).toBe(false);
+    expect(isKeelError({ name: 'KeelError' })).toBe(false);
+  });
+
+  test('guards recognise an instance from another copy of the package (where instanceof fails)', async () => {
+    // A second evaluation of the modules: what two bundles, or a second realm, would hold.
+    vi.resetModules();
+    const copy = await import('./index');
+    expect(copy.HttpError).not.toBe(HttpError);
+    const foreign = [
+      new copy.HttpError(request, { status: 503 }),
+      new copy.TimeoutError(request),
+      new copy.CancelledError(request),
+      new copy.CircuitOpenError(request, { endpoint: 'GET /x' }),
+      new copy.ParseError(request, { status: 200, body: '', cause: undefined }),
+      new copy.NetworkError(request, { cause: undefined }),
+      new copy.ResponseTooLargeError(request, { limit: 1, received: 2, status: 200 }),
+    ];
+    expect(foreign[0]).not.toBeInstanceOf(HttpError);
+    GUARDS.forEach((guard, i) => {
+      foreign.forEach((error, j) => {
+        expect(guard(error)).toBe(i === j);
+      });
+    });
+    for (const error of foreign) expect(isKeelError(error)).toBe(true);
+    expect(isAbortError(foreign[2])).toBe(true);
+  });
+
+  test('a brand made in another realm is the same brand (Symbol.for is shared by every realm)', () => {
+    const foreign = runInNewContext(`
+      const HttpError = class extends Error {};
+      Object.defineProperty(HttpError.prototype, Symbol.for('keel.core.HttpError'), { value: true });
+      Object.defineProperty(HttpError.prototype, Symbol.for('keel.core.KeelError'), { value: true });
+      new HttpError('x');
+    `);
+    expect(foreign).not.toBeInstanceOf(Error);
+    expect(isHttpError(foreign)).toBe(true);
+    expect(isKeelError(foreign)).toBe(true);
+    expect(isTimeoutError(foreign)).toBe(false);
+  });
+
+  test('HttpError fields come from its request and the response', () => {
     const headers = new Headers({ a: 'b' });
-    const a = new HttpError({ status: 404, statusText: 'Not Found', headers, data: { x: 1 } });
-    expect(a).toMatchObject({ status: 404, statusText: 'Not Found', headers, data: { x: 1 } });
-    const b = new HttpError(503, 'Unavailable', headers, 'body');
-    expect(b).toMatchObject({ status: 503, statusText: 'Unavailable', headers, data: 'body' });
-    expect(new HttpError().status).toBeUndefined();
+    const e = new HttpError(request, {
+      status: 404,
+      statusText: 'Not Found',
+      headers,
+      data: { x: 1 },
+      retryAfter: 5,
+    });
+    expect(e).toMatchObject({ status: 404, statusText: 'Not Found', headers, data: { x: 1 } });
+    expect(e.retryAfter).toBe(5);
+    expect(e.message).toBe('Request failed with status 404 Not Found (GET https://a.test/x)');
+    expect(new HttpError(request).status).toBeUndefined();
   });
 
   test('CircuitOpenError carries the endpoint', () => {
-    expect(new CircuitOpenError('GET /a').endpoint).toBe('GET /a');
+    const e = new CircuitOpenError(request, { endpoint: 'GET /a' });
+    expect(e.endpoint).toBe('GET /a');
+    expect(e.message).toBe('Circuit open for GET /a (GET https://a.test/x)');
   });
 
-  test('CancelledError keeps its cause', () => {
+  test('CancelledError keeps its message and cause', () => {
     const cause = new Error('why');
-    expect(new CancelledError('x', { cause }).cause).toBe(cause);
+    const e = new CancelledError(request, { message: 'Gone', cause });
+    expect(e.cause).toBe(cause);
+    expect(e.message).toBe('Gone (GET https://a.test/x)');
+    expect(new CancelledError(request).message).toBe('Request cancelled (GET https://a.test/x)');
   });
 
   test('isAbortError: CancelledError and AbortError, not timeouts or others', () => {
-    expect(isAbortError(new CancelledError())).toBe(true);
+    expect(isAbortError(new CancelledError(request))).toBe(true);
     expect(isAbortError(new DOMException('x', 'AbortError'))).toBe(true);
     expect(isAbortError(Object.assign(new Error('x'), { name: 'AbortError' }))).toBe(true);
-    expect(isAbortError(new TimeoutError())).toBe(false);
+    expect(isAbortError(new TimeoutError(request))).toBe(false);
     expect(isAbortError(new Error('x'))).toBe(false);
     expect(isAbortError('AbortError')).toBe(false);
     expect(isAbortError(null)).toBe(false);
-  });
-
-  test('guards work across realms by name', () => {
-    expect(isHttpError({ name: 'HttpError', status: 1 })).toBe(true);
-    expect(isTimeoutError({ name: 'TimeoutError' })).toBe(true);
-    expect(isHttpError(new TimeoutError())).toBe(false);
   });
 
   test('NetworkError: code from the cause, ERR_NETWORK when nothing says; method, url, cause', () => {
     const cause = new TypeError('fetch failed', {
       cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
     });
-    const e = new NetworkError({ cause, method: 'GET', url: 'http://127.0.0.1:1/x' });
+    const e = new NetworkError({ method: 'GET', url: 'http://127.0.0.1:1/x' }, { cause });
     expect(e).toMatchObject({ code: 'ECONNREFUSED', method: 'GET', url: 'http://127.0.0.1:1/x' });
     expect(e.cause).toBe(cause);
     expect(e.message).toBe(
       'Network error ECONNREFUSED (GET http://127.0.0.1:1/x): connect ECONNREFUSED 127.0.0.1:1',
     );
-    expect(new NetworkError({ cause: new TypeError('Failed to fetch') }).code).toBe('ERR_NETWORK');
-    expect(isNetworkError(e)).toBe(true);
-    expect(isNetworkError({ name: 'NetworkError' })).toBe(true);
-    expect(isNetworkError(new TypeError('x'))).toBe(false);
+    const bare = new NetworkError(request, { cause: new TypeError('Failed to fetch') });
+    expect(bare.code).toBe('ERR_NETWORK');
   });
 
   test('TimeoutError: kind, limit, request and transport code', () => {
-    expect(new TimeoutError(50).kind).toBe('attempt');
-    const d = new TimeoutError(1000, { kind: 'deadline', method: 'GET', url: 'https://a.test/' });
-    expect(d.message).toBe('Request deadline exceeded after 1000 ms (GET https://a.test/)');
-    const t = new TimeoutError(undefined, { kind: 'transport', code: 'UND_ERR_HEADERS_TIMEOUT' });
+    expect(new TimeoutError(request, { timeout: 50 }).kind).toBe('attempt');
+    const d = new TimeoutError(request, { kind: 'deadline', timeout: 1000 });
+    expect(d.message).toBe('Request deadline exceeded after 1000 ms (GET https://a.test/x)');
+    const t = new TimeoutError(request, { kind: 'transport', code: 'UND_ERR_HEADERS_TIMEOUT' });
     expect(t).toMatchObject({ timeout: undefined, code: 'UND_ERR_HEADERS_TIMEOUT' });
-    expect(isTimeoutError(t)).toBe(true);
   });
 
   test('errorCodeOf reads codes defensively through causes, aggregates and redirects', () => {

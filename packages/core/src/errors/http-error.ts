@@ -1,54 +1,55 @@
-import { KeelError } from './keel-error';
+import { guardFor } from './brand';
+import { type FailedRequest, KeelError, requestLabel } from './keel-error';
 
-export interface HttpErrorInit {
+/** What an HttpError adds to its request: the response. */
+export interface HttpErrorInit<T = unknown> {
   status?: number;
   statusText?: string;
   headers?: Headers;
   /** The parsed response body (JSON or text), when there was one. */
-  data?: unknown;
-  url?: string;
-  method?: string;
+  data?: T;
   /** The wait the response asked for with Retry-After, in ms. */
   retryAfter?: number;
 }
 
 /**
- * A response whose status is not 2xx. It is also the error carried by `retry` events.
+ * A response whose status is not 2xx (a response this client received; `@keel/server`'s
+ * `HttpException` is the one a handler throws to send one). It is also the error carried by
+ * `retry` events.
  *
  * @example
- * try { await client.get('/users/7') } catch (e) { if (e instanceof HttpError && e.status === 404) ... }
+ * try { await client.get('/users/7') } catch (e) { if (isHttpError(e) && e.status === 404) ... }
  */
 export class HttpError<T = unknown> extends KeelError {
+  override name = 'HttpError' as const;
   readonly status: number | undefined;
   readonly statusText: string | undefined;
   readonly headers: Headers | undefined;
   readonly data: T | undefined;
-  readonly url: string | undefined;
-  readonly method: string | undefined;
+  readonly method: string;
+  readonly url: string;
   /**
    * The wait the server asked for with a Retry-After header (seconds or an HTTP date), in ms from
    * when the response arrived; undefined without a valid header.
    */
   readonly retryAfter: number | undefined;
 
-  constructor(init?: HttpErrorInit | number, statusText?: string, headers?: Headers, data?: T) {
-    const i: HttpErrorInit =
-      typeof init === 'object' && init !== null
-        ? init
-        : { status: init, statusText, headers, data };
-    const where = i.method && i.url ? ` (${i.method} ${i.url})` : '';
+  constructor(request: FailedRequest, init: HttpErrorInit<T> = {}) {
+    const { status, statusText } = init;
     super(
-      i.status === undefined
-        ? `Request failed${where}`
-        : `Request failed with status ${i.status}${i.statusText ? ` ${i.statusText}` : ''}${where}`,
+      status === undefined
+        ? `Request failed${requestLabel(request)}`
+        : `Request failed with status ${status}${statusText ? ` ${statusText}` : ''}${requestLabel(request)}`,
     );
-    this.name = 'HttpError';
-    this.status = i.status;
-    this.statusText = i.statusText;
-    this.headers = i.headers;
-    this.data = i.data as T | undefined;
-    this.url = i.url;
-    this.method = i.method;
-    this.retryAfter = i.retryAfter;
+    this.status = status;
+    this.statusText = statusText;
+    this.headers = init.headers;
+    this.data = init.data;
+    this.method = request.method;
+    this.url = request.url;
+    this.retryAfter = init.retryAfter;
   }
 }
+
+/** True for an HttpError, also one from another copy of the package. */
+export const isHttpError = guardFor(HttpError, 'core', 'HttpError');

@@ -1,24 +1,42 @@
-export { CancelledError } from './cancelled-error';
-export { CircuitOpenError } from './circuit-open-error';
-export { isAbortError, isHttpError, isNetworkError, isTimeoutError } from './guards';
-export { HttpError, type HttpErrorInit } from './http-error';
-export { KeelError } from './keel-error';
-export { NetworkError, type NetworkErrorInit } from './network-error';
-export { ParseError } from './parse-error';
-export { ResponseTooLargeError } from './response-too-large-error';
-export { TimeoutError, type TimeoutErrorInit, type TimeoutKind } from './timeout-error';
+export {
+  CancelledError,
+  type CancelledErrorInit,
+  isAbortError,
+  isCancelledError,
+} from './cancelled-error';
+export {
+  CircuitOpenError,
+  type CircuitOpenErrorInit,
+  isCircuitOpenError,
+} from './circuit-open-error';
+export { HttpError, type HttpErrorInit, isHttpError } from './http-error';
+export { type FailedRequest, isKeelError, KeelError } from './keel-error';
+export { isNetworkError, NetworkError, type NetworkErrorInit } from './network-error';
+export { isParseError, ParseError, type ParseErrorInit } from './parse-error';
+export {
+  isResponseTooLargeError,
+  ResponseTooLargeError,
+  type ResponseTooLargeErrorInit,
+} from './response-too-large-error';
+export {
+  isTimeoutError,
+  TimeoutError,
+  type TimeoutErrorInit,
+  type TimeoutKind,
+} from './timeout-error';
 
 import type { CancelledError } from './cancelled-error';
 import type { CircuitOpenError } from './circuit-open-error';
 import type { HttpError } from './http-error';
 import type { NetworkError } from './network-error';
 import type { ParseError } from './parse-error';
+import type { ResponseTooLargeError } from './response-too-large-error';
 import type { TimeoutError } from './timeout-error';
 
 /**
  * What a request can reject with: keel's errors, plus the TypeError / RangeError of a bad
- * request option or URL. Narrow with `instanceof` (or the guards): `error instanceof HttpError`
- * gives `status` and `data`.
+ * request option or URL. Narrow with the guards (`isHttpError(error)` gives `status` and `data`)
+ * or `instanceof`; every keel error carries the request's `method` and `url`.
  */
 export type RequestError =
   | HttpError
@@ -27,5 +45,6 @@ export type RequestError =
   | CancelledError
   | CircuitOpenError
   | ParseError
+  | ResponseTooLargeError
   | TypeError
   | RangeError;

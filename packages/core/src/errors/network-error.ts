@@ -1,12 +1,12 @@
+import { guardFor } from './brand';
 import { errorCodeOf } from './error-code';
-import { KeelError } from './keel-error';
+import { type FailedRequest, KeelError, requestLabel } from './keel-error';
 
+/** What a NetworkError adds to its request. */
 export interface NetworkErrorInit {
   /** What the fetch implementation threw (undici's `TypeError('fetch failed')`, ...). */
   cause: unknown;
-  method?: string;
-  url?: string;
-  /** Default: read from `cause` (`errorCodeOf`), else `ERR_NETWORK`. */
+  /** @default read from `cause` (`errorCodeOf`), else `ERR_NETWORK` */
   code?: string;
 }
 
@@ -22,21 +22,25 @@ export interface NetworkErrorInit {
  * catch (e) { if (isNetworkError(e) && e.code === 'ECONNREFUSED') showOffline(); }
  */
 export class NetworkError extends KeelError {
+  override name = 'NetworkError' as const;
   readonly code: string;
-  readonly method: string | undefined;
-  readonly url: string | undefined;
+  readonly method: string;
+  readonly url: string;
 
-  constructor(init: NetworkErrorInit) {
+  constructor(request: FailedRequest, init: NetworkErrorInit) {
     const code = init.code ?? errorCodeOf(init.cause) ?? 'ERR_NETWORK';
-    const where = init.method && init.url ? ` (${init.method} ${init.url})` : '';
     const detail = causeMessage(init.cause);
-    super(`Network error ${code}${where}${detail ? `: ${detail}` : ''}`, { cause: init.cause });
-    this.name = 'NetworkError';
+    super(`Network error ${code}${requestLabel(request)}${detail ? `: ${detail}` : ''}`, {
+      cause: init.cause,
+    });
     this.code = code;
-    this.method = init.method;
-    this.url = init.url;
+    this.method = request.method;
+    this.url = request.url;
   }
 }
+
+/** True for a NetworkError, also one from another copy of the package. */
+export const isNetworkError = guardFor(NetworkError, 'core', 'NetworkError');
 
 /** The innermost message worth showing: undici's outer "fetch failed" says less than its cause. */
 function causeMessage(cause: unknown): string {

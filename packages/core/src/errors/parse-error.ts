@@ -1,13 +1,34 @@
-import { KeelError } from './keel-error';
+import { guardFor } from './brand';
+import { type FailedRequest, KeelError, requestLabel } from './keel-error';
+
+/** What a ParseError adds to its request. */
+export interface ParseErrorInit {
+  /** The response's status (a 2xx). */
+  status: number;
+  /** The body as received. */
+  body: string;
+  /** JSON.parse's SyntaxError. */
+  cause: unknown;
+}
 
 /** The response said it was JSON but its body did not parse. Not retried. */
 export class ParseError extends KeelError {
+  override name = 'ParseError' as const;
   readonly status: number;
   readonly body: string;
-  constructor(status: number, body: string, cause: unknown) {
-    super(`Response body is not valid JSON (status ${status})`, { cause });
-    this.name = 'ParseError';
-    this.status = status;
-    this.body = body;
+  readonly method: string;
+  readonly url: string;
+
+  constructor(request: FailedRequest, init: ParseErrorInit) {
+    super(`Response body is not valid JSON (status ${init.status})${requestLabel(request)}`, {
+      cause: init.cause,
+    });
+    this.status = init.status;
+    this.body = init.body;
+    this.method = request.method;
+    this.url = request.url;
   }
 }
+
+/** True for a ParseError, also one from another copy of the package. */
+export const isParseError = guardFor(ParseError, 'core', 'ParseError');

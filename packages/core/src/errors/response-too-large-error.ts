@@ -1,4 +1,15 @@
-import { KeelError } from './keel-error';
+import { guardFor } from './brand';
+import { type FailedRequest, KeelError, requestLabel } from './keel-error';
+
+/** What a ResponseTooLargeError adds to its request. */
+export interface ResponseTooLargeErrorInit {
+  /** The `maxResponseBytes` that was passed. */
+  limit: number;
+  /** Bytes read when the download stopped, or the declared Content-Length. */
+  received: number;
+  /** The response's status. */
+  status: number;
+}
 
 /**
  * The response body is larger than `maxResponseBytes`: the download was aborted as soon as the
@@ -7,28 +18,28 @@ import { KeelError } from './keel-error';
  * too big), and not counted by the circuit breaker.
  */
 export class ResponseTooLargeError extends KeelError {
+  override name = 'ResponseTooLargeError' as const;
   readonly limit: number;
   readonly received: number;
   readonly status: number;
-  readonly method: string | undefined;
-  readonly url: string | undefined;
+  readonly method: string;
+  readonly url: string;
 
-  constructor(init: {
-    limit: number;
-    received: number;
-    status: number;
-    method?: string;
-    url?: string;
-  }) {
-    const where = init.method && init.url ? ` (${init.method} ${init.url})` : '';
+  constructor(request: FailedRequest, init: ResponseTooLargeErrorInit) {
     super(
-      `Response body exceeds maxResponseBytes ${init.limit} (${init.received} bytes or more)${where}`,
+      `Response body exceeds maxResponseBytes ${init.limit} (${init.received} bytes or more)${requestLabel(request)}`,
     );
-    this.name = 'ResponseTooLargeError';
     this.limit = init.limit;
     this.received = init.received;
     this.status = init.status;
-    this.method = init.method;
-    this.url = init.url;
+    this.method = request.method;
+    this.url = request.url;
   }
 }
+
+/** True for a ResponseTooLargeError, also one from another copy of the package. */
+export const isResponseTooLargeError = guardFor(
+  ResponseTooLargeError,
+  'core',
+  'ResponseTooLargeError',
+);

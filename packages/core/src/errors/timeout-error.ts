@@ -1,4 +1,5 @@
-import { KeelError } from './keel-error';
+import { guardFor } from './brand';
+import { type FailedRequest, KeelError, requestLabel } from './keel-error';
 
 /**
  * Which clock ran out: `attempt` (the per-attempt `timeout`), `deadline` (the request's total
@@ -8,12 +9,15 @@ import { KeelError } from './keel-error';
  */
 export type TimeoutKind = 'attempt' | 'deadline' | 'signal' | 'transport';
 
+/** What a TimeoutError adds to its request. */
 export interface TimeoutErrorInit {
+  /** Which clock ran out. @default 'attempt' */
   kind?: TimeoutKind;
-  method?: string;
-  url?: string;
+  /** The limit that ran out, in ms; undefined when it was the transport's or a signal's. */
+  timeout?: number;
   /** The transport's code (`UND_ERR_HEADERS_TIMEOUT`, `UND_ERR_BODY_TIMEOUT`, ...). */
   code?: string;
+  /** What timed out underneath: a signal's reason, the transport's error. */
   cause?: unknown;
 }
 
@@ -22,28 +26,35 @@ export interface TimeoutErrorInit {
  * 408 for idempotent methods; a deadline or a caller's signal ends the request.
  */
 export class TimeoutError extends KeelError {
+  override name = 'TimeoutError' as const;
   /** The limit that ran out, in ms; undefined when the transport's or a signal's. */
   readonly timeout: number | undefined;
   readonly kind: TimeoutKind;
-  readonly method: string | undefined;
-  readonly url: string | undefined;
+  readonly method: string;
+  readonly url: string;
   readonly code: string | undefined;
 
-  constructor(timeout?: number, init: TimeoutErrorInit = {}) {
+  constructor(request: FailedRequest, init: TimeoutErrorInit = {}) {
     const kind = init.kind ?? 'attempt';
-    const where = init.method && init.url ? ` (${init.method} ${init.url})` : '';
+    const { timeout } = init;
     super(
-      `${timeout === undefined ? LABELS[kind] : `${LABELS[kind]} after ${timeout} ms`}${where}`,
+      `${timeout === undefined ? LABELS[kind] : `${LABELS[kind]} after ${timeout} ms`}${requestLabel(request)}`,
       init.cause === undefined ? undefined : { cause: init.cause },
     );
-    this.name = 'TimeoutError';
     this.timeout = timeout;
     this.kind = kind;
-    this.method = init.method;
-    this.url = init.url;
+    this.method = request.method;
+    this.url = request.url;
     this.code = init.code;
   }
 }
+
+/**
+ * True for keel's TimeoutError, also one from another copy of the package. A DOMException named
+ * `TimeoutError` (from `AbortSignal.timeout()`) is not one: a request whose signal timed out
+ * rejects with keel's TimeoutError of kind `signal`, which is.
+ */
+export const isTimeoutError = guardFor(TimeoutError, 'core', 'TimeoutError');
 
 const LABELS: Record<TimeoutKind, string> = {
   attempt: 'Request timed out',

@@ -1,5 +1,5 @@
 import { emptySummary } from '../intelligence/summary';
-import { zeroMetrics } from '../internal/adaptive-metrics';
+import { zeroAdaptiveMetrics } from '../internal/counters';
 import { endpointKey } from '../internal/endpoint';
 import type {
   AdaptiveController,
@@ -16,7 +16,7 @@ import type {
 
 /** Nothing observed: an empty snapshot (with the adaptive engine's counters, if it has one). */
 export function disabledIntelligence(
-  adaptive: () => AdaptiveMetrics = zeroMetrics,
+  adaptive: () => AdaptiveMetrics = zeroAdaptiveMetrics,
 ): IntelligenceController {
   return {
     snapshot: () => ({ summary: emptySummary(adaptive()), endpoints: [] }),
@@ -43,6 +43,6 @@ export const disabledAdaptive: AdaptiveController =
   /* @__PURE__ */ Object.freeze<AdaptiveController>({
     snapshot: () => ({ enabled: false, endpoints: {} }),
     endpoint: () => undefined,
-    metrics: zeroMetrics,
+    metrics: zeroAdaptiveMetrics,
     reset() {},
   });

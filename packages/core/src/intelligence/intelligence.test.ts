@@ -1,8 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CancelledError } from '../errors/cancelled-error';
-import { CircuitOpenError } from '../errors/circuit-open-error';
-import { HttpError } from '../errors/http-error';
-import { TimeoutError } from '../errors/timeout-error';
+import { errorOf } from '../errors/errors.fixture';
 import { EventEmitter } from '../events/emitter';
 import { Tracker } from '../tracker/tracker';
 import type { ClientEvents } from '../types/events';
@@ -76,9 +73,9 @@ describe('Intelligence', () => {
     ok.join();
     ok.succeed();
     const retried = t.flight('GET /a', 60);
-    retried.retry(new HttpError(429));
+    retried.retry(errorOf.http(429));
     retried.succeed();
-    t.flight('GET /a', 100).fail(new TimeoutError(100));
+    t.flight('GET /a', 100).fail(errorOf.timeout(100));
     const cancelled = t.flight('GET /b');
     cancelled.join();
     cancelled.cancel(false);
@@ -89,7 +86,7 @@ describe('Intelligence', () => {
       endpoint: 'GET /a',
       method: 'GET',
       path: '/a',
-      error: new CircuitOpenError('GET /a'),
+      error: errorOf.circuitOpen('GET /a'),
     });
 
     expect(t.intel.endpoint('GET', '/a')).toEqual({
@@ -160,17 +157,17 @@ describe('Intelligence', () => {
   it('latency samples are attempts that got a response: retried ones too, never timed-out ones', () => {
     const t = setup();
     const f = t.flight('GET /s', 30);
-    f.retry(new HttpError(503), 20);
-    f.retry(new TimeoutError(500)); // no response: no sample
+    f.retry(errorOf.http(503), 20);
+    f.retry(errorOf.timeout(500)); // no response: no sample
     f.succeed();
-    t.flight('GET /s').fail(new TimeoutError(500), null);
+    t.flight('GET /s').fail(errorOf.timeout(500), null);
     expect(t.intel.endpoint('GET', '/s')?.latency).toMatchObject({ samples: 2, avg: 25 });
   });
 
   it('a cancelled flight is not a failure and has no latency sample', () => {
     const t = setup();
     t.flight().cancel(true);
-    t.flight().fail(new CancelledError()); // the client never does this, but if it did
+    t.flight().fail(errorOf.cancelled()); // the client never does this, but if it did
     const e = t.intel.endpoint('GET', '/a')!;
     expect(e.cancels).toBe(1);
     expect(e.latency.samples).toBe(1);
@@ -178,7 +175,7 @@ describe('Intelligence', () => {
 
   it('a job refused by the pre-start gate (circuit-rejected, then error with CircuitOpenError) is one rejected request, not a failure', () => {
     const t = setup();
-    const error = new CircuitOpenError('GET /a');
+    const error = errorOf.circuitOpen('GET /a');
     const flight = t.flight();
     t.events.emit('circuit-rejected', { endpoint: 'GET /a', method: 'GET', path: '/a', error });
     flight.fail(error);

@@ -1,6 +1,8 @@
-import { hasErrorName as hasName } from '../errors/keel-error';
+import { isCircuitOpenError } from '../errors/circuit-open-error';
+import { isHttpError } from '../errors/http-error';
+import { isTimeoutError } from '../errors/timeout-error';
 import type { EventEmitter } from '../events/emitter';
-import { zeroMetrics } from '../internal/adaptive-metrics';
+import { zeroAdaptiveMetrics } from '../internal/counters';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
 import type { IntelligenceRecommendation } from '../request/resolve';
@@ -10,6 +12,7 @@ import type {
   EndpointStats,
   IntelligenceController,
   IntelligenceSnapshot,
+  IntelligenceSummary,
 } from '../types/controllers';
 import type { ClientEvents } from '../types/events';
 import { EndpointRecord, foldCounters } from './endpoint-record';
@@ -64,7 +67,7 @@ export class Intelligence implements IntelligenceController {
   constructor(options: ResolvedIntelligenceOptions, sources: IntelligenceSources = {}) {
     this.#options = options;
     this.#circuits = sources.circuits ?? NO_CIRCUITS;
-    this.#adaptive = sources.adaptive ?? zeroMetrics;
+    this.#adaptive = sources.adaptive ?? zeroAdaptiveMetrics;
     this.recommends =
       options.enabled && (options.adaptiveTimeout || options.adaptiveStaleWhileRevalidate);
   }
@@ -107,22 +110,25 @@ export class Intelligence implements IntelligenceController {
     const endpoints: EndpointStats[] = [];
     const s = emptySummary(this.#adaptive());
     if (!this.#options.enabled) return { summary: s, endpoints };
-    const records = [...this.#endpoints.values(), this.#retired];
-    for (const r of records) {
-      const e = this.#statsOf(r);
-      if (r !== this.#retired) endpoints.push(e);
-      s.totalRequests += e.requests;
-      s.cacheHits += e.cacheHits;
-      s.cacheMisses += e.cacheMisses;
-      s.deduplicated += e.dedupPrevented;
-      s.retriesPerformed += e.retriesPerformed;
-      s.retriesRecovered += e.retriesRecovered;
-      s.failures += e.failures;
-      s.rateLimited += e.rateLimited;
-      s.timeouts += e.timeouts;
-      s.cancels += e.cancels;
-      s.circuitRejected += e.circuitRejected;
+    // The totals are the counters of every record, retired ones included, summed by one fold;
+    // the derived figures (requests, cache misses) are linear in them.
+    const total = new EndpointRecord('', '', '');
+    foldCounters(total, this.#retired);
+    for (const r of this.#endpoints.values()) {
+      endpoints.push(this.#statsOf(r));
+      foldCounters(total, r);
     }
+    s.totalRequests = total.requests;
+    s.cacheHits = total.cacheHits;
+    s.cacheMisses = total.cacheMisses;
+    s.deduplicated = total.dedupPrevented;
+    s.retriesPerformed = total.retriesPerformed;
+    s.retriesRecovered = total.retriesRecovered;
+    s.failures = total.failures;
+    s.rateLimited = total.rateLimited;
+    s.timeouts = total.timeouts;
+    s.cancels = total.cancels;
+    s.circuitRejected = total.circuitRejected;
     s.activeRequests = this.#active;
     s.cacheHitRate = ratio(s.cacheHits, s.totalRequests);
     s.dedupRate = ratio(s.deduplicated, s.totalRequests);
@@ -172,7 +178,7 @@ export class Intelligence implements IntelligenceController {
     // A job the scheduler's pre-start gate refused (its circuit opened while it waited) is a
     // circuit rejection (counted by its `circuit-rejected` event), not a failure of the endpoint,
     // and it never reached the network.
-    if (hasName(e.error, 'CircuitOpenError')) {
+    if (isCircuitOpenError(e.error)) {
       r.refusedAfterStart++;
       return;
     }
@@ -276,10 +282,8 @@ export class Intelligence implements IntelligenceController {
 
 /** A failed attempt (from `retry`, or the last one from `error`): 429 and timeout counters. */
 function countAttemptError(r: EndpointRecord, error: unknown): void {
-  if (hasName(error, 'TimeoutError')) r.timeouts++;
-  else if (hasName(error, 'HttpError') && (error as { status?: unknown }).status === 429) {
-    r.rateLimited++;
-  }
+  if (isTimeoutError(error)) r.timeouts++;
+  else if (isHttpError(error) && error.status === 429) r.rateLimited++;
 }
 
 function ratio(part: number, whole: number): number {

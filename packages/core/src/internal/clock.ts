@@ -4,10 +4,16 @@ export type TimerHandle = unknown;
 /**
  * The one source of time for a client. Every timer keel starts (timeouts, retry waits, circuit
  * windows, scheduler parking) goes through it, so tests can substitute a fake clock.
+ *
+ * `@keel/server`'s `Clock` has exactly this shape (its type test checks it), so one fake clock
+ * object can drive a client and a server in the same test.
  */
 export interface Clock {
+  /** Milliseconds since the epoch, as `Date.now()`. */
   now(): number;
+  /** Calls `fn` once after `ms` milliseconds; returns a handle for `clearTimeout`. */
   setTimeout(fn: () => void, ms: number): TimerHandle;
+  /** Cancels a timer from `setTimeout`; a handle that already fired is ignored. */
   clearTimeout(handle: TimerHandle): void;
 }
 

@@ -150,7 +150,7 @@ export class Scheduler implements AttemptGate {
   cancel(job: SchedulerJob): void {
     const entry = job.gateEntry;
     if (entry === undefined || entry.state === 'done') return;
-    this.#end(entry, 'rejected', job.aborted ? job.reason : new CancelledError());
+    this.#end(entry, 'rejected', job.aborted ? job.reason : new CancelledError(job.spec));
     this.#dispatch();
   }
 
@@ -225,7 +225,8 @@ export class Scheduler implements AttemptGate {
     try {
       for (const entry of [...group.entries]) {
         if (entry.state === 'done') continue;
-        const error = new CancelledError(`Request cancelled: group "${name}" was cancelled`);
+        const message = `Request cancelled: group "${name}" was cancelled`;
+        const error = new CancelledError(entry.job.spec, { message });
         this.#hooks.cancelJob(entry.job, error);
         // A job whose flight the client no longer tracks is dropped here.
         if (stateOf(entry) !== 'done') {
@@ -336,7 +337,7 @@ export class Scheduler implements AttemptGate {
       const { spec } = entry.job;
       // Pre-start circuit gate: the circuit may have opened while the job waited.
       if (!entry.job.probe && !this.#hooks.permits(spec.endpoint)) {
-        this.#end(entry, 'completed', new CircuitOpenError(spec.endpoint));
+        this.#end(entry, 'completed', new CircuitOpenError(spec, { endpoint: spec.endpoint }));
         continue;
       }
       if (budget !== undefined) {

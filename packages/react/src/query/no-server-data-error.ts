@@ -1,4 +1,5 @@
 import { KeelError } from '@keel/core';
+import { guardFor } from '@keel/core/internals';
 
 /**
  * Thrown by a suspense query rendered on the server with nothing cached for its key. Rendering on
@@ -6,16 +7,21 @@ import { KeelError } from '@keel/core';
  * not reuse it): React renders the nearest `<Suspense>` fallback instead and renders that part in
  * the browser, which fetches it. Prefetch what a page needs and hand it over with `dehydrate` /
  * `<HydrationBoundary>` to render it on the server. Streaming renderers report it to `onError`:
- * `if (error instanceof NoServerDataError) return;` keeps it out of the logs.
+ * `if (isNoServerDataError(error)) return;` keeps it out of the logs.
  */
 export class NoServerDataError extends KeelError {
+  override name = 'NoServerDataError' as const;
   /** The query's cache key. */
   readonly key: string;
+
+  /** @param key The query's cache key. */
   constructor(key: string) {
     super(
       `keel: a suspense query has no data on the server for ${key}: prefetch it before rendering and hand it over with dehydrate / <HydrationBoundary>; React renders this <Suspense> boundary in the browser instead`,
     );
-    this.name = 'NoServerDataError';
     this.key = key;
   }
 }
+
+/** True for a NoServerDataError, also one from another copy of the package. */
+export const isNoServerDataError = guardFor(NoServerDataError, 'react', 'NoServerDataError');

@@ -1,4 +1,5 @@
-import type { Clock, TimerHandle } from '@keel/core';
+import { type Clock, type FailedRequest, KeelError, type TimerHandle } from '@keel/core';
+import { guardFor } from '@keel/core/internals';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { noop } from '../internal/report';
 
@@ -23,16 +24,32 @@ export interface ServerEvent<T = unknown> {
   id: string | undefined;
 }
 
+/** What a ServerEventsError adds to its request. */
+export interface ServerEventsErrorInit {
+  /** What was wrong with the answer. */
+  message: string;
+  /** The HTTP status of the answer. */
+  status?: number;
+}
+
 /** The HTTP answer to an event-stream request was not a usable stream. */
-export class ServerEventsError extends Error {
-  override readonly name = 'ServerEventsError';
+export class ServerEventsError extends KeelError {
+  override name = 'ServerEventsError' as const;
   /** HTTP status, when there was a response. */
   readonly status: number | undefined;
-  constructor(message: string, status?: number) {
-    super(message);
-    this.status = status;
+  readonly method: string;
+  readonly url: string;
+
+  constructor(request: FailedRequest, init: ServerEventsErrorInit) {
+    super(`${init.message} (${request.method} ${request.url})`);
+    this.status = init.status;
+    this.method = request.method;
+    this.url = request.url;
   }
 }
+
+/** True for a ServerEventsError, also one from another copy of the package. */
+export const isServerEventsError = guardFor(ServerEventsError, 'react', 'ServerEventsError');
 
 export interface ConnectionOptions {
   /** The fetch to use; default: the global fetch, looked up at each connect. */
@@ -165,8 +182,8 @@ export class SseConnection {
         retry = RETRIABLE.has(response.status);
         await response.body?.cancel().catch(noop);
         throw new ServerEventsError(
-          `keel: event stream ${this.url} answered HTTP ${response.status}`,
-          response.status,
+          { method: 'GET', url: this.url },
+          { message: `Event stream answered HTTP ${response.status}`, status: response.status },
         );
       }
       const type = response.headers.get('content-type') ?? '';
@@ -174,8 +191,8 @@ export class SseConnection {
         retry = false;
         await response.body?.cancel().catch(noop);
         throw new ServerEventsError(
-          `keel: ${this.url} is not an event stream (content-type "${type}")`,
-          response.status,
+          { method: 'GET', url: this.url },
+          { message: `Not an event stream (content-type "${type}")`, status: response.status },
         );
       }
       this.#setState({ status: 'open', error: null });

@@ -1,28 +1,32 @@
 import type { LatencyStats } from '../types/controllers';
 
-/** Samples kept per endpoint: p95 reads the 7th highest of 128, and a read sorts 1 KiB at most. */
-export const LATENCY_WINDOW = 128;
-
 export const NO_LATENCY: LatencyStats = Object.freeze({ avg: 0, p50: 0, p95: 0, samples: 0 });
 
 /**
- * The last `capacity` latency samples of one endpoint, in a fixed-size ring.
+ * The last `capacity` latency samples of one endpoint, in ms, in a fixed-size ring: the one ring
+ * intelligence (per-endpoint stats, recommendations) and the adaptive engine (its windows' p95)
+ * both keep.
  *
  * Invariants: `record` is O(1) and never sorts or allocates (the typed array is allocated with the
- * first sample); `values[0 .. size)` are the window's samples (the ring fills from index 0);
- * `stats()` copies and sorts at most `capacity` numbers, and its result is cached until the next
- * sample, so reading it on every request costs nothing between samples.
+ * first sample, so an endpoint seen once costs no buffer until it has a latency);
+ * `values[0 .. size)` are the window's samples (the ring fills from index 0); `stats()` copies
+ * and sorts at most `capacity` numbers into a scratch array reused across reads, and its result
+ * is cached until the next sample, so reading it on every request costs nothing between samples.
+ *
+ * Percentiles use the nearest-rank definition, pq = sorted[ceil(q * n) - 1]: always a latency
+ * that was actually observed, which keeps decision reasons concrete.
  */
 export class LatencyRing {
   readonly capacity: number;
   #values: Float64Array | undefined;
+  #sorted: Float64Array | undefined;
   #next = 0;
   #size = 0;
   /** Bumped on every sample: lets readers cache what they derive from the window. */
   version = 0;
   #stats: LatencyStats | undefined;
 
-  constructor(capacity = LATENCY_WINDOW) {
+  constructor(capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1) {
       throw new RangeError(`keel: latency window must be an integer >= 1, got ${String(capacity)}`);
     }
@@ -49,7 +53,11 @@ export class LatencyRing {
     if (this.#stats !== undefined) return this.#stats;
     const n = this.#size;
     if (n === 0 || this.#values === undefined) return NO_LATENCY;
-    const sorted = this.#values.slice(0, n).sort();
+    // The scratch array's length changes only while the ring fills.
+    if (this.#sorted?.length !== n) this.#sorted = new Float64Array(n);
+    const sorted = this.#sorted;
+    sorted.set(n === this.capacity ? this.#values : this.#values.subarray(0, n));
+    sorted.sort();
     let sum = 0;
     for (let i = 0; i < n; i++) sum += sorted[i]!;
     this.#stats = Object.freeze({
@@ -63,6 +71,7 @@ export class LatencyRing {
 
   clear(): void {
     this.#values = undefined;
+    this.#sorted = undefined;
     this.#next = 0;
     this.#size = 0;
     this.version++;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LATENCY_WINDOW, LatencyRing, NO_LATENCY } from './latency-ring';
+import { LatencyRing, NO_LATENCY } from './latency-ring';
 
 describe('LatencyRing', () => {
   it('is empty until the first sample', () => {
@@ -24,6 +24,8 @@ describe('LatencyRing', () => {
     for (const ms of [1000, 1000, 1000, 1, 2, 3, 4]) ring.record(ms);
     expect(ring.size).toBe(4);
     expect(ring.stats()).toEqual({ avg: 2.5, p50: 2, p95: 4, samples: 4 });
+    ring.record(5); // overwrites the oldest, 1
+    expect(ring.stats()).toEqual({ avg: 3.5, p50: 3, p95: 5, samples: 4 });
   });
 
   it('caches stats until the next sample', () => {
@@ -53,11 +55,15 @@ describe('LatencyRing', () => {
     ring.record(3);
     ring.clear();
     expect(ring.stats()).toBe(NO_LATENCY);
+    expect(ring.size).toBe(0);
+    ring.record(7);
+    expect(ring.stats()).toEqual({ avg: 7, p50: 7, p95: 7, samples: 1 });
   });
 
   it('rejects a bad capacity', () => {
     expect(() => new LatencyRing(0)).toThrow(RangeError);
-    expect(new LatencyRing().capacity).toBe(LATENCY_WINDOW);
+    expect(() => new LatencyRing(2.5)).toThrow(RangeError);
+    expect(new LatencyRing(4).capacity).toBe(4);
   });
 
   it('matches a sort of the last window for any history', () => {

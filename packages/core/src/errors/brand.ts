@@ -1,0 +1,26 @@
+/*
+ * Brands: how a guard recognises an instance of a keel error class also when it comes from
+ * another copy of the package (two bundles, a second realm), where `instanceof` fails, without
+ * ever accepting a look-alike object (`{ name: 'HttpError' }`). Each class marks its prototype
+ * with a registered symbol (`Symbol.for`, the same in every copy and realm); instances and
+ * subclasses inherit it.
+ */
+
+/**
+ * Brands `cls` as `keel.<pkg>.<name>` and returns its guard: true for an instance of `cls`, also
+ * one built by another copy of the package. `name` is written out because a minifier renames
+ * classes.
+ */
+export function guardFor<T extends object>(
+  cls: abstract new (...args: never[]) => T,
+  pkg: string,
+  name: string,
+): (value: unknown) => value is T {
+  const key = Symbol.for(`keel.${pkg}.${name}`);
+  Object.defineProperty(cls.prototype, key, { value: true });
+  return (value: unknown): value is T =>
+    value instanceof cls ||
+    (typeof value === 'object' &&
+      value !== null &&
+      (value as Record<symbol, unknown>)[key] === true);
+}
