@@ -12,7 +12,6 @@ import type {
   EndpointStats,
   IntelligenceController,
   IntelligenceSnapshot,
-  IntelligenceSummary,
 } from '../types/controllers';
 import type { ClientEvents } from '../types/events';
 import { EndpointRecord, foldCounters } from './endpoint-record';
