@@ -89,7 +89,11 @@ const internals = new WeakMap<Client, ClientInternals>();
 export function internalsOf(client: Client, caller: string): ClientInternals {
   const found = internals.get(client);
   if (found === undefined) {
-    throw typeError(`${caller}(client)`, 'a client made by createClient', client);
+    throw typeError(
+      `${caller}(client)`,
+      'a client made by createClient or createBaseClient',
+      client,
+    );
   }
   return found;
 }

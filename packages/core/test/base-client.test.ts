@@ -6,6 +6,8 @@ import {
   type ClientFeature,
   createBaseClient,
   createClient,
+  dehydrate,
+  hydrate,
   withAdaptive,
   withCircuitBreaker,
   withIntelligence,
@@ -310,5 +312,24 @@ describe('each feature does its work only when given', () => {
     await outcome(b.client.get('/x'));
     expect(a.seen).toEqual(['open/1']);
     expect(b.seen).toEqual(a.seen);
+  });
+});
+
+describe('the base client is a whole client', () => {
+  it('hands its cache over with dehydrate / hydrate, to and from createClient', async () => {
+    const server = client({ cache: true });
+    await server.client.get('/users');
+    const browser = createClient({
+      baseURL: 'https://api.test',
+      fetch: async () => jsonResponse('network'),
+    });
+    hydrate(browser, dehydrate(server.client));
+    expect((await browser.get('/users')).data).toEqual({ ok: true });
+    const back = createBaseClient({
+      baseURL: 'https://api.test',
+      fetch: async () => jsonResponse('network'),
+    });
+    hydrate(back, dehydrate(browser));
+    expect((await back.get('/users')).data).toEqual({ ok: true });
   });
 });
