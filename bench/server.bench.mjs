@@ -1,9 +1,18 @@
-// @keel/server throughput vs Fastify, Hono (@hono/node-server), Express 5 and raw node:http, plus
-// an SSE fan-out run. Build first: (cd packages/server && npx tsup). Run: node bench/server.bench.mjs
-// Each server runs in its own child process (NODE_ENV=production) on its own port, measured one
-// at a time in rotated rounds; autocannon runs here. Results print as markdown and replace the "## @keel/server" section of
-// bench/RESULTS.md. Env: BENCH_DURATION (s, default 3), BENCH_ROUNDS (default 3), BENCH_CONNECTIONS (default 32),
-// BENCH_SSE_CLIENTS (default 1000), BENCH_SSE_SECONDS (default 5).
+// @keel/server on a realistic app vs Fastify (with response schemas, as its docs recommend),
+// Hono (@hono/node-server) and raw node:http, plus an SSE fan-out run. Every server serves the
+// same 100-route app (static, one-param and two-param routes; see server-targets.mjs) and two of
+// its routes are measured: the JSON hello route and a two-param route, both in the middle of the
+// registration order. keel runs twice: through `app.listen()` and mounted as
+// `http.createServer(app.handler)`, the way users put it in their own servers.
+// Build first: (cd packages/server && npx tsup). Run: node bench/server.bench.mjs
+// Each server runs in its own child process (NODE_ENV as given) on its own port; all stay up,
+// and each round measures every server once per scenario, in a rotated order; autocannon runs
+// here. Results print as markdown and replace the block between the keel-server markers in
+// bench/RESULTS.md. Env: BENCH_DURATION (s per server, route and round, default 3), BENCH_SLICES
+// (passes per round that share it, default 3), BENCH_ROUNDS (default 12),
+// BENCH_CONNECTIONS (default 50), BENCH_TARGETS (comma list; default keel, keel-handler,
+// fastify, hono, node; `express` is available), BENCH_SSE_CLIENTS (default 1000),
+// BENCH_SSE_SECONDS (default 5; 0 skips the SSE run).
 // BENCH_BASELINE=<git rev>: also runs @keel/server as built from that revision ("keel@rev"), in the
 // same rounds, to measure what a change costs (e.g. main before a branch).
 import { execSync, fork } from 'node:child_process';
@@ -16,17 +25,29 @@ import autocannon from 'autocannon';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const DURATION = Number(process.env.BENCH_DURATION ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const PIPELINING = Number(process.env.BENCH_PIPELINING ?? 1);
+// Passes over every server per round (each DURATION / SLICES seconds long).
+const SLICES = Number(process.env.BENCH_SLICES ?? 3);
 const SSE_CLIENTS = Number(process.env.BENCH_SSE_CLIENTS ?? 1000);
 const SSE_SECONDS = Number(process.env.BENCH_SSE_SECONDS ?? 5);
-// BENCH_PROBE=1: a quick keel / fastify / node run of the given scenario, nothing written.
-const PROBE = process.env.BENCH_PROBE;
+// BENCH_PROBE=1: the rounds only, printed; nothing written.
+const PROBE = process.env.BENCH_PROBE === '1';
 const BASELINE = process.env.BENCH_BASELINE;
-const TARGETS = PROBE
-  ? ['keel', 'fastify', 'node']
-  : ['keel', 'fastify', 'hono', 'express', 'node'];
+const TARGETS = (process.env.BENCH_TARGETS ?? 'keel,keel-handler,fastify,hono,node').split(',');
 if (BASELINE) TARGETS.splice(1, 0, 'keel-baseline');
+for (const needed of ['fastify', 'node']) {
+  if (!TARGETS.includes(needed)) TARGETS.push(needed); // the ratios are against these two
+}
+const LABELS = {
+  keel: 'keel, app.listen()',
+  'keel-handler': 'keel, http.createServer(app.handler)',
+  fastify: 'Fastify 5, response schemas',
+  hono: 'Hono 4, @hono/node-server',
+  express: 'Express 5',
+  node: 'raw node:http (floor)',
+};
 
 /**
  * Builds packages/server at `rev` (ESM only) under packages/server/node_modules, so the build
@@ -53,14 +74,15 @@ const baselineLabel = BASELINE
   ? `keel@${execSync(`git rev-parse --short ${BASELINE}`).toString().trim()}`
   : undefined;
 const SCENARIOS = {
-  hello: '/hello',
-  params: '/api/v1/resource50/12345/items/abc',
+  hello: { path: '/hello', label: 'JSON hello' },
+  params: { path: '/api/v1/resource50/12345/items/abc', label: '2 params' },
 };
 
-function startTarget(target, scenario) {
+function startTarget(target, mode) {
   return new Promise((resolve, reject) => {
-    const child = fork(join(here, 'server-targets.mjs'), [target, scenario], {
-      env: { ...process.env, NODE_ENV: 'production', KEEL_BASELINE_ENTRY: baselineEntry ?? '' },
+    const child = fork(join(here, 'server-targets.mjs'), mode ? [target, mode] : [target], {
+      // NODE_ENV as the caller has it (unset: each framework's defaults, as a user starts it).
+      env: { ...process.env, KEEL_BASELINE_ENTRY: baselineEntry ?? '' },
       execArgv: ['--expose-gc'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
@@ -92,72 +114,109 @@ function cpuOf(child) {
 
 function cannon(url, duration) {
   return new Promise((resolve, reject) => {
-    autocannon({ url, connections: CONNECTIONS, pipelining: 1, duration }, (err, result) =>
-      err ? reject(err) : resolve(result),
+    autocannon(
+      { url, connections: CONNECTIONS, pipelining: PIPELINING, duration },
+      (err, result) => (err ? reject(err) : resolve(result)),
     );
   });
 }
 
-const median = (xs) => {
+/** The q-quantile of xs (linear interpolation). */
+function quantile(xs, q) {
   const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
+  const at = (s.length - 1) * q;
+  const lo = Math.floor(at);
+  return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (at - lo);
+}
+const median = (xs) => quantile(xs, 0.5);
+/** Median and interquartile range of per-round values. */
+const spread = (xs) => ({
+  p25: quantile(xs, 0.25),
+  p50: quantile(xs, 0.5),
+  p75: quantile(xs, 0.75),
+});
 
 /**
- * All servers of a scenario stay up (idle ones cost nothing); each round runs every target once,
- * in a rotated order, so background load on the shared machine hits them alike. Ratios are the
- * median of per-round ratios.
+ * All servers stay up for the whole run (idle ones cost nothing); each round measures every
+ * scenario on every server once, in an order rotated per round, so background load on the shared
+ * machine hits them alike. Ratios are taken per round (same load), then summarised.
  */
-async function scenarioRun(scenario) {
+async function serverRun() {
   const servers = {};
-  for (const target of TARGETS) servers[target] = await startTarget(target, scenario);
-  const url = (target) => `http://127.0.0.1:${servers[target].port}${SCENARIOS[scenario]}`;
-  const rounds = [];
+  for (const target of TARGETS) servers[target] = await startTarget(target);
+  const url = (target, scenario) =>
+    `http://127.0.0.1:${servers[target].port}${SCENARIOS[scenario].path}`;
+  const rounds = { hello: [], params: [] };
   try {
-    for (const target of TARGETS) await cannon(url(target), 1); // warm-up: JIT, connections
+    for (const scenario of Object.keys(SCENARIOS)) {
+      for (const target of TARGETS) await cannon(url(target, scenario), 1); // warm-up
+    }
     for (let round = 0; round < ROUNDS; round++) {
-      const order = TARGETS.map((_, i) => TARGETS[(i + round) % TARGETS.length]);
-      const results = {};
-      for (const target of order) {
-        const cpuBefore = await cpuOf(servers[target].child);
-        const r = await cannon(url(target), DURATION);
-        const cpu = (await cpuOf(servers[target].child)) - cpuBefore;
-        if (r.non2xx > 0 || r.errors > 0) {
-          throw new Error(`${target}/${scenario}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+      for (const scenario of Object.keys(SCENARIOS)) {
+        // A round is SLICES passes over every server, each pass in a rotated order: every
+        // server's figure for the round spreads over the same window, so a change of background
+        // load during the round hits them alike and the per-round ratios stay close.
+        const sums = Object.fromEntries(
+          TARGETS.map((t) => [t, { requests: 0, seconds: 0, cpu: 0, p99: [] }]),
+        );
+        for (let slice = 0; slice < SLICES; slice++) {
+          const shift = round * SLICES + slice;
+          const order = TARGETS.map((_, i) => TARGETS[(i + shift) % TARGETS.length]);
+          for (const target of order) {
+            const cpuBefore = await cpuOf(servers[target].child);
+            const r = await cannon(url(target, scenario), DURATION / SLICES);
+            const cpu = (await cpuOf(servers[target].child)) - cpuBefore;
+            if (r.non2xx > 0 || r.errors > 0) {
+              throw new Error(`${target}/${scenario}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+            }
+            const sum = sums[target];
+            sum.requests += r.requests.total;
+            sum.seconds += r.duration;
+            sum.cpu += cpu;
+            sum.p99.push(r.latency.p99);
+          }
         }
-        results[target] = {
-          reqs: r.requests.average,
-          p99: r.latency.p99,
-          cpuPerReq: cpu / r.requests.total,
-        };
+        const results = {};
+        for (const target of TARGETS) {
+          const sum = sums[target];
+          results[target] = {
+            reqs: sum.requests / sum.seconds,
+            p99: median(sum.p99),
+            cpuPerReq: sum.cpu / sum.requests,
+          };
+        }
+        rounds[scenario].push(results);
+        console.log(
+          `${scenario} round ${round + 1}: ${TARGETS.map((t) => `${t} ${fmt(results[t].reqs)} (${results[t].cpuPerReq.toFixed(1)} us)`).join(', ')}`,
+        );
       }
-      rounds.push(results);
-      console.log(
-        `${scenario} round ${round + 1}: ${TARGETS.map((t) => `${t} ${fmt(results[t].reqs)} (${results[t].cpuPerReq.toFixed(1)} us)`).join(', ')}`,
-      );
     }
   } finally {
     for (const target of TARGETS) await stop(servers[target].child);
   }
   const out = {};
-  for (const target of TARGETS) {
-    out[target] = {
-      reqs: median(rounds.map((r) => r[target].reqs)),
-      p99: median(rounds.map((r) => r[target].p99)),
-      vsFastify: median(rounds.map((r) => r[target].reqs / r.fastify.reqs)),
-      vsNode: median(rounds.map((r) => r[target].reqs / r.node.reqs)),
-      cpuPerReq: median(rounds.map((r) => r[target].cpuPerReq)),
-      // Efficiency: the share of node:http's per-request server CPU this server needs, inverted.
-      cpuVsNode: median(rounds.map((r) => r.node.cpuPerReq / r[target].cpuPerReq)),
-      cpuVsFastify: median(rounds.map((r) => r.fastify.cpuPerReq / r[target].cpuPerReq)),
-      // keel against its baseline build: req/s ratio and extra server CPU per request.
-      vsBaseline: BASELINE
-        ? median(rounds.map((r) => r[target].reqs / r['keel-baseline'].reqs))
-        : undefined,
-      cpuOverBaseline: BASELINE
-        ? median(rounds.map((r) => r[target].cpuPerReq - r['keel-baseline'].cpuPerReq))
-        : undefined,
-    };
+  for (const scenario of Object.keys(SCENARIOS)) {
+    const rs = rounds[scenario];
+    out[scenario] = {};
+    for (const target of TARGETS) {
+      out[scenario][target] = {
+        reqs: median(rs.map((r) => r[target].reqs)),
+        p99: median(rs.map((r) => r[target].p99)),
+        cpuPerReq: median(rs.map((r) => r[target].cpuPerReq)),
+        // Per-round ratios: req/s over the peer's, and CPU efficiency (the peer's server CPU per
+        // request over this one's: above 1 means less CPU per request).
+        vsFastify: spread(rs.map((r) => r[target].reqs / r.fastify.reqs)),
+        vsNode: spread(rs.map((r) => r[target].reqs / r.node.reqs)),
+        cpuVsFastify: spread(rs.map((r) => r.fastify.cpuPerReq / r[target].cpuPerReq)),
+        cpuVsNode: spread(rs.map((r) => r.node.cpuPerReq / r[target].cpuPerReq)),
+        vsBaseline: BASELINE
+          ? spread(rs.map((r) => r[target].reqs / r['keel-baseline'].reqs))
+          : undefined,
+        cpuOverBaseline: BASELINE
+          ? spread(rs.map((r) => r[target].cpuPerReq - r['keel-baseline'].cpuPerReq))
+          : undefined,
+      };
+    }
   }
   return out;
 }
@@ -238,19 +297,21 @@ const fmt = (n) => Math.round(n).toLocaleString('en-US');
 const loadAtStart = loadavg()
   .map((l) => l.toFixed(1))
   .join(' / ');
-const results = {};
-if (PROBE) {
-  console.log(await scenarioRun(PROBE));
-  // A probe run measures one scenario and stops; the target servers end with this process.
-  process.exit(0);
+const results = await serverRun();
+if (PROBE) process.exit(0);
+let sse;
+if (SSE_SECONDS > 0) {
+  console.log(`sse / keel (${SSE_CLIENTS} clients, 10 events/s, ${SSE_SECONDS} s) ...`);
+  sse = await sseRun();
 }
-for (const scenario of Object.keys(SCENARIOS)) results[scenario] = await scenarioRun(scenario);
-console.log(`sse / keel (${SSE_CLIENTS} clients, 10 events/s, ${SSE_SECONDS} s) ...`);
-const sse = await sseRun();
 
 const cpu =
   (readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/) ?? [])[1] ??
   cpus()[0]?.model;
+const x = (v) => `${v.toFixed(2)}x`;
+/** A per-round ratio: its median and, in brackets, its p25-p75. */
+const ratio = (r) => `${x(r.p50)} [${r.p25.toFixed(2)}-${r.p75.toFixed(2)}]`;
+const label = (target) => (target === 'keel-baseline' ? baselineLabel : (LABELS[target] ?? target));
 const lines = [
   '## @keel/server',
   '',
@@ -258,20 +319,42 @@ const lines = [
   `· load average at start ${loadAtStart}, at end ${loadavg()
     .map((l) => l.toFixed(1))
     .join(' / ')} (other work shares the machine)`,
-  `· autocannon ${CONNECTIONS} connections, pipelining 1, ${ROUNDS} rounds of ${DURATION} s per server`,
-  '(rotated order, after a 1 s warm-up); each server in its own child process with',
-  'NODE_ENV=production, autocannon in the parent, all on the same 2 cores. req/s and p99 are',
-  'medians over rounds; ratios are medians of per-round ratios.',
+  `· one 100-route app (static, one-param and two-param routes; the measured ones are routes 49`,
+  'and 50 of 100 in registration order) served by each server in its own child process',
+  `(NODE_ENV ${process.env.NODE_ENV ?? 'unset'}); autocannon in the parent, ${CONNECTIONS} connections, pipelining 1,`,
+  `${ROUNDS} rounds; in a round each server serves each route for ${DURATION} s in ${SLICES} slices of`,
+  `${(DURATION / SLICES).toFixed(1)} s, interleaved with the others in a rotated order (after a 1 s warm-up); all`,
+  'on the same 2 cores. req/s, p99 and CPU are medians over rounds; each ratio is the median of',
+  "the per-round ratios, with their p25-p75 in brackets. CPU efficiency is the other server's",
+  "CPU per request over this one's (above 1: less server CPU per request).",
   '',
-  '| scenario | server | req/s | p99 ms | req/s vs Fastify | req/s vs node:http | server CPU µs/req | CPU efficiency vs Fastify | CPU efficiency vs node:http |',
+  '| route | server | req/s | p99 ms | server CPU µs/req | req/s vs Fastify | CPU efficiency vs Fastify | req/s vs node:http | CPU efficiency vs node:http |',
   '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
 ];
 for (const scenario of Object.keys(SCENARIOS)) {
-  const row = results[scenario];
   for (const target of TARGETS) {
-    const r = row[target];
+    const r = results[scenario][target];
     lines.push(
-      `| ${scenario === 'hello' ? 'JSON hello' : '2 params, 100 routes'} | ${target === 'keel-baseline' ? baselineLabel : target} | ${fmt(r.reqs)} | ${r.p99} | ${r.vsFastify.toFixed(2)}x | ${(100 * r.vsNode).toFixed(0)}% | ${r.cpuPerReq.toFixed(1)} | ${r.cpuVsFastify.toFixed(2)}x | ${(100 * r.cpuVsNode).toFixed(0)}% |`,
+      `| ${SCENARIOS[scenario].label} | ${label(target)} | ${fmt(r.reqs)} | ${r.p99} | ${r.cpuPerReq.toFixed(1)} | ${ratio(r.vsFastify)} | ${ratio(r.cpuVsFastify)} | ${ratio(r.vsNode)} | ${ratio(r.cpuVsNode)} |`,
+    );
+  }
+}
+// The targets of issue #15: keel >= 1.0x Fastify in req/s and in CPU per request, and >= 0.85x
+// raw node:http, on both routes, through listen() and through app.handler alike.
+lines.push('', 'Targets (median of per-round ratios):', '');
+for (const target of TARGETS.filter((t) => t === 'keel' || t === 'keel-handler')) {
+  for (const scenario of Object.keys(SCENARIOS)) {
+    const r = results[scenario][target];
+    const checks = [
+      ['req/s ≥ 1.00x Fastify', r.vsFastify.p50, 1],
+      ['CPU/req ≥ 1.00x Fastify', r.cpuVsFastify.p50, 1],
+      ['req/s ≥ 0.85x node:http', r.vsNode.p50, 0.85],
+      ['CPU/req ≥ 0.85x node:http', r.cpuVsNode.p50, 0.85],
+    ];
+    lines.push(
+      `- ${label(target)}, ${SCENARIOS[scenario].label}: ${checks
+        .map(([what, v, min]) => `${what}: ${x(v)} ${v >= min ? 'met' : '**missed**'}`)
+        .join('; ')}.`,
     );
   }
 }
@@ -279,19 +362,22 @@ if (BASELINE) {
   lines.push('');
   for (const scenario of Object.keys(SCENARIOS)) {
     const k = results[scenario].keel;
+    const d = k.cpuOverBaseline;
     lines.push(
-      `keel vs ${baselineLabel}, ${scenario === 'hello' ? 'JSON hello' : '2 params, 100 routes'}: ${k.vsBaseline.toFixed(3)}x req/s, ${k.cpuOverBaseline >= 0 ? '+' : ''}${k.cpuOverBaseline.toFixed(2)} µs server CPU per request (medians of per-round figures).`,
+      `keel vs ${baselineLabel}, ${SCENARIOS[scenario].label}: ${ratio(k.vsBaseline)} req/s, ${d.p50 >= 0 ? '+' : ''}${d.p50.toFixed(2)} µs server CPU per request [${d.p25.toFixed(2)} to ${d.p75.toFixed(2)}] (per-round figures).`,
     );
   }
 }
-lines.push(
-  '',
-  `SSE (keel hub, ${SSE_CLIENTS} clients, 10 events/s, ${SSE_SECONDS} s): ${sse.clients} connected,`,
-  `${sse.published} events published (${(sse.published / SSE_SECONDS).toFixed(1)}/s), ${fmt(sse.delivered)} deliveries of ${fmt(sse.expected)} expected (±1 per client at the window edges); delivery latency p50 ${sse.p50} ms,`,
-  `p99 ${sse.p99} ms, max ${sse.max} ms (client and server share the machine); memory per connection`,
-  `${kb(sse.heapPerConn)} JS heap, ${kb(sse.rssPerConn)} RSS (after GC, before vs. with all clients);`,
-  `${sse.clientsAfterDisconnect} clients left after all disconnected.`,
-);
+if (sse !== undefined) {
+  lines.push(
+    '',
+    `SSE (keel hub, ${SSE_CLIENTS} clients, 10 events/s, ${SSE_SECONDS} s): ${sse.clients} connected,`,
+    `${sse.published} events published (${(sse.published / SSE_SECONDS).toFixed(1)}/s), ${fmt(sse.delivered)} deliveries of ${fmt(sse.expected)} expected (±1 per client at the window edges); delivery latency p50 ${sse.p50} ms,`,
+    `p99 ${sse.p99} ms, max ${sse.max} ms (client and server share the machine); memory per connection`,
+    `${kb(sse.heapPerConn)} JS heap, ${kb(sse.rssPerConn)} RSS (after GC, before vs. with all clients);`,
+    `${sse.clientsAfterDisconnect} clients left after all disconnected.`,
+  );
+}
 // The generated block sits between markers inside the section, so notes written under it by
 // hand survive a re-run; other sections of the file are left alone.
 const BEGIN = '<!-- keel-server:begin -->';

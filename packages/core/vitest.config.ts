@@ -1,9 +1,19 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+// Test layout (root README, "Tests"): unit tests of one module sit next to it (src/x.test.ts);
+// tests through a client, across stages or over a real socket live in test/; type tests of the
+// public generics in test/*.test-d.ts.
 export default defineConfig({
   test: {
     name: 'core',
     environment: 'node',
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // Type tests: checked by tsc (vitest typecheck), never run.
+    typecheck: {
+      enabled: true,
+      include: ['test/**/*.test-d.ts'],
+      tsconfig: fileURLToPath(new URL('./tsconfig.typecheck.json', import.meta.url)),
+    },
   },
 });

@@ -5,8 +5,8 @@ import {
 } from './attempt/retry-policy';
 import {
   CACHE_DEFAULTS,
+  CACHE_STORE_DEFAULTS,
   checkGcTime,
-  DEFAULT_GC_TIME,
   type ResolvedCacheOptions,
   resolveCacheOptions,
 } from './cache/options';
@@ -43,6 +43,13 @@ export interface ClientConfig {
   readonly onError: ErrorReporter;
 }
 
+/** The top-level client options' defaults (the blocks have their own: CACHE_DEFAULTS, ...). */
+export const CLIENT_DEFAULTS = Object.freeze({
+  timeout: 0,
+  deadline: 0,
+  maxResponseBytes: Number.POSITIVE_INFINITY,
+});
+
 /** Resolves and validates ClientOptions once; a bad value throws RangeError/TypeError naming it. */
 export function resolveClientOptions(options: ClientOptions = {}): ClientConfig {
   checkObject('options', options);
@@ -53,19 +60,21 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
   else if (typeof globalThis.fetch !== 'function') {
     throw typeError('fetch', 'a function where there is no global fetch', options.fetch);
   }
-  const timeout = checkMs('timeout', options.timeout ?? 0);
-  const deadline = checkMs('deadline', options.deadline ?? 0);
+  const timeout = checkMs('timeout', options.timeout ?? CLIENT_DEFAULTS.timeout);
+  const deadline = checkMs('deadline', options.deadline ?? CLIENT_DEFAULTS.deadline);
   const responseType = checkResponseType(options.responseType);
-  const maxResponseBytes = checkMaxBytes(options.maxResponseBytes);
+  const maxResponseBytes = checkMaxBytes(
+    options.maxResponseBytes ?? CLIENT_DEFAULTS.maxResponseBytes,
+  );
   const cacheOpts = clientCacheOptions(options.cache);
   const cache = resolveCacheOptions(cacheOpts, CACHE_DEFAULTS, 'cache', true);
   const maxEntries = checkInteger(
     'cache.maxEntries',
-    cacheOpts.maxEntries ?? Number.POSITIVE_INFINITY,
+    cacheOpts.maxEntries ?? CACHE_STORE_DEFAULTS.maxEntries,
     1,
     true,
   );
-  const gcTime = checkGcTime(cacheOpts.gcTime ?? DEFAULT_GC_TIME);
+  const gcTime = checkGcTime(cacheOpts.gcTime ?? CACHE_STORE_DEFAULTS.gcTime);
   if (options.onError !== undefined) checkFunction('onError', options.onError);
   if (options.random !== undefined) checkFunction('random', options.random);
   const clock = options.clock ?? systemClock;

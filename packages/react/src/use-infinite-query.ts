@@ -7,6 +7,7 @@ import {
   type UseInfiniteQueryOptions,
 } from './infinite/observer';
 import { useClient } from './provider';
+import { QUERY_DEFAULTS } from './query/observer';
 import { storeFor } from './query/store';
 
 /**
@@ -50,8 +51,8 @@ export function useInfiniteQuery<
     [observer, key],
   );
   useSyncExternalStore(subscribe, observer.getSnapshot, observer.getSnapshot);
-  const focus = options.refetchOnWindowFocus ?? true;
-  const reconnect = options.refetchOnReconnect ?? true;
+  const focus = options.refetchOnWindowFocus ?? QUERY_DEFAULTS.refetchOnWindowFocus;
+  const reconnect = options.refetchOnReconnect ?? QUERY_DEFAULTS.refetchOnReconnect;
   useEffect(() => {
     if (key === undefined) return undefined;
     return observer.watchEnvironment(focus, reconnect);

@@ -1,7 +1,7 @@
 import type { RequestError } from '@keel/core';
 import { useCallback, useEffect, useState, useSyncExternalStore } from 'react';
 import { useClient } from './provider';
-import { QueryObserver, type QueryResult } from './query/observer';
+import { QUERY_DEFAULTS, QueryObserver, type QueryResult } from './query/observer';
 import { type QueryStore, storeFor } from './query/store';
 import type { QueryDefinition } from './query-options';
 
@@ -101,9 +101,9 @@ class QueriesObserver {
       .map((o) => {
         const options = o.options;
         return o.watchEnvironment(
-          options?.refetchOnWindowFocus ?? true,
-          options?.refetchOnReconnect ?? true,
-          options?.refetchInterval ?? false,
+          options?.refetchOnWindowFocus ?? QUERY_DEFAULTS.refetchOnWindowFocus,
+          options?.refetchOnReconnect ?? QUERY_DEFAULTS.refetchOnReconnect,
+          options?.refetchInterval ?? QUERY_DEFAULTS.refetchInterval,
         );
       });
     return () => {

@@ -2,6 +2,7 @@ import type { RequestError } from '@keel/core';
 import { useCallback, useEffect, useState, useSyncExternalStore } from 'react';
 import { useClient } from './provider';
 import {
+  QUERY_DEFAULTS,
   QueryObserver,
   type QueryResult,
   type SuspenseQueryResult,
@@ -107,16 +108,16 @@ function useObservedQuery(
   );
   useSyncExternalStore(subscribe, observer.getSnapshot, observer.getSnapshot);
 
-  const focus = options?.refetchOnWindowFocus ?? true;
-  const reconnect = options?.refetchOnReconnect ?? true;
-  const interval = options?.refetchInterval ?? false;
+  const focus = options?.refetchOnWindowFocus ?? QUERY_DEFAULTS.refetchOnWindowFocus;
+  const reconnect = options?.refetchOnReconnect ?? QUERY_DEFAULTS.refetchOnReconnect;
+  const interval = options?.refetchInterval ?? QUERY_DEFAULTS.refetchInterval;
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new key re-arms the timers
   useEffect(() => {
     if (!active) return undefined;
     return observer.watchEnvironment(focus, reconnect, interval);
   }, [observer, key, active, focus, reconnect, interval]);
 
-  if (forceSuspense || options?.suspense === true) {
+  if (forceSuspense || (options?.suspense ?? QUERY_DEFAULTS.suspense)) {
     const suspension = observer.suspension();
     if (suspension instanceof Promise) throw suspension;
     if (suspension !== undefined) throw suspension.error;

@@ -374,6 +374,21 @@ function resolveTimeouts(
   return out;
 }
 
+/**
+ * `req.remoteAddress` on a request from a server `listen` did not start
+ * (`http.createServer(app.handler)`): an own property, set once. A request class that defines
+ * its own read-only `remoteAddress` gets the property defined over it (an assignment would throw).
+ */
+function setPeer(req: IncomingMessage): void {
+  const socket = req.socket as (Socket & { [PEER]?: string }) | null;
+  const peer = socket?.[PEER] ?? socket?.remoteAddress ?? '';
+  try {
+    (req as { remoteAddress?: string }).remoteAddress = peer;
+  } catch {
+    Object.defineProperty(req, 'remoteAddress', { value: peer, enumerable: true });
+  }
+}
+
 function requestIdHeaderOf(value: string | false | undefined): string | null {
   if (value === false) return null;
   if (value === undefined) return 'x-request-id';
@@ -586,11 +601,7 @@ class KeelApp implements App, SlotHost {
       const q = url.indexOf('?');
       rawQuery = q === -1 ? '' : url.slice(q + 1);
     }
-    if (!(req instanceof KeelIncomingMessage)) {
-      const socket = req.socket as (Socket & { [PEER]?: string }) | null;
-      (req as { remoteAddress?: string }).remoteAddress =
-        socket?.[PEER] ?? socket?.remoteAddress ?? '';
-    }
+    if (!(req instanceof KeelIncomingMessage)) setPeer(req);
     const incomingId =
       this.#requestIdHeader === null ? undefined : req.headers[this.#requestIdHeader];
     const requestId =

@@ -122,7 +122,7 @@ export class Slot {
   constructor(host: SlotHost) {
     this.host = host;
     this.#onFulfilled = () => this.#returned();
-    this.#onRejected = (err) => this.fail(err);
+    this.#onRejected = (err) => this.#fail(err);
     this.#onStreamEnd = (stream) => {
       if (this.#stream !== stream) return; // a stale stream of an earlier request
       this.#sent();
@@ -180,7 +180,7 @@ export class Slot {
       if (err instanceof BodyTooLargeError && err.closeConnection) {
         this.#face.res.shouldKeepAlive = false;
       }
-      this.fail(err);
+      this.#fail(err);
     } else {
       this.#face.body = body;
       this.#phase = 'running';
@@ -194,7 +194,7 @@ export class Slot {
     try {
       result = this.host.middleware.length === 0 ? this.#handler(this.#face) : this.#dispatch();
     } catch (err) {
-      this.fail(err);
+      this.#fail(err);
       return;
     }
     if (isThenable(result)) result.then(this.#onFulfilled, this.#onRejected);
@@ -240,7 +240,7 @@ export class Slot {
     if (failed) this.#lose(err);
     if (this.#pendingNext === 0 && this.#phase === 'waiting') {
       this.#phase = 'running';
-      if (failed) this.fail(err);
+      if (failed) this.#fail(err);
       else this.#returned();
     }
   }
@@ -273,15 +273,15 @@ export class Slot {
       res.on('close', this.#onResClose);
     } else if (this.#lost !== NO_LOSS) {
       // Work the chain did not await failed (e.g. an unawaited sendFile): that is the answer.
-      this.fail(this.#lost);
+      this.#fail(this.#lost);
     } else {
       const { method, path } = this.#face;
-      this.fail(new Error(`Handler for ${method} ${path} sent no response`));
+      this.#fail(new Error(`Handler for ${method} ${path} sent no response`));
     }
   }
 
   /** Errors: an HttpException is its status; anything else goes to onError, then a bare 500. */
-  fail(err: unknown): void {
+  #fail(err: unknown): void {
     if (this.#phase === 'idle') return;
     this.#phase = 'settled';
     if (!isHttpException(err) || err.status >= 500) {
@@ -424,7 +424,7 @@ export class Slot {
       (err: unknown) => {
         if (this.#gen !== gen) return;
         this.#busy--;
-        if (this.#phase === 'settled') this.fail(err);
+        if (this.#phase === 'settled') this.#fail(err);
         else this.#lose(err); // the chain may await it; if it ends without a response, this answers
       },
     );

@@ -221,6 +221,25 @@ describe('listen, handler and close', () => {
     await new Promise((r) => server.close(r));
   });
 
+  it('app.handler on a server whose request class has its own read-only remoteAddress', async () => {
+    // Another framework's request class may define remoteAddress as a getter: assigning to it
+    // would throw in the request listener and end the process.
+    const { createServer, IncomingMessage } = await import('node:http');
+    class Foreign extends IncomingMessage {
+      get remoteAddress(): string {
+        return 'from the getter';
+      }
+    }
+    const app = make();
+    app.get('/', (ctx) => ctx.json({ ip: ctx.req.remoteAddress, ctxIp: ctx.ip }));
+    const server = createServer({ IncomingMessage: Foreign }, app.handler);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as { port: number };
+    const res = await raw(port, { path: '/' });
+    expect(JSON.parse(res.body)).toEqual({ ip: '127.0.0.1', ctxIp: '127.0.0.1' });
+    await new Promise((r) => server.close(r));
+  });
+
   it('close() stops accepting, waits for in-flight requests and ends keep-alive sockets', async () => {
     const app = make();
     let release!: () => void;

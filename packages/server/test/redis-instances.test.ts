@@ -175,12 +175,17 @@ describe('two app processes on one Redis', () => {
     running = false;
     await publisher;
 
-    await onA.waitFor(accepted.length);
-    await onB.waitFor(accepted.length);
+    // A publish in flight when Redis stopped is ambiguous (the README says so): Redis may have
+    // stored the entry while the reply was lost, so that publish was refused with 503 and yet
+    // its event is in the stream. Publishes here are sequential, so at most one can be.
+    const stored = await streamIds(stream);
+    expect(stored.filter((id) => accepted.includes(id))).toEqual(accepted);
+    expect(stored.length - accepted.length).toBeLessThanOrEqual(1);
+    await onA.waitFor(stored.length);
+    await onB.waitFor(stored.length);
     for (const client of [onA, onB]) {
-      expect(client.events.map((e) => e.id)).toEqual(accepted);
+      expect(client.events.map((e) => e.id)).toEqual(stored);
     }
-    expect(await streamIds(stream)).toEqual(accepted);
     expect(ended).toBe(0);
   }, 60_000);
 

@@ -51,8 +51,14 @@ export function resolveCacheOptions(
   return Object.freeze({ enabled, ttl, strategy });
 }
 
-/** How long an expired, unwatched entry is kept by default: 5 minutes. */
-export const DEFAULT_GC_TIME = 5 * 60_000;
+/**
+ * The client-only cache options (the store's): an expired, unwatched entry is kept 5 minutes;
+ * the number of entries is unbounded.
+ */
+export const CACHE_STORE_DEFAULTS = Object.freeze({
+  gcTime: 5 * 60_000,
+  maxEntries: Number.POSITIVE_INFINITY,
+});
 
 /** Validates a gcTime: a number of ms >= 0, `Infinity` allowed (never collect). */
 export function checkGcTime(gcTime: unknown): number {

@@ -7,15 +7,34 @@ import type { RequestSpec } from '../request/resolve';
 import type { ApiResponse, CacheSubscriber, CacheUpdate, KeyMatcher } from '../types/client';
 import { type CacheEntry, metaOf } from './entry';
 import type { Matchable, TargetMatcher } from './match';
-import { checkGcTime, DEFAULT_GC_TIME } from './options';
+import { CACHE_DEFAULTS, CACHE_STORE_DEFAULTS, checkGcTime } from './options';
 
+/** How `CacheStore.set` stores one response. */
 export interface WriteOptions {
+  /**
+   * Freshness of the entry in ms.
+   * @default the spec's cache ttl, else the store's `defaultTtl` (30000)
+   */
   ttl?: number;
+  /**
+   * Tags stored with the entry, for invalidation by tag.
+   * @default none
+   */
   tags?: readonly string[];
+  /**
+   * The request the entry answers (its method, path and key), for matching and `CacheMeta`.
+   * @default none (derived from the key)
+   */
   spec?: RequestSpec;
-  /** Update type delivered to subscribers; default `write`. */
+  /**
+   * The update type delivered to subscribers.
+   * @default 'write'
+   */
   update?: 'write' | 'revalidate';
-  /** When the response was stored (a hydrated entry keeps its age); default now. */
+  /**
+   * When the response was stored, on the store's clock (a hydrated entry keeps its age).
+   * @default now
+   */
   storedAt?: number;
 }
 
@@ -27,18 +46,33 @@ interface PredicateSubscription {
 /** Entries the collection hand inspects per write: more than one, so it outpaces the writes. */
 const SWEEP_PER_WRITE = 2;
 
+/** The options of a standalone `CacheStore` (a client builds its own from `ClientOptions.cache`). */
 export interface CacheStoreOptions {
+  /**
+   * Time source for freshness and collection (tests inject a fake).
+   * @default systemClock
+   */
   clock?: Clock;
-  /** Most entries kept; the least recently written goes first. Default unbounded. */
+  /**
+   * Most entries kept; the least recently written goes first.
+   * @default Infinity
+   */
   maxEntries?: number;
   /**
    * How long an entry is kept once it is both expired and unwatched (no subscription wants its
-   * key), in ms; `Infinity` keeps it until replaced, removed or evicted. Default 5 minutes.
+   * key), in ms; `Infinity` keeps it until replaced, removed or evicted.
+   * @default 300000 (5 minutes)
    */
   gcTime?: number;
-  /** The client's key base, for keys written by hand (relative keys resolve against it). */
+  /**
+   * The client's key base, for keys written by hand (relative keys resolve against it).
+   * @default none (keys are used as written)
+   */
   keyBase?: string;
-  /** Receives a subscriber's or matcher's error (never rethrown). Default: logged. */
+  /**
+   * Receives a subscriber's or matcher's error (never rethrown).
+   * @default logs with console.error
+   */
   onError?: ErrorReporter;
 }
 
@@ -78,11 +112,11 @@ export class CacheStore {
   /** When a predicate subscription last left: it may have been what kept any entry. */
   #predicateReleasedAt = Number.NEGATIVE_INFINITY;
 
-  constructor(defaultTtl = 30000, options: CacheStoreOptions = {}) {
+  constructor(defaultTtl = CACHE_DEFAULTS.ttl, options: CacheStoreOptions = {}) {
     checkMs('defaultTtl', defaultTtl, Number.MAX_VALUE);
-    const gcTime = checkGcTime(options.gcTime ?? DEFAULT_GC_TIME);
+    const gcTime = checkGcTime(options.gcTime ?? CACHE_STORE_DEFAULTS.gcTime);
     this.defaultTtl = defaultTtl;
-    this.maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY;
+    this.maxEntries = options.maxEntries ?? CACHE_STORE_DEFAULTS.maxEntries;
     this.gcTime = gcTime;
     this.#clock = options.clock ?? systemClock;
     this.#keyBase = options.keyBase;

@@ -21,7 +21,11 @@ export const CIRCUIT_DEFAULTS: ResolvedCircuitOptions = Object.freeze({
  */
 export function resolveCircuitOptions(options: CircuitBreakerOptions = {}): ResolvedCircuitOptions {
   checkObject('circuitBreaker', options);
-  const { enabled = true, failureThreshold = 5, resetTimeout = 10000 } = options;
+  const {
+    enabled = CIRCUIT_DEFAULTS.enabled,
+    failureThreshold = CIRCUIT_DEFAULTS.failureThreshold,
+    resetTimeout = CIRCUIT_DEFAULTS.resetTimeout,
+  } = options;
   checkBoolean('circuitBreaker.enabled', enabled);
   checkInteger('circuitBreaker.failureThreshold', failureThreshold, 1);
   // Compared with elapsed time, never armed as a timer: any finite duration works.

@@ -20,9 +20,10 @@ export function resolveIntelligenceOptions(
 ): ResolvedIntelligenceOptions {
   checkObject('intelligence', options);
   const resolved = {
-    enabled: options.enabled ?? true,
-    adaptiveTimeout: options.adaptiveTimeout ?? false,
-    adaptiveStaleWhileRevalidate: options.adaptiveStaleWhileRevalidate ?? false,
+    enabled: options.enabled ?? INTELLIGENCE_DEFAULTS.enabled,
+    adaptiveTimeout: options.adaptiveTimeout ?? INTELLIGENCE_DEFAULTS.adaptiveTimeout,
+    adaptiveStaleWhileRevalidate:
+      options.adaptiveStaleWhileRevalidate ?? INTELLIGENCE_DEFAULTS.adaptiveStaleWhileRevalidate,
   };
   for (const field of ['enabled', 'adaptiveTimeout', 'adaptiveStaleWhileRevalidate'] as const) {
     checkBoolean(`intelligence.${field}`, resolved[field]);

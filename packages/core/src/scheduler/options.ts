@@ -20,7 +20,8 @@ export interface SchedulerConfig {
   readonly endpointCeilings: boolean;
 }
 
-export const SCHEDULER_DEFAULTS = Object.freeze({ concurrency: 8, priority: false });
+/** What `scheduler: {}` gives (without the option there is no scheduler at all). */
+export const SCHEDULER_DEFAULTS = Object.freeze({ enabled: true, concurrency: 8, priority: false });
 
 /**
  * Validates the `scheduler` option once, at createClient. Undefined when the option is absent.
@@ -32,7 +33,7 @@ export function resolveSchedulerOptions(
 ): SchedulerConfig | undefined {
   if (options === undefined) return undefined;
   checkObject('scheduler', options);
-  const enabled = checkBoolean('scheduler.enabled', options.enabled ?? true);
+  const enabled = checkBoolean('scheduler.enabled', options.enabled ?? SCHEDULER_DEFAULTS.enabled);
   const priority = checkBoolean(
     'scheduler.priority',
     options.priority ?? SCHEDULER_DEFAULTS.priority,

@@ -24,12 +24,24 @@ export interface BaseClientOptions extends Omit<ClientOptions, FeatureName> {
    * @default [] (cache, dedup, retry, timeouts, cancellation, invalidation and subscriptions only)
    */
   features?: readonly ClientFeature[];
-  /** Not an option here: pass `withIntelligence(options)` in `features`. */
+  /**
+   * Not an option here (a TypeError naming the feature): pass `withIntelligence(options)` in `features`.
+   * @default none
+   */
   intelligence?: never;
-  /** Not an option here: pass `withCircuitBreaker(options)` in `features`. */
+  /**
+   * Not an option here (a TypeError naming the feature): pass `withCircuitBreaker(options)` in `features`.
+   * @default none
+   */
   circuitBreaker?: never;
-  /** Not an option here: pass `withScheduler(options)` in `features`. */
+  /**
+   * Not an option here (a TypeError naming the feature): pass `withScheduler(options)` in `features`.
+   * @default none
+   */
   scheduler?: never;
-  /** Not an option here: pass `withAdaptive(options)` in `features`. */
+  /**
+   * Not an option here (a TypeError naming the feature): pass `withAdaptive(options)` in `features`.
+   * @default none
+   */
   adaptive?: never;
 }

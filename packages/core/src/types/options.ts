@@ -25,14 +25,22 @@ export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 export type ResponseBodyType = 'json' | 'text' | 'arrayBuffer' | 'blob' | 'stream';
 
 export interface CacheOptions {
-  /** Default: false at type level; the client's default configuration sets true. */
+  /**
+   * Whether responses are cached. On a request, `cache: { ttl }` keeps the client's setting;
+   * the client's default configuration has it on.
+   * @default true
+   */
   enabled?: boolean;
   /**
-   * Freshness in ms.
+   * Freshness in ms: a cached response younger than this is served without a request.
    * @default 30000
    */
   ttl?: number;
-  /** @default 'cache-first' */
+  /**
+   * `cache-first` serves a fresh entry and fetches otherwise; `stale-while-revalidate` also
+   * serves an expired entry at once and refreshes it in the background.
+   * @default 'cache-first'
+   */
   strategy?: CacheStrategy;
   /**
    * Client option only. How long an entry is kept once it is both expired and unwatched (no
@@ -67,9 +75,16 @@ export interface RetryOptions {
    * @default 30000
    */
   maxDelay?: number;
-  /** @default 'exponential' */
+  /**
+   * `exponential` doubles the delay after each attempt (`baseDelay * 2^(attempt-1)`); `fixed`
+   * waits `baseDelay` every time.
+   * @default 'exponential'
+   */
   backoff?: 'exponential' | 'fixed';
-  /** @default true */
+  /**
+   * Spreads each delay randomly between half and all of it, so many clients do not retry in step.
+   * @default true
+   */
   jitter?: boolean;
   /**
    * Custom eligibility of a failed attempt. `status` is the HTTP status, undefined for network
@@ -104,7 +119,13 @@ export interface RetryOptions {
   methods?: readonly HttpMethod[];
 }
 
+/** A request's options for the scheduler (`RequestOptions.scheduler`). */
 export interface SchedulerRequestOptions {
+  /**
+   * The scheduler group the request belongs to, for `pauseGroup`, `resumeGroup`, `cancelGroup`
+   * and `prioritize`.
+   * @default none (no group)
+   */
   group?: string;
 }
 
@@ -117,25 +138,47 @@ export interface SchedulerRequestOptions {
  * has no `mode` or HTTP cache). They are not part of the cache and dedup key.
  */
 export interface FetchOptions {
-  /** fetch's `credentials`: whether cookies and auth go along. */
+  /**
+   * fetch's `credentials`: whether cookies and auth go along.
+   * @default fetch's own (`'same-origin'`)
+   */
   credentials?: 'omit' | 'same-origin' | 'include';
   /**
    * fetch's `redirect`. With `'manual'` a 3xx is not followed and rejects with its HttpError
    * (in browsers an opaque redirect, status 0); with `'error'` a redirect is a NetworkError
    * (`ERR_UNEXPECTED_REDIRECT` in Node), not retried.
+   * @default fetch's own (`'follow'`)
    */
   redirect?: 'follow' | 'error' | 'manual';
-  /** fetch's `mode` (browsers; `'navigate'` is the browser's own and refused). */
+  /**
+   * fetch's `mode` (browsers; `'navigate'` is the browser's own and refused).
+   * @default fetch's own (`'cors'`)
+   */
   mode?: 'cors' | 'no-cors' | 'same-origin';
-  /** fetch's `cache`: the HTTP cache mode (`'no-store'`, `'reload'`, ...). */
+  /**
+   * fetch's `cache`: the HTTP cache mode (`'no-store'`, `'reload'`, ...).
+   * @default fetch's own (`'default'`)
+   */
   fetchCache?: 'default' | 'no-store' | 'reload' | 'no-cache' | 'force-cache' | 'only-if-cached';
-  /** fetch's `keepalive`: the request may outlive the page (browsers). */
+  /**
+   * fetch's `keepalive`: the request may outlive the page (browsers).
+   * @default fetch's own (`false`)
+   */
   keepalive?: boolean;
-  /** fetch's `priority` (`'high'`, `'low'`, `'auto'`), a hint to the browser. */
+  /**
+   * fetch's `priority` (`'high'`, `'low'`, `'auto'`), a hint to the browser.
+   * @default fetch's own (`'auto'`)
+   */
   fetchPriority?: 'high' | 'low' | 'auto';
-  /** fetch's `integrity` (subresource integrity metadata). */
+  /**
+   * fetch's `integrity` (subresource integrity metadata).
+   * @default none (not checked)
+   */
   integrity?: string;
-  /** fetch's `referrerPolicy`. */
+  /**
+   * fetch's `referrerPolicy`: how much of the referrer is sent.
+   * @default fetch's own (the document's policy)
+   */
   referrerPolicy?:
     | ''
     | 'no-referrer'
@@ -148,15 +191,42 @@ export interface FetchOptions {
     | 'unsafe-url';
 }
 
+/**
+ * The options of one request (`client.get(url, options)`, ...). Each one left out takes the
+ * client's value.
+ */
 export interface RequestOptions extends FetchOptions {
+  /**
+   * Joined onto a relative URL instead of the client's `baseURL`.
+   * @default the client's `baseURL`
+   */
   baseURL?: string;
+  /**
+   * Request headers, merged over the client's (names compared case-insensitively).
+   * @default the client's `headers`
+   */
   headers?: Record<string, string>;
-  /** Serialized into the query string with `buildQuery`; arrays repeat the key. */
+  /**
+   * Serialized into the query string with `buildQuery`; arrays repeat the key.
+   * @default none
+   */
   params?: QueryParams;
-  /** JSON-stringified unless a string, URLSearchParams, FormData, Blob, ArrayBuffer or typed array. */
+  /**
+   * The request body: JSON-stringified unless a string, URLSearchParams, FormData, Blob,
+   * ArrayBuffer or typed array. A GET or HEAD request cannot have one (RangeError).
+   * @default none
+   */
   body?: unknown;
+  /**
+   * Cancels this caller's request when it aborts (the network attempt stops once no caller
+   * is left); a signal aborted with a TimeoutError rejects with a TimeoutError of kind `signal`.
+   * @default none
+   */
   signal?: AbortSignal;
-  /** Per-attempt timeout in ms; 0 means none. */
+  /**
+   * Per-attempt timeout in ms; 0 means none.
+   * @default the client's `timeout` (0), or intelligence's recommendation when on
+   */
   timeout?: number;
   /**
    * Total time budget of the request in ms, from the call to its answer: every attempt, retry
@@ -180,15 +250,48 @@ export interface RequestOptions extends FetchOptions {
    * @default the client's `maxResponseBytes` (Infinity)
    */
   maxResponseBytes?: number;
+  /**
+   * This request's caching: `false` bypasses the cache, `true` uses the client's settings, an
+   * object layers over them (`gcTime` and `maxEntries` are client options: a TypeError here).
+   * @default the client's `cache`
+   */
   cache?: boolean | CacheOptions;
+  /**
+   * This request's retry policy: `false` makes one attempt, an object layers over the client's.
+   * @default the client's `retry`
+   */
   retry?: boolean | RetryOptions;
+  /**
+   * Tags stored with the cached response, for `client.invalidate(['tag'])`.
+   * @default none
+   */
   tags?: string[];
+  /**
+   * The scheduler lane (with `scheduler.priority: true`; ignored otherwise).
+   * @default 'normal'
+   */
   priority?: Priority;
+  /**
+   * Scheduler options of this request: its group.
+   * @default none
+   */
   scheduler?: SchedulerRequestOptions;
 }
 
+/** The options of `createClient`: each is validated once, there, and read by every request. */
 export interface ClientOptions extends FetchOptions {
+  /**
+   * Joined onto relative URLs, keeping its path (`/users` on `https://x.test/v1` is
+   * `https://x.test/v1/users`). A relative one (`'/api'`) resolves against the page's location
+   * when the client is created; outside a browser it is a RangeError.
+   * @default none (every URL must be absolute)
+   */
   baseURL?: string;
+  /**
+   * Headers sent with every request; a request's own headers win (names compared
+   * case-insensitively, sent lower-cased).
+   * @default none
+   */
   headers?: Record<string, string>;
   /**
    * The response cache. `false` disables it (a request can still opt in with `cache: true`),
@@ -196,9 +299,16 @@ export interface ClientOptions extends FetchOptions {
    * @default { enabled: true, ttl: 30000, strategy: 'cache-first', gcTime: 300000 }
    */
   cache?: CacheOptions | boolean;
-  /** `false` makes every request a single attempt unless the request says otherwise. */
+  /**
+   * The retry policy of every request: `false` makes every request a single attempt unless the
+   * request says otherwise; an object layers over the defaults.
+   * @default { attempts: 3, baseDelay: 1000, maxDelay: 30000, backoff: 'exponential', jitter: true }
+   */
   retry?: RetryOptions | boolean;
-  /** Default per-attempt timeout in ms; 0 = none. */
+  /**
+   * Default per-attempt timeout in ms; 0 = none.
+   * @default 0
+   */
   timeout?: number;
   /**
    * Default total time budget of a request in ms, across attempts, retry waits and queueing:
@@ -207,21 +317,53 @@ export interface ClientOptions extends FetchOptions {
    * @default 0
    */
   deadline?: number;
-  /** Default `responseType` of every request (see RequestOptions.responseType). */
+  /**
+   * Default `responseType` of every request (see RequestOptions.responseType).
+   * @default none (read by the Content-Type)
+   */
   responseType?: ResponseBodyType;
   /**
    * Default body size limit of every request in bytes (see RequestOptions.maxResponseBytes).
    * @default Infinity
    */
   maxResponseBytes?: number;
+  /**
+   * The fetch implementation; the global one is looked up at each call, so one installed later
+   * (msw, a polyfill) is used.
+   * @default globalThis.fetch
+   */
   fetch?: FetchLike;
+  /**
+   * Request observation (counters, latency per endpoint) and its recommendations.
+   * @default { enabled: true }
+   */
   intelligence?: IntelligenceOptions;
+  /**
+   * The per-endpoint circuit breaker, read once at creation.
+   * @default { enabled: true, failureThreshold: 5, resetTimeout: 10000 }
+   */
   circuitBreaker?: CircuitBreakerOptions;
+  /**
+   * The request scheduler (lanes, host caps, rate limit, groups). Absent: no scheduler, every
+   * request starts at once.
+   * @default none
+   */
   scheduler?: SchedulerOptions;
+  /**
+   * The adaptive engine (per-endpoint ceilings, backoff under 429, stale-while-revalidate for a
+   * slow endpoint). Absent or not enabled: no engine is built.
+   * @default none
+   */
   adaptive?: AdaptiveOptions;
-  /** Time source for every timer and timestamp (tests inject a fake). Default: the real clock. */
+  /**
+   * Time source for every timer and timestamp (tests inject a fake).
+   * @default systemClock (Date.now and the global timers)
+   */
   clock?: Clock;
-  /** Random source in [0,1) for retry jitter. Default Math.random. */
+  /**
+   * Random source in [0, 1) for retry jitter.
+   * @default Math.random
+   */
   random?: () => number;
   /**
    * Receives the error of a listener (`on`) or subscriber (`subscribe`) that threw. The throw
@@ -232,43 +374,177 @@ export interface ClientOptions extends FetchOptions {
   onError?: (error: unknown, context: ListenerErrorContext) => void;
 }
 
+/** `ClientOptions.intelligence`: request observation from lifecycle events (README "Intelligence"). */
 export interface IntelligenceOptions {
+  /**
+   * Observe requests: per-endpoint counters and latency, `client.intelligence()`. Off, nothing
+   * is recorded or recommended.
+   * @default true
+   */
   enabled?: boolean;
+  /**
+   * Recommend a per-attempt timeout of 3 × p95 (100 ms .. 60 s, never above the client's
+   * `timeout`) for an endpoint with at least 5 samples.
+   * @default false
+   */
   adaptiveTimeout?: boolean;
+  /**
+   * Read an endpoint whose p95 is 500 ms or more with `stale-while-revalidate`.
+   * @default false
+   */
   adaptiveStaleWhileRevalidate?: boolean;
 }
 
+/** `ClientOptions.circuitBreaker`: one circuit per `METHOD pathname` (README "Circuit breaker"). */
 export interface CircuitBreakerOptions {
+  /**
+   * Whether circuits open at all.
+   * @default true
+   */
   enabled?: boolean;
+  /**
+   * Consecutive countable failures (5xx, 429, timeouts, network errors) that open a circuit; an
+   * integer >= 1.
+   * @default 5
+   */
   failureThreshold?: number;
+  /**
+   * How long an open circuit refuses requests before it lets one probe through, in ms.
+   * @default 10000
+   */
   resetTimeout?: number;
 }
 
+/** `ClientOptions.scheduler`: its presence turns the request scheduler on (README "Scheduler"). */
 export interface SchedulerOptions {
+  /**
+   * `false` keeps the client transparent (no scheduler) while the block stays validated.
+   * @default true
+   */
   enabled?: boolean;
+  /**
+   * Simultaneous network attempts; an integer >= 1.
+   * @default 8
+   */
   concurrency?: number;
+  /**
+   * `true`: high / normal / low lanes, weighted round-robin 4:2:1; `false`: one FIFO and
+   * `RequestOptions.priority` is ignored.
+   * @default false
+   */
   priority?: boolean;
+  /**
+   * Per-host caps, `{ hostname: cap }` (integers >= 1, hostnames matched case-insensitively;
+   * every port of a host shares its cap).
+   * @default none
+   */
   hosts?: Record<string, number>;
-  rateLimit?: { requests: number; interval: number };
+  /**
+   * At most `requests` attempts (retries included) start in any `interval` ms; the next one
+   * waits, parked, until budget frees.
+   * @default none
+   */
+  rateLimit?: {
+    /** Attempts allowed per `interval`; an integer >= 1. */
+    requests: number;
+    /** The window, in ms. */
+    interval: number;
+  };
 }
 
+/**
+ * `ClientOptions.adaptive`: the adaptive engine (README "Adaptive engine"). Every switch is off
+ * by default, so `enabled: true` alone measures and explains but changes nothing.
+ */
 export interface AdaptiveOptions {
+  /**
+   * Build the engine. Absent or false: nothing is measured and the client behaves as without it.
+   * @default false
+   */
   enabled?: boolean;
+  /**
+   * Adapt each endpoint's scheduler ceiling (needs `scheduler`).
+   * @default false
+   */
   concurrency?: boolean;
+  /**
+   * Scale the retry backoff by `backoffFactor` while an endpoint is throttled.
+   * @default false
+   */
   retry?: boolean;
+  /**
+   * Throttle an endpoint after a window with 429 pressure (`rateLimitRatio`).
+   * @default false
+   */
   rateLimit?: boolean;
+  /**
+   * Read a degraded endpoint with `stale-while-revalidate`.
+   * @default false
+   */
   staleWhileRevalidate?: boolean;
+  /**
+   * A window whose p95 is at or above this, in ms, is pressured.
+   * @default 2000
+   */
   highLatencyMs?: number;
+  /**
+   * A window is healthy only with p95 below this, in ms (at most `highLatencyMs`).
+   * @default 1000
+   */
   lowLatencyMs?: number;
+  /**
+   * Consecutive pressured windows that lower the ceiling by one; an integer >= 1.
+   * @default 3
+   */
   degradeSamples?: number;
+  /**
+   * Consecutive healthy windows that raise the ceiling by one (and release a throttle); >= 1.
+   * @default 3
+   */
   recoverySamples?: number;
+  /**
+   * Windows that must close after a ceiling change before the next one; an integer >= 0.
+   * @default 2
+   */
   changeCooldown?: number;
+  /**
+   * The lowest ceiling the engine sets; an integer >= 1.
+   * @default 1
+   */
   minConcurrency?: number;
+  /**
+   * A window with at least this share of 429 answers (0..1) has 429 pressure.
+   * @default 0.2
+   */
   rateLimitRatio?: number;
+  /**
+   * A window with at least this share of errors (0..1) is pressured.
+   * @default 0.1
+   */
   errorRatio?: number;
+  /**
+   * What a throttle multiplies the retry base delay by; >= 1.
+   * @default 2
+   */
   backoffFactor?: number;
+  /**
+   * The cap of a throttled base delay, in ms (never below the request's own base delay).
+   * @default 10000
+   */
   maxBackoffMs?: number;
+  /**
+   * An endpoint whose p95 is at or above this, in ms, is degraded (stale-while-revalidate).
+   * @default 1500
+   */
   swrLatencyMs?: number;
+  /**
+   * Latencies kept per endpoint for p95; an integer >= 4.
+   * @default 64
+   */
   latencyWindow?: number;
+  /**
+   * Samples per window: a window closes, and is judged, every this many; an integer >= 2.
+   * @default 32
+   */
   outcomeWindow?: number;
 }

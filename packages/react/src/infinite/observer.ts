@@ -44,11 +44,20 @@ export interface UseInfiniteQueryOptions<TPage, TPageParam, TData = InfiniteData
    * @default true
    */
   enabled?: boolean;
-  /** Derives what `data` holds from the pages; structurally shared. @default none */
+  /**
+   * Derives what `data` holds from the pages; structurally shared.
+   * @default none
+   */
   select?: (data: InfiniteData<TPage, TPageParam>) => TData;
-  /** @default true */
+  /**
+   * Refetch every loaded page when the window regains focus.
+   * @default true
+   */
   refetchOnWindowFocus?: boolean;
-  /** @default true */
+  /**
+   * Refetch every loaded page when the browser goes back online.
+   * @default true
+   */
   refetchOnReconnect?: boolean;
 }
 

@@ -60,11 +60,26 @@ export interface UseMutationOptions<
    * other methods (their variables usually go into the URL)
    */
   body?: (variables: TVars) => unknown;
-  /** Runs before the request: optimistic updates (through `helpers`); returns a context value. */
+  /**
+   * Runs before the request: optimistic updates (through `helpers`); what it returns is the
+   * `context` the other callbacks get.
+   * @default none
+   */
   onMutate?: (variables: TVars, helpers: OptimisticHelpers) => TContext | Promise<TContext>;
+  /**
+   * Runs when the request succeeded, before `mutate`'s own `onSuccess`.
+   * @default none
+   */
   onSuccess?: (data: TData, variables: TVars, context: TContext | undefined) => unknown;
-  /** Runs after the optimistic writes have been rolled back. */
+  /**
+   * Runs when the request failed, after the optimistic writes have been rolled back.
+   * @default none
+   */
   onError?: (error: TError, variables: TVars, context: TContext | undefined) => unknown;
+  /**
+   * Runs after `onSuccess` or `onError`, whatever the outcome.
+   * @default none
+   */
   onSettled?: (
     data: TData | undefined,
     error: TError | null,

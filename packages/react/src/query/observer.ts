@@ -43,6 +43,15 @@ export interface SuspenseQueryResult<TData = unknown, TError = RequestError>
   isLoading: false;
 }
 
+/** The defaults of the React options of `useQuery` (and of `useInfiniteQuery`'s same-named ones). */
+export const QUERY_DEFAULTS = Object.freeze({
+  enabled: true,
+  refetchInterval: false,
+  refetchOnWindowFocus: true,
+  refetchOnReconnect: true,
+  suspense: false,
+} as const);
+
 /** Options of `useQuery`: every core RequestOptions field plus the React ones. */
 export interface UseQueryOptions<TQueryData = unknown, TData = TQueryData>
   extends Omit<RequestOptions, 'body' | 'signal'> {
@@ -180,7 +189,7 @@ export class QueryObserver {
 
   /** Observing the key: a URL that resolves and `enabled` not false. */
   get active(): boolean {
-    return this.#spec !== undefined && this.#options?.enabled !== false;
+    return this.#spec !== undefined && (this.#options?.enabled ?? QUERY_DEFAULTS.enabled) !== false;
   }
 
   get spec(): RequestSpec | undefined {

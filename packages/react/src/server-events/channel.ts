@@ -1,5 +1,5 @@
 import { type CacheMeta, type Client, type InvalidateTarget, systemClock } from '@keel/core';
-import { checkInvalidateTarget } from '@keel/core/internals';
+import { checkBoolean, checkInvalidateTarget, checkMs, rangeError } from '@keel/core/internals';
 import { reportError } from '../internal/report';
 import {
   type ConnectionOptions,
@@ -205,24 +205,67 @@ class TargetSet {
   }
 }
 
+/** The reconnect backoff of an event stream when `reconnect` leaves a field out. */
+export const RECONNECT_DEFAULTS = Object.freeze({
+  initialDelay: 1000,
+  maxDelay: 30000,
+  jitter: true,
+});
+
 /** Options for the shared connection; the first component to open a URL decides them. */
 export interface ServerEventsOptions {
-  /** Extra request headers (the client's default headers are sent too). */
+  /**
+   * Extra request headers (the client's default headers are sent too).
+   * @default none
+   */
   headers?: Record<string, string>;
-  /** `fetch` credentials mode, e.g. `include` for cookies on a cross-origin stream. */
+  /**
+   * `fetch` credentials mode, e.g. `include` for cookies on a cross-origin stream.
+   * @default fetch's own (`'same-origin'`)
+   */
   credentials?: RequestCredentials;
-  /** Reconnect backoff. Defaults: `{ initialDelay: 1000, maxDelay: 30000, jitter: true }`. */
-  reconnect?: { initialDelay?: number; maxDelay?: number; jitter?: boolean };
-  /** Injected fetch; default the global one. */
+  /**
+   * Reconnect backoff: the delay doubles from `initialDelay` to `maxDelay` after each failed
+   * connect, and an event resets it.
+   * @default { initialDelay: 1000, maxDelay: 30000, jitter: true }
+   */
+  reconnect?: {
+    /**
+     * The first reconnect delay in ms (the server's `retry:` field replaces it).
+     * @default 1000
+     */
+    initialDelay?: number;
+    /**
+     * The longest reconnect delay in ms (at least `initialDelay`).
+     * @default 30000
+     */
+    maxDelay?: number;
+    /**
+     * Spread each delay over [delay/2, delay), so many clients do not reconnect in step.
+     * @default true
+     */
+    jitter?: boolean;
+  };
+  /**
+   * The fetch implementation.
+   * @default the global fetch, looked up at each connect
+   */
   fetch?: typeof fetch;
-  /** Time source for reconnect timers (tests inject a fake). */
+  /**
+   * Time source for reconnect timers (tests inject a fake).
+   * @default systemClock
+   */
   clock?: import('@keel/core').Clock;
-  /** Random source in [0,1) for the jitter. */
+  /**
+   * Random source in [0, 1) for the jitter.
+   * @default Math.random
+   */
   random?: () => number;
   /**
    * Gets what the channel ignores instead of applying: a `keel:invalidate` event of the wrong
-   * shape, an invalidation that threw. Default: rethrown asynchronously (like an uncaught
-   * error: the console shows it, nothing else breaks).
+   * shape, an invalidation that threw.
+   * @default rethrown asynchronously (like an uncaught error: the console shows it, nothing
+   * else breaks)
    */
   onError?: (error: unknown) => void;
 }
@@ -278,16 +321,19 @@ function resolveOptions(
   options: ServerEventsOptions | undefined,
 ): ConnectionOptions {
   const reconnect = options?.reconnect;
-  const initialDelay = reconnect?.initialDelay ?? 1000;
-  const maxDelay = reconnect?.maxDelay ?? 30000;
-  if (!Number.isFinite(initialDelay) || initialDelay < 0) {
-    throw new RangeError(
-      `keel: useServerEvents reconnect.initialDelay must be a number >= 0, got ${String(initialDelay)}`,
-    );
-  }
-  if (!Number.isFinite(maxDelay) || maxDelay < initialDelay) {
-    throw new RangeError(
-      `keel: useServerEvents reconnect.maxDelay must be a number >= initialDelay, got ${String(maxDelay)}`,
+  const initialDelay = checkMs(
+    'reconnect.initialDelay',
+    reconnect?.initialDelay ?? RECONNECT_DEFAULTS.initialDelay,
+  );
+  const maxDelay = checkMs(
+    'reconnect.maxDelay',
+    reconnect?.maxDelay ?? RECONNECT_DEFAULTS.maxDelay,
+  );
+  if (maxDelay < initialDelay) {
+    throw rangeError(
+      'reconnect.maxDelay',
+      `at least reconnect.initialDelay (${initialDelay})`,
+      maxDelay,
     );
   }
   return {
@@ -296,7 +342,7 @@ function resolveOptions(
     credentials: options?.credentials,
     initialDelay,
     maxDelay,
-    jitter: reconnect?.jitter ?? true,
+    jitter: checkBoolean('reconnect.jitter', reconnect?.jitter ?? RECONNECT_DEFAULTS.jitter),
     random: options?.random ?? Math.random,
     clock: options?.clock ?? systemClock,
   };

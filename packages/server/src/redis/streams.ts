@@ -40,7 +40,18 @@ export interface RedisStreamsOptions {
    * reconnect on the same schedule.
    * @default { initialDelay: 50, maxDelay: 2000 }
    */
-  reconnect?: { initialDelay?: number; maxDelay?: number };
+  reconnect?: {
+    /**
+     * The first wait after a failed read, in ms.
+     * @default 50
+     */
+    initialDelay?: number;
+    /**
+     * The longest wait, in ms (at least `initialDelay`).
+     * @default 2000
+     */
+    maxDelay?: number;
+  };
   /**
    * Errors of the background reader (Redis unreachable, a failed resync). Publishes report their
    * own errors by rejecting.

@@ -1,0 +1,117 @@
+// Type tests of the public generics (vitest typecheck: `expectTypeOf` is checked by tsc, not run).
+import { describe, expectTypeOf, it } from 'vitest';
+import {
+  type ApiResponse,
+  CancelledError,
+  type CircuitOpenError,
+  type Client,
+  type ClientEventName,
+  type ClientEvents,
+  EventEmitter,
+  HttpError,
+  isCancelledError,
+  isHttpError,
+  isKeelError,
+  isTimeoutError,
+  type KeelError,
+  type RequestError,
+  type TimeoutError,
+  type Tracker,
+} from '../src/index';
+
+declare const client: Client;
+
+describe('ClientEvents', () => {
+  it('client.on types the payload by event name and returns its unsubscribe', () => {
+    const off = client.on('retry', (event) => {
+      expectTypeOf(event).toEqualTypeOf<ClientEvents['retry']>();
+      expectTypeOf(event.attempts).toEqualTypeOf<number>();
+      expectTypeOf(event.delay).toEqualTypeOf<number>();
+      expectTypeOf(event.tracker).toEqualTypeOf<Tracker>();
+    });
+    expectTypeOf(off).toEqualTypeOf<() => void>();
+    client.on('circuit-rejected', ({ error, endpoint }) => {
+      expectTypeOf(error).toEqualTypeOf<CircuitOpenError>();
+      expectTypeOf(endpoint).toEqualTypeOf<string>();
+    });
+    client.on('cache-hit', ({ stale }) => expectTypeOf(stale).toEqualTypeOf<boolean>());
+    client.on('request-delayed', ({ reason }) =>
+      expectTypeOf(reason).toEqualTypeOf<'backoff' | 'retry-after' | 'rate-limit'>(),
+    );
+  });
+
+  it('refuses an unknown event and a field its payload does not have', () => {
+    // @ts-expect-error no such event
+    client.on('requset', () => {});
+    // @ts-expect-error `success` has no `attempts`
+    client.on('success', ({ attempts }) => attempts);
+    // @ts-expect-error a listener of another event's payload
+    client.on('dedup', (event: ClientEvents['retry']) => event);
+  });
+
+  it('ClientEventName is exactly the keys of ClientEvents', () => {
+    expectTypeOf<ClientEventName>().toEqualTypeOf<keyof ClientEvents>();
+    expectTypeOf<'cache-hit'>().toExtend<ClientEventName>();
+  });
+
+  it('EventEmitter<ClientEvents>: on, once, off and emit are typed by name', () => {
+    const events = new EventEmitter<ClientEvents>();
+    const listener = (event: ClientEvents['invalidate']) => {
+      expectTypeOf(event.keys).toEqualTypeOf<string[]>();
+    };
+    const off = events.on('invalidate', listener);
+    expectTypeOf(off).toEqualTypeOf<() => void>();
+    events.off('invalidate', listener);
+    events.once('queue-paused', ({ group }) =>
+      expectTypeOf(group).toEqualTypeOf<string | undefined>(),
+    );
+    // @ts-expect-error off with a listener of another event
+    events.off('revalidate', listener);
+    // @ts-expect-error a payload missing `keys`
+    events.emit('invalidate', { target: '/x' });
+  });
+});
+
+describe('requests', () => {
+  it('data is typed by the type argument', () => {
+    expectTypeOf(client.get<{ id: number }>('/x')).resolves.toEqualTypeOf<
+      ApiResponse<{ id: number }>
+    >();
+    expectTypeOf(client.get('/x')).resolves.toEqualTypeOf<ApiResponse<unknown>>();
+  });
+});
+
+describe('errors', () => {
+  it('each class has a literal name', () => {
+    expectTypeOf<HttpError['name']>().toEqualTypeOf<'HttpError'>();
+    expectTypeOf<TimeoutError['name']>().toEqualTypeOf<'TimeoutError'>();
+    expectTypeOf<CancelledError['name']>().toEqualTypeOf<'CancelledError'>();
+  });
+
+  it('each guard narrows to its class', () => {
+    const error: unknown = undefined;
+    if (isHttpError(error)) {
+      expectTypeOf(error).toEqualTypeOf<HttpError>();
+      expectTypeOf(error.status).toEqualTypeOf<number | undefined>();
+      expectTypeOf(error.method).toEqualTypeOf<string>();
+    }
+    if (isTimeoutError(error)) expectTypeOf(error.kind).toEqualTypeOf<TimeoutError['kind']>();
+    if (isCancelledError(error)) expectTypeOf(error).toEqualTypeOf<CancelledError>();
+    if (isKeelError(error)) expectTypeOf(error).toEqualTypeOf<KeelError>();
+  });
+
+  it('RequestError is what a request rejects with', () => {
+    expectTypeOf<HttpError>().toExtend<RequestError>();
+    expectTypeOf<TimeoutError>().toExtend<RequestError>();
+  });
+
+  it('one constructor form: the request first', () => {
+    const request = { method: 'GET', url: 'https://a.test/x' };
+    expectTypeOf(new HttpError(request, { status: 500 }).url).toEqualTypeOf<string>();
+    new CancelledError(request, { message: 'gone' });
+    // @ts-expect-error the positional (status, statusText) form is gone
+    new HttpError(500, 'Server Error');
+    // @ts-expect-error the request is required
+    new CancelledError();
+  });
+});
