@@ -22,12 +22,9 @@ import type { ClientOptions } from './types/options';
 export function createClient(options: ClientOptions = {}): Client {
   checkObject('options', options);
   const { intelligence, circuitBreaker, scheduler, adaptive, ...base } = options;
-  if ('features' in base) {
-    throw typeError(
-      'features',
-      'an option of createBaseClient, not of createClient',
-      base.features,
-    );
+  const { features: given } = base as { features?: unknown };
+  if (given !== undefined) {
+    throw typeError('features', 'an option of createBaseClient, not of createClient', given);
   }
   const features: ClientFeature[] = [
     withIntelligence(intelligence),

@@ -1,5 +1,5 @@
 import { TransparentGate } from '../scheduler/gate';
-import { resolveSchedulerOptions } from '../scheduler/options';
+import { resolveSchedulerOptions, type SchedulerConfig } from '../scheduler/options';
 import { Scheduler } from '../scheduler/scheduler';
 import type { ClientFeature } from '../types/features';
 import type { SchedulerOptions } from '../types/options';
@@ -17,16 +17,17 @@ import { feature } from './feature';
  * const client = createBaseClient({ features: [withScheduler({ concurrency: 4, priority: true })] });
  */
 export function withScheduler(options: SchedulerOptions = {}): ClientFeature<'scheduler'> {
-  // Validated now; resolved again at install, when the adaptive engine's need is known.
-  const config = resolveSchedulerOptions(options);
+  // Checked now; the adaptive engine's need for endpoint ceilings is added at install. Defined
+  // whenever options are (a default parameter makes them `{}`).
+  const config = resolveSchedulerOptions(options) as SchedulerConfig;
   return feature('scheduler', ({ clock, events }, hooks, endpointCeilings) => {
-    if (!config!.enabled)
-      return { gate: new TransparentGate(clock, config!.priority), ceilings: undefined };
-    const scheduler = new Scheduler({ ...config!, endpointCeilings }, events, hooks);
+    if (!config.enabled)
+      return { gate: new TransparentGate(clock, config.priority), ceilings: undefined };
+    const scheduler = new Scheduler({ ...config, endpointCeilings }, events, hooks);
     return {
       gate: scheduler,
       ceilings: {
-        concurrency: config!.concurrency,
+        concurrency: config.concurrency,
         setEndpointCeiling: (endpoint, ceiling) => scheduler.setEndpointCeiling(endpoint, ceiling),
       },
     };
