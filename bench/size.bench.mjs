@@ -9,7 +9,7 @@ import { execSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleSize, kb, measureApps } from '../scripts/size-budget.mjs';
+import { appCode, bundleSize, kb, keelDist, measureApps } from '../scripts/size-budget.mjs';
 import { readCpuModel, writeSection } from './lib/results.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -90,8 +90,34 @@ root.render(<Todos />);`,
   },
 ];
 
+/**
+ * Apps A and D written with createClient, as every app was before the features split: what an
+ * app that does not use createBaseClient still carries.
+ */
+const WITH_CREATE_CLIENT = [
+  {
+    name: 'keel A written with createClient',
+    code: `import { createClient } from '@keel/core';
+const client = createClient({ baseURL: 'https://api.example.com' });
+console.log((await client.get('/users')).data);`,
+  },
+  {
+    name: 'keel D written with createClient',
+    code: appCode('packages/react/README.md', 'D')
+      .replace(/import \{ createBaseClient[^\n]*\n/, "import { createClient } from '@keel/core';\n")
+      .replace(/createBaseClient\(\{[\s\S]*?\]\s*,?\s*\}\)/, "createClient({ baseURL: '/api' })"),
+  },
+];
+
 const started = performance.now();
 const apps = await measureApps();
+const before = [];
+for (const app of WITH_CREATE_CLIENT) {
+  if (!app.code.includes('createClient(') || app.code.includes('createBaseClient')) {
+    throw new Error(`${app.name}: the README block no longer has the expected shape`);
+  }
+  before.push({ ...app, ...(await bundleSize(app.code, { plugins: [keelDist] })) });
+}
 const peers = [];
 for (const peer of PEERS)
   peers.push({ ...peer, ...(await bundleSize(peer.code, { resolveDir: here })) });
@@ -103,6 +129,7 @@ const rows = [
     (a) =>
       `| keel ${a.id}: ${a.what} | ${kb(a.min)} | ${kb(a.gzip)} | ${kb(a.target)} | ${a.gzip <= a.target ? 'met' : `missed (${(a.gzip / a.target).toFixed(2)}x)`} |`,
   ),
+  ...before.map((b) => `| ${b.name} | ${kb(b.min)} | ${kb(b.gzip)} | | |`),
   ...peers.map((p) => {
     const keel = apps.find((a) => a.id === p.like);
     return `| ${p.name} | ${kb(p.min)} | ${kb(p.gzip)} | | keel ${p.like} is ${(keel.gzip / p.gzip).toFixed(2)}x |`;

@@ -22,3 +22,5 @@ export function bundleSize(
 ): Promise<{ min: number; gzip: number }>;
 export function measureApps(): Promise<(SizeApp & { min: number; gzip: number })[]>;
 export function kb(bytes: number): string;
+/** esbuild plugin: `@keel/*` imports resolve to the packages' built dist. */
+export const keelDist: { name: string; setup(build: unknown): void };

@@ -22,8 +22,9 @@ export const KB = 1024;
 
 /**
  * `target`: the size issue #15 asks for. `budget`: the most the check lets through today, a
- * ratchet just above the size measured when it was last lowered: lower it as the code shrinks,
- * never raise it to let a change through without saying why in the commit.
+ * ratchet about 3% above the size measured when it was last set (room for a small fix, not for
+ * a feature): lower it as the code shrinks, and never raise it to let a change through without
+ * saying why in the commit.
  */
 export const APPS = [
   {
@@ -31,14 +32,14 @@ export const APPS = [
     readme: 'packages/core/README.md',
     what: 'core defaults, one get',
     target: 10 * KB,
-    budget: 18.2 * KB,
+    budget: 18.5 * KB,
   },
   {
     id: 'B',
     readme: 'packages/core/README.md',
     what: 'A without intelligence, circuit breaker',
     target: 6 * KB,
-    budget: 15.2 * KB,
+    budget: 15.6 * KB,
   },
   {
     id: 'C',
@@ -52,7 +53,7 @@ export const APPS = [
     readme: 'packages/react/README.md',
     what: 'React: defaults + hooks + useServerEvents',
     target: 12 * KB,
-    budget: 27.2 * KB,
+    budget: 27.7 * KB,
   },
 ];
 
@@ -77,7 +78,8 @@ const DIST = {
   '@keel/react': 'packages/react/dist/index.js',
 };
 
-const keelDist = {
+/** esbuild plugin: `@keel/*` imports resolve to the built dist (DIST). */
+export const keelDist = {
   name: 'keel-dist',
   setup(b) {
     b.onResolve({ filter: /^@keel\// }, (args) => {
