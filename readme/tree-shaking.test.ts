@@ -1,43 +1,11 @@
-import { join } from 'node:path';
-import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { APPS, appCode, ROOT } from '../scripts/size-budget.mjs';
+import { APPS, appCode, bundleSize, keelSources } from '../scripts/size-budget.mjs';
 
 /** The source modules (paths from packages/) an app's bundle takes code from. */
 async function modulesOf(id: string): Promise<string[]> {
   const app = APPS.find((a) => a.id === id)!;
-  const sources: Record<string, string> = {
-    '@keel/core': 'packages/core/src/index.ts',
-    '@keel/core/internals': 'packages/core/src/internals.ts',
-    '@keel/react': 'packages/react/src/index.ts',
-  };
-  const result = await build({
-    stdin: { contents: appCode(app.readme, id), resolveDir: ROOT, loader: 'tsx' },
-    bundle: true,
-    minify: true,
-    format: 'esm',
-    target: 'es2022',
-    platform: 'browser',
-    jsx: 'automatic',
-    external: ['react', 'react-dom'],
-    write: false,
-    metafile: true,
-    logLevel: 'silent',
-    plugins: [
-      {
-        name: 'keel-src',
-        setup(b) {
-          b.onResolve({ filter: /^@keel\// }, (args) => ({
-            path: join(ROOT, sources[args.path]!),
-          }));
-        },
-      },
-    ],
-  });
-  const [output] = Object.values(result.metafile.outputs);
-  return Object.entries(output!.inputs)
-    .filter(([, input]) => input.bytesInOutput > 0)
-    .map(([path]) => path.replace(/^.*packages\//, ''));
+  const { modules } = await bundleSize(appCode(app.readme, id), { plugins: [keelSources] });
+  return modules.map((path) => path.replace(/^.*packages\//, ''));
 }
 
 const has = (modules: string[], prefix: string) => modules.some((m) => m.startsWith(prefix));

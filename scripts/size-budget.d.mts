@@ -19,8 +19,10 @@ export function appCode(readme: string, id: string): string;
 export function bundleSize(
   code: string,
   options?: { resolveDir?: string; loader?: string; plugins?: unknown[] },
-): Promise<{ min: number; gzip: number }>;
+): Promise<{ min: number; gzip: number; modules: string[] }>;
 export function measureApps(): Promise<(SizeApp & { min: number; gzip: number })[]>;
 export function kb(bytes: number): string;
 /** esbuild plugin: `@keel/*` imports resolve to the packages' built dist. */
 export const keelDist: { name: string; setup(build: unknown): void };
+/** esbuild plugin: `@keel/*` imports resolve to the packages' sources. */
+export const keelSources: { name: string; setup(build: unknown): void };

@@ -78,22 +78,38 @@ const DIST = {
   '@keel/react': 'packages/react/dist/index.js',
 };
 
-/** esbuild plugin: `@keel/*` imports resolve to the built dist (DIST). */
-export const keelDist = {
-  name: 'keel-dist',
-  setup(b) {
-    b.onResolve({ filter: /^@keel\// }, (args) => {
-      const file = DIST[args.path];
-      if (file === undefined) return { errors: [{ text: `no dist entry for ${args.path}` }] };
-      return { path: join(ROOT, file) };
-    });
-  },
+/** The same entries in the sources (module by module: the tree-shaking test reads them). */
+const SOURCES = {
+  '@keel/core': 'packages/core/src/index.ts',
+  '@keel/core/internals': 'packages/core/src/internals.ts',
+  '@keel/react': 'packages/react/src/index.ts',
 };
+
+/** An esbuild plugin resolving `@keel/*` imports through `entries` (DIST or SOURCES). */
+function keelPlugin(entries) {
+  return {
+    name: 'keel',
+    setup(b) {
+      b.onResolve({ filter: /^@keel\// }, (args) => {
+        const file = entries[args.path];
+        if (file === undefined) return { errors: [{ text: `no entry for ${args.path}` }] };
+        return { path: join(ROOT, file) };
+      });
+    },
+  };
+}
+
+/** esbuild plugin: `@keel/*` imports resolve to the packages' built dist. */
+export const keelDist = keelPlugin(DIST);
+
+/** esbuild plugin: `@keel/*` imports resolve to the packages' sources. */
+export const keelSources = keelPlugin(SOURCES);
 
 /**
  * Minified and gzip -9 bytes of `code` bundled as an app: esbuild --bundle --minify
  * --format=esm --target=es2022 for the browser, react and react-dom external, production React.
- * `resolveDir` is where bare imports other than @keel/* resolve from.
+ * `resolveDir` is where bare imports other than @keel/* resolve from. `modules`: the input files
+ * that put bytes in the output, by path.
  */
 export async function bundleSize(code, { resolveDir = ROOT, loader = 'tsx', plugins = [] } = {}) {
   const result = await build({
@@ -107,11 +123,16 @@ export async function bundleSize(code, { resolveDir = ROOT, loader = 'tsx', plug
     external: ['react', 'react-dom'],
     define: { 'process.env.NODE_ENV': '"production"' },
     write: false,
+    metafile: true,
     logLevel: 'silent',
     plugins,
   });
   const bytes = result.outputFiles[0].contents;
-  return { min: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
+  const [output] = Object.values(result.metafile.outputs);
+  const modules = Object.entries(output.inputs)
+    .filter(([, input]) => input.bytesInOutput > 0)
+    .map(([path]) => path);
+  return { min: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length, modules };
 }
 
 /** The four apps measured: `{ ...app, min, gzip }`. */
