@@ -10,7 +10,7 @@
 // 2. Cache-hit GET in a tight loop: keel vs TanStack QueryClient.fetchQuery on fresh data.
 // 3. 10,000 concurrent identical GETs: exactly one fetch call, time to settle all.
 // 4. Heap per cached entry with 100,000 entries vs TanStack's QueryCache holding the same data.
-// 5. @keel/core minified + gzip size.
+// (Bundle sizes: bench/size.bench.mjs.)
 import { execSync, fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import { cpus, loadavg } from 'node:os';
@@ -18,7 +18,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { gzipSync } from 'node:zlib';
 import { readCpuModel, writeSection } from './lib/results.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -314,20 +313,6 @@ async function main() {
   tanstackHeap.holder.clear(); // drops the queries and their gc timers
   results.heap = { keel: keelHeap.bytes, keelOff: keelOffHeap.bytes, tanstack: tanstackHeap.bytes };
 
-  // 5. Bundle size -----------------------------------------------------------------------------
-  const { build } = await import('esbuild');
-  const entry = join(here, '..', 'packages', 'core', 'dist', 'index.js');
-  const bundle = await build({
-    entryPoints: [entry],
-    bundle: true,
-    minify: true,
-    format: 'esm',
-    platform: 'neutral',
-    write: false,
-  });
-  const code = bundle.outputFiles[0].contents;
-  results.size = { min: code.length, gzip: gzipSync(code, { level: 9 }).length };
-
   const elapsed = (now() - started) / 1000;
   report(results, elapsed);
   // fetch's keep-alive sockets and the forked server would keep the process alive.
@@ -440,14 +425,6 @@ function report(r, elapsed) {
     `${fmtInt(r.heap.keelOff)} B`,
     `${fmt(r.heap.keelOff / r.heap.tanstack, 2)}`,
     '',
-    '',
-  );
-  row(
-    '@keel/core size',
-    'esbuild --minify, gzip -9',
-    `${fmtInt(r.size.min)} B min / ${fmtInt(r.size.gzip)} B gzip`,
-    '',
-    'reported',
     '',
   );
   const uncachedTable = up.join('\n');

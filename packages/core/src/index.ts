@@ -11,7 +11,8 @@ export { isRetriableStatus, isSuccessStatus } from './attempt/status';
 export type { CacheEntry } from './cache/entry';
 export type { ResolvedCacheOptions } from './cache/options';
 export { CacheStore, type CacheStoreOptions, type WriteOptions } from './cache/store';
-export { createClient } from './client';
+export { createBaseClient } from './client';
+export { createClient } from './create-client';
 export { Deduper } from './dedup/deduper';
 export {
   CancelledError,
@@ -43,6 +44,10 @@ export {
   type TimeoutKind,
 } from './errors/index';
 export { EventEmitter } from './events/emitter';
+export { withAdaptive } from './features/adaptive';
+export { withCircuitBreaker } from './features/circuit-breaker';
+export { withIntelligence } from './features/intelligence';
+export { withScheduler } from './features/scheduler';
 export {
   type DehydratedEntry,
   type DehydratedResponse,
@@ -91,6 +96,7 @@ export type {
   ParkReason,
   SchedulerEventBase,
 } from './types/events';
+export type { BaseClientOptions, ClientFeature, FeatureName } from './types/features';
 export type {
   CacheChange,
   CachedEntryView,

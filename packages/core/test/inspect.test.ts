@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type CacheChange, type Client, inspect } from '../src/index';
+import { type CacheChange, type Client, createBaseClient, inspect } from '../src/index';
 import { debugOf, flush, jsonResponse, makeClient } from './helpers';
 
 // inspect(client): read-only views for tooling. Each test drives a real client (fake fetch and
@@ -87,7 +87,7 @@ describe('inspect(client).cache()', () => {
   it('inspect of something that is not a client is a TypeError', () => {
     expect(() => inspect({} as Client)).toThrow(TypeError);
     expect(() => inspect({} as Client)).toThrow(
-      'keel: `inspect(client)` must be a client made by createClient, got an object',
+      'keel: `inspect(client)` must be a client made by createClient or createBaseClient, got an object',
     );
   });
 });
@@ -322,5 +322,17 @@ describe('inspect(client).circuits() and latencies()', () => {
     const t = makeClient({ intelligence: { enabled: false } }, { handler: () => jsonResponse({}) });
     await t.client.get('/a');
     expect(inspect(t.client).latencies('GET /a')).toEqual([]);
+  });
+
+  it('a base client without the breaker and intelligence features: no circuits, no latencies', async () => {
+    const t = makeClient({}, { handler: () => jsonResponse({}, { status: 503 }) });
+    const client = createBaseClient({
+      baseURL: 'https://api.test',
+      fetch: t.fake.fetch,
+      retry: { attempts: 1 },
+    });
+    for (let i = 0; i < 6; i++) await client.get('/down').catch(() => {});
+    expect(inspect(client).circuits()).toEqual([]);
+    expect(inspect(client).latencies('GET /down')).toEqual([]);
   });
 });

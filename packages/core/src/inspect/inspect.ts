@@ -42,7 +42,7 @@ export function inspect(client: Client): ClientInspector {
 }
 
 function createInspector(client: Client): ClientInspector {
-  const { cache, clock, flights, gate, breaker, intelligence } = internalsOf(client, 'inspect');
+  const { cache, clock, flights, gate, circuits, intelligence } = internalsOf(client, 'inspect');
   return Object.freeze({
     now: () => clock.now(),
     cache(): CachedEntryView[] {
@@ -88,8 +88,9 @@ function createInspector(client: Client): ClientInspector {
       };
     },
     circuits(): CircuitView[] {
-      const resetTimeout = breaker.resetTimeout;
-      return breaker
+      if (circuits === undefined) return [];
+      const resetTimeout = circuits.resetTimeout;
+      return circuits
         .statuses()
         .map((status) =>
           status.state === 'open' && status.openedAt !== undefined
@@ -97,7 +98,8 @@ function createInspector(client: Client): ClientInspector {
             : status,
         );
     },
-    latencies: (endpoint: string) => (intelligence.enabled ? intelligence.latencies(endpoint) : []),
+    latencies: (endpoint: string) =>
+      intelligence?.enabled ? intelligence.latencies(endpoint) : [],
   });
 }
 
