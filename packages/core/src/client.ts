@@ -20,7 +20,7 @@ import {
   disabledCircuitBreaker,
   disabledIntelligence,
 } from './features/disabled';
-import { collectFeatures } from './features/feature';
+import { type CircuitInspectable, collectFeatures } from './features/feature';
 import type { HitTally } from './intelligence/hit-tally';
 import type { Intelligence } from './intelligence/intelligence';
 import { checkFunction, typeError } from './internal/checks';
@@ -76,11 +76,18 @@ export function createBaseClient(options?: BaseClientOptions): Client {
 
 const SPEC_MEMO_LIMIT = 1000;
 
-/** What the hydration functions need from a client beyond its public API. */
+/** What the hydration and inspection functions need from a client beyond its public API. */
 export interface ClientInternals {
   readonly cache: CacheStore;
   readonly clock: Clock;
   readonly baseURL: string | undefined;
+  /** Every live flight (inspect/inspect.ts reads it; never written there). */
+  readonly flights: ReadonlySet<Flight>;
+  readonly gate: AttemptGate;
+  /** Undefined without the circuit breaker feature. */
+  readonly circuits: CircuitInspectable | undefined;
+  /** Undefined without the intelligence feature. */
+  readonly intelligence: Intelligence | undefined;
 }
 
 const internals = new WeakMap<Client, ClientInternals>();
@@ -181,6 +188,10 @@ class KeelClient implements Client {
       cache: this.#cache,
       clock: this.#config.clock,
       baseURL: this.#config.baseURL,
+      flights: this.#flights,
+      gate: this.#gate,
+      circuits: circuit?.inspectable,
+      intelligence,
     });
   }
 
@@ -660,27 +671,27 @@ class KeelClient implements Client {
       // what the server said, rather than wait to fail with a TimeoutError.
       if (flight.deadlineAt !== 0 && now + decision.delay >= flight.deadlineAt) throw error;
       tracker.retry();
+      const reason = decision.reason === 'retry-after' ? 'retry-after' : 'backoff';
+      flight.wait = { reason, delay: decision.delay, until: now + decision.delay };
       if (this.#events.has('retry')) {
         this.#events.emit('retry', {
           key: spec.key,
           tracker,
           attempts: tracker.attempts,
           delay: decision.delay,
+          reason,
           error,
           endpoint: spec.endpoint,
           attemptMs,
         });
       }
       attemptMs = undefined;
-      await this.#gate.park(
-        flight,
-        decision.reason === 'retry-after' ? 'retry-after' : 'backoff',
-        decision.delay,
-      );
+      await this.#gate.park(flight, reason, decision.delay);
     } catch (err) {
       this.#fail(flight, err, attemptMs);
       return;
     }
+    flight.wait = undefined;
     this.#acquire(flight);
   }
 

@@ -56,6 +56,7 @@ export {
   dehydrate,
   hydrate,
 } from './hydration';
+export { inspect } from './inspect/inspect';
 export { type Clock, systemClock, type TimerHandle } from './internal/clock';
 export { createFingerprint, type FingerprintInput } from './internal/fingerprint';
 export { canonicalizeURL, resolveURL } from './internal/url';
@@ -96,6 +97,15 @@ export type {
   SchedulerEventBase,
 } from './types/events';
 export type { BaseClientOptions, ClientFeature, FeatureName } from './types/features';
+export type {
+  CacheChange,
+  CachedEntryView,
+  CircuitView,
+  ClientInspector,
+  FlightPhase,
+  FlightView,
+  SchedulerView,
+} from './types/inspect';
 export type {
   AdaptiveOptions,
   CacheOptions,

@@ -24,6 +24,11 @@ export function withCircuitBreaker(
     const breaker = new CircuitBreaker(resolved, clock, events);
     // Disabled, the breaker still answers status() (every circuit closed) but guards nothing.
     if (resolved.enabled) breaker.observe(events);
-    return { guard: resolved.enabled ? breaker : OPEN_GUARD, controller: breaker, view: breaker };
+    return {
+      guard: resolved.enabled ? breaker : OPEN_GUARD,
+      controller: breaker,
+      view: breaker,
+      inspectable: breaker,
+    };
   });
 }

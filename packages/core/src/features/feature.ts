@@ -5,7 +5,11 @@ import type { CircuitView, Intelligence } from '../intelligence/intelligence';
 import { rangeError, typeError } from '../internal/checks';
 import type { Clock } from '../internal/clock';
 import type { AttemptGate, SchedulerHooks } from '../scheduler/gate';
-import type { AdaptiveMetrics, CircuitBreakerController } from '../types/controllers';
+import type {
+  AdaptiveMetrics,
+  CircuitBreakerController,
+  CircuitStatus,
+} from '../types/controllers';
 import type { ClientEvents } from '../types/events';
 import type { FeatureName } from '../types/features';
 
@@ -36,6 +40,13 @@ export interface CircuitPart {
   readonly controller: CircuitBreakerController;
   /** What the intelligence snapshot reads of the circuits. */
   readonly view: CircuitView;
+  /** What inspect(client) reads: every circuit's status, and when an open one may probe. */
+  readonly inspectable: CircuitInspectable;
+}
+
+export interface CircuitInspectable {
+  statuses(): CircuitStatus[];
+  readonly resetTimeout: number;
 }
 
 /** The install step of each feature, keyed by its name. */

@@ -102,6 +102,11 @@ export class Intelligence implements IntelligenceController {
     return this.#endpoints.get(endpoint)?.recommend(this.#options);
   }
 
+  /** The latency samples of an endpoint, oldest first (for inspection); empty when none. */
+  latencies(endpoint: string): number[] {
+    return this.#endpoints.get(endpoint)?.latency.samples() ?? [];
+  }
+
   // ── IntelligenceController ────────────────────────────────────────────────────────────────
 
   snapshot(): IntelligenceSnapshot {
