@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     projects: [
       'packages/*/vitest.config.ts',
+      'packages/core/vitest.composed.config.ts',
       'examples/node-demo/vitest.config.ts',
       'readme/vitest.config.ts',
     ],

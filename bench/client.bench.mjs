@@ -14,7 +14,7 @@
 //    the median of per-round time ratios with its p25-p75. Written to its own RESULTS.md section
 //    ("## @keel/core dedup joins"); CLIENT_BENCH=dedup runs this part alone (a few seconds).
 // 4. Heap per cached entry with 100,000 entries vs TanStack's QueryCache holding the same data.
-// 5. @keel/core minified + gzip size.
+// (Bundle sizes: bench/size.bench.mjs.)
 import { execSync, fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import { cpus, loadavg } from 'node:os';
@@ -22,7 +22,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { gzipSync } from 'node:zlib';
 import { loadCoreAt } from './lib/core-baseline.mjs';
 import { readCpuModel, writeSection } from './lib/results.mjs';
 import { benchCommand, fmtSpread, shuffler, spread } from './lib/stats.mjs';
@@ -299,20 +298,6 @@ async function main() {
   tanstackHeap.holder.clear(); // drops the queries and their gc timers
   results.heap = { keel: keelHeap.bytes, keelOff: keelOffHeap.bytes, tanstack: tanstackHeap.bytes };
 
-  // 5. Bundle size -----------------------------------------------------------------------------
-  const { build } = await import('esbuild');
-  const entry = join(here, '..', 'packages', 'core', 'dist', 'index.js');
-  const bundle = await build({
-    entryPoints: [entry],
-    bundle: true,
-    minify: true,
-    format: 'esm',
-    platform: 'neutral',
-    write: false,
-  });
-  const code = bundle.outputFiles[0].contents;
-  results.size = { min: code.length, gzip: gzipSync(code, { level: 9 }).length };
-
   const elapsed = (now() - started) / 1000;
   report(results, elapsed);
   // fetch's keep-alive sockets and the forked server would keep the process alive.
@@ -426,14 +411,6 @@ function report(r, elapsed) {
     `${fmtInt(r.heap.keelOff)} B`,
     `${fmt(r.heap.keelOff / r.heap.tanstack, 2)}`,
     '',
-    '',
-  );
-  row(
-    '@keel/core size',
-    'esbuild --minify, gzip -9',
-    `${fmtInt(r.size.min)} B min / ${fmtInt(r.size.gzip)} B gzip`,
-    '',
-    'reported',
     '',
   );
   const uncachedTable = up.join('\n');

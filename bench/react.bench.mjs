@@ -19,10 +19,10 @@
 //    (renders it causes, calls, time).
 //
 // Rounds alternate which library goes first; every figure is a median over rounds.
-import { createRequire } from 'node:module';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { installDom } from './lib/dom.mjs';
 import { readCpuModel, writeSection } from './lib/results.mjs';
 
 process.env.NODE_ENV = 'production';
@@ -31,31 +31,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const N = 1000;
 const BASE = 'http://bench.test';
 
-// ── a DOM for react-dom, before React loads (it probes for one at import) ──────────────────────
-const requireFromReact = createRequire(join(here, '../packages/react/package.json'));
-const { JSDOM } = requireFromReact('jsdom');
-const dom = new JSDOM('<!doctype html><html><body></body></html>');
-for (const key of [
-  'window',
-  'document',
-  'navigator',
-  'Node',
-  'HTMLElement',
-  'HTMLIFrameElement',
-  'Element',
-  'Text',
-  'Event',
-  'MouseEvent',
-  'getComputedStyle',
-]) {
-  if (!(key in globalThis)) {
-    Object.defineProperty(globalThis, key, {
-      configurable: true,
-      writable: true,
-      value: key === 'window' ? dom.window : dom.window[key],
-    });
-  }
-}
+// A DOM for react-dom, before React loads.
+installDom(join(here, '../packages/react/package.json'));
 
 const React = await import('react');
 const { createRoot } = await import('react-dom/client');

@@ -11,6 +11,7 @@ export const READMES = [
   'packages/core/README.md',
   'packages/react/README.md',
   'packages/server/README.md',
+  'packages/devtools/README.md',
 ];
 
 /** Block languages compiled as TypeScript modules. */

@@ -25,6 +25,8 @@ const OPTIONS: ts.CompilerOptions = {
     '@keel/react': ['packages/react/src/index.ts'],
     '@keel/server': ['packages/server/src/index.ts'],
     '@keel/server/*': ['packages/server/src/*'],
+    '@keel/devtools': ['packages/devtools/src/index.ts'],
+    '@keel/devtools/production': ['packages/devtools/src/production.ts'],
   },
   typeRoots: [join(ROOT, 'node_modules/@types')],
 };

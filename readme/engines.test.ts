@@ -37,7 +37,7 @@ function accepts(manifest: Manifest, node: string): boolean {
 }
 
 describe('Node 20', () => {
-  it.each(['core', 'react', 'server'])(
+  it.each(['core', 'react', 'server', 'devtools'])(
     '@keel/%s and its runtime dependencies (transitively) accept any Node 20',
     (name) => {
       const start = join(ROOT, 'packages', name);

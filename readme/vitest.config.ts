@@ -12,6 +12,8 @@ export default defineConfig({
       '@keel/core': source('../packages/core/src/index.ts'),
       '@keel/react': source('../packages/react/src/index.ts'),
       '@keel/server': source('../packages/server/src/index.ts'),
+      '@keel/devtools/production': source('../packages/devtools/src/production.ts'),
+      '@keel/devtools': source('../packages/devtools/src/index.ts'),
     },
   },
   test: {

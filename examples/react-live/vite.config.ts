@@ -14,6 +14,7 @@ export default defineConfig({
       '@keel/core/internals': source('../../packages/core/src/internals.ts'),
       '@keel/core': source('../../packages/core/src/index.ts'),
       '@keel/react': source('../../packages/react/src/index.ts'),
+      '@keel/devtools/production': source('../../packages/devtools/src/production.ts'),
     },
     dedupe: ['react', 'react-dom'],
   },

@@ -51,11 +51,19 @@ export function createLiveApp(options: LiveAppOptions) {
     postDelay: 0,
     /** /api/stats answers 500. */
     failStats: false,
+    /** With failStats: answer 503 with this Retry-After (seconds) instead. */
+    statsRetryAfter: 0,
+    /** Adds are refused (422), as the validation refuses a bad title. */
+    refuseAdds: false,
+    /** The server's own reads (rendering the page) fail, so the browser loads the data itself. */
+    failRenderReads: false,
   };
   app.use(async (ctx, next) => {
-    if (ctx.method === 'GET' && ctx.header(RENDER_HEADER) === undefined) {
+    const rendering = ctx.header(RENDER_HEADER) !== undefined;
+    if (ctx.method === 'GET' && !rendering) {
       control.browserReads.set(ctx.path, (control.browserReads.get(ctx.path) ?? 0) + 1);
     }
+    if (rendering && control.failRenderReads) throw new HttpException(503, 'Not now');
     await next();
   });
 
@@ -66,6 +74,7 @@ export function createLiveApp(options: LiveAppOptions) {
   });
   app.post('/api/todos', async (ctx) => {
     const { title } = ctx.validate({ title: { type: 'string', required: true, min: 1, max: 200 } });
+    if (control.refuseAdds) throw new HttpException(422, 'This title is not accepted');
     if (control.postDelay > 0) await sleep(control.postDelay);
     const todo = await todos.add(String(title));
     // Every tab's useServerEvents refetches /api/todos; the tab that added skips this echo.
@@ -78,6 +87,12 @@ export function createLiveApp(options: LiveAppOptions) {
     return ctx.status(204).send(null);
   });
   app.get('/api/stats', async (ctx) => {
+    if (control.failStats && control.statsRetryAfter > 0) {
+      return ctx
+        .status(503)
+        .setHeader('retry-after', String(control.statsRetryAfter))
+        .json({ message: 'Stats are down' });
+    }
     if (control.failStats) throw new HttpException(500, 'Stats are down');
     return ctx.json({ count: (await todos.list()).length });
   });

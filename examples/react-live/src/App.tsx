@@ -1,6 +1,8 @@
 import { useMutation, useQuery, useServerEvents } from '@keel/react';
-import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { type FormEvent, useEffect, useState } from 'react';
 import type { NewTodo, Todo } from '../server/todos';
+import { indicatorOf, useOnline } from './connection';
+import { explain } from './explain';
 import { Stats } from './Stats';
 
 let optimisticId = 0;
@@ -27,6 +29,7 @@ export function App() {
   const live = useServerEvents('/events', {
     'keel:invalidate': () => setReceived((n) => n + 1),
   });
+  const indicator = indicatorOf(useOnline(), live);
   const todos = useQuery<Todo[]>('/todos');
   const add = useMutation<Todo, NewTodo>('POST', '/todos', {
     onMutate: (todo, { cancelReads, setQueryData }) => {
@@ -41,47 +44,149 @@ export function App() {
     // DELETE /api/todos/7 invalidates /api/todos/7 and below; the list is its parent.
     invalidate: '/todos',
   });
-  const input = useRef<HTMLInputElement>(null);
+  const [title, setTitle] = useState('');
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    const title = input.current?.value.trim() ?? '';
-    if (title === '') return;
-    add.mutate({ title });
-    input.current!.value = '';
+    const text = title.trim();
+    if (text === '' || add.isPending) return;
+    add.mutate({ title: text });
+    setTitle('');
   }
 
+  const list = todos.data;
   return (
-    <main data-hydrated={hydrated ? '' : undefined}>
-      <h1>Live todos</h1>
-      <p className="status">
-        events: <span data-testid="live">{live.status}</span> · updates received:{' '}
-        <span data-testid="received">{received}</span>
-        {todos.isFetching ? ' · refreshing…' : ''}
+    <main className="page" data-hydrated={hydrated ? '' : undefined}>
+      <header className="header">
+        <h1>Live todos</h1>
+        <span
+          className="connection"
+          data-testid="live"
+          data-status={indicator.status}
+          title={`Live updates: ${indicator.label.toLowerCase()}`}
+        >
+          {indicator.label}
+        </span>
+      </header>
+      <p className="lede">
+        Open this page in a second tab: a change in one shows in the other at once.
       </p>
-      <form onSubmit={submit}>
-        <input ref={input} aria-label="New todo" placeholder="What needs doing?" maxLength={200} />
-        <button type="submit">Add</button>
+
+      <form className="card add" onSubmit={submit}>
+        <input
+          aria-label="New todo"
+          placeholder="What needs doing?"
+          maxLength={200}
+          value={title}
+          onChange={(event) => setTitle(event.target.value)}
+        />
+        <button type="submit" className="button" disabled={add.isPending} aria-busy={add.isPending}>
+          {add.isPending ? <span className="spinner" aria-hidden="true" /> : null}
+          Add
+        </button>
       </form>
-      <Stats />
-      {add.error ? <p role="alert">Could not add: {add.error.message}</p> : null}
-      {todos.error ? <p role="alert">Could not load: {todos.error.message}</p> : null}
-      {todos.isPending ? (
-        <p>Loading…</p>
-      ) : (
-        <ul data-testid="todos">
-          {todos.data?.map((todo) => (
-            <li key={todo.id} data-pending={todo.pending ? '' : undefined}>
-              <span>{todo.title}</span>
-              {todo.pending ? null : (
-                <button type="button" onClick={() => remove.mutate(todo.id)}>
-                  Delete
+
+      {add.error ? (
+        <div className="notice" role="alert">
+          <p>
+            Couldn’t add “{add.variables?.title}”. {explain(add.error)}
+          </p>
+          <button
+            type="button"
+            className="button button-quiet"
+            onClick={() => add.variables && add.mutate(add.variables)}
+          >
+            Try again
+          </button>
+          <button type="button" className="button button-quiet" onClick={add.reset}>
+            Dismiss
+          </button>
+        </div>
+      ) : null}
+      {remove.error ? (
+        <div className="notice" role="alert">
+          <p>Couldn’t delete that item. {explain(remove.error)}</p>
+          <button type="button" className="button button-quiet" onClick={remove.reset}>
+            Dismiss
+          </button>
+        </div>
+      ) : null}
+
+      <div className="list-head">
+        <span>
+          {list ? `${list.length} ${list.length === 1 ? 'item' : 'items'}` : 'Your list'}
+          {/* Only once there is a list: the first load says "Loading" below instead. */}
+          {list && todos.isFetching ? <span> · refreshing…</span> : null}
+        </span>
+        <span>
+          updates received: <span data-testid="received">{received}</span>
+        </span>
+      </div>
+      <section className="card" aria-label="Todos">
+        {list === undefined ? (
+          todos.error ? (
+            <div className="notice" role="alert" style={{ margin: 0 }}>
+              <p>Couldn’t load the list. {explain(todos.error)}</p>
+              <button type="button" className="button button-quiet" onClick={() => todos.refetch()}>
+                Try again
+              </button>
+            </div>
+          ) : (
+            <div className="loading" aria-busy="true">
+              <div className="skeleton" />
+              <div className="skeleton" style={{ width: '60%' }} />
+              Loading…
+            </div>
+          )
+        ) : (
+          <>
+            {todos.error ? (
+              <div
+                className="notice"
+                role="alert"
+                style={{ margin: 0, borderRadius: '12px 12px 0 0' }}
+              >
+                <p>Showing the last list: refreshing it failed. {explain(todos.error)}</p>
+                <button
+                  type="button"
+                  className="button button-quiet"
+                  onClick={() => todos.refetch()}
+                >
+                  Try again
                 </button>
-              )}
-            </li>
-          ))}
-        </ul>
-      )}
+              </div>
+            ) : null}
+            {list.length === 0 ? (
+              <div className="empty">
+                <strong>Nothing to do.</strong>
+                Add the first item above; every open tab shows it.
+              </div>
+            ) : null}
+            <ul className="todos" data-testid="todos">
+              {list.map((todo) => {
+                const deleting = remove.isPending && remove.variables === todo.id;
+                return (
+                  <li key={todo.id} data-pending={todo.pending ? '' : undefined}>
+                    <span>{todo.title}</span>
+                    {todo.pending ? null : (
+                      <button
+                        type="button"
+                        className="button button-quiet"
+                        disabled={deleting}
+                        aria-label={`Delete “${todo.title}”`}
+                        onClick={() => remove.mutate(todo.id)}
+                      >
+                        {deleting ? 'Deleting…' : 'Delete'}
+                      </button>
+                    )}
+                  </li>
+                );
+              })}
+            </ul>
+          </>
+        )}
+      </section>
+      <Stats />
     </main>
   );
 }

@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { build } from 'vite';
+import { createLiveApp } from '../server/app';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -48,6 +50,37 @@ export async function launchChromium(): Promise<{
     async close() {
       await context.close();
       rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The built page served by one app on 127.0.0.1:0, and a Chromium for it; `close()` stops
+ * both and removes the build.
+ */
+export async function startLivePage(todos: string[]): Promise<{
+  live: ReturnType<typeof createLiveApp>;
+  base: string;
+  context: BrowserContext;
+  close(): Promise<void>;
+}> {
+  const distDir = await buildPage();
+  const live = createLiveApp({ distDir, todos });
+  const server = await live.app.listen(0, '127.0.0.1');
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const browser = await launchChromium().catch(async (error: unknown) => {
+    await live.app.close();
+    rmSync(distDir, { recursive: true, force: true });
+    throw error;
+  });
+  return {
+    live,
+    base,
+    context: browser.context,
+    async close() {
+      await browser.close();
+      await live.app.close();
+      rmSync(distDir, { recursive: true, force: true });
     },
   };
 }

@@ -33,7 +33,7 @@ async function open(base: string): Promise<{ page: Page; gets: () => number }> {
     if (request.method() === 'GET' && new URL(request.url()).pathname === '/api/todos') gets++;
   });
   await page.goto(base);
-  await page.getByTestId('live').filter({ hasText: 'open' }).waitFor();
+  await page.locator('[data-testid="live"][data-status="open"]').waitFor();
   await page.getByTestId('todos').waitFor();
   return { page, gets: () => gets };
 }
@@ -50,7 +50,7 @@ it('a change made through instance A shows in a tab connected to instance B', as
   const getsA = a.gets();
 
   await a.page.getByLabel('New todo').fill('added on A');
-  await a.page.getByRole('button', { name: 'Add' }).click();
+  await a.page.getByRole('button', { name: 'Add', exact: true }).click();
   // B's stream comes from B's hub, which read A's keel:invalidate from the Redis stream.
   await b.page
     .getByTestId('todos')

@@ -1,41 +1,31 @@
-import { rmSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createLiveApp } from '../server/app';
-import { buildPage, launchChromium } from './browser';
+import { startLivePage } from './browser';
 
-let live: ReturnType<typeof createLiveApp>;
-let server: Server;
+let live: Awaited<ReturnType<typeof startLivePage>>['live'];
 let base: string;
-let browser: Awaited<ReturnType<typeof launchChromium>>;
 let context: BrowserContext;
-let distDir: string;
+let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  distDir = await buildPage();
-  live = createLiveApp({ distDir, todos: ['first'] });
-  server = await live.app.listen(0, '127.0.0.1');
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  browser = await launchChromium();
-  context = browser.context;
+  ({ live, base, context, close } = await startLivePage(['first']));
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await live?.app.close();
-  if (distDir) rmSync(distDir, { recursive: true, force: true });
+  await close?.();
 });
 
 async function open(): Promise<Page> {
   const page = await context.newPage();
   await page.goto(base);
   await page.locator('main[data-hydrated]').waitFor();
-  await page.getByTestId('live').filter({ hasText: 'open' }).waitFor();
+  await streamOpen(page).waitFor();
   await page.getByTestId('todos').waitFor();
   return page;
 }
+
+/** The connection pill once it says the stream is open. */
+const streamOpen = (page: Page) => page.locator('[data-testid="live"][data-status="open"]');
 
 /** Reads browsers made of a path so far (the server's own rendering reads are not counted). */
 const reads = (path: string) => live.control.browserReads.get(path) ?? 0;
@@ -53,7 +43,7 @@ it('an item added in one tab appears in the other, pushed by server events', asy
   expect(live.hub.size).toBe(2);
 
   await writer.getByLabel('New todo').fill('from tab one');
-  await writer.getByRole('button', { name: 'Add' }).click();
+  await writer.getByRole('button', { name: 'Add', exact: true }).click();
 
   // The other tab never reloads: the hub's `keel:invalidate` refetches its list.
   await reader
@@ -88,7 +78,9 @@ it('server rendering: the page arrives with the data and hydrates without a requ
   const response = await page.goto(base);
   // The HTML itself holds the list and the stats (rendered with renderToPipeableStream).
   const html = (await response!.text()).replace(/<!-- -->/g, '');
-  expect(html).toMatch(/<ul data-testid="todos">.*<span>.+<\/span>/s);
+  expect(html).toMatch(/<ul class="todos" data-testid="todos">.*<span>.+<\/span>/s);
+  // The devtools' toggle is rendered with the page (closed: a button).
+  expect(html).toContain('keel devtools</button>');
   expect(html).toMatch(/data-testid="stats">\d+ todos? on the server/);
   expect(html).toContain('window.__KEEL_STATE__=');
   const recoverable: string[] = [];
@@ -96,7 +88,7 @@ it('server rendering: the page arrives with the data and hydrates without a requ
     if (message.type() === 'error') recoverable.push(message.text());
   });
   await page.locator('main[data-hydrated]').waitFor();
-  await page.getByTestId('live').filter({ hasText: 'open' }).waitFor();
+  await streamOpen(page).waitFor();
   await idle(page);
   // Zero reads on hydration: the browser's keys (on /api) found the server's entries (fetched
   // on an internal address), so neither the list nor the stats were asked for again.
@@ -105,7 +97,22 @@ it('server rendering: the page arrives with the data and hydrates without a requ
   await page.close();
 });
 
-it('a suspense query that fails shows the HTTP error once, and Retry recovers', async () => {
+it('every request of a page load succeeds: no favicon (or any other) 404', async () => {
+  const page = await context.newPage();
+  const failed: string[] = [];
+  page.on('response', (response) => {
+    if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
+  });
+  page.on('requestfailed', (request) => failed.push(`failed ${request.url()}`));
+  await page.goto(base);
+  await page.locator('main[data-hydrated]').waitFor();
+  await streamOpen(page).waitFor();
+  await idle(page);
+  expect(failed).toEqual([]);
+  await page.close();
+});
+
+it('a suspense query that fails says why once, and Try again recovers', async () => {
   live.control.failStats = true;
   const before = reads('/api/stats');
   const page = await context.newPage();
@@ -115,13 +122,16 @@ it('a suspense query that fails shows the HTTP error once, and Retry recovers', 
     // fails too (2 attempts), and the error boundary shows the HTTP error.
     const alert = page.getByTestId('stats-error');
     await alert.waitFor({ timeout: 15_000 });
-    expect(await alert.textContent()).toContain('Stats failed: HTTP 500');
+    // It says why, in words, without the request's URL.
+    expect(await alert.textContent()).toBe(
+      'Stats are unavailable. The server had a problem (HTTP 500).Try again',
+    );
     await idle(page, 1000);
     expect(reads('/api/stats') - before).toBe(2); // no read loop
     expect(await alert.textContent()).toContain('HTTP 500'); // not a CircuitOpenError
 
     live.control.failStats = false;
-    await alert.getByRole('button', { name: 'Retry' }).click();
+    await alert.getByRole('button', { name: 'Try again' }).click();
     await page.getByTestId('stats').waitFor();
     expect(await page.getByTestId('stats').textContent()).toMatch(/^\d+ todos? on the server$/);
     expect(reads('/api/stats') - before).toBe(3);
@@ -157,14 +167,17 @@ it('an optimistic add does not flicker while a refetch of the list is in flight'
     // The other tab adds: the writer hears it and starts refetching the list (slow)...
     const before = reads('/api/todos');
     await other.getByLabel('New todo').fill('from the other tab');
-    await other.getByRole('button', { name: 'Add' }).click();
+    await other.getByRole('button', { name: 'Add', exact: true }).click();
     await writer.getByText('refreshing', { exact: false }).waitFor();
     // The other tab's own refetch and the writer's have reached the server.
     await expect.poll(() => reads('/api/todos') - before).toBeGreaterThanOrEqual(2);
     // ...and adds its own item while that refetch (which cannot know the item) is in flight.
     live.control.postDelay = 1600;
     await writer.getByLabel('New todo').fill('optimistic one');
-    await writer.getByRole('button', { name: 'Add' }).click();
+    const add = writer.getByRole('button', { name: 'Add', exact: true });
+    await add.click();
+    // Pending: the button is disabled until the server answers.
+    expect(await add.isDisabled()).toBe(true);
     await writer
       .getByTestId('todos')
       .locator('li:not([data-pending]) > span', { hasText: 'optimistic one' })
@@ -184,4 +197,70 @@ it('an optimistic add does not flicker while a refetch of the list is in flight'
   );
   await writer.close();
   await other.close();
+});
+
+it('first load: "Loading" alone, no "refreshing" beside it', async () => {
+  // The server could not read the list while rendering: the browser loads it, slowly.
+  live.control.failRenderReads = true;
+  live.control.todosDelay = 800;
+  const page = await context.newPage();
+  try {
+    await page.goto(base);
+    const section = page.getByRole('region', { name: 'Todos' });
+    await section.getByText('Loading…').waitFor();
+    expect(await page.getByText('refreshing', { exact: false }).count()).toBe(0);
+    await page.getByTestId('todos').waitFor();
+  } finally {
+    live.control.failRenderReads = false;
+    live.control.todosDelay = 0;
+    await page.close();
+  }
+});
+
+it('the connection pill says Offline while the browser is offline, and Live once back', async () => {
+  const page = await open();
+  try {
+    await context.setOffline(true);
+    await page.locator('[data-testid="live"][data-status="offline"]').waitFor();
+    expect(await page.getByTestId('live').textContent()).toBe('Offline');
+  } finally {
+    await context.setOffline(false);
+  }
+  await streamOpen(page).waitFor({ timeout: 15_000 });
+  expect(await page.getByTestId('live').textContent()).toBe('Live');
+  await page.close();
+});
+
+it('an add the server refuses explains itself and can be dismissed', async () => {
+  const page = await open();
+  live.control.refuseAdds = true;
+  try {
+    await page.getByLabel('New todo').fill('refused');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    // Why, in words, without the request's URL.
+    expect(await alert.locator('p').textContent()).toBe(
+      'Couldn’t add “refused”. The server refused it (HTTP 422).',
+    );
+    // The optimistic row was rolled back.
+    expect(await titles(page)).not.toContain('refused');
+    await alert.getByRole('button', { name: 'Dismiss' }).click();
+    await alert.waitFor({ state: 'detached' });
+
+    // Refused again; Try again, once the server accepts, adds it and the notice goes.
+    await page.getByLabel('New todo').fill('accepted later');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await alert.waitFor();
+    live.control.refuseAdds = false;
+    await alert.getByRole('button', { name: 'Try again' }).click();
+    await page
+      .getByTestId('todos')
+      .locator('li:not([data-pending]) > span', { hasText: 'accepted later' })
+      .waitFor();
+    await alert.waitFor({ state: 'detached' });
+  } finally {
+    live.control.refuseAdds = false;
+    await page.close();
+  }
 });

@@ -12,6 +12,7 @@ export default defineConfig({
       '@keel/core': source('../../../packages/core/src/index.ts'),
       '@keel/react': source('../../../packages/react/src/index.ts'),
       '@keel/server': source('../../../packages/server/src/index.ts'),
+      '@keel/devtools/production': source('../../../packages/devtools/src/production.ts'),
     },
     dedupe: ['react', 'react-dom'],
   },

@@ -1,13 +1,9 @@
-import { Adaptive, type CeilingSeam } from './adaptive/adaptive';
-import { DISABLED_ADAPTIVE } from './adaptive/engine';
-import { resolveAdaptiveOptions } from './adaptive/options';
+import type { Adaptive } from './adaptive/adaptive';
 import { attemptOnce } from './attempt/attempt';
 import { decideRetry } from './attempt/retry-policy';
 import { compileTarget, type Matchable, pathMatcher, type TargetMatcher } from './cache/match';
 import { CacheStore } from './cache/store';
-import { CircuitBreaker } from './circuit/breaker';
 import { type CircuitGuard, OPEN_GUARD } from './circuit/guard';
-import { resolveCircuitOptions } from './circuit/options';
 import { type ClientConfig, resolveClientOptions } from './config';
 import { Deduper } from './dedup/deduper';
 import { Consumer, Flight } from './dedup/flight';
@@ -19,9 +15,14 @@ import { isParseError } from './errors/parse-error';
 import { isResponseTooLargeError } from './errors/response-too-large-error';
 import { TimeoutError } from './errors/timeout-error';
 import { EventEmitter } from './events/emitter';
+import {
+  disabledAdaptive,
+  disabledCircuitBreaker,
+  disabledIntelligence,
+} from './features/disabled';
+import { type CircuitInspectable, collectFeatures } from './features/feature';
 import type { HitTally } from './intelligence/hit-tally';
-import { Intelligence } from './intelligence/intelligence';
-import { resolveIntelligenceOptions } from './intelligence/options';
+import type { Intelligence } from './intelligence/intelligence';
 import { checkFunction, typeError } from './internal/checks';
 import { type Clock, timerDelay } from './internal/clock';
 import { MicrotaskBatch } from './internal/microtask-batch';
@@ -36,10 +37,7 @@ import {
   type RequestSpec,
   resolveRequest,
 } from './request/resolve';
-import { createGate } from './scheduler/create-gate';
-import type { AttemptGate } from './scheduler/gate';
-import { SCHEDULER_DEFAULTS } from './scheduler/options';
-import { Scheduler } from './scheduler/scheduler';
+import { type AttemptGate, TransparentGate } from './scheduler/gate';
 import { Tracker } from './tracker/tracker';
 import type {
   ApiResponse,
@@ -57,35 +55,52 @@ import type {
   SchedulerController,
 } from './types/controllers';
 import type { ClientEventName, ClientEvents } from './types/events';
-import type { ClientOptions, HttpMethod, RequestOptions } from './types/options';
+import type { BaseClientOptions } from './types/features';
+import type { HttpMethod, RequestOptions } from './types/options';
 
 /**
- * Creates a client. Every option is optional; see ClientOptions for defaults.
+ * Creates a client with the features it is given and no others: the lean way to build one, so an
+ * app's bundle carries only the machinery it uses (README "Bundle size"). Without `features` it
+ * has the cache, de-duplication, retry, timeouts, cancellation, invalidation and subscriptions;
+ * `createClient(options)` is this with every feature its options ask for.
  *
  * @example
- * const client = createClient({ baseURL: 'https://api.example.com', timeout: 5000 });
- * const { data } = await client.get<User[]>('/users', { params: { page: 2 } });
+ * const client = createBaseClient({
+ *   baseURL: 'https://api.example.com',
+ *   features: [withIntelligence(), withCircuitBreaker()],
+ * });
  */
-export function createClient(options?: ClientOptions): Client {
+export function createBaseClient(options?: BaseClientOptions): Client {
   return new KeelClient(options);
 }
 
 const SPEC_MEMO_LIMIT = 1000;
 
-/** What the hydration functions need from a client beyond its public API. */
+/** What the hydration and inspection functions need from a client beyond its public API. */
 export interface ClientInternals {
   readonly cache: CacheStore;
   readonly clock: Clock;
   readonly baseURL: string | undefined;
+  /** Every live flight (inspect/inspect.ts reads it; never written there). */
+  readonly flights: ReadonlySet<Flight>;
+  readonly gate: AttemptGate;
+  /** Undefined without the circuit breaker feature. */
+  readonly circuits: CircuitInspectable | undefined;
+  /** Undefined without the intelligence feature. */
+  readonly intelligence: Intelligence | undefined;
 }
 
 const internals = new WeakMap<Client, ClientInternals>();
 
-/** The cache and clock of a client made by createClient (hydration.ts); a TypeError otherwise. */
+/** The cache and clock of a client made by keel (hydration.ts); a TypeError otherwise. */
 export function internalsOf(client: Client, caller: string): ClientInternals {
   const found = internals.get(client);
   if (found === undefined) {
-    throw typeError(`${caller}(client)`, 'a client made by createClient', client);
+    throw typeError(
+      `${caller}(client)`,
+      'a client made by createClient or createBaseClient',
+      client,
+    );
   }
   return found;
 }
@@ -107,15 +122,16 @@ class KeelClient implements Client {
   /** Every live flight: deduped reads, mutations, and reads detached by invalidation. */
   readonly #flights = new Set<Flight>();
   readonly #guard: CircuitGuard;
-  /** Per-endpoint breaker; it is also the guard unless `circuitBreaker.enabled` is false. */
-  readonly #breaker: CircuitBreaker;
-  readonly #intelligence: Intelligence;
+  readonly #circuitController: CircuitBreakerController;
+  /** Request observation: undefined without withIntelligence. */
+  readonly #intelligence: Intelligence | undefined;
+  readonly #intelligenceController: IntelligenceController;
   /** Intelligence's cache-hit channel when it is enabled (see #fromCache and HitTally). */
   readonly #hitTally: HitTally | undefined;
   /** Listeners the observers hold on #events (not counted in `debug.listeners`). */
   readonly #observerListeners: number;
   readonly #gate: AttemptGate;
-  /** The adaptive engine; undefined unless `adaptive.enabled` (then nothing is measured). */
+  /** The adaptive engine; undefined unless enabled (then nothing is measured). */
   readonly #adaptive: Adaptive | undefined;
   /**
    * Option-less requests resolve to the same spec every time: memoized per method, by the url
@@ -124,8 +140,9 @@ class KeelClient implements Client {
   readonly #specMemo = new Map<HttpMethod, Map<string, RequestSpec>>();
   #nextFlightId = 1;
 
-  constructor(options?: ClientOptions) {
+  constructor(options: BaseClientOptions = {}) {
     this.#config = resolveClientOptions(options);
+    const features = collectFeatures(options as Record<string, unknown>);
     // A throwing listener or subscriber is reported to `onError`, never rethrown.
     this.#events = new EventEmitter<ClientEvents>({ onError: this.#config.onError });
     this.#cache = new CacheStore(this.#config.cache.ttl, {
@@ -135,12 +152,12 @@ class KeelClient implements Client {
       keyBase: this.#config.keyBase,
       onError: this.#config.onError,
     });
-    // Validated even when disabled; the scheduler tracks endpoints only for adaptive ceilings.
-    const adaptiveOptions = resolveAdaptiveOptions(options?.adaptive);
-    // Validates `scheduler` (RangeError naming the field); transparent unless it is enabled.
-    this.#gate = createGate(
-      options?.scheduler,
-      this.#events,
+    // Installed in a fixed order (features/feature.ts). Observers subscribe before any user
+    // listener, so their state already reflects an event when user listeners see it (e.g.
+    // `circuitBreaker().status()` inside an `error` listener).
+    const context = { clock: this.#config.clock, events: this.#events };
+    const scheduler = features.scheduler?.install(
+      context,
       {
         clock: this.#config.clock,
         // Read at call time: the pre-start gate peeks whatever guard the client ends up with.
@@ -148,34 +165,33 @@ class KeelClient implements Client {
         cancelJob: (job, error) => this.#cancelFlight(job as Flight, error),
         resume: (job, error) => this.#resumed.push(job as Flight, error),
       },
-      adaptiveOptions?.concurrency === true,
-    );
-    // Observers subscribe before any user listener, so their state already reflects an event
-    // when user listeners see it (e.g. `circuitBreaker().status()` inside an `error` listener).
-    const circuitOptions = resolveCircuitOptions(options?.circuitBreaker);
-    this.#breaker = new CircuitBreaker(circuitOptions, this.#config.clock, this.#events);
-    this.#guard = circuitOptions.enabled ? this.#breaker : OPEN_GUARD;
-    if (circuitOptions.enabled) this.#breaker.observe(this.#events);
-    this.#adaptive =
-      adaptiveOptions &&
-      new Adaptive(adaptiveOptions, {
-        clock: this.#config.clock,
-        scheduled: this.#gate.enabled,
-        ceilings: ceilingSeam(this.#gate, options?.scheduler?.concurrency),
-      });
-    const adaptive = this.#adaptive;
-    this.#intelligence = new Intelligence(resolveIntelligenceOptions(options?.intelligence), {
-      circuits: this.#breaker,
-      adaptive: adaptive && (() => adaptive.metrics()),
-    });
-    this.#intelligence.observe(this.#events);
-    this.#hitTally = this.#intelligence.enabled ? this.#intelligence.hits : undefined;
-    this.#adaptive?.observe(this.#events);
+      features.adaptive?.endpointCeilings === true,
+    ) ?? { gate: new TransparentGate(this.#config.clock), ceilings: undefined };
+    this.#gate = scheduler.gate;
+    const circuit = features.circuitBreaker?.install(context);
+    this.#guard = circuit?.guard ?? OPEN_GUARD;
+    this.#circuitController = circuit
+      ? controllerOf(circuit.controller, ['status', 'statuses', 'reset'])
+      : disabledCircuitBreaker;
+    const adaptive = features.adaptive?.install(context, scheduler);
+    this.#adaptive = adaptive;
+    const adaptiveMetrics = adaptive && (() => adaptive.metrics());
+    const intelligence = features.intelligence?.install(context, circuit?.view, adaptiveMetrics);
+    this.#intelligence = intelligence;
+    this.#intelligenceController = intelligence
+      ? controllerOf(intelligence, ['snapshot', 'endpoint', 'reset'])
+      : disabledIntelligence(adaptiveMetrics);
+    this.#hitTally = intelligence?.enabled ? intelligence.hits : undefined;
+    adaptive?.observe(this.#events);
     this.#observerListeners = this.#events.listenerCount();
     internals.set(this, {
       cache: this.#cache,
       clock: this.#config.clock,
       baseURL: this.#config.baseURL,
+      flights: this.#flights,
+      gate: this.#gate,
+      circuits: circuit?.inspectable,
+      intelligence,
     });
   }
 
@@ -313,29 +329,19 @@ class KeelClient implements Client {
   }
 
   intelligence(): IntelligenceController {
-    return (this.#intelligenceController ??= controllerOf(this.#intelligence, [
-      'snapshot',
-      'endpoint',
-      'reset',
-    ]));
+    return this.#intelligenceController;
   }
-  #intelligenceController: IntelligenceController | undefined;
 
   circuitBreaker(): CircuitBreakerController {
-    return (this.#circuitController ??= controllerOf(this.#breaker, [
-      'status',
-      'statuses',
-      'reset',
-    ]));
+    return this.#circuitController;
   }
-  #circuitController: CircuitBreakerController | undefined;
 
   scheduler(): SchedulerController {
     return this.#gate.controller;
   }
 
   adaptive(): AdaptiveController {
-    return this.#adaptive?.controller ?? DISABLED_ADAPTIVE;
+    return this.#adaptive?.controller ?? disabledAdaptive;
   }
 
   resolve(method: HttpMethod, url: string, options?: RequestOptions): RequestSpec {
@@ -411,7 +417,7 @@ class KeelClient implements Client {
    * adaptive engine's strategy (SWR for a degraded endpoint) taking over for cached reads.
    */
   #recommend(spec: RequestSpec): IntelligenceRecommendation | undefined {
-    const observed = this.#intelligence.recommends
+    const observed = this.#intelligence?.recommends
       ? this.#intelligence.recommend(spec.endpoint)
       : undefined;
     const strategy = spec.cache ? this.#adaptive?.strategy(spec.endpoint) : undefined;
@@ -673,27 +679,27 @@ class KeelClient implements Client {
       // what the server said, rather than wait to fail with a TimeoutError.
       if (flight.deadlineAt !== 0 && now + decision.delay >= flight.deadlineAt) throw error;
       tracker.retry();
+      const reason = decision.reason === 'retry-after' ? 'retry-after' : 'backoff';
+      flight.wait = { reason, delay: decision.delay, until: now + decision.delay };
       if (this.#events.has('retry')) {
         this.#events.emit('retry', {
           key: spec.key,
           tracker,
           attempts: tracker.attempts,
           delay: decision.delay,
+          reason,
           error,
           endpoint: spec.endpoint,
           attemptMs,
         });
       }
       attemptMs = undefined;
-      await this.#gate.park(
-        flight,
-        decision.reason === 'retry-after' ? 'retry-after' : 'backoff',
-        decision.delay,
-      );
+      await this.#gate.park(flight, reason, decision.delay);
     } catch (err) {
       this.#fail(flight, err, attemptMs);
       return;
     }
+    flight.wait = undefined;
     this.#acquire(flight);
   }
 
@@ -954,13 +960,4 @@ function resolved<T>(value: T): CancellablePromise<T> {
   const p = Promise.resolve(value) as CancellablePromise<T>;
   p.cancel = noop;
   return p;
-}
-
-/** The scheduler's per-endpoint ceiling for the adaptive engine; none in transparent mode. */
-function ceilingSeam(gate: AttemptGate, concurrency: number | undefined): CeilingSeam | undefined {
-  if (!(gate instanceof Scheduler)) return undefined;
-  return {
-    concurrency: concurrency ?? SCHEDULER_DEFAULTS.concurrency,
-    setEndpointCeiling: (endpoint, ceiling) => gate.setEndpointCeiling(endpoint, ceiling),
-  };
 }

@@ -11,7 +11,8 @@ export { isRetriableStatus, isSuccessStatus } from './attempt/status';
 export type { CacheEntry } from './cache/entry';
 export type { ResolvedCacheOptions } from './cache/options';
 export { CacheStore, type CacheStoreOptions, type WriteOptions } from './cache/store';
-export { createClient } from './client';
+export { createBaseClient } from './client';
+export { createClient } from './create-client';
 export { Deduper } from './dedup/deduper';
 export {
   CancelledError,
@@ -43,6 +44,10 @@ export {
   type TimeoutKind,
 } from './errors/index';
 export { EventEmitter } from './events/emitter';
+export { withAdaptive } from './features/adaptive';
+export { withCircuitBreaker } from './features/circuit-breaker';
+export { withIntelligence } from './features/intelligence';
+export { withScheduler } from './features/scheduler';
 export {
   type DehydratedEntry,
   type DehydratedResponse,
@@ -51,6 +56,7 @@ export {
   dehydrate,
   hydrate,
 } from './hydration';
+export { inspect } from './inspect/inspect';
 export { type Clock, systemClock, type TimerHandle } from './internal/clock';
 export { createFingerprint, type FingerprintInput } from './internal/fingerprint';
 export { canonicalizeURL, resolveURL } from './internal/url';
@@ -90,6 +96,16 @@ export type {
   ParkReason,
   SchedulerEventBase,
 } from './types/events';
+export type { BaseClientOptions, ClientFeature, FeatureName } from './types/features';
+export type {
+  CacheChange,
+  CachedEntryView,
+  CircuitView,
+  ClientInspector,
+  FlightPhase,
+  FlightView,
+  SchedulerView,
+} from './types/inspect';
 export type {
   AdaptiveOptions,
   CacheOptions,

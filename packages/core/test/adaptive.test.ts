@@ -6,7 +6,13 @@ import {
   createClient,
   type EndpointAdaptiveState,
 } from '../src/index';
-import { createFakeFetch, FakeClock, type RecordedEvent, recordEvents } from './helpers';
+import {
+  createFakeFetch,
+  createTestClient,
+  FakeClock,
+  type RecordedEvent,
+  recordEvents,
+} from './helpers';
 
 /** What the fake backend answers for one call: after `ms` on the fake clock, with `status`. */
 interface Answer {
@@ -40,7 +46,7 @@ function setup(
       });
     },
   });
-  const client = createClient({
+  const client = createTestClient({
     baseURL: 'https://api.test',
     fetch: fake.fetch,
     clock,

@@ -531,7 +531,7 @@ describe('bypass and probe slot', () => {
 
 describe('options and controller', () => {
   it('validates options once at creation, naming the field', async () => {
-    const { createClient } = await import('../src/client');
+    const { createClient } = await import('../src/create-client');
     const fetch = async () => new Response('{}');
     expect(() => createClient({ fetch, circuitBreaker: { failureThreshold: 0 } })).toThrow(
       /`circuitBreaker\.failureThreshold` must be an integer >= 1, got 0/,

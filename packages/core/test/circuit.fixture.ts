@@ -2,12 +2,18 @@
  * A client wired to a fake fetch and a FakeClock, with a per-path script of answers, and a log of
  * the lifecycle and circuit events. Shared by the circuit and intelligence tests.
  */
-import { createClient } from '../src/client';
 import { HttpError } from '../src/errors/http-error';
 import type { Client } from '../src/types/client';
 import type { ClientEventName, ClientEvents } from '../src/types/events';
 import type { ClientOptions } from '../src/types/options';
-import { FakeClock, type FakeFetch, type FetchCall, fetchFrom, jsonResponse } from './helpers';
+import {
+  createTestClient,
+  FakeClock,
+  type FakeFetch,
+  type FetchCall,
+  fetchFrom,
+  jsonResponse,
+} from './helpers';
 
 export const BASE = 'http://api.test';
 
@@ -67,7 +73,7 @@ export function harness(options: ClientOptions = {}): Harness {
     }
     return jsonResponse({ path, status: a }, { status: a });
   });
-  const client = createClient({
+  const client = createTestClient({
     baseURL: BASE,
     fetch: fake.fetch,
     clock,

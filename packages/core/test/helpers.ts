@@ -16,13 +16,41 @@ import {
   type Client,
   type ClientEventName,
   type ClientEvents,
+  type ClientFeature,
   type ClientOptions,
   type Clock,
+  createBaseClient,
   createClient,
   type FetchLike,
   type RequestOptions,
   systemClock,
+  withAdaptive,
+  withCircuitBreaker,
+  withIntelligence,
+  withScheduler,
 } from '../src/index';
+
+// ── the client under test ───────────────────────────────────────────────────────────────────
+
+/**
+ * The same client built the lean way: createBaseClient with each feature the options ask for,
+ * made by its with...() function (not by createClient's own mapping). The `core-composed`
+ * vitest project (vitest.composed.config.ts) runs the pipeline, circuit, scheduler and adaptive
+ * suites against it, so the composed client is held to every behaviour createClient is.
+ */
+export function composedClient(options: ClientOptions = {}): Client {
+  const { intelligence, circuitBreaker, scheduler, adaptive, ...base } = options;
+  const features: ClientFeature[] = [withCircuitBreaker(circuitBreaker)];
+  // Listed out of install order on purpose: the client installs them in its own fixed order.
+  if (adaptive?.enabled === true) features.push(withAdaptive(adaptive));
+  features.push(withIntelligence(intelligence));
+  if (scheduler !== undefined) features.push(withScheduler(scheduler));
+  return createBaseClient({ ...base, features });
+}
+
+/** createClient, or composedClient in the `core-composed` project. */
+export const createTestClient: (options?: ClientOptions) => Client =
+  process.env.KEEL_CLIENT === 'composed' ? composedClient : createClient;
 
 // ── promises ────────────────────────────────────────────────────────────────────────────────
 
@@ -546,7 +574,7 @@ export function makeClient(
 ): TestClient {
   const fake = createFakeFetch(fetchOptions);
   const clock = new FakeClock();
-  const client = createClient({
+  const client = createTestClient({
     baseURL: 'https://api.test',
     fetch: fake.fetch,
     clock,

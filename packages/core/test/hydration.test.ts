@@ -130,7 +130,7 @@ describe('dehydrate / hydrate', () => {
       /`state.entries\[0\].key` must be the key of a GET request, got "POST \/x"/,
     );
     expect(() => dehydrate({} as never)).toThrow(
-      'keel: `dehydrate(client)` must be a client made by createClient, got an object',
+      'keel: `dehydrate(client)` must be a client made by createClient or createBaseClient, got an object',
     );
   });
 });

@@ -39,6 +39,7 @@ describe('option docs: an editor hover is the manual', () => {
     expect([...types.keys()].sort()).toEqual(
       [
         'AdaptiveOptions',
+        'BaseClientOptions',
         'CacheOptions',
         'CacheStoreOptions',
         'CircuitBreakerOptions',

@@ -7,6 +7,8 @@ import {
   type Client,
   type ClientEventName,
   type ClientEvents,
+  type ClientFeature,
+  createBaseClient,
   EventEmitter,
   HttpError,
   isCancelledError,
@@ -17,6 +19,10 @@ import {
   type RequestError,
   type TimeoutError,
   type Tracker,
+  withAdaptive,
+  withCircuitBreaker,
+  withIntelligence,
+  withScheduler,
 } from '../src/index';
 
 declare const client: Client;
@@ -113,5 +119,21 @@ describe('errors', () => {
     new HttpError(500, 'Server Error');
     // @ts-expect-error the request is required
     new CancelledError();
+  });
+});
+
+describe('createBaseClient', () => {
+  it('takes features, not the feature options, and makes a Client', () => {
+    expectTypeOf(
+      createBaseClient({ features: [withIntelligence(), withCircuitBreaker()] }),
+    ).toEqualTypeOf<Client>();
+    expectTypeOf(withScheduler({ concurrency: 2 })).toEqualTypeOf<ClientFeature<'scheduler'>>();
+    expectTypeOf(withAdaptive()).toMatchTypeOf<ClientFeature>();
+    // @ts-expect-error a feature's options go to its with...() function
+    createBaseClient({ scheduler: { concurrency: 2 } });
+    // @ts-expect-error intelligence is a feature too
+    createBaseClient({ intelligence: { enabled: false } });
+    // @ts-expect-error a feature is made by its function, not written by hand
+    createBaseClient({ features: ['scheduler'] });
   });
 });

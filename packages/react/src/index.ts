@@ -37,6 +37,7 @@ export { type QueryDefinition, queryOptions } from './query-options';
 export {
   INVALIDATE_EVENT,
   RESET_EVENT,
+  type ReceivedServerEvent,
   type ServerEventHandler,
   type ServerEventHandlers,
   type ServerEventsOptions,
@@ -49,6 +50,11 @@ export {
   ServerEventsError,
   type ServerEventsErrorInit,
 } from './server-events/connection';
+export {
+  inspectServerEvents,
+  type ServerEventsConnectionView,
+  watchServerEvents,
+} from './server-events/inspect';
 export { SOURCE_HEADER, sourceHeaders } from './server-events/source';
 export { useInfiniteQuery } from './use-infinite-query';
 export { useIsFetching, useIsMutating } from './use-is-fetching';

@@ -1,6 +1,5 @@
 import type { RequestError } from '@keel/core';
-import { useCallback, useEffect, useState } from 'react';
-import { useSyncExternalStore } from 'use-sync-external-store/shim';
+import { useCallback, useEffect, useState, useSyncExternalStore } from 'react';
 import {
   type InfiniteData,
   InfiniteObserver,

@@ -1,7 +1,6 @@
 import type { InvalidateTarget } from '@keel/core';
 import { checkInvalidateTarget } from '@keel/core/internals';
-import { useCallback } from 'react';
-import { useSyncExternalStore } from 'use-sync-external-store/shim';
+import { useCallback, useSyncExternalStore } from 'react';
 import { notifyLater } from './internal/batch';
 import { useClient } from './provider';
 import { storeFor } from './query/store';

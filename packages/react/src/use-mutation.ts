@@ -1,6 +1,5 @@
 import type { ApiResponse, HttpMethod, RequestError } from '@keel/core';
-import { useMemo, useState } from 'react';
-import { useSyncExternalStore } from 'use-sync-external-store/shim';
+import { useMemo, useState, useSyncExternalStore } from 'react';
 import {
   type MutateCallbacks,
   MutationObserver,

@@ -1,6 +1,5 @@
 import type { RequestError } from '@keel/core';
-import { useCallback, useEffect, useState } from 'react';
-import { useSyncExternalStore } from 'use-sync-external-store/shim';
+import { useCallback, useEffect, useState, useSyncExternalStore } from 'react';
 import { useClient } from './provider';
 import { QUERY_DEFAULTS, QueryObserver, type QueryResult } from './query/observer';
 import { type QueryStore, storeFor } from './query/store';

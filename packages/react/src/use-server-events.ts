@@ -1,6 +1,12 @@
 import { checkInvalidateTarget } from '@keel/core/internals';
-import { useCallback, useEffect, useLayoutEffect, useMemo, useRef } from 'react';
-import { useSyncExternalStore } from 'use-sync-external-store/shim';
+import {
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useSyncExternalStore,
+} from 'react';
 import { noop } from './internal/report';
 import { useClient } from './provider';
 import {

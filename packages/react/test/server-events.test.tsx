@@ -9,12 +9,14 @@ import { StrictMode } from 'react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   INVALIDATE_EVENT,
+  inspectServerEvents,
   type ServerEventsOptions,
   SOURCE_HEADER,
   sourceHeaders,
   useMutation,
   useQuery,
   useServerEvents,
+  watchServerEvents,
 } from '../src/index';
 import { channelCount, peekChannel } from '../src/server-events/channel';
 import { isServerEventsError, ServerEventsError } from '../src/server-events/connection';
@@ -320,6 +322,106 @@ describe('useServerEvents (live @keel/server)', () => {
     rerender(<Maybe url="/api/events" />);
     await waitFor(() => expect(screen.getByTestId('status').textContent).toBe('open'));
     expect(seen).toEqual(['Bearer t']);
+  });
+});
+
+describe('inspectServerEvents / watchServerEvents', () => {
+  it('shows each connection: status, users, last event id and the last events, as they change', async () => {
+    const server = await live();
+    const client = createClient({ baseURL: server.base, retry: { attempts: 1 } });
+    let told = 0;
+    const stop = watchServerEvents(client, () => told++);
+    expect(inspectServerEvents(client)).toEqual([]);
+    const { unmount } = render(
+      <>
+        <Events />
+        <Events />
+      </>,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(inspectServerEvents(client)[0]?.status).toBe('open'));
+    expect(told).toBeGreaterThan(0);
+    expect(inspectServerEvents(client)).toEqual([
+      {
+        url: `${server.base}/api/events`,
+        key: client.resolve('GET', '/api/events').key,
+        status: 'open',
+        error: null,
+        users: 2,
+        lastEventId: undefined,
+        received: 0,
+        recent: [],
+      },
+    ]);
+
+    const before = told;
+    server.add('b');
+    await waitFor(() => expect(inspectServerEvents(client)[0]!.received).toBe(1));
+    expect(told).toBeGreaterThan(before);
+    const [view] = inspectServerEvents(client);
+    expect(view!.lastEventId).toMatch(/^[0-9a-f]{8}-1$/);
+    expect(view!.recent).toEqual([
+      {
+        event: 'todos-changed',
+        data: { id: 2, title: 'b' },
+        raw: '{"id":2,"title":"b"}',
+        id: view!.lastEventId,
+        receivedAt: expect.any(Number),
+      },
+    ]);
+
+    // The last 20 are kept, oldest first; a view read earlier is not changed by later events.
+    for (let i = 0; i < 24; i++) server.add(`t${i}`);
+    await waitFor(() => expect(inspectServerEvents(client)[0]!.received).toBe(25));
+    const recent = inspectServerEvents(client)[0]!.recent;
+    expect(recent).toHaveLength(20);
+    expect(recent.map((e) => (e.data as Todo).title)).toEqual(
+      Array.from({ length: 20 }, (_, i) => `t${i + 4}`),
+    );
+    expect(view!.recent).toHaveLength(1);
+
+    unmount();
+    await waitFor(() => expect(inspectServerEvents(client)).toEqual([]));
+    stop();
+    const after = told;
+    render(<Events />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(inspectServerEvents(client)[0]?.status).toBe('open'));
+    expect(told).toBe(after);
+  });
+
+  it('a closed connection shows its error', async () => {
+    const server = await live();
+    server.refuse.push(404);
+    const client = createClient({ baseURL: server.base });
+    render(<Events />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(inspectServerEvents(client)[0]?.status).toBe('closed'));
+    expect(inspectServerEvents(client)[0]!.error).toBeInstanceOf(ServerEventsError);
+  });
+
+  it('a watcher that throws does not stop the others', async () => {
+    const server = await live();
+    const client = createClient({ baseURL: server.base });
+    const errors: unknown[] = [];
+    const onError = (event: ErrorEvent | Error) => errors.push(event);
+    process.on('uncaughtException', onError);
+    let calls = 0;
+    const stops = [
+      watchServerEvents(client, () => {
+        throw new Error('tool bug');
+      }),
+      watchServerEvents(client, () => calls++),
+    ];
+    try {
+      render(<Events />, { wrapper: wrapperFor(client) });
+      await waitFor(() => expect(inspectServerEvents(client)[0]?.status).toBe('open'));
+      expect(calls).toBeGreaterThan(0);
+    } finally {
+      for (const stop of stops) stop();
+      await flush();
+      process.off('uncaughtException', onError);
+    }
+    expect(errors.length).toBeGreaterThan(0);
+    expect(() => watchServerEvents(client, 'x' as never)).toThrow(TypeError);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { DISABLED_ADAPTIVE, MAX_PROFILES } from './engine';
+import { disabledAdaptive } from '../features/disabled';
+import { MAX_PROFILES } from './engine';
 import { scripted } from './script.fixture';
 
 const A = 'GET /a';
@@ -421,9 +422,9 @@ describe('measurement, readout, metrics and reset', () => {
   });
 
   it('the disabled controller reports nothing', () => {
-    expect(DISABLED_ADAPTIVE.snapshot()).toEqual({ enabled: false, endpoints: {} });
-    expect(DISABLED_ADAPTIVE.endpoint('GET', '/a')).toBeUndefined();
-    expect(DISABLED_ADAPTIVE.metrics()).toEqual({
+    expect(disabledAdaptive.snapshot()).toEqual({ enabled: false, endpoints: {} });
+    expect(disabledAdaptive.endpoint('GET', '/a')).toBeUndefined();
+    expect(disabledAdaptive.metrics()).toEqual({
       decisions: 0,
       concurrencyReductions: 0,
       concurrencyRecoveries: 0,

@@ -187,12 +187,4 @@ export class AdaptiveEngine {
 export const MAX_PROFILES = 2000;
 const EVICTION_SCAN = 64;
 
-/** The controller of a client without the adaptive engine: nothing measured, nothing decided. */
-export const DISABLED_ADAPTIVE: AdaptiveController = Object.freeze({
-  snapshot: () => ({ enabled: false, endpoints: {} }),
-  endpoint: () => undefined,
-  metrics: zeroAdaptiveMetrics,
-  reset: () => {},
-});
-
 function noDecisionListener(): void {}

@@ -60,6 +60,7 @@ function harness(scheduled: boolean) {
         tracker,
         attempts: 1,
         delay,
+        reason: 'backoff',
         error,
         endpoint: EP,
       }),

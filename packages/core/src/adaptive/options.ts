@@ -71,6 +71,8 @@ const SWITCHES = ['enabled', 'concurrency', 'retry', 'rateLimit', 'staleWhileRev
  */
 export function resolveAdaptiveOptions(
   options: AdaptiveOptions | undefined,
+  /** What `enabled` means when absent: false for the `adaptive` option, true for withAdaptive. */
+  enabledByDefault = false,
 ): ResolvedAdaptiveOptions | undefined {
   if (options === undefined) return undefined;
   checkObject('adaptive', options);
@@ -114,7 +116,7 @@ export function resolveAdaptiveOptions(
       r.lowLatencyMs,
     );
   }
-  if (options.enabled !== true) return undefined;
+  if ((options.enabled ?? enabledByDefault) !== true) return undefined;
   return Object.freeze(r);
 }
 

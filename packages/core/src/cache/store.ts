@@ -38,6 +38,16 @@ export interface WriteOptions {
   storedAt?: number;
 }
 
+/**
+ * What a cache watcher hears (see `CacheStore.watch`): an entry written (by a response, by hand
+ * or by hydration), an entry removed (invalidated, deleted, evicted or collected), or every entry
+ * dropped at once.
+ */
+export type CacheChange =
+  | { type: 'write'; key: string }
+  | { type: 'remove'; key: string }
+  | { type: 'clear' };
+
 interface PredicateSubscription {
   match: (key: string) => boolean;
   listener: CacheSubscriber;
@@ -113,6 +123,8 @@ export class CacheStore {
   readonly #releasedAt = new Map<string, number>();
   /** When a predicate subscription last left: it may have been what kept any entry. */
   #predicateReleasedAt = Number.NEGATIVE_INFINITY;
+  /** Watchers (tooling): told of every change, without counting as interest in any key. */
+  #watchers: ((change: CacheChange) => void)[] = [];
 
   constructor(defaultTtl = CACHE_DEFAULTS.ttl, options: CacheStoreOptions = {}) {
     checkMs('defaultTtl', defaultTtl, Number.MAX_VALUE);
@@ -187,6 +199,12 @@ export class CacheStore {
   #drop(key: string): void {
     this.#entries.delete(key);
     if (this.#releasedAt.size > 0) this.#releasedAt.delete(key);
+    if (this.#watchers.length > 0) this.#tell({ type: 'remove', key });
+  }
+
+  /** Whether the entry is due for collection at `now`, without dropping it (for inspection). */
+  isCollectable(entry: CacheEntry, now: number): boolean {
+    return this.#collectable(entry, now);
   }
 
   /** True while the entry is within its ttl. */
@@ -229,6 +247,7 @@ export class CacheStore {
     // This write is newer than any release of the key: the release no longer decides.
     if (this.#releasedAt.size > 0) this.#releasedAt.delete(key);
     if (this.#entries.size > this.maxEntries) this.#evictOldest();
+    if (this.#watchers.length > 0) this.#tell({ type: 'write', key });
     // Most writes have no subscriber: skip building the update.
     if (this.#watched) this.notify({ type: options.update ?? 'write', key, response });
     return entry;
@@ -244,6 +263,7 @@ export class CacheStore {
     this.#entries.clear();
     this.#releasedAt.clear();
     this.#hand = undefined;
+    if (this.#watchers.length > 0) this.#tell({ type: 'clear' });
   }
 
   keys(): IterableIterator<string> {
@@ -303,6 +323,46 @@ export class CacheStore {
       this.#predicates = this.#predicates.filter((s) => s !== sub);
       this.#predicateReleasedAt = this.#clock.now();
     };
+  }
+
+  /**
+   * Watches every change of the cache, for tooling: unlike `subscribe`, a watcher is no interest
+   * in any key (it keeps nothing from being collected and makes invalidation refetch nothing).
+   * A watcher that throws is reported like a subscriber. Returns the unwatch function.
+   */
+  watch(listener: (change: CacheChange) => void): () => void {
+    if (typeof listener !== 'function') {
+      throw new TypeError(`keel: watch listener must be a function, got ${typeof listener}`);
+    }
+    // Copied on change, so a watcher that unwatches while being told does not skip another.
+    const entry = (change: CacheChange) => listener(change);
+    this.#watchers = [...this.#watchers, entry];
+    return () => {
+      this.#watchers = this.#watchers.filter((w) => w !== entry);
+    };
+  }
+
+  #tell(change: CacheChange): void {
+    for (const watcher of this.#watchers) {
+      try {
+        watcher(change);
+      } catch (err) {
+        report(this.#onError, err, {
+          source: 'subscriber',
+          key: 'key' in change ? change.key : '',
+        });
+      }
+    }
+  }
+
+  /**
+   * Subscriptions that want this key: its exact-key subscriptions plus the predicate
+   * subscriptions that accept it.
+   */
+  subscriberCount(key: string): number {
+    let n = this.#byKey.get(key)?.size ?? 0;
+    for (const sub of this.#predicates) if (this.#matches(sub, key)) n++;
+    return n;
   }
 
   /** Whether any subscription wants this key (so invalidation must refetch it). */

@@ -148,7 +148,12 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
     if (circuit) this.#close(circuit, false);
   }
 
-  // ── read-only views for the intelligence snapshot ─────────────────────────────────────────
+  // ── read-only views for the intelligence snapshot and inspect() ───────────────────────────
+
+  /** How long a circuit stays open before a request may probe it, in ms. */
+  get resetTimeout(): number {
+    return this.#resetTimeout;
+  }
 
   stateOf(endpoint: string): CircuitState {
     return this.#circuits.get(endpoint)?.phase.state ?? 'closed';

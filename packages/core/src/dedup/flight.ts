@@ -67,6 +67,13 @@ function capture(resolve: (r: ApiResponse) => void, reject: (e: unknown) => void
   captured.reject = reject;
 }
 
+export interface RetryWait {
+  readonly reason: 'backoff' | 'retry-after';
+  readonly delay: number;
+  /** When it ends (clock time). */
+  readonly until: number;
+}
+
 /**
  * The unit below dedup: one owner's network work, shared by every consumer that joined it.
  * It is aborted only when its last consumer leaves (or on cancelAll / a group cancel).
@@ -88,6 +95,8 @@ export class Flight implements SchedulerJob, AbortSource {
   settled = false;
   /** The scheduler's record while the flight is a scheduler job (see SchedulerJob). */
   gateEntry: Entry | undefined = undefined;
+  /** The retry wait in progress (for inspection): what set its delay and when it ends. */
+  wait: RetryWait | undefined = undefined;
   /** When the running (or last) attempt started, on the client's clock. */
   attemptStartedAt = 0;
   /** When the flight's `deadline` runs out (clock time), or 0 without one. */

@@ -34,7 +34,14 @@ function setup(options = {}) {
       retry(error: unknown, attemptMs?: number) {
         tracker.attempt();
         tracker.attempt();
-        events.emit('retry', { ...base, attempts: 1, delay: 1, error, attemptMs });
+        events.emit('retry', {
+          ...base,
+          attempts: 1,
+          delay: 1,
+          reason: 'backoff',
+          error,
+          attemptMs,
+        });
       },
       /** The attempt that ends the flight took `ms` (the client reports it as `attemptMs`). */
       succeed() {

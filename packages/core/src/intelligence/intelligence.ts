@@ -12,12 +12,12 @@ import type {
   EndpointStats,
   IntelligenceController,
   IntelligenceSnapshot,
-  IntelligenceSummary,
 } from '../types/controllers';
 import type { ClientEvents } from '../types/events';
 import { EndpointRecord, foldCounters } from './endpoint-record';
 import { HitTally } from './hit-tally';
 import type { ResolvedIntelligenceOptions } from './options';
+import { emptySummary } from './summary';
 
 /** What the snapshot reads from the circuit breaker (read at snapshot time, never fed by it). */
 export interface CircuitView {
@@ -100,6 +100,11 @@ export class Intelligence implements IntelligenceController {
   recommend(endpoint: string): IntelligenceRecommendation | undefined {
     if (!this.recommends) return undefined;
     return this.#endpoints.get(endpoint)?.recommend(this.#options);
+  }
+
+  /** The latency samples of an endpoint, oldest first (for inspection); empty when none. */
+  latencies(endpoint: string): number[] {
+    return this.#endpoints.get(endpoint)?.latency.samples() ?? [];
   }
 
   // ── IntelligenceController ────────────────────────────────────────────────────────────────
@@ -287,28 +292,4 @@ function countAttemptError(r: EndpointRecord, error: unknown): void {
 
 function ratio(part: number, whole: number): number {
   return whole === 0 ? 0 : part / whole;
-}
-
-function emptySummary(adaptive: AdaptiveMetrics): IntelligenceSummary {
-  return {
-    totalRequests: 0,
-    cacheHits: 0,
-    cacheMisses: 0,
-    deduplicated: 0,
-    retriesPerformed: 0,
-    retriesRecovered: 0,
-    failures: 0,
-    rateLimited: 0,
-    timeouts: 0,
-    cancels: 0,
-    activeRequests: 0,
-    cacheHitRate: 0,
-    dedupRate: 0,
-    retryRate: 0,
-    failureRate: 0,
-    rateLimitRate: 0,
-    adaptive,
-    circuits: { open: 0, halfOpen: 0, closed: 0 },
-    circuitRejected: 0,
-  };
 }

@@ -28,6 +28,15 @@ describe('LatencyRing', () => {
     expect(ring.stats()).toEqual({ avg: 3.5, p50: 3, p95: 5, samples: 4 });
   });
 
+  it('samples() lists the window oldest first, across the wrap', () => {
+    const ring = new LatencyRing(4);
+    expect(ring.samples()).toEqual([]);
+    for (const ms of [1, 2, 3]) ring.record(ms);
+    expect(ring.samples()).toEqual([1, 2, 3]);
+    for (const ms of [4, 5, 6]) ring.record(ms);
+    expect(ring.samples()).toEqual([3, 4, 5, 6]);
+  });
+
   it('caches stats until the next sample', () => {
     const ring = new LatencyRing(4);
     ring.record(5);

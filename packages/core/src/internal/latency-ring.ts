@@ -69,6 +69,18 @@ export class LatencyRing {
     return this.#stats;
   }
 
+  /** The window's samples, oldest first (a copy; for inspection). */
+  samples(): number[] {
+    const values = this.#values;
+    if (values === undefined) return [];
+    const n = this.#size;
+    // Until the ring is full it fills from index 0; after, the oldest sits at #next.
+    const start = n < this.capacity ? 0 : this.#next;
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) out.push(values[(start + i) % this.capacity]!);
+    return out;
+  }
+
   clear(): void {
     this.#values = undefined;
     this.#sorted = undefined;

@@ -18,6 +18,16 @@ describe('RateBudget', () => {
     expect(b.available(1010)).toBe(true);
   });
 
+  it('used(now) counts the starts of the last interval', () => {
+    const b = new RateBudget(3, 1000);
+    expect(b.used(0)).toBe(0);
+    b.take(0);
+    b.take(500);
+    expect(b.used(500)).toBe(2);
+    expect(b.used(1000)).toBe(1);
+    expect(b.used(1500)).toBe(0);
+  });
+
   it('never admits more than `requests` starts in any interval-long window', () => {
     fc.assert(
       fc.property(

@@ -25,6 +25,13 @@ export class RateBudget {
     return this.#ring.length < this.#requests ? 0 : this.#ring[this.#head]! + this.#interval;
   }
 
+  /** Attempts started in (now - interval, now]: the budget in use (for inspection; O(requests)). */
+  used(now: number): number {
+    let n = 0;
+    for (const at of this.#ring) if (now - at < this.#interval) n++;
+    return n;
+  }
+
   /** Records an attempt starting at `now` (call only when available). */
   take(now: number): void {
     if (this.#ring.length < this.#requests) {

@@ -6,6 +6,7 @@ import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
 import { sleep } from '../internal/sleep';
 import type { SchedulerController, SchedulerStats } from '../types/controllers';
 import type { ClientEvents, ParkReason, SchedulerEventBase } from '../types/events';
+import type { SchedulerView } from '../types/inspect';
 import type { Priority } from '../types/options';
 import { checkGroup, checkPrioritize } from './controller';
 import { Entry, type EntryState } from './entry';
@@ -297,6 +298,29 @@ export class Scheduler implements AttemptGate {
   /** Attempts of an endpoint holding a slot now (tracked when `endpointCeilings` is on). */
   activeFor(endpoint: string): number {
     return this.#endpoints.get(endpoint)?.active ?? 0;
+  }
+
+  /** Configuration and load now, for `inspect(client).scheduler()` (O(hosts + groups)). */
+  inspect(now: number): SchedulerView {
+    const config = this.#config;
+    const hosts: { host: string; cap: number; active: number }[] = [];
+    for (const limiter of this.#caps.values()) {
+      hosts.push({ host: limiter.key, cap: limiter.cap, active: limiter.active });
+    }
+    const pausedGroups: string[] = [];
+    for (const group of this.#groups.values()) if (group.paused) pausedGroups.push(group.name);
+    return {
+      enabled: true,
+      concurrency: config.concurrency,
+      priorityLanes: config.priority,
+      stats: this.stats(),
+      rateLimit:
+        config.rateLimit && this.#budget
+          ? { ...config.rateLimit, used: this.#budget.used(now) }
+          : undefined,
+      hosts,
+      pausedGroups,
+    };
   }
 
   /** Internal sizes for leak checks in tests. */

@@ -37,7 +37,10 @@ export interface ClientEvents {
     key: string;
     tracker: Tracker;
     attempts: number;
+    /** ms until the next attempt. */
     delay: number;
+    /** What set `delay`: the server's Retry-After header, or the backoff. */
+    reason: 'backoff' | 'retry-after';
     error: unknown;
     endpoint: string;
     /** How long the failed attempt took, when it got an HTTP response (as for `error`). */

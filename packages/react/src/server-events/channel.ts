@@ -9,6 +9,7 @@ import {
   SseConnection,
 } from './connection';
 import { sourceIdOf } from './source';
+import { tellWatchers } from './watchers';
 
 /**
  * A handler for one event name. `data` is `unknown` unless the handler annotates it
@@ -43,6 +44,14 @@ export const INVALIDATE_EVENT = 'keel:invalidate';
 /** Everything: what a resync invalidates when no component named its own targets. */
 const EVERYTHING = (_meta: CacheMeta): boolean => true;
 
+/** The last events a channel keeps for inspection (`inspectServerEvents`). */
+export const RECENT_EVENTS = 20;
+
+/** A server event as a channel received it: with the time it arrived (the channel's clock). */
+export interface ReceivedServerEvent<T = unknown> extends ServerEvent<T> {
+  readonly receivedAt: number;
+}
+
 /** One component's use of a channel: its latest handlers. */
 export interface ChannelSubscriber {
   handlers(): ServerEventHandlers;
@@ -61,7 +70,12 @@ export class Channel {
   readonly #subscribers = new Set<ChannelSubscriber>();
   readonly #onEmpty: (channel: Channel) => void;
   readonly #onError: (error: unknown) => void;
+  readonly #now: () => number;
   #users = 0;
+  /** Events received since the channel was made. */
+  #received = 0;
+  /** The last RECENT_EVENTS events, oldest first. */
+  #recent: ReceivedServerEvent[] = [];
 
   constructor(
     client: Client,
@@ -75,10 +89,28 @@ export class Channel {
     this.key = key;
     this.#onEmpty = onEmpty;
     this.#onError = onError;
+    const { clock } = options;
+    this.#now = () => clock.now();
     this.connection = new SseConnection(url, options, {
       onEvent: (event) => this.#dispatch(event),
       onOpen: (info) => this.#opened(info),
+      onState: () => tellWatchers(client),
     });
+  }
+
+  /** Events received since the channel was made. */
+  get received(): number {
+    return this.#received;
+  }
+
+  /** The last events received (at most RECENT_EVENTS), oldest first. */
+  get recent(): readonly ReceivedServerEvent[] {
+    return this.#recent;
+  }
+
+  /** The client whose channel this is. */
+  get client(): Client {
+    return this.#client;
   }
 
   get users(): number {
@@ -95,12 +127,14 @@ export class Channel {
     this.#subscribers.add(entry);
     this.#users++;
     this.connection.start();
+    tellWatchers(this.#client);
     let active = true;
     return () => {
       if (!active) return;
       active = false;
       this.#subscribers.delete(entry);
       if (--this.#users === 0) queueMicrotask(this.#closeIfUnused);
+      tellWatchers(this.#client);
     };
   }
 
@@ -111,6 +145,11 @@ export class Channel {
   };
 
   #dispatch(event: ServerEvent): void {
+    this.#received++;
+    // A new array per event (at most RECENT_EVENTS long): readers may hold the previous one.
+    const recent = this.#recent.length < RECENT_EVENTS ? [...this.#recent] : this.#recent.slice(1);
+    recent.push({ ...event, receivedAt: this.#now() });
+    this.#recent = recent;
     const targets = new TargetSet();
     if (event.event === INVALIDATE_EVENT) this.#invalidation(event, targets);
     else if (event.event === RESET_EVENT) this.#resync(targets);
@@ -128,6 +167,7 @@ export class Channel {
       if (map !== undefined && Object.hasOwn(map, event.event)) targets.add(map[event.event]!);
     }
     targets.apply(this.#client, this.#onError);
+    tellWatchers(this.#client);
   }
 
   /** `keel:invalidate`: the server's target, unless this tab made the change (the echo). */
@@ -303,12 +343,19 @@ export function channelFor(client: Client, url: string, options?: ServerEventsOp
       resolveOptions(spec.headers, options),
       (c) => {
         if (map.get(c.key) === c) map.delete(c.key);
+        tellWatchers(client);
       },
       options?.onError,
     );
     byKey.set(spec.key, channel);
+    tellWatchers(client);
   }
   return channel;
+}
+
+/** The channels of a client now, in the order they were made. */
+export function channelsOf(client: Client): Iterable<Channel> {
+  return channels.get(client)?.values() ?? [];
 }
 
 /** Open channels of a client (for leak checks). */

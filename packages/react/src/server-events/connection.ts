@@ -76,6 +76,8 @@ export interface OpenInfo {
 export interface ConnectionHandlers {
   onEvent(event: ServerEvent): void;
   onOpen(info: OpenInfo): void;
+  /** The state changed (after the state listeners ran). */
+  onState?(): void;
 }
 
 const STOPPED: ConnectionState = Object.freeze({ status: 'closed', error: null });
@@ -273,6 +275,7 @@ export class SseConnection {
     if (prev.status === next.status && prev.error === next.error) return;
     this.#state = next;
     for (const listener of this.#stateListeners) listener();
+    this.#handlers.onState?.();
   }
 }
 

@@ -1,0 +1,34 @@
+import { CircuitBreaker } from '../circuit/breaker';
+import { OPEN_GUARD } from '../circuit/guard';
+import { resolveCircuitOptions } from '../circuit/options';
+import type { ClientFeature } from '../types/features';
+import type { CircuitBreakerOptions } from '../types/options';
+import { feature } from './feature';
+
+/**
+ * The per-endpoint circuit breaker for `createBaseClient({ features })`: after
+ * `failureThreshold` consecutive countable failures an endpoint's requests are rejected with
+ * CircuitOpenError for `resetTimeout` ms, then one probe decides. Takes what `createClient`'s
+ * `circuitBreaker` option takes; invalid options throw here.
+ *
+ * @param options - CircuitBreakerOptions.
+ * @default { enabled: true, failureThreshold: 5, resetTimeout: 10000 }
+ * @example
+ * const client = createBaseClient({ features: [withCircuitBreaker({ failureThreshold: 3 })] });
+ */
+export function withCircuitBreaker(
+  options?: CircuitBreakerOptions,
+): ClientFeature<'circuitBreaker'> {
+  const resolved = resolveCircuitOptions(options);
+  return feature('circuitBreaker', ({ clock, events }) => {
+    const breaker = new CircuitBreaker(resolved, clock, events);
+    // Disabled, the breaker still answers status() (every circuit closed) but guards nothing.
+    if (resolved.enabled) breaker.observe(events);
+    return {
+      guard: resolved.enabled ? breaker : OPEN_GUARD,
+      controller: breaker,
+      view: breaker,
+      inspectable: breaker,
+    };
+  });
+}

@@ -1,0 +1,131 @@
+import type { Adaptive, CeilingSeam } from '../adaptive/adaptive';
+import type { CircuitGuard } from '../circuit/guard';
+import type { EventEmitter } from '../events/emitter';
+import type { CircuitView, Intelligence } from '../intelligence/intelligence';
+import { rangeError, typeError } from '../internal/checks';
+import type { Clock } from '../internal/clock';
+import type { AttemptGate, SchedulerHooks } from '../scheduler/gate';
+import type {
+  AdaptiveMetrics,
+  CircuitBreakerController,
+  CircuitStatus,
+} from '../types/controllers';
+import type { ClientEvents } from '../types/events';
+import type { FeatureName } from '../types/features';
+
+/*
+ * How a feature made by withIntelligence / withCircuitBreaker / withScheduler / withAdaptive is
+ * installed into a client (client.ts). Internal: the public ClientFeature type shows `name` only.
+ *
+ * The client installs the features it is given in one fixed order, whatever their order in
+ * `features`: scheduler, circuit breaker, adaptive, intelligence. Observers subscribe to the
+ * lifecycle events as they are installed (the breaker first, then intelligence, then the
+ * adaptive engine), before any user listener.
+ */
+
+/** What every feature is installed with. */
+export interface FeatureContext {
+  readonly clock: Clock;
+  readonly events: EventEmitter<ClientEvents>;
+}
+
+export interface SchedulerPart {
+  readonly gate: AttemptGate;
+  /** The per-endpoint ceiling seam for the adaptive engine: an enabled scheduler only. */
+  readonly ceilings: CeilingSeam | undefined;
+}
+
+export interface CircuitPart {
+  readonly guard: CircuitGuard;
+  readonly controller: CircuitBreakerController;
+  /** What the intelligence snapshot reads of the circuits. */
+  readonly view: CircuitView;
+  /** What inspect(client) reads: every circuit's status, and when an open one may probe. */
+  readonly inspectable: CircuitInspectable;
+}
+
+export interface CircuitInspectable {
+  statuses(): CircuitStatus[];
+  readonly resetTimeout: number;
+}
+
+/** The install step of each feature, keyed by its name. */
+export interface Installers {
+  scheduler: (
+    context: FeatureContext,
+    hooks: SchedulerHooks,
+    endpointCeilings: boolean,
+  ) => SchedulerPart;
+  circuitBreaker: (context: FeatureContext) => CircuitPart;
+  /** Undefined when its options say `enabled: false`. */
+  adaptive: (context: FeatureContext, scheduler: SchedulerPart) => Adaptive | undefined;
+  intelligence: (
+    context: FeatureContext,
+    circuits: CircuitView | undefined,
+    adaptive: (() => AdaptiveMetrics) | undefined,
+  ) => Intelligence;
+}
+
+/** A feature as the client sees it. */
+export interface InstallableFeature<N extends FeatureName = FeatureName> {
+  readonly name: N;
+  readonly install: Installers[N];
+  /** adaptive only: the concurrency switch needs the scheduler to track every endpoint. */
+  readonly endpointCeilings?: boolean;
+}
+
+/** Builds a feature value: frozen, with its installer out of the public type. */
+export function feature<N extends FeatureName>(
+  name: N,
+  install: Installers[N],
+  endpointCeilings?: boolean,
+): InstallableFeature<N> {
+  return Object.freeze({ name, install, endpointCeilings });
+}
+
+const NAMES: readonly FeatureName[] = ['intelligence', 'circuitBreaker', 'scheduler', 'adaptive'];
+const MAKERS: Record<FeatureName, string> = {
+  intelligence: 'withIntelligence',
+  circuitBreaker: 'withCircuitBreaker',
+  scheduler: 'withScheduler',
+  adaptive: 'withAdaptive',
+};
+
+/** A client's features by name, at most one of each. */
+export type FeatureSet = { [N in FeatureName]?: InstallableFeature<N> };
+
+/**
+ * Checks createBaseClient's `features` and that no feature's options were given as a client
+ * option (they would be ignored: the feature takes them).
+ */
+export function collectFeatures(options: Record<string, unknown>): FeatureSet {
+  for (const name of NAMES) {
+    if (options[name] !== undefined) {
+      throw typeError(
+        name,
+        `passed to ${MAKERS[name]}() in \`features\`: createBaseClient({ features: [${MAKERS[name]}(options)] })`,
+        options[name],
+      );
+    }
+  }
+  const list = options.features ?? [];
+  if (!Array.isArray(list)) throw typeError('features', 'an array of features', list);
+  const set: Record<string, InstallableFeature> = {};
+  for (const item of list as unknown[]) {
+    const name = (item as InstallableFeature | null)?.name;
+    if (
+      typeof (item as InstallableFeature | null)?.install !== 'function' ||
+      !NAMES.includes(name!)
+    ) {
+      throw typeError(
+        'features',
+        'features made by withIntelligence(), withCircuitBreaker(), withScheduler() or withAdaptive()',
+        item,
+      );
+    }
+    if (set[name!] !== undefined)
+      throw rangeError('features', `${MAKERS[name!]}() at most once`, list);
+    set[name!] = item as InstallableFeature;
+  }
+  return set as FeatureSet;
+}

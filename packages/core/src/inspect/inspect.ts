@@ -1,0 +1,144 @@
+import { internalsOf } from '../client';
+import type { Flight } from '../dedup/flight';
+import { Scheduler } from '../scheduler/scheduler';
+import type { Client } from '../types/client';
+import type {
+  CacheChange,
+  CachedEntryView,
+  CircuitView,
+  ClientInspector,
+  FlightPhase,
+  FlightView,
+  SchedulerView,
+} from '../types/inspect';
+
+const inspectors = new WeakMap<Client, ClientInspector>();
+
+const ACTIVE: FlightPhase = Object.freeze({ state: 'active' });
+const RATE_WAIT: FlightPhase = Object.freeze({ state: 'rate-wait' });
+const QUEUED: FlightPhase = Object.freeze({ state: 'queued', paused: false });
+const PAUSED: FlightPhase = Object.freeze({ state: 'queued', paused: true });
+
+/**
+ * Read-only views of what a client holds and does now: its cache entries, the flights in
+ * progress, the scheduler's load, the circuits and the latency samples, for tooling such as
+ * `@keel/devtools`. Nothing here changes the client; the actions a tool offers go through the
+ * client's own API (`invalidate`, `prefetch(entry.spec)`, `setCached(key, undefined)`).
+ * Each view is built when called (O(entries), O(flights)); the lifecycle events and
+ * `watchCache` tell when to read again.
+ *
+ * @example
+ * const inspector = inspect(client);
+ * for (const entry of inspector.cache()) console.log(entry.key, entry.fresh ? 'fresh' : 'stale');
+ * inspector.flights(); // [{ id: 3, key: 'GET /todos', phase: { state: 'active' }, attempts: 1, ... }]
+ */
+export function inspect(client: Client): ClientInspector {
+  let inspector = inspectors.get(client);
+  if (inspector === undefined) {
+    inspector = createInspector(client);
+    inspectors.set(client, inspector);
+  }
+  return inspector;
+}
+
+function createInspector(client: Client): ClientInspector {
+  const { cache, clock, flights, gate, circuits, intelligence } = internalsOf(client, 'inspect');
+  return Object.freeze({
+    now: () => clock.now(),
+    cache(): CachedEntryView[] {
+      const now = clock.now();
+      const out: CachedEntryView[] = [];
+      for (const entry of cache.values()) {
+        if (cache.isCollectable(entry, now)) continue;
+        out.push({
+          key: entry.key,
+          path: entry.path,
+          tags: [...entry.tags],
+          storedAt: entry.storedAt,
+          expiresAt: entry.expiresAt,
+          age: Math.max(0, now - entry.storedAt),
+          fresh: entry.expiresAt > now,
+          subscribers: cache.subscriberCount(entry.key),
+          fetching: client.isFetching(entry.key),
+          response: entry.response,
+          spec: entry.spec,
+        });
+      }
+      return out;
+    },
+    watchCache: (listener: (change: CacheChange) => void) => cache.watch(listener),
+    flights(): FlightView[] {
+      const out: FlightView[] = [];
+      for (const flight of flights) {
+        if (flight.settled) continue;
+        out.push(flightView(flight));
+      }
+      return out.sort((a, b) => a.id - b.id);
+    },
+    scheduler(): SchedulerView {
+      if (gate instanceof Scheduler) return gate.inspect(clock.now());
+      return {
+        enabled: false,
+        concurrency: Number.POSITIVE_INFINITY,
+        priorityLanes: false,
+        stats: gate.controller.stats(),
+        rateLimit: undefined,
+        hosts: [],
+        pausedGroups: [],
+      };
+    },
+    circuits(): CircuitView[] {
+      if (circuits === undefined) return [];
+      const resetTimeout = circuits.resetTimeout;
+      return circuits
+        .statuses()
+        .map((status) =>
+          status.state === 'open' && status.openedAt !== undefined
+            ? { ...status, probeAt: status.openedAt + resetTimeout }
+            : status,
+        );
+    },
+    latencies: (endpoint: string) =>
+      intelligence?.enabled ? intelligence.latencies(endpoint) : [],
+  });
+}
+
+function flightView(flight: Flight): FlightView {
+  const { spec, tracker } = flight;
+  return {
+    id: flight.id,
+    key: spec.key,
+    method: spec.method,
+    url: spec.url,
+    endpoint: spec.endpoint,
+    tracker,
+    startedAt: tracker.startedAt,
+    attempts: tracker.attempts,
+    consumers: flight.consumerCount,
+    probe: flight.probe,
+    phase: phaseOf(flight),
+    priority: spec.priority,
+    group: spec.group,
+    deadlineAt: flight.deadlineAt === 0 ? undefined : flight.deadlineAt,
+    detached: flight.stale,
+  };
+}
+
+function phaseOf(flight: Flight): FlightPhase {
+  const entry = flight.gateEntry;
+  if (entry !== undefined) {
+    switch (entry.state) {
+      case 'new':
+      case 'queued':
+        return entry.cls.group?.paused ? PAUSED : QUEUED;
+      case 'delayed':
+        if (entry.rateParked) return RATE_WAIT;
+        break;
+      case 'active':
+        return ACTIVE;
+    }
+  }
+  const wait = flight.wait;
+  if (wait !== undefined) return { state: 'retry-wait', ...wait };
+  return ACTIVE;
+}

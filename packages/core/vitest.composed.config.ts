@@ -1,0 +1,22 @@
+import { defineConfig } from 'vitest/config';
+
+// The client suites again, against createBaseClient given every feature by its with...()
+// function instead of createClient (test/helpers.ts composedClient): one client underneath,
+// held to the same behaviour whichever way it is built.
+export default defineConfig({
+  test: {
+    name: 'core-composed',
+    environment: 'node',
+    env: { KEEL_CLIENT: 'composed' },
+    include: [
+      'test/pipeline.*.test.ts',
+      'test/circuit.*.test.ts',
+      'test/scheduler.control.test.ts',
+      'test/scheduler.circuit.test.ts',
+      'test/adaptive.test.ts',
+      'test/adaptive-timeout.test.ts',
+      'test/deadline.test.ts',
+      'test/leaks.test.ts',
+    ],
+  },
+});

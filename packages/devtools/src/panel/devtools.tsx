@@ -1,0 +1,312 @@
+import { type Client, type ClientInspector, inspect } from '@keel/core';
+import { useClient } from '@keel/react';
+import {
+  type KeyboardEvent,
+  type ReactNode,
+  useCallback,
+  useEffect,
+  useId,
+  useRef,
+  useState,
+} from 'react';
+import { onEvents, useRefresh } from '../live/refresh';
+import { FlightRecorder, isLive } from '../requests/recorder';
+import { CacheView } from '../views/cache-view';
+import { EndpointsView } from '../views/endpoints-view';
+import { EventsView } from '../views/events-view';
+import { RequestsView } from '../views/requests-view';
+import { SchedulerView } from '../views/scheduler-view';
+import { STYLES } from './styles';
+
+/** The panel's views, in tab order. */
+export type DevtoolsView = 'cache' | 'requests' | 'endpoints' | 'scheduler' | 'events';
+
+export interface KeelDevtoolsProps {
+  /**
+   * The client to show.
+   * @default the client of the nearest `<ClientProvider>`
+   */
+  client?: Client;
+  /**
+   * Open the panel on the first render (otherwise only its toggle button shows).
+   * @default false
+   */
+  initialIsOpen?: boolean;
+  /**
+   * The view the panel opens on.
+   * @default 'cache'
+   */
+  initialView?: DevtoolsView;
+  /**
+   * The corner of the toggle button.
+   * @default 'bottom-right'
+   */
+  position?: 'bottom-right' | 'bottom-left' | 'top-right' | 'top-left';
+  /**
+   * Colours: the system's light or dark scheme (`prefers-color-scheme`), or one of them.
+   * @default 'system'
+   */
+  theme?: 'system' | 'light' | 'dark';
+  /**
+   * How many requests the Requests view keeps (the oldest ended ones are dropped first).
+   * @default 100
+   */
+  maxFlights?: number;
+}
+
+const VIEWS: readonly { readonly id: DevtoolsView; readonly label: string }[] = [
+  { id: 'cache', label: 'Cache' },
+  { id: 'requests', label: 'Requests' },
+  { id: 'endpoints', label: 'Endpoints' },
+  { id: 'scheduler', label: 'Scheduler' },
+  { id: 'events', label: 'Live events' },
+];
+
+const CIRCUIT_EVENTS = ['circuit-open', 'circuit-half-open', 'circuit-closed'] as const;
+
+/**
+ * The keel devtools panel: a toggle button that opens a panel docked at the bottom of the page
+ * with five views of the client (Cache, Requests, Endpoints, Scheduler, Live events). While it is
+ * closed it renders the button and subscribes to nothing; the open panel listens to the client's
+ * events and reads `inspect(client)`, and lets go of everything when it closes.
+ */
+export function KeelDevtoolsPanel(props: KeelDevtoolsProps): ReactNode {
+  return props.client ? <Devtools {...props} client={props.client} /> : <FromProvider {...props} />;
+}
+
+function FromProvider(props: KeelDevtoolsProps): ReactNode {
+  const client = useClient();
+  return <Devtools {...props} client={client} />;
+}
+
+function Devtools({
+  client,
+  initialIsOpen = false,
+  initialView = 'cache',
+  position = 'bottom-right',
+  theme = 'system',
+  maxFlights = 100,
+}: KeelDevtoolsProps & { client: Client }): ReactNode {
+  const [open, setOpen] = useState(initialIsOpen);
+  const toggle = useRef<HTMLButtonElement>(null);
+  // Focus goes back to the toggle when the panel closes (not on the first render).
+  const returnFocus = useRef(false);
+  useEffect(() => {
+    if (!open && returnFocus.current) {
+      returnFocus.current = false;
+      toggle.current?.focus();
+    }
+  }, [open]);
+  const close = useCallback(() => {
+    returnFocus.current = true;
+    setOpen(false);
+  }, []);
+  const panelId = useId();
+  return (
+    <div className="kdt" data-theme={theme} data-position={position}>
+      <style>{STYLES}</style>
+      {open ? (
+        <OpenPanel
+          id={panelId}
+          client={client}
+          initialView={initialView}
+          maxFlights={maxFlights}
+          onClose={close}
+        />
+      ) : (
+        <button
+          ref={toggle}
+          type="button"
+          className="kdt-toggle"
+          aria-expanded={false}
+          onClick={() => setOpen(true)}
+        >
+          <span className="kdt-toggle-dot" aria-hidden="true" />
+          keel devtools
+        </button>
+      )}
+    </div>
+  );
+}
+
+function OpenPanel({
+  id,
+  client,
+  initialView,
+  maxFlights,
+  onClose,
+}: {
+  id: string;
+  client: Client;
+  initialView: DevtoolsView;
+  maxFlights: number;
+  onClose: () => void;
+}) {
+  const inspector = inspect(client);
+  const [recorder] = useState(() => new FlightRecorder(client, maxFlights));
+  useEffect(() => {
+    recorder.start();
+    return () => recorder.stop();
+  }, [recorder]);
+  const [view, setView] = useState<DevtoolsView>(initialView);
+  const [full, setFull] = useState(false);
+  const tabs = useRef(new Map<DevtoolsView, HTMLButtonElement>());
+  // Opening moves focus into the panel, onto the selected tab.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: on open only
+  useEffect(() => {
+    tabs.current.get(view)?.focus();
+  }, []);
+
+  const select = (next: DevtoolsView) => {
+    setView(next);
+    tabs.current.get(next)?.focus();
+  };
+  const onTabKey = (event: KeyboardEvent) => {
+    const at = VIEWS.findIndex((v) => v.id === view);
+    const to =
+      event.key === 'ArrowRight'
+        ? (at + 1) % VIEWS.length
+        : event.key === 'ArrowLeft'
+          ? (at - 1 + VIEWS.length) % VIEWS.length
+          : event.key === 'Home'
+            ? 0
+            : event.key === 'End'
+              ? VIEWS.length - 1
+              : -1;
+    if (to === -1) return;
+    event.preventDefault();
+    select(VIEWS[to]!.id);
+  };
+
+  return (
+    <section
+      id={id}
+      className="kdt-panel"
+      aria-label="keel devtools"
+      data-size={full ? 'full' : undefined}
+      onKeyDown={(event) => {
+        if (event.key === 'Escape' && !event.defaultPrevented) {
+          event.preventDefault();
+          onClose();
+        }
+      }}
+    >
+      <div className="kdt-bar">
+        <span className="kdt-title">keel</span>
+        <div className="kdt-tabs" role="tablist" aria-label="Views" onKeyDown={onTabKey}>
+          {VIEWS.map((v) => (
+            <button
+              key={v.id}
+              ref={(element) => {
+                if (element) tabs.current.set(v.id, element);
+                else tabs.current.delete(v.id);
+              }}
+              type="button"
+              role="tab"
+              id={`${id}-tab-${v.id}`}
+              aria-selected={v.id === view}
+              aria-controls={`${id}-view-${v.id}`}
+              tabIndex={v.id === view ? 0 : -1}
+              className="kdt-tab"
+              onClick={() => select(v.id)}
+            >
+              {v.label}
+              {v.id === 'requests' ? <LiveCount recorder={recorder} /> : null}
+              {v.id === 'endpoints' ? <OpenCircuits client={client} inspector={inspector} /> : null}
+            </button>
+          ))}
+        </div>
+        <button
+          type="button"
+          className="kdt-icon-button"
+          aria-pressed={full}
+          onClick={() => setFull((f) => !f)}
+          title={full ? 'Shrink the panel' : 'Expand the panel to the full height'}
+        >
+          {full ? 'Shrink' : 'Expand'}
+        </button>
+        <button
+          type="button"
+          className="kdt-icon-button"
+          aria-label="Close keel devtools"
+          title="Close (Esc)"
+          onClick={onClose}
+        >
+          ✕
+        </button>
+      </div>
+      {VIEWS.map((v) => (
+        <div
+          key={v.id}
+          id={`${id}-view-${v.id}`}
+          role="tabpanel"
+          aria-labelledby={`${id}-tab-${v.id}`}
+          hidden={v.id !== view}
+          className={v.id === view ? 'kdt-body' : undefined}
+        >
+          {/* Only the selected view is rendered: it alone reads and subscribes. */}
+          {v.id === view ? (
+            <ViewBody view={v.id} client={client} inspector={inspector} recorder={recorder} />
+          ) : null}
+        </div>
+      ))}
+    </section>
+  );
+}
+
+function ViewBody({
+  view,
+  client,
+  inspector,
+  recorder,
+}: {
+  view: DevtoolsView;
+  client: Client;
+  inspector: ClientInspector;
+  recorder: FlightRecorder;
+}) {
+  switch (view) {
+    case 'cache':
+      return <CacheView client={client} inspector={inspector} />;
+    case 'requests':
+      return <RequestsView inspector={inspector} recorder={recorder} />;
+    case 'endpoints':
+      return <EndpointsView client={client} inspector={inspector} />;
+    case 'scheduler':
+      return <SchedulerView client={client} inspector={inspector} />;
+    case 'events':
+      return <EventsView client={client} />;
+  }
+}
+
+/** The number of flights in progress, on the Requests tab. */
+function LiveCount({ recorder }: { recorder: FlightRecorder }) {
+  useRefresh(recorder.subscribe);
+  const live = recorder.records().filter(isLive).length;
+  if (live === 0) return null;
+  return (
+    <span className="kdt-count">
+      <span aria-hidden="true">{live}</span>
+      <span className="kdt-sr">, {live} in flight</span>
+    </span>
+  );
+}
+
+/** How many circuits are not closed, on the Endpoints tab. */
+function OpenCircuits({ client, inspector }: { client: Client; inspector: ClientInspector }) {
+  const subscribe = useCallback(
+    (changed: () => void) => onEvents(client, CIRCUIT_EVENTS, changed),
+    [client],
+  );
+  useRefresh(subscribe);
+  const open = inspector.circuits().filter((c) => c.state !== 'closed').length;
+  if (open === 0) return null;
+  return (
+    <span className="kdt-count" style={{ color: 'var(--kdt-bad)' }}>
+      <span aria-hidden="true">● {open}</span>
+      <span className="kdt-sr">
+        , {open} {open === 1 ? 'circuit' : 'circuits'} open
+      </span>
+    </span>
+  );
+}

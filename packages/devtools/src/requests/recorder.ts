@@ -1,0 +1,395 @@
+import {
+  type Client,
+  type ClientEvents,
+  type ClientInspector,
+  type FlightView,
+  inspect,
+  type Tracker,
+} from '@keel/core';
+import { describeError } from '../format';
+
+/** Where a recorded flight is, or how it ended. */
+export type FlightState =
+  | 'queued'
+  | 'active'
+  | 'retrying'
+  | 'parked'
+  | 'done'
+  | 'failed'
+  | 'cancelled'
+  | 'refused';
+
+/** A stretch of a flight's life on the time axis; `to` is undefined while it lasts. */
+export interface Segment {
+  readonly kind: 'queued' | 'attempt' | 'retry-wait' | 'rate-wait';
+  readonly from: number;
+  to: number | undefined;
+  /** How an attempt ended. */
+  outcome?: 'done' | 'failed';
+}
+
+/** One flight as the Requests view draws it. */
+export interface FlightRecord {
+  /** The recorder's own number (a refusal has no flight id). */
+  readonly seq: number;
+  /** The client's flight id (its scheduler events' `id`), once known. */
+  id: number | undefined;
+  readonly key: string;
+  readonly endpoint: string;
+  readonly tracker: Tracker | undefined;
+  readonly startedAt: number;
+  endedAt: number | undefined;
+  state: FlightState;
+  /** Requests that joined this flight instead of sending their own (dedup). */
+  joins: number;
+  readonly segments: Segment[];
+  /** The retry wait in progress, or the last one. */
+  retry:
+    | {
+        readonly reason: 'backoff' | 'retry-after';
+        readonly delay: number;
+        readonly until: number;
+        /** What the failed attempt got. */
+        readonly cause: string;
+        /** The attempt that failed. */
+        readonly attempt: number;
+      }
+    | undefined;
+  /** How it ended (`HTTP 200`, `HTTP 503`, `timeout (attempt)`, ...). */
+  outcome: string | undefined;
+  readonly probe: boolean;
+}
+
+const LIVE: Record<FlightState, boolean> = {
+  queued: true,
+  active: true,
+  retrying: true,
+  parked: true,
+  done: false,
+  failed: false,
+  cancelled: false,
+  refused: false,
+};
+
+export function isLive(record: FlightRecord): boolean {
+  return LIVE[record.state];
+}
+
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * The Requests view's memory: one record per flight, built from the client's lifecycle and
+ * scheduler events while the panel is open (it subscribes in `start` and lets go in `stop`),
+ * seeded with the flights already in progress (`inspect(client).flights()`).
+ *
+ * Events name a flight in three ways, and each is resolved exactly:
+ * - `request`, `retry`, `success`, `error` carry the flight's own tracker;
+ * - scheduler events carry the flight id; `request-queued` follows its `request` synchronously,
+ *   so the first one for an id binds it to the newest record of that key without an id;
+ * - `cancel {final}` carries the caller's tracker, but the flight's tracker is already
+ *   `cancelled` when it is emitted; `dedup` names the key, whose joinable flight is the newest
+ *   live read of it.
+ *
+ * Without a scheduler no event marks the end of a retry wait: the wait is known to end at
+ * `until`, and the next attempt is drawn from then (`#advance`).
+ */
+export class FlightRecorder {
+  readonly #client: Client;
+  readonly #inspector: ClientInspector;
+  readonly #max: number;
+  #records: FlightRecord[] = [];
+  readonly #byTracker = new Map<Tracker, FlightRecord>();
+  readonly #byId = new Map<number, FlightRecord>();
+  readonly #listeners = new Set<() => void>();
+  #seq = 0;
+  #scheduled = false;
+  #stops: (() => void)[] = [];
+
+  constructor(client: Client, max = 100) {
+    this.#client = client;
+    this.#inspector = inspect(client);
+    this.#max = max;
+  }
+
+  /** Seeds with the flights in progress and starts listening. */
+  start(): void {
+    if (this.#stops.length > 0) return;
+    this.#scheduled = this.#inspector.scheduler().enabled;
+    for (const flight of this.#inspector.flights()) this.#seed(flight);
+    const on = <E extends keyof ClientEvents>(name: E, fn: (p: ClientEvents[E]) => void) =>
+      this.#stops.push(
+        this.#client.on(name, (payload) => {
+          fn(payload);
+          this.#changed();
+        }),
+      );
+    on('request', (p) => this.#request(p));
+    on('retry', (p) => this.#retry(p));
+    on('success', (p) =>
+      this.#end(this.#byTracker.get(p.tracker), 'done', `HTTP ${p.response.status}`),
+    );
+    on('error', (p) => this.#end(this.#byTracker.get(p.tracker), 'failed', describeError(p.error)));
+    on('cancel', (p) => {
+      if (p.final) this.#end(this.#cancelledFlight(p.key), 'cancelled', 'cancelled');
+    });
+    on('dedup', (p) => {
+      const record = this.#joinable(p.key);
+      if (record !== undefined) record.joins++;
+    });
+    on('circuit-rejected', (p) => this.#refused(p.endpoint));
+    on('request-queued', (p) => this.#queued(p.id, p.key));
+    on('request-started', (p) => this.#started(p.id));
+    on('request-delayed', (p) => {
+      if (p.reason !== 'rate-limit') return; // a retry wait: the `retry` event drew it
+      const record = this.#byId.get(p.id);
+      if (record === undefined) return;
+      this.#open(record, 'rate-wait');
+      record.state = 'parked';
+    });
+    // The views rendered before the seed: they read again.
+    this.#changed();
+  }
+
+  stop(): void {
+    for (const stop of this.#stops.splice(0)) stop();
+  }
+
+  /** The records, oldest first, as of now. */
+  records(): readonly FlightRecord[] {
+    const now = this.#inspector.now();
+    for (const record of this.#records) if (isLive(record)) this.#advance(record, now);
+    return this.#records;
+  }
+
+  /** Drops the flights that ended. */
+  clear(): void {
+    this.#records = this.#records.filter(isLive);
+    this.#forgetEnded();
+    this.#changed();
+  }
+
+  /** Calls `listener` when the records changed; returns the unsubscribe. */
+  subscribe = (listener: () => void): (() => void) => {
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  };
+
+  // ── events ──────────────────────────────────────────────────────────────────────────────────
+
+  #request(p: ClientEvents['request']): void {
+    const now = this.#inspector.now();
+    const queued = this.#scheduled;
+    this.#add({
+      id: undefined,
+      key: p.key,
+      endpoint: p.endpoint,
+      tracker: p.tracker,
+      startedAt: p.tracker.startedAt || now,
+      state: queued ? 'queued' : 'active',
+      segments: [{ kind: queued ? 'queued' : 'attempt', from: now, to: undefined }],
+      probe: p.probe,
+    });
+  }
+
+  #retry(p: ClientEvents['retry']): void {
+    const record = this.#byTracker.get(p.tracker);
+    if (record === undefined) return;
+    const now = this.#inspector.now();
+    this.#open(record, 'retry-wait', 'failed');
+    record.state = 'retrying';
+    record.retry = {
+      reason: p.reason,
+      delay: p.delay,
+      until: now + p.delay,
+      cause: describeError(p.error),
+      attempt: p.attempts,
+    };
+  }
+
+  #queued(id: number, key: string): void {
+    let record = this.#byId.get(id);
+    if (record === undefined) {
+      // Its `request` was the last event for this key: the newest record of it without an id.
+      for (let i = this.#records.length - 1; i >= 0; i--) {
+        const candidate = this.#records[i]!;
+        if (candidate.key === key && candidate.id === undefined && isLive(candidate)) {
+          record = candidate;
+          break;
+        }
+      }
+      if (record === undefined) return;
+      record.id = id;
+      this.#byId.set(id, record);
+    }
+    const last = record.segments.at(-1);
+    if (!(last?.kind === 'queued' && last.to === undefined)) this.#open(record, 'queued');
+    record.state = 'queued';
+  }
+
+  #started(id: number): void {
+    const record = this.#byId.get(id);
+    if (record === undefined) return;
+    this.#open(record, 'attempt');
+    record.state = 'active';
+  }
+
+  #refused(endpoint: string): void {
+    const now = this.#inspector.now();
+    this.#add({
+      id: undefined,
+      key: endpoint,
+      endpoint,
+      tracker: undefined,
+      startedAt: now,
+      state: 'refused',
+      segments: [],
+      probe: false,
+      endedAt: now,
+      outcome: 'circuit open: refused without a request',
+    });
+  }
+
+  #end(record: FlightRecord | undefined, state: FlightState, outcome: string): void {
+    if (record === undefined || !isLive(record)) return;
+    const now = this.#inspector.now();
+    this.#advance(record, now);
+    this.#close(record, now, state === 'done' ? 'done' : 'failed');
+    record.state = state;
+    record.endedAt = now;
+    record.outcome = outcome;
+    this.#trim();
+  }
+
+  // ── lookups ─────────────────────────────────────────────────────────────────────────────────
+
+  /** The live record whose flight tracker was just cancelled (see the class comment). */
+  #cancelledFlight(key: string): FlightRecord | undefined {
+    for (const record of this.#records) {
+      if (record.key === key && isLive(record) && record.tracker?.state === 'cancelled') {
+        return record;
+      }
+    }
+    return undefined;
+  }
+
+  #joinable(key: string): FlightRecord | undefined {
+    for (let i = this.#records.length - 1; i >= 0; i--) {
+      const record = this.#records[i]!;
+      if (record.key === key && isLive(record) && READS.has(key.slice(0, key.indexOf(' ')))) {
+        return record;
+      }
+    }
+    return undefined;
+  }
+
+  // ── records ─────────────────────────────────────────────────────────────────────────────────
+
+  #seed(flight: FlightView): void {
+    // Started again after a stop (StrictMode runs effects twice): known flights stay as they are.
+    if (this.#byTracker.has(flight.tracker)) return;
+    const now = this.#inspector.now();
+    const { phase } = flight;
+    const segments: Segment[] = [];
+    let state: FlightState = 'active';
+    let retry: FlightRecord['retry'];
+    if (phase.state === 'queued') {
+      segments.push({ kind: 'queued', from: flight.startedAt, to: undefined });
+      state = 'queued';
+    } else if (phase.state === 'retry-wait') {
+      const waitFrom = phase.until - phase.delay;
+      segments.push({ kind: 'attempt', from: flight.startedAt, to: waitFrom, outcome: 'failed' });
+      segments.push({ kind: 'retry-wait', from: waitFrom, to: undefined });
+      state = 'retrying';
+      retry = {
+        reason: phase.reason,
+        delay: phase.delay,
+        until: phase.until,
+        cause: 'a failed attempt',
+        attempt: flight.attempts,
+      };
+    } else if (phase.state === 'rate-wait') {
+      segments.push({ kind: 'rate-wait', from: now, to: undefined });
+      state = 'parked';
+    } else {
+      segments.push({ kind: 'attempt', from: flight.startedAt, to: undefined });
+    }
+    const record = this.#add({
+      id: flight.id,
+      key: flight.key,
+      endpoint: flight.endpoint,
+      tracker: flight.tracker,
+      startedAt: flight.startedAt,
+      state,
+      segments,
+      probe: flight.probe,
+      joins: Math.max(0, flight.consumers - 1),
+    });
+    record.retry = retry;
+  }
+
+  #add(
+    init: Omit<FlightRecord, 'seq' | 'joins' | 'retry' | 'outcome' | 'endedAt'> &
+      Partial<Pick<FlightRecord, 'joins' | 'outcome' | 'endedAt'>>,
+  ): FlightRecord {
+    const record: FlightRecord = {
+      retry: undefined,
+      outcome: undefined,
+      endedAt: undefined,
+      joins: 0,
+      ...init,
+      seq: ++this.#seq,
+    };
+    this.#records.push(record);
+    if (record.tracker !== undefined) this.#byTracker.set(record.tracker, record);
+    if (record.id !== undefined) this.#byId.set(record.id, record);
+    this.#trim();
+    return record;
+  }
+
+  /** Ends the open segment now and opens one of `kind`. */
+  #open(record: FlightRecord, kind: Segment['kind'], outcome?: 'failed'): void {
+    const now = this.#inspector.now();
+    this.#advance(record, now);
+    this.#close(record, now, outcome);
+    record.segments.push({ kind, from: now, to: undefined });
+  }
+
+  #close(record: FlightRecord, now: number, outcome: 'done' | 'failed' | undefined): void {
+    const last = record.segments.at(-1);
+    if (last === undefined || last.to !== undefined) return;
+    last.to = now;
+    if (last.kind === 'attempt' && outcome !== undefined) last.outcome = outcome;
+  }
+
+  /** Without a scheduler, a retry wait that is over became an attempt at its `until`. */
+  #advance(record: FlightRecord, now: number): void {
+    if (this.#scheduled || record.state !== 'retrying' || record.retry === undefined) return;
+    const last = record.segments.at(-1);
+    if (last?.kind !== 'retry-wait' || last.to !== undefined || now < record.retry.until) return;
+    last.to = record.retry.until;
+    record.segments.push({ kind: 'attempt', from: record.retry.until, to: undefined });
+    record.state = 'active';
+  }
+
+  /** Keeps at most `max` records: the oldest ended ones go first; live ones always stay. */
+  #trim(): void {
+    let excess = this.#records.length - this.#max;
+    if (excess <= 0) return;
+    this.#records = this.#records.filter((r) => excess <= 0 || isLive(r) || excess-- <= 0);
+    this.#forgetEnded();
+  }
+
+  #forgetEnded(): void {
+    const kept = new Set(this.#records);
+    for (const [tracker, record] of this.#byTracker) {
+      if (!kept.has(record)) this.#byTracker.delete(tracker);
+    }
+    for (const [id, record] of this.#byId) if (!kept.has(record)) this.#byId.delete(id);
+  }
+
+  #changed(): void {
+    for (const listener of [...this.#listeners]) listener();
+  }
+}

@@ -1,0 +1,262 @@
+import type { CachedEntryView, Client, ClientInspector } from '@keel/core';
+import { useCallback, useId, useState } from 'react';
+import { formatMs, keyParts } from '../format';
+import { onEvents, useRefresh, useTick } from '../live/refresh';
+import { JsonTree } from './json-tree';
+
+/** Events after which `fetching` may have changed (the cache watcher hears the writes). */
+const FETCH_EVENTS = ['request', 'success', 'error', 'cancel'] as const;
+
+/**
+ * The Cache view: every cached response with its age, freshness, subscribers and tags; select
+ * one to see its data and headers, and invalidate, refetch or remove it. It reads
+ * `inspect(client).cache()` and re-reads on every cache change (`watchCache`, which is no
+ * interest in any key) and on flight events; a one-second tick moves ages along.
+ */
+export function CacheView({ client, inspector }: { client: Client; inspector: ClientInspector }) {
+  const subscribe = useCallback(
+    (changed: () => void) => {
+      const unwatch = inspector.watchCache(changed);
+      const off = onEvents(client, FETCH_EVENTS, changed);
+      return () => {
+        unwatch();
+        off();
+      };
+    },
+    [client, inspector],
+  );
+  useRefresh(subscribe);
+  useTick(1000);
+  const [filter, setFilter] = useState('');
+  const [selected, setSelected] = useState<string | null>(null);
+  const filterId = useId();
+
+  const entries = inspector.cache();
+  const needle = filter.trim().toLowerCase();
+  const shown = needle === '' ? entries : entries.filter((e) => matches(e, needle));
+  const current = entries.find((e) => e.key === selected);
+
+  if (entries.length === 0) {
+    return (
+      <div className="kdt-view">
+        <div className="kdt-empty">
+          <strong>Nothing cached yet</strong>
+          GET responses are kept here as they arrive (for <code>cache.ttl</code>, 30 s by default),
+          with who is subscribed to each. Run a query and it shows up.
+        </div>
+      </div>
+    );
+  }
+
+  return (
+    <div className="kdt-view">
+      <div className="kdt-toolbar">
+        <label className="kdt-sr" htmlFor={filterId}>
+          Filter cache keys
+        </label>
+        <input
+          id={filterId}
+          className="kdt-input"
+          type="search"
+          placeholder="Filter keys or tags"
+          value={filter}
+          onChange={(event) => setFilter(event.target.value)}
+        />
+        <span className="kdt-muted">
+          {shown.length} of {entries.length} {entries.length === 1 ? 'entry' : 'entries'} ·{' '}
+          {entries.filter((e) => e.fresh).length} fresh
+        </span>
+      </div>
+      <div className="kdt-cache">
+        <div className="kdt-table-wrap">
+          <table className="kdt-table" aria-label="Cached responses">
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">State</th>
+                <th scope="col" className="kdt-num">
+                  Age
+                </th>
+                <th scope="col" className="kdt-num" title="Subscribers">
+                  Subs
+                </th>
+                <th scope="col">Tags</th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((entry) => {
+                const parts = keyParts(entry.key);
+                const isSelected = entry.key === selected;
+                return (
+                  <tr key={entry.key} aria-selected={isSelected}>
+                    <td>
+                      <button
+                        type="button"
+                        className="kdt-row-button"
+                        aria-pressed={isSelected}
+                        onClick={() => setSelected(isSelected ? null : entry.key)}
+                      >
+                        <span className="kdt-muted">{parts.method}</span> {parts.url}
+                        {parts.extra ? <span className="kdt-muted"> | {parts.extra}</span> : null}
+                      </button>
+                    </td>
+                    <td>
+                      <Freshness entry={entry} />
+                    </td>
+                    <td className="kdt-num">{formatMs(entry.age)}</td>
+                    <td className="kdt-num">{entry.subscribers}</td>
+                    <td>
+                      {entry.tags.map((tag) => (
+                        <span key={tag} className="kdt-tag">
+                          {tag}
+                        </span>
+                      ))}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+        {current ? (
+          <EntryDetail client={client} entry={current} onRemoved={() => setSelected(null)} />
+        ) : (
+          <div className="kdt-detail kdt-muted">
+            Select an entry to see its data and headers, and to invalidate, refetch or remove it.
+          </div>
+        )}
+      </div>
+    </div>
+  );
+}
+
+function matches(entry: CachedEntryView, needle: string): boolean {
+  return (
+    entry.key.toLowerCase().includes(needle) ||
+    entry.tags.some((tag) => tag.toLowerCase().includes(needle))
+  );
+}
+
+function Freshness({ entry }: { entry: CachedEntryView }) {
+  return (
+    <>
+      <span className="kdt-badge" data-tone={entry.fresh ? 'ok' : 'warn'}>
+        {entry.fresh ? 'fresh' : 'stale'}
+      </span>
+      {entry.fetching ? (
+        <>
+          {' '}
+          <span className="kdt-badge" data-tone="info" data-live="">
+            fetching
+          </span>
+        </>
+      ) : null}
+    </>
+  );
+}
+
+function EntryDetail({
+  client,
+  entry,
+  onRemoved,
+}: {
+  client: Client;
+  entry: CachedEntryView;
+  onRemoved: () => void;
+}) {
+  const { response, spec } = entry;
+  const headers: [string, string][] = [];
+  response.headers.forEach((value, name) => {
+    headers.push([name, value]);
+  });
+  const expiresIn = entry.expiresAt - (entry.storedAt + entry.age);
+  return (
+    <section className="kdt-detail" aria-label={`Cache entry ${entry.key}`}>
+      <h3>{entry.key}</h3>
+      <div className="kdt-actions">
+        <button
+          type="button"
+          className="kdt-button kdt-button-primary"
+          title="Remove it and fetch it again if a query shows it"
+          onClick={() => client.invalidate((meta) => meta.key === entry.key)}
+        >
+          Invalidate
+        </button>
+        <button
+          type="button"
+          className="kdt-button"
+          disabled={spec === undefined || entry.fetching}
+          title={
+            spec === undefined
+              ? 'Written by hand with a key only: there is no request to send again'
+              : 'Fetch it again now; the entry stays until the new response replaces it'
+          }
+          onClick={() => {
+            if (spec !== undefined) client.prefetch(spec);
+          }}
+        >
+          {entry.fetching ? 'Refetching…' : 'Refetch'}
+        </button>
+        <button
+          type="button"
+          className="kdt-button"
+          title="Drop it from the cache without fetching it (a query showing it keeps its data; the next read fetches)"
+          onClick={() => {
+            client.setCached(entry.key, undefined);
+            onRemoved();
+          }}
+        >
+          Remove
+        </button>
+      </div>
+      <dl className="kdt-facts">
+        <dt>State</dt>
+        <dd>
+          <Freshness entry={entry} />{' '}
+          <span className="kdt-muted">
+            {expiresIn > 0 ? `for ${formatMs(expiresIn)} more` : `for ${formatMs(-expiresIn)}`}
+          </span>
+        </dd>
+        <dt>Stored</dt>
+        <dd>{formatMs(entry.age)} ago</dd>
+        <dt>Subscribers</dt>
+        <dd>
+          {entry.subscribers === 0
+            ? 'none (collected once stale and unwatched for gcTime)'
+            : entry.subscribers}
+        </dd>
+        <dt>Tags</dt>
+        <dd>
+          {entry.tags.length === 0 ? (
+            <span className="kdt-muted">none</span>
+          ) : (
+            entry.tags.join(', ')
+          )}
+        </dd>
+        <dt>Response</dt>
+        <dd>
+          {response.status} {response.statusText}
+        </dd>
+      </dl>
+      <h4>Data</h4>
+      <JsonTree value={response.data} />
+      <details open>
+        <summary>
+          <h4 style={{ display: 'inline' }}>Headers ({headers.length})</h4>
+        </summary>
+        {headers.length === 0 ? (
+          <p className="kdt-muted">No headers.</p>
+        ) : (
+          <dl className="kdt-facts kdt-mono">
+            {headers.map(([name, value]) => (
+              <div key={name} style={{ display: 'contents' }}>
+                <dt>{name}</dt>
+                <dd>{value}</dd>
+              </div>
+            ))}
+          </dl>
+        )}
+      </details>
+    </section>
+  );
+}

@@ -1,0 +1,105 @@
+import type { Client } from '@keel/core';
+import {
+  inspectServerEvents,
+  type ServerEventsConnectionView,
+  watchServerEvents,
+} from '@keel/react';
+import { useCallback } from 'react';
+import { describeError, formatClock, preview } from '../format';
+import { useRefresh } from '../live/refresh';
+import { JsonTree } from './json-tree';
+
+const TONE = { open: 'ok', connecting: 'warn', closed: 'neutral' } as const;
+
+/**
+ * The Live events view: each `useServerEvents` connection of the client (one per stream URL),
+ * its status (and why it is not open), the last event id it would resume from, and the last
+ * events it received, newest first, each expandable to its data. Re-read whenever the
+ * connections change (`watchServerEvents`).
+ */
+export function EventsView({ client }: { client: Client }) {
+  const subscribe = useCallback(
+    (changed: () => void) => watchServerEvents(client, changed),
+    [client],
+  );
+  useRefresh(subscribe);
+  const connections = inspectServerEvents(client);
+
+  if (connections.length === 0) {
+    return (
+      <div className="kdt-view">
+        <div className="kdt-empty">
+          <strong>No server-event connection</strong>A component calling{' '}
+          <code>useServerEvents(url)</code> opens one (shared by every component on that URL); it
+          shows here with its status, the last event id and the events it received.
+        </div>
+      </div>
+    );
+  }
+  return (
+    <div className="kdt-view">
+      {connections.map((connection) => (
+        <Connection key={connection.key} connection={connection} />
+      ))}
+    </div>
+  );
+}
+
+function Connection({ connection }: { connection: ServerEventsConnectionView }) {
+  const { status, error, recent } = connection;
+  return (
+    <section className="kdt-conn" aria-label={`Event stream ${connection.url}`}>
+      <div className="kdt-conn-head">
+        <span
+          className="kdt-badge"
+          data-tone={TONE[status]}
+          data-live={status === 'connecting' ? '' : undefined}
+        >
+          {status}
+        </span>
+        <span className="kdt-mono">{connection.url}</span>
+      </div>
+      {error ? (
+        <p className="kdt-muted" role="status">
+          {status === 'closed' ? 'Stopped: ' : 'Reconnecting after: '}
+          {describeError(error)}
+        </p>
+      ) : null}
+      <dl className="kdt-facts">
+        <dt>Components</dt>
+        <dd>{connection.users}</dd>
+        <dt>Last event id</dt>
+        <dd className="kdt-mono">
+          {connection.lastEventId ?? <span className="kdt-muted">none yet</span>}
+        </dd>
+        <dt>Received</dt>
+        <dd>
+          {connection.received} {connection.received === 1 ? 'event' : 'events'}
+          {connection.received > recent.length ? (
+            <span className="kdt-muted"> (the last {recent.length} below)</span>
+          ) : null}
+        </dd>
+      </dl>
+      {recent.length === 0 ? (
+        <p className="kdt-muted">No event received yet.</p>
+      ) : (
+        <ul className="kdt-events" aria-label={`Last events of ${connection.url}, newest first`}>
+          {[...recent].reverse().map((event, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: `received - i` is the event's number among all received, stable while it is listed
+            <li key={connection.received - i}>
+              <details>
+                <summary>
+                  <span className="kdt-muted kdt-mono">{formatClock(event.receivedAt)}</span>
+                  <strong className="kdt-mono">{event.event}</strong>
+                  {event.id ? <span className="kdt-muted kdt-mono">#{event.id}</span> : null}
+                  <span className="kdt-mono kdt-muted">{preview(event.data, 80)}</span>
+                </summary>
+                <JsonTree value={event.data} openDepth={2} />
+              </details>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,144 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { type Client, type ClientOptions, createClient } from '@keel/core';
+import { ClientProvider } from '@keel/react';
+import { act, type RenderResult, render, screen, within } from '@testing-library/react';
+import type { ReactNode } from 'react';
+import { afterEach } from 'vitest';
+import { KeelDevtools, type KeelDevtoolsProps } from '../src/index';
+
+/** What a route answers: a JSON body by default, after `delay` ms. */
+export interface Answer {
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  delay?: number;
+}
+
+export interface Loopback {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** Requests received, as `METHOD /path?query`. */
+  requests: string[];
+  /** How many requests a path (query ignored) received. */
+  count(path: string): number;
+}
+
+const servers: { server: Server; sockets: Set<Socket> }[] = [];
+
+afterEach(async () => {
+  for (const { server, sockets } of servers.splice(0)) {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
+
+/**
+ * A real node:http server on 127.0.0.1:0 for one test: `answer` decides each response from the
+ * request and the number of requests its path got so far (1 for the first). Closed after the test.
+ */
+export async function loopback(
+  answer: (request: { method: string; path: string; nth: number }) => Answer,
+): Promise<Loopback> {
+  const requests: string[] = [];
+  const counts = new Map<string, number>();
+  const sockets = new Set<Socket>();
+  const server = createServer((req: IncomingMessage, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    requests.push(`${req.method} ${url.pathname}${url.search}`);
+    const nth = (counts.get(url.pathname) ?? 0) + 1;
+    counts.set(url.pathname, nth);
+    const out = answer({ method: req.method ?? 'GET', path: url.pathname, nth });
+    const send = () => {
+      if (res.destroyed) return;
+      res.writeHead(out.status ?? 200, { 'content-type': 'application/json', ...out.headers });
+      res.end(out.body === undefined ? '' : JSON.stringify(out.body));
+    };
+    if (out.delay) setTimeout(send, out.delay);
+    else send();
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.push({ server, sockets });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    count: (path) => counts.get(path) ?? 0,
+  };
+}
+
+/** A client on the loopback server: one attempt unless asked, no jitter. */
+export function clientFor(server: Loopback, options: ClientOptions = {}): Client {
+  return createClient({
+    baseURL: server.url,
+    ...options,
+    retry: {
+      attempts: 1,
+      jitter: false,
+      ...(typeof options.retry === 'object' ? options.retry : {}),
+    },
+  });
+}
+
+/** `children` and the devtools (open unless told) for `client`, in its provider. */
+export function devtoolsTree(
+  client: Client,
+  props: Partial<KeelDevtoolsProps> = {},
+  children: ReactNode = null,
+): ReactNode {
+  return (
+    <ClientProvider client={client}>
+      {children}
+      <KeelDevtools client={client} initialIsOpen {...props} />
+    </ClientProvider>
+  );
+}
+
+/** Renders `children` and the devtools (open unless told) for `client`. */
+export function renderDevtools(
+  client: Client,
+  props: Partial<KeelDevtoolsProps> = {},
+  children: ReactNode = null,
+): RenderResult {
+  return render(devtoolsTree(client, props, children));
+}
+
+/** The open panel. */
+export function panel(): HTMLElement {
+  return screen.getByRole('region', { name: 'keel devtools' });
+}
+
+/** The shown view. */
+export function view(): HTMLElement {
+  return within(panel()).getByRole('tabpanel');
+}
+
+/** Selects a view by its tab. */
+export function showView(name: string): void {
+  act(() => {
+    within(panel())
+      .getByRole('tab', { name: new RegExp(`^${name}`) })
+      .click();
+  });
+}
+
+/** Lets the microtasks and a macrotask run (coalesced refreshes, fetch callbacks). */
+export async function settle(): Promise<void> {
+  await act(async () => {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  });
+}
+
+/** The internal counters of a client (`client.debug`, not in the public type). */
+export function debugOf(client: Client): {
+  listeners: number;
+  subscriptions: number;
+  flights: number;
+} {
+  return (client as unknown as { debug: ReturnType<typeof debugOf> }).debug;
+}
+
+export const noop = (): void => {};

@@ -1,0 +1,64 @@
+import { act, waitFor, within } from '@testing-library/react';
+import { describe, expect, it } from 'vitest';
+import { clientFor, loopback, renderDevtools, settle, view } from './helpers';
+
+/** A card of the Scheduler view by its name. */
+const card = (name: string) => within(view()).getByRole('region', { name });
+
+describe('Scheduler view', () => {
+  it('explains a client without a scheduler', async () => {
+    const server = await loopback(() => ({ body: {} }));
+    renderDevtools(clientFor(server), { initialView: 'scheduler' });
+    expect(within(view()).getByText('No scheduler on this client')).toBeTruthy();
+  });
+
+  it('shows the slots in use, the lanes, the rate budget and paused groups as jobs move', async () => {
+    const server = await loopback(({ path }) => ({
+      body: {},
+      delay: path === '/first' ? 30 : 2000,
+    }));
+    const client = clientFor(server, {
+      scheduler: {
+        concurrency: 1,
+        priority: true,
+        hosts: { '127.0.0.1': 1 },
+        rateLimit: { requests: 5, interval: 60_000 },
+      },
+    });
+    renderDevtools(client, { initialView: 'scheduler' });
+    const calls: Promise<unknown>[] = [];
+    act(() => {
+      calls.push(
+        client.get('/first'),
+        client.get('/urgent', { priority: 'high' }),
+        client.get('/later', { priority: 'low' }),
+        client.get('/thumbs', { scheduler: { group: 'thumbs' } }),
+      );
+      client.scheduler().pauseGroup('thumbs');
+    });
+    await settle();
+    expect(card('Active attempts').textContent).toContain('1 / 1');
+    expect(card('Queued jobs').textContent).toBe('Queued3high1normal1low1');
+    expect(card('Rate budget').textContent).toContain('1 / 5');
+    expect(card('Host caps').textContent).toContain('127.0.0.1: 1 / 1');
+    expect(card('Paused groups').textContent).toContain('thumbs');
+
+    // /first ends and the next job takes its slot (the lane the weighted cursor is on).
+    await act(() => calls[0]!);
+    await waitFor(() => expect(card('Queued jobs').textContent).toMatch(/^Queued2high/));
+    expect(card('Active attempts').textContent).toContain('1 / 1');
+    expect(card('Rate budget').textContent).toContain('2 / 5');
+    expect(card('Totals').textContent).toContain('1 completed');
+
+    act(() => within(card('Paused groups')).getByRole('button', { name: 'Resume thumbs' }).click());
+    await settle();
+    expect(within(view()).queryByRole('region', { name: 'Paused groups' })).toBeNull();
+    await act(async () => {
+      client.cancelAll();
+      await Promise.allSettled(calls);
+    });
+    await settle();
+    expect(card('Totals').textContent).toContain('3 cancelled');
+    expect(card('Active attempts').textContent).toContain('0 / 1');
+  });
+});
