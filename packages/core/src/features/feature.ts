@@ -4,7 +4,7 @@ import type { EventEmitter } from '../events/emitter';
 import type { CircuitView, Intelligence } from '../intelligence/intelligence';
 import { rangeError, typeError } from '../internal/checks';
 import type { Clock } from '../internal/clock';
-import type { AttemptGate, SchedulerHooks } from '../scheduler/gate';
+import type { AttemptGate, ClientSchedulerHooks } from '../scheduler/gate';
 import type { AdaptiveMetrics, CircuitBreakerController } from '../types/controllers';
 import type { ClientEvents } from '../types/events';
 import type { FeatureName } from '../types/features';
@@ -42,7 +42,7 @@ export interface CircuitPart {
 export interface Installers {
   scheduler: (
     context: FeatureContext,
-    hooks: SchedulerHooks,
+    hooks: ClientSchedulerHooks,
     endpointCeilings: boolean,
   ) => SchedulerPart;
   circuitBreaker: (context: FeatureContext) => CircuitPart;
