@@ -163,17 +163,14 @@ class KeelClient implements Client {
     this.#gate = scheduler.gate;
     const circuit = features.circuitBreaker?.install(context);
     this.#guard = circuit?.guard ?? OPEN_GUARD;
-    this.#circuitController = circuit
-      ? controllerOf(circuit.controller, ['status', 'statuses', 'reset'])
-      : disabledCircuitBreaker;
+    this.#circuitController = circuit?.controller ?? disabledCircuitBreaker;
     const adaptive = features.adaptive?.install(context, scheduler);
     this.#adaptive = adaptive;
     const adaptiveMetrics = adaptive && (() => adaptive.metrics());
-    const intelligence = features.intelligence?.install(context, circuit?.view, adaptiveMetrics);
+    const observed = features.intelligence?.install(context, circuit?.view, adaptiveMetrics);
+    const intelligence = observed?.observer;
     this.#intelligence = intelligence;
-    this.#intelligenceController = intelligence
-      ? controllerOf(intelligence, ['snapshot', 'endpoint', 'reset'])
-      : disabledIntelligence(adaptiveMetrics);
+    this.#intelligenceController = observed?.controller ?? disabledIntelligence(adaptiveMetrics);
     this.#hitTally = intelligence?.enabled ? intelligence.hits : undefined;
     adaptive?.observe(this.#events);
     this.#observerListeners = this.#events.listenerCount();
@@ -893,15 +890,6 @@ function specMatchable(spec: RequestSpec, at: number): Matchable {
     tags: spec.tags,
     meta: (): CacheMeta => ({ key: spec.key, tags: [...spec.tags], storedAt: at, expiresAt: at }),
   };
-}
-
-/** A frozen facade exposing only a controller's public methods, bound to its implementation. */
-function controllerOf<T extends object, K extends keyof T>(impl: T, methods: K[]): Pick<T, K> {
-  const facade = {} as Pick<T, K>;
-  for (const name of methods) {
-    facade[name] = (impl[name] as (...args: unknown[]) => unknown).bind(impl) as T[K];
-  }
-  return Object.freeze(facade);
 }
 
 /**

@@ -3,7 +3,7 @@ import { OPEN_GUARD } from '../circuit/guard';
 import { resolveCircuitOptions } from '../circuit/options';
 import type { ClientFeature } from '../types/features';
 import type { CircuitBreakerOptions } from '../types/options';
-import { feature } from './feature';
+import { controllerOf, feature } from './feature';
 
 /**
  * The per-endpoint circuit breaker for `createBaseClient({ features })`: after
@@ -24,6 +24,10 @@ export function withCircuitBreaker(
     const breaker = new CircuitBreaker(resolved, clock, events);
     // Disabled, the breaker still answers status() (every circuit closed) but guards nothing.
     if (resolved.enabled) breaker.observe(events);
-    return { guard: resolved.enabled ? breaker : OPEN_GUARD, controller: breaker, view: breaker };
+    return {
+      guard: resolved.enabled ? breaker : OPEN_GUARD,
+      controller: controllerOf(breaker, ['status', 'statuses', 'reset']),
+      view: breaker,
+    };
   });
 }

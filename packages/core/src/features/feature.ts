@@ -5,7 +5,11 @@ import type { CircuitView, Intelligence } from '../intelligence/intelligence';
 import { rangeError, typeError } from '../internal/checks';
 import type { Clock } from '../internal/clock';
 import type { AttemptGate, ClientSchedulerHooks } from '../scheduler/gate';
-import type { AdaptiveMetrics, CircuitBreakerController } from '../types/controllers';
+import type {
+  AdaptiveMetrics,
+  CircuitBreakerController,
+  IntelligenceController,
+} from '../types/controllers';
 import type { ClientEvents } from '../types/events';
 import type { FeatureName } from '../types/features';
 
@@ -52,7 +56,27 @@ export interface Installers {
     context: FeatureContext,
     circuits: CircuitView | undefined,
     adaptive: (() => AdaptiveMetrics) | undefined,
-  ) => Intelligence;
+  ) => IntelligencePart;
+}
+
+export interface IntelligencePart {
+  readonly observer: Intelligence;
+  readonly controller: IntelligenceController;
+}
+
+/**
+ * A frozen facade exposing only a controller's public methods, bound to its implementation
+ * (what `client.circuitBreaker()` and `client.intelligence()` return).
+ */
+export function controllerOf<T extends object, K extends keyof T>(
+  impl: T,
+  methods: K[],
+): Pick<T, K> {
+  const facade = {} as Pick<T, K>;
+  for (const name of methods) {
+    facade[name] = (impl[name] as (...args: unknown[]) => unknown).bind(impl) as T[K];
+  }
+  return Object.freeze(facade);
 }
 
 /** A feature as the client sees it. */
