@@ -1,7 +1,7 @@
 import { type Clock, type FailedRequest, KeelError, type TimerHandle } from '@keel/core';
 import { guardFor } from '@keel/core/internals';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { noop } from '../internal/report';
+import { type SseMessage, sseParser } from './parse';
 
 /** `connecting` covers the first connect and every reconnect wait; `closed` is final or unused. */
 export type ConnectionStatus = 'connecting' | 'open' | 'closed';
@@ -84,8 +84,8 @@ const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
 const MAX_EXPONENT = 20;
 
 /**
- * One server-sent-events stream over `fetch` and a streaming body reader, parsed with
- * eventsource-parser. `fetch` (rather than EventSource) works the same in browsers and Node,
+ * One server-sent-events stream over `fetch` and a streaming body reader, parsed by
+ * `sseParser`. `fetch` (rather than EventSource) works the same in browsers and Node,
  * sends `Last-Event-ID` and other headers on reconnect, and leaves the backoff to us:
  *
  *   start ─► connecting ─► open ─(stream ends / network error / 5xx)─► connecting (wait) ─► ...
@@ -217,7 +217,7 @@ export class SseConnection {
   async #read(body: ReadableStream<Uint8Array>, controller: AbortController): Promise<void> {
     const reader = body.getReader();
     const decoder = new TextDecoder();
-    const parser = createParser({
+    const feed = sseParser({
       onEvent: (message) => this.#dispatch(message),
       onRetry: (ms) => {
         this.#serverRetry = ms;
@@ -234,7 +234,7 @@ export class SseConnection {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) return;
-        parser.feed(decoder.decode(value, { stream: true }));
+        feed(decoder.decode(value, { stream: true }));
         if (controller.signal.aborted) return;
       }
     } finally {
@@ -243,7 +243,7 @@ export class SseConnection {
     }
   }
 
-  #dispatch(message: EventSourceMessage): void {
+  #dispatch(message: SseMessage): void {
     if (this.#controller === undefined || !this.#running) return;
     this.#failures = 0;
     if (message.id !== undefined) this.lastEventId = message.id;
