@@ -137,7 +137,7 @@ export class InfiniteObserver {
   #inputs: { url: string | null; options: AnyOptions | undefined } | undefined;
   #base: RequestOptions = {};
   #pages: Page[] = [];
-  #error: unknown = undefined;
+  #error: unknown;
   /** While subscribed: the release function of each observed page, by key. */
   #observed: Map<string, () => void> | undefined;
   #onChange: (() => void) | undefined;

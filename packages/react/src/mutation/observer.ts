@@ -147,7 +147,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
   #call = 0;
   #method: HttpMethod = 'POST';
   #url: string | ((variables: TVars) => string) = '';
-  #options: UseMutationOptions<TData, TVars, TContext, TError> | undefined = undefined;
+  #options: UseMutationOptions<TData, TVars, TContext, TError> | undefined;
 
   constructor(store: QueryStore) {
     this.#store = store;

@@ -205,7 +205,7 @@ export class QueryEntry {
   readonly #listeners = new Set<() => void>();
   #observers = 0;
   /** This entry's own consumer of the key's flight; cancelled when the last observer leaves. */
-  #request: CancellablePromise<ApiResponse> | undefined = undefined;
+  #request: CancellablePromise<ApiResponse> | undefined;
   readonly #unsubscribe: () => void;
   #waiters: (() => void)[] = [];
   readonly #seqOf = new WeakMap<object, number>();
@@ -214,7 +214,7 @@ export class QueryEntry {
   #released = false;
   /** A suspending render threw this entry's error: keep it (see QueryStore.holdError). */
   #held = false;
-  #graceTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  #graceTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     store: QueryStore,

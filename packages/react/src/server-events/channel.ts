@@ -81,10 +81,6 @@ export class Channel {
     });
   }
 
-  get users(): number {
-    return this.#users;
-  }
-
   get state(): ConnectionState {
     return this.connection.state;
   }

@@ -49,7 +49,11 @@ export class ServerEventsError extends KeelError {
 }
 
 /** True for a ServerEventsError, also one from another copy of the package. */
-export const isServerEventsError = guardFor(ServerEventsError, 'react', 'ServerEventsError');
+export const isServerEventsError = /* @__PURE__ */ guardFor(
+  ServerEventsError,
+  'react',
+  'ServerEventsError',
+);
 
 export interface ConnectionOptions {
   /** The fetch to use; default: the global fetch, looked up at each connect. */
@@ -98,15 +102,15 @@ const MAX_EXPONENT = 20;
 export class SseConnection {
   readonly url: string;
   /** The id of the last event that carried one; sent as `Last-Event-ID` on reconnect. */
-  lastEventId: string | undefined = undefined;
+  lastEventId: string | undefined;
   #state: ConnectionState = STOPPED;
   readonly #options: ConnectionOptions;
   readonly #handlers: ConnectionHandlers;
   readonly #stateListeners = new Set<() => void>();
-  #controller: AbortController | undefined = undefined;
-  #timer: TimerHandle | undefined = undefined;
+  #controller: AbortController | undefined;
+  #timer: TimerHandle | undefined;
   #failures = 0;
-  #serverRetry: number | undefined = undefined;
+  #serverRetry: number | undefined;
   #opened = false;
   #running = false;
 
@@ -120,21 +124,12 @@ export class SseConnection {
     return this.#state;
   }
 
-  /** True while a request or a reconnect timer is live. */
-  get active(): boolean {
-    return this.#controller !== undefined || this.#timer !== undefined;
-  }
-
   onStateChange(listener: () => void): () => void {
     const entry = () => listener();
     this.#stateListeners.add(entry);
     return () => {
       this.#stateListeners.delete(entry);
     };
-  }
-
-  get stateListenerCount(): number {
-    return this.#stateListeners.size;
   }
 
   start(): void {
