@@ -14,6 +14,7 @@ import { syntheticResponse } from '../query/state';
 import type { QueryStore } from '../query/store';
 import type { QueryDefinition } from '../query-options';
 import { addSourceHeader } from '../server-events/source';
+import { startMutation } from './registry';
 
 export type MutationStatus = 'idle' | 'pending' | 'success' | 'error';
 
@@ -217,7 +218,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       const request: RequestOptions = requestOptionsOf(options);
       // Same-origin only: names this tab, so it skips the server's echo of this change.
       addSourceHeader(client, url, request);
-      end = this.#store.mutations.start({ method, url, options: request });
+      end = startMutation(this.#store.mutations, { method, url, options: request });
       if (options?.onMutate) context = await options.onMutate(variables, this.#helpers(writes));
       const body = options?.body
         ? options.body(variables)

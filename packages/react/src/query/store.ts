@@ -10,7 +10,7 @@ import {
 import { cancelNotify, notifyLater } from '../internal/batch';
 import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
-import { MutationRegistry } from '../mutation/registry';
+import type { MutationRegistry } from '../mutation/registry';
 import { type QueryState, sameState, syntheticResponse } from './state';
 
 /**
@@ -49,10 +49,7 @@ export class QueryStore {
   }
 
   /** The running mutations of this client (useIsMutating). */
-  get mutations(): MutationRegistry {
-    return (this.#mutations ??= new MutationRegistry(this.client));
-  }
-  #mutations: MutationRegistry | undefined;
+  readonly mutations: MutationRegistry = { running: new Set(), listeners: new Set() };
 
   /** Live entries (for leak checks). */
   get size(): number {
@@ -237,14 +234,6 @@ export class QueryEntry {
       isFetching: this.#client.isFetching(spec.key),
     };
     this.#unsubscribe = this.#client.subscribe(spec.key, this.#onCacheUpdate);
-  }
-
-  get spec(): RequestSpec {
-    return this.#spec;
-  }
-
-  get observers(): number {
-    return this.#observers;
   }
 
   addObserver(listener: () => void): () => void {
