@@ -80,6 +80,8 @@ export interface OpenInfo {
 export interface ConnectionHandlers {
   onEvent(event: ServerEvent): void;
   onOpen(info: OpenInfo): void;
+  /** `state` changed. */
+  onState(): void;
 }
 
 const STOPPED: ConnectionState = Object.freeze({ status: 'closed', error: null });
@@ -106,7 +108,6 @@ export class SseConnection {
   #state: ConnectionState = STOPPED;
   readonly #options: ConnectionOptions;
   readonly #handlers: ConnectionHandlers;
-  readonly #stateListeners = new Set<() => void>();
   #controller: AbortController | undefined;
   #timer: TimerHandle | undefined;
   #failures = 0;
@@ -122,14 +123,6 @@ export class SseConnection {
 
   get state(): ConnectionState {
     return this.#state;
-  }
-
-  onStateChange(listener: () => void): () => void {
-    const entry = () => listener();
-    this.#stateListeners.add(entry);
-    return () => {
-      this.#stateListeners.delete(entry);
-    };
   }
 
   start(): void {
@@ -172,29 +165,25 @@ export class SseConnection {
         credentials: this.#options.credentials,
         cache: 'no-store',
       });
-      if (!response.ok || response.status === 204) {
-        // 204 means "stop reconnecting" in the SSE protocol; so does a client error.
-        retry = RETRIABLE.has(response.status);
-        await response.body?.cancel().catch(noop);
-        throw new ServerEventsError(
-          { method: 'GET', url: this.url },
-          { message: `Event stream answered HTTP ${response.status}`, status: response.status },
-        );
-      }
+      const { status, body } = response;
       const type = response.headers.get('content-type') ?? '';
-      if (!type.toLowerCase().startsWith('text/event-stream') || response.body === null) {
-        retry = false;
-        await response.body?.cancel().catch(noop);
-        throw new ServerEventsError(
-          { method: 'GET', url: this.url },
-          { message: `Not an event stream (content-type "${type}")`, status: response.status },
-        );
+      // 204 means "stop reconnecting" in the SSE protocol; so does a client error.
+      const message =
+        !response.ok || status === 204
+          ? `Event stream answered HTTP ${status}`
+          : !type.toLowerCase().startsWith('text/event-stream') || body === null
+            ? `Not an event stream (content-type "${type}")`
+            : undefined;
+      if (message !== undefined) {
+        retry = !response.ok && RETRIABLE.has(status);
+        await body?.cancel().catch(noop);
+        throw new ServerEventsError({ method: 'GET', url: this.url }, { message, status });
       }
       this.#setState({ status: 'open', error: null });
       const reconnect = this.#opened;
       this.#opened = true;
       this.#handlers.onOpen({ reconnect, resumed });
-      await this.#read(response.body, controller);
+      await this.#read(body!, controller);
     } catch (err) {
       failure = err;
     }
@@ -267,7 +256,7 @@ export class SseConnection {
     const prev = this.#state;
     if (prev.status === next.status && prev.error === next.error) return;
     this.#state = next;
-    for (const listener of this.#stateListeners) listener();
+    this.#handlers.onState();
   }
 }
 
