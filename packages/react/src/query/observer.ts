@@ -1,4 +1,5 @@
 import type { ApiResponse, RequestError, RequestOptions, RequestSpec } from '@keel/core';
+import { coreOptions } from '../internal/core-options';
 import { isDocumentHidden, onReconnect, onWindowFocus } from '../internal/environment';
 import { replaceEqualDeep } from '../internal/equal';
 import { isServer } from '../internal/server';
@@ -473,13 +474,5 @@ export class QueryObserver {
 export function requestOptionsOf(
   options: UseQueryOptions<any, any> | undefined,
 ): RequestOptions | undefined {
-  if (options === undefined) return undefined;
-  let request: Record<string, unknown> | undefined;
-  for (const name in options) {
-    if (REACT_OPTIONS.has(name)) continue;
-    const value = (options as Record<string, unknown>)[name];
-    if (value === undefined) continue;
-    (request ??= {})[name] = value;
-  }
-  return request as RequestOptions | undefined;
+  return coreOptions(options, REACT_OPTIONS);
 }
