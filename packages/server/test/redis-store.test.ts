@@ -53,6 +53,25 @@ async function instance(stream: string, options: RedisStreamsOptions = {}) {
 const key = () => `test:${randomUUID()}`;
 const STREAM_ID = /^\d+-\d+$/;
 
+/**
+ * Publishes once the hub's Redis connection is back. Until then a publish is refused at once
+ * (HubPublishError), and the reader may see the restarted server before the writer does.
+ */
+async function publishWhenUp(hub: EventHub, data: string): Promise<void> {
+  for (let i = 0; ; i++) {
+    const ok = await hub.publish('n', data).then(
+      () => true,
+      (e: unknown) => {
+        expect(e).toBeInstanceOf(HubPublishError);
+        return false;
+      },
+    );
+    if (ok) return;
+    expect(i).toBeLessThan(500);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 describe('redisStreams store', () => {
   it('delivers what one instance publishes to the clients of every instance, with stream ids', async () => {
     const stream = key();
@@ -208,20 +227,6 @@ describe('redisStreams store while Redis is unreachable', () => {
 
       await server.start();
       // Publish as soon as each instance's connection is back: until then it refuses.
-      const publishWhenUp = async (hub: EventHub, data: string) => {
-        for (let i = 0; ; i++) {
-          const ok = await hub.publish('n', data).then(
-            () => true,
-            (e: unknown) => {
-              expect(e).toBeInstanceOf(HubPublishError);
-              return false;
-            },
-          );
-          if (ok) return;
-          expect(i).toBeLessThan(500);
-          await new Promise((r) => setTimeout(r, 10));
-        }
-      };
       await publishWhenUp(a.hub, 'after');
       await publishWhenUp(b.hub, 'after 2');
       await onA.waitFor(3);
@@ -266,7 +271,7 @@ describe('redisStreams store while Redis is unreachable', () => {
         event: HUB_RESET_EVENT,
         data: JSON.stringify({ lastEventId: null }),
       });
-      await hub.publish('n', 'two');
+      await publishWhenUp(hub, 'two');
       await client.waitFor(3);
       expect(client.events[2]!.data).toBe('two');
     } finally {
