@@ -381,7 +381,7 @@ const URLS_ANALYSIS = [
   '- `attempt/attempt.ts`: the attempt makes its `AbortController` when the fetch reads `init.signal` (an',
   "  own getter, so a wrapper that spreads `init` passes it on); Node 20's `createAbortSignal` was the",
   "  largest allocation of an attempt. With `cache/store.ts` sharing the spec's frozen tags instead of",
-  '  copying them per write, and `originOf` reusing the last origin: 89.5k -> 74.5k.',
+  '  copying them per write (and a one-entry origin memo, dropped since to stay within the size budget): 89.5k -> 74.5k.',
   '- `internal/url.ts` `resolveCanonical`: a path on the base with a plain query (`/job?i=42`) is resolved',
   '  from a per-base memo of the base + path part, its query checked on its own, instead of matching the',
   '  whole URL with the canonical-URL pattern each time: spec resolution with a distinct URL and options per',

@@ -73,7 +73,7 @@ export function literalOf(text) {
   for (const candidate of [first, first.replace(/\s+\(.*$/, ''), first.split(/[;,] /)[0]]) {
     if (!/^(['"[{\d-]|Infinity\b|true\b|false\b|null\b|undefined\b)/.test(candidate)) continue;
     try {
-      return runInNewContext(`(${candidate})`, Object.create(null), { timeout: 50 });
+      return runInNewContext(`(${candidate})`, Object.create(null), { timeout: 5000 });
     } catch {}
   }
   return NOT_A_LITERAL;

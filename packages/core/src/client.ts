@@ -25,7 +25,6 @@ import type { HitTally } from './intelligence/hit-tally';
 import type { Intelligence } from './intelligence/intelligence';
 import { checkFunction, typeError } from './internal/checks';
 import { type Clock, timerDelay } from './internal/clock';
-import { MicrotaskBatch } from './internal/microtask-batch';
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
 import {
@@ -163,24 +162,22 @@ class KeelClient implements Client {
         // Read at call time: the pre-start gate peeks whatever guard the client ends up with.
         permits: (endpoint) => this.#guard.permits(endpoint),
         cancelJob: (job, error) => this.#cancelFlight(job as Flight, error),
-        resume: (job, error) => this.#resumed.push(job as Flight, error),
+        resumeNow: (job, error) => this.#resume(job as Flight, error),
+        onError: this.#config.onError,
       },
       features.adaptive?.endpointCeilings === true,
     ) ?? { gate: new TransparentGate(this.#config.clock), ceilings: undefined };
     this.#gate = scheduler.gate;
     const circuit = features.circuitBreaker?.install(context);
     this.#guard = circuit?.guard ?? OPEN_GUARD;
-    this.#circuitController = circuit
-      ? controllerOf(circuit.controller, ['status', 'statuses', 'reset'])
-      : disabledCircuitBreaker;
+    this.#circuitController = circuit?.controller ?? disabledCircuitBreaker;
     const adaptive = features.adaptive?.install(context, scheduler);
     this.#adaptive = adaptive;
     const adaptiveMetrics = adaptive && (() => adaptive.metrics());
-    const intelligence = features.intelligence?.install(context, circuit?.view, adaptiveMetrics);
+    const observed = features.intelligence?.install(context, circuit?.view, adaptiveMetrics);
+    const intelligence = observed?.observer;
     this.#intelligence = intelligence;
-    this.#intelligenceController = intelligence
-      ? controllerOf(intelligence, ['snapshot', 'endpoint', 'reset'])
-      : disabledIntelligence(adaptiveMetrics);
+    this.#intelligenceController = observed?.controller ?? disabledIntelligence(adaptiveMetrics);
     this.#hitTally = intelligence?.enabled ? intelligence.hits : undefined;
     adaptive?.observe(this.#events);
     this.#observerListeners = this.#events.listenerCount();
@@ -591,27 +588,25 @@ class KeelClient implements Client {
 
   /**
    * The attempt runs now if the gate gives a slot; otherwise the gate answers through its
-   * `resume` hook, delivered by #resumed once the gate call has returned.
+   * `resume` hook, delivered to #resume once the gate call has returned.
    */
   #acquire(flight: Flight): void {
     if (this.#gate.acquire(flight)) void this.#attempt(flight);
   }
 
-  readonly #resumed = new MicrotaskBatch<Flight, unknown>(
-    (flight, error) => {
-      // Ended meanwhile (its deadline ran out while it waited): nothing left to run or report.
-      if (flight.settled) return;
-      if (error === undefined) {
-        void this.#attempt(flight);
-        return;
-      }
-      // Refused by the pre-start gate: its circuit opened while it waited. Blocked by an open
-      // circuit (`circuit-rejected`), and ended (`error`, the terminal event of its `request`).
-      if (isCircuitOpenError(error)) this.#circuitRejected(flight.spec, error);
-      this.#fail(flight, error);
-    },
-    (error, context) => this.#config.onError(error, context),
-  );
+  /** The scheduler's answer to an `acquire` that returned false (ClientSchedulerHooks). */
+  #resume(flight: Flight, error: unknown): void {
+    // Ended meanwhile (its deadline ran out while it waited): nothing left to run or report.
+    if (flight.settled) return;
+    if (error === undefined) {
+      void this.#attempt(flight);
+      return;
+    }
+    // Refused by the pre-start gate: its circuit opened while it waited. Blocked by an open
+    // circuit (`circuit-rejected`), and ended (`error`, the terminal event of its `request`).
+    if (isCircuitOpenError(error)) this.#circuitRejected(flight.spec, error);
+    this.#fail(flight, error);
+  }
 
   #circuitRejected(spec: RequestSpec, error: CircuitOpenError): void {
     if (this.#events.has('circuit-rejected')) {
@@ -811,7 +806,8 @@ class KeelClient implements Client {
     if (this.#events.has('cancel')) {
       this.#events.emit('cancel', {
         key: flight.key,
-        tracker: consumer.joiner ? joinerTracker(consumer, now) : flight.tracker,
+        // A joiner's own tracker: started when it joined, cancelled now (see Consumer).
+        tracker: Number.isNaN(consumer.joinedAt) ? flight.tracker : joinerTracker(consumer, now),
         endpoint: flight.spec.endpoint,
         final,
       });
@@ -916,15 +912,6 @@ function joinerTracker(consumer: Consumer, now: number): Tracker {
   tracker.start(consumer.joinedAt);
   tracker.cancel(now);
   return tracker;
-}
-
-/** A frozen facade exposing only a controller's public methods, bound to its implementation. */
-function controllerOf<T extends object, K extends keyof T>(impl: T, methods: K[]): Pick<T, K> {
-  const facade = {} as Pick<T, K>;
-  for (const name of methods) {
-    facade[name] = (impl[name] as (...args: unknown[]) => unknown).bind(impl) as T[K];
-  }
-  return Object.freeze(facade);
 }
 
 /**

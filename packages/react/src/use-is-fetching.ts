@@ -2,6 +2,7 @@ import type { InvalidateTarget } from '@keel/core';
 import { checkInvalidateTarget } from '@keel/core/internals';
 import { useCallback, useSyncExternalStore } from 'react';
 import { notifyLater } from './internal/batch';
+import { countMutations } from './mutation/registry';
 import { useClient } from './provider';
 import { storeFor } from './query/store';
 
@@ -45,9 +46,21 @@ export function useIsFetching(target?: InvalidateTarget): number {
  */
 export function useIsMutating(target?: InvalidateTarget): number {
   if (target !== undefined) checkInvalidateTarget(target, 'target');
-  const registry = storeFor(useClient()).mutations;
-  const count = () => registry.count(target);
-  return useSyncExternalStore(registry.subscribe, count, zero);
+  const client = useClient();
+  const { mutations } = storeFor(client);
+  const subscribe = useCallback(
+    (onChange: () => void) => {
+      // A wrapper per subscription: the same callback subscribing twice needs two releases.
+      const entry = () => onChange();
+      mutations.listeners.add(entry);
+      return () => {
+        mutations.listeners.delete(entry);
+      };
+    },
+    [mutations],
+  );
+  const count = () => countMutations(client, mutations, target);
+  return useSyncExternalStore(subscribe, count, zero);
 }
 
 function zero(): number {

@@ -92,14 +92,11 @@ export function useServerEvents(
   const subscribe = useCallback(
     (onChange: () => void) => {
       if (url === null || key === null) return noop;
-      const channel = channelFor(client, url, optionsRef.current);
-      const subscriber: ChannelSubscriber = { handlers: () => handlersRef.current };
-      const offState = channel.connection.onStateChange(onChange);
-      const leave = channel.join(subscriber);
-      return () => {
-        offState();
-        leave();
+      const subscriber: ChannelSubscriber = {
+        handlers: () => handlersRef.current,
+        onState: onChange,
       };
+      return channelFor(client, url, optionsRef.current).join(subscriber);
     },
     // The key covers the URL and headers; other option changes apply to the next connection.
     [client, url, key],

@@ -5,6 +5,7 @@ import {
   checkNumber,
   checkObject,
   rangeError,
+  withDefaults,
 } from '../internal/checks';
 import { MAX_TIMER_MS } from '../internal/clock';
 import type { AdaptiveOptions } from '../types/options';
@@ -80,35 +81,22 @@ export function resolveAdaptiveOptions(
     const value = options[name];
     if (value !== undefined) checkBoolean(`adaptive.${name}`, value);
   }
-  const d = ADAPTIVE_DEFAULTS;
-  const r: ResolvedAdaptiveOptions = {
-    concurrency: options.concurrency ?? d.concurrency,
-    retry: options.retry ?? d.retry,
-    rateLimit: options.rateLimit ?? d.rateLimit,
-    staleWhileRevalidate: options.staleWhileRevalidate ?? d.staleWhileRevalidate,
-    highLatencyMs: ms('highLatencyMs', options.highLatencyMs ?? d.highLatencyMs),
-    lowLatencyMs: ms('lowLatencyMs', options.lowLatencyMs ?? d.lowLatencyMs),
-    degradeSamples: int('degradeSamples', options.degradeSamples ?? d.degradeSamples, 1),
-    recoverySamples: int('recoverySamples', options.recoverySamples ?? d.recoverySamples, 1),
-    changeCooldown: int('changeCooldown', options.changeCooldown ?? d.changeCooldown, 0),
-    minConcurrency: int('minConcurrency', options.minConcurrency ?? d.minConcurrency, 1),
-    rateLimitRatio: ratio('rateLimitRatio', options.rateLimitRatio ?? d.rateLimitRatio),
-    errorRatio: ratio('errorRatio', options.errorRatio ?? d.errorRatio),
-    backoffFactor: factor('backoffFactor', options.backoffFactor ?? d.backoffFactor),
-    // A retry wait: a timer, so it must fit one.
-    maxBackoffMs: ms('maxBackoffMs', options.maxBackoffMs ?? d.maxBackoffMs, MAX_TIMER_MS),
-    swrLatencyMs: ms('swrLatencyMs', options.swrLatencyMs ?? d.swrLatencyMs),
-    latencyWindow: int(
-      'latencyWindow',
-      options.latencyWindow ?? d.latencyWindow,
-      MIN_LATENCY_WINDOW,
-    ),
-    outcomeWindow: int(
-      'outcomeWindow',
-      options.outcomeWindow ?? d.outcomeWindow,
-      MIN_OUTCOME_WINDOW,
-    ),
-  };
+  const r = withDefaults(options, ADAPTIVE_DEFAULTS);
+  // Checked in the order the fields are documented: the first bad one is the one reported.
+  ms('highLatencyMs', r.highLatencyMs);
+  ms('lowLatencyMs', r.lowLatencyMs);
+  int('degradeSamples', r.degradeSamples, 1);
+  int('recoverySamples', r.recoverySamples, 1);
+  int('changeCooldown', r.changeCooldown, 0);
+  int('minConcurrency', r.minConcurrency, 1);
+  ratio('rateLimitRatio', r.rateLimitRatio);
+  ratio('errorRatio', r.errorRatio);
+  factor('backoffFactor', r.backoffFactor);
+  // A retry wait: a timer, so it must fit one.
+  ms('maxBackoffMs', r.maxBackoffMs, MAX_TIMER_MS);
+  ms('swrLatencyMs', r.swrLatencyMs);
+  int('latencyWindow', r.latencyWindow, MIN_LATENCY_WINDOW);
+  int('outcomeWindow', r.outcomeWindow, MIN_OUTCOME_WINDOW);
   if (r.lowLatencyMs > r.highLatencyMs) {
     throw rangeError(
       'adaptive.lowLatencyMs',

@@ -1,4 +1,4 @@
-import { checkBoolean, checkInteger, checkMs, checkObject } from '../internal/checks';
+import { checkBoolean, checkInteger, checkMs, checkObject, withDefaults } from '../internal/checks';
 import type { CircuitBreakerOptions } from '../types/options';
 
 /** Circuit breaker options after defaults and validation; fixed for the client's lifetime. */
@@ -21,14 +21,10 @@ export const CIRCUIT_DEFAULTS: ResolvedCircuitOptions = Object.freeze({
  */
 export function resolveCircuitOptions(options: CircuitBreakerOptions = {}): ResolvedCircuitOptions {
   checkObject('circuitBreaker', options);
-  const {
-    enabled = CIRCUIT_DEFAULTS.enabled,
-    failureThreshold = CIRCUIT_DEFAULTS.failureThreshold,
-    resetTimeout = CIRCUIT_DEFAULTS.resetTimeout,
-  } = options;
-  checkBoolean('circuitBreaker.enabled', enabled);
-  checkInteger('circuitBreaker.failureThreshold', failureThreshold, 1);
+  const r = withDefaults(options, CIRCUIT_DEFAULTS);
+  checkBoolean('circuitBreaker.enabled', r.enabled);
+  checkInteger('circuitBreaker.failureThreshold', r.failureThreshold, 1);
   // Compared with elapsed time, never armed as a timer: any finite duration works.
-  checkMs('circuitBreaker.resetTimeout', resetTimeout, Number.MAX_VALUE);
-  return Object.freeze({ enabled, failureThreshold, resetTimeout });
+  checkMs('circuitBreaker.resetTimeout', r.resetTimeout, Number.MAX_VALUE);
+  return Object.freeze(r);
 }

@@ -44,15 +44,6 @@ export class Consumer {
       this.reject = undefined;
     }
   }
-
-  /** A joiner (its own tracker, built on demand) rather than the owner or an internal refetch. */
-  get joiner(): boolean {
-    return !Number.isNaN(this.joinedAt);
-  }
-
-  get internal(): boolean {
-    return this.resolve === undefined;
-  }
 }
 
 /** The resolving functions of the promise being constructed, taken by `capture`. */
@@ -147,46 +138,31 @@ export class Flight implements SchedulerJob, AbortSource {
     if (consumer.attached) return;
     consumer.attached = true;
     this.#count++;
-    if (this.#many !== undefined) this.#many.push(consumer);
-    else if (this.#one === undefined) this.#one = consumer;
-    else {
-      this.#many = [this.#one, consumer];
-      this.#one = undefined;
-    }
+    if (this.#many) this.#many.push(consumer);
+    else if (this.#one) this.#many = [this.#one, consumer];
+    else this.#one = consumer;
+    if (this.#many) this.#one = undefined;
   }
 
   deleteConsumer(consumer: Consumer): void {
     if (!consumer.attached || consumer.flight !== this) return;
     consumer.attached = false;
-    this.#count--;
     if (this.#one === consumer) this.#one = undefined;
-    else if (this.#many !== undefined && this.#count < this.#many.length >> 1) {
-      this.#many = this.#count === 0 ? undefined : this.#many.filter(isAttached);
-    }
+    // Compacted once the holes outnumber the consumers: O(1) amortized per removal.
+    if (--this.#count * 2 < (this.#many?.length ?? 0)) this.#many = this.consumers();
   }
 
-  /** The consumers now, as a snapshot the caller may iterate while consumers leave. */
-  consumers(): readonly Consumer[] {
-    if (this.#many !== undefined) return this.#many.filter(isAttached);
-    return this.#one !== undefined ? [this.#one] : NONE;
+  /** The consumers now, in joining order, as a snapshot the caller may iterate while they leave. */
+  consumers(): Consumer[] {
+    return this.#many ? this.#many.filter(isAttached) : this.#one ? [this.#one] : [];
   }
 
   /** Removes and returns every consumer (the flight settled: each is answered once). */
   takeConsumers(): readonly Consumer[] {
-    const many = this.#many;
-    const one = this.#one;
-    const taken =
-      many !== undefined
-        ? this.#count === many.length
-          ? many
-          : many.filter(isAttached)
-        : one !== undefined
-          ? [one]
-          : NONE;
-    this.#many = undefined;
-    this.#one = undefined;
+    const taken = this.consumers();
+    this.#one = this.#many = undefined;
     this.#count = 0;
-    for (let i = 0; i < taken.length; i++) taken[i]!.attached = false;
+    for (const consumer of taken) consumer.attached = false;
     return taken;
   }
 }
@@ -194,5 +170,3 @@ export class Flight implements SchedulerJob, AbortSource {
 function isAttached(consumer: Consumer): boolean {
   return consumer.attached;
 }
-
-const NONE: readonly Consumer[] = [];

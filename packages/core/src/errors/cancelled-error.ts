@@ -1,5 +1,5 @@
 import { guardFor } from './brand';
-import { type FailedRequest, hasErrorName, KeelError, requestLabel } from './keel-error';
+import { type FailedRequest, hasErrorName, KeelRequestError } from './keel-error';
 
 /** What a CancelledError adds to its request. */
 export interface CancelledErrorInit {
@@ -10,18 +10,11 @@ export interface CancelledErrorInit {
 }
 
 /** The request was cancelled: `cancel()`, `cancelAll()`, a group cancel, or an aborted `signal`. */
-export class CancelledError extends KeelError {
+export class CancelledError extends KeelRequestError {
   override name = 'CancelledError' as const;
-  readonly method: string;
-  readonly url: string;
 
   constructor(request: FailedRequest, init: CancelledErrorInit = {}) {
-    super(
-      `${init.message ?? 'Request cancelled'}${requestLabel(request)}`,
-      init.cause === undefined ? undefined : { cause: init.cause },
-    );
-    this.method = request.method;
-    this.url = request.url;
+    super(request, init.message ?? 'Request cancelled', init.cause);
   }
 }
 

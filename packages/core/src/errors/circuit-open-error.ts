@@ -1,5 +1,5 @@
 import { guardFor } from './brand';
-import { type FailedRequest, KeelError, requestLabel } from './keel-error';
+import { type FailedRequest, KeelRequestError } from './keel-error';
 
 /** What a CircuitOpenError adds to its request. */
 export interface CircuitOpenErrorInit {
@@ -8,17 +8,13 @@ export interface CircuitOpenErrorInit {
 }
 
 /** The circuit for `endpoint` (`METHOD pathname`) is open: no attempt was made. */
-export class CircuitOpenError extends KeelError {
+export class CircuitOpenError extends KeelRequestError {
   override name = 'CircuitOpenError' as const;
   readonly endpoint: string;
-  readonly method: string;
-  readonly url: string;
 
   constructor(request: FailedRequest, init: CircuitOpenErrorInit) {
-    super(`Circuit open for ${init.endpoint}${requestLabel(request)}`);
+    super(request, `Circuit open for ${init.endpoint}`);
     this.endpoint = init.endpoint;
-    this.method = request.method;
-    this.url = request.url;
   }
 }
 

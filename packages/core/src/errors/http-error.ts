@@ -1,5 +1,5 @@
 import { guardFor } from './brand';
-import { type FailedRequest, KeelError, requestLabel } from './keel-error';
+import { type FailedRequest, KeelRequestError } from './keel-error';
 
 /** What an HttpError adds to its request: the response. */
 export interface HttpErrorInit<T = unknown> {
@@ -20,14 +20,12 @@ export interface HttpErrorInit<T = unknown> {
  * @example
  * try { await client.get('/users/7') } catch (e) { if (isHttpError(e) && e.status === 404) ... }
  */
-export class HttpError<T = unknown> extends KeelError {
+export class HttpError<T = unknown> extends KeelRequestError {
   override name = 'HttpError' as const;
   readonly status: number | undefined;
   readonly statusText: string | undefined;
   readonly headers: Headers | undefined;
   readonly data: T | undefined;
-  readonly method: string;
-  readonly url: string;
   /**
    * The wait the server asked for with a Retry-After header (seconds or an HTTP date), in ms from
    * when the response arrived; undefined without a valid header.
@@ -37,16 +35,15 @@ export class HttpError<T = unknown> extends KeelError {
   constructor(request: FailedRequest, init: HttpErrorInit<T> = {}) {
     const { status, statusText } = init;
     super(
+      request,
       status === undefined
-        ? `Request failed${requestLabel(request)}`
-        : `Request failed with status ${status}${statusText ? ` ${statusText}` : ''}${requestLabel(request)}`,
+        ? 'Request failed'
+        : `Request failed with status ${status}${statusText ? ` ${statusText}` : ''}`,
     );
     this.status = status;
     this.statusText = statusText;
     this.headers = init.headers;
     this.data = init.data;
-    this.method = request.method;
-    this.url = request.url;
     this.retryAfter = init.retryAfter;
   }
 }

@@ -21,9 +21,25 @@ export interface FailedRequest {
   readonly url: string;
 }
 
-/** ` (GET https://api.test/x)`: how a message names its request. */
-export function requestLabel(request: FailedRequest): string {
-  return ` (${request.method} ${request.url})`;
+/**
+ * Base of the errors that belong to a request: one constructor names the request in the message
+ * (` (GET https://api.test/x)` after `message`, then `detail`) and keeps its method and URL, so
+ * each subclass adds only its own fields.
+ */
+export abstract class KeelRequestError extends KeelError {
+  /** The request's method. */
+  readonly method: string;
+  /** The request's URL, resolved against `baseURL`. */
+  readonly url: string;
+
+  constructor(request: FailedRequest, message: string, cause?: unknown, detail = '') {
+    super(
+      `${message} (${request.method} ${request.url})${detail}`,
+      cause === undefined ? undefined : { cause },
+    );
+    this.method = request.method;
+    this.url = request.url;
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { guardFor } from './brand';
 import { errorCodeOf } from './error-code';
-import { type FailedRequest, KeelError, requestLabel } from './keel-error';
+import { type FailedRequest, KeelRequestError } from './keel-error';
 
 /** What a NetworkError adds to its request. */
 export interface NetworkErrorInit {
@@ -21,21 +21,15 @@ export interface NetworkErrorInit {
  * @example
  * catch (e) { if (isNetworkError(e) && e.code === 'ECONNREFUSED') showOffline(); }
  */
-export class NetworkError extends KeelError {
+export class NetworkError extends KeelRequestError {
   override name = 'NetworkError' as const;
   readonly code: string;
-  readonly method: string;
-  readonly url: string;
 
   constructor(request: FailedRequest, init: NetworkErrorInit) {
     const code = init.code ?? errorCodeOf(init.cause) ?? 'ERR_NETWORK';
     const detail = causeMessage(init.cause);
-    super(`Network error ${code}${requestLabel(request)}${detail ? `: ${detail}` : ''}`, {
-      cause: init.cause,
-    });
+    super(request, `Network error ${code}`, init.cause, detail ? `: ${detail}` : '');
     this.code = code;
-    this.method = request.method;
-    this.url = request.url;
   }
 }
 

@@ -1,5 +1,5 @@
 import { guardFor } from './brand';
-import { type FailedRequest, KeelError, requestLabel } from './keel-error';
+import { type FailedRequest, KeelRequestError } from './keel-error';
 
 /** What a ParseError adds to its request. */
 export interface ParseErrorInit {
@@ -12,21 +12,15 @@ export interface ParseErrorInit {
 }
 
 /** The response said it was JSON but its body did not parse. Not retried. */
-export class ParseError extends KeelError {
+export class ParseError extends KeelRequestError {
   override name = 'ParseError' as const;
   readonly status: number;
   readonly body: string;
-  readonly method: string;
-  readonly url: string;
 
   constructor(request: FailedRequest, init: ParseErrorInit) {
-    super(`Response body is not valid JSON (status ${init.status})${requestLabel(request)}`, {
-      cause: init.cause,
-    });
+    super(request, `Response body is not valid JSON (status ${init.status})`, init.cause);
     this.status = init.status;
     this.body = init.body;
-    this.method = request.method;
-    this.url = request.url;
   }
 }
 

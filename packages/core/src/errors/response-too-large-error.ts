@@ -1,5 +1,5 @@
 import { guardFor } from './brand';
-import { type FailedRequest, KeelError, requestLabel } from './keel-error';
+import { type FailedRequest, KeelRequestError } from './keel-error';
 
 /** What a ResponseTooLargeError adds to its request. */
 export interface ResponseTooLargeErrorInit {
@@ -17,23 +17,20 @@ export interface ResponseTooLargeErrorInit {
  * it stopped, or the declared Content-Length. Not retried (the server answered; the answer is
  * too big), and not counted by the circuit breaker.
  */
-export class ResponseTooLargeError extends KeelError {
+export class ResponseTooLargeError extends KeelRequestError {
   override name = 'ResponseTooLargeError' as const;
   readonly limit: number;
   readonly received: number;
   readonly status: number;
-  readonly method: string;
-  readonly url: string;
 
   constructor(request: FailedRequest, init: ResponseTooLargeErrorInit) {
     super(
-      `Response body exceeds maxResponseBytes ${init.limit} (${init.received} bytes or more)${requestLabel(request)}`,
+      request,
+      `Response body exceeds maxResponseBytes ${init.limit} (${init.received} bytes or more)`,
     );
     this.limit = init.limit;
     this.received = init.received;
     this.status = init.status;
-    this.method = request.method;
-    this.url = request.url;
   }
 }
 

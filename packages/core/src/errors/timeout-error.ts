@@ -1,5 +1,5 @@
 import { guardFor } from './brand';
-import { type FailedRequest, KeelError, requestLabel } from './keel-error';
+import { type FailedRequest, KeelRequestError } from './keel-error';
 
 /**
  * Which clock ran out: `attempt` (the per-attempt `timeout`), `deadline` (the request's total
@@ -25,26 +25,23 @@ export interface TimeoutErrorInit {
  * The request ran out of time (see `kind`). An attempt or transport timeout is retried like a
  * 408 for idempotent methods; a deadline or a caller's signal ends the request.
  */
-export class TimeoutError extends KeelError {
+export class TimeoutError extends KeelRequestError {
   override name = 'TimeoutError' as const;
   /** The limit that ran out, in ms; undefined when the transport's or a signal's. */
   readonly timeout: number | undefined;
   readonly kind: TimeoutKind;
-  readonly method: string;
-  readonly url: string;
   readonly code: string | undefined;
 
   constructor(request: FailedRequest, init: TimeoutErrorInit = {}) {
     const kind = init.kind ?? 'attempt';
     const { timeout } = init;
     super(
-      `${timeout === undefined ? LABELS[kind] : `${LABELS[kind]} after ${timeout} ms`}${requestLabel(request)}`,
-      init.cause === undefined ? undefined : { cause: init.cause },
+      request,
+      timeout === undefined ? LABELS[kind] : `${LABELS[kind]} after ${timeout} ms`,
+      init.cause,
     );
     this.timeout = timeout;
     this.kind = kind;
-    this.method = request.method;
-    this.url = request.url;
     this.code = init.code;
   }
 }

@@ -3,7 +3,7 @@ import { OPEN_GUARD } from '../circuit/guard';
 import { resolveCircuitOptions } from '../circuit/options';
 import type { ClientFeature } from '../types/features';
 import type { CircuitBreakerOptions } from '../types/options';
-import { feature } from './feature';
+import { controllerOf, feature } from './feature';
 
 /**
  * The per-endpoint circuit breaker for `createBaseClient({ features })`: after
@@ -26,7 +26,7 @@ export function withCircuitBreaker(
     if (resolved.enabled) breaker.observe(events);
     return {
       guard: resolved.enabled ? breaker : OPEN_GUARD,
-      controller: breaker,
+      controller: controllerOf(breaker, ['status', 'statuses', 'reset']),
       view: breaker,
       inspectable: breaker,
     };

@@ -4,11 +4,12 @@ import type { EventEmitter } from '../events/emitter';
 import type { CircuitView, Intelligence } from '../intelligence/intelligence';
 import { rangeError, typeError } from '../internal/checks';
 import type { Clock } from '../internal/clock';
-import type { AttemptGate, SchedulerHooks } from '../scheduler/gate';
+import type { AttemptGate, ClientSchedulerHooks } from '../scheduler/gate';
 import type {
   AdaptiveMetrics,
   CircuitBreakerController,
   CircuitStatus,
+  IntelligenceController,
 } from '../types/controllers';
 import type { ClientEvents } from '../types/events';
 import type { FeatureName } from '../types/features';
@@ -53,7 +54,7 @@ export interface CircuitInspectable {
 export interface Installers {
   scheduler: (
     context: FeatureContext,
-    hooks: SchedulerHooks,
+    hooks: ClientSchedulerHooks,
     endpointCeilings: boolean,
   ) => SchedulerPart;
   circuitBreaker: (context: FeatureContext) => CircuitPart;
@@ -63,7 +64,27 @@ export interface Installers {
     context: FeatureContext,
     circuits: CircuitView | undefined,
     adaptive: (() => AdaptiveMetrics) | undefined,
-  ) => Intelligence;
+  ) => IntelligencePart;
+}
+
+export interface IntelligencePart {
+  readonly observer: Intelligence;
+  readonly controller: IntelligenceController;
+}
+
+/**
+ * A frozen facade exposing only a controller's public methods, bound to its implementation
+ * (what `client.circuitBreaker()` and `client.intelligence()` return).
+ */
+export function controllerOf<T extends object, K extends keyof T>(
+  impl: T,
+  methods: K[],
+): Pick<T, K> {
+  const facade = {} as Pick<T, K>;
+  for (const name of methods) {
+    facade[name] = (impl[name] as (...args: unknown[]) => unknown).bind(impl) as T[K];
+  }
+  return Object.freeze(facade);
 }
 
 /** A feature as the client sees it. */

@@ -2,7 +2,7 @@ import { Intelligence } from '../intelligence/intelligence';
 import { resolveIntelligenceOptions } from '../intelligence/options';
 import type { ClientFeature } from '../types/features';
 import type { IntelligenceOptions } from '../types/options';
-import { feature } from './feature';
+import { controllerOf, feature } from './feature';
 
 /**
  * Request observation for `createBaseClient({ features })`: per-endpoint counters, latency
@@ -20,6 +20,9 @@ export function withIntelligence(options?: IntelligenceOptions): ClientFeature<'
   return feature('intelligence', ({ events }, circuits, adaptive) => {
     const intelligence = new Intelligence(resolved, { circuits, adaptive });
     intelligence.observe(events);
-    return intelligence;
+    return {
+      observer: intelligence,
+      controller: controllerOf(intelligence, ['snapshot', 'endpoint', 'reset']),
+    };
   });
 }

@@ -1,3 +1,4 @@
+import { MicrotaskBatch } from '../internal/microtask-batch';
 import { TransparentGate } from '../scheduler/gate';
 import { resolveSchedulerOptions, type SchedulerConfig } from '../scheduler/options';
 import { Scheduler } from '../scheduler/scheduler';
@@ -23,7 +24,13 @@ export function withScheduler(options: SchedulerOptions = {}): ClientFeature<'sc
   return feature('scheduler', ({ clock, events }, hooks, endpointCeilings) => {
     if (!config.enabled)
       return { gate: new TransparentGate(clock, config.priority), ceilings: undefined };
-    const scheduler = new Scheduler({ ...config, endpointCeilings }, events, hooks);
+    const { resumeNow, onError, ...rest } = hooks;
+    // The scheduler may answer from inside any gate call: the client acts on it a microtask later.
+    const answers = new MicrotaskBatch(resumeNow, onError);
+    const scheduler = new Scheduler({ ...config, endpointCeilings }, events, {
+      ...rest,
+      resume: (job, error) => answers.push(job, error),
+    });
     return {
       gate: scheduler,
       ceilings: {

@@ -1,4 +1,4 @@
-import { checkBoolean, checkObject } from '../internal/checks';
+import { checkBoolean, checkObject, withDefaults } from '../internal/checks';
 import type { IntelligenceOptions } from '../types/options';
 
 /** Intelligence options after defaults and validation; fixed at client creation. */
@@ -19,14 +19,9 @@ export function resolveIntelligenceOptions(
   options: IntelligenceOptions = {},
 ): ResolvedIntelligenceOptions {
   checkObject('intelligence', options);
-  const resolved = {
-    enabled: options.enabled ?? INTELLIGENCE_DEFAULTS.enabled,
-    adaptiveTimeout: options.adaptiveTimeout ?? INTELLIGENCE_DEFAULTS.adaptiveTimeout,
-    adaptiveStaleWhileRevalidate:
-      options.adaptiveStaleWhileRevalidate ?? INTELLIGENCE_DEFAULTS.adaptiveStaleWhileRevalidate,
-  };
-  for (const field of ['enabled', 'adaptiveTimeout', 'adaptiveStaleWhileRevalidate'] as const) {
-    checkBoolean(`intelligence.${field}`, resolved[field]);
+  const resolved = withDefaults(options, INTELLIGENCE_DEFAULTS);
+  for (const field in resolved) {
+    checkBoolean(`intelligence.${field}`, resolved[field as keyof ResolvedIntelligenceOptions]);
   }
   return Object.freeze(resolved);
 }

@@ -76,6 +76,23 @@ export function checkInteger(name: string, value: unknown, min: number, unbounde
   throw (typeof value === 'number' ? rangeError : typeError)(name, expected, value);
 }
 
+/**
+ * `defaults`, with each of its fields that `options` sets (not undefined) taken from `options`
+ * (other keys of `options` are not read): the layering of an options block resolved once, at
+ * client creation, before its fields are checked.
+ */
+export function withDefaults<T extends object>(
+  options: { [K in keyof T]?: unknown },
+  defaults: T,
+): T {
+  const out = { ...defaults };
+  for (const key in defaults) {
+    const value = options[key];
+    if (value !== undefined) (out as Record<string, unknown>)[key] = value;
+  }
+  return out;
+}
+
 /** `true` or `false`. */
 export function checkBoolean(name: string, value: unknown): boolean {
   if (typeof value !== 'boolean') throw typeError(name, 'true or false', value);

@@ -255,7 +255,7 @@ describe('splitCanonical: URLs recognised as canonical without parsing', () => {
 });
 
 describe('originOf', () => {
-  test('is the WHATWG origin of any canonical URL, whatever URL came before (its memo)', () => {
+  test('is the WHATWG origin of any canonical URL, in any order', () => {
     const hosts = fc.constantFrom(
       'a.test',
       'a.test:8080',
@@ -276,7 +276,7 @@ describe('originOf', () => {
     );
   });
 
-  test('a URL that merely starts with the last origin has its own', () => {
+  test("an origin is the URL's own, not a prefix it shares with another", () => {
     expect(originOf('https://a.test/x')).toBe('https://a.test');
     expect(originOf('https://a.test:8443/x')).toBe('https://a.test:8443');
     expect(originOf('https://a.test.evil/x')).toBe('https://a.test.evil');

@@ -187,40 +187,35 @@ export function parseCanonical(resolved: string): ParsedURL {
   return parsed;
 }
 
-/** Bases seen by resolveCanonical, each with its path memo (see there). */
-const byBase = new Map<string, Map<string, ParsedURL | null>>();
-const BASES_LIMIT = 16;
+/** resolveCanonical's memo: base + path parts by path (null: not plain), for `pathsBase`. */
+const paths = new Map<string, ParsedURL | null>();
+let pathsBase: string | undefined;
 
 /**
  * `parseCanonical(resolveURL(url, base))`, without matching the whole URL each time for the usual
  * request URL: a path on the base with a plain query (`/items?i=42`, `/items?i=43`, ...). The base
- * + path part is canonicalized once and memoized per base (null when it is not plain); the query
- * is checked on its own (isCanonicalQuery). Anything else takes parseCanonical's way. Both give
- * the same parts: a plain URL is its own canonical form, and base + path + plain query is plain
- * exactly when base + path is (the path pattern stops at the `?`).
+ * + path part is canonicalized once and memoized (for the last base used; null when it is not
+ * plain); the query is checked on its own (isCanonicalQuery). Anything else takes parseCanonical's
+ * way. Both give the same parts: a plain URL is its own canonical form, and base + path + plain
+ * query is plain exactly when base + path is (the path pattern stops at the `?`).
  */
 export function resolveCanonical(url: string, base: string | undefined): ParsedURL {
-  if (base === undefined || url.charCodeAt(0) !== 47 || url.includes('#')) {
-    return parseCanonical(resolveURL(url, base));
-  }
-  const q = url.indexOf('?');
-  const path = q === -1 ? url : url.slice(0, q);
-  let paths = byBase.get(base);
-  if (paths === undefined) {
-    if (byBase.size >= BASES_LIMIT) byBase.clear();
-    byBase.set(base, (paths = new Map()));
-  }
-  let prefix = paths.get(path);
-  if (prefix === undefined) {
-    prefix = splitCanonical(resolveURL(path, base)) ?? null;
-    if (paths.size >= MEMO_LIMIT) paths.clear();
-    paths.set(path, prefix);
-  }
-  if (prefix !== null) {
-    if (q === -1) return prefix;
-    const search = url.slice(q);
-    if (isCanonicalQuery(search)) {
-      return { href: prefix.href + search, pathname: prefix.pathname, host: prefix.host };
+  if (base !== undefined && url.charCodeAt(0) === 47 && !url.includes('#')) {
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    if (base !== pathsBase || paths.size >= MEMO_LIMIT) {
+      paths.clear();
+      pathsBase = base;
+    }
+    let prefix = paths.get(path);
+    if (prefix === undefined)
+      paths.set(path, (prefix = splitCanonical(resolveURL(path, base)) ?? null));
+    if (prefix) {
+      if (q < 0) return prefix;
+      const search = url.slice(q);
+      if (isCanonicalQuery(search)) {
+        return { href: prefix.href + search, pathname: prefix.pathname, host: prefix.host };
+      }
     }
   }
   return parseCanonical(resolveURL(url, base));
@@ -268,23 +263,9 @@ export function splitCanonical(url: string): ParsedURL | undefined {
 /** `scheme://host[:port]` of an http(s) URL without userinfo: read off the string. */
 const HTTP_ORIGIN = /^https?:\/\/[^/?#@\\]+(?=\/)/;
 
-/** The last origin originOf read off a URL: a client's URLs mostly share one. */
-let lastOrigin = '';
-
 /** The origin of a canonical URL (a spec's `url`), without parsing it when it is plain http(s). */
 export function originOf(canonicalUrl: string): string {
-  // The last origin followed by `/` (canonical URLs have a path): the same scheme, host and port.
-  if (
-    lastOrigin !== '' &&
-    canonicalUrl.charCodeAt(lastOrigin.length) === 47 &&
-    canonicalUrl.startsWith(lastOrigin)
-  ) {
-    return lastOrigin;
-  }
-  const plain = HTTP_ORIGIN.exec(canonicalUrl)?.[0];
-  if (plain === undefined) return splitURL(canonicalUrl).origin;
-  lastOrigin = plain;
-  return plain;
+  return HTTP_ORIGIN.exec(canonicalUrl)?.[0] ?? splitURL(canonicalUrl).origin;
 }
 
 /** Pathname and origin of any URL; `/` and `''` when it does not parse. */

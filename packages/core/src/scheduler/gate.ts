@@ -1,5 +1,6 @@
 import type { CancelledError } from '../errors/cancelled-error';
 import type { Clock } from '../internal/clock';
+import type { ErrorReporter } from '../internal/report';
 import { sleep } from '../internal/sleep';
 import type { RequestSpec } from '../request/resolve';
 import type { SchedulerController } from '../types/controllers';
@@ -81,6 +82,17 @@ export interface SchedulerHooks {
    * client calls `cancel(job)` as it aborts the flight.
    */
   cancelJob(job: SchedulerJob, error: CancelledError): void;
+}
+
+/**
+ * What the client hands the scheduler feature: SchedulerHooks, except that `resumeNow` acts on
+ * the answer at once (it may start the attempt), so the feature defers the scheduler's `resume`
+ * calls to a microtask batch (a client without a scheduler never carries the batch) and reports
+ * a throw from `resumeNow` to `onError`.
+ */
+export interface ClientSchedulerHooks extends Omit<SchedulerHooks, 'resume'> {
+  resumeNow(job: SchedulerJob, error: unknown): void;
+  onError: ErrorReporter;
 }
 
 /** No scheduler: every attempt starts at once, a retry wait is a plain sleep, nothing is emitted. */

@@ -5,6 +5,7 @@ import type {
   RequestOptions,
   RequestSpec,
 } from '@keel/core';
+import { coreOptions } from '../internal/core-options';
 import { onReconnect, onWindowFocus } from '../internal/environment';
 import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
@@ -137,7 +138,7 @@ export class InfiniteObserver {
   #inputs: { url: string | null; options: AnyOptions | undefined } | undefined;
   #base: RequestOptions = {};
   #pages: Page[] = [];
-  #error: unknown = undefined;
+  #error: unknown;
   /** While subscribed: the release function of each observed page, by key. */
   #observed: Map<string, () => void> | undefined;
   #onChange: (() => void) | undefined;
@@ -457,12 +458,5 @@ function sameRequest(a: AnyOptions | undefined, b: AnyOptions | undefined): bool
 
 /** The options the core understands, without the paging and React ones. */
 function requestOptionsOf(options: AnyOptions | undefined): RequestOptions {
-  const request: Record<string, unknown> = {};
-  if (options === undefined) return request;
-  for (const name in options) {
-    if (INFINITE_OPTIONS.has(name)) continue;
-    const value = (options as unknown as Record<string, unknown>)[name];
-    if (value !== undefined) request[name] = value;
-  }
-  return request as RequestOptions;
+  return coreOptions(options, INFINITE_OPTIONS) ?? {};
 }

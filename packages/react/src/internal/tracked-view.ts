@@ -10,8 +10,8 @@ export class TrackedView<V extends object> {
   readonly #keySet: ReadonlySet<string>;
   readonly #read = new Set<string>();
   readonly #trap: ProxyHandler<V>;
-  #view: V | undefined = undefined;
-  #proxy: V | undefined = undefined;
+  #view: V | undefined;
+  #proxy: V | undefined;
 
   /** `keys`: a module-level list (its Set is built once and shared by every view of that shape). */
   constructor(keys: readonly string[]) {

@@ -8,12 +8,14 @@ import type {
   RequestSpec,
 } from '@keel/core';
 import { checkInvalidateTarget } from '@keel/core/internals';
+import { coreOptions } from '../internal/core-options';
 import { noop, reportError } from '../internal/report';
 import { requestOptionsOf as requestOptionsOfQuery } from '../query/observer';
 import { syntheticResponse } from '../query/state';
 import type { QueryStore } from '../query/store';
 import type { QueryDefinition } from '../query-options';
 import { addSourceHeader } from '../server-events/source';
+import { startMutation } from './registry';
 
 export type MutationStatus = 'idle' | 'pending' | 'success' | 'error';
 
@@ -147,7 +149,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
   #call = 0;
   #method: HttpMethod = 'POST';
   #url: string | ((variables: TVars) => string) = '';
-  #options: UseMutationOptions<TData, TVars, TContext, TError> | undefined = undefined;
+  #options: UseMutationOptions<TData, TVars, TContext, TError> | undefined;
 
   constructor(store: QueryStore) {
     this.#store = store;
@@ -214,10 +216,10 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     let response: ApiResponse<TData>;
     try {
       const url = typeof urlOption === 'function' ? urlOption(variables) : urlOption;
-      const request: RequestOptions = requestOptionsOf(options);
+      const request: RequestOptions = coreOptions(options, HOOK_OPTIONS) ?? {};
       // Same-origin only: names this tab, so it skips the server's echo of this change.
       addSourceHeader(client, url, request);
-      end = this.#store.mutations.start({ method, url, options: request });
+      end = startMutation(this.#store.mutations, { method, url, options: request });
       if (options?.onMutate) context = await options.onMutate(variables, this.#helpers(writes));
       const body = options?.body
         ? options.body(variables)
@@ -306,17 +308,4 @@ async function settle(fn: () => unknown): Promise<void> {
   } catch (err) {
     reportError(err);
   }
-}
-
-function requestOptionsOf(
-  options: UseMutationOptions<any, any, any, any> | undefined,
-): RequestOptions {
-  const request: Record<string, unknown> = {};
-  if (options === undefined) return request;
-  for (const name in options) {
-    if (HOOK_OPTIONS.has(name)) continue;
-    const value = (options as Record<string, unknown>)[name];
-    if (value !== undefined) request[name] = value;
-  }
-  return request;
 }

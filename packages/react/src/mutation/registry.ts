@@ -11,65 +11,48 @@ export interface RunningMutation {
 }
 
 /**
- * The mutations of one client that are running now, for `useIsMutating`. Listeners are woken
- * through the same batching as query state (one task per burst).
+ * The mutations of one client that are running now, for `useIsMutating`, and its listeners
+ * (woken through the same batching as query state: one task per burst). Plain data on purpose:
+ * useMutation only records (`startMutation`); counting and filtering live with useIsMutating,
+ * so an app that never calls it does not carry them.
  */
-export class MutationRegistry {
-  readonly #client: Client;
-  readonly #running = new Set<RunningMutation>();
-  readonly #listeners = new Set<() => void>();
+export interface MutationRegistry {
+  readonly running: Set<RunningMutation>;
+  readonly listeners: Set<() => void>;
+}
 
-  constructor(client: Client) {
-    this.#client = client;
-  }
-
-  /** Records a running mutation; returns the function that ends it. */
-  start(mutation: RunningMutation): () => void {
-    this.#running.add(mutation);
-    this.#changed();
-    let active = true;
-    return () => {
-      if (!active) return;
-      active = false;
-      this.#running.delete(mutation);
-      this.#changed();
-    };
-  }
-
-  /** How many mutations are running, all or those whose request `target` matches. */
-  count(target?: InvalidateTarget): number {
-    if (target === undefined) return this.#running.size;
-    let n = 0;
-    for (const mutation of this.#running) {
-      const spec = this.#specOf(mutation);
-      if (spec !== null && this.#client.matches(target, spec)) n++;
-    }
-    return n;
-  }
-
-  subscribe = (listener: () => void): (() => void) => {
-    const entry = () => listener();
-    this.#listeners.add(entry);
-    return () => {
-      this.#listeners.delete(entry);
-    };
+/** Records a running mutation; returns the function that ends it (once). */
+export function startMutation(registry: MutationRegistry, mutation: RunningMutation): () => void {
+  const changed = () => {
+    for (const listener of registry.listeners) notifyLater(listener);
   };
+  registry.running.add(mutation);
+  changed();
+  return () => {
+    if (registry.running.delete(mutation)) changed();
+  };
+}
 
-  #specOf(mutation: RunningMutation): RequestSpec | null {
+/** How many mutations are running, all or those whose request `target` matches. */
+export function countMutations(
+  client: Client,
+  registry: MutationRegistry,
+  target: InvalidateTarget | undefined,
+): number {
+  if (target === undefined) return registry.running.size;
+  let n = 0;
+  for (const mutation of registry.running) {
     if (mutation.spec === undefined) {
       try {
         // Without its body: only the URL, tags and base decide what a target matches.
         const options = mutation.options && { ...mutation.options, body: undefined };
-        mutation.spec = this.#client.resolve(mutation.method, mutation.url, options);
+        mutation.spec = client.resolve(mutation.method, mutation.url, options);
       } catch {
         // A URL that does not resolve fails the mutation itself; no target can match it.
         mutation.spec = null;
       }
     }
-    return mutation.spec;
+    if (mutation.spec !== null && client.matches(target, mutation.spec)) n++;
   }
-
-  #changed(): void {
-    for (const listener of this.#listeners) notifyLater(listener);
-  }
+  return n;
 }

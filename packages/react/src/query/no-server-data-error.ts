@@ -24,4 +24,8 @@ export class NoServerDataError extends KeelError {
 }
 
 /** True for a NoServerDataError, also one from another copy of the package. */
-export const isNoServerDataError = guardFor(NoServerDataError, 'react', 'NoServerDataError');
+export const isNoServerDataError = /* @__PURE__ */ guardFor(
+  NoServerDataError,
+  'react',
+  'NoServerDataError',
+);

@@ -1,4 +1,5 @@
 import type { ApiResponse, RequestError, RequestOptions, RequestSpec } from '@keel/core';
+import { coreOptions } from '../internal/core-options';
 import { isDocumentHidden, onReconnect, onWindowFocus } from '../internal/environment';
 import { replaceEqualDeep } from '../internal/equal';
 import { isServer } from '../internal/server';
@@ -159,20 +160,20 @@ export class QueryObserver {
   readonly #tracking = new TrackedView<View>(RESULT_KEYS);
   // Inputs of the last render.
   #url: string | null = null;
-  #options: UseQueryOptions<any, any> | undefined = undefined;
-  #requestOptions: RequestOptions | undefined = undefined;
-  #spec: RequestSpec | undefined = undefined;
-  #resolveError: unknown = undefined;
-  #resolvedFrom: { url: string; options: unknown } | undefined = undefined;
+  #options: UseQueryOptions<any, any> | undefined;
+  #requestOptions: RequestOptions | undefined;
+  #spec: RequestSpec | undefined;
+  #resolveError: unknown;
+  #resolvedFrom: { url: string; options: unknown } | undefined;
   // Derived.
-  #state: QueryState | undefined = undefined;
-  #latest: View | undefined = undefined;
-  #token: View | undefined = undefined;
-  #select: { fn: (d: any) => unknown; input: unknown; output: unknown } | undefined = undefined;
-  #shown: { key: string; data: unknown } | undefined = undefined;
-  #initial: { key: string; value: unknown } | undefined = undefined;
-  #manual: (() => void) | undefined = undefined;
-  #onChange: (() => void) | undefined = undefined;
+  #state: QueryState | undefined;
+  #latest: View | undefined;
+  #token: View | undefined;
+  #select: { fn: (d: any) => unknown; input: unknown; output: unknown } | undefined;
+  #shown: { key: string; data: unknown } | undefined;
+  #initial: { key: string; value: unknown } | undefined;
+  #manual: (() => void) | undefined;
+  #onChange: (() => void) | undefined;
 
   constructor(store: QueryStore) {
     this.#store = store;
@@ -192,21 +193,9 @@ export class QueryObserver {
     return this.#spec !== undefined && (this.#options?.enabled ?? QUERY_DEFAULTS.enabled) !== false;
   }
 
-  get spec(): RequestSpec | undefined {
-    return this.#spec;
-  }
-
-  get url(): string | null {
-    return this.#url;
-  }
-
   /** The hook's options of the last render. */
   get options(): UseQueryOptions<any, any> | undefined {
     return this.#options;
-  }
-
-  get requestOptions(): RequestOptions | undefined {
-    return this.#requestOptions;
   }
 
   /**
@@ -485,13 +474,5 @@ export class QueryObserver {
 export function requestOptionsOf(
   options: UseQueryOptions<any, any> | undefined,
 ): RequestOptions | undefined {
-  if (options === undefined) return undefined;
-  let request: Record<string, unknown> | undefined;
-  for (const name in options) {
-    if (REACT_OPTIONS.has(name)) continue;
-    const value = (options as Record<string, unknown>)[name];
-    if (value === undefined) continue;
-    (request ??= {})[name] = value;
-  }
-  return request as RequestOptions | undefined;
+  return coreOptions(options, REACT_OPTIONS);
 }

@@ -10,7 +10,7 @@ import {
 import { cancelNotify, notifyLater } from '../internal/batch';
 import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
-import { MutationRegistry } from '../mutation/registry';
+import type { MutationRegistry } from '../mutation/registry';
 import { type QueryState, sameState, syntheticResponse } from './state';
 
 /**
@@ -49,10 +49,7 @@ export class QueryStore {
   }
 
   /** The running mutations of this client (useIsMutating). */
-  get mutations(): MutationRegistry {
-    return (this.#mutations ??= new MutationRegistry(this.client));
-  }
-  #mutations: MutationRegistry | undefined;
+  readonly mutations: MutationRegistry = { running: new Set(), listeners: new Set() };
 
   /** Live entries (for leak checks). */
   get size(): number {
@@ -205,7 +202,7 @@ export class QueryEntry {
   readonly #listeners = new Set<() => void>();
   #observers = 0;
   /** This entry's own consumer of the key's flight; cancelled when the last observer leaves. */
-  #request: CancellablePromise<ApiResponse> | undefined = undefined;
+  #request: CancellablePromise<ApiResponse> | undefined;
   readonly #unsubscribe: () => void;
   #waiters: (() => void)[] = [];
   readonly #seqOf = new WeakMap<object, number>();
@@ -214,7 +211,7 @@ export class QueryEntry {
   #released = false;
   /** A suspending render threw this entry's error: keep it (see QueryStore.holdError). */
   #held = false;
-  #graceTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  #graceTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     store: QueryStore,
@@ -237,14 +234,6 @@ export class QueryEntry {
       isFetching: this.#client.isFetching(spec.key),
     };
     this.#unsubscribe = this.#client.subscribe(spec.key, this.#onCacheUpdate);
-  }
-
-  get spec(): RequestSpec {
-    return this.#spec;
-  }
-
-  get observers(): number {
-    return this.#observers;
   }
 
   addObserver(listener: () => void): () => void {

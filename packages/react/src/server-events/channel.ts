@@ -52,9 +52,10 @@ export interface ReceivedServerEvent<T = unknown> extends ServerEvent<T> {
   readonly receivedAt: number;
 }
 
-/** One component's use of a channel: its latest handlers. */
+/** One component's use of a channel: its latest handlers, and what to wake when the state changes. */
 export interface ChannelSubscriber {
   handlers(): ServerEventHandlers;
+  onState(): void;
 }
 
 /**
@@ -71,7 +72,6 @@ export class Channel {
   readonly #onEmpty: (channel: Channel) => void;
   readonly #onError: (error: unknown) => void;
   readonly #now: () => number;
-  #users = 0;
   /** Events received since the channel was made. */
   #received = 0;
   /** The last RECENT_EVENTS events, oldest first. */
@@ -94,7 +94,10 @@ export class Channel {
     this.connection = new SseConnection(url, options, {
       onEvent: (event) => this.#dispatch(event),
       onOpen: (info) => this.#opened(info),
-      onState: () => tellWatchers(client),
+      onState: () => {
+        for (const subscriber of this.#subscribers) subscriber.onState();
+        tellWatchers(client);
+      },
     });
   }
 
@@ -113,8 +116,9 @@ export class Channel {
     return this.#client;
   }
 
+  /** The components using the channel now. */
   get users(): number {
-    return this.#users;
+    return this.#subscribers.size;
   }
 
   get state(): ConnectionState {
@@ -123,23 +127,20 @@ export class Channel {
 
   /** Adds a user; the connection starts with the first. Returns the release function. */
   join(subscriber: ChannelSubscriber): () => void {
-    const entry: ChannelSubscriber = { handlers: () => subscriber.handlers() };
+    // A copy per join: the same subscriber joining twice needs two releases.
+    const entry: ChannelSubscriber = { ...subscriber };
     this.#subscribers.add(entry);
-    this.#users++;
     this.connection.start();
     tellWatchers(this.#client);
-    let active = true;
     return () => {
-      if (!active) return;
-      active = false;
-      this.#subscribers.delete(entry);
-      if (--this.#users === 0) queueMicrotask(this.#closeIfUnused);
+      if (!this.#subscribers.delete(entry)) return;
+      if (this.#subscribers.size === 0) queueMicrotask(this.#closeIfUnused);
       tellWatchers(this.#client);
     };
   }
 
   #closeIfUnused = (): void => {
-    if (this.#users > 0) return;
+    if (this.#subscribers.size > 0) return;
     this.connection.stop();
     this.#onEmpty(this);
   };
@@ -150,7 +151,7 @@ export class Channel {
     const recent = this.#recent.length < RECENT_EVENTS ? [...this.#recent] : this.#recent.slice(1);
     recent.push({ ...event, receivedAt: this.#now() });
     this.#recent = recent;
-    const targets = new TargetSet();
+    const targets: Targets = new Map();
     if (event.event === INVALIDATE_EVENT) this.#invalidation(event, targets);
     else if (event.event === RESET_EVENT) this.#resync(targets);
     for (const subscriber of [...this.#subscribers]) {
@@ -164,14 +165,15 @@ export class Channel {
         }
       }
       const map = invalidateMap(handlers);
-      if (map !== undefined && Object.hasOwn(map, event.event)) targets.add(map[event.event]!);
+      if (map !== undefined && Object.hasOwn(map, event.event))
+        addTarget(targets, map[event.event]!);
     }
-    targets.apply(this.#client, this.#onError);
+    this.#apply(targets);
     tellWatchers(this.#client);
   }
 
   /** `keel:invalidate`: the server's target, unless this tab made the change (the echo). */
-  #invalidation(event: ServerEvent, targets: TargetSet): void {
+  #invalidation(event: ServerEvent, targets: Targets): void {
     const data = event.data as { target?: unknown; source?: unknown } | null;
     const target = typeof data === 'object' && data !== null ? data.target : undefined;
     try {
@@ -183,7 +185,7 @@ export class Channel {
       return;
     }
     if (data!.source !== undefined && data!.source === sourceIdOf(this.#client)) return;
-    targets.add(target as InvalidateTarget);
+    addTarget(targets, target as InvalidateTarget);
   }
 
   /**
@@ -191,20 +193,31 @@ export class Channel {
    * every `invalidate` target the components name, or, when none names any, invalidate every
    * query (what the server invalidated meanwhile is unknown).
    */
-  #resync(targets: TargetSet): void {
+  #resync(targets: Targets): void {
     for (const subscriber of this.#subscribers) {
       const map = invalidateMap(subscriber.handlers());
-      if (map !== undefined) for (const name in map) targets.add(map[name]!);
+      if (map !== undefined) for (const name in map) addTarget(targets, map[name]!);
     }
-    if (targets.size === 0) targets.add(EVERYTHING);
+    if (targets.size === 0) addTarget(targets, EVERYTHING);
   }
 
   /** A reconnect without Last-Event-ID may have missed events. */
   #opened(info: OpenInfo): void {
     if (!info.reconnect || info.resumed) return;
-    const targets = new TargetSet();
+    const targets: Targets = new Map();
     this.#resync(targets);
-    targets.apply(this.#client, this.#onError);
+    this.#apply(targets);
+  }
+
+  /** Invalidates each target once; what one throws goes to onError, the others still apply. */
+  #apply(targets: Targets): void {
+    for (const target of targets.values()) {
+      try {
+        this.#client.invalidate(target);
+      } catch (err) {
+        this.#onError(err);
+      }
+    }
   }
 }
 
@@ -216,33 +229,17 @@ function invalidateMap(
   return map !== null && typeof map === 'object' ? map : undefined;
 }
 
-/** Targets deduplicated by meaning (same path, same tag set, same predicate). */
-class TargetSet {
-  readonly #targets = new Map<unknown, InvalidateTarget>();
+/** Targets deduplicated by meaning (same path, same tag set, same predicate), keyed by it. */
+type Targets = Map<unknown, InvalidateTarget>;
 
-  get size(): number {
-    return this.#targets.size;
-  }
-
-  add(target: InvalidateTarget): void {
-    const id =
-      typeof target === 'string'
-        ? `path:${target}`
-        : Array.isArray(target)
-          ? `tags:${JSON.stringify([...target].sort())}`
-          : target;
-    if (!this.#targets.has(id)) this.#targets.set(id, target);
-  }
-
-  apply(client: Client, onError: (error: unknown) => void): void {
-    for (const target of this.#targets.values()) {
-      try {
-        client.invalidate(target);
-      } catch (err) {
-        onError(err);
-      }
-    }
-  }
+function addTarget(targets: Targets, target: InvalidateTarget): void {
+  const id =
+    typeof target === 'string'
+      ? `path:${target}`
+      : Array.isArray(target)
+        ? `tags:${JSON.stringify([...target].sort())}`
+        : target;
+  if (!targets.has(id)) targets.set(id, target);
 }
 
 /** The reconnect backoff of an event stream when `reconnect` leaves a field out. */

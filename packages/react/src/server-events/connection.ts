@@ -1,7 +1,7 @@
 import { type Clock, type FailedRequest, KeelError, type TimerHandle } from '@keel/core';
 import { guardFor } from '@keel/core/internals';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { noop } from '../internal/report';
+import { type SseMessage, sseParser } from './parse';
 
 /** `connecting` covers the first connect and every reconnect wait; `closed` is final or unused. */
 export type ConnectionStatus = 'connecting' | 'open' | 'closed';
@@ -49,7 +49,11 @@ export class ServerEventsError extends KeelError {
 }
 
 /** True for a ServerEventsError, also one from another copy of the package. */
-export const isServerEventsError = guardFor(ServerEventsError, 'react', 'ServerEventsError');
+export const isServerEventsError = /* @__PURE__ */ guardFor(
+  ServerEventsError,
+  'react',
+  'ServerEventsError',
+);
 
 export interface ConnectionOptions {
   /** The fetch to use; default: the global fetch, looked up at each connect. */
@@ -76,8 +80,8 @@ export interface OpenInfo {
 export interface ConnectionHandlers {
   onEvent(event: ServerEvent): void;
   onOpen(info: OpenInfo): void;
-  /** The state changed (after the state listeners ran). */
-  onState?(): void;
+  /** `state` changed. */
+  onState(): void;
 }
 
 const STOPPED: ConnectionState = Object.freeze({ status: 'closed', error: null });
@@ -86,8 +90,8 @@ const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
 const MAX_EXPONENT = 20;
 
 /**
- * One server-sent-events stream over `fetch` and a streaming body reader, parsed with
- * eventsource-parser. `fetch` (rather than EventSource) works the same in browsers and Node,
+ * One server-sent-events stream over `fetch` and a streaming body reader, parsed by
+ * `sseParser`. `fetch` (rather than EventSource) works the same in browsers and Node,
  * sends `Last-Event-ID` and other headers on reconnect, and leaves the backoff to us:
  *
  *   start ─► connecting ─► open ─(stream ends / network error / 5xx)─► connecting (wait) ─► ...
@@ -100,15 +104,14 @@ const MAX_EXPONENT = 20;
 export class SseConnection {
   readonly url: string;
   /** The id of the last event that carried one; sent as `Last-Event-ID` on reconnect. */
-  lastEventId: string | undefined = undefined;
+  lastEventId: string | undefined;
   #state: ConnectionState = STOPPED;
   readonly #options: ConnectionOptions;
   readonly #handlers: ConnectionHandlers;
-  readonly #stateListeners = new Set<() => void>();
-  #controller: AbortController | undefined = undefined;
-  #timer: TimerHandle | undefined = undefined;
+  #controller: AbortController | undefined;
+  #timer: TimerHandle | undefined;
   #failures = 0;
-  #serverRetry: number | undefined = undefined;
+  #serverRetry: number | undefined;
   #opened = false;
   #running = false;
 
@@ -120,23 +123,6 @@ export class SseConnection {
 
   get state(): ConnectionState {
     return this.#state;
-  }
-
-  /** True while a request or a reconnect timer is live. */
-  get active(): boolean {
-    return this.#controller !== undefined || this.#timer !== undefined;
-  }
-
-  onStateChange(listener: () => void): () => void {
-    const entry = () => listener();
-    this.#stateListeners.add(entry);
-    return () => {
-      this.#stateListeners.delete(entry);
-    };
-  }
-
-  get stateListenerCount(): number {
-    return this.#stateListeners.size;
   }
 
   start(): void {
@@ -179,29 +165,25 @@ export class SseConnection {
         credentials: this.#options.credentials,
         cache: 'no-store',
       });
-      if (!response.ok || response.status === 204) {
-        // 204 means "stop reconnecting" in the SSE protocol; so does a client error.
-        retry = RETRIABLE.has(response.status);
-        await response.body?.cancel().catch(noop);
-        throw new ServerEventsError(
-          { method: 'GET', url: this.url },
-          { message: `Event stream answered HTTP ${response.status}`, status: response.status },
-        );
-      }
+      const { status, body } = response;
       const type = response.headers.get('content-type') ?? '';
-      if (!type.toLowerCase().startsWith('text/event-stream') || response.body === null) {
-        retry = false;
-        await response.body?.cancel().catch(noop);
-        throw new ServerEventsError(
-          { method: 'GET', url: this.url },
-          { message: `Not an event stream (content-type "${type}")`, status: response.status },
-        );
+      // 204 means "stop reconnecting" in the SSE protocol; so does a client error.
+      const message =
+        !response.ok || status === 204
+          ? `Event stream answered HTTP ${status}`
+          : !type.toLowerCase().startsWith('text/event-stream') || body === null
+            ? `Not an event stream (content-type "${type}")`
+            : undefined;
+      if (message !== undefined) {
+        retry = !response.ok && RETRIABLE.has(status);
+        await body?.cancel().catch(noop);
+        throw new ServerEventsError({ method: 'GET', url: this.url }, { message, status });
       }
       this.#setState({ status: 'open', error: null });
       const reconnect = this.#opened;
       this.#opened = true;
       this.#handlers.onOpen({ reconnect, resumed });
-      await this.#read(response.body, controller);
+      await this.#read(body!, controller);
     } catch (err) {
       failure = err;
     }
@@ -219,7 +201,7 @@ export class SseConnection {
   async #read(body: ReadableStream<Uint8Array>, controller: AbortController): Promise<void> {
     const reader = body.getReader();
     const decoder = new TextDecoder();
-    const parser = createParser({
+    const feed = sseParser({
       onEvent: (message) => this.#dispatch(message),
       onRetry: (ms) => {
         this.#serverRetry = ms;
@@ -236,7 +218,7 @@ export class SseConnection {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) return;
-        parser.feed(decoder.decode(value, { stream: true }));
+        feed(decoder.decode(value, { stream: true }));
         if (controller.signal.aborted) return;
       }
     } finally {
@@ -245,7 +227,7 @@ export class SseConnection {
     }
   }
 
-  #dispatch(message: EventSourceMessage): void {
+  #dispatch(message: SseMessage): void {
     if (this.#controller === undefined || !this.#running) return;
     this.#failures = 0;
     if (message.id !== undefined) this.lastEventId = message.id;
@@ -274,8 +256,7 @@ export class SseConnection {
     const prev = this.#state;
     if (prev.status === next.status && prev.error === next.error) return;
     this.#state = next;
-    for (const listener of this.#stateListeners) listener();
-    this.#handlers.onState?.();
+    this.#handlers.onState();
   }
 }
 

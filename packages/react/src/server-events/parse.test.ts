@@ -1,0 +1,103 @@
+// @vitest-environment node
+import { createParser } from 'eventsource-parser';
+import { describe, expect, it } from 'vitest';
+import { sseParser } from './parse';
+
+type Seen =
+  | ['event', string | undefined, string, string | undefined]
+  | ['retry', number]
+  | ['comment'];
+
+function ours(chunks: string[]): Seen[] {
+  const seen: Seen[] = [];
+  const feed = sseParser({
+    onEvent: (m) => seen.push(['event', m.event, m.data, m.id]),
+    onRetry: (ms) => seen.push(['retry', ms]),
+    onComment: () => seen.push(['comment']),
+  });
+  for (const chunk of chunks) feed(chunk);
+  return seen;
+}
+
+/** The reference: eventsource-parser, the library this parser replaced (a dev dependency now). */
+function reference(chunks: string[]): Seen[] {
+  const seen: Seen[] = [];
+  const parser = createParser({
+    onEvent: (m) => seen.push(['event', m.event, m.data, m.id]),
+    onRetry: (ms) => seen.push(['retry', ms]),
+    onComment: () => seen.push(['comment']),
+  });
+  for (const chunk of chunks) parser.feed(chunk);
+  return seen;
+}
+
+/** A seeded generator (mulberry32), so a failure replays. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const LINES = [
+  'data: {"a":1}',
+  'data:x',
+  'data',
+  'data:  two spaces',
+  'data: with: colon',
+  'event: todo-added',
+  'event:',
+  'event',
+  'id: 7',
+  'id:',
+  'id: a\0b',
+  'retry: 1500',
+  'retry: 15x',
+  'retry:',
+  ': keep-alive',
+  ':',
+  'unknown: field',
+  'nocolon',
+  '',
+  '',
+];
+const ENDS = ['\n', '\r', '\r\n'];
+
+describe('sseParser', () => {
+  it('reads what eventsource-parser reads, however the stream is cut into chunks', () => {
+    for (let seed = 1; seed <= 400; seed++) {
+      const rand = random(seed);
+      const pick = <T>(list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
+      let stream = '';
+      const lines = 1 + Math.floor(rand() * 30);
+      for (let i = 0; i < lines; i++) stream += pick(LINES) + pick(ENDS);
+      const chunks: string[] = [];
+      for (let at = 0; at < stream.length; ) {
+        const size = 1 + Math.floor(rand() * 12);
+        chunks.push(stream.slice(at, at + size));
+        at += size;
+      }
+      expect(ours(chunks), `seed ${seed}: ${JSON.stringify(chunks)}`).toEqual(reference(chunks));
+    }
+  });
+
+  it('dispatches a block at its blank line, with its own fields only', () => {
+    expect(ours(['id: 1\nevent: a\ndata: x\ndata: y\n\ndata: z\r\n\r\n'])).toEqual([
+      ['event', 'a', 'x\ny', '1'],
+      ['event', undefined, 'z', undefined],
+    ]);
+  });
+
+  it('waits for the LF after a CR that ends a chunk (one line end, not two)', () => {
+    expect(ours(['data: a\r', '\ndata: b\r', '\n\r', '\n'])).toEqual([
+      ['event', undefined, 'a\nb', undefined],
+    ]);
+  });
+
+  it('drops a block the stream ends inside of', () => {
+    expect(ours(['data: a\n'])).toEqual([]);
+  });
+});

@@ -1,0 +1,64 @@
+/** One event of a stream: the fields of one block, as the connection hands them on. */
+export interface SseMessage {
+  /** The `event:` field; undefined when absent or empty (the event is then `message`). */
+  event: string | undefined;
+  /** The `data:` lines joined with `\n`. */
+  data: string;
+  /** The `id:` field of this block, when it had one (ids with NUL are ignored, as the spec says). */
+  id: string | undefined;
+}
+
+export interface SseHandlers {
+  onEvent(message: SseMessage): void;
+  /** A `retry:` field made of digits: the reconnect delay the server asks for, in ms. */
+  onRetry(ms: number): void;
+  /** A comment line (`:`), which servers send as a keep-alive. */
+  onComment(): void;
+}
+
+/**
+ * A `text/event-stream` parser (WHATWG HTML, "Event stream interpretation") fed decoded text in
+ * chunks of any size: returns `feed(chunk)`. A block without `data:` dispatches nothing; unknown
+ * fields and a non-numeric `retry:` are ignored; a line not yet ended is kept for the next chunk
+ * (and dropped with the stream, as the spec says). The byte-order mark is left to TextDecoder,
+ * which strips it. Small on purpose: it is in every app that uses useServerEvents.
+ */
+export function sseParser(on: SseHandlers): (chunk: string) => void {
+  // A line end: CRLF, CR or LF (one regex per parser: its lastIndex is the parser's own).
+  const lineEnd = /\r\n|\r|\n/g;
+  let rest = '';
+  let data: string | undefined;
+  let event: string | undefined;
+  let id: string | undefined;
+  const line = (text: string): void => {
+    if (text === '') {
+      if (data !== undefined) on.onEvent({ event, data, id });
+      data = event = id = undefined;
+      return;
+    }
+    const colon = text.indexOf(':');
+    if (colon === 0) {
+      on.onComment();
+      return;
+    }
+    const field = colon < 0 ? text : text.slice(0, colon);
+    // One space after the colon is part of the syntax, not of the value.
+    const value = colon < 0 ? '' : text.slice(colon + (text[colon + 1] === ' ' ? 2 : 1));
+    if (field === 'data') data = data === undefined ? value : `${data}\n${value}`;
+    else if (field === 'event') event = value || undefined;
+    else if (field === 'id') id = value.includes('\0') ? id : value;
+    else if (field === 'retry' && /^\d+$/.test(value)) on.onRetry(+value);
+  };
+  return (chunk) => {
+    const text = rest + chunk;
+    let start = 0;
+    lineEnd.lastIndex = 0;
+    for (let end = lineEnd.exec(text); end !== null; end = lineEnd.exec(text)) {
+      // A CR ending the text may be the first half of a CRLF: wait for the next chunk.
+      if (end[0] === '\r' && end.index === text.length - 1) break;
+      line(text.slice(start, end.index));
+      start = lineEnd.lastIndex;
+    }
+    rest = text.slice(start);
+  };
+}
