@@ -32,14 +32,14 @@ export const APPS = [
     readme: 'packages/core/README.md',
     what: 'core defaults, one get',
     target: 10 * KB,
-    budget: 18.3 * KB,
+    budget: 18.4 * KB,
   },
   {
     id: 'B',
     readme: 'packages/core/README.md',
     what: 'A without intelligence, circuit breaker',
     target: 6 * KB,
-    budget: 15.4 * KB,
+    budget: 15.5 * KB,
   },
   {
     id: 'C',

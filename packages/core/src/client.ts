@@ -467,7 +467,7 @@ class KeelClient implements Client {
       return rejected(admission.error);
     }
     const flight = this.#startFlight(spec, admission.probe);
-    const promise = this.#attach(flight, flight.tracker, signal);
+    const promise = this.#attach(flight, Number.NaN, signal);
     this.#fly(flight);
     return promise;
   }
@@ -477,13 +477,11 @@ class KeelClient implements Client {
     signal: AbortSignal | undefined,
     deadline: number,
   ): CancellablePromise<ApiResponse> {
-    const tracker = new Tracker(flight.key);
     const now = this.#config.clock.now();
-    tracker.start(now);
     // A joiner shares the flight's fate, deadline included; its own deadline, when it ends
     // first, ends its wait alone (like a cancel, but with a TimeoutError).
     const own = deadline > 0 && (flight.deadlineAt === 0 || now + deadline < flight.deadlineAt);
-    const promise = this.#attach(flight, tracker, signal, own ? deadline : 0);
+    const promise = this.#attach(flight, now, signal, own ? deadline : 0);
     if (this.#events.has('dedup')) {
       this.#events.emit('dedup', {
         key: flight.key,
@@ -496,35 +494,45 @@ class KeelClient implements Client {
     return promise;
   }
 
+  /**
+   * A caller's promise on the flight. `joinedAt` is NaN for the owner (its tracker is the
+   * flight's). Each closure is made by its own method, so a plain join allocates only the one
+   * `cancel` needs.
+   */
   #attach(
     flight: Flight,
-    tracker: Tracker,
+    joinedAt: number,
     signal: AbortSignal | undefined,
     deadline = 0,
   ): CancellablePromise<ApiResponse> {
-    let resolve!: (r: ApiResponse) => void;
-    let reject!: (e: unknown) => void;
-    const promise = new Promise<ApiResponse>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    }) as CancellablePromise<ApiResponse>;
-    const consumer = new Consumer(flight, tracker, resolve, reject, signal);
+    const consumer = new Consumer(flight, joinedAt, true, signal);
     flight.addConsumer(consumer);
-    promise.cancel = () => this.#cancelConsumer(consumer, new CancelledError(flight.spec));
-    if (signal) {
-      consumer.onAbort = () => this.#cancelConsumer(consumer, abortedBy(signal, flight.spec));
-      signal.addEventListener('abort', consumer.onAbort, { once: true });
-    }
-    if (deadline > 0) {
-      consumer.deadlineTimer = this.#config.clock.setTimeout(() => {
-        consumer.deadlineTimer = undefined;
-        this.#cancelConsumer(
-          consumer,
-          new TimeoutError(flight.spec, { kind: 'deadline', timeout: deadline }),
-        );
-      }, timerDelay(deadline));
-    }
+    const promise = consumer.promise as CancellablePromise<ApiResponse>;
+    promise.cancel = this.#canceller(consumer);
+    if (signal) this.#listen(consumer, signal);
+    if (deadline > 0) this.#arm(consumer, deadline);
     return promise;
+  }
+
+  #canceller(consumer: Consumer): () => void {
+    return () => this.#cancelConsumer(consumer, new CancelledError(consumer.flight.spec));
+  }
+
+  #listen(consumer: Consumer, signal: AbortSignal): void {
+    consumer.onAbort = () =>
+      this.#cancelConsumer(consumer, abortedBy(signal, consumer.flight.spec));
+    signal.addEventListener('abort', consumer.onAbort, { once: true });
+  }
+
+  /** A joiner's own deadline, when it ends before the flight's. */
+  #arm(consumer: Consumer, deadline: number): void {
+    consumer.deadlineTimer = this.#config.clock.setTimeout(() => {
+      consumer.deadlineTimer = undefined;
+      this.#cancelConsumer(
+        consumer,
+        new TimeoutError(consumer.flight.spec, { kind: 'deadline', timeout: deadline }),
+      );
+    }, timerDelay(deadline));
   }
 
   /** An internal refetch: joins the live flight or starts one; its outcome is swallowed. */
@@ -532,7 +540,7 @@ class KeelClient implements Client {
     let flight = this.#inflight.get(spec.key);
     if (flight) {
       if (revalidate) flight.revalidate = true;
-      flight.addConsumer(new Consumer(flight, flight.tracker, undefined, undefined, undefined));
+      flight.addConsumer(new Consumer(flight, Number.NaN, false, undefined));
       return;
     }
     const admission = this.#guard.beforeRequest(spec);
@@ -540,7 +548,7 @@ class KeelClient implements Client {
     if (!admission.ok) return;
     flight = this.#startFlight(spec, admission.probe);
     flight.revalidate = revalidate;
-    flight.addConsumer(new Consumer(flight, flight.tracker, undefined, undefined, undefined));
+    flight.addConsumer(new Consumer(flight, Number.NaN, false, undefined));
     this.#fly(flight);
   }
 
@@ -725,7 +733,6 @@ class KeelClient implements Client {
     for (const consumer of flight.takeConsumers()) {
       if (consumer.settled) continue;
       this.#release(consumer);
-      if (consumer.tracker !== flight.tracker) consumer.tracker.succeed(now);
       consumer.resolve?.(response);
     }
   }
@@ -755,10 +762,6 @@ class KeelClient implements Client {
     for (const consumer of flight.takeConsumers()) {
       if (consumer.settled) continue;
       this.#release(consumer);
-      if (consumer.tracker !== flight.tracker) {
-        if (cancelled) consumer.tracker.cancel(now);
-        else consumer.tracker.fail(now, error);
-      }
       consumer.reject?.(error);
     }
   }
@@ -799,12 +802,12 @@ class KeelClient implements Client {
     flight.deleteConsumer(consumer);
     const final = flight.consumerCount === 0 && !flight.settled;
     const now = this.#config.clock.now();
-    if (consumer.tracker !== flight.tracker) consumer.tracker.cancel(now);
     if (final) flight.tracker.cancel(now);
     if (this.#events.has('cancel')) {
       this.#events.emit('cancel', {
         key: flight.key,
-        tracker: consumer.tracker,
+        // A joiner's own tracker: started when it joined, cancelled now (see Consumer).
+        tracker: Number.isNaN(consumer.joinedAt) ? flight.tracker : joinerTracker(consumer, now),
         endpoint: flight.spec.endpoint,
         final,
       });
@@ -901,6 +904,14 @@ function specMatchable(spec: RequestSpec, at: number): Matchable {
     tags: spec.tags,
     meta: (): CacheMeta => ({ key: spec.key, tags: [...spec.tags], storedAt: at, expiresAt: at }),
   };
+}
+
+/** The tracker of a joiner that cancelled: started when it joined, cancelled now. */
+function joinerTracker(consumer: Consumer, now: number): Tracker {
+  const tracker = new Tracker(consumer.flight.key);
+  tracker.start(consumer.joinedAt);
+  tracker.cancel(now);
+  return tracker;
 }
 
 /**

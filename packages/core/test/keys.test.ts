@@ -1,6 +1,15 @@
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { createClient, createFingerprint } from '../src/index';
-import { parseKey } from '../src/internal/fingerprint';
+import { fingerprintOf, parseKey } from '../src/internal/fingerprint';
+import {
+  canonicalizeURL,
+  keyBaseOf,
+  keyURL,
+  resolveBaseURL,
+  resolveURL,
+} from '../src/internal/url';
+import { buildQuery } from '../src/request/query';
 import { createFakeFetch, debugOf } from './helpers';
 
 const noFetch = createFakeFetch().fetch;
@@ -101,6 +110,105 @@ describe('a relative baseURL outside a browser', () => {
     const client = createClient({ fetch: noFetch });
     await expect(client.get('/x', { baseURL: 'api' })).rejects.toThrow(
       /`baseURL` must be an absolute URL outside a browser .*, got "api"$/,
+    );
+  });
+});
+
+describe('the resolution fast paths give the key a full parse gives', () => {
+  // Reference: every URL parsed and serialized by `new URL` (canonicalizeURL), no memo, no
+  // plain-URL shortcut, no per-base path memo.
+  function reference(base: string, url: string, params: Record<string, string> | undefined) {
+    let resolved = resolveURL(url, base);
+    const query = params === undefined ? '' : buildQuery(params);
+    if (query !== '') {
+      const hash = resolved.indexOf('#');
+      if (hash !== -1) resolved = resolved.slice(0, hash);
+      resolved += (resolved.includes('?') ? '&' : '?') + query;
+    }
+    const u = new URL(canonicalizeURL(resolved));
+    const keyBase = keyBaseOf(resolveBaseURL(base));
+    return {
+      url: u.href,
+      path: u.pathname,
+      host: u.hostname,
+      key: fingerprintOf('GET', keyURL(u.href, keyBase), undefined, undefined),
+    };
+  }
+
+  const host = fc.constantFrom(
+    'api.test',
+    'API.Test',
+    'a-b.test',
+    '127.0.0.1',
+    'xn--bcher-kva.test',
+  );
+  const port = fc.constantFrom('', ':80', ':443', ':8080', ':08080');
+  const basePath = fc.constantFrom('', '/', '/v1', '/v1/', '/a%20b', '/v1/./x', '/v1?t=1', '/v1#f');
+  const base = fc
+    .tuple(fc.constantFrom('http', 'https', 'HTTPS'), host, port, basePath)
+    .map(([s, h, p, b]) => `${s}://${h}${p}${b}`);
+  const segment = fc.oneof(
+    fc.constantFrom(
+      'items',
+      'job',
+      '.',
+      '..',
+      '%2e',
+      'a%2Fb',
+      'A',
+      '~x',
+      'é',
+      'x y',
+      'x ',
+      '\tx',
+      '\\',
+      '%zz',
+    ),
+    fc.webSegment(),
+  );
+  const path = fc.array(segment, { minLength: 1, maxLength: 3 }).map((s) => `/${s.join('/')}`);
+  const pairValue = fc.oneof(
+    fc.constantFrom('1', '42', '', 'a+b', 'a b', '%20', 'é', '*', '-_.', '=x'),
+    fc.string({ maxLength: 4 }),
+  );
+  const pair = fc
+    .tuple(fc.constantFrom('i', 'k', 'a', 'b', 'z', 'A', 'x.y', 'é'), pairValue)
+    .map(([k, v]) => `${k}=${v}`);
+  const query = fc.oneof(
+    fc.constant(''),
+    fc.constant('?'),
+    fc.array(pair, { minLength: 1, maxLength: 4 }).map((ps) => `?${ps.join('&')}`),
+  );
+  const hash = fc.constantFrom('', '', '#', '#frag');
+  const url = fc.tuple(path, query, hash).map(([p, q, h]) => p + q + h);
+  const params = fc.option(
+    fc.dictionary(fc.constantFrom('p', 'a', 'z'), pairValue, { maxKeys: 2 }),
+    {
+      nil: undefined,
+    },
+  );
+
+  test('cached and uncached resolution agree for random URLs, params and baseURLs', () => {
+    fc.assert(
+      fc.property(
+        base,
+        fc.array(fc.tuple(url, params), { minLength: 1, maxLength: 6 }),
+        (b, calls) => {
+          const client = createClient({ baseURL: b, fetch: noFetch });
+          // Each call twice: the second meets every memo the first filled.
+          for (const [u, p] of [...calls, ...calls]) {
+            const options = p === undefined ? { priority: 'low' as const } : { params: p };
+            const spec = client.resolve('GET', u, options);
+            const bare = client.resolve('GET', u);
+            const want = reference(b, u, p);
+            expect({ url: spec.url, path: spec.path, host: spec.host, key: spec.key }).toEqual(
+              want,
+            );
+            if (p === undefined) expect(bare.key).toBe(want.key);
+          }
+        },
+      ),
+      { numRuns: 400 },
     );
   });
 });

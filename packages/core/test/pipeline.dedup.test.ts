@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { CancelledError, HttpError } from '../src/index';
-import { debugOf, flush, makeClient, settle } from './helpers';
+import { debugOf, flush, makeClient, settle, spiedSignal, track } from './helpers';
 
 describe('dedup', () => {
   test.each(['GET', 'HEAD', 'OPTIONS'] as const)(
@@ -173,5 +173,109 @@ describe('dedup', () => {
     t.fake.last().json(2);
     await flush();
     expect(t.client.getCached(t.client.resolve('GET', '/bg2').key)?.data).toBe(2);
+  });
+
+  test('10,000 callers building the same relative URL share one fetch and one response', async () => {
+    const t = makeClient();
+    const k = 7;
+    const all = Array.from({ length: 10_000 }, () => t.client.get(`/x?k=${k}`));
+    expect(t.fake.calls).toHaveLength(1);
+    expect(t.fake.calls[0]!.url).toBe('https://api.test/x?k=7');
+    expect(t.of('dedup')).toHaveLength(9_999);
+    expect(t.of('dedup').at(-1)!.consumers).toBe(10_000);
+    t.fake.last().json({ k });
+    const settled = await Promise.all(all);
+    expect(settled.every((r) => r === settled[0])).toBe(true);
+    expect(settled[0]!.data).toEqual({ k });
+    expect(t.of('success')).toHaveLength(1);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+
+  test('each joined caller has its own cancel() and signal: only those leave, the fetch goes on', async () => {
+    const t = makeClient();
+    const signals = Array.from({ length: 4 }, () => spiedSignal());
+    const callers = Array.from({ length: 1_000 }, (_, i) =>
+      t.client.get(
+        '/j?k=1',
+        i % 250 === 3 ? { signal: signals[(i - 3) / 250]!.signal } : undefined,
+      ),
+    );
+    const outcomes = callers.map(track);
+    expect(t.fake.calls).toHaveLength(1);
+    const fetchSignal = t.fake.last().signal!;
+    // The owner, every other joiner but the last, and two of the signalled callers leave.
+    const leaving = new Set<number>([0, 253]);
+    for (let i = 0; i < 998; i += 2) leaving.add(i);
+    for (const i of leaving) if (i !== 253) callers[i]!.cancel();
+    signals[1]!.controller.abort();
+    await flush();
+    expect(fetchSignal.aborted).toBe(false);
+    for (const i of leaving) {
+      expect(outcomes[i]!.current.state, `caller ${i}`).toBe('rejected');
+      const reason = (outcomes[i]!.current as { reason: unknown }).reason;
+      expect(reason).toBeInstanceOf(CancelledError);
+    }
+    expect(outcomes.filter((o) => o.current.state === 'pending')).toHaveLength(
+      1_000 - leaving.size,
+    );
+    expect(t.of('cancel')).toHaveLength(leaving.size);
+    expect(t.of('cancel').every((c) => !c.final)).toBe(true);
+    // A caller cancelled twice, or after it left, changes nothing.
+    callers[0]!.cancel();
+    callers[2]!.cancel();
+    expect(t.of('cancel')).toHaveLength(leaving.size);
+    t.fake.last().json('done');
+    await flush();
+    for (let i = 0; i < 1_000; i++) {
+      expect(outcomes[i]!.current.state).toBe(leaving.has(i) ? 'rejected' : 'fulfilled');
+    }
+    expect(signals.reduce((n, s) => n + s.live(), 0)).toBe(0);
+    expect(t.of('success')).toHaveLength(1);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+
+  test('the flight is aborted when the last of many joined callers leaves, whatever their order', async () => {
+    const t = makeClient();
+    const callers = Array.from({ length: 100 }, () => t.client.get('/all'));
+    const outcomes = callers.map(track);
+    const fetchSignal = t.fake.last().signal!;
+    // Leave in a scrambled order (37 is coprime with 100: every index once).
+    for (let n = 0; n < 99; n++) callers[(n * 37) % 100]!.cancel();
+    expect(fetchSignal.aborted).toBe(false);
+    expect(t.client.isFetching(t.client.resolve('GET', '/all').key)).toBe(true);
+    callers[(99 * 37) % 100]!.cancel();
+    expect(fetchSignal.aborted).toBe(true);
+    await flush();
+    expect(outcomes.every((o) => o.current.state === 'rejected')).toBe(true);
+    expect(t.of('cancel').map((c) => c.final)).toEqual([...Array(99).fill(false), true]);
+    expect(t.of('error')).toHaveLength(0);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    // A new caller starts a new flight.
+    const again = t.client.get('/all');
+    expect(t.fake.calls).toHaveLength(2);
+    t.fake.last().json(1);
+    await expect(again).resolves.toMatchObject({ data: 1 });
+  });
+
+  test('a joiner that cancels reports its own tracker: started when it joined, cancelled when it left', async () => {
+    const t = makeClient();
+    const owner = t.client.get('/when');
+    await t.clock.advance(5);
+    const joinedAt = t.clock.now();
+    const joiner = t.client.get('/when');
+    await t.clock.advance(7);
+    joiner.cancel();
+    await expect(joiner).rejects.toBeInstanceOf(CancelledError);
+    const [cancel] = t.of('cancel');
+    expect(cancel!.tracker).not.toBe(t.of('request')[0]!.tracker);
+    expect(cancel!.tracker).toMatchObject({
+      key: t.client.resolve('GET', '/when').key,
+      state: 'cancelled',
+      startedAt: joinedAt,
+      endedAt: joinedAt + 7,
+      attempts: 0,
+    });
+    t.fake.last().json(1);
+    await owner;
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createClient, type Priority } from '../src/index';
-import { jsonResponse, settle } from './helpers';
+import { debugOf, jsonResponse, settle } from './helpers';
 import { answer, answerAll, calls, schedulerClient, short, timeline } from './scheduler.helpers';
 
 const EMPTY = { high: 0, normal: 0, low: 0 };
@@ -147,6 +147,31 @@ describe('scheduler: lanes', () => {
       'normal',
       'low',
     ]);
+  });
+
+  it('requests that each carry their own URL and priority (the cache on, as by default): 4:2:1, FIFO, nothing left over', async () => {
+    const t = schedulerClient({ concurrency: 1, priority: true }, { cache: { ttl: 60_000 } });
+    t.client.get('/job?i=blocker', { priority: 'low' });
+    const cycle = ['high', 'normal', 'low'] as const;
+    const all = Array.from({ length: 210 }, (_, i) =>
+      t.client.get(`/job?i=${i}`, { priority: cycle[i % 3] }),
+    );
+    expect(t.client.scheduler().stats().lanes).toEqual({ high: 70, normal: 70, low: 70 });
+    const got = (await drainOrder(t, 211)).slice(1).map((u) => Number(u.slice('/job?i='.length)));
+    // While every lane has jobs, each round serves 4 high, 2 normal, 1 low.
+    const lanes = got.map((i) => cycle[i % 3]![0]!.toUpperCase()).join('');
+    expect(lanes.slice(0, 7 * 17)).toBe('HHHHNNL'.repeat(17));
+    for (const p of cycle) {
+      const lane = got.filter((i) => cycle[i % 3] === p);
+      expect(lane).toEqual([...lane].sort((a, b) => a - b));
+      expect(lane).toHaveLength(70);
+    }
+    await Promise.all(all);
+    expect(t.clock.live).toBe(0);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    // Each answer was cached under its own key: the same URL again is a hit, not a job.
+    t.client.get('/job?i=42', { priority: 'low' });
+    expect(t.fake.calls).toHaveLength(211);
   });
 
   it('hands an empty lane’s turn on (uneven mix)', async () => {

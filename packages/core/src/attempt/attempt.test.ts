@@ -157,4 +157,54 @@ describe('attemptOnce', () => {
     expect(source.onAbort).toBeUndefined();
     expect(clock.live).toBe(0);
   });
+
+  test('the signal is made when the fetch reads it: a fetch that never does still ends on abort', async () => {
+    const clock = new FakeClock();
+    const source = new FakeAbortSource();
+    let init: RequestInit | undefined;
+    // Reads nothing of init at call time and never answers.
+    const lazy = (_url: string, i?: RequestInit) => {
+      init = i;
+      return new Promise<Response>(() => {});
+    };
+    const p = track(attemptOnce(lazy, spec(), source, clock, 0));
+    const reason = new Error('left');
+    source.abort(reason);
+    await flush();
+    expect(p.current.state).toBe('rejected');
+    expect((p.current as { reason: unknown }).reason).toBeInstanceOf(CancelledError);
+    // Read after the abort, the signal is already aborted, with the same reason.
+    expect(init!.signal!.aborted).toBe(true);
+    expect(init!.signal!.reason).toBe(reason);
+    expect(init!.signal).toBe(init!.signal);
+  });
+
+  test('a timeout that fires before the fetch reads its signal leaves it aborted by the TimeoutError', async () => {
+    const clock = new FakeClock();
+    let init: RequestInit | undefined;
+    const lazy = (_url: string, i?: RequestInit) => {
+      init = i;
+      return new Promise<Response>(() => {});
+    };
+    const p = track(attemptOnce(lazy, spec(), new FakeAbortSource(), clock, 20));
+    await clock.advance(20);
+    expect((p.current as { reason: unknown }).reason).toBeInstanceOf(TimeoutError);
+    expect(init!.signal!.reason).toBeInstanceOf(TimeoutError);
+  });
+
+  test('a fetch wrapper that spreads init passes the signal on (an own, enumerable property)', async () => {
+    const f = createFakeFetch({ ignoreAbort: false });
+    const clock = new FakeClock();
+    const source = new FakeAbortSource();
+    const wrapper = (url: string, init?: RequestInit) =>
+      f.fetch(url, { ...init, headers: { ...(init?.headers as object), 'x-wrapped': '1' } });
+    const p = track(attemptOnce(wrapper, spec(), source, clock, 0));
+    expect(f.last().headers['x-wrapped']).toBe('1');
+    const signal = f.last().signal!;
+    expect(signal.aborted).toBe(false);
+    source.abort(new Error('left'));
+    expect(signal.aborted).toBe(true);
+    await flush();
+    expect(p.current.state).toBe('rejected');
+  });
 });

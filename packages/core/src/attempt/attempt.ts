@@ -29,7 +29,11 @@ export interface AbortSource {
  *
  * Each attempt has its own AbortController, the signal fetch gets: the timeout or the source's
  * abort aborts it. The fetch promise is raced against the abort, so even a fetch implementation
- * that ignores its signal cannot keep a cancelled or timed-out request pending.
+ * that ignores its signal cannot keep a cancelled or timed-out request pending. The controller is
+ * made when the fetch reads `init.signal` (an own getter, so a wrapper spreading `init` still
+ * passes it on), already aborted if the attempt ended before: a fetch that never reads it (a
+ * stub, a cache, an in-process handler) costs no AbortSignal, the largest allocation of an
+ * attempt in Node (bench/scheduler.bench.mjs).
  */
 export function attemptOnce(
   fetchImpl: FetchLike,
@@ -39,19 +43,25 @@ export function attemptOnce(
   timeout: number,
 ): Promise<ApiResponse> {
   if (source.aborted) return Promise.reject(asCancel(source.reason, spec));
-  const controller = new AbortController();
   return new Promise<ApiResponse>((resolve, reject) => {
     let done = false;
     let timer: TimerHandle | undefined;
+    let controller: AbortController | undefined;
+    /** Set once the attempt is aborted: a signal read after that is made aborted. */
+    let abortedBy: { reason: unknown } | undefined;
     const finish = () => {
       done = true;
       source.onAbort = undefined;
       if (timer !== undefined) clock.clearTimeout(timer);
     };
+    const abortFetch = (reason: unknown) => {
+      abortedBy = { reason };
+      controller?.abort(reason);
+    };
     const abort = (reason: unknown) => {
       if (done) return;
       finish();
-      controller.abort(reason);
+      abortFetch(reason);
       reject(asCancel(reason, spec));
     };
     source.onAbort = abort;
@@ -66,7 +76,13 @@ export function attemptOnce(
         method: spec.method,
         headers: spec.headers as Record<string, string>,
         body: spec.body,
-        signal: controller.signal,
+        get signal(): AbortSignal {
+          if (controller === undefined) {
+            controller = new AbortController();
+            if (abortedBy !== undefined) controller.abort(abortedBy.reason);
+          }
+          return controller.signal;
+        },
       };
       // credentials, redirect, mode, cache, ... as the client and request set them.
       if (spec.fetchInit !== undefined) Object.assign(init, spec.fetchInit);
@@ -88,7 +104,7 @@ export function attemptOnce(
           if (done) return;
           finish();
           // A body not read to its end (too large, cut short) must not keep its connection.
-          if (isResponseTooLargeError(err)) controller.abort(err);
+          if (isResponseTooLargeError(err)) abortFetch(err);
           reject(attemptError(err, spec));
         },
       );

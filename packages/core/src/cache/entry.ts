@@ -11,7 +11,8 @@ export interface CacheEntry {
   response: ApiResponse;
   /** The full request description; undefined for entries written by hand without one. */
   readonly spec: RequestSpec | undefined;
-  readonly tags: string[];
+  /** Frozen; shared with the spec it was written from (copied only for a CacheMeta). */
+  readonly tags: readonly string[];
   storedAt: number;
   expiresAt: number;
 }
@@ -19,7 +20,8 @@ export interface CacheEntry {
 export function metaOf(entry: CacheEntry): CacheMeta {
   return {
     key: entry.key,
-    tags: entry.tags,
+    // A copy: the predicate that reads it may keep or change it.
+    tags: [...entry.tags],
     storedAt: entry.storedAt,
     expiresAt: entry.expiresAt,
   };

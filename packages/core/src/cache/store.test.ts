@@ -104,6 +104,30 @@ describe('CacheStore', () => {
     expect([...store.keys()]).toEqual([key('/users-x')]);
   });
 
+  test("an entry's tags are its own: neither the written array nor a predicate's CacheMeta can change them", () => {
+    const store = new CacheStore();
+    const tags = ['feed'];
+    store.set(key('/posts'), res(1), { tags });
+    tags.push('other');
+    const spec = resolveRequest(resolveClientOptions({}), 'GET', 'https://a.test/t', {
+      tags: ['t1'],
+    });
+    store.set(key('/t'), res(2), { spec });
+    const seen: string[][] = [];
+    store.removeMatching(
+      compileTarget((meta) => {
+        seen.push([...meta.tags]);
+        meta.tags.push('x');
+        return false;
+      }),
+    );
+    expect(seen).toEqual([['feed'], ['t1']]);
+    expect(store.get(key('/posts'))!.tags).toEqual(['feed']);
+    expect(store.get(key('/t'))!.tags).toEqual(['t1']);
+    expect(store.removeMatching(compileTarget(['other', 'x'])).map((e) => e.key)).toEqual([]);
+    expect(store.removeMatching(compileTarget(['t1'])).map((e) => e.key)).toEqual([key('/t')]);
+  });
+
   test('subscribe by key: write updates, unsubscribe, reference-counted interest', () => {
     const store = new CacheStore();
     const seen: CacheUpdate[] = [];

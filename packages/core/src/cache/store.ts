@@ -53,6 +53,8 @@ interface PredicateSubscription {
   listener: CacheSubscriber;
 }
 
+const NO_TAGS: readonly string[] = Object.freeze([]);
+
 /** Entries the collection hand inspects per write: more than one, so it outpaces the writes. */
 const SWEEP_PER_WRITE = 2;
 
@@ -234,7 +236,9 @@ export class CacheStore {
       origin,
       response,
       spec: spec ?? previous?.spec,
-      tags: options.tags ? [...options.tags] : spec ? [...spec.tags] : (previous?.tags ?? []),
+      tags: options.tags
+        ? Object.freeze([...options.tags])
+        : (spec?.tags ?? previous?.tags ?? NO_TAGS),
       storedAt: options.storedAt ?? now,
       expiresAt: (options.storedAt ?? now) + ttl,
     };

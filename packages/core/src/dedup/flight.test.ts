@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import type { RequestSpec } from '../request/resolve';
 import { Consumer, Flight } from './flight';
@@ -5,7 +6,7 @@ import { Consumer, Flight } from './flight';
 const spec = { key: 'GET https://api.test/a' } as RequestSpec;
 
 function consumerOf(flight: Flight): Consumer {
-  return new Consumer(flight, flight.tracker, undefined, undefined, undefined);
+  return new Consumer(flight, Number.NaN, false, undefined);
 }
 
 describe('Flight', () => {
@@ -48,5 +49,57 @@ describe('Flight', () => {
     flight.deleteConsumer(a);
     expect(flight.consumerCount).toBe(0);
     expect(flight.consumers()).toEqual([]);
+  });
+
+  test('consumers in joining order under any mix of joins, leaves and snapshots (model: a Set)', () => {
+    const op = fc.oneof(
+      { arbitrary: fc.constant({ kind: 'join' as const }), weight: 10 },
+      { arbitrary: fc.nat().map((n) => ({ kind: 'leave' as const, n })), weight: 8 },
+      { arbitrary: fc.constant({ kind: 'rejoin' as const }), weight: 1 },
+      { arbitrary: fc.constant({ kind: 'snapshot' as const }), weight: 2 },
+      { arbitrary: fc.constant({ kind: 'take' as const }), weight: 1 },
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
+        const flight = new Flight(1, spec, false);
+        const other = new Flight(2, spec, false);
+        const model = new Set<Consumer>();
+        const made: Consumer[] = [];
+        // By identity: consumers of one flight are structurally equal, so toEqual cannot tell them apart.
+        const ids = (list: Iterable<Consumer>) => [...list].map((c) => made.indexOf(c));
+        for (const o of ops) {
+          if (o.kind === 'join') {
+            const c = consumerOf(flight);
+            made.push(c);
+            flight.addConsumer(c);
+            model.add(c);
+          } else if (o.kind === 'rejoin' && made.length > 0) {
+            // Adding a consumer already attached changes nothing.
+            const c = made[made.length - 1]!;
+            if (model.has(c)) flight.addConsumer(c);
+          } else if (o.kind === 'leave' && made.length > 0) {
+            // Mostly a live consumer; every fourth pick may be one that already left.
+            const live = [...model];
+            const c =
+              o.n % 4 === 0 || live.length === 0
+                ? made[o.n % made.length]!
+                : live[o.n % live.length]!;
+            other.deleteConsumer(c); // another flight's delete is a no-op
+            flight.deleteConsumer(c);
+            model.delete(c);
+          } else if (o.kind === 'snapshot') {
+            expect(ids(flight.consumers())).toEqual(ids(model));
+          } else if (o.kind === 'take') {
+            expect(ids(flight.takeConsumers())).toEqual(ids(model));
+            model.clear();
+          }
+          expect(flight.consumerCount).toBe(model.size);
+        }
+        expect(ids(flight.consumers())).toEqual(ids(model));
+        expect(ids(flight.takeConsumers())).toEqual(ids(model));
+        expect(flight.consumerCount).toBe(0);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -9,23 +9,53 @@ import type { ApiResponse } from '../types/client';
 /**
  * One caller attached to a flight. Internal consumers (SWR refresh, post-invalidation refetch)
  * have no promise: they keep the flight alive and swallow its outcome.
+ *
+ * A joiner's own tracker would only ever mirror the flight's outcome, and the one place it is
+ * handed out is its `cancel` event: so a joiner keeps the time it joined, and the client builds
+ * its tracker when it cancels (10,000 joiners of one flight allocate no tracker).
  */
 export class Consumer {
   settled = false;
+  /** In the flight's consumer list (Flight owns it: a consumer is added once, removed once). */
+  attached = false;
   onAbort: (() => void) | undefined = undefined;
   /** A joiner's own deadline, when it ends before the flight's (cleared when it settles). */
   deadlineTimer: TimerHandle | undefined = undefined;
+  /** The caller's promise; undefined for an internal consumer. */
+  readonly promise: Promise<ApiResponse> | undefined;
+  readonly resolve: ((r: ApiResponse) => void) | undefined;
+  readonly reject: ((e: unknown) => void) | undefined;
+
   constructor(
     readonly flight: Flight,
-    readonly tracker: Tracker,
-    readonly resolve: ((r: ApiResponse) => void) | undefined,
-    readonly reject: ((e: unknown) => void) | undefined,
+    /** When a joiner joined (clock time); NaN for a consumer whose tracker is the flight's. */
+    readonly joinedAt: number,
+    /** A caller's consumer (with a promise) rather than an internal one. */
+    caller: boolean,
     readonly signal: AbortSignal | undefined,
-  ) {}
-
-  get internal(): boolean {
-    return this.resolve === undefined;
+  ) {
+    if (caller) {
+      this.promise = new Promise(capture);
+      this.resolve = captured.resolve;
+      this.reject = captured.reject;
+    } else {
+      this.promise = undefined;
+      this.resolve = undefined;
+      this.reject = undefined;
+    }
   }
+}
+
+/** The resolving functions of the promise being constructed, taken by `capture`. */
+const captured: {
+  resolve: ((r: ApiResponse) => void) | undefined;
+  reject: ((e: unknown) => void) | undefined;
+} = { resolve: undefined, reject: undefined };
+
+/** One shared executor: a caller's promise allocates no closure to hand its functions out. */
+function capture(resolve: (r: ApiResponse) => void, reject: (e: unknown) => void): void {
+  captured.resolve = resolve;
+  captured.reject = reject;
 }
 
 export interface RetryWait {
@@ -41,8 +71,8 @@ export interface RetryWait {
  *
  * A queued flight may wait a long time behind thousands of others, so it holds as little as it
  * can meanwhile: no AbortController (each attempt creates its own, and the attempt or retry wait
- * in progress is told of an abort through `onAbort`), and a lone consumer sits in a field; the Set exists only once a second
- * consumer joins (bench/scheduler.bench.mjs: GC was the largest cost with 100,000 queued).
+ * in progress is told of an abort through `onAbort`), and a lone consumer sits in a field; the list
+ * exists only once a second consumer joins (bench/scheduler.bench.mjs: GC was the largest cost with 100,000 queued).
  */
 export class Flight implements SchedulerJob, AbortSource {
   readonly tracker: Tracker;
@@ -72,7 +102,13 @@ export class Flight implements SchedulerJob, AbortSource {
   onAbort: ((reason: unknown) => void) | undefined = undefined;
   /** The only consumer while there is one; undefined once `#many` holds them all. */
   #one: Consumer | undefined = undefined;
-  #many: Set<Consumer> | undefined = undefined;
+  /**
+   * Every consumer in joining order once a second one joined, some of them removed (`attached`
+   * false): removal is O(1), and the holes are compacted once they outnumber the live ones. An
+   * array rather than a Set: 10,000 joiners of one flight cost a slot each, and no hashing.
+   */
+  #many: Consumer[] | undefined = undefined;
+  #count = 0;
 
   constructor(
     readonly id: number,
@@ -95,38 +131,42 @@ export class Flight implements SchedulerJob, AbortSource {
   }
 
   get consumerCount(): number {
-    return this.#many !== undefined ? this.#many.size : this.#one !== undefined ? 1 : 0;
+    return this.#count;
   }
 
   addConsumer(consumer: Consumer): void {
-    if (this.#many !== undefined) this.#many.add(consumer);
-    else if (this.#one === undefined || this.#one === consumer) this.#one = consumer;
-    else {
-      this.#many = new Set([this.#one, consumer]);
-      this.#one = undefined;
-    }
+    if (consumer.attached) return;
+    consumer.attached = true;
+    this.#count++;
+    if (this.#many) this.#many.push(consumer);
+    else if (this.#one) this.#many = [this.#one, consumer];
+    else this.#one = consumer;
+    if (this.#many) this.#one = undefined;
   }
 
   deleteConsumer(consumer: Consumer): void {
-    if (this.#many !== undefined) this.#many.delete(consumer);
-    else if (this.#one === consumer) this.#one = undefined;
+    if (!consumer.attached || consumer.flight !== this) return;
+    consumer.attached = false;
+    if (this.#one === consumer) this.#one = undefined;
+    // Compacted once the holes outnumber the consumers: O(1) amortized per removal.
+    if (--this.#count * 2 < (this.#many?.length ?? 0)) this.#many = this.consumers();
   }
 
-  /** The consumers now, as a snapshot the caller may iterate while consumers leave. */
-  consumers(): readonly Consumer[] {
-    if (this.#many !== undefined) return [...this.#many];
-    return this.#one !== undefined ? [this.#one] : NONE;
+  /** The consumers now, in joining order, as a snapshot the caller may iterate while they leave. */
+  consumers(): Consumer[] {
+    return this.#many ? this.#many.filter(isAttached) : this.#one ? [this.#one] : [];
   }
 
   /** Removes and returns every consumer (the flight settled: each is answered once). */
-  takeConsumers(): Iterable<Consumer> {
-    const many = this.#many;
-    const one = this.#one;
-    this.#many = undefined;
-    this.#one = undefined;
-    if (many !== undefined) return many;
-    return one !== undefined ? [one] : NONE;
+  takeConsumers(): readonly Consumer[] {
+    const taken = this.consumers();
+    this.#one = this.#many = undefined;
+    this.#count = 0;
+    for (const consumer of taken) consumer.attached = false;
+    return taken;
   }
 }
 
-const NONE: readonly Consumer[] = [];
+function isAttached(consumer: Consumer): boolean {
+  return consumer.attached;
+}

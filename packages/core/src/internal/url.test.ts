@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { buildQuery } from '../request/query';
-import { canonicalizeURL, parseCanonical, resolveURL, splitCanonical } from './url';
+import { canonicalizeURL, originOf, parseCanonical, resolveURL, splitCanonical } from './url';
 
 describe('resolveURL', () => {
   test('absolute URLs are returned unchanged, base ignored', () => {
@@ -251,5 +251,36 @@ describe('splitCanonical: URLs recognised as canonical without parsing', () => {
     );
     // The generator must reach the fast path often enough for the property to mean something.
     expect(answered).toBeGreaterThan(400);
+  });
+});
+
+describe('originOf', () => {
+  test('is the WHATWG origin of any canonical URL, in any order', () => {
+    const hosts = fc.constantFrom(
+      'a.test',
+      'a.test:8080',
+      'a.tes',
+      'a.test.evil',
+      'B.test',
+      '127.0.0.1',
+    );
+    const url = fc
+      .tuple(fc.constantFrom('http', 'https'), hosts, fc.webPath())
+      .map(([scheme, host, path]) =>
+        canonicalizeURL(`${scheme}://${host}${path.startsWith('/') ? path : `/${path}`}`),
+      );
+    fc.assert(
+      fc.property(fc.array(url, { minLength: 1, maxLength: 8 }), (urls) => {
+        for (const u of urls) expect(originOf(u)).toBe(new URL(u).origin);
+      }),
+    );
+  });
+
+  test("an origin is the URL's own, not a prefix it shares with another", () => {
+    expect(originOf('https://a.test/x')).toBe('https://a.test');
+    expect(originOf('https://a.test:8443/x')).toBe('https://a.test:8443');
+    expect(originOf('https://a.test.evil/x')).toBe('https://a.test.evil');
+    expect(originOf('https://a.test/y')).toBe('https://a.test');
+    expect(originOf('https://user@a.test/y')).toBe('https://a.test');
   });
 });

@@ -187,6 +187,40 @@ export function parseCanonical(resolved: string): ParsedURL {
   return parsed;
 }
 
+/** resolveCanonical's memo: base + path parts by path (null: not plain), for `pathsBase`. */
+const paths = new Map<string, ParsedURL | null>();
+let pathsBase: string | undefined;
+
+/**
+ * `parseCanonical(resolveURL(url, base))`, without matching the whole URL each time for the usual
+ * request URL: a path on the base with a plain query (`/items?i=42`, `/items?i=43`, ...). The base
+ * + path part is canonicalized once and memoized (for the last base used; null when it is not
+ * plain); the query is checked on its own (isCanonicalQuery). Anything else takes parseCanonical's
+ * way. Both give the same parts: a plain URL is its own canonical form, and base + path + plain
+ * query is plain exactly when base + path is (the path pattern stops at the `?`).
+ */
+export function resolveCanonical(url: string, base: string | undefined): ParsedURL {
+  if (base !== undefined && url.charCodeAt(0) === 47 && !url.includes('#')) {
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    if (base !== pathsBase || paths.size >= MEMO_LIMIT) {
+      paths.clear();
+      pathsBase = base;
+    }
+    let prefix = paths.get(path);
+    if (prefix === undefined)
+      paths.set(path, (prefix = splitCanonical(resolveURL(path, base)) ?? null));
+    if (prefix) {
+      if (q < 0) return prefix;
+      const search = url.slice(q);
+      if (isCanonicalQuery(search)) {
+        return { href: prefix.href + search, pathname: prefix.pathname, host: prefix.host };
+      }
+    }
+  }
+  return parseCanonical(resolveURL(url, base));
+}
+
 /**
  * An http(s) URL that `new URL` would serialize back unchanged, in parts: a lower-case ASCII host
  * whose last label starts with a letter (no IPv4 number or IDNA processing can apply), an

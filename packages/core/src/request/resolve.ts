@@ -5,7 +5,13 @@ import { checkMs, checkObject, oneOf, rangeError, typeError } from '../internal/
 import { joinEndpoint } from '../internal/endpoint';
 import { fingerprintOf } from '../internal/fingerprint';
 import { HTTP_METHODS } from '../internal/methods';
-import { keyURL, parseCanonical, resolveURL } from '../internal/url';
+import {
+  keyURL,
+  type ParsedURL,
+  parseCanonical,
+  resolveCanonical,
+  resolveURL,
+} from '../internal/url';
 import type {
   CacheStrategy,
   HttpMethod,
@@ -137,17 +143,17 @@ export function resolveRequest(
   options: RequestOptions | undefined,
 ): RequestSpec {
   if (typeof url !== 'string') throw typeError('url', 'a URL string', url);
-  let resolved = resolveURL(url, options?.baseURL ?? config.baseURL);
-  if (options?.params !== undefined) {
-    checkObject('params', options.params);
-    const query = buildQuery(options.params);
-    if (query !== '') {
-      const hash = resolved.indexOf('#');
-      if (hash !== -1) resolved = resolved.slice(0, hash);
-      resolved += (resolved.includes('?') ? '&' : '?') + query;
-    }
+  const base = options?.baseURL ?? config.baseURL;
+  let parsed: ParsedURL;
+  const query = options?.params === undefined ? '' : paramsQuery(options.params);
+  if (query === '') parsed = resolveCanonical(url, base);
+  else {
+    let resolved = resolveURL(url, base);
+    const hash = resolved.indexOf('#');
+    if (hash !== -1) resolved = resolved.slice(0, hash);
+    resolved += (resolved.includes('?') ? '&' : '?') + query;
+    parsed = parseCanonical(resolved);
   }
-  const parsed = parseCanonical(resolved);
 
   const requestHeaders = options?.headers
     ? lowerCaseHeaders(options.headers, 'headers')
@@ -236,6 +242,12 @@ export function resolveRequest(
     priority,
     group,
   });
+}
+
+/** `params` as a query string ('' when it adds nothing). */
+function paramsQuery(params: unknown): string {
+  checkObject('params', params);
+  return buildQuery(params as Parameters<typeof buildQuery>[0]);
 }
 
 /**

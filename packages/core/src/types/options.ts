@@ -329,7 +329,9 @@ export interface ClientOptions extends FetchOptions {
   maxResponseBytes?: number;
   /**
    * The fetch implementation; the global one is looked up at each call, so one installed later
-   * (msw, a polyfill) is used.
+   * (msw, a polyfill) is used. `init.signal` is an own getter: the attempt's AbortSignal is made
+   * when it is first read (already aborted if the attempt ended), so a fetch that never reads it
+   * costs no signal, and one that spreads `init` passes it on.
    * @default globalThis.fetch
    */
   fetch?: FetchLike;
