@@ -24,7 +24,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { loadCoreAt } from './lib/core-baseline.mjs';
 import { readCpuModel, writeSection } from './lib/results.mjs';
-import { benchCommand, fmtSpread, shuffler, spread } from './lib/stats.mjs';
+import { benchCommand, fmtInt, fmtSpread, median, shuffler, spread } from './lib/stats.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** keel with its observers (on by default) switched off, reported next to the default client. */
@@ -59,13 +59,7 @@ async function startChildServer() {
 // ── helpers ─────────────────────────────────────────────────────────────────────────────────────
 
 const now = () => performance.now();
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const fmt = (x, d = 1) => x.toFixed(d);
-const fmtInt = (x) => Math.round(x).toLocaleString('en-US');
 
 function getGc() {
   if (typeof globalThis.gc === 'function') return globalThis.gc;

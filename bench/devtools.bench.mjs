@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { installDom } from './lib/dom.mjs';
 import { readCpuModel, writeSection } from './lib/results.mjs';
+import { fmtInt, median } from './lib/stats.mjs';
 
 process.env.NODE_ENV = 'production';
 const here = dirname(fileURLToPath(import.meta.url));
@@ -42,12 +43,6 @@ const { KeelDevtools } = await import('@keel/devtools/production');
 const h = React.createElement;
 
 const now = () => performance.now();
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const fmtInt = (x) => Math.round(x).toLocaleString('en-US');
 
 // ── 1. the cache-hit loop ──────────────────────────────────────────────────────────────────────
 

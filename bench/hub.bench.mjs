@@ -15,6 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startRedis } from '../scripts/redis-server.mjs';
 import { readCpuModel, writeSection } from './lib/results.mjs';
+import { median } from './lib/stats.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SIZES = (process.env.BENCH_HUB_CLIENTS ?? '1000,5000').split(',').map(Number);
@@ -32,10 +33,6 @@ const LABELS = {
 };
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 // ── servers and clients ───────────────────────────────────────────────────────────────────────
 let streams = 0;

@@ -24,6 +24,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { installDom } from './lib/dom.mjs';
 import { readCpuModel, writeSection } from './lib/results.mjs';
+import { median } from './lib/stats.mjs';
 
 process.env.NODE_ENV = 'production';
 const here = dirname(fileURLToPath(import.meta.url));
@@ -294,12 +295,6 @@ function summarize(renders) {
   }
   return { avg: sum / renders.length, max, min };
 }
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 // ── main ─────────────────────────────────────────────────────────────────────────────────────
 

@@ -45,7 +45,7 @@ import Bottleneck from 'bottleneck';
 import PQueue from 'p-queue';
 import { bundleSource, loadCoreAt } from './lib/core-baseline.mjs';
 import { readCpuModel, writeSection } from './lib/results.mjs';
-import { benchCommand, fmtSpread, shuffler, spread } from './lib/stats.mjs';
+import { benchCommand, fmtInt, fmtSpread, median, shuffler, spread } from './lib/stats.mjs';
 
 const N = 100_000;
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
@@ -59,12 +59,6 @@ function getGc() {
 }
 const gc = getGc();
 const now = () => performance.now();
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const fmtInt = (x) => Math.round(x).toLocaleString('en-US');
 
 // ── the shared fetch: resolves at once with a small JSON body ───────────────────────────────────
 

@@ -22,6 +22,7 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { median, spread } from './lib/stats.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const DURATION = Number(process.env.BENCH_DURATION ?? 3);
@@ -120,21 +121,6 @@ function cannon(url, duration) {
     );
   });
 }
-
-/** The q-quantile of xs (linear interpolation). */
-function quantile(xs, q) {
-  const s = [...xs].sort((a, b) => a - b);
-  const at = (s.length - 1) * q;
-  const lo = Math.floor(at);
-  return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (at - lo);
-}
-const median = (xs) => quantile(xs, 0.5);
-/** Median and interquartile range of per-round values. */
-const spread = (xs) => ({
-  p25: quantile(xs, 0.25),
-  p50: quantile(xs, 0.5),
-  p75: quantile(xs, 0.75),
-});
 
 /**
  * All servers stay up for the whole run (idle ones cost nothing); each round measures every

@@ -10,6 +10,9 @@ export function quantile(xs, q) {
 
 export const median = (xs) => quantile(xs, 0.5);
 
+/** An integer with thousands separators: `1,234,567`. */
+export const fmtInt = (x) => Math.round(x).toLocaleString('en-US');
+
 /** Median and interquartile range of per-round values. */
 export const spread = (xs) => ({
   p25: quantile(xs, 0.25),
