@@ -31,6 +31,9 @@ interface Row {
   adaptive: EndpointAdaptiveState | undefined;
 }
 
+/** The right-aligned figure columns of the table, in order. */
+const NUMERIC_COLUMNS = ['Requests', 'Hit rate', 'Failures', 'Retries', 'p50', 'p95'] as const;
+
 /**
  * The Endpoints view: intelligence's table (requests, cache hit rate, failures, retries, p50 and
  * p95 with a sparkline of the recent samples), each endpoint's circuit with a countdown to its
@@ -107,24 +110,11 @@ export function EndpointsView({
           <thead>
             <tr>
               <th scope="col">Endpoint</th>
-              <th scope="col" className="kdt-num">
-                Requests
-              </th>
-              <th scope="col" className="kdt-num">
-                Hit rate
-              </th>
-              <th scope="col" className="kdt-num">
-                Failures
-              </th>
-              <th scope="col" className="kdt-num">
-                Retries
-              </th>
-              <th scope="col" className="kdt-num">
-                p50
-              </th>
-              <th scope="col" className="kdt-num">
-                p95
-              </th>
+              {NUMERIC_COLUMNS.map((name) => (
+                <th key={name} scope="col" className="kdt-num">
+                  {name}
+                </th>
+              ))}
               <th scope="col">Recent</th>
               <th scope="col">Circuit</th>
               {adaptive.enabled ? <th scope="col">Ceiling</th> : null}
