@@ -11,6 +11,8 @@
 // the README at run time: there is no copy to drift from what users are told to write.
 //
 // Usage: node scripts/size-budget.mjs   (after `pnpm build`; `pnpm size`, run by `test:pkg`)
+//        node scripts/size-budget.mjs --modules B   (no build needed: app B bundled from the
+//        sources, minified bytes per input module, largest first: where to look when shrinking)
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -109,7 +111,7 @@ export const keelSources = keelPlugin(SOURCES);
  * Minified and gzip -9 bytes of `code` bundled as an app: esbuild --bundle --minify
  * --format=esm --target=es2022 for the browser, react and react-dom external, production React.
  * `resolveDir` is where bare imports other than @keel/* resolve from. `modules`: the input files
- * that put bytes in the output, by path.
+ * that put bytes in the output, by path; `bytesByModule`: the minified bytes each puts there.
  */
 export async function bundleSize(code, { resolveDir = ROOT, loader = 'tsx', plugins = [] } = {}) {
   const result = await build({
@@ -129,10 +131,10 @@ export async function bundleSize(code, { resolveDir = ROOT, loader = 'tsx', plug
   });
   const bytes = result.outputFiles[0].contents;
   const [output] = Object.values(result.metafile.outputs);
-  const modules = Object.entries(output.inputs)
-    .filter(([, input]) => input.bytesInOutput > 0)
-    .map(([path]) => path);
-  return { min: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length, modules };
+  const inputs = Object.entries(output.inputs).filter(([, input]) => input.bytesInOutput > 0);
+  const modules = inputs.map(([path]) => path);
+  const bytesByModule = new Map(inputs.map(([path, input]) => [path, input.bytesInOutput]));
+  return { min: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length, modules, bytesByModule };
 }
 
 /** The four apps measured: `{ ...app, min, gzip }`. */
@@ -171,4 +173,17 @@ async function main() {
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await main();
+/** `--modules <id>`: app `<id>` from the sources, minified bytes by module, largest first. */
+async function printModules(id) {
+  const app = APPS.find((a) => a.id === id);
+  if (app === undefined) throw new Error(`--modules: no app ${id} (${APPS.map((a) => a.id)})`);
+  const size = await bundleSize(appCode(app.readme, app.id), { plugins: [keelSources] });
+  const rows = [...size.bytesByModule].sort((a, b) => b[1] - a[1]);
+  for (const [path, bytes] of rows) console.log(String(bytes).padStart(7), path);
+  console.log(`${app.id}: ${size.min} B minified, ${kb(size.gzip)} gzip -9 (from the sources)`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const at = process.argv.indexOf('--modules');
+  await (at === -1 ? main() : printModules(process.argv[at + 1]));
+}
