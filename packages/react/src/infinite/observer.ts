@@ -9,7 +9,7 @@ import { coreOptions } from '../internal/core-options';
 import { onReconnect, onWindowFocus } from '../internal/environment';
 import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
-import { TrackedView } from '../internal/tracked-view';
+import { sameFields, TrackedView } from '../internal/tracked-view';
 import type { QueryState, QueryStatus } from '../query/state';
 import type { QueryStore } from '../query/store';
 
@@ -108,21 +108,6 @@ const INFINITE_OPTIONS = new Set([
 type AnyOptions = UseInfiniteQueryOptions<any, any, any>;
 type View = InfiniteQueryResult<unknown, unknown>;
 
-const RESULT_KEYS: readonly (keyof View)[] = [
-  'data',
-  'error',
-  'status',
-  'isPending',
-  'isLoading',
-  'isSuccess',
-  'isError',
-  'isFetching',
-  'hasNextPage',
-  'isFetchingNextPage',
-  'fetchNextPage',
-  'refetch',
-];
-
 /**
  * The per-component side of useInfiniteQuery. Each page is an ordinary query of the store (its
  * own key: the URL with the page's params), so pages share dedup, caching, interest, the
@@ -142,7 +127,7 @@ export class InfiniteObserver {
   /** While subscribed: the release function of each observed page, by key. */
   #observed: Map<string, () => void> | undefined;
   #onChange: (() => void) | undefined;
-  readonly #tracking = new TrackedView<View>(RESULT_KEYS);
+  readonly #tracking = new TrackedView<View>();
   /** The composed result of the current page states (kept while equal in every field). */
   #latest: View | undefined;
   /** What useSyncExternalStore last got: the view rendered, until a field read from it changes. */
@@ -240,7 +225,7 @@ export class InfiniteObserver {
     if (this.#latest !== undefined && sameStates(states, this.#viewOf)) return this.#latest;
     this.#viewOf = states;
     const next = this.#compose(states);
-    if (this.#latest === undefined || !this.#tracking.same(this.#latest, next)) this.#latest = next;
+    if (this.#latest === undefined || !sameFields(this.#latest, next)) this.#latest = next;
     return this.#latest;
   }
 

@@ -3,10 +3,10 @@ import { coreOptions } from '../internal/core-options';
 import { isDocumentHidden, onReconnect, onWindowFocus } from '../internal/environment';
 import { replaceEqualDeep } from '../internal/equal';
 import { isServer } from '../internal/server';
-import { TrackedView } from '../internal/tracked-view';
+import { sameFields, TrackedView } from '../internal/tracked-view';
 import type { QueryDefinition } from '../query-options';
 import { NoServerDataError } from './no-server-data-error';
-import type { QueryState, QueryStatus } from './state';
+import { cachedState, PENDING, type QueryState, type QueryStatus } from './state';
 import type { QueryStore } from './store';
 
 /** What `useQuery` returns. Reading a field subscribes the component to changes of that field. */
@@ -124,28 +124,7 @@ const REACT_OPTIONS = new Set([
   'suspense',
 ]);
 
-const RESULT_KEYS = [
-  'data',
-  'error',
-  'status',
-  'isPending',
-  'isLoading',
-  'isFetching',
-  'isSuccess',
-  'isError',
-  'isPlaceholderData',
-  'refetch',
-  'response',
-] as const;
 type View = QueryResult<unknown, unknown>;
-
-const PENDING: QueryState = {
-  status: 'pending',
-  response: undefined,
-  data: undefined,
-  error: null,
-  isFetching: false,
-};
 
 /**
  * The per-component side of useQuery. It turns the store's QueryState into a result, and gives
@@ -157,7 +136,7 @@ const PENDING: QueryState = {
  */
 export class QueryObserver {
   readonly #store: QueryStore;
-  readonly #tracking = new TrackedView<View>(RESULT_KEYS);
+  readonly #tracking = new TrackedView<View>();
   // Inputs of the last render.
   #url: string | null = null;
   #options: UseQueryOptions<any, any> | undefined;
@@ -375,27 +354,10 @@ export class QueryObserver {
     const entry = this.#store.peek(spec.key);
     if (entry !== undefined) return entry.state;
     // Not observed yet (first render, server render) or disabled: read the cache directly.
-    const { client } = this.#store;
-    const response = client.getCached(spec.key);
-    if (response !== undefined) {
-      return {
-        status: 'success',
-        response,
-        data: response.data,
-        error: null,
-        isFetching: client.isFetching(spec.key),
-      };
-    }
+    const cached = cachedState(this.#store.client, spec.key);
+    if (cached.response !== undefined) return cached;
     const initial = this.#initialData(spec.key);
-    if (initial !== undefined) {
-      return {
-        status: 'success',
-        response: undefined,
-        data: initial,
-        error: null,
-        isFetching: false,
-      };
-    }
+    if (initial !== undefined) return { ...PENDING, status: 'success', data: initial };
     // Nothing cached: an active query reads as soon as it mounts, so it is already "fetching".
     return this.active ? { ...PENDING, isFetching: true } : PENDING;
   }
@@ -452,7 +414,7 @@ export class QueryObserver {
   /** Keeps the previous view object when nothing in it changed. */
   #adopt(next: View): void {
     const latest = this.#latest;
-    if (latest === undefined || !this.#tracking.same(latest, next)) this.#latest = next;
+    if (latest === undefined || !sameFields(latest, next)) this.#latest = next;
   }
 
   #initialData(key: string): unknown {

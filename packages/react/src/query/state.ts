@@ -1,4 +1,4 @@
-import type { ApiResponse } from '@keel/core';
+import type { ApiResponse, Client } from '@keel/core';
 
 /** `status` says whether data is there; `isFetching` (a separate axis) whether a read is in flight. */
 export type QueryStatus = 'pending' | 'success' | 'error';
@@ -18,14 +18,25 @@ export interface QueryState {
   readonly isFetching: boolean;
 }
 
-export function sameState(a: QueryState, b: QueryState): boolean {
-  return (
-    a.status === b.status &&
-    a.response === b.response &&
-    a.data === b.data &&
-    a.error === b.error &&
-    a.isFetching === b.isFetching
-  );
+/** No data, no error, nothing in flight. */
+export const PENDING: QueryState = {
+  status: 'pending',
+  response: undefined,
+  data: undefined,
+  error: null,
+  isFetching: false,
+};
+
+/** What the cache alone says about `key`: its response (success) or nothing yet (pending). */
+export function cachedState(client: Client, key: string): QueryState {
+  const response = client.getCached(key);
+  return {
+    status: response ? 'success' : 'pending',
+    response,
+    data: response?.data,
+    error: null,
+    isFetching: client.isFetching(key),
+  };
 }
 
 /** A response synthesized for data that did not come over the network (initialData, optimistic writes). */

@@ -10,8 +10,9 @@ import {
 import { cancelNotify, notifyLater } from '../internal/batch';
 import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
+import { sameFields } from '../internal/tracked-view';
 import type { MutationRegistry } from '../mutation/registry';
-import { type QueryState, sameState, syntheticResponse } from './state';
+import { cachedState, PENDING, type QueryState, syntheticResponse } from './state';
 
 /**
  * How long an entry a suspending render created lives without an observer: once its read
@@ -225,14 +226,7 @@ export class QueryEntry {
     this.#spec = spec;
     this.#url = url;
     this.#options = options;
-    const response = this.#client.getCached(spec.key);
-    this.state = {
-      status: response ? 'success' : 'pending',
-      response,
-      data: response?.data,
-      error: null,
-      isFetching: this.#client.isFetching(spec.key),
-    };
+    this.state = cachedState(this.#client, spec.key);
     this.#unsubscribe = this.#client.subscribe(spec.key, this.#onCacheUpdate);
   }
 
@@ -316,13 +310,7 @@ export class QueryEntry {
 
   /** Forgets data and error (the cached value was removed by a rollback) and reads again. */
   reset(): void {
-    this.#set({
-      status: 'pending',
-      response: undefined,
-      data: undefined,
-      error: null,
-      isFetching: this.#client.isFetching(this.key),
-    });
+    this.#set(PENDING);
     if (this.#observers > 0) this.fetch();
   }
 
@@ -357,9 +345,8 @@ export class QueryEntry {
 
   /** `isFetching` follows the core: true while a read of this key is in flight. */
   syncFetching(): void {
-    const fetching = this.#client.isFetching(this.key);
-    if (fetching !== this.state.isFetching) this.#set({ ...this.state, isFetching: fetching });
-    if (!fetching && this.#waiters.length > 0) this.#wake();
+    this.#set({});
+    if (!this.state.isFetching) this.#wake();
   }
 
   // ── internals ─────────────────────────────────────────────────────────────────────────────
@@ -396,28 +383,23 @@ export class QueryEntry {
   }
 
   #applyResponse(response: ApiResponse): void {
-    const prev = this.state;
     this.#set({
       status: 'success',
       response,
-      data: replaceEqualDeep(prev.data, response.data),
+      data: replaceEqualDeep(this.state.data, response.data),
       error: null,
-      isFetching: this.#client.isFetching(this.key),
     });
   }
 
   #applyError(error: unknown): void {
     // The data stays (a failed refetch does not erase what was shown), as in TanStack Query.
-    this.#set({
-      ...this.state,
-      status: 'error',
-      error,
-      isFetching: this.#client.isFetching(this.key),
-    });
+    this.#set({ status: 'error', error });
   }
 
-  #set(next: QueryState): void {
-    if (sameState(this.state, next)) return;
+  /** Applies `change`, with `isFetching` as the core says now; wakes the observers if it changed. */
+  #set(change: Partial<QueryState>): void {
+    const next = { ...this.state, ...change, isFetching: this.#client.isFetching(this.key) };
+    if (sameFields(this.state, next)) return;
     this.state = next;
     for (const listener of this.#listeners) notifyLater(listener);
   }
@@ -428,6 +410,7 @@ export class QueryEntry {
 
   #wake(): void {
     const waiters = this.#waiters;
+    if (waiters.length === 0) return;
     this.#waiters = [];
     for (const resolve of waiters) resolve();
   }
