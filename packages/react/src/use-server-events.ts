@@ -13,13 +13,13 @@ import {
   type ChannelSubscriber,
   channelFor,
   channelKey,
+  invalidateMap,
   peekChannel,
   type ServerEventHandlers,
   type ServerEventsOptions,
 } from './server-events/channel';
-import type { ConnectionState } from './server-events/connection';
+import { STOPPED as CLOSED, type ConnectionState } from './server-events/connection';
 
-const CLOSED: ConnectionState = Object.freeze({ status: 'closed', error: null });
 const NO_HANDLERS: ServerEventHandlers = Object.freeze({});
 const CONNECTING: ConnectionState = Object.freeze({ status: 'connecting', error: null });
 
@@ -34,8 +34,7 @@ function checkHandlers(handlers: ServerEventHandlers): void {
       `keel: useServerEvents \`handlers\` must be an object, got ${handlers === null ? 'null' : typeof handlers}`,
     );
   }
-  const map = handlers.invalidate;
-  if (map === null || typeof map !== 'object') return;
+  const map = invalidateMap(handlers);
   for (const name in map) {
     checkInvalidateTarget(map[name], `handlers.invalidate[${JSON.stringify(name)}]`);
   }

@@ -16,13 +16,13 @@
  */
 const pending = new Set<() => void>();
 let scheduled = false;
-let schedule: ((fn: () => void) => void) | undefined;
+let schedule: (() => void) | undefined;
 
 export function notifyLater(listener: () => void): void {
   pending.add(listener);
   if (scheduled) return;
   scheduled = true;
-  (schedule ??= pickScheduler())(flush);
+  (schedule ??= pickScheduler())();
 }
 
 /** Drops a queued notification (its listener unsubscribed). */
@@ -37,17 +37,16 @@ function flush(): void {
   for (const listener of listeners) listener();
 }
 
-/** The earliest macrotask the platform offers without the 4 ms clamp of nested setTimeout. */
-function pickScheduler(): (fn: () => void) => void {
-  if (typeof setImmediate === 'function') return (fn) => setImmediate(fn);
+/**
+ * Schedules `flush` in the earliest macrotask the platform offers without the 4 ms clamp of
+ * nested setTimeout. One flush is pending at a time (`scheduled`), so nothing else is queued.
+ */
+function pickScheduler(): () => void {
+  if (typeof setImmediate === 'function') return () => setImmediate(flush);
   if (typeof MessageChannel === 'function') {
     const channel = new MessageChannel();
-    const queue: (() => void)[] = [];
-    channel.port1.onmessage = () => queue.shift()?.();
-    return (fn) => {
-      queue.push(fn);
-      channel.port2.postMessage(null);
-    };
+    channel.port1.onmessage = flush;
+    return () => channel.port2.postMessage(null);
   }
-  return (fn) => setTimeout(fn, 0);
+  return () => setTimeout(flush, 0);
 }

@@ -1,51 +1,37 @@
 import { noop } from './report';
 
 /**
- * Window focus and network reconnect signals, shared by every query: one pair of window listeners
+ * Window focus and network reconnect signals, shared by every query: one set of window listeners
  * while anyone listens, none otherwise. Only called from effects, never during render, so server
  * rendering never reaches `window`.
  */
 type Signal = 'focus' | 'online';
 
 const listeners: Record<Signal, Set<() => void>> = { focus: new Set(), online: new Set() };
-let detach: (() => void) | undefined;
+/** The window events listened to; each is a signal (visibilitychange only when it shows the page). */
+const EVENTS = ['visibilitychange', 'focus', 'online'];
+let target: Window | undefined;
 
-function emit(signal: Signal): void {
+function onEvent(event: Event): void {
+  const signal: Signal = event.type === 'online' ? 'online' : 'focus';
+  if (event.type === 'visibilitychange' && isDocumentHidden()) return;
   for (const listener of listeners[signal]) listener();
 }
 
-function onVisibility(): void {
-  if (globalThis.document?.visibilityState !== 'hidden') emit('focus');
-}
-
-function onFocus(): void {
-  emit('focus');
-}
-
-function onOnline(): void {
-  emit('online');
-}
-
 function listen(signal: Signal, listener: () => void): () => void {
-  const target = globalThis.window;
-  if (target === undefined || typeof target.addEventListener !== 'function') return noop;
+  const win = globalThis.window;
+  if (win === undefined || typeof win.addEventListener !== 'function') return noop;
   const entry = () => listener();
   listeners[signal].add(entry);
-  if (detach === undefined) {
-    target.addEventListener('visibilitychange', onVisibility, false);
-    target.addEventListener('focus', onFocus, false);
-    target.addEventListener('online', onOnline, false);
-    detach = () => {
-      target.removeEventListener('visibilitychange', onVisibility, false);
-      target.removeEventListener('focus', onFocus, false);
-      target.removeEventListener('online', onOnline, false);
-    };
+  if (target === undefined) {
+    target = win;
+    for (const name of EVENTS) win.addEventListener(name, onEvent, false);
   }
   return () => {
     listeners[signal].delete(entry);
-    if (listeners.focus.size === 0 && listeners.online.size === 0 && detach !== undefined) {
-      detach();
-      detach = undefined;
+    if (environmentListenerCount() === 0 && target !== undefined) {
+      for (const name of EVENTS) target.removeEventListener(name, onEvent, false);
+      target = undefined;
     }
   };
 }

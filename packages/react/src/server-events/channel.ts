@@ -221,7 +221,8 @@ export class Channel {
   }
 }
 
-function invalidateMap(
+/** The `invalidate` map of some handlers; undefined when there is none. */
+export function invalidateMap(
   handlers: ServerEventHandlers,
 ): Readonly<Record<string, InvalidateTarget>> | undefined {
   const map = handlers.invalidate;
@@ -314,7 +315,11 @@ const channels = new WeakMap<Client, Map<string, Channel>>();
  * headers, so two spellings of one stream share a connection. Throws for an invalid URL.
  */
 export function channelKey(client: Client, url: string, headers?: Record<string, string>): string {
-  return client.resolve('GET', url, headers ? { headers } : undefined).key;
+  return resolveStream(client, url, headers).key;
+}
+
+function resolveStream(client: Client, url: string, headers?: Record<string, string>) {
+  return client.resolve('GET', url, headers ? { headers } : undefined);
 }
 
 export function peekChannel(client: Client, key: string): Channel | undefined {
@@ -323,11 +328,7 @@ export function peekChannel(client: Client, key: string): Channel | undefined {
 
 /** The channel for a URL, created (not started) when missing. */
 export function channelFor(client: Client, url: string, options?: ServerEventsOptions): Channel {
-  const spec = client.resolve(
-    'GET',
-    url,
-    options?.headers ? { headers: options.headers } : undefined,
-  );
+  const spec = resolveStream(client, url, options?.headers);
   let byKey = channels.get(client);
   if (byKey === undefined) channels.set(client, (byKey = new Map()));
   let channel = byKey.get(spec.key);

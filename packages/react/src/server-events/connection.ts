@@ -84,7 +84,8 @@ export interface ConnectionHandlers {
   onState(): void;
 }
 
-const STOPPED: ConnectionState = Object.freeze({ status: 'closed', error: null });
+/** Closed without an error: stopped, or never started. */
+export const STOPPED: ConnectionState = Object.freeze({ status: 'closed', error: null });
 /** Statuses worth reconnecting after, as EventSource would for a network error. */
 const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
 const MAX_EXPONENT = 20;
