@@ -4,7 +4,6 @@ import { reportError } from '../internal/report';
 import {
   type ConnectionOptions,
   type ConnectionState,
-  type OpenInfo,
   type ServerEvent,
   SseConnection,
 } from './connection';
@@ -67,15 +66,15 @@ export interface ChannelSubscriber {
 export class Channel {
   readonly key: string;
   readonly connection: SseConnection;
-  readonly #client: Client;
+  /** The client whose channel this is. */
+  readonly client: Client;
   readonly #subscribers = new Set<ChannelSubscriber>();
   readonly #onEmpty: (channel: Channel) => void;
   readonly #onError: (error: unknown) => void;
-  readonly #now: () => number;
   /** Events received since the channel was made. */
-  #received = 0;
-  /** The last RECENT_EVENTS events, oldest first. */
-  #recent: ReceivedServerEvent[] = [];
+  received = 0;
+  /** The last events received (at most RECENT_EVENTS), oldest first. */
+  recent: readonly ReceivedServerEvent[] = [];
 
   constructor(
     client: Client,
@@ -85,35 +84,29 @@ export class Channel {
     onEmpty: (channel: Channel) => void,
     onError: (error: unknown) => void = reportError,
   ) {
-    this.#client = client;
+    this.client = client;
     this.key = key;
     this.#onEmpty = onEmpty;
     this.#onError = onError;
-    const { clock } = options;
-    this.#now = () => clock.now();
     this.connection = new SseConnection(url, options, {
-      onEvent: (event) => this.#dispatch(event),
-      onOpen: (info) => this.#opened(info),
+      onEvent: (event) => {
+        this.received++;
+        // A new array per event (at most RECENT_EVENTS long): readers may hold the previous one.
+        const recent = this.recent.slice(this.recent.length < RECENT_EVENTS ? 0 : 1);
+        recent.push({ ...event, receivedAt: options.clock.now() });
+        this.recent = recent;
+        this.#dispatch(event);
+        tellWatchers(client);
+      },
+      // A reconnect without Last-Event-ID may have missed events.
+      onOpen: (info) => {
+        if (info.reconnect && !info.resumed) this.#apply(this.#resync(new Map()));
+      },
       onState: () => {
         for (const subscriber of this.#subscribers) subscriber.onState();
         tellWatchers(client);
       },
     });
-  }
-
-  /** Events received since the channel was made. */
-  get received(): number {
-    return this.#received;
-  }
-
-  /** The last events received (at most RECENT_EVENTS), oldest first. */
-  get recent(): readonly ReceivedServerEvent[] {
-    return this.#recent;
-  }
-
-  /** The client whose channel this is. */
-  get client(): Client {
-    return this.#client;
   }
 
   /** The components using the channel now. */
@@ -131,11 +124,11 @@ export class Channel {
     const entry: ChannelSubscriber = { ...subscriber };
     this.#subscribers.add(entry);
     this.connection.start();
-    tellWatchers(this.#client);
+    tellWatchers(this.client);
     return () => {
       if (!this.#subscribers.delete(entry)) return;
       if (this.#subscribers.size === 0) queueMicrotask(this.#closeIfUnused);
-      tellWatchers(this.#client);
+      tellWatchers(this.client);
     };
   }
 
@@ -146,11 +139,6 @@ export class Channel {
   };
 
   #dispatch(event: ServerEvent): void {
-    this.#received++;
-    // A new array per event (at most RECENT_EVENTS long): readers may hold the previous one.
-    const recent = this.#recent.length < RECENT_EVENTS ? [...this.#recent] : this.#recent.slice(1);
-    recent.push({ ...event, receivedAt: this.#now() });
-    this.#recent = recent;
     const targets: Targets = new Map();
     if (event.event === INVALIDATE_EVENT) this.#invalidation(event, targets);
     else if (event.event === RESET_EVENT) this.#resync(targets);
@@ -169,7 +157,6 @@ export class Channel {
         addTarget(targets, map[event.event]!);
     }
     this.#apply(targets);
-    tellWatchers(this.#client);
   }
 
   /** `keel:invalidate`: the server's target, unless this tab made the change (the echo). */
@@ -184,7 +171,7 @@ export class Channel {
       this.#onError(error);
       return;
     }
-    if (data!.source !== undefined && data!.source === sourceIdOf(this.#client)) return;
+    if (data!.source !== undefined && data!.source === sourceIdOf(this.client)) return;
     addTarget(targets, target as InvalidateTarget);
   }
 
@@ -193,27 +180,20 @@ export class Channel {
    * every `invalidate` target the components name, or, when none names any, invalidate every
    * query (what the server invalidated meanwhile is unknown).
    */
-  #resync(targets: Targets): void {
+  #resync(targets: Targets): Targets {
     for (const subscriber of this.#subscribers) {
       const map = invalidateMap(subscriber.handlers());
-      if (map !== undefined) for (const name in map) addTarget(targets, map[name]!);
+      for (const name in map) addTarget(targets, map[name]!);
     }
     if (targets.size === 0) addTarget(targets, EVERYTHING);
-  }
-
-  /** A reconnect without Last-Event-ID may have missed events. */
-  #opened(info: OpenInfo): void {
-    if (!info.reconnect || info.resumed) return;
-    const targets: Targets = new Map();
-    this.#resync(targets);
-    this.#apply(targets);
+    return targets;
   }
 
   /** Invalidates each target once; what one throws goes to onError, the others still apply. */
   #apply(targets: Targets): void {
     for (const target of targets.values()) {
       try {
-        this.#client.invalidate(target);
+        this.client.invalidate(target);
       } catch (err) {
         this.#onError(err);
       }

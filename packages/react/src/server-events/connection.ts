@@ -1,7 +1,7 @@
 import { type Clock, type FailedRequest, KeelError, type TimerHandle } from '@keel/core';
 import { guardFor } from '@keel/core/internals';
 import { noop } from '../internal/report';
-import { type SseMessage, sseParser } from './parse';
+import { sseParser } from './parse';
 
 /** `connecting` covers the first connect and every reconnect wait; `closed` is final or unused. */
 export type ConnectionStatus = 'connecting' | 'open' | 'closed';
@@ -142,13 +142,13 @@ export class SseConnection {
     const controller = this.#controller;
     this.#controller = undefined;
     controller?.abort();
-    this.#setState(STOPPED);
+    this.#setState('closed', null);
   }
 
   async #connect(): Promise<void> {
     const controller = new AbortController();
     this.#controller = controller;
-    this.#setState({ status: 'connecting', error: this.#state.error });
+    this.#setState('connecting', this.#state.error);
     const headers: Record<string, string> = {
       ...this.#options.headers,
       accept: 'text/event-stream',
@@ -180,11 +180,11 @@ export class SseConnection {
         await body?.cancel().catch(noop);
         throw new ServerEventsError({ method: 'GET', url: this.url }, { message, status });
       }
-      this.#setState({ status: 'open', error: null });
+      this.#setState('open', null);
       const reconnect = this.#opened;
       this.#opened = true;
       this.#handlers.onOpen({ reconnect, resumed });
-      await this.#read(body!, controller);
+      await this.#read(body!, controller.signal);
     } catch (err) {
       failure = err;
     }
@@ -193,17 +193,27 @@ export class SseConnection {
     this.#controller = undefined;
     if (!retry) {
       this.#running = false;
-      this.#setState({ status: 'closed', error: failure });
+      this.#setState('closed', failure);
       return;
     }
     this.#scheduleReconnect(failure);
   }
 
-  async #read(body: ReadableStream<Uint8Array>, controller: AbortController): Promise<void> {
+  async #read(body: ReadableStream<Uint8Array>, signal: AbortSignal): Promise<void> {
     const reader = body.getReader();
     const decoder = new TextDecoder();
     const feed = sseParser({
-      onEvent: (message) => this.#dispatch(message),
+      onEvent: (message) => {
+        if (this.#controller === undefined || !this.#running) return;
+        this.#failures = 0;
+        if (message.id !== undefined) this.lastEventId = message.id;
+        this.#handlers.onEvent({
+          event: message.event || 'message',
+          data: parseData(message.data),
+          raw: message.data,
+          id: message.id,
+        });
+      },
       onRetry: (ms) => {
         this.#serverRetry = ms;
       },
@@ -214,30 +224,18 @@ export class SseConnection {
     const abort = () => {
       reader.cancel().catch(noop);
     };
-    controller.signal.addEventListener('abort', abort, { once: true });
+    signal.addEventListener('abort', abort);
     try {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) return;
         feed(decoder.decode(value, { stream: true }));
-        if (controller.signal.aborted) return;
+        if (signal.aborted) return;
       }
     } finally {
-      controller.signal.removeEventListener('abort', abort);
+      signal.removeEventListener('abort', abort);
       reader.releaseLock();
     }
-  }
-
-  #dispatch(message: SseMessage): void {
-    if (this.#controller === undefined || !this.#running) return;
-    this.#failures = 0;
-    if (message.id !== undefined) this.lastEventId = message.id;
-    this.#handlers.onEvent({
-      event: message.event || 'message',
-      data: parseData(message.data),
-      raw: message.data,
-      id: message.id,
-    });
   }
 
   #scheduleReconnect(error: unknown): void {
@@ -246,17 +244,17 @@ export class SseConnection {
     let delay = Math.min(maxDelay, base * 2 ** Math.min(this.#failures, MAX_EXPONENT));
     if (jitter) delay = delay / 2 + (random() * delay) / 2;
     this.#failures++;
-    this.#setState({ status: 'connecting', error });
+    this.#setState('connecting', error);
     this.#timer = clock.setTimeout(() => {
       this.#timer = undefined;
       if (this.#running) void this.#connect();
     }, delay);
   }
 
-  #setState(next: ConnectionState): void {
+  #setState(status: ConnectionStatus, error: unknown): void {
     const prev = this.#state;
-    if (prev.status === next.status && prev.error === next.error) return;
-    this.#state = next;
+    if (prev.status === status && prev.error === error) return;
+    this.#state = { status, error };
     this.#handlers.onState();
   }
 }
