@@ -284,9 +284,7 @@ export class InfiniteObserver {
   #observe(page: Page): void {
     const observed = this.#observed!;
     if (observed.has(page.spec.key)) return;
-    const release = this.#store.observe(page.spec, this.#url!, page.options, this.#wake, {
-      fetch: true,
-    });
+    const release = this.#store.observe(page.spec, this.#url!, page.options, this.#wake, true);
     observed.set(page.spec.key, release);
   }
 

@@ -143,7 +143,6 @@ export class QueryObserver {
   #requestOptions: RequestOptions | undefined;
   #spec: RequestSpec | undefined;
   #resolveError: unknown;
-  #resolvedFrom: { url: string; options: unknown } | undefined;
   // Derived.
   #state: QueryState | undefined;
   #latest: View | undefined;
@@ -206,7 +205,6 @@ export class QueryObserver {
 
   /** Called at the start of each render with the hook's arguments. */
   setInputs(url: string | null, options: UseQueryOptions<any, any> | undefined): void {
-    this.#options = options;
     const interval = options?.refetchInterval;
     if (
       interval !== undefined &&
@@ -220,35 +218,25 @@ export class QueryObserver {
     if (options?.select !== undefined && typeof options.select !== 'function') {
       throw new TypeError(`keel: useQuery select must be a function, got ${typeof options.select}`);
     }
-    if (url === null) {
-      this.#url = null;
-      this.#spec = undefined;
-      this.#resolveError = undefined;
-      this.#resolvedFrom = undefined;
-      return;
-    }
     // Resolving is cheap but not free; skip it when neither the URL nor the options object changed.
-    if (this.#resolvedFrom?.url === url && this.#resolvedFrom.options === options) return;
+    if (url === this.#url && options === this.#options) return;
     this.#url = url;
+    this.#options = options;
+    this.#spec = this.#resolveError = undefined;
+    if (url === null) return;
     this.#requestOptions = requestOptionsOf(options);
-    this.#resolvedFrom = { url, options };
     try {
       this.#spec = this.#store.client.resolve('GET', url, this.#requestOptions);
-      this.#resolveError = undefined;
     } catch (err) {
       // An invalid URL or option is the query's error, not a crash of the render.
-      this.#spec = undefined;
       this.#resolveError = err;
     }
   }
 
   /** Called once per render: the latest view becomes the snapshot React renders. */
   beginRender(): View {
-    const state = this.#currentState();
-    this.#state = state;
-    this.#adopt(this.#compute(state));
-    this.#token = this.#latest;
-    return this.#latest!;
+    this.#token = undefined;
+    return this.getSnapshot();
   }
 
   /** For useSyncExternalStore (client and server). */
@@ -256,7 +244,9 @@ export class QueryObserver {
     const state = this.#currentState();
     if (state === this.#state && this.#token !== undefined) return this.#token;
     this.#state = state;
-    this.#adopt(this.#compute(state));
+    const next = this.#compute(state);
+    // The previous view object stays while nothing in it changed.
+    if (this.#latest === undefined || !sameFields(this.#latest, next)) this.#latest = next;
     if (this.#token === undefined || this.#tracking.changed(this.#token, this.#latest!)) {
       this.#token = this.#latest;
     }
@@ -269,10 +259,14 @@ export class QueryObserver {
     const spec = this.#spec;
     const release =
       spec !== undefined && this.active
-        ? this.#store.observe(spec, this.#url!, this.#requestOptions, onChange, {
-            fetch: true,
-            initialData: this.#initialData(spec.key),
-          })
+        ? this.#store.observe(
+            spec,
+            this.#url!,
+            this.#requestOptions,
+            onChange,
+            true,
+            this.#initialData(spec.key),
+          )
         : undefined;
     return () => {
       release?.();
@@ -293,9 +287,13 @@ export class QueryObserver {
     let entry = this.#store.peek(spec.key);
     if (entry === undefined && this.#onChange !== undefined && this.#manual === undefined) {
       // A disabled query fetched by hand: observe it (without an automatic read) so it renders.
-      this.#manual = this.#store.observe(spec, this.#url!, this.#requestOptions, this.#onChange, {
-        fetch: false,
-      });
+      this.#manual = this.#store.observe(
+        spec,
+        this.#url!,
+        this.#requestOptions,
+        this.#onChange,
+        false,
+      );
       entry = this.#store.peek(spec.key);
     }
     if (entry === undefined) {
@@ -409,12 +407,6 @@ export class QueryObserver {
     const output = replaceEqualDeep(memo?.output, fn(input));
     this.#select = { fn, input, output };
     return output;
-  }
-
-  /** Keeps the previous view object when nothing in it changed. */
-  #adopt(next: View): void {
-    const latest = this.#latest;
-    if (latest === undefined || !sameFields(latest, next)) this.#latest = next;
   }
 
   #initialData(key: string): unknown {

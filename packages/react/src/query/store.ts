@@ -23,14 +23,6 @@ import { cachedState, PENDING, type QueryState, syntheticResponse } from './stat
  */
 const SUSPENSE_GRACE_MS = 1000;
 
-/** What an observer asks for when it starts observing a key. */
-export interface ObserveMode {
-  /** Start a cache-first read now (false for disabled queries observed for a manual refetch). */
-  fetch: boolean;
-  /** Written into the cache (with the spec) when the key has no data yet. */
-  initialData?: unknown;
-}
-
 /**
  * The one adapter between @keel/core and React: per-key query state that lives outside React.
  *
@@ -74,22 +66,27 @@ export class QueryStore {
    * internal/batch.ts). Returns the release
    * function; the entry (interest, own request) goes away a microtask after its last observer,
    * so StrictMode's unmount-remount and a key handed from one component to another keep it.
+   * `fetch`: start a cache-first read now (false for a disabled query observed for a manual
+   * refetch). `initialData`: written into the cache (with the spec) when the key has no data yet.
    */
   observe(
     spec: RequestSpec,
     url: string,
     options: RequestOptions | undefined,
     listener: () => void,
-    mode: ObserveMode,
+    fetch: boolean,
+    initialData?: unknown,
   ): () => void {
     const entry = this.#ensure(spec, url, options);
-    if (mode.initialData !== undefined && entry.state.response === undefined) {
-      if (this.client.getCached(spec.key) === undefined) {
-        this.client.setCached(spec, syntheticResponse(mode.initialData));
-      }
+    if (
+      initialData !== undefined &&
+      entry.state.response === undefined &&
+      this.client.getCached(spec.key) === undefined
+    ) {
+      this.client.setCached(spec, syntheticResponse(initialData));
     }
     const release = entry.addObserver(listener);
-    if (mode.fetch) entry.fetch();
+    if (fetch) entry.fetch();
     return release;
   }
 
