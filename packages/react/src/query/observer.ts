@@ -333,7 +333,7 @@ export class QueryObserver {
     const view = this.#latest!;
     const spec = this.#spec;
     if (view.status === 'error' && view.data === undefined) {
-      if (spec !== undefined) this.#store.holdError(spec.key);
+      if (spec !== undefined) this.#store.peek(spec.key)?.hold();
       return { error: view.error };
     }
     if (spec === undefined || !this.active || view.status !== 'pending') return undefined;

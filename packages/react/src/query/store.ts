@@ -98,15 +98,6 @@ export class QueryStore {
   }
 
   /**
-   * For a suspending render that throws the error of `key` to a boundary: keeps the entry and its
-   * error (every render throws the same error, none reads again) until `releaseErrors`, or until
-   * SUSPENSE_GRACE_MS after the last throw.
-   */
-  holdError(key: string): void {
-    this.#entries.get(key)?.hold();
-  }
-
-  /**
    * Lets every key whose error a suspending render threw read again at its next render (an error
    * boundary was reset). Returns how many were held.
    */
@@ -151,19 +142,24 @@ export class QueryStore {
 
   /** One listener per lifecycle event for all entries, routed by key. */
   #attach(): void {
-    const { client } = this;
-    const entries = this.#entries;
-    const offs = [
-      client.on('request', (e) => entries.get(e.key)?.onFlightStart(e.tracker)),
-      client.on('dedup', (e) => entries.get(e.key)?.syncFetching()),
-      client.on('success', (e) => entries.get(e.key)?.onFlightSuccess(e.tracker, e.response)),
-      client.on('error', (e) => entries.get(e.key)?.onFlightError(e.tracker, e.error)),
-      client.on('cancel', (e) => entries.get(e.key)?.syncFetching()),
-    ];
+    const offs = FLIGHT_EVENTS.map((type) =>
+      this.client.on(type, (e: FlightEvent) => this.#entries.get(e.key)?.onFlight(type, e)),
+    );
     this.#detach = () => {
       for (const off of offs) off();
     };
   }
+}
+
+/** The lifecycle events of a key's flights that an entry follows. */
+const FLIGHT_EVENTS = ['request', 'dedup', 'success', 'error', 'cancel'] as const;
+
+/** The fields of those events an entry reads. */
+interface FlightEvent {
+  key: string;
+  tracker?: object;
+  response?: ApiResponse;
+  error?: unknown;
 }
 
 const stores = new WeakMap<Client, QueryStore>();
@@ -197,8 +193,8 @@ export class QueryEntry {
   readonly #spec: RequestSpec;
   readonly #url: string;
   readonly #options: RequestOptions | undefined;
+  /** One per observation: the entry is observed while there is any. */
   readonly #listeners = new Set<() => void>();
-  #observers = 0;
   /** This entry's own consumer of the key's flight; cancelled when the last observer leaves. */
   #request: CancellablePromise<ApiResponse> | undefined;
   readonly #unsubscribe: () => void;
@@ -207,7 +203,7 @@ export class QueryEntry {
   #flightSeq = 0;
   #settledSeq = 0;
   #released = false;
-  /** A suspending render threw this entry's error: keep it (see QueryStore.holdError). */
+  /** A suspending render threw this entry's error: keep it (see `hold`). */
   #held = false;
   #graceTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -231,7 +227,6 @@ export class QueryEntry {
     // A wrapper per observation: the same callback observing twice needs two releases.
     const entry = () => listener();
     this.#listeners.add(entry);
-    this.#observers++;
     if (this.#graceTimer !== undefined) {
       clearTimeout(this.#graceTimer);
       this.#graceTimer = undefined;
@@ -242,7 +237,7 @@ export class QueryEntry {
       active = false;
       this.#listeners.delete(entry);
       cancelNotify(entry);
-      if (--this.#observers === 0) queueMicrotask(this.#releaseIfUnobserved);
+      if (this.#listeners.size === 0) queueMicrotask(this.#releaseIfUnobserved);
     };
   }
 
@@ -268,7 +263,9 @@ export class QueryEntry {
     if (this.#released) return Promise.resolve();
     this.#client.prefetch(this.#spec);
     this.syncFetching();
-    return this.state.isFetching ? this.#whenIdle() : Promise.resolve();
+    return this.state.isFetching
+      ? new Promise((resolve) => this.#waiters.push(resolve))
+      : Promise.resolve();
   }
 
   /** Settles when this entry's own read (if any) has settled; never rejects. */
@@ -284,7 +281,11 @@ export class QueryEntry {
     });
   }
 
-  /** Keeps the error for the renders that throw it (see QueryStore.holdError). */
+  /**
+   * For a suspending render that throws this entry's error to a boundary: keeps the entry and its
+   * error (every render throws the same error, none reads again) until `releaseErrors`, or until
+   * SUSPENSE_GRACE_MS after the last throw.
+   */
   hold(): void {
     this.#held = true;
     this.#graceFor();
@@ -294,13 +295,13 @@ export class QueryEntry {
   releaseHold(): boolean {
     if (!this.#held) return false;
     this.#held = false;
-    if (this.#observers === 0) this.#releaseIfUnobserved();
+    if (this.#listeners.size === 0) this.#releaseIfUnobserved();
     return true;
   }
 
   /** (Re)starts the grace period of an entry nobody observes. */
   #graceFor(): void {
-    if (this.#observers > 0 || this.#released) return;
+    if (this.#listeners.size > 0 || this.#released) return;
     if (this.#graceTimer !== undefined) clearTimeout(this.#graceTimer);
     this.#graceTimer = setTimeout(this.#releaseIfUnobserved, SUSPENSE_GRACE_MS);
   }
@@ -308,7 +309,7 @@ export class QueryEntry {
   /** Forgets data and error (the cached value was removed by a rollback) and reads again. */
   reset(): void {
     this.#set(PENDING);
-    if (this.#observers > 0) this.fetch();
+    if (this.#listeners.size > 0) this.fetch();
   }
 
   // ── inputs: the CacheUpdate stream and the key's lifecycle events ─────────────────────────
@@ -322,21 +323,20 @@ export class QueryEntry {
     this.#applyResponse(update.response!);
   };
 
-  onFlightStart(tracker: object): void {
-    this.#seqOf.set(tracker, ++this.#flightSeq);
-    this.syncFetching();
-  }
-
-  onFlightSuccess(tracker: object, response: ApiResponse): void {
-    if (this.#settle(tracker) && this.#spec.cache === null) {
-      // Not cached, so no CacheUpdate carries it: the flight's outcome is the data.
-      this.#applyResponse(response);
+  /** A flight of this key started, was joined, settled or was cancelled. */
+  onFlight(type: (typeof FLIGHT_EVENTS)[number], event: FlightEvent): void {
+    if (type === 'request') {
+      this.#seqOf.set(event.tracker!, ++this.#flightSeq);
+    } else if (type === 'success' || type === 'error') {
+      // The outcome of a flight older than one that already settled is dropped.
+      const seq = this.#seqOf.get(event.tracker!) ?? 0;
+      if (seq >= this.#settledSeq) {
+        this.#settledSeq = seq;
+        if (type === 'error') this.#applyError(event.error);
+        // Not cached, so no CacheUpdate carries it: the flight's outcome is the data.
+        else if (this.#spec.cache === null) this.#applyResponse(event.response!);
+      }
     }
-    this.syncFetching();
-  }
-
-  onFlightError(tracker: object, error: unknown): void {
-    if (this.#settle(tracker)) this.#applyError(error);
     this.syncFetching();
   }
 
@@ -347,14 +347,6 @@ export class QueryEntry {
   }
 
   // ── internals ─────────────────────────────────────────────────────────────────────────────
-
-  /** Records that a flight settled; false when a newer flight settled first (drop the outcome). */
-  #settle(tracker: object): boolean {
-    const seq = this.#seqOf.get(tracker) ?? 0;
-    if (seq < this.#settledSeq) return false;
-    this.#settledSeq = seq;
-    return true;
-  }
 
   #onOwnOutcome(
     request: CancellablePromise<ApiResponse>,
@@ -401,10 +393,6 @@ export class QueryEntry {
     for (const listener of this.#listeners) notifyLater(listener);
   }
 
-  #whenIdle(): Promise<void> {
-    return new Promise((resolve) => this.#waiters.push(resolve));
-  }
-
   #wake(): void {
     const waiters = this.#waiters;
     if (waiters.length === 0) return;
@@ -415,7 +403,7 @@ export class QueryEntry {
   #releaseIfUnobserved = (): void => {
     if (this.#graceTimer !== undefined) clearTimeout(this.#graceTimer);
     this.#graceTimer = undefined;
-    if (this.#observers > 0 || this.#released) return;
+    if (this.#listeners.size > 0 || this.#released) return;
     this.#held = false;
     this.#released = true;
     const request = this.#request;
