@@ -1,14 +1,13 @@
 import type { RequestError } from '@keel/core';
-import { useCallback, useEffect, useState, useSyncExternalStore } from 'react';
+import { useCallback, useEffect, useSyncExternalStore } from 'react';
 import {
   type InfiniteData,
   InfiniteObserver,
   type InfiniteQueryResult,
   type UseInfiniteQueryOptions,
 } from './infinite/observer';
-import { useClient } from './provider';
+import { useObserver } from './internal/use-observer';
 import { QUERY_DEFAULTS } from './query/observer';
-import { storeFor } from './query/store';
 
 /**
  * A list read page by page (a cursor or a page number): `data.pages` holds the pages loaded so
@@ -38,10 +37,7 @@ export function useInfiniteQuery<
   url: string | null,
   options: UseInfiniteQueryOptions<TPage, TPageParam, TData>,
 ): InfiniteQueryResult<TData, TError> {
-  const store = storeFor(useClient());
-  const [holder] = useState(() => ({ observer: new InfiniteObserver(store) }));
-  if (holder.observer.store !== store) holder.observer = new InfiniteObserver(store);
-  const observer = holder.observer;
+  const observer = useObserver(InfiniteObserver);
   observer.setInputs(url, options);
   observer.beginRender();
   const key = observer.key;

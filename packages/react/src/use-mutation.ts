@@ -1,13 +1,12 @@
 import type { ApiResponse, HttpMethod, RequestError } from '@keel/core';
-import { useMemo, useState, useSyncExternalStore } from 'react';
+import { useMemo, useSyncExternalStore } from 'react';
+import { useObserver } from './internal/use-observer';
 import {
   type MutateCallbacks,
   MutationObserver,
   type MutationStatus,
   type UseMutationOptions,
 } from './mutation/observer';
-import { useClient } from './provider';
-import { storeFor } from './query/store';
 
 /** What `useMutation` returns. */
 export interface MutationResult<TData = unknown, TVars = void, TError = RequestError> {
@@ -62,12 +61,7 @@ export function useMutation<
   url: string | ((variables: TVars) => string),
   options?: UseMutationOptions<TData, TVars, TContext, TError>,
 ): MutationResult<TData, TVars, TError> {
-  const store = storeFor(useClient());
-  const [holder] = useState(() => ({
-    observer: new MutationObserver<TData, TVars, TContext, TError>(store),
-  }));
-  if (holder.observer.store !== store) holder.observer = new MutationObserver(store);
-  const observer = holder.observer;
+  const observer = useObserver(MutationObserver<TData, TVars, TContext, TError>);
   observer.setInputs(method, url, options);
   const state = useSyncExternalStore(
     observer.subscribe,

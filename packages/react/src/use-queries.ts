@@ -1,8 +1,8 @@
 import type { RequestError } from '@keel/core';
-import { useCallback, useEffect, useState, useSyncExternalStore } from 'react';
-import { useClient } from './provider';
+import { useCallback, useEffect, useSyncExternalStore } from 'react';
+import { useObserver } from './internal/use-observer';
 import { QUERY_DEFAULTS, QueryObserver, type QueryResult } from './query/observer';
-import { type QueryStore, storeFor } from './query/store';
+import type { QueryStore } from './query/store';
 import type { QueryDefinition } from './query-options';
 
 /** The results of `useQueries`, one per query, typed from each definition. */
@@ -28,10 +28,7 @@ export function useQueries<const T extends readonly QueryDefinition<any, any>[]>
   if (!Array.isArray(queries)) {
     throw new TypeError(`keel: useQueries \`queries\` must be an array, got ${typeof queries}`);
   }
-  const store = storeFor(useClient());
-  const [holder] = useState(() => ({ list: new QueriesObserver(store) }));
-  if (holder.list.store !== store) holder.list = new QueriesObserver(store);
-  const list = holder.list;
+  const list = useObserver(QueriesObserver);
   list.setInputs(queries);
   const id = list.id;
   // biome-ignore lint/correctness/useExhaustiveDependencies: `id` names the keys observed

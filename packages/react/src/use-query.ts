@@ -1,6 +1,6 @@
 import type { RequestError } from '@keel/core';
-import { useCallback, useEffect, useState, useSyncExternalStore } from 'react';
-import { useClient } from './provider';
+import { useCallback, useEffect, useSyncExternalStore } from 'react';
+import { useObserver } from './internal/use-observer';
 import {
   QUERY_DEFAULTS,
   QueryObserver,
@@ -9,7 +9,6 @@ import {
   type UseQueryOptions,
   type UseSuspenseQueryOptions,
 } from './query/observer';
-import { storeFor } from './query/store';
 import type { QueryDefinition } from './query-options';
 
 /**
@@ -89,11 +88,7 @@ function useObservedQuery(
   given: UseQueryOptions<unknown, unknown> | undefined,
   forceSuspense: boolean,
 ): QueryResult<unknown, unknown> {
-  const store = storeFor(useClient());
-  const [holder] = useState(() => ({ observer: new QueryObserver(store) }));
-  // A different client below the same component: start over with its store.
-  if (holder.observer.store !== store) holder.observer = new QueryObserver(store);
-  const observer = holder.observer;
+  const observer = useObserver(QueryObserver);
 
   observer.setQuery(query, given);
   observer.beginRender();
@@ -118,9 +113,7 @@ function useObservedQuery(
   }, [observer, key, active, focus, reconnect, interval]);
 
   if (forceSuspense || (options?.suspense ?? QUERY_DEFAULTS.suspense)) {
-    const suspension = observer.suspension();
-    if (suspension instanceof Promise) throw suspension;
-    if (suspension !== undefined) throw suspension.error;
+    observer.suspend();
   }
   return observer.result();
 }

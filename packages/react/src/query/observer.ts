@@ -324,21 +324,22 @@ export class QueryObserver {
   }
 
   /**
-   * With `suspense`: what to throw instead of rendering, if anything. An error with no data is
+   * With `suspense`: throws instead of rendering while there is no data. An error with no data is
    * thrown to the error boundary and held (every render throws it again, none reads again) until
-   * a boundary reset releases it; a key with nothing yet suspends on its read. On the server
-   * nothing is read: a NoServerDataError sends the boundary to the browser.
+   * a boundary reset releases it; a key with nothing yet suspends on its read (the promise is
+   * thrown). On the server nothing is read: a NoServerDataError sends the boundary to the browser.
    */
-  suspension(): Promise<void> | { error: unknown } | undefined {
+  suspend(): void {
     const view = this.#latest!;
     const spec = this.#spec;
     if (view.status === 'error' && view.data === undefined) {
       if (spec !== undefined) this.#store.peek(spec.key)?.hold();
-      return { error: view.error };
+      throw view.error;
     }
-    if (spec === undefined || !this.active || view.status !== 'pending') return undefined;
-    if (isServer) return { error: new NoServerDataError(spec.key) };
-    return this.#store.suspend(spec, this.#url!, this.#requestOptions);
+    if (spec === undefined || !this.active || view.status !== 'pending') return;
+    throw isServer
+      ? new NoServerDataError(spec.key)
+      : this.#store.suspend(spec, this.#url!, this.#requestOptions);
   }
 
   // ── view derivation ───────────────────────────────────────────────────────────────────────

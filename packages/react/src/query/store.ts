@@ -227,15 +227,10 @@ export class QueryEntry {
     // A wrapper per observation: the same callback observing twice needs two releases.
     const entry = () => listener();
     this.#listeners.add(entry);
-    if (this.#graceTimer !== undefined) {
-      clearTimeout(this.#graceTimer);
-      this.#graceTimer = undefined;
-    }
-    let active = true;
+    clearTimeout(this.#graceTimer);
+    this.#graceTimer = undefined;
     return () => {
-      if (!active) return;
-      active = false;
-      this.#listeners.delete(entry);
+      if (!this.#listeners.delete(entry)) return;
       cancelNotify(entry);
       if (this.#listeners.size === 0) queueMicrotask(this.#releaseIfUnobserved);
     };
@@ -302,7 +297,7 @@ export class QueryEntry {
   /** (Re)starts the grace period of an entry nobody observes. */
   #graceFor(): void {
     if (this.#listeners.size > 0 || this.#released) return;
-    if (this.#graceTimer !== undefined) clearTimeout(this.#graceTimer);
+    clearTimeout(this.#graceTimer);
     this.#graceTimer = setTimeout(this.#releaseIfUnobserved, SUSPENSE_GRACE_MS);
   }
 
@@ -401,7 +396,7 @@ export class QueryEntry {
   }
 
   #releaseIfUnobserved = (): void => {
-    if (this.#graceTimer !== undefined) clearTimeout(this.#graceTimer);
+    clearTimeout(this.#graceTimer);
     this.#graceTimer = undefined;
     if (this.#listeners.size > 0 || this.#released) return;
     this.#held = false;
