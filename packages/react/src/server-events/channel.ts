@@ -1,9 +1,15 @@
-import { type CacheMeta, type Client, type InvalidateTarget, systemClock } from '@keel/core';
+import {
+  type CacheMeta,
+  type Client,
+  type Clock,
+  type InvalidateTarget,
+  systemClock,
+} from '@keel/core';
 import { checkBoolean, checkInvalidateTarget, checkMs, rangeError } from '@keel/core/internals';
 import { reportError } from '../internal/report';
 import {
   type ConnectionOptions,
-  type ConnectionState,
+  type OpenInfo,
   type ServerEvent,
   SseConnection,
 } from './connection';
@@ -63,14 +69,14 @@ export interface ChannelSubscriber {
  * unmount-remount keeps it). Invalidation targets of one event are applied once however many
  * components name them.
  */
-export class Channel {
+export class Channel extends SseConnection {
   readonly key: string;
-  readonly connection: SseConnection;
   /** The client whose channel this is. */
   readonly client: Client;
   readonly #subscribers = new Set<ChannelSubscriber>();
   readonly #onEmpty: (channel: Channel) => void;
   readonly #onError: (error: unknown) => void;
+  readonly #clock: Clock;
   /** Events received since the channel was made. */
   received = 0;
   /** The last events received (at most RECENT_EVENTS), oldest first. */
@@ -84,29 +90,12 @@ export class Channel {
     onEmpty: (channel: Channel) => void,
     onError: (error: unknown) => void = reportError,
   ) {
+    super(url, options);
     this.client = client;
     this.key = key;
     this.#onEmpty = onEmpty;
     this.#onError = onError;
-    this.connection = new SseConnection(url, options, {
-      onEvent: (event) => {
-        this.received++;
-        // A new array per event (at most RECENT_EVENTS long): readers may hold the previous one.
-        const recent = this.recent.slice(this.recent.length < RECENT_EVENTS ? 0 : 1);
-        recent.push({ ...event, receivedAt: options.clock.now() });
-        this.recent = recent;
-        this.#dispatch(event);
-        tellWatchers(client);
-      },
-      // A reconnect without Last-Event-ID may have missed events.
-      onOpen: (info) => {
-        if (info.reconnect && !info.resumed) this.#apply(this.#resync(new Map()));
-      },
-      onState: () => {
-        for (const subscriber of this.#subscribers) subscriber.onState();
-        tellWatchers(client);
-      },
-    });
+    this.#clock = options.clock;
   }
 
   /** The components using the channel now. */
@@ -114,8 +103,24 @@ export class Channel {
     return this.#subscribers.size;
   }
 
-  get state(): ConnectionState {
-    return this.connection.state;
+  protected onEvent(event: ServerEvent): void {
+    this.received++;
+    // A new array per event (at most RECENT_EVENTS long): readers may hold the previous one.
+    const recent = this.recent.slice(this.recent.length < RECENT_EVENTS ? 0 : 1);
+    recent.push({ ...event, receivedAt: this.#clock.now() });
+    this.recent = recent;
+    this.#dispatch(event);
+    tellWatchers(this.client);
+  }
+
+  /** A reconnect without Last-Event-ID may have missed events. */
+  protected onOpen(info: OpenInfo): void {
+    if (info.reconnect && !info.resumed) this.#apply(this.#resync(new Map()));
+  }
+
+  protected onState(): void {
+    for (const subscriber of this.#subscribers) subscriber.onState();
+    tellWatchers(this.client);
   }
 
   /** Adds a user; the connection starts with the first. Returns the release function. */
@@ -123,7 +128,7 @@ export class Channel {
     // A copy per join: the same subscriber joining twice needs two releases.
     const entry: ChannelSubscriber = { ...subscriber };
     this.#subscribers.add(entry);
-    this.connection.start();
+    this.start();
     tellWatchers(this.client);
     return () => {
       if (!this.#subscribers.delete(entry)) return;
@@ -134,7 +139,7 @@ export class Channel {
 
   #closeIfUnused = (): void => {
     if (this.#subscribers.size > 0) return;
-    this.connection.stop();
+    this.stop();
     this.#onEmpty(this);
   };
 

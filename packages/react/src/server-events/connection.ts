@@ -77,13 +77,6 @@ export interface OpenInfo {
   resumed: boolean;
 }
 
-export interface ConnectionHandlers {
-  onEvent(event: ServerEvent): void;
-  onOpen(info: OpenInfo): void;
-  /** `state` changed. */
-  onState(): void;
-}
-
 /** Closed without an error: stopped, or never started. */
 export const STOPPED: ConnectionState = Object.freeze({ status: 'closed', error: null });
 /** Statuses worth reconnecting after, as EventSource would for a network error. */
@@ -100,15 +93,15 @@ const MAX_EXPONENT = 20;
  *   stop ─► closed: the request is aborted (the socket closes) and the timer is cleared.
  *
  * The delay doubles per consecutive failure from `initialDelay` (or the server's `retry:`) up to
- * `maxDelay`; any event or comment received resets it.
+ * `maxDelay`; any event or comment received resets it. What it receives goes to the methods a
+ * subclass implements (the channel: one class, no handler object in between).
  */
-export class SseConnection {
+export abstract class SseConnection {
   readonly url: string;
   /** The id of the last event that carried one; sent as `Last-Event-ID` on reconnect. */
   lastEventId: string | undefined;
   #state: ConnectionState = STOPPED;
   readonly #options: ConnectionOptions;
-  readonly #handlers: ConnectionHandlers;
   #controller: AbortController | undefined;
   #timer: TimerHandle | undefined;
   #failures = 0;
@@ -116,11 +109,17 @@ export class SseConnection {
   #opened = false;
   #running = false;
 
-  constructor(url: string, options: ConnectionOptions, handlers: ConnectionHandlers) {
+  constructor(url: string, options: ConnectionOptions) {
     this.url = url;
     this.#options = options;
-    this.#handlers = handlers;
   }
+
+  /** An event arrived. */
+  protected abstract onEvent(event: ServerEvent): void;
+  /** The stream opened. */
+  protected abstract onOpen(info: OpenInfo): void;
+  /** `state` changed. */
+  protected abstract onState(): void;
 
   get state(): ConnectionState {
     return this.#state;
@@ -183,7 +182,7 @@ export class SseConnection {
       this.#setState('open', null);
       const reconnect = this.#opened;
       this.#opened = true;
-      this.#handlers.onOpen({ reconnect, resumed });
+      this.onOpen({ reconnect, resumed });
       await this.#read(body!, controller.signal);
     } catch (err) {
       failure = err;
@@ -207,7 +206,7 @@ export class SseConnection {
         if (this.#controller === undefined || !this.#running) return;
         this.#failures = 0;
         if (message.id !== undefined) this.lastEventId = message.id;
-        this.#handlers.onEvent({
+        this.onEvent({
           event: message.event || 'message',
           data: parseData(message.data),
           raw: message.data,
@@ -255,7 +254,7 @@ export class SseConnection {
     const prev = this.#state;
     if (prev.status === status && prev.error === error) return;
     this.#state = { status, error };
-    this.#handlers.onState();
+    this.onState();
   }
 }
 

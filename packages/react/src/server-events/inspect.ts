@@ -35,14 +35,14 @@ export interface ServerEventsConnectionView {
 export function inspectServerEvents(client: Client): ServerEventsConnectionView[] {
   const out: ServerEventsConnectionView[] = [];
   for (const channel of channelsOf(client)) {
-    const { state } = channel.connection;
+    const { state } = channel;
     out.push({
-      url: channel.connection.url,
+      url: channel.url,
       key: channel.key,
       status: state.status,
       error: state.error,
       users: channel.users,
-      lastEventId: channel.connection.lastEventId,
+      lastEventId: channel.lastEventId,
       received: channel.received,
       recent: channel.recent,
     });
