@@ -1,8 +1,8 @@
 import {
   type CacheMeta,
   type Client,
-  type Clock,
   type InvalidateTarget,
+  type RequestSpec,
   systemClock,
 } from '@keel/core';
 import { checkBoolean, checkInvalidateTarget, checkMs, rangeError } from '@keel/core/internals';
@@ -74,28 +74,18 @@ export class Channel extends SseConnection {
   /** The client whose channel this is. */
   readonly client: Client;
   readonly #subscribers = new Set<ChannelSubscriber>();
-  readonly #onEmpty: (channel: Channel) => void;
   readonly #onError: (error: unknown) => void;
-  readonly #clock: Clock;
   /** Events received since the channel was made. */
   received = 0;
   /** The last events received (at most RECENT_EVENTS), oldest first. */
   recent: readonly ReceivedServerEvent[] = [];
 
-  constructor(
-    client: Client,
-    key: string,
-    url: string,
-    options: ConnectionOptions,
-    onEmpty: (channel: Channel) => void,
-    onError: (error: unknown) => void = reportError,
-  ) {
-    super(url, options);
+  /** Throws for bad options (before anything is made). */
+  constructor(client: Client, spec: RequestSpec, options: ServerEventsOptions | undefined) {
+    super(spec.url, resolveOptions(spec.headers, options));
     this.client = client;
-    this.key = key;
-    this.#onEmpty = onEmpty;
-    this.#onError = onError;
-    this.#clock = options.clock;
+    this.key = spec.key;
+    this.#onError = options?.onError ?? reportError;
   }
 
   /** The components using the channel now. */
@@ -107,7 +97,7 @@ export class Channel extends SseConnection {
     this.received++;
     // A new array per event (at most RECENT_EVENTS long): readers may hold the previous one.
     const recent = this.recent.slice(this.recent.length < RECENT_EVENTS ? 0 : 1);
-    recent.push({ ...event, receivedAt: this.#clock.now() });
+    recent.push({ ...event, receivedAt: this.options.clock.now() });
     this.recent = recent;
     this.#dispatch(event);
     tellWatchers(this.client);
@@ -140,7 +130,9 @@ export class Channel extends SseConnection {
   #closeIfUnused = (): void => {
     if (this.#subscribers.size > 0) return;
     this.stop();
-    this.#onEmpty(this);
+    const byKey = channels.get(this.client)!;
+    if (byKey.get(this.key) === this) byKey.delete(this.key);
+    tellWatchers(this.client);
   };
 
   #dispatch(event: ServerEvent): void {
@@ -318,19 +310,7 @@ export function channelFor(client: Client, url: string, options?: ServerEventsOp
   if (byKey === undefined) channels.set(client, (byKey = new Map()));
   let channel = byKey.get(spec.key);
   if (channel === undefined) {
-    const map = byKey;
-    channel = new Channel(
-      client,
-      spec.key,
-      spec.url,
-      resolveOptions(spec.headers, options),
-      (c) => {
-        if (map.get(c.key) === c) map.delete(c.key);
-        tellWatchers(client);
-      },
-      options?.onError,
-    );
-    byKey.set(spec.key, channel);
+    byKey.set(spec.key, (channel = new Channel(client, spec, options)));
     tellWatchers(client);
   }
   return channel;

@@ -101,7 +101,7 @@ export abstract class SseConnection {
   /** The id of the last event that carried one; sent as `Last-Event-ID` on reconnect. */
   lastEventId: string | undefined;
   #state: ConnectionState = STOPPED;
-  readonly #options: ConnectionOptions;
+  readonly options: ConnectionOptions;
   #controller: AbortController | undefined;
   #timer: TimerHandle | undefined;
   #failures = 0;
@@ -111,7 +111,7 @@ export abstract class SseConnection {
 
   constructor(url: string, options: ConnectionOptions) {
     this.url = url;
-    this.#options = options;
+    this.options = options;
   }
 
   /** An event arrived. */
@@ -135,7 +135,7 @@ export abstract class SseConnection {
     if (!this.#running) return;
     this.#running = false;
     if (this.#timer !== undefined) {
-      this.#options.clock.clearTimeout(this.#timer);
+      this.options.clock.clearTimeout(this.#timer);
       this.#timer = undefined;
     }
     const controller = this.#controller;
@@ -149,7 +149,7 @@ export abstract class SseConnection {
     this.#controller = controller;
     this.#setState('connecting', this.#state.error);
     const headers: Record<string, string> = {
-      ...this.#options.headers,
+      ...this.options.headers,
       accept: 'text/event-stream',
       'cache-control': 'no-cache',
     };
@@ -158,11 +158,11 @@ export abstract class SseConnection {
     let failure: unknown = null;
     let retry = true;
     try {
-      const fetchImpl = this.#options.fetch ?? globalThis.fetch;
+      const fetchImpl = this.options.fetch ?? globalThis.fetch;
       const response = await fetchImpl(this.url, {
         headers,
         signal: controller.signal,
-        credentials: this.#options.credentials,
+        credentials: this.options.credentials,
         cache: 'no-store',
       });
       const { status, body } = response;
@@ -238,7 +238,7 @@ export abstract class SseConnection {
   }
 
   #scheduleReconnect(error: unknown): void {
-    const { initialDelay, maxDelay, jitter, random, clock } = this.#options;
+    const { initialDelay, maxDelay, jitter, random, clock } = this.options;
     const base = this.#serverRetry ?? initialDelay;
     let delay = Math.min(maxDelay, base * 2 ** Math.min(this.#failures, MAX_EXPONENT));
     if (jitter) delay = delay / 2 + (random() * delay) / 2;
