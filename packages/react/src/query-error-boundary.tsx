@@ -1,3 +1,4 @@
+import type { Client } from '@keel/core';
 import { Component, type ContextType, type ReactNode, useCallback } from 'react';
 import { ClientContext, useClient } from './provider';
 import { storeFor } from './query/store';
@@ -14,9 +15,15 @@ import { storeFor } from './query/store';
  */
 export function useQueryErrorReset(): () => void {
   const client = useClient();
-  return useCallback(() => {
-    storeFor(client).releaseErrors();
-  }, [client]);
+  return useCallback(() => releaseErrors(client), [client]);
+}
+
+/**
+ * Lets every key of `client` whose error a suspending render threw read again at its next
+ * render (an error boundary was reset).
+ */
+function releaseErrors(client: Client): void {
+  for (const entry of storeFor(client).entries()) entry.releaseHold();
 }
 
 /** What `<QueryErrorBoundary fallback>` renders. */
@@ -88,7 +95,7 @@ export class QueryErrorBoundary extends Component<QueryErrorBoundaryProps, State
   };
 
   #release(): void {
-    if (this.context !== null) storeFor(this.context).releaseErrors();
+    if (this.context !== null) releaseErrors(this.context);
   }
 
   override render(): ReactNode {

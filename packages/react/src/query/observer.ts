@@ -113,15 +113,12 @@ export function keepPreviousData<T>(previousData: T | undefined): T | undefined 
   return previousData;
 }
 
+/** The options of useQuery that are not request options: the core never sees them. */
 const REACT_OPTIONS = new Set([
-  'enabled',
+  ...Object.keys(QUERY_DEFAULTS),
   'select',
   'initialData',
   'placeholderData',
-  'refetchInterval',
-  'refetchOnWindowFocus',
-  'refetchOnReconnect',
-  'suspense',
 ]);
 
 type View = QueryResult<unknown, unknown>;

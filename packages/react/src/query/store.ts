@@ -97,14 +97,9 @@ export class QueryStore {
     return entry.settled();
   }
 
-  /**
-   * Lets every key whose error a suspending render threw read again at its next render (an error
-   * boundary was reset). Returns how many were held.
-   */
-  releaseErrors(): number {
-    let released = 0;
-    for (const entry of [...this.#entries.values()]) if (entry.releaseHold()) released++;
-    return released;
+  /** The live entries now (a copy: releasing one while iterating is fine). */
+  entries(): QueryEntry[] {
+    return [...this.#entries.values()];
   }
 
   /**
@@ -287,11 +282,9 @@ export class QueryEntry {
   }
 
   /** Ends a hold; an entry nobody observes goes at once, so the next render reads again. */
-  releaseHold(): boolean {
-    if (!this.#held) return false;
+  releaseHold(): void {
+    if (this.#held && this.#listeners.size === 0) this.#releaseIfUnobserved();
     this.#held = false;
-    if (this.#listeners.size === 0) this.#releaseIfUnobserved();
-    return true;
   }
 
   /** (Re)starts the grace period of an entry nobody observes. */
