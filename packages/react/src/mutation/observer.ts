@@ -232,8 +232,11 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     } catch (err) {
       const error = (err instanceof Error ? err : new Error(String(err))) as TError;
       // Undo the optimistic writes newest first, so each key ends with what it held before.
+      // With nothing to put back, the key leaves the cache and its entry forgets it and reads again.
       for (let i = writes.length - 1; i >= 0; i--) {
-        this.#store.restore(writes[i]!.spec, writes[i]!.previous);
+        const { spec, previous } = writes[i]!;
+        client.setCached(spec, previous);
+        if (previous === undefined) this.#store.peek(spec.key)?.reset();
       }
       this.#setIf(call, { ...IDLE, status: 'error', error, variables });
       end();

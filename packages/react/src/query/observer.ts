@@ -336,7 +336,7 @@ export class QueryObserver {
     if (spec === undefined || !this.active || view.status !== 'pending') return;
     throw isServer
       ? new NoServerDataError(spec.key)
-      : this.#store.suspend(spec, this.#url!, this.#requestOptions);
+      : this.#store.entry(spec, this.#url!, this.#requestOptions).suspend();
   }
 
   // ── view derivation ───────────────────────────────────────────────────────────────────────

@@ -77,7 +77,7 @@ export class QueryStore {
     fetch: boolean,
     initialData?: unknown,
   ): () => void {
-    const entry = this.#ensure(spec, url, options);
+    const entry = this.entry(spec, url, options);
     if (
       initialData !== undefined &&
       entry.state.response === undefined &&
@@ -90,32 +90,13 @@ export class QueryStore {
     return release;
   }
 
-  /** For a suspending render: starts the read and returns a promise that settles with it. */
-  suspend(spec: RequestSpec, url: string, options: RequestOptions | undefined): Promise<void> {
-    const entry = this.#ensure(spec, url, options);
-    entry.fetch();
-    return entry.settled();
-  }
-
   /** The live entries now (a copy: releasing one while iterating is fine). */
   entries(): QueryEntry[] {
     return [...this.#entries.values()];
   }
 
-  /**
-   * Puts back what an optimistic write replaced. With nothing to put back, the key is removed
-   * from the cache and an observed entry forgets its data and reads again.
-   */
-  restore(spec: RequestSpec, previous: ApiResponse | undefined): void {
-    if (previous !== undefined) {
-      this.client.setCached(spec, previous);
-      return;
-    }
-    this.client.setCached(spec.key, undefined);
-    this.#entries.get(spec.key)?.reset();
-  }
-
-  #ensure(spec: RequestSpec, url: string, options: RequestOptions | undefined): QueryEntry {
+  /** The entry of `spec.key`, made when missing. */
+  entry(spec: RequestSpec, url: string, options: RequestOptions | undefined): QueryEntry {
     let entry = this.#entries.get(spec.key);
     if (entry === undefined) {
       if (this.#entries.size === 0) this.#attach();
@@ -264,8 +245,12 @@ export class QueryEntry {
     return request ? request.then(noop, noop) : Promise.resolve();
   }
 
-  /** `read()`, then the grace period of an entry a suspending render made (nobody observes it). */
-  settled(): Promise<void> {
+  /**
+   * For a suspending render: starts the read and returns a promise that settles with it, then
+   * the grace period of an entry a suspending render made (nobody observes it).
+   */
+  suspend(): Promise<void> {
+    this.fetch();
     return this.read().then(() => {
       if (this.#graceTimer === undefined) this.#graceFor();
     });
