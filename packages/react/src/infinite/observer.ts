@@ -284,7 +284,9 @@ export class InfiniteObserver {
   #observe(page: Page): void {
     const observed = this.#observed!;
     if (observed.has(page.spec.key)) return;
-    const release = this.#store.observe(page.spec, this.#url!, page.options, this.#wake, true);
+    const release = this.#store
+      .entry(page.spec, this.#url!, page.options)
+      .observe(this.#wake, true);
     observed.set(page.spec.key, release);
   }
 

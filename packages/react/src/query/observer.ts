@@ -6,8 +6,14 @@ import { isServer } from '../internal/server';
 import { sameFields, TrackedView } from '../internal/tracked-view';
 import type { QueryDefinition } from '../query-options';
 import { NoServerDataError } from './no-server-data-error';
-import { cachedState, PENDING, type QueryState, type QueryStatus } from './state';
-import type { QueryStore } from './store';
+import {
+  cachedState,
+  PENDING,
+  type QueryState,
+  type QueryStatus,
+  syntheticResponse,
+} from './state';
+import type { QueryEntry, QueryStore } from './store';
 
 /** What `useQuery` returns. Reading a field subscribes the component to changes of that field. */
 export interface QueryResult<TData = unknown, TError = RequestError> {
@@ -254,17 +260,21 @@ export class QueryObserver {
   subscribe(onChange: () => void): () => void {
     this.#onChange = onChange;
     const spec = this.#spec;
-    const release =
-      spec !== undefined && this.active
-        ? this.#store.observe(
-            spec,
-            this.#url!,
-            this.#requestOptions,
-            onChange,
-            true,
-            this.#initialData(spec.key),
-          )
-        : undefined;
+    let release: (() => void) | undefined;
+    if (spec !== undefined && this.active) {
+      const entry = this.#entry(spec);
+      const initial = this.#initialData(spec.key);
+      const { client } = this.#store;
+      // Written into the cache (with the spec) when the key has no data yet.
+      if (
+        initial !== undefined &&
+        entry.state.response === undefined &&
+        client.getCached(spec.key) === undefined
+      ) {
+        client.setCached(spec, syntheticResponse(initial));
+      }
+      release = entry.observe(onChange, true);
+    }
     return () => {
       release?.();
       this.#manual?.();
@@ -284,14 +294,8 @@ export class QueryObserver {
     let entry = this.#store.peek(spec.key);
     if (entry === undefined && this.#onChange !== undefined && this.#manual === undefined) {
       // A disabled query fetched by hand: observe it (without an automatic read) so it renders.
-      this.#manual = this.#store.observe(
-        spec,
-        this.#url!,
-        this.#requestOptions,
-        this.#onChange,
-        false,
-      );
-      entry = this.#store.peek(spec.key);
+      entry = this.#entry(spec);
+      this.#manual = entry.observe(this.#onChange, false);
     }
     if (entry === undefined) {
       this.#store.client.prefetch(spec);
@@ -334,9 +338,11 @@ export class QueryObserver {
       throw view.error;
     }
     if (spec === undefined || !this.active || view.status !== 'pending') return;
-    throw isServer
-      ? new NoServerDataError(spec.key)
-      : this.#store.entry(spec, this.#url!, this.#requestOptions).suspend();
+    throw isServer ? new NoServerDataError(spec.key) : this.#entry(spec).suspend();
+  }
+
+  #entry(spec: RequestSpec): QueryEntry {
+    return this.#store.entry(spec, this.#url!, this.#requestOptions);
   }
 
   // ── view derivation ───────────────────────────────────────────────────────────────────────

@@ -12,7 +12,7 @@ import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
 import { sameFields } from '../internal/tracked-view';
 import type { MutationRegistry } from '../mutation/registry';
-import { cachedState, PENDING, type QueryState, syntheticResponse } from './state';
+import { cachedState, PENDING, type QueryState } from './state';
 
 /**
  * How long an entry a suspending render created lives without an observer: once its read
@@ -59,35 +59,6 @@ export class QueryStore {
    */
   shown(key: string): ApiResponse | undefined {
     return this.client.getCached(key) ?? this.#entries.get(key)?.state.response;
-  }
-
-  /**
-   * Starts observing `spec.key`: `listener` runs after state changes (batched into one task, see
-   * internal/batch.ts). Returns the release
-   * function; the entry (interest, own request) goes away a microtask after its last observer,
-   * so StrictMode's unmount-remount and a key handed from one component to another keep it.
-   * `fetch`: start a cache-first read now (false for a disabled query observed for a manual
-   * refetch). `initialData`: written into the cache (with the spec) when the key has no data yet.
-   */
-  observe(
-    spec: RequestSpec,
-    url: string,
-    options: RequestOptions | undefined,
-    listener: () => void,
-    fetch: boolean,
-    initialData?: unknown,
-  ): () => void {
-    const entry = this.entry(spec, url, options);
-    if (
-      initialData !== undefined &&
-      entry.state.response === undefined &&
-      this.client.getCached(spec.key) === undefined
-    ) {
-      this.client.setCached(spec, syntheticResponse(initialData));
-    }
-    const release = entry.addObserver(listener);
-    if (fetch) entry.fetch();
-    return release;
   }
 
   /** The live entries now (a copy: releasing one while iterating is fine). */
@@ -199,12 +170,20 @@ export class QueryEntry {
     this.#unsubscribe = this.#client.subscribe(spec.key, this.#onCacheUpdate);
   }
 
-  addObserver(listener: () => void): () => void {
+  /**
+   * Starts observing the key: `listener` runs after state changes (batched into one task, see
+   * internal/batch.ts); with `fetch`, a cache-first read starts now (not for a disabled query
+   * observed for a manual refetch). Returns the release function; the entry (interest, own
+   * request) goes away a microtask after its last observer, so StrictMode's unmount-remount and
+   * a key handed from one component to another keep it.
+   */
+  observe(listener: () => void, fetch: boolean): () => void {
     // A wrapper per observation: the same callback observing twice needs two releases.
     const entry = () => listener();
     this.#listeners.add(entry);
     clearTimeout(this.#graceTimer);
     this.#graceTimer = undefined;
+    if (fetch) this.fetch();
     return () => {
       if (!this.#listeners.delete(entry)) return;
       cancelNotify(entry);
