@@ -77,33 +77,37 @@ export function useServerEvents(
 
   const headers = options?.headers;
   const headersId = headers ? JSON.stringify(headers) : '';
-  // The channel key (or the error of an invalid URL), computed once per URL and headers.
+  // The channel key, computed once per URL and headers; without one (no URL, or an invalid one:
+  // its error), the closed state the hook returns.
   // biome-ignore lint/correctness/useExhaustiveDependencies: headersId stands for headers
-  const { key, invalid } = useMemo(() => {
-    if (url === null) return { key: null, invalid: CLOSED };
+  const key = useMemo((): string | ConnectionState => {
+    if (url === null) return CLOSED;
     try {
-      return { key: channelKey(client, url, headers), invalid: CLOSED };
+      return channelKey(client, url, headers);
     } catch (error) {
-      return { key: null, invalid: { status: 'closed', error } as ConnectionState };
+      return { status: 'closed', error };
     }
   }, [client, url, headersId]);
 
   const subscribe = useCallback(
     (onChange: () => void) => {
-      if (url === null || key === null) return noop;
+      if (typeof key !== 'string') return noop;
       const subscriber: ChannelSubscriber = {
         handlers: () => handlersRef.current,
         onState: onChange,
       };
-      return channelFor(client, url, optionsRef.current).join(subscriber);
+      return channelFor(client, url!, optionsRef.current).join(subscriber);
     },
     // The key covers the URL and headers; other option changes apply to the next connection.
     [client, url, key],
   );
-  const getSnapshot = useCallback(() => {
-    if (key === null) return invalid;
-    return peekChannel(client, key)?.state ?? CONNECTING;
-  }, [client, key, invalid]);
-  const getServerSnapshot = useCallback(() => (key === null ? CLOSED : CONNECTING), [key]);
+  const getSnapshot = useCallback(
+    () => (typeof key === 'string' ? (peekChannel(client, key)?.state ?? CONNECTING) : key),
+    [client, key],
+  );
+  const getServerSnapshot = useCallback(
+    () => (typeof key === 'string' ? CONNECTING : CLOSED),
+    [key],
+  );
   return useSyncExternalStore(subscribe, getSnapshot, getServerSnapshot);
 }

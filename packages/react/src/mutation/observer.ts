@@ -265,6 +265,9 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
   #helpers(writes: { spec: RequestSpec; previous: ApiResponse | undefined }[]): OptimisticHelpers {
     const store = this.#store;
     const client = store.client;
+    // What a key shows: the cached response, or while an invalidation refetch runs (the key left
+    // the cache), the one its components still show.
+    const shown = (key: string) => client.getCached(key) ?? store.peek(key)?.state.response;
     const specOf = (query: string | QueryDefinition<any, any>, options?: RequestOptions) =>
       typeof query === 'string'
         ? client.resolve('GET', query, options)
@@ -273,7 +276,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       client,
       cancelReads: (target) => client.cancelReads(target),
       getQueryData: (query: string | QueryDefinition<any, any>, options?: RequestOptions) =>
-        store.shown(specOf(query, options).key)?.data,
+        shown(specOf(query, options).key)?.data,
       setQueryData: (
         query: string | QueryDefinition<any, any>,
         updater: unknown,
@@ -281,7 +284,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       ) => {
         const spec = specOf(query, options);
         // What the key shows: the cache, or (while an invalidation refetch runs) the data on screen.
-        const current = store.shown(spec.key);
+        const current = shown(spec.key);
         // Only the first write of a key records what to restore.
         if (!writes.some((w) => w.spec.key === spec.key)) writes.push({ spec, previous: current });
         const next =

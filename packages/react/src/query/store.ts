@@ -53,14 +53,6 @@ export class QueryStore {
     return this.#entries.get(key);
   }
 
-  /**
-   * The response a key shows: the cached one, or while an invalidation refetch runs (the entry
-   * was removed from the cache), the one its components still show.
-   */
-  shown(key: string): ApiResponse | undefined {
-    return this.client.getCached(key) ?? this.#entries.get(key)?.state.response;
-  }
-
   /** The live entries now (a copy: releasing one while iterating is fine). */
   entries(): QueryEntry[] {
     return [...this.#entries.values()];

@@ -153,7 +153,8 @@ export abstract class SseConnection {
       accept: 'text/event-stream',
       'cache-control': 'no-cache',
     };
-    const resumed = this.lastEventId !== undefined && this.lastEventId !== '';
+    // An empty id (the server's reset) is not sent.
+    const resumed = !!this.lastEventId;
     if (resumed) headers['last-event-id'] = this.lastEventId!;
     let failure: unknown = null;
     let retry = true;
