@@ -6,7 +6,7 @@ import type {
   RequestSpec,
 } from '@keel/core';
 import { coreOptions } from '../internal/core-options';
-import { onReconnect, onWindowFocus } from '../internal/environment';
+import { onSignal } from '../internal/environment';
 import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
 import { sameFields, TrackedView } from '../internal/tracked-view';
@@ -262,8 +262,8 @@ export class InfiniteObserver {
       for (const page of this.#pages) this.#store.peek(page.spec.key)?.fetch();
     };
     const offs = [
-      focus ? onWindowFocus(revalidate) : noop,
-      reconnect ? onReconnect(revalidate) : noop,
+      focus ? onSignal('focus', revalidate) : noop,
+      reconnect ? onSignal('online', revalidate) : noop,
     ];
     return () => {
       for (const off of offs) off();

@@ -5,7 +5,8 @@ import { noop } from './report';
  * while anyone listens, none otherwise. Only called from effects, never during render, so server
  * rendering never reaches `window`.
  */
-type Signal = 'focus' | 'online';
+/** `focus`: the page became visible or the window gained focus; `online`: back online. */
+export type Signal = 'focus' | 'online';
 
 const listeners: Record<Signal, Set<() => void>> = { focus: new Set(), online: new Set() };
 /** The window events listened to; each is a signal (visibilitychange only when it shows the page). */
@@ -18,7 +19,8 @@ function onEvent(event: Event): void {
   for (const listener of listeners[signal]) listener();
 }
 
-function listen(signal: Signal, listener: () => void): () => void {
+/** Runs `listener` on each `signal` until the returned function is called. */
+export function onSignal(signal: Signal, listener: () => void): () => void {
   const win = globalThis.window;
   if (win === undefined || typeof win.addEventListener !== 'function') return noop;
   const entry = () => listener();
@@ -34,16 +36,6 @@ function listen(signal: Signal, listener: () => void): () => void {
       target = undefined;
     }
   };
-}
-
-/** Runs `listener` when the page becomes visible or the window gains focus. */
-export function onWindowFocus(listener: () => void): () => void {
-  return listen('focus', listener);
-}
-
-/** Runs `listener` when the browser goes back online. */
-export function onReconnect(listener: () => void): () => void {
-  return listen('online', listener);
 }
 
 /** True while the page is in a background tab (interval refetches pause then). */

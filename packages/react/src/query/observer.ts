@@ -1,6 +1,6 @@
 import type { ApiResponse, RequestError, RequestOptions, RequestSpec } from '@keel/core';
 import { coreOptions } from '../internal/core-options';
-import { isDocumentHidden, onReconnect, onWindowFocus } from '../internal/environment';
+import { isDocumentHidden, onSignal } from '../internal/environment';
 import { replaceEqualDeep } from '../internal/equal';
 import { isServer } from '../internal/server';
 import { sameFields, TrackedView } from '../internal/tracked-view';
@@ -288,20 +288,17 @@ export class QueryObserver {
     return this.#tracking.wrap(this.#latest!) as QueryResult<any, any>;
   }
 
-  refetch = (): Promise<QueryResult<any, any>> => {
+  refetch = async (): Promise<QueryResult<any, any>> => {
     const spec = this.#spec;
-    if (spec === undefined) return Promise.resolve(this.#settledResult());
-    let entry = this.#store.peek(spec.key);
-    if (entry === undefined && this.#onChange !== undefined && this.#manual === undefined) {
+    let entry = spec && this.#store.peek(spec.key);
+    if (spec && !entry && this.#onChange && !this.#manual) {
       // A disabled query fetched by hand: observe it (without an automatic read) so it renders.
       entry = this.#entry(spec);
       this.#manual = entry.observe(this.#onChange, false);
     }
-    if (entry === undefined) {
-      this.#store.client.prefetch(spec);
-      return Promise.resolve(this.#settledResult());
-    }
-    return entry.refetch().then(() => this.#settledResult());
+    if (entry) await entry.refetch();
+    else if (spec) this.#store.client.prefetch(spec);
+    return this.#settledResult();
   };
 
   /** Focus, reconnect and interval refetching while mounted; returns the cleanup. */
@@ -311,9 +308,10 @@ export class QueryObserver {
       const key = this.#spec?.key;
       if (key !== undefined) this.#store.peek(key)?.fetch();
     };
-    if (focus) offs.push(onWindowFocus(revalidate));
-    if (reconnect) offs.push(onReconnect(revalidate));
-    if (interval !== false && interval > 0) {
+    if (focus) offs.push(onSignal('focus', revalidate));
+    if (reconnect) offs.push(onSignal('online', revalidate));
+    // A positive number of ms or false (setInputs refused anything else).
+    if (interval) {
       const timer = setInterval(() => {
         if (!isDocumentHidden()) void this.refetch();
       }, interval);
