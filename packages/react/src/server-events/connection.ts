@@ -196,7 +196,17 @@ export abstract class SseConnection {
       this.#setState('closed', failure);
       return;
     }
-    this.#scheduleReconnect(failure);
+    // Reconnect after the backoff delay.
+    const { initialDelay, maxDelay, jitter, random, clock } = this.options;
+    const base = this.#serverRetry ?? initialDelay;
+    let delay = Math.min(maxDelay, base * 2 ** Math.min(this.#failures, MAX_EXPONENT));
+    if (jitter) delay = delay / 2 + (random() * delay) / 2;
+    this.#failures++;
+    this.#setState('connecting', failure);
+    this.#timer = clock.setTimeout(() => {
+      this.#timer = undefined;
+      if (this.#running) void this.#connect();
+    }, delay);
   }
 
   async #read(body: ReadableStream<Uint8Array>, signal: AbortSignal): Promise<void> {
@@ -236,19 +246,6 @@ export abstract class SseConnection {
       signal.removeEventListener('abort', abort);
       reader.releaseLock();
     }
-  }
-
-  #scheduleReconnect(error: unknown): void {
-    const { initialDelay, maxDelay, jitter, random, clock } = this.options;
-    const base = this.#serverRetry ?? initialDelay;
-    let delay = Math.min(maxDelay, base * 2 ** Math.min(this.#failures, MAX_EXPONENT));
-    if (jitter) delay = delay / 2 + (random() * delay) / 2;
-    this.#failures++;
-    this.#setState('connecting', error);
-    this.#timer = clock.setTimeout(() => {
-      this.#timer = undefined;
-      if (this.#running) void this.#connect();
-    }, delay);
   }
 
   #setState(status: ConnectionStatus, error: unknown): void {
