@@ -93,7 +93,7 @@ export function attemptOnce(
       return;
     }
     started
-      .then((res) => readResponse(res, spec.method, spec.url, clock, spec))
+      .then((res) => readResponse(res, spec, clock))
       .then(
         (response) => {
           if (done) return;
