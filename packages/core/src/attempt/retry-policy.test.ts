@@ -248,6 +248,17 @@ describe('decideRetry', () => {
     }
   });
 
+  test('an HttpError without a status is judged like a failure without a response', () => {
+    expect(decideRetry({ error: errorOf.http(), options, attempts: 1 })).toEqual({
+      retry: true,
+      delay: 100,
+      reason: 'backoff',
+    });
+    expect(
+      decideRetry({ error: errorOf.http(), options, attempts: 1, method: 'POST' }).reason,
+    ).toBe('not-idempotent');
+  });
+
   test('baseDelayFactor scales the base delay, capped by maxBaseDelay', () => {
     expect(decideRetry({ error: http(503), options, attempts: 1, baseDelayFactor: 4 }).delay).toBe(
       400,
