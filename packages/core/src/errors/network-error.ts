@@ -23,13 +23,13 @@ export interface NetworkErrorInit {
  */
 export class NetworkError extends KeelRequestError {
   override name = 'NetworkError' as const;
-  readonly code: string;
+  declare readonly code: string;
 
   constructor(request: FailedRequest, init: NetworkErrorInit) {
-    const code = init.code ?? errorCodeOf(init.cause) ?? 'ERR_NETWORK';
-    const detail = causeMessage(init.cause);
-    super(request, `Network error ${code}`, init.cause, detail ? `: ${detail}` : '');
-    this.code = code;
+    const { cause } = init;
+    const code = init.code ?? errorCodeOf(cause) ?? 'ERR_NETWORK';
+    const detail = causeMessage(cause);
+    super(request, `Network error ${code}`, { code }, cause, detail && `: ${detail}`);
   }
 }
 
