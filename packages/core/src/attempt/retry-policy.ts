@@ -1,6 +1,6 @@
 import { isAbortError } from '../errors/cancelled-error';
 import { isCircuitOpenError } from '../errors/circuit-open-error';
-import { errorCodeOf, isNotSentCode, isPermanentCode } from '../errors/error-code';
+import { CodeKind, codeIs, errorCodeOf } from '../errors/error-code';
 import { type HttpError, isHttpError } from '../errors/http-error';
 import { isParseError } from '../errors/parse-error';
 import { isResponseTooLargeError } from '../errors/response-too-large-error';
@@ -158,7 +158,7 @@ export function decideRetry({
     isParseError(error) ||
     isCircuitOpenError(error) ||
     isResponseTooLargeError(error) ||
-    isPermanentCode(code) ||
+    codeIs(code, CodeKind.Permanent) ||
     !(options.retryOn
       ? options.retryOn(status, error)
       : status === undefined || isRetriableStatus(status))
@@ -182,7 +182,7 @@ export function decideRetry({
     !(
       status === 429 ||
       (status === 503 && after >= 0) ||
-      (status === undefined && isNotSentCode(code))
+      (status === undefined && codeIs(code, CodeKind.NotSent))
     )
   ) {
     return stop('not-idempotent');
