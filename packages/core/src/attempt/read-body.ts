@@ -59,7 +59,8 @@ export async function readResponse<T>(
     const limit = read.maxResponseBytes;
     let src = res;
     if (limit !== undefined) {
-      const received = Number(headers.get('content-length') ?? Number.NaN);
+      // No header is 0, never over a limit (>= 0).
+      const received = Number(headers.get('content-length'));
       if (received > limit) {
         void res.body?.cancel().catch(noop);
         throw new ResponseTooLargeError(read, { limit, received, status });
