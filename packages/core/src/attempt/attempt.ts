@@ -88,9 +88,8 @@ export function attemptOnce(
       if (spec.fetchInit !== undefined) Object.assign(init, spec.fetchInit);
       started = fetchImpl(spec.url, init);
     } catch (err) {
-      finish();
-      reject(attemptError(err, spec));
-      return;
+      // A fetch that throws at once fails like one that rejects.
+      started = Promise.reject(err);
     }
     started
       .then((res) => readResponse(res, spec, clock))
