@@ -30,7 +30,7 @@ export interface BodyRead extends FailedRequest {
  * PDFs, ...): a binary body is never decoded as text, which would replace bytes with U+FFFD.
  */
 export function bodyTypeOf(contentType: string | null): ResponseBodyType {
-  if (contentType === null || contentType === '') return 'text';
+  if (!contentType) return 'text';
   if (JSON_TYPE.test(contentType)) return 'json';
   return TEXT_TYPE.test(contentType) ? 'text' : 'arrayBuffer';
 }
