@@ -196,12 +196,11 @@ export function decideRetry({
   let baseDelay = options.baseDelay * baseDelayFactor;
   if (maxBaseDelay !== undefined) baseDelay = Math.min(baseDelay, maxBaseDelay);
   const delay = computeDelay({
+    ...options,
     attempts,
     baseDelay,
     // Only an adaptive scale-up may lift the cap; a caller's own maxDelay always caps its baseDelay.
     maxDelay: baseDelayFactor > 1 ? Math.max(options.maxDelay, baseDelay) : options.maxDelay,
-    backoff: options.backoff,
-    jitter: options.jitter,
     random,
   });
   return { retry: true, delay, reason: 'backoff' };
