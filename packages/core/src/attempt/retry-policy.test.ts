@@ -49,6 +49,10 @@ describe('resolveRetryOptions', () => {
     );
     expect(() => resolveRetryOptions({ methods: ['FETCH' as never] })).toThrow(RangeError);
     expect(() => resolveRetryOptions({ methods: ['FETCH' as never] })).toThrow(/"FETCH"/);
+    // biome-ignore lint/suspicious/noSparseArray: a hole in the list is a missing method
+    expect(() => resolveRetryOptions({ methods: [, 'GET'] as never })).toThrow(
+      /`retry.methods\[0\]` must be an HTTP method, got undefined/,
+    );
   });
 
   test('methods are normalized to upper case and frozen', () => {

@@ -104,7 +104,8 @@ function resolveMethods(methods: unknown): readonly HttpMethod[] {
   const expected = `an array of HTTP methods (${[...HTTP_METHODS].join(', ')})`;
   if (!Array.isArray(methods)) throw typeError('retry.methods', expected, methods);
   return Object.freeze(
-    methods.map((m: unknown, i) => {
+    // Array.from, not map: a hole is a bad method too.
+    Array.from(methods, (m: unknown, i) => {
       if (typeof m !== 'string') throw typeError(`retry.methods[${i}]`, 'an HTTP method', m);
       const upper = m.toUpperCase();
       if (!HTTP_METHODS.has(upper)) throw rangeError(`retry.methods[${i}]`, expected, m);
