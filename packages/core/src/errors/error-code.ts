@@ -17,7 +17,7 @@ export function errorCodeOf(error: unknown): string | undefined {
     const errors = (e as { errors?: unknown }).errors;
     if (Array.isArray(errors)) {
       for (const inner of errors) {
-        const c = typeof inner === 'object' && inner !== null ? ownCode(inner) : undefined;
+        const c = ownCode(inner);
         if (c !== undefined) return c;
       }
     }
@@ -26,8 +26,9 @@ export function errorCodeOf(error: unknown): string | undefined {
   return undefined;
 }
 
-function ownCode(e: object): string | undefined {
-  const code = (e as { code?: unknown }).code;
+/** `e.code` when it is a non-empty string (`e` may be anything). */
+function ownCode(e: unknown): string | undefined {
+  const code = (e as { code?: unknown } | null | undefined)?.code;
   return typeof code === 'string' && code !== '' ? code : undefined;
 }
 
