@@ -11,7 +11,7 @@
 export function errorCodeOf(error: unknown): string | undefined {
   let e: unknown = error;
   // Walks error -> cause -> cause ... (bounded: a cause cycle must not hang).
-  for (let depth = 0; depth < 4 && typeof e === 'object' && e !== null; depth++) {
+  for (let depth = 0; depth < 4 && e; depth++) {
     const code = ownCode(e) ?? MESSAGE_CODES.get((e as { message?: unknown }).message);
     if (code !== undefined) return code;
     const errors = (e as { errors?: unknown }).errors;

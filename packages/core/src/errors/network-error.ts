@@ -40,7 +40,7 @@ export const isNetworkError = guardFor(NetworkError, 'core', 'NetworkError');
 function causeMessage(cause: unknown): string {
   let e: unknown = cause;
   let message = '';
-  for (let depth = 0; depth < 3 && typeof e === 'object' && e !== null; depth++) {
+  for (let depth = 0; depth < 3 && e; depth++) {
     const m = (e as { message?: unknown }).message;
     if (typeof m === 'string' && m !== '') message = m;
     e = (e as { cause?: unknown }).cause;
