@@ -96,7 +96,7 @@ export class Channel extends SseConnection {
   protected onEvent(event: ServerEvent): void {
     this.received++;
     // A new array per event (at most RECENT_EVENTS long): readers may hold the previous one.
-    const recent = this.recent.slice(this.recent.length < RECENT_EVENTS ? 0 : 1);
+    const recent = this.recent.slice(1 - RECENT_EVENTS);
     recent.push({ ...event, receivedAt: this.options.clock.now() });
     this.recent = recent;
     this.#dispatch(event);
@@ -158,8 +158,9 @@ export class Channel extends SseConnection {
 
   /** `keel:invalidate`: the server's target, unless this tab made the change (the echo). */
   #invalidation(event: ServerEvent, targets: Targets): void {
-    const data = event.data as { target?: unknown; source?: unknown } | null;
-    const target = typeof data === 'object' && data !== null ? data.target : undefined;
+    // A primitive has no `target`: the check below refuses it.
+    const data = event.data as { target?: unknown; source?: unknown } | null | undefined;
+    const target = data?.target;
     try {
       // The one check of an invalidation target (core); JSON cannot carry a predicate.
       checkInvalidateTarget(target, 'keel:invalidate data.target');
@@ -168,7 +169,7 @@ export class Channel extends SseConnection {
       this.#onError(error);
       return;
     }
-    if (data!.source !== undefined && data!.source === sourceIdOf(this.client)) return;
+    if (data!.source === sourceIdOf(this.client)) return;
     addTarget(targets, target as InvalidateTarget);
   }
 
