@@ -128,7 +128,6 @@ export class QueryEntry {
   readonly key: string;
   state: QueryState;
   readonly #store: QueryStore;
-  readonly #client: Client;
   readonly #spec: RequestSpec;
   readonly #url: string;
   readonly #options: RequestOptions | undefined;
@@ -154,12 +153,11 @@ export class QueryEntry {
   ) {
     this.key = spec.key;
     this.#store = store;
-    this.#client = store.client;
     this.#spec = spec;
     this.#url = url;
     this.#options = options;
-    this.state = cachedState(this.#client, spec.key);
-    this.#unsubscribe = this.#client.subscribe(spec.key, this.#onCacheUpdate);
+    this.state = cachedState(this.#store.client, spec.key);
+    this.#unsubscribe = this.#store.client.subscribe(spec.key, this.#onCacheUpdate);
   }
 
   /**
@@ -189,7 +187,7 @@ export class QueryEntry {
    */
   fetch(): void {
     if (this.#request !== undefined || this.#released) return;
-    const request = this.#client.request(this.#spec.method, this.#url, this.#options);
+    const request = this.#store.client.request(this.#spec.method, this.#url, this.#options);
     this.#request = request;
     // Read after the call: a flight it started has already been numbered by its `request` event.
     const seq = this.#flightSeq;
@@ -203,7 +201,7 @@ export class QueryEntry {
   /** A network read even over a fresh cache entry (joins one in flight); resolves when settled. */
   refetch(): Promise<void> {
     if (this.#released) return Promise.resolve();
-    this.#client.prefetch(this.#spec);
+    this.#store.client.prefetch(this.#spec);
     this.syncFetching();
     return this.state.isFetching
       ? new Promise((resolve) => this.#waiters.push(resolve))
@@ -331,7 +329,7 @@ export class QueryEntry {
 
   /** Applies `change`, with `isFetching` as the core says now; wakes the observers if it changed. */
   #set(change: Partial<QueryState>): void {
-    const next = { ...this.state, ...change, isFetching: this.#client.isFetching(this.key) };
+    const next = { ...this.state, ...change, isFetching: this.#store.client.isFetching(this.key) };
     if (sameFields(this.state, next)) return;
     this.state = next;
     for (const listener of this.#listeners) notifyLater(listener);
