@@ -298,7 +298,9 @@ export class QueryObserver {
     }
     if (entry) await entry.refetch();
     else if (spec) this.#store.client.prefetch(spec);
-    return this.#settledResult();
+    // The current result outside render: a plain object, not tracked.
+    this.getSnapshot();
+    return { ...this.#latest! } as QueryResult<any, any>;
   };
 
   /** Focus, reconnect and interval refetching while mounted; returns the cleanup. */
@@ -385,7 +387,17 @@ export class QueryObserver {
       }
     }
     let data = raw;
-    if (options?.select !== undefined && (hasData || isPlaceholderData)) data = this.#selected(raw);
+    if (options?.select !== undefined && (hasData || isPlaceholderData)) {
+      // `select` runs again only for new input or a new function, and its output is shared.
+      const fn = options.select;
+      const memo = this.#select;
+      if (memo?.fn === fn && memo.input === raw) {
+        data = memo.output;
+      } else {
+        data = replaceEqualDeep(memo?.output, fn(raw));
+        this.#select = { fn, input: raw, output: data };
+      }
+    }
     return {
       data,
       error: state.error,
@@ -401,28 +413,12 @@ export class QueryObserver {
     };
   }
 
-  /** `select` runs again only for new input or a new function, and its output is shared. */
-  #selected(input: unknown): unknown {
-    const fn = this.#options!.select!;
-    const memo = this.#select;
-    if (memo !== undefined && memo.fn === fn && memo.input === input) return memo.output;
-    const output = replaceEqualDeep(memo?.output, fn(input));
-    this.#select = { fn, input, output };
-    return output;
-  }
-
   #initialData(key: string): unknown {
     const initial = this.#options?.initialData;
     if (typeof initial !== 'function') return initial;
     // A function runs once per key, not on every render.
     if (this.#initial?.key !== key) this.#initial = { key, value: initial() };
     return this.#initial.value;
-  }
-
-  /** The current result outside render (for refetch's promise): a plain object, not tracked. */
-  #settledResult(): QueryResult<any, any> {
-    this.getSnapshot();
-    return { ...this.#latest! } as QueryResult<any, any>;
   }
 }
 
