@@ -99,7 +99,24 @@ export class Channel extends SseConnection {
     const recent = this.recent.slice(1 - RECENT_EVENTS);
     recent.push({ ...event, receivedAt: this.options.clock.now() });
     this.recent = recent;
-    this.#dispatch(event);
+    const targets: Targets = new Map();
+    if (event.event === INVALIDATE_EVENT) this.#invalidation(event, targets);
+    else if (event.event === RESET_EVENT) this.#resync(targets);
+    for (const subscriber of [...this.#subscribers]) {
+      const handlers = subscriber.handlers();
+      const handler = handlers[event.event];
+      if (typeof handler === 'function') {
+        try {
+          handler(event.data, event);
+        } catch (err) {
+          reportError(err);
+        }
+      }
+      const map = invalidateMap(handlers);
+      if (map !== undefined && Object.hasOwn(map, event.event))
+        addTarget(targets, map[event.event]!);
+    }
+    this.#apply(targets);
     tellWatchers(this.client);
   }
 
@@ -134,27 +151,6 @@ export class Channel extends SseConnection {
     if (byKey.get(this.key) === this) byKey.delete(this.key);
     tellWatchers(this.client);
   };
-
-  #dispatch(event: ServerEvent): void {
-    const targets: Targets = new Map();
-    if (event.event === INVALIDATE_EVENT) this.#invalidation(event, targets);
-    else if (event.event === RESET_EVENT) this.#resync(targets);
-    for (const subscriber of [...this.#subscribers]) {
-      const handlers = subscriber.handlers();
-      const handler = handlers[event.event];
-      if (typeof handler === 'function') {
-        try {
-          handler(event.data, event);
-        } catch (err) {
-          reportError(err);
-        }
-      }
-      const map = invalidateMap(handlers);
-      if (map !== undefined && Object.hasOwn(map, event.event))
-        addTarget(targets, map[event.event]!);
-    }
-    this.#apply(targets);
-  }
 
   /** `keel:invalidate`: the server's target, unless this tab made the change (the echo). */
   #invalidation(event: ServerEvent, targets: Targets): void {
