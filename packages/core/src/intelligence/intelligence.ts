@@ -12,9 +12,10 @@ import type {
   EndpointStats,
   IntelligenceController,
   IntelligenceSnapshot,
+  IntelligenceSummary,
 } from '../types/controllers';
 import type { ClientEvents } from '../types/events';
-import { EndpointRecord, foldCounters } from './endpoint-record';
+import { EndpointRecord, foldCounters, STAT_COUNTS } from './endpoint-record';
 import { HitTally } from './hit-tally';
 import type { ResolvedIntelligenceOptions } from './options';
 import { emptySummary } from './summary';
@@ -122,23 +123,13 @@ export class Intelligence implements IntelligenceController {
       endpoints.push(this.#statsOf(r));
       foldCounters(total, r);
     }
-    s.totalRequests = total.requests;
-    s.cacheHits = total.cacheHits;
-    s.cacheMisses = total.cacheMisses;
-    s.deduplicated = total.dedupPrevented;
-    s.retriesPerformed = total.retriesPerformed;
-    s.retriesRecovered = total.retriesRecovered;
-    s.failures = total.failures;
-    s.rateLimited = total.rateLimited;
-    s.timeouts = total.timeouts;
-    s.cancels = total.cancels;
-    s.circuitRejected = total.circuitRejected;
+    // Each summary count totals the record counter of its name (SUMMARY_FROM renames two).
+    for (const key in s) {
+      const from = SUMMARY_FROM[key] ?? key;
+      if (from in total) (s as unknown as Counts)[key] = (total as unknown as Counts)[from]!;
+    }
     s.activeRequests = this.#active;
-    s.cacheHitRate = ratio(s.cacheHits, s.totalRequests);
-    s.dedupRate = ratio(s.deduplicated, s.totalRequests);
-    s.retryRate = ratio(s.retriesPerformed, s.totalRequests);
-    s.failureRate = ratio(s.failures, s.totalRequests);
-    s.rateLimitRate = ratio(s.rateLimited, s.totalRequests);
+    for (const [rate, count] of RATES) s[rate] = ratio(s[count], s.totalRequests);
     s.circuits = this.#circuits.counts();
     return { summary: s, endpoints };
   }
@@ -262,27 +253,33 @@ export class Intelligence implements IntelligenceController {
   }
 
   #statsOf(r: EndpointRecord): EndpointStats {
-    return {
-      method: r.method,
-      path: r.path,
-      requests: r.requests,
-      successes: r.successes,
-      failures: r.failures,
-      cacheHits: r.cacheHits,
-      cacheMisses: r.cacheMisses,
-      dedupPrevented: r.dedupPrevented,
-      retriesPerformed: r.retriesPerformed,
-      retriesRecovered: r.retriesRecovered,
-      rateLimited: r.rateLimited,
-      timeouts: r.timeouts,
-      cancels: r.cancels,
+    const stats: Record<string, unknown> = { method: r.method, path: r.path };
+    for (const key of STAT_COUNTS) stats[key] = r[key];
+    return Object.assign(stats as unknown as EndpointStats, {
       latency: { ...r.latency.stats() },
       circuit: this.#circuits.stateOf(r.endpoint),
       circuitFailures: this.#circuits.failuresOf(r.endpoint),
       circuitRejected: r.circuitRejected,
-    };
+    });
   }
 }
+
+type Counts = Record<string, number>;
+
+/** Summary counts named other than the record counter they total (the rest share its name). */
+const SUMMARY_FROM: Record<string, string> = {
+  totalRequests: 'requests',
+  deduplicated: 'dedupPrevented',
+};
+
+/** Each summary rate and the count it divides by totalRequests. */
+const RATES = [
+  ['cacheHitRate', 'cacheHits'],
+  ['dedupRate', 'deduplicated'],
+  ['retryRate', 'retriesPerformed'],
+  ['failureRate', 'failures'],
+  ['rateLimitRate', 'rateLimited'],
+] as const satisfies readonly (readonly [keyof IntelligenceSummary, keyof IntelligenceSummary])[];
 
 /** A failed attempt (from `retry`, or the last one from `error`): 429 and timeout counters. */
 function countAttemptError(r: EndpointRecord, error: unknown): void {
