@@ -26,10 +26,8 @@ export class LatencyRing {
   version = 0;
   #stats: LatencyStats | undefined;
 
+  /** `capacity`: an integer >= 1, checked by the options that set it (or a constant). */
   constructor(capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) {
-      throw new RangeError(`keel: latency window must be an integer >= 1, got ${String(capacity)}`);
-    }
     this.capacity = capacity;
   }
 
@@ -52,11 +50,12 @@ export class LatencyRing {
   stats(): LatencyStats {
     if (this.#stats !== undefined) return this.#stats;
     const n = this.#size;
-    if (n === 0 || this.#values === undefined) return NO_LATENCY;
+    const values = this.#values;
+    if (values === undefined) return NO_LATENCY; // allocated with the first sample
     // The scratch array's length changes only while the ring fills.
     if (this.#sorted?.length !== n) this.#sorted = new Float64Array(n);
     const sorted = this.#sorted;
-    sorted.set(n === this.capacity ? this.#values : this.#values.subarray(0, n));
+    sorted.set(n === this.capacity ? values : values.subarray(0, n));
     sorted.sort();
     let sum = 0;
     for (let i = 0; i < n; i++) sum += sorted[i]!;
@@ -79,15 +78,6 @@ export class LatencyRing {
     const out: number[] = [];
     for (let i = 0; i < n; i++) out.push(values[(start + i) % this.capacity]!);
     return out;
-  }
-
-  clear(): void {
-    this.#values = undefined;
-    this.#sorted = undefined;
-    this.#next = 0;
-    this.#size = 0;
-    this.version++;
-    this.#stats = undefined;
   }
 }
 
