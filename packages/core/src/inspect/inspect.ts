@@ -1,6 +1,6 @@
 import { internalsOf } from '../client';
 import type { Flight } from '../dedup/flight';
-import { Scheduler } from '../scheduler/scheduler';
+import { Scheduler, schedulerView } from '../scheduler/scheduler';
 import type { Client } from '../types/client';
 import type {
   CacheChange,
@@ -76,7 +76,7 @@ function createInspector(client: Client): ClientInspector {
       return out.sort((a, b) => a.id - b.id);
     },
     scheduler(): SchedulerView {
-      if (gate instanceof Scheduler) return gate.inspect(clock.now());
+      if (gate instanceof Scheduler) return schedulerView(gate, clock.now());
       return {
         enabled: false,
         concurrency: Number.POSITIVE_INFINITY,
