@@ -148,7 +148,7 @@ export class AdaptiveEngine {
   }
 
   /** The public AdaptiveController view of this engine. */
-  controller(onReset?: () => void): AdaptiveController {
+  facade(onReset?: () => void): AdaptiveController {
     return {
       snapshot: () => this.snapshot(),
       endpoint: (method, path) => this.state(endpointKey(method, path)),
