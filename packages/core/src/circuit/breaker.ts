@@ -29,15 +29,13 @@ type Phase =
 const CLOSED: Phase = Object.freeze({ state: 'closed' });
 
 /** One endpoint's circuit. `phase` changes only in #move. */
-class Circuit {
-  phase: Phase = CLOSED;
+interface Circuit {
+  readonly endpoint: string;
+  readonly method: string;
+  readonly path: string;
+  phase: Phase;
   /** Countable failures since the last success or reset (CircuitStatus.consecutiveFailures). */
-  failures = 0;
-  constructor(
-    readonly endpoint: string,
-    readonly method: string,
-    readonly path: string,
-  ) {}
+  failures: number;
 }
 
 type CircuitEventName = 'circuit-open' | 'circuit-half-open' | 'circuit-closed';
@@ -88,8 +86,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
   // ── CircuitGuard ──────────────────────────────────────────────────────────────────────────
 
   beforeRequest(spec: RequestSpec): Admission {
-    const circuit =
-      this.#circuits.get(spec.endpoint) ?? this.#create(spec.endpoint, spec.method, spec.path);
+    const circuit = this.#circuits.get(spec.endpoint) ?? this.#create(spec.endpoint);
     let phase = circuit.phase;
     if (phase.state === 'closed') return ADMIT;
     // A probe cancelled without its event reaching us (defensive): release its slot.
@@ -241,9 +238,8 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
     }
   }
 
-  #create(endpoint: string, method?: string, path?: string): Circuit {
-    const parts = method === undefined || path === undefined ? splitEndpoint(endpoint) : undefined;
-    const circuit = new Circuit(endpoint, method ?? parts!.method, path ?? parts!.path);
+  #create(endpoint: string): Circuit {
+    const circuit: Circuit = { endpoint, ...splitEndpoint(endpoint), phase: CLOSED, failures: 0 };
     this.#circuits.set(endpoint, circuit);
     if (this.#circuits.size > MAX_CIRCUITS) this.#evictIdle(circuit);
     return circuit;

@@ -164,7 +164,7 @@ export class Intelligence implements IntelligenceController {
     const { tracker } = e;
     r.successes++;
     if (tracker.attempts > 1) r.retriesRecovered++;
-    if (e.attemptMs !== undefined) r.latency.record(e.attemptMs);
+    r.latency.record(e.attemptMs);
   };
 
   readonly #onError = (e: ClientEvents['error']): void => {
@@ -179,14 +179,14 @@ export class Intelligence implements IntelligenceController {
     }
     r.failures++;
     countAttemptError(r, e.error);
-    if (e.attemptMs !== undefined) r.latency.record(e.attemptMs);
+    r.latency.record(e.attemptMs);
   };
 
   readonly #onRetry = (e: ClientEvents['retry']): void => {
     const r = this.#record(e.endpoint);
     r.retriesPerformed++;
     countAttemptError(r, e.error);
-    if (e.attemptMs !== undefined) r.latency.record(e.attemptMs);
+    r.latency.record(e.attemptMs);
   };
 
   readonly #onCancel = (e: ClientEvents['cancel']): void => {

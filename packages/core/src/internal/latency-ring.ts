@@ -36,8 +36,9 @@ export class LatencyRing {
     return this.#size;
   }
 
-  record(ms: number): void {
-    if (!(ms >= 0)) return; // NaN or a clock that went backwards: not a latency
+  /** Adds a sample; no-op for what is not a latency (none measured, NaN, a clock gone back). */
+  record(ms: number | undefined): void {
+    if (ms === undefined || !(ms >= 0)) return;
     const values = (this.#values ??= new Float64Array(this.capacity));
     values[this.#next] = ms;
     this.#next = this.#next + 1 === this.capacity ? 0 : this.#next + 1;
