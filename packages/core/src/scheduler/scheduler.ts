@@ -1,6 +1,7 @@
 import { CancelledError } from '../errors/cancelled-error';
 import { CircuitOpenError } from '../errors/circuit-open-error';
 import type { EventEmitter } from '../events/emitter';
+import { controllerOf } from '../features/feature';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
 import { sleep } from '../internal/sleep';
 import type { SchedulerController, SchedulerStats } from '../types/controllers';
@@ -84,13 +85,13 @@ export class Scheduler implements AttemptGate {
       : undefined;
     this.#defaultClass = new JobClass('', undefined, NO_LIMITERS, NO_LIMITERS, this.#lanes.count);
     for (const [host, cap] of config.hosts) this.caps.set(host, new Limiter(host, cap));
-    this.controller = Object.freeze({
-      stats: () => this.stats(),
-      pauseGroup: (group: string) => this.pauseGroup(group),
-      resumeGroup: (group: string) => this.resumeGroup(group),
-      cancelGroup: (group: string) => this.cancelGroup(group),
-      prioritize: (selector: string, priority: Priority) => this.prioritize(selector, priority),
-    });
+    this.controller = controllerOf(this, [
+      'stats',
+      'pauseGroup',
+      'resumeGroup',
+      'cancelGroup',
+      'prioritize',
+    ]);
   }
 
   // ── AttemptGate ───────────────────────────────────────────────────────────────────────────
