@@ -1,5 +1,6 @@
 import { internalsOf } from '../client';
 import type { Flight } from '../dedup/flight';
+import { latenciesOf } from '../intelligence/intelligence';
 import { Scheduler, schedulerView } from '../scheduler/scheduler';
 import type { Client } from '../types/client';
 import type {
@@ -99,7 +100,7 @@ function createInspector(client: Client): ClientInspector {
         );
     },
     latencies: (endpoint: string) =>
-      intelligence?.enabled ? intelligence.latencies(endpoint) : [],
+      intelligence?.enabled ? latenciesOf(intelligence, endpoint) : [],
   });
 }
 

@@ -5,6 +5,7 @@ import type { EventEmitter } from '../events/emitter';
 import { zeroAdaptiveMetrics } from '../internal/counters';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
+import { ringSamples } from '../internal/latency-ring';
 import type { IntelligenceRecommendation } from '../request/resolve';
 import type {
   AdaptiveMetrics,
@@ -54,7 +55,8 @@ export const MAX_ENDPOINTS = 2000;
 
 export class Intelligence implements IntelligenceController {
   readonly #options: ResolvedIntelligenceOptions;
-  readonly #endpoints = new Map<string, EndpointRecord>();
+  /** Per endpoint key (read by latenciesOf). */
+  readonly records = new Map<string, EndpointRecord>();
   /** Counters of records evicted past MAX_ENDPOINTS, so the summary stays exact. */
   #retired = new EndpointRecord('', '', '');
   readonly #circuits: CircuitView;
@@ -100,12 +102,7 @@ export class Intelligence implements IntelligenceController {
   /** The adaptive timeout / strategy for an endpoint, or undefined (see recommend.ts). */
   recommend(endpoint: string): IntelligenceRecommendation | undefined {
     if (!this.recommends) return undefined;
-    return this.#endpoints.get(endpoint)?.recommend(this.#options);
-  }
-
-  /** The latency samples of an endpoint, oldest first (for inspection); empty when none. */
-  latencies(endpoint: string): number[] {
-    return this.#endpoints.get(endpoint)?.latency.samples() ?? [];
+    return this.records.get(endpoint)?.recommend(this.#options);
   }
 
   // ── IntelligenceController ────────────────────────────────────────────────────────────────
@@ -119,7 +116,7 @@ export class Intelligence implements IntelligenceController {
     // the derived figures (requests, cache misses) are linear in them.
     const total = new EndpointRecord('', '', '');
     foldCounters(total, this.#retired);
-    for (const r of this.#endpoints.values()) {
+    for (const r of this.records.values()) {
       endpoints.push(this.#statsOf(r));
       foldCounters(total, r);
     }
@@ -136,7 +133,7 @@ export class Intelligence implements IntelligenceController {
 
   endpoint(method: string, pathname: string): EndpointStats | undefined {
     this.hits.flush();
-    const r = this.#endpoints.get(endpointKey(method, pathname));
+    const r = this.records.get(endpointKey(method, pathname));
     return r === undefined ? undefined : this.#statsOf(r);
   }
 
@@ -145,7 +142,7 @@ export class Intelligence implements IntelligenceController {
    * a flight in progress during reset is counted at its end under a fresh record.
    */
   reset(): void {
-    this.#endpoints.clear();
+    this.records.clear();
     this.#retired = new EndpointRecord('', '', '');
     this.#last = undefined;
     this.hits.clear();
@@ -219,12 +216,12 @@ export class Intelligence implements IntelligenceController {
       last.touched = true;
       return last;
     }
-    let r = this.#endpoints.get(endpoint);
+    let r = this.records.get(endpoint);
     if (r === undefined) {
       const { method, path } = splitEndpoint(endpoint);
       r = new EndpointRecord(endpoint, method, path);
-      this.#endpoints.set(endpoint, r);
-      if (this.#endpoints.size > MAX_ENDPOINTS) this.#evictOne(r);
+      this.records.set(endpoint, r);
+      if (this.records.size > MAX_ENDPOINTS) this.#evictOne(r);
     } else r.touched = true;
     this.#last = r;
     return r;
@@ -239,13 +236,13 @@ export class Intelligence implements IntelligenceController {
   #evictOne(keep: EndpointRecord): void {
     // Every record passed over loses its second chance, so one full turn always finds one.
     const dropped = evictOldest(
-      this.#endpoints,
+      this.records,
       (r) => {
         if (r !== keep && !r.touched) return true;
         r.touched = false;
         return false;
       },
-      this.#endpoints.size + 1,
+      this.records.size + 1,
     );
     if (dropped === undefined) return;
     foldCounters(this.#retired, dropped);
@@ -280,6 +277,15 @@ const RATES = [
   ['failureRate', 'failures'],
   ['rateLimitRate', 'rateLimited'],
 ] as const satisfies readonly (readonly [keyof IntelligenceSummary, keyof IntelligenceSummary])[];
+
+/**
+ * The latency samples intelligence holds for an endpoint, oldest first; empty when none (for
+ * `inspect(client).latencies()`, beside the class so apps that never inspect do not carry it).
+ */
+export function latenciesOf(intelligence: Intelligence, endpoint: string): number[] {
+  const record = intelligence.records.get(endpoint);
+  return record === undefined ? [] : ringSamples(record.latency);
+}
 
 /** A failed attempt (from `retry`, or the last one from `error`): 429 and timeout counters. */
 function countAttemptError(r: EndpointRecord, error: unknown): void {

@@ -18,10 +18,13 @@ export const NO_LATENCY: LatencyStats = Object.freeze({ avg: 0, p50: 0, p95: 0, 
  */
 export class LatencyRing {
   readonly capacity: number;
-  #values: Float64Array | undefined;
+  /** The samples, `values[0 .. size)` (allocated with the first sample). */
+  values: Float64Array | undefined;
   #sorted: Float64Array | undefined;
-  #next = 0;
-  #size = 0;
+  /** Where the next sample goes: the oldest one once the ring is full. */
+  next = 0;
+  /** Samples in the window (at most `capacity`). */
+  size = 0;
   /** Bumped on every sample: lets readers cache what they derive from the window. */
   version = 0;
   #stats: LatencyStats | undefined;
@@ -31,18 +34,13 @@ export class LatencyRing {
     this.capacity = capacity;
   }
 
-  /** Samples in the window (at most `capacity`). */
-  get size(): number {
-    return this.#size;
-  }
-
   /** Adds a sample; no-op for what is not a latency (none measured, NaN, a clock gone back). */
   record(ms: number | undefined): void {
     if (ms === undefined || !(ms >= 0)) return;
-    const values = (this.#values ??= new Float64Array(this.capacity));
-    values[this.#next] = ms;
-    this.#next = this.#next + 1 === this.capacity ? 0 : this.#next + 1;
-    if (this.#size < this.capacity) this.#size++;
+    const values = (this.values ??= new Float64Array(this.capacity));
+    values[this.next] = ms;
+    this.next = this.next + 1 === this.capacity ? 0 : this.next + 1;
+    if (this.size < this.capacity) this.size++;
     this.version++;
     this.#stats = undefined;
   }
@@ -50,8 +48,8 @@ export class LatencyRing {
   /** avg, p50 and p95 (nearest rank) over the window; frozen, cached until the next sample. */
   stats(): LatencyStats {
     if (this.#stats !== undefined) return this.#stats;
-    const n = this.#size;
-    const values = this.#values;
+    const n = this.size;
+    const values = this.values;
     if (values === undefined) return NO_LATENCY; // allocated with the first sample
     // The scratch array's length changes only while the ring fills.
     if (this.#sorted?.length !== n) this.#sorted = new Float64Array(n);
@@ -68,21 +66,23 @@ export class LatencyRing {
     });
     return this.#stats;
   }
-
-  /** The window's samples, oldest first (a copy; for inspection). */
-  samples(): number[] {
-    const values = this.#values;
-    if (values === undefined) return [];
-    const n = this.#size;
-    // Until the ring is full it fills from index 0; after, the oldest sits at #next.
-    const start = n < this.capacity ? 0 : this.#next;
-    const out: number[] = [];
-    for (let i = 0; i < n; i++) out.push(values[(start + i) % this.capacity]!);
-    return out;
-  }
 }
 
 /** Nearest-rank percentile index: the smallest sample with at least p of the window at or below it. */
 function rank(p: number, n: number): number {
   return Math.max(0, Math.ceil(p * n) - 1);
+}
+
+/**
+ * The ring's samples, oldest first (a copy), for `inspect(client).latencies()`: a function beside
+ * the class, so an app that never inspects does not carry it.
+ */
+export function ringSamples(ring: LatencyRing): number[] {
+  const { values, size, capacity } = ring;
+  if (values === undefined) return [];
+  // Until the ring is full it fills from index 0; after, the oldest sits at `next`.
+  const start = size < capacity ? 0 : ring.next;
+  const out: number[] = [];
+  for (let i = 0; i < size; i++) out.push(values[(start + i) % capacity]!);
+  return out;
 }
