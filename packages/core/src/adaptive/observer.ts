@@ -182,14 +182,11 @@ export class AdaptiveObserver {
   #forget(w: Watched): void {
     this.#byTracker.delete(w.tracker);
     if (w.id !== -1) this.#byId.delete(w.id);
-    const list = this.#byKey.get(w.key);
-    if (list === undefined) return;
-    if (list.length === 1) {
-      if (list[0] === w) this.#byKey.delete(w.key);
-      return;
-    }
+    const list = this.#byKey.get(w.key) ?? [];
     const i = list.indexOf(w);
-    if (i !== -1) list.splice(i, 1);
+    if (i === -1) return;
+    if (list.length === 1) this.#byKey.delete(w.key);
+    else list.splice(i, 1);
   }
 }
 
