@@ -35,7 +35,7 @@ export interface ResolvedAdaptiveOptions {
  * The documented defaults (README "Adaptive engine"): every switch off, so `enabled: true` alone
  * measures but changes nothing.
  */
-export const ADAPTIVE_DEFAULTS: Readonly<ResolvedAdaptiveOptions> = Object.freeze({
+export const ADAPTIVE_DEFAULTS: Readonly<ResolvedAdaptiveOptions> = /* @__PURE__ */ Object.freeze({
   concurrency: false,
   retry: false,
   rateLimit: false,

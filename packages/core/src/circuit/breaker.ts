@@ -26,7 +26,7 @@ type Phase =
       probe: Tracker | undefined;
     };
 
-const CLOSED: Phase = Object.freeze({ state: 'closed' });
+const CLOSED: Phase = /* @__PURE__ */ Object.freeze({ state: 'closed' });
 
 /** One endpoint's circuit. `phase` changes only in #move. */
 interface Circuit {

@@ -1,6 +1,11 @@
 import type { LatencyStats } from '../types/controllers';
 
-export const NO_LATENCY: LatencyStats = Object.freeze({ avg: 0, p50: 0, p95: 0, samples: 0 });
+export const NO_LATENCY: LatencyStats = /* @__PURE__ */ Object.freeze({
+  avg: 0,
+  p50: 0,
+  p95: 0,
+  samples: 0,
+});
 
 /**
  * The last `capacity` latency samples of one endpoint, in ms, in a fixed-size ring: the one ring

@@ -16,7 +16,7 @@ import { Lanes } from './lanes';
 import type { SchedulerConfig } from './options';
 import { RateBudget } from './rate-budget';
 
-const NO_LIMITERS: readonly Limiter[] = Object.freeze([]);
+const NO_LIMITERS: readonly Limiter[] = /* @__PURE__ */ Object.freeze([]);
 /** Bound on the host -> limiter memo (a crawler may see unbounded hosts). */
 const HOST_MEMO_LIMIT = 1000;
 
