@@ -375,9 +375,7 @@ export class Scheduler implements AttemptGate {
   #queue(entry: Entry, front: boolean): void {
     const back = entry.state === 'delayed';
     entry.state = 'queued';
-    let position = 1;
-    if (front) this.#lanes.pushFront(entry);
-    else position = this.#lanes.push(entry);
+    const position = this.#lanes.push(entry, front);
     if (back) {
       this.#delayed--;
       this.#emit('request-scheduled', entry);
