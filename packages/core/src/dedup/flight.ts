@@ -18,9 +18,9 @@ export class Consumer {
   settled = false;
   /** In the flight's consumer list (Flight owns it: a consumer is added once, removed once). */
   attached = false;
-  onAbort: (() => void) | undefined = undefined;
+  onAbort: (() => void) | undefined;
   /** A joiner's own deadline, when it ends before the flight's (cleared when it settles). */
-  deadlineTimer: TimerHandle | undefined = undefined;
+  deadlineTimer: TimerHandle | undefined;
   /** The caller's promise; undefined for an internal consumer. */
   readonly promise: Promise<ApiResponse> | undefined;
   readonly resolve: ((r: ApiResponse) => void) | undefined;
@@ -34,14 +34,11 @@ export class Consumer {
     caller: boolean,
     readonly signal: AbortSignal | undefined,
   ) {
+    // Declared fields start undefined (an internal consumer keeps them so; same shape either way).
     if (caller) {
       this.promise = new Promise(capture);
       this.resolve = captured.resolve;
       this.reject = captured.reject;
-    } else {
-      this.promise = undefined;
-      this.resolve = undefined;
-      this.reject = undefined;
     }
   }
 }
@@ -78,36 +75,36 @@ export class Flight implements SchedulerJob, AbortSource {
   readonly tracker: Tracker;
   /** Set by `abort`, with the first reason. */
   aborted = false;
-  reason: unknown = undefined;
+  reason: unknown;
   /** An invalidation landed while in flight: the response must not be stored as fresh. */
   stale = false;
   /** Deliver the cache write as `revalidate` (a background or post-invalidation refetch). */
   revalidate = false;
   settled = false;
   /** The scheduler's record while the flight is a scheduler job (see SchedulerJob). */
-  gateEntry: Entry | undefined = undefined;
+  gateEntry: Entry | undefined;
   /** The retry wait in progress (for inspection): what set its delay and when it ends. */
-  wait: RetryWait | undefined = undefined;
+  wait: RetryWait | undefined;
   /** When the running (or last) attempt started, on the client's clock. */
   attemptStartedAt = 0;
   /** When the flight's `deadline` runs out (clock time), or 0 without one. */
   deadlineAt = 0;
-  deadlineTimer: TimerHandle | undefined = undefined;
+  deadlineTimer: TimerHandle | undefined;
   /**
    * The deadline ran out: the flight was aborted to stop its work, but it ends as a failure
    * (`error`), not as a cancellation.
    */
   expired = false;
   /** The running attempt's or retry wait's abort (attempt.ts AbortSource): called by `abort`. */
-  onAbort: ((reason: unknown) => void) | undefined = undefined;
+  onAbort: ((reason: unknown) => void) | undefined;
   /** The only consumer while there is one; undefined once `#many` holds them all. */
-  #one: Consumer | undefined = undefined;
+  #one: Consumer | undefined;
   /**
    * Every consumer in joining order once a second one joined, some of them removed (`attached`
    * false): removal is O(1), and the holes are compacted once they outnumber the live ones. An
    * array rather than a Set: 10,000 joiners of one flight cost a slot each, and no hashing.
    */
-  #many: Consumer[] | undefined = undefined;
+  #many: Consumer[] | undefined;
   #count = 0;
 
   constructor(

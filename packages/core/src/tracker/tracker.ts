@@ -21,7 +21,7 @@ export class Tracker {
   attempts = 0;
   startedAt = 0;
   endedAt = 0;
-  error: unknown = undefined;
+  error: unknown;
 
   constructor(readonly key: string) {}
 
