@@ -773,9 +773,9 @@ class KeelClient implements Client {
   /** Cancels one consumer; the flight is aborted when no consumer is left. */
   #cancelConsumer(consumer: Consumer, error: CancelledError | TimeoutError): void {
     if (consumer.settled) return;
-    this.#release(consumer);
     const { flight } = consumer;
     flight.deleteConsumer(consumer);
+    this.#release(consumer);
     const final = flight.consumerCount === 0 && !flight.settled;
     const now = this.#clock.now();
     if (final) flight.tracker.cancel(now);
@@ -813,7 +813,6 @@ class KeelClient implements Client {
 
   /** The consumer's answer is settled: its timer and signal listener go. */
   #release(consumer: Consumer): void {
-    consumer.settled = true;
     this.#clearDeadline(consumer);
     if (consumer.onAbort) {
       consumer.signal!.removeEventListener('abort', consumer.onAbort);
