@@ -594,14 +594,12 @@ class KeelClient implements Client {
   }
 
   #circuitRejected(spec: RequestSpec, error: CircuitOpenError): void {
-    if (this.#events.has('circuit-rejected')) {
-      this.#events.emit('circuit-rejected', {
-        endpoint: spec.endpoint,
-        method: spec.method,
-        path: spec.path,
-        error,
-      });
-    }
+    this.#events.emit('circuit-rejected', {
+      endpoint: spec.endpoint,
+      method: spec.method,
+      path: spec.path,
+      error,
+    });
   }
 
   /** One network attempt of a flight that holds a slot, then its outcome or a retry. */
@@ -655,18 +653,16 @@ class KeelClient implements Client {
       tracker.retry();
       const reason = decision.reason === 'retry-after' ? 'retry-after' : 'backoff';
       flight.wait = { reason, delay: decision.delay, until: now + decision.delay };
-      if (this.#events.has('retry')) {
-        this.#events.emit('retry', {
-          key: spec.key,
-          tracker,
-          attempts: tracker.attempts,
-          delay: decision.delay,
-          reason,
-          error,
-          endpoint: spec.endpoint,
-          attemptMs,
-        });
-      }
+      this.#events.emit('retry', {
+        key: spec.key,
+        tracker,
+        attempts: tracker.attempts,
+        delay: decision.delay,
+        reason,
+        error,
+        endpoint: spec.endpoint,
+        attemptMs,
+      });
       attemptMs = undefined;
       await this.#gate.park(flight, reason, decision.delay);
     } catch (err) {
@@ -715,7 +711,7 @@ class KeelClient implements Client {
           attemptMs: now - flight.attemptStartedAt,
         });
       }
-      if (flight.revalidate && !flight.stale && this.#events.has('revalidate')) {
+      if (flight.revalidate && !flight.stale) {
         this.#events.emit('revalidate', { key: spec.key, response });
       }
       // A successful mutation invalidates its path and tags before its caller resumes.
@@ -846,7 +842,7 @@ class KeelClient implements Client {
     }
     const keys = keysOf(removed);
     if (keys.length > 0) {
-      if (this.#events.has('invalidate')) this.#events.emit('invalidate', { keys, target });
+      this.#events.emit('invalidate', { keys, target });
       for (const key of keys) this.#cache.notify({ type: 'invalidate', key });
     }
     if (refetch) {
