@@ -798,7 +798,10 @@ class KeelClient implements Client {
     for (const consumer of flight.consumers()) this.#cancelConsumer(consumer, error);
   }
 
-  /** Cancels every consumer of `flights`, dispatch held meanwhile (no queued job starts only to be cancelled). */
+  /**
+   * Cancels every consumer of `flights`, dispatch held meanwhile (no queued job starts only to be
+   * cancelled).
+   */
   #cancelFlights(flights: Flight[], message: string): void {
     this.#gate.batch(() => {
       for (const flight of flights) {
