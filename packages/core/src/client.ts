@@ -140,7 +140,7 @@ class KeelClient implements Client {
    * Option-less requests resolve to the same spec every time: memoized per method, by the url
    * string as given (a hit builds and hashes no `METHOD url` key).
    */
-  readonly #specMemo = new Map<HttpMethod, Map<string, RequestSpec>>();
+  readonly #specMemo: { [M in HttpMethod]?: Map<string, RequestSpec> } = {};
   #nextFlightId = 1;
 
   constructor(options: BaseClientOptions = {}) {
@@ -375,16 +375,15 @@ class KeelClient implements Client {
    */
   #resolve(method: unknown, url: string, options: RequestOptions | undefined): RequestSpec {
     const m = normalizeMethod(method);
-    let spec: RequestSpec;
+    let spec: RequestSpec | undefined;
     if (options === undefined) {
-      let byUrl = this.#specMemo.get(m);
-      if (byUrl === undefined) this.#specMemo.set(m, (byUrl = new Map()));
-      const memo = byUrl.get(url);
-      if (memo === undefined) {
+      const byUrl = (this.#specMemo[m] ??= new Map());
+      spec = byUrl.get(url);
+      if (spec === undefined) {
         spec = resolveRequest(this.#config, m, url, undefined);
         if (byUrl.size >= SPEC_MEMO_LIMIT) byUrl.clear();
         byUrl.set(url, spec);
-      } else spec = memo;
+      }
     } else {
       spec = resolveRequest(this.#config, m, url, options);
     }
