@@ -410,7 +410,7 @@ describe('measurement, readout, metrics and reset', () => {
     const s = scripted();
     s.play(A, 'SSS');
     const onReset = vi.fn(() => expect(s.engine.reducedEndpoints()).toEqual([A]));
-    const c = s.engine.controller(onReset);
+    const c = s.engine.facade(onReset);
     expect(c.endpoint('get', '/a?page=2')).toEqual(s.engine.state(A));
     expect(c.endpoint('GET', '/b')).toBeUndefined();
     expect(c.snapshot().enabled).toBe(true);

@@ -1,6 +1,7 @@
 import { ADAPTIVE_COUNTERS, addCounters, zeroAdaptiveMetrics } from '../internal/counters';
 import { endpointKey } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
+import { noop } from '../internal/noop';
 import type {
   AdaptiveController,
   AdaptiveMetrics,
@@ -54,7 +55,7 @@ export class AdaptiveEngine {
       options: init.options,
       configured,
       ceilings: init.options.concurrency && init.schedulerConcurrency !== undefined,
-      emit: onDecision ?? noDecisionListener,
+      emit: onDecision ?? noop,
     };
   }
 
@@ -148,7 +149,7 @@ export class AdaptiveEngine {
   }
 
   /** The public AdaptiveController view of this engine. */
-  controller(onReset?: () => void): AdaptiveController {
+  facade(onReset?: () => void): AdaptiveController {
     return {
       snapshot: () => this.snapshot(),
       endpoint: (method, path) => this.state(endpointKey(method, path)),
@@ -186,5 +187,3 @@ export class AdaptiveEngine {
 /** Profiles kept at most while some are nominal (see #evictNominal). */
 export const MAX_PROFILES = 2000;
 const EVICTION_SCAN = 64;
-
-function noDecisionListener(): void {}

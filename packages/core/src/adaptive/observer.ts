@@ -1,8 +1,6 @@
+import { classifyError } from '../circuit/outcome';
 import { isAbortError } from '../errors/cancelled-error';
-import { isCircuitOpenError } from '../errors/circuit-open-error';
 import { isHttpError } from '../errors/http-error';
-import { isParseError } from '../errors/parse-error';
-import { isResponseTooLargeError } from '../errors/response-too-large-error';
 import type { EventEmitter } from '../events/emitter';
 import type { Tracker } from '../tracker/tracker';
 import type { ClientEvents } from '../types/events';
@@ -112,29 +110,21 @@ export class AdaptiveObserver {
   };
 
   readonly #onSuccess = (e: ClientEvents['success']): void => {
-    const w = this.#byTracker.get(e.tracker);
-    if (w === undefined) return;
-    this.#end(w, 'took', this.#clock.now());
-    this.#forget(w);
+    this.#close(this.#byTracker.get(e.tracker), 'took');
   };
 
   readonly #onError = (e: ClientEvents['error']): void => {
-    const w = this.#byTracker.get(e.tracker);
-    if (w === undefined) return;
-    this.#end(w, classify(e.error), this.#clock.now());
-    this.#forget(w);
+    this.#close(this.#byTracker.get(e.tracker), classify(e.error));
   };
 
   readonly #onCancel = (e: ClientEvents['cancel']): void => {
     if (!e.final) return;
-    let w = this.#byTracker.get(e.tracker);
-    if (w === undefined) {
-      // The last consumer was a joiner: the flight is the one whose own tracker is cancelled.
-      w = this.#byKey.get(e.key)?.find((x) => x.tracker.state === 'cancelled');
-    }
-    if (w === undefined) return;
-    this.#end(w, undefined, this.#clock.now());
-    this.#forget(w);
+    this.#close(
+      this.#byTracker.get(e.tracker) ??
+        // The last consumer was a joiner: the flight is the one whose own tracker is cancelled.
+        this.#byKey.get(e.key)?.find((x) => x.tracker.state === 'cancelled'),
+      undefined,
+    );
   };
 
   // ── scheduler events ────────────────────────────────────────────────────────────────────────
@@ -164,10 +154,7 @@ export class AdaptiveObserver {
   };
 
   readonly #onRejected = (e: ClientEvents['request-rejected']): void => {
-    const w = this.#byId.get(e.id);
-    if (w === undefined) return;
-    this.#end(w, undefined, this.#clock.now());
-    this.#forget(w);
+    this.#close(this.#byId.get(e.id), undefined);
   };
 
   // ── measurement ─────────────────────────────────────────────────────────────────────────────
@@ -185,17 +172,21 @@ export class AdaptiveObserver {
     this.#engine.ended(w.endpoint, latency, outcome);
   }
 
+  /** The flight ended: its attempt being measured ends with `outcome`, and it is forgotten. */
+  #close(w: Watched | undefined, outcome: Outcome | undefined): void {
+    if (w === undefined) return;
+    this.#end(w, outcome, this.#clock.now());
+    this.#forget(w);
+  }
+
   #forget(w: Watched): void {
     this.#byTracker.delete(w.tracker);
     if (w.id !== -1) this.#byId.delete(w.id);
-    const list = this.#byKey.get(w.key);
-    if (list === undefined) return;
-    if (list.length === 1) {
-      if (list[0] === w) this.#byKey.delete(w.key);
-      return;
-    }
+    const list = this.#byKey.get(w.key) ?? [];
     const i = list.indexOf(w);
-    if (i !== -1) list.splice(i, 1);
+    if (i === -1) return;
+    if (list.length === 1) this.#byKey.delete(w.key);
+    else list.splice(i, 1);
   }
 }
 
@@ -205,14 +196,11 @@ export class AdaptiveObserver {
  * body): the endpoint answered, which is not pressure. Cancellation is no sample at all.
  */
 export function classify(error: unknown): Outcome | undefined {
-  if (isAbortError(error)) return undefined;
-  if (isHttpError(error)) {
-    const { status } = error;
-    if (status === 429) return 'rateLimited';
-    return status !== undefined && status >= 500 ? 'error' : 'took';
-  }
-  if (isParseError(error) || isResponseTooLargeError(error) || isCircuitOpenError(error)) {
-    return 'took';
-  }
-  return 'error'; // TimeoutError, or a network error from fetch
+  // The breaker's verdict, refined: a 429 is its own outcome, and only 5xx count as errors.
+  const verdict = classifyError(error);
+  if (verdict === 'neutral') return isAbortError(error) ? undefined : 'took';
+  if (verdict === 'answered') return 'took';
+  if (!isHttpError(error)) return 'error'; // TimeoutError, or a network error from fetch
+  const { status } = error;
+  return status === 429 ? 'rateLimited' : status === undefined ? 'took' : 'error';
 }

@@ -35,7 +35,7 @@ export interface ResolvedAdaptiveOptions {
  * The documented defaults (README "Adaptive engine"): every switch off, so `enabled: true` alone
  * measures but changes nothing.
  */
-export const ADAPTIVE_DEFAULTS: Readonly<ResolvedAdaptiveOptions> = Object.freeze({
+export const ADAPTIVE_DEFAULTS: Readonly<ResolvedAdaptiveOptions> = /* @__PURE__ */ Object.freeze({
   concurrency: false,
   retry: false,
   rateLimit: false,
@@ -59,7 +59,27 @@ export const ADAPTIVE_DEFAULTS: Readonly<ResolvedAdaptiveOptions> = Object.freez
 export const MIN_LATENCY_WINDOW = 4;
 export const MIN_OUTCOME_WINDOW = 2;
 
-const SWITCHES = ['enabled', 'concurrency', 'retry', 'rateLimit', 'staleWhileRevalidate'] as const;
+/**
+ * How each numeric field is checked, in the order the fields are documented (the first bad one
+ * is the one reported): a number is an integer's minimum; `ms` a finite duration, `timer` one a
+ * timer must fit (a retry wait), `ratio` 0..1, `factor` >= 1 (below 1 would shorten retry waits
+ * exactly when the server asks for less traffic).
+ */
+const NUMERIC: Record<string, number | 'ms' | 'timer' | 'ratio' | 'factor'> = {
+  highLatencyMs: 'ms',
+  lowLatencyMs: 'ms',
+  degradeSamples: 1,
+  recoverySamples: 1,
+  changeCooldown: 0,
+  minConcurrency: 1,
+  rateLimitRatio: 'ratio',
+  errorRatio: 'ratio',
+  backoffFactor: 'factor',
+  maxBackoffMs: 'timer',
+  swrLatencyMs: 'ms',
+  latencyWindow: MIN_LATENCY_WINDOW,
+  outcomeWindow: MIN_OUTCOME_WINDOW,
+};
 
 /**
  * Validates the `adaptive` block and fills in defaults. Returns undefined when the block is
@@ -77,26 +97,21 @@ export function resolveAdaptiveOptions(
 ): ResolvedAdaptiveOptions | undefined {
   if (options === undefined) return undefined;
   checkObject('adaptive', options);
-  for (const name of SWITCHES) {
-    const value = options[name];
-    if (value !== undefined) checkBoolean(`adaptive.${name}`, value);
-  }
+  if (options.enabled !== undefined) checkBoolean('adaptive.enabled', options.enabled);
   const r = withDefaults(options, ADAPTIVE_DEFAULTS);
-  // Checked in the order the fields are documented: the first bad one is the one reported.
-  ms('highLatencyMs', r.highLatencyMs);
-  ms('lowLatencyMs', r.lowLatencyMs);
-  int('degradeSamples', r.degradeSamples, 1);
-  int('recoverySamples', r.recoverySamples, 1);
-  int('changeCooldown', r.changeCooldown, 0);
-  int('minConcurrency', r.minConcurrency, 1);
-  ratio('rateLimitRatio', r.rateLimitRatio);
-  ratio('errorRatio', r.errorRatio);
-  factor('backoffFactor', r.backoffFactor);
-  // A retry wait: a timer, so it must fit one.
-  ms('maxBackoffMs', r.maxBackoffMs, MAX_TIMER_MS);
-  ms('swrLatencyMs', r.swrLatencyMs);
-  int('latencyWindow', r.latencyWindow, MIN_LATENCY_WINDOW);
-  int('outcomeWindow', r.outcomeWindow, MIN_OUTCOME_WINDOW);
+  // The switches come first in ADAPTIVE_DEFAULTS, then the numbers in NUMERIC's order.
+  for (const key in r) {
+    const name = `adaptive.${key}`;
+    const value = r[key as keyof ResolvedAdaptiveOptions];
+    const rule = NUMERIC[key];
+    if (rule === undefined) checkBoolean(name, value);
+    else if (typeof rule === 'number') checkInteger(name, value, rule);
+    else if (rule === 'ms' || rule === 'timer') {
+      checkMs(name, value, rule === 'ms' ? Number.MAX_VALUE : MAX_TIMER_MS);
+    } else if (rule === 'ratio') {
+      checkNumber(name, value, 'a ratio from 0 to 1', (n) => n >= 0 && n <= 1);
+    } else checkNumber(name, value, 'a finite number >= 1', (n) => n >= 1 && n < Infinity);
+  }
   if (r.lowLatencyMs > r.highLatencyMs) {
     throw rangeError(
       'adaptive.lowLatencyMs',
@@ -106,26 +121,4 @@ export function resolveAdaptiveOptions(
   }
   if ((options.enabled ?? enabledByDefault) !== true) return undefined;
   return Object.freeze(r);
-}
-
-function ms(name: string, value: unknown, max = Number.MAX_VALUE): number {
-  return checkMs(`adaptive.${name}`, value, max);
-}
-
-function int(name: string, value: unknown, min: number): number {
-  return checkInteger(`adaptive.${name}`, value, min);
-}
-
-function ratio(name: string, value: unknown): number {
-  return checkNumber(`adaptive.${name}`, value, 'a ratio from 0 to 1', (n) => n >= 0 && n <= 1);
-}
-
-// A factor below 1 would shorten retry waits exactly when the server asks for less traffic.
-function factor(name: string, value: unknown): number {
-  return checkNumber(
-    `adaptive.${name}`,
-    value,
-    'a finite number >= 1',
-    (n) => n >= 1 && n < Infinity,
-  );
 }

@@ -53,10 +53,4 @@ export class OutcomeRing {
     this.#counts[code]!++;
     this.#next = this.#next + 1 === this.size ? 0 : this.#next + 1;
   }
-
-  clear(): void {
-    this.#next = 0;
-    this.#count = 0;
-    this.#counts.fill(0);
-  }
 }

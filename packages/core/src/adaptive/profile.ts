@@ -106,158 +106,139 @@ export class EndpointProfile {
     this.outcomes.record(outcome);
     if (++this.#pending < this.env.options.outcomeWindow) return;
     this.#pending = 0;
-    this.#close(now);
-  }
-
-  #close(now: number): void {
     this.windows++;
-    const verdict = judgeWindow(
+    const o = this.env.options;
+    const v = judgeWindow(
       {
         p95: this.latency.stats().p95,
         errors: this.outcomes.errors,
         rateLimited: this.outcomes.rateLimited,
         outcomes: this.outcomes.count,
       },
-      this.env.options,
+      o,
     );
-    this.#lastRecovering =
-      verdict.kind === 'healthy' && !(this.env.options.staleWhileRevalidate && verdict.slow);
-    this.#ceiling(verdict, now);
-    this.#throttle(verdict, now);
-    this.#staleness(verdict, now);
+    this.#lastRecovering = v.kind === 'healthy' && !(o.staleWhileRevalidate && v.slow);
+    this.#ceiling(v, o, now);
+    if (o.rateLimit) this.#throttle(v, o, now);
+    this.#staleness(v, o, now);
+  }
+
+  /** Tells the engine's listener about a decision taken as the current window closed. */
+  #decide(
+    type: AdaptiveDecision['type'],
+    now: number,
+    reason: string,
+    fields: Record<string, unknown>,
+  ): void {
+    this.env.emit({
+      type,
+      endpoint: this.endpoint,
+      window: this.windows,
+      at: now,
+      ...fields,
+      reason,
+    } as AdaptiveDecision);
   }
 
   // ── ceiling ─────────────────────────────────────────────────────────────────────────────────
 
-  #ceiling(v: WindowVerdict, now: number): void {
-    const o = this.env.options;
-    if (v.kind === 'pressured') {
-      this.#pressuredStreak++;
-      this.#healthyStreak = 0;
-    } else if (v.kind === 'healthy') {
-      this.#healthyStreak++;
-      this.#pressuredStreak = 0;
-    } else {
-      this.#pressuredStreak = 0;
-      this.#healthyStreak = 0;
-    }
+  /**
+   * Pressured and healthy windows mirror each other: a streak of `degradeSamples` (or
+   * `recoverySamples`) moves the ceiling one step down (up) unless it sits at its floor (the
+   * configured ceiling) or the cooldown holds it. A deadband window breaks both streaks.
+   */
+  #ceiling(v: WindowVerdict, o: ResolvedAdaptiveOptions, now: number): void {
+    const pressured = v.kind === 'pressured';
+    const healthy = v.kind === 'healthy';
+    this.#pressuredStreak = pressured ? this.#pressuredStreak + 1 : 0;
+    this.#healthyStreak = healthy ? this.#healthyStreak + 1 : 0;
+    const env = this.env;
     const eff = this.effective;
-    if (!this.env.ceilings) {
-      this.#reason = `${describeWindow(v, o)}; ${ceilingsOffReason(this.env)}`;
+    const window = describeWindow(v, o);
+    if (!env.ceilings) {
+      this.#reason = `${window}; ${ceilingsOffReason(env)}`;
       return;
     }
+    if (!pressured && !healthy) {
+      this.#reason = `${window}: holding ceiling ${eff}`;
+      return;
+    }
+    const streak = pressured ? this.#pressuredStreak : this.#healthyStreak;
+    const what = `${window} for ${plural(streak, 'window')}`;
+    const [samplesName, samples] = pressured
+      ? ['degradeSamples', o.degradeSamples]
+      : ['recoverySamples', o.recoverySamples];
+    const atLimit = pressured ? eff <= o.minConcurrency : eff >= env.configured;
     const since = this.windows - this.#lastChangeWindow;
-    const cooling = since < o.changeCooldown;
-    const cooldownText = `cooling down (${since} of changeCooldown ${o.changeCooldown} windows since the last change)`;
-    if (v.kind === 'pressured') {
-      const what = `${pressureText(v, o)} for ${plural(this.#pressuredStreak, 'window')}`;
-      if (this.#pressuredStreak < o.degradeSamples) {
-        this.#reason = `${what} (degradeSamples ${o.degradeSamples}): holding ceiling ${eff}`;
-      } else if (eff <= o.minConcurrency) {
-        this.#reason = `${what}, but the ceiling is at minConcurrency ${o.minConcurrency}; the backend is saturated even at the floor`;
-      } else if (cooling) {
-        this.#reason = `${what}; ${cooldownText}: holding ceiling ${eff}`;
-      } else {
-        this.#change(eff - 1, `${what}: ceiling ${eff} → ${eff - 1}`, now);
-      }
-      return;
+    let reason: string;
+    if (streak < samples && !(healthy && atLimit)) {
+      reason = `${what} (${samplesName} ${samples}): holding ceiling ${eff}`;
+    } else if (atLimit) {
+      reason = pressured
+        ? `${what}, but the ceiling is at minConcurrency ${o.minConcurrency}; the backend is saturated even at the floor`
+        : `${what}: ceiling at the configured ${env.configured}`;
+    } else if (since < o.changeCooldown) {
+      reason = `${what}; cooling down (${since} of changeCooldown ${o.changeCooldown} windows since the last change): holding ceiling ${eff}`;
+    } else {
+      const to = pressured ? eff - 1 : eff + 1;
+      reason = `${what}: ceiling ${eff} → ${to}`;
+      this.#reason = reason;
+      this.effective = to;
+      this.#lastChange = pressured ? 'down' : 'up';
+      this.#lastChangeWindow = this.windows;
+      this.counters[pressured ? 'concurrencyReductions' : 'concurrencyRecoveries']++;
+      this.counters.decisions++;
+      this.#decide('ceiling', now, reason, { from: eff, to });
     }
-    if (v.kind === 'healthy') {
-      const what = `p95 ${fmtMs(v.signals.p95)} < lowLatencyMs ${o.lowLatencyMs} for ${plural(this.#healthyStreak, 'window')}`;
-      if (eff >= this.env.configured) {
-        this.#reason = `${what}: ceiling at the configured ${this.env.configured}`;
-      } else if (this.#healthyStreak < o.recoverySamples) {
-        this.#reason = `${what} (recoverySamples ${o.recoverySamples}): holding ceiling ${eff}`;
-      } else if (cooling) {
-        this.#reason = `${what}; ${cooldownText}: holding ceiling ${eff}`;
-      } else {
-        this.#change(eff + 1, `${what}: ceiling ${eff} → ${eff + 1}`, now);
-      }
-      return;
-    }
-    this.#reason = `${describeWindow(v, o)}: holding ceiling ${eff}`;
-  }
-
-  #change(to: number, reason: string, now: number): void {
-    const from = this.effective;
-    const down = to < from;
-    this.effective = to;
-    this.#lastChange = down ? 'down' : 'up';
-    this.#lastChangeWindow = this.windows;
     this.#reason = reason;
-    const counter = down ? 'concurrencyReductions' : 'concurrencyRecoveries';
-    this.counters[counter]++;
-    this.counters.decisions++;
-    this.env.emit({
-      type: 'ceiling',
-      endpoint: this.endpoint,
-      window: this.windows,
-      at: now,
-      from,
-      to,
-      reason,
-    });
   }
 
   // ── retry throttle ──────────────────────────────────────────────────────────────────────────
 
-  #throttle(v: WindowVerdict, now: number): void {
-    const o = this.env.options;
-    if (!o.rateLimit) return;
+  #throttle(v: WindowVerdict, o: ResolvedAdaptiveOptions, now: number): void {
     const share = `429 share ${fmtRatio(v.signals.rateLimited, v.signals.outcomes)}`;
-    if (!this.throttled) {
-      if (!v.rateLimited) return;
-      this.throttled = true;
-      this.#cleanStreak = 0;
-      this.counters.throttles++;
-      this.counters.decisions++;
-      const multiplier = o.retry ? o.backoffFactor : 1;
-      const effect = o.retry
-        ? `retry base delay x${o.backoffFactor} (at most maxBackoffMs ${o.maxBackoffMs})`
-        : 'retry switch off, so backoff is unchanged';
-      this.#retry(
-        'throttled',
-        multiplier,
-        `${share} >= rateLimitRatio ${o.rateLimitRatio}: throttled, ${effect}`,
-        now,
-      );
-      return;
-    }
+    const ratio = `rateLimitRatio ${o.rateLimitRatio}`;
+    let mode: 'nominal' | 'throttled';
+    let multiplier = 1;
+    let reason: string;
     if (v.rateLimited) {
       this.#cleanStreak = 0;
-      this.#retryReason = `${share} >= rateLimitRatio ${o.rateLimitRatio}: still throttled`;
-      return;
+      if (this.throttled) {
+        this.#retryReason = `${share} >= ${ratio}: still throttled`;
+        return;
+      }
+      this.throttled = true;
+      this.counters.throttles++;
+      this.counters.decisions++;
+      mode = 'throttled';
+      if (o.retry) multiplier = o.backoffFactor;
+      reason = `${share} >= ${ratio}: throttled, ${
+        o.retry
+          ? `retry base delay x${o.backoffFactor} (at most maxBackoffMs ${o.maxBackoffMs})`
+          : 'retry switch off, so backoff is unchanged'
+      }`;
+    } else {
+      if (!this.throttled) return;
+      const what = `${share} < ${ratio} for ${plural(++this.#cleanStreak, 'window')}`;
+      if (this.#cleanStreak < o.recoverySamples) {
+        this.#retryReason = `${what} (recoverySamples ${o.recoverySamples}): still throttled`;
+        return;
+      }
+      this.throttled = false;
+      mode = 'nominal';
+      reason = `${what}: back to nominal backoff`;
     }
-    this.#cleanStreak++;
-    const what = `${share} < rateLimitRatio ${o.rateLimitRatio} for ${plural(this.#cleanStreak, 'window')}`;
-    if (this.#cleanStreak < o.recoverySamples) {
-      this.#retryReason = `${what} (recoverySamples ${o.recoverySamples}): still throttled`;
-      return;
-    }
-    this.throttled = false;
-    this.#retry('nominal', 1, `${what}: back to nominal backoff`, now);
-  }
-
-  #retry(mode: 'nominal' | 'throttled', multiplier: number, reason: string, now: number): void {
     this.#retryReason = reason;
     if (multiplier !== this.retryMultiplier) this.counters.retryChanges++;
     this.retryMultiplier = multiplier;
-    this.env.emit({
-      type: 'retry',
-      endpoint: this.endpoint,
-      window: this.windows,
-      at: now,
-      mode,
-      multiplier,
-      reason,
-    });
+    this.#decide('retry', now, reason, { mode, multiplier });
   }
 
   // ── strategy (shared degraded flag) ─────────────────────────────────────────────────────────
 
-  #staleness(v: WindowVerdict, now: number): void {
-    const o = this.env.options;
-    if (o.staleWhileRevalidate) {
+  #staleness(v: WindowVerdict, o: ResolvedAdaptiveOptions, now: number): void {
+    const swr = o.staleWhileRevalidate;
+    if (swr) {
       if (v.slow) {
         this.#slow = true;
         this.#fastStreak = 0;
@@ -265,35 +246,27 @@ export class EndpointProfile {
         this.#slow = false;
       }
     }
-    const reduced = this.effective < this.env.configured;
+    const configured = this.env.configured;
+    const reduced = this.effective < configured;
     const degraded = reduced || this.#slow;
-    if (degraded && this.degradedSince === undefined) this.degradedSince = now;
     if (!degraded) this.degradedSince = undefined;
-    if (!o.staleWhileRevalidate) return;
+    else this.degradedSince ??= now;
+    if (!swr) return;
 
-    const p95 = fmtMs(v.signals.p95);
-    let reason: string;
-    if (this.#slow) {
-      reason = v.slow
-        ? `p95 ${p95} >= swrLatencyMs ${o.swrLatencyMs}: reads use stale-while-revalidate`
-        : `p95 ${p95} < swrLatencyMs ${o.swrLatencyMs} for ${plural(this.#fastStreak, 'window')} (recoverySamples ${o.recoverySamples}): reads still use stale-while-revalidate`;
-    } else if (reduced) {
-      reason = `ceiling reduced to ${this.effective} of ${this.env.configured}: reads use stale-while-revalidate`;
-    } else {
-      reason = `p95 ${p95} < swrLatencyMs ${o.swrLatencyMs} and ceiling at the configured ${this.env.configured}: reads use their configured strategy`;
-    }
+    const p95 = `p95 ${fmtMs(v.signals.p95)}`;
+    const swrText = `swrLatencyMs ${o.swrLatencyMs}`;
+    const reason = this.#slow
+      ? v.slow
+        ? `${p95} >= ${swrText}: reads use ${SWR}`
+        : `${p95} < ${swrText} for ${plural(this.#fastStreak, 'window')} (recoverySamples ${o.recoverySamples}): reads still use ${SWR}`
+      : reduced
+        ? `ceiling reduced to ${this.effective} of ${configured}: reads use ${SWR}`
+        : `${p95} < ${swrText} and ceiling at the configured ${configured}: reads use their configured strategy`;
     this.#strategyReason = reason;
     const strategy = degraded ? SWR : undefined;
     if (strategy === this.strategy) return;
     this.strategy = strategy;
-    this.env.emit({
-      type: 'strategy',
-      endpoint: this.endpoint,
-      window: this.windows,
-      at: now,
-      strategy,
-      reason,
-    });
+    this.#decide('strategy', now, reason, { strategy });
   }
 
   // ── readout ─────────────────────────────────────────────────────────────────────────────────
@@ -323,10 +296,7 @@ export class EndpointProfile {
       retryReason: this.#retryReason,
       strategyReason: this.#strategyReason,
       signals: {
-        avg: l.avg,
-        p50: l.p50,
-        p95: l.p95,
-        samples: l.samples,
+        ...l,
         errorRatio: this.outcomes.errorRatio,
         rateLimitRatio: this.outcomes.rateLimitRatio,
         active: this.active,
@@ -345,27 +315,26 @@ function ceilingsOffReason(env: ProfileEnv): string {
     : 'concurrency switch off: ceiling not adapted';
 }
 
-/** "p95 2400 ms >= highLatencyMs 2000 and 429 share 0.25 >= rateLimitRatio 0.2" */
-function pressureText(v: WindowVerdict, o: ResolvedAdaptiveOptions): string {
-  const s = v.signals;
-  const parts: string[] = [];
-  for (const cause of v.causes) {
-    if (cause === 'latency') parts.push(`p95 ${fmtMs(s.p95)} >= highLatencyMs ${o.highLatencyMs}`);
-    else if (cause === 'rateLimit') {
-      parts.push(
-        `429 share ${fmtRatio(s.rateLimited, s.outcomes)} >= rateLimitRatio ${o.rateLimitRatio}`,
-      );
-    } else
-      parts.push(`error share ${fmtRatio(s.errors, s.outcomes)} >= errorRatio ${o.errorRatio}`);
-  }
-  return parts.join(' and ');
-}
-
+/**
+ * The window as reasons quote it, e.g. "p95 2400 ms >= highLatencyMs 2000 and 429 share 0.25 >=
+ * rateLimitRatio 0.2" (pressured: every cause), "p95 300 ms < lowLatencyMs 1000" (healthy).
+ */
 function describeWindow(v: WindowVerdict, o: ResolvedAdaptiveOptions): string {
-  if (v.kind === 'pressured') return pressureText(v, o);
-  const p95 = fmtMs(v.signals.p95);
-  if (v.kind === 'healthy') return `p95 ${p95} < lowLatencyMs ${o.lowLatencyMs}`;
-  return `p95 ${p95} is in the deadband [lowLatencyMs ${o.lowLatencyMs}, highLatencyMs ${o.highLatencyMs})`;
+  const s = v.signals;
+  const p95 = `p95 ${fmtMs(s.p95)}`;
+  if (v.kind === 'healthy') return `${p95} < lowLatencyMs ${o.lowLatencyMs}`;
+  if (v.kind === 'deadband') {
+    return `${p95} is in the deadband [lowLatencyMs ${o.lowLatencyMs}, highLatencyMs ${o.highLatencyMs})`;
+  }
+  return v.causes
+    .map((cause) =>
+      cause === 'latency'
+        ? `${p95} >= highLatencyMs ${o.highLatencyMs}`
+        : cause === 'rateLimit'
+          ? `429 share ${fmtRatio(s.rateLimited, s.outcomes)} >= rateLimitRatio ${o.rateLimitRatio}`
+          : `error share ${fmtRatio(s.errors, s.outcomes)} >= errorRatio ${o.errorRatio}`,
+    )
+    .join(' and ');
 }
 
 function fmtMs(ms: number): string {

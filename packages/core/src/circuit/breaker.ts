@@ -9,7 +9,7 @@ import type { CircuitBreakerController, CircuitState, CircuitStatus } from '../t
 import type { ClientEvents } from '../types/events';
 import { ADMIT, ADMIT_PROBE, type Admission, type CircuitGuard } from './guard';
 import type { ResolvedCircuitOptions } from './options';
-import { classifyError } from './outcome';
+import { classifyError, type ErrorVerdict } from './outcome';
 
 /** A circuit's phase. Each variant holds only its own data. */
 type Phase =
@@ -26,18 +26,16 @@ type Phase =
       probe: Tracker | undefined;
     };
 
-const CLOSED: Phase = Object.freeze({ state: 'closed' });
+const CLOSED: Phase = /* @__PURE__ */ Object.freeze({ state: 'closed' });
 
-/** One endpoint's circuit. `phase` changes only in #open, #halfOpen and #close. */
-class Circuit {
-  phase: Phase = CLOSED;
+/** One endpoint's circuit. `phase` changes only in #move. */
+interface Circuit {
+  readonly endpoint: string;
+  readonly method: string;
+  readonly path: string;
+  phase: Phase;
   /** Countable failures since the last success or reset (CircuitStatus.consecutiveFailures). */
-  failures = 0;
-  constructor(
-    readonly endpoint: string,
-    readonly method: string,
-    readonly path: string,
-  ) {}
+  failures: number;
 }
 
 type CircuitEventName = 'circuit-open' | 'circuit-half-open' | 'circuit-closed';
@@ -88,17 +86,16 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
   // ── CircuitGuard ──────────────────────────────────────────────────────────────────────────
 
   beforeRequest(spec: RequestSpec): Admission {
-    const circuit =
-      this.#circuits.get(spec.endpoint) ?? this.#create(spec.endpoint, spec.method, spec.path);
+    const circuit = this.#circuits.get(spec.endpoint) ?? this.#create(spec.endpoint);
     let phase = circuit.phase;
     if (phase.state === 'closed') return ADMIT;
     // A probe cancelled without its event reaching us (defensive): release its slot.
     if (phase.state === 'halfOpen' && phase.probe?.state === 'cancelled') {
-      this.#open(circuit, phase.openedAt, false);
+      this.#move(circuit, { state: 'open', openedAt: phase.openedAt });
       phase = circuit.phase;
     }
     if (phase.state === 'open' && this.#clock.now() - phase.openedAt >= this.#resetTimeout) {
-      this.#halfOpen(circuit, phase.openedAt);
+      this.#move(circuit, { ...phase, state: 'halfOpen', probe: undefined }, 'circuit-half-open');
       return ADMIT_PROBE;
     }
     return { ok: false, error: new CircuitOpenError(spec, { endpoint: circuit.endpoint }) };
@@ -133,19 +130,14 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
    * probe succeeded). A probe still in flight is then an ordinary closed-state outcome.
    */
   reset(method?: string, path?: string): void {
-    if (method === undefined && path === undefined) {
-      for (const circuit of this.#circuits.values()) this.#close(circuit, false);
-      return;
-    }
-    if (path === undefined) {
-      const m = endpointKey(method, '');
-      for (const circuit of this.#circuits.values()) {
-        if (circuit.endpoint.startsWith(m)) this.#close(circuit, false);
+    // endpointKey checks the arguments; `METHOD ` (empty path) prefixes every endpoint of it.
+    const key = method === undefined && path === undefined ? '' : endpointKey(method, path ?? '');
+    for (const circuit of this.#circuits.values()) {
+      const { endpoint } = circuit;
+      if (path === undefined ? endpoint.startsWith(key) : endpoint === key) {
+        this.#move(circuit, CLOSED);
       }
-      return;
     }
-    const circuit = this.#circuits.get(endpointKey(method, path));
-    if (circuit) this.#close(circuit, false);
   }
 
   // ── read-only views for the intelligence snapshot and inspect() ───────────────────────────
@@ -179,14 +171,11 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
   };
 
   readonly #onSuccess = (e: ClientEvents['success']): void => {
-    this.#answered(e.endpoint, e.tracker, true);
+    this.#settle(e.endpoint, e.tracker, 'success');
   };
 
   readonly #onError = (e: ClientEvents['error']): void => {
-    const verdict = classifyError(e.error);
-    if (verdict === 'failure') this.#failed(e.endpoint, e.tracker);
-    else if (verdict === 'answered') this.#answered(e.endpoint, e.tracker, false);
-    else this.#released(e.endpoint, e.tracker);
+    this.#settle(e.endpoint, e.tracker, classifyError(e.error));
   };
 
   /**
@@ -197,68 +186,51 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
     if (!e.final) return;
     const phase = this.#circuits.get(e.endpoint)?.phase;
     if (phase?.state === 'halfOpen' && phase.probe?.state === 'cancelled') {
-      this.#released(e.endpoint, phase.probe);
+      this.#settle(e.endpoint, phase.probe, 'neutral');
     }
   };
 
-  /** A countable failure at a flight's end. */
-  #failed(endpoint: string, tracker: Tracker): void {
+  /**
+   * A flight's end, by what it tells about its endpoint (see classifyError). Closed: a
+   * countable failure extends the streak (opening at failureThreshold), only a success breaks it
+   * (a 404 between two 503s is not a success). Half-open, for the probe only: a countable
+   * failure opens the circuit again (its window restarts), an answer closes it, and a cancelled
+   * probe gives its slot back: open with the same window, so the next request (already past
+   * resetTimeout) probes at once. Any other outcome is stale: a flight admitted before the
+   * circuit opened.
+   */
+  #settle(endpoint: string, tracker: Tracker, verdict: ErrorVerdict | 'success'): void {
     const circuit = this.#circuits.get(endpoint);
     if (circuit === undefined) return;
     const { phase } = circuit;
+    const failed = verdict === 'failure';
     if (phase.state === 'closed') {
-      if (++circuit.failures >= this.#threshold) this.#open(circuit, this.#clock.now(), true);
+      if (verdict === 'success') circuit.failures = 0;
+      else if (failed && ++circuit.failures >= this.#threshold) this.#trip(circuit);
     } else if (phase.state === 'halfOpen' && phase.probe === tracker) {
-      circuit.failures++;
-      this.#open(circuit, this.#clock.now(), true);
-    }
-    // Otherwise stale: a flight admitted before the circuit opened.
-  }
-
-  /** The endpoint answered: a success, or a non-countable error (`success` false). */
-  #answered(endpoint: string, tracker: Tracker, success: boolean): void {
-    const circuit = this.#circuits.get(endpoint);
-    if (circuit === undefined) return;
-    const { phase } = circuit;
-    if (phase.state === 'closed') {
-      // Only a success breaks a streak: a 404 between two 503s is not a success.
-      if (success) circuit.failures = 0;
-    } else if (phase.state === 'halfOpen' && phase.probe === tracker) {
-      this.#close(circuit, true);
+      if (verdict === 'neutral') this.#move(circuit, { state: 'open', openedAt: phase.openedAt });
+      else if (!failed) this.#move(circuit, CLOSED, 'circuit-closed');
+      else {
+        circuit.failures++;
+        this.#trip(circuit);
+      }
     }
   }
 
-  /** A cancelled probe gives its slot back: open again with the same window, so the next
-   * request (already past resetTimeout) becomes the probe at once. */
-  #released(endpoint: string, tracker: Tracker): void {
-    const circuit = this.#circuits.get(endpoint);
-    const phase = circuit?.phase;
-    if (phase?.state === 'halfOpen' && phase.probe === tracker) {
-      this.#open(circuit!, phase.openedAt, false);
-    }
+  /** Opens the circuit now: a new resetTimeout window. */
+  #trip(circuit: Circuit): void {
+    this.#move(circuit, { state: 'open', openedAt: this.#clock.now() }, 'circuit-open');
   }
 
-  // ── the three state changes ───────────────────────────────────────────────────────────────
-
-  #open(circuit: Circuit, openedAt: number, announce: boolean): void {
-    circuit.phase = { state: 'open', openedAt };
-    if (announce) this.#announce('circuit-open', circuit);
-  }
-
-  #halfOpen(circuit: Circuit, openedAt: number): void {
-    circuit.phase = { state: 'halfOpen', openedAt, probe: undefined };
-    this.#announce('circuit-half-open', circuit);
-  }
-
-  #close(circuit: Circuit, announce: boolean): void {
-    circuit.phase = CLOSED;
-    circuit.failures = 0;
-    if (announce) this.#announce('circuit-closed', circuit);
-  }
-
-  #announce(name: CircuitEventName, circuit: Circuit): void {
-    if (this.#events.has(name)) {
-      this.#events.emit(name, {
+  /**
+   * The one place `phase` changes: closing also clears the failure count. `announce` names the
+   * event a real transition emits (forced resets and a released probe are silent).
+   */
+  #move(circuit: Circuit, phase: Phase, announce?: CircuitEventName): void {
+    circuit.phase = phase;
+    if (phase === CLOSED) circuit.failures = 0;
+    if (announce !== undefined && this.#events.has(announce)) {
+      this.#events.emit(announce, {
         endpoint: circuit.endpoint,
         method: circuit.method,
         path: circuit.path,
@@ -266,9 +238,8 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
     }
   }
 
-  #create(endpoint: string, method?: string, path?: string): Circuit {
-    const parts = method === undefined || path === undefined ? splitEndpoint(endpoint) : undefined;
-    const circuit = new Circuit(endpoint, method ?? parts!.method, path ?? parts!.path);
+  #create(endpoint: string): Circuit {
+    const circuit: Circuit = { endpoint, ...splitEndpoint(endpoint), phase: CLOSED, failures: 0 };
     this.#circuits.set(endpoint, circuit);
     if (this.#circuits.size > MAX_CIRCUITS) this.#evictIdle(circuit);
     return circuit;

@@ -8,7 +8,7 @@ export interface ResolvedCircuitOptions {
   readonly resetTimeout: number;
 }
 
-export const CIRCUIT_DEFAULTS: ResolvedCircuitOptions = Object.freeze({
+export const CIRCUIT_DEFAULTS: ResolvedCircuitOptions = /* @__PURE__ */ Object.freeze({
   enabled: true,
   failureThreshold: 5,
   resetTimeout: 10000,

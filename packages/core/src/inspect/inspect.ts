@@ -1,6 +1,7 @@
 import { internalsOf } from '../client';
 import type { Flight } from '../dedup/flight';
-import { Scheduler } from '../scheduler/scheduler';
+import { latenciesOf } from '../intelligence/intelligence';
+import { Scheduler, schedulerView } from '../scheduler/scheduler';
 import type { Client } from '../types/client';
 import type {
   CacheChange,
@@ -76,7 +77,7 @@ function createInspector(client: Client): ClientInspector {
       return out.sort((a, b) => a.id - b.id);
     },
     scheduler(): SchedulerView {
-      if (gate instanceof Scheduler) return gate.inspect(clock.now());
+      if (gate instanceof Scheduler) return schedulerView(gate, clock.now());
       return {
         enabled: false,
         concurrency: Number.POSITIVE_INFINITY,
@@ -99,7 +100,7 @@ function createInspector(client: Client): ClientInspector {
         );
     },
     latencies: (endpoint: string) =>
-      intelligence?.enabled ? intelligence.latencies(endpoint) : [],
+      intelligence?.enabled ? latenciesOf(intelligence, endpoint) : [],
   });
 }
 

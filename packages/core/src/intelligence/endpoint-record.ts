@@ -1,6 +1,7 @@
 import { addCounters } from '../internal/counters';
 import { LatencyRing } from '../internal/latency-ring';
 import type { IntelligenceRecommendation } from '../request/resolve';
+import type { EndpointStats } from '../types/controllers';
 import type { ResolvedIntelligenceOptions } from './options';
 import { recommendFrom } from './recommend';
 
@@ -63,21 +64,35 @@ export class EndpointRecord {
   }
 }
 
-/** The counters of a record, summed when a record is folded into an aggregate. */
-export const ENDPOINT_COUNTERS = [
-  'started',
+/** EndpointStats' counts, in its order: counters of the record, and its two derived figures. */
+export const STAT_COUNTS = [
+  'requests',
   'successes',
   'failures',
   'cacheHits',
+  'cacheMisses',
   'dedupPrevented',
   'retriesPerformed',
   'retriesRecovered',
   'rateLimited',
   'timeouts',
   'cancels',
-  'circuitRejected',
-  'refusedAfterStart',
-] as const satisfies readonly (keyof EndpointRecord)[];
+] as const satisfies readonly (keyof EndpointRecord & keyof EndpointStats)[];
+
+/** The counters of a record, summed when a record is folded into an aggregate. */
+export const ENDPOINT_COUNTERS = /* @__PURE__ */ recordCounters();
+
+function recordCounters() {
+  return [
+    'started',
+    ...STAT_COUNTS.filter(
+      (key): key is Exclude<typeof key, 'requests' | 'cacheMisses'> =>
+        key !== 'requests' && key !== 'cacheMisses',
+    ),
+    'circuitRejected',
+    'refusedAfterStart',
+  ] as const satisfies readonly (keyof EndpointRecord)[];
+}
 
 /** Adds a record's counters into an aggregate (latency is not carried over). */
 export function foldCounters(into: EndpointRecord, from: EndpointRecord): void {

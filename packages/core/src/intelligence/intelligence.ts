@@ -5,6 +5,7 @@ import type { EventEmitter } from '../events/emitter';
 import { zeroAdaptiveMetrics } from '../internal/counters';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
+import { ringSamples } from '../internal/latency-ring';
 import type { IntelligenceRecommendation } from '../request/resolve';
 import type {
   AdaptiveMetrics,
@@ -12,9 +13,10 @@ import type {
   EndpointStats,
   IntelligenceController,
   IntelligenceSnapshot,
+  IntelligenceSummary,
 } from '../types/controllers';
 import type { ClientEvents } from '../types/events';
-import { EndpointRecord, foldCounters } from './endpoint-record';
+import { EndpointRecord, foldCounters, STAT_COUNTS } from './endpoint-record';
 import { HitTally } from './hit-tally';
 import type { ResolvedIntelligenceOptions } from './options';
 import { emptySummary } from './summary';
@@ -53,7 +55,8 @@ export const MAX_ENDPOINTS = 2000;
 
 export class Intelligence implements IntelligenceController {
   readonly #options: ResolvedIntelligenceOptions;
-  readonly #endpoints = new Map<string, EndpointRecord>();
+  /** Per endpoint key (read by latenciesOf). */
+  readonly records = new Map<string, EndpointRecord>();
   /** Counters of records evicted past MAX_ENDPOINTS, so the summary stays exact. */
   #retired = new EndpointRecord('', '', '');
   readonly #circuits: CircuitView;
@@ -99,12 +102,7 @@ export class Intelligence implements IntelligenceController {
   /** The adaptive timeout / strategy for an endpoint, or undefined (see recommend.ts). */
   recommend(endpoint: string): IntelligenceRecommendation | undefined {
     if (!this.recommends) return undefined;
-    return this.#endpoints.get(endpoint)?.recommend(this.#options);
-  }
-
-  /** The latency samples of an endpoint, oldest first (for inspection); empty when none. */
-  latencies(endpoint: string): number[] {
-    return this.#endpoints.get(endpoint)?.latency.samples() ?? [];
+    return this.records.get(endpoint)?.recommend(this.#options);
   }
 
   // ── IntelligenceController ────────────────────────────────────────────────────────────────
@@ -118,34 +116,24 @@ export class Intelligence implements IntelligenceController {
     // the derived figures (requests, cache misses) are linear in them.
     const total = new EndpointRecord('', '', '');
     foldCounters(total, this.#retired);
-    for (const r of this.#endpoints.values()) {
+    for (const r of this.records.values()) {
       endpoints.push(this.#statsOf(r));
       foldCounters(total, r);
     }
-    s.totalRequests = total.requests;
-    s.cacheHits = total.cacheHits;
-    s.cacheMisses = total.cacheMisses;
-    s.deduplicated = total.dedupPrevented;
-    s.retriesPerformed = total.retriesPerformed;
-    s.retriesRecovered = total.retriesRecovered;
-    s.failures = total.failures;
-    s.rateLimited = total.rateLimited;
-    s.timeouts = total.timeouts;
-    s.cancels = total.cancels;
-    s.circuitRejected = total.circuitRejected;
+    // Each summary count totals the record counter of its name (SUMMARY_FROM renames two).
+    for (const key in s) {
+      const from = SUMMARY_FROM[key] ?? key;
+      if (from in total) (s as unknown as Counts)[key] = (total as unknown as Counts)[from]!;
+    }
     s.activeRequests = this.#active;
-    s.cacheHitRate = ratio(s.cacheHits, s.totalRequests);
-    s.dedupRate = ratio(s.deduplicated, s.totalRequests);
-    s.retryRate = ratio(s.retriesPerformed, s.totalRequests);
-    s.failureRate = ratio(s.failures, s.totalRequests);
-    s.rateLimitRate = ratio(s.rateLimited, s.totalRequests);
+    for (const [rate, count] of RATES) s[rate] = ratio(s[count], s.totalRequests);
     s.circuits = this.#circuits.counts();
     return { summary: s, endpoints };
   }
 
   endpoint(method: string, pathname: string): EndpointStats | undefined {
     this.hits.flush();
-    const r = this.#endpoints.get(endpointKey(method, pathname));
+    const r = this.records.get(endpointKey(method, pathname));
     return r === undefined ? undefined : this.#statsOf(r);
   }
 
@@ -154,7 +142,7 @@ export class Intelligence implements IntelligenceController {
    * a flight in progress during reset is counted at its end under a fresh record.
    */
   reset(): void {
-    this.#endpoints.clear();
+    this.records.clear();
     this.#retired = new EndpointRecord('', '', '');
     this.#last = undefined;
     this.hits.clear();
@@ -173,7 +161,7 @@ export class Intelligence implements IntelligenceController {
     const { tracker } = e;
     r.successes++;
     if (tracker.attempts > 1) r.retriesRecovered++;
-    if (e.attemptMs !== undefined) r.latency.record(e.attemptMs);
+    r.latency.record(e.attemptMs);
   };
 
   readonly #onError = (e: ClientEvents['error']): void => {
@@ -188,14 +176,14 @@ export class Intelligence implements IntelligenceController {
     }
     r.failures++;
     countAttemptError(r, e.error);
-    if (e.attemptMs !== undefined) r.latency.record(e.attemptMs);
+    r.latency.record(e.attemptMs);
   };
 
   readonly #onRetry = (e: ClientEvents['retry']): void => {
     const r = this.#record(e.endpoint);
     r.retriesPerformed++;
     countAttemptError(r, e.error);
-    if (e.attemptMs !== undefined) r.latency.record(e.attemptMs);
+    r.latency.record(e.attemptMs);
   };
 
   readonly #onCancel = (e: ClientEvents['cancel']): void => {
@@ -228,12 +216,12 @@ export class Intelligence implements IntelligenceController {
       last.touched = true;
       return last;
     }
-    let r = this.#endpoints.get(endpoint);
+    let r = this.records.get(endpoint);
     if (r === undefined) {
       const { method, path } = splitEndpoint(endpoint);
       r = new EndpointRecord(endpoint, method, path);
-      this.#endpoints.set(endpoint, r);
-      if (this.#endpoints.size > MAX_ENDPOINTS) this.#evictOne(r);
+      this.records.set(endpoint, r);
+      if (this.records.size > MAX_ENDPOINTS) this.#evictOne(r);
     } else r.touched = true;
     this.#last = r;
     return r;
@@ -248,13 +236,13 @@ export class Intelligence implements IntelligenceController {
   #evictOne(keep: EndpointRecord): void {
     // Every record passed over loses its second chance, so one full turn always finds one.
     const dropped = evictOldest(
-      this.#endpoints,
+      this.records,
       (r) => {
         if (r !== keep && !r.touched) return true;
         r.touched = false;
         return false;
       },
-      this.#endpoints.size + 1,
+      this.records.size + 1,
     );
     if (dropped === undefined) return;
     foldCounters(this.#retired, dropped);
@@ -262,26 +250,41 @@ export class Intelligence implements IntelligenceController {
   }
 
   #statsOf(r: EndpointRecord): EndpointStats {
-    return {
-      method: r.method,
-      path: r.path,
-      requests: r.requests,
-      successes: r.successes,
-      failures: r.failures,
-      cacheHits: r.cacheHits,
-      cacheMisses: r.cacheMisses,
-      dedupPrevented: r.dedupPrevented,
-      retriesPerformed: r.retriesPerformed,
-      retriesRecovered: r.retriesRecovered,
-      rateLimited: r.rateLimited,
-      timeouts: r.timeouts,
-      cancels: r.cancels,
+    const stats: Record<string, unknown> = { method: r.method, path: r.path };
+    for (const key of STAT_COUNTS) stats[key] = r[key];
+    return Object.assign(stats as unknown as EndpointStats, {
       latency: { ...r.latency.stats() },
       circuit: this.#circuits.stateOf(r.endpoint),
       circuitFailures: this.#circuits.failuresOf(r.endpoint),
       circuitRejected: r.circuitRejected,
-    };
+    });
   }
+}
+
+type Counts = Record<string, number>;
+
+/** Summary counts named other than the record counter they total (the rest share its name). */
+const SUMMARY_FROM: Record<string, string> = {
+  totalRequests: 'requests',
+  deduplicated: 'dedupPrevented',
+};
+
+/** Each summary rate and the count it divides by totalRequests. */
+const RATES = [
+  ['cacheHitRate', 'cacheHits'],
+  ['dedupRate', 'deduplicated'],
+  ['retryRate', 'retriesPerformed'],
+  ['failureRate', 'failures'],
+  ['rateLimitRate', 'rateLimited'],
+] as const satisfies readonly (readonly [keyof IntelligenceSummary, keyof IntelligenceSummary])[];
+
+/**
+ * The latency samples intelligence holds for an endpoint, oldest first; empty when none (for
+ * `inspect(client).latencies()`, beside the class so apps that never inspect do not carry it).
+ */
+export function latenciesOf(intelligence: Intelligence, endpoint: string): number[] {
+  const record = intelligence.records.get(endpoint);
+  return record === undefined ? [] : ringSamples(record.latency);
 }
 
 /** A failed attempt (from `retry`, or the last one from `error`): 429 and timeout counters. */

@@ -8,7 +8,7 @@ export interface ResolvedIntelligenceOptions {
   readonly adaptiveStaleWhileRevalidate: boolean;
 }
 
-export const INTELLIGENCE_DEFAULTS: ResolvedIntelligenceOptions = Object.freeze({
+export const INTELLIGENCE_DEFAULTS: ResolvedIntelligenceOptions = /* @__PURE__ */ Object.freeze({
   enabled: true,
   adaptiveTimeout: false,
   adaptiveStaleWhileRevalidate: false,

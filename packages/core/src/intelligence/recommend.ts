@@ -22,16 +22,12 @@ export function recommendFrom(
   options: ResolvedIntelligenceOptions,
 ): IntelligenceRecommendation | undefined {
   if (latency.samples < MIN_SAMPLES) return undefined;
-  const timeout = options.adaptiveTimeout
-    ? Math.min(MAX_TIMEOUT, Math.max(MIN_TIMEOUT, Math.ceil(3 * latency.p95)))
-    : undefined;
-  const strategy =
-    options.adaptiveStaleWhileRevalidate && latency.p95 >= SWR_LATENCY
-      ? ('stale-while-revalidate' as const)
-      : undefined;
-  if (timeout === undefined && strategy === undefined) return undefined;
   const out: IntelligenceRecommendation = {};
-  if (timeout !== undefined) out.timeout = timeout;
-  if (strategy !== undefined) out.strategy = strategy;
-  return Object.freeze(out);
+  if (options.adaptiveTimeout) {
+    out.timeout = Math.min(MAX_TIMEOUT, Math.max(MIN_TIMEOUT, Math.ceil(3 * latency.p95)));
+  }
+  if (options.adaptiveStaleWhileRevalidate && latency.p95 >= SWR_LATENCY) {
+    out.strategy = 'stale-while-revalidate';
+  }
+  return out.timeout === undefined && out.strategy === undefined ? undefined : Object.freeze(out);
 }

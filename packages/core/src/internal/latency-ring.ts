@@ -1,6 +1,11 @@
 import type { LatencyStats } from '../types/controllers';
 
-export const NO_LATENCY: LatencyStats = Object.freeze({ avg: 0, p50: 0, p95: 0, samples: 0 });
+export const NO_LATENCY: LatencyStats = /* @__PURE__ */ Object.freeze({
+  avg: 0,
+  p50: 0,
+  p95: 0,
+  samples: 0,
+});
 
 /**
  * The last `capacity` latency samples of one endpoint, in ms, in a fixed-size ring: the one ring
@@ -18,32 +23,29 @@ export const NO_LATENCY: LatencyStats = Object.freeze({ avg: 0, p50: 0, p95: 0, 
  */
 export class LatencyRing {
   readonly capacity: number;
-  #values: Float64Array | undefined;
+  /** The samples, `values[0 .. size)` (allocated with the first sample). */
+  values: Float64Array | undefined;
   #sorted: Float64Array | undefined;
-  #next = 0;
-  #size = 0;
+  /** Where the next sample goes: the oldest one once the ring is full. */
+  next = 0;
+  /** Samples in the window (at most `capacity`). */
+  size = 0;
   /** Bumped on every sample: lets readers cache what they derive from the window. */
   version = 0;
   #stats: LatencyStats | undefined;
 
+  /** `capacity`: an integer >= 1, checked by the options that set it (or a constant). */
   constructor(capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) {
-      throw new RangeError(`keel: latency window must be an integer >= 1, got ${String(capacity)}`);
-    }
     this.capacity = capacity;
   }
 
-  /** Samples in the window (at most `capacity`). */
-  get size(): number {
-    return this.#size;
-  }
-
-  record(ms: number): void {
-    if (!(ms >= 0)) return; // NaN or a clock that went backwards: not a latency
-    const values = (this.#values ??= new Float64Array(this.capacity));
-    values[this.#next] = ms;
-    this.#next = this.#next + 1 === this.capacity ? 0 : this.#next + 1;
-    if (this.#size < this.capacity) this.#size++;
+  /** Adds a sample; no-op for what is not a latency (none measured, NaN, a clock gone back). */
+  record(ms: number | undefined): void {
+    if (ms === undefined || !(ms >= 0)) return;
+    const values = (this.values ??= new Float64Array(this.capacity));
+    values[this.next] = ms;
+    this.next = this.next + 1 === this.capacity ? 0 : this.next + 1;
+    if (this.size < this.capacity) this.size++;
     this.version++;
     this.#stats = undefined;
   }
@@ -51,12 +53,13 @@ export class LatencyRing {
   /** avg, p50 and p95 (nearest rank) over the window; frozen, cached until the next sample. */
   stats(): LatencyStats {
     if (this.#stats !== undefined) return this.#stats;
-    const n = this.#size;
-    if (n === 0 || this.#values === undefined) return NO_LATENCY;
+    const n = this.size;
+    const values = this.values;
+    if (values === undefined) return NO_LATENCY; // allocated with the first sample
     // The scratch array's length changes only while the ring fills.
     if (this.#sorted?.length !== n) this.#sorted = new Float64Array(n);
     const sorted = this.#sorted;
-    sorted.set(n === this.capacity ? this.#values : this.#values.subarray(0, n));
+    sorted.set(n === this.capacity ? values : values.subarray(0, n));
     sorted.sort();
     let sum = 0;
     for (let i = 0; i < n; i++) sum += sorted[i]!;
@@ -68,30 +71,23 @@ export class LatencyRing {
     });
     return this.#stats;
   }
-
-  /** The window's samples, oldest first (a copy; for inspection). */
-  samples(): number[] {
-    const values = this.#values;
-    if (values === undefined) return [];
-    const n = this.#size;
-    // Until the ring is full it fills from index 0; after, the oldest sits at #next.
-    const start = n < this.capacity ? 0 : this.#next;
-    const out: number[] = [];
-    for (let i = 0; i < n; i++) out.push(values[(start + i) % this.capacity]!);
-    return out;
-  }
-
-  clear(): void {
-    this.#values = undefined;
-    this.#sorted = undefined;
-    this.#next = 0;
-    this.#size = 0;
-    this.version++;
-    this.#stats = undefined;
-  }
 }
 
 /** Nearest-rank percentile index: the smallest sample with at least p of the window at or below it. */
 function rank(p: number, n: number): number {
   return Math.max(0, Math.ceil(p * n) - 1);
+}
+
+/**
+ * The ring's samples, oldest first (a copy), for `inspect(client).latencies()`: a function beside
+ * the class, so an app that never inspects does not carry it.
+ */
+export function ringSamples(ring: LatencyRing): number[] {
+  const { values, size, capacity } = ring;
+  if (values === undefined) return [];
+  // Until the ring is full it fills from index 0; after, the oldest sits at `next`.
+  const start = size < capacity ? 0 : ring.next;
+  const out: number[] = [];
+  for (let i = 0; i < size; i++) out.push(values[(start + i) % capacity]!);
+  return out;
 }

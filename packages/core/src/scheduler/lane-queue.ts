@@ -57,10 +57,6 @@ export class LaneQueue {
 export class QueueHeap {
   readonly #items: LaneQueue[] = [];
 
-  get size(): number {
-    return this.#items.length;
-  }
-
   peek(): LaneQueue | undefined {
     return this.#items[0];
   }

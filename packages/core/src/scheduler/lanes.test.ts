@@ -177,7 +177,7 @@ describe('Lanes', () => {
     expect(second).toBe(es[0]);
     // Undo: the job could not start; it goes back to its place and the cursor is restored.
     lanes.restore(mark);
-    lanes.pushFront(second);
+    lanes.push(second, true);
     expect(drain(lanes)).toEqual([es[0], es[2]]);
   });
 

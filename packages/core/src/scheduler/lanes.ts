@@ -53,29 +53,27 @@ export class Lanes {
     return this.#weighted ? NAMES[lane]! : 'normal';
   }
 
-  /** Appends at the back of the entry's lane; returns its 1-based position in the lane. */
-  push(entry: Entry): number {
-    entry.seq = ++this.#seq;
-    const q = entry.cls.queues[entry.lane]!;
-    q.push(entry);
-    // Appending leaves the head (the heap key) unchanged; a blocked class waits for readmit.
-    if (q.heapIndex < 0 && !q.cls.blocked) this.#heaps[entry.lane]!.push(q);
-    this.total++;
-    return ++this.sizes[entry.lane]!;
-  }
-
   /**
-   * Puts an entry back where it left (it keeps its `seq`): a job that was next but had to wait
-   * for rate budget. It was its class queue's head, so the queue stays in `seq` order.
+   * Appends at the back of the entry's lane; returns its 1-based position in the lane. `front`
+   * puts an entry back where it left (it keeps its `seq`): a job that was next but had to wait
+   * for rate budget. It was its class queue's head, so the queue stays in `seq` order (and its
+   * position is 1).
    */
-  pushFront(entry: Entry): void {
+  push(entry: Entry, front = false): number {
     const q = entry.cls.queues[entry.lane]!;
-    q.unshift(entry);
     const heap = this.#heaps[entry.lane]!;
-    if (q.heapIndex >= 0) heap.siftUp(q.heapIndex);
-    else if (!q.cls.blocked) heap.push(q);
+    if (front) q.unshift(entry);
+    else {
+      entry.seq = ++this.#seq;
+      q.push(entry);
+    }
+    // Appending leaves the head (the heap key) unchanged; a blocked class waits for readmit.
+    if (q.heapIndex < 0) {
+      if (!q.cls.blocked) heap.push(q);
+    } else if (front) heap.siftUp(q.heapIndex);
     this.total++;
-    this.sizes[entry.lane]!++;
+    const size = ++this.sizes[entry.lane]!;
+    return front ? 1 : size;
   }
 
   /** Takes a queued entry out of its lane (cancel, prioritize). */
@@ -150,11 +148,7 @@ export class Lanes {
         continue;
       }
       const entry = q.head!;
-      q.remove(entry);
-      if (q.size === 0) heap.removeAt(0);
-      else heap.siftDown(0);
-      this.total--;
-      this.sizes[lane]!--;
+      this.remove(entry);
       return entry;
     }
   }

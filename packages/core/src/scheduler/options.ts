@@ -21,7 +21,11 @@ export interface SchedulerConfig {
 }
 
 /** What `scheduler: {}` gives (without the option there is no scheduler at all). */
-export const SCHEDULER_DEFAULTS = Object.freeze({ enabled: true, concurrency: 8, priority: false });
+export const SCHEDULER_DEFAULTS = /* @__PURE__ */ Object.freeze({
+  enabled: true,
+  concurrency: 8,
+  priority: false,
+});
 
 /**
  * Validates the `scheduler` option once, at createClient. Undefined when the option is absent.

@@ -111,11 +111,6 @@ describe('Scheduler: per-endpoint ceilings (the adaptive seam)', () => {
     expect(late.started).toBe(true);
   });
 
-  it('needs endpointCeilings, and a valid ceiling', () => {
-    expect(() => scheduler(false).s.setEndpointCeiling('GET /a', 1)).toThrow(/endpointCeilings/);
-    expect(() => scheduler(true).s.setEndpointCeiling('GET /a', 0)).toThrow(RangeError);
-  });
-
   it('forgets classes, groups and endpoint limiters when their jobs are gone', async () => {
     const { s, start } = scheduler(true, 1);
     const jobs = [job('GET /x'), job('GET /y'), job('GET /z')];

@@ -1,7 +1,7 @@
 import { CancelledError } from '../errors/cancelled-error';
 import { CircuitOpenError } from '../errors/circuit-open-error';
 import type { EventEmitter } from '../events/emitter';
-import { checkInteger } from '../internal/checks';
+import { controllerOf } from '../features/feature';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
 import { sleep } from '../internal/sleep';
 import type { SchedulerController, SchedulerStats } from '../types/controllers';
@@ -16,11 +16,18 @@ import { Lanes } from './lanes';
 import type { SchedulerConfig } from './options';
 import { RateBudget } from './rate-budget';
 
-const NO_LIMITERS: readonly Limiter[] = Object.freeze([]);
+const NO_LIMITERS: readonly Limiter[] = /* @__PURE__ */ Object.freeze([]);
 /** Bound on the host -> limiter memo (a crawler may see unbounded hosts). */
 const HOST_MEMO_LIMIT = 1000;
 
-type BaseEventName = 'request-dequeued' | 'request-started' | 'request-scheduled';
+type SchedulerEventName =
+  | 'request-queued'
+  | 'request-dequeued'
+  | 'request-started'
+  | 'request-delayed'
+  | 'request-scheduled'
+  | 'request-prioritized'
+  | 'request-rejected';
 
 /**
  * The request scheduler: admits flight owners' network attempts under a global concurrency cap,
@@ -39,19 +46,20 @@ type BaseEventName = 'request-dequeued' | 'request-started' | 'request-scheduled
 export class Scheduler implements AttemptGate {
   readonly enabled = true;
   readonly controller: SchedulerController;
-  readonly #config: SchedulerConfig;
+  /** Read by schedulerView (inspect), like `caps`, `groups` and `budget`. */
+  readonly config: SchedulerConfig;
   readonly #clock: Clock;
   readonly #events: EventEmitter<ClientEvents>;
   readonly #hooks: SchedulerHooks;
   readonly #lanes: Lanes;
-  readonly #budget: RateBudget | undefined;
+  readonly budget: RateBudget | undefined;
   /** Jobs entered and not yet finished (their Entry sits on the job: no job -> entry table). */
   #live = 0;
   readonly #defaultClass: JobClass;
   readonly #classes = new Map<string, JobClass>();
-  readonly #groups = new Map<string, Group>();
+  readonly groups = new Map<string, Group>();
   /** Configured caps, by the `hosts` option key. */
-  readonly #caps = new Map<string, Limiter>();
+  readonly caps = new Map<string, Limiter>();
   /** A request's hostname to its cap's limiter, or null when uncapped. */
   readonly #hostMemo = new Map<string, Limiter | null>();
   readonly #endpoints = new Map<string, Limiter>();
@@ -67,23 +75,23 @@ export class Scheduler implements AttemptGate {
   #pending = false;
 
   constructor(config: SchedulerConfig, events: EventEmitter<ClientEvents>, hooks: SchedulerHooks) {
-    this.#config = config;
+    this.config = config;
     this.#clock = hooks.clock;
     this.#events = events;
     this.#hooks = hooks;
     this.#lanes = new Lanes(config.priority);
-    this.#budget = config.rateLimit
+    this.budget = config.rateLimit
       ? new RateBudget(config.rateLimit.requests, config.rateLimit.interval)
       : undefined;
     this.#defaultClass = new JobClass('', undefined, NO_LIMITERS, NO_LIMITERS, this.#lanes.count);
-    for (const [host, cap] of config.hosts) this.#caps.set(host, new Limiter(host, cap));
-    this.controller = Object.freeze({
-      stats: () => this.stats(),
-      pauseGroup: (group: string) => this.pauseGroup(group),
-      resumeGroup: (group: string) => this.resumeGroup(group),
-      cancelGroup: (group: string) => this.cancelGroup(group),
-      prioritize: (selector: string, priority: Priority) => this.prioritize(selector, priority),
-    });
+    for (const [host, cap] of config.hosts) this.caps.set(host, new Limiter(host, cap));
+    this.controller = controllerOf(this, [
+      'stats',
+      'pauseGroup',
+      'resumeGroup',
+      'cancelGroup',
+      'prioritize',
+    ]);
   }
 
   // ── AttemptGate ───────────────────────────────────────────────────────────────────────────
@@ -102,30 +110,16 @@ export class Scheduler implements AttemptGate {
       this.enter(job);
       entry = job.gateEntry!;
     }
-    switch (entry.state) {
-      case 'new': {
-        const position = this.#enqueue(entry, false);
-        this.#emitQueued(entry, position);
-        break;
-      }
-      case 'delayed': {
-        // A retry wait ended (its timer fired): back to the lanes.
-        this.#delayed--;
-        const position = this.#enqueue(entry, false);
-        this.#emitBase('request-scheduled', entry);
-        this.#emitQueued(entry, position);
-        break;
-      }
-      case 'done':
-        break; // ended before it asked: answered below
-      default:
-        return true;
-    }
+    const state = entry.state;
+    // New, or back from a retry wait (its timer fired); `done`: ended before it asked, answered
+    // below; queued or active: it already has its answer.
+    if (state === 'new' || state === 'delayed') this.#queue(entry, false);
+    else if (state !== 'done') return true;
     this.#dispatch();
     // Dispatch may have started it, parked it for rate budget, or refused it (circuit).
-    const state = stateOf(entry);
-    if (state === 'active') return true;
-    if (state === 'done') this.#hooks.resume(job, entry.error);
+    const now = stateOf(entry);
+    if (now === 'active') return true;
+    if (now === 'done') this.#hooks.resume(job, entry.error);
     else entry.waiting = true;
     return false;
   }
@@ -141,9 +135,7 @@ export class Scheduler implements AttemptGate {
       entry.reject = reject;
     });
     entry.timer = this.#clock.setTimeout(() => this.#wake(entry), timerDelay(delay));
-    if (this.#events.has('request-delayed')) {
-      this.#events.emit('request-delayed', { ...this.#base(entry), reason, delay });
-    }
+    this.#emit('request-delayed', entry, { reason, delay });
     this.#dispatch();
     return promise;
   }
@@ -204,11 +196,11 @@ export class Scheduler implements AttemptGate {
   /** Re-admits a paused group's jobs at their places; emits `queue-resumed` when it changes. */
   resumeGroup(name: string): void {
     checkGroup(name);
-    const group = this.#groups.get(name);
+    const group = this.groups.get(name);
     if (group === undefined || !group.paused) return;
     group.paused = false;
     for (const cls of group.classes) this.#lanes.readmit(cls);
-    if (group.idle) this.#groups.delete(name);
+    if (group.idle) this.groups.delete(name);
     if (this.#events.has('queue-resumed')) this.#events.emit('queue-resumed', { group: name });
     this.#dispatch();
   }
@@ -220,7 +212,7 @@ export class Scheduler implements AttemptGate {
    */
   cancelGroup(name: string): void {
     checkGroup(name);
-    const group = this.#groups.get(name);
+    const group = this.groups.get(name);
     if (group === undefined || group.entries.size === 0) return;
     this.#hold++;
     try {
@@ -246,7 +238,7 @@ export class Scheduler implements AttemptGate {
    * are not moved. O(live jobs): an administrative operation, not a per-request one.
    */
   prioritize(selector: string, priority: Priority): number {
-    checkPrioritize(this.#config.priority, selector, priority);
+    checkPrioritize(this.config.priority, selector, priority);
     const to = this.#lanes.laneOf(priority);
     const matches: Entry[] = [];
     // Queued jobs are exactly those in the lane queues; every class with one is live.
@@ -265,9 +257,7 @@ export class Scheduler implements AttemptGate {
     for (const entry of matches) {
       const from = this.#lanes.nameOf(entry.lane);
       this.#lanes.move(entry, to);
-      if (this.#events.has('request-prioritized')) {
-        this.#events.emit('request-prioritized', { ...this.#base(entry), from, to: toName });
-      }
+      this.#emit('request-prioritized', entry, { from, to: toName });
     }
     this.#dispatch();
     return matches.length;
@@ -278,13 +268,10 @@ export class Scheduler implements AttemptGate {
   /**
    * Caps the simultaneous attempts of one endpoint (`METHOD pathname`); undefined removes the
    * cap. Running jobs finish; queued jobs of the endpoint wait at their places. Half-open probes
-   * bypass it (they are still counted). Needs `endpointCeilings` in the config.
+   * bypass it (they are still counted). Called by the adaptive engine only, and only when the
+   * config has `endpointCeilings` (its concurrency switch), with a ceiling >= minConcurrency >= 1.
    */
   setEndpointCeiling(endpoint: string, ceiling: number | undefined): void {
-    if (!this.#config.endpointCeilings) {
-      throw new Error('keel: endpoint ceilings need a scheduler created with endpointCeilings');
-    }
-    if (ceiling !== undefined) checkInteger('ceiling', ceiling, 1);
     const limiter = this.#endpointLimiter(endpoint);
     const wasSaturated = limiter.saturated;
     limiter.cap = ceiling ?? Number.POSITIVE_INFINITY;
@@ -300,35 +287,12 @@ export class Scheduler implements AttemptGate {
     return this.#endpoints.get(endpoint)?.active ?? 0;
   }
 
-  /** Configuration and load now, for `inspect(client).scheduler()` (O(hosts + groups)). */
-  inspect(now: number): SchedulerView {
-    const config = this.#config;
-    const hosts: { host: string; cap: number; active: number }[] = [];
-    for (const limiter of this.#caps.values()) {
-      hosts.push({ host: limiter.key, cap: limiter.cap, active: limiter.active });
-    }
-    const pausedGroups: string[] = [];
-    for (const group of this.#groups.values()) if (group.paused) pausedGroups.push(group.name);
-    return {
-      enabled: true,
-      concurrency: config.concurrency,
-      priorityLanes: config.priority,
-      stats: this.stats(),
-      rateLimit:
-        config.rateLimit && this.#budget
-          ? { ...config.rateLimit, used: this.#budget.used(now) }
-          : undefined,
-      hosts,
-      pausedGroups,
-    };
-  }
-
   /** Internal sizes for leak checks in tests. */
   get debug(): { entries: number; classes: number; groups: number; budgetTimer: boolean } {
     return {
       entries: this.#live,
       classes: this.#classes.size,
-      groups: this.#groups.size,
+      groups: this.groups.size,
       budgetTimer: this.#budgetTimer !== undefined,
     };
   }
@@ -353,8 +317,8 @@ export class Scheduler implements AttemptGate {
 
   /** Starts jobs while a slot is free: lane order, then the circuit gate, then rate budget. */
   #drain(): void {
-    const budget = this.#budget;
-    while (this.#active < this.#config.concurrency && this.#rateParked === undefined) {
+    const budget = this.budget;
+    while (this.#active < this.config.concurrency && this.#rateParked === undefined) {
       const mark = this.#lanes.mark();
       const entry = this.#lanes.next();
       if (entry === undefined) return;
@@ -383,8 +347,8 @@ export class Scheduler implements AttemptGate {
     this.#active++;
     const counted = entry.cls.counted;
     for (let i = 0; i < counted.length; i++) counted[i]!.active++;
-    this.#emitBase('request-dequeued', entry);
-    this.#emitBase('request-started', entry);
+    this.#emit('request-dequeued', entry);
+    this.#emit('request-started', entry);
     if (entry.waiting) {
       entry.waiting = false;
       this.#hooks.resume(entry.job, undefined);
@@ -403,12 +367,20 @@ export class Scheduler implements AttemptGate {
     }
   }
 
-  /** Appends (or, for a job back from a rate wait, re-inserts at its place); returns position. */
-  #enqueue(entry: Entry, front: boolean): number {
+  /**
+   * Puts a new job, or one whose wait ended, into its lane: at the back, or (`front`: back from
+   * a rate wait, it was next) at its old place. Emits `request-scheduled` for a job back from a
+   * wait, then `request-queued` with its position in the lane.
+   */
+  #queue(entry: Entry, front: boolean): void {
+    const back = entry.state === 'delayed';
     entry.state = 'queued';
-    if (!front) return this.#lanes.push(entry);
-    this.#lanes.pushFront(entry);
-    return 1;
+    const position = this.#lanes.push(entry, front);
+    if (back) {
+      this.#delayed--;
+      this.#emit('request-scheduled', entry);
+    }
+    this.#emit('request-queued', entry, { position });
   }
 
   #parkForBudget(entry: Entry, delay: number): void {
@@ -417,14 +389,8 @@ export class Scheduler implements AttemptGate {
     this.#delayed++;
     this.#rateParked = entry;
     this.#budgetTimer = this.#clock.setTimeout(this.#onBudget, timerDelay(delay));
-    this.#emitBase('request-dequeued', entry);
-    if (this.#events.has('request-delayed')) {
-      this.#events.emit('request-delayed', {
-        ...this.#base(entry),
-        reason: 'rate-limit',
-        delay: Math.max(0, delay),
-      });
-    }
+    this.#emit('request-dequeued', entry);
+    this.#emit('request-delayed', entry, { reason: 'rate-limit', delay: Math.max(0, delay) });
   }
 
   /** Budget freed: the job that waited for it goes back to its place in the lane, first. */
@@ -434,10 +400,7 @@ export class Scheduler implements AttemptGate {
     if (entry !== undefined) {
       this.#rateParked = undefined;
       entry.rateParked = false;
-      this.#delayed--;
-      const position = this.#enqueue(entry, true);
-      this.#emitBase('request-scheduled', entry);
-      this.#emitQueued(entry, position);
+      this.#queue(entry, true);
     }
     this.#dispatch();
   };
@@ -479,10 +442,8 @@ export class Scheduler implements AttemptGate {
     if (outcome === 'completed') this.#completed++;
     else this.#rejected++;
     this.#forget(entry);
-    if (was === 'queued') this.#emitBase('request-dequeued', entry);
-    if (outcome === 'rejected' && this.#events.has('request-rejected')) {
-      this.#events.emit('request-rejected', { ...this.#base(entry), reason: 'cancelled' });
-    }
+    if (was === 'queued') this.#emit('request-dequeued', entry);
+    if (outcome === 'rejected') this.#emit('request-rejected', entry, { reason: 'cancelled' });
     if (entry.waiting) {
       entry.waiting = false;
       this.#hooks.resume(entry.job, error);
@@ -499,7 +460,7 @@ export class Scheduler implements AttemptGate {
     const { spec } = job;
     const host = this.#hostLimiter(spec.host);
     const group = spec.group === undefined ? undefined : this.#group(spec.group);
-    const endpoint = this.#config.endpointCeilings ? this.#endpointLimiter(spec.endpoint) : null;
+    const endpoint = this.config.endpointCeilings ? this.#endpointLimiter(spec.endpoint) : null;
     if (host === null && group === undefined && endpoint === null) return this.#defaultClass;
     // A probe bypasses its endpoint's ceiling, so it needs a class of its own.
     const probe = endpoint !== null && job.probe;
@@ -531,24 +492,24 @@ export class Scheduler implements AttemptGate {
       }
       group?.classes.delete(cls);
     }
-    if (group?.idle) this.#groups.delete(group.name);
+    if (group?.idle) this.groups.delete(group.name);
   }
 
   #group(name: string): Group {
-    let group = this.#groups.get(name);
+    let group = this.groups.get(name);
     if (group === undefined) {
       group = new Group(name);
-      this.#groups.set(name, group);
+      this.groups.set(name, group);
     }
     return group;
   }
 
   #hostLimiter(host: string): Limiter | null {
-    if (this.#caps.size === 0) return null;
+    if (this.caps.size === 0) return null;
     let limiter = this.#hostMemo.get(host);
     if (limiter === undefined) {
       // `spec.host` is the lower-cased hostname: every port of a host shares its cap.
-      limiter = this.#caps.get(host) ?? null;
+      limiter = this.caps.get(host) ?? null;
       if (this.#hostMemo.size >= HOST_MEMO_LIMIT) this.#hostMemo.clear();
       this.#hostMemo.set(host, limiter);
     }
@@ -577,29 +538,50 @@ export class Scheduler implements AttemptGate {
 
   // ── events ────────────────────────────────────────────────────────────────────────────────
 
-  #base(entry: Entry): SchedulerEventBase {
+  /** Emits a scheduler event about `entry` (the base fields, then `extra`) if anyone listens. */
+  #emit<N extends SchedulerEventName>(
+    name: N,
+    entry: Entry,
+    extra?: Omit<ClientEvents[N], keyof SchedulerEventBase>,
+  ): void {
+    if (!this.#events.has(name)) return;
     const { spec } = entry.job;
-    return {
+    this.#events.emit(name, {
       id: entry.job.id,
       key: spec.key,
       method: spec.method,
       url: spec.url,
       priority: this.#lanes.nameOf(entry.lane),
-    };
-  }
-
-  #emitBase(name: BaseEventName, entry: Entry): void {
-    if (this.#events.has(name)) this.#events.emit(name, this.#base(entry));
-  }
-
-  #emitQueued(entry: Entry, position: number): void {
-    if (this.#events.has('request-queued')) {
-      this.#events.emit('request-queued', { ...this.#base(entry), position });
-    }
+      ...extra,
+    } as ClientEvents[N]);
   }
 }
 
 /** Reads the state afresh (TypeScript would keep a narrowing across calls that change it). */
 function stateOf(entry: Entry): EntryState {
   return entry.state;
+}
+
+/**
+ * Configuration and load now, for `inspect(client).scheduler()` (O(hosts + groups)): a function
+ * beside the class, so an app that never inspects does not carry it.
+ */
+export function schedulerView(s: Scheduler, now: number): SchedulerView {
+  const { config, budget } = s;
+  const hosts: { host: string; cap: number; active: number }[] = [];
+  for (const limiter of s.caps.values()) {
+    hosts.push({ host: limiter.key, cap: limiter.cap, active: limiter.active });
+  }
+  const pausedGroups: string[] = [];
+  for (const group of s.groups.values()) if (group.paused) pausedGroups.push(group.name);
+  return {
+    enabled: true,
+    concurrency: config.concurrency,
+    priorityLanes: config.priority,
+    stats: s.stats(),
+    rateLimit:
+      config.rateLimit && budget ? { ...config.rateLimit, used: budget.used(now) } : undefined,
+    hosts,
+    pausedGroups,
+  };
 }
