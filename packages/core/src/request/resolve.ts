@@ -21,7 +21,7 @@ import type {
 } from '../types/options';
 import { serializeBody } from './body';
 import { type FetchInit, resolveFetchInit } from './fetch-init';
-import { checkMaxBytes, checkResponseType, lowerCaseHeaders } from './fields';
+import { checkMaxBytes, checkResponseType, checkStrings, lowerCaseHeaders } from './fields';
 import { buildQuery } from './query';
 
 /**
@@ -193,7 +193,10 @@ export function resolveRequest(
   const retry =
     options?.retry === undefined ? config.retry : resolveRetryOptions(options.retry, config.retry);
 
-  const tags = options?.tags === undefined ? NO_TAGS : checkTags(options.tags);
+  const tags =
+    options?.tags === undefined
+      ? NO_TAGS
+      : Object.freeze([...checkStrings('tags', options.tags, 'an array of strings')]);
 
   const priority = options?.priority ?? 'normal';
   if (priority !== 'high' && priority !== 'normal' && priority !== 'low') {
@@ -276,15 +279,6 @@ function checkJsonText(text: string, contentType: string | undefined): void {
   } catch (cause) {
     throw rangeError('body', `JSON text, as its content-type is ${contentType}`, text, cause);
   }
-}
-
-/** `tags`: an array of strings, copied and frozen. */
-function checkTags(tags: unknown): readonly string[] {
-  if (!Array.isArray(tags)) throw typeError('tags', 'an array of strings', tags);
-  for (let i = 0; i < tags.length; i++) {
-    if (typeof tags[i] !== 'string') throw typeError(`tags[${i}]`, 'a string', tags[i]);
-  }
-  return Object.freeze([...tags]);
 }
 
 function resolveRequestCache(
