@@ -24,9 +24,15 @@ export function resolveURL(url: string, base?: string): string {
     if (url.startsWith('?') || url.startsWith('#')) return b + url;
     return url.startsWith('/') ? b + url : `${b}/${url}`;
   }
-  const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
-  if (origin && origin !== 'null') return new URL(url, origin).href;
+  const origin = pageOrigin();
+  if (origin) return new URL(url, origin).href;
   throw rangeError('url', 'an absolute URL where there is no baseURL and no page', url);
+}
+
+/** The page's origin in a browser; undefined elsewhere (and for an opaque `null` origin). */
+function pageOrigin(): string | undefined {
+  const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
+  return origin === 'null' ? undefined : origin || undefined;
 }
 
 /** The document's base URL in a browser (`<base href>` or the page's location); undefined elsewhere. */
@@ -70,20 +76,13 @@ export function resolveBaseURL(baseURL: unknown, field = 'baseURL'): string {
  * when URLs cannot be relative (Node without a baseURL) or the base has a query or fragment.
  */
 export function keyBaseOf(baseURL: string | undefined): string | undefined {
-  let base = baseURL;
-  if (base === undefined) {
-    const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
-    if (!origin || origin === 'null') return undefined;
-    base = origin;
-  }
-  if (base.includes('?') || base.includes('#')) return undefined;
-  let canonical: string;
+  const base = baseURL ?? pageOrigin();
+  if (base === undefined || /[?#]/.test(base)) return undefined;
   try {
-    canonical = canonicalizeURL(base);
+    return canonicalizeURL(base).replace(/\/$/, '');
   } catch {
     return undefined;
   }
-  return canonical.endsWith('/') ? canonical.slice(0, -1) : canonical;
 }
 
 /**
@@ -224,11 +223,11 @@ export function resolveCanonical(url: string, base: string | undefined): ParsedU
 /**
  * An http(s) URL that `new URL` would serialize back unchanged, in parts: a lower-case ASCII host
  * whose last label starts with a letter (no IPv4 number or IDNA processing can apply), an
- * optional port, a path of characters kept as they are, and a plain query. Checked further below
- * (default port, dot segments, punycode, sort order) before being trusted.
+ * optional port, a path of characters kept as they are, and a query. Checked further below
+ * (default port, dot segments, punycode, a plain query in order) before being trusted.
  */
 const PLAIN_URL =
-  /^(https?):\/\/((?:[a-z\d-]+\.)*[a-z][a-z\d-]*)(?::([1-9]\d{0,4}))?(\/[\w\-.~!$&'()*+,;=:@/%]*)(\?[\w.*-]+=[\w.*-]*(?:&[\w.*-]+=[\w.*-]*)*)?$/;
+  /^(https?):\/\/((?:[a-z\d-]+\.)*[a-z][a-z\d-]*)(?::([1-9]\d{0,4}))?(\/[\w\-.~!$&'()*+,;=:@/%]*)(\?.*)?$/;
 /** A `.` or `..` path segment, literal or percent-encoded: `new URL` would resolve it. */
 const DOT_SEGMENT = /\/(?:\.|%2e)(?:\.|%2e)?(?:\/|$)/i;
 const PERCENT = /%(?![\da-fA-F]{2})/;
