@@ -1,6 +1,6 @@
 import { checkFunction, checkMs, typeError } from '../internal/checks';
 import { type Clock, systemClock } from '../internal/clock';
-import { parseKey } from '../internal/fingerprint';
+import { urlOfKey } from '../internal/fingerprint';
 import { type ErrorReporter, logListenerError, report } from '../internal/report';
 import { absoluteKeyURL, originOf, splitURL } from '../internal/url';
 import type { RequestSpec } from '../request/resolve';
@@ -223,7 +223,7 @@ export class CacheStore {
     // written by hand is split once, when first written.
     const { path, origin } = spec
       ? { path: spec.path, origin: originOf(spec.url) }
-      : (previous ?? splitURL(absoluteKeyURL(parseKey(key).url, this.#keyBase)));
+      : (previous ?? splitURL(absoluteKeyURL(urlOfKey(key), this.#keyBase)));
     const storedAt = options.storedAt ?? now;
     const entry: CacheEntry = {
       key,
