@@ -5,8 +5,9 @@ import { rangeError, typeError } from './checks';
  * or fragment on the path is ignored, like the key the pipeline computes for a request.
  */
 export function endpointKey(method: unknown, path: unknown): string {
-  if (typeof method !== 'string') throw typeError('method', 'an HTTP method', method);
-  if (method === '') throw rangeError('method', 'an HTTP method', method);
+  if (typeof method !== 'string' || method === '') {
+    throw (method === '' ? rangeError : typeError)('method', 'an HTTP method', method);
+  }
   if (typeof path !== 'string') throw typeError('path', 'a path string', path);
   return joinEndpoint(method.toUpperCase(), path.split(/[?#]/, 1)[0]!);
 }

@@ -18,11 +18,10 @@ export function resolveURL(url: string, base?: string): string {
   if (typeof url !== 'string') throw typeError('url', 'a URL string', url);
   if (ABSOLUTE.test(url)) return url;
   if (base) {
-    const b0 = ABSOLUTE.test(base) ? base : resolveBaseURL(base);
-    if (url === '') return b0;
-    const b = b0.endsWith('/') ? b0.slice(0, -1) : b0;
-    if (url.startsWith('?') || url.startsWith('#')) return b + url;
-    return url.startsWith('/') ? b + url : `${b}/${url}`;
+    const b = ABSOLUTE.test(base) ? base : resolveBaseURL(base);
+    if (url === '') return b;
+    // One `/` between them; a query or fragment attaches to the base as it is.
+    return (b.endsWith('/') ? b.slice(0, -1) : b) + ('/?#'.includes(url[0]!) ? '' : '/') + url;
   }
   const origin = pageOrigin();
   if (origin) return new URL(url, origin).href;
