@@ -1,4 +1,4 @@
-import { isAbsoluteURL } from '../internal/url';
+import { isAbsoluteURL, splitURL } from '../internal/url';
 import { checkStrings } from '../request/fields';
 import type { CacheMeta, InvalidateTarget } from '../types/client';
 
@@ -60,7 +60,8 @@ export function compileTarget(
     if (!path.startsWith('/')) path = `/${path}`;
     // A relative target is written like the request URLs, which were joined onto a baseURL that
     // may carry a path (`/v1`): `/users` must also reach the entries stored as `/v1/users`.
-    const basePath = baseURL ? basePathOf(baseURL) : '';
+    // (A baseURL that does not parse has path `/`: no prefix.)
+    const basePath = baseURL ? splitURL(baseURL).path.replace(/\/$/, '') : '';
     if (basePath !== '') {
       const bare = pathMatcher(path);
       const prefixed = pathMatcher(basePath + path);
@@ -68,15 +69,6 @@ export function compileTarget(
     }
   }
   return pathMatcher(path, origin);
-}
-
-function basePathOf(baseURL: string): string {
-  try {
-    const p = new URL(baseURL).pathname;
-    return p.endsWith('/') ? p.slice(0, -1) : p;
-  } catch {
-    return '';
-  }
 }
 
 export function pathMatcher(path: string, origin?: string): TargetMatcher {

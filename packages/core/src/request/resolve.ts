@@ -74,8 +74,8 @@ export interface IntelligenceRecommendation {
 }
 
 const NO_TAGS: readonly string[] = Object.freeze([]);
-const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
-const NO_OPTIONS: RequestOptions = Object.freeze({});
+/** No request headers, and no request options. */
+const EMPTY = Object.freeze({});
 
 const PRIORITIES: readonly Priority[] = ['high', 'normal', 'low'];
 
@@ -142,7 +142,7 @@ export function resolveRequest(
   options: RequestOptions | undefined,
 ): RequestSpec {
   if (typeof url !== 'string') throw typeError('url', 'a URL string', url);
-  const o: RequestOptions = options ?? NO_OPTIONS;
+  const o: RequestOptions = options ?? EMPTY;
   const base = o.baseURL ?? config.baseURL;
   let parsed: ParsedURL;
   const query = o.params === undefined ? '' : paramsQuery(o.params);
@@ -158,7 +158,7 @@ export function resolveRequest(
     ? requestHeaders
       ? { ...config.headers, ...requestHeaders }
       : config.headers
-    : (requestHeaders ?? NO_HEADERS);
+    : (requestHeaders ?? EMPTY);
 
   let body: BodyInit | undefined;
   if (o.body !== undefined && o.body !== null) {
