@@ -170,13 +170,19 @@ export class CacheStore {
 
   #collectable(entry: CacheEntry, now: number): boolean {
     const gcTime = this.gcTime;
-    // Quick reject first: most entries looked at are fresh or recently expired.
-    if (now - entry.expiresAt < gcTime) return false;
-    // A predicate subscription that left lately may have been what wanted this entry.
-    if (now - this.#predicateReleasedAt < gcTime) return false;
-    if (this.#releasedAt.size > 0) {
-      const released = this.#releasedAt.get(entry.key);
-      if (released !== undefined && now - released < gcTime) return false;
+    // Kept for gcTime after it expired (the quick reject: most entries looked at are fresh or
+    // recently expired), after a predicate subscription left (it may have been what wanted this
+    // entry), and after the key's own last subscription left.
+    if (
+      now - entry.expiresAt < gcTime ||
+      now -
+        Math.max(
+          this.#predicateReleasedAt,
+          this.#releasedAt.get(entry.key) ?? Number.NEGATIVE_INFINITY,
+        ) <
+        gcTime
+    ) {
+      return false;
     }
     return !this.#watched || !this.hasInterest(entry.key);
   }
