@@ -227,9 +227,11 @@ export function resolveCanonical(url: string, base: string | undefined): ParsedU
  */
 const PLAIN_URL =
   /^(https?):\/\/((?:[a-z\d-]+\.)*[a-z][a-z\d-]*)(?::([1-9]\d{0,4}))?(\/[\w\-.~!$&'()*+,;=:@/%]*)(\?.*)?$/;
-/** A `.` or `..` path segment, literal or percent-encoded: `new URL` would resolve it. */
-const DOT_SEGMENT = /\/(?:\.|%2e)(?:\.|%2e)?(?:\/|$)/i;
-const PERCENT = /%(?![\da-fA-F]{2})/;
+/**
+ * What `new URL` would change in a path: a `.` or `..` segment, literal or percent-encoded (it
+ * resolves them), or a `%` not starting an escape (it encodes it).
+ */
+const PATH_CHANGES = /\/(?:\.|%2e)(?:\.|%2e)?(?:\/|$)|%(?![\da-f]{2})/i;
 
 /**
  * The parts of a URL already in canonical form, without parsing it (undefined when not sure):
@@ -251,7 +253,7 @@ export function splitCanonical(url: string): ParsedURL | undefined {
     const n = Number(port);
     if (n > 65535 || n === (scheme === 'https' ? 443 : 80)) return undefined;
   }
-  if (host.includes('xn--') || DOT_SEGMENT.test(pathname) || PERCENT.test(pathname)) {
+  if (host.includes('xn--') || PATH_CHANGES.test(pathname)) {
     return undefined;
   }
   if (search !== undefined && !isCanonicalQuery(search)) return undefined;
