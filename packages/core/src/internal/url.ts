@@ -48,7 +48,6 @@ function documentBase(): string | undefined {
  */
 export function resolveBaseURL(baseURL: unknown, field = 'baseURL'): string {
   if (typeof baseURL !== 'string') throw typeError(field, 'a URL string', baseURL);
-  let resolved = baseURL;
   if (!ABSOLUTE.test(baseURL)) {
     const page = documentBase();
     if (page === undefined) {
@@ -59,14 +58,14 @@ export function resolveBaseURL(baseURL: unknown, field = 'baseURL'): string {
         baseURL,
       );
     }
-    resolved = new URL(baseURL, page).href;
+    return new URL(baseURL, page).href;
   }
   try {
-    new URL(resolved);
+    new URL(baseURL);
   } catch (cause) {
     throw rangeError(field, 'a valid URL', baseURL, cause);
   }
-  return resolved;
+  return baseURL;
 }
 
 /**
