@@ -1,5 +1,5 @@
 import { CancelledError } from '../errors/cancelled-error';
-import { errorCodeOf } from '../errors/error-code';
+import { CodeKind, codeIs, errorCodeOf } from '../errors/error-code';
 import {
   type FailedRequest,
   hasErrorName,
@@ -8,14 +8,6 @@ import {
 } from '../errors/keel-error';
 import { NetworkError } from '../errors/network-error';
 import { TimeoutError } from '../errors/timeout-error';
-
-/** undici's own timers: the transport gave up waiting, which is a timeout, not a failure to connect. */
-const TRANSPORT_TIMEOUTS: ReadonlySet<string> = new Set([
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'ETIMEDOUT',
-]);
 
 /**
  * What a failed attempt rejects with, whatever the fetch implementation threw: keel's own errors
@@ -32,7 +24,7 @@ export function attemptError(error: unknown, request: FailedRequest): KeelError 
     return new CancelledError(request, { message, cause: error });
   }
   const code = errorCodeOf(error);
-  if (hasErrorName(error, 'TimeoutError') || (code !== undefined && TRANSPORT_TIMEOUTS.has(code))) {
+  if (hasErrorName(error, 'TimeoutError') || codeIs(code, CodeKind.TransportTimeout)) {
     return new TimeoutError(request, { kind: 'transport', code, cause: error });
   }
   return new NetworkError(request, { cause: error, code });

@@ -88,12 +88,11 @@ export function attemptOnce(
       if (spec.fetchInit !== undefined) Object.assign(init, spec.fetchInit);
       started = fetchImpl(spec.url, init);
     } catch (err) {
-      finish();
-      reject(attemptError(err, spec));
-      return;
+      // A fetch that throws at once fails like one that rejects.
+      started = Promise.reject(err);
     }
     started
-      .then((res) => readResponse(res, spec.method, spec.url, clock, spec))
+      .then((res) => readResponse(res, spec, clock))
       .then(
         (response) => {
           if (done) return;

@@ -9,23 +9,27 @@ const json = (body: string, status = 200, type = 'application/json') =>
 
 describe('readResponse', () => {
   test('JSON by content type (including +json and charset)', async () => {
-    expect((await readResponse(json('{"a":1}'), 'GET', url)).data).toEqual({ a: 1 });
+    expect((await readResponse(json('{"a":1}'), { method: 'GET', url })).data).toEqual({ a: 1 });
     expect(
-      (await readResponse(json('[1]', 200, 'application/problem+json; charset=utf-8'), 'GET', url))
-        .data,
+      (
+        await readResponse(json('[1]', 200, 'application/problem+json; charset=utf-8'), {
+          method: 'GET',
+          url,
+        })
+      ).data,
     ).toEqual([1]);
   });
 
   test('text otherwise, even when the text looks like JSON', async () => {
-    const r = await readResponse(new Response('{"a":1}', { status: 200 }), 'GET', url);
+    const r = await readResponse(new Response('{"a":1}', { status: 200 }), { method: 'GET', url });
     expect(r.data).toBe('{"a":1}');
-    const html = await readResponse(json('<p>', 200, 'text/html'), 'GET', url);
+    const html = await readResponse(json('<p>', 200, 'text/html'), { method: 'GET', url });
     expect(html.data).toBe('<p>');
   });
 
   test('status, statusText and headers are passed through', async () => {
     const res = new Response('ok', { status: 201, statusText: 'Created', headers: { 'x-a': '1' } });
-    const r = await readResponse(res, 'POST', url);
+    const r = await readResponse(res, { method: 'POST', url });
     expect(r.status).toBe(201);
     expect(r.statusText).toBe('Created');
     expect(r.headers.get('x-a')).toBe('1');
@@ -34,21 +38,20 @@ describe('readResponse', () => {
   test('204 and HEAD have no data', async () => {
     const noContent = await readResponse(
       new Response(null, { status: 204, headers: { 'content-type': 'application/json' } }),
-      'DELETE',
-      url,
+      { method: 'DELETE', url },
     );
     expect(noContent.data).toBeUndefined();
     expect(noContent.status).toBe(204);
-    const head = await readResponse(json('{"ignored":true}'), 'HEAD', url);
+    const head = await readResponse(json('{"ignored":true}'), { method: 'HEAD', url });
     expect(head.data).toBeUndefined();
   });
 
   test('an empty JSON body is undefined, not a parse error', async () => {
-    expect((await readResponse(json(''), 'GET', url)).data).toBeUndefined();
+    expect((await readResponse(json(''), { method: 'GET', url })).data).toBeUndefined();
   });
 
   test('malformed JSON on a 2xx is a ParseError with the raw body', async () => {
-    const err = await readResponse(json('{"a":'), 'GET', url).catch((e: unknown) => e);
+    const err = await readResponse(json('{"a":'), { method: 'GET', url }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ParseError);
     expect(err).toMatchObject({ name: 'ParseError', status: 200, body: '{"a":' });
   });
@@ -59,7 +62,9 @@ describe('readResponse', () => {
       statusText: 'Unprocessable',
       headers: { 'content-type': 'application/json', 'x-id': '9' },
     });
-    const err = (await readResponse(res, 'POST', url).catch((e: unknown) => e)) as HttpError;
+    const err = (await readResponse(res, { method: 'POST', url }).catch(
+      (e: unknown) => e,
+    )) as HttpError;
     expect(err).toBeInstanceOf(HttpError);
     expect(err.status).toBe(422);
     expect(err.statusText).toBe('Unprocessable');
@@ -69,7 +74,7 @@ describe('readResponse', () => {
   });
 
   test('non-2xx with a malformed JSON body keeps the raw text as data', async () => {
-    const err = (await readResponse(json('oops', 500), 'GET', url).catch(
+    const err = (await readResponse(json('oops', 500), { method: 'GET', url }).catch(
       (e: unknown) => e,
     )) as HttpError;
     expect(err).toBeInstanceOf(HttpError);

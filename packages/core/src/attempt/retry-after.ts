@@ -6,13 +6,9 @@ export function parseRetryAfter(
   value: string | null | undefined,
   now: number = Date.now(),
 ): number {
-  if (value === null || value === undefined) return -1;
-  const v = value.trim();
-  if (v === '') return -1;
+  const v = (value ?? '').trim();
   if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
-  // Only accept things that look like dates; Date.parse accepts odd strings such as "1".
-  if (!/[a-zA-Z]/.test(v)) return -1;
-  const at = Date.parse(v);
-  if (Number.isNaN(at)) return -1;
-  return Math.max(0, at - now);
+  // Only what looks like a date (so not '' either): Date.parse accepts odd strings such as "1".
+  const at = /[a-zA-Z]/.test(v) ? Date.parse(v) : Number.NaN;
+  return Number.isNaN(at) ? -1 : Math.max(0, at - now);
 }

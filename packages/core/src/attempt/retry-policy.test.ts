@@ -49,6 +49,10 @@ describe('resolveRetryOptions', () => {
     );
     expect(() => resolveRetryOptions({ methods: ['FETCH' as never] })).toThrow(RangeError);
     expect(() => resolveRetryOptions({ methods: ['FETCH' as never] })).toThrow(/"FETCH"/);
+    // biome-ignore lint/suspicious/noSparseArray: a hole in the list is a missing method
+    expect(() => resolveRetryOptions({ methods: [, 'GET'] as never })).toThrow(
+      /`retry.methods\[0\]` must be an HTTP method, got undefined/,
+    );
   });
 
   test('methods are normalized to upper case and frozen', () => {
@@ -246,6 +250,17 @@ describe('decideRetry', () => {
         reason: 'not-retriable',
       });
     }
+  });
+
+  test('an HttpError without a status is judged like a failure without a response', () => {
+    expect(decideRetry({ error: errorOf.http(), options, attempts: 1 })).toEqual({
+      retry: true,
+      delay: 100,
+      reason: 'backoff',
+    });
+    expect(
+      decideRetry({ error: errorOf.http(), options, attempts: 1, method: 'POST' }).reason,
+    ).toBe('not-idempotent');
   });
 
   test('baseDelayFactor scales the base delay, capped by maxBaseDelay', () => {

@@ -1,7 +1,7 @@
 import { isAbortError } from '../errors/cancelled-error';
 import { isCircuitOpenError } from '../errors/circuit-open-error';
-import { errorCodeOf, isNotSentCode, isPermanentCode } from '../errors/error-code';
-import { isHttpError } from '../errors/http-error';
+import { CodeKind, codeIs, errorCodeOf } from '../errors/error-code';
+import { type HttpError, isHttpError } from '../errors/http-error';
 import { isParseError } from '../errors/parse-error';
 import { isResponseTooLargeError } from '../errors/response-too-large-error';
 import {
@@ -64,8 +64,6 @@ export const RETRY_DEFAULTS: Readonly<ResolvedRetryOptions> = Object.freeze({
   methods: Object.freeze(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'] as const),
 });
 
-const NO_RETRY_OVERRIDE = { attempts: 1 } as const;
-
 /**
  * Fills in defaults and validates. `true`/`undefined` mean the base (client) options, `false`
  * means a single attempt. Bad values throw a RangeError / TypeError naming the field.
@@ -75,44 +73,45 @@ export function resolveRetryOptions(
   base: ResolvedRetryOptions = RETRY_DEFAULTS,
 ): ResolvedRetryOptions {
   if (options === undefined || options === true) return base;
-  if (options === false) return { ...base, ...NO_RETRY_OVERRIDE };
+  if (options === false) return { ...base, attempts: 1 };
   checkObject('retry', options, 'true, false or an object');
-  const r: ResolvedRetryOptions = {
-    attempts: options.attempts ?? base.attempts,
-    baseDelay: options.baseDelay ?? base.baseDelay,
-    maxDelay: options.maxDelay ?? base.maxDelay,
-    backoff: options.backoff ?? base.backoff,
-    jitter: options.jitter ?? base.jitter,
-    retryOn: options.retryOn ?? base.retryOn,
-    respectRetryAfter: options.respectRetryAfter ?? base.respectRetryAfter,
-    maxRetryAfter: options.maxRetryAfter ?? base.maxRetryAfter,
-    methods: options.methods === undefined ? base.methods : resolveMethods(options.methods),
-  };
-  checkInteger('retry.attempts', r.attempts, 1);
-  checkMs('retry.baseDelay', r.baseDelay);
-  checkMs('retry.maxDelay', r.maxDelay);
-  checkMs('retry.maxRetryAfter', r.maxRetryAfter);
-  oneOf('retry.backoff', r.backoff, BACKOFFS);
-  if (r.retryOn !== undefined) checkFunction('retry.retryOn', r.retryOn);
-  checkBoolean('retry.jitter', r.jitter);
-  checkBoolean('retry.respectRetryAfter', r.respectRetryAfter);
-  return r;
+  const given = options as Record<string, unknown>;
+  const r: Record<string, unknown> = {};
+  for (const key in base) r[key] = given[key] ?? base[key as keyof ResolvedRetryOptions];
+  if (options.methods !== undefined) r.methods = resolveMethods(options.methods);
+  for (const [key, check, arg] of CHECKS) {
+    if (key !== 'retryOn' || r[key] !== undefined) check(`retry.${key}`, r[key], arg as never);
+  }
+  return r as unknown as ResolvedRetryOptions;
 }
 
-const BACKOFFS = ['exponential', 'fixed'] as const;
+/** A check of `../internal/checks`; `arg` is its third parameter (a bound, the allowed values). */
+type Check = (name: string, value: unknown, arg: never) => unknown;
+
+/** Each field's check, in the order they are checked. */
+const CHECKS: readonly (readonly [string, Check, unknown?])[] = [
+  ['attempts', checkInteger, 1],
+  ['baseDelay', checkMs],
+  ['maxDelay', checkMs],
+  ['maxRetryAfter', checkMs],
+  ['backoff', oneOf, ['exponential', 'fixed']],
+  ['retryOn', checkFunction],
+  ['jitter', checkBoolean],
+  ['respectRetryAfter', checkBoolean],
+];
 
 function resolveMethods(methods: unknown): readonly HttpMethod[] {
   const expected = `an array of HTTP methods (${[...HTTP_METHODS].join(', ')})`;
   if (!Array.isArray(methods)) throw typeError('retry.methods', expected, methods);
-  const out: HttpMethod[] = [];
-  for (let i = 0; i < methods.length; i++) {
-    const m: unknown = methods[i];
-    if (typeof m !== 'string') throw typeError(`retry.methods[${i}]`, 'an HTTP method', m);
-    const upper = m.toUpperCase();
-    if (!HTTP_METHODS.has(upper)) throw rangeError(`retry.methods[${i}]`, expected, m);
-    out.push(upper as HttpMethod);
-  }
-  return Object.freeze(out);
+  return Object.freeze(
+    // Array.from, not map: a hole is a bad method too.
+    Array.from(methods, (m: unknown, i) => {
+      if (typeof m !== 'string') throw typeError(`retry.methods[${i}]`, 'an HTTP method', m);
+      const upper = m.toUpperCase();
+      if (!HTTP_METHODS.has(upper)) throw rangeError(`retry.methods[${i}]`, expected, m);
+      return upper as HttpMethod;
+    }),
+  );
 }
 
 export interface RetryInput {
@@ -153,61 +152,61 @@ export function decideRetry({
   now,
   random,
 }: RetryInput): RetryDecision {
-  if (isAbortError(error)) return { retry: false, delay: 0, reason: 'cancelled' };
-  if (isParseError(error) || isCircuitOpenError(error) || isResponseTooLargeError(error)) {
-    return NOT_RETRIABLE;
-  }
+  if (isAbortError(error)) return stop('cancelled');
   const status = isHttpError(error) ? error.status : undefined;
   const code = status === undefined ? errorCodeOf(error) : undefined;
-  if (isPermanentCode(code)) return NOT_RETRIABLE;
-  const eligible = options.retryOn
-    ? options.retryOn(status, error)
-    : status === undefined || isRetriableStatus(status);
-  if (!eligible) return NOT_RETRIABLE;
-  const headers = status === undefined ? undefined : (error as { headers?: Headers }).headers;
-  // Computed once: the method gate and the wait both need it.
-  const after = status === undefined ? -1 : retryAfterOf(error, headers, now);
-  if (method !== undefined && !options.methods.includes(method)) {
-    const unprocessed =
+  if (
+    isParseError(error) ||
+    isCircuitOpenError(error) ||
+    isResponseTooLargeError(error) ||
+    codeIs(code, CodeKind.Permanent) ||
+    !(options.retryOn
+      ? options.retryOn(status, error)
+      : status === undefined || isRetriableStatus(status))
+  ) {
+    return stop('not-retriable');
+  }
+  // The wait the server asked for (-1: none), its `retryAfter` or else its header: computed
+  // once, the method gate and the wait both need it.
+  const known = status === undefined ? -1 : (error as HttpError).retryAfter;
+  const after =
+    typeof known === 'number' && known >= 0
+      ? known
+      : parseRetryAfter(
+          status === undefined ? null : (error as HttpError).headers?.get('retry-after'),
+          now,
+        );
+  if (
+    method !== undefined &&
+    !options.methods.includes(method) &&
+    // Unless the server did not process the request.
+    !(
       status === 429 ||
       (status === 503 && after >= 0) ||
-      (status === undefined && isNotSentCode(code));
-    if (!unprocessed) return { retry: false, delay: 0, reason: 'not-idempotent' };
+      (status === undefined && codeIs(code, CodeKind.NotSent))
+    )
+  ) {
+    return stop('not-idempotent');
   }
-  if (attempts >= options.attempts) return { retry: false, delay: 0, reason: 'attempts-exhausted' };
-
+  if (attempts >= options.attempts) return stop('attempts-exhausted');
   if (options.respectRetryAfter && after >= 0) {
-    if (after > options.maxRetryAfter)
-      return { retry: false, delay: 0, reason: 'retry-after-too-long' };
-    return { retry: true, delay: after, reason: 'retry-after' };
+    return after > options.maxRetryAfter
+      ? stop('retry-after-too-long')
+      : { retry: true, delay: after, reason: 'retry-after' };
   }
   let baseDelay = options.baseDelay * baseDelayFactor;
   if (maxBaseDelay !== undefined) baseDelay = Math.min(baseDelay, maxBaseDelay);
   const delay = computeDelay({
+    ...options,
     attempts,
     baseDelay,
     // Only an adaptive scale-up may lift the cap; a caller's own maxDelay always caps its baseDelay.
     maxDelay: baseDelayFactor > 1 ? Math.max(options.maxDelay, baseDelay) : options.maxDelay,
-    backoff: options.backoff,
-    jitter: options.jitter,
     random,
   });
   return { retry: true, delay, reason: 'backoff' };
 }
 
-const NOT_RETRIABLE: RetryDecision = Object.freeze({
-  retry: false,
-  delay: 0,
-  reason: 'not-retriable',
-}) as RetryDecision;
-
-/** The wait an HttpError asked for, in ms: its `retryAfter` when set, else its header; -1 if none. */
-function retryAfterOf(
-  error: unknown,
-  headers: Headers | undefined,
-  now: number | undefined,
-): number {
-  const known = (error as { retryAfter?: unknown }).retryAfter;
-  if (typeof known === 'number' && known >= 0) return known;
-  return parseRetryAfter(headers?.get('retry-after'), now);
+function stop(reason: RetryDecision['reason']): RetryDecision {
+  return { retry: false, delay: 0, reason };
 }

@@ -19,8 +19,5 @@ export function guardFor<T extends object>(
   const key = Symbol.for(`keel.${pkg}.${name}`);
   Object.defineProperty(cls.prototype, key, { value: true });
   return (value: unknown): value is T =>
-    value instanceof cls ||
-    (typeof value === 'object' &&
-      value !== null &&
-      (value as Record<symbol, unknown>)[key] === true);
+    value instanceof cls || (value as Record<symbol, unknown> | null | undefined)?.[key] === true;
 }

@@ -14,7 +14,7 @@ export class CancelledError extends KeelRequestError {
   override name = 'CancelledError' as const;
 
   constructor(request: FailedRequest, init: CancelledErrorInit = {}) {
-    super(request, init.message ?? 'Request cancelled', init.cause);
+    super(request, init.message ?? 'Request cancelled', undefined, init.cause);
   }
 }
 

@@ -10,11 +10,11 @@ export interface CircuitOpenErrorInit {
 /** The circuit for `endpoint` (`METHOD pathname`) is open: no attempt was made. */
 export class CircuitOpenError extends KeelRequestError {
   override name = 'CircuitOpenError' as const;
-  readonly endpoint: string;
+  declare readonly endpoint: string;
 
   constructor(request: FailedRequest, init: CircuitOpenErrorInit) {
-    super(request, `Circuit open for ${init.endpoint}`);
-    this.endpoint = init.endpoint;
+    const { endpoint } = init;
+    super(request, `Circuit open for ${endpoint}`, { endpoint });
   }
 }
 

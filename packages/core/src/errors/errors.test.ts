@@ -67,6 +67,25 @@ describe('errors', () => {
     }
   });
 
+  test('every field is an own enumerable property, in a fixed order, also when undefined', () => {
+    expect(everyError().map((e) => Object.keys(e))).toEqual([
+      ['name', 'method', 'url', 'status', 'statusText', 'headers', 'data', 'retryAfter'],
+      ['name', 'method', 'url', 'timeout', 'kind', 'code'],
+      ['name', 'method', 'url'],
+      ['name', 'method', 'url', 'endpoint'],
+      ['name', 'method', 'url', 'status', 'body'],
+      ['name', 'method', 'url', 'code'],
+      ['name', 'method', 'url', 'limit', 'received', 'status'],
+    ]);
+    const bare = new HttpError(request);
+    expect(Object.getOwnPropertyDescriptor(bare, 'data')).toEqual({
+      value: undefined,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  });
+
   test('one guard per class: it accepts its class only', () => {
     const errors = everyError();
     GUARDS.forEach((guard, i) => {

@@ -22,29 +22,25 @@ export interface HttpErrorInit<T = unknown> {
  */
 export class HttpError<T = unknown> extends KeelRequestError {
   override name = 'HttpError' as const;
-  readonly status: number | undefined;
-  readonly statusText: string | undefined;
-  readonly headers: Headers | undefined;
-  readonly data: T | undefined;
+  declare readonly status: number | undefined;
+  declare readonly statusText: string | undefined;
+  declare readonly headers: Headers | undefined;
+  declare readonly data: T | undefined;
   /**
    * The wait the server asked for with a Retry-After header (seconds or an HTTP date), in ms from
    * when the response arrived; undefined without a valid header.
    */
-  readonly retryAfter: number | undefined;
+  declare readonly retryAfter: number | undefined;
 
   constructor(request: FailedRequest, init: HttpErrorInit<T> = {}) {
-    const { status, statusText } = init;
+    const { status, statusText, headers, data, retryAfter } = init;
     super(
       request,
       status === undefined
         ? 'Request failed'
         : `Request failed with status ${status}${statusText ? ` ${statusText}` : ''}`,
+      { status, statusText, headers, data, retryAfter },
     );
-    this.status = status;
-    this.statusText = statusText;
-    this.headers = init.headers;
-    this.data = init.data;
-    this.retryAfter = init.retryAfter;
   }
 }
 

@@ -23,22 +23,29 @@ export interface FailedRequest {
 
 /**
  * Base of the errors that belong to a request: one constructor names the request in the message
- * (` (GET https://api.test/x)` after `message`, then `detail`) and keeps its method and URL, so
- * each subclass adds only its own fields.
+ * (` (GET https://api.test/x)` after `message`, then `detail`) and sets the request's method and
+ * URL, then the subclass's own `fields` (each one, even when undefined, is an own property), so
+ * each subclass only says what its message and fields are. Subclasses `declare` their fields: a
+ * class field would be defined again, as undefined, after this constructor.
  */
 export abstract class KeelRequestError extends KeelError {
   /** The request's method. */
-  readonly method: string;
+  declare readonly method: string;
   /** The request's URL, resolved against `baseURL`. */
-  readonly url: string;
+  declare readonly url: string;
 
-  constructor(request: FailedRequest, message: string, cause?: unknown, detail = '') {
+  constructor(
+    request: FailedRequest,
+    message: string,
+    fields?: object,
+    cause?: unknown,
+    detail = '',
+  ) {
     super(
       `${message} (${request.method} ${request.url})${detail}`,
       cause === undefined ? undefined : { cause },
     );
-    this.method = request.method;
-    this.url = request.url;
+    Object.assign(this, { method: request.method, url: request.url }, fields);
   }
 }
 

@@ -23,13 +23,13 @@ export interface NetworkErrorInit {
  */
 export class NetworkError extends KeelRequestError {
   override name = 'NetworkError' as const;
-  readonly code: string;
+  declare readonly code: string;
 
   constructor(request: FailedRequest, init: NetworkErrorInit) {
-    const code = init.code ?? errorCodeOf(init.cause) ?? 'ERR_NETWORK';
-    const detail = causeMessage(init.cause);
-    super(request, `Network error ${code}`, init.cause, detail ? `: ${detail}` : '');
-    this.code = code;
+    const { cause } = init;
+    const code = init.code ?? errorCodeOf(cause) ?? 'ERR_NETWORK';
+    const detail = causeMessage(cause);
+    super(request, `Network error ${code}`, { code }, cause, detail && `: ${detail}`);
   }
 }
 
@@ -40,7 +40,7 @@ export const isNetworkError = guardFor(NetworkError, 'core', 'NetworkError');
 function causeMessage(cause: unknown): string {
   let e: unknown = cause;
   let message = '';
-  for (let depth = 0; depth < 3 && typeof e === 'object' && e !== null; depth++) {
+  for (let depth = 0; depth < 3 && e; depth++) {
     const m = (e as { message?: unknown }).message;
     if (typeof m === 'string' && m !== '') message = m;
     e = (e as { cause?: unknown }).cause;

@@ -14,13 +14,12 @@ export interface ParseErrorInit {
 /** The response said it was JSON but its body did not parse. Not retried. */
 export class ParseError extends KeelRequestError {
   override name = 'ParseError' as const;
-  readonly status: number;
-  readonly body: string;
+  declare readonly status: number;
+  declare readonly body: string;
 
   constructor(request: FailedRequest, init: ParseErrorInit) {
-    super(request, `Response body is not valid JSON (status ${init.status})`, init.cause);
-    this.status = init.status;
-    this.body = init.body;
+    const { status, body, cause } = init;
+    super(request, `Response body is not valid JSON (status ${status})`, { status, body }, cause);
   }
 }
 

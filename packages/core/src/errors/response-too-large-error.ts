@@ -19,18 +19,17 @@ export interface ResponseTooLargeErrorInit {
  */
 export class ResponseTooLargeError extends KeelRequestError {
   override name = 'ResponseTooLargeError' as const;
-  readonly limit: number;
-  readonly received: number;
-  readonly status: number;
+  declare readonly limit: number;
+  declare readonly received: number;
+  declare readonly status: number;
 
   constructor(request: FailedRequest, init: ResponseTooLargeErrorInit) {
-    super(
-      request,
-      `Response body exceeds maxResponseBytes ${init.limit} (${init.received} bytes or more)`,
-    );
-    this.limit = init.limit;
-    this.received = init.received;
-    this.status = init.status;
+    const { limit, received, status } = init;
+    super(request, `Response body exceeds maxResponseBytes ${limit} (${received} bytes or more)`, {
+      limit,
+      received,
+      status,
+    });
   }
 }
 

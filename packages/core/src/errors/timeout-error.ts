@@ -28,21 +28,19 @@ export interface TimeoutErrorInit {
 export class TimeoutError extends KeelRequestError {
   override name = 'TimeoutError' as const;
   /** The limit that ran out, in ms; undefined when the transport's or a signal's. */
-  readonly timeout: number | undefined;
-  readonly kind: TimeoutKind;
-  readonly code: string | undefined;
+  declare readonly timeout: number | undefined;
+  declare readonly kind: TimeoutKind;
+  declare readonly code: string | undefined;
 
   constructor(request: FailedRequest, init: TimeoutErrorInit = {}) {
+    const { timeout, code, cause } = init;
     const kind = init.kind ?? 'attempt';
-    const { timeout } = init;
     super(
       request,
       timeout === undefined ? LABELS[kind] : `${LABELS[kind]} after ${timeout} ms`,
-      init.cause,
+      { timeout, kind, code },
+      cause,
     );
-    this.timeout = timeout;
-    this.kind = kind;
-    this.code = init.code;
   }
 }
 
