@@ -5,7 +5,6 @@ import { compileTarget, type Matchable, pathMatcher, type TargetMatcher } from '
 import { CacheStore } from './cache/store';
 import { type CircuitGuard, OPEN_GUARD } from './circuit/guard';
 import { type ClientConfig, resolveClientOptions } from './config';
-import { Deduper } from './dedup/deduper';
 import { Consumer, Flight } from './dedup/flight';
 import { CancelledError } from './errors/cancelled-error';
 import { type CircuitOpenError, isCircuitOpenError } from './errors/circuit-open-error';
@@ -36,7 +35,7 @@ import {
   type RequestSpec,
   resolveRequest,
 } from './request/resolve';
-import { type AttemptGate, TransparentGate } from './scheduler/gate';
+import { type AttemptGate, transparentGate } from './scheduler/gate';
 import { Tracker } from './tracker/tracker';
 import type {
   ApiResponse,
@@ -115,9 +114,14 @@ export function internalsOf(client: Client, caller: string): ClientInternals {
  */
 class KeelClient implements Client {
   readonly #config: ClientConfig;
+  readonly #clock: Clock;
   readonly #events: EventEmitter<ClientEvents>;
   readonly #cache: CacheStore;
-  readonly #inflight = new Deduper<Flight>();
+  /**
+   * The dedup map: the joinable flight in progress per key. A flight leaves it only if it still
+   * maps to that flight (#forget), so a flight detached by invalidation cannot evict its successor.
+   */
+  readonly #inflight = new Map<string, Flight>();
   /** Every live flight: deduped reads, mutations, and reads detached by invalidation. */
   readonly #flights = new Set<Flight>();
   readonly #guard: CircuitGuard;
@@ -136,55 +140,50 @@ class KeelClient implements Client {
    * Option-less requests resolve to the same spec every time: memoized per method, by the url
    * string as given (a hit builds and hashes no `METHOD url` key).
    */
-  readonly #specMemo = new Map<HttpMethod, Map<string, RequestSpec>>();
+  readonly #specMemo: { [M in HttpMethod]?: Map<string, RequestSpec> } = {};
   #nextFlightId = 1;
 
   constructor(options: BaseClientOptions = {}) {
-    this.#config = resolveClientOptions(options);
+    const config = resolveClientOptions(options);
     const features = collectFeatures(options as Record<string, unknown>);
+    const clock = config.clock;
+    this.#config = config;
+    this.#clock = clock;
     // A throwing listener or subscriber is reported to `onError`, never rethrown.
-    this.#events = new EventEmitter<ClientEvents>({ onError: this.#config.onError });
-    this.#cache = new CacheStore(this.#config.cache.ttl, {
-      clock: this.#config.clock,
-      maxEntries: this.#config.maxEntries,
-      gcTime: this.#config.gcTime,
-      keyBase: this.#config.keyBase,
-      onError: this.#config.onError,
-    });
+    const events = (this.#events = new EventEmitter<ClientEvents>(config));
+    this.#cache = new CacheStore(config.cache.ttl, config);
     // Installed in a fixed order (features/feature.ts). Observers subscribe before any user
     // listener, so their state already reflects an event when user listeners see it (e.g.
     // `circuitBreaker().status()` inside an `error` listener).
-    const context = { clock: this.#config.clock, events: this.#events };
+    const context = { clock, events };
     const scheduler = features.scheduler?.install(
       context,
       {
-        clock: this.#config.clock,
+        clock,
         // Read at call time: the pre-start gate peeks whatever guard the client ends up with.
         permits: (endpoint) => this.#guard.permits(endpoint),
         cancelJob: (job, error) => this.#cancelFlight(job as Flight, error),
         resumeNow: (job, error) => this.#resume(job as Flight, error),
-        onError: this.#config.onError,
+        onError: config.onError,
       },
       features.adaptive?.endpointCeilings === true,
-    ) ?? { gate: new TransparentGate(this.#config.clock), ceilings: undefined };
+    ) ?? { gate: transparentGate(clock), ceilings: undefined };
     this.#gate = scheduler.gate;
     const circuit = features.circuitBreaker?.install(context);
     this.#guard = circuit?.guard ?? OPEN_GUARD;
     this.#circuitController = circuit?.controller ?? disabledCircuitBreaker;
-    const adaptive = features.adaptive?.install(context, scheduler);
-    this.#adaptive = adaptive;
+    const adaptive = (this.#adaptive = features.adaptive?.install(context, scheduler));
     const adaptiveMetrics = adaptive && (() => adaptive.metrics());
     const observed = features.intelligence?.install(context, circuit?.view, adaptiveMetrics);
-    const intelligence = observed?.observer;
-    this.#intelligence = intelligence;
+    const intelligence = (this.#intelligence = observed?.observer);
     this.#intelligenceController = observed?.controller ?? disabledIntelligence(adaptiveMetrics);
     this.#hitTally = intelligence?.enabled ? intelligence.hits : undefined;
-    adaptive?.observe(this.#events);
-    this.#observerListeners = this.#events.listenerCount();
+    adaptive?.observe(events);
+    this.#observerListeners = events.listenerCount();
     internals.set(this, {
       cache: this.#cache,
-      clock: this.#config.clock,
-      baseURL: this.#config.baseURL,
+      clock,
+      baseURL: config.baseURL,
       flights: this.#flights,
       gate: this.#gate,
       circuits: circuit?.inspectable,
@@ -211,11 +210,8 @@ class KeelClient implements Client {
       return rejected(typeError('signal', 'an AbortSignal', signal));
     }
     if (signal?.aborted) return rejected(abortedBy(signal, spec));
-    if (spec.cache) {
-      const hit = this.#fromCache(spec);
-      if (hit) return hit as CancellablePromise<ApiResponse<T>>;
-    }
-    return this.#consume(spec, signal) as CancellablePromise<ApiResponse<T>>;
+    return ((spec.cache && this.#fromCache(spec)) ||
+      this.#consume(spec, signal)) as CancellablePromise<ApiResponse<T>>;
   }
 
   get<T = unknown>(url: string, options?: RequestOptions) {
@@ -253,72 +249,39 @@ class KeelClient implements Client {
   }
 
   invalidate(target: InvalidateTarget, options?: { refetch?: boolean }): string[] {
-    return this.#invalidate(
-      compileTarget(target, this.#config.baseURL),
-      target,
-      options?.refetch ?? true,
-    );
+    return this.#invalidate(this.#compile(target), target, options?.refetch ?? true);
   }
 
   cancelReads(target: InvalidateTarget): string[] {
-    const matcher = compileTarget(target, this.#config.baseURL);
-    const now = this.#config.clock.now();
-    const matched: Flight[] = [];
-    for (const flight of this.#flights) {
-      if (isDedupable(flight.spec.method) && matcher(flightMatchable(flight, now))) {
-        matched.push(flight);
-      }
-    }
-    if (matched.length === 0) return [];
-    this.#gate.batch(() => {
-      for (const flight of matched) {
-        this.#cancelFlight(
-          flight,
-          new CancelledError(flight.spec, { message: 'Read cancelled by cancelReads' }),
-        );
-      }
-    });
-    return matched.map((f) => f.key);
+    const matched = this.#matching(this.#flights, this.#compile(target), isRead);
+    if (matched.length > 0) this.#cancelFlights(matched, 'Read cancelled by cancelReads');
+    return keysOf(matched);
   }
 
   fetchingKeys(target?: InvalidateTarget): string[] {
-    const matcher = target === undefined ? undefined : compileTarget(target, this.#config.baseURL);
-    const keys: string[] = [];
-    if (this.#inflight.size === 0) return keys;
-    const now = this.#config.clock.now();
-    for (const flight of this.#inflight.values()) {
-      if (flight.tracker.settled) continue;
-      if (matcher === undefined || matcher(flightMatchable(flight, now))) keys.push(flight.key);
-    }
-    return keys;
+    return keysOf(
+      this.#matching(
+        this.#inflight.values(),
+        target === undefined ? undefined : this.#compile(target),
+        isUnsettled,
+      ),
+    );
   }
 
   matches(target: InvalidateTarget, spec: RequestSpec): boolean {
-    return compileTarget(
-      target,
-      this.#config.baseURL,
-    )(specMatchable(spec, this.#config.clock.now()));
+    return this.#compile(target)(specMatchable(spec, this.#clock.now()));
   }
 
   cancelAll(): void {
-    // Dispatch is held meanwhile, so no queued job starts only to be cancelled.
-    this.#gate.batch(() => {
-      for (const flight of [...this.#flights])
-        this.#cancelFlight(
-          flight,
-          new CancelledError(flight.spec, { message: 'All requests cancelled' }),
-        );
-    });
+    this.#cancelFlights([...this.#flights], 'All requests cancelled');
   }
 
   clearCache(): void {
     this.#cache.clear();
     // Reads already in flight started before the clear: they still answer their callers, but are
     // not stored and are not joined by later requests (no pre-clear data comes back, e.g. on logout).
-    for (const flight of [...this.#inflight.values()]) {
-      flight.stale = true;
-      this.#inflight.delete(flight.key, flight);
-    }
+    for (const flight of this.#inflight.values()) flight.stale = true;
+    this.#inflight.clear();
   }
 
   cancelGroup(group: string): void {
@@ -354,9 +317,7 @@ class KeelClient implements Client {
     const key = spec ? spec.key : (target as string);
     if (value === undefined) {
       if (this.#cache.delete(key)) this.#cache.notify({ type: 'invalidate', key });
-      return;
-    }
-    this.#cache.set(key, value as ApiResponse, spec ? { spec } : undefined);
+    } else this.#cache.set(key, value as ApiResponse, spec && { spec });
   }
 
   prefetch(spec: RequestSpec): void {
@@ -364,9 +325,8 @@ class KeelClient implements Client {
   }
 
   isFetching(key: string): boolean {
-    const flight = this.#inflight.get(key);
     // A flight whose last consumer just cancelled it is being torn down: not fetching any more.
-    return flight !== undefined && !flight.tracker.settled;
+    return isUnsettled(this.#inflight.get(key));
   }
 
   /** Internals for tests and tooling: live flight and timer-free state. Not part of the API. */
@@ -382,6 +342,29 @@ class KeelClient implements Client {
     };
   }
 
+  #compile(target: InvalidateTarget): TargetMatcher {
+    return compileTarget(target, this.#config.baseURL);
+  }
+
+  /** The flights of `flights` that `keep` accepts and `matcher` (when given) matches. */
+  #matching(
+    flights: Iterable<Flight>,
+    matcher: TargetMatcher | undefined,
+    keep: (flight: Flight) => boolean,
+  ): Flight[] {
+    const now = this.#clock.now();
+    const out: Flight[] = [];
+    for (const flight of flights) {
+      if (
+        keep(flight) &&
+        (!matcher || matcher(specMatchable(flight.spec, flight.tracker.startedAt || now)))
+      ) {
+        out.push(flight);
+      }
+    }
+    return out;
+  }
+
   // ── stage 1: resolve ──────────────────────────────────────────────────────────────────────
 
   /**
@@ -392,16 +375,15 @@ class KeelClient implements Client {
    */
   #resolve(method: unknown, url: string, options: RequestOptions | undefined): RequestSpec {
     const m = normalizeMethod(method);
-    let spec: RequestSpec;
+    let spec: RequestSpec | undefined;
     if (options === undefined) {
-      let byUrl = this.#specMemo.get(m);
-      if (byUrl === undefined) this.#specMemo.set(m, (byUrl = new Map()));
-      const memo = byUrl.get(url);
-      if (memo === undefined) {
+      const byUrl = (this.#specMemo[m] ??= new Map());
+      spec = byUrl.get(url);
+      if (spec === undefined) {
         spec = resolveRequest(this.#config, m, url, undefined);
         if (byUrl.size >= SPEC_MEMO_LIMIT) byUrl.clear();
         byUrl.set(url, spec);
-      } else spec = memo;
+      }
     } else {
       spec = resolveRequest(this.#config, m, url, options);
     }
@@ -426,14 +408,15 @@ class KeelClient implements Client {
   #fromCache(spec: RequestSpec): CancellablePromise<ApiResponse> | undefined {
     const entry = this.#cache.peek(spec.key);
     if (entry === undefined) return undefined;
-    const now = this.#config.clock.now();
+    const now = this.#clock.now();
     // Fresh for the entry's own ttl and for this reader's (a per-request ttl asks for newer data).
     const fresh = entry.expiresAt > now && now - entry.storedAt < spec.cache!.ttl;
-    if (!fresh) {
-      // An expired entry unwatched for gcTime is collected here, not served stale.
-      if (spec.cache!.strategy !== 'stale-while-revalidate' || this.#cache.collect(entry, now)) {
-        return undefined;
-      }
+    // An expired entry unwatched for gcTime is collected here, not served stale.
+    if (
+      !fresh &&
+      (spec.cache!.strategy !== 'stale-while-revalidate' || this.#cache.collect(entry, now))
+    ) {
+      return undefined;
     }
     // Intelligence takes the cache-hit event through its tally, inline: a listener's payload and
     // dispatch (or even a call) would cost more than the hit itself (bench/circuit.bench.mjs).
@@ -453,7 +436,7 @@ class KeelClient implements Client {
       });
     }
     if (!fresh) this.#refetch(entry.spec ?? spec, true);
-    return resolved(entry.response);
+    return cancellable(Promise.resolve(entry.response));
   }
 
   // ── stage 3: dedup ────────────────────────────────────────────────────────────────────────
@@ -477,18 +460,19 @@ class KeelClient implements Client {
     signal: AbortSignal | undefined,
     deadline: number,
   ): CancellablePromise<ApiResponse> {
-    const now = this.#config.clock.now();
+    const now = this.#clock.now();
     // A joiner shares the flight's fate, deadline included; its own deadline, when it ends
     // first, ends its wait alone (like a cancel, but with a TimeoutError).
     const own = deadline > 0 && (flight.deadlineAt === 0 || now + deadline < flight.deadlineAt);
     const promise = this.#attach(flight, now, signal, own ? deadline : 0);
     if (this.#events.has('dedup')) {
+      const { spec } = flight;
       this.#events.emit('dedup', {
-        key: flight.key,
-        method: flight.spec.method,
-        url: flight.spec.url,
+        key: spec.key,
+        method: spec.method,
+        url: spec.url,
         consumers: flight.consumerCount,
-        endpoint: flight.spec.endpoint,
+        endpoint: spec.endpoint,
       });
     }
     return promise;
@@ -526,7 +510,7 @@ class KeelClient implements Client {
 
   /** A joiner's own deadline, when it ends before the flight's. */
   #arm(consumer: Consumer, deadline: number): void {
-    consumer.deadlineTimer = this.#config.clock.setTimeout(() => {
+    consumer.deadlineTimer = this.#clock.setTimeout(() => {
       consumer.deadlineTimer = undefined;
       this.#cancelConsumer(
         consumer,
@@ -535,21 +519,21 @@ class KeelClient implements Client {
     }, timerDelay(deadline));
   }
 
-  /** An internal refetch: joins the live flight or starts one; its outcome is swallowed. */
+  /**
+   * An internal refetch (or a prefetch): joins the live flight or starts one; its outcome is
+   * swallowed. An open circuit drops it silently: no circuit-rejected, no error.
+   */
   #refetch(spec: RequestSpec, revalidate: boolean): void {
     let flight = this.#inflight.get(spec.key);
-    if (flight) {
-      if (revalidate) flight.revalidate = true;
-      flight.addConsumer(new Consumer(flight, Number.NaN, false, undefined));
-      return;
+    const joined = flight !== undefined;
+    if (!flight) {
+      const admission = this.#guard.beforeRequest(spec);
+      if (!admission.ok) return;
+      flight = this.#startFlight(spec, admission.probe);
     }
-    const admission = this.#guard.beforeRequest(spec);
-    // An open circuit drops internal refetches silently: no circuit-rejected, no error.
-    if (!admission.ok) return;
-    flight = this.#startFlight(spec, admission.probe);
-    flight.revalidate = revalidate;
+    if (revalidate) flight.revalidate = true;
     flight.addConsumer(new Consumer(flight, Number.NaN, false, undefined));
-    this.#fly(flight);
+    if (!joined) this.#fly(flight);
   }
 
   // ── stage 4/5: circuit admitted, flight starts through the scheduler gate ─────────────────
@@ -558,11 +542,11 @@ class KeelClient implements Client {
     const flight = new Flight(this.#nextFlightId++, spec, probe);
     if (isJoinable(spec)) this.#inflight.set(spec.key, flight);
     this.#flights.add(flight);
-    const now = this.#config.clock.now();
+    const now = this.#clock.now();
     flight.tracker.start(now);
     if (spec.deadline > 0) {
       flight.deadlineAt = now + spec.deadline;
-      flight.deadlineTimer = this.#config.clock.setTimeout(
+      flight.deadlineTimer = this.#clock.setTimeout(
         () => this.#expire(flight),
         timerDelay(spec.deadline),
       );
@@ -605,43 +589,35 @@ class KeelClient implements Client {
     // Refused by the pre-start gate: its circuit opened while it waited. Blocked by an open
     // circuit (`circuit-rejected`), and ended (`error`, the terminal event of its `request`).
     if (isCircuitOpenError(error)) this.#circuitRejected(flight.spec, error);
-    this.#fail(flight, error);
+    this.#end(flight, false, error);
   }
 
   #circuitRejected(spec: RequestSpec, error: CircuitOpenError): void {
-    if (this.#events.has('circuit-rejected')) {
-      this.#events.emit('circuit-rejected', {
-        endpoint: spec.endpoint,
-        method: spec.method,
-        path: spec.path,
-        error,
-      });
-    }
+    this.#events.emit('circuit-rejected', {
+      endpoint: spec.endpoint,
+      method: spec.method,
+      path: spec.path,
+      error,
+    });
   }
 
   /** One network attempt of a flight that holds a slot, then its outcome or a retry. */
   async #attempt(flight: Flight): Promise<void> {
     const { spec } = flight;
     flight.tracker.attempt();
-    flight.attemptStartedAt = this.#config.clock.now();
+    flight.attemptStartedAt = this.#clock.now();
     let response: ApiResponse;
     try {
       // The slot is held until finish (or park), so stats never lose the job.
-      response = await attemptOnce(
-        this.#config.fetch,
-        spec,
-        flight,
-        this.#config.clock,
-        spec.timeout,
-      );
+      response = await attemptOnce(this.#config.fetch, spec, flight, this.#clock, spec.timeout);
     } catch (error) {
       await this.#afterFailure(flight, error);
       return;
     }
     // The last consumer may have left between the response and here: the flight was cancelled
     // (and reported so), so it must not also report success or write the cache.
-    if (flight.aborted) this.#fail(flight, flight.reason);
-    else this.#succeed(flight, response);
+    if (flight.aborted) this.#end(flight, false, flight.reason);
+    else this.#end(flight, true, response);
   }
 
   /**
@@ -650,7 +626,7 @@ class KeelClient implements Client {
    */
   async #afterFailure(flight: Flight, error: unknown): Promise<void> {
     const { spec, tracker } = flight;
-    const now = this.#config.clock.now();
+    const now = this.#clock.now();
     // The attempt's duration, when it got an HTTP response (a timed-out or failed connection is
     // no latency sample: it measures the limit, not the server). Reported once, by the event
     // that ends the attempt.
@@ -669,29 +645,27 @@ class KeelClient implements Client {
         now,
         random: this.#config.random,
       });
-      if (!decision.retry) throw error;
       // A wait that would end past the deadline cannot lead to an answer in time: fail now, with
       // what the server said, rather than wait to fail with a TimeoutError.
-      if (flight.deadlineAt !== 0 && now + decision.delay >= flight.deadlineAt) throw error;
+      if (!decision.retry || (flight.deadlineAt !== 0 && now + decision.delay >= flight.deadlineAt))
+        throw error;
       tracker.retry();
       const reason = decision.reason === 'retry-after' ? 'retry-after' : 'backoff';
       flight.wait = { reason, delay: decision.delay, until: now + decision.delay };
-      if (this.#events.has('retry')) {
-        this.#events.emit('retry', {
-          key: spec.key,
-          tracker,
-          attempts: tracker.attempts,
-          delay: decision.delay,
-          reason,
-          error,
-          endpoint: spec.endpoint,
-          attemptMs,
-        });
-      }
+      this.#events.emit('retry', {
+        key: spec.key,
+        tracker,
+        attempts: tracker.attempts,
+        delay: decision.delay,
+        reason,
+        error,
+        endpoint: spec.endpoint,
+        attemptMs,
+      });
       attemptMs = undefined;
       await this.#gate.park(flight, reason, decision.delay);
     } catch (err) {
-      this.#fail(flight, err, attemptMs);
+      this.#end(flight, false, err, attemptMs);
       return;
     }
     flight.wait = undefined;
@@ -700,69 +674,64 @@ class KeelClient implements Client {
 
   // ── the end of a flight ───────────────────────────────────────────────────────────────────
 
-  #succeed(flight: Flight, response: ApiResponse): void {
+  /**
+   * Ends a flight once: with its response (`ok`), or with an error, a cancellation when it is the
+   * flight's own abort reason (not its deadline). It leaves the live maps, then every consumer
+   * still attached is answered. `attemptMs`: the duration of the attempt that ended the flight,
+   * when it got a response.
+   */
+  #end(flight: Flight, ok: boolean, value: unknown, attemptMs?: number): void {
     if (flight.settled) return;
-    this.#retire(flight);
-    const { spec } = flight;
-    const now = this.#config.clock.now();
-    flight.tracker.succeed(now);
-    if (spec.cache && !flight.stale) {
-      this.#cache.set(spec.key, response, {
-        spec,
-        update: flight.revalidate ? 'revalidate' : 'write',
-      });
-      if (this.#events.has('cache-write')) {
-        this.#events.emit('cache-write', { key: spec.key, response });
+    flight.settled = true;
+    this.#clearDeadline(flight);
+    this.#forget(flight);
+    this.#flights.delete(flight);
+    const { spec, tracker } = flight;
+    const now = this.#clock.now();
+    const cancelled = !ok && flight.aborted && value === flight.reason && !flight.expired;
+    if (ok) {
+      const response = value as ApiResponse;
+      tracker.succeed(now);
+      if (spec.cache && !flight.stale) {
+        this.#cache.set(spec.key, response, {
+          spec,
+          update: flight.revalidate ? 'revalidate' : 'write',
+        });
+        if (this.#events.has('cache-write')) {
+          this.#events.emit('cache-write', { key: spec.key, response });
+        }
       }
-    }
-    if (this.#events.has('success')) {
-      this.#events.emit('success', {
-        key: spec.key,
-        tracker: flight.tracker,
-        response,
-        endpoint: spec.endpoint,
-        attemptMs: now - flight.attemptStartedAt,
-      });
-    }
-    if (flight.revalidate && !flight.stale && this.#events.has('revalidate')) {
-      this.#events.emit('revalidate', { key: spec.key, response });
-    }
-    // A successful mutation invalidates its path and tags before its caller resumes.
-    if (!isDedupable(spec.method)) this.#invalidateAfterMutation(spec);
-    this.#gate.finish(flight, 'completed');
-    for (const consumer of flight.takeConsumers()) {
-      if (consumer.settled) continue;
-      this.#release(consumer);
-      consumer.resolve?.(response);
-    }
-  }
-
-  /** `attemptMs`: the duration of the attempt that ended the flight, when it got a response. */
-  #fail(flight: Flight, error: unknown, attemptMs?: number): void {
-    if (flight.settled) return;
-    this.#retire(flight);
-    const now = this.#config.clock.now();
-    const cancelled = flight.aborted && error === flight.reason && !flight.expired;
-    if (cancelled) {
-      flight.tracker.cancel(now);
-      this.#gate.finish(flight, 'rejected');
-    } else {
-      flight.tracker.fail(now, error);
+      if (this.#events.has('success')) {
+        this.#events.emit('success', {
+          key: spec.key,
+          tracker,
+          response,
+          endpoint: spec.endpoint,
+          attemptMs: now - flight.attemptStartedAt,
+        });
+      }
+      if (flight.revalidate && !flight.stale) {
+        this.#events.emit('revalidate', { key: spec.key, response });
+      }
+      // A successful mutation invalidates its path and tags before its caller resumes.
+      if (!isDedupable(spec.method)) this.#invalidateAfterMutation(spec);
+    } else if (cancelled) tracker.cancel(now);
+    else {
+      tracker.fail(now, value);
       if (this.#events.has('error')) {
         this.#events.emit('error', {
-          key: flight.key,
-          tracker: flight.tracker,
-          error,
-          endpoint: flight.spec.endpoint,
+          key: spec.key,
+          tracker,
+          error: value,
+          endpoint: spec.endpoint,
           attemptMs,
         });
       }
-      this.#gate.finish(flight, 'completed');
     }
+    this.#gate.finish(flight, cancelled ? 'rejected' : 'completed');
     for (const consumer of flight.takeConsumers()) {
-      if (consumer.settled) continue;
       this.#release(consumer);
-      consumer.reject?.(error);
+      (ok ? consumer.resolve : consumer.reject)?.(value as ApiResponse);
     }
   }
 
@@ -778,18 +747,20 @@ class KeelClient implements Client {
     const error = new TimeoutError(spec, { kind: 'deadline', timeout: spec.deadline });
     flight.expired = true;
     flight.abort(error);
-    this.#fail(flight, error);
+    this.#end(flight, false, error);
   }
 
-  /** Takes a settled flight out of the live maps. */
-  #retire(flight: Flight): void {
-    flight.settled = true;
-    if (flight.deadlineTimer !== undefined) {
-      this.#config.clock.clearTimeout(flight.deadlineTimer);
-      flight.deadlineTimer = undefined;
+  /** Takes the flight out of the dedup map if it is still the one there. */
+  #forget(flight: Flight): void {
+    if (this.#inflight.get(flight.key) === flight) this.#inflight.delete(flight.key);
+  }
+
+  /** Clears a flight's or a consumer's deadline timer. */
+  #clearDeadline(holder: Flight | Consumer): void {
+    if (holder.deadlineTimer !== undefined) {
+      this.#clock.clearTimeout(holder.deadlineTimer);
+      holder.deadlineTimer = undefined;
     }
-    this.#inflight.delete(flight.key, flight);
-    this.#flights.delete(flight);
   }
 
   // ── cancellation ──────────────────────────────────────────────────────────────────────────
@@ -797,11 +768,11 @@ class KeelClient implements Client {
   /** Cancels one consumer; the flight is aborted when no consumer is left. */
   #cancelConsumer(consumer: Consumer, error: CancelledError | TimeoutError): void {
     if (consumer.settled) return;
-    this.#release(consumer);
     const { flight } = consumer;
     flight.deleteConsumer(consumer);
+    this.#release(consumer);
     const final = flight.consumerCount === 0 && !flight.settled;
-    const now = this.#config.clock.now();
+    const now = this.#clock.now();
     if (final) flight.tracker.cancel(now);
     if (this.#events.has('cancel')) {
       this.#events.emit('cancel', {
@@ -815,7 +786,7 @@ class KeelClient implements Client {
     consumer.reject?.(error);
     if (final) {
       // Leave the dedup map now: a new request must not join a flight that is being torn down.
-      this.#inflight.delete(flight.key, flight);
+      this.#forget(flight);
       flight.abort(error);
       // The scheduler drops the job now (queued, parked or running): its slot frees at once.
       this.#gate.cancel(flight);
@@ -826,12 +797,21 @@ class KeelClient implements Client {
     for (const consumer of flight.consumers()) this.#cancelConsumer(consumer, error);
   }
 
+  /**
+   * Cancels every consumer of `flights`, dispatch held meanwhile (no queued job starts only to be
+   * cancelled).
+   */
+  #cancelFlights(flights: Flight[], message: string): void {
+    this.#gate.batch(() => {
+      for (const flight of flights) {
+        this.#cancelFlight(flight, new CancelledError(flight.spec, { message }));
+      }
+    });
+  }
+
+  /** The consumer's answer is settled: its timer and signal listener go. */
   #release(consumer: Consumer): void {
-    consumer.settled = true;
-    if (consumer.deadlineTimer !== undefined) {
-      this.#config.clock.clearTimeout(consumer.deadlineTimer);
-      consumer.deadlineTimer = undefined;
-    }
+    this.#clearDeadline(consumer);
     if (consumer.onAbort) {
       consumer.signal!.removeEventListener('abort', consumer.onAbort);
       consumer.onAbort = undefined;
@@ -857,33 +837,22 @@ class KeelClient implements Client {
    */
   #invalidate(matcher: TargetMatcher, target: InvalidateTarget, refetch: boolean): string[] {
     const removed = this.#cache.removeMatching(matcher);
-    const stale: Flight[] = [];
-    for (const flight of this.#inflight.values()) {
-      if (flight.spec.cache && matcher(flightMatchable(flight, this.#config.clock.now()))) {
-        stale.push(flight);
-      }
-    }
+    const stale = this.#matching(this.#inflight.values(), matcher, isCached);
     for (const flight of stale) {
       flight.stale = true;
-      this.#inflight.delete(flight.key, flight);
+      this.#inflight.delete(flight.key);
     }
-    const keys = removed.map((e) => e.key);
+    const keys = keysOf(removed);
     if (keys.length > 0) {
-      if (this.#events.has('invalidate')) this.#events.emit('invalidate', { keys, target });
+      this.#events.emit('invalidate', { keys, target });
       for (const key of keys) this.#cache.notify({ type: 'invalidate', key });
     }
     if (refetch) {
       const seen = new Set<string>();
-      for (const entry of removed) {
-        if (entry.spec && this.#cache.hasInterest(entry.key)) {
-          seen.add(entry.key);
-          this.#refetch(entry.spec, true);
-        }
-      }
-      for (const flight of stale) {
-        if (!seen.has(flight.key) && this.#cache.hasInterest(flight.key)) {
-          seen.add(flight.key);
-          this.#refetch(flight.spec, true);
+      for (const { key, spec } of [...removed, ...stale]) {
+        if (spec && !seen.has(key) && this.#cache.hasInterest(key)) {
+          seen.add(key);
+          this.#refetch(spec, true);
         }
       }
     }
@@ -891,9 +860,10 @@ class KeelClient implements Client {
   }
 }
 
-function flightMatchable(flight: Flight, now: number): Matchable {
-  return specMatchable(flight.spec, flight.tracker.startedAt || now);
-}
+const isRead = (flight: Flight) => isDedupable(flight.spec.method);
+const isCached = (flight: Flight) => !!flight.spec.cache;
+const isUnsettled = (flight: Flight | undefined) => flight !== undefined && !flight.tracker.settled;
+const keysOf = (items: readonly { key: string }[]) => items.map((item) => item.key);
 
 /** A request as invalidation sees it; CacheMeta's times are `at` (it has not been stored). */
 function specMatchable(spec: RequestSpec, at: number): Matchable {
@@ -937,14 +907,12 @@ function withBody(options: RequestOptions | undefined, body: unknown): RequestOp
   return options ? { ...options, body } : { body };
 }
 
-function rejected<T>(error: unknown): CancellablePromise<T> {
-  const p = Promise.reject(error) as CancellablePromise<T>;
-  p.cancel = noop;
-  return p;
+/** A settled promise as the API returns it: its `cancel` has nothing to do. */
+function cancellable<T>(promise: Promise<T>): CancellablePromise<T> {
+  (promise as CancellablePromise<T>).cancel = noop;
+  return promise as CancellablePromise<T>;
 }
 
-function resolved<T>(value: T): CancellablePromise<T> {
-  const p = Promise.resolve(value) as CancellablePromise<T>;
-  p.cancel = noop;
-  return p;
+function rejected<T>(error: unknown): CancellablePromise<T> {
+  return cancellable(Promise.reject(error));
 }

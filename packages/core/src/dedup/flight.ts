@@ -15,12 +15,14 @@ import type { ApiResponse } from '../types/client';
  * its tracker when it cancels (10,000 joiners of one flight allocate no tracker).
  */
 export class Consumer {
+  /**
+   * Answered, cancelled or timed out: out of its flight's consumer list (set by the flight, in
+   * `deleteConsumer` and `takeConsumers`; a consumer is added once).
+   */
   settled = false;
-  /** In the flight's consumer list (Flight owns it: a consumer is added once, removed once). */
-  attached = false;
-  onAbort: (() => void) | undefined = undefined;
+  onAbort: (() => void) | undefined;
   /** A joiner's own deadline, when it ends before the flight's (cleared when it settles). */
-  deadlineTimer: TimerHandle | undefined = undefined;
+  deadlineTimer: TimerHandle | undefined;
   /** The caller's promise; undefined for an internal consumer. */
   readonly promise: Promise<ApiResponse> | undefined;
   readonly resolve: ((r: ApiResponse) => void) | undefined;
@@ -34,14 +36,11 @@ export class Consumer {
     caller: boolean,
     readonly signal: AbortSignal | undefined,
   ) {
+    // Declared fields start undefined (an internal consumer keeps them so; same shape either way).
     if (caller) {
       this.promise = new Promise(capture);
       this.resolve = captured.resolve;
       this.reject = captured.reject;
-    } else {
-      this.promise = undefined;
-      this.resolve = undefined;
-      this.reject = undefined;
     }
   }
 }
@@ -78,36 +77,35 @@ export class Flight implements SchedulerJob, AbortSource {
   readonly tracker: Tracker;
   /** Set by `abort`, with the first reason. */
   aborted = false;
-  reason: unknown = undefined;
+  reason: unknown;
   /** An invalidation landed while in flight: the response must not be stored as fresh. */
   stale = false;
   /** Deliver the cache write as `revalidate` (a background or post-invalidation refetch). */
   revalidate = false;
   settled = false;
   /** The scheduler's record while the flight is a scheduler job (see SchedulerJob). */
-  gateEntry: Entry | undefined = undefined;
+  gateEntry: Entry | undefined;
   /** The retry wait in progress (for inspection): what set its delay and when it ends. */
-  wait: RetryWait | undefined = undefined;
+  wait: RetryWait | undefined;
   /** When the running (or last) attempt started, on the client's clock. */
   attemptStartedAt = 0;
   /** When the flight's `deadline` runs out (clock time), or 0 without one. */
   deadlineAt = 0;
-  deadlineTimer: TimerHandle | undefined = undefined;
+  deadlineTimer: TimerHandle | undefined;
   /**
    * The deadline ran out: the flight was aborted to stop its work, but it ends as a failure
    * (`error`), not as a cancellation.
    */
   expired = false;
   /** The running attempt's or retry wait's abort (attempt.ts AbortSource): called by `abort`. */
-  onAbort: ((reason: unknown) => void) | undefined = undefined;
+  onAbort: ((reason: unknown) => void) | undefined;
   /** The only consumer while there is one; undefined once `#many` holds them all. */
-  #one: Consumer | undefined = undefined;
+  #one: Consumer | undefined;
   /**
-   * Every consumer in joining order once a second one joined, some of them removed (`attached`
-   * false): removal is O(1), and the holes are compacted once they outnumber the live ones. An
+   * Every consumer in joining order once a second one joined, some of them removed (`settled`): removal is O(1), and the holes are compacted once they outnumber the live ones. An
    * array rather than a Set: 10,000 joiners of one flight cost a slot each, and no hashing.
    */
-  #many: Consumer[] | undefined = undefined;
+  #many: Consumer[] | undefined;
   #count = 0;
 
   constructor(
@@ -135,8 +133,6 @@ export class Flight implements SchedulerJob, AbortSource {
   }
 
   addConsumer(consumer: Consumer): void {
-    if (consumer.attached) return;
-    consumer.attached = true;
     this.#count++;
     if (this.#many) this.#many.push(consumer);
     else if (this.#one) this.#many = [this.#one, consumer];
@@ -144,9 +140,10 @@ export class Flight implements SchedulerJob, AbortSource {
     if (this.#many) this.#one = undefined;
   }
 
+  /** Takes a consumer that leaves out of the list: it is settled from now on. */
   deleteConsumer(consumer: Consumer): void {
-    if (!consumer.attached || consumer.flight !== this) return;
-    consumer.attached = false;
+    if (consumer.settled) return;
+    consumer.settled = true;
     if (this.#one === consumer) this.#one = undefined;
     // Compacted once the holes outnumber the consumers: O(1) amortized per removal.
     if (--this.#count * 2 < (this.#many?.length ?? 0)) this.#many = this.consumers();
@@ -154,19 +151,19 @@ export class Flight implements SchedulerJob, AbortSource {
 
   /** The consumers now, in joining order, as a snapshot the caller may iterate while they leave. */
   consumers(): Consumer[] {
-    return this.#many ? this.#many.filter(isAttached) : this.#one ? [this.#one] : [];
+    return this.#many ? this.#many.filter(isLive) : this.#one ? [this.#one] : [];
   }
 
-  /** Removes and returns every consumer (the flight settled: each is answered once). */
+  /** Removes and returns every consumer, each settled (the flight ended: each is answered once). */
   takeConsumers(): readonly Consumer[] {
     const taken = this.consumers();
     this.#one = this.#many = undefined;
     this.#count = 0;
-    for (const consumer of taken) consumer.attached = false;
+    for (const consumer of taken) consumer.settled = true;
     return taken;
   }
 }
 
-function isAttached(consumer: Consumer): boolean {
-  return consumer.attached;
+function isLive(consumer: Consumer): boolean {
+  return !consumer.settled;
 }

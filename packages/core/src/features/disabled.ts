@@ -1,6 +1,7 @@
 import { emptySummary } from '../intelligence/summary';
 import { zeroAdaptiveMetrics } from '../internal/counters';
 import { endpointKey } from '../internal/endpoint';
+import { noop } from '../internal/noop';
 import type {
   AdaptiveController,
   AdaptiveMetrics,
@@ -20,8 +21,8 @@ export function disabledIntelligence(
 ): IntelligenceController {
   return {
     snapshot: () => ({ summary: emptySummary(adaptive()), endpoints: [] }),
-    endpoint: () => undefined,
-    reset() {},
+    endpoint: noop,
+    reset: noop,
   };
 }
 
@@ -35,14 +36,14 @@ export const disabledCircuitBreaker: CircuitBreakerController =
       probing: false,
     }),
     statuses: () => [],
-    reset() {},
+    reset: noop,
   });
 
 /** Nothing measured, nothing decided. */
 export const disabledAdaptive: AdaptiveController =
   /* @__PURE__ */ Object.freeze<AdaptiveController>({
     snapshot: () => ({ enabled: false, endpoints: {} }),
-    endpoint: () => undefined,
+    endpoint: noop,
     metrics: zeroAdaptiveMetrics,
-    reset() {},
+    reset: noop,
   });

@@ -1,5 +1,5 @@
 import { MicrotaskBatch } from '../internal/microtask-batch';
-import { TransparentGate } from '../scheduler/gate';
+import { transparentGate } from '../scheduler/gate';
 import { resolveSchedulerOptions, type SchedulerConfig } from '../scheduler/options';
 import { Scheduler } from '../scheduler/scheduler';
 import type { ClientFeature } from '../types/features';
@@ -23,7 +23,7 @@ export function withScheduler(options: SchedulerOptions = {}): ClientFeature<'sc
   const config = resolveSchedulerOptions(options) as SchedulerConfig;
   return feature('scheduler', ({ clock, events }, hooks, endpointCeilings) => {
     if (!config.enabled)
-      return { gate: new TransparentGate(clock, config.priority), ceilings: undefined };
+      return { gate: transparentGate(clock, config.priority), ceilings: undefined };
     const { resumeNow, onError, ...rest } = hooks;
     // The scheduler may answer from inside any gate call: the client acts on it a microtask later.
     const answers = new MicrotaskBatch(resumeNow, onError);

@@ -1,6 +1,6 @@
 import { oneOf, typeError } from '../internal/checks';
-import type { SchedulerController, SchedulerStats } from '../types/controllers';
-import type { Priority } from '../types/options';
+import { zeroCounters } from '../internal/counters';
+import type { SchedulerController } from '../types/controllers';
 
 const PRIORITIES = ['high', 'normal', 'low'] as const;
 
@@ -25,32 +25,18 @@ export function checkGroup(group: unknown): asserts group is string {
  * The controller of a client without a scheduler (option absent or `enabled: false`): nothing
  * is ever queued, so stats are zeros and group operations have nothing to act on.
  */
-export class TransparentController implements SchedulerController {
-  readonly #lanes: boolean;
-  constructor(lanes: boolean) {
-    this.#lanes = lanes;
-  }
-  stats(): SchedulerStats {
-    return {
-      active: 0,
-      queued: 0,
-      delayed: 0,
-      completed: 0,
-      rejected: 0,
-      lanes: { high: 0, normal: 0, low: 0 },
-    };
-  }
-  pauseGroup(group: string): void {
-    checkGroup(group);
-  }
-  resumeGroup(group: string): void {
-    checkGroup(group);
-  }
-  cancelGroup(group: string): void {
-    checkGroup(group);
-  }
-  prioritize(selector: string, priority: Priority): number {
-    checkPrioritize(this.#lanes, selector, priority);
-    return 0;
-  }
+export function transparentController(lanes: boolean): SchedulerController {
+  return {
+    stats: () => ({
+      ...zeroCounters(['active', 'queued', 'delayed', 'completed', 'rejected']),
+      lanes: zeroCounters(PRIORITIES),
+    }),
+    pauseGroup: checkGroup,
+    resumeGroup: checkGroup,
+    cancelGroup: checkGroup,
+    prioritize(selector, priority) {
+      checkPrioritize(lanes, selector, priority);
+      return 0;
+    },
+  };
 }

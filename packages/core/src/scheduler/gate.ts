@@ -1,11 +1,12 @@
 import type { CancelledError } from '../errors/cancelled-error';
 import type { Clock } from '../internal/clock';
+import { noop } from '../internal/noop';
 import type { ErrorReporter } from '../internal/report';
 import { sleep } from '../internal/sleep';
 import type { RequestSpec } from '../request/resolve';
 import type { SchedulerController } from '../types/controllers';
 import type { ParkReason } from '../types/events';
-import { TransparentController } from './controller';
+import { transparentController } from './controller';
 import type { Entry } from './entry';
 
 /**
@@ -95,27 +96,19 @@ export interface ClientSchedulerHooks extends Omit<SchedulerHooks, 'resume'> {
   onError: ErrorReporter;
 }
 
-/** No scheduler: every attempt starts at once, a retry wait is a plain sleep, nothing is emitted. */
-export class TransparentGate implements AttemptGate {
-  readonly enabled = false;
-  readonly controller: SchedulerController;
-  readonly #clock: Clock;
-
-  /** `priority` mirrors the (disabled) option so `prioritize` answers as it would when enabled. */
-  constructor(clock: Clock, priority = false) {
-    this.#clock = clock;
-    this.controller = new TransparentController(priority);
-  }
-  enter(): void {}
-  acquire(): true {
-    return true;
-  }
-  park(job: SchedulerJob, _reason: ParkReason, delay: number): Promise<void> {
-    return sleep(this.#clock, delay, job);
-  }
-  cancel(): void {}
-  finish(): void {}
-  batch(fn: () => void): void {
-    fn();
-  }
+/**
+ * No scheduler: every attempt starts at once, a retry wait is a plain sleep, nothing is emitted.
+ * `priority` mirrors the (disabled) option so `prioritize` answers as it would when enabled.
+ */
+export function transparentGate(clock: Clock, priority = false): AttemptGate {
+  return {
+    enabled: false,
+    controller: transparentController(priority),
+    enter: noop,
+    acquire: () => true,
+    park: (job, _reason, delay) => sleep(clock, delay, job),
+    cancel: noop,
+    finish: noop,
+    batch: (fn) => fn(),
+  };
 }

@@ -1,13 +1,6 @@
 export type RequestState = 'idle' | 'pending' | 'retrying' | 'success' | 'error' | 'cancelled';
 
-const TERMINAL: Record<RequestState, boolean> = {
-  idle: false,
-  pending: false,
-  retrying: false,
-  success: true,
-  error: true,
-  cancelled: true,
-};
+const TERMINAL: ReadonlySet<RequestState> = new Set(['success', 'error', 'cancelled']);
 
 /**
  * The state machine of one request: idle -> pending -> retrying* -> success | error | cancelled.
@@ -21,12 +14,12 @@ export class Tracker {
   attempts = 0;
   startedAt = 0;
   endedAt = 0;
-  error: unknown = undefined;
+  error: unknown;
 
   constructor(readonly key: string) {}
 
   get settled(): boolean {
-    return TERMINAL[this.state];
+    return TERMINAL.has(this.state);
   }
 
   start(now: number): void {
@@ -44,8 +37,7 @@ export class Tracker {
 
   /** A retry was scheduled: the request is `retrying` from the moment it waits to try again. */
   retry(): void {
-    if (this.settled || this.state === 'idle') return;
-    this.state = 'retrying';
+    if (this.state === 'pending') this.state = 'retrying';
   }
 
   succeed(now: number): void {
