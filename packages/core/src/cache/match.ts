@@ -1,5 +1,5 @@
-import { typeError } from '../internal/checks';
-import { isAbsoluteURL } from '../internal/url';
+import { isAbsoluteURL, splitURL } from '../internal/url';
+import { checkStrings } from '../request/fields';
 import type { CacheMeta, InvalidateTarget } from '../types/client';
 
 /** What invalidation needs to know about a cached entry or an in-flight read. */
@@ -23,12 +23,8 @@ export function checkInvalidateTarget(
   value: unknown,
   option: string,
 ): asserts value is InvalidateTarget {
-  if (typeof value === 'string' || typeof value === 'function') return;
-  if (!Array.isArray(value)) throw typeError(option, TARGET, value);
-  for (let i = 0; i < value.length; i++) {
-    if (typeof value[i] !== 'string') {
-      throw typeError(`${option}[${i}]`, 'a tag string (an array target lists tags)', value[i]);
-    }
+  if (typeof value !== 'string' && typeof value !== 'function') {
+    checkStrings(option, value, TARGET, 'a tag string (an array target lists tags)');
   }
 }
 
@@ -60,12 +56,12 @@ export function compileTarget(
     origin = u.origin;
     path = u.pathname;
   } else {
-    const q = path.search(/[?#]/);
-    if (q !== -1) path = path.slice(0, q);
+    path = path.split(/[?#]/, 1)[0]!;
     if (!path.startsWith('/')) path = `/${path}`;
     // A relative target is written like the request URLs, which were joined onto a baseURL that
     // may carry a path (`/v1`): `/users` must also reach the entries stored as `/v1/users`.
-    const basePath = baseURL ? basePathOf(baseURL) : '';
+    // (A baseURL that does not parse has path `/`: no prefix.)
+    const basePath = baseURL ? splitURL(baseURL).path.replace(/\/$/, '') : '';
     if (basePath !== '') {
       const bare = pathMatcher(path);
       const prefixed = pathMatcher(basePath + path);
@@ -73,15 +69,6 @@ export function compileTarget(
     }
   }
   return pathMatcher(path, origin);
-}
-
-function basePathOf(baseURL: string): string {
-  try {
-    const p = new URL(baseURL).pathname;
-    return p.endsWith('/') ? p.slice(0, -1) : p;
-  } catch {
-    return '';
-  }
 }
 
 export function pathMatcher(path: string, origin?: string): TargetMatcher {

@@ -1,4 +1,11 @@
-import { checkMs, checkObject, oneOf, rangeError, typeError } from '../internal/checks';
+import {
+  checkBoolean,
+  checkMs,
+  checkObject,
+  oneOf,
+  rangeError,
+  typeError,
+} from '../internal/checks';
 import type { CacheOptions, CacheStrategy } from '../types/options';
 
 export interface ResolvedCacheOptions {
@@ -40,14 +47,12 @@ export function resolveCacheOptions(
   ) {
     return base;
   }
-  const ttl = options.ttl ?? base.ttl;
-  checkMs(`${field}.ttl`, ttl, Number.MAX_VALUE);
+  const ttl = checkMs(`${field}.ttl`, options.ttl ?? base.ttl, Number.MAX_VALUE);
   const strategy: CacheStrategy = oneOf(`${field}.strategy`, options.strategy ?? base.strategy, [
     'cache-first',
     'stale-while-revalidate',
   ]);
-  const enabled = options.enabled ?? base.enabled;
-  if (typeof enabled !== 'boolean') throw typeError(`${field}.enabled`, 'true or false', enabled);
+  const enabled = checkBoolean(`${field}.enabled`, options.enabled ?? base.enabled);
   return Object.freeze({ enabled, ttl, strategy });
 }
 

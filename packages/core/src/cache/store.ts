@@ -1,10 +1,11 @@
 import { checkFunction, checkMs, typeError } from '../internal/checks';
 import { type Clock, systemClock } from '../internal/clock';
-import { parseKey } from '../internal/fingerprint';
+import { urlOfKey } from '../internal/fingerprint';
 import { type ErrorReporter, logListenerError, report } from '../internal/report';
 import { absoluteKeyURL, originOf, splitURL } from '../internal/url';
 import type { RequestSpec } from '../request/resolve';
 import type { ApiResponse, CacheSubscriber, CacheUpdate, KeyMatcher } from '../types/client';
+import type { ListenerErrorContext } from '../types/events';
 import { type CacheEntry, metaOf } from './entry';
 import type { Matchable, TargetMatcher } from './match';
 import { CACHE_DEFAULTS, CACHE_STORE_DEFAULTS, checkGcTime } from './options';
@@ -144,8 +145,7 @@ export class CacheStore {
   /** The entry for a key, fresh or stale; undefined once it has been (or is due to be) collected. */
   get(key: string): CacheEntry | undefined {
     const entry = this.#entries.get(key);
-    if (entry === undefined || !this.collect(entry, this.#clock.now())) return entry;
-    return undefined;
+    return entry && this.collect(entry, this.#clock.now()) ? undefined : entry;
   }
 
   /** The entry as stored, collectable or not: the client's hit path checks freshness itself. */
@@ -170,13 +170,19 @@ export class CacheStore {
 
   #collectable(entry: CacheEntry, now: number): boolean {
     const gcTime = this.gcTime;
-    // Quick reject first: most entries looked at are fresh or recently expired.
-    if (now - entry.expiresAt < gcTime) return false;
-    // A predicate subscription that left lately may have been what wanted this entry.
-    if (now - this.#predicateReleasedAt < gcTime) return false;
-    if (this.#releasedAt.size > 0) {
-      const released = this.#releasedAt.get(entry.key);
-      if (released !== undefined && now - released < gcTime) return false;
+    // Kept for gcTime after it expired (the quick reject: most entries looked at are fresh or
+    // recently expired), after a predicate subscription left (it may have been what wanted this
+    // entry), and after the key's own last subscription left.
+    if (
+      now - entry.expiresAt < gcTime ||
+      now -
+        Math.max(
+          this.#predicateReleasedAt,
+          this.#releasedAt.get(entry.key) ?? Number.NEGATIVE_INFINITY,
+        ) <
+        gcTime
+    ) {
+      return false;
     }
     return !this.#watched || !this.hasInterest(entry.key);
   }
@@ -196,10 +202,11 @@ export class CacheStore {
     }
   }
 
-  #drop(key: string): void {
+  /** Removes the key's entry and its release time; `tell`: a removal watchers hear of. */
+  #drop(key: string, tell = true): void {
     this.#entries.delete(key);
     if (this.#releasedAt.size > 0) this.#releasedAt.delete(key);
-    if (this.#watchers.length > 0) this.#tell({ type: 'remove', key });
+    if (tell && this.#watchers.length > 0) this.#tell({ type: 'remove', key });
   }
 
   /** Whether the entry is due for collection at `now`, without dropping it (for inspection). */
@@ -216,20 +223,14 @@ export class CacheStore {
     const now = this.#clock.now();
     // Before the write, so the hand never drops the entry being written (ttl 0, gcTime 0).
     this.#sweep(now, SWEEP_PER_WRITE);
-    const ttl = options.ttl ?? options.spec?.cache?.ttl ?? this.defaultTtl;
     const spec = options.spec;
     const previous = this.#entries.get(key);
-    let path = previous?.path ?? '/';
-    let origin = previous?.origin ?? '';
-    if (spec) {
-      // The spec's URL is canonical and its path already split: no second parse per write.
-      path = spec.path;
-      origin = originOf(spec.url);
-    } else if (!previous) {
-      const u = splitURL(absoluteKeyURL(parseKey(key).url, this.#keyBase));
-      path = u.path;
-      origin = u.origin;
-    }
+    // The spec's URL is canonical and its path already split: no second parse per write. A key
+    // written by hand is split once, when first written.
+    const { path, origin } = spec
+      ? { path: spec.path, origin: originOf(spec.url) }
+      : (previous ?? splitURL(absoluteKeyURL(urlOfKey(key), this.#keyBase)));
+    const storedAt = options.storedAt ?? now;
     const entry: CacheEntry = {
       key,
       path,
@@ -239,14 +240,15 @@ export class CacheStore {
       tags: options.tags
         ? Object.freeze([...options.tags])
         : (spec?.tags ?? previous?.tags ?? NO_TAGS),
-      storedAt: options.storedAt ?? now,
-      expiresAt: (options.storedAt ?? now) + ttl,
+      storedAt,
+      expiresAt: storedAt + (options.ttl ?? spec?.cache?.ttl ?? this.defaultTtl),
     };
-    if (previous) this.#entries.delete(key);
+    // Deleted first, so a rewrite moves the key to the end of the write order; and this write is
+    // newer than any release of the key: the release no longer decides.
+    this.#drop(key, false);
     this.#entries.set(key, entry);
-    // This write is newer than any release of the key: the release no longer decides.
-    if (this.#releasedAt.size > 0) this.#releasedAt.delete(key);
-    if (this.#entries.size > this.maxEntries) this.#evictOldest();
+    // Over maxEntries: the least recently written goes (the Map's first key).
+    if (this.#entries.size > this.maxEntries) this.#drop(this.#entries.keys().next().value!);
     if (this.#watchers.length > 0) this.#tell({ type: 'write', key });
     // Most writes have no subscriber: skip building the update.
     if (this.#watched) this.notify({ type: options.update ?? 'write', key, response });
@@ -300,14 +302,10 @@ export class CacheStore {
       // twice needs two unsubscribes (reference counting).
       const entry: CacheSubscriber = (u) => listener(u);
       set.add(entry);
-      let active = true;
+      // A second call finds no set (dropped when emptied) or one this entry is not in.
       return () => {
-        if (!active) return;
-        active = false;
         const s = this.#byKey.get(matcher);
-        if (!s) return;
-        s.delete(entry);
-        if (s.size > 0) return;
+        if (!s?.delete(entry) || s.size > 0) return;
         this.#byKey.delete(matcher);
         // gcTime counts from now for an entry that was kept only by this interest.
         if (this.#entries.has(matcher)) this.#releasedAt.set(matcher, this.#clock.now());
@@ -343,16 +341,8 @@ export class CacheStore {
   }
 
   #tell(change: CacheChange): void {
-    for (const watcher of this.#watchers) {
-      try {
-        watcher(change);
-      } catch (err) {
-        report(this.#onError, err, {
-          source: 'subscriber',
-          key: 'key' in change ? change.key : '',
-        });
-      }
-    }
+    const key = 'key' in change ? change.key : '';
+    for (const watcher of this.#watchers) this.#call(watcher, change, 'subscriber', key);
   }
 
   /**
@@ -367,9 +357,7 @@ export class CacheStore {
 
   /** Whether any subscription wants this key (so invalidation must refetch it). */
   hasInterest(key: string): boolean {
-    if (this.#byKey.has(key)) return true;
-    for (const sub of this.#predicates) if (this.#matches(sub, key)) return true;
-    return false;
+    return this.#byKey.has(key) || this.#predicates.some((sub) => this.#matches(sub, key));
   }
 
   /** Number of keys with exact-key interest plus predicate subscriptions (for leak checks). */
@@ -381,12 +369,11 @@ export class CacheStore {
 
   notify(update: CacheUpdate): void {
     if (!this.#watched) return;
-    const set = this.#byKey.get(update.key);
-    if (set) for (const l of [...set]) this.#deliver(l, update);
-    const preds = this.#predicates;
-    for (let i = 0; i < preds.length; i++) {
-      const sub = preds[i]!;
-      if (this.#matches(sub, update.key)) this.#deliver(sub.listener, update);
+    const { key } = update;
+    const set = this.#byKey.get(key);
+    if (set) for (const l of [...set]) this.#call(l, update, 'subscriber', key);
+    for (const sub of this.#predicates) {
+      if (this.#matches(sub, key)) this.#call(sub.listener, update, 'subscriber', key);
     }
   }
 
@@ -396,25 +383,16 @@ export class CacheStore {
   }
 
   #matches(sub: PredicateSubscription, key: string): boolean {
-    try {
-      return sub.match(key);
-    } catch (err) {
-      report(this.#onError, err, { source: 'matcher', key });
-      return false;
-    }
+    return !!this.#call(sub.match, key, 'matcher', key);
   }
 
-  #deliver(listener: CacheSubscriber, update: CacheUpdate): void {
+  /** Calls a user callback; its error goes to `onError` (as `source`, for `key`), never up. */
+  #call<T, R>(fn: (arg: T) => R, arg: T, source: 'subscriber' | 'matcher', key: string) {
     try {
-      listener(update);
+      return fn(arg);
     } catch (err) {
-      report(this.#onError, err, { source: 'subscriber', key: update.key });
+      report(this.#onError, err, { source, key } as ListenerErrorContext);
     }
-  }
-
-  #evictOldest(): void {
-    const oldest = this.#entries.keys().next();
-    if (!oldest.done) this.#drop(oldest.value);
   }
 }
 

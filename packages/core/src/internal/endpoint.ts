@@ -5,15 +5,11 @@ import { rangeError, typeError } from './checks';
  * or fragment on the path is ignored, like the key the pipeline computes for a request.
  */
 export function endpointKey(method: unknown, path: unknown): string {
-  if (typeof method !== 'string') throw typeError('method', 'an HTTP method', method);
-  if (method === '') throw rangeError('method', 'an HTTP method', method);
+  if (typeof method !== 'string' || method === '') {
+    throw (method === '' ? rangeError : typeError)('method', 'an HTTP method', method);
+  }
   if (typeof path !== 'string') throw typeError('path', 'a path string', path);
-  let end = path.length;
-  const q = path.indexOf('?');
-  if (q !== -1) end = q;
-  const h = path.indexOf('#');
-  if (h !== -1 && h < end) end = h;
-  return joinEndpoint(method.toUpperCase(), end === path.length ? path : path.slice(0, end));
+  return joinEndpoint(method.toUpperCase(), path.split(/[?#]/, 1)[0]!);
 }
 
 /** `METHOD pathname` from parts already normalized (request resolution). */

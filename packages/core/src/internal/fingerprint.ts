@@ -31,7 +31,14 @@ export function createFingerprint({ method, url, headers, body, base }: Fingerpr
     canonical = url;
   }
   const keyBase = base === undefined ? undefined : keyBaseOf(base);
-  return fingerprintOf(method.toUpperCase(), keyURL(canonical, keyBase), headers, body);
+  const text =
+    body === undefined || body === null || typeof body === 'string' ? body : safeJson(body);
+  return fingerprintOf(
+    method.toUpperCase(),
+    keyURL(canonical, keyBase),
+    headers,
+    text ?? undefined,
+  );
 }
 
 /** What a key is made of (the inverse of fingerprintOf for its method, URL and headers). */
@@ -49,13 +56,13 @@ export interface KeyParts {
  */
 export function parseKey(key: string): KeyParts {
   const space = key.indexOf(' ');
-  const rest = key.slice(space + 1);
-  const mark = rest.indexOf(' |');
-  const url = mark === -1 ? rest : rest.slice(0, mark);
+  const url = urlOfKey(key);
+  // Where the URL ends: the first ` |` mark, or the end of the key.
+  const mark = space + 1 + url.length;
   let headers: Record<string, string> | undefined;
-  if (mark !== -1 && rest.startsWith(' |h ', mark)) {
-    const end = rest.indexOf(' |b ', mark + 4);
-    const block = rest.slice(mark + 4, end === -1 ? undefined : end);
+  if (key.startsWith(' |h ', mark)) {
+    const end = key.indexOf(' |b ', mark + 4);
+    const block = key.slice(mark + 4, end === -1 ? undefined : end);
     headers = {};
     for (const line of block.split('\n')) {
       const colon = line.indexOf(':');
@@ -65,12 +72,19 @@ export function parseKey(key: string): KeyParts {
   return { method: key.slice(0, space), url, headers };
 }
 
+/** The URL part of a key (relative to the client's key base, or absolute; see parseKey). */
+export function urlOfKey(key: string): string {
+  const rest = key.slice(key.indexOf(' ') + 1);
+  const mark = rest.indexOf(' |');
+  return mark === -1 ? rest : rest.slice(0, mark);
+}
+
 /** The key from already-canonical parts (the client's hot path skips re-parsing the URL). */
 export function fingerprintOf(
   method: string,
   canonicalUrl: string,
   headers: Record<string, string> | undefined,
-  body: unknown,
+  body: string | undefined,
   responseType?: string,
 ): string {
   let key = `${method} ${canonicalUrl}`;
@@ -81,9 +95,7 @@ export function fingerprintOf(
       key += ` |h ${pairs.join('\n')}`;
     }
   }
-  if (body !== undefined && body !== null) {
-    key += ` |b ${typeof body === 'string' ? body : safeJson(body)}`;
-  }
+  if (body !== undefined) key += ` |b ${body}`;
   // The same URL read as text and as JSON are different data.
   if (responseType !== undefined) key += ` |r ${responseType}`;
   return key;

@@ -18,15 +18,20 @@ export function resolveURL(url: string, base?: string): string {
   if (typeof url !== 'string') throw typeError('url', 'a URL string', url);
   if (ABSOLUTE.test(url)) return url;
   if (base) {
-    const b0 = ABSOLUTE.test(base) ? base : resolveBaseURL(base);
-    if (url === '') return b0;
-    const b = b0.endsWith('/') ? b0.slice(0, -1) : b0;
-    if (url.startsWith('?') || url.startsWith('#')) return b + url;
-    return url.startsWith('/') ? b + url : `${b}/${url}`;
+    const b = ABSOLUTE.test(base) ? base : resolveBaseURL(base);
+    if (url === '') return b;
+    // One `/` between them; a query or fragment attaches to the base as it is.
+    return (b.endsWith('/') ? b.slice(0, -1) : b) + ('/?#'.includes(url[0]!) ? '' : '/') + url;
   }
-  const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
-  if (origin && origin !== 'null') return new URL(url, origin).href;
+  const origin = pageOrigin();
+  if (origin) return new URL(url, origin).href;
   throw rangeError('url', 'an absolute URL where there is no baseURL and no page', url);
+}
+
+/** The page's origin in a browser; undefined elsewhere (and for an opaque `null` origin). */
+function pageOrigin(): string | undefined {
+  const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
+  return origin === 'null' ? undefined : origin || undefined;
 }
 
 /** The document's base URL in a browser (`<base href>` or the page's location); undefined elsewhere. */
@@ -43,7 +48,6 @@ function documentBase(): string | undefined {
  */
 export function resolveBaseURL(baseURL: unknown, field = 'baseURL'): string {
   if (typeof baseURL !== 'string') throw typeError(field, 'a URL string', baseURL);
-  let resolved = baseURL;
   if (!ABSOLUTE.test(baseURL)) {
     const page = documentBase();
     if (page === undefined) {
@@ -54,14 +58,14 @@ export function resolveBaseURL(baseURL: unknown, field = 'baseURL'): string {
         baseURL,
       );
     }
-    resolved = new URL(baseURL, page).href;
+    return new URL(baseURL, page).href;
   }
   try {
-    new URL(resolved);
+    new URL(baseURL);
   } catch (cause) {
     throw rangeError(field, 'a valid URL', baseURL, cause);
   }
-  return resolved;
+  return baseURL;
 }
 
 /**
@@ -70,20 +74,13 @@ export function resolveBaseURL(baseURL: unknown, field = 'baseURL'): string {
  * when URLs cannot be relative (Node without a baseURL) or the base has a query or fragment.
  */
 export function keyBaseOf(baseURL: string | undefined): string | undefined {
-  let base = baseURL;
-  if (base === undefined) {
-    const origin = (globalThis as { location?: { origin?: string } }).location?.origin;
-    if (!origin || origin === 'null') return undefined;
-    base = origin;
-  }
-  if (base.includes('?') || base.includes('#')) return undefined;
-  let canonical: string;
+  const base = baseURL ?? pageOrigin();
+  if (base === undefined || /[?#]/.test(base)) return undefined;
   try {
-    canonical = canonicalizeURL(base);
+    return canonicalizeURL(base).replace(/\/$/, '');
   } catch {
     return undefined;
   }
-  return canonical.endsWith('/') ? canonical.slice(0, -1) : canonical;
 }
 
 /**
@@ -224,14 +221,16 @@ export function resolveCanonical(url: string, base: string | undefined): ParsedU
 /**
  * An http(s) URL that `new URL` would serialize back unchanged, in parts: a lower-case ASCII host
  * whose last label starts with a letter (no IPv4 number or IDNA processing can apply), an
- * optional port, a path of characters kept as they are, and a plain query. Checked further below
- * (default port, dot segments, punycode, sort order) before being trusted.
+ * optional port, a path of characters kept as they are, and a query. Checked further below
+ * (default port, dot segments, punycode, a plain query in order) before being trusted.
  */
 const PLAIN_URL =
-  /^(https?):\/\/((?:[a-z\d-]+\.)*[a-z][a-z\d-]*)(?::([1-9]\d{0,4}))?(\/[\w\-.~!$&'()*+,;=:@/%]*)(\?[\w.*-]+=[\w.*-]*(?:&[\w.*-]+=[\w.*-]*)*)?$/;
-/** A `.` or `..` path segment, literal or percent-encoded: `new URL` would resolve it. */
-const DOT_SEGMENT = /\/(?:\.|%2e)(?:\.|%2e)?(?:\/|$)/i;
-const PERCENT = /%(?![\da-fA-F]{2})/;
+  /^(https?):\/\/((?:[a-z\d-]+\.)*[a-z][a-z\d-]*)(?::([1-9]\d{0,4}))?(\/[\w\-.~!$&'()*+,;=:@/%]*)(\?.*)?$/;
+/**
+ * What `new URL` would change in a path: a `.` or `..` segment, literal or percent-encoded (it
+ * resolves them), or a `%` not starting an escape (it encodes it).
+ */
+const PATH_CHANGES = /\/(?:\.|%2e)(?:\.|%2e)?(?:\/|$)|%(?![\da-f]{2})/i;
 
 /**
  * The parts of a URL already in canonical form, without parsing it (undefined when not sure):
@@ -253,7 +252,7 @@ export function splitCanonical(url: string): ParsedURL | undefined {
     const n = Number(port);
     if (n > 65535 || n === (scheme === 'https' ? 443 : 80)) return undefined;
   }
-  if (host.includes('xn--') || DOT_SEGMENT.test(pathname) || PERCENT.test(pathname)) {
+  if (host.includes('xn--') || PATH_CHANGES.test(pathname)) {
     return undefined;
   }
   if (search !== undefined && !isCanonicalQuery(search)) return undefined;

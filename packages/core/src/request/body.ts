@@ -33,13 +33,15 @@ export function serializeBody(body: unknown): SerializedBody {
   return { body: json, contentType: 'application/json' };
 }
 
+/** The body classes fetch takes as they are, by global name (a runtime may lack some). */
+const PASS_THROUGH = ['URLSearchParams', 'FormData', 'Blob', 'ArrayBuffer', 'ReadableStream'];
+
 function isPassThrough(body: unknown): boolean {
   return (
-    (typeof URLSearchParams !== 'undefined' && body instanceof URLSearchParams) ||
-    (typeof FormData !== 'undefined' && body instanceof FormData) ||
-    (typeof Blob !== 'undefined' && body instanceof Blob) ||
-    body instanceof ArrayBuffer ||
     ArrayBuffer.isView(body) ||
-    (typeof ReadableStream !== 'undefined' && body instanceof ReadableStream)
+    PASS_THROUGH.some((name) => {
+      const type = (globalThis as Record<string, unknown>)[name];
+      return typeof type === 'function' && body instanceof type;
+    })
   );
 }

@@ -17,40 +17,38 @@ export interface FetchInit {
   readonly referrerPolicy?: FetchOptions['referrerPolicy'];
 }
 
-/** The allowed values of each string option, for validation. */
-const VALUES = {
-  credentials: ['omit', 'same-origin', 'include'],
-  redirect: ['follow', 'error', 'manual'],
+/**
+ * Option name -> the RequestInit field it sets (keel's own `cache` and `priority` mean something
+ * else) and, for a string option, its allowed values; `keepalive` is a boolean, `integrity` any
+ * string.
+ */
+const FIELDS: Record<keyof FetchOptions, [keyof FetchInit, (readonly string[])?]> = {
+  credentials: ['credentials', ['omit', 'same-origin', 'include']],
+  redirect: ['redirect', ['follow', 'error', 'manual']],
   // 'navigate' is the browser's own: a script may not set it (the Request constructor throws).
-  mode: ['cors', 'no-cors', 'same-origin'],
-  fetchCache: ['default', 'no-store', 'reload', 'no-cache', 'force-cache', 'only-if-cached'],
-  fetchPriority: ['high', 'low', 'auto'],
-  referrerPolicy: [
-    '',
-    'no-referrer',
-    'no-referrer-when-downgrade',
-    'same-origin',
-    'origin',
-    'strict-origin',
-    'origin-when-cross-origin',
-    'strict-origin-when-cross-origin',
-    'unsafe-url',
+  mode: ['mode', ['cors', 'no-cors', 'same-origin']],
+  fetchCache: [
+    'cache',
+    ['default', 'no-store', 'reload', 'no-cache', 'force-cache', 'only-if-cached'],
   ],
-} as const satisfies Partial<Record<keyof FetchOptions, readonly string[]>>;
-
-/** Option name -> RequestInit field: keel's own `cache` and `priority` mean something else. */
-const FIELDS = {
-  credentials: 'credentials',
-  redirect: 'redirect',
-  mode: 'mode',
-  fetchCache: 'cache',
-  keepalive: 'keepalive',
-  fetchPriority: 'priority',
-  integrity: 'integrity',
-  referrerPolicy: 'referrerPolicy',
-} as const satisfies Record<keyof FetchOptions, keyof FetchInit>;
-
-const NAMES = Object.keys(FIELDS) as (keyof FetchOptions)[];
+  keepalive: ['keepalive'],
+  fetchPriority: ['priority', ['high', 'low', 'auto']],
+  integrity: ['integrity'],
+  referrerPolicy: [
+    'referrerPolicy',
+    [
+      '',
+      'no-referrer',
+      'no-referrer-when-downgrade',
+      'same-origin',
+      'origin',
+      'strict-origin',
+      'origin-when-cross-origin',
+      'strict-origin-when-cross-origin',
+      'unsafe-url',
+    ],
+  ],
+};
 
 /**
  * The fetch options of a client or request, validated and renamed to RequestInit's fields,
@@ -75,20 +73,15 @@ export function resolveFetchInit(
   ) {
     return base;
   }
-  let out: Record<string, unknown> | undefined;
-  for (const name of NAMES) {
-    const value = options[name];
+  const out: Record<string, unknown> = { ...base };
+  for (const name in FIELDS) {
+    const value = options[name as keyof FetchOptions];
     if (value === undefined) continue;
-    check(name, value);
-    out ??= { ...base };
-    out[FIELDS[name]] = value;
+    const [field, values] = FIELDS[name as keyof FetchOptions];
+    if (values) oneOf(name, value, values);
+    else if (name === 'keepalive') checkBoolean(name, value);
+    else if (typeof value !== 'string') throw typeError(name, 'a string', value);
+    out[field] = value;
   }
-  return out === undefined ? base : (Object.freeze(out) as FetchInit);
-}
-
-function check(name: keyof FetchOptions, value: unknown): void {
-  if (name === 'keepalive') checkBoolean(name, value);
-  else if (name === 'integrity') {
-    if (typeof value !== 'string') throw typeError(name, 'a string', value);
-  } else oneOf(name, value, VALUES[name]);
+  return Object.freeze(out) as FetchInit;
 }

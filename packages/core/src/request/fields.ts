@@ -25,6 +25,20 @@ export function lowerCaseHeaders(
   return out;
 }
 
+/** An array of strings: `expected` says what the array should be, `item` what each element. */
+export function checkStrings(
+  name: string,
+  value: unknown,
+  expected: string,
+  item = 'a string',
+): readonly string[] {
+  if (!Array.isArray(value)) throw typeError(name, expected, value);
+  for (let i = 0; i < value.length; i++) {
+    if (typeof value[i] !== 'string') throw typeError(`${name}[${i}]`, item, value[i]);
+  }
+  return value;
+}
+
 const BODY_TYPES = ['json', 'text', 'arrayBuffer', 'blob', 'stream'] as const;
 
 /** `responseType`: undefined (from the Content-Type) or one of the body types. */

@@ -9,20 +9,12 @@ import type { ParamValue, QueryParams } from '../types/options';
 export function buildQuery(params?: QueryParams | null): string {
   if (!params) return '';
   let out = '';
-  for (const key in params) {
-    if (!Object.hasOwn(params, key)) continue;
-    const value = params[key];
-    if (Array.isArray(value)) {
-      for (const v of value as readonly ParamValue[]) out = append(out, key, v);
-    } else {
-      out = append(out, key, value as ParamValue);
+  for (const key of Object.keys(params)) {
+    // One level: an array value repeats the key, a plain value is an array of one.
+    for (const value of [params[key]].flat() as ParamValue[]) {
+      if (value === null || value === undefined) continue;
+      out += `${out && '&'}${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`;
     }
   }
   return out;
-}
-
-function append(out: string, key: string, value: ParamValue): string {
-  if (value === null || value === undefined) return out;
-  const pair = `${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`;
-  return out === '' ? pair : `${out}&${pair}`;
 }

@@ -13,6 +13,7 @@ import {
   resolveURL,
 } from '../internal/url';
 import type {
+  CacheOptions,
   CacheStrategy,
   HttpMethod,
   Priority,
@@ -21,7 +22,7 @@ import type {
 } from '../types/options';
 import { serializeBody } from './body';
 import { type FetchInit, resolveFetchInit } from './fetch-init';
-import { checkMaxBytes, checkResponseType, lowerCaseHeaders } from './fields';
+import { checkMaxBytes, checkResponseType, checkStrings, lowerCaseHeaders } from './fields';
 import { buildQuery } from './query';
 
 /**
@@ -73,9 +74,10 @@ export interface IntelligenceRecommendation {
 }
 
 const NO_TAGS: readonly string[] = Object.freeze([]);
-const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+/** No request headers, and no request options. */
+const EMPTY = Object.freeze({});
 
-const PRIORITIES = ['high', 'normal', 'low'] as const;
+const PRIORITIES: readonly Priority[] = ['high', 'normal', 'low'];
 
 /** An HTTP method, upper-cased: TypeError for a non-string, RangeError for an unknown one. */
 export function normalizeMethod(method: unknown): HttpMethod {
@@ -109,19 +111,16 @@ export function applyRecommendation(
 ): RequestSpec {
   // A recommendation never exceeds a configured timeout: it may tighten the client's, not
   // loosen it (a loosened timeout let slow samples raise it again, up to 60 s).
+  // (A timeout of 0 is none: any recommendation tightens it.)
   const timeout =
     options?.timeout === undefined && recommendation.timeout !== undefined
-      ? spec.timeout > 0
-        ? Math.min(recommendation.timeout, spec.timeout)
-        : recommendation.timeout
+      ? Math.min(recommendation.timeout, spec.timeout || Number.POSITIVE_INFINITY)
       : spec.timeout;
-  const requested = options?.cache;
-  const strategyGiven =
-    typeof requested === 'object' && requested !== null && requested.strategy !== undefined;
+  // `cache: true` / `false` name no strategy (reading `strategy` off a boolean gives undefined).
   const cache =
     spec.cache &&
     recommendation.strategy !== undefined &&
-    !strategyGiven &&
+    (options?.cache as CacheOptions | undefined)?.strategy === undefined &&
     recommendation.strategy !== spec.cache.strategy
       ? Object.freeze({ ...spec.cache, strategy: recommendation.strategy })
       : spec.cache;
@@ -143,66 +142,53 @@ export function resolveRequest(
   options: RequestOptions | undefined,
 ): RequestSpec {
   if (typeof url !== 'string') throw typeError('url', 'a URL string', url);
-  const base = options?.baseURL ?? config.baseURL;
+  const o: RequestOptions = options ?? EMPTY;
+  const base = o.baseURL ?? config.baseURL;
   let parsed: ParsedURL;
-  const query = options?.params === undefined ? '' : paramsQuery(options.params);
+  const query = o.params === undefined ? '' : paramsQuery(o.params);
   if (query === '') parsed = resolveCanonical(url, base);
   else {
-    let resolved = resolveURL(url, base);
-    const hash = resolved.indexOf('#');
-    if (hash !== -1) resolved = resolved.slice(0, hash);
-    resolved += (resolved.includes('?') ? '&' : '?') + query;
-    parsed = parseCanonical(resolved);
+    // The params go after the URL's own query, before nothing: a fragment is dropped.
+    const resolved = resolveURL(url, base).split('#', 1)[0]!;
+    parsed = parseCanonical(`${resolved}${resolved.includes('?') ? '&' : '?'}${query}`);
   }
 
-  const requestHeaders = options?.headers
-    ? lowerCaseHeaders(options.headers, 'headers')
-    : undefined;
+  const requestHeaders = o.headers ? lowerCaseHeaders(o.headers, 'headers') : undefined;
   let headers: Record<string, string> | Readonly<Record<string, string>> = config.headers
     ? requestHeaders
       ? { ...config.headers, ...requestHeaders }
       : config.headers
-    : (requestHeaders ?? NO_HEADERS);
+    : (requestHeaders ?? EMPTY);
 
   let body: BodyInit | undefined;
-  if (options?.body !== undefined && options.body !== null) {
+  if (o.body !== undefined && o.body !== null) {
     if (method === 'GET' || method === 'HEAD') {
-      throw rangeError('body', `absent on a ${method} request`, options.body);
+      throw rangeError('body', `absent on a ${method} request`, o.body);
     }
-    const serialized = serializeBody(options.body);
+    const serialized = serializeBody(o.body);
     body = serialized.body;
     if (serialized.contentType && headers['content-type'] === undefined) {
       headers = { ...headers, 'content-type': serialized.contentType };
     }
-    if (typeof options.body === 'string') checkJsonText(options.body, headers['content-type']);
+    if (typeof o.body === 'string') checkJsonText(o.body, headers['content-type']);
   }
 
-  const timeout = options?.timeout ?? config.timeout;
-  if (options?.timeout !== undefined) checkMs('timeout', options.timeout);
-  const deadline = options?.deadline ?? config.deadline;
-  if (options?.deadline !== undefined) checkMs('deadline', options.deadline);
+  const timeout = o.timeout === undefined ? config.timeout : checkMs('timeout', o.timeout);
+  const deadline = o.deadline === undefined ? config.deadline : checkMs('deadline', o.deadline);
   const responseType =
-    options?.responseType === undefined
-      ? config.responseType
-      : checkResponseType(options.responseType);
+    o.responseType === undefined ? config.responseType : checkResponseType(o.responseType);
   const maxResponseBytes =
-    options?.maxResponseBytes === undefined
-      ? config.maxResponseBytes
-      : checkMaxBytes(options.maxResponseBytes);
-
-  const retry =
-    options?.retry === undefined ? config.retry : resolveRetryOptions(options.retry, config.retry);
-
-  const tags = options?.tags === undefined ? NO_TAGS : checkTags(options.tags);
-
-  const priority = options?.priority ?? 'normal';
-  if (priority !== 'high' && priority !== 'normal' && priority !== 'low') {
-    oneOf('priority', priority, PRIORITIES);
-  }
+    o.maxResponseBytes === undefined ? config.maxResponseBytes : checkMaxBytes(o.maxResponseBytes);
+  const retry = o.retry === undefined ? config.retry : resolveRetryOptions(o.retry, config.retry);
+  const tags =
+    o.tags === undefined
+      ? NO_TAGS
+      : Object.freeze([...checkStrings('tags', o.tags, 'an array of strings')]);
+  const priority = oneOf('priority', o.priority ?? 'normal', PRIORITIES);
   let group: string | undefined;
-  if (options?.scheduler !== undefined) {
-    checkObject('scheduler', options.scheduler);
-    group = options.scheduler.group;
+  if (o.scheduler !== undefined) {
+    checkObject('scheduler', o.scheduler);
+    group = o.scheduler.group;
     if (group !== undefined && typeof group !== 'string') {
       throw typeError('scheduler.group', 'a string', group);
     }
@@ -211,8 +197,7 @@ export function resolveRequest(
   // Only GET is cached, but a bad cache option is reported whatever the method. A stream is
   // read once, by one caller: never cached.
   const cache =
-    method === 'GET' || options?.cache !== undefined ? resolveRequestCache(config, options) : null;
-  const cacheable = method === 'GET' && responseType !== 'stream';
+    method === 'GET' || o.cache !== undefined ? resolveRequestCache(config, o.cache) : null;
 
   const names = sharedNames(method, parsed.pathname, parsed.host);
   return Object.freeze({
@@ -234,9 +219,8 @@ export function resolveRequest(
     deadline,
     responseType,
     maxResponseBytes,
-    fetchInit:
-      options === undefined ? config.fetchInit : resolveFetchInit(options, config.fetchInit),
-    cache: cacheable ? cache : null,
+    fetchInit: resolveFetchInit(o, config.fetchInit),
+    cache: method === 'GET' && responseType !== 'stream' ? cache : null,
     retry,
     tags,
     priority,
@@ -278,20 +262,10 @@ function checkJsonText(text: string, contentType: string | undefined): void {
   }
 }
 
-/** `tags`: an array of strings, copied and frozen. */
-function checkTags(tags: unknown): readonly string[] {
-  if (!Array.isArray(tags)) throw typeError('tags', 'an array of strings', tags);
-  for (let i = 0; i < tags.length; i++) {
-    if (typeof tags[i] !== 'string') throw typeError(`tags[${i}]`, 'a string', tags[i]);
-  }
-  return Object.freeze([...tags]);
-}
-
 function resolveRequestCache(
   config: ClientConfig,
-  options: RequestOptions | undefined,
+  opt: RequestOptions['cache'],
 ): ResolvedCacheOptions | null {
-  const opt = options?.cache;
   if (opt === false) return null;
   const base = config.cache;
   const resolved =
