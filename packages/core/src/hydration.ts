@@ -113,6 +113,7 @@ export function hydrate(client: Client, state: DehydratedState): number {
     }
     const spec = client.resolve('GET', parts.url, {
       headers: parts.headers,
+      responseType: parts.responseType,
       tags: [...entry.tags],
       cache: { ttl: entry.ttl },
     });

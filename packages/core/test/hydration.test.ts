@@ -67,6 +67,35 @@ describe('dehydrate / hydrate', () => {
     browser.cancelAll();
   });
 
+  test('a read with headers and a responseType comes back under its own key', async () => {
+    const clock = new FakeClock();
+    const server = createClient({ baseURL: `${api.url}/api`, clock });
+    const read = { headers: { 'X-Tenant': 'acme' }, responseType: 'text' } as const;
+    await server.get('/todos', read);
+    await server.get('/todos', { responseType: 'json' });
+    const state: DehydratedState = JSON.parse(JSON.stringify(dehydrate(server)));
+    expect(state.entries.map((e) => e.key)).toEqual([
+      'GET /todos |h x-tenant:acme |r text',
+      'GET /todos |r json',
+    ]);
+    const fake = createFakeFetch();
+    const browser = createClient({ baseURL: 'https://app.example.com/api', fetch: fake.fetch });
+    expect(hydrate(browser, state)).toBe(2);
+    const text = await browser.get<string>('/todos', read);
+    const json = await browser.get<{ tenant: string | null }>('/todos', { responseType: 'json' });
+    expect(fake.calls).toHaveLength(0);
+    expect(JSON.parse(text.data).tenant).toBe('acme');
+    expect(json.data.tenant).toBe(null);
+    // An invalidation refetch sends the header as it was written, not `acme |r text`.
+    const key = browser.resolve('GET', '/todos', read).key;
+    const off = browser.subscribe(key, () => {});
+    browser.invalidate('/todos');
+    await new Promise((r) => setTimeout(r, 0));
+    expect(fake.calls.map((c) => new Headers(c.init?.headers).get('x-tenant'))).toEqual(['acme']);
+    off();
+    browser.cancelAll();
+  });
+
   test('a hydrated entry carries its spec and tags: invalidation refetches it', async () => {
     const state = await serverState(new FakeClock());
     const fake = createFakeFetch({ handler: (call) => Response.json({ fresh: call.url }) });

@@ -75,16 +75,36 @@ describe('cache keys do not depend on the origin a client used', () => {
       method: 'GET',
       url: '/todos?a=1',
       headers: { 'x-a': '1:2', 'x-b': '3' },
+      responseType: undefined,
     });
     expect(parseKey('GET https://a.test/x')).toEqual({
       method: 'GET',
       url: 'https://a.test/x',
       headers: undefined,
+      responseType: undefined,
     });
     expect(parseKey('POST /x |b {"a":1}')).toEqual({
       method: 'POST',
       url: '/x',
       headers: undefined,
+      responseType: undefined,
+    });
+    // Headers end where the responseType mark starts, with or without a body between.
+    expect(parseKey('GET /x |h a:1\nb:2 |r json')).toEqual({
+      method: 'GET',
+      url: '/x',
+      headers: { a: '1', b: '2' },
+      responseType: 'json',
+    });
+    expect(parseKey('POST /x |h a:1 |b {"r":" |r text"} |r blob')).toEqual({
+      method: 'POST',
+      url: '/x',
+      headers: { a: '1' },
+      responseType: 'blob',
+    });
+    expect(parseKey('GET /x |r arrayBuffer')).toMatchObject({
+      headers: undefined,
+      responseType: 'arrayBuffer',
     });
   });
 

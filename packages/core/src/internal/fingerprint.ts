@@ -1,3 +1,4 @@
+import type { ResponseBodyType } from '../types/options';
 import { canonicalizeURL, keyBaseOf, keyURL } from './url';
 
 export interface FingerprintInput {
@@ -48,7 +49,12 @@ export interface KeyParts {
   url: string;
   /** The request-level headers written into the key; undefined when none. */
   headers: Record<string, string> | undefined;
+  /** The `responseType` written into the key; undefined when none. */
+  responseType: ResponseBodyType | undefined;
 }
+
+/** The responseType mark fingerprintOf ends a key with. */
+const TYPE_MARK = / \|r (json|text|blob|arrayBuffer|stream)$/;
 
 /**
  * Splits a key written by fingerprintOf. Header names cannot hold `:` and values cannot hold a
@@ -59,17 +65,24 @@ export function parseKey(key: string): KeyParts {
   const url = urlOfKey(key);
   // Where the URL ends: the first ` |` mark, or the end of the key.
   const mark = space + 1 + url.length;
+  const typed = TYPE_MARK.exec(key);
   let headers: Record<string, string> | undefined;
   if (key.startsWith(' |h ', mark)) {
-    const end = key.indexOf(' |b ', mark + 4);
-    const block = key.slice(mark + 4, end === -1 ? undefined : end);
+    // The block ends at the body, or at the responseType mark when there is no body.
+    const body = key.indexOf(' |b ', mark + 4);
+    const block = key.slice(mark + 4, body === -1 ? typed?.index : body);
     headers = {};
     for (const line of block.split('\n')) {
       const colon = line.indexOf(':');
       if (colon > 0) headers[line.slice(0, colon)] = line.slice(colon + 1);
     }
   }
-  return { method: key.slice(0, space), url, headers };
+  return {
+    method: key.slice(0, space),
+    url,
+    headers,
+    responseType: typed?.[1] as ResponseBodyType | undefined,
+  };
 }
 
 /** The URL part of a key (relative to the client's key base, or absolute; see parseKey). */
