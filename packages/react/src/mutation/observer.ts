@@ -213,7 +213,9 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     let context: TContext | undefined;
     this.#setIf(call, { ...IDLE, status: 'pending', variables });
     let end = noop;
-    let response: ApiResponse<TData>;
+    let response: ApiResponse<TData> | undefined;
+    let data: TData | undefined;
+    let error: TError | null = null;
     try {
       const url = typeof urlOption === 'function' ? urlOption(variables) : urlOption;
       const request: RequestOptions = coreOptions(options, HOOK_OPTIONS) ?? {};
@@ -229,8 +231,12 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       if (body !== undefined) request.body = body;
       // The core invalidates the request path and tags (refetching mounted queries) before this resolves.
       response = await client.request<TData>(method, url, request);
+      data = response.data;
+      const target = options?.invalidate;
+      // settle: a throwing invalidation is reported, the mutation still succeeded.
+      if (target !== undefined) await settle(() => client.invalidate(target));
     } catch (err) {
-      const error = (err instanceof Error ? err : new Error(String(err))) as TError;
+      error = (err instanceof Error ? err : new Error(String(err))) as TError;
       // Undo the optimistic writes newest first, so each key ends with what it held before.
       // With nothing to put back, the key leaves the cache and its entry forgets it and reads again.
       for (let i = writes.length - 1; i >= 0; i--) {
@@ -238,28 +244,30 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
         client.setCached(spec, previous);
         if (previous === undefined) this.#store.peek(spec.key)?.reset();
       }
-      this.#setIf(call, { ...IDLE, status: 'error', error, variables });
-      end();
-      await settle(() => options?.onError?.(error, variables, context));
-      await settle(() => options?.onSettled?.(undefined, error, variables, context));
-      await settle(() => callbacks?.onError?.(error, variables));
-      await settle(() => callbacks?.onSettled?.(undefined, error, variables));
-      throw error;
     }
-    const { data } = response;
-    if (options?.invalidate !== undefined) {
-      const target = options.invalidate;
-      await settle(() => client.invalidate(target));
-    }
-    this.#setIf(call, { status: 'success', data, response, error: null, variables });
+    this.#setIf(
+      call,
+      error
+        ? { ...IDLE, status: 'error', error, variables }
+        : { status: 'success', data, response, error: null, variables },
+    );
     end();
-    // Callbacks run after the state is settled; a throwing callback is reported, it does not
-    // turn the success into a failure.
-    await settle(() => options?.onSuccess?.(data, variables, context));
-    await settle(() => options?.onSettled?.(data, null, variables, context));
-    await settle(() => callbacks?.onSuccess?.(data, variables));
-    await settle(() => callbacks?.onSettled?.(data, null, variables));
-    return data;
+    // Callbacks run after the state is settled, the hook's first; a throwing callback is
+    // reported, it does not turn a success into a failure.
+    await settle(() =>
+      error
+        ? options?.onError?.(error, variables, context)
+        : options?.onSuccess?.(data as TData, variables, context),
+    );
+    await settle(() => options?.onSettled?.(data, error, variables, context));
+    await settle(() =>
+      error
+        ? callbacks?.onError?.(error, variables)
+        : callbacks?.onSuccess?.(data as TData, variables),
+    );
+    await settle(() => callbacks?.onSettled?.(data, error, variables));
+    if (error) throw error;
+    return data as TData;
   }
 
   #helpers(writes: { spec: RequestSpec; previous: ApiResponse | undefined }[]): OptimisticHelpers {
