@@ -7,12 +7,7 @@ import {
 } from '@keel/core';
 import { checkBoolean, checkInvalidateTarget, checkMs, rangeError } from '@keel/core/internals';
 import { reportError } from '../internal/report';
-import {
-  type ConnectionOptions,
-  type OpenInfo,
-  type ServerEvent,
-  SseConnection,
-} from './connection';
+import { type ConnectionOptions, type ServerEvent, SseConnection } from './connection';
 import { sourceIdOf } from './source';
 import { tellWatchers } from './watchers';
 
@@ -121,8 +116,8 @@ export class Channel extends SseConnection {
   }
 
   /** A reconnect without Last-Event-ID may have missed events. */
-  protected onOpen(info: OpenInfo): void {
-    if (info.reconnect && !info.resumed) this.#apply(this.#resync(new Map()));
+  protected onOpen(missed: boolean): void {
+    if (missed) this.#apply(this.#resync(new Map()));
   }
 
   protected onState(): void {

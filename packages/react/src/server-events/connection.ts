@@ -70,13 +70,6 @@ export interface ConnectionOptions {
   clock: Clock;
 }
 
-export interface OpenInfo {
-  /** A reconnect (not the first connect of this connection). */
-  reconnect: boolean;
-  /** `Last-Event-ID` was sent: the server can replay what was missed. */
-  resumed: boolean;
-}
-
 /** Closed without an error: stopped, or never started. */
 export const STOPPED: ConnectionState = Object.freeze({ status: 'closed', error: null });
 /** Statuses worth reconnecting after, as EventSource would for a network error. */
@@ -116,8 +109,11 @@ export abstract class SseConnection {
 
   /** An event arrived. */
   protected abstract onEvent(event: ServerEvent): void;
-  /** The stream opened. */
-  protected abstract onOpen(info: OpenInfo): void;
+  /**
+   * The stream opened; `missed`: a reconnect that could not send `Last-Event-ID`, so the server
+   * cannot replay what was missed.
+   */
+  protected abstract onOpen(missed: boolean): void;
   /** `state` changed. */
   protected abstract onState(): void;
 
@@ -181,10 +177,40 @@ export abstract class SseConnection {
         throw new ServerEventsError({ method: 'GET', url: this.url }, { message, status });
       }
       this.#setState('open', null);
-      const reconnect = this.#opened;
+      this.onOpen(this.#opened && !resumed);
       this.#opened = true;
-      this.onOpen({ reconnect, resumed });
-      await this.#read(body!, controller.signal);
+      // Read until the stream ends or fails; an abort (stop) cancels the read.
+      const reader = body!.getReader();
+      const decoder = new TextDecoder();
+      const { signal } = controller;
+      signal.addEventListener('abort', () => {
+        reader.cancel().catch(noop);
+      });
+      const feed = sseParser({
+        onEvent: (message) => {
+          if (signal.aborted) return;
+          this.#failures = 0;
+          if (message.id !== undefined) this.lastEventId = message.id;
+          this.onEvent({
+            event: message.event || 'message',
+            data: parseData(message.data),
+            raw: message.data,
+            id: message.id,
+          });
+        },
+        onRetry: (ms) => {
+          this.#serverRetry = ms;
+        },
+        onComment: () => {
+          this.#failures = 0;
+        },
+      });
+      for (
+        let chunk = await reader.read();
+        !chunk.done && !signal.aborted;
+        chunk = await reader.read()
+      )
+        feed(decoder.decode(chunk.value, { stream: true }));
     } catch (err) {
       failure = err;
     }
@@ -207,45 +233,6 @@ export abstract class SseConnection {
       this.#timer = undefined;
       if (this.#running) void this.#connect();
     }, delay);
-  }
-
-  async #read(body: ReadableStream<Uint8Array>, signal: AbortSignal): Promise<void> {
-    const reader = body.getReader();
-    const decoder = new TextDecoder();
-    const feed = sseParser({
-      onEvent: (message) => {
-        if (this.#controller === undefined || !this.#running) return;
-        this.#failures = 0;
-        if (message.id !== undefined) this.lastEventId = message.id;
-        this.onEvent({
-          event: message.event || 'message',
-          data: parseData(message.data),
-          raw: message.data,
-          id: message.id,
-        });
-      },
-      onRetry: (ms) => {
-        this.#serverRetry = ms;
-      },
-      onComment: () => {
-        this.#failures = 0;
-      },
-    });
-    const abort = () => {
-      reader.cancel().catch(noop);
-    };
-    signal.addEventListener('abort', abort);
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        feed(decoder.decode(value, { stream: true }));
-        if (signal.aborted) return;
-      }
-    } finally {
-      signal.removeEventListener('abort', abort);
-      reader.releaseLock();
-    }
   }
 
   #setState(status: ConnectionStatus, error: unknown): void {
