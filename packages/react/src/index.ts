@@ -37,7 +37,6 @@ export { type QueryDefinition, queryOptions } from './query-options';
 export {
   INVALIDATE_EVENT,
   RESET_EVENT,
-  type ReceivedServerEvent,
   type ServerEventHandler,
   type ServerEventHandlers,
   type ServerEventsOptions,
@@ -52,6 +51,7 @@ export {
 } from './server-events/connection';
 export {
   inspectServerEvents,
+  type ReceivedServerEvent,
   type ServerEventsConnectionView,
   watchServerEvents,
 } from './server-events/inspect';

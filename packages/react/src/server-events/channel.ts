@@ -9,7 +9,6 @@ import { checkBoolean, checkInvalidateTarget, checkMs, rangeError } from '@keel/
 import { reportError } from '../internal/report';
 import { type ConnectionOptions, type ServerEvent, SseConnection } from './connection';
 import { sourceIdOf } from './source';
-import { tellWatchers } from './watchers';
 
 /**
  * A handler for one event name. `data` is `unknown` unless the handler annotates it
@@ -44,12 +43,15 @@ export const INVALIDATE_EVENT = 'keel:invalidate';
 /** Everything: what a resync invalidates when no component named its own targets. */
 const EVERYTHING = (_meta: CacheMeta): boolean => true;
 
-/** The last events a channel keeps for inspection (`inspectServerEvents`). */
-export const RECENT_EVENTS = 20;
+/**
+ * Told of every change of a channel (made, joined, left, closed, a new state) and of each event
+ * it receives. Set by inspect.ts, when an app uses `inspectServerEvents` / `watchServerEvents`:
+ * an app without that tooling carries none of its bookkeeping.
+ */
+let inspector: ((channel: Channel, event?: ServerEvent) => void) | undefined;
 
-/** A server event as a channel received it: with the time it arrived (the channel's clock). */
-export interface ReceivedServerEvent<T = unknown> extends ServerEvent<T> {
-  readonly receivedAt: number;
+export function setInspector(fn: (channel: Channel, event?: ServerEvent) => void): void {
+  inspector = fn;
 }
 
 /** One component's use of a channel: its latest handlers, and what to wake when the state changes. */
@@ -70,10 +72,6 @@ export class Channel extends SseConnection {
   readonly client: Client;
   readonly #subscribers = new Set<ChannelSubscriber>();
   readonly #onError: (error: unknown) => void;
-  /** Events received since the channel was made. */
-  received = 0;
-  /** The last events received (at most RECENT_EVENTS), oldest first. */
-  recent: readonly ReceivedServerEvent[] = [];
 
   /** Throws for bad options (before anything is made). */
   constructor(client: Client, spec: RequestSpec, options: ServerEventsOptions | undefined) {
@@ -89,11 +87,7 @@ export class Channel extends SseConnection {
   }
 
   protected onEvent(event: ServerEvent): void {
-    this.received++;
-    // A new array per event (at most RECENT_EVENTS long): readers may hold the previous one.
-    const recent = this.recent.slice(1 - RECENT_EVENTS);
-    recent.push({ ...event, receivedAt: this.options.clock.now() });
-    this.recent = recent;
+    inspector?.(this, event);
     const targets: Targets = new Map();
     if (event.event === INVALIDATE_EVENT) this.#invalidation(event, targets);
     else if (event.event === RESET_EVENT) this.#resync(targets);
@@ -112,7 +106,7 @@ export class Channel extends SseConnection {
         addTarget(targets, map[event.event]!);
     }
     this.#apply(targets);
-    tellWatchers(this.client);
+    inspector?.(this);
   }
 
   /** A reconnect without Last-Event-ID may have missed events. */
@@ -122,7 +116,7 @@ export class Channel extends SseConnection {
 
   protected onState(): void {
     for (const subscriber of this.#subscribers) subscriber.onState();
-    tellWatchers(this.client);
+    inspector?.(this);
   }
 
   /** Adds a user; the connection starts with the first. Returns the release function. */
@@ -131,11 +125,11 @@ export class Channel extends SseConnection {
     const entry: ChannelSubscriber = { ...subscriber };
     this.#subscribers.add(entry);
     this.start();
-    tellWatchers(this.client);
+    inspector?.(this);
     return () => {
       if (!this.#subscribers.delete(entry)) return;
       if (this.#subscribers.size === 0) queueMicrotask(this.#closeIfUnused);
-      tellWatchers(this.client);
+      inspector?.(this);
     };
   }
 
@@ -144,7 +138,7 @@ export class Channel extends SseConnection {
     this.stop();
     const byKey = channels.get(this.client)!;
     if (byKey.get(this.key) === this) byKey.delete(this.key);
-    tellWatchers(this.client);
+    inspector?.(this);
   };
 
   /** `keel:invalidate`: the server's target, unless this tab made the change (the echo). */
@@ -303,7 +297,7 @@ export function channelFor(client: Client, url: string, options?: ServerEventsOp
   let channel = byKey.get(spec.key);
   if (channel === undefined) {
     byKey.set(spec.key, (channel = new Channel(client, spec, options)));
-    tellWatchers(client);
+    inspector?.(channel);
   }
   return channel;
 }

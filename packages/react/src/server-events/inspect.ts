@@ -1,7 +1,44 @@
 import type { Client } from '@keel/core';
-import { channelsOf, type ReceivedServerEvent } from './channel';
-import type { ConnectionStatus } from './connection';
-import { addWatcher } from './watchers';
+import { type Channel, channelsOf, setInspector } from './channel';
+import type { ConnectionStatus, ServerEvent } from './connection';
+import { addWatcher, tellWatchers } from './watchers';
+
+/** The last events a channel keeps for inspection. */
+export const RECENT_EVENTS = 20;
+
+/** A server event as a channel received it: with the time it arrived (the channel's clock). */
+export interface ReceivedServerEvent<T = unknown> extends ServerEvent<T> {
+  readonly receivedAt: number;
+}
+
+interface History {
+  /** Events received since the channel was made. */
+  readonly received: number;
+  /** The last events received (at most RECENT_EVENTS), oldest first. */
+  readonly recent: readonly ReceivedServerEvent[];
+}
+
+const NONE: History = Object.freeze({ received: 0, recent: Object.freeze([]) });
+
+/**
+ * The history of each channel, kept from when this module is loaded: a channel tells the
+ * inspector set here of each event (recorded) and of every other change (watchers told).
+ * Pure: a bundler drops it, and the bookkeeping, from an app that uses neither export.
+ */
+const histories = /* @__PURE__ */ record();
+
+function record(): WeakMap<Channel, History> {
+  const map = new WeakMap<Channel, History>();
+  setInspector((channel, event) => {
+    if (event === undefined) return tellWatchers(channel.client);
+    const { received, recent } = map.get(channel) ?? NONE;
+    // A new array per event (at most RECENT_EVENTS long): readers may hold the previous one.
+    const next = recent.slice(1 - RECENT_EVENTS);
+    next.push({ ...event, receivedAt: channel.options.clock.now() });
+    map.set(channel, { received: received + 1, recent: next });
+  });
+  return map;
+}
 
 /** One `useServerEvents` connection as it is now (see `inspectServerEvents`). */
 export interface ServerEventsConnectionView {
@@ -36,6 +73,7 @@ export function inspectServerEvents(client: Client): ServerEventsConnectionView[
   const out: ServerEventsConnectionView[] = [];
   for (const channel of channelsOf(client)) {
     const { state } = channel;
+    const { received, recent } = histories.get(channel) ?? NONE;
     out.push({
       url: channel.url,
       key: channel.key,
@@ -43,8 +81,8 @@ export function inspectServerEvents(client: Client): ServerEventsConnectionView[
       error: state.error,
       users: channel.users,
       lastEventId: channel.lastEventId,
-      received: channel.received,
-      recent: channel.recent,
+      received,
+      recent,
     });
   }
   return out;
@@ -65,5 +103,6 @@ export function watchServerEvents(client: Client, listener: () => void): () => v
       `keel: watchServerEvents \`listener\` must be a function, got ${typeof listener}`,
     );
   }
-  return addWatcher(client, listener);
+  // Through `histories`: watching alone also installs the inspector.
+  return histories && addWatcher(client, listener);
 }
