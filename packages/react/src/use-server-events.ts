@@ -1,16 +1,8 @@
 import { checkInvalidateTarget } from '@keel/core/internals';
-import {
-  useCallback,
-  useEffect,
-  useLayoutEffect,
-  useMemo,
-  useRef,
-  useSyncExternalStore,
-} from 'react';
+import { useEffect, useLayoutEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 import { noop } from './internal/report';
 import { useClient } from './provider';
 import {
-  type ChannelSubscriber,
   channelFor,
   channelKey,
   invalidateMap,
@@ -89,25 +81,21 @@ export function useServerEvents(
     }
   }, [client, url, headersId]);
 
-  const subscribe = useCallback(
-    (onChange: () => void) => {
-      if (typeof key !== 'string') return noop;
-      const subscriber: ChannelSubscriber = {
-        handlers: () => handlersRef.current,
-        onState: onChange,
-      };
-      return channelFor(client, url!, optionsRef.current).join(subscriber);
-    },
-    // The key covers the URL and headers; other option changes apply to the next connection.
+  // The key covers the URL and headers; other option changes apply to the next connection.
+  const [subscribe, getSnapshot, getServerSnapshot] = useMemo(
+    () =>
+      typeof key === 'string'
+        ? [
+            (onChange: () => void) =>
+              channelFor(client, url!, optionsRef.current).join({
+                handlers: () => handlersRef.current,
+                onState: onChange,
+              }),
+            () => peekChannel(client, key)?.state ?? CONNECTING,
+            () => CONNECTING,
+          ]
+        : [() => noop, () => key, () => CLOSED],
     [client, url, key],
   );
-  const getSnapshot = useCallback(
-    () => (typeof key === 'string' ? (peekChannel(client, key)?.state ?? CONNECTING) : key),
-    [client, key],
-  );
-  const getServerSnapshot = useCallback(
-    () => (typeof key === 'string' ? CONNECTING : CLOSED),
-    [key],
-  );
-  return useSyncExternalStore(subscribe, getSnapshot, getServerSnapshot);
+  return useSyncExternalStore<ConnectionState>(subscribe, getSnapshot, getServerSnapshot);
 }
