@@ -1,10 +1,10 @@
+import type { RequestSpec } from '@keel/core';
 import { checkInvalidateTarget } from '@keel/core/internals';
 import { useEffect, useLayoutEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 import { noop } from './internal/report';
 import { useClient } from './provider';
 import {
   channelFor,
-  channelKey,
   invalidateMap,
   peekChannel,
   type ServerEventHandlers,
@@ -72,10 +72,10 @@ export function useServerEvents(
   // The channel key, computed once per URL and headers; without one (no URL, or an invalid one:
   // its error), the closed state the hook returns.
   // biome-ignore lint/correctness/useExhaustiveDependencies: headersId stands for headers
-  const key = useMemo((): string | ConnectionState => {
+  const spec = useMemo((): RequestSpec | ConnectionState => {
     if (url === null) return CLOSED;
     try {
-      return channelKey(client, url, headers);
+      return client.resolve('GET', url, headers && { headers });
     } catch (error) {
       return { status: 'closed', error };
     }
@@ -84,18 +84,18 @@ export function useServerEvents(
   // The key covers the URL and headers; other option changes apply to the next connection.
   const [subscribe, getSnapshot, getServerSnapshot] = useMemo(
     () =>
-      typeof key === 'string'
+      'key' in spec
         ? [
             (onChange: () => void) =>
-              channelFor(client, url!, optionsRef.current).join({
+              channelFor(client, spec, optionsRef.current).join({
                 handlers: () => handlersRef.current,
                 onState: onChange,
               }),
-            () => peekChannel(client, key)?.state ?? CONNECTING,
+            () => peekChannel(client, spec.key)?.state ?? CONNECTING,
             () => CONNECTING,
           ]
-        : [() => noop, () => key, () => CLOSED],
-    [client, url, key],
+        : [() => noop, () => spec, () => CLOSED],
+    [client, spec],
   );
   return useSyncExternalStore<ConnectionState>(subscribe, getSnapshot, getServerSnapshot);
 }

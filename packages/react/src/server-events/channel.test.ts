@@ -10,7 +10,8 @@ describe('ServerEventsOptions.reconnect', () => {
   });
 
   it('a bad value is refused with the option name and the value, and opens no channel', () => {
-    const open = (reconnect: object) => () => channelFor(client, '/events', { reconnect } as never);
+    const spec = client.resolve('GET', '/events');
+    const open = (reconnect: object) => () => channelFor(client, spec, { reconnect } as never);
     expect(open({ initialDelay: -1 })).toThrow(
       new RangeError(
         'keel: `reconnect.initialDelay` must be a non-negative number of ms, at most 2147483647, got -1',

@@ -273,25 +273,20 @@ export interface ServerEventsOptions {
 
 const channels = new WeakMap<Client, Map<string, Channel>>();
 
-/**
- * The channel key of a URL: the client's resolution of it (base URL, canonical form) and the
- * headers, so two spellings of one stream share a connection. Throws for an invalid URL.
- */
-export function channelKey(client: Client, url: string, headers?: Record<string, string>): string {
-  return resolveStream(client, url, headers).key;
-}
-
-function resolveStream(client: Client, url: string, headers?: Record<string, string>) {
-  return client.resolve('GET', url, headers ? { headers } : undefined);
-}
-
 export function peekChannel(client: Client, key: string): Channel | undefined {
   return channels.get(client)?.get(key);
 }
 
-/** The channel for a URL, created (not started) when missing. */
-export function channelFor(client: Client, url: string, options?: ServerEventsOptions): Channel {
-  const spec = resolveStream(client, url, options?.headers);
+/**
+ * The channel of a stream, created (not started) when missing. `spec`: the client's resolution
+ * of the URL with the headers (`client.resolve('GET', url, { headers })`), so two spellings of
+ * one stream share a connection.
+ */
+export function channelFor(
+  client: Client,
+  spec: RequestSpec,
+  options?: ServerEventsOptions,
+): Channel {
   let byKey = channels.get(client);
   if (byKey === undefined) channels.set(client, (byKey = new Map()));
   let channel = byKey.get(spec.key);
