@@ -69,8 +69,8 @@ export function useServerEvents(
 
   const headers = options?.headers;
   const headersId = headers ? JSON.stringify(headers) : '';
-  // The channel key, computed once per URL and headers; without one (no URL, or an invalid one:
-  // its error), the closed state the hook returns.
+  // The stream's spec (its key names the channel), resolved once per URL and headers; without
+  // one (no URL, or an invalid one: its error), the closed state the hook returns.
   // biome-ignore lint/correctness/useExhaustiveDependencies: headersId stands for headers
   const spec = useMemo((): RequestSpec | ConnectionState => {
     if (url === null) return CLOSED;
