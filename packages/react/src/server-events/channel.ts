@@ -4,10 +4,19 @@ import {
   type InvalidateTarget,
   type RequestSpec,
   systemClock,
+  type TimerHandle,
 } from '@keel/core';
 import { checkBoolean, checkInvalidateTarget, checkMs, rangeError } from '@keel/core/internals';
-import { reportError } from '../internal/report';
-import { type ConnectionOptions, type ServerEvent, SseConnection } from './connection';
+import { noop, reportError } from '../internal/report';
+import {
+  type ConnectionOptions,
+  type ConnectionState,
+  type ConnectionStatus,
+  type ServerEvent,
+  ServerEventsError,
+  STOPPED,
+} from './connection';
+import { sseParser } from './parse';
 import { sourceIdOf } from './source';
 
 /**
@@ -65,17 +74,41 @@ export interface ChannelSubscriber {
  * starts with the first user and stops a microtask after the last one leaves (so StrictMode's
  * unmount-remount keeps it). Invalidation targets of one event are applied once however many
  * components name them.
+ *
+ * The stream is read with `fetch` and a streaming body reader, parsed by `sseParser`. `fetch`
+ * (rather than EventSource) works the same in browsers and Node, sends `Last-Event-ID` and other
+ * headers on reconnect, and leaves the backoff to us:
+ *
+ *   start ─► connecting ─► open ─(stream ends / network error / 5xx)─► connecting (wait) ─► ...
+ *                     └─(204, other 4xx, not text/event-stream)─► closed (final, with error)
+ *   stop ─► closed: the request is aborted (the socket closes) and the timer is cleared.
+ *
+ * The delay doubles per consecutive failure from `initialDelay` (or the server's `retry:`) up to
+ * `maxDelay`; any event or comment received resets it.
  */
-export class Channel extends SseConnection {
+export class Channel {
   readonly key: string;
   /** The client whose channel this is. */
   readonly client: Client;
   readonly #subscribers = new Set<ChannelSubscriber>();
   readonly #onError: (error: unknown) => void;
+  /** The stream's URL, resolved against the client's base. */
+  readonly url: string;
+  /** The id of the last event that carried one; sent as `Last-Event-ID` on reconnect. */
+  lastEventId: string | undefined;
+  #state: ConnectionState = STOPPED;
+  readonly options: ConnectionOptions;
+  #controller: AbortController | undefined;
+  #timer: TimerHandle | undefined;
+  #failures = 0;
+  #serverRetry: number | undefined;
+  #opened = false;
+  #running = false;
 
   /** Throws for bad options (before anything is made). */
   constructor(client: Client, spec: RequestSpec, options: ServerEventsOptions | undefined) {
-    super(spec.url, resolveOptions(spec.headers, options));
+    this.options = resolveOptions(spec.headers, options);
+    this.url = spec.url;
     this.client = client;
     this.key = spec.key;
     this.#onError = options?.onError ?? reportError;
@@ -86,7 +119,135 @@ export class Channel extends SseConnection {
     return this.#subscribers.size;
   }
 
-  protected onEvent(event: ServerEvent): void {
+  get state(): ConnectionState {
+    return this.#state;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    void this.#connect();
+  }
+
+  stop(): void {
+    if (!this.#running) return;
+    this.#running = false;
+    if (this.#timer !== undefined) {
+      this.options.clock.clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    const controller = this.#controller;
+    this.#controller = undefined;
+    controller?.abort();
+    this.#setState('closed', null);
+  }
+
+  async #connect(): Promise<void> {
+    const controller = new AbortController();
+    this.#controller = controller;
+    this.#setState('connecting', this.#state.error);
+    const headers: Record<string, string> = {
+      ...this.options.headers,
+      accept: 'text/event-stream',
+      'cache-control': 'no-cache',
+    };
+    // An empty id (the server's reset) is not sent.
+    const resumed = !!this.lastEventId;
+    if (resumed) headers['last-event-id'] = this.lastEventId!;
+    let failure: unknown = null;
+    let retry = true;
+    try {
+      const fetchImpl = this.options.fetch ?? globalThis.fetch;
+      const response = await fetchImpl(this.url, {
+        headers,
+        signal: controller.signal,
+        credentials: this.options.credentials,
+        cache: 'no-store',
+      });
+      const { status, body } = response;
+      const type = response.headers.get('content-type') ?? '';
+      // 204 means "stop reconnecting" in the SSE protocol; so does a client error.
+      const message =
+        !response.ok || status === 204
+          ? `Event stream answered HTTP ${status}`
+          : !type.toLowerCase().startsWith('text/event-stream') || body === null
+            ? `Not an event stream (content-type "${type}")`
+            : undefined;
+      if (message !== undefined) {
+        retry = !response.ok && RETRIABLE.has(status);
+        await body?.cancel().catch(noop);
+        throw new ServerEventsError({ method: 'GET', url: this.url }, { message, status });
+      }
+      this.#setState('open', null);
+      // A reconnect without Last-Event-ID may have missed events.
+      if (this.#opened && !resumed) this.#apply(this.#resync(new Map()));
+      this.#opened = true;
+      // Read until the stream ends or fails; an abort (stop) cancels the read.
+      const reader = body!.getReader();
+      const decoder = new TextDecoder();
+      const { signal } = controller;
+      signal.addEventListener('abort', () => {
+        reader.cancel().catch(noop);
+      });
+      const feed = sseParser({
+        onEvent: (message) => {
+          if (signal.aborted) return;
+          this.#failures = 0;
+          if (message.id !== undefined) this.lastEventId = message.id;
+          this.#onEvent({
+            event: message.event || 'message',
+            data: parseData(message.data),
+            raw: message.data,
+            id: message.id,
+          });
+        },
+        onRetry: (ms) => {
+          this.#serverRetry = ms;
+        },
+        onComment: () => {
+          this.#failures = 0;
+        },
+      });
+      for (
+        let chunk = await reader.read();
+        !chunk.done && !signal.aborted;
+        chunk = await reader.read()
+      )
+        feed(decoder.decode(chunk.value, { stream: true }));
+    } catch (err) {
+      failure = err;
+    }
+    // Stopped (or replaced) meanwhile: the abort is ours, nothing to report or retry.
+    if (this.#controller !== controller || !this.#running) return;
+    this.#controller = undefined;
+    if (!retry) {
+      this.#running = false;
+      this.#setState('closed', failure);
+      return;
+    }
+    // Reconnect after the backoff delay.
+    const { initialDelay, maxDelay, jitter, random, clock } = this.options;
+    const base = this.#serverRetry ?? initialDelay;
+    let delay = Math.min(maxDelay, base * 2 ** Math.min(this.#failures, MAX_EXPONENT));
+    if (jitter) delay = delay / 2 + (random() * delay) / 2;
+    this.#failures++;
+    this.#setState('connecting', failure);
+    this.#timer = clock.setTimeout(() => {
+      this.#timer = undefined;
+      if (this.#running) void this.#connect();
+    }, delay);
+  }
+
+  #setState(status: ConnectionStatus, error: unknown): void {
+    const prev = this.#state;
+    if (prev.status === status && prev.error === error) return;
+    this.#state = { status, error };
+    for (const subscriber of this.#subscribers) subscriber.onState();
+    inspector?.(this);
+  }
+
+  /** An event arrived. */
+  #onEvent(event: ServerEvent): void {
     inspector?.(this, event);
     const targets: Targets = new Map();
     if (event.event === INVALIDATE_EVENT) this.#invalidation(event, targets);
@@ -106,16 +267,6 @@ export class Channel extends SseConnection {
         addTarget(targets, map[event.event]!);
     }
     this.#apply(targets);
-    inspector?.(this);
-  }
-
-  /** A reconnect without Last-Event-ID may have missed events. */
-  protected onOpen(missed: boolean): void {
-    if (missed) this.#apply(this.#resync(new Map()));
-  }
-
-  protected onState(): void {
-    for (const subscriber of this.#subscribers) subscriber.onState();
     inspector?.(this);
   }
 
@@ -337,4 +488,16 @@ function resolveOptions(
     random: options?.random ?? Math.random,
     clock: options?.clock ?? systemClock,
   };
+}
+
+/** Statuses worth reconnecting after, as EventSource would for a network error. */
+const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
+const MAX_EXPONENT = 20;
+
+function parseData(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
 }
