@@ -250,8 +250,21 @@ export class Channel {
   #onEvent(event: ServerEvent): void {
     inspector?.(this, event);
     const targets: Targets = new Map();
-    if (event.event === INVALIDATE_EVENT) this.#invalidation(event, targets);
-    else if (event.event === RESET_EVENT) this.#resync(targets);
+    if (event.event === INVALIDATE_EVENT) {
+      // The server's target, unless this tab made the change (the echo). A primitive has no
+      // `target`: the check refuses it.
+      const data = event.data as { target?: unknown; source?: unknown } | null | undefined;
+      const target = data?.target;
+      try {
+        // The one check of an invalidation target (core); JSON cannot carry a predicate.
+        checkInvalidateTarget(target, 'keel:invalidate data.target');
+        if (data!.source !== sourceIdOf(this.client))
+          addTarget(targets, target as InvalidateTarget);
+      } catch (error) {
+        // A server bug must not break the page: the event is ignored and reported.
+        this.#onError(error);
+      }
+    } else if (event.event === RESET_EVENT) this.#resync(targets);
     for (const subscriber of [...this.#subscribers]) {
       const handlers = subscriber.handlers();
       const handler = handlers[event.event];
@@ -291,23 +304,6 @@ export class Channel {
     if (byKey.get(this.key) === this) byKey.delete(this.key);
     inspector?.(this);
   };
-
-  /** `keel:invalidate`: the server's target, unless this tab made the change (the echo). */
-  #invalidation(event: ServerEvent, targets: Targets): void {
-    // A primitive has no `target`: the check below refuses it.
-    const data = event.data as { target?: unknown; source?: unknown } | null | undefined;
-    const target = data?.target;
-    try {
-      // The one check of an invalidation target (core); JSON cannot carry a predicate.
-      checkInvalidateTarget(target, 'keel:invalidate data.target');
-    } catch (error) {
-      // A server bug must not break the page: the event is ignored and reported.
-      this.#onError(error);
-      return;
-    }
-    if (data!.source === sourceIdOf(this.client)) return;
-    addTarget(targets, target as InvalidateTarget);
-  }
 
   /**
    * Events may have been lost (`keel:reset`, or a reconnect with nothing to resume from): apply
