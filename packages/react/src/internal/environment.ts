@@ -1,30 +1,40 @@
 import { noop } from './report';
 
 /**
- * Window focus and network reconnect signals: each query watching one holds its own window
- * listeners (the browser's dispatch, no registry of ours in between), removed with it. Only
- * called from effects, never during render, so server rendering never reaches `window`.
+ * Window focus and network reconnect signals, shared by every query: one set of window listeners
+ * while anyone listens, none otherwise. Only called from effects, never during render, so server
+ * rendering never reaches `window`.
  */
 /** `focus`: the page became visible or the window gained focus; `online`: back online. */
 export type Signal = 'focus' | 'online';
 
-/** The handlers on the window now (for leak checks). */
-const live = new Set<unknown>();
+const listeners: Record<Signal, Set<() => void>> = { focus: new Set(), online: new Set() };
+/** The window events listened to; each is a signal (visibilitychange only when it shows the page). */
+const EVENTS = ['visibilitychange', 'focus', 'online'];
+let target: Window | undefined;
+
+function onEvent(event: Event): void {
+  const signal: Signal = event.type === 'online' ? 'online' : 'focus';
+  if (event.type === 'visibilitychange' && isDocumentHidden()) return;
+  for (const listener of listeners[signal]) listener();
+}
 
 /** Runs `listener` on each `signal` until the returned function is called. */
 export function onSignal(signal: Signal, listener: () => void): () => void {
   const win = globalThis.window;
   if (win === undefined || typeof win.addEventListener !== 'function') return noop;
-  // `focus`: the window gaining focus, or a visibilitychange that shows the page.
-  const names = signal === 'online' ? ['online'] : ['visibilitychange', 'focus'];
-  const onEvent = (event: Event): void => {
-    if (event.type !== 'visibilitychange' || !isDocumentHidden()) listener();
-  };
-  for (const name of names) win.addEventListener(name, onEvent);
-  live.add(onEvent);
+  const entry = () => listener();
+  listeners[signal].add(entry);
+  if (target === undefined) {
+    target = win;
+    for (const name of EVENTS) win.addEventListener(name, onEvent, false);
+  }
   return () => {
-    live.delete(onEvent);
-    for (const name of names) win.removeEventListener(name, onEvent);
+    listeners[signal].delete(entry);
+    if (environmentListenerCount() === 0 && target !== undefined) {
+      for (const name of EVENTS) target.removeEventListener(name, onEvent, false);
+      target = undefined;
+    }
   };
 }
 
@@ -35,5 +45,5 @@ export function isDocumentHidden(): boolean {
 
 /** For leak checks: window listeners currently held by keel. */
 export function environmentListenerCount(): number {
-  return live.size;
+  return listeners.focus.size + listeners.online.size;
 }
