@@ -19,7 +19,7 @@ import {
   disabledCircuitBreaker,
   disabledIntelligence,
 } from './features/disabled';
-import { type CircuitInspectable, collectFeatures } from './features/feature';
+import { type CircuitInspectable, collectFeatures, type Recommender } from './features/feature';
 import type { HitTally } from './intelligence/hit-tally';
 import type { Intelligence } from './intelligence/intelligence';
 import { checkFunction, typeError } from './internal/checks';
@@ -27,8 +27,6 @@ import { type Clock, timerDelay } from './internal/clock';
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
 import {
-  applyRecommendation,
-  type IntelligenceRecommendation,
   isDedupable,
   isJoinable,
   normalizeMethod,
@@ -136,6 +134,8 @@ class KeelClient implements Client {
   readonly #gate: AttemptGate;
   /** The adaptive engine; undefined unless enabled (then nothing is measured). */
   readonly #adaptive: Adaptive | undefined;
+  /** The recommendation stage of #resolve: undefined unless an observer can recommend. */
+  readonly #recommend: Recommender | undefined;
   /**
    * Option-less requests resolve to the same spec every time: memoized per method, by the url
    * string as given (a hit builds and hashes no `METHOD url` key).
@@ -178,6 +178,11 @@ class KeelClient implements Client {
     const intelligence = (this.#intelligence = observed?.observer);
     this.#intelligenceController = observed?.controller ?? disabledIntelligence(adaptiveMetrics);
     this.#hitTally = intelligence?.enabled ? intelligence.hits : undefined;
+    // Brought by the features that recommend, so a client without them bundles none of it.
+    this.#recommend = (features.intelligence ?? features.adaptive)?.recommender?.(
+      intelligence,
+      adaptive,
+    );
     adaptive?.observe(events);
     this.#observerListeners = events.listenerCount();
     internals.set(this, {
@@ -387,20 +392,7 @@ class KeelClient implements Client {
     } else {
       spec = resolveRequest(this.#config, m, url, options);
     }
-    const recommendation = this.#recommend(spec);
-    return recommendation === undefined ? spec : applyRecommendation(spec, options, recommendation);
-  }
-
-  /**
-   * Timeout / strategy recommendation for the spec's endpoint, if any: intelligence's, with the
-   * adaptive engine's strategy (SWR for a degraded endpoint) taking over for cached reads.
-   */
-  #recommend(spec: RequestSpec): IntelligenceRecommendation | undefined {
-    const observed = this.#intelligence?.recommends
-      ? this.#intelligence.recommend(spec.endpoint)
-      : undefined;
-    const strategy = spec.cache ? this.#adaptive?.strategy(spec.endpoint) : undefined;
-    return strategy === undefined ? observed : { ...observed, strategy };
+    return this.#recommend === undefined ? spec : this.#recommend(spec, options);
   }
 
   // ── stage 2: cache ────────────────────────────────────────────────────────────────────────

@@ -2,7 +2,7 @@ import { Adaptive } from '../adaptive/adaptive';
 import { type ResolvedAdaptiveOptions, resolveAdaptiveOptions } from '../adaptive/options';
 import type { ClientFeature } from '../types/features';
 import type { AdaptiveOptions } from '../types/options';
-import { feature } from './feature';
+import { feature, recommender } from './feature';
 
 /**
  * The adaptive engine for `createBaseClient({ features })`: per-endpoint concurrency ceilings
@@ -37,5 +37,6 @@ export function adaptiveFeature(
       });
     },
     resolved?.concurrency === true,
+    recommender,
   );
 }

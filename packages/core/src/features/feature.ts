@@ -4,6 +4,7 @@ import type { EventEmitter } from '../events/emitter';
 import type { CircuitView, Intelligence } from '../intelligence/intelligence';
 import { rangeError, typeError } from '../internal/checks';
 import type { Clock } from '../internal/clock';
+import { applyRecommendation, type RequestSpec } from '../request/resolve';
 import type { AttemptGate, ClientSchedulerHooks } from '../scheduler/gate';
 import type {
   AdaptiveMetrics,
@@ -13,6 +14,7 @@ import type {
 } from '../types/controllers';
 import type { ClientEvents } from '../types/events';
 import type { FeatureName } from '../types/features';
+import type { RequestOptions } from '../types/options';
 
 /*
  * How a feature made by withIntelligence / withCircuitBreaker / withScheduler / withAdaptive is
@@ -93,6 +95,8 @@ export interface InstallableFeature<N extends FeatureName = FeatureName> {
   readonly install: Installers[N];
   /** adaptive only: the concurrency switch needs the scheduler to track every endpoint. */
   readonly endpointCeilings?: boolean;
+  /** intelligence and adaptive: the recommendation stage they bring to the client. */
+  readonly recommender?: typeof recommender;
 }
 
 /** Builds a feature value: frozen, with its installer out of the public type. */
@@ -100,8 +104,31 @@ export function feature<N extends FeatureName>(
   name: N,
   install: Installers[N],
   endpointCeilings?: boolean,
+  recommends?: typeof recommender,
 ): InstallableFeature<N> {
-  return Object.freeze({ name, install, endpointCeilings });
+  return Object.freeze({ name, install, endpointCeilings, recommender: recommends });
+}
+
+/** Layers the observers' recommendation for a request's endpoint onto its resolved spec. */
+export type Recommender = (spec: RequestSpec, options: RequestOptions | undefined) => RequestSpec;
+
+/**
+ * The recommendation stage of a client with intelligence or the adaptive engine (undefined when
+ * neither can ever recommend): intelligence's timeout / strategy, with the adaptive engine's
+ * strategy (SWR for a degraded endpoint) taking over for cached reads. Reached only through
+ * those features, so a client without them bundles none of it.
+ */
+export function recommender(
+  intelligence: Intelligence | undefined,
+  adaptive: Adaptive | undefined,
+): Recommender | undefined {
+  if (!intelligence?.recommends && adaptive === undefined) return undefined;
+  return (spec, options) => {
+    const observed = intelligence?.recommend(spec.endpoint);
+    const strategy = spec.cache ? adaptive?.strategy(spec.endpoint) : undefined;
+    const recommendation = strategy === undefined ? observed : { ...observed, strategy };
+    return recommendation === undefined ? spec : applyRecommendation(spec, options, recommendation);
+  };
 }
 
 const NAMES: readonly FeatureName[] = ['intelligence', 'circuitBreaker', 'scheduler', 'adaptive'];

@@ -2,7 +2,7 @@ import { Intelligence } from '../intelligence/intelligence';
 import { resolveIntelligenceOptions } from '../intelligence/options';
 import type { ClientFeature } from '../types/features';
 import type { IntelligenceOptions } from '../types/options';
-import { controllerOf, feature } from './feature';
+import { controllerOf, feature, recommender } from './feature';
 
 /**
  * Request observation for `createBaseClient({ features })`: per-endpoint counters, latency
@@ -17,12 +17,17 @@ import { controllerOf, feature } from './feature';
  */
 export function withIntelligence(options?: IntelligenceOptions): ClientFeature<'intelligence'> {
   const resolved = resolveIntelligenceOptions(options);
-  return feature('intelligence', ({ events }, circuits, adaptive) => {
-    const intelligence = new Intelligence(resolved, { circuits, adaptive });
-    intelligence.observe(events);
-    return {
-      observer: intelligence,
-      controller: controllerOf(intelligence, ['snapshot', 'endpoint', 'reset']),
-    };
-  });
+  return feature(
+    'intelligence',
+    ({ events }, circuits, adaptive) => {
+      const intelligence = new Intelligence(resolved, { circuits, adaptive });
+      intelligence.observe(events);
+      return {
+        observer: intelligence,
+        controller: controllerOf(intelligence, ['snapshot', 'endpoint', 'reset']),
+      };
+    },
+    undefined,
+    recommender,
+  );
 }
