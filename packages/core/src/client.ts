@@ -5,6 +5,7 @@ import { compileTarget, type Matchable, pathMatcher, type TargetMatcher } from '
 import { CacheStore } from './cache/store';
 import { type CircuitGuard, OPEN_GUARD } from './circuit/guard';
 import { type ClientConfig, resolveClientOptions } from './config';
+import { Deduper } from './dedup/deduper';
 import { Consumer, Flight } from './dedup/flight';
 import { CancelledError } from './errors/cancelled-error';
 import { type CircuitOpenError, isCircuitOpenError } from './errors/circuit-open-error';
@@ -115,11 +116,8 @@ class KeelClient implements Client {
   readonly #clock: Clock;
   readonly #events: EventEmitter<ClientEvents>;
   readonly #cache: CacheStore;
-  /**
-   * The dedup map: the joinable flight in progress per key. A flight leaves it only if it still
-   * maps to that flight (#forget), so a flight detached by invalidation cannot evict its successor.
-   */
-  readonly #inflight = new Map<string, Flight>();
+  /** The dedup map: the joinable flight in progress per key. */
+  readonly #inflight = new Deduper<Flight>();
   /** Every live flight: deduped reads, mutations, and reads detached by invalidation. */
   readonly #flights = new Set<Flight>();
   readonly #guard: CircuitGuard;
@@ -676,7 +674,7 @@ class KeelClient implements Client {
     if (flight.settled) return;
     flight.settled = true;
     this.#clearDeadline(flight);
-    this.#forget(flight);
+    this.#inflight.delete(flight.key, flight);
     this.#flights.delete(flight);
     const { spec, tracker } = flight;
     const now = this.#clock.now();
@@ -742,11 +740,6 @@ class KeelClient implements Client {
     this.#end(flight, false, error);
   }
 
-  /** Takes the flight out of the dedup map if it is still the one there. */
-  #forget(flight: Flight): void {
-    if (this.#inflight.get(flight.key) === flight) this.#inflight.delete(flight.key);
-  }
-
   /** Clears a flight's or a consumer's deadline timer. */
   #clearDeadline(holder: Flight | Consumer): void {
     if (holder.deadlineTimer !== undefined) {
@@ -778,7 +771,7 @@ class KeelClient implements Client {
     consumer.reject?.(error);
     if (final) {
       // Leave the dedup map now: a new request must not join a flight that is being torn down.
-      this.#forget(flight);
+      this.#inflight.delete(flight.key, flight);
       flight.abort(error);
       // The scheduler drops the job now (queued, parked or running): its slot frees at once.
       this.#gate.cancel(flight);
