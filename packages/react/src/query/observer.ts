@@ -86,7 +86,7 @@ export interface UseQueryOptions<TQueryData = unknown, TData = TQueryData>
    */
   placeholderData?: TQueryData | ((previousData: TQueryData | undefined) => TQueryData | undefined);
   /**
-   * Refetch every `n` ms while mounted (paused in a background tab).
+   * Refetch every `n` ms (at most 2147483647) while mounted (paused in a background tab).
    * @default false
    */
   refetchInterval?: number | false;
@@ -212,10 +212,11 @@ export class QueryObserver {
     if (
       interval !== undefined &&
       interval !== false &&
-      !(typeof interval === 'number' && Number.isFinite(interval) && interval > 0)
+      // At most the 32-bit timer limit: past it setInterval fires every millisecond.
+      !(typeof interval === 'number' && interval > 0 && interval <= 2147483647)
     ) {
       throw new RangeError(
-        `keel: useQuery refetchInterval must be a positive number of ms or false, got ${String(interval)}`,
+        `keel: useQuery refetchInterval must be a positive number of ms (at most 2147483647) or false, got ${String(interval)}`,
       );
     }
     if (options?.select !== undefined && typeof options.select !== 'function') {

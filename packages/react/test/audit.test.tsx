@@ -1,0 +1,676 @@
+/**
+ * Black-box checks of @keel/react as a user sees it, against real loopback servers: a plain
+ * node:http API (so a test sees each request arrive and each socket close) and a @keel/server
+ * event hub for server-sent events. Written from the client spec, packages/react/README.md and
+ * issues #12 / #13, to pin rules the other test files leave open.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Client, createClient, isHttpError } from '@keel/core';
+import { type App, createApp, createEventHub, type EventHub } from '@keel/server';
+import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
+import { StrictMode, useState } from 'react';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  type QueryResult,
+  type ServerEventsOptions,
+  useMutation,
+  useQuery,
+  useServerEvents,
+} from '../src/index';
+import { channelCount } from '../src/server-events/channel';
+import { debugOf, flush, readAll, wrapperFor } from './helpers';
+
+// ── a plain node:http API ──────────────────────────────────────────────────────────────────
+
+interface Hit {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  /** Set when the client closed the socket before the answer was sent. */
+  aborted: boolean;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse, hit: Hit) => void | Promise<void>;
+
+interface Api {
+  base: string;
+  hits: Hit[];
+  /** Route by `METHOD /path` (query ignored); a missing route answers 404. */
+  routes: Map<string, Handler>;
+  count(method: string, path: string): number;
+}
+
+const servers: Server[] = [];
+const apps: { app: App; http: Server }[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+  const closing = apps.map(({ app }) => app.close());
+  for (const { http } of apps.splice(0)) http.closeAllConnections();
+  await Promise.all(closing);
+});
+
+async function api(): Promise<Api> {
+  const state: Api = {
+    base: '',
+    hits: [],
+    routes: new Map(),
+    count: (method, path) =>
+      state.hits.filter((h) => h.method === method && h.url.split('?')[0] === path).length,
+  };
+  const server = createServer((req, res) => {
+    const hit: Hit = { method: req.method!, url: req.url!, headers: req.headers, aborted: false };
+    state.hits.push(hit);
+    res.on('close', () => {
+      if (!res.writableEnded) hit.aborted = true;
+    });
+    const handler = state.routes.get(`${req.method} ${req.url!.split('?')[0]}`);
+    if (handler === undefined) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+      return;
+    }
+    void handler(req, res, hit);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  servers.push(server);
+  state.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return state;
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  if (res.destroyed) return;
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/** A promise with its resolve function. */
+function gate() {
+  let open!: () => void;
+  const promise = new Promise<void>((r) => {
+    open = r;
+  });
+  return { promise, open };
+}
+
+function clientOf(base: string, extra: Parameters<typeof createClient>[0] = {}): Client {
+  return createClient({ baseURL: base, retry: { attempts: 1 }, ...extra });
+}
+
+function Reader({ i }: { i: number }) {
+  const { data } = useQuery<string[]>('/shared');
+  return <span data-testid={`r${i}`}>{data?.[0] ?? '-'}</span>;
+}
+
+function TodoList() {
+  const { data } = useQuery<string[]>('/todos');
+  return <p data-testid="list">{data?.join(',') ?? '-'}</p>;
+}
+function Add() {
+  const add = useMutation<unknown, { t: string }>('POST', '/todos');
+  return (
+    <button type="button" onClick={() => add.mutate({ t: 'b' })}>
+      add
+    </button>
+  );
+}
+function Page() {
+  const [show, setShow] = useState(true);
+  return (
+    <>
+      <TodoList />
+      {show && <Add />}
+      <button type="button" onClick={() => setShow(false)}>
+        hide
+      </button>
+    </>
+  );
+}
+// ── useQuery ───────────────────────────────────────────────────────────────────────────────
+
+describe('useQuery against a real server', () => {
+  it('a key change shows the new key pending (no data of the old key), then its data; back to a cached key at once', async () => {
+    const a = await api();
+    const release = gate();
+    a.routes.set('GET /item', async (req, res) => {
+      const id = new URL(req.url!, a.base).searchParams.get('id');
+      if (id === '2') await release.promise;
+      json(res, 200, { id });
+    });
+    const client = clientOf(a.base);
+    const { result, rerender } = renderHook(
+      ({ id }: { id: number }) => readAll(useQuery<{ id: string }>('/item', { params: { id } })),
+      { wrapper: wrapperFor(client), initialProps: { id: 1 } },
+    );
+    await waitFor(() => expect(result.current.data).toEqual({ id: '1' }));
+    rerender({ id: 2 });
+    expect(result.current.data).toBeUndefined();
+    expect(result.current.status).toBe('pending');
+    expect(result.current.isLoading).toBe(true);
+    release.open();
+    await waitFor(() => expect(result.current.data).toEqual({ id: '2' }));
+    expect(result.current.status).toBe('success');
+    rerender({ id: 1 });
+    // Fresh in the cache: shown in the same render, no request.
+    expect(result.current.data).toEqual({ id: '1' });
+    expect(result.current.status).toBe('success');
+    await flush();
+    expect(a.count('GET', '/item')).toBe(2);
+  });
+
+  it('an error then a successful refetch: error cleared, status success', async () => {
+    const a = await api();
+    let fail = true;
+    a.routes.set('GET /x', (_req, res) => json(res, fail ? 500 : 200, fail ? { e: 1 } : [1]));
+    const client = clientOf(a.base);
+    const { result } = renderHook(() => readAll(useQuery<number[]>('/x')), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(result.current.status).toBe('error'));
+    expect(isHttpError(result.current.error) && result.current.error.status).toBe(500);
+    expect(result.current.data).toBeUndefined();
+    expect(result.current.isFetching).toBe(false);
+    fail = false;
+    let settled: QueryResult<number[]> | undefined;
+    await act(async () => {
+      settled = await result.current.refetch();
+    });
+    expect(settled!.data).toEqual([1]);
+    expect(settled!.status).toBe('success');
+    await waitFor(() => expect(result.current.status).toBe('success'));
+    expect(result.current.error).toBeNull();
+    expect(result.current.data).toEqual([1]);
+  });
+
+  it('a failed refetch keeps the data with status error; the next success clears the error', async () => {
+    const a = await api();
+    let status = 200;
+    let n = 0;
+    a.routes.set('GET /x', (_req, res) => json(res, status, { n: ++n }));
+    const client = clientOf(a.base);
+    const { result } = renderHook(() => readAll(useQuery<{ n: number }>('/x')), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(result.current.data).toEqual({ n: 1 }));
+    status = 500;
+    await act(async () => {
+      await result.current.refetch();
+    });
+    await waitFor(() => expect(result.current.status).toBe('error'));
+    expect(result.current.data).toEqual({ n: 1 });
+    expect(result.current.isError).toBe(true);
+    status = 200;
+    act(() => {
+      client.invalidate('/x');
+    });
+    await waitFor(() => expect(result.current.data).toEqual({ n: 3 }));
+    expect(result.current.status).toBe('success');
+    expect(result.current.error).toBeNull();
+  });
+
+  it('unmounting mid-request closes the socket; the server sees the client leave', async () => {
+    const a = await api();
+    const arrived = gate();
+    a.routes.set('GET /slow', () => {
+      arrived.open();
+      // never answers
+    });
+    const client = clientOf(a.base);
+    const { unmount } = renderHook(() => useQuery('/slow'), { wrapper: wrapperFor(client) });
+    await arrived.promise;
+    unmount();
+    await waitFor(() => expect(a.hits[0]!.aborted).toBe(true));
+    await flush();
+    expect(debugOf(client).inflight).toBe(0);
+    expect(debugOf(client).subscriptions).toBe(0);
+  });
+
+  it('StrictMode and 50 components on one key: one request, one socket, every component gets the data', async () => {
+    const a = await api();
+    a.routes.set('GET /shared', (_req, res) => json(res, 200, ['ok']));
+    const client = clientOf(a.base);
+    render(
+      <StrictMode>
+        {Array.from({ length: 50 }, (_, n) => `r${n}`).map((id, i) => (
+          <Reader key={id} i={i} />
+        ))}
+      </StrictMode>,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(screen.getByTestId('r49').textContent).toBe('ok'));
+    for (let i = 0; i < 50; i++) expect(screen.getByTestId(`r${i}`).textContent).toBe('ok');
+    expect(a.count('GET', '/shared')).toBe(1);
+  });
+
+  it('enabled: false sends nothing; true reads; false again keeps showing the cached data without a request', async () => {
+    const a = await api();
+    a.routes.set('GET /e', (_req, res) => json(res, 200, { v: 1 }));
+    const client = clientOf(a.base);
+    const { result, rerender } = renderHook(
+      ({ enabled }: { enabled: boolean }) => readAll(useQuery('/e', { enabled })),
+      { wrapper: wrapperFor(client), initialProps: { enabled: false } },
+    );
+    await flush();
+    expect(result.current.status).toBe('pending');
+    expect(result.current.isFetching).toBe(false);
+    expect(result.current.isLoading).toBe(false);
+    expect(a.hits.length).toBe(0);
+    rerender({ enabled: true });
+    await waitFor(() => expect(result.current.data).toEqual({ v: 1 }));
+    rerender({ enabled: false });
+    await flush();
+    expect(result.current.data).toEqual({ v: 1 });
+    expect(result.current.status).toBe('success');
+    act(() => {
+      client.invalidate('/e');
+    });
+    await flush();
+    expect(a.hits.length).toBe(1);
+  });
+
+  it('stale-while-revalidate: the stale data stays on screen, isFetching while revalidating, then the new data', async () => {
+    const a = await api();
+    let n = 0;
+    const release = gate();
+    a.routes.set('GET /swr', async (_req, res) => {
+      n++;
+      if (n === 2) await release.promise;
+      json(res, 200, { n });
+    });
+    let now = 1_000;
+    const client = clientOf(a.base, {
+      cache: { ttl: 100, strategy: 'stale-while-revalidate' },
+      clock: {
+        now: () => now,
+        setTimeout: (fn, ms) => setTimeout(fn, ms),
+        clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+      },
+    });
+    await client.get('/swr');
+    now += 1_000; // expired
+    const { result } = renderHook(() => readAll(useQuery<{ n: number }>('/swr')), {
+      wrapper: wrapperFor(client),
+    });
+    expect(result.current.data).toEqual({ n: 1 });
+    await waitFor(() => expect(result.current.isFetching).toBe(true));
+    expect(result.current.data).toEqual({ n: 1 });
+    expect(result.current.status).toBe('success');
+    release.open();
+    await waitFor(() => expect(result.current.data).toEqual({ n: 2 }));
+    expect(result.current.isFetching).toBe(false);
+  });
+
+  it('an invalidation during a flight ends on the newer data, and isFetching ends', async () => {
+    const a = await api();
+    let n = 0;
+    const first = gate();
+    a.routes.set('GET /r', async (_req, res) => {
+      const mine = ++n;
+      if (mine === 1) await first.promise;
+      json(res, 200, { n: mine });
+    });
+    const client = clientOf(a.base);
+    const { result } = renderHook(() => readAll(useQuery<{ n: number }>('/r')), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(n).toBe(1));
+    act(() => {
+      client.invalidate('/r');
+    });
+    await waitFor(() => expect(n).toBe(2));
+    await waitFor(() => expect(result.current.data).toEqual({ n: 2 }));
+    first.open();
+    await flush();
+    await flush();
+    expect(result.current.data?.n).toBe(2);
+    await waitFor(() => expect(result.current.isFetching).toBe(false));
+  });
+});
+
+// ── useMutation ────────────────────────────────────────────────────────────────────────────
+
+describe('useMutation against a real server', () => {
+  it('unmounting mid-mutation: the request completes, the list mounted elsewhere refetches, nothing is left', async () => {
+    const a = await api();
+    let items = ['a'];
+    const release = gate();
+    a.routes.set('GET /todos', (_req, res) => json(res, 200, items));
+    a.routes.set('POST /todos', async (_req, res) => {
+      await release.promise;
+      items = [...items, 'b'];
+      json(res, 201, { ok: true });
+    });
+    const client = clientOf(a.base);
+    render(<Page />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(screen.getByTestId('list').textContent).toBe('a'));
+    act(() => screen.getByText('add').click());
+    await waitFor(() => expect(a.count('POST', '/todos')).toBe(1));
+    act(() => screen.getByText('hide').click());
+    release.open();
+    await waitFor(() => expect(screen.getByTestId('list').textContent).toBe('a,b'));
+    expect(a.count('POST', '/todos')).toBe(1);
+    expect(a.hits.find((h) => h.method === 'POST')!.aborted).toBe(false);
+  });
+
+  it('reset() while pending: the call settles without writing the state; mutateAsync still settles', async () => {
+    const a = await api();
+    const release = gate();
+    a.routes.set('POST /m', async (_req, res) => {
+      await release.promise;
+      json(res, 200, { done: true });
+    });
+    const client = clientOf(a.base);
+    const { result } = renderHook(() => useMutation<{ done: boolean }, void>('POST', '/m'), {
+      wrapper: wrapperFor(client),
+    });
+    let promise!: Promise<{ done: boolean }>;
+    act(() => {
+      promise = result.current.mutateAsync();
+    });
+    await waitFor(() => expect(result.current.status).toBe('pending'));
+    act(() => result.current.reset());
+    expect(result.current.status).toBe('idle');
+    release.open();
+    await act(async () => {
+      await expect(promise).resolves.toEqual({ done: true });
+    });
+    await flush();
+    expect(result.current.status).toBe('idle');
+    expect(result.current.data).toBeUndefined();
+  });
+
+  it('a failed POST: mutateAsync rejects with the HttpError (status, data); sent once; state error', async () => {
+    const a = await api();
+    a.routes.set('POST /m', (_req, res) => json(res, 503, { why: 'down' }));
+    const client = createClient({ baseURL: a.base });
+    const { result } = renderHook(() => useMutation<unknown, { x: number }>('POST', '/m'), {
+      wrapper: wrapperFor(client),
+    });
+    let caught: unknown;
+    await act(async () => {
+      await result.current.mutateAsync({ x: 1 }).catch((e: unknown) => {
+        caught = e;
+      });
+    });
+    expect(isHttpError(caught) && caught.status).toBe(503);
+    expect(isHttpError(caught) && caught.data).toEqual({ why: 'down' });
+    expect(a.count('POST', '/m')).toBe(1);
+    expect(result.current.status).toBe('error');
+    expect(result.current.error).toBe(caught);
+    expect(result.current.variables).toEqual({ x: 1 });
+  });
+});
+
+// ── useServerEvents ────────────────────────────────────────────────────────────────────────
+
+interface Live {
+  app: App;
+  hub: EventHub;
+  base: string;
+  connects: { lastEventId: string | undefined; topics: string[] }[];
+}
+
+async function live(bufferSize = 100): Promise<Live> {
+  const app = createApp();
+  const hub = createEventHub({ bufferSize });
+  const state: Live = { app, hub, base: '', connects: [] };
+  app.get('/events', (ctx) => {
+    const topic = ctx.query('topic');
+    const topics = typeof topic === 'string' ? [topic] : [];
+    state.connects.push({ lastEventId: ctx.header('last-event-id'), topics });
+    return hub.connect(ctx, { topics });
+  });
+  const server = await app.listen(0, '127.0.0.1');
+  apps.push({ app, http: server });
+  state.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return state;
+}
+
+function Feed({
+  url,
+  seen,
+  options,
+}: {
+  url: string | null;
+  seen: string[];
+  options?: ServerEventsOptions;
+}) {
+  const { status } = useServerEvents(
+    url,
+    {
+      tick: (data: { n: number }, event) => {
+        seen.push(`${data.n}@${event.id ?? ''}`);
+      },
+    },
+    options,
+  );
+  return <p data-testid="status">{status}</p>;
+}
+
+describe('useServerEvents against @keel/server', () => {
+  it('topics: a component on topic a gets topic a and broadcasts, not topic b', async () => {
+    const server = await live();
+    const client = createClient({ baseURL: server.base });
+    const seen: string[] = [];
+    render(<Feed url="/events?topic=a" seen={seen} />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(screen.getByTestId('status').textContent).toBe('open'));
+    await server.hub.publish('tick', { n: 1 }, { topic: 'a' });
+    await server.hub.publish('tick', { n: 2 }, { topic: 'b' });
+    await server.hub.publish('tick', { n: 3 });
+    await waitFor(() => expect(seen.length).toBe(2));
+    expect(seen.map((s) => s.split('@')[0])).toEqual(['1', '3']);
+  });
+
+  it('spellings of one URL share one connection; unmounting the last closes it on the server', async () => {
+    const server = await live();
+    const client = createClient({ baseURL: server.base });
+    const seen: string[] = [];
+    const { unmount } = render(
+      <StrictMode>
+        <Feed url="/events" seen={seen} />
+        <Feed url={`${server.base}/events`} seen={seen} />
+      </StrictMode>,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(screen.getAllByTestId('status')[1]!.textContent).toBe('open'));
+    expect(server.connects.length).toBe(1);
+    expect(channelCount(client)).toBe(1);
+    await server.hub.publish('tick', { n: 1 });
+    await waitFor(() => expect(seen.length).toBe(2));
+    unmount();
+    await flush();
+    expect(channelCount(client)).toBe(0);
+    await waitFor(() => expect(server.hub.size).toBe(0));
+  });
+
+  it('reconnects with Last-Event-ID after the stream ends and receives exactly the missed events', async () => {
+    const server = await live();
+    const client = createClient({ baseURL: server.base });
+    const seen: string[] = [];
+    render(
+      <Feed
+        url="/events"
+        seen={seen}
+        options={{ reconnect: { initialDelay: 10, maxDelay: 20 } }}
+      />,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(screen.getByTestId('status').textContent).toBe('open'));
+    await server.hub.publish('tick', { n: 1 });
+    await waitFor(() => expect(seen.length).toBe(1));
+    const firstId = seen[0]!.split('@')[1]!;
+    expect(firstId).not.toBe('');
+    // The server drops every connection, then publishes while the client is away.
+    for (const { http } of apps) http.closeAllConnections();
+    await server.hub.publish('tick', { n: 2 });
+    await server.hub.publish('tick', { n: 3 });
+    await waitFor(() => expect(seen.length).toBe(3));
+    expect(server.connects.length).toBe(2);
+    expect(server.connects[1]!.lastEventId).toBe(firstId);
+    expect(seen.map((s) => s.split('@')[0])).toEqual(['1', '2', '3']);
+  });
+
+  it('a URL change closes the old stream and opens the new one', async () => {
+    const server = await live();
+    const client = createClient({ baseURL: server.base });
+    const seen: string[] = [];
+    const { rerender } = render(<Feed url="/events?topic=a" seen={seen} />, {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(screen.getByTestId('status').textContent).toBe('open'));
+    rerender(<Feed url="/events?topic=b" seen={seen} />);
+    await waitFor(() => expect(server.connects.length).toBe(2));
+    await waitFor(() => expect(screen.getByTestId('status').textContent).toBe('open'));
+    await flush();
+    expect(channelCount(client)).toBe(1);
+    await server.hub.publish('tick', { n: 1 }, { topic: 'a' });
+    await server.hub.publish('tick', { n: 2 }, { topic: 'b' });
+    await waitFor(() => expect(seen.length).toBe(1));
+    await flush();
+    expect(seen.map((s) => s.split('@')[0])).toEqual(['2']);
+  });
+});
+
+// ── useServerEvents against a hand-written event stream ───────────────────────────────────
+
+interface RawSse {
+  base: string;
+  /** The Last-Event-ID of each connect (undefined when absent). */
+  connects: (string | undefined)[];
+}
+
+/**
+ * An SSE endpoint answering connect number `i` (0-based) with `script[i]`: a status, headers and
+ * chunks written one by one, then the stream ends (the client is expected to reconnect).
+ */
+async function rawSse(
+  script: { status?: number; type?: string; chunks?: string[]; hold?: boolean }[],
+): Promise<RawSse> {
+  const state: RawSse = { base: '', connects: [] };
+  const server = createServer(async (req, res) => {
+    const i = state.connects.length;
+    state.connects.push(req.headers['last-event-id'] as string | undefined);
+    const step = script[Math.min(i, script.length - 1)]!;
+    res.writeHead(step.status ?? 200, { 'content-type': step.type ?? 'text/event-stream' });
+    res.flushHeaders();
+    for (const chunk of step.chunks ?? []) {
+      res.write(chunk);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    if (!step.hold) res.end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  servers.push(server);
+  state.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return state;
+}
+
+function RawFeed({
+  seen,
+  options,
+}: {
+  seen: { event: string; data: unknown; id: string | undefined }[];
+  options?: ServerEventsOptions;
+}) {
+  const state = useServerEvents(
+    '/sse',
+    {
+      message: (data, event) => seen.push({ event: 'message', data, id: event.id }),
+      note: (data, event) => seen.push({ event: 'note', data, id: event.id }),
+    },
+    options,
+  );
+  return (
+    <p data-testid="sse">
+      {state.status}|{state.error ? String((state.error as Error).message) : ''}
+    </p>
+  );
+}
+
+describe('useServerEvents: the event stream format and reconnects', () => {
+  it('parses unnamed, named, multi-line and non-JSON events cut anywhere, CRLF included', async () => {
+    const sse = await rawSse([
+      {
+        chunks: [
+          'data: {"a"',
+          ':1}\r\n\r',
+          '\nevent: note\r\ndata: line1\r\ndata: line2\r\nid: 9\r\n\r\n',
+        ],
+        hold: true,
+      },
+    ]);
+    const client = createClient({ baseURL: sse.base });
+    const seen: { event: string; data: unknown; id: string | undefined }[] = [];
+    render(<RawFeed seen={seen} />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(seen.length).toBe(2));
+    expect(seen).toEqual([
+      { event: 'message', data: { a: 1 }, id: undefined },
+      { event: 'note', data: 'line1\nline2', id: '9' },
+    ]);
+  });
+
+  it("uses the server's retry: field as the reconnect delay", async () => {
+    const sse = await rawSse([{ chunks: ['retry: 40\ndata: 1\nid: a\n\n'] }, { hold: true }]);
+    const client = createClient({ baseURL: sse.base });
+    const { ManualClock } = await import('./helpers');
+    const clock = new ManualClock();
+    const seen: { event: string; data: unknown; id: string | undefined }[] = [];
+    render(
+      <RawFeed seen={seen} options={{ clock, reconnect: { jitter: false, initialDelay: 1000 } }} />,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(clock.timers.size).toBe(1));
+    expect(clock.delays).toEqual([40]);
+    act(() => {
+      clock.runNext();
+    });
+    await waitFor(() => expect(sse.connects.length).toBe(2));
+    expect(sse.connects).toEqual([undefined, 'a']);
+  });
+
+  it('a 204 or a response that is not an event stream stops for good with a ServerEventsError', async () => {
+    for (const step of [{ status: 204 }, { status: 200, type: 'text/html' }, { status: 401 }]) {
+      const sse = await rawSse([step]);
+      const client = createClient({ baseURL: sse.base });
+      const { ManualClock } = await import('./helpers');
+      const clock = new ManualClock();
+      const { unmount } = render(<RawFeed seen={[]} options={{ clock }} />, {
+        wrapper: wrapperFor(client),
+      });
+      await waitFor(() => expect(screen.getByTestId('sse').textContent).toMatch(/^closed\|.+/));
+      expect(clock.timers.size).toBe(0);
+      expect(sse.connects.length).toBe(1);
+      unmount();
+    }
+  });
+
+  it('an empty id: resets the last event id: the reconnect sends none', async () => {
+    const sse = await rawSse([
+      { chunks: ['id: 1\ndata: x\n\n', 'id:\ndata: y\n\n'] },
+      { hold: true },
+    ]);
+    const client = createClient({ baseURL: sse.base });
+    const { ManualClock } = await import('./helpers');
+    const clock = new ManualClock();
+    const seen: { event: string; data: unknown; id: string | undefined }[] = [];
+    render(<RawFeed seen={seen} options={{ clock }} />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(clock.timers.size).toBe(1));
+    act(() => {
+      clock.runNext();
+    });
+    await waitFor(() => expect(sse.connects.length).toBe(2));
+    expect(sse.connects[1]).toBeUndefined();
+  });
+});
+
+describe('useQuery refetchInterval bounds', () => {
+  it('an interval past the 32-bit timer limit is refused (it would fire every millisecond)', () => {
+    const client = createClient({ baseURL: 'http://127.0.0.1:9' });
+    expect(() =>
+      renderHook(() => useQuery('/x', { refetchInterval: 2 ** 31 }), {
+        wrapper: wrapperFor(client),
+      }),
+    ).toThrow(RangeError);
+  });
+});
