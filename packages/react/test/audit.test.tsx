@@ -662,6 +662,20 @@ describe('useServerEvents: the event stream format and reconnects', () => {
     await waitFor(() => expect(sse.connects.length).toBe(2));
     expect(sse.connects[1]).toBeUndefined();
   });
+
+  it('an id-only block still sets the last event id (WHATWG: the id buffer is kept without data)', async () => {
+    const sse = await rawSse([{ chunks: ['id: 1\ndata: x\n\n', 'id: 2\n\n'] }, { hold: true }]);
+    const client = createClient({ baseURL: sse.base });
+    const { ManualClock } = await import('./helpers');
+    const clock = new ManualClock();
+    render(<RawFeed seen={[]} options={{ clock }} />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(clock.timers.size).toBe(1));
+    act(() => {
+      clock.runNext();
+    });
+    await waitFor(() => expect(sse.connects.length).toBe(2));
+    expect(sse.connects[1]).toBe('2');
+  });
 });
 
 describe('useQuery refetchInterval bounds', () => {

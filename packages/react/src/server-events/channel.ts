@@ -207,6 +207,9 @@ export class Channel {
         onComment: () => {
           this.#failures = 0;
         },
+        onId: (id) => {
+          if (!signal.aborted) this.lastEventId = id;
+        },
       });
       for (
         let chunk = await reader.read();
