@@ -9,14 +9,16 @@ import type { AddressInfo } from 'node:net';
 import { type Client, createClient, isHttpError } from '@keel/core';
 import { type App, createApp, createEventHub, type EventHub } from '@keel/server';
 import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
-import { StrictMode, useState } from 'react';
+import { StrictMode, Suspense, useState } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  QueryErrorBoundary,
   type QueryResult,
   type ServerEventsOptions,
   useMutation,
   useQuery,
   useServerEvents,
+  useSuspenseQuery,
 } from '../src/index';
 import { channelCount } from '../src/server-events/channel';
 import { debugOf, flush, readAll, wrapperFor } from './helpers';
@@ -127,6 +129,16 @@ function Page() {
     </>
   );
 }
+function SuspenseReader() {
+  const { data } = useSuspenseQuery<string[]>('/s');
+  return <p data-testid="s">{data.join(',')}</p>;
+}
+
+function PlainReader() {
+  const { status } = useQuery<string[]>('/s');
+  return <p data-testid="plain">{status}</p>;
+}
+
 // ── useQuery ───────────────────────────────────────────────────────────────────────────────
 
 describe('useQuery against a real server', () => {
@@ -675,6 +687,222 @@ describe('useServerEvents: the event stream format and reconnects', () => {
     });
     await waitFor(() => expect(sse.connects.length).toBe(2));
     expect(sse.connects[1]).toBe('2');
+  });
+});
+
+describe('useQuery over the core lifecycle', () => {
+  it('retries stay one load: pending and fetching through every attempt, never error in between', async () => {
+    const a = await api();
+    let n = 0;
+    a.routes.set('GET /flaky', (_req, res) => {
+      n++;
+      json(res, n < 3 ? 503 : 200, { n });
+    });
+    const client = createClient({
+      baseURL: a.base,
+      retry: { attempts: 3, baseDelay: 20, maxDelay: 20, jitter: false },
+    });
+    const statuses = new Set<string>();
+    const { result } = renderHook(
+      () => {
+        const r = readAll(useQuery<{ n: number }>('/flaky'));
+        statuses.add(`${r.status}/${r.isFetching}`);
+        return r;
+      },
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.data).toEqual({ n: 3 }));
+    expect(n).toBe(3);
+    expect([...statuses].sort()).toEqual(['pending/true', 'success/false']);
+  });
+
+  it('a timeout is the query error (TimeoutError) and the fetch ends', async () => {
+    const a = await api();
+    a.routes.set('GET /never', () => {});
+    const client = clientOf(a.base);
+    const { result } = renderHook(() => readAll(useQuery('/never', { timeout: 30 })), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(result.current.status).toBe('error'));
+    expect((result.current.error as Error).name).toBe('TimeoutError');
+    expect(result.current.isFetching).toBe(false);
+    expect(result.current.isLoading).toBe(false);
+  });
+
+  it('invalidation by tags and by predicate refetches mounted queries; refetch: false only marks them', async () => {
+    const a = await api();
+    let n = 0;
+    a.routes.set('GET /t', (_req, res) => json(res, 200, { n: ++n }));
+    const client = clientOf(a.base);
+    const { result } = renderHook(() => readAll(useQuery<{ n: number }>('/t', { tags: ['tt'] })), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(result.current.data).toEqual({ n: 1 }));
+    act(() => {
+      client.invalidate(['tt']);
+    });
+    await waitFor(() => expect(result.current.data).toEqual({ n: 2 }));
+    act(() => {
+      client.invalidate((meta) => meta.tags.includes('tt'));
+    });
+    await waitFor(() => expect(result.current.data).toEqual({ n: 3 }));
+    act(() => {
+      client.invalidate('/t', { refetch: false });
+    });
+    await flush();
+    await flush();
+    expect(n).toBe(3);
+    expect(result.current.data).toEqual({ n: 3 });
+    expect(result.current.isFetching).toBe(false);
+  });
+
+  it('refetch() during a load joins it: one request', async () => {
+    const a = await api();
+    const release = gate();
+    a.routes.set('GET /j', async (_req, res) => {
+      await release.promise;
+      json(res, 200, [1]);
+    });
+    const client = clientOf(a.base);
+    const { result } = renderHook(() => readAll(useQuery<number[]>('/j')), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(a.hits.length).toBe(1));
+    let done!: Promise<QueryResult<number[]>>;
+    act(() => {
+      done = result.current.refetch();
+    });
+    release.open();
+    let settled: QueryResult<number[]> | undefined;
+    await act(async () => {
+      settled = await done;
+    });
+    expect(settled!.data).toEqual([1]);
+    expect(a.count('GET', '/j')).toBe(1);
+  });
+
+  it('cache: false: the data shows, refetch() replaces it, a remount reads again', async () => {
+    const a = await api();
+    let n = 0;
+    a.routes.set('GET /nc', (_req, res) => json(res, 200, { n: ++n }));
+    const client = clientOf(a.base);
+    const { result, unmount } = renderHook(
+      () => readAll(useQuery<{ n: number }>('/nc', { cache: false })),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.data).toEqual({ n: 1 }));
+    await act(async () => {
+      await result.current.refetch();
+    });
+    await waitFor(() => expect(result.current.data).toEqual({ n: 2 }));
+    expect(result.current.isFetching).toBe(false);
+    unmount();
+    await flush();
+    const again = renderHook(() => readAll(useQuery<{ n: number }>('/nc', { cache: false })), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(again.result.current.data).toEqual({ n: 3 }));
+  });
+
+  it('a mutation with tags refetches the queries carrying them', async () => {
+    const a = await api();
+    let n = 0;
+    a.routes.set('GET /list', (_req, res) => json(res, 200, { n: ++n }));
+    a.routes.set('POST /other', (_req, res) => json(res, 201, {}));
+    const client = clientOf(a.base);
+    const { result } = renderHook(
+      () => ({
+        q: readAll(useQuery<{ n: number }>('/list', { tags: ['lists'] })),
+        m: useMutation('POST', '/other', { tags: ['lists'] }),
+      }),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.q.data).toEqual({ n: 1 }));
+    await act(async () => {
+      await result.current.m.mutateAsync(undefined);
+    });
+    await waitFor(() => expect(result.current.q.data).toEqual({ n: 2 }));
+  });
+
+  it('onMutate that throws: nothing is sent, the writes it made are rolled back, state error', async () => {
+    const a = await api();
+    a.routes.set('GET /todos', (_req, res) => json(res, 200, ['a']));
+    a.routes.set('POST /todos', (_req, res) => json(res, 201, {}));
+    const client = clientOf(a.base);
+    const { result } = renderHook(
+      () => ({
+        q: readAll(useQuery<string[]>('/todos')),
+        m: useMutation<unknown, string>('POST', '/todos', {
+          onMutate: (v, { setQueryData }) => {
+            setQueryData<string[]>('/todos', (l = []) => [...l, v]);
+            throw new Error('no');
+          },
+        }),
+      }),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.q.data).toEqual(['a']));
+    await act(async () => {
+      await result.current.m.mutateAsync('b').catch(() => {});
+    });
+    expect(a.count('POST', '/todos')).toBe(0);
+    expect(result.current.m.status).toBe('error');
+    expect((result.current.m.error as Error).message).toBe('no');
+    await waitFor(() => expect(result.current.q.data).toEqual(['a']));
+  });
+});
+
+describe('useServerEvents when the server is unreachable', () => {
+  it('keeps reconnecting with the network error shown; unmounting stops the timer', async () => {
+    const a = await api();
+    const base = a.base;
+    for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
+    const client = createClient({ baseURL: base });
+    const { ManualClock } = await import('./helpers');
+    const clock = new ManualClock();
+    const { unmount } = render(<RawFeed seen={[]} options={{ clock }} />, {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(clock.timers.size).toBe(1));
+    expect(screen.getByTestId('sse').textContent).toMatch(/^connecting\|.+/);
+    unmount();
+    await flush();
+    expect(clock.timers.size).toBe(0);
+    expect(channelCount(client)).toBe(0);
+  });
+});
+
+describe('suspense against a real server', () => {
+  it('the boundary reset reads again even when a plain useQuery of the key is mounted elsewhere', async () => {
+    const a = await api();
+    let fail = true;
+    a.routes.set('GET /s', (_req, res) => json(res, fail ? 500 : 200, fail ? {} : ['ok']));
+    const client = clientOf(a.base);
+    render(
+      <>
+        <PlainReader />
+        <QueryErrorBoundary
+          fallback={({ reset }) => (
+            <button type="button" onClick={reset}>
+              retry
+            </button>
+          )}
+        >
+          <Suspense fallback={<p>loading</p>}>
+            <SuspenseReader />
+          </Suspense>
+        </QueryErrorBoundary>
+      </>,
+      { wrapper: wrapperFor(client) },
+    );
+    const retry = await screen.findByText('retry');
+    await waitFor(() => expect(screen.getByTestId('plain').textContent).toBe('error'));
+    const before = a.count('GET', '/s');
+    fail = false;
+    act(() => retry.click());
+    await waitFor(() => expect(screen.getByTestId('s').textContent).toBe('ok'));
+    expect(a.count('GET', '/s')).toBe(before + 1);
+    expect(screen.getByTestId('plain').textContent).toBe('success');
   });
 });
 

@@ -335,7 +335,10 @@ export class QueryObserver {
     const view = this.#latest!;
     const spec = this.#spec;
     if (view.status === 'error' && view.data === undefined) {
-      if (spec !== undefined) this.#store.peek(spec.key)?.hold();
+      const entry = spec && this.#store.peek(spec.key);
+      // A boundary reset started a read of the failed key: wait for it instead of throwing again.
+      if (entry?.reading) throw entry.suspend();
+      entry?.hold();
       throw view.error;
     }
     if (spec === undefined || !this.active || view.status !== 'pending') return;
