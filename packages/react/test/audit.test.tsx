@@ -906,6 +906,45 @@ describe('suspense against a real server', () => {
   });
 });
 
+describe('useMutation requests', () => {
+  it('mutations are never coalesced: two identical calls at once send two POSTs', async () => {
+    const a = await api();
+    let n = 0;
+    a.routes.set('POST /m', (_req, res) => json(res, 201, { n: ++n }));
+    const client = clientOf(a.base);
+    const { result } = renderHook(() => useMutation<{ n: number }, { x: number }>('POST', '/m'), {
+      wrapper: wrapperFor(client),
+    });
+    let both: { n: number }[] = [];
+    await act(async () => {
+      both = await Promise.all([
+        result.current.mutateAsync({ x: 1 }),
+        result.current.mutateAsync({ x: 1 }),
+      ]);
+    });
+    expect(a.count('POST', '/m')).toBe(2);
+    expect(both.map((b) => b.n).sort()).toEqual([1, 2]);
+  });
+
+  it('a lower-case method (which the core accepts) still sends the variables as the body', async () => {
+    const a = await api();
+    let body = '';
+    a.routes.set('POST /m', async (req, res) => {
+      for await (const chunk of req) body += chunk;
+      json(res, 201, {});
+    });
+    const client = clientOf(a.base);
+    const { result } = renderHook(
+      () => useMutation<unknown, { title: string }>('post' as 'POST', '/m'),
+      { wrapper: wrapperFor(client) },
+    );
+    await act(async () => {
+      await result.current.mutateAsync({ title: 'x' });
+    });
+    expect(JSON.parse(body)).toEqual({ title: 'x' });
+  });
+});
+
 describe('useQuery refetchInterval bounds', () => {
   it('an interval past the 32-bit timer limit is refused (it would fire every millisecond)', () => {
     const client = createClient({ baseURL: 'http://127.0.0.1:9' });
