@@ -10,8 +10,13 @@ import { type Client, createClient, isHttpError } from '@keel/core';
 import { type App, createApp, createEventHub, type EventHub } from '@keel/server';
 import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
 import { StrictMode, Suspense, useState } from 'react';
+import { hydrateRoot } from 'react-dom/client';
+import { renderToString } from 'react-dom/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  ClientProvider,
+  dehydrate,
+  HydrationBoundary,
   QueryErrorBoundary,
   type QueryResult,
   type ServerEventsOptions,
@@ -137,6 +142,16 @@ function SuspenseReader() {
 function PlainReader() {
   const { status } = useQuery<string[]>('/s');
   return <p data-testid="plain">{status}</p>;
+}
+
+function Hydrated() {
+  const { data, isFetching } = useQuery<string[]>('/todos');
+  return (
+    <p>
+      {data?.join(',') ?? 'none'}
+      {isFetching ? '…' : ''}
+    </p>
+  );
 }
 
 // ── useQuery ───────────────────────────────────────────────────────────────────────────────
@@ -942,6 +957,53 @@ describe('useMutation requests', () => {
       await result.current.mutateAsync({ title: 'x' });
     });
     expect(JSON.parse(body)).toEqual({ title: 'x' });
+  });
+});
+
+describe('server rendering hand-off', () => {
+  it('data handed over older than its ttl: the markup still matches, then one request refreshes it', async () => {
+    const a = await api();
+    let items = ['old'];
+    a.routes.set('GET /todos', (_req, res) => json(res, 200, items));
+    let serverNow = 1_000_000;
+    const clockAt = (now: () => number) => ({
+      now,
+      setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
+      clearTimeout: (h: unknown) => clearTimeout(h as ReturnType<typeof setTimeout>),
+    });
+    const server = clientOf(a.base, { clock: clockAt(() => serverNow) });
+    await server.get('/todos');
+    // The page is rendered a minute after the fetch (a cached page, a slow render): past the ttl.
+    serverNow += 60_000;
+    const state = JSON.parse(JSON.stringify(dehydrate(server)));
+    const html = renderToString(
+      <ClientProvider client={server}>
+        <HydrationBoundary state={state}>
+          <Hydrated />
+        </HydrationBoundary>
+      </ClientProvider>,
+    );
+    expect(html).toBe('<p>old</p>');
+    items = ['new'];
+    const browserNow = 5_000; // the browser's clock need not agree: the age is carried
+    const browser = clientOf(a.base, { clock: clockAt(() => browserNow) });
+    const container = document.createElement('div');
+    container.innerHTML = html;
+    const recoverable: unknown[] = [];
+    await act(async () => {
+      hydrateRoot(
+        container,
+        <ClientProvider client={browser}>
+          <HydrationBoundary state={state}>
+            <Hydrated />
+          </HydrationBoundary>
+        </ClientProvider>,
+        { onRecoverableError: (err) => recoverable.push(err) },
+      );
+    });
+    expect(recoverable).toEqual([]);
+    await waitFor(() => expect(container.innerHTML).toBe('<p>new</p>'));
+    expect(a.count('GET', '/todos')).toBe(2);
   });
 });
 
