@@ -154,6 +154,16 @@ function Hydrated() {
   );
 }
 
+function KeyReaderA() {
+  const { data } = useQuery<string[]>('/handoff');
+  return <p data-testid="a">{data?.join(',') ?? '-'}</p>;
+}
+
+function KeyReaderB() {
+  const { data } = useQuery<string[]>('/handoff');
+  return <p data-testid="b">{data?.join(',') ?? '-'}</p>;
+}
+
 // ── useQuery ───────────────────────────────────────────────────────────────────────────────
 
 describe('useQuery against a real server', () => {
@@ -294,6 +304,46 @@ describe('useQuery against a real server', () => {
     });
     await flush();
     expect(a.hits.length).toBe(1);
+  });
+
+  it('a key handed from one component to another in one commit keeps its request (one request, not aborted)', async () => {
+    const a = await api();
+    const release = gate();
+    a.routes.set('GET /handoff', async (_req, res) => {
+      await release.promise;
+      json(res, 200, ['x']);
+    });
+    const client = clientOf(a.base);
+    const { rerender } = render(<KeyReaderA />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(a.hits.length).toBe(1));
+    rerender(<KeyReaderB />);
+    await flush();
+    release.open();
+    await waitFor(() => expect(screen.getByTestId('b').textContent).toBe('x'));
+    expect(a.count('GET', '/handoff')).toBe(1);
+    expect(a.hits[0]!.aborted).toBe(false);
+  });
+
+  it('disabling mid-flight aborts the read and shows pending without fetching; enabling reads again', async () => {
+    const a = await api();
+    const arrived = gate();
+    a.routes.set('GET /d', (_req, res) => {
+      arrived.open();
+      if (a.hits.length > 1) json(res, 200, ['second']);
+    });
+    const client = clientOf(a.base);
+    const { result, rerender } = renderHook(
+      ({ enabled }: { enabled: boolean }) => readAll(useQuery<string[]>('/d', { enabled })),
+      { wrapper: wrapperFor(client), initialProps: { enabled: true } },
+    );
+    await arrived.promise;
+    rerender({ enabled: false });
+    await waitFor(() => expect(a.hits[0]!.aborted).toBe(true));
+    expect(result.current.status).toBe('pending');
+    expect(result.current.isFetching).toBe(false);
+    expect(result.current.error).toBeNull();
+    rerender({ enabled: true });
+    await waitFor(() => expect(result.current.data).toEqual(['second']));
   });
 
   it('stale-while-revalidate: the stale data stays on screen, isFetching while revalidating, then the new data', async () => {
@@ -1004,6 +1054,46 @@ describe('server rendering hand-off', () => {
     expect(recoverable).toEqual([]);
     await waitFor(() => expect(container.innerHTML).toBe('<p>new</p>'));
     expect(a.count('GET', '/todos')).toBe(2);
+  });
+});
+
+describe('a throwing listener of the application', () => {
+  it('a client.on / client.subscribe listener that throws does not stop the hooks from updating', async () => {
+    const a = await api();
+    let n = 0;
+    a.routes.set('GET /w', (_req, res) => json(res, 200, { n: ++n }));
+    const reported: unknown[] = [];
+    const client = clientOf(a.base, { onError: (error) => reported.push(error) });
+    const offs = [
+      client.on('success', () => {
+        throw new Error('on success');
+      }),
+      client.on('request', () => {
+        throw new Error('on request');
+      }),
+      client.subscribe(
+        () => true,
+        () => {
+          throw new Error('subscriber');
+        },
+      ),
+    ];
+    try {
+      const { result } = renderHook(() => readAll(useQuery<{ n: number }>('/w')), {
+        wrapper: wrapperFor(client),
+      });
+      await waitFor(() => expect(result.current.data).toEqual({ n: 1 }));
+      expect(result.current.isFetching).toBe(false);
+      act(() => {
+        client.invalidate('/w');
+      });
+      await waitFor(() => expect(result.current.data).toEqual({ n: 2 }));
+      expect(result.current.isFetching).toBe(false);
+      await flush();
+    } finally {
+      for (const off of offs) off();
+    }
+    expect(reported.length).toBeGreaterThan(0);
   });
 });
 

@@ -402,13 +402,16 @@ export class QueryObserver {
         this.#select = { fn, input: raw, output: data };
       }
     }
+    // A disabled query (unless fetched by hand) observes nothing, so it would never see a read
+    // end (disabling one mid-read cancels it): it shows none.
+    const isFetching = state.isFetching && (this.active || this.#manual !== undefined);
     return {
       data,
       error: state.error,
       status,
       isPending: status === 'pending',
-      isLoading: status === 'pending' && state.isFetching,
-      isFetching: state.isFetching,
+      isLoading: status === 'pending' && isFetching,
+      isFetching,
       isSuccess: status === 'success',
       isError: status === 'error',
       isPlaceholderData,
