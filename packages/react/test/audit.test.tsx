@@ -164,6 +164,17 @@ function KeyReaderB() {
   return <p data-testid="b">{data?.join(',') ?? '-'}</p>;
 }
 
+function ManualReader({ expose }: { expose: (r: QueryResult<{ n: number }>) => void }) {
+  const result = useQuery<{ n: number }>('/manual', { enabled: false });
+  expose(result);
+  return <p data-testid="manual">{result.data?.n ?? '-'}</p>;
+}
+
+function AutoReader() {
+  const { data } = useQuery<{ n: number }>('/manual');
+  return <p data-testid="auto">{data?.n ?? '-'}</p>;
+}
+
 // ── useQuery ───────────────────────────────────────────────────────────────────────────────
 
 describe('useQuery against a real server', () => {
@@ -344,6 +355,27 @@ describe('useQuery against a real server', () => {
     expect(result.current.error).toBeNull();
     rerender({ enabled: true });
     await waitFor(() => expect(result.current.data).toEqual(['second']));
+  });
+
+  it('refetch() of a disabled query renders the result also when another component observes the key', async () => {
+    const a = await api();
+    let n = 0;
+    a.routes.set('GET /manual', (_req, res) => json(res, 200, { n: ++n }));
+    const client = clientOf(a.base);
+    let manual!: QueryResult<{ n: number }>;
+    render(
+      <>
+        <AutoReader />
+        <ManualReader expose={(r) => (manual = r)} />
+      </>,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(screen.getByTestId('auto').textContent).toBe('1'));
+    await act(async () => {
+      await manual.refetch();
+    });
+    await waitFor(() => expect(screen.getByTestId('auto').textContent).toBe('2'));
+    await waitFor(() => expect(screen.getByTestId('manual').textContent).toBe('2'));
   });
 
   it('stale-while-revalidate: the stale data stays on screen, isFetching while revalidating, then the new data', async () => {

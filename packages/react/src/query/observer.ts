@@ -292,8 +292,9 @@ export class QueryObserver {
   refetch = async (): Promise<QueryResult<any, any>> => {
     const spec = this.#spec;
     let entry = spec && this.#store.peek(spec.key);
-    if (spec && !entry && this.#onChange && !this.#manual) {
-      // A disabled query fetched by hand: observe it (without an automatic read) so it renders.
+    if (spec && !this.active && this.#onChange && !this.#manual) {
+      // A disabled query fetched by hand: observe it (without an automatic read) so it renders,
+      // also when another component observes the key (the entry exists, but not for this one).
       entry = this.#entry(spec);
       this.#manual = entry.observe(this.#onChange, false);
     }
