@@ -772,6 +772,39 @@ describe('useServerEvents: the event stream format and reconnects', () => {
     expect(sse.connects[1]).toBeUndefined();
   });
 
+  it('an onError that throws does not drop the connection', async () => {
+    const sse = await rawSse([
+      {
+        chunks: ['event: keel:invalidate\ndata: {"target":5}\nid: 1\n\n', 'data: 2\nid: 2\n\n'],
+        hold: true,
+      },
+    ]);
+    const client = createClient({ baseURL: sse.base });
+    const seen: { event: string; data: unknown; id: string | undefined }[] = [];
+    const caught: unknown[] = [];
+    const onUncaught = (error: unknown) => caught.push(error);
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      render(
+        <RawFeed
+          seen={seen}
+          options={{
+            onError: () => {
+              throw new Error('onError threw');
+            },
+          }}
+        />,
+        { wrapper: wrapperFor(client) },
+      );
+      await waitFor(() => expect(seen.length).toBe(1));
+      await flush();
+      expect(sse.connects.length).toBe(1);
+      expect(screen.getByTestId('sse').textContent).toBe('open|');
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+  });
+
   it('an id-only block still sets the last event id (WHATWG: the id buffer is kept without data)', async () => {
     const sse = await rawSse([{ chunks: ['id: 1\ndata: x\n\n', 'id: 2\n\n'] }, { hold: true }]);
     const client = createClient({ baseURL: sse.base });
