@@ -12,7 +12,7 @@ import { act, render, renderHook, screen, waitFor } from '@testing-library/react
 import { StrictMode, Suspense, useState } from 'react';
 import { hydrateRoot } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
   ClientProvider,
   dehydrate,
@@ -173,6 +173,11 @@ function ManualReader({ expose }: { expose: (r: QueryResult<{ n: number }>) => v
 function AutoReader() {
   const { data } = useQuery<{ n: number }>('/manual');
   return <p data-testid="auto">{data?.n ?? '-'}</p>;
+}
+
+function Who() {
+  const { data } = useQuery<string>('/who');
+  return <p data-testid="who">{data ?? '-'}</p>;
 }
 
 // ── useQuery ───────────────────────────────────────────────────────────────────────────────
@@ -376,6 +381,31 @@ describe('useQuery against a real server', () => {
     });
     await waitFor(() => expect(screen.getByTestId('auto').textContent).toBe('2'));
     await waitFor(() => expect(screen.getByTestId('manual').textContent).toBe('2'));
+  });
+
+  it('a new client from the provider: the query reads from it, the old client is let go', async () => {
+    const a = await api();
+    const b = await api();
+    a.routes.set('GET /who', (_req, res) => json(res, 200, 'a'));
+    b.routes.set('GET /who', (_req, res) => json(res, 200, 'b'));
+    const first = clientOf(a.base);
+    const second = clientOf(b.base);
+    const { rerender } = render(
+      <ClientProvider client={first}>
+        <Who />
+      </ClientProvider>,
+    );
+    await waitFor(() => expect(screen.getByTestId('who').textContent).toBe('a'));
+    rerender(
+      <ClientProvider client={second}>
+        <Who />
+      </ClientProvider>,
+    );
+    await waitFor(() => expect(screen.getByTestId('who').textContent).toBe('b'));
+    await flush();
+    expect(debugOf(first).subscriptions).toBe(0);
+    expect(debugOf(first).listeners).toBe(0);
+    expect(debugOf(second).subscriptions).toBe(1);
   });
 
   it('stale-while-revalidate: the stale data stays on screen, isFetching while revalidating, then the new data', async () => {
@@ -1008,6 +1038,9 @@ describe('suspense against a real server', () => {
     let fail = true;
     a.routes.set('GET /s', (_req, res) => json(res, fail ? 500 : 200, fail ? {} : ['ok']));
     const client = clientOf(a.base);
+    // React logs each error a boundary catches.
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    onTestFinished(() => logged.mockRestore());
     render(
       <>
         <PlainReader />
