@@ -180,6 +180,16 @@ function Who() {
   return <p data-testid="who">{data ?? '-'}</p>;
 }
 
+function InlineFeed({ round, seen }: { round: number; seen: string[] }) {
+  // New handler, options and headers objects every render, as inline JSX makes them.
+  const { status } = useServerEvents(
+    '/events',
+    { tick: (data: { n: number }) => seen.push(`${round}:${data.n}`) },
+    { headers: { 'x-tab': 't1' } },
+  );
+  return <p data-testid="status">{status}</p>;
+}
+
 // ── useQuery ───────────────────────────────────────────────────────────────────────────────
 
 describe('useQuery against a real server', () => {
@@ -406,6 +416,56 @@ describe('useQuery against a real server', () => {
     expect(debugOf(first).subscriptions).toBe(0);
     expect(debugOf(first).listeners).toBe(0);
     expect(debugOf(second).subscriptions).toBe(1);
+  });
+
+  it('interest is counted per key: one reader left still refetches on invalidation, none left does not', async () => {
+    const a = await api();
+    let n = 0;
+    a.routes.set('GET /i', (_req, res) => json(res, 200, { n: ++n }));
+    const client = clientOf(a.base);
+    const first = renderHook(() => readAll(useQuery<{ n: number }>('/i')), {
+      wrapper: wrapperFor(client),
+    });
+    const second = renderHook(() => readAll(useQuery<{ n: number }>('/i')), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(second.result.current.data).toEqual({ n: 1 }));
+    first.unmount();
+    await flush();
+    act(() => {
+      client.invalidate('/i');
+    });
+    await waitFor(() => expect(second.result.current.data).toEqual({ n: 2 }));
+    second.unmount();
+    await flush();
+    act(() => {
+      client.invalidate('/i');
+    });
+    await flush();
+    await flush();
+    expect(a.count('GET', '/i')).toBe(2);
+    expect(debugOf(client).subscriptions).toBe(0);
+  });
+
+  it('a write to the cache (setCached) re-renders the readers without a request', async () => {
+    const a = await api();
+    a.routes.set('GET /w2', (_req, res) => json(res, 200, ['server']));
+    const client = clientOf(a.base);
+    const { result } = renderHook(() => readAll(useQuery<string[]>('/w2')), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(result.current.data).toEqual(['server']));
+    act(() => {
+      client.setCached(client.resolve('GET', '/w2'), {
+        data: ['local'],
+        status: 200,
+        statusText: 'OK',
+        headers: new Headers(),
+      });
+    });
+    await waitFor(() => expect(result.current.data).toEqual(['local']));
+    expect(result.current.status).toBe('success');
+    expect(a.count('GET', '/w2')).toBe(1);
   });
 
   it('stale-while-revalidate: the stale data stays on screen, isFetching while revalidating, then the new data', async () => {
@@ -648,6 +708,20 @@ describe('useServerEvents against @keel/server', () => {
     expect(server.connects.length).toBe(2);
     expect(server.connects[1]!.lastEventId).toBe(firstId);
     expect(seen.map((s) => s.split('@')[0])).toEqual(['1', '2', '3']);
+  });
+
+  it('inline handlers, options and headers: re-renders keep one connection, and the latest handler runs', async () => {
+    const server = await live();
+    const client = createClient({ baseURL: server.base });
+    const seen: string[] = [];
+    const { rerender } = render(<InlineFeed round={0} seen={seen} />, {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(screen.getByTestId('status').textContent).toBe('open'));
+    for (let round = 1; round <= 5; round++) rerender(<InlineFeed round={round} seen={seen} />);
+    await server.hub.publish('tick', { n: 1 });
+    await waitFor(() => expect(seen).toEqual(['5:1']));
+    expect(server.connects.length).toBe(1);
   });
 
   it('a URL change closes the old stream and opens the new one', async () => {
@@ -1087,6 +1161,32 @@ describe('useMutation requests', () => {
     });
     expect(a.count('POST', '/m')).toBe(2);
     expect(both.map((b) => b.n).sort()).toEqual([1, 2]);
+  });
+
+  it('a POST refused with 503 + Retry-After (not processed) is sent again by default; a 500 is not', async () => {
+    const a = await api();
+    let posts = 0;
+    a.routes.set('POST /r', (_req, res) => {
+      posts++;
+      if (posts === 1) {
+        res.writeHead(503, { 'retry-after': '0', 'content-type': 'application/json' }).end('{}');
+        return;
+      }
+      json(res, 201, { ok: posts });
+    });
+    a.routes.set('POST /boom', (_req, res) => json(res, 500, {}));
+    const client = createClient({ baseURL: a.base, retry: { baseDelay: 1, maxDelay: 1 } });
+    const { result } = renderHook(
+      () => ({ ok: useMutation<{ ok: number }>('POST', '/r'), boom: useMutation('POST', '/boom') }),
+      { wrapper: wrapperFor(client) },
+    );
+    await act(async () => {
+      await result.current.ok.mutateAsync();
+      await result.current.boom.mutateAsync().catch(() => {});
+    });
+    expect(result.current.ok.data).toEqual({ ok: 2 });
+    expect(a.count('POST', '/r')).toBe(2);
+    expect(a.count('POST', '/boom')).toBe(1);
   });
 
   it('a lower-case method (which the core accepts) still sends the variables as the body', async () => {
