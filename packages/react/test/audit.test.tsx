@@ -20,6 +20,7 @@ import {
   QueryErrorBoundary,
   type QueryResult,
   type ServerEventsOptions,
+  useInfiniteQuery,
   useMutation,
   useQuery,
   useServerEvents,
@@ -466,6 +467,52 @@ describe('useQuery against a real server', () => {
     await waitFor(() => expect(result.current.data).toEqual(['local']));
     expect(result.current.status).toBe('success');
     expect(a.count('GET', '/w2')).toBe(1);
+  });
+
+  it('useInfiniteQuery disabled mid-read shows no fetch (the read is cancelled)', async () => {
+    const a = await api();
+    const arrived = gate();
+    a.routes.set('GET /pages', () => {
+      arrived.open();
+    });
+    const client = clientOf(a.base);
+    const { result, rerender } = renderHook(
+      ({ enabled }: { enabled: boolean }) =>
+        readAll(
+          useInfiniteQuery<number[], number>('/pages', {
+            enabled,
+            initialPageParam: 1,
+            getNextPageParam: () => undefined,
+          }),
+        ),
+      { wrapper: wrapperFor(client), initialProps: { enabled: true } },
+    );
+    await arrived.promise;
+    expect(result.current.isFetching).toBe(true);
+    rerender({ enabled: false });
+    await waitFor(() => expect(a.hits[0]!.aborted).toBe(true));
+    await flush();
+    expect(result.current.isFetching).toBe(false);
+    expect(result.current.isLoading).toBe(false);
+  });
+
+  it('useInfiniteQuery applies a new select (an inline one closing over a prop) without a new request', async () => {
+    const a = await api();
+    a.routes.set('GET /pages', (_req, res) => json(res, 200, [1, 2, 3, 4]));
+    const client = clientOf(a.base);
+    const { result, rerender } = renderHook(
+      ({ min }: { min: number }) =>
+        useInfiniteQuery<number[], number, number[]>('/pages', {
+          initialPageParam: 1,
+          getNextPageParam: () => undefined,
+          select: (d) => d.pages.flat().filter((n) => n >= min),
+        }).data,
+      { wrapper: wrapperFor(client), initialProps: { min: 2 } },
+    );
+    await waitFor(() => expect(result.current).toEqual([2, 3, 4]));
+    rerender({ min: 4 });
+    expect(result.current).toEqual([4]);
+    expect(a.count('GET', '/pages')).toBe(1);
   });
 
   it('stale-while-revalidate: the stale data stays on screen, isFetching while revalidating, then the new data', async () => {
