@@ -102,6 +102,13 @@ function gate() {
   return { promise, open };
 }
 
+/** A GET route that never answers; the promise settles when a request reaches it. */
+function hang(a: Api, path: string): Promise<void> {
+  const arrived = gate();
+  a.routes.set(`GET ${path}`, () => arrived.open());
+  return arrived.promise;
+}
+
 function clientOf(base: string, extra: Parameters<typeof createClient>[0] = {}): Client {
   return createClient({ baseURL: base, retry: { attempts: 1 }, ...extra });
 }
@@ -275,14 +282,10 @@ describe('useQuery against a real server', () => {
 
   it('unmounting mid-request closes the socket; the server sees the client leave', async () => {
     const a = await api();
-    const arrived = gate();
-    a.routes.set('GET /slow', () => {
-      arrived.open();
-      // never answers
-    });
+    const arrived = hang(a, '/slow');
     const client = clientOf(a.base);
     const { unmount } = renderHook(() => useQuery('/slow'), { wrapper: wrapperFor(client) });
-    await arrived.promise;
+    await arrived;
     unmount();
     await waitFor(() => expect(a.hits[0]!.aborted).toBe(true));
     await flush();
@@ -471,10 +474,7 @@ describe('useQuery against a real server', () => {
 
   it('useInfiniteQuery disabled mid-read shows no fetch (the read is cancelled)', async () => {
     const a = await api();
-    const arrived = gate();
-    a.routes.set('GET /pages', () => {
-      arrived.open();
-    });
+    const arrived = hang(a, '/pages');
     const client = clientOf(a.base);
     const { result, rerender } = renderHook(
       ({ enabled }: { enabled: boolean }) =>
@@ -487,7 +487,7 @@ describe('useQuery against a real server', () => {
         ),
       { wrapper: wrapperFor(client), initialProps: { enabled: true } },
     );
-    await arrived.promise;
+    await arrived;
     expect(result.current.isFetching).toBe(true);
     rerender({ enabled: false });
     await waitFor(() => expect(a.hits[0]!.aborted).toBe(true));
