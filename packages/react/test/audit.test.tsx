@@ -17,6 +17,7 @@ import {
   ClientProvider,
   dehydrate,
   HydrationBoundary,
+  keepPreviousData,
   QueryErrorBoundary,
   type QueryResult,
   type ServerEventsOptions,
@@ -513,6 +514,44 @@ describe('useQuery against a real server', () => {
     rerender({ min: 4 });
     expect(result.current).toEqual([4]);
     expect(a.count('GET', '/pages')).toBe(1);
+  });
+
+  it('keepPreviousData with select: the previous page (selected) stays, flagged, until the next one loads', async () => {
+    const a = await api();
+    const release = gate();
+    a.routes.set('GET /page', async (req, res) => {
+      const p = Number(new URL(req.url!, a.base).searchParams.get('p'));
+      if (p === 2) await release.promise;
+      if (p === 3) return json(res, 500, {});
+      json(res, 200, { items: [p * 10, p * 10 + 1] });
+    });
+    const client = clientOf(a.base);
+    const { result, rerender } = renderHook(
+      ({ p }: { p: number }) =>
+        readAll(
+          useQuery<{ items: number[] }, number>('/page', {
+            params: { p },
+            placeholderData: keepPreviousData,
+            select: (d) => d.items[0]!,
+          }),
+        ),
+      { wrapper: wrapperFor(client), initialProps: { p: 1 } },
+    );
+    await waitFor(() => expect(result.current.data).toBe(10));
+    rerender({ p: 2 });
+    expect(result.current.data).toBe(10);
+    expect(result.current.isPlaceholderData).toBe(true);
+    expect(result.current.status).toBe('success');
+    expect(result.current.response).toBeUndefined();
+    expect(result.current.isFetching).toBe(true);
+    release.open();
+    await waitFor(() => expect(result.current.data).toBe(20));
+    expect(result.current.isPlaceholderData).toBe(false);
+    rerender({ p: 3 });
+    expect(result.current.data).toBe(20);
+    await waitFor(() => expect(result.current.status).toBe('error'));
+    expect(result.current.data).toBeUndefined();
+    expect(result.current.isPlaceholderData).toBe(false);
   });
 
   it('stale-while-revalidate: the stale data stays on screen, isFetching while revalidating, then the new data', async () => {
