@@ -1381,6 +1381,20 @@ describe('a throwing listener of the application', () => {
   });
 });
 
+describe('ClientProvider', () => {
+  it('a provider given no client: the hooks say which provider prop is missing', () => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    onTestFinished(() => logged.mockRestore());
+    expect(() =>
+      renderHook(() => useQuery('/x'), {
+        wrapper: ({ children }) => (
+          <ClientProvider client={undefined as unknown as Client}>{children}</ClientProvider>
+        ),
+      }),
+    ).toThrow(/ClientProvider client=/);
+  });
+});
+
 describe('useQuery refetchInterval bounds', () => {
   it('an interval past the 32-bit timer limit is refused (it would fire every millisecond)', () => {
     const client = createClient({ baseURL: 'http://127.0.0.1:9' });
