@@ -1405,3 +1405,41 @@ describe('useQuery refetchInterval bounds', () => {
     ).toThrow(RangeError);
   });
 });
+
+describe('boolean options are booleans', () => {
+  it("TanStack's function form of enabled (or of the refetchOn* switches) is a TypeError naming it, and sends nothing", async () => {
+    const a = await api();
+    a.routes.set('GET /e', (_req, res) => json(res, 200, ['x']));
+    const client = clientOf(a.base);
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    onTestFinished(() => logged.mockRestore());
+    const bad = { enabled: () => false } as unknown as { enabled: boolean };
+    expect(() => renderHook(() => useQuery('/e', bad), { wrapper: wrapperFor(client) })).toThrow(
+      new TypeError('keel: `enabled` must be true or false, got a function'),
+    );
+    expect(() =>
+      renderHook(() => useQuery('/e', { refetchOnWindowFocus: 'always' as unknown as boolean }), {
+        wrapper: wrapperFor(client),
+      }),
+    ).toThrow(/`refetchOnWindowFocus` must be true or false, got "always"/);
+    expect(() =>
+      renderHook(
+        () => useQuery('/e', { refetchOnReconnect: (() => false) as unknown as boolean }),
+        { wrapper: wrapperFor(client) },
+      ),
+    ).toThrow(/`refetchOnReconnect` must be true or false, got a function/);
+    expect(() =>
+      renderHook(
+        () =>
+          useInfiniteQuery<string[], number>('/e', {
+            initialPageParam: 0,
+            getNextPageParam: () => undefined,
+            ...bad,
+          }),
+        { wrapper: wrapperFor(client) },
+      ),
+    ).toThrow(new TypeError('keel: `enabled` must be true or false, got a function'));
+    await flush();
+    expect(a.count('GET', '/e')).toBe(0);
+  });
+});

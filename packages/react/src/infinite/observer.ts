@@ -9,6 +9,7 @@ import { coreOptions } from '../internal/core-options';
 import { onSignal } from '../internal/environment';
 import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
+import { checkSwitches } from '../internal/switches';
 import { sameFields, TrackedView } from '../internal/tracked-view';
 import type { QueryState, QueryStatus } from '../query/state';
 import type { QueryStore } from '../query/store';
@@ -161,6 +162,7 @@ export class InfiniteObserver {
         `keel: useInfiniteQuery \`getNextPageParam\` must be a function, got ${typeof options?.getNextPageParam}`,
       );
     }
+    checkSwitches(options);
     if (options.paramsFor !== undefined && typeof options.paramsFor !== 'function') {
       throw new TypeError(
         `keel: useInfiniteQuery \`paramsFor\` must be a function, got ${typeof options.paramsFor}`,

@@ -3,6 +3,7 @@ import { coreOptions } from '../internal/core-options';
 import { isDocumentHidden, onSignal } from '../internal/environment';
 import { replaceEqualDeep } from '../internal/equal';
 import { isServer } from '../internal/server';
+import { checkSwitches } from '../internal/switches';
 import { sameFields, TrackedView } from '../internal/tracked-view';
 import type { QueryDefinition } from '../query-options';
 import { NoServerDataError } from './no-server-data-error';
@@ -224,6 +225,7 @@ export class QueryObserver {
     }
     // Resolving is cheap but not free; skip it when neither the URL nor the options object changed.
     if (url === this.#url && options === this.#options) return;
+    checkSwitches(options);
     this.#url = url;
     this.#options = options;
     this.#spec = this.#resolveError = undefined;
