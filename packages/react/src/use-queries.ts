@@ -1,7 +1,7 @@
 import type { RequestError } from '@keel/core';
 import { useCallback, useEffect, useSyncExternalStore } from 'react';
 import { useObserver } from './internal/use-observer';
-import { QUERY_DEFAULTS, QueryObserver, type QueryResult } from './query/observer';
+import { environmentOf, QueryObserver, type QueryResult } from './query/observer';
 import type { QueryStore } from './query/store';
 import type { QueryDefinition } from './query-options';
 
@@ -34,8 +34,9 @@ export function useQueries<const T extends readonly QueryDefinition<any, any>[]>
   // biome-ignore lint/correctness/useExhaustiveDependencies: `id` names the keys observed
   const subscribe = useCallback((onChange: () => void) => list.subscribe(onChange), [list, id]);
   useSyncExternalStore(subscribe, list.getSnapshot, list.getSnapshot);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: a new set of keys re-arms the listeners
-  useEffect(() => list.watchEnvironment(), [list, id]);
+  const environment = list.environment;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: new keys or new switches re-arm the listeners
+  useEffect(() => list.watchEnvironment(), [list, id, environment]);
   return list.results() as QueriesResults<T>;
 }
 
@@ -92,17 +93,17 @@ class QueriesObserver {
     return this.#results;
   }
 
+  /** The focus, reconnect and interval options of each query: when they change, the listeners are re-armed. */
+  get environment(): string {
+    let id = '';
+    for (const o of this.#observers) id += `${environmentOf(o.options).join()}\n`;
+    return id;
+  }
+
   watchEnvironment(): () => void {
     const offs = this.#observers
       .filter((o) => o.active)
-      .map((o) => {
-        const options = o.options;
-        return o.watchEnvironment(
-          options?.refetchOnWindowFocus ?? QUERY_DEFAULTS.refetchOnWindowFocus,
-          options?.refetchOnReconnect ?? QUERY_DEFAULTS.refetchOnReconnect,
-          options?.refetchInterval ?? QUERY_DEFAULTS.refetchInterval,
-        );
-      });
+      .map((o) => o.watchEnvironment(...environmentOf(o.options)));
     return () => {
       for (const off of offs) off();
     };

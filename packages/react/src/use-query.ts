@@ -2,6 +2,7 @@ import type { RequestError } from '@keel/core';
 import { useCallback, useEffect, useSyncExternalStore } from 'react';
 import { useObserver } from './internal/use-observer';
 import {
+  environmentOf,
   QUERY_DEFAULTS,
   QueryObserver,
   type QueryResult,
@@ -103,9 +104,7 @@ function useObservedQuery(
   );
   useSyncExternalStore(subscribe, observer.getSnapshot, observer.getSnapshot);
 
-  const focus = options?.refetchOnWindowFocus ?? QUERY_DEFAULTS.refetchOnWindowFocus;
-  const reconnect = options?.refetchOnReconnect ?? QUERY_DEFAULTS.refetchOnReconnect;
-  const interval = options?.refetchInterval ?? QUERY_DEFAULTS.refetchInterval;
+  const [focus, reconnect, interval] = environmentOf(options);
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new key re-arms the timers
   useEffect(() => {
     if (!active) return undefined;

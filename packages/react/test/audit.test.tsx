@@ -20,15 +20,17 @@ import {
   keepPreviousData,
   QueryErrorBoundary,
   type QueryResult,
+  queryOptions,
   type ServerEventsOptions,
   useInfiniteQuery,
   useMutation,
+  useQueries,
   useQuery,
   useServerEvents,
   useSuspenseQuery,
 } from '../src/index';
 import { channelCount } from '../src/server-events/channel';
-import { debugOf, flush, readAll, wrapperFor } from './helpers';
+import { debugOf, flush, readAll, until, wrapperFor } from './helpers';
 
 // ── a plain node:http API ──────────────────────────────────────────────────────────────────
 
@@ -1441,5 +1443,51 @@ describe('boolean options are booleans', () => {
     ).toThrow(new TypeError('keel: `enabled` must be true or false, got a function'));
     await flush();
     expect(a.count('GET', '/e')).toBe(0);
+  });
+});
+
+describe('useQueries options changes', () => {
+  it('turning on refetchInterval or refetchOnWindowFocus for the same keys arms them; turning them off disarms them', async () => {
+    const a = await api();
+    a.routes.set('GET /q', (_req, res) => json(res, 200, ['q']));
+    const client = clientOf(a.base, { cache: { ttl: 0 } });
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const { result, rerender, unmount } = renderHook(
+      ({ on }: { on: boolean }) =>
+        useQueries([
+          queryOptions<string[]>('/q', {
+            refetchInterval: on ? 1000 : false,
+            refetchOnWindowFocus: on,
+          }),
+        ]),
+      { wrapper: wrapperFor(client), initialProps: { on: false } },
+    );
+    await until(() => result.current[0].data !== undefined);
+    expect(a.count('GET', '/q')).toBe(1);
+    act(() => {
+      window.dispatchEvent(new Event('focus'));
+    });
+    vi.advanceTimersByTime(5000);
+    await flush();
+    expect(a.count('GET', '/q')).toBe(1);
+
+    rerender({ on: true });
+    await flush();
+    vi.advanceTimersByTime(1000);
+    await until(() => a.count('GET', '/q') === 2);
+    await until(() => !result.current[0].isFetching);
+    act(() => {
+      window.dispatchEvent(new Event('focus'));
+    });
+    await until(() => a.count('GET', '/q') === 3);
+    await until(() => !result.current[0].isFetching);
+
+    rerender({ on: false });
+    await flush();
+    expect(vi.getTimerCount()).toBe(0);
+    unmount();
   });
 });

@@ -115,6 +115,17 @@ export type UseSuspenseQueryOptions<TQueryData = unknown, TData = TQueryData> = 
   'enabled' | 'placeholderData' | 'suspense'
 >;
 
+/** What `watchEnvironment` takes from the options: focus, reconnect and interval, defaults applied. */
+export function environmentOf(
+  options: UseQueryOptions<any, any> | undefined,
+): [focus: boolean, reconnect: boolean, interval: number | false] {
+  return [
+    options?.refetchOnWindowFocus ?? QUERY_DEFAULTS.refetchOnWindowFocus,
+    options?.refetchOnReconnect ?? QUERY_DEFAULTS.refetchOnReconnect,
+    options?.refetchInterval ?? QUERY_DEFAULTS.refetchInterval,
+  ];
+}
+
 /** For `placeholderData`: keeps the previous key's data on screen while the new key loads. */
 export function keepPreviousData<T>(previousData: T | undefined): T | undefined {
   return previousData;
