@@ -17,6 +17,7 @@ import {
   ClientProvider,
   dehydrate,
   HydrationBoundary,
+  inspectServerEvents,
   keepPreviousData,
   QueryErrorBoundary,
   type QueryResult,
@@ -28,6 +29,7 @@ import {
   useQuery,
   useServerEvents,
   useSuspenseQuery,
+  watchServerEvents,
 } from '../src/index';
 import { channelCount } from '../src/server-events/channel';
 import { debugOf, flush, readAll, until, wrapperFor } from './helpers';
@@ -1488,6 +1490,24 @@ describe('useQueries options changes', () => {
     rerender({ on: false });
     await flush();
     expect(vi.getTimerCount()).toBe(0);
+    unmount();
+  });
+});
+
+describe('watchServerEvents', () => {
+  it('tells the watcher when an id-only block changes the last event id', async () => {
+    // The stream stays open: no status change tells the watcher in its stead.
+    const sse = await rawSse([{ chunks: ['id: 1\ndata: x\n\n', 'id: 2\n\n'], hold: true }]);
+    const client = createClient({ baseURL: sse.base });
+    const told: (string | undefined)[] = [];
+    const stop = watchServerEvents(client, () => {
+      told.push(inspectServerEvents(client)[0]?.lastEventId);
+    });
+    onTestFinished(stop);
+    const { unmount } = render(<RawFeed seen={[]} />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(inspectServerEvents(client)[0]?.lastEventId).toBe('2'));
+    expect(told).toContain('1');
+    expect(told.at(-1)).toBe('2');
     unmount();
   });
 });

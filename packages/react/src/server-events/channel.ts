@@ -219,7 +219,10 @@ export class Channel {
           this.#failures = 0;
         },
         onId: (id) => {
-          if (!signal.aborted) this.lastEventId = id;
+          if (signal.aborted || id === this.lastEventId) return;
+          this.lastEventId = id;
+          // No event follows to tell the watchers: the id alone changed what they show.
+          inspector?.(this);
         },
       });
       for (
