@@ -914,7 +914,7 @@ describe('useServerEvents: the event stream format and reconnects', () => {
   });
 
   it("uses the server's retry: field as the reconnect delay", async () => {
-    const sse = await rawSse([{ chunks: ['retry: 40\ndata: 1\nid: a\n\n'] }, { hold: true }]);
+    const sse = await rawSse([{ chunks: ['retry: 400\ndata: 1\nid: a\n\n'] }, { hold: true }]);
     const client = createClient({ baseURL: sse.base });
     const { ManualClock } = await import('./helpers');
     const clock = new ManualClock();
@@ -924,7 +924,7 @@ describe('useServerEvents: the event stream format and reconnects', () => {
       { wrapper: wrapperFor(client) },
     );
     await waitFor(() => expect(clock.timers.size).toBe(1));
-    expect(clock.delays).toEqual([40]);
+    expect(clock.delays).toEqual([400]);
     act(() => {
       clock.runNext();
     });
@@ -1509,5 +1509,63 @@ describe('watchServerEvents', () => {
     expect(told).toContain('1');
     expect(told.at(-1)).toBe('2');
     unmount();
+  });
+});
+
+describe('useServerEvents reconnect floor', () => {
+  it('a server retry: 0 against a stream that ends after each event waits at least 100 ms per reconnect', async () => {
+    const sse = await rawSse([{ chunks: ['retry: 0\ndata: 1\n\n'] }]);
+    const client = createClient({ baseURL: sse.base });
+    const { ManualClock } = await import('./helpers');
+    const clock = new ManualClock();
+    const { unmount } = render(
+      <RawFeed seen={[]} options={{ clock, reconnect: { jitter: false } }} />,
+      { wrapper: wrapperFor(client) },
+    );
+    for (let round = 1; round <= 3; round++) {
+      await waitFor(() => expect(clock.timers.size).toBe(1));
+      act(() => {
+        clock.runNext();
+      });
+      await waitFor(() => expect(sse.connects.length).toBe(round + 1));
+    }
+    expect(clock.delays.slice(0, 3)).toEqual([100, 100, 100]);
+    unmount();
+  });
+
+  it('initialDelay: 0 against a failing server backs off from 100 ms, doubling (50 ms at least with jitter)', async () => {
+    const sse = await rawSse([{ status: 503 }]);
+    const client = createClient({ baseURL: sse.base });
+    const { ManualClock } = await import('./helpers');
+    const clock = new ManualClock();
+    const { unmount } = render(
+      <RawFeed
+        seen={[]}
+        options={{ clock, reconnect: { jitter: false, initialDelay: 0, maxDelay: 0 } }}
+      />,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(clock.timers.size).toBe(1));
+    expect(clock.delays).toEqual([100]);
+    unmount();
+
+    const doubling = createClient({ baseURL: sse.base });
+    const jittered = new ManualClock();
+    const second = render(
+      <RawFeed
+        seen={[]}
+        options={{ clock: jittered, random: () => 0, reconnect: { initialDelay: 0 } }}
+      />,
+      { wrapper: wrapperFor(doubling) },
+    );
+    for (let round = 1; round <= 3; round++) {
+      await waitFor(() => expect(jittered.timers.size).toBe(1));
+      act(() => {
+        jittered.runNext();
+      });
+    }
+    await waitFor(() => expect(jittered.timers.size).toBe(1));
+    expect(jittered.delays).toEqual([50, 100, 200, 400]);
+    second.unmount();
   });
 });

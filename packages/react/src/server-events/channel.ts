@@ -244,8 +244,13 @@ export class Channel {
     }
     // Reconnect after the backoff delay.
     const { initialDelay, maxDelay, jitter, random, clock } = this.options;
-    const base = this.#serverRetry ?? initialDelay;
-    let delay = Math.min(maxDelay, base * 2 ** Math.min(this.#failures, MAX_EXPONENT));
+    // Never at once: a `retry: 0` (or initialDelay 0) against a server that closes each stream
+    // would otherwise reconnect in a tight loop, and 0 would never double.
+    const base = Math.max(MIN_RECONNECT_MS, this.#serverRetry ?? initialDelay);
+    let delay = Math.max(
+      MIN_RECONNECT_MS,
+      Math.min(maxDelay, base * 2 ** Math.min(this.#failures, MAX_EXPONENT)),
+    );
     if (jitter) delay = delay / 2 + (random() * delay) / 2;
     this.#failures++;
     this.#setState('connecting', failure);
@@ -396,7 +401,8 @@ export interface ServerEventsOptions {
    */
   reconnect?: {
     /**
-     * The first reconnect delay in ms (the server's `retry:` field replaces it).
+     * The first reconnect delay in ms (the server's `retry:` field replaces it); any delay is at
+     * least 100 ms before jitter.
      * @default 1000
      */
     initialDelay?: number;
@@ -506,6 +512,8 @@ function resolveOptions(
 /** Statuses worth reconnecting after, as EventSource would for a network error. */
 const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
 const MAX_EXPONENT = 20;
+/** The shortest reconnect delay before jitter, whatever `reconnect` or the server's `retry:` say. */
+const MIN_RECONNECT_MS = 100;
 
 function parseData(raw: string): unknown {
   try {
