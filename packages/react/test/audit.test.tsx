@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Client, createClient, isHttpError } from '@keel/core';
+import { type Client, createClient, isCircuitOpenError, isHttpError } from '@keel/core';
 import { type App, createApp, createEventHub, type EventHub } from '@keel/server';
 import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
 import { StrictMode, Suspense, useState } from 'react';
@@ -1567,5 +1567,35 @@ describe('useServerEvents reconnect floor', () => {
     await waitFor(() => expect(jittered.timers.size).toBe(1));
     expect(jittered.delays).toEqual([50, 100, 200, 400]);
     second.unmount();
+  });
+});
+
+describe('refetch() against an open circuit', () => {
+  it('resolves with the CircuitOpenError as the error, keeping the data, and sends nothing', async () => {
+    const a = await api();
+    a.routes.set('GET /c', (req, res) =>
+      req.url!.includes('fail') ? json(res, 500, { down: true }) : json(res, 200, ['c']),
+    );
+    const client = clientOf(a.base, {
+      circuitBreaker: { failureThreshold: 1, resetTimeout: 60_000 },
+    });
+    const { result } = renderHook(() => readAll(useQuery<string[]>('/c', { params: { ok: 1 } })), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(result.current.data).toEqual(['c']));
+    // Another read of the endpoint (`GET /c`, the query string aside) fails: the circuit opens.
+    await expect(client.request('GET', '/c', { params: { fail: 1 } })).rejects.toThrow();
+    expect(client.circuitBreaker().status('GET', '/c').state).toBe('open');
+    const sent = a.hits.length;
+    let settled: QueryResult<string[]> | undefined;
+    await act(async () => {
+      settled = await result.current.refetch();
+    });
+    expect(isCircuitOpenError(settled!.error)).toBe(true);
+    expect(settled!.status).toBe('error');
+    expect(settled!.data).toEqual(['c']);
+    await waitFor(() => expect(isCircuitOpenError(result.current.error)).toBe(true));
+    expect(result.current.isFetching).toBe(false);
+    expect(a.hits.length).toBe(sent);
   });
 });

@@ -201,7 +201,20 @@ export class QueryEntry {
   /** A network read even over a fresh cache entry (joins one in flight); resolves when settled. */
   refetch(): Promise<void> {
     if (this.#released) return Promise.resolve();
-    this.#store.client.prefetch(this.#spec);
+    const { client } = this.#store;
+    client.prefetch(this.#spec);
+    if (!client.isFetching(this.key)) {
+      // Refused (an open circuit): a prefetch drops that silently, but refetch() must show why.
+      // A read past the cache (a ttl of 0 finds nothing fresh) meets the same refusal, with its error.
+      const options =
+        this.#spec.cache === null ? this.#options : { ...this.#options, cache: { ttl: 0 } };
+      const seq = this.#flightSeq;
+      return client.request(this.#spec.method, this.#url, options).then(noop, (error: unknown) => {
+        if (!this.#released && this.#settledSeq <= seq && !isAbortError(error)) {
+          this.#applyError(error);
+        }
+      });
+    }
     this.syncFetching();
     return this.state.isFetching
       ? new Promise((resolve) => this.#waiters.push(resolve))
