@@ -1599,3 +1599,68 @@ describe('refetch() against an open circuit', () => {
     expect(a.hits.length).toBe(sent);
   });
 });
+
+describe('useMutation callbacks and renders', () => {
+  function gatedPost(a: Api, path: string) {
+    const open = gate();
+    a.routes.set(`POST ${path}`, async (_req, res) => {
+      await open.promise;
+      json(res, 201, { ok: true });
+    });
+    return open;
+  }
+
+  it("mutate's own callbacks do not run once the component unmounted; the hook's do, and the request completes", async () => {
+    const a = await api();
+    const open = gatedPost(a, '/m');
+    const client = clientOf(a.base);
+    const log: string[] = [];
+    const { result, unmount } = renderHook(
+      () =>
+        useMutation<{ ok: boolean }, number>('POST', '/m', {
+          onSuccess: () => log.push('hook success'),
+          onSettled: () => log.push('hook settled'),
+        }),
+      { wrapper: wrapperFor(client) },
+    );
+    let settled: Promise<unknown> | undefined;
+    act(() => {
+      result.current.mutate(1, {
+        onSuccess: () => log.push('call success'),
+        onSettled: () => log.push('call settled'),
+      });
+      settled = result.current.mutateAsync(2, { onSuccess: () => log.push('async call success') });
+    });
+    await waitFor(() => expect(a.count('POST', '/m')).toBe(2));
+    unmount();
+    await flush();
+    open.open();
+    await expect(settled).resolves.toEqual({ ok: true });
+    await waitFor(() => expect(log.filter((l) => l === 'hook settled')).toHaveLength(2));
+    await flush();
+    expect(log.filter((l) => l.startsWith('call') || l.startsWith('async'))).toEqual([]);
+    expect(a.hits.filter((h) => h.aborted)).toEqual([]);
+  });
+
+  it('a mutation settles with the callbacks and options of the latest render, not of the render that called mutate', async () => {
+    const a = await api();
+    const open = gatedPost(a, '/m');
+    const client = clientOf(a.base);
+    const log: string[] = [];
+    const { result, rerender } = renderHook(
+      ({ round }: { round: number }) =>
+        useMutation<{ ok: boolean }, number>('POST', '/m', {
+          onSuccess: () => log.push(`success ${round}`),
+          onSettled: () => log.push(`settled ${round}`),
+        }),
+      { wrapper: wrapperFor(client), initialProps: { round: 1 } },
+    );
+    act(() => {
+      result.current.mutate(1);
+    });
+    await waitFor(() => expect(a.count('POST', '/m')).toBe(1));
+    rerender({ round: 2 });
+    open.open();
+    await waitFor(() => expect(log).toEqual(['success 2', 'settled 2']));
+  });
+});

@@ -104,7 +104,10 @@ export interface UseMutationOptions<
   retry?: RequestOptions['retry'];
 }
 
-/** Per-call callbacks of `mutate(variables, callbacks)`, run after the hook's own. */
+/**
+ * Per-call callbacks of `mutate(variables, callbacks)`, run after the hook's own; not run when the
+ * component has unmounted by then (the hook's own still run).
+ */
 export interface MutateCallbacks<TData, TVars, TError = RequestError> {
   onSuccess?: (data: TData, variables: TVars) => unknown;
   onError?: (error: TError, variables: TVars) => unknown;
@@ -233,7 +236,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       // The core invalidates the request path and tags (refetching mounted queries) before this resolves.
       response = await client.request<TData>(method, url, request);
       data = response.data;
-      const target = options?.invalidate;
+      const target = this.#options?.invalidate;
       // settle: a throwing invalidation is reported, the mutation still succeeded.
       if (target !== undefined) await settle(() => client.invalidate(target));
     } catch (err) {
@@ -253,20 +256,26 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
         : { status: 'success', data, response, error: null, variables },
     );
     end();
-    // Callbacks run after the state is settled, the hook's first; a throwing callback is
-    // reported, it does not turn a success into a failure.
+    // Callbacks run after the state is settled, the hook's first, those of the latest render
+    // (as TanStack Query does: a callback closing over props sees the current ones); a throwing
+    // callback is reported, it does not turn a success into a failure.
     await settle(() =>
       error
-        ? options?.onError?.(error, variables, context)
-        : options?.onSuccess?.(data as TData, variables, context),
+        ? this.#options?.onError?.(error, variables, context)
+        : this.#options?.onSuccess?.(data as TData, variables, context),
     );
-    await settle(() => options?.onSettled?.(data, error, variables, context));
-    await settle(() =>
-      error
-        ? callbacks?.onError?.(error, variables)
-        : callbacks?.onSuccess?.(data as TData, variables),
-    );
-    await settle(() => callbacks?.onSettled?.(data, error, variables));
+    await settle(() => this.#options?.onSettled?.(data, error, variables, context));
+    // mutate's own callbacks belong to the component: none once it has unmounted (TanStack's
+    // rule), so they cannot set the state of a component that is gone.
+    if (this.#listeners.size > 0) {
+      await settle(() =>
+        error
+          ? callbacks?.onError?.(error, variables)
+          : callbacks?.onSuccess?.(data as TData, variables),
+      );
+    }
+    if (this.#listeners.size > 0)
+      await settle(() => callbacks?.onSettled?.(data, error, variables));
     if (error) throw error;
     return data as TData;
   }
