@@ -31,6 +31,7 @@ import {
   useSuspenseQuery,
   watchServerEvents,
 } from '../src/index';
+import { storeFor } from '../src/query/store';
 import { channelCount } from '../src/server-events/channel';
 import { debugOf, flush, readAll, until, wrapperFor } from './helpers';
 
@@ -150,6 +151,14 @@ function Page() {
 function SuspenseReader() {
   const { data } = useSuspenseQuery<string[]>('/s');
   return <p data-testid="s">{data.join(',')}</p>;
+}
+
+function SuspenseTree() {
+  return (
+    <Suspense fallback={<p>loading</p>}>
+      <SuspenseReader />
+    </Suspense>
+  );
 }
 
 function PlainReader() {
@@ -1662,5 +1671,58 @@ describe('useMutation callbacks and renders', () => {
     rerender({ round: 2 });
     open.open();
     await waitFor(() => expect(log).toEqual(['success 2', 'settled 2']));
+  });
+});
+
+describe('suspense reads nobody waits for any more', () => {
+  it('a boundary unmounted while its read hangs: the read is cancelled (the server sees the client leave) and nothing is left', async () => {
+    const a = await api();
+    const arrived = hang(a, '/s');
+    const client = clientOf(a.base);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const { unmount } = render(<SuspenseTree />, { wrapper: wrapperFor(client) });
+    await arrived;
+    expect(screen.getByText('loading')).toBeTruthy();
+    unmount();
+    for (let i = 0; i < 30 && storeFor(client).size > 0; i++) {
+      await act(async () => {
+        await vi.advanceTimersByTimeAsync(1000);
+      });
+      await flush();
+    }
+    expect(storeFor(client).size).toBe(0);
+    await until(() => a.hits[0]!.aborted);
+    expect(debugOf(client)).toMatchObject({ subscriptions: 0, flights: 0 });
+  });
+
+  it('a read slower than the check-ins still completes, with one request, for a boundary that stays mounted', async () => {
+    const a = await api();
+    const answer = gate();
+    a.routes.set('GET /s', async (_req, res) => {
+      await answer.promise;
+      json(res, 200, ['late']);
+    });
+    const client = clientOf(a.base);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    render(<SuspenseTree />, { wrapper: wrapperFor(client) });
+    await until(() => a.count('GET', '/s') === 1);
+    for (let i = 0; i < 30; i++) {
+      await act(async () => {
+        await vi.advanceTimersByTimeAsync(1000);
+      });
+      await flush();
+    }
+    expect(screen.getByText('loading')).toBeTruthy();
+    answer.open();
+    await until(() => screen.queryByTestId('s') !== null);
+    expect(screen.getByTestId('s').textContent).toBe('late');
+    expect(a.count('GET', '/s')).toBe(1);
+    expect(a.hits[0]!.aborted).toBe(false);
   });
 });

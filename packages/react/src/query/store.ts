@@ -24,6 +24,13 @@ import { cachedState, PENDING, type QueryState } from './state';
 const SUSPENSE_GRACE_MS = 1000;
 
 /**
+ * How long a suspending render waits on a read before React is asked to render it again (to
+ * learn whether it still waits, see `QueryEntry.suspend`): a read that never settles is
+ * cancelled at most this plus SUSPENSE_GRACE_MS after its boundary went away.
+ */
+const SUSPENSE_CHECK_IN_MS = 5000;
+
+/**
  * The one adapter between @keel/core and React: per-key query state that lives outside React.
  *
  * An entry exists while a component observes its key (or briefly for a suspending render). It
@@ -233,10 +240,34 @@ export class QueryEntry {
    */
   suspend(): Promise<void> {
     this.fetch();
-    return this.read().then(() => {
+    // A render waits for this read: the entry is not abandoned (see #checkIn).
+    if (this.#request !== undefined) {
+      clearTimeout(this.#graceTimer);
+      this.#graceTimer = undefined;
+    }
+    return (this.#suspended ??= this.#checkIn());
+  }
+
+  /**
+   * The promise suspending renders wait on: it settles with the read, or after
+   * SUSPENSE_CHECK_IN_MS, whichever comes first, and then starts the grace period. React renders
+   * a suspended component again when it settles; one still waiting suspends again (on the same
+   * read), which ends the grace period. One whose boundary is gone does not: React gives no other
+   * sign of that, and without this a read that never settles would keep the entry, its interest
+   * and its request for good.
+   */
+  #checkIn(): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const due = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SUSPENSE_CHECK_IN_MS);
+    });
+    return Promise.race([this.read(), due]).then(() => {
+      clearTimeout(timer);
+      this.#suspended = undefined;
       if (this.#graceTimer === undefined) this.#graceFor();
     });
   }
+  #suspended: Promise<void> | undefined;
 
   /**
    * For a suspending render that throws this entry's error to a boundary: keeps the entry and its
