@@ -758,7 +758,12 @@ class KeelClient implements Client {
     this.#release(consumer);
     const final = flight.consumerCount === 0 && !flight.settled;
     const now = this.#clock.now();
-    if (final) flight.tracker.cancel(now);
+    if (final) {
+      flight.tracker.cancel(now);
+      // Leave the dedup map before anyone hears of it: a request made from a `cancel` listener
+      // must not join a flight that is being torn down.
+      this.#inflight.delete(flight.key, flight);
+    }
     if (this.#events.has('cancel')) {
       this.#events.emit('cancel', {
         key: flight.key,
@@ -770,8 +775,6 @@ class KeelClient implements Client {
     }
     consumer.reject?.(error);
     if (final) {
-      // Leave the dedup map now: a new request must not join a flight that is being torn down.
-      this.#inflight.delete(flight.key, flight);
       flight.abort(error);
       // The scheduler drops the job now (queued, parked or running): its slot frees at once.
       this.#gate.cancel(flight);
