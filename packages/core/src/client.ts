@@ -636,8 +636,13 @@ class KeelClient implements Client {
         random: this.#config.random,
       });
       // A wait that would end past the deadline cannot lead to an answer in time: fail now, with
-      // what the server said, rather than wait to fail with a TimeoutError.
-      if (!decision.retry || (flight.deadlineAt !== 0 && now + decision.delay >= flight.deadlineAt))
+      // what the server said, rather than wait to fail with a TimeoutError. A stream body was
+      // read by the attempt that failed: it cannot be sent again.
+      if (
+        !decision.retry ||
+        (flight.deadlineAt !== 0 && now + decision.delay >= flight.deadlineAt) ||
+        spec.body instanceof ReadableStream
+      )
         throw error;
       tracker.retry();
       const reason = decision.reason === 'retry-after' ? 'retry-after' : 'backoff';

@@ -8,12 +8,13 @@ import { describe, expect, test } from 'vitest';
 import {
   CancelledError,
   CircuitOpenError,
+  createClient,
   HttpError,
   isCancelledError,
   isCircuitOpenError,
   TimeoutError,
 } from '../src/index';
-import { debugOf, FAKE_EPOCH, flush, makeClient, settle, track } from './helpers';
+import { debugOf, FAKE_EPOCH, flush, makeClient, settle, startServer, track } from './helpers';
 
 const status = (s: number, headers?: Record<string, string>) =>
   new Response(`status ${s}`, { status: s, headers });
@@ -614,5 +615,44 @@ describe('re-entrant listeners racing cancellation', () => {
     t.fake.last().json('fresh');
     await flush();
     expect(outcome.current).toMatchObject({ state: 'fulfilled', value: { data: 'fresh' } });
+  });
+});
+
+describe('a stream request body goes out once', () => {
+  const streamOf = (text: string) =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(text));
+        controller.close();
+      },
+    });
+
+  test('a ReadableStream body reaches a real server; a failure is not retried (it cannot be replayed)', async () => {
+    let status = 503;
+    const bodies: string[] = [];
+    const server = await startServer({
+      '/upload': async (req, res) => {
+        let body = '';
+        for await (const chunk of req) body += chunk;
+        bodies.push(body);
+        res.statusCode = status;
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ body }));
+      },
+    });
+    try {
+      const client = createClient({ baseURL: server.url, retry: { baseDelay: 1, jitter: false } });
+      const failed = await settle(client.put('/upload', streamOf('once')));
+      const reason = (failed as { reason: HttpError }).reason;
+      expect(reason).toBeInstanceOf(HttpError);
+      expect(reason.status).toBe(503);
+      expect(bodies).toEqual(['once']);
+      status = 200;
+      const ok = await client.put<{ body: string }>('/upload', streamOf('hello'));
+      expect(ok.data).toEqual({ body: 'hello' });
+      expect(bodies).toEqual(['once', 'hello']);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -84,6 +84,8 @@ export function attemptOnce(
           return controller.signal;
         },
       };
+      // A stream body is sent as it is read: fetch requires saying so (and refuses it otherwise).
+      if (spec.body instanceof ReadableStream) (init as { duplex?: 'half' }).duplex = 'half';
       // credentials, redirect, mode, cache, ... as the client and request set them.
       if (spec.fetchInit !== undefined) Object.assign(init, spec.fetchInit);
       started = fetchImpl(spec.url, init);
