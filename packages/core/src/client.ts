@@ -670,8 +670,8 @@ class KeelClient implements Client {
   // ── the end of a flight ───────────────────────────────────────────────────────────────────
 
   /**
-   * Ends a flight once: with its response (`ok`), or with an error, a cancellation when it is the
-   * flight's own abort reason (not its deadline). It leaves the live maps, then every consumer
+   * Ends a flight once: with its response (`ok`), or with an error, a cancellation when the
+   * flight was aborted (not by its deadline). It leaves the live maps, then every consumer
    * still attached is answered. `attemptMs`: the duration of the attempt that ended the flight,
    * when it got a response.
    */
@@ -683,7 +683,10 @@ class KeelClient implements Client {
     this.#flights.delete(flight);
     const { spec, tracker } = flight;
     const now = this.#clock.now();
-    const cancelled = !ok && flight.aborted && value === flight.reason && !flight.expired;
+    // Aborted, other than by its deadline: its last consumer cancelled it, and that final `cancel`
+    // was its terminal event, whatever error its work ends with afterwards (a listener may cancel
+    // it while it is being refused).
+    const cancelled = !ok && flight.aborted && !flight.expired;
     if (ok) {
       const response = value as ApiResponse;
       tracker.succeed(now);

@@ -656,3 +656,33 @@ describe('a stream request body goes out once', () => {
     }
   });
 });
+
+describe('every request ends with exactly one terminal event', () => {
+  test('a job refused at the pre-start gate and cancelled by a circuit-rejected listener ends once', async () => {
+    const t = makeClient(
+      {
+        cache: { enabled: false },
+        retry: { attempts: 1 },
+        scheduler: { concurrency: 1 },
+        circuitBreaker: { failureThreshold: 1, resetTimeout: 10_000 },
+      },
+      { handler: () => status(500) },
+    );
+    const first = t.client.get('/x?n=1');
+    const queued = t.client.get('/x?n=2');
+    t.client.on('circuit-rejected', () => queued.cancel());
+    await expect(first).rejects.toBeInstanceOf(HttpError);
+    await expect(queued).rejects.toBeInstanceOf(CancelledError);
+    await flush();
+    const tracker = t.of('request')[1]!.tracker;
+    const terminal = t.events.filter(
+      (e) =>
+        (e.name === 'success' || e.name === 'error' || (e.name === 'cancel' && e.payload.final)) &&
+        (e.payload as { tracker: unknown }).tracker === tracker,
+    );
+    expect(terminal.map((e) => e.name)).toEqual(['cancel']);
+    expect(t.client.intelligence().snapshot().summary.activeRequests).toBe(0);
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 0, queued: 0, delayed: 0 });
+    expect(t.fake.calls).toHaveLength(1);
+  });
+});
