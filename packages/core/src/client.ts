@@ -541,6 +541,16 @@ class KeelClient implements Client {
         timerDelay(spec.deadline),
       );
     }
+    return flight;
+  }
+
+  /**
+   * Announces the flight (`request`), once its first consumer is attached: a listener may join
+   * or cancel it, as any caller can. Then it enters the scheduler gate and asks for its first
+   * slot, unless a listener cancelled it: then it ends here, cancelled.
+   */
+  #fly(flight: Flight): void {
+    const { spec } = flight;
     if (this.#events.has('request')) {
       this.#events.emit('request', {
         key: spec.key,
@@ -548,14 +558,13 @@ class KeelClient implements Client {
         url: spec.url,
         tracker: flight.tracker,
         endpoint: spec.endpoint,
-        probe,
+        probe: flight.probe,
       });
+      if (flight.aborted) {
+        this.#end(flight, false, flight.reason);
+        return;
+      }
     }
-    return flight;
-  }
-
-  /** Enters the flight into the scheduler gate and asks for its first slot. */
-  #fly(flight: Flight): void {
     this.#gate.enter(flight);
     this.#acquire(flight);
   }

@@ -686,3 +686,44 @@ describe('every request ends with exactly one terminal event', () => {
     expect(t.fake.calls).toHaveLength(1);
   });
 });
+
+describe('a flight is never torn down before its owner is attached', () => {
+  test('a caller that joins and cancels from the `request` listener leaves the owner its flight', async () => {
+    const t = makeClient();
+    let joiner: Promise<unknown> & { cancel(): void };
+    t.client.on('request', () => {
+      if (joiner !== undefined) return;
+      joiner = t.client.get('/own');
+      joiner.catch(() => {});
+      joiner.cancel();
+    });
+    const owner = track(t.client.get('/own'));
+    await flush();
+    expect(owner.current.state).toBe('pending');
+    expect(t.of('cancel')).toMatchObject([{ final: false }]);
+    t.fake.last().json('mine');
+    await flush();
+    expect(owner.current).toMatchObject({ state: 'fulfilled', value: { data: 'mine' } });
+    expect(t.client.intelligence().snapshot().summary.activeRequests).toBe(0);
+  });
+
+  test('cancelAll from the `request` listener cancels the new request once, and nothing is sent', async () => {
+    const t = makeClient({ scheduler: { concurrency: 2 } });
+    let once = false;
+    t.client.on('request', () => {
+      if (once) return;
+      once = true;
+      t.client.cancelAll();
+    });
+    const p = track(t.client.get('/all'));
+    await flush();
+    expect(p.current.state).toBe('rejected');
+    expect((p.current as { reason: unknown }).reason).toBeInstanceOf(CancelledError);
+    expect(t.of('cancel')).toMatchObject([{ final: true }]);
+    expect(t.of('error')).toHaveLength(0);
+    expect(t.fake.calls).toHaveLength(0);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 0, queued: 0, delayed: 0 });
+    expect(t.client.intelligence().snapshot().summary.activeRequests).toBe(0);
+  });
+});
