@@ -587,6 +587,8 @@ class KeelClient implements Client {
     }
     // Refused by the pre-start gate: its circuit opened while it waited. Blocked by an open
     // circuit (`circuit-rejected`), and ended (`error`, the terminal event of its `request`).
+    // It leaves the dedup map first: a request made meanwhile must not join a refused flight.
+    this.#inflight.delete(flight.key, flight);
     if (isCircuitOpenError(error)) this.#circuitRejected(flight.spec, error);
     this.#end(flight, false, error);
   }

@@ -727,3 +727,36 @@ describe('a flight is never torn down before its owner is attached', () => {
     expect(t.client.intelligence().snapshot().summary.activeRequests).toBe(0);
   });
 });
+
+describe('a request made while a flight is being refused', () => {
+  test('from a circuit-rejected listener, the same request is refused on its own, not joined to the refused job', async () => {
+    const t = makeClient(
+      {
+        cache: { enabled: false },
+        retry: { attempts: 1 },
+        scheduler: { concurrency: 1 },
+        circuitBreaker: { failureThreshold: 1, resetTimeout: 10_000 },
+      },
+      { handler: () => status(500) },
+    );
+    const first = t.client.get('/y?n=1');
+    const queued = t.client.get('/y?n=2');
+    let again: Promise<unknown> | undefined;
+    let asked = false;
+    t.client.on('circuit-rejected', () => {
+      if (asked) return;
+      asked = true;
+      again = t.client.get('/y?n=2');
+    });
+    await expect(first).rejects.toBeInstanceOf(HttpError);
+    await expect(queued).rejects.toBeInstanceOf(CircuitOpenError);
+    await expect(again).rejects.toBeInstanceOf(CircuitOpenError);
+    expect(t.of('circuit-rejected')).toHaveLength(2);
+    expect(t.of('dedup')).toHaveLength(0);
+    expect(t.client.intelligence().endpoint('GET', '/y')).toMatchObject({
+      requests: 3,
+      circuitRejected: 2,
+      dedupPrevented: 0,
+    });
+  });
+});
