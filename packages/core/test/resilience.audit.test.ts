@@ -760,3 +760,31 @@ describe('a request made while a flight is being refused', () => {
     });
   });
 });
+
+describe('Retry-After in each HTTP-date form', () => {
+  // 2024-01-01 is a Monday; the three forms RFC 9110 allows, for FAKE_EPOCH + 3 s.
+  const forms = [
+    ['IMF-fixdate', 'Mon, 01 Jan 2024 00:00:03 GMT'],
+    ['RFC 850', 'Monday, 01-Jan-24 00:00:03 GMT'],
+    ['asctime', 'Mon Jan  1 00:00:03 2024'],
+  ] as const;
+
+  test.each(forms)('%s is a time in UTC, whatever the local time zone', async (_, header) => {
+    const zone = process.env.TZ;
+    process.env.TZ = 'America/New_York';
+    try {
+      let n = 0;
+      const t = makeClient(
+        {},
+        { handler: () => (n++ === 0 ? status(503, { 'retry-after': header }) : Response.json(1)) },
+      );
+      const p = track(t.client.get('/date'));
+      await t.clock.advance(3000);
+      expect(t.of('retry')[0]).toMatchObject({ delay: 3000, reason: 'retry-after' });
+      expect(p.current.state).toBe('fulfilled');
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
+});
