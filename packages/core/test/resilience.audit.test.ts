@@ -8,6 +8,7 @@ import { describe, expect, test } from 'vitest';
 import {
   CancelledError,
   CircuitOpenError,
+  createBaseClient,
   createClient,
   HttpError,
   isCancelledError,
@@ -786,5 +787,34 @@ describe('Retry-After in each HTTP-date form', () => {
       if (zone === undefined) delete process.env.TZ;
       else process.env.TZ = zone;
     }
+  });
+});
+
+describe('controllers refuse bad arguments alike, with a feature, disabled or absent', () => {
+  const fetch = async () => new Response('');
+  const clients = {
+    'createClient, features on': () =>
+      createClient({ fetch, adaptive: { enabled: true }, scheduler: { priority: true } }),
+    'createClient, features disabled': () =>
+      createClient({ fetch, intelligence: { enabled: false }, circuitBreaker: { enabled: false } }),
+    'createBaseClient, no feature': () => createBaseClient({ fetch }),
+  };
+  test.each(Object.entries(clients))('%s', (_, make) => {
+    const client = make();
+    expect(() => client.intelligence().endpoint(5 as never, '/x')).toThrow(TypeError);
+    expect(() => client.intelligence().endpoint('GET', 5 as never)).toThrow(/`path`/);
+    expect(() => client.circuitBreaker().status(5 as never, '/x')).toThrow(/`method`/);
+    expect(() => client.circuitBreaker().reset(5 as never)).toThrow(/`method`/);
+    expect(() => client.circuitBreaker().reset('GET', 5 as never)).toThrow(/`path`/);
+    expect(() => client.circuitBreaker().reset(undefined, '/x')).toThrow(TypeError);
+    expect(() => client.adaptive().endpoint('', '/x')).toThrow(RangeError);
+    expect(() => client.adaptive().endpoint('GET', null as never)).toThrow(/`path`/);
+    expect(() => client.scheduler().cancelGroup(5 as never)).toThrow(TypeError);
+    // Good arguments answer as usual.
+    expect(client.intelligence().endpoint('GET', '/x')).toBeUndefined();
+    expect(client.adaptive().endpoint('GET', '/x')).toBeUndefined();
+    client.circuitBreaker().reset('GET', '/x');
+    client.circuitBreaker().reset('GET');
+    client.circuitBreaker().reset();
   });
 });
