@@ -27,6 +27,7 @@ import { checkFunction, typeError } from './internal/checks';
 import { type Clock, timerDelay } from './internal/clock';
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
+import { isStreamBody } from './request/body';
 import {
   isDedupable,
   isJoinable,
@@ -652,7 +653,7 @@ class KeelClient implements Client {
       if (
         !decision.retry ||
         (flight.deadlineAt !== 0 && now + decision.delay >= flight.deadlineAt) ||
-        spec.body instanceof ReadableStream
+        isStreamBody(spec.body)
       )
         throw error;
       tracker.retry();
