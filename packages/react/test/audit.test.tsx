@@ -1726,3 +1726,34 @@ describe('suspense reads nobody waits for any more', () => {
     expect(a.hits[0]!.aborted).toBe(false);
   });
 });
+
+describe('a select that throws', () => {
+  it('is the query error (status error, the last good selection kept), not a crash; good data selects again', async () => {
+    const a = await api();
+    let body: unknown = { items: ['a', 'b'] };
+    a.routes.set('GET /sel', (_req, res) => json(res, 200, body));
+    const client = clientOf(a.base);
+    const count = (d: { items: string[] }) => d.items.length;
+    const { result } = renderHook(
+      () => readAll(useQuery<{ items: string[] }, number>('/sel', { select: count })),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.data).toBe(2));
+    body = { items: null };
+    await act(async () => {
+      await result.current.refetch();
+    });
+    await waitFor(() => expect(result.current.status).toBe('error'));
+    expect(result.current.error).toBeInstanceOf(TypeError);
+    expect(result.current.isError).toBe(true);
+    expect(result.current.data).toBe(2);
+    expect(result.current.isFetching).toBe(false);
+    body = { items: ['a', 'b', 'c'] };
+    await act(async () => {
+      await result.current.refetch();
+    });
+    await waitFor(() => expect(result.current.data).toBe(3));
+    expect(result.current.status).toBe('success');
+    expect(result.current.error).toBeNull();
+  });
+});

@@ -162,7 +162,9 @@ export class QueryObserver {
   #state: QueryState | undefined;
   #latest: View | undefined;
   #token: View | undefined;
-  #select: { fn: (d: any) => unknown; input: unknown; output: unknown } | undefined;
+  #select:
+    | { fn: (d: any) => unknown; input: unknown; output: unknown; failed: boolean; error: unknown }
+    | undefined;
   #shown: { key: string; data: unknown } | undefined;
   #initial: { key: string; value: unknown } | undefined;
   #manual: (() => void) | undefined;
@@ -405,15 +407,30 @@ export class QueryObserver {
       }
     }
     let data = raw;
+    let error = state.error;
     if (options?.select !== undefined && (hasData || isPlaceholderData)) {
       // `select` runs again only for new input or a new function, and its output is shared.
       const fn = options.select;
-      const memo = this.#select;
-      if (memo?.fn === fn && memo.input === raw) {
-        data = memo.output;
-      } else {
-        data = replaceEqualDeep(memo?.output, fn(raw));
-        this.#select = { fn, input: raw, output: data };
+      let memo = this.#select;
+      if (memo?.fn !== fn || memo.input !== raw) {
+        try {
+          memo = {
+            fn,
+            input: raw,
+            output: replaceEqualDeep(memo?.output, fn(raw)),
+            failed: false,
+            error: null,
+          };
+        } catch (err) {
+          // As in TanStack Query: the query's error, over the last good selection; not a crash.
+          memo = { fn, input: raw, output: memo?.output, failed: true, error: err };
+        }
+        this.#select = memo;
+      }
+      data = memo.output;
+      if (memo.failed) {
+        error = memo.error;
+        status = 'error';
       }
     }
     // A disabled query (unless fetched by hand) observes nothing, so it would never see a read
@@ -421,7 +438,7 @@ export class QueryObserver {
     const isFetching = state.isFetching && (this.active || this.#manual !== undefined);
     return {
       data,
-      error: state.error,
+      error,
       status,
       isPending: status === 'pending',
       isLoading: status === 'pending' && isFetching,
