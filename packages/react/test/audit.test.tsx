@@ -1728,6 +1728,33 @@ describe('suspense reads nobody waits for any more', () => {
 });
 
 describe('a select that throws', () => {
+  it('in useInfiniteQuery is the query error too, and the next page selects again', async () => {
+    const a = await api();
+    a.routes.set('GET /feed', (req, res) => {
+      const page = Number(new URL(req.url!, 'http://x').searchParams.get('page'));
+      json(res, 200, page === 0 ? { n: 1, next: 1 } : { n: null, next: null });
+    });
+    const client = clientOf(a.base);
+    const { result } = renderHook(
+      () =>
+        readAll(
+          useInfiniteQuery<{ n: number | null; next: number | null }, number, number>('/feed', {
+            initialPageParam: 0,
+            getNextPageParam: (last) => last.next,
+            select: (d) => d.pages.reduce((sum, p) => sum + p.n!.toFixed(0).length, 0),
+          }),
+        ),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.data).toBe(1));
+    await act(async () => {
+      await result.current.fetchNextPage();
+    });
+    await waitFor(() => expect(result.current.status).toBe('error'));
+    expect(result.current.error).toBeInstanceOf(TypeError);
+    expect(result.current.data).toBe(1);
+  });
+
   it('is the query error (status error, the last good selection kept), not a crash; good data selects again', async () => {
     const a = await api();
     let body: unknown = { items: ['a', 'b'] };

@@ -7,8 +7,8 @@ import type {
 } from '@keel/core';
 import { coreOptions } from '../internal/core-options';
 import { onSignal } from '../internal/environment';
-import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
+import { type Selection, select } from '../internal/select';
 import { checkSwitches } from '../internal/switches';
 import { sameFields, TrackedView } from '../internal/tracked-view';
 import type { QueryState, QueryStatus } from '../query/state';
@@ -135,7 +135,7 @@ export class InfiniteObserver {
   #token: View | undefined;
   #viewOf: readonly (QueryState | undefined)[] = [];
   #pagesData: unknown[] | undefined;
-  #select: { fn: (d: any) => unknown; input: unknown; output: unknown } | undefined;
+  #select: Selection | undefined;
 
   constructor(store: QueryStore) {
     this.#store = store;
@@ -349,8 +349,6 @@ export class InfiniteObserver {
       if (state.response !== undefined && loaded.length === i) loaded.push(state.data);
     }
     const hasData = loaded.length > 0;
-    const status: QueryStatus =
-      error !== null && error !== undefined ? 'error' : hasData ? 'success' : 'pending';
     const pagesData = hasData ? this.#sharedPages(loaded) : undefined;
     let data: unknown;
     if (pagesData !== undefined) {
@@ -358,8 +356,15 @@ export class InfiniteObserver {
         pages: pagesData,
         pageParams: this.#pages.slice(0, loaded.length).map((p) => p.param),
       };
-      data = this.#options?.select ? this.#selected(raw) : this.#sharedData(raw);
+      if (this.#options?.select) {
+        const selected = this.#selected(raw);
+        data = selected.output;
+        // A select that throws is the query's error, over the last good selection (as useQuery).
+        if (selected.failed) error = selected.error;
+      } else data = this.#sharedData(raw);
     }
+    const status: QueryStatus =
+      error !== null && error !== undefined ? 'error' : hasData ? 'success' : 'pending';
     const last = states.length - 1;
     const isFetchingNextPage = last > 0 && loaded.length <= last && isFetching;
     const hasNextPage =
@@ -410,14 +415,9 @@ export class InfiniteObserver {
     return raw;
   }
 
-  #selected(raw: InfiniteData<unknown, unknown>): unknown {
-    const fn = this.#options!.select!;
-    const input = this.#sharedData(raw);
-    const memo = this.#select;
-    if (memo !== undefined && memo.fn === fn && memo.input === input) return memo.output;
-    const output = replaceEqualDeep(memo?.output, fn(input));
-    this.#select = { fn, input, output };
-    return output;
+  #selected(raw: InfiniteData<unknown, unknown>): Selection {
+    this.#select = select(this.#select, this.#options!.select!, this.#sharedData(raw));
+    return this.#select;
   }
 }
 

@@ -1,7 +1,7 @@
 import type { ApiResponse, RequestError, RequestOptions, RequestSpec } from '@keel/core';
 import { coreOptions } from '../internal/core-options';
 import { isDocumentHidden, onSignal } from '../internal/environment';
-import { replaceEqualDeep } from '../internal/equal';
+import { type Selection, select } from '../internal/select';
 import { isServer } from '../internal/server';
 import { checkSwitches } from '../internal/switches';
 import { sameFields, TrackedView } from '../internal/tracked-view';
@@ -162,9 +162,7 @@ export class QueryObserver {
   #state: QueryState | undefined;
   #latest: View | undefined;
   #token: View | undefined;
-  #select:
-    | { fn: (d: any) => unknown; input: unknown; output: unknown; failed: boolean; error: unknown }
-    | undefined;
+  #select: Selection | undefined;
   #shown: { key: string; data: unknown } | undefined;
   #initial: { key: string; value: unknown } | undefined;
   #manual: (() => void) | undefined;
@@ -410,23 +408,7 @@ export class QueryObserver {
     let error = state.error;
     if (options?.select !== undefined && (hasData || isPlaceholderData)) {
       // `select` runs again only for new input or a new function, and its output is shared.
-      const fn = options.select;
-      let memo = this.#select;
-      if (memo?.fn !== fn || memo.input !== raw) {
-        try {
-          memo = {
-            fn,
-            input: raw,
-            output: replaceEqualDeep(memo?.output, fn(raw)),
-            failed: false,
-            error: null,
-          };
-        } catch (err) {
-          // As in TanStack Query: the query's error, over the last good selection; not a crash.
-          memo = { fn, input: raw, output: memo?.output, failed: true, error: err };
-        }
-        this.#select = memo;
-      }
+      const memo = (this.#select = select(this.#select, options.select, raw));
       data = memo.output;
       if (memo.failed) {
         error = memo.error;

@@ -1,0 +1,35 @@
+import { replaceEqualDeep } from './equal';
+
+/** The last run of a hook's `select`: its input, output and whether it threw. */
+export interface Selection {
+  readonly fn: (data: any) => unknown;
+  readonly input: unknown;
+  /** Structurally shared with the previous output; the previous one when `select` threw. */
+  readonly output: unknown;
+  readonly failed: boolean;
+  readonly error: unknown;
+}
+
+/**
+ * Runs `fn` on `input` unless `memo` already did (same function, same input). A throw is kept
+ * as the selection's error over the last good output (the hooks show it as the query's error,
+ * as TanStack Query does), not thrown into the render.
+ */
+export function select(
+  memo: Selection | undefined,
+  fn: (data: any) => unknown,
+  input: unknown,
+): Selection {
+  if (memo !== undefined && memo.fn === fn && memo.input === input) return memo;
+  try {
+    return {
+      fn,
+      input,
+      output: replaceEqualDeep(memo?.output, fn(input)),
+      failed: false,
+      error: null,
+    };
+  } catch (error) {
+    return { fn, input, output: memo?.output, failed: true, error };
+  }
+}
