@@ -1651,6 +1651,44 @@ describe('useMutation callbacks and renders', () => {
     expect(a.hits.filter((h) => h.aborted)).toEqual([]);
   });
 
+  it("mutate's own callbacks run for the latest call only: not for one a newer call or reset() superseded", async () => {
+    const a = await api();
+    const open = gatedPost(a, '/m');
+    const client = clientOf(a.base);
+    const log: string[] = [];
+    const { result } = renderHook(
+      () =>
+        useMutation<{ ok: boolean }, number>('POST', '/m', {
+          onSettled: (_d, _e, n) => log.push(`hook ${n}`),
+        }),
+      { wrapper: wrapperFor(client) },
+    );
+    const own = (n: number) => ({
+      onSuccess: () => log.push(`call ${n}`),
+      onSettled: () => log.push(`call settled ${n}`),
+    });
+    act(() => {
+      result.current.mutate(1, own(1));
+      result.current.mutate(2, own(2));
+    });
+    await waitFor(() => expect(a.count('POST', '/m')).toBe(2));
+    open.open();
+    await waitFor(() => expect(log.filter((l) => l.startsWith('hook'))).toHaveLength(2));
+    await waitFor(() => expect(log).toContain('call settled 2'));
+    expect(log.filter((l) => l.startsWith('call'))).toEqual(['call 2', 'call settled 2']);
+
+    log.length = 0;
+    let done: Promise<unknown> | undefined;
+    act(() => {
+      done = result.current.mutateAsync(3, own(3));
+      result.current.reset();
+    });
+    await expect(done).resolves.toEqual({ ok: true });
+    await flush();
+    expect(log).toEqual(['hook 3']);
+    expect(result.current.status).toBe('idle');
+  });
+
   it('a mutation settles with the callbacks and options of the latest render, not of the render that called mutate', async () => {
     const a = await api();
     const open = gatedPost(a, '/m');

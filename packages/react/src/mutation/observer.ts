@@ -105,8 +105,9 @@ export interface UseMutationOptions<
 }
 
 /**
- * Per-call callbacks of `mutate(variables, callbacks)`, run after the hook's own; not run when the
- * component has unmounted by then (the hook's own still run).
+ * Per-call callbacks of `mutate(variables, callbacks)`, run after the hook's own, for the latest
+ * call only: not when the component has unmounted by then, nor for a call that a newer one or
+ * `reset()` superseded (the hook's own still run for every call).
  */
 export interface MutateCallbacks<TData, TVars, TError = RequestError> {
   onSuccess?: (data: TData, variables: TVars) => unknown;
@@ -142,8 +143,8 @@ const HOOK_OPTIONS = new Set([
 
 /**
  * The state of one `useMutation`: a tiny external store (React reads it with
- * useSyncExternalStore). Only the latest call writes the state; an older call that settles late
- * still runs its callbacks but does not overwrite what the newer one shows.
+ * useSyncExternalStore). Only the latest call writes the state and runs mutate's own callbacks;
+ * an older call that settles late still runs the hook's callbacks but changes nothing shown.
  */
 export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
   readonly #store: QueryStore;
@@ -265,17 +266,17 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
         : this.#options?.onSuccess?.(data as TData, variables, context),
     );
     await settle(() => this.#options?.onSettled?.(data, error, variables, context));
-    // mutate's own callbacks belong to the component: none once it has unmounted (TanStack's
-    // rule), so they cannot set the state of a component that is gone.
-    if (this.#listeners.size > 0) {
+    // mutate's own callbacks belong to the component and its latest call (TanStack's rule):
+    // none once it has unmounted, or for a call a newer one (or reset) superseded.
+    const current = () => this.#listeners.size > 0 && call === this.#call;
+    if (current()) {
       await settle(() =>
         error
           ? callbacks?.onError?.(error, variables)
           : callbacks?.onSuccess?.(data as TData, variables),
       );
     }
-    if (this.#listeners.size > 0)
-      await settle(() => callbacks?.onSettled?.(data, error, variables));
+    if (current()) await settle(() => callbacks?.onSettled?.(data, error, variables));
     if (error) throw error;
     return data as TData;
   }
