@@ -170,6 +170,73 @@ describe('spec resolution', () => {
     expect(r.data.headers['x-req']).toBe('r');
   });
 
+  test('a header name or value fetch would refuse is a RangeError naming it; nothing is sent, nothing retried', async () => {
+    const c = createClient({ baseURL: server.url, retry: { attempts: 3, baseDelay: 1 } });
+    const rec = recordEvents(c, ['request', 'retry', 'error']);
+    for (const [headers, name] of [
+      [{ 'x-a': 'a\nb' }, 'headers["x-a"]'],
+      [{ 'x-a': 'a\r\nInjected: 1' }, 'headers["x-a"]'],
+      [{ 'x a': 'b' }, 'headers["x a"]'],
+      [{ 'x:a': 'b' }, 'headers["x:a"]'],
+      [{ '': 'b' }, 'headers[""]'],
+    ] as const) {
+      const r = await settle(c.get('/echo', { headers }));
+      const err = (r as { reason: Error }).reason;
+      expect(err).toBeInstanceOf(RangeError);
+      expect(err.message).toContain(`\`${name}\``);
+    }
+    expect(() => createClient({ headers: { 'x-a': 'a\nb' } })).toThrow(RangeError);
+    expect(seen).toHaveLength(0);
+    expect(rec.events).toEqual([]);
+    // Values fetch trims or accepts stay accepted.
+    const ok = await c.get<Seen>('/echo', {
+      headers: { 'x-b': ' padded\t', 'x-c': 'é', 'x-d': '' },
+    });
+    expect(ok.data.headers['x-b']).toBe('padded');
+  });
+
+  test('headers given as a Headers instance are sent (not silently dropped), at client and request level', async () => {
+    const c = client({ headers: new Headers({ 'X-Client': 'c' }) as never });
+    const r = await c.get<Seen>('/echo', {
+      headers: new Headers({ Authorization: 'token' }) as never,
+    });
+    expect(r.data.headers.authorization).toBe('token');
+    expect(r.data.headers['x-client']).toBe('c');
+    expect(c.resolve('GET', '/echo', { headers: new Headers({ 'x-a': '1' }) as never }).key).toBe(
+      c.resolve('GET', '/echo', { headers: { 'x-a': '1' } }).key,
+    );
+  });
+
+  test('params values other than string, number, boolean, null or undefined are a TypeError naming the param', async () => {
+    const c = client();
+    for (const [params, name] of [
+      [{ a: { b: 1 } }, 'params["a"]'],
+      [{ a: [1, { b: 1 }] }, 'params["a"]'],
+      [{ a: () => 1 }, 'params["a"]'],
+      [{ 'x y': new Date(0) }, 'params["x y"]'],
+    ] as const) {
+      const r = await settle(c.get('/echo', { params: params as never }));
+      const err = (r as { reason: Error }).reason;
+      expect(err).toBeInstanceOf(TypeError);
+      expect(err.message).toContain(`\`${name}\``);
+    }
+    expect(seen).toHaveLength(0);
+  });
+
+  test('params given as URLSearchParams are sent (not silently dropped)', async () => {
+    const c = client();
+    const r = await c.get<Seen>('/echo', {
+      params: new URLSearchParams([
+        ['b', '2'],
+        ['a', 'x y'],
+        ['b', '1'],
+      ]) as never,
+    });
+    const sent = new URL(r.data.url, server.url).searchParams;
+    expect(sent.getAll('b')).toEqual(['2', '1']);
+    expect(sent.get('a')).toBe('x y');
+  });
+
   test('request headers are part of the key; client headers are not', () => {
     const c = client({ headers: { 'x-a': '1' } });
     const d = client({ headers: { 'x-a': '2' } });
