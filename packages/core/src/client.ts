@@ -515,6 +515,8 @@ class KeelClient implements Client {
    */
   #refetch(spec: RequestSpec, revalidate: boolean): void {
     let flight = this.#inflight.get(spec.key);
+    // A read with `cache: false` would not refresh the entry: the refetch flies on its own.
+    if (!flight?.spec.cache) flight = undefined;
     const joined = flight !== undefined;
     if (!flight) {
       const admission = this.#guard.beforeRequest(spec);
@@ -822,7 +824,8 @@ class KeelClient implements Client {
    */
   #invalidate(matcher: TargetMatcher, target: InvalidateTarget, refetch: boolean): string[] {
     const removed = this.#cache.removeMatching(matcher);
-    const stale = this.#matching(this.#inflight.values(), matcher, isCached);
+    // Every matching read, cached or not: a later read must not join one older than this.
+    const stale = this.#matching(this.#inflight.values(), matcher, isUnsettled);
     for (const flight of stale) {
       flight.stale = true;
       this.#inflight.delete(flight.key);
@@ -835,7 +838,7 @@ class KeelClient implements Client {
     if (refetch) {
       const seen = new Set<string>();
       for (const { key, spec } of [...removed, ...stale]) {
-        if (spec && !seen.has(key) && this.#cache.hasInterest(key)) {
+        if (spec?.cache && !seen.has(key) && this.#cache.hasInterest(key)) {
           seen.add(key);
           this.#refetch(spec, true);
         }
@@ -846,7 +849,6 @@ class KeelClient implements Client {
 }
 
 const isRead = (flight: Flight) => isDedupable(flight.spec.method);
-const isCached = (flight: Flight) => !!flight.spec.cache;
 const isUnsettled = (flight: Flight | undefined) => flight !== undefined && !flight.tracker.settled;
 const keysOf = (items: readonly { key: string }[]) => items.map((item) => item.key);
 

@@ -773,6 +773,47 @@ describe('invalidate', () => {
     expect(updates.map((u) => u.type)).toEqual(['revalidate']);
   });
 
+  test('a subscribed key invalidated while an uncached read of it is in flight is refetched and stored anew', async () => {
+    const c = client();
+    const key = c.resolve('GET', '/hold').key;
+    const first = c.get('/hold');
+    await heldCount(1);
+    release(0, { v: 1 });
+    await first;
+    const updates: CacheUpdate[] = [];
+    c.subscribe(key, (u) => updates.push(u));
+    // Started before the invalidation, and not cached: its answer is older than the invalidation.
+    const uncached = c.get<{ v: number }>('/hold', { cache: false });
+    await heldCount(2);
+    c.invalidate('/hold');
+    await heldCount(3);
+    release(1, { v: 2 });
+    expect((await uncached).data.v).toBe(2);
+    release(2, { v: 3 });
+    await until(() => updates.some((u) => u.type === 'revalidate'));
+    expect(updates.map((u) => u.type)).toEqual(['invalidate', 'revalidate']);
+    expect(c.getCached<{ v: number }>(key)?.data.v).toBe(3);
+  });
+
+  test('an SWR refresh does not ride on an uncached read: the stale entry is refreshed', async () => {
+    const clock = new FakeClock();
+    const c = client({ clock, cache: { ttl: 1000, strategy: 'stale-while-revalidate' } });
+    const key = c.resolve('GET', '/hold').key;
+    const first = c.get('/hold');
+    await heldCount(1);
+    release(0, { v: 1 });
+    await first;
+    await clock.advance(2000);
+    const uncached = c.get<{ v: number }>('/hold', { cache: false });
+    await heldCount(2);
+    expect((await c.get<{ v: number }>('/hold')).data.v).toBe(1);
+    await heldCount(3);
+    release(1, { v: 2 });
+    release(2, { v: 3 });
+    await uncached;
+    await until(() => c.getCached<{ v: number }>(key)?.data.v === 3);
+  });
+
   test('a successful mutation invalidates its path (and children) and its tags before its caller resumes', async () => {
     const c = client();
     await Promise.all([
