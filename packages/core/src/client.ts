@@ -764,8 +764,10 @@ class KeelClient implements Client {
     if (this.#events.has('cancel')) {
       this.#events.emit('cancel', {
         key: flight.key,
-        // A joiner's own tracker: started when it joined, cancelled now (see Consumer).
-        tracker: Number.isNaN(consumer.joinedAt) ? flight.tracker : joinerTracker(consumer, now),
+        // The flight's own when this ended it (and it was the owner); otherwise the caller's
+        // own: started when it joined (the owner: when the flight started), cancelled now.
+        tracker:
+          final && Number.isNaN(consumer.joinedAt) ? flight.tracker : leaverTracker(consumer, now),
         endpoint: flight.spec.endpoint,
         final,
       });
@@ -863,10 +865,10 @@ function specMatchable(spec: RequestSpec, at: number): Matchable {
   };
 }
 
-/** The tracker of a joiner that cancelled: started when it joined, cancelled now. */
-function joinerTracker(consumer: Consumer, now: number): Tracker {
-  const tracker = new Tracker(consumer.flight.key);
-  tracker.start(consumer.joinedAt);
+/** The tracker of a caller that left: started when it joined (or the flight started), cancelled now. */
+function leaverTracker({ flight, joinedAt }: Consumer, now: number): Tracker {
+  const tracker = new Tracker(flight.key);
+  tracker.start(Number.isNaN(joinedAt) ? flight.tracker.startedAt : joinedAt);
   tracker.cancel(now);
   return tracker;
 }

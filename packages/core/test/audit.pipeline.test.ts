@@ -555,6 +555,33 @@ describe('dedup', () => {
     expect(debugOf(c)).toMatchObject({ flights: 0, inflight: 0 });
   });
 
+  test("the owner leaving a shared flight: its cancel event's tracker is cancelled, the flight's goes on", async () => {
+    const clock = new FakeClock();
+    const c = client({ clock });
+    const rec = recordEvents(c, ['request', 'cancel', 'success']);
+    const owner = c.get('/hold');
+    const ownerOut = settle(owner);
+    await clock.advance(10);
+    const joiner = c.get<{ v: number }>('/hold');
+    await heldCount(1);
+    await clock.advance(5);
+    owner.cancel();
+    await ownerOut;
+    const cancel = rec.events.find((e) => e.name === 'cancel')!.payload as {
+      final: boolean;
+      tracker: { state: string; startedAt: number; endedAt: number };
+    };
+    const flightTracker = (rec.events[0]!.payload as { tracker: { state: string } }).tracker;
+    expect(cancel.final).toBe(false);
+    expect(cancel.tracker.state).toBe('cancelled');
+    expect(cancel.tracker.startedAt).toBe(clock.now() - 15);
+    expect(cancel.tracker).not.toBe(flightTracker);
+    expect(flightTracker.state).toBe('pending');
+    release(0, { v: 1 });
+    expect((await joiner).data.v).toBe(1);
+    expect(flightTracker.state).toBe('success');
+  });
+
   test('the last caller leaving aborts the request; the server sees it go', async () => {
     const c = client();
     const a = c.get('/hold');
