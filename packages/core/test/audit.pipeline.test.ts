@@ -1179,3 +1179,88 @@ describe('response bodies', () => {
     expect((await c().get('/text', { maxResponseBytes: 6 })).data).toBe('héllo');
   });
 });
+
+// ── memory model and hand-over ──────────────────────────────────────────────────────────────
+
+describe('gcTime, maxEntries, dehydrate / hydrate', () => {
+  test('an expired entry is served stale under SWR within gcTime, then collected: a miss, not in getCached', async () => {
+    const clock = new FakeClock();
+    const c = client({
+      clock,
+      cache: { ttl: 1000, gcTime: 5000, strategy: 'stale-while-revalidate' },
+    });
+    const key = c.resolve('GET', '/users').key;
+    await c.get('/users', { cache: { ttl: 1000, strategy: 'cache-first' } });
+    await clock.advance(3000);
+    expect(c.getCached(key)).toBeDefined();
+    await clock.advance(3001);
+    expect(c.getCached(key)).toBeUndefined();
+    const rec = recordEvents(c, ['cache-hit']);
+    await c.get('/users');
+    expect(rec.events).toEqual([]);
+    expect(seen).toHaveLength(2);
+  });
+
+  test('a subscription keeps an expired entry past gcTime; gcTime counts again from the unsubscribe', async () => {
+    const clock = new FakeClock();
+    const c = client({ clock, cache: { ttl: 1000, gcTime: 2000 } });
+    const key = c.resolve('GET', '/users').key;
+    await c.get('/users');
+    const off = c.subscribe(key, () => {});
+    await clock.advance(10_000);
+    expect(c.getCached(key)).toBeDefined();
+    off();
+    await clock.advance(1999);
+    expect(c.getCached(key)).toBeDefined();
+    await clock.advance(1);
+    expect(c.getCached(key)).toBeUndefined();
+  });
+
+  test('maxEntries evicts the least recently written entry', async () => {
+    const c = client({ cache: { maxEntries: 2 } });
+    await c.get('/users');
+    await c.get('/users/7');
+    await c.get('/users'); // a hit, not a write: /users stays the oldest
+    await c.get('/echo');
+    expect(c.getCached(c.resolve('GET', '/users').key)).toBeUndefined();
+    expect(c.getCached(c.resolve('GET', '/users/7').key)).toBeDefined();
+    expect(debugOf(c).cacheSize).toBe(2);
+  });
+
+  test('dehydrate leaves out what the cache has collected', async () => {
+    const clock = new FakeClock();
+    const c = client({ clock, cache: { ttl: 1000, gcTime: 1000 } });
+    await c.get('/users');
+    await clock.advance(1500);
+    expect(dehydrate(c).entries).toHaveLength(1);
+    await clock.advance(1000);
+    expect(dehydrate(c).entries).toEqual([]);
+    expect(c.getCached(c.resolve('GET', '/users').key)).toBeUndefined();
+  });
+
+  test('a bad entry anywhere in a state is a typed error naming it, and nothing is written', async () => {
+    const a = client();
+    await a.get('/users');
+    const state = dehydrate(a);
+    const b = client();
+    const bad = { ...state, entries: [state.entries[0]!, { ...state.entries[0]!, age: -1 }] };
+    expect(() => hydrate(b, bad)).toThrow(/`state\.entries\[1\]\.age`/);
+    expect(debugOf(b).cacheSize).toBe(0);
+    expect(b.getCached(state.entries[0]!.key)).toBeUndefined();
+    const badHeaders = {
+      ...state,
+      entries: [
+        state.entries[0]!,
+        {
+          ...state.entries[0]!,
+          response: { ...state.entries[0]!.response, headers: [['x y', '1']] },
+        },
+      ],
+    };
+    expect(() => hydrate(b, badHeaders as never)).toThrow(TypeError);
+    expect(() => hydrate(b, badHeaders as never)).toThrow(
+      /`state\.entries\[1\]\.response\.headers`/,
+    );
+    expect(debugOf(b).cacheSize).toBe(0);
+  });
+});
