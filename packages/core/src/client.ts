@@ -810,7 +810,8 @@ class KeelClient implements Client {
   // ── invalidation ──────────────────────────────────────────────────────────────────────────
 
   #invalidateAfterMutation(spec: RequestSpec): void {
-    const byPath = pathMatcher(spec.path);
+    // Its path on its own origin: a POST to another API's `/users` leaves this one's alone.
+    const byPath = pathMatcher(spec.path, originOf(spec.url));
     const tags = spec.tags;
     const matcher: TargetMatcher =
       tags.length === 0

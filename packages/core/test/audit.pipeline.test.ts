@@ -859,6 +859,16 @@ describe('invalidate', () => {
     expect((rec.events[1]!.payload as { keys: string[] }).keys).toHaveLength(3);
   });
 
+  test('a mutation invalidates its path on its own origin only, like an absolute target', async () => {
+    const c = client();
+    await c.get('/users');
+    const other = server.url.replace('127.0.0.1', 'localhost');
+    await c.post(`${other}/users`, { a: 1 });
+    expect(c.getCached(c.resolve('GET', '/users').key)).toBeDefined();
+    await c.post('/users', { a: 1 });
+    expect(c.getCached(c.resolve('GET', '/users').key)).toBeUndefined();
+  });
+
   test('a failed mutation invalidates nothing', async () => {
     const c = client();
     await c.get('/fail/..'.replace('/fail/..', '/users'));
@@ -1262,5 +1272,79 @@ describe('gcTime, maxEntries, dehydrate / hydrate', () => {
       /`state\.entries\[1\]\.response\.headers`/,
     );
     expect(debugOf(b).cacheSize).toBe(0);
+  });
+});
+
+describe('cache strategy precedence', () => {
+  test('request strategy, then the intelligence recommendation, then the client default', async () => {
+    const clock = new FakeClock();
+    const c = client({
+      clock,
+      cache: { ttl: 1000 },
+      intelligence: { enabled: true, adaptiveStaleWhileRevalidate: true },
+    });
+    // Slow answers (600 ms of the client's clock each) make the endpoint an SWR one.
+    for (let i = 0; i < 6; i++) {
+      const p = c.get('/hold', { params: { i } });
+      await heldCount(i + 1);
+      await clock.advance(600);
+      release(i, { i });
+      await p;
+    }
+    await clock.advance(2000);
+    const rec = recordEvents(c, ['cache-hit']);
+    // Expired: the recommendation serves it stale (and refreshes it)...
+    await c.get('/hold', { params: { i: 1 } });
+    expect(rec.events).toHaveLength(1);
+    expect((rec.events[0]!.payload as { stale: boolean }).stale).toBe(true);
+    await heldCount(7);
+    // ...but a request that names its strategy is not overridden.
+    const explicit = c.get('/hold', { params: { i: 2 }, cache: { strategy: 'cache-first' } });
+    await heldCount(8);
+    expect(rec.events).toHaveLength(1);
+    release(7, { i: 2 });
+    await explicit;
+  });
+});
+
+describe('defaults and guards', () => {
+  test('gcTime defaults to 5 minutes after expiry', async () => {
+    const clock = new FakeClock();
+    const c = client({ clock });
+    const key = c.resolve('GET', '/users').key;
+    await c.get('/users');
+    await clock.advance(30_000 + 299_999);
+    expect(c.getCached(key)).toBeDefined();
+    await clock.advance(1);
+    expect(c.getCached(key)).toBeUndefined();
+  });
+
+  test('the error guards recognise keel errors only; isAbortError takes CancelledError and AbortError, not TimeoutError', async () => {
+    const {
+      isHttpError,
+      isCancelledError: isCancelled,
+      isTimeoutError,
+      isAbortError,
+      isKeelError,
+      isCircuitOpenError,
+    } = await import('../src/index');
+    const c = client();
+    const http = (await settle(c.get('/fail'))) as { reason: unknown };
+    expect(isHttpError(http.reason)).toBe(true);
+    expect(isKeelError(http.reason)).toBe(true);
+    expect(isHttpError({ name: 'HttpError', status: 404 })).toBe(false);
+    expect(isTimeoutError(new DOMException('t', 'TimeoutError'))).toBe(false);
+    expect(isAbortError(new DOMException('a', 'AbortError'))).toBe(true);
+    const p = c.get('/hold');
+    const out = settle(p);
+    await heldCount(1);
+    p.cancel();
+    const cancelled = ((await out) as { reason: unknown }).reason;
+    expect(isCancelled(cancelled)).toBe(true);
+    expect(isAbortError(cancelled)).toBe(true);
+    const timeout = ((await settle(c.get('/hold', { timeout: 10 }))) as { reason: unknown }).reason;
+    expect(isTimeoutError(timeout)).toBe(true);
+    expect(isAbortError(timeout)).toBe(false);
+    expect(isCircuitOpenError(timeout)).toBe(false);
   });
 });
