@@ -68,7 +68,9 @@ export function dehydrate(client: Client, options?: DehydrateOptions): Dehydrate
     if (matcher !== undefined && !matcher(asMatchable(entry))) continue;
     const { response } = entry;
     const headers: [string, string][] = [];
-    response.headers.forEach((value, name) => {
+    // An entry written by hand may be `{ data }` alone (setCached after an optimistic update):
+    // it hands over as a 200 with no headers, as hydrate accepts.
+    response.headers?.forEach((value, name) => {
       if (name !== 'set-cookie') headers.push([name, value]);
     });
     entries.push({
@@ -78,8 +80,8 @@ export function dehydrate(client: Client, options?: DehydrateOptions): Dehydrate
       ttl: Math.max(0, entry.expiresAt - entry.storedAt),
       response: {
         data: response.data,
-        status: response.status,
-        statusText: response.statusText,
+        status: response.status ?? 200,
+        statusText: response.statusText ?? '',
         headers,
       },
     });

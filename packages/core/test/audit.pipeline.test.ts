@@ -1248,6 +1248,20 @@ describe('gcTime, maxEntries, dehydrate / hydrate', () => {
     expect(c.getCached(c.resolve('GET', '/users').key)).toBeUndefined();
   });
 
+  test('an entry written by hand as { data } alone (the optimistic-update shape) dehydrates and hydrates', async () => {
+    const a = client();
+    const spec = a.resolve('GET', '/todos');
+    // What `{ ...getCached(key)!, data }` gives when nothing was cached yet.
+    a.setCached(spec, { data: ['draft'] } as never);
+    const state = JSON.parse(JSON.stringify(dehydrate(a)));
+    const b = client();
+    expect(hydrate(b, state)).toBe(1);
+    const r = await b.get('/todos');
+    expect(r.data).toEqual(['draft']);
+    expect(r.status).toBe(200);
+    expect(seen).toHaveLength(0);
+  });
+
   test('a bad entry anywhere in a state is a typed error naming it, and nothing is written', async () => {
     const a = client();
     await a.get('/users');
@@ -1346,5 +1360,46 @@ describe('defaults and guards', () => {
     expect(isTimeoutError(timeout)).toBe(true);
     expect(isAbortError(timeout)).toBe(false);
     expect(isCircuitOpenError(timeout)).toBe(false);
+  });
+});
+
+describe('cache and dedup around an open circuit', () => {
+  test('an SWR stale hit is served while the circuit is open; its refresh is dropped silently', async () => {
+    const clock = new FakeClock();
+    const c = client({
+      clock,
+      cache: { ttl: 1000, strategy: 'stale-while-revalidate' },
+      circuitBreaker: { failureThreshold: 1, resetTimeout: 60_000 },
+    });
+    const first = c.get<{ v: number }>('/hold');
+    await heldCount(1);
+    release(0, { v: 1 });
+    await first;
+    // Another URL of the same endpoint fails: GET /hold's circuit opens.
+    const failing = settle(c.get('/hold', { params: { x: 1 } }));
+    await heldCount(2);
+    held[1]!.res.writeHead(503).end();
+    await failing;
+    expect(c.circuitBreaker().status('GET', '/hold').state).toBe('open');
+    await clock.advance(2000);
+    const rec = recordEvents(c, ['circuit-rejected', 'error', 'request', 'cache-hit']);
+    expect((await c.get<{ v: number }>('/hold')).data.v).toBe(1);
+    expect(rec.events.map((e) => e.name)).toEqual(['cache-hit']);
+    expect(held).toHaveLength(2);
+  });
+
+  test('a dedup join is not refused by a circuit that opened while the flight was in the air', async () => {
+    const c = client({ circuitBreaker: { failureThreshold: 1, resetTimeout: 60_000 } });
+    const owner = c.get<{ v: number }>('/hold');
+    await heldCount(1);
+    const failing = settle(c.get('/hold', { params: { x: 1 } }));
+    await heldCount(2);
+    held[1]!.res.writeHead(500).end();
+    await failing;
+    expect(c.circuitBreaker().status('GET', '/hold').state).toBe('open');
+    const joiner = c.get<{ v: number }>('/hold');
+    release(0, { v: 5 });
+    expect((await owner).data.v).toBe(5);
+    expect((await joiner).data.v).toBe(5);
   });
 });
