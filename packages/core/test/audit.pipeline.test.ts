@@ -1014,6 +1014,21 @@ describe('events', () => {
     );
   });
 
+  test("an unsubscribe called twice removes only its own listener, not another registration's", async () => {
+    const c = client();
+    const calls: string[] = [];
+    const listener = (p: { key: string }) => calls.push(p.key);
+    const off1 = c.on('request', listener);
+    const off2 = c.on('request', listener);
+    off1();
+    off1();
+    await c.get('/users');
+    expect(calls).toHaveLength(1);
+    expect(debugOf(c).listeners).toBe(1);
+    off2();
+    expect(debugOf(c).listeners).toBe(0);
+  });
+
   test('a throwing listener goes to onError; the request settles as it would have', async () => {
     const errors: unknown[][] = [];
     const c = client({ onError: (e, ctx) => errors.push([e, ctx]) });
