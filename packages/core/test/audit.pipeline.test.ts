@@ -1418,3 +1418,50 @@ describe('cache and dedup around an open circuit', () => {
     expect((await joiner).data.v).toBe(5);
   });
 });
+
+describe('dedup through the scheduler', () => {
+  test('an owner leaving a queued flight leaves it queued for its joiner; the last one leaving drops the job', async () => {
+    const c = client({ scheduler: { concurrency: 1 } });
+    const busy = c.get<{ v: number }>('/hold', { params: { busy: 1 } });
+    await heldCount(1);
+    const owner = c.get<{ v: number }>('/hold');
+    const ownerOut = settle(owner);
+    const joiner = c.get<{ v: number }>('/hold');
+    expect(c.scheduler().stats()).toMatchObject({ active: 1, queued: 1 });
+    owner.cancel();
+    expect(isCancelledError(((await ownerOut) as { reason: unknown }).reason)).toBe(true);
+    expect(c.scheduler().stats()).toMatchObject({ active: 1, queued: 1 });
+    release(0, { v: 0 });
+    await busy;
+    await heldCount(2);
+    release(1, { v: 2 });
+    expect((await joiner).data.v).toBe(2);
+
+    const busy2 = c.get('/hold', { params: { busy: 2 } });
+    await heldCount(3);
+    const a = c.get('/hold', { params: { q: 1 } });
+    const b = c.get('/hold', { params: { q: 1 } });
+    const out = Promise.all([settle(a), settle(b)]);
+    a.cancel();
+    b.cancel();
+    await out;
+    expect(c.scheduler().stats()).toMatchObject({ active: 1, queued: 0 });
+    release(2, { v: 3 });
+    await busy2;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(held).toHaveLength(3);
+    expect(debugOf(c)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+
+  test('cancelGroup rejects every caller of a grouped flight, joiners included, with CancelledError', async () => {
+    const c = client({ scheduler: { concurrency: 4 } });
+    const owner = settle(c.get('/hold', { scheduler: { group: 'g' } }));
+    const joiner = settle(c.get('/hold'));
+    await heldCount(1);
+    c.cancelGroup('g');
+    for (const r of await Promise.all([owner, joiner])) {
+      expect(isCancelledError((r as { reason: unknown }).reason)).toBe(true);
+    }
+    expect(debugOf(c)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+});
