@@ -654,6 +654,36 @@ describe('dedup', () => {
     expect(debugOf(c)).toMatchObject({ flights: 0, inflight: 0 });
   });
 
+  test('a detached flight answering after its successor does not overwrite the newer entry', async () => {
+    const c = client();
+    const key = c.resolve('GET', '/hold').key;
+    const updates: CacheUpdate[] = [];
+    c.subscribe(key, (u) => updates.push(u));
+    const old = c.get<{ v: number }>('/hold');
+    await heldCount(1);
+    c.invalidate('/hold');
+    // The subscribed key is refetched at once by a new flight.
+    await heldCount(2);
+    release(1, { v: 2 });
+    await until(() => c.getCached<{ v: number }>(key)?.data.v === 2);
+    release(0, { v: 1 });
+    expect((await old).data.v).toBe(1);
+    expect(c.getCached<{ v: number }>(key)?.data.v).toBe(2);
+    expect(updates.map((u) => [u.type, u.response?.data])).toEqual([['revalidate', { v: 2 }]]);
+  });
+
+  test('streamed reads are never cached nor joined', async () => {
+    const c = client();
+    const a = c.get<ReadableStream>('/users', { responseType: 'stream' });
+    const b = c.get<ReadableStream>('/users', { responseType: 'stream' });
+    const [ra, rb] = await Promise.all([a, b]);
+    expect(ra.data).not.toBe(rb.data);
+    await Promise.all([ra.data.cancel(), rb.data.cancel()]);
+    await c.get<ReadableStream>('/users', { responseType: 'stream' }).then((r) => r.data.cancel());
+    expect(seen).toHaveLength(3);
+    expect(debugOf(c).cacheSize).toBe(0);
+  });
+
   test('a detached flight settling later does not evict its successor from dedup', async () => {
     const c = client();
     const old = c.get<{ v: number }>('/hold');
