@@ -95,8 +95,13 @@ afterEach(() => {
 
 /** Resolves once `n` held requests are waiting. */
 async function heldCount(n: number): Promise<void> {
-  for (let i = 0; i < 500 && held.length < n; i++) await new Promise((r) => setTimeout(r, 5));
+  for (let i = 0; i < 2000 && held.length < n; i++) await new Promise((r) => setTimeout(r, 5));
   expect(held.length).toBe(n);
+}
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 2000 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(check()).toBe(true);
 }
 
 function release(i: number, data: unknown): void {
@@ -387,9 +392,7 @@ describe('cache', () => {
     const rec = recordEvents(c, ['cache-hit', 'request', 'cache-write', 'success', 'revalidate']);
     const stale = await c.get<{ n: number }>('/echo');
     expect(stale).toBe(first);
-    for (let i = 0; i < 200 && !rec.events.some((e) => e.name === 'revalidate'); i++) {
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await until(() => rec.events.some((e) => e.name === 'revalidate'));
     expect(rec.events.map((e) => e.name)).toEqual([
       'cache-hit',
       'request',
@@ -417,13 +420,7 @@ describe('cache', () => {
     await c.get('/hold');
     await heldCount(2);
     release(1, { v: 2 });
-    for (
-      let i = 0;
-      i < 100 && (c.getCached<{ v: number }>(c.resolve('GET', '/hold').key)?.data.v ?? 0) < 2;
-      i++
-    ) {
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await until(() => c.getCached<{ v: number }>(c.resolve('GET', '/hold').key)?.data.v === 2);
     expect((await c.get<{ v: number }>('/hold')).data.v).toBe(2);
     expect(held).toHaveLength(2);
   });
@@ -703,11 +700,6 @@ describe('dedup', () => {
 
 // ── invalidation ────────────────────────────────────────────────────────────────────────────
 
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
-  expect(check()).toBe(true);
-}
-
 describe('invalidate', () => {
   test('a path string is segment-aware: children and query variants, not siblings', async () => {
     const c = client();
@@ -786,6 +778,20 @@ describe('invalidate', () => {
     c.invalidate('/users');
     await new Promise((r) => setTimeout(r, 20));
     expect(seen).toHaveLength(3);
+  });
+
+  test('a predicate subscription is interest too: the keys it accepts are refetched', async () => {
+    const c = client();
+    await Promise.all([c.get('/users'), c.get('/users/7')]);
+    const got: string[] = [];
+    c.subscribe(
+      (k) => k.endsWith('/7'),
+      (u) => got.push(u.type),
+    );
+    c.invalidate('/users');
+    await until(() => got.includes('revalidate'));
+    expect(got).toEqual(['invalidate', 'revalidate']);
+    expect(seen.map((s) => s.url).sort()).toEqual(['/users', '/users/7', '/users/7']);
   });
 
   test('refetch:false removes without refetching', async () => {
