@@ -184,6 +184,7 @@ describe('spec resolution', () => {
       [{ 'x a': 'b' }, 'headers["x a"]'],
       [{ 'x:a': 'b' }, 'headers["x:a"]'],
       [{ '': 'b' }, 'headers[""]'],
+      [{ 'x-a': 'price in €' }, 'headers["x-a"]'],
     ] as const) {
       const r = await settle(c.get('/echo', { headers }));
       const err = (r as { reason: Error }).reason;

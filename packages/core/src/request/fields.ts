@@ -31,9 +31,9 @@ export function lowerCaseHeaders(
       throw typeError(member(field, name), 'a string', value);
     }
     const text = String(value);
-    // What fetch refuses: a name that is no token, a line break or NUL in the value (it trims
-    // surrounding whitespace itself).
-    if (!TOKEN.test(name) || /[\r\n\0]/.test(text))
+    // What fetch refuses: a name that is no token; in the value a line break, NUL or a character
+    // past U+00FF (a header is bytes). It trims surrounding whitespace itself.
+    if (!TOKEN.test(name) || /[\r\n\0\u0100-\uffff]/.test(text))
       throw rangeError(member(field, name), 'a valid header', value);
     out[name.toLowerCase()] = text;
   }
