@@ -24,7 +24,8 @@ export function ClientProvider({ client, children }: ClientProviderProps): React
 /** The client of the nearest ClientProvider; throws outside one. */
 export function useClient(): Client {
   const client = useContext(ClientContext);
-  if (client === null) {
+  // Also a provider given no client (`client={undefined}` from JavaScript).
+  if (client == null) {
     throw new Error('keel: useClient() needs a <ClientProvider client={...}> above this component');
   }
   return client;

@@ -172,6 +172,8 @@ export class InfiniteObserver {
       sameRequest(this.#inputs.options, options);
     this.#inputs = { url, options };
     this.#options = options;
+    // The view depends on the options too (`select`, `enabled`): compose it again.
+    this.#viewOf = [];
     if (sameQuery) return;
     this.#url = url;
     this.#base = requestOptionsOf(options);
@@ -338,7 +340,8 @@ export class InfiniteObserver {
         isFetching ||= this.active;
         continue;
       }
-      if (state.isFetching) isFetching = true;
+      // A disabled list observes nothing (disabling it mid-read cancels the read): no fetch shown.
+      if (state.isFetching && this.active) isFetching = true;
       if (state.status === 'error') error = state.error;
       // Only an unbroken run from the first page is data: a later page alone is not shown.
       if (state.response !== undefined && loaded.length === i) loaded.push(state.data);

@@ -170,7 +170,8 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       );
     }
     if (options?.invalidate !== undefined) checkInvalidateTarget(options.invalidate, 'invalidate');
-    this.#method = method;
+    // The core takes any case ('post'); the body rule below reads the upper-case name.
+    this.#method = (typeof method === 'string' ? method.toUpperCase() : method) as HttpMethod;
     this.#url = url;
     this.#options = options;
   }

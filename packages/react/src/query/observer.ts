@@ -86,7 +86,7 @@ export interface UseQueryOptions<TQueryData = unknown, TData = TQueryData>
    */
   placeholderData?: TQueryData | ((previousData: TQueryData | undefined) => TQueryData | undefined);
   /**
-   * Refetch every `n` ms while mounted (paused in a background tab).
+   * Refetch every `n` ms (at most 2147483647) while mounted (paused in a background tab).
    * @default false
    */
   refetchInterval?: number | false;
@@ -212,10 +212,11 @@ export class QueryObserver {
     if (
       interval !== undefined &&
       interval !== false &&
-      !(typeof interval === 'number' && Number.isFinite(interval) && interval > 0)
+      // At most the 32-bit timer limit: past it setInterval fires every millisecond.
+      !(typeof interval === 'number' && interval > 0 && interval <= 2147483647)
     ) {
       throw new RangeError(
-        `keel: useQuery refetchInterval must be a positive number of ms or false, got ${String(interval)}`,
+        `keel: useQuery refetchInterval must be a positive number of ms (at most 2147483647) or false, got ${String(interval)}`,
       );
     }
     if (options?.select !== undefined && typeof options.select !== 'function') {
@@ -291,8 +292,9 @@ export class QueryObserver {
   refetch = async (): Promise<QueryResult<any, any>> => {
     const spec = this.#spec;
     let entry = spec && this.#store.peek(spec.key);
-    if (spec && !entry && this.#onChange && !this.#manual) {
-      // A disabled query fetched by hand: observe it (without an automatic read) so it renders.
+    if (spec && !this.active && this.#onChange && !this.#manual) {
+      // A disabled query fetched by hand: observe it (without an automatic read) so it renders,
+      // also when another component observes the key (the entry exists, but not for this one).
       entry = this.#entry(spec);
       this.#manual = entry.observe(this.#onChange, false);
     }
@@ -334,7 +336,10 @@ export class QueryObserver {
     const view = this.#latest!;
     const spec = this.#spec;
     if (view.status === 'error' && view.data === undefined) {
-      if (spec !== undefined) this.#store.peek(spec.key)?.hold();
+      const entry = spec && this.#store.peek(spec.key);
+      // A boundary reset started a read of the failed key: wait for it instead of throwing again.
+      if (entry?.reading) throw entry.suspend();
+      entry?.hold();
       throw view.error;
     }
     if (spec === undefined || !this.active || view.status !== 'pending') return;
@@ -398,13 +403,16 @@ export class QueryObserver {
         this.#select = { fn, input: raw, output: data };
       }
     }
+    // A disabled query (unless fetched by hand) observes nothing, so it would never see a read
+    // end (disabling one mid-read cancels it): it shows none.
+    const isFetching = state.isFetching && (this.active || this.#manual !== undefined);
     return {
       data,
       error: state.error,
       status,
       isPending: status === 'pending',
-      isLoading: status === 'pending' && state.isFetching,
-      isFetching: state.isFetching,
+      isLoading: status === 'pending' && isFetching,
+      isFetching,
       isSuccess: status === 'success',
       isError: status === 'error',
       isPlaceholderData,

@@ -235,10 +235,21 @@ export class QueryEntry {
     this.#graceFor();
   }
 
-  /** Ends a hold; an entry nobody observes goes at once, so the next render reads again. */
+  /**
+   * Ends a hold; an entry nobody observes goes at once, so the next render reads again. One that
+   * a component outside the boundary observes keeps its error, so it reads again now (the
+   * suspending render waits for that read: see `reading`).
+   */
   releaseHold(): void {
-    if (this.#held && this.#listeners.size === 0) this.#releaseIfUnobserved();
+    if (!this.#held) return;
     this.#held = false;
+    if (this.#listeners.size === 0) this.#releaseIfUnobserved();
+    else if (this.state.status === 'error') this.fetch();
+  }
+
+  /** This entry's own read is in flight. */
+  get reading(): boolean {
+    return this.#request !== undefined;
   }
 
   /** (Re)starts the grace period of an entry nobody observes. */

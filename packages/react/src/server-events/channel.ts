@@ -111,7 +111,18 @@ export class Channel {
     this.url = spec.url;
     this.client = client;
     this.key = spec.key;
-    this.#onError = options?.onError ?? reportError;
+    const onError = options?.onError;
+    // What onError itself throws is reported: thrown from the stream reader, it would drop the
+    // connection.
+    this.#onError = onError
+      ? (error) => {
+          try {
+            onError(error);
+          } catch (err) {
+            reportError(err);
+          }
+        }
+      : reportError;
   }
 
   /** The components using the channel now. */
@@ -206,6 +217,9 @@ export class Channel {
         },
         onComment: () => {
           this.#failures = 0;
+        },
+        onId: (id) => {
+          if (!signal.aborted) this.lastEventId = id;
         },
       });
       for (

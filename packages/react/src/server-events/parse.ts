@@ -14,13 +14,18 @@ export interface SseHandlers {
   onRetry(ms: number): void;
   /** A comment line (`:`), which servers send as a keep-alive. */
   onComment(): void;
+  /**
+   * A block with an `id:` but no `data:`: it dispatches nothing, yet sets the last event id
+   * (WHATWG: the id buffer is applied when the block ends, with or without data).
+   */
+  onId?(id: string): void;
 }
 
 /**
  * A `text/event-stream` parser (WHATWG HTML, "Event stream interpretation") fed decoded text in
- * chunks of any size: returns `feed(chunk)`. A block without `data:` dispatches nothing; unknown
- * fields and a non-numeric `retry:` are ignored; a line not yet ended is kept for the next chunk
- * (and dropped with the stream, as the spec says). The byte-order mark is left to TextDecoder,
+ * chunks of any size: returns `feed(chunk)`. A block without `data:` dispatches nothing (its `id:`
+ * goes to `onId`); unknown fields and a non-numeric `retry:` are ignored; a line not yet ended is
+ * kept for the next chunk (and dropped with the stream, as the spec says). The byte-order mark is left to TextDecoder,
  * which strips it. Small on purpose: it is in every app that uses useServerEvents.
  */
 export function sseParser(on: SseHandlers): (chunk: string) => void {
@@ -33,6 +38,7 @@ export function sseParser(on: SseHandlers): (chunk: string) => void {
   const line = (text: string): void => {
     if (text === '') {
       if (data !== undefined) on.onEvent({ event, data, id });
+      else if (id !== undefined) on.onId?.(id);
       data = event = id = undefined;
       return;
     }
