@@ -1,5 +1,6 @@
 /**
- * Black-box audit of the request pipeline as a user sees it (spec resolution, cache, dedup,
+ * Black-box audit of the request pipeline as a user sees it (also run against the composed
+ * client by the core-composed project) (spec resolution, cache, dedup,
  * invalidation, subscriptions, events, errors), through createClient against a real loopback
  * server; time-based rules use the injected FakeClock.
  */
@@ -10,13 +11,20 @@ import {
   CancelledError,
   type Client,
   type ClientOptions,
-  createClient,
   dehydrate,
   HttpError,
   hydrate,
   isCancelledError,
 } from '../src/index';
-import { debugOf, FakeClock, recordEvents, settle, startServer, type TestServer } from './helpers';
+import {
+  createTestClient,
+  debugOf,
+  FakeClock,
+  recordEvents,
+  settle,
+  startServer,
+  type TestServer,
+} from './helpers';
 
 interface Seen {
   method: string;
@@ -109,7 +117,7 @@ function release(i: number, data: unknown): void {
 }
 
 function client(options: ClientOptions = {}): Client {
-  return createClient({ baseURL: server.url, retry: false, ...options });
+  return createTestClient({ baseURL: server.url, retry: false, ...options });
 }
 
 // ── spec resolution ─────────────────────────────────────────────────────────────────────────
@@ -123,14 +131,14 @@ describe('spec resolution', () => {
     ['', '/echo?b=2&a=1', '/echo?a=1&b=2'],
     ['/v1', '?x=1', '/v1?x=1'],
   ])('baseURL %s + %s reaches %s', async (basePath, url, expected) => {
-    const c = createClient({ baseURL: server.url + basePath, retry: false });
+    const c = createTestClient({ baseURL: server.url + basePath, retry: false });
     const spec = c.resolve('GET', url);
     expect(spec.url).toBe(server.url + expected);
     expect(spec.endpoint).toBe(`GET ${expected.split('?')[0]}`);
   });
 
   test('an absolute URL ignores baseURL; a request baseURL overrides the client one', async () => {
-    const c = createClient({ baseURL: 'https://elsewhere.invalid/api' });
+    const c = createTestClient({ baseURL: 'https://elsewhere.invalid/api' });
     expect(c.resolve('GET', `${server.url}/echo`).url).toBe(`${server.url}/echo`);
     const r = await c.get<{ url: string }>('/echo', { baseURL: server.url, retry: false });
     expect(r.data.url).toBe('/echo');
@@ -176,7 +184,7 @@ describe('spec resolution', () => {
   });
 
   test('a header name or value fetch would refuse is a RangeError naming it; nothing is sent, nothing retried', async () => {
-    const c = createClient({ baseURL: server.url, retry: { attempts: 3, baseDelay: 1 } });
+    const c = createTestClient({ baseURL: server.url, retry: { attempts: 3, baseDelay: 1 } });
     const rec = recordEvents(c, ['request', 'retry', 'error']);
     for (const [headers, name] of [
       [{ 'x-a': 'a\nb' }, 'headers["x-a"]'],
@@ -191,7 +199,7 @@ describe('spec resolution', () => {
       expect(err).toBeInstanceOf(RangeError);
       expect(err.message).toContain(`\`${name}\``);
     }
-    expect(() => createClient({ headers: { 'x-a': 'a\nb' } })).toThrow(RangeError);
+    expect(() => createTestClient({ headers: { 'x-a': 'a\nb' } })).toThrow(RangeError);
     expect(seen).toHaveLength(0);
     expect(rec.events).toEqual([]);
     // Values fetch trims or accepts stay accepted.
@@ -294,7 +302,7 @@ describe('spec resolution', () => {
   });
 
   test('a ReadableStream body is read once: its request is not retried (the 503 is what the caller gets)', async () => {
-    const c = createClient({
+    const c = createTestClient({
       baseURL: server.url,
       retry: { attempts: 3, baseDelay: 1, jitter: false },
     });
@@ -500,7 +508,7 @@ describe('cache', () => {
     await clock.advance(4000);
     const state = JSON.parse(JSON.stringify(dehydrate(a)));
     const clock2 = new FakeClock();
-    const b = createClient({
+    const b = createTestClient({
       baseURL: `${server.url.replace('127.0.0.1', 'localhost')}`,
       clock: clock2,
       retry: false,
@@ -722,7 +730,7 @@ describe('invalidate', () => {
   });
 
   test('a relative target reaches entries under the baseURL path; an absolute one pins the origin', async () => {
-    const c = createClient({ baseURL: `${server.url}/v1`, retry: false });
+    const c = createTestClient({ baseURL: `${server.url}/v1`, retry: false });
     await c.get('/echo');
     expect(c.invalidate('/echo', { refetch: false })).toHaveLength(1);
     await c.get('/echo');
@@ -1158,7 +1166,7 @@ describe('response bodies', () => {
     });
   });
   afterAll(() => bodies.close());
-  const c = () => createClient({ baseURL: bodies.url, retry: false, cache: false });
+  const c = () => createTestClient({ baseURL: bodies.url, retry: false, cache: false });
 
   test.each([
     ['/json', { a: 1 }],
@@ -1185,7 +1193,7 @@ describe('response bodies', () => {
   });
 
   test('responseType overrides the Content-Type, and is part of the key', async () => {
-    const client = createClient({ baseURL: bodies.url, retry: false });
+    const client = createTestClient({ baseURL: bodies.url, retry: false });
     expect((await client.get('/json', { responseType: 'text' })).data).toBe('{"a":1}');
     expect((await client.get('/json')).data).toEqual({ a: 1 });
     expect((await client.get('/text', { responseType: 'arrayBuffer' })).data).toBeInstanceOf(
