@@ -17,6 +17,7 @@ export default defineConfig({
       'test/adaptive-timeout.test.ts',
       'test/deadline.test.ts',
       'test/leaks.test.ts',
+      'test/resilience.audit.test.ts',
     ],
   },
 });

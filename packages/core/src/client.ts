@@ -27,6 +27,7 @@ import { checkFunction, typeError } from './internal/checks';
 import { type Clock, timerDelay } from './internal/clock';
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
+import { isStreamBody } from './request/body';
 import {
   isDedupable,
   isJoinable,
@@ -543,6 +544,16 @@ class KeelClient implements Client {
         timerDelay(spec.deadline),
       );
     }
+    return flight;
+  }
+
+  /**
+   * Announces the flight (`request`), once its first consumer is attached: a listener may join
+   * or cancel it, as any caller can. Then it enters the scheduler gate and asks for its first
+   * slot, unless a listener cancelled it: then it ends here, cancelled.
+   */
+  #fly(flight: Flight): void {
+    const { spec } = flight;
     if (this.#events.has('request')) {
       this.#events.emit('request', {
         key: spec.key,
@@ -550,14 +561,13 @@ class KeelClient implements Client {
         url: spec.url,
         tracker: flight.tracker,
         endpoint: spec.endpoint,
-        probe,
+        probe: flight.probe,
       });
+      if (flight.aborted) {
+        this.#end(flight, false, flight.reason);
+        return;
+      }
     }
-    return flight;
-  }
-
-  /** Enters the flight into the scheduler gate and asks for its first slot. */
-  #fly(flight: Flight): void {
     this.#gate.enter(flight);
     this.#acquire(flight);
   }
@@ -580,6 +590,8 @@ class KeelClient implements Client {
     }
     // Refused by the pre-start gate: its circuit opened while it waited. Blocked by an open
     // circuit (`circuit-rejected`), and ended (`error`, the terminal event of its `request`).
+    // It leaves the dedup map first: a request made meanwhile must not join a refused flight.
+    this.#inflight.delete(flight.key, flight);
     if (isCircuitOpenError(error)) this.#circuitRejected(flight.spec, error);
     this.#end(flight, false, error);
   }
@@ -638,8 +650,13 @@ class KeelClient implements Client {
         random: this.#config.random,
       });
       // A wait that would end past the deadline cannot lead to an answer in time: fail now, with
-      // what the server said, rather than wait to fail with a TimeoutError.
-      if (!decision.retry || (flight.deadlineAt !== 0 && now + decision.delay >= flight.deadlineAt))
+      // what the server said, rather than wait to fail with a TimeoutError. A stream body was
+      // read by the attempt that failed: it cannot be sent again.
+      if (
+        !decision.retry ||
+        (flight.deadlineAt !== 0 && now + decision.delay >= flight.deadlineAt) ||
+        isStreamBody(spec.body)
+      )
         throw error;
       tracker.retry();
       const reason = decision.reason === 'retry-after' ? 'retry-after' : 'backoff';
@@ -667,8 +684,8 @@ class KeelClient implements Client {
   // ── the end of a flight ───────────────────────────────────────────────────────────────────
 
   /**
-   * Ends a flight once: with its response (`ok`), or with an error, a cancellation when it is the
-   * flight's own abort reason (not its deadline). It leaves the live maps, then every consumer
+   * Ends a flight once: with its response (`ok`), or with an error, a cancellation when the
+   * flight was aborted (not by its deadline). It leaves the live maps, then every consumer
    * still attached is answered. `attemptMs`: the duration of the attempt that ended the flight,
    * when it got a response.
    */
@@ -680,7 +697,10 @@ class KeelClient implements Client {
     this.#flights.delete(flight);
     const { spec, tracker } = flight;
     const now = this.#clock.now();
-    const cancelled = !ok && flight.aborted && value === flight.reason && !flight.expired;
+    // Aborted, other than by its deadline: its last consumer cancelled it, and that final `cancel`
+    // was its terminal event, whatever error its work ends with afterwards (a listener may cancel
+    // it while it is being refused).
+    const cancelled = !ok && flight.aborted && !flight.expired;
     if (ok) {
       const response = value as ApiResponse;
       tracker.succeed(now);
@@ -760,7 +780,12 @@ class KeelClient implements Client {
     this.#release(consumer);
     const final = flight.consumerCount === 0 && !flight.settled;
     const now = this.#clock.now();
-    if (final) flight.tracker.cancel(now);
+    if (final) {
+      flight.tracker.cancel(now);
+      // Leave the dedup map before anyone hears of it: a request made from a `cancel` listener
+      // must not join a flight that is being torn down.
+      this.#inflight.delete(flight.key, flight);
+    }
     if (this.#events.has('cancel')) {
       this.#events.emit('cancel', {
         key: flight.key,
@@ -774,8 +799,6 @@ class KeelClient implements Client {
     }
     consumer.reject?.(error);
     if (final) {
-      // Leave the dedup map now: a new request must not join a flight that is being torn down.
-      this.#inflight.delete(flight.key, flight);
       flight.abort(error);
       // The scheduler drops the job now (queued, parked or running): its slot frees at once.
       this.#gate.cancel(flight);

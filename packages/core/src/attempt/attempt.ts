@@ -2,6 +2,7 @@ import { CancelledError, isCancelledError } from '../errors/cancelled-error';
 import { isResponseTooLargeError } from '../errors/response-too-large-error';
 import { isTimeoutError, TimeoutError } from '../errors/timeout-error';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
+import { isStreamBody } from '../request/body';
 import type { RequestSpec } from '../request/resolve';
 import type { ApiResponse } from '../types/client';
 import type { FetchLike } from '../types/options';
@@ -84,6 +85,8 @@ export function attemptOnce(
           return controller.signal;
         },
       };
+      // A stream body is sent as it is read: fetch requires saying so (and refuses it otherwise).
+      if (isStreamBody(spec.body)) (init as { duplex?: 'half' }).duplex = 'half';
       // credentials, redirect, mode, cache, ... as the client and request set them.
       if (spec.fetchInit !== undefined) Object.assign(init, spec.fetchInit);
       started = fetchImpl(spec.url, init);

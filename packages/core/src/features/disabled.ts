@@ -15,13 +15,16 @@ import type {
  * transparent gate's own (scheduler/controller.ts).
  */
 
+/** Checks `(method, path)` as the feature's controller does (a TypeError / RangeError); no answer. */
+const checked = (method: unknown, path: unknown): undefined => void endpointKey(method, path);
+
 /** Nothing observed: an empty snapshot (with the adaptive engine's counters, if it has one). */
 export function disabledIntelligence(
   adaptive: () => AdaptiveMetrics = zeroAdaptiveMetrics,
 ): IntelligenceController {
   return {
     snapshot: () => ({ summary: emptySummary(adaptive()), endpoints: [] }),
-    endpoint: noop,
+    endpoint: checked,
     reset: noop,
   };
 }
@@ -36,14 +39,16 @@ export const disabledCircuitBreaker: CircuitBreakerController =
       probing: false,
     }),
     statuses: () => [],
-    reset: noop,
+    // Like the breaker's: no argument resets all, a method alone all of that method.
+    reset: (method, path) =>
+      method === undefined && path === undefined ? undefined : checked(method, path ?? ''),
   });
 
 /** Nothing measured, nothing decided. */
 export const disabledAdaptive: AdaptiveController =
   /* @__PURE__ */ Object.freeze<AdaptiveController>({
     snapshot: () => ({ enabled: false, endpoints: {} }),
-    endpoint: noop,
+    endpoint: checked,
     metrics: zeroAdaptiveMetrics,
     reset: noop,
   });

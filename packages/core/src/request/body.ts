@@ -45,3 +45,11 @@ function isPassThrough(body: unknown): boolean {
     })
   );
 }
+
+/**
+ * A stream body (sent as it is read, so once): by shape, so a runtime without a global
+ * ReadableStream never throws here.
+ */
+export function isStreamBody(body: BodyInit | undefined): boolean {
+  return typeof (body as ReadableStream | undefined)?.getReader === 'function';
+}

@@ -15,8 +15,6 @@ export interface FetchInit {
   readonly priority?: FetchOptions['fetchPriority'];
   readonly integrity?: string;
   readonly referrerPolicy?: FetchOptions['referrerPolicy'];
-  /** Set by keel for a stream body (fetch sends one only half-duplex, and wants it said). */
-  readonly duplex?: 'half';
 }
 
 /**

@@ -179,14 +179,7 @@ export function resolveRequest(
     o.responseType === undefined ? config.responseType : checkResponseType(o.responseType);
   const maxResponseBytes =
     o.maxResponseBytes === undefined ? config.maxResponseBytes : checkMaxBytes(o.maxResponseBytes);
-  let retry = o.retry === undefined ? config.retry : resolveRetryOptions(o.retry, config.retry);
-  let fetchInit = resolveFetchInit(o, config.fetchInit);
-  // A stream body is sent half-duplex, which fetch wants said (Node and Chromium throw
-  // otherwise), and can be read once: its request has one attempt.
-  if (typeof ReadableStream !== 'undefined' && body instanceof ReadableStream) {
-    fetchInit = { ...fetchInit, duplex: 'half' };
-    retry = { ...retry, attempts: 1 };
-  }
+  const retry = o.retry === undefined ? config.retry : resolveRetryOptions(o.retry, config.retry);
   const tags =
     o.tags === undefined
       ? NO_TAGS
@@ -226,7 +219,7 @@ export function resolveRequest(
     deadline,
     responseType,
     maxResponseBytes,
-    fetchInit,
+    fetchInit: resolveFetchInit(o, config.fetchInit),
     cache: method === 'GET' && responseType !== 'stream' ? cache : null,
     retry,
     tags,
