@@ -360,7 +360,7 @@ export class InfiniteObserver {
         const selected = this.#selected(raw);
         data = selected.output;
         // A select that throws is the query's error, over the last good selection (as useQuery).
-        if (selected.failed) error = selected.error;
+        if (selected.thrown) error = selected.thrown.error;
       } else data = this.#sharedData(raw);
     }
     const status: QueryStatus =

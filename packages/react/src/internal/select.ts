@@ -1,13 +1,13 @@
 import { replaceEqualDeep } from './equal';
 
-/** The last run of a hook's `select`: its input, output and whether it threw. */
+/** The last run of a hook's `select`: its input and output, and what it threw if it did. */
 export interface Selection {
   readonly fn: (data: any) => unknown;
   readonly input: unknown;
   /** Structurally shared with the previous output; the previous one when `select` threw. */
   readonly output: unknown;
-  readonly failed: boolean;
-  readonly error: unknown;
+  /** What `select` threw, in a box (a thrown undefined is still a throw); none when it returned. */
+  readonly thrown?: { error: unknown };
 }
 
 /**
@@ -20,16 +20,10 @@ export function select(
   fn: (data: any) => unknown,
   input: unknown,
 ): Selection {
-  if (memo !== undefined && memo.fn === fn && memo.input === input) return memo;
+  if (memo?.fn === fn && memo.input === input) return memo;
   try {
-    return {
-      fn,
-      input,
-      output: replaceEqualDeep(memo?.output, fn(input)),
-      failed: false,
-      error: null,
-    };
+    return { fn, input, output: replaceEqualDeep(memo?.output, fn(input)) };
   } catch (error) {
-    return { fn, input, output: memo?.output, failed: true, error };
+    return { fn, input, output: memo?.output, thrown: { error } };
   }
 }

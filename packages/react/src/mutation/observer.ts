@@ -260,12 +260,13 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     // Callbacks run after the state is settled, the hook's first, those of the latest render
     // (as TanStack Query does: a callback closing over props sees the current ones); a throwing
     // callback is reported, it does not turn a success into a failure.
+    const latest = this.#options;
     await settle(() =>
       error
-        ? this.#options?.onError?.(error, variables, context)
-        : this.#options?.onSuccess?.(data as TData, variables, context),
+        ? latest?.onError?.(error, variables, context)
+        : latest?.onSuccess?.(data as TData, variables, context),
     );
-    await settle(() => this.#options?.onSettled?.(data, error, variables, context));
+    await settle(() => latest?.onSettled?.(data, error, variables, context));
     // mutate's own callbacks belong to the component and its latest call (TanStack's rule):
     // none once it has unmounted, or for a call a newer one (or reset) superseded.
     const current = () => this.#listeners.size > 0 && call === this.#call;

@@ -410,8 +410,8 @@ export class QueryObserver {
       // `select` runs again only for new input or a new function, and its output is shared.
       const memo = (this.#select = select(this.#select, options.select, raw));
       data = memo.output;
-      if (memo.failed) {
-        error = memo.error;
+      if (memo.thrown) {
+        error = memo.thrown.error;
         status = 'error';
       }
     }

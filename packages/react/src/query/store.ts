@@ -212,10 +212,9 @@ export class QueryEntry {
     client.prefetch(this.#spec);
     if (!client.isFetching(this.key)) {
       // Refused (an open circuit): a prefetch drops that silently, but refetch() must show why.
-      // A read past the cache (a ttl of 0 finds nothing fresh) meets the same refusal, with its error.
-      const options =
-        this.#spec.cache === null ? this.#options : { ...this.#options, cache: { ttl: 0 } };
+      // A read past the cache meets the same refusal, with its error.
       const seq = this.#flightSeq;
+      const options = { ...this.#options, cache: false };
       return client.request(this.#spec.method, this.#url, options).then(noop, (error: unknown) => {
         if (!this.#released && this.#settledSeq <= seq && !isAbortError(error)) {
           this.#applyError(error);

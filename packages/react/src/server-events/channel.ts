@@ -219,9 +219,9 @@ export class Channel {
           this.#failures = 0;
         },
         onId: (id) => {
-          if (signal.aborted || id === this.lastEventId) return;
+          if (signal.aborted) return;
           this.lastEventId = id;
-          // No event follows to tell the watchers: the id alone changed what they show.
+          // No event follows to tell the watchers: the id alone may change what they show.
           inspector?.(this);
         },
       });
