@@ -96,7 +96,11 @@ class QueriesObserver {
   /** The focus, reconnect and interval options of each query: when they change, the listeners are re-armed. */
   get environment(): string {
     let id = '';
-    for (const o of this.#observers) id += `${environmentOf(o.options).join()}\n`;
+    for (const o of this.#observers) {
+      // The raw values (no array per query per render): a change of any of them re-arms.
+      const options = o.options;
+      id += `${options?.refetchOnWindowFocus},${options?.refetchOnReconnect},${options?.refetchInterval}\n`;
+    }
     return id;
   }
 
