@@ -5,7 +5,22 @@
  * `prioritize` without lanes.
  */
 import { describe, expect, test } from 'vitest';
-import { makeClient } from './helpers';
+import { createClient } from '../src/index';
+import { makeClient, settle } from './helpers';
+
+describe('retry: null', () => {
+  test('is refused alike on the client and on a request: TypeError naming `retry`', async () => {
+    const message = /keel: `retry` must be true, false or an object, got null/;
+    const make = () => createClient({ fetch: async () => new Response(''), retry: null as never });
+    expect(make).toThrow(TypeError);
+    expect(make).toThrow(message);
+    const t = makeClient();
+    const out = await settle(t.client.get('/x', { retry: null as never }));
+    expect((out as { reason: unknown }).reason).toBeInstanceOf(TypeError);
+    expect((out as { reason: Error }).reason.message).toMatch(message);
+    expect(t.fake.calls).toHaveLength(0);
+  });
+});
 
 describe('scheduler: prioritize without priority lanes', () => {
   test.each([
