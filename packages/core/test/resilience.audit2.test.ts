@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { createClient } from '../src/index';
+import { harness, outcome } from './circuit.fixture';
 import { makeClient, settle } from './helpers';
 
 describe('retry: null', () => {
@@ -19,6 +20,62 @@ describe('retry: null', () => {
     expect((out as { reason: unknown }).reason).toBeInstanceOf(TypeError);
     expect((out as { reason: Error }).reason.message).toMatch(message);
     expect(t.fake.calls).toHaveLength(0);
+  });
+});
+
+describe('retry: a throwing retryOn', () => {
+  test('rejects the request with its error, and counts neither against the circuit nor as a retry', async () => {
+    const bug = new Error('bug in retryOn');
+    const h = harness({
+      retry: {
+        attempts: 3,
+        retryOn: () => {
+          throw bug;
+        },
+      },
+    });
+    h.answer('/a', 503);
+    for (let i = 0; i < 5; i++) {
+      const r = await outcome(h.client.get('/a'));
+      expect((r as { error: unknown }).error).toBe(bug);
+    }
+    expect(h.callsTo('/a')).toHaveLength(5);
+    expect(h.client.circuitBreaker().status('GET', '/a')).toMatchObject({
+      state: 'closed',
+      consecutiveFailures: 0,
+    });
+    expect(h.count('error')).toBe(5);
+    expect(h.count('retry')).toBe(0);
+    expect(h.client.intelligence().snapshot().summary.activeRequests).toBe(0);
+  });
+
+  test('a half-open probe ended by a throwing retryOn gives its slot back', async () => {
+    let throwing = false;
+    const h = harness({
+      retry: {
+        attempts: 2,
+        retryOn: (s) => {
+          if (throwing) throw new Error('bug');
+          return s === 503;
+        },
+      },
+    });
+    h.answer('/a', 503);
+    for (let i = 0; i < 3; i++) {
+      const p = outcome(h.client.get('/a'));
+      await h.clock.runAll();
+      await p;
+    }
+    expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('open');
+    await h.clock.advance(1000);
+    throwing = true;
+    expect((await outcome(h.client.get('/a'))).ok).toBe(false);
+    expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('open');
+    throwing = false;
+    h.answer('/a', 200);
+    // The window was not restarted: the next request probes at once, and closes the circuit.
+    expect((await outcome(h.client.get('/a'))).ok).toBe(true);
+    expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('closed');
   });
 });
 
