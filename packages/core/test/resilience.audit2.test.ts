@@ -5,7 +5,7 @@
  * `prioritize` without lanes.
  */
 import { describe, expect, test } from 'vitest';
-import { CircuitOpenError, createClient } from '../src/index';
+import { CancelledError, CircuitOpenError, createClient } from '../src/index';
 import { harness, outcome } from './circuit.fixture';
 import { debugOf, makeClient, settle } from './helpers';
 
@@ -133,5 +133,32 @@ describe('scheduler: prioritize without priority lanes', () => {
     const call = () => t.client.scheduler().prioritize('g', 'high');
     expect(call).toThrow(RangeError);
     expect(call).toThrow(/needs priority lanes.*scheduler: \{ priority: true \}/);
+  });
+});
+
+describe('deadlines racing a cancel', () => {
+  test('a flight cancelled just before its deadline fires ends with that cancel only', async () => {
+    // Both deadlines fall due at the same instant; the first one's `error` listener cancels the
+    // second flight, whose attempt has not unwound yet when its own deadline timer fires (a
+    // clock that fires due timers in a row, as sync fake timers do).
+    const t = makeClient({ deadline: 100 });
+    const first = t.client.get('/first');
+    const second = t.client.get('/second');
+    first.catch(() => {});
+    t.client.on('error', (e) => {
+      if (e.key.endsWith('/first')) second.cancel();
+    });
+    const s = settle(second);
+    await t.clock.advance(100);
+    expect((await s) as { reason: unknown }).toMatchObject({ reason: expect.any(CancelledError) });
+    const ends = t.events
+      .filter(
+        (e) => e.name !== 'request' && (e.payload as { key?: string }).key?.endsWith('/second'),
+      )
+      .map((e) => e.name);
+    expect(ends).toEqual(['cancel']);
+    expect(t.client.intelligence().snapshot().summary.activeRequests).toBe(0);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(t.clock.live).toBe(0);
   });
 });
