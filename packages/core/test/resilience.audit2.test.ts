@@ -162,3 +162,31 @@ describe('deadlines racing a cancel', () => {
     expect(t.clock.live).toBe(0);
   });
 });
+
+describe('scheduler: prioritize with listeners acting on the jobs it moves', () => {
+  test('a request-prioritized listener cancelling a job still to be moved: no throw, the rest move', async () => {
+    const t = makeClient({
+      cache: { enabled: false },
+      scheduler: { concurrency: 1, priority: true },
+    });
+    const running = t.client.get('/running');
+    const queued = [1, 2, 3].map((n) => t.client.get(`/bg/${n}`, { scheduler: { group: 'bg' } }));
+    const outcomes = queued.map((p) => settle(p));
+    const off = t.client.on('request-prioritized', (e) => {
+      if (e.key.endsWith('/bg/1')) queued[1]!.cancel();
+    });
+    expect(t.client.scheduler().prioritize('bg', 'high')).toBe(2);
+    off();
+    expect(t.of('request-prioritized').map((e) => e.key.slice(-5))).toEqual(['/bg/1', '/bg/3']);
+    running.cancel();
+    running.catch(() => {});
+    for (let i = 0; i < 3; i++) {
+      await t.clock.advance(0);
+      for (const call of t.fake.pending()) call.json({});
+    }
+    const states = (await Promise.all(outcomes)).map((o) => o.state);
+    expect(states).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 0, queued: 0 });
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+});
