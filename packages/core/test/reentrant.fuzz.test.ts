@@ -91,8 +91,13 @@ async function runScenario(seed: number): Promise<Scenario> {
   };
   if (chance(0.6)) {
     options.scheduler = { concurrency: pick([1, 2, 4]), priority: chance(0.5) };
+    if (chance(0.3)) options.scheduler.rateLimit = { requests: pick([1, 3]), interval: 100 };
+    if (chance(0.2)) options.scheduler.hosts = { 'api.test': 1 };
   }
-  if (chance(0.3)) options.adaptive = { enabled: true };
+  if (chance(0.3)) {
+    const on = chance(0.5);
+    options.adaptive = { enabled: true, concurrency: on, retry: on, rateLimit: on };
+  }
   const client = createTestClient(options);
   const lanes = options.scheduler?.priority === true;
 
