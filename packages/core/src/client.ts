@@ -516,6 +516,8 @@ class KeelClient implements Client {
    */
   #refetch(spec: RequestSpec, revalidate: boolean): void {
     let flight = this.#inflight.get(spec.key);
+    // A read with `cache: false` would not refresh the entry: the refetch flies on its own.
+    if (!flight?.spec.cache) flight = undefined;
     const joined = flight !== undefined;
     if (!flight) {
       const admission = this.#guard.beforeRequest(spec);
@@ -788,8 +790,10 @@ class KeelClient implements Client {
     if (this.#events.has('cancel')) {
       this.#events.emit('cancel', {
         key: flight.key,
-        // A joiner's own tracker: started when it joined, cancelled now (see Consumer).
-        tracker: Number.isNaN(consumer.joinedAt) ? flight.tracker : joinerTracker(consumer, now),
+        // The flight's own when this ended it (and it was the owner); otherwise the caller's
+        // own: started when it joined (the owner: when the flight started), cancelled now.
+        tracker:
+          final && Number.isNaN(consumer.joinedAt) ? flight.tracker : leaverTracker(consumer, now),
         endpoint: flight.spec.endpoint,
         final,
       });
@@ -830,7 +834,8 @@ class KeelClient implements Client {
   // ── invalidation ──────────────────────────────────────────────────────────────────────────
 
   #invalidateAfterMutation(spec: RequestSpec): void {
-    const byPath = pathMatcher(spec.path);
+    // Its path on its own origin: a POST to another API's `/users` leaves this one's alone.
+    const byPath = pathMatcher(spec.path, originOf(spec.url));
     const tags = spec.tags;
     const matcher: TargetMatcher =
       tags.length === 0
@@ -846,7 +851,8 @@ class KeelClient implements Client {
    */
   #invalidate(matcher: TargetMatcher, target: InvalidateTarget, refetch: boolean): string[] {
     const removed = this.#cache.removeMatching(matcher);
-    const stale = this.#matching(this.#inflight.values(), matcher, isCached);
+    // Every matching read, cached or not: a later read must not join one older than this.
+    const stale = this.#matching(this.#inflight.values(), matcher, isUnsettled);
     for (const flight of stale) {
       flight.stale = true;
       this.#inflight.delete(flight.key);
@@ -859,7 +865,7 @@ class KeelClient implements Client {
     if (refetch) {
       const seen = new Set<string>();
       for (const { key, spec } of [...removed, ...stale]) {
-        if (spec && !seen.has(key) && this.#cache.hasInterest(key)) {
+        if (spec?.cache && !seen.has(key) && this.#cache.hasInterest(key)) {
           seen.add(key);
           this.#refetch(spec, true);
         }
@@ -870,7 +876,6 @@ class KeelClient implements Client {
 }
 
 const isRead = (flight: Flight) => isDedupable(flight.spec.method);
-const isCached = (flight: Flight) => !!flight.spec.cache;
 const isUnsettled = (flight: Flight | undefined) => flight !== undefined && !flight.tracker.settled;
 const keysOf = (items: readonly { key: string }[]) => items.map((item) => item.key);
 
@@ -885,10 +890,10 @@ function specMatchable(spec: RequestSpec, at: number): Matchable {
   };
 }
 
-/** The tracker of a joiner that cancelled: started when it joined, cancelled now. */
-function joinerTracker(consumer: Consumer, now: number): Tracker {
-  const tracker = new Tracker(consumer.flight.key);
-  tracker.start(consumer.joinedAt);
+/** The tracker of a caller that left: started when it joined (or the flight started), cancelled now. */
+function leaverTracker({ flight, joinedAt }: Consumer, now: number): Tracker {
+  const tracker = new Tracker(flight.key);
+  tracker.start(Number.isNaN(joinedAt) ? flight.tracker.startedAt : joinedAt);
   tracker.cancel(now);
   return tracker;
 }

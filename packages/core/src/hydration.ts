@@ -63,10 +63,14 @@ export function dehydrate(client: Client, options?: DehydrateOptions): Dehydrate
   const now = clock.now();
   const entries: DehydratedEntry[] = [];
   for (const entry of cache.values()) {
+    // An entry due for collection is gone for every other read (getCached, a read, invalidate).
+    if (cache.isCollectable(entry, now)) continue;
     if (matcher !== undefined && !matcher(asMatchable(entry))) continue;
     const { response } = entry;
     const headers: [string, string][] = [];
-    response.headers.forEach((value, name) => {
+    // An entry written by hand may be `{ data }` alone (setCached after an optimistic update):
+    // it hands over as a 200 with no headers, as hydrate accepts.
+    response.headers?.forEach((value, name) => {
       if (name !== 'set-cookie') headers.push([name, value]);
     });
     entries.push({
@@ -76,8 +80,8 @@ export function dehydrate(client: Client, options?: DehydrateOptions): Dehydrate
       ttl: Math.max(0, entry.expiresAt - entry.storedAt),
       response: {
         data: response.data,
-        status: response.status,
-        statusText: response.statusText,
+        status: response.status ?? 200,
+        statusText: response.statusText ?? '',
         headers,
       },
     });
@@ -103,8 +107,8 @@ export function hydrate(client: Client, state: DehydratedState): number {
     throw typeError('state.entries', 'an array of dehydrated entries', state.entries);
   }
   const now = clock.now();
-  let written = 0;
-  state.entries.forEach((entry, i) => {
+  // Every entry is checked, resolved and built before any is written: a bad state writes nothing.
+  const ready = state.entries.map((entry, i) => {
     const field = `state.entries[${i}]`;
     checkEntry(entry, field);
     const parts = parseKey(entry.key);
@@ -117,19 +121,33 @@ export function hydrate(client: Client, state: DehydratedState): number {
       tags: [...entry.tags],
       cache: { ttl: entry.ttl },
     });
-    const storedAt = now - entry.age;
-    const current = cache.get(spec.key);
-    if (current !== undefined && current.storedAt >= storedAt) return;
     const { response } = entry;
+    let headers: Headers;
+    try {
+      headers = new Headers(response.headers as [string, string][]);
+    } catch (cause) {
+      throw typeError(
+        `${field}.response.headers`,
+        'an array of [name, value] pairs',
+        response.headers,
+        cause,
+      );
+    }
     const value: ApiResponse = {
       data: response.data,
       status: response.status,
       statusText: response.statusText,
-      headers: new Headers(response.headers as [string, string][]),
+      headers,
     };
-    cache.set(spec.key, value, { spec, storedAt, ttl: entry.ttl });
-    written++;
+    return { spec, value, storedAt: now - entry.age, ttl: entry.ttl };
   });
+  let written = 0;
+  for (const { spec, value, storedAt, ttl } of ready) {
+    const current = cache.get(spec.key);
+    if (current !== undefined && current.storedAt >= storedAt) continue;
+    cache.set(spec.key, value, { spec, storedAt, ttl });
+    written++;
+  }
   return written;
 }
 

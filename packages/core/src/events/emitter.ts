@@ -24,7 +24,12 @@ export class EventEmitter<Events extends { [K in keyof Events]: unknown }> {
   on<K extends keyof Events>(event: K, listener: Listener<Events[K]>): () => void {
     const list = this.#listeners[event];
     this.#listeners[event] = list ? [...list, listener] : [listener];
-    return () => this.off(event, listener);
+    // Once: a second call must not remove another registration of the same function.
+    let live = true;
+    return () => {
+      if (live) this.off(event, listener);
+      live = false;
+    };
   }
 
   /**

@@ -1,4 +1,4 @@
-import { checkInteger, checkObject, oneOf, typeError } from '../internal/checks';
+import { checkInteger, checkObject, oneOf, rangeError, typeError } from '../internal/checks';
 import type { ResponseBodyType } from '../types/options';
 
 /*
@@ -7,22 +7,42 @@ import type { ResponseBodyType } from '../types/options';
  * request's resolution.
  */
 
-/** Header names lower-cased (they are case-insensitive), values as strings; `field` names the option. */
+/** A header name fetch sends (an HTTP token). */
+const TOKEN = /^[\w!#$%&'*+.^`|~-]+$/;
+
+/**
+ * Header names lower-cased (they are case-insensitive), values as strings; `field` names the
+ * option. A Headers instance is read too (its own keys are none: it would add nothing). A name or
+ * value fetch would refuse is a RangeError here rather than a failed (and retried) attempt.
+ */
 export function lowerCaseHeaders(
   headers: Record<string, string>,
   field: string,
 ): Record<string, string> {
+  if (typeof Headers !== 'undefined' && headers instanceof Headers) {
+    headers = Object.fromEntries(headers);
+  }
   checkObject(field, headers, 'an object of header strings');
   const out: Record<string, string> = {};
   for (const name of Object.keys(headers)) {
     const value = headers[name];
     if (value === undefined) continue;
     if (typeof value !== 'string' && typeof value !== 'number') {
-      throw typeError(`${field}[${JSON.stringify(name)}]`, 'a string', value);
+      throw typeError(member(field, name), 'a string', value);
     }
-    out[name.toLowerCase()] = String(value);
+    const text = String(value);
+    // What fetch refuses: a name that is no token; in the value a line break, NUL or a character
+    // past U+00FF (a header is bytes). It trims surrounding whitespace itself.
+    if (!TOKEN.test(name) || /[\r\n\0\u0100-\uffff]/.test(text))
+      throw rangeError(member(field, name), 'a valid header', value);
+    out[name.toLowerCase()] = text;
   }
   return out;
+}
+
+/** `headers["x-a"]`: how a message names a member of an option. */
+export function member(field: string, name: string): string {
+  return `${field}[${JSON.stringify(name)}]`;
 }
 
 /** An array of strings: `expected` says what the array should be, `item` what each element. */
