@@ -18,6 +18,8 @@ export default defineConfig({
       'test/deadline.test.ts',
       'test/leaks.test.ts',
       'test/resilience.audit.test.ts',
+      'test/resilience.audit2.test.ts',
+      'test/reentrant.fuzz.test.ts',
     ],
   },
 });

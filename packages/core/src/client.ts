@@ -754,7 +754,8 @@ class KeelClient implements Client {
    */
   #expire(flight: Flight): void {
     flight.deadlineTimer = undefined;
-    if (flight.settled) return;
+    // Aborted: its last caller cancelled it and that cancel was its end; its work is unwinding.
+    if (flight.settled || flight.aborted) return;
     const { spec } = flight;
     const error = new TimeoutError(spec, { kind: 'deadline', timeout: spec.deadline });
     flight.expired = true;

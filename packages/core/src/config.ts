@@ -1,8 +1,4 @@
-import {
-  RETRY_DEFAULTS,
-  type ResolvedRetryOptions,
-  resolveRetryOptions,
-} from './attempt/retry-policy';
+import { type ResolvedRetryOptions, resolveRetryOptions } from './attempt/retry-policy';
 import {
   CACHE_DEFAULTS,
   CACHE_STORE_DEFAULTS,
@@ -94,7 +90,8 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
     cache,
     maxEntries,
     gcTime,
-    retry: resolveRetryOptions(options.retry ?? {}, RETRY_DEFAULTS),
+    // `retry: null` is refused here as on a request: it is neither a switch nor options.
+    retry: resolveRetryOptions(options.retry),
     timeout,
     deadline,
     responseType,

@@ -1,6 +1,7 @@
 import { classifyError } from '../circuit/outcome';
 import { isAbortError } from '../errors/cancelled-error';
 import { isHttpError } from '../errors/http-error';
+import { isKeelError } from '../errors/keel-error';
 import type { EventEmitter } from '../events/emitter';
 import type { Tracker } from '../tracker/tracker';
 import type { ClientEvents } from '../types/events';
@@ -114,7 +115,11 @@ export class AdaptiveObserver {
   };
 
   readonly #onError = (e: ClientEvents['error']): void => {
-    this.#close(this.#byTracker.get(e.tracker), classify(e.error));
+    // An error of the app's own callback (see flightVerdict) is no sample of the endpoint.
+    this.#close(
+      this.#byTracker.get(e.tracker),
+      isKeelError(e.error) ? classify(e.error) : undefined,
+    );
   };
 
   readonly #onCancel = (e: ClientEvents['cancel']): void => {

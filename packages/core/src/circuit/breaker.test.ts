@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CircuitOpenError } from '../errors/circuit-open-error';
 import { errorOf } from '../errors/errors.fixture';
+import { NetworkError } from '../errors/network-error';
 import { EventEmitter } from '../events/emitter';
 import type { RequestSpec } from '../request/resolve';
 import { Tracker } from '../tracker/tracker';
@@ -220,7 +221,11 @@ describe('CircuitBreaker rules', () => {
       errorOf.http(503),
       errorOf.http(429),
       errorOf.timeout(5),
-      new TypeError('fetch failed'),
+      // What the client makes of a fetch that rejects with `TypeError('fetch failed')`.
+      new NetworkError(
+        { method: 'GET', url: 'http://x/a' },
+        { cause: new TypeError('fetch failed') },
+      ),
       errorOf.http(),
     ];
     for (const error of countable) {
@@ -237,6 +242,8 @@ describe('CircuitBreaker rules', () => {
       errorOf.cancelled(),
       new DOMException('aborted', 'AbortError'),
       errorOf.circuitOpen('GET /a'),
+      // Not one of keel's errors: thrown by the app's own `retryOn`, it says nothing of the server.
+      new TypeError('retryOn bug'),
     ];
     for (const error of notCountable) {
       const t = setup(1);

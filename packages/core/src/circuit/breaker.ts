@@ -9,7 +9,7 @@ import type { CircuitBreakerController, CircuitState, CircuitStatus } from '../t
 import type { ClientEvents } from '../types/events';
 import { ADMIT, ADMIT_PROBE, type Admission, type CircuitGuard } from './guard';
 import type { ResolvedCircuitOptions } from './options';
-import { classifyError, type ErrorVerdict } from './outcome';
+import { type ErrorVerdict, flightVerdict } from './outcome';
 
 /** A circuit's phase. Each variant holds only its own data. */
 type Phase =
@@ -175,7 +175,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
   };
 
   readonly #onError = (e: ClientEvents['error']): void => {
-    this.#settle(e.endpoint, e.tracker, classifyError(e.error));
+    this.#settle(e.endpoint, e.tracker, flightVerdict(e.error));
   };
 
   /**

@@ -1,6 +1,7 @@
 import { isAbortError } from '../errors/cancelled-error';
 import { isCircuitOpenError } from '../errors/circuit-open-error';
 import { isHttpError } from '../errors/http-error';
+import { isKeelError } from '../errors/keel-error';
 import { isParseError } from '../errors/parse-error';
 import { isResponseTooLargeError } from '../errors/response-too-large-error';
 
@@ -26,6 +27,15 @@ export function classifyError(error: unknown): ErrorVerdict {
     return status >= 500 || status === 429 ? 'failure' : 'answered';
   }
   return 'failure';
+}
+
+/**
+ * The verdict on a flight's terminal `error` event. The client turns whatever an attempt fails
+ * with into its own errors, so any other error was thrown by the app's own callback (`retryOn`):
+ * the request fails with it, but it says nothing about the endpoint.
+ */
+export function flightVerdict(error: unknown): ErrorVerdict {
+  return isKeelError(error) ? classifyError(error) : 'neutral';
 }
 
 /** 5xx, 429, timeouts and network errors count toward opening a circuit (README "Circuit breaker"). */

@@ -7,7 +7,8 @@ const PRIORITIES = ['high', 'normal', 'low'] as const;
 /** `prioritize` needs lanes; the priority must be one of them. */
 export function checkPrioritize(lanes: boolean, selector: unknown, priority: unknown): void {
   if (!lanes) {
-    throw new Error(
+    // A RangeError: the client's `scheduler.priority` has the wrong value for this call.
+    throw new RangeError(
       'keel: scheduler().prioritize() needs priority lanes: create the client with `scheduler: { priority: true }`',
     );
   }

@@ -254,13 +254,17 @@ export class Scheduler implements AttemptGate {
     if (matches.length === 0) return 0;
     matches.sort((a, b) => a.seq - b.seq);
     const toName = this.#lanes.nameOf(to);
+    let moved = 0;
     for (const entry of matches) {
+      // A listener of an earlier move may have cancelled, started or moved it meanwhile.
+      if (stateOf(entry) !== 'queued' || entry.lane === to) continue;
+      moved++;
       const from = this.#lanes.nameOf(entry.lane);
       this.#lanes.move(entry, to);
       this.#emit('request-prioritized', entry, { from, to: toName });
     }
     this.#dispatch();
-    return matches.length;
+    return moved;
   }
 
   // ── the adaptive seam ─────────────────────────────────────────────────────────────────────
