@@ -1822,3 +1822,38 @@ describe('a select that throws', () => {
     expect(result.current.error).toBeNull();
   });
 });
+
+describe('refetch() after unmount', () => {
+  it('sends nothing and resolves with the last result (useQuery and useInfiniteQuery)', async () => {
+    const a = await api();
+    a.routes.set('GET /gone', (_req, res) => json(res, 200, ['g']));
+    a.routes.set('GET /gone-list', (_req, res) => json(res, 200, { next: null }));
+    const client = clientOf(a.base);
+    const query = renderHook(() => readAll(useQuery<string[]>('/gone')), {
+      wrapper: wrapperFor(client),
+    });
+    const list = renderHook(
+      () =>
+        useInfiniteQuery<{ next: null }, number>('/gone-list', {
+          initialPageParam: 0,
+          getNextPageParam: (last) => last.next,
+        }),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(query.result.current.data).toEqual(['g']));
+    await waitFor(() => expect(list.result.current.data?.pages).toHaveLength(1));
+    const { refetch } = query.result.current;
+    const listRefetch = list.result.current.refetch;
+    query.unmount();
+    list.unmount();
+    await flush();
+    const sent = a.hits.length;
+    const settled = await refetch();
+    await listRefetch();
+    await flush();
+    expect(a.hits.length).toBe(sent);
+    expect(settled.data).toEqual(['g']);
+    expect(settled.status).toBe('success');
+    expect(debugOf(client).flights).toBe(0);
+  });
+});

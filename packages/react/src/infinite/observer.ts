@@ -256,7 +256,10 @@ export class InfiniteObserver {
   };
 
   refetch = (): Promise<void> => {
-    const reads = this.#pages.map((p) => this.#store.peek(p.spec.key)?.refetch());
+    // Unmounted: nothing is sent, as useQuery's refetch().
+    const reads = (this.#observed ? this.#pages : []).map((p) =>
+      this.#store.peek(p.spec.key)?.refetch(),
+    );
     return Promise.all(reads).then(noop);
   };
 

@@ -304,15 +304,15 @@ export class QueryObserver {
 
   refetch = async (): Promise<QueryResult<any, any>> => {
     const spec = this.#spec;
-    let entry = spec && this.#store.peek(spec.key);
-    if (spec && !this.active && this.#onChange && !this.#manual) {
-      // A disabled query fetched by hand: observe it (without an automatic read) so it renders,
-      // also when another component observes the key (the entry exists, but not for this one).
-      entry = this.#entry(spec);
-      this.#manual = entry.observe(this.#onChange, false);
+    // Unmounted (or not mounted yet): nothing renders a read, so none is sent (see the README).
+    if (spec && this.#onChange) {
+      if (!this.active && !this.#manual) {
+        // A disabled query fetched by hand: observe it (without an automatic read) so it renders,
+        // also when another component observes the key (the entry exists, but not for this one).
+        this.#manual = this.#entry(spec).observe(this.#onChange, false);
+      }
+      await this.#store.peek(spec.key)?.refetch();
     }
-    if (entry) await entry.refetch();
-    else if (spec) this.#store.client.prefetch(spec);
     // The current result outside render: a plain object, not tracked.
     this.getSnapshot();
     return { ...this.#latest! } as QueryResult<any, any>;
