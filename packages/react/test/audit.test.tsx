@@ -1857,3 +1857,72 @@ describe('refetch() after unmount', () => {
     expect(debugOf(client).flights).toBe(0);
   });
 });
+
+describe('a getNextPageParam that throws', () => {
+  it('is the query error (the loaded pages stay, no next page), not a crash of the render', async () => {
+    const a = await api();
+    a.routes.set('GET /cursor', (_req, res) => json(res, 200, { items: ['x'] }));
+    const client = clientOf(a.base);
+    const { result } = renderHook(
+      () =>
+        readAll(
+          useInfiniteQuery<{ items: string[]; cursor?: { next: number } }, number>('/cursor', {
+            initialPageParam: 0,
+            // The API left `cursor` out: reading `.next` of undefined throws.
+            getNextPageParam: (last) => last.cursor!.next,
+          }),
+        ),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.status).toBe('error'));
+    expect(result.current.error).toBeInstanceOf(TypeError);
+    expect(result.current.data?.pages).toEqual([{ items: ['x'] }]);
+    expect(result.current.hasNextPage).toBe(false);
+    const sent = a.hits.length;
+    await act(async () => {
+      await result.current.fetchNextPage();
+    });
+    expect(a.hits.length).toBe(sent);
+  });
+
+  it('also when the pages come back from the cache at mount; fixed data clears it', async () => {
+    const a = await api();
+    let fixed = false;
+    a.routes.set('GET /cursor2', (req, res) => {
+      const page = Number(new URL(req.url!, 'http://x').searchParams.get('page'));
+      json(res, 200, page === 0 ? { next: 1 } : { next: fixed ? null : 'bad' });
+    });
+    const client = clientOf(a.base);
+    const getNextPageParam = (last: { next: number | string | null }) => {
+      if (typeof last.next === 'string') throw new RangeError(`bad cursor ${last.next}`);
+      return last.next;
+    };
+    const hook = () =>
+      readAll(
+        useInfiniteQuery<{ next: number | string | null }, number>('/cursor2', {
+          initialPageParam: 0,
+          getNextPageParam,
+        }),
+      );
+    const first = renderHook(hook, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(first.result.current.hasNextPage).toBe(true));
+    await act(async () => {
+      await first.result.current.fetchNextPage();
+    });
+    await waitFor(() => expect(first.result.current.error).toBeInstanceOf(RangeError));
+    first.unmount();
+    const sent = a.hits.length;
+    const again = renderHook(hook, { wrapper: wrapperFor(client) });
+    expect(again.result.current.error).toBeInstanceOf(RangeError);
+    expect(again.result.current.data?.pages).toEqual([{ next: 1 }, { next: 'bad' }]);
+    expect(again.result.current.hasNextPage).toBe(false);
+    expect(a.hits.length).toBe(sent);
+    fixed = true;
+    await act(async () => {
+      client.invalidate('/cursor2');
+    });
+    await waitFor(() => expect(again.result.current.status).toBe('success'));
+    expect(again.result.current.data?.pages).toEqual([{ next: 1 }, { next: null }]);
+    expect(again.result.current.error).toBeNull();
+  });
+});
