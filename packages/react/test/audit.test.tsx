@@ -1926,3 +1926,58 @@ describe('a getNextPageParam that throws', () => {
     expect(again.result.current.error).toBeNull();
   });
 });
+
+describe('automatic refetches against an open circuit', () => {
+  /** A query with data on `GET /auto`, then the endpoint's circuit opened by another read. */
+  async function openCircuit(
+    options: { refetchInterval?: number; cache?: { ttl: number } },
+    resetTimeout: number,
+  ) {
+    const a = await api();
+    a.routes.set('GET /auto', (req, res) =>
+      req.url!.includes('fail') ? json(res, 500, {}) : json(res, 200, ['ok']),
+    );
+    const client = clientOf(a.base, { circuitBreaker: { failureThreshold: 1, resetTimeout } });
+    const rejected: unknown[] = [];
+    client.on('circuit-rejected', (e) => rejected.push(e));
+    const { result } = renderHook(() => readAll(useQuery<string[]>('/auto', options)), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(result.current.data).toEqual(['ok']));
+    await expect(client.request('GET', '/auto', { params: { fail: 1 } })).rejects.toThrow();
+    rejected.length = 0;
+    return { a, client, rejected, result };
+  }
+
+  it('an interval tick is dropped silently (no circuit-rejected, no error shown), as the core drops its own refetches; the reset probe reads', async () => {
+    const { a, rejected, result } = await openCircuit({ refetchInterval: 20 }, 300);
+    const sent = a.count('GET', '/auto');
+    // Ticks while open are dropped; the first after resetTimeout is the half-open probe.
+    await waitFor(() => expect(a.count('GET', '/auto')).toBeGreaterThan(sent), { timeout: 3000 });
+    expect(rejected).toEqual([]);
+    expect(result.current.status).toBe('success');
+    expect(result.current.error).toBeNull();
+  });
+
+  it('an invalidation is dropped silently; a focus over stale data is a read like a mount: refused, it shows the CircuitOpenError over the data', async () => {
+    const { a, client, rejected, result } = await openCircuit({ cache: { ttl: 1 } }, 60_000);
+    await new Promise((r) => setTimeout(r, 5));
+    const sent = a.hits.length;
+    // The invalidation refetch is the core's own: dropped silently, the data stays.
+    await act(async () => {
+      client.invalidate('/auto');
+    });
+    await flush();
+    expect(rejected).toEqual([]);
+    expect(result.current.status).toBe('success');
+    expect(result.current.data).toEqual(['ok']);
+    await act(async () => {
+      window.dispatchEvent(new Event('focus'));
+    });
+    await waitFor(() => expect(isCircuitOpenError(result.current.error)).toBe(true));
+    expect(rejected).toHaveLength(1);
+    expect(a.hits.length).toBe(sent);
+    expect(result.current.data).toEqual(['ok']);
+    expect(result.current.isFetching).toBe(false);
+  });
+});

@@ -330,7 +330,8 @@ export class QueryObserver {
     // A positive number of ms or false (setInputs refused anything else).
     if (interval) {
       const timer = setInterval(() => {
-        if (!isDocumentHidden()) void this.refetch();
+        // Quiet: an open circuit drops a tick silently, as the core drops its own refetches.
+        if (!isDocumentHidden()) void this.#store.peek(this.#spec!.key)?.refetch(true);
       }, interval);
       offs.push(() => clearInterval(timer));
     }
