@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { type Client, createClient, isCircuitOpenError, isHttpError } from '@keel/core';
 import { type App, createApp, createEventHub, type EventHub } from '@keel/server';
 import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
-import { StrictMode, Suspense, useState } from 'react';
+import { StrictMode, Suspense, startTransition, use, useState } from 'react';
 import { hydrateRoot } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
@@ -1979,5 +1979,42 @@ describe('automatic refetches against an open circuit', () => {
     expect(a.hits.length).toBe(sent);
     expect(result.current.data).toEqual(['ok']);
     expect(result.current.isFetching).toBe(false);
+  });
+});
+
+const never = new Promise<never>(() => {});
+let goToNoUrl: () => void = () => {};
+function Ticker({ url }: { url: string | null }) {
+  const { data } = useQuery<string[]>(url, { refetchInterval: 20 });
+  return <p data-testid="tick">{data?.[0] ?? '-'}</p>;
+}
+function Hang({ on }: { on: boolean }) {
+  if (on) use(never);
+  return null;
+}
+/** `goToNoUrl()` switches the Ticker to no URL in a transition that suspends for good. */
+function TransitionApp() {
+  const [url, setUrl] = useState<string | null>('/tick');
+  goToNoUrl = () => startTransition(() => setUrl(null));
+  return (
+    <Suspense fallback={<p>wait</p>}>
+      <Ticker url={url} />
+      <Hang on={url === null} />
+    </Suspense>
+  );
+}
+
+describe('a render that is never committed', () => {
+  it('an interval armed for the committed key keeps ticking without a throw while a transition to no URL is suspended', async () => {
+    const a = await api();
+    a.routes.set('GET /tick', (_req, res) => json(res, 200, ['t']));
+    const client = clientOf(a.base);
+    render(<TransitionApp />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(screen.getByTestId('tick').textContent).toBe('t'));
+    act(() => goToNoUrl());
+    // The transition suspends: the committed UI (and its interval) stays.
+    const sent = a.count('GET', '/tick');
+    await waitFor(() => expect(a.count('GET', '/tick')).toBeGreaterThan(sent + 1));
+    expect(screen.getByTestId('tick').textContent).toBe('t');
   });
 });

@@ -321,17 +321,17 @@ export class QueryObserver {
   /** Focus, reconnect and interval refetching while mounted; returns the cleanup. */
   watchEnvironment(focus: boolean, reconnect: boolean, interval: number | false): () => void {
     const offs: (() => void)[] = [];
-    const revalidate = () => {
-      const key = this.#spec?.key;
-      if (key !== undefined) this.#store.peek(key)?.fetch();
-    };
+    // The key committed when armed (only an active query is armed): a render of another key that
+    // is not committed (a suspended transition) neither moves nor stops them.
+    const key = this.#spec!.key;
+    const revalidate = () => this.#store.peek(key)?.fetch();
     if (focus) offs.push(onSignal('focus', revalidate));
     if (reconnect) offs.push(onSignal('online', revalidate));
     // A positive number of ms or false (setInputs refused anything else).
     if (interval) {
       const timer = setInterval(() => {
         // Quiet: an open circuit drops a tick silently, as the core drops its own refetches.
-        if (!isDocumentHidden()) void this.#store.peek(this.#spec!.key)?.refetch(true);
+        if (!isDocumentHidden()) void this.#store.peek(key)?.refetch(true);
       }, interval);
       offs.push(() => clearInterval(timer));
     }
