@@ -2018,3 +2018,77 @@ describe('a render that is never committed', () => {
     expect(screen.getByTestId('tick').textContent).toBe('t');
   });
 });
+
+/** Phase 0: one reader of the channel; phase 1: it leaves and two others (two spellings) join. */
+function Switch({ phase, base, seen }: { phase: 0 | 1; base: string; seen: string[] }) {
+  return phase === 0 ? (
+    <Feed key="a" url="/events" seen={seen} />
+  ) : (
+    <>
+      <Feed key="b" url="/events" seen={seen} />
+      <Feed key="c" url={`${base}/events`} seen={seen} />
+    </>
+  );
+}
+
+describe('one channel, many components', () => {
+  it('a reader leaving and two joining in one commit keep the one connection; all get the next event', async () => {
+    const server = await live();
+    const client = createClient({ baseURL: server.base });
+    const seen: string[] = [];
+    const { rerender, unmount } = render(<Switch phase={0} base={server.base} seen={seen} />, {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(screen.getByTestId('status').textContent).toBe('open'));
+    rerender(<Switch phase={1} base={server.base} seen={seen} />);
+    await flush();
+    expect(screen.getAllByTestId('status').map((s) => s.textContent)).toEqual(['open', 'open']);
+    expect(server.connects.length).toBe(1);
+    expect(channelCount(client)).toBe(1);
+    await server.hub.publish('tick', { n: 1 });
+    await waitFor(() => expect(seen.length).toBe(2));
+    unmount();
+    await flush();
+    expect(channelCount(client)).toBe(0);
+    await waitFor(() => expect(server.hub.size).toBe(0));
+  });
+});
+
+describe('ClientProvider swap while a mutation is pending', () => {
+  it('the request completes on the old client (not aborted), mutateAsync settles, the hook then writes through the new one', async () => {
+    const a = await api();
+    const b = await api();
+    const release = gate();
+    a.routes.set('POST /m', async (_req, res) => {
+      await release.promise;
+      json(res, 200, { from: 'a' });
+    });
+    b.routes.set('POST /m', (_req, res) => json(res, 200, { from: 'b' }));
+    const first = clientOf(a.base);
+    const second = clientOf(b.base);
+    const onSuccess = vi.fn();
+    let client = first;
+    const { result, rerender } = renderHook(
+      () => useMutation<{ from: string }, void>('POST', '/m', { onSuccess }),
+      { wrapper: ({ children }) => <ClientProvider client={client}>{children}</ClientProvider> },
+    );
+    let pending!: Promise<{ from: string }>;
+    act(() => {
+      pending = result.current.mutateAsync();
+    });
+    await waitFor(() => expect(a.count('POST', '/m')).toBe(1));
+    client = second;
+    rerender();
+    release.open();
+    await expect(pending).resolves.toEqual({ from: 'a' });
+    expect(a.hits.find((h) => h.method === 'POST')!.aborted).toBe(false);
+    expect(onSuccess).toHaveBeenCalledTimes(1);
+    await act(async () => {
+      await expect(result.current.mutateAsync()).resolves.toEqual({ from: 'b' });
+    });
+    await waitFor(() => expect(result.current.data).toEqual({ from: 'b' }));
+    expect(b.count('POST', '/m')).toBe(1);
+    expect(a.count('POST', '/m')).toBe(1);
+    expect(debugOf(first).flights).toBe(0);
+  });
+});
