@@ -2092,3 +2092,125 @@ describe('ClientProvider swap while a mutation is pending', () => {
     expect(debugOf(first).flights).toBe(0);
   });
 });
+
+interface NumPage {
+  n: number;
+  next: number | null;
+}
+
+function pagedRoute(a: Api, path: string, last: number, version = () => 0): void {
+  a.routes.set(`GET ${path}`, (req, res) => {
+    const page = Number(new URL(req.url!, 'http://x').searchParams.get('page'));
+    json(res, 200, { n: page * 10 + version(), next: page < last ? page + 1 : null });
+  });
+}
+
+function usePaged(url: string | null) {
+  return readAll(
+    useInfiniteQuery<NumPage, number>(url, {
+      initialPageParam: 0,
+      getNextPageParam: (p) => p.next,
+    }),
+  );
+}
+
+describe('useInfiniteQuery edges', () => {
+  it('unmounting while the next page loads aborts its read; nothing is left', async () => {
+    const a = await api();
+    pagedRoute(a, '/pg', 5);
+    const client = clientOf(a.base);
+    const { result, unmount } = renderHook(() => usePaged('/pg'), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(result.current.hasNextPage).toBe(true));
+    const arrived = gate();
+    a.routes.set('GET /pg', () => arrived.open());
+    act(() => {
+      void result.current.fetchNextPage();
+    });
+    await arrived.promise;
+    expect(result.current.isFetchingNextPage).toBe(true);
+    unmount();
+    await flush();
+    await waitFor(() => expect(a.hits.at(-1)!.aborted).toBe(true));
+    expect(debugOf(client).flights).toBe(0);
+    expect(storeFor(client).size).toBe(0);
+  });
+
+  it('a URL change mid-page starts the new list at its first page and cancels the old read', async () => {
+    const a = await api();
+    pagedRoute(a, '/old', 5);
+    pagedRoute(a, '/new', 0);
+    const client = clientOf(a.base);
+    const { result, rerender } = renderHook(({ url }) => usePaged(url), {
+      wrapper: wrapperFor(client),
+      initialProps: { url: '/old' },
+    });
+    await waitFor(() => expect(result.current.hasNextPage).toBe(true));
+    const arrived = hang(a, '/old');
+    act(() => {
+      void result.current.fetchNextPage();
+    });
+    await arrived;
+    rerender({ url: '/new' });
+    await waitFor(() => expect(result.current.data?.pages).toEqual([{ n: 0, next: null }]));
+    expect(result.current.hasNextPage).toBe(false);
+    expect(result.current.isFetchingNextPage).toBe(false);
+    await waitFor(() =>
+      expect(a.hits.find((h) => h.url.includes('/old?page=1'))!.aborted).toBe(true),
+    );
+    await flush();
+    expect(result.current.isFetching).toBe(false);
+  });
+
+  it('an invalidation of one page refetches that page only; the others keep their data', async () => {
+    const a = await api();
+    let version = 0;
+    pagedRoute(a, '/one', 5, () => version);
+    const client = clientOf(a.base);
+    const { result } = renderHook(() => usePaged('/one'), { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(result.current.hasNextPage).toBe(true));
+    for (let i = 0; i < 2; i++) {
+      await act(async () => {
+        await result.current.fetchNextPage();
+      });
+    }
+    expect(result.current.data?.pages.map((p) => p.n)).toEqual([0, 10, 20]);
+    const before = a.count('GET', '/one');
+    version = 1;
+    await act(async () => {
+      client.invalidate((meta) => meta.key.includes('page=1'));
+    });
+    await waitFor(() => expect(result.current.data?.pages.map((p) => p.n)).toEqual([0, 11, 20]));
+    expect(a.count('GET', '/one')).toBe(before + 1);
+    expect(result.current.hasNextPage).toBe(true);
+    expect(result.current.isFetching).toBe(false);
+  });
+
+  it('thirty pages come back from the cache on remount without a request, and the list goes on from there', async () => {
+    const a = await api();
+    pagedRoute(a, '/many', 40);
+    const client = clientOf(a.base);
+    const first = renderHook(() => usePaged('/many'), { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(first.result.current.hasNextPage).toBe(true));
+    for (let i = 1; i < 30; i++) {
+      await act(async () => {
+        await first.result.current.fetchNextPage();
+      });
+    }
+    expect(first.result.current.data?.pages).toHaveLength(30);
+    first.unmount();
+    await flush();
+    const sent = a.hits.length;
+    const again = renderHook(() => usePaged('/many'), { wrapper: wrapperFor(client) });
+    expect(again.result.current.data?.pages).toHaveLength(30);
+    expect(again.result.current.data?.pageParams.at(-1)).toBe(29);
+    await flush();
+    expect(a.hits.length).toBe(sent);
+    await act(async () => {
+      await again.result.current.fetchNextPage();
+    });
+    expect(again.result.current.data?.pages.at(-1)).toEqual({ n: 300, next: 31 });
+    expect(a.hits.length).toBe(sent + 1);
+  });
+});
