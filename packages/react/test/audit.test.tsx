@@ -2214,3 +2214,49 @@ describe('useInfiniteQuery edges', () => {
     expect(a.hits.length).toBe(sent + 1);
   });
 });
+
+describe('useQueries edges', () => {
+  it('a query dropped from the list mid-read is cancelled; a duplicate key is one request; the rest keep their data', async () => {
+    const a = await api();
+    a.routes.set('GET /q1', (_req, res) => json(res, 200, 'one'));
+    const arrived = hang(a, '/q2');
+    const client = clientOf(a.base);
+    const { result, rerender } = renderHook(
+      ({ urls }) => useQueries(urls.map((u) => queryOptions<string>(u))),
+      { wrapper: wrapperFor(client), initialProps: { urls: ['/q1', '/q2', '/q1'] } },
+    );
+    await waitFor(() => expect(result.current[0]!.data).toBe('one'));
+    await arrived;
+    expect(result.current[2]!.data).toBe('one');
+    expect(a.count('GET', '/q1')).toBe(1);
+    rerender({ urls: ['/q1'] });
+    await waitFor(() => expect(a.hits.find((h) => h.url === '/q2')!.aborted).toBe(true));
+    expect(result.current).toHaveLength(1);
+    expect(result.current[0]!.data).toBe('one');
+    expect(debugOf(client).flights).toBe(0);
+    expect(storeFor(client).size).toBe(1);
+  });
+
+  it("a removed position's refetch() sends nothing; a key swapped between positions keeps its data without a request", async () => {
+    const a = await api();
+    a.routes.set('GET /x', (_req, res) => json(res, 200, 'x'));
+    a.routes.set('GET /y', (_req, res) => json(res, 200, 'y'));
+    const client = clientOf(a.base);
+    const { result, rerender } = renderHook(
+      ({ urls }) => useQueries(urls.map((u) => queryOptions<string>(u))),
+      { wrapper: wrapperFor(client), initialProps: { urls: ['/x', '/y'] } },
+    );
+    await waitFor(() => expect(result.current.map((r) => r.data)).toEqual(['x', 'y']));
+    const dropped = result.current[1]!.refetch;
+    rerender({ urls: ['/y', '/x'] });
+    expect(result.current.map((r) => r.data)).toEqual(['y', 'x']);
+    rerender({ urls: ['/y'] });
+    await flush();
+    const sent = a.hits.length;
+    // Position 1 is gone (it read /x last): its refetch is that of an unmounted query.
+    await dropped();
+    await flush();
+    expect(a.hits.length).toBe(sent);
+    expect(result.current.map((r) => r.data)).toEqual(['y']);
+  });
+});
