@@ -119,3 +119,44 @@ describe('headers a custom fetch changes', () => {
     expect(res.data.headers['x-hop']).toBe('h+');
   });
 });
+
+// ── form bodies under a client-wide Content-Type ────────────────────────────────────────────
+
+describe('form bodies and a client-wide Content-Type', () => {
+  const JSON_CLIENT = { headers: { 'Content-Type': 'application/json' } };
+
+  test('FormData: fetch writes multipart with its boundary; the server parses every field', async () => {
+    const c = client(JSON_CLIENT);
+    const form = new FormData();
+    form.append('name', 'Ada');
+    form.append('file', new Blob(['hello'], { type: 'text/plain' }), 'a.txt');
+    const res = await c.post<Echo>('/form', form);
+    expect(res.data.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+    expect(res.data.form).toEqual([
+      ['name', 'Ada'],
+      ['file', '[object File]'],
+    ]);
+  });
+
+  test('URLSearchParams: sent urlencoded, not as the client-wide JSON type', async () => {
+    const c = client(JSON_CLIENT);
+    const res = await c.put<Echo>('/form', new URLSearchParams({ a: '1', b: 'x y' }));
+    expect(res.data.headers['content-type']).toMatch(/^application\/x-www-form-urlencoded/);
+    expect(res.data.form).toEqual([
+      ['a', '1'],
+      ['b', 'x y'],
+    ]);
+  });
+
+  test("a JSON body keeps the client's Content-Type, and a request's own Content-Type wins", async () => {
+    const c = client({ headers: { 'content-type': 'application/vnd.api+json' } });
+    const body = await c.post<Echo>('/echo', { a: 1 });
+    expect(body.data.headers['content-type']).toBe('application/vnd.api+json');
+    expect(body.data.text).toBe('{"a":1}');
+    const own = await c.post<Echo>('/echo', new URLSearchParams({ a: '1' }), {
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(own.data.headers['content-type']).toBe('text/plain');
+    expect(own.data.text).toBe('a=1');
+  });
+});
