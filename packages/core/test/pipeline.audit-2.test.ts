@@ -7,8 +7,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { ClientOptions, FetchLike } from '../src/index';
-import { createTestClient, startServer, type TestServer } from './helpers';
+import type { CacheMeta, ClientEvents, ClientOptions, FetchLike } from '../src/index';
+import { createTestClient, recordEvents, startServer, type TestServer } from './helpers';
 
 let server: TestServer;
 /** Attempts per `/flaky` path: the first answers 503, the next 200. */
@@ -158,5 +158,50 @@ describe('form bodies and a client-wide Content-Type', () => {
     });
     expect(own.data.headers['content-type']).toBe('text/plain');
     expect(own.data.text).toBe('a=1');
+  });
+});
+
+// ── the invalidate event of a mutation ──────────────────────────────────────────────────────
+
+describe("a mutation's invalidate event", () => {
+  test('without tags: its target is the path', async () => {
+    const c = client();
+    await c.get('/users');
+    const rec = recordEvents(c, ['invalidate']);
+    await c.post('/users', { a: 1 });
+    expect(rec.events.map((e) => e.payload)).toEqual([
+      { keys: [c.resolve('GET', '/users').key], target: '/users' },
+    ]);
+  });
+
+  test('with tags: a target that is no tag list, true for exactly the entries it removed', async () => {
+    const c = client();
+    await Promise.all([
+      c.get('/users'),
+      c.get('/users/7'),
+      c.get('/feed', { tags: ['people'] }),
+      c.get('/other', { tags: ['other'] }),
+    ]);
+    const rec = recordEvents(c, ['invalidate']);
+    await c.post('/users', { a: 1 }, { tags: ['people'] });
+    expect(rec.events).toHaveLength(1);
+    const { keys, target } = rec.events[0]!.payload as ClientEvents['invalidate'];
+    const key = (path: string) => c.resolve('GET', path).key;
+    expect([...keys].sort()).toEqual([key('/users'), key('/users/7'), key('/feed')].sort());
+    // An array target means tags: `['/users', 'people']` would say a tag `/users` was invalidated.
+    expect(Array.isArray(target)).toBe(false);
+    expect(typeof target).toBe('function');
+    const meta = (k: string, tags: string[] = []): CacheMeta => ({
+      key: k,
+      tags,
+      storedAt: 0,
+      expiresAt: 0,
+    });
+    const predicate = target as (meta: CacheMeta) => boolean;
+    expect(keys.every((k) => predicate(meta(k)))).toBe(true);
+    expect(predicate(meta(key('/other'), ['other']))).toBe(false);
+    // Handed back to invalidate, it means the same: the remaining entry stays.
+    expect(c.invalidate(target)).toEqual([]);
+    expect(c.getCached(key('/other'))).toBeDefined();
   });
 });

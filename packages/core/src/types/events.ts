@@ -56,6 +56,10 @@ export interface ClientEvents {
   /** Served from cache: fresh, or stale under stale-while-revalidate (`stale: true`). */
   'cache-hit': { key: string; tracker: Tracker; stale: boolean; endpoint: string };
   'cache-write': { key: string; response: ApiResponse };
+  /**
+   * Entries were removed: by `client.invalidate(target)`, or after a successful mutation (`target`:
+   * its path; with tags, a predicate true for the entries it removed).
+   */
   invalidate: { keys: string[]; target: InvalidateTarget };
   revalidate: { key: string; response: ApiResponse };
   'circuit-open': { endpoint: string; method: string; path: string };
