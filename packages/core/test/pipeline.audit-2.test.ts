@@ -8,7 +8,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { CacheMeta, ClientEvents, ClientOptions, FetchLike } from '../src/index';
-import { createTestClient, recordEvents, startServer, type TestServer } from './helpers';
+import {
+  ALL_EVENTS,
+  createTestClient,
+  debugOf,
+  recordEvents,
+  startServer,
+  type TestServer,
+} from './helpers';
 
 let server: TestServer;
 /** Attempts per `/flaky` path: the first answers 503, the next 200. */
@@ -203,5 +210,27 @@ describe("a mutation's invalidate event", () => {
     // Handed back to invalidate, it means the same: the remaining entry stays.
     expect(c.invalidate(target)).toEqual([]);
     expect(c.getCached(key('/other'))).toBeDefined();
+  });
+});
+
+// ── client.on with a name that is no event ──────────────────────────────────────────────────
+
+describe('client.on event names', () => {
+  test('an unknown event name is a RangeError naming it; a non-string a TypeError', () => {
+    const c = client();
+    expect(() => c.on('typo' as never, () => {})).toThrow(RangeError);
+    expect(() => c.on('typo' as never, () => {})).toThrow(
+      /keel: `event` must be one of .*got "typo"/,
+    );
+    expect(() => c.on(5 as never, () => {})).toThrow(TypeError);
+    expect(debugOf(c).listeners).toBe(0);
+  });
+
+  test('every event the client emits is accepted', () => {
+    const c = client();
+    const offs = ALL_EVENTS.map((name) => c.on(name, () => {}));
+    expect(debugOf(c).listeners).toBe(ALL_EVENTS.length);
+    for (const off of offs) off();
+    expect(debugOf(c).listeners).toBe(0);
   });
 });
