@@ -15,6 +15,7 @@ import { isParseError } from './errors/parse-error';
 import { isResponseTooLargeError } from './errors/response-too-large-error';
 import { TimeoutError } from './errors/timeout-error';
 import { EventEmitter } from './events/emitter';
+import { CLIENT_EVENT_NAMES } from './events/names';
 import {
   disabledAdaptive,
   disabledCircuitBreaker,
@@ -23,7 +24,7 @@ import {
 import { type CircuitInspectable, collectFeatures, type Recommender } from './features/feature';
 import type { HitTally } from './intelligence/hit-tally';
 import type { Intelligence } from './intelligence/intelligence';
-import { checkFunction, typeError } from './internal/checks';
+import { checkFunction, oneOf, typeError } from './internal/checks';
 import { type Clock, timerDelay } from './internal/clock';
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
@@ -244,6 +245,7 @@ class KeelClient implements Client {
     event: E,
     listener: (payload: ClientEvents[E]) => void,
   ): () => void {
+    oneOf('event', event, CLIENT_EVENT_NAMES);
     checkFunction('listener', listener);
     return this.#events.on(event, listener);
   }
@@ -841,7 +843,9 @@ class KeelClient implements Client {
       tags.length === 0
         ? byPath
         : (item) => byPath(item) || item.tags.some((t) => tags.includes(t));
-    this.#invalidate(matcher, tags.length === 0 ? spec.path : [spec.path, ...tags], true);
+    // With tags it removes by path or tag, which neither a path nor a tag list says (and an array
+    // is read as tags): its event's target is then a predicate true for the entries it removed.
+    this.#invalidate(matcher, tags.length === 0 ? spec.path : undefined, true);
   }
 
   /**
@@ -849,7 +853,11 @@ class KeelClient implements Client {
    * its callers but is not stored as fresh (it started before the invalidation); a subscribed key
    * is refetched by a new flight, so it ends with data fetched after the invalidation.
    */
-  #invalidate(matcher: TargetMatcher, target: InvalidateTarget, refetch: boolean): string[] {
+  #invalidate(
+    matcher: TargetMatcher,
+    target: InvalidateTarget | undefined,
+    refetch: boolean,
+  ): string[] {
     const removed = this.#cache.removeMatching(matcher);
     // Every matching read, cached or not: a later read must not join one older than this.
     const stale = this.#matching(this.#inflight.values(), matcher, isUnsettled);
@@ -859,7 +867,10 @@ class KeelClient implements Client {
     }
     const keys = keysOf(removed);
     if (keys.length > 0) {
-      this.#events.emit('invalidate', { keys, target });
+      this.#events.emit('invalidate', {
+        keys,
+        target: target ?? ((meta: CacheMeta) => keys.includes(meta.key)),
+      });
       for (const key of keys) this.#cache.notify({ type: 'invalidate', key });
     }
     if (refetch) {
