@@ -843,9 +843,7 @@ class KeelClient implements Client {
       tags.length === 0
         ? byPath
         : (item) => byPath(item) || item.tags.some((t) => tags.includes(t));
-    // With tags it removes by path or tag, which neither a path nor a tag list says (and an array
-    // is read as tags): its event's target is then a predicate true for the entries it removed.
-    this.#invalidate(matcher, tags.length === 0 ? spec.path : undefined, true);
+    this.#invalidate(matcher, tags.length === 0 ? spec.path : [spec.path, ...tags], true);
   }
 
   /**
@@ -853,11 +851,7 @@ class KeelClient implements Client {
    * its callers but is not stored as fresh (it started before the invalidation); a subscribed key
    * is refetched by a new flight, so it ends with data fetched after the invalidation.
    */
-  #invalidate(
-    matcher: TargetMatcher,
-    target: InvalidateTarget | undefined,
-    refetch: boolean,
-  ): string[] {
+  #invalidate(matcher: TargetMatcher, target: InvalidateTarget, refetch: boolean): string[] {
     const removed = this.#cache.removeMatching(matcher);
     // Every matching read, cached or not: a later read must not join one older than this.
     const stale = this.#matching(this.#inflight.values(), matcher, isUnsettled);
@@ -867,10 +861,7 @@ class KeelClient implements Client {
     }
     const keys = keysOf(removed);
     if (keys.length > 0) {
-      this.#events.emit('invalidate', {
-        keys,
-        target: target ?? ((meta: CacheMeta) => keys.includes(meta.key)),
-      });
+      this.#events.emit('invalidate', { keys, target });
       for (const key of keys) this.#cache.notify({ type: 'invalidate', key });
     }
     if (refetch) {

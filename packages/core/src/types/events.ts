@@ -62,7 +62,7 @@ export interface ClientEvents {
   'cache-write': { key: string; response: ApiResponse };
   /**
    * Entries were removed: by `client.invalidate(target)`, or after a successful mutation (`target`:
-   * its path; with tags, a predicate true for the entries it removed).
+   * its path, or with tags `[path, ...tags]`, the path joined with its tags).
    */
   invalidate: { keys: string[]; target: InvalidateTarget };
   revalidate: { key: string; response: ApiResponse };
