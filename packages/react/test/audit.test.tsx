@@ -746,6 +746,18 @@ function Feed({
   return <p data-testid="status">{status}</p>;
 }
 
+/** Two readers share one connection: both get an event; unmounting both closes it on the server. */
+async function sharedThenClosed(server: Live, client: Client, seen: string[], unmount: () => void) {
+  expect(server.connects.length).toBe(1);
+  expect(channelCount(client)).toBe(1);
+  await server.hub.publish('tick', { n: 1 });
+  await waitFor(() => expect(seen.length).toBe(2));
+  unmount();
+  await flush();
+  expect(channelCount(client)).toBe(0);
+  await waitFor(() => expect(server.hub.size).toBe(0));
+}
+
 describe('useServerEvents against @keel/server', () => {
   it('topics: a component on topic a gets topic a and broadcasts, not topic b', async () => {
     const server = await live();
@@ -772,14 +784,7 @@ describe('useServerEvents against @keel/server', () => {
       { wrapper: wrapperFor(client) },
     );
     await waitFor(() => expect(screen.getAllByTestId('status')[1]!.textContent).toBe('open'));
-    expect(server.connects.length).toBe(1);
-    expect(channelCount(client)).toBe(1);
-    await server.hub.publish('tick', { n: 1 });
-    await waitFor(() => expect(seen.length).toBe(2));
-    unmount();
-    await flush();
-    expect(channelCount(client)).toBe(0);
-    await waitFor(() => expect(server.hub.size).toBe(0));
+    await sharedThenClosed(server, client, seen, unmount);
   });
 
   it('reconnects with Last-Event-ID after the stream ends and receives exactly the missed events', async () => {
@@ -2043,14 +2048,7 @@ describe('one channel, many components', () => {
     rerender(<Switch phase={1} base={server.base} seen={seen} />);
     await flush();
     expect(screen.getAllByTestId('status').map((s) => s.textContent)).toEqual(['open', 'open']);
-    expect(server.connects.length).toBe(1);
-    expect(channelCount(client)).toBe(1);
-    await server.hub.publish('tick', { n: 1 });
-    await waitFor(() => expect(seen.length).toBe(2));
-    unmount();
-    await flush();
-    expect(channelCount(client)).toBe(0);
-    await waitFor(() => expect(server.hub.size).toBe(0));
+    await sharedThenClosed(server, client, seen, unmount);
   });
 });
 
