@@ -555,6 +555,7 @@ class KeelClient implements Client {
   #fly(flight: Flight): void {
     const { spec } = flight;
     if (this.#events.has('request')) {
+      flight.held = null;
       this.#events.emit('request', {
         key: spec.key,
         method: spec.method,
@@ -563,6 +564,8 @@ class KeelClient implements Client {
         endpoint: spec.endpoint,
         probe: flight.probe,
       });
+      if (flight.held) this.#events.emit('cancel', flight.held);
+      flight.held = undefined;
       if (flight.aborted) {
         this.#end(flight, false, flight.reason);
         return;
@@ -788,7 +791,7 @@ class KeelClient implements Client {
       this.#inflight.delete(flight.key, flight);
     }
     if (this.#events.has('cancel')) {
-      this.#events.emit('cancel', {
+      const payload = {
         key: flight.key,
         // The flight's own when this ended it (and it was the owner); otherwise the caller's
         // own: started when it joined (the owner: when the flight started), cancelled now.
@@ -796,7 +799,10 @@ class KeelClient implements Client {
           final && Number.isNaN(consumer.joinedAt) ? flight.tracker : leaverTracker(consumer, now),
         endpoint: flight.spec.endpoint,
         final,
-      });
+      };
+      // Ended while its `request` is being delivered: its end must not reach a listener first.
+      if (final && flight.held === null) flight.held = payload;
+      else this.#events.emit('cancel', payload);
     }
     consumer.reject?.(error);
     if (final) {

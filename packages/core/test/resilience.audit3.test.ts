@@ -1,0 +1,107 @@
+/**
+ * Resilience audit, round 3: a cancel made while a flight's `request` event is being delivered
+ * reaches listeners after that `request`; a request made from a `circuit-half-open` listener
+ * joins the probe.
+ */
+import { describe, expect, test } from 'vitest';
+import { CancelledError } from '../src/index';
+import { harness, outcome } from './circuit.fixture';
+import { debugOf } from './helpers';
+
+/** A harness whose /a circuit is open with its reset window elapsed, /a hanging. */
+async function elapsed() {
+  const h = harness();
+  h.answer('/a', 503);
+  for (let i = 0; i < 3; i++) await outcome(h.client.get('/a'));
+  await h.clock.advance(1000);
+  h.answer('/a', 'hang');
+  return h;
+}
+
+describe('a cancel made while the `request` event is being delivered', () => {
+  test('reaches a later listener after the `request` it ends', async () => {
+    const h = harness();
+    h.answer('/a', 'hang');
+    const seen: string[] = [];
+    h.client.on('request', () => h.client.cancelAll());
+    // Registered after the cancelling listener: it must hear of the request before its end.
+    h.client.on('request', () => seen.push('request'));
+    h.client.on('cancel', (e) => seen.push(`cancel final=${e.final}`));
+    const p = h.client.get('/a');
+    expect((await outcome(p)) as { error: unknown }).toMatchObject({
+      error: expect.any(CancelledError),
+    });
+    expect(seen).toEqual(['request', 'cancel final=true']);
+    expect(h.callsTo('/a')).toHaveLength(0);
+    expect(debugOf(h.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(h.client.intelligence().snapshot().summary.activeRequests).toBe(0);
+  });
+
+  test("a caller's signal aborted from a request listener, in a flight started from another's", async () => {
+    const h = harness();
+    h.answer('/a', 'hang');
+    h.answer('/b', 'hang');
+    const ac = new AbortController();
+    const seen: string[] = [];
+    let inner: Promise<unknown> | undefined;
+    // /a's request listener starts /b; /b's aborts /a's caller while /a is still being announced.
+    h.client.on('request', (e) => {
+      if (e.key.endsWith('/a')) inner = h.client.get('/b');
+      else ac.abort();
+    });
+    h.client.on('request', (e) => seen.push(`request ${e.key.slice(-2)}`));
+    h.client.on('cancel', (e) => seen.push(`cancel ${e.key.slice(-2)}`));
+    const p = h.client.get('/a', { signal: ac.signal });
+    expect((await outcome(p)) as { error: unknown }).toMatchObject({
+      error: expect.any(CancelledError),
+    });
+    // /b's request reached this listener first (nested), then /a's, and only then /a's end.
+    expect(seen).toEqual(['request /b', 'request /a', 'cancel /a']);
+    h.client.cancelAll();
+    await outcome(inner!);
+    expect(debugOf(h.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+});
+
+describe('circuit: a request made from a circuit-half-open listener', () => {
+  test('joins the probe: no CircuitOpenError, no second call (rule 7)', async () => {
+    const h = await elapsed();
+    let inside: Promise<unknown> | undefined;
+    const off = h.client.on('circuit-half-open', () => {
+      inside = h.client.get('/a');
+    });
+    const probe = h.client.get('/a');
+    off();
+    expect(h.count('dedup')).toBe(1);
+    expect(h.count('circuit-rejected')).toBe(0);
+    expect(h.client.circuitBreaker().status('GET', '/a')).toMatchObject({
+      state: 'halfOpen',
+      probing: true,
+    });
+    h.fake.last().json({ ok: true });
+    expect((await outcome(probe)).ok).toBe(true);
+    expect((await outcome(inside!)).ok).toBe(true);
+    expect(h.callsTo('/a')).toHaveLength(4);
+    expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('closed');
+    expect(debugOf(h.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+
+  test('cancelAll from it: `request` reaches the listeners before the final `cancel`, and the next request probes at once', async () => {
+    const h = await elapsed();
+    const off = h.client.on('circuit-half-open', () => h.client.cancelAll());
+    const probe = h.client.get('/a');
+    off();
+    expect((await outcome(probe)) as { error: unknown }).toMatchObject({
+      error: expect.any(CancelledError),
+    });
+    const tail = h.names().slice(-3);
+    expect(tail).toEqual(['circuit-half-open', 'request', 'cancel']);
+    expect(h.callsTo('/a')).toHaveLength(3);
+    expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('open');
+    // The cancelled probe gave its slot back: the next request is the probe, without waiting.
+    h.answer('/a', 200);
+    expect((await outcome(h.client.get('/a'))).ok).toBe(true);
+    expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('closed');
+    expect(debugOf(h.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+});
