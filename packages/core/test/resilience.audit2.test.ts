@@ -6,22 +6,12 @@
  */
 import { describe, expect, test } from 'vitest';
 import { CancelledError, createClient } from '../src/index';
-import { harness, outcome } from './circuit.fixture';
+import { harness, outcome, probeReady } from './circuit.fixture';
 import { debugOf, makeClient, settle } from './helpers';
 
 describe('circuit: requests made while the probe is being admitted', () => {
-  /** A harness whose /a circuit is open with its reset window elapsed, /a hanging. */
-  async function elapsed() {
-    const h = harness();
-    h.answer('/a', 503);
-    for (let i = 0; i < 3; i++) await outcome(h.client.get('/a'));
-    await h.clock.advance(1000);
-    h.answer('/a', 'hang');
-    return h;
-  }
-
   test("from the probe's request listener: a same-key request joins the probe (rule 7)", async () => {
-    const h = await elapsed();
+    const h = await probeReady();
     let inside: Promise<unknown> | undefined;
     const off = h.client.on('request', (e) => {
       if (e.probe) inside = h.client.get('/a');

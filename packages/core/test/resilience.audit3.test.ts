@@ -1,22 +1,13 @@
 /**
  * Resilience audit, round 3: a cancel made while a flight's `request` event is being delivered
  * reaches listeners after that `request`; a request made from a `circuit-half-open` listener
- * joins the probe.
+ * joins the probe; `timeout`, `deadline` and `maxResponseBytes` are checked alike on the client
+ * and on a request.
  */
 import { describe, expect, test } from 'vitest';
-import { CancelledError } from '../src/index';
-import { harness, outcome } from './circuit.fixture';
-import { debugOf } from './helpers';
-
-/** A harness whose /a circuit is open with its reset window elapsed, /a hanging. */
-async function elapsed() {
-  const h = harness();
-  h.answer('/a', 503);
-  for (let i = 0; i < 3; i++) await outcome(h.client.get('/a'));
-  await h.clock.advance(1000);
-  h.answer('/a', 'hang');
-  return h;
-}
+import { CancelledError, createClient } from '../src/index';
+import { harness, outcome, probeReady } from './circuit.fixture';
+import { debugOf, makeClient } from './helpers';
 
 describe('a cancel made while the `request` event is being delivered', () => {
   test('reaches a later listener after the `request` it ends', async () => {
@@ -65,7 +56,7 @@ describe('a cancel made while the `request` event is being delivered', () => {
 
 describe('circuit: a request made from a circuit-half-open listener', () => {
   test('joins the probe: no CircuitOpenError, no second call (rule 7)', async () => {
-    const h = await elapsed();
+    const h = await probeReady();
     let inside: Promise<unknown> | undefined;
     const off = h.client.on('circuit-half-open', () => {
       inside = h.client.get('/a');
@@ -87,7 +78,7 @@ describe('circuit: a request made from a circuit-half-open listener', () => {
   });
 
   test('cancelAll from it: `request` reaches the listeners before the final `cancel`, and the next request probes at once', async () => {
-    const h = await elapsed();
+    const h = await probeReady();
     const off = h.client.on('circuit-half-open', () => h.client.cancelAll());
     const probe = h.client.get('/a');
     off();
@@ -104,4 +95,27 @@ describe('circuit: a request made from a circuit-half-open listener', () => {
     expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('closed');
     expect(debugOf(h.client)).toMatchObject({ flights: 0, inflight: 0 });
   });
+});
+
+describe('timeout, deadline and maxResponseBytes: null is refused alike on the client and on a request', () => {
+  for (const name of ['timeout', 'deadline', 'maxResponseBytes'] as const) {
+    test(`${name}: null`, async () => {
+      const onClient = (() => {
+        try {
+          createClient({ fetch: async () => new Response('{}'), [name]: null as never });
+        } catch (err) {
+          return err;
+        }
+        return undefined;
+      })();
+      const { client } = makeClient();
+      const onRequest = (await outcome(client.get('/x', { [name]: null as never }))) as {
+        error: unknown;
+      };
+      expect(onRequest.error).toBeInstanceOf(TypeError);
+      expect(onClient).toBeInstanceOf(TypeError);
+      expect((onClient as Error).message).toBe((onRequest.error as Error).message);
+      expect((onClient as Error).message).toContain(`\`${name}\``);
+    });
+  }
 });

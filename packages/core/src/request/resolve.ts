@@ -1,7 +1,7 @@
 import { type ResolvedRetryOptions, resolveRetryOptions } from '../attempt/retry-policy';
 import { type ResolvedCacheOptions, resolveCacheOptions } from '../cache/options';
 import type { ClientConfig } from '../config';
-import { checkMs, checkObject, oneOf, rangeError, typeError } from '../internal/checks';
+import { checkObject, oneOf, optionalMs, rangeError, typeError } from '../internal/checks';
 import { joinEndpoint } from '../internal/endpoint';
 import { fingerprintOf } from '../internal/fingerprint';
 import { HTTP_METHODS } from '../internal/methods';
@@ -173,8 +173,8 @@ export function resolveRequest(
     if (typeof o.body === 'string') checkJsonText(o.body, headers['content-type']);
   }
 
-  const timeout = o.timeout === undefined ? config.timeout : checkMs('timeout', o.timeout);
-  const deadline = o.deadline === undefined ? config.deadline : checkMs('deadline', o.deadline);
+  const timeout = optionalMs('timeout', o.timeout, config.timeout);
+  const deadline = optionalMs('deadline', o.deadline, config.deadline);
   const responseType =
     o.responseType === undefined ? config.responseType : checkResponseType(o.responseType);
   const maxResponseBytes =
