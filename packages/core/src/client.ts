@@ -555,8 +555,7 @@ class KeelClient implements Client {
   #fly(flight: Flight): void {
     const { spec } = flight;
     if (this.#events.has('request')) {
-      flight.held = null;
-      this.#events.emit('request', {
+      this.#announce(flight, 'request', {
         key: spec.key,
         method: spec.method,
         url: spec.url,
@@ -564,8 +563,6 @@ class KeelClient implements Client {
         endpoint: spec.endpoint,
         probe: flight.probe,
       });
-      if (flight.held) this.#events.emit('cancel', flight.held);
-      flight.held = undefined;
       if (flight.aborted) {
         this.#end(flight, false, flight.reason);
         return;
@@ -573,6 +570,17 @@ class KeelClient implements Client {
     }
     this.#gate.enter(flight);
     this.#acquire(flight);
+  }
+
+  /**
+   * Emits a flight's own `request` or `retry`. A final `cancel` made from one of its listeners is
+   * held until every listener has heard it: no listener hears of the end before the event.
+   */
+  #announce<E extends 'request' | 'retry'>(flight: Flight, event: E, payload: ClientEvents[E]) {
+    flight.held = null;
+    this.#events.emit(event, payload);
+    if (flight.held) this.#events.emit('cancel', flight.held);
+    flight.held = undefined;
   }
 
   /**
@@ -664,7 +672,7 @@ class KeelClient implements Client {
       tracker.retry();
       const reason = decision.reason === 'retry-after' ? 'retry-after' : 'backoff';
       flight.wait = { reason, delay: decision.delay, until: now + decision.delay };
-      this.#events.emit('retry', {
+      this.#announce(flight, 'retry', {
         key: spec.key,
         tracker,
         attempts: tracker.attempts,
@@ -800,7 +808,7 @@ class KeelClient implements Client {
         endpoint: flight.spec.endpoint,
         final,
       };
-      // Ended while its `request` is being delivered: its end must not reach a listener first.
+      // Ended while its `request` or `retry` is being delivered (#announce): held till then.
       if (final && flight.held === null) flight.held = payload;
       else this.#events.emit('cancel', payload);
     }

@@ -1,6 +1,6 @@
 /**
- * Resilience audit, round 3: a cancel made while a flight's `request` event is being delivered
- * reaches listeners after that `request`; a request made from a `circuit-half-open` listener
+ * Resilience audit, round 3: a cancel made while a flight's `request` or `retry` event is being
+ * delivered reaches listeners after that event; a request made from a `circuit-half-open` listener
  * joins the probe; `timeout`, `deadline` and `maxResponseBytes` are checked alike on the client
  * and on a request.
  */
@@ -51,6 +51,26 @@ describe('a cancel made while the `request` event is being delivered', () => {
     h.client.cancelAll();
     await outcome(inner!);
     expect(debugOf(h.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+});
+
+describe('a cancel made while a `retry` event is being delivered', () => {
+  test('reaches a later listener after that `retry`', async () => {
+    const h = harness({ retry: { attempts: 3, baseDelay: 100, jitter: false } });
+    h.answer('/a', 503);
+    const seen: string[] = [];
+    h.client.on('retry', () => h.client.cancelAll());
+    h.client.on('retry', () => seen.push('retry'));
+    h.client.on('cancel', (e) => seen.push(`cancel final=${e.final}`));
+    const p = h.client.get('/a');
+    expect((await outcome(p)) as { error: unknown }).toMatchObject({
+      error: expect.any(CancelledError),
+    });
+    expect(seen).toEqual(['retry', 'cancel final=true']);
+    expect(h.callsTo('/a')).toHaveLength(1);
+    expect(h.clock.live).toBe(0);
+    expect(debugOf(h.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(h.client.intelligence().snapshot().summary.activeRequests).toBe(0);
   });
 });
 

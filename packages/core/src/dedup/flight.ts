@@ -99,8 +99,8 @@ export class Flight implements SchedulerJob, AbortSource {
    */
   expired = false;
   /**
-   * `null` while its `request` event is being delivered; a final `cancel` made meanwhile is held
-   * here and emitted once every listener has heard of the request.
+   * `null` while its `request` or `retry` event is being delivered; a final `cancel` made
+   * meanwhile is held here and emitted once every listener has heard that event.
    */
   held: ClientEvents['cancel'] | null | undefined;
   /** The running attempt's or retry wait's abort (attempt.ts AbortSource): called by `abort`. */
