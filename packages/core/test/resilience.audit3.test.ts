@@ -139,3 +139,34 @@ describe('timeout, deadline and maxResponseBytes: null is refused alike on the c
     });
   }
 });
+
+describe('request-only and shared options: null is refused on a request as its type says', () => {
+  test('baseURL: null is a TypeError on a request as on the client', async () => {
+    const onClient = (() => {
+      try {
+        createClient({ fetch: async () => new Response('{}'), baseURL: null as never });
+      } catch (err) {
+        return err;
+      }
+      return undefined;
+    })();
+    const { client, fake } = makeClient();
+    const onRequest = (await outcome(
+      client.get('https://other.test/x', { baseURL: null as never }),
+    )) as { error: unknown };
+    expect(onClient).toBeInstanceOf(TypeError);
+    expect(onRequest.error).toBeInstanceOf(TypeError);
+    expect((onRequest.error as Error).message).toBe((onClient as Error).message);
+    expect(fake.calls).toHaveLength(0);
+  });
+
+  test('priority: null is a TypeError naming `priority`', async () => {
+    const { client, fake } = makeClient({ scheduler: { priority: true } });
+    const out = (await outcome(client.get('/x', { priority: null as never }))) as {
+      error: unknown;
+    };
+    expect(out.error).toBeInstanceOf(TypeError);
+    expect((out.error as Error).message).toContain('`priority`');
+    expect(fake.calls).toHaveLength(0);
+  });
+});

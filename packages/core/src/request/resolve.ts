@@ -9,6 +9,7 @@ import {
   keyURL,
   type ParsedURL,
   parseCanonical,
+  resolveBaseURL,
   resolveCanonical,
   resolveURL,
 } from '../internal/url';
@@ -143,7 +144,8 @@ export function resolveRequest(
 ): RequestSpec {
   if (typeof url !== 'string') throw typeError('url', 'a URL string', url);
   const o: RequestOptions = options ?? EMPTY;
-  const base = o.baseURL ?? config.baseURL;
+  // Checked as on the client (config.ts): only undefined takes the client's.
+  const base = o.baseURL === undefined ? config.baseURL : resolveBaseURL(o.baseURL);
   let parsed: ParsedURL;
   const query = o.params === undefined ? '' : paramsQuery(o.params);
   if (query === '') parsed = resolveCanonical(url, base);
@@ -193,7 +195,7 @@ export function resolveRequest(
     o.tags === undefined
       ? NO_TAGS
       : Object.freeze([...checkStrings('tags', o.tags, 'an array of strings')]);
-  const priority = oneOf('priority', o.priority ?? 'normal', PRIORITIES);
+  const priority = o.priority === undefined ? 'normal' : oneOf('priority', o.priority, PRIORITIES);
   let group: string | undefined;
   if (o.scheduler !== undefined) {
     checkObject('scheduler', o.scheduler);
