@@ -9,7 +9,7 @@
  * Event order holds per flight (its tracker) as the first and the last listener hear it: its
  * `request` once, then `retry` only before its one terminal event, nothing of it after that; and
  * a request made from a `circuit-rejected` listener never settles with that event's error (it
- * would have joined the refused job).
+ * would have joined the refused job); nothing of a scheduler job after its `request-rejected`.
  *
  * Deterministic: fixed seeds, and a failure names its seed. FUZZ_SEED=<seed> reruns one
  * scenario (add FUZZ_TRACE=1 to print its events), FUZZ_COUNT=<n> runs more (seeds from 1000).
@@ -222,6 +222,7 @@ async function runScenario(seed: number): Promise<Scenario> {
   }
   for (const [key, n] of open) if (n > 0) problems.push(`${n} request(s) of ${key} never ended`);
   problems.push(...flightOrder(recorder.events, 'first'), ...flightOrder(last.events, 'last'));
+  problems.push(...jobOrder(recorder.events));
   for (const { p, error } of fromRejected) {
     if (p.current.state === 'rejected' && p.current.reason === error) {
       problems.push('a request made from a circuit-rejected listener joined the refused job');
@@ -288,6 +289,22 @@ function flightOrder(events: { name: string; payload: unknown }[], who: string):
       if (at !== undefined && at !== 'open') say('after its terminal event');
       state.set(tracker, at === undefined ? 'cancelled' : 'ended');
     }
+  }
+  return problems;
+}
+
+/**
+ * Scheduler events per job, as the first listener hears them: nothing of a job after its
+ * `request-rejected` (a listener that cancels the job it hears of ends it there).
+ */
+function jobOrder(events: { name: string; payload: unknown }[]): string[] {
+  const problems: string[] = [];
+  const rejected = new Set<unknown>();
+  for (const { name, payload } of events) {
+    const id = (payload as { id?: unknown }).id;
+    if (id === undefined) continue;
+    if (rejected.has(id)) problems.push(`${name} of job ${id} after its request-rejected`);
+    if (name === 'request-rejected') rejected.add(id);
   }
   return problems;
 }

@@ -170,3 +170,34 @@ describe('request-only and shared options: null is refused on a request as its t
     expect(fake.calls).toHaveLength(0);
   });
 });
+
+describe('scheduler: a job cancelled by a listener of its own event', () => {
+  test('from request-dequeued: no request-started after its request-rejected, and its slot is free', async () => {
+    const { client, fake, events } = makeClient({ scheduler: { concurrency: 1 } });
+    let p: ReturnType<typeof client.get> | undefined;
+    const off = client.on('request-dequeued', () => p?.cancel());
+    p = client.get('/a', { priority: 'low' });
+    // The first job starts at once (dequeued before p is assigned); the second waits its turn.
+    const second = client.get('/b');
+    const cancelled = p;
+    p = second;
+    fake.last().json({ ok: 1 });
+    expect((await outcome(cancelled)).ok).toBe(true);
+    expect((await outcome(second)) as { error: unknown }).toMatchObject({
+      error: expect.any(CancelledError),
+    });
+    off();
+    const ofB = events
+      .filter((e) => (e.payload as { key?: string }).key?.endsWith('/b'))
+      .map((e) => e.name);
+    expect(ofB).toEqual([
+      'request',
+      'request-queued',
+      'request-dequeued',
+      'cancel',
+      'request-rejected',
+    ]);
+    expect(client.scheduler().stats()).toMatchObject({ active: 0, queued: 0, delayed: 0 });
+    expect(fake.calls).toHaveLength(1);
+  });
+});
