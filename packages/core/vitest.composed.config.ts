@@ -19,6 +19,7 @@ export default defineConfig({
       'test/leaks.test.ts',
       'test/resilience.audit.test.ts',
       'test/resilience.audit2.test.ts',
+      'test/resilience.audit3.test.ts',
       'test/reentrant.fuzz.test.ts',
     ],
   },

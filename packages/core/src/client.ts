@@ -557,7 +557,7 @@ class KeelClient implements Client {
   #fly(flight: Flight): void {
     const { spec } = flight;
     if (this.#events.has('request')) {
-      this.#events.emit('request', {
+      this.#announce(flight, 'request', {
         key: spec.key,
         method: spec.method,
         url: spec.url,
@@ -572,6 +572,17 @@ class KeelClient implements Client {
     }
     this.#gate.enter(flight);
     this.#acquire(flight);
+  }
+
+  /**
+   * Emits a flight's own `request` or `retry`. A final `cancel` made from one of its listeners is
+   * held until every listener has heard it: no listener hears of the end before the event.
+   */
+  #announce<E extends 'request' | 'retry'>(flight: Flight, event: E, payload: ClientEvents[E]) {
+    flight.held = null;
+    this.#events.emit(event, payload);
+    if (flight.held) this.#events.emit('cancel', flight.held);
+    flight.held = undefined;
   }
 
   /**
@@ -663,7 +674,7 @@ class KeelClient implements Client {
       tracker.retry();
       const reason = decision.reason === 'retry-after' ? 'retry-after' : 'backoff';
       flight.wait = { reason, delay: decision.delay, until: now + decision.delay };
-      this.#events.emit('retry', {
+      this.#announce(flight, 'retry', {
         key: spec.key,
         tracker,
         attempts: tracker.attempts,
@@ -790,7 +801,7 @@ class KeelClient implements Client {
       this.#inflight.delete(flight.key, flight);
     }
     if (this.#events.has('cancel')) {
-      this.#events.emit('cancel', {
+      const payload = {
         key: flight.key,
         // The flight's own when this ended it (and it was the owner); otherwise the caller's
         // own: started when it joined (the owner: when the flight started), cancelled now.
@@ -798,7 +809,10 @@ class KeelClient implements Client {
           final && Number.isNaN(consumer.joinedAt) ? flight.tracker : leaverTracker(consumer, now),
         endpoint: flight.spec.endpoint,
         final,
-      });
+      };
+      // Ended while its `request` or `retry` is being delivered (#announce): held till then.
+      if (final && flight.held === null) flight.held = payload;
+      else this.#events.emit('cancel', payload);
     }
     consumer.reject?.(error);
     if (final) {

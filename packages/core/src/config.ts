@@ -6,7 +6,7 @@ import {
   type ResolvedCacheOptions,
   resolveCacheOptions,
 } from './cache/options';
-import { checkFunction, checkInteger, checkMs, checkObject, typeError } from './internal/checks';
+import { checkFunction, checkInteger, checkObject, optionalMs, typeError } from './internal/checks';
 import { type Clock, systemClock } from './internal/clock';
 import { type ErrorReporter, logListenerError } from './internal/report';
 import { keyBaseOf, resolveBaseURL } from './internal/url';
@@ -56,12 +56,12 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
   else if (typeof globalThis.fetch !== 'function') {
     throw typeError('fetch', 'a function where there is no global fetch', options.fetch);
   }
-  const timeout = checkMs('timeout', options.timeout ?? CLIENT_DEFAULTS.timeout);
-  const deadline = checkMs('deadline', options.deadline ?? CLIENT_DEFAULTS.deadline);
+  // Checked as on a request (request/resolve.ts): only undefined takes the default.
+  const timeout = optionalMs('timeout', options.timeout, CLIENT_DEFAULTS.timeout);
+  const deadline = optionalMs('deadline', options.deadline, CLIENT_DEFAULTS.deadline);
   const responseType = checkResponseType(options.responseType);
-  const maxResponseBytes = checkMaxBytes(
-    options.maxResponseBytes ?? CLIENT_DEFAULTS.maxResponseBytes,
-  );
+  // undefined: no limit (CLIENT_DEFAULTS.maxResponseBytes).
+  const maxResponseBytes = checkMaxBytes(options.maxResponseBytes);
   const cacheOpts = clientCacheOptions(options.cache);
   const cache = resolveCacheOptions(cacheOpts, CACHE_DEFAULTS, 'cache', true);
   const maxEntries = checkInteger(

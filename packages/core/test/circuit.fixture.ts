@@ -118,3 +118,16 @@ export async function fail(h: Harness, path: string, n: number, answer: Answer =
 export function isHttpStatus(error: unknown, status: number): boolean {
   return error instanceof HttpError && error.status === status;
 }
+
+/**
+ * A harness whose /a circuit (threshold 3) is open with its reset window elapsed, /a hanging: the
+ * next /a request is the half-open probe.
+ */
+export async function probeReady(): Promise<Harness> {
+  const h = harness();
+  h.answer('/a', 503);
+  for (let i = 0; i < 3; i++) await outcome(h.client.get('/a'));
+  await h.clock.advance(1000);
+  h.answer('/a', 'hang');
+  return h;
+}

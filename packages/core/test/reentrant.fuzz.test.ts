@@ -6,6 +6,10 @@
  * scenario every promise has settled, every `request` event has exactly one terminal event
  * (`success`, `error` or a final `cancel`) after it, and nothing is left: no flight, timer,
  * listener or subscription, intelligence's activeRequests back to 0, no unhandled rejection.
+ * Event order holds per flight (its tracker) as the first and the last listener hear it: its
+ * `request` once, then `retry` only before its one terminal event, nothing of it after that; and
+ * a request made from a `circuit-rejected` listener never settles with that event's error (it
+ * would have joined the refused job); nothing of a scheduler job after its `request-rejected`.
  *
  * Deterministic: fixed seeds, and a failure names its seed. FUZZ_SEED=<seed> reruns one
  * scenario (add FUZZ_TRACE=1 to print its events), FUZZ_COUNT=<n> runs more (seeds from 1000).
@@ -103,6 +107,10 @@ async function runScenario(seed: number): Promise<Scenario> {
 
   const recorder = recordEvents(client);
   const promises: { p: ReturnType<typeof track>; cancel: () => void }[] = [];
+  /** The event a random listener is acting on now, if any (see the listeners below). */
+  let delivering: { name: string; payload: unknown } | undefined;
+  /** Requests made from a `circuit-rejected` listener, with the error that event carried. */
+  const fromRejected: { p: ReturnType<typeof track>; error: unknown }[] = [];
   let budget = 120; // re-entrant actions per scenario: bounds the cascade
 
   const request = () => {
@@ -113,9 +121,15 @@ async function runScenario(seed: number): Promise<Scenario> {
     if (chance(0.1)) o.tags = ['t'];
     const ac = chance(0.1) ? new AbortController() : undefined;
     if (ac) o.signal = ac.signal;
-    const path = pick(PATHS);
+    // From a listener, half the time the address of the event it hears: same-key re-entrancy.
+    const heard = delivering?.payload as { url?: string; path?: string } | undefined;
+    const path = (chance(0.5) && (heard?.url ?? heard?.path)) || pick(PATHS);
     const p = chance(0.1) ? client.post(path, { n: 1 }, o) : client.get(path, o);
-    promises.push({ p: track(p), cancel: () => (ac && chance(0.5) ? ac.abort() : p.cancel()) });
+    const tracked = track(p);
+    promises.push({ p: tracked, cancel: () => (ac && chance(0.5) ? ac.abort() : p.cancel()) });
+    if (delivering?.name === 'circuit-rejected') {
+      fromRejected.push({ p: tracked, error: (delivering.payload as { error: unknown }).error });
+    }
   };
 
   const act = () => {
@@ -149,8 +163,14 @@ async function runScenario(seed: number): Promise<Scenario> {
       // Some listeners also throw after acting: the client reports it and goes on.
       const throws = chance(0.15);
       offs.push(
-        client.on(name as ClientEventName, () => {
-          if (chance(p)) act();
+        client.on(name as ClientEventName, (payload: unknown) => {
+          const outer = delivering;
+          delivering = { name, payload };
+          try {
+            if (chance(p)) act();
+          } finally {
+            delivering = outer;
+          }
           if (throws && chance(0.5)) throw LISTENER_BUG;
         }),
       );
@@ -167,6 +187,9 @@ async function runScenario(seed: number): Promise<Scenario> {
       );
     }
   }
+
+  // Hears every event after all the app's listeners: what re-entrancy reorders, it sees.
+  const last = recordEvents(client);
 
   const initial = 4 + Math.floor(r() * 12);
   for (let i = 0; i < initial; i++) request();
@@ -198,7 +221,15 @@ async function runScenario(seed: number): Promise<Scenario> {
     }
   }
   for (const [key, n] of open) if (n > 0) problems.push(`${n} request(s) of ${key} never ended`);
+  problems.push(...flightOrder(recorder.events, 'first'), ...flightOrder(last.events, 'last'));
+  problems.push(...jobOrder(recorder.events));
+  for (const { p, error } of fromRejected) {
+    if (p.current.state === 'rejected' && p.current.reason === error) {
+      problems.push('a request made from a circuit-rejected listener joined the refused job');
+    }
+  }
   recorder.stop();
+  last.stop();
   const debug = debugOf(client);
   if (debug.flights !== 0 || debug.inflight !== 0) {
     problems.push(`flights left: ${debug.flights}, inflight: ${debug.inflight}`);
@@ -232,6 +263,58 @@ async function runScenario(seed: number): Promise<Scenario> {
   return { seed, problems };
 }
 
+/**
+ * Per flight, told apart by its tracker (the one its `request`, `retry`, `success` and `error`
+ * carry, and a final `cancel` by its owner): `request` once and first, `retry` only before the
+ * terminal event, one terminal event, nothing after it. `who` names the listener that heard them.
+ */
+function flightOrder(events: { name: string; payload: unknown }[], who: string): string[] {
+  const problems: string[] = [];
+  // `cancelled`: a final cancel with a tracker no request carried yet (a joiner's own, or the
+  // flight's, heard before its request: then that request comes after its end).
+  const state = new Map<unknown, 'open' | 'ended' | 'cancelled'>();
+  for (const { name, payload } of events) {
+    const { key, tracker, final } = payload as { key?: string; tracker?: unknown; final?: boolean };
+    const at = state.get(tracker);
+    const say = (what: string) => problems.push(`${who} listener: ${name} of ${key} ${what}`);
+    if (name === 'request') {
+      if (at === 'cancelled') say('after its final cancel');
+      else if (at !== undefined) say('twice for one flight');
+      state.set(tracker, 'open');
+    } else if (name === 'retry' || name === 'success' || name === 'error') {
+      if (at === undefined) say('before its request');
+      else if (at !== 'open') say('after its terminal event');
+      if (name !== 'retry') state.set(tracker, 'ended');
+    } else if (name === 'cancel' && final) {
+      if (at !== undefined && at !== 'open') say('after its terminal event');
+      state.set(tracker, at === undefined ? 'cancelled' : 'ended');
+    }
+  }
+  return problems;
+}
+
+/**
+ * Scheduler events per job, as the first listener hears them: nothing of a job after its
+ * `request-rejected` (a listener that cancels the job it hears of ends it there).
+ */
+function jobOrder(events: { name: string; payload: unknown }[]): string[] {
+  const problems: string[] = [];
+  const rejected = new Set<unknown>();
+  for (const { name, payload } of events) {
+    const id = (payload as { id?: unknown }).id;
+    if (id === undefined) continue;
+    if (rejected.has(id)) problems.push(`${name} of job ${id} after its request-rejected`);
+    if (name === 'request-rejected') rejected.add(id);
+  }
+  return problems;
+}
+
+/**
+ * Seeds past the default range that catch a regression the default ones miss: 2437, a request
+ * from a circuit-rejected listener joining the job refused at the pre-start gate (3b9b23f).
+ */
+const REGRESSION_SEEDS = [2437];
+
 describe('re-entrant fuzzer', () => {
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
@@ -246,7 +329,10 @@ describe('re-entrant fuzzer', () => {
   const only = process.env.FUZZ_SEED;
   const seeds = only
     ? [Number(only)]
-    : Array.from({ length: Number(process.env.FUZZ_COUNT ?? 400) }, (_, i) => 1000 + i);
+    : [
+        ...Array.from({ length: Number(process.env.FUZZ_COUNT ?? 400) }, (_, i) => 1000 + i),
+        ...REGRESSION_SEEDS,
+      ];
 
   test(`${seeds.length} seeded scenarios keep every invariant`, async () => {
     const failed: Scenario[] = [];

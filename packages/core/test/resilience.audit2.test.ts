@@ -5,40 +5,13 @@
  * `prioritize` without lanes.
  */
 import { describe, expect, test } from 'vitest';
-import { CancelledError, CircuitOpenError, createClient } from '../src/index';
-import { harness, outcome } from './circuit.fixture';
+import { CancelledError, createClient } from '../src/index';
+import { harness, outcome, probeReady } from './circuit.fixture';
 import { debugOf, makeClient, settle } from './helpers';
 
 describe('circuit: requests made while the probe is being admitted', () => {
-  /** A harness whose /a circuit is open with its reset window elapsed, /a hanging. */
-  async function elapsed() {
-    const h = harness();
-    h.answer('/a', 503);
-    for (let i = 0; i < 3; i++) await outcome(h.client.get('/a'));
-    await h.clock.advance(1000);
-    h.answer('/a', 'hang');
-    return h;
-  }
-
-  test('from a circuit-half-open listener: refused, the probe is admitted but has no flight yet', async () => {
-    const h = await elapsed();
-    let inside: Promise<unknown> | undefined;
-    const off = h.client.on('circuit-half-open', () => {
-      inside = h.client.get('/a');
-    });
-    const probe = h.client.get('/a');
-    off();
-    expect((await outcome(inside!)) as { error: unknown }).toMatchObject({
-      error: expect.any(CircuitOpenError),
-    });
-    expect(h.callsTo('/a')).toHaveLength(4);
-    h.fake.last().json({ ok: true });
-    expect((await outcome(probe)).ok).toBe(true);
-    expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('closed');
-  });
-
   test("from the probe's request listener: a same-key request joins the probe (rule 7)", async () => {
-    const h = await elapsed();
+    const h = await probeReady();
     let inside: Promise<unknown> | undefined;
     const off = h.client.on('request', (e) => {
       if (e.probe) inside = h.client.get('/a');

@@ -95,7 +95,8 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
       phase = circuit.phase;
     }
     if (phase.state === 'open' && this.#clock.now() - phase.openedAt >= this.#resetTimeout) {
-      this.#move(circuit, { ...phase, state: 'halfOpen', probe: undefined }, 'circuit-half-open');
+      // Announced by the probe's `request` (#onRequest), once its flight can be joined.
+      this.#move(circuit, { ...phase, state: 'halfOpen', probe: undefined });
       return ADMIT_PROBE;
     }
     return { ok: false, error: new CircuitOpenError(spec, { endpoint: circuit.endpoint }) };
@@ -163,11 +164,18 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
 
   // ── lifecycle events ──────────────────────────────────────────────────────────────────────
 
-  /** Binds the admitted probe to its flight's tracker (emitted right after `beforeRequest`). */
+  /**
+   * Binds the admitted probe to its flight's tracker (emitted right after `beforeRequest`), and
+   * announces `circuit-half-open` now that the probe's flight exists: a same-key request made from
+   * that listener joins the probe (rule 7) rather than being refused.
+   */
   readonly #onRequest = (e: ClientEvents['request']): void => {
-    if (!e.probe) return;
-    const phase = this.#circuits.get(e.endpoint)?.phase;
-    if (phase?.state === 'halfOpen' && phase.probe === undefined) phase.probe = e.tracker;
+    const circuit = e.probe ? this.#circuits.get(e.endpoint) : undefined;
+    const phase = circuit?.phase;
+    if (phase?.state === 'halfOpen' && phase.probe === undefined) {
+      phase.probe = e.tracker;
+      this.#move(circuit!, phase, 'circuit-half-open');
+    }
   };
 
   readonly #onSuccess = (e: ClientEvents['success']): void => {

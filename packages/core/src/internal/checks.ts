@@ -63,6 +63,14 @@ export function checkMs(name: string, value: unknown, max = MAX_TIMER_MS): numbe
   throw (typeof value === 'number' ? rangeError : typeError)(name, expected, value);
 }
 
+/**
+ * An optional duration, checked alike on the client and on a request: `fallback` when undefined,
+ * else checkMs (so `null` is a TypeError, as the option's type says).
+ */
+export function optionalMs(name: string, value: unknown, fallback: number): number {
+  return value === undefined ? fallback : checkMs(name, value);
+}
+
 /** An integer >= `min`; `unbounded` also accepts Infinity ("no limit"). */
 export function checkInteger(name: string, value: unknown, min: number, unbounded = false): number {
   if (

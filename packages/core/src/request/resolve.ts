@@ -1,7 +1,7 @@
 import { type ResolvedRetryOptions, resolveRetryOptions } from '../attempt/retry-policy';
 import { type ResolvedCacheOptions, resolveCacheOptions } from '../cache/options';
 import type { ClientConfig } from '../config';
-import { checkMs, checkObject, oneOf, rangeError, typeError } from '../internal/checks';
+import { checkObject, oneOf, optionalMs, rangeError, typeError } from '../internal/checks';
 import { joinEndpoint } from '../internal/endpoint';
 import { fingerprintOf } from '../internal/fingerprint';
 import { HTTP_METHODS } from '../internal/methods';
@@ -9,6 +9,7 @@ import {
   keyURL,
   type ParsedURL,
   parseCanonical,
+  resolveBaseURL,
   resolveCanonical,
   resolveURL,
 } from '../internal/url';
@@ -143,7 +144,8 @@ export function resolveRequest(
 ): RequestSpec {
   if (typeof url !== 'string') throw typeError('url', 'a URL string', url);
   const o: RequestOptions = options ?? EMPTY;
-  const base = o.baseURL ?? config.baseURL;
+  // Checked as on the client (config.ts): only undefined takes the client's.
+  const base = o.baseURL === undefined ? config.baseURL : resolveBaseURL(o.baseURL);
   let parsed: ParsedURL;
   const query = o.params === undefined ? '' : paramsQuery(o.params);
   if (query === '') parsed = resolveCanonical(url, base);
@@ -182,8 +184,8 @@ export function resolveRequest(
     if (typeof o.body === 'string') checkJsonText(o.body, headers['content-type']);
   }
 
-  const timeout = o.timeout === undefined ? config.timeout : checkMs('timeout', o.timeout);
-  const deadline = o.deadline === undefined ? config.deadline : checkMs('deadline', o.deadline);
+  const timeout = optionalMs('timeout', o.timeout, config.timeout);
+  const deadline = optionalMs('deadline', o.deadline, config.deadline);
   const responseType =
     o.responseType === undefined ? config.responseType : checkResponseType(o.responseType);
   const maxResponseBytes =
@@ -193,7 +195,7 @@ export function resolveRequest(
     o.tags === undefined
       ? NO_TAGS
       : Object.freeze([...checkStrings('tags', o.tags, 'an array of strings')]);
-  const priority = oneOf('priority', o.priority ?? 'normal', PRIORITIES);
+  const priority = o.priority === undefined ? 'normal' : oneOf('priority', o.priority, PRIORITIES);
   let group: string | undefined;
   if (o.scheduler !== undefined) {
     checkObject('scheduler', o.scheduler);

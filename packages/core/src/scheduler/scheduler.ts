@@ -352,7 +352,8 @@ export class Scheduler implements AttemptGate {
     const counted = entry.cls.counted;
     for (let i = 0; i < counted.length; i++) counted[i]!.active++;
     this.#emit('request-dequeued', entry);
-    this.#emit('request-started', entry);
+    // A listener may have cancelled the job (#end): then it never started.
+    if (entry.state === 'active') this.#emit('request-started', entry);
     if (entry.waiting) {
       entry.waiting = false;
       this.#hooks.resume(entry.job, undefined);
@@ -384,7 +385,7 @@ export class Scheduler implements AttemptGate {
       this.#delayed--;
       this.#emit('request-scheduled', entry);
     }
-    this.#emit('request-queued', entry, { position });
+    if (entry.state === 'queued') this.#emit('request-queued', entry, { position });
   }
 
   #parkForBudget(entry: Entry, delay: number): void {
@@ -394,7 +395,9 @@ export class Scheduler implements AttemptGate {
     this.#rateParked = entry;
     this.#budgetTimer = this.#clock.setTimeout(this.#onBudget, timerDelay(delay));
     this.#emit('request-dequeued', entry);
-    this.#emit('request-delayed', entry, { reason: 'rate-limit', delay: Math.max(0, delay) });
+    if (entry.state === 'delayed') {
+      this.#emit('request-delayed', entry, { reason: 'rate-limit', delay: Math.max(0, delay) });
+    }
   }
 
   /** Budget freed: the job that waited for it goes back to its place in the lane, first. */
