@@ -48,14 +48,14 @@ export const APPS = [
     readme: 'packages/core/README.md',
     what: 'every feature (createClient)',
     target: 17 * KB,
-    budget: 25.1 * KB,
+    budget: 25.8 * KB,
   },
   {
     id: 'D',
     readme: 'packages/react/README.md',
     what: 'React: defaults + hooks + useServerEvents',
     target: 12 * KB,
-    budget: 24.6 * KB,
+    budget: 25.6 * KB,
   },
 ];
 
