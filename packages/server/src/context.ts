@@ -237,6 +237,17 @@ export class Context {
     return value === undefined ? [] : Array.isArray(value) ? value : [value];
   }
 
+  /** The query as `ctx.query` reads it: a repeated key gives its first value. */
+  #firstQueryValues(): Record<string, string | undefined> {
+    const out: Record<string, string | undefined> = {};
+    const query = this.#parsedQuery();
+    for (const key in query) {
+      const value = query[key];
+      out[key] = Array.isArray(value) ? value[0] : value;
+    }
+    return out;
+  }
+
   #parsedQuery(): ParsedUrlQuery {
     if (this.#query === null) this.#query = parseQuery(this.#rawQuery); // null prototype
     return this.#query;
@@ -446,7 +457,7 @@ export class Context {
         ? targetData
         : this.body !== undefined
           ? this.body
-          : { ...this.#parsedQuery(), ...this.params };
+          : { ...this.#firstQueryValues(), ...this.params };
     return validate(rules, data);
   }
 
