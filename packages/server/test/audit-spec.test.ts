@@ -414,6 +414,23 @@ describe('sse framing', () => {
     c.close();
     await hub.close();
   });
+
+  it('an empty Last-Event-ID is no id: no keel:reset, live events only', async () => {
+    const app = make({ sse: { heartbeatMs: 0 } });
+    const hub = createEventHub();
+    app.get('/live', (ctx) => hub.connect(ctx));
+    const { port } = await start(app);
+    await hub.ready;
+    await hub.publish('x', 1);
+    const c = await sse(port, '/live', { 'last-event-id': '' });
+    await until(() => hub.size === 1);
+    await hub.publish('x', 2);
+    await c.waitFor(1);
+    expect(c.events.map((e) => [e.event, e.data])).toEqual([['x', '2']]);
+    expect(hub.metrics.resets).toBe(0);
+    c.close();
+    await hub.close();
+  });
 });
 
 describe('pooling', () => {
