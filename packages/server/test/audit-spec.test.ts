@@ -498,3 +498,55 @@ describe('bodies', () => {
     expect([r.status, JSON.parse(r.body)]).toEqual([200, { body: { a: ['1', '2'], b: '' } }]);
   });
 });
+
+describe('bad arguments to ctx methods: a typed error naming the argument, before anything is sent', () => {
+  const cases: [string, (ctx: import('../src/index').Context) => unknown, string, string][] = [
+    ['sendFile path', (ctx) => ctx.sendFile(123 as never), 'TypeError', '`sendFile path`'],
+    [
+      'sendFile options',
+      (ctx) => ctx.sendFile('a', null as never),
+      'TypeError',
+      '`sendFile options`',
+    ],
+    [
+      'sendFile root',
+      (ctx) => ctx.sendFile('a', { root: 1 as never }),
+      'TypeError',
+      '`sendFile root`',
+    ],
+    [
+      'cacheControl',
+      (ctx) => ctx.cacheControl(null as never),
+      'TypeError',
+      '`cacheControl options`',
+    ],
+    ['sseEvent name', (ctx) => ctx.sseEvent(1 as never, 'x'), 'TypeError', '`event`'],
+    ['sseEvent CR', (ctx) => ctx.sseEvent('a\nb', 'x'), 'RangeError', '`event`'],
+    ['sseInterval fn', (ctx) => ctx.sseInterval('x' as never, 10), 'TypeError', '`sseInterval fn`'],
+    ['setHeader CRLF', (ctx) => ctx.setHeader('x-a', 'a\r\nb'), 'RangeError', '`setHeader value`'],
+    ['setHeader name', (ctx) => ctx.setHeader('a b', 'x'), 'RangeError', '`setHeader name`'],
+    [
+      'setHeader undefined',
+      (ctx) => ctx.setHeader('x-a', undefined as never),
+      'TypeError',
+      '`setHeader value`',
+    ],
+  ];
+  it.each(cases)('%s', async (_, call, name, named) => {
+    const app = make();
+    const errors: Error[] = [];
+    app.onError((err) => {
+      errors.push(err as Error);
+    });
+    app.get('/x', async (ctx) => {
+      await call(ctx);
+      if (!ctx.res.headersSent) ctx.json('no error');
+    });
+    const r = await app.inject({ url: '/x' });
+    expect(r.status).toBe(500);
+    expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.name).toBe(name);
+    expect(errors[0]!.message).toContain(`keel: ${named} must be`);
+  });
+});
