@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type App, createApp, createEventHub } from '../src/index';
-import { raw, sse, start, until } from './helpers';
+import { ManualClock, raw, sse, start, until } from './helpers';
 
 const apps: App[] = [];
 function make(options: Parameters<typeof createApp>[0] = {}): App {
@@ -430,6 +430,26 @@ describe('sse framing', () => {
     expect(hub.metrics.resets).toBe(0);
     c.close();
     await hub.close();
+  });
+});
+
+describe('sse heartbeat', () => {
+  it('a stream idle for one whole heartbeatMs period gets a comment at that beat', async () => {
+    const clock = new ManualClock();
+    const app = make({ clock, sse: { heartbeatMs: 1000 } });
+    app.get('/idle', (ctx) => ctx.sseStream());
+    const { port } = await start(app);
+    const first = await sse(port, '/idle'); // arms the shared heartbeat: aligned with it
+    clock.tick(500);
+    const second = await sse(port, '/idle'); // opened mid-period
+    clock.tick(500); // t=1000: first idle 1000 ms, second 500 ms
+    await until(() => first.comments === 1);
+    expect(second.comments).toBe(0);
+    clock.tick(1000); // t=2000: both idle a whole period
+    await until(() => first.comments === 2 && second.comments === 1);
+    first.close();
+    second.close();
+    await until(() => clock.active === 0);
   });
 });
 
