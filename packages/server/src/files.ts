@@ -253,8 +253,11 @@ export async function sendFile(
       }
     }
     const length = size === 0 ? 0 : end - start + 1;
-    const type = mime.contentType(extname(file)) || 'application/octet-stream';
-    headers.push('content-type', type, 'content-length', String(length));
+    // A type the handler set wins: the extension is only a guess (and a file may have none).
+    if (!res.hasHeader('content-type')) {
+      headers.push('content-type', mime.contentType(extname(file)) || 'application/octet-stream');
+    }
+    headers.push('content-length', String(length));
     res.writeHead(status, headers);
     if (method === 'HEAD' || length === 0) {
       res.end();

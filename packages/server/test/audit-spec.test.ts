@@ -324,6 +324,31 @@ describe('files', () => {
     expect([h.status, h.body, h.headers['content-length']]).toEqual([200, '', '26']);
   });
 
+  it('a Content-Type the handler set wins over the one from the extension', async () => {
+    writeFileSync(join(dir, 'data'), '{"a":1}');
+    const app = make();
+    app.get('/typed', (ctx) =>
+      ctx
+        .setHeader('content-type', 'application/json; charset=utf-8')
+        .sendFile('data', { root: dir }),
+    );
+    app.get('/md', (ctx) =>
+      ctx.setHeader('content-type', 'text/markdown').sendFile('a.txt', { root: dir }),
+    );
+    app.get('/plain', (ctx) => ctx.sendFile('data', { root: dir }));
+    const { port } = await start(app);
+    let r = await raw(port, { path: '/typed' });
+    expect([r.status, r.headers['content-type'], r.body]).toEqual([
+      200,
+      'application/json; charset=utf-8',
+      '{"a":1}',
+    ]);
+    r = await raw(port, { path: '/md', headers: { range: 'bytes=0-1' } });
+    expect([r.status, r.headers['content-type']]).toEqual([206, 'text/markdown']);
+    r = await raw(port, { path: '/plain' });
+    expect(r.headers['content-type']).toBe('application/octet-stream');
+  });
+
   it('ranges: 206, suffix, open, clamp, 416, If-Range', async () => {
     const port = await fileApp();
     const get = (headers: Record<string, string>) => raw(port, { path: '/f/a.txt', headers });
