@@ -34,14 +34,14 @@ export const APPS = [
     readme: 'packages/core/README.md',
     what: 'core defaults, one get',
     target: 10 * KB,
-    budget: 17.3 * KB,
+    budget: 17.9 * KB,
   },
   {
     id: 'B',
     readme: 'packages/core/README.md',
     what: 'A without intelligence, circuit breaker',
     target: 6 * KB,
-    budget: 14.3 * KB,
+    budget: 14.9 * KB,
   },
   {
     id: 'C',

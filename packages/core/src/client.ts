@@ -15,6 +15,7 @@ import { isParseError } from './errors/parse-error';
 import { isResponseTooLargeError } from './errors/response-too-large-error';
 import { TimeoutError } from './errors/timeout-error';
 import { EventEmitter } from './events/emitter';
+import { CLIENT_EVENT_NAMES } from './events/names';
 import {
   disabledAdaptive,
   disabledCircuitBreaker,
@@ -23,7 +24,7 @@ import {
 import { type CircuitInspectable, collectFeatures, type Recommender } from './features/feature';
 import type { HitTally } from './intelligence/hit-tally';
 import type { Intelligence } from './intelligence/intelligence';
-import { checkFunction, typeError } from './internal/checks';
+import { checkFunction, oneOf, typeError } from './internal/checks';
 import { type Clock, timerDelay } from './internal/clock';
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
@@ -244,6 +245,7 @@ class KeelClient implements Client {
     event: E,
     listener: (payload: ClientEvents[E]) => void,
   ): () => void {
+    oneOf('event', event, CLIENT_EVENT_NAMES);
     checkFunction('listener', listener);
     return this.#events.on(event, listener);
   }

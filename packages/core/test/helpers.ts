@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { expect } from 'vitest';
 import type { AbortSource } from '../src/attempt/attempt';
+import { CLIENT_EVENT_NAMES } from '../src/events/names';
 import {
   type Client,
   type ClientEventName,
@@ -521,31 +522,8 @@ export type RecordedEvent = {
   [E in ClientEventName]: { name: E; payload: ClientEvents[E] };
 }[ClientEventName];
 
-export const ALL_EVENTS: ClientEventName[] = [
-  'request',
-  'success',
-  'error',
-  'retry',
-  'cancel',
-  'dedup',
-  'cache-hit',
-  'cache-write',
-  'invalidate',
-  'revalidate',
-  'circuit-open',
-  'circuit-half-open',
-  'circuit-closed',
-  'circuit-rejected',
-  'request-queued',
-  'request-dequeued',
-  'request-started',
-  'request-delayed',
-  'request-scheduled',
-  'request-prioritized',
-  'request-rejected',
-  'queue-paused',
-  'queue-resumed',
-];
+/** Every event name (the client's own list: `client.on` refuses any other). */
+export const ALL_EVENTS: ClientEventName[] = [...CLIENT_EVENT_NAMES];
 
 /** Records every event of a client (or the given names) in emission order. */
 export function recordEvents(

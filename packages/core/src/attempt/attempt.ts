@@ -75,7 +75,9 @@ export function attemptOnce(
     try {
       const init: RequestInit = {
         method: spec.method,
-        headers: spec.headers as Record<string, string>,
+        // A copy per attempt: a fetch may change what it is handed (an interceptor adding a
+        // header), and the spec's headers are the client's defaults, shared by every request.
+        headers: { ...spec.headers },
         body: spec.body,
         get signal(): AbortSignal {
           if (controller === undefined) {

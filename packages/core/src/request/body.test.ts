@@ -14,6 +14,17 @@ describe('serializeBody', () => {
   test.each([
     ['URLSearchParams', () => new URLSearchParams('a=1')],
     ['FormData', () => new FormData()],
+  ])(
+    '%s passes through untouched; no content type may be sent with it (fetch writes it)',
+    (_name, make) => {
+      const value = make();
+      const out = serializeBody(value);
+      expect(out.body).toBe(value);
+      expect(out.contentType).toBeNull();
+    },
+  );
+
+  test.each([
     ['Blob', () => new Blob(['x'])],
     ['ArrayBuffer', () => new ArrayBuffer(4)],
     ['Uint8Array', () => new Uint8Array([1, 2])],

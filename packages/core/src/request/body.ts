@@ -1,9 +1,12 @@
 import { typeError } from '../internal/checks';
 
-/** What fetch gets, and the Content-Type keel adds when the caller set none. */
+/**
+ * What fetch gets, and the Content-Type keel adds when the caller set none; null for a form,
+ * whose Content-Type fetch writes itself (multipart with its boundary): none may be sent for it.
+ */
 export interface SerializedBody {
   body: BodyInit | undefined;
-  contentType: string | undefined;
+  contentType: string | undefined | null;
 }
 
 const SERIALIZABLE = 'a string, binary or form data, or a value JSON.stringify can write';
@@ -12,14 +15,18 @@ const NONE: SerializedBody = { body: undefined, contentType: undefined };
 
 /**
  * Body rules: strings, URLSearchParams, FormData, Blob, ArrayBuffer, typed arrays and streams go
- * to fetch as they are (fetch sets their Content-Type); anything else is JSON-stringified and sent
+ * to fetch as they are (fetch sets their Content-Type; a form's must not be replaced by a
+ * client-wide one, see resolveRequest); anything else is JSON-stringified and sent
  * as `application/json`. A value JSON cannot represent (BigInt, a cycle, a function) is a
  * TypeError naming the cause.
  */
 export function serializeBody(body: unknown): SerializedBody {
   if (body === undefined || body === null) return NONE;
   if (typeof body === 'string') return { body, contentType: 'text/plain;charset=UTF-8' };
-  if (isPassThrough(body)) return { body: body as BodyInit, contentType: undefined };
+  if (isA(body, FORMS)) return { body: body as BodyInit, contentType: null };
+  if (ArrayBuffer.isView(body) || isA(body, PASS_THROUGH)) {
+    return { body: body as BodyInit, contentType: undefined };
+  }
   let json: string | undefined;
   try {
     json = JSON.stringify(body);
@@ -34,16 +41,14 @@ export function serializeBody(body: unknown): SerializedBody {
 }
 
 /** The body classes fetch takes as they are, by global name (a runtime may lack some). */
-const PASS_THROUGH = ['URLSearchParams', 'FormData', 'Blob', 'ArrayBuffer', 'ReadableStream'];
+const FORMS = ['URLSearchParams', 'FormData'];
+const PASS_THROUGH = ['Blob', 'ArrayBuffer', 'ReadableStream'];
 
-function isPassThrough(body: unknown): boolean {
-  return (
-    ArrayBuffer.isView(body) ||
-    PASS_THROUGH.some((name) => {
-      const type = (globalThis as Record<string, unknown>)[name];
-      return typeof type === 'function' && body instanceof type;
-    })
-  );
+function isA(body: unknown, names: string[]): boolean {
+  return names.some((name) => {
+    const type = (globalThis as Record<string, unknown>)[name];
+    return typeof type === 'function' && body instanceof type;
+  });
 }
 
 /**

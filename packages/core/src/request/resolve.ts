@@ -166,9 +166,18 @@ export function resolveRequest(
       throw rangeError('body', `absent on a ${method} request`, o.body);
     }
     const serialized = serializeBody(o.body);
+    const type = serialized.contentType;
     body = serialized.body;
-    if (serialized.contentType && headers['content-type'] === undefined) {
-      headers = { ...headers, 'content-type': serialized.contentType };
+    if (type === null) {
+      // A form: fetch writes its Content-Type (a multipart one with its boundary). A client-wide
+      // one (`application/json`) would replace it and the server could not parse the body; the
+      // request's own still wins.
+      if (requestHeaders?.['content-type'] === undefined) {
+        const { 'content-type': _clientWide, ...rest } = headers;
+        headers = rest;
+      }
+    } else if (type && headers['content-type'] === undefined) {
+      headers = { ...headers, 'content-type': type };
     }
     if (typeof o.body === 'string') checkJsonText(o.body, headers['content-type']);
   }

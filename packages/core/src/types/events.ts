@@ -1,9 +1,13 @@
 import type { CircuitOpenError } from '../errors/circuit-open-error';
+import type { CLIENT_EVENT_NAMES } from '../events/names';
 import type { Tracker } from '../tracker/tracker';
 import type { ApiResponse, InvalidateTarget } from './client';
 import type { HttpMethod, Priority } from './options';
 
-/** Every event a client emits, by name, with its payload. */
+/**
+ * Every event a client emits, by name, with its payload: a key for each of CLIENT_EVENT_NAMES
+ * and no other (test/types.test-d.ts checks it).
+ */
 export interface ClientEvents {
   /** A flight starts (owners only; not for circuit-rejected requests). */
   request: {
@@ -56,6 +60,10 @@ export interface ClientEvents {
   /** Served from cache: fresh, or stale under stale-while-revalidate (`stale: true`). */
   'cache-hit': { key: string; tracker: Tracker; stale: boolean; endpoint: string };
   'cache-write': { key: string; response: ApiResponse };
+  /**
+   * Entries were removed: by `client.invalidate(target)`, or after a successful mutation (`target`:
+   * its path, or with tags `[path, ...tags]`, the path joined with its tags).
+   */
   invalidate: { keys: string[]; target: InvalidateTarget };
   revalidate: { key: string; response: ApiResponse };
   'circuit-open': { endpoint: string; method: string; path: string };
@@ -73,7 +81,8 @@ export interface ClientEvents {
   'queue-resumed': { group?: string };
 }
 
-export type ClientEventName = keyof ClientEvents;
+/** An event's name: one of CLIENT_EVENT_NAMES (events/names.ts), ClientEvents' keys. */
+export type ClientEventName = (typeof CLIENT_EVENT_NAMES)[number];
 
 export interface SchedulerEventBase {
   id: number;
