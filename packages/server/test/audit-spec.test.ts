@@ -2,6 +2,7 @@ import { mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type App, createApp, createEventHub } from '../src/index';
 import { ManualClock, raw, sse, start, until } from './helpers';
@@ -516,6 +517,42 @@ describe('pooling', () => {
 });
 
 describe('bodies', () => {
+  it('a compressed body the app would parse is 415, not "Malformed JSON"; raw bodies pass as sent', async () => {
+    const app = make({ parsers: { raw: ['application/octet-stream'] } });
+    app.post('/b', (ctx) => ctx.json({ body: ctx.body ?? null }));
+    app.post('/raw', (ctx) => ctx.json({ length: (ctx.body as Buffer).length }));
+    const { port } = await start(app);
+    const gz = gzipSync('{"a":1}');
+    for (const type of ['application/json', 'application/x-www-form-urlencoded']) {
+      const r = await raw(port, {
+        method: 'POST',
+        path: '/b',
+        headers: { 'content-type': type, 'content-encoding': 'gzip' },
+        body: gz,
+      });
+      expect(r.status).toBe(415);
+      expect(JSON.parse(r.body)).toEqual({
+        status: 415,
+        error: 'Unsupported Media Type',
+        message: 'Compressed request bodies (Content-Encoding) are not supported',
+      });
+    }
+    let r = await raw(port, {
+      method: 'POST',
+      path: '/b',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+      body: '{"a":1}',
+    });
+    expect([r.status, JSON.parse(r.body)]).toEqual([200, { body: { a: 1 } }]);
+    r = await raw(port, {
+      method: 'POST',
+      path: '/raw',
+      headers: { 'content-type': 'application/octet-stream', 'content-encoding': 'gzip' },
+      body: gz,
+    });
+    expect([r.status, JSON.parse(r.body)]).toEqual([200, { length: gz.length }]);
+  });
+
   it('413 over limit, json with charset, empty json body', async () => {
     const app = make({ bodyLimit: 10 });
     app.post('/b', (ctx) => ctx.json({ body: ctx.body ?? null }));
