@@ -1,11 +1,17 @@
-import { mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type App, createApp, createEventHub } from '../src/index';
-import { ManualClock, raw, sse, start, until } from './helpers';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import {
+  type App,
+  createApp,
+  createEventHub,
+  HUB_INVALIDATE_EVENT,
+  HUB_RESET_EVENT,
+} from '../src/index';
+import { ManualClock, raw, settle, sse, start, until } from './helpers';
 
 const apps: App[] = [];
 function make(options: Parameters<typeof createApp>[0] = {}): App {
@@ -15,6 +21,16 @@ function make(options: Parameters<typeof createApp>[0] = {}): App {
 }
 afterEach(async () => {
   await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
+});
+
+const dirs: string[] = [];
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /** Sends raw bytes on one socket and collects everything until the server closes or `ms`. */
@@ -275,7 +291,7 @@ describe('graphql', () => {
 });
 
 describe('files', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'keel-audit-'));
+  const dir = tempDir('keel-audit-');
   const content = 'abcdefghijklmnopqrstuvwxyz';
   writeFileSync(join(dir, 'a.txt'), content);
   writeFileSync(join(dir, 'empty.txt'), '');
@@ -630,5 +646,173 @@ describe('bad arguments to ctx methods: a typed error naming the argument, befor
     expect(errors).toHaveLength(1);
     expect(errors[0]!.name).toBe(name);
     expect(errors[0]!.message).toContain(`keel: ${named} must be`);
+  });
+});
+
+function pipeline(port: number, bytes: string, expectResponses: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = connect(port, '127.0.0.1');
+    let out = '';
+    s.setEncoding('latin1');
+    const timer = setTimeout(() => {
+      s.destroy();
+      resolve(out);
+    }, 1500);
+    s.on('data', (c: string) => {
+      out += c;
+      if (
+        (out.match(/HTTP\/1\.1 \d{3}/g) ?? []).length >= expectResponses &&
+        out.endsWith('LAST')
+      ) {
+        clearTimeout(timer);
+        s.destroy();
+        resolve(out);
+      }
+    });
+    s.on('error', reject);
+    s.write(bytes, 'latin1');
+  });
+}
+
+describe('keep-alive framing', () => {
+  it('HEAD, 304, 416, 204, 413, 405 then a GET on the same socket', async () => {
+    const dir = tempDir('keel-audit2-');
+    writeFileSync(join(dir, 'a.txt'), 'hello world');
+    const app = make({ bodyLimit: 5 });
+    app.get('/j', (ctx) => ctx.json({ a: 1 }));
+    app.get('/f', (ctx) => ctx.sendFile('a.txt', { root: dir }));
+    app.get('/n', (ctx) => ctx.status(204).send(null));
+    app.post('/p', (ctx) => ctx.json(ctx.body));
+    app.get('/last', (ctx) => ctx.send('LAST'));
+    const { port } = await start(app);
+    const etag = (await raw(port, { path: '/f' })).headers.etag!;
+    const req = (line: string, extra = '') => `${line} HTTP/1.1\r\nHost: x\r\n${extra}\r\n`;
+    const bytes =
+      req('HEAD /j') +
+      req('GET /f', `If-None-Match: ${etag}\r\n`) +
+      req('GET /f', 'Range: bytes=100-\r\n') +
+      req('GET /n') +
+      req('POST /p', 'Content-Type: application/json\r\nContent-Length: 12\r\n') +
+      '{"a":"long"}' +
+      req('PUT /j') +
+      req('HEAD /f') +
+      req('GET /last');
+    const out = await pipeline(port, bytes, 8);
+    const statuses = (out.match(/HTTP\/1\.1 (\d{3})/g) ?? []).map((s) => s.slice(9));
+    expect(statuses).toEqual(['200', '304', '416', '204', '413', '405', '200', '200']);
+    expect(out.endsWith('LAST')).toBe(true);
+    expect((out.match(/x-request-id:/gi) ?? []).length).toBe(8);
+  });
+});
+
+describe('sendFile extras', () => {
+  it('status set first serves as-is; POST conditional does not 304', async () => {
+    const dir = tempDir('keel-audit3-');
+    writeFileSync(join(dir, 'a.txt'), 'hello world');
+    const app = make();
+    app.get('/nf', (ctx) => ctx.status(404).sendFile('a.txt', { root: dir }));
+    app.post('/f', (ctx) => ctx.sendFile('a.txt', { root: dir }));
+    app.get('/f', (ctx) => ctx.sendFile('a.txt', { root: dir }));
+    const { port } = await start(app);
+    const etag = (await raw(port, { path: '/f' })).headers.etag!;
+    let r = await raw(port, {
+      path: '/nf',
+      headers: { 'if-none-match': etag, range: 'bytes=0-1' },
+    });
+    expect([r.status, r.body]).toEqual([404, 'hello world']);
+    r = await raw(port, { method: 'POST', path: '/f', headers: { 'if-none-match': etag } });
+    expect(r.status).toBe(200);
+    r = await raw(port, { path: '/f', headers: { 'if-none-match': '*' } });
+    expect(r.status).toBe(304);
+    r = await raw(port, {
+      path: '/f',
+      headers: { 'if-none-match': etag, 'cache-control': 'no-cache' },
+    });
+    expect(r.status).toBe(200);
+    r = await raw(port, { method: 'HEAD', path: '/f', headers: { range: 'bytes=0-1' } });
+    expect([r.status, r.headers['content-length'], r.body]).toEqual([206, '2', '']);
+  });
+});
+
+describe('stale ctx and idle heartbeat', () => {
+  it('heartbeat comment on idle stream with manual clock', async () => {
+    const clock = new ManualClock();
+    const app = make({ clock, sse: { heartbeatMs: 1000 } });
+    app.get('/s', (ctx) => {
+      ctx.sseEvent('a', 1);
+      return ctx.sseStream();
+    });
+    const { port } = await start(app);
+    const c = await sse(port, '/s');
+    await c.waitFor(1);
+    clock.tick(1000);
+    clock.tick(1000);
+    await until(() => c.comments >= 1);
+    c.close();
+    await until(() => clock.active === 0);
+  });
+
+  it('stale ctx: sseEvent false, sendFile/graphql resolve', async () => {
+    const app = make();
+    const errors: unknown[] = [];
+    app.onError((e) => {
+      errors.push(e);
+    });
+    let kept: import('../src/index').Context | undefined;
+    app.get('/k', (ctx) => {
+      kept = ctx;
+      return ctx.json(1);
+    });
+    const { port } = await start(app);
+    await raw(port, { path: '/k' });
+    await settle();
+    expect(kept!.sseEvent('x', 1)).toBe(false);
+    await expect(kept!.sendFile('never-read.txt')).resolves.toBeUndefined();
+    await expect(kept!.graphql('type Query { a: Int }')).resolves.toBeUndefined();
+    await expect(kept!.sseInterval(() => 1, 10)).resolves.toBeUndefined();
+    expect(errors.length).toBe(1);
+    const r = await raw(port, { path: '/k' });
+    expect(r.status).toBe(200);
+  });
+});
+
+describe('hub', () => {
+  it('topics, replay by topic, invalidate shape, reset for foreign id, HEAD', async () => {
+    const app = make({ sse: { heartbeatMs: 0 } });
+    const hub = createEventHub();
+    app.get('/live', (ctx) => hub.connect(ctx, { topics: ctx.queryAll('t') }));
+    const { port } = await start(app);
+    await hub.ready;
+    const first = await hub.publish('a', { n: 1 }, { topic: 'red' });
+    await hub.publish('a', { n: 2 }, { topic: 'blue' });
+    await hub.publish('a', { n: 3 });
+    const c = await sse(port, '/live?t=red', { 'last-event-id': first });
+    await c.waitFor(1);
+    expect(c.events.map((e) => e.data)).toEqual(['{"n":3}']);
+    await hub.publish('a', { n: 4 }, { topic: 'red' });
+    await hub.invalidate('/todos', { topic: 'red' });
+    await hub.invalidate(['x', 'y']);
+    await c.waitFor(4);
+    expect(c.events.slice(1).map((e) => [e.event, e.data])).toEqual([
+      ['a', '{"n":4}'],
+      [HUB_INVALIDATE_EVENT, '{"target":"/todos"}'],
+      [HUB_INVALIDATE_EVENT, '{"target":["x","y"]}'],
+    ]);
+    const d = await sse(port, '/live', { 'last-event-id': 'garbage' });
+    await d.waitFor(1);
+    expect(d.events[0]!.event).toBe(HUB_RESET_EVENT);
+    expect(JSON.parse(d.events[0]!.data)).toEqual({ lastEventId: 'garbage' });
+    expect(d.events[0]!.id).toBe(hub.lastId);
+    const h = await raw(port, { method: 'HEAD', path: '/live' });
+    expect(h.status).toBe(200);
+    expect(() => hub.publish('bad\nname', 1)).toThrow(RangeError);
+    expect(() => hub.publish('keel:x', 1)).toThrow();
+    c.close();
+    d.close();
+    await hub.close();
+    await expect(hub.publish('a', 1)).rejects.toMatchObject({
+      name: 'HubPublishError',
+      reason: 'closed',
+    });
   });
 });
