@@ -618,6 +618,8 @@ describe('bad arguments to ctx methods: a typed error naming the argument, befor
       'TypeError',
       '`cacheControl options`',
     ],
+    ['setCookie value', (ctx) => ctx.setCookie('a', 'x\ud800'), 'RangeError', '`setCookie value`'],
+    ['setCookie name', (ctx) => ctx.setCookie('\udc00', 'x'), 'RangeError', '`setCookie name`'],
     ['sseEvent name', (ctx) => ctx.sseEvent(1 as never, 'x'), 'TypeError', '`event`'],
     ['sseEvent CR', (ctx) => ctx.sseEvent('a\nb', 'x'), 'RangeError', '`event`'],
     ['sseInterval fn', (ctx) => ctx.sseInterval('x' as never, 10), 'TypeError', '`sseInterval fn`'],
