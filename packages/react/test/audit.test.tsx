@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { type Client, createClient, isCircuitOpenError, isHttpError } from '@keel/core';
 import { type App, createApp, createEventHub, type EventHub } from '@keel/server';
 import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
-import { StrictMode, Suspense, useState } from 'react';
+import { StrictMode, Suspense, startTransition, use, useState } from 'react';
 import { hydrateRoot } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
@@ -746,6 +746,18 @@ function Feed({
   return <p data-testid="status">{status}</p>;
 }
 
+/** Two readers share one connection: both get an event; unmounting both closes it on the server. */
+async function sharedThenClosed(server: Live, client: Client, seen: string[], unmount: () => void) {
+  expect(server.connects.length).toBe(1);
+  expect(channelCount(client)).toBe(1);
+  await server.hub.publish('tick', { n: 1 });
+  await waitFor(() => expect(seen.length).toBe(2));
+  unmount();
+  await flush();
+  expect(channelCount(client)).toBe(0);
+  await waitFor(() => expect(server.hub.size).toBe(0));
+}
+
 describe('useServerEvents against @keel/server', () => {
   it('topics: a component on topic a gets topic a and broadcasts, not topic b', async () => {
     const server = await live();
@@ -772,14 +784,7 @@ describe('useServerEvents against @keel/server', () => {
       { wrapper: wrapperFor(client) },
     );
     await waitFor(() => expect(screen.getAllByTestId('status')[1]!.textContent).toBe('open'));
-    expect(server.connects.length).toBe(1);
-    expect(channelCount(client)).toBe(1);
-    await server.hub.publish('tick', { n: 1 });
-    await waitFor(() => expect(seen.length).toBe(2));
-    unmount();
-    await flush();
-    expect(channelCount(client)).toBe(0);
-    await waitFor(() => expect(server.hub.size).toBe(0));
+    await sharedThenClosed(server, client, seen, unmount);
   });
 
   it('reconnects with Last-Event-ID after the stream ends and receives exactly the missed events', async () => {
@@ -1820,5 +1825,436 @@ describe('a select that throws', () => {
     await waitFor(() => expect(result.current.data).toBe(3));
     expect(result.current.status).toBe('success');
     expect(result.current.error).toBeNull();
+  });
+});
+
+describe('refetch() after unmount', () => {
+  it('sends nothing and resolves with the last result (useQuery and useInfiniteQuery)', async () => {
+    const a = await api();
+    a.routes.set('GET /gone', (_req, res) => json(res, 200, ['g']));
+    a.routes.set('GET /gone-list', (_req, res) => json(res, 200, { next: null }));
+    const client = clientOf(a.base);
+    const query = renderHook(() => readAll(useQuery<string[]>('/gone')), {
+      wrapper: wrapperFor(client),
+    });
+    const list = renderHook(
+      () =>
+        useInfiniteQuery<{ next: null }, number>('/gone-list', {
+          initialPageParam: 0,
+          getNextPageParam: (last) => last.next,
+        }),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(query.result.current.data).toEqual(['g']));
+    await waitFor(() => expect(list.result.current.data?.pages).toHaveLength(1));
+    const { refetch } = query.result.current;
+    const listRefetch = list.result.current.refetch;
+    query.unmount();
+    list.unmount();
+    await flush();
+    const sent = a.hits.length;
+    const settled = await refetch();
+    await listRefetch();
+    await flush();
+    expect(a.hits.length).toBe(sent);
+    expect(settled.data).toEqual(['g']);
+    expect(settled.status).toBe('success');
+    expect(debugOf(client).flights).toBe(0);
+  });
+});
+
+describe('a getNextPageParam that throws', () => {
+  it('is the query error (the loaded pages stay, no next page), not a crash of the render', async () => {
+    const a = await api();
+    a.routes.set('GET /cursor', (_req, res) => json(res, 200, { items: ['x'] }));
+    const client = clientOf(a.base);
+    const { result } = renderHook(
+      () =>
+        readAll(
+          useInfiniteQuery<{ items: string[]; cursor?: { next: number } }, number>('/cursor', {
+            initialPageParam: 0,
+            // The API left `cursor` out: reading `.next` of undefined throws.
+            getNextPageParam: (last) => last.cursor!.next,
+          }),
+        ),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.status).toBe('error'));
+    expect(result.current.error).toBeInstanceOf(TypeError);
+    expect(result.current.data?.pages).toEqual([{ items: ['x'] }]);
+    expect(result.current.hasNextPage).toBe(false);
+    const sent = a.hits.length;
+    await act(async () => {
+      await result.current.fetchNextPage();
+    });
+    expect(a.hits.length).toBe(sent);
+  });
+
+  it('also when the pages come back from the cache at mount; fixed data clears it', async () => {
+    const a = await api();
+    let fixed = false;
+    a.routes.set('GET /cursor2', (req, res) => {
+      const page = Number(new URL(req.url!, 'http://x').searchParams.get('page'));
+      json(res, 200, page === 0 ? { next: 1 } : { next: fixed ? null : 'bad' });
+    });
+    const client = clientOf(a.base);
+    const getNextPageParam = (last: { next: number | string | null }) => {
+      if (typeof last.next === 'string') throw new RangeError(`bad cursor ${last.next}`);
+      return last.next;
+    };
+    const hook = () =>
+      readAll(
+        useInfiniteQuery<{ next: number | string | null }, number>('/cursor2', {
+          initialPageParam: 0,
+          getNextPageParam,
+        }),
+      );
+    const first = renderHook(hook, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(first.result.current.hasNextPage).toBe(true));
+    await act(async () => {
+      await first.result.current.fetchNextPage();
+    });
+    await waitFor(() => expect(first.result.current.error).toBeInstanceOf(RangeError));
+    first.unmount();
+    const sent = a.hits.length;
+    const again = renderHook(hook, { wrapper: wrapperFor(client) });
+    expect(again.result.current.error).toBeInstanceOf(RangeError);
+    expect(again.result.current.data?.pages).toEqual([{ next: 1 }, { next: 'bad' }]);
+    expect(again.result.current.hasNextPage).toBe(false);
+    expect(a.hits.length).toBe(sent);
+    fixed = true;
+    await act(async () => {
+      client.invalidate('/cursor2');
+    });
+    await waitFor(() => expect(again.result.current.status).toBe('success'));
+    expect(again.result.current.data?.pages).toEqual([{ next: 1 }, { next: null }]);
+    expect(again.result.current.error).toBeNull();
+  });
+});
+
+describe('automatic refetches against an open circuit', () => {
+  /** A query with data on `GET /auto`, then the endpoint's circuit opened by another read. */
+  async function openCircuit(
+    options: { refetchInterval?: number; cache?: { ttl: number } },
+    resetTimeout: number,
+  ) {
+    const a = await api();
+    a.routes.set('GET /auto', (req, res) =>
+      req.url!.includes('fail') ? json(res, 500, {}) : json(res, 200, ['ok']),
+    );
+    const client = clientOf(a.base, { circuitBreaker: { failureThreshold: 1, resetTimeout } });
+    const rejected: unknown[] = [];
+    client.on('circuit-rejected', (e) => rejected.push(e));
+    const { result } = renderHook(() => readAll(useQuery<string[]>('/auto', options)), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(result.current.data).toEqual(['ok']));
+    await expect(client.request('GET', '/auto', { params: { fail: 1 } })).rejects.toThrow();
+    rejected.length = 0;
+    return { a, client, rejected, result };
+  }
+
+  it('an interval tick is dropped silently (no circuit-rejected, no error shown), as the core drops its own refetches; the reset probe reads', async () => {
+    const { a, rejected, result } = await openCircuit({ refetchInterval: 20 }, 300);
+    const sent = a.count('GET', '/auto');
+    // Ticks while open are dropped; the first after resetTimeout is the half-open probe.
+    await waitFor(() => expect(a.count('GET', '/auto')).toBeGreaterThan(sent), { timeout: 3000 });
+    expect(rejected).toEqual([]);
+    expect(result.current.status).toBe('success');
+    expect(result.current.error).toBeNull();
+  });
+
+  it('an invalidation is dropped silently; a focus over stale data is a read like a mount: refused, it shows the CircuitOpenError over the data', async () => {
+    const { a, client, rejected, result } = await openCircuit({ cache: { ttl: 1 } }, 60_000);
+    await new Promise((r) => setTimeout(r, 5));
+    const sent = a.hits.length;
+    // The invalidation refetch is the core's own: dropped silently, the data stays.
+    await act(async () => {
+      client.invalidate('/auto');
+    });
+    await flush();
+    expect(rejected).toEqual([]);
+    expect(result.current.status).toBe('success');
+    expect(result.current.data).toEqual(['ok']);
+    await act(async () => {
+      window.dispatchEvent(new Event('focus'));
+    });
+    await waitFor(() => expect(isCircuitOpenError(result.current.error)).toBe(true));
+    expect(rejected).toHaveLength(1);
+    expect(a.hits.length).toBe(sent);
+    expect(result.current.data).toEqual(['ok']);
+    expect(result.current.isFetching).toBe(false);
+  });
+});
+
+const never = new Promise<never>(() => {});
+let goToNoUrl: () => void = () => {};
+function Ticker({ url }: { url: string | null }) {
+  const { data } = useQuery<string[]>(url, { refetchInterval: 20 });
+  return <p data-testid="tick">{data?.[0] ?? '-'}</p>;
+}
+function Hang({ on }: { on: boolean }) {
+  if (on) use(never);
+  return null;
+}
+/** `goToNoUrl()` switches the Ticker to no URL in a transition that suspends for good. */
+function TransitionApp() {
+  const [url, setUrl] = useState<string | null>('/tick');
+  goToNoUrl = () => startTransition(() => setUrl(null));
+  return (
+    <Suspense fallback={<p>wait</p>}>
+      <Ticker url={url} />
+      <Hang on={url === null} />
+    </Suspense>
+  );
+}
+
+describe('a render that is never committed', () => {
+  it('an interval armed for the committed key keeps ticking without a throw while a transition to no URL is suspended', async () => {
+    const a = await api();
+    a.routes.set('GET /tick', (_req, res) => json(res, 200, ['t']));
+    const client = clientOf(a.base);
+    render(<TransitionApp />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(screen.getByTestId('tick').textContent).toBe('t'));
+    act(() => goToNoUrl());
+    // The transition suspends: the committed UI (and its interval) stays.
+    const sent = a.count('GET', '/tick');
+    await waitFor(() => expect(a.count('GET', '/tick')).toBeGreaterThan(sent + 1));
+    expect(screen.getByTestId('tick').textContent).toBe('t');
+  });
+});
+
+/** Phase 0: one reader of the channel; phase 1: it leaves and two others (two spellings) join. */
+function Switch({ phase, base, seen }: { phase: 0 | 1; base: string; seen: string[] }) {
+  return phase === 0 ? (
+    <Feed key="a" url="/events" seen={seen} />
+  ) : (
+    <>
+      <Feed key="b" url="/events" seen={seen} />
+      <Feed key="c" url={`${base}/events`} seen={seen} />
+    </>
+  );
+}
+
+describe('one channel, many components', () => {
+  it('a reader leaving and two joining in one commit keep the one connection; all get the next event', async () => {
+    const server = await live();
+    const client = createClient({ baseURL: server.base });
+    const seen: string[] = [];
+    const { rerender, unmount } = render(<Switch phase={0} base={server.base} seen={seen} />, {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(screen.getByTestId('status').textContent).toBe('open'));
+    rerender(<Switch phase={1} base={server.base} seen={seen} />);
+    await flush();
+    expect(screen.getAllByTestId('status').map((s) => s.textContent)).toEqual(['open', 'open']);
+    await sharedThenClosed(server, client, seen, unmount);
+  });
+});
+
+describe('ClientProvider swap while a mutation is pending', () => {
+  it('the request completes on the old client (not aborted), mutateAsync settles, the hook then writes through the new one', async () => {
+    const a = await api();
+    const b = await api();
+    const release = gate();
+    a.routes.set('POST /m', async (_req, res) => {
+      await release.promise;
+      json(res, 200, { from: 'a' });
+    });
+    b.routes.set('POST /m', (_req, res) => json(res, 200, { from: 'b' }));
+    const first = clientOf(a.base);
+    const second = clientOf(b.base);
+    const onSuccess = vi.fn();
+    let client = first;
+    const { result, rerender } = renderHook(
+      () => useMutation<{ from: string }, void>('POST', '/m', { onSuccess }),
+      { wrapper: ({ children }) => <ClientProvider client={client}>{children}</ClientProvider> },
+    );
+    let pending!: Promise<{ from: string }>;
+    act(() => {
+      pending = result.current.mutateAsync();
+    });
+    await waitFor(() => expect(a.count('POST', '/m')).toBe(1));
+    client = second;
+    rerender();
+    release.open();
+    await expect(pending).resolves.toEqual({ from: 'a' });
+    expect(a.hits.find((h) => h.method === 'POST')!.aborted).toBe(false);
+    expect(onSuccess).toHaveBeenCalledTimes(1);
+    await act(async () => {
+      await expect(result.current.mutateAsync()).resolves.toEqual({ from: 'b' });
+    });
+    await waitFor(() => expect(result.current.data).toEqual({ from: 'b' }));
+    expect(b.count('POST', '/m')).toBe(1);
+    expect(a.count('POST', '/m')).toBe(1);
+    expect(debugOf(first).flights).toBe(0);
+  });
+});
+
+interface NumPage {
+  n: number;
+  next: number | null;
+}
+
+function pagedRoute(a: Api, path: string, last: number, version = () => 0): void {
+  a.routes.set(`GET ${path}`, (req, res) => {
+    const page = Number(new URL(req.url!, 'http://x').searchParams.get('page'));
+    json(res, 200, { n: page * 10 + version(), next: page < last ? page + 1 : null });
+  });
+}
+
+function usePaged(url: string | null) {
+  return readAll(
+    useInfiniteQuery<NumPage, number>(url, {
+      initialPageParam: 0,
+      getNextPageParam: (p) => p.next,
+    }),
+  );
+}
+
+describe('useInfiniteQuery edges', () => {
+  it('unmounting while the next page loads aborts its read; nothing is left', async () => {
+    const a = await api();
+    pagedRoute(a, '/pg', 5);
+    const client = clientOf(a.base);
+    const { result, unmount } = renderHook(() => usePaged('/pg'), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(result.current.hasNextPage).toBe(true));
+    const arrived = gate();
+    a.routes.set('GET /pg', () => arrived.open());
+    act(() => {
+      void result.current.fetchNextPage();
+    });
+    await arrived.promise;
+    expect(result.current.isFetchingNextPage).toBe(true);
+    unmount();
+    await flush();
+    await waitFor(() => expect(a.hits.at(-1)!.aborted).toBe(true));
+    expect(debugOf(client).flights).toBe(0);
+    expect(storeFor(client).size).toBe(0);
+  });
+
+  it('a URL change mid-page starts the new list at its first page and cancels the old read', async () => {
+    const a = await api();
+    pagedRoute(a, '/old', 5);
+    pagedRoute(a, '/new', 0);
+    const client = clientOf(a.base);
+    const { result, rerender } = renderHook(({ url }) => usePaged(url), {
+      wrapper: wrapperFor(client),
+      initialProps: { url: '/old' },
+    });
+    await waitFor(() => expect(result.current.hasNextPage).toBe(true));
+    const arrived = hang(a, '/old');
+    act(() => {
+      void result.current.fetchNextPage();
+    });
+    await arrived;
+    rerender({ url: '/new' });
+    await waitFor(() => expect(result.current.data?.pages).toEqual([{ n: 0, next: null }]));
+    expect(result.current.hasNextPage).toBe(false);
+    expect(result.current.isFetchingNextPage).toBe(false);
+    await waitFor(() =>
+      expect(a.hits.find((h) => h.url.includes('/old?page=1'))!.aborted).toBe(true),
+    );
+    await flush();
+    expect(result.current.isFetching).toBe(false);
+  });
+
+  it('an invalidation of one page refetches that page only; the others keep their data', async () => {
+    const a = await api();
+    let version = 0;
+    pagedRoute(a, '/one', 5, () => version);
+    const client = clientOf(a.base);
+    const { result } = renderHook(() => usePaged('/one'), { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(result.current.hasNextPage).toBe(true));
+    for (let i = 0; i < 2; i++) {
+      await act(async () => {
+        await result.current.fetchNextPage();
+      });
+    }
+    expect(result.current.data?.pages.map((p) => p.n)).toEqual([0, 10, 20]);
+    const before = a.count('GET', '/one');
+    version = 1;
+    await act(async () => {
+      client.invalidate((meta) => meta.key.includes('page=1'));
+    });
+    await waitFor(() => expect(result.current.data?.pages.map((p) => p.n)).toEqual([0, 11, 20]));
+    expect(a.count('GET', '/one')).toBe(before + 1);
+    expect(result.current.hasNextPage).toBe(true);
+    expect(result.current.isFetching).toBe(false);
+  });
+
+  it('thirty pages come back from the cache on remount without a request, and the list goes on from there', async () => {
+    const a = await api();
+    pagedRoute(a, '/many', 40);
+    const client = clientOf(a.base);
+    const first = renderHook(() => usePaged('/many'), { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(first.result.current.hasNextPage).toBe(true));
+    for (let i = 1; i < 30; i++) {
+      await act(async () => {
+        await first.result.current.fetchNextPage();
+      });
+    }
+    expect(first.result.current.data?.pages).toHaveLength(30);
+    first.unmount();
+    await flush();
+    const sent = a.hits.length;
+    const again = renderHook(() => usePaged('/many'), { wrapper: wrapperFor(client) });
+    expect(again.result.current.data?.pages).toHaveLength(30);
+    expect(again.result.current.data?.pageParams.at(-1)).toBe(29);
+    await flush();
+    expect(a.hits.length).toBe(sent);
+    await act(async () => {
+      await again.result.current.fetchNextPage();
+    });
+    expect(again.result.current.data?.pages.at(-1)).toEqual({ n: 300, next: 31 });
+    expect(a.hits.length).toBe(sent + 1);
+  });
+});
+
+describe('useQueries edges', () => {
+  it('a query dropped from the list mid-read is cancelled; a duplicate key is one request; the rest keep their data', async () => {
+    const a = await api();
+    a.routes.set('GET /q1', (_req, res) => json(res, 200, 'one'));
+    const arrived = hang(a, '/q2');
+    const client = clientOf(a.base);
+    const { result, rerender } = renderHook(
+      ({ urls }) => useQueries(urls.map((u) => queryOptions<string>(u))),
+      { wrapper: wrapperFor(client), initialProps: { urls: ['/q1', '/q2', '/q1'] } },
+    );
+    await waitFor(() => expect(result.current[0]!.data).toBe('one'));
+    await arrived;
+    expect(result.current[2]!.data).toBe('one');
+    expect(a.count('GET', '/q1')).toBe(1);
+    rerender({ urls: ['/q1'] });
+    await waitFor(() => expect(a.hits.find((h) => h.url === '/q2')!.aborted).toBe(true));
+    expect(result.current).toHaveLength(1);
+    expect(result.current[0]!.data).toBe('one');
+    expect(debugOf(client).flights).toBe(0);
+    expect(storeFor(client).size).toBe(1);
+  });
+
+  it("a removed position's refetch() sends nothing; a key swapped between positions keeps its data without a request", async () => {
+    const a = await api();
+    a.routes.set('GET /x', (_req, res) => json(res, 200, 'x'));
+    a.routes.set('GET /y', (_req, res) => json(res, 200, 'y'));
+    const client = clientOf(a.base);
+    const { result, rerender } = renderHook(
+      ({ urls }) => useQueries(urls.map((u) => queryOptions<string>(u))),
+      { wrapper: wrapperFor(client), initialProps: { urls: ['/x', '/y'] } },
+    );
+    await waitFor(() => expect(result.current.map((r) => r.data)).toEqual(['x', 'y']));
+    const dropped = result.current[1]!.refetch;
+    rerender({ urls: ['/y', '/x'] });
+    expect(result.current.map((r) => r.data)).toEqual(['y', 'x']);
+    rerender({ urls: ['/y'] });
+    await flush();
+    const sent = a.hits.length;
+    // Position 1 is gone (it read /x last): its refetch is that of an unmounted query.
+    await dropped();
+    await flush();
+    expect(a.hits.length).toBe(sent);
+    expect(result.current.map((r) => r.data)).toEqual(['y']);
   });
 });

@@ -256,7 +256,10 @@ export class InfiniteObserver {
   };
 
   refetch = (): Promise<void> => {
-    const reads = this.#pages.map((p) => this.#store.peek(p.spec.key)?.refetch());
+    // Unmounted: nothing is sent, as useQuery's refetch().
+    const reads = (this.#observed ? this.#pages : []).map((p) =>
+      this.#store.peek(p.spec.key)?.refetch(),
+    );
     return Promise.all(reads).then(noop);
   };
 
@@ -300,13 +303,17 @@ export class InfiniteObserver {
 
   /** Pages still cached from an earlier mount come back at once (back navigation keeps its place). */
   #restore(): void {
-    for (let i = 0; i < MAX_RESTORED_PAGES; i++) {
-      if (this.#store.client.getCached(this.#pages[i]!.spec.key) === undefined) return;
-      const next = this.#nextParam(i);
-      if (next === undefined) return;
-      const page = this.#page(next);
-      if (this.#store.client.getCached(page.spec.key) === undefined) return;
-      this.#pages.push(page);
+    try {
+      for (let i = 0; i < MAX_RESTORED_PAGES; i++) {
+        if (this.#store.client.getCached(this.#pages[i]!.spec.key) === undefined) return;
+        const next = this.#nextParam(i);
+        if (next === undefined) return;
+        const page = this.#page(next);
+        if (this.#store.client.getCached(page.spec.key) === undefined) return;
+        this.#pages.push(page);
+      }
+    } catch {
+      // A getNextPageParam that throws ends the list here: the view shows its error.
     }
   }
 
@@ -363,12 +370,18 @@ export class InfiniteObserver {
         if (selected.thrown) error = selected.thrown.error;
       } else data = this.#sharedData(raw);
     }
+    const last = states.length - 1;
+    let hasNextPage = false;
+    try {
+      hasNextPage =
+        hasData && loaded.length === states.length && this.#nextParam(last) !== undefined;
+    } catch (thrown) {
+      // A getNextPageParam that throws is the query's error (as a throwing select), no crash.
+      error = thrown;
+    }
     const status: QueryStatus =
       error !== null && error !== undefined ? 'error' : hasData ? 'success' : 'pending';
-    const last = states.length - 1;
     const isFetchingNextPage = last > 0 && loaded.length <= last && isFetching;
-    const hasNextPage =
-      hasData && loaded.length === states.length && this.#nextParam(last) !== undefined;
     return {
       data,
       error: status === 'error' ? error : null,

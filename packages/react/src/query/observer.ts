@@ -304,15 +304,15 @@ export class QueryObserver {
 
   refetch = async (): Promise<QueryResult<any, any>> => {
     const spec = this.#spec;
-    let entry = spec && this.#store.peek(spec.key);
-    if (spec && !this.active && this.#onChange && !this.#manual) {
-      // A disabled query fetched by hand: observe it (without an automatic read) so it renders,
-      // also when another component observes the key (the entry exists, but not for this one).
-      entry = this.#entry(spec);
-      this.#manual = entry.observe(this.#onChange, false);
+    // Unmounted (or not mounted yet): nothing renders a read, so none is sent (see the README).
+    if (spec && this.#onChange) {
+      if (!this.active && !this.#manual) {
+        // A disabled query fetched by hand: observe it (without an automatic read) so it renders,
+        // also when another component observes the key (the entry exists, but not for this one).
+        this.#manual = this.#entry(spec).observe(this.#onChange, false);
+      }
+      await this.#store.peek(spec.key)?.refetch();
     }
-    if (entry) await entry.refetch();
-    else if (spec) this.#store.client.prefetch(spec);
     // The current result outside render: a plain object, not tracked.
     this.getSnapshot();
     return { ...this.#latest! } as QueryResult<any, any>;
@@ -321,16 +321,17 @@ export class QueryObserver {
   /** Focus, reconnect and interval refetching while mounted; returns the cleanup. */
   watchEnvironment(focus: boolean, reconnect: boolean, interval: number | false): () => void {
     const offs: (() => void)[] = [];
-    const revalidate = () => {
-      const key = this.#spec?.key;
-      if (key !== undefined) this.#store.peek(key)?.fetch();
-    };
+    // The key committed when armed (only an active query is armed): a render of another key that
+    // is not committed (a suspended transition) neither moves nor stops them.
+    const key = this.#spec!.key;
+    const revalidate = () => this.#store.peek(key)?.fetch();
     if (focus) offs.push(onSignal('focus', revalidate));
     if (reconnect) offs.push(onSignal('online', revalidate));
     // A positive number of ms or false (setInputs refused anything else).
     if (interval) {
       const timer = setInterval(() => {
-        if (!isDocumentHidden()) void this.refetch();
+        // Quiet: an open circuit drops a tick silently, as the core drops its own refetches.
+        if (!isDocumentHidden()) void this.#store.peek(key)?.refetch(true);
       }, interval);
       offs.push(() => clearInterval(timer));
     }

@@ -205,12 +205,15 @@ export class QueryEntry {
     );
   }
 
-  /** A network read even over a fresh cache entry (joins one in flight); resolves when settled. */
-  refetch(): Promise<void> {
+  /**
+   * A network read even over a fresh cache entry (joins one in flight); resolves when settled.
+   * `quiet` (an interval tick): an open circuit drops it silently, as the core's own refetches.
+   */
+  refetch(quiet?: boolean): Promise<void> {
     if (this.#released) return Promise.resolve();
     const { client } = this.#store;
     client.prefetch(this.#spec);
-    if (!client.isFetching(this.key)) {
+    if (!client.isFetching(this.key) && !quiet) {
       // Refused (an open circuit): a prefetch drops that silently, but refetch() must show why.
       // A read past the cache meets the same refusal, with its error.
       const seq = this.#flightSeq;
