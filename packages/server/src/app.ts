@@ -423,6 +423,15 @@ function notFound(): never {
   throw new HttpException(404);
 }
 
+function unsupportedEncoding(): never {
+  throw new HttpException(415, 'Compressed request bodies (Content-Encoding) are not supported');
+}
+
+function isEncoded(req: IncomingMessage): boolean {
+  const coding = req.headers['content-encoding'];
+  return coding !== undefined && coding !== '' && coding.trim().toLowerCase() !== 'identity';
+}
+
 function badUrl(): never {
   throw new HttpException(400, 'Malformed URL');
 }
@@ -620,11 +629,15 @@ class KeelApp implements App, SlotHost {
       rawQuery,
       requestId,
     );
+    // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
+    let kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req, body);
+    if (kind !== BodyKind.None && kind !== BodyKind.Raw && isEncoded(req)) {
+      // A gzip body read as JSON would be "Malformed JSON": say what is wrong instead (415).
+      kind = BodyKind.None;
+      handler = unsupportedEncoding;
+    }
     slot.begin(ctx, handler);
     this.#inflight++;
-
-    // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
-    const kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req, body);
     if (kind === BodyKind.None) slot.run();
     else slot.read(req, kind, body.limit);
   };

@@ -1,7 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ParsedUrlQuery, parse as parseQuery } from 'node:querystring';
 import encodeUrl from 'encodeurl';
-import { checkLine, checkNumber, integer, rangeError } from './checks';
+import {
+  checkFunction,
+  checkLine,
+  checkNumber,
+  checkObject,
+  integer,
+  rangeError,
+  typeError,
+} from './checks';
 import { MAX_TIMER_MS } from './clock';
 import { type CookieOptions, parseCookies, readCookie, serializeCookie } from './cookies';
 import { ReleasedContextError } from './errors';
@@ -9,7 +17,7 @@ import { type SendFileOptions, sendFile } from './files';
 import type { GraphqlResolvers } from './graphql';
 import { resolveAddresses } from './proxy';
 import type { Slot } from './slot';
-import { type SseStream, streamEvery } from './sse';
+import { assertSseField, type SseStream, streamEvery } from './sse';
 import { type Rules, type Validated, validate } from './validate';
 
 /**
@@ -237,6 +245,17 @@ export class Context {
     return value === undefined ? [] : Array.isArray(value) ? value : [value];
   }
 
+  /** The query as `ctx.query` reads it: a repeated key gives its first value. */
+  #firstQueryValues(): Record<string, string | undefined> {
+    const out: Record<string, string | undefined> = {};
+    const query = this.#parsedQuery();
+    for (const key in query) {
+      const value = query[key];
+      out[key] = Array.isArray(value) ? value[0] : value;
+    }
+    return out;
+  }
+
   #parsedQuery(): ParsedUrlQuery {
     if (this.#query === null) this.#query = parseQuery(this.#rawQuery); // null prototype
     return this.#query;
@@ -264,7 +283,23 @@ export class Context {
 
   /** Sets a response header; chainable. */
   setHeader(name: string, value: string | number | readonly string[]): this {
-    if (this.#use('setHeader()') !== null) this.res.setHeader(name, value);
+    if (this.#use('setHeader()') === null) return this;
+    try {
+      this.res.setHeader(name, value);
+    } catch (err) {
+      // Node's errors name neither the call nor the value: restate them in the package's template.
+      const code = (err as { code?: string }).code;
+      if (code === 'ERR_INVALID_HTTP_TOKEN') {
+        const make = typeof name === 'string' ? rangeError : typeError;
+        throw make('setHeader name', 'an HTTP header name (a token)', name, err);
+      }
+      const expected = 'a header value Node can send';
+      if (code === 'ERR_INVALID_CHAR') throw rangeError('setHeader value', expected, value, err);
+      if (code === 'ERR_HTTP_INVALID_HEADER_VALUE') {
+        throw typeError('setHeader value', expected, value, err);
+      }
+      throw err;
+    }
     return this;
   }
 
@@ -276,6 +311,7 @@ export class Context {
    * // Cache-Control: public, max-age=60, stale-while-revalidate=30
    */
   cacheControl(options: CacheControlOptions): this {
+    checkObject('cacheControl options', options);
     if (this.#use('cacheControl()') === null) return this;
     const parts: string[] = [];
     if (options.noStore === true) parts.push('no-store');
@@ -446,7 +482,7 @@ export class Context {
         ? targetData
         : this.body !== undefined
           ? this.body
-          : { ...this.#parsedQuery(), ...this.params };
+          : { ...this.#firstQueryValues(), ...this.params };
     return validate(rules, data);
   }
 
@@ -470,6 +506,7 @@ export class Context {
    * else as JSON. Returns false when the client is gone or was dropped as too slow.
    */
   sseEvent(event: string, data: unknown): boolean {
+    assertSseField('event', event); // before the stream opens: a bad name must not answer 200
     if (this.#stream === null && this.#use('sseEvent()') === null) return false;
     return this.sseStream().send(event, data);
   }
@@ -479,6 +516,7 @@ export class Context {
    * client disconnects; return this from the handler. Resolves when the stream ends.
    */
   sseInterval(fn: () => unknown, intervalMs = 1000): Promise<void> {
+    checkFunction('sseInterval fn', fn);
     checkNumber(
       'sseInterval intervalMs',
       intervalMs,

@@ -54,6 +54,15 @@ function strip(value: string): string {
   return value.replace(CRLF, '');
 }
 
+/** encodeURIComponent, whose bare URIError for a lone surrogate (JSON can carry `"\ud800"`) names nothing. */
+function encoded(what: string, text: string): string {
+  try {
+    return encodeURIComponent(text);
+  } catch (err) {
+    throw rangeError(what, 'well-formed Unicode text', text, err);
+  }
+}
+
 /**
  * One `Set-Cookie` header value. Name and value are URL-encoded after stripping CR/LF, so neither
  * can inject attributes or headers; `path` and `domain` are stripped too and then validated by
@@ -77,8 +86,8 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
     throw typeError('setCookie expires', 'a Date', expires);
   }
   try {
-    return serialize(encodeURIComponent(strip(name)), strip(value), {
-      encode: encodeURIComponent,
+    return serialize(encoded('setCookie name', strip(name)), strip(value), {
+      encode: (text) => encoded('setCookie value', text),
       path: options.path === undefined ? '/' : strip(options.path),
       domain: options.domain === undefined ? undefined : strip(options.domain),
       httpOnly: options.httpOnly === true,
@@ -88,6 +97,7 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
       sameSite,
     });
   } catch (err) {
+    if (err instanceof RangeError) throw err; // ours, from encoded()
     // cookie refuses characters a cookie cannot carry: "option path is invalid: ..."
     const option = /option (\w+) is invalid/.exec((err as Error).message)?.[1] ?? 'options';
     const bad = (options as Record<string, unknown>)[option];

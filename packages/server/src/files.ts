@@ -5,7 +5,7 @@ import { extname, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import mime from 'mime-types';
 import parseRange from 'range-parser';
-import { oneOf } from './checks';
+import { checkObject, oneOf, typeError } from './checks';
 import { HttpException } from './errors';
 
 /** Options for `ctx.sendFile`. */
@@ -196,6 +196,11 @@ export async function sendFile(
   path: string,
   options: SendFileOptions = {},
 ): Promise<void> {
+  if (typeof path !== 'string') throw typeError('sendFile path', 'a string', path);
+  checkObject('sendFile options', options);
+  if (options.root !== undefined && typeof options.root !== 'string') {
+    throw typeError('sendFile root', 'a directory path string', options.root);
+  }
   const dotfiles = oneOf('sendFile dotfiles', options.dotfiles ?? 'ignore', DOTFILES);
   const file = await resolveFile(path, options.root, dotfiles);
   let handle: FileHandle;
@@ -248,8 +253,11 @@ export async function sendFile(
       }
     }
     const length = size === 0 ? 0 : end - start + 1;
-    const type = mime.contentType(extname(file)) || 'application/octet-stream';
-    headers.push('content-type', type, 'content-length', String(length));
+    // A type the handler set wins: the extension is only a guess (and a file may have none).
+    if (!res.hasHeader('content-type')) {
+      headers.push('content-type', mime.contentType(extname(file)) || 'application/octet-stream');
+    }
+    headers.push('content-length', String(length));
     res.writeHead(status, headers);
     if (method === 'HEAD' || length === 0) {
       res.end();

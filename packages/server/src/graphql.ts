@@ -237,6 +237,8 @@ export class GraphqlRunner {
     resolvers: GraphqlResolvers | undefined,
     contextValue: unknown,
   ): Promise<GraphqlOutcome> {
+    // HEAD is a GET without the body (the app falls back to the GET route for it).
+    if (method === 'HEAD') method = 'GET';
     if (method !== 'GET' && method !== 'POST') {
       return { ...requestError(405, 'GraphQL accepts only GET and POST.'), allow: 'GET, POST' };
     }

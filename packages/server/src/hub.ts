@@ -488,7 +488,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
         pending: null,
         skip: null,
       };
-      const after = ctx.header('last-event-id');
+      // An empty id is no id: the SSE spec's `id:` with no value clears the client's last id.
+      const after = ctx.header('last-event-id') || undefined;
       attach(client);
       if (stream.closed) return stream;
       if (head === null) {

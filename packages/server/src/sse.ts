@@ -76,11 +76,14 @@ export class SseRegistry {
     this.options = options;
   }
 
-  add(stream: SseStream): void {
+  /** Returns true when this stream armed the heartbeat: its first beat is a whole period away. */
+  add(stream: SseStream): boolean {
     this.streams.add(stream);
     if (this.#stopHeartbeat === null && this.options.heartbeatMs > 0) {
       this.#stopHeartbeat = repeat(this.clock, this.options.heartbeatMs, this.#beat);
+      return true;
     }
+    return false;
   }
 
   delete(stream: SseStream): void {
@@ -181,7 +184,9 @@ export class SseStream {
     ]);
     res.flushHeaders();
     res.on('close', this.#onClose);
-    registry.add(this);
+    // A stream that armed the timer is idle a whole period at the first beat; one opened
+    // mid-period is skipped at its first beat (-1 never equals the write count).
+    if (registry.add(this)) this.#beatWrites = 0;
   }
 
   /** True once the stream ended (client gone, closed by the server, or too slow). */
