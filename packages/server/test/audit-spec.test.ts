@@ -11,7 +11,7 @@ import {
   HUB_INVALIDATE_EVENT,
   HUB_RESET_EVENT,
 } from '../src/index';
-import { ManualClock, raw, settle, sse, start, until } from './helpers';
+import { ManualClock, raw, settle, socketBytes, sse, start, until } from './helpers';
 
 const apps: App[] = [];
 function make(options: Parameters<typeof createApp>[0] = {}): App {
@@ -32,28 +32,6 @@ function tempDir(prefix: string): string {
 afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-/** Sends raw bytes on one socket and collects everything until the server closes or `ms`. */
-function socketBytes(port: number, bytes: string, ms = 300): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const s = connect(port, '127.0.0.1');
-    let out = '';
-    s.setEncoding('latin1');
-    s.on('data', (c: string) => {
-      out += c;
-    });
-    s.on('error', reject);
-    const timer = setTimeout(() => {
-      s.destroy();
-      resolve(out);
-    }, ms);
-    s.on('close', () => {
-      clearTimeout(timer);
-      resolve(out);
-    });
-    s.write(bytes, 'latin1');
-  });
-}
 
 describe('accessors', () => {
   it('query: first of repeated keys, queryAll, + and %20 decoding, missing and prototype keys', async () => {

@@ -1,5 +1,5 @@
 import { type Agent, type IncomingHttpHeaders, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { afterEach } from 'vitest';
 import type { Clock } from '../src/clock';
 import { type App, createApp } from '../src/index';
@@ -59,6 +59,28 @@ export function raw(
     req.on('error', reject);
     if (options.body !== undefined) req.write(options.body);
     req.end();
+  });
+}
+
+/** Sends raw bytes on one socket; resolves with what came back before the server closed or `ms`. */
+export function socketBytes(port: number, bytes: string, ms = 300): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = connect(port, '127.0.0.1');
+    let out = '';
+    s.setEncoding('latin1');
+    s.on('data', (c: string) => {
+      out += c;
+    });
+    s.on('error', reject);
+    const timer = setTimeout(() => {
+      s.destroy();
+      resolve(out);
+    }, ms);
+    s.on('close', () => {
+      clearTimeout(timer);
+      resolve(out);
+    });
+    s.write(bytes, 'latin1');
   });
 }
 
