@@ -436,6 +436,10 @@ function badUrl(): never {
   throw new HttpException(400, 'Malformed URL');
 }
 
+function asteriskForm(): never {
+  throw new HttpException(400, 'The * request target is only valid for OPTIONS');
+}
+
 type FindResult = {
   store: unknown;
   params: Record<string, string | undefined>;
@@ -591,8 +595,12 @@ class KeelApp implements App, SlotHost {
     const url = req.url ?? '/';
     const router = this.#router;
     if (!this.#compiled) this.#compile();
-    let found = router.find(method as Router.HTTPMethod, url) as FindResult | null;
-    if (found === null && method === 'HEAD') found = router.find('GET', url) as FindResult | null;
+    // The asterisk-form target is no path: it is never routed (see #miss).
+    let found =
+      url === '*' ? null : (router.find(method as Router.HTTPMethod, url) as FindResult | null);
+    if (found === null && method === 'HEAD' && url !== '*') {
+      found = router.find('GET', url) as FindResult | null;
+    }
     let handler: Handler;
     let body: BodyPolicy;
     let params: Readonly<Record<string, string>>;
@@ -654,13 +662,19 @@ class KeelApp implements App, SlotHost {
 
   /** No route for this method: 405 with Allow when other methods match, OPTIONS -> 204. */
   #miss(method: string, url: string): Handler {
+    // RFC 9112 §3.2.4: `*` is only for a server-wide OPTIONS, answered with every method served.
+    const asterisk = url === '*';
+    if (asterisk && method !== 'OPTIONS') return asteriskForm;
     const allowed: string[] = [];
     for (const other of this.#methods) {
-      if (other !== method && this.#router.find(other as Router.HTTPMethod, url) !== null) {
+      if (
+        other !== method &&
+        (asterisk || this.#router.find(other as Router.HTTPMethod, url) !== null)
+      ) {
         allowed.push(other);
       }
     }
-    if (allowed.length === 0) return notFound;
+    if (allowed.length === 0 && !asterisk) return notFound;
     if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
     if (method === 'OPTIONS') {
       const allow = [...allowed, 'OPTIONS'].join(', ');

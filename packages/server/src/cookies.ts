@@ -116,9 +116,9 @@ export function readCookie(
   cookies: Record<string, string | undefined>,
   name: string,
 ): string | undefined {
-  const encoded = encodeURIComponent(name);
-  return Object.hasOwn(cookies, encoded)
-    ? cookies[encoded]
+  const key = encoded('cookie name', name);
+  return Object.hasOwn(cookies, key)
+    ? cookies[key]
     : Object.hasOwn(cookies, name)
       ? cookies[name]
       : undefined;

@@ -176,6 +176,27 @@ export function isNotModified(
 }
 
 /**
+ * RFC 9110 §13.1.1 / §13.1.4: If-Match needs one listed tag to match by strong comparison (or
+ * `*`); without it, If-Unmodified-Since fails when the file changed after a valid date.
+ */
+export function isPreconditionFailed(
+  headers: IncomingHttpHeaders,
+  etag: string,
+  mtimeMs: number,
+): boolean {
+  const im = headers['if-match'];
+  if (im !== undefined) {
+    if (im.trim() === '*') return false;
+    for (const raw of im.split(',')) if (raw.trim() === etag) return false;
+    return true;
+  }
+  const ius = headers['if-unmodified-since'];
+  if (ius === undefined) return false;
+  const since = Date.parse(ius);
+  return !Number.isNaN(since) && Math.floor(mtimeMs / 1000) * 1000 > since;
+}
+
+/**
  * RFC 9110 §13.1.5: a range is served only when If-Range holds a strong validator that matches:
  * the entity tag by strong comparison (a weak tag on either side never matches), or a date equal
  * to Last-Modified. Anything else gets the whole representation.
@@ -230,6 +251,8 @@ export async function sendFile(
       ...target.extra,
     ];
     const cacheable = (method === 'GET' || method === 'HEAD') && target.status === 200;
+    // RFC 9110 §13.2.2: If-Match / If-Unmodified-Since first, then If-None-Match / IMS, then Range.
+    if (cacheable && isPreconditionFailed(req, etag, stat.mtimeMs)) throw new HttpException(412);
     if (cacheable && isNotModified(req, etag, stat.mtimeMs)) {
       res.writeHead(304, headers);
       res.end();
@@ -242,7 +265,13 @@ export async function sendFile(
     if (cacheable && rangeHeader !== undefined && ifRangeAllows(req, etag, stat.mtimeMs)) {
       const range = pickRange(size, rangeHeader);
       if (range === 'unsatisfiable') {
-        res.writeHead(416, ['content-range', `bytes */${size}`, ...target.extra]);
+        res.writeHead(416, [
+          'content-range',
+          `bytes */${size}`,
+          'content-length',
+          '0',
+          ...target.extra,
+        ]);
         res.end();
         return;
       }
