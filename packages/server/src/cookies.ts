@@ -116,6 +116,7 @@ export function readCookie(
   cookies: Record<string, string | undefined>,
   name: string,
 ): string | undefined {
+  if (typeof name !== 'string') throw typeError('cookie name', 'a string', name);
   const key = encoded('cookie name', name);
   return Object.hasOwn(cookies, key)
     ? cookies[key]

@@ -174,4 +174,21 @@ describe('ctx.cookie name that cannot be encoded', () => {
     const ok = await raw(port, { path: '/ok', headers: { cookie: 'a%20b=2' } });
     expect(JSON.parse(ok.body)).toEqual({ v: '2' });
   });
+
+  it('a name that is not a string is a TypeError naming `cookie name`, not a lookup of "123"', async () => {
+    const app = make();
+    app.get('/n', (ctx) => {
+      try {
+        ctx.cookie(123 as unknown as string);
+        ctx.json({ threw: null });
+      } catch (err) {
+        ctx.json({ threw: (err as Error).name, message: (err as Error).message });
+      }
+    });
+    const { port } = await start(app);
+    const r = await raw(port, { path: '/n', headers: { cookie: '123=leak' } });
+    const body = JSON.parse(r.body) as { threw: string; message: string };
+    expect(body.threw).toBe('TypeError');
+    expect(body.message).toMatch(/^keel: `cookie name` must be a string, got 123/);
+  });
 });
