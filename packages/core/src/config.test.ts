@@ -59,6 +59,7 @@ describe('resolveClientOptions', () => {
     ['non-object headers', { headers: 'x' as never }, /headers/, TypeError],
     ['non-string header', { headers: { a: {} as never } }, /header/, TypeError],
     ['bad clock', { clock: {} as never }, /clock/, TypeError],
+    ['null clock', { clock: null as never }, /clock/, TypeError],
     ['non-object options', 5 as never, /options/, TypeError],
   ])('%s throws naming the option', (_name, options, message, type) => {
     const run = () =>

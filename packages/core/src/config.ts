@@ -73,7 +73,8 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
   const gcTime = checkGcTime(cacheOpts.gcTime ?? CACHE_STORE_DEFAULTS.gcTime);
   if (options.onError !== undefined) checkFunction('onError', options.onError);
   if (options.random !== undefined) checkFunction('random', options.random);
-  const clock = options.clock ?? systemClock;
+  // Only undefined takes the default, as for `fetch`, `random` and `onError`.
+  const clock = options.clock === undefined ? systemClock : options.clock;
   if (
     typeof clock !== 'object' ||
     clock === null ||
