@@ -658,17 +658,25 @@ describe('a stream request body goes out once', () => {
   });
 });
 
+/**
+ * One slot, a circuit that opens on the first 500: the second request waits in the queue and is
+ * refused at the pre-start gate when the first one fails.
+ */
+function gateRefusalClient() {
+  return makeClient(
+    {
+      cache: { enabled: false },
+      retry: { attempts: 1 },
+      scheduler: { concurrency: 1 },
+      circuitBreaker: { failureThreshold: 1, resetTimeout: 10_000 },
+    },
+    { handler: () => status(500) },
+  );
+}
+
 describe('every request ends with exactly one terminal event', () => {
   test('a job refused at the pre-start gate and cancelled by a circuit-rejected listener ends once', async () => {
-    const t = makeClient(
-      {
-        cache: { enabled: false },
-        retry: { attempts: 1 },
-        scheduler: { concurrency: 1 },
-        circuitBreaker: { failureThreshold: 1, resetTimeout: 10_000 },
-      },
-      { handler: () => status(500) },
-    );
+    const t = gateRefusalClient();
     const first = t.client.get('/x?n=1');
     const queued = t.client.get('/x?n=2');
     t.client.on('circuit-rejected', () => queued.cancel());
@@ -731,15 +739,7 @@ describe('a flight is never torn down before its owner is attached', () => {
 
 describe('a request made while a flight is being refused', () => {
   test('from a circuit-rejected listener, the same request is refused on its own, not joined to the refused job', async () => {
-    const t = makeClient(
-      {
-        cache: { enabled: false },
-        retry: { attempts: 1 },
-        scheduler: { concurrency: 1 },
-        circuitBreaker: { failureThreshold: 1, resetTimeout: 10_000 },
-      },
-      { handler: () => status(500) },
-    );
+    const t = gateRefusalClient();
     const first = t.client.get('/y?n=1');
     const queued = t.client.get('/y?n=2');
     let again: Promise<unknown> | undefined;
