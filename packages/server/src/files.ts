@@ -147,14 +147,17 @@ export function pickRange(
   return ranges[0] ?? null;
 }
 
-function etagMatches(list: string, etag: string): boolean {
+function etagMatches(list: string, etag: string, weak = true): boolean {
   if (list.trim() === '*') return true;
-  const bare = etag.startsWith('W/') ? etag.slice(2) : etag;
-  for (const raw of list.split(',')) {
-    const tag = raw.trim();
-    if ((tag.startsWith('W/') ? tag.slice(2) : tag) === bare) return true;
-  }
+  const compared = (tag: string) => (weak && tag.startsWith('W/') ? tag.slice(2) : tag);
+  const bare = compared(etag);
+  for (const raw of list.split(',')) if (compared(raw.trim()) === bare) return true;
   return false;
+}
+
+/** Last-Modified as HTTP dates carry it: whole seconds. */
+function lastModified(mtimeMs: number): number {
+  return Math.floor(mtimeMs / 1000) * 1000;
 }
 
 /** If-None-Match wins over If-Modified-Since (RFC 9110 §13.2.2); `no-cache` forces a fetch. */
@@ -170,7 +173,7 @@ export function isNotModified(
   const ims = headers['if-modified-since'];
   if (ims !== undefined) {
     const since = Date.parse(ims);
-    return !Number.isNaN(since) && Math.floor(mtimeMs / 1000) * 1000 <= since;
+    return !Number.isNaN(since) && lastModified(mtimeMs) <= since;
   }
   return false;
 }
@@ -185,15 +188,11 @@ export function isPreconditionFailed(
   mtimeMs: number,
 ): boolean {
   const im = headers['if-match'];
-  if (im !== undefined) {
-    if (im.trim() === '*') return false;
-    for (const raw of im.split(',')) if (raw.trim() === etag) return false;
-    return true;
-  }
+  if (im !== undefined) return !etagMatches(im, etag, false);
   const ius = headers['if-unmodified-since'];
   if (ius === undefined) return false;
   const since = Date.parse(ius);
-  return !Number.isNaN(since) && Math.floor(mtimeMs / 1000) * 1000 > since;
+  return !Number.isNaN(since) && lastModified(mtimeMs) > since;
 }
 
 /**
@@ -208,7 +207,7 @@ function ifRangeAllows(headers: IncomingHttpHeaders, etag: string, mtimeMs: numb
   const value = ifRange.trim();
   if (value.startsWith('"') || value.startsWith('W/')) return value === etag;
   const date = Date.parse(value);
-  return !Number.isNaN(date) && Math.floor(mtimeMs / 1000) * 1000 === date;
+  return !Number.isNaN(date) && lastModified(mtimeMs) === date;
 }
 
 /** Serves one file; resolves when the response is finished (or the client went away). */
