@@ -142,3 +142,24 @@ export function debugOf(client: Client): {
 }
 
 export const noop = (): void => {};
+
+/** A response written by hand, as `setCached` takes it. */
+export const handWritten = (data: unknown, headers?: Headers) => ({
+  data,
+  status: 200,
+  statusText: 'OK',
+  headers: headers ?? new Headers(),
+});
+
+/** A client whose requests go nowhere (its cache is written by hand). */
+export const offlineClient = (): Client => createClient({ baseURL: 'http://127.0.0.1:9' });
+
+/** Selects the Cache view's entry whose row ends with `url` (a pattern); returns its detail. */
+export function selectEntry(url: string): HTMLElement {
+  act(() => {
+    within(view())
+      .getByRole('button', { name: new RegExp(`${url}$`) })
+      .click();
+  });
+  return within(view()).getByRole('region', { name: /^Cache entry / });
+}
