@@ -4,7 +4,7 @@ import { type Client, type ClientOptions, createClient } from '@keel/core';
 import { ClientProvider } from '@keel/react';
 import { act, type RenderResult, render, screen, within } from '@testing-library/react';
 import type { ReactNode } from 'react';
-import { afterEach } from 'vitest';
+import { afterEach, vi } from 'vitest';
 import { KeelDevtools, type KeelDevtoolsProps } from '../src/index';
 
 /** What a route answers: a JSON body by default, after `delay` ms. */
@@ -162,4 +162,9 @@ export function selectEntry(url: string): HTMLElement {
       .click();
   });
   return within(view()).getByRole('region', { name: /^Cache entry / });
+}
+
+/** Silences and records console.error, where React reports duplicate keys and render errors. */
+export function watchConsoleErrors() {
+  return vi.spyOn(console, 'error').mockImplementation(() => {});
 }
