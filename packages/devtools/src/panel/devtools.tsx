@@ -1,14 +1,17 @@
 import { type Client, type ClientInspector, inspect } from '@keel/core';
 import { useClient } from '@keel/react';
 import {
+  Component,
   type KeyboardEvent,
   type ReactNode,
   useCallback,
   useEffect,
   useId,
+  useMemo,
   useRef,
   useState,
 } from 'react';
+import { describeError } from '../format';
 import { onEvents, useRefresh } from '../live/refresh';
 import { FlightRecorder, isLive } from '../requests/recorder';
 import { CacheView } from '../views/cache-view';
@@ -143,7 +146,8 @@ function OpenPanel({
   onClose: () => void;
 }) {
   const inspector = inspect(client);
-  const [recorder] = useState(() => new FlightRecorder(client, maxFlights));
+  // One per client: a panel handed another client records that one (and lets go of the first).
+  const recorder = useMemo(() => new FlightRecorder(client, maxFlights), [client, maxFlights]);
   useEffect(() => {
     recorder.start();
     return () => recorder.stop();
@@ -246,7 +250,9 @@ function OpenPanel({
         >
           {/* Only the selected view is rendered: it alone reads and subscribes. */}
           {v.id === view ? (
-            <ViewBody view={v.id} client={client} inspector={inspector} recorder={recorder} />
+            <ViewBoundary key={v.id}>
+              <ViewBody view={v.id} client={client} inspector={inspector} recorder={recorder} />
+            </ViewBoundary>
           ) : null}
         </div>
       ))}
@@ -309,4 +315,35 @@ function OpenCircuits({ client, inspector }: { client: Client; inspector: Client
       </span>
     </span>
   );
+}
+
+/**
+ * Keeps a view that throws (data no view foresaw) from taking the app down with it: the view
+ * says what failed and offers to try again; the rest of the panel and the page keep working.
+ */
+class ViewBoundary extends Component<{ children: ReactNode }, { error: unknown }> {
+  override state: { error: unknown } = { error: undefined };
+
+  static getDerivedStateFromError(error: unknown): { error: unknown } {
+    return { error: error ?? new Error('unknown error') };
+  }
+
+  override render(): ReactNode {
+    if (this.state.error === undefined) return this.props.children;
+    return (
+      <div className="kdt-view">
+        <div className="kdt-empty" role="alert">
+          <strong>This view failed</strong>
+          {describeError(this.state.error)}{' '}
+          <button
+            type="button"
+            className="kdt-button"
+            onClick={() => this.setState({ error: undefined })}
+          >
+            Try again
+          </button>
+        </div>
+      </div>
+    );
+  }
 }

@@ -1,0 +1,140 @@
+import { createBaseClient } from '@keel/core';
+import { useQuery } from '@keel/react';
+import { act, render, screen, waitFor, within } from '@testing-library/react';
+import { renderToString } from 'react-dom/server';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { KeelDevtools } from '../src/index';
+import {
+  clientFor,
+  debugOf,
+  handWritten,
+  loopback,
+  offlineClient,
+  panel,
+  renderDevtools,
+  settle,
+  showView,
+  view,
+  watchConsoleErrors,
+} from './helpers';
+
+// The panel against a swapped client, repeated opening, a view that throws, clients without
+// features, and the server render.
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+function Todos() {
+  const { data } = useQuery<string[]>('/todos');
+  return <p data-testid="todos">{data?.join(',') ?? '…'}</p>;
+}
+
+describe('the panel and its client', () => {
+  it('handed another client while open, it records that one and lets go of the first', async () => {
+    const server = await loopback(() => ({ body: { ok: true }, delay: 30 }));
+    const first = clientFor(server);
+    const second = clientFor(server);
+    const idle = debugOf(first).listeners;
+    const { rerender } = render(
+      <KeelDevtools client={first} initialIsOpen initialView="requests" />,
+    );
+    expect(debugOf(first).listeners).toBeGreaterThan(idle);
+    rerender(<KeelDevtools client={second} initialIsOpen initialView="requests" />);
+    await settle();
+    expect(debugOf(first).listeners).toBe(idle);
+
+    await act(() => Promise.all([second.get('/on-second'), first.get('/on-first')]));
+    await settle();
+    expect(within(view()).getByText('/on-second')).toBeTruthy();
+    expect(within(view()).queryByText('/on-first')).toBeNull();
+  });
+
+  it('opened and closed again and again on every view, it holds nothing afterwards', async () => {
+    const server = await loopback(() => ({ body: ['a'] }));
+    const client = clientFor(server, { scheduler: { concurrency: 2 } });
+    renderDevtools(client, { initialIsOpen: false }, <Todos />);
+    await waitFor(() => expect(screen.getByTestId('todos').textContent).toBe('a'));
+    const closed = { ...debugOf(client) };
+    for (let round = 0; round < 3; round++) {
+      for (const name of ['Cache', 'Requests', 'Endpoints', 'Scheduler', 'Live events']) {
+        act(() => screen.getByRole('button', { name: 'keel devtools' }).click());
+        showView(name);
+        await act(() => client.get(`/r${round}`));
+        act(() => within(panel()).getByRole('button', { name: 'Close keel devtools' }).click());
+      }
+    }
+    await settle();
+    const after = debugOf(client);
+    expect(after.listeners).toBe(closed.listeners);
+    expect(after.subscriptions).toBe(closed.subscriptions);
+  });
+
+  it('a view that throws on data it did not foresee says so; the app and the panel go on', () => {
+    const errors = watchConsoleErrors();
+    const client = offlineClient();
+    const hostile = {
+      forEach() {
+        throw new Error('headers exploded');
+      },
+    } as unknown as Headers;
+    client.setCached('GET /hostile', handWritten(1, hostile));
+    render(
+      <>
+        <p>the app</p>
+        <KeelDevtools client={client} initialIsOpen />
+      </>,
+    );
+    selectEntryRaw('/hostile');
+    expect(within(view()).getByRole('alert').textContent).toContain('headers exploded');
+    expect(screen.getByText('the app')).toBeTruthy();
+    showView('Endpoints'); // the other views still work
+    expect(within(view()).getByText('No endpoint seen yet')).toBeTruthy();
+    expect(errors).toHaveBeenCalled();
+  });
+});
+
+describe('clients without features, and no DOM', () => {
+  it('a base client with no feature: every view shows its state after real traffic', async () => {
+    const server = await loopback(({ path }) =>
+      path === '/fail' ? { status: 500, body: { no: 1 } } : { body: { ok: true } },
+    );
+    const client = createBaseClient({ baseURL: server.url, retry: { attempts: 1 } });
+    renderDevtools(client, { initialView: 'requests' });
+    await act(async () => {
+      await client.get('/ok');
+      await client.get('/fail').catch(() => {});
+    });
+    await settle();
+    expect(within(view()).getAllByRole('listitem')).toHaveLength(2);
+    showView('Endpoints');
+    expect(within(view()).getByText('No endpoint seen yet')).toBeTruthy();
+    showView('Scheduler');
+    expect(within(view()).getByText('No scheduler on this client')).toBeTruthy();
+    showView('Live events');
+    expect(within(view()).getByText('No server-event connection')).toBeTruthy();
+    showView('Cache');
+    expect(within(view()).getByRole('button', { name: /\/ok$/ })).toBeTruthy();
+  });
+
+  it('renders on the server, open on any view, without touching the DOM or subscribing', () => {
+    const client = offlineClient();
+    client.setCached('GET /ssr', handWritten([1]));
+    const idle = { ...debugOf(client) };
+    for (const initialView of ['cache', 'requests', 'endpoints', 'scheduler', 'events'] as const) {
+      const html = renderToString(
+        <KeelDevtools client={client} initialIsOpen initialView={initialView} />,
+      );
+      expect(html).toContain('keel devtools');
+    }
+    expect(debugOf(client)).toEqual(idle);
+  });
+});
+
+function selectEntryRaw(url: string): void {
+  act(() => {
+    within(view())
+      .getByRole('button', { name: new RegExp(`${url}$`) })
+      .click();
+  });
+}
