@@ -1,6 +1,7 @@
-import { createBaseClient } from '@keel/core';
+import { createBaseClient, createClient } from '@keel/core';
 import { useQuery } from '@keel/react';
 import { act, render, screen, waitFor, within } from '@testing-library/react';
+import { hydrateRoot, type Root } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KeelDevtools } from '../src/index';
@@ -117,17 +118,61 @@ describe('clients without features, and no DOM', () => {
     expect(within(view()).getByRole('button', { name: /\/ok$/ })).toBeTruthy();
   });
 
-  it('renders on the server, open on any view, without touching the DOM or subscribing', () => {
+  it('renders on the server, asked open on any view, as its toggle, subscribing to nothing', () => {
     const client = offlineClient();
     client.setCached('GET /ssr', handWritten([1]));
     const idle = { ...debugOf(client) };
+    const closed = renderToString(<KeelDevtools client={client} />);
     for (const initialView of ['cache', 'requests', 'endpoints', 'scheduler', 'events'] as const) {
       const html = renderToString(
         <KeelDevtools client={client} initialIsOpen initialView={initialView} />,
       );
-      expect(html).toContain('keel devtools');
+      expect(html).toBe(closed);
     }
     expect(debugOf(client)).toEqual(idle);
+  });
+
+  it('asked open, server markup hydrates without a mismatch, then the panel opens', async () => {
+    let now = 1_000_000;
+    const clock = {
+      now: () => now,
+      setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
+      clearTimeout: (handle: unknown) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+    };
+    const client = createClient({ baseURL: 'http://127.0.0.1:9', clock });
+    client.setCached('GET /ssr', handWritten([1]));
+    const host = document.createElement('div');
+    document.body.append(host);
+    host.innerHTML = renderToString(<KeelDevtools client={client} initialIsOpen />);
+    now += 1_500; // the browser hydrates later: every age differs from the server's
+    const recoverable: unknown[] = [];
+    const errors = watchConsoleErrors();
+    let root!: Root;
+    await act(async () => {
+      root = hydrateRoot(host, <KeelDevtools client={client} initialIsOpen />, {
+        onRecoverableError: (error) => recoverable.push(error),
+      });
+    });
+    try {
+      expect(recoverable).toEqual([]);
+      expect(errors).not.toHaveBeenCalled();
+      expect(within(host).getByRole('region', { name: 'keel devtools' })).toBeTruthy();
+      expect(within(host).getByRole('button', { name: /\/ssr$/ })).toBeTruthy();
+    } finally {
+      act(() => root.unmount());
+      host.remove();
+    }
+  });
+});
+
+describe('cache entries', () => {
+  it('a tag given twice is drawn twice, without React key clashes', () => {
+    const errors = watchConsoleErrors();
+    const client = offlineClient();
+    client.setCached(client.resolve('GET', '/twice', { tags: ['x', 'x'] }), handWritten(1));
+    renderDevtools(client);
+    expect(within(view()).getAllByText('x')).toHaveLength(2);
+    expect(errors).not.toHaveBeenCalled();
   });
 });
 

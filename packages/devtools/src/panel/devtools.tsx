@@ -10,6 +10,7 @@ import {
   useMemo,
   useRef,
   useState,
+  useSyncExternalStore,
 } from 'react';
 import { describeError } from '../format';
 import { onEvents, useRefresh } from '../live/refresh';
@@ -91,6 +92,7 @@ function Devtools({
   maxFlights = 100,
 }: KeelDevtoolsProps & { client: Client }): ReactNode {
   const [open, setOpen] = useState(initialIsOpen);
+  const hydrated = useSyncExternalStore(subscribeNothing, isBrowserRender, isServerRender);
   const toggle = useRef<HTMLButtonElement>(null);
   // Focus goes back to the toggle when the panel closes (not on the first render).
   const returnFocus = useRef(false);
@@ -108,7 +110,7 @@ function Devtools({
   return (
     <div className="kdt" data-theme={theme} data-position={position}>
       <style>{STYLES}</style>
-      {open ? (
+      {open && hydrated ? (
         <OpenPanel
           id={panelId}
           client={client}
@@ -131,6 +133,15 @@ function Devtools({
     </div>
   );
 }
+
+const subscribeNothing = () => () => {};
+const isBrowserRender = () => true;
+/**
+ * The server's render, and the browser's first render of server markup (hydration), draw the
+ * toggle: the open panel's content (ages, counts, countdowns) differs from one render to the
+ * other, so an open panel would fail hydration. `initialIsOpen` opens it right after.
+ */
+const isServerRender = () => false;
 
 function OpenPanel({
   id,

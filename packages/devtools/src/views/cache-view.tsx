@@ -106,8 +106,9 @@ export function CacheView({ client, inspector }: { client: Client; inspector: Cl
                     <td className="kdt-num">{formatMs(entry.age)}</td>
                     <td className="kdt-num">{entry.subscribers}</td>
                     <td>
-                      {entry.tags.map((tag) => (
-                        <span key={tag} className="kdt-tag">
+                      {entry.tags.map((tag, i) => (
+                        // biome-ignore lint/suspicious/noArrayIndexKey: a tag can be given twice
+                        <span key={i} className="kdt-tag">
                           {tag}
                         </span>
                       ))}
