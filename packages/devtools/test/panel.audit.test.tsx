@@ -165,7 +165,57 @@ describe('clients without features, and no DOM', () => {
   });
 });
 
-describe('cache entries', () => {
+describe('props', () => {
+  it('a wrong value is a RangeError naming the prop; a wrong type a TypeError', () => {
+    const client = offlineClient();
+    watchConsoleErrors(); // React reports the render error too
+    const cases: [object, ErrorConstructor, string][] = [
+      [
+        { maxFlights: -1 },
+        RangeError,
+        'keel: KeelDevtools `maxFlights` must be a non-negative integer, got -1',
+      ],
+      [
+        { maxFlights: 1.5 },
+        RangeError,
+        'keel: KeelDevtools `maxFlights` must be a non-negative integer, got 1.5',
+      ],
+      [
+        { maxFlights: Number.NaN },
+        RangeError,
+        'keel: KeelDevtools `maxFlights` must be a non-negative integer, got NaN',
+      ],
+      [
+        { maxFlights: '10' },
+        TypeError,
+        'keel: KeelDevtools `maxFlights` must be a number, got string',
+      ],
+      [
+        { initialView: 'network' },
+        RangeError,
+        "keel: KeelDevtools `initialView` must be one of 'cache', 'requests', 'endpoints', 'scheduler', 'events', got 'network'",
+      ],
+      [
+        { position: 'center' },
+        RangeError,
+        "keel: KeelDevtools `position` must be one of 'bottom-right', 'bottom-left', 'top-right', 'top-left', got 'center'",
+      ],
+      [
+        { theme: 'blue' },
+        RangeError,
+        "keel: KeelDevtools `theme` must be one of 'system', 'light', 'dark', got 'blue'",
+      ],
+    ];
+    for (const [props, type, message] of cases) {
+      const attempt = () => render(<KeelDevtools client={client} {...props} />);
+      expect(attempt).toThrow(type);
+      expect(attempt).toThrow(message);
+    }
+    // Infinity keeps every flight.
+    render(<KeelDevtools client={client} maxFlights={Number.POSITIVE_INFINITY} initialIsOpen />);
+    expect(panel()).toBeTruthy();
+  });
+
   it('a tag given twice is drawn twice, without React key clashes', () => {
     const errors = watchConsoleErrors();
     const client = offlineClient();

@@ -20,6 +20,7 @@ import { EndpointsView } from '../views/endpoints-view';
 import { EventsView } from '../views/events-view';
 import { RequestsView } from '../views/requests-view';
 import { SchedulerView } from '../views/scheduler-view';
+import { checkProps } from './props';
 import { STYLES } from './styles';
 
 /** The panel's views, in tab order. */
@@ -66,6 +67,8 @@ const VIEWS: readonly { readonly id: DevtoolsView; readonly label: string }[] = 
   { id: 'events', label: 'Live events' },
 ];
 
+const VIEW_IDS = VIEWS.map((v) => v.id);
+
 const CIRCUIT_EVENTS = ['circuit-open', 'circuit-half-open', 'circuit-closed'] as const;
 
 /**
@@ -91,6 +94,7 @@ function Devtools({
   theme = 'system',
   maxFlights = 100,
 }: KeelDevtoolsProps & { client: Client }): ReactNode {
+  checkProps({ maxFlights, initialView, position, theme }, VIEW_IDS);
   const [open, setOpen] = useState(initialIsOpen);
   const hydrated = useSyncExternalStore(subscribeNothing, isBrowserRender, isServerRender);
   const toggle = useRef<HTMLButtonElement>(null);
