@@ -6,7 +6,7 @@ import type {
   EndpointStats,
 } from '@keel/core';
 import { useCallback } from 'react';
-import { formatMs, formatPercent } from '../format';
+import { formatMs, formatPercent, MAX_ROWS } from '../format';
 import { onEvents, useRefresh, useTick } from '../live/refresh';
 import { Sparkline } from './sparkline';
 
@@ -72,6 +72,7 @@ export function EndpointsView({
   for (const [endpoint, state] of Object.entries(adaptive.endpoints))
     row(endpoint).adaptive = state;
   const now = inspector.now();
+  const shown = drawn([...rows.values()]);
 
   if (rows.size === 0) {
     return (
@@ -121,7 +122,7 @@ export function EndpointsView({
             </tr>
           </thead>
           <tbody>
-            {[...rows.values()].map((r) => (
+            {shown.map((r) => (
               <EndpointRow
                 key={r.endpoint}
                 row={r}
@@ -133,8 +134,27 @@ export function EndpointsView({
           </tbody>
         </table>
       </div>
+      {rows.size > shown.length ? (
+        <p className="kdt-muted">
+          … {rows.size - shown.length} quieter endpoints not drawn (open circuits and the busiest
+          come first).
+        </p>
+      ) : null}
     </div>
   );
+}
+
+/**
+ * The rows drawn: all of them up to MAX_ROWS, in intelligence's order; past it (intelligence
+ * keeps up to 2,000 endpoints, one per id in `/items/123`-style paths) the circuits that are not
+ * closed, then the most requested, so a re-render per event stays cheap.
+ */
+function drawn(rows: Row[]): Row[] {
+  if (rows.length <= MAX_ROWS) return rows;
+  const tripped = (r: Row) => (r.circuit !== undefined && r.circuit.state !== 'closed' ? 1 : 0);
+  return rows
+    .sort((a, b) => tripped(b) - tripped(a) || (b.stats?.requests ?? 0) - (a.stats?.requests ?? 0))
+    .slice(0, MAX_ROWS);
 }
 
 function EndpointRow({
