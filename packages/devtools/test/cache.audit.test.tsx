@@ -126,3 +126,27 @@ describe('Cache view: hostile entries and many of them', () => {
     expect(within(view()).getByRole('button', { name: /\/items\/2999$/ })).toBeTruthy();
   });
 });
+
+describe('Cache view: cost of a shown entry', () => {
+  it("re-renders (a write, the one-second tick) do not walk the selected entry's data again", async () => {
+    const client = offlineClient();
+    let reads = 0;
+    const data = Array.from({ length: 100 }, (_, i) => ({
+      id: i,
+      get title() {
+        reads++;
+        return `item ${i}`;
+      },
+    }));
+    client.setCached('GET /items', handWritten(data));
+    renderDevtools(client);
+    const detail = selectEntry('/items');
+    expect(within(detail).getByText('"item 99"')).toBeTruthy();
+    const walked = reads;
+    expect(walked).toBeGreaterThanOrEqual(100);
+    act(() => client.setCached('GET /other', handWritten(1)));
+    await act(() => new Promise((resolve) => setTimeout(resolve, 1_100)));
+    expect(view().querySelectorAll('tbody tr')).toHaveLength(2);
+    expect(reads).toBe(walked);
+  });
+});

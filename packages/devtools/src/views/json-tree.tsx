@@ -1,4 +1,4 @@
-import { type ReactNode, useState } from 'react';
+import { memo, type ReactNode, useState } from 'react';
 
 /** Children shown per object or array before a "… n more" line (a huge list stays cheap). */
 const MAX_CHILDREN = 100;
@@ -9,15 +9,22 @@ const MAX_STRING = 1_000;
  * A response body as a collapsible tree: objects and arrays are `<details>` elements, so they
  * open and close with the keyboard (Enter / Space on the summary) without any script of ours.
  * The first `openDepth` levels start open (two: a list of objects shows its objects). Bodies
- * that are not JSON say what they are.
+ * that are not JSON say what they are. Memoised on the value: the views re-render on every
+ * change and every second, and a response's data does not change (a new response is a new value).
  */
-export function JsonTree({ value, openDepth = 2 }: { value: unknown; openDepth?: number }) {
+export const JsonTree = memo(function JsonTree({
+  value,
+  openDepth = 2,
+}: {
+  value: unknown;
+  openDepth?: number;
+}) {
   return (
     <div className="kdt-json">
       <Node name={undefined} value={value} depth={0} openDepth={openDepth} ancestors={[]} />
     </div>
   );
-}
+});
 
 function Node({
   name,
