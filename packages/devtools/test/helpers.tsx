@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { type Client, type ClientOptions, createClient } from '@keel/core';
 import { ClientProvider } from '@keel/react';
+import { type App, createApp, createEventHub, type EventHub } from '@keel/server';
 import { act, type RenderResult, render, screen, within } from '@testing-library/react';
 import type { ReactNode } from 'react';
 import { afterEach, vi } from 'vitest';
@@ -167,4 +168,22 @@ export function selectEntry(url: string): HTMLElement {
 /** Silences and records console.error, where React reports duplicate keys and render errors. */
 export function watchConsoleErrors() {
   return vi.spyOn(console, 'error').mockImplementation(() => {});
+}
+
+const apps: { app: App; http: Server }[] = [];
+afterEach(async () => {
+  const closing = apps.map(({ app }) => app.close());
+  for (const { http } of apps.splice(0)) http.closeAllConnections();
+  await Promise.all(closing);
+});
+
+/** A real @keel/server on 127.0.0.1:0 with an event hub on /api/events (404 on /api/gone). */
+export async function live(): Promise<{ hub: EventHub; base: string }> {
+  const app = createApp();
+  const hub = createEventHub();
+  app.get('/api/events', (ctx) => hub.connect(ctx));
+  app.get('/api/gone', (ctx) => ctx.status(404).json({ gone: true }));
+  const http = await app.listen(0, '127.0.0.1');
+  apps.push({ app, http });
+  return { hub, base: `http://127.0.0.1:${(http.address() as AddressInfo).port}` };
 }

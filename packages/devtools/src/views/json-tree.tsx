@@ -71,7 +71,15 @@ function Node({
     }
     const inner = [...ancestors, value];
     return (
-      <Branch initiallyOpen={depth < openDepth} label={label} summary={summary}>
+      <Disclosure
+        initiallyOpen={depth < openDepth}
+        summary={
+          <>
+            {label}
+            <span className="kdt-muted">{summary}</span>
+          </>
+        }
+      >
         {() => (
           <>
             {entries.slice(0, MAX_CHILDREN).map(([k, v]) => (
@@ -89,7 +97,7 @@ function Node({
             ) : null}
           </>
         )}
-      </Branch>
+      </Disclosure>
     );
   }
   return (
@@ -101,27 +109,32 @@ function Node({
 }
 
 /**
- * An object or array as a `<details>` whose children are rendered only while it is open: a
- * closed branch costs one element however big the value under it (100 keys on 4 levels would
- * otherwise be 100 million nodes).
+ * A `<details>` whose content is rendered only while it is open: a closed branch of a data tree,
+ * or a closed event, costs one element however big the value under it (100 keys on 4 levels
+ * would otherwise be 100 million nodes).
  */
-function Branch({
-  initiallyOpen,
-  label,
+export function Disclosure({
+  initiallyOpen = false,
   summary,
   children,
 }: {
-  initiallyOpen: boolean;
-  label: ReactNode;
-  summary: string;
+  initiallyOpen?: boolean;
+  summary: ReactNode;
   children: () => ReactNode;
 }) {
   const [open, setOpen] = useState(initiallyOpen);
   return (
+    // The click (Enter and Space on a summary are clicks) opens it in this render; the toggle
+    // event, which the browser fires a task later, covers the other ways (find in page).
     <details open={open} onToggle={(event) => setOpen(event.currentTarget.open)}>
-      <summary>
-        {label}
-        <span className="kdt-muted">{summary}</span>
+      {/* biome-ignore lint/a11y/noStaticElementInteractions: a summary is the native disclosure control (focusable, Enter and Space click it) */}
+      <summary
+        onClick={(event) => {
+          event.preventDefault();
+          setOpen((was) => !was);
+        }}
+      >
+        {summary}
       </summary>
       {open ? children() : null}
     </details>
