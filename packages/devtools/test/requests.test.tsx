@@ -48,7 +48,9 @@ describe('Requests view', () => {
     await act(() => Promise.all([first, joined]));
     await settle();
     expect(state(rowOf('/slow'))).toBe('done');
-    expect(within(rowOf('/slow')).getByText(/^HTTP 200 in \d+ ms · 1 attempt$/)).toBeTruthy();
+    expect(
+      within(rowOf('/slow')).getByText(/^HTTP 200 in (\d+ ms|[\d.]+ s) · 1 attempt$/),
+    ).toBeTruthy();
     expect(screen.getByRole('tab', { name: 'Requests' })).toBeTruthy();
   });
 
