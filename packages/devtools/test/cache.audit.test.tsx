@@ -122,7 +122,7 @@ describe('Cache view: hostile entries and many of them', () => {
     expect(within(view()).getByText(/2800 more not drawn/)).toBeTruthy();
     fireEvent.change(within(view()).getByRole('searchbox'), { target: { value: '/items/2999' } });
     expect(within(view()).getByRole('button', { name: /\/items\/2999$/ })).toBeTruthy();
-  });
+  }, 30_000);
 });
 
 describe('Cache view: cost of a shown entry', () => {

@@ -41,5 +41,5 @@ describe('Live events view: big and hostile events', () => {
     act(() => (items[1]!.querySelector('summary') as HTMLElement).click());
     expect(within(items[1]!).getByText('Array(100)')).toBeTruthy();
     expect(view().querySelector('img')).toBeNull();
-  });
+  }, 30_000);
 });

@@ -14,6 +14,8 @@ export interface Answer {
   body?: unknown;
   headers?: Record<string, string>;
   delay?: number;
+  /** Answers once this settles (after `delay`, if any): a test decides when a request ends. */
+  held?: Promise<unknown>;
 }
 
 export interface Loopback {
@@ -55,8 +57,9 @@ export async function loopback(
       res.writeHead(out.status ?? 200, { 'content-type': 'application/json', ...out.headers });
       res.end(out.body === undefined ? '' : JSON.stringify(out.body));
     };
-    if (out.delay) setTimeout(send, out.delay);
-    else send();
+    const sendNow = out.held ? () => void out.held!.finally(send) : send;
+    if (out.delay) setTimeout(sendNow, out.delay);
+    else sendNow();
   });
   server.on('connection', (socket) => {
     sockets.add(socket);

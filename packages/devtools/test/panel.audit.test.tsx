@@ -69,7 +69,7 @@ describe('the panel and its client', () => {
     const after = debugOf(client);
     expect(after.listeners).toBe(closed.listeners);
     expect(after.subscriptions).toBe(closed.subscriptions);
-  });
+  }, 30_000);
 
   it('a view that throws on data it did not foresee says so; the app and the panel go on', () => {
     const errors = watchConsoleErrors();
