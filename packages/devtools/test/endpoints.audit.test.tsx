@@ -29,3 +29,16 @@ describe('Endpoints view: many endpoints', () => {
     expect(view().querySelectorAll('tbody tr').length).toBe(200);
   }, 30_000);
 });
+
+describe('Endpoints view: hostile paths', () => {
+  it('a megabyte-long pathname is cut in its row', async () => {
+    const server = await loopback(() => ({ body: 1 }));
+    const client = clientFor(server);
+    // The server refuses a URL that long (431); intelligence records the endpoint all the same.
+    await client.get(`/${'p'.repeat(1_000_000)}`).catch(() => {});
+    renderDevtools(client, { initialView: 'endpoints' });
+    await settle();
+    expect(view().querySelectorAll('tbody tr')).toHaveLength(1);
+    expect(view().innerHTML.length).toBeLessThan(20_000);
+  });
+});

@@ -6,7 +6,7 @@ import type {
   EndpointStats,
 } from '@keel/core';
 import { useCallback } from 'react';
-import { formatMs, formatPercent, MAX_ROWS } from '../format';
+import { formatMs, formatPercent, MAX_ROWS, preview } from '../format';
 import { onEvents, useRefresh, useTick } from '../live/refresh';
 import { Sparkline } from './sparkline';
 
@@ -170,10 +170,12 @@ function EndpointRow({
 }) {
   const { stats, circuit, adaptive } = row;
   const latency = stats?.latency;
+  // An endpoint is a pathname: a hostile megabyte-long one is cut like a key's URL.
+  const name = preview(row.endpoint, 1_000);
   return (
-    <tr data-endpoint={row.endpoint}>
+    <tr data-endpoint={name}>
       <th scope="row" className="kdt-mono" style={{ fontWeight: 500 }}>
-        {row.endpoint}
+        {name}
       </th>
       <td className="kdt-num">{stats?.requests ?? 0}</td>
       <td className="kdt-num">{stats ? formatPercent(stats.cacheHits, stats.requests) : '—'}</td>
@@ -182,7 +184,7 @@ function EndpointRow({
       <td className="kdt-num">{latency && latency.samples > 0 ? formatMs(latency.p50) : '—'}</td>
       <td className="kdt-num">{latency && latency.samples > 0 ? formatMs(latency.p95) : '—'}</td>
       <td>
-        <Sparkline values={samples} label={`Recent latencies of ${row.endpoint}`} />
+        <Sparkline values={samples} label={`Recent latencies of ${name}`} />
       </td>
       <td>
         <Circuit circuit={circuit} now={now} />
