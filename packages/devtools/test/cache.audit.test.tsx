@@ -1,5 +1,5 @@
 import { act, fireEvent, within } from '@testing-library/react';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   handWritten,
   offlineClient,
@@ -12,10 +12,6 @@ import {
 
 // Adversarial data in the Cache view: cycles, size, depth, markup, missing or repeated headers,
 // and thousands of entries.
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
 
 describe('Cache view: hostile bodies', () => {
   it('a body that contains itself shows [circular] instead of walking it forever', () => {

@@ -3,7 +3,7 @@ import { useQuery } from '@keel/react';
 import { act, render, screen, waitFor, within } from '@testing-library/react';
 import { hydrateRoot, type Root } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelDevtools } from '../src/index';
 import {
   clientFor,
@@ -21,10 +21,6 @@ import {
 
 // The panel against a swapped client, repeated opening, a view that throws, clients without
 // features, and the server render.
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
 
 function Todos() {
   const { data } = useQuery<string[]>('/todos');

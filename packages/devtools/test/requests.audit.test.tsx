@@ -1,5 +1,5 @@
 import { act, screen, within } from '@testing-library/react';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   clientFor,
   loopback,
@@ -13,10 +13,6 @@ import {
 } from './helpers';
 
 // The Requests view under load and with credentials in the requests.
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
 
 describe('Requests view: many flights', () => {
   it('thousands of flights in progress: rows drawn stay bounded; joins and cancels land on their rows', async () => {
