@@ -141,9 +141,19 @@ it('the devtools are one click away and show each view as requests run', async (
   const stream = panel.getByRole('region', { name: /^Event stream .*\/api\/events$/ });
   await stream.getByText('open', { exact: true }).waitFor();
   await stream.getByText('keel:invalidate').first().waitFor();
-  await stream.locator('summary').first().click();
+  const event = stream.locator('summary').first();
+  await event.click();
   await stream.getByText('"/api/todos"', { exact: true }).waitFor();
   await shot(panel, 'devtools-events.png');
+  // The keyboard opens and closes it too (its data is drawn only while it is open).
+  const isOpen = () => event.evaluate((s) => (s.parentElement as HTMLDetailsElement).open);
+  await event.focus();
+  await page.keyboard.press('Space');
+  await expect.poll(isOpen).toBe(false);
+  await stream.getByText('"/api/todos"', { exact: true }).waitFor({ state: 'detached' });
+  await page.keyboard.press('Enter');
+  await expect.poll(isOpen).toBe(true);
+  await stream.getByText('"/api/todos"', { exact: true }).waitFor();
   await other.close();
 
   // Esc closes the panel and gives focus back to the toggle.

@@ -23,15 +23,49 @@ export function formatPercent(part: number, whole: number): string {
   return `${Math.round((part / whole) * 100)}%`;
 }
 
+/** Rows a table or list draws at most; the rest are counted (filters narrow what is drawn). */
+export const MAX_ROWS = 200;
+
+/**
+ * Headers whose values are credentials: the panel shows that they are there, not what they
+ * hold (a screenshot or a screen share of the panel must not leak a session).
+ */
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
+
+/** A header value for display: `hidden (n characters)` for a credential. */
+export function headerValue(name: string, value: string): string {
+  return SECRET_HEADERS.has(name.toLowerCase()) ? `hidden (${value.length} characters)` : value;
+}
+
+/** Credential headers written into a key (`|h authorization:…`), up to the next header or block. */
+const SECRET_IN_KEY =
+  /(\n| \|h )(authorization|proxy-authorization|cookie|set-cookie):[^\n]*?(?=\n| \|[br] |$)/gi;
+
+/** Characters of a key's URL, or of its header and body block, that the panel shows. */
+const MAX_KEY = 1_000;
+
+/**
+ * A cache or dedup key for display: the values of credential headers in it are hidden, and a
+ * key longer than a few URLs is cut.
+ */
+export function displayKey(key: string): string {
+  return preview(
+    key.includes(' |h ') ? key.replace(SECRET_IN_KEY, '$1$2:hidden') : key,
+    3 * MAX_KEY,
+  );
+}
+
 /** A cache or dedup key split for display: `GET /todos`, then its header / body block, if any. */
-export function keyParts(key: string): { method: string; url: string; extra: string } {
+export function keyParts(rawKey: string): { method: string; url: string; extra: string } {
+  const key = rawKey.includes(' |h ') ? rawKey.replace(SECRET_IN_KEY, '$1$2:hidden') : rawKey;
   const space = key.indexOf(' ');
   const rest = key.slice(space + 1);
   const mark = rest.indexOf(' |');
+  // Cut, so a hostile megabyte-long URL or body costs the panel no more than a long one.
   return {
     method: key.slice(0, space),
-    url: mark === -1 ? rest : rest.slice(0, mark),
-    extra: mark === -1 ? '' : rest.slice(mark + 2).replace(/\n/g, ', '),
+    url: preview(mark === -1 ? rest : rest.slice(0, mark), MAX_KEY),
+    extra: mark === -1 ? '' : preview(rest.slice(mark + 2).replace(/\n/g, ', '), MAX_KEY),
   };
 }
 

@@ -1,29 +1,8 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createClient } from '@keel/core';
 import { useServerEvents } from '@keel/react';
-import { type App, createApp, createEventHub, type EventHub } from '@keel/server';
 import { act, waitFor, within } from '@testing-library/react';
-import { afterEach, describe, expect, it } from 'vitest';
-import { devtoolsTree, renderDevtools, view } from './helpers';
-
-const apps: { app: App; http: Server }[] = [];
-afterEach(async () => {
-  const closing = apps.map(({ app }) => app.close());
-  for (const { http } of apps.splice(0)) http.closeAllConnections();
-  await Promise.all(closing);
-});
-
-/** A real @keel/server on 127.0.0.1:0 with an event hub on /api/events (404 on /api/gone). */
-async function live(): Promise<{ hub: EventHub; base: string }> {
-  const app = createApp();
-  const hub = createEventHub();
-  app.get('/api/events', (ctx) => hub.connect(ctx));
-  app.get('/api/gone', (ctx) => ctx.status(404).json({ gone: true }));
-  const http = await app.listen(0, '127.0.0.1');
-  apps.push({ app, http });
-  return { hub, base: `http://127.0.0.1:${(http.address() as AddressInfo).port}` };
-}
+import { describe, expect, it } from 'vitest';
+import { devtoolsTree, live, renderDevtools, view } from './helpers';
 
 function Listener({ url }: { url: string }) {
   useServerEvents(url, { 'todo-added': () => {} });

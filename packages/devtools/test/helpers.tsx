@@ -2,9 +2,10 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { type Client, type ClientOptions, createClient } from '@keel/core';
 import { ClientProvider } from '@keel/react';
+import { type App, createApp, createEventHub, type EventHub } from '@keel/server';
 import { act, type RenderResult, render, screen, within } from '@testing-library/react';
 import type { ReactNode } from 'react';
-import { afterEach } from 'vitest';
+import { afterEach, vi } from 'vitest';
 import { KeelDevtools, type KeelDevtoolsProps } from '../src/index';
 
 /** What a route answers: a JSON body by default, after `delay` ms. */
@@ -13,6 +14,8 @@ export interface Answer {
   body?: unknown;
   headers?: Record<string, string>;
   delay?: number;
+  /** Answers once this settles (after `delay`, if any): a test decides when a request ends. */
+  held?: Promise<unknown>;
 }
 
 export interface Loopback {
@@ -54,8 +57,9 @@ export async function loopback(
       res.writeHead(out.status ?? 200, { 'content-type': 'application/json', ...out.headers });
       res.end(out.body === undefined ? '' : JSON.stringify(out.body));
     };
-    if (out.delay) setTimeout(send, out.delay);
-    else send();
+    const sendNow = out.held ? () => void out.held!.finally(send) : send;
+    if (out.delay) setTimeout(sendNow, out.delay);
+    else sendNow();
   });
   server.on('connection', (socket) => {
     sockets.add(socket);
@@ -142,3 +146,47 @@ export function debugOf(client: Client): {
 }
 
 export const noop = (): void => {};
+
+/** A response written by hand, as `setCached` takes it. */
+export const handWritten = (data: unknown, headers?: Headers) => ({
+  data,
+  status: 200,
+  statusText: 'OK',
+  headers: headers ?? new Headers(),
+});
+
+/** A client whose requests go nowhere (its cache is written by hand). */
+export const offlineClient = (): Client => createClient({ baseURL: 'http://127.0.0.1:9' });
+
+/** Selects the Cache view's entry whose row ends with `url` (a pattern); returns its detail. */
+export function selectEntry(url: string): HTMLElement {
+  act(() => {
+    within(view())
+      .getByRole('button', { name: new RegExp(`${url}$`) })
+      .click();
+  });
+  return within(view()).getByRole('region', { name: /^Cache entry / });
+}
+
+/** Silences and records console.error, where React reports duplicate keys and render errors. */
+export function watchConsoleErrors() {
+  return vi.spyOn(console, 'error').mockImplementation(() => {});
+}
+
+const apps: { app: App; http: Server }[] = [];
+afterEach(async () => {
+  const closing = apps.map(({ app }) => app.close());
+  for (const { http } of apps.splice(0)) http.closeAllConnections();
+  await Promise.all(closing);
+});
+
+/** A real @keel/server on 127.0.0.1:0 with an event hub on /api/events (404 on /api/gone). */
+export async function live(): Promise<{ hub: EventHub; base: string }> {
+  const app = createApp();
+  const hub = createEventHub();
+  app.get('/api/events', (ctx) => hub.connect(ctx));
+  app.get('/api/gone', (ctx) => ctx.status(404).json({ gone: true }));
+  const http = await app.listen(0, '127.0.0.1');
+  apps.push({ app, http });
+  return { hub, base: `http://127.0.0.1:${(http.address() as AddressInfo).port}` };
+}

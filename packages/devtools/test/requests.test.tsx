@@ -22,7 +22,12 @@ const state = (row: HTMLElement) => row.getAttribute('data-state');
 
 describe('Requests view', () => {
   it('a flight is active while it runs, counts the requests that joined it, and ends done', async () => {
-    const server = await loopback(() => ({ body: { ok: true }, delay: 150 }));
+    // The response waits for the test: the flight is in progress for as long as it looks.
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    const server = await loopback(() => ({ body: { ok: true }, held }));
     const client = clientFor(server);
     renderDevtools(client, { initialView: 'requests' });
     expect(within(view()).getByText('No requests since the panel opened')).toBeTruthy();
@@ -45,10 +50,13 @@ describe('Requests view', () => {
     // The Requests tab counts the flight in progress.
     expect(screen.getByRole('tab', { name: /Requests, 1 in flight/ })).toBeTruthy();
 
+    answer();
     await act(() => Promise.all([first, joined]));
     await settle();
     expect(state(rowOf('/slow'))).toBe('done');
-    expect(within(rowOf('/slow')).getByText(/^HTTP 200 in \d+ ms · 1 attempt$/)).toBeTruthy();
+    expect(
+      within(rowOf('/slow')).getByText(/^HTTP 200 in (\d+ ms|[\d.]+ s) · 1 attempt$/),
+    ).toBeTruthy();
     expect(screen.getByRole('tab', { name: 'Requests' })).toBeTruthy();
   });
 
@@ -66,11 +74,11 @@ describe('Requests view', () => {
     });
     await waitFor(() => expect(state(rowOf('/flaky'))).toBe('retrying'));
     expect(rowOf('/flaky').textContent).toMatch(
-      /attempt 1 got HTTP 503 Service Unavailable; retry in 1\.\d s \(waits 1\.5 s, backoff\)/,
+      /attempt 1 got HTTP 503 Service Unavailable; retry in (1\.\d s|\d+ ms) \(waits 1\.5 s, backoff\)/,
     );
     await waitFor(() => expect(state(rowOf('/limited'))).toBe('retrying'));
     expect(rowOf('/limited').textContent).toMatch(
-      /attempt 1 got HTTP 429 Too Many Requests; retry in \d\.\d s \(waits 3\.0 s, Retry-After\)/,
+      /attempt 1 got HTTP 429 Too Many Requests; retry in (\d\.\d s|\d+ ms) \(waits 3\.0 s, Retry-After\)/,
     );
     // The failed attempt and the wait are drawn on the time axis.
     const track = within(rowOf('/flaky')).getByRole('img');
@@ -154,7 +162,14 @@ describe('Requests view', () => {
   });
 
   it('flights already in progress when the panel opens are there, and Clear keeps them', async () => {
-    const server = await loopback(({ path }) => ({ body: {}, delay: path === '/long' ? 300 : 0 }));
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    const server = await loopback(({ path }) => ({
+      body: {},
+      held: path === '/long' ? held : undefined,
+    }));
     const client = clientFor(server);
     await client.get('/before');
     const long = client.get('/long');
@@ -168,6 +183,7 @@ describe('Requests view', () => {
     act(() => within(view()).getByRole('button', { name: 'Clear ended' }).click());
     await settle();
     expect(rows()).toHaveLength(1);
+    answer();
     await act(() => long);
   });
 });

@@ -1,14 +1,18 @@
 import { type Client, type ClientInspector, inspect } from '@keel/core';
 import { useClient } from '@keel/react';
 import {
+  Component,
   type KeyboardEvent,
   type ReactNode,
   useCallback,
   useEffect,
   useId,
+  useMemo,
   useRef,
   useState,
+  useSyncExternalStore,
 } from 'react';
+import { describeError } from '../format';
 import { onEvents, useRefresh } from '../live/refresh';
 import { FlightRecorder, isLive } from '../requests/recorder';
 import { CacheView } from '../views/cache-view';
@@ -16,6 +20,7 @@ import { EndpointsView } from '../views/endpoints-view';
 import { EventsView } from '../views/events-view';
 import { RequestsView } from '../views/requests-view';
 import { SchedulerView } from '../views/scheduler-view';
+import { checkProps } from './props';
 import { STYLES } from './styles';
 
 /** The panel's views, in tab order. */
@@ -62,6 +67,8 @@ const VIEWS: readonly { readonly id: DevtoolsView; readonly label: string }[] = 
   { id: 'events', label: 'Live events' },
 ];
 
+const VIEW_IDS = VIEWS.map((v) => v.id);
+
 const CIRCUIT_EVENTS = ['circuit-open', 'circuit-half-open', 'circuit-closed'] as const;
 
 /**
@@ -87,7 +94,9 @@ function Devtools({
   theme = 'system',
   maxFlights = 100,
 }: KeelDevtoolsProps & { client: Client }): ReactNode {
+  checkProps({ maxFlights, initialView, position, theme }, VIEW_IDS);
   const [open, setOpen] = useState(initialIsOpen);
+  const hydrated = useSyncExternalStore(subscribeNothing, isBrowserRender, isServerRender);
   const toggle = useRef<HTMLButtonElement>(null);
   // Focus goes back to the toggle when the panel closes (not on the first render).
   const returnFocus = useRef(false);
@@ -105,7 +114,7 @@ function Devtools({
   return (
     <div className="kdt" data-theme={theme} data-position={position}>
       <style>{STYLES}</style>
-      {open ? (
+      {open && hydrated ? (
         <OpenPanel
           id={panelId}
           client={client}
@@ -129,6 +138,15 @@ function Devtools({
   );
 }
 
+const subscribeNothing = () => () => {};
+const isBrowserRender = () => true;
+/**
+ * The server's render, and the browser's first render of server markup (hydration), draw the
+ * toggle: the open panel's content (ages, counts, countdowns) differs from one render to the
+ * other, so an open panel would fail hydration. `initialIsOpen` opens it right after.
+ */
+const isServerRender = () => false;
+
 function OpenPanel({
   id,
   client,
@@ -143,7 +161,8 @@ function OpenPanel({
   onClose: () => void;
 }) {
   const inspector = inspect(client);
-  const [recorder] = useState(() => new FlightRecorder(client, maxFlights));
+  // One per client: a panel handed another client records that one (and lets go of the first).
+  const recorder = useMemo(() => new FlightRecorder(client, maxFlights), [client, maxFlights]);
   useEffect(() => {
     recorder.start();
     return () => recorder.stop();
@@ -246,7 +265,9 @@ function OpenPanel({
         >
           {/* Only the selected view is rendered: it alone reads and subscribes. */}
           {v.id === view ? (
-            <ViewBody view={v.id} client={client} inspector={inspector} recorder={recorder} />
+            <ViewBoundary key={v.id}>
+              <ViewBody view={v.id} client={client} inspector={inspector} recorder={recorder} />
+            </ViewBoundary>
           ) : null}
         </div>
       ))}
@@ -309,4 +330,35 @@ function OpenCircuits({ client, inspector }: { client: Client; inspector: Client
       </span>
     </span>
   );
+}
+
+/**
+ * Keeps a view that throws (data no view foresaw) from taking the app down with it: the view
+ * says what failed and offers to try again; the rest of the panel and the page keep working.
+ */
+class ViewBoundary extends Component<{ children: ReactNode }, { error: unknown }> {
+  override state: { error: unknown } = { error: undefined };
+
+  static getDerivedStateFromError(error: unknown): { error: unknown } {
+    return { error: error ?? new Error('unknown error') };
+  }
+
+  override render(): ReactNode {
+    if (this.state.error === undefined) return this.props.children;
+    return (
+      <div className="kdt-view">
+        <div className="kdt-empty" role="alert">
+          <strong>This view failed</strong>
+          {describeError(this.state.error)}{' '}
+          <button
+            type="button"
+            className="kdt-button"
+            onClick={() => this.setState({ error: undefined })}
+          >
+            Try again
+          </button>
+        </div>
+      </div>
+    );
+  }
 }

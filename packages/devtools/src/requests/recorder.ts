@@ -100,6 +100,10 @@ export class FlightRecorder {
   #records: FlightRecord[] = [];
   readonly #byTracker = new Map<Tracker, FlightRecord>();
   readonly #byId = new Map<number, FlightRecord>();
+  /** The live records of each key, oldest first (a cancel or a dedup join looks up its key). */
+  readonly #liveByKey = new Map<string, FlightRecord[]>();
+  /** Ended records in #records: what #trim may drop. */
+  #ended = 0;
   readonly #listeners = new Set<() => void>();
   #seq = 0;
   #scheduled = false;
@@ -163,8 +167,8 @@ export class FlightRecorder {
 
   /** Drops the flights that ended. */
   clear(): void {
-    this.#records = this.#records.filter(isLive);
-    this.#forgetEnded();
+    this.#records = this.#records.filter((record) => isLive(record) || this.#forget(record));
+    this.#ended = 0;
     this.#changed();
   }
 
@@ -253,6 +257,12 @@ export class FlightRecorder {
 
   #end(record: FlightRecord | undefined, state: FlightState, outcome: string): void {
     if (record === undefined || !isLive(record)) return;
+    const live = this.#liveByKey.get(record.key);
+    if (live !== undefined) {
+      if (live.length === 1) this.#liveByKey.delete(record.key);
+      else live.splice(live.indexOf(record), 1);
+    }
+    this.#ended++;
     const now = this.#inspector.now();
     this.#advance(record, now);
     this.#close(record, now, state === 'done' ? 'done' : 'failed');
@@ -266,22 +276,12 @@ export class FlightRecorder {
 
   /** The live record whose flight tracker was just cancelled (see the class comment). */
   #cancelledFlight(key: string): FlightRecord | undefined {
-    for (const record of this.#records) {
-      if (record.key === key && isLive(record) && record.tracker?.state === 'cancelled') {
-        return record;
-      }
-    }
-    return undefined;
+    return this.#liveByKey.get(key)?.find((record) => record.tracker?.state === 'cancelled');
   }
 
   #joinable(key: string): FlightRecord | undefined {
-    for (let i = this.#records.length - 1; i >= 0; i--) {
-      const record = this.#records[i]!;
-      if (record.key === key && isLive(record) && READS.has(key.slice(0, key.indexOf(' ')))) {
-        return record;
-      }
-    }
-    return undefined;
+    if (!READS.has(key.slice(0, key.indexOf(' ')))) return undefined;
+    return this.#liveByKey.get(key)?.at(-1);
   }
 
   // ── records ─────────────────────────────────────────────────────────────────────────────────
@@ -344,6 +344,12 @@ export class FlightRecorder {
     this.#records.push(record);
     if (record.tracker !== undefined) this.#byTracker.set(record.tracker, record);
     if (record.id !== undefined) this.#byId.set(record.id, record);
+    if (!isLive(record)) this.#ended++;
+    else {
+      const live = this.#liveByKey.get(record.key);
+      if (live === undefined) this.#liveByKey.set(record.key, [record]);
+      else live.push(record);
+    }
     this.#trim();
     return record;
   }
@@ -373,20 +379,29 @@ export class FlightRecorder {
     record.state = 'active';
   }
 
-  /** Keeps at most `max` records: the oldest ended ones go first; live ones always stay. */
+  /**
+   * Keeps at most `max` records: the oldest ended ones go first; live ones always stay. Nothing
+   * to drop costs nothing, so a burst of thousands of live flights stays linear.
+   */
   #trim(): void {
-    let excess = this.#records.length - this.#max;
-    if (excess <= 0) return;
-    this.#records = this.#records.filter((r) => excess <= 0 || isLive(r) || excess-- <= 0);
-    this.#forgetEnded();
+    let drop = Math.min(this.#records.length - this.#max, this.#ended);
+    if (drop <= 0) return;
+    this.#ended -= drop;
+    this.#records = this.#records.filter((record) => {
+      if (drop <= 0 || isLive(record)) return true;
+      drop--;
+      return this.#forget(record);
+    });
   }
 
-  #forgetEnded(): void {
-    const kept = new Set(this.#records);
-    for (const [tracker, record] of this.#byTracker) {
-      if (!kept.has(record)) this.#byTracker.delete(tracker);
+  /** Drops an ended record's lookups; returns false (what a filter dropping it returns). */
+  #forget(record: FlightRecord): false {
+    if (record.tracker !== undefined && this.#byTracker.get(record.tracker) === record) {
+      this.#byTracker.delete(record.tracker);
     }
-    for (const [id, record] of this.#byId) if (!kept.has(record)) this.#byId.delete(id);
+    if (record.id !== undefined && this.#byId.get(record.id) === record)
+      this.#byId.delete(record.id);
+    return false;
   }
 
   #changed(): void {

@@ -1,6 +1,6 @@
 import type { CachedEntryView, Client, ClientInspector } from '@keel/core';
 import { useCallback, useId, useState } from 'react';
-import { formatMs, keyParts } from '../format';
+import { displayKey, formatMs, headerValue, keyParts, MAX_ROWS } from '../format';
 import { onEvents, useRefresh, useTick } from '../live/refresh';
 import { JsonTree } from './json-tree';
 
@@ -84,7 +84,7 @@ export function CacheView({ client, inspector }: { client: Client; inspector: Cl
               </tr>
             </thead>
             <tbody>
-              {shown.map((entry) => {
+              {shown.slice(0, MAX_ROWS).map((entry) => {
                 const parts = keyParts(entry.key);
                 const isSelected = entry.key === selected;
                 return (
@@ -106,8 +106,9 @@ export function CacheView({ client, inspector }: { client: Client; inspector: Cl
                     <td className="kdt-num">{formatMs(entry.age)}</td>
                     <td className="kdt-num">{entry.subscribers}</td>
                     <td>
-                      {entry.tags.map((tag) => (
-                        <span key={tag} className="kdt-tag">
+                      {entry.tags.map((tag, i) => (
+                        // biome-ignore lint/suspicious/noArrayIndexKey: a tag can be given twice
+                        <span key={i} className="kdt-tag">
                           {tag}
                         </span>
                       ))}
@@ -117,6 +118,11 @@ export function CacheView({ client, inspector }: { client: Client; inspector: Cl
               })}
             </tbody>
           </table>
+          {shown.length > MAX_ROWS ? (
+            <p className="kdt-muted" style={{ margin: 8 }}>
+              … {shown.length - MAX_ROWS} more not drawn: filter to find them.
+            </p>
+          ) : null}
         </div>
         {current ? (
           <EntryDetail client={client} entry={current} onRemoved={() => setSelected(null)} />
@@ -166,13 +172,17 @@ function EntryDetail({
 }) {
   const { response, spec } = entry;
   const headers: [string, string][] = [];
-  response.headers.forEach((value, name) => {
-    headers.push([name, value]);
-  });
+  // An entry written by hand may be `{ data }` alone, without headers (see dehydrate).
+  if (typeof response.headers?.forEach === 'function') {
+    response.headers.forEach((value, name) => {
+      headers.push([name, headerValue(name, value)]);
+    });
+  }
+  const key = displayKey(entry.key);
   const expiresIn = entry.expiresAt - (entry.storedAt + entry.age);
   return (
-    <section className="kdt-detail" aria-label={`Cache entry ${entry.key}`}>
-      <h3>{entry.key}</h3>
+    <section className="kdt-detail" aria-label={`Cache entry ${key}`}>
+      <h3>{key}</h3>
       <div className="kdt-actions">
         <button
           type="button"
@@ -248,8 +258,9 @@ function EntryDetail({
           <p className="kdt-muted">No headers.</p>
         ) : (
           <dl className="kdt-facts kdt-mono">
-            {headers.map(([name, value]) => (
-              <div key={name} style={{ display: 'contents' }}>
+            {headers.map(([name, value], i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: a name can repeat (set-cookie); the list is rebuilt whole
+              <div key={i} style={{ display: 'contents' }}>
                 <dt>{name}</dt>
                 <dd>{value}</dd>
               </div>

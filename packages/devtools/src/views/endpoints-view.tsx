@@ -6,7 +6,7 @@ import type {
   EndpointStats,
 } from '@keel/core';
 import { useCallback } from 'react';
-import { formatMs, formatPercent } from '../format';
+import { formatMs, formatPercent, MAX_ROWS, preview } from '../format';
 import { onEvents, useRefresh, useTick } from '../live/refresh';
 import { Sparkline } from './sparkline';
 
@@ -72,6 +72,7 @@ export function EndpointsView({
   for (const [endpoint, state] of Object.entries(adaptive.endpoints))
     row(endpoint).adaptive = state;
   const now = inspector.now();
+  const shown = drawn([...rows.values()]);
 
   if (rows.size === 0) {
     return (
@@ -121,7 +122,7 @@ export function EndpointsView({
             </tr>
           </thead>
           <tbody>
-            {[...rows.values()].map((r) => (
+            {shown.map((r) => (
               <EndpointRow
                 key={r.endpoint}
                 row={r}
@@ -133,8 +134,27 @@ export function EndpointsView({
           </tbody>
         </table>
       </div>
+      {rows.size > shown.length ? (
+        <p className="kdt-muted">
+          … {rows.size - shown.length} quieter endpoints not drawn (open circuits and the busiest
+          come first).
+        </p>
+      ) : null}
     </div>
   );
+}
+
+/**
+ * The rows drawn: all of them up to MAX_ROWS, in intelligence's order; past it (intelligence
+ * keeps up to 2,000 endpoints, one per id in `/items/123`-style paths) the circuits that are not
+ * closed, then the most requested, so a re-render per event stays cheap.
+ */
+function drawn(rows: Row[]): Row[] {
+  if (rows.length <= MAX_ROWS) return rows;
+  const tripped = (r: Row) => (r.circuit !== undefined && r.circuit.state !== 'closed' ? 1 : 0);
+  return rows
+    .sort((a, b) => tripped(b) - tripped(a) || (b.stats?.requests ?? 0) - (a.stats?.requests ?? 0))
+    .slice(0, MAX_ROWS);
 }
 
 function EndpointRow({
@@ -150,10 +170,12 @@ function EndpointRow({
 }) {
   const { stats, circuit, adaptive } = row;
   const latency = stats?.latency;
+  // An endpoint is a pathname: a hostile megabyte-long one is cut like a key's URL.
+  const name = preview(row.endpoint, 1_000);
   return (
-    <tr data-endpoint={row.endpoint}>
+    <tr data-endpoint={name}>
       <th scope="row" className="kdt-mono" style={{ fontWeight: 500 }}>
-        {row.endpoint}
+        {name}
       </th>
       <td className="kdt-num">{stats?.requests ?? 0}</td>
       <td className="kdt-num">{stats ? formatPercent(stats.cacheHits, stats.requests) : '—'}</td>
@@ -162,7 +184,7 @@ function EndpointRow({
       <td className="kdt-num">{latency && latency.samples > 0 ? formatMs(latency.p50) : '—'}</td>
       <td className="kdt-num">{latency && latency.samples > 0 ? formatMs(latency.p95) : '—'}</td>
       <td>
-        <Sparkline values={samples} label={`Recent latencies of ${row.endpoint}`} />
+        <Sparkline values={samples} label={`Recent latencies of ${name}`} />
       </td>
       <td>
         <Circuit circuit={circuit} now={now} />

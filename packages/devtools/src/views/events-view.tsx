@@ -7,7 +7,7 @@ import {
 import { useCallback } from 'react';
 import { describeError, formatClock, preview } from '../format';
 import { useRefresh } from '../live/refresh';
-import { JsonTree } from './json-tree';
+import { Disclosure, JsonTree } from './json-tree';
 
 const TONE = { open: 'ok', connecting: 'warn', closed: 'neutral' } as const;
 
@@ -87,15 +87,18 @@ function Connection({ connection }: { connection: ServerEventsConnectionView }) 
           {[...recent].reverse().map((event, i) => (
             // biome-ignore lint/suspicious/noArrayIndexKey: `received - i` is the event's number among all received, stable while it is listed
             <li key={connection.received - i}>
-              <details>
-                <summary>
-                  <span className="kdt-muted kdt-mono">{formatClock(event.receivedAt)}</span>
-                  <strong className="kdt-mono">{event.event}</strong>
-                  {event.id ? <span className="kdt-muted kdt-mono">#{event.id}</span> : null}
-                  <span className="kdt-mono kdt-muted">{preview(event.data, 80)}</span>
-                </summary>
-                <JsonTree value={event.data} openDepth={2} />
-              </details>
+              <Disclosure
+                summary={
+                  <>
+                    <span className="kdt-muted kdt-mono">{formatClock(event.receivedAt)}</span>
+                    <strong className="kdt-mono">{event.event}</strong>
+                    {event.id ? <span className="kdt-muted kdt-mono">#{event.id}</span> : null}
+                    <span className="kdt-mono kdt-muted">{preview(event.data, 80)}</span>
+                  </>
+                }
+              >
+                {() => <JsonTree value={event.data} openDepth={2} />}
+              </Disclosure>
             </li>
           ))}
         </ul>

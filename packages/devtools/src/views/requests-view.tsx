@@ -1,6 +1,6 @@
 import type { ClientInspector } from '@keel/core';
 import { type CSSProperties, useId, useState } from 'react';
-import { formatMs, keyParts } from '../format';
+import { displayKey, formatMs, keyParts, MAX_ROWS } from '../format';
 import { useRefresh, useTick } from '../live/refresh';
 import {
   type FlightRecord,
@@ -60,11 +60,16 @@ export function RequestsView({
     );
   }
 
-  const oldest = Math.min(...records.map((r) => r.startedAt));
+  // A loop, not Math.min(...): thousands of live flights would overflow the argument list.
+  let oldest = now;
+  let liveCount = 0;
+  for (const record of records) {
+    if (record.startedAt < oldest) oldest = record.startedAt;
+    if (isLive(record)) liveCount++;
+  }
   const span = Math.min(windowMs, Math.max(MIN_SPAN, now - oldest));
   const start = now - span;
-  const shown = [...records].reverse();
-  const liveCount = records.filter(isLive).length;
+  const shown = records.slice(-MAX_ROWS).reverse();
 
   return (
     <div className="kdt-view">
@@ -113,6 +118,9 @@ export function RequestsView({
           <FlightRow key={record.seq} record={record} now={now} start={start} span={span} />
         ))}
       </ul>
+      {records.length > shown.length ? (
+        <p className="kdt-muted">… {records.length - shown.length} older not drawn.</p>
+      ) : null}
     </div>
   );
 }
@@ -169,15 +177,16 @@ function FlightRow({
       <div
         className="kdt-track"
         role="img"
-        aria-label={`${record.key}: ${record.segments.map((s) => s.kind).join(', ') || record.state}`}
+        aria-label={`${displayKey(record.key)}: ${record.segments.map((s) => s.kind).join(', ') || record.state}`}
       >
-        {record.segments.map((segment) => {
+        {record.segments.map((segment, i) => {
           const from = Math.max(segment.from, start);
           const to = segment.to ?? now;
           if (to < start) return null;
           return (
             <span
-              key={segment.from}
+              // biome-ignore lint/suspicious/noArrayIndexKey: segments are only appended; two can start in the same ms
+              key={i}
               className="kdt-seg"
               data-kind={segment.kind}
               data-outcome={segment.outcome}

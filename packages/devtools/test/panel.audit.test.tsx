@@ -1,0 +1,231 @@
+import { createBaseClient, createClient } from '@keel/core';
+import { useQuery } from '@keel/react';
+import { act, render, screen, waitFor, within } from '@testing-library/react';
+import { hydrateRoot, type Root } from 'react-dom/client';
+import { renderToString } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import { KeelDevtools } from '../src/index';
+import {
+  clientFor,
+  debugOf,
+  handWritten,
+  loopback,
+  offlineClient,
+  panel,
+  renderDevtools,
+  settle,
+  showView,
+  view,
+  watchConsoleErrors,
+} from './helpers';
+
+// The panel against a swapped client, repeated opening, a view that throws, clients without
+// features, and the server render.
+
+function Todos() {
+  const { data } = useQuery<string[]>('/todos');
+  return <p data-testid="todos">{data?.join(',') ?? '…'}</p>;
+}
+
+describe('the panel and its client', () => {
+  it('handed another client while open, it records that one and lets go of the first', async () => {
+    const server = await loopback(() => ({ body: { ok: true }, delay: 30 }));
+    const first = clientFor(server);
+    const second = clientFor(server);
+    const idle = debugOf(first).listeners;
+    const { rerender } = render(
+      <KeelDevtools client={first} initialIsOpen initialView="requests" />,
+    );
+    expect(debugOf(first).listeners).toBeGreaterThan(idle);
+    rerender(<KeelDevtools client={second} initialIsOpen initialView="requests" />);
+    await settle();
+    expect(debugOf(first).listeners).toBe(idle);
+
+    await act(() => Promise.all([second.get('/on-second'), first.get('/on-first')]));
+    await settle();
+    expect(within(view()).getByText('/on-second')).toBeTruthy();
+    expect(within(view()).queryByText('/on-first')).toBeNull();
+  });
+
+  it('opened and closed again and again on every view, it holds nothing afterwards', async () => {
+    const server = await loopback(() => ({ body: ['a'] }));
+    const client = clientFor(server, { scheduler: { concurrency: 2 } });
+    renderDevtools(client, { initialIsOpen: false }, <Todos />);
+    await waitFor(() => expect(screen.getByTestId('todos').textContent).toBe('a'));
+    const closed = { ...debugOf(client) };
+    for (let round = 0; round < 3; round++) {
+      for (const name of ['Cache', 'Requests', 'Endpoints', 'Scheduler', 'Live events']) {
+        act(() => screen.getByRole('button', { name: 'keel devtools' }).click());
+        showView(name);
+        await act(() => client.get(`/r${round}`));
+        act(() => within(panel()).getByRole('button', { name: 'Close keel devtools' }).click());
+      }
+    }
+    await settle();
+    const after = debugOf(client);
+    expect(after.listeners).toBe(closed.listeners);
+    expect(after.subscriptions).toBe(closed.subscriptions);
+  }, 30_000);
+
+  it('a view that throws on data it did not foresee says so; the app and the panel go on', () => {
+    const errors = watchConsoleErrors();
+    const client = offlineClient();
+    const hostile = {
+      forEach() {
+        throw new Error('headers exploded');
+      },
+    } as unknown as Headers;
+    client.setCached('GET /hostile', handWritten(1, hostile));
+    render(
+      <>
+        <p>the app</p>
+        <KeelDevtools client={client} initialIsOpen />
+      </>,
+    );
+    selectEntryRaw('/hostile');
+    expect(within(view()).getByRole('alert').textContent).toContain('headers exploded');
+    expect(screen.getByText('the app')).toBeTruthy();
+    showView('Endpoints'); // the other views still work
+    expect(within(view()).getByText('No endpoint seen yet')).toBeTruthy();
+    expect(errors).toHaveBeenCalled();
+  });
+});
+
+describe('clients without features, and no DOM', () => {
+  it('a base client with no feature: every view shows its state after real traffic', async () => {
+    const server = await loopback(({ path }) =>
+      path === '/fail' ? { status: 500, body: { no: 1 } } : { body: { ok: true } },
+    );
+    const client = createBaseClient({ baseURL: server.url, retry: { attempts: 1 } });
+    renderDevtools(client, { initialView: 'requests' });
+    await act(async () => {
+      await client.get('/ok');
+      await client.get('/fail').catch(() => {});
+    });
+    await settle();
+    expect(within(view()).getAllByRole('listitem')).toHaveLength(2);
+    showView('Endpoints');
+    expect(within(view()).getByText('No endpoint seen yet')).toBeTruthy();
+    showView('Scheduler');
+    expect(within(view()).getByText('No scheduler on this client')).toBeTruthy();
+    showView('Live events');
+    expect(within(view()).getByText('No server-event connection')).toBeTruthy();
+    showView('Cache');
+    expect(within(view()).getByRole('button', { name: /\/ok$/ })).toBeTruthy();
+  });
+
+  it('renders on the server, asked open on any view, as its toggle, subscribing to nothing', () => {
+    const client = offlineClient();
+    client.setCached('GET /ssr', handWritten([1]));
+    const idle = { ...debugOf(client) };
+    const closed = renderToString(<KeelDevtools client={client} />);
+    for (const initialView of ['cache', 'requests', 'endpoints', 'scheduler', 'events'] as const) {
+      const html = renderToString(
+        <KeelDevtools client={client} initialIsOpen initialView={initialView} />,
+      );
+      expect(html).toBe(closed);
+    }
+    expect(debugOf(client)).toEqual(idle);
+  });
+
+  it('asked open, server markup hydrates without a mismatch, then the panel opens', async () => {
+    let now = 1_000_000;
+    const clock = {
+      now: () => now,
+      setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms),
+      clearTimeout: (handle: unknown) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+    };
+    const client = createClient({ baseURL: 'http://127.0.0.1:9', clock });
+    client.setCached('GET /ssr', handWritten([1]));
+    const host = document.createElement('div');
+    document.body.append(host);
+    host.innerHTML = renderToString(<KeelDevtools client={client} initialIsOpen />);
+    now += 1_500; // the browser hydrates later: every age differs from the server's
+    const recoverable: unknown[] = [];
+    const errors = watchConsoleErrors();
+    let root!: Root;
+    await act(async () => {
+      root = hydrateRoot(host, <KeelDevtools client={client} initialIsOpen />, {
+        onRecoverableError: (error) => recoverable.push(error),
+      });
+    });
+    try {
+      expect(recoverable).toEqual([]);
+      expect(errors).not.toHaveBeenCalled();
+      expect(within(host).getByRole('region', { name: 'keel devtools' })).toBeTruthy();
+      expect(within(host).getByRole('button', { name: /\/ssr$/ })).toBeTruthy();
+    } finally {
+      act(() => root.unmount());
+      host.remove();
+    }
+  });
+});
+
+describe('props', () => {
+  it('a wrong value is a RangeError naming the prop; a wrong type a TypeError', () => {
+    const client = offlineClient();
+    watchConsoleErrors(); // React reports the render error too
+    const cases: [object, ErrorConstructor, string][] = [
+      [
+        { maxFlights: -1 },
+        RangeError,
+        'keel: KeelDevtools `maxFlights` must be a non-negative integer, got -1',
+      ],
+      [
+        { maxFlights: 1.5 },
+        RangeError,
+        'keel: KeelDevtools `maxFlights` must be a non-negative integer, got 1.5',
+      ],
+      [
+        { maxFlights: Number.NaN },
+        RangeError,
+        'keel: KeelDevtools `maxFlights` must be a non-negative integer, got NaN',
+      ],
+      [
+        { maxFlights: '10' },
+        TypeError,
+        'keel: KeelDevtools `maxFlights` must be a number, got string',
+      ],
+      [
+        { initialView: 'network' },
+        RangeError,
+        "keel: KeelDevtools `initialView` must be one of 'cache', 'requests', 'endpoints', 'scheduler', 'events', got 'network'",
+      ],
+      [
+        { position: 'center' },
+        RangeError,
+        "keel: KeelDevtools `position` must be one of 'bottom-right', 'bottom-left', 'top-right', 'top-left', got 'center'",
+      ],
+      [
+        { theme: 'blue' },
+        RangeError,
+        "keel: KeelDevtools `theme` must be one of 'system', 'light', 'dark', got 'blue'",
+      ],
+    ];
+    for (const [props, type, message] of cases) {
+      const attempt = () => render(<KeelDevtools client={client} {...props} />);
+      expect(attempt).toThrow(type);
+      expect(attempt).toThrow(message);
+    }
+    // Infinity keeps every flight.
+    render(<KeelDevtools client={client} maxFlights={Number.POSITIVE_INFINITY} initialIsOpen />);
+    expect(panel()).toBeTruthy();
+  });
+
+  it('a tag given twice is drawn twice, without React key clashes', () => {
+    const errors = watchConsoleErrors();
+    const client = offlineClient();
+    client.setCached(client.resolve('GET', '/twice', { tags: ['x', 'x'] }), handWritten(1));
+    renderDevtools(client);
+    expect(within(view()).getAllByText('x')).toHaveLength(2);
+    expect(errors).not.toHaveBeenCalled();
+  });
+});
+
+function selectEntryRaw(url: string): void {
+  act(() => {
+    within(view())
+      .getByRole('button', { name: new RegExp(`${url}$`) })
+      .click();
+  });
+}
