@@ -378,6 +378,35 @@ export function createFakeFetch(options: FakeFetchOptions = {}): FakeFetch {
   };
 }
 
+/** What the fake backend answers for one call: after `ms` on the fake clock, with `status`. */
+export interface Answer {
+  ms: number;
+  status?: number;
+  headers?: Record<string, string>;
+}
+
+/**
+ * A Response stand-in whose body is read in microtasks only: a real Response's body stream may
+ * need extra event-loop turns on a loaded machine, which would let the fake clock run ahead of
+ * an attempt's end and make measured latencies depend on the machine.
+ */
+export function quickResponse(
+  status: number,
+  data: unknown,
+  headers?: Record<string, string>,
+): Response {
+  const h = new Headers(headers);
+  h.set('content-type', 'application/json');
+  const body = JSON.stringify(data);
+  return {
+    status,
+    statusText: status === 200 ? 'OK' : 'Error',
+    ok: status >= 200 && status < 300,
+    headers: h,
+    text: async () => body,
+  } as unknown as Response;
+}
+
 /** Wraps a fetch so every call is answered by `handler` (sync or async). */
 export function fetchFrom(handler: FetchHandler): FakeFetch {
   return createFakeFetch({ handler });

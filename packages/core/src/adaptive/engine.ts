@@ -73,12 +73,14 @@ export class AdaptiveEngine {
 
   /**
    * A measured attempt ended: with an outcome it is a sample of `latencyMs`; without one
-   * (cancelled) it only leaves `active`.
+   * (cancelled) it only leaves `active`. A latency that is none (negative: the clock went back;
+   * NaN or Infinity from the injected clock) keeps its outcome and is left out of the latency
+   * ring, as intelligence leaves it out: a made-up 0 ms would pull p95 down.
    */
   ended(endpoint: string, latencyMs: number, outcome: Outcome | undefined): void {
     const profile = this.#profile(endpoint);
     if (profile.active > 0) profile.active--;
-    if (outcome !== undefined) profile.record(Math.max(0, latencyMs), outcome, this.#clock.now());
+    if (outcome !== undefined) profile.record(latencyMs, outcome, this.#clock.now());
   }
 
   /** Adds one sample directly (what `end` does after computing the latency). */
