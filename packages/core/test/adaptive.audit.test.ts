@@ -190,3 +190,68 @@ describe('an injected clock that misbehaves never makes a latency up', () => {
     expect(signals).toMatchObject({ samples: 1, p50: 100, p95: 100, active: 0 });
   });
 });
+
+describe('adaptive profiles stay bounded when endpoints carry ids', () => {
+  it('endpoints left throttled by 429s do not pile up past 2,000; a dropped ceiling is lifted', async () => {
+    const t = setup(
+      {
+        cache: false,
+        retry: false,
+        scheduler: { concurrency: 4 },
+        adaptive: {
+          enabled: true,
+          concurrency: true,
+          rateLimit: true,
+          retry: true,
+          latencyWindow: 4,
+          outcomeWindow: 2,
+          degradeSamples: 1,
+          changeCooldown: 0,
+          highLatencyMs: 500,
+          lowLatencyMs: 100,
+        },
+      },
+      (_n, path) => (path === '/hot' || path === '/warm' ? { ms: 1000 } : { ms: 5, status: 429 }),
+    );
+    // /hot and /warm are slow: their ceilings step down from 4.
+    for (let i = 0; i < 4; i++) {
+      const ps = [1, 2].flatMap((j) => [
+        t.client.get(`/hot?r=${i}&j=${j}`),
+        t.client.get(`/warm?r=${i}&j=${j}`),
+      ]);
+      await t.fake.runAll();
+      await Promise.all(ps);
+    }
+    expect(t.client.adaptive().endpoint('GET', '/hot')!.effective).toBeLessThan(4);
+    const warm = t.client.adaptive().endpoint('GET', '/warm')!.effective;
+    expect(warm).toBeLessThan(4);
+    // Then 3,000 endpoints with ids, each answered 429 twice: a throttled profile each. /warm
+    // is still called now and then; /hot is not.
+    for (let batch = 0; batch < 30; batch++) {
+      const ps: Promise<unknown>[] = [t.client.get(`/warm?batch=${batch}`)];
+      for (let i = 0; i < 100; i++) {
+        const path = `/items/${batch * 100 + i}`;
+        ps.push(
+          t.client.get(`${path}?a`).catch(() => {}),
+          t.client.get(`${path}?b`).catch(() => {}),
+        );
+      }
+      await t.fake.runAll();
+      await Promise.all(ps);
+    }
+    const last = t.client.adaptive().endpoint('GET', '/items/2999')!;
+    expect(last.retryMode).toBe('throttled'); // each of them did have state
+    const kept = Object.keys(t.client.adaptive().snapshot().endpoints).length;
+    expect(kept).toBeLessThanOrEqual(2000);
+    expect(t.client.adaptive().metrics().throttles).toBe(3000); // the totals stay exact
+    // /warm, in use, kept its state; /hot was idle all along: its profile went, and with it the
+    // scheduler's cap.
+    expect(t.client.adaptive().endpoint('GET', '/warm')!.effective).toBeLessThan(4);
+    expect(t.client.adaptive().endpoint('GET', '/hot')).toBeUndefined();
+    const calls = t.fetch.calls.length;
+    const ps = [1, 2, 3, 4].map((i) => t.client.get(`/hot?again=${i}`));
+    expect(t.fetch.calls.length - calls).toBe(4);
+    await t.fake.runAll();
+    await Promise.all(ps);
+  });
+});

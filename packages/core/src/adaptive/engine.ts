@@ -168,20 +168,48 @@ export class AdaptiveEngine {
     if (profile === undefined) {
       profile = new EndpointProfile(endpoint, this.#env);
       this.#profiles.set(endpoint, profile);
-      if (this.#profiles.size > MAX_PROFILES) this.#evictNominal(profile);
-    }
+      if (this.#profiles.size > MAX_PROFILES) this.#evict(profile);
+    } else profile.touched = true;
     return profile;
   }
 
   /**
    * Bounds memory when paths carry ids (`/items/123`): past MAX_PROFILES, the oldest nominal
    * profile (idle, nothing decided away from the defaults, see EndpointProfile.nominal) is
-   * dropped; its decision counters stay in the totals. Profiles with state are never dropped,
-   * so a reduced ceiling or a throttle is never forgotten; the scan is bounded, so the map may
-   * briefly exceed the cap while every profile it looks at has state.
+   * dropped: it decides what a fresh one would. When every profile scanned has state (ids
+   * answered 429 each leave a throttle behind), the oldest idle one not used since the scan
+   * last passed it goes instead ("second chance"), and its ceiling is lifted: state of an
+   * endpoint nobody calls must not pile up forever. Decision counters stay in the totals. The
+   * map exceeds the cap only while more profiles than that have an attempt running.
    */
-  #evictNominal(keep: EndpointProfile): void {
-    const dropped = evictOldest(this.#profiles, (p) => p !== keep && p.nominal, EVICTION_SCAN);
+  #evict(keep: EndpointProfile): void {
+    const profiles = this.#profiles;
+    let dropped = evictOldest(profiles, (p) => p !== keep && p.nominal, EVICTION_SCAN);
+    if (dropped === undefined) {
+      dropped = evictOldest(
+        profiles,
+        (p) => {
+          if (p !== keep && p.active === 0 && !p.touched) return true;
+          p.touched = false;
+          return false;
+        },
+        // Every profile passed over loses its second chance, so one turn finds one (unless
+        // every one has an attempt running).
+        profiles.size + 1,
+      );
+      const configured = this.#env.configured;
+      if (dropped !== undefined && dropped.effective < configured) {
+        this.#env.emit({
+          type: 'ceiling',
+          endpoint: dropped.endpoint,
+          window: dropped.windows,
+          at: this.#clock.now(),
+          from: dropped.effective,
+          to: configured,
+          reason: `profile dropped (idle, past ${MAX_PROFILES} endpoints): ceiling back to ${configured}`,
+        });
+      }
+    }
     if (dropped !== undefined) addCounters(this.#retired, dropped.counters, ADAPTIVE_COUNTERS);
   }
 }

@@ -43,6 +43,8 @@ export class EndpointProfile {
   readonly counters = zeroAdaptiveMetrics();
   /** Requests measured as started and not yet ended. */
   active = 0;
+  /** Set on every use; the engine's eviction scan clears it (a second chance for busy ones). */
+  touched = true;
   /** Windows closed so far. */
   windows = 0;
   effective: number;
