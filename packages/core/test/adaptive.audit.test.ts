@@ -10,6 +10,7 @@ import {
   type Clock,
   createBaseClient,
   createClient,
+  isTimeoutError,
   withAdaptive,
 } from '../src/index';
 import {
@@ -17,6 +18,7 @@ import {
   createFakeFetch,
   createTestClient,
   FakeClock,
+  prng,
   quickResponse,
 } from './helpers';
 
@@ -253,5 +255,167 @@ describe('adaptive profiles stay bounded when endpoints carry ids', () => {
     expect(t.fetch.calls.length - calls).toBe(4);
     await t.fake.runAll();
     await Promise.all(ps);
+  });
+});
+
+describe('only attempts that reached fetch are samples', () => {
+  it('a queued job whose deadline runs out as it gets its slot is no 0 ms error', async () => {
+    const t = setup(
+      { cache: false, scheduler: { concurrency: 1 }, deadline: 100, adaptive: { enabled: true } },
+      () => ({ ms: 1000 }), // nothing answers in time
+    );
+    const started: number[] = [];
+    t.client.on('request-started', (e) => started.push(e.id));
+    const first = t.client.get('/slow?1').catch((e: unknown) => e);
+    const second = t.client.get('/slow?2').catch((e: unknown) => e);
+    await t.fake.advance(100);
+    await Promise.all([first, second]);
+    // The first one's end freed the slot for the second at the instant its own deadline ran
+    // out: it started (request-started) but never reached fetch.
+    expect(started).toHaveLength(2);
+    expect(t.fetch.calls).toHaveLength(1);
+    expect(t.client.adaptive().endpoint('GET', '/slow')!.signals).toMatchObject({
+      samples: 1,
+      p95: 100,
+      errorRatio: 1,
+      active: 0,
+    });
+  });
+});
+
+/** One fetch call as the fake backend saw it, and how it ended. */
+interface Seen {
+  endpoint: string;
+  start: number;
+  delay: number;
+  status: number;
+  end?: 'answered' | 'timeout' | 'deadline' | 'cancelled';
+  endedAt?: number;
+}
+
+/**
+ * A seeded mix of reads and writes on three paths (joins, cache hits, SWR refreshes,
+ * invalidations, cancellations, cancelAll, retries with and without Retry-After, per-attempt
+ * timeouts and deadlines, with and without a scheduler). Every fetch call is watched from the
+ * backend's side; the samples each endpoint holds must be exactly the calls that ended at the
+ * server or at a limit: the engine's count, mean and outcome shares, and intelligence's (answered
+ * calls only).
+ */
+async function sampleScenario(seed: number): Promise<string[]> {
+  const r = prng(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const fake = new FakeClock();
+  const seen: Seen[] = [];
+  const timeout = pick([0, 150]);
+  const retryAfter = r() < 0.5;
+  const fetch = createFakeFetch({
+    handler: (call) => {
+      // Every moment is a multiple of 10 ms and every delay an odd multiple: no ties.
+      const s: Seen = {
+        endpoint: `${call.method} ${new URL(call.url).pathname}`,
+        start: fake.now(),
+        delay: pick([10, 30, 50, 70, 110, 190, 290]),
+        status: pick([200, 200, 200, 404, 429, 503]),
+      };
+      seen.push(s);
+      call.signal?.addEventListener('abort', () => {
+        if (s.end) return;
+        const reason = call.signal!.reason;
+        s.end = isTimeoutError(reason)
+          ? reason.kind === 'deadline'
+            ? 'deadline'
+            : 'timeout'
+          : 'cancelled';
+        s.endedAt = fake.now();
+      });
+      return new Promise<Response>((resolve) => {
+        fake.setTimeout(() => {
+          if (s.end) return;
+          s.end = 'answered';
+          const headers = s.status === 429 && retryAfter ? { 'retry-after': '1' } : undefined;
+          resolve(quickResponse(s.status, {}, headers));
+        }, s.delay);
+      });
+    },
+  });
+  const client = createTestClient({
+    baseURL: 'https://api.test',
+    fetch: fetch.fetch,
+    clock: fake,
+    timeout,
+    deadline: pick([0, 0, 250, 470]),
+    circuitBreaker: { enabled: false },
+    retry: {
+      attempts: pick([1, 2, 3]),
+      baseDelay: 50,
+      jitter: false,
+      respectRetryAfter: retryAfter,
+    },
+    cache:
+      r() < 0.5
+        ? false
+        : { ttl: 100, strategy: pick(['cache-first', 'stale-while-revalidate'] as const) },
+    adaptive: { enabled: true, latencyWindow: 65_536, outcomeWindow: 65_536 },
+    ...(r() < 0.5 ? { scheduler: { concurrency: pick([1, 2, 4]) } } : {}),
+  });
+  const settled: Promise<unknown>[] = [];
+  for (let i = 0; i < 40; i++) {
+    const path = pick(['/p0', '/p1', '/p2']);
+    const url = `${path}${pick(['', '?a', '?b'])}`;
+    const p = r() < 0.15 ? client.post(url, { i }) : client.get(url);
+    settled.push(p.catch(() => {}));
+    if (r() < 0.25) fake.setTimeout(() => p.cancel(), pick([3, 13, 43, 93, 203]));
+    if (r() < 0.2) client.invalidate(path);
+    if (r() < 0.05) client.cancelAll();
+    await fake.advance(pick([0, 10, 20, 60]));
+  }
+  await fake.runAll();
+  await Promise.all(settled);
+
+  const problems: string[] = [];
+  const close = (a: number, b: number) => Math.abs(a - b) < 1e-9;
+  const engine = client.adaptive().snapshot().endpoints;
+  for (const endpoint of new Set(seen.map((s) => s.endpoint))) {
+    const mine = seen.filter((s) => s.endpoint === endpoint);
+    const samples = mine.filter((s) => s.end !== 'cancelled');
+    const latency = (s: Seen) =>
+      s.end === 'timeout' ? timeout : s.end === 'deadline' ? s.endedAt! - s.start : s.delay;
+    const n = samples.length;
+    const signals = engine[endpoint]?.signals;
+    if ((signals?.samples ?? 0) !== n)
+      problems.push(`${endpoint}: ${signals?.samples} samples, not ${n}`);
+    if (signals && n > 0) {
+      const mean = samples.reduce((sum, s) => sum + latency(s), 0) / n;
+      const errors = samples.filter((s) => s.end !== 'answered' || s.status === 503).length;
+      const limited = samples.filter((s) => s.end === 'answered' && s.status === 429).length;
+      if (!close(signals.avg, mean)) problems.push(`${endpoint}: avg ${signals.avg}, not ${mean}`);
+      if (!close(signals.errorRatio, errors / n)) problems.push(`${endpoint}: errorRatio`);
+      if (!close(signals.rateLimitRatio, limited / n)) problems.push(`${endpoint}: rateLimitRatio`);
+    }
+    if (signals && signals.active !== 0) problems.push(`${endpoint}: active ${signals.active}`);
+    const [method, path] = endpoint.split(' ') as [string, string];
+    const answered = mine.filter((s) => s.end === 'answered');
+    const stats = client.intelligence().endpoint(method, path)!;
+    if (stats.latency.samples !== answered.length) {
+      problems.push(`${endpoint}: intelligence ${stats.latency.samples}, not ${answered.length}`);
+    } else if (answered.length > 0) {
+      const mean = answered.reduce((sum, s) => sum + s.delay, 0) / answered.length;
+      if (!close(stats.latency.avg, mean)) problems.push(`${endpoint}: intelligence avg`);
+    }
+  }
+  if (client.intelligence().snapshot().summary.activeRequests !== 0) problems.push('active');
+  if (adaptiveFlights(client) !== 0) problems.push('adaptive flights left');
+  return problems;
+}
+
+describe('samples are exactly the attempts that reached the server or a limit', () => {
+  it('seeded scenarios (SAMPLE_SEEDS=<n> runs more)', async () => {
+    const failures: string[] = [];
+    const count = Number(process.env.SAMPLE_SEEDS ?? 150);
+    for (let seed = 1; seed <= count && failures.length < 5; seed++) {
+      const problems = await sampleScenario(seed);
+      if (problems.length > 0) failures.push(`seed ${seed}: ${problems.join('; ')}`);
+    }
+    expect(failures).toEqual([]);
   });
 });

@@ -114,6 +114,18 @@ export function settle<T>(promise: Promise<T>): Promise<PromiseState<T>> {
   );
 }
 
+/** mulberry32: a small seeded PRNG, so a failing scenario replays from its seed. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 // ── clock ───────────────────────────────────────────────────────────────────────────────────
 
 interface FakeTimer {

@@ -19,6 +19,8 @@ interface Watched {
   measuring: boolean;
   /** When the attempt being measured started (whatever the injected clock said, NaN included). */
   startedAt: number;
+  /** The tracker's attempts then: unchanged at the end means no attempt reached fetch. */
+  attempts: number;
   /** The classified error of the last failed attempt (from `retry`), for `request-delayed`. */
   lastOutcome: Outcome | undefined;
 }
@@ -94,6 +96,7 @@ export class AdaptiveObserver {
       id: -1,
       measuring: false,
       startedAt: 0,
+      attempts: 0,
       lastOutcome: undefined,
     };
     this.#byTracker.set(e.tracker, w);
@@ -171,13 +174,21 @@ export class AdaptiveObserver {
     if (!w.measuring) this.#engine.started(w.endpoint);
     w.measuring = true;
     w.startedAt = at;
+    w.attempts = w.tracker.attempts;
   }
 
-  /** Ends the attempt being measured, if any; `undefined` outcome = no sample. */
+  /**
+   * Ends the attempt being measured, if any; `undefined` outcome = no sample. A job whose
+   * deadline ran out at the very moment it got its slot never called fetch: no sample either.
+   */
   #end(w: Watched, outcome: Outcome | undefined, now: number): void {
     if (!w.measuring) return;
     w.measuring = false;
-    this.#engine.ended(w.endpoint, now - w.startedAt, outcome);
+    this.#engine.ended(
+      w.endpoint,
+      now - w.startedAt,
+      w.tracker.attempts === w.attempts ? undefined : outcome,
+    );
   }
 
   /** The flight ended: its attempt being measured ends with `outcome`, and it is forgotten. */
