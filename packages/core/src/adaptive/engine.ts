@@ -45,6 +45,8 @@ export class AdaptiveEngine {
   readonly #profiles = new Map<string, EndpointProfile>();
   /** Decision counters of profiles dropped past MAX_PROFILES, so `metrics()` stays exact. */
   #retired = zeroAdaptiveMetrics();
+  /** Profiles created so far: a profile's age is how many were created since it was used. */
+  #created = 0;
 
   constructor(init: AdaptiveEngineInit) {
     this.options = init.options;
@@ -167,35 +169,44 @@ export class AdaptiveEngine {
     let profile = this.#profiles.get(endpoint);
     if (profile === undefined) {
       profile = new EndpointProfile(endpoint, this.#env);
+      this.#created++;
       this.#profiles.set(endpoint, profile);
-      if (this.#profiles.size > MAX_PROFILES) this.#evict(profile);
-    } else profile.touched = true;
+      // Two at most: a map that went over the cap (a burst of running attempts) shrinks back.
+      for (let i = 0; i < 2 && this.#profiles.size > MAX_PROFILES; i++) {
+        if (!this.#evict(profile)) break;
+      }
+    }
+    profile.seen = this.#created;
     return profile;
   }
 
   /**
    * Bounds memory when paths carry ids (`/items/123`): past MAX_PROFILES, the oldest nominal
    * profile (idle, nothing decided away from the defaults, see EndpointProfile.nominal) is
-   * dropped: it decides what a fresh one would. When every profile scanned has state (ids
-   * answered 429 each leave a throttle behind), the oldest idle one not used since the scan
-   * last passed it goes instead ("second chance"), and its ceiling is lifted: state of an
-   * endpoint nobody calls must not pile up forever. Decision counters stay in the totals. The
-   * map exceeds the cap only while more profiles than that have an attempt running.
+   * dropped: it decides what a fresh one would. When none of the oldest is nominal but some are
+   * idle (ids answered 429 each leave a throttle behind), an idle one not used while
+   * MAX_PROFILES others were created goes instead, and its ceiling is lifted: state of an
+   * endpoint nobody calls must not pile up forever. Decision counters stay in the totals. Both
+   * scans are bounded (a burst of attempts on new endpoints must not cost O(n) each), so the map
+   * may exceed the cap for a while (by the profiles with an attempt running, or too young).
    */
-  #evict(keep: EndpointProfile): void {
+  #evict(keep: EndpointProfile): boolean {
     const profiles = this.#profiles;
-    let dropped = evictOldest(profiles, (p) => p !== keep && p.nominal, EVICTION_SCAN);
-    if (dropped === undefined) {
+    let idle = false;
+    let dropped = evictOldest(
+      profiles,
+      (p) => {
+        if (p !== keep && p.active === 0) idle = true;
+        return p !== keep && p.nominal;
+      },
+      EVICTION_SCAN,
+    );
+    if (dropped === undefined && idle) {
+      const before = this.#created - MAX_PROFILES;
       dropped = evictOldest(
         profiles,
-        (p) => {
-          if (p !== keep && p.active === 0 && !p.touched) return true;
-          p.touched = false;
-          return false;
-        },
-        // Every profile passed over loses its second chance, so one turn finds one (unless
-        // every one has an attempt running).
-        profiles.size + 1,
+        (p) => p !== keep && p.active === 0 && p.seen < before,
+        EVICTION_SCAN,
       );
       const configured = this.#env.configured;
       if (dropped !== undefined && dropped.effective < configured) {
@@ -206,14 +217,16 @@ export class AdaptiveEngine {
           at: this.#clock.now(),
           from: dropped.effective,
           to: configured,
-          reason: `profile dropped (idle, past ${MAX_PROFILES} endpoints): ceiling back to ${configured}`,
+          reason: `unused while ${MAX_PROFILES} other endpoints came: profile dropped, ceiling back to ${configured}`,
         });
       }
     }
-    if (dropped !== undefined) addCounters(this.#retired, dropped.counters, ADAPTIVE_COUNTERS);
+    if (dropped === undefined) return false;
+    addCounters(this.#retired, dropped.counters, ADAPTIVE_COUNTERS);
+    return true;
   }
 }
 
-/** Profiles kept at most while some are nominal (see #evictNominal). */
+/** Profiles kept at most while some can go (see #evict). */
 export const MAX_PROFILES = 2000;
 const EVICTION_SCAN = 64;
