@@ -15,6 +15,7 @@ export default defineConfig({
       'test/scheduler.circuit.test.ts',
       'test/adaptive.test.ts',
       'test/adaptive-timeout.test.ts',
+      'test/adaptive.audit.test.ts',
       'test/deadline.test.ts',
       'test/leaks.test.ts',
       'test/resilience.audit.test.ts',

@@ -7,19 +7,14 @@ import {
   type EndpointAdaptiveState,
 } from '../src/index';
 import {
+  type Answer,
   createFakeFetch,
   createTestClient,
   FakeClock,
+  quickResponse,
   type RecordedEvent,
   recordEvents,
 } from './helpers';
-
-/** What the fake backend answers for one call: after `ms` on the fake clock, with `status`. */
-interface Answer {
-  ms: number;
-  status?: number;
-  headers?: Record<string, string>;
-}
 
 /**
  * A client on a FakeClock whose fetch answers each call after a delay the test controls, per
@@ -59,24 +54,6 @@ function setup(
     },
   });
   return { client, clock, fake };
-}
-
-/**
- * A Response stand-in whose body is read in microtasks only: a real Response's body stream may
- * need extra event-loop turns on a loaded machine, which would let the fake clock run ahead of
- * an attempt's end and make measured latencies depend on the machine.
- */
-function quickResponse(status: number, data: unknown, headers?: Record<string, string>): Response {
-  const h = new Headers(headers);
-  h.set('content-type', 'application/json');
-  const body = JSON.stringify(data);
-  return {
-    status,
-    statusText: status === 200 ? 'OK' : 'Error',
-    ok: status >= 200 && status < 300,
-    headers: h,
-    text: async () => body,
-  } as unknown as Response;
 }
 
 /** `workers` callers looping on GET path?i=n until halted; failures are swallowed. */

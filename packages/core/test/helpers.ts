@@ -114,6 +114,18 @@ export function settle<T>(promise: Promise<T>): Promise<PromiseState<T>> {
   );
 }
 
+/** mulberry32: a small seeded PRNG, so a failing scenario replays from its seed. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 // ── clock ───────────────────────────────────────────────────────────────────────────────────
 
 interface FakeTimer {
@@ -376,6 +388,35 @@ export function createFakeFetch(options: FakeFetchOptions = {}): FakeFetch {
       return new Promise((resolve) => waiters.push({ n, resolve }));
     },
   };
+}
+
+/** What the fake backend answers for one call: after `ms` on the fake clock, with `status`. */
+export interface Answer {
+  ms: number;
+  status?: number;
+  headers?: Record<string, string>;
+}
+
+/**
+ * A Response stand-in whose body is read in microtasks only: a real Response's body stream may
+ * need extra event-loop turns on a loaded machine, which would let the fake clock run ahead of
+ * an attempt's end and make measured latencies depend on the machine.
+ */
+export function quickResponse(
+  status: number,
+  data: unknown,
+  headers?: Record<string, string>,
+): Response {
+  const h = new Headers(headers);
+  h.set('content-type', 'application/json');
+  const body = JSON.stringify(data);
+  return {
+    status,
+    statusText: status === 200 ? 'OK' : 'Error',
+    ok: status >= 200 && status < 300,
+    headers: h,
+    text: async () => body,
+  } as unknown as Response;
 }
 
 /** Wraps a fetch so every call is answered by `handler` (sync or async). */

@@ -25,21 +25,10 @@ import {
   FAKE_EPOCH,
   FakeClock,
   jsonResponse,
+  prng,
   recordEvents,
   track,
 } from './helpers';
-
-/** mulberry32: a small seeded PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PATHS = ['/a', '/a?x=1', '/b', '/c', '/d?q=2'];
 const GROUPS = ['g1', 'g2'];

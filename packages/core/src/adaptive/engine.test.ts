@@ -473,4 +473,26 @@ describe('bounded profiles (paths with ids)', () => {
     s.engine.reset();
     expect(s.engine.metrics().decisions).toBe(0);
   });
+
+  it('drops profiles with state too once unused while MAX_PROFILES others came, lifting a ceiling', () => {
+    const s = scripted({ rateLimit: true, retry: true });
+    s.play(B, 'SSS'); // reduced to 3, then never used again
+    const busy = 'GET /search';
+    s.play(busy, 'SSS'); // reduced too, and used now and then below
+    for (let i = 0; i < MAX_PROFILES * 3; i++) {
+      s.play(`GET /items/${i}`, 'R'); // every id is left throttled
+      if (i % 500 === 0) s.play(busy, 'S');
+    }
+    expect(Object.keys(s.engine.snapshot().endpoints).length).toBeLessThanOrEqual(
+      MAX_PROFILES + 64,
+    );
+    expect(s.engine.state(B)).toBeUndefined();
+    expect(s.engine.reducedEndpoints()).toEqual([busy]);
+    // B's cap goes with it: a decision back to the configured ceiling, for the client to apply.
+    expect(s.log.filter((d) => d.endpoint === B && d.type === 'ceiling').at(-1)).toMatchObject({
+      from: 3,
+      to: 4,
+    });
+    expect(s.engine.metrics().throttles).toBe(MAX_PROFILES * 3);
+  });
 });

@@ -45,6 +45,8 @@ export class AdaptiveEngine {
   readonly #profiles = new Map<string, EndpointProfile>();
   /** Decision counters of profiles dropped past MAX_PROFILES, so `metrics()` stays exact. */
   #retired = zeroAdaptiveMetrics();
+  /** Profiles created so far: a profile's age is how many were created since it was used. */
+  #created = 0;
 
   constructor(init: AdaptiveEngineInit) {
     this.options = init.options;
@@ -73,12 +75,14 @@ export class AdaptiveEngine {
 
   /**
    * A measured attempt ended: with an outcome it is a sample of `latencyMs`; without one
-   * (cancelled) it only leaves `active`.
+   * (cancelled) it only leaves `active`. A latency that is none (negative: the clock went back;
+   * NaN or Infinity from the injected clock) keeps its outcome and is left out of the latency
+   * ring, as intelligence leaves it out: a made-up 0 ms would pull p95 down.
    */
   ended(endpoint: string, latencyMs: number, outcome: Outcome | undefined): void {
     const profile = this.#profile(endpoint);
     if (profile.active > 0) profile.active--;
-    if (outcome !== undefined) profile.record(Math.max(0, latencyMs), outcome, this.#clock.now());
+    if (outcome !== undefined) profile.record(latencyMs, outcome, this.#clock.now());
   }
 
   /** Adds one sample directly (what `end` does after computing the latency). */
@@ -165,25 +169,64 @@ export class AdaptiveEngine {
     let profile = this.#profiles.get(endpoint);
     if (profile === undefined) {
       profile = new EndpointProfile(endpoint, this.#env);
+      this.#created++;
       this.#profiles.set(endpoint, profile);
-      if (this.#profiles.size > MAX_PROFILES) this.#evictNominal(profile);
+      // Two at most: a map that went over the cap (a burst of running attempts) shrinks back.
+      for (let i = 0; i < 2 && this.#profiles.size > MAX_PROFILES; i++) {
+        if (!this.#evict(profile)) break;
+      }
     }
+    profile.seen = this.#created;
     return profile;
   }
 
   /**
    * Bounds memory when paths carry ids (`/items/123`): past MAX_PROFILES, the oldest nominal
    * profile (idle, nothing decided away from the defaults, see EndpointProfile.nominal) is
-   * dropped; its decision counters stay in the totals. Profiles with state are never dropped,
-   * so a reduced ceiling or a throttle is never forgotten; the scan is bounded, so the map may
-   * briefly exceed the cap while every profile it looks at has state.
+   * dropped: it decides what a fresh one would. When none of the oldest is nominal but some are
+   * idle (ids answered 429 each leave a throttle behind), an idle one not used while
+   * MAX_PROFILES others were created goes instead, and its ceiling is lifted: state of an
+   * endpoint nobody calls must not pile up forever. Decision counters stay in the totals. Both
+   * scans are bounded (a burst of attempts on new endpoints must not cost O(n) each), so the map
+   * may exceed the cap for a while (by the profiles with an attempt running, or too young).
    */
-  #evictNominal(keep: EndpointProfile): void {
-    const dropped = evictOldest(this.#profiles, (p) => p !== keep && p.nominal, EVICTION_SCAN);
-    if (dropped !== undefined) addCounters(this.#retired, dropped.counters, ADAPTIVE_COUNTERS);
+  #evict(keep: EndpointProfile): boolean {
+    const profiles = this.#profiles;
+    let idle = false;
+    let dropped = evictOldest(
+      profiles,
+      (p) => {
+        if (p !== keep && p.active === 0) idle = true;
+        return p !== keep && p.nominal;
+      },
+      EVICTION_SCAN,
+    );
+    if (dropped === undefined && idle) {
+      const before = this.#created - MAX_PROFILES;
+      dropped = evictOldest(
+        profiles,
+        (p) => p !== keep && p.active === 0 && p.seen < before,
+        EVICTION_SCAN,
+      );
+      const configured = this.#env.configured;
+      if (dropped !== undefined && dropped.effective < configured) {
+        this.#env.emit({
+          type: 'ceiling',
+          endpoint: dropped.endpoint,
+          window: dropped.windows,
+          at: this.#clock.now(),
+          from: dropped.effective,
+          to: configured,
+          reason: `unused while ${MAX_PROFILES} other endpoints came: profile dropped, ceiling back to ${configured}`,
+        });
+      }
+    }
+    if (dropped === undefined) return false;
+    addCounters(this.#retired, dropped.counters, ADAPTIVE_COUNTERS);
+    return true;
   }
 }
 
-/** Profiles kept at most while some are nominal (see #evictNominal). */
+/** Profiles kept at most while some can go (see #evict). */
 export const MAX_PROFILES = 2000;
 const EVICTION_SCAN = 64;

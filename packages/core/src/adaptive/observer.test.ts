@@ -10,6 +10,12 @@ import { resolveAdaptiveOptions } from './options';
 const EP = 'GET /a';
 const URL_A = 'https://api.test/a';
 
+/** Counts the attempt that a terminal event ends, as the client's tracker does. */
+const attempted = (tracker: Tracker): true => {
+  tracker.attempt();
+  return true;
+};
+
 /** An engine with 2-sample windows, its observer on a bare emitter, and event helpers. */
 function harness(scheduled: boolean) {
   let now = 0;
@@ -54,7 +60,9 @@ function harness(scheduled: boolean) {
     delayed: (id: number, reason: 'backoff' | 'rate-limit' = 'backoff') =>
       events.emit('request-delayed', { ...base(id), reason, delay: 100 }),
     rejected: (id: number) => events.emit('request-rejected', { ...base(id), reason: 'cancelled' }),
+    // The terminal helpers end an attempt the client made: its tracker counted it (attempt()).
     retry: (tracker: Tracker, error: unknown, delay = 0) =>
+      attempted(tracker) &&
       events.emit('retry', {
         key: tracker.key,
         tracker,
@@ -65,13 +73,16 @@ function harness(scheduled: boolean) {
         endpoint: EP,
       }),
     success: (tracker: Tracker) =>
+      attempted(tracker) &&
       events.emit('success', {
         key: tracker.key,
         tracker,
         response: { data: null, status: 200, statusText: 'OK', headers: new Headers() },
         endpoint: EP,
       }),
-    error: (tracker: Tracker, error: unknown) =>
+    /** `made: false`: the flight ended before its attempt reached fetch. */
+    error: (tracker: Tracker, error: unknown, made = true) =>
+      (!made || attempted(tracker)) &&
       events.emit('error', { key: tracker.key, tracker, error, endpoint: EP }),
     cancel: (tracker: Tracker, final: boolean, key = tracker.key) =>
       events.emit('cancel', { key, tracker, endpoint: EP, final }),
@@ -192,6 +203,18 @@ describe('AdaptiveObserver, scheduler mode', () => {
     expect(h.samples).toEqual([]);
     expect(h.observer.size).toBe(0);
     expect(h.engine.state(EP)!.signals.active).toBe(0);
+  });
+
+  it('a job whose deadline ends it as it gets its slot, before fetch, is no sample', () => {
+    const h = harness(true);
+    const t = h.request();
+    h.queued(5);
+    h.at(470);
+    h.started(5); // the slot is given at the very moment the deadline timer fires
+    h.error(t, errorOf.timeout(470), false);
+    expect(h.samples).toEqual([]);
+    expect(h.engine.state(EP)!.signals.active).toBe(0);
+    expect(h.observer.size).toBe(0);
   });
 
   it('a job refused by the circuit before it started is no sample', () => {

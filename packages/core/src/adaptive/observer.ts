@@ -15,8 +15,12 @@ interface Watched {
   readonly tracker: Tracker;
   /** The scheduler job id (the flight id), bound at its first `request-queued`; -1 before. */
   id: number;
-  /** When the attempt being measured started; NaN while no attempt is measured. */
+  /** An attempt is being measured (it counts in the engine's `active`). */
+  measuring: boolean;
+  /** When the attempt being measured started (whatever the injected clock said, NaN included). */
   startedAt: number;
+  /** The tracker's attempts then: unchanged at the end means no attempt reached fetch. */
+  attempts: number;
   /** The classified error of the last failed attempt (from `retry`), for `request-delayed`. */
   lastOutcome: Outcome | undefined;
 }
@@ -90,7 +94,9 @@ export class AdaptiveObserver {
       key: e.key,
       tracker: e.tracker,
       id: -1,
-      startedAt: Number.NaN,
+      measuring: false,
+      startedAt: 0,
+      attempts: 0,
       lastOutcome: undefined,
     };
     this.#byTracker.set(e.tracker, w);
@@ -165,16 +171,24 @@ export class AdaptiveObserver {
   // ── measurement ─────────────────────────────────────────────────────────────────────────────
 
   #begin(w: Watched, at: number): void {
-    if (Number.isNaN(w.startedAt)) this.#engine.started(w.endpoint);
+    if (!w.measuring) this.#engine.started(w.endpoint);
+    w.measuring = true;
     w.startedAt = at;
+    w.attempts = w.tracker.attempts;
   }
 
-  /** Ends the attempt being measured, if any; `undefined` outcome = no sample. */
+  /**
+   * Ends the attempt being measured, if any; `undefined` outcome = no sample. A job whose
+   * deadline ran out at the very moment it got its slot never called fetch: no sample either.
+   */
   #end(w: Watched, outcome: Outcome | undefined, now: number): void {
-    if (Number.isNaN(w.startedAt)) return;
-    const latency = now - w.startedAt;
-    w.startedAt = Number.NaN;
-    this.#engine.ended(w.endpoint, latency, outcome);
+    if (!w.measuring) return;
+    w.measuring = false;
+    this.#engine.ended(
+      w.endpoint,
+      now - w.startedAt,
+      w.tracker.attempts === w.attempts ? undefined : outcome,
+    );
   }
 
   /** The flight ended: its attempt being measured ends with `outcome`, and it is forgotten. */

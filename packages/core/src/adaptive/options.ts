@@ -58,6 +58,8 @@ export const ADAPTIVE_DEFAULTS: Readonly<ResolvedAdaptiveOptions> = /* @__PURE__
 /** Smallest rings allowed (README "Adaptive engine"): p95 needs a few samples; a share needs two. */
 export const MIN_LATENCY_WINDOW = 4;
 export const MIN_OUTCOME_WINDOW = 2;
+/** Largest ring: a window is a typed array per endpoint, sorted on each read (so not 2^40). */
+export const MAX_WINDOW = 65536;
 
 /**
  * How each numeric field is checked, in the order the fields are documented (the first bad one
@@ -105,8 +107,12 @@ export function resolveAdaptiveOptions(
     const value = r[key as keyof ResolvedAdaptiveOptions];
     const rule = NUMERIC[key];
     if (rule === undefined) checkBoolean(name, value);
-    else if (typeof rule === 'number') checkInteger(name, value, rule);
-    else if (rule === 'ms' || rule === 'timer') {
+    else if (typeof rule === 'number') {
+      checkInteger(name, value, rule);
+      if (key.endsWith('Window') && (value as number) > MAX_WINDOW) {
+        throw rangeError(name, `an integer from ${rule} to ${MAX_WINDOW}`, value);
+      }
+    } else if (rule === 'ms' || rule === 'timer') {
       checkMs(name, value, rule === 'ms' ? Number.MAX_VALUE : MAX_TIMER_MS);
     } else if (rule === 'ratio') {
       checkNumber(name, value, 'a ratio from 0 to 1', (n) => n >= 0 && n <= 1);

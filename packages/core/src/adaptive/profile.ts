@@ -43,6 +43,8 @@ export class EndpointProfile {
   readonly counters = zeroAdaptiveMetrics();
   /** Requests measured as started and not yet ended. */
   active = 0;
+  /** The engine's count of created profiles when this one was last used (see its #evict). */
+  seen = 0;
   /** Windows closed so far. */
   windows = 0;
   effective: number;

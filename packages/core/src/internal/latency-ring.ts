@@ -39,9 +39,12 @@ export class LatencyRing {
     this.capacity = capacity;
   }
 
-  /** Adds a sample; no-op for what is not a latency (none measured, NaN, a clock gone back). */
+  /**
+   * Adds a sample; no-op for what is not a latency (none measured, NaN, a clock gone back, or
+   * an Infinity from an injected clock: one would pin p95 and the average for a whole window).
+   */
   record(ms: number | undefined): void {
-    if (ms === undefined || !(ms >= 0)) return;
+    if (ms === undefined || !(ms >= 0 && ms < Number.POSITIVE_INFINITY)) return;
     const values = (this.values ??= new Float64Array(this.capacity));
     values[this.next] = ms;
     this.next = this.next + 1 === this.capacity ? 0 : this.next + 1;

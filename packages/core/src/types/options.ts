@@ -540,12 +540,13 @@ export interface AdaptiveOptions {
    */
   swrLatencyMs?: number;
   /**
-   * Latencies kept per endpoint for p95; an integer >= 4.
+   * Latencies kept per endpoint for p95; an integer from 4 to 65536.
    * @default 64
    */
   latencyWindow?: number;
   /**
-   * Samples per window: a window closes, and is judged, every this many; an integer >= 2.
+   * Samples per window: a window closes, and is judged, every this many; an integer from 2 to
+   * 65536.
    * @default 32
    */
   outcomeWindow?: number;
