@@ -1,7 +1,7 @@
 import type { Priority } from '../types/options';
 import type { Entry } from './entry';
 import type { JobClass } from './job-class';
-import { QueueHeap } from './lane-queue';
+import { type LaneQueue, QueueHeap } from './lane-queue';
 
 const NAMES: readonly Priority[] = ['high', 'normal', 'low'];
 /** Weighted round-robin: each round serves up to 4 high, then 2 normal, then 1 low. */
@@ -15,9 +15,11 @@ const SINGLE: readonly number[] = [1];
  * top is dropped from the heap (lazily) and `readmit` puts it back when it unblocks.
  *
  * Cursor rule: the lane under the cursor serves while it has credit (its weight) and a runnable
- * job; an exhausted or empty lane passes the cursor on, and the next lane starts with full
- * credit. The cursor moves only when a job is taken, so a scan that finds nothing changes
- * nothing.
+ * job; an exhausted lane passes the cursor on, and the next lane starts with full credit. An
+ * empty lane passes it on only to a lane that competes with another: a job taken while no other
+ * lane has a runnable one leaves the cursor where it was (a normal job that starts alone does
+ * not spend the turn that high jobs arriving next are owed). The cursor moves only when a job
+ * is taken, so a scan that finds nothing changes nothing.
  */
 export class Lanes {
   /** Queued jobs per lane (blocked ones included). */
@@ -108,19 +110,26 @@ export class Lanes {
 
   /** The next job by the weighted round-robin, taken out of its lane; undefined if none can run. */
   next(): Entry | undefined {
+    const n = this.#weights.length;
     const cursor = this.#cursor;
-    const credit = this.#credit;
-    for (let tries = 0; tries < this.#weights.length; tries++) {
-      const entry = this.#take(this.#cursor);
-      if (entry !== undefined) {
-        if (--this.#credit === 0) this.#advance();
-        return entry;
+    let lane = cursor;
+    if (this.#top(cursor) === undefined) {
+      // The cursor's lane has nothing to run: the next lane that has takes this turn, and the
+      // cursor passes to it only when the lane after it competes (a lone job moves nothing).
+      lane = -1;
+      for (let k = 1; k < n && lane < 0; k++) {
+        if (this.#top((cursor + k) % n) !== undefined) lane = (cursor + k) % n;
       }
-      this.#advance();
+      if (lane < 0) return undefined;
+      if (lane !== (cursor + 1) % n || this.#top((cursor + 2) % n) === undefined) {
+        return this.#take(lane);
+      }
+      this.#cursor = lane;
+      this.#credit = this.#weights[lane]!;
     }
-    this.#cursor = cursor;
-    this.#credit = credit;
-    return undefined;
+    const entry = this.#take(lane);
+    if (--this.#credit === 0) this.#advance();
+    return entry;
   }
 
   /** The cursor state, to undo a `next()` whose job could not start (rate budget). */
@@ -138,18 +147,20 @@ export class Lanes {
     this.#credit = this.#weights[this.#cursor]!;
   }
 
-  #take(lane: number): Entry | undefined {
+  /** The lane's runnable class queue with the earliest job (blocked ones leave the heap). */
+  #top(lane: number): LaneQueue | undefined {
     const heap = this.#heaps[lane]!;
     for (;;) {
       const q = heap.peek();
-      if (q === undefined) return undefined;
-      if (q.cls.blocked) {
-        heap.removeAt(0);
-        continue;
-      }
-      const entry = q.head!;
-      this.remove(entry);
-      return entry;
+      if (q === undefined || !q.cls.blocked) return q;
+      heap.removeAt(0);
     }
+  }
+
+  /** Takes the earliest runnable job of a lane that has one (#top found it). */
+  #take(lane: number): Entry {
+    const entry = this.#heaps[lane]!.peek()!.head!;
+    this.remove(entry);
+    return entry;
   }
 }
