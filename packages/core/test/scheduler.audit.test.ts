@@ -3,10 +3,19 @@
  * start alone, rate-budget waits, pre-start circuit refusals, transparent-mode stats, re-entrant
  * listeners, bad arguments and state left behind.
  */
-import { describe, expect, it } from 'vitest';
-import { CancelledError, HttpError } from '../src/index';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CancelledError, createClient, HttpError } from '../src/index';
 import { debugOf, jsonResponse, settle } from './helpers';
 import { answer, answerAll, calls, schedulerClient } from './scheduler.helpers';
+
+/** Nothing running, queued or parked, no timer left, and the given end counts. */
+function expectDrained(
+  t: ReturnType<typeof schedulerClient>,
+  ends: { completed?: number; rejected?: number },
+) {
+  expect(t.client.scheduler().stats()).toMatchObject({ active: 0, queued: 0, delayed: 0, ...ends });
+  expect(t.clock.live).toBe(0);
+}
 
 /** Answers one call at a time (concurrency 1) until `total` calls were made and answered. */
 async function drainOrder(t: ReturnType<typeof schedulerClient>, total: number) {
@@ -55,6 +64,154 @@ describe('scheduler audit: lane order around a job that started alone', () => {
   });
 });
 
+describe('scheduler audit: rate budget', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('every job that has a free slot but no budget is parked (delayed), not queued', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const starts: number[] = [];
+    const client = createClient({
+      baseURL: 'https://api.test',
+      cache: { enabled: false },
+      fetch: async () => jsonResponse({}),
+      scheduler: { concurrency: 8, rateLimit: { requests: 2, interval: 1000 } },
+    });
+    client.on('request-started', () => starts.push(Date.now()));
+    const delayed: string[] = [];
+    client.on('request-delayed', (e) => delayed.push(`${e.reason} ${e.delay}`));
+    const all = Array.from({ length: 5 }, (_, i) => client.get(`/rl/${i}`));
+    expect(client.scheduler().stats()).toMatchObject({ active: 2, queued: 0, delayed: 3 });
+    expect(delayed).toEqual(['rate-limit 1000', 'rate-limit 1000', 'rate-limit 1000']);
+    await vi.advanceTimersByTimeAsync(5000);
+    await Promise.all(all);
+    const t0 = starts[0]!;
+    expect(starts.map((s) => s - t0)).toEqual([0, 0, 1000, 1000, 2000]);
+    expect(client.scheduler().stats()).toMatchObject({
+      active: 0,
+      queued: 0,
+      delayed: 0,
+      completed: 5,
+    });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('parks at most as many jobs as there are free slots; the rest stay queued in order', async () => {
+    const t = schedulerClient({ concurrency: 3, rateLimit: { requests: 1, interval: 100 } });
+    for (let i = 0; i < 6; i++) t.client.get(`/r/${i}`);
+    // One started, two free slots: two parked for budget, three queued behind them.
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, delayed: 2, queued: 3 });
+    for (let i = 0; i < 8; i++) {
+      await t.clock.advance(100);
+      await answerAll(t);
+    }
+    expect(calls(t)).toEqual(['/r/0', '/r/1', '/r/2', '/r/3', '/r/4', '/r/5']);
+    expect(t.client.scheduler().stats()).toMatchObject({ completed: 6, delayed: 0, queued: 0 });
+    expect(t.clock.live).toBe(0);
+  });
+
+  it('cancelling every job parked for budget clears the budget timer', async () => {
+    const t = schedulerClient({ concurrency: 4, rateLimit: { requests: 1, interval: 1000 } });
+    const first = t.client.get('/r/0');
+    const parked = [1, 2, 3].map((i) => t.client.get(`/r/${i}`));
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, delayed: 3 });
+    for (const p of parked) p.cancel();
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, delayed: 0, rejected: 3 });
+    await answer(t);
+    await first;
+    expect(t.clock.live).toBe(0);
+  });
+
+  it('jobs back from a rate wait keep lane order and FIFO, ahead of jobs that came later', async () => {
+    const t = schedulerClient({
+      concurrency: 4,
+      priority: true,
+      rateLimit: { requests: 1, interval: 100 },
+    });
+    t.client.get('/first', { priority: 'low' });
+    for (let i = 0; i < 3; i++) t.client.get(`/l/${i}`, { priority: 'low' });
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, delayed: 3, queued: 0 });
+    // Arrive while those wait: high ones go first by lane order, yet the low ones keep FIFO.
+    for (let i = 0; i < 2; i++) t.client.get(`/h/${i}`, { priority: 'high' });
+    t.client.get('/l/3', { priority: 'low' });
+    for (let i = 0; i < 10; i++) {
+      await t.clock.advance(100);
+      await answerAll(t);
+    }
+    expect(calls(t)).toEqual(['/first', '/h/0', '/h/1', '/l/0', '/l/1', '/l/2', '/l/3']);
+    const back = t.of('request-queued').filter((e) => /\/l\/[0-2]$/.test(e.url));
+    // First queued with their lane places, then back from the wait at the head, in order.
+    expect(back.slice(0, 6).map((e) => e.position)).toEqual([1, 1, 1, 1, 2, 3]);
+    expect(t.clock.live).toBe(0);
+  });
+
+  it('a request-scheduled listener that cancels another job back from the same wait', async () => {
+    const t = schedulerClient({ concurrency: 4, rateLimit: { requests: 1, interval: 100 } });
+    const first = t.client.get('/r/0');
+    const a = t.client.get('/r/1');
+    const b = t.client.get('/r/2');
+    const c = t.client.get('/r/3');
+    t.client.on('request-scheduled', (e) => {
+      if (e.url.endsWith('/r/1')) b.cancel();
+    });
+    await answer(t);
+    await t.clock.advance(100);
+    expect((await settle(b)).state).toBe('rejected');
+    expect(calls(t)).toEqual(['/r/0', '/r/1']);
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, delayed: 1, rejected: 1 });
+    await answerAll(t);
+    await t.clock.advance(100);
+    await answerAll(t);
+    await Promise.all([first, a, c]);
+    expect(calls(t)).toEqual(['/r/0', '/r/1', '/r/3']);
+    expectDrained(t, { completed: 3, rejected: 1 });
+  });
+
+  it('cancelling one of several jobs parked for budget keeps the timer for the others', async () => {
+    const t = schedulerClient({ concurrency: 4, rateLimit: { requests: 1, interval: 1000 } });
+    t.client.get('/r/0');
+    const a = t.client.get('/r/1');
+    const b = t.client.get('/r/2');
+    a.cancel();
+    expect(t.clock.live).toBe(1);
+    await answer(t);
+    await t.clock.advance(1000);
+    expect(calls(t)).toEqual(['/r/0', '/r/2']);
+    await answerAll(t);
+    expect((await b).status).toBe(200);
+    expect(t.clock.live).toBe(0);
+  });
+
+  it('a paused group’s job parked for budget goes back frozen; other work takes the budget', async () => {
+    const t = schedulerClient({ concurrency: 4, rateLimit: { requests: 1, interval: 100 } });
+    t.client.get('/r/0');
+    const g = t.client.get('/g', { scheduler: { group: 'g' } });
+    const o = t.client.get('/o');
+    t.client.scheduler().pauseGroup('g');
+    await answer(t);
+    await t.clock.advance(100);
+    await answerAll(t);
+    await o;
+    expect(calls(t)).toEqual(['/r/0', '/o']);
+    expect(t.client.scheduler().stats()).toMatchObject({ queued: 1, delayed: 0, active: 0 });
+    t.client.scheduler().resumeGroup('g');
+    await t.clock.advance(100);
+    await answerAll(t);
+    expect((await g).status).toBe(200);
+    expect(t.clock.live).toBe(0);
+  });
+
+  it('cancelAll while jobs are parked for budget leaves no timer and nothing live', async () => {
+    const t = schedulerClient({ concurrency: 8, rateLimit: { requests: 2, interval: 1000 } });
+    const all = Array.from({ length: 12 }, (_, i) => settle(t.client.get(`/r/${i}`)));
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 2, delayed: 6, queued: 4 });
+    t.client.cancelAll();
+    for (const r of await Promise.all(all)) expect(r.state).toBe('rejected');
+    expectDrained(t, { rejected: 12 });
+  });
+});
+
 describe('scheduler audit: groups', () => {
   it('cancelGroup cancels a running and a queued job of the group, and nothing else', async () => {
     const t = schedulerClient({ concurrency: 1 });
@@ -89,8 +246,7 @@ describe('scheduler audit: groups', () => {
     ).toEqual(['/doomed', '/flaky']);
     t.client.scheduler().resumeGroup('g');
     expect(t.of('queue-resumed')).toEqual([{ group: 'g' }]);
-    expect(t.clock.live).toBe(0);
-    expect(t.client.scheduler().stats()).toMatchObject({ active: 0, delayed: 0, rejected: 2 });
+    expectDrained(t, { rejected: 2 });
     expect(debugOf(t.client)).toMatchObject({ flights: 0 });
   });
 });

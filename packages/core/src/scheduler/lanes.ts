@@ -58,13 +58,13 @@ export class Lanes {
   /**
    * Appends at the back of the entry's lane; returns its 1-based position in the lane. `front`
    * puts an entry back where it left (it keeps its `seq`): a job that was next but had to wait
-   * for rate budget. It was its class queue's head, so the queue stays in `seq` order (and its
-   * position is 1).
+   * for rate budget (its position is then its place in its class queue).
    */
   push(entry: Entry, front = false): number {
     const q = entry.cls.queues[entry.lane]!;
     const heap = this.#heaps[entry.lane]!;
-    if (front) q.unshift(entry);
+    let position = 0;
+    if (front) position = q.insert(entry);
     else {
       entry.seq = ++this.#seq;
       q.push(entry);
@@ -75,7 +75,7 @@ export class Lanes {
     } else if (front) heap.siftUp(q.heapIndex);
     this.total++;
     const size = ++this.sizes[entry.lane]!;
-    return front ? 1 : size;
+    return front ? position : size;
   }
 
   /** Takes a queued entry out of its lane (cancel, prioritize). */
