@@ -4,7 +4,7 @@
  * listeners, bad arguments and state left behind.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CancelledError, createClient, HttpError } from '../src/index';
+import { CancelledError, CircuitOpenError, createClient, HttpError } from '../src/index';
 import { debugOf, jsonResponse, settle } from './helpers';
 import { answer, answerAll, calls, schedulerClient } from './scheduler.helpers';
 
@@ -209,6 +209,24 @@ describe('scheduler audit: rate budget', () => {
     t.client.cancelAll();
     for (const r of await Promise.all(all)) expect(r.state).toBe('rejected');
     expectDrained(t, { rejected: 12 });
+  });
+});
+
+describe('scheduler audit: pre-start circuit gate', () => {
+  it('a job refused at the gate is counted rejected (dropped by the scheduler), not completed', async () => {
+    const t = schedulerClient(
+      { concurrency: 1 },
+      { circuitBreaker: { failureThreshold: 1, resetTimeout: 60_000 }, retry: { attempts: 1 } },
+    );
+    const bad = settle(t.client.get('/fail?n=bad'));
+    const queued = settle(t.client.get('/fail?n=ok'));
+    await answer(t, '/fail?n=bad', jsonResponse({}, { status: 500 }));
+    expect((await bad).state).toBe('rejected');
+    const r = await queued;
+    expect((r as { reason: unknown }).reason).toBeInstanceOf(CircuitOpenError);
+    expect(t.client.scheduler().stats()).toMatchObject({ completed: 1, rejected: 1, active: 0 });
+    // No request-rejected: that event is for cancellations.
+    expect(t.of('request-rejected')).toEqual([]);
   });
 });
 

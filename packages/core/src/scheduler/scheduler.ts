@@ -335,7 +335,7 @@ export class Scheduler implements AttemptGate {
       const { spec } = entry.job;
       // Pre-start circuit gate: the circuit may have opened while the job waited.
       if (!entry.job.probe && !this.#hooks.permits(spec.endpoint)) {
-        this.#end(entry, 'completed', new CircuitOpenError(spec, { endpoint: spec.endpoint }));
+        this.#end(entry, 'refused', new CircuitOpenError(spec, { endpoint: spec.endpoint }));
         continue;
       }
       if (budget !== undefined) {
@@ -434,8 +434,10 @@ export class Scheduler implements AttemptGate {
   /**
    * Ends a job in any state: undoes that state (lane, slot, timers), counts the outcome, emits,
    * and answers a waiting acquire (the `resume` hook) or rejects a pending park with `error`.
+   * `refused` (the pre-start circuit gate) is a job the scheduler dropped: counted rejected,
+   * without `request-rejected`, which is for cancellations.
    */
-  #end(entry: Entry, outcome: 'completed' | 'rejected', error: unknown): void {
+  #end(entry: Entry, outcome: 'completed' | 'rejected' | 'refused', error: unknown): void {
     const was = entry.state;
     if (was === 'queued') {
       // Still in its lane unless the dispatcher has just taken it out (circuit gate).
