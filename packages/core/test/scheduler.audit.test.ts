@@ -230,6 +230,40 @@ describe('scheduler audit: pre-start circuit gate', () => {
   });
 });
 
+describe('scheduler audit: transparent mode stats', () => {
+  it('counts requests that ended (completed / rejected); cache hits, joiners and circuit refusals are no jobs', async () => {
+    for (const scheduler of [undefined, { enabled: false }]) {
+      const t = schedulerClient(
+        scheduler,
+        { cache: { ttl: 60_000 }, circuitBreaker: { failureThreshold: 1, resetTimeout: 60_000 } },
+        {
+          handler: (c) =>
+            c.url.includes('/hang')
+              ? undefined
+              : jsonResponse({ ok: true }, { status: c.url.includes('/gone') ? 500 : 200 }),
+        },
+      );
+      await Promise.all([t.client.get('/plain'), t.client.get('/plain')]); // one job, one joiner
+      await t.client.get('/plain'); // a cache hit
+      expect((await settle(t.client.get('/gone', { retry: false }))).state).toBe('rejected');
+      // Its circuit is open now: refused before any job exists.
+      expect((await settle(t.client.get('/gone'))).state).toBe('rejected');
+      const hang = t.client.get('/hang');
+      hang.cancel();
+      await settle(hang);
+      expect(t.client.scheduler().stats()).toEqual({
+        active: 0,
+        queued: 0,
+        delayed: 0,
+        completed: 2,
+        rejected: 1,
+        lanes: { high: 0, normal: 0, low: 0 },
+      });
+      expect(t.events.filter((e) => e.name.startsWith('request-'))).toEqual([]);
+    }
+  });
+});
+
 describe('scheduler audit: groups', () => {
   it('cancelGroup cancels a running and a queued job of the group, and nothing else', async () => {
     const t = schedulerClient({ concurrency: 1 });
