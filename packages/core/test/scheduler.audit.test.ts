@@ -4,7 +4,7 @@
  * listeners, bad arguments and state left behind.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CancelledError, CircuitOpenError, createClient, HttpError } from '../src/index';
+import { CancelledError, CircuitOpenError, createClient, HttpError, inspect } from '../src/index';
 import { debugOf, jsonResponse, settle } from './helpers';
 import { answer, answerAll, calls, schedulerClient } from './scheduler.helpers';
 
@@ -116,8 +116,10 @@ describe('scheduler audit: rate budget', () => {
     const first = t.client.get('/r/0');
     const parked = [1, 2, 3].map((i) => t.client.get(`/r/${i}`));
     expect(t.client.scheduler().stats()).toMatchObject({ active: 1, delayed: 3 });
+    const outcomes = parked.map((p) => settle(p));
     for (const p of parked) p.cancel();
     expect(t.client.scheduler().stats()).toMatchObject({ active: 1, delayed: 0, rejected: 3 });
+    for (const r of await Promise.all(outcomes)) expect(r.state).toBe('rejected');
     await answer(t);
     await first;
     expect(t.clock.live).toBe(0);
@@ -151,13 +153,14 @@ describe('scheduler audit: rate budget', () => {
     const first = t.client.get('/r/0');
     const a = t.client.get('/r/1');
     const b = t.client.get('/r/2');
+    const bOutcome = settle(b);
     const c = t.client.get('/r/3');
     t.client.on('request-scheduled', (e) => {
       if (e.url.endsWith('/r/1')) b.cancel();
     });
     await answer(t);
     await t.clock.advance(100);
-    expect((await settle(b)).state).toBe('rejected');
+    expect((await bOutcome).state).toBe('rejected');
     expect(calls(t)).toEqual(['/r/0', '/r/1']);
     expect(t.client.scheduler().stats()).toMatchObject({ active: 1, delayed: 1, rejected: 1 });
     await answerAll(t);
@@ -173,7 +176,9 @@ describe('scheduler audit: rate budget', () => {
     t.client.get('/r/0');
     const a = t.client.get('/r/1');
     const b = t.client.get('/r/2');
+    const aOutcome = settle(a);
     a.cancel();
+    expect((await aOutcome).state).toBe('rejected');
     expect(t.clock.live).toBe(1);
     await answer(t);
     await t.clock.advance(1000);
@@ -326,5 +331,123 @@ describe('scheduler audit: retry waits', () => {
     await other;
     expect(calls(t).filter((u) => u === '/limited')).toHaveLength(2);
     expect(t.clock.live).toBe(0);
+  });
+});
+
+describe('scheduler audit: edges', () => {
+  it('a deadline that runs out while the job is queued frees its place; stats count it completed', async () => {
+    const t = schedulerClient({ concurrency: 1 });
+    const first = t.client.get('/first');
+    const late = settle(t.client.get('/late', { deadline: 500 }));
+    const after = t.client.get('/after');
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, queued: 2 });
+    await t.clock.advance(500);
+    const r = await late;
+    expect((r as { reason: Error }).reason.name).toBe('TimeoutError');
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, queued: 1, completed: 1 });
+    await answerAll(t);
+    await Promise.all([first, after]);
+    expect(calls(t)).toEqual(['/first', '/after']);
+    expectDrained(t, { completed: 3, rejected: 0 });
+  });
+
+  it('a throwing scheduler listener is reported and the job still runs', async () => {
+    const errors: unknown[] = [];
+    const t = schedulerClient({ concurrency: 1 }, { onError: (e) => errors.push(e) });
+    t.client.on('request-started', () => {
+      throw new Error('listener boom');
+    });
+    t.client.on('request-queued', () => {
+      throw new Error('listener boom');
+    });
+    const a = t.client.get('/a');
+    const b = t.client.get('/b');
+    await answerAll(t);
+    await Promise.all([a, b]);
+    expect(errors.length).toBe(4);
+    expectDrained(t, { completed: 2 });
+  });
+
+  it('a request-queued listener that pauses the job’s own group keeps it from starting', async () => {
+    const t = schedulerClient({ concurrency: 2 });
+    t.client.on('request-queued', (e) => {
+      if (e.url.endsWith('/g')) t.client.scheduler().pauseGroup('g');
+    });
+    const g = t.client.get('/g', { scheduler: { group: 'g' } });
+    const o = t.client.get('/o');
+    expect(calls(t)).toEqual(['/o']);
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, queued: 1 });
+    t.client.scheduler().resumeGroup('g');
+    await answerAll(t);
+    await Promise.all([g, o]);
+    expectDrained(t, { completed: 2 });
+  });
+
+  it('a request-started listener that submits, prioritizes and cancels keeps the counts right', async () => {
+    const t = schedulerClient({ concurrency: 1, priority: true });
+    const spawned: Promise<unknown>[] = [];
+    let n = 0;
+    t.client.on('request-started', () => {
+      if (n++ > 3) return;
+      const p = t.client.get(`/spawn/${n}`, { priority: 'low', scheduler: { group: 's' } });
+      spawned.push(settle(p));
+      t.client.scheduler().prioritize('s', 'high');
+      if (n === 2) p.cancel();
+    });
+    const a = t.client.get('/a');
+    await answerAll(t);
+    await a;
+    await Promise.all(spawned);
+    const s = t.client.scheduler().stats();
+    expect(s.completed + s.rejected).toBe(1 + spawned.length);
+    expect(s.rejected).toBe(1);
+    expectDrained(t, {});
+  });
+
+  it('prioritize by request key moves only that job; to its own lane moves nothing', async () => {
+    const t = schedulerClient({ concurrency: 1, priority: true });
+    t.client.get('/blocker');
+    t.client.get('/x', { priority: 'low' });
+    t.client.get('/y', { priority: 'low' });
+    const key = t.client.resolve('GET', '/y').key;
+    expect(t.client.scheduler().prioritize(key, 'low')).toBe(0);
+    expect(t.client.scheduler().prioritize(key, 'high')).toBe(1);
+    expect(t.of('request-prioritized')).toEqual([
+      expect.objectContaining({ key, from: 'low', to: 'high', priority: 'high' }),
+    ]);
+    expect(t.client.scheduler().stats().lanes).toEqual({ high: 1, normal: 0, low: 1 });
+    await answerAll(t);
+    expect(calls(t)).toEqual(['/blocker', '/y', '/x']);
+  });
+
+  it('rejects bad controller arguments with typed errors, and leaves no state behind', () => {
+    const t = schedulerClient({ concurrency: 1, priority: true });
+    const s = t.client.scheduler();
+    for (const bad of [undefined, 1, null, {}]) {
+      expect(() => s.pauseGroup(bad as never)).toThrow(TypeError);
+      expect(() => s.resumeGroup(bad as never)).toThrow(TypeError);
+      expect(() => s.cancelGroup(bad as never)).toThrow(TypeError);
+      expect(() => t.client.cancelGroup(bad as never)).toThrow(TypeError);
+      expect(() => s.prioritize(bad as never, 'high')).toThrow(TypeError);
+    }
+    expect(() => s.prioritize('g', 'urgent' as never)).toThrow(RangeError);
+    expect(() => s.prioritize('g', undefined as never)).toThrow();
+    s.pauseGroup('idle');
+    s.resumeGroup('idle');
+    expect(inspect(t.client).scheduler().pausedGroups).toEqual([]);
+    expect(t.events).toEqual([
+      { name: 'queue-paused', payload: { group: 'idle' } },
+      { name: 'queue-resumed', payload: { group: 'idle' } },
+    ]);
+  });
+
+  it('per-host caps: an uncapped host is not limited by another host’s cap', async () => {
+    const t = schedulerClient({ concurrency: 3, hosts: { 'a.test': 1 } });
+    for (let i = 0; i < 3; i++) t.client.get(`https://a.test/${i}`);
+    for (let i = 0; i < 3; i++) t.client.get(`https://b.test/${i}`);
+    expect(calls(t)).toEqual(['a.test/0', 'b.test/0', 'b.test/1']);
+    await answerAll(t);
+    expect(calls(t)).toHaveLength(6);
+    expectDrained(t, { completed: 6 });
   });
 });
