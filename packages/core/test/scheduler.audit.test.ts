@@ -23,7 +23,7 @@ async function drainOrder(t: ReturnType<typeof schedulerClient>, total: number) 
   return calls(t);
 }
 
-describe('scheduler audit: lane order around a job that started alone', () => {
+describe('scheduler audit: lane order around jobs that started alone', () => {
   it('a normal job that started alone does not hand the next turn to low: high goes first', async () => {
     const t = schedulerClient({ concurrency: 1, priority: true });
     t.client.get('/normal');
@@ -48,6 +48,20 @@ describe('scheduler audit: lane order around a job that started alone', () => {
     for (let i = 0; i < 4; i++) t.client.get(`/n/${i}`);
     for (let i = 0; i < 2; i++) t.client.get(`/l/${i}`, { priority: 'low' });
     const got = (await drainOrder(t, 15)).slice(1);
+    expect(got.map((u) => u[1]!.toUpperCase()).join('')).toBe('HHHHNNLHHHHNNL');
+  });
+
+  it('jobs that each started alone, from any lane, leave a fresh round for the queue behind them', async () => {
+    const t = schedulerClient({ concurrency: 4, priority: true });
+    for (const [i, p] of (['low', 'normal', 'high', 'low'] as const).entries()) {
+      t.client.get(`/first/${i}`, { priority: p });
+    }
+    for (let i = 0; i < 8; i++) t.client.get(`/h/${i}`, { priority: 'high' });
+    for (let i = 0; i < 4; i++) t.client.get(`/n/${i}`);
+    for (let i = 0; i < 2; i++) t.client.get(`/l/${i}`, { priority: 'low' });
+    // Answer the oldest call each time: one slot frees, one queued job starts.
+    while (t.fake.calls.length < 18 || t.fake.pending().length > 0) await answer(t);
+    const got = calls(t).slice(4);
     expect(got.map((u) => u[1]!.toUpperCase()).join('')).toBe('HHHHNNLHHHHNNL');
   });
 

@@ -15,11 +15,11 @@ const SINGLE: readonly number[] = [1];
  * top is dropped from the heap (lazily) and `readmit` puts it back when it unblocks.
  *
  * Cursor rule: the lane under the cursor serves while it has credit (its weight) and a runnable
- * job; an exhausted lane passes the cursor on, and the next lane starts with full credit. An
- * empty lane passes it on only to a lane that competes with another: a job taken while no other
- * lane has a runnable one leaves the cursor where it was (a normal job that starts alone does
- * not spend the turn that high jobs arriving next are owed). The cursor moves only when a job
- * is taken, so a scan that finds nothing changes nothing.
+ * job; an exhausted or empty lane passes the cursor on, and the next lane starts with full
+ * credit. When only one lane has runnable jobs nothing competes: its job is taken and a fresh
+ * round starts at high (a high job taken so uses the round's first turn), so a normal job that
+ * started alone does not spend the turns high jobs arriving next are owed. The cursor moves
+ * only when a job is taken, so a scan that finds nothing changes nothing.
  */
 export class Lanes {
   /** Queued jobs per lane (blocked ones included). */
@@ -114,18 +114,22 @@ export class Lanes {
     const cursor = this.#cursor;
     let lane = cursor;
     if (this.#top(cursor) === undefined) {
-      // The cursor's lane has nothing to run: the next lane that has takes this turn, and the
-      // cursor passes to it only when the lane after it competes (a lone job moves nothing).
+      // The cursor's lane has nothing to run: the next lane that has takes this turn, the cursor
+      // passing to it, when the lane after it competes too.
       lane = -1;
       for (let k = 1; k < n && lane < 0; k++) {
         if (this.#top((cursor + k) % n) !== undefined) lane = (cursor + k) % n;
       }
       if (lane < 0) return undefined;
-      if (lane !== (cursor + 1) % n || this.#top((cursor + 2) % n) === undefined) {
-        return this.#take(lane);
+      if (lane === (cursor + 1) % n && this.#top((cursor + 2) % n) !== undefined) {
+        this.#cursor = lane;
+        this.#credit = this.#weights[lane]!;
+      } else {
+        // Alone: nothing competes, so a fresh round starts (a high job takes its first turn).
+        this.#cursor = 0;
+        this.#credit = this.#weights[0]!;
+        if (lane !== 0) return this.#take(lane);
       }
-      this.#cursor = lane;
-      this.#credit = this.#weights[lane]!;
     }
     const entry = this.#take(lane);
     if (--this.#credit === 0) this.#advance();
