@@ -465,3 +465,30 @@ describe('scheduler audit: edges', () => {
     expectDrained(t, { completed: 6 });
   });
 });
+
+describe('scheduler audit: host cap keys', () => {
+  it.each(['https://api.test', 'api.test:8443', 'api.test/v1', '', 'user@api.test'])(
+    'a `hosts` key that is no hostname (%j) is a RangeError, not a cap that never applies',
+    (key) => {
+      const create = () =>
+        createClient({ fetch: async () => jsonResponse({}), scheduler: { hosts: { [key]: 1 } } });
+      expect(create).toThrow(RangeError);
+      expect(create).toThrow(/`scheduler\.hosts` must be keyed by hostname/);
+    },
+  );
+
+  it('a key is matched as URLs write hostnames: case, IDN (punycode) and bracketed IPv6', async () => {
+    const t = schedulerClient({
+      concurrency: 8,
+      hosts: { 'BÜCHER.test': 1, '[::1]': 1, 'api.test:80': 1 },
+    });
+    for (let i = 0; i < 2; i++) {
+      t.client.get(`https://bücher.test/${i}`);
+      t.client.get(`http://[::1]:8080/${i}`);
+      t.client.get(`http://api.test/${i}`);
+    }
+    expect(t.fake.calls).toHaveLength(3);
+    await answerAll(t);
+    expect(t.fake.calls).toHaveLength(6);
+  });
+});
