@@ -492,3 +492,36 @@ describe('scheduler audit: host cap keys', () => {
     expect(t.fake.calls).toHaveLength(6);
   });
 });
+
+describe('scheduler audit: jobs parked for budget, other ends', () => {
+  it('a deadline that runs out while parked for budget ends the job and keeps the timer for the rest', async () => {
+    const t = schedulerClient({ concurrency: 4, rateLimit: { requests: 1, interval: 1000 } });
+    const first = t.client.get('/r/0');
+    const late = settle(t.client.get('/r/1', { deadline: 300 }));
+    const other = t.client.get('/r/2');
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, delayed: 2 });
+    await t.clock.advance(300);
+    expect(((await late) as { reason: Error }).reason.name).toBe('TimeoutError');
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, delayed: 1, completed: 1 });
+    await answer(t);
+    await first;
+    await t.clock.advance(700);
+    await answerAll(t);
+    await other;
+    expect(calls(t)).toEqual(['/r/0', '/r/2']);
+    expectDrained(t, { completed: 3 });
+  });
+
+  it('prioritize leaves a job parked for budget alone (it is not queued)', async () => {
+    const t = schedulerClient({
+      concurrency: 2,
+      priority: true,
+      rateLimit: { requests: 1, interval: 1000 },
+    });
+    t.client.get('/r/0');
+    t.client.get('/r/1', { priority: 'low', scheduler: { group: 'g' } });
+    expect(t.client.scheduler().stats()).toMatchObject({ delayed: 1, queued: 0 });
+    expect(t.client.scheduler().prioritize('g', 'high')).toBe(0);
+    expect(t.of('request-prioritized')).toEqual([]);
+  });
+});
