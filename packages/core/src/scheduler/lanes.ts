@@ -112,15 +112,13 @@ export class Lanes {
   next(): Entry | undefined {
     const n = this.#weights.length;
     const cursor = this.#cursor;
-    let lane = cursor;
-    if (this.#top(cursor) === undefined) {
+    let q = this.#top(cursor);
+    if (q === undefined) {
       // The cursor's lane has nothing to run: the next lane that has takes this turn, the cursor
       // passing to it, when the lane after it competes too.
-      lane = -1;
-      for (let k = 1; k < n && lane < 0; k++) {
-        if (this.#top((cursor + k) % n) !== undefined) lane = (cursor + k) % n;
-      }
-      if (lane < 0) return undefined;
+      let lane = cursor;
+      for (let k = 1; k < n && q === undefined; k++) q = this.#top((lane = (cursor + k) % n));
+      if (q === undefined) return undefined;
       if (lane === (cursor + 1) % n && this.#top((cursor + 2) % n) !== undefined) {
         this.#cursor = lane;
         this.#credit = this.#weights[lane]!;
@@ -128,10 +126,10 @@ export class Lanes {
         // Alone: nothing competes, so a fresh round starts (a high job takes its first turn).
         this.#cursor = 0;
         this.#credit = this.#weights[0]!;
-        if (lane !== 0) return this.#take(lane);
+        if (lane !== 0) return this.#take(q);
       }
     }
-    const entry = this.#take(lane);
+    const entry = this.#take(q);
     if (--this.#credit === 0) this.#advance();
     return entry;
   }
@@ -161,9 +159,9 @@ export class Lanes {
     }
   }
 
-  /** Takes the earliest runnable job of a lane that has one (#top found it). */
-  #take(lane: number): Entry {
-    const entry = this.#heaps[lane]!.peek()!.head!;
+  /** Takes the earliest job of a runnable class queue (#top found it). */
+  #take(q: LaneQueue): Entry {
+    const entry = q.head!;
     this.remove(entry);
     return entry;
   }
