@@ -525,3 +525,25 @@ describe('scheduler audit: jobs parked for budget, other ends', () => {
     expect(t.of('request-prioritized')).toEqual([]);
   });
 });
+
+describe('scheduler audit: the rate budget counts attempts', () => {
+  it('a job cancelled by a request-dequeued listener as it leaves the queue spends no budget', async () => {
+    const t = schedulerClient({ concurrency: 1, rateLimit: { requests: 2, interval: 1000 } });
+    const first = t.client.get('/first');
+    const doomed = t.client.get('/doomed');
+    const outcome = settle(doomed);
+    t.client.on('request-dequeued', (e) => {
+      if (e.url.endsWith('/doomed')) doomed.cancel();
+    });
+    const next = t.client.get('/next');
+    await answer(t, '/first');
+    await first;
+    expect((await outcome).state).toBe('rejected');
+    // No attempt was made for /doomed: the second unit of budget went to /next, at once.
+    expect(calls(t)).toEqual(['/first', '/next']);
+    expect(t.of('request-delayed')).toEqual([]);
+    await answerAll(t);
+    expect((await next).status).toBe(200);
+    expectDrained(t, { completed: 2, rejected: 1 });
+  });
+});

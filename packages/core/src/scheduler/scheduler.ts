@@ -338,8 +338,9 @@ export class Scheduler implements AttemptGate {
         this.#end(entry, 'refused', new CircuitOpenError(spec, { endpoint: spec.endpoint }));
         continue;
       }
+      let now = 0;
       if (budget !== undefined) {
-        const now = this.#clock.now();
+        now = this.#clock.now();
         // Behind jobs already waiting for budget, or none left: it waits too.
         if (this.#rateParked.length > 0 || !budget.available(now)) {
           // Not this job's turn yet after all: undo the cursor move, so lane order is kept.
@@ -347,9 +348,11 @@ export class Scheduler implements AttemptGate {
           this.#parkForBudget(entry, budget.freeAt() - now);
           continue;
         }
-        budget.take(now);
       }
       this.#start(entry);
+      // The budget counts attempts: not one cancelled by a listener as it left the queue (no job
+      // starts meanwhile, dispatch being held).
+      if (budget !== undefined && stateOf(entry) === 'active') budget.take(now);
     }
   }
 
