@@ -477,6 +477,16 @@ describe('scheduler audit: host cap keys', () => {
     },
   );
 
+  it('a Map of caps (its entries are no own properties) is a TypeError, not a client without caps', () => {
+    const create = () =>
+      createClient({
+        fetch: async () => jsonResponse({}),
+        scheduler: { hosts: new Map([['api.test', 1]]) as never },
+      });
+    expect(create).toThrow(TypeError);
+    expect(create).toThrow(/`scheduler\.hosts` must be a plain object/);
+  });
+
   it('a key is matched as URLs write hostnames: case, IDN (punycode) and bracketed IPv6', async () => {
     const t = schedulerClient({
       concurrency: 8,

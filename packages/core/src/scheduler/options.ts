@@ -4,6 +4,7 @@ import {
   checkNumber,
   checkObject,
   rangeError,
+  typeError,
 } from '../internal/checks';
 import { MAX_TIMER_MS } from '../internal/clock';
 import type { SchedulerOptions } from '../types/options';
@@ -56,6 +57,10 @@ export function resolveSchedulerOptions(
 
   const hosts = new Map<string, number>();
   if (options.hosts !== undefined) {
+    // A Map holds its entries as no own properties: it would read as no caps at all.
+    if (options.hosts instanceof Map) {
+      throw typeError('scheduler.hosts', 'a plain object {hostname: cap}', options.hosts);
+    }
     checkObject('scheduler.hosts', options.hosts);
     for (const [host, cap] of Object.entries(options.hosts)) {
       hosts.set(hostnameOf(host), checkInteger(`scheduler.hosts[${JSON.stringify(host)}]`, cap, 1));
