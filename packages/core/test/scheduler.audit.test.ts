@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CancelledError, CircuitOpenError, createClient, HttpError, inspect } from '../src/index';
 import { debugOf, jsonResponse, settle } from './helpers';
-import { answer, answerAll, calls, schedulerClient } from './scheduler.helpers';
+import { answer, answerAll, calls, SCHEDULER_EVENTS, schedulerClient } from './scheduler.helpers';
 
 /** Nothing running, queued or parked, no timer left, and the given end counts. */
 function expectDrained(
@@ -556,4 +556,88 @@ describe('scheduler audit: the rate budget counts attempts', () => {
     expect((await next).status).toBe(200);
     expectDrained(t, { completed: 2, rejected: 1 });
   });
+});
+
+describe('scheduler audit: re-entrant storm under a rate limit', () => {
+  it.each([1, 2, 3, 4, 5])(
+    'seed %i: listeners that cancel, pause, resume, prioritize and submit keep every count',
+    async (seed) => {
+      let state = seed * 7919;
+      const rand = (n: number) => {
+        state = (state * 1103515245 + 12345) % 2 ** 31;
+        return state % n;
+      };
+      const t = schedulerClient(
+        {
+          concurrency: 3,
+          priority: true,
+          hosts: { 'a.test': 1 },
+          rateLimit: { requests: 2, interval: 100 },
+        },
+        { retry: { attempts: 2, baseDelay: 30 } },
+        { handler: () => (rand(4) === 0 ? jsonResponse({}, { status: 503 }) : jsonResponse({})) },
+      );
+      const live: { p: Promise<unknown> & { cancel(): void } }[] = [];
+      const outcomes: Promise<unknown>[] = [];
+      const group = () => (rand(2) === 0 ? 'g1' : 'g2');
+      const prios = ['high', 'normal', 'low'] as const;
+      let made = 0;
+      const submit = () => {
+        const i = made++;
+        const host = rand(2) === 0 ? 'https://a.test' : 'https://api.test';
+        const p = t.client.get(`${host}/s/${i}`, {
+          priority: prios[rand(3)],
+          scheduler: rand(3) === 0 ? undefined : { group: group() },
+        });
+        live.push({ p });
+        outcomes.push(settle(p));
+      };
+      const problems: string[] = [];
+      let jobs = 0;
+      t.client.on('request', () => jobs++);
+      const check = (name: string) => {
+        const s = t.client.scheduler().stats();
+        if (s.active + s.queued + s.delayed + s.completed + s.rejected !== jobs) {
+          problems.push(`${name}: ${JSON.stringify(s)} vs ${jobs}`);
+        }
+        if (s.active > 3) problems.push(`${name}: active ${s.active}`);
+      };
+      for (const name of SCHEDULER_EVENTS) {
+        t.client.on(name, () => {
+          check(name);
+          if (made >= 60) return;
+          const r = rand(10);
+          if (r === 0) live[rand(live.length)]?.p.cancel();
+          else if (r === 1) t.client.scheduler().pauseGroup(group());
+          else if (r === 2) t.client.scheduler().resumeGroup(group());
+          else if (r === 3) t.client.scheduler().prioritize(group(), prios[rand(3)]!);
+          else if (r === 4) submit();
+          check(`${name} after`);
+        });
+      }
+      for (let i = 0; i < 20; i++) submit();
+      for (
+        let round = 0;
+        round < 200 &&
+        t.fake.pending().length +
+          t.client.scheduler().stats().queued +
+          t.client.scheduler().stats().delayed >
+          0;
+        round++
+      ) {
+        for (const g of ['g1', 'g2']) t.client.scheduler().resumeGroup(g);
+        await t.clock.advance(50);
+      }
+      await Promise.all(outcomes);
+      expect(problems).toEqual([]);
+      const s = t.client.scheduler().stats();
+      expect(s.completed + s.rejected).toBe(jobs);
+      expect(jobs).toBeGreaterThan(20);
+      const delays = t.of('request-delayed');
+      expect(delays.filter((e) => e.reason === 'rate-limit').length).toBeGreaterThan(5);
+      expect(delays.some((e) => e.reason === 'backoff')).toBe(true);
+      expectDrained(t, {});
+      expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    },
+  );
 });
