@@ -636,6 +636,16 @@ describe('scheduler audit: re-entrant storm under a rate limit', () => {
       const delays = t.of('request-delayed');
       expect(delays.filter((e) => e.reason === 'rate-limit').length).toBeGreaterThan(5);
       expect(delays.some((e) => e.reason === 'backoff')).toBe(true);
+      // Every request-queued is matched by exactly one later request-dequeued.
+      const open = new Map<number, number>();
+      for (const e of t.events) {
+        if (e.name !== 'request-queued' && e.name !== 'request-dequeued') continue;
+        const n = (open.get(e.payload.id) ?? 0) + (e.name === 'request-queued' ? 1 : -1);
+        if (n < 0 || n > 1) problems.push(`${e.name} ${e.payload.id}: ${n}`);
+        open.set(e.payload.id, n);
+      }
+      expect(problems).toEqual([]);
+      expect([...open.values()].every((n) => n === 0)).toBe(true);
       expectDrained(t, {});
       expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
     },
