@@ -13,6 +13,7 @@ export default defineConfig({
       'test/circuit.*.test.ts',
       'test/scheduler.control.test.ts',
       'test/scheduler.circuit.test.ts',
+      'test/scheduler.audit.test.ts',
       'test/adaptive.test.ts',
       'test/adaptive-timeout.test.ts',
       'test/adaptive.audit.test.ts',

@@ -46,7 +46,8 @@ describe('scheduler: pre-start circuit gate', () => {
       failures: 1,
       circuitRejected: 1,
     });
-    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, completed: 2, rejected: 0 });
+    // a completed; b dropped by the scheduler at its gate: rejected (no request-rejected).
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, completed: 1, rejected: 1 });
     await answerAll(t);
     expect((await a).state).toBe('rejected');
     expect((await c).status).toBe(200);
@@ -87,6 +88,11 @@ describe('scheduler: pre-start circuit gate', () => {
     expect((r as { reason: unknown }).reason).toBeInstanceOf(CircuitOpenError);
     expect(t.fake.calls).toHaveLength(2);
     await failing;
-    expect(t.client.scheduler().stats()).toMatchObject({ active: 0, delayed: 0, completed: 2 });
+    expect(t.client.scheduler().stats()).toMatchObject({
+      active: 0,
+      delayed: 0,
+      completed: 1,
+      rejected: 1,
+    });
   });
 });

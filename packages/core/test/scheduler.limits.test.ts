@@ -242,7 +242,7 @@ describe('scheduler: per-host caps', () => {
 });
 
 describe('scheduler: rate limit', () => {
-  it('starts at most `requests` attempts per window; the next job waits parked, holding no slot', async () => {
+  it('starts at most `requests` attempts per window; the jobs waiting for budget are parked, holding no slot', async () => {
     const times: number[] = [];
     const t = schedulerClient(
       { concurrency: 8, rateLimit: { requests: 2, interval: 1000 } },
@@ -252,16 +252,23 @@ describe('scheduler: rate limit', () => {
     const start = t.clock.now();
     for (let i = 1; i <= 5; i++) t.client.get(`/r/${i}`);
     expect(calls(t)).toEqual(['/r/1', '/r/2']);
-    expect(t.client.scheduler().stats()).toMatchObject({ active: 2, queued: 2, delayed: 1 });
-    expect(t.of('request-delayed')).toEqual([
-      expect.objectContaining({ reason: 'rate-limit', delay: 1000, url: 'https://api.test/r/3' }),
-    ]);
+    // Each job with a free slot but no budget is parked (delayed), not queued.
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 2, queued: 0, delayed: 3 });
+    expect(t.of('request-delayed')).toEqual(
+      [3, 4, 5].map((i) =>
+        expect.objectContaining({
+          reason: 'rate-limit',
+          delay: 1000,
+          url: `https://api.test/r/${i}`,
+        }),
+      ),
+    );
     await answer(t);
     await answer(t);
     // Slots are free, budget is not: nothing starts before the window ends.
     await t.clock.advance(999);
     expect(t.fake.calls.length).toBe(2);
-    expect(t.client.scheduler().stats()).toMatchObject({ active: 0, queued: 2, delayed: 1 });
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 0, queued: 0, delayed: 3 });
     await t.clock.advance(1);
     expect(calls(t)).toEqual(['/r/1', '/r/2', '/r/3', '/r/4']);
     await answerAll(t);

@@ -2,8 +2,8 @@ import type { Entry } from './entry';
 import type { JobClass } from './job-class';
 
 /**
- * One job class's FIFO in one lane: an intrusive doubly-linked list of entries, so push, shift,
- * unshift and removal from the middle (cancel, prioritize) are all O(1) with no array copying.
+ * One job class's FIFO in one lane: an intrusive doubly-linked list of entries, so push, shift
+ * and removal from the middle (cancel, prioritize) are all O(1) with no array copying.
  * Invariant: entries are in ascending `seq`.
  */
 export class LaneQueue {
@@ -28,14 +28,27 @@ export class LaneQueue {
     this.size++;
   }
 
-  unshift(entry: Entry): void {
+  /**
+   * Puts an entry back at its place by `seq` (a job back from a rate wait: it and the others
+   * parked with it were the earliest of their queue); returns its 1-based index in the queue.
+   */
+  insert(entry: Entry): number {
+    let prev: Entry | undefined;
+    let index = 1;
+    for (let e = this.head; e !== undefined && e.seq < entry.seq; e = e.next) {
+      prev = e;
+      index++;
+    }
+    const next = prev === undefined ? this.head : prev.next;
     entry.queue = this;
-    entry.prev = undefined;
-    entry.next = this.head;
-    if (this.head === undefined) this.tail = entry;
-    else this.head.prev = entry;
-    this.head = entry;
+    entry.prev = prev;
+    entry.next = next;
+    if (prev === undefined) this.head = entry;
+    else prev.next = entry;
+    if (next === undefined) this.tail = entry;
+    else next.prev = entry;
     this.size++;
+    return index;
   }
 
   remove(entry: Entry): void {

@@ -1,7 +1,7 @@
 import type { Priority } from '../types/options';
 import type { Entry } from './entry';
 import type { JobClass } from './job-class';
-import { QueueHeap } from './lane-queue';
+import { type LaneQueue, QueueHeap } from './lane-queue';
 
 const NAMES: readonly Priority[] = ['high', 'normal', 'low'];
 /** Weighted round-robin: each round serves up to 4 high, then 2 normal, then 1 low. */
@@ -16,8 +16,10 @@ const SINGLE: readonly number[] = [1];
  *
  * Cursor rule: the lane under the cursor serves while it has credit (its weight) and a runnable
  * job; an exhausted or empty lane passes the cursor on, and the next lane starts with full
- * credit. The cursor moves only when a job is taken, so a scan that finds nothing changes
- * nothing.
+ * credit. When only one lane has runnable jobs nothing competes: its job is taken and a fresh
+ * round starts at high (a high job taken so uses the round's first turn), so a normal job that
+ * started alone does not spend the turns high jobs arriving next are owed. The cursor moves
+ * only when a job is taken, so a scan that finds nothing changes nothing.
  */
 export class Lanes {
   /** Queued jobs per lane (blocked ones included). */
@@ -56,13 +58,13 @@ export class Lanes {
   /**
    * Appends at the back of the entry's lane; returns its 1-based position in the lane. `front`
    * puts an entry back where it left (it keeps its `seq`): a job that was next but had to wait
-   * for rate budget. It was its class queue's head, so the queue stays in `seq` order (and its
-   * position is 1).
+   * for rate budget (its position is then its place in its class queue).
    */
   push(entry: Entry, front = false): number {
     const q = entry.cls.queues[entry.lane]!;
     const heap = this.#heaps[entry.lane]!;
-    if (front) q.unshift(entry);
+    let position = 0;
+    if (front) position = q.insert(entry);
     else {
       entry.seq = ++this.#seq;
       q.push(entry);
@@ -73,7 +75,7 @@ export class Lanes {
     } else if (front) heap.siftUp(q.heapIndex);
     this.total++;
     const size = ++this.sizes[entry.lane]!;
-    return front ? 1 : size;
+    return front ? position : size;
   }
 
   /** Takes a queued entry out of its lane (cancel, prioritize). */
@@ -108,19 +110,28 @@ export class Lanes {
 
   /** The next job by the weighted round-robin, taken out of its lane; undefined if none can run. */
   next(): Entry | undefined {
+    const n = this.#weights.length;
     const cursor = this.#cursor;
-    const credit = this.#credit;
-    for (let tries = 0; tries < this.#weights.length; tries++) {
-      const entry = this.#take(this.#cursor);
-      if (entry !== undefined) {
-        if (--this.#credit === 0) this.#advance();
-        return entry;
+    let q = this.#top(cursor);
+    if (q === undefined) {
+      // The cursor's lane has nothing to run: the next lane that has takes this turn, the cursor
+      // passing to it, when the lane after it competes too.
+      let lane = cursor;
+      for (let k = 1; k < n && q === undefined; k++) q = this.#top((lane = (cursor + k) % n));
+      if (q === undefined) return undefined;
+      if (lane === (cursor + 1) % n && this.#top((cursor + 2) % n) !== undefined) {
+        this.#cursor = lane;
+        this.#credit = this.#weights[lane]!;
+      } else {
+        // Alone: nothing competes, so a fresh round starts (a high job takes its first turn).
+        this.#cursor = 0;
+        this.#credit = this.#weights[0]!;
+        if (lane !== 0) return this.#take(q);
       }
-      this.#advance();
     }
-    this.#cursor = cursor;
-    this.#credit = credit;
-    return undefined;
+    const entry = this.#take(q);
+    if (--this.#credit === 0) this.#advance();
+    return entry;
   }
 
   /** The cursor state, to undo a `next()` whose job could not start (rate budget). */
@@ -138,18 +149,20 @@ export class Lanes {
     this.#credit = this.#weights[this.#cursor]!;
   }
 
-  #take(lane: number): Entry | undefined {
+  /** The lane's runnable class queue with the earliest job (blocked ones leave the heap). */
+  #top(lane: number): LaneQueue | undefined {
     const heap = this.#heaps[lane]!;
     for (;;) {
       const q = heap.peek();
-      if (q === undefined) return undefined;
-      if (q.cls.blocked) {
-        heap.removeAt(0);
-        continue;
-      }
-      const entry = q.head!;
-      this.remove(entry);
-      return entry;
+      if (q === undefined || !q.cls.blocked) return q;
+      heap.removeAt(0);
     }
+  }
+
+  /** Takes the earliest job of a runnable class queue (#top found it). */
+  #take(q: LaneQueue): Entry {
+    const entry = q.head!;
+    this.remove(entry);
+    return entry;
   }
 }

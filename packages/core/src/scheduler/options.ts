@@ -1,4 +1,11 @@
-import { checkBoolean, checkInteger, checkNumber, checkObject } from '../internal/checks';
+import {
+  checkBoolean,
+  checkInteger,
+  checkNumber,
+  checkObject,
+  rangeError,
+  typeError,
+} from '../internal/checks';
 import { MAX_TIMER_MS } from '../internal/clock';
 import type { SchedulerOptions } from '../types/options';
 
@@ -50,12 +57,13 @@ export function resolveSchedulerOptions(
 
   const hosts = new Map<string, number>();
   if (options.hosts !== undefined) {
+    // A Map holds its entries as no own properties: it would read as no caps at all.
+    if (options.hosts instanceof Map) {
+      throw typeError('scheduler.hosts', 'a plain object {hostname: cap}', options.hosts);
+    }
     checkObject('scheduler.hosts', options.hosts);
     for (const [host, cap] of Object.entries(options.hosts)) {
-      hosts.set(
-        host.toLowerCase(),
-        checkInteger(`scheduler.hosts[${JSON.stringify(host)}]`, cap, 1),
-      );
+      hosts.set(hostnameOf(host), checkInteger(`scheduler.hosts[${JSON.stringify(host)}]`, cap, 1));
     }
   }
 
@@ -75,4 +83,19 @@ export function resolveSchedulerOptions(
   }
 
   return Object.freeze({ enabled, concurrency, priority, hosts, rateLimit, endpointCeilings });
+}
+
+/**
+ * A `hosts` key as a URL writes its hostname (lower case, punycode, `[v6]`), which is what a
+ * request's host is matched against; a key with a scheme, port, path or user would never match.
+ */
+function hostnameOf(key: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(`http://${key}`);
+  } catch {}
+  if (url === undefined || url.host !== url.hostname || url.href !== `http://${url.host}/`) {
+    throw rangeError('scheduler.hosts', 'keyed by hostname (no scheme, port or path)', key);
+  }
+  return url.hostname;
 }

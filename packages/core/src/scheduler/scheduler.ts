@@ -67,8 +67,11 @@ export class Scheduler implements AttemptGate {
   #delayed = 0;
   #completed = 0;
   #rejected = 0;
-  /** The one job parked for rate budget; exists exactly when #budgetTimer does. */
-  #rateParked: Entry | undefined = undefined;
+  /**
+   * Jobs parked for rate budget, in the order they were taken: each had a free slot but no
+   * budget. Non-empty exactly when #budgetTimer exists (one timer serves them all).
+   */
+  #rateParked: Entry[] = [];
   #budgetTimer: TimerHandle | undefined = undefined;
   /** > 0 while dispatching or inside batch(): nested dispatch requests set #pending instead. */
   #hold = 0;
@@ -319,30 +322,37 @@ export class Scheduler implements AttemptGate {
     }
   }
 
-  /** Starts jobs while a slot is free: lane order, then the circuit gate, then rate budget. */
+  /**
+   * Starts jobs while a slot is free: lane order, then the circuit gate, then rate budget. A job
+   * with a free slot but no budget is parked (a slot each: the others stay queued behind them).
+   */
   #drain(): void {
     const budget = this.budget;
-    while (this.#active < this.config.concurrency && this.#rateParked === undefined) {
+    while (this.#active + this.#rateParked.length < this.config.concurrency) {
       const mark = this.#lanes.mark();
       const entry = this.#lanes.next();
       if (entry === undefined) return;
       const { spec } = entry.job;
       // Pre-start circuit gate: the circuit may have opened while the job waited.
       if (!entry.job.probe && !this.#hooks.permits(spec.endpoint)) {
-        this.#end(entry, 'completed', new CircuitOpenError(spec, { endpoint: spec.endpoint }));
+        this.#end(entry, 'refused', new CircuitOpenError(spec, { endpoint: spec.endpoint }));
         continue;
       }
+      let now = 0;
       if (budget !== undefined) {
-        const now = this.#clock.now();
-        if (!budget.available(now)) {
+        now = this.#clock.now();
+        // Behind jobs already waiting for budget, or none left: it waits too.
+        if (this.#rateParked.length > 0 || !budget.available(now)) {
           // Not this job's turn yet after all: undo the cursor move, so lane order is kept.
           this.#lanes.restore(mark);
           this.#parkForBudget(entry, budget.freeAt() - now);
-          return;
+          continue;
         }
-        budget.take(now);
       }
       this.#start(entry);
+      // The budget counts attempts: not one cancelled by a listener as it left the queue (no job
+      // starts meanwhile, dispatch being held).
+      if (budget !== undefined && stateOf(entry) === 'active') budget.take(now);
     }
   }
 
@@ -392,24 +402,28 @@ export class Scheduler implements AttemptGate {
     entry.state = 'delayed';
     entry.rateParked = true;
     this.#delayed++;
-    this.#rateParked = entry;
-    this.#budgetTimer = this.#clock.setTimeout(this.#onBudget, timerDelay(delay));
+    if (this.#rateParked.push(entry) === 1) {
+      this.#budgetTimer = this.#clock.setTimeout(this.#onBudget, timerDelay(delay));
+    }
     this.#emit('request-dequeued', entry);
     if (entry.state === 'delayed') {
       this.#emit('request-delayed', entry, { reason: 'rate-limit', delay: Math.max(0, delay) });
     }
   }
 
-  /** Budget freed: the job that waited for it goes back to its place in the lane, first. */
+  /** Budget freed: the jobs that waited for it go back to their places in their lanes, first. */
   readonly #onBudget = (): void => {
     this.#budgetTimer = undefined;
-    const entry = this.#rateParked;
-    if (entry !== undefined) {
-      this.#rateParked = undefined;
-      entry.rateParked = false;
-      this.#queue(entry, true);
-    }
-    this.#dispatch();
+    const parked = this.#rateParked;
+    this.#rateParked = [];
+    for (const entry of parked) entry.rateParked = false;
+    // Held: a listener's dispatch must not start a job before all of them are back in place.
+    this.batch(() => {
+      for (const entry of parked) {
+        // A listener of an earlier one's events may have cancelled it.
+        if (entry.state === 'delayed') this.#queue(entry, true);
+      }
+    });
   };
 
   /** A retry wait ended: the client's `park` promise resolves and it calls `acquire` again. */
@@ -423,8 +437,10 @@ export class Scheduler implements AttemptGate {
   /**
    * Ends a job in any state: undoes that state (lane, slot, timers), counts the outcome, emits,
    * and answers a waiting acquire (the `resume` hook) or rejects a pending park with `error`.
+   * `refused` (the pre-start circuit gate) is a job the scheduler dropped: counted rejected,
+   * without `request-rejected`, which is for cancellations.
    */
-  #end(entry: Entry, outcome: 'completed' | 'rejected', error: unknown): void {
+  #end(entry: Entry, outcome: 'completed' | 'rejected' | 'refused', error: unknown): void {
     const was = entry.state;
     if (was === 'queued') {
       // Still in its lane unless the dispatcher has just taken it out (circuit gate).
@@ -439,9 +455,12 @@ export class Scheduler implements AttemptGate {
       }
       if (entry.rateParked) {
         entry.rateParked = false;
-        this.#rateParked = undefined;
-        this.#clock.clearTimeout(this.#budgetTimer);
-        this.#budgetTimer = undefined;
+        const parked = this.#rateParked;
+        parked.splice(parked.indexOf(entry), 1);
+        if (parked.length === 0) {
+          this.#clock.clearTimeout(this.#budgetTimer);
+          this.#budgetTimer = undefined;
+        }
       }
     }
     entry.state = 'done';

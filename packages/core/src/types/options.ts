@@ -437,13 +437,13 @@ export interface SchedulerOptions {
   priority?: boolean;
   /**
    * Per-host caps, `{ hostname: cap }` (integers >= 1, hostnames matched case-insensitively;
-   * every port of a host shares its cap).
+   * every port of a host shares its cap; a key with a scheme, port or path is a RangeError).
    * @default none
    */
   hosts?: Record<string, number>;
   /**
-   * At most `requests` attempts (retries included) start in any `interval` ms; the next one
-   * waits, parked, until budget frees.
+   * At most `requests` attempts (retries included) start in any `interval` ms; a job with a
+   * free slot but no budget waits parked (no slot held) until budget frees.
    * @default none
    */
   rateLimit?: {
