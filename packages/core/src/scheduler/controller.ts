@@ -23,19 +23,13 @@ export function checkGroup(group: unknown): asserts group is string {
 }
 
 /**
- * The controller of a client without a scheduler (option absent or `enabled: false`): every job
- * runs at once, so nothing is active in the scheduler's sense, queued or parked, and group
- * operations have nothing to act on; `ends` counts the jobs that ended, as the scheduler would.
+ * The controller of a client without a scheduler (option absent or `enabled: false`): nothing
+ * is ever queued, so stats are zeros and group operations have nothing to act on.
  */
-export function transparentController(
-  lanes: boolean,
-  ends: { readonly completed: number; readonly rejected: number },
-): SchedulerController {
+export function transparentController(lanes: boolean): SchedulerController {
   return {
     stats: () => ({
-      ...zeroCounters(['active', 'queued', 'delayed']),
-      completed: ends.completed,
-      rejected: ends.rejected,
+      ...zeroCounters(['active', 'queued', 'delayed', 'completed', 'rejected']),
       lanes: zeroCounters(PRIORITIES),
     }),
     pauseGroup: checkGroup,

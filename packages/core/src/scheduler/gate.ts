@@ -97,22 +97,18 @@ export interface ClientSchedulerHooks extends Omit<SchedulerHooks, 'resume'> {
 }
 
 /**
- * No scheduler: every attempt starts at once, a retry wait is a plain sleep, nothing is emitted;
- * jobs that end are counted (`completed`, `rejected`) as with a scheduler. `priority` mirrors the
- * (disabled) option so `prioritize` answers as it would when enabled.
+ * No scheduler: every attempt starts at once, a retry wait is a plain sleep, nothing is emitted.
+ * `priority` mirrors the (disabled) option so `prioritize` answers as it would when enabled.
  */
 export function transparentGate(clock: Clock, priority = false): AttemptGate {
-  const ends = { completed: 0, rejected: 0 };
   return {
     enabled: false,
-    controller: transparentController(priority, ends),
+    controller: transparentController(priority),
     enter: noop,
     acquire: () => true,
     park: (job, _reason, delay) => sleep(clock, delay, job),
     cancel: noop,
-    finish: (_job, outcome) => {
-      ends[outcome]++;
-    },
+    finish: noop,
     batch: (fn) => fn(),
   };
 }
