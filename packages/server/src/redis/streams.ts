@@ -81,6 +81,17 @@ function compareIds(a: string, b: string): number {
   return Number(ma[1]) - Number(mb[1]) || Number(ma[2]) - Number(mb[2]);
 }
 
+/**
+ * An id just before `id` that no entry can have: the reset id when entries before `id` were
+ * lost, so a client holding it was reset (and one holding an older id is reset again).
+ */
+function idBefore(id: string): string {
+  const [, ms, seq] = STREAM_ID.exec(id)!;
+  if (seq !== '0') return `${ms}-${Number(seq) - 1}`;
+  // 15 digits: the largest sequence STREAM_ID accepts; no real entry has one that high.
+  return `${Number(ms) - 1}-999999999999999`;
+}
+
 function toEvent(id: string, fields: Fields): StoredEvent {
   let event = 'message';
   let data = '';
@@ -219,15 +230,22 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
 
   /**
    * After a failed read: if the last delivered entry is gone, events after it may be lost too
-   * (Redis restarted without its data, or trimmed past it). Reset this instance's clients.
+   * (Redis restarted without its data, or trimmed past it). Reset this instance's clients at an
+   * id just before the first entry still held after it, then read on from there: what was
+   * published once Redis was back (perhaps by a faster instance) is still delivered.
    */
   async function resync(): Promise<void> {
     if (last === START) return;
     const still = (await reader.xrange(key, last, last)) as Entry[];
     if (still.length > 0) return;
-    last = await newestId();
-    ring.clear(last);
-    sink?.reset(last);
+    const next = (await reader.xrange(key, `(${last}`, '+', 'COUNT', 1)) as Entry[];
+    const first = next[0]?.[0];
+    const head = first !== undefined && STREAM_ID.test(first) ? idBefore(first) : await newestId();
+    // The entry right after the lost one is still there: nothing in between could exist.
+    if (head === last) return;
+    last = head;
+    ring.clear(head);
+    sink?.reset(head);
   }
 
   async function readLoop(): Promise<void> {
