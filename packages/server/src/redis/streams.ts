@@ -162,6 +162,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   if (options.client !== undefined && !(options.client instanceof Redis)) {
     throw typeError('client', 'an ioredis Redis client', options.client);
   }
+  /** Replies at least this long are checked for a gap (see readLoop). */
+  const gapCheck = Math.min(PAGE, maxLen);
   const backoff = (attempt: number): number =>
     Math.min(maxDelay, initialDelay * 2 ** Math.min(attempt, 20));
 
@@ -228,24 +230,30 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     return newest.length === 0 ? START : newest[0]![0];
   }
 
+  async function has(conn: Redis, id: string): Promise<boolean> {
+    return ((await conn.xrange(key, id, id)) as Entry[]).length > 0;
+  }
+
   /**
-   * After a failed read: if the last delivered entry is gone, events after it may be lost too
-   * (Redis restarted without its data, or trimmed past it). Reset this instance's clients at an
-   * id just before the first entry still held after it, then read on from there: what was
-   * published once Redis was back (perhaps by a faster instance) is still delivered.
+   * The last delivered entry is gone (Redis restarted without its data, or trimmed past it), so
+   * entries after it may be lost too. Resets this instance's clients at an id just before `next`
+   * (the first entry still held after it), and reading goes on from there: what was published
+   * meanwhile (perhaps by a faster instance) is still delivered.
    */
-  async function resync(): Promise<void> {
-    if (last === START) return;
-    const still = (await reader.xrange(key, last, last)) as Entry[];
-    if (still.length > 0) return;
-    const next = (await reader.xrange(key, `(${last}`, '+', 'COUNT', 1)) as Entry[];
-    const first = next[0]?.[0];
-    const head = first !== undefined && STREAM_ID.test(first) ? idBefore(first) : await newestId();
-    // The entry right after the lost one is still there: nothing in between could exist.
+  async function lost(next: string | undefined): Promise<void> {
+    const head = next !== undefined && STREAM_ID.test(next) ? idBefore(next) : await newestId();
+    // `next` directly follows the lost entry: nothing in between could exist.
     if (head === last) return;
     last = head;
     ring.clear(head);
     sink?.reset(head);
+  }
+
+  /** After a failed read: checks that the last delivered entry is still there. */
+  async function resync(): Promise<void> {
+    if (last === START || (await has(reader, last))) return;
+    const next = (await reader.xrange(key, `(${last}`, '+', 'COUNT', 1)) as Entry[];
+    await lost(next[0]?.[0]);
   }
 
   async function readLoop(): Promise<void> {
@@ -270,7 +278,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         failures = 0;
         failing = false;
         if (reply === null || closed) continue;
-        for (const [id, fields] of reply[0]![1]) {
+        const entries = reply[0]![1];
+        // The stream keeps at least `maxLen` entries: a reply with fewer (and less than a page)
+        // is everything after `last`, so nothing was trimmed. A larger one may follow a gap.
+        if (entries.length >= gapCheck && last !== START && !(await has(reader, last))) {
+          await lost(entries[0]![0]);
+        }
+        for (const [id, fields] of entries) {
           const event = toEvent(id, fields);
           last = id;
           ring.push(event);
@@ -316,10 +330,6 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     }
   }
 
-  async function exists(id: string): Promise<boolean> {
-    return ((await commands.xrange(key, id, id)) as Entry[]).length > 0;
-  }
-
   return {
     async open(target) {
       sink = target;
@@ -351,7 +361,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       if (compareIds(after, upTo) > 0) {
         // The client saw an entry this instance has not read yet (it came from a faster
         // instance): live delivery catches up, skipping through `after`.
-        return exists(after).then((found) =>
+        return has(commands, after).then((found) =>
           found ? { kind: 'ahead', has: (id: string) => compareIds(id, after) <= 0 } : RESET,
         );
       }
