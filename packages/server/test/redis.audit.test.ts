@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
 import {
@@ -142,4 +143,111 @@ describe('redisStreams audit: replay and reading', () => {
     const odd = Array.from({ length: 750 }, (_, i) => String(2 * i + 1));
     expect(back.events.map((e) => e.data)).toEqual([...odd, 'end']);
   }, 30_000);
+});
+
+describe('redisStreams audit: closing releases everything', () => {
+  async function connectionsTo(url: string): Promise<number> {
+    const direct = new Redis(url);
+    try {
+      const list = (await direct.client('LIST')) as string;
+      return list.trim().split('\n').length - 1; // without this one
+    } finally {
+      direct.disconnect();
+    }
+  }
+
+  it('hub.close() leaves no connection open on Redis, also mid-replay and mid-backoff', async () => {
+    const server = await startRedis();
+    try {
+      const stream = key();
+      const a = await instance(server.url, stream, { bufferSize: 0 });
+      const first = await a.connect();
+      await until(() => a.hub.size === 1);
+      const id = await a.hub.publish('n', 1);
+      await first.waitFor(1);
+      await a.hub.publish('n', 2);
+      // A replay from Redis is in flight when the hub closes.
+      await a.connect({ 'last-event-id': id });
+      expect(await connectionsTo(server.url)).toBe(2);
+      await a.hub.close();
+      await new Promise((r) => setTimeout(r, 50));
+      expect(await connectionsTo(server.url)).toBe(0);
+
+      // A hub whose Redis is away (its reader backing off) closes too, and ready settles.
+      const b = createEventHub({
+        store: redisStreams({ url: server.url, stream, onError: () => {} }),
+      });
+      await b.ready;
+      await server.stop();
+      await new Promise((r) => setTimeout(r, 100));
+      const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+      await b.close();
+      await new Promise((r) => setTimeout(r, 50));
+      const after = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+      expect(after).toBeLessThanOrEqual(before);
+      await server.start();
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await connectionsTo(server.url)).toBe(0);
+    } finally {
+      await server.dispose();
+    }
+  }, 30_000);
+
+  it('a hub that never reached Redis closes: ready settles, nothing keeps reconnecting', async () => {
+    const server = await startRedis();
+    const url = server.url;
+    await server.stop();
+    try {
+      const errors: unknown[] = [];
+      const hub = createEventHub({
+        store: redisStreams({ url, stream: key(), onError: (e) => errors.push(e) }),
+      });
+      await until(() => errors.length > 0);
+      await hub.close();
+      await hub.ready; // resolves (closed before open), never rejects unhandled
+      const count = errors.length;
+      await server.start();
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await connectionsTo(url)).toBe(0);
+      expect(errors.length).toBe(count);
+    } finally {
+      await server.dispose();
+    }
+  }, 30_000);
+});
+
+describe('redisStreams audit: Redis stops answering', () => {
+  async function pidOf(url: string): Promise<number> {
+    const direct = new Redis(url);
+    try {
+      const info = (await direct.info('server')) as string;
+      return Number(/process_id:(\d+)/.exec(info)![1]);
+    } finally {
+      direct.disconnect();
+    }
+  }
+
+  it('a publish to a Redis that hangs (no answer, no reset) rejects instead of waiting for ever', async () => {
+    const server = await startRedis();
+    const pid = await pidOf(server.url);
+    try {
+      const a = await instance(server.url, key(), { commandTimeout: 200 });
+      await a.hub.publish('n', 'up');
+      process.kill(pid, 'SIGSTOP');
+      const outcome = await Promise.race([
+        a.hub.publish('n', 'hung').then(
+          () => 'resolved',
+          (e: unknown) => (e instanceof HubPublishError ? 'HubPublishError' : String(e)),
+        ),
+        new Promise((r) => setTimeout(() => r('still pending after 20 s'), 20_000)),
+      ]);
+      expect(outcome).toBe('HubPublishError');
+      expect(() => redisStreams({ commandTimeout: 0 })).toThrow(
+        'keel: `commandTimeout` must be an integer in 1-2147483647 number of ms, got 0',
+      );
+    } finally {
+      process.kill(pid, 'SIGCONT');
+      await server.dispose();
+    }
+  }, 40_000);
 });

@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { checkObject, integer, rangeError, typeError } from '../checks';
+import { MAX_TIMER_MS } from '../clock';
 import { EventRing } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
 
@@ -35,6 +36,14 @@ export interface RedisStreamsOptions {
    * @default 100
    */
   bufferSize?: number;
+  /**
+   * How long a publish or replay waits for Redis to answer before it fails, in ms: a Redis that
+   * hangs (paused, or a network path that drops packets without a reset) makes a publish reject
+   * with `HubPublishError` instead of leaving it, and its request, pending for ever. Applies to
+   * the connection the store makes itself (configure a `client` you pass in yourself).
+   * @default 5000
+   */
+  commandTimeout?: number;
   /**
    * Backoff after a failed read, doubling from `initialDelay` to `maxDelay` ms; the connections
    * reconnect on the same schedule.
@@ -141,6 +150,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   if (key === '') throw rangeError('stream', 'a non-empty string', key);
   const maxLen = integer('maxLen', options.maxLen, 10_000, 1, undefined, 'entries');
   const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, undefined, 'events');
+  const commandTimeout = integer(
+    'commandTimeout',
+    options.commandTimeout,
+    5000,
+    1,
+    MAX_TIMER_MS,
+    'ms',
+  );
   const reconnect = options.reconnect ?? {};
   checkObject('reconnect', reconnect);
   const initialDelay = integer(
@@ -177,7 +194,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     lazyConnect: true,
   };
   const shared = options.client;
-  const commands = shared ?? new Redis(options.url ?? 'redis://127.0.0.1:6379', own);
+  const commands =
+    shared ?? new Redis(options.url ?? 'redis://127.0.0.1:6379', { ...own, commandTimeout });
   // A blocking XREAD holds its connection: the reader gets its own. Its commands time out, so a
   // connection that died silently is noticed.
   const reader = commands.duplicate({ ...own, commandTimeout: BLOCK_MS + 5000 });
