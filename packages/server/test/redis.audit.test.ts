@@ -251,3 +251,15 @@ describe('redisStreams audit: Redis stops answering', () => {
     }
   }, 40_000);
 });
+
+describe('redisStreams audit: options', () => {
+  it('refuses reconnect delays a timer cannot hold (they would fire at once, a tight retry loop)', () => {
+    for (const reconnect of [{ maxDelay: 2 ** 31 }, { initialDelay: 2 ** 31, maxDelay: 2 ** 31 }]) {
+      expect(() => redisStreams({ reconnect })).toThrow(RangeError);
+    }
+    expect(() => redisStreams({ reconnect: { maxDelay: 2 ** 31 } })).toThrow(
+      'keel: `reconnect.maxDelay` must be an integer in 1-2147483647 number of ms, got 2147483648',
+    );
+    expect(() => redisStreams({ reconnect: { maxDelay: 2 ** 31 - 1 } })).not.toThrow();
+  });
+});

@@ -165,10 +165,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     reconnect.initialDelay,
     50,
     1,
-    undefined,
+    MAX_TIMER_MS,
     'ms',
   );
-  const maxDelay = integer('reconnect.maxDelay', reconnect.maxDelay, 2000, 1, undefined, 'ms');
+  const maxDelay = integer('reconnect.maxDelay', reconnect.maxDelay, 2000, 1, MAX_TIMER_MS, 'ms');
   if (maxDelay < initialDelay) {
     throw rangeError(
       'reconnect.maxDelay',
