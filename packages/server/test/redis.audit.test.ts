@@ -263,3 +263,42 @@ describe('redisStreams audit: options', () => {
     expect(() => redisStreams({ reconnect: { maxDelay: 2 ** 31 - 1 } })).not.toThrow();
   });
 });
+
+describe('redisStreams audit: a throwing onError', () => {
+  it('is reported as a warning; the reader goes on and delivers once Redis is back', async () => {
+    const server = await startRedis();
+    const warnings: unknown[] = [];
+    const onWarning = (w: unknown) => warnings.push(w);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('warning', onWarning);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const stream = key();
+      let calls = 0;
+      const a = await instance(server.url, stream, {
+        reconnect: { initialDelay: 10, maxDelay: 50 },
+        onError: () => {
+          // Throws once (one warning in the output), from a connection's error event or the reader.
+          if (calls++ === 0) throw new Error('onError failed');
+        },
+      });
+      const client = await a.connect();
+      await until(() => a.hub.size === 1);
+      await server.stop();
+      await until(() => calls > 2);
+      await server.start();
+      const id = await publishWhenUp(a.hub, 'after');
+      await until(() => client.events.some((e) => e.id === id));
+      expect(unhandled).toEqual([]);
+      expect(warnings.some((w) => String(w).includes('onError failed'))).toBe(true);
+      expect(() => redisStreams({ onError: 'log' as never })).toThrow(
+        'keel: `onError` must be a function, got "log"',
+      );
+    } finally {
+      process.off('warning', onWarning);
+      process.off('unhandledRejection', onUnhandled);
+      await server.dispose();
+    }
+  }, 30_000);
+});

@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import { checkObject, integer, rangeError, typeError } from '../checks';
+import { checkFunction, checkObject, integer, rangeError, typeError } from '../checks';
 import { MAX_TIMER_MS } from '../clock';
 import { EventRing } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
@@ -63,7 +63,7 @@ export interface RedisStreamsOptions {
   };
   /**
    * Errors of the background reader (Redis unreachable, a failed resync). Publishes report their
-   * own errors by rejecting.
+   * own errors by rejecting. What it throws is reported with `process.emitWarning`.
    *
    * @default a process warning for the first error of each outage
    */
@@ -176,6 +176,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       maxDelay,
     );
   }
+  if (options.onError !== undefined) checkFunction('onError', options.onError);
   if (options.client !== undefined && !(options.client instanceof Redis)) {
     throw typeError('client', 'an ioredis Redis client', options.client);
   }
@@ -209,9 +210,18 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let sleepTimer: ReturnType<typeof setTimeout> | null = null;
   let wake: (() => void) | null = null;
 
+  const userOnError = options.onError;
+  /** Calls onError; what it throws is a process warning (thrown here it would stop the reader). */
+  const tell = (error: unknown): void => {
+    try {
+      userOnError!(error);
+    } catch (err) {
+      process.emitWarning(err instanceof Error ? err : String(err));
+    }
+  };
   const report = (error: unknown): void => {
     if (closed) return;
-    if (options.onError) options.onError(error);
+    if (userOnError) tell(error);
     else if (!failing) {
       process.emitWarning(
         `keel: the Redis event store cannot read ${key}; retrying (${String(error)})`,
@@ -221,7 +231,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   };
   const onConnectionError = (error: unknown): void => {
     // ioredis reports each failed connect here; the reader loop reports outages.
-    if (options.onError && !closed) options.onError(error);
+    if (userOnError && !closed) tell(error);
   };
   reader.on('error', onConnectionError);
   if (shared === undefined) commands.on('error', onConnectionError);
