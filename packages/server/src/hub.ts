@@ -283,24 +283,56 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     return writeFrame(client.stream, formatEvent(HUB_RESET_EVENT, { lastEventId }, id));
   }
 
+  function fanOut(event: StoredEvent): void {
+    head = event.id;
+    const targets = event.topic === undefined ? clients : byTopic.get(event.topic);
+    if (targets === undefined || targets.size === 0) return;
+    const frame = frameOf(event);
+    for (const client of targets) {
+      if (client.pending !== null) hold(client, event);
+      else if (writeFrame(client.stream, frame)) delivered++;
+    }
+  }
+
+  function resetAll(newHead: string): void {
+    head = newHead;
+    for (const client of [...clients]) {
+      // Mid-replay: its answer may predate the loss; let it reconnect and ask again.
+      if (client.pending !== null) client.stream.close();
+      else sendReset(client, null, newHead);
+    }
+  }
+
+  /**
+   * What the store hands over while a fan-out runs: a client dropped mid-fan-out runs close
+   * listeners (onSlowClient, the app's), and an event one publishes must not reach the clients
+   * not yet written to before the event being delivered. Queued, then sent in order.
+   */
+  type Delivery = StoredEvent | { readonly resetTo: string };
+  let fanning = false;
+  const queued: Delivery[] = [];
+
+  function run(item: Delivery): void {
+    if (fanning) {
+      queued.push(item);
+      return;
+    }
+    fanning = true;
+    try {
+      for (let next: Delivery | undefined = item, i = 0; next !== undefined; next = queued[i++]) {
+        if ('resetTo' in next) resetAll(next.resetTo);
+        else fanOut(next);
+      }
+    } finally {
+      fanning = false;
+      queued.length = 0;
+    }
+  }
+
   const sink: StoreSink = {
-    deliver(event) {
-      head = event.id;
-      const targets = event.topic === undefined ? clients : byTopic.get(event.topic);
-      if (targets === undefined || targets.size === 0) return;
-      const frame = frameOf(event);
-      for (const client of targets) {
-        if (client.pending !== null) hold(client, event);
-        else if (writeFrame(client.stream, frame)) delivered++;
-      }
-    },
+    deliver: run,
     reset(newHead) {
-      head = newHead;
-      for (const client of [...clients]) {
-        // Mid-replay: its answer may predate the loss; let it reconnect and ask again.
-        if (client.pending !== null) client.stream.close();
-        else sendReset(client, null, newHead);
-      }
+      run({ resetTo: newHead });
     },
   };
 

@@ -1,0 +1,70 @@
+import { request } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type App, createApp, createEventHub, type EventHub } from '../src/index';
+import { type SseClient, sse, start, until } from './helpers';
+
+// Audit of the in-memory event hub: re-entrancy and ordering edges, through the public API.
+
+const apps: App[] = [];
+const clients: SseClient[] = [];
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await Promise.all(apps.splice(0).map((a) => a.close()));
+});
+
+/** The sequence number of an in-memory id (`<epoch>-<n>`). */
+const seq = (id: string | undefined) => Number(id?.split('-')[1]);
+
+async function serve(hub: EventHub, maxBufferedBytes = 256 * 1024) {
+  const app = createApp({ sse: { maxBufferedBytes } });
+  apps.push(app);
+  app.get('/events', (ctx) => hub.connect(ctx));
+  const { port } = await start(app);
+  return port;
+}
+
+/** A client that never reads: the server's queue for it grows until it is dropped. */
+function stalled(port: number, requestId: string): () => void {
+  const req = request({
+    host: '127.0.0.1',
+    port,
+    path: '/events',
+    headers: { 'x-request-id': requestId },
+    agent: false,
+  });
+  req.on('response', (res) => res.pause());
+  req.on('error', () => {});
+  req.end();
+  return () => req.destroy();
+}
+
+describe('event hub audit: re-entrancy', () => {
+  it('an onSlowClient that publishes does not reorder the event being delivered', async () => {
+    let hub!: EventHub;
+    const dropped: string[] = [];
+    hub = createEventHub({
+      onSlowClient: ({ requestId }) => {
+        dropped.push(requestId);
+        void hub.publish('dropped', requestId);
+      },
+    });
+    const port = await serve(hub);
+    // The stalled client is first in delivery order, so it is dropped before the reader is
+    // written to, in the middle of one event's fan-out.
+    const stop = stalled(port, 'slow-one');
+    await until(() => hub.size === 1);
+    const reader = await sse(port, '/events');
+    clients.push(reader);
+    await until(() => hub.size === 2);
+    const payload = 'x'.repeat(64 * 1024);
+    for (let i = 0; i < 400 && dropped.length === 0; i++) {
+      await hub.publish('update', payload);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(dropped).toEqual(['slow-one']);
+    await until(() => reader.events.some((e) => e.event === 'dropped'));
+    const ids = reader.events.map((e) => seq(e.id));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    stop();
+  }, 30_000);
+});
