@@ -117,7 +117,8 @@ export interface EventHub {
   /**
    * Attaches the request's client: opens its event stream, replays the events it missed (from
    * its `Last-Event-ID` header, only of its topics) or sends `keel:reset`, and returns the stream.
-   * Return it from the handler; the ctx is released when the client disconnects.
+   * Return it from the handler; the ctx is released when the client disconnects. Connecting the
+   * same request again returns its stream and changes nothing (the first call's topics stay).
    *
    * @example
    * app.get('/events', (ctx) => hub.connect(ctx, { topics: [`user:${userOf(ctx)}`] }));
@@ -256,6 +257,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   /** Every client; broadcasts go to all of them. */
   const clients = new Set<HubClient>();
   const byTopic = new Map<string, Set<HubClient>>();
+  /** Every stream this hub attached, so connecting one request twice attaches it once. */
+  const streams = new WeakSet<SseStream>();
   /** Formatted once per event, reused by every replay of it. */
   const frames = new WeakMap<StoredEvent, Buffer>();
   /** The last id delivered, where replays end and live delivery goes on; null until open. */
@@ -509,6 +512,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     connect(ctx, connectOptions) {
       const topics = checkTopics(connectOptions?.topics);
       const stream = ctx.sseStream();
+      // The same request connected again: one client (each event once), the first topics.
+      if (streams.has(stream)) return stream;
       if (closed) {
         stream.close();
         return stream;
@@ -522,6 +527,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       };
       // An empty id is no id: the SSE spec's `id:` with no value clears the client's last id.
       const after = ctx.header('last-event-id') || undefined;
+      streams.add(stream);
       attach(client);
       if (stream.closed) return stream;
       if (head === null) {

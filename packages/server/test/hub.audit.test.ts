@@ -68,3 +68,28 @@ describe('event hub audit: re-entrancy', () => {
     stop();
   }, 30_000);
 });
+
+describe('event hub audit: one ctx, one client', () => {
+  it('connecting the same ctx twice attaches it once: each event arrives once', async () => {
+    const hub = createEventHub();
+    const app = createApp();
+    apps.push(app);
+    app.get('/events', (ctx) => {
+      hub.connect(ctx, { topics: ['a'] });
+      return hub.connect(ctx, { topics: ['a'] });
+    });
+    const { port } = await start(app);
+    const client = await sse(port, '/events');
+    clients.push(client);
+    await until(() => hub.size >= 1);
+    expect(hub.size).toBe(1);
+    await hub.publish('n', 1);
+    await hub.publish('n', 2, { topic: 'a' });
+    await hub.publish('n', 3);
+    await client.waitFor(3);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(client.events.map((e) => e.data)).toEqual(['1', '2', '3']);
+    client.close();
+    await until(() => hub.size === 0);
+  });
+});
