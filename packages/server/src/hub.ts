@@ -264,7 +264,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   /** The last id delivered, where replays end and live delivery goes on; null until open. */
   let head: string | null = null;
   /** Clients that connected before the store was open (`after`: their Last-Event-ID). */
-  let waiting: { client: HubClient; after: string | null }[] = [];
+  let waiting = new Map<HubClient, string | null>();
   let closed = false;
   let published = 0;
   let delivered = 0;
@@ -361,6 +361,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     }
     client.stream.onClose((stream) => {
       clients.delete(client);
+      waiting.delete(client);
       for (const topic of client.topics) {
         const set = byTopic.get(topic);
         if (set?.delete(client) && set.size === 0) byTopic.delete(topic);
@@ -486,8 +487,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   const start = (id: string): void => {
     head = id;
     const queued = waiting;
-    waiting = [];
-    for (const { client, after } of queued) {
+    waiting = new Map();
+    for (const [client, after] of queued) {
       if (client.stream.closed) continue;
       if (after !== null) replay(client, after, id);
       else if (sendReset(client, null, id)) flushPending(client);
@@ -497,8 +498,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   if (isPromise(opened)) {
     ready = opened.then(start, (err) => {
       // The store gave up opening (it was closed meanwhile): the waiting clients reconnect.
-      for (const { client } of waiting) client.stream.close();
-      waiting = [];
+      for (const client of [...waiting.keys()]) client.stream.close();
+      waiting.clear();
       if (!closed) throw err;
     });
     // Observed here too: a hub whose `ready` nobody awaits must not fail the process.
@@ -533,7 +534,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       if (head === null) {
         // Before the store is open nothing can be told: held until then.
         client.pending = [];
-        waiting.push({ client, after: after ?? null });
+        waiting.set(client, after ?? null);
       } else if (after !== undefined) {
         // Live events published while the replay is read are held, then sent after it.
         client.pending = [];
@@ -571,7 +572,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       for (const client of [...clients]) client.stream.close();
       clients.clear();
       byTopic.clear();
-      waiting = [];
+      waiting.clear();
       await store.close();
     },
   };

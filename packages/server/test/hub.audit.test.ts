@@ -1,6 +1,15 @@
 import { request } from 'node:http';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type App, createApp, createEventHub, type EventHub } from '../src/index';
+import {
+  type App,
+  createApp,
+  createEventHub,
+  type EventHub,
+  type HubStore,
+  type SseStream,
+} from '../src/index';
 import { type SseClient, sse, start, until } from './helpers';
 
 // Audit of the in-memory event hub: re-entrancy and ordering edges, through the public API.
@@ -91,5 +100,43 @@ describe('event hub audit: one ctx, one client', () => {
     expect(client.events.map((e) => e.data)).toEqual(['1', '2', '3']);
     client.close();
     await until(() => hub.size === 0);
+  });
+});
+
+describe('event hub audit: a store that has not opened yet', () => {
+  it('keeps nothing of the clients that came and left before it opened', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    let open!: (id: string) => void;
+    const store: HubStore = {
+      open: () => new Promise<string>((resolve) => (open = resolve)),
+      append: () => 'x',
+      replay: () => ({ kind: 'reset' }),
+      close: () => {},
+    };
+    const hub = createEventHub({ store });
+    const app = createApp();
+    apps.push(app);
+    const refs: WeakRef<SseStream>[] = [];
+    app.get('/events', (ctx) => {
+      const stream = hub.connect(ctx);
+      refs.push(new WeakRef(stream));
+      return stream;
+    });
+    const { port } = await start(app);
+    for (let i = 0; i < 20; i++) {
+      const client = await sse(port, '/events', { 'last-event-id': `x-${i}` });
+      await until(() => hub.size === 1);
+      client.close();
+      await until(() => hub.size === 0);
+    }
+    for (let i = 0; i < 10 && refs.some((r) => r.deref() !== undefined); i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      gc();
+    }
+    // A store that stays unreachable for hours must not hold every client that came and went.
+    expect(refs.filter((r) => r.deref() !== undefined)).toHaveLength(0);
+    open('x-0');
+    await hub.ready;
   });
 });
