@@ -511,6 +511,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
 
   return {
     connect(ctx, connectOptions) {
+      if (connectOptions !== undefined) checkObject('connect options', connectOptions);
       const topics = checkTopics(connectOptions?.topics);
       const stream = ctx.sseStream();
       // The same request connected again: one client (each event once), the first topics.
@@ -544,6 +545,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     },
     publish(event, data, publishOptions) {
       checkEventName(event);
+      // A topic passed where the options go must not become a broadcast.
+      if (publishOptions !== undefined) checkObject('publish options', publishOptions);
       const topic = checkTopic('topic', publishOptions?.topic);
       const text = typeof data === 'string' ? data : (JSON.stringify(data) ?? '');
       return appendEvent(event, text, topic);
@@ -552,6 +555,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       const payload: { target: WireInvalidateTarget; source?: string } = {
         target: checkTarget(target),
       };
+      if (invalidateOptions !== undefined) checkObject('invalidate options', invalidateOptions);
       const topic = checkTopic('topic', invalidateOptions?.topic);
       const source = sourceOf(invalidateOptions?.source);
       if (source !== undefined) payload.source = source;

@@ -140,3 +140,29 @@ describe('event hub audit: a store that has not opened yet', () => {
     await hub.ready;
   });
 });
+
+describe('event hub audit: options that are not objects', () => {
+  it('a topic passed where the options go is a TypeError, never a broadcast', async () => {
+    const hub = createEventHub();
+    const port = await serve(hub);
+    const client = await sse(port, '/events');
+    clients.push(client);
+    await until(() => hub.size === 1);
+    expect(() => hub.publish('n', 'secret', 'team:1' as never)).toThrow(
+      'keel: `publish options` must be an object, got "team:1"',
+    );
+    expect(() => hub.invalidate('/todos', 'team:1' as never)).toThrow(TypeError);
+    expect(() => hub.publish('n', 1, null as never)).toThrow(TypeError);
+    const app = createApp();
+    apps.push(app);
+    app.get('/e', (ctx) => hub.connect(ctx, 'team:1' as never));
+    app.onError(() => {});
+    const { port: other } = await start(app);
+    const refused = await sse(other, '/e');
+    clients.push(refused);
+    expect(refused.status).toBe(500);
+    await hub.publish('n', 'public');
+    await client.waitFor(1);
+    expect(client.events.map((e) => e.data)).toEqual(['public']);
+  });
+});
