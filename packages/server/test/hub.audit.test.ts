@@ -4,6 +4,7 @@ import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type App,
+  cors,
   createApp,
   createEventHub,
   type EventHub,
@@ -164,5 +165,29 @@ describe('event hub audit: options that are not objects', () => {
     await hub.publish('n', 'public');
     await client.waitFor(1);
     expect(client.events.map((e) => e.data)).toEqual(['public']);
+  });
+});
+
+describe('event hub audit: headers set before the stream opens', () => {
+  it('CORS, cookies and custom headers reach the event-stream response', async () => {
+    const hub = createEventHub();
+    const app = createApp();
+    apps.push(app);
+    app.use(cors({ origin: ['https://app.example'], credentials: true }));
+    app.get('/events', (ctx) => {
+      ctx.setCookie('seen', '1');
+      ctx.setHeader('x-extra', 'yes');
+      return hub.connect(ctx);
+    });
+    const { port } = await start(app);
+    const client = await sse(port, '/events', { origin: 'https://app.example' });
+    clients.push(client);
+    expect(client.status).toBe(200);
+    expect(client.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(client.headers['access-control-allow-origin']).toBe('https://app.example');
+    expect(client.headers['access-control-allow-credentials']).toBe('true');
+    expect(client.headers['set-cookie']?.[0]).toMatch(/^seen=1;/);
+    expect(client.headers['x-extra']).toBe('yes');
+    expect(client.headers['x-request-id']).toBeTruthy();
   });
 });
