@@ -2,6 +2,7 @@ import { request } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
+import { appStats } from '../src/app';
 import {
   type App,
   cors,
@@ -11,7 +12,7 @@ import {
   type HubStore,
   type SseStream,
 } from '../src/index';
-import { type SseClient, sse, start, until } from './helpers';
+import { ManualClock, type SseClient, sse, start, until } from './helpers';
 
 // Audit of the in-memory event hub: re-entrancy and ordering edges, through the public API.
 
@@ -189,5 +190,81 @@ describe('event hub audit: headers set before the stream opens', () => {
     expect(client.headers['set-cookie']?.[0]).toMatch(/^seen=1;/);
     expect(client.headers['x-extra']).toBe('yes');
     expect(client.headers['x-request-id']).toBeTruthy();
+  });
+});
+
+describe('event hub audit: a client that left before the handler connected it', () => {
+  it('is not attached, and leaves no timer, stream or in-flight request behind', async () => {
+    const clock = new ManualClock();
+    const hub = createEventHub();
+    const app = createApp({ clock, sse: { heartbeatMs: 1000 } });
+    apps.push(app);
+    const errors: unknown[] = [];
+    app.onError((err) => {
+      errors.push(err);
+    });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let entered = false;
+    app.get('/events', async (ctx) => {
+      entered = true;
+      await gate;
+      return hub.connect(ctx);
+    });
+    const { port } = await start(app);
+    const client = await new Promise<() => void>((resolve) => {
+      const req = request({ host: '127.0.0.1', port, path: '/events', agent: false });
+      req.on('error', () => {});
+      req.end();
+      resolve(() => req.destroy());
+    });
+    await until(() => entered);
+    client();
+    await new Promise((r) => setTimeout(r, 30));
+    release();
+    await until(() => appStats(app).inflight === 0);
+    expect(hub.size).toBe(0);
+    expect(clock.active).toBe(0);
+    await hub.publish('n', 1);
+    expect(hub.metrics.delivered).toBe(0);
+    expect(errors).toEqual([]);
+  });
+
+  it('ctx.sseInterval and ctx.sseEvent after the client left: no timer runs, the request ends', async () => {
+    const clock = new ManualClock();
+    const app = createApp({ clock, sse: { heartbeatMs: 1000 } });
+    apps.push(app);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let entered = 0;
+    let ticks = 0;
+    let sent: boolean | undefined;
+    app.get('/interval', async (ctx) => {
+      entered++;
+      await gate;
+      return ctx.sseInterval(() => ++ticks, 500);
+    });
+    app.get('/event', async (ctx) => {
+      entered++;
+      await gate;
+      sent = ctx.sseEvent('n', 1);
+      return ctx.sseStream();
+    });
+    const { port } = await start(app);
+    const requests = ['/interval', '/event'].map((path) => {
+      const req = request({ host: '127.0.0.1', port, path, agent: false });
+      req.on('error', () => {});
+      req.end();
+      return req;
+    });
+    await until(() => entered === 2);
+    for (const req of requests) req.destroy();
+    await new Promise((r) => setTimeout(r, 30));
+    release();
+    await until(() => appStats(app).inflight === 0);
+    expect(clock.active).toBe(0);
+    clock.tick(5000);
+    expect(ticks).toBeLessThanOrEqual(1);
+    expect(sent).toBe(false);
   });
 });
