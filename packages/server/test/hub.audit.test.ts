@@ -230,6 +230,29 @@ describe('event hub audit: a client that left before the handler connected it', 
     expect(errors).toEqual([]);
   });
 
+  it('a response written through ctx.res after the client left ends the request', async () => {
+    const app = createApp();
+    apps.push(app);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let entered = false;
+    app.get('/raw', async (ctx) => {
+      entered = true;
+      await gate;
+      ctx.res.writeHead(200, { 'content-type': 'text/plain' });
+      ctx.res.write('streamed by hand');
+    });
+    const { port } = await start(app);
+    const req = request({ host: '127.0.0.1', port, path: '/raw', agent: false });
+    req.on('error', () => {});
+    req.end();
+    await until(() => entered);
+    req.destroy();
+    await new Promise((r) => setTimeout(r, 30));
+    release();
+    await until(() => appStats(app).inflight === 0);
+  });
+
   it('ctx.sseInterval and ctx.sseEvent after the client left: no timer runs, the request ends', async () => {
     const clock = new ManualClock();
     const app = createApp({ clock, sse: { heartbeatMs: 1000 } });
