@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import {
   type App,
+  type Context,
   cors,
   createApp,
   createEventHub,
@@ -194,6 +195,36 @@ describe('event hub audit: headers set before the stream opens', () => {
 });
 
 describe('event hub audit: a client that left before the handler connected it', () => {
+  /**
+   * Routes each path to a handler that waits, then answers with `routes[path]`; sends one request
+   * per path, aborts them all once every handler waits, then lets the handlers go on. Resolves
+   * when the app has no request in flight (it never does if one is left hanging).
+   */
+  async function leaveEarly(app: App, routes: Record<string, (ctx: Context) => unknown>) {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let entered = 0;
+    for (const [path, answer] of Object.entries(routes)) {
+      app.get(path, async (ctx) => {
+        entered++;
+        await gate;
+        return answer(ctx);
+      });
+    }
+    const { port } = await start(app);
+    const requests = Object.keys(routes).map((path) => {
+      const req = request({ host: '127.0.0.1', port, path, agent: false });
+      req.on('error', () => {});
+      req.end();
+      return req;
+    });
+    await until(() => entered === requests.length);
+    for (const req of requests) req.destroy();
+    await new Promise((r) => setTimeout(r, 30));
+    release();
+    await until(() => appStats(app).inflight === 0);
+  }
+
   it('is not attached, and leaves no timer, stream or in-flight request behind', async () => {
     const clock = new ManualClock();
     const hub = createEventHub();
@@ -203,26 +234,7 @@ describe('event hub audit: a client that left before the handler connected it', 
     app.onError((err) => {
       errors.push(err);
     });
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let entered = false;
-    app.get('/events', async (ctx) => {
-      entered = true;
-      await gate;
-      return hub.connect(ctx);
-    });
-    const { port } = await start(app);
-    const client = await new Promise<() => void>((resolve) => {
-      const req = request({ host: '127.0.0.1', port, path: '/events', agent: false });
-      req.on('error', () => {});
-      req.end();
-      resolve(() => req.destroy());
-    });
-    await until(() => entered);
-    client();
-    await new Promise((r) => setTimeout(r, 30));
-    release();
-    await until(() => appStats(app).inflight === 0);
+    await leaveEarly(app, { '/events': (ctx) => hub.connect(ctx) });
     expect(hub.size).toBe(0);
     expect(clock.active).toBe(0);
     await hub.publish('n', 1);
@@ -233,58 +245,27 @@ describe('event hub audit: a client that left before the handler connected it', 
   it('a response written through ctx.res after the client left ends the request', async () => {
     const app = createApp();
     apps.push(app);
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let entered = false;
-    app.get('/raw', async (ctx) => {
-      entered = true;
-      await gate;
-      ctx.res.writeHead(200, { 'content-type': 'text/plain' });
-      ctx.res.write('streamed by hand');
+    await leaveEarly(app, {
+      '/raw': (ctx) => {
+        ctx.res.writeHead(200, { 'content-type': 'text/plain' });
+        ctx.res.write('streamed by hand');
+      },
     });
-    const { port } = await start(app);
-    const req = request({ host: '127.0.0.1', port, path: '/raw', agent: false });
-    req.on('error', () => {});
-    req.end();
-    await until(() => entered);
-    req.destroy();
-    await new Promise((r) => setTimeout(r, 30));
-    release();
-    await until(() => appStats(app).inflight === 0);
   });
 
   it('ctx.sseInterval and ctx.sseEvent after the client left: no timer runs, the request ends', async () => {
     const clock = new ManualClock();
     const app = createApp({ clock, sse: { heartbeatMs: 1000 } });
     apps.push(app);
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let entered = 0;
     let ticks = 0;
     let sent: boolean | undefined;
-    app.get('/interval', async (ctx) => {
-      entered++;
-      await gate;
-      return ctx.sseInterval(() => ++ticks, 500);
+    await leaveEarly(app, {
+      '/interval': (ctx) => ctx.sseInterval(() => ++ticks, 500),
+      '/event': (ctx) => {
+        sent = ctx.sseEvent('n', 1);
+        return ctx.sseStream();
+      },
     });
-    app.get('/event', async (ctx) => {
-      entered++;
-      await gate;
-      sent = ctx.sseEvent('n', 1);
-      return ctx.sseStream();
-    });
-    const { port } = await start(app);
-    const requests = ['/interval', '/event'].map((path) => {
-      const req = request({ host: '127.0.0.1', port, path, agent: false });
-      req.on('error', () => {});
-      req.end();
-      return req;
-    });
-    await until(() => entered === 2);
-    for (const req of requests) req.destroy();
-    await new Promise((r) => setTimeout(r, 30));
-    release();
-    await until(() => appStats(app).inflight === 0);
     expect(clock.active).toBe(0);
     clock.tick(5000);
     expect(ticks).toBeLessThanOrEqual(1);

@@ -1,75 +1,18 @@
-import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
-import {
-  type App,
-  createApp,
-  createEventHub,
-  type EventHub,
-  HUB_RESET_EVENT,
-  HubPublishError,
-} from '../src/index';
+import { describe, expect, it } from 'vitest';
+import { startRedis } from '../../../scripts/redis-server.mjs';
+import { createEventHub, HUB_RESET_EVENT, HubPublishError } from '../src/index';
 import { type RedisStreamsOptions, redisStreams } from '../src/redis/index';
-import { type SseClient, sse, start, until } from './helpers';
+import { until } from './helpers';
+import { streamKey as key, publishWhenUp, redisInstances } from './redis-helpers';
 
 // Audit of the Redis Streams store: timing and failure edges, each through the public API
 // against a real redis-server.
 
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.dispose();
-});
-
-const apps: App[] = [];
-const hubs: EventHub[] = [];
-const clients: SseClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await Promise.all(hubs.splice(0).map((h) => h.close()));
-  await Promise.all(apps.splice(0).map((a) => a.close()));
-});
-
-const key = () => `audit:${randomUUID()}`;
-
-async function instance(url: string, stream: string, options: RedisStreamsOptions = {}) {
-  const app = createApp();
-  const hub = createEventHub({
-    store: redisStreams({ url, stream, onError: () => {}, ...options }),
-  });
-  apps.push(app);
-  hubs.push(hub);
-  app.get('/events', (ctx) => {
-    const topics = ctx.query('topics');
-    return hub.connect(ctx, { topics: topics ? topics.split(',') : [] });
-  });
-  const { port } = await start(app);
-  await hub.ready;
-  const connect = async (headers: Record<string, string> = {}, query = '') => {
-    const client = await sse(port, `/events${query}`, headers);
-    clients.push(client);
-    return client;
-  };
-  return { app, hub, port, connect };
-}
-
-async function publishWhenUp(hub: EventHub, data: string): Promise<string> {
-  for (let i = 0; ; i++) {
-    const id = await hub.publish('n', data).then(
-      (id) => id,
-      (e: unknown) => {
-        expect(e).toBeInstanceOf(HubPublishError);
-        return null;
-      },
-    );
-    if (id !== null) return id;
-    expect(i).toBeLessThan(1000);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+const live = redisInstances();
+/** An instance on `url` (the file's server, or one a test stops and restarts), errors quiet. */
+const instance = (url: string, stream: string, options: RedisStreamsOptions = {}) =>
+  live.instance(stream, { url, onError: () => {}, ...options });
 
 describe('redisStreams audit: Redis lost its data', () => {
   it('an event published after recovery, before a slower instance resynced, still reaches its clients', async () => {
@@ -105,7 +48,7 @@ describe('redisStreams audit: replay and reading', () => {
   it('a burst trimmed past the reader is a keel:reset, never a silent gap', async () => {
     const stream = key();
     // MAXLEN ~ 1 keeps about one node (100 entries): a burst of 3,000 outruns the reader.
-    const a = await instance(redis.url, stream, { maxLen: 1 });
+    const a = await instance(live.redis.url, stream, { maxLen: 1 });
     const client = await a.connect();
     await until(() => a.hub.size === 1);
     const ids = await Promise.all(Array.from({ length: 3000 }, (_, i) => a.hub.publish('n', i)));
@@ -126,7 +69,7 @@ describe('redisStreams audit: replay and reading', () => {
 
   it('replays more than a page of missed entries from Redis, of its topics only', async () => {
     const stream = key();
-    const a = await instance(redis.url, stream, { bufferSize: 0 });
+    const a = await instance(live.redis.url, stream, { bufferSize: 0 });
     const first = await a.connect({}, '?topics=odd');
     await until(() => a.hub.size === 1);
     const start = await a.hub.publish('n', 'start');
