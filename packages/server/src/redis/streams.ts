@@ -76,6 +76,8 @@ type Entry = [id: string, fields: Fields];
 
 const RESET: ReplayResult = Object.freeze({ kind: 'reset' });
 const STREAM_ID = /^(\d{1,15})-(\d{1,15})$/;
+/** The largest sequence STREAM_ID accepts (15 digits); no real entry has one that high. */
+const MAX_SEQ = '999999999999999';
 /** Entries fetched per XREAD / XRANGE call. */
 const PAGE = 512;
 /** How long one XREAD blocks before it is issued again. */
@@ -97,8 +99,13 @@ function compareIds(a: string, b: string): number {
 function idBefore(id: string): string {
   const [, ms, seq] = STREAM_ID.exec(id)!;
   if (seq !== '0') return `${ms}-${Number(seq) - 1}`;
-  // 15 digits: the largest sequence STREAM_ID accepts; no real entry has one that high.
-  return `${Number(ms) - 1}-999999999999999`;
+  return `${Number(ms) - 1}-${MAX_SEQ}`;
+}
+
+/** An id just after `id` (the next sequence number of its millisecond; `idBefore`'s inverse). */
+function idAfter(id: string): string {
+  const [, ms, seq] = STREAM_ID.exec(id)!;
+  return seq === MAX_SEQ ? `${Number(ms) + 1}-0` : `${ms}-${Number(seq) + 1}`;
 }
 
 function toEvent(id: string, fields: Fields): StoredEvent {
@@ -205,6 +212,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let closed = false;
   /** The last entry this instance delivered: XREAD goes on after it. */
   let last = START;
+  /** The id of the last loss reset: a replay from an older id is a reset. */
+  let floor = START;
   const ring = new EventRing(bufferSize, START);
   let failing = false;
   let sleepTimer: ReturnType<typeof setTimeout> | null = null;
@@ -263,16 +272,27 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   }
 
   /**
-   * The last delivered entry is gone (Redis restarted without its data, or trimmed past it), so
-   * entries after it may be lost too. Resets this instance's clients at an id just before `next`
-   * (the first entry still held after it), and reading goes on from there: what was published
-   * meanwhile (perhaps by a faster instance) is still delivered.
+   * The last delivered entry is gone (Redis restarted without its data or from an older
+   * snapshot, or trimmed past it), so entries after it may be lost too. Resets this instance's
+   * clients at an id after every id delivered so far and before every entry still to deliver:
+   * just before `next` (the first entry held after the lost one), or, with none, just after the
+   * lost one. Reading goes on from there (from the newest entry without `next`): what was
+   * published meanwhile (perhaps by a faster instance) is still delivered. A client that comes
+   * back with an id from before the reset is reset too (`floor`).
    */
   async function lost(next: string | undefined): Promise<void> {
-    const head = next !== undefined && STREAM_ID.test(next) ? idBefore(next) : await newestId();
-    // `next` directly follows the lost entry: nothing in between could exist.
-    if (head === last) return;
-    last = head;
+    let head: string;
+    if (next !== undefined && STREAM_ID.test(next)) {
+      head = idBefore(next);
+      // `next` directly follows the lost entry: nothing in between could exist.
+      if (head === last) return;
+      last = head;
+    } else {
+      const newest = await newestId();
+      head = newest === START ? START : idAfter(last);
+      last = newest;
+    }
+    floor = head;
     ring.clear(head);
     sink?.reset(head);
   }
@@ -383,7 +403,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       return commands.xadd(key, ...args) as Promise<string>;
     },
     replay({ after, upTo, include, maxBytes }) {
-      if (!STREAM_ID.test(after)) return RESET;
+      // Ids from before a loss: what followed them may be gone, even if they are still there.
+      if (!STREAM_ID.test(after) || compareIds(after, floor) < 0) return RESET;
       const local = ring.between(after, upTo);
       if (local !== null) return { kind: 'events', events: local };
       if (compareIds(after, upTo) > 0) {
