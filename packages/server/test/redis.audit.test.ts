@@ -291,3 +291,50 @@ describe('redisStreams audit: Redis restored an older snapshot', () => {
     }
   }, 30_000);
 });
+
+describe('redisStreams audit: a client ahead of the instance it moves to', () => {
+  it('gets neither a duplicate nor a reset, and nothing after its id is lost', async () => {
+    const stream = key();
+    const a = await instance(live.redis.url, stream);
+    // B publishes through a named client; its reader (a duplicate) carries the name too.
+    const named = new Redis(live.redis.url, {
+      connectionName: 'audit-b',
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    await named.connect();
+    const b = await instance(live.redis.url, stream, {
+      client: named,
+      reconnect: { initialDelay: 800, maxDelay: 800 },
+    });
+    try {
+      const onA = await a.connect();
+      await until(() => a.hub.size === 1);
+      await a.hub.publish('n', 'x0');
+      await until(() => b.hub.lastId === a.hub.lastId);
+      // Kill B's blocked reader: it retries only in 800 ms, so B falls behind A.
+      const direct = new Redis(live.redis.url);
+      const list = (await direct.client('LIST')) as string;
+      const reader = list
+        .split('\n')
+        .find((line) => line.includes('name=audit-b') && line.includes('cmd=xread'));
+      expect(reader).toBeDefined();
+      await direct.client('KILL', 'ID', /id=(\d+)/.exec(reader!)![1]!);
+      direct.disconnect();
+      await a.hub.publish('n', 'x1');
+      const y = await a.hub.publish('n', 'x2');
+      await onA.waitFor(3);
+      expect(b.hub.lastId < y).toBe(true); // B has not read x1, x2 yet
+      onA.close();
+      const moved = await b.connect({ 'last-event-id': y });
+      await until(() => b.hub.size === 1);
+      const z = await a.hub.publish('n', 'x3');
+      await until(() => moved.events.length > 0, 3000);
+      await until(() => b.hub.lastId === z, 3000);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(moved.events).toEqual([{ id: z, event: 'n', data: 'x3' }]);
+    } finally {
+      named.disconnect();
+    }
+  }, 30_000);
+});
