@@ -205,6 +205,23 @@ describe('redisStreams audit: options', () => {
     );
     expect(() => redisStreams({ reconnect: { maxDelay: 2 ** 31 - 1 } })).not.toThrow();
   });
+
+  it('a huge bufferSize is allocated as used: the store opens and delivers; past the array limit it is a RangeError', async () => {
+    const a = await instance(live.redis.url, key(), { bufferSize: 2 ** 32 - 1 });
+    const client = await a.connect();
+    await until(() => a.hub.size === 1);
+    const id = await a.hub.publish('n', 'x');
+    await client.waitFor(1);
+    expect(client.events[0]).toMatchObject({ id, data: 'x' });
+    for (const make of [
+      () => redisStreams({ bufferSize: 2 ** 32 }),
+      () => createEventHub({ bufferSize: 2 ** 32 }),
+    ]) {
+      expect(make).toThrow(
+        'keel: `bufferSize` must be an integer in 0-4294967295 number of events, got 4294967296',
+      );
+    }
+  });
 });
 
 describe('redisStreams audit: a throwing onError', () => {

@@ -1,7 +1,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { checkFunction, checkObject, integer, rangeError, typeError } from '../checks';
 import { MAX_TIMER_MS } from '../clock';
-import { EventRing } from '../hub-ring';
+import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
 
 /** Options for {@link redisStreams}. */
@@ -156,7 +156,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   if (typeof key !== 'string') throw typeError('stream', 'a non-empty string', key);
   if (key === '') throw rangeError('stream', 'a non-empty string', key);
   const maxLen = integer('maxLen', options.maxLen, 10_000, 1, undefined, 'entries');
-  const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, undefined, 'events');
+  const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, MAX_BUFFER_SIZE, 'events');
   const commandTimeout = integer(
     'commandTimeout',
     options.commandTimeout,
