@@ -206,6 +206,15 @@ describe('redisStreams audit: options', () => {
     expect(() => redisStreams({ reconnect: { maxDelay: 2 ** 31 - 1 } })).not.toThrow();
   });
 
+  it('a url that is not a string is a TypeError (ioredis would take a number as a port)', () => {
+    for (const url of [6379, { host: 'x' }, null]) {
+      expect(() => redisStreams({ url: url as never })).toThrow(TypeError);
+    }
+    expect(() => redisStreams({ url: 6379 as never })).toThrow(
+      'keel: `url` must be a Redis URL string (redis://host:port/db), got 6379',
+    );
+  });
+
   it('a huge bufferSize is allocated as used: the store opens and delivers; past the array limit it is a RangeError', async () => {
     const a = await instance(live.redis.url, key(), { bufferSize: 2 ** 32 - 1 });
     const client = await a.connect();

@@ -183,6 +183,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       maxDelay,
     );
   }
+  if (options.url !== undefined && typeof options.url !== 'string') {
+    throw typeError('url', 'a Redis URL string (redis://host:port/db)', options.url);
+  }
   if (options.onError !== undefined) checkFunction('onError', options.onError);
   if (options.client !== undefined && !(options.client instanceof Redis)) {
     throw typeError('client', 'an ioredis Redis client', options.client);
