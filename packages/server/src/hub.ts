@@ -248,6 +248,7 @@ function sourceOf(source: Context | string | undefined): string | undefined {
  */
 export function createEventHub(options: EventHubOptions = {}): EventHub {
   checkObject('createEventHub options', options);
+  if (options.store !== undefined) checkObject('store', options.store);
   const store = options.store ?? memoryStore({ bufferSize: options.bufferSize });
   for (const method of ['open', 'append', 'replay', 'close'] as const) {
     checkFunction(`store.${method}`, store[method]);

@@ -145,6 +145,13 @@ describe('event hub audit: a store that has not opened yet', () => {
 });
 
 describe('event hub audit: options that are not objects', () => {
+  it('store: null is a TypeError, not the in-memory store in silence', () => {
+    expect(() => createEventHub({ store: null as never })).toThrow(
+      'keel: `store` must be an object, got null',
+    );
+    expect(() => createEventHub({ store: 'redis' as never })).toThrow(TypeError);
+  });
+
   it('a topic passed where the options go is a TypeError, never a broadcast', async () => {
     const hub = createEventHub();
     const port = await serve(hub);
