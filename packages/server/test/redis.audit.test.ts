@@ -204,6 +204,10 @@ describe('redisStreams audit: options', () => {
       'keel: `reconnect.maxDelay` must be an integer in 1-2147483647 number of ms, got 2147483648',
     );
     expect(() => redisStreams({ reconnect: { maxDelay: 2 ** 31 - 1 } })).not.toThrow();
+    // null is not "the defaults".
+    expect(() => redisStreams({ reconnect: null as never })).toThrow(
+      'keel: `reconnect` must be an object, got null',
+    );
   });
 
   it('a url that is not a string is a TypeError (ioredis would take a number as a port)', () => {

@@ -165,7 +165,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     MAX_TIMER_MS,
     'ms',
   );
-  const reconnect = options.reconnect ?? {};
+  const reconnect = options.reconnect === undefined ? {} : options.reconnect;
   checkObject('reconnect', reconnect);
   const initialDelay = integer(
     'reconnect.initialDelay',
