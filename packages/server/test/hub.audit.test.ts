@@ -145,6 +145,12 @@ describe('event hub audit: a store that has not opened yet', () => {
 });
 
 describe('event hub audit: options that are not objects', () => {
+  it('createApp({ sse: null }) is a TypeError, not the default SSE settings', () => {
+    expect(() => createApp({ sse: null as never })).toThrow(
+      'keel: `sse` must be an object, got null',
+    );
+  });
+
   it('store: null is a TypeError, not the in-memory store in silence', () => {
     expect(() => createEventHub({ store: null as never })).toThrow(
       'keel: `store` must be an object, got null',
