@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { createClient } from '@keel/core';
 import { type App, createApp, createEventHub, type EventHub } from '@keel/server';
 import { render, screen, waitFor } from '@testing-library/react';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
 import { redisStreams } from '../../server/src/redis/index';
-import { useQuery, useServerEvents } from '../src/index';
+import { type ServerEventsOptions, useQuery, useServerEvents } from '../src/index';
 import { type Todo, wrapperFor } from './helpers';
 
 // Audit: useServerEvents against two @keel/server instances sharing one real redis-server, as
@@ -136,4 +136,31 @@ describe('useServerEvents on two instances sharing Redis (audit)', () => {
     expect(await post(a.base, 'e')).toBe(201);
     await waitFor(() => expect(events.map((e) => e.title)).toEqual(['b', 'c', 'd', 'e']));
   }, 30_000);
+});
+
+function Stream({ options }: { options: ServerEventsOptions }) {
+  return <p>{useServerEvents('/api/events', {}, options).status}</p>;
+}
+
+describe('useServerEvents options (audit)', () => {
+  it('refuses options it would only trip over later, at a reconnect, naming them', () => {
+    const client = createClient({ baseURL: 'http://127.0.0.1:9', retry: { attempts: 1 } });
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      for (const [options, message] of [
+        [{ random: 5 }, 'keel: `random` must be a function, got 5'],
+        [{ clock: {} }, 'keel: `clock.setTimeout` must be a function, got undefined'],
+        [{ fetch: 'fetch' }, 'keel: `fetch` must be a function, got "fetch"'],
+        [{ onError: 1 }, 'keel: `onError` must be a function, got 1'],
+        [{ reconnect: null }, 'keel: `reconnect` must be an object, got null'],
+        [{ clock: null }, 'keel: `clock` must be an object, got null'],
+      ] as const) {
+        expect(() =>
+          render(<Stream options={options as never} />, { wrapper: wrapperFor(client) }),
+        ).toThrow(message);
+      }
+    } finally {
+      spy.mockRestore();
+    }
+  });
 });
