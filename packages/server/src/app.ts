@@ -477,7 +477,7 @@ class KeelApp implements App, SlotHost {
       options.development,
       process.env.NODE_ENV !== 'production',
     );
-    const sse = options.sse ?? {};
+    const sse = options.sse === undefined ? {} : options.sse;
     checkObject('sse', sse);
     this.#body = bodyPolicy(options, {
       limit: 1024 * 1024,

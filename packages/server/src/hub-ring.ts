@@ -1,5 +1,8 @@
 import type { StoredEvent } from './hub-store';
 
+/** The largest `bufferSize`: the longest array JavaScript can make. */
+export const MAX_BUFFER_SIZE = 2 ** 32 - 1;
+
 /**
  * The most recent events, oldest first, for replay. `base` is the id just before the oldest held
  * event: a client whose `Last-Event-ID` is `base` or a held id can be answered exactly; any other
@@ -43,7 +46,9 @@ export class EventRing {
 
   /** Forgets every held event; `base` becomes `head`. */
   clear(head: string): void {
-    this.#items.fill(undefined);
+    // Only the held slots: a huge capacity is allocated lazily, and filling it all would block.
+    for (let i = 0; i < this.#count; i++)
+      this.#items[(this.#start + i) % this.capacity] = undefined;
     this.#start = 0;
     this.#count = 0;
     this.#base = head;

@@ -117,7 +117,8 @@ export interface EventHub {
   /**
    * Attaches the request's client: opens its event stream, replays the events it missed (from
    * its `Last-Event-ID` header, only of its topics) or sends `keel:reset`, and returns the stream.
-   * Return it from the handler; the ctx is released when the client disconnects.
+   * Return it from the handler; the ctx is released when the client disconnects. Connecting the
+   * same request again returns its stream and changes nothing (the first call's topics stay).
    *
    * @example
    * app.get('/events', (ctx) => hub.connect(ctx, { topics: [`user:${userOf(ctx)}`] }));
@@ -247,6 +248,7 @@ function sourceOf(source: Context | string | undefined): string | undefined {
  */
 export function createEventHub(options: EventHubOptions = {}): EventHub {
   checkObject('createEventHub options', options);
+  if (options.store !== undefined) checkObject('store', options.store);
   const store = options.store ?? memoryStore({ bufferSize: options.bufferSize });
   for (const method of ['open', 'append', 'replay', 'close'] as const) {
     checkFunction(`store.${method}`, store[method]);
@@ -256,12 +258,14 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   /** Every client; broadcasts go to all of them. */
   const clients = new Set<HubClient>();
   const byTopic = new Map<string, Set<HubClient>>();
+  /** Every stream this hub attached, so connecting one request twice attaches it once. */
+  const streams = new WeakSet<SseStream>();
   /** Formatted once per event, reused by every replay of it. */
   const frames = new WeakMap<StoredEvent, Buffer>();
   /** The last id delivered, where replays end and live delivery goes on; null until open. */
   let head: string | null = null;
   /** Clients that connected before the store was open (`after`: their Last-Event-ID). */
-  let waiting: { client: HubClient; after: string | null }[] = [];
+  let waiting = new Map<HubClient, string | null>();
   let closed = false;
   let published = 0;
   let delivered = 0;
@@ -283,24 +287,56 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     return writeFrame(client.stream, formatEvent(HUB_RESET_EVENT, { lastEventId }, id));
   }
 
+  function fanOut(event: StoredEvent): void {
+    head = event.id;
+    const targets = event.topic === undefined ? clients : byTopic.get(event.topic);
+    if (targets === undefined || targets.size === 0) return;
+    const frame = frameOf(event);
+    for (const client of targets) {
+      if (client.pending !== null) hold(client, event);
+      else if (writeFrame(client.stream, frame)) delivered++;
+    }
+  }
+
+  function resetAll(newHead: string): void {
+    head = newHead;
+    for (const client of [...clients]) {
+      // Mid-replay: its answer may predate the loss; let it reconnect and ask again.
+      if (client.pending !== null) client.stream.close();
+      else sendReset(client, null, newHead);
+    }
+  }
+
+  /**
+   * What the store hands over while a fan-out runs: a client dropped mid-fan-out runs close
+   * listeners (onSlowClient, the app's), and an event one publishes must not reach the clients
+   * not yet written to before the event being delivered. Queued, then sent in order.
+   */
+  type Delivery = StoredEvent | { readonly resetTo: string };
+  let fanning = false;
+  const queued: Delivery[] = [];
+
+  function run(item: Delivery): void {
+    if (fanning) {
+      queued.push(item);
+      return;
+    }
+    fanning = true;
+    try {
+      for (let next: Delivery | undefined = item, i = 0; next !== undefined; next = queued[i++]) {
+        if ('resetTo' in next) resetAll(next.resetTo);
+        else fanOut(next);
+      }
+    } finally {
+      fanning = false;
+      queued.length = 0;
+    }
+  }
+
   const sink: StoreSink = {
-    deliver(event) {
-      head = event.id;
-      const targets = event.topic === undefined ? clients : byTopic.get(event.topic);
-      if (targets === undefined || targets.size === 0) return;
-      const frame = frameOf(event);
-      for (const client of targets) {
-        if (client.pending !== null) hold(client, event);
-        else if (writeFrame(client.stream, frame)) delivered++;
-      }
-    },
+    deliver: run,
     reset(newHead) {
-      head = newHead;
-      for (const client of [...clients]) {
-        // Mid-replay: its answer may predate the loss; let it reconnect and ask again.
-        if (client.pending !== null) client.stream.close();
-        else sendReset(client, null, newHead);
-      }
+      run({ resetTo: newHead });
     },
   };
 
@@ -326,6 +362,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     }
     client.stream.onClose((stream) => {
       clients.delete(client);
+      waiting.delete(client);
       for (const topic of client.topics) {
         const set = byTopic.get(topic);
         if (set?.delete(client) && set.size === 0) byTopic.delete(topic);
@@ -451,8 +488,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   const start = (id: string): void => {
     head = id;
     const queued = waiting;
-    waiting = [];
-    for (const { client, after } of queued) {
+    waiting = new Map();
+    for (const [client, after] of queued) {
       if (client.stream.closed) continue;
       if (after !== null) replay(client, after, id);
       else if (sendReset(client, null, id)) flushPending(client);
@@ -462,8 +499,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   if (isPromise(opened)) {
     ready = opened.then(start, (err) => {
       // The store gave up opening (it was closed meanwhile): the waiting clients reconnect.
-      for (const { client } of waiting) client.stream.close();
-      waiting = [];
+      for (const client of [...waiting.keys()]) client.stream.close();
+      waiting.clear();
       if (!closed) throw err;
     });
     // Observed here too: a hub whose `ready` nobody awaits must not fail the process.
@@ -475,8 +512,11 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
 
   return {
     connect(ctx, connectOptions) {
+      if (connectOptions !== undefined) checkObject('connect options', connectOptions);
       const topics = checkTopics(connectOptions?.topics);
       const stream = ctx.sseStream();
+      // The same request connected again: one client (each event once), the first topics.
+      if (streams.has(stream)) return stream;
       if (closed) {
         stream.close();
         return stream;
@@ -490,12 +530,13 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       };
       // An empty id is no id: the SSE spec's `id:` with no value clears the client's last id.
       const after = ctx.header('last-event-id') || undefined;
+      streams.add(stream);
       attach(client);
       if (stream.closed) return stream;
       if (head === null) {
         // Before the store is open nothing can be told: held until then.
         client.pending = [];
-        waiting.push({ client, after: after ?? null });
+        waiting.set(client, after ?? null);
       } else if (after !== undefined) {
         // Live events published while the replay is read are held, then sent after it.
         client.pending = [];
@@ -505,6 +546,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     },
     publish(event, data, publishOptions) {
       checkEventName(event);
+      // A topic passed where the options go must not become a broadcast.
+      if (publishOptions !== undefined) checkObject('publish options', publishOptions);
       const topic = checkTopic('topic', publishOptions?.topic);
       const text = typeof data === 'string' ? data : (JSON.stringify(data) ?? '');
       return appendEvent(event, text, topic);
@@ -513,6 +556,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       const payload: { target: WireInvalidateTarget; source?: string } = {
         target: checkTarget(target),
       };
+      if (invalidateOptions !== undefined) checkObject('invalidate options', invalidateOptions);
       const topic = checkTopic('topic', invalidateOptions?.topic);
       const source = sourceOf(invalidateOptions?.source);
       if (source !== undefined) payload.source = source;
@@ -533,7 +577,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       for (const client of [...clients]) client.stream.close();
       clients.clear();
       byTopic.clear();
-      waiting = [];
+      waiting.clear();
       await store.close();
     },
   };

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { checkObject, integer } from './checks';
-import { EventRing } from './hub-ring';
+import { EventRing, MAX_BUFFER_SIZE } from './hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from './hub-store';
 
 /** Options for {@link memoryStore}. */
@@ -25,7 +25,7 @@ const RESET: ReplayResult = Object.freeze({ kind: 'reset' });
  */
 export function memoryStore(options: MemoryStoreOptions = {}): HubStore {
   checkObject('memoryStore options', options);
-  const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, undefined, 'events');
+  const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, MAX_BUFFER_SIZE, 'events');
   const epoch = randomBytes(4).toString('hex');
   let seq = 0;
   const ring = new EventRing(bufferSize, `${epoch}-0`);

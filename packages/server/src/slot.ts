@@ -268,9 +268,11 @@ export class Slot {
       this.#sent();
       this.#maybeRelease();
     } else if (res.headersSent) {
-      // The handler streams through ctx.res itself: release when that response closes.
+      // The handler streams through ctx.res itself: release when that response closes (at once
+      // when the client left already: its 'close' has fired).
       this.#answer = 'raw';
-      res.on('close', this.#onResClose);
+      if (res.destroyed) this.#onResClose();
+      else res.on('close', this.#onResClose);
     } else if (this.#lost !== NO_LOSS) {
       // Work the chain did not await failed (e.g. an unawaited sendFile): that is the answer.
       this.#fail(this.#lost);

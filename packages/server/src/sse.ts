@@ -187,6 +187,9 @@ export class SseStream {
     // A stream that armed the timer is idle a whole period at the first beat; one opened
     // mid-period is skipped at its first beat (-1 never equals the write count).
     if (registry.add(this)) this.#beatWrites = 0;
+    // The client left before the stream opened (a handler that awaited first): its response's
+    // 'close' has fired already and would never end the stream.
+    if (res.destroyed) this.#onClose();
   }
 
   /** True once the stream ended (client gone, closed by the server, or too slow). */

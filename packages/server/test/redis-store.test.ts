@@ -1,76 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
-import {
-  type App,
-  createApp,
-  createEventHub,
-  type EventHub,
-  HUB_RESET_EVENT,
-  HubPublishError,
-} from '../src/index';
-import { type RedisStreamsOptions, redisStreams } from '../src/redis/index';
-import { type SseClient, sse, start, until } from './helpers';
+import { describe, expect, it } from 'vitest';
+import { startRedis } from '../../../scripts/redis-server.mjs';
+import { createApp, createEventHub, HUB_RESET_EVENT, HubPublishError } from '../src/index';
+import { redisStreams } from '../src/redis/index';
+import { sse, start, until } from './helpers';
+import { streamKey as key, publishWhenUp, redisInstances } from './redis-helpers';
 
-let redis: RedisServer;
-beforeAll(async () => {
-  redis = await startRedis();
-});
-afterAll(async () => {
-  await redis?.dispose();
-});
-
-const apps: App[] = [];
-const hubs: EventHub[] = [];
-const clients: SseClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await Promise.all(hubs.splice(0).map((h) => h.close()));
-  await Promise.all(apps.splice(0).map((a) => a.close()));
-});
-
-/** One app instance with its own hub (its own Redis connections) on `stream`. */
-async function instance(stream: string, options: RedisStreamsOptions = {}) {
-  const app = createApp();
-  const hub = createEventHub({ store: redisStreams({ url: redis.url, stream, ...options }) });
-  apps.push(app);
-  hubs.push(hub);
-  app.get('/events', (ctx) => {
-    const topics = ctx.query('topics');
-    return hub.connect(ctx, { topics: topics ? topics.split(',') : [] });
-  });
-  const { port } = await start(app);
-  await hub.ready;
-  const connect = async (headers: Record<string, string> = {}, query = '') => {
-    const client = await sse(port, `/events${query}`, headers);
-    clients.push(client);
-    return client;
-  };
-  return { app, hub, port, connect };
-}
-
-const key = () => `test:${randomUUID()}`;
+const live = redisInstances();
+const { instance } = live;
 const STREAM_ID = /^\d+-\d+$/;
-
-/**
- * Publishes once the hub's Redis connection is back. Until then a publish is refused at once
- * (HubPublishError), and the reader may see the restarted server before the writer does.
- */
-async function publishWhenUp(hub: EventHub, data: string): Promise<void> {
-  for (let i = 0; ; i++) {
-    const ok = await hub.publish('n', data).then(
-      () => true,
-      (e: unknown) => {
-        expect(e).toBeInstanceOf(HubPublishError);
-        return false;
-      },
-    );
-    if (ok) return;
-    expect(i).toBeLessThan(500);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe('redisStreams store', () => {
   it('delivers what one instance publishes to the clients of every instance, with stream ids', async () => {
@@ -91,7 +29,7 @@ describe('redisStreams store', () => {
     }
     expect(a.hub.lastId).toBe(ids[49]);
     expect(a.hub.metrics.published + b.hub.metrics.published).toBe(50);
-    const direct = new Redis(redis.url);
+    const direct = new Redis(live.redis.url);
     expect((await direct.xrange(stream, '-', '+')).map(([id]) => id)).toEqual(ids);
     direct.disconnect();
   });
@@ -166,7 +104,7 @@ describe('redisStreams store', () => {
   });
 
   it('a client passed in is used and left open; bad options throw', async () => {
-    const client = new Redis(redis.url, { enableOfflineQueue: false, lazyConnect: true });
+    const client = new Redis(live.redis.url, { enableOfflineQueue: false, lazyConnect: true });
     await client.connect();
     const hub = createEventHub({ store: redisStreams({ client, stream: key() }) });
     await hub.ready;
@@ -202,8 +140,7 @@ describe('redisStreams store while Redis is unreachable', () => {
             onError: (e) => errors.push(e),
           }),
         });
-        apps.push(app);
-        hubs.push(hub);
+        live.trackApp(app, hub);
         app.get('/events', (ctx) => hub.connect(ctx));
         const { port } = await start(app);
         await hub.ready;
@@ -213,7 +150,8 @@ describe('redisStreams store while Redis is unreachable', () => {
       const b = await make();
       const onA = await sse(a.port, '/events');
       const onB = await sse(b.port, '/events');
-      clients.push(onA, onB);
+      live.track(onA);
+      live.track(onB);
       await until(() => a.hub.size === 1 && b.hub.size === 1);
       await a.hub.publish('n', 'before');
       await onB.waitFor(1);
@@ -252,13 +190,12 @@ describe('redisStreams store while Redis is unreachable', () => {
           onError: () => {},
         }),
       });
-      apps.push(app);
-      hubs.push(hub);
+      live.trackApp(app, hub);
       app.get('/events', (ctx) => hub.connect(ctx));
       const { port } = await start(app);
       await hub.ready;
       const client = await sse(port, '/events');
-      clients.push(client);
+      live.track(client);
       await until(() => hub.size === 1);
       await hub.publish('n', 'one');
       await client.waitFor(1);

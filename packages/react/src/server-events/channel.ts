@@ -6,7 +6,14 @@ import {
   systemClock,
   type TimerHandle,
 } from '@keel/core';
-import { checkBoolean, checkInvalidateTarget, checkMs, rangeError } from '@keel/core/internals';
+import {
+  checkBoolean,
+  checkFunction,
+  checkInvalidateTarget,
+  checkMs,
+  checkObject,
+  rangeError,
+} from '@keel/core/internals';
 import { noop, reportError } from '../internal/report';
 import {
   type ConnectionOptions,
@@ -482,6 +489,15 @@ function resolveOptions(
   options: ServerEventsOptions | undefined,
 ): ConnectionOptions {
   const reconnect = options?.reconnect;
+  // Checked now: a bad one would only fail at a reconnect, outside any caller.
+  if (reconnect !== undefined) checkObject('reconnect', reconnect);
+  for (const name of ['fetch', 'random', 'onError'] as const) {
+    if (options?.[name] !== undefined) checkFunction(name, options[name]);
+  }
+  const clock = options?.clock === undefined ? systemClock : options.clock;
+  checkObject('clock', clock);
+  checkFunction('clock.setTimeout', clock.setTimeout);
+  checkFunction('clock.clearTimeout', clock.clearTimeout);
   const initialDelay = checkMs(
     'reconnect.initialDelay',
     reconnect?.initialDelay ?? RECONNECT_DEFAULTS.initialDelay,
@@ -505,7 +521,7 @@ function resolveOptions(
     maxDelay,
     jitter: checkBoolean('reconnect.jitter', reconnect?.jitter ?? RECONNECT_DEFAULTS.jitter),
     random: options?.random ?? Math.random,
-    clock: options?.clock ?? systemClock,
+    clock,
   };
 }
 

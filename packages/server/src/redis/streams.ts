@@ -1,6 +1,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import { checkObject, integer, rangeError, typeError } from '../checks';
-import { EventRing } from '../hub-ring';
+import { checkFunction, checkObject, integer, rangeError, typeError } from '../checks';
+import { MAX_TIMER_MS } from '../clock';
+import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
 
 /** Options for {@link redisStreams}. */
@@ -36,6 +37,14 @@ export interface RedisStreamsOptions {
    */
   bufferSize?: number;
   /**
+   * How long a publish or replay waits for Redis to answer before it fails, in ms: a Redis that
+   * hangs (paused, or a network path that drops packets without a reset) makes a publish reject
+   * with `HubPublishError` instead of leaving it, and its request, pending for ever. Applies to
+   * the connection the store makes itself (configure a `client` you pass in yourself).
+   * @default 5000
+   */
+  commandTimeout?: number;
+  /**
    * Backoff after a failed read, doubling from `initialDelay` to `maxDelay` ms; the connections
    * reconnect on the same schedule.
    * @default { initialDelay: 50, maxDelay: 2000 }
@@ -54,7 +63,7 @@ export interface RedisStreamsOptions {
   };
   /**
    * Errors of the background reader (Redis unreachable, a failed resync). Publishes report their
-   * own errors by rejecting.
+   * own errors by rejecting. What it throws is reported with `process.emitWarning`.
    *
    * @default a process warning for the first error of each outage
    */
@@ -67,6 +76,8 @@ type Entry = [id: string, fields: Fields];
 
 const RESET: ReplayResult = Object.freeze({ kind: 'reset' });
 const STREAM_ID = /^(\d{1,15})-(\d{1,15})$/;
+/** The largest sequence STREAM_ID accepts (15 digits); no real entry has one that high. */
+const MAX_SEQ = '999999999999999';
 /** Entries fetched per XREAD / XRANGE call. */
 const PAGE = 512;
 /** How long one XREAD blocks before it is issued again. */
@@ -79,6 +90,22 @@ function compareIds(a: string, b: string): number {
   const ma = STREAM_ID.exec(a)!;
   const mb = STREAM_ID.exec(b)!;
   return Number(ma[1]) - Number(mb[1]) || Number(ma[2]) - Number(mb[2]);
+}
+
+/**
+ * An id just before `id` that no entry can have: the reset id when entries before `id` were
+ * lost, so a client holding it was reset (and one holding an older id is reset again).
+ */
+function idBefore(id: string): string {
+  const [, ms, seq] = STREAM_ID.exec(id)!;
+  if (seq !== '0') return `${ms}-${Number(seq) - 1}`;
+  return `${Number(ms) - 1}-${MAX_SEQ}`;
+}
+
+/** An id just after `id` (the next sequence number of its millisecond; `idBefore`'s inverse). */
+function idAfter(id: string): string {
+  const [, ms, seq] = STREAM_ID.exec(id)!;
+  return seq === MAX_SEQ ? `${Number(ms) + 1}-0` : `${ms}-${Number(seq) + 1}`;
 }
 
 function toEvent(id: string, fields: Fields): StoredEvent {
@@ -129,18 +156,26 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   if (typeof key !== 'string') throw typeError('stream', 'a non-empty string', key);
   if (key === '') throw rangeError('stream', 'a non-empty string', key);
   const maxLen = integer('maxLen', options.maxLen, 10_000, 1, undefined, 'entries');
-  const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, undefined, 'events');
-  const reconnect = options.reconnect ?? {};
+  const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, MAX_BUFFER_SIZE, 'events');
+  const commandTimeout = integer(
+    'commandTimeout',
+    options.commandTimeout,
+    5000,
+    1,
+    MAX_TIMER_MS,
+    'ms',
+  );
+  const reconnect = options.reconnect === undefined ? {} : options.reconnect;
   checkObject('reconnect', reconnect);
   const initialDelay = integer(
     'reconnect.initialDelay',
     reconnect.initialDelay,
     50,
     1,
-    undefined,
+    MAX_TIMER_MS,
     'ms',
   );
-  const maxDelay = integer('reconnect.maxDelay', reconnect.maxDelay, 2000, 1, undefined, 'ms');
+  const maxDelay = integer('reconnect.maxDelay', reconnect.maxDelay, 2000, 1, MAX_TIMER_MS, 'ms');
   if (maxDelay < initialDelay) {
     throw rangeError(
       'reconnect.maxDelay',
@@ -148,9 +183,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       maxDelay,
     );
   }
+  if (options.url !== undefined && typeof options.url !== 'string') {
+    throw typeError('url', 'a Redis URL string (redis://host:port/db)', options.url);
+  }
+  if (options.onError !== undefined) checkFunction('onError', options.onError);
   if (options.client !== undefined && !(options.client instanceof Redis)) {
     throw typeError('client', 'an ioredis Redis client', options.client);
   }
+  /** Replies at least this long are checked for a gap (see readLoop). */
+  const gapCheck = Math.min(PAGE, maxLen);
   const backoff = (attempt: number): number =>
     Math.min(maxDelay, initialDelay * 2 ** Math.min(attempt, 20));
 
@@ -164,7 +205,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     lazyConnect: true,
   };
   const shared = options.client;
-  const commands = shared ?? new Redis(options.url ?? 'redis://127.0.0.1:6379', own);
+  const commands =
+    shared ?? new Redis(options.url ?? 'redis://127.0.0.1:6379', { ...own, commandTimeout });
   // A blocking XREAD holds its connection: the reader gets its own. Its commands time out, so a
   // connection that died silently is noticed.
   const reader = commands.duplicate({ ...own, commandTimeout: BLOCK_MS + 5000 });
@@ -173,14 +215,25 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let closed = false;
   /** The last entry this instance delivered: XREAD goes on after it. */
   let last = START;
+  /** The id of the last loss reset: a replay from an older id is a reset. */
+  let floor = START;
   const ring = new EventRing(bufferSize, START);
   let failing = false;
   let sleepTimer: ReturnType<typeof setTimeout> | null = null;
   let wake: (() => void) | null = null;
 
+  const userOnError = options.onError;
+  /** Calls onError; what it throws is a process warning (thrown here it would stop the reader). */
+  const tell = (error: unknown): void => {
+    try {
+      userOnError!(error);
+    } catch (err) {
+      process.emitWarning(err instanceof Error ? err : String(err));
+    }
+  };
   const report = (error: unknown): void => {
     if (closed) return;
-    if (options.onError) options.onError(error);
+    if (userOnError) tell(error);
     else if (!failing) {
       process.emitWarning(
         `keel: the Redis event store cannot read ${key}; retrying (${String(error)})`,
@@ -190,7 +243,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   };
   const onConnectionError = (error: unknown): void => {
     // ioredis reports each failed connect here; the reader loop reports outages.
-    if (options.onError && !closed) options.onError(error);
+    if (userOnError && !closed) tell(error);
   };
   reader.on('error', onConnectionError);
   if (shared === undefined) commands.on('error', onConnectionError);
@@ -217,17 +270,41 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     return newest.length === 0 ? START : newest[0]![0];
   }
 
+  async function has(conn: Redis, id: string): Promise<boolean> {
+    return ((await conn.xrange(key, id, id)) as Entry[]).length > 0;
+  }
+
   /**
-   * After a failed read: if the last delivered entry is gone, events after it may be lost too
-   * (Redis restarted without its data, or trimmed past it). Reset this instance's clients.
+   * The last delivered entry is gone (Redis restarted without its data or from an older
+   * snapshot, or trimmed past it), so entries after it may be lost too. Resets this instance's
+   * clients at an id after every id delivered so far and before every entry still to deliver:
+   * just before `next` (the first entry held after the lost one), or, with none, just after the
+   * lost one. Reading goes on from there (from the newest entry without `next`): what was
+   * published meanwhile (perhaps by a faster instance) is still delivered. A client that comes
+   * back with an id from before the reset is reset too (`floor`).
    */
+  async function lost(next: string | undefined): Promise<void> {
+    let head: string;
+    if (next !== undefined && STREAM_ID.test(next)) {
+      head = idBefore(next);
+      // `next` directly follows the lost entry: nothing in between could exist.
+      if (head === last) return;
+      last = head;
+    } else {
+      const newest = await newestId();
+      head = newest === START ? START : idAfter(last);
+      last = newest;
+    }
+    floor = head;
+    ring.clear(head);
+    sink?.reset(head);
+  }
+
+  /** After a failed read: checks that the last delivered entry is still there. */
   async function resync(): Promise<void> {
-    if (last === START) return;
-    const still = (await reader.xrange(key, last, last)) as Entry[];
-    if (still.length > 0) return;
-    last = await newestId();
-    ring.clear(last);
-    sink?.reset(last);
+    if (last === START || (await has(reader, last))) return;
+    const next = (await reader.xrange(key, `(${last}`, '+', 'COUNT', 1)) as Entry[];
+    await lost(next[0]?.[0]);
   }
 
   async function readLoop(): Promise<void> {
@@ -252,7 +329,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         failures = 0;
         failing = false;
         if (reply === null || closed) continue;
-        for (const [id, fields] of reply[0]![1]) {
+        const entries = reply[0]![1];
+        // The stream keeps at least `maxLen` entries: a reply with fewer (and less than a page)
+        // is everything after `last`, so nothing was trimmed. A larger one may follow a gap.
+        if (entries.length >= gapCheck && last !== START && !(await has(reader, last))) {
+          await lost(entries[0]![0]);
+        }
+        for (const [id, fields] of entries) {
           const event = toEvent(id, fields);
           last = id;
           ring.push(event);
@@ -298,10 +381,6 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     }
   }
 
-  async function exists(id: string): Promise<boolean> {
-    return ((await commands.xrange(key, id, id)) as Entry[]).length > 0;
-  }
-
   return {
     async open(target) {
       sink = target;
@@ -327,13 +406,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       return commands.xadd(key, ...args) as Promise<string>;
     },
     replay({ after, upTo, include, maxBytes }) {
-      if (!STREAM_ID.test(after)) return RESET;
+      // Ids from before a loss: what followed them may be gone, even if they are still there.
+      if (!STREAM_ID.test(after) || compareIds(after, floor) < 0) return RESET;
       const local = ring.between(after, upTo);
       if (local !== null) return { kind: 'events', events: local };
       if (compareIds(after, upTo) > 0) {
         // The client saw an entry this instance has not read yet (it came from a faster
         // instance): live delivery catches up, skipping through `after`.
-        return exists(after).then((found) =>
+        return has(commands, after).then((found) =>
           found ? { kind: 'ahead', has: (id: string) => compareIds(id, after) <= 0 } : RESET,
         );
       }
