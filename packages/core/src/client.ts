@@ -25,7 +25,7 @@ import { type CircuitInspectable, collectFeatures, type Recommender } from './fe
 import type { HitTally } from './intelligence/hit-tally';
 import type { Intelligence } from './intelligence/intelligence';
 import { checkFunction, oneOf, typeError } from './internal/checks';
-import { type Clock, timerDelay } from './internal/clock';
+import { CLOCK, type Clock, timerDelay } from './internal/clock';
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
 import { isStreamBody } from './request/body';
@@ -149,6 +149,7 @@ class KeelClient implements Client {
     const clock = config.clock;
     this.#config = config;
     this.#clock = clock;
+    Object.defineProperty(this, CLOCK, { value: clock });
     // A throwing listener or subscriber is reported to `onError`, never rethrown.
     const events = (this.#events = new EventEmitter<ClientEvents>(config));
     this.#cache = new CacheStore(config.cache.ttl, config);

@@ -3,10 +3,12 @@ import {
   type CacheUpdate,
   type CancellablePromise,
   type Client,
+  type Clock,
   isAbortError,
   type RequestOptions,
   type RequestSpec,
 } from '@keel/core';
+import { clockOf } from '@keel/core/internals';
 import { cancelNotify, notifyLater } from '../internal/batch';
 import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
@@ -41,11 +43,14 @@ const SUSPENSE_CHECK_IN_MS = 5000;
  */
 export class QueryStore {
   readonly client: Client;
+  /** The client's clock: the store's timers run on it, as the core's do. */
+  readonly clock: Clock;
   readonly #entries = new Map<string, QueryEntry>();
   #detach: (() => void) | undefined;
 
   constructor(client: Client) {
     this.client = client;
+    this.clock = clockOf(client);
   }
 
   /** The running mutations of this client (useIsMutating). */
@@ -150,7 +155,7 @@ export class QueryEntry {
   #released = false;
   /** A suspending render threw this entry's error: keep it (see `hold`). */
   #held = false;
-  #graceTimer: ReturnType<typeof setTimeout> | undefined;
+  #graceTimer: unknown;
 
   constructor(
     store: QueryStore,
@@ -178,8 +183,7 @@ export class QueryEntry {
     // A wrapper per observation: the same callback observing twice needs two releases.
     const entry = () => listener();
     this.#listeners.add(entry);
-    clearTimeout(this.#graceTimer);
-    this.#graceTimer = undefined;
+    this.#clearGrace();
     if (fetch) this.fetch();
     return () => {
       if (!this.#listeners.delete(entry)) return;
@@ -243,10 +247,7 @@ export class QueryEntry {
   suspend(): Promise<void> {
     this.fetch();
     // A render waits for this read: the entry is not abandoned (see #checkIn).
-    if (this.#request !== undefined) {
-      clearTimeout(this.#graceTimer);
-      this.#graceTimer = undefined;
-    }
+    if (this.#request !== undefined) this.#clearGrace();
     return (this.#suspended ??= this.#checkIn());
   }
 
@@ -259,12 +260,13 @@ export class QueryEntry {
    * and its request for good.
    */
   #checkIn(): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    const { clock } = this.#store;
+    let timer: unknown;
     const due = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, SUSPENSE_CHECK_IN_MS);
+      timer = clock.setTimeout(resolve, SUSPENSE_CHECK_IN_MS);
     });
     return Promise.race([this.read(), due]).then(() => {
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
       this.#suspended = undefined;
       if (this.#graceTimer === undefined) this.#graceFor();
     });
@@ -301,8 +303,14 @@ export class QueryEntry {
   /** (Re)starts the grace period of an entry nobody observes. */
   #graceFor(): void {
     if (this.#listeners.size > 0 || this.#released) return;
-    clearTimeout(this.#graceTimer);
-    this.#graceTimer = setTimeout(this.#releaseIfUnobserved, SUSPENSE_GRACE_MS);
+    this.#clearGrace();
+    this.#graceTimer = this.#store.clock.setTimeout(this.#releaseIfUnobserved, SUSPENSE_GRACE_MS);
+  }
+
+  #clearGrace(): void {
+    if (this.#graceTimer === undefined) return;
+    this.#store.clock.clearTimeout(this.#graceTimer);
+    this.#graceTimer = undefined;
   }
 
   /** Forgets data and error (the cached value was removed by a rollback) and reads again. */
@@ -400,8 +408,7 @@ export class QueryEntry {
   }
 
   #releaseIfUnobserved = (): void => {
-    clearTimeout(this.#graceTimer);
-    this.#graceTimer = undefined;
+    this.#clearGrace();
     if (this.#listeners.size > 0 || this.#released) return;
     this.#held = false;
     this.#released = true;
