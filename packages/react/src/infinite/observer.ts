@@ -266,7 +266,7 @@ export class InfiniteObserver {
   /** Focus and reconnect revalidate every loaded page (cache-first: stale ones only). */
   watchEnvironment(focus: boolean, reconnect: boolean): () => void {
     const revalidate = () => {
-      for (const page of this.#pages) this.#store.peek(page.spec.key)?.fetch();
+      for (const page of this.#pages) this.#store.peek(page.spec.key)?.revalidate();
     };
     const offs = [
       focus ? onSignal('focus', revalidate) : noop,

@@ -324,7 +324,7 @@ export class QueryObserver {
     // The key committed when armed (only an active query is armed): a render of another key that
     // is not committed (a suspended transition) neither moves nor stops them.
     const key = this.#spec!.key;
-    const revalidate = () => this.#store.peek(key)?.fetch();
+    const revalidate = () => this.#store.peek(key)?.revalidate();
     if (focus) offs.push(onSignal('focus', revalidate));
     if (reconnect) offs.push(onSignal('online', revalidate));
     // A positive number of ms or false (setInputs refused anything else).

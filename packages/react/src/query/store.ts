@@ -5,6 +5,7 @@ import {
   type Client,
   type Clock,
   isAbortError,
+  type PrefetchOptions,
   type RequestOptions,
   type RequestSpec,
 } from '@keel/core';
@@ -101,6 +102,11 @@ export class QueryStore {
     };
   }
 }
+
+/** A refetch() the user asked for: a refusal of the circuit counts, as a request's would. */
+const EXPLICIT: PrefetchOptions = { reportRejection: true };
+/** A focus or reconnect revalidation: a fresh key is left alone. */
+const IF_STALE: PrefetchOptions = { ifStale: true };
 
 /** The lifecycle events of a key's flights that an entry follows. */
 const FLIGHT_EVENTS = ['request', 'dedup', 'success', 'error', 'cancel'] as const;
@@ -211,27 +217,31 @@ export class QueryEntry {
 
   /**
    * A network read even over a fresh cache entry (joins one in flight); resolves when settled.
-   * `quiet` (an interval tick): an open circuit drops it silently, as the core's own refetches.
+   * The breaker is consulted once: refused, nothing is in flight and refetch() shows the
+   * CircuitOpenError (counted as a request's rejection); `quiet` (an interval tick) drops it
+   * silently, as the core drops its own refetches.
    */
   refetch(quiet?: boolean): Promise<void> {
     if (this.#released) return Promise.resolve();
-    const { client } = this.#store;
-    client.prefetch(this.#spec);
-    if (!client.isFetching(this.key) && !quiet) {
-      // Refused (an open circuit): a prefetch drops that silently, but refetch() must show why.
-      // A read past the cache meets the same refusal, with its error.
-      const seq = this.#flightSeq;
-      const options = { ...this.#options, cache: false };
-      return client.request(this.#spec.method, this.#url, options).then(noop, (error: unknown) => {
-        if (!this.#released && this.#settledSeq <= seq && !isAbortError(error)) {
-          this.#applyError(error);
-        }
-      });
+    const refused = this.#store.client.prefetch(this.#spec, quiet ? undefined : EXPLICIT);
+    if (refused !== undefined) {
+      if (!quiet) this.#applyError(refused);
+      return Promise.resolve();
     }
     this.syncFetching();
     return this.state.isFetching
       ? new Promise((resolve) => this.#waiters.push(resolve))
       : Promise.resolve();
+  }
+
+  /**
+   * A focus or reconnect: a cache-first read (only a key without fresh data is read), dropped
+   * silently by an open circuit, as an interval tick is.
+   */
+  revalidate(): void {
+    if (this.#released) return;
+    this.#store.client.prefetch(this.#spec, IF_STALE);
+    this.syncFetching();
   }
 
   /** Settles when this entry's own read (if any) has settled; never rejects. */
