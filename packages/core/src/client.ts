@@ -529,8 +529,9 @@ class KeelClient implements Client {
    */
   #refetch(spec: RequestSpec, revalidate: boolean, report?: boolean): CircuitOpenError | undefined {
     let flight = this.#inflight.get(spec.key);
-    // A read with `cache: false` would not refresh the entry: the refetch flies on its own.
-    if (!flight?.spec.cache) flight = undefined;
+    // A read with `cache: false` would not refresh the entry: a refetch that caches flies on its
+    // own (one that does not cache either joins it).
+    if (!flight?.spec.cache && spec.cache) flight = undefined;
     const joined = flight !== undefined;
     if (!flight) {
       const admission = this.#guard.beforeRequest(spec);

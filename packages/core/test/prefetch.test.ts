@@ -64,4 +64,21 @@ describe('prefetch', () => {
     await flush();
     expect(h.fake.calls).toHaveLength(0);
   });
+
+  it('an uncached spec joins the uncached read in flight; a cached one flies on its own (to write the cache)', async () => {
+    const h = harness();
+    h.answer('/u', 'hang');
+    const uncached = h.client.resolve('GET', '/u', { cache: false });
+    const read = h.client.request('GET', '/u', { cache: false });
+    read.catch(() => {});
+    await flush();
+    expect(h.callsTo('/u')).toHaveLength(1);
+    h.client.prefetch(uncached);
+    await flush();
+    expect(h.callsTo('/u')).toHaveLength(1);
+    h.client.prefetch(h.client.resolve('GET', '/u', { cache: { enabled: true } }));
+    await flush();
+    expect(h.callsTo('/u')).toHaveLength(2);
+    h.client.cancelAll();
+  });
 });

@@ -158,4 +158,42 @@ describe('focus and reconnect against an open circuit', () => {
     await waitFor(() => expect(result.current.data).toEqual(['c', 2]));
     expect(api.reads).toBe(2);
   });
+
+  it('a focus, a reconnect or refetch() while an uncached read (cache: false) is in flight joins it: one request', async () => {
+    let reads = 0;
+    let answer: () => void = () => {};
+    server.use(
+      http.get(`${API}/slow`, async () => {
+        reads++;
+        await new Promise<void>((resolve) => {
+          answer = resolve;
+        });
+        return HttpResponse.json(['slow']);
+      }),
+    );
+    const client = testClient();
+    const { result } = renderHook(() => readAll(useQuery<string[]>('/slow', { cache: false })), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(reads).toBe(1));
+    await act(async () => {
+      window.dispatchEvent(new Event('focus'));
+      window.dispatchEvent(new Event('online'));
+    });
+    await flush();
+    expect(reads).toBe(1);
+    // refetch() joins the read in flight too, as the README says.
+    let refetched: Promise<unknown> | undefined;
+    act(() => {
+      refetched = result.current.refetch();
+    });
+    await flush();
+    expect(reads).toBe(1);
+    answer();
+    await act(async () => {
+      await refetched;
+    });
+    await waitFor(() => expect(result.current.data).toEqual(['slow']));
+    expect(reads).toBe(1);
+  });
 });
