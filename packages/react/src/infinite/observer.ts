@@ -115,7 +115,7 @@ interface List {
   readonly base: RequestOptions;
   /** Replaced (never changed in place) when `fetchNextPage` adds one, once filled. */
   pages: Page[];
-  /** Why the first page did not resolve (an invalid URL or option). */
+  /** Why the first page (or, from fetchNextPage, the next one) did not resolve. */
   error: unknown;
 }
 
@@ -291,9 +291,19 @@ export class InfiniteObserver {
       return entry?.read() ?? Promise.resolve();
     }
     if (!view.hasNextPage) return Promise.resolve();
-    const next = this.#nextParam(list.pages.length - 1, list, options);
-    if (next === undefined) return Promise.resolve();
-    const page = this.#page(next, list, options);
+    let page: Page;
+    try {
+      const next = this.#nextParam(list.pages.length - 1, list, options);
+      if (next === undefined) return Promise.resolve();
+      page = this.#page(next, list, options);
+    } catch (error) {
+      // A paramsFor that throws (or a page URL that does not resolve) is the query's error, as a
+      // getNextPageParam that throws: the loaded pages stay, nothing is thrown at the caller.
+      list.error = error;
+      this.#viewOf = [];
+      this.#onChange?.();
+      return Promise.resolve();
+    }
     list.pages = [...list.pages, page];
     if (this.#observed === undefined) return Promise.resolve();
     this.#observe(page, list);
