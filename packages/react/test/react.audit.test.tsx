@@ -5,8 +5,8 @@
 import { act, renderHook, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it } from 'vitest';
-import { useInfiniteQuery } from '../src/index';
-import { API, mswServer, readAll, testClient, wrapperFor } from './helpers';
+import { useInfiniteQuery, useServerEvents } from '../src/index';
+import { API, ManualClock, mswServer, readAll, testClient, wrapperFor } from './helpers';
 
 const server = mswServer();
 
@@ -48,5 +48,32 @@ describe('useInfiniteQuery: a paramsFor that throws', () => {
     await waitFor(() => expect(result.current.error).toBe(bad));
     expect(result.current.status).toBe('error');
     expect(result.current.data?.pages).toEqual([{ page: 1, next: 2 }]);
+  });
+});
+
+describe("useServerEvents on the client's clock", () => {
+  it('without a clock option, the reconnect timer runs on the clock the client was made with', async () => {
+    let connects = 0;
+    server.use(
+      http.get(`${API}/stream`, () => {
+        connects++;
+        return new HttpResponse(null, { status: 503 });
+      }),
+    );
+    const clock = new ManualClock();
+    // No request timeout: the reconnect is the only timer on the clock.
+    const client = testClient({ clock, timeout: 0 });
+    const { result, unmount } = renderHook(
+      () => useServerEvents('/stream', {}, { reconnect: { initialDelay: 500, jitter: false } }),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(clock.delays).toEqual([500]));
+    expect(connects).toBe(1);
+    expect(result.current.status).toBe('connecting');
+    act(() => {
+      clock.runNext();
+    });
+    await waitFor(() => expect(connects).toBe(2));
+    unmount();
   });
 });

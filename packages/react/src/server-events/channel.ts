@@ -1,12 +1,11 @@
+import type { CacheMeta, Client, InvalidateTarget, RequestSpec, TimerHandle } from '@keel/core';
 import {
-  type CacheMeta,
-  type Client,
-  type InvalidateTarget,
-  type RequestSpec,
-  systemClock,
-  type TimerHandle,
-} from '@keel/core';
-import { checkBoolean, checkInvalidateTarget, checkMs, rangeError } from '@keel/core/internals';
+  checkBoolean,
+  checkInvalidateTarget,
+  checkMs,
+  clockOf,
+  rangeError,
+} from '@keel/core/internals';
 import { noop, reportError } from '../internal/report';
 import {
   type ConnectionOptions,
@@ -107,7 +106,7 @@ export class Channel {
 
   /** Throws for bad options (before anything is made). */
   constructor(client: Client, spec: RequestSpec, options: ServerEventsOptions | undefined) {
-    this.options = resolveOptions(spec.headers, options);
+    this.options = resolveOptions(client, spec.headers, options);
     this.url = spec.url;
     this.client = client;
     this.key = spec.key;
@@ -424,7 +423,7 @@ export interface ServerEventsOptions {
   fetch?: typeof fetch;
   /**
    * Time source for reconnect timers (tests inject a fake).
-   * @default systemClock
+   * @default the client's clock (`createClient({ clock })`), as the queries' timers
    */
   clock?: import('@keel/core').Clock;
   /**
@@ -478,6 +477,7 @@ export function channelCount(client: Client): number {
 }
 
 function resolveOptions(
+  client: Client,
   headers: Readonly<Record<string, string>>,
   options: ServerEventsOptions | undefined,
 ): ConnectionOptions {
@@ -505,7 +505,7 @@ function resolveOptions(
     maxDelay,
     jitter: checkBoolean('reconnect.jitter', reconnect?.jitter ?? RECONNECT_DEFAULTS.jitter),
     random: options?.random ?? Math.random,
-    clock: options?.clock ?? systemClock,
+    clock: options?.clock ?? clockOf(client),
   };
 }
 
