@@ -234,9 +234,10 @@ export class InfiniteObserver {
     this.#onChange = onChange;
     const observed = new Map<string, () => void>();
     this.#observed = observed;
-    // Subscribing happens as React commits the last render: its inputs are the committed ones.
-    const inputs = (this.#committed = this.#inputs!);
-    if (isActive(inputs)) for (const page of inputs.list.pages) this.#observe(page, inputs.list);
+    // Subscribing happens once React committed a render (useCommit ran first).
+    const inputs = this.#committed;
+    if (inputs !== undefined && isActive(inputs))
+      for (const page of inputs.list.pages) this.#observe(page, inputs.list);
     return () => {
       for (const release of observed.values()) release();
       observed.clear();

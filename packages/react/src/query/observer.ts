@@ -310,8 +310,8 @@ export class QueryObserver {
   /** For useSyncExternalStore: observes the key while the component is mounted. */
   subscribe(onChange: () => void): () => void {
     this.#onChange = onChange;
-    // Subscribing happens as React commits the last render: its inputs are the committed ones.
-    const inputs = (this.#committed = this.#inputs);
+    // Subscribing happens once React committed a render (useCommit ran first).
+    const inputs = this.#committed;
     const { spec } = inputs;
     let release: (() => void) | undefined;
     if (spec !== undefined && isActive(inputs)) {
