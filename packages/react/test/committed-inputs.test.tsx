@@ -8,7 +8,14 @@ import { render, screen, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { Suspense, startTransition, use, useState } from 'react';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { queryOptions, useInfiniteQuery, useMutation, useQueries, useQuery } from '../src/index';
+import {
+  type QueryResult,
+  queryOptions,
+  useInfiniteQuery,
+  useMutation,
+  useQueries,
+  useQuery,
+} from '../src/index';
 import { API, mswServer, testClient, wrapperFor } from './helpers';
 
 const server = mswServer();
@@ -80,10 +87,16 @@ function Shell({ first, children }: { first: string; children: (url: string) => 
   );
 }
 
+let refetched: Promise<QueryResult<Item>> | undefined;
 function One({ url }: { url: string }) {
   const { data, refetch } = useQuery<Item>(url);
   return (
-    <button type="button" onClick={() => void refetch()}>
+    <button
+      type="button"
+      onClick={() => {
+        refetched = refetch();
+      }}
+    >
       {data ? `${data.name}:${data.n}` : '-'}
     </button>
   );
@@ -167,6 +180,8 @@ describe('a pending transition does not move what the committed UI acts on', () 
     expect(screen.getByRole('button').textContent).toBe('a:1');
     screen.getByRole('button').click();
     await waitFor(() => expect(screen.getByRole('button').textContent).toBe('a:2'));
+    // It resolves with the result of what is on screen, not of the pending key.
+    expect((await refetched!).data).toEqual({ name: 'a', n: 2, next: null });
     expect(api.count('a')).toBe(2);
     expect(api.count('b')).toBe(0);
   });
