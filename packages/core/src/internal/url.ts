@@ -60,13 +60,19 @@ export function resolveBaseURL(baseURL: unknown, field = 'baseURL'): string {
     }
     return new URL(baseURL, page).href;
   }
+  // A request that sets its own baseURL checks it each time: skip the parse when it repeats.
+  if (baseURL === checkedBase) return baseURL;
   try {
     new URL(baseURL);
   } catch (cause) {
     throw rangeError(field, 'a valid URL', baseURL, cause);
   }
+  checkedBase = baseURL;
   return baseURL;
 }
+
+/** The last absolute baseURL that parsed (absolute, so the page it was read on does not matter). */
+let checkedBase: string | undefined;
 
 /**
  * What cache keys are written relative to: the canonical `baseURL` without a trailing slash, or
