@@ -98,11 +98,15 @@ class QueriesObserver {
     return this.#rendered;
   }
 
-  /** Called after React committed the render that had `rendered`: the pool shrinks to it. */
+  /** Called after React committed the render that had `rendered`: the pool becomes its list. */
   commit(rendered: object): void {
     const { observers, inputs } = rendered as Rendered;
-    for (let i = 0; i < observers.length; i++) observers[i]!.commit(inputs[i]!);
-    this.#pool.length = observers.length;
+    const pool = this.#pool;
+    for (let i = 0; i < observers.length; i++) {
+      pool[i] = observers[i]!;
+      observers[i]!.commit(inputs[i]!);
+    }
+    pool.length = observers.length;
   }
 
   subscribe(onChange: () => void): () => void {
