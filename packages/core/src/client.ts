@@ -1,6 +1,7 @@
 import type { Adaptive } from './adaptive/adaptive';
 import { attemptOnce } from './attempt/attempt';
 import { decideRetry } from './attempt/retry-policy';
+import type { CacheEntry } from './cache/entry';
 import { compileTarget, type Matchable, pathMatcher, type TargetMatcher } from './cache/match';
 import { CacheStore } from './cache/store';
 import { type CircuitGuard, OPEN_GUARD } from './circuit/guard';
@@ -24,8 +25,8 @@ import {
 import { type CircuitInspectable, collectFeatures, type Recommender } from './features/feature';
 import type { HitTally } from './intelligence/hit-tally';
 import type { Intelligence } from './intelligence/intelligence';
-import { checkFunction, oneOf, typeError } from './internal/checks';
-import { type Clock, timerDelay } from './internal/clock';
+import { checkBoolean, checkFunction, checkObject, oneOf, typeError } from './internal/checks';
+import { CLOCK, type Clock, timerDelay } from './internal/clock';
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
 import { isStreamBody } from './request/body';
@@ -55,7 +56,7 @@ import type {
 } from './types/controllers';
 import type { ClientEventName, ClientEvents } from './types/events';
 import type { BaseClientOptions } from './types/features';
-import type { HttpMethod, RequestOptions } from './types/options';
+import type { HttpMethod, PrefetchOptions, RequestOptions } from './types/options';
 
 /**
  * Creates a client with the features it is given and no others: the lean way to build one, so an
@@ -149,6 +150,7 @@ class KeelClient implements Client {
     const clock = config.clock;
     this.#config = config;
     this.#clock = clock;
+    Object.defineProperty(this, CLOCK, { value: clock });
     // A throwing listener or subscriber is reported to `onError`, never rethrown.
     const events = (this.#events = new EventEmitter<ClientEvents>(config));
     this.#cache = new CacheStore(config.cache.ttl, config);
@@ -326,8 +328,17 @@ class KeelClient implements Client {
     } else this.#cache.set(key, value as ApiResponse, spec && { spec });
   }
 
-  prefetch(spec: RequestSpec): void {
-    this.#refetch(spec, false);
+  prefetch(spec: RequestSpec, options?: PrefetchOptions): CircuitOpenError | undefined {
+    if (options !== undefined) {
+      checkObject('options', options);
+      checkBoolean('ifStale', options.ifStale ?? false);
+      checkBoolean('reportRejection', options.reportRejection ?? false);
+      if (options.ifStale && spec.cache) {
+        const entry = this.#cache.peek(spec.key);
+        if (entry !== undefined && isFresh(entry, spec, this.#clock.now())) return undefined;
+      }
+    }
+    return this.#refetch(spec, false, options?.reportRejection);
   }
 
   isFetching(key: string): boolean {
@@ -402,8 +413,7 @@ class KeelClient implements Client {
     const entry = this.#cache.peek(spec.key);
     if (entry === undefined) return undefined;
     const now = this.#clock.now();
-    // Fresh for the entry's own ttl and for this reader's (a per-request ttl asks for newer data).
-    const fresh = entry.expiresAt > now && now - entry.storedAt < spec.cache!.ttl;
+    const fresh = isFresh(entry, spec, now);
     // An expired entry unwatched for gcTime is collected here, not served stale.
     if (
       !fresh &&
@@ -514,21 +524,27 @@ class KeelClient implements Client {
 
   /**
    * An internal refetch (or a prefetch): joins the live flight or starts one; its outcome is
-   * swallowed. An open circuit drops it silently: no circuit-rejected, no error.
+   * swallowed. An open circuit drops it silently (no circuit-rejected unless `report`, no error)
+   * and its refusal is returned.
    */
-  #refetch(spec: RequestSpec, revalidate: boolean): void {
+  #refetch(spec: RequestSpec, revalidate: boolean, report?: boolean): CircuitOpenError | undefined {
     let flight = this.#inflight.get(spec.key);
-    // A read with `cache: false` would not refresh the entry: the refetch flies on its own.
-    if (!flight?.spec.cache) flight = undefined;
+    // A read with `cache: false` would not refresh the entry: a refetch that caches flies on its
+    // own (one that does not cache either joins it).
+    if (!flight?.spec.cache && spec.cache) flight = undefined;
     const joined = flight !== undefined;
     if (!flight) {
       const admission = this.#guard.beforeRequest(spec);
-      if (!admission.ok) return;
+      if (!admission.ok) {
+        if (report) this.#circuitRejected(spec, admission.error);
+        return admission.error;
+      }
       flight = this.#startFlight(spec, admission.probe);
     }
     if (revalidate) flight.revalidate = true;
     flight.addConsumer(new Consumer(flight, Number.NaN, false, undefined));
     if (!joined) this.#fly(flight);
+    return undefined;
   }
 
   // ── stage 4/5: circuit admitted, flight starts through the scheduler gate ─────────────────
@@ -945,4 +961,9 @@ function cancellable<T>(promise: Promise<T>): CancellablePromise<T> {
 
 function rejected<T>(error: unknown): CancellablePromise<T> {
   return cancellable(Promise.reject(error));
+}
+
+/** Fresh for the entry's own ttl and for this reader's (a per-request ttl asks for newer data). */
+function isFresh(entry: CacheEntry, spec: RequestSpec, now: number): boolean {
+  return entry.expiresAt > now && now - entry.storedAt < spec.cache!.ttl;
 }

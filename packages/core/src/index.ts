@@ -117,6 +117,7 @@ export type {
   HttpMethod,
   IntelligenceOptions,
   ParamValue,
+  PrefetchOptions,
   Priority,
   QueryParams,
   RequestOptions,

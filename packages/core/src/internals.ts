@@ -26,3 +26,4 @@ export {
   shown,
   typeError,
 } from './internal/checks';
+export { clockOf } from './internal/clock';

@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import * as index from '../src/index';
 import {
   buildQuery,
@@ -19,6 +19,7 @@ import {
   parseRetryAfter,
   resolveRetryOptions,
   resolveURL,
+  systemClock,
   TimeoutError,
   Tracker,
 } from '../src/index';
@@ -87,6 +88,7 @@ describe('createClient', () => {
       'CIRCUIT_DEFAULTS',
       'INTELLIGENCE_DEFAULTS',
       'typeError',
+      'clockOf',
     ]) {
       expect(name in index, name).toBe(false);
       expect(name in internals, name).toBe(true);
@@ -249,5 +251,18 @@ describe('debug and clock', () => {
     await flush();
     expect(debugOf(client)).toMatchObject({ flights: 0, inflight: 0 });
     expect(clock.live).toBe(0);
+  });
+
+  test("clockOf gives the client's clock, also from another copy of the module (the CommonJS internals bundle)", async () => {
+    const clock = new FakeClock();
+    const client = createClient({ clock });
+    expect(internals.clockOf(client)).toBe(clock);
+    vi.resetModules();
+    const copy: typeof internals = await import('../src/internals');
+    expect(copy.clockOf).not.toBe(internals.clockOf);
+    expect(copy.clockOf(client)).toBe(clock);
+    // A client keel did not make (a hand-written Client) runs on the system clock.
+    expect(internals.clockOf({})).toBe(systemClock);
+    expect(internals.clockOf(createClient())).toBe(systemClock);
   });
 });

@@ -47,6 +47,7 @@ describe('option docs: an editor hover is the manual', () => {
         'DehydrateOptions',
         'FetchOptions',
         'IntelligenceOptions',
+        'PrefetchOptions',
         'RequestOptions',
         'RetryOptions',
         'SchedulerOptions',

@@ -6,7 +6,7 @@ import {
   type InfiniteQueryResult,
   type UseInfiniteQueryOptions,
 } from './infinite/observer';
-import { useObserver } from './internal/use-observer';
+import { useCommit, useObserver } from './internal/use-observer';
 import { QUERY_DEFAULTS } from './query/observer';
 
 /**
@@ -47,6 +47,7 @@ export function useInfiniteQuery<
     [observer, key],
   );
   useSyncExternalStore(subscribe, observer.getSnapshot, observer.getSnapshot);
+  useCommit(observer);
   const focus = options.refetchOnWindowFocus ?? QUERY_DEFAULTS.refetchOnWindowFocus;
   const reconnect = options.refetchOnReconnect ?? QUERY_DEFAULTS.refetchOnReconnect;
   useEffect(() => {

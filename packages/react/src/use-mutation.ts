@@ -1,6 +1,6 @@
 import type { ApiResponse, HttpMethod, RequestError } from '@keel/core';
 import { useMemo, useSyncExternalStore } from 'react';
-import { useObserver } from './internal/use-observer';
+import { useCommit, useObserver } from './internal/use-observer';
 import {
   type MutateCallbacks,
   MutationObserver,
@@ -68,6 +68,7 @@ export function useMutation<
     observer.getSnapshot,
     observer.getSnapshot,
   );
+  useCommit(observer);
   return useMemo(
     () => ({
       mutate: observer.mutate,

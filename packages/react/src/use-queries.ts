@@ -1,6 +1,6 @@
 import type { RequestError } from '@keel/core';
 import { useCallback, useEffect, useSyncExternalStore } from 'react';
-import { useObserver } from './internal/use-observer';
+import { useCommit, useObserver } from './internal/use-observer';
 import { environmentOf, QueryObserver, type QueryResult } from './query/observer';
 import type { QueryStore } from './query/store';
 import type { QueryDefinition } from './query-options';
@@ -34,16 +34,32 @@ export function useQueries<const T extends readonly QueryDefinition<any, any>[]>
   // biome-ignore lint/correctness/useExhaustiveDependencies: `id` names the keys observed
   const subscribe = useCallback((onChange: () => void) => list.subscribe(onChange), [list, id]);
   useSyncExternalStore(subscribe, list.getSnapshot, list.getSnapshot);
+  useCommit(list);
   const environment = list.environment;
   // biome-ignore lint/correctness/useExhaustiveDependencies: new keys or new switches re-arm the listeners
   useEffect(() => list.watchEnvironment(), [list, id, environment]);
   return list.results() as QueriesResults<T>;
 }
 
-/** One QueryObserver per position of the list; a snapshot that changes when any of them does. */
+/** A render's observers and the inputs each had. */
+interface Rendered {
+  readonly observers: QueryObserver[];
+  readonly inputs: object[];
+}
+
+/**
+ * One QueryObserver per position of the list; a snapshot that changes when any of them does.
+ * A render never drops an observer: one React throws away (a transition to a shorter list, still
+ * pending) would leave the positions on screen to new observers that nothing subscribed.
+ */
 class QueriesObserver {
   readonly store: QueryStore;
+  /** Every position's observer: those of this render first, then any the committed list has. */
+  readonly #pool: QueryObserver[] = [];
+  /** This render's observers. */
   #observers: QueryObserver[] = [];
+  /** This render's observers and their inputs, for `commit`; the same object while unchanged. */
+  #rendered: Rendered = { observers: [], inputs: [] };
   #tokens: unknown[] = [];
   #results: QueryResult<unknown, unknown>[] = [];
 
@@ -59,14 +75,38 @@ class QueriesObserver {
   }
 
   setInputs(queries: readonly QueryDefinition<any, any>[]): void {
-    const observers = this.#observers;
-    if (observers.length > queries.length) observers.length = queries.length;
-    for (let i = 0; i < queries.length; i++) {
-      const query = queries[i]!;
-      const observer = (observers[i] ??= new QueryObserver(this.store));
+    const pool = this.#pool;
+    const observers = queries.map((query, i) => {
+      const observer = (pool[i] ??= new QueryObserver(this.store));
       observer.setQuery(query, undefined);
       observer.beginRender();
+      return observer;
+    });
+    const rendered = this.#rendered;
+    this.#observers = sameItems(rendered.observers, observers);
+    const inputs = sameItems(
+      rendered.inputs,
+      observers.map((o) => o.inputs),
+    );
+    if (this.#observers !== rendered.observers || inputs !== rendered.inputs) {
+      this.#rendered = { observers: this.#observers, inputs };
     }
+  }
+
+  /** This render's observers and inputs, for `commit`. */
+  get inputs(): object {
+    return this.#rendered;
+  }
+
+  /** Called after React committed the render that had `rendered`: the pool becomes its list. */
+  commit(rendered: object): void {
+    const { observers, inputs } = rendered as Rendered;
+    const pool = this.#pool;
+    for (let i = 0; i < observers.length; i++) {
+      pool[i] = observers[i]!;
+      observers[i]!.commit(inputs[i]!);
+    }
+    pool.length = observers.length;
   }
 
   subscribe(onChange: () => void): () => void {

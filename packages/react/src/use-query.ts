@@ -1,6 +1,6 @@
 import type { RequestError } from '@keel/core';
 import { useCallback, useEffect, useSyncExternalStore } from 'react';
-import { useObserver } from './internal/use-observer';
+import { useCommit, useObserver } from './internal/use-observer';
 import {
   environmentOf,
   QUERY_DEFAULTS,
@@ -103,6 +103,7 @@ function useObservedQuery(
     [observer, key, active],
   );
   useSyncExternalStore(subscribe, observer.getSnapshot, observer.getSnapshot);
+  useCommit(observer);
 
   const [focus, reconnect, interval] = environmentOf(options);
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new key re-arms the timers

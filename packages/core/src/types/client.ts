@@ -1,3 +1,4 @@
+import type { CircuitOpenError } from '../errors/circuit-open-error';
 import type { RequestSpec } from '../request/resolve';
 import type {
   AdaptiveController,
@@ -6,7 +7,7 @@ import type {
   SchedulerController,
 } from './controllers';
 import type { ClientEventName, ClientEvents } from './events';
-import type { HttpMethod, RequestOptions } from './options';
+import type { HttpMethod, PrefetchOptions, RequestOptions } from './options';
 
 export interface Client {
   request<T = unknown>(
@@ -77,8 +78,12 @@ export interface Client {
    * an entry that was written by hand (its ttl and tags then come from the spec too).
    */
   setCached<T = unknown>(target: string | RequestSpec, value: ApiResponse<T> | undefined): void;
-  /** Starts (or joins) a fetch for a spec with no caller promise: errors are swallowed. */
-  prefetch(spec: RequestSpec): void;
+  /**
+   * Starts (or joins) a fetch for a spec with no caller promise: errors are swallowed. Returns
+   * the `CircuitOpenError` when the endpoint's open circuit refused it (nothing was sent; see
+   * `reportRejection`), undefined otherwise.
+   */
+  prefetch(spec: RequestSpec, options?: PrefetchOptions): CircuitOpenError | undefined;
   /**
    * Whether a read for this key is in flight now: the flight an identical read would join.
    * Lifecycle events (`request`, `dedup`, `success`, `error`, `cancel`) tell when it may change.

@@ -119,6 +119,23 @@ export interface RetryOptions {
   methods?: readonly HttpMethod[];
 }
 
+/** Options of `client.prefetch(spec, options)`. */
+export interface PrefetchOptions {
+  /**
+   * Read only when the key has no fresh cached response (a cache-first read, as a mount's): a
+   * fresh one is left alone and nothing is sent.
+   * @default false
+   */
+  ifStale?: boolean;
+  /**
+   * A refusal by the endpoint's open circuit counts as a request's (`circuit-rejected`, and
+   * intelligence's `circuitRejected`): for a read the user asked for, such as a refresh button.
+   * Otherwise it is dropped silently, as the client's own refetches are.
+   * @default false
+   */
+  reportRejection?: boolean;
+}
+
 /** A request's options for the scheduler (`RequestOptions.scheduler`). */
 export interface SchedulerRequestOptions {
   /**

@@ -109,6 +109,29 @@ const INFINITE_OPTIONS = new Set([
 type AnyOptions = UseInfiniteQueryOptions<any, any, any>;
 type View = InfiniteQueryResult<unknown, unknown>;
 
+/** The pages of one request (URL and request options), however many renders show it. */
+interface List {
+  readonly url: string | null;
+  readonly base: RequestOptions;
+  /** Replaced (never changed in place) when `fetchNextPage` adds one, once filled. */
+  pages: Page[];
+  /** Why the first page (or, from fetchNextPage, the next one) did not resolve. */
+  error: unknown;
+}
+
+/** The inputs of one render: its list and options. */
+interface Inputs {
+  readonly list: List;
+  readonly options: AnyOptions;
+}
+
+/** Observing the pages: a URL, a first page that resolved, and `enabled` not false. */
+function isActive(inputs: Inputs): boolean {
+  return (
+    inputs.list.url !== null && inputs.list.pages.length > 0 && inputs.options.enabled !== false
+  );
+}
+
 /**
  * The per-component side of useInfiniteQuery. Each page is an ordinary query of the store (its
  * own key: the URL with the page's params), so pages share dedup, caching, interest, the
@@ -119,12 +142,14 @@ type View = InfiniteQueryResult<unknown, unknown>;
  */
 export class InfiniteObserver {
   readonly #store: QueryStore;
-  #url: string | null = null;
-  #options: AnyOptions | undefined;
-  #inputs: { url: string | null; options: AnyOptions | undefined } | undefined;
-  #base: RequestOptions = {};
-  #pages: Page[] = [];
-  #error: unknown;
+  /** The inputs of the last render. */
+  #inputs: Inputs | undefined;
+  /**
+   * The inputs of the last committed render: what `fetchNextPage()`, `refetch()` and the focus
+   * and reconnect listeners act on. A render React throws away (a transition still pending)
+   * changes `#inputs` only.
+   */
+  #committed: Inputs | undefined;
   /** While subscribed: the release function of each observed page, by key. */
   #observed: Map<string, () => void> | undefined;
   #onChange: (() => void) | undefined;
@@ -147,16 +172,28 @@ export class InfiniteObserver {
 
   /** The first page's key, or undefined (no URL, an invalid one, or disabled). */
   get key(): string | undefined {
-    return this.active ? this.#pages[0]?.spec.key : undefined;
+    const inputs = this.#inputs!;
+    return isActive(inputs) ? inputs.list.pages[0]?.spec.key : undefined;
   }
 
-  get active(): boolean {
-    return this.#url !== null && this.#pages.length > 0 && this.#options?.enabled !== false;
+  /** The inputs of this render, for `commit` (a new object only when they change). */
+  get inputs(): object {
+    return this.#inputs!;
   }
 
-  /** Called at the start of each render; a new URL or options object starts the list over. */
+  /** Called after React committed the render that had `inputs` (in an effect). */
+  commit(inputs: object): void {
+    this.#committed = inputs as Inputs;
+  }
+
+  /**
+   * Called at the start of each render; a new URL or request starts the list over. The list of
+   * the committed render is kept for a render of the same request, so a render React threw away
+   * (a transition to another URL, still pending) does not lose the pages on screen.
+   */
   setInputs(url: string | null, options: AnyOptions): void {
-    if (this.#inputs?.url === url && this.#inputs.options === options) return;
+    const current = this.#inputs;
+    if (current?.list.url === url && current.options === options) return;
     if (typeof options?.getNextPageParam !== 'function') {
       throw new TypeError(
         `keel: useInfiniteQuery \`getNextPageParam\` must be a function, got ${typeof options?.getNextPageParam}`,
@@ -168,34 +205,39 @@ export class InfiniteObserver {
         `keel: useInfiniteQuery \`paramsFor\` must be a function, got ${typeof options.paramsFor}`,
       );
     }
-    const sameQuery =
-      this.#inputs !== undefined &&
-      this.#inputs.url === url &&
-      sameRequest(this.#inputs.options, options);
-    this.#inputs = { url, options };
-    this.#options = options;
     // The view depends on the options too (`select`, `enabled`): compose it again.
     this.#viewOf = [];
-    if (sameQuery) return;
-    this.#url = url;
-    this.#base = requestOptionsOf(options);
-    this.#error = undefined;
-    this.#pages = [];
-    if (url === null) return;
+    const same = (inputs: Inputs | undefined) =>
+      inputs !== undefined && inputs.list.url === url && sameRequest(inputs.options, options);
+    const list = same(current)
+      ? current!.list
+      : same(this.#committed)
+        ? this.#committed!.list
+        : this.#newList(url, options);
+    this.#inputs = { list, options };
+  }
+
+  #newList(url: string | null, options: AnyOptions): List {
+    const list: List = { url, base: requestOptionsOf(options), pages: [], error: undefined };
+    if (url === null) return list;
     try {
-      this.#pages = [this.#page(options.initialPageParam)];
-      this.#restore();
+      list.pages = [this.#page(options.initialPageParam, list, options)];
+      this.#restore(list, options);
     } catch (error) {
       // An invalid URL or option is the query's error, not a crash of the render.
-      this.#error = error;
+      list.error = error;
     }
+    return list;
   }
 
   subscribe = (onChange: () => void): (() => void) => {
     this.#onChange = onChange;
     const observed = new Map<string, () => void>();
     this.#observed = observed;
-    if (this.active) for (const page of this.#pages) this.#observe(page);
+    // Subscribing happens once React committed a render (useCommit ran first).
+    const inputs = this.#committed;
+    if (inputs !== undefined && isActive(inputs))
+      for (const page of inputs.list.pages) this.#observe(page, inputs.list);
     return () => {
       for (const release of observed.values()) release();
       observed.clear();
@@ -225,48 +267,63 @@ export class InfiniteObserver {
 
   /** Composes the view again when a page's state changed; keeps it when equal in every field. */
   #compute(): View {
-    const states = this.#pages.map((p) => this.#stateOf(p.spec.key));
+    const inputs = this.#inputs!;
+    const states = this.#statesOf(inputs.list);
     if (this.#latest !== undefined && sameStates(states, this.#viewOf)) return this.#latest;
     this.#viewOf = states;
-    const next = this.#compose(states);
+    const next = this.#compose(states, inputs);
     if (this.#latest === undefined || !sameFields(this.#latest, next)) this.#latest = next;
     return this.#latest;
   }
 
   fetchNextPage = (): Promise<void> => {
-    const view = this.#compute();
-    if (view.isFetchingNextPage || !this.active) return Promise.resolve();
-    const last = this.#pages.at(-1)!;
-    const lastState = this.#viewOf.at(-1);
-    if (this.#pages.length > 1 && lastState?.response === undefined) {
+    // What the UI on screen shows: not a render React may still throw away.
+    const inputs = this.#committed;
+    if (inputs === undefined || !isActive(inputs)) return Promise.resolve();
+    const { list, options } = inputs;
+    const states = this.#statesOf(list);
+    const view = inputs === this.#inputs ? this.#compute() : this.#compose(states, inputs);
+    if (view.isFetchingNextPage) return Promise.resolve();
+    const last = list.pages.at(-1)!;
+    if (list.pages.length > 1 && states.at(-1)?.response === undefined) {
       // The next page failed (or was cancelled): read it again.
       const entry = this.#store.peek(last.spec.key);
       entry?.fetch();
       return entry?.read() ?? Promise.resolve();
     }
     if (!view.hasNextPage) return Promise.resolve();
-    const next = this.#nextParam(this.#pages.length - 1);
-    if (next === undefined) return Promise.resolve();
-    const page = this.#page(next);
-    this.#pages = [...this.#pages, page];
+    let page: Page;
+    try {
+      const next = this.#nextParam(list.pages.length - 1, list, options);
+      if (next === undefined) return Promise.resolve();
+      page = this.#page(next, list, options);
+    } catch (error) {
+      // A paramsFor that throws (or a page URL that does not resolve) is the query's error, as a
+      // getNextPageParam that throws: the loaded pages stay, nothing is thrown at the caller.
+      list.error = error;
+      this.#viewOf = [];
+      this.#onChange?.();
+      return Promise.resolve();
+    }
+    list.pages = [...list.pages, page];
     if (this.#observed === undefined) return Promise.resolve();
-    this.#observe(page);
+    this.#observe(page, list);
     this.#onChange?.();
     return this.#store.peek(page.spec.key)?.read() ?? Promise.resolve();
   };
 
   refetch = (): Promise<void> => {
     // Unmounted: nothing is sent, as useQuery's refetch().
-    const reads = (this.#observed ? this.#pages : []).map((p) =>
-      this.#store.peek(p.spec.key)?.refetch(),
-    );
-    return Promise.all(reads).then(noop);
+    const pages = this.#observed ? (this.#committed?.list.pages ?? []) : [];
+    return Promise.all(pages.map((p) => this.#store.peek(p.spec.key)?.refetch())).then(noop);
   };
 
   /** Focus and reconnect revalidate every loaded page (cache-first: stale ones only). */
   watchEnvironment(focus: boolean, reconnect: boolean): () => void {
     const revalidate = () => {
-      for (const page of this.#pages) this.#store.peek(page.spec.key)?.fetch();
+      for (const page of this.#committed?.list.pages ?? []) {
+        this.#store.peek(page.spec.key)?.revalidate();
+      }
     };
     const offs = [
       focus ? onSignal('focus', revalidate) : noop,
@@ -279,21 +336,23 @@ export class InfiniteObserver {
 
   // ── pages ─────────────────────────────────────────────────────────────────────────────────
 
-  #page(param: unknown): Page {
-    const paramsFor = this.#options?.paramsFor ?? defaultParamsFor;
-    const options: RequestOptions = {
-      ...this.#base,
-      params: { ...this.#base.params, ...paramsFor(param) },
+  #page(param: unknown, list: List, options: AnyOptions): Page {
+    const paramsFor = options.paramsFor ?? defaultParamsFor;
+    const pageOptions: RequestOptions = {
+      ...list.base,
+      params: { ...list.base.params, ...paramsFor(param) },
     };
-    return { param, spec: this.#store.client.resolve('GET', this.#url!, options), options };
+    return {
+      param,
+      spec: this.#store.client.resolve('GET', list.url!, pageOptions),
+      options: pageOptions,
+    };
   }
 
-  #observe(page: Page): void {
+  #observe(page: Page, list: List): void {
     const observed = this.#observed!;
     if (observed.has(page.spec.key)) return;
-    const release = this.#store
-      .entry(page.spec, this.#url!, page.options)
-      .observe(this.#wake, true);
+    const release = this.#store.entry(page.spec, list.url!, page.options).observe(this.#wake, true);
     observed.set(page.spec.key, release);
   }
 
@@ -302,15 +361,15 @@ export class InfiniteObserver {
   };
 
   /** Pages still cached from an earlier mount come back at once (back navigation keeps its place). */
-  #restore(): void {
+  #restore(list: List, options: AnyOptions): void {
     try {
       for (let i = 0; i < MAX_RESTORED_PAGES; i++) {
-        if (this.#store.client.getCached(this.#pages[i]!.spec.key) === undefined) return;
-        const next = this.#nextParam(i);
+        if (this.#store.client.getCached(list.pages[i]!.spec.key) === undefined) return;
+        const next = this.#nextParam(i, list, options);
         if (next === undefined) return;
-        const page = this.#page(next);
+        const page = this.#page(next, list, options);
         if (this.#store.client.getCached(page.spec.key) === undefined) return;
-        this.#pages.push(page);
+        list.pages.push(page);
       }
     } catch {
       // A getNextPageParam that throws ends the list here: the view shows its error.
@@ -318,16 +377,20 @@ export class InfiniteObserver {
   }
 
   /** The param after page `index`, from its data; undefined when it has none or no data yet. */
-  #nextParam(index: number): unknown {
+  #nextParam(index: number, list: List, options: AnyOptions): unknown {
     const pages: unknown[] = [];
     for (let i = 0; i <= index; i++) {
-      const state = this.#stateOf(this.#pages[i]!.spec.key);
+      const state = this.#stateOf(list.pages[i]!.spec.key);
       if (state === undefined || state.response === undefined) return undefined;
       pages.push(state.data);
     }
-    const params = this.#pages.slice(0, index + 1).map((p) => p.param);
-    const next = this.#options!.getNextPageParam(pages.at(-1), pages, params.at(-1), params);
+    const params = list.pages.slice(0, index + 1).map((p) => p.param);
+    const next = options.getNextPageParam(pages.at(-1), pages, params.at(-1), params);
     return next ?? undefined;
+  }
+
+  #statesOf(list: List): (QueryState | undefined)[] {
+    return list.pages.map((p) => this.#stateOf(p.spec.key));
   }
 
   #stateOf(key: string): QueryState | undefined {
@@ -339,18 +402,20 @@ export class InfiniteObserver {
 
   // ── the composed result ───────────────────────────────────────────────────────────────────
 
-  #compose(states: readonly (QueryState | undefined)[]): View {
+  #compose(states: readonly (QueryState | undefined)[], inputs: Inputs): View {
+    const { list, options } = inputs;
+    const active = isActive(inputs);
     const loaded: unknown[] = [];
-    let error: unknown = this.#error ?? null;
+    let error: unknown = list.error ?? null;
     let isFetching = false;
     for (let i = 0; i < states.length; i++) {
       const state = states[i];
       if (state === undefined) {
-        isFetching ||= this.active;
+        isFetching ||= active;
         continue;
       }
       // A disabled list observes nothing (disabling it mid-read cancels the read): no fetch shown.
-      if (state.isFetching && this.active) isFetching = true;
+      if (state.isFetching && active) isFetching = true;
       if (state.status === 'error') error = state.error;
       // Only an unbroken run from the first page is data: a later page alone is not shown.
       if (state.response !== undefined && loaded.length === i) loaded.push(state.data);
@@ -361,10 +426,10 @@ export class InfiniteObserver {
     if (pagesData !== undefined) {
       const raw = {
         pages: pagesData,
-        pageParams: this.#pages.slice(0, loaded.length).map((p) => p.param),
+        pageParams: list.pages.slice(0, loaded.length).map((p) => p.param),
       };
-      if (this.#options?.select) {
-        const selected = this.#selected(raw);
+      if (options.select) {
+        const selected = this.#selected(raw, options.select);
         data = selected.output;
         // A select that throws is the query's error, over the last good selection (as useQuery).
         if (selected.thrown) error = selected.thrown.error;
@@ -374,7 +439,9 @@ export class InfiniteObserver {
     let hasNextPage = false;
     try {
       hasNextPage =
-        hasData && loaded.length === states.length && this.#nextParam(last) !== undefined;
+        hasData &&
+        loaded.length === states.length &&
+        this.#nextParam(last, list, options) !== undefined;
     } catch (thrown) {
       // A getNextPageParam that throws is the query's error (as a throwing select), no crash.
       error = thrown;
@@ -428,8 +495,8 @@ export class InfiniteObserver {
     return raw;
   }
 
-  #selected(raw: InfiniteData<unknown, unknown>): Selection {
-    this.#select = select(this.#select, this.#options!.select!, this.#sharedData(raw));
+  #selected(raw: InfiniteData<unknown, unknown>, fn: (data: any) => unknown): Selection {
+    this.#select = select(this.#select, fn, this.#sharedData(raw));
     return this.#select;
   }
 }

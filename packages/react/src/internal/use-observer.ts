@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useInsertionEffect, useState } from 'react';
 import { useClient } from '../provider';
 import { type QueryStore, storeFor } from '../query/store';
 
@@ -13,4 +13,22 @@ export function useObserver<T extends { readonly store: QueryStore }>(
   const [holder] = useState(() => ({ observer: new Observer(store) }));
   if (holder.observer.store !== store) holder.observer = new Observer(store);
   return holder.observer;
+}
+
+/** An observer whose callbacks act on the inputs of the render React committed. */
+export interface Committable {
+  /** The inputs of this render (a new object only when they change). */
+  readonly inputs: object;
+  /** Called once React committed the render that had `inputs`. */
+  commit(inputs: object): void;
+}
+
+/**
+ * Tells `observer` which render React committed, so what a callback acts on (`refetch()`,
+ * `fetchNextPage()`, `mutate()`) is what is on screen, never a render React may still throw away
+ * (a pending transition). The earliest effect: a child's effects already see it.
+ */
+export function useCommit(observer: Committable): void {
+  const inputs = observer.inputs;
+  useInsertionEffect(() => observer.commit(inputs), [observer, inputs]);
 }

@@ -151,9 +151,13 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
   readonly #listeners = new Set<() => void>();
   #state: MutationState<TData, TVars, TError> = IDLE;
   #call = 0;
-  #method: HttpMethod = 'POST';
-  #url: string | ((variables: TVars) => string) = '';
-  #options: UseMutationOptions<TData, TVars, TContext, TError> | undefined;
+  /** The inputs of the last render. */
+  #inputs: MutationInputs<TData, TVars, TContext, TError> | undefined;
+  /**
+   * The inputs of the last committed render: what `mutate` sends and whose callbacks it calls. A
+   * render React throws away (a transition to another URL, still pending) changes `#inputs` only.
+   */
+  #committed: MutationInputs<TData, TVars, TContext, TError> | undefined;
 
   constructor(store: QueryStore) {
     this.#store = store;
@@ -174,10 +178,26 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       );
     }
     if (options?.invalidate !== undefined) checkInvalidateTarget(options.invalidate, 'invalidate');
+    const current = this.#inputs;
+    if (current?.given === method && current.url === url && current.options === options) return;
     // The core takes any case ('post'); the body rule below reads the upper-case name.
-    this.#method = (typeof method === 'string' ? method.toUpperCase() : method) as HttpMethod;
-    this.#url = url;
-    this.#options = options;
+    const upper = (typeof method === 'string' ? method.toUpperCase() : method) as HttpMethod;
+    this.#inputs = { given: method, method: upper, url, options };
+  }
+
+  /** The inputs of this render, for `commit` (a new object only when they change). */
+  get inputs(): object {
+    return this.#inputs!;
+  }
+
+  /** Called after React committed the render that had `inputs` (in an effect). */
+  commit(inputs: object): void {
+    this.#committed = inputs as MutationInputs<TData, TVars, TContext, TError>;
+  }
+
+  /** What is on screen: the committed inputs (those of this render before the first commit). */
+  #shown(): MutationInputs<TData, TVars, TContext, TError> {
+    return this.#committed ?? this.#inputs!;
   }
 
   subscribe = (listener: () => void): (() => void) => {
@@ -210,9 +230,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     callbacks: MutateCallbacks<TData, TVars, TError> | undefined,
   ): Promise<TData> {
     const call = ++this.#call;
-    const method = this.#method;
-    const urlOption = this.#url;
-    const options = this.#options;
+    const { method, url: urlOption, options } = this.#shown();
     const client = this.#store.client;
     const writes: { spec: RequestSpec; previous: ApiResponse | undefined }[] = [];
     let context: TContext | undefined;
@@ -237,7 +255,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       // The core invalidates the request path and tags (refetching mounted queries) before this resolves.
       response = await client.request<TData>(method, url, request);
       data = response.data;
-      const target = this.#options?.invalidate;
+      const target = this.#shown().options?.invalidate;
       // settle: a throwing invalidation is reported, the mutation still succeeded.
       if (target !== undefined) await settle(() => client.invalidate(target));
     } catch (err) {
@@ -260,7 +278,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     // Callbacks run after the state is settled, the hook's first, those of the latest render
     // (as TanStack Query does: a callback closing over props sees the current ones); a throwing
     // callback is reported, it does not turn a success into a failure.
-    const latest = this.#options;
+    const latest = this.#shown().options;
     await settle(() =>
       error
         ? latest?.onError?.(error, variables, context)
@@ -325,6 +343,15 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     this.#state = next;
     for (const listener of this.#listeners) listener();
   }
+}
+
+/** The inputs of one render of useMutation. */
+interface MutationInputs<TData, TVars, TContext, TError> {
+  /** The method as given (to tell a change). */
+  readonly given: HttpMethod;
+  readonly method: HttpMethod;
+  readonly url: string | ((variables: TVars) => string);
+  readonly options: UseMutationOptions<TData, TVars, TContext, TError> | undefined;
 }
 
 /** Runs a user callback (sync or async); what it throws is reported, not propagated. */

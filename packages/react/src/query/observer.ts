@@ -141,6 +141,30 @@ const REACT_OPTIONS = new Set([
 
 type View = QueryResult<unknown, unknown>;
 
+/** The inputs of one render, resolved; replaced as a whole when the URL or options change. */
+interface Inputs {
+  readonly url: string | null;
+  readonly options: UseQueryOptions<any, any> | undefined;
+  readonly requestOptions: RequestOptions | undefined;
+  /** The request, or undefined without one (no URL, or it did not resolve). */
+  readonly spec: RequestSpec | undefined;
+  /** Why the URL or options did not resolve (the query's error). */
+  readonly resolveError: unknown;
+}
+
+const NO_INPUTS: Inputs = {
+  url: null,
+  options: undefined,
+  requestOptions: undefined,
+  spec: undefined,
+  resolveError: undefined,
+};
+
+/** Observing the key: a URL that resolves and `enabled` not false. */
+function isActive(inputs: Inputs): boolean {
+  return inputs.spec !== undefined && (inputs.options?.enabled ?? QUERY_DEFAULTS.enabled) !== false;
+}
+
 /**
  * The per-component side of useQuery. It turns the store's QueryState into a result, and gives
  * `useSyncExternalStore` a snapshot whose identity changes only when a field the component has
@@ -152,12 +176,13 @@ type View = QueryResult<unknown, unknown>;
 export class QueryObserver {
   readonly #store: QueryStore;
   readonly #tracking = new TrackedView<View>();
-  // Inputs of the last render.
-  #url: string | null = null;
-  #options: UseQueryOptions<any, any> | undefined;
-  #requestOptions: RequestOptions | undefined;
-  #spec: RequestSpec | undefined;
-  #resolveError: unknown;
+  /** The inputs of the last render. */
+  #inputs: Inputs = NO_INPUTS;
+  /**
+   * The inputs of the last committed render: what `refetch()` acts on. A render React throws away
+   * (a transition still pending) changes `#inputs` only.
+   */
+  #committed: Inputs = NO_INPUTS;
   // Derived.
   #state: QueryState | undefined;
   #latest: View | undefined;
@@ -178,17 +203,27 @@ export class QueryObserver {
 
   /** The cache key, or undefined without a request (null URL or an invalid one). */
   get key(): string | undefined {
-    return this.#spec?.key;
+    return this.#inputs.spec?.key;
   }
 
   /** Observing the key: a URL that resolves and `enabled` not false. */
   get active(): boolean {
-    return this.#spec !== undefined && (this.#options?.enabled ?? QUERY_DEFAULTS.enabled) !== false;
+    return isActive(this.#inputs);
   }
 
   /** The hook's options of the last render. */
   get options(): UseQueryOptions<any, any> | undefined {
-    return this.#options;
+    return this.#inputs.options;
+  }
+
+  /** The inputs of this render, for `commit` (a new object only when they change). */
+  get inputs(): object {
+    return this.#inputs;
+  }
+
+  /** Called after React committed the render that had `inputs` (in an effect). */
+  commit(inputs: object): void {
+    this.#committed = inputs as Inputs;
   }
 
   /**
@@ -235,19 +270,21 @@ export class QueryObserver {
       throw new TypeError(`keel: useQuery select must be a function, got ${typeof options.select}`);
     }
     // Resolving is cheap but not free; skip it when neither the URL nor the options object changed.
-    if (url === this.#url && options === this.#options) return;
+    const current = this.#inputs;
+    if (url === current.url && options === current.options) return;
     checkSwitches(options);
-    this.#url = url;
-    this.#options = options;
-    this.#spec = this.#resolveError = undefined;
-    if (url === null) return;
-    this.#requestOptions = requestOptionsOf(options);
-    try {
-      this.#spec = this.#store.client.resolve('GET', url, this.#requestOptions);
-    } catch (err) {
-      // An invalid URL or option is the query's error, not a crash of the render.
-      this.#resolveError = err;
+    const requestOptions = url === null ? undefined : requestOptionsOf(options);
+    let spec: RequestSpec | undefined;
+    let resolveError: unknown;
+    if (url !== null) {
+      try {
+        spec = this.#store.client.resolve('GET', url, requestOptions);
+      } catch (err) {
+        // An invalid URL or option is the query's error, not a crash of the render.
+        resolveError = err;
+      }
     }
+    this.#inputs = { url, options, requestOptions, spec, resolveError };
   }
 
   /** Called once per render: the latest view becomes the snapshot React renders. */
@@ -273,11 +310,13 @@ export class QueryObserver {
   /** For useSyncExternalStore: observes the key while the component is mounted. */
   subscribe(onChange: () => void): () => void {
     this.#onChange = onChange;
-    const spec = this.#spec;
+    // Subscribing happens once React committed a render (useCommit ran first).
+    const inputs = this.#committed;
+    const { spec } = inputs;
     let release: (() => void) | undefined;
-    if (spec !== undefined && this.active) {
-      const entry = this.#entry(spec);
-      const initial = this.#initialData(spec.key);
+    if (spec !== undefined && isActive(inputs)) {
+      const entry = this.#entry(inputs);
+      const initial = this.#initialData(inputs, spec.key);
       const { client } = this.#store;
       // Written into the cache (with the spec) when the key has no data yet.
       if (
@@ -303,17 +342,24 @@ export class QueryObserver {
   }
 
   refetch = async (): Promise<QueryResult<any, any>> => {
-    const spec = this.#spec;
+    // What the UI on screen shows: not a render React may still throw away.
+    const inputs = this.#committed;
+    const { spec } = inputs;
     // Unmounted (or not mounted yet): nothing renders a read, so none is sent (see the README).
     if (spec && this.#onChange) {
-      if (!this.active && !this.#manual) {
+      if (!isActive(inputs) && !this.#manual) {
         // A disabled query fetched by hand: observe it (without an automatic read) so it renders,
         // also when another component observes the key (the entry exists, but not for this one).
-        this.#manual = this.#entry(spec).observe(this.#onChange, false);
+        this.#manual = this.#entry(inputs).observe(this.#onChange, false);
       }
       await this.#store.peek(spec.key)?.refetch();
     }
     // The current result outside render: a plain object, not tracked.
+    if (this.#committed !== this.#inputs) {
+      return {
+        ...this.#compute(this.#currentState(this.#committed), this.#committed),
+      } as QueryResult<any, any>;
+    }
     this.getSnapshot();
     return { ...this.#latest! } as QueryResult<any, any>;
   };
@@ -323,8 +369,8 @@ export class QueryObserver {
     const offs: (() => void)[] = [];
     // The key committed when armed (only an active query is armed): a render of another key that
     // is not committed (a suspended transition) neither moves nor stops them.
-    const key = this.#spec!.key;
-    const revalidate = () => this.#store.peek(key)?.fetch();
+    const key = this.#committed.spec!.key;
+    const revalidate = () => this.#store.peek(key)?.revalidate();
     if (focus) offs.push(onSignal('focus', revalidate));
     if (reconnect) offs.push(onSignal('online', revalidate));
     // A positive number of ms or false (setInputs refused anything else).
@@ -348,7 +394,8 @@ export class QueryObserver {
    */
   suspend(): void {
     const view = this.#latest!;
-    const spec = this.#spec;
+    const inputs = this.#inputs;
+    const { spec } = inputs;
     if (view.status === 'error' && view.data === undefined) {
       const entry = spec && this.#store.peek(spec.key);
       // A boundary reset started a read of the failed key: wait for it instead of throwing again.
@@ -356,36 +403,36 @@ export class QueryObserver {
       entry?.hold();
       throw view.error;
     }
-    if (spec === undefined || !this.active || view.status !== 'pending') return;
-    throw isServer ? new NoServerDataError(spec.key) : this.#entry(spec).suspend();
+    if (spec === undefined || !isActive(inputs) || view.status !== 'pending') return;
+    throw isServer ? new NoServerDataError(spec.key) : this.#entry(inputs).suspend();
   }
 
-  #entry(spec: RequestSpec): QueryEntry {
-    return this.#store.entry(spec, this.#url!, this.#requestOptions);
+  #entry(inputs: Inputs): QueryEntry {
+    return this.#store.entry(inputs.spec!, inputs.url!, inputs.requestOptions);
   }
 
   // ── view derivation ───────────────────────────────────────────────────────────────────────
 
-  #currentState(): QueryState {
-    const spec = this.#spec;
+  #currentState(inputs: Inputs = this.#inputs): QueryState {
+    const { spec } = inputs;
     if (spec === undefined) {
-      if (this.#resolveError === undefined) return PENDING;
-      return { ...PENDING, status: 'error', error: this.#resolveError };
+      if (inputs.resolveError === undefined) return PENDING;
+      return { ...PENDING, status: 'error', error: inputs.resolveError };
     }
     const entry = this.#store.peek(spec.key);
     if (entry !== undefined) return entry.state;
     // Not observed yet (first render, server render) or disabled: read the cache directly.
     const cached = cachedState(this.#store.client, spec.key);
     if (cached.response !== undefined) return cached;
-    const initial = this.#initialData(spec.key);
+    const initial = this.#initialData(inputs, spec.key);
     if (initial !== undefined) return { ...PENDING, status: 'success', data: initial };
     // Nothing cached: an active query reads as soon as it mounts, so it is already "fetching".
-    return this.active ? { ...PENDING, isFetching: true } : PENDING;
+    return isActive(inputs) ? { ...PENDING, isFetching: true } : PENDING;
   }
 
-  #compute(state: QueryState): View {
-    const options = this.#options;
-    const key = this.#spec?.key ?? '';
+  #compute(state: QueryState, inputs: Inputs = this.#inputs): View {
+    const { options } = inputs;
+    const key = inputs.spec?.key ?? '';
     let status = state.status;
     let raw = state.data;
     let isPlaceholderData = false;
@@ -418,7 +465,7 @@ export class QueryObserver {
     }
     // A disabled query (unless fetched by hand) observes nothing, so it would never see a read
     // end (disabling one mid-read cancels it): it shows none.
-    const isFetching = state.isFetching && (this.active || this.#manual !== undefined);
+    const isFetching = state.isFetching && (isActive(inputs) || this.#manual !== undefined);
     return {
       data,
       error,
@@ -434,8 +481,8 @@ export class QueryObserver {
     };
   }
 
-  #initialData(key: string): unknown {
-    const initial = this.#options?.initialData;
+  #initialData(inputs: Inputs, key: string): unknown {
+    const initial = inputs.options?.initialData;
     if (typeof initial !== 'function') return initial;
     // A function runs once per key, not on every render.
     if (this.#initial?.key !== key) this.#initial = { key, value: initial() };

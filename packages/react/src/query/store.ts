@@ -3,10 +3,13 @@ import {
   type CacheUpdate,
   type CancellablePromise,
   type Client,
+  type Clock,
   isAbortError,
+  type PrefetchOptions,
   type RequestOptions,
   type RequestSpec,
 } from '@keel/core';
+import { clockOf } from '@keel/core/internals';
 import { cancelNotify, notifyLater } from '../internal/batch';
 import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
@@ -41,11 +44,14 @@ const SUSPENSE_CHECK_IN_MS = 5000;
  */
 export class QueryStore {
   readonly client: Client;
+  /** The client's clock: the store's timers run on it, as the core's do. */
+  readonly clock: Clock;
   readonly #entries = new Map<string, QueryEntry>();
   #detach: (() => void) | undefined;
 
   constructor(client: Client) {
     this.client = client;
+    this.clock = clockOf(client);
   }
 
   /** The running mutations of this client (useIsMutating). */
@@ -96,6 +102,11 @@ export class QueryStore {
     };
   }
 }
+
+/** A refetch() the user asked for: a refusal of the circuit counts, as a request's would. */
+const EXPLICIT: PrefetchOptions = { reportRejection: true };
+/** A focus or reconnect revalidation: a fresh key is left alone. */
+const IF_STALE: PrefetchOptions = { ifStale: true };
 
 /** The lifecycle events of a key's flights that an entry follows. */
 const FLIGHT_EVENTS = ['request', 'dedup', 'success', 'error', 'cancel'] as const;
@@ -150,7 +161,7 @@ export class QueryEntry {
   #released = false;
   /** A suspending render threw this entry's error: keep it (see `hold`). */
   #held = false;
-  #graceTimer: ReturnType<typeof setTimeout> | undefined;
+  #graceTimer: unknown;
 
   constructor(
     store: QueryStore,
@@ -178,8 +189,7 @@ export class QueryEntry {
     // A wrapper per observation: the same callback observing twice needs two releases.
     const entry = () => listener();
     this.#listeners.add(entry);
-    clearTimeout(this.#graceTimer);
-    this.#graceTimer = undefined;
+    this.#clearGrace();
     if (fetch) this.fetch();
     return () => {
       if (!this.#listeners.delete(entry)) return;
@@ -207,27 +217,31 @@ export class QueryEntry {
 
   /**
    * A network read even over a fresh cache entry (joins one in flight); resolves when settled.
-   * `quiet` (an interval tick): an open circuit drops it silently, as the core's own refetches.
+   * The breaker is consulted once: refused, nothing is in flight and refetch() shows the
+   * CircuitOpenError (counted as a request's rejection); `quiet` (an interval tick) drops it
+   * silently, as the core drops its own refetches.
    */
   refetch(quiet?: boolean): Promise<void> {
     if (this.#released) return Promise.resolve();
-    const { client } = this.#store;
-    client.prefetch(this.#spec);
-    if (!client.isFetching(this.key) && !quiet) {
-      // Refused (an open circuit): a prefetch drops that silently, but refetch() must show why.
-      // A read past the cache meets the same refusal, with its error.
-      const seq = this.#flightSeq;
-      const options = { ...this.#options, cache: false };
-      return client.request(this.#spec.method, this.#url, options).then(noop, (error: unknown) => {
-        if (!this.#released && this.#settledSeq <= seq && !isAbortError(error)) {
-          this.#applyError(error);
-        }
-      });
+    const refused = this.#store.client.prefetch(this.#spec, quiet ? undefined : EXPLICIT);
+    if (refused !== undefined) {
+      if (!quiet) this.#applyError(refused);
+      return Promise.resolve();
     }
     this.syncFetching();
     return this.state.isFetching
       ? new Promise((resolve) => this.#waiters.push(resolve))
       : Promise.resolve();
+  }
+
+  /**
+   * A focus or reconnect: a cache-first read (only a key without fresh data is read), dropped
+   * silently by an open circuit, as an interval tick is.
+   */
+  revalidate(): void {
+    if (this.#released) return;
+    this.#store.client.prefetch(this.#spec, IF_STALE);
+    this.syncFetching();
   }
 
   /** Settles when this entry's own read (if any) has settled; never rejects. */
@@ -243,10 +257,7 @@ export class QueryEntry {
   suspend(): Promise<void> {
     this.fetch();
     // A render waits for this read: the entry is not abandoned (see #checkIn).
-    if (this.#request !== undefined) {
-      clearTimeout(this.#graceTimer);
-      this.#graceTimer = undefined;
-    }
+    if (this.#request !== undefined) this.#clearGrace();
     return (this.#suspended ??= this.#checkIn());
   }
 
@@ -259,12 +270,13 @@ export class QueryEntry {
    * and its request for good.
    */
   #checkIn(): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    const { clock } = this.#store;
+    let timer: unknown;
     const due = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, SUSPENSE_CHECK_IN_MS);
+      timer = clock.setTimeout(resolve, SUSPENSE_CHECK_IN_MS);
     });
     return Promise.race([this.read(), due]).then(() => {
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
       this.#suspended = undefined;
       if (this.#graceTimer === undefined) this.#graceFor();
     });
@@ -301,8 +313,14 @@ export class QueryEntry {
   /** (Re)starts the grace period of an entry nobody observes. */
   #graceFor(): void {
     if (this.#listeners.size > 0 || this.#released) return;
-    clearTimeout(this.#graceTimer);
-    this.#graceTimer = setTimeout(this.#releaseIfUnobserved, SUSPENSE_GRACE_MS);
+    this.#clearGrace();
+    this.#graceTimer = this.#store.clock.setTimeout(this.#releaseIfUnobserved, SUSPENSE_GRACE_MS);
+  }
+
+  #clearGrace(): void {
+    if (this.#graceTimer === undefined) return;
+    this.#store.clock.clearTimeout(this.#graceTimer);
+    this.#graceTimer = undefined;
   }
 
   /** Forgets data and error (the cached value was removed by a rollback) and reads again. */
@@ -400,8 +418,7 @@ export class QueryEntry {
   }
 
   #releaseIfUnobserved = (): void => {
-    clearTimeout(this.#graceTimer);
-    this.#graceTimer = undefined;
+    this.#clearGrace();
     if (this.#listeners.size > 0 || this.#released) return;
     this.#held = false;
     this.#released = true;

@@ -1,17 +1,11 @@
-import {
-  type CacheMeta,
-  type Client,
-  type InvalidateTarget,
-  type RequestSpec,
-  systemClock,
-  type TimerHandle,
-} from '@keel/core';
+import type { CacheMeta, Client, InvalidateTarget, RequestSpec, TimerHandle } from '@keel/core';
 import {
   checkBoolean,
   checkFunction,
   checkInvalidateTarget,
   checkMs,
   checkObject,
+  clockOf,
   rangeError,
 } from '@keel/core/internals';
 import { noop, reportError } from '../internal/report';
@@ -114,7 +108,7 @@ export class Channel {
 
   /** Throws for bad options (before anything is made). */
   constructor(client: Client, spec: RequestSpec, options: ServerEventsOptions | undefined) {
-    this.options = resolveOptions(spec.headers, options);
+    this.options = resolveOptions(client, spec.headers, options);
     this.url = spec.url;
     this.client = client;
     this.key = spec.key;
@@ -431,7 +425,7 @@ export interface ServerEventsOptions {
   fetch?: typeof fetch;
   /**
    * Time source for reconnect timers (tests inject a fake).
-   * @default systemClock
+   * @default the client's clock (`createClient({ clock })`), as the queries' timers
    */
   clock?: import('@keel/core').Clock;
   /**
@@ -485,6 +479,7 @@ export function channelCount(client: Client): number {
 }
 
 function resolveOptions(
+  client: Client,
   headers: Readonly<Record<string, string>>,
   options: ServerEventsOptions | undefined,
 ): ConnectionOptions {
@@ -494,7 +489,7 @@ function resolveOptions(
   for (const name of ['fetch', 'random', 'onError'] as const) {
     if (options?.[name] !== undefined) checkFunction(name, options[name]);
   }
-  const clock = options?.clock === undefined ? systemClock : options.clock;
+  const clock = options?.clock === undefined ? clockOf(client) : options.clock;
   checkObject('clock', clock);
   checkFunction('clock.setTimeout', clock.setTimeout);
   checkFunction('clock.clearTimeout', clock.clearTimeout);

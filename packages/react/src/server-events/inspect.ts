@@ -57,7 +57,7 @@ export interface ServerEventsConnectionView {
   readonly received: number;
   /**
    * The last events received (at most 20), oldest first, each with `receivedAt` (ms, the
-   * connection's clock: `Date.now()` unless the options gave one).
+   * connection's clock: the client's unless the options gave one).
    */
   readonly recent: readonly ReceivedServerEvent[];
 }

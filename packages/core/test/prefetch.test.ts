@@ -1,0 +1,84 @@
+/**
+ * `client.prefetch(spec, options)`: its refusal by an open circuit is returned (one consult of
+ * the breaker), reported as a request's only with `reportRejection`; `ifStale` leaves a fresh
+ * key alone.
+ */
+import { describe, expect, it } from 'vitest';
+import { isCircuitOpenError } from '../src/index';
+import { fail, harness } from './circuit.fixture';
+import { flush } from './helpers';
+
+describe('prefetch', () => {
+  it('returns the CircuitOpenError of an open circuit, silently by default, once with reportRejection', async () => {
+    const h = harness();
+    await fail(h, '/a', 3);
+    const rejected = () => h.count('circuit-rejected');
+    const calls = h.fake.calls.length;
+    const spec = h.client.resolve('GET', '/a');
+    const quiet = h.client.prefetch(spec);
+    expect(isCircuitOpenError(quiet)).toBe(true);
+    expect(rejected()).toBe(0);
+    const reported = h.client.prefetch(spec, { reportRejection: true });
+    expect(isCircuitOpenError(reported)).toBe(true);
+    expect(rejected()).toBe(1);
+    expect(h.client.intelligence().endpoint('GET', '/a')!.circuitRejected).toBe(1);
+    await flush();
+    expect(h.fake.calls.length).toBe(calls);
+    // Admitted (the reset window passed: it is the probe), it returns nothing and reads.
+    await h.clock.advance(1000);
+    expect(h.client.prefetch(spec, { reportRejection: true })).toBeUndefined();
+    await flush();
+    expect(h.fake.calls.length).toBe(calls + 1);
+  });
+
+  it('ifStale: a fresh cached key is left alone; a stale or missing one is read', async () => {
+    const h = harness({ cache: { enabled: true, ttl: 100 } });
+    const spec = h.client.resolve('GET', '/a');
+    expect(h.client.prefetch(spec, { ifStale: true })).toBeUndefined();
+    await flush();
+    expect(h.callsTo('/a')).toHaveLength(1);
+    await h.clock.advance(99);
+    h.client.prefetch(spec, { ifStale: true });
+    await flush();
+    expect(h.callsTo('/a')).toHaveLength(1);
+    // Without ifStale it reads even over fresh data.
+    h.client.prefetch(spec);
+    await flush();
+    expect(h.callsTo('/a')).toHaveLength(2);
+    await h.clock.advance(100);
+    h.client.prefetch(spec, { ifStale: true });
+    await flush();
+    expect(h.callsTo('/a')).toHaveLength(3);
+  });
+
+  it('bad options are a TypeError naming them, and nothing is sent', async () => {
+    const h = harness();
+    const spec = h.client.resolve('GET', '/a');
+    expect(() => h.client.prefetch(spec, null as never)).toThrow(TypeError);
+    expect(() => h.client.prefetch(spec, { ifStale: 'yes' as never })).toThrow(
+      'keel: `ifStale` must be true or false, got "yes"',
+    );
+    expect(() => h.client.prefetch(spec, { reportRejection: 1 as never })).toThrow(
+      'keel: `reportRejection` must be true or false, got 1',
+    );
+    await flush();
+    expect(h.fake.calls).toHaveLength(0);
+  });
+
+  it('an uncached spec joins the uncached read in flight; a cached one flies on its own (to write the cache)', async () => {
+    const h = harness();
+    h.answer('/u', 'hang');
+    const uncached = h.client.resolve('GET', '/u', { cache: false });
+    const read = h.client.request('GET', '/u', { cache: false });
+    read.catch(() => {});
+    await flush();
+    expect(h.callsTo('/u')).toHaveLength(1);
+    h.client.prefetch(uncached);
+    await flush();
+    expect(h.callsTo('/u')).toHaveLength(1);
+    h.client.prefetch(h.client.resolve('GET', '/u', { cache: { enabled: true } }));
+    await flush();
+    expect(h.callsTo('/u')).toHaveLength(2);
+    h.client.cancelAll();
+  });
+});
