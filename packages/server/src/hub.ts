@@ -3,7 +3,7 @@ import type { Context } from './context';
 import { HubPublishError } from './hub-errors';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from './hub-store';
 import { memoryStore } from './memory-store';
-import { assertSseField, formatEvent, type SseStream, writeFrame } from './sse';
+import { assertSseField, formatEvent, type SseStream, serializeData, writeFrame } from './sse';
 
 /**
  * Sent to a client whose missed events cannot be replayed exactly (its `Last-Event-ID` is older
@@ -128,7 +128,8 @@ export interface EventHub {
    * Stores an event and sends it to every client of its topic (every client when it has none).
    * Data: strings as-is, anything else as JSON. Resolves with the event's id once stored;
    * rejects with a {@link HubPublishError} when the store cannot take it (nothing is sent then).
-   * Throws a TypeError at once for a bad event name or topic.
+   * Throws a TypeError at once for a bad event name or topic, or data JSON cannot hold (a BigInt,
+   * a cycle): nothing is stored then.
    *
    * @example
    * await hub.publish('todo-added', todo, { topic: `team:${todo.teamId}` });
@@ -549,8 +550,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       // A topic passed where the options go must not become a broadcast.
       if (publishOptions !== undefined) checkObject('publish options', publishOptions);
       const topic = checkTopic('topic', publishOptions?.topic);
-      const text = typeof data === 'string' ? data : (JSON.stringify(data) ?? '');
-      return appendEvent(event, text, topic);
+      return appendEvent(event, serializeData(data, event, topic), topic);
     },
     invalidate(target, invalidateOptions) {
       const payload: { target: WireInvalidateTarget; source?: string } = {

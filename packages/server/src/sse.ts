@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { checkLine } from './checks';
+import { checkLine, unserializable } from './checks';
 import { type Clock, repeat } from './clock';
 
 /** Server-sent event settings of an app (`createApp({ sse })`). */
@@ -32,6 +32,30 @@ export function assertSseField(kind: 'event' | 'id', value: unknown): asserts va
 }
 
 /**
+ * An event's data as sent: strings as-is, anything else as JSON (`undefined`: empty). Data JSON
+ * cannot hold (a BigInt, a cycle, a throwing `toJSON`, a function or symbol) is a TypeError
+ * naming the event (and the hub topic) and what was wrong, with JSON's error as the cause.
+ */
+export function serializeData(data: unknown, event: string | undefined, topic?: string): string {
+  if (typeof data === 'string') return data;
+  let text: string | undefined;
+  let reason: unknown;
+  try {
+    text = JSON.stringify(data);
+  } catch (err) {
+    reason = err;
+  }
+  if (text !== undefined) return text;
+  if (reason === undefined && data === undefined) return '';
+  const what = event === undefined ? 'an unnamed event' : `event ${JSON.stringify(event)}`;
+  throw unserializable(
+    topic === undefined ? what : `${what} (topic ${JSON.stringify(topic)})`,
+    data,
+    reason,
+  );
+}
+
+/**
  * Serializes one event. Strings are sent as-is, anything else as JSON; every line of the payload
  * becomes its own `data:` line, so newlines in data cannot end the event early.
  */
@@ -49,7 +73,7 @@ export function formatEvent(
     assertSseField('event', event);
     out += `event: ${event}\n`;
   }
-  const text = typeof data === 'string' ? data : (JSON.stringify(data) ?? '');
+  const text = serializeData(data, event);
   if (text.indexOf('\n') === -1 && text.indexOf('\r') === -1) return `${out}data: ${text}\n\n`;
   for (const line of text.split(LINE_BREAK)) out += `data: ${line}\n`;
   return `${out}\n`;
@@ -311,7 +335,13 @@ export class SseStream {
     };
     const settle = (value: unknown): void => {
       pending = false;
-      if (value !== undefined) this.send(undefined, value);
+      if (value === undefined) return;
+      // Data JSON cannot hold throws here, in a timer or a promise callback: it is `fn`'s error.
+      try {
+        this.send(undefined, value);
+      } catch (err) {
+        fail(err);
+      }
     };
     const tick = (): void => {
       if (pending || this.#closed || this.congested) return;
