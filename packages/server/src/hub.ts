@@ -147,7 +147,10 @@ export interface EventHub {
   /**
    * Resolves once the store is open and delivering (at once in memory; after the first round
    * trip with Redis). Listen after it: a client that connects earlier is sent `keel:reset` when
-   * the store opens, since what was published meanwhile cannot be told.
+   * the store opens, since what was published meanwhile cannot be told. When the store fails to
+   * open (its `open` rejects, or resolves to no id), this rejects with that error (also reported
+   * as a process warning), every client, waiting or later, is ended at once and every publish
+   * rejects with a {@link HubPublishError}.
    */
   readonly ready: Promise<void>;
   /** Connected clients. */
@@ -464,6 +467,9 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
 
   function appendEvent(event: string, text: string, topic: string | undefined): Promise<string> {
     if (closed) return Promise.reject(new HubPublishError(event, 'closed'));
+    if (openFailure !== null) {
+      return Promise.reject(new HubPublishError(event, 'store', { cause: openFailure.cause }));
+    }
     let result: string | Promise<string>;
     try {
       result = store.append(event, text, topic);
@@ -485,8 +491,16 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     );
   }
 
+  /** Set when the store failed to open: clients are ended at once, publishes refused. */
+  let openFailure: { readonly cause: unknown } | null = null;
+
   const opened = store.open(sink);
   const start = (id: string): void => {
+    // `''` is the hub's "not open" (`lastId`), and an empty SSE id clears the client's.
+    if (typeof id !== 'string' || id === '') {
+      const check = typeof id === 'string' ? rangeError : typeError;
+      throw check('store.open() id', 'a non-empty string', id);
+    }
     head = id;
     const queued = waiting;
     waiting = new Map();
@@ -498,11 +512,18 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   };
   let ready: Promise<void>;
   if (isPromise(opened)) {
-    ready = opened.then(start, (err) => {
-      // The store gave up opening (it was closed meanwhile): the waiting clients reconnect.
+    ready = opened.then(start).catch((err: unknown) => {
+      // The store gave up opening (closed meanwhile) or failed: the waiting clients are ended
+      // (their EventSource retries), and so is every later one: nothing would ever reach them.
+      openFailure = { cause: err };
       for (const client of [...waiting.keys()]) client.stream.close();
       waiting.clear();
-      if (!closed) throw err;
+      if (closed) return;
+      // `ready` rejects with it too, but an app that does not await it must still hear of it.
+      process.emitWarning(
+        `keel: the event hub's store failed to open; its clients are ended and publishes refused (${String(err)})`,
+      );
+      throw err;
     });
     // Observed here too: a hub whose `ready` nobody awaits must not fail the process.
     ready.catch(() => {});
@@ -518,7 +539,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       const stream = ctx.sseStream();
       // The same request connected again: one client (each event once), the first topics.
       if (streams.has(stream)) return stream;
-      if (closed) {
+      if (closed || openFailure !== null) {
         stream.close();
         return stream;
       }
