@@ -20,7 +20,8 @@ export interface RedisStreamsOptions {
    */
   client?: Redis;
   /**
-   * The stream key. Every instance of one app uses the same key.
+   * The stream key. Every instance of one app uses the same key. The store also keeps its loss
+   * marker (the id of the last `keel:reset` for lost entries) in the key `<stream>:floor`.
    * @default 'keel:events'
    */
   stream?: string;
@@ -32,7 +33,7 @@ export interface RedisStreamsOptions {
   maxLen?: number;
   /**
    * Recent events each instance keeps in memory, so a reconnect a few events behind is replayed
-   * without a round trip to Redis.
+   * without reading entries from Redis (it still reads the loss marker: one `GET`).
    * @default 100
    */
   bufferSize?: number;
@@ -84,6 +85,22 @@ const PAGE = 512;
 const BLOCK_MS = 5000;
 /** Empty stream: XREAD from here gets every entry. */
 const START = '0-0';
+/**
+ * Raises the loss marker (KEYS[1]) to ARGV[1] unless it is already as high; returns the marker.
+ * Ids compare as two numbers (15 digits at most each: exact as Lua's doubles).
+ */
+const RAISE_FLOOR = `
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local cm, cs = string.match(cur, '^(%d+)-(%d+)$')
+  local nm, ns = string.match(ARGV[1], '^(%d+)-(%d+)$')
+  if cm and (tonumber(cm) > tonumber(nm) or (cm == nm and tonumber(cs) >= tonumber(ns))) then
+    return cur
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return ARGV[1]
+`;
 
 /** -1, 0 or 1 for two valid stream ids. */
 function compareIds(a: string, b: string): number {
@@ -138,7 +155,8 @@ function toEvent(id: string, fields: Fields): StoredEvent {
  *   entry, in stream order, to its own clients; so does the instance that published it.
  * - A client may reconnect to any instance with `Last-Event-ID`: it gets exactly the entries
  *   after it (from the instance's recent events, else `XRANGE`), or `keel:reset` when that id
- *   is no longer in the stream (trimmed, from before Redis lost its data, not an id of it).
+ *   is no longer in the stream (trimmed, not an id of it) or from before Redis lost entries
+ *   (the loss marker, `<stream>:floor`, is kept in Redis: every instance knows of a loss one saw).
  * - Redis down: publishes reject at once (`HubPublishError`), clients stay connected, the reader
  *   retries with backoff and resumes after the last entry it delivered. If that entry is gone
  *   when Redis is back (it restarted without persistence, or trimmed past it), its clients get
@@ -215,8 +233,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let closed = false;
   /** The last entry this instance delivered: XREAD goes on after it. */
   let last = START;
-  /** The id of the last loss reset: a replay from an older id is a reset. */
+  /**
+   * The id of the last loss reset known here: a replay from an older id is a reset. The shared
+   * one lives in Redis (`floorKey`): every instance that sees a loss raises it, every replay
+   * reads it, so an instance that did not see the loss (started after it) knows of it too.
+   */
   let floor = START;
+  const floorKey = `${key}:floor`;
   const ring = new EventRing(bufferSize, START);
   let failing = false;
   let sleepTimer: ReturnType<typeof setTimeout> | null = null;
@@ -285,19 +308,30 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    */
   async function lost(next: string | undefined): Promise<void> {
     let head: string;
+    let resume: string;
     if (next !== undefined && STREAM_ID.test(next)) {
       head = idBefore(next);
       // `next` directly follows the lost entry: nothing in between could exist.
       if (head === last) return;
-      last = head;
+      resume = head;
     } else {
       const newest = await newestId();
       head = newest === START ? START : idAfter(last);
-      last = newest;
+      resume = newest;
     }
+    // Shared first: if Redis fails here, the next resync finds the same loss and tries again.
+    await reader.eval(RAISE_FLOOR, 1, floorKey, head);
+    last = resume;
     floor = head;
     ring.clear(head);
     sink?.reset(head);
+  }
+
+  /** Whether `after` is older than a loss reset known here or (asked on `conn`) in Redis. */
+  async function beforeLoss(conn: Redis, after: string): Promise<boolean> {
+    const shared = await conn.get(floorKey);
+    if (shared !== null && STREAM_ID.test(shared) && compareIds(shared, floor) > 0) floor = shared;
+    return compareIds(after, floor) < 0;
   }
 
   /** After a failed read: checks that the last delivered entry is still there. */
@@ -408,16 +442,19 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     replay({ after, upTo, include, maxBytes }) {
       // Ids from before a loss: what followed them may be gone, even if they are still there.
       if (!STREAM_ID.test(after) || compareIds(after, floor) < 0) return RESET;
-      const local = ring.between(after, upTo);
-      if (local !== null) return { kind: 'events', events: local };
-      if (compareIds(after, upTo) > 0) {
-        // The client saw an entry this instance has not read yet (it came from a faster
-        // instance): live delivery catches up, skipping through `after`.
-        return has(commands, after).then((found) =>
-          found ? { kind: 'ahead', has: (id: string) => compareIds(id, after) <= 0 } : RESET,
-        );
-      }
-      return xrangeReplay(after, upTo, include, maxBytes);
+      return beforeLoss(commands, after).then((old): ReplayResult | Promise<ReplayResult> => {
+        if (old) return RESET;
+        const local = ring.between(after, upTo);
+        if (local !== null) return { kind: 'events', events: local };
+        if (compareIds(after, upTo) > 0) {
+          // The client saw an entry this instance has not read yet (it came from a faster
+          // instance): live delivery catches up, skipping through `after`.
+          return has(commands, after).then((found) =>
+            found ? { kind: 'ahead', has: (id: string) => compareIds(id, after) <= 0 } : RESET,
+          );
+        }
+        return xrangeReplay(after, upTo, include, maxBytes);
+      });
     },
     async close() {
       if (closed) return;
