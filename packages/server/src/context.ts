@@ -503,7 +503,8 @@ export class Context {
 
   /**
    * Sends one named event (opening the stream on first use). Data: strings as-is, anything
-   * else as JSON. Returns false when the client is gone or was dropped as too slow. A bad event
+   * else as JSON. Returns false when the client is gone or was dropped as too slow. The event's
+   * id is the stream's next (1, 2, ...), or none on a hub's stream (`hub.connect`). A bad event
    * name (RangeError) or data JSON cannot hold (TypeError) throws before the stream opens.
    */
   sseEvent(event: string, data: unknown): boolean {

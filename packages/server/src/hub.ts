@@ -3,7 +3,14 @@ import type { Context } from './context';
 import { HubPublishError } from './hub-errors';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from './hub-store';
 import { memoryStore } from './memory-store';
-import { assertSseField, formatEvent, type SseStream, serializeData, writeFrame } from './sse';
+import {
+  assertSseField,
+  formatEvent,
+  type SseStream,
+  serializeData,
+  writeFrame,
+  yieldIds,
+} from './sse';
 
 /**
  * Sent to a client whose missed events cannot be replayed exactly (its `Last-Event-ID` is older
@@ -553,6 +560,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       // An empty id is no id: the SSE spec's `id:` with no value clears the client's last id.
       const after = ctx.header('last-event-id') || undefined;
       streams.add(stream);
+      yieldIds(stream);
       attach(client);
       if (stream.closed) return stream;
       if (head === null) {

@@ -152,6 +152,8 @@ interface StreamInternals {
   open(res: ServerResponse, registry: SseRegistry, headers: string[]): SseStream;
   write(stream: SseStream, frame: string | Buffer): boolean;
   heartbeat(stream: SseStream): void;
+  /** The hub owns this stream's ids from now on: its own events are sent without one. */
+  yieldIds(stream: SseStream): void;
   every(
     stream: SseStream,
     fn: () => unknown,
@@ -172,6 +174,8 @@ let internals: StreamInternals;
 export class SseStream {
   #closed = false;
   #lastId = 0;
+  /** Attached to a hub: `send` writes no id, so the client's Last-Event-ID stays the hub's. */
+  #hubIds = false;
   #dropped = false;
   readonly #res: ServerResponse;
   readonly #registry: SseRegistry;
@@ -189,6 +193,9 @@ export class SseStream {
       open: (res, registry, headers) => new SseStream(res, registry, headers),
       write: (stream, frame) => stream.#write(frame),
       heartbeat: (stream) => stream.#heartbeat(),
+      yieldIds: (stream) => {
+        stream.#hubIds = true;
+      },
       every: (stream, fn, intervalMs, onError) => stream.#every(fn, intervalMs, onError),
     };
   }
@@ -221,7 +228,10 @@ export class SseStream {
     return this.#closed;
   }
 
-  /** The id of the last event written by `send` (0 before the first; hub events carry the hub's ids). */
+  /**
+   * The id of the last event written by `send` (0 before the first). Always 0 on a hub's stream
+   * after `hub.connect`: its ids are the hub's, and `send` writes none there.
+   */
   get lastId(): number {
     return this.#lastId;
   }
@@ -249,10 +259,12 @@ export class SseStream {
   /**
    * Sends one event with the next id of this stream (1, 2, ...). Data: strings as-is, anything
    * else as JSON. Returns false if the stream is closed. An event name with CR, LF or NUL throws
-   * a RangeError.
+   * a RangeError. On a stream attached to a hub (`hub.connect`) the event carries no id: the
+   * hub's ids are the client's `Last-Event-ID`, which an app counter would overwrite.
    */
   send(event: string | undefined, data: unknown): boolean {
     if (this.#closed) return false;
+    if (this.#hubIds) return this.#write(formatEvent(event, data, undefined));
     const id = this.#lastId + 1;
     const frame = formatEvent(event, data, String(id));
     this.#lastId = id;
@@ -387,6 +399,11 @@ export function openSseStream(
 /** Writes a pre-formatted frame; false when the stream is closed or was dropped as too slow. */
 export function writeFrame(stream: SseStream, frame: string | Buffer): boolean {
   return internals.write(stream, frame);
+}
+
+/** Hands the stream's id space to a hub (see `SseStream#send`). */
+export function yieldIds(stream: SseStream): void {
+  internals.yieldIds(stream);
 }
 
 /** `ctx.sseInterval`: see `SseStream#every`. */
