@@ -7,7 +7,7 @@ import { startRedis } from '../../../scripts/redis-server.mjs';
 import { HUB_RESET_EVENT } from '../src/index';
 import type { RedisStreamsOptions } from '../src/redis/index';
 import { until } from './helpers';
-import { streamKey as key, publishWhenUp, redisInstances } from './redis-helpers';
+import { streamKey as key, killReader, publishWhenUp, redisInstances } from './redis-helpers';
 
 const live = redisInstances();
 const instance = (url: string, stream: string, options: RedisStreamsOptions = {}) =>
@@ -65,6 +65,51 @@ describe('redisStreams: a loss seen by one instance is known to every instance',
         after.close();
       }
     } finally {
+      await server.dispose();
+    }
+  }, 30_000);
+
+  it('an instance whose reader was behind when Redis lost entries resets its clients too', async () => {
+    const server = await startRedis({ persistent: false });
+    const named = new Redis(server.url, {
+      connectionName: 'loss-b',
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    try {
+      await named.connect();
+      const stream = key();
+      const a = await instance(server.url, stream);
+      // B's reader retries only after 800 ms: it will not have read c and d when they are lost.
+      const b = await instance(server.url, stream, {
+        client: named,
+        reconnect: { initialDelay: 800, maxDelay: 800 },
+      });
+      const onB = await b.connect();
+      await until(() => b.hub.size === 1);
+      await a.hub.publish('n', 'a');
+      await a.hub.publish('n', 'b');
+      await onB.waitFor(2);
+      const direct = new Redis(server.url);
+      await direct.save(); // the snapshot holds a and b
+      direct.disconnect();
+      await killReader(server.url, 'loss-b');
+      await a.hub.publish('n', 'c');
+      const d = await a.hub.publish('n', 'd');
+      await until(() => a.hub.lastId === d);
+      expect(b.hub.lastId < d).toBe(true); // B has not read c, d
+      await server.stop(); // c and d are lost; B's last entry (b) is not
+      await server.start();
+      const e = await publishWhenUp(a.hub, 'e');
+      await until(() => b.hub.lastId >= e, 3000);
+      await until(() => onB.events.some((x) => x.event === HUB_RESET_EVENT), 3000);
+      // B's client never silently skips c and d: it is told to refetch.
+      const names = onB.events.map((x) => (x.event === HUB_RESET_EVENT ? 'reset' : x.data));
+      expect(names.slice(0, 2)).toEqual(['a', 'b']);
+      expect(names).toContain('reset');
+      expect(names.filter((n) => n === 'c' || n === 'd')).toEqual([]);
+    } finally {
+      named.disconnect();
       await server.dispose();
     }
   }, 30_000);

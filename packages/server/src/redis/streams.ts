@@ -20,8 +20,7 @@ export interface RedisStreamsOptions {
    */
   client?: Redis;
   /**
-   * The stream key. Every instance of one app uses the same key. The store also keeps its loss
-   * marker (the id of the last `keel:reset` for lost entries) in the key `<stream>:floor`.
+   * The stream key. Every instance of one app uses the same key.
    * @default 'keel:events'
    */
   stream?: string;
@@ -33,7 +32,7 @@ export interface RedisStreamsOptions {
   maxLen?: number;
   /**
    * Recent events each instance keeps in memory, so a reconnect a few events behind is replayed
-   * without reading entries from Redis (it still reads the loss marker: one `GET`).
+   * without a round trip to Redis.
    * @default 100
    */
   bufferSize?: number;
@@ -86,21 +85,12 @@ const BLOCK_MS = 5000;
 /** Empty stream: XREAD from here gets every entry. */
 const START = '0-0';
 /**
- * Raises the loss marker (KEYS[1]) to ARGV[1] unless it is already as high; returns the marker.
- * Ids compare as two numbers (15 digits at most each: exact as Lua's doubles).
+ * The field of a loss marker entry (`k <id>`): an instance saw entries lost that other instances
+ * may not notice (an older snapshot kept their last entry), and reset its clients at `<id>`.
+ * Every instance that reads it resets its own clients; a replay across it from an older id is a
+ * reset. Never delivered as an event.
  */
-const RAISE_FLOOR = `
-local cur = redis.call('GET', KEYS[1])
-if cur then
-  local cm, cs = string.match(cur, '^(%d+)-(%d+)$')
-  local nm, ns = string.match(ARGV[1], '^(%d+)-(%d+)$')
-  if cm and (tonumber(cm) > tonumber(nm) or (cm == nm and tonumber(cs) >= tonumber(ns))) then
-    return cur
-  end
-end
-redis.call('SET', KEYS[1], ARGV[1])
-return ARGV[1]
-`;
+const LOSS = 'k';
 
 /** -1, 0 or 1 for two valid stream ids. */
 function compareIds(a: string, b: string): number {
@@ -156,7 +146,8 @@ function toEvent(id: string, fields: Fields): StoredEvent {
  * - A client may reconnect to any instance with `Last-Event-ID`: it gets exactly the entries
  *   after it (from the instance's recent events, else `XRANGE`), or `keel:reset` when that id
  *   is no longer in the stream (trimmed, not an id of it) or from before Redis lost entries
- *   (the loss marker, `<stream>:floor`, is kept in Redis: every instance knows of a loss one saw).
+ *   (an instance that sees a loss another may not notice appends a marker entry, never
+ *   delivered: every instance that reads it resets its clients, a replay across it resets).
  * - Redis down: publishes reject at once (`HubPublishError`), clients stay connected, the reader
  *   retries with backoff and resumes after the last entry it delivered. If that entry is gone
  *   when Redis is back (it restarted without persistence, or trimmed past it), its clients get
@@ -233,13 +224,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let closed = false;
   /** The last entry this instance delivered: XREAD goes on after it. */
   let last = START;
-  /**
-   * The id of the last loss reset known here: a replay from an older id is a reset. The shared
-   * one lives in Redis (`floorKey`): every instance that sees a loss raises it, every replay
-   * reads it, so an instance that did not see the loss (started after it) knows of it too.
-   */
+  /** The id of the last loss reset known here: a replay from an older id is a reset. */
   let floor = START;
-  const floorKey = `${key}:floor`;
   const ring = new EventRing(bufferSize, START);
   let failing = false;
   let sleepTimer: ReturnType<typeof setTimeout> | null = null;
@@ -319,19 +305,33 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       head = newest === START ? START : idAfter(last);
       resume = newest;
     }
-    // Shared first: if Redis fails here, the next resync finds the same loss and tries again.
-    await reader.eval(RAISE_FLOOR, 1, floorKey, head);
+    if (head !== START) {
+      // Entries older than the lost one survive: no trim (that removes the oldest first) but a
+      // loss (an older snapshot) another instance may not notice, its own last entry kept, or
+      // may not have seen (started after it). Announced in the stream, before anything changes
+      // here: if Redis fails meanwhile, the next resync finds the same loss and tries again.
+      const oldest = (await reader.xrange(key, '-', '+', 'COUNT', 1)) as Entry[];
+      if (oldest.length > 0 && compareIds(oldest[0]![0], last) < 0) {
+        await reader.xadd(key, 'MAXLEN', '~', maxLen, '*', LOSS, head);
+      }
+    }
     last = resume;
     floor = head;
     ring.clear(head);
     sink?.reset(head);
   }
 
-  /** Whether `after` is older than a loss reset known here or (asked on `conn`) in Redis. */
-  async function beforeLoss(conn: Redis, after: string): Promise<boolean> {
-    const shared = await conn.get(floorKey);
-    if (shared !== null && STREAM_ID.test(shared) && compareIds(shared, floor) > 0) floor = shared;
-    return compareIds(after, floor) < 0;
+  /**
+   * The loss at `lossHead` announced by entry `id`: new here (this instance's last entry
+   * survived it, or it came after), so this instance's clients may have missed entries too.
+   * They are reset at the marker, which a replay can start from on any instance.
+   */
+  function announced(id: string, lossHead: string | undefined): void {
+    if (lossHead === undefined || !STREAM_ID.test(lossHead)) return;
+    if (compareIds(lossHead, floor) <= 0) return; // this instance saw it (or a later one)
+    floor = lossHead;
+    ring.clear(id);
+    sink?.reset(id);
   }
 
   /** After a failed read: checks that the last delivered entry is still there. */
@@ -370,8 +370,12 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           await lost(entries[0]![0]);
         }
         for (const [id, fields] of entries) {
-          const event = toEvent(id, fields);
           last = id;
+          if (fields[0] === LOSS) {
+            announced(id, fields[1]);
+            continue;
+          }
+          const event = toEvent(id, fields);
           ring.push(event);
           sink?.deliver(event);
         }
@@ -404,7 +408,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         i = 1;
       }
       for (; i < page.length; i++) {
-        const event = toEvent(page[i]![0], page[i]![1]);
+        const fields = page[i]![1];
+        if (fields[0] === LOSS) {
+          // A loss after `after`: what followed the client's id may be gone.
+          const lossHead = fields[1];
+          if (lossHead !== undefined && STREAM_ID.test(lossHead) && compareIds(lossHead, after) > 0)
+            return RESET;
+          continue;
+        }
+        const event = toEvent(page[i]![0], fields);
         if (!include(event.topic)) continue;
         bytes += event.data.length;
         if (bytes > maxBytes) return RESET;
@@ -442,19 +454,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     replay({ after, upTo, include, maxBytes }) {
       // Ids from before a loss: what followed them may be gone, even if they are still there.
       if (!STREAM_ID.test(after) || compareIds(after, floor) < 0) return RESET;
-      return beforeLoss(commands, after).then((old): ReplayResult | Promise<ReplayResult> => {
-        if (old) return RESET;
-        const local = ring.between(after, upTo);
-        if (local !== null) return { kind: 'events', events: local };
-        if (compareIds(after, upTo) > 0) {
-          // The client saw an entry this instance has not read yet (it came from a faster
-          // instance): live delivery catches up, skipping through `after`.
-          return has(commands, after).then((found) =>
-            found ? { kind: 'ahead', has: (id: string) => compareIds(id, after) <= 0 } : RESET,
-          );
-        }
-        return xrangeReplay(after, upTo, include, maxBytes);
-      });
+      const local = ring.between(after, upTo);
+      if (local !== null) return { kind: 'events', events: local };
+      if (compareIds(after, upTo) > 0) {
+        // The client saw an entry this instance has not read yet (it came from a faster
+        // instance): live delivery catches up, skipping through `after`.
+        return has(commands, after).then((found) =>
+          found ? { kind: 'ahead', has: (id: string) => compareIds(id, after) <= 0 } : RESET,
+        );
+      }
+      return xrangeReplay(after, upTo, include, maxBytes);
     },
     async close() {
       if (closed) return;
