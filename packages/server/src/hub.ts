@@ -272,7 +272,9 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   /** Every stream this hub attached, so connecting one request twice attaches it once. */
   const streams = new WeakSet<SseStream>();
   /** Formatted once per event, reused by every replay of it. */
-  const frames = new WeakMap<StoredEvent, Buffer>();
+  const frames = new WeakMap<StoredEvent, Buffer | null>();
+  /** Ids of the events skipped as unsendable, reported once each. */
+  const unsendable = new Set<string>();
   /** The last id delivered, where replays end and live delivery goes on; null until open. */
   let head: string | null = null;
   /** Clients that connected before the store was open (`after`: their Last-Event-ID). */
@@ -283,10 +285,28 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   let resets = 0;
   let slowDrops = 0;
 
-  function frameOf(event: StoredEvent): Buffer {
+  /**
+   * The event's frame, or null for one that cannot be sent (a store holding an entry written
+   * past the hub, e.g. an event name with a line break): skipped for every client, live and
+   * replayed, and reported once. Thrown here it would fail every replay that reaches it.
+   */
+  function frameOf(event: StoredEvent): Buffer | null {
     let frame = frames.get(event);
     if (frame === undefined) {
-      frame = Buffer.from(formatEvent(event.event, event.data, event.id));
+      try {
+        frame = Buffer.from(formatEvent(event.event, event.data, event.id));
+      } catch (err) {
+        frame = null;
+        // Once per id, not per replay of it (a store may hand over a new object each time).
+        if (!unsendable.has(event.id)) {
+          if (unsendable.size === 1000) unsendable.clear();
+          unsendable.add(event.id);
+          const why = err instanceof Error ? err.message : String(err);
+          process.emitWarning(
+            `keel: the event hub skipped stored event ${JSON.stringify(event.id)}, which cannot be sent (${why})`,
+          );
+        }
+      }
       frames.set(event, frame);
     }
     return frame;
@@ -303,6 +323,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     const targets = event.topic === undefined ? clients : byTopic.get(event.topic);
     if (targets === undefined || targets.size === 0) return;
     const frame = frameOf(event);
+    if (frame === null) return;
     for (const client of targets) {
       if (client.pending !== null) hold(client, event);
       else if (writeFrame(client.stream, frame)) delivered++;
@@ -361,7 +382,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     // The first event the client lacks: it is live from here on.
     client.skip = null;
     client.pending = null;
-    if (writeFrame(client.stream, frameOf(event))) delivered++;
+    const frame = frameOf(event);
+    if (frame !== null && writeFrame(client.stream, frame)) delivered++;
   }
 
   function attach(client: HubClient): void {
@@ -443,6 +465,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       for (const event of answer.events) {
         if (!includes(client, event.topic)) continue;
         const frame = frameOf(event);
+        if (frame === null) continue;
         bytes += frame.length;
         if (bytes > max) {
           replayed = null;
@@ -467,7 +490,9 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     client.pending = null;
     if (pending === null) return;
     for (const event of pending) {
-      if (!writeFrame(client.stream, frameOf(event))) return;
+      const frame = frameOf(event);
+      if (frame === null) continue;
+      if (!writeFrame(client.stream, frame)) return;
       delivered++;
     }
   }
