@@ -7,7 +7,7 @@ import { HttpResponse, http } from 'msw';
 import { Suspense } from 'react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../../core/test/helpers';
-import { QueryErrorBoundary, useSuspenseQuery } from '../src/index';
+import { QueryErrorBoundary, useQuery, useSuspenseQuery } from '../src/index';
 import { storeFor } from '../src/query/store';
 import { API, debugOf, flush, mswServer, testClient, until, wrapperFor } from './helpers';
 
@@ -82,5 +82,94 @@ describe("suspense timers on the client's clock", () => {
     expect(storeFor(client).size).toBe(0);
     await until(() => aborted);
     expect(debugOf(client)).toMatchObject({ subscriptions: 0, flights: 0 });
+  });
+});
+
+function Ticking({ url, interval, enabled = true }: TickProps) {
+  const { data } = useQuery<string[]>(url, { refetchInterval: interval, enabled });
+  return <p data-testid="ticks">{data?.join(',') ?? '-'}</p>;
+}
+interface TickProps {
+  url: string;
+  interval: number | false;
+  enabled?: boolean;
+}
+
+describe("refetchInterval on the client's clock", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** GET `url` answers the number of reads so far. */
+  function counted(url: string) {
+    const state = { gets: 0 };
+    server.use(http.get(`${API}${url}`, () => HttpResponse.json([String(++state.gets)])));
+    return state;
+  }
+
+  it('ticks when the client clock says so, not on the global timers, and stops on unmount', async () => {
+    const api = counted('/ticks');
+    const clock = new FakeClock();
+    const client = testClient({ clock, timeout: 0 });
+    const globalIntervals = vi.spyOn(globalThis, 'setInterval');
+    const { unmount } = render(<Ticking url="/ticks" interval={60_000} />, {
+      wrapper: wrapperFor(client),
+    });
+    await until(() => screen.getByTestId('ticks').textContent === '1');
+    expect(clock.pendingDelays()).toEqual([60_000]);
+    await act(() => clock.advance(59_999));
+    expect(api.gets).toBe(1);
+    await act(() => clock.advance(1));
+    await until(() => screen.getByTestId('ticks').textContent === '2');
+    // Every period, not once.
+    await act(() => clock.advance(60_000));
+    await until(() => screen.getByTestId('ticks').textContent === '3');
+    expect(clock.pendingDelays()).toEqual([60_000]);
+    expect(globalIntervals).not.toHaveBeenCalled();
+    unmount();
+    await flush();
+    expect(clock.live).toBe(0);
+    await act(() => clock.advance(600_000));
+    expect(api.gets).toBe(3);
+  });
+
+  it('disabling the query or turning the interval off clears its timer; turning it on arms one', async () => {
+    const api = counted('/ticks-off');
+    const clock = new FakeClock();
+    const client = testClient({ clock, timeout: 0 });
+    const { rerender } = render(<Ticking url="/ticks-off" interval={1000} />, {
+      wrapper: wrapperFor(client),
+    });
+    await until(() => screen.getByTestId('ticks').textContent === '1');
+    expect(clock.live).toBe(1);
+    rerender(<Ticking url="/ticks-off" interval={1000} enabled={false} />);
+    await flush();
+    expect(clock.live).toBe(0);
+    rerender(<Ticking url="/ticks-off" interval={false} />);
+    await flush();
+    expect(clock.live).toBe(0);
+    await act(() => clock.advance(10_000));
+    expect(api.gets).toBe(1);
+    rerender(<Ticking url="/ticks-off" interval={500} />);
+    await flush();
+    expect(clock.pendingDelays()).toEqual([500]);
+    await act(() => clock.advance(500));
+    await until(() => screen.getByTestId('ticks').textContent === '2');
+  });
+
+  it('the longest interval (2147483647 ms) is armed as is on the clock; one past it is refused', async () => {
+    counted('/ticks-max');
+    const clock = new FakeClock();
+    const client = testClient({ clock, timeout: 0 });
+    render(<Ticking url="/ticks-max" interval={2 ** 31 - 1} />, { wrapper: wrapperFor(client) });
+    await until(() => screen.getByTestId('ticks').textContent === '1');
+    expect(clock.pendingDelays()).toEqual([2 ** 31 - 1]);
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    expect(() =>
+      render(<Ticking url="/ticks-max" interval={2 ** 31} />, { wrapper: wrapperFor(client) }),
+    ).toThrow(RangeError);
+    await flush();
+    // The refused render armed nothing.
+    expect(clock.pendingDelays()).toEqual([2 ** 31 - 1]);
   });
 });
