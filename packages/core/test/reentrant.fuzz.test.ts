@@ -284,16 +284,22 @@ function flightOrder(events: { name: string; payload: unknown }[], who: string):
 
 /**
  * Scheduler events per job, as the first listener hears them: nothing of a job after its
- * `request-rejected` (a listener that cancels the job it hears of ends it there).
+ * `request-rejected` (a listener that cancels the job it hears of ends it there), and a
+ * `request-dequeued` only for a job queued since its last one.
  */
 function jobOrder(events: { name: string; payload: unknown }[]): string[] {
   const problems: string[] = [];
   const rejected = new Set<unknown>();
+  const queued = new Set<unknown>();
   for (const { name, payload } of events) {
     const id = (payload as { id?: unknown }).id;
     if (id === undefined) continue;
     if (rejected.has(id)) problems.push(`${name} of job ${id} after its request-rejected`);
     if (name === 'request-rejected') rejected.add(id);
+    if (name === 'request-queued') queued.add(id);
+    else if (name === 'request-dequeued' && !queued.delete(id)) {
+      problems.push(`request-dequeued of job ${id} without its request-queued`);
+    }
   }
   return problems;
 }

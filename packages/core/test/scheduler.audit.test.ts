@@ -6,7 +6,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CancelledError, CircuitOpenError, createClient, HttpError, inspect } from '../src/index';
 import { debugOf, jsonResponse, settle } from './helpers';
-import { answer, answerAll, calls, SCHEDULER_EVENTS, schedulerClient } from './scheduler.helpers';
+import {
+  answer,
+  answerAll,
+  calls,
+  SCHEDULER_EVENTS,
+  schedulerClient,
+  timeline,
+} from './scheduler.helpers';
 
 /** Nothing running, queued or parked, no timer left, and the given end counts. */
 function expectDrained(
@@ -184,6 +191,38 @@ describe('scheduler audit: rate budget', () => {
     expect(calls(t)).toEqual(['/r/0', '/r/1', '/r/3']);
     expectDrained(t, { completed: 3, rejected: 1 });
   });
+
+  it.each(['rate-limit', 'backoff'])(
+    'a request-scheduled listener that cancels the job back from a %s wait: it ends delayed, never queued',
+    async (reason) => {
+      const rate = reason === 'rate-limit';
+      const t = schedulerClient(
+        { concurrency: 4, ...(rate ? { rateLimit: { requests: 1, interval: 100 } } : {}) },
+        { retry: { attempts: 2, baseDelay: 100 } },
+      );
+      if (rate) void t.client.get('/r/0');
+      const doomed = t.client.get('/r/1');
+      const outcome = settle(doomed);
+      t.client.on('request-scheduled', (e) => {
+        if (e.url.endsWith('/r/1')) doomed.cancel();
+      });
+      if (rate) await answer(t);
+      else await answer(t, '/r/1', jsonResponse({}, { status: 503 }));
+      await t.clock.advance(100);
+      expect((await outcome).state).toBe('rejected');
+      // No request-dequeued for a job whose request-queued was never emitted.
+      const mine = timeline(t).filter((line) => line.endsWith('/r/1'));
+      expect(mine.slice(-3)).toEqual([
+        'request-delayed /r/1',
+        'request-scheduled /r/1',
+        'request-rejected /r/1',
+      ]);
+      const count = (name: string) => mine.filter((line) => line.startsWith(`${name} `)).length;
+      expect(count('request-dequeued')).toBe(count('request-queued'));
+      await answerAll(t);
+      expectDrained(t, { completed: rate ? 1 : 0, rejected: 1 });
+    },
+  );
 
   it('cancelling one of several jobs parked for budget keeps the timer for the others', async () => {
     const t = schedulerClient({ concurrency: 4, rateLimit: { requests: 1, interval: 1000 } });
