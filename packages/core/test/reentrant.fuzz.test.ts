@@ -6,6 +6,7 @@
  * scenario every promise has settled, every `request` event has exactly one terminal event
  * (`success`, `error` or a final `cancel`) after it, and nothing is left: no flight, timer,
  * listener or subscription, intelligence's activeRequests back to 0, no unhandled rejection.
+ * Every listener hears every event in one order (the first and the last hear the same sequence).
  * Event order holds per flight (its tracker) as the first and the last listener hear it: its
  * `request` once, then `retry` only before its one terminal event, nothing of it after that; and
  * a request made from a `circuit-rejected` listener never settles with that event's error (it
@@ -211,6 +212,7 @@ async function runScenario(seed: number): Promise<Scenario> {
   }
   for (const [key, n] of open) if (n > 0) problems.push(`${n} request(s) of ${key} never ended`);
   problems.push(...flightOrder(recorder.events, 'first'), ...flightOrder(last.events, 'last'));
+  problems.push(...sameOrder(recorder.events, last.events));
   problems.push(...jobOrder(recorder.events));
   for (const { p, error } of fromRejected) {
     if (p.current.state === 'rejected' && p.current.reason === error) {
@@ -280,6 +282,23 @@ function flightOrder(events: { name: string; payload: unknown }[], who: string):
     }
   }
   return problems;
+}
+
+/**
+ * The first and the last listener hear the same events in the same order: an event emitted
+ * while another is being delivered waits until that one has reached every listener.
+ */
+function sameOrder(
+  first: { name: string; payload: unknown }[],
+  last: { name: string; payload: unknown }[],
+): string[] {
+  const n = Math.max(first.length, last.length);
+  for (let i = 0; i < n; i++) {
+    if (first[i]?.payload !== last[i]?.payload) {
+      return [`event ${i}: the first listener heard ${first[i]?.name}, the last ${last[i]?.name}`];
+    }
+  }
+  return [];
 }
 
 /**

@@ -46,8 +46,9 @@ describe('a cancel made while the `request` event is being delivered', () => {
     expect((await outcome(p)) as { error: unknown }).toMatchObject({
       error: expect.any(CancelledError),
     });
-    // /b's request reached this listener first (nested), then /a's, and only then /a's end.
-    expect(seen).toEqual(['request /b', 'request /a', 'cancel /a']);
+    // /a's request reached every listener before /b's (made while it was being delivered), and
+    // only then /a's end.
+    expect(seen).toEqual(['request /a', 'request /b', 'cancel /a']);
     h.client.cancelAll();
     await outcome(inner!);
     expect(debugOf(h.client)).toMatchObject({ flights: 0, inflight: 0 });
@@ -106,7 +107,7 @@ describe('circuit: a request made from a circuit-half-open listener', () => {
       error: expect.any(CancelledError),
     });
     const tail = h.names().slice(-3);
-    expect(tail).toEqual(['circuit-half-open', 'request', 'cancel']);
+    expect(tail).toEqual(['request', 'circuit-half-open', 'cancel']);
     expect(h.callsTo('/a')).toHaveLength(3);
     expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('open');
     // The cancelled probe gave its slot back: the next request is the probe, without waiting.
