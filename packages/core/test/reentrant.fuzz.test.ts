@@ -16,10 +16,11 @@
  * scenario (add FUZZ_TRACE=1 to print its events), FUZZ_COUNT=<n> runs more (seeds from 1000).
  * Runs against createClient and, in the core-composed project, createBaseClient + with*().
  */
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { ClientEventName, ClientOptions, RequestOptions } from '../src/index';
 import {
   ALL_EVENTS,
+  collectUnhandledRejections,
   createFakeFetch,
   createTestClient,
   debugOf,
@@ -330,15 +331,7 @@ function jobOrder(events: { name: string; payload: unknown }[]): string[] {
 const REGRESSION_SEEDS = [2437];
 
 describe('re-entrant fuzzer', () => {
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
-  beforeEach(() => {
-    unhandled.length = 0;
-    process.on('unhandledRejection', onUnhandled);
-  });
-  afterEach(() => {
-    process.off('unhandledRejection', onUnhandled);
-  });
+  const unhandled = collectUnhandledRejections();
 
   const only = process.env.FUZZ_SEED;
   const seeds = only
