@@ -23,10 +23,10 @@ interface Watched {
    * Attempts made before the one being measured: the tracker's count not past it at the end
    * means no attempt reached fetch. Taken from the events, not the live tracker: an event
    * emitted while another is being delivered reaches us later, maybe once the attempt began.
+   * With a scheduler, each `request-started` is followed by one attempt unless the job ends, so
+   * the n-th start measures attempt n (-1 before the first).
    */
   attempts: number;
-  /** `request-started` events heard: each one is followed by one attempt, unless the job ends. */
-  starts: number;
   /** The classified error of the last failed attempt (from `retry`), for `request-delayed`. */
   lastOutcome: Outcome | undefined;
 }
@@ -104,8 +104,7 @@ export class AdaptiveObserver {
       id: -1,
       measuring: false,
       startedAt: 0,
-      attempts: 0,
-      starts: 0,
+      attempts: -1,
       lastOutcome: undefined,
     };
     this.#byTracker.set(e.tracker, w);
@@ -164,7 +163,7 @@ export class AdaptiveObserver {
 
   readonly #onStarted = (e: ClientEvents['request-started']): void => {
     const w = this.#byId.get(e.id);
-    if (w !== undefined) this.#begin(w, this.#clock.now(), w.starts++);
+    if (w !== undefined) this.#begin(w, this.#clock.now(), w.attempts + 1);
   };
 
   readonly #onDelayed = (e: ClientEvents['request-delayed']): void => {

@@ -19,19 +19,19 @@ import { TimeoutError } from '../errors/timeout-error';
  * that names the request, and this never throws.
  */
 export function attemptError(error: unknown, request: FailedRequest): KeelError {
+  let code: string | undefined;
   try {
     if (isKeelError(error)) return error;
     if (hasErrorName(error, 'AbortError')) {
       const message = 'Request aborted by the fetch implementation';
       return new CancelledError(request, { message, cause: error });
     }
-    const code = errorCodeOf(error);
+    code = errorCodeOf(error);
     if (hasErrorName(error, 'TimeoutError') || codeIs(code, CodeKind.TransportTimeout)) {
       return new TimeoutError(request, { kind: 'transport', code, cause: error });
     }
-    return new NetworkError(request, { cause: error, code });
   } catch {
     // A value that throws when read (a getter, a revoked Proxy): nothing more can be told of it.
-    return new NetworkError(request, { cause: error, code: 'ERR_NETWORK' });
   }
+  return new NetworkError(request, { cause: error, code: code ?? 'ERR_NETWORK' });
 }

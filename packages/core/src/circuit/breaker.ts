@@ -131,7 +131,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
    * probe succeeded). A probe still in flight is then an ordinary closed-state outcome.
    */
   reset(method?: string, path?: string): void {
-    // endpointKey checks the arguments; `METHOD ` (empty path) prefixes every endpoint of it.
+    // endpointKey checks the arguments; `METHOD /` (empty path) prefixes every endpoint of it.
     const key = method === undefined && path === undefined ? '' : endpointKey(method, path ?? '');
     for (const circuit of this.#circuits.values()) {
       const { endpoint } = circuit;
