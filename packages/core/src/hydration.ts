@@ -3,6 +3,7 @@ import { asMatchable } from './cache/store';
 import { internalsOf } from './client';
 import { checkMs, checkNumber, checkObject, rangeError, typeError } from './internal/checks';
 import { parseKey } from './internal/fingerprint';
+import type { RequestSpec } from './request/resolve';
 import type { ApiResponse, Client, InvalidateTarget } from './types/client';
 
 /**
@@ -100,15 +101,31 @@ export function dehydrate(client: Client, options?: DehydrateOptions): Dehydrate
  * hydrate(client, window.__KEEL_STATE__);
  */
 export function hydrate(client: Client, state: DehydratedState): number {
-  const { cache, clock } = internalsOf(client, 'hydrate');
+  return writeHydration(client, prepareHydration(client, state));
+}
+
+/** One entry of a DehydratedState, checked and resolved for a client: what hydrate writes. */
+export interface PreparedEntry {
+  readonly spec: RequestSpec;
+  readonly value: ApiResponse;
+  readonly storedAt: number;
+  readonly ttl: number;
+}
+
+/**
+ * hydrate's first half: checks every entry of `state` and resolves it for `client`, writing
+ * nothing (a bad state throws before any write). For `@keel/core/internals`: @keel/react's
+ * HydrationBoundary writes some entries during render and the others after the commit.
+ */
+export function prepareHydration(client: Client, state: DehydratedState): PreparedEntry[] {
+  const { clock } = internalsOf(client, 'hydrate');
   checkObject('state', state, 'what dehydrate returned ({ keel: 1, entries })');
   if (state.keel !== 1) throw rangeError('state.keel', '1', state.keel);
   if (!Array.isArray(state.entries)) {
     throw typeError('state.entries', 'an array of dehydrated entries', state.entries);
   }
   const now = clock.now();
-  // Every entry is checked, resolved and built before any is written: a bad state writes nothing.
-  const ready = state.entries.map((entry, i) => {
+  return state.entries.map((entry, i) => {
     const field = `state.entries[${i}]`;
     checkEntry(entry, field);
     const parts = parseKey(entry.key);
@@ -141,8 +158,13 @@ export function hydrate(client: Client, state: DehydratedState): number {
     };
     return { spec, value, storedAt: now - entry.age, ttl: entry.ttl };
   });
+}
+
+/** hydrate's second half: writes prepared entries, except where the client holds newer data. */
+export function writeHydration(client: Client, entries: readonly PreparedEntry[]): number {
+  const { cache } = internalsOf(client, 'hydrate');
   let written = 0;
-  for (const { spec, value, storedAt, ttl } of ready) {
+  for (const { spec, value, storedAt, ttl } of entries) {
     const current = cache.get(spec.key);
     if (current !== undefined && current.storedAt >= storedAt) continue;
     cache.set(spec.key, value, { spec, storedAt, ttl });

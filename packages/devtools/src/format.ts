@@ -93,16 +93,95 @@ export function formatClock(at: number): string {
   return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
 }
 
-/** A short preview of any value: JSON cut at `max` characters. */
+/**
+ * A short preview of any value: JSON cut at `max` characters (a string as it is). The value is
+ * walked only until `max` characters are written, so a huge one costs what a small one does, and
+ * what JSON refuses is shown as the data tree shows it: a cycle as `[circular]`, a BigInt as its
+ * digits. A value that throws while read (a getter) is shown as `String(value)`.
+ */
 export function preview(value: unknown, max = 120): string {
   let text: string;
   if (typeof value === 'string') text = value;
   else {
+    const out: Budget = { parts: [], length: 0, max };
     try {
-      text = JSON.stringify(value) ?? String(value);
+      write(value, out, []);
+      text = out.parts.join('');
     } catch {
       text = String(value);
     }
   }
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** The text written so far; full once it is longer than `max` (so a cut always shows). */
+interface Budget {
+  parts: string[];
+  length: number;
+  readonly max: number;
+}
+
+function put(out: Budget, text: string): void {
+  out.parts.push(text);
+  out.length += text.length;
+}
+
+/** JSON.stringify's text of `value`, stopping once `out` is full. */
+function write(value: unknown, out: Budget, ancestors: object[]): void {
+  if (out.length > out.max) return;
+  if (value !== null && typeof value === 'object' && 'toJSON' in value) {
+    const toJSON = (value as { toJSON: unknown }).toJSON;
+    if (typeof toJSON === 'function') value = toJSON.call(value);
+  }
+  if (typeof value === 'string') {
+    put(out, quote(value, out));
+    return;
+  }
+  if (value === null || typeof value !== 'object') {
+    // undefined, functions and symbols write nothing here: their callers skip or null them.
+    if (typeof value === 'number') put(out, Number.isFinite(value) ? String(value) : 'null');
+    else if (typeof value === 'bigint' || typeof value === 'boolean' || value === null)
+      put(out, String(value));
+    return;
+  }
+  if (ancestors.includes(value)) {
+    put(out, '[circular]');
+    return;
+  }
+  ancestors.push(value);
+  if (Array.isArray(value)) {
+    put(out, '[');
+    for (let i = 0; i < value.length && out.length <= out.max; i++) {
+      if (i > 0) put(out, ',');
+      const item = value[i];
+      if (isSkipped(item)) put(out, 'null');
+      else write(item, out, ancestors);
+    }
+    put(out, ']');
+  } else {
+    put(out, '{');
+    let first = true;
+    for (const key in value) {
+      if (out.length > out.max) break;
+      if (!Object.hasOwn(value, key)) continue;
+      const item = (value as Record<string, unknown>)[key];
+      if (isSkipped(item)) continue;
+      put(out, first ? quote(key, out) : `,${quote(key, out)}`);
+      put(out, ':');
+      first = false;
+      write(item, out, ancestors);
+    }
+    put(out, '}');
+  }
+  ancestors.pop();
+}
+
+/** A JSON string, quoted from a slice: a megabyte-long string is not copied whole. */
+function quote(text: string, out: Budget): string {
+  return JSON.stringify(text.length > out.max ? text.slice(0, out.max) : text);
+}
+
+/** What JSON leaves out of an object (and writes as null in an array). */
+function isSkipped(value: unknown): boolean {
+  return value === undefined || typeof value === 'function' || typeof value === 'symbol';
 }

@@ -1,6 +1,7 @@
 import { createClient } from '@keel/core';
 import { useServerEvents } from '@keel/react';
 import { act, waitFor, within } from '@testing-library/react';
+import type { ReactNode } from 'react';
 import { describe, expect, it } from 'vitest';
 import { live, renderDevtools, view } from './helpers';
 
@@ -11,15 +12,20 @@ function Listener({ url }: { url: string }) {
   return null;
 }
 
+/** The devtools on the Live events view beside `listener`, once its stream is open. */
+async function openStream(listener: ReactNode) {
+  const { hub, base } = await live();
+  renderDevtools(createClient({ baseURL: base }), { initialView: 'events' }, listener);
+  await waitFor(() => expect(hub.size).toBe(1));
+  const stream = () =>
+    within(view()).getByRole('region', { name: `Event stream ${base}/api/events` });
+  await waitFor(() => expect(within(stream()).getByText('open')).toBeTruthy());
+  return { hub, stream };
+}
+
 describe('Live events view: big and hostile events', () => {
   it('closed events cost their summary only; one opens on a click; markup stays text', async () => {
-    const { hub, base } = await live();
-    const client = createClient({ baseURL: base });
-    renderDevtools(client, { initialView: 'events' }, <Listener url="/api/events" />);
-    await waitFor(() => expect(hub.size).toBe(1));
-    const stream = () =>
-      within(view()).getByRole('region', { name: `Event stream ${base}/api/events` });
-    await waitFor(() => expect(within(stream()).getByText('open')).toBeTruthy());
+    const { hub, stream } = await openStream(<Listener url="/api/events" />);
 
     // 20 events, each a list of 100 objects of 20 keys: 40,000 values in all.
     const big = Array.from({ length: 100 }, (_, i) =>
@@ -42,4 +48,60 @@ describe('Live events view: big and hostile events', () => {
     expect(within(items[1]!).getByText('Array(100)')).toBeTruthy();
     expect(view().querySelector('img')).toBeNull();
   }, 30_000);
+});
+
+/** Reads `big` and adds to the data of every event what JSON cannot carry, counting reads. */
+const counted = { reads: 0 };
+function Mutator({ url }: { url: string }) {
+  useServerEvents(url, {
+    big: (data) => {
+      const record = data as Record<string, unknown>;
+      // 10,000 values whose every read is counted: a preview that walked them all reads 10,000.
+      record.items = Array.from({ length: 10_000 }, (_, i) => ({
+        get v() {
+          counted.reads++;
+          return i;
+        },
+      }));
+      record.self = record;
+      record.big = 2n ** 70n;
+    },
+  });
+  return null;
+}
+
+describe('Live events view: the preview of an event', () => {
+  it('is made once per event, reads only what it shows, and shows cycles and BigInts as the tree does', async () => {
+    const { hub, stream } = await openStream(<Mutator url="/api/events" />);
+
+    await act(async () => {
+      await hub.publish('big', { id: 1 });
+    });
+    await waitFor(() => expect(within(stream()).getByText('1 event')).toBeTruthy());
+    const summary = () => within(stream()).getAllByRole('listitem')[0]!.querySelector('summary')!;
+    // Not "[object Object]": the start of the data, cut at 80 characters.
+    expect(summary().textContent).toContain('{"id":1,"items":[{"v":0},{"v":1},');
+    expect(summary().textContent).toMatch(/…$/);
+    const afterFirst = counted.reads;
+    expect(afterFirst).toBeGreaterThan(0);
+    expect(afterFirst).toBeLessThan(50);
+
+    // More events re-render the list: the first event's preview is not made again.
+    await act(async () => {
+      for (let i = 2; i <= 5; i++) await hub.publish('other', { id: i });
+    });
+    await waitFor(() => expect(within(stream()).getByText('5 events')).toBeTruthy());
+    expect(counted.reads).toBe(afterFirst);
+
+    // The cycle and the BigInt, shown in full when there is room.
+    await act(async () => {
+      await hub.publish('small', { id: 6 });
+    });
+    const { preview } = await import('../src/format');
+    const cyclic: Record<string, unknown> = { a: 1, big: 2n ** 70n, list: [1, undefined] };
+    cyclic.self = cyclic;
+    expect(preview(cyclic, 200)).toBe(
+      '{"a":1,"big":1180591620717411303424,"list":[1,null],"self":[circular]}',
+    );
+  });
 });

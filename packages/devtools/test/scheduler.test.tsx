@@ -62,3 +62,24 @@ describe('Scheduler view', () => {
     expect(card('Active attempts').textContent).toContain('0 / 1');
   });
 });
+
+describe('Scheduler view: many paused groups', () => {
+  it('draws at most 200 paused groups, with a line counting the rest', async () => {
+    const server = await loopback(() => ({ body: {} }));
+    const client = clientFor(server, { scheduler: { concurrency: 1 } });
+    renderDevtools(client, { initialView: 'scheduler' });
+    act(() => {
+      for (let i = 0; i < 250; i++) client.scheduler().pauseGroup(`g${i}`);
+      // Any scheduler event re-reads the view.
+      void client.get('/x').catch(() => {});
+    });
+    await settle();
+    const groups = card('Paused groups');
+    expect(within(groups).getAllByRole('button', { name: /^Resume / })).toHaveLength(200);
+    expect(groups.textContent).toContain('… 50 more not drawn');
+    act(() => within(groups).getByRole('button', { name: 'Resume g0' }).click());
+    await settle();
+    expect(within(card('Paused groups')).getAllByRole('button')).toHaveLength(200);
+    expect(card('Paused groups').textContent).toContain('… 49 more not drawn');
+  });
+});

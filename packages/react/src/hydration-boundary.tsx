@@ -1,5 +1,7 @@
-import { type DehydratedState, hydrate } from '@keel/core';
-import { type ReactNode, useMemo } from 'react';
+import type { DehydratedState } from '@keel/core';
+import { type PreparedEntry, prepareHydration, writeHydration } from '@keel/core/internals';
+import { type ReactNode, useEffect, useMemo } from 'react';
+import { isServer } from './internal/server';
 import { useClient } from './provider';
 
 export interface HydrationBoundaryProps {
@@ -12,10 +14,12 @@ export interface HydrationBoundaryProps {
 }
 
 /**
- * Puts a dehydrated state into the client of the nearest ClientProvider before its children
- * render, so queries below find their data in the cache: hydration matches the server's markup
- * and makes no request while the data is fresh. Hydrates once per `state` object; an entry the
- * client already holds newer data for is left alone.
+ * Puts a dehydrated state into the client of the nearest ClientProvider, so queries below find
+ * their data in the cache: hydration matches the server's markup and makes no request while the
+ * data is fresh. Keys the client has nothing cached for are written before the children render;
+ * keys it already holds are written once React committed the render (so a transition that is
+ * thrown away changes nothing on screen, and no other component is updated during render), and
+ * only with newer data than the cache's. Hydrates once per `state` object.
  *
  * @example
  * <ClientProvider client={client}>
@@ -26,10 +30,20 @@ export interface HydrationBoundaryProps {
  */
 export function HydrationBoundary({ state, children }: HydrationBoundaryProps): ReactNode {
   const client = useClient();
-  // During render, before the children read the cache. Writes notify subscribers through the
-  // batched store (a later task), so no other component is updated while this one renders.
-  useMemo(() => {
-    if (state != null) hydrate(client, state);
+  // During render (a bad state throws here, writing nothing): only keys nothing can show yet.
+  const later = useMemo(() => {
+    if (state == null) return undefined;
+    const now: PreparedEntry[] = [];
+    const held: PreparedEntry[] = [];
+    for (const entry of prepareHydration(client, state)) {
+      // A server render runs no effect: everything is written now.
+      (isServer || client.getCached(entry.spec.key) === undefined ? now : held).push(entry);
+    }
+    writeHydration(client, now);
+    return held;
   }, [client, state]);
+  useEffect(() => {
+    if (later !== undefined && later.length > 0) writeHydration(client, later);
+  }, [client, later]);
   return children;
 }

@@ -1,5 +1,5 @@
 import type { RequestSpec } from '@keel/core';
-import { checkInvalidateTarget } from '@keel/core/internals';
+import { checkInvalidateTarget, checkObject } from '@keel/core/internals';
 import { useEffect, useLayoutEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 import { noop } from './internal/report';
 import { useClient } from './provider';
@@ -68,6 +68,9 @@ export function useServerEvents(
   optionsRef.current = options;
 
   const headers = options?.headers;
+  // At render, for every component (they name the stream): only undefined means none, as in the
+  // core, where `null` is a TypeError. Header values are the client's to check (see below).
+  if (headers !== undefined) checkObject('headers', headers, 'an object of header strings');
   const headersId = headers ? JSON.stringify(headers) : '';
   // The stream's spec (its key names the channel), resolved once per URL and headers; without
   // one (no URL, or an invalid one: its error), the closed state the hook returns.

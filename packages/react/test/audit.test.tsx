@@ -13,6 +13,7 @@ import { StrictMode, Suspense, startTransition, use, useState } from 'react';
 import { hydrateRoot } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { FakeClock } from '../../core/test/helpers';
 import {
   ClientProvider,
   dehydrate,
@@ -1466,11 +1467,9 @@ describe('useQueries options changes', () => {
   it('turning on refetchInterval or refetchOnWindowFocus for the same keys arms them; turning them off disarms them', async () => {
     const a = await api();
     a.routes.set('GET /q', (_req, res) => json(res, 200, ['q']));
-    const client = clientOf(a.base, { cache: { ttl: 0 } });
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-    onTestFinished(() => {
-      vi.useRealTimers();
-    });
+    // The interval runs on the client's clock.
+    const clock = new FakeClock();
+    const client = clientOf(a.base, { cache: { ttl: 0 }, clock, timeout: 0 });
     const { result, rerender, unmount } = renderHook(
       ({ on }: { on: boolean }) =>
         useQueries([
@@ -1486,13 +1485,12 @@ describe('useQueries options changes', () => {
     act(() => {
       window.dispatchEvent(new Event('focus'));
     });
-    vi.advanceTimersByTime(5000);
-    await flush();
+    await act(() => clock.advance(5000));
     expect(a.count('GET', '/q')).toBe(1);
 
     rerender({ on: true });
     await flush();
-    vi.advanceTimersByTime(1000);
+    await act(() => clock.advance(1000));
     await until(() => a.count('GET', '/q') === 2);
     await until(() => !result.current[0].isFetching);
     act(() => {
@@ -1503,7 +1501,7 @@ describe('useQueries options changes', () => {
 
     rerender({ on: false });
     await flush();
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.live).toBe(0);
     unmount();
   });
 });

@@ -1,12 +1,12 @@
-import { createClient, type DehydratedState, dehydrate } from '@keel/core';
-import { act, waitFor } from '@testing-library/react';
+import { type Client, createClient, type DehydratedState, dehydrate, hydrate } from '@keel/core';
+import { act, render, screen, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
-import { Suspense } from 'react';
+import { Suspense, startTransition, use, useState, useSyncExternalStore } from 'react';
 import { hydrateRoot } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
-import { expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ClientProvider, HydrationBoundary, useQuery, useSuspenseQuery } from '../src/index';
-import { debugOf, flush, mswServer } from './helpers';
+import { debugOf, deferred, flush, mswServer, until } from './helpers';
 
 const server = mswServer();
 
@@ -124,4 +124,147 @@ it('no state (null) renders the children with nothing hydrated', () => {
   });
   const html = renderToString(app(client, null));
   expect(html).toContain('<li>cached</li>');
+});
+
+/** A dehydrated state holding `data` for `GET /a`, stored `age` ms ago (a read finds it fresh for 30 s). */
+function stateOf(data: string, age: number, key = 'GET /a'): DehydratedState {
+  return {
+    keel: 1,
+    entries: [
+      {
+        key,
+        tags: [],
+        age,
+        ttl: 600_000,
+        response: { data, status: 200, statusText: 'OK', headers: [] },
+      },
+    ],
+  };
+}
+
+function Shown({ url = '/a' }: { url?: string }) {
+  const { data } = useQuery<string>(url);
+  return <p data-testid={`shown${url}`}>{data ?? '-'}</p>;
+}
+
+/** Reads `GET /a` through the core's own subscribe, as an app's store binding would. */
+function RawReader({ client }: { client: Client }) {
+  const { key } = client.resolve('GET', '/a');
+  const data = useSyncExternalStore(
+    (changed) => client.subscribe(key, changed),
+    () => client.getCached<string>(key)?.data,
+  );
+  return <p data-testid="raw">{data ?? '-'}</p>;
+}
+
+function Wait({ until }: { until: Promise<void> }): null {
+  use(until);
+  return null;
+}
+
+let goNext: () => void = () => {};
+/** Shows `/a`; `goNext()` renders, in a transition, `next` hydrated over `/b` and `<Wait>`. */
+function Navigation({ next, gate }: { next: DehydratedState; gate: Promise<void> }) {
+  const [page, setPage] = useState<'first' | 'next'>('first');
+  goNext = () => startTransition(() => setPage('next'));
+  return (
+    <>
+      <Shown />
+      <Suspense fallback={<p>wait</p>}>
+        {page === 'first' ? null : (
+          <HydrationBoundary state={next}>
+            <Wait until={gate} />
+            <Shown url="/b" />
+          </HydrationBoundary>
+        )}
+      </Suspense>
+    </>
+  );
+}
+
+describe('HydrationBoundary over data the page already shows', () => {
+  it('newer data for a key already cached is written after the commit: no other component is updated during render', async () => {
+    const client = createClient({ baseURL: '/api' });
+    hydrate(client, stateOf('old', 10_000));
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    onTestFinished(() => errors.mockRestore());
+    const tree = (state: DehydratedState | null) => (
+      <ClientProvider client={client}>
+        <RawReader client={client} />
+        <Shown />
+        <HydrationBoundary state={state}>
+          <Shown />
+        </HydrationBoundary>
+      </ClientProvider>
+    );
+    const { rerender } = render(tree(null));
+    expect(screen.getByTestId('raw').textContent).toBe('old');
+    rerender(tree(stateOf('new', 0)));
+    await flush();
+    expect(errors).not.toHaveBeenCalled();
+    expect(screen.getByTestId('raw').textContent).toBe('new');
+    expect(screen.getAllByTestId('shown/a').map((p) => p.textContent)).toEqual(['new', 'new']);
+  });
+
+  it('a transition not committed yet does not change what the page shows; new keys are hydrated at render', async () => {
+    const client = createClient({ baseURL: '/api' });
+    hydrate(client, stateOf('old', 10_000));
+    const gate = deferred();
+    const next: DehydratedState = {
+      keel: 1,
+      entries: [...stateOf('new', 0).entries, ...stateOf('added', 0, 'GET /b').entries],
+    };
+    render(
+      <ClientProvider client={client}>
+        <Navigation next={next} gate={gate.promise} />
+      </ClientProvider>,
+    );
+    await act(async () => goNext());
+    await flush();
+    // The transition waits (suspended, nothing committed): the page keeps its data...
+    expect(screen.queryByTestId('shown/b')).toBeNull();
+    expect(screen.getByTestId('shown/a').textContent).toBe('old');
+    expect(client.getCached(client.resolve('GET', '/a').key)?.data).toBe('old');
+    // ...while a key nothing showed is hydrated already, for the next page to render.
+    expect(client.getCached(client.resolve('GET', '/b').key)?.data).toBe('added');
+    await act(async () => gate.resolve());
+    await until(() => screen.queryByTestId('shown/b') !== null);
+    expect(screen.getByTestId('shown/b').textContent).toBe('added');
+    await until(() => screen.getByTestId('shown/a').textContent === 'new');
+  });
+
+  it('a state older than what the cache holds is ignored, at render and after the commit', async () => {
+    const client = createClient({ baseURL: '/api' });
+    hydrate(client, stateOf('newer', 0));
+    render(
+      <ClientProvider client={client}>
+        <Shown />
+        <HydrationBoundary state={stateOf('older', 10_000)}>
+          <Shown />
+        </HydrationBoundary>
+      </ClientProvider>,
+    );
+    await flush();
+    expect(screen.getAllByTestId('shown/a').map((p) => p.textContent)).toEqual(['newer', 'newer']);
+    expect(client.getCached(client.resolve('GET', '/a').key)?.data).toBe('newer');
+  });
+
+  it('a bad state is a TypeError at render, naming the field, and writes nothing', () => {
+    const client = createClient({ baseURL: '/api' });
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    onTestFinished(() => {
+      vi.restoreAllMocks();
+    });
+    const bad = { keel: 1, entries: [stateOf('x', 0, 'GET /b').entries[0], { key: 1 }] };
+    expect(() =>
+      render(
+        <ClientProvider client={client}>
+          <HydrationBoundary state={bad as unknown as DehydratedState}>
+            <Shown url="/b" />
+          </HydrationBoundary>
+        </ClientProvider>,
+      ),
+    ).toThrow(new TypeError('keel: `state.entries[1].key` must be a string, got 1'));
+    expect(client.getCached(client.resolve('GET', '/b').key)).toBeUndefined();
+  });
 });

@@ -4,6 +4,7 @@ import { setupServer } from 'msw/node';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { FakeClock } from '../../core/test/helpers';
 import { ClientProvider, useMutation, useQuery } from '../src/index';
 import { environmentListenerCount } from '../src/internal/environment';
 import { storeFor } from '../src/query/store';
@@ -27,7 +28,9 @@ function Item({ url, interval }: { url: string; interval: number | false }) {
 }
 
 it('10,000 mount/unmount cycles leave no interest, listener, flight, timer or entry', async () => {
-  const client = testClient();
+  // Every timer of the client and the hooks (refetchInterval included) runs on this clock.
+  const clock = new FakeClock();
+  const client = testClient({ clock });
   for (let i = 0; i < 50; i++) {
     client.setCached(client.resolve('GET', `/item/${i}`), {
       data: { n: i },
@@ -36,43 +39,28 @@ it('10,000 mount/unmount cycles leave no interest, listener, flight, timer or en
       headers: new Headers(),
     });
   }
-  // Count live intervals (refetchInterval) by wrapping the globals for this test.
-  const live = new Set<unknown>();
-  const { setInterval: realSet, clearInterval: realClear } = globalThis;
-  globalThis.setInterval = ((fn: () => void, ms: number) => {
-    const id = realSet(fn, ms);
-    live.add(id);
-    return id;
-  }) as typeof setInterval;
-  globalThis.clearInterval = ((id: ReturnType<typeof setInterval>) => {
-    live.delete(id);
-    realClear(id);
-  }) as typeof clearInterval;
   const container = document.createElement('div');
   const root = createRoot(container);
   let slow = 0;
-  try {
-    for (let i = 0; i < 10_000; i++) {
-      // Every 100th cycle unmounts while its request is in flight (it must be aborted).
-      const url = i % 100 === 99 ? `/slow/${slow++}` : `/item/${i % 50}`;
-      const tree = (
-        <ClientProvider client={client}>
-          <Item url={url} interval={i % 2 === 0 ? 60_000 : false} />
-        </ClientProvider>
-      );
-      await act(async () => {
-        root.render(i % 10 === 0 ? <StrictMode>{tree}</StrictMode> : tree);
-      });
-      await act(async () => {
-        root.render(null);
-      });
-    }
-    await flush();
-  } finally {
-    globalThis.setInterval = realSet;
-    globalThis.clearInterval = realClear;
+  for (let i = 0; i < 10_000; i++) {
+    // Every 100th cycle unmounts while its request is in flight (it must be aborted).
+    const url = i % 100 === 99 ? `/slow/${slow++}` : `/item/${i % 50}`;
+    const tree = (
+      <ClientProvider client={client}>
+        <Item url={url} interval={i % 2 === 0 ? 60_000 : false} />
+      </ClientProvider>
+    );
+    await act(async () => {
+      root.render(i % 10 === 0 ? <StrictMode>{tree}</StrictMode> : tree);
+    });
+    await act(async () => {
+      root.render(null);
+    });
   }
-  expect(live.size).toBe(0);
+  await flush();
+  // Half the cycles armed an interval (the StrictMode ones twice); none is left, nor any timer.
+  expect(clock.history.filter((t) => t.ms === 60_000)).toHaveLength(6000);
+  expect(clock.live).toBe(0);
   expect(container.textContent).toBe('');
   expect(debugOf(client)).toMatchObject({
     subscriptions: 0,

@@ -325,6 +325,59 @@ describe('useServerEvents (live @keel/server)', () => {
   });
 });
 
+function WithHeaders({ headers }: { headers: unknown }) {
+  const { status } = useServerEvents(
+    '/api/events',
+    {},
+    {
+      headers: headers as Record<string, string>,
+    },
+  );
+  return <p data-testid="status">{status}</p>;
+}
+
+function BadHeaderValue() {
+  const { status, error } = useServerEvents('/api/events', {}, { headers: { 'x-a': 'a\nb' } });
+  return <p data-testid="status">{`${status} ${(error as Error | null)?.name}`}</p>;
+}
+
+describe('useServerEvents headers', () => {
+  it('headers of the wrong type (null included, as in the core) are a TypeError naming them, at render; nothing is sent for them', async () => {
+    const fetch = vi.fn(() => Promise.reject(new Error('not called')));
+    const client = createClient({ baseURL: 'http://127.0.0.1:9', fetch });
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      for (const [headers, message] of [
+        [null, 'keel: `headers` must be an object of header strings, got null'],
+        ['x-a: 1', 'keel: `headers` must be an object of header strings, got "x-a: 1"'],
+        [['x-a', '1'], 'keel: `headers` must be an object of header strings, got an array'],
+      ] as const) {
+        expect(() =>
+          render(<WithHeaders headers={headers} />, { wrapper: wrapperFor(client) }),
+        ).toThrow(new TypeError(message));
+      }
+      // Also beside a component that already holds the stream open (whose options decide it).
+      render(<WithHeaders headers={undefined} />, { wrapper: wrapperFor(client) });
+      expect(() => render(<WithHeaders headers={null} />, { wrapper: wrapperFor(client) })).toThrow(
+        TypeError,
+      );
+    } finally {
+      spy.mockRestore();
+    }
+    await flush();
+    expect(fetch.mock.calls.length).toBeLessThanOrEqual(1);
+    expect(channelCount(client)).toBe(1);
+  });
+
+  it('a header value the client refuses closes the stream with that error, as an invalid URL does', () => {
+    const fetch = vi.fn(() => Promise.reject(new Error('not called')));
+    const client = createClient({ baseURL: 'http://127.0.0.1:9', fetch });
+    render(<BadHeaderValue />, { wrapper: wrapperFor(client) });
+    expect(screen.getByTestId('status').textContent).toBe('closed RangeError');
+    expect(fetch).not.toHaveBeenCalled();
+  });
+});
+
 describe('inspectServerEvents / watchServerEvents', () => {
   it('shows each connection: status, users, last event id and the last events, as they change', async () => {
     const server = await live();

@@ -2,14 +2,14 @@ import { CircuitOpenError, HttpError, TimeoutError } from '@keel/core';
 import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
 import { delay, HttpResponse, http } from 'msw';
 import { StrictMode, Suspense } from 'react';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../../core/test/helpers';
 import { keepPreviousData, useQuery } from '../src/index';
 import { storeFor } from '../src/query/store';
 import {
   API,
   debugOf,
   deferred,
-  flush,
   mswServer,
   readAll,
   type Todo,
@@ -341,28 +341,23 @@ describe('useQuery', () => {
   it('refetches on an interval while mounted', async () => {
     const api = todoApi();
     server.use(...api.handlers);
-    const client = testClient();
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-    try {
-      const { result, unmount } = renderHook(
-        () => readAll(useQuery<Todo[]>('/todos', { refetchInterval: 1000 })),
-        { wrapper: wrapperFor(client) },
-      );
-      await until(() => result.current.isSuccess);
-      expect(api.state.gets).toBe(1);
-      vi.advanceTimersByTime(999);
-      await flush();
-      expect(api.state.gets).toBe(1);
-      vi.advanceTimersByTime(1);
-      await until(() => api.state.gets === 2 && !result.current.isFetching);
-      unmount();
-      vi.advanceTimersByTime(5000);
-      await flush();
-      expect(api.state.gets).toBe(2);
-      expect(vi.getTimerCount()).toBe(0);
-    } finally {
-      vi.useRealTimers();
-    }
+    // The interval runs on the client's clock.
+    const clock = new FakeClock();
+    const client = testClient({ clock, timeout: 0 });
+    const { result, unmount } = renderHook(
+      () => readAll(useQuery<Todo[]>('/todos', { refetchInterval: 1000 })),
+      { wrapper: wrapperFor(client) },
+    );
+    await until(() => result.current.isSuccess);
+    expect(api.state.gets).toBe(1);
+    await act(() => clock.advance(999));
+    expect(api.state.gets).toBe(1);
+    await act(() => clock.advance(1));
+    await until(() => api.state.gets === 2 && !result.current.isFetching);
+    unmount();
+    await act(() => clock.advance(5000));
+    expect(api.state.gets).toBe(2);
+    expect(clock.live).toBe(0);
   });
 
   it('revalidates stale data on window focus, not fresh data', async () => {

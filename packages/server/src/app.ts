@@ -595,10 +595,11 @@ class KeelApp implements App, SlotHost {
     const url = req.url ?? '/';
     const router = this.#router;
     if (!this.#compiled) this.#compile();
-    // The asterisk-form target is no path: it is never routed (see #miss).
-    let found =
-      url === '*' ? null : (router.find(method as Router.HTTPMethod, url) as FindResult | null);
-    if (found === null && method === 'HEAD' && url !== '*') {
+    // A target starting with `*` is no path: never routed. `*` alone is the asterisk-form (see
+    // #miss); anything longer (`*foo`) is malformed.
+    const star = url.charCodeAt(0) === 42;
+    let found = star ? null : (router.find(method as Router.HTTPMethod, url) as FindResult | null);
+    if (found === null && method === 'HEAD' && !star) {
       found = router.find('GET', url) as FindResult | null;
     }
     let handler: Handler;
@@ -612,7 +613,7 @@ class KeelApp implements App, SlotHost {
       params = found.params as Record<string, string>;
       rawQuery = found.searchParams as string;
     } else {
-      handler = found === null ? this.#miss(method, url) : badUrl;
+      handler = found === null && !(star && url.length > 1) ? this.#miss(method, url) : badUrl;
       body = this.#body;
       params = EMPTY_PARAMS;
       const q = url.indexOf('?');

@@ -46,6 +46,21 @@ export function typeError(
   return new TypeError(mustBe(name, expected, value), cause === undefined ? undefined : { cause });
 }
 
+/**
+ * Data that JSON cannot hold, of `where` (`event "x" (topic "t")`): "keel: `data` of event "x"
+ * must be a string or JSON-serializable, got an object (<JSON's message, on one line>)".
+ */
+export function unserializable(where: string, value: unknown, cause: unknown): TypeError {
+  const why =
+    cause === undefined
+      ? ''
+      : ` (${String(cause instanceof Error ? cause.message : cause).replace(/\s+/g, ' ')})`;
+  return new TypeError(
+    `keel: \`data\` of ${where} must be a string or JSON-serializable, got ${shown(value)}${why}`,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
 /** The value has the right type and a wrong value. */
 export function rangeError(
   name: string,

@@ -17,7 +17,7 @@ import { type SendFileOptions, sendFile } from './files';
 import type { GraphqlResolvers } from './graphql';
 import { resolveAddresses } from './proxy';
 import type { Slot } from './slot';
-import { assertSseField, type SseStream, streamEvery } from './sse';
+import { assertSseField, type SseStream, serializeData, streamEvery } from './sse';
 import { type Rules, type Validated, validate } from './validate';
 
 /**
@@ -503,12 +503,16 @@ export class Context {
 
   /**
    * Sends one named event (opening the stream on first use). Data: strings as-is, anything
-   * else as JSON. Returns false when the client is gone or was dropped as too slow.
+   * else as JSON. Returns false when the client is gone or was dropped as too slow. The event's
+   * id is the stream's next (1, 2, ...), or none on a hub's stream (`hub.connect`). A bad event
+   * name (RangeError) or data JSON cannot hold (TypeError) throws before the stream opens.
    */
   sseEvent(event: string, data: unknown): boolean {
-    assertSseField('event', event); // before the stream opens: a bad name must not answer 200
+    // Before the stream opens: a bad name or data JSON cannot hold must not answer 200.
+    assertSseField('event', event);
+    const text = serializeData(data, event);
     if (this.#stream === null && this.#use('sseEvent()') === null) return false;
-    return this.sseStream().send(event, data);
+    return this.sseStream().send(event, text);
   }
 
   /**

@@ -60,7 +60,9 @@ export interface StoreSink {
 export interface HubStore {
   /**
    * Starts delivery to `sink`; returns (or resolves to) the id delivery starts after: the newest
-   * id the store already holds, or an id that means "nothing yet". Called once.
+   * id the store already holds, or an id that means "nothing yet" (a non-empty string). Called
+   * once. A rejection (or no id) fails the hub for good: `hub.ready` rejects, clients are ended,
+   * publishes refused.
    */
   open(sink: StoreSink): string | Promise<string>;
   /**

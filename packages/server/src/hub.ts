@@ -3,7 +3,14 @@ import type { Context } from './context';
 import { HubPublishError } from './hub-errors';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from './hub-store';
 import { memoryStore } from './memory-store';
-import { assertSseField, formatEvent, type SseStream, writeFrame } from './sse';
+import {
+  assertSseField,
+  formatEvent,
+  type SseStream,
+  serializeData,
+  writeFrame,
+  yieldIds,
+} from './sse';
 
 /**
  * Sent to a client whose missed events cannot be replayed exactly (its `Last-Event-ID` is older
@@ -128,7 +135,8 @@ export interface EventHub {
    * Stores an event and sends it to every client of its topic (every client when it has none).
    * Data: strings as-is, anything else as JSON. Resolves with the event's id once stored;
    * rejects with a {@link HubPublishError} when the store cannot take it (nothing is sent then).
-   * Throws a TypeError at once for a bad event name or topic.
+   * Throws a TypeError at once for a bad event name or topic, or data JSON cannot hold (a BigInt,
+   * a cycle): nothing is stored then.
    *
    * @example
    * await hub.publish('todo-added', todo, { topic: `team:${todo.teamId}` });
@@ -146,7 +154,10 @@ export interface EventHub {
   /**
    * Resolves once the store is open and delivering (at once in memory; after the first round
    * trip with Redis). Listen after it: a client that connects earlier is sent `keel:reset` when
-   * the store opens, since what was published meanwhile cannot be told.
+   * the store opens, since what was published meanwhile cannot be told. When the store fails to
+   * open (its `open` rejects, or resolves to no id), this rejects with that error (also reported
+   * as a process warning), every client, waiting or later, is ended at once and every publish
+   * rejects with a {@link HubPublishError}.
    */
   readonly ready: Promise<void>;
   /** Connected clients. */
@@ -261,7 +272,9 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   /** Every stream this hub attached, so connecting one request twice attaches it once. */
   const streams = new WeakSet<SseStream>();
   /** Formatted once per event, reused by every replay of it. */
-  const frames = new WeakMap<StoredEvent, Buffer>();
+  const frames = new WeakMap<StoredEvent, Buffer | null>();
+  /** Ids of the events skipped as unsendable, reported once each. */
+  const unsendable = new Set<string>();
   /** The last id delivered, where replays end and live delivery goes on; null until open. */
   let head: string | null = null;
   /** Clients that connected before the store was open (`after`: their Last-Event-ID). */
@@ -272,10 +285,28 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   let resets = 0;
   let slowDrops = 0;
 
-  function frameOf(event: StoredEvent): Buffer {
+  /**
+   * The event's frame, or null for one that cannot be sent (a store holding an entry written
+   * past the hub, e.g. an event name with a line break): skipped for every client, live and
+   * replayed, and reported once. Thrown here it would fail every replay that reaches it.
+   */
+  function frameOf(event: StoredEvent): Buffer | null {
     let frame = frames.get(event);
     if (frame === undefined) {
-      frame = Buffer.from(formatEvent(event.event, event.data, event.id));
+      try {
+        frame = Buffer.from(formatEvent(event.event, event.data, event.id));
+      } catch (err) {
+        frame = null;
+        // Once per id, not per replay of it (a store may hand over a new object each time).
+        if (!unsendable.has(event.id)) {
+          if (unsendable.size === 1000) unsendable.clear();
+          unsendable.add(event.id);
+          const why = err instanceof Error ? err.message : String(err);
+          process.emitWarning(
+            `keel: the event hub skipped stored event ${JSON.stringify(event.id)}, which cannot be sent (${why})`,
+          );
+        }
+      }
       frames.set(event, frame);
     }
     return frame;
@@ -292,6 +323,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     const targets = event.topic === undefined ? clients : byTopic.get(event.topic);
     if (targets === undefined || targets.size === 0) return;
     const frame = frameOf(event);
+    if (frame === null) return;
     for (const client of targets) {
       if (client.pending !== null) hold(client, event);
       else if (writeFrame(client.stream, frame)) delivered++;
@@ -350,7 +382,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     // The first event the client lacks: it is live from here on.
     client.skip = null;
     client.pending = null;
-    if (writeFrame(client.stream, frameOf(event))) delivered++;
+    const frame = frameOf(event);
+    if (frame !== null && writeFrame(client.stream, frame)) delivered++;
   }
 
   function attach(client: HubClient): void {
@@ -432,6 +465,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       for (const event of answer.events) {
         if (!includes(client, event.topic)) continue;
         const frame = frameOf(event);
+        if (frame === null) continue;
         bytes += frame.length;
         if (bytes > max) {
           replayed = null;
@@ -456,13 +490,18 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     client.pending = null;
     if (pending === null) return;
     for (const event of pending) {
-      if (!writeFrame(client.stream, frameOf(event))) return;
+      const frame = frameOf(event);
+      if (frame === null) continue;
+      if (!writeFrame(client.stream, frame)) return;
       delivered++;
     }
   }
 
   function appendEvent(event: string, text: string, topic: string | undefined): Promise<string> {
     if (closed) return Promise.reject(new HubPublishError(event, 'closed'));
+    if (openFailure !== null) {
+      return Promise.reject(new HubPublishError(event, 'store', { cause: openFailure.cause }));
+    }
     let result: string | Promise<string>;
     try {
       result = store.append(event, text, topic);
@@ -484,8 +523,16 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     );
   }
 
+  /** Set when the store failed to open: clients are ended at once, publishes refused. */
+  let openFailure: { readonly cause: unknown } | null = null;
+
   const opened = store.open(sink);
   const start = (id: string): void => {
+    // `''` is the hub's "not open" (`lastId`), and an empty SSE id clears the client's.
+    if (typeof id !== 'string' || id === '') {
+      const check = typeof id === 'string' ? rangeError : typeError;
+      throw check('store.open() id', 'a non-empty string', id);
+    }
     head = id;
     const queued = waiting;
     waiting = new Map();
@@ -497,11 +544,18 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   };
   let ready: Promise<void>;
   if (isPromise(opened)) {
-    ready = opened.then(start, (err) => {
-      // The store gave up opening (it was closed meanwhile): the waiting clients reconnect.
+    ready = opened.then(start).catch((err: unknown) => {
+      // The store gave up opening (closed meanwhile) or failed: the waiting clients are ended
+      // (their EventSource retries), and so is every later one: nothing would ever reach them.
+      openFailure = { cause: err };
       for (const client of [...waiting.keys()]) client.stream.close();
       waiting.clear();
-      if (!closed) throw err;
+      if (closed) return;
+      // `ready` rejects with it too, but an app that does not await it must still hear of it.
+      process.emitWarning(
+        `keel: the event hub's store failed to open; its clients are ended and publishes refused (${String(err)})`,
+      );
+      throw err;
     });
     // Observed here too: a hub whose `ready` nobody awaits must not fail the process.
     ready.catch(() => {});
@@ -517,7 +571,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       const stream = ctx.sseStream();
       // The same request connected again: one client (each event once), the first topics.
       if (streams.has(stream)) return stream;
-      if (closed) {
+      if (closed || openFailure !== null) {
         stream.close();
         return stream;
       }
@@ -531,6 +585,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       // An empty id is no id: the SSE spec's `id:` with no value clears the client's last id.
       const after = ctx.header('last-event-id') || undefined;
       streams.add(stream);
+      yieldIds(stream);
       attach(client);
       if (stream.closed) return stream;
       if (head === null) {
@@ -549,8 +604,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       // A topic passed where the options go must not become a broadcast.
       if (publishOptions !== undefined) checkObject('publish options', publishOptions);
       const topic = checkTopic('topic', publishOptions?.topic);
-      const text = typeof data === 'string' ? data : (JSON.stringify(data) ?? '');
-      return appendEvent(event, text, topic);
+      return appendEvent(event, serializeData(data, event, topic), topic);
     },
     invalidate(target, invalidateOptions) {
       const payload: { target: WireInvalidateTarget; source?: string } = {

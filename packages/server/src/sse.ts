@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { checkLine } from './checks';
+import { checkLine, unserializable } from './checks';
 import { type Clock, repeat } from './clock';
 
 /** Server-sent event settings of an app (`createApp({ sse })`). */
@@ -32,6 +32,30 @@ export function assertSseField(kind: 'event' | 'id', value: unknown): asserts va
 }
 
 /**
+ * An event's data as sent: strings as-is, anything else as JSON (`undefined`: empty). Data JSON
+ * cannot hold (a BigInt, a cycle, a throwing `toJSON`, a function or symbol) is a TypeError
+ * naming the event (and the hub topic) and what was wrong, with JSON's error as the cause.
+ */
+export function serializeData(data: unknown, event: string | undefined, topic?: string): string {
+  if (typeof data === 'string') return data;
+  let text: string | undefined;
+  let reason: unknown;
+  try {
+    text = JSON.stringify(data);
+  } catch (err) {
+    reason = err;
+  }
+  if (text !== undefined) return text;
+  if (reason === undefined && data === undefined) return '';
+  const what = event === undefined ? 'an unnamed event' : `event ${JSON.stringify(event)}`;
+  throw unserializable(
+    topic === undefined ? what : `${what} (topic ${JSON.stringify(topic)})`,
+    data,
+    reason,
+  );
+}
+
+/**
  * Serializes one event. Strings are sent as-is, anything else as JSON; every line of the payload
  * becomes its own `data:` line, so newlines in data cannot end the event early.
  */
@@ -49,7 +73,7 @@ export function formatEvent(
     assertSseField('event', event);
     out += `event: ${event}\n`;
   }
-  const text = typeof data === 'string' ? data : (JSON.stringify(data) ?? '');
+  const text = serializeData(data, event);
   if (text.indexOf('\n') === -1 && text.indexOf('\r') === -1) return `${out}data: ${text}\n\n`;
   for (const line of text.split(LINE_BREAK)) out += `data: ${line}\n`;
   return `${out}\n`;
@@ -128,6 +152,8 @@ interface StreamInternals {
   open(res: ServerResponse, registry: SseRegistry, headers: string[]): SseStream;
   write(stream: SseStream, frame: string | Buffer): boolean;
   heartbeat(stream: SseStream): void;
+  /** The hub owns this stream's ids from now on: its own events are sent without one. */
+  yieldIds(stream: SseStream): void;
   every(
     stream: SseStream,
     fn: () => unknown,
@@ -148,6 +174,8 @@ let internals: StreamInternals;
 export class SseStream {
   #closed = false;
   #lastId = 0;
+  /** Attached to a hub: `send` writes no id, so the client's Last-Event-ID stays the hub's. */
+  #hubIds = false;
   #dropped = false;
   readonly #res: ServerResponse;
   readonly #registry: SseRegistry;
@@ -165,6 +193,9 @@ export class SseStream {
       open: (res, registry, headers) => new SseStream(res, registry, headers),
       write: (stream, frame) => stream.#write(frame),
       heartbeat: (stream) => stream.#heartbeat(),
+      yieldIds: (stream) => {
+        stream.#hubIds = true;
+      },
       every: (stream, fn, intervalMs, onError) => stream.#every(fn, intervalMs, onError),
     };
   }
@@ -197,7 +228,10 @@ export class SseStream {
     return this.#closed;
   }
 
-  /** The id of the last event written by `send` (0 before the first; hub events carry the hub's ids). */
+  /**
+   * The id of the last event written by `send` (0 before the first). Always 0 on a hub's stream
+   * after `hub.connect`: its ids are the hub's, and `send` writes none there.
+   */
   get lastId(): number {
     return this.#lastId;
   }
@@ -225,10 +259,12 @@ export class SseStream {
   /**
    * Sends one event with the next id of this stream (1, 2, ...). Data: strings as-is, anything
    * else as JSON. Returns false if the stream is closed. An event name with CR, LF or NUL throws
-   * a RangeError.
+   * a RangeError. On a stream attached to a hub (`hub.connect`) the event carries no id: the
+   * hub's ids are the client's `Last-Event-ID`, which an app counter would overwrite.
    */
   send(event: string | undefined, data: unknown): boolean {
     if (this.#closed) return false;
+    if (this.#hubIds) return this.#write(formatEvent(event, data, undefined));
     const id = this.#lastId + 1;
     const frame = formatEvent(event, data, String(id));
     this.#lastId = id;
@@ -311,7 +347,13 @@ export class SseStream {
     };
     const settle = (value: unknown): void => {
       pending = false;
-      if (value !== undefined) this.send(undefined, value);
+      if (value === undefined) return;
+      // Data JSON cannot hold throws here, in a timer or a promise callback: it is `fn`'s error.
+      try {
+        this.send(undefined, value);
+      } catch (err) {
+        fail(err);
+      }
     };
     const tick = (): void => {
       if (pending || this.#closed || this.congested) return;
@@ -357,6 +399,11 @@ export function openSseStream(
 /** Writes a pre-formatted frame; false when the stream is closed or was dropped as too slow. */
 export function writeFrame(stream: SseStream, frame: string | Buffer): boolean {
   return internals.write(stream, frame);
+}
+
+/** Hands the stream's id space to a hub (see `SseStream#send`). */
+export function yieldIds(stream: SseStream): void {
+  internals.yieldIds(stream);
 }
 
 /** `ctx.sseInterval`: see `SseStream#every`. */

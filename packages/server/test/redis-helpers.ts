@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
 import { type App, createApp, createEventHub, type EventHub, HubPublishError } from '../src/index';
@@ -91,5 +92,23 @@ export async function publishWhenUp(hub: EventHub, data: string): Promise<string
     if (id !== null) return id;
     expect(i).toBeLessThan(1000);
     await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/**
+ * Kills the blocked `XREAD` connection of the store whose client was named `name` (its reader, a
+ * duplicate, carries the name too): the store's reader falls behind until its backoff ends.
+ */
+export async function killReader(url: string, name: string): Promise<void> {
+  const direct = new Redis(url);
+  try {
+    const list = (await direct.client('LIST')) as string;
+    const reader = list
+      .split('\n')
+      .find((line) => line.includes(`name=${name}`) && line.includes('cmd=xread'));
+    expect(reader).toBeDefined();
+    await direct.client('KILL', 'ID', /id=(\d+)/.exec(reader!)![1]!);
+  } finally {
+    direct.disconnect();
   }
 }

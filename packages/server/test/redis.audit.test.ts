@@ -4,7 +4,7 @@ import { startRedis } from '../../../scripts/redis-server.mjs';
 import { createEventHub, HUB_RESET_EVENT, HubPublishError } from '../src/index';
 import { type RedisStreamsOptions, redisStreams } from '../src/redis/index';
 import { until } from './helpers';
-import { streamKey as key, publishWhenUp, redisInstances } from './redis-helpers';
+import { streamKey as key, killReader, publishWhenUp, redisInstances } from './redis-helpers';
 
 // Audit of the Redis Streams store: timing and failure edges, each through the public API
 // against a real redis-server.
@@ -343,14 +343,7 @@ describe('redisStreams audit: a client ahead of the instance it moves to', () =>
       await a.hub.publish('n', 'x0');
       await until(() => b.hub.lastId === a.hub.lastId);
       // Kill B's blocked reader: it retries only in 800 ms, so B falls behind A.
-      const direct = new Redis(live.redis.url);
-      const list = (await direct.client('LIST')) as string;
-      const reader = list
-        .split('\n')
-        .find((line) => line.includes('name=audit-b') && line.includes('cmd=xread'));
-      expect(reader).toBeDefined();
-      await direct.client('KILL', 'ID', /id=(\d+)/.exec(reader!)![1]!);
-      direct.disconnect();
+      await killReader(live.redis.url, 'audit-b');
       await a.hub.publish('n', 'x1');
       const y = await a.hub.publish('n', 'x2');
       await onA.waitFor(3);

@@ -1,6 +1,7 @@
 import type { Client } from '@keel/core';
 import {
   inspectServerEvents,
+  type ReceivedServerEvent,
   type ServerEventsConnectionView,
   watchServerEvents,
 } from '@keel/react';
@@ -10,6 +11,21 @@ import { useRefresh } from '../live/refresh';
 import { Disclosure, JsonTree } from './json-tree';
 
 const TONE = { open: 'ok', connecting: 'warn', closed: 'neutral' } as const;
+
+/** Characters of an event's data shown in its summary. */
+const PREVIEW_LENGTH = 80;
+
+/**
+ * The preview of each listed event, made once: the view re-renders on every event and status
+ * change, and an event (a new object per event received) is listed up to 20 times.
+ */
+const previews = new WeakMap<ReceivedServerEvent, string>();
+
+function previewOf(event: ReceivedServerEvent): string {
+  let text = previews.get(event);
+  if (text === undefined) previews.set(event, (text = preview(event.data, PREVIEW_LENGTH)));
+  return text;
+}
 
 /**
  * The Live events view: each `useServerEvents` connection of the client (one per stream URL),
@@ -93,7 +109,7 @@ function Connection({ connection }: { connection: ServerEventsConnectionView }) 
                     <span className="kdt-muted kdt-mono">{formatClock(event.receivedAt)}</span>
                     <strong className="kdt-mono">{event.event}</strong>
                     {event.id ? <span className="kdt-muted kdt-mono">#{event.id}</span> : null}
-                    <span className="kdt-mono kdt-muted">{preview(event.data, 80)}</span>
+                    <span className="kdt-mono kdt-muted">{previewOf(event)}</span>
                   </>
                 }
               >

@@ -1,7 +1,10 @@
 import type { Client, ClientInspector } from '@keel/core';
 import { useCallback } from 'react';
-import { formatMs } from '../format';
+import { formatMs, MAX_ROWS, preview } from '../format';
 import { onEvents, useRefresh, useTick } from '../live/refresh';
+
+/** Characters of a group name shown (an app's name for it; a hostile one is cut). */
+const MAX_GROUP = 1_000;
 
 const SCHEDULER_EVENTS = [
   'request',
@@ -128,18 +131,23 @@ export function SchedulerView({
         {view.pausedGroups.length > 0 ? (
           <section className="kdt-card" aria-label="Paused groups">
             <h3>Paused groups</h3>
-            {view.pausedGroups.map((group) => (
+            {view.pausedGroups.slice(0, MAX_ROWS).map((group) => (
               <div key={group} className="kdt-toolbar">
-                <span className="kdt-mono">{group}</span>
+                <span className="kdt-mono">{preview(group, MAX_GROUP)}</span>
                 <button
                   type="button"
                   className="kdt-button"
                   onClick={() => client.scheduler().resumeGroup(group)}
                 >
-                  Resume {group}
+                  Resume {preview(group, MAX_GROUP)}
                 </button>
               </div>
             ))}
+            {view.pausedGroups.length > MAX_ROWS ? (
+              <div className="kdt-muted">
+                … {view.pausedGroups.length - MAX_ROWS} more not drawn: resume these to see them.
+              </div>
+            ) : null}
           </section>
         ) : null}
       </div>

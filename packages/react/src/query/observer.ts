@@ -259,7 +259,7 @@ export class QueryObserver {
     if (
       interval !== undefined &&
       interval !== false &&
-      // At most the 32-bit timer limit: past it setInterval fires every millisecond.
+      // At most the 32-bit timer limit: past it a timer fires after 1 ms.
       !(typeof interval === 'number' && interval > 0 && interval <= 2147483647)
     ) {
       throw new RangeError(
@@ -375,11 +375,15 @@ export class QueryObserver {
     if (reconnect) offs.push(onSignal('online', revalidate));
     // A positive number of ms or false (setInputs refused anything else).
     if (interval) {
-      const timer = setInterval(() => {
+      // On the client's clock (which has no setInterval): each tick arms the next one.
+      const { clock } = this.#store;
+      const tick = () => {
+        timer = clock.setTimeout(tick, interval);
         // Quiet: an open circuit drops a tick silently, as the core drops its own refetches.
         if (!isDocumentHidden()) void this.#store.peek(key)?.refetch(true);
-      }, interval);
-      offs.push(() => clearInterval(timer));
+      };
+      let timer = clock.setTimeout(tick, interval);
+      offs.push(() => clock.clearTimeout(timer));
     }
     return () => {
       for (const off of offs) off();

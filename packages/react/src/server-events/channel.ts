@@ -386,7 +386,8 @@ export const RECONNECT_DEFAULTS = Object.freeze({
 /** Options for the shared connection; the first component to open a URL decides them. */
 export interface ServerEventsOptions {
   /**
-   * Extra request headers (the client's default headers are sent too).
+   * Extra request headers (the client's default headers are sent too). Anything but an object
+   * (`null` included) is a TypeError at render.
    * @default none
    */
   headers?: Record<string, string>;

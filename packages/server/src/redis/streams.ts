@@ -84,6 +84,13 @@ const PAGE = 512;
 const BLOCK_MS = 5000;
 /** Empty stream: XREAD from here gets every entry. */
 const START = '0-0';
+/**
+ * The field of a loss marker entry (`k <id>`): an instance saw entries lost that other instances
+ * may not notice (an older snapshot kept their last entry), and reset its clients at `<id>`.
+ * Every instance that reads it resets its own clients; a replay across it from an older id is a
+ * reset. Never delivered as an event.
+ */
+const LOSS = 'k';
 
 /** -1, 0 or 1 for two valid stream ids. */
 function compareIds(a: string, b: string): number {
@@ -138,7 +145,9 @@ function toEvent(id: string, fields: Fields): StoredEvent {
  *   entry, in stream order, to its own clients; so does the instance that published it.
  * - A client may reconnect to any instance with `Last-Event-ID`: it gets exactly the entries
  *   after it (from the instance's recent events, else `XRANGE`), or `keel:reset` when that id
- *   is no longer in the stream (trimmed, from before Redis lost its data, not an id of it).
+ *   is no longer in the stream (trimmed, not an id of it) or from before Redis lost entries
+ *   (an instance that sees a loss another may not notice appends a marker entry, never
+ *   delivered: every instance that reads it resets its clients, a replay across it resets).
  * - Redis down: publishes reject at once (`HubPublishError`), clients stay connected, the reader
  *   retries with backoff and resumes after the last entry it delivered. If that entry is gone
  *   when Redis is back (it restarted without persistence, or trimmed past it), its clients get
@@ -215,7 +224,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let closed = false;
   /** The last entry this instance delivered: XREAD goes on after it. */
   let last = START;
-  /** The id of the last loss reset: a replay from an older id is a reset. */
+  /** The id of the last loss reset known here: a replay from an older id is a reset. */
   let floor = START;
   const ring = new EventRing(bufferSize, START);
   let failing = false;
@@ -285,19 +294,44 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    */
   async function lost(next: string | undefined): Promise<void> {
     let head: string;
+    let resume: string;
     if (next !== undefined && STREAM_ID.test(next)) {
       head = idBefore(next);
       // `next` directly follows the lost entry: nothing in between could exist.
       if (head === last) return;
-      last = head;
+      resume = head;
     } else {
       const newest = await newestId();
       head = newest === START ? START : idAfter(last);
-      last = newest;
+      resume = newest;
     }
+    if (head !== START) {
+      // Entries older than the lost one survive: no trim (that removes the oldest first) but a
+      // loss (an older snapshot) another instance may not notice, its own last entry kept, or
+      // may not have seen (started after it). Announced in the stream, before anything changes
+      // here: if Redis fails meanwhile, the next resync finds the same loss and tries again.
+      const oldest = (await reader.xrange(key, '-', '+', 'COUNT', 1)) as Entry[];
+      if (oldest.length > 0 && compareIds(oldest[0]![0], last) < 0) {
+        await reader.xadd(key, 'MAXLEN', '~', maxLen, '*', LOSS, head);
+      }
+    }
+    last = resume;
     floor = head;
     ring.clear(head);
     sink?.reset(head);
+  }
+
+  /**
+   * The loss at `lossHead` announced by entry `id`: new here (this instance's last entry
+   * survived it, or it came after), so this instance's clients may have missed entries too.
+   * They are reset at the marker, which a replay can start from on any instance.
+   */
+  function announced(id: string, lossHead: string | undefined): void {
+    if (lossHead === undefined || !STREAM_ID.test(lossHead)) return;
+    if (compareIds(lossHead, floor) <= 0) return; // this instance saw it (or a later one)
+    floor = lossHead;
+    ring.clear(id);
+    sink?.reset(id);
   }
 
   /** After a failed read: checks that the last delivered entry is still there. */
@@ -336,8 +370,12 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           await lost(entries[0]![0]);
         }
         for (const [id, fields] of entries) {
-          const event = toEvent(id, fields);
           last = id;
+          if (fields[0] === LOSS) {
+            announced(id, fields[1]);
+            continue;
+          }
+          const event = toEvent(id, fields);
           ring.push(event);
           sink?.deliver(event);
         }
@@ -370,7 +408,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         i = 1;
       }
       for (; i < page.length; i++) {
-        const event = toEvent(page[i]![0], page[i]![1]);
+        const fields = page[i]![1];
+        if (fields[0] === LOSS) {
+          // A loss after `after`: what followed the client's id may be gone.
+          const lossHead = fields[1];
+          if (lossHead !== undefined && STREAM_ID.test(lossHead) && compareIds(lossHead, after) > 0)
+            return RESET;
+          continue;
+        }
+        const event = toEvent(page[i]![0], fields);
         if (!include(event.topic)) continue;
         bytes += event.data.length;
         if (bytes > maxBytes) return RESET;

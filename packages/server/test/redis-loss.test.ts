@@ -1,0 +1,116 @@
+// The loss marker of the Redis store lives in Redis: an instance that did not see a loss (it
+// started after it, or was elsewhere) still answers an id from before the loss with keel:reset,
+// never with a replay that silently skips the lost entries. Real redis-server, two instances.
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { startRedis } from '../../../scripts/redis-server.mjs';
+import { HUB_RESET_EVENT } from '../src/index';
+import type { RedisStreamsOptions } from '../src/redis/index';
+import { until } from './helpers';
+import { streamKey as key, killReader, publishWhenUp, redisInstances } from './redis-helpers';
+
+const live = redisInstances();
+const instance = (url: string, stream: string, options: RedisStreamsOptions = {}) =>
+  live.instance(stream, {
+    url,
+    onError: () => {},
+    reconnect: { initialDelay: 10, maxDelay: 50 },
+    ...options,
+  });
+
+describe('redisStreams: a loss seen by one instance is known to every instance', () => {
+  it('Redis restored an older snapshot: an instance started after the loss resets an id from before it', async () => {
+    const server = await startRedis({ persistent: false });
+    try {
+      const stream = key();
+      const a = await instance(server.url, stream);
+      const onA = await a.connect();
+      await until(() => a.hub.size === 1);
+      const idA = await a.hub.publish('n', 'a');
+      const idB = await a.hub.publish('n', 'b');
+      const direct = new Redis(server.url);
+      await direct.save(); // the snapshot holds a and b
+      direct.disconnect();
+      await a.hub.publish('n', 'c');
+      await a.hub.publish('n', 'd');
+      await onA.waitFor(4);
+      await server.stop(); // c and d are lost
+      await server.start();
+      await onA.waitFor(5);
+      expect(onA.events[4]!.event).toBe(HUB_RESET_EVENT);
+      const e = await publishWhenUp(a.hub, 'e');
+      await onA.waitFor(6);
+      let newest = e;
+      // B opens after the loss: it never saw c or d, nor their loss.
+      for (const bufferSize of [100, 0]) {
+        const b = await instance(server.url, stream, { bufferSize });
+        await until(() => b.hub.lastId === newest);
+        for (const lastEventId of [idA, idB]) {
+          const back = await b.connect({ 'last-event-id': lastEventId });
+          await back.waitFor(1);
+          expect(back.events[0], `${lastEventId} on B (bufferSize ${bufferSize})`).toMatchObject({
+            event: HUB_RESET_EVENT,
+            data: JSON.stringify({ lastEventId }),
+            id: newest,
+          });
+          back.close();
+        }
+        // An id after the loss is replayed exactly on B.
+        const from = newest;
+        newest = await b.hub.publish('n', 'f');
+        await until(() => b.hub.lastId === newest);
+        const after = await b.connect({ 'last-event-id': from });
+        await after.waitFor(1);
+        expect(after.events).toEqual([{ id: newest, event: 'n', data: 'f' }]);
+        after.close();
+      }
+    } finally {
+      await server.dispose();
+    }
+  }, 30_000);
+
+  it('an instance whose reader was behind when Redis lost entries resets its clients too', async () => {
+    const server = await startRedis({ persistent: false });
+    const named = new Redis(server.url, {
+      connectionName: 'loss-b',
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    try {
+      await named.connect();
+      const stream = key();
+      const a = await instance(server.url, stream);
+      // B's reader retries only after 800 ms: it will not have read c and d when they are lost.
+      const b = await instance(server.url, stream, {
+        client: named,
+        reconnect: { initialDelay: 800, maxDelay: 800 },
+      });
+      const onB = await b.connect();
+      await until(() => b.hub.size === 1);
+      await a.hub.publish('n', 'a');
+      await a.hub.publish('n', 'b');
+      await onB.waitFor(2);
+      const direct = new Redis(server.url);
+      await direct.save(); // the snapshot holds a and b
+      direct.disconnect();
+      await killReader(server.url, 'loss-b');
+      await a.hub.publish('n', 'c');
+      const d = await a.hub.publish('n', 'd');
+      await until(() => a.hub.lastId === d);
+      expect(b.hub.lastId < d).toBe(true); // B has not read c, d
+      await server.stop(); // c and d are lost; B's last entry (b) is not
+      await server.start();
+      const e = await publishWhenUp(a.hub, 'e');
+      await until(() => b.hub.lastId >= e, 3000);
+      await until(() => onB.events.some((x) => x.event === HUB_RESET_EVENT), 3000);
+      // B's client never silently skips c and d: it is told to refetch.
+      const names = onB.events.map((x) => (x.event === HUB_RESET_EVENT ? 'reset' : x.data));
+      expect(names.slice(0, 2)).toEqual(['a', 'b']);
+      expect(names).toContain('reset');
+      expect(names.filter((n) => n === 'c' || n === 'd')).toEqual([]);
+    } finally {
+      named.disconnect();
+      await server.dispose();
+    }
+  }, 30_000);
+});
