@@ -93,11 +93,10 @@ describe('circuit-state table', () => {
       probing: true,
     });
     const after = h.log.slice(before);
-    // The breaker learns of its probe from the probe's `request` and announces the state change
-    // then: every listener hears it after that `request` (one delivery order for all).
-    expect(after.map((e) => e.name)).toEqual(['request', 'circuit-half-open']);
-    expect((after[0]!.payload as ClientEvents['request']).probe).toBe(true);
-    expect(after[1]!.payload).toEqual({ endpoint: 'GET /a', method: 'GET', path: '/a' });
+    // The state change is announced before the probe's own `request` event.
+    expect(after.map((e) => e.name)).toEqual(['circuit-half-open', 'request']);
+    expect(after[0]!.payload).toEqual({ endpoint: 'GET /a', method: 'GET', path: '/a' });
+    expect((after[1]!.payload as ClientEvents['request']).probe).toBe(true);
     expect(h.callsTo('/a')).toHaveLength(4);
     h.fake.last().json({ ok: true });
     expect((await outcome(probe)).ok).toBe(true);

@@ -107,7 +107,7 @@ describe('circuit: a request made from a circuit-half-open listener', () => {
       error: expect.any(CancelledError),
     });
     const tail = h.names().slice(-3);
-    expect(tail).toEqual(['request', 'circuit-half-open', 'cancel']);
+    expect(tail).toEqual(['circuit-half-open', 'request', 'cancel']);
     expect(h.callsTo('/a')).toHaveLength(3);
     expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('open');
     // The cancelled probe gave its slot back: the next request is the probe, without waiting.

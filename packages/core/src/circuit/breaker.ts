@@ -238,7 +238,9 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
     circuit.phase = phase;
     if (phase === CLOSED) circuit.failures = 0;
     if (announce !== undefined && this.#events.has(announce)) {
-      this.#events.emit(announce, {
+      // Ahead of the event that caused it (the breaker is its first listener): every listener
+      // hears the new state before the `request`, `success` or `error` it follows from.
+      this.#events.emitAhead(announce, {
         endpoint: circuit.endpoint,
         method: circuit.method,
         path: circuit.path,

@@ -164,6 +164,28 @@ describe('EventEmitter', () => {
       expect(heard).toEqual(['first', 'second']);
     });
 
+    test('emitAhead from the first listener reaches every listener before the outer event', () => {
+      const e = new EventEmitter<Events>();
+      const heard: string[][] = [[], []];
+      e.on('a', ({ n }) => {
+        heard[0]!.push(`a${n}`);
+        // What the circuit breaker does: announce the change this event caused, ahead of it.
+        if (n === 1) e.emitAhead('b', 'ahead');
+        // A plain nested emit still waits for the outer event.
+        if (n === 1) e.emit('b', 'queued');
+      });
+      for (const i of [0, 1]) e.on('b', (s) => heard[i]!.push(s));
+      e.on('a', ({ n }) => heard[1]!.push(`a${n}`));
+      e.emit('a', { n: 1 });
+      expect(heard).toEqual([
+        ['a1', 'ahead', 'queued'],
+        ['ahead', 'a1', 'queued'],
+      ]);
+      // Outside a delivery it is a plain emit.
+      e.emitAhead('b', 'top');
+      expect(heard[1]!.at(-1)).toBe('top');
+    });
+
     test('a listener throwing on a queued event is reported; the rest hear it and later emits too', () => {
       const reported: unknown[] = [];
       const e = new EventEmitter<Events>({ onError: (err) => reported.push(err) });

@@ -110,6 +110,18 @@ export class EventEmitter<Events extends { [K in keyof Events]: unknown }> {
     }
   }
 
+  /**
+   * Delivers now, ahead of the rest of the event being delivered: for an observer subscribed
+   * before every other listener of that event (the circuit breaker, installed with the client)
+   * announcing the state change the event caused. No other listener has heard the outer event
+   * yet, so all still hear one order: `circuit-open` before the `error` that opened it. Outside
+   * a delivery, the same as `emit`.
+   */
+  emitAhead<K extends keyof Events>(event: K, payload: Events[K]): void {
+    if (this.#delivering) this.#deliver(event, payload);
+    else this.emit(event, payload);
+  }
+
   #deliver<K extends keyof Events>(event: K, payload: Events[K]): void {
     const list = this.#listeners[event];
     if (!list) return;
