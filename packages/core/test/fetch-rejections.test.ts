@@ -141,6 +141,18 @@ describe('a fetch that returns no promise', () => {
 describe("a caller's signal aborted with a value that cannot be read", () => {
   const unhandled = collectUnhandledRejections();
 
+  test.each(VALUES)('%s, before the call: a rejected promise, no throw', async (_, make) => {
+    const value = make();
+    const t = makeClient();
+    let p: Promise<unknown> | undefined;
+    expect(() => {
+      p = t.client.get('/pre-aborted', { signal: AbortSignal.abort(value) });
+    }).not.toThrow();
+    await expect(p).rejects.toBeInstanceOf(CancelledError);
+    expect(t.fake.calls).toHaveLength(0);
+    expect(unhandled).toEqual([]);
+  });
+
   test.each(VALUES)(
     '%s: the request rejects with a CancelledError, its cause kept',
     async (_, make) => {
