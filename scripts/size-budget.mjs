@@ -48,7 +48,7 @@ export const APPS = [
     readme: 'packages/core/README.md',
     what: 'every feature (createClient)',
     target: 17 * KB,
-    budget: 25.8 * KB,
+    budget: 25.9 * KB,
   },
   {
     id: 'D',

@@ -7,7 +7,7 @@
  * as network errors are.
  */
 import { describe, expect, test } from 'vitest';
-import { isNetworkError, type NetworkError } from '../src/index';
+import { CancelledError, isNetworkError, type NetworkError } from '../src/index';
 import { collectUnhandledRejections, debugOf, makeClient, track } from './helpers';
 
 const boom = () => {
@@ -136,4 +136,40 @@ describe('a fetch that returns no promise', () => {
     await expect(t.client.get('/sync-response')).resolves.toMatchObject({ data: { ok: 1 } });
     expect(t.clock.live).toBe(0);
   });
+});
+
+describe("a caller's signal aborted with a value that cannot be read", () => {
+  const unhandled = collectUnhandledRejections();
+
+  test.each(VALUES)('%s, before the call: a rejected promise, no throw', async (_, make) => {
+    const value = make();
+    const t = makeClient();
+    let p: Promise<unknown> | undefined;
+    expect(() => {
+      p = t.client.get('/pre-aborted', { signal: AbortSignal.abort(value) });
+    }).not.toThrow();
+    await expect(p).rejects.toBeInstanceOf(CancelledError);
+    expect(t.fake.calls).toHaveLength(0);
+    expect(unhandled).toEqual([]);
+  });
+
+  test.each(VALUES)(
+    '%s: the request rejects with a CancelledError, its cause kept',
+    async (_, make) => {
+      const value = make();
+      const t = makeClient();
+      const controller = new AbortController();
+      const p = track(t.client.get('/aborted', { signal: controller.signal }));
+      controller.abort(value);
+      await t.clock.advance(0);
+      const reason = (p.current as { reason: Error }).reason;
+      expect(reason).toBeInstanceOf(CancelledError);
+      // abort(undefined) aborts with a DOMException AbortError instead.
+      if (value !== undefined) expect(reason.cause).toBe(value);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+      expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+      expect(t.clock.live).toBe(0);
+    },
+  );
 });

@@ -10,7 +10,7 @@ import {
   resolveURL,
 } from '../src/internal/url';
 import { buildQuery } from '../src/request/query';
-import { createFakeFetch, debugOf, makeClient } from './helpers';
+import { createFakeFetch, debugOf, flush, jsonResponse, makeClient } from './helpers';
 
 const noFetch = createFakeFetch().fetch;
 
@@ -281,5 +281,51 @@ describe('a controller names an endpoint as a request to that path does', () => 
     expect(asRequest).toBeInstanceOf(RangeError);
     expect(() => client.circuitBreaker().status('GET', 'http://')).toThrow(asRequest as Error);
     expect(() => client.intelligence().endpoint('GET', 'http://')).toThrow(asRequest as Error);
+  });
+});
+
+describe('the URL sent keeps the query as the caller wrote it; the key is canonical', () => {
+  test.each([
+    ['/a?b=2&a=1', 'https://api.test/a?b=2&a=1', 'GET /a?a=1&b=2'],
+    // A signature over the raw query: `+`, a bare name and an encoded `+` stay as they are.
+    [
+      '/s?x=1&sig=a%2Bb&q=a+b&flag',
+      'https://api.test/s?x=1&sig=a%2Bb&q=a+b&flag',
+      'GET /s?flag=&q=a%20b&sig=a%2Bb&x=1',
+    ],
+    ['/a?b=2&a=1#top', 'https://api.test/a?b=2&a=1', 'GET /a?a=1&b=2'],
+    ['/A/../a b?z=1&y=2', 'https://api.test/a%20b?z=1&y=2', 'GET /a%20b?y=2&z=1'],
+  ])('%s', async (url, sent, key) => {
+    const t = makeClient({}, { handler: () => jsonResponse({}) });
+    expect(t.client.resolve('GET', url).key).toBe(key);
+    await t.client.get(url);
+    expect(t.fake.calls.map((c) => c.url)).toEqual([sent]);
+  });
+
+  test("`params` follow the URL's own query, in their own order", async () => {
+    const t = makeClient({}, { handler: () => jsonResponse({}) });
+    await t.client.get('/p?z=1', { params: { b: 2, a: [3, 1] } });
+    expect(t.fake.calls.map((c) => c.url)).toEqual(['https://api.test/p?z=1&b=2&a=3&a=1']);
+    expect(t.client.resolve('GET', '/p?z=1', { params: { b: 2, a: [3, 1] } }).key).toBe(
+      'GET /p?a=3&a=1&b=2&z=1',
+    );
+  });
+
+  test('a read spelled in another order joins the flight; a refetch sends what the owner sent', async () => {
+    const t = makeClient();
+    const first = t.client.get('/j?b=2&a=1');
+    const second = t.client.get('/j?a=1&b=2');
+    expect(t.fake.calls).toHaveLength(1);
+    t.fake.last().json({ n: 1 });
+    await Promise.all([first, second]);
+    const off = t.client.subscribe(t.client.resolve('GET', '/j?a=1&b=2').key, () => {});
+    t.client.invalidate('/j');
+    expect(t.fake.calls.map((c) => c.url)).toEqual([
+      'https://api.test/j?b=2&a=1',
+      'https://api.test/j?b=2&a=1',
+    ]);
+    t.fake.last().json({ n: 2 });
+    await flush();
+    off();
   });
 });

@@ -93,7 +93,7 @@ export function attemptOnce(
       if (spec.fetchInit !== undefined) Object.assign(init, spec.fetchInit);
       // A Response returned as it is (no promise) is answered; a value whose `then` throws fails
       // like a rejection. A native promise comes back as it is (no allocation).
-      started = Promise.resolve(fetchImpl(spec.url, init));
+      started = Promise.resolve(fetchImpl(spec.fetchURL, init));
     } catch (err) {
       // A fetch that throws at once fails like one that rejects.
       started = Promise.reject(err);

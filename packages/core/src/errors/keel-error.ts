@@ -54,5 +54,10 @@ export abstract class KeelRequestError extends KeelError {
  * a fetch implementation), which only a name can tell apart. keel's own errors have guards.
  */
 export function hasErrorName(err: unknown, name: string): boolean {
-  return typeof err === 'object' && err !== null && (err as { name?: unknown }).name === name;
+  // A value whose `name` getter throws, or a revoked Proxy, is named nothing: never a throw.
+  try {
+    return typeof err === 'object' && (err as { name?: unknown } | null)?.name === name;
+  } catch {
+    return false;
+  }
 }

@@ -74,7 +74,12 @@ describe('canonicalizeURL', () => {
 
   test('parseCanonical splits path and host and memoizes', () => {
     const a = parseCanonical('https://A.test:443/p/q?z=1&a=2#x');
-    expect(a).toEqual({ href: 'https://a.test/p/q?a=2&z=1', pathname: '/p/q', host: 'a.test' });
+    expect(a).toEqual({
+      href: 'https://a.test/p/q?a=2&z=1',
+      pathname: '/p/q',
+      host: 'a.test',
+      sent: 'https://a.test/p/q?z=1&a=2',
+    });
     expect(parseCanonical('https://A.test:443/p/q?z=1&a=2#x')).toBe(a);
   });
 
@@ -159,6 +164,7 @@ describe('splitCanonical: URLs recognised as canonical without parsing', () => {
   /** What parsing says: the canonical href and its parts. */
   function parsed(url: string) {
     const u = new URL(canonicalizeURL(url));
+    // A canonical URL is sent as it is: no `sent` of its own.
     return { href: u.href, pathname: u.pathname, host: u.hostname };
   }
 

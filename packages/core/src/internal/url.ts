@@ -117,8 +117,8 @@ export function canonicalizeURL(url: string): string {
   return canonicalURL(url).href;
 }
 
-/** Parses once and canonicalizes in place (see canonicalizeURL). */
-function canonicalURL(url: string): URL {
+/** Parses once and canonicalizes in place (see canonicalizeURL), in parts. */
+function canonicalURL(url: string): ParsedURL {
   let u: URL;
   try {
     u = new URL(url);
@@ -128,6 +128,8 @@ function canonicalURL(url: string): URL {
   // Each setter re-serializes the URL: skip the ones that would change nothing (no `#` means
   // no fragment; a query already in canonical form stays as it is).
   if (url.includes('#')) u.hash = '';
+  // What fetch is handed: the query as written (only the key sorts it).
+  const sent = u.href;
   const search = u.search;
   // `new URL('x?')` keeps a bare `?` in href; it means the same as no query.
   if (search === '') {
@@ -137,7 +139,7 @@ function canonicalURL(url: string): URL {
     // URLSearchParams serializes spaces as '+'; keep the %20 form so keys match buildQuery's.
     u.search = u.searchParams.toString().replace(/\+/g, '%20');
   }
-  return u;
+  return { href: u.href, pathname: u.pathname, host: u.hostname, sent };
 }
 
 /**
@@ -168,6 +170,11 @@ export interface ParsedURL {
   href: string;
   pathname: string;
   host: string;
+  /**
+   * What fetch is handed: `href` with the query as written, not sorted (a signature may cover it
+   * as it is). Absent from the unparsed fast paths: their URL is canonical already, so is sent.
+   */
+  sent?: string;
 }
 
 const MEMO_LIMIT = 1000;
@@ -183,8 +190,7 @@ export function parseCanonical(resolved: string): ParsedURL {
   if (plain !== undefined) return plain;
   const hit = memo.get(resolved);
   if (hit) return hit;
-  const u = canonicalURL(resolved);
-  const parsed: ParsedURL = { href: u.href, pathname: u.pathname, host: u.hostname };
+  const parsed = canonicalURL(resolved);
   if (memo.size >= MEMO_LIMIT) memo.clear();
   memo.set(resolved, parsed);
   return parsed;

@@ -32,8 +32,13 @@ import { buildQuery } from './query';
  */
 export interface RequestSpec {
   readonly method: HttpMethod;
-  /** Canonical absolute URL, query included. */
+  /** Canonical absolute URL, query included (sorted): what the key is made of. */
   readonly url: string;
+  /**
+   * The URL handed to fetch: `url` with the query as the caller wrote it (`params` after it), not
+   * sorted, so a signature over the query still holds.
+   */
+  readonly fetchURL: string;
   /** Fingerprint: the cache and dedup key. */
   readonly key: string;
   /** `METHOD pathname`: circuit, intelligence and adaptive key. */
@@ -215,6 +220,7 @@ export function resolveRequest(
   return Object.freeze({
     method,
     url: parsed.href,
+    fetchURL: parsed.sent ?? parsed.href,
     key: fingerprintOf(
       method,
       keyURL(parsed.href, config.keyBase),
