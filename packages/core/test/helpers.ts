@@ -659,18 +659,26 @@ export async function expectRefusedOption(
 }
 
 /**
- * Collects the rejections nobody handled while each test of the calling suite runs (register it
- * at the top of a `describe`): the returned array is emptied before each test.
+ * Collects what the process reports as nobody's (`unhandledRejection` reasons or
+ * `uncaughtException` errors) while each test of the calling suite runs (register it at the top
+ * of a `describe`): the returned array is emptied before each test.
  */
-export function collectUnhandledRejections(): unknown[] {
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+export function collectProcessFailures(
+  event: 'unhandledRejection' | 'uncaughtException',
+): unknown[] {
+  const seen: unknown[] = [];
+  const onFailure = (reason: unknown) => seen.push(reason);
   beforeEach(() => {
-    unhandled.length = 0;
-    process.on('unhandledRejection', onUnhandled);
+    seen.length = 0;
+    process.on(event, onFailure);
   });
   afterEach(() => {
-    process.off('unhandledRejection', onUnhandled);
+    process.off(event, onFailure);
   });
-  return unhandled;
+  return seen;
+}
+
+/** The rejections nobody handled, per test (see collectProcessFailures). */
+export function collectUnhandledRejections(): unknown[] {
+  return collectProcessFailures('unhandledRejection');
 }

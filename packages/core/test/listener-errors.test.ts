@@ -1,21 +1,13 @@
-import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { createClient, type ListenerErrorContext } from '../src/index';
-import { createFakeFetch, flush, makeClient } from './helpers';
+import { collectProcessFailures, createFakeFetch, flush, makeClient } from './helpers';
 
 /**
  * A listener that throws used to be rethrown on a microtask: an uncaught exception, which ends a
  * Node process. It is reported to the client's onError instead, and the request goes on.
  */
 describe('listener errors', () => {
-  const uncaught: unknown[] = [];
-  const onUncaught = (e: unknown) => uncaught.push(e);
-  beforeEach(() => {
-    uncaught.length = 0;
-    process.on('uncaughtException', onUncaught);
-  });
-  afterEach(() => {
-    process.off('uncaughtException', onUncaught);
-  });
+  const uncaught = collectProcessFailures('uncaughtException');
 
   test('a throwing event listener and subscriber reach onError; the caller still gets its data', async () => {
     const reported: [unknown, ListenerErrorContext][] = [];
