@@ -573,7 +573,7 @@ class KeelClient implements Client {
   #fly(flight: Flight): void {
     const { spec } = flight;
     if (this.#events.has('request')) {
-      this.#announce(flight, 'request', {
+      this.#events.emit('request', {
         key: spec.key,
         method: spec.method,
         url: spec.url,
@@ -588,17 +588,6 @@ class KeelClient implements Client {
     }
     this.#gate.enter(flight);
     this.#acquire(flight);
-  }
-
-  /**
-   * Emits a flight's own `request` or `retry`. A final `cancel` made from one of its listeners is
-   * held until every listener has heard it: no listener hears of the end before the event.
-   */
-  #announce<E extends 'request' | 'retry'>(flight: Flight, event: E, payload: ClientEvents[E]) {
-    flight.held = null;
-    this.#events.emit(event, payload);
-    if (flight.held) this.#events.emit('cancel', flight.held);
-    flight.held = undefined;
   }
 
   /**
@@ -690,7 +679,7 @@ class KeelClient implements Client {
       tracker.retry();
       const reason = decision.reason === 'retry-after' ? 'retry-after' : 'backoff';
       flight.wait = { reason, delay: decision.delay, until: now + decision.delay };
-      this.#announce(flight, 'retry', {
+      this.#events.emit('retry', {
         key: spec.key,
         tracker,
         attempts: tracker.attempts,
@@ -826,9 +815,7 @@ class KeelClient implements Client {
         endpoint: flight.spec.endpoint,
         final,
       };
-      // Ended while its `request` or `retry` is being delivered (#announce): held till then.
-      if (final && flight.held === null) flight.held = payload;
-      else this.#events.emit('cancel', payload);
+      this.#events.emit('cancel', payload);
     }
     consumer.reject?.(error);
     if (final) {

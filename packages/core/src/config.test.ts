@@ -57,6 +57,8 @@ describe('resolveClientOptions', () => {
     ['relative baseURL', { baseURL: '/api' }, /baseURL/, RangeError],
     ['non-function fetch', { fetch: 'x' as never }, /fetch/, TypeError],
     ['non-object headers', { headers: 'x' as never }, /headers/, TypeError],
+    ['null headers', { headers: null as never }, /headers/, TypeError],
+    ['empty-string headers', { headers: '' as never }, /headers/, TypeError],
     ['non-string header', { headers: { a: {} as never } }, /header/, TypeError],
     ['bad clock', { clock: {} as never }, /clock/, TypeError],
     ['null clock', { clock: null as never }, /clock/, TypeError],

@@ -87,7 +87,8 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
   return Object.freeze({
     baseURL,
     keyBase: keyBaseOf(baseURL),
-    headers: options.headers ? lowerCaseHeaders(options.headers, 'headers') : undefined,
+    headers:
+      options.headers !== undefined ? lowerCaseHeaders(options.headers, 'headers') : undefined,
     cache,
     maxEntries,
     gcTime,

@@ -110,6 +110,11 @@ export interface PreparedEntry {
   readonly value: ApiResponse;
   readonly storedAt: number;
   readonly ttl: number;
+  /**
+   * The client holds the key or a subscription wants it (data or not): a component may show it,
+   * so writing it notifies someone (HydrationBoundary writes these after the commit).
+   */
+  readonly shown: boolean;
 }
 
 /**
@@ -118,7 +123,7 @@ export interface PreparedEntry {
  * HydrationBoundary writes some entries during render and the others after the commit.
  */
 export function prepareHydration(client: Client, state: DehydratedState): PreparedEntry[] {
-  const { clock } = internalsOf(client, 'hydrate');
+  const { cache, clock } = internalsOf(client, 'hydrate');
   checkObject('state', state, 'what dehydrate returned ({ keel: 1, entries })');
   if (state.keel !== 1) throw rangeError('state.keel', '1', state.keel);
   if (!Array.isArray(state.entries)) {
@@ -156,7 +161,8 @@ export function prepareHydration(client: Client, state: DehydratedState): Prepar
       statusText: response.statusText,
       headers,
     };
-    return { spec, value, storedAt: now - entry.age, ttl: entry.ttl };
+    const shown = cache.get(spec.key) !== undefined || cache.hasInterest(spec.key);
+    return { spec, value, storedAt: now - entry.age, ttl: entry.ttl, shown };
   });
 }
 

@@ -10,7 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { expect } from 'vitest';
+import { afterEach, beforeEach, expect } from 'vitest';
 import type { AbortSource } from '../src/attempt/attempt';
 import { CLIENT_EVENT_NAMES } from '../src/events/names';
 import {
@@ -656,4 +656,21 @@ export async function expectRefusedOption(
   expect((outcome as { reason: unknown }).reason).toBeInstanceOf(type);
   expect((outcome as { reason: Error }).reason.message).toMatch(message);
   expect(t.fake.calls).toHaveLength(0);
+}
+
+/**
+ * Collects the rejections nobody handled while each test of the calling suite runs (register it
+ * at the top of a `describe`): the returned array is emptied before each test.
+ */
+export function collectUnhandledRejections(): unknown[] {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  beforeEach(() => {
+    unhandled.length = 0;
+    process.on('unhandledRejection', onUnhandled);
+  });
+  afterEach(() => {
+    process.off('unhandledRejection', onUnhandled);
+  });
+  return unhandled;
 }

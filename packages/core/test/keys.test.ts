@@ -10,7 +10,7 @@ import {
   resolveURL,
 } from '../src/internal/url';
 import { buildQuery } from '../src/request/query';
-import { createFakeFetch, debugOf } from './helpers';
+import { createFakeFetch, debugOf, makeClient } from './helpers';
 
 const noFetch = createFakeFetch().fetch;
 
@@ -230,5 +230,56 @@ describe('the resolution fast paths give the key a full parse gives', () => {
       ),
       { numRuns: 400 },
     );
+  });
+});
+
+describe('a controller names an endpoint as a request to that path does', () => {
+  // The request's endpoint key is `METHOD pathname` of its parsed URL: spaces and non-ASCII
+  // percent-encoded, dot segments resolved. `endpoint(method, path)` must read the same record.
+  test.each([
+    ['/a b', '/a b'],
+    ['/a b', '/a%20b'],
+    ['/a%20b', '/a b'],
+    ['/über', '/über'],
+    ['/über', '/%C3%BCber'],
+    ['/x/../a b', '/a b'],
+    ['/a b?q=1', '/a b?r=2#f'],
+  ])('a request to %s, asked as %s', async (requested, asked) => {
+    const t = makeClient(
+      {
+        circuitBreaker: { failureThreshold: 1, resetTimeout: 1000 },
+        adaptive: { enabled: true },
+        retry: { attempts: 1 },
+      },
+      { handler: () => new Response('down', { status: 503 }) },
+    );
+    await t.client.get(requested).catch(() => {});
+    const endpoint = t.client.resolve('GET', requested).endpoint;
+    expect(t.client.circuitBreaker().status('get', asked)).toMatchObject({
+      endpoint,
+      state: 'open',
+    });
+    expect(t.client.intelligence().endpoint('GET', asked)).toMatchObject({
+      requests: 1,
+      failures: 1,
+    });
+    expect(t.client.adaptive().endpoint('GET', asked)).toMatchObject({ endpoint });
+    t.client.circuitBreaker().reset('GET', asked);
+    expect(t.client.circuitBreaker().status('GET', requested).state).toBe('closed');
+    expect(t.client.circuitBreaker().statuses()).toHaveLength(1);
+  });
+
+  test('a path that is no valid URL is the RangeError a request to it gets', () => {
+    const client = createClient({ baseURL: 'https://api.test', fetch: noFetch });
+    const asRequest = (() => {
+      try {
+        client.resolve('GET', 'http://');
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(asRequest).toBeInstanceOf(RangeError);
+    expect(() => client.circuitBreaker().status('GET', 'http://')).toThrow(asRequest as Error);
+    expect(() => client.intelligence().endpoint('GET', 'http://')).toThrow(asRequest as Error);
   });
 });

@@ -349,3 +349,34 @@ describe('invalidation racing an in-flight fetch', () => {
     expect(t.client.getCached(key)?.data).toEqual({ v: 2 });
   });
 });
+
+describe('an entry written by hand under its key string', () => {
+  const value = { data: { hand: 1 }, status: 200, statusText: 'OK', headers: new Headers() };
+
+  test('over a fetched one: a matching invalidate removes it and refetches it for its subscriber', async () => {
+    const t = makeClient({}, { handler: counter() });
+    const key = keyOf(t, '/hand/1');
+    const updates: CacheUpdate['type'][] = [];
+    t.client.subscribe(key, (u) => updates.push(u.type));
+    await t.client.get('/hand/1');
+    t.client.setCached(key, value); // an optimistic write by key: the fetched entry's spec stays
+    expect(t.client.invalidate('/hand')).toEqual([key]);
+    await flush();
+    expect(t.fake.calls).toHaveLength(2);
+    expect(t.client.getCached(key)?.data).not.toEqual(value.data);
+    expect(updates).toEqual(['write', 'write', 'invalidate', 'revalidate']);
+  });
+
+  test('never fetched: removed and its subscriber told, but not refetched (no spec to send)', async () => {
+    const t = makeClient({}, { handler: counter() });
+    const key = keyOf(t, '/hand/2');
+    const updates: CacheUpdate['type'][] = [];
+    t.client.subscribe(key, (u) => updates.push(u.type));
+    t.client.setCached(key, value);
+    expect(t.client.invalidate('/hand')).toEqual([key]);
+    await flush();
+    expect(t.client.getCached(key)).toBeUndefined();
+    expect(updates).toEqual(['write', 'invalidate']);
+    expect(t.fake.calls).toHaveLength(0);
+  });
+});

@@ -6,6 +6,7 @@
  * scenario every promise has settled, every `request` event has exactly one terminal event
  * (`success`, `error` or a final `cancel`) after it, and nothing is left: no flight, timer,
  * listener or subscription, intelligence's activeRequests back to 0, no unhandled rejection.
+ * Every listener hears every event in one order (the first and the last hear the same sequence).
  * Event order holds per flight (its tracker) as the first and the last listener hear it: its
  * `request` once, then `retry` only before its one terminal event, nothing of it after that; and
  * a request made from a `circuit-rejected` listener never settles with that event's error (it
@@ -15,10 +16,11 @@
  * scenario (add FUZZ_TRACE=1 to print its events), FUZZ_COUNT=<n> runs more (seeds from 1000).
  * Runs against createClient and, in the core-composed project, createBaseClient + with*().
  */
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { ClientEventName, ClientOptions, RequestOptions } from '../src/index';
 import {
   ALL_EVENTS,
+  collectUnhandledRejections,
   createFakeFetch,
   createTestClient,
   debugOf,
@@ -211,6 +213,7 @@ async function runScenario(seed: number): Promise<Scenario> {
   }
   for (const [key, n] of open) if (n > 0) problems.push(`${n} request(s) of ${key} never ended`);
   problems.push(...flightOrder(recorder.events, 'first'), ...flightOrder(last.events, 'last'));
+  problems.push(...sameOrder(recorder.events, last.events));
   problems.push(...jobOrder(recorder.events));
   for (const { p, error } of fromRejected) {
     if (p.current.state === 'rejected' && p.current.reason === error) {
@@ -283,17 +286,40 @@ function flightOrder(events: { name: string; payload: unknown }[], who: string):
 }
 
 /**
+ * The first and the last listener hear the same events in the same order: an event emitted
+ * while another is being delivered waits until that one has reached every listener.
+ */
+function sameOrder(
+  first: { name: string; payload: unknown }[],
+  last: { name: string; payload: unknown }[],
+): string[] {
+  const n = Math.max(first.length, last.length);
+  for (let i = 0; i < n; i++) {
+    if (first[i]?.payload !== last[i]?.payload) {
+      return [`event ${i}: the first listener heard ${first[i]?.name}, the last ${last[i]?.name}`];
+    }
+  }
+  return [];
+}
+
+/**
  * Scheduler events per job, as the first listener hears them: nothing of a job after its
- * `request-rejected` (a listener that cancels the job it hears of ends it there).
+ * `request-rejected` (a listener that cancels the job it hears of ends it there), and a
+ * `request-dequeued` only for a job queued since its last one.
  */
 function jobOrder(events: { name: string; payload: unknown }[]): string[] {
   const problems: string[] = [];
   const rejected = new Set<unknown>();
+  const queued = new Set<unknown>();
   for (const { name, payload } of events) {
     const id = (payload as { id?: unknown }).id;
     if (id === undefined) continue;
     if (rejected.has(id)) problems.push(`${name} of job ${id} after its request-rejected`);
     if (name === 'request-rejected') rejected.add(id);
+    if (name === 'request-queued') queued.add(id);
+    else if (name === 'request-dequeued' && !queued.delete(id)) {
+      problems.push(`request-dequeued of job ${id} without its request-queued`);
+    }
   }
   return problems;
 }
@@ -305,15 +331,7 @@ function jobOrder(events: { name: string; payload: unknown }[]): string[] {
 const REGRESSION_SEEDS = [2437];
 
 describe('re-entrant fuzzer', () => {
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => unhandled.push(reason);
-  beforeEach(() => {
-    unhandled.length = 0;
-    process.on('unhandledRejection', onUnhandled);
-  });
-  afterEach(() => {
-    process.off('unhandledRejection', onUnhandled);
-  });
+  const unhandled = collectUnhandledRejections();
 
   const only = process.env.FUZZ_SEED;
   const seeds = only

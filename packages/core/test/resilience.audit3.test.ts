@@ -46,8 +46,9 @@ describe('a cancel made while the `request` event is being delivered', () => {
     expect((await outcome(p)) as { error: unknown }).toMatchObject({
       error: expect.any(CancelledError),
     });
-    // /b's request reached this listener first (nested), then /a's, and only then /a's end.
-    expect(seen).toEqual(['request /b', 'request /a', 'cancel /a']);
+    // /a's request reached every listener before /b's (made while it was being delivered), and
+    // only then /a's end.
+    expect(seen).toEqual(['request /a', 'request /b', 'cancel /a']);
     h.client.cancelAll();
     await outcome(inner!);
     expect(debugOf(h.client)).toMatchObject({ flights: 0, inflight: 0 });

@@ -16,10 +16,11 @@ export interface HydrationBoundaryProps {
 /**
  * Puts a dehydrated state into the client of the nearest ClientProvider, so queries below find
  * their data in the cache: hydration matches the server's markup and makes no request while the
- * data is fresh. Keys the client has nothing cached for are written before the children render;
- * keys it already holds are written once React committed the render (so a transition that is
- * thrown away changes nothing on screen, and no other component is updated during render), and
- * only with newer data than the cache's. Hydrates once per `state` object.
+ * data is fresh. Keys the client knows nothing of are written before the children render; keys
+ * it already holds, or that a component subscribes to (data or not), are written once React
+ * committed the render (so a transition that is thrown away changes nothing on screen, and no
+ * other component is updated during render), and only with newer data than the cache's.
+ * Hydrates once per `state` object.
  *
  * @example
  * <ClientProvider client={client}>
@@ -37,7 +38,7 @@ export function HydrationBoundary({ state, children }: HydrationBoundaryProps): 
     const held: PreparedEntry[] = [];
     for (const entry of prepareHydration(client, state)) {
       // A server render runs no effect: everything is written now.
-      (isServer || client.getCached(entry.spec.key) === undefined ? now : held).push(entry);
+      (isServer || !entry.shown ? now : held).push(entry);
     }
     writeHydration(client, now);
     return held;

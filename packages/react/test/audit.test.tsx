@@ -1423,6 +1423,35 @@ describe('useQuery refetchInterval bounds', () => {
       }),
     ).toThrow(RangeError);
   });
+
+  it('a refetchInterval of the wrong type is a TypeError, a number out of range a RangeError, both naming it', () => {
+    const client = createClient({ baseURL: 'http://127.0.0.1:9' });
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    onTestFinished(() => logged.mockRestore());
+    const expected = 'a positive number of ms, at most 2147483647, or false';
+    const refused = (refetchInterval: unknown) => () =>
+      renderHook(() => useQuery('/x', { refetchInterval } as { refetchInterval: number }), {
+        wrapper: wrapperFor(client),
+      });
+    for (const [value, shown] of [
+      ['1000', '"1000"'],
+      [null, 'null'],
+      [true, 'true'],
+    ] as const) {
+      expect(refused(value)).toThrow(
+        new TypeError(`keel: \`refetchInterval\` must be ${expected}, got ${shown}`),
+      );
+    }
+    for (const value of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31]) {
+      expect(refused(value)).toThrow(
+        new RangeError(`keel: \`refetchInterval\` must be ${expected}, got ${value}`),
+      );
+    }
+    expect(() =>
+      renderHook(() => useQuery('/x', { select: 5 as never }), { wrapper: wrapperFor(client) }),
+    ).toThrow(new TypeError('keel: `select` must be a function, got 5'));
+    expect(debugOf(client).subscriptions).toBe(0);
+  });
 });
 
 describe('boolean options are booleans', () => {

@@ -233,6 +233,28 @@ describe('HydrationBoundary over data the page already shows', () => {
     await until(() => screen.getByTestId('shown/a').textContent === 'new');
   });
 
+  it('a key a component subscribes to with nothing cached yet is written after the commit too', async () => {
+    // TanStack Query's rule: a query the cache knows (an observer made it) is existing, data or
+    // not. Written at render, the subscriber would be updated while the boundary renders.
+    const client = createClient({ baseURL: '/api' });
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    onTestFinished(() => errors.mockRestore());
+    const tree = (state: DehydratedState | null) => (
+      <ClientProvider client={client}>
+        <RawReader client={client} />
+        <HydrationBoundary state={state}>
+          <p>page</p>
+        </HydrationBoundary>
+      </ClientProvider>
+    );
+    const { rerender } = render(tree(null));
+    expect(screen.getByTestId('raw').textContent).toBe('-');
+    rerender(tree(stateOf('new', 0)));
+    await flush();
+    expect(errors).not.toHaveBeenCalled();
+    expect(screen.getByTestId('raw').textContent).toBe('new');
+  });
+
   it('a state older than what the cache holds is ignored, at render and after the commit', async () => {
     const client = createClient({ baseURL: '/api' });
     hydrate(client, stateOf('newer', 0));

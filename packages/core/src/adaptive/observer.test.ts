@@ -194,6 +194,26 @@ describe('AdaptiveObserver, scheduler mode', () => {
     ]);
   });
 
+  it('a `request-started` heard after its attempt began (emitted during another delivery) is measured', () => {
+    const h = harness(true);
+    const t = h.request();
+    h.queued(1);
+    // Emitted from a listener: it waits for the delivery to end, and meanwhile fetch is called.
+    h.events.on('queue-paused', () => {
+      h.started(1);
+      t.attempt();
+    });
+    h.events.emit('queue-paused', { group: 'g' });
+    h.at(80);
+    h.events.emit('success', {
+      key: t.key,
+      tracker: t,
+      response: { data: null, status: 200, statusText: 'OK', headers: new Headers() },
+      endpoint: EP,
+    });
+    expect(h.samples).toEqual([{ latency: 80, outcome: 'took' }]);
+  });
+
   it('`request-rejected` ends a queued or running job without a sample', () => {
     const h = harness(true);
     h.request();

@@ -19,7 +19,13 @@ interface Watched {
   measuring: boolean;
   /** When the attempt being measured started (whatever the injected clock said, NaN included). */
   startedAt: number;
-  /** The tracker's attempts then: unchanged at the end means no attempt reached fetch. */
+  /**
+   * Attempts made before the one being measured: the tracker's count not past it at the end
+   * means no attempt reached fetch. Taken from the events, not the live tracker: an event
+   * emitted while another is being delivered reaches us later, maybe once the attempt began.
+   * With a scheduler, each `request-started` is followed by one attempt unless the job ends, so
+   * the n-th start measures attempt n (-1 before the first).
+   */
   attempts: number;
   /** The classified error of the last failed attempt (from `retry`), for `request-delayed`. */
   lastOutcome: Outcome | undefined;
@@ -35,8 +41,10 @@ interface Watched {
  *
  * Events name a flight in two ways: flight events carry its `tracker`, scheduler events its job
  * `id`. They are tied together at the flight's first `request-queued`, which the client emits
- * synchronously right after `request` (the flight's `#run` reaches `acquire` without awaiting),
- * so the newest unbound flight with that key is the one. A final `cancel` may carry a joiner's
+ * synchronously right after `request` (the flight's `#run` reaches `acquire` without awaiting):
+ * a flight of that key whose `request` is heard in between (made by a `request` listener) has
+ * had its `request-queued` heard too, so the newest unbound flight with that key is the one.
+ * A final `cancel` may carry a joiner's
  * tracker; the flight it ended is then the one of that key whose own tracker is now cancelled.
  */
 export class AdaptiveObserver {
@@ -96,14 +104,14 @@ export class AdaptiveObserver {
       id: -1,
       measuring: false,
       startedAt: 0,
-      attempts: 0,
+      attempts: -1,
       lastOutcome: undefined,
     };
     this.#byTracker.set(e.tracker, w);
     const list = this.#byKey.get(e.key);
     if (list === undefined) this.#byKey.set(e.key, [w]);
     else list.push(w);
-    if (!this.#scheduled) this.#begin(w, this.#clock.now());
+    if (!this.#scheduled) this.#begin(w, this.#clock.now(), 0);
   };
 
   readonly #onRetry = (e: ClientEvents['retry']): void => {
@@ -113,7 +121,7 @@ export class AdaptiveObserver {
     if (this.#scheduled) return; // `request-delayed` ends the attempt
     const now = this.#clock.now();
     this.#end(w, w.lastOutcome, now);
-    this.#begin(w, now + e.delay);
+    this.#begin(w, now + e.delay, e.attempts);
   };
 
   readonly #onSuccess = (e: ClientEvents['success']): void => {
@@ -155,7 +163,7 @@ export class AdaptiveObserver {
 
   readonly #onStarted = (e: ClientEvents['request-started']): void => {
     const w = this.#byId.get(e.id);
-    if (w !== undefined) this.#begin(w, this.#clock.now());
+    if (w !== undefined) this.#begin(w, this.#clock.now(), w.attempts + 1);
   };
 
   readonly #onDelayed = (e: ClientEvents['request-delayed']): void => {
@@ -170,11 +178,11 @@ export class AdaptiveObserver {
 
   // ── measurement ─────────────────────────────────────────────────────────────────────────────
 
-  #begin(w: Watched, at: number): void {
+  #begin(w: Watched, at: number, attemptsBefore: number): void {
     if (!w.measuring) this.#engine.started(w.endpoint);
     w.measuring = true;
     w.startedAt = at;
-    w.attempts = w.tracker.attempts;
+    w.attempts = attemptsBefore;
   }
 
   /**
@@ -187,7 +195,7 @@ export class AdaptiveObserver {
     this.#engine.ended(
       w.endpoint,
       now - w.startedAt,
-      w.tracker.attempts === w.attempts ? undefined : outcome,
+      w.tracker.attempts > w.attempts ? outcome : undefined,
     );
   }
 

@@ -14,18 +14,24 @@ import { TimeoutError } from '../errors/timeout-error';
  * as they are; an AbortError the attempt did not cause, a CancelledError; a transport timeout
  * (undici's headers / body / connect timeout, a DOMException `TimeoutError`), a TimeoutError of
  * kind `transport`; anything else (undici's `TypeError('fetch failed')`, a browser's "Failed to
- * fetch", a body cut short), a NetworkError with the platform's code. So a caller, `retryOn` and
- * `retry` events always see a KeelError that names the request.
+ * fetch", a body cut short), a NetworkError with the platform's code; a value that throws when
+ * read, a NetworkError too. So a caller, `retryOn` and `retry` events always see a KeelError
+ * that names the request, and this never throws.
  */
 export function attemptError(error: unknown, request: FailedRequest): KeelError {
-  if (isKeelError(error)) return error;
-  if (hasErrorName(error, 'AbortError')) {
-    const message = 'Request aborted by the fetch implementation';
-    return new CancelledError(request, { message, cause: error });
+  let code: string | undefined;
+  try {
+    if (isKeelError(error)) return error;
+    if (hasErrorName(error, 'AbortError')) {
+      const message = 'Request aborted by the fetch implementation';
+      return new CancelledError(request, { message, cause: error });
+    }
+    code = errorCodeOf(error);
+    if (hasErrorName(error, 'TimeoutError') || codeIs(code, CodeKind.TransportTimeout)) {
+      return new TimeoutError(request, { kind: 'transport', code, cause: error });
+    }
+  } catch {
+    // A value that throws when read (a getter, a revoked Proxy): nothing more can be told of it.
   }
-  const code = errorCodeOf(error);
-  if (hasErrorName(error, 'TimeoutError') || codeIs(code, CodeKind.TransportTimeout)) {
-    return new TimeoutError(request, { kind: 'transport', code, cause: error });
-  }
-  return new NetworkError(request, { cause: error, code });
+  return new NetworkError(request, { cause: error, code: code ?? 'ERR_NETWORK' });
 }

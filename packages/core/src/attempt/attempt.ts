@@ -91,7 +91,9 @@ export function attemptOnce(
       if (isStreamBody(spec.body)) (init as { duplex?: 'half' }).duplex = 'half';
       // credentials, redirect, mode, cache, ... as the client and request set them.
       if (spec.fetchInit !== undefined) Object.assign(init, spec.fetchInit);
-      started = fetchImpl(spec.url, init);
+      // A Response returned as it is (no promise) is answered; a value whose `then` throws fails
+      // like a rejection. A native promise comes back as it is (no allocation).
+      started = Promise.resolve(fetchImpl(spec.url, init));
     } catch (err) {
       // A fetch that throws at once fails like one that rejects.
       started = Promise.reject(err);
@@ -107,9 +109,10 @@ export function attemptOnce(
         (err) => {
           if (done) return;
           finish();
+          const error = attemptError(err, spec);
           // A body not read to its end (too large, cut short) must not keep its connection.
-          if (isResponseTooLargeError(err)) abortFetch(err);
-          reject(attemptError(err, spec));
+          if (isResponseTooLargeError(error)) abortFetch(error);
+          reject(error);
         },
       );
   });

@@ -131,7 +131,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
    * probe succeeded). A probe still in flight is then an ordinary closed-state outcome.
    */
   reset(method?: string, path?: string): void {
-    // endpointKey checks the arguments; `METHOD ` (empty path) prefixes every endpoint of it.
+    // endpointKey checks the arguments; `METHOD /` (empty path) prefixes every endpoint of it.
     const key = method === undefined && path === undefined ? '' : endpointKey(method, path ?? '');
     for (const circuit of this.#circuits.values()) {
       const { endpoint } = circuit;
@@ -238,7 +238,9 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
     circuit.phase = phase;
     if (phase === CLOSED) circuit.failures = 0;
     if (announce !== undefined && this.#events.has(announce)) {
-      this.#events.emit(announce, {
+      // Ahead of the event that caused it (the breaker is its first listener): every listener
+      // hears the new state before the `request`, `success` or `error` it follows from.
+      this.#events.emitAhead(announce, {
         endpoint: circuit.endpoint,
         method: circuit.method,
         path: circuit.path,

@@ -5,7 +5,6 @@ import type { Entry } from '../scheduler/entry';
 import type { SchedulerJob } from '../scheduler/gate';
 import { Tracker } from '../tracker/tracker';
 import type { ApiResponse } from '../types/client';
-import type { ClientEvents } from '../types/events';
 
 /**
  * One caller attached to a flight. Internal consumers (SWR refresh, post-invalidation refetch)
@@ -98,11 +97,6 @@ export class Flight implements SchedulerJob, AbortSource {
    * (`error`), not as a cancellation.
    */
   expired = false;
-  /**
-   * `null` while its `request` or `retry` event is being delivered; a final `cancel` made
-   * meanwhile is held here and emitted once every listener has heard that event.
-   */
-  held: ClientEvents['cancel'] | null | undefined;
   /** The running attempt's or retry wait's abort (attempt.ts AbortSource): called by `abort`. */
   onAbort: ((reason: unknown) => void) | undefined;
   /** The only consumer while there is one; undefined once `#many` holds them all. */

@@ -36,14 +36,19 @@ export class NetworkError extends KeelRequestError {
 /** True for a NetworkError, also one from another copy of the package. */
 export const isNetworkError = guardFor(NetworkError, 'core', 'NetworkError');
 
-/** The innermost message worth showing: undici's outer "fetch failed" says less than its cause. */
+/**
+ * The innermost message worth showing: undici's outer "fetch failed" says less than its cause.
+ * What a cause that throws when read (a getter, a revoked Proxy) lets through, never a throw.
+ */
 function causeMessage(cause: unknown): string {
   let e: unknown = cause;
   let message = '';
-  for (let depth = 0; depth < 3 && e; depth++) {
-    const m = (e as { message?: unknown }).message;
-    if (typeof m === 'string' && m !== '') message = m;
-    e = (e as { cause?: unknown }).cause;
-  }
+  try {
+    for (let depth = 0; depth < 3 && e; depth++) {
+      const m = (e as { message?: unknown }).message;
+      if (typeof m === 'string' && m !== '') message = m;
+      e = (e as { cause?: unknown }).cause;
+    }
+  } catch {}
   return message;
 }

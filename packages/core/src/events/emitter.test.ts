@@ -117,4 +117,92 @@ describe('EventEmitter', () => {
     expect(e.listenerCount()).toBe(0);
     expect(e.has('a') || e.has('b')).toBe(false);
   });
+
+  describe('events emitted while another is being delivered', () => {
+    test('wait until it has reached every listener, then go out in the order emitted', () => {
+      const e = new EventEmitter<Events>();
+      const heard: string[][] = [[], [], []];
+      e.on('a', ({ n }) => {
+        heard[0]!.push(`a${n}`);
+        if (n === 1) {
+          e.emit('b', 'x');
+          e.emit('a', { n: 2 });
+          e.emit('b', 'y');
+        }
+      });
+      for (const i of [1, 2]) {
+        e.on('a', ({ n }) => heard[i]!.push(`a${n}`));
+        e.on('b', (s) => {
+          heard[i]!.push(s);
+          // Emitted while a queued event is delivered: after every event queued before it.
+          if (s === 'x' && i === 1) e.emit('b', 'z');
+        });
+      }
+      e.emit('a', { n: 1 });
+      expect(heard).toEqual([
+        ['a1', 'a2'],
+        ['a1', 'x', 'a2', 'y', 'z'],
+        ['a1', 'x', 'a2', 'y', 'z'],
+      ]);
+    });
+
+    test('reach the listeners subscribed when they are delivered (a `once` fires once)', () => {
+      const e = new EventEmitter<Events>();
+      const heard: string[] = [];
+      const once = vi.fn();
+      let offLate = () => {};
+      e.on('a', () => {
+        e.emit('b', 'first');
+        e.emit('b', 'second');
+        offLate();
+      });
+      e.once('b', once);
+      offLate = e.on('b', (s) => heard.push(`late ${s}`));
+      e.on('b', (s) => heard.push(s));
+      e.emit('a', { n: 0 });
+      expect(once).toHaveBeenCalledExactlyOnceWith('first');
+      expect(heard).toEqual(['first', 'second']);
+    });
+
+    test('emitAhead from the first listener reaches every listener before the outer event', () => {
+      const e = new EventEmitter<Events>();
+      const heard: string[][] = [[], []];
+      e.on('a', ({ n }) => {
+        heard[0]!.push(`a${n}`);
+        // What the circuit breaker does: announce the change this event caused, ahead of it.
+        if (n === 1) e.emitAhead('b', 'ahead');
+        // A plain nested emit still waits for the outer event.
+        if (n === 1) e.emit('b', 'queued');
+      });
+      for (const i of [0, 1]) e.on('b', (s) => heard[i]!.push(s));
+      e.on('a', ({ n }) => heard[1]!.push(`a${n}`));
+      e.emit('a', { n: 1 });
+      expect(heard).toEqual([
+        ['a1', 'ahead', 'queued'],
+        ['ahead', 'a1', 'queued'],
+      ]);
+      // Outside a delivery it is a plain emit.
+      e.emitAhead('b', 'top');
+      expect(heard[1]!.at(-1)).toBe('top');
+    });
+
+    test('a listener throwing on a queued event is reported; the rest hear it and later emits too', () => {
+      const reported: unknown[] = [];
+      const e = new EventEmitter<Events>({ onError: (err) => reported.push(err) });
+      const heard: string[] = [];
+      const boom = new Error('boom');
+      e.on('a', ({ n }) => {
+        if (n === 1) e.emit('b', 'nested');
+        throw boom;
+      });
+      e.on('b', () => {
+        throw boom;
+      });
+      e.on('b', (s) => heard.push(s));
+      e.emit('a', { n: 1 });
+      e.emit('b', 'after');
+      expect(heard).toEqual(['nested', 'after']);
+      expect(reported).toEqual([boom, boom, boom]);
+    });
+  });
 });

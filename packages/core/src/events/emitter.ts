@@ -8,6 +8,11 @@ type Listener<P> = (payload: P) => void;
  * A throwing listener does not stop the others; its error goes to `onError` (default: logged),
  * never rethrown.
  *
+ * One delivery order for every listener: an event emitted while another is being delivered (a
+ * listener calling back into its source) waits in a FIFO queue and is delivered, to the listeners
+ * subscribed then, once the one before it has reached every listener. Otherwise a later listener
+ * would hear the nested event before the outer one (an end before its start).
+ *
  * @example
  * const e = new EventEmitter<{ ping: { n: number } }>();
  * const off = e.on('ping', ({ n }) => console.log(n));
@@ -16,6 +21,13 @@ type Listener<P> = (payload: P) => void;
 export class EventEmitter<Events extends { [K in keyof Events]: unknown }> {
   #listeners: { [K in keyof Events]?: Listener<Events[K]>[] } = {};
   readonly #onError: ErrorReporter;
+  /** True while an event is being delivered: an emit then only queues. */
+  #delivering = false;
+  /**
+   * Events emitted during a delivery, as name, payload pairs in one array (allocated at the
+   * first nested emit, reused after): a top-level emit with nothing nested allocates nothing.
+   */
+  #queue: unknown[] | undefined;
 
   constructor(options: { onError?: ErrorReporter } = {}) {
     this.#onError = options.onError ?? logListenerError;
@@ -77,6 +89,40 @@ export class EventEmitter<Events extends { [K in keyof Events]: unknown }> {
   }
 
   emit<K extends keyof Events>(event: K, payload: Events[K]): void {
+    if (this.#listeners[event] === undefined) return;
+    if (this.#delivering) {
+      (this.#queue ??= []).push(event, payload);
+      return;
+    }
+    this.#delivering = true;
+    try {
+      this.#deliver(event, payload);
+      const queue = this.#queue;
+      // The queue grows while it is drained: each event is delivered after those before it.
+      if (queue !== undefined) {
+        for (let i = 0; i < queue.length; i += 2) {
+          this.#deliver(queue[i] as keyof Events, queue[i + 1] as Events[keyof Events]);
+        }
+      }
+    } finally {
+      this.#delivering = false;
+      if (this.#queue !== undefined) this.#queue.length = 0;
+    }
+  }
+
+  /**
+   * Delivers now, ahead of the rest of the event being delivered: for an observer subscribed
+   * before every other listener of that event (the circuit breaker, installed with the client)
+   * announcing the state change the event caused. No other listener has heard the outer event
+   * yet, so all still hear one order: `circuit-open` before the `error` that opened it. Outside
+   * a delivery, the same as `emit`.
+   */
+  emitAhead<K extends keyof Events>(event: K, payload: Events[K]): void {
+    if (this.#delivering) this.#deliver(event, payload);
+    else this.emit(event, payload);
+  }
+
+  #deliver<K extends keyof Events>(event: K, payload: Events[K]): void {
     const list = this.#listeners[event];
     if (!list) return;
     for (let i = 0; i < list.length; i++) {

@@ -1,15 +1,19 @@
 import { rangeError, typeError } from './checks';
+import { parseCanonical, resolveURL } from './url';
 
 /**
- * The endpoint key `METHOD pathname` for a controller call: the method is upper-cased and a query
- * or fragment on the path is ignored, like the key the pipeline computes for a request.
+ * The endpoint key `METHOD pathname` for a controller call, named by the same steps as a
+ * request's (resolveURL, then parseCanonical, on a root base): the method upper-cased, the path
+ * percent-encoded where the URL parser encodes it (spaces, non-ASCII), dot segments resolved, a
+ * query or fragment dropped. So `/a b`, `/a%20b` and a request to `/a b` are one endpoint; an
+ * absolute URL names its own pathname.
  */
 export function endpointKey(method: unknown, path: unknown): string {
   if (typeof method !== 'string' || method === '') {
     throw (method === '' ? rangeError : typeError)('method', 'an HTTP method', method);
   }
   if (typeof path !== 'string') throw typeError('path', 'a path string', path);
-  return joinEndpoint(method.toUpperCase(), path.split(/[?#]/, 1)[0]!);
+  return joinEndpoint(method.toUpperCase(), parseCanonical(resolveURL(path, 'http://h')).pathname);
 }
 
 /** `METHOD pathname` from parts already normalized (request resolution). */

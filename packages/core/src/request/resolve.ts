@@ -155,7 +155,8 @@ export function resolveRequest(
     parsed = parseCanonical(`${resolved}${resolved.includes('?') ? '&' : '?'}${query}`);
   }
 
-  const requestHeaders = o.headers ? lowerCaseHeaders(o.headers, 'headers') : undefined;
+  const requestHeaders =
+    o.headers !== undefined ? lowerCaseHeaders(o.headers, 'headers') : undefined;
   let headers: Record<string, string> | Readonly<Record<string, string>> = config.headers
     ? requestHeaders
       ? { ...config.headers, ...requestHeaders }

@@ -388,14 +388,16 @@ export class Scheduler implements AttemptGate {
    * wait, then `request-queued` with its position in the lane.
    */
   #queue(entry: Entry, front: boolean): void {
-    const back = entry.state === 'delayed';
+    if (entry.state === 'delayed') {
+      // Announced before it takes its place: a listener that cancels it ends a delayed job, and
+      // nobody hears `request-dequeued` for a job whose `request-queued` was never emitted.
+      this.#emit('request-scheduled', entry);
+      if (entry.state !== 'delayed') return;
+      this.#delayed--;
+    }
     entry.state = 'queued';
     const position = this.#lanes.push(entry, front);
-    if (back) {
-      this.#delayed--;
-      this.#emit('request-scheduled', entry);
-    }
-    if (entry.state === 'queued') this.#emit('request-queued', entry, { position });
+    this.#emit('request-queued', entry, { position });
   }
 
   #parkForBudget(entry: Entry, delay: number): void {

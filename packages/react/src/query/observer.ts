@@ -1,4 +1,5 @@
 import type { ApiResponse, RequestError, RequestOptions, RequestSpec } from '@keel/core';
+import { checkFunction, checkNumber } from '@keel/core/internals';
 import { coreOptions } from '../internal/core-options';
 import { isDocumentHidden, onSignal } from '../internal/environment';
 import { type Selection, select } from '../internal/select';
@@ -141,6 +142,9 @@ const REACT_OPTIONS = new Set([
 
 type View = QueryResult<unknown, unknown>;
 
+/** What `refetchInterval` must be (a wrong type is a TypeError, a wrong number a RangeError). */
+const INTERVAL = 'a positive number of ms, at most 2147483647, or false';
+
 /** The inputs of one render, resolved; replaced as a whole when the URL or options change. */
 interface Inputs {
   readonly url: string | null;
@@ -256,19 +260,11 @@ export class QueryObserver {
   /** Called at the start of each render with the hook's arguments. */
   setInputs(url: string | null, options: UseQueryOptions<any, any> | undefined): void {
     const interval = options?.refetchInterval;
-    if (
-      interval !== undefined &&
-      interval !== false &&
+    if (interval !== undefined && interval !== false) {
       // At most the 32-bit timer limit: past it a timer fires after 1 ms.
-      !(typeof interval === 'number' && interval > 0 && interval <= 2147483647)
-    ) {
-      throw new RangeError(
-        `keel: useQuery refetchInterval must be a positive number of ms (at most 2147483647) or false, got ${String(interval)}`,
-      );
+      checkNumber('refetchInterval', interval, INTERVAL, (n) => n > 0 && n <= 2147483647);
     }
-    if (options?.select !== undefined && typeof options.select !== 'function') {
-      throw new TypeError(`keel: useQuery select must be a function, got ${typeof options.select}`);
-    }
+    if (options?.select !== undefined) checkFunction('select', options.select);
     // Resolving is cheap but not free; skip it when neither the URL nor the options object changed.
     const current = this.#inputs;
     if (url === current.url && options === current.options) return;

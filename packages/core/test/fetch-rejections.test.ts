@@ -1,0 +1,139 @@
+/**
+ * A custom `fetch` may reject (or throw) with anything: `null`, a string, an object whose
+ * `message`, `name` or `code` getter throws, a revoked Proxy (every property read, even
+ * `instanceof`, throws). Reading such a value used to throw inside the attempt's rejection
+ * handler: the request stayed pending forever and the error went unhandled. It fails like any
+ * other fetch failure: a NetworkError naming the request, the value kept as its `cause`, retried
+ * as network errors are.
+ */
+import { describe, expect, test } from 'vitest';
+import { isNetworkError, type NetworkError } from '../src/index';
+import { collectUnhandledRejections, debugOf, makeClient, track } from './helpers';
+
+const boom = () => {
+  throw new Error('a getter that throws');
+};
+
+function revoked(): object {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  return proxy;
+}
+
+/** A Proxy whose every trap throws: reading anything of it, even its prototype, fails. */
+function hostile(): object {
+  const trap = () => boom();
+  return new Proxy(
+    {},
+    { get: trap, has: trap, getPrototypeOf: trap, getOwnPropertyDescriptor: trap, ownKeys: trap },
+  );
+}
+
+const VALUES: [string, () => unknown][] = [
+  ['null', () => null],
+  ['undefined', () => undefined],
+  ['a string', () => 'offline'],
+  [
+    'an object whose message getter throws',
+    () => Object.defineProperty({}, 'message', { get: boom }),
+  ],
+  ['an object whose name getter throws', () => Object.defineProperty({}, 'name', { get: boom })],
+  ['an object whose code getter throws', () => Object.defineProperty({}, 'code', { get: boom })],
+  [
+    'an Error whose cause getter throws',
+    () => Object.defineProperty(new Error('x'), 'cause', { get: boom }),
+  ],
+  [
+    'an object whose errors getter throws',
+    () => Object.defineProperty({}, 'errors', { get: boom }),
+  ],
+  [
+    'an object whose toString throws',
+    () => ({ toString: boom, [Symbol.toPrimitive]: boom, message: 'm' }),
+  ],
+  ['a revoked Proxy', revoked],
+  ['a Proxy whose every trap throws', hostile],
+];
+
+describe('a fetch that rejects with a value that cannot be read', () => {
+  const unhandled = collectUnhandledRejections();
+
+  /** A client whose fetch rejects with (or, `sync`, throws) `value`, counting its calls. */
+  function failingWith(value: unknown, attempts: number, sync = false) {
+    let calls = 0;
+    const fetch = () => {
+      calls++;
+      if (sync) throw value;
+      return Promise.reject(value);
+    };
+    const t = makeClient({ fetch, retry: { attempts } });
+    return { ...t, calls: () => calls };
+  }
+
+  test.each(VALUES)(
+    '%s: the request rejects with a NetworkError, retried, its cause kept',
+    async (_, make) => {
+      const value = make();
+      const t = failingWith(value, 2);
+      const p = track(t.client.get('/net'));
+      await t.clock.advance(100);
+      expect(p.current.state).toBe('rejected');
+      const reason = (p.current as { reason: NetworkError }).reason;
+      expect(isNetworkError(reason)).toBe(true);
+      expect(reason).toMatchObject({
+        method: 'GET',
+        url: 'https://api.test/net',
+        code: 'ERR_NETWORK',
+      });
+      expect(reason.cause).toBe(value);
+      expect(t.calls()).toBe(2);
+      expect(t.of('retry').map((e) => isNetworkError(e.error))).toEqual([true]);
+      expect(t.of('error')).toHaveLength(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+      expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+      expect(t.clock.live).toBe(0);
+    },
+  );
+
+  test.each(VALUES)('%s, thrown synchronously by fetch: the same NetworkError', async (_, make) => {
+    const value = make();
+    const t = failingWith(value, 1, true);
+    const p = track(t.client.get('/sync'));
+    await t.clock.advance(0);
+    const reason = (p.current as { reason: NetworkError }).reason;
+    expect(isNetworkError(reason)).toBe(true);
+    expect(reason.cause).toBe(value);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled).toEqual([]);
+  });
+});
+
+describe('a fetch that returns no promise', () => {
+  test.each([
+    ['a revoked Proxy', revoked],
+    ['null', () => null],
+  ])('(%s): the request rejects with a NetworkError, no timer or flight left', async (_, make) => {
+    const value = make();
+    const t = makeClient({
+      fetch: (() => value) as unknown as typeof fetch,
+      retry: { attempts: 1 },
+      timeout: 1000,
+    });
+    const p = track(t.client.get('/odd'));
+    await t.clock.advance(0);
+    const reason = (p.current as { reason: NetworkError }).reason;
+    expect(isNetworkError(reason)).toBe(true);
+    expect(t.clock.live).toBe(0);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+
+  test('a Response returned as it is (no promise) is answered like a resolved one', async () => {
+    const t = makeClient({
+      fetch: (() => Response.json({ ok: 1 })) as unknown as typeof fetch,
+      timeout: 1000,
+    });
+    await expect(t.client.get('/sync-response')).resolves.toMatchObject({ data: { ok: 1 } });
+    expect(t.clock.live).toBe(0);
+  });
+});
