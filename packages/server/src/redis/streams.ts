@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { type ChainableCommander, Redis, type RedisOptions } from 'ioredis';
 import { checkFunction, checkObject, integer, rangeError, typeError } from '../checks';
 import { MAX_TIMER_MS } from '../clock';
 import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
@@ -115,6 +115,34 @@ function idAfter(id: string): string {
   return seq === MAX_SEQ ? `${Number(ms) + 1}-0` : `${ms}-${Number(seq) + 1}`;
 }
 
+/** A number field of an `XINFO STREAM` reply (a flat list of names and values), if it has one. */
+function infoNumber(info: unknown[], name: string): number | undefined {
+  for (let i = 0; i + 1 < info.length; i += 2) {
+    if (info[i] === name)
+      return typeof info[i + 1] === 'number' ? (info[i + 1] as number) : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Whether entries were removed from a stream before a reader that has read nothing of it since
+ * it was empty read its first entry: `info` is the stream's `XINFO STREAM`, taken with that read
+ * (one transaction); `addedWhenEmpty` its `entries-added` when it was empty. Redis 7 counts what
+ * was ever added: removed ones (added minus length) beyond those removed before are entries
+ * added since, never read. Older Redis does not count: a stream at `maxLen` may have been
+ * trimmed, so it is taken as a loss (a reset more than needed, never a gap in silence).
+ */
+export function trimmedBeforeFirstRead(
+  info: unknown[],
+  addedWhenEmpty: number | undefined,
+  maxLen: number,
+): boolean {
+  const length = infoNumber(info, 'length') ?? 0;
+  const added = infoNumber(info, 'entries-added');
+  if (added !== undefined && addedWhenEmpty !== undefined) return added - length > addedWhenEmpty;
+  return length >= maxLen;
+}
+
 function toEvent(id: string, fields: Fields): StoredEvent {
   let event = 'message';
   let data = '';
@@ -152,6 +180,11 @@ function toEvent(id: string, fields: Fields): StoredEvent {
  *   retries with backoff and resumes after the last entry it delivered. If that entry is gone
  *   when Redis is back (it restarted without persistence, or trimmed past it), its clients get
  *   `keel:reset`.
+ *
+ * - An instance that has read nothing since the stream was empty (it opened on an empty stream,
+ *   or Redis lost it) and whose first read brings a full page checks `XINFO STREAM` with it:
+ *   entries trimmed before that read are a `keel:reset` too. Exact on Redis 7 or later
+ *   (`entries-added`); on Redis 5 and 6 a stream at `maxLen` counts as trimmed.
  *
  * ioredis (an optional peer dependency of `@keel/server`) must be installed.
  *
@@ -226,6 +259,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let last = START;
   /** The id of the last loss reset known here: a replay from an older id is a reset. */
   let floor = START;
+  /**
+   * The stream's `entries-added` (Redis >= 7) when this instance last found it empty (0 when it
+   * did not exist), undefined on older Redis: see `firstPage`.
+   */
+  let addedWhenEmpty: number | undefined;
   const ring = new EventRing(bufferSize, START);
   let failing = false;
   let sleepTimer: ReturnType<typeof setTimeout> | null = null;
@@ -273,10 +311,31 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (conn.status === 'wait') await conn.connect();
   }
 
-  /** The newest entry's id, or START for an empty stream. */
+  /**
+   * `read`'s reply with the stream's `XINFO STREAM` in one transaction (nothing is added or
+   * trimmed between them), or the error XINFO answered with (there is no stream).
+   */
+  async function withInfo(
+    read: (tx: ChainableCommander) => ChainableCommander,
+  ): Promise<{ reply: unknown; info: unknown[] | Error }> {
+    const replies = (await read(reader.multi()).xinfo('STREAM', key).exec())!;
+    const [readError, reply] = replies[0]!;
+    if (readError) throw readError;
+    const [infoError, info] = replies[1]!;
+    return { reply, info: infoError ?? (info as unknown[]) };
+  }
+
+  /**
+   * The newest entry's id, or START for an empty stream: then reading starts from the stream's
+   * first entry, and `addedWhenEmpty` is noted (with it: nothing can be added between).
+   */
   async function newestId(): Promise<string> {
-    const newest = (await reader.xrevrange(key, '+', '-', 'COUNT', 1)) as Entry[];
-    return newest.length === 0 ? START : newest[0]![0];
+    const { reply, info } = await withInfo((tx) => tx.xrevrange(key, '+', '-', 'COUNT', 1));
+    const newest = reply as Entry[];
+    if (newest.length > 0) return newest[0]![0];
+    // With no entry, XINFO fails only when there is no stream: one made later counts from 0.
+    addedWhenEmpty = info instanceof Error ? 0 : infoNumber(info, 'entries-added');
+    return START;
   }
 
   async function has(conn: Redis, id: string): Promise<boolean> {
@@ -305,7 +364,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       head = newest === START ? START : idAfter(last);
       resume = newest;
     }
-    if (head !== START) {
+    // With nothing read yet (last is START), nothing older can survive: a trim.
+    if (head !== START && last !== START) {
       // Entries older than the lost one survive: no trim (that removes the oldest first) but a
       // loss (an older snapshot) another instance may not notice, its own last entry kept, or
       // may not have seen (started after it). Announced in the stream, before anything changes
@@ -332,6 +392,21 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     floor = lossHead;
     ring.clear(id);
     sink?.reset(id);
+  }
+
+  /**
+   * The first page of a stream this instance has read nothing of since it was empty, read again
+   * with its `XINFO STREAM` in one transaction: a full page from the start may come after
+   * entries trimmed before this instance read them (its reader was behind by more than `maxLen`).
+   * If so, its clients are reset before the page, as for any gap.
+   */
+  async function firstPage(): Promise<Entry[]> {
+    const { reply, info } = await withInfo((tx) => tx.xread('COUNT', PAGE, 'STREAMS', key, START));
+    const entries = reply === null ? [] : (reply as [string, Entry[]][])[0]![1];
+    if (entries.length === 0) return entries;
+    if (info instanceof Error) throw info;
+    if (trimmedBeforeFirstRead(info, addedWhenEmpty, maxLen)) await lost(entries[0]![0]);
+    return entries;
   }
 
   /** After a failed read: checks that the last delivered entry is still there. */
@@ -363,11 +438,12 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         failures = 0;
         failing = false;
         if (reply === null || closed) continue;
-        const entries = reply[0]![1];
+        let entries = reply[0]![1];
         // The stream keeps at least `maxLen` entries: a reply with fewer (and less than a page)
         // is everything after `last`, so nothing was trimmed. A larger one may follow a gap.
-        if (entries.length >= gapCheck && last !== START && !(await has(reader, last))) {
-          await lost(entries[0]![0]);
+        if (entries.length >= gapCheck) {
+          if (last === START) entries = await firstPage();
+          else if (!(await has(reader, last))) await lost(entries[0]![0]);
         }
         for (const [id, fields] of entries) {
           last = id;
