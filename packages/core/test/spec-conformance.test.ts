@@ -657,3 +657,30 @@ describe('tracker', () => {
     expect(states).toEqual(['error', 'cancelled']);
   });
 });
+
+describe('hostile values', () => {
+  test('a retryOn that throws a revoked Proxy: the request rejects with it and observers still count the failure', async () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    const reported: unknown[] = [];
+    const { client: c } = client(() => json({}, 503), {
+      onError: (error) => reported.push(error),
+      retry: {
+        retryOn: () => {
+          throw proxy;
+        },
+      },
+    });
+    let rejection: unknown;
+    // Not awaited as a value: awaiting a revoked Proxy reads its `then` and throws.
+    await c.get('/x').then(
+      () => undefined,
+      (e: unknown) => {
+        rejection = e;
+      },
+    );
+    expect(rejection === proxy).toBe(true);
+    expect(reported).toEqual([]);
+    expect(c.intelligence().snapshot().summary.failures).toBe(1);
+  });
+});
