@@ -401,6 +401,23 @@ describe('entries written by hand (setCached)', () => {
     expect(updates).toEqual(['invalidate']);
   });
 
+  test('a key-only write over an entry a request filled keeps its spec, tags and ttl', async () => {
+    const { client: c, calls } = server();
+    await c.get('/a', { cache: { ttl: 100 }, tags: ['t'] });
+    const key = keyOf(c, '/a');
+    c.setCached(key, response('hand'));
+    const [entry] = inspect(c).cache();
+    expect(entry).toMatchObject({ key, tags: ['t'] });
+    expect(entry!.spec?.key).toBe(key);
+    expect(entry!.expiresAt - entry!.storedAt).toBe(100);
+    // The spec it kept refetches it after invalidation (tag target) while subscribed.
+    const stop = c.subscribe(key, () => undefined);
+    expect(c.invalidate(['t'])).toEqual([key]);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(calls).toHaveLength(2);
+    stop();
+  });
+
   test('a key-only entry uses the client ttl', async () => {
     const { client: c, calls } = server({ cache: { ttl: 100 } });
     c.setCached(keyOf(c, '/a'), response(1));
