@@ -164,6 +164,22 @@ describe('resolveRetryOptions and decideRetry', () => {
       decideRetry({ error: http(503, { 'retry-after': '1' }, 'POST'), options, attempts: 1 }).retry,
     ).toBe(true);
     expect(decideRetry({ error: http(503, {}, 'PUT'), options, attempts: 1 }).retry).toBe(true);
+    // Options shaped as the spec lists RetryOptions (no `methods`): the default methods.
+    const specShaped = {
+      attempts: 3,
+      baseDelay: 100,
+      maxDelay: 1000,
+      backoff: 'exponential',
+      jitter: false,
+      respectRetryAfter: true,
+    } as unknown as typeof options;
+    expect(decideRetry({ error: http(503), options: specShaped, attempts: 1 })).toMatchObject({
+      retry: true,
+      delay: 100,
+    });
+    expect(
+      decideRetry({ error: http(503, {}, 'POST'), options: specShaped, attempts: 1 }).retry,
+    ).toBe(false);
     // An explicit method wins.
     expect(
       decideRetry({ error: http(503, {}, 'POST'), options, attempts: 1, method: 'GET' }).retry,

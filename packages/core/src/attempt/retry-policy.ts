@@ -184,7 +184,8 @@ export function decideRetry({
         );
   if (
     method !== undefined &&
-    !options.methods.includes(method) &&
+    // Options written by hand, as the spec lists RetryOptions, may have no `methods`.
+    !(options.methods ?? RETRY_DEFAULTS.methods).includes(method) &&
     // Unless the server did not process the request.
     !(
       status === 429 ||
