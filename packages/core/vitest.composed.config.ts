@@ -17,6 +17,8 @@ export default defineConfig({
       'test/adaptive.test.ts',
       'test/adaptive-timeout.test.ts',
       'test/adaptive.audit.test.ts',
+      'test/spec-conformance.*.test.ts',
+      'test/spec-conformance.test.ts',
       'test/deadline.test.ts',
       'test/leaks.test.ts',
       'test/resilience.audit.test.ts',

@@ -117,8 +117,9 @@ describe('errors', () => {
     new CancelledError(request, { message: 'gone' });
     // @ts-expect-error the positional (status, statusText) form is gone
     new HttpError(500, 'Server Error');
-    // @ts-expect-error the request is required
+    // The spec's errors list no constructor input: built bare, or HttpError from its response.
     new CancelledError();
+    expectTypeOf(new HttpError({ status: 503 }).status).toEqualTypeOf<number | undefined>();
   });
 });
 

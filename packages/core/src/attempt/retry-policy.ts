@@ -2,6 +2,7 @@ import { isAbortError } from '../errors/cancelled-error';
 import { isCircuitOpenError } from '../errors/circuit-open-error';
 import { CodeKind, codeIs, errorCodeOf } from '../errors/error-code';
 import { type HttpError, isHttpError } from '../errors/http-error';
+import { isKeelError } from '../errors/keel-error';
 import { isParseError } from '../errors/parse-error';
 import { isResponseTooLargeError } from '../errors/response-too-large-error';
 import {
@@ -119,7 +120,8 @@ export interface RetryInput {
   options: ResolvedRetryOptions;
   /**
    * The request's method: one outside `options.methods` is retried only when the server did not
-   * process the request. Undefined: judged as an idempotent method.
+   * process the request. Undefined: the failed request's, which keel's errors carry (`error.method`);
+   * judged as an idempotent method when the error names none.
    */
   method?: HttpMethod;
   /** Attempts made so far, including the one that just failed. */
@@ -153,6 +155,10 @@ export function decideRetry({
   random,
 }: RetryInput): RetryDecision {
   if (isAbortError(error)) return stop('cancelled');
+  // A keel error names its request: a POST's 503 is judged as a POST's without `method` too.
+  method ??= isKeelError(error)
+    ? ((error as { method?: HttpMethod }).method as HttpMethod)
+    : undefined;
   const status = isHttpError(error) ? error.status : undefined;
   const code = status === undefined ? errorCodeOf(error) : undefined;
   if (
@@ -178,7 +184,8 @@ export function decideRetry({
         );
   if (
     method !== undefined &&
-    !options.methods.includes(method) &&
+    // Options written by hand, as the spec lists RetryOptions, may have no `methods`.
+    !(options.methods ?? RETRY_DEFAULTS.methods).includes(method) &&
     // Unless the server did not process the request.
     !(
       status === 429 ||

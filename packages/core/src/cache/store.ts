@@ -223,8 +223,10 @@ export class CacheStore {
     const now = this.#clock.now();
     // Before the write, so the hand never drops the entry being written (ttl 0, gcTime 0).
     this.#sweep(now, SWEEP_PER_WRITE);
-    const spec = options.spec;
     const previous = this.#entries.get(key);
+    // A write without a spec (by hand, with a key) keeps the one the entry had: the request that
+    // can refetch it, with its ttl and tags.
+    const spec = options.spec ?? previous?.spec;
     // The spec's URL is canonical and its path already split: no second parse per write. A key
     // written by hand is split once, when first written.
     const { path, origin } = spec
@@ -236,10 +238,10 @@ export class CacheStore {
       path,
       origin,
       response,
-      spec: spec ?? previous?.spec,
+      spec,
       tags: options.tags
         ? Object.freeze([...options.tags])
-        : (spec?.tags ?? previous?.tags ?? NO_TAGS),
+        : (options.spec?.tags ?? previous?.tags ?? NO_TAGS),
       storedAt,
       expiresAt: storedAt + (options.ttl ?? spec?.cache?.ttl ?? this.defaultTtl),
     };

@@ -18,6 +18,12 @@ export function guardFor<T extends object>(
 ): (value: unknown) => value is T {
   const key = Symbol.for(`keel.${pkg}.${name}`);
   Object.defineProperty(cls.prototype, key, { value: true });
-  return (value: unknown): value is T =>
-    value instanceof cls || (value as Record<symbol, unknown> | null | undefined)?.[key] === true;
+  return (value: unknown): value is T => {
+    // A revoked Proxy (or one whose traps throw) is no keel error: a guard answers, never throws.
+    try {
+      return value instanceof cls || (value as Record<symbol, unknown> | null)?.[key] === true;
+    } catch {
+      return false;
+    }
+  };
 }

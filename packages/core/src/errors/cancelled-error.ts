@@ -13,7 +13,7 @@ export interface CancelledErrorInit {
 export class CancelledError extends KeelRequestError {
   override name = 'CancelledError' as const;
 
-  constructor(request: FailedRequest, init: CancelledErrorInit = {}) {
+  constructor(request?: FailedRequest, init: CancelledErrorInit = {}) {
     super(request, init.message ?? 'Request cancelled', undefined, init.cause);
   }
 }

@@ -12,9 +12,9 @@ export class CircuitOpenError extends KeelRequestError {
   override name = 'CircuitOpenError' as const;
   declare readonly endpoint: string;
 
-  constructor(request: FailedRequest, init: CircuitOpenErrorInit) {
-    const { endpoint } = init;
-    super(request, `Circuit open for ${endpoint}`, { endpoint });
+  constructor(request?: FailedRequest, init?: CircuitOpenErrorInit) {
+    const endpoint = init?.endpoint;
+    super(request, endpoint ? `Circuit open for ${endpoint}` : 'Circuit open', { endpoint });
   }
 }
 

@@ -32,7 +32,14 @@ export class HttpError<T = unknown> extends KeelRequestError {
    */
   declare readonly retryAfter: number | undefined;
 
-  constructor(request: FailedRequest, init: HttpErrorInit<T> = {}) {
+  /** `new HttpError({ status, ... })`: the response alone (and the request, when it names one). */
+  constructor(init?: HttpErrorInit<T> & Partial<FailedRequest>);
+  constructor(request: FailedRequest, init?: HttpErrorInit<T>);
+  constructor(
+    request?: Partial<FailedRequest> & HttpErrorInit<T>,
+    // One object with a `status` is the response (a request never has one).
+    init: HttpErrorInit<T> = request && 'status' in request ? request : {},
+  ) {
     const { status, statusText, headers, data, retryAfter } = init;
     super(
       request,

@@ -26,26 +26,28 @@ export interface FailedRequest {
  * (` (GET https://api.test/x)` after `message`, then `detail`) and sets the request's method and
  * URL, then the subclass's own `fields` (each one, even when undefined, is an own property), so
  * each subclass only says what its message and fields are. Subclasses `declare` their fields: a
- * class field would be defined again, as undefined, after this constructor.
+ * class field would be defined again, as undefined, after this constructor. The spec's four
+ * errors may be built without a request (`new CancelledError()`): no suffix, and `method` and
+ * `url` are undefined.
  */
 export abstract class KeelRequestError extends KeelError {
-  /** The request's method. */
+  /** The request's method (undefined only for an error built without a request). */
   declare readonly method: string;
-  /** The request's URL, resolved against `baseURL`. */
+  /** The request's URL, resolved against `baseURL` (undefined only when built without one). */
   declare readonly url: string;
 
   constructor(
-    request: FailedRequest,
+    request: Partial<FailedRequest> | undefined,
     message: string,
     fields?: object,
     cause?: unknown,
     detail = '',
   ) {
     super(
-      `${message} (${request.method} ${request.url})${detail}`,
+      `${message}${request?.url ? ` (${request.method} ${request.url})` : ''}${detail}`,
       cause === undefined ? undefined : { cause },
     );
-    Object.assign(this, { method: request.method, url: request.url }, fields);
+    Object.assign(this, { method: request?.method, url: request?.url }, fields);
   }
 }
 

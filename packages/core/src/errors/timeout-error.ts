@@ -32,7 +32,7 @@ export class TimeoutError extends KeelRequestError {
   declare readonly kind: TimeoutKind;
   declare readonly code: string | undefined;
 
-  constructor(request: FailedRequest, init: TimeoutErrorInit = {}) {
+  constructor(request?: FailedRequest, init: TimeoutErrorInit = {}) {
     const { timeout, code, cause } = init;
     const kind = init.kind ?? 'attempt';
     super(

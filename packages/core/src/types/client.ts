@@ -75,7 +75,8 @@ export interface Client {
    * Writes a response (or data) into the cache for a key and notifies subscribers with `write`,
    * e.g. for optimistic updates. `undefined` removes the entry. Pass the RequestSpec (from
    * `resolve`) instead of its key to store it with the entry, so that invalidation can refetch
-   * an entry that was written by hand (its ttl and tags then come from the spec too).
+   * an entry that was written by hand (its ttl and tags then come from the spec too). A write with
+   * a key only, over an entry that has a spec, keeps that spec, its ttl and its tags.
    */
   setCached<T = unknown>(target: string | RequestSpec, value: ApiResponse<T> | undefined): void;
   /**

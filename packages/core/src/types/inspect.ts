@@ -65,7 +65,7 @@ export interface CachedEntryView {
   readonly response: ApiResponse;
   /**
    * The request that filled the entry: `client.prefetch(spec)` fetches it again. Undefined for an
-   * entry written by hand with a key only.
+   * entry only ever written by hand with a key (a key-only write keeps the spec it replaces).
    */
   readonly spec: RequestSpec | undefined;
 }
