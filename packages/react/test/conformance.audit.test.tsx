@@ -452,3 +452,60 @@ describe('optimistic rollback', () => {
     expect(list()).toBe('a,c');
   });
 });
+
+describe('useServerEvents resync', () => {
+  it('a keel:reset also refetches the queries the server invalidates, when a component names its own targets', async () => {
+    const db = { todos: ['a'], gets: 0 };
+    let stats = 1;
+    const app = createApp();
+    const hub = createEventHub({ bufferSize: 1 });
+    app.get('/api/todos', (ctx) => ctx.json(db.todos));
+    app.get('/api/stats', (ctx) => ctx.json({ n: stats }));
+    const streams: { close(): void }[] = [];
+    app.get('/api/events', (ctx) => {
+      const stream = hub.connect(ctx);
+      streams.push(stream);
+      return stream;
+    });
+    const http = await app.listen(0, '127.0.0.1');
+    apps.push({ app, http });
+    const client = clientOf(`http://127.0.0.1:${(http.address() as AddressInfo).port}`);
+    const clock = new ManualClock();
+    const options = { clock, reconnect: { initialDelay: 100, jitter: false } };
+    function Stats() {
+      // Kept fresh by the server's hub.invalidate('/api/stats'): no handler code.
+      useServerEvents('/api/events', undefined, options);
+      const { data } = useQuery<{ n: number }>('/api/stats');
+      return <p data-testid="stats">{data?.n ?? '-'}</p>;
+    }
+    function Todos() {
+      useServerEvents('/api/events', { invalidate: { 'todos-changed': '/api/todos' } }, options);
+      const { data } = useQuery<string[]>('/api/todos');
+      return <p data-testid="todos">{data?.join(',') ?? '-'}</p>;
+    }
+    render(
+      <>
+        <Stats />
+        <Todos />
+      </>,
+      { wrapper: wrapperFor(client) },
+    );
+    const text = (id: string) => screen.getByTestId(id).textContent;
+    await waitFor(() => expect(hub.size).toBe(1));
+    await waitFor(() => expect(text('stats')).toBe('1'));
+    stats = 2;
+    await hub.invalidate('/api/stats');
+    await waitFor(() => expect(text('stats')).toBe('2'));
+    // The stream drops; two invalidations are published meanwhile and the buffer keeps one.
+    streams[0]!.close();
+    await waitFor(() => expect(clock.timers.size).toBe(1));
+    stats = 3;
+    await hub.invalidate('/api/stats');
+    await hub.publish('other', {});
+    act(() => {
+      clock.runNext();
+    });
+    // keel:reset: the lost event was the server's invalidation of /api/stats.
+    await waitFor(() => expect(text('stats')).toBe('3'));
+  });
+});

@@ -329,16 +329,12 @@ export class Channel {
   };
 
   /**
-   * Events may have been lost (`keel:reset`, or a reconnect with nothing to resume from): apply
-   * every `invalidate` target the components name, or, when none names any, invalidate every
-   * query (what the server invalidated meanwhile is unknown).
+   * Events may have been lost (`keel:reset`, or a reconnect with nothing to resume from):
+   * invalidate every query. The targets the components name are not enough: a lost
+   * `keel:invalidate` (the server's `hub.invalidate`) may have named any path or tag.
    */
   #resync(targets: Targets): Targets {
-    for (const subscriber of this.#subscribers) {
-      const map = invalidateMap(subscriber.handlers());
-      for (const name in map) addTarget(targets, map[name]!);
-    }
-    if (targets.size === 0) addTarget(targets, EVERYTHING);
+    addTarget(targets, EVERYTHING);
     return targets;
   }
 
