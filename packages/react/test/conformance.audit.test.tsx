@@ -10,11 +10,15 @@ import { type Client, createClient } from '@keel/core';
 import { type App, createApp, createEventHub, type EventHub } from '@keel/server';
 import { act, render, screen, waitFor } from '@testing-library/react';
 import { StrictMode, Suspense, useState } from 'react';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
   keepPreviousData,
   QueryErrorBoundary,
+  queryOptions,
+  type ServerEventsOptions,
+  useInfiniteQuery,
   useMutation,
+  useQueries,
   useQuery,
   useServerEvents,
   useSuspenseQuery,
@@ -69,6 +73,12 @@ async function gatedApi(): Promise<Api> {
       hit.res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     },
   };
+}
+
+/** React logs every error a boundary catches: expected in the tests that throw to one. */
+function quietBoundaries(): void {
+  const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+  onTestFinished(() => spy.mockRestore());
 }
 
 function clientOf(base: string): Client {
@@ -146,7 +156,7 @@ describe('rapid key changes', () => {
     await waitFor(() => expect(item()).toBe('3'));
   });
 
-  it('A -> B -> A while A is still loading ends on A with its data, and B\'s read is cancelled', async () => {
+  it("A -> B -> A while A is still loading ends on A with its data, and B's read is cancelled", async () => {
     const api = await gatedApi();
     const client = clientOf(api.base);
     const seen: string[] = [];
@@ -157,9 +167,7 @@ describe('rapid key changes', () => {
     rerender(<Item id={1} seen={seen} />);
     await flush();
     await flush();
-    await waitFor(() =>
-      expect(api.hits.find((h) => h.url === '/items/2')?.aborted).toBe(true),
-    );
+    await waitFor(() => expect(api.hits.find((h) => h.url === '/items/2')?.aborted).toBe(true));
     // Whichever read of A is still open answers.
     api.answer('/items/1', { id: 1 });
     await waitFor(() => expect(item()).toBe('1'));
@@ -168,30 +176,31 @@ describe('rapid key changes', () => {
 
 // ── StrictMode ─────────────────────────────────────────────────────────────────────────────
 
+function Form({ calls }: { calls: string[] }) {
+  const m = useMutation<{ ok: boolean }, { t: string }>('POST', '/things', {
+    onSuccess: () => calls.push('hook'),
+  });
+  return (
+    <>
+      <button
+        type="button"
+        onClick={() => m.mutate({ t: 'x' }, { onSuccess: () => calls.push('call') })}
+      >
+        go
+      </button>
+      <p data-testid="m">{m.status}</p>
+    </>
+  );
+}
+
 describe('StrictMode', () => {
   it("useMutation: mutate's own callbacks run and the state reaches success", async () => {
     const api = await gatedApi();
     const client = clientOf(api.base);
     const calls: string[] = [];
-    function Form() {
-      const m = useMutation<{ ok: boolean }, { t: string }>('POST', '/things', {
-        onSuccess: () => calls.push('hook'),
-      });
-      return (
-        <>
-          <button
-            type="button"
-            onClick={() => m.mutate({ t: 'x' }, { onSuccess: () => calls.push('call') })}
-          >
-            go
-          </button>
-          <p data-testid="m">{m.status}</p>
-        </>
-      );
-    }
     render(
       <StrictMode>
-        <Form />
+        <Form calls={calls} />
       </StrictMode>,
       { wrapper: wrapperFor(client) },
     );
@@ -209,6 +218,27 @@ describe('StrictMode', () => {
 function SuspenseItem({ id }: { id: number }) {
   const { data } = useSuspenseQuery<{ id: number }>(`/items/${id}`);
   return <p data-testid="item">{data.id}</p>;
+}
+
+function KeyedPage() {
+  const [id, setId] = useState(1);
+  return (
+    <>
+      <button type="button" onClick={() => setId(2)}>
+        next
+      </button>
+      <QueryErrorBoundary
+        resetKeys={[id]}
+        fallback={({ error }) => (
+          <p data-testid="item">failed {(error as { status?: number }).status}</p>
+        )}
+      >
+        <Suspense fallback={<p data-testid="item">loading</p>}>
+          <SuspenseItem id={id} />
+        </Suspense>
+      </QueryErrorBoundary>
+    </>
+  );
 }
 
 describe('suspense and key changes', () => {
@@ -237,29 +267,10 @@ describe('suspense and key changes', () => {
   });
 
   it('an error boundary whose resetKeys name the key reads the new key after a failure', async () => {
+    quietBoundaries();
     const api = await gatedApi();
     const client = clientOf(api.base);
-    function Page() {
-      const [id, setId] = useState(1);
-      return (
-        <>
-          <button type="button" onClick={() => setId(2)}>
-            next
-          </button>
-          <QueryErrorBoundary
-            resetKeys={[id]}
-            fallback={({ error }) => (
-              <p data-testid="item">failed {(error as { status?: number }).status}</p>
-            )}
-          >
-            <Suspense fallback={<p data-testid="item">loading</p>}>
-              <SuspenseItem id={id} />
-            </Suspense>
-          </QueryErrorBoundary>
-        </>
-      );
-    }
-    render(<Page />, { wrapper: wrapperFor(client) });
+    render(<KeyedPage />, { wrapper: wrapperFor(client) });
     await waitFor(() => expect(api.hits).toHaveLength(1));
     api.answer('/items/1', { message: 'gone' }, 404);
     await waitFor(() => expect(item()).toBe('failed 404'));
@@ -313,6 +324,21 @@ async function stop(live: LiveServer): Promise<void> {
   await live.hub.close();
 }
 
+function RestartTab({ clock }: { clock: ManualClock }) {
+  const { data } = useQuery<string[]>('/api/todos');
+  // No handler code: the server's hub.invalidate drives it.
+  const { status } = useServerEvents('/api/events', undefined, {
+    clock,
+    reconnect: { initialDelay: 100, jitter: false },
+  });
+  return (
+    <>
+      <p data-testid="list">{data?.join(',') ?? '-'}</p>
+      <p data-testid="status">{status}</p>
+    </>
+  );
+}
+
 describe('useServerEvents across a server restart', () => {
   it('reconnects with the old Last-Event-ID, gets keel:reset from the new process and refetches', async () => {
     const db = { todos: ['a'], gets: 0 };
@@ -321,23 +347,9 @@ describe('useServerEvents across a server restart', () => {
     const port = (first.http.address() as AddressInfo).port;
     const client = clientOf(`http://127.0.0.1:${port}`);
     const clock = new ManualClock();
-    function Tab() {
-      const { data } = useQuery<string[]>('/api/todos');
-      // No handler code: the server's hub.invalidate drives it.
-      const { status } = useServerEvents('/api/events', undefined, {
-        clock,
-        reconnect: { initialDelay: 100, jitter: false },
-      });
-      return (
-        <>
-          <p data-testid="list">{data?.join(',') ?? '-'}</p>
-          <p data-testid="status">{status}</p>
-        </>
-      );
-    }
     render(
       <StrictMode>
-        <Tab />
+        <RestartTab clock={clock} />
       </StrictMode>,
       { wrapper: wrapperFor(client) },
     );
@@ -453,6 +465,19 @@ describe('optimistic rollback', () => {
   });
 });
 
+function Stats({ options }: { options: ServerEventsOptions }) {
+  // Kept fresh by the server's hub.invalidate('/api/stats'): no handler code.
+  useServerEvents('/api/events', undefined, options);
+  const { data } = useQuery<{ n: number }>('/api/stats');
+  return <p data-testid="stats">{data?.n ?? '-'}</p>;
+}
+
+function Todos({ options }: { options: ServerEventsOptions }) {
+  useServerEvents('/api/events', { invalidate: { 'todos-changed': '/api/todos' } }, options);
+  const { data } = useQuery<string[]>('/api/todos');
+  return <p data-testid="todos">{data?.join(',') ?? '-'}</p>;
+}
+
 describe('useServerEvents resync', () => {
   it('a keel:reset also refetches the queries the server invalidates, when a component names its own targets', async () => {
     const db = { todos: ['a'], gets: 0 };
@@ -472,21 +497,10 @@ describe('useServerEvents resync', () => {
     const client = clientOf(`http://127.0.0.1:${(http.address() as AddressInfo).port}`);
     const clock = new ManualClock();
     const options = { clock, reconnect: { initialDelay: 100, jitter: false } };
-    function Stats() {
-      // Kept fresh by the server's hub.invalidate('/api/stats'): no handler code.
-      useServerEvents('/api/events', undefined, options);
-      const { data } = useQuery<{ n: number }>('/api/stats');
-      return <p data-testid="stats">{data?.n ?? '-'}</p>;
-    }
-    function Todos() {
-      useServerEvents('/api/events', { invalidate: { 'todos-changed': '/api/todos' } }, options);
-      const { data } = useQuery<string[]>('/api/todos');
-      return <p data-testid="todos">{data?.join(',') ?? '-'}</p>;
-    }
     render(
       <>
-        <Stats />
-        <Todos />
+        <Stats options={options} />
+        <Todos options={options} />
       </>,
       { wrapper: wrapperFor(client) },
     );
@@ -507,5 +521,67 @@ describe('useServerEvents resync', () => {
     });
     // keel:reset: the lost event was the server's invalidation of /api/stats.
     await waitFor(() => expect(text('stats')).toBe('3'));
+  });
+});
+
+// ── StrictMode, every hook: one request ───────────────────────────────────────────────────
+
+function Both() {
+  const feed = useInfiniteQuery<{ n: number }, number>('/feed', {
+    initialPageParam: 0,
+    paramsFor: (page) => ({ page }),
+    getNextPageParam: () => null,
+  });
+  const [x, y] = useQueries([queryOptions<string>('/x'), queryOptions<string>('/y')]);
+  return (
+    <p data-testid="item">
+      {feed.data?.pages[0]?.n ?? '-'}/{x.data ?? '-'}/{y.data ?? '-'}
+    </p>
+  );
+}
+
+describe('StrictMode double mount sends one request per key', () => {
+  it('a suspense query that fails: one request, the boundary shows the HTTP error', async () => {
+    quietBoundaries();
+    const api = await gatedApi();
+    const client = clientOf(api.base);
+    render(
+      <StrictMode>
+        <QueryErrorBoundary
+          fallback={({ error }) => (
+            <p data-testid="item">failed {(error as { status?: number }).status}</p>
+          )}
+        >
+          <Suspense fallback={<p data-testid="item">loading</p>}>
+            <SuspenseItem id={7} />
+          </Suspense>
+        </QueryErrorBoundary>
+      </StrictMode>,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(api.hits).toHaveLength(1));
+    api.answer('/items/7', { message: 'boom' }, 500);
+    await waitFor(() => expect(item()).toBe('failed 500'));
+    await flush();
+    await flush();
+    expect(api.hits).toHaveLength(1);
+  });
+
+  it('useInfiniteQuery and useQueries', async () => {
+    const api = await gatedApi();
+    const client = clientOf(api.base);
+    render(
+      <StrictMode>
+        <Both />
+      </StrictMode>,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(api.hits).toHaveLength(3));
+    await flush();
+    api.answer('/feed?page=0', { n: 1 });
+    api.answer('/x', 'x');
+    api.answer('/y', 'y');
+    await waitFor(() => expect(item()).toBe('1/x/y'));
+    expect(api.hits.map((h) => h.url).sort()).toEqual(['/feed?page=0', '/x', '/y']);
   });
 });
