@@ -16,6 +16,8 @@ import {
   QueryErrorBoundary,
   queryOptions,
   type ServerEventsOptions,
+  sourceHeaders,
+  useClient,
   useInfiniteQuery,
   useMutation,
   useQueries,
@@ -583,5 +585,50 @@ describe('StrictMode double mount sends one request per key', () => {
     api.answer('/y', 'y');
     await waitFor(() => expect(item()).toBe('1/x/y'));
     expect(api.hits.map((h) => h.url).sort()).toEqual(['/feed?page=0', '/x', '/y']);
+  });
+});
+
+// ── the echo of this tab's own change ─────────────────────────────────────────────────────
+
+function RemovingTab({ expose }: { expose: (remove: (id: number) => Promise<unknown>) => void }) {
+  const client = useClient();
+  const { data } = useQuery<{ id: number }[]>('/api/todos');
+  useServerEvents('/api/events');
+  // DELETE /api/todos/7 invalidates /api/todos/7, not the list; the server's event names the list.
+  const remove = useMutation<unknown, number>('DELETE', (id) => `/api/todos/${id}`, {
+    headers: sourceHeaders(client),
+  });
+  expose(remove.mutateAsync);
+  return <p data-testid="list">{data?.map((t) => t.id).join(',') ?? '-'}</p>;
+}
+
+describe('the echo of a mutation', () => {
+  it("is applied when the server invalidates more than the tab's own mutation did", async () => {
+    const db = { todos: [{ id: 1 }, { id: 2 }], gets: 0 };
+    const app = createApp();
+    const hub = createEventHub();
+    app.get('/api/todos', (ctx) => {
+      db.gets++;
+      return ctx.json(db.todos);
+    });
+    app.delete('/api/todos/:id', async (ctx) => {
+      db.todos = db.todos.filter((t) => t.id !== Number(ctx.params.id));
+      await hub.invalidate('/api/todos', { source: ctx });
+      return ctx.status(204).send(null);
+    });
+    app.get('/api/events', (ctx) => hub.connect(ctx));
+    const http = await app.listen(0, '127.0.0.1');
+    apps.push({ app, http });
+    const client = clientOf(`http://127.0.0.1:${(http.address() as AddressInfo).port}`);
+    let remove!: (id: number) => Promise<unknown>;
+    render(<RemovingTab expose={(fn) => (remove = fn)} />, { wrapper: wrapperFor(client) });
+    const list = () => screen.getByTestId('list').textContent;
+    await waitFor(() => expect(list()).toBe('1,2'));
+    await waitFor(() => expect(hub.size).toBe(1));
+    await act(() => remove(1));
+    // The tab's own mutation did not touch the list: the server's invalidation must reach it.
+    await waitFor(() => expect(list()).toBe('2'));
+    // The first load and the echo's refetch: the mutation's own invalidation missed the list.
+    expect(db.gets).toBe(2);
   });
 });

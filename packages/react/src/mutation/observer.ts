@@ -235,7 +235,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     const writes: OptimisticWrite[] = [];
     let context: TContext | undefined;
     this.#setIf(call, { ...IDLE, status: 'pending', variables });
-    let end = noop;
+    let end: (succeeded?: boolean, now?: number) => void = noop;
     let response: ApiResponse<TData> | undefined;
     let data: TData | undefined;
     let error: TError | null = null;
@@ -244,7 +244,12 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       const request: RequestOptions = coreOptions(options, HOOK_OPTIONS) ?? {};
       // Same-origin only: names this tab, so it skips the server's echo of this change.
       addSourceHeader(client, url, request);
-      end = startMutation(this.#store.mutations, { method, url, options: request });
+      end = startMutation(this.#store.mutations, {
+        method,
+        url,
+        options: request,
+        invalidate: options?.invalidate,
+      });
       if (options?.onMutate) context = await options.onMutate(variables, this.#helpers(writes));
       const body = options?.body
         ? options.body(variables)
@@ -268,7 +273,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
         ? { ...IDLE, status: 'error', error, variables }
         : { status: 'success', data, response, error: null, variables },
     );
-    end();
+    end(!error, this.#store.clock.now());
     // Callbacks run after the state is settled, the hook's first, those of the latest render
     // (as TanStack Query does: a callback closing over props sees the current ones); a throwing
     // callback is reported, it does not turn a success into a failure.

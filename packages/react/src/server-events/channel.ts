@@ -17,6 +17,7 @@ import {
   ServerEventsError,
   STOPPED,
 } from './connection';
+import { echoCovered } from './echo';
 import { sseParser } from './parse';
 import { sourceIdOf } from './source';
 
@@ -281,7 +282,11 @@ export class Channel {
       try {
         // The one check of an invalidation target (core); JSON cannot carry a predicate.
         checkInvalidateTarget(target, 'keel:invalidate data.target');
-        if (data!.source !== sourceIdOf(this.client))
+        // The echo of this tab's own change: skipped when its mutations invalidated all of it.
+        if (
+          data!.source !== sourceIdOf(this.client) ||
+          !echoCovered(this.client, target as InvalidateTarget)
+        )
           addTarget(targets, target as InvalidateTarget);
       } catch (error) {
         // A server bug must not break the page: the event is ignored and reported.
