@@ -1,5 +1,5 @@
 import type { Client, InvalidateTarget } from '@keel/core';
-import { type RunningMutation, specOf } from '../mutation/registry';
+import { specOf } from '../mutation/registry';
 import { storeFor } from '../query/store';
 
 /**
@@ -15,28 +15,25 @@ export function echoCovered(client: Client, target: InvalidateTarget): boolean {
   const now = clock.now();
   const own = [...mutations.running];
   for (const [mutation, until] of mutations.settled) if (until > now) own.push(mutation);
-  return own.some((mutation) => covers(client, mutation, target));
+  return own.some((mutation) => {
+    const spec = specOf(client, mutation);
+    const extra = mutation.invalidate;
+    return Array.isArray(target)
+      ? target.every(
+          (tag) => spec?.tags.includes(tag) || (Array.isArray(extra) && extra.includes(tag)),
+        )
+      : typeof target === 'string' && (under(target, spec?.path) || under(target, extra));
+  });
 }
 
-function covers(client: Client, mutation: RunningMutation, target: InvalidateTarget): boolean {
-  const spec = specOf(client, mutation);
-  const extra = mutation.invalidate;
-  if (spec === null || typeof target === 'function') return false;
-  if (Array.isArray(target)) {
-    return target.every(
-      (tag) => spec.tags.includes(tag) || (Array.isArray(extra) && extra.includes(tag)),
-    );
-  }
-  try {
-    // The top of the path, read under the client's base path and as written (the core's two
-    // readings of a relative target); the one the mutation covers is the one the server meant.
-    const joined = client.resolve('GET', target);
-    const own = new URL(spec.path, spec.url).href;
-    return [joined, client.resolve('GET', new URL(target, joined.url).href)].some(
-      (top) =>
-        client.matches(own, top) || (typeof extra === 'string' && client.matches(extra, top)),
-    );
-  } catch {
-    return false; // a target that does not resolve names nothing this tab read
-  }
+/**
+ * The path `target` is `path` or below it. Compared as written: a target the server writes
+ * otherwise (relative to a base path, or absolute) is not covered, so it is applied (at worst
+ * one refetch more).
+ */
+function under(target: string, path: unknown): boolean {
+  if (typeof path !== 'string') return false;
+  const top = target.split(/[?#]/, 1)[0]!.replace(/\/$/, '');
+  const base = path.replace(/\/$/, '');
+  return top === base || top.startsWith(`${base}/`);
 }
