@@ -232,10 +232,10 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     const call = ++this.#call;
     const { method, url: urlOption, options } = this.#shown();
     const client = this.#store.client;
-    const writes: { spec: RequestSpec; previous: ApiResponse | undefined }[] = [];
+    const writes: OptimisticWrite[] = [];
     let context: TContext | undefined;
     this.#setIf(call, { ...IDLE, status: 'pending', variables });
-    let end = noop;
+    let end: (succeeded?: boolean, now?: number) => void = noop;
     let response: ApiResponse<TData> | undefined;
     let data: TData | undefined;
     let error: TError | null = null;
@@ -244,7 +244,12 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       const request: RequestOptions = coreOptions(options, HOOK_OPTIONS) ?? {};
       // Same-origin only: names this tab, so it skips the server's echo of this change.
       addSourceHeader(client, url, request);
-      end = startMutation(this.#store.mutations, { method, url, options: request });
+      end = startMutation(this.#store.mutations, {
+        method,
+        url,
+        options: request,
+        invalidate: options?.invalidate,
+      });
       if (options?.onMutate) context = await options.onMutate(variables, this.#helpers(writes));
       const body = options?.body
         ? options.body(variables)
@@ -260,13 +265,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       if (target !== undefined) await settle(() => client.invalidate(target));
     } catch (err) {
       error = (err instanceof Error ? err : new Error(String(err))) as TError;
-      // Undo the optimistic writes newest first, so each key ends with what it held before.
-      // With nothing to put back, the key leaves the cache and its entry forgets it and reads again.
-      for (let i = writes.length - 1; i >= 0; i--) {
-        const { spec, previous } = writes[i]!;
-        client.setCached(spec, previous);
-        if (previous === undefined) this.#store.peek(spec.key)?.reset();
-      }
+      rollBack(this.#store, writes);
     }
     this.#setIf(
       call,
@@ -274,7 +273,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
         ? { ...IDLE, status: 'error', error, variables }
         : { status: 'success', data, response, error: null, variables },
     );
-    end();
+    end(!error, this.#store.clock.now());
     // Callbacks run after the state is settled, the hook's first, those of the latest render
     // (as TanStack Query does: a callback closing over props sees the current ones); a throwing
     // callback is reported, it does not turn a success into a failure.
@@ -300,7 +299,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     return data as TData;
   }
 
-  #helpers(writes: { spec: RequestSpec; previous: ApiResponse | undefined }[]): OptimisticHelpers {
+  #helpers(writes: OptimisticWrite[]): OptimisticHelpers {
     const store = this.#store;
     const client = store.client;
     // What a key shows: the cached response, or while an invalidation refetch runs (the key left
@@ -323,13 +322,18 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
         const spec = specOf(query, options);
         // What the key shows: the cache, or (while an invalidation refetch runs) the data on screen.
         const current = shown(spec.key);
-        // Only the first write of a key records what to restore.
-        if (!writes.some((w) => w.spec.key === spec.key)) writes.push({ spec, previous: current });
+        // Only the first write of a key records what to restore; the last one what it wrote.
+        let write = writes.find((w) => w.spec.key === spec.key);
+        if (write === undefined) {
+          write = { spec, previous: current, written: undefined };
+          writes.push(write);
+        }
         const next =
           typeof updater === 'function'
             ? (updater as (previous: unknown) => unknown)(current?.data)
             : updater;
-        client.setCached(spec, syntheticResponse(next, current));
+        write.written = syntheticResponse(next, current);
+        client.setCached(spec, write.written);
       },
     } as OptimisticHelpers;
   }
@@ -343,6 +347,35 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     this.#state = next;
     for (const listener of this.#listeners) listener();
   }
+}
+
+/** One key an `onMutate` wrote: what it held before, and what the mutation wrote last. */
+interface OptimisticWrite {
+  readonly spec: RequestSpec;
+  readonly previous: ApiResponse | undefined;
+  written: ApiResponse | undefined;
+}
+
+/**
+ * Undoes a failed mutation's optimistic writes. A key that still holds what the mutation wrote
+ * gets back exactly what it held before (nothing with nothing to put back: its entry forgets the
+ * data and reads again). A key written since (a refetch, another mutation's optimistic write) is
+ * not given the older snapshot, which could drop what the server said meanwhile or bring back
+ * another failed mutation's row: it is invalidated, so a mounted query reads the server's list.
+ */
+function rollBack(store: QueryStore, writes: readonly OptimisticWrite[]): void {
+  const { client } = store;
+  const stale: string[] = [];
+  for (let i = writes.length - 1; i >= 0; i--) {
+    const { spec, previous, written } = writes[i]!;
+    if (client.getCached(spec.key) !== written) {
+      stale.push(spec.key);
+      continue;
+    }
+    client.setCached(spec, previous);
+    if (previous === undefined) store.peek(spec.key)?.reset();
+  }
+  if (stale.length > 0) client.invalidate((meta) => stale.includes(meta.key));
 }
 
 /** The inputs of one render of useMutation. */

@@ -6,6 +6,8 @@ export interface RunningMutation {
   readonly method: HttpMethod;
   readonly url: string;
   readonly options: RequestOptions | undefined;
+  /** The hook's `invalidate` option: what the mutation invalidates on success, beyond its own. */
+  readonly invalidate?: InvalidateTarget | undefined;
   /** Resolved on first use by a filter (a mutation nobody filters is never resolved twice). */
   spec?: RequestSpec | null;
 }
@@ -19,18 +21,55 @@ export interface RunningMutation {
 export interface MutationRegistry {
   readonly running: Set<RunningMutation>;
   readonly listeners: Set<() => void>;
+  /**
+   * Mutations that succeeded lately, with when they stop counting (ms on the client's clock):
+   * the echo of this tab's change may arrive after the response (see server-events/echo.ts).
+   */
+  readonly settled: Map<RunningMutation, number>;
 }
 
-/** Records a running mutation; returns the function that ends it (once). */
-export function startMutation(registry: MutationRegistry, mutation: RunningMutation): () => void {
+/** How long a successful mutation still explains a `keel:invalidate` echo that names this tab. */
+export const ECHO_WINDOW_MS = 10_000;
+/** The most settled mutations kept for that (the oldest goes first). */
+const SETTLED_MAX = 16;
+
+/**
+ * Records a running mutation; returns the function that ends it (once), told whether it
+ * succeeded and the time now: a success is kept a while in `settled`.
+ */
+export function startMutation(
+  registry: MutationRegistry,
+  mutation: RunningMutation,
+): (succeeded?: boolean, now?: number) => void {
   const changed = () => {
     for (const listener of registry.listeners) notifyLater(listener);
   };
   registry.running.add(mutation);
   changed();
-  return () => {
-    if (registry.running.delete(mutation)) changed();
+  return (succeeded = false, now = 0) => {
+    if (!registry.running.delete(mutation)) return;
+    if (succeeded) {
+      const { settled } = registry;
+      if (settled.size === SETTLED_MAX) settled.delete(settled.keys().next().value!);
+      settled.set(mutation, now + ECHO_WINDOW_MS);
+    }
+    changed();
   };
+}
+
+/** The request of a recorded mutation, resolved once (null when its URL does not resolve). */
+export function specOf(client: Client, mutation: RunningMutation): RequestSpec | null {
+  if (mutation.spec === undefined) {
+    try {
+      // Without its body: only the URL, tags and base decide what a target matches.
+      const options = mutation.options && { ...mutation.options, body: undefined };
+      mutation.spec = client.resolve(mutation.method, mutation.url, options);
+    } catch {
+      // A URL that does not resolve fails the mutation itself; no target can match it.
+      mutation.spec = null;
+    }
+  }
+  return mutation.spec;
 }
 
 /** How many mutations are running, all or those whose request `target` matches. */
@@ -42,17 +81,8 @@ export function countMutations(
   if (target === undefined) return registry.running.size;
   let n = 0;
   for (const mutation of registry.running) {
-    if (mutation.spec === undefined) {
-      try {
-        // Without its body: only the URL, tags and base decide what a target matches.
-        const options = mutation.options && { ...mutation.options, body: undefined };
-        mutation.spec = client.resolve(mutation.method, mutation.url, options);
-      } catch {
-        // A URL that does not resolve fails the mutation itself; no target can match it.
-        mutation.spec = null;
-      }
-    }
-    if (mutation.spec !== null && client.matches(target, mutation.spec)) n++;
+    const spec = specOf(client, mutation);
+    if (spec !== null && client.matches(target, spec)) n++;
   }
   return n;
 }

@@ -55,7 +55,11 @@ export class QueryStore {
   }
 
   /** The running mutations of this client (useIsMutating). */
-  readonly mutations: MutationRegistry = { running: new Set(), listeners: new Set() };
+  readonly mutations: MutationRegistry = {
+    running: new Set(),
+    listeners: new Set(),
+    settled: new Map(),
+  };
 
   /** Live entries (for leak checks). */
   get size(): number {

@@ -17,6 +17,7 @@ import {
   ServerEventsError,
   STOPPED,
 } from './connection';
+import { echoCovered } from './echo';
 import { sseParser } from './parse';
 import { sourceIdOf } from './source';
 
@@ -281,7 +282,11 @@ export class Channel {
       try {
         // The one check of an invalidation target (core); JSON cannot carry a predicate.
         checkInvalidateTarget(target, 'keel:invalidate data.target');
-        if (data!.source !== sourceIdOf(this.client))
+        // The echo of this tab's own change: skipped when its mutations invalidated all of it.
+        if (
+          data!.source !== sourceIdOf(this.client) ||
+          !echoCovered(this.client, target as InvalidateTarget)
+        )
           addTarget(targets, target as InvalidateTarget);
       } catch (error) {
         // A server bug must not break the page: the event is ignored and reported.
@@ -329,16 +334,12 @@ export class Channel {
   };
 
   /**
-   * Events may have been lost (`keel:reset`, or a reconnect with nothing to resume from): apply
-   * every `invalidate` target the components name, or, when none names any, invalidate every
-   * query (what the server invalidated meanwhile is unknown).
+   * Events may have been lost (`keel:reset`, or a reconnect with nothing to resume from):
+   * invalidate every query. The targets the components name are not enough: a lost
+   * `keel:invalidate` (the server's `hub.invalidate`) may have named any path or tag.
    */
   #resync(targets: Targets): Targets {
-    for (const subscriber of this.#subscribers) {
-      const map = invalidateMap(subscriber.handlers());
-      for (const name in map) addTarget(targets, map[name]!);
-    }
-    if (targets.size === 0) addTarget(targets, EVERYTHING);
+    addTarget(targets, EVERYTHING);
     return targets;
   }
 

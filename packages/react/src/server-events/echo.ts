@@ -1,0 +1,39 @@
+import type { Client, InvalidateTarget } from '@keel/core';
+import { specOf } from '../mutation/registry';
+import { storeFor } from '../query/store';
+
+/**
+ * A `keel:invalidate` naming this tab as its source is the echo of one of its own mutations. It
+ * is skipped only when that adds nothing: when one mutation of this client, running or
+ * successful in the last ECHO_WINDOW_MS, invalidates all that `target` names, by its path (the
+ * core invalidates the request path and everything under it), its tags or its `invalidate`
+ * option. A server that invalidates more (`DELETE /todos/7` answered with
+ * `hub.invalidate('/todos')`, the list) is applied, or this tab would keep the old list.
+ */
+export function echoCovered(client: Client, target: InvalidateTarget): boolean {
+  const { mutations, clock } = storeFor(client);
+  const now = clock.now();
+  const own = [...mutations.running];
+  for (const [mutation, until] of mutations.settled) if (until > now) own.push(mutation);
+  return own.some((mutation) => {
+    const spec = specOf(client, mutation);
+    const extra = mutation.invalidate;
+    return Array.isArray(target)
+      ? target.every(
+          (tag) => spec?.tags.includes(tag) || (Array.isArray(extra) && extra.includes(tag)),
+        )
+      : typeof target === 'string' && (under(target, spec?.path) || under(target, extra));
+  });
+}
+
+/**
+ * The path `target` is `path` or below it. Compared as written: a target the server writes
+ * otherwise (relative to a base path, or absolute) is not covered, so it is applied (at worst
+ * one refetch more).
+ */
+function under(target: string, path: unknown): boolean {
+  if (typeof path !== 'string') return false;
+  const top = target.split(/[?#]/, 1)[0]!.replace(/\/$/, '');
+  const base = path.replace(/\/$/, '');
+  return top === base || top.startsWith(`${base}/`);
+}
