@@ -62,6 +62,27 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 /**
+ * A native promise as it is (it settles once); any other thenable adopted by one, so a `then`
+ * that throws becomes a rejection and one that calls back twice is heard once: its second call
+ * would otherwise reach whichever request holds the slot by then.
+ */
+function settled(value: PromiseLike<unknown>): Promise<unknown> {
+  return value instanceof Promise ? value : Promise.resolve(value);
+}
+
+/**
+ * An HttpException below 500: answered, not reported. Never throws, whatever was thrown (a
+ * revoked Proxy throws on `instanceof`): the error path runs where a throw ends the process.
+ */
+function isClientError(err: unknown): boolean {
+  try {
+    return isHttpException(err) && err.status < 500;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Throws naming the header when Node would refuse it: a TypeError for a value that is not a
  * string or number, a RangeError for a name or value Node's checks refuse (CR/LF, ...).
  */
@@ -191,13 +212,15 @@ export class Slot {
   /** Runs middleware and handler as one chain; one try/catch for the whole chain. */
   run(): void {
     let result: unknown;
+    let thenable: boolean;
     try {
       result = this.host.middleware.length === 0 ? this.#handler(this.#face) : this.#dispatch();
+      thenable = isThenable(result); // reads `then`: app code, which may throw
     } catch (err) {
       this.#fail(err);
       return;
     }
-    if (isThenable(result)) result.then(this.#onFulfilled, this.#onRejected);
+    if (thenable) settled(result as PromiseLike<unknown>).then(this.#onFulfilled, this.#onRejected);
     else this.#returned();
   }
 
@@ -222,12 +245,13 @@ export class Slot {
     }
     const result = this.#dispatch();
     if (!isThenable(result)) return RESOLVED;
+    const promise = settled(result);
     this.#pendingNext++;
-    result.then(
+    promise.then(
       () => this.#nextSettled(gen, face, false, undefined),
       (err: unknown) => this.#nextSettled(gen, face, true, err),
     );
-    return result as Promise<unknown>;
+    return promise;
   }
 
   #nextSettled(gen: number, face: Context, failed: boolean, err: unknown): void {
@@ -286,7 +310,7 @@ export class Slot {
   #fail(err: unknown): void {
     if (this.#phase === 'idle') return;
     this.#phase = 'settled';
-    if (!isHttpException(err) || err.status >= 500) {
+    if (!isClientError(err)) {
       const pending = this.host.report(err, this.#face);
       if (pending !== undefined) {
         const gen = this.#gen;
