@@ -42,8 +42,9 @@ import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { Pool } from './pool';
 import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
-import { isThenable, Slot, type SlotHost } from './slot';
+import { Slot, type SlotHost } from './slot';
 import { type SseOptions, SseRegistry } from './sse';
+import { isThenable } from './thenable';
 
 /**
  * Options for {@link createApp}; every one has a default. The timeouts of the servers `listen`

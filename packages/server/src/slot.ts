@@ -7,6 +7,7 @@ import { isHttpException, ReleasedContextError } from './errors';
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
+import { isThenable, settled } from './thenable';
 
 /** What a request's slot and ctx need from their app; implemented by the app. */
 export interface SlotHost {
@@ -52,23 +53,6 @@ const NO_LOSS = Symbol('no loss');
 const JSON_TYPE = 'application/json; charset=utf-8';
 const INTERNAL_ERROR = { status: 500, error: 'Internal Server Error' };
 const INTERNAL_ERROR_JSON = JSON.stringify(INTERNAL_ERROR);
-
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as PromiseLike<unknown>).then === 'function'
-  );
-}
-
-/**
- * A native promise as it is (it settles once); any other thenable adopted by one, so a `then`
- * that throws becomes a rejection and one that calls back twice is heard once: its second call
- * would otherwise reach whichever request holds the slot by then.
- */
-function settled(value: PromiseLike<unknown>): Promise<unknown> {
-  return value instanceof Promise ? value : Promise.resolve(value);
-}
 
 /**
  * An HttpException below 500: answered, not reported. Never throws, whatever was thrown (a

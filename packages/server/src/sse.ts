@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { checkLine, unserializable } from './checks';
 import { type Clock, repeat } from './clock';
+import { isThenable, settled } from './thenable';
 
 /** Server-sent event settings of an app (`createApp({ sse })`). */
 export interface SseOptions {
@@ -358,15 +359,17 @@ export class SseStream {
     const tick = (): void => {
       if (pending || this.#closed || this.congested) return;
       let value: unknown;
+      let thenable: boolean;
       try {
         value = fn();
+        thenable = isThenable(value); // a `then` getter is app code: it may throw (in a timer)
       } catch (err) {
         fail(err);
         return;
       }
-      if (value !== null && typeof (value as PromiseLike<unknown>)?.then === 'function') {
+      if (thenable) {
         pending = true;
-        (value as PromiseLike<unknown>).then(settle, fail);
+        settled(value as PromiseLike<unknown>).then(settle, fail);
       } else settle(value);
     };
     this.#timers.add(repeat(this.#registry.clock, intervalMs, tick));

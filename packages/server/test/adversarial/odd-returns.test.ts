@@ -3,7 +3,7 @@
 // error. Each must be that request's failure (a 500, reported), never the process's end and never
 // an answer to another client's request.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { raw } from '../helpers';
+import { raw, sse } from '../helpers';
 import { type ServerProcess, spawnServer, within } from './harness';
 
 describe.each([
@@ -48,6 +48,21 @@ describe.each([
         expect(JSON.parse(victim.body)).toEqual({ victim: true });
       }
       await server.expectAlive();
+    },
+  );
+
+  it.each([
+    ['then-throws', 'Error: then threw'],
+    ['then-getter-throws', 'Error: then getter threw'],
+  ])(
+    'sseInterval fn returning a value whose %s: the stream ends, reported',
+    async (kind, report) => {
+      const before = (await reported()).length;
+      const client = await sse(server.port, `/sse/${kind}`);
+      await within(client.ended, 4_000, 'the stream end');
+      expect(client.events.map((e) => e.data)).toEqual(['{"tick":1}']);
+      await server.expectAlive();
+      expect((await reported()).slice(before)).toContain(report);
     },
   );
 });
