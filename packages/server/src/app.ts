@@ -771,7 +771,9 @@ class KeelApp implements App, SlotHost {
       const expecting = req as IncomingMessage & { [EXPECTS_CONTINUE]?: string };
       expecting[EXPECTS_CONTINUE] = 'pending';
       this.handler(req, res);
-      if (expecting[EXPECTS_CONTINUE] === 'pending') res.writeContinue();
+      // Not after a final response (a handler that answered at once without the body): the client
+      // would read the 100 as the start of the next response.
+      if (expecting[EXPECTS_CONTINUE] === 'pending' && !res.headersSent) res.writeContinue();
     });
     // Capture the peer at accept: later reads of socket.remoteAddress can be undefined once the
     // socket is closing, and no header can change this value.

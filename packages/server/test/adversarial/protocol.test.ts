@@ -1,0 +1,42 @@
+// HTTP/1.1 framing the attacker's bytes can reach: what goes on the wire must stay one answer per
+// request, in order, with nothing after a final response that the client would read as the next.
+import { afterEach, describe, expect, it } from 'vitest';
+import { type App, createApp } from '../../src/index';
+import { start } from '../helpers';
+import { guardProcess, rawSocket } from './harness';
+
+guardProcess();
+
+const apps: App[] = [];
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
+});
+function make(): App {
+  const app = createApp();
+  apps.push(app);
+  return app;
+}
+
+describe('Expect: 100-continue', () => {
+  it('a handler that answers before the body is needed: no 100 Continue after its response', async () => {
+    const app = make();
+    // text/plain is not parsed: the handler answers at once, without the body.
+    app.post('/early', (ctx) => ctx.status(202).json({ early: true }));
+    app.get('/ping', (ctx) => ctx.send('pong'));
+    const { port } = await start(app);
+    const socket = await rawSocket(port);
+    socket.send(
+      'POST /early HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n' +
+        'Expect: 100-continue\r\n\r\n',
+    );
+    await socket.until('{"early":true}');
+    // Whatever the server sends next is read by the client as the start of the next response.
+    socket.send('hello');
+    socket.send('GET /ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    await socket.until('pong').catch(() => {}); // the server may close after an unread body
+    const after = socket.received.slice(socket.received.indexOf('{"early":true}'));
+    expect(after).not.toContain('100 Continue');
+    expect(socket.received.startsWith('HTTP/1.1 202 ')).toBe(true);
+    socket.end();
+  });
+});
