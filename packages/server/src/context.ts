@@ -263,6 +263,7 @@ export class Context {
 
   /** A request header by name (case-insensitive); repeated headers are joined with `, `. */
   header(name: string): string | undefined {
+    if (typeof name !== 'string') throw typeError('header name', 'a string', name);
     const value = this.req.headers[name.toLowerCase()];
     return Array.isArray(value) ? value.join(', ') : value;
   }
