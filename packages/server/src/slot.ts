@@ -346,6 +346,13 @@ export class Slot {
       this.#sent();
       return;
     }
+    if (status === 205) {
+      // RFC 9110 §15.3.6: no content (Node would send it, and a client reads it as the next answer).
+      res.writeHead(status, ['content-length', '0', 'x-request-id', face.requestId]);
+      res.end();
+      this.#sent();
+      return;
+    }
     const length =
       body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
     const compression = this.host.compression;

@@ -40,3 +40,49 @@ describe('Expect: 100-continue', () => {
     socket.end();
   });
 });
+
+describe('statuses that carry no response of their own', () => {
+  it('ctx.status(1xx) is refused: an interim status as the answer desyncs a pipelined socket', async () => {
+    const app = make();
+    const errors: unknown[] = [];
+    app.onError((err) => {
+      errors.push(err);
+    });
+    app.get('/interim/:code', (ctx) => ctx.status(Number(ctx.params.code)).json({ first: true }));
+    app.get('/second', (ctx) => ctx.send('second'));
+    const { port } = await start(app);
+    for (const code of [100, 101, 103, 199]) {
+      const socket = await rawSocket(port);
+      socket.send(
+        `GET /interim/${code} HTTP/1.1\r\nHost: x\r\n\r\n` +
+          'GET /second HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+      );
+      await socket.until('second');
+      // A client skips 1xx heads: the first final head it reads answers the first request.
+      expect(socket.received).not.toMatch(/^HTTP\/1\.1 1\d\d /);
+      expect(socket.received.startsWith('HTTP/1.1 500 ')).toBe(true);
+      socket.end();
+    }
+    expect(errors).toHaveLength(4);
+    for (const err of errors) expect(err).toBeInstanceOf(RangeError);
+  });
+
+  it('205 Reset Content is sent without content, whatever the handler passed', async () => {
+    const app = make();
+    app.post('/form', (ctx) => ctx.status(205).json({ reset: true }));
+    app.get('/second', (ctx) => ctx.send('second'));
+    const { port } = await start(app);
+    const socket = await rawSocket(port);
+    socket.send(
+      'POST /form HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n' +
+        'GET /second HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+    );
+    await socket.until('second');
+    const [first] = socket.received.split(/(?=HTTP\/1\.1 )/);
+    expect(first).toMatch(/^HTTP\/1\.1 205 /);
+    // RFC 9110 §15.3.6: no content; a client may read anything after the head as the next answer.
+    expect(first).not.toContain('reset');
+    expect(first!.endsWith('\r\n\r\n')).toBe(true);
+    socket.end();
+  });
+});
