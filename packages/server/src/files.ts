@@ -317,10 +317,15 @@ export async function sendFile(
     ownsHandle = false; // the stream closes it
     const stream = handle.createReadStream({ start, end, autoClose: true });
     try {
-      await pipeline(stream, res);
+      await pipeline(stream, res, { end: false });
     } catch {
       // Client gone or read error mid-body: pipeline destroyed the response; nothing to send.
+      return;
     }
+    // The file shrank while it was read: the client still waits for the bytes Content-Length
+    // promised and would read the next response on this connection as them. End the connection.
+    if (stream.bytesRead !== length) res.destroy();
+    else res.end();
   } finally {
     if (ownsHandle) await handle.close();
   }

@@ -1,9 +1,13 @@
 // HTTP/1.1 framing the attacker's bytes can reach: what goes on the wire must stay one answer per
 // request, in order, with nothing after a final response that the client would read as the next.
+import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/index';
 import { start } from '../helpers';
-import { guardProcess, rawSocket } from './harness';
+import { guardProcess, rawSocket, within } from './harness';
 
 guardProcess();
 
@@ -84,5 +88,48 @@ describe('statuses that carry no response of their own', () => {
     expect(first).not.toContain('reset');
     expect(first!.endsWith('\r\n\r\n')).toBe(true);
     socket.end();
+  });
+});
+
+describe('a file that shrinks while it is sent', () => {
+  it('ends the connection: no next response inside the body its Content-Length promised', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-shrink-'));
+    try {
+      // Larger than the socket buffers a paused client leaves room for, so the read is mid-file.
+      const size = 32 * 1024 * 1024;
+      writeFileSync(join(dir, 'big.bin'), Buffer.alloc(size, 97));
+      const app = make();
+      app.get('/big', (ctx) => ctx.sendFile('big.bin', { root: dir }));
+      app.get('/ping', (ctx) => ctx.send('pong'));
+      const { port } = await start(app);
+      const socket = connect(port, '127.0.0.1');
+      socket.pause();
+      let received = 0;
+      let tail = '';
+      // Settles when the connection ends, or when a next response shows up inside the body.
+      let desynced: () => void = () => {};
+      const over = new Promise<void>((resolve) => {
+        socket.on('close', () => resolve());
+        desynced = resolve;
+      });
+      socket.on('error', () => {});
+      socket.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n');
+      // The response is under way (the server waits on the paused client), then the file shrinks.
+      await new Promise((r) => setTimeout(r, 200));
+      truncateSync(join(dir, 'big.bin'), 1024);
+      socket.write('GET /ping HTTP/1.1\r\nHost: x\r\n\r\n');
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        tail = (tail + chunk.toString('latin1')).slice(-200);
+        if (tail.includes('pong')) desynced();
+      });
+      socket.resume();
+      await within(over, 4_000, 'the connection end');
+      socket.destroy();
+      expect(received).toBeLessThan(size);
+      expect(tail).not.toContain('pong');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
