@@ -207,7 +207,8 @@ export class SseStream {
     this.#registry = registry;
     res.writeHead(200, [
       'content-type',
-      'text/event-stream; charset=utf-8',
+      // As the README and issue #6 name it: an event stream is UTF-8 by definition (WHATWG).
+      'text/event-stream',
       'cache-control',
       'no-cache',
       'x-accel-buffering',
