@@ -42,8 +42,9 @@ import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { Pool } from './pool';
 import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
-import { isThenable, Slot, type SlotHost } from './slot';
+import { Slot, type SlotHost } from './slot';
 import { type SseOptions, SseRegistry } from './sse';
+import { isThenable } from './thenable';
 
 /**
  * Options for {@link createApp}; every one has a default. The timeouts of the servers `listen`
@@ -770,7 +771,9 @@ class KeelApp implements App, SlotHost {
       const expecting = req as IncomingMessage & { [EXPECTS_CONTINUE]?: string };
       expecting[EXPECTS_CONTINUE] = 'pending';
       this.handler(req, res);
-      if (expecting[EXPECTS_CONTINUE] === 'pending') res.writeContinue();
+      // Not after a final response (a handler that answered at once without the body): the client
+      // would read the 100 as the start of the next response.
+      if (expecting[EXPECTS_CONTINUE] === 'pending' && !res.headersSent) res.writeContinue();
     });
     // Capture the peer at accept: later reads of socket.remoteAddress can be undefined once the
     // socket is closing, and no header can change this value.

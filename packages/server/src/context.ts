@@ -263,6 +263,7 @@ export class Context {
 
   /** A request header by name (case-insensitive); repeated headers are joined with `, `. */
   header(name: string): string | undefined {
+    if (typeof name !== 'string') throw typeError('header name', 'a string', name);
     const value = this.req.headers[name.toLowerCase()];
     return Array.isArray(value) ? value.join(', ') : value;
   }
@@ -273,11 +274,15 @@ export class Context {
     return readCookie(this.#cookies, name);
   }
 
-  /** Sets the response status (100-599) for the next response operation; chain into it. */
+  /**
+   * Sets the response status (200-599) for the next response operation; chain into it. A 1xx is
+   * refused: it is an interim head, and a client would take the next response on the connection
+   * for this request's answer.
+   */
   status(code: number): this {
     const slot = this.#use('status()');
     if (slot === null) return this;
-    slot.setStatus(integer('status', code, 0, 100, 599));
+    slot.setStatus(integer('status', code, 0, 200, 599));
     return this;
   }
 

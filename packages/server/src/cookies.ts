@@ -34,7 +34,7 @@ export interface CookieOptions {
    */
   domain?: string;
   /**
-   * `SameSite`: whether cross-site requests carry the cookie.
+   * `SameSite`: whether cross-site requests carry the cookie (any case: `'None'` works too).
    *
    * @default 'lax'
    */
@@ -72,7 +72,11 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   if (typeof name !== 'string') throw typeError('setCookie name', 'a string', name);
   if (typeof value !== 'string') throw typeError('setCookie value', 'a string', value);
   checkObject('setCookie options', options);
-  const sameSite = oneOf('setCookie sameSite', options.sameSite ?? 'lax', SAME_SITE);
+  // Any case, as `cookie` (and Express, @fastify/cookie) take it: `'None'` is common in the wild.
+  const given = options.sameSite ?? 'lax';
+  const lower = typeof given === 'string' ? given.toLowerCase() : given;
+  const sameSite =
+    SAME_SITE.find((v) => v === lower) ?? oneOf('setCookie sameSite', given, SAME_SITE);
   for (const key of ['path', 'domain'] as const) {
     if (options[key] !== undefined && typeof options[key] !== 'string') {
       throw typeError(`setCookie ${key}`, 'a string', options[key]);
@@ -85,8 +89,10 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   if (expires !== undefined && !(expires instanceof Date)) {
     throw typeError('setCookie expires', 'a Date', expires);
   }
+  const bareName = strip(name);
+  if (bareName === '') throw rangeError('setCookie name', 'a non-empty cookie name', name);
   try {
-    return serialize(encoded('setCookie name', strip(name)), strip(value), {
+    return serialize(encoded('setCookie name', bareName), strip(value), {
       encode: (text) => encoded('setCookie value', text),
       path: options.path === undefined ? '/' : strip(options.path),
       domain: options.domain === undefined ? undefined : strip(options.domain),

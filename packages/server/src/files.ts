@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { type FileHandle, open, realpath, stat as statPath } from 'node:fs/promises';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { extname, join, relative, resolve, sep } from 'node:path';
+import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import mime from 'mime-types';
 import parseRange from 'range-parser';
@@ -11,7 +11,8 @@ import { HttpException } from './errors';
 /** Options for `ctx.sendFile`. */
 export interface SendFileOptions {
   /**
-   * Directory the file must stay inside. `path` is then taken relative to it; `..` segments are
+   * Directory the file must stay inside. `path` is then taken relative to it (an absolute path
+   * already inside it, e.g. `join(root, name)`, is that file); `..` segments are
    * refused (403), and the real path (symlinks resolved) must be inside the real root (403).
    * Always set it when any part of the path comes from the request.
    *
@@ -82,6 +83,19 @@ function hasDotSegment(path: string): boolean {
 }
 
 /**
+ * The part of `path` below the root. An absolute path already inside the root (as given or as
+ * its real path), e.g. `join(root, name)`, is taken as that file; any other path, absolute ones
+ * included, is relative to the root (joined under it, so it cannot leave it).
+ */
+function belowRoot(path: string, root: string, base: string): string {
+  if (!isAbsolute(path)) return path;
+  for (const dir of [resolve(root), base]) {
+    if (inside(dir, path)) return relative(dir, path);
+  }
+  return path;
+}
+
+/**
  * Canonicalizes once: the path is used as given (the router already decoded the URL once, so a
  * double-encoded `%252e` stays a literal file name), joined to the real root, and checked twice:
  * lexically before touching the disk, and again on the real path so a symlink cannot escape.
@@ -98,9 +112,10 @@ export async function resolveFile(
   const refuseDotfile = (): never => {
     throw new HttpException(dotfiles === 'deny' ? 403 : 404);
   };
-  if (dotfiles !== 'allow' && hasDotSegment(path)) refuseDotfile();
   const base = await realRoot(root);
-  const joined = join(base, path);
+  const below = belowRoot(path, root, base);
+  if (dotfiles !== 'allow' && hasDotSegment(below)) refuseDotfile();
+  const joined = join(base, below);
   if (!inside(base, joined)) throw new HttpException(403);
   let real: string;
   try {
@@ -302,10 +317,15 @@ export async function sendFile(
     ownsHandle = false; // the stream closes it
     const stream = handle.createReadStream({ start, end, autoClose: true });
     try {
-      await pipeline(stream, res);
+      await pipeline(stream, res, { end: false });
     } catch {
       // Client gone or read error mid-body: pipeline destroyed the response; nothing to send.
+      return;
     }
+    // The file shrank while it was read: the client still waits for the bytes Content-Length
+    // promised and would read the next response on this connection as them. End the connection.
+    if (stream.bytesRead !== length) res.destroy();
+    else res.end();
   } finally {
     if (ownsHandle) await handle.close();
   }

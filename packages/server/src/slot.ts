@@ -7,6 +7,7 @@ import { isHttpException, ReleasedContextError } from './errors';
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
+import { isThenable, settled } from './thenable';
 
 /** What a request's slot and ctx need from their app; implemented by the app. */
 export interface SlotHost {
@@ -53,12 +54,16 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const INTERNAL_ERROR = { status: 500, error: 'Internal Server Error' };
 const INTERNAL_ERROR_JSON = JSON.stringify(INTERNAL_ERROR);
 
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as PromiseLike<unknown>).then === 'function'
-  );
+/**
+ * An HttpException below 500: answered, not reported. Never throws, whatever was thrown (a
+ * revoked Proxy throws on `instanceof`): the error path runs where a throw ends the process.
+ */
+function isClientError(err: unknown): boolean {
+  try {
+    return isHttpException(err) && err.status < 500;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -191,13 +196,15 @@ export class Slot {
   /** Runs middleware and handler as one chain; one try/catch for the whole chain. */
   run(): void {
     let result: unknown;
+    let thenable: boolean;
     try {
       result = this.host.middleware.length === 0 ? this.#handler(this.#face) : this.#dispatch();
+      thenable = isThenable(result); // reads `then`: app code, which may throw
     } catch (err) {
       this.#fail(err);
       return;
     }
-    if (isThenable(result)) result.then(this.#onFulfilled, this.#onRejected);
+    if (thenable) settled(result as PromiseLike<unknown>).then(this.#onFulfilled, this.#onRejected);
     else this.#returned();
   }
 
@@ -222,12 +229,13 @@ export class Slot {
     }
     const result = this.#dispatch();
     if (!isThenable(result)) return RESOLVED;
+    const promise = settled(result);
     this.#pendingNext++;
-    result.then(
+    promise.then(
       () => this.#nextSettled(gen, face, false, undefined),
       (err: unknown) => this.#nextSettled(gen, face, true, err),
     );
-    return result as Promise<unknown>;
+    return promise;
   }
 
   #nextSettled(gen: number, face: Context, failed: boolean, err: unknown): void {
@@ -286,7 +294,7 @@ export class Slot {
   #fail(err: unknown): void {
     if (this.#phase === 'idle') return;
     this.#phase = 'settled';
-    if (!isHttpException(err) || err.status >= 500) {
+    if (!isClientError(err)) {
       const pending = this.host.report(err, this.#face);
       if (pending !== undefined) {
         const gen = this.#gen;
@@ -334,6 +342,13 @@ export class Slot {
     if (this.host.closing) res.shouldKeepAlive = false;
     if (status === 204 || status === 304) {
       res.writeHead(status, ['x-request-id', face.requestId]);
+      res.end();
+      this.#sent();
+      return;
+    }
+    if (status === 205) {
+      // RFC 9110 §15.3.6: no content (Node would send it, and a client reads it as the next answer).
+      res.writeHead(status, ['content-length', '0', 'x-request-id', face.requestId]);
       res.end();
       this.#sent();
       return;

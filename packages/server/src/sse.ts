@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { checkLine, unserializable } from './checks';
 import { type Clock, repeat } from './clock';
+import { isThenable, settled } from './thenable';
 
 /** Server-sent event settings of an app (`createApp({ sse })`). */
 export interface SseOptions {
@@ -206,7 +207,8 @@ export class SseStream {
     this.#registry = registry;
     res.writeHead(200, [
       'content-type',
-      'text/event-stream; charset=utf-8',
+      // As the README and issue #6 name it: an event stream is UTF-8 by definition (WHATWG).
+      'text/event-stream',
       'cache-control',
       'no-cache',
       'x-accel-buffering',
@@ -358,15 +360,17 @@ export class SseStream {
     const tick = (): void => {
       if (pending || this.#closed || this.congested) return;
       let value: unknown;
+      let thenable: boolean;
       try {
         value = fn();
+        thenable = isThenable(value); // a `then` getter is app code: it may throw (in a timer)
       } catch (err) {
         fail(err);
         return;
       }
-      if (value !== null && typeof (value as PromiseLike<unknown>)?.then === 'function') {
+      if (thenable) {
         pending = true;
-        (value as PromiseLike<unknown>).then(settle, fail);
+        settled(value as PromiseLike<unknown>).then(settle, fail);
       } else settle(value);
     };
     this.#timers.add(repeat(this.#registry.clock, intervalMs, tick));

@@ -88,4 +88,38 @@ describe('cookies', () => {
       toString: null,
     });
   });
+
+  it('takes sameSite in any case, as cookie, Express and @fastify/cookie do', async () => {
+    const app = createApp();
+    app.get('/', (ctx) =>
+      ctx
+        .setCookie('a', '1', { sameSite: 'None' as never })
+        .setCookie('b', '2', { sameSite: 'Strict' as never })
+        .setCookie('c', '3', { sameSite: 'LAX' as never })
+        .json(1),
+    );
+    const res = await app.inject({ url: '/' });
+    expect(res.status).toBe(200);
+    expect(res.headers['set-cookie']).toEqual([
+      'a=1; Path=/; Secure; SameSite=None',
+      'b=2; Path=/; SameSite=Strict',
+      'c=3; Path=/; SameSite=Lax',
+    ]);
+  });
+
+  it('an empty name (also once CR/LF are stripped) is a RangeError naming the name', async () => {
+    const app = createApp();
+    const errors: Error[] = [];
+    app.onError((e) => {
+      errors.push(e as Error);
+    });
+    app.get('/empty', (ctx) => ctx.setCookie('', 'v').json(1));
+    app.get('/crlf', (ctx) => ctx.setCookie('\r\n', 'v').json(1));
+    expect((await app.inject({ url: '/empty' })).status).toBe(500);
+    expect((await app.inject({ url: '/crlf' })).status).toBe(500);
+    expect(errors.map((e) => [e.constructor.name, e.message])).toEqual([
+      ['RangeError', 'keel: `setCookie name` must be a non-empty cookie name, got ""'],
+      ['RangeError', 'keel: `setCookie name` must be a non-empty cookie name, got "\\r\\n"'],
+    ]);
+  });
 });

@@ -25,6 +25,8 @@ beforeAll(async () => {
   writeFileSync(join(root, '%2e%2e%2fsecret.txt'), 'literal name');
   writeFileSync(join(root, 'big.bin'), big);
   writeFileSync(join(dir, 'secret.txt'), 'TOP SECRET');
+  mkdirSync(join(dir, 'public2'));
+  writeFileSync(join(dir, 'public2', 'sibling.txt'), 'TOP SECRET sibling');
   symlinkSync(join(dir, 'secret.txt'), join(root, 'link-out.txt'));
   symlinkSync(join(root, 'a.txt'), join(root, 'link-in.txt'));
   symlinkSync(dir, join(root, 'dir-out'));
@@ -32,6 +34,8 @@ beforeAll(async () => {
   app.onError(() => {});
   app.get('/files/*', (ctx) => ctx.sendFile(ctx.params['*'] ?? '', { root }));
   app.get('/abs', (ctx) => ctx.sendFile(join(root, 'a.txt')));
+  // The spec's other reading of `root`: the path already resolved, and it must stay inside.
+  app.get('/joined/:name', (ctx) => ctx.sendFile(join(root, ctx.params.name ?? ''), { root }));
   app.get('/teapot', (ctx) => ctx.status(418).sendFile('a.txt', { root }));
   app.get('/forgot-await', (ctx) => {
     void ctx.sendFile('missing.txt', { root });
@@ -236,6 +240,22 @@ describe('root confinement', () => {
       expect(res.body).not.toContain('root:');
     });
   }
+
+  it('an absolute path inside the root is served; one resolved out of it never is', async () => {
+    expect((await get('/joined/a.txt')).body).toBe(text);
+    expect((await get('/joined/sub%2fdata.json')).body).toBe('{"x":1}');
+    for (const path of [
+      '/joined/..%2fsecret.txt',
+      '/joined/..%2fpublic2%2fsibling.txt', // a sibling sharing the root's name as a prefix
+      '/joined/..%2f..%2f..%2f..%2f..%2fetc%2fpasswd',
+      '/joined/.env',
+    ]) {
+      const res = await get(path);
+      expect([403, 404]).toContain(res.status);
+      expect(res.body).not.toContain('TOP SECRET');
+      expect(res.body).not.toContain('root:');
+    }
+  });
 
   it('follows symlinks that stay inside the root', async () => {
     expect((await get('/files/link-in.txt')).body).toBe(text);

@@ -198,7 +198,8 @@ describe('event hub audit: headers set before the stream opens', () => {
     const client = await sse(port, '/events', { origin: 'https://app.example' });
     clients.push(client);
     expect(client.status).toBe(200);
-    expect(client.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    // Exactly the type the README and issue #6 name (event streams are UTF-8 by definition).
+    expect(client.headers['content-type']).toBe('text/event-stream');
     expect(client.headers['access-control-allow-origin']).toBe('https://app.example');
     expect(client.headers['access-control-allow-credentials']).toBe('true');
     expect(client.headers['set-cookie']?.[0]).toMatch(/^seen=1;/);

@@ -184,6 +184,7 @@ describe('every check throws one template, TypeError for the type, RangeError fo
       (ctx) => ctx.setCookie('a', 'b', { sameSite: 'lax ' as never }),
       (ctx) => ctx.setCookie('a', 'b', { expires: 1 as never }),
       (ctx) => ctx.setCookie('a', 'b', { maxAge: Number.POSITIVE_INFINITY }),
+      (ctx) => ctx.header(5 as never),
     ];
     calls.forEach((call, i) => {
       app.get(`/${i}`, call);
@@ -204,6 +205,7 @@ describe('every check throws one template, TypeError for the type, RangeError fo
       'RangeError',
       'TypeError',
       'RangeError',
+      'TypeError',
     ]);
     for (const err of errors) expect(err.message).toMatch(TEMPLATE);
   });

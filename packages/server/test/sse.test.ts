@@ -25,7 +25,8 @@ describe('ctx.sseEvent / sseInterval over HTTP', () => {
     const { port } = await start(app);
     const client = await sse(port, '/events');
     await client.ended;
-    expect(client.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    // Exactly the type the README and issue #6 name (event streams are UTF-8 by definition).
+    expect(client.headers['content-type']).toBe('text/event-stream');
     expect(client.headers['cache-control']).toBe('no-cache');
     expect(client.headers['x-accel-buffering']).toBe('no');
     expect(client.events).toEqual([
