@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { act, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
 import { clientFor, loopback, noop, renderDevtools, settle, view } from './helpers';
@@ -76,5 +78,19 @@ describe('Scheduler view: delayed jobs', () => {
     });
     await settle();
     expect(card('Delayed jobs').textContent).toMatch(/^Delayed0/);
+  });
+});
+
+describe('built on public API only', () => {
+  it("the panel's sources import @keel/core and @keel/react by their public entries only", () => {
+    const src = join(import.meta.dirname, '..', 'src');
+    const imports = readdirSync(src, { recursive: true, encoding: 'utf8' })
+      .filter((file) => /\.tsx?$/.test(file))
+      .flatMap((file) =>
+        [...readFileSync(join(src, file), 'utf8').matchAll(/from '(@keel\/[^']+)'/g)].map(
+          (m) => m[1],
+        ),
+      );
+    expect(new Set(imports)).toEqual(new Set(['@keel/core', '@keel/react']));
   });
 });
