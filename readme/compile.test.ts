@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -102,37 +102,134 @@ describe('README links', () => {
 describe('README commands', () => {
   const pnpm = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
     .packageManager as string;
-  const version = pnpm.split('@')[1];
-
-  it.each([
+  const version = pnpm.split('@')[1]!;
+  const readmes = [
     'README.md',
     ...READMES.slice(1),
     'examples/react-live/README.md',
     'examples/node-demo/README.md',
-  ])('%s: pnpm commands use the pinned version and name scripts that exist', (readme) => {
-    const bad: string[] = [];
-    for (const block of blocksOf(readme).filter((b) => b.lang === 'sh')) {
-      let dir = dirname(readme);
-      for (const command of block.code.split(/\n|&&/).map((c) => c.replace(/#.*$/, '').trim())) {
-        const cd = /^cd\s+(\S+)/.exec(command);
-        if (cd) dir = cd[1]!;
-        const run = /npx -y pnpm@(\S+)\s+(\S+)/.exec(command);
-        if (run === null) continue;
-        if (run[1] !== version)
-          bad.push(`${readme}:${block.line}: pnpm@${run[1]} (pinned: ${version})`);
-        const script = run[2]!;
-        if (['install', 'exec', 'add', 'run', '--filter', '-r'].includes(script)) continue;
-        const scripts = {
-          ...scriptsOf(join(ROOT, dir)),
-          ...(dir === '.' ? {} : scriptsOf(ROOT)),
-        };
-        if (!(script in scripts))
-          bad.push(`${readme}:${block.line}: no script "${script}" in ${dir}`);
+    'packages/server/test/README.md',
+  ];
+
+  it.each(readmes)(
+    '%s: pnpm commands use the pinned version and name scripts that exist',
+    (readme) => {
+      const bad: string[] = [];
+      for (const block of blocksOf(readme).filter((b) => b.lang === 'sh')) {
+        let dir = dirname(readme);
+        for (const command of block.code.split(/\n|&&/).map((c) => c.replace(/#.*$/, '').trim())) {
+          dir = checkCommand(command, dir, `${readme}:${block.line}`, version, bad);
+        }
       }
-    }
-    expect(bad).toEqual([]);
-  });
+      expect(bad).toEqual([]);
+    },
+  );
+
+  it.each(readmes)(
+    '%s: commands in the text (pnpm scripts, vitest projects, sh and node paths) exist too',
+    (readme) => {
+      const bad: string[] = [];
+      // A paragraph's `cd dir && ...` holds for the commands after it in that paragraph.
+      for (const paragraph of withoutCode(readFileSync(join(ROOT, readme), 'utf8')).split(
+        /\n\s*\n/,
+      )) {
+        let dir = dirname(readme);
+        for (const [, span] of paragraph.matchAll(/`([^`\n]+)`/g)) {
+          // A command, not a pattern of one (`npx -y pnpm@<version> <script>`).
+          if (!/^(cd |npx |pnpm |sh |node )/.test(span!) || /<|\.\.\./.test(span!)) continue;
+          for (const command of span!.split('&&').map((c) => c.trim())) {
+            dir = checkCommand(command, dir, `${readme}: \`${span}\``, version, bad);
+          }
+        }
+      }
+      expect(bad).toEqual([]);
+    },
+  );
 });
+
+/** The workspace's vitest projects, by name (the root config lists their configs). */
+const PROJECTS = new Set(
+  [
+    'packages/core/vitest.config.ts',
+    'packages/core/vitest.composed.config.ts',
+    'packages/react/vitest.config.ts',
+    'packages/server/vitest.config.ts',
+    'packages/devtools/vitest.config.ts',
+    'examples/node-demo/vitest.config.ts',
+    'readme/vitest.config.ts',
+  ].map((config) => /name: '([^']+)'/.exec(readFileSync(join(ROOT, config), 'utf8'))![1]!),
+);
+
+/** The folder of each workspace package, by its name (`@keel/example-react-live`). */
+const PACKAGE_DIRS = new Map(
+  ['packages', 'examples'].flatMap((parent) =>
+    readdirSync(join(ROOT, parent))
+      .filter((name) => existsSync(join(ROOT, parent, name, 'package.json')))
+      .map((name) => {
+        const dir = `${parent}/${name}`;
+        return [JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')).name, dir];
+      }),
+  ),
+);
+
+/**
+ * Checks one shell command run in `dir` (relative to the root); returns the folder the next
+ * command runs in (`cd` paths are from the root, as the READMEs write them). pnpm: the pinned version, and a script that exists where it runs (the root's
+ * scripts count everywhere: the READMEs say to run them from the root); `--filter <package>
+ * <script>`: a script of that package; vitest `--project`: a project that exists; `--config`,
+ * `sh` and `node` paths: files that exist.
+ */
+function checkCommand(
+  command: string,
+  dir: string,
+  where: string,
+  version: string,
+  bad: string[],
+): string {
+  const cd = /^cd\s+(\S+)/.exec(command);
+  // The READMEs write `cd` from the repository root ("From the repository root: cd examples/x").
+  if (cd) return cd[1]!;
+  const words = command.split(/\s+/);
+  const pinned = /^npx -y pnpm@(\S+)/.exec(command);
+  if (pinned || words[0] === 'pnpm') {
+    if (pinned && pinned[1] !== version)
+      bad.push(`${where}: pnpm@${pinned[1]} (pinned: ${version})`);
+    let args = words.slice(pinned ? 3 : 1);
+    let scriptsDir = dir;
+    if (args[0] === '--filter') {
+      const target = PACKAGE_DIRS.get(args[1]);
+      if (target === undefined) bad.push(`${where}: no workspace package ${args[1]}`);
+      scriptsDir = target ?? dir;
+      args = args.slice(2);
+    }
+    if (args[0] === 'run') args = args.slice(1);
+    const script = args[0];
+    if (script === undefined || ['install', 'exec', 'add', '-r'].includes(script)) return dir;
+    const scripts = {
+      ...scriptsOf(join(ROOT, scriptsDir)),
+      ...(scriptsDir === dir && dir !== '.' ? scriptsOf(ROOT) : {}),
+    };
+    if (!(script in scripts)) bad.push(`${where}: no script "${script}" in ${scriptsDir}`);
+    return dir;
+  }
+  if (/^npx vitest\b/.test(command)) {
+    for (const [, project] of command.matchAll(/--project[ =](\S+)/g)) {
+      if (!PROJECTS.has(project!)) bad.push(`${where}: no vitest project "${project}"`);
+    }
+    for (const [, config] of command.matchAll(/--config[ =](\S+)/g)) {
+      if (!exists(dir, config!)) bad.push(`${where}: no file ${config}`);
+    }
+    return dir;
+  }
+  const file = /^(?:sh|node(?: --import \S+)?)\s+(\S+\.(?:sh|mjs|js|ts))\b/.exec(command);
+  if (file && !exists(dir, file[1]!)) bad.push(`${where}: no file ${file[1]}`);
+  return dir;
+}
+
+/** A path as a README gives it: from the folder the command runs in, or from the root. */
+function exists(dir: string, path: string): boolean {
+  return existsSync(join(ROOT, dir, path)) || existsSync(join(ROOT, path));
+}
 
 function scriptsOf(dir: string): Record<string, string> {
   const file = join(dir, 'package.json');

@@ -145,6 +145,10 @@ describe('inspect(client).watchCache()', () => {
   it('rejects a listener that is not a function', () => {
     const t = makeClient();
     expect(() => inspect(t.client).watchCache(5 as never)).toThrow(TypeError);
+    // The one template of every check (issue #14): the name in backticks, the value shown.
+    expect(() => inspect(t.client).watchCache(5 as never)).toThrow(
+      'keel: `listener` must be a function, got 5',
+    );
   });
 });
 

@@ -69,8 +69,20 @@ export function keyParts(rawKey: string): { method: string; url: string; extra: 
   };
 }
 
-/** What went wrong, in a few words: `HTTP 503`, `timeout (attempt)`, `network error (ECONNRESET)`. */
+/**
+ * What went wrong, in a few words: `HTTP 503`, `timeout (attempt)`, `network error (ECONNRESET)`.
+ * Never throws: a hostile value thrown (a revoked Proxy, an object whose `message` getter
+ * throws) is `an unreadable value`, so a listener or a view calling this cannot fail with it.
+ */
 export function describeError(error: unknown): string {
+  try {
+    return describe(error);
+  } catch {
+    return 'an unreadable value';
+  }
+}
+
+function describe(error: unknown): string {
   if (isHttpError(error)) {
     return error.statusText ? `HTTP ${error.status} ${error.statusText}` : `HTTP ${error.status}`;
   }
@@ -86,6 +98,11 @@ export function describeError(error: unknown): string {
   return String(error);
 }
 
+/** What a value that threw while read is shown as: `[unreadable: Error: boom]`. */
+export function unreadable(error: unknown): string {
+  return `[unreadable: ${preview(describeError(error), 200)}]`;
+}
+
 /** A clock time as `hh:mm:ss` (local time). */
 export function formatClock(at: number): string {
   const d = new Date(at);
@@ -97,19 +114,15 @@ export function formatClock(at: number): string {
  * A short preview of any value: JSON cut at `max` characters (a string as it is). The value is
  * walked only until `max` characters are written, so a huge one costs what a small one does, and
  * what JSON refuses is shown as the data tree shows it: a cycle as `[circular]`, a BigInt as its
- * digits. A value that throws while read (a getter) is shown as `String(value)`.
+ * digits, a part that throws while read (a getter, a revoked Proxy) as `[unreadable]`.
  */
 export function preview(value: unknown, max = 120): string {
   let text: string;
   if (typeof value === 'string') text = value;
   else {
     const out: Budget = { parts: [], length: 0, max };
-    try {
-      write(value, out, []);
-      text = out.parts.join('');
-    } catch {
-      text = String(value);
-    }
+    write(value, out, []);
+    text = out.parts.join('');
   }
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
@@ -126,9 +139,22 @@ function put(out: Budget, text: string): void {
   out.length += text.length;
 }
 
-/** JSON.stringify's text of `value`, stopping once `out` is full. */
+/**
+ * JSON.stringify's text of `value`, stopping once `out` is full. A part that throws while read
+ * is written `[unreadable]` and the walk goes on with its siblings.
+ */
 function write(value: unknown, out: Budget, ancestors: object[]): void {
   if (out.length > out.max) return;
+  const depth = ancestors.length;
+  try {
+    writeValue(value, out, ancestors);
+  } catch {
+    ancestors.length = depth;
+    put(out, '[unreadable]');
+  }
+}
+
+function writeValue(value: unknown, out: Budget, ancestors: object[]): void {
   if (value !== null && typeof value === 'object' && 'toJSON' in value) {
     const toJSON = (value as { toJSON: unknown }).toJSON;
     if (typeof toJSON === 'function') value = toJSON.call(value);
@@ -153,8 +179,9 @@ function write(value: unknown, out: Budget, ancestors: object[]): void {
     put(out, '[');
     for (let i = 0; i < value.length && out.length <= out.max; i++) {
       if (i > 0) put(out, ',');
-      const item = value[i];
-      if (isSkipped(item)) put(out, 'null');
+      const item = read(value, i);
+      if (item === UNREADABLE) put(out, '[unreadable]');
+      else if (isSkipped(item)) put(out, 'null');
       else write(item, out, ancestors);
     }
     put(out, ']');
@@ -164,16 +191,28 @@ function write(value: unknown, out: Budget, ancestors: object[]): void {
     for (const key in value) {
       if (out.length > out.max) break;
       if (!Object.hasOwn(value, key)) continue;
-      const item = (value as Record<string, unknown>)[key];
-      if (isSkipped(item)) continue;
+      const item = read(value, key);
+      if (item !== UNREADABLE && isSkipped(item)) continue;
       put(out, first ? quote(key, out) : `,${quote(key, out)}`);
       put(out, ':');
       first = false;
-      write(item, out, ancestors);
+      if (item === UNREADABLE) put(out, '[unreadable]');
+      else write(item, out, ancestors);
     }
     put(out, '}');
   }
   ancestors.pop();
+}
+
+const UNREADABLE: unique symbol = Symbol('unreadable');
+
+/** `value[key]`, or UNREADABLE when reading it throws (a getter, a Proxy trap). */
+function read(value: object, key: string | number): unknown {
+  try {
+    return (value as Record<string | number, unknown>)[key];
+  } catch {
+    return UNREADABLE;
+  }
 }
 
 /** A JSON string, quoted from a slice: a megabyte-long string is not copied whole. */

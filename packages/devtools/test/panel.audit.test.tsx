@@ -184,22 +184,38 @@ describe('props', () => {
       [
         { maxFlights: '10' },
         TypeError,
-        'keel: KeelDevtools `maxFlights` must be a number, got string',
+        'keel: KeelDevtools `maxFlights` must be a number, got "10"',
+      ],
+      // A value of the wrong type is a TypeError for every prop (issue #14: everywhere).
+      [
+        { initialView: 5 },
+        TypeError,
+        "keel: KeelDevtools `initialView` must be one of 'cache', 'requests', 'endpoints', 'scheduler', 'events', got 5",
+      ],
+      [
+        { position: null },
+        TypeError,
+        "keel: KeelDevtools `position` must be one of 'bottom-right', 'bottom-left', 'top-right', 'top-left', got null",
+      ],
+      [
+        { theme: { dark: true } },
+        TypeError,
+        "keel: KeelDevtools `theme` must be one of 'system', 'light', 'dark', got an object",
       ],
       [
         { initialView: 'network' },
         RangeError,
-        "keel: KeelDevtools `initialView` must be one of 'cache', 'requests', 'endpoints', 'scheduler', 'events', got 'network'",
+        "keel: KeelDevtools `initialView` must be one of 'cache', 'requests', 'endpoints', 'scheduler', 'events', got \"network\"",
       ],
       [
         { position: 'center' },
         RangeError,
-        "keel: KeelDevtools `position` must be one of 'bottom-right', 'bottom-left', 'top-right', 'top-left', got 'center'",
+        "keel: KeelDevtools `position` must be one of 'bottom-right', 'bottom-left', 'top-right', 'top-left', got \"center\"",
       ],
       [
         { theme: 'blue' },
         RangeError,
-        "keel: KeelDevtools `theme` must be one of 'system', 'light', 'dark', got 'blue'",
+        "keel: KeelDevtools `theme` must be one of 'system', 'light', 'dark', got \"blue\"",
       ],
     ];
     for (const [props, type, message] of cases) {

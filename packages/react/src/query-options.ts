@@ -1,3 +1,4 @@
+import { shown } from '@keel/core/internals';
 import type { UseQueryOptions } from './query/observer';
 
 declare const queryData: unique symbol;
@@ -28,7 +29,7 @@ export function queryOptions<TQueryData = unknown, TData = TQueryData>(
   options?: UseQueryOptions<TQueryData, TData>,
 ): QueryDefinition<TQueryData, TData> {
   if (typeof url !== 'string') {
-    throw new TypeError(`keel: queryOptions \`url\` must be a string, got ${typeof url}`);
+    throw new TypeError(`keel: queryOptions \`url\` must be a string, got ${shown(url)}`);
   }
   return Object.freeze({ url, options });
 }

@@ -1,4 +1,5 @@
 import type { RequestError } from '@keel/core';
+import { shown } from '@keel/core/internals';
 import { useCallback, useEffect, useSyncExternalStore } from 'react';
 import { useCommit, useObserver } from './internal/use-observer';
 import { environmentOf, QueryObserver, type QueryResult } from './query/observer';
@@ -26,7 +27,7 @@ export function useQueries<const T extends readonly QueryDefinition<any, any>[]>
   queries: T,
 ): QueriesResults<T> {
   if (!Array.isArray(queries)) {
-    throw new TypeError(`keel: useQueries \`queries\` must be an array, got ${typeof queries}`);
+    throw new TypeError(`keel: useQueries \`queries\` must be an array, got ${shown(queries)}`);
   }
   const list = useObserver(QueriesObserver);
   list.setInputs(queries);

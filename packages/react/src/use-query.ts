@@ -1,4 +1,5 @@
 import type { RequestError } from '@keel/core';
+import { shown } from '@keel/core/internals';
 import { useCallback, useEffect, useSyncExternalStore } from 'react';
 import { useCommit, useObserver } from './internal/use-observer';
 import {
@@ -78,7 +79,7 @@ export function useSuspenseQuery(
   options?: UseSuspenseQueryOptions<unknown, unknown>,
 ): SuspenseQueryResult<unknown, unknown> {
   if (typeof query !== 'string' && (typeof query !== 'object' || query === null)) {
-    throw new TypeError(`keel: useSuspenseQuery \`url\` must be a string, got ${typeof query}`);
+    throw new TypeError(`keel: useSuspenseQuery \`url\` must be a string, got ${shown(query)}`);
   }
   return useObservedQuery(query, options, true) as SuspenseQueryResult<unknown, unknown>;
 }

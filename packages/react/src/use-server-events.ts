@@ -1,5 +1,5 @@
 import type { RequestSpec } from '@keel/core';
-import { checkInvalidateTarget, checkObject } from '@keel/core/internals';
+import { checkInvalidateTarget, checkObject, shown } from '@keel/core/internals';
 import { useEffect, useLayoutEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 import { noop } from './internal/report';
 import { useClient } from './provider';
@@ -23,7 +23,7 @@ const useIsomorphicLayoutEffect = typeof document === 'undefined' ? useEffect : 
 function checkHandlers(handlers: ServerEventHandlers): void {
   if (typeof handlers !== 'object' || handlers === null) {
     throw new TypeError(
-      `keel: useServerEvents \`handlers\` must be an object, got ${handlers === null ? 'null' : typeof handlers}`,
+      `keel: useServerEvents \`handlers\` must be an object, got ${shown(handlers)}`,
     );
   }
   const map = invalidateMap(handlers);

@@ -45,7 +45,7 @@ describe('queryOptions', () => {
     expect(Object.isFrozen(q)).toBe(true);
     expect(q).toEqual({ url: '/x', options: { params: { a: 1 } } });
     expect(() => queryOptions(5 as never)).toThrow(
-      'keel: queryOptions `url` must be a string, got number',
+      'keel: queryOptions `url` must be a string, got 5',
     );
   });
 });
@@ -100,7 +100,7 @@ describe('useQueries', () => {
     expect(result.current).toEqual([]);
     expect(() =>
       renderHook(() => useQueries('x' as never), { wrapper: wrapperFor(client) }),
-    ).toThrow('keel: useQueries `queries` must be an array, got string');
+    ).toThrow('keel: useQueries `queries` must be an array, got "x"');
   });
 });
 

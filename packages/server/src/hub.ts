@@ -582,7 +582,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
         pending: null,
         skip: null,
       };
-      // An empty id is no id: the SSE spec's `id:` with no value clears the client's last id.
+      // An empty id is no id: an `id:` with no value clears the client's last id (WHATWG HTML,
+      // https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation).
       const after = ctx.header('last-event-id') || undefined;
       streams.add(stream);
       yieldIds(stream);

@@ -214,7 +214,7 @@ export class Slot {
     const middleware = this.host.middleware;
     if (i < middleware.length) return middleware[i]!(this.#face, this.#next);
     if (i === middleware.length) return this.#handler(this.#face);
-    throw new Error('next() was called more than once');
+    throw new Error('keel: next() was called more than once');
   }
 
   /**
@@ -286,7 +286,7 @@ export class Slot {
       this.#fail(this.#lost);
     } else {
       const { method, path } = this.#face;
-      this.#fail(new Error(`Handler for ${method} ${path} sent no response`));
+      this.#fail(new Error(`keel: the handler for ${method} ${path} sent no response`));
     }
   }
 
@@ -324,7 +324,7 @@ export class Slot {
   /** A live request answers once. */
   assertCanRespond(): void {
     if (this.#answer !== 'open' || this.#face.res.headersSent) {
-      throw new Error('A response was already sent for this request');
+      throw new Error('keel: a response was already sent for this request');
     }
   }
 

@@ -221,6 +221,35 @@ describe('every check throws one template, TypeError for the type, RangeError fo
     expect(offenders).toEqual([]);
   });
 
+  it('a misuse of the app is a keel: message too (next() twice, a second response, no response)', async () => {
+    const app = createApp();
+    const errors: Error[] = [];
+    app.onError((err) => {
+      errors.push(err as Error);
+    });
+    app.use(async (ctx, next) => {
+      await next();
+      if (ctx.path === '/next-twice') await next();
+    });
+    app.get('/next-twice', (ctx) => ctx.json(1));
+    app.get('/answer-twice', (ctx) => {
+      ctx.json(1);
+      ctx.json(2);
+    });
+    app.get('/no-answer', () => {});
+    const twice = await app.inject({ url: '/answer-twice' });
+    // The first answer stands; the second call throws, reported to onError.
+    expect(twice.status).toBe(200);
+    expect(twice.json()).toBe(1);
+    await app.inject({ url: '/next-twice' });
+    expect((await app.inject({ url: '/no-answer' })).status).toBe(500);
+    expect(errors.map((e) => [e.constructor.name, e.message])).toEqual([
+      ['Error', 'keel: a response was already sent for this request'],
+      ['Error', 'keel: next() was called more than once'],
+      ['Error', 'keel: the handler for GET /no-answer sent no response'],
+    ]);
+  });
+
   it('BadRequestError is an answer, not a check: its message is free text', () => {
     expect(new BadRequestError('Nope').message).toBe('Nope');
   });

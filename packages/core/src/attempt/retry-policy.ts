@@ -184,7 +184,7 @@ export function decideRetry({
         );
   if (
     method !== undefined &&
-    // Options written by hand, as the spec lists RetryOptions, may have no `methods`.
+    // Options written by hand (RetryOptions as the README lists them) may have no `methods`.
     !(options.methods ?? RETRY_DEFAULTS.methods).includes(method) &&
     // Unless the server did not process the request.
     !(

@@ -331,9 +331,7 @@ export class CacheStore {
    * A watcher that throws is reported like a subscriber. Returns the unwatch function.
    */
   watch(listener: (change: CacheChange) => void): () => void {
-    if (typeof listener !== 'function') {
-      throw new TypeError(`keel: watch listener must be a function, got ${typeof listener}`);
-    }
+    checkFunction('listener', listener);
     // Copied on change, so a watcher that unwatches while being told does not skip another.
     const entry = (change: CacheChange) => listener(change);
     this.#watchers = [...this.#watchers, entry];

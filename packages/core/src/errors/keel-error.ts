@@ -26,8 +26,8 @@ export interface FailedRequest {
  * (` (GET https://api.test/x)` after `message`, then `detail`) and sets the request's method and
  * URL, then the subclass's own `fields` (each one, even when undefined, is an own property), so
  * each subclass only says what its message and fields are. Subclasses `declare` their fields: a
- * class field would be defined again, as undefined, after this constructor. The spec's four
- * errors may be built without a request (`new CancelledError()`): no suffix, and `method` and
+ * class field would be defined again, as undefined, after this constructor. The four errors an
+ * app may build itself (README, "Errors") may be built without a request (`new CancelledError()`): no suffix, and `method` and
  * `url` are undefined.
  */
 export abstract class KeelRequestError extends KeelError {

@@ -86,13 +86,22 @@ function FromProvider(props: KeelDevtoolsProps): ReactNode {
   return <Devtools {...props} client={client} />;
 }
 
+/** What each prop is when left out: the `@default`s above (a test holds them equal). */
+export const DEVTOOLS_DEFAULTS = {
+  initialIsOpen: false,
+  initialView: 'cache',
+  position: 'bottom-right',
+  theme: 'system',
+  maxFlights: 100,
+} as const satisfies Omit<Required<KeelDevtoolsProps>, 'client'>;
+
 function Devtools({
   client,
-  initialIsOpen = false,
-  initialView = 'cache',
-  position = 'bottom-right',
-  theme = 'system',
-  maxFlights = 100,
+  initialIsOpen = DEVTOOLS_DEFAULTS.initialIsOpen,
+  initialView = DEVTOOLS_DEFAULTS.initialView,
+  position = DEVTOOLS_DEFAULTS.position,
+  theme = DEVTOOLS_DEFAULTS.theme,
+  maxFlights = DEVTOOLS_DEFAULTS.maxFlights,
 }: KeelDevtoolsProps & { client: Client }): ReactNode {
   checkProps({ maxFlights, initialView, position, theme }, VIEW_IDS);
   const [open, setOpen] = useState(initialIsOpen);

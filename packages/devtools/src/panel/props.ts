@@ -1,22 +1,17 @@
 /**
- * Checks the panel's props as keel checks options: a TypeError for the wrong type, a RangeError
- * for the wrong value, each naming the prop (TypeScript catches these; JavaScript callers and
- * values from config files do not get that help).
+ * Checks the panel's props as keel checks options, with the core's template and its way of
+ * showing the value (written here: the panel uses only @keel/core's public API): a TypeError for the wrong type, a RangeError for the wrong value, each
+ * naming the prop (TypeScript catches these; JavaScript callers and values from config files do
+ * not get that help).
  */
 export function checkProps(
   props: { maxFlights: unknown; initialView: unknown; position: unknown; theme: unknown },
   views: readonly string[],
 ): void {
   const { maxFlights } = props;
-  if (typeof maxFlights !== 'number') {
-    throw new TypeError(
-      `keel: KeelDevtools \`maxFlights\` must be a number, got ${typeof maxFlights}`,
-    );
-  }
+  if (typeof maxFlights !== 'number') throw bad(TypeError, 'maxFlights', 'a number', maxFlights);
   if (!(maxFlights >= 0 && (Number.isInteger(maxFlights) || maxFlights === Infinity))) {
-    throw new RangeError(
-      `keel: KeelDevtools \`maxFlights\` must be a non-negative integer, got ${maxFlights}`,
-    );
+    throw bad(RangeError, 'maxFlights', 'a non-negative integer', maxFlights);
   }
   oneOf('initialView', props.initialView, views);
   oneOf('position', props.position, POSITIONS);
@@ -29,6 +24,27 @@ const THEMES = ['system', 'light', 'dark'] as const;
 function oneOf(name: string, value: unknown, allowed: readonly string[]): void {
   if (allowed.includes(value as string)) return;
   const list = allowed.map((v) => `'${v}'`).join(', ');
-  const got = typeof value === 'string' ? `'${value}'` : String(value);
-  throw new RangeError(`keel: KeelDevtools \`${name}\` must be one of ${list}, got ${got}`);
+  // A string that is not one of them is a wrong value; anything else a wrong type.
+  throw bad(typeof value === 'string' ? RangeError : TypeError, name, `one of ${list}`, value);
+}
+
+/** "keel: KeelDevtools `name` must be <expected>, got <value>". */
+function bad(
+  type: typeof TypeError | typeof RangeError,
+  name: string,
+  expected: string,
+  value: unknown,
+): Error {
+  return new type(`keel: KeelDevtools \`${name}\` must be ${expected}, got ${shown(value)}`);
+}
+
+/** A bad value as the core's messages show it: primitives as written, other values by kind. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') {
+    return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
+  }
+  if (typeof value === 'function' || typeof value === 'symbol') return `a ${typeof value}`;
+  if (typeof value === 'bigint') return `${value}n`;
+  if (value === null || typeof value !== 'object') return String(value);
+  return Array.isArray(value) ? 'an array' : 'an object';
 }

@@ -1,4 +1,5 @@
 import { memo, type ReactNode, useState } from 'react';
+import { unreadable } from '../format';
 
 /** Children shown per object or array before a "… n more" line (a huge list stays cheap). */
 const MAX_CHILDREN = 100;
@@ -43,7 +44,7 @@ function Node({
   const label =
     name === undefined ? null : (
       <>
-        <span className="kdt-json-key">{name}</span>:{' '}
+        <span className="kdt-json-key">{cut(name)}</span>:{' '}
       </>
     );
   if (value !== null && typeof value === 'object' && ancestors.includes(value)) {
@@ -54,58 +55,126 @@ function Node({
       </div>
     );
   }
-  if (value !== null && typeof value === 'object' && !isOpaque(value)) {
-    const entries = Array.isArray(value)
-      ? value.map((v, i) => [String(i), v] as const)
-      : Object.entries(value as Record<string, unknown>);
-    const summary = Array.isArray(value)
-      ? `Array(${value.length})`
-      : `{${entries.length} ${entries.length === 1 ? 'key' : 'keys'}}`;
-    if (entries.length === 0) {
-      return (
-        <div className="kdt-json-row">
-          {label}
-          <span className="kdt-json-literal">{Array.isArray(value) ? '[]' : '{}'}</span>
-        </div>
-      );
-    }
-    const inner = [...ancestors, value];
+  const branch =
+    value !== null && typeof value === 'object' && !isUnreadable(value)
+      ? branchOf(value)
+      : undefined;
+  if (branch === undefined || isUnreadable(branch)) {
     return (
-      <Disclosure
-        initiallyOpen={depth < openDepth}
-        summary={
-          <>
-            {label}
-            <span className="kdt-muted">{summary}</span>
-          </>
-        }
-      >
-        {() => (
-          <>
-            {entries.slice(0, MAX_CHILDREN).map(([k, v]) => (
-              <Node
-                key={k}
-                name={k}
-                value={v}
-                depth={depth + 1}
-                openDepth={openDepth}
-                ancestors={inner}
-              />
-            ))}
-            {entries.length > MAX_CHILDREN ? (
-              <div className="kdt-json-row kdt-muted">… {entries.length - MAX_CHILDREN} more</div>
-            ) : null}
-          </>
-        )}
-      </Disclosure>
+      <div className="kdt-json-row">
+        {label}
+        <Leaf value={branch ?? value} />
+      </div>
     );
   }
+  const { isArray, size, children } = branch;
+  const summary = isArray ? `Array(${size})` : `{${size} ${size === 1 ? 'key' : 'keys'}}`;
+  if (size === 0) {
+    return (
+      <div className="kdt-json-row">
+        {label}
+        <span className="kdt-json-literal">{isArray ? '[]' : '{}'}</span>
+      </div>
+    );
+  }
+  const inner = [...ancestors, value as object];
   return (
-    <div className="kdt-json-row">
-      {label}
-      <Leaf value={value} />
-    </div>
+    <Disclosure
+      initiallyOpen={depth < openDepth}
+      summary={
+        <>
+          {label}
+          <span className="kdt-muted">{summary}</span>
+        </>
+      }
+    >
+      {() => (
+        <>
+          {children().map(([k, v]) => (
+            <Node
+              key={k}
+              name={k}
+              value={v}
+              depth={depth + 1}
+              openDepth={openDepth}
+              ancestors={inner}
+            />
+          ))}
+          {size > MAX_CHILDREN ? (
+            <div className="kdt-json-row kdt-muted">… {size - MAX_CHILDREN} more</div>
+          ) : null}
+        </>
+      )}
+    </Disclosure>
   );
+}
+
+/** A value that threw while the tree read it (a getter, a revoked Proxy). */
+class Unreadable {
+  constructor(readonly error: unknown) {
+    unreadables.add(this);
+  }
+}
+
+/**
+ * The Unreadable instances: a WeakSet, not `instanceof`, which asks a value for its prototype
+ * (and a revoked Proxy throws on that).
+ */
+const unreadables = new WeakSet<object>();
+
+function isUnreadable(value: unknown): value is Unreadable {
+  return typeof value === 'object' && value !== null && unreadables.has(value);
+}
+
+/**
+ * How an object is drawn as a branch: its size now, its first MAX_CHILDREN children read when
+ * the branch opens; undefined for an opaque body (bytes, a stream), a leaf. Reading hostile
+ * data throws (a revoked Proxy throws on every operation, a getter may throw): the object, or
+ * the one child, is then Unreadable and the rest of the tree is drawn.
+ */
+function branchOf(
+  value: object,
+):
+  | { isArray: boolean; size: number; children: () => (readonly [string, unknown])[] }
+  | Unreadable
+  | undefined {
+  try {
+    if (isOpaque(value)) return undefined;
+    if (Array.isArray(value)) {
+      const list: readonly unknown[] = value;
+      return {
+        isArray: true,
+        size: list.length,
+        children: () =>
+          Array.from({ length: Math.min(list.length, MAX_CHILDREN) }, (_, i) => [
+            String(i),
+            readChild(list, i),
+          ]),
+      };
+    }
+    const keys = Object.keys(value);
+    return {
+      isArray: false,
+      size: keys.length,
+      children: () =>
+        keys.slice(0, MAX_CHILDREN).map((key) => [key, readChild(value, key)] as const),
+    };
+  } catch (error) {
+    return new Unreadable(error);
+  }
+}
+
+function readChild(value: object, key: string | number): unknown {
+  try {
+    return (value as Record<string | number, unknown>)[key];
+  } catch (error) {
+    return new Unreadable(error);
+  }
+}
+
+/** A key for display: a megabyte-long one costs what a long one does. */
+function cut(key: string): string {
+  return key.length > MAX_STRING ? `${key.slice(0, MAX_STRING)}…` : key;
 }
 
 /**
@@ -142,6 +211,7 @@ export function Disclosure({
 }
 
 function Leaf({ value }: { value: unknown }): ReactNode {
+  if (isUnreadable(value)) return <span className="kdt-muted">{unreadable(value.error)}</span>;
   if (typeof value === 'string') {
     if (value.length <= MAX_STRING) {
       return <span className="kdt-json-string">{JSON.stringify(value)}</span>;
@@ -159,7 +229,13 @@ function Leaf({ value }: { value: unknown }): ReactNode {
   if (value === null || value === undefined || typeof value === 'boolean') {
     return <span className="kdt-json-literal">{String(value)}</span>;
   }
-  return <span className="kdt-muted">{opaqueLabel(value)}</span>;
+  let label: string;
+  try {
+    label = opaqueLabel(value);
+  } catch (error) {
+    label = unreadable(error);
+  }
+  return <span className="kdt-muted">{label}</span>;
 }
 
 /** Bodies that are not data to walk: binary, streams, blobs. */
@@ -180,5 +256,7 @@ function opaqueLabel(value: unknown): string {
   }
   if (typeof ReadableStream !== 'undefined' && value instanceof ReadableStream)
     return 'ReadableStream';
+  // A function's source can be any length: its name says enough.
+  if (typeof value === 'function') return `ƒ ${cut(value.name) || 'anonymous'}()`;
   return String(value);
 }

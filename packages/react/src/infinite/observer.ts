@@ -5,6 +5,7 @@ import type {
   RequestOptions,
   RequestSpec,
 } from '@keel/core';
+import { shown } from '@keel/core/internals';
 import { coreOptions } from '../internal/core-options';
 import { onSignal } from '../internal/environment';
 import { noop } from '../internal/report';
@@ -196,13 +197,13 @@ export class InfiniteObserver {
     if (current?.list.url === url && current.options === options) return;
     if (typeof options?.getNextPageParam !== 'function') {
       throw new TypeError(
-        `keel: useInfiniteQuery \`getNextPageParam\` must be a function, got ${typeof options?.getNextPageParam}`,
+        `keel: useInfiniteQuery \`getNextPageParam\` must be a function, got ${shown(options?.getNextPageParam)}`,
       );
     }
     checkSwitches(options);
     if (options.paramsFor !== undefined && typeof options.paramsFor !== 'function') {
       throw new TypeError(
-        `keel: useInfiniteQuery \`paramsFor\` must be a function, got ${typeof options.paramsFor}`,
+        `keel: useInfiniteQuery \`paramsFor\` must be a function, got ${shown(options.paramsFor)}`,
       );
     }
     // The view depends on the options too (`select`, `enabled`): compose it again.

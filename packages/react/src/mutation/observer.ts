@@ -7,7 +7,7 @@ import type {
   RequestOptions,
   RequestSpec,
 } from '@keel/core';
-import { checkInvalidateTarget } from '@keel/core/internals';
+import { checkInvalidateTarget, shown } from '@keel/core/internals';
 import { coreOptions } from '../internal/core-options';
 import { noop, reportError } from '../internal/report';
 import { requestOptionsOf as requestOptionsOfQuery } from '../query/observer';
@@ -174,7 +174,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
   ): void {
     if (typeof url !== 'string' && typeof url !== 'function') {
       throw new TypeError(
-        `keel: useMutation \`url\` must be a string or a function, got ${typeof url}`,
+        `keel: useMutation \`url\` must be a string or a function, got ${shown(url)}`,
       );
     }
     if (options?.invalidate !== undefined) checkInvalidateTarget(options.invalidate, 'invalidate');

@@ -1,4 +1,5 @@
 import type { Client } from '@keel/core';
+import { shown } from '@keel/core/internals';
 import { type Channel, channelsOf, setInspector } from './channel';
 import type { ConnectionStatus, ServerEvent } from './connection';
 import { addWatcher, tellWatchers } from './watchers';
@@ -100,7 +101,7 @@ export function inspectServerEvents(client: Client): ServerEventsConnectionView[
 export function watchServerEvents(client: Client, listener: () => void): () => void {
   if (typeof listener !== 'function') {
     throw new TypeError(
-      `keel: watchServerEvents \`listener\` must be a function, got ${typeof listener}`,
+      `keel: watchServerEvents \`listener\` must be a function, got ${shown(listener)}`,
     );
   }
   // Through `histories`: watching alone also installs the inspector.

@@ -4,7 +4,7 @@ export interface SseMessage {
   event: string | undefined;
   /** The `data:` lines joined with `\n`. */
   data: string;
-  /** The `id:` field of this block, when it had one (ids with NUL are ignored, as the spec says). */
+  /** The `id:` field of this block, when it had one (ids with NUL are ignored, as WHATWG says). */
   id: string | undefined;
 }
 
@@ -22,11 +22,13 @@ export interface SseHandlers {
 }
 
 /**
- * A `text/event-stream` parser (WHATWG HTML, "Event stream interpretation") fed decoded text in
- * chunks of any size: returns `feed(chunk)`. A block without `data:` dispatches nothing (its `id:`
- * goes to `onId`); unknown fields and a non-numeric `retry:` are ignored; a line not yet ended is
- * kept for the next chunk (and dropped with the stream, as the spec says). The byte-order mark is left to TextDecoder,
- * which strips it. Small on purpose: it is in every app that uses useServerEvents.
+ * A `text/event-stream` parser (WHATWG HTML, "Event stream interpretation",
+ * https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation)
+ * fed decoded text in chunks of any size: returns `feed(chunk)`. A block without `data:`
+ * dispatches nothing (its `id:` goes to `onId`); unknown fields and a non-numeric `retry:` are
+ * ignored; a line not yet ended is kept for the next chunk (and dropped with the stream, as
+ * WHATWG says). The byte-order mark is left to TextDecoder, which strips it. Small on purpose:
+ * it is in every app that uses useServerEvents.
  */
 export function sseParser(on: SseHandlers): (chunk: string) => void {
   // A line end: CRLF, CR or LF (one regex per parser: its lastIndex is the parser's own).
