@@ -264,6 +264,16 @@ export async function sendFile(
       'bytes',
       ...target.extra,
     ];
+    if (target.status === 204 || target.status === 205 || target.status === 304) {
+      // RFC 9110 §6.4.1: these carry no content, so neither the file nor its length is sent (a
+      // Content-Length in a 204 is forbidden, §8.6). The validators stay, which a 304 needs. A
+      // 205 says "no content" with Content-Length: 0 (§15.3.6), as `ctx.status(205).send()`
+      // does: without it Node sends the file.
+      if (target.status === 205) headers.push('content-length', '0');
+      res.writeHead(target.status, headers);
+      res.end();
+      return;
+    }
     const cacheable = (method === 'GET' || method === 'HEAD') && target.status === 200;
     // RFC 9110 §13.2.2: If-Match / If-Unmodified-Since first, then If-None-Match / IMS, then Range.
     if (cacheable && isPreconditionFailed(req, etag, stat.mtimeMs)) throw new HttpException(412);
