@@ -144,6 +144,19 @@ function clampSuffixes(size: number, header: string): string {
 }
 
 /**
+ * RFC 9110 §14.1.1: a suffix-range with a non-zero length is satisfiable whatever the size, an
+ * empty file's too; range-parser calls every range of an empty file unsatisfiable. No 206 can
+ * describe a window of nothing, so the caller ignores the Range and sends the empty file (200),
+ * as for any range it does not serve. Only asked for an empty file (rare): not on the hot path.
+ */
+function hasSuffixRange(header: string): boolean {
+  for (const part of header.slice(header.indexOf('=') + 1).split(',')) {
+    if (/^\s*-\d*[1-9]\d*\s*$/.test(part)) return true;
+  }
+  return false;
+}
+
+/**
  * Picks the one byte window to send: `null` means send the whole file (no Range, a malformed
  * one, several disjoint ranges, or more than {@link MAX_RANGES} parts), so a response is never
  * larger than the file. Overlapping and adjacent ranges are combined first.
@@ -157,7 +170,7 @@ export function pickRange(
     if (header.charCodeAt(i) === 44 && ++parts > MAX_RANGES) return null;
   }
   const ranges = parseRange(size, clampSuffixes(size, header), { combine: true });
-  if (ranges === -1) return 'unsatisfiable';
+  if (ranges === -1) return size === 0 && hasSuffixRange(header) ? null : 'unsatisfiable';
   if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return null;
   return ranges[0] ?? null;
 }

@@ -198,6 +198,19 @@ describe('ranges', () => {
       expect(res.body).toBe('');
     }
     expect((await get('/files/empty.txt', { range: 'bytes=0-' })).status).toBe(416);
+    expect((await get('/files/empty.txt', { range: 'bytes=-0' })).status).toBe(416);
+  });
+
+  it('a suffix range on an empty file gets the empty file with 200', async () => {
+    // RFC 9110 §14.1.1: a suffix-range with a non-zero length is satisfiable even for an empty
+    // representation, yet no 206 can describe a window of it: the Range is ignored.
+    for (const range of ['bytes=-1', 'bytes=-500', 'bytes=0-,-5', 'bytes=-5, 3-4']) {
+      const res = await get('/files/empty.txt', { range });
+      expect(res.status, range).toBe(200);
+      expect(res.body).toBe('');
+      expect(res.headers['content-length']).toBe('0');
+      expect(res.headers['content-range']).toBeUndefined();
+    }
   });
 
   it('ignores malformed ranges and serves the whole file', async () => {
