@@ -111,8 +111,37 @@ function seconds(name: string, value: number | undefined): number | undefined {
   return Math.floor(n);
 }
 
-/** The constructor's arguments: slot, req, res, method, path, params, raw query, request id. */
-type ContextArgs = [Slot, KeelRequest, ServerResponse, string, string, Params, string, string];
+/**
+ * The path of a request target as the router splits it: up to the first `?` or `#` (a fragment
+ * is no part of a request target, RFC 9112 §3.2, but a raw client can send one). An
+ * absolute-form target gives its URL's path.
+ */
+function pathOf(target: string): string {
+  if (target.charCodeAt(0) !== 47) {
+    try {
+      return new URL(target).pathname;
+    } catch {
+      return target;
+    }
+  }
+  for (let i = 1; i < target.length; i++) {
+    const c = target.charCodeAt(i);
+    if (c === 63 || c === 35) return target.slice(0, i);
+  }
+  return target;
+}
+
+/** The raw query of a request target: after the first `?`, up to a `#`; '' when there is none. */
+function queryOf(target: string): string {
+  const q = target.indexOf('?');
+  if (q === -1) return '';
+  const hash = target.indexOf('#');
+  if (hash === -1) return target.slice(q + 1);
+  return hash < q ? '' : target.slice(q + 1, hash);
+}
+
+/** The constructor's arguments: slot, req, res, method, request target, params, request id. */
+type ContextArgs = [Slot, KeelRequest, ServerResponse, string, string, Params, string];
 
 /**
  * Makes the ctx of one request, bound to the slot's current generation. Set by `Context`'s
@@ -134,8 +163,6 @@ export class Context {
   readonly res: ServerResponse;
   /** HTTP method, e.g. `GET`. */
   readonly method: string;
-  /** URL path without the query string, as sent (not percent-decoded). */
-  readonly path: string;
   /** Route parameters (`:id` -> `params.id`, trailing `*` -> `params['*']`), decoded once. */
   readonly params: Params;
   /**
@@ -149,7 +176,9 @@ export class Context {
   /** The pooled slot; this ctx may use it while `#slot.gen === #gen`. */
   readonly #slot: Slot;
   readonly #gen: number;
-  readonly #rawQuery: string;
+  /** The request target as sent; path and query are split off it when first read. */
+  readonly #target: string;
+  #path: string | null = null;
   /** This request's stream, kept so a stale ctx can still return it. */
   #stream: SseStream | null = null;
   #query: ParsedUrlQuery | null = null;
@@ -161,8 +190,8 @@ export class Context {
   #reportedStale = false;
 
   static {
-    createContext = (slot, req, res, method, path, params, rawQuery, requestId) =>
-      new Context(slot, req, res, method, path, params, rawQuery, requestId);
+    createContext = (slot, req, res, method, target, params, requestId) =>
+      new Context(slot, req, res, method, target, params, requestId);
   }
 
   /** Made by the app for each request. */
@@ -171,9 +200,8 @@ export class Context {
     req: KeelRequest,
     res: ServerResponse,
     method: string,
-    path: string,
+    target: string,
     params: Params,
-    rawQuery: string,
     requestId: string,
   ) {
     this.#slot = slot;
@@ -181,10 +209,18 @@ export class Context {
     this.req = req;
     this.res = res;
     this.method = method;
-    this.path = path;
+    this.#target = target;
     this.params = params;
-    this.#rawQuery = rawQuery;
     this.requestId = requestId;
+  }
+
+  /**
+   * URL path without the query string or a `#fragment`, as sent (not percent-decoded): the part
+   * the router matched.
+   */
+  get path(): string {
+    if (this.#path === null) this.#path = pathOf(this.#target);
+    return this.#path;
   }
 
   /**
@@ -257,7 +293,7 @@ export class Context {
   }
 
   #parsedQuery(): ParsedUrlQuery {
-    if (this.#query === null) this.#query = parseQuery(this.#rawQuery); // null prototype
+    if (this.#query === null) this.#query = parseQuery(queryOf(this.#target)); // null prototype
     return this.#query;
   }
 
