@@ -624,15 +624,7 @@ class KeelApp implements App, SlotHost {
         : ID_PREFIX + (++idCounter).toString(36);
 
     const slot = this.#pool.acquire();
-    const ctx = createContext(
-      slot,
-      req as KeelRequest,
-      res,
-      method,
-      url,
-      params,
-      requestId,
-    );
+    const ctx = createContext(slot, req as KeelRequest, res, method, url, params, requestId);
     // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
     let kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req, body);
     if (kind !== BodyKind.None && kind !== BodyKind.Raw && isEncoded(req)) {

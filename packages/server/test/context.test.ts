@@ -66,7 +66,9 @@ describe('request accessors', () => {
         request('/nope#/a/5', true),
       2000,
     );
-    const bodies = [...out.matchAll(/\r\n\r\n(\{[^\r]*?\})(?=HTTP|$)/g)].map((m) => JSON.parse(m[1]!));
+    const bodies = [...out.matchAll(/\r\n\r\n(\{[^\r]*?\})(?=HTTP|$)/g)].map((m) =>
+      JSON.parse(m[1]!),
+    );
     expect(bodies.slice(0, 3)).toEqual([
       { path: '/a/5', id: '5', q: null, frag: null, x: null },
       { path: '/a/5', id: '5', q: '1', frag: null, x: null },

@@ -37,7 +37,9 @@ beforeAll(async () => {
   // The spec's other reading of `root`: the path already resolved, and it must stay inside.
   app.get('/joined/:name', (ctx) => ctx.sendFile(join(root, ctx.params.name ?? ''), { root }));
   app.get('/teapot', (ctx) => ctx.status(418).sendFile('a.txt', { root }));
-  app.get('/status/:code', (ctx) => ctx.status(Number(ctx.params.code)).sendFile('a.txt', { root }));
+  app.get('/status/:code', (ctx) =>
+    ctx.status(Number(ctx.params.code)).sendFile('a.txt', { root }),
+  );
   app.get('/forgot-await', (ctx) => {
     void ctx.sendFile('missing.txt', { root });
   });
