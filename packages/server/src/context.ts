@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ParsedUrlQuery, parse as parseQuery } from 'node:querystring';
+import { isAnyArrayBuffer } from 'node:util/types';
 import encodeUrl from 'encodeurl';
 import {
   checkFunction,
@@ -18,6 +19,7 @@ import type { GraphqlResolvers } from './graphql';
 import { resolveAddresses } from './proxy';
 import type { Slot } from './slot';
 import { assertSseField, type SseStream, serializeData, streamEvery } from './sse';
+import { isStreamBody, type StreamBody, sendStream } from './stream-body';
 import { type Rules, type Validated, validate } from './validate';
 
 /**
@@ -447,18 +449,51 @@ export class Context {
   }
 
   /**
-   * Sends a raw payload: a string as `text/plain`, a Buffer as `application/octet-stream`
-   * (unless a Content-Type was set), an object as JSON, `null`/`undefined` as an empty body.
+   * Streams a Node Readable or a web ReadableStream (`fetch`'s `response.body`) as the body:
+   * `application/octet-stream` unless a Content-Type was set, chunked, read only as fast as the
+   * client takes it, never compressed. Resolves when the body is written or the client left (the
+   * source is then destroyed / cancelled); if the source fails mid-body the connection is closed
+   * and the error goes to `onError`. Return or await it; the request stays open until it ends.
+   *
+   * @example
+   * app.get('/export', (ctx) => ctx.setHeader('content-type', 'text/csv').send(createReadStream(file)));
    */
-  send(body: string | Buffer | Uint8Array | object | null | undefined): void {
+  send(body: StreamBody): Promise<void>;
+  /**
+   * Sends a raw payload: a string as `text/plain`, bytes (Buffer, Uint8Array, any typed array,
+   * DataView, ArrayBuffer) as `application/octet-stream` (unless a Content-Type was set), an
+   * object as JSON, `null`/`undefined` as an empty body.
+   */
+  send(body: string | ArrayBufferLike | ArrayBufferView | object | null | undefined): void;
+  send(body: unknown): void | Promise<void> {
     const slot = this.#use('send()');
-    if (slot === null) return;
+    if (slot === null) return DONE;
     if (body === null || body === undefined) slot.end(null, null);
     else if (typeof body === 'string') {
       slot.end(this.res.hasHeader('content-type') ? null : 'text/plain; charset=utf-8', body);
-    } else if (body instanceof Uint8Array) {
-      slot.end(this.res.hasHeader('content-type') ? null : 'application/octet-stream', body);
-    } else slot.end(JSON_TYPE, JSON.stringify(body) ?? 'null');
+    } else if (body instanceof Uint8Array) this.#sendBytes(slot, body);
+    else if (ArrayBuffer.isView(body)) {
+      // Its window of the buffer, as bytes: JSON.stringify gives `{}` or an index map.
+      this.#sendBytes(slot, new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
+    } else if (isAnyArrayBuffer(body)) this.#sendBytes(slot, new Uint8Array(body));
+    else if (typeof body === 'object' && isStreamBody(body)) return this.#sendStream(slot, body);
+    else slot.end(JSON_TYPE, JSON.stringify(body) ?? 'null');
+  }
+
+  #sendBytes(slot: Slot, bytes: Uint8Array): void {
+    slot.end(this.res.hasHeader('content-type') ? null : 'application/octet-stream', bytes);
+  }
+
+  #sendStream(slot: Slot, source: StreamBody): Promise<void> {
+    slot.assertCanRespond();
+    if (slot.host.closing) this.res.shouldKeepAlive = false;
+    const target = {
+      method: this.method,
+      res: this.res,
+      status: slot.status,
+      extra: ['x-request-id', this.requestId],
+    };
+    return slot.track(sendStream(target, source));
   }
 
   /**
