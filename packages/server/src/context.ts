@@ -114,23 +114,29 @@ function seconds(name: string, value: number | undefined): number | undefined {
 }
 
 /**
- * The path of a request target as the router splits it: up to the first `?` or `#` (a fragment
- * is no part of a request target, RFC 9112 §3.2, but a raw client can send one). An
- * absolute-form target gives its URL's path.
+ * The path of a request target as the router takes it, as sent: up to the first `?` or `#` (a
+ * fragment is no part of a request target, RFC 9112 §3.2, but a raw client can send one). For
+ * the absolute-form (`http://host/a?q`), the raw path after the authority (`/` when it has none),
+ * not a URL parser's normalized one. Any other target (`*`) is returned as sent.
  */
 function pathOf(target: string): string {
+  let start = 0;
   if (target.charCodeAt(0) !== 47) {
-    try {
-      return new URL(target).pathname;
-    } catch {
-      return target;
+    const scheme = target.indexOf('://');
+    if (scheme === -1) return target;
+    start = scheme + 3;
+    while (start < target.length && target.charCodeAt(start) !== 47) {
+      const c = target.charCodeAt(start);
+      if (c === 63 || c === 35) return '/';
+      start++;
     }
+    if (start === target.length) return '/';
   }
-  for (let i = 1; i < target.length; i++) {
+  for (let i = start + 1; i < target.length; i++) {
     const c = target.charCodeAt(i);
-    if (c === 63 || c === 35) return target.slice(0, i);
+    if (c === 63 || c === 35) return target.slice(start, i);
   }
-  return target;
+  return start === 0 ? target : target.slice(start);
 }
 
 /** The raw query of a request target: after the first `?`, up to a `#`; '' when there is none. */

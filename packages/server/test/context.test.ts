@@ -79,6 +79,24 @@ describe('request accessors', () => {
     expect(seen).toEqual(['/a/5', '/a/5', '/a/5', '/nope']);
   });
 
+  it('takes the path of an absolute-form target as sent, as routing does', async () => {
+    const app = make();
+    app.get('/*', (ctx) => ctx.json({ path: ctx.path, star: ctx.params['*'], q: ctx.query('q') }));
+    const { port } = await start(app);
+    const get = async (target: string) => {
+      const out = await socketBytes(
+        port,
+        `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+        2000,
+      );
+      return JSON.parse(out.slice(out.indexOf('\r\n\r\n') + 4));
+    };
+    // The router matches the raw path: no dot-segment removal, no re-encoding.
+    expect(await get('http://x/a/../b?q=1')).toEqual({ path: '/a/../b', star: 'a/../b', q: '1' });
+    expect(await get('http://x/{y}')).toEqual({ path: '/{y}', star: '{y}' });
+    expect(await get('http://x?q=2')).toEqual({ path: '/', star: '', q: '2' });
+  });
+
   it('keeps a short safe X-Request-ID, replaces an unsafe one, and echoes it', async () => {
     const app = make();
     app.get('/', (ctx) => ctx.json(ctx.requestId));
