@@ -444,7 +444,6 @@ function asteriskForm(): never {
 type FindResult = {
   store: unknown;
   params: Record<string, string | undefined>;
-  searchParams: unknown;
 };
 
 class KeelApp implements App, SlotHost {
@@ -514,7 +513,7 @@ class KeelApp implements App, SlotHost {
         undefined,
         'characters',
       ),
-      // Keep the raw query string; ctx parses it only if a handler asks.
+      // No parsing here: ctx splits path and query off the target only if a handler asks.
       querystringParser: (s: string) => s,
       // Returns a match with a null store, answered with 400 below.
       onBadUrl: () => {},
@@ -606,19 +605,15 @@ class KeelApp implements App, SlotHost {
     let handler: Handler;
     let body: BodyPolicy;
     let params: Readonly<Record<string, string>>;
-    let rawQuery: string;
     if (found !== null && found.store !== null) {
       const route = found.store as Route;
       handler = route.handler;
       body = route.body;
       params = found.params as Record<string, string>;
-      rawQuery = found.searchParams as string;
     } else {
       handler = found === null && !(star && url.length > 1) ? this.#miss(method, url) : badUrl;
       body = this.#body;
       params = EMPTY_PARAMS;
-      const q = url.indexOf('?');
-      rawQuery = q === -1 ? '' : url.slice(q + 1);
     }
     if (!(req instanceof KeelIncomingMessage)) setPeer(req);
     const incomingId =
@@ -629,16 +624,7 @@ class KeelApp implements App, SlotHost {
         : ID_PREFIX + (++idCounter).toString(36);
 
     const slot = this.#pool.acquire();
-    const ctx = createContext(
-      slot,
-      req as KeelRequest,
-      res,
-      method,
-      pathOf(url),
-      params,
-      rawQuery,
-      requestId,
-    );
+    const ctx = createContext(slot, req as KeelRequest, res, method, url, params, requestId);
     // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
     let kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req, body);
     if (kind !== BodyKind.None && kind !== BodyKind.Raw && isEncoded(req)) {
@@ -858,18 +844,6 @@ class KeelApp implements App, SlotHost {
       json: <T>() => JSON.parse(body) as T,
     };
   }
-}
-
-function pathOf(url: string): string {
-  if (url.charCodeAt(0) !== 47) {
-    try {
-      return new URL(url).pathname; // absolute-form request target
-    } catch {
-      return url;
-    }
-  }
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ParsedUrlQuery, parse as parseQuery } from 'node:querystring';
+import { isAnyArrayBuffer } from 'node:util/types';
 import encodeUrl from 'encodeurl';
 import {
   checkFunction,
@@ -18,6 +19,7 @@ import type { GraphqlResolvers } from './graphql';
 import { resolveAddresses } from './proxy';
 import type { Slot } from './slot';
 import { assertSseField, type SseStream, serializeData, streamEvery } from './sse';
+import { isStreamBody, type StreamBody, sendStream } from './stream-body';
 import { type Rules, type Validated, validate } from './validate';
 
 /**
@@ -111,8 +113,43 @@ function seconds(name: string, value: number | undefined): number | undefined {
   return Math.floor(n);
 }
 
-/** The constructor's arguments: slot, req, res, method, path, params, raw query, request id. */
-type ContextArgs = [Slot, KeelRequest, ServerResponse, string, string, Params, string, string];
+/**
+ * The path of a request target as the router takes it, as sent: up to the first `?` or `#` (a
+ * fragment is no part of a request target, RFC 9112 §3.2, but a raw client can send one). For
+ * the absolute-form (`http://host/a?q`), the raw path after the authority (`/` when it has none),
+ * not a URL parser's normalized one. Any other target (`*`) is returned as sent.
+ */
+function pathOf(target: string): string {
+  let start = 0;
+  if (target.charCodeAt(0) !== 47) {
+    const scheme = target.indexOf('://');
+    if (scheme === -1) return target;
+    start = scheme + 3;
+    while (start < target.length && target.charCodeAt(start) !== 47) {
+      const c = target.charCodeAt(start);
+      if (c === 63 || c === 35) return '/';
+      start++;
+    }
+    if (start === target.length) return '/';
+  }
+  for (let i = start + 1; i < target.length; i++) {
+    const c = target.charCodeAt(i);
+    if (c === 63 || c === 35) return target.slice(start, i);
+  }
+  return start === 0 ? target : target.slice(start);
+}
+
+/** The raw query of a request target: after the first `?`, up to a `#`; '' when there is none. */
+function queryOf(target: string): string {
+  const q = target.indexOf('?');
+  if (q === -1) return '';
+  const hash = target.indexOf('#');
+  if (hash === -1) return target.slice(q + 1);
+  return hash < q ? '' : target.slice(q + 1, hash);
+}
+
+/** The constructor's arguments: slot, req, res, method, request target, params, request id. */
+type ContextArgs = [Slot, KeelRequest, ServerResponse, string, string, Params, string];
 
 /**
  * Makes the ctx of one request, bound to the slot's current generation. Set by `Context`'s
@@ -134,8 +171,6 @@ export class Context {
   readonly res: ServerResponse;
   /** HTTP method, e.g. `GET`. */
   readonly method: string;
-  /** URL path without the query string, as sent (not percent-decoded). */
-  readonly path: string;
   /** Route parameters (`:id` -> `params.id`, trailing `*` -> `params['*']`), decoded once. */
   readonly params: Params;
   /**
@@ -149,7 +184,9 @@ export class Context {
   /** The pooled slot; this ctx may use it while `#slot.gen === #gen`. */
   readonly #slot: Slot;
   readonly #gen: number;
-  readonly #rawQuery: string;
+  /** The request target as sent; path and query are split off it when first read. */
+  readonly #target: string;
+  #path: string | null = null;
   /** This request's stream, kept so a stale ctx can still return it. */
   #stream: SseStream | null = null;
   #query: ParsedUrlQuery | null = null;
@@ -161,8 +198,8 @@ export class Context {
   #reportedStale = false;
 
   static {
-    createContext = (slot, req, res, method, path, params, rawQuery, requestId) =>
-      new Context(slot, req, res, method, path, params, rawQuery, requestId);
+    createContext = (slot, req, res, method, target, params, requestId) =>
+      new Context(slot, req, res, method, target, params, requestId);
   }
 
   /** Made by the app for each request. */
@@ -171,9 +208,8 @@ export class Context {
     req: KeelRequest,
     res: ServerResponse,
     method: string,
-    path: string,
+    target: string,
     params: Params,
-    rawQuery: string,
     requestId: string,
   ) {
     this.#slot = slot;
@@ -181,10 +217,18 @@ export class Context {
     this.req = req;
     this.res = res;
     this.method = method;
-    this.path = path;
+    this.#target = target;
     this.params = params;
-    this.#rawQuery = rawQuery;
     this.requestId = requestId;
+  }
+
+  /**
+   * URL path without the query string or a `#fragment`, as sent (not percent-decoded): the part
+   * the router matched.
+   */
+  get path(): string {
+    if (this.#path === null) this.#path = pathOf(this.#target);
+    return this.#path;
   }
 
   /**
@@ -257,7 +301,7 @@ export class Context {
   }
 
   #parsedQuery(): ParsedUrlQuery {
-    if (this.#query === null) this.#query = parseQuery(this.#rawQuery); // null prototype
+    if (this.#query === null) this.#query = parseQuery(queryOf(this.#target)); // null prototype
     return this.#query;
   }
 
@@ -411,18 +455,51 @@ export class Context {
   }
 
   /**
-   * Sends a raw payload: a string as `text/plain`, a Buffer as `application/octet-stream`
-   * (unless a Content-Type was set), an object as JSON, `null`/`undefined` as an empty body.
+   * Streams a Node Readable or a web ReadableStream (`fetch`'s `response.body`) as the body:
+   * `application/octet-stream` unless a Content-Type was set, chunked, read only as fast as the
+   * client takes it, never compressed. Resolves when the body is written or the client left (the
+   * source is then destroyed / cancelled); if the source fails mid-body the connection is closed
+   * and the error goes to `onError`. Return or await it; the request stays open until it ends.
+   *
+   * @example
+   * app.get('/export', (ctx) => ctx.setHeader('content-type', 'text/csv').send(createReadStream(file)));
    */
-  send(body: string | Buffer | Uint8Array | object | null | undefined): void {
+  send(body: StreamBody): Promise<void>;
+  /**
+   * Sends a raw payload: a string as `text/plain`, bytes (Buffer, Uint8Array, any typed array,
+   * DataView, ArrayBuffer) as `application/octet-stream` (unless a Content-Type was set), an
+   * object as JSON, `null`/`undefined` as an empty body.
+   */
+  send(body: string | ArrayBufferLike | ArrayBufferView | object | null | undefined): void;
+  send(body: unknown): void | Promise<void> {
     const slot = this.#use('send()');
-    if (slot === null) return;
+    if (slot === null) return DONE;
     if (body === null || body === undefined) slot.end(null, null);
     else if (typeof body === 'string') {
       slot.end(this.res.hasHeader('content-type') ? null : 'text/plain; charset=utf-8', body);
-    } else if (body instanceof Uint8Array) {
-      slot.end(this.res.hasHeader('content-type') ? null : 'application/octet-stream', body);
-    } else slot.end(JSON_TYPE, JSON.stringify(body) ?? 'null');
+    } else if (body instanceof Uint8Array) this.#sendBytes(slot, body);
+    else if (ArrayBuffer.isView(body)) {
+      // Its window of the buffer, as bytes: JSON.stringify gives `{}` or an index map.
+      this.#sendBytes(slot, new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
+    } else if (isAnyArrayBuffer(body)) this.#sendBytes(slot, new Uint8Array(body));
+    else if (typeof body === 'object' && isStreamBody(body)) return this.#sendStream(slot, body);
+    else slot.end(JSON_TYPE, JSON.stringify(body) ?? 'null');
+  }
+
+  #sendBytes(slot: Slot, bytes: Uint8Array): void {
+    slot.end(this.res.hasHeader('content-type') ? null : 'application/octet-stream', bytes);
+  }
+
+  #sendStream(slot: Slot, source: StreamBody): Promise<void> {
+    slot.assertCanRespond();
+    if (slot.host.closing) this.res.shouldKeepAlive = false;
+    const target = {
+      method: this.method,
+      res: this.res,
+      status: slot.status,
+      extra: ['x-request-id', this.requestId],
+    };
+    return slot.track(sendStream(target, source));
   }
 
   /**

@@ -144,6 +144,19 @@ function clampSuffixes(size: number, header: string): string {
 }
 
 /**
+ * RFC 9110 §14.1.1: a suffix-range with a non-zero length is satisfiable whatever the size, an
+ * empty file's too; range-parser calls every range of an empty file unsatisfiable. No 206 can
+ * describe a window of nothing, so the caller ignores the Range and sends the empty file (200),
+ * as for any range it does not serve. Only asked for an empty file (rare): not on the hot path.
+ */
+function hasSuffixRange(header: string): boolean {
+  for (const part of header.slice(header.indexOf('=') + 1).split(',')) {
+    if (/^\s*-\d*[1-9]\d*\s*$/.test(part)) return true;
+  }
+  return false;
+}
+
+/**
  * Picks the one byte window to send: `null` means send the whole file (no Range, a malformed
  * one, several disjoint ranges, or more than {@link MAX_RANGES} parts), so a response is never
  * larger than the file. Overlapping and adjacent ranges are combined first.
@@ -157,7 +170,7 @@ export function pickRange(
     if (header.charCodeAt(i) === 44 && ++parts > MAX_RANGES) return null;
   }
   const ranges = parseRange(size, clampSuffixes(size, header), { combine: true });
-  if (ranges === -1) return 'unsatisfiable';
+  if (ranges === -1) return size === 0 && hasSuffixRange(header) ? null : 'unsatisfiable';
   if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return null;
   return ranges[0] ?? null;
 }
@@ -264,6 +277,16 @@ export async function sendFile(
       'bytes',
       ...target.extra,
     ];
+    if (target.status === 204 || target.status === 205 || target.status === 304) {
+      // RFC 9110 §6.4.1: these carry no content, so neither the file nor its length is sent (a
+      // Content-Length in a 204 is forbidden, §8.6). The validators stay, which a 304 needs. A
+      // 205 says "no content" with Content-Length: 0 (§15.3.6), as `ctx.status(205).send()`
+      // does: without it Node sends the file.
+      if (target.status === 205) headers.push('content-length', '0');
+      res.writeHead(target.status, headers);
+      res.end();
+      return;
+    }
     const cacheable = (method === 'GET' || method === 'HEAD') && target.status === 200;
     // RFC 9110 §13.2.2: If-Match / If-Unmodified-Since first, then If-None-Match / IMS, then Range.
     if (cacheable && isPreconditionFailed(req, etag, stat.mtimeMs)) throw new HttpException(412);

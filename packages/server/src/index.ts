@@ -61,4 +61,5 @@ export type {
 export { type MemoryStoreOptions, memoryStore } from './memory-store';
 export type { TrustProxy } from './proxy';
 export type { SseOptions, SseStream } from './sse';
+export type { StreamBody } from './stream-body';
 export type { Rule, Rules, RuleType, Validated } from './validate';

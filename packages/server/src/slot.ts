@@ -358,8 +358,9 @@ export class Slot {
     const compression = this.host.compression;
     if (compression !== null && body !== null) {
       const encoding = chooseEncoding(compression, face.req, res, contentType, length);
-      if (encoding !== null && face.method !== 'HEAD') {
-        this.#compress(compression, encoding, contentType, body);
+      if (encoding !== null) {
+        if (face.method === 'HEAD') this.#writeEncodedHead(face, status, contentType, encoding);
+        else this.#compress(compression, encoding, contentType, body);
         return;
       }
     }
@@ -392,6 +393,25 @@ export class Slot {
     res.writeHead(status, head);
     if (body === null || face.method === 'HEAD') res.end();
     else res.end(body);
+  }
+
+  /**
+   * HEAD of a response GET would compress: the same fields (RFC 9110 §9.3.2), Content-Encoding
+   * included, but no Content-Length: the compressed length is known only by compressing, which
+   * HEAD would pay for a body it never sends (§9.3.2 lets such a field be left out). The length
+   * of the uncompressed body would be wrong for the representation GET sends (§8.6).
+   */
+  #writeEncodedHead(
+    face: Context,
+    status: number,
+    contentType: string | null,
+    encoding: Encoding,
+  ): void {
+    const head = ['content-encoding', encoding, 'x-request-id', face.requestId];
+    if (contentType !== null) head.push('content-type', contentType);
+    face.res.writeHead(status, head);
+    face.res.end();
+    this.#sent();
   }
 
   /**

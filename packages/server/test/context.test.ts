@@ -2,7 +2,7 @@ import { Agent } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type Context, ReleasedContextError } from '../src/index';
-import { raw, start, trackApps, until } from './helpers';
+import { raw, socketBytes, start, trackApps, until } from './helpers';
 
 const make = trackApps();
 
@@ -37,6 +37,64 @@ describe('request accessors', () => {
       id: '5',
       ua: 'test',
     });
+  });
+
+  it('leaves a #fragment in the raw request target out of path and query, as routing does', async () => {
+    const app = make();
+    const seen: string[] = [];
+    app.onResponse((ctx) => {
+      seen.push(ctx.path);
+    });
+    app.get('/a/:id', (ctx) =>
+      ctx.json({
+        path: ctx.path,
+        id: ctx.params.id,
+        q: ctx.query('q') ?? null,
+        frag: ctx.query('frag') ?? null,
+        x: ctx.query('x') ?? null,
+      }),
+    );
+    const { port } = await start(app);
+    // Browsers never send a fragment; a raw client can, and the router cuts it off.
+    const request = (target: string, last = false) =>
+      `GET ${target} HTTP/1.1\r\nHost: x\r\n${last ? 'Connection: close\r\n' : ''}\r\n`;
+    const out = await socketBytes(
+      port,
+      request('/a/5#frag') +
+        request('/a/5?q=1#frag') +
+        request('/a/5#frag?x=1') +
+        request('/nope#/a/5', true),
+      2000,
+    );
+    const bodies = [...out.matchAll(/\r\n\r\n(\{[^\r]*?\})(?=HTTP|$)/g)].map((m) =>
+      JSON.parse(m[1]!),
+    );
+    expect(bodies.slice(0, 3)).toEqual([
+      { path: '/a/5', id: '5', q: null, frag: null, x: null },
+      { path: '/a/5', id: '5', q: '1', frag: null, x: null },
+      { path: '/a/5', id: '5', q: null, frag: null, x: null },
+    ]);
+    expect(out).toMatch(/HTTP\/1\.1 404 /);
+    await until(() => seen.length === 4);
+    expect(seen).toEqual(['/a/5', '/a/5', '/a/5', '/nope']);
+  });
+
+  it('takes the path of an absolute-form target as sent, as routing does', async () => {
+    const app = make();
+    app.get('/*', (ctx) => ctx.json({ path: ctx.path, star: ctx.params['*'], q: ctx.query('q') }));
+    const { port } = await start(app);
+    const get = async (target: string) => {
+      const out = await socketBytes(
+        port,
+        `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+        2000,
+      );
+      return JSON.parse(out.slice(out.indexOf('\r\n\r\n') + 4));
+    };
+    // The router matches the raw path: no dot-segment removal, no re-encoding.
+    expect(await get('http://x/a/../b?q=1')).toEqual({ path: '/a/../b', star: 'a/../b', q: '1' });
+    expect(await get('http://x/{y}')).toEqual({ path: '/{y}', star: '{y}' });
+    expect(await get('http://x?q=2')).toEqual({ path: '/', star: '', q: '2' });
   });
 
   it('keeps a short safe X-Request-ID, replaces an unsafe one, and echoes it', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type App, createApp } from '../src/index';
-import { raw, start } from './helpers';
+import { raw, socketBytes, start } from './helpers';
 
 let dir: string;
 let root: string;
@@ -37,6 +37,9 @@ beforeAll(async () => {
   // The spec's other reading of `root`: the path already resolved, and it must stay inside.
   app.get('/joined/:name', (ctx) => ctx.sendFile(join(root, ctx.params.name ?? ''), { root }));
   app.get('/teapot', (ctx) => ctx.status(418).sendFile('a.txt', { root }));
+  app.get('/status/:code', (ctx) =>
+    ctx.status(Number(ctx.params.code)).sendFile('a.txt', { root }),
+  );
   app.get('/forgot-await', (ctx) => {
     void ctx.sendFile('missing.txt', { root });
   });
@@ -95,6 +98,46 @@ describe('sendFile basics', () => {
     expect((await get('/files/sub')).status).toBe(404);
     expect((await get('/files/sub/')).status).toBe(404);
     expect((await get('/forgot-await')).status).toBe(404);
+  });
+});
+
+describe('bodiless statuses', () => {
+  it('204, 205 and 304 set with ctx.status() send no file bytes and no file length', async () => {
+    // One keep-alive socket: a body byte or a length left over would be read as the start of
+    // the next response.
+    const request = (path: string, last = false) =>
+      `GET ${path} HTTP/1.1\r\nHost: x\r\n${last ? 'Connection: close\r\n' : ''}\r\n`;
+    const out = await socketBytes(
+      port,
+      request('/status/204') +
+        request('/status/205') +
+        request('/status/304') +
+        request('/files/sub/data.json', true),
+      2000,
+    );
+    const starts = [...out.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m.index);
+    expect(starts).toHaveLength(4);
+    const responses = starts.map((at, i) => out.slice(at, starts[i + 1] ?? out.length));
+    const [r204, r205, r304, last] = responses as [string, string, string, string];
+    for (const [res, status] of [
+      [r204, 204],
+      [r205, 205],
+      [r304, 304],
+    ] as const) {
+      const [head, body] = res.split('\r\n\r\n') as [string, string];
+      expect(head.startsWith(`HTTP/1.1 ${status} `), res).toBe(true);
+      expect(body, `${status} body`).toBe('');
+      expect(head).not.toMatch(/\r\ntransfer-encoding:/i);
+      // RFC 9110 §8.6: no Content-Length in a 204; in a 304 only the 200's, which a client
+      // would not expect here. A 205 says "no content" as `ctx.status(205).send()` does: 0.
+      const length = /\r\ncontent-length: (\d+)/i.exec(head)?.[1];
+      expect(length, `${status} content-length`).toBe(status === 205 ? '0' : undefined);
+    }
+    // A 304 keeps the validators a cache revalidates with.
+    expect(r304).toMatch(/\r\netag: "/i);
+    expect(r304).toMatch(/\r\nlast-modified: /i);
+    expect(last.startsWith('HTTP/1.1 200 ')).toBe(true);
+    expect(last.endsWith('{"x":1}')).toBe(true);
   });
 });
 
@@ -157,6 +200,19 @@ describe('ranges', () => {
       expect(res.body).toBe('');
     }
     expect((await get('/files/empty.txt', { range: 'bytes=0-' })).status).toBe(416);
+    expect((await get('/files/empty.txt', { range: 'bytes=-0' })).status).toBe(416);
+  });
+
+  it('a suffix range on an empty file gets the empty file with 200', async () => {
+    // RFC 9110 §14.1.1: a suffix-range with a non-zero length is satisfiable even for an empty
+    // representation, yet no 206 can describe a window of it: the Range is ignored.
+    for (const range of ['bytes=-1', 'bytes=-500', 'bytes=0-,-5', 'bytes=-5, 3-4']) {
+      const res = await get('/files/empty.txt', { range });
+      expect(res.status, range).toBe(200);
+      expect(res.body).toBe('');
+      expect(res.headers['content-length']).toBe('0');
+      expect(res.headers['content-range']).toBeUndefined();
+    }
   });
 
   it('ignores malformed ranges and serves the whole file', async () => {

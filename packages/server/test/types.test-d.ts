@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { Clock as CoreClock } from '@keel/core';
 import { describe, expectTypeOf, it } from 'vitest';
 import {
@@ -73,6 +74,18 @@ describe('App', () => {
   });
 });
 
+describe('ctx.send', () => {
+  it('a stream gives a promise to return; bytes, text and objects give nothing', () => {
+    expectTypeOf(ctx.send(Readable.from(['x']))).toEqualTypeOf<Promise<void>>();
+    expectTypeOf(ctx.send(new ReadableStream<Uint8Array>())).toEqualTypeOf<Promise<void>>();
+    expectTypeOf(ctx.send(new ArrayBuffer(1))).toEqualTypeOf<void>();
+    expectTypeOf(ctx.send(new Float32Array(1))).toEqualTypeOf<void>();
+    expectTypeOf(ctx.send('x')).toEqualTypeOf<void>();
+    expectTypeOf(ctx.send({ a: 1 })).toEqualTypeOf<void>();
+    expectTypeOf(ctx.send(null)).toEqualTypeOf<void>();
+  });
+});
+
 describe('no internal is reachable through the types', () => {
   it('ctx: readonly request data, no underscored members, no constructor', () => {
     // @ts-expect-error: readonly
@@ -81,6 +94,8 @@ describe('no internal is reachable through the types', () => {
     ctx.method = 'POST';
     // @ts-expect-error: readonly
     ctx.requestId = 'x';
+    // @ts-expect-error: read-only (a getter)
+    ctx.path = '/other';
     ctx.body = { replaced: true }; // middleware may replace the body
     // @ts-expect-error: internals are #private
     void ctx._slot;

@@ -3,7 +3,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { type CompressionOptions, createApp, createEventHub } from '../../src/index';
-import { raw, sse, start } from '../helpers';
+import { raw, socketBytes, sse, start } from '../helpers';
 import { guardProcess } from './harness';
 
 guardProcess();
@@ -56,7 +56,7 @@ describe('compression', () => {
     await app.close();
   });
 
-  it('skips small bodies, incompressible types, no-transform, HEAD and streams', async () => {
+  it('skips small bodies, incompressible types, no-transform and streams', async () => {
     const app = make();
     const accept = { 'accept-encoding': 'br, gzip' };
     expect(
@@ -69,9 +69,11 @@ describe('compression', () => {
     expect(
       (await app.inject({ url: '/no-transform', headers: accept })).headers['content-encoding'],
     ).toBeUndefined();
+    // HEAD is no longer skipped: it gets the Content-Encoding GET would get (RFC 9110 §9.3.2),
+    // not the uncompressed length of a body GET never sends. The next test checks it on a socket.
     const head = await app.inject({ method: 'HEAD', url: '/big', headers: accept });
-    expect(head.headers['content-encoding']).toBeUndefined();
-    expect(head.headers['content-length']).toBe(String(JSON.stringify(big).length));
+    expect(head.headers['content-encoding']).toBe('br');
+    expect(head.headers['content-length']).toBeUndefined();
     const hub = createEventHub();
     app.get('/events', (ctx) => hub.connect(ctx));
     const { port } = await start(app);
@@ -81,6 +83,41 @@ describe('compression', () => {
     await client.waitFor(1);
     expect(JSON.parse(client.events[0]!.data)).toEqual(big);
     client.close();
+    await app.close();
+  });
+
+  it('HEAD sends the header fields GET sends, without a Content-Length it cannot know', async () => {
+    const app = make({ encodings: ['gzip'] });
+    const { port } = await start(app);
+    const accept = { 'accept-encoding': 'gzip' };
+    const get = await raw(port, { path: '/big', headers: accept });
+    expect(get.headers['content-encoding']).toBe('gzip');
+    // Two requests on one keep-alive socket: the HEAD answer must carry no body bytes and no
+    // length the client could frame a body with, so the GET after it is read intact.
+    const out = await socketBytes(
+      port,
+      'HEAD /big HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n' +
+        'GET /small HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+      2000,
+    );
+    const blockEnd = out.indexOf('\r\n\r\n');
+    const headHead = out.slice(0, blockEnd);
+    const rest = out.slice(blockEnd + 4);
+    const headers = new Map(
+      headHead
+        .split('\r\n')
+        .slice(1)
+        .map((line) => line.split(': ', 2).map((s) => s.toLowerCase()) as [string, string]),
+    );
+    expect(headHead).toMatch(/^HTTP\/1\.1 200 /);
+    expect(headers.get('content-encoding')).toBe('gzip');
+    expect(headers.get('vary')).toBe('accept-encoding');
+    expect(headers.get('content-type')).toBe(get.headers['content-type']);
+    expect(headers.has('content-length')).toBe(false);
+    expect(headers.has('transfer-encoding')).toBe(false);
+    // The next response starts right after the HEAD's header block.
+    expect(rest).toMatch(/^HTTP\/1\.1 200 /);
+    expect(rest.endsWith('{"a":1}')).toBe(true);
     await app.close();
   });
 

@@ -1,0 +1,75 @@
+import type { ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { typeError } from './checks';
+
+/** A body `ctx.send` streams: a Node Readable or a web ReadableStream (e.g. `fetch`'s `body`). */
+export type StreamBody = Readable | NodeJS.ReadableStream | ReadableStream<Uint8Array>;
+
+/** What a streamed body needs from the request and response. */
+export interface StreamTarget {
+  method: string;
+  res: ServerResponse;
+  /** The status set with `ctx.status()`. */
+  status: number;
+  /** Headers sent with every outcome (e.g. X-Request-ID), as a flat name/value list. */
+  extra: string[];
+}
+
+/** A Node stream (has `pipe`) or a web stream (has `getReader`), as Fastify's reply.send tells them. */
+export function isStreamBody(body: object): body is StreamBody {
+  return (
+    typeof (body as Readable).pipe === 'function' ||
+    typeof (body as ReadableStream).getReader === 'function'
+  );
+}
+
+/** Releases a source that will not be read: a Node stream is destroyed, a web stream cancelled. */
+function discard(source: StreamBody): void {
+  if (typeof (source as ReadableStream).cancel === 'function') {
+    (source as ReadableStream).cancel().catch(() => {}); // locked elsewhere: its reader's to end
+  } else if (typeof (source as Readable).destroy === 'function') {
+    (source as Readable).destroy();
+  }
+}
+
+/**
+ * Streams `source` as the body: `application/octet-stream` unless a Content-Type was set, no
+ * Content-Length (chunked), never compressed. `pipeline` reads only as fast as the socket drains
+ * (backpressure). HEAD, 204, 205 and 304 send the head and discard the source unread.
+ *
+ * Resolves when the body is written, or when the client left (the source is then destroyed or
+ * cancelled by `pipeline`). Rejects with the source's error after destroying the connection: the
+ * head is out, and a truncated body must not look complete to a keep-alive client.
+ */
+export async function sendStream(target: StreamTarget, source: StreamBody): Promise<void> {
+  if ((source as ReadableStream).locked === true) {
+    throw typeError('send body', 'a ReadableStream that no reader holds (locked)', source);
+  }
+  const { res, status } = target;
+  if (status === 204 || status === 205 || status === 304) {
+    // No content (RFC 9110 §6.4.1); a 205 says so with Content-Length: 0, as ctx.send does.
+    res.writeHead(status, status === 205 ? ['content-length', '0', ...target.extra] : target.extra);
+    res.end();
+    discard(source);
+    return;
+  }
+  const head = res.hasHeader('content-type')
+    ? target.extra
+    : ['content-type', 'application/octet-stream', ...target.extra];
+  res.writeHead(status, head);
+  if (target.method === 'HEAD') {
+    res.end();
+    discard(source);
+    return;
+  }
+  try {
+    // pipeline takes web streams as sources too (Node 18.13+); its overloads do not say so.
+    await pipeline(source as Readable, res);
+  } catch (err) {
+    // The response closed before the body ended: the client left. Nobody to tell.
+    if ((err as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
+    res.destroy();
+    throw err;
+  }
+}
