@@ -307,10 +307,10 @@ describe('SchedulerStats at each point of a job’s life', () => {
 
 describe('scheduler event payloads', () => {
   test('every event carries exactly its spec fields; one id per job across its events', async () => {
-    const h = harness(
-      { scheduler: { concurrency: 1, priority: true }, retry: { attempts: 2 } },
-      [...SCHEDULER_EVENTS, 'request'],
-    );
+    const h = harness({ scheduler: { concurrency: 1, priority: true }, retry: { attempts: 2 } }, [
+      ...SCHEDULER_EVENTS,
+      'request',
+    ]);
     const run = outcome(h.client.get('/run', { scheduler: { group: 'g' } }));
     const moved = outcome(h.client.get('/moved', { priority: 'low', scheduler: { group: 'g' } }));
     await tick();
@@ -490,7 +490,7 @@ describe('cancellation in every job state', () => {
     await h.answer('/a');
     await h.answer('/c');
     await Promise.all([a, c]);
-    expect((await cancelled as { error: unknown }).error).toBeInstanceOf(CancelledError);
+    expect(((await cancelled) as { error: unknown }).error).toBeInstanceOf(CancelledError);
     expect(h.paths()).toEqual(['/a', '/c']);
   });
 });
