@@ -425,6 +425,53 @@ describe('concurrency rules through the client', () => {
   });
 });
 
+describe('switches that need each other', () => {
+  test('rule 6: a reduced ceiling marks the endpoint degraded, so its reads use SWR though p95 < swrLatencyMs', async () => {
+    const t = setup(
+      {
+        cache: { enabled: true },
+        scheduler: { concurrency: 4 },
+        adaptive: { ...SMALL, concurrency: true, staleWhileRevalidate: true, swrLatencyMs: 60_000 },
+      },
+      () => ({ ms: 600 }),
+    );
+    await t.burst('/d', 4);
+    expect(state(t.client, '/d')).toMatchObject({
+      effective: 3,
+      health: 'degraded',
+      strategy: 'stale-while-revalidate',
+      strategyReason: 'ceiling reduced to 3 of 4: reads use stale-while-revalidate',
+    });
+    expect(t.client.resolve('GET', '/d').cache?.strategy).toBe('stale-while-revalidate');
+  });
+
+  test('the concurrency switch with a disabled scheduler has nothing to adapt, and says so', async () => {
+    const t = setup(
+      { scheduler: { enabled: false }, adaptive: { ...SMALL, concurrency: true } },
+      () => ({ ms: 600 }),
+    );
+    await t.burst('/n', 8);
+    expect(state(t.client, '/n')).toMatchObject({
+      configured: Number.POSITIVE_INFINITY,
+      effective: Number.POSITIVE_INFINITY,
+      counters: ZERO_METRICS,
+      reason: expect.stringContaining('no scheduler'),
+    });
+  });
+
+  test('with intelligence off, summary.adaptive still carries the engine’s counters', async () => {
+    const t = setup(
+      { intelligence: { enabled: false }, adaptive: { ...SMALL, rateLimit: true } },
+      () => ({ ms: 10, status: 429 }),
+    );
+    await t.burst('/i', 4);
+    expect(t.client.adaptive().metrics()).toMatchObject({ throttles: 1, decisions: 1 });
+    expect(t.client.intelligence().snapshot().summary.adaptive).toEqual(
+      t.client.adaptive().metrics(),
+    );
+  });
+});
+
 describe('the throttle table through the client', () => {
   const throttle = (extra: AdaptiveOptions = {}) =>
     ({

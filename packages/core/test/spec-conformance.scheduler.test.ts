@@ -676,3 +676,42 @@ describe('listeners that throw or call back into the client', () => {
     expect(h.names()).toContain('dedup');
   });
 });
+
+describe('prioritize meets other limits', () => {
+  test('a moved job stays held by its paused group and by its saturated host; its new lane serves it when they free', async () => {
+    const h = harness({
+      scheduler: { concurrency: 4, priority: true, hosts: { 'capped.test': 1 } },
+    });
+    const capped = (i: number) => outcome(h.client.get(`https://capped.test/c/${i}`));
+    const c1 = capped(1);
+    const c2 = capped(2);
+    h.client.scheduler().pauseGroup('g');
+    const paused = outcome(h.client.get('/p', { priority: 'low', scheduler: { group: 'g' } }));
+    await tick();
+    expect(h.paths()).toEqual(['/c/1']);
+    expect(h.client.scheduler().prioritize('g', 'high')).toBe(1);
+    expect(
+      h.client
+        .scheduler()
+        .prioritize(h.client.resolve('GET', 'https://capped.test/c/2').key, 'high'),
+    ).toBe(1);
+    await tick();
+    expect(h.paths()).toEqual(['/c/1']);
+    expect(h.client.scheduler().stats()).toMatchObject({
+      active: 1,
+      queued: 2,
+      lanes: { high: 2, normal: 0, low: 0 },
+    });
+    const free = outcome(h.client.get('/free', { priority: 'low' }));
+    await tick();
+    expect(h.paths()).toEqual(['/c/1', '/free']);
+    h.client.scheduler().resumeGroup('g');
+    await tick();
+    expect(h.paths()).toEqual(['/c/1', '/free', '/p']);
+    await h.answer('/c/1');
+    expect(h.paths()).toEqual(['/c/1', '/free', '/p', '/c/2']);
+    await h.answerAll();
+    expect((await Promise.all([c1, c2, paused, free])).every((r) => r.ok)).toBe(true);
+    expect(h.client.scheduler().stats()).toEqual({ ...ZERO_STATS, completed: 4 });
+  });
+});
