@@ -535,6 +535,27 @@ describe('the throttle table through the client', () => {
     });
   });
 
+  test('the defaults: backoffFactor 2, capped at maxBackoffMs 10000 (never below the request’s own base delay)', async () => {
+    for (const [baseDelay, throttled] of [
+      [3000, 6000],
+      [6000, 10_000],
+      [12_000, 12_000],
+    ] as const) {
+      const t = setup(
+        {
+          adaptive: { enabled: true, rateLimit: true, retry: true, outcomeWindow: 2 },
+          retry: { attempts: 2, baseDelay, backoff: 'fixed', jitter: false },
+        },
+        () => ({ ms: 10, status: 429 }),
+      );
+      const delays: number[] = [];
+      t.client.on('retry', (e) => delays.push(e.delay));
+      await t.burst('/b', 1);
+      await t.burst('/b', 1);
+      expect(delays).toEqual([baseDelay, throttled]);
+    }
+  });
+
   test('latency or error pressure alone does not throttle; with the rateLimit switch off nothing throttles', async () => {
     const slow = setup({ adaptive: throttle() }, (_, __, n) => ({
       ms: 900,

@@ -715,3 +715,38 @@ describe('prioritize meets other limits', () => {
     expect(h.client.scheduler().stats()).toEqual({ ...ZERO_STATS, completed: 4 });
   });
 });
+
+describe('rate limits at the edges', () => {
+  test('a sub-millisecond interval admits one attempt per interval and ends every job', async () => {
+    const h = harness({ scheduler: { rateLimit: { requests: 1, interval: 0.5 } } });
+    const starts: number[] = [];
+    h.client.on('request-started', () => starts.push(Date.now()));
+    const all = [1, 2, 3, 4].map((i) => outcome(h.client.get(`/r/${i}`)));
+    await vi.advanceTimersByTimeAsync(10);
+    await h.answerAll();
+    expect((await Promise.all(all)).every((r) => r.ok)).toBe(true);
+    expect(h.client.scheduler().stats()).toEqual({ ...ZERO_STATS, completed: 4 });
+    for (let i = 1; i < starts.length; i++) {
+      expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(0.5);
+    }
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  test('the longest interval: one attempt now, the next parked for the whole interval', async () => {
+    const interval = 2 ** 31 - 1;
+    const h = harness({ scheduler: { rateLimit: { requests: 1, interval } } });
+    const a = outcome(h.client.get('/a'));
+    const b = outcome(h.client.get('/b'));
+    await tick();
+    expect(h.paths()).toEqual(['/a']);
+    const delayed = h.log.find(([n]) => n === 'request-delayed')![1];
+    expect(delayed).toMatchObject({ reason: 'rate-limit', delay: interval });
+    await h.answer('/a');
+    await vi.advanceTimersByTimeAsync(interval - 1);
+    expect(h.paths()).toEqual(['/a']);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(h.paths()).toEqual(['/a', '/b']);
+    await h.answer('/b');
+    expect((await a).ok && (await b).ok).toBe(true);
+  });
+});
