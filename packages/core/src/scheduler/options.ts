@@ -5,6 +5,7 @@ import {
   checkObject,
   rangeError,
   typeError,
+  withDefaults,
 } from '../internal/checks';
 import { MAX_TIMER_MS } from '../internal/clock';
 import type { SchedulerOptions } from '../types/options';
@@ -44,16 +45,11 @@ export function resolveSchedulerOptions(
 ): SchedulerConfig | undefined {
   if (options === undefined) return undefined;
   checkObject('scheduler', options);
-  const enabled = checkBoolean('scheduler.enabled', options.enabled ?? SCHEDULER_DEFAULTS.enabled);
-  const priority = checkBoolean(
-    'scheduler.priority',
-    options.priority ?? SCHEDULER_DEFAULTS.priority,
-  );
-  const concurrency = checkInteger(
-    'scheduler.concurrency',
-    options.concurrency ?? SCHEDULER_DEFAULTS.concurrency,
-    1,
-  );
+  // Only undefined means "the default": null is a wrong type, as for the other option blocks.
+  const o = withDefaults(options, SCHEDULER_DEFAULTS);
+  const enabled = checkBoolean('scheduler.enabled', o.enabled);
+  const priority = checkBoolean('scheduler.priority', o.priority);
+  const concurrency = checkInteger('scheduler.concurrency', o.concurrency, 1);
 
   const hosts = new Map<string, number>();
   if (options.hosts !== undefined) {
