@@ -6,7 +6,14 @@ import {
   type ResolvedCacheOptions,
   resolveCacheOptions,
 } from './cache/options';
-import { checkFunction, checkInteger, checkObject, optionalMs, typeError } from './internal/checks';
+import {
+  checkFunction,
+  checkInteger,
+  checkObject,
+  optionalMs,
+  typeError,
+  withDefaults,
+} from './internal/checks';
 import { type Clock, systemClock } from './internal/clock';
 import { type ErrorReporter, logListenerError } from './internal/report';
 import { keyBaseOf, resolveBaseURL } from './internal/url';
@@ -64,13 +71,9 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
   const maxResponseBytes = checkMaxBytes(options.maxResponseBytes);
   const cacheOpts = clientCacheOptions(options.cache);
   const cache = resolveCacheOptions(cacheOpts, CACHE_DEFAULTS, 'cache', true);
-  const maxEntries = checkInteger(
-    'cache.maxEntries',
-    cacheOpts.maxEntries ?? CACHE_STORE_DEFAULTS.maxEntries,
-    1,
-    true,
-  );
-  const gcTime = checkGcTime(cacheOpts.gcTime ?? CACHE_STORE_DEFAULTS.gcTime);
+  const store = withDefaults(cacheOpts, CACHE_STORE_DEFAULTS);
+  const maxEntries = checkInteger('cache.maxEntries', store.maxEntries, 1, true);
+  const gcTime = checkGcTime(store.gcTime);
   if (options.onError !== undefined) checkFunction('onError', options.onError);
   if (options.random !== undefined) checkFunction('random', options.random);
   // Only undefined takes the default, as for `fetch`, `random` and `onError`.

@@ -194,3 +194,34 @@ describe('bad input: other entry points', () => {
     expect(() => client.invalidate([1] as never)).toThrow(TypeError);
   });
 });
+
+describe('bad input: null is not "absent" in the retry and cache options', () => {
+  // `null` is a value a caller wrote; reading it as the default hides a bug (a config loaded from
+  // JSON with a field set to null). Every other option block already refuses it.
+  test.each([
+    ['retry.attempts', { retry: { attempts: null } }],
+    ['retry.baseDelay', { retry: { baseDelay: null } }],
+    ['retry.jitter', { retry: { jitter: null } }],
+    ['retry.retryOn', { retry: { retryOn: null } }],
+    ['cache.ttl', { cache: { ttl: null } }],
+    ['cache.strategy', { cache: { strategy: null } }],
+    ['cache.enabled', { cache: { enabled: null } }],
+    ['cache.gcTime', { cache: { gcTime: null } }],
+    ['cache.maxEntries', { cache: { maxEntries: null } }],
+  ])('createClient with %s: null is a TypeError naming it', (name, options) => {
+    expect(() => createClient({ fetch, ...(options as unknown as ClientOptions) })).toThrow(
+      TypeError,
+    );
+    expect(() => createClient({ fetch, ...(options as unknown as ClientOptions) })).toThrow(name);
+  });
+
+  test.each([
+    ['retry.attempts', { retry: { attempts: null } }],
+    ['cache.ttl', { cache: { ttl: null } }],
+    ['cache.strategy', { cache: { strategy: null } }],
+  ])('a request with %s: null rejects with a TypeError naming it', async (name, options) => {
+    const reason = await rejection((t) => t.client.get('/x', options as unknown as RequestOptions));
+    expect(reason).toBeInstanceOf(TypeError);
+    expect(String((reason as Error).message)).toContain(name);
+  });
+});

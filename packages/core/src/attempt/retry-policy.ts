@@ -14,6 +14,7 @@ import {
   oneOf,
   rangeError,
   typeError,
+  withDefaults,
 } from '../internal/checks';
 import { HTTP_METHODS } from '../internal/methods';
 import type { HttpMethod, RetryOptions } from '../types/options';
@@ -76,9 +77,8 @@ export function resolveRetryOptions(
   if (options === undefined || options === true) return base;
   if (options === false) return { ...base, attempts: 1 };
   checkObject('retry', options, 'true, false or an object');
-  const given = options as Record<string, unknown>;
-  const r: Record<string, unknown> = {};
-  for (const key in base) r[key] = given[key] ?? base[key as keyof ResolvedRetryOptions];
+  // Only undefined is absent: a null the caller wrote is checked, and refused.
+  const r = withDefaults(options, base) as unknown as Record<string, unknown>;
   if (options.methods !== undefined) r.methods = resolveMethods(options.methods);
   for (const [key, check, arg] of CHECKS) {
     if (key !== 'retryOn' || r[key] !== undefined) check(`retry.${key}`, r[key], arg as never);

@@ -5,6 +5,7 @@ import {
   oneOf,
   rangeError,
   typeError,
+  withDefaults,
 } from '../internal/checks';
 import type { CacheOptions, CacheStrategy } from '../types/options';
 
@@ -47,12 +48,14 @@ export function resolveCacheOptions(
   ) {
     return base;
   }
-  const ttl = checkMs(`${field}.ttl`, options.ttl ?? base.ttl, Number.MAX_VALUE);
-  const strategy: CacheStrategy = oneOf(`${field}.strategy`, options.strategy ?? base.strategy, [
+  // Only undefined is absent: a null the caller wrote is checked, and refused.
+  const given = withDefaults(options, base);
+  const ttl = checkMs(`${field}.ttl`, given.ttl, Number.MAX_VALUE);
+  const strategy: CacheStrategy = oneOf(`${field}.strategy`, given.strategy, [
     'cache-first',
     'stale-while-revalidate',
   ]);
-  const enabled = checkBoolean(`${field}.enabled`, options.enabled ?? base.enabled);
+  const enabled = checkBoolean(`${field}.enabled`, given.enabled);
   return Object.freeze({ enabled, ttl, strategy });
 }
 
