@@ -21,7 +21,6 @@ describe('Requests view: many flights', () => {
     renderDevtools(client, { initialView: 'requests' });
     const stop = new AbortController();
     const n = 6_000;
-    const started = performance.now();
     act(() => {
       for (let i = 0; i < n; i++) client.get(`/f/${i}`, { signal: stop.signal }).catch(() => {});
       // Every flight joined once: dedup events for keys from the oldest to the newest.
@@ -35,8 +34,7 @@ describe('Requests view: many flights', () => {
     act(() => client.cancelAll());
     await settle();
     expect(within(view()).getByText(/in flight ·/).textContent).toBe('0 in flight · 100 ended');
-    // Generous: linear bookkeeping takes well under a second here; a scan per event took minutes.
-    expect(performance.now() - started).toBeLessThan(30_000);
+    // The work per event is counted, not timed, in recorder.test.ts.
     stop.abort();
   }, 60_000);
 

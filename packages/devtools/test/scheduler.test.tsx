@@ -83,3 +83,18 @@ describe('Scheduler view: many paused groups', () => {
     expect(card('Paused groups').textContent).toContain('… 49 more not drawn');
   });
 });
+
+describe('Scheduler view: many host caps', () => {
+  it('draws at most 200 host caps, with a line counting the rest', async () => {
+    const server = await loopback(() => ({ body: {} }));
+    const hosts = Object.fromEntries(Array.from({ length: 250 }, (_, i) => [`h${i}.test`, 1]));
+    const client = clientFor(server, { scheduler: { concurrency: 1, hosts } });
+    renderDevtools(client, { initialView: 'scheduler' });
+    const caps = card('Host caps');
+    const drawn = [...caps.querySelectorAll('.kdt-mono')].map((host) => host.textContent);
+    expect(drawn).toHaveLength(200);
+    expect(drawn[0]).toBe('h0.test');
+    expect(drawn.at(-1)).toBe('h199.test');
+    expect(caps.textContent).toContain('… 50 more not drawn');
+  });
+});

@@ -1,7 +1,7 @@
 import { memo, type ReactNode, useState } from 'react';
-import { unreadable } from '../format';
+import { preview, unreadable } from '../format';
 
-/** Children shown per object or array before a "… n more" line (a huge list stays cheap). */
+/** Children shown per object, list, Map or Set before a "… n more" line (a huge one stays cheap). */
 const MAX_CHILDREN = 100;
 /** Characters of a string shown before a "… n more characters" mark (a huge body stays cheap). */
 const MAX_STRING = 1_000;
@@ -9,8 +9,10 @@ const MAX_STRING = 1_000;
 /**
  * A response body as a collapsible tree: objects and arrays are `<details>` elements, so they
  * open and close with the keyboard (Enter / Space on the summary) without any script of ours.
- * The first `openDepth` levels start open (two: a list of objects shows its objects). Bodies
- * that are not JSON say what they are. Memoised on the value: the views re-render on every
+ * The first `openDepth` levels start open (two: a list of objects shows its objects). What JSON
+ * has no word for shows as a developer reads it: a Map's entries, a Set's values, a Date's ISO
+ * string, a RegExp's literal, an Error's message and fields; bodies that are not data (bytes, a
+ * stream) say what they are. Memoised on the value: the views re-render on every
  * change and every second, and a response's data does not change (a new response is a new value).
  */
 export const JsonTree = memo(function JsonTree({
@@ -67,13 +69,12 @@ function Node({
       </div>
     );
   }
-  const { isArray, size, children } = branch;
-  const summary = isArray ? `Array(${size})` : `{${size} ${size === 1 ? 'key' : 'keys'}}`;
+  const { summary, size, children } = branch;
   if (size === 0) {
     return (
       <div className="kdt-json-row">
         {label}
-        <span className="kdt-json-literal">{isArray ? '[]' : '{}'}</span>
+        <span className="kdt-json-literal">{summary}</span>
       </div>
     );
   }
@@ -90,9 +91,11 @@ function Node({
     >
       {() => (
         <>
-          {children().map(([k, v]) => (
+          {/* By position: two Map keys can read alike. */}
+          {children().map(([k, v], i) => (
             <Node
-              key={k}
+              // biome-ignore lint/suspicious/noArrayIndexKey: a value's children do not move
+              key={i}
               name={k}
               value={v}
               depth={depth + 1}
@@ -126,41 +129,92 @@ function isUnreadable(value: unknown): value is Unreadable {
   return typeof value === 'object' && value !== null && unreadables.has(value);
 }
 
+/** An object drawn as a branch: what it says closed (or empty), and its first children. */
+interface Branch {
+  /** `Array(3)`, `{2 keys}`, `Map(5)`, `TypeError: boom`; `[]`, `{}`, `Set(0)` when empty. */
+  readonly summary: string;
+  readonly size: number;
+  /** The first MAX_CHILDREN children as `[name, value]`, read when the branch opens. */
+  readonly children: () => (readonly [string, unknown])[];
+}
+
 /**
- * How an object is drawn as a branch: its size now, its first MAX_CHILDREN children read when
- * the branch opens; undefined for an opaque body (bytes, a stream), a leaf. Reading hostile
- * data throws (a revoked Proxy throws on every operation, a getter may throw): the object, or
- * the one child, is then Unreadable and the rest of the tree is drawn.
+ * How an object is drawn as a branch; undefined for a leaf (bytes, a stream, a Date, a RegExp).
+ * Reading hostile data throws (a revoked Proxy throws on every operation, a getter may throw):
+ * the object, or the one child, is then Unreadable and the rest of the tree is drawn. A Map's,
+ * Set's or Date's own methods are called, not the value's (a subclass may override them to throw
+ * or never end), and a Map or Set is read only as far as the branch shows it.
  */
-function branchOf(
-  value: object,
-):
-  | { isArray: boolean; size: number; children: () => (readonly [string, unknown])[] }
-  | Unreadable
-  | undefined {
+function branchOf(value: object): Branch | Unreadable | undefined {
   try {
-    if (isOpaque(value)) return undefined;
-    if (Array.isArray(value)) {
-      const list: readonly unknown[] = value;
+    if (isLeaf(value)) return undefined;
+    if (value instanceof Map || value instanceof Set) {
+      const isMap = value instanceof Map;
+      const intrinsic = isMap ? Map.prototype : Set.prototype;
+      const size: number = Reflect.get(intrinsic, 'size', value);
       return {
-        isArray: true,
-        size: list.length,
+        summary: `${isMap ? 'Map' : 'Set'}(${size})`,
+        size,
+        children: () => {
+          const out: (readonly [string, unknown])[] = [];
+          const entries: Iterator<[unknown, unknown]> = intrinsic.entries.call(value as never);
+          for (let step = entries.next(); !step.done && out.length < MAX_CHILDREN; ) {
+            const [k, v] = step.value;
+            out.push([isMap ? keyName(k) : String(out.length), v]);
+            step = entries.next();
+          }
+          return out;
+        },
+      };
+    }
+    // Typed arrays (a DataView is a leaf) and arrays list their items.
+    if (Array.isArray(value) || ArrayBuffer.isView(value)) {
+      const list = value as ArrayLike<unknown>;
+      const size = list.length;
+      return {
+        summary: Array.isArray(value)
+          ? size === 0
+            ? '[]'
+            : `Array(${size})`
+          : `${value.constructor.name}(${size})`,
+        size,
         children: () =>
-          Array.from({ length: Math.min(list.length, MAX_CHILDREN) }, (_, i) => [
+          Array.from({ length: Math.min(size, MAX_CHILDREN) }, (_, i) => [
             String(i),
             readChild(list, i),
           ]),
       };
     }
-    const keys = Object.keys(value);
+    // An Error's message, stack and cause are its own but not enumerable.
+    const isError = value instanceof Error;
+    const keys = isError ? Object.getOwnPropertyNames(value) : Object.keys(value);
+    const size = keys.length;
     return {
-      isArray: false,
-      size: keys.length,
+      summary: isError
+        ? cut(`${value.name}: ${value.message}`)
+        : size === 0
+          ? '{}'
+          : `{${size} ${size === 1 ? 'key' : 'keys'}}`,
+      size,
       children: () =>
         keys.slice(0, MAX_CHILDREN).map((key) => [key, readChild(value, key)] as const),
     };
   } catch (error) {
     return new Unreadable(error);
+  }
+}
+
+/**
+ * A Map key as a child's name: a string quoted (`"1"` is not `1`), an object as short JSON, a
+ * function as its name. A key that throws when read is `[unreadable]`, as in an event preview.
+ */
+function keyName(key: unknown): string {
+  try {
+    if (typeof key === 'string') return JSON.stringify(cut(key));
+    if (typeof key === 'function') return opaqueLabel(key);
+    return typeof key === 'object' && key !== null ? preview(key, 100) : String(key);
+  } catch {
+    return '[unreadable]';
   }
 }
 
@@ -230,25 +284,36 @@ function Leaf({ value }: { value: unknown }): ReactNode {
     return <span className="kdt-json-literal">{String(value)}</span>;
   }
   let label: string;
+  let className = 'kdt-muted';
   try {
     label = opaqueLabel(value);
+    if (value instanceof Date || value instanceof RegExp) className = 'kdt-json-literal';
   } catch (error) {
     label = unreadable(error);
   }
-  return <span className="kdt-muted">{label}</span>;
+  return <span className={className}>{label}</span>;
 }
 
-/** Bodies that are not data to walk: binary, streams, blobs. */
-function isOpaque(value: object): boolean {
+/** Objects drawn on one line: binary (a typed array lists its items), streams, blobs, dates, patterns. */
+function isLeaf(value: object): boolean {
   return (
     value instanceof ArrayBuffer ||
-    ArrayBuffer.isView(value) ||
+    value instanceof DataView ||
+    value instanceof Date ||
+    value instanceof RegExp ||
     (typeof Blob !== 'undefined' && value instanceof Blob) ||
     (typeof ReadableStream !== 'undefined' && value instanceof ReadableStream)
   );
 }
 
 function opaqueLabel(value: unknown): string {
+  // Date's and RegExp's own methods: a subclass may override them.
+  if (value instanceof Date) {
+    return Number.isNaN(Date.prototype.getTime.call(value))
+      ? 'Invalid Date'
+      : Date.prototype.toISOString.call(value);
+  }
+  if (value instanceof RegExp) return cut(RegExp.prototype.toString.call(value));
   if (value instanceof ArrayBuffer) return `ArrayBuffer (${value.byteLength} bytes)`;
   if (ArrayBuffer.isView(value)) return `${value.constructor.name} (${value.byteLength} bytes)`;
   if (typeof Blob !== 'undefined' && value instanceof Blob) {

@@ -120,12 +120,15 @@ export function SchedulerView({
         {view.hosts.length > 0 ? (
           <section className="kdt-card" aria-label="Host caps">
             <h3>Host caps</h3>
-            {view.hosts.map((host) => (
+            {view.hosts.slice(0, MAX_ROWS).map((host) => (
               <div key={host.host}>
                 <span className="kdt-mono">{host.host}</span>: {host.active} / {host.cap}
                 <Meter value={host.active} max={host.cap} />
               </div>
             ))}
+            {view.hosts.length > MAX_ROWS ? (
+              <div className="kdt-muted">… {view.hosts.length - MAX_ROWS} more not drawn.</div>
+            ) : null}
           </section>
         ) : null}
         {view.pausedGroups.length > 0 ? (
