@@ -194,6 +194,8 @@ function checkCommand(
   if (pinned || words[0] === 'pnpm') {
     if (pinned && pinned[1] !== version)
       bad.push(`${where}: pnpm@${pinned[1]} (pinned: ${version})`);
+    // Corepack cannot fetch pnpm on a fresh machine: a bare `pnpm` is not a command that works.
+    if (!pinned) bad.push(`${where}: bare \`pnpm\` (write \`npx -y pnpm@${version}\`)`);
     let args = words.slice(pinned ? 3 : 1);
     let scriptsDir = dir;
     if (args[0] === '--filter') {

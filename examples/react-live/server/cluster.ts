@@ -73,7 +73,7 @@ export async function startCluster(options: {
   }
 }
 
-// `pnpm start:cluster`: run until Ctrl-C.
+// `npx -y pnpm@10.34.8 start:cluster`: run until Ctrl-C.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const cluster = await startCluster({
     redisUrl: process.env.REDIS_URL,

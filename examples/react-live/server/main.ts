@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { startInstance } from './instance';
 
-// Serves the built page (run `vite build` first; `pnpm start` does both) and the API. With
+// Serves the built page (run `vite build` first; `npx -y pnpm@10.34.8 start` does both) and the API. With
 // REDIS_URL, events and todos live in Redis, so several instances serve the same tabs.
 const instance = await startInstance({
   distDir: process.env.DIST_DIR ?? fileURLToPath(new URL('../dist', import.meta.url)),
