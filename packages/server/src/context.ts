@@ -19,7 +19,7 @@ import type { GraphqlResolvers } from './graphql';
 import { resolveAddresses } from './proxy';
 import type { Slot } from './slot';
 import { assertSseField, type SseStream, serializeData, streamEvery } from './sse';
-import { isStreamBody, type StreamBody, sendStream } from './stream-body';
+import { discard, isStreamBody, type StreamBody, sendStream } from './stream-body';
 import { type Rules, type Validated, validate } from './validate';
 
 /**
@@ -473,7 +473,11 @@ export class Context {
   send(body: string | ArrayBufferLike | ArrayBufferView | object | null | undefined): void;
   send(body: unknown): void | Promise<void> {
     const slot = this.#use('send()');
-    if (slot === null) return DONE;
+    if (slot === null) {
+      // A stream handed to a stale ctx is ours to release: nobody else will read it.
+      if (typeof body === 'object' && body !== null && isStreamBody(body)) discard(body);
+      return DONE;
+    }
     if (body === null || body === undefined) slot.end(null, null);
     else if (typeof body === 'string') {
       slot.end(this.res.hasHeader('content-type') ? null : 'text/plain; charset=utf-8', body);
@@ -491,7 +495,12 @@ export class Context {
   }
 
   #sendStream(slot: Slot, source: StreamBody): Promise<void> {
-    slot.assertCanRespond();
+    try {
+      slot.assertCanRespond();
+    } catch (err) {
+      discard(source); // refused: released here, or it (a file handle) would stay open
+      throw err;
+    }
     if (slot.host.closing) this.res.shouldKeepAlive = false;
     const target = {
       method: this.method,

@@ -25,7 +25,7 @@ export function isStreamBody(body: object): body is StreamBody {
 }
 
 /** Releases a source that will not be read: a Node stream is destroyed, a web stream cancelled. */
-function discard(source: StreamBody): void {
+export function discard(source: StreamBody): void {
   if (typeof (source as ReadableStream).cancel === 'function') {
     (source as ReadableStream).cancel().catch(() => {}); // locked elsewhere: its reader's to end
   } else if (typeof (source as Readable).destroy === 'function') {

@@ -210,6 +210,41 @@ describe('ctx.send with a stream', () => {
     expect(errors).toEqual([]);
   });
 
+  it('a stream send() refuses (response already sent, or a stale ctx) is released, not leaked', async () => {
+    // The stream was handed over: a refused send must still destroy / cancel it, or a file
+    // handle (createReadStream) stays open for as long as the process runs.
+    const app = make();
+    const errors: unknown[] = [];
+    app.onError((err) => {
+      errors.push(err);
+    });
+    const twice = endless();
+    let kept: { send(body: unknown): unknown } | undefined;
+    app.get('/twice', (ctx) => {
+      ctx.json({ ok: true });
+      return ctx.send(twice);
+    });
+    app.get('/keep', (ctx) => {
+      kept = ctx;
+      return ctx.json({ ok: true });
+    });
+    expect((await app.inject({ url: '/twice' })).status).toBe(200);
+    expect(twice.destroyed).toBe(true);
+    expect((await app.inject({ url: '/keep' })).status).toBe(200);
+    let cancelled = 0;
+    const late = new ReadableStream({
+      cancel() {
+        cancelled++;
+      },
+    });
+    await kept!.send(late);
+    await until(() => cancelled === 1);
+    const stale = endless();
+    await kept!.send(stale);
+    expect(stale.destroyed).toBe(true);
+    expect(errors.map((e) => (e as Error).name)).toEqual(['Error', 'ReleasedContextError']);
+  });
+
   it('a locked web stream is a TypeError before anything is sent', async () => {
     const app = make();
     const errors: unknown[] = [];
