@@ -1509,4 +1509,18 @@ describe('dedup through the scheduler', () => {
     }
     expect(debugOf(c)).toMatchObject({ flights: 0, inflight: 0 });
   });
+
+  test("a joiner naming another group follows the job's group (README: one job, the starter's group)", async () => {
+    const c = client({ scheduler: { concurrency: 4 } });
+    const owner = settle(c.get('/hold', { scheduler: { group: 'a' } }));
+    const joiner = settle(c.get('/hold', { scheduler: { group: 'b' } }));
+    await heldCount(1);
+    c.cancelGroup('b'); // the job is group a's: nothing of group b is queued, parked or running
+    expect(c.fetchingKeys()).toHaveLength(1);
+    c.cancelGroup('a');
+    for (const r of await Promise.all([owner, joiner])) {
+      expect(isCancelledError((r as { reason: unknown }).reason)).toBe(true);
+    }
+    expect(debugOf(c)).toMatchObject({ flights: 0, inflight: 0 });
+  });
 });
