@@ -5,6 +5,7 @@ import {
   isNetworkError,
   isTimeoutError,
 } from '@keel/core';
+import { type Collection, collectionOf, errorSummary, functionLabel, labelOf } from './values';
 
 /** A duration for people: `850 ms`, `1.2 s`, `42 s`, `3 min`, `2 h`. */
 export function formatMs(ms: number): string {
@@ -113,17 +114,29 @@ export function formatClock(at: number): string {
 /**
  * A short preview of any value: JSON cut at `max` characters (a string as it is). The value is
  * walked only until `max` characters are written, so a huge one costs what a small one does, and
- * what JSON refuses is shown as the data tree shows it: a cycle as `[circular]`, a BigInt as its
- * digits, a part that throws while read (a getter, a revoked Proxy) as `[unreadable]`.
+ * what JSON refuses or has no word for is shown as the data tree shows it: a cycle as
+ * `[circular]`, a BigInt as its digits, a part that throws while read (a getter, a revoked Proxy)
+ * as `[unreadable]`, `Map(2){"a":1,2:"b"}`, `Set(1)["x"]`, `Uint8Array(2)[1,2]`, a Date's ISO
+ * string, a RegExp's literal, `TypeError: boom` (values.ts reads them, for the tree as well).
  */
 export function preview(value: unknown, max = 120): string {
-  let text: string;
-  if (typeof value === 'string') text = value;
-  else {
-    const out: Budget = { parts: [], length: 0, max };
-    write(value, out, []);
-    text = out.parts.join('');
-  }
+  if (typeof value === 'string') return cutTo(value, max);
+  const out: Budget = { parts: [], length: 0, max };
+  write(value, out, []);
+  return cutTo(out.parts.join(''), max);
+}
+
+/**
+ * A Map key as the data tree names it and the preview writes it: a string quoted (`"1"` is not
+ * `1`), an object as short JSON, a function as its name, `[unreadable]` when it throws.
+ */
+export function previewKey(key: unknown, max: number): string {
+  const out: Budget = { parts: [], length: 0, max };
+  writeKey(key, out, []);
+  return cutTo(out.parts.join(''), max);
+}
+
+function cutTo(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
@@ -154,10 +167,35 @@ function write(value: unknown, out: Budget, ancestors: object[]): void {
   }
 }
 
+function writeKey(key: unknown, out: Budget, ancestors: object[]): void {
+  try {
+    if (typeof key === 'object' && key !== null) write(key, out, ancestors);
+    else if (typeof key === 'string') put(out, quote(key, out));
+    else put(out, typeof key === 'function' ? functionLabel(key) : String(key));
+  } catch {
+    put(out, '[unreadable]');
+  }
+}
+
 function writeValue(value: unknown, out: Budget, ancestors: object[]): void {
-  if (value !== null && typeof value === 'object' && 'toJSON' in value) {
-    const toJSON = (value as { toJSON: unknown }).toJSON;
-    if (typeof toJSON === 'function') value = toJSON.call(value);
+  if (value !== null && typeof value === 'object' && !ancestors.includes(value)) {
+    // Built-ins first, read by their own methods: a subclass's toJSON or size is not called.
+    const label = labelOf(value) ?? errorSummary(value);
+    if (label !== undefined) {
+      put(out, label);
+      return;
+    }
+    const collection = collectionOf(value);
+    if (collection !== undefined) {
+      ancestors.push(value);
+      writeEntries(collection, out, ancestors);
+      ancestors.pop();
+      return;
+    }
+    if ('toJSON' in value) {
+      const toJSON = (value as { toJSON: unknown }).toJSON;
+      if (typeof toJSON === 'function') value = toJSON.call(value);
+    }
   }
   if (typeof value === 'string') {
     put(out, quote(value, out));
@@ -202,6 +240,32 @@ function writeValue(value: unknown, out: Budget, ancestors: object[]): void {
     put(out, '}');
   }
   ancestors.pop();
+}
+
+/**
+ * `Map(2){"a":1,2:"b"}`, `Set(2)["x",1]`, `Uint8Array(2)[1,2]` (`Map(0)` when empty), read from
+ * the built-in iterator only as far as `out` has room. A value JSON skips is written `null`, as
+ * in a list.
+ */
+function writeEntries(collection: Collection, out: Budget, ancestors: object[]): void {
+  const { name, size, keyed } = collection;
+  put(out, `${name}(${size})`);
+  if (!(size > 0)) return;
+  put(out, keyed ? '{' : '[');
+  const entries = collection.entries();
+  for (let i = 0; out.length <= out.max; i++) {
+    const step = entries.next();
+    if (step.done) break;
+    if (i > 0) put(out, ',');
+    const [key, item] = step.value;
+    if (keyed) {
+      writeKey(key, out, ancestors);
+      put(out, ':');
+    }
+    if (isSkipped(item)) put(out, 'null');
+    else write(item, out, ancestors);
+  }
+  put(out, keyed ? '}' : ']');
 }
 
 const UNREADABLE: unique symbol = Symbol('unreadable');

@@ -66,6 +66,14 @@ function Mutator({ url }: { url: string }) {
       record.self = record;
       record.big = 2n ** 70n;
     },
+    typed: (data) => {
+      const record = data as Record<string, unknown>;
+      record.tags = new Map<unknown, unknown>([
+        ['a', 1],
+        [2, new Set(['x'])],
+      ]);
+      record.at = new Date(0);
+    },
   });
   return null;
 }
@@ -102,6 +110,34 @@ describe('Live events view: the preview of an event', () => {
     cyclic.self = cyclic;
     expect(preview(cyclic, 200)).toBe(
       '{"a":1,"big":1180591620717411303424,"list":[1,null],"self":[circular]}',
+    );
+  });
+});
+
+describe('Live events view: the preview of a Map, a Set or a Date', () => {
+  it('shows their entries, values and ISO string, as the data tree does when the event opens', async () => {
+    const { hub, stream } = await openStream(<Mutator url="/api/events" />);
+    await act(async () => {
+      await hub.publish('typed', { id: 7 });
+    });
+    await waitFor(() => expect(within(stream()).getByText('1 event')).toBeTruthy());
+    const item = within(stream()).getAllByRole('listitem')[0]!;
+    const summary = item.querySelector('summary') as HTMLElement;
+    // Not `"tags":{}`: the Map's entries, keyed as the tree keys them.
+    expect(summary.textContent).toContain(
+      '{"id":7,"tags":Map(2){"a":1,2:Set(1)["x"]},"at":1970-01-01T00:00:00.000Z}',
+    );
+    act(() => summary.click());
+    const rows = [...item.querySelectorAll('.kdt-json .kdt-json-row, .kdt-json summary')].map(
+      (row) => row.textContent,
+    );
+    expect(rows).toEqual(
+      expect.arrayContaining([
+        'tags: Map(2)',
+        '"a": 1',
+        '2: Set(1)',
+        'at: 1970-01-01T00:00:00.000Z',
+      ]),
     );
   });
 });

@@ -204,7 +204,7 @@ describe('data tree: big and hostile Maps and Sets', () => {
     expect(errors).not.toHaveBeenCalled();
   });
 
-  it('methods a subclass overrides are not called: size, entries, toISOString, message throw', () => {
+  it('methods a subclass overrides are not called: size, entries, length, toISOString, message throw', () => {
     const errors = watchConsoleErrors();
     class Trap extends Map<string, number> {
       override get size(): number {
@@ -222,6 +222,11 @@ describe('data tree: big and hostile Maps and Sets', () => {
         throw new Error('date trap');
       }
     }
+    class Bytes extends Uint8Array {
+      override get length(): number {
+        throw new Error('length trap');
+      }
+    }
     const failing = new Error('real message');
     Object.defineProperty(failing, 'message', {
       get() {
@@ -231,12 +236,18 @@ describe('data tree: big and hostile Maps and Sets', () => {
     const detail = show({
       trap: new Trap([['a', 1]]),
       when: new Sneaky(0),
+      bytes: new Bytes([7]),
       failing,
       after: 'drawn',
     });
     const text = lines(detail);
     expect(text).toEqual(
-      expect.arrayContaining(['trap: Map(1)', '"a": 1', 'when: 1970-01-01T00:00:00.000Z']),
+      expect.arrayContaining([
+        'trap: Map(1)',
+        '"a": 1',
+        'when: 1970-01-01T00:00:00.000Z',
+        'bytes: Uint8Array(1)',
+      ]),
     );
     // An Error whose message throws when read: unreadable, its siblings drawn.
     expect(text.some((line) => /^failing: \[unreadable: .*message trap/.test(line))).toBe(true);

@@ -77,6 +77,12 @@ export function isLive(record: FlightRecord): boolean {
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** A key's live records, oldest first, and how many of them have ended since (see #unlive). */
+interface LiveList {
+  records: FlightRecord[];
+  ended: number;
+}
+
 /**
  * The Requests view's memory: one record per flight, built from the client's lifecycle and
  * scheduler events while the panel is open (it subscribes in `start` and lets go in `stop`),
@@ -101,14 +107,22 @@ export class FlightRecorder {
   readonly #byTracker = new Map<Tracker, FlightRecord>();
   readonly #byId = new Map<number, FlightRecord>();
   /** The live records of each key, oldest first (a cancel or a dedup join looks up its key). */
-  readonly #liveByKey = new Map<string, FlightRecord[]>();
+  readonly #liveByKey = new Map<string, LiveList>();
+  /**
+   * The live records of each key that other callers joined (or, seeded, may have): the cancel
+   * that ends one of them names its last joiner's tracker, not the flight's.
+   */
+  readonly #joinedByKey = new Map<string, Set<FlightRecord>>();
   /** Ended records in #records: what #trim may drop. */
   #ended = 0;
   readonly #listeners = new Set<() => void>();
   #seq = 0;
   #scheduled = false;
   #stops: (() => void)[] = [];
-  /** Records looked at to trim, for tests that check the work grows linearly with flights. */
+  /**
+   * Records looked at to trim and to find a flight among its key's, for tests that check the
+   * work grows linearly with flights.
+   */
   visited = 0;
 
   constructor(client: Client, max = 100) {
@@ -136,11 +150,13 @@ export class FlightRecorder {
     );
     on('error', (p) => this.#end(this.#byTracker.get(p.tracker), 'failed', describeError(p.error)));
     on('cancel', (p) => {
-      if (p.final) this.#end(this.#cancelledFlight(p.key), 'cancelled', 'cancelled');
+      if (p.final) this.#end(this.#cancelledFlight(p), 'cancelled', 'cancelled');
     });
     on('dedup', (p) => {
       const record = this.#joinable(p.key);
-      if (record !== undefined) record.joins++;
+      if (record === undefined) return;
+      record.joins++;
+      this.#joined(record);
     });
     on('circuit-rejected', (p) => this.#refused(p.endpoint));
     on('request-queued', (p) => this.#queued(p.id, p.key));
@@ -260,11 +276,6 @@ export class FlightRecorder {
 
   #end(record: FlightRecord | undefined, state: FlightState, outcome: string): void {
     if (record === undefined || !isLive(record)) return;
-    const live = this.#liveByKey.get(record.key);
-    if (live !== undefined) {
-      if (live.length === 1) this.#liveByKey.delete(record.key);
-      else live.splice(live.indexOf(record), 1);
-    }
     this.#ended++;
     const now = this.#inspector.now();
     this.#advance(record, now);
@@ -272,19 +283,67 @@ export class FlightRecorder {
     record.state = state;
     record.endedAt = now;
     record.outcome = outcome;
+    this.#unlive(record);
     this.#trimSome();
+  }
+
+  /**
+   * Takes an ended record out of its key's live records. Not by a search (thousands of flights
+   * can be live on one key: POSTs, which never share a flight): the list drops its ended records
+   * when more than half of it has ended, or from its end when a join looks there, so each record
+   * is looked at a bounded number of times.
+   */
+  #unlive(record: FlightRecord): void {
+    const joined = this.#joinedByKey.get(record.key);
+    if (joined?.delete(record) && joined.size === 0) this.#joinedByKey.delete(record.key);
+    const live = this.#liveByKey.get(record.key);
+    if (live === undefined) return;
+    const { records } = live;
+    if (++live.ended === records.length) this.#liveByKey.delete(record.key);
+    else if (live.ended > records.length >> 1) {
+      this.visited += records.length;
+      live.records = records.filter(isLive);
+      live.ended = 0;
+    }
   }
 
   // ── lookups ─────────────────────────────────────────────────────────────────────────────────
 
-  /** The live record whose flight tracker was just cancelled (see the class comment). */
-  #cancelledFlight(key: string): FlightRecord | undefined {
-    return this.#liveByKey.get(key)?.find((record) => record.tracker?.state === 'cancelled');
+  /**
+   * The live record whose flight tracker was just cancelled (see the class comment): the
+   * flight's own when its owner's cancel ended it, else one of the key's joined flights.
+   */
+  #cancelledFlight({ key, tracker }: ClientEvents['cancel']): FlightRecord | undefined {
+    const own = this.#byTracker.get(tracker);
+    if (own !== undefined && isLive(own)) return own;
+    const cancelled = (record: FlightRecord) => {
+      this.visited++;
+      return isLive(record) && record.tracker?.state === 'cancelled';
+    };
+    for (const record of this.#joinedByKey.get(key) ?? []) if (cancelled(record)) return record;
+    // A join counted on another flight of the key (it cannot tell which): every live one.
+    return this.#liveByKey.get(key)?.records.find(cancelled);
   }
 
+  /** The newest live record of `key`, for a read: the flight a dedup join joined. */
   #joinable(key: string): FlightRecord | undefined {
     if (!READS.has(key.slice(0, key.indexOf(' ')))) return undefined;
-    return this.#liveByKey.get(key)?.at(-1);
+    const live = this.#liveByKey.get(key);
+    if (live === undefined) return undefined;
+    // Ended records at the end go now; one is live (a list with none is deleted).
+    const { records } = live;
+    while (!isLive(records.at(-1)!)) {
+      this.visited++;
+      records.pop();
+      live.ended--;
+    }
+    return records.at(-1);
+  }
+
+  #joined(record: FlightRecord): void {
+    const joined = this.#joinedByKey.get(record.key);
+    if (joined === undefined) this.#joinedByKey.set(record.key, new Set([record]));
+    else joined.add(record);
   }
 
   // ── records ─────────────────────────────────────────────────────────────────────────────────
@@ -330,6 +389,10 @@ export class FlightRecorder {
       joins: Math.max(0, flight.consumers - 1),
     });
     record.retry = retry;
+    // Its owner may have left while joiners stay: one of them may end it.
+    if (isLive(record) && READS.has(record.key.slice(0, record.key.indexOf(' ')))) {
+      this.#joined(record);
+    }
   }
 
   #add(
@@ -350,8 +413,8 @@ export class FlightRecorder {
     if (!isLive(record)) this.#ended++;
     else {
       const live = this.#liveByKey.get(record.key);
-      if (live === undefined) this.#liveByKey.set(record.key, [record]);
-      else live.push(record);
+      if (live === undefined) this.#liveByKey.set(record.key, { records: [record], ended: 0 });
+      else live.records.push(record);
     }
     this.#trimSome();
     return record;

@@ -1,5 +1,6 @@
 import { memo, type ReactNode, useState } from 'react';
-import { preview, unreadable } from '../format';
+import { previewKey, unreadable } from '../format';
+import { collectionOf, errorSummary, functionLabel, labelOf } from '../values';
 
 /** Children shown per object, list, Map or Set before a "… n more" line (a huge one stays cheap). */
 const MAX_CHILDREN = 100;
@@ -141,80 +142,55 @@ interface Branch {
 /**
  * How an object is drawn as a branch; undefined for a leaf (bytes, a stream, a Date, a RegExp).
  * Reading hostile data throws (a revoked Proxy throws on every operation, a getter may throw):
- * the object, or the one child, is then Unreadable and the rest of the tree is drawn. A Map's,
- * Set's or Date's own methods are called, not the value's (a subclass may override them to throw
- * or never end), and a Map or Set is read only as far as the branch shows it.
+ * the object, or the one child, is then Unreadable and the rest of the tree is drawn. Built-ins
+ * are read as the event preview reads them (values.ts: their own methods, not a subclass's), and
+ * a Map, Set or typed array only as far as the branch shows it.
  */
 function branchOf(value: object): Branch | Unreadable | undefined {
   try {
-    if (isLeaf(value)) return undefined;
-    if (value instanceof Map || value instanceof Set) {
-      const isMap = value instanceof Map;
-      const intrinsic = isMap ? Map.prototype : Set.prototype;
-      const size: number = Reflect.get(intrinsic, 'size', value);
+    if (labelOf(value) !== undefined) return undefined;
+    const collection = collectionOf(value);
+    if (collection !== undefined) {
+      const { name, size, keyed } = collection;
       return {
-        summary: `${isMap ? 'Map' : 'Set'}(${size})`,
+        summary: `${name}(${size})`,
         size,
         children: () => {
           const out: (readonly [string, unknown])[] = [];
-          const entries: Iterator<[unknown, unknown]> = intrinsic.entries.call(value as never);
+          const entries = collection.entries();
           for (let step = entries.next(); !step.done && out.length < MAX_CHILDREN; ) {
             const [k, v] = step.value;
-            out.push([isMap ? keyName(k) : String(out.length), v]);
+            out.push([keyed ? previewKey(k, MAX_STRING) : String(out.length), v]);
             step = entries.next();
           }
           return out;
         },
       };
     }
-    // Typed arrays (a DataView is a leaf) and arrays list their items.
-    if (Array.isArray(value) || ArrayBuffer.isView(value)) {
-      const list = value as ArrayLike<unknown>;
-      const size = list.length;
+    if (Array.isArray(value)) {
+      const size = value.length;
       return {
-        summary: Array.isArray(value)
-          ? size === 0
-            ? '[]'
-            : `Array(${size})`
-          : `${value.constructor.name}(${size})`,
+        summary: size === 0 ? '[]' : `Array(${size})`,
         size,
         children: () =>
           Array.from({ length: Math.min(size, MAX_CHILDREN) }, (_, i) => [
             String(i),
-            readChild(list, i),
+            readChild(value, i),
           ]),
       };
     }
     // An Error's message, stack and cause are its own but not enumerable.
-    const isError = value instanceof Error;
-    const keys = isError ? Object.getOwnPropertyNames(value) : Object.keys(value);
+    const error = errorSummary(value);
+    const keys = error !== undefined ? Object.getOwnPropertyNames(value) : Object.keys(value);
     const size = keys.length;
     return {
-      summary: isError
-        ? cut(`${value.name}: ${value.message}`)
-        : size === 0
-          ? '{}'
-          : `{${size} ${size === 1 ? 'key' : 'keys'}}`,
+      summary: error ?? (size === 0 ? '{}' : `{${size} ${size === 1 ? 'key' : 'keys'}}`),
       size,
       children: () =>
         keys.slice(0, MAX_CHILDREN).map((key) => [key, readChild(value, key)] as const),
     };
   } catch (error) {
     return new Unreadable(error);
-  }
-}
-
-/**
- * A Map key as a child's name: a string quoted (`"1"` is not `1`), an object as short JSON, a
- * function as its name. A key that throws when read is `[unreadable]`, as in an event preview.
- */
-function keyName(key: unknown): string {
-  try {
-    if (typeof key === 'string') return JSON.stringify(cut(key));
-    if (typeof key === 'function') return opaqueLabel(key);
-    return typeof key === 'object' && key !== null ? preview(key, 100) : String(key);
-  } catch {
-    return '[unreadable]';
   }
 }
 
@@ -286,42 +262,13 @@ function Leaf({ value }: { value: unknown }): ReactNode {
   let label: string;
   let className = 'kdt-muted';
   try {
-    label = opaqueLabel(value);
+    label =
+      typeof value === 'function'
+        ? functionLabel(value)
+        : (typeof value === 'object' && labelOf(value)) || String(value);
     if (value instanceof Date || value instanceof RegExp) className = 'kdt-json-literal';
   } catch (error) {
     label = unreadable(error);
   }
   return <span className={className}>{label}</span>;
-}
-
-/** Objects drawn on one line: binary (a typed array lists its items), streams, blobs, dates, patterns. */
-function isLeaf(value: object): boolean {
-  return (
-    value instanceof ArrayBuffer ||
-    value instanceof DataView ||
-    value instanceof Date ||
-    value instanceof RegExp ||
-    (typeof Blob !== 'undefined' && value instanceof Blob) ||
-    (typeof ReadableStream !== 'undefined' && value instanceof ReadableStream)
-  );
-}
-
-function opaqueLabel(value: unknown): string {
-  // Date's and RegExp's own methods: a subclass may override them.
-  if (value instanceof Date) {
-    return Number.isNaN(Date.prototype.getTime.call(value))
-      ? 'Invalid Date'
-      : Date.prototype.toISOString.call(value);
-  }
-  if (value instanceof RegExp) return cut(RegExp.prototype.toString.call(value));
-  if (value instanceof ArrayBuffer) return `ArrayBuffer (${value.byteLength} bytes)`;
-  if (ArrayBuffer.isView(value)) return `${value.constructor.name} (${value.byteLength} bytes)`;
-  if (typeof Blob !== 'undefined' && value instanceof Blob) {
-    return `Blob (${value.size} bytes${value.type ? `, ${value.type}` : ''})`;
-  }
-  if (typeof ReadableStream !== 'undefined' && value instanceof ReadableStream)
-    return 'ReadableStream';
-  // A function's source can be any length: its name says enough.
-  if (typeof value === 'function') return `ƒ ${cut(value.name) || 'anonymous'}()`;
-  return String(value);
 }
