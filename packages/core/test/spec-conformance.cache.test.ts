@@ -8,13 +8,11 @@ import {
   type CacheMeta,
   type CacheUpdate,
   type Client,
-  type ClientEventName,
   type ClientOptions,
   inspect,
 } from '../src/index';
 import { createTestClient } from './helpers';
-
-const BASE = 'https://api.test';
+import { BASE, record, SCHEDULER_EVENTS } from './spec-fixtures';
 
 function server(options: ClientOptions = {}) {
   const calls: { method: string; url: string }[] = [];
@@ -33,26 +31,6 @@ function server(options: ClientOptions = {}) {
   const client = createTestClient({ baseURL: BASE, fetch, retry: false, ...options });
   return { client, calls, status };
 }
-
-function record(c: Client, names: ClientEventName[]) {
-  const log: [string, Record<string, unknown>][] = [];
-  for (const name of names) {
-    c.on(name, (payload: unknown) => log.push([name, payload as Record<string, unknown>]));
-  }
-  return log;
-}
-
-const SCHEDULER_EVENTS: ClientEventName[] = [
-  'request-queued',
-  'request-dequeued',
-  'request-started',
-  'request-delayed',
-  'request-scheduled',
-  'request-prioritized',
-  'request-rejected',
-  'queue-paused',
-  'queue-resumed',
-];
 
 const keyOf = (c: Client, url: string) => c.resolve('GET', url).key;
 

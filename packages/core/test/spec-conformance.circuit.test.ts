@@ -12,44 +12,7 @@ import {
   isCircuitOpenError,
 } from '../src/index';
 import { createTestClient } from './helpers';
-
-const BASE = 'https://api.test';
-
-interface Call {
-  url: string;
-  method: string;
-  signal: AbortSignal | undefined;
-}
-
-type Reply = Response | Promise<Response> | 'hang' | Error;
-
-function fakeFetch(route: (call: Call, n: number) => Reply) {
-  const calls: Call[] = [];
-  const fetch = (input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> => {
-    const call: Call = {
-      url: String(input),
-      method: init.method ?? 'GET',
-      signal: init.signal ?? undefined,
-    };
-    calls.push(call);
-    const reply = route(call, calls.length);
-    return new Promise<Response>((resolve, reject) => {
-      const signal = call.signal;
-      if (signal?.aborted) return reject(signal.reason);
-      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
-      if (reply === 'hang') return;
-      if (reply instanceof Error) return reject(reply);
-      Promise.resolve(reply).then(resolve, reject);
-    });
-  };
-  return { fetch, calls };
-}
-
-const json = (data: unknown, status = 200, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(data), {
-    status,
-    headers: { 'content-type': 'application/json', ...headers },
-  });
+import { BASE, fakeFetch, json, record } from './spec-fixtures';
 
 /** A server whose status per path the test sets (200 when not set); a `hang` path never answers. */
 function backend(options: ClientOptions = {}) {
@@ -61,14 +24,6 @@ function backend(options: ClientOptions = {}) {
   });
   const client = createTestClient({ baseURL: BASE, fetch: f.fetch, retry: false, ...options });
   return { client, calls: f.calls, status };
-}
-
-function record(c: Client, names: ClientEventName[]) {
-  const log: [string, Record<string, unknown>][] = [];
-  for (const name of names) {
-    c.on(name, (payload: unknown) => log.push([name, payload as Record<string, unknown>]));
-  }
-  return log;
 }
 
 const ALL: ClientEventName[] = [

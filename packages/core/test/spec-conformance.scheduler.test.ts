@@ -18,20 +18,7 @@ import {
   type SchedulerOptions,
 } from '../src/index';
 import { createTestClient } from './helpers';
-
-const BASE = 'https://api.test';
-
-const SCHEDULER_EVENTS: ClientEventName[] = [
-  'request-queued',
-  'request-dequeued',
-  'request-started',
-  'request-delayed',
-  'request-scheduled',
-  'request-prioritized',
-  'request-rejected',
-  'queue-paused',
-  'queue-resumed',
-];
+import { BASE, SCHEDULER_EVENTS } from './spec-fixtures';
 
 interface Call {
   path: string;

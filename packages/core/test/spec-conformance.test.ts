@@ -7,72 +7,18 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import {
   CancelledError,
-  type Client,
-  type ClientEventName,
-  type ClientEvents,
   type ClientOptions,
   HttpError,
   isAbortError,
   TimeoutError,
 } from '../src/index';
 import { createTestClient } from './helpers';
-
-const BASE = 'https://api.test';
-
-interface Call {
-  url: string;
-  method: string;
-  signal: AbortSignal | undefined;
-  body: unknown;
-}
-
-type Reply = Response | Promise<Response> | 'hang' | Error;
-
-/** A fetch answering by a route function; 'hang' never answers (until its signal aborts). */
-function fakeFetch(route: (call: Call, n: number) => Reply) {
-  const calls: Call[] = [];
-  const fetch = (input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> => {
-    const call: Call = {
-      url: String(input),
-      method: init.method ?? 'GET',
-      signal: init.signal ?? undefined,
-      body: init.body,
-    };
-    calls.push(call);
-    const reply = route(call, calls.length);
-    return new Promise<Response>((resolve, reject) => {
-      const signal = call.signal;
-      if (signal?.aborted) return reject(signal.reason);
-      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
-      if (reply === 'hang') return;
-      if (reply instanceof Error) return reject(reply);
-      Promise.resolve(reply).then(resolve, reject);
-    });
-  };
-  return { fetch, calls };
-}
-
-const json = (data: unknown, status = 200, headers: Record<string, string> = {}) =>
-  new Response(status === 204 ? null : JSON.stringify(data), {
-    status,
-    headers: { 'content-type': 'application/json', ...headers },
-  });
+import { BASE, type Call, fakeFetch, json, type Reply, record } from './spec-fixtures';
 
 function client(route: (call: Call, n: number) => Reply, options: ClientOptions = {}) {
   const f = fakeFetch(route);
   const c = createTestClient({ baseURL: BASE, fetch: f.fetch, ...options });
   return { client: c, calls: f.calls };
-}
-
-/** Every event of `names` in order, as [name, payload]. */
-function record(c: Client, names: ClientEventName[]) {
-  const log: [ClientEventName, Record<string, unknown>][] = [];
-  for (const name of names) {
-    c.on(name, (payload: ClientEvents[typeof name]) =>
-      log.push([name, payload as unknown as Record<string, unknown>]),
-    );
-  }
-  return log;
 }
 
 const tick = () => vi.advanceTimersByTimeAsync(0);
