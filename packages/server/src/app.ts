@@ -44,7 +44,7 @@ import { Pool } from './pool';
 import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
 import { Slot, type SlotHost } from './slot';
 import { type SseOptions, SseRegistry } from './sse';
-import { isThenable } from './thenable';
+import { promiseOf } from './thenable';
 
 /**
  * Options for {@link createApp}; every one has a default. The timeouts of the servers `listen`
@@ -683,14 +683,10 @@ class KeelApp implements App, SlotHost {
     let pending: Promise<unknown>[] | undefined;
     for (const handler of this.#errorHandlers) {
       try {
-        const result = handler(err, ctx);
-        if (isThenable(result)) {
+        const promise = promiseOf(handler(err, ctx));
+        if (promise !== null) {
           pending ??= [];
-          pending.push(
-            Promise.resolve(result).catch((e: unknown) =>
-              console.error('[keel] onError failed:', e),
-            ),
-          );
+          pending.push(promise.catch((e: unknown) => console.error('[keel] onError failed:', e)));
         }
       } catch (e) {
         console.error('[keel] onError failed:', e);
@@ -717,8 +713,7 @@ class KeelApp implements App, SlotHost {
     };
     for (const hook of this.#responseHooks) {
       try {
-        const result = hook(ctx, info) as unknown;
-        if (isThenable(result)) result.then(undefined, (err: unknown) => this.report(err, ctx));
+        promiseOf(hook(ctx, info))?.then(undefined, (err: unknown) => this.report(err, ctx));
       } catch (err) {
         this.report(err, ctx);
       }

@@ -475,7 +475,7 @@ export class Context {
     const slot = this.#use('send()');
     if (slot === null) {
       // A stream handed to a stale ctx is ours to release: nobody else will read it.
-      if (typeof body === 'object' && body !== null && isStreamBody(body)) discard(body);
+      if (isStreamBody(body)) discard(body);
       return DONE;
     }
     if (body === null || body === undefined) slot.end(null, null);
@@ -486,7 +486,7 @@ export class Context {
       // Its window of the buffer, as bytes: JSON.stringify gives `{}` or an index map.
       this.#sendBytes(slot, new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
     } else if (isAnyArrayBuffer(body)) this.#sendBytes(slot, new Uint8Array(body));
-    else if (typeof body === 'object' && isStreamBody(body)) return this.#sendStream(slot, body);
+    else if (isStreamBody(body)) return this.#sendStream(slot, body);
     else slot.end(JSON_TYPE, JSON.stringify(body) ?? 'null');
   }
 

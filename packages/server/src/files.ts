@@ -5,6 +5,7 @@ import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import mime from 'mime-types';
 import parseRange from 'range-parser';
+import { endBodiless, isBodiless } from './bodiless';
 import { checkObject, oneOf, typeError } from './checks';
 import { HttpException } from './errors';
 
@@ -277,14 +278,10 @@ export async function sendFile(
       'bytes',
       ...target.extra,
     ];
-    if (target.status === 204 || target.status === 205 || target.status === 304) {
-      // RFC 9110 §6.4.1: these carry no content, so neither the file nor its length is sent (a
-      // Content-Length in a 204 is forbidden, §8.6). The validators stay, which a 304 needs. A
-      // 205 says "no content" with Content-Length: 0 (§15.3.6), as `ctx.status(205).send()`
-      // does: without it Node sends the file.
-      if (target.status === 205) headers.push('content-length', '0');
-      res.writeHead(target.status, headers);
-      res.end();
+    if (isBodiless(target.status)) {
+      // Neither the file nor its length is sent (a Content-Length in a 204 is forbidden, §8.6);
+      // the validators stay, which a 304 needs.
+      endBodiless(res, target.status, headers);
       return;
     }
     const cacheable = (method === 'GET' || method === 'HEAD') && target.status === 200;

@@ -1,4 +1,5 @@
 import { type IncomingMessage, validateHeaderName, validateHeaderValue } from 'node:http';
+import { endBodiless, isBodiless } from './bodiless';
 import { type BodyKind, BodyReader, BodyTooLargeError } from './body';
 import { rangeError, typeError } from './checks';
 import { type CompressionSettings, chooseEncoding, compressBody, type Encoding } from './compress';
@@ -7,7 +8,7 @@ import { isHttpException, ReleasedContextError } from './errors';
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
-import { isThenable, settled } from './thenable';
+import { promiseOf } from './thenable';
 
 /** What a request's slot and ctx need from their app; implemented by the app. */
 export interface SlotHost {
@@ -195,16 +196,16 @@ export class Slot {
 
   /** Runs middleware and handler as one chain; one try/catch for the whole chain. */
   run(): void {
-    let result: unknown;
-    let thenable: boolean;
+    let promise: Promise<unknown> | null;
     try {
-      result = this.host.middleware.length === 0 ? this.#handler(this.#face) : this.#dispatch();
-      thenable = isThenable(result); // reads `then`: app code, which may throw
+      promise = promiseOf(
+        this.host.middleware.length === 0 ? this.#handler(this.#face) : this.#dispatch(),
+      );
     } catch (err) {
       this.#fail(err);
       return;
     }
-    if (thenable) settled(result as PromiseLike<unknown>).then(this.#onFulfilled, this.#onRejected);
+    if (promise !== null) promise.then(this.#onFulfilled, this.#onRejected);
     else this.#returned();
   }
 
@@ -227,9 +228,8 @@ export class Slot {
       this.host.report(new ReleasedContextError('next()'), face);
       return RESOLVED;
     }
-    const result = this.#dispatch();
-    if (!isThenable(result)) return RESOLVED;
-    const promise = settled(result);
+    const promise = promiseOf(this.#dispatch());
+    if (promise === null) return RESOLVED;
     this.#pendingNext++;
     promise.then(
       () => this.#nextSettled(gen, face, false, undefined),
@@ -340,16 +340,8 @@ export class Slot {
     const status = this.#status;
     // While the app closes, tell keep-alive clients this connection ends with this response.
     if (this.host.closing) res.shouldKeepAlive = false;
-    if (status === 204 || status === 304) {
-      res.writeHead(status, ['x-request-id', face.requestId]);
-      res.end();
-      this.#sent();
-      return;
-    }
-    if (status === 205) {
-      // RFC 9110 §15.3.6: no content (Node would send it, and a client reads it as the next answer).
-      res.writeHead(status, ['content-length', '0', 'x-request-id', face.requestId]);
-      res.end();
+    if (isBodiless(status)) {
+      endBodiless(res, status, ['x-request-id', face.requestId]);
       this.#sent();
       return;
     }

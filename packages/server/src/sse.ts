@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { checkLine, unserializable } from './checks';
 import { type Clock, repeat } from './clock';
-import { isThenable, settled } from './thenable';
+import { promiseOf } from './thenable';
 
 /** Server-sent event settings of an app (`createApp({ sse })`). */
 export interface SseOptions {
@@ -360,17 +360,17 @@ export class SseStream {
     const tick = (): void => {
       if (pending || this.#closed || this.congested) return;
       let value: unknown;
-      let thenable: boolean;
+      let promise: Promise<unknown> | null;
       try {
         value = fn();
-        thenable = isThenable(value); // a `then` getter is app code: it may throw (in a timer)
+        promise = promiseOf(value); // a `then` getter is app code: it may throw (in a timer)
       } catch (err) {
         fail(err);
         return;
       }
-      if (thenable) {
+      if (promise !== null) {
         pending = true;
-        settled(value as PromiseLike<unknown>).then(settle, fail);
+        promise.then(settle, fail);
       } else settle(value);
     };
     this.#timers.add(repeat(this.#registry.clock, intervalMs, tick));

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { endBodiless, isBodiless } from './bodiless';
 import { typeError } from './checks';
 
 /** A body `ctx.send` streams: a Node Readable or a web ReadableStream (e.g. `fetch`'s `body`). */
@@ -17,10 +18,12 @@ export interface StreamTarget {
 }
 
 /** A Node stream (has `pipe`) or a web stream (has `getReader`), as Fastify's reply.send tells them. */
-export function isStreamBody(body: object): body is StreamBody {
+export function isStreamBody(body: unknown): body is StreamBody {
   return (
-    typeof (body as Readable).pipe === 'function' ||
-    typeof (body as ReadableStream).getReader === 'function'
+    typeof body === 'object' &&
+    body !== null &&
+    (typeof (body as Readable).pipe === 'function' ||
+      typeof (body as ReadableStream).getReader === 'function')
   );
 }
 
@@ -47,10 +50,8 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
     throw typeError('send body', 'a ReadableStream that no reader holds (locked)', source);
   }
   const { res, status } = target;
-  if (status === 204 || status === 205 || status === 304) {
-    // No content (RFC 9110 §6.4.1); a 205 says so with Content-Length: 0, as ctx.send does.
-    res.writeHead(status, status === 205 ? ['content-length', '0', ...target.extra] : target.extra);
-    res.end();
+  if (isBodiless(status)) {
+    endBodiless(res, status, target.extra);
     discard(source);
     return;
   }

@@ -1,0 +1,16 @@
+import type { ServerResponse } from 'node:http';
+
+/** RFC 9110 §6.4.1: a 204, 205 or 304 response carries no content. */
+export function isBodiless(status: number): boolean {
+  return status === 204 || status === 205 || status === 304;
+}
+
+/**
+ * Writes the head of a bodiless response (`head`: a flat name/value list) and ends it. A 205 says
+ * "no content" with Content-Length: 0 (§15.3.6): without it Node sends a body, which a keep-alive
+ * client would read as the next answer.
+ */
+export function endBodiless(res: ServerResponse, status: number, head: string[]): void {
+  res.writeHead(status, status === 205 ? [...head, 'content-length', '0'] : head);
+  res.end();
+}
