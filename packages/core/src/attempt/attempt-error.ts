@@ -19,19 +19,16 @@ import { TimeoutError } from '../errors/timeout-error';
  * that names the request, and this never throws.
  */
 export function attemptError(error: unknown, request: FailedRequest): KeelError {
-  let code: string | undefined;
-  try {
-    if (isKeelError(error)) return error;
-    if (hasErrorName(error, 'AbortError')) {
-      const message = 'Request aborted by the fetch implementation';
-      return new CancelledError(request, { message, cause: error });
-    }
-    code = errorCodeOf(error);
-    if (hasErrorName(error, 'TimeoutError') || codeIs(code, CodeKind.TransportTimeout)) {
-      return new TimeoutError(request, { kind: 'transport', code, cause: error });
-    }
-  } catch {
-    // A value that throws when read (a getter, a revoked Proxy): nothing more can be told of it.
+  // The guards and readers below never throw, whatever the value (a getter, a revoked Proxy).
+  if (isKeelError(error)) return error;
+  if (hasErrorName(error, 'AbortError')) {
+    const message = 'Request aborted by the fetch implementation';
+    return new CancelledError(request, { message, cause: error });
   }
+  const code = errorCodeOf(error);
+  if (hasErrorName(error, 'TimeoutError') || codeIs(code, CodeKind.TransportTimeout)) {
+    return new TimeoutError(request, { kind: 'transport', code, cause: error });
+  }
+  // Given, so the NetworkError does not read the code again.
   return new NetworkError(request, { cause: error, code: code ?? 'ERR_NETWORK' });
 }

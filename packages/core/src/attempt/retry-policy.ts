@@ -156,9 +156,8 @@ export function decideRetry({
 }: RetryInput): RetryDecision {
   if (isAbortError(error)) return stop('cancelled');
   // A keel error names its request: a POST's 503 is judged as a POST's without `method` too.
-  method ??= isKeelError(error)
-    ? ((error as { method?: HttpMethod }).method as HttpMethod)
-    : undefined;
+  if (method === undefined && isKeelError(error))
+    method = (error as { method?: HttpMethod }).method;
   const status = isHttpError(error) ? error.status : undefined;
   const code = status === undefined ? errorCodeOf(error) : undefined;
   if (

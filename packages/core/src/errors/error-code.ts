@@ -10,19 +10,22 @@
  */
 export function errorCodeOf(error: unknown): string | undefined {
   let e: unknown = error;
-  // Walks error -> cause -> cause ... (bounded: a cause cycle must not hang).
-  for (let depth = 0; depth < 4 && e; depth++) {
-    const code = ownCode(e) ?? MESSAGE_CODES.get((e as { message?: unknown }).message);
-    if (code !== undefined) return code;
-    const errors = (e as { errors?: unknown }).errors;
-    if (Array.isArray(errors)) {
-      for (const inner of errors) {
-        const c = ownCode(inner);
-        if (c !== undefined) return c;
+  // A value that throws when read (a getter, a revoked Proxy) tells no code: never a throw.
+  try {
+    // Walks error -> cause -> cause ... (bounded: a cause cycle must not hang).
+    for (let depth = 0; depth < 4 && e; depth++) {
+      const code = ownCode(e) ?? MESSAGE_CODES.get((e as { message?: unknown }).message);
+      if (code !== undefined) return code;
+      const errors = (e as { errors?: unknown }).errors;
+      if (Array.isArray(errors)) {
+        for (const inner of errors) {
+          const c = ownCode(inner);
+          if (c !== undefined) return c;
+        }
       }
+      e = (e as { cause?: unknown }).cause;
     }
-    e = (e as { cause?: unknown }).cause;
-  }
+  } catch {}
   return undefined;
 }
 
