@@ -22,18 +22,20 @@ export function echoCovered(client: Client, target: InvalidateTarget): boolean {
       ? target.every(
           (tag) => spec?.tags.includes(tag) || (Array.isArray(extra) && extra.includes(tag)),
         )
-      : typeof target === 'string' && (under(target, spec?.path) || under(target, extra));
+      : typeof target === 'string' &&
+          (under(client, target, spec?.path) || under(client, target, extra));
   });
 }
 
 /**
- * The path `target` is `path` or below it. Compared as written: a target the server writes
- * otherwise (relative to a base path, or absolute) is not covered, so it is applied (at worst
- * one refetch more).
+ * A read of `target` falls under `path` as an invalidation target: the core's own segment-aware
+ * matcher, on the target resolved as the client resolves any URL (its base, an absolute form).
  */
-function under(target: string, path: unknown): boolean {
+function under(client: Client, target: string, path: unknown): boolean {
   if (typeof path !== 'string') return false;
-  const top = target.split(/[?#]/, 1)[0]!.replace(/\/$/, '');
-  const base = path.replace(/\/$/, '');
-  return top === base || top.startsWith(`${base}/`);
+  try {
+    return client.matches(path, client.resolve('GET', target));
+  } catch {
+    return false; // a target the client cannot resolve is applied, not skipped
+  }
 }
