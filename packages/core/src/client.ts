@@ -25,8 +25,16 @@ import {
 import { type CircuitInspectable, collectFeatures, type Recommender } from './features/feature';
 import type { HitTally } from './intelligence/hit-tally';
 import type { Intelligence } from './intelligence/intelligence';
-import { checkBoolean, checkFunction, checkObject, oneOf, typeError } from './internal/checks';
+import {
+  checkBoolean,
+  checkFunction,
+  checkObject,
+  oneOf,
+  rangeError,
+  typeError,
+} from './internal/checks';
 import { CLOCK, type Clock, timerDelay } from './internal/clock';
+import { urlOfKey } from './internal/fingerprint';
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
 import { isStreamBody } from './request/body';
@@ -75,6 +83,10 @@ export function createBaseClient(options?: BaseClientOptions): Client {
 }
 
 const SPEC_MEMO_LIMIT = 1000;
+
+/** A key: `METHOD url`, then the marks fingerprintOf adds (headers, body, responseType). */
+const KEY = /^(\S+) ([\s\S]*?)( \|[\s\S]*)?$/;
+const KEY_FORM = 'a `METHOD url` key';
 
 /** What the hydration and inspection functions need from a client beyond its public API. */
 export interface ClientInternals {
@@ -253,7 +265,10 @@ class KeelClient implements Client {
   }
 
   subscribe(matcher: KeyMatcher, listener: CacheSubscriber): () => void {
-    return this.#cache.subscribe(matcher, listener);
+    return this.#cache.subscribe(
+      typeof matcher === 'string' ? this.#keyOf(matcher) : matcher,
+      listener,
+    );
   }
 
   invalidate(target: InvalidateTarget, options?: { refetch?: boolean }): string[] {
@@ -317,12 +332,13 @@ class KeelClient implements Client {
   }
 
   getCached<T = unknown>(key: string): ApiResponse<T> | undefined {
-    return this.#cache.get(key)?.response as ApiResponse<T> | undefined;
+    return this.#cache.get(this.#keyOf(key))?.response as ApiResponse<T> | undefined;
   }
 
   setCached<T = unknown>(target: string | RequestSpec, value: ApiResponse<T> | undefined): void {
     const spec = typeof target === 'string' ? undefined : target;
-    const key = spec ? spec.key : (target as string);
+    // A spec's key is canonical (one lookup); checked, so a non-spec is a TypeError.
+    const key = this.#keyOf(spec ? spec.key : (target as string));
     if (value === undefined) {
       if (this.#cache.delete(key)) this.#cache.notify({ type: 'invalidate', key });
     } else this.#cache.set(key, value as ApiResponse, spec && { spec });
@@ -343,7 +359,7 @@ class KeelClient implements Client {
 
   isFetching(key: string): boolean {
     // A flight whose last consumer just cancelled it is being torn down: not fetching any more.
-    return isUnsettled(this.#inflight.get(key));
+    return isUnsettled(this.#inflight.get(this.#keyOf(key)));
   }
 
   /** Internals for tests and tooling: live flight and timer-free state. Not part of the API. */
@@ -405,6 +421,21 @@ class KeelClient implements Client {
       spec = resolveRequest(this.#config, m, url, options);
     }
     return this.#recommend === undefined ? spec : this.#recommend(spec, options);
+  }
+
+  /**
+   * A key written by hand (`getCached`, `setCached`, `isFetching`, `subscribe`) as the client's
+   * requests write it, so any spelling of a resource names its entry: the `METHOD url` part is
+   * the key of `resolve(METHOD, url)` (memoized there), the marks after it (` |h ...`) are kept
+   * as written. A key no request of this client can have is the error such a request gets.
+   */
+  #keyOf(key: string): string {
+    const [, method, url, marks] = (typeof key === 'string' && KEY.exec(key)) || [];
+    if (url === undefined) {
+      throw (typeof key === 'string' ? rangeError : typeError)('key', KEY_FORM, key);
+    }
+    const spec = this.#resolve(method, url, undefined);
+    return marks ? `${spec.method} ${urlOfKey(spec.key)}${marks}` : spec.key;
   }
 
   // ── stage 2: cache ────────────────────────────────────────────────────────────────────────

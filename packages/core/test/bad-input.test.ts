@@ -185,7 +185,7 @@ describe('bad input: other entry points', () => {
   test('subscribe() with bad arguments', () => {
     const client = createClient({ fetch });
     expect(() => client.subscribe(5 as never, () => {})).toThrow(TypeError);
-    expect(() => client.subscribe('k', null as never)).toThrow(TypeError);
+    expect(() => client.subscribe('GET https://a.test/k', null as never)).toThrow(TypeError);
   });
 
   test('invalidate() with a bad target', () => {

@@ -991,7 +991,7 @@ describe('subscribe', () => {
   test('a bad matcher or listener is a TypeError', () => {
     const c = client();
     expect(() => c.subscribe(5 as never, () => {})).toThrow(TypeError);
-    expect(() => c.subscribe('k', 'x' as never)).toThrow(TypeError);
+    expect(() => c.subscribe('GET https://a.test/k', 'x' as never)).toThrow(TypeError);
   });
 });
 

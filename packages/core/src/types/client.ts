@@ -69,14 +69,21 @@ export interface Client {
   adaptive(): AdaptiveController;
   /** Resolves a request without sending it: the spec (key, URL, endpoint) it would use. */
   resolve(method: HttpMethod, url: string, options?: RequestOptions): RequestSpec;
-  /** The cached response for a key, fresh or stale, without touching the network. */
+  /**
+   * The cached response for a key, fresh or stale, without touching the network. A key written
+   * by hand names the entry a request for the same resource has, however it is spelled
+   * (absolute or relative to `baseURL`, query in any order; see the README's Key paragraph); one
+   * no request of this client can have is a RangeError (e.g. `GET /x` without a baseURL in Node).
+   * @example client.getCached('GET /users?page=2')
+   */
   getCached<T = unknown>(key: string): ApiResponse<T> | undefined;
   /**
    * Writes a response (or data) into the cache for a key and notifies subscribers with `write`,
    * e.g. for optimistic updates. `undefined` removes the entry. Pass the RequestSpec (from
    * `resolve`) instead of its key to store it with the entry, so that invalidation can refetch
    * an entry that was written by hand (its ttl and tags then come from the spec too). A write with
-   * a key only, over an entry that has a spec, keeps that spec, its ttl and its tags.
+   * a key only, over an entry that has a spec, keeps that spec, its ttl and its tags. A key
+   * written by hand is read as for `getCached`.
    */
   setCached<T = unknown>(target: string | RequestSpec, value: ApiResponse<T> | undefined): void;
   /**

@@ -1,0 +1,131 @@
+import { describe, expect, test } from 'vitest';
+import { createClient, inspect } from '../src/index';
+import { createFakeFetch, jsonResponse } from './helpers';
+
+/**
+ * A key written by hand (`setCached`, `getCached`, `isFetching`, `subscribe`) names the entry a
+ * request for the same resource has, however it is spelled: absolute or relative to the
+ * baseURL, query in any order, host in any case, default port or not, with a fragment.
+ */
+const value = (data: unknown) => ({ data, status: 200, statusText: 'OK', headers: new Headers() });
+
+function clientWith(baseURL?: string) {
+  const fake = createFakeFetch({ handler: () => jsonResponse('network') });
+  const client = createClient({ ...(baseURL === undefined ? {} : { baseURL }), fetch: fake.fetch });
+  return { client, fake };
+}
+
+describe('a hand-written key answers the read it names', () => {
+  const base = 'https://api.example.com';
+
+  test.each([
+    ['GET https://api.example.com/users', '/users', undefined],
+    ['GET /users?page=2', '/users', { params: { page: 2 } }],
+    ['GET /users?b=1&a=2', '/users', { params: { a: 2, b: 1 } }],
+    ['GET https://API.Example.com:443/users?b=1&a=2#top', '/users?a=2&b=1', undefined],
+    ['get /users', '/users', undefined],
+    ['GET /users', 'https://api.example.com/users', undefined],
+    ['GET /a%20b', '/a b', undefined],
+    ['GET /v/../users', '/users', undefined],
+    [
+      'GET https://api.example.com/users |h x-tenant:acme',
+      '/users',
+      { headers: { 'X-Tenant': 'acme' } },
+    ],
+    // `get('')` reads the baseURL itself.
+    ['GET ', '', undefined],
+  ] as const)('with baseURL: setCached(%j) answers get(%j, %j)', async (key, url, options) => {
+    const { client, fake } = clientWith(base);
+    client.setCached(key, value('hand'));
+    expect((await client.get(url, options)).data).toBe('hand');
+    expect(fake.calls).toHaveLength(0);
+    const spec = client.resolve('GET', url, options);
+    expect(
+      inspect(client)
+        .cache()
+        .map((e) => [e.key, e.path]),
+    ).toEqual([[spec.key, spec.path]]);
+    // Read, removed and watched in the same spelling.
+    expect(client.getCached(key)?.data).toBe('hand');
+    const updates: string[] = [];
+    const off = client.subscribe(key, (u) => updates.push(`${u.type} ${u.key}`));
+    client.setCached(spec, value('again'));
+    expect(updates).toEqual([`write ${spec.key}`]);
+    client.setCached(key, undefined);
+    expect(client.getCached(spec.key)).toBeUndefined();
+    off();
+  });
+
+  test('without baseURL: an absolute key in any spelling answers the read', async () => {
+    const { client, fake } = clientWith();
+    client.setCached('GET HTTPS://api.example.com:443/users?page=2#x', value('hand'));
+    const got = await client.get('https://api.example.com/users', { params: { page: 2 } });
+    expect(got.data).toBe('hand');
+    expect(fake.calls).toHaveLength(0);
+    expect(
+      inspect(client)
+        .cache()
+        .map((e) => [e.key, e.path]),
+    ).toEqual([['GET https://api.example.com/users?page=2', '/users']]);
+    expect(client.invalidate('/users', { refetch: false })).toEqual([
+      'GET https://api.example.com/users?page=2',
+    ]);
+  });
+
+  test("a key without marks gets the client's own (a client-wide responseType)", async () => {
+    const fake = createFakeFetch({ handler: () => new Response('network') });
+    const client = createClient({ baseURL: base, fetch: fake.fetch, responseType: 'text' });
+    client.setCached('GET https://api.example.com/users', value('hand'));
+    expect((await client.get('/users')).data).toBe('hand');
+    expect(fake.calls).toHaveLength(0);
+  });
+
+  test('a getCached of a read made in another spelling finds it', async () => {
+    const { client } = clientWith(base);
+    await client.get('/users', { params: { b: 1, a: 2 } });
+    expect(client.getCached('GET https://api.example.com/users?b=1&a=2')?.data).toBe('network');
+    expect(client.getCached('GET /users?a=2&b=1')?.data).toBe('network');
+  });
+
+  test('isFetching answers for any spelling of a read in flight', () => {
+    const fake = createFakeFetch();
+    const client = createClient({ baseURL: base, fetch: fake.fetch });
+    const read = client.get('/users?b=1&a=2');
+    expect(client.isFetching('GET https://api.example.com/users?a=2&b=1')).toBe(true);
+    read.cancel();
+    read.catch(() => {});
+  });
+});
+
+describe('a key no request of the client can have is the RangeError such a request gets', () => {
+  test('a relative key on a client without baseURL (outside a browser)', () => {
+    const { client } = clientWith();
+    expect(() => client.setCached('GET /users?page=2', value(1))).toThrow(
+      'keel: `url` must be an absolute URL where there is no baseURL and no page, got "/users?page=2"',
+    );
+    expect(() => client.getCached('GET /users?page=2')).toThrow(RangeError);
+    expect(() => client.setCached('/users?page=2', value(1))).toThrow(
+      'keel: `key` must be a `METHOD url` key, got "/users?page=2"',
+    );
+    expect(inspect(client).cache()).toEqual([]);
+  });
+
+  test.each(['/users', 'users', 'FETCH /users', '', 'GET', 'GET http://'])(
+    'with baseURL: %j',
+    (key) => {
+      const { client } = clientWith('https://api.example.com');
+      expect(() => client.setCached(key, value(1))).toThrow(RangeError);
+      expect(() => client.setCached(key, value(1))).toThrow(/`(key|method|url)`/);
+      expect(() => client.isFetching(key)).toThrow(RangeError);
+    },
+  );
+
+  test('a key that is not a string is a TypeError', () => {
+    const { client } = clientWith('https://api.example.com');
+    expect(() => client.setCached(7 as never, value(1))).toThrow(TypeError);
+    expect(() => client.setCached({} as never, value(1))).toThrow(TypeError);
+    expect(() => client.setCached(null as never, value(1))).toThrow(TypeError);
+    expect(() => client.getCached({} as never)).toThrow(TypeError);
+    expect(() => client.subscribe(7 as never, () => {})).toThrow(TypeError);
+  });
+});
