@@ -133,3 +133,50 @@ describe('Scheduler: per-endpoint ceilings (the adaptive seam)', () => {
     expect(s.stats()).toMatchObject({ active: 0, queued: 0, rejected: 3 });
   });
 });
+
+describe('group records', () => {
+  // A paused group is remembered until resumed, jobs or not: `pauseGroup('g')` before any job
+  // of `g` exists makes its jobs queue frozen (README, Groups). So the scheduler holds one small
+  // record per group paused and not resumed, as many as the caller paused; nothing else keeps a
+  // group (pinned here so a change to the records shows).
+  function groupJob(endpoint: string, group: string): SchedulerJob {
+    const j = job(endpoint);
+    return { ...j, spec: { ...j.spec, group } as RequestSpec };
+  }
+
+  it('holds one record per paused group, until it is resumed', () => {
+    const { s } = scheduler(false);
+    for (let i = 0; i < 1000; i++) s.pauseGroup(`g${i}`);
+    expect(s.debug.groups).toBe(1000);
+    for (let i = 0; i < 1000; i++) s.resumeGroup(`g${i}`);
+    expect(s.debug.groups).toBe(0);
+  });
+
+  it('keeps nothing for a group only resumed, cancelled or named', () => {
+    const { s } = scheduler(false);
+    for (let i = 0; i < 100; i++) {
+      s.resumeGroup(`r${i}`);
+      s.cancelGroup(`c${i}`);
+      s.pauseGroup(`p${i}`);
+      s.pauseGroup(`p${i}`);
+      s.resumeGroup(`p${i}`);
+    }
+    expect(s.debug.groups).toBe(0);
+  });
+
+  it('a paused group whose jobs all ended stays paused until resumed; then it is forgotten', async () => {
+    const { s, start } = scheduler(false);
+    s.pauseGroup('g');
+    const j = groupJob('GET /a', 'g');
+    const r = start(j);
+    expect(r.started).toBe(false);
+    s.batch(() => {
+      s.cancel(j);
+      s.finish(j, 'rejected');
+    });
+    await Promise.resolve();
+    expect(s.debug).toMatchObject({ entries: 0, classes: 0, groups: 1 });
+    s.resumeGroup('g');
+    expect(s.debug.groups).toBe(0);
+  });
+});
