@@ -130,7 +130,8 @@ export function prepareHydration(client: Client, state: DehydratedState): Prepar
     throw typeError('state.entries', 'an array of dehydrated entries', state.entries);
   }
   const now = clock.now();
-  return state.entries.map((entry, i) => {
+  // Array.from, not map: a hole is an entry too (undefined, refused below), not skipped.
+  return Array.from(state.entries, (entry, i) => {
     const field = `state.entries[${i}]`;
     checkEntry(entry, field);
     const parts = parseKey(entry.key);

@@ -3,6 +3,7 @@ import {
   type ClientOptions,
   createClient,
   type HttpMethod,
+  hydrate,
   ParseError,
   type RequestOptions,
 } from '../src/index';
@@ -192,6 +193,32 @@ describe('bad input: other entry points', () => {
     const client = createClient({ fetch });
     expect(() => client.invalidate(5 as never)).toThrow(TypeError);
     expect(() => client.invalidate([1] as never)).toThrow(TypeError);
+  });
+
+  test('an absolute target that is no valid URL is a RangeError naming it', () => {
+    const client = createClient({ fetch });
+    for (const bad of ['https://', 'http://[::1', 'https://a b.test/x']) {
+      expect(() => client.invalidate(bad)).toThrow(RangeError);
+      expect(() => client.invalidate(bad)).toThrow(`keel: \`target\` must be`);
+      expect(() => client.fetchingKeys(bad)).toThrow(/`target`/);
+    }
+  });
+
+  test('hydrate with holes in `entries` is a TypeError naming the entry', () => {
+    const client = createClient({ fetch });
+    const entry = {
+      key: 'GET https://a.test/x',
+      tags: [],
+      age: 0,
+      ttl: 1000,
+      response: { data: 1, status: 200, statusText: 'OK', headers: [] },
+    };
+    // biome-ignore lint/suspicious/noSparseArray: the hole is the bad input
+    const entries = [, entry];
+    expect(() => hydrate(client, { keel: 1, entries } as never)).toThrow(
+      'keel: `state.entries[0]` must be an object, got undefined',
+    );
+    expect(client.getCached(entry.key)).toBeUndefined();
   });
 });
 

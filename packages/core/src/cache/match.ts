@@ -1,3 +1,4 @@
+import { rangeError } from '../internal/checks';
 import { isAbsoluteURL, splitURL } from '../internal/url';
 import { checkStrings } from '../request/fields';
 import type { CacheMeta, InvalidateTarget } from '../types/client';
@@ -52,9 +53,9 @@ export function compileTarget(
   let origin: string | undefined;
   let path = target;
   if (isAbsoluteURL(target)) {
-    const u = new URL(target);
-    origin = u.origin;
-    path = u.pathname;
+    ({ origin, path } = splitURL(target));
+    // splitURL's '' origin: it did not parse.
+    if (!origin) throw rangeError(option, 'a valid URL', target);
   } else {
     path = path.split(/[?#]/, 1)[0]!;
     if (!path.startsWith('/')) path = `/${path}`;
