@@ -41,14 +41,16 @@ export const APPS = [
     readme: 'packages/core/README.md',
     what: 'A without intelligence, circuit breaker',
     target: 6 * KB,
-    budget: 14.9 * KB,
+    // +0.1 KB (core-keys): hand-written cache keys resolved as requests' keys (about +0.13 KB).
+    budget: 15.0 * KB,
   },
   {
     id: 'C',
     readme: 'packages/core/README.md',
     what: 'every feature (createClient)',
     target: 17 * KB,
-    budget: 25.9 * KB,
+    // +0.1 KB (core-keys): hand-written cache keys resolved as requests' keys (about +0.13 KB).
+    budget: 26.0 * KB,
   },
   {
     id: 'D',
