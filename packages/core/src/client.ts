@@ -332,7 +332,10 @@ class KeelClient implements Client {
   }
 
   getCached<T = unknown>(key: string): ApiResponse<T> | undefined {
-    return this.#cache.get(this.#keyOf(key))?.response as ApiResponse<T> | undefined;
+    // Stored keys are canonical: the key a hook read from a spec finds its entry at once.
+    return (this.#cache.get(key) ?? this.#cache.get(this.#keyOf(key)))?.response as
+      | ApiResponse<T>
+      | undefined;
   }
 
   setCached<T = unknown>(target: string | RequestSpec, value: ApiResponse<T> | undefined): void {
