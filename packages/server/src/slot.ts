@@ -1,10 +1,10 @@
 import { type IncomingMessage, validateHeaderName, validateHeaderValue } from 'node:http';
 import { endBodiless, isBodiless } from './bodiless';
-import { type BodyKind, BodyReader, BodyTooLargeError } from './body';
+import { type BodyKind, BodyReader } from './body';
 import { rangeError, typeError } from './checks';
 import { type CompressionSettings, chooseEncoding, compressBody, type Encoding } from './compress';
 import type { Context, Handler, Middleware, Next } from './context';
-import { isHttpException, ReleasedContextError } from './errors';
+import { BodyTooLargeError, isHttpException, ReleasedContextError } from './errors';
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
@@ -182,10 +182,6 @@ export class Slot {
       this.#sent();
       this.#maybeRelease();
     } else if (err !== null) {
-      // An oversize body is drained so the client can read the 413, unless it is far too big.
-      if (err instanceof BodyTooLargeError && err.closeConnection) {
-        this.#face.res.shouldKeepAlive = false;
-      }
       this.#fail(err);
     } else {
       this.#face.body = body;
@@ -519,6 +515,9 @@ export class Slot {
       for (const [name, value] of headers) res.setHeader(name, value);
       status = err.status;
       body = err.toJSON();
+      // An oversize body is drained so the client can read the 413, unless it is far too big
+      // (or a handler that threw it says so).
+      if (err instanceof BodyTooLargeError && err.closeConnection) res.shouldKeepAlive = false;
     }
     this.#status = status;
     this.end(JSON_TYPE, JSON.stringify(body));
