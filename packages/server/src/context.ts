@@ -507,6 +507,7 @@ export class Context {
       res: this.res,
       status: slot.status,
       extra: ['x-request-id', this.requestId],
+      watch: slot.host.send,
     };
     return slot.track(sendStream(target, source));
   }
@@ -527,6 +528,7 @@ export class Context {
         res: this.res,
         status: slot.status,
         extra: ['x-request-id', this.requestId],
+        watch: slot.host.send,
       },
       path,
       options,

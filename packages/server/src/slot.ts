@@ -7,6 +7,7 @@ import type { Context, Handler, Middleware, Next } from './context';
 import { BodyTooLargeError, isHttpException, ReleasedContextError } from './errors';
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
+import type { SendWatch } from './send-watch';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
 import { promiseOf } from './thenable';
 
@@ -16,6 +17,8 @@ export interface SlotHost {
   readonly middleware: readonly Middleware[];
   readonly trust: TrustFn;
   readonly sse: SseRegistry;
+  /** The clock and `sendTimeout` streamed bodies are watched with. */
+  readonly send: SendWatch;
   readonly graphql: GraphqlRunner;
   /** Response compression settings, or null when it is off. */
   readonly compression: CompressionSettings | null;
