@@ -139,6 +139,22 @@ function pathOf(target: string): string {
   return start === 0 ? target : target.slice(start);
 }
 
+/**
+ * The path as the router (find-my-way) matches it: percent-escapes decoded as `decodeURI` does,
+ * so reserved characters (`%2F`, `%3F`, ...) stay encoded and `%25` stays `%25`. A guard reading
+ * `ctx.path` then sees what was routed (`/%61dmin` is `/admin`). Malformed escapes (the router
+ * answers 400) leave the path as sent. Lazy: only a path with a `%` pays for it.
+ */
+function routedPath(path: string): string {
+  if (path.indexOf('%') === -1) return path;
+  try {
+    return decodeURI(path.replace(PERCENT_25, '%2525'));
+  } catch {
+    return path;
+  }
+}
+const PERCENT_25 = /%25/g;
+
 /** The raw query of a request target: after the first `?`, up to a `#`; '' when there is none. */
 function queryOf(target: string): string {
   const q = target.indexOf('?');
@@ -223,11 +239,12 @@ export class Context {
   }
 
   /**
-   * URL path without the query string or a `#fragment`, as sent (not percent-decoded): the part
-   * the router matched.
+   * URL path without the query string or a `#fragment`, as the router matched it: escapes of
+   * unreserved and non-ASCII characters decoded (`/%61dmin` is `/admin`), reserved ones (`%2F`,
+   * `%3F`, `%25`...) kept, as `decodeURI` does. Guards that compare it see what was routed.
    */
   get path(): string {
-    if (this.#path === null) this.#path = pathOf(this.#target);
+    if (this.#path === null) this.#path = routedPath(pathOf(this.#target));
     return this.#path;
   }
 
