@@ -109,6 +109,35 @@ describe('sendTimeout: a body the client stops taking', () => {
     expect(clock.active).toBe(0);
   });
 
+  it('ctx.send(web ReadableStream) to a client that reads nothing: closed, the source cancelled', async () => {
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    let cancelled = false;
+    let res: ServerResponse | null = null;
+    a.get('/web', (ctx) => {
+      res = ctx.res;
+      const chunk = new Uint8Array(64 * 1024);
+      return ctx.send(
+        new ReadableStream<Uint8Array>({
+          pull(controller) {
+            controller.enqueue(chunk);
+          },
+          cancel() {
+            cancelled = true;
+          },
+        }),
+      );
+    });
+    const { port } = await start(a);
+    await stalledGet(port, '/web');
+    await until(() => res?.writableNeedDrain === true);
+    clock.tick(2000);
+    expect(res!.destroyed).toBe(true);
+    await until(() => cancelled);
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+  });
+
   it('a client that takes some of the body in time is not cut off', async () => {
     const { a, clock, seen } = setup(1000);
     const { port } = await start(a);
