@@ -102,6 +102,35 @@ function hostnameOf(value: string | undefined): string {
   return (end <= 0 ? value : value.slice(0, end)).toLowerCase();
 }
 
+/**
+ * The request's host as sent: for an absolute-form target (`GET http://h/x`) its authority, Host
+ * ignored (RFC 9112 §3.2.2); otherwise the Host header, unless there are two Host lines (Node
+ * keeps the first, a proxy in front may have used the last: RFC 9112 §3.2 calls the request
+ * invalid), then none. Read only by `ctx.hostname`, off the hot path.
+ */
+function hostOf(target: string, req: IncomingMessage): string | undefined {
+  if (target.charCodeAt(0) !== 47) {
+    const scheme = target.indexOf('://');
+    if (scheme !== -1) {
+      const start = scheme + 3;
+      let end = start;
+      while (end < target.length) {
+        const c = target.charCodeAt(end);
+        if (c === 47 || c === 63 || c === 35) break;
+        end++;
+      }
+      return target.slice(start, end);
+    }
+  }
+  const raw = req.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host' && ++seen > 1) return undefined;
+  }
+  return req.headers.host;
+}
+
 function seconds(name: string, value: number | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = checkNumber(
@@ -451,7 +480,7 @@ export class Context {
   get hostname(): string {
     const forwarded = hostnameOf(this.#forwarded('x-forwarded-host'));
     if (forwarded !== '') return forwarded;
-    return hostnameOf(this.req.headers.host);
+    return hostnameOf(hostOf(this.#target, this.req));
   }
 
   /** The first value of a forwarding header, when the TCP peer is a trusted proxy. */
