@@ -1,9 +1,16 @@
-import { mkdtempSync, readdirSync, readlinkSync, realpathSync, writeFileSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { createApp } from '../src/index';
 import { ManualClock, start, trackApps, until } from './helpers';
@@ -16,6 +23,8 @@ const dir = realpathSync(mkdtempSync(join(tmpdir(), 'keel-send-timeout-')));
 const big = join(dir, 'big.bin');
 // Large enough that loopback's kernel buffers (a few MiB) cannot hold it while the client stalls.
 writeFileSync(big, Buffer.alloc(64 * 1024 * 1024, 7));
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const requests: ClientRequest[] = [];
 afterEach(() => {
