@@ -42,6 +42,7 @@ import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { Pool } from './pool';
 import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
+import type { SendWatch } from './send-watch';
 import { Slot, type SlotHost } from './slot';
 import { type SseOptions, SseRegistry } from './sse';
 import { promiseOf } from './thenable';
@@ -92,6 +93,16 @@ export interface AppOptions extends ServerTimeouts {
    * @default { heartbeatMs: 15000, maxBufferedBytes: 1048576 }
    */
   sse?: SseOptions;
+  /**
+   * ms a streamed response body (`ctx.sendFile`, `ctx.send(stream)`) may wait on a client that
+   * takes none of it before the connection is closed (and the file or source released), as
+   * nginx's `send_timeout`: the time between two drains of the response, not the whole transfer,
+   * so a slow download that keeps moving is never cut, and a slow source is not the client's
+   * fault. `0` turns it off. Event streams have their own bound (`sse.maxBufferedBytes`).
+   *
+   * @default 60000
+   */
+  sendTimeout?: number;
   /**
    * Treat `/a/` like `/a`.
    *
@@ -450,6 +461,7 @@ class KeelApp implements App, SlotHost {
   readonly development: boolean;
   readonly middleware: Middleware[] = [];
   readonly sse: SseRegistry;
+  readonly send: SendWatch;
   readonly graphql: GraphqlRunner;
   readonly compression: CompressionSettings | null;
   trust: TrustFn;
@@ -497,6 +509,10 @@ class KeelApp implements App, SlotHost {
         'bytes',
       ),
     });
+    this.send = {
+      clock: this.sse.clock,
+      ms: integer('sendTimeout', options.sendTimeout, 60_000, 0, MAX_TIMER_MS, 'ms'),
+    };
     this.graphql = new GraphqlRunner(resolveGraphqlOptions(options.graphql, this.development));
     this.compression = resolveCompression(options.compression);
     this.#pool = new Pool(poolSize, () => new Slot(this));

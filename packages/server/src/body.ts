@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import secureJson from 'secure-json-parse';
 import { rangeError, typeError } from './checks';
-import { HttpException } from './errors';
+import { BodyTooLargeError, HttpException } from './errors';
 
 /**
  * The rest of a refused body is read and thrown away, up to this many bytes, so the client gets
@@ -16,15 +16,9 @@ export const EXPECTS_CONTINUE = Symbol('keel.expectsContinue');
 
 type ExpectingRequest = IncomingMessage & { [EXPECTS_CONTINUE]?: 'pending' | 'refused' };
 
-/** A 413, and whether the connection must end with it (the body will not be drained). */
-export class BodyTooLargeError extends HttpException {
-  override name = 'BodyTooLargeError' as const;
-  readonly closeConnection: boolean;
-
-  constructor(limit: number, closeConnection: boolean) {
-    super(413, `Request body exceeds ${limit} bytes`);
-    this.closeConnection = closeConnection;
-  }
+/** A 413; `close`: the connection ends with it (the body will not be drained). */
+function tooLarge(limit: number, close: boolean): BodyTooLargeError {
+  return new BodyTooLargeError(limit, undefined, { closeConnection: close });
 }
 
 /**
@@ -192,12 +186,12 @@ export class BodyReader {
       if (expecting[EXPECTS_CONTINUE] === 'pending') {
         // The client waits for 100 Continue before sending: refuse, and it sends nothing.
         expecting[EXPECTS_CONTINUE] = 'refused';
-        this.#done(new BodyTooLargeError(limit, true), undefined, false);
+        this.#done(tooLarge(limit, true), undefined, false);
         return;
       }
       const drain = Number(declared) - limit <= DISCARD_LIMIT;
       if (drain) discardRest(req, Number(declared));
-      this.#done(new BodyTooLargeError(limit, !drain), undefined, false);
+      this.#done(tooLarge(limit, !drain), undefined, false);
       return;
     }
     this.#req = req;
@@ -216,7 +210,7 @@ export class BodyReader {
       const limit = this.#limit;
       this.#finish();
       discardRest(req, DISCARD_LIMIT);
-      this.#done(new BodyTooLargeError(limit, false), undefined, false);
+      this.#done(tooLarge(limit, false), undefined, false);
       return;
     }
     this.#chunks.push(chunk);

@@ -102,6 +102,35 @@ function hostnameOf(value: string | undefined): string {
   return (end <= 0 ? value : value.slice(0, end)).toLowerCase();
 }
 
+/**
+ * The request's host as sent: for an absolute-form target (`GET http://h/x`) its authority, Host
+ * ignored (RFC 9112 §3.2.2); otherwise the Host header, unless there are two Host lines (Node
+ * keeps the first, a proxy in front may have used the last: RFC 9112 §3.2 calls the request
+ * invalid), then none. Read only by `ctx.hostname`, off the hot path.
+ */
+function hostOf(target: string, req: IncomingMessage): string | undefined {
+  if (target.charCodeAt(0) !== 47) {
+    const scheme = target.indexOf('://');
+    if (scheme !== -1) {
+      const start = scheme + 3;
+      let end = start;
+      while (end < target.length) {
+        const c = target.charCodeAt(end);
+        if (c === 47 || c === 63 || c === 35) break;
+        end++;
+      }
+      return target.slice(start, end);
+    }
+  }
+  const raw = req.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host' && ++seen > 1) return undefined;
+  }
+  return req.headers.host;
+}
+
 function seconds(name: string, value: number | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = checkNumber(
@@ -138,6 +167,22 @@ function pathOf(target: string): string {
   }
   return start === 0 ? target : target.slice(start);
 }
+
+/**
+ * The path as the router (find-my-way) matches it: percent-escapes decoded as `decodeURI` does,
+ * so reserved characters (`%2F`, `%3F`, ...) stay encoded and `%25` stays `%25`. A guard reading
+ * `ctx.path` then sees what was routed (`/%61dmin` is `/admin`). Malformed escapes (the router
+ * answers 400) leave the path as sent. Lazy: only a path with a `%` pays for it.
+ */
+function routedPath(path: string): string {
+  if (path.indexOf('%') === -1) return path;
+  try {
+    return decodeURI(path.replace(PERCENT_25, '%2525'));
+  } catch {
+    return path;
+  }
+}
+const PERCENT_25 = /%25/g;
 
 /** The raw query of a request target: after the first `?`, up to a `#`; '' when there is none. */
 function queryOf(target: string): string {
@@ -223,11 +268,12 @@ export class Context {
   }
 
   /**
-   * URL path without the query string or a `#fragment`, as sent (not percent-decoded): the part
-   * the router matched.
+   * URL path without the query string or a `#fragment`, as the router matched it: escapes of
+   * unreserved and non-ASCII characters decoded (`/%61dmin` is `/admin`), reserved ones (`%2F`,
+   * `%3F`, `%25`...) kept, as `decodeURI` does. Guards that compare it see what was routed.
    */
   get path(): string {
-    if (this.#path === null) this.#path = pathOf(this.#target);
+    if (this.#path === null) this.#path = routedPath(pathOf(this.#target));
     return this.#path;
   }
 
@@ -434,7 +480,7 @@ export class Context {
   get hostname(): string {
     const forwarded = hostnameOf(this.#forwarded('x-forwarded-host'));
     if (forwarded !== '') return forwarded;
-    return hostnameOf(this.req.headers.host);
+    return hostnameOf(hostOf(this.#target, this.req));
   }
 
   /** The first value of a forwarding header, when the TCP peer is a trusted proxy. */
@@ -507,6 +553,7 @@ export class Context {
       res: this.res,
       status: slot.status,
       extra: ['x-request-id', this.requestId],
+      watch: slot.host.send,
     };
     return slot.track(sendStream(target, source));
   }
@@ -527,6 +574,7 @@ export class Context {
         res: this.res,
         status: slot.status,
         extra: ['x-request-id', this.requestId],
+        watch: slot.host.send,
       },
       path,
       options,

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   BadRequestError,
+  BodyTooLargeError,
   HttpException,
   isBadRequestError,
+  isBodyTooLargeError,
   isHttpException,
   isReleasedContextError,
   ReleasedContextError,
@@ -54,6 +56,9 @@ describe('server errors', () => {
     expect(isHttpException(foreign)).toBe(true);
     expect(isBadRequestError(foreign)).toBe(true);
     expect(isReleasedContextError(new other.ReleasedContextError('next()'))).toBe(true);
+    const large = new other.BodyTooLargeError(8);
+    expect(large).not.toBeInstanceOf(BodyTooLargeError);
+    expect(isBodyTooLargeError(large)).toBe(true);
   });
 
   it('one constructor form: what it is about, the message, then options', () => {

@@ -15,6 +15,7 @@ import { integer } from './checks';
 const HTTP_EXCEPTION = Symbol.for('keel.server.HttpException');
 const BAD_REQUEST = Symbol.for('keel.server.BadRequestError');
 const RELEASED_CONTEXT = Symbol.for('keel.server.ReleasedContextError');
+const BODY_TOO_LARGE = Symbol.for('keel.server.BodyTooLargeError');
 
 /** Marks `error` as an instance of the class `key` names, for the cross-realm guards. */
 export function brand(error: Error, key: symbol): void {
@@ -137,6 +138,43 @@ export class BadRequestError extends HttpException {
   }
 }
 
+/** Options for {@link BodyTooLargeError}. */
+export interface BodyTooLargeErrorOptions extends HttpExceptionOptions {
+  /**
+   * End the connection with the 413 instead of draining the rest of the body (the client is
+   * sending far more, or waits for `100 Continue` and will send nothing).
+   *
+   * @default false
+   */
+  closeConnection?: boolean;
+}
+
+/**
+ * HTTP 413: a request body over `bodyLimit` (the app's or the route's). The body reader answers
+ * with it before any middleware runs; a handler that reads `ctx.req` itself can throw it too.
+ *
+ * @example
+ * throw new BodyTooLargeError(64 * 1024);
+ */
+export class BodyTooLargeError extends HttpException {
+  override name = 'BodyTooLargeError' as const;
+  /** The limit the body went over, in bytes. */
+  readonly limit: number;
+  /** The connection ends with the 413 (the rest of the body is not drained). */
+  readonly closeConnection: boolean;
+
+  /**
+   * @param limit The limit in bytes.
+   * @param message Sent to the client. @default `Request body exceeds <limit> bytes`
+   */
+  constructor(limit: number, message?: string, options?: BodyTooLargeErrorOptions) {
+    super(413, message ?? `Request body exceeds ${limit} bytes`, options);
+    this.limit = limit;
+    this.closeConnection = options?.closeConnection === true;
+    brand(this, BODY_TOO_LARGE);
+  }
+}
+
 /**
  * Reported to `onError` (never thrown, except by a stale `ctx.sseStream()`) when a response
  * operation is called through a ctx whose request is over: the call did nothing. See the README's
@@ -173,4 +211,9 @@ export function isBadRequestError(value: unknown): value is BadRequestError {
 /** True for a {@link ReleasedContextError}, also one from another copy of this package. */
 export function isReleasedContextError(value: unknown): value is ReleasedContextError {
   return value instanceof ReleasedContextError || hasBrand(value, RELEASED_CONTEXT);
+}
+
+/** True for a {@link BodyTooLargeError}, also one from another copy of this package. */
+export function isBodyTooLargeError(value: unknown): value is BodyTooLargeError {
+  return value instanceof BodyTooLargeError || hasBrand(value, BODY_TOO_LARGE);
 }

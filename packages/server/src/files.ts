@@ -8,6 +8,7 @@ import parseRange from 'range-parser';
 import { endBodiless, isBodiless } from './bodiless';
 import { checkObject, oneOf, typeError } from './checks';
 import { HttpException } from './errors';
+import { type SendWatch, watchSend } from './send-watch';
 
 /** Options for `ctx.sendFile`. */
 export interface SendFileOptions {
@@ -40,6 +41,8 @@ export interface FileTarget {
   status: number;
   /** Headers sent with every outcome (e.g. X-Request-ID), as a flat name/value list. */
   extra: string[];
+  /** The app's `sendTimeout`: a client that stops taking the body is cut off. */
+  watch: SendWatch;
 }
 
 /** Ranges beyond this count are not parsed: the whole file is sent once instead. */
@@ -336,11 +339,15 @@ export async function sendFile(
     }
     ownsHandle = false; // the stream closes it
     const stream = handle.createReadStream({ start, end, autoClose: true });
+    const unwatch = watchSend(res, target.watch);
     try {
       await pipeline(stream, res, { end: false });
     } catch {
-      // Client gone or read error mid-body: pipeline destroyed the response; nothing to send.
+      // Client gone, too slow (sendTimeout) or read error mid-body: pipeline destroyed the
+      // response and the file stream (closing the fd); nothing to send.
       return;
+    } finally {
+      unwatch();
     }
     // The file shrank while it was read: the client still waits for the bytes Content-Length
     // promised and would read the next response on this connection as them. End the connection.

@@ -178,6 +178,13 @@ interface HubClient {
   pending: StoredEvent[] | null;
   /** While set (with `pending`), live events it is true for are dropped: the client has them. */
   skip: ((id: string) => boolean) | null;
+  /** Bytes of the frames in `pending`. */
+  held: number;
+  /**
+   * More was held than the client's `maxBufferedBytes`: the held events were let go (they could
+   * never be written), and the client gets `keel:reset` at the current id instead.
+   */
+  overflow: boolean;
 }
 
 const NO_TOPICS: readonly string[] = Object.freeze([]);
@@ -375,6 +382,16 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   function hold(client: HubClient, event: StoredEvent): void {
     const skip = client.skip;
     if (skip === null) {
+      // Bounded like the stream's queue: a slow replay must not hold live events without limit.
+      if (client.overflow) return;
+      const frame = frameOf(event);
+      if (frame === null) return;
+      client.held += frame.length;
+      if (client.held > client.stream.maxBufferedBytes) {
+        client.overflow = true;
+        client.pending = [];
+        return;
+      }
       client.pending!.push(event);
       return;
     }
@@ -441,9 +458,24 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     } else finishReplay(client, after, upTo, result);
   }
 
+  /**
+   * A client whose held events overflowed gets `keel:reset` at the current id (what it missed
+   * cannot be sent exactly), then live events. False when it did not overflow.
+   */
+  function resetOverflowed(client: HubClient, lastEventId: string | null): boolean {
+    if (!client.overflow) return false;
+    client.pending = null;
+    client.skip = null;
+    client.overflow = false;
+    client.held = 0;
+    sendReset(client, lastEventId, head!);
+    return true;
+  }
+
   function finishReplay(client: HubClient, after: string, upTo: string, answer: ReplayResult) {
     const stream = client.stream;
     if (stream.closed) return;
+    if (resetOverflowed(client, after)) return;
     if (answer.kind === 'ahead') {
       // Held events the client already has are dropped; until one it lacks arrives, so are
       // the next live ones (this instance has not read as far as the client's last id yet).
@@ -488,6 +520,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   function flushPending(client: HubClient): void {
     const pending = client.pending;
     client.pending = null;
+    client.held = 0;
     if (pending === null) return;
     for (const event of pending) {
       const frame = frameOf(event);
@@ -539,7 +572,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     for (const [client, after] of queued) {
       if (client.stream.closed) continue;
       if (after !== null) replay(client, after, id);
-      else if (sendReset(client, null, id)) flushPending(client);
+      else if (!resetOverflowed(client, null) && sendReset(client, null, id)) flushPending(client);
     }
   };
   let ready: Promise<void>;
@@ -581,6 +614,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
         requestId: ctx.requestId,
         pending: null,
         skip: null,
+        held: 0,
+        overflow: false,
       };
       // An empty id is no id: an `id:` with no value clears the client's last id (WHATWG HTML,
       // https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation).

@@ -26,9 +26,12 @@ export { type CorsOptions, cors } from './cors';
 export {
   BadRequestError,
   type BadRequestErrorOptions,
+  BodyTooLargeError,
+  type BodyTooLargeErrorOptions,
   HttpException,
   type HttpExceptionOptions,
   isBadRequestError,
+  isBodyTooLargeError,
   isHttpException,
   isReleasedContextError,
   ReleasedContextError,

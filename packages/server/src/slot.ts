@@ -1,12 +1,13 @@
 import { type IncomingMessage, validateHeaderName, validateHeaderValue } from 'node:http';
 import { endBodiless, isBodiless } from './bodiless';
-import { type BodyKind, BodyReader, BodyTooLargeError } from './body';
+import { type BodyKind, BodyReader } from './body';
 import { rangeError, typeError } from './checks';
 import { type CompressionSettings, chooseEncoding, compressBody, type Encoding } from './compress';
 import type { Context, Handler, Middleware, Next } from './context';
-import { isHttpException, ReleasedContextError } from './errors';
+import { BodyTooLargeError, isHttpException, ReleasedContextError } from './errors';
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
+import type { SendWatch } from './send-watch';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
 import { promiseOf } from './thenable';
 
@@ -16,6 +17,8 @@ export interface SlotHost {
   readonly middleware: readonly Middleware[];
   readonly trust: TrustFn;
   readonly sse: SseRegistry;
+  /** The clock and `sendTimeout` streamed bodies are watched with. */
+  readonly send: SendWatch;
   readonly graphql: GraphqlRunner;
   /** Response compression settings, or null when it is off. */
   readonly compression: CompressionSettings | null;
@@ -182,10 +185,6 @@ export class Slot {
       this.#sent();
       this.#maybeRelease();
     } else if (err !== null) {
-      // An oversize body is drained so the client can read the 413, unless it is far too big.
-      if (err instanceof BodyTooLargeError && err.closeConnection) {
-        this.#face.res.shouldKeepAlive = false;
-      }
       this.#fail(err);
     } else {
       this.#face.body = body;
@@ -519,6 +518,9 @@ export class Slot {
       for (const [name, value] of headers) res.setHeader(name, value);
       status = err.status;
       body = err.toJSON();
+      // An oversize body is drained so the client can read the 413, unless it is far too big
+      // (or a handler that threw it says so).
+      if (err instanceof BodyTooLargeError && err.closeConnection) res.shouldKeepAlive = false;
     }
     this.#status = status;
     this.end(JSON_TYPE, JSON.stringify(body));

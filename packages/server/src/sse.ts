@@ -14,7 +14,9 @@ export interface SseOptions {
   heartbeatMs?: number;
   /**
    * Bytes a client may leave unsent (from earlier event-loop turns) before it is disconnected as
-   * too slow. Its EventSource reconnects; a hub replays what it missed.
+   * too slow. One turn may queue as much again on top (Node sends nothing before the next tick),
+   * so a stream never holds more than twice this; a write past that disconnects it too. Its
+   * EventSource reconnects; a hub replays what it missed (or sends `keel:reset`).
    *
    * @default 1048576 (1 MiB)
    */
@@ -170,7 +172,8 @@ let internals: StreamInternals;
  * gone every write is a no-op returning `false`.
  *
  * Backpressure: while the socket is congested, interval ticks are skipped (the next tick sends
- * fresh data); events are queued until `maxBufferedBytes`, then the client is disconnected.
+ * fresh data); events are queued until `maxBufferedBytes` is left unsent from an earlier turn,
+ * or the queue would pass twice that, then the client is disconnected.
  */
 export class SseStream {
   #closed = false;
@@ -309,28 +312,36 @@ export class SseStream {
 
   /**
    * Writes a frame (the hub formats once for all clients). Disconnects the client when what it
-   * left unsent in earlier event-loop turns is past `maxBufferedBytes`. What this turn wrote does
-   * not count: Node corks the response until the next tick, so a burst published in one turn
-   * sits in the queue even for a client that reads at once. So the queue is checked once per
-   * turn, at its first write (the hot path of a fan-out stays one write).
+   * left unsent in earlier event-loop turns is past `maxBufferedBytes` (checked at the first write
+   * of a turn). What this turn wrote counts less: Node corks the response until the next tick, so
+   * a burst published in one turn sits in the queue even for a client that reads at once. It is
+   * still bounded: no write takes the queue past twice `maxBufferedBytes`.
    */
   #write(frame: string | Buffer): boolean {
     if (this.#closed) return false;
     const registry = this.#registry;
     const res = this.#res;
+    const max = registry.options.maxBufferedBytes;
+    const queued = res.writableLength;
     const turn = registry.currentTurn();
     if (turn !== this.#turn) {
       this.#turn = turn;
-      if (res.writableLength > registry.options.maxBufferedBytes) {
-        this.#dropped = true;
-        res.destroy();
-        this.#onClose(); // release now; the socket's 'close' event comes later
-        return false;
-      }
+      if (queued > max) return this.#drop();
     }
+    // Whatever the app does in one turn (a loop of sseEvent, a burst of publishes), the queue
+    // stops at twice the cap: earlier turns may leave `max`, this turn may add as much again.
+    if (queued + frame.length > 2 * max) return this.#drop();
     res.write(frame);
     this.#writes++;
     return true;
+  }
+
+  /** Disconnects a client too slow (or fed too much at once) for its queue cap. */
+  #drop(): false {
+    this.#dropped = true;
+    this.#res.destroy();
+    this.#onClose(); // release now; the socket's 'close' event comes later
+    return false;
   }
 
   /**

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { endBodiless, isBodiless } from './bodiless';
 import { typeError } from './checks';
+import { type SendWatch, watchSend } from './send-watch';
 
 /** A body `ctx.send` streams: a Node Readable or a web ReadableStream (e.g. `fetch`'s `body`). */
 export type StreamBody = Readable | NodeJS.ReadableStream | ReadableStream<Uint8Array>;
@@ -15,6 +16,8 @@ export interface StreamTarget {
   status: number;
   /** Headers sent with every outcome (e.g. X-Request-ID), as a flat name/value list. */
   extra: string[];
+  /** The app's `sendTimeout`: a client that stops taking the body is cut off. */
+  watch: SendWatch;
 }
 
 /** A Node stream (has `pipe`) or a web stream (has `getReader`), as Fastify's reply.send tells them. */
@@ -64,13 +67,17 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
     discard(source);
     return;
   }
+  const unwatch = watchSend(res, target.watch);
   try {
     // pipeline takes web streams as sources too (Node 18.13+); its overloads do not say so.
     await pipeline(source as Readable, res);
   } catch (err) {
-    // The response closed before the body ended: the client left. Nobody to tell.
+    // The response closed before the body ended: the client left, or took nothing for
+    // `sendTimeout`. Nobody to tell.
     if ((err as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
     res.destroy();
     throw err;
+  } finally {
+    unwatch();
   }
 }

@@ -34,6 +34,8 @@ const cases: [what: string, call: () => unknown, type: typeof TypeError, shows: 
     '6000',
   ],
   ['keepAliveTimeout', () => createApp({ keepAliveTimeout: Number.NaN }), RangeError, 'NaN'],
+  ['sendTimeout', () => createApp({ sendTimeout: -1 }), RangeError, '-1'],
+  ['sendTimeout type', () => createApp({ sendTimeout: '5' as never }), TypeError, '"5"'],
   [
     'requestIdHeader',
     () => createApp({ requestIdHeader: 'bad header' }),

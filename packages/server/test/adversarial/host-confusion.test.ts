@@ -1,0 +1,52 @@
+// ctx.hostname from a request whose host is ambiguous: two Host lines (a proxy in front may
+// route by the last while Node keeps the first), or an absolute-form target whose authority
+// differs from Host (RFC 9112 §3.2.2: the target's host wins, Host is ignored).
+import { afterEach, describe, expect, it } from 'vitest';
+import { type App, createApp } from '../../src/index';
+import { socketBytes, start } from '../helpers';
+import { guardProcess } from './harness';
+
+guardProcess();
+
+const apps: App[] = [];
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
+});
+
+async function hostnameFor(port: number, head: string): Promise<unknown> {
+  const out = await socketBytes(port, `${head}Connection: close\r\n\r\n`, 2_000);
+  const body = out.split('\r\n\r\n')[1] ?? '';
+  return (JSON.parse(body) as { hostname: unknown }).hostname;
+}
+
+describe('ctx.hostname with an ambiguous host', () => {
+  it('two Host lines: no hostname is believed', async () => {
+    const app = createApp();
+    apps.push(app);
+    app.get('/*', (ctx) => ctx.json({ hostname: ctx.hostname }));
+    const { port } = await start(app);
+    expect(await hostnameFor(port, 'GET /h HTTP/1.1\r\nHost: shop.example\r\n')).toBe(
+      'shop.example',
+    );
+    expect(
+      await hostnameFor(
+        port,
+        'GET /h HTTP/1.1\r\nHost: tenant-a.example\r\nhost: tenant-b.example\r\n',
+      ),
+    ).toBe('');
+  });
+
+  it("absolute-form: the target's host, not Host", async () => {
+    const app = createApp();
+    apps.push(app);
+    app.get('/*', (ctx) => ctx.json({ hostname: ctx.hostname }));
+    const { port } = await start(app);
+    expect(
+      await hostnameFor(port, 'GET http://b.example:8080/h?x HTTP/1.1\r\nHost: a.example\r\n'),
+    ).toBe('b.example');
+    expect(await hostnameFor(port, 'GET http://[::1]/h HTTP/1.1\r\nHost: a.example\r\n')).toBe(
+      '[::1]',
+    );
+    expect(await hostnameFor(port, 'GET http://u@evil/h HTTP/1.1\r\nHost: a.example\r\n')).toBe('');
+  });
+});

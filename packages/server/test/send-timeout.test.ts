@@ -1,0 +1,228 @@
+import {
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { appStats } from '../src/app';
+import { createApp } from '../src/index';
+import { ManualClock, start, trackApps, until } from './helpers';
+
+// A client that takes a large body slowly (or never) must not hold the connection and the
+// file forever: `sendTimeout` ends a response body the client has taken nothing of for that long.
+
+const app = trackApps();
+const dir = realpathSync(mkdtempSync(join(tmpdir(), 'keel-send-timeout-')));
+const big = join(dir, 'big.bin');
+// Large enough that loopback's kernel buffers (a few MiB) cannot hold it while the client stalls.
+writeFileSync(big, Buffer.alloc(64 * 1024 * 1024, 7));
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const requests: ClientRequest[] = [];
+afterEach(() => {
+  for (const r of requests.splice(0)) r.destroy();
+});
+
+/** File descriptors of this process open on `path` (Linux /proc). */
+function openFds(path: string): number {
+  let n = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === path) n++;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return n;
+}
+
+/**
+ * A GET whose response is paused at once: the client reads nothing (so it does not see the
+ * server close either; afterEach destroys it).
+ */
+function stalledGet(port: number, path: string): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent: false });
+    requests.push(req);
+    req.on('response', (res) => {
+      res.pause();
+      res.on('error', () => {});
+      resolve(res);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function setup(sendTimeout?: number) {
+  const clock = new ManualClock();
+  const a = app({ clock, sendTimeout });
+  const seen: { res: ServerResponse | null; source: Readable | null; settled: boolean } = {
+    res: null,
+    source: null,
+    settled: false,
+  };
+  a.get('/file', async (ctx) => {
+    seen.res = ctx.res;
+    await ctx.sendFile(big);
+    seen.settled = true;
+  });
+  a.get('/stream', async (ctx) => {
+    seen.res = ctx.res;
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    seen.source = new Readable({
+      read() {
+        this.push(chunk);
+      },
+    });
+    await ctx.send(seen.source);
+    seen.settled = true;
+  });
+  return { a, clock, seen };
+}
+
+describe('sendTimeout: a body the client stops taking', () => {
+  it('sendFile to a client that reads nothing: the connection is closed and the file released', async () => {
+    const { a, clock, seen } = setup(1000);
+    const { port } = await start(a);
+    await stalledGet(port, '/file');
+    await until(() => seen.res?.writableNeedDrain === true);
+    expect(openFds(big)).toBe(1);
+    clock.tick(900);
+    expect(seen.res!.destroyed).toBe(false);
+    clock.tick(1000);
+    expect(seen.res!.destroyed).toBe(true);
+    await until(() => seen.settled && openFds(big) === 0);
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+    expect(seen.res!.listenerCount('drain')).toBe(0);
+  });
+
+  it('ctx.send(stream) to a client that reads nothing: closed, the source destroyed', async () => {
+    const { a, clock, seen } = setup(1000);
+    const { port } = await start(a);
+    await stalledGet(port, '/stream');
+    await until(() => seen.res?.writableNeedDrain === true);
+    clock.tick(2000);
+    expect(seen.res!.destroyed).toBe(true);
+    await until(() => seen.settled && seen.source!.destroyed);
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+  });
+
+  it('ctx.send(web ReadableStream) to a client that reads nothing: closed, the source cancelled', async () => {
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    let cancelled = false;
+    let res: ServerResponse | null = null;
+    a.get('/web', (ctx) => {
+      res = ctx.res;
+      const chunk = new Uint8Array(64 * 1024);
+      return ctx.send(
+        new ReadableStream<Uint8Array>({
+          pull(controller) {
+            controller.enqueue(chunk);
+          },
+          cancel() {
+            cancelled = true;
+          },
+        }),
+      );
+    });
+    const { port } = await start(a);
+    await stalledGet(port, '/web');
+    await until(() => res?.writableNeedDrain === true);
+    clock.tick(2000);
+    expect(res!.destroyed).toBe(true);
+    await until(() => cancelled);
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+  });
+
+  it('a client that takes some of the body in time is not cut off', async () => {
+    const { a, clock, seen } = setup(1000);
+    const { port } = await start(a);
+    const res = await stalledGet(port, '/file');
+    await until(() => seen.res?.writableNeedDrain === true);
+    for (let i = 0; i < 2; i++) {
+      clock.tick(800);
+      // The client reads until the server's buffer drains once, then stalls again.
+      const drained = new Promise((r) => seen.res!.once('drain', r));
+      res.resume();
+      await drained;
+      res.pause();
+      await until(() => seen.res!.writableNeedDrain || seen.res!.writableFinished);
+      expect(seen.res!.writableFinished).toBe(false);
+    }
+    expect(seen.res!.destroyed).toBe(false);
+    // Then it stops for good.
+    clock.tick(2000);
+    expect(seen.res!.destroyed).toBe(true);
+    await until(() => openFds(big) === 0);
+  });
+
+  it('a slow source is not the client: an idle stream with nothing queued is never cut', async () => {
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    const source = new Readable({ read() {} });
+    let res: ServerResponse | null = null;
+    a.get('/slow', (ctx) => {
+      res = ctx.res;
+      return ctx.send(source);
+    });
+    const { port } = await start(a);
+    const body = new Promise<string>((resolve) => {
+      const req = request({ host: '127.0.0.1', port, path: '/slow', agent: false }, (r) => {
+        let text = '';
+        r.setEncoding('utf8');
+        r.on('data', (c: string) => {
+          text += c;
+        });
+        r.on('end', () => resolve(text));
+      });
+      requests.push(req);
+      req.end();
+    });
+    source.push('first ');
+    await until(() => res !== null);
+    clock.tick(10_000);
+    expect(res!.destroyed).toBe(false);
+    source.push('last');
+    source.push(null);
+    expect(await body).toBe('first last');
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+  });
+
+  it('sendTimeout: 0 turns it off', async () => {
+    const { a, clock, seen } = setup(0);
+    const { port } = await start(a);
+    await stalledGet(port, '/file');
+    await until(() => seen.res?.writableNeedDrain === true);
+    clock.tick(10 * 60_000);
+    expect(seen.res!.destroyed).toBe(false);
+    expect(clock.active).toBe(0);
+  });
+
+  it('defaults to 60 s, and checks the option', async () => {
+    const { a, clock, seen } = setup();
+    const { port } = await start(a);
+    await stalledGet(port, '/file');
+    await until(() => seen.res?.writableNeedDrain === true);
+    clock.tick(59_000);
+    expect(seen.res!.destroyed).toBe(false);
+    clock.tick(30_000);
+    expect(seen.res!.destroyed).toBe(true);
+    expect(() => createApp({ sendTimeout: -1 })).toThrow(RangeError);
+    expect(() => createApp({ sendTimeout: '5' as never })).toThrow(TypeError);
+    expect(() => createApp({ sendTimeout: 2 ** 31 })).toThrow(/sendTimeout/);
+  });
+});
