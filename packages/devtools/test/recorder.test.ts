@@ -179,7 +179,10 @@ describe('FlightRecorder: a read ended by its last joiner, among many flights of
       client.get('/k', { signal: joiner.signal }).catch(() => {}),
     ];
     client.invalidate('/k');
-    calls.push(client.get('/k').catch(() => {}), client.get('/k').catch(() => {}));
+    calls.push(
+      client.get('/k').catch(() => {}),
+      client.get('/k').catch(() => {}),
+    );
     owner.abort();
     now = 2_000;
     joiner.abort();
