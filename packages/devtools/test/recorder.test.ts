@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FlightRecorder } from '../src/requests/recorder';
-import { clientFor, loopback } from './helpers';
+import { clientFor, loopback, noop } from './helpers';
 
 // The Requests view's recorder on its own: the work it does per event, counted (not timed).
 
@@ -194,6 +194,41 @@ describe('FlightRecorder: a read ended by its last joiner, among many flights of
     ]);
     client.cancelAll();
     await Promise.all(calls);
+    recorder.stop();
+  });
+});
+
+describe('FlightRecorder: stopped, then started again', () => {
+  it('flights that ended while it was stopped end when they did, as they did', async () => {
+    let release = noop;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const server = await loopback(({ path }) => ({ status: path === '/bad' ? 500 : 200, held }));
+    let now = 1_000;
+    const client = clientFor(server, { clock: { now: () => now, setTimeout, clearTimeout } });
+    const recorder = new FlightRecorder(client, 100);
+    recorder.start();
+    const gone = new AbortController();
+    const calls = [
+      client.get('/ok'),
+      client.get('/bad').catch(() => {}),
+      client.get('/gone', { signal: gone.signal }).catch(() => {}),
+    ];
+    expect(recorder.records().map((r) => r.state)).toEqual(['active', 'active', 'active']);
+    // Hidden (an <Activity> keeps the panel's state and runs its effects' cleanups).
+    recorder.stop();
+    now = 2_000;
+    gone.abort();
+    release();
+    await Promise.all(calls);
+    now = 3_000;
+    recorder.start();
+    expect(recorder.records().map((r) => [r.state, r.outcome, r.endedAt])).toEqual([
+      ['done', 'done', 2_000],
+      ['failed', 'HTTP 500 Internal Server Error', 2_000],
+      ['cancelled', 'cancelled', 2_000],
+    ]);
     recorder.stop();
   });
 });

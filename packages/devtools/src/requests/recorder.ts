@@ -142,6 +142,10 @@ export class FlightRecorder {
   start(): void {
     if (this.#stops.length > 0) return;
     this.#scheduled = this.#inspector.scheduler().enabled;
+    // Started again (an <Activity> hid the panel, then showed it): what ended meanwhile ends, when
+    // it did. A live record would otherwise stay in flight for good.
+    for (const record of this.#records)
+      if (isLive(record) && record.tracker?.settled) this.#settle(record);
     for (const flight of this.#inspector.flights()) this.#seed(flight);
     const on = <E extends keyof ClientEvents>(name: E, fn: (p: ClientEvents[E]) => void) =>
       this.#stops.push(
@@ -389,14 +393,20 @@ export class FlightRecorder {
     }
   }
 
-  /** Ends a live record whose flight was cancelled, when it was: a cancel that named it was missed. */
+  /**
+   * Ends a live record whose flight ended, as its tracker says and when it did: the event that
+   * ended it named another tracker (a joiner's cancel), or came while the recorder was stopped.
+   */
   #settle(record: FlightRecord): void {
+    const { state, endedAt, error } = record.tracker!;
+    if (state === 'success') return this.#end(record, 'done', 'done', endedAt);
+    if (state === 'error') return this.#end(record, 'failed', describeError(error), endedAt);
     const unfound = this.#unfound.get(record.key);
     if (unfound !== undefined) {
       if (unfound > 1) this.#unfound.set(record.key, unfound - 1);
       else this.#unfound.delete(record.key);
     }
-    this.#end(record, 'cancelled', 'cancelled', record.tracker!.endedAt);
+    this.#end(record, 'cancelled', 'cancelled', endedAt);
   }
 
   // ── records ─────────────────────────────────────────────────────────────────────────────────
