@@ -399,14 +399,16 @@ export class FlightRecorder {
    */
   #settle(record: FlightRecord): void {
     const { state, endedAt, error } = record.tracker!;
-    if (state === 'success') return this.#end(record, 'done', 'done', endedAt);
-    if (state === 'error') return this.#end(record, 'failed', describeError(error), endedAt);
-    const unfound = this.#unfound.get(record.key);
-    if (unfound !== undefined) {
-      if (unfound > 1) this.#unfound.set(record.key, unfound - 1);
-      else this.#unfound.delete(record.key);
+    if (state === 'success') this.#end(record, 'done', 'done', endedAt);
+    else if (state === 'error') this.#end(record, 'failed', describeError(error), endedAt);
+    else {
+      const unfound = this.#unfound.get(record.key);
+      if (unfound !== undefined) {
+        if (unfound > 1) this.#unfound.set(record.key, unfound - 1);
+        else this.#unfound.delete(record.key);
+      }
+      this.#end(record, 'cancelled', 'cancelled', endedAt);
     }
-    this.#end(record, 'cancelled', 'cancelled', endedAt);
   }
 
   // ── records ─────────────────────────────────────────────────────────────────────────────────
