@@ -232,3 +232,23 @@ describe('FlightRecorder: stopped, then started again', () => {
     recorder.stop();
   });
 });
+
+describe('FlightRecorder: a flight that retries for long', () => {
+  it('keeps its last segments, not one per attempt it ever made', async () => {
+    const server = await loopback(() => ({ status: 503 }));
+    const client = clientFor(server, {
+      retry: { attempts: 300, baseDelay: 0, backoff: 'fixed' },
+    });
+    const recorder = new FlightRecorder(client, 100);
+    recorder.start();
+    await client.get('/down').catch(() => {});
+    expect(server.count('/down')).toBe(300);
+    const [record] = recorder.records();
+    expect(record).toMatchObject({ state: 'failed', outcome: 'HTTP 503 Service Unavailable' });
+    // Two segments per retry (its wait, its attempt) would be about 600, drawn on every refresh.
+    expect(record!.segments.length).toBeLessThanOrEqual(100);
+    // The last ones: the flight's end is drawn.
+    expect(record!.segments.at(-1)).toMatchObject({ kind: 'attempt', outcome: 'failed' });
+    recorder.stop();
+  }, 30_000);
+});

@@ -82,6 +82,17 @@ function isCancelled(record: FlightRecord): boolean {
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/**
+ * Segments a record keeps: a flight retrying hundreds of times keeps its last ones (the view
+ * draws every segment on every refresh). Half go at once, so dropping is amortized O(1).
+ */
+const MAX_SEGMENTS = 100;
+
+function addSegment(record: FlightRecord, segment: Segment): void {
+  const { segments } = record;
+  if (segments.push(segment) > MAX_SEGMENTS) segments.splice(0, MAX_SEGMENTS >> 1);
+}
+
 /** A key's live records, oldest first, and how many of them have ended since (see #unlive). */
 interface LiveList {
   records: FlightRecord[];
@@ -486,7 +497,7 @@ export class FlightRecorder {
     const now = this.#inspector.now();
     this.#advance(record, now);
     this.#close(record, now, outcome);
-    record.segments.push({ kind, from: now, to: undefined });
+    addSegment(record, { kind, from: now, to: undefined });
   }
 
   #close(record: FlightRecord, now: number, outcome: 'done' | 'failed' | undefined): void {
@@ -502,7 +513,7 @@ export class FlightRecorder {
     const last = record.segments.at(-1);
     if (last?.kind !== 'retry-wait' || last.to !== undefined || now < record.retry.until) return;
     last.to = record.retry.until;
-    record.segments.push({ kind: 'attempt', from: record.retry.until, to: undefined });
+    addSegment(record, { kind: 'attempt', from: record.retry.until, to: undefined });
     record.state = 'active';
   }
 
