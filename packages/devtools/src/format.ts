@@ -114,10 +114,12 @@ export function formatClock(at: number): string {
 /**
  * A short preview of any value: JSON cut at `max` characters (a string as it is). The value is
  * walked only until `max` characters are written, so a huge one costs what a small one does, and
- * what JSON refuses or has no word for is shown as the data tree shows it: a cycle as
- * `[circular]`, a BigInt as its digits, a part that throws while read (a getter, a revoked Proxy)
- * as `[unreadable]`, `Map(2){"a":1,2:"b"}`, `Set(1)["x"]`, `Uint8Array(2)[1,2]`, a Date's ISO
- * string, a RegExp's literal, `TypeError: boom` (values.ts reads them, for the tree as well).
+ * what JSON refuses, leaves out or has no word for is shown as the data tree shows it: a cycle as
+ * `[circular]`, a BigInt as its digits, `undefined`, `NaN`, `ƒ load()`, `Symbol(s)` (in a list
+ * and as an object's value alike), a part that throws while read (a getter, a revoked Proxy) as
+ * `[unreadable]`, `Map(2){"a":1,2:"b"}`, `Set(1)["x"]`, `Uint8Array(2)[1,2]`, a Date's ISO string,
+ * a RegExp's literal, `TypeError: boom` (values.ts reads them, for the tree as well). No method of
+ * the value's own is called: an object with a `toJSON` shows its keys, as in the tree.
  */
 export function preview(value: unknown, max = 120): string {
   if (typeof value === 'string') return cutTo(value, max);
@@ -132,7 +134,7 @@ export function preview(value: unknown, max = 120): string {
  */
 export function previewKey(key: unknown, max: number): string {
   const out: Budget = { parts: [], length: 0, max };
-  writeKey(key, out, []);
+  write(key, out, []);
   return cutTo(out.parts.join(''), max);
 }
 
@@ -153,8 +155,8 @@ function put(out: Budget, text: string): void {
 }
 
 /**
- * JSON.stringify's text of `value`, stopping once `out` is full. A part that throws while read
- * is written `[unreadable]` and the walk goes on with its siblings.
+ * The data tree's text of `value` on one line, stopping once `out` is full. A part that throws
+ * while read is written `[unreadable]` and the walk goes on with its siblings.
  */
 function write(value: unknown, out: Budget, ancestors: object[]): void {
   if (out.length > out.max) return;
@@ -167,59 +169,31 @@ function write(value: unknown, out: Budget, ancestors: object[]): void {
   }
 }
 
-function writeKey(key: unknown, out: Budget, ancestors: object[]): void {
-  try {
-    if (typeof key === 'object' && key !== null) write(key, out, ancestors);
-    else if (typeof key === 'string') put(out, quote(key, out));
-    else put(out, typeof key === 'function' ? functionLabel(key) : String(key));
-  } catch {
-    put(out, '[unreadable]');
+function writeValue(value: unknown, out: Budget, ancestors: object[]): void {
+  if (typeof value === 'string') put(out, quote(value, out));
+  else if (typeof value === 'function') put(out, functionLabel(value));
+  // As the tree's leaves: `undefined`, `NaN`, `-Infinity`, a BigInt's digits, `Symbol(s)`.
+  else if (value === null || typeof value !== 'object') put(out, String(value));
+  else if (ancestors.includes(value)) put(out, '[circular]');
+  else {
+    // Built-ins first, read by their own methods: a subclass's toJSON or size is not called.
+    const label = labelOf(value) ?? errorSummary(value);
+    if (label !== undefined) put(out, label);
+    else writeBranch(value, out, ancestors);
   }
 }
 
-function writeValue(value: unknown, out: Budget, ancestors: object[]): void {
-  if (value !== null && typeof value === 'object' && !ancestors.includes(value)) {
-    // Built-ins first, read by their own methods: a subclass's toJSON or size is not called.
-    const label = labelOf(value) ?? errorSummary(value);
-    if (label !== undefined) {
-      put(out, label);
-      return;
-    }
-    const collection = collectionOf(value);
-    if (collection !== undefined) {
-      ancestors.push(value);
-      writeEntries(collection, out, ancestors);
-      ancestors.pop();
-      return;
-    }
-    if ('toJSON' in value) {
-      const toJSON = (value as { toJSON: unknown }).toJSON;
-      if (typeof toJSON === 'function') value = toJSON.call(value);
-    }
-  }
-  if (typeof value === 'string') {
-    put(out, quote(value, out));
-    return;
-  }
-  if (value === null || typeof value !== 'object') {
-    // undefined, functions and symbols write nothing here: their callers skip or null them.
-    if (typeof value === 'number') put(out, Number.isFinite(value) ? String(value) : 'null');
-    else if (typeof value === 'bigint' || typeof value === 'boolean' || value === null)
-      put(out, String(value));
-    return;
-  }
-  if (ancestors.includes(value)) {
-    put(out, '[circular]');
-    return;
-  }
+/** A Map, a Set, a typed array, a list or an object: its entries, as far as `out` has room. */
+function writeBranch(value: object, out: Budget, ancestors: object[]): void {
   ancestors.push(value);
-  if (Array.isArray(value)) {
+  const collection = collectionOf(value);
+  if (collection !== undefined) writeEntries(collection, out, ancestors);
+  else if (Array.isArray(value)) {
     put(out, '[');
     for (let i = 0; i < value.length && out.length <= out.max; i++) {
       if (i > 0) put(out, ',');
       const item = read(value, i);
       if (item === UNREADABLE) put(out, '[unreadable]');
-      else if (isSkipped(item)) put(out, 'null');
       else write(item, out, ancestors);
     }
     put(out, ']');
@@ -230,7 +204,6 @@ function writeValue(value: unknown, out: Budget, ancestors: object[]): void {
       if (out.length > out.max) break;
       if (!Object.hasOwn(value, key)) continue;
       const item = read(value, key);
-      if (item !== UNREADABLE && isSkipped(item)) continue;
       put(out, first ? quote(key, out) : `,${quote(key, out)}`);
       put(out, ':');
       first = false;
@@ -244,8 +217,7 @@ function writeValue(value: unknown, out: Budget, ancestors: object[]): void {
 
 /**
  * `Map(2){"a":1,2:"b"}`, `Set(2)["x",1]`, `Uint8Array(2)[1,2]` (`Map(0)` when empty), read from
- * the built-in iterator only as far as `out` has room. A value JSON skips is written `null`, as
- * in a list.
+ * the built-in iterator only as far as `out` has room; a key as the tree names it.
  */
 function writeEntries(collection: Collection, out: Budget, ancestors: object[]): void {
   const { name, size, keyed } = collection;
@@ -259,11 +231,10 @@ function writeEntries(collection: Collection, out: Budget, ancestors: object[]):
     if (i > 0) put(out, ',');
     const [key, item] = step.value;
     if (keyed) {
-      writeKey(key, out, ancestors);
+      write(key, out, ancestors);
       put(out, ':');
     }
-    if (isSkipped(item)) put(out, 'null');
-    else write(item, out, ancestors);
+    write(item, out, ancestors);
   }
   put(out, keyed ? '}' : ']');
 }
@@ -282,9 +253,4 @@ function read(value: object, key: string | number): unknown {
 /** A JSON string, quoted from a slice: a megabyte-long string is not copied whole. */
 function quote(text: string, out: Budget): string {
   return JSON.stringify(text.length > out.max ? text.slice(0, out.max) : text);
-}
-
-/** What JSON leaves out of an object (and writes as null in an array). */
-function isSkipped(value: unknown): boolean {
-  return value === undefined || typeof value === 'function' || typeof value === 'symbol';
 }

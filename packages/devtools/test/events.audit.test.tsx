@@ -109,7 +109,7 @@ describe('Live events view: the preview of an event', () => {
     const cyclic: Record<string, unknown> = { a: 1, big: 2n ** 70n, list: [1, undefined] };
     cyclic.self = cyclic;
     expect(preview(cyclic, 200)).toBe(
-      '{"a":1,"big":1180591620717411303424,"list":[1,null],"self":[circular]}',
+      '{"a":1,"big":1180591620717411303424,"list":[1,undefined],"self":[circular]}',
     );
   });
 });
@@ -139,5 +139,52 @@ describe('Live events view: the preview of a Map, a Set or a Date', () => {
         'at: 1970-01-01T00:00:00.000Z',
       ]),
     );
+  });
+});
+
+/** Adds to an event's data what a handler may: a toJSON that counts its calls or throws, and values JSON skips. */
+const toJSONCalls = { count: 0 };
+function Decorator({ url }: { url: string }) {
+  useServerEvents(url, {
+    decorated: (data) => {
+      const record = data as Record<string, unknown>;
+      record.list = [undefined, function load() {}, Number.NaN];
+      record.counting = {
+        id: 1,
+        toJSON() {
+          toJSONCalls.count++;
+          return 'what toJSON says';
+        },
+      };
+      record.throwing = {
+        toJSON(): never {
+          throw new Error('toJSON trap');
+        },
+      };
+    },
+  });
+  return null;
+}
+
+describe('Live events view: the preview runs no code of the data and reads as the tree does', () => {
+  it('a toJSON is not called; undefined, a function and NaN in a list show as the tree shows them', async () => {
+    const { hub, stream } = await openStream(<Decorator url="/api/events" />);
+    await act(async () => {
+      await hub.publish('decorated', { id: 8 });
+    });
+    await waitFor(() => expect(within(stream()).getByText('1 event')).toBeTruthy());
+    const item = within(stream()).getAllByRole('listitem')[0]!;
+    const summary = item.querySelector('summary') as HTMLElement;
+    expect(summary.textContent).toContain(
+      '{"id":8,"list":[undefined,ƒ load(),NaN],"counting":{"id"',
+    );
+    act(() => summary.click());
+    const rows = [...item.querySelectorAll('.kdt-json .kdt-json-row, .kdt-json summary')].map(
+      (row) => row.textContent,
+    );
+    expect(rows).toEqual(
+      expect.arrayContaining(['0: undefined', '1: ƒ load()', '2: NaN', 'toJSON: ƒ toJSON()']),
+    );
+    expect(toJSONCalls.count).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 import { createBaseClient, createClient } from '@keel/core';
 import { useQuery } from '@keel/react';
 import { act, render, screen, waitFor, within } from '@testing-library/react';
+import { Activity } from 'react';
 import { hydrateRoot, type Root } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +11,7 @@ import {
   debugOf,
   handWritten,
   loopback,
+  noop,
   offlineClient,
   panel,
   renderDevtools,
@@ -66,6 +68,35 @@ describe('the panel and its client', () => {
     expect(after.listeners).toBe(closed.listeners);
     expect(after.subscriptions).toBe(closed.subscriptions);
   }, 30_000);
+
+  it('hidden in an <Activity> and shown again, a flight that ended meanwhile is not left in flight', async () => {
+    let release = noop;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const server = await loopback(() => ({ body: { ok: true }, held }));
+    const client = clientFor(server);
+    const page = (mode: 'visible' | 'hidden') => (
+      <Activity mode={mode}>
+        <KeelDevtools client={client} initialIsOpen initialView="requests" />
+      </Activity>
+    );
+    const idle = { ...debugOf(client) };
+    const { rerender } = render(page('visible'));
+    const call = client.get('/slow');
+    await settle();
+    const counts = () => view().querySelector('.kdt-toolbar span')!.textContent;
+    expect(counts()).toBe('1 in flight · 0 ended');
+    rerender(page('hidden'));
+    // Hidden, it holds nothing on the client.
+    expect(debugOf(client).listeners).toBe(idle.listeners);
+    expect(debugOf(client).subscriptions).toBe(idle.subscriptions);
+    release();
+    await act(() => call);
+    rerender(page('visible'));
+    await settle();
+    expect(counts()).toBe('0 in flight · 1 ended');
+  });
 
   it('a view that throws on data it did not foresee says so; the app and the panel go on', () => {
     const errors = watchConsoleErrors();

@@ -162,3 +162,65 @@ describe('preview: big and hostile Maps, Sets and typed arrays', () => {
     );
   });
 });
+
+describe("preview: the data's own methods are not called", () => {
+  it("an object's toJSON is not called, counting or throwing: its keys show, as in the tree", () => {
+    let calls = 0;
+    const counting = {
+      id: 1,
+      toJSON() {
+        calls++;
+        return 'what toJSON says';
+      },
+    };
+    const throwing = {
+      id: 2,
+      toJSON(): never {
+        throw new Error('toJSON trap');
+      },
+    };
+    class Model {
+      id = 3;
+      toJSON() {
+        calls++;
+        return { replaced: true };
+      }
+    }
+    expect(preview({ counting, throwing, model: new Model() }, 300)).toBe(
+      '{"counting":{"id":1,"toJSON":ƒ toJSON()},"throwing":{"id":2,"toJSON":ƒ toJSON()},"model":{"id":3}}',
+    );
+    expect(preview(throwing, 300)).toBe('{"id":2,"toJSON":ƒ toJSON()}');
+    expect(preview([new Model()], 300)).toBe('[{"id":3}]');
+    expect(calls).toBe(0);
+  });
+});
+
+describe('preview: what JSON leaves out or writes null, as the tree shows it', () => {
+  it('undefined, functions, symbols, NaN and Infinity in a list, an object, a Map and a Set', () => {
+    // biome-ignore lint/suspicious/noSparseArray: a hole reads as undefined, as in the tree
+    const list = [1, undefined, function load() {}, Symbol('s'), Number.NaN, -Infinity, , null];
+    expect(preview(list, 300)).toBe(
+      '[1,undefined,ƒ load(),Symbol(s),NaN,-Infinity,undefined,null]',
+    );
+    const record = { a: undefined, run() {}, s: Symbol('t'), n: Number.NaN, i: Infinity, z: 0 };
+    expect(preview(record, 300)).toBe(
+      '{"a":undefined,"run":ƒ run(),"s":Symbol(t),"n":NaN,"i":Infinity,"z":0}',
+    );
+    const map = new Map<string, unknown>([
+      ['u', undefined],
+      ['f', () => 0],
+    ]);
+    expect(preview({ map, set: new Set([undefined, Number.NaN]) }, 300)).toBe(
+      '{"map":Map(2){"u":undefined,"f":ƒ anonymous()},"set":Set(2)[undefined,NaN]}',
+    );
+    expect(preview(new Float64Array([Number.NaN, Infinity]), 300)).toBe(
+      'Float64Array(2)[NaN,Infinity]',
+    );
+  });
+
+  it('a value that is one of them on its own', () => {
+    expect(
+      [undefined, Number.NaN, Symbol('x'), function go() {}, 2n].map((v) => preview(v)),
+    ).toEqual(['undefined', 'NaN', 'Symbol(x)', 'ƒ go()', '2']);
+  });
+});

@@ -75,7 +75,23 @@ export function isLive(record: FlightRecord): boolean {
   return LIVE[record.state];
 }
 
+/** Its flight was cancelled, though the record may not know yet (see FlightRecorder#cancelled). */
+function isCancelled(record: FlightRecord): boolean {
+  return record.tracker?.state === 'cancelled';
+}
+
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Segments a record keeps: a flight retrying hundreds of times keeps its last ones (the view
+ * draws every segment on every refresh). Half go at once, so dropping is amortized O(1).
+ */
+const MAX_SEGMENTS = 100;
+
+function addSegment(record: FlightRecord, segment: Segment): void {
+  const { segments } = record;
+  if (segments.push(segment) > MAX_SEGMENTS) segments.splice(0, MAX_SEGMENTS >> 1);
+}
 
 /** A key's live records, oldest first, and how many of them have ended since (see #unlive). */
 interface LiveList {
@@ -92,9 +108,11 @@ interface LiveList {
  * - `request`, `retry`, `success`, `error` carry the flight's own tracker;
  * - scheduler events carry the flight id; `request-queued` follows its `request` synchronously,
  *   so the first one for an id binds it to the newest record of that key without an id;
- * - `cancel {final}` carries the caller's tracker, but the flight's tracker is already
- *   `cancelled` when it is emitted; `dedup` names the key, whose joinable flight is the newest
- *   live read of it.
+ * - `cancel {final}` carries the caller's tracker: the flight's own when its owner ended it;
+ *   when its last joiner did, the joiner's, and the flight is the key's live record whose
+ *   tracker is `cancelled` (it is, before the event is emitted): the newest is looked at at
+ *   once, any other waits for a sweep of its key (#cancelled); `dedup` names the key, whose
+ *   joinable flight is the newest live read of it.
  *
  * Without a scheduler no event marks the end of a retry wait: the wait is known to end at
  * `until`, and the next attempt is drawn from then (`#advance`).
@@ -109,10 +127,10 @@ export class FlightRecorder {
   /** The live records of each key, oldest first (a cancel or a dedup join looks up its key). */
   readonly #liveByKey = new Map<string, LiveList>();
   /**
-   * The live records of each key that other callers joined (or, seeded, may have): the cancel
-   * that ends one of them names its last joiner's tracker, not the flight's.
+   * Per key, the flights ended by a joiner's cancel and not found yet: live records whose
+   * tracker is cancelled, which a sweep of the key ends (#cancelled).
    */
-  readonly #joinedByKey = new Map<string, Set<FlightRecord>>();
+  readonly #unfound = new Map<string, number>();
   /** Ended records in #records: what #trim may drop. */
   #ended = 0;
   readonly #listeners = new Set<() => void>();
@@ -135,6 +153,10 @@ export class FlightRecorder {
   start(): void {
     if (this.#stops.length > 0) return;
     this.#scheduled = this.#inspector.scheduler().enabled;
+    // Started again (an <Activity> hid the panel, then showed it): what ended meanwhile ends, when
+    // it did. A live record would otherwise stay in flight for good.
+    for (const record of this.#records)
+      if (isLive(record) && record.tracker?.settled) this.#settle(record);
     for (const flight of this.#inspector.flights()) this.#seed(flight);
     const on = <E extends keyof ClientEvents>(name: E, fn: (p: ClientEvents[E]) => void) =>
       this.#stops.push(
@@ -150,13 +172,11 @@ export class FlightRecorder {
     );
     on('error', (p) => this.#end(this.#byTracker.get(p.tracker), 'failed', describeError(p.error)));
     on('cancel', (p) => {
-      if (p.final) this.#end(this.#cancelledFlight(p), 'cancelled', 'cancelled');
+      if (p.final) this.#cancelled(p);
     });
     on('dedup', (p) => {
       const record = this.#joinable(p.key);
-      if (record === undefined) return;
-      record.joins++;
-      this.#joined(record);
+      if (record !== undefined) record.joins++;
     });
     on('circuit-rejected', (p) => this.#refused(p.endpoint));
     on('request-queued', (p) => this.#queued(p.id, p.key));
@@ -178,9 +198,15 @@ export class FlightRecorder {
 
   /** The records, oldest first, as of now. */
   records(): readonly FlightRecord[] {
-    this.#trim(0);
     const now = this.#inspector.now();
-    for (const record of this.#records) if (isLive(record)) this.#advance(record, now);
+    // The pass a view's read makes anyway ends the flights cancelled and not found yet.
+    for (const record of this.#records) {
+      if (!isLive(record)) continue;
+      if (isCancelled(record)) this.#settle(record);
+      else this.#advance(record, now);
+    }
+    this.#unfound.clear();
+    this.#trim(0);
     return this.#records;
   }
 
@@ -274,10 +300,14 @@ export class FlightRecorder {
     });
   }
 
-  #end(record: FlightRecord | undefined, state: FlightState, outcome: string): void {
+  #end(
+    record: FlightRecord | undefined,
+    state: FlightState,
+    outcome: string,
+    now = this.#inspector.now(),
+  ): void {
     if (record === undefined || !isLive(record)) return;
     this.#ended++;
-    const now = this.#inspector.now();
     this.#advance(record, now);
     this.#close(record, now, state === 'done' ? 'done' : 'failed');
     record.state = state;
@@ -294,8 +324,6 @@ export class FlightRecorder {
    * is looked at a bounded number of times.
    */
   #unlive(record: FlightRecord): void {
-    const joined = this.#joinedByKey.get(record.key);
-    if (joined?.delete(record) && joined.size === 0) this.#joinedByKey.delete(record.key);
     const live = this.#liveByKey.get(record.key);
     if (live === undefined) return;
     const { records } = live;
@@ -310,40 +338,88 @@ export class FlightRecorder {
   // ── lookups ─────────────────────────────────────────────────────────────────────────────────
 
   /**
-   * The live record whose flight tracker was just cancelled (see the class comment): the
-   * flight's own when its owner's cancel ended it, else one of the key's joined flights.
+   * A final cancel. Its owner's names the flight's tracker; its last joiner's names the joiner's
+   * own, and the flight is then the key's live record whose tracker is cancelled, which no index
+   * finds (several reads of a key can be live and joined: invalidation detaches them). The key's
+   * newest live record is looked at now (the common case: the key's one flight); any other is
+   * counted as not found, and the key's live records are swept once more than half of them are
+   * such: a sweep then ends at least half of what it looks at, which makes it amortized O(1) per
+   * flight whichever is cancelled first. `records()` ends the rest, so what a view reads is exact.
    */
-  #cancelledFlight({ key, tracker }: ClientEvents['cancel']): FlightRecord | undefined {
+  #cancelled({ key, tracker }: ClientEvents['cancel']): void {
     const own = this.#byTracker.get(tracker);
-    if (own !== undefined && isLive(own)) return own;
-    const cancelled = (record: FlightRecord) => {
-      this.visited++;
-      return isLive(record) && record.tracker?.state === 'cancelled';
-    };
-    for (const record of this.#joinedByKey.get(key) ?? []) if (cancelled(record)) return record;
-    // A join counted on another flight of the key (it cannot tell which): every live one.
-    return this.#liveByKey.get(key)?.records.find(cancelled);
+    if (own !== undefined) {
+      this.#end(own, 'cancelled', 'cancelled');
+      return;
+    }
+    this.#unfound.set(key, (this.#unfound.get(key) ?? 0) + 1);
+    this.#newestLive(key);
+    const unfound = this.#unfound.get(key);
+    if (unfound === undefined) return;
+    const live = this.#liveByKey.get(key);
+    if (live === undefined || unfound > (live.records.length - live.ended) >> 1) this.#sweep(key);
+  }
+
+  /** Ends the key's live records whose flight was cancelled, and drops its ended ones. */
+  #sweep(key: string): void {
+    this.#unfound.delete(key);
+    const live = this.#liveByKey.get(key);
+    if (live === undefined) return;
+    // Out of the map while it is swept: the records it ends leave no list to take them out of.
+    this.#liveByKey.delete(key);
+    this.visited += live.records.length;
+    const records: FlightRecord[] = [];
+    for (const record of live.records) {
+      if (!isLive(record)) continue;
+      if (isCancelled(record)) this.#settle(record);
+      else records.push(record);
+    }
+    if (records.length > 0) this.#liveByKey.set(key, { records, ended: 0 });
   }
 
   /** The newest live record of `key`, for a read: the flight a dedup join joined. */
   #joinable(key: string): FlightRecord | undefined {
     if (!READS.has(key.slice(0, key.indexOf(' ')))) return undefined;
-    const live = this.#liveByKey.get(key);
-    if (live === undefined) return undefined;
-    // Ended records at the end go now; one is live (a list with none is deleted).
-    const { records } = live;
-    while (!isLive(records.at(-1)!)) {
-      this.visited++;
-      records.pop();
-      live.ended--;
-    }
-    return records.at(-1);
+    return this.#newestLive(key);
   }
 
-  #joined(record: FlightRecord): void {
-    const joined = this.#joinedByKey.get(record.key);
-    if (joined === undefined) this.#joinedByKey.set(record.key, new Set([record]));
-    else joined.add(record);
+  /**
+   * The newest live record of `key` whose flight goes on. Ended records met at the end go now,
+   * and a cancelled flight met there is ended.
+   */
+  #newestLive(key: string): FlightRecord | undefined {
+    for (;;) {
+      const live = this.#liveByKey.get(key);
+      if (live === undefined) return undefined;
+      // Not empty: a list whose records all ended is deleted.
+      const record = live.records.at(-1)!;
+      if (isLive(record)) {
+        if (!isCancelled(record)) return record;
+        this.#settle(record);
+      } else {
+        this.visited++;
+        live.records.pop();
+        live.ended--;
+      }
+    }
+  }
+
+  /**
+   * Ends a live record whose flight ended, as its tracker says and when it did: the event that
+   * ended it named another tracker (a joiner's cancel), or came while the recorder was stopped.
+   */
+  #settle(record: FlightRecord): void {
+    const { state, endedAt, error } = record.tracker!;
+    if (state === 'success') this.#end(record, 'done', 'done', endedAt);
+    else if (state === 'error') this.#end(record, 'failed', describeError(error), endedAt);
+    else {
+      const unfound = this.#unfound.get(record.key);
+      if (unfound !== undefined) {
+        if (unfound > 1) this.#unfound.set(record.key, unfound - 1);
+        else this.#unfound.delete(record.key);
+      }
+      this.#end(record, 'cancelled', 'cancelled', endedAt);
+    }
   }
 
   // ── records ─────────────────────────────────────────────────────────────────────────────────
@@ -389,10 +465,6 @@ export class FlightRecorder {
       joins: Math.max(0, flight.consumers - 1),
     });
     record.retry = retry;
-    // Its owner may have left while joiners stay: one of them may end it.
-    if (isLive(record) && READS.has(record.key.slice(0, record.key.indexOf(' ')))) {
-      this.#joined(record);
-    }
   }
 
   #add(
@@ -425,7 +497,7 @@ export class FlightRecorder {
     const now = this.#inspector.now();
     this.#advance(record, now);
     this.#close(record, now, outcome);
-    record.segments.push({ kind, from: now, to: undefined });
+    addSegment(record, { kind, from: now, to: undefined });
   }
 
   #close(record: FlightRecord, now: number, outcome: 'done' | 'failed' | undefined): void {
@@ -441,7 +513,7 @@ export class FlightRecorder {
     const last = record.segments.at(-1);
     if (last?.kind !== 'retry-wait' || last.to !== undefined || now < record.retry.until) return;
     last.to = record.retry.until;
-    record.segments.push({ kind: 'attempt', from: record.retry.until, to: undefined });
+    addSegment(record, { kind: 'attempt', from: record.retry.until, to: undefined });
     record.state = 'active';
   }
 

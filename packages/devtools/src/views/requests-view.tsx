@@ -185,7 +185,7 @@ function FlightRow({
           if (to < start) return null;
           return (
             <span
-              // biome-ignore lint/suspicious/noArrayIndexKey: segments are only appended; two can start in the same ms
+              // biome-ignore lint/suspicious/noArrayIndexKey: segments are appended (the oldest dropped by halves past 100); two can start in the same ms
               key={i}
               className="kdt-seg"
               data-kind={segment.kind}
