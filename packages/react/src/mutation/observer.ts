@@ -15,7 +15,7 @@ import { syntheticResponse } from '../query/state';
 import type { QueryStore } from '../query/store';
 import type { QueryDefinition } from '../query-options';
 import { addSourceHeader } from '../server-events/source';
-import { startMutation } from './registry';
+import { type RunningMutation, startMutation } from './registry';
 
 export type MutationStatus = 'idle' | 'pending' | 'success' | 'error';
 
@@ -236,6 +236,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     let context: TContext | undefined;
     this.#setIf(call, { ...IDLE, status: 'pending', variables });
     let end: (succeeded?: boolean, now?: number) => void = noop;
+    let running: RunningMutation | undefined;
     let response: ApiResponse<TData> | undefined;
     let data: TData | undefined;
     let error: TError | null = null;
@@ -244,12 +245,8 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       const request: RequestOptions = coreOptions(options, HOOK_OPTIONS) ?? {};
       // Same-origin only: names this tab, so it skips the server's echo of this change.
       addSourceHeader(client, url, request);
-      end = startMutation(this.#store.mutations, {
-        method,
-        url,
-        options: request,
-        invalidate: options?.invalidate,
-      });
+      running = { method, url, options: request, invalidate: options?.invalidate };
+      end = startMutation(this.#store.mutations, running);
       if (options?.onMutate) context = await options.onMutate(variables, this.#helpers(writes));
       const body = options?.body
         ? options.body(variables)
@@ -274,6 +271,11 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
         : { status: 'success', data, response, error: null, variables },
     );
     end(!error, this.#store.clock.now());
+    // The server's echo of this change, skipped while it ran (server-events/echo.ts): a failed
+    // request invalidates nothing, yet the server may have applied it, so the echo applies now.
+    if (error && running?.skipped) {
+      for (const target of running.skipped) await settle(() => client.invalidate(target));
+    }
     // Callbacks run after the state is settled, the hook's first, those of the latest render
     // (as TanStack Query does: a callback closing over props sees the current ones); a throwing
     // callback is reported, it does not turn a success into a failure.
