@@ -262,8 +262,10 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       if (target !== undefined) await settle(() => client.invalidate(target));
     } catch (err) {
       error = (err instanceof Error ? err : new Error(String(err))) as TError;
-      rollBack(this.#store, writes);
+      rollBack(this.#store, writes, running?.skipped);
     }
+    // After the rollback (its writes show) and the success invalidation (its refetch is in flight).
+    this.#store.release(writes.map((w) => w.spec.key));
     this.#setIf(
       call,
       error
@@ -271,11 +273,6 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
         : { status: 'success', data, response, error: null, variables },
     );
     end(!error, this.#store.clock.now());
-    // The server's echo of this change, skipped while it ran (server-events/echo.ts): a failed
-    // request invalidates nothing, yet the server may have applied it, so the echo applies now.
-    if (error && running?.skipped) {
-      for (const target of running.skipped) await settle(() => client.invalidate(target));
-    }
     // Callbacks run after the state is settled, the hook's first, those of the latest render
     // (as TanStack Query does: a callback closing over props sees the current ones); a throwing
     // callback is reported, it does not turn a success into a failure.
@@ -306,7 +303,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     const client = store.client;
     // What a key shows: the cached response, or while an invalidation refetch runs (the key left
     // the cache), the one its components still show.
-    const shown = (key: string) => client.getCached(key) ?? store.peek(key)?.state.response;
+    const shown = (key: string) => store.peek(key)?.state.response ?? client.getCached(key);
     const specOf = (query: string | QueryDefinition<any, any>, options?: RequestOptions) =>
       typeof query === 'string'
         ? client.resolve('GET', query, options)
@@ -329,13 +326,17 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
         if (write === undefined) {
           write = { spec, previous: current, written: undefined };
           writes.push(write);
+          store.pending.push(spec.key);
         }
         const next =
           typeof updater === 'function'
             ? (updater as (previous: unknown) => unknown)(current?.data)
             : updater;
         write.written = syntheticResponse(next, current);
+        // Shown even over a key that holds reads back (see QueryEntry.#onCacheUpdate).
+        store.writing = true;
         client.setCached(spec, write.written);
+        store.writing = false;
       },
     } as OptimisticHelpers;
   }
@@ -365,9 +366,15 @@ interface OptimisticWrite {
  * not given the older snapshot, which could drop what the server said meanwhile or bring back
  * another failed mutation's row: it is invalidated, so a mounted query reads the server's list.
  */
-function rollBack(store: QueryStore, writes: readonly OptimisticWrite[]): void {
+function rollBack(
+  store: QueryStore,
+  writes: readonly OptimisticWrite[],
+  skipped: readonly InvalidateTarget[] | undefined,
+): void {
   const { client } = store;
   const stale: string[] = [];
+  // Its writes show even over a key that holds reads back (see QueryEntry.#onCacheUpdate).
+  store.writing = true;
   for (let i = writes.length - 1; i >= 0; i--) {
     const { spec, previous, written } = writes[i]!;
     if (client.getCached(spec.key) !== written) {
@@ -377,7 +384,11 @@ function rollBack(store: QueryStore, writes: readonly OptimisticWrite[]): void {
     client.setCached(spec, previous);
     if (previous === undefined) store.peek(spec.key)?.reset();
   }
+  store.writing = false;
   if (stale.length > 0) client.invalidate((meta) => stale.includes(meta.key));
+  // The server's echoes of this change, skipped while it ran (server-events/echo.ts): a failed
+  // request invalidates nothing, yet the server may have applied it.
+  for (const target of skipped ?? []) client.invalidate(target);
 }
 
 /** The inputs of one render of useMutation. */

@@ -1,5 +1,5 @@
 import type { Client, InvalidateTarget } from '@keel/core';
-import { type RunningMutation, specOf } from '../mutation/registry';
+import { specOf } from '../mutation/registry';
 import { storeFor } from '../query/store';
 
 /**
@@ -8,35 +8,28 @@ import { storeFor } from '../query/store';
  * successful in the last ECHO_WINDOW_MS, invalidates all that `target` names, by its path (the
  * core invalidates the request path and everything under it), its tags or its `invalidate`
  * option. A server that invalidates more (`DELETE /todos/7` answered with
- * `hub.invalidate('/todos')`, the list) is applied, or this tab would keep the old list. A
- * succeeded mutation is asked first; an echo skipped for a running one is recorded on it.
+ * `hub.invalidate('/todos')`, the list) is applied, or this tab would keep the old list.
  */
 export function echoCovered(client: Client, target: InvalidateTarget): boolean {
   const { mutations, clock } = storeFor(client);
   const now = clock.now();
-  for (const [mutation, until] of mutations.settled) {
-    if (until > now && covers(client, mutation, target)) return true;
-  }
-  for (const mutation of mutations.running) {
-    if (!covers(client, mutation, target)) continue;
-    // Skipped on the word of a mutation that may still fail (the server applied the change, its
-    // response says otherwise): it keeps the target, applied if so (mutation/observer.ts).
-    (mutation.skipped ??= []).push(target);
-    return true;
-  }
-  return false;
-}
-
-/** Whether `mutation` invalidates (or will, on success) all that `target` names. */
-function covers(client: Client, mutation: RunningMutation, target: InvalidateTarget): boolean {
-  const spec = specOf(client, mutation);
-  const extra = mutation.invalidate;
-  return Array.isArray(target)
-    ? target.every(
-        (tag) => spec?.tags.includes(tag) || (Array.isArray(extra) && extra.includes(tag)),
-      )
-    : typeof target === 'string' &&
+  const own = [...mutations.running];
+  for (const [mutation, until] of mutations.settled) if (until > now) own.push(mutation);
+  return own.some((mutation) => {
+    const spec = specOf(client, mutation);
+    const extra = mutation.invalidate;
+    const covered = Array.isArray(target)
+      ? target.every(
+          (tag) => spec?.tags.includes(tag) || (Array.isArray(extra) && extra.includes(tag)),
+        )
+      : typeof target === 'string' &&
         (under(client, target, spec?.path) || under(client, target, extra));
+    // Skipped on the word of a mutation that may still fail (the server applied the change, its
+    // response says otherwise): it keeps the target, applied if it fails (mutation/observer.ts).
+    // Running ones come first; one that already succeeded never reads it.
+    if (covered) (mutation.skipped ??= []).push(target);
+    return covered;
+  });
 }
 
 /**
