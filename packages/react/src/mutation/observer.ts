@@ -30,7 +30,8 @@ export interface OptimisticHelpers {
   cancelReads(target: InvalidateTarget): string[];
   /**
    * The data a GET query shows (same URL and options as its `useQuery`, or its `queryOptions`):
-   * the cached data, or while an invalidation refetch runs, the data still on screen.
+   * the data on screen while a component shows it (also during an invalidation refetch, or with
+   * a read held back for a running optimistic mutation), else the cached data.
    */
   getQueryData<T = unknown>(url: string, options?: RequestOptions): T | undefined;
   getQueryData<T>(query: QueryDefinition<T, any>): T | undefined;
@@ -301,8 +302,8 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
   #helpers(writes: OptimisticWrite[]): OptimisticHelpers {
     const store = this.#store;
     const client = store.client;
-    // What a key shows: the cached response, or while an invalidation refetch runs (the key left
-    // the cache), the one its components still show.
+    // What a key shows: what its components show (the cache may hold nothing, during an
+    // invalidation refetch, or a read held back for a running mutation), else the cached response.
     const shown = (key: string) => store.peek(key)?.state.response ?? client.getCached(key);
     const specOf = (query: string | QueryDefinition<any, any>, options?: RequestOptions) =>
       typeof query === 'string'
