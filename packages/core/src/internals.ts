@@ -7,6 +7,7 @@
  */
 
 export { RETRY_DEFAULTS } from './attempt/retry-policy';
+export { isRetriableStatus } from './attempt/status';
 export { checkInvalidateTarget } from './cache/match';
 export { CACHE_DEFAULTS } from './cache/options';
 export { CIRCUIT_DEFAULTS } from './circuit/options';

@@ -20,7 +20,7 @@ import {
 } from '../src/index';
 import { channelCount, peekChannel } from '../src/server-events/channel';
 import { isServerEventsError, ServerEventsError } from '../src/server-events/connection';
-import { debugOf, flush, ManualClock, type Todo, wrapperFor } from './helpers';
+import { debugOf, deferred, flush, ManualClock, type Todo, wrapperFor } from './helpers';
 
 interface Live {
   app: App;
@@ -35,6 +35,11 @@ interface Live {
   gets: number;
   /** The x-keel-source header of every POST /api/todos. */
   sources: (string | undefined)[];
+  /**
+   * When set, POST /api/todos waits for it after applying the change and announcing it, then
+   * answers 500: a write the server made whose response says it failed.
+   */
+  failAfter: Promise<void> | null;
   add(title: string): Todo;
 }
 
@@ -61,6 +66,7 @@ async function live(bufferSize = 100): Promise<Live> {
     refuse: [],
     gets: 0,
     sources: [],
+    failAfter: null,
     add(title) {
       const todo = { id: state.todos.length + 1, title };
       state.todos = [...state.todos, todo];
@@ -78,6 +84,10 @@ async function live(bufferSize = 100): Promise<Live> {
     const todo = { id: state.todos.length + 1, title: String((ctx.body as Todo).title) };
     state.todos = [...state.todos, todo];
     await hub.invalidate('/api/todos', { source: ctx });
+    if (state.failAfter) {
+      await state.failAfter;
+      return ctx.status(500).json({ message: 'applied, then failed' });
+    }
     return ctx.status(201).json(todo);
   });
   app.get('/api/events', (ctx) => {
@@ -593,6 +603,49 @@ describe('server invalidation (keel:invalidate)', () => {
     // One refetch per tab: the writer's own mutation invalidation, the reader's event.
     expect(server.gets).toBe(4);
     expect(server.sources).toEqual([sourceHeaders(mine)[SOURCE_HEADER]]);
+  });
+
+  it('an echo skipped while the covering mutation runs is applied when that mutation fails', async () => {
+    const server = await live();
+    const mine = createClient({ baseURL: server.base, retry: { attempts: 1 } });
+    const seen: string[] = [];
+    let add!: (title: string) => Promise<unknown>;
+    render(
+      <Tab
+        name="mine"
+        headers={sourceHeaders(mine)}
+        onSentinel={() => seen.push('mine')}
+        expose={(fn) => {
+          add = fn;
+        }}
+      />,
+      { wrapper: wrapperFor(mine) },
+    );
+    const text = () => screen.getByTestId('mine').textContent;
+    await waitFor(() => expect(text()).toBe('a'));
+    await waitFor(() => expect(server.hub.size).toBe(1));
+    const release = deferred();
+    server.failAfter = release.promise;
+    let outcome: unknown;
+    const running = add('b').then(
+      () => 'resolved',
+      (error: unknown) => error,
+    );
+    // The server applied the change and announced it; the tab got the echo (events arrive in
+    // order) while its mutation still runs, and skipped it.
+    await waitFor(() => expect(server.sources).toHaveLength(1));
+    await server.hub.publish('sentinel', {});
+    await waitFor(() => expect(seen).toEqual(['mine']));
+    expect(server.gets).toBe(1);
+    // The response says the mutation failed: the core invalidates nothing; the skipped echo was
+    // the only news of the change, so it is applied now.
+    release.resolve();
+    await act(async () => {
+      outcome = await running;
+    });
+    expect(String(outcome)).toMatch(/500/);
+    await waitFor(() => expect(text()).toBe('a,b'));
+    expect(server.gets).toBe(2);
   });
 
   it('ignores and reports a keel:invalidate event of the wrong shape, and stays open', async () => {

@@ -113,4 +113,57 @@ describe('redisStreams: a loss seen by one instance is known to every instance',
       await server.dispose();
     }
   }, 30_000);
+  it('a client reset on one instance moves to another that learned the loss from the marker: no second reset', async () => {
+    const server = await startRedis({ persistent: false });
+    const named = new Redis(server.url, {
+      connectionName: 'loss-moved',
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    try {
+      await named.connect();
+      const stream = key();
+      // A keeps no recent events in memory either: a reconnect to A is answered from Redis too.
+      const a = await instance(server.url, stream, { bufferSize: 0 });
+      const b = await instance(server.url, stream, {
+        client: named,
+        reconnect: { initialDelay: 800, maxDelay: 800 },
+      });
+      const onA = await a.connect();
+      await until(() => a.hub.size === 1);
+      await a.hub.publish('n', 'a');
+      await a.hub.publish('n', 'b');
+      await onA.waitFor(2);
+      const direct = new Redis(server.url);
+      await direct.save(); // the snapshot holds a and b
+      direct.disconnect();
+      await killReader(server.url, 'loss-moved'); // B learns of the loss from A's marker only
+      await a.hub.publish('n', 'c');
+      await a.hub.publish('n', 'd');
+      await onA.waitFor(4);
+      await server.stop(); // c and d are lost
+      await server.start();
+      await onA.waitFor(5);
+      const reset = onA.events[4]!;
+      expect(reset.event).toBe(HUB_RESET_EVENT);
+      const e = await publishWhenUp(a.hub, 'e');
+      await onA.waitFor(6);
+      expect(onA.events[5]).toMatchObject({ id: e, data: 'e' });
+      await until(() => b.hub.lastId >= e, 3000);
+      // A's client had a reset at its id and everything since: moving back to A (from Redis)
+      // or over to B with that id, it is replayed what follows, not reset a second time.
+      for (const [name, target] of [
+        ['A', a],
+        ['B', b],
+      ] as const) {
+        const moved = await target.connect({ 'last-event-id': reset.id! });
+        await moved.waitFor(1);
+        expect(moved.events[0], `reset id on ${name}`).toEqual({ id: e, event: 'n', data: 'e' });
+        moved.close();
+      }
+    } finally {
+      named.disconnect();
+      await server.dispose();
+    }
+  }, 30_000);
 });

@@ -15,7 +15,7 @@ import { syntheticResponse } from '../query/state';
 import type { QueryStore } from '../query/store';
 import type { QueryDefinition } from '../query-options';
 import { addSourceHeader } from '../server-events/source';
-import { startMutation } from './registry';
+import { type RunningMutation, startMutation } from './registry';
 
 export type MutationStatus = 'idle' | 'pending' | 'success' | 'error';
 
@@ -30,7 +30,8 @@ export interface OptimisticHelpers {
   cancelReads(target: InvalidateTarget): string[];
   /**
    * The data a GET query shows (same URL and options as its `useQuery`, or its `queryOptions`):
-   * the cached data, or while an invalidation refetch runs, the data still on screen.
+   * the data on screen while a component shows it (also during an invalidation refetch, or with
+   * a read held back for a running optimistic mutation), else the cached data.
    */
   getQueryData<T = unknown>(url: string, options?: RequestOptions): T | undefined;
   getQueryData<T>(query: QueryDefinition<T, any>): T | undefined;
@@ -236,6 +237,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     let context: TContext | undefined;
     this.#setIf(call, { ...IDLE, status: 'pending', variables });
     let end: (succeeded?: boolean, now?: number) => void = noop;
+    let running: RunningMutation | undefined;
     let response: ApiResponse<TData> | undefined;
     let data: TData | undefined;
     let error: TError | null = null;
@@ -244,12 +246,8 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       const request: RequestOptions = coreOptions(options, HOOK_OPTIONS) ?? {};
       // Same-origin only: names this tab, so it skips the server's echo of this change.
       addSourceHeader(client, url, request);
-      end = startMutation(this.#store.mutations, {
-        method,
-        url,
-        options: request,
-        invalidate: options?.invalidate,
-      });
+      running = { method, url, options: request, invalidate: options?.invalidate };
+      end = startMutation(this.#store.mutations, running);
       if (options?.onMutate) context = await options.onMutate(variables, this.#helpers(writes));
       const body = options?.body
         ? options.body(variables)
@@ -265,8 +263,10 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       if (target !== undefined) await settle(() => client.invalidate(target));
     } catch (err) {
       error = (err instanceof Error ? err : new Error(String(err))) as TError;
-      rollBack(this.#store, writes);
+      rollBack(this.#store, writes, running?.skipped);
     }
+    // After the rollback (its writes show) and the success invalidation (its refetch is in flight).
+    this.#store.release(writes.map((w) => w.spec.key));
     this.#setIf(
       call,
       error
@@ -302,9 +302,9 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
   #helpers(writes: OptimisticWrite[]): OptimisticHelpers {
     const store = this.#store;
     const client = store.client;
-    // What a key shows: the cached response, or while an invalidation refetch runs (the key left
-    // the cache), the one its components still show.
-    const shown = (key: string) => client.getCached(key) ?? store.peek(key)?.state.response;
+    // What a key shows: what its components show (the cache may hold nothing, during an
+    // invalidation refetch, or a read held back for a running mutation), else the cached response.
+    const shown = (key: string) => store.peek(key)?.state.response ?? client.getCached(key);
     const specOf = (query: string | QueryDefinition<any, any>, options?: RequestOptions) =>
       typeof query === 'string'
         ? client.resolve('GET', query, options)
@@ -327,13 +327,17 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
         if (write === undefined) {
           write = { spec, previous: current, written: undefined };
           writes.push(write);
+          store.pending.push(spec.key);
         }
         const next =
           typeof updater === 'function'
             ? (updater as (previous: unknown) => unknown)(current?.data)
             : updater;
         write.written = syntheticResponse(next, current);
+        // Shown even over a key that holds reads back (see QueryEntry.#onCacheUpdate).
+        store.writing = true;
         client.setCached(spec, write.written);
+        store.writing = false;
       },
     } as OptimisticHelpers;
   }
@@ -363,9 +367,15 @@ interface OptimisticWrite {
  * not given the older snapshot, which could drop what the server said meanwhile or bring back
  * another failed mutation's row: it is invalidated, so a mounted query reads the server's list.
  */
-function rollBack(store: QueryStore, writes: readonly OptimisticWrite[]): void {
+function rollBack(
+  store: QueryStore,
+  writes: readonly OptimisticWrite[],
+  skipped: readonly InvalidateTarget[] | undefined,
+): void {
   const { client } = store;
   const stale: string[] = [];
+  // Its writes show even over a key that holds reads back (see QueryEntry.#onCacheUpdate).
+  store.writing = true;
   for (let i = writes.length - 1; i >= 0; i--) {
     const { spec, previous, written } = writes[i]!;
     if (client.getCached(spec.key) !== written) {
@@ -375,7 +385,11 @@ function rollBack(store: QueryStore, writes: readonly OptimisticWrite[]): void {
     client.setCached(spec, previous);
     if (previous === undefined) store.peek(spec.key)?.reset();
   }
+  store.writing = false;
   if (stale.length > 0) client.invalidate((meta) => stale.includes(meta.key));
+  // The server's echoes of this change, skipped while it ran (server-events/echo.ts): a failed
+  // request invalidates nothing, yet the server may have applied it.
+  for (const target of skipped ?? []) client.invalidate(target);
 }
 
 /** The inputs of one render of useMutation. */

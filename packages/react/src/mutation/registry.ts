@@ -10,6 +10,11 @@ export interface RunningMutation {
   readonly invalidate?: InvalidateTarget | undefined;
   /** Resolved on first use by a filter (a mutation nobody filters is never resolved twice). */
   spec?: RequestSpec | null;
+  /**
+   * The `keel:invalidate` echoes skipped on this running mutation's word (server-events/echo.ts):
+   * applied if it fails, since a failed request invalidates nothing, yet the server changed.
+   */
+  skipped?: InvalidateTarget[];
 }
 
 /**

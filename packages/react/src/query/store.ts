@@ -61,6 +61,26 @@ export class QueryStore {
     settled: new Map(),
   };
 
+  /**
+   * The keys that running mutations wrote optimistically, once per mutation: a read landing on
+   * one is held back (see QueryEntry.#onCacheUpdate). `writing` is set while such a write (or
+   * its rollback) goes into the cache, so that write is shown.
+   */
+  readonly pending: string[] = [];
+  writing = false;
+
+  /**
+   * A settled mutation no longer holds the keys it wrote: one that no other running mutation
+   * holds shows the server's data, read again if a read was held back meanwhile.
+   */
+  release(keys: readonly string[]): void {
+    const { pending } = this;
+    for (const key of keys) {
+      pending.splice(pending.indexOf(key), 1);
+      if (!pending.includes(key)) this.#entries.get(key)?.caughtUp();
+    }
+  }
+
   /** Live entries (for leak checks). */
   get size(): number {
     return this.#entries.size;
@@ -341,8 +361,27 @@ export class QueryEntry {
       this.syncFetching();
       return;
     }
+    // A read landing while a mutation that wrote this key optimistically still runs may lack that
+    // change (it left the server, or was not even sent, before the read was answered): showing it
+    // would drop the row until that mutation's own refetch. It is held back (TanStack Query's
+    // "invalidate only when the last mutation settles"): see `caughtUp`.
+    const store = this.#store;
+    if (!store.writing && store.pending.includes(this.key)) {
+      this.#missed = true;
+      return;
+    }
     this.#applyResponse(update.response!);
   };
+
+  /**
+   * The last running mutation that wrote this key settled: a read held back meanwhile is read
+   * again, or joined when one is in flight (that mutation's own invalidation refetch).
+   */
+  caughtUp(): void {
+    if (this.#missed) void this.refetch(true);
+    this.#missed = false;
+  }
+  #missed = false;
 
   /** A flight of this key started, was joined, settled or was cancelled. */
   onFlight(type: (typeof FLIGHT_EVENTS)[number], event: FlightEvent): void {

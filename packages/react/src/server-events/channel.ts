@@ -6,6 +6,7 @@ import {
   checkMs,
   checkObject,
   clockOf,
+  isRetriableStatus,
   rangeError,
 } from '@keel/core/internals';
 import { noop, reportError } from '../internal/report';
@@ -187,7 +188,8 @@ export class Channel {
             ? `Not an event stream (content-type "${type}")`
             : undefined;
       if (message !== undefined) {
-        retry = !response.ok && RETRIABLE.has(status);
+        // Worth reconnecting after (408, 429, 5xx), as EventSource would after a network error.
+        retry = !response.ok && isRetriableStatus(status);
         await body?.cancel().catch(noop);
         throw new ServerEventsError({ method: 'GET', url: this.url }, { message, status });
       }
@@ -522,8 +524,6 @@ function resolveOptions(
   };
 }
 
-/** Statuses worth reconnecting after, as EventSource would for a network error. */
-const RETRIABLE = new Set([408, 429, 500, 502, 503, 504]);
 const MAX_EXPONENT = 20;
 /** The shortest reconnect delay before jitter, whatever `reconnect` or the server's `retry:` say. */
 const MIN_RECONNECT_MS = 100;

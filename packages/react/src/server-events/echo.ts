@@ -18,12 +18,17 @@ export function echoCovered(client: Client, target: InvalidateTarget): boolean {
   return own.some((mutation) => {
     const spec = specOf(client, mutation);
     const extra = mutation.invalidate;
-    return Array.isArray(target)
+    const covered = Array.isArray(target)
       ? target.every(
           (tag) => spec?.tags.includes(tag) || (Array.isArray(extra) && extra.includes(tag)),
         )
       : typeof target === 'string' &&
-          (under(client, target, spec?.path) || under(client, target, extra));
+        (under(client, target, spec?.path) || under(client, target, extra));
+    // Skipped on the word of a mutation that may still fail (the server applied the change, its
+    // response says otherwise): it keeps the target, applied if it fails (mutation/observer.ts).
+    // Running ones come first; one that already succeeded never reads it.
+    if (covered) (mutation.skipped ??= []).push(target);
+    return covered;
   });
 }
 

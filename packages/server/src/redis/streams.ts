@@ -464,13 +464,30 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     }
   }
 
+  /**
+   * Whether a client whose `after` is no entry (the id of a reset: `idBefore(next)` or
+   * `idAfter(lost)`, sent by the instance that reset it) has every entry before `first` (the
+   * first entry after `after`, if any). Yes when no id fits between them (`first` is the very
+   * next id), or when `after` is the loss this instance knows of (`floor`: that instance reset its
+   * clients there and then delivered every later entry) and no entry after it was trimmed since
+   * (the oldest entry is older). So a client moved to another instance after a loss is not reset
+   * a second time.
+   */
+  async function resumable(after: string, first: string | undefined): Promise<boolean> {
+    if (first !== undefined && first === idAfter(after)) return true;
+    if (after !== floor || floor === START) return false;
+    const oldest = (await commands.xrange(key, '-', '+', 'COUNT', 1)) as Entry[];
+    return oldest.length > 0 && compareIds(oldest[0]![0], after) < 0;
+  }
+
   async function xrangeReplay(
     after: string,
     upTo: string,
     include: (topic: string | undefined) => boolean,
     maxBytes: number,
   ): Promise<ReplayResult> {
-    // The first entry must be `after` itself: then nothing between was trimmed.
+    // The first entry must be `after` itself (then nothing between was trimmed), or `after` must
+    // be a reset id whose successor is sure: see `resumable`.
     const events: StoredEvent[] = [];
     let bytes = 0;
     let start = after;
@@ -479,9 +496,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       const page = (await commands.xrange(key, start, upTo, 'COUNT', PAGE)) as Entry[];
       let i = 0;
       if (first) {
-        if (page[0]?.[0] !== after) return RESET;
         first = false;
-        i = 1;
+        if (page[0]?.[0] === after) i = 1;
+        else if (!(await resumable(after, page[0]?.[0]))) return RESET;
       }
       for (; i < page.length; i++) {
         const fields = page[i]![1];
