@@ -6,6 +6,8 @@ import { defineConfig, type Options } from 'tsup';
  * per subpath of its `exports` map. `splitting` for CommonJS too (tsup splits only ESM by
  * default): the entries of a package share its modules in both builds, so state a module keeps
  * (the core's client registry that `@keel/core/internals`' hydration reads) exists once.
+ * `treeshake` makes rollup write the chunks: tsup's own CommonJS splitting runs sucrase, which
+ * turns `?.`, `??` and class fields into helper calls on the hot paths.
  */
 export function packageConfig(entry: Record<string, string>): Options {
   return defineConfig({
