@@ -6,12 +6,21 @@
 //            that has both (the dual-package hazard) can narrow with the guards, not `instanceof`
 //   hydrate  <HydrationBoundary> renders dehydrated data under require() and under import(): the
 //            CommonJS entries of a package must share its modules (one client registry)
+//   types    every README code block compiles against the published declarations (not the
+//            sources, as readme/compile.test.ts does), tsc --strict with skipLibCheck off, as an
+//            ESM package (nodenext) and as a CommonJS one (node16); and the declarations of the
+//            browser packages compile without @types/node (bundler resolution)
+//   browser  @keel/core and @keel/react bundled for the browser (esbuild, platform browser) pull
+//            in no Node module and use no Node global (process, Buffer, global, require, ...)
 //
 // Usage: node scripts/check-consumers.mjs   (after `pnpm build`; `pnpm test:pkg` runs it)
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { tsImport } from 'tsx/esm/api';
+import ts from 'typescript';
 import { ROOT } from './size-budget.mjs';
 
 /** Resolves as an app does: from a folder whose package.json depends on the packages. */
@@ -22,6 +31,8 @@ mkdirSync(GENERATED, { recursive: true });
 writeFileSync(join(GENERATED, 'load.mjs'), 'export const load = (id) => import(id);\n');
 const { load } = await import(pathToFileURL(join(GENERATED, 'load.mjs')).href);
 const PACKAGES = ['@keel/core', '@keel/react', '@keel/server', '@keel/devtools'];
+/** The entries an app runs in a browser. */
+const BROWSER = ['@keel/core', '@keel/react', '@keel/devtools', '@keel/devtools/production'];
 
 const failures = [];
 const check = async (what, fn) => {
@@ -144,10 +155,104 @@ await check('hydrate (import)', async () =>
   ),
 );
 
+/** Writes `files` into a fresh folder under GENERATED with `type`; the tsc diagnostics. */
+function compile(folder, type, files, options) {
+  const dir = join(GENERATED, folder);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ type }));
+  const names = Object.entries(files).map(([name, source]) => {
+    writeFileSync(join(dir, name), source);
+    return join(dir, name);
+  });
+  const program = ts.createProgram(names, {
+    target: ts.ScriptTarget.ES2022,
+    lib: ['lib.es2022.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'],
+    strict: true,
+    noUncheckedIndexedAccess: true,
+    skipLibCheck: false,
+    noEmit: true,
+    jsx: ts.JsxEmit.ReactJSX,
+    typeRoots: [join(ROOT, 'node_modules/@types')],
+    ...options,
+  });
+  return ts.getPreEmitDiagnostics(program).map((d) => {
+    const message = ts.flattenDiagnosticMessageText(d.messageText, ' ');
+    const at = d.file
+      ? `${d.file.fileName.replace(`${ROOT}/`, '')}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}`
+      : '';
+    return { code: d.code, text: `${at} TS${d.code} ${message}` };
+  });
+}
+
+const { blocksOf, isCode, moduleOf, READMES } = await tsImport(
+  '../readme/blocks.ts',
+  import.meta.url,
+);
+const modules = Object.fromEntries(
+  READMES.flatMap((readme) => {
+    const blocks = blocksOf(readme);
+    const context = blocks.find((b) => b.context);
+    return blocks.filter(isCode).map((block, i) => moduleOf(block, context, i));
+  }).map((m) => [m.name, m.source]),
+);
+const MODES = [
+  ['esm', 'module', ts.ModuleKind.NodeNext, ts.ModuleResolutionKind.NodeNext],
+  ['cjs', 'commonjs', ts.ModuleKind.Node16, ts.ModuleResolutionKind.Node16],
+];
+for (const [folder, type, module, moduleResolution] of MODES) {
+  await check(`types (${type}, ${folder === 'esm' ? 'nodenext' : 'node16'})`, () => {
+    const problems = compile(folder, type, modules, { module, moduleResolution, types: ['node'] })
+      // Top-level await: the READMEs write ES modules; a CommonJS app awaits in a function.
+      .filter((d) => !(type === 'commonjs' && d.code === 1309));
+    expect(problems.length === 0, `\n  ${problems.map((p) => p.text).join('\n  ')}`);
+  });
+}
+await check('types (browser: no @types/node)', () => {
+  const source = BROWSER.map((id, i) => `import * as m${i} from '${id}';\nexport { m${i} };`);
+  const problems = compile(
+    'browser',
+    'module',
+    { 'browser.ts': source.join('\n') },
+    {
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      types: [],
+    },
+  );
+  expect(problems.length === 0, `\n  ${problems.map((p) => p.text).join('\n  ')}`);
+});
+
+/** Node's globals, as a free identifier (not a property, not inside a word). */
+const NODE_GLOBAL =
+  /(?<![\w$.])(process|Buffer|global|require|module|__dirname|__filename)(?![\w$])/g;
+for (const id of ['@keel/core', '@keel/react']) {
+  await check(`browser ${id}`, async () => {
+    const result = await build({
+      stdin: { contents: `export * from '${id}';`, resolveDir: join(ROOT, 'readme') },
+      bundle: true,
+      minify: true,
+      format: 'esm',
+      platform: 'browser',
+      external: ['react', 'react/*'],
+      write: false,
+      logLevel: 'silent',
+    });
+    // Minified: comments are gone and locals renamed, so a Node name left is a global or a word
+    // in a string; quoted strings are blanked first (templates stay: they may hold code).
+    const code = result.outputFiles[0].text.replace(
+      /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'/g,
+      '""',
+    );
+    const found = [...new Set([...code.matchAll(NODE_GLOBAL)].map((m) => m[1]))];
+    expect(found.length === 0, `the browser bundle uses ${found.join(', ')}`);
+  });
+}
+
 if (failures.length > 0) {
   for (const failure of failures) console.error(`check-consumers: ${failure}`);
   process.exit(1);
 }
 console.log(
-  'check-consumers: require() and import() load every subpath; guards work across builds; hydration renders under both',
+  'check-consumers: require() and import() load every subpath; guards work across builds; hydration renders under both; README blocks compile against the declarations; browser bundles use nothing of Node',
 );
