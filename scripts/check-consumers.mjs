@@ -1,6 +1,7 @@
 // Part of `test:pkg`, after the build: the packages as an application that installed them uses
 // them (resolved by name through their `exports` maps, from readme/, which depends on them):
 //
+//   files    a package publishes its README and CHANGELOG (the READMEs send readers there)
 //   cjs      every subpath loads with require() and with import(), with the same export names
 //   guards   an error made by one build (ESM or CommonJS) passes the other build's guard: an app
 //            that has both (the dual-package hazard) can narrow with the guards, not `instanceof`
@@ -52,6 +53,14 @@ function subpaths(name) {
   return Object.keys(exports)
     .filter((key) => key !== './package.json')
     .map((key) => (key === '.' ? name : `${name}/${key.slice(2)}`));
+}
+
+for (const id of PACKAGES) {
+  await check(`files ${id}`, () => {
+    const { files } = require(`${id}/package.json`);
+    const missing = ['README.md', 'CHANGELOG.md'].filter((f) => !files.includes(f));
+    expect(missing.length === 0, `package.json "files" leaves out ${missing.join(', ')}`);
+  });
 }
 
 for (const id of PACKAGES.flatMap(subpaths)) {
