@@ -44,6 +44,13 @@ describe('README command checker', () => {
     expect(problems('node --expose-gc bench/nope.bench.mjs')).toHaveLength(1);
   });
 
+  it('flags an npm install of a package keel neither publishes nor depends on', () => {
+    expect(problems('npm install @keel/core @keel/react')).toEqual([]);
+    expect(problems('npm install ioredis')).toEqual([]);
+    expect(problems('npm install @keel/client')).toHaveLength(1);
+    expect(problems('npm install @keel/core ioredi')).toHaveLength(1);
+  });
+
   it('flags a cd into a folder that does not exist', () => {
     expect(problems('cd examples/nope')).toHaveLength(1);
   });

@@ -28,13 +28,27 @@ const PACKAGE_DIRS = new Map(
 );
 
 /**
+ * What a README may tell a user to `npm install`: a published keel package, or a package one
+ * of them depends on (a peer such as react or ioredis).
+ */
+const INSTALLABLE = new Set(
+  [...PACKAGE_DIRS.entries()]
+    .filter(([, dir]) => dir.startsWith('packages/'))
+    .flatMap(([name, dir]) => {
+      const pkg = JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8'));
+      return [name, ...Object.keys({ ...pkg.dependencies, ...pkg.peerDependencies })];
+    }),
+);
+
+/**
  * Checks one shell command run in `dir` (relative to the root); returns the folder the next
  * command runs in (`cd` paths are from the root, as the READMEs write them, and must exist).
  * Leading `NAME=value` assignments are skipped: the command after them is checked. pnpm: the
  * pinned version, and a script that exists where it runs (the root's scripts count everywhere:
  * the READMEs say to run them from the root); `--filter <package> <script>`: a script of that
  * package; vitest `--project`: a project that exists; `--config` and the test files it is given,
- * and the scripts `sh`, `node` (any flags) and `npx tsx` run: files that exist.
+ * and the scripts `sh`, `node` (any flags) and `npx tsx` run: files that exist; `npm install`:
+ * packages keel publishes or depends on.
  */
 export function checkCommand(
   command: string,
@@ -73,6 +87,13 @@ export function checkCommand(
       ...(scriptsDir === dir && dir !== '.' ? scriptsOf(ROOT) : {}),
     };
     if (!(script in scripts)) bad.push(`${where}: no script "${script}" in ${scriptsDir}`);
+    return dir;
+  }
+  if (/^npm (?:install|i|add)\s/.test(command)) {
+    for (const name of words.slice(2).filter((w) => !w.startsWith('-'))) {
+      const bare = name.replace(/(?<=.)@[^/]*$/, '');
+      if (!INSTALLABLE.has(bare)) bad.push(`${where}: npm install ${name}: not a keel package`);
+    }
     return dir;
   }
   if (/^npx vitest\b/.test(command)) {

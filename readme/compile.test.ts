@@ -140,7 +140,10 @@ describe('README commands', () => {
         let dir = dirname(readme);
         for (const [, span] of paragraph.matchAll(/`([^`\n]+)`/g)) {
           // A command, not a pattern of one (`npx -y pnpm@<version> <script>`).
-          if (!/^(?:\w+=\S*\s+)*(cd |npx |pnpm |sh |node )/.test(span!) || /<|\.\.\./.test(span!))
+          if (
+            !/^(?:\w+=\S*\s+)*(cd |npx |npm |pnpm |sh |node )/.test(span!) ||
+            /<|\.\.\./.test(span!)
+          )
             continue;
           for (const command of span!.split('&&').map((c) => c.trim())) {
             dir = checkCommand(command, dir, `${readme}: \`${span}\``, version, bad);
