@@ -9,8 +9,9 @@
 //            CommonJS entries of a package must share its modules (one client registry)
 //   types    every README code block compiles against the published declarations (not the
 //            sources, as readme/compile.test.ts does), tsc --strict with skipLibCheck off, as an
-//            ESM package (nodenext) and as a CommonJS one (node16); and the declarations of the
-//            browser packages compile without @types/node (bundler resolution)
+//            ESM package (nodenext) and as a CommonJS one (node16); the declarations compile
+//            under the strictest flags (exactOptionalPropertyTypes, ...), and those of the
+//            browser packages without @types/node
 //   browser  @keel/core and @keel/react bundled for the browser (esbuild, platform browser) pull
 //            in no Node module and use no Node global (process, Buffer, global, require, ...)
 //
@@ -217,20 +218,35 @@ for (const [folder, type, module, moduleResolution] of MODES) {
     expect(problems.length === 0, `\n  ${problems.map((p) => p.text).join('\n  ')}`);
   });
 }
-await check('types (browser: no @types/node)', () => {
-  const source = BROWSER.map((id, i) => `import * as m${i} from '${id}';\nexport { m${i} };`);
-  const problems = compile(
-    'browser',
-    'module',
-    { 'browser.ts': source.join('\n') },
-    {
-      module: ts.ModuleKind.ESNext,
-      moduleResolution: ts.ModuleResolutionKind.Bundler,
-      types: [],
-    },
-  );
-  expect(problems.length === 0, `\n  ${problems.map((p) => p.text).join('\n  ')}`);
-});
+/** The flags of the strictest app tsconfigs: the declarations must compile under them too. */
+const STRICTEST = {
+  exactOptionalPropertyTypes: true,
+  noImplicitOverride: true,
+  noPropertyAccessFromIndexSignature: true,
+};
+/** A module importing every export of `ids`. */
+const importing = (ids) =>
+  ids.map((id, i) => `import * as m${i} from '${id}';\nexport { m${i} };`).join('\n');
+const DECLARATIONS = [
+  ['declarations', 'every subpath, strictest flags', PACKAGES.flatMap(subpaths), ['node']],
+  ['browser', 'browser entries, no @types/node', BROWSER, []],
+];
+for (const [folder, what, ids, types] of DECLARATIONS) {
+  await check(`types (${what})`, () => {
+    const problems = compile(
+      folder,
+      'module',
+      { 'index.ts': importing(ids) },
+      {
+        module: ts.ModuleKind.ESNext,
+        moduleResolution: ts.ModuleResolutionKind.Bundler,
+        types,
+        ...STRICTEST,
+      },
+    );
+    expect(problems.length === 0, `\n  ${problems.map((p) => p.text).join('\n  ')}`);
+  });
+}
 
 /** Node's globals, as a free identifier (not a property, not inside a word). */
 const NODE_GLOBAL =
