@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { blocksOf, isCode, moduleOf, READMES, ROOT, slugOf } from './blocks';
+import { checkCommand } from './commands';
 
 /** Where the modules made from the blocks are written (ignored by git). */
 const GENERATED = join(import.meta.dirname, '.generated', 'compile');
@@ -99,6 +100,9 @@ describe('README links', () => {
   });
 });
 
+/** Fence languages of shell commands. */
+const SHELL = new Set(['sh', 'bash', 'shell', 'console']);
+
 describe('README commands', () => {
   const pnpm = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
     .packageManager as string;
@@ -115,7 +119,7 @@ describe('README commands', () => {
     '%s: pnpm commands use the pinned version and name scripts that exist',
     (readme) => {
       const bad: string[] = [];
-      for (const block of blocksOf(readme).filter((b) => b.lang === 'sh')) {
+      for (const block of blocksOf(readme).filter((b) => SHELL.has(b.lang))) {
         let dir = dirname(readme);
         for (const command of block.code.split(/\n|&&/).map((c) => c.replace(/#.*$/, '').trim())) {
           dir = checkCommand(command, dir, `${readme}:${block.line}`, version, bad);
@@ -136,7 +140,11 @@ describe('README commands', () => {
         let dir = dirname(readme);
         for (const [, span] of paragraph.matchAll(/`([^`\n]+)`/g)) {
           // A command, not a pattern of one (`npx -y pnpm@<version> <script>`).
-          if (!/^(cd |npx |pnpm |sh |node )/.test(span!) || /<|\.\.\./.test(span!)) continue;
+          if (
+            !/^(?:\w+=\S*\s+)*(cd |npx |npm |pnpm |sh |node )/.test(span!) ||
+            /<|\.\.\./.test(span!)
+          )
+            continue;
           for (const command of span!.split('&&').map((c) => c.trim())) {
             dir = checkCommand(command, dir, `${readme}: \`${span}\``, version, bad);
           }
@@ -146,97 +154,6 @@ describe('README commands', () => {
     },
   );
 });
-
-/** The workspace's vitest projects, by name (the root config lists their configs). */
-const PROJECTS = new Set(
-  [
-    'packages/core/vitest.config.ts',
-    'packages/core/vitest.composed.config.ts',
-    'packages/react/vitest.config.ts',
-    'packages/server/vitest.config.ts',
-    'packages/devtools/vitest.config.ts',
-    'examples/node-demo/vitest.config.ts',
-    'readme/vitest.config.ts',
-  ].map((config) => /name: '([^']+)'/.exec(readFileSync(join(ROOT, config), 'utf8'))![1]!),
-);
-
-/** The folder of each workspace package, by its name (`@keel/example-react-live`). */
-const PACKAGE_DIRS = new Map(
-  ['packages', 'examples'].flatMap((parent) =>
-    readdirSync(join(ROOT, parent))
-      .filter((name) => existsSync(join(ROOT, parent, name, 'package.json')))
-      .map((name) => {
-        const dir = `${parent}/${name}`;
-        return [JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')).name, dir];
-      }),
-  ),
-);
-
-/**
- * Checks one shell command run in `dir` (relative to the root); returns the folder the next
- * command runs in (`cd` paths are from the root, as the READMEs write them). pnpm: the pinned version, and a script that exists where it runs (the root's
- * scripts count everywhere: the READMEs say to run them from the root); `--filter <package>
- * <script>`: a script of that package; vitest `--project`: a project that exists; `--config`,
- * `sh` and `node` paths: files that exist.
- */
-function checkCommand(
-  command: string,
-  dir: string,
-  where: string,
-  version: string,
-  bad: string[],
-): string {
-  const cd = /^cd\s+(\S+)/.exec(command);
-  // The READMEs write `cd` from the repository root ("From the repository root: cd examples/x").
-  if (cd) return cd[1]!;
-  const words = command.split(/\s+/);
-  const pinned = /^npx -y pnpm@(\S+)/.exec(command);
-  if (pinned || words[0] === 'pnpm') {
-    if (pinned && pinned[1] !== version)
-      bad.push(`${where}: pnpm@${pinned[1]} (pinned: ${version})`);
-    // Corepack cannot fetch pnpm on a fresh machine: a bare `pnpm` is not a command that works.
-    if (!pinned) bad.push(`${where}: bare \`pnpm\` (write \`npx -y pnpm@${version}\`)`);
-    let args = words.slice(pinned ? 3 : 1);
-    let scriptsDir = dir;
-    if (args[0] === '--filter') {
-      const target = PACKAGE_DIRS.get(args[1]);
-      if (target === undefined) bad.push(`${where}: no workspace package ${args[1]}`);
-      scriptsDir = target ?? dir;
-      args = args.slice(2);
-    }
-    if (args[0] === 'run') args = args.slice(1);
-    const script = args[0];
-    if (script === undefined || ['install', 'exec', 'add', '-r'].includes(script)) return dir;
-    const scripts = {
-      ...scriptsOf(join(ROOT, scriptsDir)),
-      ...(scriptsDir === dir && dir !== '.' ? scriptsOf(ROOT) : {}),
-    };
-    if (!(script in scripts)) bad.push(`${where}: no script "${script}" in ${scriptsDir}`);
-    return dir;
-  }
-  if (/^npx vitest\b/.test(command)) {
-    for (const [, project] of command.matchAll(/--project[ =](\S+)/g)) {
-      if (!PROJECTS.has(project!)) bad.push(`${where}: no vitest project "${project}"`);
-    }
-    for (const [, config] of command.matchAll(/--config[ =](\S+)/g)) {
-      if (!exists(dir, config!)) bad.push(`${where}: no file ${config}`);
-    }
-    return dir;
-  }
-  const file = /^(?:sh|node(?: --import \S+)?)\s+(\S+\.(?:sh|mjs|js|ts))\b/.exec(command);
-  if (file && !exists(dir, file[1]!)) bad.push(`${where}: no file ${file[1]}`);
-  return dir;
-}
-
-/** A path as a README gives it: from the folder the command runs in, or from the root. */
-function exists(dir: string, path: string): boolean {
-  return existsSync(join(ROOT, dir, path)) || existsSync(join(ROOT, path));
-}
-
-function scriptsOf(dir: string): Record<string, string> {
-  const file = join(dir, 'package.json');
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')).scripts ?? {}) : {};
-}
 
 /** The text outside fenced code blocks (links in code are code). */
 function withoutCode(text: string): string {

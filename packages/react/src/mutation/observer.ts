@@ -102,7 +102,9 @@ export interface UseMutationOptions<
    * for a single attempt, or a RetryOptions object.
    * @default the client's retry options
    */
-  retry?: RequestOptions['retry'];
+  // Without the `undefined` an indexed optional type carries: under exactOptionalPropertyTypes
+  // this must stay assignable to the `retry` it overrides.
+  retry?: Exclude<RequestOptions['retry'], undefined>;
 }
 
 /**
