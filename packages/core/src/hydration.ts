@@ -167,13 +167,18 @@ export function prepareHydration(client: Client, state: DehydratedState): Prepar
   });
 }
 
-/** hydrate's second half: writes prepared entries, except where the client holds newer data. */
+/**
+ * hydrate's second half: writes prepared entries, except where the client holds newer data and
+ * those already due for collection (expired gcTime ago and unwatched: no read would find them).
+ */
 export function writeHydration(client: Client, entries: readonly PreparedEntry[]): number {
-  const { cache } = internalsOf(client, 'hydrate');
+  const { cache, clock } = internalsOf(client, 'hydrate');
+  const now = clock.now();
   let written = 0;
   for (const { spec, value, storedAt, ttl } of entries) {
     const current = cache.get(spec.key);
     if (current !== undefined && current.storedAt >= storedAt) continue;
+    if (cache.isCollectable({ key: spec.key, expiresAt: storedAt + ttl }, now)) continue;
     cache.set(spec.key, value, { spec, storedAt, ttl });
     written++;
   }
@@ -192,7 +197,13 @@ function checkEntry(entry: DehydratedEntry, field: string): void {
   checkMs(`${field}.ttl`, entry.ttl, Number.MAX_VALUE);
   const r = entry.response;
   checkObject(`${field}.response`, r);
-  checkNumber(`${field}.response.status`, r.status, 'an HTTP status', Number.isInteger);
+  // What a Response can carry (its constructor refuses any other): a fetch never hands over 1xx.
+  checkNumber(
+    `${field}.response.status`,
+    r.status,
+    'an HTTP status (an integer from 200 to 599)',
+    (n) => Number.isInteger(n) && n >= 200 && n < 600,
+  );
   if (typeof r.statusText !== 'string') {
     throw typeError(`${field}.response.statusText`, 'a string', r.statusText);
   }
