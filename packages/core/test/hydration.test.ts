@@ -12,6 +12,11 @@ import { createFakeFetch, debugOf, FakeClock, startServer, type TestServer } fro
 let api: TestServer;
 beforeAll(async () => {
   api = await startServer({
+    // The baseURL itself, without its trailing slash.
+    '/api': (req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ url: req.url }));
+    },
     '/api/todos': (req, res) => {
       res.setHeader('content-type', 'application/json');
       res.setHeader('x-total', '2');
@@ -198,6 +203,23 @@ describe('dehydrate / hydrate', () => {
       expect(client.getCached('GET /x')?.status).toBe(status);
     });
 
+    test.each([
+      ['GET /x |r bogus'],
+      ['GET /x |q json'],
+      ['GET /x |r json |h a:1'],
+      ['GET /x |h'],
+      ['GET /x |'],
+      // A GET request has no body (its request is the RangeError `body`).
+      ['GET /x |b {}'],
+      ['GET /x |h a:1 |b x |r json'],
+    ])('a key with a mark no request writes (%j) is a RangeError naming it', (key) => {
+      const client = browser();
+      expect(() => hydrate(client, { keel: 1, entries: [entry(), entry({ key })] })).toThrow(
+        `\`state.entries[1].key\` must be the key of a GET request, got ${JSON.stringify(key)}`,
+      );
+      expect(inspect(client).cache()).toEqual([]);
+    });
+
     test('an entry already due for collection is not written, nor counted', () => {
       const clock = new FakeClock();
       const client = createClient({
@@ -232,5 +254,29 @@ describe('dehydrate / hydrate', () => {
       expect(client.getCached('GET /old')?.data).toBe(1);
       off();
     });
+  });
+
+  test('the baseURL without its trailing slash comes back under its own key', async () => {
+    const server = createClient({ baseURL: `${api.url}/api/`, clock: new FakeClock() });
+    // `GET ` (nothing after the base) is `/api`; `GET /` is `/api/`, what get('') reads here.
+    await server.get(`${api.url}/api`, { params: { n: 1 } });
+    await server.get(`${api.url}/api`);
+    const state: DehydratedState = JSON.parse(JSON.stringify(dehydrate(server)));
+    expect(state.entries.map((e) => e.key)).toEqual(['GET ?n=1', 'GET ']);
+    const fake = createFakeFetch();
+    const browser = createClient({ baseURL: 'https://app.example.com/api/', fetch: fake.fetch });
+    expect(hydrate(browser, state)).toBe(2);
+    expect(
+      inspect(browser)
+        .cache()
+        .map((e) => [e.key, e.path]),
+    ).toEqual([
+      ['GET ?n=1', '/api'],
+      ['GET ', '/api'],
+    ]);
+    await browser.get('https://app.example.com/api');
+    await browser.get('https://app.example.com/api?n=1');
+    expect(fake.calls).toHaveLength(0);
+    expect(browser.getCached('GET ')).toBe(browser.getCached(dehydrate(browser).entries[1]!.key));
   });
 });
