@@ -175,6 +175,14 @@ class KeelClient implements Client {
         // Read at call time: the pre-start gate peeks whatever guard the client ends up with.
         permits: (endpoint) => this.#guard.permits(endpoint),
         cancelJob: (job, error) => this.#cancelFlight(job as Flight, error),
+        keyOf: (selector) => {
+          try {
+            return this.#keyOf(selector);
+          } catch {
+            // No key a request can have: a group name.
+            return selector;
+          }
+        },
         resumeNow: (job, error) => this.#resume(job as Flight, error),
         onError: config.onError,
       },
