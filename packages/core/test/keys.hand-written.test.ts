@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { createClient, inspect } from '../src/index';
-import { createFakeFetch, jsonResponse } from './helpers';
+import { createFakeFetch, debugOf, jsonResponse } from './helpers';
 
 /**
  * A key written by hand (`setCached`, `getCached`, `isFetching`, `subscribe`) names the entry a
@@ -148,7 +148,7 @@ describe('a key names only what a request writes: an unknown mark is a RangeErro
     expect(() => client.isFetching(key)).toThrow(RangeError);
     expect(() => client.subscribe(key, () => {})).toThrow(RangeError);
     expect(inspect(client).cache()).toEqual([]);
-    expect(client.debug.subscriptions).toBe(0);
+    expect(debugOf(client).subscriptions).toBe(0);
   });
 
   test.each([
