@@ -34,7 +34,7 @@ import {
   typeError,
 } from './internal/checks';
 import { CLOCK, type Clock, timerDelay } from './internal/clock';
-import { urlOfKey } from './internal/fingerprint';
+import { KEY, urlOfKey } from './internal/fingerprint';
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
 import { isStreamBody } from './request/body';
@@ -84,9 +84,7 @@ export function createBaseClient(options?: BaseClientOptions): Client {
 
 const SPEC_MEMO_LIMIT = 1000;
 
-/** A key: `METHOD url`, then the marks fingerprintOf adds (headers, body, responseType). */
-const KEY = /^(\S+) ([\s\S]*?)( \|[\s\S]*)?$/;
-const KEY_FORM = 'a `METHOD url` key';
+const KEY_FORM = 'a `METHOD url` key with the marks a request writes (` |h`, ` |b`, ` |r`)';
 
 /** What the hydration and inspection functions need from a client beyond its public API. */
 export interface ClientInternals {
@@ -177,6 +175,14 @@ class KeelClient implements Client {
         // Read at call time: the pre-start gate peeks whatever guard the client ends up with.
         permits: (endpoint) => this.#guard.permits(endpoint),
         cancelJob: (job, error) => this.#cancelFlight(job as Flight, error),
+        keyOf: (selector) => {
+          try {
+            return this.#keyOf(selector);
+          } catch {
+            // No key a request can have: a group name.
+            return selector;
+          }
+        },
         resumeNow: (job, error) => this.#resume(job as Flight, error),
         onError: config.onError,
       },
@@ -430,14 +436,18 @@ class KeelClient implements Client {
    * A key written by hand (`getCached`, `setCached`, `isFetching`, `subscribe`) as the client's
    * requests write it, so any spelling of a resource names its entry: the `METHOD url` part is
    * the key of `resolve(METHOD, url)` (memoized there), the marks after it (` |h ...`) are kept
-   * as written. A key no request of this client can have is the error such a request gets.
+   * as written, and must be ones a request writes (KEY). A key no request of this client can
+   * have is the error such a request gets.
    */
   #keyOf(key: string): string {
-    const [, method, url, marks] = (typeof key === 'string' && KEY.exec(key)) || [];
-    if (url === undefined) {
+    const [, method, url, marks, , body] = (typeof key === 'string' && KEY.exec(key)) || [];
+    // A mark no request writes would name nothing; nor would a body on a GET or HEAD.
+    if (url === undefined || (body !== undefined && /^(get|head)$/i.test(method!))) {
       throw (typeof key === 'string' ? rangeError : typeError)('key', KEY_FORM, key);
     }
-    const spec = this.#resolve(method, url, undefined);
+    // `GET ` is the key base itself (the baseURL without its trailing slash), as in the store;
+    // resolving `''` would be the baseURL as written, with its slash: `GET /`.
+    const spec = this.#resolve(method, url || this.#config.keyBase || url, undefined);
     return marks ? `${spec.method} ${urlOfKey(spec.key)}${marks}` : spec.key;
   }
 

@@ -3,6 +3,7 @@ import { asMatchable } from './cache/store';
 import { internalsOf } from './client';
 import { checkMs, checkNumber, checkObject, rangeError, typeError } from './internal/checks';
 import { parseKey } from './internal/fingerprint';
+import { keyBaseOf } from './internal/url';
 import type { RequestSpec } from './request/resolve';
 import type { ApiResponse, Client, InvalidateTarget } from './types/client';
 
@@ -123,7 +124,7 @@ export interface PreparedEntry {
  * HydrationBoundary writes some entries during render and the others after the commit.
  */
 export function prepareHydration(client: Client, state: DehydratedState): PreparedEntry[] {
-  const { cache, clock } = internalsOf(client, 'hydrate');
+  const { cache, clock, baseURL } = internalsOf(client, 'hydrate');
   checkObject('state', state, 'what dehydrate returned ({ keel: 1, entries })');
   if (state.keel !== 1) throw rangeError('state.keel', '1', state.keel);
   if (!Array.isArray(state.entries)) {
@@ -135,10 +136,13 @@ export function prepareHydration(client: Client, state: DehydratedState): Prepar
     const field = `state.entries[${i}]`;
     checkEntry(entry, field);
     const parts = parseKey(entry.key);
-    if (parts.method !== 'GET') {
+    // A mark no request writes would be dropped, the entry stored under another key; a GET
+    // request has no body.
+    if (parts?.method !== 'GET' || parts.body !== undefined) {
       throw rangeError(`${field}.key`, 'the key of a GET request', entry.key);
     }
-    const spec = client.resolve('GET', parts.url, {
+    // `GET ` is the key base itself (the baseURL without its trailing slash), as in the store.
+    const spec = client.resolve('GET', parts.url || (keyBaseOf(baseURL) ?? ''), {
       headers: parts.headers,
       responseType: parts.responseType,
       tags: [...entry.tags],
@@ -167,13 +171,18 @@ export function prepareHydration(client: Client, state: DehydratedState): Prepar
   });
 }
 
-/** hydrate's second half: writes prepared entries, except where the client holds newer data. */
+/**
+ * hydrate's second half: writes prepared entries, except where the client holds newer data and
+ * those already due for collection (expired gcTime ago and unwatched: no read would find them).
+ */
 export function writeHydration(client: Client, entries: readonly PreparedEntry[]): number {
-  const { cache } = internalsOf(client, 'hydrate');
+  const { cache, clock } = internalsOf(client, 'hydrate');
+  const now = clock.now();
   let written = 0;
   for (const { spec, value, storedAt, ttl } of entries) {
     const current = cache.get(spec.key);
     if (current !== undefined && current.storedAt >= storedAt) continue;
+    if (cache.isCollectable({ key: spec.key, expiresAt: storedAt + ttl }, now)) continue;
     cache.set(spec.key, value, { spec, storedAt, ttl });
     written++;
   }
@@ -192,7 +201,13 @@ function checkEntry(entry: DehydratedEntry, field: string): void {
   checkMs(`${field}.ttl`, entry.ttl, Number.MAX_VALUE);
   const r = entry.response;
   checkObject(`${field}.response`, r);
-  checkNumber(`${field}.response.status`, r.status, 'an HTTP status', Number.isInteger);
+  // What a Response can carry (its constructor refuses any other): a fetch never hands over 1xx.
+  checkNumber(
+    `${field}.response.status`,
+    r.status,
+    'an HTTP status (an integer from 200 to 599)',
+    (n) => Number.isInteger(n) && n >= 200 && n < 600,
+  );
   if (typeof r.statusText !== 'string') {
     throw typeError(`${field}.response.statusText`, 'a string', r.statusText);
   }

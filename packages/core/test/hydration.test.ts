@@ -1,10 +1,22 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createClient, type DehydratedState, dehydrate, hydrate } from '../src/index';
+import {
+  createClient,
+  type DehydratedEntry,
+  type DehydratedState,
+  dehydrate,
+  hydrate,
+  inspect,
+} from '../src/index';
 import { createFakeFetch, debugOf, FakeClock, startServer, type TestServer } from './helpers';
 
 let api: TestServer;
 beforeAll(async () => {
   api = await startServer({
+    // The baseURL itself, without its trailing slash.
+    '/api': (req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ url: req.url }));
+    },
     '/api/todos': (req, res) => {
       res.setHeader('content-type', 'application/json');
       res.setHeader('x-total', '2');
@@ -161,5 +173,110 @@ describe('dehydrate / hydrate', () => {
     expect(() => dehydrate({} as never)).toThrow(
       'keel: `dehydrate(client)` must be a client made by createClient or createBaseClient, got an object',
     );
+  });
+
+  describe('hydrate refuses what no response of the client can be', () => {
+    const entry = (over: Partial<DehydratedEntry> = {}, status = 200): DehydratedEntry => ({
+      key: 'GET /x',
+      tags: [],
+      age: 0,
+      ttl: 1000,
+      response: { data: 1, status, statusText: '', headers: [] },
+      ...over,
+    });
+    const browser = () =>
+      createClient({ baseURL: 'https://a.test', fetch: createFakeFetch().fetch });
+
+    // A Response's status is 200-599 (the Response constructor refuses any other): 0 is an
+    // opaque response, never stored; 1xx never reaches a fetch caller.
+    test.each([99, 0, 199, 600, 1_000_000])('status %j is a RangeError naming it', (status) => {
+      const client = browser();
+      expect(() => hydrate(client, { keel: 1, entries: [entry(), entry({}, status)] })).toThrow(
+        `keel: \`state.entries[1].response.status\` must be an HTTP status (an integer from 200 to 599), got ${status}`,
+      );
+      expect(inspect(client).cache()).toEqual([]);
+    });
+
+    test.each([200, 404, 599])('status %j is written', (status) => {
+      const client = browser();
+      expect(hydrate(client, { keel: 1, entries: [entry({}, status)] })).toBe(1);
+      expect(client.getCached('GET /x')?.status).toBe(status);
+    });
+
+    test.each([
+      ['GET /x |r bogus'],
+      ['GET /x |q json'],
+      ['GET /x |r json |h a:1'],
+      ['GET /x |h'],
+      ['GET /x |'],
+      // A GET request has no body (its request is the RangeError `body`).
+      ['GET /x |b {}'],
+      ['GET /x |h a:1 |b x |r json'],
+    ])('a key with a mark no request writes (%j) is a RangeError naming it', (key) => {
+      const client = browser();
+      expect(() => hydrate(client, { keel: 1, entries: [entry(), entry({ key })] })).toThrow(
+        `\`state.entries[1].key\` must be the key of a GET request, got ${JSON.stringify(key)}`,
+      );
+      expect(inspect(client).cache()).toEqual([]);
+    });
+
+    test('an entry already due for collection is not written, nor counted', () => {
+      const clock = new FakeClock();
+      const client = createClient({
+        baseURL: 'https://a.test',
+        fetch: createFakeFetch().fetch,
+        clock,
+        cache: { ttl: 1000, gcTime: 5000 },
+      });
+      const changes: string[] = [];
+      inspect(client).watchCache((c) => changes.push(c.type));
+      const state = {
+        keel: 1 as const,
+        entries: [
+          entry({ key: 'GET /old', age: Number.MAX_VALUE }),
+          // Expired 5 s ago: collected now (gcTime 5 s).
+          entry({ key: 'GET /gone', age: 6000 }),
+          // Expired 4.999 s ago: kept (stale) for 1 ms more.
+          entry({ key: 'GET /stale', age: 5999 }),
+        ],
+      };
+      expect(hydrate(client, state)).toBe(1);
+      expect(changes).toEqual(['write']);
+      expect(
+        inspect(client)
+          .cache()
+          .map((e) => e.key),
+      ).toEqual(['GET /stale']);
+      expect(client.getCached('GET /old')).toBeUndefined();
+      // Watched, a stale entry is kept however old: it is written.
+      const off = client.subscribe('GET /old', () => {});
+      expect(hydrate(client, state)).toBe(1);
+      expect(client.getCached('GET /old')?.data).toBe(1);
+      off();
+    });
+  });
+
+  test('the baseURL without its trailing slash comes back under its own key', async () => {
+    const server = createClient({ baseURL: `${api.url}/api/`, clock: new FakeClock() });
+    // `GET ` (nothing after the base) is `/api`; `GET /` is `/api/`, what get('') reads here.
+    await server.get(`${api.url}/api`, { params: { n: 1 } });
+    await server.get(`${api.url}/api`);
+    const state: DehydratedState = JSON.parse(JSON.stringify(dehydrate(server)));
+    expect(state.entries.map((e) => e.key)).toEqual(['GET ?n=1', 'GET ']);
+    const fake = createFakeFetch();
+    const browser = createClient({ baseURL: 'https://app.example.com/api/', fetch: fake.fetch });
+    expect(hydrate(browser, state)).toBe(2);
+    expect(
+      inspect(browser)
+        .cache()
+        .map((e) => [e.key, e.path]),
+    ).toEqual([
+      ['GET ?n=1', '/api'],
+      ['GET ', '/api'],
+    ]);
+    await browser.get('https://app.example.com/api');
+    await browser.get('https://app.example.com/api?n=1');
+    expect(fake.calls).toHaveLength(0);
+    expect(browser.getCached('GET ')).toBe(browser.getCached(dehydrate(browser).entries[1]!.key));
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { createClient, inspect } from '../src/index';
-import { createFakeFetch, jsonResponse } from './helpers';
+import { createFakeFetch, debugOf, jsonResponse } from './helpers';
 
 /**
  * A key written by hand (`setCached`, `getCached`, `isFetching`, `subscribe`) names the entry a
@@ -105,7 +105,7 @@ describe('a key no request of the client can have is the RangeError such a reque
     );
     expect(() => client.getCached('GET /users?page=2')).toThrow(RangeError);
     expect(() => client.setCached('/users?page=2', value(1))).toThrow(
-      'keel: `key` must be a `METHOD url` key, got "/users?page=2"',
+      'keel: `key` must be a `METHOD url` key with the marks a request writes (` |h`, ` |b`, ` |r`), got "/users?page=2"',
     );
     expect(inspect(client).cache()).toEqual([]);
   });
@@ -127,5 +127,66 @@ describe('a key no request of the client can have is the RangeError such a reque
     expect(() => client.setCached(null as never, value(1))).toThrow(TypeError);
     expect(() => client.getCached({} as never)).toThrow(TypeError);
     expect(() => client.subscribe(7 as never, () => {})).toThrow(TypeError);
+  });
+});
+
+describe('a key names only what a request writes: an unknown mark is a RangeError naming the key', () => {
+  test.each([
+    'GET /x |r bogus',
+    'GET /x |q json',
+    'GET /x |r json |h a:1',
+    'GET /x |h',
+    'GET /x |h junk',
+    'GET /x |',
+    'GET /x |b {}',
+    'HEAD /x |b {}',
+  ])('%j', (key) => {
+    const { client } = clientWith('https://api.example.com');
+    const message = `keel: \`key\` must be a \`METHOD url\` key with the marks a request writes (\` |h\`, \` |b\`, \` |r\`), got ${JSON.stringify(key)}`;
+    expect(() => client.setCached(key, value(1))).toThrow(message);
+    expect(() => client.getCached(key)).toThrow(RangeError);
+    expect(() => client.isFetching(key)).toThrow(RangeError);
+    expect(() => client.subscribe(key, () => {})).toThrow(RangeError);
+    expect(inspect(client).cache()).toEqual([]);
+    expect(debugOf(client).subscriptions).toBe(0);
+  });
+
+  test.each([
+    ['GET /x |h a:1\nb:2 |r text', '/x', { headers: { a: '1', b: '2' }, responseType: 'text' }],
+    ['GET /x |r stream', '/x', { responseType: 'stream' }],
+    ['POST /x |h content-type:text/plain |b a |b', '/x', undefined],
+    ['GET /a b', '/a b', undefined],
+  ] as const)('%j is a key a request has', (key, url, options) => {
+    const { client } = clientWith('https://api.example.com');
+    client.setCached(key, value('hand'));
+    expect(client.getCached(key)?.data).toBe('hand');
+    if (key.startsWith('GET')) {
+      expect(client.getCached(client.resolve('GET', url, options).key)?.data).toBe('hand');
+    }
+  });
+});
+
+describe('the baseURL itself: a request for it and its hand-written key agree', () => {
+  // A key's URL is relative to the baseURL without its trailing slash: `GET ` is that URL,
+  // `GET /` the one with the slash. Every key a request has names its own entry by hand.
+  test.each([
+    ['https://api.example.com/v1/', 'https://api.example.com/v1', 'GET '],
+    ['https://api.example.com/v1', 'https://api.example.com/v1', 'GET '],
+    ['https://api.example.com/v1/', '', 'GET /'],
+    ['https://api.example.com/v1/', 'https://api.example.com/v1/', 'GET /'],
+    ['https://api.example.com/v1', '', 'GET '],
+    ['https://api.example.com/', '', 'GET /'],
+    ['https://api.example.com/v1/', 'https://api.example.com/v1?a=1', 'GET ?a=1'],
+  ])('baseURL %j: get(%j) is %j', async (baseURL, url, key) => {
+    const { client, fake } = clientWith(baseURL);
+    expect(client.resolve('GET', url).key).toBe(key);
+    client.setCached(key, value('hand'));
+    expect((await client.get(url)).data).toBe('hand');
+    expect(fake.calls).toHaveLength(0);
+    expect(
+      inspect(client)
+        .cache()
+        .map((e) => e.key),
+    ).toEqual([key]);
   });
 });

@@ -75,18 +75,21 @@ describe('cache keys do not depend on the origin a client used', () => {
       method: 'GET',
       url: '/todos?a=1',
       headers: { 'x-a': '1:2', 'x-b': '3' },
+      body: undefined,
       responseType: undefined,
     });
     expect(parseKey('GET https://a.test/x')).toEqual({
       method: 'GET',
       url: 'https://a.test/x',
       headers: undefined,
+      body: undefined,
       responseType: undefined,
     });
     expect(parseKey('POST /x |b {"a":1}')).toEqual({
       method: 'POST',
       url: '/x',
       headers: undefined,
+      body: '{"a":1}',
       responseType: undefined,
     });
     // Headers end where the responseType mark starts, with or without a body between.
@@ -94,18 +97,30 @@ describe('cache keys do not depend on the origin a client used', () => {
       method: 'GET',
       url: '/x',
       headers: { a: '1', b: '2' },
+      body: undefined,
       responseType: 'json',
     });
     expect(parseKey('POST /x |h a:1 |b {"r":" |r text"} |r blob')).toEqual({
       method: 'POST',
       url: '/x',
       headers: { a: '1' },
+      body: '{"r":" |r text"}',
       responseType: 'blob',
     });
     expect(parseKey('GET /x |r arrayBuffer')).toMatchObject({
       headers: undefined,
       responseType: 'arrayBuffer',
     });
+    // Anything fingerprintOf does not write is no key.
+    for (const bad of [
+      'GET /x |r bogus',
+      'GET /x |h a',
+      'GET /x |r json |h a:1',
+      'GET',
+      'GET /x |',
+    ]) {
+      expect(parseKey(bad)).toBeUndefined();
+    }
   });
 
   test('an entry written by hand under a relative key is matched by path invalidation', () => {

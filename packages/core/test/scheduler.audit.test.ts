@@ -473,6 +473,26 @@ describe('scheduler audit: edges', () => {
     expect(calls(t)).toEqual(['/blocker', '/y', '/x']);
   });
 
+  it('prioritize by request key takes the key in any spelling a hand-written key may have', async () => {
+    const t = schedulerClient({ concurrency: 1, priority: true });
+    t.client.get('/blocker');
+    t.client.get('/x', { priority: 'low' });
+    t.client.get('/y', { params: { b: 1, a: 2 }, priority: 'low' });
+    t.client.get('/y', { params: { b: 1, a: 2 }, priority: 'low', headers: { 'X-A': '1' } });
+    // The key is `GET /y?a=2&b=1`: absolute, the query in another order, a lower-case method.
+    expect(t.client.scheduler().prioritize('get https://API.test:443/y?b=1&a=2', 'high')).toBe(1);
+    expect(t.client.scheduler().prioritize('GET /y?b=1&a=2 |h x-a:1', 'high')).toBe(1);
+    expect(t.of('request-prioritized').map((e) => e.key)).toEqual([
+      'GET /y?a=2&b=1',
+      'GET /y?a=2&b=1 |h x-a:1',
+    ]);
+    // A group name that is not a key still matches as written.
+    t.client.get('/z', { priority: 'low', scheduler: { group: 'GET bulk |x' } });
+    expect(t.client.scheduler().prioritize('GET bulk |x', 'high')).toBe(1);
+    await answerAll(t);
+    expect(calls(t)).toEqual(['/blocker', '/y?b=1&a=2', '/y?b=1&a=2', '/z', '/x']);
+  });
+
   it('rejects bad controller arguments with typed errors, and leaves no state behind', () => {
     const t = schedulerClient({ concurrency: 1, priority: true });
     const s = t.client.scheduler();

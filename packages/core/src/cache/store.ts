@@ -54,6 +54,9 @@ interface PredicateSubscription {
   listener: CacheSubscriber;
 }
 
+/** What collection looks at: an entry, or one about to be written (hydrate checks first). */
+type Due = Pick<CacheEntry, 'key' | 'expiresAt'>;
+
 const NO_TAGS: readonly string[] = Object.freeze([]);
 
 /** Entries the collection hand inspects per write: more than one, so it outpaces the writes. */
@@ -168,7 +171,7 @@ export class CacheStore {
     return true;
   }
 
-  #collectable(entry: CacheEntry, now: number): boolean {
+  #collectable(entry: Due, now: number): boolean {
     const gcTime = this.gcTime;
     // Kept for gcTime after it expired (the quick reject: most entries looked at are fresh or
     // recently expired), after a predicate subscription left (it may have been what wanted this
@@ -210,7 +213,7 @@ export class CacheStore {
   }
 
   /** Whether the entry is due for collection at `now`, without dropping it (for inspection). */
-  isCollectable(entry: CacheEntry, now: number): boolean {
+  isCollectable(entry: Due, now: number): boolean {
     return this.#collectable(entry, now);
   }
 

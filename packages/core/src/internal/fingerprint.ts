@@ -42,46 +42,48 @@ export function createFingerprint({ method, url, headers, body, base }: Fingerpr
   );
 }
 
-/** What a key is made of (the inverse of fingerprintOf for its method, URL and headers). */
+/** What a key is made of (the inverse of fingerprintOf). */
 export interface KeyParts {
   method: string;
   /** Relative to the client's key base, or absolute. */
   url: string;
   /** The request-level headers written into the key; undefined when none. */
   headers: Record<string, string> | undefined;
+  /** The body text written into the key; undefined when none. */
+  body: string | undefined;
   /** The `responseType` written into the key; undefined when none. */
   responseType: ResponseBodyType | undefined;
 }
 
-/** The responseType mark fingerprintOf ends a key with. */
-const TYPE_MARK = / \|r (json|text|blob|arrayBuffer|stream)$/;
-
 /**
- * Splits a key written by fingerprintOf. Header names cannot hold `:` and values cannot hold a
- * newline (fetch rejects both), so the header block splits unambiguously.
+ * A key as fingerprintOf writes it: `METHOD url`, then, each optional and in this order, the
+ * headers (` |h name:value` lines), the body (` |b text`) and the responseType (` |r type`).
+ * Neither the URL (canonical: no space) nor a header line holds ` |`, so the first one starts
+ * the marks. Groups: method, url, the marks as written, header block, body, responseType.
  */
-export function parseKey(key: string): KeyParts {
-  const space = key.indexOf(' ');
-  const url = urlOfKey(key);
-  // Where the URL ends: the first ` |` mark, or the end of the key.
-  const mark = space + 1 + url.length;
-  const typed = TYPE_MARK.exec(key);
+export const KEY =
+  /^(\S+) ((?:(?! \|).)*)((?: \|h ([^\s:]+:(?:(?! \|)[^\n])*(?:\n[^\s:]+:(?:(?! \|)[^\n])*)*))?(?: \|b (.*?))?(?: \|r (json|text|blob|arrayBuffer|stream))?)$/s;
+
+/** Splits a key as fingerprintOf writes it; undefined for anything else (see KEY). */
+export function parseKey(key: string): KeyParts | undefined {
+  const m = KEY.exec(key);
+  if (m === null) return undefined;
+  const [, method, url, , block, body, responseType] = m as (string | undefined)[];
   let headers: Record<string, string> | undefined;
-  if (key.startsWith(' |h ', mark)) {
-    // The block ends at the body, or at the responseType mark when there is no body.
-    const body = key.indexOf(' |b ', mark + 4);
-    const block = key.slice(mark + 4, body === -1 ? typed?.index : body);
+  if (block !== undefined) {
     headers = {};
+    // Header names cannot hold `:`, values cannot hold a newline (fetch rejects both).
     for (const line of block.split('\n')) {
       const colon = line.indexOf(':');
-      if (colon > 0) headers[line.slice(0, colon)] = line.slice(colon + 1);
+      headers[line.slice(0, colon)] = line.slice(colon + 1);
     }
   }
   return {
-    method: key.slice(0, space),
-    url,
+    method: method!,
+    url: url!,
     headers,
-    responseType: typed?.[1] as ResponseBodyType | undefined,
+    body,
+    responseType: responseType as ResponseBodyType | undefined,
   };
 }
 

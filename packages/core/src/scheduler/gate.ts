@@ -83,6 +83,11 @@ export interface SchedulerHooks {
    * client calls `cancel(job)` as it aborts the flight.
    */
   cancelJob(job: SchedulerJob, error: CancelledError): void;
+  /**
+   * `prioritize`'s selector as the client writes a key by hand (any spelling of a request's key
+   * names it), or as given when it is no key (a group name).
+   */
+  keyOf(selector: string): string;
 }
 
 /**

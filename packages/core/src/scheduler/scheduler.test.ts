@@ -38,6 +38,7 @@ function scheduler(endpointCeilings: boolean, concurrency = 8) {
     clock,
     permits: () => true,
     cancelJob: () => {},
+    keyOf: (selector) => selector,
     resume: (j, error) => answers.get(j)?.(error),
   });
   /** enter + acquire: started at once, or when the scheduler resumes the job. */

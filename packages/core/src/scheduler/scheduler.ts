@@ -236,13 +236,16 @@ export class Scheduler implements AttemptGate {
   }
 
   /**
-   * Moves the queued jobs whose group or request key is `selector` to the back of the
-   * `priority` lane (in their arrival order); returns how many moved. Parked and running jobs
-   * are not moved. O(live jobs): an administrative operation, not a per-request one.
+   * Moves the queued jobs whose group is `selector`, or whose request key it names (in any
+   * spelling, as a key written by hand), to the back of the `priority` lane (in their arrival
+   * order); returns how many moved. Parked and running jobs are not moved. O(live jobs): an
+   * administrative operation, not a per-request one.
    */
   prioritize(selector: string, priority: Priority): number {
     checkPrioritize(this.config.priority, selector, priority);
     const to = this.#lanes.laneOf(priority);
+    // Once per call, not per job: a key in any spelling matches; a group matches as written.
+    const key = this.#hooks.keyOf(selector);
     const matches: Entry[] = [];
     // Queued jobs are exactly those in the lane queues; every class with one is live.
     for (const cls of [this.#defaultClass, ...this.#classes.values()]) {
@@ -250,7 +253,7 @@ export class Scheduler implements AttemptGate {
         if (queue.lane === to) continue;
         for (let entry = queue.head; entry !== undefined; entry = entry.next) {
           const { spec } = entry.job;
-          if (spec.key === selector || spec.group === selector) matches.push(entry);
+          if (spec.key === key || spec.group === selector) matches.push(entry);
         }
       }
     }

@@ -86,7 +86,10 @@ export interface SchedulerController {
   pauseGroup(group: string): void;
   resumeGroup(group: string): void;
   cancelGroup(group: string): void;
-  /** Moves queued jobs matched by group name or request key; returns how many moved. */
+  /**
+   * Moves queued jobs matched by group name (as written) or request key (in any spelling, as
+   * `getCached` reads one); returns how many moved.
+   */
   prioritize(selector: string, priority: Priority): number;
 }
 
