@@ -346,8 +346,10 @@ class KeelClient implements Client {
 
   setCached<T = unknown>(target: string | RequestSpec, value: ApiResponse<T> | undefined): void {
     const spec = typeof target === 'string' ? undefined : target;
-    // A spec's key is canonical (one lookup); checked, so a non-spec is a TypeError.
-    const key = this.#keyOf(spec ? spec.key : (target as string));
+    // A spec's key is canonical as it is; anything else is read as a hand-written key (a
+    // non-string, or an object that is no spec, is the TypeError naming key).
+    const key =
+      typeof spec?.key === 'string' ? spec.key : this.#keyOf(target as unknown as string);
     if (value === undefined) {
       if (this.#cache.delete(key)) this.#cache.notify({ type: 'invalidate', key });
     } else this.#cache.set(key, value as ApiResponse, spec && { spec });
@@ -440,9 +442,10 @@ class KeelClient implements Client {
    * have is the error such a request gets.
    */
   #keyOf(key: string): string {
-    const [, method, url, marks, , body] = (typeof key === 'string' && KEY.exec(key)) || [];
-    // A mark no request writes would name nothing; nor would a body on a GET or HEAD.
-    if (url === undefined || (body !== undefined && /^(get|head)$/i.test(method!))) {
+    const [, method, url, marks] = (typeof key === 'string' && KEY.exec(key)) || [];
+    // A mark no request writes would name nothing. (A ` |b` on a GET is not refused: a header
+    // value may hold ` |b `, and the request's own key must name its entry.)
+    if (url === undefined) {
       throw (typeof key === 'string' ? rangeError : typeError)('key', KEY_FORM, key);
     }
     // `GET ` is the key base itself (the baseURL without its trailing slash), as in the store;

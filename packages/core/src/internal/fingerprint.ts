@@ -58,11 +58,11 @@ export interface KeyParts {
 /**
  * A key as fingerprintOf writes it: `METHOD url`, then, each optional and in this order, the
  * headers (` |h name:value` lines), the body (` |b text`) and the responseType (` |r type`).
- * Neither the URL (canonical: no space) nor a header line holds ` |`, so the first one starts
- * the marks. Groups: method, url, the marks as written, header block, body, responseType.
+ * The URL (canonical: no space) holds no ` |`, so the first one starts the marks; a header
+ * value may hold one (fetch allows it), so header values are read lazily up to the next mark. Groups: method, url, the marks as written, header block, body, responseType.
  */
 export const KEY =
-  /^(\S+) ((?:(?! \|).)*)((?: \|h ([^\s:]+:(?:(?! \|)[^\n])*(?:\n[^\s:]+:(?:(?! \|)[^\n])*)*))?(?: \|b (.*?))?(?: \|r (json|text|blob|arrayBuffer|stream))?)$/s;
+  /^(\S+) ((?:(?! \|).)*)((?: \|h ([^\s:]+:[^\n]*?(?:\n[^\s:]+:[^\n]*?)*))?(?: \|b (.*?))?(?: \|r (json|text|blob|arrayBuffer|stream))?)$/s;
 
 /** Splits a key as fingerprintOf writes it; undefined for anything else (see KEY). */
 export function parseKey(key: string): KeyParts | undefined {
