@@ -348,8 +348,7 @@ class KeelClient implements Client {
     const spec = typeof target === 'string' ? undefined : target;
     // A spec's key is canonical as it is; anything else is read as a hand-written key (a
     // non-string, or an object that is no spec, is the TypeError naming key).
-    const key =
-      typeof spec?.key === 'string' ? spec.key : this.#keyOf(target as unknown as string);
+    const key = typeof spec?.key === 'string' ? spec.key : this.#keyOf(target as unknown as string);
     if (value === undefined) {
       if (this.#cache.delete(key)) this.#cache.notify({ type: 'invalidate', key });
     } else this.#cache.set(key, value as ApiResponse, spec && { spec });
