@@ -41,7 +41,16 @@ async function uncaught(fn: () => Promise<void>): Promise<unknown[]> {
 
 describe('useServerEvents: event names of Object.prototype', () => {
   it('an event named like an Object.prototype member calls no inherited method; an own handler of that name runs', async () => {
-    const names = ['valueOf', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable', 'toString', 'constructor', '__proto__', '__defineGetter__'];
+    const names = [
+      'valueOf',
+      'hasOwnProperty',
+      'isPrototypeOf',
+      'propertyIsEnumerable',
+      'toString',
+      'constructor',
+      '__proto__',
+      '__defineGetter__',
+    ];
     const base = await sseServer(
       `${names.map((name) => `event: ${name}\ndata: {"x":1}\n\n`).join('')}event: done\ndata: 1\n\n`,
     );
