@@ -39,6 +39,11 @@ async function uncaught(fn: () => Promise<void>): Promise<unknown[]> {
   return caught;
 }
 
+function Feed({ url, handlers }: { url: string; handlers: ServerEventHandlers }) {
+  useServerEvents(url, handlers);
+  return null;
+}
+
 describe('useServerEvents: event names of Object.prototype', () => {
   it('an event named like an Object.prototype member calls no inherited method; an own handler of that name runs', async () => {
     const names = [
@@ -60,12 +65,8 @@ describe('useServerEvents: event names of Object.prototype', () => {
       done: () => seen.push('done'),
       constructor: (data) => seen.push(`constructor:${JSON.stringify(data)}`),
     };
-    function Feed() {
-      useServerEvents('/sse', handlers);
-      return null;
-    }
     const errors = await uncaught(async () => {
-      render(<Feed />, { wrapper: wrapperFor(client) });
+      render(<Feed url="/sse" handlers={handlers} />, { wrapper: wrapperFor(client) });
       await waitFor(() => expect(seen).toContain('done'));
     });
     expect(seen).toEqual(['constructor:{"x":1}', 'done']);
