@@ -115,6 +115,8 @@ export interface PreparedEntry {
    * so writing it notifies someone (HydrationBoundary writes these after the commit).
    */
   readonly shown: boolean;
+  /** The dehydrated entry as JSON (undefined when JSON cannot hold it): tells a repeat. */
+  readonly text: string | undefined;
 }
 
 /**
@@ -163,15 +165,38 @@ export function prepareHydration(client: Client, state: DehydratedState): Prepar
       headers,
     };
     const shown = cache.get(spec.key) !== undefined || cache.hasInterest(spec.key);
-    return { spec, value, storedAt: now - entry.age, ttl: entry.ttl, shown };
+    // The same entry handed again keeps the time its first arrival gave it (see `arrived`).
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(entry);
+    } catch {}
+    const first = arrivals(client).get(spec.key);
+    const storedAt = first !== undefined && first[0] === text ? first[1] : now - entry.age;
+    return { spec, value, storedAt, ttl: entry.ttl, shown, text };
   });
+}
+
+/**
+ * Per client, the last dehydrated entry of each key (as JSON) and the time its arrival stored
+ * it at. An age counts from the entry's arrival: without this, the same state handed again (a
+ * page state parsed anew at each render, `hydrate` called twice) would count its ages from the
+ * second arrival and put the server's data back over what the client read since.
+ */
+const arrived = new WeakMap<Client, Map<string, readonly [string | undefined, number]>>();
+
+function arrivals(client: Client): Map<string, readonly [string | undefined, number]> {
+  let byKey = arrived.get(client);
+  if (byKey === undefined) arrived.set(client, (byKey = new Map()));
+  return byKey;
 }
 
 /** hydrate's second half: writes prepared entries, except where the client holds newer data. */
 export function writeHydration(client: Client, entries: readonly PreparedEntry[]): number {
   const { cache } = internalsOf(client, 'hydrate');
   let written = 0;
-  for (const { spec, value, storedAt, ttl } of entries) {
+  const seen = arrivals(client);
+  for (const { spec, value, storedAt, ttl, text } of entries) {
+    if (text !== undefined) seen.set(spec.key, [text, storedAt]);
     const current = cache.get(spec.key);
     if (current !== undefined && current.storedAt >= storedAt) continue;
     cache.set(spec.key, value, { spec, storedAt, ttl });
