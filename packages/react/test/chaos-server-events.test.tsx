@@ -63,7 +63,7 @@ describe('useServerEvents: event names of Object.prototype', () => {
     const seen: string[] = [];
     const handlers: ServerEventHandlers = {
       done: () => seen.push('done'),
-      constructor: (data) => seen.push(`constructor:${JSON.stringify(data)}`),
+      constructor: (data: unknown) => seen.push(`constructor:${JSON.stringify(data)}`),
     };
     const errors = await uncaught(async () => {
       render(<Feed url="/sse" handlers={handlers} />, { wrapper: wrapperFor(client) });
