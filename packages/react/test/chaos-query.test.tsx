@@ -3,7 +3,7 @@ import { HttpResponse, http } from 'msw';
 import { Component, type ReactNode, Suspense, useState } from 'react';
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../core/test/helpers';
-import { useMutation, useQuery, useSuspenseQuery } from '../src/index';
+import { ClientProvider, useMutation, useQuery, useSuspenseQuery } from '../src/index';
 import { environmentListenerCount } from '../src/internal/environment';
 import { storeFor } from '../src/query/store';
 import {
@@ -20,10 +20,11 @@ import {
 const server = mswServer();
 
 /** Nothing left on the client: interest, listeners, flights, entries, environment listeners. */
-function expectNothingHeld(client: ReturnType<typeof testClient>) {
+function expectNothingHeld(client: ReturnType<typeof testClient>, othersMounted = false) {
   expect(debugOf(client)).toMatchObject({ subscriptions: 0, listeners: 0, flights: 0 });
   expect(storeFor(client).size).toBe(0);
-  expect(environmentListenerCount()).toBe(0);
+  // Focus and online listeners are global: only when no other component is mounted.
+  if (!othersMounted) expect(environmentListenerCount()).toBe(0);
 }
 
 describe('useQuery, adversarially', () => {
@@ -218,5 +219,38 @@ describe('useSuspenseQuery, adversarially', () => {
     await flush();
     expect(clock.live).toBe(0);
     expectNothingHeld(client);
+  });
+
+  it('the provider swaps clients while suspended: the old client releases its read, the new one renders', async () => {
+    const aborted: string[] = [];
+    server.use(
+      http.get(`${API}/s/:id`, ({ request }) => {
+        if (request.headers.get('x-which') === 'old') {
+          request.signal.addEventListener('abort', () => aborted.push('old'));
+          return new Promise(() => {});
+        }
+        return HttpResponse.json({ id: 7 });
+      }),
+    );
+    const oldClock = new FakeClock();
+    const old = testClient({ clock: oldClock, headers: { 'x-which': 'old' } });
+    const next = testClient();
+    const tree = (
+      <Suspense fallback={<p data-testid="fallback">…</p>}>
+        <Item id={7} />
+      </Suspense>
+    );
+    const { rerender, unmount } = render(tree, { wrapper: wrapperFor(old) });
+    await waitFor(() => expect(debugOf(old).flights).toBe(1));
+    rerender(<ClientProvider client={next}>{tree}</ClientProvider>);
+    await waitFor(() => expect(screen.getByTestId('item').textContent).toBe('7'));
+    await oldClock.advance(10_000);
+    await flush();
+    await waitFor(() => expect(aborted).toEqual(['old']));
+    expect(oldClock.live).toBe(0);
+    expectNothingHeld(old, true);
+    unmount();
+    await flush();
+    expectNothingHeld(next);
   });
 });

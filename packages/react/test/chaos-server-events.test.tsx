@@ -1,9 +1,10 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from '@keel/core';
-import { render, waitFor } from '@testing-library/react';
+import { act, render, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ServerEventHandlers, useServerEvents } from '../src/index';
+import { channelCount, peekChannel } from '../src/server-events/channel';
 import { flush, wrapperFor } from './helpers';
 
 const servers: Server[] = [];
@@ -23,6 +24,27 @@ async function sseServer(body: string): Promise<string> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   servers.push(server);
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** A loopback event stream the test writes to: every connection, and a push to all of them. */
+async function liveSse() {
+  const open: ServerResponse[] = [];
+  const state = {
+    base: '',
+    connects: 0,
+    push: (text: string) => open.forEach((res) => res.write(text)),
+  };
+  const server = createServer((_req, res) => {
+    state.connects++;
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(': hi\n\n');
+    open.push(res);
+    res.on('close', () => open.splice(open.indexOf(res), 1));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  servers.push(server);
+  state.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return state;
 }
 
 /** Collects what is thrown out of band (reportError's queueMicrotask) while `fn` runs. */
@@ -71,5 +93,49 @@ describe('useServerEvents: event names of Object.prototype', () => {
     });
     expect(seen).toEqual(['constructor:{"x":1}', 'done']);
     expect(errors).toEqual([]);
+  });
+});
+
+function Named({ name, seen }: { name: string; seen: string[] }) {
+  // New handler objects and functions at every render, as inline ones are.
+  const { status } = useServerEvents('/sse', {
+    ping: (data) => seen.push(`${name}:${String(data)}`),
+  });
+  return <p>{status}</p>;
+}
+
+function Two({ both, seen, n }: { both: boolean; seen: string[]; n: number }) {
+  return (
+    <>
+      <Named name="a" seen={seen} />
+      {both && <Named name="b" seen={seen} />}
+      <p>{n}</p>
+    </>
+  );
+}
+
+describe('useServerEvents: sharing, re-rendering, unmounting', () => {
+  it('new handlers at every render reconnect nothing; two components each get their own; one unmounting leaves the other', async () => {
+    const sse = await liveSse();
+    const client = createClient({ baseURL: sse.base });
+    const seen: string[] = [];
+    const { rerender, unmount } = render(<Two both seen={seen} n={0} />, {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() =>
+      expect(peekChannel(client, client.resolve('GET', '/sse').key)?.state.status).toBe('open'),
+    );
+    for (let n = 1; n <= 20; n++) rerender(<Two both seen={seen} n={n} />);
+    sse.push('event: ping\ndata: 1\n\n');
+    await waitFor(() => expect(seen).toEqual(['a:1', 'b:1']));
+    rerender(<Two both={false} seen={seen} n={21} />);
+    await flush();
+    sse.push('event: ping\ndata: 2\n\n');
+    await waitFor(() => expect(seen).toEqual(['a:1', 'b:1', 'a:2']));
+    expect(sse.connects).toBe(1);
+    unmount();
+    await flush();
+    expect(channelCount(client)).toBe(0);
+    await act(async () => {});
   });
 });
