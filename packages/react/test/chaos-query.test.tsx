@@ -227,7 +227,7 @@ describe('useSuspenseQuery, adversarially', () => {
       http.get(`${API}/s/:id`, ({ request }) => {
         if (request.headers.get('x-which') === 'old') {
           request.signal.addEventListener('abort', () => aborted.push('old'));
-          return new Promise(() => {});
+          return new Promise<never>(() => {});
         }
         return HttpResponse.json({ id: 7 });
       }),

@@ -32,7 +32,9 @@ async function liveSse() {
   const state = {
     base: '',
     connects: 0,
-    push: (text: string) => open.forEach((res) => res.write(text)),
+    push: (text: string) => {
+      for (const res of open) res.write(text);
+    },
   };
   const server = createServer((_req, res) => {
     state.connects++;
