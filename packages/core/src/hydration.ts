@@ -116,6 +116,8 @@ export interface PreparedEntry {
    * so writing it notifies someone (HydrationBoundary writes these after the commit).
    */
   readonly shown: boolean;
+  /** A digest of the dehydrated entry's JSON (undefined when JSON cannot hold it): tells a repeat. */
+  readonly digest: number | undefined;
 }
 
 /**
@@ -167,8 +169,40 @@ export function prepareHydration(client: Client, state: DehydratedState): Prepar
       headers,
     };
     const shown = cache.get(spec.key) !== undefined || cache.hasInterest(spec.key);
-    return { spec, value, storedAt: now - entry.age, ttl: entry.ttl, shown };
+    // The same entry handed again keeps the time its first arrival gave it (see `arrived`).
+    let digest: number | undefined;
+    try {
+      digest = digestOf(JSON.stringify(entry));
+    } catch {}
+    const first = arrivals(client).get(spec.key);
+    const storedAt = first !== undefined && first[0] === digest ? first[1] : now - entry.age;
+    return { spec, value, storedAt, ttl: entry.ttl, shown, digest };
   });
+}
+
+/**
+ * Per client, the last dehydrated entry of each key (a digest of its JSON, not the text: the
+ * data is not held twice) and the time its arrival stored
+ * it at. An age counts from the entry's arrival: without this, the same state handed again (a
+ * page state parsed anew at each render, `hydrate` called twice) would count its ages from the
+ * second arrival and put the server's data back over what the client read since.
+ */
+const arrived = new WeakMap<Client, Map<string, readonly [number, number]>>();
+
+/**
+ * FNV-1a over the UTF-16 code units, mixed with the length: a 32-bit digest. Two different entries
+ * of one key that collide (about 1 in 4 billion) would only keep the first one's arrival time.
+ */
+function digestOf(text: string): number {
+  let h = 0x811c9dc5 ^ text.length;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h;
+}
+
+function arrivals(client: Client): Map<string, readonly [number, number]> {
+  let byKey = arrived.get(client);
+  if (byKey === undefined) arrived.set(client, (byKey = new Map()));
+  return byKey;
 }
 
 /**
@@ -179,7 +213,9 @@ export function writeHydration(client: Client, entries: readonly PreparedEntry[]
   const { cache, clock } = internalsOf(client, 'hydrate');
   const now = clock.now();
   let written = 0;
-  for (const { spec, value, storedAt, ttl } of entries) {
+  const seen = arrivals(client);
+  for (const { spec, value, storedAt, ttl, digest } of entries) {
+    if (digest !== undefined) seen.set(spec.key, [digest, storedAt]);
     const current = cache.get(spec.key);
     if (current !== undefined && current.storedAt >= storedAt) continue;
     if (cache.isCollectable({ key: spec.key, expiresAt: storedAt + ttl }, now)) continue;

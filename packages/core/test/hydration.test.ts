@@ -79,6 +79,30 @@ describe('dehydrate / hydrate', () => {
     browser.cancelAll();
   });
 
+  test('the same state hydrated again (parsed anew) keeps its first arrival: a newer read stays', async () => {
+    const state = await serverState(new FakeClock());
+    const text = JSON.stringify(state);
+    const clock = new FakeClock(1_000_000);
+    const browser = createClient({ baseURL: `${api.url}/api`, clock });
+    expect(hydrate(browser, JSON.parse(text))).toBe(3);
+    await clock.advance(1000);
+    browser.invalidate('/todos', { refetch: false });
+    const fresh = await browser.get('/todos');
+    // Longer than the entries' age (10 s): counted from now, they would look newer than `fresh`.
+    await clock.advance(15_000);
+    // The same content, a new object: nothing is newer than what the client read since.
+    expect(hydrate(browser, JSON.parse(text))).toBe(2);
+    expect(browser.getCached(browser.resolve('GET', '/todos').key)).toBe(fresh);
+    // A state whose entry changed is a new arrival, written over the older read.
+    const changed = JSON.parse(text) as DehydratedState;
+    (changed.entries[0]!.response as { data: unknown }).data = { url: 'changed' };
+    (changed.entries[0] as { age: number }).age = 0;
+    expect(hydrate(browser, changed)).toBe(1);
+    expect(browser.getCached(browser.resolve('GET', '/todos').key)?.data).toEqual({
+      url: 'changed',
+    });
+  });
+
   test('a read with headers and a responseType comes back under its own key', async () => {
     const clock = new FakeClock();
     const server = createClient({ baseURL: `${api.url}/api`, clock });

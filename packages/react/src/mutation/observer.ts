@@ -235,7 +235,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     const call = ++this.#call;
     const { method, url: urlOption, options } = this.#shown();
     const client = this.#store.client;
-    const writes: OptimisticWrite[] = [];
+    const writes: OptimisticWrites = [];
     let context: TContext | undefined;
     this.#setIf(call, { ...IDLE, status: 'pending', variables });
     let end: (succeeded?: boolean, now?: number) => void = noop;
@@ -269,6 +269,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     }
     // After the rollback (its writes show) and the success invalidation (its refetch is in flight).
     this.#store.release(writes.map((w) => w.spec.key));
+    writes.done = true;
     this.#setIf(
       call,
       error
@@ -301,7 +302,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     return data as TData;
   }
 
-  #helpers(writes: OptimisticWrite[]): OptimisticHelpers {
+  #helpers(writes: OptimisticWrites): OptimisticHelpers {
     const store = this.#store;
     const client = store.client;
     // What a key shows: what its components show (the cache may hold nothing, during an
@@ -324,17 +325,21 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
         const spec = specOf(query, options);
         // What the key shows: the cache, or (while an invalidation refetch runs) the data on screen.
         const current = shown(spec.key);
-        // Only the first write of a key records what to restore; the last one what it wrote.
-        let write = writes.find((w) => w.spec.key === spec.key);
-        if (write === undefined) {
-          write = { spec, previous: current, written: undefined };
-          writes.push(write);
-          store.pending.push(spec.key);
-        }
+        // Before anything is recorded: an updater that throws leaves nothing to roll back.
         const next =
           typeof updater === 'function'
             ? (updater as (previous: unknown) => unknown)(current?.data)
             : updater;
+        // Only the first write of a key records what to restore; the last one what it wrote.
+        let write = writes.find((w) => w.spec.key === spec.key);
+        if (write === undefined) {
+          write = { spec, previous: current, written: undefined };
+          // Helpers kept past the mutation's end write plainly: nothing would release the key.
+          if (!writes.done) {
+            writes.push(write);
+            store.pending.push(spec.key);
+          }
+        }
         write.written = syntheticResponse(next, current);
         // Shown even over a key that holds reads back (see QueryEntry.#onCacheUpdate).
         store.writing = true;
@@ -361,6 +366,9 @@ interface OptimisticWrite {
   readonly previous: ApiResponse | undefined;
   written: ApiResponse | undefined;
 }
+
+/** The writes of one call; `done` once it settled (and released its keys). */
+type OptimisticWrites = OptimisticWrite[] & { done?: boolean };
 
 /**
  * Undoes a failed mutation's optimistic writes. A key that still holds what the mutation wrote

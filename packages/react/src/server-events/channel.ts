@@ -297,7 +297,8 @@ export class Channel {
     } else if (event.event === RESET_EVENT) this.#resync(targets);
     for (const subscriber of [...this.#subscribers]) {
       const handlers = subscriber.handlers();
-      const handler = handlers[event.event];
+      // Own handlers only: an event named `valueOf` must not call Object.prototype's.
+      const handler = Object.hasOwn(handlers, event.event) ? handlers[event.event] : undefined;
       if (typeof handler === 'function') {
         try {
           handler(event.data, event);

@@ -1,0 +1,67 @@
+import { act, renderHook, waitFor } from '@testing-library/react';
+import { HttpResponse, http } from 'msw';
+import { expect, it } from 'vitest';
+import { useInfiniteQuery } from '../src/index';
+import { storeFor } from '../src/query/store';
+import { API, debugOf, flush, mswServer, readAll, testClient, wrapperFor } from './helpers';
+
+const server = mswServer();
+
+interface Page {
+  items: number[];
+  next: number | null;
+}
+
+function pagesApi() {
+  const requests: string[] = [];
+  server.use(
+    http.get(`${API}/items`, ({ request }) => {
+      const cursor = Number(new URL(request.url).searchParams.get('cursor') ?? 0);
+      requests.push(String(cursor));
+      if (cursor === 6) return HttpResponse.json({ message: 'boom' }, { status: 500 });
+      return HttpResponse.json({ items: [cursor, cursor + 1, cursor + 2], next: cursor + 3 });
+    }),
+  );
+  return requests;
+}
+
+const options = {
+  initialPageParam: 0,
+  paramsFor: (cursor: number) => ({ cursor }),
+  getNextPageParam: (last: Page) => last.next,
+};
+
+it('fetchNextPage called 10 times at once reads one page; a failed page keeps the others and can be read again; unmount leaves nothing', async () => {
+  const requests = pagesApi();
+  const client = testClient();
+  const { result, unmount } = renderHook(
+    () => readAll(useInfiniteQuery<Page, number>('/items', options)),
+    { wrapper: wrapperFor(client) },
+  );
+  await waitFor(() => expect(result.current.data?.pages).toHaveLength(1));
+  await act(async () => {
+    await Promise.all(Array.from({ length: 10 }, () => result.current.fetchNextPage()));
+  });
+  await waitFor(() => expect(result.current.data?.pages).toHaveLength(2));
+  expect(requests).toEqual(['0', '3']);
+  await act(async () => {
+    await result.current.fetchNextPage();
+  });
+  await waitFor(() => expect(result.current.status).toBe('error'));
+  expect(result.current.data?.pages).toHaveLength(2);
+  expect(requests).toEqual(['0', '3', '6']);
+  await act(async () => {
+    await result.current.fetchNextPage();
+  });
+  expect(requests).toEqual(['0', '3', '6', '6']);
+  unmount();
+  await flush();
+  expect(debugOf(client)).toMatchObject({ subscriptions: 0, listeners: 0, flights: 0 });
+  expect(storeFor(client).size).toBe(0);
+  // After unmount: nothing is sent, nothing throws.
+  await act(async () => {
+    await result.current.fetchNextPage();
+    await result.current.refetch();
+  });
+  expect(requests).toHaveLength(4);
+});
