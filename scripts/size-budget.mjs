@@ -34,7 +34,7 @@ export const APPS = [
     readme: 'packages/core/README.md',
     what: 'core defaults, one get',
     target: 10 * KB,
-    budget: 17.9 * KB,
+    budget: 18.1 * KB,
   },
   {
     id: 'B',
@@ -42,7 +42,7 @@ export const APPS = [
     what: 'A without intelligence, circuit breaker',
     target: 6 * KB,
     // +0.1 KB (core-keys): hand-written cache keys resolved as requests' keys (about +0.13 KB).
-    budget: 15.0 * KB,
+    budget: 15.2 * KB,
   },
   {
     id: 'C',
@@ -50,14 +50,14 @@ export const APPS = [
     what: 'every feature (createClient)',
     target: 17 * KB,
     // +0.1 KB (core-keys): hand-written cache keys resolved as requests' keys (about +0.13 KB).
-    budget: 26.0 * KB,
+    budget: 26.3 * KB,
   },
   {
     id: 'D',
     readme: 'packages/react/README.md',
     what: 'React: defaults + hooks + useServerEvents',
     target: 12 * KB,
-    budget: 25.9 * KB,
+    budget: 26.3 * KB,
   },
 ];
 
