@@ -23,12 +23,21 @@ function controlledStream() {
   });
   const encoder = new TextEncoder();
   return {
-    fetch: async () =>
-      new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } }),
+    fetch: (async () =>
+      new Response(body, {
+        status: 200,
+        headers: { 'content-type': 'text/event-stream' },
+      })) as typeof globalThis.fetch,
     send(id: number) {
       controller.enqueue(encoder.encode(`id: ${id}\nevent: tick\ndata: {"n":${id}}\n\n`));
     },
   };
+}
+
+/** A component on the stream at `/events`, read with `fetch`. */
+function Stream({ fetch }: { fetch: typeof globalThis.fetch }) {
+  useServerEvents('/events', {}, { fetch });
+  return null;
 }
 
 /** One macrotask on the real loop: the stream's reads and the panel's microtasks run first. */
@@ -39,14 +48,10 @@ describe('refresh throttle', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const stream = controlledStream();
     const client = createClient({ baseURL: 'http://127.0.0.1:9' });
-    function Stream() {
-      useServerEvents('/events', {}, { fetch: stream.fetch });
-      return null;
-    }
     const commits = { n: 0 };
     render(
       <ClientProvider client={client}>
-        <Stream />
+        <Stream fetch={stream.fetch} />
         <Profiler id="devtools" onRender={() => commits.n++}>
           <KeelDevtools client={client} initialIsOpen initialView="events" />
         </Profiler>
@@ -83,20 +88,17 @@ describe('refresh throttle', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const stream = controlledStream();
     const client = createClient({ baseURL: 'http://127.0.0.1:9' });
-    function Stream() {
-      useServerEvents('/events', {}, { fetch: stream.fetch });
-      return null;
-    }
     render(
       <ClientProvider client={client}>
-        <Stream />
+        <Stream fetch={stream.fetch} />
         <KeelDevtools client={client} initialIsOpen initialView="events" />
       </ClientProvider>,
     );
     await act(task);
     const received = () =>
-      within(view()).getByRole('region', { name: /^Event stream / }).querySelectorAll('dd')[2]!
-        .textContent;
+      within(view())
+        .getByRole('region', { name: /^Event stream / })
+        .querySelectorAll('dd')[2]!.textContent;
     // The first event after a quiet spell (the connection opening rendered, 100 ms ago) shows
     // at once (this task's microtasks).
     await act(async () => {
