@@ -95,6 +95,22 @@ describe('Cache view: hostile entries and many of them', () => {
     expect(errors).not.toHaveBeenCalled();
   });
 
+  it('a response with 5,000 headers draws 200 of them and a line counting the rest', () => {
+    const client = offlineClient();
+    const headers = new Headers();
+    for (let i = 0; i < 5_000; i++) headers.append(`x-h-${i}`, `v${i}`);
+    client.setCached('GET /many-headers', handWritten(1, headers));
+    renderDevtools(client);
+    const detail = selectEntry('/many-headers');
+    const list = detail.querySelector('details')!;
+    expect(within(list).getByText('Headers (5000)')).toBeTruthy();
+    expect(list.querySelectorAll('dt')).toHaveLength(200);
+    // In the order the response has them (Headers sorts names), then the count of the rest.
+    expect(list.querySelector('dt')!.textContent).toBe('x-h-0');
+    expect(within(list).getByText('… 4800 more not drawn.')).toBeTruthy();
+    expect(detail.textContent!.length).toBeLessThan(10_000);
+  });
+
   it('markup in keys, tags, headers and data is shown as text', () => {
     const client = offlineClient();
     const evil = '<img src=x onerror="window.__pwned=1">';

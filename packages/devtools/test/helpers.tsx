@@ -7,6 +7,7 @@ import { act, type RenderResult, render, screen, within } from '@testing-library
 import type { ReactNode } from 'react';
 import { afterEach, vi } from 'vitest';
 import { KeelDevtools, type KeelDevtoolsProps } from '../src/index';
+import { REFRESH_INTERVAL } from '../src/live/refresh';
 
 /** What a route answers: a JSON body by default, after `delay` ms. */
 export interface Answer {
@@ -129,10 +130,14 @@ export function showView(name: string): void {
   });
 }
 
-/** Lets the microtasks and a macrotask run (coalesced refreshes, fetch callbacks). */
+/**
+ * Lets the microtasks, fetch callbacks and one refresh interval pass: whatever changed before
+ * shows after (a view refreshes at most once per REFRESH_INTERVAL; the timer of the last one,
+ * set earlier, fires first).
+ */
 export async function settle(): Promise<void> {
   await act(async () => {
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await new Promise((resolve) => setTimeout(resolve, REFRESH_INTERVAL));
   });
 }
 

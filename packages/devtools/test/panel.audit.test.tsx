@@ -98,6 +98,50 @@ describe('the panel and its client', () => {
     expect(counts()).toBe('0 in flight · 1 ended');
   });
 
+  it('hidden in an <Activity> and shown again, a flight that moved on meanwhile shows where it is, one that succeeded says its status was not seen', async () => {
+    const releases = new Map<string, () => void>();
+    const server = await loopback(({ path }) => ({
+      body: { ok: true },
+      held: new Promise<void>((resolve) => {
+        releases.set(path, resolve);
+      }),
+    }));
+    const client = clientFor(server, { scheduler: { concurrency: 1 } });
+    const page = (mode: 'visible' | 'hidden') => (
+      <Activity mode={mode}>
+        <KeelDevtools client={client} initialIsOpen initialView="requests" />
+      </Activity>
+    );
+    const { rerender } = render(page('visible'));
+    const first = client.get('/first');
+    const second = client.get('/second');
+    await settle();
+    const row = (path: string) =>
+      within(view())
+        .getAllByRole('listitem')
+        .find((li) => li.textContent!.includes(` ${path}`))!;
+    expect(row('/first').getAttribute('data-state')).toBe('active');
+    expect(row('/second').getAttribute('data-state')).toBe('queued');
+    rerender(page('hidden'));
+    // While hidden, /first answers and /second gets the slot.
+    await waitFor(() => expect(releases.has('/first')).toBe(true));
+    releases.get('/first')!();
+    await act(() => first);
+    await waitFor(() => expect(releases.has('/second')).toBe(true));
+    rerender(page('visible'));
+    await settle();
+    // No event came since it was shown: the rows say where the flights are now.
+    expect(row('/second').getAttribute('data-state')).toBe('active');
+    expect(row('/first').getAttribute('data-state')).toBe('done');
+    expect(row('/first').textContent).toContain(
+      'succeeded while the panel was hidden (HTTP status not seen)',
+    );
+    releases.get('/second')!();
+    await act(() => second);
+    await settle();
+    expect(row('/second').textContent).toContain('HTTP 200');
+  });
+
   it('a view that throws on data it did not foresee says so; the app and the panel go on', () => {
     const errors = watchConsoleErrors();
     const client = offlineClient();

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { inspect } from '@keel/core';
+import { describe, expect, it, vi } from 'vitest';
 import { FlightRecorder } from '../src/requests/recorder';
 import { clientFor, loopback, noop } from './helpers';
 
@@ -224,11 +225,230 @@ describe('FlightRecorder: stopped, then started again', () => {
     await Promise.all(calls);
     now = 3_000;
     recorder.start();
+    // A success's HTTP status is on its `success` event only (its tracker keeps no response).
     expect(recorder.records().map((r) => [r.state, r.outcome, r.endedAt])).toEqual([
-      ['done', 'done', 2_000],
+      ['done', 'succeeded while the panel was hidden (HTTP status not seen)', 2_000],
       ['failed', 'HTTP 500 Internal Server Error', 2_000],
       ['cancelled', 'cancelled', 2_000],
     ]);
+    recorder.stop();
+  });
+});
+
+describe('FlightRecorder: stopped, then started again, on flights still running', () => {
+  it('a flight that moved on while it was stopped shows where it is now, without waiting for its next event', async () => {
+    const held = new Map<string, () => void>();
+    const hold = (path: string) =>
+      new Promise<void>((resolve) => {
+        held.set(path, resolve);
+      });
+    const heldFirst = hold('/first');
+    const heldThird = hold('/third');
+    const heldStill = hold('/still');
+    const server = await loopback(({ path, nth }) => {
+      if (path === '/flaky')
+        return nth === 1 ? { status: 503 } : { body: {}, held: hold('/flaky') };
+      const answers: Record<string, Promise<void>> = {
+        '/first': heldFirst,
+        '/third': heldThird,
+        '/still': heldStill,
+      };
+      return { body: {}, held: answers[path] };
+    });
+    // The client's timers are the test's: the retry wait ends when the test says.
+    let now = 1_000;
+    const timers = new Map<number, () => void>();
+    let nextTimer = 0;
+    const client = clientFor(server, {
+      retry: { attempts: 3, baseDelay: 5_000, backoff: 'fixed' },
+      scheduler: { concurrency: 2, priority: true },
+      clock: {
+        now: () => now,
+        setTimeout: ((fn: () => void) => {
+          timers.set(++nextTimer, fn);
+          return nextTimer;
+        }) as never,
+        clearTimeout: ((id: number) => timers.delete(id)) as never,
+      },
+    });
+    const recorder = new FlightRecorder(client, 100);
+    recorder.start();
+    const calls = [
+      client.get('/first'),
+      client.get('/still'),
+      client.get('/flaky'),
+      client.get('/third', { priority: 'low' }),
+    ].map((call) => call.catch(() => {}));
+    const byUrl = (path: string) => recorder.records().find((r) => r.key.endsWith(path))!;
+    expect(recorder.records().map((r) => r.state)).toEqual([
+      'active',
+      'active',
+      'queued',
+      'queued',
+    ]);
+
+    // Hidden at 1,500. /first ends at 2,000: /flaky gets its slot, fails and waits to retry;
+    // /third gets the other slot once /flaky's attempt frees it. /still runs on, unchanged.
+    const stillBefore = structuredClone(byUrl('/still').segments);
+    expect(stillBefore.at(-1)).toEqual({ kind: 'attempt', from: 1_000, to: undefined });
+    now = 1_500;
+    recorder.stop();
+    now = 2_000;
+    held.get('/first')!();
+    const phases = () =>
+      Object.fromEntries(
+        inspect(client)
+          .flights()
+          .map((f) => [f.url.slice(f.url.lastIndexOf('/')), f.phase.state]),
+      );
+    await vi.waitFor(() =>
+      expect(phases()).toEqual({ '/still': 'active', '/flaky': 'retry-wait', '/third': 'active' }),
+    );
+    now = 3_000;
+    recorder.start();
+
+    // Where each one is, with no event since: drawn from when that is known (a retry wait's
+    // start), else from now; what it did unseen is a gap after the moment it was hidden.
+    expect(byUrl('/first')).toMatchObject({ state: 'done', endedAt: 2_000 });
+    const flaky = byUrl('/flaky');
+    expect(flaky.state).toBe('retrying');
+    expect(flaky.retry).toMatchObject({
+      reason: 'backoff',
+      delay: 5_000,
+      until: 7_000,
+      attempt: 1,
+    });
+    expect(flaky.segments).toEqual([
+      { kind: 'queued', from: 1_000, to: 1_500 },
+      { kind: 'retry-wait', from: 2_000, to: undefined },
+    ]);
+    const third = byUrl('/third');
+    expect(third.state).toBe('active');
+    expect(third.segments).toEqual([
+      { kind: 'queued', from: 1_000, to: 1_500 },
+      { kind: 'attempt', from: 3_000, to: undefined },
+    ]);
+    // Nothing changed: its attempt goes on, one segment.
+    const still = byUrl('/still');
+    expect(still.state).toBe('active');
+    expect(still.segments).toEqual(stillBefore);
+
+    // The events that follow carry on from there: its wait ends, and it queues for a slot
+    // (/still and /third hold both).
+    now = 7_000;
+    for (const [id, fn] of [...timers]) {
+      timers.delete(id);
+      fn();
+    }
+    await vi.waitFor(() => expect(byUrl('/flaky').state).toBe('queued'));
+    expect(byUrl('/flaky').segments.slice(-2)).toEqual([
+      { kind: 'retry-wait', from: 2_000, to: 7_000 },
+      { kind: 'queued', from: 7_000, to: undefined },
+    ]);
+    client.cancelAll();
+    await Promise.all(calls);
+    recorder.stop();
+  });
+
+  it('a retry wait seen before the stop and over since is drawn to its end', async () => {
+    let release = noop;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const server = await loopback(({ nth }) => (nth === 1 ? { status: 503 } : { body: {}, held }));
+    let now = 1_000;
+    const timers: (() => void)[] = [];
+    const client = clientFor(server, {
+      retry: { attempts: 2, baseDelay: 500, backoff: 'fixed' },
+      scheduler: { concurrency: 1 },
+      clock: {
+        now: () => now,
+        setTimeout: ((fn: () => void) => timers.push(fn)) as never,
+        clearTimeout: noop as never,
+      },
+    });
+    const recorder = new FlightRecorder(client, 100);
+    recorder.start();
+    const call = client.get('/flaky').catch(() => {});
+    await vi.waitFor(() => expect(recorder.records()[0]!.state).toBe('retrying'));
+    now = 1_200;
+    recorder.stop();
+    // Its wait ends at 1,500 and the second attempt starts.
+    now = 1_500;
+    for (const fn of timers.splice(0)) fn();
+    await vi.waitFor(() => expect(inspect(client).flights()[0]!.attempts).toBe(2));
+    now = 2_000;
+    recorder.start();
+    const [record] = recorder.records();
+    expect(record!.state).toBe('active');
+    expect(record!.segments.slice(-2)).toEqual([
+      { kind: 'retry-wait', from: 1_000, to: 1_500 },
+      { kind: 'attempt', from: 2_000, to: undefined },
+    ]);
+    release();
+    await call;
+    recorder.stop();
+  });
+
+  it('a flight that retried and ended while it was stopped: its attempt seen ends when it was last seen', async () => {
+    let fail = noop;
+    const failing = new Promise<void>((resolve) => {
+      fail = resolve;
+    });
+    const server = await loopback(({ nth }) =>
+      nth === 1 ? { status: 503, held: failing } : { body: {} },
+    );
+    let now = 1_000;
+    const timers: (() => void)[] = [];
+    const client = clientFor(server, {
+      retry: { attempts: 2, baseDelay: 500, backoff: 'fixed' },
+      clock: {
+        now: () => now,
+        setTimeout: ((fn: () => void) => timers.push(fn)) as never,
+        clearTimeout: noop as never,
+      },
+    });
+    const recorder = new FlightRecorder(client, 100);
+    recorder.start();
+    const call = client.get('/flaky');
+    now = 1_200;
+    recorder.stop();
+    // Unseen: the attempt fails at 1,300, the wait ends at 1,800, the second attempt succeeds.
+    now = 1_300;
+    fail();
+    await vi.waitFor(() => expect(timers.length).toBeGreaterThan(0));
+    now = 1_800;
+    for (const fn of timers.splice(0)) fn();
+    await call;
+    now = 2_000;
+    recorder.start();
+    const [record] = recorder.records();
+    expect(record).toMatchObject({
+      state: 'done',
+      endedAt: 1_800,
+      outcome: 'succeeded while the panel was hidden (HTTP status not seen)',
+    });
+    expect(record!.tracker!.attempts).toBe(2);
+    expect(record!.segments).toEqual([
+      { kind: 'attempt', from: 1_000, to: 1_200, outcome: 'failed' },
+    ]);
+    recorder.stop();
+  });
+
+  it('started again at once (StrictMode runs effects twice), nothing is redrawn', async () => {
+    const server = await loopback(() => ({ body: {}, delay: 60_000 }));
+    const now = 1_000;
+    const client = clientFor(server, { clock: { now: () => now, setTimeout, clearTimeout } });
+    const recorder = new FlightRecorder(client, 100);
+    recorder.start();
+    const call = client.get('/long').catch(() => {});
+    recorder.stop();
+    recorder.start();
+    expect(recorder.records()[0]!.segments).toEqual([
+      { kind: 'attempt', from: 1_000, to: undefined },
+    ]);
+    client.cancelAll();
+    await call;
     recorder.stop();
   });
 });

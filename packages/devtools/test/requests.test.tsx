@@ -130,7 +130,14 @@ describe('Requests view', () => {
   });
 
   it('with a scheduler: queued behind the concurrency limit, parked for rate budget', async () => {
-    const server = await loopback(({ path }) => ({ body: {}, delay: path === '/a' ? 50 : 3000 }));
+    // /a answers when the test says, the others not before the end.
+    let answerA!: () => void;
+    const heldA = new Promise<void>((resolve) => {
+      answerA = resolve;
+    });
+    const server = await loopback(({ path }) =>
+      path === '/a' ? { body: {}, held: heldA } : { body: {}, delay: 3000 },
+    );
     const client = clientFor(server, {
       scheduler: { concurrency: 2, rateLimit: { requests: 2, interval: 60_000 } },
     });
@@ -147,6 +154,7 @@ describe('Requests view', () => {
     ]);
     expect(within(rowOf('/c')).getByText(/waiting for a scheduler slot/)).toBeTruthy();
     // /a ends and frees a slot, but /a and /b used the budget of the window: /c is parked.
+    answerA();
     await act(() => calls[0]!);
     await waitFor(() => expect(state(rowOf('/c'))).toBe('parked'));
     expect(within(rowOf('/c')).getByText(/no rate budget left/)).toBeTruthy();

@@ -13,10 +13,14 @@ describe('Scheduler view', () => {
   });
 
   it('shows the slots in use, the lanes, the rate budget and paused groups as jobs move', async () => {
-    const server = await loopback(({ path }) => ({
-      body: {},
-      delay: path === '/first' ? 30 : 2000,
-    }));
+    // /first answers when the test says, the others not before the end.
+    let answerFirst!: () => void;
+    const heldFirst = new Promise<void>((resolve) => {
+      answerFirst = resolve;
+    });
+    const server = await loopback(({ path }) =>
+      path === '/first' ? { body: {}, held: heldFirst } : { body: {}, delay: 2000 },
+    );
     const client = clientFor(server, {
       scheduler: {
         concurrency: 1,
@@ -44,6 +48,7 @@ describe('Scheduler view', () => {
     expect(card('Paused groups').textContent).toContain('thumbs');
 
     // /first ends and the next job takes its slot (the lane the weighted cursor is on).
+    answerFirst();
     await act(() => calls[0]!);
     await waitFor(() => expect(card('Queued jobs').textContent).toMatch(/^Queued2high/));
     expect(card('Active attempts').textContent).toContain('1 / 1');

@@ -1,29 +1,45 @@
 import type { Client, ClientEventName } from '@keel/core';
 import { useEffect, useState } from 'react';
 
+/** The shortest time between two refreshes of one component, in ms. */
+export const REFRESH_INTERVAL = 100;
+
 /**
- * Re-renders the component when `subscribe`'s source says something changed, at most once per
- * microtask: a burst of events (a hundred dedup joins, an invalidation removing fifty entries)
- * costs one render. `subscribe` must be stable (a module function or a useCallback): it runs
- * when the component mounts and its cleanup when it unmounts, so a view subscribes only while it
- * is shown. Returns a number that changes with each refresh (for memo dependencies).
+ * Re-renders the component when `subscribe`'s source says something changed: a change after a
+ * quiet spell renders at the end of its microtask (a burst of events in one task, such as a
+ * hundred dedup joins, costs one render), then at most once per REFRESH_INTERVAL while changes
+ * keep coming, in separate tasks too (server events at thousands a second). A change inside the
+ * interval is never lost: it renders when the interval ends. `subscribe` must be stable (a module
+ * function or a useCallback): it runs when the component mounts and its cleanup when it unmounts,
+ * so a view subscribes only while it is shown. Returns a number that changes with each refresh
+ * (for memo dependencies).
  */
 export function useRefresh(subscribe: (changed: () => void) => () => void): number {
   const [version, setVersion] = useState(0);
   useEffect(() => {
     let live = true;
-    let scheduled = false;
+    // A change not rendered yet; and the interval since the last render, while it lasts.
+    let pending = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const flush = () => {
-      scheduled = false;
-      if (live) setVersion((v) => v + 1);
+      pending = false;
+      if (!live) return;
+      timer = setTimeout(cool, REFRESH_INTERVAL);
+      setVersion((v) => v + 1);
+    };
+    const cool = () => {
+      timer = undefined;
+      if (pending) flush();
     };
     const stop = subscribe(() => {
-      if (scheduled) return;
-      scheduled = true;
-      queueMicrotask(flush);
+      if (pending) return;
+      pending = true;
+      // Inside the interval, its end renders.
+      if (timer === undefined) queueMicrotask(flush);
     });
     return () => {
       live = false;
+      clearTimeout(timer);
       stop();
     };
   }, [subscribe]);

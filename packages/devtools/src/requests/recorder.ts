@@ -82,6 +82,17 @@ function isCancelled(record: FlightRecord): boolean {
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** The outcome of a flight that succeeded while the recorder was stopped. */
+const HIDDEN_SUCCESS = 'succeeded while the panel was hidden (HTTP status not seen)';
+
+/** A flight's phase as a record's state and the segment it draws. */
+const PHASE: Record<FlightView['phase']['state'], { state: FlightState; kind: Segment['kind'] }> = {
+  queued: { state: 'queued', kind: 'queued' },
+  active: { state: 'active', kind: 'attempt' },
+  'retry-wait': { state: 'retrying', kind: 'retry-wait' },
+  'rate-wait': { state: 'parked', kind: 'rate-wait' },
+};
+
 /**
  * Segments a record keeps: a flight retrying hundreds of times keeps its last ones (the view
  * draws every segment on every refresh). Half go at once, so dropping is amortized O(1).
@@ -91,6 +102,13 @@ const MAX_SEGMENTS = 100;
 function addSegment(record: FlightRecord, segment: Segment): void {
   const { segments } = record;
   if (segments.push(segment) > MAX_SEGMENTS) segments.splice(0, MAX_SEGMENTS >> 1);
+}
+
+/** A flight's retry wait as a record's `retry`; what its attempt got is not known. */
+function retryOf({ phase, attempts }: FlightView): FlightRecord['retry'] {
+  if (phase.state !== 'retry-wait') return undefined;
+  const { reason, delay, until } = phase;
+  return { reason, delay, until, cause: 'a failed attempt', attempt: attempts };
 }
 
 /** A key's live records, oldest first, and how many of them have ended since (see #unlive). */
@@ -137,6 +155,9 @@ export class FlightRecorder {
   #seq = 0;
   #scheduled = false;
   #stops: (() => void)[] = [];
+  /** When it was last stopped, and the attempts each live flight had made by then (see #resume). */
+  #stoppedAt = 0;
+  readonly #seen = new Map<FlightRecord, number>();
   /**
    * Records looked at to trim and to find a flight among its key's, for tests that check the
    * work grows linearly with flights.
@@ -154,10 +175,18 @@ export class FlightRecorder {
     if (this.#stops.length > 0) return;
     this.#scheduled = this.#inspector.scheduler().enabled;
     // Started again (an <Activity> hid the panel, then showed it): what ended meanwhile ends, when
-    // it did. A live record would otherwise stay in flight for good.
-    for (const record of this.#records)
-      if (isLive(record) && record.tracker?.settled) this.#settle(record);
+    // it did (a live record would otherwise stay in flight for good), and what goes on is drawn
+    // where it is now (#resume). What it did unseen (attempts, waits) is a gap on its track.
+    for (const record of this.#records) {
+      const { tracker } = record;
+      if (!isLive(record) || !tracker?.settled) continue;
+      // Attempts unseen: the one seen (or its wait) ended before them.
+      if (tracker.attempts > (this.#seen.get(record) ?? tracker.attempts))
+        this.#close(record, this.#endOf(record, undefined, false, tracker.endedAt), 'failed');
+      this.#settle(record);
+    }
     for (const flight of this.#inspector.flights()) this.#seed(flight);
+    this.#seen.clear();
     const on = <E extends keyof ClientEvents>(name: E, fn: (p: ClientEvents[E]) => void) =>
       this.#stops.push(
         this.#client.on(name, (payload) => {
@@ -193,7 +222,11 @@ export class FlightRecorder {
   }
 
   stop(): void {
+    if (this.#stops.length === 0) return;
     for (const stop of this.#stops.splice(0)) stop();
+    this.#stoppedAt = this.#inspector.now();
+    for (const record of this.#records)
+      if (isLive(record)) this.#seen.set(record, record.tracker?.attempts ?? 0);
   }
 
   /** The records, oldest first, as of now. */
@@ -410,7 +443,9 @@ export class FlightRecorder {
    */
   #settle(record: FlightRecord): void {
     const { state, endedAt, error } = record.tracker!;
-    if (state === 'success') this.#end(record, 'done', 'done', endedAt);
+    // Only `start` meets a success here; its status was on the `success` event, which came while
+    // the recorder was stopped (a tracker keeps no response).
+    if (state === 'success') this.#end(record, 'done', HIDDEN_SUCCESS, endedAt);
     else if (state === 'error') this.#end(record, 'failed', describeError(error), endedAt);
     else {
       const unfound = this.#unfound.get(record.key);
@@ -425,34 +460,23 @@ export class FlightRecorder {
   // ── records ─────────────────────────────────────────────────────────────────────────────────
 
   #seed(flight: FlightView): void {
-    // Started again after a stop (StrictMode runs effects twice): known flights stay as they are.
-    if (this.#byTracker.has(flight.tracker)) return;
+    const known = this.#byTracker.get(flight.tracker);
+    if (known !== undefined) {
+      if (isLive(known)) this.#resume(known, flight);
+      return;
+    }
     const now = this.#inspector.now();
     const { phase } = flight;
     const segments: Segment[] = [];
-    let state: FlightState = 'active';
-    let retry: FlightRecord['retry'];
-    if (phase.state === 'queued') {
-      segments.push({ kind: 'queued', from: flight.startedAt, to: undefined });
-      state = 'queued';
-    } else if (phase.state === 'retry-wait') {
+    if (phase.state === 'retry-wait') {
+      // Its failed attempt ended when the wait began.
       const waitFrom = phase.until - phase.delay;
       segments.push({ kind: 'attempt', from: flight.startedAt, to: waitFrom, outcome: 'failed' });
-      segments.push({ kind: 'retry-wait', from: waitFrom, to: undefined });
-      state = 'retrying';
-      retry = {
-        reason: phase.reason,
-        delay: phase.delay,
-        until: phase.until,
-        cause: 'a failed attempt',
-        attempt: flight.attempts,
-      };
-    } else if (phase.state === 'rate-wait') {
-      segments.push({ kind: 'rate-wait', from: now, to: undefined });
-      state = 'parked';
-    } else {
-      segments.push({ kind: 'attempt', from: flight.startedAt, to: undefined });
     }
+    const { state, kind } = PHASE[phase.state];
+    // A rate wait's start is not known; the rest began with the flight, or as said above.
+    const from = phase.state === 'rate-wait' ? now : (segments[0]?.to ?? flight.startedAt);
+    segments.push({ kind, from, to: undefined });
     const record = this.#add({
       id: flight.id,
       key: flight.key,
@@ -464,7 +488,49 @@ export class FlightRecorder {
       probe: flight.probe,
       joins: Math.max(0, flight.consumers - 1),
     });
-    record.retry = retry;
+    record.retry = retryOf(flight);
+  }
+
+  /**
+   * A flight recorded before a stop and still in progress: if it moved on meanwhile (another
+   * phase, or more attempts), its open segment ends when that is known (an attempt at the retry
+   * wait it failed into) or else when the recorder stopped, and its phase now is drawn from when
+   * it began if known (a retry wait) or else from now. Unchanged (started again at once, as
+   * StrictMode does), it stays as it is.
+   */
+  #resume(record: FlightRecord, flight: FlightView): void {
+    const now = this.#inspector.now();
+    const before = record.state;
+    this.#advance(record, now);
+    // Without a scheduler a retry wait that is over was followed by an attempt, drawn above.
+    const seen = (this.#seen.get(record) ?? flight.attempts) + (before !== record.state ? 1 : 0);
+    const { phase } = flight;
+    const { state, kind } = PHASE[phase.state];
+    if (state === record.state && flight.attempts === seen) return;
+    const waitFrom = phase.state === 'retry-wait' ? phase.until - phase.delay : undefined;
+    // An attempt that ended with its flight going on failed.
+    this.#close(record, this.#endOf(record, waitFrom, flight.attempts === seen, now), 'failed');
+    addSegment(record, { kind, from: waitFrom ?? now, to: undefined });
+    record.state = state;
+    record.retry = retryOf(flight) ?? record.retry;
+    if (record.id === undefined) {
+      record.id = flight.id;
+      this.#byId.set(flight.id, record);
+    }
+  }
+
+  /**
+   * When a record's open segment ended, for #resume: an attempt seen last, at the retry wait it
+   * failed into (`waitFrom`, if no attempt came since); a retry wait, at its `until`; else it is
+   * not known, and it ends when the recorder stopped (its last moment seen).
+   */
+  #endOf(record: FlightRecord, waitFrom: number | undefined, sameAttempt: boolean, now: number) {
+    const last = record.segments.at(-1);
+    if (last === undefined) return now;
+    if (last.kind === 'attempt' && waitFrom !== undefined && sameAttempt) return waitFrom;
+    const until = record.retry?.until;
+    if (last.kind === 'retry-wait' && until !== undefined && until <= now) return until;
+    return Math.max(this.#stoppedAt, last.from);
   }
 
   #add(

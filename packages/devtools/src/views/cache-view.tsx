@@ -171,11 +171,13 @@ function EntryDetail({
   onRemoved: () => void;
 }) {
   const { response, spec } = entry;
+  // The first MAX_ROWS headers are drawn, the rest counted (a response can carry thousands).
   const headers: [string, string][] = [];
+  let headerCount = 0;
   // An entry written by hand may be `{ data }` alone, without headers (see dehydrate).
   if (typeof response.headers?.forEach === 'function') {
     response.headers.forEach((value, name) => {
-      headers.push([name, headerValue(name, value)]);
+      if (headerCount++ < MAX_ROWS) headers.push([name, headerValue(name, value)]);
     });
   }
   const key = displayKey(entry.key);
@@ -252,7 +254,7 @@ function EntryDetail({
       <JsonTree value={response.data} />
       <details open>
         <summary>
-          <h4 style={{ display: 'inline' }}>Headers ({headers.length})</h4>
+          <h4 style={{ display: 'inline' }}>Headers ({headerCount})</h4>
         </summary>
         {headers.length === 0 ? (
           <p className="kdt-muted">No headers.</p>
@@ -265,6 +267,11 @@ function EntryDetail({
                 <dd>{value}</dd>
               </div>
             ))}
+            {headerCount > MAX_ROWS ? (
+              <div className="kdt-muted" style={{ gridColumn: '1 / -1' }}>
+                … {headerCount - MAX_ROWS} more not drawn.
+              </div>
+            ) : null}
           </dl>
         )}
       </details>
