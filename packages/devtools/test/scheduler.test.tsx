@@ -102,5 +102,5 @@ describe('Scheduler view: many host caps', () => {
     expect(drawn[0]).toBe('h0.test');
     expect(drawn.at(-1)).toBe('h199.test');
     expect(caps.textContent).toContain('… 50 more not drawn');
-  });
+  }, 30_000);
 });
