@@ -76,7 +76,9 @@ export class QueryStore {
   release(keys: readonly string[]): void {
     const { pending } = this;
     for (const key of keys) {
-      pending.splice(pending.indexOf(key), 1);
+      const at = pending.indexOf(key);
+      // splice(-1) would drop another mutation's key.
+      if (at !== -1) pending.splice(at, 1);
       if (!pending.includes(key)) this.#entries.get(key)?.caughtUp();
     }
   }
