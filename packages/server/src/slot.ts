@@ -8,6 +8,7 @@ import { BodyTooLargeError, isHttpException, ReleasedContextError } from './erro
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
 import type { SendWatch } from './send-watch';
+import { endInSlices, SLICE_BYTES } from './sliced-body';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
 import { promiseOf } from './thenable';
 
@@ -17,7 +18,7 @@ export interface SlotHost {
   readonly middleware: readonly Middleware[];
   readonly trust: TrustFn;
   readonly sse: SseRegistry;
-  /** The clock and `sendTimeout` streamed bodies are watched with. */
+  /** The clock and `sendTimeout` streamed and large buffered bodies are watched with. */
   readonly send: SendWatch;
   readonly graphql: GraphqlRunner;
   /** Response compression settings, or null when it is off. */
@@ -359,7 +360,10 @@ export class Slot {
     this.#sent();
   }
 
-  /** Writes the head and the body (a HEAD request gets the head only). */
+  /**
+   * Writes the head and the body (a HEAD request gets the head only). A body over SLICE_BYTES
+   * goes out in watched slices (`sendTimeout`); the length test is all smaller ones pay.
+   */
   #write(
     face: Context,
     status: number,
@@ -383,7 +387,8 @@ export class Slot {
     if (encoding !== null) head.push('content-encoding', encoding);
     res.writeHead(status, head);
     if (body === null || face.method === 'HEAD') res.end();
-    else res.end(body);
+    else if (length <= SLICE_BYTES) res.end(body);
+    else endInSlices(res, body, this.host.send);
   }
 
   /**
