@@ -15,22 +15,28 @@ export const SLICE_BYTES = 64 * 1024;
  * Writes `body` (longer than {@link SLICE_BYTES}; the head is set) and ends `res`, as fast as
  * the client takes it. The `sendTimeout` watcher starts only when a slice is left queued, and
  * covers every byte: `res.end()` is called once the last slice drained. If the response closes
- * first (the client left, or took nothing for `sendTimeout`), the body is let go.
+ * first (the client left, or took nothing for `sendTimeout`), the body is let go. `done` is
+ * called once, after `res.end()` or when the response closed.
  */
 export function endInSlices(
   res: ServerResponse,
   body: string | Uint8Array,
   watch: SendWatch,
+  done: () => void,
 ): void {
   // The socket would turn a string into bytes anyway; here once, so slices are views of it.
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
   const total = bytes.byteLength;
   let at = 0;
   let unwatch: (() => void) | null = null;
+  let over = false;
   const stop = (): void => {
+    if (over) return;
+    over = true;
     res.off('drain', pump);
     res.off('close', stop);
     if (unwatch !== null) unwatch();
+    done();
   };
   function pump(): void {
     if (res.destroyed) {
@@ -51,8 +57,8 @@ export function endInSlices(
         return;
       }
     }
-    stop();
     res.end();
+    stop();
   }
   pump();
 }

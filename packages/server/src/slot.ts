@@ -52,6 +52,7 @@ type Phase = 'idle' | 'reading' | 'running' | 'waiting' | 'settled';
 type Answer = 'open' | 'streaming' | 'raw' | 'sent';
 
 const RESOLVED: Promise<unknown> = Promise.resolve();
+const noop = (): void => {};
 const NONE = null as never;
 /** `lost` holds no error. */
 const NO_LOSS = Symbol('no loss');
@@ -128,6 +129,8 @@ export class Slot {
   readonly #onRejected: (err: unknown) => void;
   readonly #onStreamEnd: (stream: SseStream) => void;
   readonly #onResClose: () => void;
+  /** A large buffered body is written (or its response closed). */
+  readonly #onSlicesDone: () => void;
 
   constructor(host: SlotHost) {
     this.host = host;
@@ -140,6 +143,10 @@ export class Slot {
     };
     this.#onResClose = () => {
       this.#sent();
+      this.#maybeRelease();
+    };
+    this.#onSlicesDone = () => {
+      this.#busy--;
       this.#maybeRelease();
     };
     this.#reader = new BodyReader((err, body, aborted) => this.#bodyRead(err, body, aborted));
@@ -388,7 +395,21 @@ export class Slot {
     res.writeHead(status, head);
     if (body === null || face.method === 'HEAD') res.end();
     else if (length <= SLICE_BYTES) res.end(body);
-    else endInSlices(res, body, this.host.send);
+    else this.#endInSlices(face, body);
+  }
+
+  /**
+   * A body over SLICE_BYTES: the request is over (release, onResponse) once it is written or the
+   * response closed, as for a file; until then the slot counts it as busy.
+   */
+  #endInSlices(face: Context, body: string | Uint8Array): void {
+    // Written after a compression whose request is gone: nothing to hold.
+    if (face !== this.#face) {
+      endInSlices(face.res, body, this.host.send, noop);
+      return;
+    }
+    this.#busy++;
+    endInSlices(face.res, body, this.host.send, this.#onSlicesDone);
   }
 
   /**

@@ -322,6 +322,36 @@ describe('sendTimeout: a large buffered reply (json, send of a string or bytes)'
     expect(seen.res!.listenerCount('drain')).toBe(0);
   });
 
+  it('the request is over (onResponse) when the body is written, or when the client is cut off', async () => {
+    const { a, clock, seen } = setupBuffered(1000);
+    const over: { status: number; finished: boolean }[] = [];
+    a.onResponse((_ctx, info) => {
+      over.push(info);
+    });
+    const { port } = await start(a);
+    const res = await stalledGet(port, '/bytes');
+    await until(() => seen.res?.writableNeedDrain === true);
+    expect(over).toEqual([]);
+    expect(appStats(a).inflight).toBe(1);
+    // Reads it all.
+    let got = 0;
+    res.on('data', (c: Buffer) => {
+      got += c.byteLength;
+    });
+    res.resume();
+    await until(() => over.length === 1);
+    expect(over).toEqual([{ status: 200, finished: true }]);
+    await until(() => got === BIG);
+    // A client that stops: cut off, and the request is over unfinished.
+    await stalledGet(port, '/bytes');
+    await until(() => seen.res?.writableNeedDrain === true);
+    clock.tick(2000);
+    await until(() => over.length === 2);
+    expect(over[1]).toEqual({ status: 200, finished: false });
+    expect(appStats(a).inflight).toBe(0);
+    expect(clock.active).toBe(0);
+  });
+
   it('sendTimeout: 0 turns it off', async () => {
     const { a, clock, seen } = setupBuffered(0);
     const { port } = await start(a);
