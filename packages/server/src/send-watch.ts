@@ -1,7 +1,10 @@
 import type { ServerResponse } from 'node:http';
 import type { Clock, TimerHandle } from './clock';
 
-/** What a streamed body (`sendFile`, `ctx.send(stream)`) needs to time out a stalled client. */
+/**
+ * What a streamed body (`sendFile`, `ctx.send(stream)`) or a large buffered one (written in
+ * slices) needs to time out a stalled client.
+ */
 export interface SendWatch {
   readonly clock: Clock;
   /** The app's `sendTimeout` in ms; 0 = off. */

@@ -8,6 +8,7 @@ import { BodyTooLargeError, isHttpException, ReleasedContextError } from './erro
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
 import type { SendWatch } from './send-watch';
+import { endInSlices, SLICE_BYTES } from './sliced-body';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
 import { promiseOf } from './thenable';
 
@@ -17,7 +18,7 @@ export interface SlotHost {
   readonly middleware: readonly Middleware[];
   readonly trust: TrustFn;
   readonly sse: SseRegistry;
-  /** The clock and `sendTimeout` streamed bodies are watched with. */
+  /** The clock and `sendTimeout` streamed and large buffered bodies are watched with. */
   readonly send: SendWatch;
   readonly graphql: GraphqlRunner;
   /** Response compression settings, or null when it is off. */
@@ -51,6 +52,7 @@ type Phase = 'idle' | 'reading' | 'running' | 'waiting' | 'settled';
 type Answer = 'open' | 'streaming' | 'raw' | 'sent';
 
 const RESOLVED: Promise<unknown> = Promise.resolve();
+const noop = (): void => {};
 const NONE = null as never;
 /** `lost` holds no error. */
 const NO_LOSS = Symbol('no loss');
@@ -127,6 +129,8 @@ export class Slot {
   readonly #onRejected: (err: unknown) => void;
   readonly #onStreamEnd: (stream: SseStream) => void;
   readonly #onResClose: () => void;
+  /** A large buffered body is written (or its response closed). */
+  readonly #onSlicesDone: () => void;
 
   constructor(host: SlotHost) {
     this.host = host;
@@ -139,6 +143,10 @@ export class Slot {
     };
     this.#onResClose = () => {
       this.#sent();
+      this.#maybeRelease();
+    };
+    this.#onSlicesDone = () => {
+      this.#busy--;
       this.#maybeRelease();
     };
     this.#reader = new BodyReader((err, body, aborted) => this.#bodyRead(err, body, aborted));
@@ -359,7 +367,10 @@ export class Slot {
     this.#sent();
   }
 
-  /** Writes the head and the body (a HEAD request gets the head only). */
+  /**
+   * Writes the head and the body (a HEAD request gets the head only). A body over SLICE_BYTES
+   * goes out in watched slices (`sendTimeout`); the length test is all smaller ones pay.
+   */
   #write(
     face: Context,
     status: number,
@@ -383,7 +394,22 @@ export class Slot {
     if (encoding !== null) head.push('content-encoding', encoding);
     res.writeHead(status, head);
     if (body === null || face.method === 'HEAD') res.end();
-    else res.end(body);
+    else if (length <= SLICE_BYTES) res.end(body);
+    else this.#endInSlices(face, body);
+  }
+
+  /**
+   * A body over SLICE_BYTES: the request is over (release, onResponse) once it is written or the
+   * response closed, as for a file; until then the slot counts it as busy.
+   */
+  #endInSlices(face: Context, body: string | Uint8Array): void {
+    // Written after a compression whose request is gone: nothing to hold.
+    if (face !== this.#face) {
+      endInSlices(face.res, body, this.host.send, noop);
+      return;
+    }
+    this.#busy++;
+    endInSlices(face.res, body, this.host.send, this.#onSlicesDone);
   }
 
   /**

@@ -10,10 +10,12 @@ import { type ClientRequest, type IncomingMessage, request, type ServerResponse 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { createApp } from '../src/index';
-import { ManualClock, start, trackApps, until } from './helpers';
+import { ManualClock, raw, start, trackApps, until } from './helpers';
 
 // A client that takes a large body slowly (or never) must not hold the connection and the
 // file forever: `sendTimeout` ends a response body the client has taken nothing of for that long.
@@ -25,6 +27,10 @@ const big = join(dir, 'big.bin');
 writeFileSync(big, Buffer.alloc(64 * 1024 * 1024, 7));
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+// A real collection, so a test sees a body released, not merely unreferenced by keel.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 const requests: ClientRequest[] = [];
 afterEach(() => {
@@ -224,5 +230,135 @@ describe('sendTimeout: a body the client stops taking', () => {
     expect(() => createApp({ sendTimeout: -1 })).toThrow(RangeError);
     expect(() => createApp({ sendTimeout: '5' as never })).toThrow(TypeError);
     expect(() => createApp({ sendTimeout: 2 ** 31 })).toThrow(/sendTimeout/);
+  });
+});
+
+describe('sendTimeout: a large buffered reply (json, send of a string or bytes)', () => {
+  // More than loopback's kernel buffers hold, so a client that reads nothing leaves most queued.
+  const BIG = 32 * 1024 * 1024;
+
+  function setupBuffered(sendTimeout?: number) {
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout });
+    const seen: { res: ServerResponse | null; body: WeakRef<Buffer> | null } = {
+      res: null,
+      body: null,
+    };
+    a.get('/bytes', (ctx) => {
+      seen.res = ctx.res;
+      const body = Buffer.alloc(BIG, 3);
+      seen.body = new WeakRef(body);
+      return ctx.send(body);
+    });
+    a.get('/json', (ctx) => {
+      seen.res = ctx.res;
+      // Multi-byte characters: a slice boundary must not split one.
+      return ctx.json({ text: 'é😀'.repeat(BIG / 6) });
+    });
+    return { a, clock, seen };
+  }
+
+  it('ctx.send(bytes) to a client that reads nothing: the connection is closed, the body released', async () => {
+    const { a, clock, seen } = setupBuffered(1000);
+    const { port } = await start(a);
+    await stalledGet(port, '/bytes');
+    await until(() => seen.res !== null && seen.res.writableLength > 0);
+    const socket = seen.res!.socket!;
+    clock.tick(900);
+    expect(socket.destroyed).toBe(false);
+    clock.tick(1000);
+    expect(socket.destroyed).toBe(true);
+    await until(() => {
+      gc();
+      return seen.body!.deref() === undefined;
+    });
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+    expect(seen.res!.listenerCount('drain')).toBe(0);
+  });
+
+  it('ctx.json of a large value to a client that reads nothing: the connection is closed', async () => {
+    const { a, clock, seen } = setupBuffered(1000);
+    const { port } = await start(a);
+    await stalledGet(port, '/json');
+    await until(() => seen.res !== null && seen.res.writableLength > 0);
+    const socket = seen.res!.socket!;
+    clock.tick(2000);
+    expect(socket.destroyed).toBe(true);
+    expect(clock.active).toBe(0);
+  });
+
+  it('a client that takes some of it in time is not cut off', async () => {
+    const { a, clock, seen } = setupBuffered(1000);
+    const { port } = await start(a);
+    const res = await stalledGet(port, '/bytes');
+    await until(() => seen.res?.writableNeedDrain === true);
+    for (let i = 0; i < 2; i++) {
+      clock.tick(800);
+      // The client reads until the server's buffer drains once, then stalls again.
+      const drained = new Promise((r) => seen.res!.once('drain', r));
+      res.resume();
+      await drained;
+      res.pause();
+      await until(() => seen.res!.writableNeedDrain || seen.res!.writableFinished);
+      expect(seen.res!.writableFinished).toBe(false);
+    }
+    expect(seen.res!.destroyed).toBe(false);
+    clock.tick(2000);
+    expect(seen.res!.destroyed).toBe(true);
+  });
+
+  it('a client that reads it all gets it intact, and nothing is left watching', async () => {
+    const { a, clock, seen } = setupBuffered(1000);
+    const { port } = await start(a);
+    const got = await raw(port, { path: '/json' });
+    expect(got.status).toBe(200);
+    expect(Number(got.headers['content-length'])).toBe(got.raw.byteLength);
+    expect(JSON.parse(got.body)).toEqual({ text: 'é😀'.repeat(BIG / 6) });
+    const bytes = await raw(port, { path: '/bytes' });
+    expect(bytes.raw.equals(Buffer.alloc(BIG, 3))).toBe(true);
+    await until(() => appStats(a).inflight === 0 && seen.res!.writableFinished);
+    expect(clock.active).toBe(0);
+    expect(seen.res!.listenerCount('drain')).toBe(0);
+  });
+
+  it('the request is over (onResponse) when the body is written, or when the client is cut off', async () => {
+    const { a, clock, seen } = setupBuffered(1000);
+    const over: { status: number; finished: boolean }[] = [];
+    a.onResponse((_ctx, info) => {
+      over.push(info);
+    });
+    const { port } = await start(a);
+    const res = await stalledGet(port, '/bytes');
+    await until(() => seen.res?.writableNeedDrain === true);
+    expect(over).toEqual([]);
+    expect(appStats(a).inflight).toBe(1);
+    // Reads it all.
+    let got = 0;
+    res.on('data', (c: Buffer) => {
+      got += c.byteLength;
+    });
+    res.resume();
+    await until(() => over.length === 1);
+    expect(over).toEqual([{ status: 200, finished: true }]);
+    await until(() => got === BIG);
+    // A client that stops: cut off, and the request is over unfinished.
+    await stalledGet(port, '/bytes');
+    await until(() => seen.res?.writableNeedDrain === true);
+    clock.tick(2000);
+    await until(() => over.length === 2);
+    expect(over[1]).toEqual({ status: 200, finished: false });
+    expect(appStats(a).inflight).toBe(0);
+    expect(clock.active).toBe(0);
+  });
+
+  it('sendTimeout: 0 turns it off', async () => {
+    const { a, clock, seen } = setupBuffered(0);
+    const { port } = await start(a);
+    await stalledGet(port, '/bytes');
+    await until(() => seen.res !== null && seen.res.writableLength > 0);
+    clock.tick(10 * 60_000);
+    expect(seen.res!.socket?.destroyed).toBe(false);
+    expect(clock.active).toBe(0);
   });
 });

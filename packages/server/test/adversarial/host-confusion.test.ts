@@ -1,6 +1,8 @@
 // ctx.hostname from a request whose host is ambiguous: two Host lines (a proxy in front may
 // route by the last while Node keeps the first), or an absolute-form target whose authority
-// differs from Host (RFC 9112 §3.2.2: the target's host wins, Host is ignored).
+// differs from Host (RFC 9112 §3.2.2: the target's host wins, Host is ignored). And
+// ctx.protocol, which an absolute-form `https://` target must not make `https` on a plain
+// connection: the scheme is the client's word, the connection is not encrypted.
 import { afterEach, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/index';
 import { socketBytes, start } from '../helpers';
@@ -48,5 +50,56 @@ describe('ctx.hostname with an ambiguous host', () => {
       '[::1]',
     );
     expect(await hostnameFor(port, 'GET http://u@evil/h HTTP/1.1\r\nHost: a.example\r\n')).toBe('');
+  });
+});
+
+describe('ctx.protocol with an absolute-form https:// target', () => {
+  async function seenFor(port: number, head: string): Promise<unknown> {
+    const out = await socketBytes(port, `${head}Connection: close\r\n\r\n`, 2_000);
+    return JSON.parse(out.split('\r\n\r\n')[1] ?? '');
+  }
+
+  it('a plain connection stays http: the target scheme is not believed', async () => {
+    const app = createApp();
+    apps.push(app);
+    app.get('/*', (ctx) =>
+      ctx.json({ protocol: ctx.protocol, secure: ctx.secure, hostname: ctx.hostname }),
+    );
+    const { port } = await start(app);
+    expect(await seenFor(port, 'GET https://b.example/h HTTP/1.1\r\nHost: a.example\r\n')).toEqual({
+      protocol: 'http',
+      secure: false,
+      hostname: 'b.example',
+    });
+    // Untrusted peer: X-Forwarded-Proto is ignored too.
+    expect(
+      await seenFor(
+        port,
+        'GET https://b.example/h HTTP/1.1\r\nHost: a.example\r\nX-Forwarded-Proto: https\r\n',
+      ),
+    ).toEqual({ protocol: 'http', secure: false, hostname: 'b.example' });
+  });
+
+  it("behind a trusted proxy, X-Forwarded-Proto decides, not the target's scheme", async () => {
+    const app = createApp({ trustProxy: true });
+    apps.push(app);
+    app.get('/*', (ctx) => ctx.json({ protocol: ctx.protocol, secure: ctx.secure }));
+    const { port } = await start(app);
+    expect(
+      await seenFor(
+        port,
+        'GET https://b.example/h HTTP/1.1\r\nHost: a.example\r\nX-Forwarded-Proto: http\r\n',
+      ),
+    ).toEqual({ protocol: 'http', secure: false });
+    expect(
+      await seenFor(
+        port,
+        'GET http://b.example/h HTTP/1.1\r\nHost: a.example\r\nX-Forwarded-Proto: https\r\n',
+      ),
+    ).toEqual({ protocol: 'https', secure: true });
+    expect(await seenFor(port, 'GET https://b.example/h HTTP/1.1\r\nHost: a.example\r\n')).toEqual({
+      protocol: 'http',
+      secure: false,
+    });
   });
 });
