@@ -52,7 +52,9 @@ function watchRedis(redis: Redis, url: string): Redis {
   redis.on('error', (error: Error) => {
     if (down) return;
     down = true;
-    process.emitWarning(`react-live: the todos' Redis at ${url} failed; retrying (${error.message})`);
+    process.emitWarning(
+      `react-live: the todos' Redis at ${url} failed; retrying (${error.message})`,
+    );
   });
   redis.on('ready', () => {
     down = false;
