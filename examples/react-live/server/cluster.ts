@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 // The throwaway redis-server of the repository's tests (Debian's redis-server, a free loopback
 // port, its own temp dir).
 import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
+import { onShutdown } from './shutdown';
 
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
 const TSCONFIG = fileURLToPath(new URL('../../../tsconfig.json', import.meta.url));
@@ -80,9 +81,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     host: process.env.HOST,
   });
   console.log(`Redis: ${cluster.redisUrl}. Open A in one tab and B in another.`);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      void cluster.stop().then(() => process.exit(0));
-    });
-  }
+  onShutdown(() => cluster.stop());
 }

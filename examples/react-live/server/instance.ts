@@ -19,7 +19,7 @@ export async function startInstance(options: InstanceOptions) {
   if (options.redisUrl === undefined) {
     live = createLiveApp({ distDir: options.distDir });
   } else {
-    redis = new Redis(options.redisUrl);
+    redis = watchRedis(new Redis(options.redisUrl), options.redisUrl);
     live = createLiveApp({
       distDir: options.distDir,
       todoStore: await redisTodos(redis, 'react-live:todos', ['Try keel', 'Open a second tab']),
@@ -40,4 +40,24 @@ export async function startInstance(options: InstanceOptions) {
       await redis?.quit();
     },
   };
+}
+
+/**
+ * Reports an outage of the todos' connection once (a process warning, like the hub's store), and
+ * again after it was back. ioredis without an `error` listener prints every failed reconnect
+ * ("[ioredis] Unhandled error event") for as long as Redis is away.
+ */
+function watchRedis(redis: Redis, url: string): Redis {
+  let down = false;
+  redis.on('error', (error: Error) => {
+    if (down) return;
+    down = true;
+    process.emitWarning(
+      `react-live: the todos' Redis at ${url} failed; retrying (${error.message})`,
+    );
+  });
+  redis.on('ready', () => {
+    down = false;
+  });
+  return redis;
 }

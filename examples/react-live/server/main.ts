@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { startInstance } from './instance';
+import { onShutdown } from './shutdown';
 
 // Serves the built page (run `vite build` first; `npx -y pnpm@10.34.8 start` does both) and the API. With
 // REDIS_URL, events and todos live in Redis, so several instances serve the same tabs.
@@ -14,8 +15,4 @@ console.log(`keel react-live${name}: ${instance.url}  (open it in two tabs)`);
 // Started by cluster.ts: it reads the URL from here.
 process.send?.({ url: instance.url });
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    void instance.close().then(() => process.exit(0));
-  });
-}
+onShutdown(() => instance.close());

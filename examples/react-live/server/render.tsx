@@ -7,6 +7,9 @@ import { Root, STATE_GLOBAL } from '../src/Root';
 /** The header the page's server-side reads carry, so the API can tell them from the browser's. */
 export const RENDER_HEADER = 'x-keel-render';
 
+/** How long the server waits for each read before it leaves that data to the browser. */
+export const RENDER_READ_TIMEOUT_MS = 2000;
+
 export interface RenderTarget {
   /** The built index.html; the page goes where it says `<!--app-->`. */
   template: string;
@@ -24,12 +27,16 @@ export interface RenderTarget {
  * server client on the API's internal address, renders with that data, and streams the HTML
  * with the client's cache (dehydrated) for the browser to hydrate without asking again. The
  * cache keys do not depend on the origin, so the browser's client (on `/api`) finds them.
- * A read that fails on the server is left to the browser (its suspense boundary renders there).
+ * A read that fails on the server, or takes longer than RENDER_READ_TIMEOUT_MS, is left to the
+ * browser (its suspense boundary renders there).
  */
 export async function renderPage(target: RenderTarget): Promise<void> {
   const client = createClient({
     baseURL: target.apiBase,
     retry: false,
+    // A store that hangs must not hang every page load: a read slower than this is left to the
+    // browser, like one that fails (the page is sent with its loading state).
+    timeout: RENDER_READ_TIMEOUT_MS,
     headers: { [RENDER_HEADER]: '1' },
   });
   await Promise.allSettled([client.get('/todos'), client.get('/stats')]);

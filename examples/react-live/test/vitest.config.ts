@@ -11,6 +11,7 @@ export default defineConfig({
       '@keel/core/internals': source('../../../packages/core/src/internals.ts'),
       '@keel/core': source('../../../packages/core/src/index.ts'),
       '@keel/react': source('../../../packages/react/src/index.ts'),
+      '@keel/server/redis': source('../../../packages/server/src/redis/index.ts'),
       '@keel/server': source('../../../packages/server/src/index.ts'),
       '@keel/devtools/production': source('../../../packages/devtools/src/production.ts'),
     },
