@@ -11,12 +11,13 @@
 //            sources, as readme/compile.test.ts does), tsc --strict with skipLibCheck off, as an
 //            ESM package (nodenext) and as a CommonJS one (node16); the declarations compile
 //            under the strictest flags (exactOptionalPropertyTypes, ...), and those of the
-//            browser packages without @types/node
+//            browser packages without @types/node; an app under exactOptionalPropertyTypes
+//            passes `undefined` to optional option fields (scripts/exact-optional.consumer.tsx)
 //   browser  @keel/core and @keel/react bundled for the browser (esbuild, platform browser) pull
 //            in no Node module and use no Node global (process, Buffer, global, require, ...)
 //
 // Usage: node scripts/check-consumers.mjs   (after `pnpm build`; `pnpm test:pkg` runs it)
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -247,6 +248,24 @@ for (const [folder, what, ids, types] of DECLARATIONS) {
     expect(problems.length === 0, `\n  ${problems.map((p) => p.text).join('\n  ')}`);
   });
 }
+
+// Only `undefined` means "not set" (the READMEs): an app under exactOptionalPropertyTypes passes
+// it to optional option fields explicitly (`url: process.env.REDIS_URL`), so they must take it.
+await check('types (undefined options, exactOptionalPropertyTypes)', () => {
+  const source = readFileSync(join(ROOT, 'scripts', 'exact-optional.consumer.tsx'), 'utf8');
+  const problems = compile(
+    'exact',
+    'module',
+    { 'index.tsx': source },
+    {
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      types: ['node'],
+      ...STRICTEST,
+    },
+  );
+  expect(problems.length === 0, `\n  ${problems.map((p) => p.text).join('\n  ')}`);
+});
 
 /** Node's globals, as a free identifier (not a property, not inside a word). */
 const NODE_GLOBAL =

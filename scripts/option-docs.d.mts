@@ -3,6 +3,8 @@ export interface OptionField {
   /** `Type.field`, or `Type.field.sub` for a field of an inline object type. */
   readonly path: string;
   readonly optional: boolean;
+  /** Whether the written type takes `undefined` (`T | undefined`, `unknown`, `ReactNode`). */
+  readonly takesUndefined?: boolean;
   /** The JSDoc text before any tag. */
   readonly sentence: string;
   /** The text after `@default`; undefined without one. */
@@ -22,8 +24,8 @@ export function literalOf(text: string): unknown;
 
 /**
  * What is wrong with the docs of `types`: a field without a sentence, an optional field without
- * `@default`, a `@default` that disagrees with `defaults[path]`, a path in `defaults` that no
- * type declares. Empty when all is well.
+ * `@default` or whose type does not take `undefined`, a `@default` that disagrees with
+ * `defaults[path]`, a path in `defaults` that no type declares. Empty when all is well.
  */
 export function optionDocProblems(
   types: Map<string, OptionField[]>,

@@ -44,6 +44,7 @@ function fieldsOf(members, prefix, source) {
     fields.push({
       path,
       optional: member.questionToken !== undefined,
+      takesUndefined: member.type !== undefined && takesUndefined(member.type),
       sentence: (at === -1 ? text.replace(/@\w+[\s\S]*$/, '') : text.slice(0, at)).trim(),
       default: at === -1 ? undefined : text.slice(at + '@default'.length).trim(),
     });
@@ -51,6 +52,22 @@ function fieldsOf(members, prefix, source) {
     if (type && ts.isTypeLiteralNode(type)) fields.push(...fieldsOf(type.members, path, source));
   }
   return fields;
+}
+
+/**
+ * Whether a field's written type takes `undefined`: an app compiled with
+ * exactOptionalPropertyTypes may pass it (`url: process.env.URL`), and only `undefined` means
+ * "not set", so `field?: T` must be written `field?: T | undefined`.
+ */
+function takesUndefined(type) {
+  if (ts.isUnionTypeNode(type)) return type.types.some(takesUndefined);
+  if (ts.isParenthesizedTypeNode(type)) return takesUndefined(type.type);
+  if (ts.isTypeReferenceNode(type)) return type.typeName.getText() === 'ReactNode';
+  return [
+    ts.SyntaxKind.UndefinedKeyword,
+    ts.SyntaxKind.UnknownKeyword,
+    ts.SyntaxKind.AnyKeyword,
+  ].includes(type.kind);
 }
 
 /** `{ ... } | boolean` -> `{ ... }`: the object form of an option that also takes a switch. */
@@ -81,8 +98,9 @@ export function literalOf(text) {
 
 /**
  * What is wrong with the docs of `types`: a field without a sentence, an optional field without
- * `@default`, a `@default` that disagrees with `defaults[path]` (path `Type.field`), a path in
- * `defaults` no type declares. Empty when all is well.
+ * `@default` or whose type does not take `undefined`, a `@default` that disagrees with
+ * `defaults[path]` (path `Type.field`), a path in `defaults` no type declares. Empty when all is
+ * well.
  */
 export function optionDocProblems(types, defaults = {}) {
   const problems = [];
@@ -92,6 +110,11 @@ export function optionDocProblems(types, defaults = {}) {
       seen.add(field.path);
       if (field.sentence.length < 10) problems.push(`${field.path}: no JSDoc sentence`);
       if (field.optional && !field.default) problems.push(`${field.path}: no @default`);
+      if (field.optional && field.takesUndefined === false) {
+        problems.push(
+          `${field.path}: optional but does not take undefined (write \`T | undefined\`)`,
+        );
+      }
       if (!(field.path in defaults) || !field.default) continue;
       const documented = literalOf(field.default);
       const actual = defaults[field.path];

@@ -277,7 +277,7 @@ class KeelClient implements Client {
     );
   }
 
-  invalidate(target: InvalidateTarget, options?: { refetch?: boolean }): string[] {
+  invalidate(target: InvalidateTarget, options?: { refetch?: boolean | undefined }): string[] {
     return this.#invalidate(this.#compile(target), target, options?.refetch ?? true);
   }
 

@@ -45,7 +45,7 @@ export interface DehydrateOptions {
    * predicate over CacheMeta).
    * @default every entry
    */
-  include?: InvalidateTarget;
+  include?: InvalidateTarget | undefined;
 }
 
 /**

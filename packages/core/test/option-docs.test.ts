@@ -94,6 +94,28 @@ describe('option docs: an editor hover is the manual', () => {
     ]);
   });
 
+  it('the check fails on an optional field whose type does not take undefined', () => {
+    const field = { optional: true, sentence: 'A documented field.', default: '1' };
+    const fake = new Map([
+      [
+        'XOptions',
+        [
+          { ...field, path: 'XOptions.a', takesUndefined: false },
+          { ...field, path: 'XOptions.b', takesUndefined: true },
+          { ...field, path: 'XOptions.c', optional: false, takesUndefined: false },
+        ],
+      ],
+    ]);
+    expect(optionDocProblems(fake)).toEqual([
+      'XOptions.a: optional but does not take undefined (write `T | undefined`)',
+    ]);
+    // Read from the source: `?: T` does not take it; `T | undefined`, unknown and `(() => T) |
+    // undefined` do (the option types above are checked the same way, by the test before).
+    const read = new Map(types.get('RetryOptions')!.map((f) => [f.path, f.takesUndefined]));
+    expect(read.get('RetryOptions.attempts')).toBe(true);
+    expect(read.get('RetryOptions.retryOn')).toBe(true);
+  });
+
   it('reads a @default literal in the forms the docs write', () => {
     expect(literalOf('300000 (5 minutes)')).toBe(300000);
     expect(literalOf("`'cache-first'`")).toBe('cache-first');

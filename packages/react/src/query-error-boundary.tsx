@@ -42,11 +42,11 @@ export interface QueryErrorBoundaryProps {
    * Values that reset the boundary when one of them changes (the page's route, a query's URL...).
    * @default none
    */
-  resetKeys?: readonly unknown[];
+  resetKeys?: readonly unknown[] | undefined;
   /** Called when the boundary resets, before the children render again. */
-  onReset?: () => void;
+  onReset?: (() => void) | undefined;
   /** Called once per error caught (for logging). */
-  onError?: (error: unknown) => void;
+  onError?: ((error: unknown) => void) | undefined;
 }
 
 interface State {

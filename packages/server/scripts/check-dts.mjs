@@ -13,6 +13,8 @@ const WRITABLE = new Set(['Context.body', '*.name']);
 const CONSTRUCTIBLE = new Set([
   'HttpException',
   'BadRequestError',
+  // Thrown by a handler that reads ctx.req itself.
+  'BodyTooLargeError',
   'HubPublishError',
   'ReleasedContextError',
 ]);

@@ -60,39 +60,39 @@ export interface AppOptions extends ServerTimeouts {
    *
    * @default 1048576 (1 MiB)
    */
-  bodyLimit?: number;
+  bodyLimit?: number | undefined;
   /**
    * Content types read as text or raw bytes, besides JSON and urlencoded forms (always read).
    *
    * @default {} (none)
    */
-  parsers?: BodyParsers;
+  parsers?: BodyParsers | undefined;
   /**
    * Which `X-Forwarded-For` hops to believe for `ctx.ip`, `ctx.protocol` and `ctx.hostname`;
    * `setTrustProxy` changes it later. See {@link TrustProxy}.
    *
    * @default false (the TCP peer; forwarding headers are ignored)
    */
-  trustProxy?: TrustProxy;
+  trustProxy?: TrustProxy | undefined;
   /**
    * Idle request slots kept for reuse; a burst beyond it allocates and is collected.
    *
    * @default 1024
    */
-  poolSize?: number;
+  poolSize?: number | undefined;
   /**
    * Development defaults: GraphQL introspection is on. (Stale-ctx detection does not depend on
    * it: it is always on.)
    *
    * @default process.env.NODE_ENV !== 'production'
    */
-  development?: boolean;
+  development?: boolean | undefined;
   /**
    * Server-sent events: the heartbeat period and the per-client queue cap.
    *
    * @default { heartbeatMs: 15000, maxBufferedBytes: 1048576 }
    */
-  sse?: SseOptions;
+  sse?: SseOptions | undefined;
   /**
    * ms a streamed response body (`ctx.sendFile`, `ctx.send(stream)`) may wait on a client that
    * takes none of it before the connection is closed (and the file or source released), as
@@ -102,32 +102,32 @@ export interface AppOptions extends ServerTimeouts {
    *
    * @default 60000
    */
-  sendTimeout?: number;
+  sendTimeout?: number | undefined;
   /**
    * Treat `/a/` like `/a`.
    *
    * @default false
    */
-  ignoreTrailingSlash?: boolean;
+  ignoreTrailingSlash?: boolean | undefined;
   /**
    * Match paths case-sensitively (`/A` is not `/a`).
    *
    * @default true
    */
-  caseSensitive?: boolean;
+  caseSensitive?: boolean | undefined;
   /**
    * Where every timer of the app comes from (heartbeats, `sseInterval`, the `close()` deadline);
    * tests substitute a manual clock. The same shape as `@keel/core`'s `Clock`.
    *
    * @default the global timers (unref'd: they never keep the process alive)
    */
-  clock?: Clock;
+  clock?: Clock | undefined;
   /**
    * Limits and switches for `ctx.graphql`; see {@link GraphqlOptions}.
    *
    * @default {} (every limit at its default)
    */
-  graphql?: GraphqlOptions;
+  graphql?: GraphqlOptions | undefined;
   /**
    * Compress buffered responses (json, send, errors, GraphQL) with brotli or gzip, as the
    * client's Accept-Encoding allows; `true` for the defaults of {@link CompressionOptions}.
@@ -135,7 +135,7 @@ export interface AppOptions extends ServerTimeouts {
    *
    * @default false
    */
-  compression?: boolean | CompressionOptions;
+  compression?: boolean | CompressionOptions | undefined;
   /**
    * The request header whose value becomes `ctx.requestId` when it is 1-128 characters of
    * `[A-Za-z0-9_.:@+=/-]`; `false` ignores incoming ids and always makes one (use it when clients
@@ -143,14 +143,14 @@ export interface AppOptions extends ServerTimeouts {
    *
    * @default 'x-request-id'
    */
-  requestIdHeader?: string | false;
+  requestIdHeader?: string | false | undefined;
   /**
    * Longest value of one route parameter, in characters (find-my-way's `maxParamLength`); a
    * longer one matches no route: 404.
    *
    * @default 100
    */
-  maxParamLength?: number;
+  maxParamLength?: number | undefined;
 }
 
 /**
@@ -164,21 +164,21 @@ export interface ServerTimeouts {
    *
    * @default 30000
    */
-  requestTimeout?: number;
+  requestTimeout?: number | undefined;
   /**
    * ms to receive the request headers; at most a non-zero `requestTimeout`. Past it Node answers
    * 408 and closes the connection.
    *
    * @default 10000
    */
-  headersTimeout?: number;
+  headersTimeout?: number | undefined;
   /**
    * ms an idle keep-alive connection stays open. Behind a load balancer, set it above the
    * balancer's idle timeout (e.g. 65000 behind an AWS ALB's 60 s).
    *
    * @default 5000
    */
-  keepAliveTimeout?: number;
+  keepAliveTimeout?: number | undefined;
 }
 
 /** What {@link App.onResponse} hooks learn about a response. */
@@ -200,7 +200,7 @@ export interface CloseOptions {
    *
    * @default 10000
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 /** A request for {@link App.inject}. */
@@ -210,7 +210,7 @@ export interface InjectRequest {
    *
    * @default 'GET'
    */
-  method?: string;
+  method?: string | undefined;
   /** Path and query, e.g. `/users/1?full=1`. Required. */
   url: string;
   /**
@@ -218,19 +218,19 @@ export interface InjectRequest {
    *
    * @default {} (light-my-request adds `host` and `user-agent`)
    */
-  headers?: Record<string, string | string[]>;
+  headers?: Record<string, string | string[]> | undefined;
   /**
    * A string or Buffer is sent as-is; an object as JSON (with its Content-Type).
    *
    * @default undefined (no body)
    */
-  body?: string | Buffer | object;
+  body?: string | Buffer | object | undefined;
   /**
    * The simulated TCP peer (`ctx.req.remoteAddress`, and `ctx.ip` without trust proxy).
    *
    * @default '127.0.0.1'
    */
-  remoteAddress?: string;
+  remoteAddress?: string | undefined;
 }
 
 /** The outcome of {@link App.inject}. */

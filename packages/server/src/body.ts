@@ -59,7 +59,7 @@ export enum BodyKind {
  */
 export interface BodyParsers {
   /** Types read as UTF-8 text: `ctx.body` is a string, e.g. `['text/*']`. @default [] */
-  text?: readonly string[];
+  text?: readonly string[] | undefined;
   /**
    * Types read as bytes: `ctx.body` is a Buffer, e.g. `['application/octet-stream']`; `'*\/*'`
    * takes every type no other parser does (a body without Content-Type counts as
@@ -67,15 +67,15 @@ export interface BodyParsers {
    *
    * @default []
    */
-  raw?: readonly string[];
+  raw?: readonly string[] | undefined;
 }
 
 /** Options of one route: they replace the app's for that route's requests. */
 export interface RouteOptions {
   /** Largest body accepted on this route, in bytes. @default the app's `bodyLimit` */
-  bodyLimit?: number;
+  bodyLimit?: number | undefined;
   /** Text and raw parsers of this route. @default the app's `parsers` */
-  parsers?: BodyParsers;
+  parsers?: BodyParsers | undefined;
 }
 
 /** A compiled type list; null when empty. */

@@ -11,13 +11,13 @@ export type Encoding = 'br' | 'gzip';
 /** Options for response compression (`createApp({ compression })`). */
 export interface CompressionOptions {
   /** Smallest body compressed, in bytes: below it compression costs more than it saves. @default 1024 */
-  threshold?: number;
+  threshold?: number | undefined;
   /** Codings offered, in the server's order of preference (the client's q-values come first). @default ['br', 'gzip'] */
-  encodings?: readonly Encoding[];
+  encodings?: readonly Encoding[] | undefined;
   /** Brotli quality 0-11; 11 is far slower for little gain on API responses. @default 4 */
-  brotliQuality?: number;
+  brotliQuality?: number | undefined;
   /** Gzip level 1-9. @default 6 */
-  gzipLevel?: number;
+  gzipLevel?: number | undefined;
 }
 
 /** {@link CompressionOptions} resolved once per app. */

@@ -50,43 +50,43 @@ export interface CacheControlOptions {
    *
    * @default undefined (not sent)
    */
-  maxAge?: number;
+  maxAge?: number | undefined;
   /**
    * `s-maxage`: `max-age` for shared caches (CDNs, proxies) only, in seconds.
    *
    * @default undefined (not sent)
    */
-  sMaxAge?: number;
+  sMaxAge?: number | undefined;
   /**
    * `public` (true) or `private` (false: only the browser may store it).
    *
    * @default undefined (neither is sent)
    */
-  public?: boolean;
+  public?: boolean | undefined;
   /**
    * `stale-while-revalidate`: seconds a stale response may be served while it is refetched.
    *
    * @default undefined (not sent)
    */
-  staleWhileRevalidate?: number;
+  staleWhileRevalidate?: number | undefined;
   /**
    * `stale-if-error`: seconds a stale response may be served when refetching fails.
    *
    * @default undefined (not sent)
    */
-  staleIfError?: number;
+  staleIfError?: number | undefined;
   /**
    * `immutable`: the response never changes while fresh (versioned assets).
    *
    * @default false
    */
-  immutable?: boolean;
+  immutable?: boolean | undefined;
   /**
    * `no-store`: nothing may be stored; every other option is ignored.
    *
    * @default false
    */
-  noStore?: boolean;
+  noStore?: boolean | undefined;
 }
 
 const DONE: Promise<void> = Promise.resolve();

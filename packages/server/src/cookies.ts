@@ -8,43 +8,43 @@ export interface CookieOptions {
    *
    * @default false
    */
-  httpOnly?: boolean;
+  httpOnly?: boolean | undefined;
   /**
    * `Secure`: send only over HTTPS. Forced on when `sameSite` is `'none'` (browsers require it).
    *
    * @default false
    */
-  secure?: boolean;
+  secure?: boolean | undefined;
   /**
    * `Max-Age`: lifetime in seconds; fractions are floored, `0` deletes the cookie.
    *
    * @default undefined (a session cookie, unless `expires` is set)
    */
-  maxAge?: number;
+  maxAge?: number | undefined;
   /**
    * `Path`: the paths the browser sends the cookie to.
    *
    * @default '/'
    */
-  path?: string;
+  path?: string | undefined;
   /**
    * `Domain`: also send the cookie to subdomains of this domain.
    *
    * @default undefined (a host-only cookie)
    */
-  domain?: string;
+  domain?: string | undefined;
   /**
    * `SameSite`: whether cross-site requests carry the cookie (any case: `'None'` works too).
    *
    * @default 'lax'
    */
-  sameSite?: 'lax' | 'strict' | 'none';
+  sameSite?: 'lax' | 'strict' | 'none' | undefined;
   /**
    * `Expires`: an absolute expiry; `maxAge` wins in browsers when both are set.
    *
    * @default undefined (not sent)
    */
-  expires?: Date;
+  expires?: Date | undefined;
 }
 
 const CRLF = /[\r\n]/g;

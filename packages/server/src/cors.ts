@@ -16,26 +16,32 @@ export interface CorsOptions {
    *
    * @default '*'
    */
-  origin?: '*' | string | readonly string[] | RegExp | ((origin: string, ctx: Context) => boolean);
+  origin?:
+    | '*'
+    | string
+    | readonly string[]
+    | RegExp
+    | ((origin: string, ctx: Context) => boolean)
+    | undefined;
   /**
    * Send `Access-Control-Allow-Credentials: true` (cookies, HTTP auth). Not with `origin: '*'`:
    * browsers refuse that combination, so it throws here instead.
    *
    * @default false
    */
-  credentials?: boolean;
+  credentials?: boolean | undefined;
   /** Methods a preflight allows. @default ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'] */
-  methods?: readonly string[];
+  methods?: readonly string[] | undefined;
   /**
    * Request headers a preflight allows.
    *
    * @default the preflight's own Access-Control-Request-Headers, echoed
    */
-  allowedHeaders?: readonly string[];
+  allowedHeaders?: readonly string[] | undefined;
   /** Response headers the page may read beyond the safelisted ones. @default none */
-  exposedHeaders?: readonly string[];
+  exposedHeaders?: readonly string[] | undefined;
   /** Seconds a browser may cache a preflight (`Access-Control-Max-Age`). @default not sent */
-  maxAge?: number;
+  maxAge?: number | undefined;
 }
 
 const DEFAULT_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'];

@@ -44,7 +44,7 @@ export interface HttpExceptionOptions {
    *
    * @default undefined (none)
    */
-  headers?: Readonly<Record<string, string>>;
+  headers?: Readonly<Record<string, string>> | undefined;
 }
 
 /** One failing rule of one field, as listed in a validation error body. */
@@ -109,7 +109,7 @@ export interface BadRequestErrorOptions extends HttpExceptionOptions {
    *
    * @default [] (the body has no `fields`)
    */
-  fields?: readonly ValidationIssue[];
+  fields?: readonly ValidationIssue[] | undefined;
 }
 
 /**
@@ -146,7 +146,7 @@ export interface BodyTooLargeErrorOptions extends HttpExceptionOptions {
    *
    * @default false
    */
-  closeConnection?: boolean;
+  closeConnection?: boolean | undefined;
 }
 
 /**

@@ -20,7 +20,7 @@ export interface SendFileOptions {
    *
    * @default undefined (the path is used as given: only for paths the app chose itself)
    */
-  root?: string;
+  root?: string | undefined;
   /**
    * Files and folders whose name starts with a dot (`.env`, `.git/`), checked on the path below
    * `root` as requested and as resolved (a symlink to `.git` counts): `'ignore'` answers 404 as
@@ -29,7 +29,7 @@ export interface SendFileOptions {
    *
    * @default 'ignore'
    */
-  dotfiles?: 'ignore' | 'deny' | 'allow';
+  dotfiles?: 'ignore' | 'deny' | 'allow' | undefined;
 }
 
 /** What `sendFile` needs from the request and response. */

@@ -44,35 +44,35 @@ export interface GraphqlOptions {
    *
    * @default 3000
    */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   /** Deepest field nesting of an operation, through fragments. @default 12 */
-  maxDepth?: number;
+  maxDepth?: number | undefined;
   /** Aliases in an operation (each alias can run a resolver once more). @default 30 */
-  maxAliases?: number;
+  maxAliases?: number | undefined;
   /**
    * Cost of an operation: every field costs 1 plus its selection's cost, times `listFactor` for
    * each list around its type, so nested lists multiply as their results do.
    *
    * @default 20000
    */
-  maxCost?: number;
+  maxCost?: number | undefined;
   /** The length assumed for every list when computing cost. @default 10 */
-  listFactor?: number;
+  listFactor?: number | undefined;
   /**
    * Allow `__schema` / `__type` queries (`__typename` is always allowed).
    *
    * @default the app's `development` (off when NODE_ENV is `production`)
    */
-  introspection?: boolean;
+  introspection?: boolean | undefined;
   /**
    * Parsed documents are cached, least recently used out first, within this many bytes of query
    * text (a parsed document keeps its text, and takes ~20x its size in memory).
    *
    * @default 1048576 (1 MiB)
    */
-  documentCacheBytes?: number;
+  documentCacheBytes?: number | undefined;
   /** Documents longer than this (bytes of text) are parsed every time, never cached. @default 16384 */
-  maxCachedDocumentBytes?: number;
+  maxCachedDocumentBytes?: number | undefined;
 }
 
 /** {@link GraphqlOptions} resolved once per app. */

@@ -48,12 +48,12 @@ export interface EventHubOptions {
    * processes.
    * @default memoryStore({ bufferSize })
    */
-  store?: HubStore;
+  store?: HubStore | undefined;
   /**
    * Events kept for `Last-Event-ID` replay by the default in-memory store (ignored with `store`).
    * @default 100
    */
-  bufferSize?: number;
+  bufferSize?: number | undefined;
   /**
    * Called when a client is disconnected because it left more than `sse.maxBufferedBytes`
    * unsent (it reads too slowly). Its EventSource reconnects and is replayed what it missed.
@@ -61,7 +61,7 @@ export interface EventHubOptions {
    *
    * @default undefined (drops are only counted, in `hub.metrics.slowDrops`)
    */
-  onSlowClient?: (client: SlowClientInfo) => void;
+  onSlowClient?: ((client: SlowClientInfo) => void) | undefined;
 }
 
 /** What {@link EventHubOptions.onSlowClient} learns about a dropped client. */
@@ -80,7 +80,7 @@ export interface ConnectOptions {
    * never receives an event of a topic it was not connected with, live or replayed.
    * @default []
    */
-  topics?: readonly string[];
+  topics?: readonly string[] | undefined;
 }
 
 /** Options for `hub.publish`. */
@@ -89,7 +89,7 @@ export interface PublishOptions {
    * Only clients connected with this topic receive the event.
    * @default undefined (a broadcast to every client)
    */
-  topic?: string;
+  topic?: string | undefined;
 }
 
 /** Options for `hub.invalidate`. */
@@ -99,7 +99,7 @@ export interface InvalidateOptions extends PublishOptions {
    * The client with that id skips the event: its own mutation already invalidated.
    * @default undefined (every client applies it)
    */
-  source?: Context | string;
+  source?: Context | string | undefined;
 }
 
 /** Counters of one hub (this process). */

@@ -9,7 +9,7 @@ export interface MemoryStoreOptions {
    * Events kept for `Last-Event-ID` replay.
    * @default 100
    */
-  bufferSize?: number;
+  bufferSize?: number | undefined;
 }
 
 const RESET: ReplayResult = Object.freeze({ kind: 'reset' });

@@ -11,7 +11,7 @@ export interface SseOptions {
    *
    * @default 15000
    */
-  heartbeatMs?: number;
+  heartbeatMs?: number | undefined;
   /**
    * Bytes a client may leave unsent (from earlier event-loop turns) before it is disconnected as
    * too slow. One turn may queue as much again on top (Node sends nothing before the next tick),
@@ -20,7 +20,7 @@ export interface SseOptions {
    *
    * @default 1048576 (1 MiB)
    */
-  maxBufferedBytes?: number;
+  maxBufferedBytes?: number | undefined;
 }
 
 /** {@link SseOptions} resolved once per app. */

@@ -18,38 +18,38 @@ export interface Rule {
    *
    * @default undefined (any string, number or boolean; not objects or arrays)
    */
-  type?: RuleType;
+  type?: RuleType | undefined;
   /**
    * The field must be present and not empty (`undefined`, `null` and `''` count as missing).
    *
    * @default false
    */
-  required?: boolean;
+  required?: boolean | undefined;
   /**
    * Smallest length (`string`, `email`) or value (`number`, `integer`), inclusive.
    *
    * @default undefined (no minimum)
    */
-  min?: number;
+  min?: number | undefined;
   /**
    * Largest length (`string`, `email`) or value (`number`, `integer`), inclusive. A string over
    * it fails without its `pattern` being run.
    *
    * @default undefined (no maximum)
    */
-  max?: number;
+  max?: number | undefined;
   /**
    * Tested against string values (a string is compiled once per rules object).
    *
    * @default undefined (no pattern)
    */
-  pattern?: RegExp | string;
+  pattern?: RegExp | string | undefined;
   /**
    * The allowed values, compared after coercion.
    *
    * @default undefined (any value)
    */
-  enum?: readonly (string | number | boolean)[];
+  enum?: readonly (string | number | boolean)[] | undefined;
 }
 
 /** Field name to rule. Names `__proto__`, `constructor` and `prototype` are refused. */

@@ -6,7 +6,7 @@ export interface DelayInput {
   backoff: 'exponential' | 'fixed';
   jitter: boolean;
   /** Random source in [0, 1); default Math.random. */
-  random?: () => number;
+  random?: (() => number) | undefined;
 }
 
 /**

@@ -123,15 +123,15 @@ export interface RetryInput {
    * process the request. Undefined: the failed request's, which keel's errors carry (`error.method`);
    * judged as an idempotent method when the error names none.
    */
-  method?: HttpMethod;
+  method?: HttpMethod | undefined;
   /** Attempts made so far, including the one that just failed. */
   attempts: number;
   /** Multiplier on baseDelay (the adaptive engine's throttle); default 1. */
-  baseDelayFactor?: number;
+  baseDelayFactor?: number | undefined;
   /** Cap for the scaled base delay; default none. */
-  maxBaseDelay?: number;
-  now?: number;
-  random?: () => number;
+  maxBaseDelay?: number | undefined;
+  now?: number | undefined;
+  random?: (() => number) | undefined;
 }
 
 /**

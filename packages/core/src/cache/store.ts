@@ -16,27 +16,27 @@ export interface WriteOptions {
    * Freshness of the entry in ms.
    * @default the spec's cache ttl, else the store's `defaultTtl` (30000)
    */
-  ttl?: number;
+  ttl?: number | undefined;
   /**
    * Tags stored with the entry, for invalidation by tag.
    * @default none
    */
-  tags?: readonly string[];
+  tags?: readonly string[] | undefined;
   /**
    * The request the entry answers (its method, path and key), for matching and `CacheMeta`.
    * @default none (derived from the key)
    */
-  spec?: RequestSpec;
+  spec?: RequestSpec | undefined;
   /**
    * The update type delivered to subscribers.
    * @default 'write'
    */
-  update?: 'write' | 'revalidate';
+  update?: 'write' | 'revalidate' | undefined;
   /**
    * When the response was stored, on the store's clock (a hydrated entry keeps its age).
    * @default now
    */
-  storedAt?: number;
+  storedAt?: number | undefined;
 }
 
 /**
@@ -68,28 +68,28 @@ export interface CacheStoreOptions {
    * Time source for freshness and collection (tests inject a fake).
    * @default systemClock
    */
-  clock?: Clock;
+  clock?: Clock | undefined;
   /**
    * Most entries kept; the least recently written goes first.
    * @default Infinity
    */
-  maxEntries?: number;
+  maxEntries?: number | undefined;
   /**
    * How long an entry is kept once it is both expired and unwatched (no subscription wants its
    * key), in ms; `Infinity` keeps it until replaced, removed or evicted.
    * @default 300000 (5 minutes)
    */
-  gcTime?: number;
+  gcTime?: number | undefined;
   /**
    * The client's key base, for keys written by hand (relative keys resolve against it).
    * @default none (keys are used as written)
    */
-  keyBase?: string;
+  keyBase?: string | undefined;
   /**
    * Receives a subscriber's or matcher's error (never rethrown).
    * @default logs with console.error
    */
-  onError?: ErrorReporter;
+  onError?: ErrorReporter | undefined;
 }
 
 /**

@@ -4,7 +4,7 @@ import { type FailedRequest, hasErrorName, KeelRequestError } from './keel-error
 /** What a CancelledError adds to its request. */
 export interface CancelledErrorInit {
   /** Why, in words. @default 'Request cancelled' */
-  message?: string;
+  message?: string | undefined;
   /** What aborted it: a signal's reason, the fetch implementation's AbortError. */
   cause?: unknown;
 }

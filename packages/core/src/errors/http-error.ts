@@ -3,13 +3,13 @@ import { type FailedRequest, KeelRequestError } from './keel-error';
 
 /** What an HttpError adds to its request: the response. */
 export interface HttpErrorInit<T = unknown> {
-  status?: number;
-  statusText?: string;
-  headers?: Headers;
+  status?: number | undefined;
+  statusText?: string | undefined;
+  headers?: Headers | undefined;
   /** The parsed response body (JSON or text), when there was one. */
-  data?: T;
+  data?: T | undefined;
   /** The wait the response asked for with Retry-After, in ms. */
-  retryAfter?: number;
+  retryAfter?: number | undefined;
 }
 
 /**

@@ -7,7 +7,7 @@ export interface NetworkErrorInit {
   /** What the fetch implementation threw (undici's `TypeError('fetch failed')`, ...). */
   cause: unknown;
   /** @default read from `cause` (`errorCodeOf`), else `ERR_NETWORK` */
-  code?: string;
+  code?: string | undefined;
 }
 
 /**

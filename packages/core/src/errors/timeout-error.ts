@@ -12,11 +12,11 @@ export type TimeoutKind = 'attempt' | 'deadline' | 'signal' | 'transport';
 /** What a TimeoutError adds to its request. */
 export interface TimeoutErrorInit {
   /** Which clock ran out. @default 'attempt' */
-  kind?: TimeoutKind;
+  kind?: TimeoutKind | undefined;
   /** The limit that ran out, in ms; undefined when it was the transport's or a signal's. */
-  timeout?: number;
+  timeout?: number | undefined;
   /** The transport's code (`UND_ERR_HEADERS_TIMEOUT`, `UND_ERR_BODY_TIMEOUT`, ...). */
-  code?: string;
+  code?: string | undefined;
   /** What timed out underneath: a signal's reason, the transport's error. */
   cause?: unknown;
 }

@@ -29,7 +29,7 @@ export class EventEmitter<Events extends { [K in keyof Events]: unknown }> {
    */
   #queue: unknown[] | undefined;
 
-  constructor(options: { onError?: ErrorReporter } = {}) {
+  constructor(options: { onError?: ErrorReporter | undefined } = {}) {
     this.#onError = options.onError ?? logListenerError;
   }
 

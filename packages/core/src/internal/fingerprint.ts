@@ -11,7 +11,7 @@ export interface FingerprintInput {
    * (`GET /users` for `https://api.test/v1/users` with base `https://api.test/v1`).
    * @default none: the URL is written absolute
    */
-  base?: string;
+  base?: string | undefined;
 }
 
 /**

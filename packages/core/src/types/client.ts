@@ -37,7 +37,7 @@ export interface Client {
   on<E extends ClientEventName>(event: E, listener: (payload: ClientEvents[E]) => void): () => void;
   /** Listens to CacheUpdates for keys the matcher accepts (a key string, or a predicate). */
   subscribe(matcher: KeyMatcher, listener: CacheSubscriber): () => void;
-  invalidate(target: InvalidateTarget, options?: { refetch?: boolean }): string[];
+  invalidate(target: InvalidateTarget, options?: { refetch?: boolean | undefined }): string[];
   /**
    * Cancels the reads (GET, HEAD, OPTIONS) in flight that `target` matches, with the meaning it
    * has for `invalidate` (a path, an array of tags, or a predicate over CacheMeta): every caller

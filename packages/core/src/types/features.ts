@@ -23,25 +23,25 @@ export interface BaseClientOptions extends Omit<ClientOptions, FeatureName> {
    * client with the feature disabled does.
    * @default [] (cache, dedup, retry, timeouts, cancellation, invalidation and subscriptions only)
    */
-  features?: readonly ClientFeature[];
+  features?: readonly ClientFeature[] | undefined;
   /**
    * Not an option here (a TypeError naming the feature): pass `withIntelligence(options)` in `features`.
    * @default none
    */
-  intelligence?: never;
+  intelligence?: undefined;
   /**
    * Not an option here (a TypeError naming the feature): pass `withCircuitBreaker(options)` in `features`.
    * @default none
    */
-  circuitBreaker?: never;
+  circuitBreaker?: undefined;
   /**
    * Not an option here (a TypeError naming the feature): pass `withScheduler(options)` in `features`.
    * @default none
    */
-  scheduler?: never;
+  scheduler?: undefined;
   /**
    * Not an option here (a TypeError naming the feature): pass `withAdaptive(options)` in `features`.
    * @default none
    */
-  adaptive?: never;
+  adaptive?: undefined;
 }

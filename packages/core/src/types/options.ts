@@ -30,18 +30,18 @@ export interface CacheOptions {
    * the client's default configuration has it on.
    * @default true
    */
-  enabled?: boolean;
+  enabled?: boolean | undefined;
   /**
    * Freshness in ms: a cached response younger than this is served without a request.
    * @default 30000
    */
-  ttl?: number;
+  ttl?: number | undefined;
   /**
    * `cache-first` serves a fresh entry and fetches otherwise; `stale-while-revalidate` also
    * serves an expired entry at once and refreshes it in the background.
    * @default 'cache-first'
    */
-  strategy?: CacheStrategy;
+  strategy?: CacheStrategy | undefined;
   /**
    * Client option only. How long an entry is kept once it is both expired and unwatched (no
    * `subscribe` interest in its key, e.g. no mounted `useQuery`), in ms. Until then an expired
@@ -49,13 +49,13 @@ export interface CacheOptions {
    * keeps expired entries until they are replaced, invalidated or evicted.
    * @default 300000 (5 minutes)
    */
-  gcTime?: number;
+  gcTime?: number | undefined;
   /**
    * Client option only. The most entries the cache holds; past it, the least recently written
    * entry is evicted.
    * @default Infinity
    */
-  maxEntries?: number;
+  maxEntries?: number | undefined;
 }
 
 export interface RetryOptions {
@@ -63,29 +63,29 @@ export interface RetryOptions {
    * Total attempts including the first.
    * @default 3
    */
-  attempts?: number;
+  attempts?: number | undefined;
   /**
    * First backoff delay in ms (at most 2^31-1).
    * @default 1000
    */
-  baseDelay?: number;
+  baseDelay?: number | undefined;
   /**
    * Cap of the computed backoff delay in ms (at most 2^31-1). A server Retry-After is capped by
    * `maxRetryAfter` instead.
    * @default 30000
    */
-  maxDelay?: number;
+  maxDelay?: number | undefined;
   /**
    * `exponential` doubles the delay after each attempt (`baseDelay * 2^(attempt-1)`); `fixed`
    * waits `baseDelay` every time.
    * @default 'exponential'
    */
-  backoff?: 'exponential' | 'fixed';
+  backoff?: 'exponential' | 'fixed' | undefined;
   /**
    * Spreads each delay randomly between half and all of it, so many clients do not retry in step.
    * @default true
    */
-  jitter?: boolean;
+  jitter?: boolean | undefined;
   /**
    * Custom eligibility of a failed attempt. `status` is the HTTP status, undefined for network
    * errors and timeouts; `error` is what the attempt failed with (`HttpError`, `NetworkError`,
@@ -95,19 +95,19 @@ export interface RetryOptions {
    * cases listed there, whatever this returns.
    * @default status === undefined || [408, 429, 500, 502, 503, 504].includes(status)
    */
-  retryOn?: (status: number | undefined, error: unknown) => boolean;
+  retryOn?: ((status: number | undefined, error: unknown) => boolean) | undefined;
   /**
    * A server Retry-After (seconds or an HTTP date) wins over the computed delay.
    * @default true
    */
-  respectRetryAfter?: boolean;
+  respectRetryAfter?: boolean | undefined;
   /**
    * The longest Retry-After, in ms, the client waits. A server asking for a longer wait fails the
    * request at once with its HttpError (whose `retryAfter` says how long it asked for), rather
    * than holding the request for an hour. At most 2^31-1.
    * @default 60000
    */
-  maxRetryAfter?: number;
+  maxRetryAfter?: number | undefined;
   /**
    * Methods retried on every retriable failure. A method not listed (by default POST and PATCH,
    * which are not idempotent) is retried only when the server said it did not process the
@@ -116,7 +116,7 @@ export interface RetryOptions {
    * `UND_ERR_CONNECT_TIMEOUT`). List POST here to retry it like a GET.
    * @default ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']
    */
-  methods?: readonly HttpMethod[];
+  methods?: readonly HttpMethod[] | undefined;
 }
 
 /** Options of `client.prefetch(spec, options)`. */
@@ -126,14 +126,14 @@ export interface PrefetchOptions {
    * fresh one is left alone and nothing is sent.
    * @default false
    */
-  ifStale?: boolean;
+  ifStale?: boolean | undefined;
   /**
    * A refusal by the endpoint's open circuit counts as a request's (`circuit-rejected`, and
    * intelligence's `circuitRejected`): for a read the user asked for, such as a refresh button.
    * Otherwise it is dropped silently, as the client's own refetches are.
    * @default false
    */
-  reportRejection?: boolean;
+  reportRejection?: boolean | undefined;
 }
 
 /** A request's options for the scheduler (`RequestOptions.scheduler`). */
@@ -143,7 +143,7 @@ export interface SchedulerRequestOptions {
    * and `prioritize`.
    * @default none (no group)
    */
-  group?: string;
+  group?: string | undefined;
 }
 
 /**
@@ -159,39 +159,46 @@ export interface FetchOptions {
    * fetch's `credentials`: whether cookies and auth go along.
    * @default fetch's own (`'same-origin'`)
    */
-  credentials?: 'omit' | 'same-origin' | 'include';
+  credentials?: 'omit' | 'same-origin' | 'include' | undefined;
   /**
    * fetch's `redirect`. With `'manual'` a 3xx is not followed and rejects with its HttpError
    * (in browsers an opaque redirect, status 0); with `'error'` a redirect is a NetworkError
    * (`ERR_UNEXPECTED_REDIRECT` in Node), not retried.
    * @default fetch's own (`'follow'`)
    */
-  redirect?: 'follow' | 'error' | 'manual';
+  redirect?: 'follow' | 'error' | 'manual' | undefined;
   /**
    * fetch's `mode` (browsers; `'navigate'` is the browser's own and refused).
    * @default fetch's own (`'cors'`)
    */
-  mode?: 'cors' | 'no-cors' | 'same-origin';
+  mode?: 'cors' | 'no-cors' | 'same-origin' | undefined;
   /**
    * fetch's `cache`: the HTTP cache mode (`'no-store'`, `'reload'`, ...).
    * @default fetch's own (`'default'`)
    */
-  fetchCache?: 'default' | 'no-store' | 'reload' | 'no-cache' | 'force-cache' | 'only-if-cached';
+  fetchCache?:
+    | 'default'
+    | 'no-store'
+    | 'reload'
+    | 'no-cache'
+    | 'force-cache'
+    | 'only-if-cached'
+    | undefined;
   /**
    * fetch's `keepalive`: the request may outlive the page (browsers).
    * @default fetch's own (`false`)
    */
-  keepalive?: boolean;
+  keepalive?: boolean | undefined;
   /**
    * fetch's `priority` (`'high'`, `'low'`, `'auto'`), a hint to the browser.
    * @default fetch's own (`'auto'`)
    */
-  fetchPriority?: 'high' | 'low' | 'auto';
+  fetchPriority?: 'high' | 'low' | 'auto' | undefined;
   /**
    * fetch's `integrity` (subresource integrity metadata).
    * @default none (not checked)
    */
-  integrity?: string;
+  integrity?: string | undefined;
   /**
    * fetch's `referrerPolicy`: how much of the referrer is sent.
    * @default fetch's own (the document's policy)
@@ -205,7 +212,8 @@ export interface FetchOptions {
     | 'strict-origin'
     | 'origin-when-cross-origin'
     | 'strict-origin-when-cross-origin'
-    | 'unsafe-url';
+    | 'unsafe-url'
+    | undefined;
 }
 
 /**
@@ -217,17 +225,17 @@ export interface RequestOptions extends FetchOptions {
    * Joined onto a relative URL instead of the client's `baseURL`.
    * @default the client's `baseURL`
    */
-  baseURL?: string;
+  baseURL?: string | undefined;
   /**
    * Request headers, merged over the client's (names compared case-insensitively).
    * @default the client's `headers`
    */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /**
    * Serialized into the query string with `buildQuery`; arrays repeat the key.
    * @default none
    */
-  params?: QueryParams;
+  params?: QueryParams | undefined;
   /**
    * The request body: JSON-stringified unless a string, URLSearchParams, FormData, Blob,
    * ArrayBuffer or typed array. A GET or HEAD request cannot have one (RangeError).
@@ -239,12 +247,12 @@ export interface RequestOptions extends FetchOptions {
    * is left); a signal aborted with a TimeoutError rejects with a TimeoutError of kind `signal`.
    * @default none
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * Per-attempt timeout in ms; 0 means none.
    * @default the client's `timeout` (0), or intelligence's recommendation when on
    */
-  timeout?: number;
+  timeout?: number | undefined;
   /**
    * Total time budget of the request in ms, from the call to its answer: every attempt, retry
    * wait and scheduler queueing included. When it runs out the request fails with a TimeoutError
@@ -252,7 +260,7 @@ export interface RequestOptions extends FetchOptions {
    * instead). 0 means none. Overrides the client's `deadline`.
    * @default the client's `deadline` (0)
    */
-  deadline?: number;
+  deadline?: number | undefined;
   /**
    * How a 2xx body becomes `data`. Default: from the Content-Type: JSON for `application/json`
    * and `*+json`, text for text, XML, forms and a missing type, an ArrayBuffer for anything else
@@ -260,39 +268,39 @@ export interface RequestOptions extends FetchOptions {
    * not de-duplicated). Error bodies are always read by their Content-Type.
    * @default the client's `responseType`, else from the Content-Type
    */
-  responseType?: ResponseBodyType;
+  responseType?: ResponseBodyType | undefined;
   /**
    * The largest body accepted, in bytes: past it the download is cancelled and the request fails
    * with ResponseTooLargeError (at once when the Content-Length says so).
    * @default the client's `maxResponseBytes` (Infinity)
    */
-  maxResponseBytes?: number;
+  maxResponseBytes?: number | undefined;
   /**
    * This request's caching: `false` bypasses the cache, `true` uses the client's settings, an
    * object layers over them (`gcTime` and `maxEntries` are client options: a TypeError here).
    * @default the client's `cache`
    */
-  cache?: boolean | CacheOptions;
+  cache?: boolean | CacheOptions | undefined;
   /**
    * This request's retry policy: `false` makes one attempt, an object layers over the client's.
    * @default the client's `retry`
    */
-  retry?: boolean | RetryOptions;
+  retry?: boolean | RetryOptions | undefined;
   /**
    * Tags stored with the cached response, for `client.invalidate(['tag'])`.
    * @default none
    */
-  tags?: string[];
+  tags?: string[] | undefined;
   /**
    * The scheduler lane (with `scheduler.priority: true`; ignored otherwise).
    * @default 'normal'
    */
-  priority?: Priority;
+  priority?: Priority | undefined;
   /**
    * Scheduler options of this request: its group.
    * @default none
    */
-  scheduler?: SchedulerRequestOptions;
+  scheduler?: SchedulerRequestOptions | undefined;
 }
 
 /** The options of `createClient`: each is validated once, there, and read by every request. */
@@ -303,47 +311,47 @@ export interface ClientOptions extends FetchOptions {
    * when the client is created; outside a browser it is a RangeError.
    * @default none (every URL must be absolute)
    */
-  baseURL?: string;
+  baseURL?: string | undefined;
   /**
    * Headers sent with every request; a request's own headers win (names compared
    * case-insensitively, sent lower-cased).
    * @default none
    */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /**
    * The response cache. `false` disables it (a request can still opt in with `cache: true`),
    * `true` is the default configuration.
    * @default { enabled: true, ttl: 30000, strategy: 'cache-first', gcTime: 300000 }
    */
-  cache?: CacheOptions | boolean;
+  cache?: CacheOptions | boolean | undefined;
   /**
    * The retry policy of every request: `false` makes every request a single attempt unless the
    * request says otherwise; an object layers over the defaults.
    * @default { attempts: 3, baseDelay: 1000, maxDelay: 30000, backoff: 'exponential', jitter: true }
    */
-  retry?: RetryOptions | boolean;
+  retry?: RetryOptions | boolean | undefined;
   /**
    * Default per-attempt timeout in ms; 0 = none.
    * @default 0
    */
-  timeout?: number;
+  timeout?: number | undefined;
   /**
    * Default total time budget of a request in ms, across attempts, retry waits and queueing:
    * the way to bound a request end to end (the per-attempt `timeout` alone does not: with the
    * default retry a hanging server costs 3 attempts plus waits). 0 = none.
    * @default 0
    */
-  deadline?: number;
+  deadline?: number | undefined;
   /**
    * Default `responseType` of every request (see RequestOptions.responseType).
    * @default none (read by the Content-Type)
    */
-  responseType?: ResponseBodyType;
+  responseType?: ResponseBodyType | undefined;
   /**
    * Default body size limit of every request in bytes (see RequestOptions.maxResponseBytes).
    * @default Infinity
    */
-  maxResponseBytes?: number;
+  maxResponseBytes?: number | undefined;
   /**
    * The fetch implementation; the global one is looked up at each call, so one installed later
    * (msw, a polyfill) is used. `init.signal` is an own getter: the attempt's AbortSignal is made
@@ -351,46 +359,46 @@ export interface ClientOptions extends FetchOptions {
    * costs no signal, and one that spreads `init` passes it on.
    * @default globalThis.fetch
    */
-  fetch?: FetchLike;
+  fetch?: FetchLike | undefined;
   /**
    * Request observation (counters, latency per endpoint) and its recommendations.
    * @default { enabled: true }
    */
-  intelligence?: IntelligenceOptions;
+  intelligence?: IntelligenceOptions | undefined;
   /**
    * The per-endpoint circuit breaker, read once at creation.
    * @default { enabled: true, failureThreshold: 5, resetTimeout: 10000 }
    */
-  circuitBreaker?: CircuitBreakerOptions;
+  circuitBreaker?: CircuitBreakerOptions | undefined;
   /**
    * The request scheduler (lanes, host caps, rate limit, groups). Absent: no scheduler, every
    * request starts at once.
    * @default none
    */
-  scheduler?: SchedulerOptions;
+  scheduler?: SchedulerOptions | undefined;
   /**
    * The adaptive engine (per-endpoint ceilings, backoff under 429, stale-while-revalidate for a
    * slow endpoint). Absent or not enabled: no engine is built.
    * @default none
    */
-  adaptive?: AdaptiveOptions;
+  adaptive?: AdaptiveOptions | undefined;
   /**
    * Time source for every timer and timestamp (tests inject a fake).
    * @default systemClock (Date.now and the global timers)
    */
-  clock?: Clock;
+  clock?: Clock | undefined;
   /**
    * Random source in [0, 1) for retry jitter.
    * @default Math.random
    */
-  random?: () => number;
+  random?: (() => number) | undefined;
   /**
    * Receives the error of a listener (`on`) or subscriber (`subscribe`) that threw. The throw
    * never reaches the request pipeline, the other listeners, or the process (it is not rethrown:
    * in Node an uncaught exception ends the process). Should `onError` throw, that is logged.
    * @default logs with console.error
    */
-  onError?: (error: unknown, context: ListenerErrorContext) => void;
+  onError?: ((error: unknown, context: ListenerErrorContext) => void) | undefined;
 }
 
 /** `ClientOptions.intelligence`: request observation from lifecycle events (README "Intelligence"). */
@@ -400,18 +408,18 @@ export interface IntelligenceOptions {
    * is recorded or recommended.
    * @default true
    */
-  enabled?: boolean;
+  enabled?: boolean | undefined;
   /**
    * Recommend a per-attempt timeout of 3 × p95 (100 ms .. 60 s, never above the client's
    * `timeout`) for an endpoint with at least 5 samples.
    * @default false
    */
-  adaptiveTimeout?: boolean;
+  adaptiveTimeout?: boolean | undefined;
   /**
    * Read an endpoint whose p95 is 500 ms or more with `stale-while-revalidate`.
    * @default false
    */
-  adaptiveStaleWhileRevalidate?: boolean;
+  adaptiveStaleWhileRevalidate?: boolean | undefined;
 }
 
 /** `ClientOptions.circuitBreaker`: one circuit per `METHOD pathname` (README "Circuit breaker"). */
@@ -420,18 +428,18 @@ export interface CircuitBreakerOptions {
    * Whether circuits open at all.
    * @default true
    */
-  enabled?: boolean;
+  enabled?: boolean | undefined;
   /**
    * Consecutive countable failures (5xx, 429, timeouts, network errors) that open a circuit; an
    * integer >= 1.
    * @default 5
    */
-  failureThreshold?: number;
+  failureThreshold?: number | undefined;
   /**
    * How long an open circuit refuses requests before it lets one probe through, in ms.
    * @default 10000
    */
-  resetTimeout?: number;
+  resetTimeout?: number | undefined;
 }
 
 /** `ClientOptions.scheduler`: its presence turns the request scheduler on (README "Scheduler"). */
@@ -440,35 +448,37 @@ export interface SchedulerOptions {
    * `false` keeps the client transparent (no scheduler) while the block stays validated.
    * @default true
    */
-  enabled?: boolean;
+  enabled?: boolean | undefined;
   /**
    * Simultaneous network attempts; an integer >= 1.
    * @default 8
    */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /**
    * `true`: high / normal / low lanes, weighted round-robin 4:2:1; `false`: one FIFO and
    * `RequestOptions.priority` is ignored.
    * @default false
    */
-  priority?: boolean;
+  priority?: boolean | undefined;
   /**
    * Per-host caps, `{ hostname: cap }` (integers >= 1, hostnames matched case-insensitively;
    * every port of a host shares its cap; a key with a scheme, port or path is a RangeError).
    * @default none
    */
-  hosts?: Record<string, number>;
+  hosts?: Record<string, number> | undefined;
   /**
    * At most `requests` attempts (retries included) start in any `interval` ms; a job with a
    * free slot but no budget waits parked (no slot held) until budget frees.
    * @default none
    */
-  rateLimit?: {
-    /** Attempts allowed per `interval`; an integer >= 1. */
-    requests: number;
-    /** The window, in ms. */
-    interval: number;
-  };
+  rateLimit?:
+    | {
+        /** Attempts allowed per `interval`; an integer >= 1. */
+        requests: number;
+        /** The window, in ms. */
+        interval: number;
+      }
+    | undefined;
 }
 
 /**
@@ -480,91 +490,91 @@ export interface AdaptiveOptions {
    * Build the engine. Absent or false: nothing is measured and the client behaves as without it.
    * @default false
    */
-  enabled?: boolean;
+  enabled?: boolean | undefined;
   /**
    * Adapt each endpoint's scheduler ceiling (needs `scheduler`).
    * @default false
    */
-  concurrency?: boolean;
+  concurrency?: boolean | undefined;
   /**
    * Scale the retry backoff by `backoffFactor` while an endpoint is throttled.
    * @default false
    */
-  retry?: boolean;
+  retry?: boolean | undefined;
   /**
    * Throttle an endpoint after a window with 429 pressure (`rateLimitRatio`).
    * @default false
    */
-  rateLimit?: boolean;
+  rateLimit?: boolean | undefined;
   /**
    * Read a degraded endpoint with `stale-while-revalidate`.
    * @default false
    */
-  staleWhileRevalidate?: boolean;
+  staleWhileRevalidate?: boolean | undefined;
   /**
    * A window whose p95 is at or above this, in ms, is pressured.
    * @default 2000
    */
-  highLatencyMs?: number;
+  highLatencyMs?: number | undefined;
   /**
    * A window is healthy only with p95 below this, in ms (at most `highLatencyMs`).
    * @default 1000
    */
-  lowLatencyMs?: number;
+  lowLatencyMs?: number | undefined;
   /**
    * Consecutive pressured windows that lower the ceiling by one; an integer >= 1.
    * @default 3
    */
-  degradeSamples?: number;
+  degradeSamples?: number | undefined;
   /**
    * Consecutive healthy windows that raise the ceiling by one (and release a throttle); >= 1.
    * @default 3
    */
-  recoverySamples?: number;
+  recoverySamples?: number | undefined;
   /**
    * Windows that must close after a ceiling change before the next one; an integer >= 0.
    * @default 2
    */
-  changeCooldown?: number;
+  changeCooldown?: number | undefined;
   /**
    * The lowest ceiling the engine sets; an integer >= 1.
    * @default 1
    */
-  minConcurrency?: number;
+  minConcurrency?: number | undefined;
   /**
    * A window with at least this share of 429 answers (0..1) has 429 pressure.
    * @default 0.2
    */
-  rateLimitRatio?: number;
+  rateLimitRatio?: number | undefined;
   /**
    * A window with at least this share of errors (0..1) is pressured.
    * @default 0.1
    */
-  errorRatio?: number;
+  errorRatio?: number | undefined;
   /**
    * What a throttle multiplies the retry base delay by; >= 1.
    * @default 2
    */
-  backoffFactor?: number;
+  backoffFactor?: number | undefined;
   /**
    * The cap of a throttled base delay, in ms (never below the request's own base delay).
    * @default 10000
    */
-  maxBackoffMs?: number;
+  maxBackoffMs?: number | undefined;
   /**
    * An endpoint whose p95 is at or above this, in ms, is degraded (stale-while-revalidate).
    * @default 1500
    */
-  swrLatencyMs?: number;
+  swrLatencyMs?: number | undefined;
   /**
    * Latencies kept per endpoint for p95; an integer from 4 to 65536.
    * @default 64
    */
-  latencyWindow?: number;
+  latencyWindow?: number | undefined;
   /**
    * Samples per window: a window closes, and is judged, every this many; an integer from 2 to
    * 65536.
    * @default 32
    */
-  outcomeWindow?: number;
+  outcomeWindow?: number | undefined;
 }

@@ -31,32 +31,32 @@ export interface KeelDevtoolsProps {
    * The client to show.
    * @default the client of the nearest `<ClientProvider>`
    */
-  client?: Client;
+  client?: Client | undefined;
   /**
    * Open the panel on the first render (otherwise only its toggle button shows).
    * @default false
    */
-  initialIsOpen?: boolean;
+  initialIsOpen?: boolean | undefined;
   /**
    * The view the panel opens on.
    * @default 'cache'
    */
-  initialView?: DevtoolsView;
+  initialView?: DevtoolsView | undefined;
   /**
    * The corner of the toggle button.
    * @default 'bottom-right'
    */
-  position?: 'bottom-right' | 'bottom-left' | 'top-right' | 'top-left';
+  position?: 'bottom-right' | 'bottom-left' | 'top-right' | 'top-left' | undefined;
   /**
    * Colours: the system's light or dark scheme (`prefers-color-scheme`), or one of them.
    * @default 'system'
    */
-  theme?: 'system' | 'light' | 'dark';
+  theme?: 'system' | 'light' | 'dark' | undefined;
   /**
    * How many requests the Requests view keeps (the oldest ended ones are dropped first).
    * @default 100
    */
-  maxFlights?: number;
+  maxFlights?: number | undefined;
 }
 
 const VIEWS: readonly { readonly id: DevtoolsView; readonly label: string }[] = [

@@ -41,27 +41,27 @@ export interface UseInfiniteQueryOptions<TPage, TPageParam, TData = InfiniteData
    * or `undefined` value is left out of the URL (the first page of a cursor API).
    * @default (pageParam) => ({ page: pageParam })
    */
-  paramsFor?: (pageParam: TPageParam) => QueryParams;
+  paramsFor?: ((pageParam: TPageParam) => QueryParams) | undefined;
   /**
    * `false`: no request and no interest.
    * @default true
    */
-  enabled?: boolean;
+  enabled?: boolean | undefined;
   /**
    * Derives what `data` holds from the pages; structurally shared.
    * @default none
    */
-  select?: (data: InfiniteData<TPage, TPageParam>) => TData;
+  select?: ((data: InfiniteData<TPage, TPageParam>) => TData) | undefined;
   /**
    * Refetch every loaded page when the window regains focus.
    * @default true
    */
-  refetchOnWindowFocus?: boolean;
+  refetchOnWindowFocus?: boolean | undefined;
   /**
    * Refetch every loaded page when the browser goes back online.
    * @default true
    */
-  refetchOnReconnect?: boolean;
+  refetchOnReconnect?: boolean | undefined;
 }
 
 /** What `useInfiniteQuery` returns. */

@@ -6,6 +6,7 @@ import type {
   RequestError,
   RequestOptions,
   RequestSpec,
+  RetryOptions,
 } from '@keel/core';
 import { checkInvalidateTarget, shown } from '@keel/core/internals';
 import { coreOptions } from '../internal/core-options';
@@ -62,33 +63,41 @@ export interface UseMutationOptions<
    * @default the variables themselves for POST, PUT and PATCH; no body for DELETE and the
    * other methods (their variables usually go into the URL)
    */
-  body?: (variables: TVars) => unknown;
+  body?: ((variables: TVars) => unknown) | undefined;
   /**
    * Runs before the request: optimistic updates (through `helpers`); what it returns is the
    * `context` the other callbacks get.
    * @default none
    */
-  onMutate?: (variables: TVars, helpers: OptimisticHelpers) => TContext | Promise<TContext>;
+  onMutate?:
+    | ((variables: TVars, helpers: OptimisticHelpers) => TContext | Promise<TContext>)
+    | undefined;
   /**
    * Runs when the request succeeded, before `mutate`'s own `onSuccess`.
    * @default none
    */
-  onSuccess?: (data: TData, variables: TVars, context: TContext | undefined) => unknown;
+  onSuccess?:
+    | ((data: TData, variables: TVars, context: TContext | undefined) => unknown)
+    | undefined;
   /**
    * Runs when the request failed, after the optimistic writes have been rolled back.
    * @default none
    */
-  onError?: (error: TError, variables: TVars, context: TContext | undefined) => unknown;
+  onError?:
+    | ((error: TError, variables: TVars, context: TContext | undefined) => unknown)
+    | undefined;
   /**
    * Runs after `onSuccess` or `onError`, whatever the outcome.
    * @default none
    */
-  onSettled?: (
-    data: TData | undefined,
-    error: TError | null,
-    variables: TVars,
-    context: TContext | undefined,
-  ) => unknown;
+  onSettled?:
+    | ((
+        data: TData | undefined,
+        error: TError | null,
+        variables: TVars,
+        context: TContext | undefined,
+      ) => unknown)
+    | undefined;
   /**
    * More to invalidate after success, on top of the core's own invalidation (the request path and
    * its `tags`): one invalidation target, meaning exactly what it means for `client.invalidate`:
@@ -96,15 +105,13 @@ export interface UseMutationOptions<
    * tags, a function is a predicate over CacheMeta. Any other value is a TypeError at render.
    * @default none
    */
-  invalidate?: InvalidateTarget;
+  invalidate?: InvalidateTarget | undefined;
   /**
    * Retry policy of this mutation's request. The core's default is method-aware; pass `false`
    * for a single attempt, or a RetryOptions object.
    * @default the client's retry options
    */
-  // Without the `undefined` an indexed optional type carries: under exactOptionalPropertyTypes
-  // this must stay assignable to the `retry` it overrides.
-  retry?: Exclude<RequestOptions['retry'], undefined>;
+  retry?: boolean | RetryOptions | undefined;
 }
 
 /**
@@ -113,9 +120,11 @@ export interface UseMutationOptions<
  * `reset()` superseded (the hook's own still run for every call).
  */
 export interface MutateCallbacks<TData, TVars, TError = RequestError> {
-  onSuccess?: (data: TData, variables: TVars) => unknown;
-  onError?: (error: TError, variables: TVars) => unknown;
-  onSettled?: (data: TData | undefined, error: TError | null, variables: TVars) => unknown;
+  onSuccess?: ((data: TData, variables: TVars) => unknown) | undefined;
+  onError?: ((error: TError, variables: TVars) => unknown) | undefined;
+  onSettled?:
+    | ((data: TData | undefined, error: TError | null, variables: TVars) => unknown)
+    | undefined;
 }
 
 export interface MutationState<TData, TVars, TError = RequestError> {

@@ -68,46 +68,49 @@ export interface UseQueryOptions<TQueryData = unknown, TData = TQueryData>
    * `false`: no request and no interest in the key.
    * @default true
    */
-  enabled?: boolean;
+  enabled?: boolean | undefined;
   /**
    * Derives what `data` holds; the result is structurally shared, so equal selections keep
    * identity and re-render nothing.
    * @default none
    */
-  select?: (data: TQueryData) => TData;
+  select?: ((data: TQueryData) => TData) | undefined;
   /**
    * Data for a key with nothing cached: written into the cache (as fresh, for the request's cache
    * ttl) when the query mounts, and rendered on the server without a request.
    * @default none
    */
-  initialData?: TQueryData | (() => TQueryData | undefined);
+  initialData?: TQueryData | (() => TQueryData | undefined) | undefined;
   /**
    * Shown while a key has no data, without touching the cache. A function receives the data
    * this component showed for its previous key: `keepPreviousData` keeps it while the key changes.
    * @default none
    */
-  placeholderData?: TQueryData | ((previousData: TQueryData | undefined) => TQueryData | undefined);
+  placeholderData?:
+    | TQueryData
+    | ((previousData: TQueryData | undefined) => TQueryData | undefined)
+    | undefined;
   /**
    * Refetch every `n` ms (at most 2147483647) while mounted (paused in a background tab).
    * @default false
    */
-  refetchInterval?: number | false;
+  refetchInterval?: number | false | undefined;
   /**
    * Revalidate when the window regains focus: a cache-first read (stale data only).
    * @default true
    */
-  refetchOnWindowFocus?: boolean;
+  refetchOnWindowFocus?: boolean | undefined;
   /**
    * Revalidate when the browser goes back online (cache-first).
    * @default true
    */
-  refetchOnReconnect?: boolean;
+  refetchOnReconnect?: boolean | undefined;
   /**
    * Suspend (throw a promise) while there is no data and throw the error to a boundary, as
    * `useSuspenseQuery` does (which also types `data` as never undefined).
    * @default false
    */
-  suspense?: boolean;
+  suspense?: boolean | undefined;
 }
 
 /** Options of `useSuspenseQuery`: those of useQuery without the ones that cannot apply. */

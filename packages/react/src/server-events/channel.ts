@@ -36,7 +36,7 @@ export type ServerEventHandler<T = unknown> = {
  * gets when that event arrives (a path, an array of tags, or a predicate over CacheMeta).
  */
 export interface ServerEventHandlers {
-  invalidate?: Readonly<Record<string, InvalidateTarget>> | ServerEventHandler;
+  invalidate?: Readonly<Record<string, InvalidateTarget>> | ServerEventHandler | undefined;
   [event: string]: ServerEventHandler | Readonly<Record<string, InvalidateTarget>> | undefined;
 }
 
@@ -394,57 +394,59 @@ export interface ServerEventsOptions {
    * (`null` included) is a TypeError at render.
    * @default none
    */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /**
    * `fetch` credentials mode, e.g. `include` for cookies on a cross-origin stream.
    * @default fetch's own (`'same-origin'`)
    */
-  credentials?: RequestCredentials;
+  credentials?: RequestCredentials | undefined;
   /**
    * Reconnect backoff: the delay doubles from `initialDelay` to `maxDelay` after each failed
    * connect, and an event resets it.
    * @default { initialDelay: 1000, maxDelay: 30000, jitter: true }
    */
-  reconnect?: {
-    /**
-     * The first reconnect delay in ms (the server's `retry:` field replaces it); any delay is at
-     * least 100 ms before jitter.
-     * @default 1000
-     */
-    initialDelay?: number;
-    /**
-     * The longest reconnect delay in ms (at least `initialDelay`).
-     * @default 30000
-     */
-    maxDelay?: number;
-    /**
-     * Spread each delay over [delay/2, delay), so many clients do not reconnect in step.
-     * @default true
-     */
-    jitter?: boolean;
-  };
+  reconnect?:
+    | {
+        /**
+         * The first reconnect delay in ms (the server's `retry:` field replaces it); any delay is at
+         * least 100 ms before jitter.
+         * @default 1000
+         */
+        initialDelay?: number | undefined;
+        /**
+         * The longest reconnect delay in ms (at least `initialDelay`).
+         * @default 30000
+         */
+        maxDelay?: number | undefined;
+        /**
+         * Spread each delay over [delay/2, delay), so many clients do not reconnect in step.
+         * @default true
+         */
+        jitter?: boolean | undefined;
+      }
+    | undefined;
   /**
    * The fetch implementation.
    * @default the global fetch, looked up at each connect
    */
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
   /**
    * Time source for reconnect timers (tests inject a fake).
    * @default the client's clock (`createClient({ clock })`), as the queries' timers
    */
-  clock?: import('@keel/core').Clock;
+  clock?: import('@keel/core').Clock | undefined;
   /**
    * Random source in [0, 1) for the jitter.
    * @default Math.random
    */
-  random?: () => number;
+  random?: (() => number) | undefined;
   /**
    * Gets what the channel ignores instead of applying: a `keel:invalidate` event of the wrong
    * shape, an invalidation that threw.
    * @default rethrown asynchronously (like an uncaught error: the console shows it, nothing
    * else breaks)
    */
-  onError?: (error: unknown) => void;
+  onError?: ((error: unknown) => void) | undefined;
 }
 
 const channels = new WeakMap<Client, Map<string, Channel>>();

@@ -27,7 +27,7 @@ export interface ServerEventsErrorInit {
   /** What was wrong with the answer. */
   message: string;
   /** The HTTP status of the answer. */
-  status?: number;
+  status?: number | undefined;
 }
 
 /** The HTTP answer to an event-stream request was not a usable stream. */

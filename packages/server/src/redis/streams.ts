@@ -10,7 +10,7 @@ export interface RedisStreamsOptions {
    * The Redis server, e.g. `redis://127.0.0.1:6379/0`. Ignored when `client` is given.
    * @default 'redis://127.0.0.1:6379'
    */
-  url?: string;
+  url?: string | undefined;
   /**
    * An ioredis client to publish and replay with (it is not closed by `hub.close()`); the store
    * reads with a `duplicate()` of it. Give it `enableOfflineQueue: false`, or publishes wait for
@@ -18,24 +18,24 @@ export interface RedisStreamsOptions {
    *
    * @default undefined (the store connects to `url` itself and closes it with the hub)
    */
-  client?: Redis;
+  client?: Redis | undefined;
   /**
    * The stream key. Every instance of one app uses the same key.
    * @default 'keel:events'
    */
-  stream?: string;
+  stream?: string | undefined;
   /**
    * Entries the stream keeps (`XADD MAXLEN ~`: Redis trims whole nodes, so a few more stay).
    * A client further behind than this gets `keel:reset`.
    * @default 10000
    */
-  maxLen?: number;
+  maxLen?: number | undefined;
   /**
    * Recent events each instance keeps in memory, so a reconnect a few events behind is replayed
    * without a round trip to Redis.
    * @default 100
    */
-  bufferSize?: number;
+  bufferSize?: number | undefined;
   /**
    * How long a publish or replay waits for Redis to answer before it fails, in ms: a Redis that
    * hangs (paused, or a network path that drops packets without a reset) makes a publish reject
@@ -43,31 +43,33 @@ export interface RedisStreamsOptions {
    * the connection the store makes itself (configure a `client` you pass in yourself).
    * @default 5000
    */
-  commandTimeout?: number;
+  commandTimeout?: number | undefined;
   /**
    * Backoff after a failed read, doubling from `initialDelay` to `maxDelay` ms; the connections
    * reconnect on the same schedule.
    * @default { initialDelay: 50, maxDelay: 2000 }
    */
-  reconnect?: {
-    /**
-     * The first wait after a failed read, in ms.
-     * @default 50
-     */
-    initialDelay?: number;
-    /**
-     * The longest wait, in ms (at least `initialDelay`).
-     * @default 2000
-     */
-    maxDelay?: number;
-  };
+  reconnect?:
+    | {
+        /**
+         * The first wait after a failed read, in ms.
+         * @default 50
+         */
+        initialDelay?: number | undefined;
+        /**
+         * The longest wait, in ms (at least `initialDelay`).
+         * @default 2000
+         */
+        maxDelay?: number | undefined;
+      }
+    | undefined;
   /**
    * Errors of the background reader (Redis unreachable, a failed resync). Publishes report their
    * own errors by rejecting. What it throws is reported with `process.emitWarning`.
    *
    * @default a process warning for the first error of each outage
    */
-  onError?: (error: unknown) => void;
+  onError?: ((error: unknown) => void) | undefined;
 }
 
 /** An entry's fields: `e` event name, `d` data, `t` topic (absent for a broadcast). */
