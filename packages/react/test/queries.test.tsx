@@ -40,6 +40,24 @@ describe('queryOptions', () => {
     expect(result.current.user.data).toEqual({ id: 1, name: 'user 1' });
   });
 
+  it('an option given as undefined leaves the definition its own (undefined means not set)', async () => {
+    const seen: string[] = [];
+    server.use(
+      http.get(`${API}/search`, ({ request }) => {
+        seen.push(new URL(request.url).search);
+        return HttpResponse.json([]);
+      }),
+    );
+    const client = testClient();
+    const search = queryOptions<unknown[]>('/search', { params: { q: 'keel' } });
+    const maybe: { q: string } | undefined = undefined;
+    const { result } = renderHook(() => useQuery(search, { params: maybe }), {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(result.current.data).toEqual([]));
+    expect(seen).toEqual(['?q=keel']);
+  });
+
   it('is frozen, and its url must be a string', () => {
     const q = queryOptions('/x', { params: { a: 1 } });
     expect(Object.isFrozen(q)).toBe(true);

@@ -247,7 +247,15 @@ export class QueryObserver {
     }
     let merged = this.#merged;
     if (merged?.query !== query || merged.options !== options) {
-      const combined = options === undefined ? query.options : { ...query.options, ...options };
+      let combined = query.options;
+      if (options !== undefined) {
+        combined = { ...combined };
+        // An option given as undefined is not set: the definition's own stays.
+        for (const name in options) {
+          const value = options[name as keyof typeof options];
+          if (value !== undefined) (combined as Record<string, unknown>)[name] = value;
+        }
+      }
       merged = this.#merged = { query, options, combined };
     }
     this.setInputs(query.url, merged.combined);
