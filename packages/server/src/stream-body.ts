@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { endBodiless, isBodiless } from './bodiless';
 import { typeError } from './checks';
-import { type SendWatch, watchSend } from './send-watch';
+import { type SendWatch, watchSend, whenDone } from './send-watch';
 
 /** A body `ctx.send` streams: a Node Readable or a web ReadableStream (e.g. `fetch`'s `body`). */
 export type StreamBody = Readable | NodeJS.ReadableStream | ReadableStream<Uint8Array>;
@@ -71,6 +71,8 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
   try {
     // pipeline takes web streams as sources too (Node 18.13+); its overloads do not say so.
     await pipeline(source as Readable, res);
+    // Ended is not taken: the tail may still be queued for a client that stopped reading.
+    await whenDone(res);
   } catch (err) {
     // The response closed before the body ended: the client left, or took nothing for
     // `sendTimeout`. Nobody to tell.
