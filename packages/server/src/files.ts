@@ -8,7 +8,7 @@ import parseRange from 'range-parser';
 import { endBodiless, isBodiless } from './bodiless';
 import { checkObject, oneOf, typeError } from './checks';
 import { HttpException } from './errors';
-import { type SendWatch, watchSend } from './send-watch';
+import { type SendWatch, watchSend, whenDone } from './send-watch';
 
 /** Options for `ctx.sendFile`. */
 export interface SendFileOptions {
@@ -342,6 +342,11 @@ export async function sendFile(
     const unwatch = watchSend(res, target.watch);
     try {
       await pipeline(stream, res, { end: false });
+      // The file shrank while it was read: the client still waits for the bytes Content-Length
+      // promised and would read the next response on this connection as them. End the connection.
+      if (stream.bytesRead !== length) res.destroy();
+      // Still watched: the tail may stay queued for a client that stopped reading.
+      else await whenDone(res.end());
     } catch {
       // Client gone, too slow (sendTimeout) or read error mid-body: pipeline destroyed the
       // response and the file stream (closing the fd); nothing to send.
@@ -349,10 +354,6 @@ export async function sendFile(
     } finally {
       unwatch();
     }
-    // The file shrank while it was read: the client still waits for the bytes Content-Length
-    // promised and would read the next response on this connection as them. End the connection.
-    if (stream.bytesRead !== length) res.destroy();
-    else res.end();
   } finally {
     if (ownsHandle) await handle.close();
   }

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Clock, TimerHandle } from './clock';
 
 /**
@@ -14,37 +15,60 @@ export interface SendWatch {
 const OFF = (): void => {};
 
 /**
- * Ends `res` once its client has taken nothing for `watch.ms` while bytes wait for it: the
- * response stayed congested (`writableNeedDrain`) with no 'drain' in between, as nginx's
- * `send_timeout` ("between two successive write operations"). A source that is slow to produce
- * leaves nothing queued and is never cut. Checked every quarter period, so the end comes within
- * 1.25 periods of the last progress. Returns the function that stops watching (call it when the
- * body is done); destroying `res` makes the pipe feeding it release its source (a file's fd).
+ * Bytes of `res` that wait for its client: the response is congested (`writableNeedDrain`), or
+ * it was ended and its last bytes are still queued (`writableNeedDrain` is false once ended).
+ */
+function waiting(res: ServerResponse): boolean {
+  return res.writableNeedDrain || (res.writableEnded && !res.writableFinished);
+}
+
+/**
+ * Bytes the connection has handed to the kernel, whichever response they were of: written
+ * (queued or sent) minus still queued. It grows each time a socket write completes, which is
+ * when the client took something.
+ */
+function delivered(socket: Socket): number {
+  return socket.bytesWritten - socket.writableLength;
+}
+
+/**
+ * Ends `res` once its connection has delivered nothing for `watch.ms` while bytes of `res` wait
+ * (its body is congested, or ended with its tail still queued), as nginx's `send_timeout`
+ * ("between two successive write operations"). Progress is judged per connection, not per
+ * response: a pipelined response queued behind an earlier one that is still moving waits with
+ * it and is not cut. A source that is slow to produce leaves nothing queued and is never cut.
+ * Checked every quarter period, so the end comes within 1.25 periods of the last progress.
+ * Returns the function that stops watching (call it when the response finished or closed);
+ * destroying `res` makes the pipe feeding it release its source (a file's fd).
  */
 export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
   const { clock, ms } = watch;
   if (ms === 0) return OFF;
+  // `res.socket` is null while the response waits behind an earlier one; its request's is not.
+  const socket = res.req.socket;
   const every = Math.max(1, Math.floor(ms / 4));
-  let drains = 0;
-  /** Drains counted when congestion was first seen, and when; -1: not congested then. */
-  let seenDrains = -1;
+  /** What the connection had delivered when `res` was last seen waiting and moving; -1: not waiting. */
+  let mark = -1;
   let since = 0;
   let timer: TimerHandle = null;
   let stopped = false;
-  const onDrain = (): void => {
-    drains++;
-  };
   const check = (): void => {
     timer = null;
     if (stopped) return;
-    if (!res.writableNeedDrain) seenDrains = -1;
-    else if (seenDrains !== drains) {
-      seenDrains = drains;
-      since = clock.now();
-    } else if (clock.now() - since >= ms) {
-      stop();
-      res.destroy();
-      return;
+    if (!waiting(res)) mark = -1;
+    else {
+      const now = delivered(socket);
+      if (now !== mark) {
+        mark = now;
+        since = clock.now();
+      } else if (clock.now() - since >= ms) {
+        stop();
+        res.destroy();
+        // A response still queued behind another has no socket to destroy yet: close the
+        // connection it waits on, which is stalled as a whole.
+        socket.destroy();
+        return;
+      }
     }
     timer = clock.setTimeout(check, every);
   };
@@ -52,9 +76,24 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
     if (stopped) return;
     stopped = true;
     if (timer !== null) clock.clearTimeout(timer);
-    res.off('drain', onDrain);
   };
-  res.on('drain', onDrain);
   timer = clock.setTimeout(check, every);
   return stop;
+}
+
+/**
+ * Resolves when `res` finished (its last byte handed to the kernel) or closed, so that a
+ * watcher covers the tail of a body that was ended with bytes still queued.
+ */
+export function whenDone(res: ServerResponse): Promise<void> {
+  if (res.writableFinished || res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('finish', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('finish', done);
+    res.on('close', done);
+  });
 }

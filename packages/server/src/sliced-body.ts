@@ -62,3 +62,78 @@ export function endInSlices(
   }
   pump();
 }
+
+/**
+ * Makes `res.write` take a chunk over SLICE_BYTES (a source that yields a whole file as one
+ * chunk) in slices as {@link endInSlices} does, the next once the socket took the last: one
+ * write of it would show `sendTimeout` no progress until the client took all of it, and cut a
+ * client that is still reading. A smaller chunk goes straight through (a length test is all it
+ * pays). Writes that come while a chunk is sliced wait behind it, in order, and so does `end`.
+ * For a stream piped into `res`, which writes without callbacks. Returns the function that
+ * restores `res` (call it once the response finished or closed).
+ */
+export function sliceWrites(res: ServerResponse): () => void {
+  // The prototype's methods, called with the arguments the pipe gave.
+  const write = res.write as (...args: unknown[]) => boolean;
+  const end = res.end as (...args: unknown[]) => ServerResponse;
+  /** The chunk being sliced, null when none. */
+  let bytes: Uint8Array | null = null;
+  let at = 0;
+  const queue: Uint8Array[] = [];
+  let ending: unknown[] | null = null;
+  /** Writes slices until the socket is congested (false) or all is written (true). */
+  const pump = (): boolean => {
+    while (bytes !== null) {
+      const to = Math.min(at + SLICE_BYTES, bytes.byteLength);
+      const flowing = write.call(res, bytes.subarray(at, to));
+      at = to;
+      if (at === bytes.byteLength) {
+        bytes = queue.shift() ?? null;
+        at = 0;
+      }
+      // `false` with nothing left queued only means the slice was above the high-water mark.
+      if (!flowing && res.writableLength !== 0 && bytes !== null) return false;
+    }
+    if (ending !== null) {
+      const args = ending;
+      ending = null;
+      end.apply(res, args);
+    }
+    return !res.writableNeedDrain;
+  };
+  // Before the pipe's own 'drain' listener, so the rest of a chunk goes out before the source
+  // is asked for more.
+  const onDrain = (): void => {
+    if (bytes !== null) pump();
+  };
+  res.prependListener('drain', onDrain);
+  res.write = ((chunk: string | Uint8Array, encoding?: unknown, cb?: unknown): boolean => {
+    const size = typeof chunk === 'string' ? chunk.length : chunk.byteLength;
+    if (bytes === null && size <= SLICE_BYTES) {
+      return write.call(res, chunk, encoding, cb);
+    }
+    const data =
+      typeof chunk === 'string'
+        ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
+        : chunk;
+    if (bytes !== null) {
+      queue.push(data);
+      return false;
+    }
+    bytes = data;
+    return pump();
+  }) as ServerResponse['write'];
+  res.end = ((...args: unknown[]): ServerResponse => {
+    if (bytes === null) return end.apply(res, args);
+    ending = args;
+    return res;
+  }) as ServerResponse['end'];
+  return () => {
+    res.off('drain', onDrain);
+    // The instance's own methods: the prototype's show through again.
+    delete (res as { write?: unknown }).write;
+    delete (res as { end?: unknown }).end;
+    bytes = null;
+    queue.length = 0;
+  };
+}

@@ -1,9 +1,11 @@
 import type { ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { endBodiless, isBodiless } from './bodiless';
 import { typeError } from './checks';
-import { type SendWatch, watchSend } from './send-watch';
+import { type SendWatch, watchSend, whenDone } from './send-watch';
+import { sliceWrites } from './sliced-body';
 
 /** A body `ctx.send` streams: a Node Readable or a web ReadableStream (e.g. `fetch`'s `body`). */
 export type StreamBody = Readable | NodeJS.ReadableStream | ReadableStream<Uint8Array>;
@@ -68,9 +70,17 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
     return;
   }
   const unwatch = watchSend(res, target.watch);
+  const unslice = sliceWrites(res);
   try {
-    // pipeline takes web streams as sources too (Node 18.13+); its overloads do not say so.
-    await pipeline(source as Readable, res);
+    // A web stream as a Node one: pipeline's own pump for web streams takes any 'drain' after
+    // `end()` for the end, which a sliced last chunk still writing would give it.
+    const from =
+      typeof (source as ReadableStream).getReader === 'function'
+        ? Readable.fromWeb(source as WebReadableStream<Uint8Array>)
+        : (source as Readable);
+    await pipeline(from, res);
+    // Ended is not taken: the tail may still be queued for a client that stopped reading.
+    await whenDone(res);
   } catch (err) {
     // The response closed before the body ended: the client left, or took nothing for
     // `sendTimeout`. Nobody to tell.
@@ -79,5 +89,6 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
     throw err;
   } finally {
     unwatch();
+    unslice();
   }
 }

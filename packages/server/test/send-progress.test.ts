@@ -1,0 +1,225 @@
+import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { appStats } from '../src/app';
+import { watchSend } from '../src/send-watch';
+import { ManualClock, start, trackApps, until } from './helpers';
+
+// `sendTimeout` must cut a client that stopped, never one that keeps reading, however its body
+// is written: one huge chunk of a stream, the tail left queued after the end, or a response
+// queued behind an earlier one on the same keep-alive connection.
+
+const app = trackApps();
+// More than loopback's kernel buffers hold, so a client that reads nothing leaves most queued.
+const BIG = 32 * 1024 * 1024;
+/** What the client reads between two clock steps: far less than BIG, more than one slice. */
+const STEP = 256 * 1024;
+
+const closers: { destroy(): void }[] = [];
+afterEach(() => {
+  for (const c of closers.splice(0)) c.destroy();
+});
+
+/** A GET whose response is paused at once (see send-timeout.test.ts). */
+function pausedGet(port: number, path: string): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req: ClientRequest = request({ host: '127.0.0.1', port, path, agent: false });
+    closers.push(req);
+    req.on('response', (res) => {
+      res.pause();
+      res.on('error', () => {});
+      resolve(res);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/**
+ * Reads `from` in steps: each step reads at least STEP bytes and goes on until the server saw its
+ * body move (`moved` grew: a socket write completed), then the clock goes on 600 ms
+ * (sendTimeout is 1000) and `check` runs. A client that keeps reading, slowly, for many
+ * periods. Resolves with the bytes read when `done`.
+ */
+async function readSlowly(
+  from: Readable,
+  clock: ManualClock,
+  moved: () => number,
+  done: () => boolean,
+  check: () => void,
+): Promise<number> {
+  let got = 0;
+  let target = 0;
+  let before = 0;
+  const enough = (): boolean => got >= target && moved() > before;
+  from.on('data', (chunk: Buffer) => {
+    got += chunk.byteLength;
+    if (enough()) from.pause();
+  });
+  let steps = 0;
+  while (!done()) {
+    before = moved();
+    target = got + STEP;
+    from.resume();
+    await until(() => done() || enough());
+    from.pause();
+    clock.tick(600);
+    check();
+    steps++;
+  }
+  // The clock went on past 1.25 sendTimeout (the latest a stalled client is cut) while the
+  // client read. With one write of a huge chunk no write completes until the client took all of
+  // it: one step. (A step reads what the kernel buffers hold, a few MiB on loopback.)
+  expect(steps).toBeGreaterThanOrEqual(3);
+  return got;
+}
+
+describe('sendTimeout: a stream whose source yields one huge chunk', () => {
+  function setup() {
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    const seen: { res: ServerResponse | null; drains: number } = { res: null, drains: 0 };
+    const watch = (res: ServerResponse): void => {
+      seen.res = res;
+      res.on('drain', () => seen.drains++);
+    };
+    a.get('/node', (ctx) => {
+      watch(ctx.res);
+      return ctx.send(Readable.from([Buffer.alloc(BIG, 5)]));
+    });
+    a.get('/web', (ctx) => {
+      watch(ctx.res);
+      return ctx.send(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new Uint8Array(BIG).fill(5));
+            controller.close();
+          },
+        }),
+      );
+    });
+    return { a, clock, seen };
+  }
+
+  for (const path of ['/node', '/web']) {
+    it(`${path}: a client that keeps reading slowly gets all of it, never cut`, async () => {
+      const { a, clock, seen } = setup();
+      const { port } = await start(a);
+      const res = await pausedGet(port, path);
+      await until(() => seen.res?.writableNeedDrain === true);
+      let ended = false;
+      let cut = false;
+      res.on('end', () => {
+        ended = true;
+      });
+      // The connection closed before the end (sendTimeout).
+      res.on('error', () => {
+        cut = true;
+      });
+      const got = await readSlowly(
+        res,
+        clock,
+        () => seen.drains,
+        () => ended || cut,
+        () => expect(seen.res!.destroyed && !seen.res!.writableEnded).toBe(false),
+      );
+      expect(cut).toBe(false);
+      expect(got).toBe(BIG);
+      await until(() => appStats(a).inflight === 0);
+      expect(clock.active).toBe(0);
+    }, 60_000);
+  }
+
+  it('a client that reads none of it is cut off', async () => {
+    const { a, clock, seen } = setup();
+    const { port } = await start(a);
+    await pausedGet(port, '/node');
+    await until(() => seen.res !== null && seen.res.writableLength > 0);
+    // With one write of the whole chunk, the response was ended at once with it all queued.
+    clock.tick(900);
+    expect(seen.res!.destroyed).toBe(false);
+    clock.tick(1000);
+    expect(seen.res!.destroyed).toBe(true);
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+  });
+});
+
+describe('sendTimeout: the tail of an ended body', () => {
+  it('a response ended with bytes still queued is cut when its client stops reading', async () => {
+    const clock = new ManualClock();
+    const a = app({ clock });
+    let res: ServerResponse | null = null;
+    let stop = (): void => {};
+    a.get('/raw', (ctx) => {
+      res = ctx.res;
+      ctx.res.writeHead(200, { 'content-length': String(BIG) });
+      ctx.res.end(Buffer.alloc(BIG, 9));
+      stop = watchSend(ctx.res, { clock, ms: 1000 });
+    });
+    const { port } = await start(a);
+    await pausedGet(port, '/raw');
+    await until(() => res?.writableEnded === true && res.socket !== null);
+    expect(res!.writableNeedDrain).toBe(false);
+    clock.tick(900);
+    expect(res!.socket!.destroyed).toBe(false);
+    clock.tick(1000);
+    expect(res!.destroyed).toBe(true);
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+    stop();
+  });
+});
+
+describe('sendTimeout: pipelined responses on one keep-alive connection', () => {
+  const BODY = 16 * 1024 * 1024;
+  const CHUNK = Buffer.alloc(64 * 1024, 1);
+
+  it('a response queued behind one still moving is not cut while the connection moves', async () => {
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    const responses: ServerResponse[] = [];
+    let drains = 0;
+    a.get('/body/:n', (ctx) => {
+      responses.push(ctx.res);
+      ctx.res.on('drain', () => drains++);
+      let left = BODY / CHUNK.byteLength;
+      return ctx.send(
+        new Readable({
+          read() {
+            this.push(left-- > 0 ? CHUNK : null);
+          },
+        }),
+      );
+    });
+    const { port } = await start(a);
+    const socket: Socket = connect(port, '127.0.0.1');
+    closers.push(socket);
+    socket.pause();
+    socket.write('GET /body/1 HTTP/1.1\r\nHost: x\r\n\r\nGET /body/2 HTTP/1.1\r\nHost: x\r\n\r\n');
+    // Both requests are running: the second one's body is queued behind the first's.
+    await until(() => responses.length === 2 && responses[1]!.writableNeedDrain);
+    expect(responses[1]!.socket).toBe(null);
+    // Each chunked body ends with a zero-size chunk; the 1-filled bodies hold no other `0\r\n`.
+    let tail = '';
+    let ends = 0;
+    socket.on('data', (chunk: Buffer) => {
+      const text = tail + chunk.toString('latin1');
+      ends += text.split('\r\n0\r\n\r\n').length - 1;
+      tail = text.slice(-6);
+    });
+    const got = await readSlowly(
+      socket,
+      clock,
+      () => drains,
+      () => ends === 2,
+      // The connection is never closed (the first response is destroyed once it finished).
+      () => expect(responses[0]!.req.socket.destroyed).toBe(false),
+    );
+    expect(got).toBeGreaterThan(2 * BODY);
+    expect(socket.destroyed).toBe(false);
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+  }, 60_000);
+});
