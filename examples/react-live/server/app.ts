@@ -8,7 +8,7 @@ import {
   HttpException,
   type HubStore,
 } from '@keel/server';
-import { RENDER_HEADER, renderPage } from './render';
+import { RENDER_HEADER, RENDER_READ_TIMEOUT_MS, renderPage } from './render';
 import { memoryTodos, type TodoStore } from './todos';
 
 export interface LiveAppOptions {
@@ -57,6 +57,8 @@ export function createLiveApp(options: LiveAppOptions) {
     refuseAdds: false,
     /** The server's own reads (rendering the page) fail, so the browser loads the data itself. */
     failRenderReads: false,
+    /** How long server rendering waits for each read (RENDER_READ_TIMEOUT_MS). */
+    renderReadTimeoutMs: RENDER_READ_TIMEOUT_MS,
   };
   app.use(async (ctx, next) => {
     const rendering = ctx.header(RENDER_HEADER) !== undefined;
@@ -104,16 +106,29 @@ export function createLiveApp(options: LiveAppOptions) {
     const { localAddress, localPort } = ctx.req.socket;
     const host = localAddress?.includes(':') ? `[${localAddress}]` : localAddress;
     const res = ctx.res;
+    // The browser went away (the response closed before it ended): stop rendering for it, and
+    // abort the reads it started, instead of waiting for them on nobody's behalf.
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) gone.abort();
+    };
+    res.once('close', onClose);
     return renderPage({
+      signal: gone.signal,
       template,
       // The server reads its own API over loopback: an internal URL, not the page's origin.
       apiBase: `http://${host}:${localPort}/api`,
+      readTimeoutMs: control.renderReadTimeoutMs,
       start(status) {
         res.statusCode = status;
         res.setHeader('content-type', 'text/html; charset=utf-8');
       },
       write: (chunk) => res.write(chunk),
       end: () => res.end(),
+    }).finally(() => {
+      res.off('close', onClose);
+      // Nobody reads it, but an open response would be reported as "sent no response".
+      if (gone.signal.aborted) res.end();
     });
   };
   app.get('/', page);

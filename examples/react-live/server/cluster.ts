@@ -23,6 +23,11 @@ export async function startCluster(options: {
   distDir?: string;
   redisUrl?: string;
   host?: string;
+  /**
+   * An instance exited after it started, and not through `stop()` (it crashed, or was killed):
+   * `how` is `code 1` or `signal SIGKILL`. Default: said on stderr, the other instance goes on.
+   */
+  onInstanceExit?: (name: string, how: string) => void;
 }): Promise<Cluster> {
   let redis: RedisServer | null = null;
   let redisUrl = options.redisUrl;
@@ -31,7 +36,12 @@ export async function startCluster(options: {
     redisUrl = redis.url;
   }
   const children: ChildProcess[] = [];
+  let stopping = false;
+  const onInstanceExit =
+    options.onInstanceExit ??
+    ((name: string, how: string) => console.error(`react-live: instance ${name} exited (${how})`));
   const stop = async () => {
+    stopping = true;
     await Promise.all(
       children.map(
         (child) =>
@@ -66,6 +76,10 @@ export async function startCluster(options: {
           child.once('exit', (code) => reject(new Error(`instance ${name} exited with ${code}`)));
         }),
       );
+      // Started: from now on, an exit stop() did not ask for is a crash, and is said.
+      child.once('exit', (code, signal) => {
+        if (!stopping) onInstanceExit(name, signal ? `signal ${signal}` : `code ${code}`);
+      });
     }
     return { urls, redisUrl, stop };
   } catch (error) {
@@ -74,12 +88,26 @@ export async function startCluster(options: {
   }
 }
 
-// `npx -y pnpm@10.34.8 start:cluster`: run until Ctrl-C.
+// `npx -y pnpm@10.34.8 start:cluster`: run until Ctrl-C, or until an instance dies: then the
+// rest is stopped and the exit code is 1. Restarting it would hide the crash (its output scrolls
+// away) and could loop; a demo that stops says at once that something is wrong.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  let crash: string | undefined;
+  let stopForCrash = () => {}; // until the cluster is there (A may die while B starts)
   const cluster = await startCluster({
     redisUrl: process.env.REDIS_URL,
     host: process.env.HOST,
+    onInstanceExit(name, how) {
+      if (crash !== undefined) return;
+      crash = `react-live: instance ${name} exited (${how}); stopping the cluster`;
+      stopForCrash();
+    },
   });
-  console.log(`Redis: ${cluster.redisUrl}. Open A in one tab and B in another.`);
+  stopForCrash = () => {
+    console.error(crash);
+    void cluster.stop().finally(() => process.exit(1));
+  };
+  if (crash !== undefined) stopForCrash();
+  else console.log(`Redis: ${cluster.redisUrl}. Open A in one tab and B in another.`);
   onShutdown(() => cluster.stop());
 }

@@ -19,7 +19,8 @@ export async function startInstance(options: InstanceOptions) {
   if (options.redisUrl === undefined) {
     live = createLiveApp({ distDir: options.distDir });
   } else {
-    redis = watchRedis(new Redis(options.redisUrl), options.redisUrl);
+    redis = await reachRedis(options.redisUrl);
+    watchRedis(redis, options.redisUrl);
     live = createLiveApp({
       distDir: options.distDir,
       todoStore: await redisTodos(redis, 'react-live:todos', ['Try keel', 'Open a second tab']),
@@ -42,22 +43,64 @@ export async function startInstance(options: InstanceOptions) {
   };
 }
 
+/** Redis did not answer at startup (a wrong REDIS_URL, or no redis-server running). */
+export class RedisUnreachableError extends Error {
+  override name = 'RedisUnreachableError';
+  constructor(url: string, cause: unknown) {
+    const why = cause instanceof Error ? cause.message || cause.name : String(cause);
+    super(`react-live: cannot reach Redis at ${redactUrl(url)} (REDIS_URL): ${why}`, { cause });
+  }
+}
+
+/** `url` with its password replaced by `***`, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.href;
+  } catch {
+    return '(an unparsable URL)';
+  }
+}
+
+/**
+ * A connection to `url` once it answered, or a RedisUnreachableError with the first connection
+ * error: at startup a wrong URL is a mistake to say at once, not an outage to wait out (ioredis
+ * would queue the first commands and fail them ~10 s later with MaxRetriesPerRequestError).
+ */
+async function reachRedis(url: string): Promise<Redis> {
+  const redis = new Redis(url, { lazyConnect: true });
+  let cause: unknown;
+  const onError = (error: unknown) => {
+    cause ??= error;
+  };
+  redis.on('error', onError);
+  try {
+    await redis.connect();
+    return redis;
+  } catch (error) {
+    redis.disconnect();
+    throw new RedisUnreachableError(url, cause ?? error);
+  } finally {
+    redis.off('error', onError);
+  }
+}
+
 /**
  * Reports an outage of the todos' connection once (a process warning, like the hub's store), and
  * again after it was back. ioredis without an `error` listener prints every failed reconnect
  * ("[ioredis] Unhandled error event") for as long as Redis is away.
  */
-function watchRedis(redis: Redis, url: string): Redis {
+function watchRedis(redis: Redis, url: string): void {
   let down = false;
   redis.on('error', (error: Error) => {
     if (down) return;
     down = true;
     process.emitWarning(
-      `react-live: the todos' Redis at ${url} failed; retrying (${error.message})`,
+      `react-live: the todos' Redis at ${redactUrl(url)} failed; retrying (${error.message})`,
     );
   });
   redis.on('ready', () => {
     down = false;
   });
-  return redis;
 }

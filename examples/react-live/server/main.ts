@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { startInstance } from './instance';
+import { RedisUnreachableError, startInstance } from './instance';
 import { onShutdown } from './shutdown';
 
 // Serves the built page (run `vite build` first; `npx -y pnpm@10.34.8 start` does both) and the API. With
@@ -9,6 +9,10 @@ const instance = await startInstance({
   port: Number(process.env.PORT ?? 0),
   host: process.env.HOST ?? '127.0.0.1',
   redisUrl: process.env.REDIS_URL,
+}).catch((error: unknown) => {
+  // A wrong REDIS_URL is said in one line; anything else keeps its stack.
+  console.error(error instanceof RedisUnreachableError ? error.message : error);
+  process.exit(1);
 });
 const name = process.env.INSTANCE ? ` instance ${process.env.INSTANCE}` : '';
 console.log(`keel react-live${name}: ${instance.url}  (open it in two tabs)`);

@@ -15,6 +15,13 @@ export interface RenderTarget {
   template: string;
   /** The API as this process reaches it (an internal address, not the page's origin). */
   apiBase: string;
+  /**
+   * Aborted when the browser goes away: the reads are cancelled and nothing more is rendered
+   * (the render resolves without writing the rest).
+   */
+  signal?: AbortSignal;
+  /** How long each read may take (default RENDER_READ_TIMEOUT_MS). */
+  readTimeoutMs?: number;
   /** Where the HTML goes. */
   write(chunk: string): void;
   end(): void;
@@ -36,15 +43,25 @@ export async function renderPage(target: RenderTarget): Promise<void> {
     retry: false,
     // A store that hangs must not hang every page load: a read slower than this is left to the
     // browser, like one that fails (the page is sent with its loading state).
-    timeout: RENDER_READ_TIMEOUT_MS,
+    timeout: target.readTimeoutMs ?? RENDER_READ_TIMEOUT_MS,
     headers: { [RENDER_HEADER]: '1' },
   });
-  await Promise.allSettled([client.get('/todos'), client.get('/stats')]);
+  const { signal } = target;
+  await Promise.allSettled([client.get('/todos', { signal }), client.get('/stats', { signal })]);
+  if (signal?.aborted) return;
   const state = dehydrate(client);
   const [head, tail] = target.template.split('<!--app-->') as [string, string];
   // In a <script>: JSON with `<` escaped cannot close the element.
   const script = `<script>window.${STATE_GLOBAL}=${JSON.stringify(state).replace(/</g, '\\u003c')}</script>`;
   await new Promise<void>((resolve, reject) => {
+    const stop = () => {
+      stream.abort();
+      resolve();
+    };
+    const settle = (done: () => void) => {
+      signal?.removeEventListener('abort', stop);
+      done();
+    };
     const stream = renderToPipeableStream(<Root client={client} state={state} />, {
       onShellReady() {
         target.start(200);
@@ -52,18 +69,21 @@ export async function renderPage(target: RenderTarget): Promise<void> {
         const html = new PassThrough();
         html.on('data', (chunk: Buffer) => target.write(chunk.toString()));
         html.on('end', () => {
+          if (signal?.aborted) return;
           target.write(tail.replace('</body>', `${script}</body>`));
           target.end();
-          resolve();
+          settle(resolve);
         });
         stream.pipe(html);
       },
-      onShellError: reject,
+      onShellError: (error) => settle(() => reject(error)),
       onError(error) {
         // A suspense query with nothing cached on the server: React renders it in the browser.
-        if (isNoServerDataError(error)) return;
+        // After an abort, React reports the abort itself: the browser is gone, nothing to say.
+        if (isNoServerDataError(error) || signal?.aborted) return;
         console.error(error);
       },
     });
+    signal?.addEventListener('abort', stop, { once: true });
   });
 }

@@ -1,7 +1,9 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, expect, it, vi } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, expect, it, vi } from 'vitest';
 import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
 import { startInstance } from '../server/instance';
 
@@ -16,8 +18,13 @@ const distDir = mkdtempSync(join(tmpdir(), 'keel-react-live-instance-'));
 afterEach(async () => {
   await instance?.close();
   await redis?.dispose();
-  rmSync(distDir, { recursive: true, force: true });
+  instance = undefined;
+  redis = undefined;
   vi.restoreAllMocks();
+});
+
+afterAll(() => {
+  rmSync(distDir, { recursive: true, force: true });
 });
 
 it('a Redis outage is reported once per outage, not by ioredis for every reconnect', async () => {
@@ -46,4 +53,31 @@ it('a Redis outage is reported once per outage, not by ioredis for every reconne
   await redis.start();
   const res = await fetch(`${instance.url}/api/todos`);
   expect(res.status).toBe(200);
+});
+
+it('REDIS_URL unreachable at start: one clear error naming it (password hidden), exit code 1', async () => {
+  // As `REDIS_URL=... pnpm serve` runs it. Nothing listens on port 1.
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const proc = spawn(
+    join(root, 'node_modules/.bin/tsx'),
+    ['--tsconfig', '../../tsconfig.json', 'server/main.ts'],
+    {
+      cwd: root,
+      env: { ...process.env, REDIS_URL: 'redis://:hunter2@127.0.0.1:1', DIST_DIR: distDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let out = '';
+  proc.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  proc.stderr.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => proc.once('exit', resolve));
+  expect(code).toBe(1);
+  expect(out.trim()).toBe(
+    'react-live: cannot reach Redis at redis://:***@127.0.0.1:1 (REDIS_URL): ' +
+      'connect ECONNREFUSED 127.0.0.1:1',
+  );
 });

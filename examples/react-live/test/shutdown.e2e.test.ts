@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,6 +80,54 @@ it('Ctrl-C (SIGINT to the group, twice) stops the instances and the redis-server
   process.kill(-pgid, 'SIGINT');
   await until(() => !groupAlive(pgid), 'every process of the group to exit', 20_000);
 
+  for (const port of ports) expect(await listening(port)).toBe(false);
+  expect(readdirSync(tmp).filter((name) => name.startsWith('keel-redis-'))).toEqual([]);
+});
+
+/** The pid of the process whose environment holds every one of `vars` (Linux /proc). */
+function findProcess(vars: string[]): number | undefined {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (vars.every((v) => env.includes(v))) return Number(entry);
+    } catch {
+      // Gone, or not ours.
+    }
+  }
+  return undefined;
+}
+
+it('an instance that dies stops the cluster: it says which, stops the rest, exits 1', async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'keel-react-live-crash-'));
+  const proc = spawn(TSX, ['--tsconfig', '../../tsconfig.json', 'server/cluster.ts'], {
+    cwd: root,
+    detached: true,
+    env: { ...process.env, TMPDIR: tmp, REDIS_URL: undefined },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child = proc;
+  let out = '';
+  let err = '';
+  proc.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  proc.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  await until(() => out.includes('Redis:') || proc.exitCode !== null, 'the cluster', 30_000);
+  const ports = [...out.matchAll(/(?:http|redis):\/\/127\.0\.0\.1:(\d+)/g)].map((m) =>
+    Number(m[1]),
+  );
+  expect(ports).toHaveLength(3);
+  const a = findProcess(['INSTANCE=A', `TMPDIR=${tmp}`]);
+  expect(a).toBeDefined();
+  process.kill(a!, 'SIGKILL');
+
+  const pgid = proc.pid as number;
+  await until(() => !groupAlive(pgid), 'every process of the group to exit', 20_000);
+  expect(proc.exitCode).toBe(1);
+  expect(err).toContain('react-live: instance A exited (signal SIGKILL); stopping the cluster');
   for (const port of ports) expect(await listening(port)).toBe(false);
   expect(readdirSync(tmp).filter((name) => name.startsWith('keel-redis-'))).toEqual([]);
 });

@@ -67,7 +67,8 @@ export interface RedisStreamsOptions {
    * Errors of the background reader (Redis unreachable, a failed resync). Publishes report their
    * own errors by rejecting. What it throws is reported with `process.emitWarning`.
    *
-   * @default a process warning for the first error of each outage
+   * @default a process warning for each outage, naming the server (not its password) and the
+   * connection's error, and one when the reader reads again
    */
   onError?: ((error: unknown) => void) | undefined;
 }
@@ -143,6 +144,25 @@ export function trimmedBeforeFirstRead(
   const added = infoNumber(info, 'entries-added');
   if (added !== undefined && addedWhenEmpty !== undefined) return added - length > addedWhenEmpty;
   return length >= maxLen;
+}
+
+/**
+ * Where `conn` connects, for messages: `redis://user:***@host:port/db` (the password never shown),
+ * or the socket path.
+ */
+function redisAddress(conn: Redis): string {
+  const { host, port, path, db, username, password, tls } = conn.options;
+  if (path) return path;
+  const user = username || password ? `${username ?? ''}${password ? ':***' : ''}@` : '';
+  return `${tls ? 'rediss' : 'redis'}://${user}${host}:${port}${db ? `/${db}` : ''}`;
+}
+
+/** An error's message with its code (an AggregateError of a connect has an empty message). */
+function errorText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code;
+  const text = error.message || error.name;
+  return typeof code === 'string' && !text.includes(code) ? `${code}: ${text}` : text;
 }
 
 function toEvent(id: string, fields: Fields): StoredEvent {
@@ -267,9 +287,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    */
   let addedWhenEmpty: number | undefined;
   const ring = new EventRing(bufferSize, START);
-  let failing = false;
+  /** Whether the current outage was reported by the default warning (so its end is too). */
+  let warned = false;
   let sleepTimer: ReturnType<typeof setTimeout> | null = null;
   let wake: (() => void) | null = null;
+  const where = redisAddress(reader);
 
   const userOnError = options.onError;
   /** Calls onError; what it throws is a process warning (thrown here it would stop the reader). */
@@ -280,22 +302,38 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       process.emitWarning(err instanceof Error ? err : String(err));
     }
   };
+  const warnOnce = (cause: unknown): void => {
+    if (warned) return;
+    warned = true;
+    process.emitWarning(
+      `keel: the Redis event store cannot read ${key} from ${where} (${errorText(cause)}); retrying`,
+    );
+  };
   const report = (error: unknown): void => {
     if (closed) return;
     if (userOnError) tell(error);
-    else if (!failing) {
-      process.emitWarning(
-        `keel: the Redis event store cannot read ${key}; retrying (${String(error)})`,
-      );
-    }
-    failing = true;
+    // A read cut by a lost connection fails with ioredis's MaxRetriesPerRequestError or "Stream
+    // isn't writeable": the connection's own error (ECONNREFUSED, ...) says why, when it comes.
+    else if (reader.status === 'ready') warnOnce(error);
   };
-  const onConnectionError = (error: unknown): void => {
-    // ioredis reports each failed connect here; the reader loop reports outages.
-    if (userOnError && !closed) tell(error);
+  /** The reader read again: the end of an outage the warning reported. */
+  const recovered = (): void => {
+    if (!warned) return;
+    warned = false;
+    if (!closed)
+      process.emitWarning(`keel: the Redis event store reads ${key} from ${where} again`);
   };
-  reader.on('error', onConnectionError);
-  if (shared === undefined) commands.on('error', onConnectionError);
+  // ioredis reports each failed connect here; the default warning is given once per outage.
+  reader.on('error', (error: unknown) => {
+    if (closed) return;
+    if (userOnError) tell(error);
+    else warnOnce(error);
+  });
+  if (shared === undefined) {
+    commands.on('error', (error: unknown) => {
+      if (userOnError && !closed) tell(error);
+    });
+  }
 
   function sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
@@ -438,7 +476,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           last,
         )) as [string, Entry[]][] | null;
         failures = 0;
-        failing = false;
+        recovered();
         if (reply === null || closed) continue;
         let entries = reply[0]![1];
         // The stream keeps at least `maxLen` entries: a reply with fewer (and less than a page)
@@ -536,7 +574,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           await sleep(backoff(attempt));
         }
       }
-      failing = false;
+      recovered();
       ring.clear(last);
       void readLoop();
       return last;

@@ -1,0 +1,68 @@
+// The default report of a Redis outage (no onError): one process warning naming the server (its
+// password redacted) and why it cannot be reached, not ioredis's "MaxRetriesPerRequestError
+// (which is 0)" of the read that was cut; and one notice when the reader is back. Real
+// redis-server, stopped and restarted under a hub.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startRedis } from '../../../scripts/redis-server.mjs';
+import { createEventHub } from '../src/index';
+import { redisStreams } from '../src/redis/index';
+import { until } from './helpers';
+import { publishWhenUp, streamKey } from './redis-helpers';
+
+const warnings: string[] = [];
+const onWarning = (w: Error): void => {
+  if (w.message.includes('Redis event store')) warnings.push(w.message);
+};
+beforeEach(() => {
+  warnings.length = 0;
+  process.on('warning', onWarning);
+});
+afterEach(() => {
+  process.off('warning', onWarning);
+});
+
+const reconnect = { initialDelay: 10, maxDelay: 50 };
+
+describe('redisStreams: the outage warning', () => {
+  it('names the URL and the connection error once per outage, and says when Redis is back', async () => {
+    const server = await startRedis();
+    const stream = streamKey();
+    const hub = createEventHub({ store: redisStreams({ url: server.url, stream, reconnect }) });
+    try {
+      await hub.ready;
+      await server.stop();
+      await until(() => warnings.length > 0);
+      // Let the reader and its connection retry a few times more: still one warning.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain(server.url);
+      expect(warnings[0]).toContain('ECONNREFUSED');
+      expect(warnings[0]).not.toContain('MaxRetriesPerRequest');
+
+      // A password in the URL is not printed.
+      const secret = createEventHub({
+        store: redisStreams({
+          url: server.url.replace('//', '//keel:hunter2@'),
+          stream,
+          reconnect,
+        }),
+      });
+      await until(() => warnings.length === 2);
+      await secret.close();
+      expect(warnings[1]).toContain(`redis://keel:***@127.0.0.1:${server.port}`);
+      expect(warnings[1]).toContain('ECONNREFUSED');
+      expect(warnings[1]).not.toContain('hunter2');
+
+      await server.start();
+      await publishWhenUp(hub, 'back');
+      await until(() => warnings.length === 3);
+      expect(warnings[2]).toMatch(/^keel: the Redis event store reads .* again$/);
+      expect(warnings[2]).toContain(server.url);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(warnings).toHaveLength(3);
+    } finally {
+      await hub.close();
+      await server.dispose();
+    }
+  }, 20_000);
+});
