@@ -38,7 +38,8 @@ export async function startInstance(options: InstanceOptions) {
     async close() {
       await live.app.close();
       await live.hub.close();
-      await redis?.quit();
+      // Redis may be gone already (Ctrl-C reaches redis-server too): quit then rejects.
+      await redis?.quit().catch(() => redis.disconnect());
     },
   };
 }
