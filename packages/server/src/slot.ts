@@ -291,6 +291,10 @@ export class Slot {
     } else if (this.#lost !== NO_LOSS) {
       // Work the chain did not await failed (e.g. an unawaited sendFile): that is the answer.
       this.#fail(this.#lost);
+    } else if (res.destroyed) {
+      // The client left and the handler gave up (a long poll, a render aborted on close):
+      // nobody is there to answer, so nothing was missed.
+      this.#onResClose();
     } else {
       const { method, path } = this.#face;
       this.#fail(new Error(`keel: the handler for ${method} ${path} sent no response`));
