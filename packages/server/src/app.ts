@@ -714,18 +714,21 @@ class KeelApp implements App, SlotHost {
   /** The request is over (called by the slot): back to the pool, then the onResponse hooks. */
   release(slot: Slot): void {
     const ctx = slot.face;
+    const cut = slot.cut;
     slot.reset();
     this.#pool.release(slot);
     if (--this.#inflight === 0 && this.#drained !== null) this.#drained();
-    if (this.#responseHooks.length > 0) this.#responded(ctx);
+    if (this.#responseHooks.length > 0) this.#responded(ctx, cut);
   }
 
   /** Runs the onResponse hooks; the ctx is stale by now, so a hook cannot respond through it. */
-  #responded(ctx: Context): void {
+  #responded(ctx: Context, cut: boolean): void {
     const res = ctx.res;
     const info: ResponseInfo = {
       status: res.headersSent ? res.statusCode : 0,
-      finished: res.writableEnded,
+      // Ended is all a small reply is judged by (no 'finish' listener on the hot path); a body
+      // watched by `sendTimeout` is marked cut when it closed after its end without finishing.
+      finished: res.writableEnded && !cut,
     };
     for (const hook of this.#responseHooks) {
       try {

@@ -554,6 +554,7 @@ export class Context {
       status: slot.status,
       extra: ['x-request-id', this.requestId],
       watch: slot.host.send,
+      cut: slot.markCut,
     };
     return slot.track(sendStream(target, source));
   }
@@ -575,6 +576,7 @@ export class Context {
         status: slot.status,
         extra: ['x-request-id', this.requestId],
         watch: slot.host.send,
+        cut: slot.markCut,
       },
       path,
       options,

@@ -43,6 +43,8 @@ export interface FileTarget {
   extra: string[];
   /** The app's `sendTimeout`: a client that stops taking the body is cut off. */
   watch: SendWatch;
+  /** Called when the response was ended but closed before it finished (its tail was cut). */
+  cut: () => void;
 }
 
 /** Ranges beyond this count are not parsed: the whole file is sent once instead. */
@@ -353,6 +355,7 @@ export async function sendFile(
       return;
     } finally {
       unwatch();
+      if (res.writableEnded && !res.writableFinished) target.cut();
     }
   } finally {
     if (ownsHandle) await handle.close();

@@ -63,10 +63,14 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
         since = clock.now();
       } else if (clock.now() - since >= ms) {
         stop();
+        const queued = res.socket === null;
         res.destroy();
         // A response still queued behind another has no socket to destroy yet: close the
         // connection it waits on, which is stalled as a whole.
         socket.destroy();
+        // Node emits 'close' only on a response that got its socket: without it, whatever waits
+        // for this one (the pipe, `whenDone`) would wait for ever and the request never end.
+        if (queued) res.emit('close');
         return;
       }
     }

@@ -124,6 +124,8 @@ export class Slot {
    * sendFile): answered if the chain ends without a response.
    */
   #lost: unknown = NO_LOSS;
+  /** The response was ended but closed before it finished (set on the watched paths only). */
+  #cut = false;
   readonly #reader: BodyReader;
   readonly #onFulfilled: () => void;
   readonly #onRejected: (err: unknown) => void;
@@ -131,6 +133,12 @@ export class Slot {
   readonly #onResClose: () => void;
   /** A large buffered body is written (or its response closed). */
   readonly #onSlicesDone: () => void;
+  /**
+   * Called by a streamed body or file whose response was ended but closed before 'finish' (its
+   * tail cut by `sendTimeout`, or the client left): onResponse then reports `finished: false`.
+   * Bound once, so the watched paths pass it without allocating.
+   */
+  readonly markCut: () => void;
 
   constructor(host: SlotHost) {
     this.host = host;
@@ -149,6 +157,9 @@ export class Slot {
       this.#busy--;
       this.#maybeRelease();
     };
+    this.markCut = () => {
+      this.#cut = true;
+    };
     this.#reader = new BodyReader((err, body, aborted) => this.#bodyRead(err, body, aborted));
   }
 
@@ -159,6 +170,11 @@ export class Slot {
   /** The ctx of the current request (the last one, after release). */
   get face(): Context {
     return this.#face;
+  }
+
+  /** The response was ended but did not finish (see {@link markCut}). */
+  get cut(): boolean {
+    return this.#cut;
   }
 
   /** The status the next response operation sends. */
@@ -599,5 +615,6 @@ export class Slot {
     this.#stream = null;
     this.#status = 200;
     this.#lost = NO_LOSS;
+    this.#cut = false;
   }
 }

@@ -20,6 +20,8 @@ export interface StreamTarget {
   extra: string[];
   /** The app's `sendTimeout`: a client that stops taking the body is cut off. */
   watch: SendWatch;
+  /** Called when the response was ended but closed before it finished (its tail was cut). */
+  cut: () => void;
 }
 
 /** A Node stream (has `pipe`) or a web stream (has `getReader`), as Fastify's reply.send tells them. */
@@ -90,5 +92,6 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
   } finally {
     unwatch();
     unslice();
+    if (res.writableEnded && !res.writableFinished) target.cut();
   }
 }

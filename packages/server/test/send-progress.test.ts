@@ -223,3 +223,46 @@ describe('sendTimeout: pipelined responses on one keep-alive connection', () => 
     expect(clock.active).toBe(0);
   }, 60_000);
 });
+
+describe('sendTimeout: a response ended while queued behind a stalled one', () => {
+  // The second response of a pipelined pair is ended while all of it is still queued behind the
+  // first, which the client never reads: `res.end()` was called, 'finish' never comes, and the
+  // watcher cuts the connection. It was not completed; and Node emits no 'close' on a response
+  // that never got its socket, so the request must still end.
+  const BODY = 16 * 1024 * 1024;
+
+  it('is over (inflight 0) and onResponse reports finished: false', async () => {
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    const responses: ServerResponse[] = [];
+    const infos: { path: string; status: number; finished: boolean }[] = [];
+    a.onResponse((ctx, info) => {
+      infos.push({ path: ctx.path, status: info.status, finished: info.finished });
+    });
+    a.get('/big', (ctx) => {
+      responses.push(ctx.res);
+      return ctx.send(Buffer.alloc(BODY, 1));
+    });
+    a.get('/small', (ctx) => {
+      responses.push(ctx.res);
+      return ctx.send(Readable.from([Buffer.alloc(1000, 2)]));
+    });
+    const { port } = await start(a);
+    const socket: Socket = connect(port, '127.0.0.1');
+    closers.push(socket);
+    socket.pause();
+    socket.on('error', () => {});
+    socket.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /small HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until(() => responses.length === 2 && responses[1]!.writableEnded);
+    expect(responses[1]!.socket).toBe(null);
+    expect(responses[1]!.writableFinished).toBe(false);
+    clock.tick(2000);
+    await until(() => appStats(a).inflight === 0);
+    // Both were cut by the same check; the order they close in is Node's.
+    expect(infos.sort((x, y) => x.path.localeCompare(y.path))).toEqual([
+      { path: '/big', status: 200, finished: false },
+      { path: '/small', status: 200, finished: false },
+    ]);
+    expect(clock.active).toBe(0);
+  });
+});
