@@ -63,13 +63,25 @@ export function endInSlices(
   pump();
 }
 
+type WriteCallback = (error?: Error | null) => void;
+
+/** A chunk written while another is sliced, with its write's callback. */
+interface Queued {
+  data: Uint8Array;
+  cb: WriteCallback | undefined;
+}
+
+const EMPTY = new Uint8Array(0);
+
 /**
  * Makes `res.write` take a chunk over SLICE_BYTES (a source that yields a whole file as one
  * chunk) in slices as {@link endInSlices} does, the next once the socket took the last: one
  * write of it would show `sendTimeout` no progress until the client took all of it, and cut a
  * client that is still reading. A smaller chunk goes straight through (a length test is all it
  * pays). Writes that come while a chunk is sliced wait behind it, in order, and so does `end`.
- * For a stream piped into `res`, which writes without callbacks. Returns the function that
+ * A write's callback goes with the last slice of its chunk, so Node calls it when all of the
+ * chunk was written, or with the error that stopped it. For a stream piped into `res` (which
+ * writes without callbacks) and whatever else writes to it meanwhile. Returns the function that
  * restores `res` (call it once the response finished or closed).
  */
 export function sliceWrites(res: ServerResponse): () => void {
@@ -78,17 +90,22 @@ export function sliceWrites(res: ServerResponse): () => void {
   const end = res.end as (...args: unknown[]) => ServerResponse;
   /** The chunk being sliced, null when none. */
   let bytes: Uint8Array | null = null;
+  /** The callback of the chunk being sliced: written with its last slice. */
+  let callback: WriteCallback | undefined;
   let at = 0;
-  const queue: Uint8Array[] = [];
+  const queue: Queued[] = [];
   let ending: unknown[] | null = null;
   /** Writes slices until the socket is congested (false) or all is written (true). */
   const pump = (): boolean => {
     while (bytes !== null) {
       const to = Math.min(at + SLICE_BYTES, bytes.byteLength);
-      const flowing = write.call(res, bytes.subarray(at, to));
+      const last = to === bytes.byteLength;
+      const flowing = write.call(res, bytes.subarray(at, to), last ? callback : undefined);
       at = to;
-      if (at === bytes.byteLength) {
-        bytes = queue.shift() ?? null;
+      if (last) {
+        const next = queue.shift();
+        bytes = next === undefined ? null : next.data;
+        callback = next === undefined ? undefined : next.cb;
         at = 0;
       }
       // `false` with nothing left queued only means the slice was above the high-water mark.
@@ -112,15 +129,18 @@ export function sliceWrites(res: ServerResponse): () => void {
     if (bytes === null && size <= SLICE_BYTES) {
       return write.call(res, chunk, encoding, cb);
     }
+    // `write(chunk, cb)` as well as `write(chunk, encoding, cb)`.
+    const done = (typeof encoding === 'function' ? encoding : cb) as WriteCallback | undefined;
     const data =
       typeof chunk === 'string'
         ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
         : chunk;
     if (bytes !== null) {
-      queue.push(data);
+      queue.push({ data, cb: done });
       return false;
     }
     bytes = data;
+    callback = done;
     return pump();
   }) as ServerResponse['write'];
   res.end = ((...args: unknown[]): ServerResponse => {
@@ -133,7 +153,20 @@ export function sliceWrites(res: ServerResponse): () => void {
     // The instance's own methods: the prototype's show through again.
     delete (res as { write?: unknown }).write;
     delete (res as { end?: unknown }).end;
+    // Left unwritten, so the response closed first (the caller restores once it finished or
+    // closed): each waiting callback gets the error Node gives a write to a closed response.
+    if (bytes !== null) {
+      fail(callback);
+      for (const waiting of queue) fail(waiting.cb);
+      if (ending !== null) fail(ending.find((arg) => typeof arg === 'function') as WriteCallback);
+    }
     bytes = null;
+    callback = undefined;
     queue.length = 0;
+    ending = null;
   };
+  function fail(cb: WriteCallback | undefined): void {
+    // A destroyed response calls it with ERR_STREAM_DESTROYED on the next tick and sends nothing.
+    if (cb !== undefined) write.call(res, EMPTY, cb);
+  }
 }
