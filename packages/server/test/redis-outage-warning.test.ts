@@ -2,9 +2,10 @@
 // password redacted) and why it cannot be reached, not ioredis's "MaxRetriesPerRequestError
 // (which is 0)" of the read that was cut; and one notice when the reader is back. Real
 // redis-server, stopped and restarted under a hub.
+import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startRedis } from '../../../scripts/redis-server.mjs';
-import { createEventHub } from '../src/index';
+import { createEventHub, HubPublishError } from '../src/index';
 import { redisStreams } from '../src/redis/index';
 import { until } from './helpers';
 import { publishWhenUp, streamKey } from './redis-helpers';
@@ -65,4 +66,63 @@ describe('redisStreams: the outage warning', () => {
       await server.dispose();
     }
   }, 20_000);
+});
+
+describe('redisStreams: a publish during an outage', () => {
+  for (const mode of ['own connection', 'shared client'] as const) {
+    it(`${mode}: rejects naming the store (not its password), with the connection error as cause`, async () => {
+      const server = await startRedis();
+      const stream = streamKey();
+      // A user with a password, so the URL carries one and the store still connects.
+      const admin = new Redis(server.url);
+      await admin.call('ACL', 'SETUSER', 'keel', 'on', '>hunter2', '~*', '&*', '+@all');
+      admin.disconnect();
+      const url = server.url.replace('//', '//keel:hunter2@');
+      // A shared client's errors are its owner's to handle (here: ignored).
+      const client =
+        mode === 'shared client'
+          ? new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0 }).on(
+              'error',
+              () => {},
+            )
+          : undefined;
+      const hub = createEventHub({
+        store: redisStreams(
+          client === undefined
+            ? { url, stream, reconnect, onError: () => {} }
+            : { client, stream, reconnect, onError: () => {} },
+        ),
+      });
+      try {
+        await hub.ready;
+        await hub.publish('x', 'up');
+        await server.stop();
+        // Each publish is refused at once; the connection's own error is known once a reconnect
+        // was refused.
+        let error: unknown = null;
+        for (let i = 0; i < 500; i++) {
+          error = await hub.publish('x', 'down').then(
+            () => null,
+            (e: unknown) => e,
+          );
+          const cause = (error as { cause?: { cause?: { code?: unknown } } } | null)?.cause;
+          if (cause?.cause?.code === 'ECONNREFUSED') break;
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        expect(error).toBeInstanceOf(HubPublishError);
+        const cause = (error as HubPublishError).cause as Error;
+        expect(cause.message).toContain(`redis://keel:***@127.0.0.1:${server.port}`);
+        expect(cause.message).toContain(stream);
+        expect(cause.message).toContain('ECONNREFUSED');
+        expect(cause.message).not.toContain('hunter2');
+        expect((cause.cause as { code?: unknown }).code).toBe('ECONNREFUSED');
+        // What an HTTP client is sent (a 503) names no server.
+        expect(JSON.stringify(error)).not.toContain('127.0.0.1');
+      } finally {
+        await hub.close();
+        client?.disconnect();
+        await server.dispose();
+      }
+    }, 20_000);
+  }
 });

@@ -334,6 +334,31 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       if (userOnError && !closed) tell(error);
     });
   }
+  /**
+   * Why the publishing connection is down: its last connection error (ECONNREFUSED, ...), null
+   * once it is ready. A shared client's errors are its owner's to listen to: the reader's (a
+   * duplicate, to the same server) stand in for them.
+   */
+  let down: unknown = null;
+  const publisher = shared === undefined ? commands : reader;
+  publisher.on('error', (error: unknown) => {
+    down = error;
+  });
+  publisher.on('ready', () => {
+    down = null;
+  });
+  /**
+   * A failed XADD, as publish's cause: ioredis says only "Stream isn't writeable and
+   * enableOfflineQueue options is false" during an outage; this names the server (password
+   * hidden) and the stream, with the connection's own error as cause when it is down.
+   */
+  const appendFailed = (error: unknown): never => {
+    const cause = commands.status !== 'ready' && down !== null ? down : error;
+    throw new Error(
+      `keel: the Redis event store could not append to ${key} on ${where} (${errorText(cause)})`,
+      { cause },
+    );
+  };
 
   function sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
@@ -582,7 +607,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     append(event, data, topic) {
       const args: (string | number)[] = ['MAXLEN', '~', maxLen, '*', 'e', event, 'd', data];
       if (topic !== undefined) args.push('t', topic);
-      return commands.xadd(key, ...args) as Promise<string>;
+      return (commands.xadd(key, ...args) as Promise<string>).then(undefined, appendFailed);
     },
     replay({ after, upTo, include, maxBytes }) {
       // Ids from before a loss: what followed them may be gone, even if they are still there.
