@@ -32,6 +32,26 @@ function delivered(socket: Socket): number {
 }
 
 /**
+ * Closes `res`, queued behind an earlier response of its connection, when that connection is
+ * gone: Node emits 'close' only on a response that got its socket, so whatever waits for this one
+ * (a pipe, {@link whenDone}) would wait for ever and its request never end.
+ */
+function closeQueued(res: ServerResponse): void {
+  // It got its socket meanwhile (Node closes it then), or it is over already.
+  if (res.socket !== null || res.writableFinished || res.closed) return;
+  res.destroy();
+  res.emit('close');
+}
+
+/** Watches the connection a response queued behind another waits on; returns the unwatch. */
+function whileQueued(res: ServerResponse, socket: Socket): () => void {
+  if (res.socket !== null) return OFF;
+  const onClose = (): void => closeQueued(res);
+  socket.once('close', onClose);
+  return () => socket.off('close', onClose);
+}
+
+/**
  * Ends `res` once its connection has delivered nothing for `watch.ms` while bytes of `res` wait
  * (its body is congested, or ended with its tail still queued), as nginx's `send_timeout`
  * ("between two successive write operations"). Progress is judged per connection, not per
@@ -39,13 +59,15 @@ function delivered(socket: Socket): number {
  * it and is not cut. A source that is slow to produce leaves nothing queued and is never cut.
  * Checked every quarter period, so the end comes within 1.25 periods of the last progress.
  * Returns the function that stops watching (call it when the response finished or closed);
- * destroying `res` makes the pipe feeding it release its source (a file's fd).
+ * destroying `res` makes the pipe feeding it release its source (a file's fd). A response
+ * queued behind another is closed when its connection closes, `sendTimeout` or not.
  */
 export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
   const { clock, ms } = watch;
-  if (ms === 0) return OFF;
   // `res.socket` is null while the response waits behind an earlier one; its request's is not.
   const socket = res.req.socket;
+  const unqueue = whileQueued(res, socket);
+  if (ms === 0) return unqueue;
   const every = Math.max(1, Math.floor(ms / 4));
   /** What the connection had delivered when `res` was last seen waiting and moving; -1: not waiting. */
   let mark = -1;
@@ -63,14 +85,11 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
         since = clock.now();
       } else if (clock.now() - since >= ms) {
         stop();
-        const queued = res.socket === null;
-        res.destroy();
         // A response still queued behind another has no socket to destroy yet: close the
-        // connection it waits on, which is stalled as a whole.
+        // connection it waits on, which is stalled as a whole, and the response with it.
+        closeQueued(res);
+        res.destroy();
         socket.destroy();
-        // Node emits 'close' only on a response that got its socket: without it, whatever waits
-        // for this one (the pipe, `whenDone`) would wait for ever and the request never end.
-        if (queued) res.emit('close');
         return;
       }
     }
@@ -79,6 +98,7 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
   const stop = (): void => {
     if (stopped) return;
     stopped = true;
+    unqueue();
     if (timer !== null) clock.clearTimeout(timer);
   };
   timer = clock.setTimeout(check, every);

@@ -266,3 +266,45 @@ describe('sendTimeout: a response ended while queued behind a stalled one', () =
     expect(clock.active).toBe(0);
   });
 });
+
+describe('a response queued behind another when its client leaves', () => {
+  // Node emits 'close' only on a response that got its socket: one still queued behind an
+  // earlier response of a pipelined pair gets none when the connection closes, so a streamed
+  // body waiting on it held its request in flight for ever.
+  const BODY = 16 * 1024 * 1024;
+
+  for (const sendTimeout of [0, 1000]) {
+    it(`is over, not finished (sendTimeout ${sendTimeout})`, async () => {
+      const clock = new ManualClock();
+      const a = app({ clock, sendTimeout });
+      const responses: ServerResponse[] = [];
+      const infos: { path: string; finished: boolean }[] = [];
+      a.onResponse((ctx, info) => {
+        infos.push({ path: ctx.path, finished: info.finished });
+      });
+      a.get('/big', (ctx) => {
+        responses.push(ctx.res);
+        return ctx.send(Buffer.alloc(BODY, 1));
+      });
+      a.get('/small', (ctx) => {
+        responses.push(ctx.res);
+        return ctx.send(Readable.from([Buffer.alloc(1000, 2)]));
+      });
+      const { port } = await start(a);
+      const socket: Socket = connect(port, '127.0.0.1');
+      closers.push(socket);
+      socket.pause();
+      socket.on('error', () => {});
+      socket.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /small HTTP/1.1\r\nHost: x\r\n\r\n');
+      await until(() => responses.length === 2 && responses[1]!.writableEnded);
+      expect(responses[1]!.socket).toBe(null);
+      socket.destroy();
+      await until(() => appStats(a).inflight === 0);
+      expect(infos.sort((x, y) => x.path.localeCompare(y.path))).toEqual([
+        { path: '/big', finished: false },
+        { path: '/small', finished: false },
+      ]);
+      expect(clock.active).toBe(0);
+    });
+  }
+});
