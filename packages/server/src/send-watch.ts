@@ -107,17 +107,25 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
 
 /**
  * Resolves when `res` finished (its last byte handed to the kernel) or closed, so that a
- * watcher covers the tail of a body that was ended with bytes still queued.
+ * watcher covers the tail of a body that was ended with bytes still queued: with `true` when it
+ * finished, `false` when it was cut first. Node emits 'finish' also when its connection was
+ * destroyed with the tail still queued (the last write's callback gets the error, and 'finish'
+ * follows it), so a 'finish' on a destroyed connection is a cut too.
  */
-export function whenDone(res: ServerResponse): Promise<void> {
-  if (res.writableFinished || res.destroyed) return Promise.resolve();
+export function whenDone(res: ServerResponse): Promise<boolean> {
+  const socket = res.req.socket;
+  if (res.writableFinished || res.destroyed) {
+    return Promise.resolve(res.writableFinished && !socket.destroyed);
+  }
   return new Promise((resolve) => {
-    const done = (): void => {
-      res.off('finish', done);
-      res.off('close', done);
-      resolve();
+    const finished = (): void => done(!socket.destroyed);
+    const closed = (): void => done(false);
+    const done = (ok: boolean): void => {
+      res.off('finish', finished);
+      res.off('close', closed);
+      resolve(ok);
     };
-    res.on('finish', done);
-    res.on('close', done);
+    res.on('finish', finished);
+    res.on('close', closed);
   });
 }

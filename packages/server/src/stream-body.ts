@@ -82,16 +82,18 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
         : (source as Readable);
     await pipeline(from, res);
     // Ended is not taken: the tail may still be queued for a client that stopped reading.
-    await whenDone(res);
+    if (!(await whenDone(res))) target.cut();
   } catch (err) {
     // The response closed before the body ended: the client left, or took nothing for
     // `sendTimeout`. Nobody to tell.
-    if ((err as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
+    if ((err as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+      if (res.writableEnded) target.cut(); // after its end: the tail was cut
+      return;
+    }
     res.destroy();
     throw err;
   } finally {
     unwatch();
     unslice();
-    if (res.writableEnded && !res.writableFinished) target.cut();
   }
 }

@@ -3,7 +3,7 @@ import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
-import { watchSend } from '../src/send-watch';
+import { watchSend, whenDone } from '../src/send-watch';
 import { ManualClock, start, trackApps, until } from './helpers';
 
 // `sendTimeout` must cut a client that stopped, never one that keeps reading, however its body
@@ -169,6 +169,49 @@ describe('sendTimeout: the tail of an ended body', () => {
     await until(() => appStats(a).inflight === 0);
     expect(clock.active).toBe(0);
     stop();
+  });
+});
+
+describe('whenDone: whether the response finished', () => {
+  // Node emits 'finish' also when the connection is destroyed with the tail still queued (the
+  // last write's callback gets the error): that must not count as finished.
+  for (const who of ['sendTimeout', 'the client'] as const) {
+    it(`false when ${who} cut the queued tail of an ended body`, async () => {
+      const clock = new ManualClock();
+      const a = app({ clock });
+      let done: Promise<boolean> | null = null;
+      let res: ServerResponse | null = null;
+      a.get('/raw', (ctx) => {
+        res = ctx.res;
+        ctx.res.writeHead(200, { 'content-length': String(BIG) });
+        ctx.res.end(Buffer.alloc(BIG, 9));
+        if (who === 'sendTimeout') watchSend(ctx.res, { clock, ms: 1000 });
+        done = whenDone(ctx.res);
+      });
+      const { port } = await start(a);
+      const client = await pausedGet(port, '/raw');
+      await until(() => done !== null && res!.socket !== null);
+      expect(res!.writableFinished).toBe(false);
+      if (who === 'sendTimeout') clock.tick(2000);
+      else client.destroy();
+      expect(await done).toBe(false);
+      await until(() => appStats(a).inflight === 0);
+    });
+  }
+
+  it('true when the body was taken', async () => {
+    const a = app();
+    let done: Promise<boolean> | null = null;
+    a.get('/raw', (ctx) => {
+      ctx.res.writeHead(200, { 'content-length': String(BIG) });
+      ctx.res.end(Buffer.alloc(BIG, 9));
+      done = whenDone(ctx.res);
+    });
+    const { port } = await start(a);
+    const client = await pausedGet(port, '/raw');
+    client.resume();
+    await new Promise((resolve) => client.on('end', resolve));
+    expect(await done).toBe(true);
   });
 });
 
