@@ -43,8 +43,11 @@ function closeQueued(res: ServerResponse): void {
   res.emit('close');
 }
 
-/** Watches the connection a response queued behind another waits on; returns the unwatch. */
-function whileQueued(res: ServerResponse, socket: Socket): () => void {
+/**
+ * Closes `res` with its connection while it is queued behind another response of it (see
+ * closeQueued); returns the function that stops watching.
+ */
+export function whileQueued(res: ServerResponse, socket: Socket): () => void {
   if (res.socket !== null) return OFF;
   const onClose = (): void => closeQueued(res);
   socket.once('close', onClose);

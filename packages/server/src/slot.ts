@@ -7,7 +7,7 @@ import type { Context, Handler, Middleware, Next } from './context';
 import { BodyTooLargeError, isHttpException, ReleasedContextError } from './errors';
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
-import type { SendWatch } from './send-watch';
+import { type SendWatch, whileQueued } from './send-watch';
 import { endInSlices, SLICE_BYTES } from './sliced-body';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
 import { promiseOf } from './thenable';
@@ -126,6 +126,8 @@ export class Slot {
   #lost: unknown = NO_LOSS;
   /** The response was ended but closed before it finished (set on the watched paths only). */
   #cut = false;
+  /** Stops watching the connection of a raw response queued behind another (noop: none). */
+  #unqueue: () => void = noop;
   readonly #reader: BodyReader;
   readonly #onFulfilled: () => void;
   readonly #onRejected: (err: unknown) => void;
@@ -150,6 +152,10 @@ export class Slot {
       this.#maybeRelease();
     };
     this.#onResClose = () => {
+      // Node's 'close' comes from its connection's closing when the response was cut, and a tick
+      // after 'finish' when it finished: the connection is then still open.
+      const res = this.#face.res;
+      this.#cut = res.writableEnded && res.req.socket.destroyed;
       this.#sent();
       this.#maybeRelease();
     };
@@ -303,7 +309,11 @@ export class Slot {
       // when the client left already: its 'close' has fired).
       this.#answer = 'raw';
       if (res.destroyed) this.#onResClose();
-      else res.on('close', this.#onResClose);
+      else {
+        res.on('close', this.#onResClose);
+        // Queued behind another response: Node gives it no 'close' if the connection goes.
+        if (res.socket === null) this.#unqueue = whileQueued(res, res.req.socket);
+      }
     } else if (this.#lost !== NO_LOSS) {
       // Work the chain did not await failed (e.g. an unawaited sendFile): that is the answer.
       this.#fail(this.#lost);
@@ -336,7 +346,11 @@ export class Slot {
 
   /** The response is over (the only way `answer` becomes `sent`). */
   #sent(): void {
-    if (this.#answer === 'raw') this.#face.res.off('close', this.#onResClose);
+    if (this.#answer === 'raw') {
+      this.#face.res.off('close', this.#onResClose);
+      this.#unqueue();
+      this.#unqueue = noop;
+    }
     this.#answer = 'sent';
   }
 
@@ -601,7 +615,11 @@ export class Slot {
 
   /** Clears every per-request field; the slot goes back to the pool after this. */
   reset(): void {
-    if (this.#answer === 'raw') this.#face.res.off('close', this.#onResClose);
+    if (this.#answer === 'raw') {
+      this.#face.res.off('close', this.#onResClose);
+      this.#unqueue();
+      this.#unqueue = noop;
+    }
     this.#reader.reset();
     this.#gen++;
     this.#phase = 'idle';

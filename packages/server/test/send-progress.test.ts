@@ -351,3 +351,81 @@ describe('a response queued behind another when its client leaves', () => {
     });
   }
 });
+
+describe('a response the handler writes itself (ctx.res)', () => {
+  it('ended after the chain returned, its tail cut by the client: finished: false', async () => {
+    const a = app();
+    const infos: boolean[] = [];
+    a.onResponse((_ctx, info) => {
+      infos.push(info.finished);
+    });
+    let res: ServerResponse | null = null;
+    a.get('/raw', (ctx) => {
+      res = ctx.res;
+      ctx.res.writeHead(200, { 'content-length': String(BIG) });
+      ctx.res.flushHeaders();
+    });
+    const { port } = await start(a);
+    const client = await pausedGet(port, '/raw');
+    res!.end(Buffer.alloc(BIG, 3));
+    expect(res!.writableFinished).toBe(false);
+    client.destroy();
+    await until(() => appStats(a).inflight === 0);
+    expect(infos).toEqual([false]);
+  });
+
+  it('queued behind another when its client leaves: the request is over', async () => {
+    const a = app({ sendTimeout: 0 });
+    const infos: { path: string; finished: boolean }[] = [];
+    a.onResponse((ctx, info) => {
+      infos.push({ path: ctx.path, finished: info.finished });
+    });
+    const responses: ServerResponse[] = [];
+    a.get('/big', (ctx) => {
+      responses.push(ctx.res);
+      return ctx.send(Buffer.alloc(16 * 1024 * 1024, 1));
+    });
+    a.get('/raw', (ctx) => {
+      responses.push(ctx.res);
+      ctx.res.writeHead(200, { 'content-type': 'text/plain' });
+      ctx.res.write('part of it');
+    });
+    const { port } = await start(a);
+    const socket: Socket = connect(port, '127.0.0.1');
+    closers.push(socket);
+    socket.pause();
+    socket.on('error', () => {});
+    socket.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /raw HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until(() => responses.length === 2 && appStats(a).inflight === 2);
+    expect(responses[1]!.socket).toBe(null);
+    socket.destroy();
+    await until(() => appStats(a).inflight === 0);
+    expect(infos.sort((x, y) => x.path.localeCompare(y.path))).toEqual([
+      { path: '/big', finished: false },
+      { path: '/raw', finished: false },
+    ]);
+  });
+
+  it('a long keep-alive connection of raw responses gathers no listeners', async () => {
+    const a = app();
+    let socket: Socket | null = null;
+    a.get('/raw', (ctx) => {
+      socket = ctx.req.socket;
+      ctx.res.writeHead(200, { 'content-length': '2' });
+      ctx.res.write('o');
+      setImmediate(() => ctx.res.end('k'));
+    });
+    const { port } = await start(a);
+    const client: Socket = connect(port, '127.0.0.1');
+    closers.push(client);
+    let got = '';
+    client.on('data', (chunk: Buffer) => {
+      got += chunk.toString('latin1');
+    });
+    // Pipelined, so all but the first are queued when their handler returns.
+    client.write('GET /raw HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(20));
+    await until(() => got.split('\r\n\r\nok').length === 21);
+    await until(() => appStats(a).inflight === 0);
+    expect(socket!.listenerCount('close')).toBeLessThan(5);
+  });
+});
