@@ -726,8 +726,9 @@ class KeelApp implements App, SlotHost {
     const res = ctx.res;
     const info: ResponseInfo = {
       status: res.headersSent ? res.statusCode : 0,
-      // Ended is all a small reply is judged by (no 'finish' listener on the hot path); a body
-      // watched by `sendTimeout` is marked cut when it closed after its end without finishing.
+      // Ended is all a small reply is judged by (no 'finish' listener on the hot path); a stream,
+      // a file or a response written through ctx.res is marked cut when its connection closed
+      // after its end, before it finished.
       finished: res.writableEnded && !cut,
     };
     for (const hook of this.#responseHooks) {

@@ -158,7 +158,9 @@ export function sliceWrites(res: ServerResponse): () => void {
     if (bytes !== null) {
       fail(callback);
       for (const waiting of queue) fail(waiting.cb);
-      if (ending !== null) fail(ending.find((arg) => typeof arg === 'function') as WriteCallback);
+      if (ending !== null) {
+        fail(ending.find((arg) => typeof arg === 'function') as WriteCallback | undefined);
+      }
     }
     bytes = null;
     callback = undefined;

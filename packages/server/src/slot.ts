@@ -124,7 +124,10 @@ export class Slot {
    * sendFile): answered if the chain ends without a response.
    */
   #lost: unknown = NO_LOSS;
-  /** The response was ended but closed before it finished (set on the watched paths only). */
+  /**
+   * The response was ended but closed before it finished: known on the slow paths only (a
+   * stream, a file, a response written through ctx.res), never set for a small reply.
+   */
   #cut = false;
   /** Stops watching the connection of a raw response queued behind another (noop: none). */
   #unqueue: () => void = noop;
@@ -136,8 +139,8 @@ export class Slot {
   /** A large buffered body is written (or its response closed). */
   readonly #onSlicesDone: () => void;
   /**
-   * Called by a streamed body or file whose response was ended but closed before 'finish' (its
-   * tail cut by `sendTimeout`, or the client left): onResponse then reports `finished: false`.
+   * Called by a streamed body or file whose response was ended but closed before it finished
+   * (its tail cut by `sendTimeout`, or the client left): onResponse then reports `finished: false`.
    * Bound once, so the watched paths pass it without allocating.
    */
   readonly markCut: () => void;
