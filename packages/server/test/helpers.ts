@@ -1,4 +1,4 @@
-import { type Agent, type IncomingHttpHeaders, request } from 'node:http';
+import { type Agent, type IncomingHttpHeaders, type IncomingMessage, request } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { afterEach } from 'vitest';
 import type { Clock } from '../src/clock';
@@ -251,4 +251,26 @@ export function trackApps(): (options?: Parameters<typeof createApp>[0]) => App 
     apps.push(app);
     return app;
   };
+}
+
+/**
+ * A GET whose response is paused at once: the client reads nothing (so it does not see the
+ * server close either). The request goes on `open`, for the test's afterEach to destroy.
+ */
+export function pausedGet(
+  port: number,
+  path: string,
+  open: { destroy(): void }[],
+): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent: false });
+    open.push(req);
+    req.on('response', (res) => {
+      res.pause();
+      res.on('error', () => {});
+      resolve(res);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }

@@ -1,10 +1,10 @@
-import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { watchSend, whenDone } from '../src/send-watch';
-import { ManualClock, start, trackApps, until } from './helpers';
+import { ManualClock, pausedGet, start, trackApps, until } from './helpers';
 
 // `sendTimeout` must cut a client that stopped, never one that keeps reading, however its body
 // is written: one huge chunk of a stream, the tail left queued after the end, or a response
@@ -20,21 +20,6 @@ const closers: { destroy(): void }[] = [];
 afterEach(() => {
   for (const c of closers.splice(0)) c.destroy();
 });
-
-/** A GET whose response is paused at once (see send-timeout.test.ts). */
-function pausedGet(port: number, path: string): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const req: ClientRequest = request({ host: '127.0.0.1', port, path, agent: false });
-    closers.push(req);
-    req.on('response', (res) => {
-      res.pause();
-      res.on('error', () => {});
-      resolve(res);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 /**
  * Reads `from` in steps: each step reads at least STEP bytes and goes on until the server saw its
@@ -106,7 +91,7 @@ describe('sendTimeout: a stream whose source yields one huge chunk', () => {
     it(`${path}: a client that keeps reading slowly gets all of it, never cut`, async () => {
       const { a, clock, seen } = setup();
       const { port } = await start(a);
-      const res = await pausedGet(port, path);
+      const res = await pausedGet(port, path, closers);
       await until(() => seen.res?.writableNeedDrain === true);
       let ended = false;
       let cut = false;
@@ -134,7 +119,7 @@ describe('sendTimeout: a stream whose source yields one huge chunk', () => {
   it('a client that reads none of it is cut off', async () => {
     const { a, clock, seen } = setup();
     const { port } = await start(a);
-    await pausedGet(port, '/node');
+    await pausedGet(port, '/node', closers);
     await until(() => seen.res !== null && seen.res.writableLength > 0);
     // With one write of the whole chunk, the response was ended at once with it all queued.
     clock.tick(900);
@@ -159,7 +144,7 @@ describe('sendTimeout: the tail of an ended body', () => {
       stop = watchSend(ctx.res, { clock, ms: 1000 });
     });
     const { port } = await start(a);
-    await pausedGet(port, '/raw');
+    await pausedGet(port, '/raw', closers);
     await until(() => res?.writableEnded === true && res.socket !== null);
     expect(res!.writableNeedDrain).toBe(false);
     clock.tick(900);
@@ -189,7 +174,7 @@ describe('whenDone: whether the response finished', () => {
         done = whenDone(ctx.res);
       });
       const { port } = await start(a);
-      const client = await pausedGet(port, '/raw');
+      const client = await pausedGet(port, '/raw', closers);
       await until(() => done !== null && res!.socket !== null);
       expect(res!.writableFinished).toBe(false);
       if (who === 'sendTimeout') clock.tick(2000);
@@ -208,7 +193,7 @@ describe('whenDone: whether the response finished', () => {
       done = whenDone(ctx.res);
     });
     const { port } = await start(a);
-    const client = await pausedGet(port, '/raw');
+    const client = await pausedGet(port, '/raw', closers);
     client.resume();
     await new Promise((resolve) => client.on('end', resolve));
     expect(await done).toBe(true);
@@ -366,7 +351,7 @@ describe('a response the handler writes itself (ctx.res)', () => {
       ctx.res.flushHeaders();
     });
     const { port } = await start(a);
-    const client = await pausedGet(port, '/raw');
+    const client = await pausedGet(port, '/raw', closers);
     res!.end(Buffer.alloc(BIG, 3));
     expect(res!.writableFinished).toBe(false);
     client.destroy();

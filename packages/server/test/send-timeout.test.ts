@@ -15,7 +15,7 @@ import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { createApp } from '../src/index';
-import { ManualClock, raw, start, trackApps, until } from './helpers';
+import { ManualClock, pausedGet, raw, start, trackApps, until } from './helpers';
 
 // A client that takes a large body slowly (or never) must not hold the connection and the
 // file forever: `sendTimeout` ends a response body the client has taken nothing of for that long.
@@ -37,6 +37,27 @@ afterEach(() => {
   for (const r of requests.splice(0)) r.destroy();
 });
 
+/**
+ * Twice, 800 ms into a 1000 ms sendTimeout, the client reads until the server's buffer drains
+ * once, then stalls again: progress in time, so the response must still be open.
+ */
+async function takeSomeInTime(
+  client: IncomingMessage,
+  res: ServerResponse,
+  clock: ManualClock,
+): Promise<void> {
+  for (let i = 0; i < 2; i++) {
+    clock.tick(800);
+    const drained = new Promise((r) => res.once('drain', r));
+    client.resume();
+    await drained;
+    client.pause();
+    await until(() => res.writableNeedDrain || res.writableFinished);
+    expect(res.writableFinished).toBe(false);
+  }
+  expect(res.destroyed).toBe(false);
+}
+
 /** File descriptors of this process open on `path` (Linux /proc). */
 function openFds(path: string): number {
   let n = 0;
@@ -48,24 +69,6 @@ function openFds(path: string): number {
     }
   }
   return n;
-}
-
-/**
- * A GET whose response is paused at once: the client reads nothing (so it does not see the
- * server close either; afterEach destroys it).
- */
-function stalledGet(port: number, path: string): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent: false });
-    requests.push(req);
-    req.on('response', (res) => {
-      res.pause();
-      res.on('error', () => {});
-      resolve(res);
-    });
-    req.on('error', reject);
-    req.end();
-  });
 }
 
 function setup(sendTimeout?: number) {
@@ -99,7 +102,7 @@ describe('sendTimeout: a body the client stops taking', () => {
   it('sendFile to a client that reads nothing: the connection is closed and the file released', async () => {
     const { a, clock, seen } = setup(1000);
     const { port } = await start(a);
-    await stalledGet(port, '/file');
+    await pausedGet(port, '/file', requests);
     await until(() => seen.res?.writableNeedDrain === true);
     expect(openFds(big)).toBe(1);
     clock.tick(900);
@@ -115,7 +118,7 @@ describe('sendTimeout: a body the client stops taking', () => {
   it('ctx.send(stream) to a client that reads nothing: closed, the source destroyed', async () => {
     const { a, clock, seen } = setup(1000);
     const { port } = await start(a);
-    await stalledGet(port, '/stream');
+    await pausedGet(port, '/stream', requests);
     await until(() => seen.res?.writableNeedDrain === true);
     clock.tick(2000);
     expect(seen.res!.destroyed).toBe(true);
@@ -144,7 +147,7 @@ describe('sendTimeout: a body the client stops taking', () => {
       );
     });
     const { port } = await start(a);
-    await stalledGet(port, '/web');
+    await pausedGet(port, '/web', requests);
     await until(() => res?.writableNeedDrain === true);
     clock.tick(2000);
     expect(res!.destroyed).toBe(true);
@@ -156,19 +159,9 @@ describe('sendTimeout: a body the client stops taking', () => {
   it('a client that takes some of the body in time is not cut off', async () => {
     const { a, clock, seen } = setup(1000);
     const { port } = await start(a);
-    const res = await stalledGet(port, '/file');
+    const res = await pausedGet(port, '/file', requests);
     await until(() => seen.res?.writableNeedDrain === true);
-    for (let i = 0; i < 2; i++) {
-      clock.tick(800);
-      // The client reads until the server's buffer drains once, then stalls again.
-      const drained = new Promise((r) => seen.res!.once('drain', r));
-      res.resume();
-      await drained;
-      res.pause();
-      await until(() => seen.res!.writableNeedDrain || seen.res!.writableFinished);
-      expect(seen.res!.writableFinished).toBe(false);
-    }
-    expect(seen.res!.destroyed).toBe(false);
+    await takeSomeInTime(res, seen.res!, clock);
     // Then it stops for good.
     clock.tick(2000);
     expect(seen.res!.destroyed).toBe(true);
@@ -211,7 +204,7 @@ describe('sendTimeout: a body the client stops taking', () => {
   it('sendTimeout: 0 turns it off', async () => {
     const { a, clock, seen } = setup(0);
     const { port } = await start(a);
-    await stalledGet(port, '/file');
+    await pausedGet(port, '/file', requests);
     await until(() => seen.res?.writableNeedDrain === true);
     clock.tick(10 * 60_000);
     expect(seen.res!.destroyed).toBe(false);
@@ -221,7 +214,7 @@ describe('sendTimeout: a body the client stops taking', () => {
   it('defaults to 60 s, and checks the option', async () => {
     const { a, clock, seen } = setup();
     const { port } = await start(a);
-    await stalledGet(port, '/file');
+    await pausedGet(port, '/file', requests);
     await until(() => seen.res?.writableNeedDrain === true);
     clock.tick(59_000);
     expect(seen.res!.destroyed).toBe(false);
@@ -261,7 +254,7 @@ describe('sendTimeout: a large buffered reply (json, send of a string or bytes)'
   it('ctx.send(bytes) to a client that reads nothing: the connection is closed, the body released', async () => {
     const { a, clock, seen } = setupBuffered(1000);
     const { port } = await start(a);
-    await stalledGet(port, '/bytes');
+    await pausedGet(port, '/bytes', requests);
     await until(() => seen.res !== null && seen.res.writableLength > 0);
     const socket = seen.res!.socket!;
     clock.tick(900);
@@ -280,7 +273,7 @@ describe('sendTimeout: a large buffered reply (json, send of a string or bytes)'
   it('ctx.json of a large value to a client that reads nothing: the connection is closed', async () => {
     const { a, clock, seen } = setupBuffered(1000);
     const { port } = await start(a);
-    await stalledGet(port, '/json');
+    await pausedGet(port, '/json', requests);
     await until(() => seen.res !== null && seen.res.writableLength > 0);
     const socket = seen.res!.socket!;
     clock.tick(2000);
@@ -291,19 +284,9 @@ describe('sendTimeout: a large buffered reply (json, send of a string or bytes)'
   it('a client that takes some of it in time is not cut off', async () => {
     const { a, clock, seen } = setupBuffered(1000);
     const { port } = await start(a);
-    const res = await stalledGet(port, '/bytes');
+    const res = await pausedGet(port, '/bytes', requests);
     await until(() => seen.res?.writableNeedDrain === true);
-    for (let i = 0; i < 2; i++) {
-      clock.tick(800);
-      // The client reads until the server's buffer drains once, then stalls again.
-      const drained = new Promise((r) => seen.res!.once('drain', r));
-      res.resume();
-      await drained;
-      res.pause();
-      await until(() => seen.res!.writableNeedDrain || seen.res!.writableFinished);
-      expect(seen.res!.writableFinished).toBe(false);
-    }
-    expect(seen.res!.destroyed).toBe(false);
+    await takeSomeInTime(res, seen.res!, clock);
     clock.tick(2000);
     expect(seen.res!.destroyed).toBe(true);
   });
@@ -329,7 +312,7 @@ describe('sendTimeout: a large buffered reply (json, send of a string or bytes)'
       over.push(info);
     });
     const { port } = await start(a);
-    const res = await stalledGet(port, '/bytes');
+    const res = await pausedGet(port, '/bytes', requests);
     await until(() => seen.res?.writableNeedDrain === true);
     expect(over).toEqual([]);
     expect(appStats(a).inflight).toBe(1);
@@ -343,7 +326,7 @@ describe('sendTimeout: a large buffered reply (json, send of a string or bytes)'
     expect(over).toEqual([{ status: 200, finished: true }]);
     await until(() => got === BIG);
     // A client that stops: cut off, and the request is over unfinished.
-    await stalledGet(port, '/bytes');
+    await pausedGet(port, '/bytes', requests);
     await until(() => seen.res?.writableNeedDrain === true);
     clock.tick(2000);
     await until(() => over.length === 2);
@@ -355,7 +338,7 @@ describe('sendTimeout: a large buffered reply (json, send of a string or bytes)'
   it('sendTimeout: 0 turns it off', async () => {
     const { a, clock, seen } = setupBuffered(0);
     const { port } = await start(a);
-    await stalledGet(port, '/bytes');
+    await pausedGet(port, '/bytes', requests);
     await until(() => seen.res !== null && seen.res.writableLength > 0);
     clock.tick(10 * 60_000);
     expect(seen.res!.socket?.destroyed).toBe(false);
