@@ -81,7 +81,7 @@ export function parseKey(key: string): KeyParts | undefined {
 /** A key's header block (KEY's group 4) as the headers it was written from; undefined for none. */
 export function headersOf(block: string | undefined): Record<string, string> | undefined {
   // Each line is `name:value`, split at its first `:` (a name cannot hold one, fetch refuses it).
-  return block && Object.fromEntries(block.split('\n').map((line) => line.split(/:([^]*)/)));
+  return block && Object.fromEntries(block.split('\n').map((line) => line.split(/:(.*)/s)));
 }
 
 /** The URL part of a key (relative to the client's key base, or absolute; see parseKey). */
