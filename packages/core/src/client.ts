@@ -34,7 +34,7 @@ import {
   typeError,
 } from './internal/checks';
 import { CLOCK, type Clock, timerDelay } from './internal/clock';
-import { KEY, urlOfKey } from './internal/fingerprint';
+import { fingerprintOf, headersOf, KEY, urlOfKey } from './internal/fingerprint';
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
 import { isStreamBody } from './request/body';
@@ -436,12 +436,14 @@ class KeelClient implements Client {
   /**
    * A key written by hand (`getCached`, `setCached`, `isFetching`, `subscribe`) as the client's
    * requests write it, so any spelling of a resource names its entry: the `METHOD url` part is
-   * the key of `resolve(METHOD, url)` (memoized there), the marks after it (` |h ...`) are kept
-   * as written, and must be ones a request writes (KEY). A key no request of this client can
-   * have is the error such a request gets.
+   * the key of `resolve(METHOD, url)` (memoized there), the marks after it (` |h ...`) are
+   * written again as a request writes them (header names lower-cased, lines sorted, the client's
+   * responseType when there is no ` |r`), and must be ones a request writes (KEY). A key no
+   * request of this client can have is the error such a request gets.
    */
   #keyOf(key: string): string {
-    const [, method, url, marks] = (typeof key === 'string' && KEY.exec(key)) || [];
+    const [, method, url, marks, block, body, type] =
+      (typeof key === 'string' && KEY.exec(key)) || [];
     // A mark no request writes would name nothing. (A ` |b` on a GET is not refused: a header
     // value may hold ` |b `, and the request's own key must name its entry.)
     if (url === undefined) {
@@ -450,7 +452,15 @@ class KeelClient implements Client {
     // `GET ` is the key base itself (the baseURL without its trailing slash), as in the store;
     // resolving `''` would be the baseURL as written, with its slash: `GET /`.
     const spec = this.#resolve(method, url || this.#config.keyBase || url, undefined);
-    return marks ? `${spec.method} ${urlOfKey(spec.key)}${marks}` : spec.key;
+    return marks
+      ? fingerprintOf(
+          spec.method,
+          urlOfKey(spec.key),
+          headersOf(block),
+          body,
+          type ?? spec.responseType,
+        )
+      : spec.key;
   }
 
   // ── stage 2: cache ────────────────────────────────────────────────────────────────────────

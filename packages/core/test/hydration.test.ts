@@ -7,7 +7,14 @@ import {
   hydrate,
   inspect,
 } from '../src/index';
-import { createFakeFetch, debugOf, FakeClock, startServer, type TestServer } from './helpers';
+import {
+  createFakeFetch,
+  debugOf,
+  FakeClock,
+  jsonResponse,
+  startServer,
+  type TestServer,
+} from './helpers';
 
 let api: TestServer;
 beforeAll(async () => {
@@ -302,5 +309,42 @@ describe('dehydrate / hydrate', () => {
     await browser.get('https://app.example.com/api?n=1');
     expect(fake.calls).toHaveLength(0);
     expect(browser.getCached('GET ')).toBe(browser.getCached(dehydrate(browser).entries[1]!.key));
+  });
+});
+
+describe('clients whose baseURLs differ only by a trailing slash', () => {
+  // get('') reads the baseURL as written: `https://api.test/v1/` on one, `https://api.test/v1`
+  // on the other, two URLs a server may answer differently, so two keys (`GET /`, `GET `).
+  // Every other relative URL resolves alike on both, and hands over.
+  const echo = () => createFakeFetch({ handler: (call) => jsonResponse(call.url) });
+
+  test("each hydrates the other's entries, but for get(''), which reads another URL", async () => {
+    const serverFetch = echo();
+    const server = createClient({ baseURL: 'https://api.test/v1/', fetch: serverFetch.fetch });
+    const browserFetch = echo();
+    const browser = createClient({ baseURL: 'https://api.test/v1', fetch: browserFetch.fetch });
+    expect(server.resolve('GET', '').key).toBe('GET /');
+    expect(browser.resolve('GET', '').key).toBe('GET ');
+    for (const url of ['', '/', '?a=1', '/users']) {
+      expect(server.resolve('GET', url).url, url).toBe(browser.resolve('GET', url || '/').url);
+    }
+
+    for (const url of ['', '?a=1', '/users']) await server.get(url);
+    expect(serverFetch.calls.map((c) => c.url)).toEqual([
+      'https://api.test/v1/',
+      'https://api.test/v1?a=1',
+      'https://api.test/v1/users',
+    ]);
+    const state: DehydratedState = JSON.parse(JSON.stringify(dehydrate(server)));
+    expect(state.entries.map((e) => e.key)).toEqual(['GET /', 'GET ?a=1', 'GET /users']);
+    expect(hydrate(browser, state)).toBe(3);
+    // The server's get('') is the browser's get('/'): the same URL, the same key.
+    expect((await browser.get('/')).data).toBe('https://api.test/v1/');
+    expect((await browser.get('?a=1')).data).toBe('https://api.test/v1?a=1');
+    expect((await browser.get('/users')).data).toBe('https://api.test/v1/users');
+    expect(browserFetch.calls).toHaveLength(0);
+    // The browser's get('') is `https://api.test/v1`: no entry was handed for it.
+    expect((await browser.get('')).data).toBe('https://api.test/v1');
+    expect(browserFetch.calls.map((c) => c.url)).toEqual(['https://api.test/v1']);
   });
 });

@@ -214,3 +214,50 @@ describe('a header value holding ` |` (fetch allows it)', () => {
     expect(client.getCached(spec.key)?.data).toBe('hand');
   });
 });
+
+describe('the header marks of a hand-written key are read as a request writes them', () => {
+  // A request's key lower-cases header names and sorts the lines: a key written by hand
+  // names its entry whatever the case of the names and the order of the lines.
+  test.each([
+    ['GET /users |h X-Tenant:acme', { 'x-tenant': 'acme' }],
+    ['GET /users |h b:2\na:1', { a: '1', b: '2' }],
+    ['GET /users |h X-B:2\nx-a:1', { 'X-A': '1', 'x-b': '2' }],
+  ])('%j', async (key, headers) => {
+    const { client, fake } = clientWith('https://api.example.com');
+    client.setCached(key, value('hand'));
+    expect((await client.get('/users', { headers })).data).toBe('hand');
+    expect(fake.calls).toHaveLength(0);
+    const spec = client.resolve('GET', '/users', { headers });
+    expect(
+      inspect(client)
+        .cache()
+        .map((e) => e.key),
+    ).toEqual([spec.key]);
+    expect(client.getCached(key)?.data).toBe('hand');
+    const read = client.get('/other', { headers });
+    expect(client.isFetching(key.replace('/users', '/other'))).toBe(true);
+    read.cancel();
+    read.catch(() => {});
+  });
+
+  test("a key with marks but no ` |r` gets the client's responseType, as a request's key does", async () => {
+    const fake = createFakeFetch({ handler: () => new Response('network') });
+    const client = createClient({
+      baseURL: 'https://api.example.com',
+      fetch: fake.fetch,
+      responseType: 'text',
+    });
+    const headers = { 'X-Tenant': 'acme' };
+    expect(client.resolve('GET', '/users', { headers }).key).toBe(
+      'GET /users |h x-tenant:acme |r text',
+    );
+    client.setCached('GET /users |h X-Tenant:acme', value('hand'));
+    expect((await client.get('/users', { headers })).data).toBe('hand');
+    expect(fake.calls).toHaveLength(0);
+    // A ` |r` written by hand is kept: another read of the same URL.
+    client.setCached('GET /users |h x-tenant:acme |r json', value('json'));
+    expect((await client.get('/users', { headers, responseType: 'json' })).data).toBe('json');
+    expect((await client.get('/users', { headers })).data).toBe('hand');
+    expect(fake.calls).toHaveLength(0);
+  });
+});

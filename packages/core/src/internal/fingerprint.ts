@@ -69,22 +69,19 @@ export function parseKey(key: string): KeyParts | undefined {
   const m = KEY.exec(key);
   if (m === null) return undefined;
   const [, method, url, , block, body, responseType] = m as (string | undefined)[];
-  let headers: Record<string, string> | undefined;
-  if (block !== undefined) {
-    headers = {};
-    // Header names cannot hold `:`, values cannot hold a newline (fetch rejects both).
-    for (const line of block.split('\n')) {
-      const colon = line.indexOf(':');
-      headers[line.slice(0, colon)] = line.slice(colon + 1);
-    }
-  }
   return {
     method: method!,
     url: url!,
-    headers,
+    headers: headersOf(block),
     body,
     responseType: responseType as ResponseBodyType | undefined,
   };
+}
+
+/** A key's header block (KEY's group 4) as the headers it was written from; undefined for none. */
+export function headersOf(block: string | undefined): Record<string, string> | undefined {
+  // Each line is `name:value`, split at its first `:` (a name cannot hold one, fetch refuses it).
+  return block && Object.fromEntries(block.split('\n').map((line) => line.split(/:(.*)/s)));
 }
 
 /** The URL part of a key (relative to the client's key base, or absolute; see parseKey). */

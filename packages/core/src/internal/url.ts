@@ -20,7 +20,8 @@ export function resolveURL(url: string, base?: string): string {
   if (base) {
     const b = ABSOLUTE.test(base) ? base : resolveBaseURL(base);
     if (url === '') return b;
-    // One `/` between them; a query or fragment attaches to the base as it is.
+    // One `/` between them; a query or fragment attaches to the base without its trailing `/`
+    // (`?a=1` on `https://api.test/v1/` is `https://api.test/v1?a=1`, as on `.../v1`).
     return (b.endsWith('/') ? b.slice(0, -1) : b) + ('/?#'.includes(url[0]!) ? '' : '/') + url;
   }
   const origin = pageOrigin();
