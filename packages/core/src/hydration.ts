@@ -71,11 +71,15 @@ export function dehydrate(client: Client, options?: DehydrateOptions): Dehydrate
     const { response } = entry;
     const headers: [string, string][] = [];
     // An entry written by hand may be `{ data }` alone (setCached after an optimistic update):
-    // it hands over as a 200 with no headers, as hydrate accepts.
-    response.headers?.forEach((value, name) => {
-      if (name !== 'set-cookie') headers.push([name, value]);
-    });
-    entries.push({
+    // it hands over as a 200 with no headers, as hydrate accepts. Its headers may be a plain
+    // object or pairs: read through Headers, as a Response would take them.
+    const given = response.headers;
+    (given instanceof Headers || given == null ? given : new Headers(given))?.forEach(
+      (value, name) => {
+        if (name !== 'set-cookie') headers.push([name, value]);
+      },
+    );
+    const out: DehydratedEntry = {
       key: entry.key,
       tags: [...entry.tags],
       age: Math.max(0, now - entry.storedAt),
@@ -86,7 +90,11 @@ export function dehydrate(client: Client, options?: DehydrateOptions): Dehydrate
         statusText: response.statusText ?? '',
         headers,
       },
-    });
+    };
+    // hydrate's own checks: a value written by hand (status 99) fails here, naming its key,
+    // not in the browser.
+    checkEntry(out, `dehydrate: the entry ${entry.key}`);
+    entries.push(out);
   }
   return { keel: 1, entries };
 }

@@ -348,3 +348,36 @@ describe('clients whose baseURLs differ only by a trailing slash', () => {
     expect(browserFetch.calls.map((c) => c.url)).toEqual(['https://api.test/v1']);
   });
 });
+
+describe('dehydrate hands over only what hydrate takes (values written by hand)', () => {
+  const base = 'https://api.example.com';
+
+  test('headers given as a plain object or pairs are handed over as pairs', () => {
+    const server = createClient({ baseURL: base });
+    server.setCached('GET /a', {
+      data: 1,
+      status: 200,
+      statusText: 'OK',
+      headers: { 'X-Total': '2' } as unknown as Headers,
+    });
+    server.setCached('GET /b', {
+      data: 2,
+      status: 200,
+      statusText: 'OK',
+      headers: [['x-total', '3']] as unknown as Headers,
+    });
+    const state = JSON.parse(JSON.stringify(dehydrate(server))) as DehydratedState;
+    const byKey = Object.fromEntries(state.entries.map((e) => [e.key, e.response.headers]));
+    expect(byKey).toEqual({ 'GET /a': [['x-total', '2']], 'GET /b': [['x-total', '3']] });
+    const browser = createClient({ baseURL: base });
+    expect(hydrate(browser, state)).toBe(2);
+    expect(browser.getCached('GET /a')?.headers.get('x-total')).toBe('2');
+  });
+
+  test('a status no Response can have is a RangeError naming the entry, at dehydrate', () => {
+    const server = createClient({ baseURL: base });
+    server.setCached('GET /x', { data: 1, status: 99, statusText: '', headers: new Headers() });
+    expect(() => dehydrate(server)).toThrow(RangeError);
+    expect(() => dehydrate(server)).toThrow(/GET \/x.*status.*200 to 599.*99/);
+  });
+});
