@@ -141,3 +141,36 @@ describe('useServerEvents: sharing, re-rendering, unmounting', () => {
     await act(async () => {});
   });
 });
+
+describe('useServerEvents: a component unmounted by an earlier handler of the same event', () => {
+  it('does not get that event', async () => {
+    const sse = await liveSse();
+    const client = createClient({ baseURL: sse.base });
+    const seen: string[] = [];
+    let unmountB = () => {};
+    render(
+      <Feed
+        url="/sse"
+        handlers={{
+          ping: () => {
+            seen.push('a');
+            // A handler that closes a part of the page at once (a modal, a route).
+            unmountB();
+          },
+        }}
+      />,
+      { wrapper: wrapperFor(client) },
+    );
+    const b = render(<Feed url="/sse" handlers={{ ping: () => seen.push('b') }} />, {
+      wrapper: wrapperFor(client),
+    });
+    unmountB = b.unmount;
+    await waitFor(() =>
+      expect(peekChannel(client, client.resolve('GET', '/sse').key)?.state.status).toBe('open'),
+    );
+    sse.push('event: ping\ndata: 1\n\nevent: ping\ndata: 2\n\n');
+    await waitFor(() => expect(seen.filter((s) => s === 'a')).toHaveLength(2));
+    await flush();
+    expect(seen).toEqual(['a', 'a']);
+  });
+});

@@ -296,6 +296,8 @@ export class Channel {
       }
     } else if (event.event === RESET_EVENT) this.#resync(targets);
     for (const subscriber of [...this.#subscribers]) {
+      // One unmounted by an earlier handler of this event gets no more of it.
+      if (!this.#subscribers.has(subscriber)) continue;
       const handlers = subscriber.handlers();
       // Own handlers only: an event named `valueOf` must not call Object.prototype's.
       const handler = Object.hasOwn(handlers, event.event) ? handlers[event.event] : undefined;
