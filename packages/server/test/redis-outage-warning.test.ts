@@ -5,9 +5,9 @@
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startRedis } from '../../../scripts/redis-server.mjs';
-import { createEventHub, HubPublishError } from '../src/index';
+import { createApp, createEventHub, HubPublishError } from '../src/index';
 import { redisStreams } from '../src/redis/index';
-import { until } from './helpers';
+import { sse, start, until } from './helpers';
 import { publishWhenUp, streamKey } from './redis-helpers';
 
 const warnings: string[] = [];
@@ -119,6 +119,89 @@ describe('redisStreams: a publish during an outage', () => {
         // What an HTTP client is sent (a 503) names no server.
         expect(JSON.stringify(error)).not.toContain('127.0.0.1');
       } finally {
+        await hub.close();
+        client?.disconnect();
+        await server.dispose();
+      }
+    }, 20_000);
+  }
+});
+
+describe('redisStreams: a replay during an outage', () => {
+  for (const mode of ['own connection', 'shared client'] as const) {
+    it(`${mode}: rejects naming the store (not its password) and stream, with the connection error as cause; a client is ended, nothing held`, async () => {
+      const server = await startRedis();
+      const stream = streamKey();
+      const admin = new Redis(server.url);
+      await admin.call('ACL', 'SETUSER', 'keel', 'on', '>hunter2', '~*', '&*', '+@all');
+      admin.disconnect();
+      const url = server.url.replace('//', '//keel:hunter2@');
+      const client =
+        mode === 'shared client'
+          ? new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0 }).on(
+              'error',
+              () => {},
+            )
+          : undefined;
+      // No recent events in memory: every replay asks Redis.
+      const common = { stream, reconnect, bufferSize: 0, onError: () => {} };
+      const store = redisStreams(client === undefined ? { url, ...common } : { client, ...common });
+      const hub = createEventHub({ store });
+      const app = createApp();
+      const responses: { status: number; finished: boolean }[] = [];
+      app.onResponse((_ctx, { status, finished }) => {
+        responses.push({ status, finished });
+      });
+      app.get('/events', (ctx) => hub.connect(ctx));
+      try {
+        const { port } = await start(app);
+        await hub.ready;
+        const first = await hub.publish('x', 'one');
+        const second = await hub.publish('x', 'two');
+        await until(() => hub.lastId === second);
+        await server.stop();
+
+        const replay = (after: string): Promise<unknown> =>
+          Promise.resolve(
+            store.replay({ after, upTo: second, include: () => true, maxBytes: 1 << 20 }),
+          ).then(
+            () => null,
+            (e: unknown) => e,
+          );
+        // `first`: read from Redis (XRANGE); past `second`: an id from a faster instance, looked
+        // up in Redis. Refused at once; the connection's own error is known once a reconnect was
+        // refused.
+        const [ms] = second.split('-');
+        for (const after of [first, `${Number(ms) + 1}-0`]) {
+          let error: unknown = null;
+          for (let i = 0; i < 500; i++) {
+            error = await replay(after);
+            const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
+            if (cause?.code === 'ECONNREFUSED') break;
+            await new Promise((r) => setTimeout(r, 5));
+          }
+          expect(error).toBeInstanceOf(Error);
+          const message = (error as Error).message;
+          expect(message).toContain(`redis://keel:***@127.0.0.1:${server.port}`);
+          expect(message).toContain(stream);
+          expect(message).toContain('ECONNREFUSED');
+          expect(message).not.toContain('hunter2');
+          expect(message).not.toContain("isn't writeable");
+          expect(((error as Error).cause as { code?: unknown }).code).toBe('ECONNREFUSED');
+        }
+
+        // A client reconnecting with its Last-Event-ID: the stream opens (200) and is ended, so
+        // its EventSource retries with the same id; no event, no reset, nothing left attached.
+        const events = await sse(port, '/events', { 'last-event-id': first });
+        await events.ended;
+        expect(events.status).toBe(200);
+        expect(events.headers['content-type']).toMatch(/^text\/event-stream/);
+        expect(events.events).toEqual([]);
+        await until(() => responses.length === 1);
+        expect(hub.size).toBe(0);
+        expect(responses).toEqual([{ status: 200, finished: true }]);
+      } finally {
+        await app.close();
         await hub.close();
         client?.disconnect();
         await server.dispose();

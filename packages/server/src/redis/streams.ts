@@ -348,17 +348,22 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     down = null;
   });
   /**
-   * A failed XADD, as publish's cause: ioredis says only "Stream isn't writeable and
+   * A failed command of a publish or replay: ioredis says only "Stream isn't writeable and
    * enableOfflineQueue options is false" during an outage; this names the server (password
    * hidden) and the stream, with the connection's own error as cause when it is down.
    */
-  const appendFailed = (error: unknown): never => {
-    const cause = commands.status !== 'ready' && down !== null ? down : error;
-    throw new Error(
-      `keel: the Redis event store could not append to ${key} on ${where} (${errorText(cause)})`,
-      { cause },
-    );
-  };
+  const failed =
+    (what: string) =>
+    (error: unknown): never => {
+      const cause = commands.status !== 'ready' && down !== null ? down : error;
+      throw new Error(
+        `keel: the Redis event store could not ${what} ${key} on ${where} (${errorText(cause)})`,
+        { cause },
+      );
+    };
+  // Made once: a publish adds no closure.
+  const appendFailed = failed('append to');
+  const replayFailed = failed('replay from');
 
   function sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
@@ -617,11 +622,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       if (compareIds(after, upTo) > 0) {
         // The client saw an entry this instance has not read yet (it came from a faster
         // instance): live delivery catches up, skipping through `after`.
-        return has(commands, after).then((found) =>
-          found ? { kind: 'ahead', has: (id: string) => compareIds(id, after) <= 0 } : RESET,
+        return has(commands, after).then(
+          (found) =>
+            found ? { kind: 'ahead', has: (id: string) => compareIds(id, after) <= 0 } : RESET,
+          replayFailed,
         );
       }
-      return xrangeReplay(after, upTo, include, maxBytes);
+      return xrangeReplay(after, upTo, include, maxBytes).then(undefined, replayFailed);
     },
     async close() {
       if (closed) return;
