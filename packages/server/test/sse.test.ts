@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
-import { type App, createApp } from '../src/index';
-import { ManualClock, sse, start, until } from './helpers';
+import { type App, createApp, createEventHub, type SseStream } from '../src/index';
+import { ManualClock, raw, sse, start, until } from './helpers';
 
 const apps: App[] = [];
 function make(clock: ManualClock, options: Parameters<typeof createApp>[0] = {}): App {
@@ -139,5 +139,65 @@ describe('ctx.sseEvent / sseInterval over HTTP', () => {
     app.onError(() => {});
     app.get('/', (ctx) => ctx.sseInterval(() => 1, 0));
     expect((await app.inject({ url: '/' })).status).toBe(500);
+  });
+});
+
+describe('onResponse for an event stream', () => {
+  it('reports finished: true when the server ends the stream, false when the client leaves or is dropped', async () => {
+    const clock = new ManualClock();
+    const app = make(clock, { sse: { maxBufferedBytes: 1024 } });
+    const infos: { path: string; status: number; finished: boolean }[] = [];
+    app.onResponse((ctx, { status, finished }) => {
+      infos.push({ path: ctx.path, status, finished });
+    });
+    let open: SseStream | null = null;
+    app.get('/ended', (ctx) => {
+      ctx.sseEvent('one', 1);
+      open = ctx.sseStream();
+    });
+    app.get('/left', (ctx) => {
+      ctx.sseEvent('one', 1);
+    });
+    // More than twice the queue cap at once: the client is disconnected as too slow.
+    app.get('/dropped', (ctx) => {
+      ctx.sseEvent('big', 'x'.repeat(4096));
+    });
+    const { port } = await start(app);
+
+    const ended = await sse(port, '/ended');
+    await ended.waitFor(1);
+    open!.close();
+    await ended.ended;
+    await until(() => infos.length === 1);
+    expect(infos[0]).toEqual({ path: '/ended', status: 200, finished: true });
+
+    const left = await sse(port, '/left');
+    await left.waitFor(1);
+    left.close();
+    await until(() => infos.length === 2);
+    expect(infos[1]).toEqual({ path: '/left', status: 200, finished: false });
+
+    const dropped = await sse(port, '/dropped');
+    await dropped.ended;
+    await until(() => infos.length === 3);
+    expect(dropped.events).toEqual([]);
+    expect(infos[2]).toEqual({ path: '/dropped', status: 200, finished: false });
+
+    // HEAD gets the headers and an ended stream: complete.
+    const head = await raw(port, { method: 'HEAD', path: '/left' });
+    expect(head.status).toBe(200);
+    await until(() => infos.length === 4);
+    expect(infos[3]).toEqual({ path: '/left', status: 200, finished: true });
+
+    // A hub's client, ended by hub.close(): the server ended it.
+    const hub = createEventHub();
+    app.get('/hub', (ctx) => hub.connect(ctx));
+    const onHub = await sse(port, '/hub');
+    await until(() => hub.size === 1);
+    await hub.close();
+    await onHub.ended;
+    await until(() => infos.length === 5);
+    expect(infos[4]).toEqual({ path: '/hub', status: 200, finished: true });
+    await until(() => appStats(app).inflight === 0);
   });
 });
