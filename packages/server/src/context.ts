@@ -14,7 +14,7 @@ import {
 import { MAX_TIMER_MS } from './clock';
 import { type CookieOptions, parseCookies, readCookie, serializeCookie } from './cookies';
 import { ReleasedContextError } from './errors';
-import { type SendFileOptions, sendFile } from './files';
+import { type FileTarget, type SendFileOptions, sendFile } from './files';
 import type { GraphqlResolvers } from './graphql';
 import { resolveAddresses } from './proxy';
 import type { Slot } from './slot';
@@ -548,15 +548,20 @@ export class Context {
       throw err;
     }
     if (slot.host.closing) this.res.shouldKeepAlive = false;
-    const target = {
+    return slot.track(sendStream(this.#bodyTarget(slot), source));
+  }
+
+  /** What a streamed body or a file needs of this request and its response. */
+  #bodyTarget(slot: Slot): FileTarget {
+    return {
       method: this.method,
+      headers: this.req.headers,
       res: this.res,
       status: slot.status,
       extra: ['x-request-id', this.requestId],
       watch: slot.host.send,
       cut: slot.markCut,
     };
-    return slot.track(sendStream(target, source));
   }
 
   /**
@@ -568,20 +573,7 @@ export class Context {
     const slot = this.#use('sendFile()');
     if (slot === null) return DONE;
     slot.assertCanRespond();
-    const work = sendFile(
-      {
-        method: this.method,
-        headers: this.req.headers,
-        res: this.res,
-        status: slot.status,
-        extra: ['x-request-id', this.requestId],
-        watch: slot.host.send,
-        cut: slot.markCut,
-      },
-      path,
-      options,
-    );
-    return slot.track(work);
+    return slot.track(sendFile(this.#bodyTarget(slot), path, options));
   }
 
   /**

@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { type FileHandle, open, realpath, stat as statPath } from 'node:fs/promises';
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import mime from 'mime-types';
@@ -8,7 +8,8 @@ import parseRange from 'range-parser';
 import { endBodiless, isBodiless } from './bodiless';
 import { checkObject, oneOf, typeError } from './checks';
 import { HttpException } from './errors';
-import { type SendWatch, watchSend, whenDone } from './send-watch';
+import { watchSend, whenDone } from './send-watch';
+import type { StreamTarget } from './stream-body';
 
 /** Options for `ctx.sendFile`. */
 export interface SendFileOptions {
@@ -33,18 +34,9 @@ export interface SendFileOptions {
 }
 
 /** What `sendFile` needs from the request and response. */
-export interface FileTarget {
-  method: string;
+export interface FileTarget extends StreamTarget {
+  /** The request's headers: conditionals and ranges (which apply only to status 200). */
   headers: IncomingHttpHeaders;
-  res: ServerResponse;
-  /** The status set with `ctx.status()`; conditionals and ranges apply only to 200. */
-  status: number;
-  /** Headers sent with every outcome (e.g. X-Request-ID), as a flat name/value list. */
-  extra: string[];
-  /** The app's `sendTimeout`: a client that stops taking the body is cut off. */
-  watch: SendWatch;
-  /** Called when the response was ended but closed before it finished (its tail was cut). */
-  cut: () => void;
 }
 
 /** Ranges beyond this count are not parsed: the whole file is sent once instead. */
