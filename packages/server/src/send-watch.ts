@@ -12,7 +12,8 @@ export interface SendWatch {
   readonly ms: number;
 }
 
-const OFF = (): void => {};
+/** Stops nothing: what is returned when there is nothing to watch. */
+export const noop = (): void => {};
 
 /**
  * Bytes of `res` that wait for its client: the response is congested (`writableNeedDrain`), or
@@ -48,7 +49,7 @@ function closeQueued(res: ServerResponse): void {
  * closeQueued); returns the function that stops watching.
  */
 export function whileQueued(res: ServerResponse, socket: Socket): () => void {
-  if (res.socket !== null) return OFF;
+  if (res.socket !== null) return noop;
   const onClose = (): void => closeQueued(res);
   socket.once('close', onClose);
   return () => socket.off('close', onClose);

@@ -7,7 +7,7 @@ import type { Context, Handler, Middleware, Next } from './context';
 import { BodyTooLargeError, isHttpException, ReleasedContextError } from './errors';
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
-import { type SendWatch, whileQueued } from './send-watch';
+import { noop, type SendWatch, whileQueued } from './send-watch';
 import { endInSlices, SLICE_BYTES } from './sliced-body';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
 import { promiseOf } from './thenable';
@@ -52,7 +52,6 @@ type Phase = 'idle' | 'reading' | 'running' | 'waiting' | 'settled';
 type Answer = 'open' | 'streaming' | 'raw' | 'sent';
 
 const RESOLVED: Promise<unknown> = Promise.resolve();
-const noop = (): void => {};
 const NONE = null as never;
 /** `lost` holds no error. */
 const NO_LOSS = Symbol('no loss');
@@ -347,13 +346,16 @@ export class Slot {
     this.#respondError(err);
   }
 
+  /** Stops watching a response the handler writes through ctx.res (its close, its queue). */
+  #unwatchRaw(): void {
+    this.#face.res.off('close', this.#onResClose);
+    this.#unqueue();
+    this.#unqueue = noop;
+  }
+
   /** The response is over (the only way `answer` becomes `sent`). */
   #sent(): void {
-    if (this.#answer === 'raw') {
-      this.#face.res.off('close', this.#onResClose);
-      this.#unqueue();
-      this.#unqueue = noop;
-    }
+    if (this.#answer === 'raw') this.#unwatchRaw();
     this.#answer = 'sent';
   }
 
@@ -618,11 +620,7 @@ export class Slot {
 
   /** Clears every per-request field; the slot goes back to the pool after this. */
   reset(): void {
-    if (this.#answer === 'raw') {
-      this.#face.res.off('close', this.#onResClose);
-      this.#unqueue();
-      this.#unqueue = noop;
-    }
+    if (this.#answer === 'raw') this.#unwatchRaw();
     this.#reader.reset();
     this.#gen++;
     this.#phase = 'idle';
