@@ -350,10 +350,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
           }
         }
         write.written = syntheticResponse(next, current);
-        // Shown even over a key that holds reads back (see QueryEntry.#onCacheUpdate).
-        store.writing = true;
-        client.setCached(spec, write.written);
-        store.writing = false;
+        store.writeShown(() => client.setCached(spec, write.written));
       },
     } as OptimisticHelpers;
   }
@@ -393,18 +390,17 @@ function rollBack(
 ): void {
   const { client } = store;
   const stale: string[] = [];
-  // Its writes show even over a key that holds reads back (see QueryEntry.#onCacheUpdate).
-  store.writing = true;
-  for (let i = writes.length - 1; i >= 0; i--) {
-    const { spec, previous, written } = writes[i]!;
-    if (client.getCached(spec.key) !== written) {
-      stale.push(spec.key);
-      continue;
+  store.writeShown(() => {
+    for (let i = writes.length - 1; i >= 0; i--) {
+      const { spec, previous, written } = writes[i]!;
+      if (client.getCached(spec.key) !== written) {
+        stale.push(spec.key);
+        continue;
+      }
+      client.setCached(spec, previous);
+      if (previous === undefined) store.peek(spec.key)?.reset();
     }
-    client.setCached(spec, previous);
-    if (previous === undefined) store.peek(spec.key)?.reset();
-  }
-  store.writing = false;
+  });
   if (stale.length > 0) client.invalidate((meta) => stale.includes(meta.key));
   // The server's echoes of this change, skipped while it ran (server-events/echo.ts): a failed
   // request invalidates nothing, yet the server may have applied it.

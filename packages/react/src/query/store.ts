@@ -64,10 +64,20 @@ export class QueryStore {
   /**
    * The keys that running mutations wrote optimistically, once per mutation: a read landing on
    * one is held back (see QueryEntry.#onCacheUpdate). `writing` is set while such a write (or
-   * its rollback) goes into the cache, so that write is shown.
+   * its rollback) goes into the cache (see {@link writeShown}), so that write is shown.
    */
   readonly pending: string[] = [];
   writing = false;
+
+  /** Runs a mutation's own cache writes (optimistic, or their rollback): shown over held keys. */
+  writeShown(write: () => void): void {
+    this.writing = true;
+    try {
+      write();
+    } finally {
+      this.writing = false;
+    }
+  }
 
   /**
    * A settled mutation no longer holds the keys it wrote: one that no other running mutation
