@@ -34,7 +34,7 @@ import {
   typeError,
 } from './internal/checks';
 import { CLOCK, type Clock, timerDelay } from './internal/clock';
-import { fingerprintOf, parseKey, urlOfKey } from './internal/fingerprint';
+import { fingerprintOf, headersOf, KEY, urlOfKey } from './internal/fingerprint';
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
 import { isStreamBody } from './request/body';
@@ -438,27 +438,27 @@ class KeelClient implements Client {
    * requests write it, so any spelling of a resource names its entry: the `METHOD url` part is
    * the key of `resolve(METHOD, url)` (memoized there), the marks after it (` |h ...`) are
    * written again as a request writes them (header names lower-cased, lines sorted, the client's
-   * responseType when there is no ` |r`), and must be ones a request writes (parseKey). A key no
+   * responseType when there is no ` |r`), and must be ones a request writes (KEY). A key no
    * request of this client can have is the error such a request gets.
    */
   #keyOf(key: string): string {
-    const parts = typeof key === 'string' ? parseKey(key) : undefined;
+    const [, method, url, marks, block, body, type] =
+      (typeof key === 'string' && KEY.exec(key)) || [];
     // A mark no request writes would name nothing. (A ` |b` on a GET is not refused: a header
     // value may hold ` |b `, and the request's own key must name its entry.)
-    if (parts === undefined) {
+    if (url === undefined) {
       throw (typeof key === 'string' ? rangeError : typeError)('key', KEY_FORM, key);
     }
-    const { url, headers, body, responseType } = parts;
     // `GET ` is the key base itself (the baseURL without its trailing slash), as in the store;
     // resolving `''` would be the baseURL as written, with its slash: `GET /`.
-    const spec = this.#resolve(parts.method, url || this.#config.keyBase || url, undefined);
-    return headers || body !== undefined || responseType
+    const spec = this.#resolve(method, url || this.#config.keyBase || url, undefined);
+    return marks
       ? fingerprintOf(
           spec.method,
           urlOfKey(spec.key),
-          headers,
+          headersOf(block),
           body,
-          responseType ?? spec.responseType,
+          type ?? spec.responseType,
         )
       : spec.key;
   }

@@ -59,10 +59,9 @@ export interface KeyParts {
  * A key as fingerprintOf writes it: `METHOD url`, then, each optional and in this order, the
  * headers (` |h name:value` lines), the body (` |b text`) and the responseType (` |r type`).
  * The URL (canonical: no space) holds no ` |`, so the first one starts the marks; a header
- * value may hold one (fetch allows it), so header values are read lazily up to the next mark.
- * Groups: method, url, the marks as written, header block, body, responseType.
+ * value may hold one (fetch allows it), so header values are read lazily up to the next mark. Groups: method, url, the marks as written, header block, body, responseType.
  */
-const KEY =
+export const KEY =
   /^(\S+) ((?:(?! \|).)*)((?: \|h ([^\s:]+:[^\n]*?(?:\n[^\s:]+:[^\n]*?)*))?(?: \|b (.*?))?(?: \|r (json|text|blob|arrayBuffer|stream))?)$/s;
 
 /** Splits a key as fingerprintOf writes it; undefined for anything else (see KEY). */
@@ -80,7 +79,7 @@ export function parseKey(key: string): KeyParts | undefined {
 }
 
 /** A key's header block (KEY's group 4) as the headers it was written from; undefined for none. */
-function headersOf(block: string | undefined): Record<string, string> | undefined {
+export function headersOf(block: string | undefined): Record<string, string> | undefined {
   // Each line is `name:value`, split at its first `:` (a name cannot hold one, fetch refuses it).
   return block && Object.fromEntries(block.split('\n').map((line) => line.split(/:(.*)/s)));
 }
