@@ -59,7 +59,10 @@ export interface KeyParts {
  * A key as fingerprintOf writes it: `METHOD url`, then, each optional and in this order, the
  * headers (` |h name:value` lines), the body (` |b text`) and the responseType (` |r type`).
  * The URL (canonical: no space) holds no ` |`, so the first one starts the marks; a header
- * value may hold one (fetch allows it), so header values are read lazily up to the next mark. Groups: method, url, the marks as written, header block, body, responseType.
+ * value may hold one (fetch allows it), so header values are read lazily up to the next mark.
+ * Groups: method, url, the marks as written, header block, body, responseType. parseKey and the
+ * client's hand-written keys both read keys through it (the client takes the groups itself:
+ * parseKey's object would add bytes to every app).
  */
 export const KEY =
   /^(\S+) ((?:(?! \|).)*)((?: \|h ([^\s:]+:[^\n]*?(?:\n[^\s:]+:[^\n]*?)*))?(?: \|b (.*?))?(?: \|r (json|text|blob|arrayBuffer|stream))?)$/s;
