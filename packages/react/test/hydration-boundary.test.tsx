@@ -6,7 +6,7 @@ import { hydrateRoot } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ClientProvider, HydrationBoundary, useQuery, useSuspenseQuery } from '../src/index';
-import { debugOf, deferred, flush, mswServer, until } from './helpers';
+import { debugOf, deferred, flush, ManualClock, mswServer, until } from './helpers';
 
 const server = mswServer();
 
@@ -288,5 +288,38 @@ describe('HydrationBoundary over data the page already shows', () => {
       ),
     ).toThrow(new TypeError('keel: `state.entries[1].key` must be a string, got 1'));
     expect(client.getCached(client.resolve('GET', '/b').key)).toBeUndefined();
+  });
+});
+
+describe('HydrationBoundary: a state is as old as its entries were stored', () => {
+  const T = Date.UTC(2026, 0, 1);
+
+  it('a state made before the page last read the key does not replace what the page shows', async () => {
+    // The server stored `/a` at T and rendered at T + 100; the browser client (kept across
+    // navigations) read `/a` at T + 1000; the page with the state is rendered at T + 5000 (a
+    // slow network, or HTML a CDN kept). By its age alone (100 ms) the state looks newer.
+    server.use(http.get(`${location.origin}/api/a`, () => HttpResponse.json('read at T+1000')));
+    const clock = new ManualClock();
+    clock.time = T + 1000;
+    const client = createClient({ baseURL: '/api', clock });
+    await client.get('/a');
+    clock.time = T + 5000;
+    const state: DehydratedState = {
+      keel: 1,
+      entries: [{ ...stateOf('server, T', 100).entries[0]!, storedAt: T }],
+    };
+    render(
+      <ClientProvider client={client}>
+        <Shown />
+        <HydrationBoundary state={state}>
+          <Shown />
+        </HydrationBoundary>
+      </ClientProvider>,
+    );
+    await flush();
+    expect(screen.getAllByTestId('shown/a').map((p) => p.textContent)).toEqual([
+      'read at T+1000',
+      'read at T+1000',
+    ]);
   });
 });
