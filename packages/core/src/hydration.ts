@@ -198,7 +198,8 @@ export function prepareHydration(client: Client, state: DehydratedState): Prepar
     const storedAt =
       first !== undefined && first[0] === digest
         ? first[1]
-        : Math.min(now - entry.age, entry.storedAt ?? now);
+        : // Bounded where ms still count (an age of 1e300 would make any expiry sum round off).
+          Math.max(-(2 ** 53), Math.min(now - entry.age, entry.storedAt ?? now));
     return { spec, value, storedAt, ttl: entry.ttl, shown, digest };
   });
 }
@@ -229,8 +230,7 @@ function arrivals(client: Client): Map<string, readonly [number, number]> {
 }
 
 /**
- * hydrate's second half: writes prepared entries, except where the client holds newer data and
- * those already due for collection (expired gcTime ago and unwatched: no read would find them).
+ * hydrate's second half: writes prepared entries, except where the client holds newer data.
  */
 export function writeHydration(client: Client, entries: readonly PreparedEntry[]): number {
   const { cache, clock } = internalsOf(client, 'hydrate');
@@ -241,8 +241,10 @@ export function writeHydration(client: Client, entries: readonly PreparedEntry[]
     if (digest !== undefined) seen.set(spec.key, [digest, storedAt]);
     const current = cache.get(spec.key);
     if (current !== undefined && current.storedAt >= storedAt) continue;
-    if (cache.isCollectable({ key: spec.key, expiresAt: storedAt + ttl }, now)) continue;
-    cache.set(spec.key, value, { spec, storedAt, ttl });
+    // Expired before it arrived, it is kept as if it expired now (collected gcTime after, unless
+    // read): the page was rendered with it, and a first render without it would not match the
+    // server's markup. A read finds it stale and reads it again.
+    cache.set(spec.key, value, { spec, storedAt, ttl: Math.max(ttl, now - storedAt) });
     written++;
   }
   return written;

@@ -264,11 +264,14 @@ describe('dehydrate / hydrate', () => {
       expect(inspect(client).cache()).toEqual([]);
     });
 
-    test('an entry already due for collection is not written, nor counted', () => {
+    test('an entry expired more than gcTime ago is written stale, kept as if it expired now: a read finds it and reads again', async () => {
+      // A page rendered with it hydrates with it (a first render without it would not match the
+      // server's markup); it used to be dropped.
       const clock = new FakeClock();
+      const fake = createFakeFetch({ handler: () => jsonResponse(2) });
       const client = createClient({
         baseURL: 'https://a.test',
-        fetch: createFakeFetch().fetch,
+        fetch: fake.fetch,
         clock,
         cache: { ttl: 1000, gcTime: 5000 },
       });
@@ -278,25 +281,31 @@ describe('dehydrate / hydrate', () => {
         keel: 1 as const,
         entries: [
           entry({ key: 'GET /old', age: Number.MAX_VALUE }),
-          // Expired 5 s ago: collected now (gcTime 5 s).
           entry({ key: 'GET /gone', age: 6000 }),
-          // Expired 4.999 s ago: kept (stale) for 1 ms more.
           entry({ key: 'GET /stale', age: 5999 }),
         ],
       };
-      expect(hydrate(client, state)).toBe(1);
-      expect(changes).toEqual(['write']);
+      expect(hydrate(client, state)).toBe(3);
+      expect(changes).toEqual(['write', 'write', 'write']);
       expect(
         inspect(client)
           .cache()
-          .map((e) => e.key),
-      ).toEqual(['GET /stale']);
-      expect(client.getCached('GET /old')).toBeUndefined();
-      // Watched, a stale entry is kept however old: it is written.
-      const off = client.subscribe('GET /old', () => {});
-      expect(hydrate(client, state)).toBe(1);
+          .map((e) => [e.key, e.fresh]),
+      ).toEqual([
+        ['GET /old', false],
+        ['GET /gone', false],
+        ['GET /stale', false],
+      ]);
+      // Kept gcTime from its arrival, then collected, as an entry that expired then.
+      await clock.advance(4990);
       expect(client.getCached('GET /old')?.data).toBe(1);
-      off();
+      await clock.advance(20);
+      expect(client.getCached('GET /old')).toBeUndefined();
+      // Read before that: found, stale, so read again.
+      hydrate(client, { keel: 1, entries: [entry({ key: 'GET /gone', age: 60_000 })] });
+      expect(client.getCached('GET /gone')?.data).toBe(1);
+      expect((await client.get('/gone')).data).toBe(2);
+      expect(fake.calls).toHaveLength(1);
     });
   });
 

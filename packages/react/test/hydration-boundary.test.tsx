@@ -322,4 +322,59 @@ describe('HydrationBoundary: a state is as old as its entries were stored', () =
       'read at T+1000',
     ]);
   });
+
+  it('a page a CDN kept for ten minutes hydrates as rendered (no mismatch), then reads the stale data again', async () => {
+    // The server's clock and the browser's agree. The entry is older than ttl + gcTime (30 s +
+    // 5 min): a state counted by its stored time alone would write nothing, and the browser's
+    // first render (loading) would not match the server's markup (the data).
+    let browserGets = 0;
+    server.use(
+      http.get(`${location.origin}/api/a`, () => {
+        browserGets++;
+        return HttpResponse.json('now');
+      }),
+    );
+    const clock = new ManualClock();
+    clock.time = T;
+    const serverClient = createClient({
+      baseURL: 'http://internal.test/api',
+      clock,
+      fetch: async () => Response.json('ten minutes ago'),
+    });
+    await serverClient.get('/a');
+    const state = JSON.parse(JSON.stringify(dehydrate(serverClient))) as DehydratedState;
+    const page = (client: Client) => (
+      <ClientProvider client={client}>
+        <HydrationBoundary state={state}>
+          <Shown />
+        </HydrationBoundary>
+      </ClientProvider>
+    );
+    const html = renderToString(page(serverClient));
+    expect(html).toContain('ten minutes ago');
+
+    const browserClock = new ManualClock();
+    browserClock.time = T + 600_000;
+    const browser = createClient({ baseURL: '/api', clock: browserClock });
+    const container = document.createElement('div');
+    container.innerHTML = html;
+    const recoverable: unknown[] = [];
+    const errors = consoleErrorsOff();
+    await act(async () => {
+      hydrateRoot(container, page(browser), {
+        onRecoverableError: (error) => recoverable.push(error),
+      });
+    });
+    expect(recoverable).toEqual([]);
+    expect(errors).not.toHaveBeenCalled();
+    // Stale: read again at mount, and the new data replaces the old.
+    await waitFor(() => expect(container.textContent).toBe('now'));
+    expect(browserGets).toBe(1);
+  });
 });
+
+function consoleErrorsOff() {
+  const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+  onTestFinished(() => spy.mockRestore());
+  return spy;
+}
