@@ -22,6 +22,66 @@ function consoleErrors() {
   return spy;
 }
 
+function Counter() {
+  const { data } = useQuery<{ n: number }>('/item', { refetchInterval: 60_000 });
+  return <p data-testid="n">{data?.n ?? '-'}</p>;
+}
+
+/** What Item rendered as data (not placeholder): `${id}:${data.id}`. */
+const seen: string[] = [];
+let setId: (id: number) => void = () => {};
+function Item() {
+  const [id, set] = useState(1);
+  setId = set;
+  const { data, isPlaceholderData } = useQuery<{ id: number }>(`/items/${id}`, {
+    placeholderData: keepPreviousData,
+  });
+  if (data !== undefined && !isPlaceholderData) seen.push(`${id}:${data.id}`);
+  return (
+    <p data-testid="item">
+      {data === undefined ? '-' : `${data.id}${isPlaceholderData ? '?' : ''}`}
+    </p>
+  );
+}
+
+function Me() {
+  const { data } = useSuspenseQuery<{ name: string }>('/me');
+  return <p>{data.name}</p>;
+}
+
+const mutationCallbacks = { onSuccess: vi.fn(), perCall: vi.fn() };
+function Adder() {
+  const add = useMutation<string, string>('POST', '/todos', {
+    onSuccess: mutationCallbacks.onSuccess,
+  });
+  return (
+    <button type="button" onClick={() => add.mutate('b', { onSuccess: mutationCallbacks.perCall })}>
+      add
+    </button>
+  );
+}
+function List() {
+  const { data } = useQuery<string[]>('/todos');
+  return <p data-testid="list">{data?.join(',') ?? '-'}</p>;
+}
+function Page() {
+  const [adding, setAdding] = useState(true);
+  return (
+    <>
+      <List />
+      {adding ? <Adder /> : null}
+      <button type="button" onClick={() => setAdding(false)}>
+        close
+      </button>
+    </>
+  );
+}
+
+function X({ id }: { id: string }) {
+  const { data } = useQuery<string>('/x');
+  return <p data-testid={id}>{data ?? '-'}</p>;
+}
+
 describe('StrictMode', () => {
   it('double mount: one request per key, and nothing held after unmount', async () => {
     let gets = 0;
@@ -32,15 +92,11 @@ describe('StrictMode', () => {
       }),
     );
     const client = testClient();
-    function Item() {
-      const { data } = useQuery<{ n: number }>('/item', { refetchInterval: 60_000 });
-      return <p data-testid="n">{data?.n ?? '-'}</p>;
-    }
     const { unmount } = render(
       <StrictMode>
         <ClientProvider client={client}>
-          <Item />
-          <Item />
+          <Counter />
+          <Counter />
         </ClientProvider>
       </StrictMode>,
     );
@@ -68,21 +124,7 @@ describe('rapid key changes', () => {
       }),
     );
     const client = testClient();
-    const seen: string[] = [];
-    let setId: (id: number) => void = () => {};
-    function Item() {
-      const [id, set] = useState(1);
-      setId = set;
-      const { data, isPlaceholderData } = useQuery<{ id: number }>(`/items/${id}`, {
-        placeholderData: keepPreviousData,
-      });
-      if (data !== undefined && !isPlaceholderData) seen.push(`${id}:${data.id}`);
-      return (
-        <p data-testid="item">
-          {data === undefined ? '-' : `${data.id}${isPlaceholderData ? '?' : ''}`}
-        </p>
-      );
-    }
+    seen.length = 0;
     render(<Item />, { wrapper: wrapperFor(client) });
     await waitFor(() => expect(gates.has('1')).toBe(true));
     gates.get('1')!.resolve();
@@ -123,10 +165,6 @@ describe('suspense', () => {
     );
     consoleErrors();
     const client = testClient();
-    function Me() {
-      const { data } = useSuspenseQuery<{ name: string }>('/me');
-      return <p>{data.name}</p>;
-    }
     render(
       <QueryErrorBoundary
         fallback={({ error, reset }) => (
@@ -169,32 +207,7 @@ describe('a component unmounted while its mutation runs', () => {
     );
     const errors = consoleErrors();
     const client = testClient();
-    const onSuccess = vi.fn();
-    const perCall = vi.fn();
-    function Adder() {
-      const add = useMutation<string, string>('POST', '/todos', { onSuccess });
-      return (
-        <button type="button" onClick={() => add.mutate('b', { onSuccess: perCall })}>
-          add
-        </button>
-      );
-    }
-    function List() {
-      const { data } = useQuery<string[]>('/todos');
-      return <p data-testid="list">{data?.join(',') ?? '-'}</p>;
-    }
-    function Page() {
-      const [adding, setAdding] = useState(true);
-      return (
-        <>
-          <List />
-          {adding ? <Adder /> : null}
-          <button type="button" onClick={() => setAdding(false)}>
-            close
-          </button>
-        </>
-      );
-    }
+    const { onSuccess, perCall } = mutationCallbacks;
     render(<Page />, { wrapper: wrapperFor(client) });
     await waitFor(() => expect(screen.getByTestId('list').textContent).toBe('a'));
     fireEvent.click(screen.getByText('add'));
@@ -219,10 +232,6 @@ describe('two ClientProviders with different clients side by side', () => {
     );
     const one = testClient({ baseURL: 'http://one.test' });
     const two = testClient({ baseURL: 'http://two.test' });
-    function X({ id }: { id: string }) {
-      const { data } = useQuery<string>('/x');
-      return <p data-testid={id}>{data ?? '-'}</p>;
-    }
     render(
       <>
         <ClientProvider client={one}>
