@@ -159,3 +159,24 @@ describe('useServerEvents against a hostile server', () => {
     expect(channelCount(client)).toBe(0);
   });
 });
+
+describe('useServerEvents: an event id that is not ASCII', () => {
+  it('is sent back as Last-Event-ID in UTF-8 on reconnect, and the stream resumes', async () => {
+    const live = await scripted((n, _req, res) => {
+      if (n === 0) res.end('id: ✓ café 1\ndata: 1\n\n');
+      else res.write(`data: ${n + 1}\n\n`);
+    });
+    const clock = new ManualClock();
+    const client = createClient({ baseURL: live.base, clock });
+    const got: unknown[] = [];
+    render(<Feed url="/sse" handlers={{ message: (data) => got.push(data) }} />, {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(clock.timers.size).toBe(1));
+    clock.runNext();
+    await waitFor(() => expect(got).toEqual([1, 2]));
+    // Node reads header bytes as latin1: the UTF-8 bytes of the id.
+    expect(Buffer.from(live.connects[1]!, 'latin1').toString('utf8')).toBe('✓ café 1');
+    expect(screen.getByTestId('status').textContent).toBe('open');
+  });
+});
