@@ -114,7 +114,7 @@ describe('StrictMode', () => {
 
 describe('rapid key changes', () => {
   it('responses landing in reverse order never show another key as this key', async () => {
-    const gates = new Map<string, ReturnType<typeof deferred>>();
+    const gates = new Map<string, ReturnType<typeof deferred<void>>>();
     server.use(
       http.get(`${API}/items/:id`, async ({ params }) => {
         const gate = deferred();
@@ -186,6 +186,41 @@ describe('suspense', () => {
     await screen.findByText('Ada');
     await flush();
     expect(gets).toBe(2);
+  });
+});
+
+describe('suspense, failing again', () => {
+  it('a reset whose read fails again shows the boundary again (one request per reset, no loop), and a later reset recovers', async () => {
+    let gets = 0;
+    server.use(
+      http.get(`${API}/me`, () => {
+        gets++;
+        return gets <= 2
+          ? HttpResponse.json({ message: `down ${gets}` }, { status: 500 })
+          : HttpResponse.json({ name: 'Ada' });
+      }),
+    );
+    consoleErrors();
+    const client = testClient();
+    render(
+      <QueryErrorBoundary
+        fallback={({ error, reset }) => (
+          <button type="button" onClick={reset}>
+            {`failed ${(error as { data?: { message?: string } }).data?.message}`}
+          </button>
+        )}
+      >
+        <Suspense fallback={<p>loading</p>}>
+          <Me />
+        </Suspense>
+      </QueryErrorBoundary>,
+      { wrapper: wrapperFor(client) },
+    );
+    fireEvent.click(await screen.findByText('failed down 1'));
+    fireEvent.click(await screen.findByText('failed down 2'));
+    await screen.findByText('Ada');
+    await flush();
+    expect(gets).toBe(3);
   });
 });
 
