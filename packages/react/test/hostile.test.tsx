@@ -2,6 +2,7 @@ import { act, fireEvent, render, screen, waitFor } from '@testing-library/react'
 import { HttpResponse, http } from 'msw';
 import { StrictMode, Suspense, useState } from 'react';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { FakeClock } from '../../core/test/helpers';
 import {
   ClientProvider,
   keepPreviousData,
@@ -80,6 +81,39 @@ function Page() {
 function X({ id }: { id: string }) {
   const { data } = useQuery<string>('/x');
   return <p data-testid={id}>{data ?? '-'}</p>;
+}
+
+function OptimisticAdder() {
+  const add = useMutation<string, string>('POST', '/todos', {
+    onMutate: (title, { setQueryData }) => {
+      setQueryData<string[]>('/todos', (list = []) => [...list, title]);
+    },
+  });
+  return (
+    <button type="button" onClick={() => add.mutate('b')}>
+      add
+    </button>
+  );
+}
+function OptimisticPage() {
+  const [adding, setAdding] = useState(true);
+  return (
+    <>
+      <List />
+      {adding ? <OptimisticAdder /> : null}
+      <button type="button" onClick={() => setAdding(false)}>
+        close
+      </button>
+    </>
+  );
+}
+
+let setOn: (on: boolean) => void = () => {};
+function Ticking() {
+  const [on, set] = useState(true);
+  setOn = set;
+  const { data } = useQuery<number>('/n', { enabled: on, refetchInterval: 1000 });
+  return <p data-testid="n">{String(data)}</p>;
 }
 
 describe('StrictMode', () => {
@@ -255,6 +289,51 @@ describe('a component unmounted while its mutation runs', () => {
     expect(onSuccess).toHaveBeenCalledTimes(1);
     expect(perCall).not.toHaveBeenCalled();
     expect(errors).not.toHaveBeenCalled();
+  });
+  it('an optimistic write whose adder unmounted is rolled back when the mutation fails, without a warning', async () => {
+    const gate = deferred<void>();
+    server.use(
+      http.get(`${API}/todos`, () => HttpResponse.json(['a'])),
+      http.post(`${API}/todos`, async () => {
+        await gate.promise;
+        return HttpResponse.json({}, { status: 500 });
+      }),
+    );
+    const errors = consoleErrors();
+    const client = testClient();
+    render(<OptimisticPage />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(screen.getByTestId('list').textContent).toBe('a'));
+    fireEvent.click(screen.getByText('add'));
+    await waitFor(() => expect(screen.getByTestId('list').textContent).toBe('a,b'));
+    fireEvent.click(screen.getByText('close'));
+    await flush();
+    gate.resolve();
+    await waitFor(() => expect(screen.getByTestId('list').textContent).toBe('a'));
+    expect(errors).not.toHaveBeenCalled();
+  });
+});
+
+describe('enabled toggling', () => {
+  it('off stops the interval (no timer left, nothing sent); on again re-arms one', async () => {
+    let n = 0;
+    server.use(http.get(`${API}/n`, () => HttpResponse.json(++n)));
+    const clock = new FakeClock();
+    const client = testClient({ clock });
+    render(<Ticking />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(screen.getByTestId('n').textContent).toBe('1'));
+    await act(() => clock.advance(1000));
+    await waitFor(() => expect(screen.getByTestId('n').textContent).toBe('2'));
+    act(() => setOn(false));
+    await flush();
+    expect(clock.live).toBe(0);
+    await act(() => clock.advance(5000));
+    await flush();
+    expect(n).toBe(2);
+    act(() => setOn(true));
+    await flush();
+    expect(clock.live).toBe(1);
+    await act(() => clock.advance(1000));
+    await waitFor(() => expect(n).toBe(3));
   });
 });
 
