@@ -111,10 +111,13 @@ export async function resolveFile(
     throw new HttpException(dotfiles === 'deny' ? 403 : 404);
   };
   const base = await realRoot(root);
-  const below = belowRoot(path, root, base);
-  if (dotfiles !== 'allow' && hasDotSegment(below)) refuseDotfile();
-  const joined = join(base, below);
+  const joined = join(base, belowRoot(path, root, base));
+  // The root itself is a directory: no file to serve.
+  if (joined === base) throw new HttpException(404);
   if (!inside(base, joined)) throw new HttpException(403);
+  // Checked on the normalized path: `./a.txt` has a `.` segment (the current directory) but names
+  // no dotfile, as send / serve-static see it.
+  if (dotfiles !== 'allow' && hasDotSegment(relative(base, joined))) refuseDotfile();
   let real: string;
   try {
     real = await realpath(joined);
