@@ -10,7 +10,8 @@ export interface CookieOptions {
    */
   httpOnly?: boolean | undefined;
   /**
-   * `Secure`: send only over HTTPS. Forced on when `sameSite` is `'none'` (browsers require it).
+   * `Secure`: send only over HTTPS. Forced on when `sameSite` is `'none'` and for names starting
+   * `__Secure-` / `__Host-` (browsers require it); `false` with such a name is a RangeError.
    *
    * @default false
    */
@@ -63,6 +64,34 @@ function encoded(what: string, text: string): string {
   }
 }
 
+const PREFIX = /^__(host|secure)-/i;
+
+/**
+ * RFC 6265bis §4.1.3: browsers drop, in silence, a `__Secure-` cookie without Secure and a
+ * `__Host-` cookie without Secure, with a Domain or with a Path other than `/` (the prefixes
+ * match in any case). True when the name has a prefix, so Secure is forced (as for SameSite=None);
+ * what cannot be mended is a RangeError naming the option.
+ */
+function checkPrefix(
+  name: string,
+  secure: boolean | undefined,
+  path: string,
+  domain: string | undefined,
+): boolean {
+  const match = PREFIX.exec(name);
+  if (match === null) return false;
+  const host = match[1]!.toLowerCase() === 'host';
+  const kind = host ? '__Host-' : '__Secure-';
+  if (secure === false) {
+    throw rangeError('setCookie secure', `true or left out for a ${kind} cookie`, secure);
+  }
+  if (host && domain !== undefined) {
+    throw rangeError('setCookie domain', 'left out for a __Host- cookie', domain);
+  }
+  if (host && path !== '/') throw rangeError('setCookie path', "'/' for a __Host- cookie", path);
+  return true;
+}
+
 /**
  * One `Set-Cookie` header value. Name and value are URL-encoded after stripping CR/LF, so neither
  * can inject attributes or headers; `path` and `domain` are stripped too and then validated by
@@ -91,13 +120,16 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   }
   const bareName = strip(name);
   if (bareName === '') throw rangeError('setCookie name', 'a non-empty cookie name', name);
+  const path = options.path === undefined ? '/' : strip(options.path);
+  const domain = options.domain === undefined ? undefined : strip(options.domain);
+  const prefix = checkPrefix(bareName, options.secure, path, domain);
   try {
     return serialize(encoded('setCookie name', bareName), strip(value), {
       encode: (text) => encoded('setCookie value', text),
-      path: options.path === undefined ? '/' : strip(options.path),
-      domain: options.domain === undefined ? undefined : strip(options.domain),
+      path,
+      domain,
       httpOnly: options.httpOnly === true,
-      secure: options.secure === true || sameSite === 'none',
+      secure: options.secure === true || sameSite === 'none' || prefix,
       maxAge: options.maxAge === undefined ? undefined : Math.floor(options.maxAge),
       expires,
       sameSite,
