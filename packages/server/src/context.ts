@@ -92,6 +92,8 @@ export interface CacheControlOptions {
 const DONE: Promise<void> = Promise.resolve();
 const JSON_TYPE = 'application/json; charset=utf-8';
 const REDIRECTS = new Set([300, 301, 302, 303, 307, 308]);
+/** The largest Cache-Control duration sent (RFC 9111 §1.2.2: it stands for any larger one). */
+const MAX_DELTA_SECONDS = 2_147_483_648;
 
 const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?$/i;
 
@@ -139,7 +141,9 @@ function seconds(name: string, value: number | undefined): number | undefined {
     'a non-negative number of seconds',
     (v) => Number.isFinite(v) && v >= 0,
   );
-  return Math.floor(n);
+  // RFC 9111 §1.2.2: 2^31 stands for any larger delta-seconds; String() would write 1e21 as
+  // `1e+21`, which is no delta-seconds at all (a cache would ignore the directive).
+  return Math.min(Math.floor(n), MAX_DELTA_SECONDS);
 }
 
 /**

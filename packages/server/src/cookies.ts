@@ -17,7 +17,8 @@ export interface CookieOptions {
    */
   secure?: boolean | undefined;
   /**
-   * `Max-Age`: lifetime in seconds; fractions are floored, `0` deletes the cookie.
+   * `Max-Age`: lifetime in seconds; fractions are floored, `0` deletes the cookie. Above 400
+   * days it is sent as 400 days, where browsers cap it anyway.
    *
    * @default undefined (a session cookie, unless `expires` is set)
    */
@@ -49,6 +50,11 @@ export interface CookieOptions {
 }
 
 const CRLF = /[\r\n]/g;
+/**
+ * 400 days: browsers cap Max-Age there (RFC 6265bis §5.6.2). A larger value is sent as this, so
+ * `1e21` (which String() writes `1e+21`, not the digits Max-Age takes) stays a lasting cookie.
+ */
+const MAX_COOKIE_AGE = 400 * 24 * 3600;
 const SAME_SITE = ['lax', 'strict', 'none'] as const;
 
 function strip(value: string): string {
@@ -130,7 +136,10 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
       domain,
       httpOnly: options.httpOnly === true,
       secure: options.secure === true || sameSite === 'none' || prefix,
-      maxAge: options.maxAge === undefined ? undefined : Math.floor(options.maxAge),
+      maxAge:
+        options.maxAge === undefined
+          ? undefined
+          : Math.min(Math.floor(options.maxAge), MAX_COOKIE_AGE),
       expires,
       sameSite,
     });
