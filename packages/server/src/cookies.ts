@@ -124,6 +124,9 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   if (expires !== undefined && !(expires instanceof Date)) {
     throw typeError('setCookie expires', 'a Date', expires);
   }
+  if (expires !== undefined && Number.isNaN(expires.getTime())) {
+    throw rangeError('setCookie expires', 'a valid Date', expires);
+  }
   const bareName = strip(name);
   if (bareName === '') throw rangeError('setCookie name', 'a non-empty cookie name', name);
   const path = options.path === undefined ? '/' : strip(options.path);
