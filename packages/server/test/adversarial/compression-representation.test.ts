@@ -38,15 +38,25 @@ describe('compression and the representation', () => {
     expect(res.headers['content-length']).toBe('5000');
   });
 
-  it.each(['GET', 'HEAD'])('%s: a strong ETag becomes weak on a compressed body', async (method) => {
-    const res = await raw(port, { method, path: '/strong', headers: { 'accept-encoding': 'gzip' } });
-    expect(res.headers['content-encoding']).toBe('gzip');
-    expect(res.headers.etag).toBe('W/"v1"');
-    if (method === 'GET') expect(gunzipSync(res.raw).toString()).toBe(text);
-  });
+  it.each(['GET', 'HEAD'])(
+    '%s: a strong ETag becomes weak on a compressed body',
+    async (method) => {
+      const res = await raw(port, {
+        method,
+        path: '/strong',
+        headers: { 'accept-encoding': 'gzip' },
+      });
+      expect(res.headers['content-encoding']).toBe('gzip');
+      expect(res.headers.etag).toBe('W/"v1"');
+      if (method === 'GET') expect(gunzipSync(res.raw).toString()).toBe(text);
+    },
+  );
 
   it('the same ETag stays strong when the body is sent as is', async () => {
-    const identity = await raw(port, { path: '/strong', headers: { 'accept-encoding': 'identity' } });
+    const identity = await raw(port, {
+      path: '/strong',
+      headers: { 'accept-encoding': 'identity' },
+    });
     expect(identity.headers['content-encoding']).toBeUndefined();
     expect(identity.headers.etag).toBe('"v1"');
     const small = await raw(port, { path: '/small', headers: { 'accept-encoding': 'gzip' } });

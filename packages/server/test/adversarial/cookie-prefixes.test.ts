@@ -45,7 +45,9 @@ describe('cookie name prefixes', () => {
 
   it('a __Host- cookie keeps Path=/ and no Domain', async () => {
     const res = await setCookie('__Host-sid', { httpOnly: true, path: '/' });
-    expect(res.headers['set-cookie']).toEqual(['__Host-sid=v; Path=/; HttpOnly; Secure; SameSite=Lax']);
+    expect(res.headers['set-cookie']).toEqual([
+      '__Host-sid=v; Path=/; HttpOnly; Secure; SameSite=Lax',
+    ]);
   });
 
   it.each([
@@ -65,7 +67,9 @@ describe('cookie name prefixes', () => {
 
   it('an ordinary name is untouched (no Secure added)', async () => {
     const res = await setCookie('sid', { domain: 'example.com', path: '/app' });
-    expect(res.headers['set-cookie']).toEqual(['sid=v; Domain=example.com; Path=/app; SameSite=Lax']);
+    expect(res.headers['set-cookie']).toEqual([
+      'sid=v; Domain=example.com; Path=/app; SameSite=Lax',
+    ]);
   });
 
   it('a prefix that only appears after CR/LF stripping counts too', async () => {

@@ -14,8 +14,14 @@ let port: number;
 
 beforeAll(async () => {
   app = createApp();
-  app.get('/cookie', (ctx) => ctx.setCookie('a', 'v', { maxAge: Number(ctx.query('s')) }).send('ok'));
-  app.get('/cache', (ctx) => ctx.cacheControl({ maxAge: Number(ctx.query('s')), sMaxAge: Number(ctx.query('s')) }).send('ok'));
+  app.get('/cookie', (ctx) =>
+    ctx.setCookie('a', 'v', { maxAge: Number(ctx.query('s')) }).send('ok'),
+  );
+  app.get('/cache', (ctx) =>
+    ctx
+      .cacheControl({ maxAge: Number(ctx.query('s')), sMaxAge: Number(ctx.query('s')) })
+      .send('ok'),
+  );
   ({ port } = await start(app));
 });
 
