@@ -147,6 +147,25 @@ function seconds(name: string, value: number | undefined): number | undefined {
 }
 
 /**
+ * Node's ERR_HTTP_HEADERS_SENT ("Cannot set headers after they are sent to the client") names
+ * neither keel's call nor the header: say both.
+ */
+function lateHeader(call: string, name: unknown, cause: unknown): Error {
+  return new Error(
+    `keel: ctx.${call}() set ${JSON.stringify(String(name))} after the response was sent; ` +
+      'set headers before the response operation',
+    { cause },
+  );
+}
+
+/** `err` restated by {@link lateHeader} when it is Node's headers-sent error, else as it is. */
+function restateLate(call: string, name: string, err: unknown): unknown {
+  return (err as { code?: string }).code === 'ERR_HTTP_HEADERS_SENT'
+    ? lateHeader(call, name, err)
+    : err;
+}
+
+/**
  * The path of a request target as the router takes it, as sent: up to the first `?` or `#` (a
  * fragment is no part of a request target, RFC 9112 §3.2, but a raw client can send one). For
  * the absolute-form (`http://host/a?q`), the raw path after the authority (`/` when it has none),
@@ -392,6 +411,7 @@ export class Context {
         const make = typeof name === 'string' ? rangeError : typeError;
         throw make('setHeader name', 'an HTTP header name (a token)', name, err);
       }
+      if (code === 'ERR_HTTP_HEADERS_SENT') throw lateHeader('setHeader', name, err);
       const expected = 'a header value Node can send';
       if (code === 'ERR_INVALID_CHAR') throw rangeError('setHeader value', expected, value, err);
       if (code === 'ERR_HTTP_INVALID_HEADER_VALUE') {
@@ -427,7 +447,13 @@ export class Context {
       if (sie !== undefined) parts.push(`stale-if-error=${sie}`);
       if (options.immutable === true) parts.push('immutable');
     }
-    if (parts.length > 0) this.res.setHeader('cache-control', parts.join(', '));
+    if (parts.length > 0) {
+      try {
+        this.res.setHeader('cache-control', parts.join(', '));
+      } catch (err) {
+        throw restateLate('cacheControl', 'cache-control', err);
+      }
+    }
     return this;
   }
 
@@ -437,7 +463,12 @@ export class Context {
    */
   setCookie(name: string, value: string, options?: CookieOptions): this {
     if (this.#use('setCookie()') !== null) {
-      this.res.appendHeader('set-cookie', serializeCookie(name, value, options));
+      const cookie = serializeCookie(name, value, options);
+      try {
+        this.res.appendHeader('set-cookie', cookie);
+      } catch (err) {
+        throw restateLate('setCookie', 'set-cookie', err);
+      }
     }
     return this;
   }
