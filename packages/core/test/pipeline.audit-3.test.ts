@@ -3,8 +3,8 @@
  * that fail mid-read, fetch implementations that misbehave, flights racing the cache.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createClient } from '../src/index';
-import { startServer, type TestServer } from './helpers';
+import { createClient, HttpError } from '../src/index';
+import { createFakeFetch, FakeClock, settle, startServer, type TestServer } from './helpers';
 
 let api: TestServer;
 /** The `__proto__` request header of each request /h received, as sent (rawHeaders). */
@@ -47,5 +47,40 @@ describe('a header named __proto__', () => {
     expect(() => createClient({ baseURL: api.url, headers: named('c') })).toThrow(
       'keel: `headers["__proto__"]` must be',
     );
+  });
+});
+
+describe('a Retry-After that is no HTTP date, though Date.parse reads one', () => {
+  // `soon 5` reads as 2001-05-01 (in the past: a wait of 0), `x 2030` as 2030-01-01.
+  test('a GET backs off as for any unparsable value, rather than retrying at once', async () => {
+    for (const value of ['soon 5', 'x 2030']) {
+      const clock = new FakeClock();
+      const fake = createFakeFetch({
+        handler: () => new Response('busy', { status: 503, headers: { 'retry-after': value } }),
+      });
+      const client = createClient({
+        baseURL: 'https://api.test',
+        fetch: fake.fetch,
+        clock,
+        retry: { jitter: false, baseDelay: 100 },
+      });
+      const outcome = settle(client.get('/x'));
+      await clock.runAll();
+      expect((await outcome).state).toBe('rejected');
+      expect(fake.calls).toHaveLength(3);
+      expect(clock.history.map((t) => t.ms)).toEqual([100, 200]);
+    }
+  });
+
+  test('a POST answered 503 with it is sent once: the server did not say it left it unprocessed', async () => {
+    const clock = new FakeClock();
+    const fake = createFakeFetch({
+      handler: () => new Response('busy', { status: 503, headers: { 'retry-after': 'soon 5' } }),
+    });
+    const client = createClient({ baseURL: 'https://api.test', fetch: fake.fetch, clock });
+    const outcome = await settle(client.post('/x', { a: 1 }));
+    await clock.runAll();
+    expect(outcome.state === 'rejected' && outcome.reason).toBeInstanceOf(HttpError);
+    expect(fake.calls).toHaveLength(1);
   });
 });
