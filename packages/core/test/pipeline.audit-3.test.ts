@@ -3,8 +3,15 @@
  * that fail mid-read, fetch implementations that misbehave, flights racing the cache.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createClient, HttpError } from '../src/index';
-import { createFakeFetch, FakeClock, settle, startServer, type TestServer } from './helpers';
+import { CircuitOpenError, type Clock, createClient, HttpError } from '../src/index';
+import {
+  createFakeFetch,
+  FakeClock,
+  jsonResponse,
+  settle,
+  startServer,
+  type TestServer,
+} from './helpers';
 
 let api: TestServer;
 /** The `__proto__` request header of each request /h received, as sent (rawHeaders). */
@@ -82,5 +89,69 @@ describe('a Retry-After that is no HTTP date, though Date.parse reads one', () =
     await clock.runAll();
     expect(outcome.state === 'rejected' && outcome.reason).toBeInstanceOf(HttpError);
     expect(fake.calls).toHaveLength(1);
+  });
+});
+
+/** A FakeClock whose `now()` the test can step (an NTP correction, a VM resumed): timers keep their course. */
+function steppingClock(): Clock & { fake: FakeClock; step(ms: number): void } {
+  const fake = new FakeClock();
+  let offset = 0;
+  return {
+    fake,
+    now: () => fake.now() + offset,
+    setTimeout: fake.setTimeout,
+    clearTimeout: fake.clearTimeout,
+    step(ms) {
+      offset += ms;
+    },
+  };
+}
+
+describe('the injected clock stepping back', () => {
+  test('a cached entry is not fresh from a time before it was stored: it is read again', async () => {
+    const clock = steppingClock();
+    const fake = createFakeFetch({ handler: (call) => jsonResponse(call.index) });
+    const client = createClient({
+      baseURL: 'https://api.test',
+      fetch: fake.fetch,
+      clock,
+      cache: { ttl: 1000 },
+    });
+    expect((await client.get('/x')).data).toBe(0);
+    await clock.fake.advance(500);
+    expect((await client.get('/x')).data).toBe(0);
+    // An hour back: its ttl of 1 s must not last an hour.
+    clock.step(-3_600_000);
+    await clock.fake.advance(5000);
+    expect((await client.get('/x')).data).toBe(1);
+    expect(fake.calls).toHaveLength(2);
+    // Stored at the new time: fresh for its ttl from there.
+    expect((await client.get('/x')).data).toBe(1);
+  });
+
+  test('an open circuit probes once resetTimeout has passed, not resetTimeout after the old time', async () => {
+    const clock = steppingClock();
+    let up = false;
+    const fake = createFakeFetch({
+      handler: () => (up ? jsonResponse('ok') : new Response('down', { status: 500 })),
+    });
+    const client = createClient({
+      baseURL: 'https://api.test',
+      fetch: fake.fetch,
+      clock,
+      retry: false,
+      cache: false,
+      circuitBreaker: { failureThreshold: 2, resetTimeout: 1000 },
+    });
+    await settle(client.get('/x'));
+    await settle(client.get('/x'));
+    expect(client.circuitBreaker().status('GET', '/x').state).toBe('open');
+    clock.step(-3_600_000);
+    up = true;
+    await clock.fake.advance(2000);
+    const probe = await settle(client.get('/x'));
+    expect(probe.state === 'rejected' && probe.reason).not.toBeInstanceOf(CircuitOpenError);
+    expect(probe.state).toBe('fulfilled');
+    expect(client.circuitBreaker().status('GET', '/x').state).toBe('closed');
   });
 });
