@@ -155,3 +155,37 @@ describe('the injected clock stepping back', () => {
     expect(client.circuitBreaker().status('GET', '/x').state).toBe('closed');
   });
 });
+
+describe('the injected clock stepping back, with a rate limit', () => {
+  test('the budget frees an interval after the step, not once the clock catches up', async () => {
+    const clock = steppingClock();
+    const fake = createFakeFetch({ handler: () => jsonResponse('ok') });
+    const client = createClient({
+      baseURL: 'https://api.test',
+      fetch: fake.fetch,
+      clock,
+      cache: false,
+      scheduler: { rateLimit: { requests: 2, interval: 1000 } },
+    });
+    await client.get('/a');
+    await client.get('/b');
+    clock.step(-3_600_000);
+    const third = settle(client.get('/c'));
+    await clock.fake.advance(1000);
+    expect((await Promise.race([third, Promise.resolve({ state: 'pending' })])).state).toBe(
+      'fulfilled',
+    );
+    expect(fake.calls).toHaveLength(3);
+    // The rate still holds from the new time: two per interval.
+    const more = [settle(client.get('/d')), settle(client.get('/e')), settle(client.get('/f'))];
+    await clock.fake.advance(0);
+    expect(fake.calls).toHaveLength(5);
+    await clock.fake.advance(999);
+    expect(fake.calls).toHaveLength(5);
+    await clock.fake.advance(1);
+    expect(fake.calls).toHaveLength(6);
+    await clock.fake.runAll();
+    for (const m of more) expect((await m).state).toBe('fulfilled');
+    expect(clock.fake.live).toBe(0);
+  });
+});
