@@ -3,7 +3,7 @@
  * that fail mid-read, fetch implementations that misbehave, flights racing the cache.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CircuitOpenError, type Clock, createClient, HttpError } from '../src/index';
+import { CircuitOpenError, type Clock, createClient, HttpError, NetworkError } from '../src/index';
 import {
   createFakeFetch,
   FakeClock,
@@ -187,5 +187,32 @@ describe('the injected clock stepping back, with a rate limit', () => {
     await clock.fake.runAll();
     for (const m of more) expect((await m).state).toBe('fulfilled');
     expect(clock.fake.live).toBe(0);
+  });
+});
+
+describe('a fetch that resolves with a network-error Response (Response.error())', () => {
+  // What a mock often returns to stand for a failed connection; fetch itself rejects instead.
+  test('is a NetworkError: a GET is retried, a POST is not, and the circuit counts it', async () => {
+    const clock = new FakeClock();
+    const fake = createFakeFetch({ handler: () => Response.error() });
+    const client = createClient({
+      baseURL: 'https://api.test',
+      fetch: fake.fetch,
+      clock,
+      retry: { jitter: false, baseDelay: 100 },
+      circuitBreaker: { failureThreshold: 10 },
+    });
+    const get = settle(client.get('/x'));
+    await clock.runAll();
+    const outcome = await get;
+    expect(outcome.state === 'rejected' && outcome.reason).toBeInstanceOf(NetworkError);
+    expect(outcome.state === 'rejected' && outcome.reason).toMatchObject({ code: 'ERR_NETWORK' });
+    expect((outcome as { reason: NetworkError }).reason.cause).toBeInstanceOf(Response);
+    expect(fake.calls).toHaveLength(3);
+    expect(client.circuitBreaker().status('GET', '/x').consecutiveFailures).toBe(1);
+    const post = settle(client.post('/x', { a: 1 }));
+    await clock.runAll();
+    expect((await post).state).toBe('rejected');
+    expect(fake.calls).toHaveLength(4);
   });
 });
