@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { arrivalCount } from '../src/hydration';
 import {
   createClient,
   type DehydratedEntry,
@@ -7,7 +8,6 @@ import {
   hydrate,
   inspect,
 } from '../src/index';
-import { arrivalCount } from '../src/hydration';
 import {
   createFakeFetch,
   debugOf,
