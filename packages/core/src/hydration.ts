@@ -25,6 +25,11 @@ export interface DehydratedEntry {
   readonly tags: readonly string[];
   /** ms since the response was stored, when dehydrated. */
   readonly age: number;
+  /**
+   * When the response was stored, in ms since the epoch on the dehydrating client's clock. Absent
+   * from states made before it was added: those are read by their `age` alone.
+   */
+  readonly storedAt?: number | undefined;
   /** ms the response was fresh for when stored (its cache ttl). */
   readonly ttl: number;
   readonly response: DehydratedResponse;
@@ -51,8 +56,9 @@ export interface DehydrateOptions {
 /**
  * The client's cached GET responses as JSON-serializable data, to hand to the browser (embed it
  * in the page with `JSON.stringify(state).replace(/</g, '\\u003c')`) and `hydrate` there.
- * Response headers are included (as pairs), except `set-cookie`. Each entry keeps its age, so
- * what was fresh on the server is fresh in the browser for the rest of its ttl.
+ * Response headers are included (as pairs), except `set-cookie`. Each entry carries when it was
+ * stored (and its age), so what was fresh on the server is fresh in the browser for the rest of
+ * its ttl, and a page kept by a cache hands over data as old as it is.
  *
  * @example
  * await client.get('/todos');
@@ -83,6 +89,7 @@ export function dehydrate(client: Client, options?: DehydrateOptions): Dehydrate
       key: entry.key,
       tags: [...entry.tags],
       age: Math.max(0, now - entry.storedAt),
+      storedAt: entry.storedAt,
       ttl: Math.max(0, entry.expiresAt - entry.storedAt),
       response: {
         data: response.data,
@@ -102,9 +109,10 @@ export function dehydrate(client: Client, options?: DehydrateOptions): Dehydrate
 /**
  * Writes a dehydrated state into the client's cache and returns how many entries it wrote. Each
  * entry is stored with the spec this client resolves for its key (so invalidation refetches it
- * here) and with the age it had, so a response that was fresh is answered from the cache
- * without a request. An entry the client already holds newer data for is skipped. A state that
- * is not a DehydratedState is a TypeError (a RangeError for a wrong value) naming the field.
+ * here) and with the time it was stored (never newer than its age says: see the README on
+ * clocks), so a response that was fresh is answered from the cache without a request. An entry
+ * the client already holds newer data for is skipped. A state that is not a DehydratedState is
+ * a TypeError (a RangeError for a wrong value) naming the field.
  *
  * @example
  * hydrate(client, window.__KEEL_STATE__);
@@ -183,7 +191,15 @@ export function prepareHydration(client: Client, state: DehydratedState): Prepar
       digest = digestOf(JSON.stringify(entry));
     } catch {}
     const first = arrivals(client).get(spec.key);
-    const storedAt = first !== undefined && first[0] === digest ? first[1] : now - entry.age;
+    // The stored time counts what the age cannot: the time the state spent in transit or in a
+    // cache (a CDN's copy of the page), so an old state is not newer than what the client read
+    // since. The age bounds it, as neither clock is known right: a server clock ahead of this
+    // one makes the entry no newer than its age says (the time in transit taken as 0).
+    const storedAt =
+      first !== undefined && first[0] === digest
+        ? first[1]
+        : // Bounded where ms still count (an age of 1e300 would make any expiry sum round off).
+          Math.max(-(2 ** 53), Math.min(now - entry.age, entry.storedAt ?? now));
     return { spec, value, storedAt, ttl: entry.ttl, shown, digest };
   });
 }
@@ -219,8 +235,7 @@ function arrivals(client: Client): Map<string, readonly [number, number]> {
 }
 
 /**
- * hydrate's second half: writes prepared entries, except where the client holds newer data and
- * those already due for collection (expired gcTime ago and unwatched: no read would find them).
+ * hydrate's second half: writes prepared entries, except where the client holds newer data.
  */
 export function writeHydration(client: Client, entries: readonly PreparedEntry[]): number {
   const { cache, clock } = internalsOf(client, 'hydrate');
@@ -231,8 +246,10 @@ export function writeHydration(client: Client, entries: readonly PreparedEntry[]
     if (digest !== undefined) seen.set(spec.key, [digest, storedAt]);
     const current = cache.get(spec.key);
     if (current !== undefined && current.storedAt >= storedAt) continue;
-    if (cache.isCollectable({ key: spec.key, expiresAt: storedAt + ttl }, now)) continue;
-    cache.set(spec.key, value, { spec, storedAt, ttl });
+    // Expired before it arrived, it is kept as if it expired now (collected gcTime after, unless
+    // read): the page was rendered with it, and a first render without it would not match the
+    // server's markup. A read finds it stale and reads it again.
+    cache.set(spec.key, value, { spec, storedAt, ttl: Math.max(ttl, now - storedAt) });
     written++;
   }
   // A record outlives its entry (a newer read may replace the entry, or invalidation remove it
@@ -255,6 +272,7 @@ function checkEntry(entry: DehydratedEntry, field: string): void {
   });
   checkMs(`${field}.age`, entry.age, Number.MAX_VALUE);
   checkMs(`${field}.ttl`, entry.ttl, Number.MAX_VALUE);
+  if (entry.storedAt !== undefined) checkMs(`${field}.storedAt`, entry.storedAt, Number.MAX_VALUE);
   const r = entry.response;
   checkObject(`${field}.response`, r);
   // What a Response can carry (its constructor refuses any other): a fetch never hands over 1xx.

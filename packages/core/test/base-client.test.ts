@@ -319,15 +319,18 @@ describe('the base client is a whole client', () => {
   it('hands its cache over with dehydrate / hydrate, to and from createClient', async () => {
     const server = client({ cache: true });
     await server.client.get('/users');
+    // The browsers on the server's clock: an entry is as old as its stored time says.
     const browser = createClient({
       baseURL: 'https://api.test',
       fetch: async () => jsonResponse('network'),
+      clock: server.clock,
     });
     hydrate(browser, dehydrate(server.client));
     expect((await browser.get('/users')).data).toEqual({ ok: true });
     const back = createBaseClient({
       baseURL: 'https://api.test',
       fetch: async () => jsonResponse('network'),
+      clock: server.clock,
     });
     hydrate(back, dehydrate(browser));
     expect((await back.get('/users')).data).toEqual({ ok: true });

@@ -35,7 +35,11 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
-/** The server side: the API on its internal address, the server's own clock. */
+/**
+ * The server side: the API on its internal address, the server's own clock. The browsers below
+ * run a FakeClock too, on the same epoch: a state is as old as its entries' stored times say (a
+ * browser on the system clock would be two years ahead, and find every entry long expired).
+ */
 async function serverState(clock: FakeClock): Promise<DehydratedState> {
   const server = createClient({ baseURL: `${api.url}/api`, clock });
   await server.get('/todos');
@@ -123,7 +127,11 @@ describe('dehydrate / hydrate', () => {
       'GET /todos |r json',
     ]);
     const fake = createFakeFetch();
-    const browser = createClient({ baseURL: 'https://app.example.com/api', fetch: fake.fetch });
+    const browser = createClient({
+      baseURL: 'https://app.example.com/api',
+      fetch: fake.fetch,
+      clock: new FakeClock(),
+    });
     expect(hydrate(browser, state)).toBe(2);
     const text = await browser.get<string>('/todos', read);
     const json = await browser.get<{ tenant: string | null }>('/todos', { responseType: 'json' });
@@ -143,7 +151,11 @@ describe('dehydrate / hydrate', () => {
   test('a hydrated entry carries its spec and tags: invalidation refetches it', async () => {
     const state = await serverState(new FakeClock());
     const fake = createFakeFetch({ handler: (call) => Response.json({ fresh: call.url }) });
-    const browser = createClient({ baseURL: 'https://app.example.com/api', fetch: fake.fetch });
+    const browser = createClient({
+      baseURL: 'https://app.example.com/api',
+      fetch: fake.fetch,
+      clock: new FakeClock(),
+    });
     hydrate(browser, state);
     const key = browser.resolve('GET', '/todos', { params: { page: 2 } }).key;
     const off = browser.subscribe(key, () => {});
@@ -159,6 +171,7 @@ describe('dehydrate / hydrate', () => {
     const browser = createClient({
       baseURL: 'https://app.example.com/api',
       fetch: createFakeFetch().fetch,
+      clock: new FakeClock(),
     });
     const spec = browser.resolve('GET', '/todos');
     browser.setCached(spec, {
@@ -252,11 +265,14 @@ describe('dehydrate / hydrate', () => {
       expect(inspect(client).cache()).toEqual([]);
     });
 
-    test('an entry already due for collection is not written, nor counted', () => {
+    test('an entry expired more than gcTime ago is written stale, kept as if it expired now: a read finds it and reads again', async () => {
+      // A page rendered with it hydrates with it (a first render without it would not match the
+      // server's markup); it used to be dropped.
       const clock = new FakeClock();
+      const fake = createFakeFetch({ handler: () => jsonResponse(2) });
       const client = createClient({
         baseURL: 'https://a.test',
-        fetch: createFakeFetch().fetch,
+        fetch: fake.fetch,
         clock,
         cache: { ttl: 1000, gcTime: 5000 },
       });
@@ -266,25 +282,31 @@ describe('dehydrate / hydrate', () => {
         keel: 1 as const,
         entries: [
           entry({ key: 'GET /old', age: Number.MAX_VALUE }),
-          // Expired 5 s ago: collected now (gcTime 5 s).
           entry({ key: 'GET /gone', age: 6000 }),
-          // Expired 4.999 s ago: kept (stale) for 1 ms more.
           entry({ key: 'GET /stale', age: 5999 }),
         ],
       };
-      expect(hydrate(client, state)).toBe(1);
-      expect(changes).toEqual(['write']);
+      expect(hydrate(client, state)).toBe(3);
+      expect(changes).toEqual(['write', 'write', 'write']);
       expect(
         inspect(client)
           .cache()
-          .map((e) => e.key),
-      ).toEqual(['GET /stale']);
-      expect(client.getCached('GET /old')).toBeUndefined();
-      // Watched, a stale entry is kept however old: it is written.
-      const off = client.subscribe('GET /old', () => {});
-      expect(hydrate(client, state)).toBe(1);
+          .map((e) => [e.key, e.fresh]),
+      ).toEqual([
+        ['GET /old', false],
+        ['GET /gone', false],
+        ['GET /stale', false],
+      ]);
+      // Kept gcTime from its arrival, then collected, as an entry that expired then.
+      await clock.advance(4990);
       expect(client.getCached('GET /old')?.data).toBe(1);
-      off();
+      await clock.advance(20);
+      expect(client.getCached('GET /old')).toBeUndefined();
+      // Read before that: found, stale, so read again.
+      hydrate(client, { keel: 1, entries: [entry({ key: 'GET /gone', age: 60_000 })] });
+      expect(client.getCached('GET /gone')?.data).toBe(1);
+      expect((await client.get('/gone')).data).toBe(2);
+      expect(fake.calls).toHaveLength(1);
     });
   });
 
@@ -296,7 +318,11 @@ describe('dehydrate / hydrate', () => {
     const state: DehydratedState = JSON.parse(JSON.stringify(dehydrate(server)));
     expect(state.entries.map((e) => e.key)).toEqual(['GET ?n=1', 'GET ']);
     const fake = createFakeFetch();
-    const browser = createClient({ baseURL: 'https://app.example.com/api/', fetch: fake.fetch });
+    const browser = createClient({
+      baseURL: 'https://app.example.com/api/',
+      fetch: fake.fetch,
+      clock: new FakeClock(),
+    });
     expect(hydrate(browser, state)).toBe(2);
     expect(
       inspect(browser)
@@ -380,6 +406,115 @@ describe('dehydrate hands over only what hydrate takes (values written by hand)'
     server.setCached('GET /x', { data: 1, status: 99, statusText: '', headers: new Headers() });
     expect(() => dehydrate(server)).toThrow(RangeError);
     expect(() => dehydrate(server)).toThrow(/GET \/x.*status.*200 to 599.*99/);
+  });
+});
+
+describe('entries carry when they were stored, not only their age', () => {
+  // The server and the browser on one clock (as NTP keeps them), each its own FakeClock.
+  const T = Date.UTC(2026, 0, 1);
+  const served = (handler: () => unknown) =>
+    createFakeFetch({ handler: () => Response.json(handler()) });
+
+  async function stateAt(clock: FakeClock, data: string): Promise<DehydratedState> {
+    const server = createClient({
+      baseURL: 'https://api.internal/api',
+      fetch: served(() => data).fetch,
+      clock,
+    });
+    await server.get('/todos');
+    await clock.advance(100);
+    return JSON.parse(JSON.stringify(dehydrate(server)));
+  }
+
+  test('dehydrate writes the time each entry was stored, on its clock', async () => {
+    const state = await stateAt(new FakeClock(T), 'server');
+    expect(state.entries[0]).toMatchObject({ storedAt: T, age: 100 });
+  });
+
+  test('a state made before the browser last read the key does not replace that read', async () => {
+    // The server renders at T (the state made at T + 100); the page's JavaScript arrives late,
+    // after the browser (a client kept across navigations) has read the key again at T + 1000.
+    const state = await stateAt(new FakeClock(T), 'old');
+    const clock = new FakeClock(T + 1000);
+    const browser = createClient({
+      baseURL: 'https://app.example.com/api',
+      fetch: served(() => 'new').fetch,
+      clock,
+    });
+    await browser.get('/todos');
+    await clock.advance(4000);
+    // Counted from its age (100 ms) the entry would look stored at T + 4900, newer than the read.
+    expect(hydrate(browser, state)).toBe(0);
+    expect(browser.getCached(browser.resolve('GET', '/todos').key)?.data).toBe('new');
+  });
+
+  test('a page a CDN kept for a minute hands over data a minute old: stale, read again', async () => {
+    const state = await stateAt(new FakeClock(T), 'cached page');
+    const fake = served(() => 'now');
+    const clock = new FakeClock(T + 60_000);
+    const browser = createClient({
+      baseURL: 'https://app.example.com/api',
+      fetch: fake.fetch,
+      clock,
+    });
+    expect(hydrate(browser, state)).toBe(1);
+    expect(inspect(browser).cache()[0]).toMatchObject({ storedAt: T, fresh: false });
+    // Stale-while-revalidate: the cached page's data answers, and a refetch goes out.
+    await browser.get('/todos');
+    expect(fake.calls).toHaveLength(1);
+  });
+
+  test('a server clock ahead of the browser never makes an entry newer than its age says', async () => {
+    // One hour ahead: counted by its stored time the entry would be fresh for an hour more and
+    // newer than anything the browser reads in that hour.
+    const state = await stateAt(new FakeClock(T + 3_600_000), 'server');
+    const clock = new FakeClock(T + 100);
+    const fake = served(() => 'browser');
+    const browser = createClient({
+      baseURL: 'https://app.example.com/api',
+      fetch: fake.fetch,
+      clock,
+    });
+    expect(hydrate(browser, state)).toBe(1);
+    // Stored 100 ms ago (its age), as the time in transit is unknown: 29.9 s of the ttl left.
+    expect(inspect(browser).cache()[0]).toMatchObject({ storedAt: T });
+    await clock.advance(30_000);
+    await browser.get('/todos');
+    expect(fake.calls).toHaveLength(1);
+  });
+
+  test('a server clock behind the browser makes an entry older: it is read again, never kept fresh', async () => {
+    const state = await stateAt(new FakeClock(T - 20_000), 'server');
+    const fake = served(() => 'browser');
+    const clock = new FakeClock(T + 100);
+    const browser = createClient({
+      baseURL: 'https://app.example.com/api',
+      fetch: fake.fetch,
+      clock,
+    });
+    expect(hydrate(browser, state)).toBe(1);
+    expect(inspect(browser).cache()[0]).toMatchObject({ storedAt: T - 20_000 });
+    await clock.advance(10_000);
+    await browser.get('/todos');
+    expect(fake.calls).toHaveLength(1);
+  });
+
+  test('an entry without storedAt (a state from before it) is read by its age, as it was', async () => {
+    const state = await stateAt(new FakeClock(T), 'server');
+    const { storedAt: _, ...entry } = state.entries[0]!;
+    const clock = new FakeClock(T + 60_000);
+    const browser = createClient({ baseURL: 'https://app.example.com/api', clock });
+    expect(hydrate(browser, { keel: 1, entries: [entry] })).toBe(1);
+    expect(inspect(browser).cache()[0]).toMatchObject({ storedAt: T + 60_000 - 100 });
+  });
+
+  test.each([-1, Number.NaN, '1', null])('storedAt %j is refused, naming it', async (storedAt) => {
+    const state = await stateAt(new FakeClock(T), 'server');
+    const browser = createClient({ baseURL: 'https://app.example.com/api' });
+    const entry = { ...state.entries[0]!, storedAt } as unknown as DehydratedEntry;
+    expect(() => hydrate(browser, { keel: 1, entries: [entry] })).toThrow(
+      /^keel: `state\.entries\[0\]\.storedAt` must be a finite non-negative number of ms/,
+    );
   });
 });
 

@@ -6,7 +6,7 @@ import { hydrateRoot } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ClientProvider, HydrationBoundary, useQuery, useSuspenseQuery } from '../src/index';
-import { debugOf, deferred, flush, mswServer, until } from './helpers';
+import { debugOf, deferred, flush, ManualClock, mswServer, until } from './helpers';
 
 const server = mswServer();
 
@@ -290,3 +290,91 @@ describe('HydrationBoundary over data the page already shows', () => {
     expect(client.getCached(client.resolve('GET', '/b').key)).toBeUndefined();
   });
 });
+
+describe('HydrationBoundary: a state is as old as its entries were stored', () => {
+  const T = Date.UTC(2026, 0, 1);
+
+  it('a state made before the page last read the key does not replace what the page shows', async () => {
+    // The server stored `/a` at T and rendered at T + 100; the browser client (kept across
+    // navigations) read `/a` at T + 1000; the page with the state is rendered at T + 5000 (a
+    // slow network, or HTML a CDN kept). By its age alone (100 ms) the state looks newer.
+    server.use(http.get(`${location.origin}/api/a`, () => HttpResponse.json('read at T+1000')));
+    const clock = new ManualClock();
+    clock.time = T + 1000;
+    const client = createClient({ baseURL: '/api', clock });
+    await client.get('/a');
+    clock.time = T + 5000;
+    const state: DehydratedState = {
+      keel: 1,
+      entries: [{ ...stateOf('server, T', 100).entries[0]!, storedAt: T }],
+    };
+    render(
+      <ClientProvider client={client}>
+        <Shown />
+        <HydrationBoundary state={state}>
+          <Shown />
+        </HydrationBoundary>
+      </ClientProvider>,
+    );
+    await flush();
+    expect(screen.getAllByTestId('shown/a').map((p) => p.textContent)).toEqual([
+      'read at T+1000',
+      'read at T+1000',
+    ]);
+  });
+
+  it('a page a CDN kept for ten minutes hydrates as rendered (no mismatch), then reads the stale data again', async () => {
+    // The server's clock and the browser's agree. The entry is older than ttl + gcTime (30 s +
+    // 5 min): a state counted by its stored time alone would write nothing, and the browser's
+    // first render (loading) would not match the server's markup (the data).
+    let browserGets = 0;
+    server.use(
+      http.get(`${location.origin}/api/a`, () => {
+        browserGets++;
+        return HttpResponse.json('now');
+      }),
+    );
+    const clock = new ManualClock();
+    clock.time = T;
+    const serverClient = createClient({
+      baseURL: 'http://internal.test/api',
+      clock,
+      fetch: async () => Response.json('ten minutes ago'),
+    });
+    await serverClient.get('/a');
+    const state = JSON.parse(JSON.stringify(dehydrate(serverClient))) as DehydratedState;
+    const page = (client: Client) => (
+      <ClientProvider client={client}>
+        <HydrationBoundary state={state}>
+          <Shown />
+        </HydrationBoundary>
+      </ClientProvider>
+    );
+    const html = renderToString(page(serverClient));
+    expect(html).toContain('ten minutes ago');
+
+    const browserClock = new ManualClock();
+    browserClock.time = T + 600_000;
+    const browser = createClient({ baseURL: '/api', clock: browserClock });
+    const container = document.createElement('div');
+    container.innerHTML = html;
+    const recoverable: unknown[] = [];
+    const errors = consoleErrorsOff();
+    await act(async () => {
+      hydrateRoot(container, page(browser), {
+        onRecoverableError: (error) => recoverable.push(error),
+      });
+    });
+    expect(recoverable).toEqual([]);
+    expect(errors).not.toHaveBeenCalled();
+    // Stale: read again at mount, and the new data replaces the old.
+    await waitFor(() => expect(container.textContent).toBe('now'));
+    expect(browserGets).toBe(1);
+  });
+});
+
+function consoleErrorsOff() {
+  const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+  onTestFinished(() => spy.mockRestore());
+  return spy;
+}

@@ -167,7 +167,10 @@ export class Channel {
     };
     // An empty id (the server's reset) is not sent.
     const resumed = !!this.lastEventId;
-    if (resumed) headers['last-event-id'] = this.lastEventId!;
+    // Its UTF-8 bytes, as EventSource sends it: a header value is bytes (one char per byte), and
+    // an id beyond latin1 (`id: ✓`) made every reconnect throw, so the stream never resumed.
+    // (unescape of the URI encoding: the UTF-8 bytes as chars, the smallest way to write it.)
+    if (resumed) headers['last-event-id'] = unescape(encodeURIComponent(this.lastEventId!));
     let failure: unknown = null;
     let retry = true;
     try {

@@ -27,13 +27,13 @@ export interface SseHandlers {
  * fed decoded text in chunks of any size: returns `feed(chunk)`. A block without `data:`
  * dispatches nothing (its `id:` goes to `onId`); unknown fields and a non-numeric `retry:` are
  * ignored; a line not yet ended is kept for the next chunk (and dropped with the stream, as
- * WHATWG says). The byte-order mark is left to TextDecoder, which strips it. Small on purpose:
+ * WHATWG says); a CR is a line end at once, and a LF right after it, in the next chunk, is not
+ * another. The byte-order mark is left to TextDecoder, which strips it. Small on purpose:
  * it is in every app that uses useServerEvents.
  */
 export function sseParser(on: SseHandlers): (chunk: string) => void {
   // A line end: CRLF, CR or LF (one regex per parser: its lastIndex is the parser's own).
   const lineEnd = /\r\n|\r|\n/g;
-  let rest = '';
   let data: string | undefined;
   let event: string | undefined;
   let id: string | undefined;
@@ -57,16 +57,23 @@ export function sseParser(on: SseHandlers): (chunk: string) => void {
     else if (field === 'id') id = value.includes('\0') ? id : value;
     else if (field === 'retry' && /^\d+$/.test(value)) on.onRetry(+value);
   };
+  // The line not ended yet, in pieces: each chunk is scanned once (rescanning the whole line at
+  // each chunk made a large event quadratic).
+  let parts: string[] = [];
+  // The last chunk ended with a CR, already taken as a line end: a LF opening the next one is
+  // the second half of that CRLF.
+  let cr = false;
   return (chunk) => {
-    const text = rest + chunk;
-    let start = 0;
-    lineEnd.lastIndex = 0;
-    for (let end = lineEnd.exec(text); end !== null; end = lineEnd.exec(text)) {
-      // A CR ending the text may be the first half of a CRLF: wait for the next chunk.
-      if (end[0] === '\r' && end.index === text.length - 1) break;
-      line(text.slice(start, end.index));
+    if (chunk === '') return;
+    let start = cr && chunk[0] === '\n' ? 1 : 0;
+    lineEnd.lastIndex = start;
+    for (let end = lineEnd.exec(chunk); end !== null; end = lineEnd.exec(chunk)) {
+      parts.push(chunk.slice(start, end.index));
+      line(parts.join(''));
+      parts = [];
       start = lineEnd.lastIndex;
     }
-    rest = text.slice(start);
+    cr = chunk.endsWith('\r');
+    if (start < chunk.length) parts.push(chunk.slice(start));
   };
 }
