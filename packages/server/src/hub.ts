@@ -114,6 +114,11 @@ export interface HubMetrics {
   readonly resets: number;
   /** Clients disconnected for leaving more than `sse.maxBufferedBytes` unsent. */
   readonly slowDrops: number;
+  /**
+   * Reconnecting clients whose replay the store could not answer (e.g. Redis unreachable): each
+   * was ended with no event, so its EventSource retries with the same `Last-Event-ID`.
+   */
+  readonly replayFailures: number;
 }
 
 /**
@@ -291,6 +296,9 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   let delivered = 0;
   let resets = 0;
   let slowDrops = 0;
+  let replayFailures = 0;
+  /** Whether a failed replay was reported since the last one that succeeded (once per outage). */
+  let replayWarned = false;
 
   /**
    * The event's frame, or null for one that cannot be sent (a store holding an entry written
@@ -444,18 +452,31 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
         maxBytes: client.stream.maxBufferedBytes,
       });
     } catch (err) {
-      process.emitWarning(err instanceof Error ? err : String(err));
-      client.stream.close();
+      replayFailed(client, after, err);
       return;
     }
     if (isPromise(result)) {
-      // The store could not answer (e.g. Redis is down): end the stream, so the client
-      // reconnects with the same Last-Event-ID after its backoff instead of missing events.
       result.then(
         (answer) => finishReplay(client, after, upTo, answer),
-        () => client.stream.close(),
+        (err: unknown) => replayFailed(client, after, err),
       );
     } else finishReplay(client, after, upTo, result);
+  }
+
+  /**
+   * The store could not answer (e.g. Redis is down): the stream is ended with no event, so the
+   * client reconnects with the same Last-Event-ID after its backoff instead of missing events.
+   * Counted, and reported once until a replay succeeds again (every client of an outage retries).
+   */
+  function replayFailed(client: HubClient, after: string, err: unknown): void {
+    replayFailures++;
+    client.stream.close();
+    if (replayWarned || closed) return;
+    replayWarned = true;
+    const why = err instanceof Error ? err.message : String(err);
+    process.emitWarning(
+      `keel: the event hub could not replay the events after ${JSON.stringify(after)} to a reconnecting client (request ${client.requestId}); it was ended to retry with the same Last-Event-ID (${why})`,
+    );
   }
 
   /**
@@ -473,6 +494,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   }
 
   function finishReplay(client: HubClient, after: string, upTo: string, answer: ReplayResult) {
+    replayWarned = false;
     const stream = client.stream;
     if (stream.closed) return;
     if (resetOverflowed(client, after)) return;
@@ -660,7 +682,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       return head ?? '';
     },
     get metrics() {
-      return { clients: clients.size, published, delivered, resets, slowDrops };
+      return { clients: clients.size, published, delivered, resets, slowDrops, replayFailures };
     },
     async close() {
       closed = true;
