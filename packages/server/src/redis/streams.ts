@@ -165,6 +165,11 @@ function errorText(error: unknown): string {
   return typeof code === 'string' && !text.includes(code) ? `${code}: ${text}` : text;
 }
 
+/** Redis's answer while it loads its dataset into memory (after a restart, a full resync). */
+function isLoading(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('LOADING ');
+}
+
 function toEvent(id: string, fields: Fields): StoredEvent {
   let event = 'message';
   let data = '';
@@ -261,7 +266,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
 
   // Commands fail at once while disconnected (no offline queue, no resend of a command whose
   // answer was lost): a publish must reject, not wait or be sent twice.
+  // No ready check: ioredis would hold a connection to a Redis still loading its data in a
+  // silent 'connect' state (commands refused as "not writeable", no event); without it Redis
+  // answers `-LOADING` itself, which the reader retries and reports, and a publish names.
   const own: Partial<RedisOptions> = {
+    enableReadyCheck: false,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
@@ -309,9 +318,18 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       `keel: the Redis event store cannot read ${key} from ${where} (${errorText(cause)}); retrying`,
     );
   };
+  /** Whether the current load of Redis's dataset was reported (once, like an outage). */
+  let warnedLoading = false;
   const report = (error: unknown): void => {
     if (closed) return;
     if (userOnError) tell(error);
+    else if (isLoading(error)) {
+      if (warnedLoading) return;
+      warnedLoading = warned = true;
+      process.emitWarning(
+        `keel: Redis at ${where} is loading its dataset (LOADING); the event store retries reading ${key}, and refuses publishes until it is loaded`,
+      );
+    }
     // A read cut by a lost connection fails with ioredis's MaxRetriesPerRequestError or "Stream
     // isn't writeable": the connection's own error (ECONNREFUSED, ...) says why, when it comes.
     else if (reader.status === 'ready') warnOnce(error);
@@ -319,7 +337,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   /** The reader read again: the end of an outage the warning reported. */
   const recovered = (): void => {
     if (!warned) return;
-    warned = false;
+    warned = warnedLoading = false;
     if (!closed)
       process.emitWarning(`keel: the Redis event store reads ${key} from ${where} again`);
   };
