@@ -94,6 +94,13 @@ const START = '0-0';
  * reset. Never delivered as an event.
  */
 const LOSS = 'k';
+/**
+ * The field of a restart marker (`k '' r <run_id>`): Redis restarted (a new `run_id`) without a
+ * durable AOF, so entries after its last save may be lost, and any instance connected across
+ * the restart appends one (not only one that lost its own last entry). Its loss head is the id
+ * just before the marker. Instances reset their clients at the first marker of a run, once.
+ */
+const RUN = 'r';
 
 /** -1, 0 or 1 for two valid stream ids. */
 function compareIds(a: string, b: string): number {
@@ -170,6 +177,22 @@ function isLoading(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('LOADING ');
 }
 
+/** A field of an `INFO` reply (`name:value` lines). */
+function infoField(info: string, name: string): string | undefined {
+  const at = info.indexOf(`\n${name}:`);
+  if (at === -1) return undefined;
+  const from = at + name.length + 2;
+  const end = info.indexOf('\n', from);
+  return info.slice(from, end === -1 ? undefined : end).trim();
+}
+
+/** The loss head of a marker entry `id` (see LOSS, RUN), or undefined for a malformed one. */
+function lossHeadOf(id: string, fields: Fields): string | undefined {
+  if (fields[2] === RUN) return idBefore(id);
+  const head = fields[1];
+  return head !== undefined && STREAM_ID.test(head) ? head : undefined;
+}
+
 function toEvent(id: string, fields: Fields): StoredEvent {
   let event = 'message';
   let data = '';
@@ -206,7 +229,9 @@ function toEvent(id: string, fields: Fields): StoredEvent {
  * - Redis down: publishes reject at once (`HubPublishError`), clients stay connected, the reader
  *   retries with backoff and resumes after the last entry it delivered. If that entry is gone
  *   when Redis is back (it restarted without persistence, or trimmed past it), its clients get
- *   `keel:reset`.
+ *   `keel:reset`. A restart (a new `run_id`) of a Redis that does not vouch for its data (AOF
+ *   with `appendfsync always`) is taken as a loss by every instance connected across it, even
+ *   one whose last entry survived: it resets its clients and announces it with a marker.
  *
  * - An instance that has read nothing since the stream was empty (it opened on an empty stream,
  *   or Redis lost it) and whose first read brings a full page checks `XINFO STREAM` with it:
@@ -296,6 +321,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    */
   let addedWhenEmpty: number | undefined;
   const ring = new EventRing(bufferSize, START);
+  /** The `run_id` of the Redis process this instance last talked to (a restart changes it). */
+  let runId: string | null = null;
+  /** The run whose restart this instance reset its clients for, and the id it reset at. */
+  let handledRun: string | null = null;
+  let runFloor: string | null = null;
   /** Whether the current outage was reported by the default warning (so its end is too). */
   let warned = false;
   let sleepTimer: ReturnType<typeof setTimeout> | null = null;
@@ -426,6 +456,64 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     return START;
   }
 
+  /**
+   * The server's `run_id`, and whether it vouches it kept every entry across a restart: an AOF
+   * fsynced before each reply (`appendfsync always`), and not a replica promoted in place (its
+   * data may lag its old master's). Anything else (RDB snapshots, `everysec`, no persistence,
+   * CONFIG refused) may have lost entries. Throws a `LOADING` error while Redis loads its data.
+   */
+  async function serverState(checkDurable: boolean): Promise<{ run: string; durable: boolean }> {
+    const info = `\n${(await reader.info()) as string}`;
+    if (infoField(info, 'loading') === '1') {
+      throw new Error('LOADING Redis is loading the dataset in memory');
+    }
+    const run = infoField(info, 'run_id') ?? '';
+    let durable = false;
+    if (
+      checkDurable &&
+      infoField(info, 'aof_enabled') === '1' &&
+      (infoField(info, 'second_repl_offset') ?? '-1') === '-1'
+    ) {
+      const reply = await reader.config('GET', 'appendfsync').catch(() => null);
+      durable = Array.isArray(reply) && reply[1] === 'always';
+    }
+    return { run, durable };
+  }
+
+  /**
+   * Redis restarted as `run` without vouching it kept every entry: entries after its last save
+   * may be lost, also ones this instance never read (its reader was behind), so its own last
+   * entry may well survive. Its clients are reset here, before anything not yet delivered: at
+   * the id just before the first entry after `last`, or at the start of an empty stream. Unless
+   * an instance already did, a restart marker is appended first, so that instances connected
+   * across the restart but whose reader has not resynced yet, or started since, learn of it even
+   * if this one dies (each instance connected across it announces it; one reset per run).
+   */
+  async function restarted(run: string): Promise<void> {
+    const next = (await reader.xrange(
+      key,
+      last === START ? '-' : `(${last}`,
+      '+',
+      'COUNT',
+      PAGE,
+    )) as Entry[];
+    let first = next[0]?.[0];
+    const known = next.some(([, fields]) => fields[0] === LOSS && fields[3] === run);
+    if (!known && (first !== undefined || (await newestId()) !== START)) {
+      const id = (await reader.xadd(key, 'MAXLEN', '~', maxLen, '*', LOSS, '', RUN, run)) as string;
+      // Without a next entry the marker is next; so it is when ids went backwards (the restored
+      // stream's clock is behind this instance's last entry), which reading after `last` skips.
+      if (first === undefined || compareIds(id, first) < 0) first = id;
+    }
+    const head = first === undefined ? START : idBefore(first);
+    handledRun = run;
+    runFloor = head;
+    last = head;
+    floor = head;
+    ring.clear(head);
+    sink?.reset(head);
+  }
+
   async function has(conn: Redis, id: string): Promise<boolean> {
     return ((await conn.xrange(key, id, id)) as Entry[]).length > 0;
   }
@@ -474,8 +562,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * survived it, or it came after), so this instance's clients may have missed entries too.
    * They are reset at the marker, which a replay can start from on any instance.
    */
-  function announced(id: string, lossHead: string | undefined): void {
-    if (lossHead === undefined || !STREAM_ID.test(lossHead)) return;
+  function announced(id: string, fields: Fields): void {
+    const lossHead = lossHeadOf(id, fields);
+    if (lossHead === undefined) return;
+    if (fields[2] === RUN) {
+      // One reset per restart, however many instances announced it.
+      if (fields[3] === handledRun) return;
+      handledRun = fields[3] ?? null;
+      runFloor = lossHead;
+    }
     if (compareIds(lossHead, floor) <= 0) return; // this instance saw it (or a later one)
     floor = lossHead;
     ring.clear(id);
@@ -499,6 +594,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
 
   /** After a failed read: checks that the last delivered entry is still there. */
   async function resync(): Promise<void> {
+    const server = await serverState(false);
+    if (server.run !== runId && runId !== null) {
+      // A restart: unless it kept every entry, any instance may have lost some it never read.
+      if (!(await serverState(true)).durable) {
+        await restarted(server.run);
+        runId = server.run;
+        return;
+      }
+    }
+    runId = server.run;
     if (last === START || (await has(reader, last))) return;
     const next = (await reader.xrange(key, `(${last}`, '+', 'COUNT', 1)) as Entry[];
     await lost(next[0]?.[0]);
@@ -536,7 +641,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         for (const [id, fields] of entries) {
           last = id;
           if (fields[0] === LOSS) {
-            announced(id, fields[1]);
+            announced(id, fields);
             continue;
           }
           const event = toEvent(id, fields);
@@ -591,10 +696,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       for (; i < page.length; i++) {
         const fields = page[i]![1];
         if (fields[0] === LOSS) {
-          // A loss after `after`: what followed the client's id may be gone.
-          const lossHead = fields[1];
-          if (lossHead !== undefined && STREAM_ID.test(lossHead) && compareIds(lossHead, after) > 0)
-            return RESET;
+          // A loss after `after`: what followed the client's id may be gone. Another marker of
+          // a restart this instance reset for at `runFloor` is a duplicate for an id from then.
+          const duplicate =
+            fields[2] === RUN &&
+            fields[3] === handledRun &&
+            runFloor !== null &&
+            compareIds(after, runFloor) >= 0;
+          const lossHead = lossHeadOf(page[i]![0], fields);
+          if (!duplicate && lossHead !== undefined && compareIds(lossHead, after) > 0) return RESET;
           continue;
         }
         const event = toEvent(page[i]![0], fields);
@@ -615,6 +725,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         if (closed) throw new Error('keel: the Redis event store was closed before it opened');
         try {
           await Promise.all([connect(reader), shared === undefined ? connect(commands) : null]);
+          runId = (await serverState(false)).run;
           last = await newestId();
           break;
         } catch (error) {
