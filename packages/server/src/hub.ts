@@ -203,10 +203,16 @@ function includes(client: HubClient, topic: string | undefined): boolean {
   return topic === undefined || client.topics.includes(topic);
 }
 
+/** A lone surrogate: it has no UTF-8 form, so Redis would store (and route by) another topic. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 function checkTopic(name: string, topic: unknown): string | undefined {
   if (topic === undefined) return undefined;
   if (typeof topic !== 'string') throw typeError(name, 'a non-empty string', topic);
   if (topic === '') throw rangeError(name, 'a non-empty string', topic);
+  if (LONE_SURROGATE.test(topic)) {
+    throw rangeError(name, 'a non-empty string of well-formed Unicode (no lone surrogate)', topic);
+  }
   return topic;
 }
 

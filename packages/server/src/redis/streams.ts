@@ -592,6 +592,24 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     return entries;
   }
 
+  /**
+   * After an XREAD that waited `BLOCK_MS` for nothing: the stream's newest entry older than the
+   * last one delivered means its ids went backwards (it was deleted or flushed, then refilled by
+   * a Redis whose clock is behind the old ids): XREAD after `last` would skip every new entry
+   * until the clock passes it. The clients are reset at the newest entry, and reading goes on
+   * after it. One XREVRANGE per idle `BLOCK_MS`.
+   */
+  async function wentBack(): Promise<void> {
+    if (last === START) return;
+    const newest = (await reader.xrevrange(key, '+', '-', 'COUNT', 1)) as Entry[];
+    const id = newest[0]?.[0];
+    if (id === undefined || compareIds(id, last) >= 0) return;
+    last = id;
+    floor = id;
+    ring.clear(id);
+    sink?.reset(id);
+  }
+
   /** After a failed read: checks that the last delivered entry is still there. */
   async function resync(): Promise<void> {
     const server = await serverState(false);
@@ -630,7 +648,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         )) as [string, Entry[]][] | null;
         failures = 0;
         recovered();
-        if (reply === null || closed) continue;
+        if (closed) continue;
+        if (reply === null) {
+          await wentBack();
+          continue;
+        }
         let entries = reply[0]![1];
         // The stream keeps at least `maxLen` entries: a reply with fewer (and less than a page)
         // is everything after `last`, so nothing was trimmed. A larger one may follow a gap.
