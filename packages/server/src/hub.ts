@@ -303,6 +303,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   let resets = 0;
   let slowDrops = 0;
   let replayFailures = 0;
+  /** The smallest `maxBufferedBytes` of any client attached so far (see fanOut). */
+  let smallestCap = Number.POSITIVE_INFINITY;
   /** Whether a failed replay was reported since the last one that succeeded (once per outage). */
   let replayWarned = false;
 
@@ -345,8 +347,26 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     if (targets === undefined || targets.size === 0) return;
     const frame = frameOf(event);
     if (frame === null) return;
+    // Rare: a frame past the smallest cap of any client; checked per client only then.
+    if (frame.length > 2 * smallestCap) {
+      fanOutHuge(targets, event, frame);
+      return;
+    }
     for (const client of targets) {
       if (client.pending !== null) hold(client, event);
+      else if (writeFrame(client.stream, frame)) delivered++;
+    }
+  }
+
+  /**
+   * A frame over twice a client's `maxBufferedBytes` can never be queued (the stream would drop
+   * the client as slow, and its replay would be a reset anyway): that client gets `keel:reset`
+   * at the event's id instead, and stays.
+   */
+  function fanOutHuge(targets: Set<HubClient>, event: StoredEvent, frame: Buffer): void {
+    for (const client of targets) {
+      if (client.pending !== null) hold(client, event);
+      else if (frame.length > 2 * client.stream.maxBufferedBytes) sendReset(client, null, event.id);
       else if (writeFrame(client.stream, frame)) delivered++;
     }
   }
@@ -419,6 +439,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
 
   function attach(client: HubClient): void {
     clients.add(client);
+    if (client.stream.maxBufferedBytes < smallestCap) smallestCap = client.stream.maxBufferedBytes;
     for (const topic of client.topics) {
       let set = byTopic.get(topic);
       if (set === undefined) byTopic.set(topic, (set = new Set()));

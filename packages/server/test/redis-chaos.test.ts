@@ -148,6 +148,30 @@ describe('redisStreams chaos: trimming, size, topics, concurrency', () => {
     expect(JSON.parse(replayed.events[0]!.data)).toEqual(payload);
   }, 30_000);
 
+  it('an event larger than a client can ever queue: keel:reset at its id instead, the client stays', async () => {
+    const stream = key();
+    const a = await instance(stream);
+    const b = await instance(stream);
+    // The default cap: 1 MiB queued per client, 2 MiB written in one turn.
+    const onA = await a.connect();
+    const onB = await b.connect();
+    await until(() => a.hub.size === 1 && b.hub.size === 1);
+    const huge = await a.hub.publish('huge', 'x'.repeat(3 * 1024 * 1024));
+    const next = await b.hub.publish('n', 'next');
+    for (const [name, client, hub] of [
+      ['A', onA, a.hub],
+      ['B', onB, b.hub],
+    ] as const) {
+      await client.waitFor(2);
+      expect(client.events, name).toEqual([
+        { id: huge, event: HUB_RESET_EVENT, data: JSON.stringify({ lastEventId: null }) },
+        { id: next, event: 'n', data: 'next' },
+      ]);
+      expect(hub.size, name).toBe(1);
+      expect(hub.metrics.slowDrops, name).toBe(0);
+    }
+  }, 30_000);
+
   it('odd topic names are kept exactly; one Redis cannot store is refused, not lost', async () => {
     const stream = key();
     const a = await instance(stream);
