@@ -100,6 +100,56 @@ describe('redisStreams chaos: a stream flushed and refilled with ids behind the 
   }, 30_000);
 });
 
+describe('redisStreams chaos: Redis restarted empty under connected clients', () => {
+  it('every client is reset once; ids from before, now ahead of the new stream, are reset; nothing new is lost', async () => {
+    const server = await startRedis({ persistent: false });
+    try {
+      const stream = key();
+      const a = await live.instance(stream, { url: server.url, ...quiet });
+      const b = await live.instance(stream, { url: server.url, ...quiet, bufferSize: 0 });
+      const onA = await a.connect();
+      const onB = await b.connect();
+      const away = await a.connect();
+      await until(() => a.hub.size === 2 && b.hub.size === 1);
+      let last = '';
+      for (let i = 0; i < 5; i++) last = await a.hub.publish('n', String(i));
+      await Promise.all([onA.waitFor(5), onB.waitFor(5), away.waitFor(5)]);
+      away.close();
+      await server.stop();
+      await server.start(); // a new, empty process on the same port
+      await until(() => [onA, onB].every((c) => c.events.length === 6), 3000);
+      for (const client of [onA, onB]) {
+        expect(client.events[5]).toMatchObject({ event: HUB_RESET_EVENT, id: '0-0' });
+      }
+      // Back with an id the new stream has not reached: reset, on either instance, before and
+      // after the new stream has entries.
+      for (const target of [a, b]) {
+        const back = await target.connect({ 'last-event-id': last });
+        await back.waitFor(1);
+        expect(back.events[0]).toMatchObject({ event: HUB_RESET_EVENT });
+        back.close();
+      }
+      let fresh: string | null = null;
+      for (let i = 0; i < 500 && fresh === null; i++) {
+        fresh = await b.hub.publish('n', 'fresh').catch(() => null);
+        if (fresh === null) await new Promise((r) => setTimeout(r, 10));
+      }
+      await until(() => [onA, onB].every((c) => c.events.length === 7), 3000);
+      for (const client of [onA, onB]) expect(client.events[6]).toMatchObject({ id: fresh });
+      for (const target of [a, b]) {
+        const back = await target.connect({ 'last-event-id': last });
+        await back.waitFor(1);
+        expect(back.events[0]).toMatchObject({ event: HUB_RESET_EVENT, id: fresh });
+        back.close();
+      }
+      expect(onA.events.filter((e) => e.event === HUB_RESET_EVENT)).toHaveLength(1);
+      expect(onB.events.filter((e) => e.event === HUB_RESET_EVENT)).toHaveLength(1);
+    } finally {
+      await server.dispose();
+    }
+  }, 30_000);
+});
+
 describe('redisStreams chaos: trimming, size, topics, concurrency', () => {
   it('a client far behind the trimmed stream gets keel:reset at the current id, then live events', async () => {
     const stream = key();
