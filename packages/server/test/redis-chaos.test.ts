@@ -273,4 +273,29 @@ describe('redisStreams chaos: trimming, size, topics, concurrency', () => {
       expect(mine).toEqual(Array.from({ length: n }, (_, i) => `${who}${i}`));
     }
   }, 30_000);
+
+  it('a Redis user refused INFO and CONFIG still opens and delivers (restarts then go by the lost entry)', async () => {
+    const admin = new Redis(live.redis.url);
+    await admin.call(
+      'ACL',
+      'SETUSER',
+      'noinfo',
+      'on',
+      '>pw',
+      '~*',
+      '&*',
+      '+@all',
+      '-info',
+      '-config',
+    );
+    admin.disconnect();
+    const stream = key();
+    const url = live.redis.url.replace('//', '//noinfo:pw@');
+    const a = await instance(stream, { url });
+    const client = await a.connect();
+    await until(() => a.hub.size === 1);
+    const id = await a.hub.publish('n', 'x');
+    await client.waitFor(1);
+    expect(client.events).toEqual([{ id, event: 'n', data: 'x' }]);
+  }, 30_000);
 });

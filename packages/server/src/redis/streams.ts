@@ -463,7 +463,17 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * CONFIG refused) may have lost entries. Throws a `LOADING` error while Redis loads its data.
    */
   async function serverState(checkDurable: boolean): Promise<{ run: string; durable: boolean }> {
-    const info = `\n${(await reader.info()) as string}`;
+    let reply: string;
+    try {
+      reply = (await reader.info()) as string;
+    } catch (error) {
+      // A user refused INFO: no run id (restarts are then known by a lost entry only).
+      if (error instanceof Error && error.message.startsWith('NOPERM')) {
+        return { run: '', durable: false };
+      }
+      throw error;
+    }
+    const info = `\n${reply}`;
     if (infoField(info, 'loading') === '1') {
       throw new Error('LOADING Redis is loading the dataset in memory');
     }
