@@ -225,6 +225,9 @@ function checkTopics(topics: unknown): readonly string[] {
 
 function checkEventName(event: unknown): asserts event is string {
   assertSseField('event', event);
+  if (LONE_SURROGATE.test(event)) {
+    throw rangeError('event', 'a name of well-formed Unicode (no lone surrogate)', event);
+  }
   if (event.startsWith('keel:')) {
     throw rangeError('event', 'a name not starting with "keel:" (the hub\'s own events)', event);
   }

@@ -244,6 +244,11 @@ describe('redisStreams chaos: trimming, size, topics, concurrency', () => {
       'keel: `topic` must be a non-empty string of well-formed Unicode (no lone surrogate), got "bad\\ud800"',
     );
     expect(() => a.hub.invalidate('/x', { topic: '\uDC00' })).toThrow(RangeError);
+    // So is an event name with one: the frame would carry U+FFFD, and a listener for the name
+    // published would never fire.
+    expect(() => a.hub.publish('bad\uD800', 'x')).toThrow(
+      'keel: `event` must be a name of well-formed Unicode (no lone surrogate), got "bad\\ud800"',
+    );
   }, 30_000);
 
   it('two instances publishing at once: every client sees one order, each publisher its own order', async () => {
