@@ -65,6 +65,49 @@ describe('redisStreams chaos: a hung Redis (SIGSTOP, then SIGCONT)', () => {
   }, 30_000);
 });
 
+describe('redisStreams chaos: closing a hub on a hung Redis', () => {
+  it('hub.close() settles and ends its clients, instead of waiting for Redis for ever', async () => {
+    const server = await startRedis();
+    const pid = server.pid()!;
+    let stopped = false;
+    try {
+      const app = createApp();
+      const hub = createEventHub({
+        store: redisStreams({ url: server.url, stream: key(), ...quiet, commandTimeout: 200 }),
+      });
+      live.trackApp(app, hub);
+      app.get('/events', (ctx) => hub.connect(ctx));
+      const { port } = await start(app);
+      await hub.ready;
+      const client = live.track(await sse(port, '/events'));
+      await until(() => hub.size === 1);
+      process.kill(pid, 'SIGSTOP');
+      stopped = true;
+      const outcome = await Promise.race([
+        hub.close().then(() => 'closed'),
+        new Promise((r) => setTimeout(() => r('still closing after 20 s'), 20_000)),
+      ]);
+      expect(outcome).toBe('closed');
+      await client.ended;
+      expect(hub.size).toBe(0);
+      // A hub made while Redis hangs: it cannot open; closing it settles `ready` too.
+      const late = createEventHub({
+        store: redisStreams({ url: server.url, stream: key(), ...quiet, commandTimeout: 200 }),
+      });
+      await new Promise((r) => setTimeout(r, 100));
+      const closing = await Promise.race([
+        Promise.all([late.close(), late.ready.catch(() => {})]).then(() => 'closed'),
+        new Promise((r) => setTimeout(() => r('still pending after 20 s'), 20_000)),
+      ]);
+      expect(closing).toBe('closed');
+      await expect(late.publish('n', 'x')).rejects.toBeInstanceOf(HubPublishError);
+    } finally {
+      if (stopped) process.kill(pid, 'SIGCONT');
+      await server.dispose();
+    }
+  }, 30_000);
+});
+
 describe('redisStreams chaos: a stream flushed and refilled with ids behind the clients', () => {
   it('a reader waiting after an id the new stream has not reached resets its clients and delivers', async () => {
     const server = await startRedis();
