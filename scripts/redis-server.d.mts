@@ -6,8 +6,14 @@ export interface RedisServer {
   readonly persistent: boolean;
   /** Stops it (SIGTERM; with persistence the data is on disk). */
   stop(): Promise<void>;
-  /** Starts it again on the same port and dir. */
-  start(): Promise<void>;
+  /** The running process's pid (for SIGSTOP / SIGCONT), undefined when stopped. */
+  pid(): number | undefined;
+  /**
+   * Starts it again on the same port and dir. `args`: more redis-server arguments for this run
+   * (e.g. `--key-load-delay`); `loading`: resolve once it answers at all, also `-LOADING` (still
+   * loading its data), instead of once it answers PING.
+   */
+  start(how?: { args?: string[]; loading?: boolean }): Promise<void>;
   /** Stops it and removes its dir. */
   dispose(): Promise<void>;
 }

@@ -20,14 +20,16 @@ function freePort() {
   });
 }
 
-function ping(port) {
+/** Whether the server answers; `loading`: a `-LOADING` answer (still loading its data) counts. */
+function ping(port, loading = false) {
   return new Promise((resolve) => {
     const socket = createConnection({ host: '127.0.0.1', port });
     socket.setTimeout(500);
     socket.once('connect', () => socket.write('PING\r\n'));
     socket.once('data', (data) => {
       socket.destroy();
-      resolve(data.toString().startsWith('+PONG'));
+      const text = data.toString();
+      resolve(text.startsWith('+PONG') || (loading && text.startsWith('-LOADING')));
     });
     socket.once('timeout', () => {
       socket.destroy();
@@ -49,13 +51,14 @@ export async function startRedis(options = {}) {
   const port = await freePort();
   let child = null;
 
-  async function start() {
+  async function start(how = {}) {
     const proc = spawn(
       BINARY,
       [
         ...['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''],
         ...['--appendonly', persistent ? 'yes' : 'no', '--appendfsync', 'always'],
         ...['--daemonize', 'no', '--logfile', '', '--loglevel', 'warning'],
+        ...(how.args ?? []),
       ],
       { stdio: 'ignore' },
     );
@@ -66,7 +69,7 @@ export async function startRedis(options = {}) {
     });
     for (let i = 0; i < 500; i++) {
       if (exited) throw new Error(`redis-server exited at start (port ${port})`);
-      if (await ping(port)) return;
+      if (await ping(port, how.loading)) return;
       await new Promise((r) => setTimeout(r, 10));
     }
     throw new Error(`redis-server did not answer on port ${port}`);
@@ -87,6 +90,7 @@ export async function startRedis(options = {}) {
     port,
     url: `redis://127.0.0.1:${port}`,
     persistent,
+    pid: () => child?.pid,
     stop,
     start,
     async dispose() {

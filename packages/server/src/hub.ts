@@ -114,6 +114,11 @@ export interface HubMetrics {
   readonly resets: number;
   /** Clients disconnected for leaving more than `sse.maxBufferedBytes` unsent. */
   readonly slowDrops: number;
+  /**
+   * Reconnecting clients whose replay the store could not answer (e.g. Redis unreachable): each
+   * was ended with no event, so its EventSource retries with the same `Last-Event-ID`.
+   */
+  readonly replayFailures: number;
 }
 
 /**
@@ -198,10 +203,16 @@ function includes(client: HubClient, topic: string | undefined): boolean {
   return topic === undefined || client.topics.includes(topic);
 }
 
+/** A lone surrogate: it has no UTF-8 form, so Redis would store (and route by) another topic. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 function checkTopic(name: string, topic: unknown): string | undefined {
   if (topic === undefined) return undefined;
   if (typeof topic !== 'string') throw typeError(name, 'a non-empty string', topic);
   if (topic === '') throw rangeError(name, 'a non-empty string', topic);
+  if (LONE_SURROGATE.test(topic)) {
+    throw rangeError(name, 'a non-empty string of well-formed Unicode (no lone surrogate)', topic);
+  }
   return topic;
 }
 
@@ -214,6 +225,9 @@ function checkTopics(topics: unknown): readonly string[] {
 
 function checkEventName(event: unknown): asserts event is string {
   assertSseField('event', event);
+  if (LONE_SURROGATE.test(event)) {
+    throw rangeError('event', 'a name of well-formed Unicode (no lone surrogate)', event);
+  }
   if (event.startsWith('keel:')) {
     throw rangeError('event', 'a name not starting with "keel:" (the hub\'s own events)', event);
   }
@@ -291,6 +305,11 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   let delivered = 0;
   let resets = 0;
   let slowDrops = 0;
+  let replayFailures = 0;
+  /** The smallest `maxBufferedBytes` of any client attached so far (see fanOut). */
+  let smallestCap = Number.POSITIVE_INFINITY;
+  /** Whether a failed replay was reported since the last one that succeeded (once per outage). */
+  let replayWarned = false;
 
   /**
    * The event's frame, or null for one that cannot be sent (a store holding an entry written
@@ -331,8 +350,26 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     if (targets === undefined || targets.size === 0) return;
     const frame = frameOf(event);
     if (frame === null) return;
+    // Rare: a frame past the smallest cap of any client; checked per client only then.
+    if (frame.length > 2 * smallestCap) {
+      fanOutHuge(targets, event, frame);
+      return;
+    }
     for (const client of targets) {
       if (client.pending !== null) hold(client, event);
+      else if (writeFrame(client.stream, frame)) delivered++;
+    }
+  }
+
+  /**
+   * A frame over twice a client's `maxBufferedBytes` can never be queued (the stream would drop
+   * the client as slow, and its replay would be a reset anyway): that client gets `keel:reset`
+   * at the event's id instead, and stays.
+   */
+  function fanOutHuge(targets: Set<HubClient>, event: StoredEvent, frame: Buffer): void {
+    for (const client of targets) {
+      if (client.pending !== null) hold(client, event);
+      else if (frame.length > 2 * client.stream.maxBufferedBytes) sendReset(client, null, event.id);
       else if (writeFrame(client.stream, frame)) delivered++;
     }
   }
@@ -405,6 +442,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
 
   function attach(client: HubClient): void {
     clients.add(client);
+    if (client.stream.maxBufferedBytes < smallestCap) smallestCap = client.stream.maxBufferedBytes;
     for (const topic of client.topics) {
       let set = byTopic.get(topic);
       if (set === undefined) byTopic.set(topic, (set = new Set()));
@@ -444,18 +482,31 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
         maxBytes: client.stream.maxBufferedBytes,
       });
     } catch (err) {
-      process.emitWarning(err instanceof Error ? err : String(err));
-      client.stream.close();
+      replayFailed(client, after, err);
       return;
     }
     if (isPromise(result)) {
-      // The store could not answer (e.g. Redis is down): end the stream, so the client
-      // reconnects with the same Last-Event-ID after its backoff instead of missing events.
       result.then(
         (answer) => finishReplay(client, after, upTo, answer),
-        () => client.stream.close(),
+        (err: unknown) => replayFailed(client, after, err),
       );
     } else finishReplay(client, after, upTo, result);
+  }
+
+  /**
+   * The store could not answer (e.g. Redis is down): the stream is ended with no event, so the
+   * client reconnects with the same Last-Event-ID after its backoff instead of missing events.
+   * Counted, and reported once until a replay succeeds again (every client of an outage retries).
+   */
+  function replayFailed(client: HubClient, after: string, err: unknown): void {
+    replayFailures++;
+    client.stream.close();
+    if (replayWarned || closed) return;
+    replayWarned = true;
+    const why = err instanceof Error ? err.message : String(err);
+    process.emitWarning(
+      `keel: the event hub could not replay the events after ${JSON.stringify(after)} to a reconnecting client (request ${client.requestId}); it was ended to retry with the same Last-Event-ID (${why})`,
+    );
   }
 
   /**
@@ -473,6 +524,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   }
 
   function finishReplay(client: HubClient, after: string, upTo: string, answer: ReplayResult) {
+    replayWarned = false;
     const stream = client.stream;
     if (stream.closed) return;
     if (resetOverflowed(client, after)) return;
@@ -660,7 +712,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       return head ?? '';
     },
     get metrics() {
-      return { clients: clients.size, published, delivered, resets, slowDrops };
+      return { clients: clients.size, published, delivered, resets, slowDrops, replayFailures };
     },
     async close() {
       closed = true;

@@ -79,6 +79,7 @@ describe('event hub (in-memory store)', () => {
       delivered: 4,
       resets: 0,
       slowDrops: 0,
+      replayFailures: 0,
     });
   });
 

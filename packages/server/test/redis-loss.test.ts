@@ -166,4 +166,60 @@ describe('redisStreams: a loss seen by one instance is known to every instance',
       await server.dispose();
     }
   }, 30_000);
+
+  it('the only instance that saw the loss died before announcing it: the others still reset, and so does one started later', async () => {
+    const server = await startRedis({ persistent: false });
+    const named = new Redis(server.url, {
+      connectionName: 'loss-alone',
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    try {
+      await named.connect();
+      const stream = key();
+      const a = await instance(server.url, stream);
+      // B's reader retries only after 300 ms: it will not have read c and d when they are lost.
+      const b = await instance(server.url, stream, {
+        client: named,
+        reconnect: { initialDelay: 300, maxDelay: 300 },
+      });
+      const onB = await b.connect();
+      await until(() => b.hub.size === 1);
+      const idA = await a.hub.publish('n', 'a');
+      const idB = await a.hub.publish('n', 'b');
+      await onB.waitFor(2);
+      const direct = new Redis(server.url);
+      await direct.save(); // the snapshot holds a and b
+      direct.disconnect();
+      await killReader(server.url, 'loss-alone');
+      await a.hub.publish('n', 'c');
+      const d = await a.hub.publish('n', 'd');
+      await until(() => a.hub.lastId === d);
+      expect(b.hub.lastId < d).toBe(true); // B has not read c, d
+      await a.hub.close(); // the only instance that read c and d dies before Redis restarts
+      await server.stop(); // c and d are lost; B's last entry (b) is not
+      await server.start();
+      const e = await publishWhenUp(b.hub, 'e');
+      await until(() => onB.events.some((x) => x.id === e), 3000);
+      await until(() => onB.events.some((x) => x.event === HUB_RESET_EVENT), 3000);
+      // B's client never silently skips c and d: it is told to refetch before it gets e (which
+      // B may publish before its reader is back: the reset comes before what it has not read).
+      const names = onB.events.map((x) => (x.event === HUB_RESET_EVENT ? 'reset' : x.data));
+      expect(names).toEqual(['a', 'b', 'reset', 'e']);
+      // An instance started after the restart answers an id from before it with keel:reset.
+      const c = await instance(server.url, stream, { bufferSize: 0 });
+      for (const lastEventId of [idA, idB]) {
+        const back = await c.connect({ 'last-event-id': lastEventId });
+        await back.waitFor(1);
+        expect(back.events[0], lastEventId).toMatchObject({
+          event: HUB_RESET_EVENT,
+          id: c.hub.lastId,
+        });
+        back.close();
+      }
+    } finally {
+      named.disconnect();
+      await server.dispose();
+    }
+  }, 30_000);
 });

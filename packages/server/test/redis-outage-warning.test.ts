@@ -209,3 +209,68 @@ describe('redisStreams: a replay during an outage', () => {
     }, 20_000);
   }
 });
+
+describe('redisStreams: a replay that fails', () => {
+  it('is reported once per outage and counted; the client resumes exactly once Redis is back', async () => {
+    const server = await startRedis({ persistent: true });
+    const stream = streamKey();
+    const hubWarnings: string[] = [];
+    const onHubWarning = (w: Error): void => {
+      if (w.message.includes('event hub could not replay')) hubWarnings.push(w.message);
+    };
+    process.on('warning', onHubWarning);
+    // No recent events in memory: every replay asks Redis.
+    const hub = createEventHub({
+      store: redisStreams({ url: server.url, stream, reconnect, bufferSize: 0, onError: () => {} }),
+    });
+    const app = createApp();
+    app.get('/events', (ctx) => hub.connect(ctx));
+    const clients: { close(): void }[] = [];
+    try {
+      const { port } = await start(app);
+      await hub.ready;
+      const first = await hub.publish('x', 'one');
+      const second = await hub.publish('x', 'two');
+      await until(() => hub.lastId === second);
+      await server.stop();
+
+      // Two clients retrying during the outage: each is ended (so its EventSource retries with
+      // the same id), the failure is reported once, naming the id and what Redis said.
+      for (let i = 0; i < 2; i++) {
+        const events = await sse(port, '/events', { 'last-event-id': first });
+        clients.push(events);
+        await events.ended;
+        expect(events.events).toEqual([]);
+      }
+      expect(hub.metrics.replayFailures).toBe(2);
+      await until(() => hubWarnings.length > 0);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(hubWarnings).toHaveLength(1);
+      expect(hubWarnings[0]).toContain(JSON.stringify(first));
+      expect(hubWarnings[0]).toContain(server.url);
+
+      await server.start();
+      const third = await publishWhenUp(hub, 'three');
+      await until(() => hub.lastId === third);
+      const back = await sse(port, '/events', { 'last-event-id': first });
+      clients.push(back);
+      await back.waitFor(2);
+      expect(back.events).toEqual([
+        { id: second, event: 'x', data: 'two' },
+        { id: third, event: 'n', data: 'three' },
+      ]);
+      // A later outage is reported again.
+      await server.stop();
+      const again = await sse(port, '/events', { 'last-event-id': first });
+      clients.push(again);
+      await again.ended;
+      await until(() => hubWarnings.length === 2);
+    } finally {
+      process.off('warning', onHubWarning);
+      for (const c of clients) c.close();
+      await app.close();
+      await hub.close();
+      await server.dispose();
+    }
+  }, 20_000);
+});

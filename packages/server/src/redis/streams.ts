@@ -94,6 +94,13 @@ const START = '0-0';
  * reset. Never delivered as an event.
  */
 const LOSS = 'k';
+/**
+ * The field of a restart marker (`k '' r <run_id>`): Redis restarted (a new `run_id`) without a
+ * durable AOF, so entries after its last save may be lost, and any instance connected across
+ * the restart appends one (not only one that lost its own last entry). Its loss head is the id
+ * just before the marker. Instances reset their clients at the first marker of a run, once.
+ */
+const RUN = 'r';
 
 /** -1, 0 or 1 for two valid stream ids. */
 function compareIds(a: string, b: string): number {
@@ -165,6 +172,27 @@ function errorText(error: unknown): string {
   return typeof code === 'string' && !text.includes(code) ? `${code}: ${text}` : text;
 }
 
+/** Redis's answer while it loads its dataset into memory (after a restart, a full resync). */
+function isLoading(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('LOADING ');
+}
+
+/** A field of an `INFO` reply (`name:value` lines). */
+function infoField(info: string, name: string): string | undefined {
+  const at = info.indexOf(`\n${name}:`);
+  if (at === -1) return undefined;
+  const from = at + name.length + 2;
+  const end = info.indexOf('\n', from);
+  return info.slice(from, end === -1 ? undefined : end).trim();
+}
+
+/** The loss head of a marker entry `id` (see LOSS, RUN), or undefined for a malformed one. */
+function lossHeadOf(id: string, fields: Fields): string | undefined {
+  if (fields[2] === RUN) return idBefore(id);
+  const head = fields[1];
+  return head !== undefined && STREAM_ID.test(head) ? head : undefined;
+}
+
 function toEvent(id: string, fields: Fields): StoredEvent {
   let event = 'message';
   let data = '';
@@ -201,7 +229,9 @@ function toEvent(id: string, fields: Fields): StoredEvent {
  * - Redis down: publishes reject at once (`HubPublishError`), clients stay connected, the reader
  *   retries with backoff and resumes after the last entry it delivered. If that entry is gone
  *   when Redis is back (it restarted without persistence, or trimmed past it), its clients get
- *   `keel:reset`.
+ *   `keel:reset`. A restart (a new `run_id`) of a Redis that does not vouch for its data (AOF
+ *   with `appendfsync always`) is taken as a loss by every instance connected across it, even
+ *   one whose last entry survived: it resets its clients and announces it with a marker.
  *
  * - An instance that has read nothing since the stream was empty (it opened on an empty stream,
  *   or Redis lost it) and whose first read brings a full page checks `XINFO STREAM` with it:
@@ -261,7 +291,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
 
   // Commands fail at once while disconnected (no offline queue, no resend of a command whose
   // answer was lost): a publish must reject, not wait or be sent twice.
+  // No ready check: ioredis would hold a connection to a Redis still loading its data in a
+  // silent 'connect' state (commands refused as "not writeable", no event); without it Redis
+  // answers `-LOADING` itself, which the reader retries and reports, and a publish names.
   const own: Partial<RedisOptions> = {
+    enableReadyCheck: false,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
@@ -287,6 +321,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    */
   let addedWhenEmpty: number | undefined;
   const ring = new EventRing(bufferSize, START);
+  /** The `run_id` of the Redis process this instance last talked to (a restart changes it). */
+  let runId: string | null = null;
+  /** The run whose restart this instance reset its clients for, and the id it reset at. */
+  let handledRun: string | null = null;
+  let runFloor: string | null = null;
   /** Whether the current outage was reported by the default warning (so its end is too). */
   let warned = false;
   let sleepTimer: ReturnType<typeof setTimeout> | null = null;
@@ -309,9 +348,18 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       `keel: the Redis event store cannot read ${key} from ${where} (${errorText(cause)}); retrying`,
     );
   };
+  /** Whether the current load of Redis's dataset was reported (once, like an outage). */
+  let warnedLoading = false;
   const report = (error: unknown): void => {
     if (closed) return;
     if (userOnError) tell(error);
+    else if (isLoading(error)) {
+      if (warnedLoading) return;
+      warnedLoading = warned = true;
+      process.emitWarning(
+        `keel: Redis at ${where} is loading its dataset (LOADING); the event store retries reading ${key}, and refuses publishes until it is loaded`,
+      );
+    }
     // A read cut by a lost connection fails with ioredis's MaxRetriesPerRequestError or "Stream
     // isn't writeable": the connection's own error (ECONNREFUSED, ...) says why, when it comes.
     else if (reader.status === 'ready') warnOnce(error);
@@ -319,7 +367,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   /** The reader read again: the end of an outage the warning reported. */
   const recovered = (): void => {
     if (!warned) return;
-    warned = false;
+    warned = warnedLoading = false;
     if (!closed)
       process.emitWarning(`keel: the Redis event store reads ${key} from ${where} again`);
   };
@@ -408,6 +456,74 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     return START;
   }
 
+  /**
+   * The server's `run_id`, and whether it vouches it kept every entry across a restart: an AOF
+   * fsynced before each reply (`appendfsync always`), and not a replica promoted in place (its
+   * data may lag its old master's). Anything else (RDB snapshots, `everysec`, no persistence,
+   * CONFIG refused) may have lost entries. Throws a `LOADING` error while Redis loads its data.
+   */
+  async function serverState(checkDurable: boolean): Promise<{ run: string; durable: boolean }> {
+    let reply: string;
+    try {
+      reply = (await reader.info()) as string;
+    } catch (error) {
+      // A user refused INFO: no run id (restarts are then known by a lost entry only).
+      if (error instanceof Error && error.message.startsWith('NOPERM')) {
+        return { run: '', durable: false };
+      }
+      throw error;
+    }
+    const info = `\n${reply}`;
+    if (infoField(info, 'loading') === '1') {
+      throw new Error('LOADING Redis is loading the dataset in memory');
+    }
+    const run = infoField(info, 'run_id') ?? '';
+    let durable = false;
+    if (
+      checkDurable &&
+      infoField(info, 'aof_enabled') === '1' &&
+      (infoField(info, 'second_repl_offset') ?? '-1') === '-1'
+    ) {
+      const reply = await reader.config('GET', 'appendfsync').catch(() => null);
+      durable = Array.isArray(reply) && reply[1] === 'always';
+    }
+    return { run, durable };
+  }
+
+  /**
+   * Redis restarted as `run` without vouching it kept every entry: entries after its last save
+   * may be lost, also ones this instance never read (its reader was behind), so its own last
+   * entry may well survive. Its clients are reset here, before anything not yet delivered: at
+   * the id just before the first entry after `last`, or at the start of an empty stream. Unless
+   * an instance already did, a restart marker is appended first, so that instances connected
+   * across the restart but whose reader has not resynced yet, or started since, learn of it even
+   * if this one dies (each instance connected across it announces it; one reset per run).
+   */
+  async function restarted(run: string): Promise<void> {
+    const next = (await reader.xrange(
+      key,
+      last === START ? '-' : `(${last}`,
+      '+',
+      'COUNT',
+      PAGE,
+    )) as Entry[];
+    let first = next[0]?.[0];
+    const known = next.some(([, fields]) => fields[0] === LOSS && fields[3] === run);
+    if (!known && (first !== undefined || (await newestId()) !== START)) {
+      const id = (await reader.xadd(key, 'MAXLEN', '~', maxLen, '*', LOSS, '', RUN, run)) as string;
+      // Without a next entry the marker is next; so it is when ids went backwards (the restored
+      // stream's clock is behind this instance's last entry), which reading after `last` skips.
+      if (first === undefined || compareIds(id, first) < 0) first = id;
+    }
+    const head = first === undefined ? START : idBefore(first);
+    handledRun = run;
+    runFloor = head;
+    last = head;
+    floor = head;
+    ring.clear(head);
+    sink?.reset(head);
+  }
+
   async function has(conn: Redis, id: string): Promise<boolean> {
     return ((await conn.xrange(key, id, id)) as Entry[]).length > 0;
   }
@@ -456,8 +572,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * survived it, or it came after), so this instance's clients may have missed entries too.
    * They are reset at the marker, which a replay can start from on any instance.
    */
-  function announced(id: string, lossHead: string | undefined): void {
-    if (lossHead === undefined || !STREAM_ID.test(lossHead)) return;
+  function announced(id: string, fields: Fields): void {
+    const lossHead = lossHeadOf(id, fields);
+    if (lossHead === undefined) return;
+    if (fields[2] === RUN) {
+      // One reset per restart, however many instances announced it.
+      if (fields[3] === handledRun) return;
+      handledRun = fields[3] ?? null;
+      runFloor = lossHead;
+    }
     if (compareIds(lossHead, floor) <= 0) return; // this instance saw it (or a later one)
     floor = lossHead;
     ring.clear(id);
@@ -479,8 +602,36 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     return entries;
   }
 
+  /**
+   * After an XREAD that waited `BLOCK_MS` for nothing: the stream's newest entry older than the
+   * last one delivered means its ids went backwards (it was deleted or flushed, then refilled by
+   * a Redis whose clock is behind the old ids): XREAD after `last` would skip every new entry
+   * until the clock passes it. The clients are reset at the newest entry, and reading goes on
+   * after it. One XREVRANGE per idle `BLOCK_MS`.
+   */
+  async function wentBack(): Promise<void> {
+    if (last === START) return;
+    const newest = (await reader.xrevrange(key, '+', '-', 'COUNT', 1)) as Entry[];
+    const id = newest[0]?.[0];
+    if (id === undefined || compareIds(id, last) >= 0) return;
+    last = id;
+    floor = id;
+    ring.clear(id);
+    sink?.reset(id);
+  }
+
   /** After a failed read: checks that the last delivered entry is still there. */
   async function resync(): Promise<void> {
+    const server = await serverState(false);
+    if (server.run !== runId && runId !== null) {
+      // A restart: unless it kept every entry, any instance may have lost some it never read.
+      if (!(await serverState(true)).durable) {
+        await restarted(server.run);
+        runId = server.run;
+        return;
+      }
+    }
+    runId = server.run;
     if (last === START || (await has(reader, last))) return;
     const next = (await reader.xrange(key, `(${last}`, '+', 'COUNT', 1)) as Entry[];
     await lost(next[0]?.[0]);
@@ -507,7 +658,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         )) as [string, Entry[]][] | null;
         failures = 0;
         recovered();
-        if (reply === null || closed) continue;
+        if (closed) continue;
+        if (reply === null) {
+          await wentBack();
+          continue;
+        }
         let entries = reply[0]![1];
         // The stream keeps at least `maxLen` entries: a reply with fewer (and less than a page)
         // is everything after `last`, so nothing was trimmed. A larger one may follow a gap.
@@ -518,7 +673,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         for (const [id, fields] of entries) {
           last = id;
           if (fields[0] === LOSS) {
-            announced(id, fields[1]);
+            announced(id, fields);
             continue;
           }
           const event = toEvent(id, fields);
@@ -573,10 +728,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       for (; i < page.length; i++) {
         const fields = page[i]![1];
         if (fields[0] === LOSS) {
-          // A loss after `after`: what followed the client's id may be gone.
-          const lossHead = fields[1];
-          if (lossHead !== undefined && STREAM_ID.test(lossHead) && compareIds(lossHead, after) > 0)
-            return RESET;
+          // A loss after `after`: what followed the client's id may be gone. Another marker of
+          // a restart this instance reset for at `runFloor` is a duplicate for an id from then.
+          const duplicate =
+            fields[2] === RUN &&
+            fields[3] === handledRun &&
+            runFloor !== null &&
+            compareIds(after, runFloor) >= 0;
+          const lossHead = lossHeadOf(page[i]![0], fields);
+          if (!duplicate && lossHead !== undefined && compareIds(lossHead, after) > 0) return RESET;
           continue;
         }
         const event = toEvent(page[i]![0], fields);
@@ -597,6 +757,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         if (closed) throw new Error('keel: the Redis event store was closed before it opened');
         try {
           await Promise.all([connect(reader), shared === undefined ? connect(commands) : null]);
+          runId = (await serverState(false)).run;
           last = await newestId();
           break;
         } catch (error) {
