@@ -290,7 +290,7 @@ describe('redisStreams chaos: trimming, size, topics, concurrency', () => {
     // So is an event name with one: the frame would carry U+FFFD, and a listener for the name
     // published would never fire.
     expect(() => a.hub.publish('bad\uD800', 'x')).toThrow(
-      'keel: `event` must be a name of well-formed Unicode (no lone surrogate), got "bad\\ud800"',
+      'keel: `event` must be an SSE event name of well-formed Unicode (no lone surrogate), got "bad\\ud800"',
     );
   }, 30_000);
 
