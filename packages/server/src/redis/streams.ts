@@ -284,7 +284,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   if (options.client !== undefined && !(options.client instanceof Redis)) {
     throw typeError('client', 'an ioredis Redis client', options.client);
   }
-  /** Replies at least this long are checked for a gap (see readLoop). */
+  /** A first read at least this long is checked for a gap (see firstPage). */
   const gapCheck = Math.min(PAGE, maxLen);
   const backoff = (attempt: number): number =>
     Math.min(maxDelay, initialDelay * 2 ** Math.min(attempt, 20));
@@ -647,15 +647,17 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           await resync();
           needsResync = false;
         }
-        const reply = (await reader.xread(
-          'COUNT',
-          PAGE,
-          'BLOCK',
-          BLOCK_MS,
-          'STREAMS',
-          key,
-          last,
-        )) as [string, Entry[]][] | null;
+        const from = last;
+        // Sent with the read, so answered right after it without a round trip of its own:
+        // whether `from` is still there. Gone, the entries after it that the read did not get
+        // may be gone too (the stream was deleted or flushed, or trimmed past it) and what it
+        // got is no continuation: a loss, however few entries it brought.
+        const [reply, kept] = await Promise.all([
+          reader.xread('COUNT', PAGE, 'BLOCK', BLOCK_MS, 'STREAMS', key, from) as Promise<
+            [string, Entry[]][] | null
+          >,
+          from === START ? null : (reader.xrange(key, from, from) as Promise<Entry[]>),
+        ]);
         failures = 0;
         recovered();
         if (closed) continue;
@@ -664,12 +666,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           continue;
         }
         let entries = reply[0]![1];
-        // The stream keeps at least `maxLen` entries: a reply with fewer (and less than a page)
-        // is everything after `last`, so nothing was trimmed. A larger one may follow a gap.
-        if (entries.length >= gapCheck) {
-          if (last === START) entries = await firstPage();
-          else if (!(await has(reader, last))) await lost(entries[0]![0]);
-        }
+        if (from === START) {
+          // Nothing read since the stream was empty: a full page may follow trimmed entries.
+          if (entries.length >= gapCheck) entries = await firstPage();
+        } else if (kept!.length === 0) await lost(entries[0]![0]);
         for (const [id, fields] of entries) {
           last = id;
           if (fields[0] === LOSS) {
