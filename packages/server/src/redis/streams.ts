@@ -14,7 +14,9 @@ export interface RedisStreamsOptions {
   /**
    * An ioredis client to publish and replay with (it is not closed by `hub.close()`); the store
    * reads with a `duplicate()` of it. Give it `enableOfflineQueue: false`, or publishes wait for
-   * a reconnect instead of rejecting while Redis is down.
+   * a reconnect instead of rejecting while Redis is down. Its other settings are kept: with
+   * ioredis's ready check it refuses publishes while Redis loads its data until the check passes
+   * (the error names `LOADING`).
    *
    * @default undefined (the store connects to `url` itself and closes it with the hub)
    */
@@ -348,10 +350,20 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       `keel: the Redis event store cannot read ${key} from ${where} (${errorText(cause)}); retrying`,
     );
   };
+  /**
+   * Why the publishing connection is down: its last connection error (ECONNREFUSED, ...), null
+   * once it is ready. A shared client's errors are its owner's to listen to: the reader's (a
+   * duplicate, to the same server) stand in for them, and its `LOADING`.
+   */
+  let down: unknown = null;
   /** Whether the current load of Redis's dataset was reported (once, like an outage). */
   let warnedLoading = false;
   const report = (error: unknown): void => {
     if (closed) return;
+    // An app's client keeps ioredis's ready check: during a load it waits in 'connect' and
+    // refuses commands as "not writeable", with no error of its own. The reader's `LOADING`
+    // (its duplicate has no ready check) is why; a publish names it (see `failed`).
+    if (shared !== undefined && isLoading(error)) down = error;
     if (userOnError) tell(error);
     else if (isLoading(error)) {
       if (warnedLoading) return;
@@ -366,6 +378,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   };
   /** The reader read again: the end of an outage the warning reported. */
   const recovered = (): void => {
+    if (shared !== undefined && isLoading(down)) down = null;
     if (!warned) return;
     warned = warnedLoading = false;
     if (!closed)
@@ -382,12 +395,6 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       if (userOnError && !closed) tell(error);
     });
   }
-  /**
-   * Why the publishing connection is down: its last connection error (ECONNREFUSED, ...), null
-   * once it is ready. A shared client's errors are its owner's to listen to: the reader's (a
-   * duplicate, to the same server) stand in for them.
-   */
-  let down: unknown = null;
   const publisher = shared === undefined ? commands : reader;
   publisher.on('error', (error: unknown) => {
     down = error;
