@@ -579,7 +579,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * survived it, or it came after), so this instance's clients may have missed entries too.
    * They are reset at the marker, which a replay can start from on any instance.
    */
-  function announced(id: string, fields: Fields): void {
+  async function announced(id: string, fields: Fields): Promise<void> {
     const lossHead = lossHeadOf(id, fields);
     if (lossHead === undefined) return;
     if (fields[2] === RUN) {
@@ -587,11 +587,32 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       if (fields[3] === handledRun) return;
       handledRun = fields[3] ?? null;
       runFloor = lossHead;
+      // Not the restart's first marker: this instance opened after that one, so its clients
+      // came after the restart (a replay across the first marker was a reset).
+      const first = await firstMarker(reader, fields[3] ?? '', id);
+      if (first !== undefined) {
+        runFloor = first;
+        return;
+      }
     }
     if (compareIds(lossHead, floor) <= 0) return; // this instance saw it (or a later one)
     floor = lossHead;
     ring.clear(id);
     sink?.reset(id);
+  }
+
+  /**
+   * The loss head of an earlier restart marker of `run` among the page of entries before the
+   * marker `id` (the oldest there), if any: each instance connected across a restart may append
+   * one, so later ones are duplicates. Read only at a marker of a run not handled here.
+   */
+  async function firstMarker(conn: Redis, run: string, id: string): Promise<string | undefined> {
+    const before = (await conn.xrevrange(key, idBefore(id), '-', 'COUNT', PAGE)) as Entry[];
+    let head: string | undefined;
+    for (const [at, fields] of before) {
+      if (fields[0] === LOSS && fields[2] === RUN && fields[3] === run) head = idBefore(at);
+    }
+    return head;
   }
 
   /**
@@ -680,7 +701,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         for (const [id, fields] of entries) {
           last = id;
           if (fields[0] === LOSS) {
-            announced(id, fields);
+            await announced(id, fields);
             continue;
           }
           const event = toEvent(id, fields);
@@ -743,7 +764,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
             runFloor !== null &&
             compareIds(after, runFloor) >= 0;
           const lossHead = lossHeadOf(page[i]![0], fields);
-          if (!duplicate && lossHead !== undefined && compareIds(lossHead, after) > 0) return RESET;
+          if (!duplicate && lossHead !== undefined && compareIds(lossHead, after) > 0) {
+            // A restart marker after an earlier one of its run (at or before `after`, else
+            // this replay crossed that one first): the client came after the restart.
+            if (fields[2] !== RUN) return RESET;
+            const first = await firstMarker(commands, fields[3] ?? '', page[i]![0]);
+            if (first === undefined || compareIds(after, first) < 0) return RESET;
+          }
           continue;
         }
         const event = toEvent(page[i]![0], fields);
