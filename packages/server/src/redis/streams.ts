@@ -1,4 +1,4 @@
-import { type ChainableCommander, Redis, type RedisOptions } from 'ioredis';
+import { type ChainableCommander, Redis, type RedisOptions, ReplyError } from 'ioredis';
 import { checkFunction, checkObject, integer, rangeError, typeError } from '../checks';
 import { MAX_TIMER_MS } from '../clock';
 import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
@@ -328,6 +328,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   /** The run whose restart this instance reset its clients for, and the id it reset at. */
   let handledRun: string | null = null;
   let runFloor: string | null = null;
+  /**
+   * The reader connection's `CLIENT ID` (undefined until known on this connection, null when
+   * `CLIENT` is refused): an own publish that finds ids gone backwards wakes its XREAD with it.
+   */
+  let readerId: number | null | undefined;
+  /** An own publish's id at or below `last` (ids went backwards), for the reader to reset at. */
+  let behind: string | null = null;
+  let unblockTimer: ReturnType<typeof setTimeout> | null = null;
   /** Whether the current outage was reported by the default warning (so its end is too). */
   let warned = false;
   let sleepTimer: ReturnType<typeof setTimeout> | null = null;
@@ -416,7 +424,44 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         { cause },
       );
     };
-  // Made once: a publish adds no closure.
+  // A new connection has a new id.
+  reader.on('close', () => {
+    readerId = undefined;
+  });
+  /**
+   * Wakes the reader's blocked XREAD (it returns as if it waited for nothing) to handle
+   * `behind`. Sent on the other connection; if the reader was not blocked at that instant (its
+   * XREAD still on the way), tried again a few times.
+   */
+  const unblock = (tries: number): void => {
+    unblockTimer = null;
+    if (closed || behind === null || typeof readerId !== 'number') return;
+    (commands.client('UNBLOCK', readerId) as Promise<number>).then(
+      (woken) => {
+        if (woken === 0 && tries > 1 && !closed) {
+          unblockTimer = setTimeout(unblock, 10, tries - 1);
+          unblockTimer.unref?.();
+        }
+      },
+      () => {}, // refused or down: the reader notices after its idle XREAD (BLOCK_MS)
+    );
+  };
+  /**
+   * An own entry at or below `from`, the last entry the reader had delivered when the publish was
+   * sent: that one was gone by then (an `XADD *` id is above every id the stream ever held), the
+   * stream was deleted and refilled by a Redis whose clock is behind. The reader, blocked after
+   * `last`, would wait for the new ids to pass it; it is woken now (see `publishedBehind`).
+   * (`last` itself may be past `id` with no loss: the reader can deliver it, and later entries,
+   * before the reply arrives.)
+   */
+  const appended = (id: string, from: string): string => {
+    if (from !== START && behind === null && compareIds(id, from) <= 0) {
+      behind = id;
+      unblock(5);
+    }
+    return id;
+  };
+  // Made once: a publish adds one closure only, for the reader's position when it was sent.
   const appendFailed = failed('append to');
   const replayFailed = failed('replay from');
 
@@ -648,6 +693,22 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     sink?.reset(id);
   }
 
+  /**
+   * An own publish got the id `behind`, at or below `last`: ids went backwards (see `appended`).
+   * The clients are reset just before it and reading goes on from there, so it is delivered (the
+   * entries others published since the flush, before it, are what the reset tells to refetch).
+   */
+  function publishedBehind(): void {
+    const id = behind!;
+    behind = null;
+    if (last === START || compareIds(id, last) > 0) return; // read past it meanwhile
+    const head = idBefore(id);
+    last = head;
+    floor = head;
+    ring.clear(head);
+    sink?.reset(head);
+  }
+
   /** After a failed read: checks that the last delivered entry is still there. */
   async function resync(): Promise<void> {
     const server = await serverState(false);
@@ -675,6 +736,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           await resync();
           needsResync = false;
         }
+        if (readerId === undefined) {
+          // Refused (an ACL without CLIENT, a proxy): the idle XREAD's check is left.
+          readerId = await (reader.client('ID') as Promise<number>).catch((error: unknown) => {
+            if (error instanceof ReplyError && !isLoading(error)) return null;
+            throw error;
+          });
+        }
+        if (behind !== null) publishedBehind();
         const from = last;
         // Sent with the read, so answered right after it without a round trip of its own:
         // whether `from` is still there. Gone, the entries after it that the read did not get
@@ -690,7 +759,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         recovered();
         if (closed) continue;
         if (reply === null) {
-          await wentBack();
+          if (behind !== null) publishedBehind();
+          else await wentBack();
           continue;
         }
         let entries = reply[0]![1];
@@ -807,7 +877,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     append(event, data, topic) {
       const args: (string | number)[] = ['MAXLEN', '~', maxLen, '*', 'e', event, 'd', data];
       if (topic !== undefined) args.push('t', topic);
-      return (commands.xadd(key, ...args) as Promise<string>).then(undefined, appendFailed);
+      const from = last;
+      return (commands.xadd(key, ...args) as Promise<string>).then(
+        (id) => appended(id, from),
+        appendFailed,
+      );
     },
     replay({ after, upTo, include, maxBytes }) {
       // Ids from before a loss: what followed them may be gone, even if they are still there.
@@ -830,6 +904,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       closed = true;
       sink = null;
       if (sleepTimer !== null) clearTimeout(sleepTimer);
+      if (unblockTimer !== null) clearTimeout(unblockTimer);
       wake?.();
       reader.disconnect();
       if (shared === undefined) await commands.quit().catch(() => commands.disconnect());
