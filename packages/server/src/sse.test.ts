@@ -24,7 +24,9 @@ describe('formatEvent', () => {
     expect(() => formatEvent('a\uD800', 1, '1')).toThrow(/`event` must be .*no lone surrogate/);
     expect(() => formatEvent('a', 1, '1\uDFFF')).toThrow(/`id` must be .*no lone surrogate/);
     expect(() => formatEvent('\uDC00\uD800', 1, undefined)).toThrow(RangeError);
-    expect(formatEvent('\u{1F600}', 1, '\u{1F600}')).toBe('id: \u{1F600}\nevent: \u{1F600}\ndata: 1\n\n');
+    expect(formatEvent('\u{1F600}', 1, '\u{1F600}')).toBe(
+      'id: \u{1F600}\nevent: \u{1F600}\ndata: 1\n\n',
+    );
   });
 });
 

@@ -108,7 +108,7 @@ async function loading(via: 'url' | 'client'): Promise<void> {
 
     // Done loading: publishes go through and reach the client; the reader says it is back.
     // (An app's client is back once its own ready check passes: later than the store's reader.)
-  const after = await publishWhenUp(hub, 'after', 5000);
+    const after = await publishWhenUp(hub, 'after', 5000);
     await until(() => sseClient!.events.some((e) => e.id === after), 5000);
     await until(() => warnings.some((w) => w.endsWith('again')));
     expect(warnings.filter((w) => w.includes('loading'))).toHaveLength(1);
