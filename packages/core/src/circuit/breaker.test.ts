@@ -480,7 +480,7 @@ describe('CircuitBreaker properties', () => {
 });
 
 describe('circuit records are bounded', () => {
-  it('drops idle circuits past MAX_CIRCUITS and keeps every circuit with state', () => {
+  it('drops idle circuits past MAX_CIRCUITS and keeps every circuit with state in use', () => {
     const { breaker, start, trip } = setup();
     trip('/down');
     const failing = start('/failing');
@@ -488,6 +488,12 @@ describe('circuit records are bounded', () => {
     for (let i = 0; i < MAX_CIRCUITS + 300; i++) {
       const f = start(`/items/${i}`);
       if (f.admitted) f.succeed();
+      if (i % 1000 === 0) {
+        // Consulted by a request (refused; answered 404: the streak stays): in use.
+        expect(start('/down').admitted).toBe(false);
+        const again = start('/failing');
+        if (again.admitted) again.fail(errorOf.http(404));
+      }
     }
     const all = breaker.statuses();
     expect(all.length).toBeLessThanOrEqual(MAX_CIRCUITS);
@@ -495,5 +501,33 @@ describe('circuit records are bounded', () => {
     expect(all.find((c) => c.endpoint === 'GET /failing')?.consecutiveFailures).toBe(1);
     expect(all.some((c) => c.endpoint === 'GET /items/0')).toBe(false);
     expect(start('/down').admitted).toBe(false);
+  });
+
+  it('drops a circuit with state too once unused while MAX_CIRCUITS others came', () => {
+    // Every id answers 503 once: each circuit keeps a failure (or is open), so none is idle.
+    const { breaker, clock, start, trip } = setup(3, 1000);
+    trip('/probing');
+    clock.advance(1000);
+    trip('/down');
+    const probe = start('/probing');
+    expect(probe.admitted && probe.probe).toBe(true);
+    for (let i = 0; i < MAX_CIRCUITS * 3; i++) {
+      const f = start(`/items/${i}`);
+      if (f.admitted) f.fail(e503());
+      // A circuit in use keeps its state, however many endpoints come.
+      if (i % 500 === 0) expect(start('/down').admitted).toBe(false);
+    }
+    const all = breaker.statuses();
+    // The last MAX_CIRCUITS ids are too young to go, and each scan is bounded: a few more stay
+    // (6,002 were kept before).
+    expect(all.length).toBeLessThan(MAX_CIRCUITS + 100);
+    expect(all.find((c) => c.endpoint === 'GET /down')?.state).toBe('open');
+    // A probe in flight is never dropped: its outcome still decides.
+    expect(all.find((c) => c.endpoint === 'GET /probing')?.state).toBe('halfOpen');
+    if (probe.admitted) probe.succeed();
+    expect(breaker.status('GET', '/probing').state).toBe('closed');
+    // The newest ids kept their failure; the oldest were forgotten (a fresh circuit is closed).
+    expect(breaker.status('GET', `/items/${MAX_CIRCUITS * 3 - 1}`).consecutiveFailures).toBe(1);
+    expect(all.some((c) => c.endpoint === 'GET /items/0')).toBe(false);
   });
 });
