@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createClient, type Priority } from '../src/index';
-import { debugOf, jsonResponse, settle } from './helpers';
+import { debugOf, FakeClock, jsonResponse, settle } from './helpers';
 import { answer, answerAll, calls, schedulerClient, short, timeline } from './scheduler.helpers';
 
 const EMPTY = { high: 0, normal: 0, low: 0 };
@@ -288,6 +288,33 @@ describe('scheduler: rate limit', () => {
     expect(t.of('request-queued').filter((e) => e.url.endsWith('/r/3'))[1]!.position).toBe(1);
     expect(t.client.scheduler().stats()).toMatchObject({ completed: 5, delayed: 0 });
     expect(t.clock.live).toBe(0);
+  });
+
+  it('a clock stepping back an hour delays a job waiting for budget by `interval` at most', async () => {
+    const fake = new FakeClock();
+    let offset = 0;
+    // The client reads a wall clock that an NTP correction moves back; timers run on real time.
+    const clock = { ...fake, now: () => fake.now() + offset };
+    const starts: number[] = [];
+    const client = createClient({
+      baseURL: 'https://api.test',
+      cache: { enabled: false },
+      clock,
+      scheduler: { rateLimit: { requests: 1, interval: 1000 } },
+      fetch: async () => {
+        starts.push(fake.now());
+        return jsonResponse({});
+      },
+    });
+    const t0 = fake.now();
+    await client.get('/a');
+    offset = -3_600_000;
+    const b = settle(client.get('/b'));
+    await fake.advance(1000);
+    expect(starts.map((at) => at - t0)).toEqual([0, 1000]);
+    expect((await b).state).toBe('fulfilled');
+    expect(client.scheduler().stats()).toMatchObject({ active: 0, delayed: 0, completed: 2 });
+    expect(fake.live).toBe(0);
   });
 
   it('counts retries against the budget', async () => {
