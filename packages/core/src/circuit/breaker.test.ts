@@ -35,6 +35,8 @@ function setup(failureThreshold = 3, resetTimeout = 1000) {
     if (!admission.ok) return { admitted: false as const, error: admission.error };
     const tracker = new Tracker(spec.key);
     tracker.start(clock.now());
+    // Its first attempt, as the client counts it (a flight that made none is neutral).
+    tracker.attempt();
     events.emit('request', {
       key: spec.key,
       method: method as 'GET',

@@ -187,8 +187,9 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
     this.#settle(e.endpoint, e.tracker, 'success');
   };
 
+  /** A flight that made no attempt (its deadline ran out in a queue) never reached its endpoint. */
   readonly #onError = (e: ClientEvents['error']): void => {
-    this.#settle(e.endpoint, e.tracker, flightVerdict(e.error));
+    this.#settle(e.endpoint, e.tracker, e.tracker.attempts ? flightVerdict(e.error) : 'neutral');
   };
 
   /**
