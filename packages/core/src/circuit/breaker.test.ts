@@ -325,6 +325,35 @@ describe('CircuitBreaker rules', () => {
     expect(f.admitted && f.probe).toBe(true);
   });
 
+  it('a clock stepping back does not keep a circuit open for the step as well', () => {
+    const t = setup(1, 1000);
+    t.trip();
+    // An NTP correction sets the wall clock back an hour: openedAt now looks like the future.
+    t.clock.advance(-3_600_000);
+    const f = t.start();
+    // How long it has been open is unknown: one request probes (it was refused for 1 h 1 s).
+    expect(f.admitted && f.probe).toBe(true);
+    if (f.admitted) f.fail(e503());
+    // Reopened on the clock as it now reads: the next probe comes resetTimeout later.
+    expect(t.breaker.status('GET', '/a').openedAt).toBe(t.clock.now());
+    t.clock.advance(999);
+    expect(t.start().admitted).toBe(false);
+    t.clock.advance(1);
+    const g = t.start();
+    expect(g.admitted && g.probe).toBe(true);
+  });
+
+  it('a probe that never answers keeps its circuit half-open, however long (README)', () => {
+    const t = setup(1, 1000);
+    t.trip();
+    t.clock.advance(1000);
+    const probe = t.start();
+    expect(probe.admitted && probe.probe).toBe(true);
+    t.clock.advance(3_600_000);
+    expect(t.start().admitted).toBe(false);
+    expect(t.breaker.status('GET', '/a')).toMatchObject({ state: 'halfOpen', probing: true });
+  });
+
   it('unsubscribing stops learning', () => {
     const t = setup(1);
     t.off();

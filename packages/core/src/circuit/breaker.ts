@@ -99,10 +99,15 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
       this.#move(circuit, { state: 'open', openedAt: phase.openedAt });
       phase = circuit.phase;
     }
-    if (phase.state === 'open' && this.#clock.now() - phase.openedAt >= this.#resetTimeout) {
-      // Announced by the probe's `request` (#onRequest), once its flight can be joined.
-      this.#move(circuit, { ...phase, state: 'halfOpen', probe: undefined });
-      return ADMIT_PROBE;
+    if (phase.state === 'open') {
+      // Open long enough, or for a time the clock cannot tell (it stepped back before openedAt,
+      // or reads NaN): the request probes, rather than the circuit staying open for the step too.
+      const elapsed = this.#clock.now() - phase.openedAt;
+      if (!(elapsed >= 0 && elapsed < this.#resetTimeout)) {
+        // Announced by the probe's `request` (#onRequest), once its flight can be joined.
+        this.#move(circuit, { ...phase, state: 'halfOpen', probe: undefined });
+        return ADMIT_PROBE;
+      }
     }
     return { ok: false, error: new CircuitOpenError(spec, { endpoint: circuit.endpoint }) };
   }
