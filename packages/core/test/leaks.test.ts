@@ -1,9 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import type { CancellablePromise } from '../src/index';
 import { MAX_PROFILES } from '../src/adaptive/engine';
 import { MAX_CIRCUITS } from '../src/circuit/breaker';
+import { type CancellablePromise, createClient } from '../src/index';
 import { MAX_ENDPOINTS } from '../src/intelligence/intelligence';
-import { createClient } from '../src/index';
 import {
   debugOf,
   FakeClock,
