@@ -18,6 +18,25 @@ describe('scheduler: option validation', () => {
     expect(create).toThrow(field);
   });
 
+  it('reads the options once: mutating them later changes nothing (no runtime reconfiguration)', async () => {
+    const options = {
+      concurrency: 1,
+      hosts: { 'api.test': 1 } as Record<string, number>,
+      rateLimit: { requests: 10, interval: 1000 },
+    };
+    const t = schedulerClient(options);
+    options.concurrency = 5;
+    options.hosts['api.test'] = 5;
+    options.hosts['other.test'] = 1;
+    options.rateLimit.requests = 1;
+    for (const path of ['/a', '/b', '/c']) t.client.get(path);
+    await t.clock.advance(0);
+    expect(calls(t)).toEqual(['/a']);
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, queued: 2, delayed: 0 });
+    await answerAll(t);
+    expect(calls(t)).toEqual(['/a', '/b', '/c']);
+  });
+
   it('validates even when disabled', () => {
     expect(() =>
       createClient({
