@@ -824,7 +824,8 @@ class KeelClient implements Client {
   /**
    * The flight's deadline ran out: its work stops (the running attempt, retry wait or queue
    * place is aborted) and it fails with a TimeoutError of kind `deadline`, an `error` like any
-   * failure (the circuit breaker and intelligence count it as a timeout).
+   * failure (intelligence counts it as a timeout; so does the circuit breaker once an attempt was
+   * made: a flight that never left the queue says nothing about its endpoint).
    */
   #expire(flight: Flight): void {
     flight.deadlineTimer = undefined;
