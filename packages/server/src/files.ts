@@ -8,7 +8,7 @@ import parseRange from 'range-parser';
 import { endBodiless, isBodiless } from './bodiless';
 import { checkObject, oneOf, typeError } from './checks';
 import { HttpException } from './errors';
-import { watchSend, whenDone } from './send-watch';
+import { watchEnded, watchSend, whenDone } from './send-watch';
 import type { StreamTarget } from './stream-body';
 
 /** Options for `ctx.sendFile`. */
@@ -278,7 +278,7 @@ export async function sendFile(
     if (isBodiless(target.status)) {
       // Neither the file nor its length is sent (a Content-Length in a 204 is forbidden, §8.6);
       // the validators stay, which a 304 needs.
-      endBodiless(res, target.status, headers);
+      endBodiless(res, target.status, headers, target.watch);
       return;
     }
     const cacheable = (method === 'GET' || method === 'HEAD') && target.status === 200;
@@ -287,6 +287,7 @@ export async function sendFile(
     if (cacheable && isNotModified(req, etag, stat.mtimeMs)) {
       res.writeHead(304, headers);
       res.end();
+      watchEnded(res, target.watch);
       return;
     }
     let start = 0;
@@ -304,6 +305,7 @@ export async function sendFile(
           ...target.extra,
         ]);
         res.end();
+        watchEnded(res, target.watch);
         return;
       }
       if (range !== null) {
@@ -321,6 +323,7 @@ export async function sendFile(
     res.writeHead(status, headers);
     if (method === 'HEAD' || length === 0) {
       res.end();
+      watchEnded(res, target.watch);
       return;
     }
     if (length <= SMALL_FILE) {
@@ -328,7 +331,10 @@ export async function sendFile(
       const { bytesRead } = await handle.read(buf, 0, length, start);
       // The file shrank since stat: the promised length cannot be met, so abort the response.
       if (bytesRead !== length) res.destroy();
-      else res.end(buf);
+      else {
+        res.end(buf);
+        watchEnded(res, target.watch);
+      }
       return;
     }
     ownsHandle = false; // the stream closes it

@@ -109,6 +109,68 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
   return stop;
 }
 
+/** Connections with one-piece replies waiting for their client, each with the last one ended. */
+const backlogs = new WeakMap<Socket, ServerResponse>();
+
+/**
+ * Call after a reply was ended in one piece (64 KiB or less, a head): when its bytes were not all
+ * handed to the kernel at once (its client is not reading, or it is queued behind an earlier
+ * response), its connection is watched as {@link watchSend} watches a body, so a client that
+ * pipelines requests and reads none of the replies cannot hold them, and the socket, for ever.
+ * One watch per connection, however many replies wait; it ends once the last of them finished.
+ * The common case costs two property reads.
+ */
+export function watchEnded(res: ServerResponse, watch: SendWatch): void {
+  const own = res.socket;
+  if (own !== null && own.writableLength === 0) return;
+  const socket = res.req.socket;
+  // An in-process request (`inject`) has no connection to watch.
+  if (watch.ms === 0 || typeof socket.bytesWritten !== 'number' || socket.destroyed) return;
+  const watched = backlogs.has(socket);
+  backlogs.set(socket, res);
+  if (!watched) watchBacklog(socket, watch);
+}
+
+/** The watch of {@link watchEnded}: progress judged per connection, as in watchSend. */
+function watchBacklog(socket: Socket, { clock, ms }: SendWatch): void {
+  const every = Math.max(1, Math.floor(ms / 4));
+  let mark = -1;
+  let since = 0;
+  let timer: TimerHandle = null;
+  const stop = (): void => {
+    backlogs.delete(socket);
+    socket.off('close', stop);
+    if (timer !== null) clock.clearTimeout(timer);
+    timer = null;
+  };
+  const check = (): void => {
+    timer = null;
+    if (socket.writableLength === 0) {
+      const last = backlogs.get(socket);
+      // All taken; or an earlier response is still being answered: the server's time, not the
+      // client's (its replies are flushed, and watched again, when it ends).
+      if (last === undefined || last.writableFinished || last.destroyed) {
+        stop();
+        return;
+      }
+      mark = -1;
+    } else {
+      const now = delivered(socket);
+      if (now !== mark) {
+        mark = now;
+        since = clock.now();
+      } else if (clock.now() - since >= ms) {
+        stop();
+        socket.destroy();
+        return;
+      }
+    }
+    timer = clock.setTimeout(check, every);
+  };
+  socket.once('close', stop);
+  timer = clock.setTimeout(check, every);
+}
+
 /**
  * Resolves when `res` finished (its last byte handed to the kernel) or closed, so that a
  * watcher covers the tail of a body that was ended with bytes still queued: with `true` when it

@@ -7,7 +7,7 @@ import type { Context, Handler, Middleware, Next } from './context';
 import { BodyTooLargeError, isHttpException, ReleasedContextError } from './errors';
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
-import { noop, type SendWatch, whileQueued } from './send-watch';
+import { noop, type SendWatch, watchEnded, whileQueued } from './send-watch';
 import { endInSlices, SLICE_BYTES } from './sliced-body';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
 import { promiseOf } from './thenable';
@@ -387,7 +387,7 @@ export class Slot {
     // While the app closes, tell keep-alive clients this connection ends with this response.
     if (this.host.closing) res.shouldKeepAlive = false;
     if (isBodiless(status)) {
-      endBodiless(res, status, ['x-request-id', face.requestId]);
+      endBodiless(res, status, ['x-request-id', face.requestId], this.host.send);
       this.#sent();
       return;
     }
@@ -434,7 +434,11 @@ export class Slot {
     res.writeHead(status, head);
     if (body === null || face.method === 'HEAD') res.end();
     else if (length <= SLICE_BYTES) res.end(body);
-    else this.#endInSlices(face, body);
+    else {
+      this.#endInSlices(face, body);
+      return;
+    }
+    watchEnded(res, this.host.send);
   }
 
   /**
@@ -467,6 +471,7 @@ export class Slot {
     if (contentType !== null) head.push('content-type', contentType);
     face.res.writeHead(status, head);
     face.res.end();
+    watchEnded(face.res, this.host.send);
     this.#sent();
   }
 
