@@ -1,4 +1,9 @@
-import { type IncomingMessage, validateHeaderName, validateHeaderValue } from 'node:http';
+import {
+  type IncomingMessage,
+  type ServerResponse,
+  validateHeaderName,
+  validateHeaderValue,
+} from 'node:http';
 import { endBodiless, isBodiless } from './bodiless';
 import { type BodyKind, BodyReader } from './body';
 import { rangeError, typeError } from './checks';
@@ -7,7 +12,7 @@ import type { Context, Handler, Middleware, Next } from './context';
 import { BodyTooLargeError, isHttpException, ReleasedContextError } from './errors';
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
-import { noop, type SendWatch, watchEnded, whileQueued } from './send-watch';
+import { noop, type SendWatch, watchEnded, watchSend, whenDone, whileQueued } from './send-watch';
 import { endInSlices, SLICE_BYTES } from './sliced-body';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
 import { promiseOf } from './thenable';
@@ -151,7 +156,10 @@ export class Slot {
     this.#onStreamEnd = (stream) => {
       if (this.#stream !== stream) return; // a stale stream of an earlier request
       this.#sent();
-      this.#maybeRelease();
+      const res = this.#face.res;
+      // Ended by the server: finished only if its queued tail reaches the socket.
+      if (res.writableEnded && !res.destroyed) this.#watchTail(res);
+      else this.#maybeRelease();
     };
     this.#onResClose = () => {
       // Node's 'close' comes from its connection's closing when the response was cut, and a tick
@@ -366,6 +374,22 @@ export class Slot {
   }
 
   // ── The response ───────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Holds the request until the tail of an ended event stream is written (finished) or cut
+   * (`sendTimeout`, the client left: finished false), as a streamed body is held. Once per
+   * stream, so its allocations are off the request path.
+   */
+  #watchTail(res: ServerResponse): void {
+    this.#busy++;
+    const unwatch = watchSend(res, this.host.send);
+    void whenDone(res).then((finished) => {
+      unwatch();
+      if (!finished) this.#cut = true;
+      this.#busy--;
+      this.#maybeRelease();
+    });
+  }
 
   /** A live request answers once. */
   assertCanRespond(): void {
