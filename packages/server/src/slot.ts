@@ -634,9 +634,12 @@ export class Slot {
         this.#answer = 'open';
         this.end(JSON_TYPE, INTERNAL_ERROR_JSON);
       } else if (!res.writableEnded) {
+        // Never `res.end()`: its last chunk would make the truncated body look complete (and
+        // the connection reusable). What was written is flushed, then the connection closes;
+        // a response still queued behind another has nothing out to flush.
         const socket = res.socket;
-        res.end();
-        if (socket) res.once('finish', () => socket.end());
+        if (socket === null) res.destroy();
+        else socket.end();
       }
     } catch {
       res.destroy();
