@@ -341,6 +341,13 @@ export class Slot {
   #fail(err: unknown): void {
     if (this.#phase === 'idle') return;
     this.#phase = 'settled';
+    const res = this.#face.res;
+    if (res.destroyed && err === this.#face.req.errored) {
+      // The upload's own error (ECONNRESET "aborted"), seen by a handler reading ctx.req: its
+      // client left, as when it gives up on a closed response. Nobody to answer, nothing to report.
+      this.#onResClose();
+      return;
+    }
     if (!isClientError(err)) {
       const pending = this.host.report(err, this.#face);
       if (pending !== undefined) {

@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { appStats } from '../../src/app';
 import { start, trackApps, until } from '../helpers';
 
 const make = trackApps();
@@ -29,5 +30,60 @@ describe('a handler that gives up because its client left', () => {
     expect(errors).toEqual([]);
     // The ctx went back to the pool in a usable state.
     expect(await (await fetch(`${base}/ok`)).json()).toEqual({ ok: true });
+  });
+
+  it('a handler reading the upload itself fails with the reset: not reported either', async () => {
+    const errors: unknown[] = [];
+    const app = make();
+    app.onError((err) => {
+      errors.push(err);
+    });
+    let failed: unknown = null;
+    app.post('/upload', async (ctx) => {
+      let n = 0;
+      try {
+        // Not a type the body reader takes: the handler streams ctx.req itself.
+        for await (const chunk of ctx.req) n += (chunk as Buffer).byteLength;
+      } catch (err) {
+        failed = err;
+        throw err;
+      }
+      return ctx.json({ n });
+    });
+    app.get('/ok', (ctx) => ctx.json({ ok: true }));
+    const { port, base } = await start(app);
+    const socket = connect(port, '127.0.0.1');
+    socket.write(
+      `POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: 100000\r\n\r\n${'x'.repeat(1000)}`,
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    socket.resetAndDestroy();
+    await until(() => failed !== null && appStats(app).inflight === 0);
+    expect((failed as { code?: string }).code).toBe('ECONNRESET');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(errors).toEqual([]);
+    expect(await (await fetch(`${base}/ok`)).json()).toEqual({ ok: true });
+  });
+
+  it('an error of its own after its client left is still reported', async () => {
+    const errors: unknown[] = [];
+    const app = make();
+    app.onError((err) => {
+      errors.push(err);
+    });
+    const bug = new Error('a bug, not the client');
+    app.post('/upload', async (ctx) => {
+      await new Promise<void>((resolve) => ctx.res.once('close', () => resolve()));
+      throw bug;
+    });
+    const { port } = await start(app);
+    const socket = connect(port, '127.0.0.1');
+    socket.write(
+      'POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: 10\r\n\r\nx',
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    socket.resetAndDestroy();
+    await until(() => errors.length === 1 && appStats(app).inflight === 0);
+    expect(errors).toEqual([bug]);
   });
 });
