@@ -4,6 +4,8 @@ import type { Socket as ServerSocket } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { ManualClock, start, trackApps, until } from './helpers';
@@ -15,6 +17,9 @@ import { ManualClock, start, trackApps, until } from './helpers';
 // for ever. `sendTimeout` covers them: judged per connection, as for streamed bodies.
 
 const app = trackApps();
+// A real collection, so a test sees replies released, not merely unreferenced by keel.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 const closers: { destroy(): void }[] = [];
 afterEach(() => {
   for (const c of closers.splice(0)) c.destroy();
@@ -38,40 +43,65 @@ function setup(sendTimeout?: number) {
     seen.socket = ctx.req.socket;
     return ctx.send(REPLY);
   });
-  a.get('/file', (ctx) => {
-    seen.handled++;
+  a.get('/file', async (ctx) => {
     seen.socket = ctx.req.socket;
-    return ctx.sendFile(file);
+    await ctx.sendFile(file);
+    // Counted once ended, as a one-piece reply is: the next batch waits for all of them.
+    seen.handled++;
   });
   return { a, clock, seen };
 }
 
-/** A client that pipelines `n` GETs on one connection and reads nothing. */
-function pipelineUnread(port: number, n: number, get = GET): Socket {
+type Seen = { handled: number; socket: ServerSocket | null };
+
+/** A client connection that reads nothing (until the test resumes it). */
+function unread(port: number): Socket {
   const socket = connect(port, '127.0.0.1');
   closers.push(socket);
   socket.pause();
   socket.on('error', () => {});
-  socket.write(get.repeat(n));
   return socket;
 }
 
 /** Until the server has answered what it will and the connection is stalled. */
-async function stalled(seen: { handled: number; socket: ServerSocket | null }): Promise<void> {
+async function stalled(seen: Seen): Promise<void> {
   let before = -1;
+  let same = 0;
   await until(() => {
-    const done = seen.handled === before && seen.socket !== null && seen.socket.writableLength > 0;
+    same = seen.handled === before ? same + 1 : 0;
     before = seen.handled;
-    return done;
+    return same >= 10 && seen.socket !== null && seen.socket.writableLength > 0;
   });
+}
+
+/**
+ * Pipelines GETs in batches of 96 (3 MiB of replies, under the queue cap), each once the last was
+ * answered and taken, until replies are left waiting: loopback's kernel buffers are full. Returns
+ * the number sent (Node answers the rest of a batch once the client reads).
+ */
+async function fill(socket: Socket, seen: Seen, get = GET): Promise<number> {
+  for (let sent = 96; ; sent += 96) {
+    socket.write(get.repeat(96));
+    let before = -1;
+    let same = 0;
+    await until(() => {
+      same = seen.handled === before ? same + 1 : 0;
+      before = seen.handled;
+      return same >= 10;
+    });
+    // Not all answered (Node stopped reading), or all answered but not all taken: stalled.
+    if (seen.handled < sent || seen.socket!.writableLength > 0) {
+      await stalled(seen);
+      return sent;
+    }
+  }
 }
 
 describe('sendTimeout: small replies queued for a client that reads nothing', () => {
   it('pipelined GETs never read: the connection is closed after sendTimeout', async () => {
     const { a, clock, seen } = setup(1000);
     const { port } = await start(a);
-    pipelineUnread(port, 2000);
-    await stalled(seen);
+    await fill(unread(port), seen);
     // Every request is over already (one-piece replies are released when ended).
     expect(appStats(a).inflight).toBe(0);
     expect(seen.handled).toBeGreaterThan(100);
@@ -85,10 +115,11 @@ describe('sendTimeout: small replies queued for a client that reads nothing', ()
   it('the same for a small file (sendFile), sent in one piece too', async () => {
     const { a, clock, seen } = setup(1000);
     const { port } = await start(a);
-    pipelineUnread(port, 2000, 'GET /file HTTP/1.1\r\nHost: x\r\n\r\n');
-    await stalled(seen);
+    await fill(unread(port), seen, 'GET /file HTTP/1.1\r\nHost: x\r\n\r\n');
     await until(() => appStats(a).inflight === 0);
-    clock.tick(1250);
+    clock.tick(900);
+    expect(seen.socket!.destroyed).toBe(false);
+    clock.tick(1000);
     expect(seen.socket!.destroyed).toBe(true);
     expect(clock.active).toBe(0);
   });
@@ -96,9 +127,9 @@ describe('sendTimeout: small replies queued for a client that reads nothing', ()
   it('a client that reads slowly but keeps moving is never cut, and gets every reply', async () => {
     const { a, clock, seen } = setup(1000);
     const { port } = await start(a);
-    const n = 400;
-    const socket = pipelineUnread(port, n);
-    await stalled(seen);
+    const socket = unread(port);
+    // Replies to the last batch are sent once the client took the earlier ones.
+    const n = await fill(socket, seen);
     const sock = seen.socket!;
     const delivered = (): number => sock.bytesWritten - sock.writableLength;
     let got = 0;
@@ -114,18 +145,19 @@ describe('sendTimeout: small replies queued for a client that reads nothing', ()
     });
     let steps = 0;
     while (got < n) {
-      // Read a few replies and until the server saw a write complete, then let 600 ms of a
+      // Read a few replies and until the server saw a write complete, then let 700 ms of a
       // 1000 ms sendTimeout pass.
       before = delivered();
       target = got + 8;
       socket.resume();
       await until(() => got === n || enough());
       socket.pause();
-      clock.tick(600);
+      clock.tick(700);
       expect(sock.destroyed).toBe(false);
       steps++;
     }
-    expect(steps).toBeGreaterThanOrEqual(3);
+    // The clock went past 1.25 sendTimeout (the latest a stalled client is cut) while it read.
+    expect(steps).toBeGreaterThanOrEqual(2);
     expect(seen.handled).toBe(n);
     // All taken: nothing is left watching, and the keep-alive connection stays open.
     await until(() => sock.writableLength === 0);
@@ -193,10 +225,35 @@ describe('sendTimeout: small replies queued for a client that reads nothing', ()
     expect(armed).toBe(0);
   });
 
+  it('more than 4 MiB of replies queued on one connection: closed at once, replies let go', async () => {
+    // One read of pipelined GETs is all run before Node stops reading: 2000 replies of 32 KiB,
+    // 62 MiB, for a client that may never read. Past the cap the connection goes, and with it
+    // every reply, where they were held until sendTimeout (or for ever with no timeout).
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    let handled = 0;
+    let closed = false;
+    let reply: WeakRef<object> | null = null;
+    a.get('/reply', (ctx) => {
+      // Nothing here may hold the socket: its connection state holds the queued replies.
+      if (handled === 0) ctx.req.socket.once('close', () => (closed = true));
+      if (handled++ === 1000) reply = new WeakRef(ctx.res);
+      return ctx.send(REPLY);
+    });
+    const { port } = await start(a);
+    unread(port).write(GET.repeat(2000));
+    await until(() => closed && handled === 2000 && appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+    await until(() => {
+      gc();
+      return reply!.deref() === undefined;
+    });
+  });
+
   it('sendTimeout: 0 leaves the connection alone, with no timer', async () => {
     const { a, clock, seen } = setup(0);
     const { port } = await start(a);
-    pipelineUnread(port, 2000);
+    unread(port).write(GET.repeat(2000));
     await stalled(seen);
     clock.tick(10_000);
     expect(seen.socket!.destroyed).toBe(false);
