@@ -248,6 +248,8 @@ export async function sendFile(
     throw typeError('sendFile root', 'a directory path string', options.root);
   }
   const dotfiles = oneOf('sendFile dotfiles', options.dotfiles ?? 'ignore', DOTFILES);
+  // The client left already: nothing to open, nothing to send (onResponse: status 0).
+  if (target.res.destroyed) return;
   const file = await resolveFile(path, options.root, dotfiles);
   let handle: FileHandle;
   try {
@@ -262,6 +264,7 @@ export async function sendFile(
     const stat = await handle.stat();
     if (!stat.isFile()) throw new HttpException(404);
     const { res, method, headers: req } = target;
+    if (res.destroyed) return; // the client left while the file was looked up
     const size = stat.size;
     // Strong, as nginx's: size and mtime in ms change whenever the bytes do, and If-Range (resuming
     // a download) accepts only strong validators.

@@ -414,6 +414,11 @@ export class Slot {
     this.assertCanRespond();
     const face = this.#face;
     const res = face.res;
+    if (res.destroyed) {
+      // The client left: nothing is written, so onResponse tells status 0, not finished.
+      this.#sent();
+      return;
+    }
     const status = this.#status;
     // While the app closes, tell keep-alive clients this connection ends with this response.
     if (this.host.closing) res.shouldKeepAlive = false;

@@ -57,6 +57,11 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
     throw typeError('send body', 'a ReadableStream that no reader holds (locked)', source);
   }
   const { res, status } = target;
+  // The client left already: release the source, send nothing (onResponse: status 0).
+  if (res.destroyed) {
+    discard(source);
+    return;
+  }
   if (isBodiless(status)) {
     endBodiless(res, status, target.extra, target.watch);
     discard(source);

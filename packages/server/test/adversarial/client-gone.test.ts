@@ -1,6 +1,9 @@
 import { connect } from 'node:net';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { appStats } from '../../src/app';
+import type { Context } from '../../src/index';
 import { start, trackApps, until } from '../helpers';
 
 const make = trackApps();
@@ -86,4 +89,60 @@ describe('a handler that gives up because its client left', () => {
     await until(() => errors.length === 1 && appStats(app).inflight === 0);
     expect(errors).toEqual([bug]);
   });
+
+  it.each([
+    ['json', '/json'],
+    ['a large json (sliced)', '/json-big'],
+    ['a 204', '/no-content'],
+    ['a stream', '/stream'],
+    ['a file', '/file'],
+  ])(
+    'answering with %s once its client left: onResponse reports status 0, not finished',
+    async (_what, path) => {
+      const errors: unknown[] = [];
+      const infos: { status: number; finished: boolean }[] = [];
+      const app = make();
+      app.onError((err) => {
+        errors.push(err);
+      });
+      app.onResponse((_ctx, { status, finished }) => {
+        infos.push({ status, finished });
+      });
+      let released = false;
+      const gone = (ctx: Context): Promise<void> =>
+        new Promise((resolve) => ctx.res.once('close', () => resolve()));
+      app.get('/json', async (ctx) => {
+        await gone(ctx);
+        return ctx.json({ late: true });
+      });
+      app.get('/json-big', async (ctx) => {
+        await gone(ctx);
+        return ctx.json({ late: 'x'.repeat(200_000) });
+      });
+      app.get('/no-content', async (ctx) => {
+        await gone(ctx);
+        return ctx.status(204).send(null);
+      });
+      app.get('/stream', async (ctx) => {
+        await gone(ctx);
+        const source = Readable.from(['a', 'b']);
+        source.once('close', () => (released = true));
+        return ctx.send(source);
+      });
+      app.get('/file', async (ctx) => {
+        await gone(ctx);
+        return ctx.sendFile(fileURLToPath(import.meta.url));
+      });
+      const { port } = await start(app);
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => {});
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      await new Promise((r) => setTimeout(r, 30));
+      socket.destroy();
+      await until(() => infos.length === 1 && appStats(app).inflight === 0);
+      expect(infos).toEqual([{ status: 0, finished: false }]);
+      expect(errors).toEqual([]);
+      if (path === '/stream') expect(released).toBe(true);
+    },
+  );
 });
