@@ -1006,7 +1006,11 @@ function rejected<T>(error: unknown): CancellablePromise<T> {
   return cancellable(Promise.reject(error));
 }
 
-/** Fresh for the entry's own ttl and for this reader's (a per-request ttl asks for newer data). */
+/**
+ * Fresh for the entry's own ttl and for this reader's (a per-request ttl asks for newer data).
+ * Stored after `now` (the clock stepped back): its age is unknown, so not fresh.
+ */
 function isFresh(entry: CacheEntry, spec: RequestSpec, now: number): boolean {
-  return entry.expiresAt > now && now - entry.storedAt < spec.cache!.ttl;
+  const age = now - entry.storedAt;
+  return entry.expiresAt > now && age >= 0 && age < spec.cache!.ttl;
 }

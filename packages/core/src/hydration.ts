@@ -207,6 +207,11 @@ function digestOf(text: string): number {
   return h;
 }
 
+/** How many keys of `client` have an arrival record (for tests: records must stay bounded). */
+export function arrivalCount(client: Client): number {
+  return arrived.get(client)?.size ?? 0;
+}
+
 function arrivals(client: Client): Map<string, readonly [number, number]> {
   let byKey = arrived.get(client);
   if (byKey === undefined) arrived.set(client, (byKey = new Map()));
@@ -229,6 +234,13 @@ export function writeHydration(client: Client, entries: readonly PreparedEntry[]
     if (cache.isCollectable({ key: spec.key, expiresAt: storedAt + ttl }, now)) continue;
     cache.set(spec.key, value, { spec, storedAt, ttl });
     written++;
+  }
+  // A record outlives its entry (a newer read may replace the entry, or invalidation remove it
+  // and a read refill it: the record must still tell a repeat), but not for ever: once records
+  // outnumber twice the entries, those whose key has no entry (evicted, collected, cleared) go.
+  // Records are only added here, so this bounds them, amortized, without a timer.
+  if (seen.size > 2 * cache.size + 32) {
+    for (const key of seen.keys()) if (cache.peek(key) === undefined) seen.delete(key);
   }
   return written;
 }

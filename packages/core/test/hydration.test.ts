@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { arrivalCount } from '../src/hydration';
 import {
   createClient,
   type DehydratedEntry,
@@ -379,5 +380,42 @@ describe('dehydrate hands over only what hydrate takes (values written by hand)'
     server.setCached('GET /x', { data: 1, status: 99, statusText: '', headers: new Headers() });
     expect(() => dehydrate(server)).toThrow(RangeError);
     expect(() => dehydrate(server)).toThrow(/GET \/x.*status.*200 to 599.*99/);
+  });
+});
+
+describe('arrival records do not outlive their entries', () => {
+  const entry = (i: number, data: unknown = i): DehydratedEntry => ({
+    key: `GET /k${i}`,
+    tags: [],
+    age: 0,
+    ttl: 30_000,
+    response: { data, status: 200, statusText: 'OK', headers: [] },
+  });
+
+  test('thousands of distinct keys hydrated, evicted or cleared: the records stay bounded by the cache', () => {
+    const client = createClient({ baseURL: 'https://api.test', cache: { maxEntries: 10 } });
+    for (let i = 0; i < 5000; i++) {
+      expect(hydrate(client, { keel: 1, entries: [entry(i)] })).toBe(1);
+      // A record per key the cache holds, plus at most as many again and a small slack.
+      expect(arrivalCount(client)).toBeLessThanOrEqual(2 * debugOf(client).cacheSize + 32);
+      if (i % 1000 === 999) client.clearCache();
+    }
+    expect(debugOf(client).cacheSize).toBeLessThanOrEqual(10);
+  });
+
+  test('a kept record still tells a repeat: the same state after a newer read keeps the read', async () => {
+    const clock = new FakeClock(1_000_000);
+    const fake = createFakeFetch({ handler: () => jsonResponse('read') });
+    const client = createClient({ baseURL: 'https://api.test', clock, fetch: fake.fetch });
+    const state: DehydratedState = { keel: 1, entries: [{ ...entry(1, 'server'), age: 10_000 }] };
+    hydrate(client, JSON.parse(JSON.stringify(state)));
+    await clock.advance(1000);
+    client.invalidate('/k1', { refetch: false });
+    const read = await client.get('/k1');
+    await clock.advance(15_000);
+    // Many other keys hydrated meanwhile (each record with its entry): the record of /k1 stays.
+    for (let i = 2; i < 200; i++) hydrate(client, { keel: 1, entries: [entry(i)] });
+    expect(hydrate(client, JSON.parse(JSON.stringify(state)))).toBe(0);
+    expect(client.getCached('GET /k1')).toBe(read);
   });
 });

@@ -27,6 +27,9 @@ export function shown(value: unknown): string {
       if (value === null) return 'null';
       if (Array.isArray(value)) return 'an array';
       if (value instanceof RegExp) return String(value);
+      if (value instanceof Date) {
+        return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
+      }
       return 'an object';
   }
 }

@@ -60,7 +60,8 @@ const NO_TRANSFORM = /(?:^|,)\s*no-transform\s*(?:,|$)/i;
  * The coding for one buffered response, or null to send it as is. A compressible type gets
  * `Vary: Accept-Encoding` whatever the outcome, so caches keep the variants apart. Skipped: small
  * bodies, types that do not compress (images, archives...), responses that already have a
- * Content-Encoding or say `Cache-Control: no-transform`, and clients that accept no coding.
+ * Content-Encoding or a Content-Range or say `Cache-Control: no-transform`, and clients that
+ * accept no coding. A strong ETag of a response it compresses is made weak.
  */
 export function chooseEncoding(
   settings: CompressionSettings,
@@ -73,6 +74,9 @@ export function chooseEncoding(
   if (typeof type !== 'string' || compressible(type) !== true) return null;
   vary(res, 'Accept-Encoding');
   if (length < settings.threshold || res.hasHeader('content-encoding')) return null;
+  // A range (a handler's 206) counts bytes of the identity body: compressed, it would name bytes
+  // of one representation and carry another. nginx compresses no 206 either.
+  if (res.hasHeader('content-range')) return null;
   const cacheControl = res.getHeader('cache-control');
   if (typeof cacheControl === 'string' && NO_TRANSFORM.test(cacheControl)) return null;
   if (req.headers['accept-encoding'] === undefined) return null;
@@ -81,7 +85,12 @@ export function chooseEncoding(
     encoding(available: readonly string[], options: { preferred: readonly string[] }): unknown;
   };
   const chosen = negotiator.encoding(settings.offered, { preferred: settings.encodings });
-  return chosen === 'br' || chosen === 'gzip' ? chosen : null;
+  if (chosen !== 'br' && chosen !== 'gzip') return null;
+  // A strong ETag promises these very bytes (RFC 9110 §8.8.3), and compressed ones are others:
+  // weak, as nginx makes it, it still validates (If-None-Match compares weakly).
+  const etag = res.getHeader('etag');
+  if (typeof etag === 'string' && etag.startsWith('"')) res.setHeader('etag', `W/${etag}`);
+  return chosen;
 }
 
 /** Compresses off the event loop (zlib's thread pool). */

@@ -92,6 +92,8 @@ export interface CacheControlOptions {
 const DONE: Promise<void> = Promise.resolve();
 const JSON_TYPE = 'application/json; charset=utf-8';
 const REDIRECTS = new Set([300, 301, 302, 303, 307, 308]);
+/** The largest Cache-Control duration sent (RFC 9111 §1.2.2: it stands for any larger one). */
+const MAX_DELTA_SECONDS = 2_147_483_648;
 
 const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?$/i;
 
@@ -139,7 +141,28 @@ function seconds(name: string, value: number | undefined): number | undefined {
     'a non-negative number of seconds',
     (v) => Number.isFinite(v) && v >= 0,
   );
-  return Math.floor(n);
+  // RFC 9111 §1.2.2: 2^31 stands for any larger delta-seconds; String() would write 1e21 as
+  // `1e+21`, which is no delta-seconds at all (a cache would ignore the directive).
+  return Math.min(Math.floor(n), MAX_DELTA_SECONDS);
+}
+
+/**
+ * Node's ERR_HTTP_HEADERS_SENT ("Cannot set headers after they are sent to the client") names
+ * neither keel's call nor the header: say both.
+ */
+function lateHeader(call: string, name: unknown, cause: unknown): Error {
+  return new Error(
+    `keel: ctx.${call}() set ${JSON.stringify(String(name))} after the response was sent; ` +
+      'set headers before the response operation',
+    { cause },
+  );
+}
+
+/** `err` restated by {@link lateHeader} when it is Node's headers-sent error, else as it is. */
+function restateLate(call: string, name: string, err: unknown): unknown {
+  return (err as { code?: string }).code === 'ERR_HTTP_HEADERS_SENT'
+    ? lateHeader(call, name, err)
+    : err;
 }
 
 /**
@@ -388,6 +411,7 @@ export class Context {
         const make = typeof name === 'string' ? rangeError : typeError;
         throw make('setHeader name', 'an HTTP header name (a token)', name, err);
       }
+      if (code === 'ERR_HTTP_HEADERS_SENT') throw lateHeader('setHeader', name, err);
       const expected = 'a header value Node can send';
       if (code === 'ERR_INVALID_CHAR') throw rangeError('setHeader value', expected, value, err);
       if (code === 'ERR_HTTP_INVALID_HEADER_VALUE') {
@@ -423,7 +447,13 @@ export class Context {
       if (sie !== undefined) parts.push(`stale-if-error=${sie}`);
       if (options.immutable === true) parts.push('immutable');
     }
-    if (parts.length > 0) this.res.setHeader('cache-control', parts.join(', '));
+    if (parts.length > 0) {
+      try {
+        this.res.setHeader('cache-control', parts.join(', '));
+      } catch (err) {
+        throw restateLate('cacheControl', 'cache-control', err);
+      }
+    }
     return this;
   }
 
@@ -433,7 +463,12 @@ export class Context {
    */
   setCookie(name: string, value: string, options?: CookieOptions): this {
     if (this.#use('setCookie()') !== null) {
-      this.res.appendHeader('set-cookie', serializeCookie(name, value, options));
+      const cookie = serializeCookie(name, value, options);
+      try {
+        this.res.appendHeader('set-cookie', cookie);
+      } catch (err) {
+        throw restateLate('setCookie', 'set-cookie', err);
+      }
     }
     return this;
   }

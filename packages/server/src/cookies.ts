@@ -10,13 +10,15 @@ export interface CookieOptions {
    */
   httpOnly?: boolean | undefined;
   /**
-   * `Secure`: send only over HTTPS. Forced on when `sameSite` is `'none'` (browsers require it).
+   * `Secure`: send only over HTTPS. Forced on when `sameSite` is `'none'` and for names starting
+   * `__Secure-` / `__Host-` (browsers require it); `false` with such a name is a RangeError.
    *
    * @default false
    */
   secure?: boolean | undefined;
   /**
-   * `Max-Age`: lifetime in seconds; fractions are floored, `0` deletes the cookie.
+   * `Max-Age`: lifetime in seconds; fractions are floored, `0` deletes the cookie. Above 400
+   * days it is sent as 400 days, where browsers cap it anyway.
    *
    * @default undefined (a session cookie, unless `expires` is set)
    */
@@ -48,6 +50,11 @@ export interface CookieOptions {
 }
 
 const CRLF = /[\r\n]/g;
+/**
+ * 400 days: browsers cap Max-Age there (RFC 6265bis §5.6.2). A larger value is sent as this, so
+ * `1e21` (which String() writes `1e+21`, not the digits Max-Age takes) stays a lasting cookie.
+ */
+const MAX_COOKIE_AGE = 400 * 24 * 3600;
 const SAME_SITE = ['lax', 'strict', 'none'] as const;
 
 function strip(value: string): string {
@@ -61,6 +68,34 @@ function encoded(what: string, text: string): string {
   } catch (err) {
     throw rangeError(what, 'well-formed Unicode text', text, err);
   }
+}
+
+const PREFIX = /^__(host|secure)-/i;
+
+/**
+ * RFC 6265bis §4.1.3: browsers drop, in silence, a `__Secure-` cookie without Secure and a
+ * `__Host-` cookie without Secure, with a Domain or with a Path other than `/` (the prefixes
+ * match in any case). True when the name has a prefix, so Secure is forced (as for SameSite=None);
+ * what cannot be mended is a RangeError naming the option.
+ */
+function checkPrefix(
+  name: string,
+  secure: boolean | undefined,
+  path: string,
+  domain: string | undefined,
+): boolean {
+  const match = PREFIX.exec(name);
+  if (match === null) return false;
+  const host = match[1]!.toLowerCase() === 'host';
+  const kind = host ? '__Host-' : '__Secure-';
+  if (secure === false) {
+    throw rangeError('setCookie secure', `true or left out for a ${kind} cookie`, secure);
+  }
+  if (host && domain !== undefined) {
+    throw rangeError('setCookie domain', 'left out for a __Host- cookie', domain);
+  }
+  if (host && path !== '/') throw rangeError('setCookie path', "'/' for a __Host- cookie", path);
+  return true;
 }
 
 /**
@@ -89,16 +124,25 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   if (expires !== undefined && !(expires instanceof Date)) {
     throw typeError('setCookie expires', 'a Date', expires);
   }
+  if (expires !== undefined && Number.isNaN(expires.getTime())) {
+    throw rangeError('setCookie expires', 'a valid Date', expires);
+  }
   const bareName = strip(name);
   if (bareName === '') throw rangeError('setCookie name', 'a non-empty cookie name', name);
+  const path = options.path === undefined ? '/' : strip(options.path);
+  const domain = options.domain === undefined ? undefined : strip(options.domain);
+  const prefix = checkPrefix(bareName, options.secure, path, domain);
   try {
     return serialize(encoded('setCookie name', bareName), strip(value), {
       encode: (text) => encoded('setCookie value', text),
-      path: options.path === undefined ? '/' : strip(options.path),
-      domain: options.domain === undefined ? undefined : strip(options.domain),
+      path,
+      domain,
       httpOnly: options.httpOnly === true,
-      secure: options.secure === true || sameSite === 'none',
-      maxAge: options.maxAge === undefined ? undefined : Math.floor(options.maxAge),
+      secure: options.secure === true || sameSite === 'none' || prefix,
+      maxAge:
+        options.maxAge === undefined
+          ? undefined
+          : Math.min(Math.floor(options.maxAge), MAX_COOKIE_AGE),
       expires,
       sameSite,
     });

@@ -150,8 +150,9 @@ export interface BodyTooLargeErrorOptions extends HttpExceptionOptions {
 }
 
 /**
- * HTTP 413: a request body over `bodyLimit` (the app's or the route's). The body reader answers
- * with it before any middleware runs; a handler that reads `ctx.req` itself can throw it too.
+ * HTTP 413: a request body over `bodyLimit` (the app's or the route's). The body reader throws
+ * it where the route's handler would run (middleware sees it, as for a 404); a handler that reads
+ * `ctx.req` itself can throw it too.
  *
  * @example
  * throw new BodyTooLargeError(64 * 1024);

@@ -48,7 +48,6 @@ const SMALL_FILE = 64 * 1024;
 // then refuses the FIFO. It changes nothing for regular files.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 const DOTFILES = ['ignore', 'deny', 'allow'] as const;
-const realRoots = new Map<string, string>();
 
 function fsError(err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
@@ -57,15 +56,6 @@ function fsError(err: unknown): unknown {
   }
   if (code === 'EACCES' || code === 'EPERM' || code === 'ELOOP') return new HttpException(403);
   return err;
-}
-
-async function realRoot(root: string): Promise<string> {
-  const cached = realRoots.get(root);
-  if (cached !== undefined) return cached;
-  const real = await realpath(resolve(root));
-  if (realRoots.size >= 64) realRoots.clear(); // roots are configuration: a handful at most
-  realRoots.set(root, real);
-  return real;
 }
 
 function inside(root: string, path: string): boolean {
@@ -110,11 +100,16 @@ export async function resolveFile(
   const refuseDotfile = (): never => {
     throw new HttpException(dotfiles === 'deny' ? 403 : 404);
   };
-  const base = await realRoot(root);
-  const below = belowRoot(path, root, base);
-  if (dotfiles !== 'allow' && hasDotSegment(below)) refuseDotfile();
-  const joined = join(base, below);
+  // Resolved per request, not cached: a root that is a symlink (`current` -> `release-2`, as
+  // deploys swap it) serves what it points to now, not what it pointed to at the first request.
+  const base = await realpath(resolve(root));
+  const joined = join(base, belowRoot(path, root, base));
+  // The root itself is a directory: no file to serve.
+  if (joined === base) throw new HttpException(404);
   if (!inside(base, joined)) throw new HttpException(403);
+  // Checked on the normalized path: `./a.txt` has a `.` segment (the current directory) but names
+  // no dotfile, as send / serve-static see it.
+  if (dotfiles !== 'allow' && hasDotSegment(relative(base, joined))) refuseDotfile();
   let real: string;
   try {
     real = await realpath(joined);

@@ -29,14 +29,33 @@ export interface OperationLimits {
   listFactor: number;
 }
 
-/** What a selection set adds up to; depth is counted in fields below the set's owner. */
+/**
+ * What a selection set adds up to; depth is counted in fields below the set's owner. `lists` is
+ * the deepest nesting of lists inside an introspection field (`__schema`, `__type`) within it.
+ */
 interface Measure {
   depth: number;
   aliases: number;
   cost: number;
+  lists: number;
 }
 
-const ZERO: Measure = { depth: 0, aliases: 0, cost: 0 };
+/** An introspection selection: its deepest list nesting and its aliases. */
+interface MetaMeasure {
+  lists: number;
+  aliases: number;
+}
+
+const ZERO: Measure = { depth: 0, aliases: 0, cost: 0, lists: 0 };
+const META_ZERO: MetaMeasure = { lists: 0, aliases: 0 };
+
+/**
+ * Lists an introspection field may nest: the standard introspection query (graphql-js's
+ * getIntrospectionQuery, which GraphiQL and codegen send) nests `types > fields > args`. Each
+ * such list is bounded by the schema, not by the request; a fourth can only re-enter a type's
+ * lists (`types { fields { type { fields ...`), which multiplies the answer at every level.
+ */
+const MAX_INTROSPECTION_LISTS = 3;
 
 /** The field definition for `name` on `parent`, meta fields included; undefined if unknown. */
 function fieldOf(
@@ -54,18 +73,18 @@ function fieldOf(
   return undefined;
 }
 
-/** listFactor once per list wrapper: `[[T]]` counts twice. */
-function multiplier(type: GraphQLOutputType | undefined, listFactor: number): number {
-  let factor = 1;
+/** The list wrappers around a type: `[[T]!]` has two. */
+function listsAround(type: GraphQLOutputType | undefined): number {
+  let lists = 0;
   let t: GraphQLOutputType | undefined = type;
   while (t !== undefined) {
     if (isNonNullType(t)) t = t.ofType;
     else if (isListType(t)) {
-      factor *= listFactor;
+      lists++;
       t = t.ofType as GraphQLOutputType;
     } else break;
   }
-  return factor;
+  return lists;
 }
 
 /**
@@ -73,12 +92,62 @@ function multiplier(type: GraphQLOutputType | undefined, listFactor: number): nu
  * field costs 1, plus what its selection costs, times `listFactor` for every list around its
  * type (so nested lists multiply, as their results do). Linear in the document: each fragment
  * is measured once; a fragment cycle counts as empty here (graphql-js's NoFragmentCycles rule
- * reports it).
+ * reports it). An introspection field (`__schema`, `__type`) counts as one field of depth and
+ * cost 1, as graphql-depth-limit and GraphQL Armor leave introspection out (its standard query is
+ * 15 deep and costs ~51000): what it selects is bounded by nesting at most
+ * {@link MAX_INTROSPECTION_LISTS} lists instead; its aliases count as any.
  */
 export function operationLimitsRule(limits: OperationLimits): ValidationRule {
   return (context: ValidationContext): ASTVisitor => {
     const fragments = new Map<string, Measure>();
     const visiting = new Set<string>();
+    const metaFragments = new Map<string, MetaMeasure>();
+    const metaVisiting = new Set<string>();
+
+    function metaFragment(node: FragmentDefinitionNode): MetaMeasure {
+      const name = node.name.value;
+      const known = metaFragments.get(name);
+      if (known !== undefined) return known;
+      if (metaVisiting.has(name)) return META_ZERO;
+      metaVisiting.add(name);
+      const type = typeFromAST(context.getSchema(), node.typeCondition);
+      const measure = meta(node.selectionSet, isCompositeType(type) ? type : undefined);
+      metaVisiting.delete(name);
+      metaFragments.set(name, measure);
+      return measure;
+    }
+
+    /** An introspection selection: lists nested and aliases, no depth or cost. */
+    function meta(set: SelectionSetNode, parent: GraphQLCompositeType | undefined): MetaMeasure {
+      let lists = 0;
+      let aliases = 0;
+      for (const node of set.selections) {
+        let inner: MetaMeasure;
+        if (node.kind === Kind.FIELD) {
+          if (node.alias !== undefined) aliases++;
+          const field = fieldOf(context, parent, node.name.value);
+          const named = field === undefined ? undefined : getNamedType(field.type);
+          const below =
+            node.selectionSet === undefined
+              ? META_ZERO
+              : meta(node.selectionSet, isCompositeType(named) ? named : undefined);
+          inner = { lists: listsAround(field?.type) + below.lists, aliases: below.aliases };
+        } else if (node.kind === Kind.INLINE_FRAGMENT) {
+          const type =
+            node.typeCondition === undefined
+              ? parent
+              : typeFromAST(context.getSchema(), node.typeCondition);
+          inner = meta(node.selectionSet, isCompositeType(type) ? type : undefined);
+        } else {
+          const definition = context.getFragment(node.name.value);
+          inner =
+            definition === undefined || definition === null ? META_ZERO : metaFragment(definition);
+        }
+        lists = Math.max(lists, inner.lists);
+        aliases += inner.aliases;
+      }
+      return { lists, aliases };
+    }
 
     function fragment(node: FragmentDefinitionNode): Measure {
       const name = node.name.value;
@@ -97,22 +166,33 @@ export function operationLimitsRule(limits: OperationLimits): ValidationRule {
       let depth = 0;
       let aliases = 0;
       let cost = 0;
+      let lists = 0;
       for (const node of set.selections) {
         let inner: Measure;
         if (node.kind === Kind.FIELD) {
           if (node.alias !== undefined) aliases++;
           const field = fieldOf(context, parent, node.name.value);
           const named = field === undefined ? undefined : getNamedType(field.type);
-          const below =
-            node.selectionSet === undefined
-              ? ZERO
-              : selection(node.selectionSet, isCompositeType(named) ? named : undefined);
-          const factor = multiplier(field?.type, limits.listFactor);
-          inner = {
-            depth: below.depth + 1,
-            aliases: below.aliases,
-            cost: factor * (1 + below.cost),
-          };
+          const isMeta = field === SchemaMetaFieldDef || field === TypeMetaFieldDef;
+          if (isMeta) {
+            const below =
+              node.selectionSet === undefined
+                ? META_ZERO
+                : meta(node.selectionSet, isCompositeType(named) ? named : undefined);
+            inner = { depth: 1, aliases: below.aliases, cost: 1, lists: below.lists };
+          } else {
+            const below =
+              node.selectionSet === undefined
+                ? ZERO
+                : selection(node.selectionSet, isCompositeType(named) ? named : undefined);
+            const factor = limits.listFactor ** listsAround(field?.type);
+            inner = {
+              depth: below.depth + 1,
+              aliases: below.aliases,
+              cost: factor * (1 + below.cost),
+              lists: below.lists,
+            };
+          }
         } else if (node.kind === Kind.INLINE_FRAGMENT) {
           const type =
             node.typeCondition === undefined
@@ -126,8 +206,9 @@ export function operationLimitsRule(limits: OperationLimits): ValidationRule {
         depth = Math.max(depth, inner.depth);
         aliases += inner.aliases;
         cost += inner.cost;
+        lists = Math.max(lists, inner.lists);
       }
-      return { depth, aliases, cost };
+      return { depth, aliases, cost, lists };
     }
 
     return {
@@ -139,8 +220,16 @@ export function operationLimitsRule(limits: OperationLimits): ValidationRule {
             : node.operation === 'mutation'
               ? schema.getMutationType()
               : schema.getSubscriptionType();
-        const { depth, aliases, cost } = selection(node.selectionSet, root ?? undefined);
+        const { depth, aliases, cost, lists } = selection(node.selectionSet, root ?? undefined);
         const name = node.name === undefined ? 'The operation' : `Operation "${node.name.value}"`;
+        if (lists > MAX_INTROSPECTION_LISTS) {
+          context.reportError(
+            new GraphQLError(
+              `${name}'s introspection nests ${lists} lists; the limit is ${MAX_INTROSPECTION_LISTS}.`,
+              { nodes: node },
+            ),
+          );
+        }
         if (depth > limits.maxDepth) {
           context.reportError(
             new GraphQLError(`${name} is ${depth} fields deep; the limit is ${limits.maxDepth}.`, {

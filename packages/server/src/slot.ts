@@ -225,7 +225,13 @@ export class Slot {
       this.#sent();
       this.#maybeRelease();
     } else if (err !== null) {
-      this.#fail(err);
+      // Through the chain, as a 404 is: middleware (cors, logging) sees the request and its
+      // headers go on the answer; the final handler throws the body's error instead of the route.
+      this.#handler = () => {
+        throw err;
+      };
+      this.#phase = 'running';
+      this.run();
     } else {
       this.#face.body = body;
       this.#phase = 'running';

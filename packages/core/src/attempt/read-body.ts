@@ -53,6 +53,10 @@ export async function readResponse<T>(
   clock: { now(): number } = systemClock,
 ): Promise<ApiResponse<T>> {
   const { status, statusText, headers } = res;
+  // A network-error Response (`Response.error()`, what a mock returns for a failed connection;
+  // fetch itself rejects) is no answer: thrown, it fails like a rejection with it (a NetworkError
+  // whose cause is this Response).
+  if (res.type === 'error') throw res;
   const ok = isSuccessStatus(status);
   let data: unknown;
   if (read.method !== 'HEAD' && status !== 204 && status !== 205 && status !== 304) {

@@ -27,4 +27,17 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('-5')).toBe(-1);
     expect(parseRetryAfter('1e3')).toBe(-1);
   });
+
+  test('only the three HTTP-date forms are dates: garbage Date.parse would read is -1', () => {
+    // V8's Date.parse reads these as 2001-05-01, 2030-01-01 and 2001-01-01.
+    for (const garbage of ['soon 5', 'x 2030', 'Tomorrow 1', 'in 2099', 'a, 1']) {
+      expect(parseRetryAfter(garbage, now)).toBe(-1);
+    }
+    const at = now + 5000;
+    const imf = new Date(at).toUTCString();
+    expect(parseRetryAfter(imf, now)).toBe(5000);
+    // RFC 850 (obsolete, two-digit year) and asctime.
+    expect(parseRetryAfter('Monday, 01-Jan-24 12:00:05 GMT', now)).toBe(5000);
+    expect(parseRetryAfter('Mon Jan  1 12:00:05 2024', now)).toBe(5000);
+  });
 });

@@ -8,9 +8,10 @@ export function parseRetryAfter(
 ): number {
   const v = (value ?? '').trim();
   if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
-  // Only what looks like a date (so not '' either): Date.parse accepts odd strings such as "1".
+  // Only what has the time of day every HTTP-date form writes (hh:mm:ss): Date.parse reads
+  // garbage such as "soon 5" as a date (2001, a wait of 0) and "1" too.
   // An HTTP date is UTC, but asctime (`Sun Nov  6 08:49:37 1994`) says no zone, which
   // Date.parse would take as local time: it gets its GMT.
-  const at = /[a-zA-Z]/.test(v) ? Date.parse(/\d$/.test(v) ? `${v} GMT` : v) : Number.NaN;
+  const at = /\d:\d\d:\d/.test(v) ? Date.parse(/\d$/.test(v) ? `${v} GMT` : v) : Number.NaN;
   return Number.isNaN(at) ? -1 : Math.max(0, at - now);
 }

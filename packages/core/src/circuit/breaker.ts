@@ -94,7 +94,13 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
       this.#move(circuit, { state: 'open', openedAt: phase.openedAt });
       phase = circuit.phase;
     }
-    if (phase.state === 'open' && this.#clock.now() - phase.openedAt >= this.#resetTimeout) {
+    // Measured either way: opened after `now` (the clock stepped back an hour), it must not stay
+    // open until the clock catches up; a step back shorter than resetTimeout delays the probe by
+    // at most that step.
+    if (
+      phase.state === 'open' &&
+      Math.abs(this.#clock.now() - phase.openedAt) >= this.#resetTimeout
+    ) {
       // Announced by the probe's `request` (#onRequest), once its flight can be joined.
       this.#move(circuit, { ...phase, state: 'halfOpen', probe: undefined });
       return ADMIT_PROBE;

@@ -31,11 +31,14 @@ export function lowerCaseHeaders(
       throw typeError(member(field, name), 'a string', value);
     }
     const text = String(value);
+    const lower = name.toLowerCase();
     // What fetch refuses: a name that is no token; in the value a line break, NUL or a character
-    // past U+00FF (a header is bytes). It trims surrounding whitespace itself.
-    if (!TOKEN.test(name) || /[\r\n\0\u0100-\uffff]/.test(text))
+    // past U+00FF (a header is bytes). It trims surrounding whitespace itself. `__proto__` is
+    // dropped by Node's fetch from a headers object, and by an object key: neither keyed nor
+    // sent, two requests would share one key.
+    if (!TOKEN.test(name) || lower === '__proto__' || /[\r\n\0\u0100-\uffff]/.test(text))
       throw rangeError(member(field, name), 'a valid header', value);
-    out[name.toLowerCase()] = text;
+    out[lower] = text;
   }
   return out;
 }

@@ -15,9 +15,16 @@ export class RateBudget {
     this.#interval = interval;
   }
 
-  /** An attempt may start at `now`: fewer than `requests` started in (now - interval, now]. */
+  /**
+   * An attempt may start at `now`: fewer than `requests` started in (now - interval, now]. A
+   * start after `now` (the clock stepped back) is measured the other way: a step back of an hour
+   * must not hold every attempt for the hour.
+   */
   available(now: number): boolean {
-    return this.#ring.length < this.#requests || now - this.#ring[this.#head]! >= this.#interval;
+    return (
+      this.#ring.length < this.#requests ||
+      Math.abs(now - this.#ring[this.#head]!) >= this.#interval
+    );
   }
 
   /** The earliest moment an attempt may start (meaningful when not available). */
