@@ -96,6 +96,7 @@ describe('a handler that gives up because its client left', () => {
     ['a 204', '/no-content'],
     ['a stream', '/stream'],
     ['a file', '/file'],
+    ['an event stream', '/events'],
   ])(
     'answering with %s once its client left: onResponse reports status 0, not finished',
     async (_what, path) => {
@@ -132,6 +133,10 @@ describe('a handler that gives up because its client left', () => {
       app.get('/file', async (ctx) => {
         await gone(ctx);
         return ctx.sendFile(fileURLToPath(import.meta.url));
+      });
+      app.get('/events', async (ctx) => {
+        await gone(ctx);
+        ctx.sseEvent('late', 1);
       });
       const { port } = await start(app);
       const socket = connect(port, '127.0.0.1');
