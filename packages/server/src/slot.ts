@@ -537,13 +537,16 @@ export class Slot {
       const live = this.#gen === gen;
       if (live) this.#busy--;
       try {
+        // The client left meanwhile: nothing is written (onResponse: status 0).
+        if (face.res.destroyed) return;
         if (err === null) this.#write(face, status, contentType, out, out.byteLength, encoding);
         else this.#write(face, status, contentType, body, Buffer.byteLength(body), null);
       } catch (writeErr) {
         this.host.report(writeErr, face);
         face.res.destroy();
+      } finally {
+        if (live) this.#maybeRelease();
       }
-      if (live) this.#maybeRelease();
     });
   }
 
