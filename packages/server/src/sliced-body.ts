@@ -69,7 +69,8 @@ const EMPTY = new Uint8Array(0);
  * chunk) in slices, the next once the socket took the last (the one loop that also writes
  * large buffered replies, {@link endInSlices}): one write of it would show `sendTimeout` no
  * progress until the client took all of it, and cut a client that is still reading. A smaller chunk goes straight through (a length test is all it
- * pays). Writes that come while a chunk is sliced wait behind it, in order, and so does `end`.
+ * pays). Writes that come while a chunk is sliced wait behind it, in order, and so does `end`
+ * (whose own large chunk is sliced too).
  * A write's callback goes with the last slice of its chunk, so Node calls it when all of the
  * chunk was written, or with the error that stopped it. For a stream piped into `res` (which
  * writes without callbacks) and whatever else writes to it meanwhile. Returns the function that
@@ -135,8 +136,19 @@ export function sliceWrites(res: ServerResponse): () => void {
     return pump();
   }) as ServerResponse['write'];
   res.end = ((...args: unknown[]): ServerResponse => {
-    if (bytes === null) return end.apply(res, args);
-    ending = args;
+    const chunk = args[0];
+    const size =
+      typeof chunk === 'string' ? chunk.length : chunk instanceof Uint8Array ? chunk.byteLength : 0;
+    let rest = args;
+    if (size > SLICE_BYTES) {
+      // `end(chunk, encoding?, cb?)` with a large chunk (a handler's own `res.end(buffer)`):
+      // written in slices as any large write, then ended with what is left of the arguments.
+      const encoding = typeof args[1] === 'string' ? args[1] : undefined;
+      res.write(chunk as string | Uint8Array, encoding as BufferEncoding);
+      rest = args.slice(encoding === undefined ? 1 : 2);
+    }
+    if (bytes === null) return end.apply(res, rest);
+    ending = rest;
     return res;
   }) as ServerResponse['end'];
   return () => {

@@ -12,8 +12,8 @@ import type { Context, Handler, Middleware, Next } from './context';
 import { BodyTooLargeError, isHttpException, ReleasedContextError } from './errors';
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
-import { noop, type SendWatch, watchEnded, watchSend, whenDone, whileQueued } from './send-watch';
-import { endInSlices, SLICE_BYTES } from './sliced-body';
+import { noop, type SendWatch, watchEnded, watchSend, whenDone } from './send-watch';
+import { endInSlices, SLICE_BYTES, sliceWrites } from './sliced-body';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
 import { promiseOf } from './thenable';
 
@@ -133,8 +133,8 @@ export class Slot {
    * stream, a file, a response written through ctx.res), never set for a small reply.
    */
   #cut = false;
-  /** Stops watching the connection of a raw response queued behind another (noop: none). */
-  #unqueue: () => void = noop;
+  /** Stops watching a raw response (its client's progress, its queue) and slicing its writes. */
+  #unwatch: () => void = noop;
   readonly #reader: BodyReader;
   readonly #onFulfilled: () => void;
   readonly #onRejected: (err: unknown) => void;
@@ -327,8 +327,16 @@ export class Slot {
       if (res.destroyed) this.#onResClose();
       else {
         res.on('close', this.#onResClose);
-        // Queued behind another response: Node gives it no 'close' if the connection goes.
-        if (res.socket === null) this.#unqueue = whileQueued(res, res.req.socket);
+        // Left to run (`src.pipe(ctx.res)`): written as ctx.send(stream) writes, in slices a
+        // slow client shows progress on, and cut after `sendTimeout` if its client stops taking
+        // it; queued behind another response, it closes with its connection (Node gives it no
+        // 'close' then).
+        const unslice = sliceWrites(res);
+        const unwatch = watchSend(res, this.host.send);
+        this.#unwatch = () => {
+          unwatch();
+          unslice();
+        };
       }
     } else if (this.#lost !== NO_LOSS) {
       // Work the chain did not await failed (e.g. an unawaited sendFile): that is the answer.
@@ -370,8 +378,8 @@ export class Slot {
   /** Stops watching a response the handler writes through ctx.res (its close, its queue). */
   #unwatchRaw(): void {
     this.#face.res.off('close', this.#onResClose);
-    this.#unqueue();
-    this.#unqueue = noop;
+    this.#unwatch();
+    this.#unwatch = noop;
   }
 
   /** The response is over (the only way `answer` becomes `sent`). */
