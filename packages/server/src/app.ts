@@ -94,8 +94,9 @@ export interface AppOptions extends ServerTimeouts {
    */
   sse?: SseOptions | undefined;
   /**
-   * ms a streamed response body (`ctx.sendFile`, `ctx.send(stream)`) may wait on a client that
-   * takes none of it before the connection is closed (and the file or source released), as
+   * ms a response body (`ctx.sendFile`, `ctx.send(stream)`, a buffered reply, replies queued on
+   * a keep-alive connection) may wait on a client that takes none of it before the connection is
+   * closed (and the file, source or body released), as
    * nginx's `send_timeout`: the time between two drains of the response, not the whole transfer,
    * so a slow download that keeps moving is never cut, and a slow source is not the client's
    * fault. `0` turns it off. Event streams have their own bound (`sse.maxBufferedBytes`).
