@@ -16,7 +16,6 @@ import type {
 const inspectors = new WeakMap<Client, ClientInspector>();
 
 const ACTIVE: FlightPhase = Object.freeze({ state: 'active' });
-const RATE_WAIT: FlightPhase = Object.freeze({ state: 'rate-wait' });
 const QUEUED: FlightPhase = Object.freeze({ state: 'queued', paused: false });
 const PAUSED: FlightPhase = Object.freeze({ state: 'queued', paused: true });
 
@@ -133,7 +132,7 @@ function phaseOf(flight: Flight): FlightPhase {
       case 'queued':
         return entry.cls.group?.paused ? PAUSED : QUEUED;
       case 'delayed':
-        if (entry.rateParked) return RATE_WAIT;
+        if (entry.rateParkedAt >= 0) return { state: 'rate-wait', since: entry.rateParkedAt };
         break;
       case 'active':
         return ACTIVE;
