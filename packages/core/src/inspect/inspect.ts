@@ -15,9 +15,11 @@ import type {
 
 const inspectors = new WeakMap<Client, ClientInspector>();
 
-const ACTIVE: FlightPhase = Object.freeze({ state: 'active' });
-const QUEUED: FlightPhase = Object.freeze({ state: 'queued', paused: false });
-const PAUSED: FlightPhase = Object.freeze({ state: 'queued', paused: true });
+// Pure: the built package puts this module in the chunk every app takes the client from, and
+// an unmarked call at the top of a module is kept in every bundle (about 30 B gzip per app).
+const ACTIVE: FlightPhase = /* @__PURE__ */ Object.freeze({ state: 'active' });
+const QUEUED: FlightPhase = /* @__PURE__ */ Object.freeze({ state: 'queued', paused: false });
+const PAUSED: FlightPhase = /* @__PURE__ */ Object.freeze({ state: 'queued', paused: true });
 
 /**
  * Read-only views of what a client holds and does now: its cache entries, the flights in
