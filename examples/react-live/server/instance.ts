@@ -19,6 +19,15 @@ export async function startInstance(options: InstanceOptions) {
   if (options.redisUrl === undefined) {
     live = createLiveApp({ distDir: options.distDir });
   } else {
+    // Another scheme ioredis would read as a socket path (`connect ENOENT //host:6379`).
+    if (!/^rediss?:\/\//i.test(options.redisUrl)) {
+      const shown = URL.canParse(options.redisUrl)
+        ? redactUrl(options.redisUrl)
+        : JSON.stringify(options.redisUrl);
+      throw new RangeError(
+        `react-live: REDIS_URL must be a redis:// or rediss:// URL, got ${shown}`,
+      );
+    }
     redis = await reachRedis(options.redisUrl);
     watchRedis(redis, options.redisUrl);
     live = createLiveApp({

@@ -25,7 +25,8 @@ const instance = await startInstance({
   distDir: process.env.DIST_DIR ?? fileURLToPath(new URL('../dist', import.meta.url)),
   port,
   host: process.env.HOST || '127.0.0.1',
-  redisUrl: process.env.REDIS_URL,
+  // Empty (`REDIS_URL= pnpm serve`) is unset: in memory.
+  redisUrl: process.env.REDIS_URL || undefined,
 }).catch(fail);
 const name = process.env.INSTANCE ? ` instance ${process.env.INSTANCE}` : '';
 console.log(`keel react-live${name}: ${instance.url}  (open it in two tabs)`);

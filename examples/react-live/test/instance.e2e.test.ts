@@ -57,7 +57,10 @@ it('a Redis outage is reported once per outage, not by ioredis for every reconne
 });
 
 /** Runs `server/main.ts` as `pnpm serve` does, with `env`; resolves its exit code and output. */
-async function serve(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+async function serve(
+  env: Record<string, string>,
+  stopWhenListening = false,
+): Promise<{ code: number | null; out: string }> {
   const root = fileURLToPath(new URL('..', import.meta.url));
   const proc = spawn(
     join(root, 'node_modules/.bin/tsx'),
@@ -71,6 +74,7 @@ async function serve(env: Record<string, string>): Promise<{ code: number | null
   let out = '';
   proc.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();
+    if (stopWhenListening && out.includes('open it in two tabs')) proc.kill('SIGTERM');
   });
   proc.stderr.on('data', (chunk: Buffer) => {
     out += chunk.toString();
@@ -87,6 +91,19 @@ it('REDIS_URL unreachable at start: one clear error naming it (password hidden),
     'react-live: cannot reach Redis at redis://:***@127.0.0.1:1 (REDIS_URL): ' +
       'connect ECONNREFUSED 127.0.0.1:1',
   );
+});
+
+it('REDIS_URL of another scheme: one line naming it, exit code 1; empty: in memory, as when unset', async () => {
+  // Before: `cannot reach Redis at http://127.0.0.1:6379/ (REDIS_URL): connect ENOENT //127.0.0.1:6379`
+  // (ioredis read it as a socket path), and `REDIS_URL=` tried 127.0.0.1:6379.
+  expect(await serve({ REDIS_URL: 'http://u:hunter2@127.0.0.1:6379' })).toEqual({
+    code: 1,
+    out: 'react-live: REDIS_URL must be a redis:// or rediss:// URL, got http://u:***@127.0.0.1:6379/',
+  });
+  // Stopped (SIGTERM) once it says where it listens.
+  const { code, out } = await serve({ REDIS_URL: '' }, true);
+  expect(out).toMatch(/^keel react-live: http:\/\/127\.0\.0\.1:\d+ {2}\(open it in two tabs\)$/);
+  expect(code).toBe(0);
 });
 
 it('a bad PORT, or one in use: one line naming it, exit code 1 (was a stack trace)', async () => {
