@@ -752,6 +752,10 @@ class KeelApp implements App, SlotHost {
   }
 
   listen(port = 0, host?: string, timeouts?: ServerTimeouts): Promise<Server> {
+    // Checked here: Node's own refusal (ERR_SOCKET_BAD_PORT) names neither keel nor the call,
+    // and a host of another type is ignored (the server listens on every interface).
+    integer('port', port, 0, 0, 65_535);
+    if (host !== undefined && typeof host !== 'string') throw typeError('host', 'a string', host);
     const { requestTimeout, headersTimeout, keepAliveTimeout } =
       timeouts === undefined ? this.#timeouts : resolveTimeouts(timeouts, this.#timeouts);
     const shortest = Math.min(headersTimeout, requestTimeout || headersTimeout);

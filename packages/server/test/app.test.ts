@@ -281,6 +281,24 @@ describe('listen, handler and close', () => {
     agent.destroy();
   });
 
+  it('listen() refuses a bad port or host at once, with the message template', async () => {
+    const app = make();
+    // Before, each reached Node: its ERR_SOCKET_BAD_PORT (options.port should be >= 0 ...) as
+    // a rejection, and `host: 7` listened on every interface.
+    for (const port of [Number.NaN, -1, 65_536, 3.5]) {
+      expect(() => app.listen(port)).toThrow(
+        new RangeError(`keel: \`port\` must be an integer in 0-65535, got ${port}`),
+      );
+    }
+    expect(() => app.listen('3000' as never)).toThrow(
+      new TypeError('keel: `port` must be an integer in 0-65535, got "3000"'),
+    );
+    expect(() => app.listen(0, 7 as never)).toThrow(
+      new TypeError('keel: `host` must be a string, got 7'),
+    );
+    await app.close();
+  });
+
   it('inject returns status, headers, text body and json()', async () => {
     const app = make();
     app.post('/p', (ctx) => ctx.status(202).json({ got: ctx.body, ip: ctx.ip }));
