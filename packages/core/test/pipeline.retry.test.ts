@@ -417,6 +417,18 @@ describe('retry.maxRetryAfter', () => {
     expect(t.clock.live).toBe(0);
   });
 
+  test('Retry-After of hundreds of digits: a finite retryAfter (2^31 s), the request fails at once', async () => {
+    const header = '9'.repeat(400);
+    const t = makeClient({}, { handler: () => status(503, { 'retry-after': header }) });
+    const p = track(t.client.get('/huge'));
+    await flush();
+    const err = (p.current as { reason: HttpError }).reason;
+    expect(err).toBeInstanceOf(HttpError);
+    expect(err.retryAfter).toBe(2 ** 31 * 1000);
+    expect(t.fake.calls).toHaveLength(1);
+    expect(t.clock.live).toBe(0);
+  });
+
   test('a wait up to maxRetryAfter is honoured; one ms more is not', async () => {
     const t = makeClient(
       { retry: { maxRetryAfter: 5000 } },
