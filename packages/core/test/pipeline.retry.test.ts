@@ -222,6 +222,18 @@ describe('retry', () => {
     expect(t.of('retry').map((r) => r.delay)).toEqual([75, 150]);
   });
 
+  test('an injected random returning NaN: the retries still wait (as for 0)', async () => {
+    const t = makeClient(
+      { random: () => Number.NaN, retry: { jitter: true, attempts: 3 } },
+      { handler: () => status(503) },
+    );
+    t.client.get('/nan').catch(() => {});
+    await t.clock.advance(49);
+    expect(t.fake.calls).toHaveLength(1);
+    await t.clock.runAll();
+    expect(t.of('retry').map((r) => r.delay)).toEqual([50, 100]);
+  });
+
   test('Retry-After in seconds wins over backoff', async () => {
     const t = makeClient({}, { handler: script(status(503, { 'retry-after': '5' })) });
     const p = track(t.client.get('/ra'));
