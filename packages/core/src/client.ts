@@ -38,6 +38,7 @@ import { fingerprintOf, headersOf, KEY, urlOfKey } from './internal/fingerprint'
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
 import { isStreamBody } from './request/body';
+import { lowerCaseHeaders } from './request/fields';
 import {
   isDedupable,
   isJoinable,
@@ -461,7 +462,9 @@ class KeelClient implements Client {
       ? fingerprintOf(
           spec.method,
           urlOfKey(spec.key),
-          headersOf(block),
+          // Checked as a request's headers are: `__proto__`, a name no token, a value fetch
+          // refuses would name an entry no request has.
+          block && lowerCaseHeaders(headersOf(block)!, 'key'),
           body,
           type ?? spec.responseType,
         )
