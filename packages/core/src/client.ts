@@ -464,7 +464,7 @@ class KeelClient implements Client {
           urlOfKey(spec.key),
           // Checked as a request's headers are: `__proto__`, a name no token, a value fetch
           // refuses would name an entry no request has.
-          block && lowerCaseHeaders(headersOf(block)!, 'key'),
+          lowerCaseHeaders(headersOf(block) ?? {}, 'key'),
           body,
           type ?? spec.responseType,
         )
