@@ -95,7 +95,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   let crash: string | undefined;
   let stopForCrash = () => {}; // until the cluster is there (A may die while B starts)
   const cluster = await startCluster({
-    redisUrl: process.env.REDIS_URL,
+    // Empty is unset: a throwaway redis-server, as the instances would otherwise run in memory.
+    redisUrl: process.env.REDIS_URL || undefined,
     host: process.env.HOST,
     onInstanceExit(name, how) {
       if (crash !== undefined) return;

@@ -19,6 +19,15 @@ export async function startInstance(options: InstanceOptions) {
   if (options.redisUrl === undefined) {
     live = createLiveApp({ distDir: options.distDir });
   } else {
+    // Another scheme ioredis would read as a socket path (`connect ENOENT //host:6379`).
+    if (!/^rediss?:\/\//i.test(options.redisUrl)) {
+      const shown = URL.canParse(options.redisUrl)
+        ? redactUrl(options.redisUrl)
+        : JSON.stringify(options.redisUrl);
+      throw new RangeError(
+        `react-live: REDIS_URL must be a redis:// or rediss:// URL, got ${shown}`,
+      );
+    }
     redis = await reachRedis(options.redisUrl);
     watchRedis(redis, options.redisUrl);
     live = createLiveApp({
@@ -29,7 +38,13 @@ export async function startInstance(options: InstanceOptions) {
   }
   // With Redis the hub is ready after its first round trip; tabs connect after that.
   await live.hub.ready;
-  const server = await live.app.listen(options.port ?? 0, host);
+  const server = await live.app.listen(options.port ?? 0, host).catch(async (error: unknown) => {
+    await live.hub.close();
+    await redis?.quit().catch(() => redis.disconnect());
+    throw error instanceof Error && 'syscall' in error
+      ? new ListenError(host, options.port ?? 0, error)
+      : error;
+  });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
   return {
@@ -51,6 +66,28 @@ export class RedisUnreachableError extends Error {
     const why = cause instanceof Error ? cause.message || cause.name : String(cause);
     super(`react-live: cannot reach Redis at ${redactUrl(url)} (REDIS_URL): ${why}`, { cause });
   }
+}
+
+/** The server could not listen (the port in use, a host not on this machine, no permission). */
+export class ListenError extends Error {
+  override name = 'ListenError';
+  constructor(host: string, port: number, cause: Error) {
+    // `listen EADDRINUSE: address already in use 127.0.0.1:3000` -> `address already in use`
+    const why = cause.message.replace(/^\S+ \S+: /, '').replace(/ \S+:\d+$/, '');
+    super(`react-live: cannot listen on ${host}:${port} (HOST, PORT): ${why}`, { cause });
+  }
+}
+
+/** `PORT` as a port number (0, a free one, when unset or empty); a RangeError saying what is wrong. */
+export function portFrom(value: string | undefined): number {
+  if (value === undefined || value === '') return 0;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65_535) {
+    throw new RangeError(
+      `react-live: PORT must be an integer in 0-65535, got ${JSON.stringify(value)}`,
+    );
+  }
+  return port;
 }
 
 /** `url` with its password replaced by `***`, for messages. */

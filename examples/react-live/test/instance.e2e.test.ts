@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,29 +56,73 @@ it('a Redis outage is reported once per outage, not by ioredis for every reconne
   expect(res.status).toBe(200);
 });
 
-it('REDIS_URL unreachable at start: one clear error naming it (password hidden), exit code 1', async () => {
-  // As `REDIS_URL=... pnpm serve` runs it. Nothing listens on port 1.
+/** Runs `server/main.ts` as `pnpm serve` does, with `env`; resolves its exit code and output. */
+async function serve(
+  env: Record<string, string>,
+  stopWhenListening = false,
+): Promise<{ code: number | null; out: string }> {
   const root = fileURLToPath(new URL('..', import.meta.url));
   const proc = spawn(
     join(root, 'node_modules/.bin/tsx'),
     ['--tsconfig', '../../tsconfig.json', 'server/main.ts'],
     {
       cwd: root,
-      env: { ...process.env, REDIS_URL: 'redis://:hunter2@127.0.0.1:1', DIST_DIR: distDir },
+      env: { ...process.env, DIST_DIR: distDir, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
   let out = '';
   proc.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();
+    if (stopWhenListening && out.includes('open it in two tabs')) proc.kill('SIGTERM');
   });
   proc.stderr.on('data', (chunk: Buffer) => {
     out += chunk.toString();
   });
   const code = await new Promise<number | null>((resolve) => proc.once('exit', resolve));
+  return { code, out: out.trim() };
+}
+
+it('REDIS_URL unreachable at start: one clear error naming it (password hidden), exit code 1', async () => {
+  // As `REDIS_URL=... pnpm serve` runs it. Nothing listens on port 1.
+  const { code, out } = await serve({ REDIS_URL: 'redis://:hunter2@127.0.0.1:1' });
   expect(code).toBe(1);
-  expect(out.trim()).toBe(
+  expect(out).toBe(
     'react-live: cannot reach Redis at redis://:***@127.0.0.1:1 (REDIS_URL): ' +
       'connect ECONNREFUSED 127.0.0.1:1',
   );
+});
+
+it('REDIS_URL of another scheme: one line naming it, exit code 1; empty: in memory, as when unset', async () => {
+  // Before: `cannot reach Redis at http://127.0.0.1:6379/ (REDIS_URL): connect ENOENT //127.0.0.1:6379`
+  // (ioredis read it as a socket path), and `REDIS_URL=` tried 127.0.0.1:6379.
+  expect(await serve({ REDIS_URL: 'http://u:hunter2@127.0.0.1:6379' })).toEqual({
+    code: 1,
+    out: 'react-live: REDIS_URL must be a redis:// or rediss:// URL, got http://u:***@127.0.0.1:6379/',
+  });
+  // Stopped (SIGTERM) once it says where it listens.
+  const { code, out } = await serve({ REDIS_URL: '' }, true);
+  expect(out).toMatch(/^keel react-live: http:\/\/127\.0\.0\.1:\d+ {2}\(open it in two tabs\)$/);
+  expect(code).toBe(0);
+});
+
+it('a bad PORT, or one in use: one line naming it, exit code 1 (was a stack trace)', async () => {
+  // Checked before Redis is reached: nothing is connected for a run that cannot listen.
+  for (const port of ['abc', '70000', '-1', '3.5']) {
+    expect(await serve({ PORT: port, REDIS_URL: 'redis://127.0.0.1:1' })).toEqual({
+      code: 1,
+      out: `react-live: PORT must be an integer in 0-65535, got "${port}"`,
+    });
+  }
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const { port } = taken.address() as AddressInfo;
+  try {
+    expect(await serve({ PORT: String(port) })).toEqual({
+      code: 1,
+      out: `react-live: cannot listen on 127.0.0.1:${port} (HOST, PORT): address already in use`,
+    });
+  } finally {
+    await new Promise((resolve) => taken.close(resolve));
+  }
 });

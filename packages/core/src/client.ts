@@ -38,6 +38,7 @@ import { fingerprintOf, headersOf, KEY, urlOfKey } from './internal/fingerprint'
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
 import { isStreamBody } from './request/body';
+import { lowerCaseHeaders } from './request/fields';
 import {
   isDedupable,
   isJoinable,
@@ -235,8 +236,13 @@ class KeelClient implements Client {
       return rejected(typeError('signal', 'an AbortSignal', signal));
     }
     if (signal?.aborted) return rejected(abortedBy(signal, spec));
-    return ((spec.cache && this.#fromCache(spec)) ||
-      this.#consume(spec, signal)) as CancellablePromise<ApiResponse<T>>;
+    try {
+      return ((spec.cache && this.#fromCache(spec)) ||
+        this.#consume(spec, signal)) as CancellablePromise<ApiResponse<T>>;
+    } catch (err) {
+      // An injected clock that threw arming a joiner's deadline (a flight's own ends in #fly).
+      return rejected(err);
+    }
   }
 
   get<T = unknown>(url: string, options?: RequestOptions) {
@@ -456,7 +462,9 @@ class KeelClient implements Client {
       ? fingerprintOf(
           spec.method,
           urlOfKey(spec.key),
-          headersOf(block),
+          // Checked as a request's headers are: `__proto__`, a name no token, a value fetch
+          // refuses would name an entry no request has.
+          lowerCaseHeaders(headersOf(block) ?? {}, 'key'),
           body,
           type ?? spec.responseType,
         )
@@ -549,11 +557,12 @@ class KeelClient implements Client {
     deadline = 0,
   ): CancellablePromise<ApiResponse> {
     const consumer = new Consumer(flight, joinedAt, true, signal);
+    // Armed first: a clock that throws leaves nothing attached (request() rejects with it).
+    if (deadline > 0) this.#arm(consumer, deadline);
     flight.addConsumer(consumer);
     const promise = consumer.promise as CancellablePromise<ApiResponse>;
     promise.cancel = this.#canceller(consumer);
     if (signal) this.#listen(consumer, signal);
-    if (deadline > 0) this.#arm(consumer, deadline);
     return promise;
   }
 
@@ -611,39 +620,43 @@ class KeelClient implements Client {
     this.#flights.add(flight);
     const now = this.#clock.now();
     flight.tracker.start(now);
-    if (spec.deadline > 0) {
-      flight.deadlineAt = now + spec.deadline;
-      flight.deadlineTimer = this.#clock.setTimeout(
-        () => this.#expire(flight),
-        timerDelay(spec.deadline),
-      );
-    }
+    // Its timer is armed by #fly, where a clock that throws ends the flight.
+    if (spec.deadline > 0) flight.deadlineAt = now + spec.deadline;
     return flight;
   }
 
   /**
    * Announces the flight (`request`), once its first consumer is attached: a listener may join
    * or cancel it, as any caller can. Then it enters the scheduler gate and asks for its first
-   * slot, unless a listener cancelled it: then it ends here, cancelled.
+   * slot, unless a listener cancelled it: then it ends here, cancelled. An injected clock whose
+   * setTimeout throws here (the deadline timer, a scheduler wait) ends the flight with that
+   * error: its callers get a rejection, and no later request joins a flight that never runs.
    */
   #fly(flight: Flight): void {
     const { spec } = flight;
-    if (this.#events.has('request')) {
-      this.#events.emit('request', {
-        key: spec.key,
-        method: spec.method,
-        url: spec.url,
-        tracker: flight.tracker,
-        endpoint: spec.endpoint,
-        probe: flight.probe,
-      });
-      if (flight.aborted) {
-        this.#end(flight, false, flight.reason);
-        return;
+    try {
+      if (spec.deadline > 0) {
+        flight.deadlineTimer = this.#clock.setTimeout(
+          () => this.#expire(flight),
+          timerDelay(spec.deadline),
+        );
       }
+      if (this.#events.has('request')) {
+        this.#events.emit('request', {
+          key: spec.key,
+          method: spec.method,
+          url: spec.url,
+          tracker: flight.tracker,
+          endpoint: spec.endpoint,
+          probe: flight.probe,
+        });
+        if (flight.aborted) throw flight.reason;
+      }
+      this.#gate.enter(flight);
+      this.#acquire(flight);
+    } catch (error) {
+      this.#end(flight, false, error);
     }
-    this.#gate.enter(flight);
-    this.#acquire(flight);
   }
 
   /**
@@ -824,7 +837,8 @@ class KeelClient implements Client {
   /**
    * The flight's deadline ran out: its work stops (the running attempt, retry wait or queue
    * place is aborted) and it fails with a TimeoutError of kind `deadline`, an `error` like any
-   * failure (the circuit breaker and intelligence count it as a timeout).
+   * failure (intelligence counts it as a timeout; so does the circuit breaker once an attempt was
+   * made: a flight that never left the queue says nothing about its endpoint).
    */
   #expire(flight: Flight): void {
     flight.deadlineTimer = undefined;

@@ -266,12 +266,14 @@ describe('inspect(client).flights()', () => {
     fake.last().json({});
     await b;
     await flush();
-    // No budget left in the window: /c is parked until it frees.
+    // No budget left in the window: /c is parked until it frees, and says since when.
+    const parkedAt = t.clock.now();
+    await t.clock.advance(300);
     expect(inspect(client).flights()[0]).toMatchObject({
       key: 'GET /c',
-      phase: { state: 'rate-wait' },
+      phase: { state: 'rate-wait', since: parkedAt },
     });
-    await t.clock.advance(1000);
+    await t.clock.advance(700);
     expect(inspect(client).flights()[0]!.phase).toEqual({ state: 'active' });
     fake.last().json({});
     await c;

@@ -151,6 +151,24 @@ describe('a key names only what a request writes: an unknown mark is a RangeErro
   });
 
   test.each([
+    ['GET /x |h __proto__:a', '__proto__', 'a'],
+    ['GET /x |h a:1\n__PROTO__:b |r text', '__PROTO__', 'b'],
+    ['GET /x |h a(b:1', 'a(b', '1'],
+    ['GET /x |h a:\u0100', 'a', '\u0100'],
+  ])('%j: a header no request can send is the RangeError naming it in the key', (key, name, v) => {
+    const { client } = clientWith('https://api.example.com');
+    const headers = Object.fromEntries([[name, v]]);
+    expect(() => client.resolve('GET', '/x', { headers })).toThrow(RangeError);
+    const message = `keel: \`key[${JSON.stringify(name)}]\` must be a valid header`;
+    expect(() => client.setCached(key, value(1))).toThrow(message);
+    expect(() => client.getCached(key)).toThrow(RangeError);
+    expect(() => client.isFetching(key)).toThrow(RangeError);
+    expect(() => client.subscribe(key, () => {})).toThrow(RangeError);
+    expect(inspect(client).cache()).toEqual([]);
+    expect(debugOf(client).subscriptions).toBe(0);
+  });
+
+  test.each([
     ['GET /x |h a:1\nb:2 |r text', '/x', { headers: { a: '1', b: '2' }, responseType: 'text' }],
     ['GET /x |r stream', '/x', { responseType: 'stream' }],
     ['POST /x |h content-type:text/plain |b a |b', '/x', undefined],

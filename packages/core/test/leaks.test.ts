@@ -1,6 +1,19 @@
 import { describe, expect, test } from 'vitest';
-import type { CancellablePromise } from '../src/index';
-import { debugOf, flush, makeClient, type PromiseState, spiedSignal, track } from './helpers';
+import { MAX_PROFILES } from '../src/adaptive/engine';
+import { MAX_CIRCUITS } from '../src/circuit/breaker';
+import { type CancellablePromise, createClient } from '../src/index';
+import { MAX_ENDPOINTS } from '../src/intelligence/intelligence';
+import {
+  debugOf,
+  FakeClock,
+  flush,
+  makeClient,
+  type PromiseState,
+  quickResponse,
+  settle,
+  spiedSignal,
+  track,
+} from './helpers';
 
 describe('leaks', () => {
   test('after 10,000 mixed requests: no timers, no caller-signal listeners, no in-flight entries', async () => {
@@ -150,4 +163,56 @@ describe('leaks', () => {
       expect(t.of(name).length, name).toBeGreaterThan(0);
     }
   }, 60_000);
+
+  test('ids in paths: every feature keeps bounded per-endpoint state, and nothing is left live', async () => {
+    // 3,000 ids, answered 429 and 503 in turn (so each leaves state: a failure counted, a
+    // throttle), each in its own group, through every feature.
+    const clock = new FakeClock();
+    let n = 0;
+    const client = createClient({
+      baseURL: 'https://api.test',
+      clock,
+      cache: { enabled: false },
+      retry: { attempts: 2, baseDelay: 10, jitter: false },
+      circuitBreaker: { failureThreshold: 2, resetTimeout: 1000 },
+      scheduler: {
+        concurrency: 4,
+        priority: true,
+        hosts: { 'api.test': 3 },
+        rateLimit: { requests: 1000, interval: 10 },
+      },
+      adaptive: {
+        enabled: true,
+        concurrency: true,
+        rateLimit: true,
+        retry: true,
+        staleWhileRevalidate: true,
+        outcomeWindow: 2,
+        latencyWindow: 4,
+        degradeSamples: 1,
+        changeCooldown: 0,
+      },
+      fetch: async () => quickResponse([429, 503][n++ % 2]!, {}),
+    });
+    const priorities = ['high', 'normal', 'low'] as const;
+    // In batches, so each id's outcome lands before most of the later ids are seen.
+    for (let batch = 0; batch < 30; batch++) {
+      const calls: Promise<unknown>[] = [];
+      for (let i = 0; i < 100; i++) {
+        const id = batch * 100 + i;
+        const options = { scheduler: { group: `g${id}` }, priority: priorities[id % 3] };
+        calls.push(settle(client.get(`/users/${id}`, options)), settle(client.get(`/users/${id}`)));
+      }
+      for (let k = 0; k < 10; k++) await clock.advance(20);
+      await Promise.all(calls);
+    }
+    // A few over the cap at most (each eviction scan is bounded); 2,673 were kept before.
+    expect(client.circuitBreaker().statuses().length).toBeLessThan(MAX_CIRCUITS + 100);
+    expect(client.intelligence().snapshot().endpoints.length).toBeLessThanOrEqual(MAX_ENDPOINTS);
+    const profiles = Object.keys(client.adaptive().snapshot().endpoints).length;
+    expect(profiles).toBeLessThanOrEqual(MAX_PROFILES);
+    expect(client.scheduler().stats()).toMatchObject({ active: 0, queued: 0, delayed: 0 });
+    expect(debugOf(client)).toMatchObject({ flights: 0, inflight: 0, adaptiveFlights: 0 });
+    expect(clock.live).toBe(0);
+  });
 });

@@ -222,6 +222,18 @@ describe('retry', () => {
     expect(t.of('retry').map((r) => r.delay)).toEqual([75, 150]);
   });
 
+  test('an injected random returning NaN: the retries still wait (as for 0)', async () => {
+    const t = makeClient(
+      { random: () => Number.NaN, retry: { jitter: true, attempts: 3 } },
+      { handler: () => status(503) },
+    );
+    t.client.get('/nan').catch(() => {});
+    await t.clock.advance(49);
+    expect(t.fake.calls).toHaveLength(1);
+    await t.clock.runAll();
+    expect(t.of('retry').map((r) => r.delay)).toEqual([50, 100]);
+  });
+
   test('Retry-After in seconds wins over backoff', async () => {
     const t = makeClient({}, { handler: script(status(503, { 'retry-after': '5' })) });
     const p = track(t.client.get('/ra'));
@@ -413,6 +425,18 @@ describe('retry.maxRetryAfter', () => {
     expect(err).toBeInstanceOf(HttpError);
     expect(err.status).toBe(503);
     expect(err.retryAfter).toBeGreaterThan(2 ** 31);
+    expect(t.fake.calls).toHaveLength(1);
+    expect(t.clock.live).toBe(0);
+  });
+
+  test('Retry-After of hundreds of digits: a finite retryAfter (2^31 s), the request fails at once', async () => {
+    const header = '9'.repeat(400);
+    const t = makeClient({}, { handler: () => status(503, { 'retry-after': header }) });
+    const p = track(t.client.get('/huge'));
+    await flush();
+    const err = (p.current as { reason: HttpError }).reason;
+    expect(err).toBeInstanceOf(HttpError);
+    expect(err.retryAfter).toBe(2 ** 31 * 1000);
     expect(t.fake.calls).toHaveLength(1);
     expect(t.clock.live).toBe(0);
   });

@@ -95,4 +95,50 @@ describe('scheduler: pre-start circuit gate', () => {
       rejected: 1,
     });
   });
+
+  it('a job whose deadline runs out in the queue, before any attempt, is no failure of its endpoint', async () => {
+    // The local queue is full (one slot, held by /slow): /fast never got a request.
+    const t = schedulerClient(
+      { concurrency: 1 },
+      { circuitBreaker: { failureThreshold: 2, resetTimeout: 1000 }, retry: { attempts: 1 } },
+    );
+    t.client.get('/slow');
+    const queued = [1, 2, 3].map((i) => settle(t.client.get(`/fast?n=${i}`, { deadline: 100 })));
+    await t.clock.advance(100);
+    for (const r of await Promise.all(queued)) {
+      expect((r as { reason: { kind?: string } }).reason.kind).toBe('deadline');
+    }
+    expect(calls(t)).toEqual(['/slow']);
+    expect(t.of('circuit-open')).toEqual([]);
+    expect(t.client.circuitBreaker().status('GET', '/fast')).toMatchObject({
+      state: 'closed',
+      consecutiveFailures: 0,
+    });
+  });
+
+  it('a half-open probe whose deadline runs out in the queue gives its turn back', async () => {
+    const t = schedulerClient({ concurrency: 1 }, { ...breaker, retry: { attempts: 1 } });
+    const a = settle(t.client.get('/cb/p?n=a'));
+    await answer(t, '/cb/p?n=a', jsonResponse({}, { status: 503 }));
+    await a;
+    const openedAt = t.client.circuitBreaker().status('GET', '/cb/p').openedAt;
+    t.client.get('/slow'); // occupies the slot
+    await t.clock.advance(1000);
+    const probe = settle(t.client.get('/cb/p?n=probe', { deadline: 100 }));
+    expect(t.of('circuit-half-open')).toHaveLength(1);
+    await t.clock.advance(100);
+    expect((await probe).state).toBe('rejected');
+    // It never reached the endpoint: the window is not restarted, the next request probes.
+    expect(t.of('circuit-open')).toHaveLength(1);
+    expect(t.client.circuitBreaker().status('GET', '/cb/p')).toMatchObject({
+      state: 'open',
+      openedAt,
+    });
+    const next = t.client.get('/cb/p?n=next');
+    expect(t.of('circuit-half-open')).toHaveLength(2);
+    await answer(t, '/slow');
+    await answer(t, '/cb/p?n=next');
+    expect((await next).status).toBe(200);
+    expect(t.client.circuitBreaker().status('GET', '/cb/p').state).toBe('closed');
+  });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createClient, type Priority } from '../src/index';
-import { debugOf, jsonResponse, settle } from './helpers';
+import { debugOf, FakeClock, jsonResponse, settle } from './helpers';
 import { answer, answerAll, calls, schedulerClient, short, timeline } from './scheduler.helpers';
 
 const EMPTY = { high: 0, normal: 0, low: 0 };
@@ -16,6 +16,25 @@ describe('scheduler: option validation', () => {
     const create = () => createClient({ fetch: async () => new Response(), scheduler });
     expect(create).toThrow(RangeError);
     expect(create).toThrow(field);
+  });
+
+  it('reads the options once: mutating them later changes nothing (no runtime reconfiguration)', async () => {
+    const options = {
+      concurrency: 1,
+      hosts: { 'api.test': 1 } as Record<string, number>,
+      rateLimit: { requests: 10, interval: 1000 },
+    };
+    const t = schedulerClient(options);
+    options.concurrency = 5;
+    options.hosts['api.test'] = 5;
+    options.hosts['other.test'] = 1;
+    options.rateLimit.requests = 1;
+    for (const path of ['/a', '/b', '/c']) t.client.get(path);
+    await t.clock.advance(0);
+    expect(calls(t)).toEqual(['/a']);
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, queued: 2, delayed: 0 });
+    await answerAll(t);
+    expect(calls(t)).toEqual(['/a', '/b', '/c']);
   });
 
   it('validates even when disabled', () => {
@@ -288,6 +307,33 @@ describe('scheduler: rate limit', () => {
     expect(t.of('request-queued').filter((e) => e.url.endsWith('/r/3'))[1]!.position).toBe(1);
     expect(t.client.scheduler().stats()).toMatchObject({ completed: 5, delayed: 0 });
     expect(t.clock.live).toBe(0);
+  });
+
+  it('a clock stepping back an hour delays a job waiting for budget by `interval` at most', async () => {
+    const fake = new FakeClock();
+    let offset = 0;
+    // The client reads a wall clock that an NTP correction moves back; timers run on real time.
+    const clock = { ...fake, now: () => fake.now() + offset };
+    const starts: number[] = [];
+    const client = createClient({
+      baseURL: 'https://api.test',
+      cache: { enabled: false },
+      clock,
+      scheduler: { rateLimit: { requests: 1, interval: 1000 } },
+      fetch: async () => {
+        starts.push(fake.now());
+        return jsonResponse({});
+      },
+    });
+    const t0 = fake.now();
+    await client.get('/a');
+    offset = -3_600_000;
+    const b = settle(client.get('/b'));
+    await fake.advance(1000);
+    expect(starts.map((at) => at - t0)).toEqual([0, 1000]);
+    expect((await b).state).toBe('fulfilled');
+    expect(client.scheduler().stats()).toMatchObject({ active: 0, delayed: 0, completed: 2 });
+    expect(fake.live).toBe(0);
   });
 
   it('counts retries against the budget', async () => {

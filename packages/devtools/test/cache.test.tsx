@@ -1,7 +1,7 @@
 import { useQuery } from '@keel/react';
 import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { clientFor, loopback, renderDevtools, settle, view } from './helpers';
+import { clientFor, loopback, manualClock, renderDevtools, settle, view } from './helpers';
 
 interface Todo {
   id: number;
@@ -109,13 +109,10 @@ describe('Cache view', () => {
   });
 
   it('an entry goes stale as its ttl passes, and one written by hand cannot be refetched', async () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-    let now = 1_000_000;
+    // Only the client's clock moves: the view's tick is one of its timers.
+    const clock = manualClock();
     const server = await loopback(() => ({ body: { ok: true } }));
-    const client = clientFor(server, {
-      cache: { ttl: 5000 },
-      clock: { now: () => now, setTimeout, clearTimeout },
-    });
+    const client = clientFor(server, { cache: { ttl: 5000 }, clock });
     renderDevtools(client);
     await act(() => client.get('/short'));
     client.setCached('GET /by-hand', {
@@ -127,10 +124,7 @@ describe('Cache view', () => {
     await settle();
     expect(within(row('/short')).getByText('fresh')).toBeTruthy();
 
-    now += 6000;
-    act(() => {
-      vi.advanceTimersByTime(1000); // the view's tick
-    });
+    act(() => clock.advance(6000));
     expect(within(row('/short')).getByText('stale')).toBeTruthy();
     expect(row('/short').querySelectorAll('td')[2]!.textContent).toBe('6.0 s');
 

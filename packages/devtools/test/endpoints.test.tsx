@@ -1,6 +1,6 @@
 import { act, screen, within } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { clientFor, loopback, noop, renderDevtools, settle, view } from './helpers';
+import { clientFor, loopback, manualClock, noop, renderDevtools, settle, view } from './helpers';
 
 /** The row of an endpoint in the Endpoints table, as a map of column name to text. */
 function cells(endpoint: string): Record<string, string> {
@@ -20,12 +20,12 @@ afterEach(() => {
 
 describe('Endpoints view', () => {
   it('a circuit opening shows in the render that follows it, with its countdown to half-open', async () => {
-    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-    let now = 5_000_000;
+    // Only the client's clock moves: no real or faked global timer is involved.
+    const clock = manualClock(5_000_000);
     const server = await loopback(() => ({ status: 503, body: {} }));
     const client = clientFor(server, {
       circuitBreaker: { failureThreshold: 2, resetTimeout: 10_000 },
-      clock: { now: () => now, setTimeout, clearTimeout },
+      clock,
     });
     renderDevtools(client, { initialView: 'endpoints' });
     await act(() => client.get('/search').catch(noop));
@@ -37,16 +37,10 @@ describe('Endpoints view', () => {
     expect(screen.getByRole('tab', { name: /Endpoints, 1 circuit open/ })).toBeTruthy();
     expect(within(view()).getByText('1 open · 0 half-open')).toBeTruthy();
 
-    // The countdown moves with the client's clock, once a second.
-    now += 4000;
-    act(() => {
-      vi.advanceTimersByTime(1000);
-    });
+    // The countdown moves with the client's clock, once a second of it.
+    act(() => clock.advance(4000));
     expect(cells('GET /search').Circuit).toBe('open · half-open in 6.0 s');
-    now += 6000;
-    act(() => {
-      vi.advanceTimersByTime(1000);
-    });
+    act(() => clock.advance(6000));
     expect(cells('GET /search').Circuit).toBe('open · next request probes');
   });
 

@@ -88,6 +88,44 @@ export function clientFor(server: Loopback, options: ClientOptions = {}): Client
   });
 }
 
+/**
+ * A client clock the test moves: its timers fire only inside `advance`, in due order (a timer
+ * set by one that fires, due within the advance, fires in it too). No real time is involved.
+ */
+export function manualClock(start = 1_000_000) {
+  let now = start;
+  let next = 0;
+  const timers = new Map<number, { at: number; fn: () => void }>();
+  return {
+    now: () => now,
+    setTimeout: (fn: () => void, ms: number): number => {
+      timers.set(++next, { at: now + Math.max(0, ms), fn });
+      return next;
+    },
+    clearTimeout: (id: unknown): void => {
+      timers.delete(id as number);
+    },
+    /** Timers set and neither fired nor cleared. */
+    get pending(): number {
+      return timers.size;
+    },
+    advance(ms: number): void {
+      const target = now + ms;
+      for (;;) {
+        let due: [number, { at: number; fn: () => void }] | undefined;
+        for (const entry of timers) {
+          if (entry[1].at <= target && (due === undefined || entry[1].at < due[1].at)) due = entry;
+        }
+        if (due === undefined) break;
+        timers.delete(due[0]);
+        now = Math.max(now, due[1].at);
+        due[1].fn();
+      }
+      now = target;
+    },
+  };
+}
+
 /** `children` and the devtools (open unless told) for `client`, in its provider. */
 export function devtoolsTree(
   client: Client,

@@ -1,7 +1,7 @@
 import { inspect } from '@keel/core';
 import { describe, expect, it, vi } from 'vitest';
 import { FlightRecorder } from '../src/requests/recorder';
-import { clientFor, loopback, noop } from './helpers';
+import { clientFor, loopback, manualClock, noop } from './helpers';
 
 // The Requests view's recorder on its own: the work it does per event, counted (not timed).
 
@@ -433,6 +433,54 @@ describe('FlightRecorder: stopped, then started again, on flights still running'
       { kind: 'attempt', from: 1_000, to: 1_200, outcome: 'failed' },
     ]);
     recorder.stop();
+  });
+
+  it('a rate wait is drawn from when it began, seen at the start or after a stop', async () => {
+    let release = noop;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const server = await loopback(({ path }) =>
+      path === '/a' ? { body: {}, held } : { body: {} },
+    );
+    // One attempt per 10 s: /b waits for budget once /a has taken it.
+    const clock = manualClock(1_000);
+    const client = clientFor(server, {
+      scheduler: { concurrency: 1, rateLimit: { requests: 1, interval: 10_000 } },
+      clock,
+    });
+    const parked = (path: string) =>
+      inspect(client)
+        .flights()
+        .find((f) => f.url.endsWith(path))?.phase.state === 'rate-wait';
+    const shown = new FlightRecorder(client, 100);
+    shown.start();
+    const calls = [client.get('/a'), client.get('/b')].map((call) => call.catch(noop));
+    clock.advance(100);
+    shown.stop();
+    // Unseen: /a ends at 1,200 and /b, next in line, waits for budget from then.
+    clock.advance(100);
+    release();
+    await vi.waitFor(() => expect(parked('/b')).toBe(true));
+    clock.advance(300);
+    // A panel opened now sees /b waiting since 1,200; one shown again, the same.
+    const opened = new FlightRecorder(client, 100);
+    opened.start();
+    const b = opened.records().find((r) => r.key.endsWith('/b'))!;
+    expect(b.state).toBe('parked');
+    expect(b.segments).toEqual([{ kind: 'rate-wait', from: 1_200, to: undefined }]);
+    shown.start();
+    const again = shown.records().find((r) => r.key.endsWith('/b'))!;
+    expect(again.state).toBe('parked');
+    // What it did unseen is a gap: queued until the stop, waiting from 1,200.
+    expect(again.segments).toEqual([
+      { kind: 'queued', from: 1_000, to: 1_100 },
+      { kind: 'rate-wait', from: 1_200, to: undefined },
+    ]);
+    client.cancelAll();
+    await Promise.all(calls);
+    opened.stop();
+    shown.stop();
   });
 
   it('started again at once (StrictMode runs effects twice), nothing is redrawn', async () => {

@@ -94,8 +94,9 @@ export interface AppOptions extends ServerTimeouts {
    */
   sse?: SseOptions | undefined;
   /**
-   * ms a streamed response body (`ctx.sendFile`, `ctx.send(stream)`) may wait on a client that
-   * takes none of it before the connection is closed (and the file or source released), as
+   * ms a response body (`ctx.sendFile`, `ctx.send(stream)`, a buffered reply, replies queued on
+   * a keep-alive connection) may wait on a client that takes none of it before the connection is
+   * closed (and the file, source or body released), as
    * nginx's `send_timeout`: the time between two drains of the response, not the whole transfer,
    * so a slow download that keeps moving is never cut, and a slow source is not the client's
    * fault. `0` turns it off. Event streams have their own bound (`sse.maxBufferedBytes`).
@@ -751,6 +752,10 @@ class KeelApp implements App, SlotHost {
   }
 
   listen(port = 0, host?: string, timeouts?: ServerTimeouts): Promise<Server> {
+    // Checked here: Node's own refusal (ERR_SOCKET_BAD_PORT) names neither keel nor the call,
+    // and a host of another type is ignored (the server listens on every interface).
+    integer('port', port, 0, 0, 65_535);
+    if (host !== undefined && typeof host !== 'string') throw typeError('host', 'a string', host);
     const { requestTimeout, headersTimeout, keepAliveTimeout } =
       timeouts === undefined ? this.#timeouts : resolveTimeouts(timeouts, this.#timeouts);
     const shortest = Math.min(headersTimeout, requestTimeout || headersTimeout);

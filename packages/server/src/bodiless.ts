@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { type SendWatch, watchEnded } from './send-watch';
 
 /** RFC 9110 §6.4.1: a 204, 205 or 304 response carries no content. */
 export function isBodiless(status: number): boolean {
@@ -8,9 +9,15 @@ export function isBodiless(status: number): boolean {
 /**
  * Writes the head of a bodiless response (`head`: a flat name/value list) and ends it. A 205 says
  * "no content" with Content-Length: 0 (§15.3.6): without it Node sends a body, which a keep-alive
- * client would read as the next answer.
+ * client would read as the next answer. Watched as any one-piece reply (`watchEnded`).
  */
-export function endBodiless(res: ServerResponse, status: number, head: string[]): void {
+export function endBodiless(
+  res: ServerResponse,
+  status: number,
+  head: string[],
+  watch: SendWatch,
+): void {
   res.writeHead(status, status === 205 ? [...head, 'content-length', '0'] : head);
   res.end();
+  watchEnded(res, watch);
 }

@@ -143,7 +143,12 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
         options.maxAge === undefined
           ? undefined
           : Math.min(Math.floor(options.maxAge), MAX_COOKIE_AGE),
-      expires,
+      // Sent within 1970..9999: RFC 6265's cookie-date has a 4-digit year (10000 and later were
+      // written with 5 or 6), and a browser ignores a year before 1601, which would turn a
+      // deleting cookie into a session one. Before 1970 is as past as 1970.
+      expires:
+        expires &&
+        new Date(Math.min(Math.max(expires.getTime(), 0), Date.UTC(9999, 11, 31, 23, 59, 59))),
       sameSite,
     });
   } catch (err) {

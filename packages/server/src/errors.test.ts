@@ -88,4 +88,25 @@ describe('server errors', () => {
     expect(publish).toMatchObject({ status: 503, event: 'todo-added', reason: 'store', cause });
     expect(publish).toBeInstanceOf(HttpException);
   });
+
+  it('a message that is not a string, a limit that is no byte count: typed errors naming them', () => {
+    expect(() => new HttpException(404, 42 as never)).toThrow(
+      new TypeError('keel: `message` must be a string, got 42'),
+    );
+    expect(() => new BadRequestError(null as never)).toThrow(
+      new TypeError('keel: `message` must be a string, got null'),
+    );
+    expect(() => new BodyTooLargeError(1024, {} as never)).toThrow(TypeError);
+    const bytes = 'a non-negative integer number of bytes';
+    for (const limit of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => new BodyTooLargeError(limit)).toThrow(
+        new RangeError(`keel: \`limit\` must be ${bytes}, got ${limit}`),
+      );
+    }
+    expect(() => new BodyTooLargeError(undefined as never)).toThrow(
+      new TypeError(`keel: \`limit\` must be ${bytes}, got undefined`),
+    );
+    expect(new BodyTooLargeError(0).message).toBe('Request body exceeds 0 bytes');
+    expect(new HttpException(404, undefined).message).toBe('Not Found');
+  });
 });

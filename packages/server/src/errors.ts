@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { integer } from './checks';
+import { checkNumber, integer, typeError } from './checks';
 
 /*
  * The server's errors. Every class has a literal `name`, a brand (so its guard also recognises an
@@ -79,10 +79,14 @@ export class HttpException extends Error {
 
   /**
    * @param status 400-599 (a RangeError otherwise).
-   * @param message Sent to the client. @default the status text, e.g. `'Not Found'`
+   * @param message Sent to the client (a TypeError when not a string). @default the status text, e.g. `'Not Found'`
    */
   constructor(status: number, message?: string, options?: HttpExceptionOptions) {
     integer('status', status, 0, 400, 599);
+    // Sent to the client as the body's `message`: a non-string would become "[object Object]".
+    if (message !== undefined && typeof message !== 'string') {
+      throw typeError('message', 'a string', message);
+    }
     super(
       message ?? STATUS_CODES[status] ?? 'Error',
       options?.cause === undefined ? undefined : { cause: options.cause },
@@ -165,10 +169,16 @@ export class BodyTooLargeError extends HttpException {
   readonly closeConnection: boolean;
 
   /**
-   * @param limit The limit in bytes.
+   * @param limit The limit in bytes: a non-negative integer (a TypeError / RangeError otherwise).
    * @param message Sent to the client. @default `Request body exceeds <limit> bytes`
    */
   constructor(limit: number, message?: string, options?: BodyTooLargeErrorOptions) {
+    checkNumber(
+      'limit',
+      limit,
+      'a non-negative integer number of bytes',
+      (n) => Number.isInteger(n) && n >= 0,
+    );
     super(413, message ?? `Request body exceeds ${limit} bytes`, options);
     this.limit = limit;
     this.closeConnection = options?.closeConnection === true;

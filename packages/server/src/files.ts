@@ -8,7 +8,7 @@ import parseRange from 'range-parser';
 import { endBodiless, isBodiless } from './bodiless';
 import { checkObject, oneOf, typeError } from './checks';
 import { HttpException } from './errors';
-import { watchSend, whenDone } from './send-watch';
+import { watchEnded, watchSend, whenDone } from './send-watch';
 import type { StreamTarget } from './stream-body';
 
 /** Options for `ctx.sendFile`. */
@@ -243,6 +243,8 @@ export async function sendFile(
     throw typeError('sendFile root', 'a directory path string', options.root);
   }
   const dotfiles = oneOf('sendFile dotfiles', options.dotfiles ?? 'ignore', DOTFILES);
+  // The client left already: nothing to open, nothing to send (onResponse: status 0).
+  if (target.res.destroyed) return;
   const file = await resolveFile(path, options.root, dotfiles);
   let handle: FileHandle;
   try {
@@ -257,6 +259,7 @@ export async function sendFile(
     const stat = await handle.stat();
     if (!stat.isFile()) throw new HttpException(404);
     const { res, method, headers: req } = target;
+    if (res.destroyed) return; // the client left while the file was looked up
     const size = stat.size;
     // Strong, as nginx's: size and mtime in ms change whenever the bytes do, and If-Range (resuming
     // a download) accepts only strong validators.
@@ -273,7 +276,7 @@ export async function sendFile(
     if (isBodiless(target.status)) {
       // Neither the file nor its length is sent (a Content-Length in a 204 is forbidden, §8.6);
       // the validators stay, which a 304 needs.
-      endBodiless(res, target.status, headers);
+      endBodiless(res, target.status, headers, target.watch);
       return;
     }
     const cacheable = (method === 'GET' || method === 'HEAD') && target.status === 200;
@@ -282,6 +285,7 @@ export async function sendFile(
     if (cacheable && isNotModified(req, etag, stat.mtimeMs)) {
       res.writeHead(304, headers);
       res.end();
+      watchEnded(res, target.watch);
       return;
     }
     let start = 0;
@@ -299,6 +303,7 @@ export async function sendFile(
           ...target.extra,
         ]);
         res.end();
+        watchEnded(res, target.watch);
         return;
       }
       if (range !== null) {
@@ -316,6 +321,7 @@ export async function sendFile(
     res.writeHead(status, headers);
     if (method === 'HEAD' || length === 0) {
       res.end();
+      watchEnded(res, target.watch);
       return;
     }
     if (length <= SMALL_FILE) {
@@ -323,7 +329,10 @@ export async function sendFile(
       const { bytesRead } = await handle.read(buf, 0, length, start);
       // The file shrank since stat: the promised length cannot be met, so abort the response.
       if (bytesRead !== length) res.destroy();
-      else res.end(buf);
+      else {
+        res.end(buf);
+        watchEnded(res, target.watch);
+      }
       return;
     }
     ownsHandle = false; // the stream closes it

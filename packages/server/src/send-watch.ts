@@ -110,6 +110,108 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
 }
 
 /**
+ * Bytes of one-piece replies that may wait on one connection behind an earlier response still
+ * being sent: 64 of the largest. Node stops reading a connection's requests once replies wait,
+ * but only after running every request of the read it got (2000 GETs fit in 64 KiB): without a
+ * cap, one write of pipelined requests could pin 2000 replies of 64 KiB.
+ */
+export const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
+
+/** A connection with one-piece replies waiting for its client. */
+interface Backlog {
+  /** The last reply ended: the backlog is over once it finished. */
+  last: ServerResponse;
+  /** Bytes of replies ended behind another response and not yet finished. */
+  queued: number;
+  /** Their sizes, in order (they finish in order). */
+  readonly sizes: number[];
+  /** 'finish' of a queued reply. */
+  readonly finished: () => void;
+}
+
+const backlogs = new WeakMap<Socket, Backlog>();
+
+/**
+ * Call after a reply was ended in one piece (64 KiB or less, a head): when its bytes were not all
+ * handed to the kernel at once (its client is not reading, or it is queued behind an earlier
+ * response), its connection is watched as {@link watchSend} watches a body, so a client that
+ * pipelines requests and reads none of the replies cannot hold them, and the socket, for ever;
+ * and closed at once when more than {@link MAX_QUEUED_BYTES} of them wait behind another
+ * response. One watch per connection, however many replies wait; it ends once the last of them
+ * finished. The common case (a client that reads) costs two property reads.
+ */
+export function watchEnded(res: ServerResponse, watch: SendWatch): void {
+  const own = res.socket;
+  if (own !== null && own.writableLength === 0) return;
+  const socket = res.req.socket;
+  // An in-process request (`inject`) has no connection to watch.
+  if (watch.ms === 0 || typeof socket.bytesWritten !== 'number' || socket.destroyed) return;
+  let backlog = backlogs.get(socket);
+  if (backlog === undefined) {
+    const sizes: number[] = [];
+    const made: Backlog = {
+      last: res,
+      queued: 0,
+      sizes,
+      finished: () => {
+        made.queued -= sizes.shift() ?? 0;
+      },
+    };
+    backlog = made;
+    backlogs.set(socket, backlog);
+    watchBacklog(socket, watch);
+  }
+  backlog.last = res;
+  if (own !== null) return;
+  // Queued behind another response: all of it (head and body) is held until that one finished.
+  const size = res.writableLength;
+  backlog.queued += size;
+  backlog.sizes.push(size);
+  res.once('finish', backlog.finished);
+  if (backlog.queued > MAX_QUEUED_BYTES) socket.destroy();
+}
+
+/** The watch of {@link watchEnded}: progress judged per connection, as in watchSend. */
+function watchBacklog(socket: Socket, { clock, ms }: SendWatch): void {
+  const every = Math.max(1, Math.floor(ms / 4));
+  let mark = -1;
+  let since = 0;
+  let timer: TimerHandle = null;
+  const stop = (): void => {
+    backlogs.delete(socket);
+    socket.off('close', stop);
+    if (timer !== null) clock.clearTimeout(timer);
+    timer = null;
+  };
+  const check = (): void => {
+    timer = null;
+    if (socket.writableLength === 0) {
+      const last = backlogs.get(socket)?.last;
+      // All taken; or an earlier response is still being answered: the server's time, not the
+      // client's (its replies are flushed, and watched again, when it ends).
+      if (last === undefined || last.writableFinished || last.destroyed) {
+        stop();
+        return;
+      }
+      mark = -1;
+    } else {
+      const now = delivered(socket);
+      if (now !== mark) {
+        mark = now;
+        since = clock.now();
+      } else if (clock.now() - since >= ms) {
+        stop();
+        socket.destroy();
+        return;
+      }
+    }
+    timer = clock.setTimeout(check, every);
+  };
+  socket.once('close', stop);
+  timer = clock.setTimeout(check, every);
+}
+
+/**
  * Resolves when `res` finished (its last byte handed to the kernel) or closed, so that a
  * watcher covers the tail of a body that was ended with bytes still queued: with `true` when it
  * finished, `false` when it was cut first. Node emits 'finish' also when its connection was

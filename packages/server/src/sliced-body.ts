@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { type SendWatch, watchSend } from './send-watch';
+import { noop, type SendWatch, watchSend } from './send-watch';
 
 /**
  * Buffered bodies (`json`, `send` of a string or bytes) larger than this are written in slices
@@ -13,10 +13,11 @@ export const SLICE_BYTES = 64 * 1024;
 
 /**
  * Writes `body` (longer than {@link SLICE_BYTES}; the head is set) and ends `res`, as fast as
- * the client takes it. The `sendTimeout` watcher starts only when a slice is left queued, and
- * covers every byte: `res.end()` is called once the last slice drained. If the response closes
- * first (the client left, or took nothing for `sendTimeout`), the body is let go. `done` is
- * called once, after `res.end()` or when the response closed.
+ * the client takes it: one chunk through {@link sliceWrites}, whose loop serves streams too. The
+ * `sendTimeout` watcher starts only when the write is left waiting, and covers every byte:
+ * `res.end()` is called once the last slice was written (its write's callback). If the response
+ * closes first (the client left, or took nothing for `sendTimeout`), the body is let go. `done`
+ * is called once, right after `res.end()` really ran or when the response closed.
  */
 export function endInSlices(
   res: ServerResponse,
@@ -24,43 +25,33 @@ export function endInSlices(
   watch: SendWatch,
   done: () => void,
 ): void {
-  // The socket would turn a string into bytes anyway; here once, so slices are views of it.
-  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-  const total = bytes.byteLength;
-  let at = 0;
-  let unwatch: (() => void) | null = null;
+  // Closed before a byte was written (a compression that outlived its client): 'close' is gone.
+  if (res.destroyed) {
+    done();
+    return;
+  }
+  let unwatch = noop;
   let over = false;
   const stop = (): void => {
     if (over) return;
     over = true;
-    res.off('drain', pump);
     res.off('close', stop);
-    if (unwatch !== null) unwatch();
+    unwatch();
+    unslice();
     done();
   };
-  function pump(): void {
-    if (res.destroyed) {
-      stop();
-      return;
-    }
-    while (at < total) {
-      const end = Math.min(at + SLICE_BYTES, total);
-      const flowing = res.write(bytes.subarray(at, end));
-      at = end;
-      // `false` with nothing left queued only means the slice was above the high-water mark.
-      if (!flowing && res.writableLength !== 0) {
-        if (unwatch === null) {
-          unwatch = watchSend(res, watch);
-          res.on('close', stop);
-        }
-        res.once('drain', pump);
-        return;
-      }
-    }
+  const unslice = sliceWrites(res);
+  res.on('close', stop);
+  // All of it written: end (nothing of the body is left for `end` to wait behind). With an error
+  // when the response closed first: 'close' stops then.
+  const written = (err?: Error | null): void => {
+    if (err != null || over) return;
     res.end();
     stop();
-  }
-  pump();
+  };
+  // The socket would turn a string into bytes anyway; here once, so slices are views of it.
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  if (!res.write(bytes, written) && !over) unwatch = watchSend(res, watch);
 }
 
 type WriteCallback = (error?: Error | null) => void;
@@ -75,10 +66,11 @@ const EMPTY = new Uint8Array(0);
 
 /**
  * Makes `res.write` take a chunk over SLICE_BYTES (a source that yields a whole file as one
- * chunk) in slices as {@link endInSlices} does, the next once the socket took the last: one
- * write of it would show `sendTimeout` no progress until the client took all of it, and cut a
- * client that is still reading. A smaller chunk goes straight through (a length test is all it
- * pays). Writes that come while a chunk is sliced wait behind it, in order, and so does `end`.
+ * chunk) in slices, the next once the socket took the last (the one loop that also writes
+ * large buffered replies, {@link endInSlices}): one write of it would show `sendTimeout` no
+ * progress until the client took all of it, and cut a client that is still reading. A smaller chunk goes straight through (a length test is all it
+ * pays). Writes that come while a chunk is sliced wait behind it, in order, and so does `end`
+ * (whose own large chunk is sliced too).
  * A write's callback goes with the last slice of its chunk, so Node calls it when all of the
  * chunk was written, or with the error that stopped it. For a stream piped into `res` (which
  * writes without callbacks) and whatever else writes to it meanwhile. Returns the function that
@@ -144,8 +136,19 @@ export function sliceWrites(res: ServerResponse): () => void {
     return pump();
   }) as ServerResponse['write'];
   res.end = ((...args: unknown[]): ServerResponse => {
-    if (bytes === null) return end.apply(res, args);
-    ending = args;
+    const chunk = args[0];
+    const size =
+      typeof chunk === 'string' ? chunk.length : chunk instanceof Uint8Array ? chunk.byteLength : 0;
+    let rest = args;
+    if (size > SLICE_BYTES) {
+      // `end(chunk, encoding?, cb?)` with a large chunk (a handler's own `res.end(buffer)`):
+      // written in slices as any large write, then ended with what is left of the arguments.
+      const encoding = typeof args[1] === 'string' ? args[1] : undefined;
+      res.write(chunk as string | Uint8Array, encoding as BufferEncoding);
+      rest = args.slice(encoding === undefined ? 1 : 2);
+    }
+    if (bytes === null) return end.apply(res, rest);
+    ending = rest;
     return res;
   }) as ServerResponse['end'];
   return () => {

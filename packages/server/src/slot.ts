@@ -1,4 +1,9 @@
-import { type IncomingMessage, validateHeaderName, validateHeaderValue } from 'node:http';
+import {
+  type IncomingMessage,
+  type ServerResponse,
+  validateHeaderName,
+  validateHeaderValue,
+} from 'node:http';
 import { endBodiless, isBodiless } from './bodiless';
 import { type BodyKind, BodyReader } from './body';
 import { rangeError, typeError } from './checks';
@@ -7,8 +12,8 @@ import type { Context, Handler, Middleware, Next } from './context';
 import { BodyTooLargeError, isHttpException, ReleasedContextError } from './errors';
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
-import { noop, type SendWatch, whileQueued } from './send-watch';
-import { endInSlices, SLICE_BYTES } from './sliced-body';
+import { noop, type SendWatch, watchEnded, watchSend, whenDone } from './send-watch';
+import { endInSlices, SLICE_BYTES, sliceWrites } from './sliced-body';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
 import { promiseOf } from './thenable';
 
@@ -128,8 +133,8 @@ export class Slot {
    * stream, a file, a response written through ctx.res), never set for a small reply.
    */
   #cut = false;
-  /** Stops watching the connection of a raw response queued behind another (noop: none). */
-  #unqueue: () => void = noop;
+  /** Stops watching a raw response (its client's progress, its queue) and slicing its writes. */
+  #unwatch: () => void = noop;
   readonly #reader: BodyReader;
   readonly #onFulfilled: () => void;
   readonly #onRejected: (err: unknown) => void;
@@ -151,7 +156,10 @@ export class Slot {
     this.#onStreamEnd = (stream) => {
       if (this.#stream !== stream) return; // a stale stream of an earlier request
       this.#sent();
-      this.#maybeRelease();
+      const res = this.#face.res;
+      // Ended by the server: finished only if its queued tail reaches the socket.
+      if (res.writableEnded && !res.destroyed) this.#watchTail(res);
+      else this.#maybeRelease();
     };
     this.#onResClose = () => {
       // Node's 'close' comes from its connection's closing when the response was cut, and a tick
@@ -319,8 +327,16 @@ export class Slot {
       if (res.destroyed) this.#onResClose();
       else {
         res.on('close', this.#onResClose);
-        // Queued behind another response: Node gives it no 'close' if the connection goes.
-        if (res.socket === null) this.#unqueue = whileQueued(res, res.req.socket);
+        // Left to run (`src.pipe(ctx.res)`): written as ctx.send(stream) writes, in slices a
+        // slow client shows progress on, and cut after `sendTimeout` if its client stops taking
+        // it; queued behind another response, it closes with its connection (Node gives it no
+        // 'close' then).
+        const unslice = sliceWrites(res);
+        const unwatch = watchSend(res, this.host.send);
+        this.#unwatch = () => {
+          unwatch();
+          unslice();
+        };
       }
     } else if (this.#lost !== NO_LOSS) {
       // Work the chain did not await failed (e.g. an unawaited sendFile): that is the answer.
@@ -339,6 +355,13 @@ export class Slot {
   #fail(err: unknown): void {
     if (this.#phase === 'idle') return;
     this.#phase = 'settled';
+    const res = this.#face.res;
+    if (res.destroyed && err === this.#face.req.errored) {
+      // The upload's own error (ECONNRESET "aborted"), seen by a handler reading ctx.req: its
+      // client left, as when it gives up on a closed response. Nobody to answer, nothing to report.
+      this.#onResClose();
+      return;
+    }
     if (!isClientError(err)) {
       const pending = this.host.report(err, this.#face);
       if (pending !== undefined) {
@@ -355,8 +378,8 @@ export class Slot {
   /** Stops watching a response the handler writes through ctx.res (its close, its queue). */
   #unwatchRaw(): void {
     this.#face.res.off('close', this.#onResClose);
-    this.#unqueue();
-    this.#unqueue = noop;
+    this.#unwatch();
+    this.#unwatch = noop;
   }
 
   /** The response is over (the only way `answer` becomes `sent`). */
@@ -372,6 +395,22 @@ export class Slot {
   }
 
   // ── The response ───────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Holds the request until the tail of an ended event stream is written (finished) or cut
+   * (`sendTimeout`, the client left: finished false), as a streamed body is held. Once per
+   * stream, so its allocations are off the request path.
+   */
+  #watchTail(res: ServerResponse): void {
+    this.#busy++;
+    const unwatch = watchSend(res, this.host.send);
+    void whenDone(res).then((finished) => {
+      unwatch();
+      if (!finished) this.#cut = true;
+      this.#busy--;
+      this.#maybeRelease();
+    });
+  }
 
   /** A live request answers once. */
   assertCanRespond(): void {
@@ -389,11 +428,16 @@ export class Slot {
     this.assertCanRespond();
     const face = this.#face;
     const res = face.res;
+    if (res.destroyed) {
+      // The client left: nothing is written, so onResponse tells status 0, not finished.
+      this.#sent();
+      return;
+    }
     const status = this.#status;
     // While the app closes, tell keep-alive clients this connection ends with this response.
     if (this.host.closing) res.shouldKeepAlive = false;
     if (isBodiless(status)) {
-      endBodiless(res, status, ['x-request-id', face.requestId]);
+      endBodiless(res, status, ['x-request-id', face.requestId], this.host.send);
       this.#sent();
       return;
     }
@@ -440,7 +484,11 @@ export class Slot {
     res.writeHead(status, head);
     if (body === null || face.method === 'HEAD') res.end();
     else if (length <= SLICE_BYTES) res.end(body);
-    else this.#endInSlices(face, body);
+    else {
+      this.#endInSlices(face, body);
+      return;
+    }
+    watchEnded(res, this.host.send);
   }
 
   /**
@@ -473,6 +521,7 @@ export class Slot {
     if (contentType !== null) head.push('content-type', contentType);
     face.res.writeHead(status, head);
     face.res.end();
+    watchEnded(face.res, this.host.send);
     this.#sent();
   }
 
@@ -496,13 +545,16 @@ export class Slot {
       const live = this.#gen === gen;
       if (live) this.#busy--;
       try {
+        // The client left meanwhile: nothing is written (onResponse: status 0).
+        if (face.res.destroyed) return;
         if (err === null) this.#write(face, status, contentType, out, out.byteLength, encoding);
         else this.#write(face, status, contentType, body, Buffer.byteLength(body), null);
       } catch (writeErr) {
         this.host.report(writeErr, face);
         face.res.destroy();
+      } finally {
+        if (live) this.#maybeRelease();
       }
-      if (live) this.#maybeRelease();
     });
   }
 
@@ -611,9 +663,12 @@ export class Slot {
         this.#answer = 'open';
         this.end(JSON_TYPE, INTERNAL_ERROR_JSON);
       } else if (!res.writableEnded) {
+        // Never `res.end()`: its last chunk would make the truncated body look complete (and
+        // the connection reusable). What was written is flushed, then the connection closes;
+        // a response still queued behind another has nothing out to flush.
         const socket = res.socket;
-        res.end();
-        if (socket) res.once('finish', () => socket.end());
+        if (socket === null) res.destroy();
+        else socket.end();
       }
     } catch {
       res.destroy();

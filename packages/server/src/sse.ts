@@ -221,6 +221,19 @@ export class SseStream {
   private constructor(res: ServerResponse, registry: SseRegistry, headers: string[]) {
     this.#res = res;
     this.#registry = registry;
+    // The client left before the stream opened (a handler that awaited first): no head is
+    // written, so onResponse tells status 0; the stream ends at once (below).
+    if (!res.destroyed) this.#writeHead(headers);
+    res.on('close', this.#onClose);
+    // A stream that armed the timer is idle a whole period at the first beat; one opened
+    // mid-period is skipped at its first beat (-1 never equals the write count).
+    if (registry.add(this)) this.#beatWrites = 0;
+    // Its response's 'close' has fired already and would never end the stream.
+    if (res.destroyed) this.#onClose();
+  }
+
+  #writeHead(headers: string[]): void {
+    const res = this.#res;
     res.writeHead(200, [
       'content-type',
       // As the README and issue #6 name it: an event stream is UTF-8 by definition (WHATWG).
@@ -232,13 +245,6 @@ export class SseStream {
       ...headers,
     ]);
     res.flushHeaders();
-    res.on('close', this.#onClose);
-    // A stream that armed the timer is idle a whole period at the first beat; one opened
-    // mid-period is skipped at its first beat (-1 never equals the write count).
-    if (registry.add(this)) this.#beatWrites = 0;
-    // The client left before the stream opened (a handler that awaited first): its response's
-    // 'close' has fired already and would never end the stream.
-    if (res.destroyed) this.#onClose();
   }
 
   /** True once the stream ended (client gone, closed by the server, or too slow). */

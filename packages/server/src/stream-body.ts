@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { endBodiless, isBodiless } from './bodiless';
 import { typeError } from './checks';
-import { type SendWatch, watchSend, whenDone } from './send-watch';
+import { type SendWatch, watchEnded, watchSend, whenDone } from './send-watch';
 import { sliceWrites } from './sliced-body';
 
 /** A body `ctx.send` streams: a Node Readable or a web ReadableStream (e.g. `fetch`'s `body`). */
@@ -57,8 +57,13 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
     throw typeError('send body', 'a ReadableStream that no reader holds (locked)', source);
   }
   const { res, status } = target;
+  // The client left already: release the source, send nothing (onResponse: status 0).
+  if (res.destroyed) {
+    discard(source);
+    return;
+  }
   if (isBodiless(status)) {
-    endBodiless(res, status, target.extra);
+    endBodiless(res, status, target.extra, target.watch);
     discard(source);
     return;
   }
@@ -68,6 +73,7 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
   res.writeHead(status, head);
   if (target.method === 'HEAD') {
     res.end();
+    watchEnded(res, target.watch);
     discard(source);
     return;
   }

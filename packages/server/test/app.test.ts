@@ -2,7 +2,7 @@ import { Agent } from 'node:http';
 import { describe, expect, it, vi } from 'vitest';
 import { appStats } from '../src/app';
 import { createApp, HttpException } from '../src/index';
-import { raw, start, trackApps, until } from './helpers';
+import { raw, socketBytes, start, trackApps, until } from './helpers';
 
 const make = trackApps();
 
@@ -181,7 +181,7 @@ describe('errors', () => {
     expect(res.json()).toEqual({ custom: true });
   });
 
-  it('ends the socket cleanly when headers were already sent', async () => {
+  it('closes the connection, body truncated, when headers were already sent', async () => {
     const app = make();
     const seen: unknown[] = [];
     app.onError((err) => {
@@ -194,10 +194,19 @@ describe('errors', () => {
       throw new Error('late');
     });
     const { port } = await start(app);
-    const res = await raw(port, { path: '/partial' });
-    expect(res.status).toBe(200);
-    expect(res.body).toBe('partial');
-    expect(seen).toHaveLength(1);
+    // Keep-alive, with a second request behind: it must not be answered on this connection.
+    const got = await socketBytes(
+      port,
+      'GET /partial HTTP/1.1\r\nHost: x\r\n\r\nGET /partial HTTP/1.1\r\nHost: x\r\n\r\n',
+      2000,
+    );
+    expect(got).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(got).toContain('Transfer-Encoding: chunked');
+    // What was written arrives, but not the zero-size chunk that would make it look complete.
+    expect(got.endsWith('7\r\npartial\r\n')).toBe(true);
+    expect(got.match(/HTTP\/1\.1/g)).toHaveLength(1);
+    // The second request ran too (both were parsed at once) and failed the same way, unsent.
+    expect(seen.length).toBeGreaterThanOrEqual(1);
     await until(() => appStats(app).inflight === 0);
   });
 
@@ -270,6 +279,24 @@ describe('listen, handler and close', () => {
     await closing;
     expect(closed).toBe(true);
     agent.destroy();
+  });
+
+  it('listen() refuses a bad port or host at once, with the message template', async () => {
+    const app = make();
+    // Before, each reached Node: its ERR_SOCKET_BAD_PORT (options.port should be >= 0 ...) as
+    // a rejection, and `host: 7` listened on every interface.
+    for (const port of [Number.NaN, -1, 65_536, 3.5]) {
+      expect(() => app.listen(port)).toThrow(
+        new RangeError(`keel: \`port\` must be an integer in 0-65535, got ${port}`),
+      );
+    }
+    expect(() => app.listen('3000' as never)).toThrow(
+      new TypeError('keel: `port` must be an integer in 0-65535, got "3000"'),
+    );
+    expect(() => app.listen(0, 7 as never)).toThrow(
+      new TypeError('keel: `host` must be a string, got 7'),
+    );
+    await app.close();
   });
 
   it('inject returns status, headers, text body and json()', async () => {

@@ -122,4 +122,26 @@ describe('cookies', () => {
       ['RangeError', 'keel: `setCookie name` must be a non-empty cookie name, got "\\r\\n"'],
     ]);
   });
+
+  it('an expires outside the years a cookie-date can write (1970..9999) is sent at the nearest end', async () => {
+    const app = createApp();
+    const at = (ms: number) => ({ expires: new Date(ms) });
+    app.get('/', (ctx) =>
+      ctx
+        .setCookie('far', '1', at(Date.UTC(10_000, 0, 1)))
+        .setCookie('farther', '1', at(8.64e15))
+        .setCookie('last', '1', at(Date.UTC(9999, 11, 31, 23, 59, 59)))
+        .setCookie('old', '1', at(Date.parse('0050-01-01T00:00:00Z')))
+        .setCookie('bc', '1', at(-8.64e15))
+        .setCookie('epoch', '1', at(0))
+        .json(1),
+    );
+    const res = await app.inject({ url: '/' });
+    const expires = (res.headers['set-cookie'] as string[]).map(
+      (c) => /Expires=([^;]*)/.exec(c)?.[1],
+    );
+    const last = 'Fri, 31 Dec 9999 23:59:59 GMT';
+    const epoch = 'Thu, 01 Jan 1970 00:00:00 GMT';
+    expect(expires).toEqual([last, last, last, epoch, epoch, epoch]);
+  });
 });

@@ -6,6 +6,7 @@ import type { Context } from '../src/index';
 import {
   type AppOptions,
   BadRequestError,
+  BodyTooLargeError,
   cors,
   createApp,
   createEventHub,
@@ -110,6 +111,15 @@ const cases: [what: string, call: () => unknown, type: typeof TypeError, shows: 
   ],
   ['HttpException status', () => new HttpException(200), RangeError, '200'],
   ['HttpException status type', () => new HttpException('404' as never), TypeError, '"404"'],
+  [
+    'HttpException message',
+    () => new HttpException(404, { a: 1 } as never),
+    TypeError,
+    'an object',
+  ],
+  ['BadRequestError message', () => new BadRequestError(5 as never), TypeError, '5'],
+  ['BodyTooLargeError limit', () => new BodyTooLargeError(-1), RangeError, '-1'],
+  ['BodyTooLargeError limit type', () => new BodyTooLargeError('1kb' as never), TypeError, '"1kb"'],
   ['cors.origin', () => cors({ origin: 5 as never }), TypeError, '5'],
   [
     'cors.origin with credentials',

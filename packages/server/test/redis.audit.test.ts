@@ -219,6 +219,28 @@ describe('redisStreams audit: options', () => {
     );
   });
 
+  it('an empty url, or one of another scheme, is a RangeError (ioredis tried 127.0.0.1:6379, or a socket path)', () => {
+    // Before: `REDIS_URL= node app` connected to the default Redis, and an http:// URL failed
+    // later with `connect ENOENT //127.0.0.1:6379`.
+    for (const url of ['', '  ', 'http://127.0.0.1:6379', 'https://redis.example.com']) {
+      expect(() => redisStreams({ url })).toThrow(
+        new RangeError(
+          `keel: \`url\` must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`,
+        ),
+      );
+    }
+    // What ioredis takes besides: a host:port, a socket path.
+    for (const url of [
+      'redis://127.0.0.1:1',
+      'rediss://h:6380/2',
+      'REDIS://h',
+      '127.0.0.1:1',
+      '/tmp/r.sock',
+    ]) {
+      expect(() => redisStreams({ url }).close(), url).not.toThrow();
+    }
+  });
+
   it('a huge bufferSize is allocated as used: the store opens and delivers; past the array limit it is a RangeError', async () => {
     const a = await instance(live.redis.url, key(), { bufferSize: 2 ** 32 - 1 });
     const client = await a.connect();

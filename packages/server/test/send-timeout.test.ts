@@ -345,3 +345,85 @@ describe('sendTimeout: a large buffered reply (json, send of a string or bytes)'
     expect(clock.active).toBe(0);
   });
 });
+
+describe('sendTimeout: a response the handler writes through ctx.res', () => {
+  // `src.pipe(ctx.res)` and return: keel holds the request until that response closes, so a
+  // client that stops reading held it (and the source) for ever.
+  function setupRaw(sendTimeout: number) {
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout });
+    const seen: { res: ServerResponse | null; source: Readable | null } = {
+      res: null,
+      source: null,
+    };
+    a.get('/raw', (ctx) => {
+      seen.res = ctx.res;
+      const chunk = Buffer.alloc(64 * 1024, 1);
+      seen.source = new Readable({
+        read() {
+          this.push(chunk);
+        },
+      });
+      ctx.res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      seen.source.pipe(ctx.res);
+    });
+    return { a, clock, seen };
+  }
+
+  it('piped and returned, to a client that reads nothing: closed after sendTimeout, released', async () => {
+    const { a, clock, seen } = setupRaw(1000);
+    const { port } = await start(a);
+    await pausedGet(port, '/raw', requests);
+    await until(() => seen.res?.writableNeedDrain === true);
+    expect(appStats(a).inflight).toBe(1);
+    clock.tick(900);
+    expect(seen.res!.destroyed).toBe(false);
+    clock.tick(1000);
+    expect(seen.res!.destroyed).toBe(true);
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+    seen.source!.destroy();
+  });
+
+  it('a client that takes some of it in time is not cut off', async () => {
+    const { a, clock, seen } = setupRaw(1000);
+    const { port } = await start(a);
+    const res = await pausedGet(port, '/raw', requests);
+    await until(() => seen.res?.writableNeedDrain === true);
+    await takeSomeInTime(res, seen.res!, clock);
+    seen.source!.destroy();
+  });
+
+  it('one large write after the handler returned is sliced: a slow client that reads is not cut', async () => {
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    let res: ServerResponse | null = null;
+    a.get('/raw-big', (ctx) => {
+      const out = ctx.res;
+      res = out;
+      out.writeHead(200, { 'content-type': 'application/octet-stream' });
+      // After the chain returned: one write of more than the kernel buffers hold.
+      setImmediate(() => out.end(Buffer.alloc(32 * 1024 * 1024, 5)));
+    });
+    const { port } = await start(a);
+    const client = await pausedGet(port, '/raw-big', requests);
+    await until(() => res?.writableNeedDrain === true);
+    await takeSomeInTime(client, res!, clock);
+    // Then it stops for good.
+    clock.tick(2000);
+    expect(res!.destroyed).toBe(true);
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+  });
+
+  it('sendTimeout: 0 leaves it alone', async () => {
+    const { a, clock, seen } = setupRaw(0);
+    const { port } = await start(a);
+    await pausedGet(port, '/raw', requests);
+    await until(() => seen.res?.writableNeedDrain === true);
+    clock.tick(10 * 60_000);
+    expect(seen.res!.destroyed).toBe(false);
+    expect(clock.active).toBe(0);
+    seen.source!.destroy();
+  });
+});

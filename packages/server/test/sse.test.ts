@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, createApp, createEventHub, type SseStream } from '../src/index';
-import { ManualClock, raw, sse, start, until } from './helpers';
+import { ManualClock, pausedGet, raw, sse, start, until } from './helpers';
 
 const apps: App[] = [];
 function make(clock: ManualClock, options: Parameters<typeof createApp>[0] = {}): App {
@@ -9,7 +9,9 @@ function make(clock: ManualClock, options: Parameters<typeof createApp>[0] = {})
   apps.push(app);
   return app;
 }
+const closers: { destroy(): void }[] = [];
 afterEach(async () => {
+  for (const c of closers.splice(0)) c.destroy();
   await Promise.all(apps.splice(0).map((a) => a.close()));
 });
 
@@ -232,5 +234,57 @@ describe('onResponse for an event stream', () => {
     await until(() => infos.length === 5);
     expect(infos[4]).toEqual({ path: '/hub', status: 200, finished: true });
     await until(() => appStats(app).inflight === 0);
+  });
+});
+
+describe('an event stream the server ends with its tail still queued', () => {
+  // `stream.close()` ends the response at once, but what the client has not taken yet is still
+  // queued: the stream is finished only if that tail reaches the socket.
+  const EVENT = 'x'.repeat(64 * 1024);
+
+  async function ended(clock: ManualClock, sendTimeout: number) {
+    const app = make(clock, { sendTimeout, sse: { maxBufferedBytes: 64 * 1024 * 1024 } });
+    const infos: boolean[] = [];
+    app.onResponse((_ctx, { finished }) => {
+      infos.push(finished);
+    });
+    let stream: SseStream | null = null;
+    let res: import('node:http').ServerResponse | null = null;
+    app.get('/events', (ctx) => {
+      stream = ctx.sseStream();
+      res = ctx.res;
+    });
+    const { port } = await start(app);
+    const client = await pausedGet(port, '/events', closers);
+    // More than loopback's kernel buffers hold: most of it stays queued for the paused client.
+    for (let i = 0; i < 512; i++) stream!.send('big', EVENT);
+    await until(() => res!.writableNeedDrain);
+    stream!.close();
+    expect(stream!.closed).toBe(true);
+    return { app, client, infos, res: res! };
+  }
+
+  it('cut by sendTimeout: onResponse reports finished: false, once the tail was cut', async () => {
+    const clock = new ManualClock();
+    const { app, infos, res } = await ended(clock, 1000);
+    await until(() => res.writableLength > 0 && !res.writableFinished);
+    // Not over while its tail waits: it may still be taken.
+    expect(infos).toEqual([]);
+    expect(appStats(app).inflight).toBe(1);
+    clock.tick(2000);
+    await until(() => infos.length === 1);
+    expect(infos).toEqual([false]);
+    expect(appStats(app).inflight).toBe(0);
+    expect(clock.active).toBe(0);
+  });
+
+  it('taken by the client: finished: true once the tail was written', async () => {
+    const clock = new ManualClock();
+    const { app, client, infos } = await ended(clock, 1000);
+    client.resume();
+    await until(() => infos.length === 1);
+    expect(infos).toEqual([true]);
+    expect(appStats(app).inflight).toBe(0);
+    expect(clock.active).toBe(0);
   });
 });

@@ -44,6 +44,22 @@ describe('computeDelay', () => {
     expect(at(0.999999)).toBe(400);
   });
 
+  test('a random outside [0, 1) is taken modulo 1 (NaN, Infinity: 0): a wait in (0, d], never none', () => {
+    const at = (random: number) =>
+      computeDelay({
+        ...base,
+        attempts: 3,
+        backoff: 'exponential',
+        jitter: true,
+        random: () => random,
+      });
+    for (const r of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 1, 7, -0]) {
+      expect(at(r)).toBe(200);
+    }
+    expect(at(1.5)).toBe(300);
+    expect(at(-0.5)).toBe(100);
+  });
+
   test('attempts below 1 behave like the first retry', () => {
     expect(computeDelay({ ...base, attempts: 0, backoff: 'exponential' })).toBe(100);
   });

@@ -5,7 +5,7 @@ export interface DelayInput {
   maxDelay: number;
   backoff: 'exponential' | 'fixed';
   jitter: boolean;
-  /** Random source in [0, 1); default Math.random. */
+  /** Random source in [0, 1) (anything else is taken modulo 1; NaN is 0); default Math.random. */
   random?: (() => number) | undefined;
 }
 
@@ -14,7 +14,8 @@ export interface DelayInput {
  *
  *   exponential: d = min(maxDelay, baseDelay * 2^(attempts - 1))
  *   fixed:       d = min(maxDelay, baseDelay)
- *   jitter:      d/2 + random * d/2   ("equal jitter": spreads clients apart, never below d/2)
+ *   jitter:      d/2 + random * d/2   ("equal jitter": spreads clients apart, never below d/2;
+ *                                      a random outside [0, 1) is taken modulo 1, NaN as 0)
  */
 export function computeDelay({
   attempts,
@@ -29,5 +30,7 @@ export function computeDelay({
   const d = Math.min(maxDelay, raw);
   if (!jitter) return d;
   const half = d / 2;
-  return Math.round(half + random() * half);
+  // A user's random outside [0, 1) is taken modulo 1 (NaN, ±Infinity: 0): NaN was no wait at
+  // all, 7 a wait 4x too long. The cheapest guard that keeps every wait in (0, d].
+  return Math.round(half + (random() % 1 || 0) * half);
 }

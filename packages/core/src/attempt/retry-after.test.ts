@@ -10,6 +10,14 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(' 120 ')).toBe(120_000);
   });
 
+  test('delta-seconds past 2^31 are taken as 2^31 s (RFC 9111, 1.2.2): finite, never Infinity', () => {
+    const cap = 2 ** 31 * 1000;
+    expect(parseRetryAfter('9'.repeat(400))).toBe(cap);
+    expect(parseRetryAfter(`${'9'.repeat(400)}.5`)).toBe(cap);
+    expect(parseRetryAfter('2147483648')).toBe(cap);
+    expect(parseRetryAfter('2147483647')).toBe(2147483647000);
+  });
+
   test('an HTTP date is measured from now', () => {
     const at = new Date(now + 5000).toUTCString();
     expect(parseRetryAfter(at, now)).toBe(5000);

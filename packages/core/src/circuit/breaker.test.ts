@@ -35,6 +35,8 @@ function setup(failureThreshold = 3, resetTimeout = 1000) {
     if (!admission.ok) return { admitted: false as const, error: admission.error };
     const tracker = new Tracker(spec.key);
     tracker.start(clock.now());
+    // Its first attempt, as the client counts it (a flight that made none is neutral).
+    tracker.attempt();
     events.emit('request', {
       key: spec.key,
       method: method as 'GET',
@@ -323,6 +325,35 @@ describe('CircuitBreaker rules', () => {
     expect(f.admitted && f.probe).toBe(true);
   });
 
+  it('a clock stepping back does not keep a circuit open for the step as well', () => {
+    const t = setup(1, 1000);
+    t.trip();
+    // An NTP correction sets the wall clock back an hour: openedAt now looks like the future.
+    t.clock.advance(-3_600_000);
+    const f = t.start();
+    // How long it has been open is unknown: one request probes (it was refused for 1 h 1 s).
+    expect(f.admitted && f.probe).toBe(true);
+    if (f.admitted) f.fail(e503());
+    // Reopened on the clock as it now reads: the next probe comes resetTimeout later.
+    expect(t.breaker.status('GET', '/a').openedAt).toBe(t.clock.now());
+    t.clock.advance(999);
+    expect(t.start().admitted).toBe(false);
+    t.clock.advance(1);
+    const g = t.start();
+    expect(g.admitted && g.probe).toBe(true);
+  });
+
+  it('a probe that never answers keeps its circuit half-open, however long (README)', () => {
+    const t = setup(1, 1000);
+    t.trip();
+    t.clock.advance(1000);
+    const probe = t.start();
+    expect(probe.admitted && probe.probe).toBe(true);
+    t.clock.advance(3_600_000);
+    expect(t.start().admitted).toBe(false);
+    expect(t.breaker.status('GET', '/a')).toMatchObject({ state: 'halfOpen', probing: true });
+  });
+
   it('unsubscribing stops learning', () => {
     const t = setup(1);
     t.off();
@@ -480,7 +511,7 @@ describe('CircuitBreaker properties', () => {
 });
 
 describe('circuit records are bounded', () => {
-  it('drops idle circuits past MAX_CIRCUITS and keeps every circuit with state', () => {
+  it('drops idle circuits past MAX_CIRCUITS and keeps every circuit with state in use', () => {
     const { breaker, start, trip } = setup();
     trip('/down');
     const failing = start('/failing');
@@ -488,6 +519,12 @@ describe('circuit records are bounded', () => {
     for (let i = 0; i < MAX_CIRCUITS + 300; i++) {
       const f = start(`/items/${i}`);
       if (f.admitted) f.succeed();
+      if (i % 1000 === 0) {
+        // Consulted by a request (refused; answered 404: the streak stays): in use.
+        expect(start('/down').admitted).toBe(false);
+        const again = start('/failing');
+        if (again.admitted) again.fail(errorOf.http(404));
+      }
     }
     const all = breaker.statuses();
     expect(all.length).toBeLessThanOrEqual(MAX_CIRCUITS);
@@ -495,5 +532,33 @@ describe('circuit records are bounded', () => {
     expect(all.find((c) => c.endpoint === 'GET /failing')?.consecutiveFailures).toBe(1);
     expect(all.some((c) => c.endpoint === 'GET /items/0')).toBe(false);
     expect(start('/down').admitted).toBe(false);
+  });
+
+  it('drops a circuit with state too once unused while MAX_CIRCUITS others came', () => {
+    // Every id answers 503 once: each circuit keeps a failure (or is open), so none is idle.
+    const { breaker, clock, start, trip } = setup(3, 1000);
+    trip('/probing');
+    clock.advance(1000);
+    trip('/down');
+    const probe = start('/probing');
+    expect(probe.admitted && probe.probe).toBe(true);
+    for (let i = 0; i < MAX_CIRCUITS * 3; i++) {
+      const f = start(`/items/${i}`);
+      if (f.admitted) f.fail(e503());
+      // A circuit in use keeps its state, however many endpoints come.
+      if (i % 500 === 0) expect(start('/down').admitted).toBe(false);
+    }
+    const all = breaker.statuses();
+    // The last MAX_CIRCUITS ids are too young to go, and each scan is bounded: a few more stay
+    // (6,002 were kept before).
+    expect(all.length).toBeLessThan(MAX_CIRCUITS + 100);
+    expect(all.find((c) => c.endpoint === 'GET /down')?.state).toBe('open');
+    // A probe in flight is never dropped: its outcome still decides.
+    expect(all.find((c) => c.endpoint === 'GET /probing')?.state).toBe('halfOpen');
+    if (probe.admitted) probe.succeed();
+    expect(breaker.status('GET', '/probing').state).toBe('closed');
+    // The newest ids kept their failure; the oldest were forgotten (a fresh circuit is closed).
+    expect(breaker.status('GET', `/items/${MAX_CIRCUITS * 3 - 1}`).consecutiveFailures).toBe(1);
+    expect(all.some((c) => c.endpoint === 'GET /items/0')).toBe(false);
   });
 });

@@ -36,6 +36,8 @@ interface Circuit {
   phase: Phase;
   /** Countable failures since the last success or reset (CircuitStatus.consecutiveFailures). */
   failures: number;
+  /** The breaker's count of created circuits when a request last consulted this one. */
+  seen: number;
 }
 
 type CircuitEventName = 'circuit-open' | 'circuit-half-open' | 'circuit-closed';
@@ -61,6 +63,8 @@ type CircuitEventName = 'circuit-open' | 'circuit-half-open' | 'circuit-closed';
  */
 export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
   readonly #circuits = new Map<string, Circuit>();
+  /** Circuits created so far: the age a circuit's `seen` is measured against (#evict). */
+  #created = 0;
   readonly #threshold: number;
   readonly #resetTimeout: number;
   readonly #clock: Clock;
@@ -87,6 +91,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
 
   beforeRequest(spec: RequestSpec): Admission {
     const circuit = this.#circuits.get(spec.endpoint) ?? this.#create(spec.endpoint);
+    circuit.seen = this.#created;
     let phase = circuit.phase;
     if (phase.state === 'closed') return ADMIT;
     // A probe cancelled without its event reaching us (defensive): release its slot.
@@ -94,16 +99,15 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
       this.#move(circuit, { state: 'open', openedAt: phase.openedAt });
       phase = circuit.phase;
     }
-    // Measured either way: opened after `now` (the clock stepped back an hour), it must not stay
-    // open until the clock catches up; a step back shorter than resetTimeout delays the probe by
-    // at most that step.
-    if (
-      phase.state === 'open' &&
-      Math.abs(this.#clock.now() - phase.openedAt) >= this.#resetTimeout
-    ) {
-      // Announced by the probe's `request` (#onRequest), once its flight can be joined.
-      this.#move(circuit, { ...phase, state: 'halfOpen', probe: undefined });
-      return ADMIT_PROBE;
+    if (phase.state === 'open') {
+      // Open long enough, or for a time the clock cannot tell (it stepped back before openedAt,
+      // or reads NaN): the request probes, rather than the circuit staying open for the step too.
+      const elapsed = this.#clock.now() - phase.openedAt;
+      if (!(elapsed >= 0 && elapsed < this.#resetTimeout)) {
+        // Announced by the probe's `request` (#onRequest), once its flight can be joined.
+        this.#move(circuit, { ...phase, state: 'halfOpen', probe: undefined });
+        return ADMIT_PROBE;
+      }
     }
     return { ok: false, error: new CircuitOpenError(spec, { endpoint: circuit.endpoint }) };
   }
@@ -188,8 +192,9 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
     this.#settle(e.endpoint, e.tracker, 'success');
   };
 
+  /** A flight that made no attempt (its deadline ran out in a queue) never reached its endpoint. */
   readonly #onError = (e: ClientEvents['error']): void => {
-    this.#settle(e.endpoint, e.tracker, flightVerdict(e.error));
+    this.#settle(e.endpoint, e.tracker, e.tracker.attempts ? flightVerdict(e.error) : 'neutral');
   };
 
   /**
@@ -255,22 +260,35 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
   }
 
   #create(endpoint: string): Circuit {
-    const circuit: Circuit = { endpoint, ...splitEndpoint(endpoint), phase: CLOSED, failures: 0 };
+    const seen = ++this.#created;
+    const circuit: Circuit = {
+      endpoint,
+      ...splitEndpoint(endpoint),
+      phase: CLOSED,
+      failures: 0,
+      seen,
+    };
     this.#circuits.set(endpoint, circuit);
-    if (this.#circuits.size > MAX_CIRCUITS) this.#evictIdle(circuit);
+    if (this.#circuits.size > MAX_CIRCUITS) this.#evict(circuit);
     return circuit;
   }
 
   /**
-   * Bounds memory when paths carry ids (`/items/123`). An idle circuit (closed, no failures
-   * counted) is indistinguishable from a new one, so dropping the oldest idle circuit loses
-   * nothing but its line in `statuses()`. Circuits with state are moved behind it; the scan is
-   * bounded, so at worst the map briefly exceeds the cap while every circuit has state.
+   * Bounds memory when paths carry ids (`/items/123`): drops the oldest circuit that is idle
+   * (closed, no failures counted: indistinguishable from a new one, so only its line in
+   * `statuses()` is lost) or that no request consulted while MAX_CIRCUITS others were created
+   * (its state forgotten: the state of endpoints nobody calls, such as ids that each answered
+   * 503 once, must not pile up forever). A half-open circuit (its probe in flight) stays. The
+   * scan is bounded, so the map may exceed the cap for a while.
    */
-  #evictIdle(keep: Circuit): void {
+  #evict(keep: Circuit): void {
+    const stale = this.#created - MAX_CIRCUITS;
     evictOldest(
       this.#circuits,
-      (c) => c !== keep && c.phase.state === 'closed' && c.failures === 0,
+      (c) =>
+        c !== keep &&
+        c.phase.state !== 'halfOpen' &&
+        ((c.phase.state === 'closed' && c.failures === 0) || c.seen <= stale),
       EVICTION_SCAN,
     );
   }

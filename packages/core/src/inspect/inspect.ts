@@ -15,10 +15,11 @@ import type {
 
 const inspectors = new WeakMap<Client, ClientInspector>();
 
-const ACTIVE: FlightPhase = Object.freeze({ state: 'active' });
-const RATE_WAIT: FlightPhase = Object.freeze({ state: 'rate-wait' });
-const QUEUED: FlightPhase = Object.freeze({ state: 'queued', paused: false });
-const PAUSED: FlightPhase = Object.freeze({ state: 'queued', paused: true });
+// Pure: the built package puts this module in the chunk every app takes the client from, and
+// an unmarked call at the top of a module is kept in every bundle (about 30 B gzip per app).
+const ACTIVE: FlightPhase = /* @__PURE__ */ Object.freeze({ state: 'active' });
+const QUEUED: FlightPhase = /* @__PURE__ */ Object.freeze({ state: 'queued', paused: false });
+const PAUSED: FlightPhase = /* @__PURE__ */ Object.freeze({ state: 'queued', paused: true });
 
 /**
  * Read-only views of what a client holds and does now: its cache entries, the flights in
@@ -133,7 +134,7 @@ function phaseOf(flight: Flight): FlightPhase {
       case 'queued':
         return entry.cls.group?.paused ? PAUSED : QUEUED;
       case 'delayed':
-        if (entry.rateParked) return RATE_WAIT;
+        if (entry.rateParkedAt >= 0) return { state: 'rate-wait', since: entry.rateParkedAt };
         break;
       case 'active':
         return ACTIVE;

@@ -37,7 +37,7 @@ export function createFingerprint({ method, url, headers, body, base }: Fingerpr
   return fingerprintOf(
     method.toUpperCase(),
     keyURL(canonical, keyBase),
-    headers,
+    headers && Object.fromEntries(Object.entries(headers).map(([n, v]) => [n.toLowerCase(), v])),
     text ?? undefined,
   );
 }
@@ -94,7 +94,7 @@ export function urlOfKey(key: string): string {
   return mark === -1 ? rest : rest.slice(0, mark);
 }
 
-/** The key from already-canonical parts (the client's hot path skips re-parsing the URL). */
+/** The key from already-canonical parts, header names lower-cased (the hot path skips re-parsing). */
 export function fingerprintOf(
   method: string,
   canonicalUrl: string,
@@ -106,7 +106,8 @@ export function fingerprintOf(
   if (headers) {
     const names = Object.keys(headers);
     if (names.length > 0) {
-      const pairs = names.map((n) => `${n.toLowerCase()}:${headers[n]}`).sort();
+      // Names come lower-cased (a request's through lowerCaseHeaders).
+      const pairs = names.map((n) => `${n}:${headers[n]}`).sort();
       key += ` |h ${pairs.join('\n')}`;
     }
   }

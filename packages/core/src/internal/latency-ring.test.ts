@@ -28,6 +28,14 @@ describe('LatencyRing', () => {
     expect(ring.stats()).toEqual({ avg: 3.5, p50: 3, p95: 5, samples: 4 });
   });
 
+  it('a sample past the longest timer (2^31-1 ms) is a clock jump, not a latency: dropped', () => {
+    const ring = new LatencyRing(4);
+    for (const ms of [1e12, 2 ** 31, Number.POSITIVE_INFINITY, -1, Number.NaN]) ring.record(ms);
+    expect(ring.size).toBe(0);
+    ring.record(2 ** 31 - 1);
+    expect(ringSamples(ring)).toEqual([2 ** 31 - 1]);
+  });
+
   it('ringSamples lists the window oldest first, across the wrap', () => {
     const ring = new LatencyRing(4);
     expect(ringSamples(ring)).toEqual([]);

@@ -1,4 +1,5 @@
 import type { LatencyStats } from '../types/controllers';
+import { MAX_TIMER_MS } from './clock';
 
 export const NO_LATENCY: LatencyStats = /* @__PURE__ */ Object.freeze({
   avg: 0,
@@ -41,10 +42,11 @@ export class LatencyRing {
 
   /**
    * Adds a sample; no-op for what is not a latency (none measured, NaN, a clock gone back, or
-   * an Infinity from an injected clock: one would pin p95 and the average for a whole window).
+   * one that jumped: past the longest timer, 2^31-1 ms, which caps every timeout and deadline;
+   * a jump to a real epoch, ~1e12 ms, would pin p95 and the average for a whole window).
    */
   record(ms: number | undefined): void {
-    if (ms === undefined || !(ms >= 0 && ms < Number.POSITIVE_INFINITY)) return;
+    if (ms === undefined || !(ms >= 0 && ms <= MAX_TIMER_MS)) return;
     const values = (this.values ??= new Float64Array(this.capacity));
     values[this.next] = ms;
     this.next = this.next + 1 === this.capacity ? 0 : this.next + 1;

@@ -26,8 +26,12 @@ export class Entry {
   reject: ((error: unknown) => void) | undefined = undefined;
   /** The retry-wait timer while parked for backoff / Retry-After. */
   timer: TimerHandle | undefined = undefined;
-  /** Parked waiting for rate budget (the scheduler re-queues it; the client is not involved). */
-  rateParked = false;
+  /**
+   * Parked waiting for rate budget since this clock time (the scheduler re-queues it; the client
+   * is not involved); -1 when not (a clock counts from the epoch). A time, not a flag: tooling
+   * draws the wait from when it began (inspect's `rate-wait` phase `since`).
+   */
+  rateParkedAt = -1;
   /** The error of a job that ended before its client asked (the next acquire answers with it). */
   error: unknown = undefined;
 

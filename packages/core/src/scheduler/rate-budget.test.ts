@@ -28,6 +28,24 @@ describe('RateBudget', () => {
     expect(b.used(1500)).toBe(0);
   });
 
+  it('a clock that steps back never makes the wait longer than `interval`', () => {
+    const b = new RateBudget(2, 1000);
+    b.take(10_000);
+    b.take(10_500);
+    // The clock steps back an hour (an NTP correction): the starts look like the future.
+    const now = 10_500 - 3_600_000;
+    expect(b.available(now)).toBe(false);
+    expect(b.freeAt() - now).toBe(1000);
+    expect(b.available(now + 999)).toBe(false);
+    expect(b.available(now + 1000)).toBe(true);
+  });
+
+  it('a clock answering NaN does not refuse forever (a refusal would re-arm a 0 ms timer)', () => {
+    const b = new RateBudget(1, 1000);
+    b.take(Number.NaN);
+    expect(b.available(Number.NaN)).toBe(true);
+  });
+
   it('never admits more than `requests` starts in any interval-long window', () => {
     fc.assert(
       fc.property(

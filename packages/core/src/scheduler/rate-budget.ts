@@ -16,15 +16,16 @@ export class RateBudget {
   }
 
   /**
-   * An attempt may start at `now`: fewer than `requests` started in (now - interval, now]. A
-   * start after `now` (the clock stepped back) is measured the other way: a step back of an hour
-   * must not hold every attempt for the hour.
+   * An attempt may start at `now`: fewer than `requests` started in (now - interval, now]. When
+   * the clock stepped back, the starts it shows in the future count as starts now, so the wait
+   * is `interval` at most (not the step as well); a NaN clock refuses nothing (a refusal would
+   * re-arm a 0 ms timer forever).
    */
   available(now: number): boolean {
-    return (
-      this.#ring.length < this.#requests ||
-      Math.abs(now - this.#ring[this.#head]!) >= this.#interval
-    );
+    const ring = this.#ring;
+    if (ring.length < this.#requests) return true;
+    if (ring[this.#head]! > now) ring.fill(now);
+    return !(now - ring[this.#head]! < this.#interval);
   }
 
   /** The earliest moment an attempt may start (meaningful when not available). */

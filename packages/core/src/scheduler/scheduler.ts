@@ -348,7 +348,7 @@ export class Scheduler implements AttemptGate {
         if (this.#rateParked.length > 0 || !budget.available(now)) {
           // Not this job's turn yet after all: undo the cursor move, so lane order is kept.
           this.#lanes.restore(mark);
-          this.#parkForBudget(entry, budget.freeAt() - now);
+          this.#parkForBudget(entry, now, budget.freeAt() - now);
           continue;
         }
       }
@@ -403,9 +403,9 @@ export class Scheduler implements AttemptGate {
     this.#emit('request-queued', entry, { position });
   }
 
-  #parkForBudget(entry: Entry, delay: number): void {
+  #parkForBudget(entry: Entry, now: number, delay: number): void {
     entry.state = 'delayed';
-    entry.rateParked = true;
+    entry.rateParkedAt = now;
     this.#delayed++;
     if (this.#rateParked.push(entry) === 1) {
       this.#budgetTimer = this.#clock.setTimeout(this.#onBudget, timerDelay(delay));
@@ -421,7 +421,7 @@ export class Scheduler implements AttemptGate {
     this.#budgetTimer = undefined;
     const parked = this.#rateParked;
     this.#rateParked = [];
-    for (const entry of parked) entry.rateParked = false;
+    for (const entry of parked) entry.rateParkedAt = -1;
     // Held: a listener's dispatch must not start a job before all of them are back in place.
     this.batch(() => {
       for (const entry of parked) {
@@ -458,8 +458,8 @@ export class Scheduler implements AttemptGate {
         this.#clock.clearTimeout(entry.timer);
         entry.timer = undefined;
       }
-      if (entry.rateParked) {
-        entry.rateParked = false;
+      if (entry.rateParkedAt >= 0) {
+        entry.rateParkedAt = -1;
         const parked = this.#rateParked;
         parked.splice(parked.indexOf(entry), 1);
         if (parked.length === 0) {

@@ -74,7 +74,7 @@ export interface CachedEntryView {
  * Where a flight is now. `queued`: waiting in a scheduler lane for a slot (`paused` when its
  * group is paused); `active`: an attempt is running; `retry-wait`: waiting to try again after a
  * failed attempt (`reason` says whether the server's Retry-After or the backoff set `delay`,
- * which ends at `until`); `rate-wait`: parked by the scheduler until rate budget frees.
+ * which ends at `until`); `rate-wait`: parked by the scheduler since `since` until rate budget frees.
  */
 export type FlightPhase =
   | { readonly state: 'queued'; readonly paused: boolean }
@@ -85,7 +85,11 @@ export type FlightPhase =
       readonly delay: number;
       readonly until: number;
     }
-  | { readonly state: 'rate-wait' };
+  | {
+      readonly state: 'rate-wait';
+      /** When it was parked (clock time). */
+      readonly since: number;
+    };
 
 /** One flight: a network request in progress, with every caller that shares it. */
 export interface FlightView {

@@ -1,4 +1,5 @@
-import type { Client, ClientEventName } from '@keel/core';
+import type { Client, ClientEventName, TimerHandle } from '@keel/core';
+import { clockOf } from '@keel/core/internals';
 import { useEffect, useState } from 'react';
 
 /** The shortest time between two refreshes of one component, in ms. */
@@ -46,14 +47,25 @@ export function useRefresh(subscribe: (changed: () => void) => () => void): numb
   return version;
 }
 
-/** Re-renders every `ms` (ages, countdowns, growing bars); `null` stops. */
-export function useTick(ms: number | null): void {
+/**
+ * Re-renders every `ms` of the client's clock (ages, countdowns, growing bars, all read from
+ * `inspect(client).now()`); `null` stops. On the client's clock, not the global timers: with an
+ * injected clock (a test's, a replay's) the panel moves when the client's time does. (useRefresh
+ * stays on the global timers: it limits real renders per second, whatever the client's time.)
+ */
+export function useTick(client: Client, ms: number | null): void {
   const [, setTick] = useState(0);
   useEffect(() => {
     if (ms === null) return;
-    const timer = setInterval(() => setTick((t) => t + 1), ms);
-    return () => clearInterval(timer);
-  }, [ms]);
+    const clock = clockOf(client);
+    let timer: TimerHandle;
+    const tick = () => {
+      timer = clock.setTimeout(tick, ms);
+      setTick((t) => t + 1);
+    };
+    timer = clock.setTimeout(tick, ms);
+    return () => clock.clearTimeout(timer);
+  }, [client, ms]);
 }
 
 /** Listens to several client events with one function; returns the function removing them all. */

@@ -299,7 +299,7 @@ function ViewBody({
     case 'cache':
       return <CacheView client={client} inspector={inspector} />;
     case 'requests':
-      return <RequestsView inspector={inspector} recorder={recorder} />;
+      return <RequestsView client={client} inspector={inspector} recorder={recorder} />;
     case 'endpoints':
       return <EndpointsView client={client} inspector={inspector} />;
     case 'scheduler':

@@ -465,7 +465,6 @@ export class FlightRecorder {
       if (isLive(known)) this.#resume(known, flight);
       return;
     }
-    const now = this.#inspector.now();
     const { phase } = flight;
     const segments: Segment[] = [];
     if (phase.state === 'retry-wait') {
@@ -474,8 +473,8 @@ export class FlightRecorder {
       segments.push({ kind: 'attempt', from: flight.startedAt, to: waitFrom, outcome: 'failed' });
     }
     const { state, kind } = PHASE[phase.state];
-    // A rate wait's start is not known; the rest began with the flight, or as said above.
-    const from = phase.state === 'rate-wait' ? now : (segments[0]?.to ?? flight.startedAt);
+    // A rate wait began when it was parked; the rest began with the flight, or as said above.
+    const from = phase.state === 'rate-wait' ? phase.since : (segments[0]?.to ?? flight.startedAt);
     segments.push({ kind, from, to: undefined });
     const record = this.#add({
       id: flight.id,
@@ -495,7 +494,7 @@ export class FlightRecorder {
    * A flight recorded before a stop and still in progress: if it moved on meanwhile (another
    * phase, or more attempts), its open segment ends when that is known (an attempt at the retry
    * wait it failed into) or else when the recorder stopped, and its phase now is drawn from when
-   * it began if known (a retry wait) or else from now. Unchanged (started again at once, as
+   * it began if known (a retry or rate wait) or else from now. Unchanged (started again at once, as
    * StrictMode does), it stays as it is.
    */
   #resume(record: FlightRecord, flight: FlightView): void {
@@ -507,10 +506,11 @@ export class FlightRecorder {
     const { phase } = flight;
     const { state, kind } = PHASE[phase.state];
     if (state === record.state && flight.attempts === seen) return;
-    const waitFrom = phase.state === 'retry-wait' ? phase.until - phase.delay : undefined;
+    const retryFrom = phase.state === 'retry-wait' ? phase.until - phase.delay : undefined;
     // An attempt that ended with its flight going on failed.
-    this.#close(record, this.#endOf(record, waitFrom, flight.attempts === seen, now), 'failed');
-    addSegment(record, { kind, from: waitFrom ?? now, to: undefined });
+    this.#close(record, this.#endOf(record, retryFrom, flight.attempts === seen, now), 'failed');
+    const from = phase.state === 'rate-wait' ? phase.since : retryFrom;
+    addSegment(record, { kind, from: from ?? now, to: undefined });
     record.state = state;
     record.retry = retryOf(flight) ?? record.retry;
     if (record.id === undefined) {

@@ -26,7 +26,7 @@ export function CacheView({ client, inspector }: { client: Client; inspector: Cl
     [client, inspector],
   );
   useRefresh(subscribe);
-  useTick(1000);
+  useTick(client, 1000);
   const [filter, setFilter] = useState('');
   const [selected, setSelected] = useState<string | null>(null);
   const filterId = useId();

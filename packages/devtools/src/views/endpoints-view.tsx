@@ -53,7 +53,7 @@ export function EndpointsView({
     [client],
   );
   useRefresh(subscribe);
-  useTick(1000);
+  useTick(client, 1000);
 
   const { endpoints, summary } = client.intelligence().snapshot();
   const circuits = inspector.circuits();

@@ -1,4 +1,4 @@
-import type { ClientInspector } from '@keel/core';
+import type { Client, ClientInspector } from '@keel/core';
 import { type CSSProperties, useId, useState } from 'react';
 import { displayKey, formatMs, keyParts, MAX_ROWS } from '../format';
 import { useRefresh, useTick } from '../live/refresh';
@@ -32,9 +32,11 @@ const TONE: Record<FlightState, string> = {
  * FlightRecorder, which listens only while the panel is open.
  */
 export function RequestsView({
+  client,
   inspector,
   recorder,
 }: {
+  client: Client;
   inspector: ClientInspector;
   recorder: FlightRecorder;
 }) {
@@ -42,7 +44,7 @@ export function RequestsView({
   const records = recorder.records();
   const live = records.some(isLive);
   // Bars grow while a flight is live; otherwise ages on the axis move once a second.
-  useTick(live ? 200 : 1000);
+  useTick(client, live ? 200 : 1000);
   const [windowMs, setWindowMs] = useState<number>(WINDOWS[1]);
   const windowId = useId();
   const now = inspector.now();

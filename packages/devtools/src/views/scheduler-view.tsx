@@ -39,7 +39,7 @@ export function SchedulerView({
     [client],
   );
   useRefresh(subscribe);
-  useTick(1000);
+  useTick(client, 1000);
   const view = inspector.scheduler();
 
   if (!view.enabled) {

@@ -1,6 +1,8 @@
 // @vitest-environment node
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createClient } from '@keel/core';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { channelCount, channelFor } from './channel';
 
 describe('ServerEventsOptions.reconnect', () => {
@@ -25,5 +27,78 @@ describe('ServerEventsOptions.reconnect', () => {
     );
     expect(open({ jitter: 'yes' })).toThrow(TypeError);
     expect(channelCount(client)).toBe(0);
+  });
+});
+
+describe('reconnect backoff against a stream that ends at once', () => {
+  /**
+   * A real loopback server answering every connect with `body` then ending the stream (a proxy
+   * that sends `: ok` and closes); the channel's clock is manual, so each reconnect's delay is
+   * read as it is armed, and fired by the test.
+   */
+  async function endsAtOnce(body: string) {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(body);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const client = createClient({ baseURL: `http://127.0.0.1:${port}` });
+    const delays: number[] = [];
+    const timers: (() => void)[] = [];
+    let time = 0;
+    const clock = {
+      now: () => time,
+      setTimeout: (fn: () => void, ms: number) => {
+        delays.push(ms);
+        timers.push(() => {
+          time += ms;
+          fn();
+        });
+        return timers.length;
+      },
+      clearTimeout: () => {},
+    };
+    const channel = channelFor(client, client.resolve('GET', '/events'), {
+      clock,
+      reconnect: { initialDelay: 100, maxDelay: 10_000, jitter: false },
+    });
+    channel.start();
+    /** Waits for the reconnect timer of connect n (1-based), then fires it. */
+    async function reconnect(n: number) {
+      await vi.waitFor(() => expect(delays).toHaveLength(n));
+      timers[n - 1]!();
+    }
+    return {
+      delays,
+      reconnect,
+      async close() {
+        channel.stop();
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      },
+    };
+  }
+
+  it('a comment alone does not reset it: the delay doubles at each reconnect', async () => {
+    const t = await endsAtOnce(': ok\n\n');
+    try {
+      for (let n = 1; n <= 4; n++) await t.reconnect(n);
+      await vi.waitFor(() => expect(t.delays).toHaveLength(5));
+      expect(t.delays).toEqual([100, 200, 400, 800, 1600]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('an event resets it: every reconnect waits the base delay', async () => {
+    const t = await endsAtOnce(': ok\n\ndata: x\n\n');
+    try {
+      for (let n = 1; n <= 3; n++) await t.reconnect(n);
+      await vi.waitFor(() => expect(t.delays).toHaveLength(4));
+      expect(t.delays).toEqual([100, 100, 100, 100]);
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -87,7 +87,7 @@ export interface ChannelSubscriber {
  *   stop ─► closed: the request is aborted (the socket closes) and the timer is cleared.
  *
  * The delay doubles per consecutive failure from `initialDelay` (or the server's `retry:`) up to
- * `maxDelay`; any event or comment received resets it.
+ * `maxDelay`; an event received resets it (a comment does not: see onEvent).
  */
 export class Channel {
   readonly key: string;
@@ -210,6 +210,8 @@ export class Channel {
       const feed = sseParser({
         onEvent: (message) => {
           if (signal.aborted) return;
+          // Only an event resets the backoff: a proxy that answers `: ok` and closes would
+          // otherwise be reconnected to at the base delay forever.
           this.#failures = 0;
           if (message.id !== undefined) this.lastEventId = message.id;
           this.#onEvent({
@@ -221,9 +223,6 @@ export class Channel {
         },
         onRetry: (ms) => {
           this.#serverRetry = ms;
-        },
-        onComment: () => {
-          this.#failures = 0;
         },
         onId: (id) => {
           if (signal.aborted) return;

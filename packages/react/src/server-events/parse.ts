@@ -13,7 +13,7 @@ export interface SseHandlers {
   /** A `retry:` field made of digits: the reconnect delay the server asks for, in ms. */
   onRetry(ms: number): void;
   /** A comment line (`:`), which servers send as a keep-alive. */
-  onComment(): void;
+  onComment?(): void;
   /**
    * A block with an `id:` but no `data:`: it dispatches nothing, yet sets the last event id
    * (WHATWG: the id buffer is applied when the block ends, with or without data).
@@ -46,7 +46,7 @@ export function sseParser(on: SseHandlers): (chunk: string) => void {
     }
     const colon = text.indexOf(':');
     if (colon === 0) {
-      on.onComment();
+      on.onComment?.();
       return;
     }
     const field = colon < 0 ? text : text.slice(0, colon);

@@ -279,8 +279,20 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       maxDelay,
     );
   }
-  if (options.url !== undefined && typeof options.url !== 'string') {
-    throw typeError('url', 'a Redis URL string (redis://host:port/db)', options.url);
+  if (options.url !== undefined) {
+    if (typeof options.url !== 'string') {
+      throw typeError('url', 'a Redis URL string (redis://host:port/db)', options.url);
+    }
+    // Empty (`REDIS_URL=` in a shell) ioredis reads as 127.0.0.1:6379, and another scheme
+    // (http://) as a socket path: both fail later, far from the option. A host:port or a path
+    // is what ioredis takes besides, and passes.
+    const scheme = /^([a-z][a-z\d+.-]*):\/\//i.exec(options.url)?.[1]?.toLowerCase();
+    if (
+      options.url.trim() === '' ||
+      (scheme !== undefined && scheme !== 'redis' && scheme !== 'rediss')
+    ) {
+      throw rangeError('url', 'a redis:// or rediss:// URL', options.url);
+    }
   }
   if (options.onError !== undefined) checkFunction('onError', options.onError);
   if (options.client !== undefined && !(options.client instanceof Redis)) {

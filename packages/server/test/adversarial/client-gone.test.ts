@@ -1,5 +1,9 @@
 import { connect } from 'node:net';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { appStats } from '../../src/app';
+import type { Context } from '../../src/index';
 import { start, trackApps, until } from '../helpers';
 
 const make = trackApps();
@@ -30,4 +34,120 @@ describe('a handler that gives up because its client left', () => {
     // The ctx went back to the pool in a usable state.
     expect(await (await fetch(`${base}/ok`)).json()).toEqual({ ok: true });
   });
+
+  it('a handler reading the upload itself fails with the reset: not reported either', async () => {
+    const errors: unknown[] = [];
+    const app = make();
+    app.onError((err) => {
+      errors.push(err);
+    });
+    let failed: unknown = null;
+    app.post('/upload', async (ctx) => {
+      let n = 0;
+      try {
+        // Not a type the body reader takes: the handler streams ctx.req itself.
+        for await (const chunk of ctx.req) n += (chunk as Buffer).byteLength;
+      } catch (err) {
+        failed = err;
+        throw err;
+      }
+      return ctx.json({ n });
+    });
+    app.get('/ok', (ctx) => ctx.json({ ok: true }));
+    const { port, base } = await start(app);
+    const socket = connect(port, '127.0.0.1');
+    socket.write(
+      `POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: 100000\r\n\r\n${'x'.repeat(1000)}`,
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    socket.resetAndDestroy();
+    await until(() => failed !== null && appStats(app).inflight === 0);
+    expect((failed as { code?: string }).code).toBe('ECONNRESET');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(errors).toEqual([]);
+    expect(await (await fetch(`${base}/ok`)).json()).toEqual({ ok: true });
+  });
+
+  it('an error of its own after its client left is still reported', async () => {
+    const errors: unknown[] = [];
+    const app = make();
+    app.onError((err) => {
+      errors.push(err);
+    });
+    const bug = new Error('a bug, not the client');
+    app.post('/upload', async (ctx) => {
+      await new Promise<void>((resolve) => ctx.res.once('close', () => resolve()));
+      throw bug;
+    });
+    const { port } = await start(app);
+    const socket = connect(port, '127.0.0.1');
+    socket.write(
+      'POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: 10\r\n\r\nx',
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    socket.resetAndDestroy();
+    await until(() => errors.length === 1 && appStats(app).inflight === 0);
+    expect(errors).toEqual([bug]);
+  });
+
+  it.each([
+    ['json', '/json'],
+    ['a large json (sliced)', '/json-big'],
+    ['a 204', '/no-content'],
+    ['a stream', '/stream'],
+    ['a file', '/file'],
+    ['an event stream', '/events'],
+  ])(
+    'answering with %s once its client left: onResponse reports status 0, not finished',
+    async (_what, path) => {
+      const errors: unknown[] = [];
+      const infos: { status: number; finished: boolean }[] = [];
+      const app = make();
+      app.onError((err) => {
+        errors.push(err);
+      });
+      app.onResponse((_ctx, { status, finished }) => {
+        infos.push({ status, finished });
+      });
+      let released = false;
+      const gone = (ctx: Context): Promise<void> =>
+        new Promise((resolve) => ctx.res.once('close', () => resolve()));
+      app.get('/json', async (ctx) => {
+        await gone(ctx);
+        return ctx.json({ late: true });
+      });
+      app.get('/json-big', async (ctx) => {
+        await gone(ctx);
+        return ctx.json({ late: 'x'.repeat(200_000) });
+      });
+      app.get('/no-content', async (ctx) => {
+        await gone(ctx);
+        return ctx.status(204).send(null);
+      });
+      app.get('/stream', async (ctx) => {
+        await gone(ctx);
+        const source = Readable.from(['a', 'b']);
+        source.once('close', () => (released = true));
+        return ctx.send(source);
+      });
+      app.get('/file', async (ctx) => {
+        await gone(ctx);
+        return ctx.sendFile(fileURLToPath(import.meta.url));
+      });
+      app.get('/events', async (ctx) => {
+        await gone(ctx);
+        ctx.sseEvent('late', 1);
+      });
+      const { port } = await start(app);
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => {});
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      await new Promise((r) => setTimeout(r, 30));
+      socket.destroy();
+      await until(() => infos.length === 1 && appStats(app).inflight === 0);
+      expect(infos).toEqual([{ status: 0, finished: false }]);
+      expect(errors).toEqual([]);
+      if (path === '/stream') expect(released).toBe(true);
+    },
+  );
 });

@@ -3,7 +3,7 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { type CompressionOptions, createApp, createEventHub } from '../../src/index';
-import { raw, socketBytes, sse, start } from '../helpers';
+import { raw, socketBytes, sse, start, until } from '../helpers';
 import { guardProcess } from './harness';
 
 guardProcess();
@@ -160,5 +160,24 @@ describe('compression', () => {
     expect(res.headers['content-encoding']).toBe('gzip');
     // The hook runs when the response is over: by then it was written.
     expect(seen).toEqual([{ status: 200, finished: true }]);
+  });
+
+  it('a client that leaves while its answer is compressed gets nothing written: status 0', async () => {
+    const app = createApp({ compression: { threshold: 10 } });
+    const seen: { status: number; finished: boolean }[] = [];
+    app.onResponse((_ctx, response) => {
+      seen.push(response);
+    });
+    app.get('/big', (ctx) => {
+      const answer = ctx.json(big);
+      // Gone while zlib works on the body (off the event loop): the answer comes back too late.
+      ctx.req.socket.destroy();
+      return answer;
+    });
+    const { port } = await start(app);
+    await socketBytes(port, 'GET /big HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n', 200);
+    await until(() => seen.length === 1);
+    expect(seen).toEqual([{ status: 0, finished: false }]);
+    await app.close();
   });
 });

@@ -1,0 +1,86 @@
+import { describe, expect, test } from 'vitest';
+import type { ClientOptions } from '../src/index';
+import { debugOf, type FakeClock, jsonResponse, makeClient, settle } from './helpers';
+
+/**
+ * An injected clock whose `setTimeout` throws (a broken fake, a timer quota) while a flight
+ * starts: the caller gets a rejected promise, never a synchronous throw, and the flight leaves
+ * the dedup map and the scheduler, so a later request for the same key runs instead of joining a
+ * flight that never will.
+ */
+const quota = new Error('timer quota exceeded');
+
+function setup(options: ClientOptions = {}) {
+  const t = makeClient(options, { handler: () => jsonResponse({ ok: true }) });
+  const real = t.clock.setTimeout;
+  const state = { broken: false };
+  (t.clock as FakeClock).setTimeout = (fn, ms) => {
+    if (state.broken) throw quota;
+    return real(fn, ms);
+  };
+  return { ...t, state };
+}
+
+/** `get` called with the clock broken: what it did (a throw, or the promise it returned). */
+function getBroken(t: ReturnType<typeof setup>, url: string, options?: { deadline?: number }) {
+  t.state.broken = true;
+  try {
+    return { promise: t.client.get(url, options) };
+  } catch (error) {
+    return { threw: error };
+  } finally {
+    t.state.broken = false;
+  }
+}
+
+describe('a clock whose setTimeout throws while a flight starts', () => {
+  test('the flight deadline timer: the caller is rejected, a later request for the key runs', async () => {
+    const t = setup();
+    const got = getBroken(t, '/a', { deadline: 1000 });
+    expect(got.threw).toBeUndefined();
+    expect(await settle(got.promise!)).toEqual({ state: 'rejected', reason: quota });
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(t.of('error').map((e) => e.error)).toEqual([quota]);
+    const later = await settle(t.client.get('/a', { deadline: 1000 }));
+    expect(later.state).toBe('fulfilled');
+    expect(t.fake.calls).toHaveLength(1);
+    expect(t.clock.live).toBe(0);
+  });
+
+  test('the scheduler gate (a rate-budget wait): rejected, out of the gate, the key runs later', async () => {
+    const t = setup({ scheduler: { rateLimit: { requests: 1, interval: 1000 } } });
+    expect((await settle(t.client.get('/first'))).state).toBe('fulfilled');
+    const got = getBroken(t, '/a');
+    expect(got.threw).toBeUndefined();
+    expect(await settle(got.promise!)).toEqual({ state: 'rejected', reason: quota });
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 0, queued: 0, delayed: 0 });
+    const later = settle(t.client.get('/a'));
+    await t.clock.advance(1000);
+    expect((await later).state).toBe('fulfilled');
+    expect(t.fake.calls.map((c) => new URL(c.url).pathname)).toEqual(['/first', '/a']);
+    expect(t.clock.live).toBe(0);
+  });
+
+  test("a joiner's own deadline timer: the joiner is rejected, the flight answers its owner", async () => {
+    const t = makeClient({}, {});
+    const real = t.clock.setTimeout;
+    let broken = false;
+    (t.clock as FakeClock).setTimeout = (fn, ms) => {
+      if (broken) throw quota;
+      return real(fn, ms);
+    };
+    const owner = settle(t.client.get('/a'));
+    broken = true;
+    let joiner: ReturnType<typeof t.client.get> | undefined;
+    expect(() => {
+      joiner = t.client.get('/a', { deadline: 500 });
+    }).not.toThrow();
+    broken = false;
+    expect(await settle(joiner!)).toEqual({ state: 'rejected', reason: quota });
+    t.fake.last().json({ ok: true });
+    expect((await owner).state).toBe('fulfilled');
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(t.clock.live).toBe(0);
+  });
+});

@@ -1,0 +1,262 @@
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import type { Socket as ServerSocket } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { appStats } from '../src/app';
+import { ManualClock, start, trackApps, until } from './helpers';
+
+// Small replies (64 KiB or less) go to the socket in one `res.end`, with no timer of their own.
+// A client that pipelines many requests and never reads leaves them queued: Node stops reading
+// its requests only after parsing the whole chunk it got (one 64 KiB read holds 2000 GETs), and
+// nothing ever times such a busy connection out, so the socket and every reply it queued stayed
+// for ever. `sendTimeout` covers them: judged per connection, as for streamed bodies.
+
+const app = trackApps();
+// A real collection, so a test sees replies released, not merely unreferenced by keel.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+const closers: { destroy(): void }[] = [];
+afterEach(() => {
+  for (const c of closers.splice(0)) c.destroy();
+});
+
+const GET = 'GET /reply HTTP/1.1\r\nHost: x\r\n\r\n';
+// Big enough for a few hundred replies to fill loopback's kernel buffers, small enough to be
+// written in one piece.
+const REPLY = 'x'.repeat(32 * 1024);
+const dir = realpathSync(mkdtempSync(join(tmpdir(), 'keel-send-backlog-')));
+const file = join(dir, 'small.txt');
+writeFileSync(file, REPLY);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function setup(sendTimeout?: number) {
+  const clock = new ManualClock();
+  const a = app({ clock, sendTimeout });
+  const seen = { handled: 0, socket: null as ServerSocket | null };
+  a.get('/reply', (ctx) => {
+    seen.handled++;
+    seen.socket = ctx.req.socket;
+    return ctx.send(REPLY);
+  });
+  a.get('/file', async (ctx) => {
+    seen.socket = ctx.req.socket;
+    await ctx.sendFile(file);
+    // Counted once ended, as a one-piece reply is: the next batch waits for all of them.
+    seen.handled++;
+  });
+  return { a, clock, seen };
+}
+
+type Seen = { handled: number; socket: ServerSocket | null };
+
+/** A client connection that reads nothing (until the test resumes it). */
+function unread(port: number): Socket {
+  const socket = connect(port, '127.0.0.1');
+  closers.push(socket);
+  socket.pause();
+  socket.on('error', () => {});
+  return socket;
+}
+
+/** Until the server has answered what it will and the connection is stalled. */
+async function stalled(seen: Seen): Promise<void> {
+  let before = -1;
+  let same = 0;
+  await until(() => {
+    same = seen.handled === before ? same + 1 : 0;
+    before = seen.handled;
+    return same >= 10 && seen.socket !== null && seen.socket.writableLength > 0;
+  });
+}
+
+/**
+ * Pipelines GETs in batches of 96 (3 MiB of replies, under the queue cap), each once the last was
+ * answered and taken, until replies are left waiting: loopback's kernel buffers are full. Returns
+ * the number sent (Node answers the rest of a batch once the client reads).
+ */
+async function fill(socket: Socket, seen: Seen, get = GET): Promise<number> {
+  for (let sent = 96; ; sent += 96) {
+    socket.write(get.repeat(96));
+    let before = -1;
+    let same = 0;
+    await until(() => {
+      same = seen.handled === before ? same + 1 : 0;
+      before = seen.handled;
+      return same >= 10;
+    });
+    // Not all answered (Node stopped reading), or all answered but not all taken: stalled.
+    if (seen.handled < sent || seen.socket!.writableLength > 0) {
+      await stalled(seen);
+      return sent;
+    }
+  }
+}
+
+describe('sendTimeout: small replies queued for a client that reads nothing', () => {
+  it('pipelined GETs never read: the connection is closed after sendTimeout', async () => {
+    const { a, clock, seen } = setup(1000);
+    const { port } = await start(a);
+    await fill(unread(port), seen);
+    // Every request is over already (one-piece replies are released when ended).
+    expect(appStats(a).inflight).toBe(0);
+    expect(seen.handled).toBeGreaterThan(100);
+    clock.tick(900);
+    expect(seen.socket!.destroyed).toBe(false);
+    clock.tick(1000);
+    expect(seen.socket!.destroyed).toBe(true);
+    expect(clock.active).toBe(0);
+  });
+
+  it('the same for a small file (sendFile), sent in one piece too', async () => {
+    const { a, clock, seen } = setup(1000);
+    const { port } = await start(a);
+    await fill(unread(port), seen, 'GET /file HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until(() => appStats(a).inflight === 0);
+    clock.tick(900);
+    expect(seen.socket!.destroyed).toBe(false);
+    clock.tick(1000);
+    expect(seen.socket!.destroyed).toBe(true);
+    expect(clock.active).toBe(0);
+  });
+
+  it('a client that reads slowly but keeps moving is never cut, and gets every reply', async () => {
+    const { a, clock, seen } = setup(1000);
+    const { port } = await start(a);
+    const socket = unread(port);
+    // Replies to the last batch are sent once the client took the earlier ones.
+    const n = await fill(socket, seen);
+    const sock = seen.socket!;
+    const delivered = (): number => sock.bytesWritten - sock.writableLength;
+    let got = 0;
+    let tail = '';
+    let target = 0;
+    let before = 0;
+    const enough = (): boolean => got >= target && delivered() > before;
+    socket.on('data', (chunk: Buffer) => {
+      const text = tail + chunk.toString('latin1');
+      got += text.split('HTTP/1.1 200 OK').length - 1;
+      tail = text.slice(-16);
+      if (enough()) socket.pause();
+    });
+    let steps = 0;
+    while (got < n) {
+      // Read a few replies and until the server saw a write complete, then let 700 ms of a
+      // 1000 ms sendTimeout pass.
+      before = delivered();
+      target = got + 8;
+      socket.resume();
+      await until(() => got === n || enough());
+      socket.pause();
+      clock.tick(700);
+      expect(sock.destroyed).toBe(false);
+      steps++;
+    }
+    // The clock went past 1.25 sendTimeout (the latest a stalled client is cut) while it read.
+    expect(steps).toBeGreaterThanOrEqual(2);
+    expect(seen.handled).toBe(n);
+    // All taken: nothing is left watching, and the keep-alive connection stays open.
+    await until(() => sock.writableLength === 0);
+    clock.tick(1000);
+    expect(clock.active).toBe(0);
+    expect(sock.destroyed).toBe(false);
+  });
+
+  it('a reply queued behind a slow handler is the server waiting, not the client', async () => {
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    let release!: () => void;
+    const slow = new Promise<void>((r) => {
+      release = r;
+    });
+    let sock: ServerSocket | null = null;
+    a.get('/slow', async (ctx) => {
+      sock = ctx.req.socket;
+      await slow;
+      return ctx.send('slow');
+    });
+    a.get('/reply', (ctx) => ctx.send('fast'));
+    const { port } = await start(a);
+    const socket = connect(port, '127.0.0.1');
+    closers.push(socket);
+    let text = '';
+    socket.on('data', (c: Buffer) => {
+      text += c.toString('latin1');
+    });
+    socket.write(`GET /slow HTTP/1.1\r\nHost: x\r\n\r\n${GET}`);
+    await until(() => sock !== null && appStats(a).inflight === 1);
+    clock.tick(5000);
+    expect(sock!.destroyed).toBe(false);
+    release();
+    await until(() => text.includes('fast'));
+    expect(text.indexOf('slow')).toBeLessThan(text.indexOf('fast'));
+    clock.tick(2000);
+    expect(clock.active).toBe(0);
+  });
+
+  it('a client that reads arms no watch: the one-piece path stays timer-free', async () => {
+    const clock = new ManualClock();
+    let armed = 0;
+    const arm = clock.setTimeout.bind(clock);
+    clock.setTimeout = (fn, ms) => {
+      armed++;
+      return arm(fn, ms);
+    };
+    const a = app({ clock, sendTimeout: 1000 });
+    a.get('/hello', (ctx) => ctx.json({ hello: 'world' }));
+    a.get('/p/:id', (ctx) => ctx.json({ id: ctx.params.id }));
+    const { port } = await start(a);
+    const agent = new Agent({ keepAlive: true, maxSockets: 2 });
+    closers.push(agent);
+    const get = (path: string): Promise<void> =>
+      new Promise((resolve, reject) => {
+        request({ host: '127.0.0.1', port, path, agent }, (res) => {
+          res.resume();
+          res.on('end', resolve);
+        })
+          .on('error', reject)
+          .end();
+      });
+    for (let i = 0; i < 50; i++) await Promise.all([get('/hello'), get('/p/1'), get('/p/2')]);
+    expect(armed).toBe(0);
+  });
+
+  it('more than 4 MiB of replies queued on one connection: closed at once, replies let go', async () => {
+    // One read of pipelined GETs is all run before Node stops reading: 2000 replies of 32 KiB,
+    // 62 MiB, for a client that may never read. Past the cap the connection goes, and with it
+    // every reply, where they were held until sendTimeout (or for ever with no timeout).
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    let handled = 0;
+    let closed = false;
+    let reply: WeakRef<object> | null = null;
+    a.get('/reply', (ctx) => {
+      // Nothing here may hold the socket: its connection state holds the queued replies.
+      if (handled === 0) ctx.req.socket.once('close', () => (closed = true));
+      if (handled++ === 1000) reply = new WeakRef(ctx.res);
+      return ctx.send(REPLY);
+    });
+    const { port } = await start(a);
+    unread(port).write(GET.repeat(2000));
+    await until(() => closed && handled === 2000 && appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+    await until(() => {
+      gc();
+      return reply!.deref() === undefined;
+    });
+  });
+
+  it('sendTimeout: 0 leaves the connection alone, with no timer', async () => {
+    const { a, clock, seen } = setup(0);
+    const { port } = await start(a);
+    unread(port).write(GET.repeat(2000));
+    await stalled(seen);
+    clock.tick(10_000);
+    expect(seen.socket!.destroyed).toBe(false);
+    expect(clock.active).toBe(0);
+  });
+});
