@@ -50,7 +50,7 @@ export interface ClientConfig {
 export const CLIENT_DEFAULTS = Object.freeze({
   timeout: 0,
   deadline: 0,
-  maxResponseBytes: Number.POSITIVE_INFINITY,
+  maxResponseBytes: Infinity,
 });
 
 /** Resolves and validates ClientOptions once; a bad value throws RangeError/TypeError naming it. */

@@ -65,7 +65,7 @@ export function resolveCacheOptions(
  */
 export const CACHE_STORE_DEFAULTS = Object.freeze({
   gcTime: 5 * 60_000,
-  maxEntries: Number.POSITIVE_INFINITY,
+  maxEntries: Infinity,
 });
 
 /** Validates a gcTime: a number of ms >= 0, `Infinity` allowed (never collect). */

@@ -126,7 +126,7 @@ export class CacheStore {
   /** When a key's last exact-key subscription left while its entry existed. */
   readonly #releasedAt = new Map<string, number>();
   /** When a predicate subscription last left: it may have been what kept any entry. */
-  #predicateReleasedAt = Number.NEGATIVE_INFINITY;
+  #predicateReleasedAt = -Infinity;
   /** Watchers (tooling): told of every change, without counting as interest in any key. */
   #watchers: ((change: CacheChange) => void)[] = [];
 
@@ -178,11 +178,7 @@ export class CacheStore {
     // entry), and after the key's own last subscription left.
     if (
       now - entry.expiresAt < gcTime ||
-      now -
-        Math.max(
-          this.#predicateReleasedAt,
-          this.#releasedAt.get(entry.key) ?? Number.NEGATIVE_INFINITY,
-        ) <
+      now - Math.max(this.#predicateReleasedAt, this.#releasedAt.get(entry.key) ?? -Infinity) <
         gcTime
     ) {
       return false;
@@ -192,7 +188,7 @@ export class CacheStore {
 
   /** Moves the collection hand `steps` entries, dropping the collectable ones it passes. */
   #sweep(now: number, steps: number): void {
-    if (this.gcTime === Number.POSITIVE_INFINITY) return;
+    if (this.gcTime === Infinity) return;
     for (let i = 0; i < steps; i++) {
       const hand = (this.#hand ??= this.#entries.values());
       const next = hand.next();

@@ -80,7 +80,7 @@ function createInspector(client: Client): ClientInspector {
       if (gate instanceof Scheduler) return schedulerView(gate, clock.now());
       return {
         enabled: false,
-        concurrency: Number.POSITIVE_INFINITY,
+        concurrency: Infinity,
         priorityLanes: false,
         stats: gate.controller.stats(),
         rateLimit: undefined,

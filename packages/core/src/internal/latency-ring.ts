@@ -44,7 +44,7 @@ export class LatencyRing {
    * an Infinity from an injected clock: one would pin p95 and the average for a whole window).
    */
   record(ms: number | undefined): void {
-    if (ms === undefined || !(ms >= 0 && ms < Number.POSITIVE_INFINITY)) return;
+    if (ms === undefined || !(ms >= 0 && ms < Infinity)) return;
     const values = (this.values ??= new Float64Array(this.capacity));
     values[this.next] = ms;
     this.next = this.next + 1 === this.capacity ? 0 : this.next + 1;

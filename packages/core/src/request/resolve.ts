@@ -120,7 +120,7 @@ export function applyRecommendation(
   // (A timeout of 0 is none: any recommendation tightens it.)
   const timeout =
     options?.timeout === undefined && recommendation.timeout !== undefined
-      ? Math.min(recommendation.timeout, spec.timeout || Number.POSITIVE_INFINITY)
+      ? Math.min(recommendation.timeout, spec.timeout || Infinity)
       : spec.timeout;
   // `cache: true` / `false` name no strategy (reading `strategy` off a boolean gives undefined).
   const cache =

@@ -284,7 +284,7 @@ export class Scheduler implements AttemptGate {
   setEndpointCeiling(endpoint: string, ceiling: number | undefined): void {
     const limiter = this.#endpointLimiter(endpoint);
     const wasSaturated = limiter.saturated;
-    limiter.cap = ceiling ?? Number.POSITIVE_INFINITY;
+    limiter.cap = ceiling ?? Infinity;
     if (wasSaturated && !limiter.saturated) {
       for (const cls of limiter.classes) this.#lanes.readmit(cls);
       this.#dispatch();
@@ -550,7 +550,7 @@ export class Scheduler implements AttemptGate {
   #endpointLimiter(endpoint: string): Limiter {
     let limiter = this.#endpoints.get(endpoint);
     if (limiter === undefined) {
-      limiter = new Limiter(endpoint, Number.POSITIVE_INFINITY);
+      limiter = new Limiter(endpoint, Infinity);
       this.#endpoints.set(endpoint, limiter);
     }
     return limiter;
@@ -559,7 +559,7 @@ export class Scheduler implements AttemptGate {
   /** An endpoint limiter with no cap and no jobs is forgotten (host caps are kept). */
   #dropIdleEndpoint(limiter: Limiter): void {
     if (
-      limiter.cap === Number.POSITIVE_INFINITY &&
+      limiter.cap === Infinity &&
       limiter.classes.size === 0 &&
       this.#endpoints.get(limiter.key) === limiter
     ) {
