@@ -30,3 +30,4 @@ export {
   typeError,
 } from './internal/checks';
 export { clockOf } from './internal/clock';
+export { noop } from './internal/noop';
