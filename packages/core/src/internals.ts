@@ -30,4 +30,5 @@ export {
   typeError,
 } from './internal/checks';
 export { clockOf } from './internal/clock';
+export { freeze } from './internal/freeze';
 export { noop } from './internal/noop';

@@ -1,6 +1,7 @@
 import { checkFunction, checkMs, typeError } from '../internal/checks';
 import { type Clock, systemClock } from '../internal/clock';
 import { urlOfKey } from '../internal/fingerprint';
+import { freeze } from '../internal/freeze';
 import { type ErrorReporter, logListenerError, report } from '../internal/report';
 import { absoluteKeyURL, originOf, splitURL } from '../internal/url';
 import type { RequestSpec } from '../request/resolve';
@@ -57,7 +58,7 @@ interface PredicateSubscription {
 /** What collection looks at: an entry, or one about to be written (hydrate checks first). */
 type Due = Pick<CacheEntry, 'key' | 'expiresAt'>;
 
-const NO_TAGS: readonly string[] = Object.freeze([]);
+const NO_TAGS: readonly string[] = /* @__PURE__ */ freeze([]);
 
 /** Entries the collection hand inspects per write: more than one, so it outpaces the writes. */
 const SWEEP_PER_WRITE = 2;
@@ -239,7 +240,7 @@ export class CacheStore {
       response,
       spec,
       tags: options.tags
-        ? Object.freeze([...options.tags])
+        ? freeze([...options.tags])
         : (options.spec?.tags ?? previous?.tags ?? NO_TAGS),
       storedAt,
       expiresAt: storedAt + (options.ttl ?? spec?.cache?.ttl ?? this.defaultTtl),

@@ -4,6 +4,7 @@ import type { EventEmitter } from '../events/emitter';
 import type { CircuitView, Intelligence } from '../intelligence/intelligence';
 import { rangeError, typeError } from '../internal/checks';
 import type { Clock } from '../internal/clock';
+import { freeze } from '../internal/freeze';
 import { applyRecommendation, type RequestSpec } from '../request/resolve';
 import type { AttemptGate, ClientSchedulerHooks } from '../scheduler/gate';
 import type {
@@ -86,7 +87,7 @@ export function controllerOf<T extends object, K extends keyof T>(
   for (const name of methods) {
     facade[name] = (impl[name] as (...args: unknown[]) => unknown).bind(impl) as T[K];
   }
-  return Object.freeze(facade);
+  return freeze(facade);
 }
 
 /** A feature as the client sees it. */
@@ -106,7 +107,7 @@ export function feature<N extends FeatureName>(
   endpointCeilings?: boolean,
   recommends?: typeof recommender,
 ): InstallableFeature<N> {
-  return Object.freeze({ name, install, endpointCeilings, recommender: recommends });
+  return freeze({ name, install, endpointCeilings, recommender: recommends });
 }
 
 /** Layers the observers' recommendation for a request's endpoint onto its resolved spec. */

@@ -1,6 +1,7 @@
 import { internalsOf } from '../client';
 import type { Flight } from '../dedup/flight';
 import { latenciesOf } from '../intelligence/intelligence';
+import { freeze } from '../internal/freeze';
 import { Scheduler, schedulerView } from '../scheduler/scheduler';
 import type { Client } from '../types/client';
 import type {
@@ -15,10 +16,10 @@ import type {
 
 const inspectors = new WeakMap<Client, ClientInspector>();
 
-const ACTIVE: FlightPhase = Object.freeze({ state: 'active' });
-const RATE_WAIT: FlightPhase = Object.freeze({ state: 'rate-wait' });
-const QUEUED: FlightPhase = Object.freeze({ state: 'queued', paused: false });
-const PAUSED: FlightPhase = Object.freeze({ state: 'queued', paused: true });
+const ACTIVE: FlightPhase = /* @__PURE__ */ freeze({ state: 'active' });
+const RATE_WAIT: FlightPhase = /* @__PURE__ */ freeze({ state: 'rate-wait' });
+const QUEUED: FlightPhase = /* @__PURE__ */ freeze({ state: 'queued', paused: false });
+const PAUSED: FlightPhase = /* @__PURE__ */ freeze({ state: 'queued', paused: true });
 
 /**
  * Read-only views of what a client holds and does now: its cache entries, the flights in
@@ -44,7 +45,7 @@ export function inspect(client: Client): ClientInspector {
 
 function createInspector(client: Client): ClientInspector {
   const { cache, clock, flights, gate, circuits, intelligence } = internalsOf(client, 'inspect');
-  return Object.freeze({
+  return freeze({
     now: () => clock.now(),
     cache(): CachedEntryView[] {
       const now = clock.now();

@@ -3,6 +3,7 @@ import { CircuitOpenError } from '../errors/circuit-open-error';
 import type { EventEmitter } from '../events/emitter';
 import { controllerOf } from '../features/feature';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
+import { freeze } from '../internal/freeze';
 import { sleep } from '../internal/sleep';
 import type { SchedulerController, SchedulerStats } from '../types/controllers';
 import type { ClientEvents, ParkReason, SchedulerEventBase } from '../types/events';
@@ -16,7 +17,7 @@ import { Lanes } from './lanes';
 import type { SchedulerConfig } from './options';
 import { RateBudget } from './rate-budget';
 
-const NO_LIMITERS: readonly Limiter[] = /* @__PURE__ */ Object.freeze([]);
+const NO_LIMITERS: readonly Limiter[] = /* @__PURE__ */ freeze([]);
 /** Bound on the host -> limiter memo (a crawler may see unbounded hosts). */
 const HOST_MEMO_LIMIT = 1000;
 

@@ -1,5 +1,5 @@
 import type { Clock, FailedRequest } from '@keel/core';
-import { guardFor, KeelRequestError } from '@keel/core/internals';
+import { freeze, guardFor, KeelRequestError } from '@keel/core/internals';
 
 /** `connecting` covers the first connect and every reconnect wait; `closed` is final or unused. */
 export type ConnectionStatus = 'connecting' | 'open' | 'closed';
@@ -64,4 +64,4 @@ export interface ConnectionOptions {
 }
 
 /** Closed without an error: stopped, or never started. */
-export const STOPPED: ConnectionState = Object.freeze({ status: 'closed', error: null });
+export const STOPPED: ConnectionState = /* @__PURE__ */ freeze({ status: 'closed', error: null });
