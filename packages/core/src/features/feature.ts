@@ -133,14 +133,9 @@ export function recommender(
 }
 
 const NAMES: readonly FeatureName[] = ['intelligence', 'circuitBreaker', 'scheduler', 'adaptive'];
-const MAKERS: Record<FeatureName, string> = {
-  intelligence: 'withIntelligence',
-  circuitBreaker: 'withCircuitBreaker',
-  scheduler: 'withScheduler',
-  adaptive: 'withAdaptive',
-};
+/** The function that makes a feature: `withScheduler` for `scheduler`. */
+const maker = (name: FeatureName): string => `with${name[0]!.toUpperCase()}${name.slice(1)}`;
 
-/** A client's features by name, at most one of each. */
 export type FeatureSet = { [N in FeatureName]?: InstallableFeature<N> };
 
 /**
@@ -152,7 +147,7 @@ export function collectFeatures(options: Record<string, unknown>): FeatureSet {
     if (options[name] !== undefined) {
       throw typeError(
         name,
-        `passed to ${MAKERS[name]}() in \`features\`: createBaseClient({ features: [${MAKERS[name]}(options)] })`,
+        `passed to ${maker(name)}() in \`features\`: createBaseClient({ features: [${maker(name)}(options)] })`,
         options[name],
       );
     }
@@ -173,7 +168,7 @@ export function collectFeatures(options: Record<string, unknown>): FeatureSet {
       );
     }
     if (set[name!] !== undefined)
-      throw rangeError('features', `${MAKERS[name!]}() at most once`, list);
+      throw rangeError('features', `${maker(name!)}() at most once`, list);
     set[name!] = item as InstallableFeature;
   }
   return set as FeatureSet;
