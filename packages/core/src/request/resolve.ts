@@ -6,6 +6,7 @@ import { joinEndpoint } from '../internal/endpoint';
 import { fingerprintOf } from '../internal/fingerprint';
 import { freeze } from '../internal/freeze';
 import { HTTP_METHODS } from '../internal/methods';
+import { PRIORITIES } from '../internal/priorities';
 import {
   keyURL,
   type ParsedURL,
@@ -83,8 +84,6 @@ export interface IntelligenceRecommendation {
 const NO_TAGS: readonly string[] = /* @__PURE__ */ freeze([]);
 /** No request headers, and no request options. */
 const EMPTY = /* @__PURE__ */ freeze({});
-
-const PRIORITIES: readonly Priority[] = ['high', 'normal', 'low'];
 
 /** An HTTP method, upper-cased: TypeError for a non-string, RangeError for an unknown one. */
 export function normalizeMethod(method: unknown): HttpMethod {

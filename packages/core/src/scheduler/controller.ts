@@ -1,8 +1,7 @@
 import { oneOf, typeError } from '../internal/checks';
 import { zeroCounters } from '../internal/counters';
+import { PRIORITIES } from '../internal/priorities';
 import type { SchedulerController } from '../types/controllers';
-
-const PRIORITIES = ['high', 'normal', 'low'] as const;
 
 /** `prioritize` needs lanes; the priority must be one of them. */
 export function checkPrioritize(lanes: boolean, selector: unknown, priority: unknown): void {
