@@ -28,6 +28,6 @@ export class NoServerDataError extends KeelError {
 /** True for a NoServerDataError, also one from another copy of the package. */
 export const isNoServerDataError = /* @__PURE__ */ guardFor(
   NoServerDataError,
-  'react',
   'NoServerDataError',
+  'react',
 );

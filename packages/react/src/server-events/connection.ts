@@ -44,8 +44,8 @@ export class ServerEventsError extends KeelRequestError {
 /** True for a ServerEventsError, also one from another copy of the package. */
 export const isServerEventsError = /* @__PURE__ */ guardFor(
   ServerEventsError,
-  'react',
   'ServerEventsError',
+  'react',
 );
 
 export interface ConnectionOptions {
