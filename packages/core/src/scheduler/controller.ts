@@ -8,7 +8,7 @@ export function checkPrioritize(lanes: boolean, selector: unknown, priority: unk
   if (!lanes) {
     // A RangeError: the client's `scheduler.priority` has the wrong value for this call.
     throw new RangeError(
-      'keel: scheduler().prioritize() needs priority lanes: create the client with `scheduler: { priority: true }`',
+      'keel: scheduler().prioritize() needs priority lanes: `scheduler: { priority: true }`',
     );
   }
   if (typeof selector !== 'string') {
