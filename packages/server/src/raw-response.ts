@@ -22,15 +22,28 @@ function sizeOf(chunk: unknown): number {
 /**
  * The response class of servers started by `listen`. It tells the slot of the first write of a
  * response (see {@link RawWriter}), so a body the handler writes through `ctx.res` while it still
- * awaits (`await pipeline(src, ctx.res)`) is watched by `sendTimeout` from its first byte.
- * Prototype methods and a field set at construction: nothing is allocated per request, and
- * after the first write each call pays one field read.
+ * awaits (`await pipeline(src, ctx.res)`) is watched by `sendTimeout` from its first byte; and it
+ * notes a head made after its client left (Node takes it and sends nothing), so `onResponse`
+ * reports such a response as not sent. Prototype methods and two fields set at construction:
+ * nothing is allocated per request, and after the first write each call pays one field read.
  */
 export class KeelServerResponse<
   Request extends IncomingMessage = IncomingMessage,
 > extends ServerResponse<Request> {
   /** Told of the next write, then cleared: set by the app for each request. */
   writer: RawWriter | null = null;
+  /** Its head was made after the response was destroyed: nothing of it reached the client. */
+  unsent = false;
+
+  override writeHead(statusCode: number, reason?: unknown, headers?: unknown): this {
+    // `_implicitHeader` (a write or end with no head yet) comes through here too.
+    if (this.destroyed && !this.headersSent) this.unsent = true;
+    return (super.writeHead as (s: number, r?: unknown, h?: unknown) => this)(
+      statusCode,
+      reason,
+      headers,
+    );
+  }
   override write(chunk: unknown, encoding?: unknown, cb?: unknown): boolean {
     const writer = this.writer;
     if (writer !== null) {
@@ -50,4 +63,9 @@ export class KeelServerResponse<
     }
     return (super.end as (c?: unknown, e?: unknown, cb?: unknown) => this)(chunk, encoding, cb);
   }
+}
+
+/** A head of `res` was made after its client left: nothing of the response was sent. */
+export function sentNothing(res: ServerResponse): boolean {
+  return res instanceof KeelServerResponse && res.unsent;
 }

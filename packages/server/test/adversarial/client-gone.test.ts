@@ -97,6 +97,10 @@ describe('a handler that gives up because its client left', () => {
     ['a stream', '/stream'],
     ['a file', '/file'],
     ['an event stream', '/events'],
+    ['ctx.res.writeHead and end', '/raw-end'],
+    ['ctx.res.end alone (an implicit head)', '/raw-implicit'],
+    ['ctx.res written and left open', '/raw-open'],
+    ['ctx.res ended with a large chunk', '/raw-big'],
   ])(
     'answering with %s once its client left: onResponse reports status 0, not finished',
     async (_what, path) => {
@@ -137,6 +141,24 @@ describe('a handler that gives up because its client left', () => {
       app.get('/events', async (ctx) => {
         await gone(ctx);
         ctx.sseEvent('late', 1);
+      });
+      // Node takes a head and a body on a destroyed response and sends none of it.
+      app.get('/raw-end', async (ctx) => {
+        await gone(ctx);
+        ctx.res.writeHead(200, { 'content-type': 'text/plain' });
+        ctx.res.end('late');
+      });
+      app.get('/raw-implicit', async (ctx) => {
+        await gone(ctx);
+        ctx.res.end('late');
+      });
+      app.get('/raw-open', async (ctx) => {
+        await gone(ctx);
+        ctx.res.write('late');
+      });
+      app.get('/raw-big', async (ctx) => {
+        await gone(ctx);
+        ctx.res.end(Buffer.alloc(200_000));
       });
       const { port } = await start(app);
       const socket = connect(port, '127.0.0.1');
