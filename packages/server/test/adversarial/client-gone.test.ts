@@ -173,3 +173,63 @@ describe('a handler that gives up because its client left', () => {
     },
   );
 });
+
+describe('ctx.signal: the client leaving, for a handler that waits', () => {
+  it('aborts when the client leaves before the response, so a handler waiting on it ends', async () => {
+    const infos: { status: number; finished: boolean }[] = [];
+    const app = make();
+    app.onResponse((_ctx, info) => {
+      infos.push(info);
+    });
+    let reason: unknown = null;
+    app.get('/wait', async (ctx) => {
+      // Waits for nothing else: without the signal it would hold its slot for ever.
+      await new Promise<void>((resolve) => {
+        ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      reason = ctx.signal.reason;
+    });
+    const { port } = await start(app);
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write('GET /wait HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until(() => appStats(app).inflight === 1);
+    socket.destroy();
+    await until(() => appStats(app).inflight === 0 && infos.length === 1);
+    expect(infos).toEqual([{ status: 0, finished: false }]);
+    expect(reason).toBeInstanceOf(DOMException);
+    expect((reason as DOMException).name).toBe('AbortError');
+  });
+
+  it('is aborted already when read after the client left', async () => {
+    const app = make();
+    let aborted: boolean | null = null;
+    app.get('/late', async (ctx) => {
+      await new Promise<void>((resolve) => ctx.res.once('close', () => resolve()));
+      aborted = ctx.signal.aborted;
+    });
+    const { port } = await start(app);
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write('GET /late HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until(() => appStats(app).inflight === 1);
+    socket.destroy();
+    await until(() => aborted !== null);
+    expect(aborted).toBe(true);
+  });
+
+  it('is not aborted by a response that finished, nor when its connection closes afterwards', async () => {
+    const app = make();
+    let signal: AbortSignal | null = null;
+    app.get('/ok', (ctx) => {
+      signal = ctx.signal;
+      return ctx.json({ ok: true });
+    });
+    const { base } = await start(app);
+    const response = await fetch(`${base}/ok`, { headers: { connection: 'close' } });
+    expect(await response.json()).toEqual({ ok: true });
+    await until(() => appStats(app).inflight === 0);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(signal!.aborted).toBe(false);
+  });
+});
