@@ -324,6 +324,9 @@ export class Slot implements RawWriter {
     // Ended by the handler: over, unless it is watched (it wrote while it awaited) and its tail
     // is still queued: then held, as below, until it finished or was cut.
     if (res.writableEnded && (this.#unwatch === noop || res.writableFinished)) {
+      // Ended in one piece: its connection watched as keel's own small replies' are, should its
+      // client read none of them (a pipelined backlog); two property reads when it reads.
+      if (this.#unwatch === noop) watchEnded(res, this.host.send);
       this.#sent();
       this.#maybeRelease();
     } else if (res.headersSent) {
