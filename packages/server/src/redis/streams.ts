@@ -1,5 +1,12 @@
 import { type ChainableCommander, Redis, type RedisOptions, ReplyError } from 'ioredis';
-import { checkFunction, checkObject, integer, rangeError, typeError } from '../checks';
+import {
+  checkFunction,
+  checkObject,
+  hidePasswords,
+  integer,
+  rangeError,
+  typeError,
+} from '../checks';
 import { MAX_TIMER_MS } from '../clock';
 import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
@@ -161,16 +168,20 @@ export function trimmedBeforeFirstRead(
  */
 function redisAddress(conn: Redis): string {
   const { host, port, path, db, username, password, tls } = conn.options;
-  if (path) return path;
+  // A path made of a mistyped URL (`redis:/u:pw@host` is read as the path `/u:pw@host`).
+  if (path) return hidePasswords(path);
   const user = username || password ? `${username ?? ''}${password ? ':***' : ''}@` : '';
   return `${tls ? 'rediss' : 'redis'}://${user}${host}:${port}${db ? `/${db}` : ''}`;
 }
 
-/** An error's message with its code (an AggregateError of a connect has an empty message). */
+/**
+ * An error's message with its code (an AggregateError of a connect has an empty message), any
+ * URL password in it hidden (ioredis quotes a socket path, which can be a mistyped URL).
+ */
 function errorText(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
+  if (!(error instanceof Error)) return hidePasswords(String(error));
   const code = (error as { code?: unknown }).code;
-  const text = error.message || error.name;
+  const text = hidePasswords(error.message || error.name);
   return typeof code === 'string' && !text.includes(code) ? `${code}: ${text}` : text;
 }
 
