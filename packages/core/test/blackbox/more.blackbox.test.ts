@@ -2,6 +2,7 @@
 // entry, segment-aware mutation invalidation, rate-budget park payload, adaptive SWR sharing the
 // degraded flag, throttle trigger).
 import { describe, expect, test } from 'vitest';
+import { CancelledError, createClient, TimeoutError } from '../../src/index';
 import { json, names, record, settle, setup } from './harness';
 
 const ticks = async (n = 5) => {
@@ -211,5 +212,85 @@ describe('Lightweight trackers (spec: Request tracker)', () => {
     await ticks();
     expect((log[0]!.payload.tracker as { state: string }).state).toBe('success');
     expect(names(log)).toEqual(['cache-hit']);
+  });
+});
+
+describe('Rate limit window (spec: at most `requests` attempts per `interval` ms; README: any interval, sliding)', () => {
+  test('starts at 0 and 600 with a budget of 2 per 1000: the third waits for the first to age out', async () => {
+    const s = setup({ scheduler: { rateLimit: { requests: 2, interval: 1000 } }, cache: false });
+    const t0 = s.clock.now();
+    const starts: number[] = [];
+    s.client.on('request-started', () => starts.push(s.clock.now() - t0));
+    const a = s.client.get('/a');
+    await s.clock.advance(600);
+    const b = s.client.get('/b');
+    const c = s.client.get('/c');
+    const d = s.client.get('/d');
+    await s.clock.advance(2000);
+    await Promise.all([a, b, c, d]);
+    expect(starts).toEqual([0, 600, 1000, 1600]);
+  });
+});
+
+describe('SWR refresh reaches subscribers (spec: Events rule 2)', () => {
+  test('a background refresh delivers a revalidate CacheUpdate with the new response', async () => {
+    const s = setup({ cache: { enabled: true, ttl: 100, strategy: 'stale-while-revalidate' } });
+    let n = 0;
+    s.backend.handler = () => json({ n: ++n });
+    await s.client.get('/s');
+    const updates: { type: string; response?: { data: unknown } }[] = [];
+    s.client.subscribe('GET /s' as never, (u) => updates.push(u as never));
+    await s.clock.advance(200);
+    await s.client.get('/s');
+    await ticks();
+    expect(updates.map((u) => u.type)).toEqual(['revalidate']);
+    expect(updates[0]!.response?.data).toEqual({ n: 2 });
+  });
+});
+
+describe('Prompt cancellation even when fetch ignores its signal (spec: 6.)', () => {
+  test('cancel() and a timeout settle the caller although the fetch never settles', async () => {
+    const s = setup({ retry: false });
+    const client = createClient({
+      baseURL: 'https://api.test',
+      fetch: (() => new Promise<Response>(() => {})) as never,
+      clock: s.clock,
+      retry: false,
+    });
+    const p = client.get('/x');
+    p.cancel();
+    const o = await settle(p);
+    expect(!o.ok && o.error instanceof CancelledError).toBe(true);
+    const t = settle(client.get('/y', { timeout: 50 }));
+    await s.clock.advance(50);
+    const ot = await t;
+    expect(!ot.ok && ot.error instanceof TimeoutError).toBe(true);
+  });
+
+  test('the per-attempt timeout also covers a body that never ends', async () => {
+    const s = setup({ retry: false });
+    s.backend.handler = () =>
+      new Response(
+        new ReadableStream({
+          start(c) {
+            c.enqueue(new TextEncoder().encode('{"a":'));
+          },
+        }),
+        { headers: { 'content-type': 'application/json' } },
+      );
+    const p = settle(s.client.get('/body', { timeout: 100 }));
+    await s.clock.advance(100);
+    const o = await p;
+    expect(!o.ok && o.error instanceof TimeoutError).toBe(true);
+  });
+});
+
+describe('Request headers are part of the key (spec: createFingerprint({method, url, headers?, body?}))', () => {
+  test('the same URL with different request headers is cached separately', async () => {
+    const s = setup();
+    await s.client.get('/h', { headers: { 'x-tenant': 'a' } });
+    await s.client.get('/h', { headers: { 'x-tenant': 'b' } });
+    await s.client.get('/h', { headers: { 'x-tenant': 'a' } });
+    expect(s.backend.calls).toHaveLength(2);
   });
 });
