@@ -2,7 +2,13 @@
 // entry, segment-aware mutation invalidation, rate-budget park payload, adaptive SWR sharing the
 // degraded flag, throttle trigger).
 import { describe, expect, test } from 'vitest';
-import { CancelledError, createClient, TimeoutError } from '../../src/index';
+import {
+  CancelledError,
+  computeDelay,
+  createClient,
+  resolveRetryOptions,
+  TimeoutError,
+} from '../../src/index';
 import { json, names, record, settle, setup } from './harness';
 
 const ticks = async (n = 5) => {
@@ -292,5 +298,47 @@ describe('Request headers are part of the key (spec: createFingerprint({method, 
     await s.client.get('/h', { headers: { 'x-tenant': 'b' } });
     await s.client.get('/h', { headers: { 'x-tenant': 'a' } });
     expect(s.backend.calls).toHaveLength(2);
+  });
+});
+
+describe('Streaks are consecutive (spec: adaptive rules 2-3 "consecutive")', () => {
+  test('a deadband window between two pressured windows breaks the degradeSamples streak', async () => {
+    const s = setup({
+      scheduler: { concurrency: 4 },
+      adaptive: {
+        enabled: true,
+        concurrency: true,
+        degradeSamples: 2,
+        changeCooldown: 0,
+        outcomeWindow: 4,
+        latencyWindow: 4,
+      },
+      cache: false,
+    });
+    await drive(s, '/e', 3000, 4); // pressured (1)
+    await drive(s, '/e', 1500, 4); // deadband: streak broken
+    await drive(s, '/e', 3000, 4); // pressured (1)
+    expect(s.client.adaptive().endpoint('GET', '/e')!.effective).toBe(4);
+    await drive(s, '/e', 3000, 4); // pressured (2)
+    expect(s.client.adaptive().endpoint('GET', '/e')!.effective).toBe(3);
+  });
+});
+
+describe('Retry delay defaults in the client (spec: RetryOptions defaults; README formula)', () => {
+  test('default jitter: the first retry waits between baseDelay/2 and baseDelay (random 0 gives 500)', async () => {
+    const s = setup({ random: () => 0 });
+    let n = 0;
+    s.backend.handler = () => (++n === 1 ? json({}, 503) : json({}));
+    const log = record(s.client, ['retry']);
+    const p = s.client.get('/j');
+    await s.clock.advance(500);
+    await p;
+    expect(log[0]!.payload.delay).toBe(500);
+  });
+
+  test('default maxDelay 30000 caps exponential growth', () => {
+    const o = resolveRetryOptions({ jitter: false });
+    expect(computeDelay({ ...o, attempts: 5 })).toBe(16_000);
+    expect(computeDelay({ ...o, attempts: 6 })).toBe(30_000);
   });
 });
