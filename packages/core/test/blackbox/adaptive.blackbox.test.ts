@@ -109,6 +109,7 @@ describe('Adaptive concurrency (spec: rules 1-8)', () => {
     expect(s.client.adaptive().endpoint('GET', '/e')).toMatchObject({
       configured: 4,
       mode: 'nominal',
+      health: 'good',
     });
     expect(s.client.adaptive().metrics().concurrencyRecoveries).toBe(3);
   });
