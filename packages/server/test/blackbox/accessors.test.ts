@@ -185,7 +185,7 @@ describe('spec 001 "What the service does" 2 / issue #10 item 6: pooled ctx neve
     expect(errors.find(isReleasedContextError)).toBeInstanceOf(ReleasedContextError);
   });
 
-  it('a kept ctx still reads its own request data, never a later request\'s (README Pooling)', async () => {
+  it("a kept ctx still reads its own request data, never a later request's (README Pooling)", async () => {
     const app = createApp({ development: false });
     app.onError(() => {});
     const kept: Context[] = [];
@@ -202,7 +202,7 @@ describe('spec 001 "What the service does" 2 / issue #10 item 6: pooled ctx neve
     });
   });
 
-  it('issue #10 item 6: 10,000 interleaved requests with stale ctx calls never answer with another request\'s data', async () => {
+  it("issue #10 item 6: 10,000 interleaved requests with stale ctx calls never answer with another request's data", async () => {
     const app = createApp({ development: false });
     let released = 0;
     app.onError((err) => {
@@ -246,7 +246,11 @@ describe('issue #14 item 5: ctx internals are not reachable', () => {
     let keys: string[] = [];
     app.get('/k', (ctx) => {
       keys = Object.keys(ctx);
-      for (let o = Object.getPrototypeOf(ctx); o && o !== Object.prototype; o = Object.getPrototypeOf(o))
+      for (
+        let o = Object.getPrototypeOf(ctx);
+        o && o !== Object.prototype;
+        o = Object.getPrototypeOf(o)
+      )
         keys.push(...Object.getOwnPropertyNames(o));
       return ctx.send('ok');
     });

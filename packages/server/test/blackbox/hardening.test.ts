@@ -96,9 +96,15 @@ describe('issue #10 item 13: server timeouts have safe defaults and options', ()
       30000, 10000, 5000,
     ]);
     await app.close();
-    const custom = createApp({ requestTimeout: 20000, headersTimeout: 7000, keepAliveTimeout: 65000 });
+    const custom = createApp({
+      requestTimeout: 20000,
+      headersTimeout: 7000,
+      keepAliveTimeout: 65000,
+    });
     const s2 = await custom.listen(0, '127.0.0.1');
-    expect([s2.requestTimeout, s2.headersTimeout, s2.keepAliveTimeout]).toEqual([20000, 7000, 65000]);
+    expect([s2.requestTimeout, s2.headersTimeout, s2.keepAliveTimeout]).toEqual([
+      20000, 7000, 65000,
+    ]);
     await custom.close();
   });
 });
@@ -219,7 +225,11 @@ describe('issue #10: parity with Fastify / Hono / Express', () => {
       app.get('/w', (ctx) =>
         ctx.json({ protocol: ctx.protocol, hostname: ctx.hostname, secure: ctx.secure }),
       );
-    const headers = { host: 'inner:8080', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example' };
+    const headers = {
+      host: 'inner:8080',
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'shop.example',
+    };
     const a = await call(await serve(untrusted), { path: '/w', headers });
     expect(a.json()).toEqual({ protocol: 'http', hostname: 'inner', secure: false });
     const b = await call(await serve(trusted), { path: '/w', headers });

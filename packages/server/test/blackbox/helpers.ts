@@ -193,7 +193,8 @@ export class ManualClock implements Clock {
     const until = this.#now + ms;
     for (;;) {
       let next: [number, { at: number; fn: () => void }] | undefined;
-      for (const t of this.#timers) if (t[1].at <= until && (!next || t[1].at < next[1].at)) next = t;
+      for (const t of this.#timers)
+        if (t[1].at <= until && (!next || t[1].at < next[1].at)) next = t;
       if (!next) break;
       this.#timers.delete(next[0]);
       this.#now = next[1].at;

@@ -26,7 +26,7 @@ describe('spec 001 server-sent events', () => {
     c.close();
   });
 
-  it('Events 2: ctx.sseInterval(fn, intervalMs) emits fn()\'s result on every interval until the stream ends', async () => {
+  it("Events 2: ctx.sseInterval(fn, intervalMs) emits fn()'s result on every interval until the stream ends", async () => {
     const clock = new ManualClock();
     const app = createApp({ clock, sse: { heartbeatMs: 0 } });
     let n = 0;

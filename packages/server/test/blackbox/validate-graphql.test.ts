@@ -114,7 +114,10 @@ const schema = /* GraphQL */ `
 `;
 const user = (id: number): unknown => ({ id, friends: () => [user(id + 1)] });
 const resolvers = {
-  Query: { hello: (_: unknown, { name }: { name?: string }) => `hi ${name ?? 'you'}`, me: () => user(1) },
+  Query: {
+    hello: (_: unknown, { name }: { name?: string }) => `hi ${name ?? 'you'}`,
+    me: () => user(1),
+  },
   Mutation: { add: (_: unknown, { a, b }: { a: number; b: number }) => a + b },
 };
 
@@ -151,9 +154,7 @@ describe('spec 001 ctx.graphql', () => {
   it('issue #10 item 7: a mutation as an HTML form POST does not run (415, CSRF)', async () => {
     const app = createApp();
     let ran = 0;
-    app.post('/graphql', (ctx) =>
-      ctx.graphql(schema, { Mutation: { add: () => ++ran } }),
-    );
+    app.post('/graphql', (ctx) => ctx.graphql(schema, { Mutation: { add: () => ++ran } }));
     const port = await serve(app);
     const r = await call(port, {
       method: 'POST',
@@ -197,7 +198,9 @@ describe('spec 001 ctx.graphql', () => {
 
   it('issue #10 item 3: introspection is off in production (development: false) and a switch turns it on', async () => {
     const prod = await serve(gqlApp({ development: false }));
-    expect((await postJson(prod, '/graphql', { query: '{ __schema { queryType { name } } }' })).status).toBe(400);
+    expect(
+      (await postJson(prod, '/graphql', { query: '{ __schema { queryType { name } } }' })).status,
+    ).toBe(400);
     const on = await serve(gqlApp({ development: false, graphql: { introspection: true } }));
     const r = await postJson(on, '/graphql', { query: '{ __schema { queryType { name } } }' });
     expect(r.json()).toEqual({ data: { __schema: { queryType: { name: 'Query' } } } });
