@@ -167,3 +167,30 @@ describe('spec 001 server-sent events', () => {
     expect(caught).toBeInstanceOf(RangeError);
   });
 });
+
+describe('issue #10 item 9: close({ timeoutMs }) forces remaining connections closed after the timeout', () => {
+  it('a connection still sending its request (no request in flight yet) is closed after timeoutMs on the app clock', async () => {
+    const clock = new ManualClock();
+    const app = createApp({ clock, headersTimeout: 60_000, requestTimeout: 120_000 });
+    app.get('/', (ctx) => ctx.send('x'));
+    const server = await app.listen(0, '127.0.0.1');
+    const port = (server.address() as { port: number }).port;
+    const net = await import('node:net');
+    const sock = net.connect(port, '127.0.0.1');
+    const closed = new Promise<void>((r) => sock.on('close', () => r()));
+    sock.on('error', () => {});
+    await new Promise<void>((r) => sock.on('connect', () => r()));
+    sock.write('GET / HTTP/1.1\r\nHost: x\r\n'); // headers never finished
+    await ticks(10);
+    let resolved = false;
+    const closing = app.close({ timeoutMs: 1000 }).then(() => {
+      resolved = true;
+    });
+    await ticks(10);
+    expect(resolved).toBe(false);
+    clock.advance(1000);
+    await closing;
+    await closed;
+    expect(resolved).toBe(true);
+  });
+});
