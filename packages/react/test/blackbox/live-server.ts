@@ -31,13 +31,17 @@ export async function liveServer() {
     gets: 0,
     /** GET /todos requests whose client left before the answer. */
     abandoned: 0,
+    /** GET /todos/:id requests. */
+    byId: 0,
     /** Last-Event-ID of every connect (undefined when absent). */
     connects: [] as (string | undefined)[],
     streams: [] as SseStream[],
     /** Answer the next POSTs with 500 after applying nothing. */
     failPosts: false,
     sources: [] as (string | undefined)[],
-    /** When set, GET /todos waits for it. */
+    /** The request target of every POST /todos. */
+    posts: [] as string[],
+    /** When set, GET /todos and GET /todos/:id wait for it. */
     hold: undefined as Promise<void> | undefined,
   };
   app.get('/todos', async (ctx) => {
@@ -49,13 +53,16 @@ export async function liveServer() {
     if (state.hold) await state.hold;
     return ctx.json(state.todos);
   });
-  app.get('/todos/:id', (ctx) => {
+  app.get('/todos/:id', async (ctx) => {
+    state.byId++;
+    if (state.hold) await state.hold;
     const todo = state.todos.find((t) => String(t.id) === ctx.params.id);
     if (!todo) throw new HttpException(404, 'No such todo');
     return ctx.json(todo);
   });
   app.post('/todos', async (ctx) => {
     state.sources.push(ctx.header('x-keel-source'));
+    state.posts.push(ctx.req.url ?? '');
     if (state.failPosts) throw new HttpException(500, 'refused');
     const { title } = ctx.validate({ title: { type: 'string', required: true, min: 1 } });
     const todo = { id: state.todos.length + 1, title: String(title) };
