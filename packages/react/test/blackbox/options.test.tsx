@@ -1,7 +1,7 @@
 // Issue #7 option bullets: refetchInterval (on the client's injected clock), placeholderData /
 // keepPreviousData while the key changes, the `(vars) => url` form of useMutation, extra
 // `invalidate` targets, suspense; against a real @keel/server on loopback.
-import { type Client, createClient } from '@keel/core';
+import { type Client, createClient, isTimeoutError } from '@keel/core';
 import { act, render, screen, waitFor } from '@testing-library/react';
 import { type ReactNode, Suspense } from 'react';
 import { describe, expect, it } from 'vitest';
@@ -48,6 +48,12 @@ function Remover({ sink }: { sink: (m: Remove) => void }) {
     }),
   );
   return null;
+}
+
+function Timed({ sink }: { sink: (e: unknown) => void }) {
+  const q = useQuery<Todo[]>('/todos', { timeout: 1000, retry: false });
+  sink(q.error);
+  return <p data-testid="t">{q.status}</p>;
 }
 
 function SuspenseList() {
@@ -111,6 +117,26 @@ describe('issue #7 useQuery options', () => {
     );
     expect(screen.getByTestId('s').textContent).toBe('loading');
     await waitFor(() => expect(screen.getByTestId('s').textContent).toBe('2'));
+  });
+});
+
+describe('issue #7 "Errors from the core reach error typed" / issue #11', () => {
+  it('a request over its timeout (on the client clock) is a TimeoutError in `error`', async () => {
+    const { base, state } = await liveServer();
+    let release!: () => void;
+    state.hold = new Promise<void>((r) => {
+      release = r;
+    });
+    const clock = new ManualClock();
+    const client = createClient({ baseURL: base, clock });
+    let error: unknown;
+    render(<Timed sink={(e) => (error = e)} />, { wrapper: wrap(client) });
+    await waitFor(() => expect(state.gets).toBe(1));
+    act(() => clock.advance(1000));
+    await waitFor(() => expect(screen.getByTestId('t').textContent).toBe('error'));
+    expect(isTimeoutError(error)).toBe(true);
+    expect(state.gets).toBe(1);
+    release();
   });
 });
 

@@ -134,6 +134,20 @@ describe('issue #13, in-memory store', () => {
   });
 });
 
+describe('issue #13: hub.invalidate with a topic', () => {
+  it('reaches the clients of that topic only', async () => {
+    const { hub, connect } = await instance(createEventHub());
+    const red = await connect('?topics=team:red');
+    const blue = await connect('?topics=team:blue');
+    await hub.invalidate('/todos', { topic: 'team:red' });
+    await hub.publish('fence', 1);
+    const [inv] = await red.waitFor(2);
+    expect(inv?.event).toBe(HUB_INVALIDATE_EVENT);
+    expect(JSON.parse(inv?.data ?? '')).toEqual({ target: '/todos' });
+    expect((await blue.waitFor(1)).map((e) => e.event)).toEqual(['fence']);
+  });
+});
+
 describe('issue #13, Redis Streams store (real redis-server)', () => {
   let redis: RedisServer;
   beforeAll(async () => {
