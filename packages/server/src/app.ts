@@ -818,8 +818,10 @@ class KeelApp implements App, SlotHost {
     this.#closed = new Promise<void>((resolve) => {
       let timer: TimerHandle | null = null;
       let waiting = servers.length + 1;
+      let settled = false;
       const done = (): void => {
         if (--waiting > 0) return;
+        settled = true;
         if (timer !== null) clock.clearTimeout(timer);
         resolve();
       };
@@ -828,26 +830,28 @@ class KeelApp implements App, SlotHost {
         server.closeIdleConnections();
       }
       this.sse.closeAll();
+      let isDrained = false;
       const drained = (): void => {
         this.#drained = null;
+        isDrained = true;
         // Connections whose last response just finished become idle a tick later.
         setImmediate(() => {
           for (const server of servers) server.closeIdleConnections();
         });
         done();
       };
-      if (this.#inflight === 0) {
-        drained();
-        return;
-      }
-      this.#drained = drained;
-      if (timeoutMs === Number.POSITIVE_INFINITY) return;
+      if (this.#inflight === 0) drained();
+      else this.#drained = drained;
+      // Armed even with nothing in flight: a connection that is not idle without a request (one
+      // still sending its headers, a socket its client left half-closed) would hold the servers'
+      // close until Node's own timeouts.
+      if (settled || timeoutMs === Number.POSITIVE_INFINITY) return;
       timer = clock.setTimeout(() => {
         timer = null;
         // Requests still running own their slots until they end; their sockets go now.
         this.#drained = null;
         for (const server of servers) server.closeAllConnections();
-        done();
+        if (!isDrained) done();
       }, timeoutMs);
     });
     return this.#closed;
