@@ -4,7 +4,6 @@ import type { ClientConfig } from '../config';
 import { checkObject, oneOf, optionalMs, rangeError, typeError } from '../internal/checks';
 import { joinEndpoint } from '../internal/endpoint';
 import { fingerprintOf } from '../internal/fingerprint';
-import { HTTP_METHODS } from '../internal/methods';
 import {
   keyURL,
   type ParsedURL,
@@ -84,15 +83,6 @@ const NO_TAGS: readonly string[] = Object.freeze([]);
 const EMPTY = Object.freeze({});
 
 const PRIORITIES: readonly Priority[] = ['high', 'normal', 'low'];
-
-/** An HTTP method, upper-cased: TypeError for a non-string, RangeError for an unknown one. */
-export function normalizeMethod(method: unknown): HttpMethod {
-  // Fast path: the client's own helpers (get, post, ...) pass canonical names.
-  if (HTTP_METHODS.has(method as string)) return method as HttpMethod;
-  const upper = typeof method === 'string' ? method.toUpperCase() : method;
-  if (HTTP_METHODS.has(upper as string)) return upper as HttpMethod;
-  return oneOf('method', method, [...HTTP_METHODS]) as HttpMethod;
-}
 
 /** Reads take part in dedup; mutations are never coalesced. */
 export function isDedupable(method: HttpMethod): boolean {
