@@ -23,7 +23,7 @@ export async function startInstance(options: InstanceOptions) {
     if (!/^rediss?:\/\//i.test(options.redisUrl)) {
       const shown = URL.canParse(options.redisUrl)
         ? redactUrl(options.redisUrl)
-        : JSON.stringify(options.redisUrl);
+        : JSON.stringify(hidePasswords(options.redisUrl));
       throw new RangeError(
         `react-live: REDIS_URL must be a redis:// or rediss:// URL, got ${shown}`,
       );
@@ -63,7 +63,8 @@ export async function startInstance(options: InstanceOptions) {
 export class RedisUnreachableError extends Error {
   override name = 'RedisUnreachableError';
   constructor(url: string, cause: unknown) {
-    const why = cause instanceof Error ? cause.message || cause.name : String(cause);
+    // A cause's text can quote the URL (ioredis quotes a socket path, which can be a mistyped one).
+    const why = hidePasswords(cause instanceof Error ? cause.message || cause.name : String(cause));
     super(`react-live: cannot reach Redis at ${redactUrl(url)} (REDIS_URL): ${why}`, { cause });
   }
 }
@@ -90,12 +91,21 @@ export function portFrom(value: string | undefined): number {
   return port;
 }
 
+/**
+ * `text` with every URL password in it (`user:password@`, `:password@`) replaced by `***`, for a
+ * message built from a URL or from an error's text: the password runs to the last `@` of its word.
+ */
+export function hidePasswords(text: string): string {
+  return text.replace(/([^\s/@:"'`(]*:)[^\s/"'`]*@/g, '$1***@');
+}
+
 /** `url` with its password replaced by `***`, for messages. */
 export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';
-    return parsed.href;
+    // A URL with no authority keeps a userinfo in its path (`redis:/u:pw@host`).
+    return hidePasswords(parsed.href);
   } catch {
     return '(an unparsable URL)';
   }
@@ -135,7 +145,7 @@ function watchRedis(redis: Redis, url: string): void {
     if (down) return;
     down = true;
     process.emitWarning(
-      `react-live: the todos' Redis at ${redactUrl(url)} failed; retrying (${error.message})`,
+      `react-live: the todos' Redis at ${redactUrl(url)} failed; retrying (${hidePasswords(error.message)})`,
     );
   });
   redis.on('ready', () => {

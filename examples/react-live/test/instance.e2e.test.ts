@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, expect, it, vi } from 'vitest';
 import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
-import { startInstance } from '../server/instance';
+import { RedisUnreachableError, startInstance } from '../server/instance';
 
 // One instance on Redis (`REDIS_URL=... pnpm serve`, what start:cluster runs twice) while Redis
 // goes away: the todos' own ioredis connection says so once, as the hub's store does, instead of
@@ -125,4 +125,22 @@ it('a bad PORT, or one in use: one line naming it, exit code 1 (was a stack trac
   } finally {
     await new Promise((resolve) => taken.close(resolve));
   }
+});
+
+it('a password is hidden in every message built from REDIS_URL or from an error quoting it', async () => {
+  // `redis:/` with one slash parses as a URL with no password, so redactUrl kept it whole.
+  await expect(
+    startInstance({ distDir, redisUrl: 'redis:/u:hunter2@127.0.0.1:1' }),
+  ).rejects.toThrow(
+    'react-live: REDIS_URL must be a redis:// or rediss:// URL, got redis:/u:***@127.0.0.1:1',
+  );
+  // ioredis quotes a socket path, which can be a mistyped URL.
+  const error = new RedisUnreachableError(
+    'redis://u:hunter2@127.0.0.1:1',
+    new Error('connect ENOENT /u:hunter2@127.0.0.1:1'),
+  );
+  expect(error.message).toBe(
+    'react-live: cannot reach Redis at redis://u:***@127.0.0.1:1 (REDIS_URL): ' +
+      'connect ENOENT /u:***@127.0.0.1:1',
+  );
 });

@@ -512,7 +512,7 @@ class KeelClient implements Client {
       return rejected(admission.error);
     }
     const flight = this.#startFlight(spec, admission.probe);
-    const promise = this.#attach(flight, Number.NaN, signal);
+    const promise = this.#attach(flight, NaN, signal);
     this.#fly(flight);
     return promise;
   }
@@ -602,7 +602,7 @@ class KeelClient implements Client {
       flight = this.#startFlight(spec, admission.probe);
     }
     if (revalidate) flight.revalidate = true;
-    flight.addConsumer(new Consumer(flight, Number.NaN, false, undefined));
+    flight.addConsumer(new Consumer(flight, NaN, false, undefined));
     if (!joined) this.#fly(flight);
     return undefined;
   }

@@ -15,6 +15,7 @@ import {
   withDefaults,
 } from './internal/checks';
 import { type Clock, systemClock } from './internal/clock';
+import { freeze } from './internal/freeze';
 import { type ErrorReporter, logListenerError } from './internal/report';
 import { keyBaseOf, resolveBaseURL } from './internal/url';
 import { type FetchInit, resolveFetchInit } from './request/fetch-init';
@@ -47,10 +48,10 @@ export interface ClientConfig {
 }
 
 /** The top-level client options' defaults (the blocks have their own: CACHE_DEFAULTS, ...). */
-export const CLIENT_DEFAULTS = Object.freeze({
+export const CLIENT_DEFAULTS = /* @__PURE__ */ freeze({
   timeout: 0,
   deadline: 0,
-  maxResponseBytes: Number.POSITIVE_INFINITY,
+  maxResponseBytes: Infinity,
 });
 
 /** Resolves and validates ClientOptions once; a bad value throws RangeError/TypeError naming it. */
@@ -87,7 +88,7 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
   ) {
     throw typeError('clock', 'an object with now(), setTimeout() and clearTimeout()', clock);
   }
-  return Object.freeze({
+  return freeze({
     baseURL,
     keyBase: keyBaseOf(baseURL),
     headers:
@@ -117,6 +118,6 @@ function clientCacheOptions(option: ClientOptions['cache']): CacheOptions {
   return option;
 }
 
-const DISABLED: CacheOptions = Object.freeze({ enabled: false });
+const DISABLED: CacheOptions = /* @__PURE__ */ freeze({ enabled: false });
 
 const globalFetch: FetchLike = (input, init) => globalThis.fetch(input, init);

@@ -13,6 +13,7 @@ export { CACHE_DEFAULTS } from './cache/options';
 export { CIRCUIT_DEFAULTS } from './circuit/options';
 export { isCountableFailure } from './circuit/outcome';
 export { guardFor } from './errors/brand';
+export { KeelRequestError } from './errors/keel-error';
 export { type PreparedEntry, prepareHydration, writeHydration } from './hydration';
 export { INTELLIGENCE_DEFAULTS } from './intelligence/options';
 export {
@@ -29,3 +30,5 @@ export {
   typeError,
 } from './internal/checks';
 export { clockOf } from './internal/clock';
+export { freeze } from './internal/freeze';
+export { noop } from './internal/noop';

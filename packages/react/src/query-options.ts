@@ -1,4 +1,4 @@
-import { shown } from '@keel/core/internals';
+import { freeze, shown } from '@keel/core/internals';
 import type { UseQueryOptions } from './query/observer';
 
 declare const queryData: unique symbol;
@@ -31,7 +31,7 @@ export function queryOptions<TQueryData = unknown, TData = TQueryData>(
   if (typeof url !== 'string') {
     throw new TypeError(`keel: queryOptions \`url\` must be a string, got ${shown(url)}`);
   }
-  return Object.freeze({ url, options });
+  return freeze({ url, options });
 }
 
 /** True for what queryOptions returned. */

@@ -1,5 +1,5 @@
 import type { RequestSpec } from '@keel/core';
-import { checkInvalidateTarget, checkObject, shown } from '@keel/core/internals';
+import { checkInvalidateTarget, checkObject, freeze, shown } from '@keel/core/internals';
 import { useEffect, useLayoutEffect, useMemo, useRef, useSyncExternalStore } from 'react';
 import { noop } from './internal/report';
 import { useClient } from './provider';
@@ -12,8 +12,8 @@ import {
 } from './server-events/channel';
 import { STOPPED as CLOSED, type ConnectionState } from './server-events/connection';
 
-const NO_HANDLERS: ServerEventHandlers = Object.freeze({});
-const CONNECTING: ConnectionState = Object.freeze({ status: 'connecting', error: null });
+const NO_HANDLERS: ServerEventHandlers = /* @__PURE__ */ freeze({});
+const CONNECTING: ConnectionState = /* @__PURE__ */ freeze({ status: 'connecting', error: null });
 
 // Layout effects do not run on the server; picking the effect once at import keeps `document`
 // out of render.

@@ -42,6 +42,7 @@ import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { Pool } from './pool';
 import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
+import { KeelServerResponse, sentNothing } from './raw-response';
 import type { SendWatch } from './send-watch';
 import { Slot, type SlotHost } from './slot';
 import { type SseOptions, SseRegistry } from './sse';
@@ -641,6 +642,8 @@ class KeelApp implements App, SlotHost {
         : ID_PREFIX + (++idCounter).toString(36);
 
     const slot = this.#pool.acquire();
+    // Tells the slot of the handler's own first write (a response of a server `listen` started).
+    if (res instanceof KeelServerResponse) res.writer = slot;
     const ctx = createContext(slot, req as KeelRequest, res, method, url, params, requestId);
     // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
     let kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req, body);
@@ -725,12 +728,14 @@ class KeelApp implements App, SlotHost {
   /** Runs the onResponse hooks; the ctx is stale by now, so a hook cannot respond through it. */
   #responded(ctx: Context, cut: boolean): void {
     const res = ctx.res;
+    // A head the handler made through ctx.res after its client left: Node sent none of it.
+    const sent = res.headersSent && !sentNothing(res);
     const info: ResponseInfo = {
-      status: res.headersSent ? res.statusCode : 0,
+      status: sent ? res.statusCode : 0,
       // Ended is all a small reply is judged by (no 'finish' listener on the hot path); a stream,
       // a file or a response written through ctx.res is marked cut when its connection closed
       // after its end, before it finished.
-      finished: res.writableEnded && !cut,
+      finished: sent && res.writableEnded && !cut,
     };
     for (const hook of this.#responseHooks) {
       try {
@@ -762,6 +767,7 @@ class KeelApp implements App, SlotHost {
     const server = createServer(
       {
         IncomingMessage: KeelIncomingMessage,
+        ServerResponse: KeelServerResponse,
         requestTimeout,
         headersTimeout,
         // Node checks the two timeouts every connectionsCheckingInterval (30 s by default, which

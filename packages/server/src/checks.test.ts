@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { integer, mustBe, oneOf, rangeError, shown, typeError } from './checks';
+import { hidePasswords, integer, mustBe, oneOf, rangeError, shown, typeError } from './checks';
 
 describe('checks', () => {
   it('shows a bad value as written, or by kind', () => {
@@ -16,6 +16,27 @@ describe('checks', () => {
     expect(shown(/a/g)).toBe('/a/g');
     expect(shown(Symbol('s'))).toBe('a symbol');
     expect(shown(10n)).toBe('10');
+  });
+
+  it('hides URL passwords in what it shows, and in any text', () => {
+    expect(shown('redis://u:hunter2@h:6379/1')).toBe('"redis://u:***@h:6379/1"');
+    expect(shown('rediss://:hunter2@h')).toBe('"rediss://:***@h"');
+    // Cut after hiding: a long password keeps no piece before the cut.
+    expect(shown(`http://u:${'p'.repeat(80)}@h`)).toBe('"http://u:***@h"');
+    expect(hidePasswords('connect ENOENT /u:hunter2@127.0.0.1:6379')).toBe(
+      'connect ENOENT /u:***@127.0.0.1:6379',
+    );
+    // An `@` in the password: hidden whole.
+    expect(hidePasswords('redis://u:p@ss@h:1 and more')).toBe('redis://u:***@h:1 and more');
+    // No password: as it is.
+    for (const text of [
+      'redis://u@h:6379',
+      'connect ECONNREFUSED 127.0.0.1:6379',
+      'mail a@b.example',
+      'redis://h:6379/0',
+    ]) {
+      expect(hidePasswords(text)).toBe(text);
+    }
   });
 
   it('has one template; TypeError for the type, RangeError for the value', () => {

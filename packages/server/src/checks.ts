@@ -7,11 +7,31 @@
 
 const SHOWN_STRING = 60;
 
-/** A bad value as a message shows it: numbers and strings as written, anything else by kind. */
+/**
+ * The userinfo of a URL (`user:password@`, `:password@`), wherever it sits in a text: a URL, or
+ * an error's message that quotes one or a path made of one (ioredis's `connect ENOENT
+ * /u:pw@host`). The password runs to the last `@` of its word, so one with an `@` is hidden whole.
+ */
+const USERINFO = /([^\s/@:"'`(]*:)[^\s/"'`]*@/g;
+
+/**
+ * `text` with every URL password in it replaced by `***` (`redis://u:***@host`), for a message
+ * built from a URL or from a cause's text. Error paths only; a text with no `@` is returned as is.
+ */
+export function hidePasswords(text: string): string {
+  return text.includes('@') ? text.replace(USERINFO, '$1***@') : text;
+}
+
+/**
+ * A bad value as a message shows it: numbers and strings as written (a URL's password hidden),
+ * anything else by kind.
+ */
 export function shown(value: unknown): string {
   switch (typeof value) {
     case 'string': {
-      const cut = value.length > SHOWN_STRING ? `${value.slice(0, SHOWN_STRING)}...` : value;
+      // Hidden before the cut, which could leave a password without the `@` that marks it.
+      const text = hidePasswords(value);
+      const cut = text.length > SHOWN_STRING ? `${text.slice(0, SHOWN_STRING)}...` : text;
       return JSON.stringify(cut);
     }
     case 'number':

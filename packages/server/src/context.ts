@@ -17,6 +17,7 @@ import { ReleasedContextError } from './errors';
 import { type FileTarget, type SendFileOptions, sendFile } from './files';
 import type { GraphqlResolvers } from './graphql';
 import { resolveAddresses } from './proxy';
+import { sentNothing } from './raw-response';
 import type { Slot } from './slot';
 import { assertSseField, type SseStream, serializeData, streamEvery } from './sse';
 import { discard, isStreamBody, type StreamBody, sendStream } from './stream-body';
@@ -90,6 +91,8 @@ export interface CacheControlOptions {
 }
 
 const DONE: Promise<void> = Promise.resolve();
+/** `ctx.signal`'s reason. */
+const LEFT = 'keel: the response closed before it finished (the client left, or was cut off)';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const REDIRECTS = new Set([300, 301, 302, 303, 307, 308]);
 /** The largest Cache-Control duration sent (RFC 9111 §1.2.2: it stands for any larger one). */
@@ -262,6 +265,7 @@ export class Context {
   #ip: string | null = null;
   #ips: string[] | null = null;
   #state: Record<string, unknown> | null = null;
+  #signal: AbortSignal | null = null;
   /** A stale use was reported already (once per ctx is enough). */
   #reportedStale = false;
 
@@ -319,6 +323,29 @@ export class Context {
   get state(): Record<string, unknown> {
     if (this.#state === null) this.#state = {};
     return this.#state;
+  }
+
+  /**
+   * Aborted when the response closes before it finished: the client left, `sendTimeout` cut it,
+   * or `app.close()` ran out of time. Pass it to what the handler waits on (`fetch(url, { signal:
+   * ctx.signal })`, `pipeline(src, ctx.res, { signal: ctx.signal })`, a query): keel sets no time
+   * limit on a handler, and one that never settles holds its request (and `close()`) for ever.
+   * Never aborted once the response finished. Made when first read (requests that do not read
+   * it pay nothing); its reason is an `AbortError` DOMException.
+   */
+  get signal(): AbortSignal {
+    if (this.#signal === null) {
+      const controller = new AbortController();
+      this.#signal = controller.signal;
+      const res = this.res;
+      const closed = (): void => {
+        if (!res.writableFinished || sentNothing(res))
+          controller.abort(new DOMException(LEFT, 'AbortError'));
+      };
+      if (res.closed || res.destroyed) closed();
+      else res.once('close', closed);
+    }
+    return this.#signal;
   }
 
   /** The client address: the TCP peer, or with trust proxy the address it resolves to. */

@@ -44,15 +44,31 @@ function closeQueued(res: ServerResponse): void {
   res.emit('close');
 }
 
+/** The responses queued behind another on each connection, closed with it. */
+const queuedOn = new WeakMap<Socket, Set<ServerResponse>>();
+
 /**
  * Closes `res` with its connection while it is queued behind another response of it (see
- * closeQueued); returns the function that stops watching.
+ * closeQueued); returns the function that stops watching. One 'close' listener per connection,
+ * however many responses a client pipelines (one each passed Node's ten-listener warning).
  */
 export function whileQueued(res: ServerResponse, socket: Socket): () => void {
   if (res.socket !== null) return noop;
-  const onClose = (): void => closeQueued(res);
-  socket.once('close', onClose);
-  return () => socket.off('close', onClose);
+  let queued = queuedOn.get(socket);
+  if (queued === undefined) {
+    const made = new Set<ServerResponse>();
+    queued = made;
+    queuedOn.set(socket, made);
+    socket.once('close', () => {
+      queuedOn.delete(socket);
+      for (const r of made) closeQueued(r);
+    });
+  }
+  queued.add(res);
+  const own = queued;
+  return () => {
+    own.delete(res);
+  };
 }
 
 /**

@@ -12,6 +12,7 @@ import type { Context, Handler, Middleware, Next } from './context';
 import { BodyTooLargeError, isHttpException, ReleasedContextError } from './errors';
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
+import type { RawWriter } from './raw-response';
 import { noop, type SendWatch, watchEnded, watchSend, whenDone } from './send-watch';
 import { endInSlices, SLICE_BYTES, sliceWrites } from './sliced-body';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
@@ -103,7 +104,7 @@ function checkHeader(name: string, value: unknown): void {
  * Every change of `phase` and `answer` happens in this file. The slot is released when the
  * chain has settled, the response is sent and no async response operation is running.
  */
-export class Slot {
+export class Slot implements RawWriter {
   readonly host: SlotHost;
   /** Bumped at each release; a ctx compares it with the generation it was made for. */
   #gen = 0;
@@ -133,7 +134,10 @@ export class Slot {
    * stream, a file, a response written through ctx.res), never set for a small reply.
    */
   #cut = false;
-  /** Stops watching a raw response (its client's progress, its queue) and slicing its writes. */
+  /**
+   * Stops watching a response the handler writes through ctx.res (its client's progress, its
+   * queue) and slicing its writes; `noop` while none is watched.
+   */
   #unwatch: () => void = noop;
   readonly #reader: BodyReader;
   readonly #onFulfilled: () => void;
@@ -317,7 +321,12 @@ export class Slot {
       return;
     }
     const res = this.#face.res;
-    if (res.writableEnded) {
+    // Ended by the handler: over, unless it is watched (it wrote while it awaited) and its tail
+    // is still queued: then held, as below, until it finished or was cut.
+    if (res.writableEnded && (this.#unwatch === noop || res.writableFinished)) {
+      // Ended in one piece: its connection watched as keel's own small replies' are, should its
+      // client read none of them (a pipelined backlog); two property reads when it reads.
+      if (this.#unwatch === noop) watchEnded(res, this.host.send);
       this.#sent();
       this.#maybeRelease();
     } else if (res.headersSent) {
@@ -327,16 +336,8 @@ export class Slot {
       if (res.destroyed) this.#onResClose();
       else {
         res.on('close', this.#onResClose);
-        // Left to run (`src.pipe(ctx.res)`): written as ctx.send(stream) writes, in slices a
-        // slow client shows progress on, and cut after `sendTimeout` if its client stops taking
-        // it; queued behind another response, it closes with its connection (Node gives it no
-        // 'close' then).
-        const unslice = sliceWrites(res);
-        const unwatch = watchSend(res, this.host.send);
-        this.#unwatch = () => {
-          unwatch();
-          unslice();
-        };
+        // Left to run (`src.pipe(ctx.res)`), and not written to yet: watched from now on.
+        if (this.#unwatch === noop) this.#watchRaw(res);
       }
     } else if (this.#lost !== NO_LOSS) {
       // Work the chain did not await failed (e.g. an unawaited sendFile): that is the answer.
@@ -375,16 +376,55 @@ export class Slot {
     this.#respondError(err);
   }
 
+  /**
+   * A response the handler writes through ctx.res: written as ctx.send(stream) writes, in slices
+   * a slow client shows progress on, and cut after `sendTimeout` if its client stops taking it;
+   * queued behind another response, it closes with its connection (Node gives it no 'close'
+   * then). Once per such response, so its allocations are off the request path.
+   */
+  #watchRaw(res: ServerResponse): void {
+    const unslice = sliceWrites(res);
+    const unwatch = watchSend(res, this.host.send);
+    this.#unwatch = () => {
+      unwatch();
+      unslice();
+    };
+  }
+
+  /**
+   * The first write of this request's response, told by the response (`KeelServerResponse`):
+   * when it is the handler's own (no response operation of keel's is answering), the response
+   * is watched from this write on, also while the chain still awaits (`await pipeline(src,
+   * ctx.res)`), where nothing else would end it for a client that stopped reading.
+   */
+  rawWrite(res: ServerResponse): boolean {
+    if (
+      this.#phase === 'idle' ||
+      this.#face.res !== res ||
+      res.destroyed ||
+      this.#answer !== 'open' ||
+      this.#busy > 0 ||
+      this.#stream !== null ||
+      this.#unwatch !== noop
+    ) {
+      return false;
+    }
+    this.#watchRaw(res);
+    return true;
+  }
+
   /** Stops watching a response the handler writes through ctx.res (its close, its queue). */
   #unwatchRaw(): void {
-    this.#face.res.off('close', this.#onResClose);
-    this.#unwatch();
-    this.#unwatch = noop;
+    if (this.#answer === 'raw') this.#face.res.off('close', this.#onResClose);
+    if (this.#unwatch !== noop) {
+      this.#unwatch();
+      this.#unwatch = noop;
+    }
   }
 
   /** The response is over (the only way `answer` becomes `sent`). */
   #sent(): void {
-    if (this.#answer === 'raw') this.#unwatchRaw();
+    this.#unwatchRaw();
     this.#answer = 'sent';
   }
 
@@ -681,7 +721,7 @@ export class Slot {
 
   /** Clears every per-request field; the slot goes back to the pool after this. */
   reset(): void {
-    if (this.#answer === 'raw') this.#unwatchRaw();
+    this.#unwatchRaw();
     this.#reader.reset();
     this.#gen++;
     this.#phase = 'idle';

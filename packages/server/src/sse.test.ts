@@ -19,6 +19,15 @@ describe('formatEvent', () => {
     expect(() => formatEvent('a', 1, '1\n')).toThrow(RangeError);
     expect(() => formatEvent('a', 1, '1\0')).toThrow(RangeError);
   });
+
+  it('rejects a lone surrogate in event names and ids, naming the field; pairs pass', () => {
+    expect(() => formatEvent('a\uD800', 1, '1')).toThrow(/`event` must be .*no lone surrogate/);
+    expect(() => formatEvent('a', 1, '1\uDFFF')).toThrow(/`id` must be .*no lone surrogate/);
+    expect(() => formatEvent('\uDC00\uD800', 1, undefined)).toThrow(RangeError);
+    expect(formatEvent('\u{1F600}', 1, '\u{1F600}')).toBe(
+      'id: \u{1F600}\nevent: \u{1F600}\ndata: 1\n\n',
+    );
+  });
 });
 
 /** A response double whose socket buffer the test controls. */

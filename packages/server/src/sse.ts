@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { checkLine, unserializable } from './checks';
+import { checkLine, rangeError, unserializable } from './checks';
 import { type Clock, repeat } from './clock';
 import { promiseOf } from './thenable';
 
@@ -29,9 +29,22 @@ export type SseSettings = Required<SseOptions>;
 const LINE_BREAK = /\r\n|\r|\n/;
 const LINE_BREAKS = /\r\n|\r|\n/g;
 
-/** Throws when `value` could break out of an SSE field (CR, LF or NUL). */
+/** A surrogate code unit: rare in names and ids, so only those strings are checked further. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+/** A lone surrogate (in `u` mode a well-formed pair is one code point, not `Cs`). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Throws when `value` could break out of an SSE field (CR, LF or NUL), or holds a lone surrogate:
+ * it has no UTF-8 form and goes out as U+FFFD, so no listener for the name as sent would fire
+ * (and a `Last-Event-ID` would come back as another id).
+ */
 export function assertSseField(kind: 'event' | 'id', value: unknown): asserts value is string {
-  checkLine(kind, value, kind === 'event' ? 'an SSE event name' : 'an SSE event id');
+  const expected = kind === 'event' ? 'an SSE event name' : 'an SSE event id';
+  checkLine(kind, value, expected);
+  if (SURROGATE.test(value as string) && LONE_SURROGATE.test(value as string)) {
+    throw rangeError(kind, `${expected} of well-formed Unicode (no lone surrogate)`, value);
+  }
 }
 
 /**

@@ -123,8 +123,9 @@ describe('redisStreams chaos: a stream flushed and refilled with ids behind the 
       await client.waitFor(1);
       expect(client.events[0]!.id).toBe(ahead);
       await direct.flushall();
-      // The new stream's ids start from Redis's clock again, behind the reader's last id.
-      const now = await a.hub.publish('n', 'now');
+      // The new stream's ids start from Redis's clock again, behind the reader's last id. Added
+      // by another writer (an instance's own publish wakes its reader at once: redis-flush).
+      const now = (await direct.xadd(stream, '*', 'e', 'n', 'd', 'now')) as string;
       expect(now < ahead).toBe(true);
       await until(() => client.events.some((e) => e.event === HUB_RESET_EVENT), 8000);
       const later = await a.hub.publish('n', 'later');
@@ -290,7 +291,7 @@ describe('redisStreams chaos: trimming, size, topics, concurrency', () => {
     // So is an event name with one: the frame would carry U+FFFD, and a listener for the name
     // published would never fire.
     expect(() => a.hub.publish('bad\uD800', 'x')).toThrow(
-      'keel: `event` must be a name of well-formed Unicode (no lone surrogate), got "bad\\ud800"',
+      'keel: `event` must be an SSE event name of well-formed Unicode (no lone surrogate), got "bad\\ud800"',
     );
   }, 30_000);
 

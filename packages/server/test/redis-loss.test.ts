@@ -222,4 +222,90 @@ describe('redisStreams: a loss seen by one instance is known to every instance',
       await server.dispose();
     }
   }, 30_000);
+
+  it('two instances each announced one restart: an instance started after it resets no client a second time', async () => {
+    const server = await startRedis({ persistent: false });
+    const named = new Redis(server.url, {
+      connectionName: 'loss-twice',
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    try {
+      await named.connect();
+      const stream = key();
+      const a = await instance(server.url, stream, { bufferSize: 0 });
+      // B's reader retries only after 2 s: it is more than a page (512 entries) behind A's
+      // marker when it reconnects, so it does not see it and appends a marker of its own.
+      const b = await instance(server.url, stream, {
+        client: named,
+        reconnect: { initialDelay: 2000, maxDelay: 2000 },
+      });
+      const onA = await a.connect();
+      const onB = await b.connect();
+      await until(() => a.hub.size === 1 && b.hub.size === 1);
+      const old = await a.hub.publish('n', 'old');
+      await Promise.all([onA.waitFor(1), onB.waitFor(1)]);
+      await killReader(server.url, 'loss-twice');
+      const burst = await Promise.all(
+        Array.from({ length: 600 }, (_, i) => a.hub.publish('n', `x${i}`)),
+      );
+      await until(() => a.hub.lastId === burst.at(-1));
+      const direct = new Redis(server.url);
+      await direct.save(); // the snapshot holds everything: the restart loses nothing here
+      direct.disconnect();
+      await server.stop();
+      await server.start();
+      await until(() => onA.events.some((x) => x.event === HUB_RESET_EVENT), 3000);
+      const e = await publishWhenUp(a.hub, 'e');
+      await until(() => onA.events.some((x) => x.id === e));
+      // C opens after A's marker, before B's: its client comes with the id of e.
+      const c = await instance(server.url, stream, { bufferSize: 0 });
+      const onC = await c.connect({ 'last-event-id': e });
+      await until(() => c.hub.size === 1);
+      await until(() => onB.events.some((x) => x.id === e), 5000);
+      const check = new Redis(server.url);
+      const markers = ((await check.xrange(stream, '-', '+')) as [string, string[]][]).filter(
+        ([, fields]) => fields[0] === 'k',
+      );
+      check.disconnect();
+      expect(markers).toHaveLength(2); // one per instance connected across the restart
+      const f = await a.hub.publish('n', 'f');
+      await until(() => [onA, onB, onC].every((x) => x.events.some((y) => y.id === f)));
+      for (const [name, client] of [
+        ['A', onA],
+        ['B', onB],
+      ] as const) {
+        const resets = client.events.filter((x) => x.event === HUB_RESET_EVENT);
+        expect(resets, `resets on ${name}`).toHaveLength(1);
+      }
+      // C's client connected after the restart with an id after the first marker: no reset.
+      expect(onC.events).toEqual([{ id: f, event: 'n', data: 'f' }]);
+      // Ids from after the first marker are replayed across the second on every instance, also
+      // on D, opened after both markers (it read neither: it answers from Redis alone); one from
+      // before the restart is reset.
+      const d = await instance(server.url, stream, { bufferSize: 0 });
+      const resetId = onA.events.find((x) => x.event === HUB_RESET_EVENT)!.id!;
+      for (const [name, target] of [
+        ['A', a],
+        ['B', b],
+        ['C', c],
+        ['D', d],
+      ] as const) {
+        for (const from of [resetId, e]) {
+          const moved = await target.connect({ 'last-event-id': from });
+          await until(() => moved.events.some((x) => x.id === f));
+          const data = moved.events.map((x) => (x.event === HUB_RESET_EVENT ? 'reset' : x.data));
+          expect(data, `${from} on ${name}`).toEqual(from === e ? ['f'] : ['e', 'f']);
+          moved.close();
+        }
+        const back = await target.connect({ 'last-event-id': old });
+        await back.waitFor(1);
+        expect(back.events[0], `old on ${name}`).toMatchObject({ event: HUB_RESET_EVENT });
+        back.close();
+      }
+    } finally {
+      named.disconnect();
+      await server.dispose();
+    }
+  }, 30_000);
 });

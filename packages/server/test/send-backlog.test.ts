@@ -43,6 +43,13 @@ function setup(sendTimeout?: number) {
     seen.socket = ctx.req.socket;
     return ctx.send(REPLY);
   });
+  // The handler's own small reply, written through ctx.res.
+  a.get('/raw', (ctx) => {
+    seen.handled++;
+    seen.socket = ctx.req.socket;
+    ctx.res.writeHead(200, { 'content-type': 'text/plain' });
+    ctx.res.end(REPLY);
+  });
   a.get('/file', async (ctx) => {
     seen.socket = ctx.req.socket;
     await ctx.sendFile(file);
@@ -116,6 +123,18 @@ describe('sendTimeout: small replies queued for a client that reads nothing', ()
     const { a, clock, seen } = setup(1000);
     const { port } = await start(a);
     await fill(unread(port), seen, 'GET /file HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until(() => appStats(a).inflight === 0);
+    clock.tick(900);
+    expect(seen.socket!.destroyed).toBe(false);
+    clock.tick(1000);
+    expect(seen.socket!.destroyed).toBe(true);
+    expect(clock.active).toBe(0);
+  });
+
+  it('the same for a small reply the handler ends through ctx.res itself', async () => {
+    const { a, clock, seen } = setup(1000);
+    const { port } = await start(a);
+    await fill(unread(port), seen, 'GET /raw HTTP/1.1\r\nHost: x\r\n\r\n');
     await until(() => appStats(a).inflight === 0);
     clock.tick(900);
     expect(seen.socket!.destroyed).toBe(false);

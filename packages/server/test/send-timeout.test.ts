@@ -10,12 +10,13 @@ import { type ClientRequest, type IncomingMessage, request, type ServerResponse 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { createApp } from '../src/index';
-import { ManualClock, pausedGet, raw, start, trackApps, until } from './helpers';
+import { ManualClock, pausedGet, raw, settle, start, trackApps, until } from './helpers';
 
 // A client that takes a large body slowly (or never) must not hold the connection and the
 // file forever: `sendTimeout` ends a response body the client has taken nothing of for that long.
@@ -420,6 +421,130 @@ describe('sendTimeout: a response the handler writes through ctx.res', () => {
     const { a, clock, seen } = setupRaw(0);
     const { port } = await start(a);
     await pausedGet(port, '/raw', requests);
+    await until(() => seen.res?.writableNeedDrain === true);
+    clock.tick(10 * 60_000);
+    expect(seen.res!.destroyed).toBe(false);
+    expect(clock.active).toBe(0);
+    seen.source!.destroy();
+  });
+});
+
+describe('sendTimeout: a response the handler writes through ctx.res while it still awaits', () => {
+  // `await pipeline(src, ctx.res)`: the chain does not return until the body is written, so a
+  // client that stopped reading held the response, the source and the handler for ever.
+  function setupAwaited(sendTimeout: number) {
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout });
+    const seen: {
+      res: ServerResponse | null;
+      source: Readable | null;
+      failed: unknown;
+      infos: { status: number; finished: boolean }[];
+    } = { res: null, source: null, failed: null, infos: [] };
+    a.onError(() => {});
+    a.onResponse((_, info) => {
+      seen.infos.push(info);
+    });
+    a.get('/awaited', async (ctx) => {
+      seen.res = ctx.res;
+      const chunk = Buffer.alloc(64 * 1024, 1);
+      seen.source = new Readable({
+        read() {
+          this.push(chunk);
+        },
+      });
+      ctx.res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      try {
+        await pipeline(seen.source, ctx.res);
+      } catch (err) {
+        seen.failed = err;
+        throw err;
+      }
+    });
+    return { a, clock, seen };
+  }
+
+  it('to a client that reads nothing: closed after sendTimeout, the source released, the request over', async () => {
+    const { a, clock, seen } = setupAwaited(1000);
+    const { port } = await start(a);
+    await pausedGet(port, '/awaited', requests);
+    await until(() => seen.res?.writableNeedDrain === true);
+    clock.tick(900);
+    expect(seen.res!.destroyed).toBe(false);
+    clock.tick(1000);
+    expect(seen.res!.destroyed).toBe(true);
+    await until(() => appStats(a).inflight === 0);
+    expect(seen.source!.destroyed).toBe(true);
+    expect(seen.failed).not.toBeNull();
+    expect(seen.infos).toEqual([{ status: 200, finished: false }]);
+    expect(clock.active).toBe(0);
+  });
+
+  it('a client that takes some of it in time is not cut off', async () => {
+    const { a, clock, seen } = setupAwaited(1000);
+    const { port } = await start(a);
+    const res = await pausedGet(port, '/awaited', requests);
+    await until(() => seen.res?.writableNeedDrain === true);
+    await takeSomeInTime(res, seen.res!, clock);
+    seen.source!.destroy();
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+  });
+
+  it('one large write while it awaits is sliced: a slow client that reads is not cut', async () => {
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    let res: ServerResponse | null = null;
+    a.get('/awaited-big', async (ctx) => {
+      const out = ctx.res;
+      res = out;
+      out.writeHead(200, { 'content-type': 'application/octet-stream' });
+      out.write(Buffer.alloc(32 * 1024 * 1024, 5));
+      // Waits for it to be written (or cut): the chain is still running meanwhile.
+      await new Promise((resolve) => out.once('close', resolve));
+    });
+    const { port } = await start(a);
+    const client = await pausedGet(port, '/awaited-big', requests);
+    await until(() => res?.writableNeedDrain === true);
+    await takeSomeInTime(client, res!, clock);
+    clock.tick(2000);
+    expect(res!.destroyed).toBe(true);
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+  });
+
+  it('a large end() before the handler returns: its queued tail is watched', async () => {
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    const infos: { status: number; finished: boolean }[] = [];
+    a.onResponse((_, info) => {
+      infos.push(info);
+    });
+    let res: ServerResponse | null = null;
+    let returned = false;
+    a.get('/ended-big', async (ctx) => {
+      res = ctx.res;
+      await Promise.resolve();
+      ctx.res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      ctx.res.end(Buffer.alloc(32 * 1024 * 1024, 5));
+      returned = true;
+    });
+    const { port } = await start(a);
+    await pausedGet(port, '/ended-big', requests);
+    await until(() => returned);
+    await settle();
+    expect(appStats(a).inflight).toBe(1);
+    clock.tick(2000);
+    expect(res!.destroyed).toBe(true);
+    await until(() => appStats(a).inflight === 0);
+    expect(infos).toEqual([{ status: 200, finished: false }]);
+    expect(clock.active).toBe(0);
+  });
+
+  it('sendTimeout: 0 leaves it alone', async () => {
+    const { a, clock, seen } = setupAwaited(0);
+    const { port } = await start(a);
+    await pausedGet(port, '/awaited', requests);
     await until(() => seen.res?.writableNeedDrain === true);
     clock.tick(10 * 60_000);
     expect(seen.res!.destroyed).toBe(false);

@@ -123,6 +123,39 @@ describe('ctx.sseEvent / sseInterval over HTTP', () => {
     expect(client.events).toEqual([{ id: '1', event: 'ok', data: '1' }]);
   });
 
+  it('refuses a lone surrogate in an event name (U+FFFD on the wire: no listener would fire)', async () => {
+    const clock = new ManualClock();
+    const app = make(clock);
+    const caught: unknown[] = [];
+    app.get('/lone', (ctx) => {
+      for (const send of [
+        () => ctx.sseEvent('bad\uD800', 1),
+        () => ctx.sseStream().send('bad\uDC00x', 1),
+        () => ctx.sseStream().send('\uDBFF', 1),
+      ]) {
+        try {
+          send();
+        } catch (err) {
+          caught.push(err);
+        }
+      }
+      // A well-formed pair (an emoji) is a name like any other.
+      ctx.sseEvent('ok\u{1F600}', 1);
+      ctx.sseStream().close();
+    });
+    const { port } = await start(app);
+    const client = await sse(port, '/lone');
+    await client.ended;
+    expect(caught).toHaveLength(3);
+    for (const err of caught) {
+      expect(err).toBeInstanceOf(RangeError);
+      expect((err as Error).message).toMatch(/^keel: `event` must be .*no lone surrogate/);
+    }
+    expect(caught.map((e) => (e as Error).message)[0]).toContain('"bad\\ud800"');
+    // Nothing of the refused events was sent, and the stream's ids go on from 1.
+    expect(client.events).toEqual([{ id: '1', event: 'ok\u{1F600}', data: '1' }]);
+  });
+
   it('close() ends open streams', async () => {
     const clock = new ManualClock();
     const app = make(clock);

@@ -52,7 +52,7 @@ export class AdaptiveEngine {
     this.options = init.options;
     this.#clock = init.clock;
     const onDecision = init.onDecision;
-    const configured = init.schedulerConcurrency ?? Number.POSITIVE_INFINITY;
+    const configured = init.schedulerConcurrency ?? Infinity;
     this.#env = {
       options: init.options,
       configured,

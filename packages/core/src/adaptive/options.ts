@@ -8,6 +8,7 @@ import {
   withDefaults,
 } from '../internal/checks';
 import { MAX_TIMER_MS } from '../internal/clock';
+import { freeze } from '../internal/freeze';
 import type { AdaptiveOptions } from '../types/options';
 
 /** AdaptiveOptions after defaults and validation. Read by the engine, never mutated. */
@@ -35,7 +36,7 @@ export interface ResolvedAdaptiveOptions {
  * The documented defaults (README "Adaptive engine"): every switch off, so `enabled: true` alone
  * measures but changes nothing.
  */
-export const ADAPTIVE_DEFAULTS: Readonly<ResolvedAdaptiveOptions> = /* @__PURE__ */ Object.freeze({
+export const ADAPTIVE_DEFAULTS: Readonly<ResolvedAdaptiveOptions> = /* @__PURE__ */ freeze({
   concurrency: false,
   retry: false,
   rateLimit: false,
@@ -126,5 +127,5 @@ export function resolveAdaptiveOptions(
     );
   }
   if ((options.enabled ?? enabledByDefault) !== true) return undefined;
-  return Object.freeze(r);
+  return freeze(r);
 }

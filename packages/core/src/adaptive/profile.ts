@@ -57,7 +57,7 @@ export class EndpointProfile {
   #pressuredStreak = 0;
   #healthyStreak = 0;
   #lastChange: 'down' | 'up' | undefined = undefined;
-  #lastChangeWindow = Number.NEGATIVE_INFINITY;
+  #lastChangeWindow = -Infinity;
   #cleanStreak = 0;
   #slow = false;
   #fastStreak = 0;

@@ -14,6 +14,6 @@ export function parseRetryAfter(
   // garbage such as "soon 5" as a date (2001, a wait of 0) and "1" too.
   // An HTTP date is UTC, but asctime (`Sun Nov  6 08:49:37 1994`) says no zone, which
   // Date.parse would take as local time: it gets its GMT.
-  const at = /\d:\d\d:\d/.test(v) ? Date.parse(/\d$/.test(v) ? `${v} GMT` : v) : Number.NaN;
+  const at = /\d:\d\d:\d/.test(v) ? Date.parse(/\d$/.test(v) ? `${v} GMT` : v) : NaN;
   return Number.isNaN(at) ? -1 : Math.max(0, at - now);
 }

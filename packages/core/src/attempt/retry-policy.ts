@@ -16,6 +16,7 @@ import {
   typeError,
   withDefaults,
 } from '../internal/checks';
+import { freeze } from '../internal/freeze';
 import { HTTP_METHODS } from '../internal/methods';
 import type { HttpMethod, RetryOptions } from '../types/options';
 import { computeDelay } from './backoff';
@@ -54,7 +55,7 @@ export interface RetryDecision {
     | 'cancelled';
 }
 
-export const RETRY_DEFAULTS: Readonly<ResolvedRetryOptions> = Object.freeze({
+export const RETRY_DEFAULTS: Readonly<ResolvedRetryOptions> = /* @__PURE__ */ freeze({
   attempts: 3,
   baseDelay: 1000,
   maxDelay: 30000,
@@ -63,7 +64,7 @@ export const RETRY_DEFAULTS: Readonly<ResolvedRetryOptions> = Object.freeze({
   retryOn: undefined,
   respectRetryAfter: true,
   maxRetryAfter: 60_000,
-  methods: Object.freeze(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'] as const),
+  methods: /* @__PURE__ */ freeze(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'] as const),
 });
 
 /**
@@ -104,7 +105,7 @@ const CHECKS: readonly (readonly [string, Check, unknown?])[] = [
 function resolveMethods(methods: unknown): readonly HttpMethod[] {
   const expected = `an array of HTTP methods (${[...HTTP_METHODS].join(', ')})`;
   if (!Array.isArray(methods)) throw typeError('retry.methods', expected, methods);
-  return Object.freeze(
+  return freeze(
     // Array.from, not map: a hole is a bad method too.
     Array.from(methods, (m: unknown, i) => {
       if (typeof m !== 'string') throw typeError(`retry.methods[${i}]`, 'an HTTP method', m);

@@ -7,6 +7,7 @@ import {
   typeError,
   withDefaults,
 } from '../internal/checks';
+import { freeze } from '../internal/freeze';
 import type { CacheOptions, CacheStrategy } from '../types/options';
 
 export interface ResolvedCacheOptions {
@@ -16,7 +17,7 @@ export interface ResolvedCacheOptions {
 }
 
 /** The cache configuration of a client created without a `cache` option. */
-export const CACHE_DEFAULTS: Readonly<ResolvedCacheOptions> = Object.freeze({
+export const CACHE_DEFAULTS: Readonly<ResolvedCacheOptions> = /* @__PURE__ */ freeze({
   enabled: true,
   ttl: 30000,
   strategy: 'cache-first',
@@ -56,16 +57,16 @@ export function resolveCacheOptions(
     'stale-while-revalidate',
   ]);
   const enabled = checkBoolean(`${field}.enabled`, given.enabled);
-  return Object.freeze({ enabled, ttl, strategy });
+  return freeze({ enabled, ttl, strategy });
 }
 
 /**
  * The client-only cache options (the store's): an expired, unwatched entry is kept 5 minutes;
  * the number of entries is unbounded.
  */
-export const CACHE_STORE_DEFAULTS = Object.freeze({
+export const CACHE_STORE_DEFAULTS = /* @__PURE__ */ freeze({
   gcTime: 5 * 60_000,
-  maxEntries: Number.POSITIVE_INFINITY,
+  maxEntries: Infinity,
 });
 
 /** Validates a gcTime: a number of ms >= 0, `Infinity` allowed (never collect). */

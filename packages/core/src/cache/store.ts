@@ -1,6 +1,7 @@
 import { checkFunction, checkMs, typeError } from '../internal/checks';
 import { type Clock, systemClock } from '../internal/clock';
 import { urlOfKey } from '../internal/fingerprint';
+import { freeze } from '../internal/freeze';
 import { type ErrorReporter, logListenerError, report } from '../internal/report';
 import { absoluteKeyURL, originOf, splitURL } from '../internal/url';
 import type { RequestSpec } from '../request/resolve';
@@ -57,7 +58,7 @@ interface PredicateSubscription {
 /** What collection looks at: an entry, or one about to be written (hydrate checks first). */
 type Due = Pick<CacheEntry, 'key' | 'expiresAt'>;
 
-const NO_TAGS: readonly string[] = Object.freeze([]);
+const NO_TAGS: readonly string[] = /* @__PURE__ */ freeze([]);
 
 /** Entries the collection hand inspects per write: more than one, so it outpaces the writes. */
 const SWEEP_PER_WRITE = 2;
@@ -126,7 +127,7 @@ export class CacheStore {
   /** When a key's last exact-key subscription left while its entry existed. */
   readonly #releasedAt = new Map<string, number>();
   /** When a predicate subscription last left: it may have been what kept any entry. */
-  #predicateReleasedAt = Number.NEGATIVE_INFINITY;
+  #predicateReleasedAt = -Infinity;
   /** Watchers (tooling): told of every change, without counting as interest in any key. */
   #watchers: ((change: CacheChange) => void)[] = [];
 
@@ -178,11 +179,7 @@ export class CacheStore {
     // entry), and after the key's own last subscription left.
     if (
       now - entry.expiresAt < gcTime ||
-      now -
-        Math.max(
-          this.#predicateReleasedAt,
-          this.#releasedAt.get(entry.key) ?? Number.NEGATIVE_INFINITY,
-        ) <
+      now - Math.max(this.#predicateReleasedAt, this.#releasedAt.get(entry.key) ?? -Infinity) <
         gcTime
     ) {
       return false;
@@ -192,7 +189,7 @@ export class CacheStore {
 
   /** Moves the collection hand `steps` entries, dropping the collectable ones it passes. */
   #sweep(now: number, steps: number): void {
-    if (this.gcTime === Number.POSITIVE_INFINITY) return;
+    if (this.gcTime === Infinity) return;
     for (let i = 0; i < steps; i++) {
       const hand = (this.#hand ??= this.#entries.values());
       const next = hand.next();
@@ -243,7 +240,7 @@ export class CacheStore {
       response,
       spec,
       tags: options.tags
-        ? Object.freeze([...options.tags])
+        ? freeze([...options.tags])
         : (options.spec?.tags ?? previous?.tags ?? NO_TAGS),
       storedAt,
       expiresAt: storedAt + (options.ttl ?? spec?.cache?.ttl ?? this.defaultTtl),

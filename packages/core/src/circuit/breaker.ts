@@ -3,6 +3,7 @@ import type { EventEmitter } from '../events/emitter';
 import type { Clock } from '../internal/clock';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
+import { freeze } from '../internal/freeze';
 import type { RequestSpec } from '../request/resolve';
 import type { Tracker } from '../tracker/tracker';
 import type { CircuitBreakerController, CircuitState, CircuitStatus } from '../types/controllers';
@@ -26,7 +27,7 @@ type Phase =
       probe: Tracker | undefined;
     };
 
-const CLOSED: Phase = /* @__PURE__ */ Object.freeze({ state: 'closed' });
+const CLOSED: Phase = /* @__PURE__ */ freeze({ state: 'closed' });
 
 /** One endpoint's circuit. `phase` changes only in #move. */
 interface Circuit {

@@ -1,13 +1,14 @@
 import type { CircuitOpenError } from '../errors/circuit-open-error';
+import { freeze } from '../internal/freeze';
 import type { RequestSpec } from '../request/resolve';
 
 /** The guard's answer for a flight owner. */
 export type Admission = { ok: true; probe: boolean } | { ok: false; error: CircuitOpenError };
 
-export const ADMIT: Admission = /* @__PURE__ */ Object.freeze({ ok: true, probe: false });
+export const ADMIT: Admission = /* @__PURE__ */ freeze({ ok: true, probe: false });
 
 /** Admitted as the single half-open probe of its circuit. */
-export const ADMIT_PROBE: Admission = /* @__PURE__ */ Object.freeze({ ok: true, probe: true });
+export const ADMIT_PROBE: Admission = /* @__PURE__ */ freeze({ ok: true, probe: true });
 
 /**
  * The pipeline's circuit stage, consulted by flight owners only (cache hits and dedup joins

@@ -1,4 +1,5 @@
 import { checkBoolean, checkInteger, checkMs, checkObject, withDefaults } from '../internal/checks';
+import { freeze } from '../internal/freeze';
 import type { CircuitBreakerOptions } from '../types/options';
 
 /** Circuit breaker options after defaults and validation; fixed for the client's lifetime. */
@@ -8,7 +9,7 @@ export interface ResolvedCircuitOptions {
   readonly resetTimeout: number;
 }
 
-export const CIRCUIT_DEFAULTS: ResolvedCircuitOptions = /* @__PURE__ */ Object.freeze({
+export const CIRCUIT_DEFAULTS: ResolvedCircuitOptions = /* @__PURE__ */ freeze({
   enabled: true,
   failureThreshold: 5,
   resetTimeout: 10000,
@@ -26,5 +27,5 @@ export function resolveCircuitOptions(options: CircuitBreakerOptions = {}): Reso
   checkInteger('circuitBreaker.failureThreshold', r.failureThreshold, 1);
   // Compared with elapsed time, never armed as a timer: any finite duration works.
   checkMs('circuitBreaker.resetTimeout', r.resetTimeout, Number.MAX_VALUE);
-  return Object.freeze(r);
+  return freeze(r);
 }

@@ -9,12 +9,12 @@
 /**
  * Brands `cls` as `keel.<pkg>.<name>` and returns its guard: true for an instance of `cls`, also
  * one built by another copy of the package. `name` is written out because a minifier renames
- * classes.
+ * classes. `pkg` is last and defaults to the core, which has most of the classes.
  */
 export function guardFor<T extends object>(
   cls: abstract new (...args: never[]) => T,
-  pkg: string,
   name: string,
+  pkg = 'core',
 ): (value: unknown) => value is T {
   const key = Symbol.for(`keel.${pkg}.${name}`);
   Object.defineProperty(cls.prototype, key, { value: true });

@@ -19,7 +19,7 @@ export class CancelledError extends KeelRequestError {
 }
 
 /** True for a CancelledError, also one from another copy of the package. */
-export const isCancelledError = guardFor(CancelledError, 'core', 'CancelledError');
+export const isCancelledError = guardFor(CancelledError, 'CancelledError');
 
 /**
  * True for an abort: keel's CancelledError, or an error named `AbortError` (a DOMException from

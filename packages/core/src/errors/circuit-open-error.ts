@@ -19,4 +19,4 @@ export class CircuitOpenError extends KeelRequestError {
 }
 
 /** True for a CircuitOpenError, also one from another copy of the package. */
-export const isCircuitOpenError = guardFor(CircuitOpenError, 'core', 'CircuitOpenError');
+export const isCircuitOpenError = guardFor(CircuitOpenError, 'CircuitOpenError');

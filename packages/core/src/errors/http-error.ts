@@ -52,4 +52,4 @@ export class HttpError<T = unknown> extends KeelRequestError {
 }
 
 /** True for an HttpError, also one from another copy of the package. */
-export const isHttpError = guardFor(HttpError, 'core', 'HttpError');
+export const isHttpError = guardFor(HttpError, 'HttpError');

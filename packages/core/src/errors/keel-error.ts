@@ -10,7 +10,7 @@ export class KeelError extends Error {
 }
 
 /** True for any keel error, also one from another copy of the package. */
-export const isKeelError = guardFor(KeelError, 'core', 'KeelError');
+export const isKeelError = guardFor(KeelError, 'KeelError');
 
 /**
  * The request an error belongs to: its method and URL. A RequestSpec (from `client.resolve`)

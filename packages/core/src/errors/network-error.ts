@@ -34,7 +34,7 @@ export class NetworkError extends KeelRequestError {
 }
 
 /** True for a NetworkError, also one from another copy of the package. */
-export const isNetworkError = guardFor(NetworkError, 'core', 'NetworkError');
+export const isNetworkError = guardFor(NetworkError, 'NetworkError');
 
 /**
  * The innermost message worth showing: undici's outer "fetch failed" says less than its cause.

@@ -24,4 +24,4 @@ export class ParseError extends KeelRequestError {
 }
 
 /** True for a ParseError, also one from another copy of the package. */
-export const isParseError = guardFor(ParseError, 'core', 'ParseError');
+export const isParseError = guardFor(ParseError, 'ParseError');

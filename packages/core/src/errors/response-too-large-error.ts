@@ -34,8 +34,4 @@ export class ResponseTooLargeError extends KeelRequestError {
 }
 
 /** True for a ResponseTooLargeError, also one from another copy of the package. */
-export const isResponseTooLargeError = guardFor(
-  ResponseTooLargeError,
-  'core',
-  'ResponseTooLargeError',
-);
+export const isResponseTooLargeError = guardFor(ResponseTooLargeError, 'ResponseTooLargeError');

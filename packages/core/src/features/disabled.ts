@@ -1,6 +1,7 @@
 import { emptySummary } from '../intelligence/summary';
 import { zeroAdaptiveMetrics } from '../internal/counters';
 import { endpointKey } from '../internal/endpoint';
+import { freeze } from '../internal/freeze';
 import { noop } from '../internal/noop';
 import type {
   AdaptiveController,
@@ -31,7 +32,7 @@ export function disabledIntelligence(
 
 /** No breaker: every circuit is closed, none is kept. */
 export const disabledCircuitBreaker: CircuitBreakerController =
-  /* @__PURE__ */ Object.freeze<CircuitBreakerController>({
+  /* @__PURE__ */ freeze<CircuitBreakerController>({
     status: (method, path) => ({
       endpoint: endpointKey(method, path),
       state: 'closed',
@@ -45,10 +46,9 @@ export const disabledCircuitBreaker: CircuitBreakerController =
   });
 
 /** Nothing measured, nothing decided. */
-export const disabledAdaptive: AdaptiveController =
-  /* @__PURE__ */ Object.freeze<AdaptiveController>({
-    snapshot: () => ({ enabled: false, endpoints: {} }),
-    endpoint: checked,
-    metrics: zeroAdaptiveMetrics,
-    reset: noop,
-  });
+export const disabledAdaptive: AdaptiveController = /* @__PURE__ */ freeze<AdaptiveController>({
+  snapshot: () => ({ enabled: false, endpoints: {} }),
+  endpoint: checked,
+  metrics: zeroAdaptiveMetrics,
+  reset: noop,
+});

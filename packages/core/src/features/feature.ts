@@ -4,6 +4,7 @@ import type { EventEmitter } from '../events/emitter';
 import type { CircuitView, Intelligence } from '../intelligence/intelligence';
 import { rangeError, typeError } from '../internal/checks';
 import type { Clock } from '../internal/clock';
+import { freeze } from '../internal/freeze';
 import { applyRecommendation, type RequestSpec } from '../request/resolve';
 import type { AttemptGate, ClientSchedulerHooks } from '../scheduler/gate';
 import type {
@@ -86,7 +87,7 @@ export function controllerOf<T extends object, K extends keyof T>(
   for (const name of methods) {
     facade[name] = (impl[name] as (...args: unknown[]) => unknown).bind(impl) as T[K];
   }
-  return Object.freeze(facade);
+  return freeze(facade);
 }
 
 /** A feature as the client sees it. */
@@ -106,7 +107,7 @@ export function feature<N extends FeatureName>(
   endpointCeilings?: boolean,
   recommends?: typeof recommender,
 ): InstallableFeature<N> {
-  return Object.freeze({ name, install, endpointCeilings, recommender: recommends });
+  return freeze({ name, install, endpointCeilings, recommender: recommends });
 }
 
 /** Layers the observers' recommendation for a request's endpoint onto its resolved spec. */
@@ -132,14 +133,9 @@ export function recommender(
 }
 
 const NAMES: readonly FeatureName[] = ['intelligence', 'circuitBreaker', 'scheduler', 'adaptive'];
-const MAKERS: Record<FeatureName, string> = {
-  intelligence: 'withIntelligence',
-  circuitBreaker: 'withCircuitBreaker',
-  scheduler: 'withScheduler',
-  adaptive: 'withAdaptive',
-};
+/** The function that makes a feature: `withScheduler` for `scheduler`. */
+const maker = (name: FeatureName): string => `with${name[0]!.toUpperCase()}${name.slice(1)}`;
 
-/** A client's features by name, at most one of each. */
 export type FeatureSet = { [N in FeatureName]?: InstallableFeature<N> };
 
 /**
@@ -151,7 +147,7 @@ export function collectFeatures(options: Record<string, unknown>): FeatureSet {
     if (options[name] !== undefined) {
       throw typeError(
         name,
-        `passed to ${MAKERS[name]}() in \`features\`: createBaseClient({ features: [${MAKERS[name]}(options)] })`,
+        `passed to ${maker(name)}() in \`features\`: createBaseClient({ features: [${maker(name)}(options)] })`,
         options[name],
       );
     }
@@ -172,7 +168,7 @@ export function collectFeatures(options: Record<string, unknown>): FeatureSet {
       );
     }
     if (set[name!] !== undefined)
-      throw rangeError('features', `${MAKERS[name!]}() at most once`, list);
+      throw rangeError('features', `${maker(name!)}() at most once`, list);
     set[name!] = item as InstallableFeature;
   }
   return set as FeatureSet;

@@ -1,6 +1,7 @@
 import { internalsOf } from '../client';
 import type { Flight } from '../dedup/flight';
 import { latenciesOf } from '../intelligence/intelligence';
+import { freeze } from '../internal/freeze';
 import { Scheduler, schedulerView } from '../scheduler/scheduler';
 import type { Client } from '../types/client';
 import type {
@@ -17,9 +18,9 @@ const inspectors = new WeakMap<Client, ClientInspector>();
 
 // Pure: the built package puts this module in the chunk every app takes the client from, and
 // an unmarked call at the top of a module is kept in every bundle (about 30 B gzip per app).
-const ACTIVE: FlightPhase = /* @__PURE__ */ Object.freeze({ state: 'active' });
-const QUEUED: FlightPhase = /* @__PURE__ */ Object.freeze({ state: 'queued', paused: false });
-const PAUSED: FlightPhase = /* @__PURE__ */ Object.freeze({ state: 'queued', paused: true });
+const ACTIVE: FlightPhase = /* @__PURE__ */ freeze({ state: 'active' });
+const QUEUED: FlightPhase = /* @__PURE__ */ freeze({ state: 'queued', paused: false });
+const PAUSED: FlightPhase = /* @__PURE__ */ freeze({ state: 'queued', paused: true });
 
 /**
  * Read-only views of what a client holds and does now: its cache entries, the flights in
@@ -45,7 +46,7 @@ export function inspect(client: Client): ClientInspector {
 
 function createInspector(client: Client): ClientInspector {
   const { cache, clock, flights, gate, circuits, intelligence } = internalsOf(client, 'inspect');
-  return Object.freeze({
+  return freeze({
     now: () => clock.now(),
     cache(): CachedEntryView[] {
       const now = clock.now();
@@ -81,7 +82,7 @@ function createInspector(client: Client): ClientInspector {
       if (gate instanceof Scheduler) return schedulerView(gate, clock.now());
       return {
         enabled: false,
-        concurrency: Number.POSITIVE_INFINITY,
+        concurrency: Infinity,
         priorityLanes: false,
         stats: gate.controller.stats(),
         rateLimit: undefined,

@@ -1,4 +1,5 @@
 import { checkBoolean, checkObject, withDefaults } from '../internal/checks';
+import { freeze } from '../internal/freeze';
 import type { IntelligenceOptions } from '../types/options';
 
 /** Intelligence options after defaults and validation; fixed at client creation. */
@@ -8,7 +9,7 @@ export interface ResolvedIntelligenceOptions {
   readonly adaptiveStaleWhileRevalidate: boolean;
 }
 
-export const INTELLIGENCE_DEFAULTS: ResolvedIntelligenceOptions = /* @__PURE__ */ Object.freeze({
+export const INTELLIGENCE_DEFAULTS: ResolvedIntelligenceOptions = /* @__PURE__ */ freeze({
   enabled: true,
   adaptiveTimeout: false,
   adaptiveStaleWhileRevalidate: false,
@@ -23,5 +24,5 @@ export function resolveIntelligenceOptions(
   for (const field in resolved) {
     checkBoolean(`intelligence.${field}`, resolved[field as keyof ResolvedIntelligenceOptions]);
   }
-  return Object.freeze(resolved);
+  return freeze(resolved);
 }

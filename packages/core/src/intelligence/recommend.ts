@@ -1,3 +1,4 @@
+import { freeze } from '../internal/freeze';
 import type { IntelligenceRecommendation } from '../request/resolve';
 import type { LatencyStats } from '../types/controllers';
 import type { ResolvedIntelligenceOptions } from './options';
@@ -29,5 +30,5 @@ export function recommendFrom(
   if (options.adaptiveStaleWhileRevalidate && latency.p95 >= SWR_LATENCY) {
     out.strategy = 'stale-while-revalidate';
   }
-  return out.timeout === undefined && out.strategy === undefined ? undefined : Object.freeze(out);
+  return out.timeout === undefined && out.strategy === undefined ? undefined : freeze(out);
 }

@@ -76,7 +76,7 @@ export function checkInteger(name: string, value: unknown, min: number, unbounde
   if (
     typeof value === 'number' &&
     value >= min &&
-    (Number.isInteger(value) || (unbounded && value === Number.POSITIVE_INFINITY))
+    (Number.isInteger(value) || (unbounded && value === Infinity))
   ) {
     return value;
   }

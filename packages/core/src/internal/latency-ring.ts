@@ -1,7 +1,8 @@
 import type { LatencyStats } from '../types/controllers';
 import { MAX_TIMER_MS } from './clock';
+import { freeze } from './freeze';
 
-export const NO_LATENCY: LatencyStats = /* @__PURE__ */ Object.freeze({
+export const NO_LATENCY: LatencyStats = /* @__PURE__ */ freeze({
   avg: 0,
   p50: 0,
   p95: 0,
@@ -68,7 +69,7 @@ export class LatencyRing {
     sorted.sort();
     let sum = 0;
     for (let i = 0; i < n; i++) sum += sorted[i]!;
-    this.#stats = Object.freeze({
+    this.#stats = freeze({
       avg: sum / n,
       p50: sorted[rank(0.5, n)]!,
       p95: sorted[rank(0.95, n)]!,

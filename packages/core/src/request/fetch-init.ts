@@ -1,4 +1,5 @@
 import { checkBoolean, oneOf, typeError } from '../internal/checks';
+import { freeze } from '../internal/freeze';
 import type { FetchOptions } from '../types/options';
 
 /**
@@ -83,5 +84,5 @@ export function resolveFetchInit(
     else if (typeof value !== 'string') throw typeError(name, 'a string', value);
     out[field] = value;
   }
-  return Object.freeze(out) as FetchInit;
+  return freeze(out) as FetchInit;
 }

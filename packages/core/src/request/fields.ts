@@ -71,6 +71,6 @@ export function checkResponseType(value: unknown): ResponseBodyType | undefined 
 
 /** `maxResponseBytes`: an integer >= 0; undefined or Infinity (no limit) resolve to undefined. */
 export function checkMaxBytes(value: unknown): number | undefined {
-  if (value === undefined || value === Number.POSITIVE_INFINITY) return undefined;
+  if (value === undefined || value === Infinity) return undefined;
   return checkInteger('maxResponseBytes', value, 0, true);
 }

@@ -4,6 +4,8 @@ import type { ClientConfig } from '../config';
 import { checkObject, oneOf, optionalMs, rangeError, typeError } from '../internal/checks';
 import { joinEndpoint } from '../internal/endpoint';
 import { fingerprintOf } from '../internal/fingerprint';
+import { freeze } from '../internal/freeze';
+import { PRIORITIES } from '../internal/priorities';
 import {
   keyURL,
   type ParsedURL,
@@ -78,11 +80,9 @@ export interface IntelligenceRecommendation {
   strategy?: CacheStrategy;
 }
 
-const NO_TAGS: readonly string[] = Object.freeze([]);
+const NO_TAGS: readonly string[] = /* @__PURE__ */ freeze([]);
 /** No request headers, and no request options. */
-const EMPTY = Object.freeze({});
-
-const PRIORITIES: readonly Priority[] = ['high', 'normal', 'low'];
+const EMPTY = /* @__PURE__ */ freeze({});
 
 /** Reads take part in dedup; mutations are never coalesced. */
 export function isDedupable(method: HttpMethod): boolean {
@@ -110,7 +110,7 @@ export function applyRecommendation(
   // (A timeout of 0 is none: any recommendation tightens it.)
   const timeout =
     options?.timeout === undefined && recommendation.timeout !== undefined
-      ? Math.min(recommendation.timeout, spec.timeout || Number.POSITIVE_INFINITY)
+      ? Math.min(recommendation.timeout, spec.timeout || Infinity)
       : spec.timeout;
   // `cache: true` / `false` name no strategy (reading `strategy` off a boolean gives undefined).
   const cache =
@@ -118,10 +118,10 @@ export function applyRecommendation(
     recommendation.strategy !== undefined &&
     (options?.cache as CacheOptions | undefined)?.strategy === undefined &&
     recommendation.strategy !== spec.cache.strategy
-      ? Object.freeze({ ...spec.cache, strategy: recommendation.strategy })
+      ? freeze({ ...spec.cache, strategy: recommendation.strategy })
       : spec.cache;
   if (timeout === spec.timeout && cache === spec.cache) return spec;
-  return Object.freeze({ ...spec, timeout, cache });
+  return freeze({ ...spec, timeout, cache });
 }
 
 /**
@@ -190,7 +190,7 @@ export function resolveRequest(
   const tags =
     o.tags === undefined
       ? NO_TAGS
-      : Object.freeze([...checkStrings('tags', o.tags, 'an array of strings')]);
+      : freeze([...checkStrings('tags', o.tags, 'an array of strings')]);
   const priority = o.priority === undefined ? 'normal' : oneOf('priority', o.priority, PRIORITIES);
   let group: string | undefined;
   if (o.scheduler !== undefined) {
@@ -207,7 +207,7 @@ export function resolveRequest(
     method === 'GET' || o.cache !== undefined ? resolveRequestCache(config, o.cache) : null;
 
   const names = sharedNames(method, parsed.pathname, parsed.host);
-  return Object.freeze({
+  return freeze({
     method,
     url: parsed.href,
     fetchURL: parsed.sent ?? parsed.href,

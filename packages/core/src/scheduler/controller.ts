@@ -1,15 +1,14 @@
 import { oneOf, typeError } from '../internal/checks';
 import { zeroCounters } from '../internal/counters';
+import { PRIORITIES } from '../internal/priorities';
 import type { SchedulerController } from '../types/controllers';
-
-const PRIORITIES = ['high', 'normal', 'low'] as const;
 
 /** `prioritize` needs lanes; the priority must be one of them. */
 export function checkPrioritize(lanes: boolean, selector: unknown, priority: unknown): void {
   if (!lanes) {
     // A RangeError: the client's `scheduler.priority` has the wrong value for this call.
     throw new RangeError(
-      'keel: scheduler().prioritize() needs priority lanes: create the client with `scheduler: { priority: true }`',
+      'keel: scheduler().prioritize() needs priority lanes: `scheduler: { priority: true }`',
     );
   }
   if (typeof selector !== 'string') {

@@ -1,9 +1,9 @@
+import { PRIORITIES } from '../internal/priorities';
 import type { Priority } from '../types/options';
 import type { Entry } from './entry';
 import type { JobClass } from './job-class';
 import { type LaneQueue, QueueHeap } from './lane-queue';
 
-const NAMES: readonly Priority[] = ['high', 'normal', 'low'];
 /** Weighted round-robin: each round serves up to 4 high, then 2 normal, then 1 low. */
 const WEIGHTS: readonly number[] = [4, 2, 1];
 const SINGLE: readonly number[] = [1];
@@ -52,7 +52,7 @@ export class Lanes {
 
   /** A single FIFO reports its jobs as `normal`. */
   nameOf(lane: number): Priority {
-    return this.#weighted ? NAMES[lane]! : 'normal';
+    return this.#weighted ? PRIORITIES[lane]! : 'normal';
   }
 
   /**

@@ -8,6 +8,7 @@ import {
   withDefaults,
 } from '../internal/checks';
 import { MAX_TIMER_MS } from '../internal/clock';
+import { freeze } from '../internal/freeze';
 import type { SchedulerOptions } from '../types/options';
 
 /** SchedulerOptions after defaults and validation. */
@@ -29,7 +30,7 @@ export interface SchedulerConfig {
 }
 
 /** What `scheduler: {}` gives (without the option there is no scheduler at all). */
-export const SCHEDULER_DEFAULTS = /* @__PURE__ */ Object.freeze({
+export const SCHEDULER_DEFAULTS = /* @__PURE__ */ freeze({
   enabled: true,
   concurrency: 8,
   priority: false,
@@ -75,10 +76,10 @@ export function resolveSchedulerOptions(
       `a positive number of ms, at most ${MAX_TIMER_MS}`,
       (n) => n > 0 && n <= MAX_TIMER_MS,
     );
-    rateLimit = Object.freeze({ requests, interval });
+    rateLimit = freeze({ requests, interval });
   }
 
-  return Object.freeze({ enabled, concurrency, priority, hosts, rateLimit, endpointCeilings });
+  return freeze({ enabled, concurrency, priority, hosts, rateLimit, endpointCeilings });
 }
 
 /**

@@ -3,6 +3,7 @@ import { CircuitOpenError } from '../errors/circuit-open-error';
 import type { EventEmitter } from '../events/emitter';
 import { controllerOf } from '../features/feature';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
+import { freeze } from '../internal/freeze';
 import { sleep } from '../internal/sleep';
 import type { SchedulerController, SchedulerStats } from '../types/controllers';
 import type { ClientEvents, ParkReason, SchedulerEventBase } from '../types/events';
@@ -16,7 +17,7 @@ import { Lanes } from './lanes';
 import type { SchedulerConfig } from './options';
 import { RateBudget } from './rate-budget';
 
-const NO_LIMITERS: readonly Limiter[] = /* @__PURE__ */ Object.freeze([]);
+const NO_LIMITERS: readonly Limiter[] = /* @__PURE__ */ freeze([]);
 /** Bound on the host -> limiter memo (a crawler may see unbounded hosts). */
 const HOST_MEMO_LIMIT = 1000;
 
@@ -284,7 +285,7 @@ export class Scheduler implements AttemptGate {
   setEndpointCeiling(endpoint: string, ceiling: number | undefined): void {
     const limiter = this.#endpointLimiter(endpoint);
     const wasSaturated = limiter.saturated;
-    limiter.cap = ceiling ?? Number.POSITIVE_INFINITY;
+    limiter.cap = ceiling ?? Infinity;
     if (wasSaturated && !limiter.saturated) {
       for (const cls of limiter.classes) this.#lanes.readmit(cls);
       this.#dispatch();
@@ -558,7 +559,7 @@ export class Scheduler implements AttemptGate {
   #endpointLimiter(endpoint: string): Limiter {
     let limiter = this.#endpoints.get(endpoint);
     if (limiter === undefined) {
-      limiter = new Limiter(endpoint, Number.POSITIVE_INFINITY);
+      limiter = new Limiter(endpoint, Infinity);
       this.#endpoints.set(endpoint, limiter);
     }
     return limiter;
@@ -567,7 +568,7 @@ export class Scheduler implements AttemptGate {
   /** An endpoint limiter with no cap and no jobs is forgotten (host caps are kept). */
   #dropIdleEndpoint(limiter: Limiter): void {
     if (
-      limiter.cap === Number.POSITIVE_INFINITY &&
+      limiter.cap === Infinity &&
       limiter.classes.size === 0 &&
       this.#endpoints.get(limiter.key) === limiter
     ) {

@@ -5,4 +5,5 @@ export function reportError(err: unknown): void {
   });
 }
 
-export function noop(): void {}
+/** The core's own: one empty function in an app's bundle. */
+export { noop } from '@keel/core/internals';

@@ -8,7 +8,7 @@ import type {
   RequestSpec,
   RetryOptions,
 } from '@keel/core';
-import { checkInvalidateTarget, shown } from '@keel/core/internals';
+import { checkInvalidateTarget, freeze, shown } from '@keel/core/internals';
 import { coreOptions } from '../internal/core-options';
 import { noop, reportError } from '../internal/report';
 import { requestOptionsOf as requestOptionsOfQuery } from '../query/observer';
@@ -135,7 +135,7 @@ export interface MutationState<TData, TVars, TError = RequestError> {
   readonly variables: TVars | undefined;
 }
 
-const IDLE: MutationState<any, any, any> = Object.freeze({
+const IDLE: MutationState<any, any, any> = /* @__PURE__ */ freeze({
   status: 'idle',
   data: undefined,
   response: undefined,

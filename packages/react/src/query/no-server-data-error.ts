@@ -16,8 +16,10 @@ export class NoServerDataError extends KeelError {
 
   /** @param key The query's cache key. */
   constructor(key: string) {
+    // What React does then (renders the boundary in the browser) is the class comment's and the
+    // README's to say: the message names the key and the fix.
     super(
-      `keel: a suspense query has no data on the server for ${key}: prefetch it before rendering and hand it over with dehydrate / <HydrationBoundary>; React renders this <Suspense> boundary in the browser instead`,
+      `keel: a suspense query has no data on the server for ${key}: prefetch it before rendering (dehydrate / <HydrationBoundary>)`,
     );
     this.key = key;
   }
@@ -26,6 +28,6 @@ export class NoServerDataError extends KeelError {
 /** True for a NoServerDataError, also one from another copy of the package. */
 export const isNoServerDataError = /* @__PURE__ */ guardFor(
   NoServerDataError,
-  'react',
   'NoServerDataError',
+  'react',
 );

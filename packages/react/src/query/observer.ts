@@ -1,5 +1,5 @@
 import type { ApiResponse, RequestError, RequestOptions, RequestSpec } from '@keel/core';
-import { checkFunction, checkNumber } from '@keel/core/internals';
+import { checkFunction, checkNumber, freeze } from '@keel/core/internals';
 import { coreOptions } from '../internal/core-options';
 import { isDocumentHidden, onSignal } from '../internal/environment';
 import { type Selection, select } from '../internal/select';
@@ -53,7 +53,7 @@ export interface SuspenseQueryResult<TData = unknown, TError = RequestError>
 }
 
 /** The defaults of the React options of `useQuery` (and of `useInfiniteQuery`'s same-named ones). */
-export const QUERY_DEFAULTS = Object.freeze({
+export const QUERY_DEFAULTS = /* @__PURE__ */ freeze({
   enabled: true,
   refetchInterval: false,
   refetchOnWindowFocus: true,

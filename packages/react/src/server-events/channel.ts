@@ -6,6 +6,7 @@ import {
   checkMs,
   checkObject,
   clockOf,
+  freeze,
   isRetriableStatus,
   rangeError,
 } from '@keel/core/internals';
@@ -385,7 +386,7 @@ function addTarget(targets: Targets, target: InvalidateTarget): void {
 }
 
 /** The reconnect backoff of an event stream when `reconnect` leaves a field out. */
-export const RECONNECT_DEFAULTS = Object.freeze({
+export const RECONNECT_DEFAULTS = /* @__PURE__ */ freeze({
   initialDelay: 1000,
   maxDelay: 30000,
   jitter: true,

@@ -1,5 +1,5 @@
-import { type Clock, type FailedRequest, KeelError } from '@keel/core';
-import { guardFor } from '@keel/core/internals';
+import type { Clock, FailedRequest } from '@keel/core';
+import { freeze, guardFor, KeelRequestError } from '@keel/core/internals';
 
 /** `connecting` covers the first connect and every reconnect wait; `closed` is final or unused. */
 export type ConnectionStatus = 'connecting' | 'open' | 'closed';
@@ -31,26 +31,21 @@ export interface ServerEventsErrorInit {
 }
 
 /** The HTTP answer to an event-stream request was not a usable stream. */
-export class ServerEventsError extends KeelError {
+export class ServerEventsError extends KeelRequestError {
   override name = 'ServerEventsError' as const;
   /** HTTP status, when there was a response. */
-  readonly status: number | undefined;
-  readonly method: string;
-  readonly url: string;
+  declare readonly status: number | undefined;
 
   constructor(request: FailedRequest, init: ServerEventsErrorInit) {
-    super(`${init.message} (${request.method} ${request.url})`);
-    this.status = init.status;
-    this.method = request.method;
-    this.url = request.url;
+    super(request, init.message, { status: init.status });
   }
 }
 
 /** True for a ServerEventsError, also one from another copy of the package. */
 export const isServerEventsError = /* @__PURE__ */ guardFor(
   ServerEventsError,
-  'react',
   'ServerEventsError',
+  'react',
 );
 
 export interface ConnectionOptions {
@@ -69,4 +64,4 @@ export interface ConnectionOptions {
 }
 
 /** Closed without an error: stopped, or never started. */
-export const STOPPED: ConnectionState = Object.freeze({ status: 'closed', error: null });
+export const STOPPED: ConnectionState = /* @__PURE__ */ freeze({ status: 'closed', error: null });

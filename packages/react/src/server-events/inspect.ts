@@ -1,5 +1,5 @@
 import type { Client } from '@keel/core';
-import { shown } from '@keel/core/internals';
+import { freeze, shown } from '@keel/core/internals';
 import { type Channel, channelsOf, setInspector } from './channel';
 import type { ConnectionStatus, ServerEvent } from './connection';
 import { addWatcher, tellWatchers } from './watchers';
@@ -31,7 +31,7 @@ interface History {
   readonly recent: readonly ReceivedServerEvent[];
 }
 
-const NONE: History = Object.freeze({ received: 0, recent: Object.freeze([]) });
+const NONE: History = /* @__PURE__ */ freeze({ received: 0, recent: /* @__PURE__ */ freeze([]) });
 
 /**
  * The history of each channel, kept from when this module is loaded: a channel tells the

@@ -1,5 +1,12 @@
-import { type ChainableCommander, Redis, type RedisOptions } from 'ioredis';
-import { checkFunction, checkObject, integer, rangeError, typeError } from '../checks';
+import { type ChainableCommander, Redis, type RedisOptions, ReplyError } from 'ioredis';
+import {
+  checkFunction,
+  checkObject,
+  hidePasswords,
+  integer,
+  rangeError,
+  typeError,
+} from '../checks';
 import { MAX_TIMER_MS } from '../clock';
 import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
@@ -14,7 +21,9 @@ export interface RedisStreamsOptions {
   /**
    * An ioredis client to publish and replay with (it is not closed by `hub.close()`); the store
    * reads with a `duplicate()` of it. Give it `enableOfflineQueue: false`, or publishes wait for
-   * a reconnect instead of rejecting while Redis is down.
+   * a reconnect instead of rejecting while Redis is down. Its other settings are kept: with
+   * ioredis's ready check it refuses publishes while Redis loads its data until the check passes
+   * (the error names `LOADING`).
    *
    * @default undefined (the store connects to `url` itself and closes it with the hub)
    */
@@ -159,16 +168,20 @@ export function trimmedBeforeFirstRead(
  */
 function redisAddress(conn: Redis): string {
   const { host, port, path, db, username, password, tls } = conn.options;
-  if (path) return path;
+  // A path made of a mistyped URL (`redis:/u:pw@host` is read as the path `/u:pw@host`).
+  if (path) return hidePasswords(path);
   const user = username || password ? `${username ?? ''}${password ? ':***' : ''}@` : '';
   return `${tls ? 'rediss' : 'redis'}://${user}${host}:${port}${db ? `/${db}` : ''}`;
 }
 
-/** An error's message with its code (an AggregateError of a connect has an empty message). */
+/**
+ * An error's message with its code (an AggregateError of a connect has an empty message), any
+ * URL password in it hidden (ioredis quotes a socket path, which can be a mistyped URL).
+ */
 function errorText(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
+  if (!(error instanceof Error)) return hidePasswords(String(error));
   const code = (error as { code?: unknown }).code;
-  const text = error.message || error.name;
+  const text = hidePasswords(error.message || error.name);
   return typeof code === 'string' && !text.includes(code) ? `${code}: ${text}` : text;
 }
 
@@ -296,7 +309,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   if (options.client !== undefined && !(options.client instanceof Redis)) {
     throw typeError('client', 'an ioredis Redis client', options.client);
   }
-  /** Replies at least this long are checked for a gap (see readLoop). */
+  /** A first read at least this long is checked for a gap (see firstPage). */
   const gapCheck = Math.min(PAGE, maxLen);
   const backoff = (attempt: number): number =>
     Math.min(maxDelay, initialDelay * 2 ** Math.min(attempt, 20));
@@ -338,6 +351,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   /** The run whose restart this instance reset its clients for, and the id it reset at. */
   let handledRun: string | null = null;
   let runFloor: string | null = null;
+  /**
+   * The reader connection's `CLIENT ID` (undefined until known on this connection, null when
+   * `CLIENT` is refused): an own publish that finds ids gone backwards wakes its XREAD with it.
+   */
+  let readerId: number | null | undefined;
+  /** An own publish's id at or below `last` (ids went backwards), for the reader to reset at. */
+  let behind: string | null = null;
+  let unblockTimer: ReturnType<typeof setTimeout> | null = null;
   /** Whether the current outage was reported by the default warning (so its end is too). */
   let warned = false;
   let sleepTimer: ReturnType<typeof setTimeout> | null = null;
@@ -360,10 +381,20 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       `keel: the Redis event store cannot read ${key} from ${where} (${errorText(cause)}); retrying`,
     );
   };
+  /**
+   * Why the publishing connection is down: its last connection error (ECONNREFUSED, ...), null
+   * once it is ready. A shared client's errors are its owner's to listen to: the reader's (a
+   * duplicate, to the same server) stand in for them, and its `LOADING`.
+   */
+  let down: unknown = null;
   /** Whether the current load of Redis's dataset was reported (once, like an outage). */
   let warnedLoading = false;
   const report = (error: unknown): void => {
     if (closed) return;
+    // An app's client keeps ioredis's ready check: during a load it waits in 'connect' and
+    // refuses commands as "not writeable", with no error of its own. The reader's `LOADING`
+    // (its duplicate has no ready check) is why; a publish names it (see `failed`).
+    if (shared !== undefined && isLoading(error)) down = error;
     if (userOnError) tell(error);
     else if (isLoading(error)) {
       if (warnedLoading) return;
@@ -378,6 +409,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   };
   /** The reader read again: the end of an outage the warning reported. */
   const recovered = (): void => {
+    if (shared !== undefined && isLoading(down)) down = null;
     if (!warned) return;
     warned = warnedLoading = false;
     if (!closed)
@@ -394,12 +426,6 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       if (userOnError && !closed) tell(error);
     });
   }
-  /**
-   * Why the publishing connection is down: its last connection error (ECONNREFUSED, ...), null
-   * once it is ready. A shared client's errors are its owner's to listen to: the reader's (a
-   * duplicate, to the same server) stand in for them.
-   */
-  let down: unknown = null;
   const publisher = shared === undefined ? commands : reader;
   publisher.on('error', (error: unknown) => {
     down = error;
@@ -421,7 +447,44 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         { cause },
       );
     };
-  // Made once: a publish adds no closure.
+  // A new connection has a new id.
+  reader.on('close', () => {
+    readerId = undefined;
+  });
+  /**
+   * Wakes the reader's blocked XREAD (it returns as if it waited for nothing) to handle
+   * `behind`. Sent on the other connection; if the reader was not blocked at that instant (its
+   * XREAD still on the way), tried again a few times.
+   */
+  const unblock = (tries: number): void => {
+    unblockTimer = null;
+    if (closed || behind === null || typeof readerId !== 'number') return;
+    (commands.client('UNBLOCK', readerId) as Promise<number>).then(
+      (woken) => {
+        if (woken === 0 && tries > 1 && !closed) {
+          unblockTimer = setTimeout(unblock, 10, tries - 1);
+          unblockTimer.unref?.();
+        }
+      },
+      () => {}, // refused or down: the reader notices after its idle XREAD (BLOCK_MS)
+    );
+  };
+  /**
+   * An own entry at or below `from`, the last entry the reader had delivered when the publish was
+   * sent: that one was gone by then (an `XADD *` id is above every id the stream ever held), the
+   * stream was deleted and refilled by a Redis whose clock is behind. The reader, blocked after
+   * `last`, would wait for the new ids to pass it; it is woken now (see `publishedBehind`).
+   * (`last` itself may be past `id` with no loss: the reader can deliver it, and later entries,
+   * before the reply arrives.)
+   */
+  const appended = (id: string, from: string): string => {
+    if (from !== START && behind === null && compareIds(id, from) <= 0) {
+      behind = id;
+      unblock(5);
+    }
+    return id;
+  };
+  // Made once: a publish adds one closure only, for the reader's position when it was sent.
   const appendFailed = failed('append to');
   const replayFailed = failed('replay from');
 
@@ -584,7 +647,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * survived it, or it came after), so this instance's clients may have missed entries too.
    * They are reset at the marker, which a replay can start from on any instance.
    */
-  function announced(id: string, fields: Fields): void {
+  async function announced(id: string, fields: Fields): Promise<void> {
     const lossHead = lossHeadOf(id, fields);
     if (lossHead === undefined) return;
     if (fields[2] === RUN) {
@@ -592,11 +655,32 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       if (fields[3] === handledRun) return;
       handledRun = fields[3] ?? null;
       runFloor = lossHead;
+      // Not the restart's first marker: this instance opened after that one, so its clients
+      // came after the restart (a replay across the first marker was a reset).
+      const first = await firstMarker(reader, fields[3] ?? '', id);
+      if (first !== undefined) {
+        runFloor = first;
+        return;
+      }
     }
     if (compareIds(lossHead, floor) <= 0) return; // this instance saw it (or a later one)
     floor = lossHead;
     ring.clear(id);
     sink?.reset(id);
+  }
+
+  /**
+   * The loss head of an earlier restart marker of `run` among the page of entries before the
+   * marker `id` (the oldest there), if any: each instance connected across a restart may append
+   * one, so later ones are duplicates. Read only at a marker of a run not handled here.
+   */
+  async function firstMarker(conn: Redis, run: string, id: string): Promise<string | undefined> {
+    const before = (await conn.xrevrange(key, idBefore(id), '-', 'COUNT', PAGE)) as Entry[];
+    let head: string | undefined;
+    for (const [at, fields] of before) {
+      if (fields[0] === LOSS && fields[2] === RUN && fields[3] === run) head = idBefore(at);
+    }
+    return head;
   }
 
   /**
@@ -632,6 +716,22 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     sink?.reset(id);
   }
 
+  /**
+   * An own publish got the id `behind`, at or below `last`: ids went backwards (see `appended`).
+   * The clients are reset just before it and reading goes on from there, so it is delivered (the
+   * entries others published since the flush, before it, are what the reset tells to refetch).
+   */
+  function publishedBehind(): void {
+    const id = behind!;
+    behind = null;
+    if (last === START || compareIds(id, last) > 0) return; // read past it meanwhile
+    const head = idBefore(id);
+    last = head;
+    floor = head;
+    ring.clear(head);
+    sink?.reset(head);
+  }
+
   /** After a failed read: checks that the last delivered entry is still there. */
   async function resync(): Promise<void> {
     const server = await serverState(false);
@@ -659,33 +759,42 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           await resync();
           needsResync = false;
         }
-        const reply = (await reader.xread(
-          'COUNT',
-          PAGE,
-          'BLOCK',
-          BLOCK_MS,
-          'STREAMS',
-          key,
-          last,
-        )) as [string, Entry[]][] | null;
+        if (readerId === undefined) {
+          // Refused (an ACL without CLIENT, a proxy): the idle XREAD's check is left.
+          readerId = await (reader.client('ID') as Promise<number>).catch((error: unknown) => {
+            if (error instanceof ReplyError && !isLoading(error)) return null;
+            throw error;
+          });
+        }
+        if (behind !== null) publishedBehind();
+        const from = last;
+        // Sent with the read, so answered right after it without a round trip of its own:
+        // whether `from` is still there. Gone, the entries after it that the read did not get
+        // may be gone too (the stream was deleted or flushed, or trimmed past it) and what it
+        // got is no continuation: a loss, however few entries it brought.
+        const [reply, kept] = await Promise.all([
+          reader.xread('COUNT', PAGE, 'BLOCK', BLOCK_MS, 'STREAMS', key, from) as Promise<
+            [string, Entry[]][] | null
+          >,
+          from === START ? null : (reader.xrange(key, from, from) as Promise<Entry[]>),
+        ]);
         failures = 0;
         recovered();
         if (closed) continue;
         if (reply === null) {
-          await wentBack();
+          if (behind !== null) publishedBehind();
+          else await wentBack();
           continue;
         }
         let entries = reply[0]![1];
-        // The stream keeps at least `maxLen` entries: a reply with fewer (and less than a page)
-        // is everything after `last`, so nothing was trimmed. A larger one may follow a gap.
-        if (entries.length >= gapCheck) {
-          if (last === START) entries = await firstPage();
-          else if (!(await has(reader, last))) await lost(entries[0]![0]);
-        }
+        if (from === START) {
+          // Nothing read since the stream was empty: a full page may follow trimmed entries.
+          if (entries.length >= gapCheck) entries = await firstPage();
+        } else if (kept!.length === 0) await lost(entries[0]![0]);
         for (const [id, fields] of entries) {
           last = id;
           if (fields[0] === LOSS) {
-            announced(id, fields);
+            await announced(id, fields);
             continue;
           }
           const event = toEvent(id, fields);
@@ -748,7 +857,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
             runFloor !== null &&
             compareIds(after, runFloor) >= 0;
           const lossHead = lossHeadOf(page[i]![0], fields);
-          if (!duplicate && lossHead !== undefined && compareIds(lossHead, after) > 0) return RESET;
+          if (!duplicate && lossHead !== undefined && compareIds(lossHead, after) > 0) {
+            // A restart marker after an earlier one of its run (at or before `after`, else
+            // this replay crossed that one first): the client came after the restart.
+            if (fields[2] !== RUN) return RESET;
+            const first = await firstMarker(commands, fields[3] ?? '', page[i]![0]);
+            if (first === undefined || compareIds(after, first) < 0) return RESET;
+          }
           continue;
         }
         const event = toEvent(page[i]![0], fields);
@@ -785,7 +900,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     append(event, data, topic) {
       const args: (string | number)[] = ['MAXLEN', '~', maxLen, '*', 'e', event, 'd', data];
       if (topic !== undefined) args.push('t', topic);
-      return (commands.xadd(key, ...args) as Promise<string>).then(undefined, appendFailed);
+      const from = last;
+      return (commands.xadd(key, ...args) as Promise<string>).then(
+        (id) => appended(id, from),
+        appendFailed,
+      );
     },
     replay({ after, upTo, include, maxBytes }) {
       // Ids from before a loss: what followed them may be gone, even if they are still there.
@@ -808,6 +927,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       closed = true;
       sink = null;
       if (sleepTimer !== null) clearTimeout(sleepTimer);
+      if (unblockTimer !== null) clearTimeout(unblockTimer);
       wake?.();
       reader.disconnect();
       if (shared === undefined) await commands.quit().catch(() => commands.disconnect());

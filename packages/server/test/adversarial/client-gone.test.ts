@@ -97,6 +97,10 @@ describe('a handler that gives up because its client left', () => {
     ['a stream', '/stream'],
     ['a file', '/file'],
     ['an event stream', '/events'],
+    ['ctx.res.writeHead and end', '/raw-end'],
+    ['ctx.res.end alone (an implicit head)', '/raw-implicit'],
+    ['ctx.res written and left open', '/raw-open'],
+    ['ctx.res ended with a large chunk', '/raw-big'],
   ])(
     'answering with %s once its client left: onResponse reports status 0, not finished',
     async (_what, path) => {
@@ -138,6 +142,24 @@ describe('a handler that gives up because its client left', () => {
         await gone(ctx);
         ctx.sseEvent('late', 1);
       });
+      // Node takes a head and a body on a destroyed response and sends none of it.
+      app.get('/raw-end', async (ctx) => {
+        await gone(ctx);
+        ctx.res.writeHead(200, { 'content-type': 'text/plain' });
+        ctx.res.end('late');
+      });
+      app.get('/raw-implicit', async (ctx) => {
+        await gone(ctx);
+        ctx.res.end('late');
+      });
+      app.get('/raw-open', async (ctx) => {
+        await gone(ctx);
+        ctx.res.write('late');
+      });
+      app.get('/raw-big', async (ctx) => {
+        await gone(ctx);
+        ctx.res.end(Buffer.alloc(200_000));
+      });
       const { port } = await start(app);
       const socket = connect(port, '127.0.0.1');
       socket.on('error', () => {});
@@ -150,4 +172,64 @@ describe('a handler that gives up because its client left', () => {
       if (path === '/stream') expect(released).toBe(true);
     },
   );
+});
+
+describe('ctx.signal: the client leaving, for a handler that waits', () => {
+  it('aborts when the client leaves before the response, so a handler waiting on it ends', async () => {
+    const infos: { status: number; finished: boolean }[] = [];
+    const app = make();
+    app.onResponse((_ctx, info) => {
+      infos.push(info);
+    });
+    let reason: unknown = null;
+    app.get('/wait', async (ctx) => {
+      // Waits for nothing else: without the signal it would hold its slot for ever.
+      await new Promise<void>((resolve) => {
+        ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      reason = ctx.signal.reason;
+    });
+    const { port } = await start(app);
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write('GET /wait HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until(() => appStats(app).inflight === 1);
+    socket.destroy();
+    await until(() => appStats(app).inflight === 0 && infos.length === 1);
+    expect(infos).toEqual([{ status: 0, finished: false }]);
+    expect(reason).toBeInstanceOf(DOMException);
+    expect((reason as DOMException).name).toBe('AbortError');
+  });
+
+  it('is aborted already when read after the client left', async () => {
+    const app = make();
+    let aborted: boolean | null = null;
+    app.get('/late', async (ctx) => {
+      await new Promise<void>((resolve) => ctx.res.once('close', () => resolve()));
+      aborted = ctx.signal.aborted;
+    });
+    const { port } = await start(app);
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write('GET /late HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until(() => appStats(app).inflight === 1);
+    socket.destroy();
+    await until(() => aborted !== null);
+    expect(aborted).toBe(true);
+  });
+
+  it('is not aborted by a response that finished, nor when its connection closes afterwards', async () => {
+    const app = make();
+    let signal: AbortSignal | null = null;
+    app.get('/ok', (ctx) => {
+      signal = ctx.signal;
+      return ctx.json({ ok: true });
+    });
+    const { base } = await start(app);
+    const response = await fetch(`${base}/ok`, { headers: { connection: 'close' } });
+    expect(await response.json()).toEqual({ ok: true });
+    await until(() => appStats(app).inflight === 0);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(signal!.aborted).toBe(false);
+  });
 });

@@ -1,0 +1,108 @@
+// A stream deleted or flushed under a reader that had not read its last entries yet: those
+// entries are gone, and the clients must learn it (keel:reset), never skip them in silence. And a
+// flush that sends ids backwards is noticed by the instance that publishes, at its publish.
+// Real redis-server.
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HUB_RESET_EVENT } from '../src/index';
+import type { RedisStreamsOptions } from '../src/redis/index';
+import { type SseMessage, until } from './helpers';
+import { streamKey as key, redisInstances } from './redis-helpers';
+
+const live = redisInstances();
+const quiet = { onError: () => {}, reconnect: { initialDelay: 10, maxDelay: 50 } };
+const instance = (stream: string, options: RedisStreamsOptions = {}) =>
+  live.instance(stream, { ...quiet, ...options });
+
+let direct: Redis | null = null;
+afterEach(() => {
+  direct?.disconnect();
+  direct = null;
+});
+
+const names = (events: SseMessage[]): string[] =>
+  events.map((e) => (e.event === HUB_RESET_EVENT ? 'reset' : e.data));
+
+describe('redisStreams: entries deleted before the reader read them', () => {
+  for (const how of ['DEL', 'FLUSHDB'] as const) {
+    it(`${how} of the stream after a few unread entries: the clients are reset, then delivered what follows`, async () => {
+      const stream = key();
+      const a = await instance(stream);
+      const b = await instance(stream, { bufferSize: 0 });
+      const onA = await a.connect();
+      const onB = await b.connect();
+      await until(() => a.hub.size === 1 && b.hub.size === 1);
+      const zero = await a.hub.publish('n', 'zero');
+      await Promise.all([onA.waitFor(1), onB.waitFor(1)]);
+      direct = new Redis(live.redis.url);
+      // In one transaction (so deterministically before either reader reads them): three
+      // entries, then the stream is gone, then a new one with an id after the readers' last.
+      const next = `${Number(zero.split('-')[0]) + 1000}-0`;
+      const tx = direct.multi();
+      for (const d of ['x1', 'x2', 'x3']) tx.xadd(stream, '*', 'e', 'n', 'd', d);
+      if (how === 'DEL') tx.del(stream);
+      else tx.flushdb();
+      tx.xadd(stream, next, 'e', 'n', 'd', 'y');
+      await tx.exec();
+      for (const client of [onA, onB]) {
+        await until(() => client.events.some((e) => e.data === 'y'));
+        expect(names(client.events)).toEqual(['zero', 'reset', 'y']);
+        expect(client.events[1]).toMatchObject({
+          id: `${Number(zero.split('-')[0]) + 999}-999999999999999`,
+          data: JSON.stringify({ lastEventId: null }),
+        });
+      }
+      // Delivery goes on, and an id from before the loss is reset on either instance.
+      const after = await b.hub.publish('n', 'after');
+      await until(() => [onA, onB].every((c) => c.events.at(-1)?.id === after));
+      for (const target of [a, b]) {
+        const back = await target.connect({ 'last-event-id': zero });
+        await back.waitFor(1);
+        expect(back.events[0]).toMatchObject({ event: HUB_RESET_EVENT, id: after });
+        back.close();
+      }
+      expect(onA.events.filter((e) => e.event === HUB_RESET_EVENT)).toHaveLength(1);
+      expect(onB.events.filter((e) => e.event === HUB_RESET_EVENT)).toHaveLength(1);
+    }, 20_000);
+  }
+});
+
+describe('redisStreams: ids gone backwards, seen by the instance that publishes', () => {
+  it('its own publish at or below its last id resets its clients at once, and the event is delivered', async () => {
+    const stream = key();
+    const a = await instance(stream);
+    const client = await a.connect();
+    await until(() => a.hub.size === 1);
+    direct = new Redis(live.redis.url);
+    // An entry from a Redis whose clock was an hour ahead (or restored from one).
+    const ahead = `${Date.now() + 3_600_000}-0`;
+    await direct.xadd(stream, ahead, 'e', 'n', 'd', 'ahead');
+    await client.waitFor(1);
+    await direct.del(stream);
+    const now = await a.hub.publish('n', 'now');
+    expect(now < ahead).toBe(true);
+    // Without waiting for the reader's idle XREAD to end: the reset comes before `now`, which
+    // is delivered (the idle check would reset at `now` and skip it).
+    await until(() => client.events.some((e) => e.id === now));
+    expect(names(client.events)).toEqual(['ahead', 'reset', 'now']);
+    const later = await a.hub.publish('n', 'later');
+    await until(() => client.events.some((e) => e.id === later));
+    expect(names(client.events)).toEqual(['ahead', 'reset', 'now', 'later']);
+  }, 20_000);
+
+  it('publishes the reader delivers before their replies arrive are no loss: no reset', async () => {
+    const stream = key();
+    const a = await instance(stream);
+    const b = await instance(stream);
+    const client = await a.connect();
+    await until(() => a.hub.size === 1);
+    // Concurrent publishes from both: A's reader is often past an own id when its reply comes.
+    const ids = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => (i % 2 ? a : b).hub.publish('n', String(i))),
+    );
+    const newest = ids.reduce((x, y) => (x.length > y.length || x > y ? x : y));
+    await until(() => client.events.some((e) => e.id === newest));
+    expect(client.events).toHaveLength(300);
+    expect(client.events.some((e) => e.event === HUB_RESET_EVENT)).toBe(false);
+  }, 20_000);
+});
