@@ -35,17 +35,12 @@ import {
 } from './internal/checks';
 import { CLOCK, type Clock, timerDelay } from './internal/clock';
 import { fingerprintOf, headersOf, KEY, urlOfKey } from './internal/fingerprint';
+import { normalizeMethod } from './internal/methods';
 import { noop } from './internal/noop';
 import { originOf } from './internal/url';
 import { isStreamBody } from './request/body';
 import { lowerCaseHeaders } from './request/fields';
-import {
-  isDedupable,
-  isJoinable,
-  normalizeMethod,
-  type RequestSpec,
-  resolveRequest,
-} from './request/resolve';
+import { isDedupable, isJoinable, type RequestSpec, resolveRequest } from './request/resolve';
 import { type AttemptGate, transparentGate } from './scheduler/gate';
 import { Tracker } from './tracker/tracker';
 import type {

@@ -8,6 +8,7 @@ import {
   createClient,
   dehydrate,
   hydrate,
+  inspect,
   withAdaptive,
   withCircuitBreaker,
   withIntelligence,
@@ -162,6 +163,11 @@ describe('a client without a feature answers its controller as a disabled one', 
     });
     expect(status).toEqual(disabled().circuitBreaker().status('GET', '/x'));
     expect(c.circuitBreaker().statuses()).toEqual([]);
+    // A disabled breaker keeps none either: status() creates no circuit for statuses() to list.
+    const off = disabled();
+    off.circuitBreaker().status('GET', '/x');
+    expect(off.circuitBreaker().statuses()).toEqual([]);
+    expect(inspect(off).circuits()).toEqual([]);
     c.circuitBreaker().reset();
     expect(() => c.circuitBreaker().status(1 as never, '/x')).toThrow(TypeError);
     expect(Object.isFrozen(c.circuitBreaker())).toBe(true);

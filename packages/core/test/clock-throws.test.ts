@@ -84,3 +84,51 @@ describe('a clock whose setTimeout throws while a flight starts', () => {
     expect(t.clock.live).toBe(0);
   });
 });
+
+/**
+ * A flight that ends starts the next queued one, which waits for rate budget: the clock's
+ * setTimeout throwing there ends that next flight with the error, never the one that finished
+ * (its callers are answered) nor the controller call that freed the slot.
+ */
+describe('a clock whose setTimeout throws as a finished slot starts a job that waits for budget', () => {
+  const rated = { scheduler: { concurrency: 1, rateLimit: { requests: 1, interval: 1000 } } };
+
+  test('the finished flight answers its caller; the next one is rejected with the error', async () => {
+    const t = makeClient(rated, {});
+    const real = t.clock.setTimeout;
+    let broken = false;
+    (t.clock as FakeClock).setTimeout = (fn, ms) => {
+      if (broken) throw quota;
+      return real(fn, ms);
+    };
+    const a = settle(t.client.get('/a'));
+    const b = settle(t.client.get('/b'));
+    await t.clock.advance(0);
+    broken = true;
+    t.fake.last().json({ ok: true });
+    const answered = await a;
+    broken = false;
+    expect(answered.state).toBe('fulfilled');
+    expect(await b).toEqual({ state: 'rejected', reason: quota });
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 0, queued: 0, delayed: 0 });
+    expect(t.fake.calls).toHaveLength(1);
+    expect(t.clock.live).toBe(0);
+  });
+
+  test('resumeGroup does not throw; the resumed job is rejected with the error', async () => {
+    const t = setup({ scheduler: { rateLimit: { requests: 1, interval: 1000 } } });
+    expect((await settle(t.client.get('/first'))).state).toBe('fulfilled');
+    t.client.scheduler().pauseGroup('g');
+    const b = settle(t.client.get('/b', { scheduler: { group: 'g' } }));
+    await t.clock.advance(0);
+    expect(t.client.scheduler().stats()).toMatchObject({ queued: 1 });
+    t.state.broken = true;
+    expect(() => t.client.scheduler().resumeGroup('g')).not.toThrow();
+    t.state.broken = false;
+    expect(await b).toEqual({ state: 'rejected', reason: quota });
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 0, queued: 0, delayed: 0 });
+    expect(t.clock.live).toBe(0);
+  });
+});

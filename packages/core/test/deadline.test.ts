@@ -76,6 +76,21 @@ describe('deadline: a total budget across attempts, waits and queueing', () => {
     expect(t.client.scheduler().stats()).toMatchObject({ active: 0, queued: 0, completed: 2 });
   });
 
+  test('a deadline that ran out in the queue is a failure, not a timeout: no attempt timed out', async () => {
+    const t = schedulerClient({ concurrency: 1 });
+    const first = track(t.client.get('/first'));
+    const second = track(t.client.get('/second', { deadline: 1000 }));
+    await t.clock.advance(1000);
+    expect(reasonOf(second)).toMatchObject({ name: 'TimeoutError', kind: 'deadline' });
+    expect(t.client.intelligence().endpoint('GET', '/second')).toMatchObject({
+      failures: 1,
+      timeouts: 0,
+    });
+    t.fake.calls[0]!.json('ok');
+    await t.clock.advance(0);
+    expect(first.current.state).toBe('fulfilled');
+  });
+
   test('a job parked for rate budget fails in time, freeing the budget timer', async () => {
     const t = schedulerClient(
       { concurrency: 4, rateLimit: { requests: 1, interval: 1000 } },

@@ -312,6 +312,21 @@ describe('inspect(client).circuits() and latencies()', () => {
     ]);
   });
 
+  it('after the clock stepped back before openedAt, probeAt is now: the next request probes', async () => {
+    const t = makeClient(
+      { circuitBreaker: { failureThreshold: 1, resetTimeout: 3000 }, retry: { attempts: 1 } },
+      { handler: () => jsonResponse({}, { status: 503 }) },
+    );
+    await t.client.get('/down').catch(() => {});
+    await t.clock.advance(-5000);
+    const [circuit] = inspect(t.client).circuits();
+    expect(circuit).toMatchObject({ state: 'open', probeAt: t.clock.now() });
+    // What it reported is what the breaker does: this request is the probe, not refused.
+    await t.client.get('/down').catch(() => {});
+    expect(t.of('circuit-half-open')).toHaveLength(1);
+    expect(t.fake.calls).toHaveLength(2);
+  });
+
   it('latencies are the samples of an endpoint, oldest first', async () => {
     const t = makeClient();
     for (const ms of [30, 10, 20]) {

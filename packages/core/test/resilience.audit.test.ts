@@ -799,7 +799,7 @@ describe('controllers refuse bad arguments alike, with a feature, disabled or ab
       createClient({ fetch, intelligence: { enabled: false }, circuitBreaker: { enabled: false } }),
     'createBaseClient, no feature': () => createBaseClient({ fetch }),
   };
-  test.each(Object.entries(clients))('%s', (_, make) => {
+  test.each(Object.entries(clients))('%s', async (_, make) => {
     const client = make();
     expect(() => client.intelligence().endpoint(5 as never, '/x')).toThrow(TypeError);
     expect(() => client.intelligence().endpoint('GET', 5 as never)).toThrow(/`path`/);
@@ -813,6 +813,14 @@ describe('controllers refuse bad arguments alike, with a feature, disabled or ab
     // Good arguments answer as usual.
     expect(client.intelligence().endpoint('GET', '/x')).toBeUndefined();
     expect(client.adaptive().endpoint('GET', '/x')).toBeUndefined();
+    // A method no request can have is the RangeError a request gets, and creates no circuit.
+    const refused = await client.request('FOO' as never, '/x').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(RangeError);
+    expect(() => client.circuitBreaker().status('FOO', '/x')).toThrow(refused as RangeError);
+    expect(() => client.circuitBreaker().reset('FOO')).toThrow(RangeError);
+    expect(() => client.intelligence().endpoint('FOO', '/x')).toThrow(RangeError);
+    expect(() => client.adaptive().endpoint('FOO', '/x')).toThrow(RangeError);
+    expect(client.circuitBreaker().statuses()).toEqual([]);
     client.circuitBreaker().reset('GET', '/x');
     client.circuitBreaker().reset('GET');
     client.circuitBreaker().reset();

@@ -374,6 +374,20 @@ describe('concurrency rules through the client', () => {
     });
   });
 
+  test('a floor above the configured concurrency: the reason names the ceiling it holds', async () => {
+    const t = setup(
+      {
+        scheduler: { concurrency: 2 },
+        adaptive: { ...SMALL, concurrency: true, minConcurrency: 5 },
+      },
+      () => ({ ms: 1000 }),
+    );
+    for (let i = 0; i < 5; i++) await t.burst('/x', 4);
+    const s = state(t.client, '/x')!;
+    expect(s).toMatchObject({ configured: 2, effective: 2, counters: ZERO_METRICS });
+    expect(s.reason).toContain('the ceiling is at the configured 2 < minConcurrency 5');
+  });
+
   test('circuit rule 5: a half-open probe passes the pre-start gate and a saturated adaptive ceiling', async () => {
     const t = setup(
       {

@@ -54,6 +54,24 @@ describe('Live events view', () => {
     expect(within(items[0]!).getByText('"second"')).toBeTruthy();
   });
 
+  it('an event longer than the kept bound says it was cut, and by how much', async () => {
+    const { hub, base } = await live();
+    const client = createClient({ baseURL: base });
+    renderDevtools(client, { initialView: 'events' }, <Listener url="/api/events" />);
+    const stream = () => connection(`${base}/api/events`);
+    await waitFor(() => expect(within(stream()).getByText('open')).toBeTruthy());
+    const title = 'x'.repeat(100_000);
+    await act(async () => {
+      await hub.publish('todo-added', { id: 1, title });
+    });
+    await waitFor(() => expect(within(stream()).getByText('1 event')).toBeTruthy());
+    const [item] = within(stream()).getAllByRole('listitem');
+    const length = JSON.stringify({ id: 1, title }).length;
+    expect(item!.querySelector('summary')!.textContent).toContain(
+      `(cut: 65536 of ${length} characters kept)`,
+    );
+  });
+
   it('a connection the server refuses shows closed, with why', async () => {
     const { base } = await live();
     const client = createClient({ baseURL: base });

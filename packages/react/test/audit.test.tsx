@@ -1455,7 +1455,7 @@ describe('useQuery refetchInterval bounds', () => {
 });
 
 describe('boolean options are booleans', () => {
-  it("TanStack's function form of enabled (or of the refetchOn* switches) is a TypeError naming it, and sends nothing", async () => {
+  it("TanStack's function form of enabled (or of the refetchOn* switches, or suspense) is a TypeError naming it, and sends nothing", async () => {
     const a = await api();
     a.routes.set('GET /e', (_req, res) => json(res, 200, ['x']));
     const client = clientOf(a.base);
@@ -1476,6 +1476,12 @@ describe('boolean options are booleans', () => {
         { wrapper: wrapperFor(client) },
       ),
     ).toThrow(/`refetchOnReconnect` must be true or false, got a function/);
+    // `suspense: 'yes'` suspended as if true: refused like the other switches.
+    expect(() =>
+      renderHook(() => useQuery('/e', { suspense: 'yes' as unknown as boolean }), {
+        wrapper: wrapperFor(client),
+      }),
+    ).toThrow(new TypeError('keel: `suspense` must be true or false, got "yes"'));
     expect(() =>
       renderHook(
         () =>

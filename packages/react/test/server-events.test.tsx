@@ -6,7 +6,7 @@ import { act, render, screen, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { StrictMode } from 'react';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
   INVALIDATE_EVENT,
   inspectServerEvents,
@@ -20,6 +20,7 @@ import {
 } from '../src/index';
 import { channelCount, peekChannel } from '../src/server-events/channel';
 import { isServerEventsError, ServerEventsError } from '../src/server-events/connection';
+import { RECENT_RAW_CHARS } from '../src/server-events/inspect';
 import { debugOf, deferred, flush, ManualClock, type Todo, wrapperFor } from './helpers';
 
 interface Live {
@@ -450,6 +451,32 @@ describe('inspectServerEvents / watchServerEvents', () => {
     render(<Events />, { wrapper: wrapperFor(client) });
     await waitFor(() => expect(inspectServerEvents(client)[0]?.status).toBe('open'));
     expect(told).toBe(after);
+  });
+
+  it('keeps at most RECENT_RAW_CHARS of an event: a huge one is cut, its parsed data not kept', async () => {
+    const server = await live();
+    const client = createClient({ baseURL: server.base, retry: { attempts: 1 } });
+    const stop = watchServerEvents(client, () => {});
+    onTestFinished(stop);
+    render(<Events />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(inspectServerEvents(client)[0]?.status).toBe('open'));
+    const title = 'x'.repeat(3 * RECENT_RAW_CHARS);
+    server.add(title);
+    server.add('small');
+    await waitFor(() => expect(inspectServerEvents(client)[0]!.received).toBe(2));
+    const [big, small] = inspectServerEvents(client)[0]!.recent;
+    const raw = JSON.stringify({ id: 2, title });
+    expect(big).toEqual({
+      event: 'todos-changed',
+      data: raw.slice(0, RECENT_RAW_CHARS),
+      raw: raw.slice(0, RECENT_RAW_CHARS),
+      rawLength: raw.length,
+      id: expect.any(String),
+      receivedAt: expect.any(Number),
+    });
+    // An event within the bound is kept whole, with no rawLength.
+    expect(small).not.toHaveProperty('rawLength');
+    expect(small!.data).toEqual({ id: 3, title: 'small' });
   });
 
   it('a closed connection shows its error', async () => {

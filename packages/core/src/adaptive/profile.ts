@@ -177,7 +177,8 @@ export class EndpointProfile {
       reason = `${what} (${samplesName} ${samples}): holding ceiling ${eff}`;
     } else if (atLimit) {
       reason = pressured
-        ? `${what}, but the ceiling is at minConcurrency ${o.minConcurrency}; the backend is saturated even at the floor`
+        ? // A floor above the configured concurrency: the configured one is the ceiling held.
+          `${what}, but the ceiling is at ${eff < o.minConcurrency ? `the configured ${eff} < ` : ''}minConcurrency ${o.minConcurrency}; the backend is saturated even at the floor`
         : `${what}: ceiling at the configured ${env.configured}`;
     } else if (since < o.changeCooldown) {
       reason = `${what}; cooling down (${since} of changeCooldown ${o.changeCooldown} windows since the last change): holding ceiling ${eff}`;

@@ -3,6 +3,7 @@ import { OPEN_GUARD } from '../circuit/guard';
 import { resolveCircuitOptions } from '../circuit/options';
 import type { ClientFeature } from '../types/features';
 import type { CircuitBreakerOptions } from '../types/options';
+import { disabledCircuitBreaker } from './disabled';
 import { controllerOf, feature } from './feature';
 
 /**
@@ -21,11 +22,13 @@ export function withCircuitBreaker(
 ): ClientFeature<'circuitBreaker'> {
   const resolved = resolveCircuitOptions(options);
   return feature('circuitBreaker', ({ clock, events }) => {
+    // Disabled: it guards nothing and answers as an absent breaker (every circuit closed, none
+    // kept), so status() creates no circuit for statuses() to list.
+    if (!resolved.enabled) return { guard: OPEN_GUARD, controller: disabledCircuitBreaker };
     const breaker = new CircuitBreaker(resolved, clock, events);
-    // Disabled, the breaker still answers status() (every circuit closed) but guards nothing.
-    if (resolved.enabled) breaker.observe(events);
+    breaker.observe(events);
     return {
-      guard: resolved.enabled ? breaker : OPEN_GUARD,
+      guard: breaker,
       controller: controllerOf(breaker, ['status', 'statuses', 'reset']),
       view: breaker,
       inspectable: breaker,

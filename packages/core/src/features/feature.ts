@@ -42,10 +42,10 @@ export interface SchedulerPart {
 export interface CircuitPart {
   readonly guard: CircuitGuard;
   readonly controller: CircuitBreakerController;
-  /** What the intelligence snapshot reads of the circuits. */
-  readonly view: CircuitView;
+  /** What the intelligence snapshot reads of the circuits (none when disabled). */
+  readonly view?: CircuitView;
   /** What inspect(client) reads: every circuit's status, and when an open one may probe. */
-  readonly inspectable: CircuitInspectable;
+  readonly inspectable?: CircuitInspectable;
 }
 
 export interface CircuitInspectable {

@@ -93,11 +93,13 @@ function createInspector(client: Client): ClientInspector {
     circuits(): CircuitView[] {
       if (circuits === undefined) return [];
       const resetTimeout = circuits.resetTimeout;
+      const now = clock.now();
+      // A clock that stepped back before openedAt: the breaker lets the next request probe now.
       return circuits
         .statuses()
         .map((status) =>
           status.state === 'open' && status.openedAt !== undefined
-            ? { ...status, probeAt: status.openedAt + resetTimeout }
+            ? { ...status, probeAt: now < status.openedAt ? now : status.openedAt + resetTimeout }
             : status,
         );
     },

@@ -50,6 +50,8 @@ function setup(options = {}) {
       },
       /** `attemptMs: null`: the last attempt got no response (a timeout, a network error). */
       fail(error: unknown, attemptMs: number | null = ms) {
+        // Its attempt was made (a flight that made none counts no attempt error).
+        if (tracker.attempts === 0) tracker.attempt();
         tracker.fail(now + ms, error);
         events.emit('error', { ...base, error, attemptMs: attemptMs ?? undefined });
       },

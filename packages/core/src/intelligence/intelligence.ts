@@ -175,7 +175,8 @@ export class Intelligence implements IntelligenceController {
       return;
     }
     r.failures++;
-    countAttemptError(r, e.error);
+    // No attempt made (its deadline ran out in the scheduler's queue): no attempt timed out.
+    if (e.tracker.attempts) countAttemptError(r, e.error);
     r.latency.record(e.attemptMs);
   };
 

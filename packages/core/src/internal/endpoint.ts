@@ -1,4 +1,5 @@
-import { rangeError, typeError } from './checks';
+import { typeError } from './checks';
+import { normalizeMethod } from './methods';
 import { parseCanonical, resolveURL } from './url';
 
 /**
@@ -9,11 +10,10 @@ import { parseCanonical, resolveURL } from './url';
  * absolute URL names its own pathname.
  */
 export function endpointKey(method: unknown, path: unknown): string {
-  if (typeof method !== 'string' || method === '') {
-    throw (method === '' ? rangeError : typeError)('method', 'an HTTP method', method);
-  }
+  // A method no request can have is the error a request gets: no circuit or record is made.
+  const m = normalizeMethod(method);
   if (typeof path !== 'string') throw typeError('path', 'a path string', path);
-  return joinEndpoint(method.toUpperCase(), parseCanonical(resolveURL(path, 'http://h')).pathname);
+  return joinEndpoint(m, parseCanonical(resolveURL(path, 'http://h')).pathname);
 }
 
 /** `METHOD pathname` from parts already normalized (request resolution). */

@@ -1,8 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import { CACHE_DEFAULTS } from '../cache/options';
 import { resolveClientOptions } from '../config';
+import { normalizeMethod } from '../internal/methods';
 import type { ClientOptions, RequestOptions } from '../types/options';
-import { applyRecommendation, isDedupable, normalizeMethod, resolveRequest } from './resolve';
+import { applyRecommendation, isDedupable, resolveRequest } from './resolve';
 
 const fetch = async () => new Response('');
 function spec(

@@ -5,7 +5,6 @@ import { checkObject, oneOf, optionalMs, rangeError, typeError } from '../intern
 import { joinEndpoint } from '../internal/endpoint';
 import { fingerprintOf } from '../internal/fingerprint';
 import { freeze } from '../internal/freeze';
-import { HTTP_METHODS } from '../internal/methods';
 import { PRIORITIES } from '../internal/priorities';
 import {
   keyURL,
@@ -84,15 +83,6 @@ export interface IntelligenceRecommendation {
 const NO_TAGS: readonly string[] = /* @__PURE__ */ freeze([]);
 /** No request headers, and no request options. */
 const EMPTY = /* @__PURE__ */ freeze({});
-
-/** An HTTP method, upper-cased: TypeError for a non-string, RangeError for an unknown one. */
-export function normalizeMethod(method: unknown): HttpMethod {
-  // Fast path: the client's own helpers (get, post, ...) pass canonical names.
-  if (HTTP_METHODS.has(method as string)) return method as HttpMethod;
-  const upper = typeof method === 'string' ? method.toUpperCase() : method;
-  if (HTTP_METHODS.has(upper as string)) return upper as HttpMethod;
-  return oneOf('method', method, [...HTTP_METHODS]) as HttpMethod;
-}
 
 /** Reads take part in dedup; mutations are never coalesced. */
 export function isDedupable(method: HttpMethod): boolean {

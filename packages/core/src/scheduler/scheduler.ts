@@ -349,7 +349,13 @@ export class Scheduler implements AttemptGate {
         if (this.#rateParked.length > 0 || !budget.available(now)) {
           // Not this job's turn yet after all: undo the cursor move, so lane order is kept.
           this.#lanes.restore(mark);
-          this.#parkForBudget(entry, now, budget.freeAt() - now);
+          try {
+            this.#parkForBudget(entry, now, budget.freeAt() - now);
+          } catch (error) {
+            // The clock's setTimeout threw: this job ends with it (refused, like the circuit
+            // gate's), never the caller that freed the slot (a flight's end, resumeGroup).
+            this.#end(entry, 'refused', error);
+          }
           continue;
         }
       }
@@ -405,12 +411,14 @@ export class Scheduler implements AttemptGate {
   }
 
   #parkForBudget(entry: Entry, now: number, delay: number): void {
+    // The timer first: a clock that throws leaves the job as it was (queued, out of its lane).
+    if (this.#rateParked.length === 0) {
+      this.#budgetTimer = this.#clock.setTimeout(this.#onBudget, timerDelay(delay));
+    }
+    this.#rateParked.push(entry);
     entry.state = 'delayed';
     entry.rateParkedAt = now;
     this.#delayed++;
-    if (this.#rateParked.push(entry) === 1) {
-      this.#budgetTimer = this.#clock.setTimeout(this.#onBudget, timerDelay(delay));
-    }
     this.#emit('request-dequeued', entry);
     if (entry.state === 'delayed') {
       this.#emit('request-delayed', entry, { reason: 'rate-limit', delay: Math.max(0, delay) });

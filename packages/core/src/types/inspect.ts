@@ -154,7 +154,8 @@ export interface SchedulerView {
 export interface CircuitView extends CircuitStatus {
   /**
    * While open: the clock time from which the next request becomes the half-open probe
-   * (`openedAt + resetTimeout`; the move happens lazily, when that request arrives).
+   * (`openedAt + resetTimeout`; now when the clock stepped back before `openedAt`, as the
+   * breaker then probes at once; the move happens lazily, when that request arrives).
    */
   readonly probeAt?: number;
 }

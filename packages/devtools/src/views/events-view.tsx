@@ -110,6 +110,12 @@ function Connection({ connection }: { connection: ServerEventsConnectionView }) 
                     <strong className="kdt-mono">{event.event}</strong>
                     {event.id ? <span className="kdt-muted kdt-mono">#{event.id}</span> : null}
                     <span className="kdt-mono kdt-muted">{previewOf(event)}</span>
+                    {event.rawLength === undefined ? null : (
+                      <span className="kdt-muted">
+                        {' '}
+                        (cut: {event.raw.length} of {event.rawLength} characters kept)
+                      </span>
+                    )}
                   </>
                 }
               >

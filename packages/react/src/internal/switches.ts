@@ -1,7 +1,7 @@
 import { checkBoolean } from '@keel/core/internals';
 
-/** The on/off options of the query hooks, all booleans. */
-const SWITCHES = ['enabled', 'refetchOnWindowFocus', 'refetchOnReconnect'] as const;
+/** The on/off options of the query hooks, all booleans (`suspense`: useQuery's; 'yes' suspended). */
+const SWITCHES = ['enabled', 'refetchOnWindowFocus', 'refetchOnReconnect', 'suspense'] as const;
 
 /**
  * Refuses a switch that is not a boolean (TypeError naming it). TanStack Query takes a function

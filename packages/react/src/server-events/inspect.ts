@@ -7,9 +7,21 @@ import { addWatcher, tellWatchers } from './watchers';
 /** The last events a channel keeps for inspection. */
 export const RECENT_EVENTS = 20;
 
+/**
+ * The most of an event's text kept for inspection (64 KiB of characters): a multi-megabyte event
+ * is not held 20 times over while tooling is loaded. A longer one is kept cut, its parsed data
+ * not at all.
+ */
+export const RECENT_RAW_CHARS = 65536;
+
 /** A server event as a channel received it: with the time it arrived (the channel's clock). */
 export interface ReceivedServerEvent<T = unknown> extends ServerEvent<T> {
   readonly receivedAt: number;
+  /**
+   * Present when the event's text was longer than 65536 characters: its full length. `raw` is
+   * then its first 65536 characters and `data` that same cut text (the parsed data is not kept).
+   */
+  readonly rawLength?: number;
 }
 
 interface History {
@@ -35,7 +47,12 @@ function record(): WeakMap<Channel, History> {
     const { received, recent } = map.get(channel) ?? NONE;
     // A new array per event (at most RECENT_EVENTS long): readers may hold the previous one.
     const next = recent.slice(1 - RECENT_EVENTS);
-    next.push({ ...event, receivedAt: channel.options.clock.now() });
+    const receivedAt = channel.options.clock.now();
+    const { raw } = event;
+    if (raw.length > RECENT_RAW_CHARS) {
+      const cut = raw.slice(0, RECENT_RAW_CHARS);
+      next.push({ ...event, data: cut, raw: cut, rawLength: raw.length, receivedAt });
+    } else next.push({ ...event, receivedAt });
     map.set(channel, { received: received + 1, recent: next });
   });
   return map;
@@ -58,7 +75,8 @@ export interface ServerEventsConnectionView {
   readonly received: number;
   /**
    * The last events received (at most 20), oldest first, each with `receivedAt` (ms, the
-   * connection's clock: the client's unless the options gave one).
+   * connection's clock: the client's unless the options gave one); one longer than
+   * RECENT_RAW_CHARS (65536) characters kept cut, with `rawLength`.
    */
   readonly recent: readonly ReceivedServerEvent[];
 }
