@@ -357,3 +357,24 @@ describe('inspect(client).circuits() and latencies()', () => {
     expect(inspect(client).latencies('GET /down')).toEqual([]);
   });
 });
+
+describe('inspect(client).clock', () => {
+  it("is the client's own clock, so a tool's ticks move with an injected one", async () => {
+    const { client, clock } = makeClient();
+    expect(inspect(client).clock).toBe(clock);
+    let ticks = 0;
+    const { clock: seen } = inspect(client);
+    seen.setTimeout(() => ticks++, 1000);
+    await clock.advance(999);
+    expect(ticks).toBe(0);
+    await clock.advance(1);
+    expect(ticks).toBe(1);
+  });
+
+  it('is the system clock for a client given none', () => {
+    const client = createBaseClient({ baseURL: 'https://api.test' });
+    const { clock } = inspect(client);
+    expect(typeof clock.now()).toBe('number');
+    expect(Math.abs(clock.now() - Date.now())).toBeLessThan(60_000);
+  });
+});

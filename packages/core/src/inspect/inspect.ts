@@ -47,6 +47,7 @@ export function inspect(client: Client): ClientInspector {
 function createInspector(client: Client): ClientInspector {
   const { cache, clock, flights, gate, circuits, intelligence } = internalsOf(client, 'inspect');
   return freeze({
+    clock,
     now: () => clock.now(),
     cache(): CachedEntryView[] {
       const now = clock.now();

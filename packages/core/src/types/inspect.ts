@@ -1,4 +1,5 @@
 import type { CacheChange } from '../cache/store';
+import type { Clock } from '../internal/clock';
 import type { RequestSpec } from '../request/resolve';
 import type { Tracker } from '../tracker/tracker';
 import type { ApiResponse } from './client';
@@ -14,6 +15,12 @@ export type { CacheChange };
 export interface ClientInspector {
   /** The client's clock time now. */
   now(): number;
+  /**
+   * The client's clock itself (its `clock` option, else the system clock): a tool that redraws
+   * ages and countdowns times its ticks on it, so an injected clock (a test's, a replay's) moves
+   * the tool when it moves the client.
+   */
+  readonly clock: Clock;
   /**
    * The cached responses, in write order (oldest first), without the ones due for collection.
    * Reading changes nothing: no entry is collected, no interest is registered.

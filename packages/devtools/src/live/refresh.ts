@@ -1,5 +1,4 @@
-import type { Client, ClientEventName, TimerHandle } from '@keel/core';
-import { clockOf } from '@keel/core/internals';
+import { type Client, type ClientEventName, inspect, type TimerHandle } from '@keel/core';
 import { useEffect, useState } from 'react';
 
 /** The shortest time between two refreshes of one component, in ms. */
@@ -57,7 +56,7 @@ export function useTick(client: Client, ms: number | null): void {
   const [, setTick] = useState(0);
   useEffect(() => {
     if (ms === null) return;
-    const clock = clockOf(client);
+    const { clock } = inspect(client);
     let timer: TimerHandle;
     const tick = () => {
       timer = clock.setTimeout(tick, ms);
