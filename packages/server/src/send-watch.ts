@@ -33,6 +33,29 @@ function delivered(socket: Socket): number {
 }
 
 /**
+ * A connection's progress as a watch last saw it: what it had delivered then (`mark`, -1 when
+ * nothing of the watched bytes was waiting) and since when (`since`, clock time).
+ */
+interface Progress {
+  mark: number;
+  since: number;
+}
+
+/**
+ * Whether `socket` has delivered nothing for `ms` while bytes wait; notes its progress when it
+ * moved (the one rule of watchSend and watchBacklog: nginx's `send_timeout`).
+ */
+function stalled(progress: Progress, socket: Socket, now: number, ms: number): boolean {
+  const moved = delivered(socket);
+  if (moved !== progress.mark) {
+    progress.mark = moved;
+    progress.since = now;
+    return false;
+  }
+  return now - progress.since >= ms;
+}
+
+/**
  * Closes `res`, queued behind an earlier response of its connection, when that connection is
  * gone: Node emits 'close' only on a response that got its socket, so whatever waits for this one
  * (a pipe, {@link whenDone}) would wait for ever and its request never end.
@@ -89,29 +112,21 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
   const unqueue = whileQueued(res, socket);
   if (ms === 0) return unqueue;
   const every = Math.max(1, Math.floor(ms / 4));
-  /** What the connection had delivered when `res` was last seen waiting and moving; -1: not waiting. */
-  let mark = -1;
-  let since = 0;
+  const progress: Progress = { mark: -1, since: 0 };
   let timer: TimerHandle = null;
   let stopped = false;
   const check = (): void => {
     timer = null;
     if (stopped) return;
-    if (!waiting(res)) mark = -1;
-    else {
-      const now = delivered(socket);
-      if (now !== mark) {
-        mark = now;
-        since = clock.now();
-      } else if (clock.now() - since >= ms) {
-        stop();
-        // A response still queued behind another has no socket to destroy yet: close the
-        // connection it waits on, which is stalled as a whole, and the response with it.
-        closeQueued(res);
-        res.destroy();
-        socket.destroy();
-        return;
-      }
+    if (!waiting(res)) progress.mark = -1;
+    else if (stalled(progress, socket, clock.now(), ms)) {
+      stop();
+      // A response still queued behind another has no socket to destroy yet: close the
+      // connection it waits on, which is stalled as a whole, and the response with it.
+      closeQueued(res);
+      res.destroy();
+      socket.destroy();
+      return;
     }
     timer = clock.setTimeout(check, every);
   };
@@ -190,8 +205,7 @@ export function watchEnded(res: ServerResponse, watch: SendWatch): void {
 /** The watch of {@link watchEnded}: progress judged per connection, as in watchSend. */
 function watchBacklog(socket: Socket, { clock, ms }: SendWatch): void {
   const every = Math.max(1, Math.floor(ms / 4));
-  let mark = -1;
-  let since = 0;
+  const progress: Progress = { mark: -1, since: 0 };
   let timer: TimerHandle = null;
   const stop = (): void => {
     backlogs.delete(socket);
@@ -209,17 +223,11 @@ function watchBacklog(socket: Socket, { clock, ms }: SendWatch): void {
         stop();
         return;
       }
-      mark = -1;
-    } else {
-      const now = delivered(socket);
-      if (now !== mark) {
-        mark = now;
-        since = clock.now();
-      } else if (clock.now() - since >= ms) {
-        stop();
-        socket.destroy();
-        return;
-      }
+      progress.mark = -1;
+    } else if (stalled(progress, socket, clock.now(), ms)) {
+      stop();
+      socket.destroy();
+      return;
     }
     timer = clock.setTimeout(check, every);
   };
