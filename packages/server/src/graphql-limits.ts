@@ -88,6 +88,32 @@ function listsAround(type: GraphQLOutputType | undefined): number {
 }
 
 /**
+ * `measure` of a fragment's selection, once per fragment and document (a fragment spread ten
+ * times is measured once); a fragment cycle counts as `empty` (graphql-js's NoFragmentCycles rule
+ * reports it).
+ */
+function perFragment<M>(
+  context: ValidationContext,
+  measure: (set: SelectionSetNode, parent: GraphQLCompositeType | undefined) => M,
+  empty: M,
+): (node: FragmentDefinitionNode) => M {
+  const known = new Map<string, M>();
+  const visiting = new Set<string>();
+  return (node) => {
+    const name = node.name.value;
+    const found = known.get(name);
+    if (found !== undefined) return found;
+    if (visiting.has(name)) return empty;
+    visiting.add(name);
+    const type = typeFromAST(context.getSchema(), node.typeCondition);
+    const measured = measure(node.selectionSet, isCompositeType(type) ? type : undefined);
+    visiting.delete(name);
+    known.set(name, measured);
+    return measured;
+  };
+}
+
+/**
  * One validation rule for depth, aliases and cost of each operation, fragments included: a
  * field costs 1, plus what its selection costs, times `listFactor` for every list around its
  * type (so nested lists multiply, as their results do). Linear in the document: each fragment
@@ -99,23 +125,8 @@ function listsAround(type: GraphQLOutputType | undefined): number {
  */
 export function operationLimitsRule(limits: OperationLimits): ValidationRule {
   return (context: ValidationContext): ASTVisitor => {
-    const fragments = new Map<string, Measure>();
-    const visiting = new Set<string>();
-    const metaFragments = new Map<string, MetaMeasure>();
-    const metaVisiting = new Set<string>();
-
-    function metaFragment(node: FragmentDefinitionNode): MetaMeasure {
-      const name = node.name.value;
-      const known = metaFragments.get(name);
-      if (known !== undefined) return known;
-      if (metaVisiting.has(name)) return META_ZERO;
-      metaVisiting.add(name);
-      const type = typeFromAST(context.getSchema(), node.typeCondition);
-      const measure = meta(node.selectionSet, isCompositeType(type) ? type : undefined);
-      metaVisiting.delete(name);
-      metaFragments.set(name, measure);
-      return measure;
-    }
+    const metaFragment = perFragment(context, meta, META_ZERO);
+    const fragment = perFragment(context, selection, ZERO);
 
     /** An introspection selection: lists nested and aliases, no depth or cost. */
     function meta(set: SelectionSetNode, parent: GraphQLCompositeType | undefined): MetaMeasure {
@@ -147,19 +158,6 @@ export function operationLimitsRule(limits: OperationLimits): ValidationRule {
         aliases += inner.aliases;
       }
       return { lists, aliases };
-    }
-
-    function fragment(node: FragmentDefinitionNode): Measure {
-      const name = node.name.value;
-      const known = fragments.get(name);
-      if (known !== undefined) return known;
-      if (visiting.has(name)) return ZERO;
-      visiting.add(name);
-      const type = typeFromAST(context.getSchema(), node.typeCondition);
-      const measure = selection(node.selectionSet, isCompositeType(type) ? type : undefined);
-      visiting.delete(name);
-      fragments.set(name, measure);
-      return measure;
     }
 
     function selection(set: SelectionSetNode, parent: GraphQLCompositeType | undefined): Measure {
