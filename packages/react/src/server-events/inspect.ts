@@ -75,8 +75,8 @@ export interface ServerEventsConnectionView {
   readonly received: number;
   /**
    * The last events received (at most 20), oldest first, each with `receivedAt` (ms, the
-   * connection's clock: the client's unless the options gave one); one longer than
-   * RECENT_RAW_CHARS (65536) characters kept cut, with `rawLength`.
+   * connection's clock: the client's unless the options gave one); one longer than 65536
+   * characters kept cut, with `rawLength`.
    */
   readonly recent: readonly ReceivedServerEvent[];
 }
