@@ -8,7 +8,7 @@ import { addWatcher, tellWatchers } from './watchers';
 export const RECENT_EVENTS = 20;
 
 /**
- * The most of an event's text kept for inspection (64 KiB of characters): a multi-megabyte event
+ * The most of an event's text kept for inspection (65,536 characters): a multi-megabyte event
  * is not held 20 times over while tooling is loaded. A longer one is kept cut, its parsed data
  * not at all.
  */
