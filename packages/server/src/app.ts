@@ -100,7 +100,9 @@ export interface AppOptions extends ServerTimeouts {
    * closed (and the file, source or body released), as
    * nginx's `send_timeout`: the time between two drains of the response, not the whole transfer,
    * so a slow download that keeps moving is never cut, and a slow source is not the client's
-   * fault. `0` turns it off. Event streams have their own bound (`sse.maxBufferedBytes`).
+   * fault. `0` turns it off (and the 4 MiB cap on replies queued behind another response of a
+   * connection). Event streams have their own bound (`sse.maxBufferedBytes`); the tail of one
+   * the server ended is watched by this too.
    *
    * @default 60000
    */

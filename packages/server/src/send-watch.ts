@@ -3,8 +3,9 @@ import type { Socket } from 'node:net';
 import type { Clock, TimerHandle } from './clock';
 
 /**
- * What a streamed body (`sendFile`, `ctx.send(stream)`) or a large buffered one (written in
- * slices) needs to time out a stalled client.
+ * What a watched response needs to time out a stalled client: a streamed body (`sendFile`,
+ * `ctx.send(stream)`), a large buffered one (written in slices), one a handler writes through
+ * `ctx.res`, the tail of an ended event stream, and one-piece replies left queued.
  */
 export interface SendWatch {
   readonly clock: Clock;

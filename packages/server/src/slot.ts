@@ -24,7 +24,7 @@ export interface SlotHost {
   readonly middleware: readonly Middleware[];
   readonly trust: TrustFn;
   readonly sse: SseRegistry;
-  /** The clock and `sendTimeout` streamed and large buffered bodies are watched with. */
+  /** The clock and `sendTimeout` every watched response is timed with (see SendWatch). */
   readonly send: SendWatch;
   readonly graphql: GraphqlRunner;
   /** Response compression settings, or null when it is off. */

@@ -388,7 +388,7 @@ export interface ClientOptions extends FetchOptions {
    */
   clock?: Clock | undefined;
   /**
-   * Random source in [0, 1) for retry jitter.
+   * Random source in [0, 1) for retry jitter (a value outside is taken modulo 1, NaN as 0).
    * @default Math.random
    */
   random?: (() => number) | undefined;

@@ -8,7 +8,7 @@ import { addWatcher, tellWatchers } from './watchers';
 export const RECENT_EVENTS = 20;
 
 /**
- * The most of an event's text kept for inspection (64 KiB of characters): a multi-megabyte event
+ * The most of an event's text kept for inspection (65,536 characters): a multi-megabyte event
  * is not held 20 times over while tooling is loaded. A longer one is kept cut, its parsed data
  * not at all.
  */
@@ -75,8 +75,8 @@ export interface ServerEventsConnectionView {
   readonly received: number;
   /**
    * The last events received (at most 20), oldest first, each with `receivedAt` (ms, the
-   * connection's clock: the client's unless the options gave one); one longer than
-   * RECENT_RAW_CHARS (65536) characters kept cut, with `rawLength`.
+   * connection's clock: the client's unless the options gave one); one longer than 65536
+   * characters kept cut, with `rawLength`.
    */
   readonly recent: readonly ReceivedServerEvent[];
 }

@@ -14,7 +14,9 @@ import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-stor
 /** Options for {@link redisStreams}. */
 export interface RedisStreamsOptions {
   /**
-   * The Redis server, e.g. `redis://127.0.0.1:6379/0`. Ignored when `client` is given.
+   * The Redis server, e.g. `redis://127.0.0.1:6379/0`: a `redis://` or `rediss://` URL (or what
+   * ioredis takes besides: `host:port`, a socket path); an empty string or another scheme
+   * (`http://`) is a RangeError. Ignored when `client` is given.
    * @default 'redis://127.0.0.1:6379'
    */
   url?: string | undefined;
