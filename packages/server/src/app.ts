@@ -305,6 +305,16 @@ export interface App {
   /** A plain `(req, res)` listener: `http.createServer(app.handler)`. */
   readonly handler: RequestListener;
   /**
+   * Options for your own server, so its responses are watched as those of servers `listen`
+   * starts: a body the handler writes through `ctx.res` while it still awaits is cut after
+   * `sendTimeout`, and a head made after the client left is reported as not sent.
+   * One frozen object, the same for every app.
+   *
+   * @example
+   * http.createServer({ ...app.serverOptions, requestTimeout: 30_000 }, app.handler);
+   */
+  readonly serverOptions: ServerResponseOption;
+  /**
    * Starts an HTTP server with the app's timeouts, or those given here; resolves once listening.
    * On your own server (`http.createServer(app.handler)`) set the timeouts yourself.
    *
@@ -324,6 +334,21 @@ export interface App {
   /** Runs a request in-process (no socket) through the same routing, body parsing and ctx. */
   inject(request: InjectRequest): Promise<InjectResponse>;
 }
+
+/** What {@link App.serverOptions} holds: the response class of servers `listen` starts. */
+export interface ServerResponseOption {
+  /** keel's `ServerResponse` subclass: it tells the app of the handler's own first write. */
+  readonly ServerResponse: typeof ServerResponse;
+}
+
+/**
+ * Only the response class: the request class of `listen` reads the peer address a connection
+ * listener captured at accept, which an own server does not add (its requests get the address
+ * at request time instead, see setPeer).
+ */
+const SERVER_OPTIONS: ServerResponseOption = Object.freeze({
+  ServerResponse: KeelServerResponse,
+});
 
 const PEER = Symbol('keel.peer');
 const SAFE_REQUEST_ID = /^[\w.:@+=/-]{1,128}$/;
@@ -607,6 +632,10 @@ class KeelApp implements App, SlotHost {
   setTrustProxy(value: TrustProxy): App {
     this.trust = compileTrust(value);
     return this;
+  }
+
+  get serverOptions(): ServerResponseOption {
+    return SERVER_OPTIONS;
   }
 
   /** Step 1: route, take a ctx from the pool, read the body if there is one. */

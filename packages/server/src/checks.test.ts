@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { hidePasswords, integer, mustBe, oneOf, rangeError, shown, typeError } from './checks';
+import {
+  hidePasswords,
+  integer,
+  mustBe,
+  oneOf,
+  rangeError,
+  shown,
+  typeError,
+  unserializable,
+} from './checks';
 
 describe('checks', () => {
   it('shows a bad value as written, or by kind', () => {
@@ -37,6 +46,15 @@ describe('checks', () => {
     ]) {
       expect(hidePasswords(text)).toBe(text);
     }
+  });
+
+  it("hides a URL password in the cause's text an unserializable-data error quotes", () => {
+    const cause = new Error('fetch failed: redis://u:hunter2@h:6379\nretry');
+    const err = unserializable('event "n"', {}, cause);
+    expect(err.message).toBe(
+      'keel: `data` of event "n" must be a string or JSON-serializable, got an object (fetch failed: redis://u:***@h:6379 retry)',
+    );
+    expect(err.cause).toBe(cause);
   });
 
   it('has one template; TypeError for the type, RangeError for the value', () => {

@@ -74,10 +74,9 @@ export function typeError(
  * must be a string or JSON-serializable, got an object (<JSON's message, on one line>)".
  */
 export function unserializable(where: string, value: unknown, cause: unknown): TypeError {
-  const why =
-    cause === undefined
-      ? ''
-      : ` (${String(cause instanceof Error ? cause.message : cause).replace(/\s+/g, ' ')})`;
+  // The cause's text can quote anything the data held (a URL with its password).
+  const text = cause === undefined ? '' : String(cause instanceof Error ? cause.message : cause);
+  const why = cause === undefined ? '' : ` (${hidePasswords(text).replace(/\s+/g, ' ')})`;
   return new TypeError(
     `keel: \`data\` of ${where} must be a string or JSON-serializable, got ${shown(value)}${why}`,
     cause === undefined ? undefined : { cause },

@@ -8,6 +8,7 @@ export {
   type InjectResponse,
   type ResponseHook,
   type ResponseInfo,
+  type ServerResponseOption,
   type ServerTimeouts,
 } from './app';
 export type { BodyParsers, RouteOptions } from './body';

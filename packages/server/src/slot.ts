@@ -78,6 +78,24 @@ function isClientError(err: unknown): boolean {
 }
 
 /**
+ * `err` is what a stream operation on the response gets when the response closed under it (a
+ * `pipeline(src, ctx.res)` cut by `sendTimeout`, by `close()`, or whose client left): Node's
+ * premature close, on a response nobody destroyed with an error. A source that fails (or closes
+ * early) through `pipeline` destroys the response with its error, so that stays reported. Never
+ * throws (see isClientError).
+ */
+function closedUnder(res: ServerResponse, err: unknown): boolean {
+  try {
+    return (
+      (res as { errored?: unknown }).errored == null &&
+      (err as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE'
+    );
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Throws naming the header when Node would refuse it: a TypeError for a value that is not a
  * string or number, a RangeError for a name or value Node's checks refuse (CR/LF, ...).
  */
@@ -357,9 +375,11 @@ export class Slot implements RawWriter {
     if (this.#phase === 'idle') return;
     this.#phase = 'settled';
     const res = this.#face.res;
-    if (res.destroyed && err === this.#face.req.errored) {
-      // The upload's own error (ECONNRESET "aborted"), seen by a handler reading ctx.req: its
-      // client left, as when it gives up on a closed response. Nobody to answer, nothing to report.
+    if (res.destroyed && (err === this.#face.req.errored || closedUnder(res, err))) {
+      // The upload's own error (ECONNRESET "aborted"), seen by a handler reading ctx.req, or the
+      // premature close of a pipe into a response that was cut (`sendTimeout`) or whose client
+      // left: the client is gone, as when a handler gives up on a closed response. Nobody to
+      // answer, nothing to report (a client could otherwise add a log entry per stall).
       this.#onResClose();
       return;
     }

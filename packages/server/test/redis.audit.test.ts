@@ -229,13 +229,33 @@ describe('redisStreams audit: options', () => {
         ),
       );
     }
-    // What ioredis takes besides: a host:port, a socket path.
+    // One slash, or none before it: ioredis read `redis:/u:pw@host` as the socket path
+    // `/u:pw@host` (and `//h:1/2`, on older ioredis, as host h with the socket path `/2`),
+    // failing only at connect time, far from the option. Refused at once, the password hidden.
+    for (const [url, got] of [
+      ['redis:/127.0.0.1:6379', '"redis:/127.0.0.1:6379"'],
+      ['redis:/u:pw@127.0.0.1:6379', '"redis:/u:***@127.0.0.1:6379"'],
+      ['REDISS:/h:6380', '"REDISS:/h:6380"'],
+      ['http:/h', '"http:/h"'],
+      ['//127.0.0.1:6379', '"//127.0.0.1:6379"'],
+      ['//u:pw@h:1/2', '"//u:***@h:1/2"'],
+      ['///tmp/r.sock', '"///tmp/r.sock"'],
+    ]) {
+      expect(() => redisStreams({ url }), url).toThrow(
+        new RangeError(`keel: \`url\` must be a redis:// or rediss:// URL, got ${got}`),
+      );
+    }
+    // What ioredis takes besides: a host:port (a Docker service named redis too), a socket path.
     for (const url of [
       'redis://127.0.0.1:1',
       'rediss://h:6380/2',
       'REDIS://h',
+      'redis:///2',
       '127.0.0.1:1',
+      'redis:6379',
+      'localhost:6379/1',
       '/tmp/r.sock',
+      '/tmp/r.sock?db=2',
     ]) {
       expect(() => redisStreams({ url }).close(), url).not.toThrow();
     }

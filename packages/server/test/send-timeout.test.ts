@@ -439,9 +439,12 @@ describe('sendTimeout: a response the handler writes through ctx.res while it st
       res: ServerResponse | null;
       source: Readable | null;
       failed: unknown;
+      reported: unknown[];
       infos: { status: number; finished: boolean }[];
-    } = { res: null, source: null, failed: null, infos: [] };
-    a.onError(() => {});
+    } = { res: null, source: null, failed: null, reported: [], infos: [] };
+    a.onError((err) => {
+      seen.reported.push(err);
+    });
     a.onResponse((_, info) => {
       seen.infos.push(info);
     });
@@ -476,7 +479,49 @@ describe('sendTimeout: a response the handler writes through ctx.res while it st
     await until(() => appStats(a).inflight === 0);
     expect(seen.source!.destroyed).toBe(true);
     expect(seen.failed).not.toBeNull();
+    // keel's own cut is no error of the app: a client stalling on purpose cannot fill the log.
+    expect(seen.failed).toMatchObject({ code: 'ERR_STREAM_PREMATURE_CLOSE' });
+    expect(seen.reported).toEqual([]);
     expect(seen.infos).toEqual([{ status: 200, finished: false }]);
+    expect(clock.active).toBe(0);
+  });
+
+  it('a client that leaves mid-body: the pipeline fails, nothing is reported', async () => {
+    const { a, clock, seen } = setupAwaited(1000);
+    const { port } = await start(a);
+    const client = await pausedGet(port, '/awaited', requests);
+    await until(() => seen.res?.writableNeedDrain === true);
+    client.destroy();
+    await until(() => appStats(a).inflight === 0);
+    expect(seen.source!.destroyed).toBe(true);
+    expect(seen.failed).toMatchObject({ code: 'ERR_STREAM_PREMATURE_CLOSE' });
+    expect(seen.reported).toEqual([]);
+    expect(seen.infos).toEqual([{ status: 200, finished: false }]);
+    expect(clock.active).toBe(0);
+  });
+
+  it("a source that fails mid-body is still reported, the client's cut or not", async () => {
+    const { a, clock, seen } = setupAwaited(1000);
+    const { port } = await start(a);
+    await pausedGet(port, '/awaited', requests);
+    await until(() => seen.res?.writableNeedDrain === true);
+    const boom = new Error('disk gone');
+    seen.source!.destroy(boom);
+    await until(() => appStats(a).inflight === 0);
+    expect(seen.failed).toBe(boom);
+    expect(seen.reported).toEqual([boom]);
+    expect(clock.active).toBe(0);
+  });
+
+  it('a source closed before its end (premature close of the source, not of the response) is reported', async () => {
+    const { a, clock, seen } = setupAwaited(1000);
+    const { port } = await start(a);
+    await pausedGet(port, '/awaited', requests);
+    await until(() => seen.res?.writableNeedDrain === true);
+    seen.source!.destroy();
+    await until(() => appStats(a).inflight === 0);
+    expect(seen.failed).toMatchObject({ code: 'ERR_STREAM_PREMATURE_CLOSE' });
+    expect(seen.reported).toEqual([seen.failed]);
     expect(clock.active).toBe(0);
   });
 

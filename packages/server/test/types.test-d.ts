@@ -1,3 +1,4 @@
+import { createServer, type Server } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Clock as CoreClock } from '@keel/core';
 import { describe, expectTypeOf, it } from 'vitest';
@@ -71,6 +72,13 @@ describe('App', () => {
     app.post('/c', { limit: 1 }, () => {});
     expectTypeOf(cors()).toEqualTypeOf<Middleware>();
     expectTypeOf<Handler>().parameter(0).toEqualTypeOf<Context>();
+  });
+
+  it('serverOptions goes into an own server, alone or spread with its other options', () => {
+    expectTypeOf(createServer(app.serverOptions, app.handler)).toEqualTypeOf<Server>();
+    createServer({ ...app.serverOptions, requestTimeout: 30_000 }, app.handler);
+    // @ts-expect-error: read-only
+    app.serverOptions = { ServerResponse: app.serverOptions.ServerResponse };
   });
 });
 

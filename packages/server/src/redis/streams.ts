@@ -296,13 +296,18 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (typeof options.url !== 'string') {
       throw typeError('url', 'a Redis URL string (redis://host:port/db)', options.url);
     }
-    // Empty (`REDIS_URL=` in a shell) ioredis reads as 127.0.0.1:6379, and another scheme
-    // (http://) as a socket path: both fail later, far from the option. A host:port or a path
-    // is what ioredis takes besides, and passes.
-    const scheme = /^([a-z][a-z\d+.-]*):\/\//i.exec(options.url)?.[1]?.toLowerCase();
+    // Empty (`REDIS_URL=` in a shell) ioredis reads as 127.0.0.1:6379, another scheme (http://)
+    // and a scheme with one slash (`redis:/u:pw@host`) as a socket path, and one with no scheme
+    // (`//h:1/2`) as a host whose db is a socket path on older ioredis: all fail later, far
+    // from the option. A host:port (`redis:6379` too) or a path is what ioredis takes besides.
+    const head = /^(?:([a-z][a-z\d+.-]*):)?(\/*)/i.exec(options.url)!;
+    const scheme = head[1]?.toLowerCase();
+    const slashes = head[2]!.length;
     if (
       options.url.trim() === '' ||
-      (scheme !== undefined && scheme !== 'redis' && scheme !== 'rediss')
+      (scheme === undefined
+        ? slashes >= 2
+        : slashes === 1 || (slashes > 1 && scheme !== 'redis' && scheme !== 'rediss'))
     ) {
       throw rangeError('url', 'a redis:// or rediss:// URL', options.url);
     }
