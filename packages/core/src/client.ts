@@ -750,7 +750,8 @@ class KeelClient implements Client {
         attempts: tracker.attempts,
         delay: decision.delay,
         reason,
-        error,
+        // decideRetry stops at every other error an attempt fails with (README, Events).
+        error: error as ClientEvents['retry']['error'],
         endpoint: spec.endpoint,
         attemptMs,
       });
