@@ -691,6 +691,7 @@ class KeelClient implements Client {
   async #attempt(flight: Flight): Promise<void> {
     const { spec } = flight;
     flight.tracker.attempt();
+    flight.wait = undefined;
     flight.attemptStartedAt = this.#clock.now();
     let response: ApiResponse;
     try {
@@ -742,14 +743,15 @@ class KeelClient implements Client {
         throw error;
       tracker.retry();
       const reason = decision.reason === 'retry-after' ? 'retry-after' : 'backoff';
-      flight.wait = { reason, delay: decision.delay, until: now + decision.delay };
+      flight.wait = { reason, delay: decision.delay, until: now + decision.delay, error };
       this.#events.emit('retry', {
         key: spec.key,
         tracker,
         attempts: tracker.attempts,
         delay: decision.delay,
         reason,
-        error,
+        // decideRetry stops at every other error an attempt fails with (README, Events).
+        error: error as ClientEvents['retry']['error'],
         endpoint: spec.endpoint,
         attemptMs,
       });
@@ -759,7 +761,6 @@ class KeelClient implements Client {
       this.#end(flight, false, err, attemptMs);
       return;
     }
-    flight.wait = undefined;
     this.#acquire(flight);
   }
 
@@ -832,15 +833,21 @@ class KeelClient implements Client {
   /**
    * The flight's deadline ran out: its work stops (the running attempt, retry wait or queue
    * place is aborted) and it fails with a TimeoutError of kind `deadline`, an `error` like any
-   * failure (intelligence counts it as a timeout; so does the circuit breaker once an attempt was
-   * made: a flight that never left the queue says nothing about its endpoint).
+   * failure. Between two attempts its `cause` is the error it waited to retry after: no attempt
+   * timed out, so intelligence counts no timeout then (nor before the first attempt; the circuit
+   * breaker counts a failure once an attempt was made: a flight that never left the queue says
+   * nothing about its endpoint).
    */
   #expire(flight: Flight): void {
     flight.deadlineTimer = undefined;
     // Aborted: its last caller cancelled it and that cancel was its end; its work is unwinding.
     if (flight.settled || flight.aborted) return;
     const { spec } = flight;
-    const error = new TimeoutError(spec, { kind: 'deadline', timeout: spec.deadline });
+    const error = new TimeoutError(spec, {
+      kind: 'deadline',
+      timeout: spec.deadline,
+      cause: flight.wait?.error,
+    });
     flight.expired = true;
     flight.abort(error);
     this.#end(flight, false, error);

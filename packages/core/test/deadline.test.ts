@@ -91,6 +91,46 @@ describe('deadline: a total budget across attempts, waits and queueing', () => {
     expect(first.current.state).toBe('fulfilled');
   });
 
+  test('a deadline that ran out between attempts (queued after a retry wait) is no timeout', async () => {
+    // /a: a 503, its retry wait (100 ms), then queued behind /b, which holds the only slot: the
+    // deadline runs out with no attempt running. The 503 was counted by its `retry`; no attempt
+    // timed out.
+    const t = schedulerClient({ concurrency: 1 }, { deadline: 1000 });
+    const a = track(t.client.get('/a'));
+    await t.clock.advance(0);
+    t.fake.calls[0]!.text('busy', { status: 503 });
+    await t.clock.advance(0);
+    const b = track(t.client.get('/b', { deadline: 0 }));
+    await t.clock.advance(1000);
+    expect(t.fake.calls.map((c) => new URL(c.url).pathname)).toEqual(['/a', '/b']);
+    const err = reasonOf(a) as TimeoutError;
+    expect(err).toMatchObject({ name: 'TimeoutError', kind: 'deadline' });
+    expect(t.client.intelligence().endpoint('GET', '/a')).toMatchObject({
+      failures: 1,
+      retriesPerformed: 1,
+      timeouts: 0,
+    });
+    // What the request was waiting to retry after.
+    expect(err.cause).toMatchObject({ name: 'HttpError', status: 503 });
+    t.fake.calls[1]!.json('ok');
+    await t.clock.advance(0);
+    expect(b.current.state).toBe('fulfilled');
+  });
+
+  test('a deadline that cuts a running attempt short, after retries, counts that attempt', async () => {
+    const t = makeClient({ timeout: 1000, deadline: 2500 });
+    const p = track(t.client.get('/slow'));
+    await t.clock.advance(2500); // two attempts timed out (retried), the third cut by the deadline
+    const err = reasonOf(p) as TimeoutError;
+    expect(err).toMatchObject({ kind: 'deadline' });
+    expect(err.cause).toBeUndefined();
+    expect(t.client.intelligence().endpoint('GET', '/slow')).toMatchObject({
+      failures: 1,
+      retriesPerformed: 2,
+      timeouts: 3,
+    });
+  });
+
   test('a job parked for rate budget fails in time, freeing the budget timer', async () => {
     const t = schedulerClient(
       { concurrency: 4, rateLimit: { requests: 1, interval: 1000 } },

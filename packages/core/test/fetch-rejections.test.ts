@@ -173,3 +173,54 @@ describe("a caller's signal aborted with a value that cannot be read", () => {
     },
   );
 });
+
+describe('a fetch that returns a Response whose body is already used', () => {
+  const unhandled = collectUnhandledRejections();
+
+  // An app bug (a custom fetch handing one Response to two calls), not a transient failure: it
+  // fails at once, naming the cause, instead of being retried with backoff (under a manual
+  // clock that looked like a hang).
+  test.each([
+    ['already read', async (res: Response) => void (await res.text())],
+    ['locked by a reader', async (res: Response) => void res.body!.getReader()],
+  ])('%s: a NetworkError ERR_BODY_USED, not retried', async (_, use) => {
+    const shared = Response.json({ ok: 1 });
+    await use(shared);
+    let calls = 0;
+    const t = makeClient({
+      fetch: (async () => {
+        calls++;
+        return shared;
+      }) as typeof fetch,
+      cache: { enabled: false },
+    });
+    const p = track(t.client.get('/used'));
+    await t.clock.advance(0);
+    expect(p.current.state).toBe('rejected');
+    const reason = (p.current as { reason: NetworkError }).reason;
+    expect(isNetworkError(reason)).toBe(true);
+    expect(reason).toMatchObject({ code: 'ERR_BODY_USED', method: 'GET' });
+    expect(reason.message).toMatch(/response body already used/);
+    expect(calls).toBe(1);
+    expect(t.of('retry')).toHaveLength(0);
+    expect(t.clock.live).toBe(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled).toEqual([]);
+  });
+
+  test('the same Response handed to two calls: the first is answered, the second fails at once', async () => {
+    const shared = Response.json({ ok: 1 });
+    const t = makeClient({
+      fetch: (async () => shared) as typeof fetch,
+      cache: { enabled: false },
+    });
+    await expect(t.client.get('/a')).resolves.toMatchObject({ data: { ok: 1 } });
+    const p = track(t.client.get('/b'));
+    await t.clock.advance(0);
+    expect((p.current as { reason: unknown }).reason).toMatchObject({
+      name: 'NetworkError',
+      code: 'ERR_BODY_USED',
+    });
+    expect(t.of('retry')).toHaveLength(0);
+  });
+});

@@ -48,6 +48,24 @@ describe('retry', () => {
     expect(t.clock.live).toBe(0);
   });
 
+  test('a retry event carries what the attempt failed with: HttpError, NetworkError or TimeoutError (the spec says HttpError)', async () => {
+    const headersTimeout = Object.assign(new TypeError('fetch failed'), {
+      cause: { code: 'UND_ERR_HEADERS_TIMEOUT' },
+    });
+    const t = makeClient(
+      { retry: { attempts: 4 } },
+      { handler: script(status(503), networkError(), headersTimeout) },
+    );
+    const p = track(t.client.get('/mixed'));
+    await t.clock.advance(100 + 200 + 400);
+    expect(p.current.state).toBe('fulfilled');
+    const errors = t.of('retry').map((r) => r.error);
+    expect(errors.map((e) => e.name)).toEqual(['HttpError', 'NetworkError', 'TimeoutError']);
+    expect(errors[0]).toBeInstanceOf(HttpError);
+    expect(errors[1]).toBeInstanceOf(NetworkError);
+    expect(errors[2]).toMatchObject({ kind: 'transport', code: 'UND_ERR_HEADERS_TIMEOUT' });
+  });
+
   test('the tracker is retrying from the moment a retry is scheduled', async () => {
     const t = makeClient({}, { handler: script(status(503)) });
     const states: string[] = [];

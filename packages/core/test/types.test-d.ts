@@ -16,6 +16,7 @@ import {
   isKeelError,
   isTimeoutError,
   type KeelError,
+  type NetworkError,
   type RequestError,
   type TimeoutError,
   type Tracker,
@@ -34,6 +35,9 @@ describe('ClientEvents', () => {
       expectTypeOf(event.attempts).toEqualTypeOf<number>();
       expectTypeOf(event.delay).toEqualTypeOf<number>();
       expectTypeOf(event.tracker).toEqualTypeOf<Tracker>();
+      // Exactly what a retried attempt fails with: the spec types it HttpError, but a retried
+      // network failure or timeout carries its own error (README, Events).
+      expectTypeOf(event.error).toEqualTypeOf<HttpError | NetworkError | TimeoutError>();
     });
     expectTypeOf(off).toEqualTypeOf<() => void>();
     client.on('circuit-rejected', ({ error, endpoint }) => {

@@ -61,7 +61,7 @@ function harness(scheduled: boolean) {
       events.emit('request-delayed', { ...base(id), reason, delay: 100 }),
     rejected: (id: number) => events.emit('request-rejected', { ...base(id), reason: 'cancelled' }),
     // The terminal helpers end an attempt the client made: its tracker counted it (attempt()).
-    retry: (tracker: Tracker, error: unknown, delay = 0) =>
+    retry: (tracker: Tracker, error: ClientEvents['retry']['error'], delay = 0) =>
       attempted(tracker) &&
       events.emit('retry', {
         key: tracker.key,

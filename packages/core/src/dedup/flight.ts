@@ -62,6 +62,8 @@ export interface RetryWait {
   readonly delay: number;
   /** When it ends (clock time). */
   readonly until: number;
+  /** The error it waits to retry after (a deadline running out meanwhile names it as `cause`). */
+  readonly error: unknown;
 }
 
 /**
@@ -85,7 +87,10 @@ export class Flight implements SchedulerJob, AbortSource {
   settled = false;
   /** The scheduler's record while the flight is a scheduler job (see SchedulerJob). */
   gateEntry: Entry | undefined;
-  /** The retry wait in progress (for inspection): what set its delay and when it ends. */
+  /**
+   * The retry wait in progress, or ended with the flight not yet running its next attempt
+   * (queued for a slot): what set its delay, when it ends, the error it retries after.
+   */
   wait: RetryWait | undefined;
   /** When the running (or last) attempt started, on the client's clock. */
   attemptStartedAt = 0;

@@ -145,6 +145,9 @@ function phaseOf(flight: Flight): FlightPhase {
     }
   }
   const wait = flight.wait;
-  if (wait !== undefined) return { state: 'retry-wait', ...wait };
+  if (wait !== undefined) {
+    const { reason, delay, until } = wait;
+    return { state: 'retry-wait', reason, delay, until };
+  }
   return ACTIVE;
 }

@@ -31,7 +31,7 @@ function setup(options = {}) {
     events.emit('request', { ...base, method: 'GET', url: 'http://x/a', probe: false });
     return {
       tracker,
-      retry(error: unknown, attemptMs?: number) {
+      retry(error: ClientEvents['retry']['error'], attemptMs?: number) {
         tracker.attempt();
         tracker.attempt();
         events.emit('retry', {

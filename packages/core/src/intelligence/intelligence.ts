@@ -176,6 +176,7 @@ export class Intelligence implements IntelligenceController {
     }
     r.failures++;
     // No attempt made (its deadline ran out in the scheduler's queue): no attempt timed out.
+    // One that ran out between two attempts is no timeout either (see countAttemptError).
     if (e.tracker.attempts) countAttemptError(r, e.error);
     r.latency.record(e.attemptMs);
   };
@@ -288,9 +289,13 @@ export function latenciesOf(intelligence: Intelligence, endpoint: string): numbe
   return record === undefined ? [] : ringSamples(record.latency);
 }
 
-/** A failed attempt (from `retry`, or the last one from `error`): 429 and timeout counters. */
+/**
+ * A failed attempt (from `retry`, or the last one from `error`): 429 and timeout counters. A
+ * deadline with a `cause` ran out between two attempts, none running: its cause, the error the
+ * flight waited to retry after, was counted by that `retry`.
+ */
 function countAttemptError(r: EndpointRecord, error: unknown): void {
-  if (isTimeoutError(error)) r.timeouts++;
+  if (isTimeoutError(error)) r.timeouts += error.kind === 'deadline' && error.cause ? 0 : 1;
   else if (isHttpError(error) && error.status === 429) r.rateLimited++;
 }
 

@@ -1,4 +1,7 @@
 import type { CircuitOpenError } from '../errors/circuit-open-error';
+import type { HttpError } from '../errors/http-error';
+import type { NetworkError } from '../errors/network-error';
+import type { TimeoutError } from '../errors/timeout-error';
 import type { CLIENT_EVENT_NAMES } from '../events/names';
 import type { Tracker } from '../tracker/tracker';
 import type { ApiResponse, InvalidateTarget } from './client';
@@ -36,7 +39,7 @@ export interface ClientEvents {
    * absent for timeouts, network errors and errors no attempt made.
    */
   error: { key: string; tracker: Tracker; error: unknown; endpoint: string; attemptMs?: number };
-  /** A retry is scheduled after a failed attempt; `error` is its HttpError, TimeoutError or NetworkError. */
+  /** A retry is scheduled after a failed attempt. */
   retry: {
     key: string;
     tracker: Tracker;
@@ -45,7 +48,14 @@ export interface ClientEvents {
     delay: number;
     /** What set `delay`: the server's Retry-After header, or the backoff. */
     reason: 'backoff' | 'retry-after';
-    error: unknown;
+    /**
+     * What the attempt failed with: a retried status (HttpError), a network failure
+     * (NetworkError) or an attempt or transport timeout (TimeoutError). The spec types it
+     * HttpError; a failure with no response carries its own error. Nothing else is retried
+     * (a ParseError, a too-large body, a cancellation or a permanent network code ends the
+     * request).
+     */
+    error: HttpError | NetworkError | TimeoutError;
     endpoint: string;
     /** How long the failed attempt took, when it got an HTTP response (as for `error`). */
     attemptMs?: number;
