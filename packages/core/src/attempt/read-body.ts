@@ -1,4 +1,3 @@
-import { BODY_USED } from '../errors/error-code';
 import { HttpError } from '../errors/http-error';
 import type { FailedRequest } from '../errors/keel-error';
 import { ParseError } from '../errors/parse-error';
@@ -61,9 +60,6 @@ export async function readResponse<T>(
   const ok = isSuccessStatus(status);
   let data: unknown;
   if (read.method !== 'HEAD' && status !== 204 && status !== 205 && status !== 304) {
-    // Read or being read already (a custom fetch handed one Response to two calls): an app bug,
-    // not a network failure. Named, it is a NetworkError ERR_BODY_USED, never retried.
-    if (res.bodyUsed || res.body?.locked) throw TypeError(BODY_USED);
     const limit = read.maxResponseBytes;
     let src = res;
     if (limit !== undefined) {

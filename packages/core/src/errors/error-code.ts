@@ -35,21 +35,11 @@ function ownCode(e: unknown): string | undefined {
   return typeof code === 'string' && code !== '' ? code : undefined;
 }
 
-/**
- * What read-body.ts throws for a Response a custom fetch handed out with its body already read
- * or locked (the same Response for two calls): mapped to ERR_BODY_USED, a permanent code.
- */
-export const BODY_USED = 'response body already used';
-
-/**
- * undici's failures that carry only a message: a redirect loop or refused redirect, integrity;
- * and keel's BODY_USED.
- */
+/** undici's failures that carry only a message: a redirect loop or refused redirect, integrity. */
 const MESSAGE_CODES: ReadonlyMap<unknown, string> = new Map([
   ['redirect count exceeded', 'ERR_TOO_MANY_REDIRECTS'],
   ['unexpected redirect', 'ERR_UNEXPECTED_REDIRECT'],
   ['integrity mismatch', 'ERR_INTEGRITY_MISMATCH'],
-  [BODY_USED, 'ERR_BODY_USED'],
 ]);
 
 /** What a code says about a failed request: the bits of `CODES` (inlined by bundlers). */
@@ -65,8 +55,7 @@ export enum CodeKind {
  * effect, so even a POST may retry it. `TransportTimeout`: undici's own timers, the transport
  * gave up waiting (a timeout, not a failure to connect). `Permanent`: failures that are
  * properties of the response, not of the network (a redirect loop, a redirect under
- * `redirect: 'error'`, an integrity mismatch, a Response whose body a custom fetch had already
- * used): retrying repeats them.
+ * `redirect: 'error'`, an integrity mismatch): retrying repeats them.
  */
 const CODES: Readonly<Record<string, number>> = {
   ECONNREFUSED: CodeKind.NotSent,
@@ -81,7 +70,6 @@ const CODES: Readonly<Record<string, number>> = {
   ERR_TOO_MANY_REDIRECTS: CodeKind.Permanent,
   ERR_UNEXPECTED_REDIRECT: CodeKind.Permanent,
   ERR_INTEGRITY_MISMATCH: CodeKind.Permanent,
-  ERR_BODY_USED: CodeKind.Permanent,
 };
 
 /** Whether `code` is one of the codes of `kind`; false for undefined and for any other code. */
