@@ -34,11 +34,12 @@ describe('passwords in URLs are hidden in messages', () => {
   });
 
   it("the store's outage warning: its address and the connection error's text", async () => {
-    // `redis:/` with one slash: ioredis reads what follows as a socket path, and its error
-    // quotes it (`connect ENOENT /u:hunter2@127.0.0.1:6379`).
+    // A socket path that holds what looks like userinfo (`redis:/u:pw@host` with one slash,
+    // which ioredis read as this path, is now refused at once): ioredis's connect error quotes
+    // it (`connect ENOENT /u:hunter2@127.0.0.1:6379`).
     const hub = createEventHub({
       store: redisStreams({
-        url: 'redis:/u:hunter2@127.0.0.1:6379',
+        url: '/u:hunter2@127.0.0.1:6379',
         reconnect: { initialDelay: 10, maxDelay: 20 },
       }),
     });
