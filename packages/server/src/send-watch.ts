@@ -260,3 +260,22 @@ export function whenDone(res: ServerResponse): Promise<boolean> {
     res.on('close', closed);
   });
 }
+
+/**
+ * `err` is what a stream operation on the response gets when the response closed under it (a
+ * `pipeline(src, ctx.res)` cut by `sendTimeout`, by `close()`, or whose client left): Node's
+ * premature close, on a response nobody destroyed with an error. A source that fails (or closes
+ * early) through `pipeline` destroys the response with its error, so that stays reported. Never
+ * throws (a getter of a hostile error cannot make it). Shared by `ctx.send(stream)` and the slot's
+ * handler-written responses, so both tell a client's leaving from a source's failure alike.
+ */
+export function closedUnder(res: ServerResponse, err: unknown): boolean {
+  try {
+    return (
+      (res as { errored?: unknown }).errored == null &&
+      (err as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE'
+    );
+  } catch {
+    return false;
+  }
+}

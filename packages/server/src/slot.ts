@@ -13,7 +13,7 @@ import { BodyTooLargeError, isHttpException, ReleasedContextError } from './erro
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
 import type { RawWriter } from './raw-response';
-import { noop, type SendWatch, watchEnded, watchSend, whenDone } from './send-watch';
+import { closedUnder, noop, type SendWatch, watchEnded, watchSend, whenDone } from './send-watch';
 import { endInSlices, SLICE_BYTES, sliceWrites } from './sliced-body';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
 import { promiseOf } from './thenable';
@@ -72,24 +72,6 @@ const INTERNAL_ERROR_JSON = JSON.stringify(INTERNAL_ERROR);
 function isClientError(err: unknown): boolean {
   try {
     return isHttpException(err) && err.status < 500;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * `err` is what a stream operation on the response gets when the response closed under it (a
- * `pipeline(src, ctx.res)` cut by `sendTimeout`, by `close()`, or whose client left): Node's
- * premature close, on a response nobody destroyed with an error. A source that fails (or closes
- * early) through `pipeline` destroys the response with its error, so that stays reported. Never
- * throws (see isClientError).
- */
-function closedUnder(res: ServerResponse, err: unknown): boolean {
-  try {
-    return (
-      (res as { errored?: unknown }).errored == null &&
-      (err as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE'
-    );
   } catch {
     return false;
   }

@@ -4,7 +4,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { endBodiless, isBodiless } from './bodiless';
 import { typeError } from './checks';
-import { type SendWatch, watchEnded, watchSend, whenDone } from './send-watch';
+import { closedUnder, type SendWatch, watchEnded, watchSend, whenDone } from './send-watch';
 import { sliceWrites } from './sliced-body';
 
 /** A body `ctx.send` streams: a Node Readable or a web ReadableStream (e.g. `fetch`'s `body`). */
@@ -90,9 +90,10 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
     // Ended is not taken: the tail may still be queued for a client that stopped reading.
     if (!(await whenDone(res))) target.cut();
   } catch (err) {
-    // The response closed before the body ended: the client left, or took nothing for
-    // `sendTimeout`. Nobody to tell.
-    if ((err as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+    // The response closed under the body: the client left, or took nothing for `sendTimeout`.
+    // Nobody to tell. (A source that closed before its end destroyed the response with its own
+    // premature close: that one is the server's, and reported.)
+    if (closedUnder(res, err)) {
       if (res.writableEnded) target.cut(); // after its end: the tail was cut
       return;
     }

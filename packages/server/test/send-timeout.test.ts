@@ -597,3 +597,60 @@ describe('sendTimeout: a response the handler writes through ctx.res while it st
     seen.source!.destroy();
   });
 });
+
+describe('ctx.send(stream): whose fault a premature close is', () => {
+  function setupSent() {
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    const seen: { res: ServerResponse | null; source: Readable | null; reported: unknown[] } = {
+      res: null,
+      source: null,
+      reported: [],
+    };
+    a.onError((err) => {
+      seen.reported.push(err);
+    });
+    a.get('/sent', (ctx) => {
+      seen.res = ctx.res;
+      const chunk = Buffer.alloc(64 * 1024, 1);
+      seen.source = new Readable({
+        read() {
+          this.push(chunk);
+        },
+      });
+      return ctx.send(seen.source);
+    });
+    return { a, clock, seen };
+  }
+
+  it('a source closed before its end is reported (the client got a cut body)', async () => {
+    const { a, clock, seen } = setupSent();
+    const { port } = await start(a);
+    await pausedGet(port, '/sent', requests);
+    await until(() => seen.res?.writableNeedDrain === true);
+    seen.source!.destroy();
+    await until(() => appStats(a).inflight === 0);
+    expect(seen.reported).toHaveLength(1);
+    expect(seen.reported[0]).toMatchObject({ code: 'ERR_STREAM_PREMATURE_CLOSE' });
+    expect(clock.active).toBe(0);
+  });
+
+  it('a client that leaves, or sendTimeout cutting it, is not reported', async () => {
+    const { a, clock, seen } = setupSent();
+    const { port } = await start(a);
+    const client = await pausedGet(port, '/sent', requests);
+    await until(() => seen.res?.writableNeedDrain === true);
+    client.destroy();
+    await until(() => appStats(a).inflight === 0);
+    const second = setupSent();
+    const other = await start(second.a);
+    await pausedGet(other.port, '/sent', requests);
+    await until(() => second.seen.res?.writableNeedDrain === true);
+    second.clock.tick(2000);
+    await until(() => appStats(second.a).inflight === 0);
+    expect(seen.reported).toEqual([]);
+    expect(second.seen.reported).toEqual([]);
+    expect(clock.active).toBe(0);
+    expect(second.clock.active).toBe(0);
+  });
+});
