@@ -57,9 +57,9 @@ export function sseParser(on: SseHandlers): (chunk: string) => void {
     else if (field === 'id') id = value.includes('\0') ? id : value;
     else if (field === 'retry' && /^\d+$/.test(value)) on.onRetry(+value);
   };
-  // The line not ended yet, in pieces: each chunk is scanned once (rescanning the whole line at
-  // each chunk made a large event quadratic).
-  let parts: string[] = [];
+  // The line not ended yet: each chunk is scanned on its own, once (rescanning the whole line at
+  // each chunk made a large event quadratic); appending to it is cheap (a rope, flattened once).
+  let rest = '';
   // The last chunk ended with a CR, already taken as a line end: a LF opening the next one is
   // the second half of that CRLF.
   let cr = false;
@@ -68,12 +68,11 @@ export function sseParser(on: SseHandlers): (chunk: string) => void {
     let start = cr && chunk[0] === '\n' ? 1 : 0;
     lineEnd.lastIndex = start;
     for (let end = lineEnd.exec(chunk); end !== null; end = lineEnd.exec(chunk)) {
-      parts.push(chunk.slice(start, end.index));
-      line(parts.join(''));
-      parts = [];
+      line(rest + chunk.slice(start, end.index));
+      rest = '';
       start = lineEnd.lastIndex;
     }
     cr = chunk.endsWith('\r');
-    if (start < chunk.length) parts.push(chunk.slice(start));
+    rest += chunk.slice(start);
   };
 }
