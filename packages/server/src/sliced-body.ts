@@ -65,6 +65,20 @@ export function sizeOf(chunk: unknown): number {
       : 0;
 }
 
+/**
+ * Watches a body that a stream or the handler writes to `res`: large writes sliced
+ * ({@link sliceWrites}) and its client's progress timed ({@link watchSend}). Returns the function
+ * that stops both (call it once the response finished or closed).
+ */
+export function watchWrites(res: ServerResponse, watch: SendWatch): () => void {
+  const unwatch = watchSend(res, watch);
+  const unslice = sliceWrites(res);
+  return () => {
+    unwatch();
+    unslice();
+  };
+}
+
 type WriteCallback = (error?: Error | null) => void;
 
 /** A chunk written while another is sliced, with its write's callback. */
