@@ -1,5 +1,5 @@
 import { type IncomingMessage, ServerResponse } from 'node:http';
-import { SLICE_BYTES } from './sliced-body';
+import { SLICE_BYTES, sizeOf } from './sliced-body';
 
 /** What a response tells its request's slot about the handler writing to it itself. */
 export interface RawWriter {
@@ -9,14 +9,6 @@ export interface RawWriter {
    * then sliced, and the call is to be made again through them.
    */
   rawWrite(res: ServerResponse): boolean;
-}
-
-function sizeOf(chunk: unknown): number {
-  return typeof chunk === 'string'
-    ? chunk.length
-    : chunk instanceof Uint8Array
-      ? chunk.byteLength
-      : 0;
 }
 
 /**

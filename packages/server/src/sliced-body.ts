@@ -54,6 +54,31 @@ export function endInSlices(
   if (!res.write(bytes, written) && !over) unwatch = watchSend(res, watch);
 }
 
+/**
+ * The length `write`/`end` is sliced by: a string's in code units, bytes' in bytes, 0 for no chunk.
+ */
+export function sizeOf(chunk: unknown): number {
+  return typeof chunk === 'string'
+    ? chunk.length
+    : chunk instanceof Uint8Array
+      ? chunk.byteLength
+      : 0;
+}
+
+/**
+ * Watches a body that a stream or the handler writes to `res`: large writes sliced
+ * ({@link sliceWrites}) and its client's progress timed ({@link watchSend}). Returns the function
+ * that stops both (call it once the response finished or closed).
+ */
+export function watchWrites(res: ServerResponse, watch: SendWatch): () => void {
+  const unwatch = watchSend(res, watch);
+  const unslice = sliceWrites(res);
+  return () => {
+    unwatch();
+    unslice();
+  };
+}
+
 type WriteCallback = (error?: Error | null) => void;
 
 /** A chunk written while another is sliced, with its write's callback. */
@@ -137,10 +162,8 @@ export function sliceWrites(res: ServerResponse): () => void {
   }) as ServerResponse['write'];
   res.end = ((...args: unknown[]): ServerResponse => {
     const chunk = args[0];
-    const size =
-      typeof chunk === 'string' ? chunk.length : chunk instanceof Uint8Array ? chunk.byteLength : 0;
     let rest = args;
-    if (size > SLICE_BYTES) {
+    if (sizeOf(chunk) > SLICE_BYTES) {
       // `end(chunk, encoding?, cb?)` with a large chunk (a handler's own `res.end(buffer)`):
       // written in slices as any large write, then ended with what is left of the arguments.
       const encoding = typeof args[1] === 'string' ? args[1] : undefined;

@@ -14,7 +14,7 @@ import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
 import type { RawWriter } from './raw-response';
 import { closedUnder, noop, type SendWatch, watchEnded, watchSend, whenDone } from './send-watch';
-import { endInSlices, SLICE_BYTES, sliceWrites } from './sliced-body';
+import { endInSlices, SLICE_BYTES, watchWrites } from './sliced-body';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
 import { promiseOf } from './thenable';
 
@@ -385,12 +385,7 @@ export class Slot implements RawWriter {
    * then). Once per such response, so its allocations are off the request path.
    */
   #watchRaw(res: ServerResponse): void {
-    const unslice = sliceWrites(res);
-    const unwatch = watchSend(res, this.host.send);
-    this.#unwatch = () => {
-      unwatch();
-      unslice();
-    };
+    this.#unwatch = watchWrites(res, this.host.send);
   }
 
   /**

@@ -4,8 +4,8 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { endBodiless, isBodiless } from './bodiless';
 import { typeError } from './checks';
-import { closedUnder, type SendWatch, watchEnded, watchSend, whenDone } from './send-watch';
-import { sliceWrites } from './sliced-body';
+import { closedUnder, type SendWatch, watchEnded, whenDone } from './send-watch';
+import { watchWrites } from './sliced-body';
 
 /** A body `ctx.send` streams: a Node Readable or a web ReadableStream (e.g. `fetch`'s `body`). */
 export type StreamBody = Readable | NodeJS.ReadableStream | ReadableStream<Uint8Array>;
@@ -77,8 +77,7 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
     discard(source);
     return;
   }
-  const unwatch = watchSend(res, target.watch);
-  const unslice = sliceWrites(res);
+  const unwatch = watchWrites(res, target.watch);
   try {
     // A web stream as a Node one: pipeline's own pump for web streams takes any 'drain' after
     // `end()` for the end, which a sliced last chunk still writing would give it.
@@ -101,6 +100,5 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
     throw err;
   } finally {
     unwatch();
-    unslice();
   }
 }
