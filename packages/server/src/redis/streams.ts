@@ -601,9 +601,18 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     handledRun = run;
     runFloor = head;
     last = head;
-    floor = head;
-    ring.clear(head);
-    sink?.reset(head);
+    resetClients(head);
+  }
+
+  /**
+   * Every reset of this instance's clients (a loss, a restart, ids gone backwards): they get
+   * `keel:reset` at `id`, the ring restarts there, and a replay from before `lossHead` is a reset
+   * too (`floor`).
+   */
+  function resetClients(id: string, lossHead = id): void {
+    floor = lossHead;
+    ring.clear(id);
+    sink?.reset(id);
   }
 
   async function has(conn: Redis, id: string): Promise<boolean> {
@@ -644,9 +653,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       }
     }
     last = resume;
-    floor = head;
-    ring.clear(head);
-    sink?.reset(head);
+    resetClients(head);
   }
 
   /**
@@ -671,9 +678,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       }
     }
     if (compareIds(lossHead, floor) <= 0) return; // this instance saw it (or a later one)
-    floor = lossHead;
-    ring.clear(id);
-    sink?.reset(id);
+    resetClients(id, lossHead);
   }
 
   /**
@@ -718,9 +723,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     const id = newest[0]?.[0];
     if (id === undefined || compareIds(id, last) >= 0) return;
     last = id;
-    floor = id;
-    ring.clear(id);
-    sink?.reset(id);
+    resetClients(id);
   }
 
   /**
@@ -734,9 +737,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (last === START || compareIds(id, last) > 0) return; // read past it meanwhile
     const head = idBefore(id);
     last = head;
-    floor = head;
-    ring.clear(head);
-    sink?.reset(head);
+    resetClients(head);
   }
 
   /** After a failed read: checks that the last delivered entry is still there. */
