@@ -542,9 +542,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * The server's `run_id`, and whether it vouches it kept every entry across a restart: an AOF
    * fsynced before each reply (`appendfsync always`), and not a replica promoted in place (its
    * data may lag its old master's). Anything else (RDB snapshots, `everysec`, no persistence,
-   * CONFIG refused) may have lost entries. Throws a `LOADING` error while Redis loads its data.
+   * CONFIG refused) may have lost entries. Durability is checked only for a restart: a `run_id`
+   * other than `known`. Throws a `LOADING` error while Redis loads its data.
    */
-  async function serverState(checkDurable: boolean): Promise<{ run: string; durable: boolean }> {
+  async function serverState(known: string | null): Promise<{ run: string; durable: boolean }> {
     let reply: string;
     try {
       reply = (await reader.info()) as string;
@@ -562,7 +563,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     const run = infoField(info, 'run_id') ?? '';
     let durable = false;
     if (
-      checkDurable &&
+      known !== null &&
+      run !== known &&
       infoField(info, 'aof_enabled') === '1' &&
       (infoField(info, 'second_repl_offset') ?? '-1') === '-1'
     ) {
@@ -742,14 +744,12 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
 
   /** After a failed read: checks that the last delivered entry is still there. */
   async function resync(): Promise<void> {
-    const server = await serverState(false);
-    if (server.run !== runId && runId !== null) {
-      // A restart: unless it kept every entry, any instance may have lost some it never read.
-      if (!(await serverState(true)).durable) {
-        await restarted(server.run);
-        runId = server.run;
-        return;
-      }
+    const server = await serverState(runId);
+    // A restart: unless it kept every entry, any instance may have lost some it never read.
+    if (runId !== null && server.run !== runId && !server.durable) {
+      await restarted(server.run);
+      runId = server.run;
+      return;
     }
     runId = server.run;
     if (last === START || (await has(reader, last))) return;
@@ -892,7 +892,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         if (closed) throw new Error('keel: the Redis event store was closed before it opened');
         try {
           await Promise.all([connect(reader), shared === undefined ? connect(commands) : null]);
-          runId = (await serverState(false)).run;
+          runId = (await serverState(null)).run;
           last = await newestId();
           break;
         } catch (error) {
