@@ -717,7 +717,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * last one delivered means its ids went backwards (it was deleted or flushed, then refilled by
    * a Redis whose clock is behind the old ids): XREAD after `last` would skip every new entry
    * until the clock passes it. The clients are reset at the newest entry, and reading goes on
-   * after it. One XREVRANGE per idle `BLOCK_MS`.
+   * after it. One XREVRANGE per idle `BLOCK_MS`, only while the last entry is gone.
    */
   async function wentBack(): Promise<void> {
     if (last === START) return;
@@ -791,7 +791,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         if (closed) continue;
         if (reply === null) {
           if (behind !== null) publishedBehind();
-          else await wentBack();
+          // The last entry still there: no id can be below it (nothing went back).
+          else if (kept?.length === 0) await wentBack();
           continue;
         }
         let entries = reply[0]![1];
