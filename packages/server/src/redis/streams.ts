@@ -542,9 +542,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * The server's `run_id`, and whether it vouches it kept every entry across a restart: an AOF
    * fsynced before each reply (`appendfsync always`), and not a replica promoted in place (its
    * data may lag its old master's). Anything else (RDB snapshots, `everysec`, no persistence,
-   * CONFIG refused) may have lost entries. Throws a `LOADING` error while Redis loads its data.
+   * CONFIG refused) may have lost entries. Durability is checked only for a restart: a `run_id`
+   * other than `known`. Throws a `LOADING` error while Redis loads its data.
    */
-  async function serverState(checkDurable: boolean): Promise<{ run: string; durable: boolean }> {
+  async function serverState(known: string | null): Promise<{ run: string; durable: boolean }> {
     let reply: string;
     try {
       reply = (await reader.info()) as string;
@@ -562,7 +563,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     const run = infoField(info, 'run_id') ?? '';
     let durable = false;
     if (
-      checkDurable &&
+      known !== null &&
+      run !== known &&
       infoField(info, 'aof_enabled') === '1' &&
       (infoField(info, 'second_repl_offset') ?? '-1') === '-1'
     ) {
@@ -601,9 +603,18 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     handledRun = run;
     runFloor = head;
     last = head;
-    floor = head;
-    ring.clear(head);
-    sink?.reset(head);
+    resetClients(head);
+  }
+
+  /**
+   * Every reset of this instance's clients (a loss, a restart, ids gone backwards): they get
+   * `keel:reset` at `id`, the ring restarts there, and a replay from before `lossHead` is a reset
+   * too (`floor`).
+   */
+  function resetClients(id: string, lossHead = id): void {
+    floor = lossHead;
+    ring.clear(id);
+    sink?.reset(id);
   }
 
   async function has(conn: Redis, id: string): Promise<boolean> {
@@ -644,9 +655,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       }
     }
     last = resume;
-    floor = head;
-    ring.clear(head);
-    sink?.reset(head);
+    resetClients(head);
   }
 
   /**
@@ -671,9 +680,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       }
     }
     if (compareIds(lossHead, floor) <= 0) return; // this instance saw it (or a later one)
-    floor = lossHead;
-    ring.clear(id);
-    sink?.reset(id);
+    resetClients(id, lossHead);
   }
 
   /**
@@ -710,7 +717,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * last one delivered means its ids went backwards (it was deleted or flushed, then refilled by
    * a Redis whose clock is behind the old ids): XREAD after `last` would skip every new entry
    * until the clock passes it. The clients are reset at the newest entry, and reading goes on
-   * after it. One XREVRANGE per idle `BLOCK_MS`.
+   * after it. One XREVRANGE per idle `BLOCK_MS`, only while the last entry is gone.
    */
   async function wentBack(): Promise<void> {
     if (last === START) return;
@@ -718,9 +725,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     const id = newest[0]?.[0];
     if (id === undefined || compareIds(id, last) >= 0) return;
     last = id;
-    floor = id;
-    ring.clear(id);
-    sink?.reset(id);
+    resetClients(id);
   }
 
   /**
@@ -734,21 +739,17 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (last === START || compareIds(id, last) > 0) return; // read past it meanwhile
     const head = idBefore(id);
     last = head;
-    floor = head;
-    ring.clear(head);
-    sink?.reset(head);
+    resetClients(head);
   }
 
   /** After a failed read: checks that the last delivered entry is still there. */
   async function resync(): Promise<void> {
-    const server = await serverState(false);
-    if (server.run !== runId && runId !== null) {
-      // A restart: unless it kept every entry, any instance may have lost some it never read.
-      if (!(await serverState(true)).durable) {
-        await restarted(server.run);
-        runId = server.run;
-        return;
-      }
+    const server = await serverState(runId);
+    // A restart: unless it kept every entry, any instance may have lost some it never read.
+    if (runId !== null && server.run !== runId && !server.durable) {
+      await restarted(server.run);
+      runId = server.run;
+      return;
     }
     runId = server.run;
     if (last === START || (await has(reader, last))) return;
@@ -790,7 +791,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         if (closed) continue;
         if (reply === null) {
           if (behind !== null) publishedBehind();
-          else await wentBack();
+          // The last entry still there: no id can be below it (nothing went back).
+          else if (kept?.length === 0) await wentBack();
           continue;
         }
         let entries = reply[0]![1];
@@ -891,7 +893,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         if (closed) throw new Error('keel: the Redis event store was closed before it opened');
         try {
           await Promise.all([connect(reader), shared === undefined ? connect(commands) : null]);
-          runId = (await serverState(false)).run;
+          runId = (await serverState(null)).run;
           last = await newestId();
           break;
         } catch (error) {
