@@ -270,3 +270,64 @@ describe("a fetch that rejects with one of keel's errors, built for another requ
     expect(t.client.circuitBreaker().status('GET', '/outer')).toMatchObject({ state: 'open' });
   });
 });
+
+/**
+ * A fetch that resolves with something that is no Response (a wrapper forgetting to return the
+ * response, a mock returning its JSON): like one that rejects with it, a NetworkError whose cause
+ * is that value (README, Errors), not a TypeError from reading a property of it. A Response
+ * subclass, or an object shaped like one (a polyfill's), is a Response.
+ */
+describe('a fetch that resolves with no Response', () => {
+  const unhandled = collectUnhandledRejections();
+
+  test.each([
+    ['null', () => null],
+    ['undefined', () => undefined],
+    ['a plain object', () => ({ status: 200, data: { ok: 1 } })],
+    ['a string', () => 'ok'],
+    ['an object whose headers have no get', () => ({ status: 200, headers: {} })],
+  ])('%s: a NetworkError whose cause is that value, retried', async (_, make) => {
+    const value = make();
+    let calls = 0;
+    const t = makeClient({
+      fetch: (async () => {
+        calls++;
+        return value;
+      }) as never,
+      retry: { attempts: 2 },
+      timeout: 1000,
+    });
+    const p = track(t.client.get('/odd'));
+    await t.clock.advance(100);
+    const reason = (p.current as { reason: NetworkError }).reason;
+    expect(isNetworkError(reason)).toBe(true);
+    expect(reason).toMatchObject({ url: 'https://api.test/odd', code: 'ERR_NETWORK' });
+    expect(reason.cause).toBe(value);
+    expect(calls).toBe(2);
+    expect(t.clock.live).toBe(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled).toEqual([]);
+  });
+
+  test('a Response subclass, or an object shaped like a Response, is answered', async () => {
+    class Sub extends Response {}
+    const shaped = { status: 200, statusText: 'OK', headers: new Headers(), text: async () => 'x' };
+    for (const value of [new Sub('sub'), shaped]) {
+      const t = makeClient({ fetch: (async () => value) as never });
+      await expect(t.client.get('/ok')).resolves.toMatchObject({ status: 200 });
+    }
+  });
+
+  test('a Response whose headers getter throws: a NetworkError whose cause is what it threw', async () => {
+    const thrown = new Error('headers unavailable');
+    const res = Object.defineProperty(new Response('x'), 'headers', {
+      get() {
+        throw thrown;
+      },
+    });
+    const t = makeClient({ fetch: (async () => res) as never, retry: { attempts: 1 } });
+    const reason = (await t.client.get('/h').catch((e: unknown) => e)) as NetworkError;
+    expect(isNetworkError(reason)).toBe(true);
+    expect(reason.cause).toBe(thrown);
+  });
+});
