@@ -108,7 +108,12 @@ describe('fetch options pass through to fetch', () => {
   // The endpoint answered (a 3xx, a body): the caller's redirect or integrity setting refused
   // it, so it says nothing about the endpoint's health, like a 4xx.
   test.each([
-    ['a redirect under redirect: error', '/moved', { redirect: 'error' }, 'ERR_UNEXPECTED_REDIRECT'],
+    [
+      'a redirect under redirect: error',
+      '/moved',
+      { redirect: 'error' },
+      'ERR_UNEXPECTED_REDIRECT',
+    ],
     ['an integrity mismatch', '/target', { integrity: 'sha256-AAAA' }, 'ERR_INTEGRITY_MISMATCH'],
     ['a redirect loop', '/loop', {}, 'ERR_TOO_MANY_REDIRECTS'],
   ] as const)('%s does not count toward the circuit', async (_, path, options, code) => {

@@ -210,19 +210,22 @@ describe("a fetch that rejects with one of keel's errors, built for another requ
     ['a CircuitOpenError', () => new CircuitOpenError(other, { endpoint: 'POST /inner' })],
     ['a ParseError', () => new ParseError(other, { status: 200, body: '{', cause: undefined })],
     ['a bare KeelError', () => new KeelError('inner')],
-  ])('%s: a NetworkError naming this request, retried, the error kept as cause', async (_, make) => {
-    const value = make();
-    const t = rejectingWith(value);
-    const p = track(t.client.get('/outer'));
-    await t.clock.advance(100);
-    const reason = (p.current as { reason: NetworkError }).reason;
-    expect(isNetworkError(reason)).toBe(true);
-    expect(reason).toMatchObject({ method: 'GET', url: 'https://api.test/outer' });
-    expect(reason.cause).toBe(value);
-    expect(t.calls()).toBe(2);
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(unhandled).toEqual([]);
-  });
+  ])(
+    '%s: a NetworkError naming this request, retried, the error kept as cause',
+    async (_, make) => {
+      const value = make();
+      const t = rejectingWith(value);
+      const p = track(t.client.get('/outer'));
+      await t.clock.advance(100);
+      const reason = (p.current as { reason: NetworkError }).reason;
+      expect(isNetworkError(reason)).toBe(true);
+      expect(reason).toMatchObject({ method: 'GET', url: 'https://api.test/outer' });
+      expect(reason.cause).toBe(value);
+      expect(t.calls()).toBe(2);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    },
+  );
 
   test("another request's NetworkError keeps its code (a POST retried only when nothing was sent)", async () => {
     const value = new NetworkError(other, { cause: undefined, code: 'ECONNREFUSED' });
@@ -231,7 +234,11 @@ describe("a fetch that rejects with one of keel's errors, built for another requ
     await t.clock.advance(100);
     const reason = (p.current as { reason: NetworkError }).reason;
     expect(reason).not.toBe(value);
-    expect(reason).toMatchObject({ method: 'POST', url: 'https://api.test/outer', code: 'ECONNREFUSED' });
+    expect(reason).toMatchObject({
+      method: 'POST',
+      url: 'https://api.test/outer',
+      code: 'ECONNREFUSED',
+    });
     expect(reason.cause).toBe(value);
     expect(t.calls()).toBe(2);
   });
@@ -243,7 +250,11 @@ describe("a fetch that rejects with one of keel's errors, built for another requ
     await t.clock.advance(100);
     const reason = (p.current as { reason: TimeoutError }).reason;
     expect(isTimeoutError(reason)).toBe(true);
-    expect(reason).toMatchObject({ method: 'GET', url: 'https://api.test/outer', kind: 'transport' });
+    expect(reason).toMatchObject({
+      method: 'GET',
+      url: 'https://api.test/outer',
+      kind: 'transport',
+    });
     expect(reason.cause).toBe(value);
     expect(t.calls()).toBe(2);
   });
@@ -264,7 +275,10 @@ describe("a fetch that rejects with one of keel's errors, built for another requ
 
   test("a wrapper's CircuitOpenError counts toward this endpoint's circuit", async () => {
     const value = new CircuitOpenError(other, { endpoint: 'POST /inner' });
-    const t = rejectingWith(value, { retry: { attempts: 1 }, circuitBreaker: { failureThreshold: 2 } });
+    const t = rejectingWith(value, {
+      retry: { attempts: 1 },
+      circuitBreaker: { failureThreshold: 2 },
+    });
     await t.client.get('/outer').catch(() => {});
     await t.client.get('/outer').catch(() => {});
     expect(t.client.circuitBreaker().status('GET', '/outer')).toMatchObject({ state: 'open' });

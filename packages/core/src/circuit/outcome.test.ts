@@ -26,7 +26,11 @@ describe('classifyError', () => {
     }
     expect(classifyError(errorOf.parse(200, '{', undefined))).toBe('answered');
     // The caller's redirect or integrity setting refused an answer the endpoint gave.
-    for (const code of ['ERR_UNEXPECTED_REDIRECT', 'ERR_TOO_MANY_REDIRECTS', 'ERR_INTEGRITY_MISMATCH']) {
+    for (const code of [
+      'ERR_UNEXPECTED_REDIRECT',
+      'ERR_TOO_MANY_REDIRECTS',
+      'ERR_INTEGRITY_MISMATCH',
+    ]) {
       expect(classifyError(new NetworkError(REQUEST, { cause: undefined, code })), code).toBe(
         'answered',
       );
