@@ -370,7 +370,9 @@ class KeelClient implements Client {
 
   isFetching(key: string): boolean {
     // A flight whose last consumer just cancelled it is being torn down: not fetching any more.
-    return isUnsettled(this.#inflight.get(this.#keyOf(key)));
+    // Called on every query state change (React): a request's own key, as a spec or a hook holds
+    // it, is found as it is, with no parsing (stored keys are canonical, as in getCached).
+    return isUnsettled(this.#inflight.get(key) ?? this.#inflight.get(this.#keyOf(key)));
   }
 
   /** Internals for tests and tooling: live flight and timer-free state. Not part of the API. */

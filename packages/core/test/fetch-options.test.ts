@@ -12,6 +12,10 @@ beforeAll(async () => {
     '/target': (_req, res) => {
       res.end('arrived');
     },
+    '/loop': (_req, res) => {
+      res.writeHead(302, { location: '/loop' });
+      res.end();
+    },
   });
 });
 afterAll(() => server.close());
@@ -99,6 +103,27 @@ describe('fetch options pass through to fetch', () => {
     expect(err).toBeInstanceOf(NetworkError);
     expect(err.code).toBe('ERR_INTEGRITY_MISMATCH');
     expect(server.requests.length - before).toBe(1);
+  });
+
+  // The endpoint answered (a 3xx, a body): the caller's redirect or integrity setting refused
+  // it, so it says nothing about the endpoint's health, like a 4xx.
+  test.each([
+    [
+      'a redirect under redirect: error',
+      '/moved',
+      { redirect: 'error' },
+      'ERR_UNEXPECTED_REDIRECT',
+    ],
+    ['an integrity mismatch', '/target', { integrity: 'sha256-AAAA' }, 'ERR_INTEGRITY_MISMATCH'],
+    ['a redirect loop', '/loop', {}, 'ERR_TOO_MANY_REDIRECTS'],
+  ] as const)('%s does not count toward the circuit', async (_, path, options, code) => {
+    const client = createClient({ baseURL: server.url, circuitBreaker: { failureThreshold: 1 } });
+    const err = (await client.get(path, options).catch((e: unknown) => e)) as NetworkError;
+    expect(err).toMatchObject({ name: 'NetworkError', code });
+    expect(client.circuitBreaker().status('GET', path)).toMatchObject({
+      state: 'closed',
+      consecutiveFailures: 0,
+    });
   });
 
   test.each([

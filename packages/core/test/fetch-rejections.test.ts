@@ -7,7 +7,17 @@
  * as network errors are.
  */
 import { describe, expect, test } from 'vitest';
-import { CancelledError, isNetworkError, type NetworkError } from '../src/index';
+import {
+  CancelledError,
+  CircuitOpenError,
+  HttpError,
+  isNetworkError,
+  isTimeoutError,
+  KeelError,
+  NetworkError,
+  ParseError,
+  TimeoutError,
+} from '../src/index';
 import { collectUnhandledRejections, debugOf, makeClient, track } from './helpers';
 
 const boom = () => {
@@ -172,4 +182,166 @@ describe("a caller's signal aborted with a value that cannot be read", () => {
       expect(t.clock.live).toBe(0);
     },
   );
+});
+
+/**
+ * A fetch wrapper may reject with one of keel's own errors, built for another request (a nested
+ * client, a wrapper with its own breaker or timer). A fetch implementation rejects when there is
+ * no response, so its error is a cause, never this request's error as it is: one naming another
+ * request (its method and URL), a CancelledError that would say this caller cancelled, or a
+ * CircuitOpenError the breaker would not count.
+ */
+describe("a fetch that rejects with one of keel's errors, built for another request", () => {
+  const unhandled = collectUnhandledRejections();
+  const other = { method: 'POST', url: 'https://elsewhere.test/inner' };
+
+  function rejectingWith(value: unknown, options: Parameters<typeof makeClient>[0] = {}) {
+    let calls = 0;
+    const fetch = () => {
+      calls++;
+      return Promise.reject(value);
+    };
+    const t = makeClient({ retry: { attempts: 2 }, ...options, fetch });
+    return { ...t, calls: () => calls };
+  }
+
+  test.each([
+    ['an HttpError', () => new HttpError(other, { status: 404 })],
+    ['a CircuitOpenError', () => new CircuitOpenError(other, { endpoint: 'POST /inner' })],
+    ['a ParseError', () => new ParseError(other, { status: 200, body: '{', cause: undefined })],
+    ['a bare KeelError', () => new KeelError('inner')],
+  ])(
+    '%s: a NetworkError naming this request, retried, the error kept as cause',
+    async (_, make) => {
+      const value = make();
+      const t = rejectingWith(value);
+      const p = track(t.client.get('/outer'));
+      await t.clock.advance(100);
+      const reason = (p.current as { reason: NetworkError }).reason;
+      expect(isNetworkError(reason)).toBe(true);
+      expect(reason).toMatchObject({ method: 'GET', url: 'https://api.test/outer' });
+      expect(reason.cause).toBe(value);
+      expect(t.calls()).toBe(2);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    },
+  );
+
+  test("another request's NetworkError keeps its code (a POST retried only when nothing was sent)", async () => {
+    const value = new NetworkError(other, { cause: undefined, code: 'ECONNREFUSED' });
+    const t = rejectingWith(value);
+    const p = track(t.client.post('/outer', { a: 1 }));
+    await t.clock.advance(100);
+    const reason = (p.current as { reason: NetworkError }).reason;
+    expect(reason).not.toBe(value);
+    expect(reason).toMatchObject({
+      method: 'POST',
+      url: 'https://api.test/outer',
+      code: 'ECONNREFUSED',
+    });
+    expect(reason.cause).toBe(value);
+    expect(t.calls()).toBe(2);
+  });
+
+  test('a TimeoutError: a transport TimeoutError naming this request, retried', async () => {
+    const value = new TimeoutError(other, { timeout: 5 });
+    const t = rejectingWith(value);
+    const p = track(t.client.get('/outer'));
+    await t.clock.advance(100);
+    const reason = (p.current as { reason: TimeoutError }).reason;
+    expect(isTimeoutError(reason)).toBe(true);
+    expect(reason).toMatchObject({
+      method: 'GET',
+      url: 'https://api.test/outer',
+      kind: 'transport',
+    });
+    expect(reason.cause).toBe(value);
+    expect(t.calls()).toBe(2);
+  });
+
+  test('a CancelledError: like an AbortError the fetch raised by itself, naming this request', async () => {
+    const value = new CancelledError(other);
+    const t = rejectingWith(value);
+    const p = track(t.client.get('/outer'));
+    await t.clock.advance(100);
+    const reason = (p.current as { reason: CancelledError }).reason;
+    expect(reason).toBeInstanceOf(CancelledError);
+    expect(reason).not.toBe(value);
+    expect(reason).toMatchObject({ method: 'GET', url: 'https://api.test/outer' });
+    expect(reason.message).toContain('fetch implementation');
+    expect(reason.cause).toBe(value);
+    expect(t.calls()).toBe(1);
+  });
+
+  test("a wrapper's CircuitOpenError counts toward this endpoint's circuit", async () => {
+    const value = new CircuitOpenError(other, { endpoint: 'POST /inner' });
+    const t = rejectingWith(value, {
+      retry: { attempts: 1 },
+      circuitBreaker: { failureThreshold: 2 },
+    });
+    await t.client.get('/outer').catch(() => {});
+    await t.client.get('/outer').catch(() => {});
+    expect(t.client.circuitBreaker().status('GET', '/outer')).toMatchObject({ state: 'open' });
+  });
+});
+
+/**
+ * A fetch that resolves with something that is no Response (a wrapper forgetting to return the
+ * response, a mock returning its JSON): like one that rejects with it, a NetworkError whose cause
+ * is that value (README, Errors), not a TypeError from reading a property of it. A Response
+ * subclass, or an object shaped like one (a polyfill's), is a Response.
+ */
+describe('a fetch that resolves with no Response', () => {
+  const unhandled = collectUnhandledRejections();
+
+  test.each([
+    ['null', () => null],
+    ['undefined', () => undefined],
+    ['a plain object', () => ({ status: 200, data: { ok: 1 } })],
+    ['a string', () => 'ok'],
+    ['an object whose headers have no get', () => ({ status: 200, headers: {} })],
+  ])('%s: a NetworkError whose cause is that value, retried', async (_, make) => {
+    const value = make();
+    let calls = 0;
+    const t = makeClient({
+      fetch: (async () => {
+        calls++;
+        return value;
+      }) as never,
+      retry: { attempts: 2 },
+      timeout: 1000,
+    });
+    const p = track(t.client.get('/odd'));
+    await t.clock.advance(100);
+    const reason = (p.current as { reason: NetworkError }).reason;
+    expect(isNetworkError(reason)).toBe(true);
+    expect(reason).toMatchObject({ url: 'https://api.test/odd', code: 'ERR_NETWORK' });
+    expect(reason.cause).toBe(value);
+    expect(calls).toBe(2);
+    expect(t.clock.live).toBe(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled).toEqual([]);
+  });
+
+  test('a Response subclass, or an object shaped like a Response, is answered', async () => {
+    class Sub extends Response {}
+    const shaped = { status: 200, statusText: 'OK', headers: new Headers(), text: async () => 'x' };
+    for (const value of [new Sub('sub'), shaped]) {
+      const t = makeClient({ fetch: (async () => value) as never });
+      await expect(t.client.get('/ok')).resolves.toMatchObject({ status: 200 });
+    }
+  });
+
+  test('a Response whose headers getter throws: a NetworkError whose cause is what it threw', async () => {
+    const thrown = new Error('headers unavailable');
+    const res = Object.defineProperty(new Response('x'), 'headers', {
+      get() {
+        throw thrown;
+      },
+    });
+    const t = makeClient({ fetch: (async () => res) as never, retry: { attempts: 1 } });
+    const reason = (await t.client.get('/h').catch((e: unknown) => e)) as NetworkError;
+    expect(isNetworkError(reason)).toBe(true);
+    expect(reason.cause).toBe(thrown);
+  });
 });

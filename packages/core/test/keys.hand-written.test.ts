@@ -279,3 +279,39 @@ describe('the header marks of a hand-written key are read as a request writes th
     expect(fake.calls).toHaveLength(0);
   });
 });
+
+/**
+ * isFetching runs on every query state change (React): a request's own key (canonical, as a
+ * spec or a hook holds it) is looked up as it is, any other spelling is parsed first. Both must
+ * answer the same, for every shape of key a read can have.
+ */
+describe('isFetching: the canonical key and any other spelling answer alike', () => {
+  test.each([
+    ['/users', undefined, 'GET https://API.example.com:443/users#x'],
+    ['/users', { params: { b: 1, a: 2 } }, 'GET /users?b=1&a=2'],
+    ['/a b', undefined, 'get /a%20b'],
+    ['/users', { headers: { 'X-Tenant': 'acme' } }, 'GET /users |h X-TENANT:acme'],
+    ['/users', { headers: { 'X-Filter': 'a |b c |r json' } }, undefined],
+    ['/users', { responseType: 'text' as const }, 'GET https://api.example.com/users |r text'],
+    ['', undefined, 'GET https://api.example.com'],
+  ])('get(%j, %j)', async (url, options, spelling) => {
+    const { client, fake } = clientWith('https://api.example.com');
+    const spec = client.resolve('GET', url, options);
+    expect(client.isFetching(spec.key)).toBe(false);
+    if (spelling !== undefined) expect(client.isFetching(spelling)).toBe(false);
+    const read = client.get(url, options);
+    expect(client.isFetching(spec.key)).toBe(true);
+    if (spelling !== undefined) expect(client.isFetching(spelling)).toBe(true);
+    // Another resource is not in flight, in either form.
+    expect(client.isFetching(client.resolve('GET', '/other').key)).toBe(false);
+    expect(client.isFetching('GET /other')).toBe(false);
+    // A key no request can have is refused with a read in flight too.
+    expect(() => client.isFetching('FOO /users')).toThrow(RangeError);
+    expect(() => client.isFetching(5 as never)).toThrow(TypeError);
+    read.cancel();
+    await read.catch(() => {});
+    expect(client.isFetching(spec.key)).toBe(false);
+    if (spelling !== undefined) expect(client.isFetching(spelling)).toBe(false);
+    expect(fake.calls).toHaveLength(1);
+  });
+});

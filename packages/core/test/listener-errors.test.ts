@@ -85,3 +85,38 @@ describe('listener errors', () => {
     ).toThrow(/`onError` must be a function/);
   });
 });
+
+/**
+ * A listener typed `=> void` may be an async function (TypeScript accepts one): its rejection was
+ * an unhandled rejection (in Node, with the default `--unhandled-rejections=throw`, the end of the
+ * process). It is reported to onError like a throw, with the same context.
+ */
+describe('an async listener or subscriber that rejects', () => {
+  const unhandled = collectProcessFailures('unhandledRejection');
+
+  test('reaches onError, never an unhandled rejection; the caller still gets its data', async () => {
+    const reported: [unknown, ListenerErrorContext][] = [];
+    const t = makeClient(
+      { onError: (error, context) => reported.push([error, context]) },
+      { handler: () => Response.json({ ok: 1 }) },
+    );
+    const key = t.client.resolve('GET', '/a').key;
+    const listener = new Error('listener');
+    const subscriber = new Error('subscriber');
+    t.client.on('success', async () => {
+      throw listener;
+    });
+    t.client.subscribe(key, async () => {
+      throw subscriber;
+    });
+    // A listener whose promise fulfils is no error.
+    t.client.on('request', async () => {});
+    await expect(t.client.get('/a')).resolves.toMatchObject({ data: { ok: 1 } });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(reported).toEqual([
+      [subscriber, { source: 'subscriber', key }],
+      [listener, { source: 'event', event: 'success' }],
+    ]);
+    expect(unhandled).toEqual([]);
+  });
+});

@@ -98,8 +98,13 @@ export function attemptOnce(
       // A fetch that throws at once fails like one that rejects.
       started = Promise.reject(err);
     }
+    // Set once fetch resolved: keel's errors before that are the fetch's, not this request's.
+    let read = false;
     started
-      .then((res) => readResponse(res, spec, clock))
+      .then((res) => {
+        read = true;
+        return readResponse(res, spec, clock);
+      })
       .then(
         (response) => {
           if (done) return;
@@ -109,7 +114,7 @@ export function attemptOnce(
         (err) => {
           if (done) return;
           finish();
-          const error = attemptError(err, spec);
+          const error = attemptError(err, spec, read);
           // A body not read to its end (too large, cut short) must not keep its connection.
           if (isResponseTooLargeError(error)) abortFetch(error);
           reject(error);

@@ -52,11 +52,12 @@ export async function readResponse<T>(
   read: BodyRead,
   clock: { now(): number } = systemClock,
 ): Promise<ApiResponse<T>> {
-  const { status, statusText, headers } = res;
   // A network-error Response (`Response.error()`, what a mock returns for a failed connection;
-  // fetch itself rejects) is no answer: thrown, it fails like a rejection with it (a NetworkError
-  // whose cause is this Response).
-  if (res.type === 'error') throw res;
+  // fetch itself rejects), or no Response at all (null, a plain object: a wrapper that forgot to
+  // return the response), is no answer: thrown, it fails like a rejection with it (a NetworkError
+  // whose cause it is), not with a TypeError from reading it.
+  if (typeof res?.headers?.get !== 'function' || res.type === 'error') throw res;
+  const { status, statusText, headers } = res;
   const ok = isSuccessStatus(status);
   let data: unknown;
   if (read.method !== 'HEAD' && status !== 204 && status !== 205 && status !== 304) {

@@ -2,11 +2,10 @@ import { checkFunction, checkMs, typeError } from '../internal/checks';
 import { type Clock, systemClock } from '../internal/clock';
 import { urlOfKey } from '../internal/fingerprint';
 import { freeze } from '../internal/freeze';
-import { type ErrorReporter, logListenerError, report } from '../internal/report';
+import { callUser, type ErrorReporter, logListenerError } from '../internal/report';
 import { absoluteKeyURL, originOf, splitURL } from '../internal/url';
 import type { RequestSpec } from '../request/resolve';
 import type { ApiResponse, CacheSubscriber, CacheUpdate, KeyMatcher } from '../types/client';
-import type { ListenerErrorContext } from '../types/events';
 import { type CacheEntry, metaOf } from './entry';
 import type { Matchable, TargetMatcher } from './match';
 import { CACHE_DEFAULTS, CACHE_STORE_DEFAULTS, checkGcTime } from './options';
@@ -388,11 +387,7 @@ export class CacheStore {
 
   /** Calls a user callback; its error goes to `onError` (as `source`, for `key`), never up. */
   #call<T, R>(fn: (arg: T) => R, arg: T, source: 'subscriber' | 'matcher', key: string) {
-    try {
-      return fn(arg);
-    } catch (err) {
-      report(this.#onError, err, { source, key } as ListenerErrorContext);
-    }
+    return callUser(this.#onError, fn, arg, source, key);
   }
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { errorOf } from '../errors/errors.fixture';
+import { errorOf, REQUEST } from '../errors/errors.fixture';
+import { NetworkError } from '../errors/network-error';
 import { classifyError, isCountableFailure } from './outcome';
 
 describe('classifyError', () => {
@@ -24,6 +25,19 @@ describe('classifyError', () => {
       expect(classifyError(e), String(e.status)).toBe('answered');
     }
     expect(classifyError(errorOf.parse(200, '{', undefined))).toBe('answered');
+    // The caller's redirect or integrity setting refused an answer the endpoint gave.
+    for (const code of [
+      'ERR_UNEXPECTED_REDIRECT',
+      'ERR_TOO_MANY_REDIRECTS',
+      'ERR_INTEGRITY_MISMATCH',
+    ]) {
+      expect(classifyError(new NetworkError(REQUEST, { cause: undefined, code })), code).toBe(
+        'answered',
+      );
+    }
+    expect(classifyError(new NetworkError(REQUEST, { cause: undefined, code: 'ECONNRESET' }))).toBe(
+      'failure',
+    );
   });
 
   it('neutral: cancellation, aborts, gate rejections', () => {

@@ -1,5 +1,6 @@
 import { isAbortError } from '../errors/cancelled-error';
 import { isCircuitOpenError } from '../errors/circuit-open-error';
+import { CodeKind, codeIs, errorCodeOf } from '../errors/error-code';
 import { isHttpError } from '../errors/http-error';
 import { isKeelError } from '../errors/keel-error';
 import { isParseError } from '../errors/parse-error';
@@ -11,7 +12,9 @@ import { isResponseTooLargeError } from '../errors/response-too-large-error';
  *   (and any other error that is not an abort, or an HttpError without status).
  * - `answered`: the endpoint answered but the request failed for its own reasons: a 4xx other
  *   than 429, or a 2xx whose body did not parse (ParseError: deterministic per response, not a
- *   sign of unavailability, and not retried either) or was larger than `maxResponseBytes`. Not counted; a half-open probe that ends
+ *   sign of unavailability, and not retried either) or was larger than `maxResponseBytes`, or a
+ *   NetworkError of a permanent code (a redirect loop, a redirect under `redirect: 'error'`, an
+ *   integrity mismatch: the caller's settings refused an answer). Not counted; a half-open probe that ends
  *   like this closes the circuit, since the endpoint is reachable (cockatiel does the same).
  * - `neutral`: cancellation (CancelledError / AbortError), or a CircuitOpenError (a job the
  *   scheduler's pre-start gate refused): says nothing about the endpoint.
@@ -20,7 +23,12 @@ export type ErrorVerdict = 'failure' | 'answered' | 'neutral';
 
 export function classifyError(error: unknown): ErrorVerdict {
   if (isAbortError(error) || isCircuitOpenError(error)) return 'neutral';
-  if (isParseError(error) || isResponseTooLargeError(error)) return 'answered';
+  if (
+    isParseError(error) ||
+    isResponseTooLargeError(error) ||
+    codeIs(errorCodeOf(error), CodeKind.Permanent)
+  )
+    return 'answered';
   if (isHttpError(error)) {
     const { status } = error;
     if (status === undefined) return 'failure';

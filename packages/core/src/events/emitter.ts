@@ -1,4 +1,4 @@
-import { type ErrorReporter, logListenerError, report } from '../internal/report';
+import { callUser, type ErrorReporter, logListenerError } from '../internal/report';
 
 type Listener<P> = (payload: P) => void;
 
@@ -126,11 +126,7 @@ export class EventEmitter<Events extends { [K in keyof Events]: unknown }> {
     const list = this.#listeners[event];
     if (!list) return;
     for (let i = 0; i < list.length; i++) {
-      try {
-        list[i]!(payload);
-      } catch (err) {
-        report(this.#onError, err, { source: 'event', event: String(event) });
-      }
+      callUser(this.#onError, list[i]!, payload, 'event', event as string);
     }
   }
 

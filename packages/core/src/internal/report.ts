@@ -24,6 +24,42 @@ export function report(
   }
 }
 
+/**
+ * Calls a user callback (a listener, subscriber or matcher) with `arg`: its throw, or the
+ * rejection of a promise it returns (an async listener, which a `=> void` type accepts), goes to
+ * `reporter` as `source` for `name` (the event, or the key), never up. Returns what it returned.
+ */
+export function callUser<T, R>(
+  reporter: ErrorReporter,
+  fn: (arg: T) => R,
+  arg: T,
+  source: 'event' | 'subscriber' | 'matcher',
+  name: string,
+): R | undefined {
+  try {
+    const result = fn(arg);
+    // No closure unless it returned a promise: listeners run on every request.
+    if (typeof (result as PromiseLike<unknown> | null)?.then === 'function') {
+      (result as PromiseLike<unknown>).then(undefined, (error) =>
+        reportAs(reporter, error, source, name),
+      );
+    }
+    return result;
+  } catch (error) {
+    reportAs(reporter, error, source, name);
+  }
+}
+
+function reportAs(
+  reporter: ErrorReporter,
+  error: unknown,
+  source: 'event' | 'subscriber' | 'matcher',
+  name: string,
+): void {
+  const context = source === 'event' ? { source, event: name } : { source, key: name };
+  report(reporter, error, context as ListenerErrorContext);
+}
+
 function describe(context: ListenerErrorContext): string {
   switch (context.source) {
     case 'event':
