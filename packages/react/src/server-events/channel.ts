@@ -1,4 +1,4 @@
-import type { CacheMeta, Client, InvalidateTarget, RequestSpec, TimerHandle } from '@keel/core';
+import type { CacheMeta, Client, InvalidateTarget, RequestSpec } from '@keel/core';
 import {
   checkBoolean,
   checkFunction,
@@ -11,6 +11,7 @@ import {
   isRetriableStatus,
   rangeError,
 } from '@keel/core/internals';
+import { onSignal } from '../internal/environment';
 import { noop, reportError } from '../internal/report';
 import {
   type ConnectionOptions,
@@ -104,7 +105,8 @@ export class Channel {
   #state: ConnectionState = STOPPED;
   readonly options: ConnectionOptions;
   #controller: AbortController | undefined;
-  #timer: TimerHandle | undefined;
+  /** Ends the wait for a reconnect (its timer, its `online` listener); set while waiting. */
+  #cancelWait: (() => void) | undefined;
   #failures = 0;
   #serverRetry: number | undefined;
   #opened = false;
@@ -148,10 +150,7 @@ export class Channel {
   stop(): void {
     if (!this.#running) return;
     this.#running = false;
-    if (this.#timer !== undefined) {
-      this.options.clock.clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
+    this.#cancelWait?.();
     const controller = this.#controller;
     this.#controller = undefined;
     controller?.abort();
@@ -276,10 +275,20 @@ export class Channel {
     if (jitter) delay = delay / 2 + (random() * delay) / 2;
     this.#failures++;
     this.#setState('connecting', failure);
-    this.#timer = clock.setTimeout(() => {
-      this.#timer = undefined;
+    const wake = (): void => {
+      cancel();
       if (this.#running) void this.#connect();
-    }, delay);
+    };
+    const timer = clock.setTimeout(wake, delay);
+    // Back online: the network is back now, so is the stream (the queries refetch then too),
+    // rather than after a backoff grown while offline.
+    const off = onSignal('online', wake);
+    const cancel = (): void => {
+      this.#cancelWait = undefined;
+      clock.clearTimeout(timer);
+      off();
+    };
+    this.#cancelWait = cancel;
   }
 
   #setState(status: ConnectionStatus, error: unknown): void {
