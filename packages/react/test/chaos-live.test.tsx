@@ -66,6 +66,11 @@ function Who() {
   return <p data-testid="c">{q.data?.who ?? '-'}</p>;
 }
 
+function Shown() {
+  const q = useQuery<{ ok: number }>('/o');
+  return <p data-testid="o">{`${q.status}:${q.data?.ok ?? '-'}`}</p>;
+}
+
 describe('hooks, adversarially', () => {
   it('enabled flips off and on while its read is in flight: one request, its answer shown, not stuck pending', async () => {
     const gate = deferred();
@@ -188,5 +193,26 @@ describe('hooks, adversarially', () => {
     for (const c of clients.slice(0, 2))
       expect(debugOf(c)).toMatchObject({ subscriptions: 0, listeners: 0, flights: 0 });
     unmount();
+  });
+
+  it('a query that failed while offline reads again when the page is back online', async () => {
+    let down = true;
+    let gets = 0;
+    msw.use(
+      http.get(`${API}/o`, () => {
+        gets++;
+        return down ? HttpResponse.error() : HttpResponse.json({ ok: 1 });
+      }),
+    );
+    const client = testClient();
+    render(<Shown />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(screen.getByTestId('o').textContent).toBe('error:-'));
+    expect(gets).toBe(1);
+    down = false;
+    act(() => {
+      window.dispatchEvent(new Event('online'));
+    });
+    await waitFor(() => expect(screen.getByTestId('o').textContent).toBe('success:1'));
+    expect(gets).toBe(2);
   });
 });
