@@ -57,7 +57,7 @@ function List() {
 function Adder() {
   const client = useClient();
   const m = useMutation('POST', '/list', { onSuccess: () => client.invalidate('/list') });
-  drive.send = () => m.mutate({});
+  drive.send = () => m.mutate();
   return <p data-testid="m">{m.status}</p>;
 }
 
@@ -126,7 +126,7 @@ describe('hooks, adversarially', () => {
 
   it("a mutation's onSuccess invalidates the query suspended next to it: the read started before the change is never shown", async () => {
     let gets = 0;
-    const gates: ReturnType<typeof deferred>[] = [];
+    const gates: ReturnType<typeof deferred<void>>[] = [];
     msw.use(
       http.get(`${API}/list`, async () => {
         const n = ++gets;
