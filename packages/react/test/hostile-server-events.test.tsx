@@ -3,8 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { createClient } from '@keel/core';
 import { render, screen, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type ServerEventHandlers, type ServerEventsOptions, useServerEvents } from '../src/index';
-import { channelCount } from '../src/server-events/channel';
+import {
+  isServerEventsError,
+  type ServerEventHandlers,
+  type ServerEventsOptions,
+  useServerEvents,
+} from '../src/index';
+import { channelCount, channelFor } from '../src/server-events/channel';
 import { debugOf, flush, ManualClock, wrapperFor } from './helpers';
 
 const servers: Server[] = [];
@@ -49,6 +54,22 @@ function Feed({
 }) {
   const { status } = useServerEvents(url, handlers, options);
   return <p data-testid="status">{status}</p>;
+}
+
+type Seen = { state?: ReturnType<typeof useServerEvents> };
+
+/** Keeps the hook's latest state in `seen` and the `message` events' data in `got`. */
+function Probe({
+  seen,
+  got,
+  options,
+}: {
+  seen: Seen;
+  got: unknown[];
+  options?: ServerEventsOptions;
+}) {
+  seen.state = useServerEvents('/sse', { message: (d) => got.push(d) }, options);
+  return null;
 }
 
 describe('useServerEvents against a hostile server', () => {
@@ -121,6 +142,64 @@ describe('useServerEvents against a hostile server', () => {
     });
     await waitFor(() => expect(got).toBeDefined(), { timeout: 5000 });
     expect(got).toEqual(items);
+  });
+
+  it('20 MB with no line end: closed for good with a ServerEventsError naming the limit, the socket closed, no reconnect', async () => {
+    const left: string[] = [];
+    const live = await scripted((_n, req, res) => {
+      req.on('close', () => left.push('closed'));
+      const chunk = 'x'.repeat(64 * 1024);
+      let sent = 0;
+      // Honours backpressure: once the client stops reading, writing stops too.
+      const pump = () => {
+        while (sent < 20 * 1024 * 1024 && !res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        if (!res.destroyed) res.end();
+      };
+      pump();
+    });
+    const clock = new ManualClock();
+    const client = createClient({ baseURL: live.base, clock });
+    const got: unknown[] = [];
+    const seen: Seen = {};
+    const { unmount } = render(<Probe seen={seen} got={got} />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(seen.state?.status).toBe('closed'), { timeout: 5000 });
+    expect(isServerEventsError(seen.state!.error)).toBe(true);
+    expect((seen.state!.error as Error).message).toBe(
+      `Event not ended within maxEventLength (8388608 characters) (GET ${live.base}/sse)`,
+    );
+    expect((seen.state!.error as { status?: number }).status).toBe(200);
+    await waitFor(() => expect(left).toEqual(['closed']));
+    expect(got).toEqual([]);
+    expect(clock.timers.size).toBe(0);
+    expect(live.connects).toHaveLength(1);
+    unmount();
+    await flush();
+    expect(channelCount(client)).toBe(0);
+  });
+
+  it('maxEventLength sets the limit; an event within it still arrives, and a bad value is a RangeError naming it', async () => {
+    const live = await scripted((_n, _req, res) => {
+      res.write(`data: ${'y'.repeat(50)}\n\n`);
+      for (let i = 0; i < 20; i++) res.write('data: zzzzzzzzzz\n');
+    });
+    const client = createClient({ baseURL: live.base, clock: new ManualClock() });
+    const got: unknown[] = [];
+    const seen: Seen = {};
+    render(<Probe seen={seen} got={got} options={{ maxEventLength: 100 }} />, {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(seen.state?.status).toBe('closed'));
+    expect(got).toEqual(['y'.repeat(50)]);
+    expect((seen.state!.error as Error).message).toMatch(
+      /^Event not ended within maxEventLength \(100 characters\)/,
+    );
+    const spec = client.resolve('GET', '/other');
+    expect(() => channelFor(client, spec, { maxEventLength: 0 })).toThrow(
+      new RangeError('keel: `maxEventLength` must be an integer >= 1 (or Infinity), got 0'),
+    );
   });
 
   it('an invalidation for a key nobody reads sends nothing and breaks nothing', async () => {

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { defaultsOf, optionDocProblems, optionTypes } from '../../../scripts/option-docs.mjs';
 import { QUERY_DEFAULTS } from '../src/query/observer';
-import { RECONNECT_DEFAULTS } from '../src/server-events/channel';
+import { MAX_EVENT_LENGTH, RECONNECT_DEFAULTS } from '../src/server-events/channel';
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 
@@ -14,7 +14,10 @@ const { enabled, refetchOnWindowFocus, refetchOnReconnect } = QUERY_DEFAULTS;
 const DEFAULTS = {
   ...defaultsOf('UseQueryOptions', QUERY_DEFAULTS),
   ...defaultsOf('UseInfiniteQueryOptions', { enabled, refetchOnWindowFocus, refetchOnReconnect }),
-  ...defaultsOf('ServerEventsOptions', { reconnect: RECONNECT_DEFAULTS }),
+  ...defaultsOf('ServerEventsOptions', {
+    reconnect: RECONNECT_DEFAULTS,
+    maxEventLength: MAX_EVENT_LENGTH,
+  }),
   ...defaultsOf('ServerEventsOptions.reconnect', RECONNECT_DEFAULTS),
 };
 

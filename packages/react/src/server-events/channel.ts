@@ -1,7 +1,8 @@
-import type { CacheMeta, Client, InvalidateTarget, RequestSpec, TimerHandle } from '@keel/core';
+import type { CacheMeta, Client, InvalidateTarget, RequestSpec } from '@keel/core';
 import {
   checkBoolean,
   checkFunction,
+  checkInteger,
   checkInvalidateTarget,
   checkMs,
   checkObject,
@@ -10,6 +11,7 @@ import {
   isRetriableStatus,
   rangeError,
 } from '@keel/core/internals';
+import { onSignal } from '../internal/environment';
 import { noop, reportError } from '../internal/report';
 import {
   type ConnectionOptions,
@@ -103,7 +105,8 @@ export class Channel {
   #state: ConnectionState = STOPPED;
   readonly options: ConnectionOptions;
   #controller: AbortController | undefined;
-  #timer: TimerHandle | undefined;
+  /** Ends the wait for a reconnect (its timer, its `online` listener); set while waiting. */
+  #cancelWait: (() => void) | undefined;
   #failures = 0;
   #serverRetry: number | undefined;
   #opened = false;
@@ -147,10 +150,7 @@ export class Channel {
   stop(): void {
     if (!this.#running) return;
     this.#running = false;
-    if (this.#timer !== undefined) {
-      this.options.clock.clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
+    this.#cancelWait?.();
     const controller = this.#controller;
     this.#controller = undefined;
     controller?.abort();
@@ -191,11 +191,15 @@ export class Channel {
           : !type.toLowerCase().startsWith('text/event-stream') || body === null
             ? `Not an event stream (content-type "${type}")`
             : undefined;
-      if (message !== undefined) {
-        // Worth reconnecting after (408, 429, 5xx), as EventSource would after a network error.
+      // The answer is not a usable stream. Worth reconnecting after 408, 429, 5xx (as
+      // EventSource would after a network error), not after an answer that was ok.
+      const fail = (message: string): never => {
         retry = !response.ok && isRetriableStatus(status);
-        await body?.cancel().catch(noop);
         throw new ServerEventsError({ method: 'GET', url: this.url }, { message, status });
+      };
+      if (message !== undefined) {
+        await body?.cancel().catch(noop);
+        fail(message);
       }
       this.#setState('open', null);
       // A reconnect without Last-Event-ID may have missed events.
@@ -205,33 +209,41 @@ export class Channel {
       const reader = body!.getReader();
       const decoder = new TextDecoder();
       const { signal } = controller;
+      const { maxEventLength } = this.options;
       signal.addEventListener('abort', () => {
         reader.cancel().catch(noop);
       });
-      const feed = sseParser({
-        onEvent: (message) => {
-          if (signal.aborted) return;
-          // Only an event resets the backoff: a proxy that answers `: ok` and closes would
-          // otherwise be reconnected to at the base delay forever.
-          this.#failures = 0;
-          if (message.id !== undefined) this.lastEventId = message.id;
-          this.#onEvent({
-            event: message.event || 'message',
-            data: parseData(message.data),
-            raw: message.data,
-            id: message.id,
-          });
+      const feed = sseParser(
+        {
+          onEvent: (message) => {
+            if (signal.aborted) return;
+            // Only an event resets the backoff: a proxy that answers `: ok` and closes would
+            // otherwise be reconnected to at the base delay forever.
+            this.#failures = 0;
+            if (message.id !== undefined) this.lastEventId = message.id;
+            this.#onEvent({
+              event: message.event || 'message',
+              data: parseData(message.data),
+              raw: message.data,
+              id: message.id,
+            });
+          },
+          onRetry: (ms) => {
+            this.#serverRetry = ms;
+          },
+          // A server (or proxy) that never ends a line or a block: failing for good rather than
+          // reconnecting, where Last-Event-ID would have the same event sent again, and again.
+          onOverflow: () =>
+            fail(`Event not ended within maxEventLength (${maxEventLength} characters)`),
+          onId: (id) => {
+            if (signal.aborted) return;
+            this.lastEventId = id;
+            // No event follows to tell the watchers: the id alone may change what they show.
+            inspector?.(this);
+          },
         },
-        onRetry: (ms) => {
-          this.#serverRetry = ms;
-        },
-        onId: (id) => {
-          if (signal.aborted) return;
-          this.lastEventId = id;
-          // No event follows to tell the watchers: the id alone may change what they show.
-          inspector?.(this);
-        },
-      });
+        maxEventLength,
+      );
       for (
         let chunk = await reader.read();
         !chunk.done && !signal.aborted;
@@ -244,6 +256,8 @@ export class Channel {
     // Stopped (or replaced) meanwhile: the abort is ours, nothing to report or retry.
     if (this.#controller !== controller || !this.#running) return;
     this.#controller = undefined;
+    // The response may still be streaming (a stream over maxEventLength): close its socket.
+    controller.abort();
     if (!retry) {
       this.#running = false;
       this.#setState('closed', failure);
@@ -261,10 +275,20 @@ export class Channel {
     if (jitter) delay = delay / 2 + (random() * delay) / 2;
     this.#failures++;
     this.#setState('connecting', failure);
-    this.#timer = clock.setTimeout(() => {
-      this.#timer = undefined;
+    const wake = (): void => {
+      cancel();
       if (this.#running) void this.#connect();
-    }, delay);
+    };
+    const timer = clock.setTimeout(wake, delay);
+    // Back online: the network is back now, so is the stream (the queries refetch then too),
+    // rather than after a backoff grown while offline.
+    const off = onSignal('online', wake);
+    const cancel = (): void => {
+      this.#cancelWait = undefined;
+      clock.clearTimeout(timer);
+      off();
+    };
+    this.#cancelWait = cancel;
   }
 
   #setState(status: ConnectionStatus, error: unknown): void {
@@ -431,6 +455,13 @@ export interface ServerEventsOptions {
       }
     | undefined;
   /**
+   * The most characters one event may take while it is read (its line not yet ended plus its
+   * `data:` lines so far); past it the stream is closed for good with a ServerEventsError.
+   * `Infinity` for no limit, as EventSource.
+   * @default 8388608 (8 Mi characters)
+   */
+  maxEventLength?: number | undefined;
+  /**
    * The fetch implementation.
    * @default the global fetch, looked up at each connect
    */
@@ -529,10 +560,18 @@ function resolveOptions(
     jitter: checkBoolean('reconnect.jitter', reconnect?.jitter ?? RECONNECT_DEFAULTS.jitter),
     random: options?.random ?? Math.random,
     clock,
+    maxEventLength: checkInteger(
+      'maxEventLength',
+      options?.maxEventLength ?? MAX_EVENT_LENGTH,
+      1,
+      true,
+    ),
   };
 }
 
 const MAX_EXPONENT = 20;
+/** The default `maxEventLength`: room for a large snapshot, not for a stream that never ends. */
+export const MAX_EVENT_LENGTH = 8 * 2 ** 20;
 /** The shortest reconnect delay before jitter, whatever `reconnect` or the server's `retry:` say. */
 const MIN_RECONNECT_MS = 100;
 

@@ -61,6 +61,8 @@ export interface ConnectionOptions {
   jitter: boolean;
   random: () => number;
   clock: Clock;
+  /** Characters one event may take while read (see ServerEventsOptions.maxEventLength). */
+  maxEventLength: number;
 }
 
 /** Closed without an error: stopped, or never started. */

@@ -10,11 +10,17 @@ type Seen =
 
 function ours(chunks: string[]): Seen[] {
   const seen: Seen[] = [];
-  const feed = sseParser({
-    onEvent: (m) => seen.push(['event', m.event, m.data, m.id]),
-    onRetry: (ms) => seen.push(['retry', ms]),
-    onComment: () => seen.push(['comment']),
-  });
+  const feed = sseParser(
+    {
+      onEvent: (m) => seen.push(['event', m.event, m.data, m.id]),
+      onRetry: (ms) => seen.push(['retry', ms]),
+      onComment: () => seen.push(['comment']),
+      onOverflow: () => {
+        throw new Error('no limit was set');
+      },
+    },
+    Infinity,
+  );
   for (const chunk of chunks) feed(chunk);
   return seen;
 }
@@ -131,5 +137,39 @@ describe('sseParser', () => {
     vi.restoreAllMocks();
     expect(seen).toEqual([['event', undefined, 'x'.repeat(1024 * 1024), undefined]]);
     expect(scanned).toBeLessThanOrEqual(1024 * 1024 + 8);
+  });
+
+  it('an unfinished event over the limit calls onOverflow, whether one line never ends or data lines never close the block', () => {
+    const overflowed = (chunks: string[]) => {
+      let overflows = 0;
+      const events: string[] = [];
+      const feed = sseParser(
+        {
+          onEvent: (m) => events.push(m.data),
+          onRetry: () => {},
+          onOverflow: () => {
+            overflows++;
+          },
+        },
+        100,
+      );
+      for (const chunk of chunks) feed(chunk);
+      return { overflows, events };
+    };
+    // Exactly at the limit is allowed; one character more is not.
+    expect(overflowed(['data: ', 'x'.repeat(94)]).overflows).toBe(0);
+    expect(overflowed(['data: ', 'x'.repeat(95)]).overflows).toBe(1);
+    // A stream with no line end at all.
+    expect(overflowed(Array.from({ length: 50 }, () => 'xxxxxxxxxx')).overflows).toBeGreaterThan(0);
+    // Ended lines, but a block that never ends: its data lines add up.
+    expect(overflowed(Array.from({ length: 50 }, () => 'data: xxxx\n')).overflows).toBeGreaterThan(
+      0,
+    );
+    // Many events, each under the limit: the limit is per event, not per stream.
+    const many = overflowed(Array.from({ length: 50 }, () => `data: ${'x'.repeat(80)}\n\n`));
+    expect(many).toEqual({
+      overflows: 0,
+      events: Array.from({ length: 50 }, () => 'x'.repeat(80)),
+    });
   });
 });

@@ -19,6 +19,11 @@ export interface SseHandlers {
    * (WHATWG: the id buffer is applied when the block ends, with or without data).
    */
   onId?(id: string): void;
+  /**
+   * The event being read (its line not ended plus its `data:` lines so far) went over `max`
+   * characters; `feed` throws what this throws.
+   */
+  onOverflow(): void;
 }
 
 /**
@@ -27,11 +32,12 @@ export interface SseHandlers {
  * fed decoded text in chunks of any size: returns `feed(chunk)`. A block without `data:`
  * dispatches nothing (its `id:` goes to `onId`); unknown fields and a non-numeric `retry:` are
  * ignored; a line not yet ended is kept for the next chunk (and dropped with the stream, as
- * WHATWG says); a CR is a line end at once, and a LF right after it, in the next chunk, is not
+ * WHATWG says), up to `max` characters of one event (a stream without line ends, or a block
+ * without its blank line, would grow it forever); a CR is a line end at once, and a LF right after it, in the next chunk, is not
  * another. The byte-order mark is left to TextDecoder, which strips it. Small on purpose:
  * it is in every app that uses useServerEvents.
  */
-export function sseParser(on: SseHandlers): (chunk: string) => void {
+export function sseParser(on: SseHandlers, max: number): (chunk: string) => void {
   // A line end: CRLF, CR or LF (one regex per parser: its lastIndex is the parser's own).
   const lineEnd = /\r\n|\r|\n/g;
   let data: string | undefined;
@@ -74,5 +80,7 @@ export function sseParser(on: SseHandlers): (chunk: string) => void {
     }
     cr = chunk.endsWith('\r');
     rest += chunk.slice(start);
+    // Once per chunk: a chunk is bounded by the transport, what is kept across them is not.
+    if (rest.length + (data?.length ?? 0) > max) on.onOverflow();
   };
 }
