@@ -468,6 +468,19 @@ function unsupportedEncoding(): never {
   throw new HttpException(415, 'Compressed request bodies (Content-Encoding) are not supported');
 }
 
+/** Sent, not thrown: a 5xx HttpException goes to onError, and this one is the client's doing. */
+const UNKNOWN_CODING_BODY = JSON.stringify(
+  new HttpException(501, 'Transfer-Encoding other than chunked is not supported').toJSON(),
+);
+
+function unknownTransferCoding(ctx: Context): void {
+  // The body is left unread: Node can still find its end (chunked comes last) and discards it.
+  ctx
+    .status(501)
+    .setHeader('content-type', 'application/json; charset=utf-8')
+    .send(UNKNOWN_CODING_BODY);
+}
+
 function isEncoded(req: IncomingMessage): boolean {
   const coding = req.headers['content-encoding'];
   return coding !== undefined && coding !== '' && coding.trim().toLowerCase() !== 'identity';
@@ -678,7 +691,10 @@ class KeelApp implements App, SlotHost {
     const ctx = createContext(slot, req as KeelRequest, res, method, url, params, requestId);
     // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
     let kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req, body);
-    if (kind !== BodyKind.None && kind !== BodyKind.Raw && isEncoded(req)) {
+    if (kind === BodyKind.UnknownCoding) {
+      kind = BodyKind.None;
+      handler = unknownTransferCoding;
+    } else if (kind !== BodyKind.None && kind !== BodyKind.Raw && isEncoded(req)) {
       // A gzip body read as JSON would be "Malformed JSON": say what is wrong instead (415).
       kind = BodyKind.None;
       handler = unsupportedEncoding;

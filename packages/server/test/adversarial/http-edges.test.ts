@@ -1,0 +1,111 @@
+// Raw HTTP/1.1 edges sent by a hostile client, to `app.listen()` and to `app.handler` mounted
+// on an own `http.createServer`: transfer codings Node frames but does not decode, header names
+// that are Object.prototype members, and a Host whose port no URL can carry.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type App, createApp } from '../../src/index';
+import { socketBytes } from '../helpers';
+import { guardProcess } from './harness';
+
+guardProcess();
+
+const apps: App[] = [];
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    s.close();
+  }
+});
+
+/** The app's port through `listen()`, and through `app.handler` on an own server. */
+async function ports(app: App): Promise<[string, number][]> {
+  apps.push(app);
+  const listened = await app.listen(0, '127.0.0.1');
+  const own = createServer(app.handler);
+  servers.push(own);
+  await new Promise<void>((resolve) => own.listen(0, '127.0.0.1', resolve));
+  return [
+    ['listen', (listened.address() as AddressInfo).port],
+    ['own server', (own.address() as AddressInfo).port],
+  ];
+}
+
+/** Status and body of the first response to `bytes` (latin1), sent on one socket. */
+async function exchange(port: number, bytes: string): Promise<{ status: number; body: string }> {
+  const out = await socketBytes(port, bytes, 2_000);
+  const end = out.indexOf('\r\n\r\n');
+  return { status: Number(out.slice(9, 12)), body: out.slice(end + 4) };
+}
+
+function chunked(body: Buffer): string {
+  return `${body.length.toString(16)}\r\n${body.toString('latin1')}\r\n0\r\n\r\n`;
+}
+
+describe('a transfer coding other than chunked', () => {
+  it('is 501, never handed to a parser or the handler as the body (RFC 9112 §6.1)', async () => {
+    const app = createApp({ parsers: { raw: ['application/octet-stream'] } });
+    const seen: unknown[] = [];
+    const reported: unknown[] = [];
+    app.onError((err) => {
+      reported.push(err);
+    });
+    app.post('/echo', (ctx) => {
+      seen.push(ctx.body);
+      return ctx.json({ body: ctx.body });
+    });
+    const gz = chunked(gzipSync('{"a":1}'));
+    for (const [where, port] of await ports(app)) {
+      for (const [type, coding] of [
+        ['application/json', 'gzip, chunked'],
+        ['application/octet-stream', 'gzip, chunked'],
+        ['application/json', 'deflate,chunked'],
+        // No parser takes it: the handler would read the gzip bytes from ctx.req itself.
+        ['text/plain', 'gzip, chunked'],
+      ] as const) {
+        const res = await exchange(
+          port,
+          `POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: ${type}\r\nTransfer-Encoding: ${coding}\r\nConnection: close\r\n\r\n${gz}`,
+        );
+        expect([where, type, coding, res.status]).toEqual([where, type, coding, 501]);
+        expect(res.body).toContain('Transfer-Encoding');
+      }
+    }
+    expect(seen).toEqual([]);
+    // The client's doing, not the app's: no onError entry per request.
+    expect(reported).toEqual([]);
+  });
+
+  it('leaves the connection usable: the next pipelined request is answered', async () => {
+    const app = createApp();
+    app.post('/echo', (ctx) => ctx.json({ body: ctx.body }));
+    app.get('/next', (ctx) => ctx.send('next'));
+    for (const [, port] of await ports(app)) {
+      const out = await socketBytes(
+        port,
+        `POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n${chunked(gzipSync('{"a":1}'))}GET /next HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`,
+        2_000,
+      );
+      expect(out.startsWith('HTTP/1.1 501 ')).toBe(true);
+      expect(out).toContain('HTTP/1.1 200 OK');
+      expect(out.endsWith('\r\n\r\nnext')).toBe(true);
+    }
+  });
+
+  it('chunked alone, in any case, is read as before', async () => {
+    const app = createApp();
+    app.post('/echo', (ctx) => ctx.json({ body: ctx.body }));
+    for (const [, port] of await ports(app)) {
+      for (const coding of ['chunked', 'Chunked', ' chunked ']) {
+        const res = await exchange(
+          port,
+          `POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nTransfer-Encoding:${coding}\r\nConnection: close\r\n\r\n${chunked(Buffer.from('{"a":1}'))}`,
+        );
+        expect(res).toEqual({ status: 200, body: '{"body":{"a":1}}' });
+      }
+    }
+  });
+});
