@@ -404,8 +404,10 @@ export class Context {
   /** A request header by name (case-insensitive); repeated headers are joined with `, `. */
   header(name: string): string | undefined {
     if (typeof name !== 'string') throw typeError('header name', 'a string', name);
-    const value = this.req.headers[name.toLowerCase()];
-    return Array.isArray(value) ? value.join(', ') : value;
+    // Node's headers object has Object.prototype: `constructor` would give a function.
+    const value: unknown = this.req.headers[name.toLowerCase()];
+    if (typeof value === 'string') return value;
+    return Array.isArray(value) ? value.join(', ') : undefined;
   }
 
   /** A request cookie by name, URL-decoded. */

@@ -109,3 +109,24 @@ describe('a transfer coding other than chunked', () => {
     }
   });
 });
+
+describe('ctx.header with a name that is an Object.prototype member', () => {
+  it('is undefined unless the client sent that header (never a function or an object)', async () => {
+    const app = createApp();
+    app.get('/h', (ctx) =>
+      ctx.json(
+        ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'x-a'].map((name) => {
+          const value = ctx.header(name);
+          return value === undefined ? null : typeof value === 'string' ? value : typeof value;
+        }),
+      ),
+    );
+    for (const [, port] of await ports(app)) {
+      const res = await exchange(
+        port,
+        'GET /h HTTP/1.1\r\nHost: a\r\nToString: sent\r\nX-A: 1\r\nConnection: close\r\n\r\n',
+      );
+      expect(JSON.parse(res.body)).toEqual([null, 'sent', null, null, '1']);
+    }
+  });
+});
