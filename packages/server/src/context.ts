@@ -104,7 +104,10 @@ const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?
 function hostnameOf(value: string | undefined): string {
   if (value === undefined || value.length > 255 || !HOST.test(value)) return '';
   const end = value.startsWith('[') ? value.indexOf(']') + 1 : value.indexOf(':');
-  return (end <= 0 ? value : value.slice(0, end)).toLowerCase();
+  if (end <= 0 || end === value.length) return value.toLowerCase();
+  // A port past 65535 makes the value no host (a URL parser throws on it, RFC 9112 §3.2: 400).
+  if (Number(value.slice(end + 1)) > 65_535) return '';
+  return value.slice(0, end).toLowerCase();
 }
 
 /**

@@ -130,3 +130,32 @@ describe('ctx.header with a name that is an Object.prototype member', () => {
     }
   });
 });
+
+describe('ctx.hostname with a port no URL can carry', () => {
+  it("is '' for a Host or a trusted X-Forwarded-Host port over 65535", async () => {
+    const app = createApp({ trustProxy: 'loopback' });
+    app.get('/h', (ctx) => ctx.json({ hostname: ctx.hostname }));
+    const hostname = async (port: number, head: string): Promise<unknown> =>
+      JSON.parse((await exchange(port, `${head}Connection: close\r\n\r\n`)).body).hostname;
+    for (const [, port] of await ports(app)) {
+      expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: a.test:99999\r\n')).toBe('');
+      expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: [::1]:65536\r\n')).toBe('');
+      // The router's URL parser refuses such a target before any handler runs.
+      expect(
+        (
+          await exchange(
+            port,
+            'GET http://a.test:70000/h HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n',
+          )
+        ).status,
+      ).toBe(400);
+      expect(
+        await hostname(port, 'GET /h HTTP/1.1\r\nHost: b\r\nX-Forwarded-Host: a.test:65536\r\n'),
+      ).toBe('b');
+      // The largest port, and none, are still a host.
+      expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: a.test:65535\r\n')).toBe('a.test');
+      expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: [::1]:8080\r\n')).toBe('[::1]');
+      expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: A.Test\r\n')).toBe('a.test');
+    }
+  });
+});
