@@ -824,6 +824,9 @@ class KeelApp implements App, SlotHost {
       this.handler,
     );
     server.keepAliveTimeout = keepAliveTimeout;
+    // Every header line (maxHeaderSize, 16 KiB, bounds them): Node's default drops those past
+    // about 1000, a proxy's appended X-Forwarded-For among them (see headersCut).
+    server.maxHeadersCount = 0;
     // Expect: 100-continue. Node would send 100 Continue before the app sees the request; the
     // body reader decides instead, so an oversize upload is refused before it is sent.
     server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {

@@ -16,7 +16,7 @@ import { type CookieOptions, parseCookies, readCookie, serializeCookie } from '.
 import { ReleasedContextError } from './errors';
 import { type FileTarget, type SendFileOptions, sendFile } from './files';
 import type { GraphqlResolvers } from './graphql';
-import { resolveAddresses } from './proxy';
+import { headersCut, resolveAddresses } from './proxy';
 import { sentNothing } from './raw-response';
 import type { Slot } from './slot';
 import { assertSseField, type SseStream, serializeData, streamEvery } from './sse';
@@ -130,6 +130,7 @@ function hostOf(target: string, req: IncomingMessage): string | undefined {
       return target.slice(start, end);
     }
   }
+  if (headersCut(req)) return undefined;
   const raw = req.rawHeaders;
   let seen = 0;
   for (let i = 0; i < raw.length; i += 2) {
@@ -366,7 +367,7 @@ export class Context {
   #resolveIp(): void {
     const trust = this.#slot.host.trust;
     const peer = this.req.remoteAddress;
-    if (trust === null) {
+    if (trust === null || headersCut(this.req)) {
       this.#ip = peer;
       this.#ips = [];
       return;
@@ -553,7 +554,9 @@ export class Context {
   /** The first value of a forwarding header, when the TCP peer is a trusted proxy. */
   #forwarded(name: string): string | undefined {
     const trust = this.#slot.host.trust;
-    if (trust === null || !trust(this.req.remoteAddress, 0)) return undefined;
+    if (trust === null || !trust(this.req.remoteAddress, 0) || headersCut(this.req)) {
+      return undefined;
+    }
     const value = this.req.headers[name];
     if (typeof value !== 'string') return undefined;
     const comma = value.indexOf(',');

@@ -159,3 +159,40 @@ describe('ctx.hostname with a port no URL can carry', () => {
     }
   });
 });
+
+describe('more header lines than Node keeps by default (maxHeadersCount)', () => {
+  const padding = Array.from({ length: 2000 }, (_, i) => `x${i}:\r\n`).join('');
+  // The client's own X-Forwarded-For first, the line a proxy appended (the real client) last.
+  const spoof = `GET /who HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 6.6.6.6\r\n${padding}X-Forwarded-For: 10.0.0.7\r\nX-Forwarded-Host: b\r\nX-Last: 1\r\nConnection: close\r\n\r\n`;
+  const who = (app: App): App =>
+    app.get('/who', (ctx) =>
+      ctx.json({ ip: ctx.ip, hostname: ctx.hostname, last: ctx.header('x-last') ?? null }),
+    );
+
+  it('listen() keeps every line: the one a proxy appended after them still decides ctx.ip', async () => {
+    const app = who(createApp({ trustProxy: 1 }));
+    const [[, port]] = (await ports(app)) as [[string, number]];
+    const res = await exchange(port, spoof);
+    expect(JSON.parse(res.body)).toEqual({ ip: '10.0.0.7', hostname: 'b', last: '1' });
+  });
+
+  it('on an own server that dropped lines, no forwarding header nor Host is believed', async () => {
+    const app = who(createApp({ trustProxy: 1 }));
+    const [, [, port]] = (await ports(app)) as [unknown, [string, number]];
+    const res = await exchange(port, spoof);
+    // Not 6.6.6.6 (the client's word): the TCP peer; and no hostname (the Host may be one of two).
+    expect(JSON.parse(res.body)).toEqual({ ip: '127.0.0.1', hostname: '', last: null });
+    // A second Host line past the cut cannot be seen: the first is not believed either.
+    const twoHosts = await exchange(
+      port,
+      `GET /who HTTP/1.1\r\nHost: a\r\n${padding}Host: b\r\nConnection: close\r\n\r\n`,
+    );
+    expect(JSON.parse(twoHosts.body).hostname).toBe('');
+    // Below the cut, as before.
+    const few = await exchange(
+      port,
+      'GET /who HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 10.0.0.7\r\nConnection: close\r\n\r\n',
+    );
+    expect(JSON.parse(few.body)).toEqual({ ip: '10.0.0.7', hostname: 'a', last: null });
+  });
+});
