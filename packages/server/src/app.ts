@@ -29,6 +29,7 @@ import {
   rangeError,
   typeError,
 } from './checks';
+import { onClientError } from './client-error';
 import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from './clock';
 import { type CompressionOptions, type CompressionSettings, resolveCompression } from './compress';
 import {
@@ -827,6 +828,7 @@ class KeelApp implements App, SlotHost {
     // Every header line (maxHeaderSize, 16 KiB, bounds them): Node's default drops those past
     // about 1000, a proxy's appended X-Forwarded-For among them (see headersCut).
     server.maxHeadersCount = 0;
+    server.on('clientError', onClientError);
     // Expect: 100-continue. Node would send 100 Continue before the app sees the request; the
     // body reader decides instead, so an oversize upload is refused before it is sent.
     server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {

@@ -196,3 +196,47 @@ describe('more header lines than Node keeps by default (maxHeadersCount)', () =>
     expect(JSON.parse(few.body)).toEqual({ ip: '10.0.0.7', hostname: 'a', last: null });
   });
 });
+
+describe('a request pipelined after one with Connection: close', () => {
+  it('is ignored: the earlier request still gets its own response, not a 400 (RFC 9112 §9.6)', async () => {
+    const app = createApp();
+    const ran: string[] = [];
+    const statuses: number[] = [];
+    app.onResponse((_ctx, { status }) => statuses.push(status));
+    app.get('/slow', async (ctx) => {
+      ran.push('slow');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return ctx.json({ slow: true });
+    });
+    app.post('/later', (ctx) => {
+      ran.push('later');
+      return ctx.json({ later: true });
+    });
+    const [[, port]] = (await ports(app)) as [[string, number]];
+    for (const after of ['POST /later HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n', 'junk']) {
+      const out = await socketBytes(
+        port,
+        `GET /slow HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n${after}`,
+        2_000,
+      );
+      expect(out.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+      expect(out.endsWith('\r\n\r\n{"slow":true}')).toBe(true);
+      expect(out.match(/HTTP\/1\.1/g)).toHaveLength(1);
+    }
+    expect(ran).toEqual(['slow', 'slow']);
+    expect(statuses).toEqual([200, 200]);
+  });
+
+  it('other parse errors still get their 400 / 431 and the connection closed', async () => {
+    const app = createApp();
+    app.get('/a', (ctx) => ctx.send('a'));
+    const [[, port]] = (await ports(app)) as [[string, number]];
+    expect(await socketBytes(port, 'GET /a HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n', 2_000)).toBe(
+      'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n',
+    );
+    const big = `GET /a HTTP/1.1\r\nHost: a\r\nX: ${'x'.repeat(20_000)}\r\n\r\n`;
+    expect(await socketBytes(port, big, 2_000)).toBe(
+      'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n',
+    );
+  });
+});
