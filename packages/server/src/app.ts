@@ -719,18 +719,18 @@ class KeelApp implements App, SlotHost {
   /** No route for this method: 405 with Allow when other methods match, OPTIONS -> 204. */
   #miss(method: string, url: string): Handler {
     // RFC 9112 §3.2.4: `*` is only for a server-wide OPTIONS, answered with every method served.
-    const asterisk = url === '*';
-    if (asterisk && method !== 'OPTIONS') return asteriskForm;
+    if (url === '*') {
+      if (method !== 'OPTIONS') return asteriskForm;
+      const allow = this.#serverAllow();
+      return (ctx) => ctx.setHeader('allow', allow).status(204).send(null);
+    }
     const allowed: string[] = [];
     for (const other of this.#methods) {
-      if (
-        other !== method &&
-        (asterisk || this.#router.find(other as Router.HTTPMethod, url) !== null)
-      ) {
+      if (other !== method && this.#router.find(other as Router.HTTPMethod, url) !== null) {
         allowed.push(other);
       }
     }
-    if (allowed.length === 0 && !asterisk) return notFound;
+    if (allowed.length === 0) return notFound;
     if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
     if (method === 'OPTIONS') {
       const allow = [...allowed, 'OPTIONS'].join(', ');
@@ -740,6 +740,14 @@ class KeelApp implements App, SlotHost {
     return () => {
       throw new HttpException(405, undefined, { headers: { allow } });
     };
+  }
+
+  /** `Allow` for the server as a whole (`OPTIONS *`, CONNECT): every method routed, and OPTIONS. */
+  #serverAllow(): string {
+    const allowed = [...this.#methods].filter((method) => method !== 'OPTIONS');
+    if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
+    allowed.push('OPTIONS');
+    return allowed.join(', ');
   }
 
   /** Calls the onError handlers; returns a promise when one of them is async. */
@@ -829,6 +837,15 @@ class KeelApp implements App, SlotHost {
     // about 1000, a proxy's appended X-Forwarded-For among them (see headersCut).
     server.maxHeadersCount = 0;
     server.on('clientError', onClientError);
+    // CONNECT asks for a tunnel, and this server is no proxy: Node would close the connection
+    // without a word. The socket is ours once the event fires (Node's listeners are gone).
+    server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+      socket.on('error', () => socket.destroy());
+      socket.end(
+        `HTTP/1.1 405 Method Not Allowed\r\nAllow: ${this.#serverAllow()}\r\n` +
+          'Content-Length: 0\r\nConnection: close\r\n\r\n',
+      );
+    });
     // Expect: 100-continue. Node would send 100 Continue before the app sees the request; the
     // body reader decides instead, so an oversize upload is refused before it is sent.
     server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {

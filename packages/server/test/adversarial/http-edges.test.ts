@@ -2,7 +2,7 @@
 // on an own `http.createServer`: transfer codings Node frames but does not decode, header names
 // that are Object.prototype members, and a Host whose port no URL can carry.
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/index';
@@ -238,5 +238,31 @@ describe('a request pipelined after one with Connection: close', () => {
     expect(await socketBytes(port, big, 2_000)).toBe(
       'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n',
     );
+  });
+});
+
+describe('CONNECT (an authority-form target: this server is no proxy)', () => {
+  it('is answered 405 with Allow, and the connection closed, never tunnelled nor left open', async () => {
+    const app = createApp();
+    app.get('/a', (ctx) => ctx.send('a'));
+    app.post('/b', (ctx) => ctx.send('b'));
+    const [[, port]] = (await ports(app)) as [[string, number]];
+    const out = await socketBytes(
+      port,
+      'CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n\r\nGET /a HTTP/1.1\r\nHost: a\r\n\r\n',
+      2_000,
+    );
+    expect(out).toBe(
+      'HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, POST, HEAD, OPTIONS\r\nContent-Length: 0\r\nConnection: close\r\n\r\n',
+    );
+    // A client that resets at once: the socket's error is handled (no uncaught exception).
+    const reset = connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => {
+      reset.write('CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n\r\n', () => {
+        reset.resetAndDestroy();
+        resolve();
+      });
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
   });
 });
