@@ -352,6 +352,7 @@ const SERVER_OPTIONS: ServerResponseOption = Object.freeze({
 });
 
 const PEER = Symbol('keel.peer');
+const FAULTY_FRAMING = Symbol('keel.faultyFraming');
 const SAFE_REQUEST_ID = /^[\w.:@+=/-]{1,128}$/;
 const ID_PREFIX = `${randomBytes(4).toString('hex')}-`;
 const EMPTY_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
@@ -654,6 +655,17 @@ class KeelApp implements App, SlotHost {
 
   /** Step 1: route, take a ctx from the pool, read the body if there is one. */
   readonly handler = (req: IncomingMessage, res: ServerResponse): void => {
+    const socket = req.socket as (Socket & { [FAULTY_FRAMING]?: true }) | null;
+    // Parsed from bytes after a request whose framing was faulty: never run (see below). Its
+    // response is queued behind that one's, and goes when the connection closes after it.
+    if (socket?.[FAULTY_FRAMING] === true) return;
+    if (req.httpVersionMinor === 0 && req.headers['transfer-encoding'] !== undefined) {
+      // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing, the way to smuggle a
+      // request past a proxy that frames it otherwise. This one is answered, then the
+      // connection closes; what Node parses after it on that connection is not a request.
+      res.shouldKeepAlive = false;
+      if (socket !== null) socket[FAULTY_FRAMING] = true;
+    }
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const router = this.#router;

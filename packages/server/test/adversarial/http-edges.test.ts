@@ -266,3 +266,37 @@ describe('CONNECT (an authority-form target: this server is no proxy)', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
   });
 });
+
+describe('an HTTP/1.0 request with Transfer-Encoding (faulty framing, RFC 9112 §6.1)', () => {
+  it('is answered, then its connection closed: nothing after it is taken for a request', async () => {
+    const app = createApp();
+    const ran: string[] = [];
+    app.post('/echo', (ctx) => {
+      ran.push('echo');
+      return ctx.json({ body: ctx.body });
+    });
+    app.get('/a', (ctx) => {
+      ran.push('a');
+      return ctx.json({ a: 1 });
+    });
+    for (const [, port] of await ports(app)) {
+      for (const first of [
+        'POST /echo HTTP/1.0\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n7\r\n{"a":1}\r\n0\r\n\r\n',
+        'GET /a HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      ]) {
+        ran.length = 0;
+        const out = await socketBytes(port, `${first}GET /a HTTP/1.0\r\n\r\n`, 2_000);
+        expect(out.match(/HTTP\/1\.1 200/g)).toHaveLength(1);
+        expect(out).toContain('\r\nConnection: close\r\n');
+        expect(ran).toHaveLength(1);
+      }
+      // Without Transfer-Encoding, HTTP/1.0 keep-alive is kept as before.
+      const out = await socketBytes(
+        port,
+        'GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /a HTTP/1.0\r\n\r\n',
+        2_000,
+      );
+      expect(out.match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+    }
+  });
+});
