@@ -659,7 +659,11 @@ class KeelApp implements App, SlotHost {
     // Parsed from bytes after a request whose framing was faulty: never run (see below). Its
     // response is queued behind that one's, and goes when the connection closes after it.
     if (socket?.[FAULTY_FRAMING] === true) return;
-    if (req.httpVersionMinor === 0 && req.headers['transfer-encoding'] !== undefined) {
+    if (
+      req.httpVersionMinor === 0 &&
+      req.httpVersionMajor === 1 &&
+      req.headers['transfer-encoding'] !== undefined
+    ) {
       // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing, the way to smuggle a
       // request past a proxy that frames it otherwise. This one is answered, then the
       // connection closes; what Node parses after it on that connection is not a request.
