@@ -129,6 +129,23 @@ describe('ctx.header with a name that is an Object.prototype member', () => {
       expect(JSON.parse(res.body)).toEqual([null, 'sent', null, null, '1']);
     }
   });
+
+  it('reads each byte of a value as one character (Latin-1), as Node does: raw UTF-8 is not decoded', async () => {
+    const app = createApp();
+    app.get('/h', (ctx) => ctx.json({ a: ctx.header('x-a'), b: ctx.header('x-b') }));
+    for (const [, port] of await ports(app)) {
+      const utf8 = Buffer.from('café', 'utf8').toString('latin1');
+      const res = await exchange(
+        port,
+        `GET /h HTTP/1.1\r\nHost: a\r\nX-A: caf\xe9\r\nX-B: ${utf8}\r\nConnection: close\r\n\r\n`,
+      );
+      // `exchange` reads the reply as Latin-1: decode the JSON's UTF-8 first.
+      expect(JSON.parse(Buffer.from(res.body, 'latin1').toString('utf8'))).toEqual({
+        a: 'café',
+        b: 'cafÃ©',
+      });
+    }
+  });
 });
 
 describe('ctx.hostname with a port no URL can carry', () => {
