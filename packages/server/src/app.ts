@@ -29,6 +29,7 @@ import {
   rangeError,
   typeError,
 } from './checks';
+import { onClientError } from './client-error';
 import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from './clock';
 import { type CompressionOptions, type CompressionSettings, resolveCompression } from './compress';
 import {
@@ -351,6 +352,7 @@ const SERVER_OPTIONS: ServerResponseOption = Object.freeze({
 });
 
 const PEER = Symbol('keel.peer');
+const FAULTY_FRAMING = Symbol('keel.faultyFraming');
 const SAFE_REQUEST_ID = /^[\w.:@+=/-]{1,128}$/;
 const ID_PREFIX = `${randomBytes(4).toString('hex')}-`;
 const EMPTY_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
@@ -466,6 +468,19 @@ function notFound(): never {
 
 function unsupportedEncoding(): never {
   throw new HttpException(415, 'Compressed request bodies (Content-Encoding) are not supported');
+}
+
+/** Sent, not thrown: a 5xx HttpException goes to onError, and this one is the client's doing. */
+const UNKNOWN_CODING_BODY = JSON.stringify(
+  new HttpException(501, 'Transfer-Encoding other than chunked is not supported').toJSON(),
+);
+
+function unknownTransferCoding(ctx: Context): void {
+  // The body is left unread: Node can still find its end (chunked comes last) and discards it.
+  ctx
+    .status(501)
+    .setHeader('content-type', 'application/json; charset=utf-8')
+    .send(UNKNOWN_CODING_BODY);
 }
 
 function isEncoded(req: IncomingMessage): boolean {
@@ -640,6 +655,21 @@ class KeelApp implements App, SlotHost {
 
   /** Step 1: route, take a ctx from the pool, read the body if there is one. */
   readonly handler = (req: IncomingMessage, res: ServerResponse): void => {
+    const socket = req.socket as (Socket & { [FAULTY_FRAMING]?: true }) | null;
+    // Parsed from bytes after a request whose framing was faulty: never run (see below). Its
+    // response is queued behind that one's, and goes when the connection closes after it.
+    if (socket?.[FAULTY_FRAMING] === true) return;
+    if (
+      req.httpVersionMinor === 0 &&
+      req.httpVersionMajor === 1 &&
+      req.headers['transfer-encoding'] !== undefined
+    ) {
+      // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing, the way to smuggle a
+      // request past a proxy that frames it otherwise. This one is answered, then the
+      // connection closes; what Node parses after it on that connection is not a request.
+      res.shouldKeepAlive = false;
+      if (socket !== null) socket[FAULTY_FRAMING] = true;
+    }
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     const router = this.#router;
@@ -678,7 +708,10 @@ class KeelApp implements App, SlotHost {
     const ctx = createContext(slot, req as KeelRequest, res, method, url, params, requestId);
     // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
     let kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req, body);
-    if (kind !== BodyKind.None && kind !== BodyKind.Raw && isEncoded(req)) {
+    if (kind === BodyKind.UnknownCoding) {
+      kind = BodyKind.None;
+      handler = unknownTransferCoding;
+    } else if (kind !== BodyKind.None && kind !== BodyKind.Raw && isEncoded(req)) {
       // A gzip body read as JSON would be "Malformed JSON": say what is wrong instead (415).
       kind = BodyKind.None;
       handler = unsupportedEncoding;
@@ -702,18 +735,18 @@ class KeelApp implements App, SlotHost {
   /** No route for this method: 405 with Allow when other methods match, OPTIONS -> 204. */
   #miss(method: string, url: string): Handler {
     // RFC 9112 §3.2.4: `*` is only for a server-wide OPTIONS, answered with every method served.
-    const asterisk = url === '*';
-    if (asterisk && method !== 'OPTIONS') return asteriskForm;
+    if (url === '*') {
+      if (method !== 'OPTIONS') return asteriskForm;
+      const allow = this.#serverAllow();
+      return (ctx) => ctx.setHeader('allow', allow).status(204).send(null);
+    }
     const allowed: string[] = [];
     for (const other of this.#methods) {
-      if (
-        other !== method &&
-        (asterisk || this.#router.find(other as Router.HTTPMethod, url) !== null)
-      ) {
+      if (other !== method && this.#router.find(other as Router.HTTPMethod, url) !== null) {
         allowed.push(other);
       }
     }
-    if (allowed.length === 0 && !asterisk) return notFound;
+    if (allowed.length === 0) return notFound;
     if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
     if (method === 'OPTIONS') {
       const allow = [...allowed, 'OPTIONS'].join(', ');
@@ -723,6 +756,14 @@ class KeelApp implements App, SlotHost {
     return () => {
       throw new HttpException(405, undefined, { headers: { allow } });
     };
+  }
+
+  /** `Allow` for the server as a whole (`OPTIONS *`, CONNECT): every method routed, and OPTIONS. */
+  #serverAllow(): string {
+    const allowed = [...this.#methods].filter((method) => method !== 'OPTIONS');
+    if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
+    allowed.push('OPTIONS');
+    return allowed.join(', ');
   }
 
   /** Calls the onError handlers; returns a promise when one of them is async. */
@@ -808,6 +849,19 @@ class KeelApp implements App, SlotHost {
       this.handler,
     );
     server.keepAliveTimeout = keepAliveTimeout;
+    // Every header line (maxHeaderSize, 16 KiB, bounds them): Node's default drops those past
+    // about 1000, a proxy's appended X-Forwarded-For among them (see headersCut).
+    server.maxHeadersCount = 0;
+    server.on('clientError', onClientError);
+    // CONNECT asks for a tunnel, and this server is no proxy: Node would close the connection
+    // without a word. The socket is ours once the event fires (Node's listeners are gone).
+    server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+      socket.on('error', () => socket.destroy());
+      socket.end(
+        `HTTP/1.1 405 Method Not Allowed\r\nAllow: ${this.#serverAllow()}\r\n` +
+          'Content-Length: 0\r\nConnection: close\r\n\r\n',
+      );
+    });
     // Expect: 100-continue. Node would send 100 Continue before the app sees the request; the
     // body reader decides instead, so an oversize upload is refused before it is sent.
     server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {

@@ -51,6 +51,8 @@ export enum BodyKind {
   Form = 2,
   Text = 3,
   Raw = 4,
+  /** A transfer coding besides `chunked` (Node frames the body but does not decode it): 501. */
+  UnknownCoding = 5,
 }
 
 /**
@@ -117,8 +119,15 @@ export function typeMatcher(name: string, list: readonly string[] | undefined): 
 export function bodyKindOf(req: IncomingMessage, policy: BodyPolicy): BodyKind {
   const headers = req.headers;
   const length = headers['content-length'];
-  if ((length === undefined || length === '0') && headers['transfer-encoding'] === undefined) {
-    return BodyKind.None;
+  if (length === undefined || length === '0') {
+    // Node refuses Content-Length with Transfer-Encoding, so only these requests can have one.
+    const coding = headers['transfer-encoding'];
+    if (coding === undefined) return BodyKind.None;
+    // `gzip, chunked`: Node strips the chunking and hands on the gzip bytes as if they were the
+    // body. Only chunked is understood (as nginx: anything else is 501, RFC 9112 §6.1).
+    if (coding !== 'chunked' && coding.trim().toLowerCase() !== 'chunked') {
+      return BodyKind.UnknownCoding;
+    }
   }
   const type = headers['content-type'];
   if (type === undefined) {

@@ -16,7 +16,7 @@ import { type CookieOptions, parseCookies, readCookie, serializeCookie } from '.
 import { ReleasedContextError } from './errors';
 import { type FileTarget, type SendFileOptions, sendFile } from './files';
 import type { GraphqlResolvers } from './graphql';
-import { resolveAddresses } from './proxy';
+import { headersCut, resolveAddresses } from './proxy';
 import { sentNothing } from './raw-response';
 import type { Slot } from './slot';
 import { assertSseField, type SseStream, serializeData, streamEvery } from './sse';
@@ -104,7 +104,10 @@ const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?
 function hostnameOf(value: string | undefined): string {
   if (value === undefined || value.length > 255 || !HOST.test(value)) return '';
   const end = value.startsWith('[') ? value.indexOf(']') + 1 : value.indexOf(':');
-  return (end <= 0 ? value : value.slice(0, end)).toLowerCase();
+  if (end <= 0 || end === value.length) return value.toLowerCase();
+  // A port past 65535 makes the value no host (a URL parser throws on it, RFC 9112 §3.2: 400).
+  if (Number(value.slice(end + 1)) > 65_535) return '';
+  return value.slice(0, end).toLowerCase();
 }
 
 /**
@@ -127,6 +130,7 @@ function hostOf(target: string, req: IncomingMessage): string | undefined {
       return target.slice(start, end);
     }
   }
+  if (headersCut(req)) return undefined;
   const raw = req.rawHeaders;
   let seen = 0;
   for (let i = 0; i < raw.length; i += 2) {
@@ -363,7 +367,7 @@ export class Context {
   #resolveIp(): void {
     const trust = this.#slot.host.trust;
     const peer = this.req.remoteAddress;
-    if (trust === null) {
+    if (trust === null || headersCut(this.req)) {
       this.#ip = peer;
       this.#ips = [];
       return;
@@ -404,8 +408,10 @@ export class Context {
   /** A request header by name (case-insensitive); repeated headers are joined with `, `. */
   header(name: string): string | undefined {
     if (typeof name !== 'string') throw typeError('header name', 'a string', name);
-    const value = this.req.headers[name.toLowerCase()];
-    return Array.isArray(value) ? value.join(', ') : value;
+    // Node's headers object has Object.prototype: `constructor` would give a function.
+    const value: unknown = this.req.headers[name.toLowerCase()];
+    if (typeof value === 'string') return value;
+    return Array.isArray(value) ? value.join(', ') : undefined;
   }
 
   /** A request cookie by name, URL-decoded. */
@@ -548,7 +554,9 @@ export class Context {
   /** The first value of a forwarding header, when the TCP peer is a trusted proxy. */
   #forwarded(name: string): string | undefined {
     const trust = this.#slot.host.trust;
-    if (trust === null || !trust(this.req.remoteAddress, 0)) return undefined;
+    if (trust === null || !trust(this.req.remoteAddress, 0) || headersCut(this.req)) {
+      return undefined;
+    }
     const value = this.req.headers[name];
     if (typeof value !== 'string') return undefined;
     const comma = value.indexOf(',');

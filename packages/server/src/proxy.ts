@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import proxyaddr from 'proxy-addr';
 import { integer, rangeError, typeError } from './checks';
@@ -61,6 +61,22 @@ export function compileTrust(value: TrustProxy): TrustFn {
       err,
     );
   }
+}
+
+/** Node's own default when a server's `maxHeadersCount` is left unset: 2000 raw entries. */
+const NODE_HEADER_ENTRIES = 2000;
+
+/**
+ * Node dropped header lines past its server's `maxHeadersCount` (at about 1000 lines when it is
+ * unset). A proxy appends its `X-Forwarded-For` line after the client's, so such a request may
+ * have lost the line that counts and kept the client's own: none of its forwarding headers, and
+ * no Host (a second line may be gone), can be believed. `listen()` servers keep every line.
+ */
+export function headersCut(req: IncomingMessage): boolean {
+  const server = (req.socket as { server?: { maxHeadersCount?: unknown } } | null)?.server;
+  const max = server?.maxHeadersCount;
+  const entries = typeof max === 'number' ? max * 2 : NODE_HEADER_ENTRIES;
+  return entries > 0 && req.rawHeaders.length >= entries;
 }
 
 const BRACKETED = /^\[([^\]]*)\](?::\d{1,5})?$/;
