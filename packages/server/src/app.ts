@@ -685,7 +685,10 @@ class KeelApp implements App, SlotHost {
     }
     slot.begin(ctx, handler);
     this.#inflight++;
-    if (kind === BodyKind.None) slot.run();
+    // Node hands over every request of a read it parsed, also after its connection was closed
+    // under it (keel's queued-replies cap): nobody is there to answer, so no chain is run.
+    if (req.socket.destroyed) slot.abandon();
+    else if (kind === BodyKind.None) slot.run();
     else slot.read(req, kind, body.limit);
   };
 

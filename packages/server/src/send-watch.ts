@@ -158,15 +158,56 @@ export const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 interface Backlog {
   /** The last reply ended: the backlog is over once it finished. */
   last: ServerResponse;
-  /** Bytes of replies ended behind another response and not yet finished. */
-  queued: number;
-  /** Their sizes, in order (they finish in order). */
-  readonly sizes: number[];
-  /** 'finish' of a queued reply. */
-  readonly finished: () => void;
 }
 
 const backlogs = new WeakMap<Socket, Backlog>();
+
+/** Bytes of responses waiting behind an earlier response of one connection. */
+interface Queue {
+  /** Bytes of responses ended behind another response and not yet finished. */
+  bytes: number;
+  /** Their sizes, in order (they finish in order). */
+  readonly sizes: number[];
+  /** 'finish' of a queued response. */
+  readonly finished: () => void;
+}
+
+const queues = new WeakMap<Socket, Queue>();
+
+/**
+ * Counts `size` bytes of `res`, which waits behind an earlier response of its connection, until
+ * it finished; when more than {@link MAX_QUEUED_BYTES} wait, closes the connection and returns
+ * false (the caller lets the body go). For one-piece replies and sliced bodies alike: Node runs
+ * every request of a read it parsed, so either kind can pile up behind a response a client does
+ * not read.
+ */
+export function holdQueued(res: ServerResponse, socket: Socket, size: number): boolean {
+  let queue = queues.get(socket);
+  if (queue === undefined) {
+    const sizes: number[] = [];
+    const made: Queue = {
+      bytes: 0,
+      sizes,
+      finished: () => {
+        made.bytes -= sizes.shift() ?? 0;
+      },
+    };
+    queue = made;
+    queues.set(socket, made);
+  }
+  queue.bytes += size;
+  queue.sizes.push(size);
+  res.once('finish', queue.finished);
+  if (queue.bytes <= MAX_QUEUED_BYTES) return true;
+  socket.destroy();
+  return false;
+}
+
+/** Whether `socket` is a connection whose queue is watched: a real one, `sendTimeout` on. */
+export function watchable(socket: Socket, watch: SendWatch): boolean {
+  // An in-process request (`inject`) has no connection to watch.
+  return watch.ms !== 0 && typeof socket.bytesWritten === 'number' && !socket.destroyed;
+}
 
 /**
  * Call after a reply was ended in one piece (64 KiB or less, a head): when its bytes were not all
@@ -174,38 +215,21 @@ const backlogs = new WeakMap<Socket, Backlog>();
  * response), its connection is watched as {@link watchSend} watches a body, so a client that
  * pipelines requests and reads none of the replies cannot hold them, and the socket, for ever;
  * and closed at once when more than {@link MAX_QUEUED_BYTES} of them wait behind another
- * response. One watch per connection, however many replies wait; it ends once the last of them
- * finished. The common case (a client that reads) costs two property reads.
+ * response ({@link holdQueued}). One watch per connection, however many replies wait; it ends
+ * once the last of them finished. The common case (a client that reads) costs two property reads.
  */
 export function watchEnded(res: ServerResponse, watch: SendWatch): void {
   const own = res.socket;
   if (own !== null && own.writableLength === 0) return;
   const socket = res.req.socket;
-  // An in-process request (`inject`) has no connection to watch.
-  if (watch.ms === 0 || typeof socket.bytesWritten !== 'number' || socket.destroyed) return;
-  let backlog = backlogs.get(socket);
+  if (!watchable(socket, watch)) return;
+  const backlog = backlogs.get(socket);
   if (backlog === undefined) {
-    const sizes: number[] = [];
-    const made: Backlog = {
-      last: res,
-      queued: 0,
-      sizes,
-      finished: () => {
-        made.queued -= sizes.shift() ?? 0;
-      },
-    };
-    backlog = made;
-    backlogs.set(socket, backlog);
+    backlogs.set(socket, { last: res });
     watchBacklog(socket, watch);
-  }
-  backlog.last = res;
-  if (own !== null) return;
+  } else backlog.last = res;
   // Queued behind another response: all of it (head and body) is held until that one finished.
-  const size = res.writableLength;
-  backlog.queued += size;
-  backlog.sizes.push(size);
-  res.once('finish', backlog.finished);
-  if (backlog.queued > MAX_QUEUED_BYTES) socket.destroy();
+  if (own === null) holdQueued(res, socket, res.writableLength);
 }
 
 /** The watch of {@link watchEnded}: progress judged per connection, as in watchSend. */

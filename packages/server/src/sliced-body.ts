@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { noop, type SendWatch, watchSend } from './send-watch';
+import { holdQueued, noop, type SendWatch, watchable, watchSend } from './send-watch';
 
 /**
  * Buffered bodies (`json`, `send` of a string or bytes) larger than this are written in slices
@@ -16,7 +16,8 @@ export const SLICE_BYTES = 64 * 1024;
  * the client takes it: one chunk through {@link sliceWrites}, whose loop serves streams too. The
  * `sendTimeout` watcher starts only when the write is left waiting, and covers every byte:
  * `res.end()` is called once the last slice was written (its write's callback). If the response
- * closes first (the client left, or took nothing for `sendTimeout`), the body is let go. `done`
+ * closes first (the client left, or took nothing for `sendTimeout`), the body is let go; so it
+ * is when it waits behind another response and its connection's queue is full. `done`
  * is called once, right after `res.end()` really ran or when the response closed.
  */
 export function endInSlices(
@@ -29,6 +30,17 @@ export function endInSlices(
   if (res.destroyed) {
     done();
     return;
+  }
+  // Queued behind an earlier response of its connection: counted toward the connection's cap,
+  // past which the connection is closed and the body let go before it is copied.
+  const socket = res.req.socket;
+  if (res.socket === null && watchable(socket, watch)) {
+    const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+    if (!holdQueued(res, socket, size)) {
+      res.destroy();
+      done();
+      return;
+    }
   }
   let unwatch = noop;
   let over = false;

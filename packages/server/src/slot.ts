@@ -225,9 +225,7 @@ export class Slot implements RawWriter {
     if (this.#phase !== 'reading') return;
     if (aborted) {
       // The client went away mid-body: nobody to answer.
-      this.#phase = 'settled';
-      this.#sent();
-      this.#maybeRelease();
+      this.abandon();
     } else if (err !== null) {
       // Through the chain, as a 404 is: middleware (cors, logging) sees the request and its
       // headers go on the answer; the final handler throws the body's error instead of the route.
@@ -241,6 +239,13 @@ export class Slot implements RawWriter {
       this.#phase = 'running';
       this.run();
     }
+  }
+
+  /** Ends a request whose client is gone before its chain ran: nothing runs or is answered. */
+  abandon(): void {
+    this.#phase = 'settled';
+    this.#sent();
+    this.#maybeRelease();
   }
 
   /** Runs middleware and handler as one chain; one try/catch for the whole chain. */

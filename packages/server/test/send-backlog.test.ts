@@ -256,17 +256,68 @@ describe('sendTimeout: small replies queued for a client that reads nothing', ()
     a.get('/reply', (ctx) => {
       // Nothing here may hold the socket: its connection state holds the queued replies.
       if (handled === 0) ctx.req.socket.once('close', () => (closed = true));
-      if (handled++ === 1000) reply = new WeakRef(ctx.res);
+      // One that waits behind another, under the cap.
+      if (handled++ === 100) reply = new WeakRef(ctx.res);
       return ctx.send(REPLY);
     });
     const { port } = await start(a);
     unread(port).write(GET.repeat(2000));
-    await until(() => closed && handled === 2000 && appStats(a).inflight === 0);
+    await until(() => closed && appStats(a).inflight === 0);
     expect(clock.active).toBe(0);
     await until(() => {
       gc();
       return reply!.deref() === undefined;
     });
+  });
+
+  it('replies over 64 KiB (sliced) count toward the 4 MiB cap too', async () => {
+    // Sliced bodies (json / send over 64 KiB) queued behind another response were not counted:
+    // 2048 pipelined GETs of a 70 KB reply each held a copy of the body (143 MB) until
+    // sendTimeout, for a client that never reads.
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    const big = 'y'.repeat(70_000);
+    const memory = (): number => process.memoryUsage().arrayBuffers;
+    gc();
+    const base = memory();
+    let peak = 0;
+    let closed = false;
+    a.get('/big', (ctx) => {
+      if (peak === 0) ctx.req.socket.once('close', () => (closed = true));
+      peak = Math.max(peak, memory() - base);
+      return ctx.send(big);
+    });
+    const { port } = await start(a);
+    unread(port).write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(2048));
+    await until(() => closed && appStats(a).inflight === 0);
+    peak = Math.max(peak, memory() - base);
+    // What the cap lets wait (4 MiB) and loopback's buffers, far below 2048 bodies.
+    expect(peak).toBeLessThan(24 * 1024 * 1024);
+    expect(clock.active).toBe(0);
+  });
+
+  it('requests of a read that follow the cap closing the connection run no handler', async () => {
+    // Node hands every request of a parsed read to the app, even after the connection was
+    // closed under it: 2000 handlers (a query each, in an app) ran for a client that was cut.
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    let handled = 0;
+    const statuses: number[] = [];
+    a.onResponse((_ctx, { status }) => {
+      statuses.push(status);
+    });
+    a.get('/reply', (ctx) => {
+      handled++;
+      return ctx.send(REPLY);
+    });
+    const { port } = await start(a);
+    unread(port).write(GET.repeat(2048));
+    // Every request is still reported once, those never run as status 0 (the client left).
+    await until(() => statuses.length === 2048 && appStats(a).inflight === 0);
+    // The cap is 4 MiB of 32 KiB replies: 128 wait, and a few more went to the socket.
+    expect(handled).toBeLessThan(512);
+    expect(statuses.filter((s) => s === 0).length).toBeGreaterThanOrEqual(2048 - handled);
+    expect(clock.active).toBe(0);
   });
 
   it('sendTimeout: 0 leaves the connection alone, with no timer', async () => {
