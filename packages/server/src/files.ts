@@ -344,7 +344,7 @@ export async function sendFile(
       // promised and would read the next response on this connection as them. End the connection.
       if (stream.bytesRead !== length) res.destroy();
       // Still watched: the tail may stay queued for a client that stopped reading.
-      else if (!(await whenDone(res.end()))) target.cut();
+      else await whenDone(res.end());
     } catch {
       // Client gone, too slow (sendTimeout) or read error mid-body: pipeline destroyed the
       // response and the file stream (closing the fd); nothing to send.
