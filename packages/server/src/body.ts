@@ -135,8 +135,22 @@ export function bodyKindOf(req: IncomingMessage, policy: BodyPolicy): BodyKind {
 
 const FORBIDDEN_KEY = 'Object contains forbidden prototype property';
 
+/** Fields of a urlencoded body; querystring's own default `maxKeys`. */
+const MAX_FORM_FIELDS = 1000;
+
+/** More `&`-separated fields than MAX_FORM_FIELDS (what querystring counts, empty ones too). */
+function tooManyFields(text: string): boolean {
+  let at = -1;
+  for (let n = 0; n < MAX_FORM_FIELDS; n++) {
+    at = text.indexOf('&', at + 1);
+    if (at === -1) return false;
+  }
+  return true;
+}
+
 /**
- * Parses a complete body; throws HttpException(400) on malformed JSON and on a `__proto__` or
+ * Parses a complete body; throws HttpException(413) on a form of more than MAX_FORM_FIELDS
+ * fields, HttpException(400) on malformed JSON and on a `__proto__` or
  * `constructor.prototype` key anywhere in it (secure-json-parse, as Fastify does): such a body
  * is a prototype-pollution attempt on any code that merges it into another object.
  */
@@ -146,7 +160,14 @@ export function parseBody(kind: BodyKind, buf: Buffer): unknown {
   let text = buf.toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (kind === BodyKind.Text) return text;
-  if (kind === BodyKind.Form) return parseQuery(text); // null prototype, maxKeys 1000
+  if (kind === BodyKind.Form) {
+    // querystring stops at maxKeys `&`-separated fields and drops the rest in silence: refused
+    // instead, as body-parser does (413, "too many parameters").
+    if (tooManyFields(text)) {
+      throw new HttpException(413, `Form body has more than ${MAX_FORM_FIELDS} fields`);
+    }
+    return parseQuery(text, undefined, undefined, { maxKeys: MAX_FORM_FIELDS }); // null prototype
+  }
   try {
     return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (err) {
