@@ -8,7 +8,7 @@ import parseRange from 'range-parser';
 import { endBodiless, isBodiless } from './bodiless';
 import { checkObject, oneOf, typeError } from './checks';
 import { HttpException } from './errors';
-import { watchEnded, watchSend, whenDone } from './send-watch';
+import { fitsQueue, QUEUED_STREAM_BYTES, watchEnded, watchSend, whenDone } from './send-watch';
 import type { StreamTarget } from './stream-body';
 
 /** Options for `ctx.sendFile`. */
@@ -249,7 +249,13 @@ export async function sendFile(
   let handle: FileHandle;
   try {
     // A FIFO, socket or device is refused before it is opened: opening a FIFO blocks.
-    if (!(await statPath(file)).isFile()) throw new HttpException(404);
+    const found = await statPath(file);
+    if (!found.isFile()) throw new HttpException(404);
+    // Counted toward its connection's cap while it waits behind another response, before the
+    // file is opened (pipelined GETs of a large file each held a descriptor and a chunk); its
+    // connection gone or over the cap: nothing is opened or sent.
+    const held = target.method === 'HEAD' ? 0 : Math.min(found.size, QUEUED_STREAM_BYTES);
+    if (!fitsQueue(target.res, target.watch, held)) return;
     handle = await open(file, OPEN_FLAGS);
   } catch (err) {
     throw fsError(err);

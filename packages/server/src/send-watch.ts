@@ -83,6 +83,12 @@ const queuedOn = new WeakMap<Socket, Set<ServerResponse>>();
  */
 export function whileQueued(res: ServerResponse, socket: Socket): () => void {
   if (res.socket !== null) return noop;
+  if (socket.destroyed) {
+    // Gone before this response was watched (its file was still being looked up, its handler
+    // still awaited): its 'close' came already. Next tick, so a write in progress completes.
+    process.nextTick(closeQueued, res);
+    return noop;
+  }
   let queued = queuedOn.get(socket);
   if (queued === undefined) {
     const made = new Set<ServerResponse>();
@@ -117,6 +123,9 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
   const socket = res.req.socket;
   const unqueue = whileQueued(res, socket);
   if (ms === 0) return unqueue;
+  // Counted toward its connection's cap while it waits behind another response (a buffered body
+  // or a file counted already); past it the connection goes, and this response with it.
+  fitsQueue(res, watch, QUEUED_STREAM_BYTES);
   const every = checkEvery(ms);
   const progress: Progress = { mark: -1, since: 0 };
   let timer: TimerHandle = null;
@@ -164,43 +173,64 @@ const backlogs = new WeakMap<Socket, Backlog>();
 
 /** Bytes of responses waiting behind an earlier response of one connection. */
 interface Queue {
-  /** Bytes of responses ended behind another response and not yet finished. */
+  /** Bytes of responses queued behind another response and not yet finished. */
   bytes: number;
-  /** Their sizes, in order (they finish in order). */
-  readonly sizes: number[];
-  /** 'finish' of a queued response. */
-  readonly finished: () => void;
+  /** Each such response and what it counts for. */
+  readonly held: Map<ServerResponse, number>;
+  /** 'finish' of a queued response (`this` is the response). */
+  readonly finished: (this: ServerResponse) => void;
 }
 
 const queues = new WeakMap<Socket, Queue>();
 
 /**
+ * What a streamed body (a stream, a file, one a handler writes through ctx.res) counts for while
+ * it waits behind another response: its first chunk, which it writes into the response (a file
+ * has its descriptor open too). Its length is not known, nor how much it will hold.
+ */
+export const QUEUED_STREAM_BYTES = 64 * 1024;
+
+/**
  * Counts `size` bytes of `res`, which waits behind an earlier response of its connection, until
- * it finished; when more than {@link MAX_QUEUED_BYTES} wait, closes the connection and returns
- * false (the caller lets the body go). For one-piece replies and sliced bodies alike: Node runs
- * every request of a read it parsed, so either kind can pile up behind a response a client does
- * not read.
+ * it finished (once per response: the first count stands); when more than
+ * {@link MAX_QUEUED_BYTES} wait, closes the connection and returns false (the caller lets the
+ * body go). For every kind of response: Node runs every request of a read it parsed, so any of
+ * them can pile up behind a response a client does not read.
  */
 export function holdQueued(res: ServerResponse, socket: Socket, size: number): boolean {
   let queue = queues.get(socket);
   if (queue === undefined) {
-    const sizes: number[] = [];
     const made: Queue = {
       bytes: 0,
-      sizes,
-      finished: () => {
-        made.bytes -= sizes.shift() ?? 0;
+      held: new Map(),
+      finished(this: ServerResponse) {
+        made.bytes -= made.held.get(this) ?? 0;
+        made.held.delete(this);
       },
     };
     queue = made;
     queues.set(socket, made);
   }
-  queue.bytes += size;
-  queue.sizes.push(size);
-  res.once('finish', queue.finished);
+  if (!queue.held.has(res)) {
+    queue.bytes += size;
+    queue.held.set(res, size);
+    res.once('finish', queue.finished);
+  }
   if (queue.bytes <= MAX_QUEUED_BYTES) return true;
   socket.destroy();
   return false;
+}
+
+/**
+ * For a response about to be written, which may wait behind another response of its connection:
+ * counts `size` toward that connection's cap ({@link holdQueued}). False when its connection is
+ * gone, or was closed for being over the cap: write nothing then (a file: do not open it).
+ */
+export function fitsQueue(res: ServerResponse, watch: SendWatch, size: number): boolean {
+  const socket = res.req.socket;
+  if (socket.destroyed) return false;
+  if (res.socket !== null || !watchable(socket, watch)) return true;
+  return holdQueued(res, socket, size);
 }
 
 /** Whether `socket` is a connection whose queue is watched: a real one, `sendTimeout` on. */

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { holdQueued, noop, type SendWatch, watchable, watchSend } from './send-watch';
+import { fitsQueue, noop, type SendWatch, watchSend } from './send-watch';
 
 /**
  * Buffered bodies (`json`, `send` of a string or bytes) larger than this are written in slices
@@ -33,14 +33,11 @@ export function endInSlices(
   }
   // Queued behind an earlier response of its connection: counted toward the connection's cap,
   // past which the connection is closed and the body let go before it is copied.
-  const socket = res.req.socket;
-  if (res.socket === null && watchable(socket, watch)) {
-    const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
-    if (!holdQueued(res, socket, size)) {
-      res.destroy();
-      done();
-      return;
-    }
+  const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+  if (!fitsQueue(res, watch, size)) {
+    res.destroy();
+    done();
+    return;
   }
   let unwatch = noop;
   let over = false;

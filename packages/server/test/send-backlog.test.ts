@@ -4,6 +4,7 @@ import type { Socket as ServerSocket } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -317,6 +318,80 @@ describe('sendTimeout: small replies queued for a client that reads nothing', ()
     // The cap is 4 MiB of 32 KiB replies: 128 wait, and a few more went to the socket.
     expect(handled).toBeLessThan(512);
     expect(statuses.filter((s) => s === 0).length).toBeGreaterThanOrEqual(2048 - handled);
+    expect(clock.active).toBe(0);
+  });
+
+  it('streamed bodies and files queued behind another count toward the cap (64 KiB each)', async () => {
+    // Each queued file response had its file open and a 64 KiB chunk read: 2048 pipelined GETs
+    // of a 200 KB file held 2000 descriptors and 270 MB until sendTimeout.
+    const big = join(dir, 'big.bin');
+    writeFileSync(big, Buffer.alloc(200_000, 1));
+    for (const path of ['/file', '/stream', '/raw']) {
+      const clock = new ManualClock();
+      const a = app({ clock, sendTimeout: 1000 });
+      let handled = 0;
+      let closed = false;
+      const first = (ctx: { req: { socket: ServerSocket } }): void => {
+        if (handled++ === 0) ctx.req.socket.once('close', () => (closed = true));
+      };
+      a.get('/file', (ctx) => {
+        first(ctx);
+        return ctx.sendFile(big);
+      });
+      a.get('/stream', (ctx) => {
+        first(ctx);
+        return ctx.send(Readable.from([Buffer.alloc(50_000), Buffer.alloc(50_000)]));
+      });
+      a.get('/raw', (ctx) => {
+        first(ctx);
+        ctx.res.writeHead(200);
+        ctx.res.end(Buffer.alloc(70_000));
+      });
+      const { port } = await start(a);
+      unread(port).write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(2048));
+      await until(() => closed && appStats(a).inflight === 0);
+      // 4 MiB / 64 KiB: 64 wait, and a few more went to the socket. A file's handler returns
+      // before it is counted (after its lookup), so all of them run; the files not counted in
+      // time are not opened.
+      if (path !== '/file') expect(handled, path).toBeLessThan(256);
+      expect(clock.active, path).toBe(0);
+    }
+  });
+
+  it('responses still being prepared when their connection closed (a file looked up, a handler awaiting) are not held', async () => {
+    // A response queued behind another is closed with its connection by a listener on it; one
+    // whose file was still being looked up when the connection closed came after that 'close':
+    // nothing ever closed it, so its request, its open file and close() waited for ever.
+    const big = join(dir, 'big.bin');
+    writeFileSync(big, Buffer.alloc(200_000, 1));
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    let files = 0;
+    let reset!: () => void;
+    const gone = new Promise<void>((r) => {
+      reset = r;
+    });
+    a.get('/file', (ctx) => {
+      files++;
+      return ctx.sendFile(big);
+    });
+    // A stream answered once the connection is gone.
+    a.get('/late', async (ctx) => {
+      await gone;
+      await new Promise((r) => setTimeout(r, 10));
+      return ctx.send(Readable.from([Buffer.alloc(50_000)]));
+    });
+    // The connection goes while the files before it are looked up (as when a client resets).
+    a.get('/reset', (ctx) => {
+      ctx.req.socket.destroy();
+      reset();
+      return ctx.send('x');
+    });
+    const { port } = await start(a);
+    const get = (path: string): string => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`;
+    unread(port).write(get('/file').repeat(20) + get('/late') + get('/reset'));
+    await until(() => files === 20);
+    await until(() => appStats(a).inflight === 0);
     expect(clock.active).toBe(0);
   });
 
