@@ -253,9 +253,9 @@ export async function sendFile(
     if (!found.isFile()) throw new HttpException(404);
     // Counted toward its connection's cap while it waits behind another response, before the
     // file is opened (pipelined GETs of a large file each held a descriptor and a chunk); its
-    // connection gone or over the cap: nothing is opened or sent.
-    const held = target.method === 'HEAD' ? 0 : Math.min(found.size, QUEUED_STREAM_BYTES);
-    if (!fitsQueue(target.res, target.watch, held)) return;
+    // connection gone or over the cap: nothing is opened or sent. A HEAD is counted by its head.
+    const held = Math.min(found.size, QUEUED_STREAM_BYTES);
+    if (target.method !== 'HEAD' && !fitsQueue(target.res, target.watch, held)) return;
     handle = await open(file, OPEN_FLAGS);
   } catch (err) {
     throw fsError(err);
