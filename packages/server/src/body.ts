@@ -181,6 +181,15 @@ export function parseBody(kind: BodyKind, buf: Buffer): unknown {
   }
 }
 
+/**
+ * Chunks of a body kept apart before small ones are merged into one Buffer. Each kept chunk costs
+ * ~100 bytes of heap and, as a view, keeps its whole socket read alive: a 1 MB body sent in
+ * 1-byte chunks held 197 MB. Merged only when they average under 1 KiB, so a large upload in
+ * 64 KiB reads is never copied twice.
+ */
+const MERGE_EVERY = 256;
+const SMALL_CHUNKS = MERGE_EVERY * 1024;
+
 /** Called once per read: the parsed body, or the error to respond with, or `aborted`. */
 export type BodyDone = (error: HttpException | null, body: unknown, aborted: boolean) => void;
 
@@ -194,6 +203,10 @@ export class BodyReader {
   #limit = 0;
   #size = 0;
   #chunks: Buffer[] = [];
+  /** `#chunks` before this index are merged (or large) and stay as they are. */
+  #kept = 0;
+  /** Bytes in `#size` of chunks before `#kept`. */
+  #keptSize = 0;
   readonly #done: BodyDone;
 
   constructor(done: BodyDone) {
@@ -234,8 +247,22 @@ export class BodyReader {
       this.#done(tooLarge(limit, false), undefined, false);
       return;
     }
-    this.#chunks.push(chunk);
+    const chunks = this.#chunks;
+    chunks.push(chunk);
+    if (chunks.length - this.#kept >= MERGE_EVERY) this.#merge();
   };
+
+  /** Merges the chunks after `#kept` into one when they are small (see MERGE_EVERY). */
+  #merge(): void {
+    const chunks = this.#chunks;
+    const kept = this.#kept;
+    if (this.#size - this.#keptSize < SMALL_CHUNKS) {
+      chunks[kept] = Buffer.concat(chunks.slice(kept));
+      chunks.length = kept + 1;
+    }
+    this.#kept = chunks.length;
+    this.#keptSize = this.#size;
+  }
 
   #onEnd = (): void => {
     const chunks = this.#chunks;
@@ -268,6 +295,8 @@ export class BodyReader {
     this.#req = null;
     this.#chunks = [];
     this.#size = 0;
+    this.#kept = 0;
+    this.#keptSize = 0;
   }
 
   reset(): void {
