@@ -13,7 +13,15 @@ import { BodyTooLargeError, isHttpException, ReleasedContextError } from './erro
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
 import type { RawWriter } from './raw-response';
-import { closedUnder, noop, type SendWatch, watchEnded, watchSend, whenDone } from './send-watch';
+import {
+  closedUnder,
+  fitsQueue,
+  noop,
+  type SendWatch,
+  watchEnded,
+  watchSend,
+  whenDone,
+} from './send-watch';
 import { endInSlices, SLICE_BYTES, watchWrites } from './sliced-body';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
 import { promiseOf } from './thenable';
@@ -492,6 +500,9 @@ export class Slot implements RawWriter {
       const encoding = chooseEncoding(compression, face.req, res, contentType, length);
       if (encoding !== null) {
         if (face.method === 'HEAD') this.#writeEncodedHead(face, status, contentType, encoding);
+        // Waiting behind another response: counted (by its uncompressed length) before it is
+        // compressed off the loop, so a pipelined backlog past the cap compresses nothing more.
+        else if (!fitsQueue(res, this.host.send, length)) this.#sent();
         else this.#compress(compression, encoding, contentType, body);
         return;
       }

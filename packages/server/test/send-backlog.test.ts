@@ -395,6 +395,27 @@ describe('sendTimeout: small replies queued for a client that reads nothing', ()
     expect(clock.active).toBe(0);
   });
 
+  it('replies to compress count toward the cap before they are compressed', async () => {
+    // Compression runs off the loop, so the cap acted only once a reply was compressed: every
+    // handler of the read ran and 2048 gzip jobs of 76 KB (6 s of the thread pool, +800 MB of
+    // memory) were done for a client that reads nothing.
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000, compression: true });
+    const body = Array.from({ length: 7000 }, (_, i) => `item-${(i * 7919) % 100_003}`).join();
+    let handled = 0;
+    let closed = false;
+    a.get('/c', (ctx) => {
+      if (handled++ === 0) ctx.req.socket.once('close', () => (closed = true));
+      return ctx.send(body);
+    });
+    const { port } = await start(a);
+    unread(port).write('GET /c HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n'.repeat(2048));
+    await until(() => closed && appStats(a).inflight === 0, 20_000);
+    // Counted by their uncompressed length: 4 MiB / 76 KB.
+    expect(handled).toBeLessThan(256);
+    expect(clock.active).toBe(0);
+  });
+
   it('sendTimeout: 0 leaves the connection alone, with no timer', async () => {
     const { a, clock, seen } = setup(0);
     const { port } = await start(a);
