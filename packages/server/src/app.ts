@@ -718,7 +718,10 @@ class KeelApp implements App, SlotHost {
     }
     slot.begin(ctx, handler);
     this.#inflight++;
-    if (kind === BodyKind.None) slot.run();
+    // Node hands over every request of a read it parsed, also after its connection was closed
+    // under it (keel's queued-replies cap): nobody is there to answer, so no chain is run.
+    if (req.socket.destroyed) slot.abandon();
+    else if (kind === BodyKind.None) slot.run();
     else slot.read(req, kind, body.limit);
   };
 
@@ -902,11 +905,10 @@ class KeelApp implements App, SlotHost {
     const clock = this.sse.clock;
     this.#closed = new Promise<void>((resolve) => {
       let timer: TimerHandle | null = null;
+      /** The servers' closes, and the requests in flight draining. */
       let waiting = servers.length + 1;
-      let settled = false;
       const done = (): void => {
         if (--waiting > 0) return;
-        settled = true;
         if (timer !== null) clock.clearTimeout(timer);
         resolve();
       };
@@ -915,10 +917,8 @@ class KeelApp implements App, SlotHost {
         server.closeIdleConnections();
       }
       this.sse.closeAll();
-      let isDrained = false;
       const drained = (): void => {
         this.#drained = null;
-        isDrained = true;
         // Connections whose last response just finished become idle a tick later.
         setImmediate(() => {
           for (const server of servers) server.closeIdleConnections();
@@ -930,13 +930,16 @@ class KeelApp implements App, SlotHost {
       // Armed even with nothing in flight: a connection that is not idle without a request (one
       // still sending its headers, a socket its client left half-closed) would hold the servers'
       // close until Node's own timeouts.
-      if (settled || timeoutMs === Number.POSITIVE_INFINITY) return;
+      if (waiting === 0 || timeoutMs === Number.POSITIVE_INFINITY) return;
       timer = clock.setTimeout(() => {
         timer = null;
-        // Requests still running own their slots until they end; their sockets go now.
-        this.#drained = null;
+        // Requests still running own their slots until they end; nothing waits for them now
+        // (before their sockets go, which may release some).
+        if (this.#drained === drained) {
+          this.#drained = null;
+          done();
+        }
         for (const server of servers) server.closeAllConnections();
-        if (!isDrained) done();
       }, timeoutMs);
     });
     return this.#closed;

@@ -630,7 +630,6 @@ export class Context {
       status: slot.status,
       extra: ['x-request-id', this.requestId],
       watch: slot.host.send,
-      cut: slot.markCut,
     };
   }
 

@@ -8,7 +8,7 @@ import parseRange from 'range-parser';
 import { endBodiless, isBodiless } from './bodiless';
 import { checkObject, oneOf, typeError } from './checks';
 import { HttpException } from './errors';
-import { watchEnded, watchSend, whenDone } from './send-watch';
+import { fitsQueue, QUEUED_STREAM_BYTES, watchEnded, watchSend, whenDone } from './send-watch';
 import type { StreamTarget } from './stream-body';
 
 /** Options for `ctx.sendFile`. */
@@ -249,7 +249,13 @@ export async function sendFile(
   let handle: FileHandle;
   try {
     // A FIFO, socket or device is refused before it is opened: opening a FIFO blocks.
-    if (!(await statPath(file)).isFile()) throw new HttpException(404);
+    const found = await statPath(file);
+    if (!found.isFile()) throw new HttpException(404);
+    // Counted toward its connection's cap while it waits behind another response, before the
+    // file is opened (pipelined GETs of a large file each held a descriptor and a chunk); its
+    // connection gone or over the cap: nothing is opened or sent. A HEAD is counted by its head.
+    const held = Math.min(found.size, QUEUED_STREAM_BYTES);
+    if (target.method !== 'HEAD' && !fitsQueue(target.res, target.watch, held)) return;
     handle = await open(file, OPEN_FLAGS);
   } catch (err) {
     throw fsError(err);
@@ -344,7 +350,7 @@ export async function sendFile(
       // promised and would read the next response on this connection as them. End the connection.
       if (stream.bytesRead !== length) res.destroy();
       // Still watched: the tail may stay queued for a client that stopped reading.
-      else if (!(await whenDone(res.end()))) target.cut();
+      else await whenDone(res.end());
     } catch {
       // Client gone, too slow (sendTimeout) or read error mid-body: pipeline destroyed the
       // response and the file stream (closing the fd); nothing to send.

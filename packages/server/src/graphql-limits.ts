@@ -40,14 +40,7 @@ interface Measure {
   lists: number;
 }
 
-/** An introspection selection: its deepest list nesting and its aliases. */
-interface MetaMeasure {
-  lists: number;
-  aliases: number;
-}
-
 const ZERO: Measure = { depth: 0, aliases: 0, cost: 0, lists: 0 };
-const META_ZERO: MetaMeasure = { lists: 0, aliases: 0 };
 
 /**
  * Lists an introspection field may nest: the standard introspection query (graphql-js's
@@ -125,42 +118,18 @@ function perFragment<M>(
  */
 export function operationLimitsRule(limits: OperationLimits): ValidationRule {
   return (context: ValidationContext): ASTVisitor => {
-    const metaFragment = perFragment(context, meta, META_ZERO);
-    const fragment = perFragment(context, selection, ZERO);
+    const fragment = perFragment(context, (set, parent) => selection(set, parent, false), ZERO);
+    const metaFragment = perFragment(context, (set, parent) => selection(set, parent, true), ZERO);
 
-    /** An introspection selection: lists nested and aliases, no depth or cost. */
-    function meta(set: SelectionSetNode, parent: GraphQLCompositeType | undefined): MetaMeasure {
-      let lists = 0;
-      let aliases = 0;
-      for (const node of set.selections) {
-        let inner: MetaMeasure;
-        if (node.kind === Kind.FIELD) {
-          if (node.alias !== undefined) aliases++;
-          const field = fieldOf(context, parent, node.name.value);
-          const named = field === undefined ? undefined : getNamedType(field.type);
-          const below =
-            node.selectionSet === undefined
-              ? META_ZERO
-              : meta(node.selectionSet, isCompositeType(named) ? named : undefined);
-          inner = { lists: listsAround(field?.type) + below.lists, aliases: below.aliases };
-        } else if (node.kind === Kind.INLINE_FRAGMENT) {
-          const type =
-            node.typeCondition === undefined
-              ? parent
-              : typeFromAST(context.getSchema(), node.typeCondition);
-          inner = meta(node.selectionSet, isCompositeType(type) ? type : undefined);
-        } else {
-          const definition = context.getFragment(node.name.value);
-          inner =
-            definition === undefined || definition === null ? META_ZERO : metaFragment(definition);
-        }
-        lists = Math.max(lists, inner.lists);
-        aliases += inner.aliases;
-      }
-      return { lists, aliases };
-    }
-
-    function selection(set: SelectionSetNode, parent: GraphQLCompositeType | undefined): Measure {
+    /**
+     * What a selection set adds up to. Inside an introspection field (`meta`) a field adds no
+     * depth or cost; the lists around its type count toward `lists` instead.
+     */
+    function selection(
+      set: SelectionSetNode,
+      parent: GraphQLCompositeType | undefined,
+      meta: boolean,
+    ): Measure {
       let depth = 0;
       let aliases = 0;
       let cost = 0;
@@ -171,18 +140,22 @@ export function operationLimitsRule(limits: OperationLimits): ValidationRule {
           if (node.alias !== undefined) aliases++;
           const field = fieldOf(context, parent, node.name.value);
           const named = field === undefined ? undefined : getNamedType(field.type);
-          const isMeta = field === SchemaMetaFieldDef || field === TypeMetaFieldDef;
-          if (isMeta) {
-            const below =
-              node.selectionSet === undefined
-                ? META_ZERO
-                : meta(node.selectionSet, isCompositeType(named) ? named : undefined);
+          // `__schema` / `__type`: one field of depth and cost 1, its selection bounded by lists.
+          const entersMeta = !meta && (field === SchemaMetaFieldDef || field === TypeMetaFieldDef);
+          const below =
+            node.selectionSet === undefined
+              ? ZERO
+              : selection(
+                  node.selectionSet,
+                  isCompositeType(named) ? named : undefined,
+                  meta || entersMeta,
+                );
+          if (meta) {
+            const nested = listsAround(field?.type) + below.lists;
+            inner = { depth: 0, aliases: below.aliases, cost: 0, lists: nested };
+          } else if (entersMeta) {
             inner = { depth: 1, aliases: below.aliases, cost: 1, lists: below.lists };
           } else {
-            const below =
-              node.selectionSet === undefined
-                ? ZERO
-                : selection(node.selectionSet, isCompositeType(named) ? named : undefined);
             const factor = limits.listFactor ** listsAround(field?.type);
             inner = {
               depth: below.depth + 1,
@@ -196,10 +169,13 @@ export function operationLimitsRule(limits: OperationLimits): ValidationRule {
             node.typeCondition === undefined
               ? parent
               : typeFromAST(context.getSchema(), node.typeCondition);
-          inner = selection(node.selectionSet, isCompositeType(type) ? type : undefined);
+          inner = selection(node.selectionSet, isCompositeType(type) ? type : undefined, meta);
         } else {
           const definition = context.getFragment(node.name.value);
-          inner = definition === undefined || definition === null ? ZERO : fragment(definition);
+          inner =
+            definition === undefined || definition === null
+              ? ZERO
+              : (meta ? metaFragment : fragment)(definition);
         }
         depth = Math.max(depth, inner.depth);
         aliases += inner.aliases;
@@ -218,7 +194,11 @@ export function operationLimitsRule(limits: OperationLimits): ValidationRule {
             : node.operation === 'mutation'
               ? schema.getMutationType()
               : schema.getSubscriptionType();
-        const { depth, aliases, cost, lists } = selection(node.selectionSet, root ?? undefined);
+        const { depth, aliases, cost, lists } = selection(
+          node.selectionSet,
+          root ?? undefined,
+          false,
+        );
         const name = node.name === undefined ? 'The operation' : `Operation "${node.name.value}"`;
         if (lists > MAX_INTROSPECTION_LISTS) {
           context.reportError(

@@ -83,6 +83,12 @@ const queuedOn = new WeakMap<Socket, Set<ServerResponse>>();
  */
 export function whileQueued(res: ServerResponse, socket: Socket): () => void {
   if (res.socket !== null) return noop;
+  if (socket.destroyed) {
+    // Gone before this response was watched (its file was still being looked up, its handler
+    // still awaited): its 'close' came already. Next tick, so a write in progress completes.
+    process.nextTick(closeQueued, res);
+    return noop;
+  }
   let queued = queuedOn.get(socket);
   if (queued === undefined) {
     const made = new Set<ServerResponse>();
@@ -117,6 +123,9 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
   const socket = res.req.socket;
   const unqueue = whileQueued(res, socket);
   if (ms === 0) return unqueue;
+  // Counted toward its connection's cap while it waits behind another response (a buffered body
+  // or a file counted already); past it the connection goes, and this response with it.
+  fitsQueue(res, watch, QUEUED_STREAM_BYTES);
   const every = checkEvery(ms);
   const progress: Progress = { mark: -1, since: 0 };
   let timer: TimerHandle = null;
@@ -158,15 +167,77 @@ export const MAX_QUEUED_BYTES = 4 * 1024 * 1024;
 interface Backlog {
   /** The last reply ended: the backlog is over once it finished. */
   last: ServerResponse;
-  /** Bytes of replies ended behind another response and not yet finished. */
-  queued: number;
-  /** Their sizes, in order (they finish in order). */
-  readonly sizes: number[];
-  /** 'finish' of a queued reply. */
-  readonly finished: () => void;
 }
 
 const backlogs = new WeakMap<Socket, Backlog>();
+
+/** Bytes of responses waiting behind an earlier response of one connection. */
+interface Queue {
+  /** Bytes of responses queued behind another response and not yet finished. */
+  bytes: number;
+  /** Each such response and what it counts for. */
+  readonly held: Map<ServerResponse, number>;
+  /** 'finish' of a queued response (`this` is the response). */
+  readonly finished: (this: ServerResponse) => void;
+}
+
+const queues = new WeakMap<Socket, Queue>();
+
+/**
+ * What a streamed body (a stream, a file, one a handler writes through ctx.res) counts for while
+ * it waits behind another response: its first chunk, which it writes into the response (a file
+ * has its descriptor open too). Its length is not known, nor how much it will hold.
+ */
+export const QUEUED_STREAM_BYTES = 64 * 1024;
+
+/**
+ * Counts `size` bytes of `res`, which waits behind an earlier response of its connection, until
+ * it finished (once per response: the first count stands); when more than
+ * {@link MAX_QUEUED_BYTES} wait, closes the connection and returns false (the caller lets the
+ * body go). For every kind of response: Node runs every request of a read it parsed, so any of
+ * them can pile up behind a response a client does not read.
+ */
+export function holdQueued(res: ServerResponse, socket: Socket, size: number): boolean {
+  let queue = queues.get(socket);
+  if (queue === undefined) {
+    const made: Queue = {
+      bytes: 0,
+      held: new Map(),
+      finished(this: ServerResponse) {
+        made.bytes -= made.held.get(this) ?? 0;
+        made.held.delete(this);
+      },
+    };
+    queue = made;
+    queues.set(socket, made);
+  }
+  if (!queue.held.has(res)) {
+    queue.bytes += size;
+    queue.held.set(res, size);
+    res.once('finish', queue.finished);
+  }
+  if (queue.bytes <= MAX_QUEUED_BYTES) return true;
+  socket.destroy();
+  return false;
+}
+
+/**
+ * For a response about to be written, which may wait behind another response of its connection:
+ * counts `size` toward that connection's cap ({@link holdQueued}). False when its connection is
+ * gone, or was closed for being over the cap: write nothing then (a file: do not open it).
+ */
+export function fitsQueue(res: ServerResponse, watch: SendWatch, size: number): boolean {
+  const socket = res.req.socket;
+  if (socket.destroyed) return false;
+  if (res.socket !== null || !watchable(socket, watch)) return true;
+  return holdQueued(res, socket, size);
+}
+
+/** Whether `socket` is a connection whose queue is watched: a real one, `sendTimeout` on. */
+export function watchable(socket: Socket, watch: SendWatch): boolean {
+  // An in-process request (`inject`) has no connection to watch.
+  return watch.ms !== 0 && typeof socket.bytesWritten === 'number' && !socket.destroyed;
+}
 
 /**
  * Call after a reply was ended in one piece (64 KiB or less, a head): when its bytes were not all
@@ -174,38 +245,21 @@ const backlogs = new WeakMap<Socket, Backlog>();
  * response), its connection is watched as {@link watchSend} watches a body, so a client that
  * pipelines requests and reads none of the replies cannot hold them, and the socket, for ever;
  * and closed at once when more than {@link MAX_QUEUED_BYTES} of them wait behind another
- * response. One watch per connection, however many replies wait; it ends once the last of them
- * finished. The common case (a client that reads) costs two property reads.
+ * response ({@link holdQueued}). One watch per connection, however many replies wait; it ends
+ * once the last of them finished. The common case (a client that reads) costs two property reads.
  */
 export function watchEnded(res: ServerResponse, watch: SendWatch): void {
   const own = res.socket;
   if (own !== null && own.writableLength === 0) return;
   const socket = res.req.socket;
-  // An in-process request (`inject`) has no connection to watch.
-  if (watch.ms === 0 || typeof socket.bytesWritten !== 'number' || socket.destroyed) return;
-  let backlog = backlogs.get(socket);
+  if (!watchable(socket, watch)) return;
+  const backlog = backlogs.get(socket);
   if (backlog === undefined) {
-    const sizes: number[] = [];
-    const made: Backlog = {
-      last: res,
-      queued: 0,
-      sizes,
-      finished: () => {
-        made.queued -= sizes.shift() ?? 0;
-      },
-    };
-    backlog = made;
-    backlogs.set(socket, backlog);
+    backlogs.set(socket, { last: res });
     watchBacklog(socket, watch);
-  }
-  backlog.last = res;
-  if (own !== null) return;
+  } else backlog.last = res;
   // Queued behind another response: all of it (head and body) is held until that one finished.
-  const size = res.writableLength;
-  backlog.queued += size;
-  backlog.sizes.push(size);
-  res.once('finish', backlog.finished);
-  if (backlog.queued > MAX_QUEUED_BYTES) socket.destroy();
+  if (own === null) holdQueued(res, socket, res.writableLength);
 }
 
 /** The watch of {@link watchEnded}: progress judged per connection, as in watchSend. */

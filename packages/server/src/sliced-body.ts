@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { noop, type SendWatch, watchSend } from './send-watch';
+import { fitsQueue, noop, type SendWatch, watchSend } from './send-watch';
 
 /**
  * Buffered bodies (`json`, `send` of a string or bytes) larger than this are written in slices
@@ -16,7 +16,8 @@ export const SLICE_BYTES = 64 * 1024;
  * the client takes it: one chunk through {@link sliceWrites}, whose loop serves streams too. The
  * `sendTimeout` watcher starts only when the write is left waiting, and covers every byte:
  * `res.end()` is called once the last slice was written (its write's callback). If the response
- * closes first (the client left, or took nothing for `sendTimeout`), the body is let go. `done`
+ * closes first (the client left, or took nothing for `sendTimeout`), the body is let go; so it
+ * is when it waits behind another response and its connection's queue is full. `done`
  * is called once, right after `res.end()` really ran or when the response closed.
  */
 export function endInSlices(
@@ -27,6 +28,14 @@ export function endInSlices(
 ): void {
   // Closed before a byte was written (a compression that outlived its client): 'close' is gone.
   if (res.destroyed) {
+    done();
+    return;
+  }
+  // Queued behind an earlier response of its connection: counted toward the connection's cap,
+  // past which the connection is closed and the body let go before it is copied.
+  const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+  if (!fitsQueue(res, watch, size)) {
+    res.destroy();
     done();
     return;
   }

@@ -13,7 +13,15 @@ import { BodyTooLargeError, isHttpException, ReleasedContextError } from './erro
 import type { GraphqlRunner } from './graphql';
 import type { TrustFn } from './proxy';
 import type { RawWriter } from './raw-response';
-import { closedUnder, noop, type SendWatch, watchEnded, watchSend, whenDone } from './send-watch';
+import {
+  closedUnder,
+  fitsQueue,
+  noop,
+  type SendWatch,
+  watchEnded,
+  watchSend,
+  whenDone,
+} from './send-watch';
 import { endInSlices, SLICE_BYTES, watchWrites } from './sliced-body';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
 import { promiseOf } from './thenable';
@@ -130,8 +138,9 @@ export class Slot implements RawWriter {
    */
   #lost: unknown = NO_LOSS;
   /**
-   * The response was ended but closed before it finished: known on the slow paths only (a
-   * stream, a file, a response written through ctx.res), never set for a small reply.
+   * The response was ended but closed before it finished ({@link #judgeCut}): known on the slow
+   * paths only (a stream, a file, a response written through ctx.res, an event stream's tail),
+   * never judged for a small reply.
    */
   #cut = false;
   /**
@@ -146,12 +155,6 @@ export class Slot implements RawWriter {
   readonly #onResClose: () => void;
   /** A large buffered body is written (or its response closed). */
   readonly #onSlicesDone: () => void;
-  /**
-   * Called by a streamed body or file whose response was ended but closed before it finished
-   * (its tail cut by `sendTimeout`, or the client left): onResponse then reports `finished: false`.
-   * Bound once, so the watched paths pass it without allocating.
-   */
-  readonly markCut: () => void;
 
   constructor(host: SlotHost) {
     this.host = host;
@@ -168,17 +171,13 @@ export class Slot implements RawWriter {
     this.#onResClose = () => {
       // Node's 'close' comes from its connection's closing when the response was cut, and a tick
       // after 'finish' when it finished: the connection is then still open.
-      const res = this.#face.res;
-      this.#cut = res.writableEnded && res.req.socket.destroyed;
+      this.#judgeCut();
       this.#sent();
       this.#maybeRelease();
     };
     this.#onSlicesDone = () => {
       this.#busy--;
       this.#maybeRelease();
-    };
-    this.markCut = () => {
-      this.#cut = true;
     };
     this.#reader = new BodyReader((err, body, aborted) => this.#bodyRead(err, body, aborted));
   }
@@ -192,7 +191,7 @@ export class Slot implements RawWriter {
     return this.#face;
   }
 
-  /** The response was ended but did not finish (see {@link markCut}). */
+  /** The response was ended but did not finish (see {@link #judgeCut}). */
   get cut(): boolean {
     return this.#cut;
   }
@@ -225,9 +224,7 @@ export class Slot implements RawWriter {
     if (this.#phase !== 'reading') return;
     if (aborted) {
       // The client went away mid-body: nobody to answer.
-      this.#phase = 'settled';
-      this.#sent();
-      this.#maybeRelease();
+      this.abandon();
     } else if (err !== null) {
       // Through the chain, as a 404 is: middleware (cors, logging) sees the request and its
       // headers go on the answer; the final handler throws the body's error instead of the route.
@@ -241,6 +238,13 @@ export class Slot implements RawWriter {
       this.#phase = 'running';
       this.run();
     }
+  }
+
+  /** Ends a request whose client is gone before its chain ran: nothing runs or is answered. */
+  abandon(): void {
+    this.#phase = 'settled';
+    this.#sent();
+    this.#maybeRelease();
   }
 
   /** Runs middleware and handler as one chain; one try/catch for the whole chain. */
@@ -419,6 +423,17 @@ export class Slot implements RawWriter {
     }
   }
 
+  /**
+   * Notes whether the response was cut: ended, and its connection destroyed. Called when the
+   * response's writer is done with it (its 'close', the end of a stream's, a file's or an event
+   * stream's tail): Node emits 'close' a tick after 'finish' on a connection that stays, and
+   * 'finish' also on a connection destroyed with the tail still queued, so the connection tells.
+   */
+  #judgeCut(): void {
+    const res = this.#face.res;
+    this.#cut = res.writableEnded && res.req.socket.destroyed;
+  }
+
   /** The response is over (the only way `answer` becomes `sent`). */
   #sent(): void {
     this.#unwatchRaw();
@@ -441,9 +456,9 @@ export class Slot implements RawWriter {
   #watchTail(res: ServerResponse): void {
     this.#busy++;
     const unwatch = watchSend(res, this.host.send);
-    void whenDone(res).then((finished) => {
+    void whenDone(res).then(() => {
       unwatch();
-      if (!finished) this.#cut = true;
+      this.#judgeCut();
       this.#busy--;
       this.#maybeRelease();
     });
@@ -485,6 +500,9 @@ export class Slot implements RawWriter {
       const encoding = chooseEncoding(compression, face.req, res, contentType, length);
       if (encoding !== null) {
         if (face.method === 'HEAD') this.#writeEncodedHead(face, status, contentType, encoding);
+        // Waiting behind another response: counted (by its uncompressed length) before it is
+        // compressed off the loop, so a pipelined backlog past the cap compresses nothing more.
+        else if (!fitsQueue(res, this.host.send, length)) this.#sent();
         else this.#compress(compression, encoding, contentType, body);
         return;
       }
@@ -606,6 +624,8 @@ export class Slot implements RawWriter {
       () => {
         if (this.#gen !== gen) return;
         this.#busy--;
+        // A stream or file resolves once its tail finished or was cut (see whenDone).
+        this.#judgeCut();
         this.#sent();
         this.#maybeRelease();
       },

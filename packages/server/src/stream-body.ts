@@ -20,8 +20,6 @@ export interface StreamTarget {
   extra: string[];
   /** The app's `sendTimeout`: a client that stops taking the body is cut off. */
   watch: SendWatch;
-  /** Called when the response was ended but closed before it finished (its tail was cut). */
-  cut: () => void;
 }
 
 /** A Node stream (has `pipe`) or a web stream (has `getReader`), as Fastify's reply.send tells them. */
@@ -86,16 +84,14 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
         ? Readable.fromWeb(source as WebReadableStream<Uint8Array>)
         : (source as Readable);
     await pipeline(from, res);
-    // Ended is not taken: the tail may still be queued for a client that stopped reading.
-    if (!(await whenDone(res))) target.cut();
+    // Ended is not taken: the tail may still be queued for a client that stopped reading (the
+    // slot tells a cut tail from the connection once this resolves).
+    await whenDone(res);
   } catch (err) {
     // The response closed under the body: the client left, or took nothing for `sendTimeout`.
     // Nobody to tell. (A source that closed before its end destroyed the response with its own
     // premature close: that one is the server's, and reported.)
-    if (closedUnder(res, err)) {
-      if (res.writableEnded) target.cut(); // after its end: the tail was cut
-      return;
-    }
+    if (closedUnder(res, err)) return;
     res.destroy();
     throw err;
   } finally {

@@ -4,6 +4,7 @@ import type { Socket as ServerSocket } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -256,17 +257,163 @@ describe('sendTimeout: small replies queued for a client that reads nothing', ()
     a.get('/reply', (ctx) => {
       // Nothing here may hold the socket: its connection state holds the queued replies.
       if (handled === 0) ctx.req.socket.once('close', () => (closed = true));
-      if (handled++ === 1000) reply = new WeakRef(ctx.res);
+      // One that waits behind another, under the cap.
+      if (handled++ === 100) reply = new WeakRef(ctx.res);
       return ctx.send(REPLY);
     });
     const { port } = await start(a);
     unread(port).write(GET.repeat(2000));
-    await until(() => closed && handled === 2000 && appStats(a).inflight === 0);
+    await until(() => closed && appStats(a).inflight === 0);
     expect(clock.active).toBe(0);
     await until(() => {
       gc();
       return reply!.deref() === undefined;
     });
+  });
+
+  it('replies over 64 KiB (sliced) count toward the 4 MiB cap too', async () => {
+    // Sliced bodies (json / send over 64 KiB) queued behind another response were not counted:
+    // 2048 pipelined GETs of a 70 KB reply each held a copy of the body (143 MB) until
+    // sendTimeout, for a client that never reads.
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    const big = 'y'.repeat(70_000);
+    const memory = (): number => process.memoryUsage().arrayBuffers;
+    gc();
+    const base = memory();
+    let peak = 0;
+    let closed = false;
+    a.get('/big', (ctx) => {
+      if (peak === 0) ctx.req.socket.once('close', () => (closed = true));
+      peak = Math.max(peak, memory() - base);
+      return ctx.send(big);
+    });
+    const { port } = await start(a);
+    unread(port).write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(2048));
+    await until(() => closed && appStats(a).inflight === 0);
+    peak = Math.max(peak, memory() - base);
+    // What the cap lets wait (4 MiB) and loopback's buffers, far below 2048 bodies.
+    expect(peak).toBeLessThan(24 * 1024 * 1024);
+    expect(clock.active).toBe(0);
+  });
+
+  it('requests of a read that follow the cap closing the connection run no handler', async () => {
+    // Node hands every request of a parsed read to the app, even after the connection was
+    // closed under it: 2000 handlers (a query each, in an app) ran for a client that was cut.
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    let handled = 0;
+    const statuses: number[] = [];
+    a.onResponse((_ctx, { status }) => {
+      statuses.push(status);
+    });
+    a.get('/reply', (ctx) => {
+      handled++;
+      return ctx.send(REPLY);
+    });
+    const { port } = await start(a);
+    unread(port).write(GET.repeat(2048));
+    // Every request is still reported once, those never run as status 0 (the client left).
+    await until(() => statuses.length === 2048 && appStats(a).inflight === 0);
+    // The cap is 4 MiB of 32 KiB replies: 128 wait, and a few more went to the socket.
+    expect(handled).toBeLessThan(512);
+    expect(statuses.filter((s) => s === 0).length).toBeGreaterThanOrEqual(2048 - handled);
+    expect(clock.active).toBe(0);
+  });
+
+  it('streamed bodies and files queued behind another count toward the cap (64 KiB each)', async () => {
+    // Each queued file response had its file open and a 64 KiB chunk read: 2048 pipelined GETs
+    // of a 200 KB file held 2000 descriptors and 270 MB until sendTimeout.
+    const big = join(dir, 'big.bin');
+    writeFileSync(big, Buffer.alloc(200_000, 1));
+    for (const path of ['/file', '/stream', '/raw']) {
+      const clock = new ManualClock();
+      const a = app({ clock, sendTimeout: 1000 });
+      let handled = 0;
+      let closed = false;
+      const first = (ctx: { req: { socket: ServerSocket } }): void => {
+        if (handled++ === 0) ctx.req.socket.once('close', () => (closed = true));
+      };
+      a.get('/file', (ctx) => {
+        first(ctx);
+        return ctx.sendFile(big);
+      });
+      a.get('/stream', (ctx) => {
+        first(ctx);
+        return ctx.send(Readable.from([Buffer.alloc(50_000), Buffer.alloc(50_000)]));
+      });
+      a.get('/raw', (ctx) => {
+        first(ctx);
+        ctx.res.writeHead(200);
+        ctx.res.end(Buffer.alloc(70_000));
+      });
+      const { port } = await start(a);
+      unread(port).write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(2048));
+      await until(() => closed && appStats(a).inflight === 0);
+      // 4 MiB / 64 KiB: 64 wait, and a few more went to the socket. A file's handler returns
+      // before it is counted (after its lookup), so all of them run; the files not counted in
+      // time are not opened.
+      if (path !== '/file') expect(handled, path).toBeLessThan(256);
+      expect(clock.active, path).toBe(0);
+    }
+  });
+
+  it('responses still being prepared when their connection closed (a file looked up, a handler awaiting) are not held', async () => {
+    // A response queued behind another is closed with its connection by a listener on it; one
+    // whose file was still being looked up when the connection closed came after that 'close':
+    // nothing ever closed it, so its request, its open file and close() waited for ever.
+    const big = join(dir, 'big.bin');
+    writeFileSync(big, Buffer.alloc(200_000, 1));
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    let files = 0;
+    let reset!: () => void;
+    const gone = new Promise<void>((r) => {
+      reset = r;
+    });
+    a.get('/file', (ctx) => {
+      files++;
+      return ctx.sendFile(big);
+    });
+    // A stream answered once the connection is gone.
+    a.get('/late', async (ctx) => {
+      await gone;
+      await new Promise((r) => setTimeout(r, 10));
+      return ctx.send(Readable.from([Buffer.alloc(50_000)]));
+    });
+    // The connection goes while the files before it are looked up (as when a client resets).
+    a.get('/reset', (ctx) => {
+      ctx.req.socket.destroy();
+      reset();
+      return ctx.send('x');
+    });
+    const { port } = await start(a);
+    const get = (path: string): string => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`;
+    unread(port).write(get('/file').repeat(20) + get('/late') + get('/reset'));
+    await until(() => files === 20);
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+  });
+
+  it('replies to compress count toward the cap before they are compressed', async () => {
+    // Compression runs off the loop, so the cap acted only once a reply was compressed: every
+    // handler of the read ran and 2048 gzip jobs of 76 KB (6 s of the thread pool, +800 MB of
+    // memory) were done for a client that reads nothing.
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000, compression: true });
+    const body = Array.from({ length: 7000 }, (_, i) => `item-${(i * 7919) % 100_003}`).join();
+    let handled = 0;
+    let closed = false;
+    a.get('/c', (ctx) => {
+      if (handled++ === 0) ctx.req.socket.once('close', () => (closed = true));
+      return ctx.send(body);
+    });
+    const { port } = await start(a);
+    unread(port).write('GET /c HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n'.repeat(2048));
+    await until(() => closed && appStats(a).inflight === 0, 20_000);
+    // Counted by their uncompressed length: 4 MiB / 76 KB.
+    expect(handled).toBeLessThan(256);
+    expect(clock.active).toBe(0);
   });
 
   it('sendTimeout: 0 leaves the connection alone, with no timer', async () => {
