@@ -106,12 +106,20 @@ const START = '0-0';
  */
 const LOSS = 'k';
 /**
- * The field of a restart marker (`k '' r <run_id>`): Redis restarted (a new `run_id`) without a
- * durable AOF, so entries after its last save may be lost, and any instance connected across
- * the restart appends one (not only one that lost its own last entry). Its loss head is the id
- * just before the marker. Instances reset their clients at the first marker of a run, once.
+ * The field of a restart marker (`k '' r <run_id> s <since>`): Redis restarted (a new `run_id`)
+ * without a durable AOF, so entries after its last save may be lost, and any instance connected
+ * across the restart appends one (not only one that lost its own last entry). Its loss head is
+ * the id just before the marker. Instances reset their clients at the first marker of a run,
+ * once. `since` (absent in older markers) is an id at or before the restart: every
+ * marker of the run is after it, so the first one is found by reading from there.
  */
 const RUN = 'r';
+const SINCE = 's';
+
+/** Whether `fields` are a restart marker's, of `run` when given. */
+function isRunMarker(fields: Fields, run?: string): boolean {
+  return fields[0] === LOSS && fields[2] === RUN && (run === undefined || fields[3] === run);
+}
 
 /** -1, 0 or 1 for two valid stream ids. */
 function compareIds(a: string, b: string): number {
@@ -203,7 +211,7 @@ function infoField(info: string, name: string): string | undefined {
 
 /** The loss head of a marker entry `id` (see LOSS, RUN), or undefined for a malformed one. */
 function lossHeadOf(id: string, fields: Fields): string | undefined {
-  if (fields[2] === RUN) return idBefore(id);
+  if (isRunMarker(fields)) return idBefore(id);
   const head = fields[1];
   return head !== undefined && STREAM_ID.test(head) ? head : undefined;
 }
@@ -358,6 +366,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   /** The run whose restart this instance reset its clients for, and the id it reset at. */
   let handledRun: string | null = null;
   let runFloor: string | null = null;
+  /** The loss head of the first restart marker of `run` (see firstMarker). */
+  let firstOfRun: { run: string; head: string } | null = null;
   /**
    * The reader connection's `CLIENT ID` (undefined until known on this connection, null when
    * `CLIENT` is refused): an own publish that finds ids gone backwards wakes its XREAD with it.
@@ -545,14 +555,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * CONFIG refused) may have lost entries. Durability is checked only for a restart: a `run_id`
    * other than `known`. Throws a `LOADING` error while Redis loads its data.
    */
-  async function serverState(known: string | null): Promise<{ run: string; durable: boolean }> {
+  async function serverState(
+    known: string | null,
+  ): Promise<{ run: string; durable: boolean; since: string }> {
     let reply: string;
     try {
       reply = (await reader.info()) as string;
     } catch (error) {
       // A user refused INFO: no run id (restarts are then known by a lost entry only).
       if (error instanceof Error && error.message.startsWith('NOPERM')) {
-        return { run: '', durable: false };
+        return { run: '', durable: false, since: '-' };
       }
       throw error;
     }
@@ -571,7 +583,12 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       const reply = await reader.config('GET', 'appendfsync').catch(() => null);
       durable = Array.isArray(reply) && reply[1] === 'always';
     }
-    return { run, durable };
+    // When it started, in its clock (which gives `XADD *` ids): uptime is whole seconds, and a
+    // second more is kept for the clock's steps. '-' (the stream's start) when not told.
+    const now = Number(infoField(info, 'server_time_usec'));
+    const up = Number(infoField(info, 'uptime_in_seconds'));
+    const started = Math.floor(now / 1000) - (up + 2) * 1000;
+    return { run, durable, since: started > 0 ? `${started}-0` : '-' };
   }
 
   /**
@@ -583,7 +600,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * across the restart but whose reader has not resynced yet, or started since, learn of it even
    * if this one dies (each instance connected across it announces it; one reset per run).
    */
-  async function restarted(run: string): Promise<void> {
+  async function restarted(run: string, since: string): Promise<void> {
     const next = (await reader.xrange(
       key,
       last === START ? '-' : `(${last}`,
@@ -592,9 +609,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       PAGE,
     )) as Entry[];
     let first = next[0]?.[0];
-    const known = next.some(([, fields]) => fields[0] === LOSS && fields[3] === run);
+    const known = next.some(([, fields]) => isRunMarker(fields, run));
     if (!known && (first !== undefined || (await newestId()) !== START)) {
-      const id = (await reader.xadd(key, 'MAXLEN', '~', maxLen, '*', LOSS, '', RUN, run)) as string;
+      const id = (await reader.xadd(
+        ...[key, 'MAXLEN', '~', maxLen, '*', LOSS, '', RUN, run, SINCE, since],
+      )) as string;
       // Without a next entry the marker is next; so it is when ids went backwards (the restored
       // stream's clock is behind this instance's last entry), which reading after `last` skips.
       if (first === undefined || compareIds(id, first) < 0) first = id;
@@ -666,14 +685,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   async function announced(id: string, fields: Fields): Promise<void> {
     const lossHead = lossHeadOf(id, fields);
     if (lossHead === undefined) return;
-    if (fields[2] === RUN) {
+    if (isRunMarker(fields)) {
       // One reset per restart, however many instances announced it.
       if (fields[3] === handledRun) return;
       handledRun = fields[3] ?? null;
       runFloor = lossHead;
       // Not the restart's first marker: this instance opened after that one, so its clients
       // came after the restart (a replay across the first marker was a reset).
-      const first = await firstMarker(reader, fields[3] ?? '', id);
+      const first = await firstMarker(reader, id, fields);
       if (first !== undefined) {
         runFloor = first;
         return;
@@ -684,17 +703,27 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   }
 
   /**
-   * The loss head of an earlier restart marker of `run` among the page of entries before the
-   * marker `id` (the oldest there), if any: each instance connected across a restart may append
-   * one, so later ones are duplicates. Read only at a marker of a run not handled here.
+   * The loss head of the first restart marker of the run of marker `id`, when that is an earlier
+   * one: each instance connected across a restart may append one, so later ones are duplicates,
+   * however many entries lie between. Read from the marker's `since` (its restart) on, once per
+   * run: the first marker of a run stays the first (later ones get higher ids).
    */
-  async function firstMarker(conn: Redis, run: string, id: string): Promise<string | undefined> {
-    const before = (await conn.xrevrange(key, idBefore(id), '-', 'COUNT', PAGE)) as Entry[];
-    let head: string | undefined;
-    for (const [at, fields] of before) {
-      if (fields[0] === LOSS && fields[2] === RUN && fields[3] === run) head = idBefore(at);
+  async function firstMarker(conn: Redis, id: string, fields: Fields): Promise<string | undefined> {
+    const run = fields[3] ?? '';
+    const head = idBefore(id);
+    if (firstOfRun?.run !== run) {
+      let start = fields[4] === SINCE && STREAM_ID.test(fields[5] ?? '') ? fields[5]! : '-';
+      let first = head;
+      for (;;) {
+        const page = (await conn.xrange(key, start, head, 'COUNT', PAGE)) as Entry[];
+        const found = page.find(([, f]) => isRunMarker(f, run));
+        if (found !== undefined) first = idBefore(found[0]);
+        if (found !== undefined || page.length < PAGE) break;
+        start = `(${page[page.length - 1]![0]}`;
+      }
+      firstOfRun = { run, head: first };
     }
-    return head;
+    return compareIds(firstOfRun.head, head) < 0 ? firstOfRun.head : undefined;
   }
 
   /**
@@ -747,7 +776,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     const server = await serverState(runId);
     // A restart: unless it kept every entry, any instance may have lost some it never read.
     if (runId !== null && server.run !== runId && !server.durable) {
-      await restarted(server.run);
+      await restarted(server.run, server.since);
       runId = server.run;
       return;
     }
@@ -861,16 +890,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           // A loss after `after`: what followed the client's id may be gone. Another marker of
           // a restart this instance reset for at `runFloor` is a duplicate for an id from then.
           const duplicate =
-            fields[2] === RUN &&
-            fields[3] === handledRun &&
+            handledRun !== null &&
+            isRunMarker(fields, handledRun) &&
             runFloor !== null &&
             compareIds(after, runFloor) >= 0;
           const lossHead = lossHeadOf(page[i]![0], fields);
           if (!duplicate && lossHead !== undefined && compareIds(lossHead, after) > 0) {
             // A restart marker after an earlier one of its run (at or before `after`, else
             // this replay crossed that one first): the client came after the restart.
-            if (fields[2] !== RUN) return RESET;
-            const first = await firstMarker(commands, fields[3] ?? '', page[i]![0]);
+            if (!isRunMarker(fields)) return RESET;
+            const first = await firstMarker(commands, page[i]![0], fields);
             if (first === undefined || compareIds(after, first) < 0) return RESET;
           }
           continue;
