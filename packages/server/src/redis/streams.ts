@@ -2,6 +2,7 @@ import { type ChainableCommander, Redis, type RedisOptions, ReplyError } from 'i
 import {
   checkFunction,
   checkObject,
+  errorText,
   hidePasswords,
   integer,
   rangeError,
@@ -182,17 +183,6 @@ function redisAddress(conn: Redis): string {
   if (path) return hidePasswords(path);
   const user = username || password ? `${username ?? ''}${password ? ':***' : ''}@` : '';
   return `${tls ? 'rediss' : 'redis'}://${user}${host}:${port}${db ? `/${db}` : ''}`;
-}
-
-/**
- * An error's message with its code (an AggregateError of a connect has an empty message), any
- * URL password in it hidden (ioredis quotes a socket path, which can be a mistyped URL).
- */
-function errorText(error: unknown): string {
-  if (!(error instanceof Error)) return hidePasswords(String(error));
-  const code = (error as { code?: unknown }).code;
-  const text = hidePasswords(error.message || error.name);
-  return typeof code === 'string' && !text.includes(code) ? `${code}: ${text}` : text;
 }
 
 /** Redis's answer while it loads its dataset into memory (after a restart, a full resync). */
@@ -642,12 +632,18 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
 
   /**
    * The last delivered entry is gone (Redis restarted without its data or from an older
-   * snapshot, or trimmed past it), so entries after it may be lost too. Resets this instance's
-   * clients at an id after every id delivered so far and before every entry still to deliver:
-   * just before `next` (the first entry held after the lost one), or, with none, just after the
-   * lost one. Reading goes on from there (from the newest entry without `next`): what was
-   * published meanwhile (perhaps by a faster instance) is still delivered. A client that comes
-   * back with an id from before the reset is reset too (`floor`).
+   * snapshot, trimmed past it, or the stream was deleted), so entries after it may be lost too.
+   * The one handler of that, wherever it is found (a resync, a read's check). Resets this
+   * instance's clients at an id after every id delivered so far and before every entry still to
+   * deliver: just before `next` (the first entry held after the lost one), or, with none, just
+   * after the lost one. Reading goes on from there (from the newest entry without `next`): what
+   * was published meanwhile (perhaps by a faster instance) is still delivered. A client that
+   * comes back with an id from before the reset is reset too (`floor`).
+   *
+   * With no `next` and the newest entry below the lost one, ids went backwards (the stream was
+   * deleted or flushed, then refilled by a Redis whose clock is behind the old ids): XREAD after
+   * `last` would skip every new entry until the clock passes it. The clients are reset at the
+   * newest entry (an id a replay can start from), and reading goes on after it.
    */
   async function lost(next: string | undefined): Promise<void> {
     let head: string;
@@ -659,6 +655,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       resume = head;
     } else {
       const newest = await newestId();
+      if (newest !== START && compareIds(newest, last) < 0) {
+        last = newest;
+        resetClients(newest);
+        return;
+      }
       head = newest === START ? START : idAfter(last);
       resume = newest;
     }
@@ -742,22 +743,6 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   }
 
   /**
-   * After an XREAD that waited `BLOCK_MS` for nothing: the stream's newest entry older than the
-   * last one delivered means its ids went backwards (it was deleted or flushed, then refilled by
-   * a Redis whose clock is behind the old ids): XREAD after `last` would skip every new entry
-   * until the clock passes it. The clients are reset at the newest entry, and reading goes on
-   * after it. One XREVRANGE per idle `BLOCK_MS`, only while the last entry is gone.
-   */
-  async function wentBack(): Promise<void> {
-    if (last === START) return;
-    const newest = (await reader.xrevrange(key, '+', '-', 'COUNT', 1)) as Entry[];
-    const id = newest[0]?.[0];
-    if (id === undefined || compareIds(id, last) >= 0) return;
-    last = id;
-    resetClients(id);
-  }
-
-  /**
    * An own publish got the id `behind`, at or below `last`: ids went backwards (see `appended`).
    * The clients are reset just before it and reading goes on from there, so it is delivered (the
    * entries others published since the flush, before it, are what the reset tells to refetch).
@@ -781,9 +766,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       return;
     }
     runId = server.run;
-    if (last === START || (await has(reader, last))) return;
-    const next = (await reader.xrange(key, `(${last}`, '+', 'COUNT', 1)) as Entry[];
-    await lost(next[0]?.[0]);
+    if (last === START) return;
+    // The last entry, or else the first after it: one round trip.
+    const at = ((await reader.xrange(key, last, '+', 'COUNT', 1)) as Entry[])[0]?.[0];
+    if (at !== last) await lost(at);
   }
 
   async function readLoop(): Promise<void> {
@@ -818,17 +804,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         failures = 0;
         recovered();
         if (closed) continue;
-        if (reply === null) {
-          if (behind !== null) publishedBehind();
-          // The last entry still there: no id can be below it (nothing went back).
-          else if (kept?.length === 0) await wentBack();
+        if (behind !== null && reply === null) {
+          publishedBehind();
           continue;
         }
-        let entries = reply[0]![1];
+        let entries = reply === null ? [] : reply[0]![1];
         if (from === START) {
           // Nothing read since the stream was empty: a full page may follow trimmed entries.
           if (entries.length >= gapCheck) entries = await firstPage();
-        } else if (kept!.length === 0) await lost(entries[0]![0]);
+          // The last entry still there: no entry can be missing, no id below it (none went back).
+        } else if (kept!.length === 0) await lost(entries[0]?.[0]);
         for (const [id, fields] of entries) {
           last = id;
           if (fields[0] === LOSS) {
