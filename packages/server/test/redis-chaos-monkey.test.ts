@@ -1,0 +1,255 @@
+// Chaos against a real redis-server under the Redis Streams hub, part two: redis-server killed
+// with SIGKILL in the middle of publishes and restarted on its port (with and without its AOF),
+// a Redis that answers slowly (DEBUG SLEEP) past `commandTimeout`, and `maxmemory` reached
+// with `noeviction`. Each: what publishers and SSE clients see; nothing hangs, leaks a
+// connection or throws unhandled.
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
+import { HUB_RESET_EVENT, HubPublishError } from '../src/index';
+import { guardProcess, within } from './adversarial/harness';
+import { until } from './helpers';
+import { streamKey as key, killReader, publishWhenUp, redisInstances } from './redis-helpers';
+
+guardProcess();
+const live = redisInstances();
+const quiet = { onError: () => {}, reconnect: { initialDelay: 10, maxDelay: 50 } };
+
+/** Clients connected to `server` other than `direct` itself. */
+async function othersOn(direct: Redis): Promise<number> {
+  const list = (await direct.client('LIST')) as string;
+  return list.split('\n').filter((line) => line.startsWith('id=')).length - 1;
+}
+
+/** Entry ids of `stream` that are events (not loss or restart markers). */
+async function eventIds(direct: Redis, stream: string): Promise<string[]> {
+  const entries = (await direct.xrange(stream, '-', '+')) as [string, string[]][];
+  return entries.filter(([, fields]) => fields[0] !== 'k').map(([id]) => id);
+}
+
+describe('redisStreams chaos: redis-server killed (SIGKILL) mid-publish, restarted on its port', () => {
+  for (const persistent of [true, false]) {
+    it(`${persistent ? 'AOF fsync always: every accepted event arrives, no reset' : 'no persistence: one reset, then every accepted event'}; every publish settles typed`, async () => {
+      const server: RedisServer = await startRedis({ persistent });
+      try {
+        const stream = key();
+        const a = await live.instance(stream, { url: server.url, ...quiet, commandTimeout: 1000 });
+        const client = await a.connect();
+        await until(() => a.hub.size === 1);
+        const accepted: string[] = [];
+        let refused = 0;
+        const settled: Promise<void>[] = [];
+        let running = true;
+        let n = 0;
+        // Four publishers at once, so XADDs are in flight when the server dies.
+        const loops = Array.from({ length: 4 }, async () => {
+          while (running) {
+            const p = a.hub.publish('n', String(n++)).then(
+              (id) => void accepted.push(id),
+              (error: unknown) => {
+                expect(error).toBeInstanceOf(HubPublishError);
+                refused++;
+              },
+            );
+            settled.push(p);
+            await p;
+            await new Promise((r) => setTimeout(r, 1));
+          }
+        });
+        await until(() => accepted.length >= 50, 5000);
+        process.kill(server.pid()!, 'SIGKILL');
+        await until(() => refused >= 4, 5000);
+        await server.stop();
+        await server.start();
+        const before = accepted.length;
+        await until(() => accepted.length >= before + 50, 5000);
+        running = false;
+        await within(Promise.all(loops), 5000, 'the publishers');
+        await within(Promise.all(settled), 5000, 'every publish');
+        const direct = new Redis(server.url);
+        try {
+          const stored = await eventIds(direct, stream);
+          const newest = accepted.reduce((x, y) => (x.length > y.length || x > y ? x : y));
+          await until(() => client.events.some((e) => e.id === newest), 3000);
+          const resets = client.events.filter((e) => e.event === HUB_RESET_EVENT);
+          const got = client.events.filter((e) => e.event !== HUB_RESET_EVENT).map((e) => e.id);
+          // Delivered once each, in stream order.
+          expect(new Set(got).size).toBe(got.length);
+          if (persistent) {
+            expect(resets).toEqual([]);
+            // An acknowledged XADD was fsynced: all are there, and delivered.
+            expect(stored.filter((id) => accepted.includes(id))).toHaveLength(accepted.length);
+            expect(got).toEqual(stored);
+            // Refused ones in flight at the kill may be stored anyway (ambiguous): at most 4.
+            expect(stored.length - accepted.length).toBeLessThanOrEqual(4);
+          } else {
+            expect(resets).toHaveLength(1);
+            const at = client.events.indexOf(resets[0]!);
+            // After the reset: exactly what the new server holds.
+            expect(got.slice(at)).toEqual(stored);
+            for (const id of accepted.slice(before)) expect(stored).toContain(id);
+          }
+          await a.hub.close();
+          // Nothing of the hub stays connected to Redis.
+          for (let i = 0; (await othersOn(direct)) > 0; i++) {
+            expect(i).toBeLessThan(200);
+            await new Promise((r) => setTimeout(r, 10));
+          }
+        } finally {
+          direct.disconnect();
+        }
+      } finally {
+        await server.dispose();
+      }
+    }, 30_000);
+  }
+});
+
+describe('redisStreams chaos: a Redis that answers slowly (DEBUG SLEEP)', () => {
+  it('a publish past commandTimeout rejects typed; the next publish gets its own id, not the late reply', async () => {
+    const server = await startRedis();
+    await server.stop();
+    await server.start({ args: ['--enable-debug-command', 'yes'] });
+    const direct = new Redis(server.url);
+    try {
+      const stream = key();
+      const a = await live.instance(stream, { url: server.url, ...quiet, commandTimeout: 200 });
+      const client = await a.connect();
+      await until(() => a.hub.size === 1);
+      const first = await a.hub.publish('n', 'first');
+      await client.waitFor(1);
+      const sleeping = direct.debug('SLEEP', '0.6');
+      await new Promise((r) => setTimeout(r, 50));
+      const slow = a.hub.publish('n', 'slow');
+      await expect(slow).rejects.toBeInstanceOf(HubPublishError);
+      await expect(slow).rejects.toMatchObject({ cause: { message: /timed out/ } });
+      await sleeping;
+      const next = await a.hub.publish('n', 'next');
+      await until(() => client.events.some((e) => e.id === next), 3000);
+      // The refused publish was stored when Redis woke (the documented ambiguity): delivered,
+      // under its own id; `next` resolved with the id of `next`.
+      expect(client.events.map((e) => e.data)).toEqual(['first', 'slow', 'next']);
+      expect(client.events[0]!.id).toBe(first);
+      expect(client.events[2]!.id).toBe(next);
+      expect(client.events.some((e) => e.event === HUB_RESET_EVENT)).toBe(false);
+    } finally {
+      direct.disconnect();
+      await server.dispose();
+    }
+  }, 30_000);
+});
+
+describe('redisStreams chaos: maxmemory reached with noeviction', () => {
+  it('publishes reject typed naming OOM; clients stay and get what is published once memory frees', async () => {
+    const server = await startRedis();
+    const direct = new Redis(server.url);
+    try {
+      const stream = key();
+      const a = await live.instance(stream, { url: server.url, ...quiet });
+      const client = await a.connect();
+      await until(() => a.hub.size === 1);
+      const first = await a.hub.publish('n', 'first');
+      await client.waitFor(1);
+      await direct.config('SET', 'maxmemory-policy', 'noeviction');
+      await direct.config('SET', 'maxmemory', '1');
+      const full = a.hub.publish('n', 'full');
+      await expect(full).rejects.toBeInstanceOf(HubPublishError);
+      await expect(full).rejects.toMatchObject({ cause: { message: /OOM/ } });
+      // A replay from Redis (no ring: an id older than what is kept in memory) still answers.
+      const moved = await a.connect({ 'last-event-id': '0-1' });
+      await moved.waitFor(1);
+      expect(moved.events[0]).toMatchObject({ event: HUB_RESET_EVENT });
+      moved.close();
+      await direct.config('SET', 'maxmemory', '0');
+      const after = await publishWhenUp(a.hub, 'after');
+      await until(() => client.events.some((e) => e.id === after), 3000);
+      expect(client.events.map((e) => e.data)).toEqual(['first', 'after']);
+      expect(client.events[0]!.id).toBe(first);
+    } finally {
+      direct.disconnect();
+      await server.dispose();
+    }
+  }, 30_000);
+});
+
+describe('redisStreams chaos: the reader connection killed (CLIENT KILL)', () => {
+  it('the reader reconnects and resumes after its last entry: no reset, no loss, no warning', async () => {
+    const named = new Redis(live.redis.url, {
+      connectionName: 'monkey-kill',
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      await named.connect();
+      const stream = key();
+      // The default onError: process warnings.
+      const a = await live.instance(stream, {
+        client: named,
+        reconnect: { initialDelay: 200, maxDelay: 200 },
+      });
+      const client = await a.connect();
+      await until(() => a.hub.size === 1);
+      await a.hub.publish('n', 'a');
+      await client.waitFor(1);
+      await killReader(live.redis.url, 'monkey-kill');
+      // Published while the reader is away (the publishing connection is not killed).
+      const ids = [await a.hub.publish('n', 'b'), await a.hub.publish('n', 'c')];
+      await until(() => client.events.some((e) => e.id === ids[1]), 3000);
+      expect(client.events.map((e) => e.data)).toEqual(['a', 'b', 'c']);
+      // Reconnected at its first try: no outage to report.
+      expect(warnings.filter((w) => w.includes('Redis event store'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      named.disconnect();
+    }
+  }, 20_000);
+});
+
+describe('redisStreams chaos: the stream trimmed under a reader (maxLen tiny)', () => {
+  it('a reader behind the trim resets its clients once, then delivers exactly what the stream holds', async () => {
+    const named = new Redis(live.redis.url, {
+      connectionName: 'monkey-trim',
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    const direct = new Redis(live.redis.url);
+    try {
+      await named.connect();
+      const stream = key();
+      const a = await live.instance(stream, {
+        ...quiet,
+        client: named,
+        maxLen: 1,
+        reconnect: { initialDelay: 300, maxDelay: 300 },
+      });
+      const b = await live.instance(stream, { ...quiet, maxLen: 1 });
+      const client = await a.connect();
+      await until(() => a.hub.size === 1);
+      await b.hub.publish('n', 'zero');
+      await client.waitFor(1);
+      await killReader(live.redis.url, 'monkey-trim');
+      // XADD MAXLEN ~ 1 trims whole nodes: some of these stay, the oldest are gone.
+      const ids: string[] = [];
+      for (let i = 0; i < 400; i++) ids.push(await b.hub.publish('n', String(i)));
+      await until(() => client.events.some((e) => e.id === ids.at(-1)), 3000);
+      const stored = await eventIds(direct, stream);
+      expect(stored.length).toBeLessThan(400);
+      const resets = client.events.filter((e) => e.event === HUB_RESET_EVENT);
+      expect(resets).toHaveLength(1);
+      const at = client.events.indexOf(resets[0]!);
+      expect(client.events.slice(at + 1).map((e) => e.id)).toEqual(stored);
+      // Exact XTRIM to nothing under the (now idle) reader, then a publish: one more reset.
+      await direct.xtrim(stream, 'MAXLEN', 0);
+      const last = await b.hub.publish('n', 'last');
+      await until(() => client.events.some((e) => e.id === last), 8000);
+      expect(client.events.filter((e) => e.event === HUB_RESET_EVENT)).toHaveLength(2);
+      expect(client.events.at(-2)).toMatchObject({ event: HUB_RESET_EVENT });
+    } finally {
+      direct.disconnect();
+      named.disconnect();
+    }
+  }, 20_000);
+});
