@@ -160,11 +160,22 @@ describe('redisStreams chaos: maxmemory reached with noeviction', () => {
       await moved.waitFor(1);
       expect(moved.events[0]).toMatchObject({ event: HUB_RESET_EVENT });
       moved.close();
+      // Reads are no writes: an instance opening now is ready (Redis refuses any command
+      // queued in a MULTI while out of memory, read-only ones too).
+      const b = await within(
+        live.instance(stream, { url: server.url, ...quiet }),
+        3000,
+        'an instance opening on a full Redis',
+      );
+      expect(b.hub.lastId).toBe(first);
+      const onB = await b.connect({ 'last-event-id': first });
       await direct.config('SET', 'maxmemory', '0');
       const after = await publishWhenUp(a.hub, 'after');
       await until(() => client.events.some((e) => e.id === after), 3000);
       expect(client.events.map((e) => e.data)).toEqual(['first', 'after']);
       expect(client.events[0]!.id).toBe(first);
+      await until(() => onB.events.some((e) => e.id === after), 3000);
+      expect(onB.events.map((e) => e.data)).toEqual(['after']);
     } finally {
       direct.disconnect();
       await server.dispose();

@@ -190,6 +190,15 @@ function isLoading(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('LOADING ');
 }
 
+/** A transaction Redis refused because it is out of memory (see `withInfo`). */
+function outOfMemory(error: unknown): boolean {
+  const queued = (error as { previousErrors?: unknown } | null)?.previousErrors;
+  return (
+    Array.isArray(queued) &&
+    queued.some((e: unknown) => e instanceof Error && e.message.startsWith('OOM '))
+  );
+}
+
 /** A field of an `INFO` reply (`name:value` lines). */
 function infoField(info: string, name: string): string | undefined {
   const at = info.indexOf(`\n${name}:`);
@@ -518,7 +527,17 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   async function withInfo(
     read: (tx: ChainableCommander) => ChainableCommander,
   ): Promise<{ reply: unknown; info: unknown[] | Error }> {
-    const replies = (await read(reader.multi()).xinfo('STREAM', key).exec())!;
+    let replies: [Error | null, unknown][];
+    try {
+      replies = (await read(reader.multi()).xinfo('STREAM', key).exec())!;
+    } catch (error) {
+      // Out of memory (`maxmemory`, `noeviction`), Redis refuses any command queued in a MULTI,
+      // reads too: else an instance could not open until memory frees. Nothing can be added
+      // then (XADD is refused too), so the two in a row see the same entries, unless a trim
+      // comes between: that can only make a gap look larger (a reset more, never one less).
+      if (!outOfMemory(error)) throw error;
+      replies = (await read(reader.pipeline()).xinfo('STREAM', key).exec())!;
+    }
     const [readError, reply] = replies[0]!;
     if (readError) throw readError;
     const [infoError, info] = replies[1]!;
