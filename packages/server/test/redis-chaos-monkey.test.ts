@@ -6,7 +6,8 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
-import { HUB_RESET_EVENT, HubPublishError } from '../src/index';
+import { createEventHub, HUB_RESET_EVENT, HubPublishError } from '../src/index';
+import { redisStreams } from '../src/redis/index';
 import { guardProcess, within } from './adversarial/harness';
 import { until } from './helpers';
 import { streamKey as key, killReader, publishWhenUp, redisInstances } from './redis-helpers';
@@ -262,5 +263,29 @@ describe('redisStreams chaos: the stream trimmed under a reader (maxLen tiny)', 
       direct.disconnect();
       named.disconnect();
     }
+  }, 20_000);
+});
+
+describe('redisStreams chaos: a Redis user refused a command the store reads with', () => {
+  it('the reported error names the refused command (NOPERM), not only EXECABORT', async () => {
+    const admin = new Redis(live.redis.url);
+    await admin.call('ACL', 'SETUSER', 'noxinfo', 'on', '>pw', '~*', '&*', '+@all', '-xinfo');
+    admin.disconnect();
+    const errors: unknown[] = [];
+    const store = redisStreams({
+      url: live.redis.url.replace('//', '//noxinfo:pw@'),
+      stream: key(),
+      onError: (error) => void errors.push(error),
+      reconnect: { initialDelay: 10, maxDelay: 50 },
+    });
+    const hub = createEventHub({ store });
+    try {
+      await until(() => errors.length > 0, 3000);
+      expect(String(errors[0])).toMatch(/NOPERM.*xinfo/i);
+    } finally {
+      await hub.close();
+    }
+    // Closed while it retries: `ready` settles, nothing keeps reconnecting.
+    await within(hub.ready, 2000, 'ready');
   }, 20_000);
 });

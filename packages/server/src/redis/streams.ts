@@ -190,12 +190,16 @@ function isLoading(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('LOADING ');
 }
 
+/** Why Redis refused the commands of a transaction it aborted (`EXECABORT`), per ioredis. */
+function queuedErrors(error: unknown): unknown[] | undefined {
+  const queued = (error as { previousErrors?: unknown } | null)?.previousErrors;
+  return Array.isArray(queued) && queued.length > 0 ? queued : undefined;
+}
+
 /** A transaction Redis refused because it is out of memory (see `withInfo`). */
 function outOfMemory(error: unknown): boolean {
-  const queued = (error as { previousErrors?: unknown } | null)?.previousErrors;
   return (
-    Array.isArray(queued) &&
-    queued.some((e: unknown) => e instanceof Error && e.message.startsWith('OOM '))
+    queuedErrors(error)?.some((e) => e instanceof Error && e.message.startsWith('OOM ')) === true
   );
 }
 
@@ -535,7 +539,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       // reads too: else an instance could not open until memory frees. Nothing can be added
       // then (XADD is refused too), so the two in a row see the same entries, unless a trim
       // comes between: that can only make a gap look larger (a reset more, never one less).
-      if (!outOfMemory(error)) throw error;
+      // Else the reason of `EXECABORT` is what a queued command was refused for (NOPERM).
+      if (!outOfMemory(error)) throw queuedErrors(error)?.[0] ?? error;
       replies = (await read(reader.pipeline()).xinfo('STREAM', key).exec())!;
     }
     const [readError, reply] = replies[0]!;
