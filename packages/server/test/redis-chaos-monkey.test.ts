@@ -289,3 +289,50 @@ describe('redisStreams chaos: a Redis user refused a command the store reads wit
     await within(hub.ready, 2000, 'ready');
   }, 20_000);
 });
+
+describe('redisStreams chaos: every connection killed again and again (CLIENT KILL TYPE normal)', () => {
+  it('clients of two instances get every stored event once, in order, with no reset', async () => {
+    const direct = new Redis(live.redis.url);
+    try {
+      const stream = key();
+      const a = await live.instance(stream, { ...quiet });
+      const b = await live.instance(stream, { ...quiet, bufferSize: 0 });
+      const onA = await a.connect();
+      const onB = await b.connect();
+      await until(() => a.hub.size === 1 && b.hub.size === 1);
+      const accepted: string[] = [];
+      let running = true;
+      let n = 0;
+      const loops = [a, b].map(async (x) => {
+        while (running) {
+          await x.hub.publish('n', String(n++)).then(
+            (id) => void accepted.push(id),
+            (error: unknown) => expect(error).toBeInstanceOf(HubPublishError),
+          );
+          await new Promise((r) => setTimeout(r, 1));
+        }
+      });
+      for (let i = 0; i < 30; i++) {
+        await direct.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+        await new Promise((r) => setTimeout(r, 20 + (i % 3) * 15));
+      }
+      running = false;
+      await within(Promise.all(loops), 5000, 'the publishers');
+      const last = await publishWhenUp(a.hub, 'last');
+      const stored = await eventIds(direct, stream);
+      expect(stored.filter((id) => accepted.includes(id))).toHaveLength(accepted.length);
+      for (const [name, client] of [
+        ['A', onA],
+        ['B', onB],
+      ] as const) {
+        await until(() => client.events.some((e) => e.id === last), 5000);
+        expect(
+          client.events.map((e) => e.id),
+          name,
+        ).toEqual(stored);
+      }
+    } finally {
+      direct.disconnect();
+    }
+  }, 30_000);
+});
