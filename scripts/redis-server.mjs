@@ -78,7 +78,8 @@ export async function startRedis(options = {}) {
   async function stop() {
     const proc = child;
     child = null;
-    if (proc === null || proc.exitCode !== null) return;
+    // Killed by a signal (a test's SIGKILL), it has no exit code but a signal code.
+    if (proc === null || proc.exitCode !== null || proc.signalCode !== null) return;
     await new Promise((resolve) => {
       proc.once('exit', () => resolve());
       proc.kill('SIGTERM');

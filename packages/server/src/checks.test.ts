@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  errorText,
   hidePasswords,
   integer,
   mustBe,
@@ -46,6 +47,20 @@ describe('checks', () => {
     ]) {
       expect(hidePasswords(text)).toBe(text);
     }
+  });
+
+  it('quotes an error for a warning one way: message, code, password hidden', () => {
+    expect(errorText(new Error('redis://u:hunter2@h down'))).toBe('redis://u:***@h down');
+    // A connect's AggregateError has no message: its code and name say what failed.
+    const refused = Object.assign(new AggregateError([]), { code: 'ECONNREFUSED' });
+    expect(errorText(refused)).toBe('ECONNREFUSED: AggregateError');
+    // A code already in the message is not repeated.
+    const named = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), {
+      code: 'ECONNREFUSED',
+    });
+    expect(errorText(named)).toBe('connect ECONNREFUSED 127.0.0.1:1');
+    expect(errorText('store at rediss://:pw@h failed')).toBe('store at rediss://:***@h failed');
+    expect(errorText(42)).toBe('42');
   });
 
   it("hides a URL password in the cause's text an unserializable-data error quotes", () => {

@@ -23,6 +23,18 @@ export function hidePasswords(text: string): string {
 }
 
 /**
+ * An error as a warning quotes it: its message with its code (an AggregateError of a connect has
+ * an empty message, so its name), any URL password hidden (a store's error can name its server,
+ * and ioredis quotes a socket path, which can be a mistyped URL). Anything else as a string.
+ */
+export function errorText(error: unknown): string {
+  if (!(error instanceof Error)) return hidePasswords(String(error));
+  const code = (error as { code?: unknown }).code;
+  const text = hidePasswords(error.message || error.name);
+  return typeof code === 'string' && !text.includes(code) ? `${code}: ${text}` : text;
+}
+
+/**
  * A bad value as a message shows it: numbers and strings as written (a URL's password hidden),
  * anything else by kind.
  */

@@ -1,4 +1,4 @@
-import { checkFunction, checkObject, hidePasswords, rangeError, typeError } from './checks';
+import { checkFunction, checkObject, errorText, rangeError, typeError } from './checks';
 import type { Context } from './context';
 import { HubPublishError } from './hub-errors';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from './hub-store';
@@ -326,9 +326,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
           if (unsendable.size === 1000) unsendable.clear();
           unsendable.add(event.id);
           // A custom store's data can quote anything (a URL with its password).
-          const why = hidePasswords(err instanceof Error ? err.message : String(err));
           process.emitWarning(
-            `keel: the event hub skipped stored event ${JSON.stringify(event.id)}, which cannot be sent (${why})`,
+            `keel: the event hub skipped stored event ${JSON.stringify(event.id)}, which cannot be sent (${errorText(err)})`,
           );
         }
       }
@@ -503,9 +502,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     if (replayWarned || closed) return;
     replayWarned = true;
     // A store's error can name its server with the password (a custom store's, unhidden).
-    const why = hidePasswords(err instanceof Error ? err.message : String(err));
     process.emitWarning(
-      `keel: the event hub could not replay the events after ${JSON.stringify(after)} to a reconnecting client (request ${client.requestId}); it was ended to retry with the same Last-Event-ID (${why})`,
+      `keel: the event hub could not replay the events after ${JSON.stringify(after)} to a reconnecting client (request ${client.requestId}); it was ended to retry with the same Last-Event-ID (${errorText(err)})`,
     );
   }
 
@@ -638,7 +636,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       if (closed) return;
       // `ready` rejects with it too, but an app that does not await it must still hear of it.
       process.emitWarning(
-        `keel: the event hub's store failed to open; its clients are ended and publishes refused (${hidePasswords(String(err))})`,
+        `keel: the event hub's store failed to open; its clients are ended and publishes refused (${errorText(err)})`,
       );
       throw err;
     });

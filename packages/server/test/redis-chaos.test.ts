@@ -7,7 +7,7 @@ import { startRedis } from '../../../scripts/redis-server.mjs';
 import { createApp, createEventHub, HUB_RESET_EVENT, HubPublishError } from '../src/index';
 import { type RedisStreamsOptions, redisStreams } from '../src/redis/index';
 import { type SseClient, sse, start, until } from './helpers';
-import { streamKey as key, redisInstances } from './redis-helpers';
+import { streamKey as key, killReader, redisInstances } from './redis-helpers';
 
 const live = redisInstances();
 const quiet = { onError: () => {}, reconnect: { initialDelay: 10, maxDelay: 50 } };
@@ -138,6 +138,50 @@ describe('redisStreams chaos: a stream flushed and refilled with ids behind the 
       await back.waitFor(1);
       expect(back.events[0]).toMatchObject({ event: HUB_RESET_EVENT, id: a.hub.lastId });
     } finally {
+      direct.disconnect();
+      await server.dispose();
+    }
+  }, 30_000);
+});
+
+describe('redisStreams chaos: a stream flushed and refilled while the reader was down', () => {
+  it('the clients are reset at the newest entry, so one moving with that id is replayed, not reset again', async () => {
+    const server = await startRedis();
+    const direct = new Redis(server.url);
+    const named = new Redis(server.url, {
+      connectionName: 'chaos-back',
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    try {
+      await named.connect();
+      const stream = key();
+      const a = await live.instance(stream, {
+        url: server.url,
+        client: named,
+        onError: () => {},
+        reconnect: { initialDelay: 300, maxDelay: 300 },
+      });
+      const client = await a.connect();
+      await until(() => a.hub.size === 1);
+      const ahead = `${Date.now() + 3_600_000}-0`;
+      await direct.xadd(stream, ahead, 'e', 'n', 'd', 'ahead');
+      await client.waitFor(1);
+      // The reader is down while the stream is flushed and refilled behind its last id: its
+      // resync finds the last entry gone and nothing after it.
+      await killReader(server.url, 'chaos-back');
+      await direct.flushall();
+      const now = (await direct.xadd(stream, '*', 'e', 'n', 'd', 'now')) as string;
+      await until(() => client.events.some((e) => e.event === HUB_RESET_EVENT), 3000);
+      const reset = client.events.find((e) => e.event === HUB_RESET_EVENT)!;
+      expect(reset.id).toBe(now);
+      const later = await a.hub.publish('n', 'later');
+      await until(() => client.events.some((e) => e.id === later), 3000);
+      const moved = await a.connect({ 'last-event-id': reset.id! });
+      await moved.waitFor(1);
+      expect(moved.events).toEqual([{ id: later, event: 'n', data: 'later' }]);
+    } finally {
+      named.disconnect();
       direct.disconnect();
       await server.dispose();
     }

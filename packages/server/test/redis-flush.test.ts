@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HUB_RESET_EVENT } from '../src/index';
 import type { RedisStreamsOptions } from '../src/redis/index';
 import { type SseMessage, until } from './helpers';
-import { streamKey as key, redisInstances } from './redis-helpers';
+import { streamKey as key, killReader, redisInstances } from './redis-helpers';
 
 const live = redisInstances();
 const quiet = { onError: () => {}, reconnect: { initialDelay: 10, maxDelay: 50 } };
@@ -65,6 +65,37 @@ describe('redisStreams: entries deleted before the reader read them', () => {
       expect(onB.events.filter((e) => e.event === HUB_RESET_EVENT)).toHaveLength(1);
     }, 20_000);
   }
+});
+
+describe('redisStreams: the stream deleted under an idle reader', () => {
+  it('its idle read finds the last entry gone and nothing left: the clients are reset at once', async () => {
+    const named = new Redis(live.redis.url, {
+      connectionName: 'flush-idle',
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    try {
+      await named.connect();
+      const stream = key();
+      const a = await instance(stream, { client: named });
+      const client = await a.connect();
+      await until(() => a.hub.size === 1);
+      await a.hub.publish('n', 'zero');
+      await client.waitFor(1);
+      direct = new Redis(live.redis.url);
+      // Entries the reader never read, then the stream is gone: they are lost.
+      await direct.multi().xadd(stream, '*', 'e', 'n', 'd', 'x').del(stream).exec();
+      // Its XREAD ends as if it waited BLOCK_MS for nothing.
+      await killReader(live.redis.url, 'flush-idle', true);
+      await client.waitFor(2);
+      expect(client.events[1]).toMatchObject({ event: HUB_RESET_EVENT, id: '0-0' });
+      const y = await a.hub.publish('n', 'y');
+      await until(() => client.events.some((e) => e.id === y));
+      expect(names(client.events)).toEqual(['zero', 'reset', 'y']);
+    } finally {
+      named.disconnect();
+    }
+  }, 20_000);
 });
 
 describe('redisStreams: ids gone backwards, seen by the instance that publishes', () => {

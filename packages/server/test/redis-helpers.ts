@@ -98,8 +98,9 @@ export async function publishWhenUp(hub: EventHub, data: string, tries = 1000): 
 /**
  * Kills the blocked `XREAD` connection of the store whose client was named `name` (its reader, a
  * duplicate, carries the name too): the store's reader falls behind until its backoff ends.
+ * `unblock`: wakes it instead (`CLIENT UNBLOCK`), as if its XREAD waited for nothing.
  */
-export async function killReader(url: string, name: string): Promise<void> {
+export async function killReader(url: string, name: string, unblock = false): Promise<void> {
   const direct = new Redis(url);
   try {
     const list = (await direct.client('LIST')) as string;
@@ -107,7 +108,9 @@ export async function killReader(url: string, name: string): Promise<void> {
       .split('\n')
       .find((line) => line.includes(`name=${name}`) && line.includes('cmd=xread'));
     expect(reader).toBeDefined();
-    await direct.client('KILL', 'ID', /id=(\d+)/.exec(reader!)![1]!);
+    const id = /id=(\d+)/.exec(reader!)![1]!;
+    if (unblock) expect(await direct.client('UNBLOCK', id)).toBe(1);
+    else await direct.client('KILL', 'ID', id);
   } finally {
     direct.disconnect();
   }

@@ -308,4 +308,82 @@ describe('redisStreams: a loss seen by one instance is known to every instance',
       await server.dispose();
     }
   }, 30_000);
+
+  it('a duplicate restart marker more than a page (512 entries) after the first: no second reset, on any instance', async () => {
+    const server = await startRedis({ persistent: false });
+    const named = new Redis(server.url, {
+      connectionName: 'loss-far',
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    try {
+      await named.connect();
+      const stream = key();
+      const a = await instance(server.url, stream, { bufferSize: 0 });
+      // B's reader retries only after 3 s: it misses A's marker (more than a page after its
+      // last entry) and appends its own, after more than a page of entries published since.
+      const b = await instance(server.url, stream, {
+        client: named,
+        reconnect: { initialDelay: 3000, maxDelay: 3000 },
+      });
+      const onA = await a.connect();
+      await until(() => a.hub.size === 1);
+      await a.hub.publish('n', 'old');
+      await onA.waitFor(1);
+      await until(() => b.hub.lastId === a.hub.lastId);
+      await killReader(server.url, 'loss-far');
+      const before = await Promise.all(
+        Array.from({ length: 600 }, (_, i) => a.hub.publish('n', `x${i}`)),
+      );
+      await until(() => a.hub.lastId === before.at(-1));
+      const direct = new Redis(server.url);
+      await direct.save(); // the snapshot holds everything: the restart loses nothing here
+      await server.stop();
+      await server.start();
+      await until(() => onA.events.some((x) => x.event === HUB_RESET_EVENT), 3000);
+      const e = await publishWhenUp(a.hub, 'e');
+      // C opens after A's marker: its client comes with the id of e.
+      const c = await instance(server.url, stream, { bufferSize: 0 });
+      const onC = await c.connect({ 'last-event-id': e });
+      await until(() => c.hub.size === 1);
+      const after = await Promise.all(
+        Array.from({ length: 600 }, (_, i) => a.hub.publish('n', `y${i}`)),
+      );
+      const markers = async () =>
+        ((await direct.xrange(stream, '-', '+')) as [string, string[]][])
+          .filter(([, fields]) => fields[0] === 'k')
+          .map(([id]) => id);
+      for (let i = 0; (await markers()).length < 2; i++) {
+        expect(i).toBeLessThan(1000);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const [first, second] = await markers();
+      // The setup holds: e and the 600 entries lie between the two markers.
+      expect(first! < e && e < after[0]! && after.at(-1)! < second!).toBe(true);
+      const f = await a.hub.publish('n', 'f');
+      await until(() => [onA, onC].every((x) => x.events.some((y) => y.id === f)), 5000);
+      direct.disconnect();
+      expect(onA.events.filter((x) => x.event === HUB_RESET_EVENT)).toHaveLength(1);
+      // C's client came after the restart: the second marker is no loss to it.
+      expect(onC.events.filter((x) => x.event === HUB_RESET_EVENT)).toEqual([]);
+      expect(onC.events).toHaveLength(601);
+      // A replay from e crosses the second marker only: exact on every instance, also on D,
+      // opened after both markers.
+      const d = await instance(server.url, stream, { bufferSize: 0 });
+      for (const [name, target] of [
+        ['A', a],
+        ['C', c],
+        ['D', d],
+      ] as const) {
+        const moved = await target.connect({ 'last-event-id': e });
+        await until(() => moved.events.some((x) => x.id === f));
+        expect(moved.events[0], `e on ${name}`).toMatchObject({ data: 'y0' });
+        expect(moved.events, `e on ${name}`).toHaveLength(601);
+        moved.close();
+      }
+    } finally {
+      named.disconnect();
+      await server.dispose();
+    }
+  }, 30_000);
 });

@@ -2,6 +2,7 @@ import { type ChainableCommander, Redis, type RedisOptions, ReplyError } from 'i
 import {
   checkFunction,
   checkObject,
+  errorText,
   hidePasswords,
   integer,
   rangeError,
@@ -106,12 +107,20 @@ const START = '0-0';
  */
 const LOSS = 'k';
 /**
- * The field of a restart marker (`k '' r <run_id>`): Redis restarted (a new `run_id`) without a
- * durable AOF, so entries after its last save may be lost, and any instance connected across
- * the restart appends one (not only one that lost its own last entry). Its loss head is the id
- * just before the marker. Instances reset their clients at the first marker of a run, once.
+ * The field of a restart marker (`k '' r <run_id> s <since>`): Redis restarted (a new `run_id`)
+ * without a durable AOF, so entries after its last save may be lost, and any instance connected
+ * across the restart appends one (not only one that lost its own last entry). Its loss head is
+ * the id just before the marker. Instances reset their clients at the first marker of a run,
+ * once. `since` (absent in older markers) is an id at or before the restart: every
+ * marker of the run is after it, so the first one is found by reading from there.
  */
 const RUN = 'r';
+const SINCE = 's';
+
+/** Whether `fields` are a restart marker's, of `run` when given. */
+function isRunMarker(fields: Fields, run?: string): boolean {
+  return fields[0] === LOSS && fields[2] === RUN && (run === undefined || fields[3] === run);
+}
 
 /** -1, 0 or 1 for two valid stream ids. */
 function compareIds(a: string, b: string): number {
@@ -176,20 +185,22 @@ function redisAddress(conn: Redis): string {
   return `${tls ? 'rediss' : 'redis'}://${user}${host}:${port}${db ? `/${db}` : ''}`;
 }
 
-/**
- * An error's message with its code (an AggregateError of a connect has an empty message), any
- * URL password in it hidden (ioredis quotes a socket path, which can be a mistyped URL).
- */
-function errorText(error: unknown): string {
-  if (!(error instanceof Error)) return hidePasswords(String(error));
-  const code = (error as { code?: unknown }).code;
-  const text = hidePasswords(error.message || error.name);
-  return typeof code === 'string' && !text.includes(code) ? `${code}: ${text}` : text;
-}
-
 /** Redis's answer while it loads its dataset into memory (after a restart, a full resync). */
 function isLoading(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('LOADING ');
+}
+
+/** Why Redis refused the commands of a transaction it aborted (`EXECABORT`), per ioredis. */
+function queuedErrors(error: unknown): unknown[] | undefined {
+  const queued = (error as { previousErrors?: unknown } | null)?.previousErrors;
+  return Array.isArray(queued) && queued.length > 0 ? queued : undefined;
+}
+
+/** A transaction Redis refused because it is out of memory (see `withInfo`). */
+function outOfMemory(error: unknown): boolean {
+  return (
+    queuedErrors(error)?.some((e) => e instanceof Error && e.message.startsWith('OOM ')) === true
+  );
 }
 
 /** A field of an `INFO` reply (`name:value` lines). */
@@ -203,7 +214,7 @@ function infoField(info: string, name: string): string | undefined {
 
 /** The loss head of a marker entry `id` (see LOSS, RUN), or undefined for a malformed one. */
 function lossHeadOf(id: string, fields: Fields): string | undefined {
-  if (fields[2] === RUN) return idBefore(id);
+  if (isRunMarker(fields)) return idBefore(id);
   const head = fields[1];
   return head !== undefined && STREAM_ID.test(head) ? head : undefined;
 }
@@ -358,6 +369,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   /** The run whose restart this instance reset its clients for, and the id it reset at. */
   let handledRun: string | null = null;
   let runFloor: string | null = null;
+  /** The loss head of the first restart marker of `run` (see firstMarker). */
+  let firstOfRun: { run: string; head: string } | null = null;
   /**
    * The reader connection's `CLIENT ID` (undefined until known on this connection, null when
    * `CLIENT` is refused): an own publish that finds ids gone backwards wakes its XREAD with it.
@@ -518,7 +531,18 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   async function withInfo(
     read: (tx: ChainableCommander) => ChainableCommander,
   ): Promise<{ reply: unknown; info: unknown[] | Error }> {
-    const replies = (await read(reader.multi()).xinfo('STREAM', key).exec())!;
+    let replies: [Error | null, unknown][];
+    try {
+      replies = (await read(reader.multi()).xinfo('STREAM', key).exec())!;
+    } catch (error) {
+      // Out of memory (`maxmemory`, `noeviction`), Redis refuses any command queued in a MULTI,
+      // reads too: else an instance could not open until memory frees. Nothing can be added
+      // then (XADD is refused too), so the two in a row see the same entries, unless a trim
+      // comes between: that can only make a gap look larger (a reset more, never one less).
+      // Else the reason of `EXECABORT` is what a queued command was refused for (NOPERM).
+      if (!outOfMemory(error)) throw queuedErrors(error)?.[0] ?? error;
+      replies = (await read(reader.pipeline()).xinfo('STREAM', key).exec())!;
+    }
     const [readError, reply] = replies[0]!;
     if (readError) throw readError;
     const [infoError, info] = replies[1]!;
@@ -545,14 +569,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * CONFIG refused) may have lost entries. Durability is checked only for a restart: a `run_id`
    * other than `known`. Throws a `LOADING` error while Redis loads its data.
    */
-  async function serverState(known: string | null): Promise<{ run: string; durable: boolean }> {
+  async function serverState(
+    known: string | null,
+  ): Promise<{ run: string; durable: boolean; since: string }> {
     let reply: string;
     try {
       reply = (await reader.info()) as string;
     } catch (error) {
       // A user refused INFO: no run id (restarts are then known by a lost entry only).
       if (error instanceof Error && error.message.startsWith('NOPERM')) {
-        return { run: '', durable: false };
+        return { run: '', durable: false, since: '-' };
       }
       throw error;
     }
@@ -571,7 +597,12 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       const reply = await reader.config('GET', 'appendfsync').catch(() => null);
       durable = Array.isArray(reply) && reply[1] === 'always';
     }
-    return { run, durable };
+    // When it started, in its clock (which gives `XADD *` ids): uptime is whole seconds, and a
+    // second more is kept for the clock's steps. '-' (the stream's start) when not told.
+    const now = Number(infoField(info, 'server_time_usec'));
+    const up = Number(infoField(info, 'uptime_in_seconds'));
+    const started = Math.floor(now / 1000) - (up + 2) * 1000;
+    return { run, durable, since: started > 0 ? `${started}-0` : '-' };
   }
 
   /**
@@ -583,7 +614,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * across the restart but whose reader has not resynced yet, or started since, learn of it even
    * if this one dies (each instance connected across it announces it; one reset per run).
    */
-  async function restarted(run: string): Promise<void> {
+  async function restarted(run: string, since: string): Promise<void> {
     const next = (await reader.xrange(
       key,
       last === START ? '-' : `(${last}`,
@@ -592,9 +623,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       PAGE,
     )) as Entry[];
     let first = next[0]?.[0];
-    const known = next.some(([, fields]) => fields[0] === LOSS && fields[3] === run);
+    const known = next.some(([, fields]) => isRunMarker(fields, run));
     if (!known && (first !== undefined || (await newestId()) !== START)) {
-      const id = (await reader.xadd(key, 'MAXLEN', '~', maxLen, '*', LOSS, '', RUN, run)) as string;
+      const id = (await reader.xadd(
+        ...[key, 'MAXLEN', '~', maxLen, '*', LOSS, '', RUN, run, SINCE, since],
+      )) as string;
       // Without a next entry the marker is next; so it is when ids went backwards (the restored
       // stream's clock is behind this instance's last entry), which reading after `last` skips.
       if (first === undefined || compareIds(id, first) < 0) first = id;
@@ -623,12 +656,18 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
 
   /**
    * The last delivered entry is gone (Redis restarted without its data or from an older
-   * snapshot, or trimmed past it), so entries after it may be lost too. Resets this instance's
-   * clients at an id after every id delivered so far and before every entry still to deliver:
-   * just before `next` (the first entry held after the lost one), or, with none, just after the
-   * lost one. Reading goes on from there (from the newest entry without `next`): what was
-   * published meanwhile (perhaps by a faster instance) is still delivered. A client that comes
-   * back with an id from before the reset is reset too (`floor`).
+   * snapshot, trimmed past it, or the stream was deleted), so entries after it may be lost too.
+   * The one handler of that, wherever it is found (a resync, a read's check). Resets this
+   * instance's clients at an id after every id delivered so far and before every entry still to
+   * deliver: just before `next` (the first entry held after the lost one), or, with none, just
+   * after the lost one. Reading goes on from there (from the newest entry without `next`): what
+   * was published meanwhile (perhaps by a faster instance) is still delivered. A client that
+   * comes back with an id from before the reset is reset too (`floor`).
+   *
+   * With no `next` and the newest entry below the lost one, ids went backwards (the stream was
+   * deleted or flushed, then refilled by a Redis whose clock is behind the old ids): XREAD after
+   * `last` would skip every new entry until the clock passes it. The clients are reset at the
+   * newest entry (an id a replay can start from), and reading goes on after it.
    */
   async function lost(next: string | undefined): Promise<void> {
     let head: string;
@@ -640,6 +679,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       resume = head;
     } else {
       const newest = await newestId();
+      if (newest !== START && compareIds(newest, last) < 0) {
+        last = newest;
+        resetClients(newest);
+        return;
+      }
       head = newest === START ? START : idAfter(last);
       resume = newest;
     }
@@ -666,14 +710,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   async function announced(id: string, fields: Fields): Promise<void> {
     const lossHead = lossHeadOf(id, fields);
     if (lossHead === undefined) return;
-    if (fields[2] === RUN) {
+    if (isRunMarker(fields)) {
       // One reset per restart, however many instances announced it.
       if (fields[3] === handledRun) return;
       handledRun = fields[3] ?? null;
       runFloor = lossHead;
       // Not the restart's first marker: this instance opened after that one, so its clients
       // came after the restart (a replay across the first marker was a reset).
-      const first = await firstMarker(reader, fields[3] ?? '', id);
+      const first = await firstMarker(reader, id, fields);
       if (first !== undefined) {
         runFloor = first;
         return;
@@ -684,17 +728,27 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   }
 
   /**
-   * The loss head of an earlier restart marker of `run` among the page of entries before the
-   * marker `id` (the oldest there), if any: each instance connected across a restart may append
-   * one, so later ones are duplicates. Read only at a marker of a run not handled here.
+   * The loss head of the first restart marker of the run of marker `id`, when that is an earlier
+   * one: each instance connected across a restart may append one, so later ones are duplicates,
+   * however many entries lie between. Read from the marker's `since` (its restart) on, once per
+   * run: the first marker of a run stays the first (later ones get higher ids).
    */
-  async function firstMarker(conn: Redis, run: string, id: string): Promise<string | undefined> {
-    const before = (await conn.xrevrange(key, idBefore(id), '-', 'COUNT', PAGE)) as Entry[];
-    let head: string | undefined;
-    for (const [at, fields] of before) {
-      if (fields[0] === LOSS && fields[2] === RUN && fields[3] === run) head = idBefore(at);
+  async function firstMarker(conn: Redis, id: string, fields: Fields): Promise<string | undefined> {
+    const run = fields[3] ?? '';
+    const head = idBefore(id);
+    if (firstOfRun?.run !== run) {
+      let start = fields[4] === SINCE && STREAM_ID.test(fields[5] ?? '') ? fields[5]! : '-';
+      let first = head;
+      for (;;) {
+        const page = (await conn.xrange(key, start, head, 'COUNT', PAGE)) as Entry[];
+        const found = page.find(([, f]) => isRunMarker(f, run));
+        if (found !== undefined) first = idBefore(found[0]);
+        if (found !== undefined || page.length < PAGE) break;
+        start = `(${page[page.length - 1]![0]}`;
+      }
+      firstOfRun = { run, head: first };
     }
-    return head;
+    return compareIds(firstOfRun.head, head) < 0 ? firstOfRun.head : undefined;
   }
 
   /**
@@ -710,22 +764,6 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (info instanceof Error) throw info;
     if (trimmedBeforeFirstRead(info, addedWhenEmpty, maxLen)) await lost(entries[0]![0]);
     return entries;
-  }
-
-  /**
-   * After an XREAD that waited `BLOCK_MS` for nothing: the stream's newest entry older than the
-   * last one delivered means its ids went backwards (it was deleted or flushed, then refilled by
-   * a Redis whose clock is behind the old ids): XREAD after `last` would skip every new entry
-   * until the clock passes it. The clients are reset at the newest entry, and reading goes on
-   * after it. One XREVRANGE per idle `BLOCK_MS`, only while the last entry is gone.
-   */
-  async function wentBack(): Promise<void> {
-    if (last === START) return;
-    const newest = (await reader.xrevrange(key, '+', '-', 'COUNT', 1)) as Entry[];
-    const id = newest[0]?.[0];
-    if (id === undefined || compareIds(id, last) >= 0) return;
-    last = id;
-    resetClients(id);
   }
 
   /**
@@ -747,14 +785,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     const server = await serverState(runId);
     // A restart: unless it kept every entry, any instance may have lost some it never read.
     if (runId !== null && server.run !== runId && !server.durable) {
-      await restarted(server.run);
+      await restarted(server.run, server.since);
       runId = server.run;
       return;
     }
     runId = server.run;
-    if (last === START || (await has(reader, last))) return;
-    const next = (await reader.xrange(key, `(${last}`, '+', 'COUNT', 1)) as Entry[];
-    await lost(next[0]?.[0]);
+    if (last === START) return;
+    // The last entry, or else the first after it: one round trip.
+    const at = ((await reader.xrange(key, last, '+', 'COUNT', 1)) as Entry[])[0]?.[0];
+    if (at !== last) await lost(at);
   }
 
   async function readLoop(): Promise<void> {
@@ -789,17 +828,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         failures = 0;
         recovered();
         if (closed) continue;
-        if (reply === null) {
-          if (behind !== null) publishedBehind();
-          // The last entry still there: no id can be below it (nothing went back).
-          else if (kept?.length === 0) await wentBack();
+        if (behind !== null && reply === null) {
+          publishedBehind();
           continue;
         }
-        let entries = reply[0]![1];
+        let entries = reply === null ? [] : reply[0]![1];
         if (from === START) {
           // Nothing read since the stream was empty: a full page may follow trimmed entries.
           if (entries.length >= gapCheck) entries = await firstPage();
-        } else if (kept!.length === 0) await lost(entries[0]![0]);
+          // The last entry still there: no entry can be missing, no id below it (none went back).
+        } else if (kept!.length === 0) await lost(entries[0]?.[0]);
         for (const [id, fields] of entries) {
           last = id;
           if (fields[0] === LOSS) {
@@ -861,16 +899,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           // A loss after `after`: what followed the client's id may be gone. Another marker of
           // a restart this instance reset for at `runFloor` is a duplicate for an id from then.
           const duplicate =
-            fields[2] === RUN &&
-            fields[3] === handledRun &&
+            handledRun !== null &&
+            isRunMarker(fields, handledRun) &&
             runFloor !== null &&
             compareIds(after, runFloor) >= 0;
           const lossHead = lossHeadOf(page[i]![0], fields);
           if (!duplicate && lossHead !== undefined && compareIds(lossHead, after) > 0) {
             // A restart marker after an earlier one of its run (at or before `after`, else
             // this replay crossed that one first): the client came after the restart.
-            if (fields[2] !== RUN) return RESET;
-            const first = await firstMarker(commands, fields[3] ?? '', page[i]![0]);
+            if (!isRunMarker(fields)) return RESET;
+            const first = await firstMarker(commands, page[i]![0], fields);
             if (first === undefined || compareIds(after, first) < 0) return RESET;
           }
           continue;
