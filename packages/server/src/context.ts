@@ -98,16 +98,25 @@ const REDIRECTS = new Set([300, 301, 302, 303, 307, 308]);
 /** The largest Cache-Control duration sent (RFC 9111 §1.2.2: it stands for any larger one). */
 const MAX_DELTA_SECONDS = 2_147_483_648;
 
-const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?$/i;
+/**
+ * An IP literal, or a reg-name (RFC 3986 §3.2.2) of letters, digits, `-`, `.` and `_` (Docker and
+ * compose service names: `my_api`), with one optional trailing dot (the DNS root label: curl
+ * sends `example.com.` for such a URL); then an optional port.
+ */
+const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?)(?::\d{1,5})?$/i;
 
-/** `example.com:8080` -> `example.com`, `[::1]:80` -> `[::1]`; '' for anything else. */
+/**
+ * `example.com:8080` -> `example.com`, `[::1]:80` -> `[::1]`, `example.com.` -> `example.com`
+ * (one name, one spelling: a check against `example.com` must not miss it); '' for anything else.
+ */
 function hostnameOf(value: string | undefined): string {
   if (value === undefined || value.length > 255 || !HOST.test(value)) return '';
-  const end = value.startsWith('[') ? value.indexOf(']') + 1 : value.indexOf(':');
-  if (end <= 0 || end === value.length) return value.toLowerCase();
+  let end = value.startsWith('[') ? value.indexOf(']') + 1 : value.indexOf(':');
   // A port past 65535 makes the value no host (a URL parser throws on it, RFC 9112 §3.2: 400).
-  if (Number(value.slice(end + 1)) > 65_535) return '';
-  return value.slice(0, end).toLowerCase();
+  if (end > 0 && end < value.length && Number(value.slice(end + 1)) > 65_535) return '';
+  if (end <= 0) end = value.length;
+  if (value.charCodeAt(end - 1) === 46) end--;
+  return (end === value.length ? value : value.slice(0, end)).toLowerCase();
 }
 
 /**
