@@ -535,7 +535,8 @@ export class Context {
 
   /**
    * `https` when the connection is TLS; with trust proxy, and only when the TCP peer is a trusted
-   * proxy, the first `X-Forwarded-Proto` value (`http` or `https`, anything else is ignored).
+   * proxy, the `X-Forwarded-Proto` entry of the outermost trusted proxy (`http` or `https`,
+   * anything else is ignored).
    */
   get protocol(): 'http' | 'https' {
     const encrypted = (this.req.socket as { encrypted?: boolean } | null)?.encrypted === true;
@@ -550,9 +551,10 @@ export class Context {
   }
 
   /**
-   * The host name the client asked for, without port: from `Host`, or with trust proxy (the TCP
-   * peer being a trusted proxy) from the first `X-Forwarded-Host` value. An IPv6 address keeps its
-   * brackets. A value that is not a host name is ignored (`''` when nothing valid is left).
+   * The host name the client asked for, lower-cased, without port or trailing root dot: from
+   * `Host`, or with trust proxy (the TCP peer being a trusted proxy) from the `X-Forwarded-Host`
+   * entry of the outermost trusted proxy. An IPv6 address keeps its brackets. A value that is
+   * not a host name is ignored (`''` when nothing valid is left).
    */
   get hostname(): string {
     const forwarded = hostnameOf(this.#forwarded('x-forwarded-host'));
@@ -560,7 +562,13 @@ export class Context {
     return hostnameOf(hostOf(this.#target, this.req));
   }
 
-  /** The first value of a forwarding header, when the TCP peer is a trusted proxy. */
+  /**
+   * The value of a forwarding header that the outermost trusted proxy wrote, when the TCP peer is
+   * a trusted proxy. A proxy that appends (rather than replaces) keeps what the client sent to
+   * the left of its own entry, so entries are counted from the right, one per trusted proxy, as
+   * for `X-Forwarded-For`: with `n` trusted proxies, the `n`th entry from the right (the first
+   * when there are fewer). Off the hot path: only `protocol` and `hostname` read it.
+   */
   #forwarded(name: string): string | undefined {
     const trust = this.#slot.host.trust;
     if (trust === null || !trust(this.req.remoteAddress, 0) || headersCut(this.req)) {
@@ -568,8 +576,15 @@ export class Context {
     }
     const value = this.req.headers[name];
     if (typeof value !== 'string') return undefined;
-    const comma = value.indexOf(',');
-    return (comma === -1 ? value : value.slice(0, comma)).trim();
+    // The peer is one trusted proxy even when it wrote no X-Forwarded-For.
+    let skip = Math.max(1, this.ips.length);
+    let end = value.length;
+    let start = value.lastIndexOf(',');
+    while (start !== -1 && --skip > 0) {
+      end = start;
+      start = value.lastIndexOf(',', start - 1);
+    }
+    return value.slice(start + 1, end).trim();
   }
 
   /** Sends `value` as JSON (`application/json; charset=utf-8`). */

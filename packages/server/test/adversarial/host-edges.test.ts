@@ -3,7 +3,7 @@
 // behind an appending proxy, the `Allow` of a 405, two different Content-Type lines on a body,
 // and a GET declaring a body far larger than any route reads.
 import { afterEach, describe, expect, it } from 'vitest';
-import { type App, type CreateAppOptions, createApp } from '../../src/index';
+import { type App, type AppOptions, createApp } from '../../src/index';
 import { socketBytes, start } from '../helpers';
 import { guardProcess } from './harness';
 
@@ -14,7 +14,7 @@ afterEach(async () => {
   await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
 });
 
-async function seen(options: CreateAppOptions = {}): Promise<number> {
+async function seen(options: AppOptions = {}): Promise<number> {
   const app = createApp(options);
   apps.push(app);
   app.get('/h', (ctx) => ctx.json({ hostname: ctx.hostname, protocol: ctx.protocol, ip: ctx.ip }));
@@ -63,5 +63,62 @@ describe('ctx.hostname: names a careful server takes', () => {
     expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: a b\r\n')).toBe('');
     expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: -a.example\r\n')).toBe('');
     expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: a.example-\r\n')).toBe('');
+  });
+});
+
+describe('X-Forwarded-Host / -Proto behind an appending proxy', () => {
+  it('one trusted proxy: its own (last) entry, not what the client prepended', async () => {
+    for (const trustProxy of [1, 'loopback', true] as const) {
+      const port = await seen({ trustProxy });
+      // The client sent `X-Forwarded-Host: evil.example`, `-Proto: https`, `-For: 6.6.6.6`; the
+      // proxy (127.0.0.1, the TCP peer) appended what it saw.
+      const head =
+        'GET /h HTTP/1.1\r\nHost: origin.internal\r\n' +
+        'X-Forwarded-For: 6.6.6.6, 203.0.113.7\r\n' +
+        'X-Forwarded-Host: evil.example, shop.example\r\n' +
+        'X-Forwarded-Proto: https, http\r\n';
+      const got = await answer(port, head);
+      if (trustProxy === true) {
+        // `true` believes every hop: two proxies wrote X-Forwarded-For, so both entries count
+        // as proxies' own (the documented reason never to use it in production).
+        expect(got).toEqual({ hostname: 'evil.example', protocol: 'https', ip: '6.6.6.6' });
+      } else {
+        expect(got).toEqual({ hostname: 'shop.example', protocol: 'http', ip: '203.0.113.7' });
+      }
+    }
+  });
+
+  it('a hop count of 2: the entry the outer trusted proxy wrote', async () => {
+    const port = await seen({ trustProxy: 2 });
+    // CDN (trusted, saw the client 203.0.113.7 ask for shop.example over https) then the load
+    // balancer (the TCP peer, saw the CDN 10.0.0.9 ask for origin.internal over http).
+    const head =
+      'GET /h HTTP/1.1\r\nHost: origin.internal\r\n' +
+      'X-Forwarded-For: 6.6.6.6, 203.0.113.7, 10.0.0.9\r\n' +
+      'X-Forwarded-Host: evil.example, shop.example, origin.internal\r\n' +
+      'X-Forwarded-Proto: http, https, http\r\n';
+    expect(await answer(port, head)).toEqual({
+      hostname: 'shop.example',
+      protocol: 'https',
+      ip: '203.0.113.7',
+    });
+  });
+
+  it('proxies that replace the header (one entry) are read as before', async () => {
+    const port = await seen({ trustProxy: 2 });
+    const head =
+      'GET /h HTTP/1.1\r\nHost: origin.internal\r\n' +
+      'X-Forwarded-For: 203.0.113.7, 10.0.0.9\r\n' +
+      'X-Forwarded-Host: shop.example\r\nX-Forwarded-Proto: https\r\n';
+    expect(await answer(port, head)).toEqual({
+      hostname: 'shop.example',
+      protocol: 'https',
+      ip: '203.0.113.7',
+    });
+    // A peer that wrote no X-Forwarded-For is still one proxy: the last entry is its own.
+    const bare =
+      'GET /h HTTP/1.1\r\nHost: origin.internal\r\n' +
+      'X-Forwarded-Host: evil.example, shop.example\r\n';
+    expect(await hostname(port, bare)).toBe('shop.example');
   });
 });
