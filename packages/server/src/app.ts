@@ -748,11 +748,13 @@ class KeelApp implements App, SlotHost {
     }
     if (allowed.length === 0) return notFound;
     if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
+    // OPTIONS is answered on every routed path (204 below, or an options() route), so the 405's
+    // Allow lists it too (RFC 9110 §10.2.1: the methods the resource supports).
+    if (!allowed.includes('OPTIONS')) allowed.push('OPTIONS');
+    const allow = allowed.join(', ');
     if (method === 'OPTIONS') {
-      const allow = [...allowed, 'OPTIONS'].join(', ');
       return (ctx) => ctx.setHeader('allow', allow).status(204).send(null);
     }
-    const allow = allowed.join(', ');
     return () => {
       throw new HttpException(405, undefined, { headers: { allow } });
     };

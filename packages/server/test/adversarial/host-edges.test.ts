@@ -122,3 +122,23 @@ describe('X-Forwarded-Host / -Proto behind an appending proxy', () => {
     expect(await hostname(port, bare)).toBe('shop.example');
   });
 });
+
+describe("a 405's Allow", () => {
+  it('lists OPTIONS, as the 204 to OPTIONS on the same path does', async () => {
+    const app = createApp();
+    apps.push(app);
+    app.get('/r', (ctx) => ctx.send('r'));
+    app.post('/r', (ctx) => ctx.send('r'));
+    const { port } = await start(app);
+    const allow = async (method: string): Promise<string> => {
+      const out = await socketBytes(
+        port,
+        `${method} /r HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n`,
+        2_000,
+      );
+      return `${out.slice(9, 12)} ${/\r\nallow: ([^\r]*)\r\n/i.exec(out)?.[1]}`;
+    };
+    expect(await allow('PUT')).toBe('405 GET, POST, HEAD, OPTIONS');
+    expect(await allow('OPTIONS')).toBe('204 GET, POST, HEAD, OPTIONS');
+  });
+});
