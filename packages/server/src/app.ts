@@ -483,6 +483,35 @@ function unknownTransferCoding(ctx: Context): void {
     .send(UNKNOWN_CODING_BODY);
 }
 
+function ambiguousType(): never {
+  throw new HttpException(400, 'Two different Content-Type headers: the body type is ambiguous');
+}
+
+/**
+ * Two Content-Type lines that differ. Node keeps the first; a proxy or WAF in front may have
+ * judged the body by the last (a JSON body inspected as text/plain), so neither is believed.
+ * Only bodies keel reads pay for it: one pass over the raw header names, no allocation for the
+ * usual spellings.
+ */
+function twoContentTypes(req: IncomingMessage): boolean {
+  const raw = req.rawHeaders;
+  let first: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length !== 12) continue;
+    if (
+      name !== 'Content-Type' &&
+      name !== 'content-type' &&
+      name.toLowerCase() !== 'content-type'
+    ) {
+      continue;
+    }
+    if (first === undefined) first = raw[i + 1]!;
+    else if (raw[i + 1] !== first) return true;
+  }
+  return false;
+}
+
 function isEncoded(req: IncomingMessage): boolean {
   const coding = req.headers['content-encoding'];
   return coding !== undefined && coding !== '' && coding.trim().toLowerCase() !== 'identity';
@@ -711,6 +740,9 @@ class KeelApp implements App, SlotHost {
     if (kind === BodyKind.UnknownCoding) {
       kind = BodyKind.None;
       handler = unknownTransferCoding;
+    } else if (kind !== BodyKind.None && twoContentTypes(req)) {
+      kind = BodyKind.None;
+      handler = ambiguousType;
     } else if (kind !== BodyKind.None && kind !== BodyKind.Raw && isEncoded(req)) {
       // A gzip body read as JSON would be "Malformed JSON": say what is wrong instead (415).
       kind = BodyKind.None;

@@ -142,3 +142,40 @@ describe("a 405's Allow", () => {
     expect(await allow('OPTIONS')).toBe('204 GET, POST, HEAD, OPTIONS');
   });
 });
+
+describe('two Content-Type lines on a body keel reads', () => {
+  it('different values: 400, the handler never sees the body', async () => {
+    const app = createApp();
+    apps.push(app);
+    let runs = 0;
+    app.post('/p', (ctx) => {
+      runs++;
+      return ctx.json({ body: ctx.body });
+    });
+    const { port } = await start(app);
+    const post = (types: string[]): Promise<string> =>
+      socketBytes(
+        port,
+        `POST /p HTTP/1.1\r\nHost: a\r\n${types.map((t) => `Content-Type: ${t}\r\n`).join('')}` +
+          'Content-Length: 7\r\nConnection: close\r\n\r\n{"a":1}',
+        2_000,
+      );
+    const twoTypes = await post(['application/json', 'text/plain']);
+    expect(twoTypes.slice(9, 12)).toBe('400');
+    expect(twoTypes).toContain('Content-Type');
+    expect(runs).toBe(0);
+    // Any spelling of the name counts.
+    const shouted = await socketBytes(
+      port,
+      'POST /p HTTP/1.1\r\nHost: a\r\ncontent-type: application/json\r\n' +
+        'CONTENT-TYPE: text/plain\r\nContent-Length: 7\r\nConnection: close\r\n\r\n{"a":1}',
+      2_000,
+    );
+    expect(shouted.slice(9, 12)).toBe('400');
+    expect(runs).toBe(0);
+    // The same value twice says one thing.
+    const same = await post(['application/json', 'application/json']);
+    expect(same.slice(9, 12)).toBe('200');
+    expect(same.endsWith('{"body":{"a":1}}')).toBe(true);
+  });
+});
