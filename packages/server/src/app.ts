@@ -735,18 +735,26 @@ class KeelApp implements App, SlotHost {
     // Tells the slot of the handler's own first write (a response of a server `listen` started).
     if (res instanceof KeelServerResponse) res.writer = slot;
     const ctx = createContext(slot, req as KeelRequest, res, method, url, params, requestId);
-    // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
-    let kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req, body);
-    if (kind === BodyKind.UnknownCoding) {
-      kind = BodyKind.None;
-      handler = unknownTransferCoding;
-    } else if (kind !== BodyKind.None && twoContentTypes(req)) {
-      kind = BodyKind.None;
-      handler = ambiguousType;
-    } else if (kind !== BodyKind.None && kind !== BodyKind.Raw && isEncoded(req)) {
-      // A gzip body read as JSON would be "Malformed JSON": say what is wrong instead (415).
-      kind = BodyKind.None;
-      handler = unsupportedEncoding;
+    let kind: BodyKind;
+    if (method === 'GET' || method === 'HEAD') {
+      // Their bodies have no defined meaning: left unread (Node discards them). One declared over
+      // the route's bodyLimit is refused as any body is (413, drained up to 16 MiB, past that the
+      // connection closed) rather than read by Node for nothing: RFC 9110 §9.3.1 allows it.
+      const declared = req.headers['content-length'];
+      kind = declared !== undefined && Number(declared) > body.limit ? BodyKind.Raw : BodyKind.None;
+    } else {
+      kind = bodyKindOf(req, body);
+      if (kind === BodyKind.UnknownCoding) {
+        kind = BodyKind.None;
+        handler = unknownTransferCoding;
+      } else if (kind !== BodyKind.None && twoContentTypes(req)) {
+        kind = BodyKind.None;
+        handler = ambiguousType;
+      } else if (kind !== BodyKind.None && kind !== BodyKind.Raw && isEncoded(req)) {
+        // A gzip body read as JSON would be "Malformed JSON": say what is wrong instead (415).
+        kind = BodyKind.None;
+        handler = unsupportedEncoding;
+      }
     }
     slot.begin(ctx, handler);
     this.#inflight++;

@@ -2,6 +2,7 @@
 // (a trailing-dot FQDN, Docker service names with `_`), forwarding headers a client prepends to
 // behind an appending proxy, the `Allow` of a 405, two different Content-Type lines on a body,
 // and a GET declaring a body far larger than any route reads.
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type App, type AppOptions, createApp } from '../../src/index';
 import { socketBytes, start } from '../helpers';
@@ -177,5 +178,83 @@ describe('two Content-Type lines on a body keel reads', () => {
     const same = await post(['application/json', 'application/json']);
     expect(same.slice(9, 12)).toBe('200');
     expect(same.endsWith('{"body":{"a":1}}')).toBe(true);
+  });
+});
+
+describe('a GET or HEAD declaring a body over the limit', () => {
+  /** Sends `head` alone; resolves with what came back and whether the server closed. */
+  function headOnly(port: number, head: string): Promise<{ out: string; closed: boolean }> {
+    return new Promise((resolve, reject) => {
+      const s = connect(port, '127.0.0.1');
+      let out = '';
+      s.setEncoding('latin1');
+      s.on('data', (c: string) => {
+        out += c;
+      });
+      s.on('error', reject);
+      const timer = setTimeout(() => {
+        s.destroy();
+        resolve({ out, closed: false });
+      }, 2_000);
+      s.on('close', () => {
+        clearTimeout(timer);
+        resolve({ out, closed: true });
+      });
+      s.write(head, 'latin1');
+    });
+  }
+
+  it('10 GB declared: 413 at once and the connection closed, no route runs', async () => {
+    const app = createApp();
+    apps.push(app);
+    let runs = 0;
+    app.get('/h', (ctx) => {
+      runs++;
+      return ctx.send('h');
+    });
+    const { port } = await start(app);
+    for (const method of ['GET', 'HEAD']) {
+      const { out, closed } = await headOnly(
+        port,
+        `${method} /h HTTP/1.1\r\nHost: a\r\nContent-Length: 10000000000\r\n\r\n`,
+      );
+      expect(out.slice(9, 12)).toBe('413');
+      expect(closed).toBe(true);
+    }
+    expect(runs).toBe(0);
+  });
+
+  it("a GET body under the route's bodyLimit is ignored; one over it is 413 and drained", async () => {
+    const app = createApp();
+    apps.push(app);
+    app.get('/h', (ctx) => ctx.json({ body: ctx.body ?? null }));
+    app.get('/tiny', { bodyLimit: 4 }, (ctx) => ctx.send('tiny'));
+    const { port } = await start(app);
+    const statuses = async (bytes: string): Promise<string[]> =>
+      [...(await socketBytes(port, bytes, 5_000)).matchAll(/HTTP\/1\.1 (\d{3})/g)].map(
+        (m) => m[1]!,
+      );
+    // Ignored (ctx.body stays undefined), and the connection goes on.
+    expect(
+      await statuses(
+        'GET /h HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello' +
+          'GET /h HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n',
+      ),
+    ).toEqual(['200', '200']);
+    // The route's own limit counts.
+    expect(
+      await statuses(
+        'GET /tiny HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello' +
+          'GET /tiny HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n',
+      ),
+    ).toEqual(['413', '200']);
+    // 2 MiB over the default 1 MiB: refused, drained (the client reads the 413), still usable.
+    const big = 2 * 1024 * 1024;
+    expect(
+      await statuses(
+        `GET /h HTTP/1.1\r\nHost: a\r\nContent-Length: ${big}\r\n\r\n${'x'.repeat(big)}` +
+          'GET /h HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n',
+      ),
+    ).toEqual(['413', '200']);
   });
 });
