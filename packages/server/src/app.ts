@@ -16,6 +16,7 @@ import {
   type BodyParsers,
   type BodyPolicy,
   bodyKindOf,
+  DISCARD_LIMIT,
   EXPECTS_CONTINUE,
   type RouteOptions,
   typeMatcher,
@@ -466,7 +467,17 @@ function notFound(): never {
   throw new HttpException(404);
 }
 
-function unsupportedEncoding(): never {
+/**
+ * A body refused for its headers is left for Node to discard after the answer; one declared past
+ * what keel ever drains (16 MiB) ends the connection with it instead, as a 413 would.
+ */
+function closeIfHuge(ctx: Context): void {
+  const declared = ctx.req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > DISCARD_LIMIT) ctx.res.shouldKeepAlive = false;
+}
+
+function unsupportedEncoding(ctx: Context): never {
+  closeIfHuge(ctx);
   throw new HttpException(415, 'Compressed request bodies (Content-Encoding) are not supported');
 }
 
@@ -483,7 +494,8 @@ function unknownTransferCoding(ctx: Context): void {
     .send(UNKNOWN_CODING_BODY);
 }
 
-function ambiguousType(): never {
+function ambiguousType(ctx: Context): never {
+  closeIfHuge(ctx);
   throw new HttpException(400, 'Two different Content-Type headers: the body type is ambiguous');
 }
 

@@ -224,6 +224,27 @@ describe('a GET or HEAD declaring a body over the limit', () => {
     expect(runs).toBe(0);
   });
 
+  it('a body refused for its headers (415, 400) declared past 16 MiB closes the connection', async () => {
+    const app = createApp();
+    apps.push(app);
+    app.post('/p', (ctx) => ctx.json({ body: ctx.body }));
+    const { port } = await start(app);
+    const encoded = await headOnly(
+      port,
+      'POST /p HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n' +
+        'Content-Encoding: gzip\r\nContent-Length: 10000000000\r\n\r\n',
+    );
+    expect(encoded.out.slice(9, 12)).toBe('415');
+    expect(encoded.closed).toBe(true);
+    const twoTypes = await headOnly(
+      port,
+      'POST /p HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n' +
+        'Content-Type: text/plain\r\nContent-Length: 10000000000\r\n\r\n',
+    );
+    expect(twoTypes.out.slice(9, 12)).toBe('400');
+    expect(twoTypes.closed).toBe(true);
+  });
+
   it("a GET body under the route's bodyLimit is ignored; one over it is 413 and drained", async () => {
     const app = createApp();
     apps.push(app);
