@@ -16,6 +16,7 @@ import {
   type BodyParsers,
   type BodyPolicy,
   bodyKindOf,
+  DISCARD_LIMIT,
   EXPECTS_CONTINUE,
   type RouteOptions,
   typeMatcher,
@@ -466,7 +467,17 @@ function notFound(): never {
   throw new HttpException(404);
 }
 
-function unsupportedEncoding(): never {
+/**
+ * A body refused for its headers is left for Node to discard after the answer; one declared past
+ * what keel ever drains (16 MiB) ends the connection with it instead, as a 413 would.
+ */
+function closeIfHuge(ctx: Context): void {
+  const declared = ctx.req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > DISCARD_LIMIT) ctx.res.shouldKeepAlive = false;
+}
+
+function unsupportedEncoding(ctx: Context): never {
+  closeIfHuge(ctx);
   throw new HttpException(415, 'Compressed request bodies (Content-Encoding) are not supported');
 }
 
@@ -481,6 +492,36 @@ function unknownTransferCoding(ctx: Context): void {
     .status(501)
     .setHeader('content-type', 'application/json; charset=utf-8')
     .send(UNKNOWN_CODING_BODY);
+}
+
+function ambiguousType(ctx: Context): never {
+  closeIfHuge(ctx);
+  throw new HttpException(400, 'Two different Content-Type headers: the body type is ambiguous');
+}
+
+/**
+ * Two Content-Type lines that differ. Node keeps the first; a proxy or WAF in front may have
+ * judged the body by the last (a JSON body inspected as text/plain), so neither is believed.
+ * Only bodies keel reads pay for it: one pass over the raw header names, no allocation for the
+ * usual spellings.
+ */
+function twoContentTypes(req: IncomingMessage): boolean {
+  const raw = req.rawHeaders;
+  let first: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length !== 12) continue;
+    if (
+      name !== 'Content-Type' &&
+      name !== 'content-type' &&
+      name.toLowerCase() !== 'content-type'
+    ) {
+      continue;
+    }
+    if (first === undefined) first = raw[i + 1]!;
+    else if (raw[i + 1] !== first) return true;
+  }
+  return false;
 }
 
 function isEncoded(req: IncomingMessage): boolean {
@@ -706,15 +747,26 @@ class KeelApp implements App, SlotHost {
     // Tells the slot of the handler's own first write (a response of a server `listen` started).
     if (res instanceof KeelServerResponse) res.writer = slot;
     const ctx = createContext(slot, req as KeelRequest, res, method, url, params, requestId);
-    // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
-    let kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req, body);
-    if (kind === BodyKind.UnknownCoding) {
-      kind = BodyKind.None;
-      handler = unknownTransferCoding;
-    } else if (kind !== BodyKind.None && kind !== BodyKind.Raw && isEncoded(req)) {
-      // A gzip body read as JSON would be "Malformed JSON": say what is wrong instead (415).
-      kind = BodyKind.None;
-      handler = unsupportedEncoding;
+    let kind: BodyKind;
+    if (method === 'GET' || method === 'HEAD') {
+      // Their bodies have no defined meaning: left unread (Node discards them). One declared over
+      // the route's bodyLimit is refused as any body is (413, drained up to 16 MiB, past that the
+      // connection closed) rather than read by Node for nothing: RFC 9110 §9.3.1 allows it.
+      const declared = req.headers['content-length'];
+      kind = declared !== undefined && Number(declared) > body.limit ? BodyKind.Raw : BodyKind.None;
+    } else {
+      kind = bodyKindOf(req, body);
+      if (kind === BodyKind.UnknownCoding) {
+        kind = BodyKind.None;
+        handler = unknownTransferCoding;
+      } else if (kind !== BodyKind.None && twoContentTypes(req)) {
+        kind = BodyKind.None;
+        handler = ambiguousType;
+      } else if (kind !== BodyKind.None && kind !== BodyKind.Raw && isEncoded(req)) {
+        // A gzip body read as JSON would be "Malformed JSON": say what is wrong instead (415).
+        kind = BodyKind.None;
+        handler = unsupportedEncoding;
+      }
     }
     slot.begin(ctx, handler);
     this.#inflight++;
@@ -751,11 +803,13 @@ class KeelApp implements App, SlotHost {
     }
     if (allowed.length === 0) return notFound;
     if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
+    // OPTIONS is answered on every routed path (204 below, or an options() route), so the 405's
+    // Allow lists it too (RFC 9110 §10.2.1: the methods the resource supports).
+    if (!allowed.includes('OPTIONS')) allowed.push('OPTIONS');
+    const allow = allowed.join(', ');
     if (method === 'OPTIONS') {
-      const allow = [...allowed, 'OPTIONS'].join(', ');
       return (ctx) => ctx.setHeader('allow', allow).status(204).send(null);
     }
-    const allow = allowed.join(', ');
     return () => {
       throw new HttpException(405, undefined, { headers: { allow } });
     };

@@ -98,16 +98,25 @@ const REDIRECTS = new Set([300, 301, 302, 303, 307, 308]);
 /** The largest Cache-Control duration sent (RFC 9111 §1.2.2: it stands for any larger one). */
 const MAX_DELTA_SECONDS = 2_147_483_648;
 
-const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::\d{1,5})?$/i;
+/**
+ * An IP literal, or a reg-name (RFC 3986 §3.2.2) of letters, digits, `-`, `.` and `_` (Docker and
+ * compose service names: `my_api`), with one optional trailing dot (the DNS root label: curl
+ * sends `example.com.` for such a URL); then an optional port.
+ */
+const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?)(?::\d{1,5})?$/i;
 
-/** `example.com:8080` -> `example.com`, `[::1]:80` -> `[::1]`; '' for anything else. */
+/**
+ * `example.com:8080` -> `example.com`, `[::1]:80` -> `[::1]`, `example.com.` -> `example.com`
+ * (one name, one spelling: a check against `example.com` must not miss it); '' for anything else.
+ */
 function hostnameOf(value: string | undefined): string {
   if (value === undefined || value.length > 255 || !HOST.test(value)) return '';
-  const end = value.startsWith('[') ? value.indexOf(']') + 1 : value.indexOf(':');
-  if (end <= 0 || end === value.length) return value.toLowerCase();
+  let end = value.startsWith('[') ? value.indexOf(']') + 1 : value.indexOf(':');
   // A port past 65535 makes the value no host (a URL parser throws on it, RFC 9112 §3.2: 400).
-  if (Number(value.slice(end + 1)) > 65_535) return '';
-  return value.slice(0, end).toLowerCase();
+  if (end > 0 && end < value.length && Number(value.slice(end + 1)) > 65_535) return '';
+  if (end <= 0) end = value.length;
+  if (value.charCodeAt(end - 1) === 46) end--;
+  return (end === value.length ? value : value.slice(0, end)).toLowerCase();
 }
 
 /**
@@ -526,7 +535,8 @@ export class Context {
 
   /**
    * `https` when the connection is TLS; with trust proxy, and only when the TCP peer is a trusted
-   * proxy, the first `X-Forwarded-Proto` value (`http` or `https`, anything else is ignored).
+   * proxy, the `X-Forwarded-Proto` entry of the outermost trusted proxy (`http` or `https`,
+   * anything else is ignored).
    */
   get protocol(): 'http' | 'https' {
     const encrypted = (this.req.socket as { encrypted?: boolean } | null)?.encrypted === true;
@@ -541,9 +551,10 @@ export class Context {
   }
 
   /**
-   * The host name the client asked for, without port: from `Host`, or with trust proxy (the TCP
-   * peer being a trusted proxy) from the first `X-Forwarded-Host` value. An IPv6 address keeps its
-   * brackets. A value that is not a host name is ignored (`''` when nothing valid is left).
+   * The host name the client asked for, lower-cased, without port or trailing root dot: from
+   * `Host`, or with trust proxy (the TCP peer being a trusted proxy) from the `X-Forwarded-Host`
+   * entry of the outermost trusted proxy. An IPv6 address keeps its brackets. A value that is
+   * not a host name is ignored (`''` when nothing valid is left).
    */
   get hostname(): string {
     const forwarded = hostnameOf(this.#forwarded('x-forwarded-host'));
@@ -551,7 +562,13 @@ export class Context {
     return hostnameOf(hostOf(this.#target, this.req));
   }
 
-  /** The first value of a forwarding header, when the TCP peer is a trusted proxy. */
+  /**
+   * The value of a forwarding header that the outermost trusted proxy wrote, when the TCP peer is
+   * a trusted proxy. A proxy that appends (rather than replaces) keeps what the client sent to
+   * the left of its own entry, so entries are counted from the right, one per trusted proxy, as
+   * for `X-Forwarded-For`: with `n` trusted proxies, the `n`th entry from the right (the first
+   * when there are fewer). Off the hot path: only `protocol` and `hostname` read it.
+   */
   #forwarded(name: string): string | undefined {
     const trust = this.#slot.host.trust;
     if (trust === null || !trust(this.req.remoteAddress, 0) || headersCut(this.req)) {
@@ -559,8 +576,15 @@ export class Context {
     }
     const value = this.req.headers[name];
     if (typeof value !== 'string') return undefined;
-    const comma = value.indexOf(',');
-    return (comma === -1 ? value : value.slice(0, comma)).trim();
+    // The peer is one trusted proxy even when it wrote no X-Forwarded-For.
+    let skip = Math.max(1, this.ips.length);
+    let end = value.length;
+    let start = value.lastIndexOf(',');
+    while (start !== -1 && --skip > 0) {
+      end = start;
+      start = value.lastIndexOf(',', start - 1);
+    }
+    return value.slice(start + 1, end).trim();
   }
 
   /** Sends `value` as JSON (`application/json; charset=utf-8`). */

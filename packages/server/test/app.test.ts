@@ -58,7 +58,7 @@ describe('routing', () => {
     });
     const wrong = await raw(port, { method: 'DELETE', path: '/item' });
     expect(wrong.status).toBe(405);
-    expect(wrong.headers.allow?.split(', ').sort()).toEqual(['GET', 'HEAD', 'POST']);
+    expect(wrong.headers.allow?.split(', ').sort()).toEqual(['GET', 'HEAD', 'OPTIONS', 'POST']);
     const head = await raw(port, { method: 'HEAD', path: '/item' });
     expect(head.status).toBe(200);
     expect(head.body).toBe('');

@@ -55,6 +55,8 @@ describe('ctx.protocol, ctx.secure, ctx.hostname', () => {
     host: 'internal:8080',
     'x-forwarded-proto': 'https, http',
     'x-forwarded-host': 'shop.example, proxy.internal',
+    // Two proxies appended (the outer one saw shop.example over https): an entry per proxy.
+    'x-forwarded-for': '203.0.113.7, 10.0.0.2',
   };
 
   it('ignores X-Forwarded-* without trust proxy', async () => {
