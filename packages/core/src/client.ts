@@ -6,7 +6,6 @@ import { compileTarget, type Matchable, pathMatcher, type TargetMatcher } from '
 import { CacheStore } from './cache/store';
 import { type CircuitGuard, OPEN_GUARD } from './circuit/guard';
 import { type ClientConfig, resolveClientOptions } from './config';
-import { Deduper } from './dedup/deduper';
 import { Consumer, Flight } from './dedup/flight';
 import { CancelledError } from './errors/cancelled-error';
 import { type CircuitOpenError, isCircuitOpenError } from './errors/circuit-open-error';
@@ -125,8 +124,11 @@ class KeelClient implements Client {
   readonly #clock: Clock;
   readonly #events: EventEmitter<ClientEvents>;
   readonly #cache: CacheStore;
-  /** The dedup map: the joinable flight in progress per key. */
-  readonly #inflight = new Deduper<Flight>();
+  /**
+   * The dedup map: the joinable flight in progress per key. A plain Map, not the public Deduper:
+   * an app that never imports Deduper does not bundle it (leave() is its conditional delete).
+   */
+  readonly #inflight = new Map<string, Flight>();
   /** Every live flight: deduped reads, mutations, and reads detached by invalidation. */
   readonly #flights = new Set<Flight>();
   readonly #guard: CircuitGuard;
@@ -673,7 +675,7 @@ class KeelClient implements Client {
     // Refused by the pre-start gate: its circuit opened while it waited. Blocked by an open
     // circuit (`circuit-rejected`), and ended (`error`, the terminal event of its `request`).
     // It leaves the dedup map first: a request made meanwhile must not join a refused flight.
-    this.#inflight.delete(flight.key, flight);
+    leave(this.#inflight, flight);
     if (isCircuitOpenError(error)) this.#circuitRejected(flight.spec, error);
     this.#end(flight, false, error);
   }
@@ -776,7 +778,7 @@ class KeelClient implements Client {
     if (flight.settled) return;
     flight.settled = true;
     this.#clearDeadline(flight);
-    this.#inflight.delete(flight.key, flight);
+    leave(this.#inflight, flight);
     this.#flights.delete(flight);
     const { spec, tracker } = flight;
     const now = this.#clock.now();
@@ -875,7 +877,7 @@ class KeelClient implements Client {
       flight.tracker.cancel(now);
       // Leave the dedup map before anyone hears of it: a request made from a `cancel` listener
       // must not join a flight that is being torn down.
-      this.#inflight.delete(flight.key, flight);
+      leave(this.#inflight, flight);
     }
     if (this.#events.has('cancel')) {
       const payload = {
@@ -964,6 +966,11 @@ class KeelClient implements Client {
     }
     return keys;
   }
+}
+
+/** Takes `flight` out of the dedup map, unless another flight holds its key now. */
+function leave(inflight: Map<string, Flight>, flight: Flight): void {
+  if (inflight.get(flight.key) === flight) inflight.delete(flight.key);
 }
 
 const isRead = (flight: Flight) => isDedupable(flight.spec.method);
