@@ -14,7 +14,7 @@ import { hasErrorName } from './errors/keel-error';
 import { isParseError } from './errors/parse-error';
 import { isResponseTooLargeError } from './errors/response-too-large-error';
 import { TimeoutError } from './errors/timeout-error';
-import { EventEmitter } from './events/emitter';
+import { Emitter } from './events/emitter';
 import { CLIENT_EVENT_NAMES } from './events/names';
 import {
   disabledAdaptive,
@@ -122,7 +122,7 @@ export function internalsOf(client: Client, caller: string): ClientInternals {
 class KeelClient implements Client {
   readonly #config: ClientConfig;
   readonly #clock: Clock;
-  readonly #events: EventEmitter<ClientEvents>;
+  readonly #events: Emitter<ClientEvents>;
   readonly #cache: CacheStore;
   /**
    * The dedup map: the joinable flight in progress per key. A plain Map, not the public Deduper:
@@ -160,7 +160,7 @@ class KeelClient implements Client {
     this.#clock = clock;
     Object.defineProperty(this, CLOCK, { value: clock });
     // A throwing listener or subscriber is reported to `onError`, never rethrown.
-    const events = (this.#events = new EventEmitter<ClientEvents>(config));
+    const events = (this.#events = new Emitter<ClientEvents>(config));
     this.#cache = new CacheStore(config.cache.ttl, config);
     // Installed in a fixed order (features/feature.ts). Observers subscribe before any user
     // listener, so their state already reflects an event when user listeners see it (e.g.
