@@ -3,7 +3,7 @@ import { attemptOnce } from './attempt/attempt';
 import { decideRetry } from './attempt/retry-policy';
 import type { CacheEntry } from './cache/entry';
 import { compileTarget, type Matchable, pathMatcher, type TargetMatcher } from './cache/match';
-import { CacheStore } from './cache/store';
+import { Store } from './cache/store';
 import { type CircuitGuard, OPEN_GUARD } from './circuit/guard';
 import { type ClientConfig, resolveClientOptions } from './config';
 import { Consumer, Flight } from './dedup/flight';
@@ -83,7 +83,7 @@ const KEY_FORM = 'a `METHOD url` key with the marks a request writes (` |h`, ` |
 
 /** What the hydration and inspection functions need from a client beyond its public API. */
 export interface ClientInternals {
-  readonly cache: CacheStore;
+  readonly cache: Store;
   readonly clock: Clock;
   readonly baseURL: string | undefined;
   /** Every live flight (inspect/inspect.ts reads it; never written there). */
@@ -123,7 +123,7 @@ class KeelClient implements Client {
   readonly #config: ClientConfig;
   readonly #clock: Clock;
   readonly #events: Emitter<ClientEvents>;
-  readonly #cache: CacheStore;
+  readonly #cache: Store;
   /**
    * The dedup map: the joinable flight in progress per key. A plain Map, not the public Deduper:
    * an app that never imports Deduper does not bundle it (leave() is its conditional delete).
@@ -161,7 +161,7 @@ class KeelClient implements Client {
     Object.defineProperty(this, CLOCK, { value: clock });
     // A throwing listener or subscriber is reported to `onError`, never rethrown.
     const events = (this.#events = new Emitter<ClientEvents>(config));
-    this.#cache = new CacheStore(config.cache.ttl, config);
+    this.#cache = new Store(config.cache.ttl, config);
     // Installed in a fixed order (features/feature.ts). Observers subscribe before any user
     // listener, so their state already reflects an event when user listeners see it (e.g.
     // `circuitBreaker().status()` inside an `error` listener).

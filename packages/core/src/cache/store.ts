@@ -110,8 +110,12 @@ export interface CacheStoreOptions {
  * Interest: a subscription by exact key is reference-counted per key (a Set per key, dropped
  * when its last listener leaves); a predicate subscription accepts any key it returns true for.
  * Invalidation refetches removed keys that someone is interested in.
+ *
+ * The client's own store: its options come checked from the client's config. The public
+ * `CacheStore` below checks them and adds the readers only an app uses (`has`, `isFresh`,
+ * `keys`), so an app that never imports it bundles neither.
  */
-export class CacheStore {
+export class Store {
   readonly #entries = new Map<string, CacheEntry>();
   readonly #byKey = new Map<string, Set<CacheSubscriber>>();
   #predicates: PredicateSubscription[] = [];
@@ -131,12 +135,10 @@ export class CacheStore {
   /** Watchers (tooling): told of every change, without counting as interest in any key. */
   #watchers: ((change: CacheChange) => void)[] = [];
 
-  constructor(defaultTtl = CACHE_DEFAULTS.ttl, options: CacheStoreOptions = {}) {
-    checkMs('defaultTtl', defaultTtl, Number.MAX_VALUE);
-    const gcTime = checkGcTime(options.gcTime ?? CACHE_STORE_DEFAULTS.gcTime);
+  constructor(defaultTtl: number, options: CacheStoreOptions) {
     this.defaultTtl = defaultTtl;
     this.maxEntries = options.maxEntries ?? CACHE_STORE_DEFAULTS.maxEntries;
-    this.gcTime = gcTime;
+    this.gcTime = options.gcTime ?? CACHE_STORE_DEFAULTS.gcTime;
     this.#clock = options.clock ?? systemClock;
     this.#keyBase = options.keyBase;
     this.#onError = options.onError ?? logListenerError;
@@ -155,10 +157,6 @@ export class CacheStore {
   /** The entry as stored, collectable or not: the client's hit path checks freshness itself. */
   peek(key: string): CacheEntry | undefined {
     return this.#entries.get(key);
-  }
-
-  has(key: string): boolean {
-    return this.get(key) !== undefined;
   }
 
   /**
@@ -214,11 +212,6 @@ export class CacheStore {
     return this.#collectable(entry, now);
   }
 
-  /** True while the entry is within its ttl. */
-  isFresh(entry: CacheEntry, now: number = this.#clock.now()): boolean {
-    return entry.expiresAt > now;
-  }
-
   set(key: string, response: ApiResponse, options: WriteOptions = {}): CacheEntry {
     const now = this.#clock.now();
     // Before the write, so the hand never drops the entry being written (ttl 0, gcTime 0).
@@ -268,10 +261,6 @@ export class CacheStore {
     this.#releasedAt.clear();
     this.#hand = undefined;
     if (this.#watchers.length > 0) this.#tell({ type: 'clear' });
-  }
-
-  keys(): IterableIterator<string> {
-    return this.#entries.keys();
   }
 
   values(): IterableIterator<CacheEntry> {
@@ -404,4 +393,32 @@ export function asMatchable(entry: CacheEntry): Matchable {
     tags: entry.tags,
     meta: () => metaOf(entry),
   };
+}
+
+/**
+ * The response cache as an app builds it on its own (`new CacheStore(defaultTtl, options)`):
+ * the client's Store, with its arguments checked.
+ */
+export class CacheStore extends Store {
+  readonly #clock: Clock;
+
+  constructor(defaultTtl = CACHE_DEFAULTS.ttl, options: CacheStoreOptions = {}) {
+    checkMs('defaultTtl', defaultTtl, Number.MAX_VALUE);
+    checkGcTime(options.gcTime ?? CACHE_STORE_DEFAULTS.gcTime);
+    super(defaultTtl, options);
+    this.#clock = options.clock ?? systemClock;
+  }
+
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  /** True while the entry is within its ttl. */
+  isFresh(entry: CacheEntry, now: number = this.#clock.now()): boolean {
+    return entry.expiresAt > now;
+  }
+
+  *keys(): IterableIterator<string> {
+    for (const entry of this.values()) yield entry.key;
+  }
 }
