@@ -63,6 +63,10 @@ const NO_TAGS: readonly string[] = /* @__PURE__ */ freeze([]);
 /** Entries the collection hand inspects per write: more than one, so it outpaces the writes. */
 const SWEEP_PER_WRITE = 2;
 
+/** What the client's Store is built with: CacheStoreOptions resolved (the client's config). */
+type StoreOptions = Required<Omit<CacheStoreOptions, 'keyBase'>> &
+  Pick<CacheStoreOptions, 'keyBase'>;
+
 /** The options of a standalone `CacheStore` (a client builds its own from `ClientOptions.cache`). */
 export interface CacheStoreOptions {
   /**
@@ -135,13 +139,14 @@ export class Store {
   /** Watchers (tooling): told of every change, without counting as interest in any key. */
   #watchers: ((change: CacheChange) => void)[] = [];
 
-  constructor(defaultTtl: number, options: CacheStoreOptions) {
+  /** `options` as the client's config has them: checked, with every default in place. */
+  constructor(defaultTtl: number, options: StoreOptions) {
     this.defaultTtl = defaultTtl;
-    this.maxEntries = options.maxEntries ?? CACHE_STORE_DEFAULTS.maxEntries;
-    this.gcTime = options.gcTime ?? CACHE_STORE_DEFAULTS.gcTime;
-    this.#clock = options.clock ?? systemClock;
+    this.maxEntries = options.maxEntries;
+    this.gcTime = options.gcTime;
+    this.#clock = options.clock;
     this.#keyBase = options.keyBase;
-    this.#onError = options.onError ?? logListenerError;
+    this.#onError = options.onError;
   }
 
   get size(): number {
@@ -404,9 +409,15 @@ export class CacheStore extends Store {
 
   constructor(defaultTtl = CACHE_DEFAULTS.ttl, options: CacheStoreOptions = {}) {
     checkMs('defaultTtl', defaultTtl, Number.MAX_VALUE);
-    checkGcTime(options.gcTime ?? CACHE_STORE_DEFAULTS.gcTime);
-    super(defaultTtl, options);
-    this.#clock = options.clock ?? systemClock;
+    const clock = options.clock ?? systemClock;
+    super(defaultTtl, {
+      clock,
+      maxEntries: options.maxEntries ?? CACHE_STORE_DEFAULTS.maxEntries,
+      gcTime: checkGcTime(options.gcTime ?? CACHE_STORE_DEFAULTS.gcTime),
+      keyBase: options.keyBase,
+      onError: options.onError ?? logListenerError,
+    });
+    this.#clock = clock;
   }
 
   has(key: string): boolean {
