@@ -32,6 +32,8 @@ describe('tree-shaking: each README app bundles only what it uses', () => {
       'core/src/scheduler/scheduler',
       'core/src/adaptive/',
       'core/src/hydration',
+      // The public Deduper: the client keeps its in-flight reads in a plain Map.
+      'core/src/dedup/deduper',
     ]) {
       expect(has(modules, prefix), prefix).toBe(false);
     }

@@ -3,10 +3,9 @@ import { attemptOnce } from './attempt/attempt';
 import { decideRetry } from './attempt/retry-policy';
 import type { CacheEntry } from './cache/entry';
 import { compileTarget, type Matchable, pathMatcher, type TargetMatcher } from './cache/match';
-import { CacheStore } from './cache/store';
+import { Store } from './cache/store';
 import { type CircuitGuard, OPEN_GUARD } from './circuit/guard';
 import { type ClientConfig, resolveClientOptions } from './config';
-import { Deduper } from './dedup/deduper';
 import { Consumer, Flight } from './dedup/flight';
 import { CancelledError } from './errors/cancelled-error';
 import { type CircuitOpenError, isCircuitOpenError } from './errors/circuit-open-error';
@@ -15,7 +14,7 @@ import { hasErrorName } from './errors/keel-error';
 import { isParseError } from './errors/parse-error';
 import { isResponseTooLargeError } from './errors/response-too-large-error';
 import { TimeoutError } from './errors/timeout-error';
-import { EventEmitter } from './events/emitter';
+import { Emitter } from './events/emitter';
 import { CLIENT_EVENT_NAMES } from './events/names';
 import {
   disabledAdaptive,
@@ -84,7 +83,7 @@ const KEY_FORM = 'a `METHOD url` key with the marks a request writes (` |h`, ` |
 
 /** What the hydration and inspection functions need from a client beyond its public API. */
 export interface ClientInternals {
-  readonly cache: CacheStore;
+  readonly cache: Store;
   readonly clock: Clock;
   readonly baseURL: string | undefined;
   /** Every live flight (inspect/inspect.ts reads it; never written there). */
@@ -123,10 +122,13 @@ export function internalsOf(client: Client, caller: string): ClientInternals {
 class KeelClient implements Client {
   readonly #config: ClientConfig;
   readonly #clock: Clock;
-  readonly #events: EventEmitter<ClientEvents>;
-  readonly #cache: CacheStore;
-  /** The dedup map: the joinable flight in progress per key. */
-  readonly #inflight = new Deduper<Flight>();
+  readonly #events: Emitter<ClientEvents>;
+  readonly #cache: Store;
+  /**
+   * The dedup map: the joinable flight in progress per key. A plain Map, not the public Deduper:
+   * an app that never imports Deduper does not bundle it (leave() is its conditional delete).
+   */
+  readonly #inflight = new Map<string, Flight>();
   /** Every live flight: deduped reads, mutations, and reads detached by invalidation. */
   readonly #flights = new Set<Flight>();
   readonly #guard: CircuitGuard;
@@ -158,8 +160,8 @@ class KeelClient implements Client {
     this.#clock = clock;
     Object.defineProperty(this, CLOCK, { value: clock });
     // A throwing listener or subscriber is reported to `onError`, never rethrown.
-    const events = (this.#events = new EventEmitter<ClientEvents>(config));
-    this.#cache = new CacheStore(config.cache.ttl, config);
+    const events = (this.#events = new Emitter<ClientEvents>(config));
+    this.#cache = new Store(config.cache.ttl, config);
     // Installed in a fixed order (features/feature.ts). Observers subscribe before any user
     // listener, so their state already reflects an event when user listeners see it (e.g.
     // `circuitBreaker().status()` inside an `error` listener).
@@ -675,7 +677,7 @@ class KeelClient implements Client {
     // Refused by the pre-start gate: its circuit opened while it waited. Blocked by an open
     // circuit (`circuit-rejected`), and ended (`error`, the terminal event of its `request`).
     // It leaves the dedup map first: a request made meanwhile must not join a refused flight.
-    this.#inflight.delete(flight.key, flight);
+    leave(this.#inflight, flight);
     if (isCircuitOpenError(error)) this.#circuitRejected(flight.spec, error);
     this.#end(flight, false, error);
   }
@@ -778,7 +780,7 @@ class KeelClient implements Client {
     if (flight.settled) return;
     flight.settled = true;
     this.#clearDeadline(flight);
-    this.#inflight.delete(flight.key, flight);
+    leave(this.#inflight, flight);
     this.#flights.delete(flight);
     const { spec, tracker } = flight;
     const now = this.#clock.now();
@@ -877,7 +879,7 @@ class KeelClient implements Client {
       flight.tracker.cancel(now);
       // Leave the dedup map before anyone hears of it: a request made from a `cancel` listener
       // must not join a flight that is being torn down.
-      this.#inflight.delete(flight.key, flight);
+      leave(this.#inflight, flight);
     }
     if (this.#events.has('cancel')) {
       const payload = {
@@ -966,6 +968,11 @@ class KeelClient implements Client {
     }
     return keys;
   }
+}
+
+/** Takes `flight` out of the dedup map, unless another flight holds its key now. */
+function leave(inflight: Map<string, Flight>, flight: Flight): void {
+  if (inflight.get(flight.key) === flight) inflight.delete(flight.key);
 }
 
 const isRead = (flight: Flight) => isDedupable(flight.spec.method);

@@ -1,4 +1,4 @@
-import type { EventEmitter } from '../events/emitter';
+import type { Emitter } from '../events/emitter';
 import type { AdaptiveController } from '../types/controllers';
 import type { ClientEvents } from '../types/events';
 import { AdaptiveEngine } from './engine';
@@ -52,7 +52,7 @@ export class Adaptive extends AdaptiveEngine {
     });
   }
 
-  observe(events: EventEmitter<ClientEvents>): () => void {
+  observe(events: Emitter<ClientEvents>): () => void {
     return this.observer.observe(events);
   }
 }

@@ -2,7 +2,7 @@ import { classifyError } from '../circuit/outcome';
 import { isAbortError } from '../errors/cancelled-error';
 import { isHttpError } from '../errors/http-error';
 import { isKeelError } from '../errors/keel-error';
-import type { EventEmitter } from '../events/emitter';
+import { type Emitter, onEach } from '../events/emitter';
 import type { Tracker } from '../tracker/tracker';
 import type { ClientEvents } from '../types/events';
 import type { AdaptiveEngine } from './engine';
@@ -63,7 +63,7 @@ export class AdaptiveObserver {
   }
 
   /** Subscribes to the lifecycle events; returns the unsubscribe. */
-  observe(events: EventEmitter<ClientEvents>): () => void {
+  observe(events: Emitter<ClientEvents>): () => void {
     const scheduled = this.#scheduled
       ? {
           'request-queued': this.#onQueued,
@@ -72,7 +72,7 @@ export class AdaptiveObserver {
           'request-rejected': this.#onRejected,
         }
       : {};
-    return events.onEach({
+    return onEach(events, {
       request: this.#onRequest,
       retry: this.#onRetry,
       success: this.#onSuccess,

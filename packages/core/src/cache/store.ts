@@ -62,6 +62,10 @@ const NO_TAGS: readonly string[] = /* @__PURE__ */ freeze([]);
 /** Entries the collection hand inspects per write: more than one, so it outpaces the writes. */
 const SWEEP_PER_WRITE = 2;
 
+/** What the client's Store is built with: CacheStoreOptions resolved (the client's config). */
+type StoreOptions = Required<Omit<CacheStoreOptions, 'keyBase'>> &
+  Pick<CacheStoreOptions, 'keyBase'>;
+
 /** The options of a standalone `CacheStore` (a client builds its own from `ClientOptions.cache`). */
 export interface CacheStoreOptions {
   /**
@@ -109,8 +113,12 @@ export interface CacheStoreOptions {
  * Interest: a subscription by exact key is reference-counted per key (a Set per key, dropped
  * when its last listener leaves); a predicate subscription accepts any key it returns true for.
  * Invalidation refetches removed keys that someone is interested in.
+ *
+ * The client's own store: its options come checked from the client's config. The public
+ * `CacheStore` below checks them and adds the readers only an app uses (`has`, `isFresh`,
+ * `keys`), so an app that never imports it bundles neither.
  */
-export class CacheStore {
+export class Store {
   readonly #entries = new Map<string, CacheEntry>();
   readonly #byKey = new Map<string, Set<CacheSubscriber>>();
   #predicates: PredicateSubscription[] = [];
@@ -130,15 +138,14 @@ export class CacheStore {
   /** Watchers (tooling): told of every change, without counting as interest in any key. */
   #watchers: ((change: CacheChange) => void)[] = [];
 
-  constructor(defaultTtl = CACHE_DEFAULTS.ttl, options: CacheStoreOptions = {}) {
-    checkMs('defaultTtl', defaultTtl, Number.MAX_VALUE);
-    const gcTime = checkGcTime(options.gcTime ?? CACHE_STORE_DEFAULTS.gcTime);
+  /** `options` as the client's config has them: checked, with every default in place. */
+  constructor(defaultTtl: number, options: StoreOptions) {
     this.defaultTtl = defaultTtl;
-    this.maxEntries = options.maxEntries ?? CACHE_STORE_DEFAULTS.maxEntries;
-    this.gcTime = gcTime;
-    this.#clock = options.clock ?? systemClock;
+    this.maxEntries = options.maxEntries;
+    this.gcTime = options.gcTime;
+    this.#clock = options.clock;
     this.#keyBase = options.keyBase;
-    this.#onError = options.onError ?? logListenerError;
+    this.#onError = options.onError;
   }
 
   get size(): number {
@@ -154,10 +161,6 @@ export class CacheStore {
   /** The entry as stored, collectable or not: the client's hit path checks freshness itself. */
   peek(key: string): CacheEntry | undefined {
     return this.#entries.get(key);
-  }
-
-  has(key: string): boolean {
-    return this.get(key) !== undefined;
   }
 
   /**
@@ -213,11 +216,6 @@ export class CacheStore {
     return this.#collectable(entry, now);
   }
 
-  /** True while the entry is within its ttl. */
-  isFresh(entry: CacheEntry, now: number = this.#clock.now()): boolean {
-    return entry.expiresAt > now;
-  }
-
   set(key: string, response: ApiResponse, options: WriteOptions = {}): CacheEntry {
     const now = this.#clock.now();
     // Before the write, so the hand never drops the entry being written (ttl 0, gcTime 0).
@@ -267,10 +265,6 @@ export class CacheStore {
     this.#releasedAt.clear();
     this.#hand = undefined;
     if (this.#watchers.length > 0) this.#tell({ type: 'clear' });
-  }
-
-  keys(): IterableIterator<string> {
-    return this.#entries.keys();
   }
 
   values(): IterableIterator<CacheEntry> {
@@ -399,4 +393,38 @@ export function asMatchable(entry: CacheEntry): Matchable {
     tags: entry.tags,
     meta: () => metaOf(entry),
   };
+}
+
+/**
+ * The response cache as an app builds it on its own (`new CacheStore(defaultTtl, options)`):
+ * the client's Store, with its arguments checked.
+ */
+export class CacheStore extends Store {
+  readonly #clock: Clock;
+
+  constructor(defaultTtl = CACHE_DEFAULTS.ttl, options: CacheStoreOptions = {}) {
+    checkMs('defaultTtl', defaultTtl, Number.MAX_VALUE);
+    const clock = options.clock ?? systemClock;
+    super(defaultTtl, {
+      clock,
+      maxEntries: options.maxEntries ?? CACHE_STORE_DEFAULTS.maxEntries,
+      gcTime: checkGcTime(options.gcTime ?? CACHE_STORE_DEFAULTS.gcTime),
+      keyBase: options.keyBase,
+      onError: options.onError ?? logListenerError,
+    });
+    this.#clock = clock;
+  }
+
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  /** True while the entry is within its ttl. */
+  isFresh(entry: CacheEntry, now: number = this.#clock.now()): boolean {
+    return entry.expiresAt > now;
+  }
+
+  *keys(): IterableIterator<string> {
+    for (const entry of this.values()) yield entry.key;
+  }
 }

@@ -1,5 +1,5 @@
 import { CircuitOpenError } from '../errors/circuit-open-error';
-import type { EventEmitter } from '../events/emitter';
+import { type Emitter, onEach } from '../events/emitter';
 import type { Clock } from '../internal/clock';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
@@ -69,9 +69,9 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
   readonly #threshold: number;
   readonly #resetTimeout: number;
   readonly #clock: Clock;
-  readonly #events: EventEmitter<ClientEvents>;
+  readonly #events: Emitter<ClientEvents>;
 
-  constructor(options: ResolvedCircuitOptions, clock: Clock, events: EventEmitter<ClientEvents>) {
+  constructor(options: ResolvedCircuitOptions, clock: Clock, events: Emitter<ClientEvents>) {
     this.#threshold = options.failureThreshold;
     this.#resetTimeout = options.resetTimeout;
     this.#clock = clock;
@@ -79,8 +79,8 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
   }
 
   /** Subscribes to the lifecycle events that feed the breaker; returns the unsubscribe. */
-  observe(events: EventEmitter<ClientEvents>): () => void {
-    return events.onEach({
+  observe(events: Emitter<ClientEvents>): () => void {
+    return onEach(events, {
       request: this.#onRequest,
       success: this.#onSuccess,
       error: this.#onError,

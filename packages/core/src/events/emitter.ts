@@ -3,22 +3,10 @@ import { callUser, type ErrorReporter, logListenerError } from '../internal/repo
 type Listener<P> = (payload: P) => void;
 
 /**
- * A small typed emitter. Listeners live in an array per event that is replaced on change
- * (copy-on-write), so emit iterates without copying and a listener removing itself mid-emit is safe.
- * A throwing listener does not stop the others; its error goes to `onError` (default: logged),
- * never rethrown.
- *
- * One delivery order for every listener: an event emitted while another is being delivered (a
- * listener calling back into its source) waits in a FIFO queue and is delivered, to the listeners
- * subscribed then, once the one before it has reached every listener. Otherwise a later listener
- * would hear the nested event before the outer one (an end before its start).
- *
- * @example
- * const e = new EventEmitter<{ ping: { n: number } }>();
- * const off = e.on('ping', ({ n }) => console.log(n));
- * e.emit('ping', { n: 1 }); off();
+ * The emitter a client runs on: EventEmitter without its conveniences (`onEach`, `once`), which
+ * only apps and observers use, so an app that needs neither bundles neither.
  */
-export class EventEmitter<Events extends { [K in keyof Events]: unknown }> {
+export class Emitter<Events extends { [K in keyof Events]: unknown }> {
   #listeners: { [K in keyof Events]?: Listener<Events[K]>[] } = {};
   readonly #onError: ErrorReporter;
   /** True while an event is being delivered: an emit then only queues. */
@@ -42,29 +30,6 @@ export class EventEmitter<Events extends { [K in keyof Events]: unknown }> {
       if (live) this.off(event, listener);
       live = false;
     };
-  }
-
-  /**
-   * Subscribes several listeners at once (an observer's handlers); returns one unsubscribe for
-   * all of them.
-   */
-  onEach(handlers: { [K in keyof Events]?: Listener<Events[K]> }): () => void {
-    const offs: (() => void)[] = [];
-    for (const event in handlers) {
-      const listener = handlers[event];
-      if (listener !== undefined) offs.push(this.on(event, listener));
-    }
-    return () => {
-      for (const off of offs) off();
-    };
-  }
-
-  once<K extends keyof Events>(event: K, listener: Listener<Events[K]>): () => void {
-    const wrapped: Listener<Events[K]> = (payload) => {
-      this.off(event, wrapped);
-      listener(payload);
-    };
-    return this.on(event, wrapped);
   }
 
   off<K extends keyof Events>(event: K, listener: Listener<Events[K]>): void {
@@ -133,4 +98,56 @@ export class EventEmitter<Events extends { [K in keyof Events]: unknown }> {
   removeAll(): void {
     this.#listeners = {};
   }
+}
+
+/**
+ * A small typed emitter. Listeners live in an array per event that is replaced on change
+ * (copy-on-write), so emit iterates without copying and a listener removing itself mid-emit is safe.
+ * A throwing listener does not stop the others; its error goes to `onError` (default: logged),
+ * never rethrown.
+ *
+ * One delivery order for every listener: an event emitted while another is being delivered (a
+ * listener calling back into its source) waits in a FIFO queue and is delivered, to the listeners
+ * subscribed then, once the one before it has reached every listener. Otherwise a later listener
+ * would hear the nested event before the outer one (an end before its start).
+ *
+ * @example
+ * const e = new EventEmitter<{ ping: { n: number } }>();
+ * const off = e.on('ping', ({ n }) => console.log(n));
+ * e.emit('ping', { n: 1 }); off();
+ */
+export class EventEmitter<Events extends { [K in keyof Events]: unknown }> extends Emitter<Events> {
+  /**
+   * Subscribes several listeners at once (an observer's handlers); returns one unsubscribe for
+   * all of them.
+   */
+  onEach(handlers: { [K in keyof Events]?: Listener<Events[K]> }): () => void {
+    return onEach(this, handlers);
+  }
+
+  once<K extends keyof Events>(event: K, listener: Listener<Events[K]>): () => void {
+    const wrapped: Listener<Events[K]> = (payload) => {
+      this.off(event, wrapped);
+      listener(payload);
+    };
+    return this.on(event, wrapped);
+  }
+}
+
+/**
+ * `onEach` of an emitter: the observers' (intelligence, circuit breaker, adaptive engine) way
+ * to subscribe their handlers, kept out of Emitter so a client without them does not bundle it.
+ */
+export function onEach<Events extends { [K in keyof Events]: unknown }>(
+  emitter: Emitter<Events>,
+  handlers: { [K in keyof Events]?: Listener<Events[K]> },
+): () => void {
+  const offs: (() => void)[] = [];
+  for (const event in handlers) {
+    const listener = handlers[event];
+    if (listener !== undefined) offs.push(emitter.on(event, listener));
+  }
+  return () => {
+    for (const off of offs) off();
+  };
 }

@@ -1,6 +1,6 @@
 import type { Adaptive, CeilingSeam } from '../adaptive/adaptive';
 import type { CircuitGuard } from '../circuit/guard';
-import type { EventEmitter } from '../events/emitter';
+import type { Emitter } from '../events/emitter';
 import type { CircuitView, Intelligence } from '../intelligence/intelligence';
 import { rangeError, typeError } from '../internal/checks';
 import type { Clock } from '../internal/clock';
@@ -30,7 +30,7 @@ import type { RequestOptions } from '../types/options';
 /** What every feature is installed with. */
 export interface FeatureContext {
   readonly clock: Clock;
-  readonly events: EventEmitter<ClientEvents>;
+  readonly events: Emitter<ClientEvents>;
 }
 
 export interface SchedulerPart {

@@ -1,7 +1,7 @@
 import { isCircuitOpenError } from '../errors/circuit-open-error';
 import { isHttpError } from '../errors/http-error';
 import { isTimeoutError } from '../errors/timeout-error';
-import type { EventEmitter } from '../events/emitter';
+import { type Emitter, onEach } from '../events/emitter';
 import { zeroAdaptiveMetrics } from '../internal/counters';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
@@ -86,9 +86,9 @@ export class Intelligence implements IntelligenceController {
    * subscribes to nothing, so it records nothing and costs nothing. `cache-hit` is the one
    * event not taken from the emitter: the client counts it in `hits` where it emits it.
    */
-  observe(events: EventEmitter<ClientEvents>): () => void {
+  observe(events: Emitter<ClientEvents>): () => void {
     if (!this.#options.enabled) return () => {};
-    return events.onEach({
+    return onEach(events, {
       request: this.#onRequest,
       success: this.#onSuccess,
       error: this.#onError,

@@ -1,6 +1,6 @@
 import { CancelledError } from '../errors/cancelled-error';
 import { CircuitOpenError } from '../errors/circuit-open-error';
-import type { EventEmitter } from '../events/emitter';
+import type { Emitter } from '../events/emitter';
 import { controllerOf } from '../features/feature';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
 import { freeze } from '../internal/freeze';
@@ -50,7 +50,7 @@ export class Scheduler implements AttemptGate {
   /** Read by schedulerView (inspect), like `caps`, `groups` and `budget`. */
   readonly config: SchedulerConfig;
   readonly #clock: Clock;
-  readonly #events: EventEmitter<ClientEvents>;
+  readonly #events: Emitter<ClientEvents>;
   readonly #hooks: SchedulerHooks;
   readonly #lanes: Lanes;
   readonly budget: RateBudget | undefined;
@@ -78,7 +78,7 @@ export class Scheduler implements AttemptGate {
   #hold = 0;
   #pending = false;
 
-  constructor(config: SchedulerConfig, events: EventEmitter<ClientEvents>, hooks: SchedulerHooks) {
+  constructor(config: SchedulerConfig, events: Emitter<ClientEvents>, hooks: SchedulerHooks) {
     this.config = config;
     this.#clock = hooks.clock;
     this.#events = events;
