@@ -24,7 +24,7 @@ export const KB = 1024;
 
 /**
  * `target`: the size issue #15 asks for. `budget`: the most the check lets through today, a
- * ratchet about 3% above the size measured when it was last set (room for a small fix, not for
+ * ratchet about 1% above the size measured when it was last set (room for a small fix, not for
  * a feature): lower it as the code shrinks, and never raise it to let a change through without
  * saying why in the commit.
  */
@@ -55,7 +55,9 @@ export const APPS = [
     readme: 'packages/react/README.md',
     what: 'React: defaults + hooks + useServerEvents',
     target: 12 * KB,
-    budget: 26.1 * KB,
+    // +0.1 KB (react-adv3): the server-events length cap (maxEventLength, +111 B) and reconnect
+    // on 'online' (+36 B).
+    budget: 26.2 * KB,
   },
 ];
 
