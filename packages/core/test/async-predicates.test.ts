@@ -1,6 +1,6 @@
 import { setImmediate as tick } from 'node:timers/promises';
 import { describe, expect, test } from 'vitest';
-import { decideRetry, type ListenerErrorContext, type RetryOptions } from '../src/index';
+import { decideRetry, dehydrate, type ListenerErrorContext, type RetryOptions } from '../src/index';
 import { collectUnhandledRejections, flush, makeClient, track } from './helpers';
 
 /**
@@ -98,6 +98,9 @@ describe('a predicate that returns a promise', () => {
       t.client.invalidate((() => Promise.reject(new Error('async predicate'))) as never),
     ).toThrow(/`target` must return a boolean/);
     expect(() => t.client.cancelReads((async () => false) as never)).toThrow(TypeError);
+    expect(() => dehydrate(t.client, { include: (async () => true) as never })).toThrow(
+      /`include` must return a boolean/,
+    );
     expect(t.client.getCached(key)).toBeDefined();
     expect(slow.current.state).toBe('pending');
     t.client.cancelAll();
