@@ -120,3 +120,31 @@ describe('an async listener or subscriber that rejects', () => {
     expect(unhandled).toEqual([]);
   });
 });
+
+/**
+ * `onError` is typed `=> void` too, and an async one is natural (it sends the error to a
+ * logging service): its rejection was an unhandled rejection. It is logged, as its throw is.
+ */
+describe('an async onError that rejects', () => {
+  const unhandled = collectProcessFailures('unhandledRejection');
+
+  test('is logged, never an unhandled rejection', async () => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const sent = new Error('log service down');
+      const t = makeClient(
+        { onError: async () => Promise.reject(sent) },
+        { handler: () => Response.json(1) },
+      );
+      t.client.on('success', () => {
+        throw new Error('listener');
+      });
+      await t.client.get('/z');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(log).toHaveBeenCalledWith('keel: the onError handler threw', sent);
+      expect(unhandled).toEqual([]);
+    } finally {
+      log.mockRestore();
+    }
+  });
+});

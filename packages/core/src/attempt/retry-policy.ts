@@ -6,6 +6,7 @@ import { isKeelError } from '../errors/keel-error';
 import { isParseError } from '../errors/parse-error';
 import { isResponseTooLargeError } from '../errors/response-too-large-error';
 import {
+  answer,
   checkBoolean,
   checkFunction,
   checkInteger,
@@ -167,7 +168,7 @@ export function decideRetry({
     isResponseTooLargeError(error) ||
     codeIs(code, CodeKind.Permanent) ||
     !(options.retryOn
-      ? options.retryOn(status, error)
+      ? answer('retry.retryOn', options.retryOn(status, error))
       : status === undefined || isRetriableStatus(status))
   ) {
     return stop('not-retriable');

@@ -1,4 +1,4 @@
-import { rangeError } from '../internal/checks';
+import { answer, rangeError } from '../internal/checks';
 import { isAbsoluteURL, splitURL } from '../internal/url';
 import { checkStrings } from '../request/fields';
 import type { CacheMeta, InvalidateTarget } from '../types/client';
@@ -45,7 +45,7 @@ export function compileTarget(
   option = 'target',
 ): TargetMatcher {
   checkInvalidateTarget(target, option);
-  if (typeof target === 'function') return (item) => Boolean(target(item.meta()));
+  if (typeof target === 'function') return (item) => answer(option, target(item.meta()));
   if (Array.isArray(target)) {
     const tags = new Set(target);
     return (item) => item.tags.some((t) => tags.has(t));

@@ -1,4 +1,4 @@
-import { checkFunction, checkMs, typeError } from '../internal/checks';
+import { answer, checkFunction, checkMs, typeError } from '../internal/checks';
 import { type Clock, systemClock } from '../internal/clock';
 import { urlOfKey } from '../internal/fingerprint';
 import { freeze } from '../internal/freeze';
@@ -307,7 +307,10 @@ export class Store {
       };
     }
     if (typeof matcher !== 'function') throw typeError('matcher', 'a key or a function', matcher);
-    const sub: PredicateSubscription = { match: matcher, listener };
+    const sub: PredicateSubscription = {
+      match: (key) => answer('matcher', matcher(key)),
+      listener,
+    };
     this.#predicates = [...this.#predicates, sub];
     let active = true;
     return () => {

@@ -1,4 +1,5 @@
 import { MAX_TIMER_MS } from './clock';
+import { noop } from './noop';
 
 /*
  * Every option and argument check of @keel/core (and of @keel/react, through
@@ -110,6 +111,19 @@ export function checkBoolean(name: string, value: unknown): boolean {
 /** A function (a callback, a predicate). */
 export function checkFunction(name: string, value: unknown): void {
   if (typeof value !== 'function') throw typeError(name, 'a function', value);
+}
+
+/**
+ * What an app's predicate answered. It is called synchronously: a promise (an async function in
+ * plain JS) would be truthy, a yes to everything, so it is a TypeError naming `name`, and its
+ * rejection is caught (it would be unhandled).
+ */
+export function answer(name: string, result: unknown): boolean {
+  if (typeof (result as PromiseLike<unknown> | null)?.then === 'function') {
+    (result as PromiseLike<unknown>).then(undefined, noop);
+    throw new TypeError(`keel: \`${name}\` must return a boolean, not a promise`);
+  }
+  return !!result;
 }
 
 /** An options object: not null, not an array. */

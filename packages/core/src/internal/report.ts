@@ -11,17 +11,19 @@ export const logListenerError: ErrorReporter = (error, context) => {
   console.error(`keel: ${describe(context)} threw`, error);
 };
 
-/** Calls `report`; should the reporter itself throw, that is logged, never rethrown. */
+/**
+ * Calls `reporter`; should it throw, or return a promise that rejects (an async `onError`, which
+ * its `=> void` type accepts), that is logged, never rethrown nor left unhandled.
+ */
 export function report(
   reporter: ErrorReporter,
   error: unknown,
   context: ListenerErrorContext,
 ): void {
-  try {
-    reporter(error, context);
-  } catch (failure) {
+  // The executor runs `reporter` now; a throw or a rejection both end in the catch.
+  new Promise((resolve) => resolve(reporter(error, context))).then(undefined, (failure) => {
     if (reporter !== logListenerError) logListenerError(failure, { source: 'onError' });
-  }
+  });
 }
 
 /**
