@@ -64,6 +64,13 @@ export interface AppOptions extends ServerTimeouts {
    */
   bodyLimit?: number | undefined;
   /**
+   * Deepest nesting of arrays and objects in a JSON body; a deeper one gets 400 (JSON.stringify
+   * and recursive code overflow the stack around 4000). Routes may set their own.
+   *
+   * @default 1000
+   */
+  maxJsonDepth?: number | undefined;
+  /**
    * Content types read as text or raw bytes, besides JSON and urlencoded forms (always read).
    *
    * @default {} (none)
@@ -457,6 +464,7 @@ function bodyPolicy(options: RouteOptions, base: BodyPolicy): BodyPolicy {
   if (parsers !== undefined) checkObject('parsers', parsers);
   return {
     limit: integer('bodyLimit', options.bodyLimit, base.limit, 0, undefined, 'bytes'),
+    depth: integer('maxJsonDepth', options.maxJsonDepth, base.depth, 1),
     text: parsers?.text === undefined ? base.text : typeMatcher('text', parsers.text),
     raw: parsers?.raw === undefined ? base.raw : typeMatcher('raw', parsers.raw),
   };
@@ -537,6 +545,7 @@ class KeelApp implements App, SlotHost {
     checkObject('sse', sse);
     this.#body = bodyPolicy(options, {
       limit: 1024 * 1024,
+      depth: 1000,
       text: null,
       raw: null,
     });
@@ -722,7 +731,7 @@ class KeelApp implements App, SlotHost {
     // under it (keel's queued-replies cap): nobody is there to answer, so no chain is run.
     if (req.socket.destroyed) slot.abandon();
     else if (kind === BodyKind.None) slot.run();
-    else slot.read(req, kind, body.limit);
+    else slot.read(req, kind, body);
   };
 
   /**

@@ -5,7 +5,7 @@ import {
   validateHeaderValue,
 } from 'node:http';
 import { endBodiless, isBodiless } from './bodiless';
-import { type BodyKind, BodyReader } from './body';
+import { type BodyKind, type BodyPolicy, BodyReader } from './body';
 import { rangeError, typeError } from './checks';
 import { type CompressionSettings, chooseEncoding, compressBody, type Encoding } from './compress';
 import type { Context, Handler, Middleware, Next } from './context';
@@ -215,9 +215,9 @@ export class Slot implements RawWriter {
   }
 
   /** Reads the body first; the chain runs once it is parsed. */
-  read(req: IncomingMessage, kind: BodyKind, limit: number): void {
+  read(req: IncomingMessage, kind: BodyKind, policy: BodyPolicy): void {
     this.#phase = 'reading';
-    this.#reader.read(req, kind, limit);
+    this.#reader.read(req, kind, policy);
   }
 
   #bodyRead(err: Error | null, body: unknown, aborted: boolean): void {
