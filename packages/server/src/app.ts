@@ -18,6 +18,7 @@ import {
   bodyKindOf,
   EXPECTS_CONTINUE,
   type RouteOptions,
+  skipBody,
   typeMatcher,
 } from './body';
 import {
@@ -363,6 +364,8 @@ const FAULTY_FRAMING = Symbol('keel.faultyFraming');
 const SAFE_REQUEST_ID = /^[\w.:@+=/-]{1,128}$/;
 const ID_PREFIX = `${randomBytes(4).toString('hex')}-`;
 const EMPTY_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+/** The body policy of a request no route takes: its body is not read (see skipBody). */
+const NO_BODY: BodyPolicy = { limit: 0, depth: 1, text: null, raw: null };
 let idCounter = 0;
 
 /**
@@ -700,7 +703,7 @@ class KeelApp implements App, SlotHost {
       params = found.params as Record<string, string>;
     } else {
       handler = found === null && !(star && url.length > 1) ? this.#miss(method, url) : badUrl;
-      body = this.#body;
+      body = NO_BODY;
       params = EMPTY_PARAMS;
     }
     if (!(req instanceof KeelIncomingMessage)) setPeer(req);
@@ -716,7 +719,10 @@ class KeelApp implements App, SlotHost {
     if (res instanceof KeelServerResponse) res.writer = slot;
     const ctx = createContext(slot, req as KeelRequest, res, method, url, params, requestId);
     // GET and HEAD bodies have no defined meaning: they are left unread (Node discards them).
-    let kind = method === 'GET' || method === 'HEAD' ? BodyKind.None : bodyKindOf(req, body);
+    let kind =
+      method === 'GET' || method === 'HEAD' || body === NO_BODY
+        ? BodyKind.None
+        : bodyKindOf(req, body);
     if (kind === BodyKind.UnknownCoding) {
       kind = BodyKind.None;
       handler = unknownTransferCoding;
@@ -730,7 +736,10 @@ class KeelApp implements App, SlotHost {
     // Node hands over every request of a read it parsed, also after its connection was closed
     // under it (keel's queued-replies cap): nobody is there to answer, so no chain is run.
     if (req.socket.destroyed) slot.abandon();
-    else if (kind === BodyKind.None) slot.run();
+    else if (body === NO_BODY) {
+      skipBody(req, res);
+      slot.run();
+    } else if (kind === BodyKind.None) slot.run();
     else slot.read(req, kind, body);
   };
 

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import secureJson from 'secure-json-parse';
 import { rangeError, typeError } from './checks';
@@ -42,6 +42,29 @@ function discardRest(req: IncomingMessage, budget: number): void {
   req.on('data', onData);
   req.on('end', stop);
   req.on('close', stop);
+}
+
+/**
+ * A request no route takes (404, 405) needs no body: it is not read, nor asked for with
+ * `100 Continue`. What comes is drained (Node's own drain has no bound) up to DISCARD_LIMIT,
+ * then the connection ends; one declared larger, or one the client waits to send (the 100 is
+ * not coming: it may send the body or not), ends the connection after the answer.
+ */
+export function skipBody(req: IncomingMessage, res: ServerResponse): void {
+  const headers = req.headers;
+  const length = headers['content-length'];
+  if ((length === undefined || length === '0') && headers['transfer-encoding'] === undefined) {
+    return;
+  }
+  const expecting = req as ExpectingRequest;
+  if (expecting[EXPECTS_CONTINUE] === 'pending') {
+    expecting[EXPECTS_CONTINUE] = 'refused';
+    res.shouldKeepAlive = false;
+  } else if (length !== undefined && Number(length) > DISCARD_LIMIT) {
+    res.shouldKeepAlive = false;
+  } else {
+    discardRest(req, DISCARD_LIMIT);
+  }
 }
 
 /** What the body parser does with a request's content type. */
