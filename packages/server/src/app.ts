@@ -812,17 +812,19 @@ class KeelApp implements App, SlotHost {
   release(slot: Slot): void {
     const ctx = slot.face;
     const cut = slot.cut;
+    const dropped = slot.dropped;
     slot.reset();
     this.#pool.release(slot);
     if (--this.#inflight === 0 && this.#drained !== null) this.#drained();
-    if (this.#responseHooks.length > 0) this.#responded(ctx, cut);
+    if (this.#responseHooks.length > 0) this.#responded(ctx, cut, dropped);
   }
 
   /** Runs the onResponse hooks; the ctx is stale by now, so a hook cannot respond through it. */
-  #responded(ctx: Context, cut: boolean): void {
+  #responded(ctx: Context, cut: boolean, dropped: boolean): void {
     const res = ctx.res;
-    // A head the handler made through ctx.res after its client left: Node sent none of it.
-    const sent = res.headersSent && !sentNothing(res);
+    // A head the handler made through ctx.res after its client left, or a reply dropped with its
+    // connection by the queued-replies cap: none of it was sent.
+    const sent = res.headersSent && !dropped && !sentNothing(res);
     const info: ResponseInfo = {
       status: sent ? res.statusCode : 0,
       // Ended is all a small reply is judged by (no 'finish' listener on the hot path); a stream,
