@@ -65,8 +65,8 @@ export interface AppOptions extends ServerTimeouts {
    */
   bodyLimit?: number | undefined;
   /**
-   * Deepest nesting of arrays and objects in a JSON body; a deeper one gets 400 (JSON.stringify
-   * and recursive code overflow the stack around 4000). Routes may set their own.
+   * Deepest nesting of arrays and objects in a JSON body, 1-2048; a deeper one gets 400
+   * (JSON.stringify and recursive code overflow the stack around 4000). Routes may set their own.
    *
    * @default 1000
    */
@@ -461,13 +461,16 @@ interface Route {
   body: BodyPolicy;
 }
 
+/** Above it JSON.stringify overflows the stack anyway (about 4000 levels): no use, and unsafe. */
+const MAX_JSON_DEPTH = 2048;
+
 /** Resolves body options once, at registration; what is not given comes from `base`. */
 function bodyPolicy(options: RouteOptions, base: BodyPolicy): BodyPolicy {
   const parsers = options.parsers;
   if (parsers !== undefined) checkObject('parsers', parsers);
   return {
     limit: integer('bodyLimit', options.bodyLimit, base.limit, 0, undefined, 'bytes'),
-    depth: integer('maxJsonDepth', options.maxJsonDepth, base.depth, 1),
+    depth: integer('maxJsonDepth', options.maxJsonDepth, base.depth, 1, MAX_JSON_DEPTH),
     text: parsers?.text === undefined ? base.text : typeMatcher('text', parsers.text),
     raw: parsers?.raw === undefined ? base.raw : typeMatcher('raw', parsers.raw),
   };

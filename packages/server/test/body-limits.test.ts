@@ -58,11 +58,16 @@ describe('JSON nesting depth', () => {
     expect(over.status).toBe(400);
     expect(over.json()).toMatchObject({ message: 'JSON body is nested deeper than 3 levels' });
     expect((await post('/echo', '{"s":"[[[[[[[[","t":"\\\\"}')).status).toBe(200);
+    expect((await post('/echo', '{"a":{"a":[1,2]},"b":[]}')).status).toBe(200);
+    expect((await post('/echo', '{"a":[1,{"b":{"c":1}}]}')).status).toBe(400);
     expect((await post('/deep', nested(5))).status).toBe(200);
     expect((await post('/deep', nested(6))).status).toBe(400);
-    expect(() => createApp({ maxJsonDepth: 0 })).toThrow(
-      new RangeError('keel: `maxJsonDepth` must be a positive integer, got 0'),
-    );
+    // Past ~4000 levels JSON.stringify overflows anyway.
+    for (const bad of [0, 2049]) {
+      expect(() => createApp({ maxJsonDepth: bad })).toThrow(
+        new RangeError(`keel: \`maxJsonDepth\` must be an integer in 1-2048, got ${bad}`),
+      );
+    }
     expect(() => createApp().post('/', { maxJsonDepth: '9' as never }, () => {})).toThrow(
       TypeError,
     );
