@@ -19,6 +19,7 @@ import {
   DISCARD_LIMIT,
   EXPECTS_CONTINUE,
   type RouteOptions,
+  skipBody,
   typeMatcher,
 } from './body';
 import {
@@ -64,6 +65,13 @@ export interface AppOptions extends ServerTimeouts {
    * @default 1048576 (1 MiB)
    */
   bodyLimit?: number | undefined;
+  /**
+   * Deepest nesting of arrays and objects in a JSON body, 1-2048; a deeper one gets 400
+   * (JSON.stringify and recursive code overflow the stack around 4000). Routes may set their own.
+   *
+   * @default 1000
+   */
+  maxJsonDepth?: number | undefined;
   /**
    * Content types read as text or raw bytes, besides JSON and urlencoded forms (always read).
    *
@@ -357,6 +365,8 @@ const FAULTY_FRAMING = Symbol('keel.faultyFraming');
 const SAFE_REQUEST_ID = /^[\w.:@+=/-]{1,128}$/;
 const ID_PREFIX = `${randomBytes(4).toString('hex')}-`;
 const EMPTY_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+/** The body policy of a request no route takes: its body is not read (see skipBody). */
+const NO_BODY: BodyPolicy = { limit: 0, depth: 1, text: null, raw: null };
 let idCounter = 0;
 
 /**
@@ -452,12 +462,16 @@ interface Route {
   body: BodyPolicy;
 }
 
+/** Above it JSON.stringify overflows the stack anyway (about 4000 levels): no use, and unsafe. */
+const MAX_JSON_DEPTH = 2048;
+
 /** Resolves body options once, at registration; what is not given comes from `base`. */
 function bodyPolicy(options: RouteOptions, base: BodyPolicy): BodyPolicy {
   const parsers = options.parsers;
   if (parsers !== undefined) checkObject('parsers', parsers);
   return {
     limit: integer('bodyLimit', options.bodyLimit, base.limit, 0, undefined, 'bytes'),
+    depth: integer('maxJsonDepth', options.maxJsonDepth, base.depth, 1, MAX_JSON_DEPTH),
     text: parsers?.text === undefined ? base.text : typeMatcher('text', parsers.text),
     raw: parsers?.raw === undefined ? base.raw : typeMatcher('raw', parsers.raw),
   };
@@ -578,6 +592,7 @@ class KeelApp implements App, SlotHost {
     checkObject('sse', sse);
     this.#body = bodyPolicy(options, {
       limit: 1024 * 1024,
+      depth: 1000,
       text: null,
       raw: null,
     });
@@ -732,7 +747,7 @@ class KeelApp implements App, SlotHost {
       params = found.params as Record<string, string>;
     } else {
       handler = found === null && !(star && url.length > 1) ? this.#miss(method, url) : badUrl;
-      body = this.#body;
+      body = NO_BODY;
       params = EMPTY_PARAMS;
     }
     if (!(req instanceof KeelIncomingMessage)) setPeer(req);
@@ -748,7 +763,10 @@ class KeelApp implements App, SlotHost {
     if (res instanceof KeelServerResponse) res.writer = slot;
     const ctx = createContext(slot, req as KeelRequest, res, method, url, params, requestId);
     let kind: BodyKind;
-    if (method === 'GET' || method === 'HEAD') {
+    if (body === NO_BODY) {
+      // A 404 / 405 needs no body: it is skipped after the answer (below), never read.
+      kind = BodyKind.None;
+    } else if (method === 'GET' || method === 'HEAD') {
       // Their bodies have no defined meaning: left unread (Node discards them). One declared over
       // the route's bodyLimit is refused as any body is (413, drained up to 16 MiB, past that the
       // connection closed) rather than read by Node for nothing: RFC 9110 §9.3.1 allows it.
@@ -773,8 +791,11 @@ class KeelApp implements App, SlotHost {
     // Node hands over every request of a read it parsed, also after its connection was closed
     // under it (keel's queued-replies cap): nobody is there to answer, so no chain is run.
     if (req.socket.destroyed) slot.abandon();
-    else if (kind === BodyKind.None) slot.run();
-    else slot.read(req, kind, body.limit);
+    else if (body === NO_BODY) {
+      skipBody(req, res);
+      slot.run();
+    } else if (kind === BodyKind.None) slot.run();
+    else slot.read(req, kind, body);
   };
 
   /**
@@ -848,17 +869,19 @@ class KeelApp implements App, SlotHost {
   release(slot: Slot): void {
     const ctx = slot.face;
     const cut = slot.cut;
+    const dropped = slot.dropped;
     slot.reset();
     this.#pool.release(slot);
     if (--this.#inflight === 0 && this.#drained !== null) this.#drained();
-    if (this.#responseHooks.length > 0) this.#responded(ctx, cut);
+    if (this.#responseHooks.length > 0) this.#responded(ctx, cut, dropped);
   }
 
   /** Runs the onResponse hooks; the ctx is stale by now, so a hook cannot respond through it. */
-  #responded(ctx: Context, cut: boolean): void {
+  #responded(ctx: Context, cut: boolean, dropped: boolean): void {
     const res = ctx.res;
-    // A head the handler made through ctx.res after its client left: Node sent none of it.
-    const sent = res.headersSent && !sentNothing(res);
+    // A head the handler made through ctx.res after its client left, or a reply dropped with its
+    // connection by the queued-replies cap: none of it was sent.
+    const sent = res.headersSent && !dropped && !sentNothing(res);
     const info: ResponseInfo = {
       status: sent ? res.statusCode : 0,
       // Ended is all a small reply is judged by (no 'finish' listener on the hot path); a stream,

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import secureJson from 'secure-json-parse';
 import { rangeError, typeError } from './checks';
@@ -44,6 +44,29 @@ function discardRest(req: IncomingMessage, budget: number): void {
   req.on('close', stop);
 }
 
+/**
+ * A request no route takes (404, 405) needs no body: it is not read, nor asked for with
+ * `100 Continue`. What comes is drained (Node's own drain has no bound) up to DISCARD_LIMIT,
+ * then the connection ends; one declared larger, or one the client waits to send (the 100 is
+ * not coming: it may send the body or not), ends the connection after the answer.
+ */
+export function skipBody(req: IncomingMessage, res: ServerResponse): void {
+  const headers = req.headers;
+  const length = headers['content-length'];
+  if ((length === undefined || length === '0') && headers['transfer-encoding'] === undefined) {
+    return;
+  }
+  const expecting = req as ExpectingRequest;
+  if (expecting[EXPECTS_CONTINUE] === 'pending') {
+    expecting[EXPECTS_CONTINUE] = 'refused';
+    res.shouldKeepAlive = false;
+  } else if (length !== undefined && Number(length) > DISCARD_LIMIT) {
+    res.shouldKeepAlive = false;
+  } else {
+    discardRest(req, DISCARD_LIMIT);
+  }
+}
+
 /** What the body parser does with a request's content type. */
 export enum BodyKind {
   None = 0,
@@ -76,6 +99,12 @@ export interface BodyParsers {
 export interface RouteOptions {
   /** Largest body accepted on this route, in bytes. @default the app's `bodyLimit` */
   bodyLimit?: number | undefined;
+  /**
+   * Deepest nesting of arrays and objects in a JSON body on this route, 1-2048.
+   *
+   * @default the app's `maxJsonDepth`
+   */
+  maxJsonDepth?: number | undefined;
   /** Text and raw parsers of this route. @default the app's `parsers` */
   parsers?: BodyParsers | undefined;
 }
@@ -86,6 +115,8 @@ export type TypeMatcher = ((mime: string) => boolean) | null;
 /** How one route reads bodies, resolved once when the route (or the app) is registered. */
 export interface BodyPolicy {
   limit: number;
+  /** Deepest JSON nesting accepted (`maxJsonDepth`). */
+  depth: number;
   text: TypeMatcher;
   raw: TypeMatcher;
 }
@@ -144,11 +175,11 @@ export function bodyKindOf(req: IncomingMessage, policy: BodyPolicy): BodyKind {
 
 const FORBIDDEN_KEY = 'Object contains forbidden prototype property';
 
-/** Fields of a urlencoded body; querystring's own default `maxKeys`. */
-const MAX_FORM_FIELDS = 1000;
+/** Fields of a urlencoded body or a query string; querystring's own default `maxKeys`. */
+export const MAX_FORM_FIELDS = 1000;
 
 /** More `&`-separated fields than MAX_FORM_FIELDS (what querystring counts, empty ones too). */
-function tooManyFields(text: string): boolean {
+export function tooManyFields(text: string): boolean {
   let at = -1;
   for (let n = 0; n < MAX_FORM_FIELDS; n++) {
     at = text.indexOf('&', at + 1);
@@ -158,12 +189,34 @@ function tooManyFields(text: string): boolean {
 }
 
 /**
- * Parses a complete body; throws HttpException(413) on a form of more than MAX_FORM_FIELDS
- * fields, HttpException(400) on malformed JSON and on a `__proto__` or
- * `constructor.prototype` key anywhere in it (secure-json-parse, as Fastify does): such a body
- * is a prototype-pollution attempt on any code that merges it into another object.
+ * Whether parsed JSON `value`, one level deep, nests more than `left` levels. Recursive, but
+ * never past `left` (maxJsonDepth is capped well below the stack); walking the parsed value
+ * costs about a tenth of scanning its text.
  */
-export function parseBody(kind: BodyKind, buf: Buffer): unknown {
+function nestedDeeper(value: object, left: number): boolean {
+  if (left === 0) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'object' && item !== null && nestedDeeper(item, left - 1)) return true;
+    }
+    return false;
+  }
+  for (const key in value) {
+    const item: unknown = (value as Record<string, unknown>)[key];
+    if (typeof item === 'object' && item !== null && nestedDeeper(item, left - 1)) return true;
+  }
+  return false;
+}
+
+/**
+ * Parses a complete body; throws HttpException(413) on a form of more than MAX_FORM_FIELDS
+ * fields, HttpException(400) on a form's `__proto__` key, on malformed JSON, on JSON nested
+ * deeper than `depth`, and on a `__proto__` or `constructor.prototype` key anywhere in it
+ * (secure-json-parse, as Fastify does): such a body is a prototype-pollution attempt on any code
+ * that merges it into another object.
+ */
+export function parseBody(kind: BodyKind, buf: Buffer, depth: number): unknown {
   if (buf.length === 0) return undefined;
   if (kind === BodyKind.Raw) return buf;
   let text = buf.toString('utf8');
@@ -175,10 +228,17 @@ export function parseBody(kind: BodyKind, buf: Buffer): unknown {
     if (tooManyFields(text)) {
       throw new HttpException(413, `Form body has more than ${MAX_FORM_FIELDS} fields`);
     }
-    return parseQuery(text, undefined, undefined, { maxKeys: MAX_FORM_FIELDS }); // null prototype
+    const form = parseQuery(text, undefined, undefined, { maxKeys: MAX_FORM_FIELDS });
+    // Null prototype, but `Object.assign(target, form)` would still set target's prototype to a
+    // repeated `__proto__`'s array: refused as in JSON.
+    if (Object.hasOwn(form, '__proto__')) {
+      throw new HttpException(400, 'Form body has a forbidden __proto__ key');
+    }
+    return form;
   }
+  let json: unknown;
   try {
-    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+    json = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (err) {
     if (err instanceof SyntaxError && err.message === FORBIDDEN_KEY) {
       throw new HttpException(
@@ -188,6 +248,18 @@ export function parseBody(kind: BodyKind, buf: Buffer): unknown {
     }
     throw new HttpException(400, 'Malformed JSON body');
   }
+  // JSON.parse nests without limit, but JSON.stringify (an echo) and recursive code overflow
+  // the stack around 4000 levels: a 500 and an onError entry per request, at a client's will.
+  // A body of at most 2 * depth characters cannot be deeper: typical bodies are not walked.
+  if (
+    text.length > 2 * depth &&
+    typeof json === 'object' &&
+    json !== null &&
+    nestedDeeper(json, depth)
+  ) {
+    throw new HttpException(400, `JSON body is nested deeper than ${depth} levels`);
+  }
+  return json;
 }
 
 /**
@@ -210,6 +282,7 @@ export class BodyReader {
   #req: IncomingMessage | null = null;
   #kind: BodyKind = BodyKind.None;
   #limit = 0;
+  #depth = 0;
   #size = 0;
   #chunks: Buffer[] = [];
   /** `#chunks` before this index are merged (or large) and stay as they are. */
@@ -222,7 +295,8 @@ export class BodyReader {
     this.#done = done;
   }
 
-  read(req: IncomingMessage, kind: BodyKind, limit: number): void {
+  read(req: IncomingMessage, kind: BodyKind, policy: BodyPolicy): void {
+    const limit = policy.limit;
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > limit) {
       const expecting = req as ExpectingRequest;
@@ -240,6 +314,7 @@ export class BodyReader {
     this.#req = req;
     this.#kind = kind;
     this.#limit = limit;
+    this.#depth = policy.depth;
     req.on('data', this.#onData);
     req.on('end', this.#onEnd);
     req.on('error', this.#onAbort);
@@ -279,7 +354,8 @@ export class BodyReader {
     this.#finish();
     let body: unknown;
     try {
-      body = parseBody(kind, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+      const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      body = parseBody(kind, buf, this.#depth);
     } catch (err) {
       this.#done(err as HttpException, undefined, false);
       return;

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ParsedUrlQuery, parse as parseQuery } from 'node:querystring';
 import { isAnyArrayBuffer } from 'node:util/types';
 import encodeUrl from 'encodeurl';
+import { MAX_FORM_FIELDS, tooManyFields } from './body';
 import {
   checkFunction,
   checkLine,
@@ -13,7 +14,7 @@ import {
 } from './checks';
 import { MAX_TIMER_MS } from './clock';
 import { type CookieOptions, parseCookies, readCookie, serializeCookie } from './cookies';
-import { ReleasedContextError } from './errors';
+import { HttpException, ReleasedContextError } from './errors';
 import { type FileTarget, type SendFileOptions, sendFile } from './files';
 import type { GraphqlResolvers } from './graphql';
 import { headersCut, resolveAddresses } from './proxy';
@@ -410,7 +411,15 @@ export class Context {
   }
 
   #parsedQuery(): ParsedUrlQuery {
-    if (this.#query === null) this.#query = parseQuery(queryOf(this.#target)); // null prototype
+    if (this.#query === null) {
+      const query = queryOf(this.#target);
+      // querystring keeps the first maxKeys and drops the rest in silence: refused, as a form
+      // body of as many fields is (414: a target the server will not interpret).
+      if (tooManyFields(query)) {
+        throw new HttpException(414, `Query string has more than ${MAX_FORM_FIELDS} parameters`);
+      }
+      this.#query = parseQuery(query); // null prototype
+    }
     return this.#query;
   }
 

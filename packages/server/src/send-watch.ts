@@ -247,19 +247,20 @@ export function watchable(socket: Socket, watch: SendWatch): boolean {
  * and closed at once when more than {@link MAX_QUEUED_BYTES} of them wait behind another
  * response ({@link holdQueued}). One watch per connection, however many replies wait; it ends
  * once the last of them finished. The common case (a client that reads) costs two property reads.
+ * False when `res` took the connection's queue over the cap and was dropped, unsent, with it.
  */
-export function watchEnded(res: ServerResponse, watch: SendWatch): void {
+export function watchEnded(res: ServerResponse, watch: SendWatch): boolean {
   const own = res.socket;
-  if (own !== null && own.writableLength === 0) return;
+  if (own !== null && own.writableLength === 0) return true;
   const socket = res.req.socket;
-  if (!watchable(socket, watch)) return;
+  if (!watchable(socket, watch)) return true;
   const backlog = backlogs.get(socket);
   if (backlog === undefined) {
     backlogs.set(socket, { last: res });
     watchBacklog(socket, watch);
   } else backlog.last = res;
   // Queued behind another response: all of it (head and body) is held until that one finished.
-  if (own === null) holdQueued(res, socket, res.writableLength);
+  return own !== null || holdQueued(res, socket, res.writableLength);
 }
 
 /** The watch of {@link watchEnded}: progress judged per connection, as in watchSend. */

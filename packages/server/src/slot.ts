@@ -5,7 +5,7 @@ import {
   validateHeaderValue,
 } from 'node:http';
 import { endBodiless, isBodiless } from './bodiless';
-import { type BodyKind, BodyReader } from './body';
+import { type BodyKind, type BodyPolicy, BodyReader } from './body';
 import { rangeError, typeError } from './checks';
 import { type CompressionSettings, chooseEncoding, compressBody, type Encoding } from './compress';
 import type { Context, Handler, Middleware, Next } from './context';
@@ -143,6 +143,8 @@ export class Slot implements RawWriter {
    * never judged for a small reply.
    */
   #cut = false;
+  /** Its one-piece reply took the connection's queue over the cap and was dropped unsent. */
+  #dropped = false;
   /**
    * Stops watching a response the handler writes through ctx.res (its client's progress, its
    * queue) and slicing its writes; `noop` while none is watched.
@@ -196,6 +198,11 @@ export class Slot implements RawWriter {
     return this.#cut;
   }
 
+  /** The one-piece reply was dropped, unsent, with its connection (the queued-replies cap). */
+  get dropped(): boolean {
+    return this.#dropped;
+  }
+
   /** The status the next response operation sends. */
   get status(): number {
     return this.#status;
@@ -215,9 +222,9 @@ export class Slot implements RawWriter {
   }
 
   /** Reads the body first; the chain runs once it is parsed. */
-  read(req: IncomingMessage, kind: BodyKind, limit: number): void {
+  read(req: IncomingMessage, kind: BodyKind, policy: BodyPolicy): void {
     this.#phase = 'reading';
-    this.#reader.read(req, kind, limit);
+    this.#reader.read(req, kind, policy);
   }
 
   #bodyRead(err: Error | null, body: unknown, aborted: boolean): void {
@@ -330,7 +337,7 @@ export class Slot implements RawWriter {
     if (res.writableEnded && (this.#unwatch === noop || res.writableFinished)) {
       // Ended in one piece: its connection watched as keel's own small replies' are, should its
       // client read none of them (a pipelined backlog); two property reads when it reads.
-      if (this.#unwatch === noop) watchEnded(res, this.host.send);
+      if (this.#unwatch === noop && !watchEnded(res, this.host.send)) this.#dropped = true;
       this.#sent();
       this.#maybeRelease();
     } else if (res.headersSent) {
@@ -489,7 +496,9 @@ export class Slot implements RawWriter {
     // While the app closes, tell keep-alive clients this connection ends with this response.
     if (this.host.closing) res.shouldKeepAlive = false;
     if (isBodiless(status)) {
-      endBodiless(res, status, ['x-request-id', face.requestId], this.host.send);
+      if (!endBodiless(res, status, ['x-request-id', face.requestId], this.host.send)) {
+        this.#dropped = true;
+      }
       this.#sent();
       return;
     }
@@ -543,7 +552,8 @@ export class Slot implements RawWriter {
       this.#endInSlices(face, body);
       return;
     }
-    watchEnded(res, this.host.send);
+    // Compressed replies come here after the request moved on only when it was let go.
+    if (!watchEnded(res, this.host.send) && face === this.#face) this.#dropped = true;
   }
 
   /**
@@ -576,7 +586,7 @@ export class Slot implements RawWriter {
     if (contentType !== null) head.push('content-type', contentType);
     face.res.writeHead(status, head);
     face.res.end();
-    watchEnded(face.res, this.host.send);
+    if (!watchEnded(face.res, this.host.send)) this.#dropped = true;
     this.#sent();
   }
 
@@ -753,5 +763,6 @@ export class Slot implements RawWriter {
     this.#status = 200;
     this.#lost = NO_LOSS;
     this.#cut = false;
+    this.#dropped = false;
   }
 }

@@ -9,7 +9,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
-import { ManualClock, start, trackApps, until } from './helpers';
+import { ManualClock, settle, start, trackApps, until } from './helpers';
 
 // Small replies (64 KiB or less) go to the socket in one `res.end`, with no timer of their own.
 // A client that pipelines many requests and never reads leaves them queued: Node stops reading
@@ -319,6 +319,42 @@ describe('sendTimeout: small replies queued for a client that reads nothing', ()
     expect(handled).toBeLessThan(512);
     expect(statuses.filter((s) => s === 0).length).toBeGreaterThanOrEqual(2048 - handled);
     expect(clock.active).toBe(0);
+  });
+
+  it('a one-piece reply dropped by the cap is reported as not sent, not as finished', async () => {
+    // The reply whose bytes took the queue over the cap closed the connection and was never
+    // written, yet onResponse got { status: 200, finished: true } for it.
+    for (const path of ['/reply', '/bodiless']) {
+      const clock = new ManualClock();
+      const a = app({ clock, sendTimeout: 1000 });
+      let handled = 0;
+      let socket: ServerSocket | undefined;
+      const reports: { status: number; finished: boolean }[] = [];
+      a.onResponse((_ctx, info) => {
+        reports.push(info);
+      });
+      a.get('/reply', (ctx) => {
+        handled++;
+        socket = ctx.req.socket;
+        return ctx.send(REPLY);
+      });
+      // 204s are tiny: the read's 2000 of them never reach the cap, so one reply first.
+      a.get('/bodiless', (ctx) => {
+        handled++;
+        socket = ctx.req.socket;
+        return ctx.setHeader('x-pad', 'p'.repeat(8000)).status(204).send(null);
+      });
+      const { port } = await start(a);
+      unread(port).write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(2048));
+      // Closed by the cap; the requests Node parsed before it are each reported once.
+      await until(() => socket?.destroyed === true && appStats(a).inflight === 0);
+      await settle();
+      expect(handled).toBeGreaterThan(1);
+      // Every handler that ran but the one whose reply was dropped sent its status.
+      expect(reports.filter((r) => r.status !== 0)).toHaveLength(handled - 1);
+      expect(reports.filter((r) => r.finished).length).toBeLessThan(handled);
+      expect(clock.active).toBe(0);
+    }
   });
 
   it('streamed bodies and files queued behind another count toward the cap (64 KiB each)', async () => {
