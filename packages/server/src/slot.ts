@@ -143,8 +143,6 @@ export class Slot implements RawWriter {
    * never judged for a small reply.
    */
   #cut = false;
-  /** Its one-piece reply took the connection's queue over the cap and was dropped unsent. */
-  #dropped = false;
   /**
    * Stops watching a response the handler writes through ctx.res (its client's progress, its
    * queue) and slicing its writes; `noop` while none is watched.
@@ -196,11 +194,6 @@ export class Slot implements RawWriter {
   /** The response was ended but did not finish (see {@link #judgeCut}). */
   get cut(): boolean {
     return this.#cut;
-  }
-
-  /** The one-piece reply was dropped, unsent, with its connection (the queued-replies cap). */
-  get dropped(): boolean {
-    return this.#dropped;
   }
 
   /** The status the next response operation sends. */
@@ -337,7 +330,7 @@ export class Slot implements RawWriter {
     if (res.writableEnded && (this.#unwatch === noop || res.writableFinished)) {
       // Ended in one piece: its connection watched as keel's own small replies' are, should its
       // client read none of them (a pipelined backlog); two property reads when it reads.
-      if (this.#unwatch === noop && !watchEnded(res, this.host.send)) this.#dropped = true;
+      if (this.#unwatch === noop) watchEnded(res, this.host.send);
       this.#sent();
       this.#maybeRelease();
     } else if (res.headersSent) {
@@ -496,9 +489,7 @@ export class Slot implements RawWriter {
     // While the app closes, tell keep-alive clients this connection ends with this response.
     if (this.host.closing) res.shouldKeepAlive = false;
     if (isBodiless(status)) {
-      if (!endBodiless(res, status, ['x-request-id', face.requestId], this.host.send)) {
-        this.#dropped = true;
-      }
+      endBodiless(res, status, ['x-request-id', face.requestId], this.host.send);
       this.#sent();
       return;
     }
@@ -552,8 +543,7 @@ export class Slot implements RawWriter {
       this.#endInSlices(face, body);
       return;
     }
-    // Compressed replies come here after the request moved on only when it was let go.
-    if (!watchEnded(res, this.host.send) && face === this.#face) this.#dropped = true;
+    watchEnded(res, this.host.send);
   }
 
   /**
@@ -586,7 +576,7 @@ export class Slot implements RawWriter {
     if (contentType !== null) head.push('content-type', contentType);
     face.res.writeHead(status, head);
     face.res.end();
-    if (!watchEnded(face.res, this.host.send)) this.#dropped = true;
+    watchEnded(face.res, this.host.send);
     this.#sent();
   }
 
@@ -763,6 +753,5 @@ export class Slot implements RawWriter {
     this.#status = 200;
     this.#lost = NO_LOSS;
     this.#cut = false;
-    this.#dropped = false;
   }
 }

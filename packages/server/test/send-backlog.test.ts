@@ -349,10 +349,11 @@ describe('sendTimeout: small replies queued for a client that reads nothing', ()
       // Closed by the cap; the requests Node parsed before it are each reported once.
       await until(() => socket?.destroyed === true && appStats(a).inflight === 0);
       await settle();
-      expect(handled).toBeGreaterThan(1);
-      // Every handler that ran but the one whose reply was dropped sent its status.
-      expect(reports.filter((r) => r.status !== 0)).toHaveLength(handled - 1);
-      expect(reports.filter((r) => r.finished).length).toBeLessThan(handled);
+      expect(handled).toBeGreaterThan(100);
+      // Only the replies that got to the socket before it closed have their status; those that
+      // waited behind them, and the one that went over the cap, were never written.
+      expect(reports.filter((r) => r.status !== 0).length).toBeLessThan(handled - 100);
+      expect(reports.filter((r) => r.status === 0 && r.finished)).toEqual([]);
       expect(clock.active).toBe(0);
     }
   });

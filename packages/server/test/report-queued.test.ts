@@ -1,0 +1,191 @@
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import type { Socket as ServerSocket } from 'node:net';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { appStats } from '../src/app';
+import type { Context } from '../src/context';
+import { ManualClock, settle, start, trackApps, until } from './helpers';
+
+// A one-piece reply queued behind an earlier response of its connection (pipelining) was
+// reported to onResponse as { status, finished: true } when it was ended, and never corrected
+// when its connection closed before it was written: by the queued-replies cap, sendTimeout, or a
+// client that left. It is reported once it finished, or as { status: 0, finished: false }.
+
+const app = trackApps();
+const closers: { destroy(): void }[] = [];
+afterEach(() => {
+  for (const c of closers.splice(0)) c.destroy();
+});
+const dir = realpathSync(mkdtempSync(join(tmpdir(), 'keel-report-queued-')));
+const file = join(dir, 'small.txt');
+writeFileSync(file, 'hello');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const REPLY = 'x'.repeat(32 * 1024);
+const PAD = 'p'.repeat(8000);
+
+interface Report {
+  path: string;
+  status: number;
+  finished: boolean;
+}
+
+/**
+ * An app whose `/hold` answers with an event stream that stays open (every later response of its
+ * connection waits behind it), and small replies of each kind.
+ */
+function setup() {
+  const clock = new ManualClock();
+  const a = app({ clock, sendTimeout: 1000 });
+  const reports: Report[] = [];
+  const state = { handled: 0, socket: null as ServerSocket | null };
+  a.onResponse((ctx: Context, { status, finished }) => {
+    reports.push({ path: ctx.path, status, finished });
+  });
+  a.get('/hold', (ctx) => {
+    state.socket = ctx.req.socket;
+    ctx.sseStream().send(undefined, 'open');
+  });
+  const ran = (ctx: Context): void => {
+    state.handled++;
+    state.socket = ctx.req.socket;
+  };
+  a.get('/reply', (ctx) => {
+    ran(ctx);
+    return ctx.send(REPLY);
+  });
+  a.get('/small', (ctx) => {
+    ran(ctx);
+    return ctx.send('ok');
+  });
+  a.get('/bodiless', (ctx) => {
+    ran(ctx);
+    return ctx.setHeader('x-pad', PAD).status(204).send(null);
+  });
+  a.get('/file304', (ctx) => {
+    ran(ctx);
+    return ctx.setHeader('x-pad', PAD).status(304).sendFile(file);
+  });
+  a.get('/stream204', (ctx) => {
+    ran(ctx);
+    return ctx
+      .setHeader('x-pad', PAD)
+      .status(204)
+      .send(Readable.from(['unused']));
+  });
+  a.get('/fileHead', (ctx) => {
+    ran(ctx);
+    return ctx.setHeader('x-pad', PAD).sendFile(file);
+  });
+  return { a, clock, reports, state };
+}
+
+function client(port: number): Socket {
+  const socket = connect(port, '127.0.0.1');
+  closers.push(socket);
+  socket.on('error', () => {});
+  return socket;
+}
+
+const get = (path: string, method = 'GET'): string =>
+  `${method} ${path} HTTP/1.1\r\nHost: x\r\n\r\n`;
+
+describe('onResponse for replies queued behind an earlier response', () => {
+  it('dropped with their connection by the queued-replies cap: status 0, not finished', async () => {
+    for (const [path, method] of [
+      ['/reply', 'GET'],
+      ['/bodiless', 'GET'],
+      ['/file304', 'GET'],
+      ['/stream204', 'GET'],
+      ['/fileHead', 'HEAD'],
+    ] as const) {
+      const { a, reports, state } = setup();
+      const { port } = await start(a);
+      const socket = client(port);
+      socket.pause();
+      // Each reply waits behind the open stream; 4 MiB of them close the connection.
+      socket.write(get('/hold') + get(path, method).repeat(1000));
+      await until(() => state.socket?.destroyed === true && appStats(a).inflight === 0);
+      await settle();
+      expect(state.handled, path).toBeGreaterThan(100);
+      const queued = reports.filter((r) => r.path === path);
+      // Every request reported once; none of them was written.
+      expect(queued.length, path).toBe(1000);
+      expect(
+        queued.filter((r) => r.status !== 0 || r.finished),
+        path,
+      ).toEqual([]);
+      await a.close();
+    }
+  });
+
+  it('its client leaves before it was written: status 0, not finished', async () => {
+    const { a, reports, state } = setup();
+    const { port } = await start(a);
+    const socket = client(port);
+    // Small replies: Node keeps reading the connection (it stops once 16 KiB of replies wait), so
+    // it sees the client leave.
+    socket.write(get('/hold') + get('/small').repeat(3));
+    await until(() => state.handled === 3);
+    socket.destroy();
+    await until(() => reports.length === 4);
+    await settle();
+    expect(reports.filter((r) => r.path === '/small')).toEqual([
+      { path: '/small', status: 0, finished: false },
+      { path: '/small', status: 0, finished: false },
+      { path: '/small', status: 0, finished: false },
+    ]);
+    expect(reports).toHaveLength(4);
+  });
+
+  it('written once the response before it ended: reported finished, once each', async () => {
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    const reports: Report[] = [];
+    a.onResponse((ctx, { status, finished }) => {
+      reports.push({ path: ctx.path, status, finished });
+    });
+    let release: () => void = () => {};
+    const first = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let handled = 0;
+    a.get('/slow', async (ctx) => {
+      ctx.res.writeHead(200, { 'content-type': 'text/plain' });
+      ctx.res.write('a');
+      await first;
+      ctx.res.end('b');
+    });
+    a.get('/reply', (ctx) => {
+      handled++;
+      return ctx.send('ok');
+    });
+    const { port } = await start(a);
+    const socket = client(port);
+    let got = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (c: string) => {
+      got += c;
+    });
+    socket.write(get('/slow') + get('/reply').repeat(3));
+    await until(() => handled === 3);
+    await settle();
+    // The replies wait behind /slow: not over yet.
+    expect(reports.filter((r) => r.path === '/reply')).toEqual([]);
+    release();
+    await until(() => reports.length === 4);
+    expect(reports).toEqual([
+      { path: '/slow', status: 200, finished: true },
+      { path: '/reply', status: 200, finished: true },
+      { path: '/reply', status: 200, finished: true },
+      { path: '/reply', status: 200, finished: true },
+    ]);
+    await until(() => got.split('HTTP/1.1 200').length === 5);
+    // The connection's backlog watch ends at its next check.
+    clock.tick(1000);
+    expect(clock.active).toBe(0);
+  });
+});
