@@ -197,7 +197,10 @@ export interface ServerTimeouts {
 
 /** What {@link App.onResponse} hooks learn about a response. */
 export interface ResponseInfo {
-  /** The status sent, or `0` when the client left before a response was started. */
+  /**
+   * The status sent, or `0` when none of the response was written: the client left before it was
+   * started, or its connection closed while it waited behind an earlier response.
+   */
   readonly status: number;
   /** The response was completed (`false`: the client left first, or the connection was cut). */
   readonly finished: boolean;
