@@ -141,6 +141,40 @@ describe('onResponse for replies queued behind an earlier response', () => {
     expect(reports).toHaveLength(4);
   });
 
+  it('a streamed body or a raw response still queued, not ended, when its client leaves: status 0', async () => {
+    const { a, reports, state } = setup();
+    const sources: Readable[] = [];
+    a.get('/stream', (ctx) => {
+      state.handled++;
+      // A source that has not ended: the body is still being written into the queued response.
+      const source = new Readable({ read() {} });
+      source.push('first');
+      sources.push(source);
+      return ctx.send(source);
+    });
+    a.get('/raw', (ctx) => {
+      state.handled++;
+      ctx.res.writeHead(200, { 'content-type': 'text/plain' });
+      ctx.res.write('first');
+    });
+    const { port } = await start(a);
+    const socket = client(port);
+    socket.write(get('/hold') + get('/stream') + get('/raw'));
+    await until(() => state.handled === 2);
+    await settle();
+    socket.destroy();
+    await until(() => reports.length === 3);
+    await settle();
+    // The order they close in is Node's.
+    expect(
+      reports.filter((r) => r.path !== '/hold').sort((x, y) => x.path.localeCompare(y.path)),
+    ).toEqual([
+      { path: '/raw', status: 0, finished: false },
+      { path: '/stream', status: 0, finished: false },
+    ]);
+    expect(sources[0]!.destroyed).toBe(true);
+  });
+
   it('written once the response before it ended: reported finished, once each', async () => {
     const clock = new ManualClock();
     const a = app({ clock, sendTimeout: 1000 });
