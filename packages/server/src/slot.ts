@@ -21,6 +21,7 @@ import {
   watchEnded,
   watchSend,
   whenDone,
+  whileQueued,
 } from './send-watch';
 import { endInSlices, SLICE_BYTES, watchWrites } from './sliced-body';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
@@ -649,6 +650,12 @@ export class Slot implements RawWriter {
     const stream = openSseStream(face.res, this.host.sse, ['x-request-id', face.requestId]);
     this.#stream = stream;
     this.#answer = 'streaming';
+    // Queued behind an earlier response of its connection (pipelined), it gets no 'close' from
+    // Node when that connection closes: ended with it, or it would stay open for ever. Stopped
+    // before #onStreamEnd runs, whose tail watch takes over the same watch.
+    if (face.res.socket === null && !face.res.destroyed) {
+      stream.onClose(whileQueued(face.res, face.req.socket));
+    }
     stream.onClose(this.#onStreamEnd);
     if (face.method === 'HEAD' || this.host.closing) {
       if (this.host.closing) face.res.shouldKeepAlive = false;

@@ -175,6 +175,63 @@ describe('onResponse for replies queued behind an earlier response', () => {
     expect(sources[0]!.destroyed).toBe(true);
   });
 
+  for (const sendTimeout of [0, 1000]) {
+    it(`an event stream queued behind another ends when its client leaves (sendTimeout ${sendTimeout})`, async () => {
+      // Node emits no 'close' on a response queued behind another: with sendTimeout 0 nothing
+      // ended such a stream, and its request stayed in flight (no onResponse) until app.close().
+      const a = app({ clock: new ManualClock(), sendTimeout });
+      const reports: Report[] = [];
+      a.onResponse((ctx, { status, finished }) => {
+        reports.push({ path: ctx.path, status, finished });
+      });
+      let opened = 0;
+      a.get('/sse', (ctx) => {
+        opened++;
+        ctx.sseStream().send(undefined, 'x');
+      });
+      const { port } = await start(a);
+      const socket = client(port);
+      socket.write(get('/sse').repeat(2));
+      await until(() => opened === 2);
+      await settle();
+      socket.destroy();
+      await until(() => appStats(a).inflight === 0);
+      expect(reports).toEqual([
+        { path: '/sse', status: 200, finished: false },
+        { path: '/sse', status: 0, finished: false },
+      ]);
+    });
+  }
+
+  it('an event stream queued behind another, ended by the server, then its client leaves', async () => {
+    // Its ended tail waits behind the first stream; the connection closing must still end it.
+    const a = app({ clock: new ManualClock(), sendTimeout: 1000 });
+    const reports: Report[] = [];
+    a.onResponse((ctx, { status, finished }) => {
+      reports.push({ path: ctx.path, status, finished });
+    });
+    const streams: { close(): void }[] = [];
+    a.get('/sse', (ctx) => {
+      const stream = ctx.sseStream();
+      stream.send(undefined, 'x');
+      streams.push(stream);
+    });
+    const { port } = await start(a);
+    const socket = client(port);
+    socket.write(get('/sse').repeat(2));
+    await until(() => streams.length === 2);
+    await settle();
+    streams[1]!.close();
+    await settle();
+    expect(appStats(a).inflight).toBe(2);
+    socket.destroy();
+    await until(() => appStats(a).inflight === 0);
+    expect(reports).toEqual([
+      { path: '/sse', status: 200, finished: false },
+      { path: '/sse', status: 0, finished: false },
+    ]);
+  });
+
   it('written once the response before it ended: reported finished, once each', async () => {
     const clock = new ManualClock();
     const a = app({ clock, sendTimeout: 1000 });
