@@ -232,6 +232,29 @@ describe('onResponse for replies queued behind an earlier response', () => {
     ]);
   });
 
+  it('ctx.signal of a request queued behind another aborts when its client leaves', async () => {
+    // Node emits no 'close' on a response queued behind another: the signal never aborted, and a
+    // handler waiting on it held its request until app.close().
+    const { a, reports, state } = setup();
+    let aborted = 0;
+    a.get('/wait', async (ctx) => {
+      state.handled++;
+      const signal = ctx.signal;
+      await new Promise((resolve) => signal.addEventListener('abort', resolve));
+      aborted++;
+    });
+    const { port } = await start(a);
+    const socket = client(port);
+    socket.write(get('/hold') + get('/wait'));
+    await until(() => state.handled === 1);
+    await settle();
+    socket.destroy();
+    await until(() => aborted === 1 && appStats(a).inflight === 0);
+    expect(reports.filter((r) => r.path === '/wait')).toEqual([
+      { path: '/wait', status: 0, finished: false },
+    ]);
+  });
+
   it('written once the response before it ended: reported finished, once each', async () => {
     const clock = new ManualClock();
     const a = app({ clock, sendTimeout: 1000 });
