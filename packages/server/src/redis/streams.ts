@@ -11,6 +11,7 @@ import {
 import { MAX_TIMER_MS } from '../clock';
 import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
+import { permanentFailure, RedisStoreError, remedy } from './errors';
 
 /** Options for {@link redisStreams}. */
 export interface RedisStreamsOptions {
@@ -435,14 +436,27 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (!closed)
       process.emitWarning(`keel: the Redis event store reads ${key} from ${where} again`);
   };
+  /**
+   * An error a connection reported while the store opens that retrying cannot fix (ioredis
+   * reports a refused AUTH only here, then reconnects and fails the same way for ever).
+   */
+  let refused: unknown = null;
+  const noteRefused = (error: unknown): void => {
+    if (!opening || permanentFailure(error) === undefined) return;
+    refused = error;
+    wake?.(); // its backoff: fail now
+  };
+  let opening = true;
   // ioredis reports each failed connect here; the default warning is given once per outage.
   reader.on('error', (error: unknown) => {
     if (closed) return;
+    noteRefused(error);
     if (userOnError) tell(error);
     else warnOnce(error);
   });
   if (shared === undefined) {
     commands.on('error', (error: unknown) => {
+      noteRefused(error);
       if (userOnError && !closed) tell(error);
     });
   }
@@ -933,12 +947,25 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           await Promise.all([connect(reader), shared === undefined ? connect(commands) : null]);
           runId = (await serverState(null)).run;
           last = await newestId();
+          // The reader's commands, once (no entry is read): a user refused one fails here, not
+          // in a read loop that would retry for ever after `hub.ready`.
+          for (const [error] of (await reader
+            .pipeline()
+            .xread('COUNT', 1, 'STREAMS', key, last)
+            .xrange(key, last, last)
+            .exec())!) {
+            if (error) throw error;
+          }
           break;
         } catch (error) {
+          const cause = permanentFailure(error) !== undefined ? error : refused;
+          if (cause !== null && !closed) throw refuse(cause);
           report(error);
           await sleep(backoff(attempt));
+          if (refused !== null && !closed) throw refuse(refused);
         }
       }
+      opening = false;
       recovered();
       ring.clear(last);
       void readLoop();
@@ -969,15 +996,31 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       }
       return xrangeReplay(after, upTo, include, maxBytes).then(undefined, replayFailed);
     },
-    async close() {
-      if (closed) return;
-      closed = true;
-      sink = null;
-      if (sleepTimer !== null) clearTimeout(sleepTimer);
-      if (unblockTimer !== null) clearTimeout(unblockTimer);
-      wake?.();
-      reader.disconnect();
-      if (shared === undefined) await commands.quit().catch(() => commands.disconnect());
-    },
+    close: release,
   };
+
+  /**
+   * Opening failed for good (see `permanentFailure`): the store stops (no reconnect, no timer)
+   * and `hub.ready` rejects with what to change.
+   */
+  function refuse(cause: unknown): RedisStoreError {
+    const code = permanentFailure(cause)!;
+    void release();
+    return new RedisStoreError(
+      code,
+      `keel: the Redis event store cannot open ${key} on ${where} (${errorText(cause)}): ${remedy(code, key)}; not retried`,
+      { cause },
+    );
+  }
+
+  async function release(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    sink = null;
+    if (sleepTimer !== null) clearTimeout(sleepTimer);
+    if (unblockTimer !== null) clearTimeout(unblockTimer);
+    wake?.();
+    reader.disconnect();
+    if (shared === undefined) await commands.quit().catch(() => commands.disconnect());
+  }
 }
