@@ -698,6 +698,12 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         resetClients(newest);
         return;
       }
+      if (newest !== START && newest !== last) {
+        // Entries came after the look that found none after `last` (another instance published
+        // meanwhile): the first of them is `next`; reading from the newest would skip them.
+        const after = (await reader.xrange(key, `(${last}`, '+', 'COUNT', 1)) as Entry[];
+        return lost(after[0]?.[0]);
+      }
       head = newest === START ? START : idAfter(last);
       resume = newest;
     }
