@@ -377,6 +377,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * `CLIENT` is refused): an own publish that finds ids gone backwards wakes its XREAD with it.
    */
   let readerId: number | null | undefined;
+  /** A marker's fields that Redis refused for memory (OOM): appended once it takes writes. */
+  let unsent: string[] | null = null;
   /** An own publish's id at or below `last` (ids went backwards), for the reader to reset at. */
   let behind: string | null = null;
   let unblockTimer: ReturnType<typeof setTimeout> | null = null;
@@ -638,19 +640,40 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     )) as Entry[];
     let first = next[0]?.[0];
     const known = next.some(([, fields]) => isRunMarker(fields, run));
-    if (!known && (first !== undefined || (await newestId()) !== START)) {
-      const id = (await reader.xadd(
-        ...[key, 'MAXLEN', '~', maxLen, '*', LOSS, '', RUN, run, SINCE, since],
-      )) as string;
+    let newest = START;
+    if (!known && (first !== undefined || (newest = await newestId()) !== START)) {
+      const id = await appendMarker([LOSS, '', RUN, run, SINCE, since]);
       // Without a next entry the marker is next; so it is when ids went backwards (the restored
       // stream's clock is behind this instance's last entry), which reading after `last` skips.
-      if (first === undefined || compareIds(id, first) < 0) first = id;
+      if (id !== undefined && (first === undefined || compareIds(id, first) < 0)) first = id;
     }
-    const head = first === undefined ? START : idBefore(first);
+    // No next entry and no marker (refused for memory): after the newest entry, which is at or
+    // before `last` (the last one delivered, or older when ids went backwards).
+    const head = first !== undefined ? idBefore(first) : newest;
     handledRun = run;
     runFloor = head;
     last = head;
     resetClients(head);
+  }
+
+  /**
+   * Appends a marker entry and returns its id. Refused for memory (`maxmemory` with
+   * `noeviction`), it is kept to append before a later read and undefined returned: this
+   * instance's clients are reset and served the entries that survived meanwhile (as reads go on
+   * when Redis is full), and the others learn of the loss once Redis takes writes again (no
+   * entry can be published before then). Any other error is thrown (an outage: retried).
+   */
+  async function appendMarker(fields: string[]): Promise<string | undefined> {
+    try {
+      const id = (await reader.xadd(key, 'MAXLEN', '~', maxLen, '*', ...fields)) as string;
+      if (unsent === fields) unsent = null;
+      return id;
+    } catch (error) {
+      if (!(error instanceof Error && error.message.startsWith('OOM '))) throw error;
+      if (unsent !== fields && userOnError) tell(error);
+      unsent = fields;
+      return undefined;
+    }
   }
 
   /**
@@ -715,7 +738,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       // here: if Redis fails meanwhile, the next resync finds the same loss and tries again.
       const oldest = (await reader.xrange(key, '-', '+', 'COUNT', 1)) as Entry[];
       if (oldest.length > 0 && compareIds(oldest[0]![0], last) < 0) {
-        await reader.xadd(key, 'MAXLEN', '~', maxLen, '*', LOSS, head);
+        await appendMarker([LOSS, head]);
       }
     }
     last = resume;
@@ -834,6 +857,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           });
         }
         if (behind !== null) publishedBehind();
+        if (unsent !== null) await appendMarker(unsent);
         const from = last;
         // Sent with the read, so answered right after it without a round trip of its own:
         // whether `from` is still there. Gone, the entries after it that the read did not get
