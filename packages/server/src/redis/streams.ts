@@ -813,14 +813,28 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * An own publish got the id `behind`, at or below `last`: ids went backwards (see `appended`).
    * The clients are reset just before it and reading goes on from there, so it is delivered (the
    * entries others published since the flush, before it, are what the reset tells to refetch).
+   *
+   * The other instances' XREADs, blocked after the old ids, are not woken by lower ones: a loss
+   * marker is appended with the id just after `last` (above every id this instance read), which
+   * wakes every reader blocked at or below it, tells it of the loss (it resets its clients at the
+   * marker), and keeps the ids of later entries (`XADD *`) above the old ones. Its loss head is
+   * just before the stream's oldest entry (the first one since the flush), so two instances
+   * that both saw the flush announce the same loss (the second marker, refused or read, resets
+   * nothing more). Best effort: refused (another instance's marker came first, Redis full or
+   * down), the others reset at their idle check, as before.
    */
-  function publishedBehind(): void {
+  async function publishedBehind(): Promise<boolean> {
     const id = behind!;
     behind = null;
-    if (last === START || compareIds(id, last) > 0) return; // read past it meanwhile
+    if (last === START || compareIds(id, last) > 0) return false; // read past it meanwhile
+    const above = idAfter(last);
+    const oldest = ((await reader.xrange(key, '-', '+', 'COUNT', 1)) as Entry[])[0]?.[0];
+    const lossHead = idBefore(oldest !== undefined && compareIds(oldest, id) < 0 ? oldest : id);
     const head = idBefore(id);
     last = head;
-    resetClients(head);
+    resetClients(head, lossHead);
+    await reader.xadd(key, 'MAXLEN', '~', maxLen, above, LOSS, lossHead).catch(() => {});
+    return true;
   }
 
   /** After a failed read: checks that the last delivered entry is still there. */
@@ -856,7 +870,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
             throw error;
           });
         }
-        if (behind !== null) publishedBehind();
+        if (behind !== null) await publishedBehind();
         if (unsent !== null) await appendMarker(unsent);
         const from = last;
         // Sent with the read, so answered right after it without a round trip of its own:
@@ -872,10 +886,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         failures = 0;
         recovered();
         if (closed) continue;
-        if (behind !== null && reply === null) {
-          publishedBehind();
-          continue;
-        }
+        // Woken (by the UNBLOCK, or by another instance's marker before that came) with an own
+        // publish behind: reset first, then read again from just before it, so this reply (read
+        // after the old ids) is not taken for a loss of its own.
+        if (behind !== null && ((await publishedBehind()) || reply === null)) continue;
         let entries = reply === null ? [] : reply[0]![1];
         if (from === START) {
           // Nothing read since the stream was empty: a full page may follow trimmed entries.
