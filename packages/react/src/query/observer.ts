@@ -159,13 +159,8 @@ interface Inputs {
   readonly resolveError: unknown;
 }
 
-const NO_INPUTS: Inputs = {
-  url: null,
-  options: undefined,
-  requestOptions: undefined,
-  spec: undefined,
-  resolveError: undefined,
-};
+/** Before the first render: a null URL and no options (the other fields read as undefined). */
+const NO_INPUTS = { url: null } as Inputs;
 
 /** Observing the key: a URL that resolves and `enabled` not false. */
 function isActive(inputs: Inputs): boolean {
