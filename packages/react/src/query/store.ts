@@ -258,16 +258,16 @@ export class QueryEntry {
    * silently, as the core drops its own refetches.
    */
   refetch(quiet?: boolean): Promise<void> {
-    if (this.#released) return Promise.resolve();
-    const refused = this.#store.client.prefetch(this.#spec, quiet ? undefined : EXPLICIT);
-    if (refused !== undefined) {
-      if (!quiet) this.#applyError(refused);
-      return Promise.resolve();
+    if (!this.#released) {
+      const refused = this.#store.client.prefetch(this.#spec, quiet ? undefined : EXPLICIT);
+      if (refused !== undefined) {
+        if (!quiet) this.#applyError(refused);
+      } else {
+        this.syncFetching();
+        if (this.state.isFetching) return new Promise((resolve) => this.#waiters.push(resolve));
+      }
     }
-    this.syncFetching();
-    return this.state.isFetching
-      ? new Promise((resolve) => this.#waiters.push(resolve))
-      : Promise.resolve();
+    return Promise.resolve();
   }
 
   /**
