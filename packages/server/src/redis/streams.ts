@@ -27,7 +27,10 @@ export interface RedisStreamsOptions {
    * reads with a `duplicate()` of it. Give it `enableOfflineQueue: false`, or publishes wait for
    * a reconnect instead of rejecting while Redis is down. Its other settings are kept: with
    * ioredis's ready check it refuses publishes while Redis loads its data until the check passes
-   * (the error names `LOADING`).
+   * (the error names `LOADING`). Keep that check (the default): without it, ioredis 5 (5.11.1
+   * still) can stay "ready" on a closed socket, never reconnecting, when the connection is cut
+   * while its `CLIENT SETINFO`/`SETNAME` are unanswered (redis/ioredis#2099). The reader, a
+   * duplicate, is not exposed: the store names it with the client's `connectionName` itself.
    *
    * @default undefined (the store connects to `url` itself and closes it with the hub)
    */
@@ -338,8 +341,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   // No ready check: ioredis would hold a connection to a Redis still loading its data in a
   // silent 'connect' state (commands refused as "not writeable", no event); without it Redis
   // answers `-LOADING` itself, which the reader retries and reports, and a publish names.
+  // No CLIENT SETINFO / SETNAME on connect: without the ready check, ioredis 5 takes the
+  // connection as ready once those settle, even when it was cut meanwhile (their replies never
+  // came); it is then "ready" on a closed socket and its scheduled reconnect never happens
+  // (redis/ioredis#2099). Without them it is ready at once, before a close can be seen.
   const own: Partial<RedisOptions> = {
     enableReadyCheck: false,
+    disableClientInfo: true,
+    connectionName: undefined,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
@@ -352,6 +361,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   // A blocking XREAD holds its connection: the reader gets its own. Its commands time out, so a
   // connection that died silently is noticed.
   const reader = commands.duplicate({ ...own, commandTimeout: BLOCK_MS + 5000 });
+  /** A shared client's name: the reader names its connections with it itself (see `own`). */
+  const readerName = shared?.options.connectionName;
 
   let sink: StoreSink | null = null;
   let closed = false;
@@ -865,10 +876,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         }
         if (readerId === undefined) {
           // Refused (an ACL without CLIENT, a proxy): the idle XREAD's check is left.
-          readerId = await (reader.client('ID') as Promise<number>).catch((error: unknown) => {
+          const refusedReply = (error: unknown): null => {
             if (error instanceof ReplyError && !isLoading(error)) return null;
             throw error;
-          });
+          };
+          [readerId] = await Promise.all([
+            (reader.client('ID') as Promise<number>).catch(refusedReply),
+            readerName ? reader.client('SETNAME', readerName).catch(refusedReply) : null,
+          ]);
         }
         if (behind !== null) await publishedBehind();
         if (unsent !== null) await appendMarker(unsent);
