@@ -56,6 +56,7 @@ const TABLES: Table[] = [
     bases: ['ServerTimeouts'],
   },
   { readme: 'packages/server/README.md', heading: '### GraphQL', type: 'GraphqlOptions' },
+  { readme: 'packages/server/README.md', heading: '### CORS', type: 'CorsOptions' },
   { readme: 'packages/server/README.md', heading: '### Compression', type: 'CompressionOptions' },
   {
     readme: 'packages/server/README.md',
