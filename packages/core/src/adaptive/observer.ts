@@ -31,7 +31,7 @@ interface Watched {
   lastOutcome: Outcome | undefined;
   /** The live flight of the same key that came before (older) / after (newer) this one. */
   older: Watched | undefined;
-  newer: Watched | undefined;
+  newer?: Watched | undefined;
 }
 
 /**
@@ -114,7 +114,6 @@ export class AdaptiveObserver {
       attempts: -1,
       lastOutcome: undefined,
       older: this.#byKey.get(e.key),
-      newer: undefined,
     };
     this.#byTracker.set(e.tracker, w);
     if (w.older !== undefined) w.older.newer = w;
@@ -218,11 +217,10 @@ export class AdaptiveObserver {
     if (!this.#byTracker.delete(w.tracker)) return;
     if (w.id !== -1) this.#byId.delete(w.id);
     const { older, newer } = w;
-    if (older !== undefined) older.newer = newer;
-    if (newer !== undefined) newer.older = older;
-    else if (older !== undefined) this.#byKey.set(w.key, older);
+    if (older) older.newer = newer;
+    if (newer) newer.older = older;
+    else if (older) this.#byKey.set(w.key, older);
     else this.#byKey.delete(w.key);
-    w.older = w.newer = undefined;
   }
 }
 

@@ -95,10 +95,5 @@ function hostnameOf(key: string): string {
     throw rangeError('scheduler.hosts', 'keyed by hostname (no scheme, port or path)', key);
   }
   // `api.x.` (fully qualified) is the host `api.x`: the root dot is dropped, as for requests.
-  return withoutRootDot(url.hostname);
-}
-
-/** A hostname without DNS's trailing root dot (`api.x.` is `api.x`), so one host has one cap. */
-export function withoutRootDot(host: string): string {
-  return host.length > 1 && host.endsWith('.') ? host.slice(0, -1) : host;
+  return url.hostname.replace(/\.$/, '');
 }

@@ -14,7 +14,7 @@ import { Entry, type EntryState } from './entry';
 import type { AttemptGate, SchedulerHooks, SchedulerJob } from './gate';
 import { Group, JobClass, Limiter } from './job-class';
 import { Lanes } from './lanes';
-import { type SchedulerConfig, withoutRootDot } from './options';
+import type { SchedulerConfig } from './options';
 import { RateBudget } from './rate-budget';
 
 const NO_LIMITERS: readonly Limiter[] = /* @__PURE__ */ freeze([]);
@@ -550,7 +550,7 @@ export class Scheduler implements AttemptGate {
     if (limiter === undefined) {
       // `spec.host` is the lower-cased hostname: every port of a host shares its cap, and so
       // does its fully qualified spelling (`api.x.`). Once per host (memo), not per job.
-      limiter = this.caps.get(withoutRootDot(host)) ?? null;
+      limiter = this.caps.get(host.replace(/\.$/, '')) ?? null;
       if (this.#hostMemo.size >= HOST_MEMO_LIMIT) this.#hostMemo.clear();
       this.#hostMemo.set(host, limiter);
     }
