@@ -102,6 +102,17 @@ describe('scheduler at scale: up to 100,000 queued jobs', () => {
     await expectAllCancelled(q, scanned);
   }, 60_000);
 
+  it('cancelAll of jobs parked for rate budget (a concurrency far above the budget)', async () => {
+    // Every job but the first has a free slot and no budget: all of them wait parked.
+    const t = schedulerClient({ concurrency: 1_000_000, rateLimit: { requests: 1, interval: 1000 } });
+    const outcomes: Promise<PromiseState<unknown>>[] = [];
+    for (let i = 0; i < QUARTER; i++) outcomes.push(settle(t.client.get(`/parked/${i}`)));
+    await t.clock.advance(0);
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, delayed: QUARTER - 1 });
+    const scanned = elementsScanned(() => t.client.cancelAll());
+    await expectAllCancelled({ t, outcomes, n: QUARTER }, scanned);
+  }, 60_000);
+
   it('each caller cancels, oldest first (no adaptive engine)', async () => {
     const q = await queued(false, QUARTER);
     const scanned = elementsScanned(() => {
