@@ -104,7 +104,10 @@ describe('scheduler at scale: up to 100,000 queued jobs', () => {
 
   it('cancelAll of jobs parked for rate budget (a concurrency far above the budget)', async () => {
     // Every job but the first has a free slot and no budget: all of them wait parked.
-    const t = schedulerClient({ concurrency: 1_000_000, rateLimit: { requests: 1, interval: 1000 } });
+    const t = schedulerClient({
+      concurrency: 1_000_000,
+      rateLimit: { requests: 1, interval: 1000 },
+    });
     const outcomes: Promise<PromiseState<unknown>>[] = [];
     for (let i = 0; i < QUARTER; i++) outcomes.push(settle(t.client.get(`/parked/${i}`)));
     await t.clock.advance(0);
