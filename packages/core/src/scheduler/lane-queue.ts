@@ -40,17 +40,11 @@ export class LaneQueue {
    * parked with it were the earliest of their queue); returns its 1-based index in the queue.
    */
   insert(entry: Entry): number {
-    let prev: Entry | undefined;
-    let index = 1;
-    let e = this.head;
+    // From the hint when it is still in this queue (no removal since) and before the entry.
     const hint = this.#hint;
-    // Still in this queue with no removal since (else it was cleared), and before the entry.
-    if (hint?.queue === this && hint.seq < entry.seq) {
-      prev = hint;
-      index = this.#hintIndex + 1;
-      e = hint.next;
-    }
-    for (; e !== undefined && e.seq < entry.seq; e = e.next) {
+    let prev = hint?.queue === this && hint.seq < entry.seq ? hint : undefined;
+    let index = prev ? this.#hintIndex + 1 : 1;
+    for (let e = prev ? prev.next : this.head; e && e.seq < entry.seq; e = e.next) {
       prev = e;
       index++;
     }

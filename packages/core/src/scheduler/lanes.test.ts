@@ -209,7 +209,13 @@ describe('LaneQueue.insert (jobs back from a rate wait)', () => {
     let reads = 0;
     all.forEach((e, i) => {
       // Count how often the walk compares arrival orders: O(k^2) is ~k^2/2 reads.
-      Object.defineProperty(e, 'seq', { get: () => (reads++, i + 1), set() {} });
+      Object.defineProperty(e, 'seq', {
+        get() {
+          reads++;
+          return i + 1;
+        },
+        set() {},
+      });
     });
     // The first k were parked for budget; the others stayed queued behind them.
     for (const e of all.slice(k)) q.push(e);
