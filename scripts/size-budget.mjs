@@ -48,7 +48,10 @@ export const APPS = [
     readme: 'packages/core/README.md',
     what: 'every feature (createClient)',
     target: 17 * KB,
-    budget: 26.1 * KB,
+    // +0.1 KB (core-sched-adv): cancelling or re-queueing 100,000 jobs is no longer O(n^2)
+    // (a linked list of a key's adaptive flights, skipped cancelled parked jobs, an insert hint
+    // per lane queue: +85 B).
+    budget: 26.2 * KB,
   },
   {
     id: 'D',
