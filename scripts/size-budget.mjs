@@ -48,7 +48,10 @@ export const APPS = [
     readme: 'packages/core/README.md',
     what: 'every feature (createClient)',
     target: 17 * KB,
-    budget: 26.1 * KB,
+    // +0.1 KB (core-sched-adv): cancelling or re-queueing 100,000 jobs is no longer O(n^2)
+    // (a linked list of a key's adaptive flights, skipped cancelled parked jobs, an insert hint
+    // per lane queue: +85 B).
+    budget: 26.2 * KB,
   },
   {
     id: 'D',
@@ -56,7 +59,8 @@ export const APPS = [
     what: 'React: defaults + hooks + useServerEvents',
     target: 12 * KB,
     // +0.1 KB (react-adv3): the server-events length cap (maxEventLength, +111 B) and reconnect
-    // on 'online' (+36 B).
+    // on 'online' (+36 B). react-size: 26,753 -> 26,693 B; 26.2 KB (26,829 B) is 0.5% above
+    // that, already under the ~1% headroom, so it stays (26.1 KB would leave 33 B).
     budget: 26.2 * KB,
   },
 ];

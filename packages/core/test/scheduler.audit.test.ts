@@ -560,6 +560,25 @@ describe('scheduler audit: host cap keys', () => {
     await answerAll(t);
     expect(t.fake.calls).toHaveLength(6);
   });
+
+  it('a fully qualified hostname (trailing dot) is the same host: one host, one cap', async () => {
+    // `api.test.` and `api.test` name one host (DNS), which URLs keep apart: every spelling of it
+    // (case, default port, userinfo, the root dot) shares one cap, whichever the key has.
+    for (const key of ['api.test', 'api.test.', 'API.TEST.']) {
+      const t = schedulerClient({ concurrency: 8, hosts: { [key]: 1 } });
+      const urls = [
+        'https://api.test/a',
+        'https://api.test./b',
+        'https://API.TEST.:443/c',
+        'https://user:pw@api.test./d',
+      ];
+      for (const url of urls) t.client.get(url);
+      expect(calls(t)).toEqual(['/a']);
+      await answerAll(t);
+      expect(t.fake.calls).toHaveLength(4);
+      expectDrained(t, { completed: 4 });
+    }
+  });
 });
 
 describe('scheduler audit: jobs parked for budget, other ends', () => {

@@ -3,7 +3,6 @@ import { shown } from '@keel/core/internals';
 import { useCallback, useEffect, useSyncExternalStore } from 'react';
 import { useCommit, useObserver } from './internal/use-observer';
 import {
-  environmentOf,
   QUERY_DEFAULTS,
   QueryObserver,
   type QueryResult,
@@ -106,7 +105,10 @@ function useObservedQuery(
   useSyncExternalStore(subscribe, observer.getSnapshot, observer.getSnapshot);
   useCommit(observer);
 
-  const [focus, reconnect, interval] = environmentOf(options);
+  // Read one by one: no array per render (environmentOf is for useQueries).
+  const focus = options?.refetchOnWindowFocus ?? QUERY_DEFAULTS.refetchOnWindowFocus;
+  const reconnect = options?.refetchOnReconnect ?? QUERY_DEFAULTS.refetchOnReconnect;
+  const interval = options?.refetchInterval ?? QUERY_DEFAULTS.refetchInterval;
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new key re-arms the timers
   useEffect(() => {
     if (!active) return undefined;

@@ -4,7 +4,7 @@ import { delay, HttpResponse, http } from 'msw';
 import { StrictMode, Suspense } from 'react';
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../core/test/helpers';
-import { keepPreviousData, useQuery } from '../src/index';
+import { keepPreviousData, queryOptions, useQuery } from '../src/index';
 import { storeFor } from '../src/query/store';
 import {
   API,
@@ -38,6 +38,23 @@ function SuspendedList() {
 }
 
 describe('useQuery', () => {
+  it('with a queryOptions definition: given options win over its own, one given as undefined keeps its own', async () => {
+    const seen: string[] = [];
+    server.use(
+      http.get(`${API}/todos`, ({ request }) => {
+        seen.push(new URL(request.url).search);
+        return HttpResponse.json([{ id: 1, title: 'a' }]);
+      }),
+    );
+    const todos = queryOptions<Todo[]>('/todos', { params: { page: 2 }, enabled: false });
+    const { result } = renderHook(() => useQuery(todos, { enabled: true, params: undefined }), {
+      wrapper: wrapperFor(testClient()),
+    });
+    await until(() => result.current.isSuccess);
+    expect(seen).toEqual(['?page=2']);
+    expect(result.current.data).toEqual([{ id: 1, title: 'a' }]);
+  });
+
   it('goes loading -> success, then refetches and re-renders on invalidate', async () => {
     const api = todoApi(['a', 'b']);
     server.use(...api.handlers);

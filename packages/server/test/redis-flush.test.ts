@@ -137,3 +137,83 @@ describe('redisStreams: ids gone backwards, seen by the instance that publishes'
     expect(client.events.some((e) => e.event === HUB_RESET_EVENT)).toBe(false);
   }, 20_000);
 });
+
+describe('redisStreams: ids gone backwards, seen by an instance that did not publish', () => {
+  it('the publishing instance appends a marker above the old ids: the others wake and reset at it, later ids go on increasing', async () => {
+    const stream = key();
+    const a = await instance(stream);
+    const b = await instance(stream);
+    const onA = await a.connect();
+    const onB = await b.connect();
+    await until(() => a.hub.size === 1 && b.hub.size === 1);
+    direct = new Redis(live.redis.url);
+    const ahead = `${Date.now() + 3_600_000}-0`;
+    await direct.xadd(stream, ahead, 'e', 'n', 'd', 'ahead');
+    await Promise.all([onA.waitFor(1), onB.waitFor(1)]);
+    await direct.del(stream);
+    const now = await a.hub.publish('n', 'now');
+    expect(now < ahead).toBe(true);
+    // B's XREAD (after `ahead`) is not woken by `now`: it is by A's marker, just after `ahead`,
+    // and B's clients are reset there (B's idle check, 5 s later, would reset at `now`).
+    await onB.waitFor(2);
+    const marker = `${ahead.split('-')[0]}-1`;
+    expect(onB.events[1]).toMatchObject({ event: HUB_RESET_EVENT, id: marker });
+    await until(() => onA.events.some((e) => e.id === now));
+    expect(names(onA.events)).toEqual(['ahead', 'reset', 'now']);
+    // Ids go on after the marker: a publish from either instance is delivered on both, at once.
+    const later = await b.hub.publish('n', 'later');
+    expect(later > marker).toBe(true);
+    await until(() => [onA, onB].every((c) => c.events.some((e) => e.id === later)));
+    expect(names(onA.events)).toEqual(['ahead', 'reset', 'now', 'later']);
+    expect(names(onB.events)).toEqual(['ahead', 'reset', 'later']);
+  }, 20_000);
+
+  it('two instances that both publish after the flush: one marker counts, each client is reset once', async () => {
+    const stream = key();
+    const a = await instance(stream);
+    const b = await instance(stream);
+    const c = await instance(stream);
+    const clients = [await a.connect(), await b.connect(), await c.connect()];
+    await until(() => a.hub.size === 1 && b.hub.size === 1 && c.hub.size === 1);
+    direct = new Redis(live.redis.url);
+    const ahead = `${Date.now() + 3_600_000}-0`;
+    await direct.xadd(stream, ahead, 'e', 'n', 'd', 'ahead');
+    await Promise.all(clients.map((cl) => cl.waitFor(1)));
+    await direct.del(stream);
+    const [fromA, fromC] = await Promise.all([a.hub.publish('n', 'a'), c.hub.publish('n', 'c')]);
+    expect(fromA < ahead && fromC < ahead).toBe(true);
+    // A marker above `ahead` wakes B.
+    await until(() => clients.every((cl) => cl.events.some((e) => e.event === HUB_RESET_EVENT)));
+    const later = await b.hub.publish('n', 'later');
+    expect(later > ahead).toBe(true);
+    await until(() => clients.every((cl) => cl.events.some((e) => e.id === later)));
+    for (const client of clients) {
+      expect(client.events.filter((e) => e.event === HUB_RESET_EVENT)).toHaveLength(1);
+      expect(client.events.at(-1)?.data).toBe('later');
+    }
+  }, 20_000);
+
+  it('the first publisher cannot wake its reader (no CLIENT in its ACL), a later one can: the later marker resets nobody twice', async () => {
+    direct = new Redis(live.redis.url);
+    await direct.call('ACL', 'SETUSER', 'noclient', 'on', '>pw', '~*', '&*', '+@all', '-client');
+    const stream = key();
+    const a = await instance(stream);
+    const c = await instance(stream, { url: live.redis.url.replace('//', '//noclient:pw@') });
+    const onA = await a.connect();
+    const onC = await c.connect();
+    await until(() => a.hub.size === 1 && c.hub.size === 1);
+    const ahead = `${Date.now() + 3_600_000}-0`;
+    await direct.xadd(stream, ahead, 'e', 'n', 'd', 'ahead');
+    await Promise.all([onA.waitFor(1), onC.waitFor(1)]);
+    await direct.del(stream);
+    // C's reader stays blocked after its publish; A's (a higher id) wakes A, whose marker wakes C.
+    const fromC = await c.hub.publish('n', 'c');
+    const fromA = await a.hub.publish('n', 'a');
+    expect(fromC < fromA && fromA < ahead).toBe(true);
+    await until(() => onC.events.some((e) => e.data === 'a'));
+    const later = await a.hub.publish('n', 'later');
+    await until(() => [onA, onC].every((cl) => cl.events.some((e) => e.id === later)));
+    expect(names(onC.events)).toEqual(['ahead', 'reset', 'c', 'a', 'later']);
+    expect(names(onA.events)).toEqual(['ahead', 'reset', 'a', 'later']);
+  }, 20_000);
+});

@@ -29,6 +29,9 @@ interface Watched {
   attempts: number;
   /** The classified error of the last failed attempt (from `retry`), for `request-delayed`. */
   lastOutcome: Outcome | undefined;
+  /** The live flight of the same key that came before (older) / after (newer) this one. */
+  older: Watched | undefined;
+  newer?: Watched | undefined;
 }
 
 /**
@@ -53,8 +56,12 @@ export class AdaptiveObserver {
   readonly #scheduled: boolean;
   readonly #byTracker = new Map<Tracker, Watched>();
   readonly #byId = new Map<number, Watched>();
-  /** Live flights per key, oldest first (rarely more than one: dedup keeps reads unique). */
-  readonly #byKey = new Map<string, Watched[]>();
+  /**
+   * The newest live flight per key, the head of a list linked by `older` (rarely more than one
+   * flight: dedup keeps reads unique, but 100,000 identical POSTs are 100,000 flights of one key,
+   * so a flight leaves its list in O(1), never by a search).
+   */
+  readonly #byKey = new Map<string, Watched>();
 
   constructor(engine: AdaptiveEngine, clock: { now(): number }, scheduled: boolean) {
     this.#engine = engine;
@@ -106,11 +113,11 @@ export class AdaptiveObserver {
       startedAt: 0,
       attempts: -1,
       lastOutcome: undefined,
+      older: this.#byKey.get(e.key),
     };
     this.#byTracker.set(e.tracker, w);
-    const list = this.#byKey.get(e.key);
-    if (list === undefined) this.#byKey.set(e.key, [w]);
-    else list.push(w);
+    if (w.older !== undefined) w.older.newer = w;
+    this.#byKey.set(e.key, w);
     if (!this.#scheduled) this.#begin(w, this.#clock.now(), 0);
   };
 
@@ -138,22 +145,21 @@ export class AdaptiveObserver {
 
   readonly #onCancel = (e: ClientEvents['cancel']): void => {
     if (!e.final) return;
-    this.#close(
-      this.#byTracker.get(e.tracker) ??
-        // The last consumer was a joiner: the flight is the one whose own tracker is cancelled.
-        this.#byKey.get(e.key)?.find((x) => x.tracker.state === 'cancelled'),
-      undefined,
-    );
+    let w = this.#byTracker.get(e.tracker);
+    // The last consumer was a joiner: the flight is the oldest whose own tracker is cancelled.
+    if (w === undefined) {
+      for (let x = this.#byKey.get(e.key); x !== undefined; x = x.older) {
+        if (x.tracker.state === 'cancelled') w = x;
+      }
+    }
+    this.#close(w, undefined);
   };
 
   // ── scheduler events ────────────────────────────────────────────────────────────────────────
 
   readonly #onQueued = (e: ClientEvents['request-queued']): void => {
     if (this.#byId.has(e.id)) return; // re-queued after a retry wait
-    const list = this.#byKey.get(e.key);
-    if (list === undefined) return;
-    for (let i = list.length - 1; i >= 0; i--) {
-      const w = list[i]!;
+    for (let w = this.#byKey.get(e.key); w !== undefined; w = w.older) {
       if (w.id !== -1) continue;
       w.id = e.id;
       this.#byId.set(e.id, w);
@@ -207,13 +213,14 @@ export class AdaptiveObserver {
   }
 
   #forget(w: Watched): void {
-    this.#byTracker.delete(w.tracker);
+    // Forgotten once: a reset may have forgotten it already (its list is gone then).
+    if (!this.#byTracker.delete(w.tracker)) return;
     if (w.id !== -1) this.#byId.delete(w.id);
-    const list = this.#byKey.get(w.key) ?? [];
-    const i = list.indexOf(w);
-    if (i === -1) return;
-    if (list.length === 1) this.#byKey.delete(w.key);
-    else list.splice(i, 1);
+    const { older, newer } = w;
+    if (older) older.newer = newer;
+    if (newer) newer.older = older;
+    else if (older) this.#byKey.set(w.key, older);
+    else this.#byKey.delete(w.key);
   }
 }
 

@@ -12,6 +12,13 @@ export class LaneQueue {
   size = 0;
   /** Position in its lane's heap; -1 when not in it. A queue in a heap is never empty. */
   heapIndex = -1;
+  /**
+   * The last entry `insert` placed and its 1-based index, until a removal makes the index stale:
+   * jobs back from one rate wait come in ascending `seq`, each right after the one before, so
+   * each insert walks from here, O(1), not from the head (O(k^2) for k jobs).
+   */
+  #hint: Entry | undefined = undefined;
+  #hintIndex = 0;
 
   constructor(
     readonly cls: JobClass,
@@ -33,12 +40,16 @@ export class LaneQueue {
    * parked with it were the earliest of their queue); returns its 1-based index in the queue.
    */
   insert(entry: Entry): number {
-    let prev: Entry | undefined;
-    let index = 1;
-    for (let e = this.head; e !== undefined && e.seq < entry.seq; e = e.next) {
+    // From the hint when it is still in this queue (no removal since) and before the entry.
+    const hint = this.#hint;
+    let prev = hint?.queue === this && hint.seq < entry.seq ? hint : undefined;
+    let index = prev ? this.#hintIndex + 1 : 1;
+    for (let e = prev ? prev.next : this.head; e && e.seq < entry.seq; e = e.next) {
       prev = e;
       index++;
     }
+    this.#hint = entry;
+    this.#hintIndex = index;
     const next = prev === undefined ? this.head : prev.next;
     entry.queue = this;
     entry.prev = prev;
@@ -52,6 +63,7 @@ export class LaneQueue {
   }
 
   remove(entry: Entry): void {
+    this.#hint = undefined;
     const { prev, next } = entry;
     if (prev === undefined) this.head = next;
     else prev.next = next;

@@ -198,3 +198,39 @@ describe('Lanes', () => {
     expect({ count, outOfOrder, left: lanes.total }).toEqual({ count: n, outOfOrder: 0, left: 0 });
   });
 });
+
+describe('LaneQueue.insert (jobs back from a rate wait)', () => {
+  it('puts k jobs back in ascending order at O(1) each, positions 1..k, ahead of the rest', () => {
+    const lanes = new Lanes(false);
+    const cls = new JobClass('', undefined, [], [], lanes.count);
+    const q = cls.queues[0]!;
+    const k = 2000;
+    const all = Array.from({ length: 2 * k }, () => entry(lanes, cls, 'normal'));
+    let reads = 0;
+    all.forEach((e, i) => {
+      // Count how often the walk compares arrival orders: O(k^2) is ~k^2/2 reads.
+      Object.defineProperty(e, 'seq', {
+        get() {
+          reads++;
+          return i + 1;
+        },
+        set() {},
+      });
+    });
+    // The first k were parked for budget; the others stayed queued behind them.
+    for (const e of all.slice(k)) q.push(e);
+    const positions = all.slice(0, k).map((e) => q.insert(e));
+    expect(positions).toEqual(Array.from({ length: k }, (_, i) => i + 1));
+    expect(reads).toBeLessThan(4 * k);
+    const order: Entry[] = [];
+    for (let e = q.head; e !== undefined; e = e.next) order.push(e);
+    expect(order).toEqual(all);
+    // A removal ahead of the last insert: the next insert finds its place from the head.
+    q.remove(all[0]!);
+    const late = entry(lanes, cls, 'normal');
+    Object.defineProperty(late, 'seq', { get: () => k + 0.5, set() {} });
+    expect(q.insert(late)).toBe(k);
+    expect(late.prev).toBe(all[k - 1]);
+    expect(late.next).toBe(all[k]);
+  });
+});

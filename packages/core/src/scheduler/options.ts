@@ -18,7 +18,7 @@ export interface SchedulerConfig {
   readonly concurrency: number;
   /** high / normal / low lanes (weighted 4:2:1) instead of one FIFO. Default false. */
   readonly priority: boolean;
-  /** Per-host caps, keyed by lower-cased hostname (all ports of a host share the cap). */
+  /** Per-host caps, keyed by lower-cased hostname without a root dot (all ports share the cap). */
   readonly hosts: ReadonlyMap<string, number>;
   /** At most `requests` attempts start in any window of `interval` ms. */
   readonly rateLimit: { readonly requests: number; readonly interval: number } | undefined;
@@ -94,5 +94,6 @@ function hostnameOf(key: string): string {
   if (url === undefined || url.host !== url.hostname || url.href !== `http://${url.host}/`) {
     throw rangeError('scheduler.hosts', 'keyed by hostname (no scheme, port or path)', key);
   }
-  return url.hostname;
+  // `api.x.` (fully qualified) is the host `api.x`: the root dot is dropped, as for requests.
+  return url.hostname.replace(/\.$/, '');
 }

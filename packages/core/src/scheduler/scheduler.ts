@@ -70,9 +70,12 @@ export class Scheduler implements AttemptGate {
   #rejected = 0;
   /**
    * Jobs parked for rate budget, in the order they were taken: each had a free slot but no
-   * budget. Non-empty exactly when #budgetTimer exists (one timer serves them all).
+   * budget. A job that ends meanwhile stays in the list (its `rateParkedAt` is -1): taking it
+   * out would be a search, O(n^2) to cancel n parked jobs under a large `concurrency`.
    */
   #rateParked: Entry[] = [];
+  /** Jobs parked for rate budget now: > 0 exactly when #budgetTimer exists (one serves all). */
+  #parked = 0;
   #budgetTimer: TimerHandle | undefined = undefined;
   /** > 0 while dispatching or inside batch(): nested dispatch requests set #pending instead. */
   #hold = 0;
@@ -332,7 +335,7 @@ export class Scheduler implements AttemptGate {
    */
   #drain(): void {
     const budget = this.budget;
-    while (this.#active + this.#rateParked.length < this.config.concurrency) {
+    while (this.#active + this.#parked < this.config.concurrency) {
       const mark = this.#lanes.mark();
       const entry = this.#lanes.next();
       if (entry === undefined) return;
@@ -346,7 +349,7 @@ export class Scheduler implements AttemptGate {
       if (budget !== undefined) {
         now = this.#clock.now();
         // Behind jobs already waiting for budget, or none left: it waits too.
-        if (this.#rateParked.length > 0 || !budget.available(now)) {
+        if (this.#parked > 0 || !budget.available(now)) {
           // Not this job's turn yet after all: undo the cursor move, so lane order is kept.
           this.#lanes.restore(mark);
           try {
@@ -412,9 +415,10 @@ export class Scheduler implements AttemptGate {
 
   #parkForBudget(entry: Entry, now: number, delay: number): void {
     // The timer first: a clock that throws leaves the job as it was (queued, out of its lane).
-    if (this.#rateParked.length === 0) {
+    if (this.#parked === 0) {
       this.#budgetTimer = this.#clock.setTimeout(this.#onBudget, timerDelay(delay));
     }
+    this.#parked++;
     this.#rateParked.push(entry);
     entry.state = 'delayed';
     entry.rateParkedAt = now;
@@ -430,6 +434,7 @@ export class Scheduler implements AttemptGate {
     this.#budgetTimer = undefined;
     const parked = this.#rateParked;
     this.#rateParked = [];
+    this.#parked = 0;
     for (const entry of parked) entry.rateParkedAt = -1;
     // Held: a listener's dispatch must not start a job before all of them are back in place.
     this.batch(() => {
@@ -468,12 +473,12 @@ export class Scheduler implements AttemptGate {
         entry.timer = undefined;
       }
       if (entry.rateParkedAt >= 0) {
+        // Left in #rateParked (ended: #onBudget skips it) until the list is dropped.
         entry.rateParkedAt = -1;
-        const parked = this.#rateParked;
-        parked.splice(parked.indexOf(entry), 1);
-        if (parked.length === 0) {
+        if (--this.#parked === 0) {
           this.#clock.clearTimeout(this.#budgetTimer);
           this.#budgetTimer = undefined;
+          this.#rateParked = [];
         }
       }
     }
@@ -548,8 +553,9 @@ export class Scheduler implements AttemptGate {
     if (this.caps.size === 0) return null;
     let limiter = this.#hostMemo.get(host);
     if (limiter === undefined) {
-      // `spec.host` is the lower-cased hostname: every port of a host shares its cap.
-      limiter = this.caps.get(host) ?? null;
+      // `spec.host` is the lower-cased hostname: every port of a host shares its cap, and so
+      // does its fully qualified spelling (`api.x.`). Once per host (memo), not per job.
+      limiter = this.caps.get(host.replace(/\.$/, '')) ?? null;
       if (this.#hostMemo.size >= HOST_MEMO_LIMIT) this.#hostMemo.clear();
       this.#hostMemo.set(host, limiter);
     }

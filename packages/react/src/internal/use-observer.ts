@@ -1,4 +1,4 @@
-import { useInsertionEffect, useState } from 'react';
+import { useInsertionEffect, useRef } from 'react';
 import { useClient } from '../provider';
 import { type QueryStore, storeFor } from '../query/store';
 
@@ -10,9 +10,10 @@ export function useObserver<T extends { readonly store: QueryStore }>(
   Observer: new (store: QueryStore) => T,
 ): T {
   const store = storeFor(useClient());
-  const [holder] = useState(() => ({ observer: new Observer(store) }));
-  if (holder.observer.store !== store) holder.observer = new Observer(store);
-  return holder.observer;
+  // A ref, not a useState initializer: no closure allocated per render.
+  const ref = useRef<T | undefined>(undefined);
+  if (ref.current?.store !== store) ref.current = new Observer(store);
+  return ref.current;
 }
 
 /** An observer whose callbacks act on the inputs of the render React committed. */

@@ -159,13 +159,8 @@ interface Inputs {
   readonly resolveError: unknown;
 }
 
-const NO_INPUTS: Inputs = {
-  url: null,
-  options: undefined,
-  requestOptions: undefined,
-  spec: undefined,
-  resolveError: undefined,
-};
+/** Before the first render: a null URL and no options (the other fields read as undefined). */
+const NO_INPUTS = { url: null } as Inputs;
 
 /** Observing the key: a URL that resolves and `enabled` not false. */
 function isActive(inputs: Inputs): boolean {
@@ -247,15 +242,9 @@ export class QueryObserver {
     }
     let merged = this.#merged;
     if (merged?.query !== query || merged.options !== options) {
-      let combined = query.options;
-      if (options !== undefined) {
-        combined = { ...combined };
-        // An option given as undefined is not set: the definition's own stays.
-        for (const name in options) {
-          const value = options[name as keyof typeof options];
-          if (value !== undefined) (combined as Record<string, unknown>)[name] = value;
-        }
-      }
+      // An option given as undefined is not set: the definition's own stays.
+      const combined =
+        options === undefined ? query.options : { ...query.options, ...coreOptions(options) };
       merged = this.#merged = { query, options, combined };
     }
     this.setInputs(query.url, merged.combined);

@@ -246,8 +246,8 @@ export class QueryEntry {
     const seq = this.#flightSeq;
     this.syncFetching();
     request.then(
-      (response) => this.#onOwnOutcome(request, seq, response, undefined, false),
-      (error: unknown) => this.#onOwnOutcome(request, seq, undefined, error, true),
+      (response) => this.#onOwnOutcome(request, seq, false, response),
+      (error: unknown) => this.#onOwnOutcome(request, seq, true, error),
     );
   }
 
@@ -258,16 +258,16 @@ export class QueryEntry {
    * silently, as the core drops its own refetches.
    */
   refetch(quiet?: boolean): Promise<void> {
-    if (this.#released) return Promise.resolve();
-    const refused = this.#store.client.prefetch(this.#spec, quiet ? undefined : EXPLICIT);
-    if (refused !== undefined) {
-      if (!quiet) this.#applyError(refused);
-      return Promise.resolve();
+    if (!this.#released) {
+      const refused = this.#store.client.prefetch(this.#spec, quiet ? undefined : EXPLICIT);
+      if (refused !== undefined) {
+        if (!quiet) this.#applyError(refused);
+      } else {
+        this.syncFetching();
+        if (this.state.isFetching) return new Promise((resolve) => this.#waiters.push(resolve));
+      }
     }
-    this.syncFetching();
-    return this.state.isFetching
-      ? new Promise((resolve) => this.#waiters.push(resolve))
-      : Promise.resolve();
+    return Promise.resolve();
   }
 
   /**
@@ -420,12 +420,12 @@ export class QueryEntry {
 
   // ── internals ─────────────────────────────────────────────────────────────────────────────
 
+  /** `outcome`: the response, or (`failed`) the error. */
   #onOwnOutcome(
     request: CancellablePromise<ApiResponse>,
     seq: number,
-    response: ApiResponse | undefined,
-    error: unknown,
     failed: boolean,
+    outcome: unknown,
   ): void {
     if (this.#request !== request) return;
     this.#request = undefined;
@@ -435,9 +435,9 @@ export class QueryEntry {
     if (this.#settledSeq <= seq) {
       if (failed) {
         // A cancellation (cancelAll, a group cancel) is not an error of the query: keep the state.
-        if (!isAbortError(error)) this.#applyError(error);
+        if (!isAbortError(outcome)) this.#applyError(outcome);
       } else if (this.#spec.cache === null) {
-        this.#applyResponse(response!);
+        this.#applyResponse(outcome as ApiResponse);
       }
     }
     this.syncFetching();

@@ -55,7 +55,12 @@ export const RESET_EVENT = 'keel:reset';
  */
 export const INVALIDATE_EVENT = 'keel:invalidate';
 
-/** Everything: what a resync invalidates when no component named its own targets. */
+/**
+ * Everything: what a resync invalidates. Events may have been lost (`keel:reset`, or a reconnect
+ * with nothing to resume from); the targets the components name are not enough: a lost
+ * `keel:invalidate` (the server's `hub.invalidate`) may have named any path or tag. (A predicate
+ * is its own key in Targets.)
+ */
 const EVERYTHING = (_meta: CacheMeta): boolean => true;
 
 /**
@@ -203,7 +208,7 @@ export class Channel {
       }
       this.#setState('open', null);
       // A reconnect without Last-Event-ID may have missed events.
-      if (this.#opened && !resumed) this.#apply(this.#resync(new Map()));
+      if (this.#opened && !resumed) this.#apply(addTarget(new Map(), EVERYTHING));
       this.#opened = true;
       // Read until the stream ends or fails; an abort (stop) cancels the read.
       const reader = body!.getReader();
@@ -321,7 +326,7 @@ export class Channel {
         // A server bug must not break the page: the event is ignored and reported.
         this.#onError(error);
       }
-    } else if (event.event === RESET_EVENT) this.#resync(targets);
+    } else if (event.event === RESET_EVENT) addTarget(targets, EVERYTHING);
     for (const subscriber of [...this.#subscribers]) {
       // One unmounted by an earlier handler of this event gets no more of it.
       if (!this.#subscribers.has(subscriber)) continue;
@@ -365,16 +370,6 @@ export class Channel {
     inspector?.(this);
   };
 
-  /**
-   * Events may have been lost (`keel:reset`, or a reconnect with nothing to resume from):
-   * invalidate every query. The targets the components name are not enough: a lost
-   * `keel:invalidate` (the server's `hub.invalidate`) may have named any path or tag.
-   */
-  #resync(targets: Targets): Targets {
-    addTarget(targets, EVERYTHING);
-    return targets;
-  }
-
   /** Invalidates each target once; what one throws goes to onError, the others still apply. */
   #apply(targets: Targets): void {
     for (const target of targets.values()) {
@@ -399,7 +394,7 @@ export function invalidateMap(
 /** Targets deduplicated by meaning (same path, same tag set, same predicate), keyed by it. */
 type Targets = Map<unknown, InvalidateTarget>;
 
-function addTarget(targets: Targets, target: InvalidateTarget): void {
+function addTarget(targets: Targets, target: InvalidateTarget): Targets {
   const id =
     typeof target === 'string'
       ? `path:${target}`
@@ -407,6 +402,7 @@ function addTarget(targets: Targets, target: InvalidateTarget): void {
         ? `tags:${JSON.stringify([...target].sort())}`
         : target;
   if (!targets.has(id)) targets.set(id, target);
+  return targets;
 }
 
 /** The reconnect backoff of an event stream when `reconnect` leaves a field out. */

@@ -1,1 +1,2 @@
+export { isRedisStoreError, RedisStoreError, type RedisStoreFailure } from './errors';
 export { type RedisStreamsOptions, redisStreams } from './streams';

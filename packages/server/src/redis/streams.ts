@@ -11,6 +11,7 @@ import {
 import { MAX_TIMER_MS } from '../clock';
 import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
+import { permanentFailure, RedisStoreError, remedy } from './errors';
 
 /** Options for {@link redisStreams}. */
 export interface RedisStreamsOptions {
@@ -26,7 +27,10 @@ export interface RedisStreamsOptions {
    * reads with a `duplicate()` of it. Give it `enableOfflineQueue: false`, or publishes wait for
    * a reconnect instead of rejecting while Redis is down. Its other settings are kept: with
    * ioredis's ready check it refuses publishes while Redis loads its data until the check passes
-   * (the error names `LOADING`).
+   * (the error names `LOADING`). Keep that check (the default): without it, ioredis 5 (5.11.1
+   * still) can stay "ready" on a closed socket, never reconnecting, when the connection is cut
+   * while its `CLIENT SETINFO`/`SETNAME` are unanswered (redis/ioredis#2099). The reader, a
+   * duplicate, is not exposed: the store names it with the client's `connectionName` itself.
    *
    * @default undefined (the store connects to `url` itself and closes it with the hub)
    */
@@ -337,8 +341,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   // No ready check: ioredis would hold a connection to a Redis still loading its data in a
   // silent 'connect' state (commands refused as "not writeable", no event); without it Redis
   // answers `-LOADING` itself, which the reader retries and reports, and a publish names.
+  // No CLIENT SETINFO / SETNAME on connect: without the ready check, ioredis 5 takes the
+  // connection as ready once those settle, even when it was cut meanwhile (their replies never
+  // came); it is then "ready" on a closed socket and its scheduled reconnect never happens
+  // (redis/ioredis#2099). Without them it is ready at once, before a close can be seen.
   const own: Partial<RedisOptions> = {
     enableReadyCheck: false,
+    disableClientInfo: true,
+    connectionName: undefined,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
@@ -351,6 +361,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   // A blocking XREAD holds its connection: the reader gets its own. Its commands time out, so a
   // connection that died silently is noticed.
   const reader = commands.duplicate({ ...own, commandTimeout: BLOCK_MS + 5000 });
+  /** A shared client's name: the reader names its connections with it itself (see `own`). */
+  const readerName = shared?.options.connectionName;
 
   let sink: StoreSink | null = null;
   let closed = false;
@@ -376,6 +388,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * `CLIENT` is refused): an own publish that finds ids gone backwards wakes its XREAD with it.
    */
   let readerId: number | null | undefined;
+  /** A marker's fields that Redis refused for memory (OOM): appended once it takes writes. */
+  let unsent: string[] | null = null;
   /** An own publish's id at or below `last` (ids went backwards), for the reader to reset at. */
   let behind: string | null = null;
   let unblockTimer: ReturnType<typeof setTimeout> | null = null;
@@ -435,14 +449,27 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (!closed)
       process.emitWarning(`keel: the Redis event store reads ${key} from ${where} again`);
   };
+  /**
+   * An error a connection reported while the store opens that retrying cannot fix (ioredis
+   * reports a refused AUTH only here, then reconnects and fails the same way for ever).
+   */
+  let refused: unknown = null;
+  const noteRefused = (error: unknown): void => {
+    if (!opening || permanentFailure(error) === undefined) return;
+    refused = error;
+    wake?.(); // its backoff: fail now
+  };
+  let opening = true;
   // ioredis reports each failed connect here; the default warning is given once per outage.
   reader.on('error', (error: unknown) => {
     if (closed) return;
+    noteRefused(error);
     if (userOnError) tell(error);
     else warnOnce(error);
   });
   if (shared === undefined) {
     commands.on('error', (error: unknown) => {
+      noteRefused(error);
       if (userOnError && !closed) tell(error);
     });
   }
@@ -624,19 +651,40 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     )) as Entry[];
     let first = next[0]?.[0];
     const known = next.some(([, fields]) => isRunMarker(fields, run));
-    if (!known && (first !== undefined || (await newestId()) !== START)) {
-      const id = (await reader.xadd(
-        ...[key, 'MAXLEN', '~', maxLen, '*', LOSS, '', RUN, run, SINCE, since],
-      )) as string;
+    let newest = START;
+    if (!known && (first !== undefined || (newest = await newestId()) !== START)) {
+      const id = await appendMarker([LOSS, '', RUN, run, SINCE, since]);
       // Without a next entry the marker is next; so it is when ids went backwards (the restored
       // stream's clock is behind this instance's last entry), which reading after `last` skips.
-      if (first === undefined || compareIds(id, first) < 0) first = id;
+      if (id !== undefined && (first === undefined || compareIds(id, first) < 0)) first = id;
     }
-    const head = first === undefined ? START : idBefore(first);
+    // No next entry and no marker (refused for memory): after the newest entry, which is at or
+    // before `last` (the last one delivered, or older when ids went backwards).
+    const head = first !== undefined ? idBefore(first) : newest;
     handledRun = run;
     runFloor = head;
     last = head;
     resetClients(head);
+  }
+
+  /**
+   * Appends a marker entry and returns its id. Refused for memory (`maxmemory` with
+   * `noeviction`), it is kept to append before a later read and undefined returned: this
+   * instance's clients are reset and served the entries that survived meanwhile (as reads go on
+   * when Redis is full), and the others learn of the loss once Redis takes writes again (no
+   * entry can be published before then). Any other error is thrown (an outage: retried).
+   */
+  async function appendMarker(fields: string[]): Promise<string | undefined> {
+    try {
+      const id = (await reader.xadd(key, 'MAXLEN', '~', maxLen, '*', ...fields)) as string;
+      if (unsent === fields) unsent = null;
+      return id;
+    } catch (error) {
+      if (!(error instanceof Error && error.message.startsWith('OOM '))) throw error;
+      if (unsent !== fields && userOnError) tell(error);
+      unsent = fields;
+      return undefined;
+    }
   }
 
   /**
@@ -684,6 +732,12 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         resetClients(newest);
         return;
       }
+      if (newest !== START && newest !== last) {
+        // Entries came after the look that found none after `last` (another instance published
+        // meanwhile): the first of them is `next`; reading from the newest would skip them.
+        const after = (await reader.xrange(key, `(${last}`, '+', 'COUNT', 1)) as Entry[];
+        return lost(after[0]?.[0]);
+      }
       head = newest === START ? START : idAfter(last);
       resume = newest;
     }
@@ -695,7 +749,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       // here: if Redis fails meanwhile, the next resync finds the same loss and tries again.
       const oldest = (await reader.xrange(key, '-', '+', 'COUNT', 1)) as Entry[];
       if (oldest.length > 0 && compareIds(oldest[0]![0], last) < 0) {
-        await reader.xadd(key, 'MAXLEN', '~', maxLen, '*', LOSS, head);
+        await appendMarker([LOSS, head]);
       }
     }
     last = resume;
@@ -770,14 +824,28 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * An own publish got the id `behind`, at or below `last`: ids went backwards (see `appended`).
    * The clients are reset just before it and reading goes on from there, so it is delivered (the
    * entries others published since the flush, before it, are what the reset tells to refetch).
+   *
+   * The other instances' XREADs, blocked after the old ids, are not woken by lower ones: a loss
+   * marker is appended with the id just after `last` (above every id this instance read), which
+   * wakes every reader blocked at or below it, tells it of the loss (it resets its clients at the
+   * marker), and keeps the ids of later entries (`XADD *`) above the old ones. Its loss head is
+   * just before the stream's oldest entry (the first one since the flush), so two instances
+   * that both saw the flush announce the same loss (the second marker, refused or read, resets
+   * nothing more). Best effort: refused (another instance's marker came first, Redis full or
+   * down), the others reset at their idle check, as before.
    */
-  function publishedBehind(): void {
+  async function publishedBehind(): Promise<boolean> {
     const id = behind!;
     behind = null;
-    if (last === START || compareIds(id, last) > 0) return; // read past it meanwhile
+    if (last === START || compareIds(id, last) > 0) return false; // read past it meanwhile
+    const above = idAfter(last);
+    const oldest = ((await reader.xrange(key, '-', '+', 'COUNT', 1)) as Entry[])[0]?.[0];
+    const lossHead = idBefore(oldest !== undefined && compareIds(oldest, id) < 0 ? oldest : id);
     const head = idBefore(id);
     last = head;
-    resetClients(head);
+    resetClients(head, lossHead);
+    await reader.xadd(key, 'MAXLEN', '~', maxLen, above, LOSS, lossHead).catch(() => {});
+    return true;
   }
 
   /** After a failed read: checks that the last delivered entry is still there. */
@@ -808,12 +876,17 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         }
         if (readerId === undefined) {
           // Refused (an ACL without CLIENT, a proxy): the idle XREAD's check is left.
-          readerId = await (reader.client('ID') as Promise<number>).catch((error: unknown) => {
+          const refusedReply = (error: unknown): null => {
             if (error instanceof ReplyError && !isLoading(error)) return null;
             throw error;
-          });
+          };
+          [readerId] = await Promise.all([
+            (reader.client('ID') as Promise<number>).catch(refusedReply),
+            readerName ? reader.client('SETNAME', readerName).catch(refusedReply) : null,
+          ]);
         }
-        if (behind !== null) publishedBehind();
+        if (behind !== null) await publishedBehind();
+        if (unsent !== null) await appendMarker(unsent);
         const from = last;
         // Sent with the read, so answered right after it without a round trip of its own:
         // whether `from` is still there. Gone, the entries after it that the read did not get
@@ -828,10 +901,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         failures = 0;
         recovered();
         if (closed) continue;
-        if (behind !== null && reply === null) {
-          publishedBehind();
-          continue;
-        }
+        // Woken (by the UNBLOCK, or by another instance's marker before that came) with an own
+        // publish behind: reset first, then read again from just before it, so this reply (read
+        // after the old ids) is not taken for a loss of its own.
+        if (behind !== null && ((await publishedBehind()) || reply === null)) continue;
         let entries = reply === null ? [] : reply[0]![1];
         if (from === START) {
           // Nothing read since the stream was empty: a full page may follow trimmed entries.
@@ -933,12 +1006,25 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           await Promise.all([connect(reader), shared === undefined ? connect(commands) : null]);
           runId = (await serverState(null)).run;
           last = await newestId();
+          // The reader's commands, once (no entry is read): a user refused one fails here, not
+          // in a read loop that would retry for ever after `hub.ready`.
+          for (const [error] of (await reader
+            .pipeline()
+            .xread('COUNT', 1, 'STREAMS', key, last)
+            .xrange(key, last, last)
+            .exec())!) {
+            if (error) throw error;
+          }
           break;
         } catch (error) {
+          const cause = permanentFailure(error) !== undefined ? error : refused;
+          if (cause !== null && !closed) throw refuse(cause);
           report(error);
           await sleep(backoff(attempt));
+          if (refused !== null && !closed) throw refuse(refused);
         }
       }
+      opening = false;
       recovered();
       ring.clear(last);
       void readLoop();
@@ -969,15 +1055,31 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       }
       return xrangeReplay(after, upTo, include, maxBytes).then(undefined, replayFailed);
     },
-    async close() {
-      if (closed) return;
-      closed = true;
-      sink = null;
-      if (sleepTimer !== null) clearTimeout(sleepTimer);
-      if (unblockTimer !== null) clearTimeout(unblockTimer);
-      wake?.();
-      reader.disconnect();
-      if (shared === undefined) await commands.quit().catch(() => commands.disconnect());
-    },
+    close: release,
   };
+
+  /**
+   * Opening failed for good (see `permanentFailure`): the store stops (no reconnect, no timer)
+   * and `hub.ready` rejects with what to change.
+   */
+  function refuse(cause: unknown): RedisStoreError {
+    const code = permanentFailure(cause)!;
+    void release();
+    return new RedisStoreError(
+      code,
+      `keel: the Redis event store cannot open ${key} on ${where} (${errorText(cause)}): ${remedy(code, key)}; not retried`,
+      { cause },
+    );
+  }
+
+  async function release(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    sink = null;
+    if (sleepTimer !== null) clearTimeout(sleepTimer);
+    if (unblockTimer !== null) clearTimeout(unblockTimer);
+    wake?.();
+    reader.disconnect();
+    if (shared === undefined) await commands.quit().catch(() => commands.disconnect());
+  }
 }

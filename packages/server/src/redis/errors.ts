@@ -1,0 +1,69 @@
+import { brand, hasBrand } from '../errors';
+
+const REDIS_STORE_ERROR = Symbol.for('keel.server.RedisStoreError');
+
+/**
+ * The Redis error codes the store cannot get past by retrying: a wrong password (`WRONGPASS`,
+ * `ERR invalid password` before Redis 6), none given where one is needed (`NOAUTH`), a command
+ * the Redis user may not run (`NOPERM`), a stream key holding another type (`WRONGTYPE`), a Redis
+ * without streams (`ERR unknown command`, Redis < 5).
+ */
+export type RedisStoreFailure = 'WRONGPASS' | 'NOAUTH' | 'NOPERM' | 'WRONGTYPE' | 'UNKNOWN_COMMAND';
+
+/**
+ * `redisStreams` could not open because of its configuration, not an outage: retrying would
+ * fail the same way, so it stopped (`hub.ready` rejects with this, publishes reject with a
+ * `HubPublishError` whose `cause` it is). The message names the Redis error, the server (password
+ * hidden), the stream and what to change; `cause` is Redis's own error.
+ */
+export class RedisStoreError extends Error {
+  override name = 'RedisStoreError' as const;
+  /** Which configuration error Redis answered with. */
+  readonly code: RedisStoreFailure;
+
+  /**
+   * @param code What Redis refused.
+   * @param message The whole message.
+   * @param options `cause`: Redis's error.
+   */
+  constructor(code: RedisStoreFailure, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    brand(this, REDIS_STORE_ERROR);
+  }
+}
+
+/** True for a {@link RedisStoreError}, also one from another copy of this package. */
+export function isRedisStoreError(value: unknown): value is RedisStoreError {
+  return value instanceof RedisStoreError || hasBrand(value, REDIS_STORE_ERROR);
+}
+
+/** The failure `error` is when retrying cannot fix it, else undefined (an outage, LOADING, OOM). */
+export function permanentFailure(error: unknown): RedisStoreFailure | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const text = error.message;
+  for (const code of ['WRONGPASS', 'NOAUTH', 'NOPERM', 'WRONGTYPE'] as const) {
+    if (text.startsWith(`${code} `)) return code;
+  }
+  if (text.startsWith('ERR invalid password') || text.startsWith('ERR invalid username')) {
+    return 'WRONGPASS';
+  }
+  if (text.startsWith('ERR unknown command')) return 'UNKNOWN_COMMAND';
+  return undefined;
+}
+
+/** What to change for `code`, for the message. */
+export function remedy(code: RedisStoreFailure, key: string): string {
+  switch (code) {
+    case 'WRONGPASS':
+      return 'check the user name and password in `url` (or of the `client`)';
+    case 'NOAUTH':
+      return 'this Redis requires a password: give it in `url` (redis://user:password@host)';
+    case 'NOPERM':
+      return `grant the Redis user XADD, XREAD, XRANGE, XREVRANGE, XINFO and MULTI/EXEC on ${key}`;
+    case 'WRONGTYPE':
+      return `${key} holds another type than a stream: choose another \`stream\` key, or delete that key`;
+    case 'UNKNOWN_COMMAND':
+      return 'the store needs Redis 5 or later (streams)';
+  }
+}
