@@ -46,7 +46,7 @@ import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './gra
 import { Pool } from './pool';
 import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
 import { KeelServerResponse, sentNothing } from './raw-response';
-import type { SendWatch } from './send-watch';
+import { awaitsSocket, replyDone, type SendWatch, wasUnsent } from './send-watch';
 import { Slot, type SlotHost } from './slot';
 import { type SseOptions, SseRegistry } from './sse';
 import { promiseOf } from './thenable';
@@ -197,7 +197,10 @@ export interface ServerTimeouts {
 
 /** What {@link App.onResponse} hooks learn about a response. */
 export interface ResponseInfo {
-  /** The status sent, or `0` when the client left before a response was started. */
+  /**
+   * The status sent, or `0` when none of the response was written: the client left before it was
+   * started, or its connection closed while it waited behind an earlier response.
+   */
   readonly status: number;
   /** The response was completed (`false`: the client left first, or the connection was cut). */
   readonly finished: boolean;
@@ -869,24 +872,33 @@ class KeelApp implements App, SlotHost {
   release(slot: Slot): void {
     const ctx = slot.face;
     const cut = slot.cut;
-    const dropped = slot.dropped;
     slot.reset();
     this.#pool.release(slot);
     if (--this.#inflight === 0 && this.#drained !== null) this.#drained();
-    if (this.#responseHooks.length > 0) this.#responded(ctx, cut, dropped);
+    if (this.#responseHooks.length === 0) return;
+    // A reply ended while its bytes still wait for the connection (queued behind an earlier
+    // response, or for a client that is not reading) is not over: reported once it finished,
+    // or was cut with its connection. Its request is released already (the ctx is stale).
+    const res = ctx.res;
+    if (awaitsSocket(res)) void replyDone(res).then((ok) => this.#responded(ctx, cut || !ok));
+    else this.#responded(ctx, cut);
   }
 
   /** Runs the onResponse hooks; the ctx is stale by now, so a hook cannot respond through it. */
-  #responded(ctx: Context, cut: boolean, dropped: boolean): void {
+  #responded(ctx: Context, cut: boolean): void {
     const res = ctx.res;
-    // A head the handler made through ctx.res after its client left, or a reply dropped with its
-    // connection by the queued-replies cap: none of it was sent.
-    const sent = res.headersSent && !dropped && !sentNothing(res);
+    // A head the handler made through ctx.res after its client left, or a response whose
+    // connection closed while it was queued behind another (or the reply that took that queue
+    // over the cap): none of it was sent. Asked only of one cut or never ended (a reply ended
+    // and not cut reached its connection), so the common path pays no lookup.
+    const sent =
+      res.headersSent && !sentNothing(res) && !((cut || !res.writableEnded) && wasUnsent(res));
     const info: ResponseInfo = {
       status: sent ? res.statusCode : 0,
-      // Ended is all a small reply is judged by (no 'finish' listener on the hot path); a stream,
-      // a file or a response written through ctx.res is marked cut when its connection closed
-      // after its end, before it finished.
+      // A small reply the socket took at once is over when ended (no 'finish' listener on the
+      // hot path); one that waited is judged once it finished (above); a stream, a file or a
+      // response written through ctx.res is marked cut when its connection closed after its
+      // end, before it finished.
       finished: sent && res.writableEnded && !cut,
     };
     for (const hook of this.#responseHooks) {

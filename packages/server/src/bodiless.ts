@@ -9,16 +9,15 @@ export function isBodiless(status: number): boolean {
 /**
  * Writes the head of a bodiless response (`head`: a flat name/value list) and ends it. A 205 says
  * "no content" with Content-Length: 0 (§15.3.6): without it Node sends a body, which a keep-alive
- * client would read as the next answer. Watched as any one-piece reply (`watchEnded`, whose
- * answer it returns).
+ * client would read as the next answer. Watched as any one-piece reply (`watchEnded`).
  */
 export function endBodiless(
   res: ServerResponse,
   status: number,
   head: string[],
   watch: SendWatch,
-): boolean {
+): void {
   res.writeHead(status, status === 205 ? [...head, 'content-length', '0'] : head);
   res.end();
-  return watchEnded(res, watch);
+  watchEnded(res, watch);
 }

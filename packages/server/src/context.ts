@@ -19,6 +19,7 @@ import { type FileTarget, type SendFileOptions, sendFile } from './files';
 import type { GraphqlResolvers } from './graphql';
 import { headersCut, resolveAddresses } from './proxy';
 import { sentNothing } from './raw-response';
+import { whileQueued } from './send-watch';
 import type { Slot } from './slot';
 import { assertSseField, type SseStream, serializeData, streamEvery } from './sse';
 import { discard, isStreamBody, type StreamBody, sendStream } from './stream-body';
@@ -357,7 +358,12 @@ export class Context {
           controller.abort(new DOMException(LEFT, 'AbortError'));
       };
       if (res.closed || res.destroyed) closed();
-      else res.once('close', closed);
+      else {
+        res.once('close', closed);
+        // Queued behind an earlier response of its connection (pipelined), it gets no 'close'
+        // from Node when that connection closes: closed with it.
+        if (res.socket === null) res.once('close', whileQueued(res, this.req.socket));
+      }
     }
     return this.#signal;
   }

@@ -27,10 +27,16 @@ export type GraphqlResolvers = Record<string, unknown>;
 /** A GraphQL response body and the HTTP status to send it with. */
 export interface GraphqlOutcome {
   status: number;
-  body: ExecutionResult | { errors: readonly GraphQLError[] };
-  /** Set for 405: mutations are only accepted over POST. */
+  body: ExecutionResult | { errors: readonly GraphQLError[] } | null;
+  /** Set for 405 (and OPTIONS' 204): the methods the endpoint takes (a mutation: POST). */
   allow?: string;
 }
+
+/**
+ * The methods a GraphQL endpoint takes, listed as the app's own 405 lists them for a GET + POST
+ * route: HEAD is answered as GET, and OPTIONS with a 204, as on every routed path.
+ */
+const ALLOW = 'GET, POST, HEAD, OPTIONS';
 
 /**
  * Limits and switches for `ctx.graphql`, set once per app (`createApp({ graphql })`). Every
@@ -239,8 +245,10 @@ export class GraphqlRunner {
   ): Promise<GraphqlOutcome> {
     // HEAD is a GET without the body (the app falls back to the GET route for it).
     if (method === 'HEAD') method = 'GET';
+    // Mounted for every method (`app.all`): OPTIONS as the app answers it on a routed path.
+    if (method === 'OPTIONS') return { status: 204, body: null, allow: ALLOW };
     if (method !== 'GET' && method !== 'POST') {
-      return { ...requestError(405, 'GraphQL accepts only GET and POST.'), allow: 'GET, POST' };
+      return { ...requestError(405, 'GraphQL accepts only GET and POST.'), allow: ALLOW };
     }
     if (method === 'POST' && !isJson(contentType)) {
       return requestError(415, 'GraphQL POST requests must be sent as application/json.');

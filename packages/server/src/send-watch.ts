@@ -69,8 +69,23 @@ function checkEvery(ms: number): number {
 function closeQueued(res: ServerResponse): void {
   // It got its socket meanwhile (Node closes it then), or it is over already.
   if (res.socket !== null || res.writableFinished || res.closed) return;
+  unsent.add(res);
   res.destroy();
   res.emit('close');
+}
+
+/**
+ * Responses none of which reached their connection: closed while queued behind another response
+ * of it, or the reply that took its queue over the cap. Added on those paths only.
+ */
+const unsent = new WeakSet<ServerResponse>();
+
+/**
+ * `res`, whose connection closed before it finished, never reached it (onResponse: status 0).
+ * Asked only of a response that was cut, so the common path pays nothing.
+ */
+export function wasUnsent(res: ServerResponse): boolean {
+  return unsent.has(res);
 }
 
 /** The responses queued behind another on each connection, closed with it. */
@@ -192,7 +207,7 @@ export const QUEUED_STREAM_BYTES = 64 * 1024;
 
 /**
  * Counts `size` bytes of `res`, which waits behind an earlier response of its connection, until
- * it finished (once per response: the first count stands); when more than
+ * it finished (once per response, by the largest count it was given); when more than
  * {@link MAX_QUEUED_BYTES} wait, closes the connection and returns false (the caller lets the
  * body go). For every kind of response: Node runs every request of a read it parsed, so any of
  * them can pile up behind a response a client does not read.
@@ -211,12 +226,18 @@ export function holdQueued(res: ServerResponse, socket: Socket, size: number): b
     queue = made;
     queues.set(socket, made);
   }
-  if (!queue.held.has(res)) {
+  const counted = queue.held.get(res);
+  if (counted === undefined) {
     queue.bytes += size;
     queue.held.set(res, size);
     res.once('finish', queue.finished);
+  } else if (size > counted) {
+    // Counted before it was written (a file by its first chunk), it holds more: its head.
+    queue.bytes += size - counted;
+    queue.held.set(res, size);
   }
   if (queue.bytes <= MAX_QUEUED_BYTES) return true;
+  unsent.add(res);
   socket.destroy();
   return false;
 }
@@ -247,20 +268,49 @@ export function watchable(socket: Socket, watch: SendWatch): boolean {
  * and closed at once when more than {@link MAX_QUEUED_BYTES} of them wait behind another
  * response ({@link holdQueued}). One watch per connection, however many replies wait; it ends
  * once the last of them finished. The common case (a client that reads) costs two property reads.
- * False when `res` took the connection's queue over the cap and was dropped, unsent, with it.
+ * A reply that took the connection's queue over the cap is dropped, unsent, with it.
  */
-export function watchEnded(res: ServerResponse, watch: SendWatch): boolean {
+export function watchEnded(res: ServerResponse, watch: SendWatch): void {
   const own = res.socket;
-  if (own !== null && own.writableLength === 0) return true;
+  if (own !== null && own.writableLength === 0) return;
   const socket = res.req.socket;
-  if (!watchable(socket, watch)) return true;
+  if (!watchable(socket, watch)) return;
   const backlog = backlogs.get(socket);
   if (backlog === undefined) {
     backlogs.set(socket, { last: res });
     watchBacklog(socket, watch);
   } else backlog.last = res;
   // Queued behind another response: all of it (head and body) is held until that one finished.
-  return own !== null || holdQueued(res, socket, res.writableLength);
+  if (own === null) holdQueued(res, socket, res.writableLength);
+}
+
+/**
+ * Whether `res` was ended and its bytes still wait for its connection: queued behind an earlier
+ * response, or not all handed to the kernel (a client that is not reading). Such a reply is not
+ * over yet ({@link replyDone}). Two property reads for one its socket took at once.
+ */
+export function awaitsSocket(res: ServerResponse): boolean {
+  const own = res.socket;
+  if (own !== null && own.writableLength === 0) return false;
+  return (
+    res.writableEnded &&
+    !res.writableFinished &&
+    !res.destroyed &&
+    // An in-process request (`inject`) has no connection to wait for.
+    typeof res.req.socket.bytesWritten === 'number'
+  );
+}
+
+/**
+ * Resolves as {@link whenDone} for a reply that {@link awaitsSocket}: `true` once it finished,
+ * `false` when its connection closed first (also while it was queued behind another response,
+ * where Node gives it no 'close').
+ */
+export function replyDone(res: ServerResponse): Promise<boolean> {
+  const unqueue = whileQueued(res, res.req.socket);
+  const done = whenDone(res);
+  if (unqueue !== noop) void done.then(unqueue);
+  return done;
 }
 
 /** The watch of {@link watchEnded}: progress judged per connection, as in watchSend. */

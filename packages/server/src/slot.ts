@@ -21,6 +21,7 @@ import {
   watchEnded,
   watchSend,
   whenDone,
+  whileQueued,
 } from './send-watch';
 import { endInSlices, SLICE_BYTES, watchWrites } from './sliced-body';
 import { openSseStream, type SseRegistry, type SseStream } from './sse';
@@ -143,8 +144,6 @@ export class Slot implements RawWriter {
    * never judged for a small reply.
    */
   #cut = false;
-  /** Its one-piece reply took the connection's queue over the cap and was dropped unsent. */
-  #dropped = false;
   /**
    * Stops watching a response the handler writes through ctx.res (its client's progress, its
    * queue) and slicing its writes; `noop` while none is watched.
@@ -196,11 +195,6 @@ export class Slot implements RawWriter {
   /** The response was ended but did not finish (see {@link #judgeCut}). */
   get cut(): boolean {
     return this.#cut;
-  }
-
-  /** The one-piece reply was dropped, unsent, with its connection (the queued-replies cap). */
-  get dropped(): boolean {
-    return this.#dropped;
   }
 
   /** The status the next response operation sends. */
@@ -337,7 +331,7 @@ export class Slot implements RawWriter {
     if (res.writableEnded && (this.#unwatch === noop || res.writableFinished)) {
       // Ended in one piece: its connection watched as keel's own small replies' are, should its
       // client read none of them (a pipelined backlog); two property reads when it reads.
-      if (this.#unwatch === noop && !watchEnded(res, this.host.send)) this.#dropped = true;
+      if (this.#unwatch === noop) watchEnded(res, this.host.send);
       this.#sent();
       this.#maybeRelease();
     } else if (res.headersSent) {
@@ -496,9 +490,7 @@ export class Slot implements RawWriter {
     // While the app closes, tell keep-alive clients this connection ends with this response.
     if (this.host.closing) res.shouldKeepAlive = false;
     if (isBodiless(status)) {
-      if (!endBodiless(res, status, ['x-request-id', face.requestId], this.host.send)) {
-        this.#dropped = true;
-      }
+      endBodiless(res, status, ['x-request-id', face.requestId], this.host.send);
       this.#sent();
       return;
     }
@@ -552,8 +544,7 @@ export class Slot implements RawWriter {
       this.#endInSlices(face, body);
       return;
     }
-    // Compressed replies come here after the request moved on only when it was let go.
-    if (!watchEnded(res, this.host.send) && face === this.#face) this.#dropped = true;
+    watchEnded(res, this.host.send);
   }
 
   /**
@@ -586,7 +577,7 @@ export class Slot implements RawWriter {
     if (contentType !== null) head.push('content-type', contentType);
     face.res.writeHead(status, head);
     face.res.end();
-    if (!watchEnded(face.res, this.host.send)) this.#dropped = true;
+    watchEnded(face.res, this.host.send);
     this.#sent();
   }
 
@@ -659,6 +650,12 @@ export class Slot implements RawWriter {
     const stream = openSseStream(face.res, this.host.sse, ['x-request-id', face.requestId]);
     this.#stream = stream;
     this.#answer = 'streaming';
+    // Queued behind an earlier response of its connection (pipelined), it gets no 'close' from
+    // Node when that connection closes: ended with it, or it would stay open for ever. Stopped
+    // before #onStreamEnd runs, whose tail watch takes over the same watch.
+    if (face.res.socket === null && !face.res.destroyed) {
+      stream.onClose(whileQueued(face.res, face.req.socket));
+    }
     stream.onClose(this.#onStreamEnd);
     if (face.method === 'HEAD' || this.host.closing) {
       if (this.host.closing) face.res.shouldKeepAlive = false;
@@ -763,6 +760,5 @@ export class Slot implements RawWriter {
     this.#status = 200;
     this.#lost = NO_LOSS;
     this.#cut = false;
-    this.#dropped = false;
   }
 }
