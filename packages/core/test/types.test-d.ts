@@ -9,6 +9,7 @@ import {
   type ClientEvents,
   type ClientFeature,
   createBaseClient,
+  createClient,
   EventEmitter,
   HttpError,
   isCancelledError,
@@ -140,5 +141,25 @@ describe('createBaseClient', () => {
     createBaseClient({ intelligence: { enabled: false } });
     // @ts-expect-error a feature is made by its function, not written by hand
     createBaseClient({ features: ['scheduler'] });
+  });
+});
+
+describe('headers (client and request)', () => {
+  it('takes what the runtime and the README take: a plain object or a Headers', () => {
+    createClient({ headers: new Headers({ 'x-tenant': 'acme' }) });
+    createClient({ headers: { 'x-tenant': 'acme' } });
+    client.get('/x', { headers: new Headers({ 'x-tenant': 'acme' }) });
+    // A value left undefined is not sent (an optional token, say).
+    const token = undefined as string | undefined;
+    client.get('/x', { headers: { authorization: token } });
+    const frozen: Readonly<Record<string, string>> = { a: 'b' };
+    client.post('/x', null, { headers: frozen });
+  });
+
+  it('refuses what the runtime refuses: entry arrays and non-string values', () => {
+    // @ts-expect-error an array of [name, value] pairs is a TypeError at runtime
+    client.get('/x', { headers: [['x-tenant', 'acme']] });
+    // @ts-expect-error a header value is a string
+    createClient({ headers: { 'x-retry': true } });
   });
 });

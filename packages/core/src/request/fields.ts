@@ -1,5 +1,5 @@
 import { checkInteger, checkObject, oneOf, rangeError, typeError } from '../internal/checks';
-import type { ResponseBodyType } from '../types/options';
+import type { HeadersOption, ResponseBodyType } from '../types/options';
 
 /*
  * The request options a client may also set as defaults for every request (`headers`,
@@ -15,13 +15,11 @@ const TOKEN = /^[\w!#$%&'*+.^`|~-]+$/;
  * option. A Headers instance is read too (its own keys are none: it would add nothing). A name or
  * value fetch would refuse is a RangeError here rather than a failed (and retried) attempt.
  */
-export function lowerCaseHeaders(
-  headers: Record<string, string>,
-  field: string,
-): Record<string, string> {
-  if (typeof Headers !== 'undefined' && headers instanceof Headers) {
-    headers = Object.fromEntries(headers);
-  }
+export function lowerCaseHeaders(option: HeadersOption, field: string): Record<string, string> {
+  const headers: Readonly<Record<string, string | undefined>> =
+    typeof Headers !== 'undefined' && option instanceof Headers
+      ? Object.fromEntries(option)
+      : (option as Readonly<Record<string, string | undefined>>);
   checkObject(field, headers, 'an object of header strings');
   const out: Record<string, string> = {};
   for (const name of Object.keys(headers)) {

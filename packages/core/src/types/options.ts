@@ -12,6 +12,12 @@ export type ParamValue = string | number | boolean | null | undefined;
 
 export type QueryParams = Record<string, ParamValue | readonly ParamValue[]>;
 
+/**
+ * Headers as `headers` takes them: a plain object (a value left undefined is not sent) or a
+ * `Headers`. Not fetch's `[name, value][]` form: keel refuses it (a TypeError).
+ */
+export type HeadersOption = Readonly<Record<string, string | undefined>> | Headers;
+
 export type Priority = 'high' | 'normal' | 'low';
 
 export type CacheStrategy = 'cache-first' | 'stale-while-revalidate';
@@ -230,7 +236,7 @@ export interface RequestOptions extends FetchOptions {
    * Request headers, merged over the client's (names compared case-insensitively).
    * @default the client's `headers`
    */
-  headers?: Record<string, string> | undefined;
+  headers?: HeadersOption | undefined;
   /**
    * Serialized into the query string with `buildQuery`; arrays repeat the key.
    * @default none
@@ -317,7 +323,7 @@ export interface ClientOptions extends FetchOptions {
    * case-insensitively, sent lower-cased).
    * @default none
    */
-  headers?: Record<string, string> | undefined;
+  headers?: HeadersOption | undefined;
   /**
    * The response cache. `false` disables it (a request can still opt in with `cache: true`),
    * `true` is the default configuration.
