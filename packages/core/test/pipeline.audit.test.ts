@@ -244,7 +244,7 @@ describe('spec resolution', () => {
         ['b', '2'],
         ['a', 'x y'],
         ['b', '1'],
-      ]) as never,
+      ]),
     });
     const sent = new URL(r.data.url, server.url).searchParams;
     expect(sent.getAll('b')).toEqual(['2', '1']);

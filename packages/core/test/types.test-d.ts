@@ -163,3 +163,24 @@ describe('headers (client and request)', () => {
     createClient({ headers: { 'x-retry': true } });
   });
 });
+
+describe('request options take what the runtime and the README take', () => {
+  it('params: a map of values and arrays of values, or a URLSearchParams (read as its pairs)', () => {
+    client.get('/x', { params: { page: 2, on: true, skip: null, none: undefined, tag: ['a', 1] } });
+    client.get('/x', { params: new URLSearchParams([['b', '2']]) });
+    const fixed = { tag: ['a', 'b'] } as const;
+    client.get('/x', { params: fixed });
+    // @ts-expect-error an object value has no query form (a TypeError at runtime)
+    client.get('/x', { params: { where: { a: 1 } } });
+  });
+
+  it('tags and invalidation targets: any array of strings, a readonly one too', () => {
+    const TAGS = ['users', 'admin'] as const;
+    client.post('/x', null, { tags: TAGS });
+    client.invalidate(TAGS);
+    client.cancelReads(TAGS);
+    client.fetchingKeys(TAGS);
+    // @ts-expect-error tags are strings
+    client.post('/x', null, { tags: [1] });
+  });
+});

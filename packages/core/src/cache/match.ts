@@ -46,7 +46,8 @@ export function compileTarget(
 ): TargetMatcher {
   checkInvalidateTarget(target, option);
   if (typeof target === 'function') return (item) => answer(option, target(item.meta()));
-  if (Array.isArray(target)) {
+  // checkInvalidateTarget left a string or an array (Array.isArray does not narrow a readonly one).
+  if (typeof target !== 'string') {
     const tags = new Set(target);
     return (item) => item.tags.some((t) => tags.has(t));
   }

@@ -238,10 +238,11 @@ export interface RequestOptions extends FetchOptions {
    */
   headers?: HeadersOption | undefined;
   /**
-   * Serialized into the query string with `buildQuery`; arrays repeat the key.
+   * Serialized into the query string with `buildQuery`; arrays repeat the key. A
+   * URLSearchParams is read as its pairs.
    * @default none
    */
-  params?: QueryParams | undefined;
+  params?: QueryParams | URLSearchParams | undefined;
   /**
    * The request body: JSON-stringified unless a string, URLSearchParams, FormData, Blob,
    * ArrayBuffer or typed array. A GET or HEAD request cannot have one (RangeError).
@@ -296,7 +297,7 @@ export interface RequestOptions extends FetchOptions {
    * Tags stored with the cached response, for `client.invalidate(['tag'])`.
    * @default none
    */
-  tags?: string[] | undefined;
+  tags?: readonly string[] | undefined;
   /**
    * The scheduler lane (with `scheduler.priority: true`; ignored otherwise).
    * @default 'normal'
