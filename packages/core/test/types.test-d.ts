@@ -183,4 +183,14 @@ describe('request options take what the runtime and the README take', () => {
     // @ts-expect-error tags are strings
     client.post('/x', null, { tags: [1] });
   });
+
+  it('cache: a request layers ttl, strategy and enabled; the store options are the client’s', () => {
+    client.get('/x', { cache: { ttl: 1000, strategy: 'stale-while-revalidate', enabled: true } });
+    client.get('/x', { cache: false });
+    createClient({ cache: { gcTime: 1000, maxEntries: 100 } });
+    // @ts-expect-error gcTime belongs to the client's store (a TypeError on a request)
+    client.get('/x', { cache: { gcTime: 1000 } });
+    // @ts-expect-error so does maxEntries
+    client.get('/x', { cache: { maxEntries: 10 } });
+  });
 });

@@ -287,7 +287,7 @@ export interface RequestOptions extends FetchOptions {
    * object layers over them (`gcTime` and `maxEntries` are client options: a TypeError here).
    * @default the client's `cache`
    */
-  cache?: boolean | CacheOptions | undefined;
+  cache?: boolean | Omit<CacheOptions, 'gcTime' | 'maxEntries'> | undefined;
   /**
    * This request's retry policy: `false` makes one attempt, an object layers over the client's.
    * @default the client's `retry`
