@@ -46,15 +46,15 @@ export function compileTarget(
 ): TargetMatcher {
   checkInvalidateTarget(target, option);
   if (typeof target === 'function') return (item) => answer(option, target(item.meta()));
-  // checkInvalidateTarget left a string or an array (Array.isArray does not narrow a readonly one).
-  if (typeof target !== 'string') {
+  if (Array.isArray(target)) {
     const tags = new Set(target);
     return (item) => item.tags.some((t) => tags.has(t));
   }
+  // A string (Array.isArray does not narrow a readonly array out of the type).
   let origin: string | undefined;
-  let path = target;
-  if (isAbsoluteURL(target)) {
-    ({ origin, path } = splitURL(target));
+  let path = target as string;
+  if (isAbsoluteURL(target as string)) {
+    ({ origin, path } = splitURL(target as string));
     // splitURL's '' origin: it did not parse.
     if (!origin) throw rangeError(option, 'a valid URL', target);
   } else {
