@@ -114,6 +114,7 @@ export type {
   ClientOptions,
   FetchLike,
   FetchOptions,
+  HeadersOption,
   HttpMethod,
   IntelligenceOptions,
   ParamValue,

@@ -159,10 +159,13 @@ describe('cache options', () => {
 
   test('gcTime and maxEntries on a request are a TypeError saying where they go', async () => {
     const t = makeClient({}, { handler: () => Response.json(1) });
-    await expect(t.client.get('/x', { cache: { gcTime: 1 } })).rejects.toThrow(
+    // Plain JS: the types refuse both on a request (types.test-d.ts).
+    await expect(t.client.get('/x', { cache: { gcTime: 1 } as never })).rejects.toThrow(
       'keel: `cache.gcTime` must be absent on a request (it is a client option: createClient({ cache: { gcTime } })), got 1',
     );
-    await expect(t.client.get('/x', { cache: { maxEntries: 1 } })).rejects.toThrow(TypeError);
+    await expect(t.client.get('/x', { cache: { maxEntries: 1 } as never })).rejects.toThrow(
+      TypeError,
+    );
     expect(t.fake.calls).toHaveLength(0);
   });
 });

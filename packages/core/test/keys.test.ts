@@ -70,6 +70,20 @@ describe('cache keys do not depend on the origin a client used', () => {
     ).toBe(server.resolve('GET', '/t?a=2&b=1').key);
   });
 
+  test.each([
+    ['a Headers instance', () => new Headers({ 'X-Tenant': 'acme' })],
+    [
+      'a plain object with an undefined value (not sent)',
+      () => ({ 'X-Tenant': 'acme', b: undefined }),
+    ],
+  ])('createFingerprint takes headers as the client does: %s', (_n, headers) => {
+    const key = createClient().resolve('GET', 'https://a.test/x', { headers: headers() }).key;
+    expect(key).toBe('GET https://a.test/x |h x-tenant:acme');
+    expect(createFingerprint({ method: 'GET', url: 'https://a.test/x', headers: headers() })).toBe(
+      key,
+    );
+  });
+
   test('parseKey takes a key apart', () => {
     expect(parseKey('GET /todos?a=1 |h x-a:1:2\nx-b:3')).toEqual({
       method: 'GET',

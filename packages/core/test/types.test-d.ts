@@ -9,6 +9,7 @@ import {
   type ClientEvents,
   type ClientFeature,
   createBaseClient,
+  createClient,
   EventEmitter,
   HttpError,
   isCancelledError,
@@ -140,5 +141,56 @@ describe('createBaseClient', () => {
     createBaseClient({ intelligence: { enabled: false } });
     // @ts-expect-error a feature is made by its function, not written by hand
     createBaseClient({ features: ['scheduler'] });
+  });
+});
+
+describe('headers (client and request)', () => {
+  it('takes what the runtime and the README take: a plain object or a Headers', () => {
+    createClient({ headers: new Headers({ 'x-tenant': 'acme' }) });
+    createClient({ headers: { 'x-tenant': 'acme' } });
+    client.get('/x', { headers: new Headers({ 'x-tenant': 'acme' }) });
+    // A value left undefined is not sent (an optional token, say).
+    const token = undefined as string | undefined;
+    client.get('/x', { headers: { authorization: token } });
+    const frozen: Readonly<Record<string, string>> = { a: 'b' };
+    client.post('/x', null, { headers: frozen });
+  });
+
+  it('refuses what the runtime refuses: entry arrays and non-string values', () => {
+    // @ts-expect-error an array of [name, value] pairs is a TypeError at runtime
+    client.get('/x', { headers: [['x-tenant', 'acme']] });
+    // @ts-expect-error a header value is a string
+    createClient({ headers: { 'x-retry': true } });
+  });
+});
+
+describe('request options take what the runtime and the README take', () => {
+  it('params: a map of values and arrays of values, or a URLSearchParams (read as its pairs)', () => {
+    client.get('/x', { params: { page: 2, on: true, skip: null, none: undefined, tag: ['a', 1] } });
+    client.get('/x', { params: new URLSearchParams([['b', '2']]) });
+    const fixed = { tag: ['a', 'b'] } as const;
+    client.get('/x', { params: fixed });
+    // @ts-expect-error an object value has no query form (a TypeError at runtime)
+    client.get('/x', { params: { where: { a: 1 } } });
+  });
+
+  it('tags and invalidation targets: any array of strings, a readonly one too', () => {
+    const TAGS = ['users', 'admin'] as const;
+    client.post('/x', null, { tags: TAGS });
+    client.invalidate(TAGS);
+    client.cancelReads(TAGS);
+    client.fetchingKeys(TAGS);
+    // @ts-expect-error tags are strings
+    client.post('/x', null, { tags: [1] });
+  });
+
+  it('cache: a request layers ttl, strategy and enabled; the store options are the client’s', () => {
+    client.get('/x', { cache: { ttl: 1000, strategy: 'stale-while-revalidate', enabled: true } });
+    client.get('/x', { cache: false });
+    createClient({ cache: { gcTime: 1000, maxEntries: 100 } });
+    // @ts-expect-error gcTime belongs to the client's store (a TypeError on a request)
+    client.get('/x', { cache: { gcTime: 1000 } });
+    // @ts-expect-error so does maxEntries
+    client.get('/x', { cache: { maxEntries: 10 } });
   });
 });

@@ -50,10 +50,11 @@ export function compileTarget(
     const tags = new Set(target);
     return (item) => item.tags.some((t) => tags.has(t));
   }
+  // A string (Array.isArray does not narrow a readonly array out of the type).
   let origin: string | undefined;
-  let path = target;
-  if (isAbsoluteURL(target)) {
-    ({ origin, path } = splitURL(target));
+  let path = target as string;
+  if (isAbsoluteURL(target as string)) {
+    ({ origin, path } = splitURL(target as string));
     // splitURL's '' origin: it did not parse.
     if (!origin) throw rangeError(option, 'a valid URL', target);
   } else {

@@ -1,10 +1,11 @@
-import type { ResponseBodyType } from '../types/options';
+import type { HeadersOption, ResponseBodyType } from '../types/options';
 import { canonicalizeURL, keyBaseOf, keyURL } from './url';
 
 export interface FingerprintInput {
   method: string;
   url: string;
-  headers?: Record<string, string> | undefined;
+  /** As a request's `headers`: a plain object (a value left undefined is not sent) or a Headers. */
+  headers?: HeadersOption | undefined;
   body?: unknown;
   /**
    * The client's base URL: a URL under it is written relative to it, as the client's keys are
@@ -37,7 +38,17 @@ export function createFingerprint({ method, url, headers, body, base }: Fingerpr
   return fingerprintOf(
     method.toUpperCase(),
     keyURL(canonical, keyBase),
-    headers && Object.fromEntries(Object.entries(headers).map(([n, v]) => [n.toLowerCase(), v])),
+    headers &&
+      Object.fromEntries(
+        // As lowerCaseHeaders reads them (a Headers has no own keys; an undefined value is not
+        // sent), without its checks: a key is made for any input.
+        (typeof Headers !== 'undefined' && headers instanceof Headers
+          ? [...headers]
+          : Object.entries(headers)
+        )
+          .filter(([, v]) => v !== undefined)
+          .map(([n, v]) => [n.toLowerCase(), v]),
+      ),
     text ?? undefined,
   );
 }

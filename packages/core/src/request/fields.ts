@@ -1,5 +1,5 @@
 import { checkInteger, checkObject, oneOf, rangeError, typeError } from '../internal/checks';
-import type { ResponseBodyType } from '../types/options';
+import type { HeadersOption, ResponseBodyType } from '../types/options';
 
 /*
  * The request options a client may also set as defaults for every request (`headers`,
@@ -15,17 +15,14 @@ const TOKEN = /^[\w!#$%&'*+.^`|~-]+$/;
  * option. A Headers instance is read too (its own keys are none: it would add nothing). A name or
  * value fetch would refuse is a RangeError here rather than a failed (and retried) attempt.
  */
-export function lowerCaseHeaders(
-  headers: Record<string, string>,
-  field: string,
-): Record<string, string> {
+export function lowerCaseHeaders(headers: HeadersOption, field: string): Record<string, string> {
   if (typeof Headers !== 'undefined' && headers instanceof Headers) {
     headers = Object.fromEntries(headers);
   }
   checkObject(field, headers, 'an object of header strings');
   const out: Record<string, string> = {};
   for (const name of Object.keys(headers)) {
-    const value = headers[name];
+    const value = (headers as Readonly<Record<string, string | undefined>>)[name];
     if (value === undefined) continue;
     if (typeof value !== 'string' && typeof value !== 'number') {
       throw typeError(member(field, name), 'a string', value);

@@ -128,4 +128,4 @@ export type CacheSubscriber = (update: CacheUpdate) => void;
 
 export type KeyMatcher = string | ((key: string) => boolean);
 
-export type InvalidateTarget = string | string[] | ((meta: CacheMeta) => boolean);
+export type InvalidateTarget = string | readonly string[] | ((meta: CacheMeta) => boolean);

@@ -12,6 +12,12 @@ export type ParamValue = string | number | boolean | null | undefined;
 
 export type QueryParams = Record<string, ParamValue | readonly ParamValue[]>;
 
+/**
+ * Headers as `headers` takes them: a plain object (a value left undefined is not sent) or a
+ * `Headers`. Not fetch's `[name, value][]` form: keel refuses it (a TypeError).
+ */
+export type HeadersOption = Readonly<Record<string, string | undefined>> | Headers;
+
 export type Priority = 'high' | 'normal' | 'low';
 
 export type CacheStrategy = 'cache-first' | 'stale-while-revalidate';
@@ -230,12 +236,13 @@ export interface RequestOptions extends FetchOptions {
    * Request headers, merged over the client's (names compared case-insensitively).
    * @default the client's `headers`
    */
-  headers?: Record<string, string> | undefined;
+  headers?: HeadersOption | undefined;
   /**
-   * Serialized into the query string with `buildQuery`; arrays repeat the key.
+   * Serialized into the query string with `buildQuery`; arrays repeat the key. A
+   * URLSearchParams is read as its pairs.
    * @default none
    */
-  params?: QueryParams | undefined;
+  params?: QueryParams | URLSearchParams | undefined;
   /**
    * The request body: JSON-stringified unless a string, URLSearchParams, FormData, Blob,
    * ArrayBuffer or typed array. A GET or HEAD request cannot have one (RangeError).
@@ -280,7 +287,7 @@ export interface RequestOptions extends FetchOptions {
    * object layers over them (`gcTime` and `maxEntries` are client options: a TypeError here).
    * @default the client's `cache`
    */
-  cache?: boolean | CacheOptions | undefined;
+  cache?: boolean | Omit<CacheOptions, 'gcTime' | 'maxEntries'> | undefined;
   /**
    * This request's retry policy: `false` makes one attempt, an object layers over the client's.
    * @default the client's `retry`
@@ -290,7 +297,7 @@ export interface RequestOptions extends FetchOptions {
    * Tags stored with the cached response, for `client.invalidate(['tag'])`.
    * @default none
    */
-  tags?: string[] | undefined;
+  tags?: readonly string[] | undefined;
   /**
    * The scheduler lane (with `scheduler.priority: true`; ignored otherwise).
    * @default 'normal'
@@ -317,7 +324,7 @@ export interface ClientOptions extends FetchOptions {
    * case-insensitively, sent lower-cased).
    * @default none
    */
-  headers?: Record<string, string> | undefined;
+  headers?: HeadersOption | undefined;
   /**
    * The response cache. `false` disables it (a request can still opt in with `cache: true`),
    * `true` is the default configuration.
