@@ -234,7 +234,7 @@ describe('method and url are strings, as typed, on every error', () => {
       new TimeoutError(),
       new CancelledError(),
       new CircuitOpenError(),
-      new CircuitOpenError({ method: 'GET' }, { endpoint: 'GET /x' }),
+      new CircuitOpenError({ method: 'GET' } as never, { endpoint: 'GET /x' }), // plain JS
     ];
     for (const e of bare) {
       expect(typeof e.method).toBe('string');
