@@ -125,6 +125,11 @@ describe('errors', () => {
     // The spec's errors list no constructor input: built bare, or HttpError from its response.
     new CancelledError();
     expectTypeOf(new HttpError({ status: 503 }).status).toEqualTypeOf<number | undefined>();
+    // Built bare, method and url are '' (still `string`): `error.url.startsWith` type-checks and runs.
+    expectTypeOf(new CancelledError().url).toEqualTypeOf<string>();
+    expectTypeOf(new CancelledError().url.startsWith('https:')).toEqualTypeOf<boolean>();
+    expectTypeOf<TimeoutError['method']>().toEqualTypeOf<string>();
+    expectTypeOf<CircuitOpenError['url']>().toEqualTypeOf<string>();
   });
 });
 

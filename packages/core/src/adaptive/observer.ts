@@ -158,11 +158,15 @@ export class AdaptiveObserver {
   // ── scheduler events ────────────────────────────────────────────────────────────────────────
 
   readonly #onQueued = (e: ClientEvents['request-queued']): void => {
-    if (this.#byId.has(e.id)) return; // re-queued after a retry wait
+    // Known id: re-queued after a retry wait. Every flight bound (each followed flight with an
+    // id is in #byId): a job whose wait began before a reset; return at once rather than walk
+    // every flight of its key (O(n^2) over a burst of identical POSTs).
+    const byId = this.#byId;
+    if (byId.size === this.#byTracker.size || byId.has(e.id)) return;
     for (let w = this.#byKey.get(e.key); w !== undefined; w = w.older) {
       if (w.id !== -1) continue;
       w.id = e.id;
-      this.#byId.set(e.id, w);
+      byId.set(e.id, w);
       return;
     }
   };

@@ -112,7 +112,9 @@ export class EndpointProfile {
     const o = this.env.options;
     const v = judgeWindow(
       {
-        p95: this.latency.stats().p95,
+        // No latency sample yet (a clock that cannot tell time): p95 unknown, not 0 ms, so the
+        // window is never healthy (nor slow) on latency it never saw.
+        p95: this.latency.size > 0 ? this.latency.stats().p95 : Number.NaN,
         errors: this.outcomes.errors,
         rateLimited: this.outcomes.rateLimited,
         outcomes: this.outcomes.count,
@@ -256,7 +258,7 @@ export class EndpointProfile {
     else this.degradedSince ??= now;
     if (!swr) return;
 
-    const p95 = `p95 ${fmtMs(v.signals.p95)}`;
+    const p95 = fmtP95(v.signals.p95);
     const swrText = `swrLatencyMs ${o.swrLatencyMs}`;
     const reason = this.#slow
       ? v.slow
@@ -264,7 +266,7 @@ export class EndpointProfile {
         : `${p95} < ${swrText} for ${plural(this.#fastStreak, 'window')} (recoverySamples ${o.recoverySamples}): reads still use ${SWR}`
       : reduced
         ? `ceiling reduced to ${this.effective} of ${configured}: reads use ${SWR}`
-        : `${p95} < ${swrText} and ceiling at the configured ${configured}: reads use their configured strategy`;
+        : `${v.signals.p95 >= 0 ? `${p95} < ${swrText}` : p95} and ceiling at the configured ${configured}: reads use their configured strategy`;
     this.#strategyReason = reason;
     const strategy = degraded ? SWR : undefined;
     if (strategy === this.strategy) return;
@@ -324,10 +326,12 @@ function ceilingsOffReason(env: ProfileEnv): string {
  */
 function describeWindow(v: WindowVerdict, o: ResolvedAdaptiveOptions): string {
   const s = v.signals;
-  const p95 = `p95 ${fmtMs(s.p95)}`;
+  const p95 = fmtP95(s.p95);
   if (v.kind === 'healthy') return `${p95} < lowLatencyMs ${o.lowLatencyMs}`;
   if (v.kind === 'deadband') {
-    return `${p95} is in the deadband [lowLatencyMs ${o.lowLatencyMs}, highLatencyMs ${o.highLatencyMs})`;
+    return s.p95 >= 0
+      ? `${p95} is in the deadband [lowLatencyMs ${o.lowLatencyMs}, highLatencyMs ${o.highLatencyMs})`
+      : p95;
   }
   return v.causes
     .map((cause) =>
@@ -340,8 +344,9 @@ function describeWindow(v: WindowVerdict, o: ResolvedAdaptiveOptions): string {
     .join(' and ');
 }
 
-function fmtMs(ms: number): string {
-  return `${Math.round(ms)} ms`;
+/** NaN: the window had no latency sample to take a p95 of. */
+function fmtP95(ms: number): string {
+  return ms >= 0 ? `p95 ${Math.round(ms)} ms` : 'no latency samples';
 }
 
 function fmtRatio(part: number, whole: number): string {

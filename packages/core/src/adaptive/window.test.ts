@@ -44,6 +44,12 @@ describe('judgeWindow', () => {
     expect(j(1, 0).causes).toEqual(['errors']);
   });
 
+  it('no latency sample (p95 NaN): never healthy nor slow, still pressured by shares', () => {
+    expect(w(Number.NaN)).toMatchObject({ kind: 'deadband', causes: [], slow: false });
+    expect(w(Number.NaN, 1)).toMatchObject({ kind: 'pressured', causes: ['errors'] });
+    expect(w(Number.NaN, 0, 2)).toMatchObject({ kind: 'pressured', rateLimited: true });
+  });
+
   it('slow is p95 at or above swrLatencyMs', () => {
     expect(w(1500).slow).toBe(true);
     expect(w(1499).slow).toBe(false);

@@ -2,6 +2,7 @@ import type { ResolvedAdaptiveOptions } from './options';
 
 /** The signals a window is judged on, read from the rings when the window closes. */
 export interface WindowSignals {
+  /** NaN when there is no latency sample: such a window is never healthy, slow or pressured on latency. */
   p95: number;
   errors: number;
   rateLimited: number;
@@ -16,7 +17,8 @@ export type PressureCause = 'latency' | 'rateLimit' | 'errors';
  * The verdict on one closed window (concurrency rule 1):
  * - `pressured`: p95 >= highLatencyMs, or 429 share >= rateLimitRatio, or error share >=
  *   errorRatio. Pressure wins over a low p95: fast 429s are still pressure.
- * - `healthy`: not pressured and p95 < lowLatencyMs.
+ * - `healthy`: not pressured and p95 < lowLatencyMs (so never without a latency sample: a
+ *   window of successes the clock could not time is no evidence for raising the ceiling).
  * - `deadband`: neither; nothing moves, and both streaks are broken.
  * `rateLimited` (429 pressure) drives the throttle table independently of the kind.
  */

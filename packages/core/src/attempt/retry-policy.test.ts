@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { errorOf } from '../errors/errors.fixture';
+import { HttpError } from '../errors/http-error';
 import { TimeoutError } from '../errors/timeout-error';
 import {
   decideRetry,
@@ -271,5 +272,20 @@ describe('decideRetry', () => {
       decideRetry({ error: http(503), options, attempts: 1, baseDelayFactor: 4, maxBaseDelay: 250 })
         .delay,
     ).toBe(250);
+  });
+});
+
+describe('an error that names no request', () => {
+  test("is judged as an idempotent method's ('' is no method), as before method and url were strings", () => {
+    const options = resolveRetryOptions({ jitter: false });
+    const bare = new HttpError({ status: 503 });
+    expect(bare.method).toBe('');
+    expect(decideRetry({ error: bare, options, attempts: 1 }).retry).toBe(true);
+    expect(decideRetry({ error: new TimeoutError(), options, attempts: 1 }).retry).toBe(true);
+    const post = new HttpError({ method: 'POST', url: 'https://a.test/x' }, { status: 503 });
+    expect(decideRetry({ error: post, options, attempts: 1 })).toMatchObject({
+      retry: false,
+      reason: 'not-idempotent',
+    });
   });
 });

@@ -158,8 +158,9 @@ export function decideRetry({
 }: RetryInput): RetryDecision {
   if (isAbortError(error)) return stop('cancelled');
   // A keel error names its request: a POST's 503 is judged as a POST's without `method` too.
+  // One built without a request names none ('').
   if (method === undefined && isKeelError(error))
-    method = (error as { method?: HttpMethod }).method;
+    method = ((error as { method?: HttpMethod }).method || undefined) as HttpMethod | undefined;
   const status = isHttpError(error) ? error.status : undefined;
   const code = status === undefined ? errorCodeOf(error) : undefined;
   if (

@@ -225,3 +225,28 @@ describe('errors', () => {
     expect(errorCodeOf(loop)).toBeUndefined();
   });
 });
+
+describe('method and url are strings, as typed, on every error', () => {
+  test('built without a request (or only a response): empty strings, never undefined', () => {
+    const bare = [
+      new HttpError(),
+      new HttpError({ status: 503 }),
+      new TimeoutError(),
+      new CancelledError(),
+      new CircuitOpenError(),
+      new CircuitOpenError({ method: 'GET' } as never, { endpoint: 'GET /x' }), // plain JS
+    ];
+    for (const e of bare) {
+      expect(typeof e.method).toBe('string');
+      expect(typeof e.url).toBe('string');
+      // What an app written against the `string` type does with them must not throw.
+      expect(e.url.startsWith('https://')).toBe(false);
+      expect(e.message).not.toMatch(/undefined|\(\s/);
+    }
+    expect(new CancelledError()).toMatchObject({ method: '', url: '' });
+    expect(new HttpError({ status: 503, method: 'PUT', url: 'https://a.test/y' })).toMatchObject({
+      method: 'PUT',
+      url: 'https://a.test/y',
+    });
+  });
+});

@@ -27,13 +27,14 @@ export interface FailedRequest {
  * URL, then the subclass's own `fields` (each one, even when undefined, is an own property), so
  * each subclass only says what its message and fields are. Subclasses `declare` their fields: a
  * class field would be defined again, as undefined, after this constructor. The four errors an
- * app may build itself (README, "Errors") may be built without a request (`new CancelledError()`): no suffix, and `method` and
- * `url` are undefined.
+ * app may build itself (README, "Errors") may be built without a request (`new CancelledError()`):
+ * no suffix, and `method` and `url` are '' (strings as typed, so `error.url.startsWith(...)` in an
+ * app never throws; every error keel raises names its request).
  */
 export abstract class KeelRequestError extends KeelError {
-  /** The request's method (undefined only for an error built without a request). */
+  /** The request's method ('' only for an error built without a request). */
   declare readonly method: string;
-  /** The request's URL, resolved against `baseURL` (undefined only when built without one). */
+  /** The request's URL, resolved against `baseURL` ('' only for an error built without one). */
   declare readonly url: string;
 
   constructor(
@@ -47,7 +48,7 @@ export abstract class KeelRequestError extends KeelError {
       `${message}${request?.url ? ` (${request.method} ${request.url})` : ''}${detail}`,
       cause === undefined ? undefined : { cause },
     );
-    Object.assign(this, { method: request?.method, url: request?.url }, fields);
+    Object.assign(this, { method: request?.method ?? '', url: request?.url ?? '' }, fields);
   }
 }
 

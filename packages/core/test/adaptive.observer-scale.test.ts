@@ -1,0 +1,87 @@
+/**
+ * The adaptive observer at scale: after `adaptive().reset()` during a burst of identical POSTs
+ * (one key, many flights), the old jobs coming back from their retry wait are re-queued under
+ * ids the observer no longer knows. Each such `request-queued` must cost O(1), not a walk of
+ * every flight of the key (O(n^2) over the burst). Measured as the steps taken along the
+ * observer's per-key flight list (reads of a flight's `older` link), never as wall-clock time.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { debugOf, jsonResponse, makeClient, settle } from './helpers';
+
+const N = 2000;
+
+afterEach(() => vi.restoreAllMocks());
+
+/**
+ * From now on, every flight the observer files by key (a Map value with an `older` link) is
+ * stored as a proxy counting reads of `older`; returns the counter.
+ */
+function countListSteps(): { steps: number } {
+  const count = { steps: 0 };
+  const proxies = new WeakSet<object>();
+  const set = Map.prototype.set;
+  vi.spyOn(Map.prototype, 'set').mockImplementation(function (
+    this: Map<unknown, unknown>,
+    key: unknown,
+    value: unknown,
+  ) {
+    if (
+      typeof key === 'string' &&
+      typeof value === 'object' &&
+      value !== null &&
+      'older' in value &&
+      'measuring' in value &&
+      !proxies.has(value)
+    ) {
+      const proxy = new Proxy(value, {
+        get(target, prop, receiver) {
+          if (prop === 'older') count.steps++;
+          return Reflect.get(target, prop, receiver);
+        },
+      });
+      proxies.add(proxy);
+      return set.call(this, key, proxy);
+    }
+    return set.call(this, key, value);
+  } as never);
+  return count;
+}
+
+describe('adaptive observer at scale', () => {
+  it('old jobs re-queued after a reset cost O(1) each, not a walk of the key', async () => {
+    let n = 0;
+    const t = makeClient(
+      {
+        scheduler: { concurrency: 4 * N },
+        adaptive: { enabled: true, concurrency: true },
+        circuitBreaker: { enabled: false },
+        // An app that opted POST in (an endpoint that de-duplicates by an idempotency key).
+        retry: { attempts: 2, baseDelay: 100, methods: ['POST'] },
+      },
+      // The first N calls fail (retry after 100 ms); the rest stay pending.
+      { handler: () => (n++ < N ? jsonResponse({}, { status: 503 }) : undefined) },
+    );
+    const old = Array.from({ length: N }, () => settle(t.client.post('/events', { a: 1 })));
+    await t.clock.advance(0);
+    expect(t.client.scheduler().stats()).toMatchObject({ delayed: N });
+
+    t.client.adaptive().reset();
+    const count = countListSteps();
+    const fresh = Array.from({ length: N }, () => settle(t.client.post('/events', { a: 1 })));
+    await t.clock.advance(0);
+    expect(t.client.scheduler().stats()).toMatchObject({ active: N, delayed: N });
+
+    count.steps = 0;
+    await t.clock.advance(100); // the old jobs come back: N request-queued with unknown ids
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 2 * N, delayed: 0 });
+    // O(1) each: a few steps per job at most (O(n^2) is N steps per job).
+    expect(count.steps).toBeLessThan(4 * N);
+
+    vi.restoreAllMocks();
+    t.client.cancelAll();
+    await t.clock.runAll();
+    const results = await Promise.all([...old, ...fresh]);
+    expect(results.filter((r) => r.state !== 'rejected')).toHaveLength(0);
+    expect((debugOf(t.client) as { adaptiveFlights?: number }).adaptiveFlights).toBe(0);
+  });
+});
