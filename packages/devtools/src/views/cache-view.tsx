@@ -1,6 +1,14 @@
 import type { CachedEntryView, Client, ClientInspector } from '@keel/core';
 import { useCallback, useId, useState } from 'react';
-import { displayKey, formatMs, headerValue, keyParts, MAX_ROWS } from '../format';
+import {
+  displayKey,
+  formatMs,
+  headerValue,
+  keyParts,
+  MAX_ROWS,
+  MAX_TEXT,
+  preview,
+} from '../format';
 import { onEvents, useRefresh, useTick } from '../live/refresh';
 import { JsonTree } from './json-tree';
 
@@ -109,7 +117,7 @@ export function CacheView({ client, inspector }: { client: Client; inspector: Cl
                       {entry.tags.map((tag, i) => (
                         // biome-ignore lint/suspicious/noArrayIndexKey: a tag can be given twice
                         <span key={i} className="kdt-tag">
-                          {tag}
+                          {preview(tag, MAX_TEXT)}
                         </span>
                       ))}
                     </td>
@@ -177,7 +185,8 @@ function EntryDetail({
   // An entry written by hand may be `{ data }` alone, without headers (see dehydrate).
   if (typeof response.headers?.forEach === 'function') {
     response.headers.forEach((value, name) => {
-      if (headerCount++ < MAX_ROWS) headers.push([name, headerValue(name, value)]);
+      if (headerCount++ < MAX_ROWS)
+        headers.push([preview(name, MAX_TEXT), headerValue(name, value)]);
     });
   }
   const key = displayKey(entry.key);
@@ -242,7 +251,7 @@ function EntryDetail({
           {entry.tags.length === 0 ? (
             <span className="kdt-muted">none</span>
           ) : (
-            entry.tags.join(', ')
+            entry.tags.map((tag) => preview(tag, MAX_TEXT)).join(', ')
           )}
         </dd>
         <dt>Response</dt>
