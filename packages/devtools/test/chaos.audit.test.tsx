@@ -2,10 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from '@keel/core';
 import { useServerEvents } from '@keel/react';
-import { act, waitFor, within } from '@testing-library/react';
+import { act, render, waitFor, within } from '@testing-library/react';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type DevtoolsView, KeelDevtools } from '../src/index';
 import {
+  debugOf,
   handWritten,
+  manualClock,
   offlineClient,
   panel,
   renderDevtools,
@@ -101,5 +104,92 @@ describe('Requests view: a megabyte error', () => {
     expect(row.getAttribute('data-state')).toBe('failed');
     expect(row.textContent!.length).toBeLessThan(10_000);
     expect(panel().textContent!.length).toBeLessThan(20_000);
+  });
+});
+
+describe('panels, clients and views swapped', () => {
+  it('two panels on one client, one switched between two clients on every view: all given back', async () => {
+    const clockA = manualClock();
+    const clockB = manualClock();
+    const a = createClient({ baseURL: 'http://127.0.0.1:9', clock: clockA });
+    const b = createClient({ baseURL: 'http://127.0.0.1:9', clock: clockB });
+    a.setCached('GET /a', handWritten(1));
+    b.setCached('GET /b', handWritten(2));
+    const idle = [debugOf(a).listeners, debugOf(b).listeners, clockA.pending, clockB.pending];
+    const tree = (client: typeof a, view: DevtoolsView) => (
+      <>
+        <KeelDevtools client={a} initialIsOpen initialView={view} />
+        <KeelDevtools client={client} initialIsOpen initialView={view} />
+      </>
+    );
+    const views: DevtoolsView[] = ['cache', 'requests', 'endpoints', 'scheduler', 'events'];
+    const { rerender, unmount } = render(tree(a, 'cache'));
+    for (const v of views) {
+      rerender(null);
+      rerender(tree(a, v));
+      rerender(tree(b, v));
+      rerender(tree(a, v));
+      rerender(tree(b, v));
+      await settle();
+    }
+    unmount();
+    await settle();
+    expect([debugOf(a).listeners, debugOf(b).listeners, clockA.pending, clockB.pending]).toEqual(
+      idle,
+    );
+  });
+});
+
+/** A revoked Proxy: every operation on it throws. */
+function revoked(): object {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  return proxy;
+}
+
+describe('Cache view: a response written by hand as anything', () => {
+  // `setCached` and `hydrate` take what they are given (state from elsewhere, a test's fake):
+  // one odd entry must not take the Cache view down when it is selected.
+  it.each([
+    ['a status that is an object', { data: 1, status: { x: 1 }, statusText: 'OK' }, /\{"x":1\} OK/],
+    ['a symbol statusText', { data: 1, status: 200, statusText: Symbol('s') }, /200 Symbol\(s\)/],
+    [
+      'headers whose forEach throws',
+      {
+        data: 1,
+        status: 200,
+        headers: {
+          forEach() {
+            throw new Error('no headers today');
+          },
+        },
+      },
+      /unreadable: Error: no headers today/,
+    ],
+    [
+      'headers yielding non-strings',
+      {
+        data: 1,
+        status: 200,
+        headers: {
+          forEach(fn: (value: unknown, name: unknown) => void) {
+            fn({ v: 1 }, 5);
+            fn(Symbol('v'), Symbol('k'));
+          },
+        },
+      },
+      /Symbol\(k\)Symbol\(v\)/,
+    ],
+    ['a revoked Proxy as headers', { data: 1, status: 200, headers: revoked() }, /unreadable/],
+    ['a revoked Proxy as the response', revoked(), /unreadable/],
+  ])('%s: the entry opens and shows what it can', (_, response, shows) => {
+    const errors = watchConsoleErrors();
+    const client = offlineClient();
+    client.setCached('GET /odd', response as never);
+    renderDevtools(client);
+    const detail = selectEntry('/odd');
+    expect(within(view()).queryByRole('alert')).toBeNull();
+    expect(detail.textContent).toMatch(shows);
+    expect(errors).not.toHaveBeenCalled();
   });
 });
