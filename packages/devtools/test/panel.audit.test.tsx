@@ -304,6 +304,19 @@ describe('props', () => {
     expect(panel()).toBeTruthy();
   });
 
+  it('a client that is not one is a TypeError naming the prop, closed as well as open', () => {
+    watchConsoleErrors(); // React reports the render error too
+    const message =
+      'keel: KeelDevtools `client` must be a client made by createClient or createBaseClient, got an object';
+    // Closed, the panel drew its button and failed only when opened, taking the app down then.
+    for (const initialIsOpen of [false, true]) {
+      const attempt = () =>
+        render(<KeelDevtools client={{ get: noop } as never} initialIsOpen={initialIsOpen} />);
+      expect(attempt).toThrow(TypeError);
+      expect(attempt).toThrow(message);
+    }
+  });
+
   it('a tag given twice is drawn twice, without React key clashes', () => {
     const errors = watchConsoleErrors();
     const client = offlineClient();
