@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createClient } from '@keel/core';
 import { useServerEvents } from '@keel/react';
 import { act, render, waitFor, within } from '@testing-library/react';
+import { Profiler } from 'react';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DevtoolsView, KeelDevtools } from '../src/index';
 import {
@@ -192,4 +193,40 @@ describe('Cache view: a response written by hand as anything', () => {
     expect(detail.textContent).toMatch(shows);
     expect(errors).not.toHaveBeenCalled();
   });
+});
+
+describe('a storm of refused requests', () => {
+  it('50,000 requests refused by an open circuit in one task: a few renders, 100 rows kept, no listener added', async () => {
+    const clock = manualClock();
+    const client = createClient({
+      baseURL: 'http://127.0.0.1:9',
+      retry: false,
+      clock,
+      circuitBreaker: { failureThreshold: 1, resetTimeout: 60_000 },
+      fetch: () => Promise.reject(Object.assign(new TypeError('failed'), { code: 'ECONNREFUSED' })),
+    });
+    let commits = 0;
+    render(
+      <Profiler id="devtools" onRender={() => commits++}>
+        <KeelDevtools client={client} initialIsOpen initialView="requests" />
+      </Profiler>,
+    );
+    await act(() => client.get('/down').catch(() => {})); // opens the circuit
+    await settle();
+    const listeners = debugOf(client).listeners;
+    const before = commits;
+    await act(async () => {
+      const refused: Promise<unknown>[] = [];
+      for (let i = 0; i < 50_000; i++) refused.push(client.get('/down').catch(() => {}));
+      await Promise.all(refused);
+    });
+    await settle();
+    // Each event costs the panel a constant: the same listeners, one render per burst.
+    expect(debugOf(client).listeners).toBe(listeners);
+    expect(commits - before).toBeLessThan(10);
+    expect(within(view()).getByText(/in flight ·/).textContent).toBe('0 in flight · 100 ended');
+    const rows = within(view()).getAllByRole('listitem');
+    expect(rows).toHaveLength(100);
+    expect(rows.every((row) => row.getAttribute('data-state') === 'refused')).toBe(true);
+  }, 60_000);
 });
