@@ -28,14 +28,22 @@ export function formatPercent(part: number, whole: number): string {
 export const MAX_ROWS = 200;
 
 /**
+ * Characters of a name, tag, header, event id or error that the panel shows: a peer or an app
+ * can make any of them megabytes long, and each is drawn on every refresh.
+ */
+export const MAX_TEXT = 1_000;
+
+/**
  * Headers whose values are credentials: the panel shows that they are there, not what they
  * hold (a screenshot or a screen share of the panel must not leak a session).
  */
 const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
 
-/** A header value for display: `hidden (n characters)` for a credential. */
+/** A header value for display: `hidden (n characters)` for a credential, cut past MAX_TEXT. */
 export function headerValue(name: string, value: string): string {
-  return SECRET_HEADERS.has(name.toLowerCase()) ? `hidden (${value.length} characters)` : value;
+  return SECRET_HEADERS.has(name.toLowerCase())
+    ? `hidden (${value.length} characters)`
+    : preview(value, MAX_TEXT);
 }
 
 /** Credential headers written into a key (`|h authorization:…`), up to the next header or block. */
@@ -71,13 +79,15 @@ export function keyParts(rawKey: string): { method: string; url: string; extra: 
 }
 
 /**
- * What went wrong, in a few words: `HTTP 503`, `timeout (attempt)`, `network error (ECONNRESET)`.
+ * What went wrong, in a few words: `HTTP 503`, `timeout (attempt)`, `network error (ECONNRESET)`,
+ * cut past MAX_TEXT characters.
  * Never throws: a hostile value thrown (a revoked Proxy, an object whose `message` getter
  * throws) is `an unreadable value`, so a listener or a view calling this cannot fail with it.
  */
 export function describeError(error: unknown): string {
   try {
-    return describe(error);
+    // Cut: a message or a platform code can be any length (a fetch's, a validator's).
+    return preview(describe(error), MAX_TEXT);
   } catch {
     return 'an unreadable value';
   }

@@ -145,23 +145,24 @@ describe('the panel and its client', () => {
   it('a view that throws on data it did not foresee says so; the app and the panel go on', () => {
     const errors = watchConsoleErrors();
     const client = offlineClient();
-    const hostile = {
-      forEach() {
-        throw new Error('headers exploded');
+    client.setCached('GET /fine', handWritten(1));
+    // What the views read is read defensively; a controller that throws (a fault no view
+    // foresaw, injected here) stands for whatever is left.
+    Object.defineProperty(client, 'intelligence', {
+      value: () => {
+        throw new Error('snapshot exploded');
       },
-    } as unknown as Headers;
-    client.setCached('GET /hostile', handWritten(1, hostile));
+    });
     render(
       <>
         <p>the app</p>
-        <KeelDevtools client={client} initialIsOpen />
+        <KeelDevtools client={client} initialIsOpen initialView="endpoints" />
       </>,
     );
-    selectEntryRaw('/hostile');
-    expect(within(view()).getByRole('alert').textContent).toContain('headers exploded');
+    expect(within(view()).getByRole('alert').textContent).toContain('snapshot exploded');
     expect(screen.getByText('the app')).toBeTruthy();
-    showView('Endpoints'); // the other views still work
-    expect(within(view()).getByText('No endpoint seen yet')).toBeTruthy();
+    showView('Cache'); // the other views still work
+    expect(within(view()).getByRole('button', { name: /\/fine$/ })).toBeTruthy();
     expect(errors).toHaveBeenCalled();
   });
 });
@@ -303,6 +304,19 @@ describe('props', () => {
     expect(panel()).toBeTruthy();
   });
 
+  it('a client that is not one is a TypeError naming the prop, closed as well as open', () => {
+    watchConsoleErrors(); // React reports the render error too
+    const message =
+      'keel: KeelDevtools `client` must be a client made by createClient or createBaseClient, got an object';
+    // Closed, the panel drew its button and failed only when opened, taking the app down then.
+    for (const initialIsOpen of [false, true]) {
+      const attempt = () =>
+        render(<KeelDevtools client={{ get: noop } as never} initialIsOpen={initialIsOpen} />);
+      expect(attempt).toThrow(TypeError);
+      expect(attempt).toThrow(message);
+    }
+  });
+
   it('a tag given twice is drawn twice, without React key clashes', () => {
     const errors = watchConsoleErrors();
     const client = offlineClient();
@@ -312,11 +326,3 @@ describe('props', () => {
     expect(errors).not.toHaveBeenCalled();
   });
 });
-
-function selectEntryRaw(url: string): void {
-  act(() => {
-    within(view())
-      .getByRole('button', { name: new RegExp(`${url}$`) })
-      .click();
-  });
-}

@@ -20,7 +20,7 @@ import { EndpointsView } from '../views/endpoints-view';
 import { EventsView } from '../views/events-view';
 import { RequestsView } from '../views/requests-view';
 import { SchedulerView } from '../views/scheduler-view';
-import { checkProps } from './props';
+import { checkClient, checkProps } from './props';
 import { STYLES } from './styles';
 
 /** The panel's views, in tab order. */
@@ -104,6 +104,7 @@ function Devtools({
   maxFlights = DEVTOOLS_DEFAULTS.maxFlights,
 }: KeelDevtoolsProps & { client: Client }): ReactNode {
   checkProps({ maxFlights, initialView, position, theme }, VIEW_IDS);
+  checkClient(client);
   const [open, setOpen] = useState(initialIsOpen);
   const hydrated = useSyncExternalStore(subscribeNothing, isBrowserRender, isServerRender);
   const toggle = useRef<HTMLButtonElement>(null);

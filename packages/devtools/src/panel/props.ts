@@ -1,3 +1,5 @@
+import { type Client, inspect } from '@keel/core';
+
 /**
  * Checks the panel's props as keel checks options, with the core's template and its way of
  * showing the value (written here: the panel uses only @keel/core's public API): a TypeError for the wrong type, a RangeError for the wrong value, each
@@ -16,6 +18,19 @@ export function checkProps(
   oneOf('initialView', props.initialView, views);
   oneOf('position', props.position, POSITIONS);
   oneOf('theme', props.theme, THEMES);
+}
+
+/**
+ * A `client` prop that is no keel client is found at the first render, closed too: the open
+ * panel's `inspect` would refuse it only when clicked open, naming `inspect`, not the prop.
+ * (`inspect` is a lookup, and the inspector it makes once per client subscribes to nothing.)
+ */
+export function checkClient(client: Client): void {
+  try {
+    inspect(client);
+  } catch {
+    throw bad(TypeError, 'client', 'a client made by createClient or createBaseClient', client);
+  }
 }
 
 const POSITIONS = ['bottom-right', 'bottom-left', 'top-right', 'top-left'] as const;

@@ -1,6 +1,15 @@
-import type { CachedEntryView, Client, ClientInspector } from '@keel/core';
+import type { ApiResponse, CachedEntryView, Client, ClientInspector } from '@keel/core';
 import { useCallback, useId, useState } from 'react';
-import { displayKey, formatMs, headerValue, keyParts, MAX_ROWS } from '../format';
+import {
+  displayKey,
+  formatMs,
+  headerValue,
+  keyParts,
+  MAX_ROWS,
+  MAX_TEXT,
+  preview,
+  unreadable,
+} from '../format';
 import { onEvents, useRefresh, useTick } from '../live/refresh';
 import { JsonTree } from './json-tree';
 
@@ -109,7 +118,7 @@ export function CacheView({ client, inspector }: { client: Client; inspector: Cl
                       {entry.tags.map((tag, i) => (
                         // biome-ignore lint/suspicious/noArrayIndexKey: a tag can be given twice
                         <span key={i} className="kdt-tag">
-                          {tag}
+                          {preview(tag, MAX_TEXT)}
                         </span>
                       ))}
                     </td>
@@ -170,16 +179,8 @@ function EntryDetail({
   entry: CachedEntryView;
   onRemoved: () => void;
 }) {
-  const { response, spec } = entry;
-  // The first MAX_ROWS headers are drawn, the rest counted (a response can carry thousands).
-  const headers: [string, string][] = [];
-  let headerCount = 0;
-  // An entry written by hand may be `{ data }` alone, without headers (see dehydrate).
-  if (typeof response.headers?.forEach === 'function') {
-    response.headers.forEach((value, name) => {
-      if (headerCount++ < MAX_ROWS) headers.push([name, headerValue(name, value)]);
-    });
-  }
+  const { spec } = entry;
+  const { data, status, headers, headerCount, problem } = readResponse(entry.response);
   const key = displayKey(entry.key);
   const expiresIn = entry.expiresAt - (entry.storedAt + entry.age);
   return (
@@ -242,16 +243,17 @@ function EntryDetail({
           {entry.tags.length === 0 ? (
             <span className="kdt-muted">none</span>
           ) : (
-            entry.tags.join(', ')
+            entry.tags.map((tag) => preview(tag, MAX_TEXT)).join(', ')
           )}
         </dd>
         <dt>Response</dt>
         <dd>
-          {response.status} {response.statusText}
+          {status}
+          {problem === undefined ? null : <span className="kdt-muted"> {problem}</span>}
         </dd>
       </dl>
       <h4>Data</h4>
-      <JsonTree value={response.data} />
+      <JsonTree value={data} />
       <details open>
         <summary>
           <h4 style={{ display: 'inline' }}>Headers ({headerCount})</h4>
@@ -277,4 +279,53 @@ function EntryDetail({
       </details>
     </section>
   );
+}
+
+/** What the detail shows of a response: read once per render, never throwing. */
+interface ResponseParts {
+  data: unknown;
+  /** `200 OK`; empty for an entry written as `{ data }`. */
+  status: string;
+  /** The first MAX_ROWS headers, for display; the rest are counted. */
+  headers: [string, string][];
+  headerCount: number;
+  /** What threw while the response was read, as `[unreadable: …]`. */
+  problem: string | undefined;
+}
+
+/**
+ * Reads a cached response for display. An entry written by hand (`setCached`, `hydrate` of
+ * state from elsewhere) can be anything typed as a response: a status that is an object,
+ * headers whose `forEach` throws or yields non-strings, a revoked Proxy. What can be read is
+ * shown and the rest is `[unreadable: …]`, so one odd entry cannot take the Cache view down.
+ */
+function readResponse(response: ApiResponse): ResponseParts {
+  const parts: ResponseParts = {
+    data: undefined,
+    status: '',
+    headers: [],
+    headerCount: 0,
+    problem: undefined,
+  };
+  try {
+    parts.data = response.data;
+    parts.status = [response.status, response.statusText]
+      .filter((part) => part !== undefined)
+      .map((part) => preview(part, MAX_TEXT))
+      .join(' ');
+    const { headers } = response;
+    // An entry written by hand may be `{ data }` alone, without headers (see dehydrate).
+    if (typeof headers?.forEach !== 'function') return parts;
+    headers.forEach((value: unknown, name: unknown) => {
+      if (parts.headerCount++ >= MAX_ROWS) return;
+      const shown = preview(name, MAX_TEXT);
+      parts.headers.push([
+        shown,
+        headerValue(shown, typeof value === 'string' ? value : preview(value, MAX_TEXT)),
+      ]);
+    });
+  } catch (error) {
+    parts.problem = unreadable(error);
+  }
+  return parts;
 }

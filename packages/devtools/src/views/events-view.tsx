@@ -6,7 +6,7 @@ import {
   watchServerEvents,
 } from '@keel/react';
 import { useCallback } from 'react';
-import { describeError, formatClock, preview } from '../format';
+import { describeError, formatClock, MAX_TEXT, preview } from '../format';
 import { useRefresh } from '../live/refresh';
 import { Disclosure, JsonTree } from './json-tree';
 
@@ -63,8 +63,10 @@ export function EventsView({ client }: { client: Client }) {
 
 function Connection({ connection }: { connection: ServerEventsConnectionView }) {
   const { status, error, recent } = connection;
+  // A stream's URL, event names and ids are the app's and the server's: any length, cut.
+  const url = preview(connection.url, MAX_TEXT);
   return (
-    <section className="kdt-conn" aria-label={`Event stream ${connection.url}`}>
+    <section className="kdt-conn" aria-label={`Event stream ${url}`}>
       <div className="kdt-conn-head">
         <span
           className="kdt-badge"
@@ -73,7 +75,7 @@ function Connection({ connection }: { connection: ServerEventsConnectionView }) 
         >
           {status}
         </span>
-        <span className="kdt-mono">{connection.url}</span>
+        <span className="kdt-mono">{url}</span>
       </div>
       {error ? (
         <p className="kdt-muted" role="status">
@@ -86,7 +88,11 @@ function Connection({ connection }: { connection: ServerEventsConnectionView }) 
         <dd>{connection.users}</dd>
         <dt>Last event id</dt>
         <dd className="kdt-mono">
-          {connection.lastEventId ?? <span className="kdt-muted">none yet</span>}
+          {connection.lastEventId === undefined ? (
+            <span className="kdt-muted">none yet</span>
+          ) : (
+            preview(connection.lastEventId, MAX_TEXT)
+          )}
         </dd>
         <dt>Received</dt>
         <dd>
@@ -99,7 +105,7 @@ function Connection({ connection }: { connection: ServerEventsConnectionView }) 
       {recent.length === 0 ? (
         <p className="kdt-muted">No event received yet.</p>
       ) : (
-        <ul className="kdt-events" aria-label={`Last events of ${connection.url}, newest first`}>
+        <ul className="kdt-events" aria-label={`Last events of ${url}, newest first`}>
           {[...recent].reverse().map((event, i) => (
             // biome-ignore lint/suspicious/noArrayIndexKey: `received - i` is the event's number among all received, stable while it is listed
             <li key={connection.received - i}>
@@ -107,8 +113,10 @@ function Connection({ connection }: { connection: ServerEventsConnectionView }) 
                 summary={
                   <>
                     <span className="kdt-muted kdt-mono">{formatClock(event.receivedAt)}</span>
-                    <strong className="kdt-mono">{event.event}</strong>
-                    {event.id ? <span className="kdt-muted kdt-mono">#{event.id}</span> : null}
+                    <strong className="kdt-mono">{preview(event.event, MAX_TEXT)}</strong>
+                    {event.id ? (
+                      <span className="kdt-muted kdt-mono">#{preview(event.id, MAX_TEXT)}</span>
+                    ) : null}
                     <span className="kdt-mono kdt-muted">{previewOf(event)}</span>
                     {event.rawLength === undefined ? null : (
                       <span className="kdt-muted">

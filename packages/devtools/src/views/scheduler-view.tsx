@@ -122,7 +122,8 @@ export function SchedulerView({
             <h3>Host caps</h3>
             {view.hosts.slice(0, MAX_ROWS).map((host) => (
               <div key={host.host}>
-                <span className="kdt-mono">{host.host}</span>: {host.active} / {host.cap}
+                <span className="kdt-mono">{preview(host.host, MAX_GROUP)}</span>: {host.active} /{' '}
+                {host.cap}
                 <Meter value={host.active} max={host.cap} />
               </div>
             ))}
