@@ -89,7 +89,7 @@ describe('request resolution', () => {
     expect(c.intelligence().endpoint('GET', '/p')?.requests).toBe(3);
   });
 
-  test('an object body is JSON-stringified; strings, URLSearchParams, FormData, Blob, ArrayBuffer and typed arrays are sent as such (forms and bytes as copies)', async () => {
+  test('an object body is JSON-stringified; strings, URLSearchParams, FormData, Blob, ArrayBuffer and typed arrays are sent as they are', async () => {
     const { client: c, seen } = echo({ baseURL: 'https://api.test' });
     await c.post('/j', { a: 1, b: [true] });
     expect(seen[0]!.body).toBe('{"a":1,"b":[true]}');

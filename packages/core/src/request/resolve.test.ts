@@ -79,13 +79,10 @@ describe('resolveRequest', () => {
     expect(s.headers['content-type']).toBe('application/vnd.api+json');
   });
 
-  test('a form body is copied (taken at the call, as fetch takes it) and gets no json content-type', () => {
+  test('pass-through bodies keep their identity and get no json content-type', () => {
     const form = new FormData();
-    form.set('a', '1');
     const s = spec('POST', 'https://a.test/x', { body: form });
-    form.set('a', '2');
-    expect(s.body).toBeInstanceOf(FormData);
-    expect((s.body as FormData).get('a')).toBe('1');
+    expect(s.body).toBe(form);
     expect(s.headers['content-type']).toBeUndefined();
   });
 
