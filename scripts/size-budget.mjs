@@ -34,17 +34,14 @@ export const APPS = [
     readme: 'packages/core/README.md',
     what: 'core defaults, one get',
     target: 10 * KB,
-    // +0.1 KB (core-body-snap): form and binary bodies captured at call time, so a queued
-    // request or a retry sends the body given (+64 B).
-    budget: 18.1 * KB,
+    budget: 18.0 * KB,
   },
   {
     id: 'B',
     readme: 'packages/core/README.md',
     what: 'A without intelligence, circuit breaker',
     target: 6 * KB,
-    // +0.1 KB (core-body-snap): bodies captured at call time (+61 B).
-    budget: 15.1 * KB,
+    budget: 15.0 * KB,
   },
   {
     id: 'C',
@@ -53,9 +50,8 @@ export const APPS = [
     target: 17 * KB,
     // +0.1 KB (core-sched-adv): cancelling or re-queueing 100,000 jobs is no longer O(n^2)
     // (a linked list of a key's adaptive flights, skipped cancelled parked jobs, an insert hint
-    // per lane queue: +85 B); +0.1 KB (core-body-snap, core-small): bodies captured at call
-    // time (+54 B), an adaptive window without latency samples is never healthy (+29 B).
-    budget: 26.3 * KB,
+    // per lane queue: +85 B).
+    budget: 26.2 * KB,
   },
   {
     id: 'D',
