@@ -17,6 +17,8 @@ const CONSTRUCTIBLE = new Set([
   'BodyTooLargeError',
   'HubPublishError',
   'ReleasedContextError',
+  // Raised by the Redis store; an app's tests build one to check how they handle hub.ready failing.
+  'RedisStoreError',
 ]);
 
 const dist = new URL('../dist/', import.meta.url);
