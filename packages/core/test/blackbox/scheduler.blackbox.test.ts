@@ -3,19 +3,12 @@
 // lane selection 4:2:1), step 5-6 (retry wait releases the slot), Versioning 3.
 import { describe, expect, test } from 'vitest';
 import { CancelledError, CircuitOpenError, type Client } from '../../src/index';
-import { type Backend, deferred, json, names, record, settle, setup } from './harness';
+import { ALL_EVENTS, type Backend, deferred, json, names, record, settle, setup } from './harness';
 
-const SCHED = [
-  'request-queued',
-  'request-dequeued',
-  'request-started',
-  'request-delayed',
-  'request-scheduled',
-  'request-prioritized',
-  'request-rejected',
-  'queue-paused',
-  'queue-resumed',
-];
+// The scheduler's events: the spec's request-* and queue-* names, from the harness's one list.
+const SCHED: readonly string[] = ALL_EVENTS.filter(
+  (e) => e.startsWith('request-') || e.startsWith('queue-'),
+);
 
 /** Holds every response until `releaseAll`. */
 function gate(backend: Backend) {
