@@ -23,6 +23,7 @@ export const SLICE_BYTES = 64 * 1024;
 export function endInSlices(
   res: ServerResponse,
   body: string | Uint8Array,
+  size: number,
   watch: SendWatch,
   done: () => void,
 ): void {
@@ -32,8 +33,8 @@ export function endInSlices(
     return;
   }
   // Queued behind an earlier response of its connection: counted toward the connection's cap,
-  // past which the connection is closed and the body let go before it is copied.
-  const size = typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength;
+  // past which the connection is closed and the body let go before it is copied. `size` is its
+  // byte length, which the caller measured for Content-Length (no second scan of a string).
   if (!fitsQueue(res, watch, size)) {
     res.destroy();
     done();

@@ -541,7 +541,7 @@ export class Slot implements RawWriter {
     if (body === null || face.method === 'HEAD') res.end();
     else if (length <= SLICE_BYTES) res.end(body);
     else {
-      this.#endInSlices(face, body);
+      this.#endInSlices(face, body, length);
       return;
     }
     watchEnded(res, this.host.send);
@@ -551,14 +551,14 @@ export class Slot implements RawWriter {
    * A body over SLICE_BYTES: the request is over (release, onResponse) once it is written or the
    * response closed, as for a file; until then the slot counts it as busy.
    */
-  #endInSlices(face: Context, body: string | Uint8Array): void {
+  #endInSlices(face: Context, body: string | Uint8Array, length: number): void {
     // Written after a compression whose request is gone: nothing to hold.
     if (face !== this.#face) {
-      endInSlices(face.res, body, this.host.send, noop);
+      endInSlices(face.res, body, length, this.host.send, noop);
       return;
     }
     this.#busy++;
-    endInSlices(face.res, body, this.host.send, this.#onSlicesDone);
+    endInSlices(face.res, body, length, this.host.send, this.#onSlicesDone);
   }
 
   /**
