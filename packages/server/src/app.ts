@@ -498,6 +498,17 @@ function unsupportedEncoding(ctx: Context): never {
   throw new HttpException(415, 'Compressed request bodies (Content-Encoding) are not supported');
 }
 
+/**
+ * An `Allow` value for `methods` (changed in place): HEAD where GET is (a GET route answers it),
+ * and OPTIONS, which is answered on every routed path (RFC 9110 §10.2.1: the methods the resource
+ * supports). One rule for a 405, an OPTIONS 204, `OPTIONS *` and CONNECT.
+ */
+function allowOf(methods: string[]): string {
+  if (methods.includes('GET') && !methods.includes('HEAD')) methods.push('HEAD');
+  if (!methods.includes('OPTIONS')) methods.push('OPTIONS');
+  return methods.join(', ');
+}
+
 /** Sent, not thrown: a 5xx HttpException goes to onError, and this one is the client's doing. */
 const UNKNOWN_CODING_BODY = JSON.stringify(
   new HttpException(501, 'Transfer-Encoding other than chunked is not supported').toJSON(),
@@ -826,11 +837,7 @@ class KeelApp implements App, SlotHost {
       }
     }
     if (allowed.length === 0) return notFound;
-    if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
-    // OPTIONS is answered on every routed path (204 below, or an options() route), so the 405's
-    // Allow lists it too (RFC 9110 §10.2.1: the methods the resource supports).
-    if (!allowed.includes('OPTIONS')) allowed.push('OPTIONS');
-    const allow = allowed.join(', ');
+    const allow = allowOf(allowed);
     if (method === 'OPTIONS') {
       return (ctx) => ctx.setHeader('allow', allow).status(204).send(null);
     }
@@ -841,10 +848,7 @@ class KeelApp implements App, SlotHost {
 
   /** `Allow` for the server as a whole (`OPTIONS *`, CONNECT): every method routed, and OPTIONS. */
   #serverAllow(): string {
-    const allowed = [...this.#methods].filter((method) => method !== 'OPTIONS');
-    if (allowed.includes('GET') && !allowed.includes('HEAD')) allowed.push('HEAD');
-    allowed.push('OPTIONS');
-    return allowed.join(', ');
+    return allowOf([...this.#methods].filter((method) => method !== 'OPTIONS'));
   }
 
   /** Calls the onError handlers; returns a promise when one of them is async. */
