@@ -732,12 +732,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       resume = head;
     } else {
       const newest = await newestId();
-      if (newest !== START && compareIds(newest, last) < 0) {
-        last = newest;
-        resetClients(newest);
-        return;
-      }
       if (newest !== START && newest !== last) {
+        // Ids went backwards (see above).
+        if (compareIds(newest, last) < 0) {
+          last = newest;
+          resetClients(newest);
+          return;
+        }
         // Entries came after the look that found none after `last` (another instance published
         // meanwhile): the first of them is `next`; reading from the newest would skip them.
         return lost(await firstFrom(reader, `(${last}`));
