@@ -698,6 +698,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     sink?.reset(id);
   }
 
+  /** The id of the first entry at or after `start` (`(id` for after it), if any. */
+  async function firstFrom(conn: Redis, start: string): Promise<string | undefined> {
+    return ((await conn.xrange(key, start, '+', 'COUNT', 1)) as Entry[])[0]?.[0];
+  }
+
   async function has(conn: Redis, id: string): Promise<boolean> {
     return ((await conn.xrange(key, id, id)) as Entry[]).length > 0;
   }
@@ -727,16 +732,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       resume = head;
     } else {
       const newest = await newestId();
-      if (newest !== START && compareIds(newest, last) < 0) {
-        last = newest;
-        resetClients(newest);
-        return;
-      }
       if (newest !== START && newest !== last) {
+        // Ids went backwards (see above).
+        if (compareIds(newest, last) < 0) {
+          last = newest;
+          resetClients(newest);
+          return;
+        }
         // Entries came after the look that found none after `last` (another instance published
         // meanwhile): the first of them is `next`; reading from the newest would skip them.
-        const after = (await reader.xrange(key, `(${last}`, '+', 'COUNT', 1)) as Entry[];
-        return lost(after[0]?.[0]);
+        return lost(await firstFrom(reader, `(${last}`));
       }
       head = newest === START ? START : idAfter(last);
       resume = newest;
@@ -747,8 +752,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       // loss (an older snapshot) another instance may not notice, its own last entry kept, or
       // may not have seen (started after it). Announced in the stream, before anything changes
       // here: if Redis fails meanwhile, the next resync finds the same loss and tries again.
-      const oldest = (await reader.xrange(key, '-', '+', 'COUNT', 1)) as Entry[];
-      if (oldest.length > 0 && compareIds(oldest[0]![0], last) < 0) {
+      const oldest = await firstFrom(reader, '-');
+      if (oldest !== undefined && compareIds(oldest, last) < 0) {
         await appendMarker([LOSS, head]);
       }
     }
@@ -839,7 +844,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     behind = null;
     if (last === START || compareIds(id, last) > 0) return false; // read past it meanwhile
     const above = idAfter(last);
-    const oldest = ((await reader.xrange(key, '-', '+', 'COUNT', 1)) as Entry[])[0]?.[0];
+    const oldest = await firstFrom(reader, '-');
     const lossHead = idBefore(oldest !== undefined && compareIds(oldest, id) < 0 ? oldest : id);
     const head = idBefore(id);
     last = head;
@@ -860,7 +865,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     runId = server.run;
     if (last === START) return;
     // The last entry, or else the first after it: one round trip.
-    const at = ((await reader.xrange(key, last, '+', 'COUNT', 1)) as Entry[])[0]?.[0];
+    const at = await firstFrom(reader, last);
     if (at !== last) await lost(at);
   }
 
@@ -942,8 +947,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   async function resumable(after: string, first: string | undefined): Promise<boolean> {
     if (first !== undefined && first === idAfter(after)) return true;
     if (after !== floor || floor === START) return false;
-    const oldest = (await commands.xrange(key, '-', '+', 'COUNT', 1)) as Entry[];
-    return oldest.length > 0 && compareIds(oldest[0]![0], after) < 0;
+    const oldest = await firstFrom(commands, '-');
+    return oldest !== undefined && compareIds(oldest, after) < 0;
   }
 
   async function xrangeReplay(
