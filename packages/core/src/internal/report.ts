@@ -26,6 +26,9 @@ export function report(
   });
 }
 
+/** What callUser calls: a listener (named by its event), a subscriber or a matcher (by key). */
+type CallSource = 'event' | 'subscriber' | 'matcher';
+
 /**
  * Calls a user callback (a listener, subscriber or matcher) with `arg`: its throw, or the
  * rejection of a promise it returns (an async listener, which a `=> void` type accepts), goes to
@@ -35,7 +38,7 @@ export function callUser<T, R>(
   reporter: ErrorReporter,
   fn: (arg: T) => R,
   arg: T,
-  source: 'event' | 'subscriber' | 'matcher',
+  source: CallSource,
   name: string,
 ): R | undefined {
   try {
@@ -52,12 +55,7 @@ export function callUser<T, R>(
   }
 }
 
-function reportAs(
-  reporter: ErrorReporter,
-  error: unknown,
-  source: 'event' | 'subscriber' | 'matcher',
-  name: string,
-): void {
+function reportAs(reporter: ErrorReporter, error: unknown, source: CallSource, name: string): void {
   const context = source === 'event' ? { source, event: name } : { source, key: name };
   report(reporter, error, context as ListenerErrorContext);
 }

@@ -208,7 +208,7 @@ export class Channel {
       }
       this.#setState('open', null);
       // A reconnect without Last-Event-ID may have missed events.
-      if (this.#opened && !resumed) this.#apply(addTarget(new Map(), EVERYTHING));
+      if (this.#opened && !resumed) this.#apply([EVERYTHING]);
       this.#opened = true;
       // Read until the stream ends or fails; an abort (stop) cancels the read.
       const reader = body!.getReader();
@@ -344,7 +344,7 @@ export class Channel {
       if (map !== undefined && Object.hasOwn(map, event.event))
         addTarget(targets, map[event.event]!);
     }
-    this.#apply(targets);
+    this.#apply(targets.values());
     inspector?.(this);
   }
 
@@ -371,8 +371,8 @@ export class Channel {
   };
 
   /** Invalidates each target once; what one throws goes to onError, the others still apply. */
-  #apply(targets: Targets): void {
-    for (const target of targets.values()) {
+  #apply(targets: Iterable<InvalidateTarget>): void {
+    for (const target of targets) {
       try {
         this.client.invalidate(target);
       } catch (err) {
@@ -394,7 +394,7 @@ export function invalidateMap(
 /** Targets deduplicated by meaning (same path, same tag set, same predicate), keyed by it. */
 type Targets = Map<unknown, InvalidateTarget>;
 
-function addTarget(targets: Targets, target: InvalidateTarget): Targets {
+function addTarget(targets: Targets, target: InvalidateTarget): void {
   const id =
     typeof target === 'string'
       ? `path:${target}`
@@ -402,7 +402,6 @@ function addTarget(targets: Targets, target: InvalidateTarget): Targets {
         ? `tags:${JSON.stringify([...target].sort())}`
         : target;
   if (!targets.has(id)) targets.set(id, target);
-  return targets;
 }
 
 /** The reconnect backoff of an event stream when `reconnect` leaves a field out. */
