@@ -5,11 +5,12 @@
 // registration order. keel runs twice: through `app.listen()` and mounted as
 // `http.createServer(app.handler)`, the way users put it in their own servers.
 // Build first: (cd packages/server && npx tsup). Run: node bench/server.bench.mjs
-// Each server runs in its own child process (NODE_ENV as given) on its own port; all stay up,
-// and each round measures every server once per scenario, in a rotated order; autocannon runs
-// here. Results print as markdown and replace the block between the keel-server markers in
+// Each server runs in its own child process (NODE_ENV as given) on its own port, started afresh
+// every round (see serverRun); each round measures every server once per scenario, in a rotated
+// order; autocannon runs here. Results print as markdown and replace the block between the keel-server markers in
 // bench/RESULTS.md. Env: BENCH_DURATION (s per server, route and round, default 3), BENCH_SLICES
-// (passes per round that share it, default 3), BENCH_ROUNDS (default 12),
+// (passes per round that share it, default 3), BENCH_ROUNDS (default 12), BENCH_WARMUP (s per
+// server and route before a round, default 1),
 // BENCH_CONNECTIONS (default 50), BENCH_TARGETS (comma list; default keel, keel-handler,
 // fastify, hono, node; `express` is available), BENCH_SSE_CLIENTS (default 1000),
 // BENCH_SSE_SECONDS (default 5; 0 skips the SSE run).
@@ -31,6 +32,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const PIPELINING = Number(process.env.BENCH_PIPELINING ?? 1);
 // Passes over every server per round (each DURATION / SLICES seconds long).
 const SLICES = Number(process.env.BENCH_SLICES ?? 3);
+// Seconds of load per server and route before a round's fresh processes are measured.
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
 const SSE_CLIENTS = Number(process.env.BENCH_SSE_CLIENTS ?? 1000);
 const SSE_SECONDS = Number(process.env.BENCH_SSE_SECONDS ?? 5);
 // BENCH_PROBE=1: the rounds only, printed; nothing written.
@@ -123,21 +126,37 @@ function cannon(url, duration) {
 }
 
 /**
- * All servers stay up for the whole run (idle ones cost nothing); each round measures every
- * scenario on every server once, in an order rotated per round, so background load on the shared
- * machine hits them alike. Ratios are taken per round (same load), then summarised.
+ * Each round starts every server in a fresh process, warms it up, and measures every scenario on
+ * every server once, in an order rotated per round, so background load on the shared machine hits
+ * them alike. Ratios are taken per round (same load), then summarised.
+ *
+ * Fresh processes per round because a Node process settles by chance into one of two JIT states
+ * for `process.nextTick` (its tick-object literal compiled with monomorphic stores, or generic
+ * ones that cost ~250 ns per tick, 5-13% of a hello request's CPU; seen in --cpu-prof as
+ * `nextTick` self time on task_queues.js lines 127-129). Which one depends on compile timing, not
+ * on the server's code: raw node:http landed fast in every probe, Fastify slow in every probe,
+ * keel slow in about one of five. With servers kept up for a whole run, one draw decided every
+ * round of it; per-round processes sample the draw, so the median is what a process usually gets.
  */
 async function serverRun() {
-  const servers = {};
-  for (const target of TARGETS) servers[target] = await startTarget(target);
+  let servers = {};
   const url = (target, scenario) =>
     `http://127.0.0.1:${servers[target].port}${SCENARIOS[scenario].path}`;
+  const startAll = async () => {
+    servers = {};
+    for (const target of TARGETS) servers[target] = await startTarget(target);
+    for (const scenario of Object.keys(SCENARIOS)) {
+      for (const target of TARGETS) await cannon(url(target, scenario), WARMUP); // warm-up
+    }
+  };
+  const stopAll = async () => {
+    for (const target of Object.keys(servers)) await stop(servers[target].child);
+  };
   const rounds = { hello: [], params: [] };
   try {
-    for (const scenario of Object.keys(SCENARIOS)) {
-      for (const target of TARGETS) await cannon(url(target, scenario), 1); // warm-up
-    }
     for (let round = 0; round < ROUNDS; round++) {
+      await stopAll();
+      await startAll();
       for (const scenario of Object.keys(SCENARIOS)) {
         // A round is SLICES passes over every server, each pass in a rotated order: every
         // server's figure for the round spreads over the same window, so a change of background
@@ -178,7 +197,7 @@ async function serverRun() {
       }
     }
   } finally {
-    for (const target of TARGETS) await stop(servers[target].child);
+    await stopAll();
   }
   const out = {};
   for (const scenario of Object.keys(SCENARIOS)) {
@@ -309,7 +328,7 @@ const lines = [
   'and 50 of 100 in registration order) served by each server in its own child process',
   `(NODE_ENV ${process.env.NODE_ENV ?? 'unset'}); autocannon in the parent, ${CONNECTIONS} connections, pipelining 1,`,
   `${ROUNDS} rounds; in a round each server serves each route for ${DURATION} s in ${SLICES} slices of`,
-  `${(DURATION / SLICES).toFixed(1)} s, interleaved with the others in a rotated order (after a 1 s warm-up); all`,
+  `${(DURATION / SLICES).toFixed(1)} s, interleaved with the others in a rotated order (each round in fresh server processes, after a ${WARMUP} s warm-up per route); all`,
   'on the same 2 cores. req/s, p99 and CPU are medians over rounds; each ratio is the median of',
   "the per-round ratios, with their p25-p75 in brackets. CPU efficiency is the other server's",
   "CPU per request over this one's (above 1: less server CPU per request).",
