@@ -23,7 +23,9 @@ describe('createFingerprint', () => {
       new TypeError('keel: `headers["x-a"]` must be a string, got an object'),
     );
     expect(() => fp({ method: 'GET', url, headers: { 'x a': '1' } })).toThrow(RangeError);
-    expect(() => fp({ method: 'GET', url, headers: { 'x-a': 'a\nb' } })).toThrow(/headers\["x-a"\]/);
+    expect(() => fp({ method: 'GET', url, headers: { 'x-a': 'a\nb' } })).toThrow(
+      /headers\["x-a"\]/,
+    );
     expect(() => fp({ method: 'GET', url, headers: [['x-a', '1']] as never })).toThrow(TypeError);
     // What a request sends is keyed as before: numbers as text, an undefined value left out.
     expect(fp({ method: 'GET', url, headers: { 'X-N': 1 as never, 'x-u': undefined } })).toBe(

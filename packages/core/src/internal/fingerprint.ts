@@ -1,5 +1,5 @@
-import type { HeadersOption, ResponseBodyType } from '../types/options';
 import { lowerCaseHeaders } from '../request/fields';
+import type { HeadersOption, ResponseBodyType } from '../types/options';
 import { canonicalizeURL, keyBaseOf, keyURL } from './url';
 
 export interface FingerprintInput {
