@@ -51,7 +51,10 @@ export const APPS = [
     // +0.1 KB (core-sched-adv): cancelling or re-queueing 100,000 jobs is no longer O(n^2)
     // (a linked list of a key's adaptive flights, skipped cancelled parked jobs, an insert hint
     // per lane queue: +85 B).
-    budget: 26.2 * KB,
+    // +0.1 KB (core-leads28): adaptive samples age after a quiet spell, so a window after an
+    // idle hour is not judged on hour-old latencies (+68 B: 26,818 -> 26,886 B; 26.3 KB is
+    // 26,931 B, 0.2% above, under the ~1% headroom).
+    budget: 26.3 * KB,
   },
   {
     id: 'D',

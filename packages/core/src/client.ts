@@ -59,7 +59,7 @@ import type {
 } from './types/controllers';
 import type { ClientEventName, ClientEvents } from './types/events';
 import type { BaseClientOptions } from './types/features';
-import type { HttpMethod, PrefetchOptions, RequestOptions } from './types/options';
+import type { HttpMethod, HttpMethodInput, PrefetchOptions, RequestOptions } from './types/options';
 
 /**
  * Creates a client with the features it is given and no others: the lean way to build one, so an
@@ -217,7 +217,7 @@ class KeelClient implements Client {
   // ── public API ────────────────────────────────────────────────────────────────────────────
 
   request<T = unknown>(
-    method: HttpMethod,
+    method: HttpMethodInput,
     url: string,
     options?: RequestOptions,
   ): CancellablePromise<ApiResponse<T>> {
@@ -336,7 +336,7 @@ class KeelClient implements Client {
     return this.#adaptive?.controller ?? disabledAdaptive;
   }
 
-  resolve(method: HttpMethod, url: string, options?: RequestOptions): RequestSpec {
+  resolve(method: HttpMethodInput, url: string, options?: RequestOptions): RequestSpec {
     return this.#resolve(method, url, options);
   }
 

@@ -116,6 +116,7 @@ export type {
   FetchOptions,
   HeadersOption,
   HttpMethod,
+  HttpMethodInput,
   IntelligenceOptions,
   ParamValue,
   PrefetchOptions,

@@ -140,7 +140,7 @@ describe('a fetch that returns no promise', () => {
 
   test('a Response returned as it is (no promise) is answered like a resolved one', async () => {
     const t = makeClient({
-      fetch: (() => Response.json({ ok: 1 })) as unknown as typeof fetch,
+      fetch: () => Response.json({ ok: 1 }), // FetchLike: no cast needed
       timeout: 1000,
     });
     await expect(t.client.get('/sync-response')).resolves.toMatchObject({ data: { ok: 1 } });

@@ -12,6 +12,8 @@ import {
   createClient,
   EventEmitter,
   HttpError,
+  type HttpMethod,
+  type HttpMethodInput,
   isCancelledError,
   isHttpError,
   isKeelError,
@@ -28,6 +30,7 @@ import {
 } from '../src/index';
 
 declare const client: Client;
+declare const thenable: PromiseLike<Response>;
 
 describe('ClientEvents', () => {
   it('client.on types the payload by event name and returns its unsubscribe', () => {
@@ -197,5 +200,30 @@ describe('request options take what the runtime and the README take', () => {
     client.get('/x', { cache: { gcTime: 1000 } });
     // @ts-expect-error so does maxEntries
     client.get('/x', { cache: { maxEntries: 10 } });
+  });
+});
+
+describe('methods: upper or lower case, as the runtime takes them', () => {
+  it('request, resolve and retry.methods take either spelling; what keel reports is upper case', () => {
+    client.request('get', '/x');
+    client.request('DELETE', '/x');
+    expectTypeOf(client.resolve('post', '/x').method).toEqualTypeOf<HttpMethod>();
+    createClient({ retry: { methods: ['post', 'GET'] } });
+    expectTypeOf<'patch'>().toExtend<HttpMethodInput>();
+    // @ts-expect-error no such method (a RangeError naming it at runtime)
+    client.request('FETCH', '/x');
+    // @ts-expect-error nor in retry.methods
+    createClient({ retry: { methods: ['fetch'] } });
+  });
+});
+
+describe('FetchLike: what the runtime answers', () => {
+  it('a fetch may return its Response at once, or a promise (any thenable) of one', () => {
+    createClient({ fetch: globalThis.fetch });
+    createClient({ fetch: (input, init) => globalThis.fetch(input, init) });
+    createClient({ fetch: () => Response.json({ ok: 1 }) });
+    createClient({ fetch: () => thenable });
+    // @ts-expect-error a string is no Response (a NetworkError at runtime)
+    createClient({ fetch: () => 'x' });
   });
 });

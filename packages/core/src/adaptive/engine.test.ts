@@ -434,6 +434,93 @@ describe('measurement, readout, metrics and reset', () => {
   });
 });
 
+describe('aging: samples from before a quiet spell', () => {
+  const HOUR = 3_600_000;
+  // latencyWindow 8 holds two windows of 4: p95 spans the last two windows.
+  const smoothed = { latencyWindow: 8, outcomeWindow: 4 };
+
+  it('p95 is over the last two windows while samples keep coming...', () => {
+    const s = scripted(smoothed);
+    s.play(A, 'SS');
+    s.play(A, 'F'); // 4 slow and 4 fast samples: p95 3000 ms, the third pressured window
+    expect(s.ceilings()).toEqual(['4→3@3']);
+  });
+
+  it('...but after a quiet hour the next window is judged on its own samples', () => {
+    const s = scripted(smoothed);
+    s.play(A, 'SS');
+    s.clock.advance(HOUR);
+    s.play(A, 'F');
+    expect(s.ceilings()).toEqual([]);
+    expect(s.engine.state(A)).toMatchObject({
+      effective: 4,
+      reason: 'p95 100 ms < lowLatencyMs 1000 for 1 window: ceiling at the configured 4',
+      signals: { p95: 100, samples: 4, errorRatio: 0 },
+    });
+  });
+
+  it('outcomes of the window left unfinished before the spell are dropped with it', () => {
+    const s = scripted({ ...smoothed, rateLimit: true });
+    s.play(A, 'FF');
+    for (let i = 0; i < 3; i++) s.engine.record(A, 100, 'rateLimited');
+    s.clock.advance(HOUR);
+    for (let i = 0; i < 4; i++) s.engine.record(A, 100, 'took');
+    // Without aging this window would hold three 429s (share 0.75): throttled.
+    expect(s.engine.state(A)).toMatchObject({
+      retryMode: 'nominal',
+      signals: { samples: 4, rateLimitRatio: 0 },
+    });
+    expect(s.log).toEqual([]);
+  });
+
+  it('decisions taken stand: a quiet spell ages samples, not the ceiling', () => {
+    const s = scripted(smoothed);
+    s.play(A, 'SSS');
+    s.clock.advance(HOUR);
+    expect(s.engine.ceiling(A)).toBe(3);
+    s.play(A, 'F');
+    expect(s.engine.ceiling(A)).toBe(3);
+  });
+
+  it('quiet is measured against the endpoint’s own pace, and is a minute at least', () => {
+    // One sample every 10 minutes: a window takes 40 minutes, so a 10-minute gap is no spell
+    // and p95 keeps spanning two windows.
+    const slowPace = scripted(smoothed);
+    slowPace.play(A, 'SSF', 10 * 60_000);
+    expect(slowPace.ceilings()).toEqual(['4→3@3']);
+    // Windows of 40 ms: a gap under a minute is no spell either...
+    const under = scripted(smoothed);
+    under.play(A, 'SS');
+    under.clock.advance(59_000);
+    under.play(A, 'F');
+    expect(under.ceilings()).toEqual(['4→3@3']);
+    // ...and one over it is.
+    const over = scripted(smoothed);
+    over.play(A, 'SS');
+    over.clock.advance(61_000);
+    over.play(A, 'F');
+    expect(over.ceilings()).toEqual([]);
+  });
+
+  it('a pace that slows for good is learned after one window, not aged out forever', () => {
+    const s = scripted(smoothed);
+    s.play(A, 'FF'); // windows of 40 ms
+    // From now on one sample every 2 minutes: the first gap is a spell (the fast windows go),
+    // the window it starts is not aged (no pace known yet), and its 8-minute span is the pace.
+    s.play(A, 'SSS', 120_000);
+    expect(s.ceilings()).toEqual(['4→3@5']);
+    expect(s.engine.state(A)!.signals.samples).toBe(8);
+  });
+
+  it.each([Number.NaN, Number.POSITIVE_INFINITY])('a clock gone to %d ages nothing', (bad) => {
+    const s = scripted(smoothed);
+    s.play(A, 'SS');
+    s.clock.advance(bad);
+    s.play(A, 'F');
+    expect(s.ceilings()).toEqual(['4→3@3']);
+  });
+});
+
 describe('determinism (rule 7)', () => {
   it('the same signal history gives the same decision log and the same readout', () => {
     const script = 'SSSSRRFFFDFFFWWEEESSFFFFFFRFFFSSSSSSSSFFFFFFFFFF';

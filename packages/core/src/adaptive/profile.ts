@@ -35,11 +35,13 @@ export interface ProfileEnv {
  *   staleWhileRevalidate switch, a degraded endpoint reads with stale-while-revalidate.
  *
  * A window closes after every `outcomeWindow` recorded samples (see README "Adaptive engine"),
- * so the state changes only inside `record`, and only as a function of the recorded history.
+ * so the state changes only inside `record`, and only as a function of the recorded history
+ * (each sample with its time: samples age after a quiet spell, see record).
  */
 export class EndpointProfile {
-  readonly latency: LatencyRing;
-  readonly outcomes: OutcomeRing;
+  /** Replaced, not cleared, when samples age (see record). */
+  latency: LatencyRing;
+  outcomes: OutcomeRing;
   readonly counters = zeroAdaptiveMetrics();
   /** Requests measured as started and not yet ended. */
   active = 0;
@@ -54,6 +56,17 @@ export class EndpointProfile {
   degradedSince: number | undefined = undefined;
 
   #pending = 0;
+  /** When the last sample came. */
+  #lastAt = 0;
+  /**
+   * A gap between two samples longer than this is a quiet spell (see record): the endpoint's
+   * pace, how long its last window took (QUIET_MIN_MS at least); Infinity while no window closed
+   * since samples were last dropped (no pace known yet); -Infinity before the first sample, so
+   * that one starts the rings as a spell would (and sets #since).
+   */
+  #quiet = -Infinity;
+  /** When the window being filled began: the previous window's close, or its first sample. */
+  #since = 0;
   #pressuredStreak = 0;
   #healthyStreak = 0;
   #lastChange: 'down' | 'up' | undefined = undefined;
@@ -102,14 +115,34 @@ export class EndpointProfile {
     );
   }
 
-  /** Adds one measured request; closes a window every `outcomeWindow` samples. */
+  /**
+   * Adds one measured request; closes a window every `outcomeWindow` samples. Samples age: one
+   * that comes after a quiet spell (a gap longer than the last window took, and than a minute)
+   * finds the rings holding another moment's latencies and outcomes, so they go, with the window
+   * left unfinished, and the next window is judged on its own samples. Decisions and streaks
+   * stand. No pace is known until a window closes afresh, so a pace that slows for good drops the
+   * samples once, not at every sample. A gap the clock cannot tell (NaN, Infinity, negative) ages
+   * nothing.
+   */
   record(latencyMs: number, outcome: Outcome, now: number): void {
+    const o = this.env.options;
+    const gap = now - this.#lastAt;
+    // Infinity is no gap: a clock that jumped there cannot tell time (nor can NaN).
+    if (gap > this.#quiet && gap < Infinity) {
+      this.latency = new LatencyRing(o.latencyWindow);
+      this.outcomes = new OutcomeRing(o.outcomeWindow);
+      this.#pending = 0;
+      this.#quiet = Infinity;
+      this.#since = now;
+    }
+    this.#lastAt = now;
     this.latency.record(latencyMs);
     this.outcomes.record(outcome);
-    if (++this.#pending < this.env.options.outcomeWindow) return;
+    if (++this.#pending < o.outcomeWindow) return;
     this.#pending = 0;
+    this.#quiet = Math.max(now - this.#since, QUIET_MIN_MS);
+    this.#since = now;
     this.windows++;
-    const o = this.env.options;
     const v = judgeWindow(
       {
         // No latency sample yet (a clock that cannot tell time): p95 unknown, not 0 ms, so the
@@ -313,6 +346,9 @@ export class EndpointProfile {
     return state;
   }
 }
+
+/** The shortest quiet spell that ages samples (see EndpointProfile.record). */
+export const QUIET_MIN_MS = 60_000;
 
 function ceilingsOffReason(env: ProfileEnv): string {
   return env.options.concurrency

@@ -6,7 +6,7 @@ import type { Outcome } from './outcome-ring';
 
 /**
  * Scripted signal sequences for the engine's tests: one letter per window, each window filled
- * with exactly `outcomeWindow` samples (so it closes), at 10 ms steps of a fake clock.
+ * with exactly `outcomeWindow` samples (so it closes), at 10 ms steps of a fake clock (or `step`).
  *
  *   S  slow      p95 3000 ms                       pressured (latency)
  *   R  429s      p95 100 ms, one 429 per 4          pressured (rate limit)
@@ -61,13 +61,13 @@ export function scripted(
         now += ms;
       },
     },
-    /** Plays windows for an endpoint, e.g. `play('GET /a', 'SSSFF')`. */
-    play(endpoint: string, script: string): void {
+    /** Plays windows for an endpoint, e.g. `play('GET /a', 'SSSFF')`, a sample every `step` ms. */
+    play(endpoint: string, script: string, step = 10): void {
       for (const kind of script as Iterable<WindowKind>) {
         const shape = SHAPES[kind];
         if (shape === undefined) throw new Error(`scripted: unknown window kind ${kind}`);
         for (let i = 0; i < size; i++) {
-          now += 10;
+          now += step;
           // One odd outcome in every 4 samples (share 0.25 on a 4-sample window).
           engine.record(endpoint, shape.ms, i % 4 === 0 ? shape.odd : 'took');
         }

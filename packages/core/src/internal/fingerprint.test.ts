@@ -17,6 +17,22 @@ describe('createFingerprint', () => {
     );
   });
 
+  test('headers a request refuses name no key: the TypeError / RangeError a request gets', () => {
+    const url = 'https://a.test/x';
+    expect(() => fp({ method: 'GET', url, headers: { 'x-a': {} as never } })).toThrow(
+      new TypeError('keel: `headers["x-a"]` must be a string, got an object'),
+    );
+    expect(() => fp({ method: 'GET', url, headers: { 'x a': '1' } })).toThrow(RangeError);
+    expect(() => fp({ method: 'GET', url, headers: { 'x-a': 'a\nb' } })).toThrow(
+      /headers\["x-a"\]/,
+    );
+    expect(() => fp({ method: 'GET', url, headers: [['x-a', '1']] as never })).toThrow(TypeError);
+    // What a request sends is keyed as before: numbers as text, an undefined value left out.
+    expect(fp({ method: 'GET', url, headers: { 'X-N': 1 as never, 'x-u': undefined } })).toBe(
+      'GET https://a.test/x |h x-n:1',
+    );
+  });
+
   test('an object body and its JSON string give the same key', () => {
     expect(fp({ method: 'POST', url: 'https://a.test/', body: { a: 1 } })).toBe(
       fp({ method: 'POST', url: 'https://a.test/', body: '{"a":1}' }),

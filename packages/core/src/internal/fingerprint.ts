@@ -1,3 +1,4 @@
+import { lowerCaseHeaders } from '../request/fields';
 import type { HeadersOption, ResponseBodyType } from '../types/options';
 import { canonicalizeURL, keyBaseOf, keyURL } from './url';
 
@@ -20,7 +21,8 @@ export interface FingerprintInput {
  * sorted) and a string body when present. The URL is canonical, and relative to `base` when it
  * is under it (see keyURL): keys do not depend on the origin a client used. Two calls that would
  * send the same bytes get the same key. Client-wide default headers are the same for every
- * request of a client, so the client leaves them out.
+ * request of a client, so the client leaves them out. Headers a request refuses (a value that is
+ * no string, a name that is no token) throw the TypeError / RangeError that request gets.
  *
  * @example createFingerprint({ method: 'get', url: 'https://a.test/x?b=2&a=1' }) // 'GET https://a.test/x?a=1&b=2'
  * @example createFingerprint({ method: 'get', url: 'https://a.test/v1/x', base: 'https://a.test/v1' }) // 'GET /x'
@@ -38,17 +40,8 @@ export function createFingerprint({ method, url, headers, body, base }: Fingerpr
   return fingerprintOf(
     method.toUpperCase(),
     keyURL(canonical, keyBase),
-    headers &&
-      Object.fromEntries(
-        // As lowerCaseHeaders reads them (a Headers has no own keys; an undefined value is not
-        // sent), without its checks: a key is made for any input.
-        (typeof Headers !== 'undefined' && headers instanceof Headers
-          ? [...headers]
-          : Object.entries(headers)
-        )
-          .filter(([, v]) => v !== undefined)
-          .map(([n, v]) => [n.toLowerCase(), v]),
-      ),
+    // Read and checked as a request's are: headers a request refuses would name no entry.
+    headers && lowerCaseHeaders(headers, 'headers'),
     text ?? undefined,
   );
 }

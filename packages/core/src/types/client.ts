@@ -7,11 +7,11 @@ import type {
   SchedulerController,
 } from './controllers';
 import type { ClientEventName, ClientEvents } from './events';
-import type { HttpMethod, PrefetchOptions, RequestOptions } from './options';
+import type { HttpMethodInput, PrefetchOptions, RequestOptions } from './options';
 
 export interface Client {
   request<T = unknown>(
-    method: HttpMethod,
+    method: HttpMethodInput,
     url: string,
     options?: RequestOptions,
   ): CancellablePromise<ApiResponse<T>>;
@@ -68,7 +68,7 @@ export interface Client {
   scheduler(): SchedulerController;
   adaptive(): AdaptiveController;
   /** Resolves a request without sending it: the spec (key, URL, endpoint) it would use. */
-  resolve(method: HttpMethod, url: string, options?: RequestOptions): RequestSpec;
+  resolve(method: HttpMethodInput, url: string, options?: RequestOptions): RequestSpec;
   /**
    * The cached response for a key, fresh or stale, without touching the network. A key written
    * by hand names the entry a request for the same resource has, however it is spelled

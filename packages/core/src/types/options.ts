@@ -8,6 +8,12 @@ import type { ListenerErrorContext } from './events';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
+/**
+ * A method as a call may write it (`request`, `resolve`, `retry.methods`): upper or lower case.
+ * keel upper-cases it once, so every spec, key, event and error says `GET`: that is HttpMethod.
+ */
+export type HttpMethodInput = HttpMethod | Lowercase<HttpMethod>;
+
 export type ParamValue = string | number | boolean | null | undefined;
 
 export type QueryParams = Record<string, ParamValue | readonly ParamValue[]>;
@@ -22,7 +28,11 @@ export type Priority = 'high' | 'normal' | 'low';
 
 export type CacheStrategy = 'cache-first' | 'stale-while-revalidate';
 
-export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+/**
+ * The fetch keel calls: the global one fits. It may also return its Response as it is, or any
+ * thenable of one (both are answered like a resolved promise); a throw fails like a rejection.
+ */
+export type FetchLike = (input: string, init: RequestInit) => Response | PromiseLike<Response>;
 
 /**
  * How a response body is read into `data`: parsed JSON, a string, an ArrayBuffer, a Blob, or the
@@ -122,7 +132,7 @@ export interface RetryOptions {
    * `UND_ERR_CONNECT_TIMEOUT`). List POST here to retry it like a GET.
    * @default ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']
    */
-  methods?: readonly HttpMethod[] | undefined;
+  methods?: readonly HttpMethodInput[] | undefined;
 }
 
 /** Options of `client.prefetch(spec, options)`. */
