@@ -16,7 +16,7 @@ import {
   type BodyParsers,
   type BodyPolicy,
   bodyKindOf,
-  DISCARD_LIMIT,
+  drainUnread,
   EXPECTS_CONTINUE,
   type RouteOptions,
   skipBody,
@@ -368,7 +368,10 @@ const FAULTY_FRAMING = Symbol('keel.faultyFraming');
 const SAFE_REQUEST_ID = /^[\w.:@+=/-]{1,128}$/;
 const ID_PREFIX = `${randomBytes(4).toString('hex')}-`;
 const EMPTY_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
-/** The body policy of a request no route takes: its body is not read (see skipBody). */
+/**
+ * The body policy of a request whose body is never read: no route takes it, or its headers
+ * refuse it (415, 400, 501). The body is skipped (see skipBody).
+ */
 const NO_BODY: BodyPolicy = { limit: 0, depth: 1, text: null, raw: null };
 let idCounter = 0;
 
@@ -484,17 +487,7 @@ function notFound(): never {
   throw new HttpException(404);
 }
 
-/**
- * A body refused for its headers is left for Node to discard after the answer; one declared past
- * what keel ever drains (16 MiB) ends the connection with it instead, as a 413 would.
- */
-function closeIfHuge(ctx: Context): void {
-  const declared = ctx.req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > DISCARD_LIMIT) ctx.res.shouldKeepAlive = false;
-}
-
-function unsupportedEncoding(ctx: Context): never {
-  closeIfHuge(ctx);
+function unsupportedEncoding(): never {
   throw new HttpException(415, 'Compressed request bodies (Content-Encoding) are not supported');
 }
 
@@ -515,15 +508,14 @@ const UNKNOWN_CODING_BODY = JSON.stringify(
 );
 
 function unknownTransferCoding(ctx: Context): void {
-  // The body is left unread: Node can still find its end (chunked comes last) and discards it.
+  // The body is skipped: Node can still find its end (chunked comes last).
   ctx
     .status(501)
     .setHeader('content-type', 'application/json; charset=utf-8')
     .send(UNKNOWN_CODING_BODY);
 }
 
-function ambiguousType(ctx: Context): never {
-  closeIfHuge(ctx);
+function ambiguousType(): never {
   throw new HttpException(400, 'Two different Content-Type headers: the body type is ambiguous');
 }
 
@@ -778,7 +770,7 @@ class KeelApp implements App, SlotHost {
     const ctx = createContext(slot, req as KeelRequest, res, method, url, params, requestId);
     let kind: BodyKind;
     if (body === NO_BODY) {
-      // A 404 / 405 needs no body: it is skipped after the answer (below), never read.
+      // A 404 / 405 needs no body: it is skipped (below), never read.
       kind = BodyKind.None;
     } else if (method === 'GET' || method === 'HEAD') {
       // Their bodies have no defined meaning: left unread (Node discards them). One declared over
@@ -788,16 +780,17 @@ class KeelApp implements App, SlotHost {
       kind = declared !== undefined && Number(declared) > body.limit ? BodyKind.Raw : BodyKind.None;
     } else {
       kind = bodyKindOf(req, body);
+      // Refused for its headers: never read, skipped as a 404's is (below).
       if (kind === BodyKind.UnknownCoding) {
-        kind = BodyKind.None;
         handler = unknownTransferCoding;
+        body = NO_BODY;
       } else if (kind !== BodyKind.None && twoContentTypes(req)) {
-        kind = BodyKind.None;
         handler = ambiguousType;
+        body = NO_BODY;
       } else if (kind !== BodyKind.None && kind !== BodyKind.Raw && isEncoded(req)) {
         // A gzip body read as JSON would be "Malformed JSON": say what is wrong instead (415).
-        kind = BodyKind.None;
         handler = unsupportedEncoding;
+        body = NO_BODY;
       }
     }
     slot.begin(ctx, handler);
@@ -876,6 +869,8 @@ class KeelApp implements App, SlotHost {
   release(slot: Slot): void {
     const ctx = slot.face;
     const cut = slot.cut;
+    // What is left of a body nobody read is drained with a bound (Node's has none).
+    drainUnread(ctx.req);
     slot.reset();
     this.#pool.release(slot);
     if (--this.#inflight === 0 && this.#drained !== null) this.#drained();
