@@ -103,9 +103,10 @@ const MAX_DELTA_SECONDS = 2_147_483_648;
 /**
  * An IP literal, or a reg-name (RFC 3986 §3.2.2) of letters, digits, `-`, `.` and `_` (Docker and
  * compose service names: `my_api`), with one optional trailing dot (the DNS root label: curl
- * sends `example.com.` for such a URL); then an optional port.
+ * sends `example.com.` for such a URL) and no empty label (`a..b` names no host); then an
+ * optional port.
  */
-const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?)(?::\d{1,5})?$/i;
+const HOST = /^(?!.*\.\.)(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?)(?::\d{1,5})?$/i;
 
 /**
  * `example.com:8080` -> `example.com`, `[::1]:80` -> `[::1]`, `example.com.` -> `example.com`
