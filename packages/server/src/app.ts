@@ -337,6 +337,20 @@ export interface App {
    */
   listen(port?: number, host?: string, timeouts?: ServerTimeouts): Promise<Server>;
   /**
+   * Gives your own server (`http.createServer(app.handler)`) what servers `listen` starts get
+   * besides their timeouts and response class (see `serverOptions`): CONNECT answered 405 rather
+   * than dropped without a word, keel's `clientError` answers (a response is not replaced by a
+   * 400 for bytes sent after `Connection: close`), `Expect: 100-continue` left to the body reader
+   * (an oversize body refused before it is sent), every header line kept (`maxHeadersCount` 0),
+   * and the peer address captured at accept. For a server whose request listener is
+   * `app.handler`; calling it again changes nothing, attaching a server of another app throws.
+   * Returns the server.
+   *
+   * @example
+   * const server = app.attach(http.createServer({ ...app.serverOptions, requestTimeout: 30_000 }, app.handler));
+   */
+  attach(server: Server): Server;
+  /**
    * Stops accepting connections, ends open SSE streams (and any opened from now on), and
    * resolves once in-flight requests have finished and the servers started by `listen` have
    * closed. After `timeoutMs` the connections still open are closed and it resolves anyway:
@@ -364,6 +378,8 @@ const SERVER_OPTIONS: ServerResponseOption = Object.freeze({
 });
 
 const PEER = Symbol('keel.peer');
+/** The app whose listeners a server got (listen, attach). */
+const ATTACHED = Symbol('keel.attached');
 const FAULTY_FRAMING = Symbol('keel.faultyFraming');
 const SAFE_REQUEST_ID = /^[\w.:@+=/-]{1,128}$/;
 const ID_PREFIX = `${randomBytes(4).toString('hex')}-`;
@@ -940,6 +956,33 @@ class KeelApp implements App, SlotHost {
       this.handler,
     );
     server.keepAliveTimeout = keepAliveTimeout;
+    this.attach(server);
+    this.#servers.add(server);
+    server.once('close', () => this.#servers.delete(server));
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve(server);
+      });
+    });
+  }
+
+  attach(server: Server): Server {
+    if (
+      typeof server !== 'object' ||
+      server === null ||
+      typeof (server as Partial<Server>).on !== 'function' ||
+      typeof (server as Partial<Server>).listen !== 'function'
+    ) {
+      throw typeError('server', 'an http.Server', server);
+    }
+    // Two apps' CONNECT and checkContinue listeners would both answer.
+    const marked = server as Server & { [ATTACHED]?: App };
+    const owner = marked[ATTACHED];
+    if (owner === this) return server;
+    if (owner !== undefined) throw new Error('keel: this server is attached to another app');
+    marked[ATTACHED] = this;
     // Every header line (maxHeaderSize, 16 KiB, bounds them): Node's default drops those past
     // about 1000, a proxy's appended X-Forwarded-For among them (see headersCut).
     server.maxHeadersCount = 0;
@@ -968,15 +1011,7 @@ class KeelApp implements App, SlotHost {
     server.on('connection', (socket: Socket & { [PEER]?: string }) => {
       socket[PEER] = socket.remoteAddress ?? '';
     });
-    this.#servers.add(server);
-    server.once('close', () => this.#servers.delete(server));
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve(server);
-      });
-    });
+    return server;
   }
 
   close(options: CloseOptions = {}): Promise<void> {
