@@ -620,21 +620,26 @@ class KeelApp implements App, SlotHost {
     });
     const poolSize = integer('poolSize', options.poolSize, 1024, 0);
     this.trust = compileTrust(options.trustProxy ?? false);
-    this.sse = new SseRegistry(checkClock(options.clock), {
-      heartbeatMs: integer('sse.heartbeatMs', sse.heartbeatMs, 15_000, 0, MAX_TIMER_MS, 'ms'),
-      maxBufferedBytes: integer(
-        'sse.maxBufferedBytes',
-        sse.maxBufferedBytes,
-        1024 * 1024,
-        1,
-        undefined,
-        'bytes',
-      ),
-    });
+    const clock = checkClock(options.clock);
     this.send = {
-      clock: this.sse.clock,
+      clock,
       ms: integer('sendTimeout', options.sendTimeout, 60_000, 0, MAX_TIMER_MS, 'ms'),
     };
+    this.sse = new SseRegistry(
+      clock,
+      {
+        heartbeatMs: integer('sse.heartbeatMs', sse.heartbeatMs, 15_000, 0, MAX_TIMER_MS, 'ms'),
+        maxBufferedBytes: integer(
+          'sse.maxBufferedBytes',
+          sse.maxBufferedBytes,
+          1024 * 1024,
+          1,
+          undefined,
+          'bytes',
+        ),
+      },
+      this.send.ms,
+    );
     this.graphql = new GraphqlRunner(resolveGraphqlOptions(options.graphql, this.development));
     this.compression = resolveCompression(options.compression);
     this.#pool = new Pool(poolSize, () => new Slot(this));

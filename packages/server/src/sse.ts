@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { checkLine, rangeError, unserializable } from './checks';
-import { type Clock, repeat } from './clock';
+import { type Clock, repeat, type TimerHandle } from './clock';
 import { promiseOf } from './thenable';
 
 /** Server-sent event settings of an app (`createApp({ sse })`). */
@@ -104,6 +104,11 @@ export class SseRegistry {
   readonly clock: Clock;
   readonly options: SseSettings;
   /**
+   * The app's `sendTimeout` (0 = off): a queue a write left over the cap is judged again after
+   * it, should no write (heartbeats off, a quiet topic) come to judge it first.
+   */
+  readonly recheckMs: number;
+  /**
    * Counts event-loop turns that wrote. Node corks a response until the next tick, so bytes
    * written in the current turn are not yet "unsent" (see {@link SseStream.write}).
    */
@@ -111,9 +116,10 @@ export class SseRegistry {
   #turnPending = false;
   #stopHeartbeat: (() => void) | null = null;
 
-  constructor(clock: Clock, options: SseSettings) {
+  constructor(clock: Clock, options: SseSettings, recheckMs = 0) {
     this.clock = clock;
     this.options = options;
+    this.recheckMs = recheckMs;
   }
 
   /** Returns true when this stream armed the heartbeat: its first beat is a whole period away. */
@@ -204,6 +210,8 @@ export class SseStream {
   /** Writes so far, and as counted at the last heartbeat: equal means idle for a whole period. */
   #writes = 0;
   #beatWrites = -1;
+  /** The re-check a write that left the queue over the cap armed (see #write); null: none. */
+  #recheck: TimerHandle = null;
 
   static {
     internals = {
@@ -352,8 +360,21 @@ export class SseStream {
     if (queued + frame.length > 2 * max) return this.#drop();
     res.write(frame);
     this.#writes++;
+    // Over the cap, the queue is judged by the next turn's first write (a heartbeat is one); with
+    // none coming (heartbeats off, a quiet topic), a client that stopped reading would hold it and
+    // its connection for ever: judged after `sendTimeout` too.
+    if (queued + frame.length > max && this.#recheck === null && registry.recheckMs > 0) {
+      this.#recheck = registry.clock.setTimeout(this.#onRecheck, registry.recheckMs);
+    }
     return true;
   }
+
+  #onRecheck = (): void => {
+    this.#recheck = null;
+    if (!this.#closed && this.#res.writableLength > this.#registry.options.maxBufferedBytes) {
+      this.#drop();
+    }
+  };
 
   /** Disconnects a client too slow (or fed too much at once) for its queue cap. */
   #drop(): false {
@@ -411,6 +432,10 @@ export class SseStream {
   #onClose = (): void => {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#recheck !== null) {
+      this.#registry.clock.clearTimeout(this.#recheck);
+      this.#recheck = null;
+    }
     for (const stop of this.#timers) stop();
     this.#timers.clear();
     this.#res.off('close', this.#onClose);

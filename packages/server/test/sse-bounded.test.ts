@@ -61,6 +61,36 @@ describe('SSE queue bounds', () => {
     expect(clock.active).toBe(0);
   });
 
+  it('a stalled client left over the cap with nothing more to write is dropped after sendTimeout (heartbeats off)', async () => {
+    // The cap was checked at the next write only (a heartbeat is one): with `heartbeatMs: 0` and
+    // no more events, a client over it held its queue and its connection for ever.
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000, sse: { heartbeatMs: 0, maxBufferedBytes: CAP } });
+    let stream!: SseStream;
+    a.get('/quiet', (ctx) => {
+      stream = ctx.sseStream();
+      return stream;
+    });
+    const { port } = await start(a);
+    const stop = stalled(port, '/quiet');
+    await until(() => stream !== undefined);
+    const payload = 'x'.repeat(4096);
+    // One frame a turn until the kernel is full and the queue passes the cap; then silence.
+    while (stream.bufferedBytes <= CAP && !stream.closed) {
+      stream.send('fill', payload);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(stream.closed).toBe(false);
+    expect(stream.bufferedBytes).toBeGreaterThan(CAP);
+    clock.tick(900);
+    expect(stream.closed).toBe(false);
+    clock.tick(200);
+    expect(stream.dropped).toBe(true);
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+    stop();
+  });
+
   it('a burst up to twice the cap in one turn reaches a client that reads', async () => {
     const a = app({ sse: { maxBufferedBytes: CAP } });
     const hub = createEventHub({ bufferSize: 200 });
