@@ -111,8 +111,9 @@ export interface AppOptions extends ServerTimeouts {
    * nginx's `send_timeout`: the time between two drains of the response, not the whole transfer,
    * so a slow download that keeps moving is never cut, and a slow source is not the client's
    * fault. `0` turns it off (and the 4 MiB cap on replies queued behind another response of a
-   * connection). Event streams have their own bound (`sse.maxBufferedBytes`); the tail of one
-   * the server ended is watched by this too.
+   * connection). Event streams have their own bound (`sse.maxBufferedBytes`), and a client that
+   * takes nothing of a waiting event queue for this long is disconnected too, as is the tail of
+   * one the server ended.
    *
    * @default 60000
    */

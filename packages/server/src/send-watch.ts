@@ -37,16 +37,17 @@ function delivered(socket: Socket): number {
  * A connection's progress as a watch last saw it: what it had delivered then (`mark`, -1 when
  * nothing of the watched bytes was waiting) and since when (`since`, clock time).
  */
-interface Progress {
+export interface Progress {
   mark: number;
   since: number;
 }
 
 /**
  * Whether `socket` has delivered nothing for `ms` while bytes wait; notes its progress when it
- * moved (the one rule of watchSend and watchBacklog: nginx's `send_timeout`).
+ * moved (the one rule of watchSend, watchBacklog and an event stream's queue: nginx's
+ * `send_timeout`).
  */
-function stalled(progress: Progress, socket: Socket, now: number, ms: number): boolean {
+export function stalled(progress: Progress, socket: Socket, now: number, ms: number): boolean {
   const moved = delivered(socket);
   if (moved !== progress.mark) {
     progress.mark = moved;
@@ -57,7 +58,7 @@ function stalled(progress: Progress, socket: Socket, now: number, ms: number): b
 }
 
 /** How often a watch checks: every quarter period, so a stall is cut within 1.25 periods. */
-function checkEvery(ms: number): number {
+export function checkEvery(ms: number): number {
   return Math.max(1, Math.floor(ms / 4));
 }
 
