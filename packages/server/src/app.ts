@@ -45,7 +45,7 @@ import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { Pool } from './pool';
 import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
-import { KeelServerResponse, sentNothing } from './raw-response';
+import { KeelServerResponse } from './raw-response';
 import { awaitsSocket, replyDone, type SendWatch, wasUnsent } from './send-watch';
 import { Slot, type SlotHost } from './slot';
 import { type SseOptions, SseRegistry } from './sse';
@@ -910,10 +910,8 @@ class KeelApp implements App, SlotHost {
     const res = ctx.res;
     // A head the handler made through ctx.res after its client left, or a response whose
     // connection closed while it was queued behind another (or the reply that took that queue
-    // over the cap): none of it was sent. Asked only of one cut or never ended (a reply ended
-    // and not cut reached its connection), so the common path pays no lookup.
-    const sent =
-      res.headersSent && !sentNothing(res) && !((cut || !res.writableEnded) && wasUnsent(res));
+    // over the cap): none of it was sent.
+    const sent = res.headersSent && !wasUnsent(res);
     const info: ResponseInfo = {
       status: sent ? res.statusCode : 0,
       // A small reply the socket took at once is over when ended (no 'finish' listener on the

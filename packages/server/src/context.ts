@@ -18,8 +18,7 @@ import { HttpException, ReleasedContextError } from './errors';
 import { type FileTarget, type SendFileOptions, sendFile } from './files';
 import type { GraphqlResolvers } from './graphql';
 import { headersCut, resolveAddresses } from './proxy';
-import { sentNothing } from './raw-response';
-import { whileQueued } from './send-watch';
+import { wasUnsent, whileQueued } from './send-watch';
 import type { Slot } from './slot';
 import { assertSseField, type SseStream, serializeData, streamEvery } from './sse';
 import { discard, isStreamBody, type StreamBody, sendStream } from './stream-body';
@@ -355,7 +354,7 @@ export class Context {
       this.#signal = controller.signal;
       const res = this.res;
       const closed = (): void => {
-        if (!res.writableFinished || sentNothing(res))
+        if (!res.writableFinished || wasUnsent(res))
           controller.abort(new DOMException(LEFT, 'AbortError'));
       };
       if (res.closed || res.destroyed) closed();
