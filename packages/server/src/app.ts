@@ -16,7 +16,7 @@ import {
   type BodyParsers,
   type BodyPolicy,
   bodyKindOf,
-  DISCARD_LIMIT,
+  drainUnread,
   EXPECTS_CONTINUE,
   type RouteOptions,
   skipBody,
@@ -45,7 +45,7 @@ import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { Pool } from './pool';
 import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
-import { KeelServerResponse, sentNothing } from './raw-response';
+import { KeelServerResponse } from './raw-response';
 import { awaitsSocket, replyDone, type SendWatch, wasUnsent } from './send-watch';
 import { Slot, type SlotHost } from './slot';
 import { type SseOptions, SseRegistry } from './sse';
@@ -111,8 +111,9 @@ export interface AppOptions extends ServerTimeouts {
    * nginx's `send_timeout`: the time between two drains of the response, not the whole transfer,
    * so a slow download that keeps moving is never cut, and a slow source is not the client's
    * fault. `0` turns it off (and the 4 MiB cap on replies queued behind another response of a
-   * connection). Event streams have their own bound (`sse.maxBufferedBytes`); the tail of one
-   * the server ended is watched by this too.
+   * connection). Event streams have their own bound (`sse.maxBufferedBytes`), and a client that
+   * takes nothing of a waiting event queue for this long is disconnected too, as is the tail of
+   * one the server ended.
    *
    * @default 60000
    */
@@ -337,6 +338,20 @@ export interface App {
    */
   listen(port?: number, host?: string, timeouts?: ServerTimeouts): Promise<Server>;
   /**
+   * Gives your own server (`http.createServer(app.handler)`) what servers `listen` starts get
+   * besides their timeouts and response class (see `serverOptions`): CONNECT answered 405 rather
+   * than dropped without a word, keel's `clientError` answers (a response is not replaced by a
+   * 400 for bytes sent after `Connection: close`), `Expect: 100-continue` left to the body reader
+   * (an oversize body refused before it is sent), every header line kept (`maxHeadersCount` 0),
+   * and the peer address captured at accept. For a server whose request listener is
+   * `app.handler`; calling it again changes nothing, attaching a server of another app throws.
+   * Returns the server.
+   *
+   * @example
+   * const server = app.attach(http.createServer({ ...app.serverOptions, requestTimeout: 30_000 }, app.handler));
+   */
+  attach(server: Server): Server;
+  /**
    * Stops accepting connections, ends open SSE streams (and any opened from now on), and
    * resolves once in-flight requests have finished and the servers started by `listen` have
    * closed. After `timeoutMs` the connections still open are closed and it resolves anyway:
@@ -364,11 +379,16 @@ const SERVER_OPTIONS: ServerResponseOption = Object.freeze({
 });
 
 const PEER = Symbol('keel.peer');
+/** The app whose listeners a server got (listen, attach). */
+const ATTACHED = Symbol('keel.attached');
 const FAULTY_FRAMING = Symbol('keel.faultyFraming');
 const SAFE_REQUEST_ID = /^[\w.:@+=/-]{1,128}$/;
 const ID_PREFIX = `${randomBytes(4).toString('hex')}-`;
 const EMPTY_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
-/** The body policy of a request no route takes: its body is not read (see skipBody). */
+/**
+ * The body policy of a request whose body is never read: no route takes it, or its headers
+ * refuse it (415, 400, 501). The body is skipped (see skipBody).
+ */
 const NO_BODY: BodyPolicy = { limit: 0, depth: 1, text: null, raw: null };
 let idCounter = 0;
 
@@ -484,17 +504,7 @@ function notFound(): never {
   throw new HttpException(404);
 }
 
-/**
- * A body refused for its headers is left for Node to discard after the answer; one declared past
- * what keel ever drains (16 MiB) ends the connection with it instead, as a 413 would.
- */
-function closeIfHuge(ctx: Context): void {
-  const declared = ctx.req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > DISCARD_LIMIT) ctx.res.shouldKeepAlive = false;
-}
-
-function unsupportedEncoding(ctx: Context): never {
-  closeIfHuge(ctx);
+function unsupportedEncoding(): never {
   throw new HttpException(415, 'Compressed request bodies (Content-Encoding) are not supported');
 }
 
@@ -515,15 +525,14 @@ const UNKNOWN_CODING_BODY = JSON.stringify(
 );
 
 function unknownTransferCoding(ctx: Context): void {
-  // The body is left unread: Node can still find its end (chunked comes last) and discards it.
+  // The body is skipped: Node can still find its end (chunked comes last).
   ctx
     .status(501)
     .setHeader('content-type', 'application/json; charset=utf-8')
     .send(UNKNOWN_CODING_BODY);
 }
 
-function ambiguousType(ctx: Context): never {
-  closeIfHuge(ctx);
+function ambiguousType(): never {
   throw new HttpException(400, 'Two different Content-Type headers: the body type is ambiguous');
 }
 
@@ -612,21 +621,26 @@ class KeelApp implements App, SlotHost {
     });
     const poolSize = integer('poolSize', options.poolSize, 1024, 0);
     this.trust = compileTrust(options.trustProxy ?? false);
-    this.sse = new SseRegistry(checkClock(options.clock), {
-      heartbeatMs: integer('sse.heartbeatMs', sse.heartbeatMs, 15_000, 0, MAX_TIMER_MS, 'ms'),
-      maxBufferedBytes: integer(
-        'sse.maxBufferedBytes',
-        sse.maxBufferedBytes,
-        1024 * 1024,
-        1,
-        undefined,
-        'bytes',
-      ),
-    });
+    const clock = checkClock(options.clock);
     this.send = {
-      clock: this.sse.clock,
+      clock,
       ms: integer('sendTimeout', options.sendTimeout, 60_000, 0, MAX_TIMER_MS, 'ms'),
     };
+    this.sse = new SseRegistry(
+      clock,
+      {
+        heartbeatMs: integer('sse.heartbeatMs', sse.heartbeatMs, 15_000, 0, MAX_TIMER_MS, 'ms'),
+        maxBufferedBytes: integer(
+          'sse.maxBufferedBytes',
+          sse.maxBufferedBytes,
+          1024 * 1024,
+          1,
+          undefined,
+          'bytes',
+        ),
+      },
+      this.send.ms,
+    );
     this.graphql = new GraphqlRunner(resolveGraphqlOptions(options.graphql, this.development));
     this.compression = resolveCompression(options.compression);
     this.#pool = new Pool(poolSize, () => new Slot(this));
@@ -778,7 +792,7 @@ class KeelApp implements App, SlotHost {
     const ctx = createContext(slot, req as KeelRequest, res, method, url, params, requestId);
     let kind: BodyKind;
     if (body === NO_BODY) {
-      // A 404 / 405 needs no body: it is skipped after the answer (below), never read.
+      // A 404 / 405 needs no body: it is skipped (below), never read.
       kind = BodyKind.None;
     } else if (method === 'GET' || method === 'HEAD') {
       // Their bodies have no defined meaning: left unread (Node discards them). One declared over
@@ -788,16 +802,17 @@ class KeelApp implements App, SlotHost {
       kind = declared !== undefined && Number(declared) > body.limit ? BodyKind.Raw : BodyKind.None;
     } else {
       kind = bodyKindOf(req, body);
+      // Refused for its headers: never read, skipped as a 404's is (below).
       if (kind === BodyKind.UnknownCoding) {
-        kind = BodyKind.None;
         handler = unknownTransferCoding;
+        body = NO_BODY;
       } else if (kind !== BodyKind.None && twoContentTypes(req)) {
-        kind = BodyKind.None;
         handler = ambiguousType;
+        body = NO_BODY;
       } else if (kind !== BodyKind.None && kind !== BodyKind.Raw && isEncoded(req)) {
         // A gzip body read as JSON would be "Malformed JSON": say what is wrong instead (415).
-        kind = BodyKind.None;
         handler = unsupportedEncoding;
+        body = NO_BODY;
       }
     }
     slot.begin(ctx, handler);
@@ -876,6 +891,8 @@ class KeelApp implements App, SlotHost {
   release(slot: Slot): void {
     const ctx = slot.face;
     const cut = slot.cut;
+    // What is left of a body nobody read is drained with a bound (Node's has none).
+    drainUnread(ctx.req);
     slot.reset();
     this.#pool.release(slot);
     if (--this.#inflight === 0 && this.#drained !== null) this.#drained();
@@ -893,10 +910,8 @@ class KeelApp implements App, SlotHost {
     const res = ctx.res;
     // A head the handler made through ctx.res after its client left, or a response whose
     // connection closed while it was queued behind another (or the reply that took that queue
-    // over the cap): none of it was sent. Asked only of one cut or never ended (a reply ended
-    // and not cut reached its connection), so the common path pays no lookup.
-    const sent =
-      res.headersSent && !sentNothing(res) && !((cut || !res.writableEnded) && wasUnsent(res));
+    // over the cap): none of it was sent.
+    const sent = res.headersSent && !wasUnsent(res);
     const info: ResponseInfo = {
       status: sent ? res.statusCode : 0,
       // A small reply the socket took at once is over when ended (no 'finish' listener on the
@@ -945,6 +960,33 @@ class KeelApp implements App, SlotHost {
       this.handler,
     );
     server.keepAliveTimeout = keepAliveTimeout;
+    this.attach(server);
+    this.#servers.add(server);
+    server.once('close', () => this.#servers.delete(server));
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve(server);
+      });
+    });
+  }
+
+  attach(server: Server): Server {
+    if (
+      typeof server !== 'object' ||
+      server === null ||
+      typeof (server as Partial<Server>).on !== 'function' ||
+      typeof (server as Partial<Server>).listen !== 'function'
+    ) {
+      throw typeError('server', 'an http.Server', server);
+    }
+    // Two apps' CONNECT and checkContinue listeners would both answer.
+    const marked = server as Server & { [ATTACHED]?: App };
+    const owner = marked[ATTACHED];
+    if (owner === this) return server;
+    if (owner !== undefined) throw new Error('keel: this server is attached to another app');
+    marked[ATTACHED] = this;
     // Every header line (maxHeaderSize, 16 KiB, bounds them): Node's default drops those past
     // about 1000, a proxy's appended X-Forwarded-For among them (see headersCut).
     server.maxHeadersCount = 0;
@@ -973,15 +1015,7 @@ class KeelApp implements App, SlotHost {
     server.on('connection', (socket: Socket & { [PEER]?: string }) => {
       socket[PEER] = socket.remoteAddress ?? '';
     });
-    this.#servers.add(server);
-    server.once('close', () => this.#servers.delete(server));
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve(server);
-      });
-    });
+    return server;
   }
 
   close(options: CloseOptions = {}): Promise<void> {

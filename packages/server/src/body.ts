@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import secureJson from 'secure-json-parse';
 import { rangeError, typeError } from './checks';
@@ -44,18 +44,23 @@ function discardRest(req: IncomingMessage, budget: number): void {
   req.on('close', stop);
 }
 
+/** A Content-Length other than 0, or a Transfer-Encoding (Node refuses the two together). */
+function declaresBody(headers: IncomingHttpHeaders): boolean {
+  const length = headers['content-length'];
+  return (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
+}
+
 /**
- * A request no route takes (404, 405) needs no body: it is not read, nor asked for with
- * `100 Continue`. What comes is drained (Node's own drain has no bound) up to DISCARD_LIMIT,
- * then the connection ends; one declared larger, or one the client waits to send (the 100 is
- * not coming: it may send the body or not), ends the connection after the answer.
+ * A request no route takes (404, 405), or whose body is refused for its headers (415, 400, 501),
+ * needs no body: it is not read, nor asked for with `100 Continue`. What comes is drained (Node's
+ * own drain has no bound) up to DISCARD_LIMIT, then the connection ends; one declared larger, or
+ * one the client waits to send (the 100 is not coming: it may send the body or not), ends the
+ * connection after the answer.
  */
 export function skipBody(req: IncomingMessage, res: ServerResponse): void {
   const headers = req.headers;
+  if (!declaresBody(headers)) return;
   const length = headers['content-length'];
-  if ((length === undefined || length === '0') && headers['transfer-encoding'] === undefined) {
-    return;
-  }
   const expecting = req as ExpectingRequest;
   if (expecting[EXPECTS_CONTINUE] === 'pending') {
     expecting[EXPECTS_CONTINUE] = 'refused';
@@ -65,6 +70,24 @@ export function skipBody(req: IncomingMessage, res: ServerResponse): void {
   } else {
     discardRest(req, DISCARD_LIMIT);
   }
+}
+
+/**
+ * Once its request is over: the rest of a body nobody read (a GET's, a type no parser takes, a
+ * route that never reads it) is drained as skipBody's, up to DISCARD_LIMIT, then the connection
+ * ends. Node's own drain (when the response finished) has no bound: a client could stream into
+ * any route until `requestTimeout`. A body complete, or one the handler reads (or paused) is
+ * left alone. Its first test is all a request without a body pays once it was read through.
+ */
+export function drainUnread(req: IncomingMessage): void {
+  if (req.complete || !declaresBody(req.headers) || req.destroyed) return;
+  const dumped = req as IncomingMessage & { _dumped?: boolean };
+  if (dumped._dumped === true) {
+    // Node's drain began (the response finished first): its parser drops the body's bytes
+    // unseen while `_dumped` is set. Cleared, they reach the request again, and are counted.
+    dumped._dumped = false;
+  } else if (req.readableFlowing !== null) return; // the handler reads it, or paused it
+  discardRest(req, DISCARD_LIMIT);
 }
 
 /** What the body parser does with a request's content type. */

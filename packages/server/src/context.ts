@@ -18,8 +18,7 @@ import { HttpException, ReleasedContextError } from './errors';
 import { type FileTarget, type SendFileOptions, sendFile } from './files';
 import type { GraphqlResolvers } from './graphql';
 import { headersCut, resolveAddresses } from './proxy';
-import { sentNothing } from './raw-response';
-import { whileQueued } from './send-watch';
+import { wasUnsent, whileQueued } from './send-watch';
 import type { Slot } from './slot';
 import { assertSseField, type SseStream, serializeData, streamEvery } from './sse';
 import { discard, isStreamBody, type StreamBody, sendStream } from './stream-body';
@@ -103,9 +102,10 @@ const MAX_DELTA_SECONDS = 2_147_483_648;
 /**
  * An IP literal, or a reg-name (RFC 3986 §3.2.2) of letters, digits, `-`, `.` and `_` (Docker and
  * compose service names: `my_api`), with one optional trailing dot (the DNS root label: curl
- * sends `example.com.` for such a URL); then an optional port.
+ * sends `example.com.` for such a URL) and no empty label (`a..b` names no host); then an
+ * optional port.
  */
-const HOST = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?)(?::\d{1,5})?$/i;
+const HOST = /^(?!.*\.\.)(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?)(?::\d{1,5})?$/i;
 
 /**
  * `example.com:8080` -> `example.com`, `[::1]:80` -> `[::1]`, `example.com.` -> `example.com`
@@ -354,7 +354,7 @@ export class Context {
       this.#signal = controller.signal;
       const res = this.res;
       const closed = (): void => {
-        if (!res.writableFinished || sentNothing(res))
+        if (!res.writableFinished || wasUnsent(res))
           controller.abort(new DOMException(LEFT, 'AbortError'));
       };
       if (res.closed || res.destroyed) closed();

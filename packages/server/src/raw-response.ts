@@ -1,4 +1,5 @@
 import { type IncomingMessage, ServerResponse } from 'node:http';
+import { UNSENT } from './send-watch';
 import { SLICE_BYTES, sizeOf } from './sliced-body';
 
 /** What a response tells its request's slot about the handler writing to it itself. */
@@ -25,11 +26,11 @@ export class KeelServerResponse<
   /** Told of the next write, then cleared: set by the app for each request. */
   writer: RawWriter | null = null;
   /** Its head was made after the response was destroyed: nothing of it reached the client. */
-  unsent = false;
+  [UNSENT] = false;
 
   override writeHead(statusCode: number, reason?: unknown, headers?: unknown): this {
     // `_implicitHeader` (a write or end with no head yet) comes through here too.
-    if (this.destroyed && !this.headersSent) this.unsent = true;
+    if (this.destroyed && !this.headersSent) this[UNSENT] = true;
     return (super.writeHead as (s: number, r?: unknown, h?: unknown) => this)(
       statusCode,
       reason,
@@ -55,9 +56,4 @@ export class KeelServerResponse<
     }
     return (super.end as (c?: unknown, e?: unknown, cb?: unknown) => this)(chunk, encoding, cb);
   }
-}
-
-/** A head of `res` was made after its client left: nothing of the response was sent. */
-export function sentNothing(res: ServerResponse): boolean {
-  return res instanceof KeelServerResponse && res.unsent;
 }

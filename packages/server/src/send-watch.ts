@@ -37,16 +37,17 @@ function delivered(socket: Socket): number {
  * A connection's progress as a watch last saw it: what it had delivered then (`mark`, -1 when
  * nothing of the watched bytes was waiting) and since when (`since`, clock time).
  */
-interface Progress {
+export interface Progress {
   mark: number;
   since: number;
 }
 
 /**
  * Whether `socket` has delivered nothing for `ms` while bytes wait; notes its progress when it
- * moved (the one rule of watchSend and watchBacklog: nginx's `send_timeout`).
+ * moved (the one rule of watchSend, watchBacklog and an event stream's queue: nginx's
+ * `send_timeout`).
  */
-function stalled(progress: Progress, socket: Socket, now: number, ms: number): boolean {
+export function stalled(progress: Progress, socket: Socket, now: number, ms: number): boolean {
   const moved = delivered(socket);
   if (moved !== progress.mark) {
     progress.mark = moved;
@@ -57,7 +58,7 @@ function stalled(progress: Progress, socket: Socket, now: number, ms: number): b
 }
 
 /** How often a watch checks: every quarter period, so a stall is cut within 1.25 periods. */
-function checkEvery(ms: number): number {
+export function checkEvery(ms: number): number {
   return Math.max(1, Math.floor(ms / 4));
 }
 
@@ -69,23 +70,29 @@ function checkEvery(ms: number): number {
 function closeQueued(res: ServerResponse): void {
   // It got its socket meanwhile (Node closes it then), or it is over already.
   if (res.socket !== null || res.writableFinished || res.closed) return;
-  unsent.add(res);
+  markUnsent(res);
   res.destroy();
   res.emit('close');
 }
 
 /**
- * Responses none of which reached their connection: closed while queued behind another response
- * of it, or the reply that took its queue over the cap. Added on those paths only.
+ * Set on a response none of which reached its connection: closed while queued behind another
+ * response of it, the reply that took its queue over the cap, or one whose head was made after
+ * its client left (KeelServerResponse, which declares it, so its shape never changes). Set on
+ * those paths only: another response does not have it.
  */
-const unsent = new WeakSet<ServerResponse>();
+export const UNSENT = Symbol('keel.unsent');
 
-/**
- * `res`, whose connection closed before it finished, never reached it (onResponse: status 0).
- * Asked only of a response that was cut, so the common path pays nothing.
- */
+type Marked = ServerResponse & { [UNSENT]?: boolean };
+
+/** Notes that nothing of `res` reached its connection (see {@link UNSENT}). */
+export function markUnsent(res: ServerResponse): void {
+  (res as Marked)[UNSENT] = true;
+}
+
+/** Nothing of `res` reached its connection (onResponse: status 0). One property read. */
 export function wasUnsent(res: ServerResponse): boolean {
-  return unsent.has(res);
+  return (res as Marked)[UNSENT] === true;
 }
 
 /** The responses queued behind another on each connection, closed with it. */
@@ -237,7 +244,7 @@ export function holdQueued(res: ServerResponse, socket: Socket, size: number): b
     queue.held.set(res, size);
   }
   if (queue.bytes <= MAX_QUEUED_BYTES) return true;
-  unsent.add(res);
+  markUnsent(res);
   socket.destroy();
   return false;
 }
@@ -254,10 +261,22 @@ export function fitsQueue(res: ServerResponse, watch: SendWatch, size: number): 
   return holdQueued(res, socket, size);
 }
 
-/** Whether `socket` is a connection whose queue is watched: a real one, `sendTimeout` on. */
-export function watchable(socket: Socket, watch: SendWatch): boolean {
+/**
+ * Whether `socket`, not destroyed, is a connection whose queue is watched: a real one,
+ * `sendTimeout` on.
+ */
+function watchable(socket: Socket, watch: SendWatch): boolean {
   // An in-process request (`inject`) has no connection to watch.
-  return watch.ms !== 0 && typeof socket.bytesWritten === 'number' && !socket.destroyed;
+  return watch.ms !== 0 && typeof socket.bytesWritten === 'number';
+}
+
+/**
+ * The socket of `res` took all of it at once (a client that reads): nothing waits. Two property
+ * reads, the whole cost of the common case for {@link watchEnded} and {@link awaitsSocket}.
+ */
+function handedOver(res: ServerResponse): boolean {
+  const own = res.socket;
+  return own !== null && own.writableLength === 0;
 }
 
 /**
@@ -271,17 +290,16 @@ export function watchable(socket: Socket, watch: SendWatch): boolean {
  * A reply that took the connection's queue over the cap is dropped, unsent, with it.
  */
 export function watchEnded(res: ServerResponse, watch: SendWatch): void {
-  const own = res.socket;
-  if (own !== null && own.writableLength === 0) return;
+  if (handedOver(res)) return;
   const socket = res.req.socket;
-  if (!watchable(socket, watch)) return;
+  if (socket.destroyed || !watchable(socket, watch)) return;
   const backlog = backlogs.get(socket);
   if (backlog === undefined) {
     backlogs.set(socket, { last: res });
     watchBacklog(socket, watch);
   } else backlog.last = res;
   // Queued behind another response: all of it (head and body) is held until that one finished.
-  if (own === null) holdQueued(res, socket, res.writableLength);
+  if (res.socket === null) holdQueued(res, socket, res.writableLength);
 }
 
 /**
@@ -290,8 +308,7 @@ export function watchEnded(res: ServerResponse, watch: SendWatch): void {
  * over yet ({@link replyDone}). Two property reads for one its socket took at once.
  */
 export function awaitsSocket(res: ServerResponse): boolean {
-  const own = res.socket;
-  if (own !== null && own.writableLength === 0) return false;
+  if (handedOver(res)) return false;
   return (
     res.writableEnded &&
     !res.writableFinished &&

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { checkLine, rangeError, unserializable } from './checks';
-import { type Clock, repeat } from './clock';
+import { type Clock, repeat, type TimerHandle } from './clock';
+import { checkEvery, type Progress, stalled } from './send-watch';
 import { promiseOf } from './thenable';
 
 /** Server-sent event settings of an app (`createApp({ sse })`). */
@@ -103,6 +104,8 @@ export class SseRegistry {
   readonly streams = new Set<SseStream>();
   readonly clock: Clock;
   readonly options: SseSettings;
+  /** The app's `sendTimeout` (0 = off): how long a waiting queue may make no progress. */
+  readonly stallMs: number;
   /**
    * Counts event-loop turns that wrote. Node corks a response until the next tick, so bytes
    * written in the current turn are not yet "unsent" (see {@link SseStream.write}).
@@ -111,9 +114,10 @@ export class SseRegistry {
   #turnPending = false;
   #stopHeartbeat: (() => void) | null = null;
 
-  constructor(clock: Clock, options: SseSettings) {
+  constructor(clock: Clock, options: SseSettings, stallMs = 0) {
     this.clock = clock;
     this.options = options;
+    this.stallMs = stallMs;
   }
 
   /** Returns true when this stream armed the heartbeat: its first beat is a whole period away. */
@@ -204,6 +208,10 @@ export class SseStream {
   /** Writes so far, and as counted at the last heartbeat: equal means idle for a whole period. */
   #writes = 0;
   #beatWrites = -1;
+  /** The queue's watch, while a write left it waiting (see #watchQueue); null: none. */
+  #watch: TimerHandle = null;
+  /** The connection's progress as the watch last saw it; made at the first wait. */
+  #progress: Progress | null = null;
 
   static {
     internals = {
@@ -352,8 +360,45 @@ export class SseStream {
     if (queued + frame.length > 2 * max) return this.#drop();
     res.write(frame);
     this.#writes++;
+    if (this.#watch === null && (queued + frame.length > max || res.writableNeedDrain)) {
+      this.#watchQueue();
+    }
     return true;
   }
+
+  /**
+   * The cap is judged at a turn's first write (a heartbeat is one), but none may come: heartbeats
+   * off, a quiet topic, `sseInterval` ticks skipped while congested. A client that stopped
+   * reading would hold its queue and connection for ever. So a write that leaves the queue
+   * waiting (congested, or over the cap) watches it as `sendTimeout` watches a body: checked
+   * every quarter period until it is taken; over the cap, or no progress for `sendTimeout`, and
+   * the client is dropped as too slow.
+   */
+  #watchQueue(): void {
+    const ms = this.#registry.stallMs;
+    if (ms === 0) return;
+    const progress = this.#progress ?? { mark: -1, since: 0 };
+    this.#progress = progress;
+    progress.mark = -1;
+    this.#watch = this.#registry.clock.setTimeout(this.#checkQueue, checkEvery(ms));
+  }
+
+  #checkQueue = (): void => {
+    this.#watch = null;
+    if (this.#closed) return;
+    const res = this.#res;
+    const { clock, options, stallMs } = this.#registry;
+    if (res.writableLength > options.maxBufferedBytes) {
+      this.#drop();
+      return;
+    }
+    if (!res.writableNeedDrain) return; // taken: the next write that leaves it waiting watches
+    if (stalled(this.#progress!, res.req.socket, clock.now(), stallMs)) {
+      this.#drop();
+      return;
+    }
+    this.#watch = clock.setTimeout(this.#checkQueue, checkEvery(stallMs));
+  };
 
   /** Disconnects a client too slow (or fed too much at once) for its queue cap. */
   #drop(): false {
@@ -411,6 +456,10 @@ export class SseStream {
   #onClose = (): void => {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#watch !== null) {
+      this.#registry.clock.clearTimeout(this.#watch);
+      this.#watch = null;
+    }
     for (const stop of this.#timers) stop();
     this.#timers.clear();
     this.#res.off('close', this.#onClose);

@@ -61,6 +61,73 @@ describe('SSE queue bounds', () => {
     expect(clock.active).toBe(0);
   });
 
+  it('a client left over the cap with nothing more to write is dropped at the next check (heartbeats off)', async () => {
+    // The cap was checked at the next write only (a heartbeat is one): with `heartbeatMs: 0` and
+    // no more events, a client over it held its queue and its connection for ever. The queue is
+    // checked every quarter of `sendTimeout` while it waits.
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000, sse: { heartbeatMs: 0, maxBufferedBytes: CAP } });
+    let stream!: SseStream;
+    a.get('/quiet', (ctx) => {
+      stream = ctx.sseStream();
+      return stream;
+    });
+    const { port } = await start(a);
+    const stop = stalled(port, '/quiet');
+    await until(() => stream !== undefined);
+    const payload = 'x'.repeat(4096);
+    // One frame a turn until the kernel is full and the queue passes the cap; then silence.
+    while (stream.bufferedBytes <= CAP && !stream.closed) {
+      stream.send('fill', payload);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(stream.closed).toBe(false);
+    expect(stream.bufferedBytes).toBeGreaterThan(CAP);
+    clock.tick(200);
+    expect(stream.closed).toBe(false);
+    clock.tick(100);
+    expect(stream.dropped).toBe(true);
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+    stop();
+  });
+
+  it('an sseInterval stream whose client stopped reading is cut after sendTimeout without progress (heartbeats off)', async () => {
+    // Its ticks are skipped while the socket is congested (16 KiB and more queued): no write
+    // came to judge it, under the cap or not, so it held its queue and connection for ever.
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000, sse: { heartbeatMs: 0 } });
+    let stream!: SseStream;
+    let ticks = 0;
+    const payload = 'x'.repeat(4096);
+    a.get('/ticks', (ctx) => {
+      stream = ctx.sseStream();
+      return ctx.sseInterval(() => {
+        ticks++;
+        return payload;
+      }, 10);
+    });
+    const { port } = await start(a);
+    const stop = stalled(port, '/ticks');
+    await until(() => stream !== undefined);
+    while (!stream.congested && !stream.closed) {
+      clock.tick(10);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(stream.closed).toBe(false);
+    expect(stream.bufferedBytes).toBeLessThan(stream.maxBufferedBytes);
+    const before = ticks;
+    clock.tick(900);
+    await new Promise((r) => setImmediate(r));
+    expect(stream.closed).toBe(false);
+    clock.tick(400);
+    expect(stream.dropped).toBe(true);
+    expect(ticks).toBe(before); // skipped while congested: the stall was never written to
+    await until(() => appStats(a).inflight === 0);
+    expect(clock.active).toBe(0);
+    stop();
+  });
+
   it('a burst up to twice the cap in one turn reaches a client that reads', async () => {
     const a = app({ sse: { maxBufferedBytes: CAP } });
     const hub = createEventHub({ bufferSize: 200 });

@@ -48,6 +48,14 @@ describe('ctx.hostname: names a careful server takes', () => {
     expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: example.com..\r\n')).toBe('');
     expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: .\r\n')).toBe('');
     expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: .:80\r\n')).toBe('');
+    // Nor is an empty label inside the name, wherever the name comes from (a forwarded one is
+    // ignored, as any malformed one: the Host stands).
+    expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: a..b\r\n')).toBe('');
+    expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: A..b.:8080\r\n')).toBe('');
+    expect(await hostname(port, 'GET http://a..b/h HTTP/1.1\r\nHost: x\r\n')).toBe('');
+    expect(
+      await hostname(port, 'GET /h HTTP/1.1\r\nHost: b\r\nX-Forwarded-Host: shop..example\r\n'),
+    ).toBe('b');
   });
 
   it('underscores (Docker / compose service names) are a reg-name', async () => {

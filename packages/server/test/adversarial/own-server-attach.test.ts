@@ -1,0 +1,114 @@
+// `http.createServer(app.handler)` gets Node's defaults for what happens off the request path:
+// a CONNECT is dropped without an answer, bytes after a `Connection: close` request replace its
+// response with a 400, and `Expect: 100-continue` is answered before keel can refuse the body.
+// `app.attach(server)` gives an own server what servers `listen()` start get (their timeouts
+// aside). Each case runs on a real own server, with the contrast of one without it.
+import { createServer, type Server } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type App, createApp } from '../../src/index';
+import { socketBytes } from '../helpers';
+import { guardProcess } from './harness';
+
+guardProcess();
+
+const apps: App[] = [];
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(
+    servers.splice(0).map(
+      (s) =>
+        new Promise((resolve) => {
+          s.closeAllConnections();
+          s.close(resolve);
+        }),
+    ),
+  );
+  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
+});
+
+function makeApp(): App {
+  const app = createApp({ bodyLimit: 8 });
+  apps.push(app);
+  app.get('/a', (ctx) => ctx.send('a'));
+  app.get('/slow', async (ctx) => {
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    ctx.send('slow');
+  });
+  app.post('/p', (ctx) => ctx.json(ctx.body));
+  return app;
+}
+
+async function own(attach: boolean): Promise<{ app: App; server: Server; port: number }> {
+  const app = makeApp();
+  const server = createServer(app.handler);
+  if (attach) expect(app.attach(server)).toBe(server);
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { app, server, port: (server.address() as AddressInfo).port };
+}
+
+const CONNECT = 'CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n\r\n';
+const CLOSE_THEN_MORE =
+  'GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\n';
+const EXPECTING =
+  'POST /p HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+  'Content-Length: 100\r\nExpect: 100-continue\r\n\r\n';
+
+describe('app.attach(server): an own server handled as those listen() starts', () => {
+  it('CONNECT is answered 405 with Allow and the connection closed', async () => {
+    const { port } = await own(true);
+    expect(await socketBytes(port, CONNECT, 2_000)).toBe(
+      'HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, POST, HEAD, OPTIONS\r\n' +
+        'Content-Length: 0\r\nConnection: close\r\n\r\n',
+    );
+    // A client that resets at once: the socket's error is handled (no uncaught exception).
+    const reset = connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => {
+      reset.write(CONNECT, () => {
+        reset.resetAndDestroy();
+        resolve();
+      });
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  });
+
+  it('bytes after a Connection: close request leave its response whole (RFC 9112 §9.6)', async () => {
+    const { port } = await own(true);
+    const out = await socketBytes(port, CLOSE_THEN_MORE, 2_000);
+    expect(out).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(out.endsWith('slow')).toBe(true);
+  });
+
+  it('Expect: 100-continue with an oversize body is refused before it is sent', async () => {
+    const { port } = await own(true);
+    const out = await socketBytes(port, EXPECTING, 2_000);
+    expect(out).not.toContain('100 Continue');
+    expect(out).toMatch(/^HTTP\/1\.1 413 /);
+  });
+
+  it('is idempotent, and gives the server the listeners listen() adds', async () => {
+    const { app, server } = await own(true);
+    const counts = (): number[] =>
+      ['clientError', 'connect', 'checkContinue', 'connection'].map((e) => server.listenerCount(e));
+    const before = counts();
+    app.attach(server);
+    expect(counts()).toEqual(before);
+    expect(server.maxHeadersCount).toBe(0);
+    // Another app's listeners would answer CONNECT and Expect a second time.
+    expect(() => makeApp().attach(server)).toThrow('keel: this server is attached to another app');
+  });
+
+  it('throws a TypeError naming what it got for something not a server', () => {
+    const app = makeApp();
+    expect(() => app.attach({} as Server)).toThrow(TypeError);
+    expect(() => app.attach({} as Server)).toThrow(/server/);
+  });
+
+  it('without it, Node drops CONNECT, answers 400 over the response, sends 100 Continue', async () => {
+    const { port } = await own(false);
+    expect(await socketBytes(port, CONNECT, 2_000)).toBe('');
+    expect(await socketBytes(port, CLOSE_THEN_MORE, 2_000)).toMatch(/^HTTP\/1\.1 400 /);
+    expect(await socketBytes(port, EXPECTING, 300)).toContain('100 Continue');
+  });
+});

@@ -1,0 +1,186 @@
+// A client streams a body nobody reads into a route: a chunked GET body, a type no parser takes
+// on a route that never reads it, a body refused for its headers (415, 400, 501). Node drains
+// such a body after the answer with no bound (until `requestTimeout`, or for ever with it off),
+// so one connection could push gigabytes. keel drains it up to 16 MiB, as a 404's, then closes.
+import { connect, type Socket } from 'node:net';
+import { Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type App, createApp } from '../../src/index';
+import { start, until } from '../helpers';
+import { guardProcess } from './harness';
+
+guardProcess();
+
+const apps: App[] = [];
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const s of sockets.splice(0)) s.destroy();
+  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
+});
+
+const MiB = 1024 * 1024;
+const CHUNK = Buffer.alloc(64 * 1024, 97);
+/** One chunk of a chunked body: 64 KiB of `a`. */
+const FRAME = Buffer.concat([Buffer.from('10000\r\n'), CHUNK, Buffer.from('\r\n')]);
+
+interface Conn {
+  s: Socket;
+  text: () => string;
+  closed: () => boolean;
+}
+
+async function open(port: number): Promise<Conn> {
+  const s = connect(port, '127.0.0.1');
+  sockets.push(s);
+  let out = '';
+  let closed = false;
+  s.setEncoding('latin1');
+  s.on('data', (c: string) => {
+    out += c;
+  });
+  s.on('error', () => {});
+  s.on('close', () => {
+    closed = true;
+  });
+  await new Promise((r) => s.once('connect', r));
+  return { s, text: () => out, closed: () => closed };
+}
+
+/**
+ * Writes up to `total` bytes of chunk frames, each once the last was taken; stops when the
+ * connection closed. Resolves with the body bytes written.
+ */
+async function pour(c: Conn, total: number): Promise<number> {
+  let sent = 0;
+  while (sent < total && !c.closed()) {
+    const ok = await new Promise<boolean>((resolve) => c.s.write(FRAME, (err) => resolve(!err)));
+    if (!ok) break;
+    sent += CHUNK.length;
+  }
+  return sent;
+}
+
+async function serve(setup: (app: App) => void): Promise<number> {
+  const app = createApp({ requestTimeout: 0 });
+  apps.push(app);
+  setup(app);
+  return (await start(app)).port;
+}
+
+/** Sends `head`, waits for the answer, pours 24 MiB of body: the server must close within it. */
+async function cutAfterCap(port: number, head: string, status: string): Promise<void> {
+  const c = await open(port);
+  c.s.write(head);
+  await until(() => c.text().includes('\r\n\r\n'));
+  expect(c.text().slice(9, 12)).toBe(status);
+  await pour(c, 24 * MiB);
+  await until(c.closed);
+}
+
+const chunked = (line: string, extra = ''): string =>
+  `${line}\r\nHost: x\r\n${extra}Transfer-Encoding: chunked\r\n\r\n`;
+
+describe('a body nobody reads is drained up to 16 MiB, then the connection closes', () => {
+  it('a chunked GET body on a route answering at once', async () => {
+    const port = await serve((app) => app.get('/h', (ctx) => ctx.send('h')));
+    await cutAfterCap(port, chunked('GET /h HTTP/1.1'), '200');
+  });
+
+  it('a chunked GET body on a route answering with a stream (Node drains it first)', async () => {
+    const port = await serve((app) => app.get('/s', (ctx) => ctx.send(Readable.from(['s']))));
+    await cutAfterCap(port, chunked('GET /s HTTP/1.1'), '200');
+  });
+
+  it('a POST of a type no parser takes, on a route that never reads it', async () => {
+    const port = await serve((app) =>
+      app.post('/p', async (ctx) => {
+        await new Promise((r) => setImmediate(r));
+        ctx.send('p');
+      }),
+    );
+    await cutAfterCap(
+      port,
+      chunked('POST /p HTTP/1.1', 'Content-Type: application/octet-stream\r\n'),
+      '200',
+    );
+  });
+
+  it('a chunked body refused for its headers: 415, 400, 501', async () => {
+    const port = await serve((app) => app.post('/j', (ctx) => ctx.json(ctx.body)));
+    const json = 'Content-Type: application/json\r\n';
+    await cutAfterCap(
+      port,
+      chunked('POST /j HTTP/1.1', `${json}Content-Encoding: gzip\r\n`),
+      '415',
+    );
+    await cutAfterCap(
+      port,
+      chunked('POST /j HTTP/1.1', `${json}Content-Type: text/plain\r\n`),
+      '400',
+    );
+    const c = await open(port);
+    c.s.write(`POST /j HTTP/1.1\r\nHost: x\r\n${json}Transfer-Encoding: gzip, chunked\r\n\r\n`);
+    await until(() => c.text().includes('\r\n\r\n'));
+    expect(c.text().slice(9, 12)).toBe('501');
+    await pour(c, 24 * MiB);
+    await until(c.closed);
+  });
+
+  it('a body refused for its headers is not asked for with 100 Continue: the connection ends', async () => {
+    const port = await serve((app) => {
+      // Async middleware: the refusal comes after the request event, when Node would send the 100.
+      app.use(async (_ctx, next) => {
+        await new Promise((r) => setImmediate(r));
+        return next();
+      });
+      app.post('/j', (ctx) => ctx.json(ctx.body));
+    });
+    const c = await open(port);
+    c.s.write(
+      'POST /j HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+        'Content-Encoding: gzip\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n',
+    );
+    await until(c.closed);
+    expect(c.text()).not.toContain('100 Continue');
+    expect(c.text()).toMatch(/^HTTP\/1\.1 415 /);
+  });
+
+  it('a small unread body is drained and the connection serves the next request', async () => {
+    const port = await serve((app) => {
+      app.get('/h', (ctx) => ctx.send('h'));
+      app.post('/j', (ctx) => ctx.json(ctx.body));
+    });
+    const c = await open(port);
+    c.s.write(chunked('GET /h HTTP/1.1'));
+    await until(() => c.text().endsWith('h'));
+    await pour(c, 1 * MiB);
+    c.s.write('0\r\n\r\nGET /h HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until(() => c.text().split('HTTP/1.1 200').length === 3);
+    // Refused for its headers: drained too, and the connection goes on.
+    c.s.write(
+      chunked('POST /j HTTP/1.1', 'Content-Type: application/json\r\nContent-Encoding: br\r\n'),
+    );
+    await until(() => c.text().includes('415'));
+    await pour(c, 1 * MiB);
+    c.s.write('0\r\n\r\nGET /h HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until(() => c.text().split('HTTP/1.1 200').length === 4);
+    expect(c.closed()).toBe(false);
+  });
+
+  it('a handler that reads its body itself gets all of it, past 16 MiB', async () => {
+    const port = await serve((app) =>
+      app.post('/up', async (ctx) => {
+        let n = 0;
+        for await (const chunk of ctx.req) n += (chunk as Buffer).length;
+        ctx.json({ n });
+      }),
+    );
+    const c = await open(port);
+    c.s.write(chunked('POST /up HTTP/1.1', 'Content-Type: application/octet-stream\r\n'));
+    const sent = await pour(c, 20 * MiB);
+    c.s.write('0\r\n\r\n');
+    await until(() => c.text().includes('{"n":'));
+    expect(c.text()).toContain(`{"n":${sent}}`);
+    expect(sent).toBe(20 * MiB);
+  });
+});
