@@ -11,10 +11,13 @@ const REDIS_STORE_ERROR = Symbol.for('keel.server.RedisStoreError');
 export type RedisStoreFailure = 'WRONGPASS' | 'NOAUTH' | 'NOPERM' | 'WRONGTYPE' | 'UNKNOWN_COMMAND';
 
 /**
- * `redisStreams` could not open because of its configuration, not an outage: retrying would
- * fail the same way, so it stopped (`hub.ready` rejects with this, publishes reject with a
- * `HubPublishError` whose `cause` it is). The message names the Redis error, the server (password
- * hidden), the stream and what to change; `cause` is Redis's own error.
+ * Redis refused `redisStreams` for its configuration, not an outage: retrying fails the same way
+ * until someone changes it. At open the store stops (`hub.ready` rejects with this, publishes
+ * reject with a `HubPublishError` whose `cause` it is). After open (a password rotated, an ACL
+ * changed) it keeps retrying with backoff: `onError` (or one process warning) gets this once per
+ * distinct refusal, and each refused publish rejects with a `HubPublishError` whose `cause` it
+ * is. The message names the Redis error, the server (password hidden), the stream and what to
+ * change; `cause` is Redis's own error.
  */
 export class RedisStoreError extends Error {
   override name = 'RedisStoreError' as const;

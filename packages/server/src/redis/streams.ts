@@ -81,12 +81,24 @@ export interface RedisStreamsOptions {
     | undefined;
   /**
    * Errors of the background reader (Redis unreachable, a failed resync). Publishes report their
-   * own errors by rejecting. What it throws is reported with `process.emitWarning`.
+   * own errors by rejecting. What it throws is reported with `process.emitWarning`. A refusal
+   * retrying cannot fix that comes after open (a rotated password, a narrowed ACL) is given once,
+   * as a `RedisStoreError` naming what to change, not at every retry.
    *
    * @default a process warning for each outage, naming the server (not its password) and the
-   * connection's error, and one when the reader reads again
+   * connection's error, one for each such refusal, and one when the reader reads again
    */
   onError?: ((error: unknown) => void) | undefined;
+}
+
+/**
+ * A connection's refusals in a row that retrying cannot fix (see `permanentFailure`), since it
+ * last worked: its reconnects back off by them.
+ */
+interface Refusals {
+  count: number;
+  /** The last one (Redis's error). */
+  last?: unknown;
 }
 
 /** An entry's fields: `e` event name, `d` data, `t` topic (absent for a broadcast). */
@@ -335,6 +347,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const gapCheck = Math.min(PAGE, maxLen);
   const backoff = (attempt: number): number =>
     Math.min(maxDelay, initialDelay * 2 ** Math.min(attempt, 20));
+  /** The reader's and the publishing connection's refusals (see `Refusals`). */
+  const readerRefusals: Refusals = { count: 0 };
+  const commandRefusals: Refusals = { count: 0 };
 
   // Commands fail at once while disconnected (no offline queue, no resend of a command whose
   // answer was lost): a publish must reject, not wait or be sent twice.
@@ -345,22 +360,29 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   // connection as ready once those settle, even when it was cut meanwhile (their replies never
   // came); it is then "ready" on a closed socket and its scheduled reconnect never happens
   // (redis/ioredis#2099). Without them it is ready at once, before a close can be seen.
-  const own: Partial<RedisOptions> = {
+  // ioredis counts reconnects from its last 'ready', which (without the ready check) comes before
+  // AUTH is answered: a refused AUTH would be retried at `initialDelay` for ever. Refusals in a
+  // row count on, so those retries back off to `maxDelay` too.
+  const own = (refusals: Refusals): Partial<RedisOptions> => ({
     enableReadyCheck: false,
     disableClientInfo: true,
     connectionName: undefined,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
-    retryStrategy: (times: number) => backoff(times - 1),
+    retryStrategy: (times: number) => backoff(times - 1 + refusals.count),
     lazyConnect: true,
-  };
+  });
   const shared = options.client;
   const commands =
-    shared ?? new Redis(options.url ?? 'redis://127.0.0.1:6379', { ...own, commandTimeout });
+    shared ??
+    new Redis(options.url ?? 'redis://127.0.0.1:6379', {
+      ...own(commandRefusals),
+      commandTimeout,
+    });
   // A blocking XREAD holds its connection: the reader gets its own. Its commands time out, so a
   // connection that died silently is noticed.
-  const reader = commands.duplicate({ ...own, commandTimeout: BLOCK_MS + 5000 });
+  const reader = commands.duplicate({ ...own(readerRefusals), commandTimeout: BLOCK_MS + 5000 });
   /** A shared client's name: the reader names its connections with it itself (see `own`). */
   const readerName = shared?.options.connectionName;
 
@@ -424,7 +446,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   /** Whether the current load of Redis's dataset was reported (once, like an outage). */
   let warnedLoading = false;
   const report = (error: unknown): void => {
-    if (closed) return;
+    if (closed || refusedAfterOpen(readerRefusals, error)) return;
+    // A read cut because Redis refused the connection (not an answer of Redis): that refusal was
+    // reported; a new outage is too, by the connection's own error.
+    if (readerRefusals.count > 0 && !(error instanceof ReplyError)) return;
     // An app's client keeps ioredis's ready check: during a load it waits in 'connect' and
     // refuses commands as "not writeable", with no error of its own. The reader's `LOADING`
     // (its duplicate has no ready check) is why; a publish names it (see `failed`).
@@ -443,6 +468,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   };
   /** The reader read again: the end of an outage the warning reported. */
   const recovered = (): void => {
+    if (readerRefusals.count > 0) worksAgain(readerRefusals);
     if (shared !== undefined && isLoading(down)) down = null;
     if (!warned) return;
     warned = warnedLoading = false;
@@ -460,19 +486,56 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     wake?.(); // its backoff: fail now
   };
   let opening = true;
+  /**
+   * Redis's messages of the refusals reported after open, each once until a refused connection
+   * works again (a few: one per refused command at most).
+   */
+  const toldRefusals = new Set<string>();
+  /**
+   * After open, an error retrying cannot fix (a password rotated, an ACL changed, `requirepass`
+   * set): retried all the same, since it can be fixed without restarting the app, but reported
+   * once, as a RedisStoreError naming what to change, until a refused connection works again.
+   */
+  const refusedAfterOpen = (refusals: Refusals, error: unknown): boolean => {
+    const code = opening ? undefined : permanentFailure(error);
+    if (code === undefined) return false;
+    refusals.count++;
+    // A command sent before the refused AUTH was answered: that refusal, already reported.
+    if (code === 'NOAUTH' && permanentFailure(refusals.last) === 'WRONGPASS') return true;
+    refusals.last = error;
+    const text = errorText(error);
+    if (toldRefusals.has(text)) return true;
+    toldRefusals.add(text);
+    const failure = new RedisStoreError(
+      code,
+      `keel: the Redis event store cannot use ${key} on ${where} (${text}): ${remedy(code, key)}; retrying`,
+      { cause: error },
+    );
+    if (userOnError) tell(failure);
+    else {
+      warned = true;
+      process.emitWarning(failure.message);
+    }
+    return true;
+  };
+  /** A refused connection works again: a refusal after this one is reported again. */
+  const worksAgain = (refusals: Refusals): void => {
+    refusals.count = 0;
+    refusals.last = undefined;
+    toldRefusals.clear();
+  };
   // ioredis reports each failed connect here; the default warning is given once per outage.
-  reader.on('error', (error: unknown) => {
-    if (closed) return;
-    noteRefused(error);
-    if (userOnError) tell(error);
-    else warnOnce(error);
-  });
-  if (shared === undefined) {
-    commands.on('error', (error: unknown) => {
+  const connectionError =
+    (refusals: Refusals) =>
+    (error: unknown): void => {
+      if (closed) return;
       noteRefused(error);
-      if (userOnError && !closed) tell(error);
-    });
-  }
+      if (refusedAfterOpen(refusals, error)) return;
+      if (userOnError) tell(error);
+      else if (refusals === readerRefusals) warnOnce(error);
+    };
+  reader.on('error', connectionError(readerRefusals));
+  if (shared === undefined) commands.on('error', connectionError(commandRefusals));
   const publisher = shared === undefined ? commands : reader;
   publisher.on('error', (error: unknown) => {
     down = error;
@@ -488,11 +551,22 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const failed =
     (what: string) =>
     (error: unknown): never => {
-      const cause = commands.status !== 'ready' && down !== null ? down : error;
-      throw new Error(
-        `keel: the Redis event store could not ${what} ${key} on ${where} (${errorText(cause)})`,
-        { cause },
-      );
+      // Its connection's AUTH refused since it last worked: that is why (a command answered
+      // NOAUTH was sent before the refusal came).
+      const refusal = commandRefusals.last;
+      const cause =
+        refusal !== undefined &&
+        (!(error instanceof ReplyError) || permanentFailure(error) === 'NOAUTH')
+          ? refusal
+          : commands.status !== 'ready' && down !== null
+            ? down
+            : error;
+      const message = `keel: the Redis event store could not ${what} ${key} on ${where} (${errorText(cause)})`;
+      const code = permanentFailure(cause);
+      // One retrying cannot fix (a password rotated, an ACL changed): typed, with what to change.
+      throw code === undefined
+        ? new Error(message, { cause })
+        : new RedisStoreError(code, `${message}: ${remedy(code, key)}`, { cause });
     };
   // A new connection has a new id.
   reader.on('close', () => {
@@ -525,6 +599,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * before the reply arrives.)
    */
   const appended = (id: string, from: string): string => {
+    if (commandRefusals.count > 0) worksAgain(commandRefusals);
     if (from !== START && behind === null && compareIds(id, from) <= 0) {
       behind = id;
       unblock(5);
