@@ -911,8 +911,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * marker), and keeps the ids of later entries (`XADD *`) above the old ones. Its loss head is
    * just before the stream's oldest entry (the first one since the flush), so two instances
    * that both saw the flush announce the same loss (the second marker, refused or read, resets
-   * nothing more). Best effort: refused (another instance's marker came first, Redis full or
-   * down), the others reset at their idle check, as before.
+   * nothing more). An instance whose reader had read past `last` (this one was behind) is not
+   * woken by the marker: the readers blocked like this one are woken too (`wakeReaders`). Best
+   * effort: refused (another instance's marker came first, and wakes them; Redis full or down;
+   * no `CLIENT` in the ACL), the others reset at their idle check, as before.
    */
   async function publishedBehind(): Promise<boolean> {
     const id = behind!;
@@ -924,8 +926,41 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     const head = idBefore(id);
     last = head;
     resetClients(head, lossHead);
-    await reader.xadd(key, 'MAXLEN', '~', maxLen, above, LOSS, lossHead).catch(() => {});
+    await reader
+      .xadd(key, 'MAXLEN', '~', maxLen, above, LOSS, lossHead)
+      .then(wakeReaders)
+      .catch(() => {});
     return true;
+  }
+
+  /**
+   * Wakes every connection blocked in `XREAD` that looks like this instance's reader (same Redis
+   * user, db and connection name): `CLIENT UNBLOCK` ends its read as if it waited for nothing.
+   * A reader of this stream after an id above the marker (it read further than this instance
+   * before the flush) then finds its last entry gone and resets at the newest one, the marker,
+   * at once instead of at its idle check. Any other (a reader of another stream, or at or below
+   * the marker, already woken) just reads again.
+   */
+  async function wakeReaders(): Promise<void> {
+    const { username, db } = reader.options;
+    const like = [`db=${db ?? 0}`, `name=${readerName ?? ''}`, 'cmd=xread'];
+    const user = `user=${username || 'default'}`;
+    const list = (await reader.call('CLIENT', 'LIST', 'TYPE', 'normal')) as string;
+    const woken: Promise<unknown>[] = [];
+    for (const line of list.split('\n')) {
+      const fields = line.trim().split(' ');
+      const flags = fields.find((f) => f.startsWith('flags='));
+      if (
+        !flags?.includes('b') ||
+        !like.every((f) => fields.includes(f)) ||
+        // No `user=` before Redis 6 (no ACL): everyone is the default user.
+        !fields.every((f) => !f.startsWith('user=') || f === user)
+      ) {
+        continue;
+      }
+      woken.push(reader.client('UNBLOCK', fields[0]!.slice('id='.length)));
+    }
+    await Promise.all(woken);
   }
 
   /** After a failed read: checks that the last delivered entry is still there. */
