@@ -11,7 +11,14 @@ import {
 import { MAX_TIMER_MS } from '../clock';
 import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
-import { permanentFailure, RedisStoreError, remedy } from './errors';
+import {
+  isLoading,
+  outOfMemory,
+  permanentFailure,
+  queuedErrors,
+  RedisStoreError,
+  remedy,
+} from './errors';
 
 /** Options for {@link redisStreams}. */
 export interface RedisStreamsOptions {
@@ -99,6 +106,12 @@ interface Refusals {
   count: number;
   /** The last one (Redis's error). */
   last?: unknown;
+}
+
+/** A Redis run (its `run_id`) and an id of the stream that goes with it. */
+interface RunAt {
+  run: string;
+  head: string;
 }
 
 /** An entry's fields: `e` event name, `d` data, `t` topic (absent for a broadcast). */
@@ -199,24 +212,6 @@ function redisAddress(conn: Redis): string {
   if (path) return hidePasswords(path);
   const user = username || password ? `${username ?? ''}${password ? ':***' : ''}@` : '';
   return `${tls ? 'rediss' : 'redis'}://${user}${host}:${port}${db ? `/${db}` : ''}`;
-}
-
-/** Redis's answer while it loads its dataset into memory (after a restart, a full resync). */
-function isLoading(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('LOADING ');
-}
-
-/** Why Redis refused the commands of a transaction it aborted (`EXECABORT`), per ioredis. */
-function queuedErrors(error: unknown): unknown[] | undefined {
-  const queued = (error as { previousErrors?: unknown } | null)?.previousErrors;
-  return Array.isArray(queued) && queued.length > 0 ? queued : undefined;
-}
-
-/** A transaction Redis refused because it is out of memory (see `withInfo`). */
-function outOfMemory(error: unknown): boolean {
-  return (
-    queuedErrors(error)?.some((e) => e instanceof Error && e.message.startsWith('OOM ')) === true
-  );
 }
 
 /** A field of an `INFO` reply (`name:value` lines). */
@@ -400,11 +395,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const ring = new EventRing(bufferSize, START);
   /** The `run_id` of the Redis process this instance last talked to (a restart changes it). */
   let runId: string | null = null;
-  /** The run whose restart this instance reset its clients for, and the id it reset at. */
-  let handledRun: string | null = null;
-  let runFloor: string | null = null;
-  /** The loss head of the first restart marker of `run` (see firstMarker). */
-  let firstOfRun: { run: string; head: string } | null = null;
+  /**
+   * `handled`: the restart this instance reset its clients for, and the id it reset at (or the
+   * first marker's loss head, when it opened after that marker). `firstOfRun`: a run and the
+   * loss head of its first restart marker (see firstMarker).
+   */
+  let handled: RunAt | null = null;
+  let firstOfRun: RunAt | null = null;
   /**
    * The reader connection's `CLIENT ID` (undefined until known on this connection, null when
    * `CLIENT` is refused): an own publish that finds ids gone backwards wakes its XREAD with it.
@@ -446,7 +443,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   /** Whether the current load of Redis's dataset was reported (once, like an outage). */
   let warnedLoading = false;
   const report = (error: unknown): void => {
-    if (closed || refusedAfterOpen(readerRefusals, error)) return;
+    if (closed || refusal(readerRefusals, error)) return;
     // A read cut because Redis refused the connection (not an answer of Redis): that refusal was
     // reported; a new outage is too, by the connection's own error.
     if (readerRefusals.count > 0 && !(error instanceof ReplyError)) return;
@@ -475,16 +472,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (!closed)
       process.emitWarning(`keel: the Redis event store reads ${key} from ${where} again`);
   };
-  /**
-   * An error a connection reported while the store opens that retrying cannot fix (ioredis
-   * reports a refused AUTH only here, then reconnects and fails the same way for ever).
-   */
+  /** The refusal that fails the open (see `refusal`), once there is one. */
   let refused: unknown = null;
-  const noteRefused = (error: unknown): void => {
-    if (!opening || permanentFailure(error) === undefined) return;
-    refused = error;
-    wake?.(); // its backoff: fail now
-  };
+  /** Until `open()` is done: what a refusal does (see `refusal`). */
   let opening = true;
   /**
    * Redis's messages of the refusals reported after open, each once until a refused connection
@@ -492,13 +482,22 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    */
   const toldRefusals = new Set<string>();
   /**
-   * After open, an error retrying cannot fix (a password rotated, an ACL changed, `requirepass`
-   * set): retried all the same, since it can be fixed without restarting the app, but reported
-   * once, as a RedisStoreError naming what to change, until a refused connection works again.
+   * An error retrying cannot fix (see `permanentFailure`), of `refusals`' connection; false for
+   * any other. While the store opens it fails the open: noted in `refused`, and the open's
+   * backoff ends (ioredis reports a refused AUTH only to the connection's listener, then
+   * reconnects and fails the same way for ever). After open (a password rotated, an ACL
+   * changed, `requirepass` set) it is retried all the same, since it can be fixed without
+   * restarting the app, but reported here once, as a RedisStoreError naming what to change,
+   * until a refused connection works again: true then.
    */
-  const refusedAfterOpen = (refusals: Refusals, error: unknown): boolean => {
-    const code = opening ? undefined : permanentFailure(error);
+  const refusal = (refusals: Refusals, error: unknown): boolean => {
+    const code = permanentFailure(error);
     if (code === undefined) return false;
+    if (opening) {
+      refused = error;
+      wake?.();
+      return false;
+    }
     refusals.count++;
     // A command sent before the refused AUTH was answered: that refusal, already reported.
     if (code === 'NOAUTH' && permanentFailure(refusals.last) === 'WRONGPASS') return true;
@@ -528,9 +527,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const connectionError =
     (refusals: Refusals) =>
     (error: unknown): void => {
-      if (closed) return;
-      noteRefused(error);
-      if (refusedAfterOpen(refusals, error)) return;
+      if (closed || refusal(refusals, error)) return;
       if (userOnError) tell(error);
       else if (refusals === readerRefusals) warnOnce(error);
     };
@@ -736,8 +733,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     // No next entry and no marker (refused for memory): after the newest entry, which is at or
     // before `last` (the last one delivered, or older when ids went backwards).
     const head = first !== undefined ? idBefore(first) : newest;
-    handledRun = run;
-    runFloor = head;
+    handled = { run, head };
     last = head;
     resetClients(head);
   }
@@ -846,14 +842,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (lossHead === undefined) return;
     if (isRunMarker(fields)) {
       // One reset per restart, however many instances announced it.
-      if (fields[3] === handledRun) return;
-      handledRun = fields[3] ?? null;
-      runFloor = lossHead;
+      const run = fields[3];
+      if (handled !== null && run === handled.run) return;
+      handled = run === undefined ? null : { run, head: lossHead };
       // Not the restart's first marker: this instance opened after that one, so its clients
       // came after the restart (a replay across the first marker was a reset).
       const first = await firstMarker(reader, id, fields);
       if (first !== undefined) {
-        runFloor = first;
+        if (handled !== null) handled.head = first;
         return;
       }
     }
@@ -1085,12 +1081,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         const fields = page[i]![1];
         if (fields[0] === LOSS) {
           // A loss after `after`: what followed the client's id may be gone. Another marker of
-          // a restart this instance reset for at `runFloor` is a duplicate for an id from then.
+          // the restart this instance reset for (`handled`) is a duplicate for an id from then.
           const duplicate =
-            handledRun !== null &&
-            isRunMarker(fields, handledRun) &&
-            runFloor !== null &&
-            compareIds(after, runFloor) >= 0;
+            handled !== null &&
+            isRunMarker(fields, handled.run) &&
+            compareIds(after, handled.head) >= 0;
           const lossHead = lossHeadOf(page[i]![0], fields);
           if (!duplicate && lossHead !== undefined && compareIds(lossHead, after) > 0) {
             // A restart marker after an earlier one of its run (at or before `after`, else
@@ -1117,6 +1112,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       sink = target;
       for (let attempt = 0; ; attempt++) {
         if (closed) throw new Error('keel: the Redis event store was closed before it opened');
+        if (refused !== null) throw refuse(refused);
         try {
           await Promise.all([connect(reader), shared === undefined ? connect(commands) : null]);
           runId = (await serverState(null)).run;
@@ -1132,11 +1128,12 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           }
           break;
         } catch (error) {
-          const cause = permanentFailure(error) !== undefined ? error : refused;
-          if (cause !== null && !closed) throw refuse(cause);
-          report(error);
-          await sleep(backoff(attempt));
-          if (refused !== null && !closed) throw refuse(refused);
+          // A refusal (this one, or one a connection reported meanwhile) fails the open above.
+          if (permanentFailure(error) !== undefined) refused = error;
+          else if (refused === null) {
+            report(error);
+            await sleep(backoff(attempt));
+          }
         }
       }
       opening = false;
