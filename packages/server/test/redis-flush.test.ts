@@ -2,6 +2,7 @@
 // entries are gone, and the clients must learn it (keel:reset), never skip them in silence. And a
 // flush that sends ids backwards is noticed by the instance that publishes, at its publish.
 // Real redis-server.
+import { createConnection, createServer, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HUB_RESET_EVENT } from '../src/index';
@@ -215,5 +216,108 @@ describe('redisStreams: ids gone backwards, seen by an instance that did not pub
     await until(() => [onA, onC].every((cl) => cl.events.some((e) => e.id === later)));
     expect(names(onC.events)).toEqual(['ahead', 'reset', 'c', 'a', 'later']);
     expect(names(onA.events)).toEqual(['ahead', 'reset', 'a', 'later']);
+  }, 20_000);
+});
+
+/**
+ * A TCP proxy on 127.0.0.1:0 to `target` that can hold what Redis sends to the connections that
+ * sent an `XREAD` (a store's reader): `hold()` keeps it back, `release()` lets it through, so the
+ * reader behind it falls behind the others for as long as the test wants.
+ */
+async function holdingProxy(target: string) {
+  const { hostname, port } = new URL(target);
+  const sockets = new Set<Socket>();
+  const released: (() => void)[] = [];
+  let holding = false;
+  const server = createServer((socket) => {
+    const upstream = createConnection(Number(port), hostname);
+    let reader = false;
+    for (const s of [socket, upstream]) {
+      sockets.add(s);
+      s.on('error', () => {});
+      s.on('close', () => {
+        sockets.delete(s);
+        socket.destroy();
+        upstream.destroy();
+      });
+    }
+    socket.on('data', (chunk: Buffer) => {
+      if (/xread/i.test(chunk.toString('latin1'))) reader = true;
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (reader && holding) released.push(() => socket.write(chunk));
+      else socket.write(chunk);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as { port: number };
+  return {
+    url: `redis://127.0.0.1:${address.port}`,
+    hold(): void {
+      holding = true;
+    },
+    release(): void {
+      holding = false;
+      for (const write of released.splice(0)) write();
+    },
+    async close(): Promise<void> {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+describe('redisStreams: ids gone backwards, seen by an instance whose reader was behind', () => {
+  it('an instance that had read past the marker is woken too, and resets at it (not at its idle check)', async () => {
+    const proxy = await holdingProxy(live.redis.url);
+    const bystander = new Redis(live.redis.url, { connectionName: 'bystander' });
+    try {
+      const stream = key();
+      const a = await instance(stream, { url: proxy.url });
+      const b = await instance(stream);
+      const onA = await a.connect();
+      const onB = await b.connect();
+      await until(() => a.hub.size === 1 && b.hub.size === 1);
+      direct = new Redis(live.redis.url);
+      // Another app's reader, blocked in XREAD with another name: not woken.
+      let answered = false;
+      void bystander.xread('BLOCK', 0, 'STREAMS', key(), '$').then(
+        () => {
+          answered = true;
+        },
+        () => {}, // cut by its disconnect below
+      );
+      const ahead = `${Date.now() + 3_600_000}-0`;
+      await direct.xadd(stream, ahead, 'e', 'n', 'd', 'ahead');
+      await Promise.all([onA.waitFor(1), onB.waitFor(1)]);
+      // A's reader falls behind: B reads `ahead2`, A not yet, when the stream is flushed.
+      proxy.hold();
+      // B's next XREAD (BLOCK 5000) is sent after `ahead2` is added: it cannot time out before
+      // `blockEnds` (Redis ends a block late, never early; 500 ms kept for the two clocks).
+      const blockEnds = performance.now() + 4500;
+      const ahead2 = `${Date.now() + 3_601_000}-0`;
+      await direct.xadd(stream, ahead2, 'e', 'n', 'd', 'ahead2');
+      await onB.waitFor(2);
+      await direct.del(stream);
+      const now = await a.hub.publish('n', 'now');
+      expect(now < ahead).toBe(true);
+      proxy.release();
+      // A's marker, just after `ahead` (the last id A read), is below B's: B is woken all the
+      // same and resets at it, not at its idle check, once its XREAD times out.
+      await onB.waitFor(3);
+      expect(performance.now()).toBeLessThan(blockEnds);
+      const marker = `${ahead.split('-')[0]}-1`;
+      expect(onB.events[2]).toMatchObject({ event: HUB_RESET_EVENT, id: marker });
+      const later = await a.hub.publish('n', 'later');
+      expect(later > marker && later < ahead2).toBe(true);
+      await until(() => [onA, onB].every((c) => c.events.some((e) => e.id === later)));
+      expect(names(onB.events)).toEqual(['ahead', 'ahead2', 'reset', 'later']);
+      expect(names(onA.events)).toEqual(['ahead', 'reset', 'now', 'later']);
+      expect(answered).toBe(false);
+    } finally {
+      bystander.disconnect();
+      await proxy.close();
+    }
   }, 20_000);
 });

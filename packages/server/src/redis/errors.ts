@@ -11,10 +11,13 @@ const REDIS_STORE_ERROR = Symbol.for('keel.server.RedisStoreError');
 export type RedisStoreFailure = 'WRONGPASS' | 'NOAUTH' | 'NOPERM' | 'WRONGTYPE' | 'UNKNOWN_COMMAND';
 
 /**
- * `redisStreams` could not open because of its configuration, not an outage: retrying would
- * fail the same way, so it stopped (`hub.ready` rejects with this, publishes reject with a
- * `HubPublishError` whose `cause` it is). The message names the Redis error, the server (password
- * hidden), the stream and what to change; `cause` is Redis's own error.
+ * Redis refused `redisStreams` for its configuration, not an outage: retrying fails the same way
+ * until someone changes it. At open the store stops (`hub.ready` rejects with this, publishes
+ * reject with a `HubPublishError` whose `cause` it is). After open (a password rotated, an ACL
+ * changed) it keeps retrying with backoff: `onError` (or one process warning) gets this once per
+ * distinct refusal, and each refused publish rejects with a `HubPublishError` whose `cause` it
+ * is. The message names the Redis error, the server (password hidden), the stream and what to
+ * change; `cause` is Redis's own error.
  */
 export class RedisStoreError extends Error {
   override name = 'RedisStoreError' as const;
@@ -38,7 +41,10 @@ export function isRedisStoreError(value: unknown): value is RedisStoreError {
   return value instanceof RedisStoreError || hasBrand(value, REDIS_STORE_ERROR);
 }
 
-/** The failure `error` is when retrying cannot fix it, else undefined (an outage, LOADING, OOM). */
+/**
+ * The failure `error` is when retrying cannot fix it, else undefined (an outage, `LOADING`
+ * (`isLoading`), `OOM` (`outOfMemory`)).
+ */
 export function permanentFailure(error: unknown): RedisStoreFailure | undefined {
   if (!(error instanceof Error)) return undefined;
   const text = error.message;
@@ -66,4 +72,22 @@ export function remedy(code: RedisStoreFailure, key: string): string {
     case 'UNKNOWN_COMMAND':
       return 'the store needs Redis 5 or later (streams)';
   }
+}
+
+/** Redis's answer while it loads its dataset into memory (after a restart, a full resync). */
+export function isLoading(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('LOADING ');
+}
+
+/** Why Redis refused the commands of a transaction it aborted (`EXECABORT`), per ioredis. */
+export function queuedErrors(error: unknown): unknown[] | undefined {
+  const queued = (error as { previousErrors?: unknown } | null)?.previousErrors;
+  return Array.isArray(queued) && queued.length > 0 ? queued : undefined;
+}
+
+/** A transaction Redis refused because it is out of memory: reads are retried outside one. */
+export function outOfMemory(error: unknown): boolean {
+  return (
+    queuedErrors(error)?.some((e) => e instanceof Error && e.message.startsWith('OOM ')) === true
+  );
 }

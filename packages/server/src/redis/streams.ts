@@ -11,7 +11,14 @@ import {
 import { MAX_TIMER_MS } from '../clock';
 import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
-import { permanentFailure, RedisStoreError, remedy } from './errors';
+import {
+  isLoading,
+  outOfMemory,
+  permanentFailure,
+  queuedErrors,
+  RedisStoreError,
+  remedy,
+} from './errors';
 
 /** Options for {@link redisStreams}. */
 export interface RedisStreamsOptions {
@@ -81,12 +88,30 @@ export interface RedisStreamsOptions {
     | undefined;
   /**
    * Errors of the background reader (Redis unreachable, a failed resync). Publishes report their
-   * own errors by rejecting. What it throws is reported with `process.emitWarning`.
+   * own errors by rejecting. What it throws is reported with `process.emitWarning`. A refusal
+   * retrying cannot fix that comes after open (a rotated password, a narrowed ACL) is given once,
+   * as a `RedisStoreError` naming what to change, not at every retry.
    *
    * @default a process warning for each outage, naming the server (not its password) and the
-   * connection's error, and one when the reader reads again
+   * connection's error, one for each such refusal, and one when the reader reads again
    */
   onError?: ((error: unknown) => void) | undefined;
+}
+
+/**
+ * A connection's refusals in a row that retrying cannot fix (see `permanentFailure`), since it
+ * last worked: its reconnects back off by them.
+ */
+interface Refusals {
+  count: number;
+  /** The last one (Redis's error). */
+  last?: unknown;
+}
+
+/** A Redis run (its `run_id`) and an id of the stream that goes with it. */
+interface RunAt {
+  run: string;
+  head: string;
 }
 
 /** An entry's fields: `e` event name, `d` data, `t` topic (absent for a broadcast). */
@@ -187,24 +212,6 @@ function redisAddress(conn: Redis): string {
   if (path) return hidePasswords(path);
   const user = username || password ? `${username ?? ''}${password ? ':***' : ''}@` : '';
   return `${tls ? 'rediss' : 'redis'}://${user}${host}:${port}${db ? `/${db}` : ''}`;
-}
-
-/** Redis's answer while it loads its dataset into memory (after a restart, a full resync). */
-function isLoading(error: unknown): boolean {
-  return error instanceof Error && error.message.startsWith('LOADING ');
-}
-
-/** Why Redis refused the commands of a transaction it aborted (`EXECABORT`), per ioredis. */
-function queuedErrors(error: unknown): unknown[] | undefined {
-  const queued = (error as { previousErrors?: unknown } | null)?.previousErrors;
-  return Array.isArray(queued) && queued.length > 0 ? queued : undefined;
-}
-
-/** A transaction Redis refused because it is out of memory (see `withInfo`). */
-function outOfMemory(error: unknown): boolean {
-  return (
-    queuedErrors(error)?.some((e) => e instanceof Error && e.message.startsWith('OOM ')) === true
-  );
 }
 
 /** A field of an `INFO` reply (`name:value` lines). */
@@ -335,6 +342,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const gapCheck = Math.min(PAGE, maxLen);
   const backoff = (attempt: number): number =>
     Math.min(maxDelay, initialDelay * 2 ** Math.min(attempt, 20));
+  /** The reader's and the publishing connection's refusals (see `Refusals`). */
+  const readerRefusals: Refusals = { count: 0 };
+  const commandRefusals: Refusals = { count: 0 };
 
   // Commands fail at once while disconnected (no offline queue, no resend of a command whose
   // answer was lost): a publish must reject, not wait or be sent twice.
@@ -345,22 +355,29 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   // connection as ready once those settle, even when it was cut meanwhile (their replies never
   // came); it is then "ready" on a closed socket and its scheduled reconnect never happens
   // (redis/ioredis#2099). Without them it is ready at once, before a close can be seen.
-  const own: Partial<RedisOptions> = {
+  // ioredis counts reconnects from its last 'ready', which (without the ready check) comes before
+  // AUTH is answered: a refused AUTH would be retried at `initialDelay` for ever. Refusals in a
+  // row count on, so those retries back off to `maxDelay` too.
+  const own = (refusals: Refusals): Partial<RedisOptions> => ({
     enableReadyCheck: false,
     disableClientInfo: true,
     connectionName: undefined,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
-    retryStrategy: (times: number) => backoff(times - 1),
+    retryStrategy: (times: number) => backoff(times - 1 + refusals.count),
     lazyConnect: true,
-  };
+  });
   const shared = options.client;
   const commands =
-    shared ?? new Redis(options.url ?? 'redis://127.0.0.1:6379', { ...own, commandTimeout });
+    shared ??
+    new Redis(options.url ?? 'redis://127.0.0.1:6379', {
+      ...own(commandRefusals),
+      commandTimeout,
+    });
   // A blocking XREAD holds its connection: the reader gets its own. Its commands time out, so a
   // connection that died silently is noticed.
-  const reader = commands.duplicate({ ...own, commandTimeout: BLOCK_MS + 5000 });
+  const reader = commands.duplicate({ ...own(readerRefusals), commandTimeout: BLOCK_MS + 5000 });
   /** A shared client's name: the reader names its connections with it itself (see `own`). */
   const readerName = shared?.options.connectionName;
 
@@ -378,11 +395,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const ring = new EventRing(bufferSize, START);
   /** The `run_id` of the Redis process this instance last talked to (a restart changes it). */
   let runId: string | null = null;
-  /** The run whose restart this instance reset its clients for, and the id it reset at. */
-  let handledRun: string | null = null;
-  let runFloor: string | null = null;
-  /** The loss head of the first restart marker of `run` (see firstMarker). */
-  let firstOfRun: { run: string; head: string } | null = null;
+  /**
+   * `handled`: the restart this instance reset its clients for, and the id it reset at (or the
+   * first marker's loss head, when it opened after that marker). `firstOfRun`: a run and the
+   * loss head of its first restart marker (see firstMarker).
+   */
+  let handled: RunAt | null = null;
+  let firstOfRun: RunAt | null = null;
   /**
    * The reader connection's `CLIENT ID` (undefined until known on this connection, null when
    * `CLIENT` is refused): an own publish that finds ids gone backwards wakes its XREAD with it.
@@ -424,7 +443,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   /** Whether the current load of Redis's dataset was reported (once, like an outage). */
   let warnedLoading = false;
   const report = (error: unknown): void => {
-    if (closed) return;
+    if (closed || refusal(readerRefusals, error)) return;
+    // A read cut because Redis refused the connection (not an answer of Redis): that refusal was
+    // reported; a new outage is too, by the connection's own error.
+    if (readerRefusals.count > 0 && !(error instanceof ReplyError)) return;
     // An app's client keeps ioredis's ready check: during a load it waits in 'connect' and
     // refuses commands as "not writeable", with no error of its own. The reader's `LOADING`
     // (its duplicate has no ready check) is why; a publish names it (see `failed`).
@@ -443,36 +465,74 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   };
   /** The reader read again: the end of an outage the warning reported. */
   const recovered = (): void => {
+    if (readerRefusals.count > 0) worksAgain(readerRefusals);
     if (shared !== undefined && isLoading(down)) down = null;
     if (!warned) return;
     warned = warnedLoading = false;
     if (!closed)
       process.emitWarning(`keel: the Redis event store reads ${key} from ${where} again`);
   };
-  /**
-   * An error a connection reported while the store opens that retrying cannot fix (ioredis
-   * reports a refused AUTH only here, then reconnects and fails the same way for ever).
-   */
+  /** The refusal that fails the open (see `refusal`), once there is one. */
   let refused: unknown = null;
-  const noteRefused = (error: unknown): void => {
-    if (!opening || permanentFailure(error) === undefined) return;
-    refused = error;
-    wake?.(); // its backoff: fail now
-  };
+  /** Until `open()` is done: what a refusal does (see `refusal`). */
   let opening = true;
+  /**
+   * Redis's messages of the refusals reported after open, each once until a refused connection
+   * works again (a few: one per refused command at most).
+   */
+  const toldRefusals = new Set<string>();
+  /**
+   * An error retrying cannot fix (see `permanentFailure`), of `refusals`' connection; false for
+   * any other. While the store opens it fails the open: noted in `refused`, and the open's
+   * backoff ends (ioredis reports a refused AUTH only to the connection's listener, then
+   * reconnects and fails the same way for ever). After open (a password rotated, an ACL
+   * changed, `requirepass` set) it is retried all the same, since it can be fixed without
+   * restarting the app, but reported here once, as a RedisStoreError naming what to change,
+   * until a refused connection works again: true then.
+   */
+  const refusal = (refusals: Refusals, error: unknown): boolean => {
+    const code = permanentFailure(error);
+    if (code === undefined) return false;
+    if (opening) {
+      refused = error;
+      wake?.();
+      return false;
+    }
+    refusals.count++;
+    // A command sent before the refused AUTH was answered: that refusal, already reported.
+    if (code === 'NOAUTH' && permanentFailure(refusals.last) === 'WRONGPASS') return true;
+    refusals.last = error;
+    const text = errorText(error);
+    if (toldRefusals.has(text)) return true;
+    toldRefusals.add(text);
+    const failure = new RedisStoreError(
+      code,
+      `keel: the Redis event store cannot use ${key} on ${where} (${text}): ${remedy(code, key)}; retrying`,
+      { cause: error },
+    );
+    if (userOnError) tell(failure);
+    else {
+      warned = true;
+      process.emitWarning(failure.message);
+    }
+    return true;
+  };
+  /** A refused connection works again: a refusal after this one is reported again. */
+  const worksAgain = (refusals: Refusals): void => {
+    refusals.count = 0;
+    refusals.last = undefined;
+    toldRefusals.clear();
+  };
   // ioredis reports each failed connect here; the default warning is given once per outage.
-  reader.on('error', (error: unknown) => {
-    if (closed) return;
-    noteRefused(error);
-    if (userOnError) tell(error);
-    else warnOnce(error);
-  });
-  if (shared === undefined) {
-    commands.on('error', (error: unknown) => {
-      noteRefused(error);
-      if (userOnError && !closed) tell(error);
-    });
-  }
+  const connectionError =
+    (refusals: Refusals) =>
+    (error: unknown): void => {
+      if (closed || refusal(refusals, error)) return;
+      if (userOnError) tell(error);
+      else if (refusals === readerRefusals) warnOnce(error);
+    };
+  reader.on('error', connectionError(readerRefusals));
+  if (shared === undefined) commands.on('error', connectionError(commandRefusals));
   const publisher = shared === undefined ? commands : reader;
   publisher.on('error', (error: unknown) => {
     down = error;
@@ -488,11 +548,22 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const failed =
     (what: string) =>
     (error: unknown): never => {
-      const cause = commands.status !== 'ready' && down !== null ? down : error;
-      throw new Error(
-        `keel: the Redis event store could not ${what} ${key} on ${where} (${errorText(cause)})`,
-        { cause },
-      );
+      // Its connection's AUTH refused since it last worked: that is why (a command answered
+      // NOAUTH was sent before the refusal came).
+      const refusal = commandRefusals.last;
+      const cause =
+        refusal !== undefined &&
+        (!(error instanceof ReplyError) || permanentFailure(error) === 'NOAUTH')
+          ? refusal
+          : commands.status !== 'ready' && down !== null
+            ? down
+            : error;
+      const message = `keel: the Redis event store could not ${what} ${key} on ${where} (${errorText(cause)})`;
+      const code = permanentFailure(cause);
+      // One retrying cannot fix (a password rotated, an ACL changed): typed, with what to change.
+      throw code === undefined
+        ? new Error(message, { cause })
+        : new RedisStoreError(code, `${message}: ${remedy(code, key)}`, { cause });
     };
   // A new connection has a new id.
   reader.on('close', () => {
@@ -525,6 +596,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * before the reply arrives.)
    */
   const appended = (id: string, from: string): string => {
+    if (commandRefusals.count > 0) worksAgain(commandRefusals);
     if (from !== START && behind === null && compareIds(id, from) <= 0) {
       behind = id;
       unblock(5);
@@ -661,8 +733,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     // No next entry and no marker (refused for memory): after the newest entry, which is at or
     // before `last` (the last one delivered, or older when ids went backwards).
     const head = first !== undefined ? idBefore(first) : newest;
-    handledRun = run;
-    runFloor = head;
+    handled = { run, head };
     last = head;
     resetClients(head);
   }
@@ -771,14 +842,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (lossHead === undefined) return;
     if (isRunMarker(fields)) {
       // One reset per restart, however many instances announced it.
-      if (fields[3] === handledRun) return;
-      handledRun = fields[3] ?? null;
-      runFloor = lossHead;
+      const run = fields[3];
+      if (handled !== null && run === handled.run) return;
+      handled = run === undefined ? null : { run, head: lossHead };
       // Not the restart's first marker: this instance opened after that one, so its clients
       // came after the restart (a replay across the first marker was a reset).
       const first = await firstMarker(reader, id, fields);
       if (first !== undefined) {
-        runFloor = first;
+        if (handled !== null) handled.head = first;
         return;
       }
     }
@@ -836,8 +907,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * marker), and keeps the ids of later entries (`XADD *`) above the old ones. Its loss head is
    * just before the stream's oldest entry (the first one since the flush), so two instances
    * that both saw the flush announce the same loss (the second marker, refused or read, resets
-   * nothing more). Best effort: refused (another instance's marker came first, Redis full or
-   * down), the others reset at their idle check, as before.
+   * nothing more). An instance whose reader had read past `last` (this one was behind) is not
+   * woken by the marker: the readers blocked like this one are woken too (`wakeReaders`). Best
+   * effort: refused (another instance's marker came first, and wakes them; Redis full or down;
+   * no `CLIENT` in the ACL), the others reset at their idle check, as before.
    */
   async function publishedBehind(): Promise<boolean> {
     const id = behind!;
@@ -849,8 +922,41 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     const head = idBefore(id);
     last = head;
     resetClients(head, lossHead);
-    await reader.xadd(key, 'MAXLEN', '~', maxLen, above, LOSS, lossHead).catch(() => {});
+    await reader
+      .xadd(key, 'MAXLEN', '~', maxLen, above, LOSS, lossHead)
+      .then(wakeReaders)
+      .catch(() => {});
     return true;
+  }
+
+  /**
+   * Wakes every connection blocked in `XREAD` that looks like this instance's reader (same Redis
+   * user, db and connection name): `CLIENT UNBLOCK` ends its read as if it waited for nothing.
+   * A reader of this stream after an id above the marker (it read further than this instance
+   * before the flush) then finds its last entry gone and resets at the newest one, the marker,
+   * at once instead of at its idle check. Any other (a reader of another stream, or at or below
+   * the marker, already woken) just reads again.
+   */
+  async function wakeReaders(): Promise<void> {
+    const { username, db } = reader.options;
+    const like = [`db=${db ?? 0}`, `name=${readerName ?? ''}`, 'cmd=xread'];
+    const user = `user=${username || 'default'}`;
+    const list = (await reader.call('CLIENT', 'LIST', 'TYPE', 'normal')) as string;
+    const woken: Promise<unknown>[] = [];
+    for (const line of list.split('\n')) {
+      const fields = line.trim().split(' ');
+      const flags = fields.find((f) => f.startsWith('flags='));
+      if (
+        !flags?.includes('b') ||
+        !like.every((f) => fields.includes(f)) ||
+        // No `user=` before Redis 6 (no ACL): everyone is the default user.
+        !fields.every((f) => !f.startsWith('user=') || f === user)
+      ) {
+        continue;
+      }
+      woken.push(reader.client('UNBLOCK', fields[0]!.slice('id='.length)));
+    }
+    await Promise.all(woken);
   }
 
   /** After a failed read: checks that the last delivered entry is still there. */
@@ -975,12 +1081,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         const fields = page[i]![1];
         if (fields[0] === LOSS) {
           // A loss after `after`: what followed the client's id may be gone. Another marker of
-          // a restart this instance reset for at `runFloor` is a duplicate for an id from then.
+          // the restart this instance reset for (`handled`) is a duplicate for an id from then.
           const duplicate =
-            handledRun !== null &&
-            isRunMarker(fields, handledRun) &&
-            runFloor !== null &&
-            compareIds(after, runFloor) >= 0;
+            handled !== null &&
+            isRunMarker(fields, handled.run) &&
+            compareIds(after, handled.head) >= 0;
           const lossHead = lossHeadOf(page[i]![0], fields);
           if (!duplicate && lossHead !== undefined && compareIds(lossHead, after) > 0) {
             // A restart marker after an earlier one of its run (at or before `after`, else
@@ -1007,6 +1112,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       sink = target;
       for (let attempt = 0; ; attempt++) {
         if (closed) throw new Error('keel: the Redis event store was closed before it opened');
+        if (refused !== null) throw refuse(refused);
         try {
           await Promise.all([connect(reader), shared === undefined ? connect(commands) : null]);
           runId = (await serverState(null)).run;
@@ -1022,11 +1128,12 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           }
           break;
         } catch (error) {
-          const cause = permanentFailure(error) !== undefined ? error : refused;
-          if (cause !== null && !closed) throw refuse(cause);
-          report(error);
-          await sleep(backoff(attempt));
-          if (refused !== null && !closed) throw refuse(refused);
+          // A refusal (this one, or one a connection reported meanwhile) fails the open above.
+          if (permanentFailure(error) !== undefined) refused = error;
+          else if (refused === null) {
+            report(error);
+            await sleep(backoff(attempt));
+          }
         }
       }
       opening = false;
