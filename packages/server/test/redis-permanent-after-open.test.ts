@@ -24,8 +24,8 @@ beforeAll(async () => {
 });
 
 /**
- * The default user off while `run` runs: a connection whose AUTH was refused is not served as
- * that user (ioredis, with no ready check, may send a command before AUTH is answered).
+ * The default user off while `run` runs, as on a Redis where every user needs a password (the
+ * store sends nothing before its AUTH is answered either way: redis-auth-order.test.ts).
  */
 async function withoutDefaultUser(run: () => Promise<void>): Promise<void> {
   await admin.call('ACL', 'SETUSER', 'default', 'off');

@@ -19,6 +19,7 @@ import {
   RedisStoreError,
   remedy,
 } from './errors';
+import { holdUntilAnswered } from './handshake';
 
 /** Options for {@link redisStreams}. */
 export interface RedisStreamsOptions {
@@ -36,8 +37,10 @@ export interface RedisStreamsOptions {
    * ioredis's ready check it refuses publishes while Redis loads its data until the check passes
    * (the error names `LOADING`). Keep that check (the default): without it, ioredis 5 (5.11.1
    * still) can stay "ready" on a closed socket, never reconnecting, when the connection is cut
-   * while its `CLIENT SETINFO`/`SETNAME` are unanswered (redis/ioredis#2099). The reader, a
-   * duplicate, is not exposed: the store names it with the client's `connectionName` itself.
+   * while its `CLIENT SETINFO`/`SETNAME` are unanswered (redis/ioredis#2099), and it sends
+   * commands before Redis answered its `AUTH` (run as the `default` user if that is refused).
+   * The reader, a duplicate, is not exposed: the store names it with the client's
+   * `connectionName` itself, and holds its commands until its `AUTH` is answered.
    *
    * @default undefined (the store connects to `url` itself and closes it with the hub)
    */
@@ -355,6 +358,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   // connection as ready once those settle, even when it was cut meanwhile (their replies never
   // came); it is then "ready" on a closed socket and its scheduled reconnect never happens
   // (redis/ioredis#2099). Without them it is ready at once, before a close can be seen.
+  // So ioredis takes a connection as ready once its AUTH is written: `holdUntilAnswered` holds
+  // the store's commands until Redis answered it (refused, one would run as the `default` user).
   // ioredis counts reconnects from its last 'ready', which (without the ready check) comes before
   // AUTH is answered: a refused AUTH would be retried at `initialDelay` for ever. Refusals in a
   // row count on, so those retries back off to `maxDelay` too.
@@ -378,6 +383,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   // A blocking XREAD holds its connection: the reader gets its own. Its commands time out, so a
   // connection that died silently is noticed.
   const reader = commands.duplicate({ ...own(readerRefusals), commandTimeout: BLOCK_MS + 5000 });
+  // A shared client's own commands are its owner's (ioredis's ready check holds them).
+  const commandsGate = shared === undefined ? holdUntilAnswered(commands, () => {}) : undefined;
+  const readerGate = holdUntilAnswered(reader, () => {});
   /** A shared client's name: the reader names its connections with it itself (see `own`). */
   const readerName = shared?.options.connectionName;
 
@@ -619,8 +627,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     });
   }
 
+  /** Connects `conn` if it never was, and waits for its AUTH's answer (see `own`). */
   async function connect(conn: Redis): Promise<void> {
     if (conn.status === 'wait') await conn.connect();
+    await (conn === reader ? readerGate : commandsGate)?.held();
   }
 
   /**
@@ -775,6 +785,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   }
 
   async function has(conn: Redis, id: string): Promise<boolean> {
+    if (conn === commands) await commandsGate?.held();
     return ((await conn.xrange(key, id, id)) as Entry[]).length > 0;
   }
 
@@ -1069,6 +1080,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     let bytes = 0;
     let start = after;
     let first = true;
+    await commandsGate?.held();
     for (;;) {
       const page = (await commands.xrange(key, start, upTo, 'COUNT', PAGE)) as Entry[];
       let i = 0;
@@ -1146,10 +1158,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       const args: (string | number)[] = ['MAXLEN', '~', maxLen, '*', 'e', event, 'd', data];
       if (topic !== undefined) args.push('t', topic);
       const from = last;
-      return (commands.xadd(key, ...args) as Promise<string>).then(
-        (id) => appended(id, from),
-        appendFailed,
-      );
+      // Reconnected, its AUTH not answered yet: sent once it is (a closure in that case only).
+      const held = commandsGate?.held();
+      const sent =
+        held === undefined
+          ? (commands.xadd(key, ...args) as Promise<string>)
+          : held.then(() => commands.xadd(key, ...args) as Promise<string>);
+      return sent.then((id) => appended(id, from), appendFailed);
     },
     replay({ after, upTo, include, maxBytes }) {
       // Ids from before a loss: what followed them may be gone, even if they are still there.
