@@ -383,9 +383,19 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   // A blocking XREAD holds its connection: the reader gets its own. Its commands time out, so a
   // connection that died silently is noticed.
   const reader = commands.duplicate({ ...own(readerRefusals), commandTimeout: BLOCK_MS + 5000 });
+  /**
+   * A connection's AUTH was answered OK: its next outage's reconnects start again from
+   * `initialDelay`, and its past refusal is no longer why a command fails (reporting the same
+   * refusal again waits for a read or publish that works: `worksAgain`).
+   */
+  const connected = (refusals: Refusals) => (): void => {
+    refusals.count = 0;
+    refusals.last = undefined;
+  };
   // A shared client's own commands are its owner's (ioredis's ready check holds them).
-  const commandsGate = shared === undefined ? holdUntilAnswered(commands, () => {}) : undefined;
-  const readerGate = holdUntilAnswered(reader, () => {});
+  const commandsGate =
+    shared === undefined ? holdUntilAnswered(commands, connected(commandRefusals)) : undefined;
+  const readerGate = holdUntilAnswered(reader, connected(readerRefusals));
   /** A shared client's name: the reader names its connections with it itself (see `own`). */
   const readerName = shared?.options.connectionName;
 
@@ -473,7 +483,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   };
   /** The reader read again: the end of an outage the warning reported. */
   const recovered = (): void => {
-    if (readerRefusals.count > 0) worksAgain(readerRefusals);
+    if (readerRefusals.count > 0 || toldRefusals.size > 0) worksAgain(readerRefusals);
     if (shared !== undefined && isLoading(down)) down = null;
     if (!warned) return;
     warned = warnedLoading = false;
@@ -507,8 +517,6 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       return false;
     }
     refusals.count++;
-    // A command sent before the refused AUTH was answered: that refusal, already reported.
-    if (code === 'NOAUTH' && permanentFailure(refusals.last) === 'WRONGPASS') return true;
     refusals.last = error;
     const text = errorText(error);
     if (toldRefusals.has(text)) return true;
@@ -556,12 +564,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const failed =
     (what: string) =>
     (error: unknown): never => {
-      // Its connection's AUTH refused since it last worked: that is why (a command answered
-      // NOAUTH was sent before the refusal came).
+      // Its connection's AUTH refused since it was last answered OK: that is why it is down.
       const refusal = commandRefusals.last;
       const cause =
-        refusal !== undefined &&
-        (!(error instanceof ReplyError) || permanentFailure(error) === 'NOAUTH')
+        refusal !== undefined && !(error instanceof ReplyError)
           ? refusal
           : commands.status !== 'ready' && down !== null
             ? down
@@ -604,7 +610,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * before the reply arrives.)
    */
   const appended = (id: string, from: string): string => {
-    if (commandRefusals.count > 0) worksAgain(commandRefusals);
+    if (commandRefusals.count > 0 || toldRefusals.size > 0) worksAgain(commandRefusals);
     if (from !== START && behind === null && compareIds(id, from) <= 0) {
       behind = id;
       unblock(5);
