@@ -148,6 +148,12 @@ const LOSS = 'k';
  */
 const RUN = 'r';
 const SINCE = 's';
+/**
+ * The field a loss marker written when ids went backwards carries (`k <head> b 1`): its id was
+ * chosen (just after the old ids), not given by Redis in order, so an id just before it is no
+ * position a client could resume from: the entries after the flush lie below it.
+ */
+const BACK = 'b';
 
 /** Whether `fields` are a restart marker's, of `run` when given. */
 function isRunMarker(fields: Fields, run?: string): boolean {
@@ -429,6 +435,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let unsent: string[] | null = null;
   /** An own publish's id at or below `last` (ids went backwards), for the reader to reset at. */
   let behind: string | null = null;
+  /** `last` when `behind` was noted: lower by the time it is handled, a reset since covers it. */
+  let behindAt = START;
   let unblockTimer: ReturnType<typeof setTimeout> | null = null;
   /** Whether the current outage was reported by the default warning (so its end is too). */
   let warned = false;
@@ -607,12 +615,19 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * stream was deleted and refilled by a Redis whose clock is behind. The reader, blocked after
    * `last`, would wait for the new ids to pass it; it is woken now (see `publishedBehind`).
    * (`last` itself may be past `id` with no loss: the reader can deliver it, and later entries,
-   * before the reply arrives.)
+   * before the reply arrives. Below `from`, the reader found ids gone backwards meanwhile and
+   * reset its clients at `last`: it reads `id` after that, or the reset covered it.)
    */
   const appended = (id: string, from: string): string => {
     if (commandRefusals.count > 0 || toldRefusals.size > 0) worksAgain(commandRefusals);
-    if (from !== START && behind === null && compareIds(id, from) <= 0) {
+    if (
+      from !== START &&
+      behind === null &&
+      compareIds(id, from) <= 0 &&
+      compareIds(last, from) >= 0
+    ) {
       behind = id;
+      behindAt = last;
       unblock(5);
     }
     return id;
@@ -821,10 +836,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     } else {
       const newest = await newestId();
       if (newest !== START && newest !== last) {
-        // Ids went backwards (see above).
+        // Ids went backwards (see above). The other instances' readers, blocked after old ids
+        // too, are woken (see `markAbove`).
         if (compareIds(newest, last) < 0) {
+          const from = last;
           last = newest;
           resetClients(newest);
+          await markAbove(from, idBefore((await firstFrom(reader, '-')) ?? newest));
           return;
         }
         // Entries came after the look that found none after `last` (another instance published
@@ -932,18 +950,32 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   async function publishedBehind(): Promise<boolean> {
     const id = behind!;
     behind = null;
-    if (last === START || compareIds(id, last) > 0) return false; // read past it meanwhile
-    const above = idAfter(last);
+    // Read past it meanwhile, or reset since (a resync found the ids gone back: `lost`), which
+    // covers it or reads it next.
+    if (last === START || compareIds(id, last) > 0 || compareIds(last, behindAt) < 0) {
+      return false;
+    }
+    const from = last;
     const oldest = await firstFrom(reader, '-');
     const lossHead = idBefore(oldest !== undefined && compareIds(oldest, id) < 0 ? oldest : id);
     const head = idBefore(id);
     last = head;
     resetClients(head, lossHead);
+    await markAbove(from, lossHead);
+    return true;
+  }
+
+  /**
+   * Ids went backwards below `from`, the last id this instance read: the loss marker (see
+   * `publishedBehind`) with the id just after it, which wakes every reader blocked at or below
+   * it, and `wakeReaders` for those that read past it. Best effort: refused (another instance's
+   * marker came first, and wakes them; Redis full or down), the others reset at their idle check.
+   */
+  async function markAbove(from: string, lossHead: string): Promise<void> {
     await reader
-      .xadd(key, 'MAXLEN', '~', maxLen, above, LOSS, lossHead)
+      .xadd(key, 'MAXLEN', '~', maxLen, idAfter(from), LOSS, lossHead, BACK, '1')
       .then(wakeReaders)
       .catch(() => {});
-    return true;
   }
 
   /**
@@ -1062,13 +1094,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * Whether a client whose `after` is no entry (the id of a reset: `idBefore(next)` or
    * `idAfter(lost)`, sent by the instance that reset it) has every entry before `first` (the
    * first entry after `after`, if any). Yes when no id fits between them (`first` is the very
-   * next id), or when `after` is the loss this instance knows of (`floor`: that instance reset its
+   * next id, and no marker of ids gone backwards), or when `after` is the loss this instance knows of (`floor`: that instance reset its
    * clients there and then delivered every later entry) and no entry after it was trimmed since
    * (the oldest entry is older). So a client moved to another instance after a loss is not reset
    * a second time.
    */
-  async function resumable(after: string, first: string | undefined): Promise<boolean> {
-    if (first !== undefined && first === idAfter(after)) return true;
+  async function resumable(after: string, first: Entry | undefined): Promise<boolean> {
+    // Not across a marker of ids gone backwards (see BACK): `after` is then an old id, gone.
+    const back = first?.[1][0] === LOSS && first[1][2] === BACK;
+    if (first !== undefined && first[0] === idAfter(after) && !back) return true;
     if (after !== floor || floor === START) return false;
     const oldest = await firstFrom(commands, '-');
     return oldest !== undefined && compareIds(oldest, after) < 0;
@@ -1093,7 +1127,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       if (first) {
         first = false;
         if (page[0]?.[0] === after) i = 1;
-        else if (!(await resumable(after, page[0]?.[0]))) return RESET;
+        else if (!(await resumable(after, page[0]))) return RESET;
       }
       for (; i < page.length; i++) {
         const fields = page[i]![1];
