@@ -5,7 +5,7 @@
 // nothing: a command it ran shows in ACL LOG as its refusal (HELLO and AUTH it may always run).
 // Real redis-server.
 import { Redis } from 'ioredis';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEventHub, HubPublishError } from '../src/index';
 import { isRedisStoreError, redisStreams } from '../src/redis/index';
 import { until } from './helpers';
@@ -160,6 +160,23 @@ describe('redisStreams: nothing is sent before its AUTH is answered', () => {
     const commands = (await admin.info('commandstats')) as string;
     expect(commands).not.toMatch(/cmdstat_xread:/);
     expect(commands).not.toMatch(/cmdstat_xrevrange:/);
+  });
+
+  it('a password where the default user needs none (ioredis goes on, warning): the store opens', async () => {
+    await admin.call('ACL', 'SETUSER', 'default', 'on', 'nopass', '~*', '&*', '+@all');
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const url = live.redis.url.replace('//', '//:unneeded@');
+      const a = await live.instance(key(), { url, onError: () => {} });
+      const client = await a.connect();
+      await until(() => a.hub.size === 1);
+      const id = await a.hub.publish('n', 'x');
+      await until(() => client.events.some((e) => e.id === id));
+      expect(warn).toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+      await admin.call('ACL', 'SETUSER', 'default', 'reset', 'on', 'nopass');
+    }
   });
 
   it("an app's client: the store's reader (its duplicate) runs nothing as `default` either", async () => {
