@@ -83,8 +83,8 @@ export interface ChannelSubscriber {
 /**
  * The shared connection of one URL (per client) and the components using it. The connection
  * starts with the first user and stops a microtask after the last one leaves (so StrictMode's
- * unmount-remount keeps it). Invalidation targets of one event are applied once however many
- * components name them.
+ * unmount-remount keeps it); closed for good, it starts again only with a first user.
+ * Invalidation targets of one event are applied once however many components name them.
  *
  * The stream is read with `fetch` and a streaming body reader, parsed by `sseParser`. `fetch`
  * (rather than EventSource) works the same in browsers and Node, sends `Last-Event-ID` and other
@@ -348,12 +348,15 @@ export class Channel {
     inspector?.(this);
   }
 
-  /** Adds a user; the connection starts with the first. Returns the release function. */
+  /**
+   * Adds a user; the connection starts with the first. One closed for good (a 204, a 4xx,
+   * maxEventLength) stays closed for the others: each new component would otherwise ask the
+   * server again for what it refused. Returns the release function.
+   */
   join(subscriber: ChannelSubscriber): () => void {
     // A copy per join: the same subscriber joining twice needs two releases.
     const entry: ChannelSubscriber = { ...subscriber };
-    this.#subscribers.add(entry);
-    this.start();
+    if (this.#subscribers.add(entry).size < 2) this.start();
     inspector?.(this);
     return () => {
       if (!this.#subscribers.delete(entry)) return;
