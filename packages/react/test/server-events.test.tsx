@@ -313,6 +313,32 @@ describe('useServerEvents (live @keel/server)', () => {
     expect(screen.getByTestId('status').textContent).toBe('open');
   });
 
+  it('the backoff doubles all the way to a maxDelay of days (the timer limit)', async () => {
+    const server = await live();
+    const refusals = 27;
+    server.refuse.push(...Array<number>(refusals).fill(503));
+    const client = createClient({ baseURL: server.base, retry: { attempts: 1 } });
+    const clock = new ManualClock();
+    const maxDelay = 2 ** 31 - 1; // about 24.8 days
+    render(
+      <Events options={{ clock, reconnect: { initialDelay: 100, maxDelay, jitter: false } }} />,
+      { wrapper: wrapperFor(client) },
+    );
+    for (let i = 0; i < refusals; i++) {
+      await waitFor(() => expect(clock.timers.size).toBe(1));
+      act(() => {
+        clock.runNext();
+      });
+    }
+    await waitFor(() => expect(server.hub.size).toBe(1));
+    // 100 ms doubled 24 times is 1677721600; the next doubling passes maxDelay.
+    expect(clock.delays).toEqual([
+      ...Array.from({ length: 25 }, (_, i) => 100 * 2 ** i),
+      maxDelay,
+      maxDelay,
+    ]);
+  });
+
   it('a replay gap (keel:reset) invalidates every target', async () => {
     const server = await live(1);
     const client = createClient({ baseURL: server.base, retry: { attempts: 1 } });

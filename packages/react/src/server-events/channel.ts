@@ -273,10 +273,9 @@ export class Channel {
     // Never at once: a `retry: 0` (or initialDelay 0) against a server that closes each stream
     // would otherwise reconnect in a tight loop, and 0 would never double.
     const base = Math.max(MIN_RECONNECT_MS, this.#serverRetry ?? initialDelay);
-    let delay = Math.max(
-      MIN_RECONNECT_MS,
-      Math.min(maxDelay, base * 2 ** Math.min(this.#failures, MAX_EXPONENT)),
-    );
+    // Uncapped: 2 ** failures grows to Infinity (base is never 0), and min takes maxDelay; a
+    // cap on the exponent stopped the doubling below a maxDelay of more than a day.
+    let delay = Math.max(MIN_RECONNECT_MS, Math.min(maxDelay, base * 2 ** this.#failures));
     if (jitter) delay = delay / 2 + (random() * delay) / 2;
     this.#failures++;
     this.#setState('connecting', failure);
@@ -567,7 +566,6 @@ function resolveOptions(
   };
 }
 
-const MAX_EXPONENT = 20;
 /** The default `maxEventLength`: room for a large snapshot, not for a stream that never ends. */
 export const MAX_EVENT_LENGTH = 8 * 2 ** 20;
 /** The shortest reconnect delay before jitter, whatever `reconnect` or the server's `retry:` say. */
