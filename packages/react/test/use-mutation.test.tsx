@@ -243,6 +243,31 @@ describe('useMutation', () => {
     },
   );
 
+  it('an `invalidate` path of another origin than the request is applied (the core invalidated only its own)', async () => {
+    const api = todoApi(['a']);
+    server.use(
+      ...api.handlers,
+      http.post('http://other.test/todos', () => HttpResponse.json({ id: 9 }, { status: 201 })),
+    );
+    const client = testClient();
+    const { result } = renderHook(
+      () => ({
+        list: readAll(useQuery<Todo[]>('/todos')),
+        add: readAll(
+          useMutation<Todo, { title: string }>('POST', 'http://other.test/todos', {
+            invalidate: '/todos',
+          }),
+        ),
+      }),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.list.data).toHaveLength(1));
+    await act(async () => {
+      await result.current.add.mutateAsync({ title: 'b' });
+    });
+    await waitFor(() => expect(api.state.gets).toBe(2));
+  });
+
   it('builds the URL from the variables and sends no body for DELETE', async () => {
     const api = todoApi(['a', 'b']);
     const bodies: string[] = [];

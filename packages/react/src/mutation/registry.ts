@@ -93,9 +93,11 @@ export function countMutations(
 }
 
 /**
- * `target` adds nothing to what `mutation`'s success invalidated: a path its own path covers (the
- * request path and everything under it), tags among its own, or so does `extra` (its
- * `invalidate` option).
+ * `target` adds nothing to what `mutation`'s success invalidated: a path its own covers (the
+ * request path and everything under it, on its origin: its URL as the target, as the core
+ * matches it), tags among its own, or so does `extra` (its `invalidate` option). A relative
+ * `target` is judged by its URL on the client's base: reads of the same path on another origin
+ * are not looked at.
  */
 export function covered(
   client: Client,
@@ -109,7 +111,7 @@ export function covered(
         (tag) => spec?.tags.includes(tag) || (Array.isArray(extra) && extra.includes(tag)),
       )
     : typeof target === 'string' &&
-        (under(client, target, spec?.path) || under(client, target, extra));
+        (under(client, target, spec?.url) || under(client, target, extra));
 }
 
 /**
