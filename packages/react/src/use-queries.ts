@@ -2,7 +2,7 @@ import type { RequestError } from '@keel/core';
 import { shown } from '@keel/core/internals';
 import { useCallback, useEffect, useSyncExternalStore } from 'react';
 import { useCommit, useObserver } from './internal/use-observer';
-import { environmentOf, QueryObserver, type QueryResult } from './query/observer';
+import { QueryObserver, type QueryResult } from './query/observer';
 import type { QueryStore } from './query/store';
 import type { QueryDefinition } from './query-options';
 
@@ -138,17 +138,15 @@ class QueriesObserver {
   get environment(): string {
     let id = '';
     for (const o of this.#observers) {
-      // The raw values (no array per query per render): a change of any of them re-arms.
-      const options = o.options;
-      id += `${options?.refetchOnWindowFocus},${options?.refetchOnReconnect},${options?.refetchInterval}\n`;
+      // Defaults applied (once per change of the options): an equal meaning re-arms nothing.
+      const { focus, reconnect, interval } = o.inputs;
+      id += `${focus},${reconnect},${interval}\n`;
     }
     return id;
   }
 
   watchEnvironment(): () => void {
-    const offs = this.#observers
-      .filter((o) => o.active)
-      .map((o) => o.watchEnvironment(...environmentOf(o.options)));
+    const offs = this.#observers.filter((o) => o.active).map((o) => o.watchEnvironment());
     return () => {
       for (const off of offs) off();
     };

@@ -2,7 +2,9 @@ import { act, renderHook, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { useState } from 'react';
 import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../../core/test/helpers';
 import { queryOptions, useQueries, useQuery, useSuspenseQuery } from '../src/index';
+import { environmentListenerCount } from '../src/internal/environment';
 import { API, debugOf, flush, mswServer, readAll, testClient, wrapperFor } from './helpers';
 
 const server = mswServer();
@@ -132,4 +134,44 @@ describe('useSuspenseQuery with queryOptions', () => {
     });
     expect(result.current).toBe('user 4');
   });
+});
+
+describe('focus, reconnect and interval refetching across renders', () => {
+  it.each([
+    ['useQuery', (options: object) => [useQuery('/users/1', options)]],
+    ['useQueries', (options: object) => useQueries([queryOptions('/users/1', options)])],
+  ])(
+    '%s: new options of the same meaning re-arm nothing; a new interval re-arms',
+    async (_, hook) => {
+      usersApi();
+      const clock = new FakeClock();
+      const client = testClient({ clock });
+      const { rerender } = renderHook(({ options }) => hook(options).map((r) => readAll(r)), {
+        wrapper: wrapperFor(client),
+        initialProps: { options: { refetchInterval: 1000 } as object },
+      });
+      await flush();
+      const armed = () => clock.history.filter((t) => t.ms === 1000 || t.ms === 2000).length;
+      expect(armed()).toBe(1);
+      const cleared = clock.cleared;
+      const listeners = environmentListenerCount();
+      // Inline options: a new object at each render, the defaults spelled out or left out.
+      for (const options of [
+        { refetchInterval: 1000 },
+        { refetchInterval: 1000, refetchOnWindowFocus: true, refetchOnReconnect: true },
+        { refetchInterval: 1000, refetchOnWindowFocus: undefined },
+      ]) {
+        rerender({ options });
+        await flush();
+      }
+      expect(armed()).toBe(1);
+      expect(clock.cleared).toBe(cleared);
+      expect(environmentListenerCount()).toBe(listeners);
+      rerender({ options: { refetchInterval: 2000 } });
+      await flush();
+      expect(armed()).toBe(2);
+      expect(clock.pendingDelays()).toContain(2000);
+      expect(clock.pendingDelays()).not.toContain(1000);
+    },
+  );
 });

@@ -104,7 +104,8 @@ function Devtools({
   maxFlights = DEVTOOLS_DEFAULTS.maxFlights,
 }: KeelDevtoolsProps & { client: Client }): ReactNode {
   checkProps({ maxFlights, initialView, position, theme }, VIEW_IDS);
-  checkClient(client);
+  // Once per client, not per render (the app's re-renders reach the closed panel too).
+  useMemo(() => checkClient(client), [client]);
   const [open, setOpen] = useState(initialIsOpen);
   const hydrated = useSyncExternalStore(subscribeNothing, isBrowserRender, isServerRender);
   const toggle = useRef<HTMLButtonElement>(null);

@@ -16,7 +16,7 @@ import { syntheticResponse } from '../query/state';
 import type { QueryStore } from '../query/store';
 import type { QueryDefinition } from '../query-options';
 import { addSourceHeader } from '../server-events/source';
-import { type RunningMutation, startMutation } from './registry';
+import { covered, type RunningMutation, startMutation } from './registry';
 
 export type MutationStatus = 'idle' | 'pending' | 'success' | 'error';
 
@@ -270,8 +270,10 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       response = await client.request<TData>(method, url, request);
       data = response.data;
       const target = this.#shown().options?.invalidate;
-      // settle: a throwing invalidation is reported, the mutation still succeeded.
-      if (target !== undefined) await settle(() => client.invalidate(target));
+      // settle: a throwing invalidation is reported, the mutation still succeeded. Not what the
+      // core just invalidated: that would detach its refetch, and send another.
+      if (target !== undefined && !covered(client, running, target))
+        await settle(() => client.invalidate(target));
     } catch (err) {
       error = (err instanceof Error ? err : new Error(String(err))) as TError;
       rollBack(this.#store, writes, running?.skipped);
