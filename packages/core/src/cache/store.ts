@@ -9,6 +9,7 @@ import type { ApiResponse, CacheSubscriber, CacheUpdate, KeyMatcher } from '../t
 import { type CacheEntry, metaOf } from './entry';
 import type { Matchable, TargetMatcher } from './match';
 import { CACHE_DEFAULTS, CACHE_STORE_DEFAULTS, checkGcTime } from './options';
+import { watchStore } from './watch';
 
 /** How `CacheStore.set` stores one response. */
 export interface WriteOptions {
@@ -116,7 +117,8 @@ export interface CacheStoreOptions {
  *
  * The client's own store: its options come checked from the client's config. The public
  * `CacheStore` below checks them and adds the readers only an app uses (`has`, `isFresh`,
- * `keys`), so an app that never imports it bundles neither.
+ * `keys`, `watch`), so an app that never imports it bundles neither. Watching lives in
+ * cache/watch.ts (inspect's `watchCache` is its other user): the store has one `watcher` slot.
  */
 export class Store {
   readonly #entries = new Map<string, CacheEntry>();
@@ -128,15 +130,19 @@ export class Store {
   readonly #clock: Clock;
   /** The client's key base: a key written by hand is resolved against it (internal/url keyURL). */
   readonly #keyBase: string | undefined;
-  readonly #onError: ErrorReporter;
+  /** Receives a subscriber's, matcher's or watcher's error (never rethrown). */
+  readonly onError: ErrorReporter;
   /** The collection hand: a live iterator over #entries (see the class comment). */
   #hand: IterableIterator<CacheEntry> | undefined;
   /** When a key's last exact-key subscription left while its entry existed. */
   readonly #releasedAt = new Map<string, number>();
   /** When a predicate subscription last left: it may have been what kept any entry. */
   #predicateReleasedAt = -Infinity;
-  /** Watchers (tooling): told of every change, without counting as interest in any key. */
-  #watchers: ((change: CacheChange) => void)[] = [];
+  /**
+   * Told of every change while someone watches (cache/watch.ts installs it): tooling, not
+   * interest in any key. One slot, so a store nobody watches carries no watcher list.
+   */
+  watcher: ((change: CacheChange) => void) | undefined;
 
   /** `options` as the client's config has them: checked, with every default in place. */
   constructor(defaultTtl: number, options: StoreOptions) {
@@ -145,7 +151,7 @@ export class Store {
     this.gcTime = options.gcTime;
     this.#clock = options.clock;
     this.#keyBase = options.keyBase;
-    this.#onError = options.onError;
+    this.onError = options.onError;
   }
 
   get size(): number {
@@ -208,7 +214,7 @@ export class Store {
   #drop(key: string, tell = true): void {
     this.#entries.delete(key);
     if (this.#releasedAt.size > 0) this.#releasedAt.delete(key);
-    if (tell && this.#watchers.length > 0) this.#tell({ type: 'remove', key });
+    if (tell) this.watcher?.({ type: 'remove', key });
   }
 
   /** Whether the entry is due for collection at `now`, without dropping it (for inspection). */
@@ -248,7 +254,7 @@ export class Store {
     this.#entries.set(key, entry);
     // Over maxEntries: the least recently written goes (the Map's first key).
     if (this.#entries.size > this.maxEntries) this.#drop(this.#entries.keys().next().value!);
-    if (this.#watchers.length > 0) this.#tell({ type: 'write', key });
+    this.watcher?.({ type: 'write', key });
     // Most writes have no subscriber: skip building the update.
     if (this.#watched) this.notify({ type: options.update ?? 'write', key, response });
     return entry;
@@ -264,7 +270,7 @@ export class Store {
     this.#entries.clear();
     this.#releasedAt.clear();
     this.#hand = undefined;
-    if (this.#watchers.length > 0) this.#tell({ type: 'clear' });
+    this.watcher?.({ type: 'clear' });
   }
 
   values(): IterableIterator<CacheEntry> {
@@ -322,26 +328,6 @@ export class Store {
   }
 
   /**
-   * Watches every change of the cache, for tooling: unlike `subscribe`, a watcher is no interest
-   * in any key (it keeps nothing from being collected and makes invalidation refetch nothing).
-   * A watcher that throws is reported like a subscriber. Returns the unwatch function.
-   */
-  watch(listener: (change: CacheChange) => void): () => void {
-    checkFunction('listener', listener);
-    // Copied on change, so a watcher that unwatches while being told does not skip another.
-    const entry = (change: CacheChange) => listener(change);
-    this.#watchers = [...this.#watchers, entry];
-    return () => {
-      this.#watchers = this.#watchers.filter((w) => w !== entry);
-    };
-  }
-
-  #tell(change: CacheChange): void {
-    const key = 'key' in change ? change.key : '';
-    for (const watcher of this.#watchers) this.#call(watcher, change, 'subscriber', key);
-  }
-
-  /**
    * Subscriptions that want this key: its exact-key subscriptions plus the predicate
    * subscriptions that accept it.
    */
@@ -384,7 +370,7 @@ export class Store {
 
   /** Calls a user callback; its error goes to `onError` (as `source`, for `key`), never up. */
   #call<T, R>(fn: (arg: T) => R, arg: T, source: 'subscriber' | 'matcher', key: string) {
-    return callUser(this.#onError, fn, arg, source, key);
+    return callUser(this.onError, fn, arg, source, key);
   }
 }
 
@@ -416,6 +402,15 @@ export class CacheStore extends Store {
       onError: options.onError ?? logListenerError,
     });
     this.#clock = clock;
+  }
+
+  /**
+   * Watches every change of the cache, for tooling: unlike `subscribe`, a watcher is no interest
+   * in any key (it keeps nothing from being collected and makes invalidation refetch nothing).
+   * A watcher that throws is reported like a subscriber. Returns the unwatch function.
+   */
+  watch(listener: (change: CacheChange) => void): () => void {
+    return watchStore(this, listener);
   }
 
   has(key: string): boolean {
