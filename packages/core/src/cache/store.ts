@@ -175,12 +175,13 @@ export class Store {
    * expired one.
    */
   collect(entry: CacheEntry, now: number): boolean {
-    if (!this.#collectable(entry, now)) return false;
+    if (!this.isCollectable(entry, now)) return false;
     this.#drop(entry.key);
     return true;
   }
 
-  #collectable(entry: Due, now: number): boolean {
+  /** Whether the entry is due for collection at `now` (inspection and dehydrate skip it). */
+  isCollectable(entry: Due, now: number): boolean {
     const gcTime = this.gcTime;
     // Kept for gcTime after it expired (the quick reject: most entries looked at are fresh or
     // recently expired), after a predicate subscription left (it may have been what wanted this
@@ -206,7 +207,7 @@ export class Store {
         this.#hand = undefined;
         return;
       }
-      if (this.#collectable(next.value, now)) this.#drop(next.value.key);
+      if (this.isCollectable(next.value, now)) this.#drop(next.value.key);
     }
   }
 
@@ -215,11 +216,6 @@ export class Store {
     this.#entries.delete(key);
     if (this.#releasedAt.size > 0) this.#releasedAt.delete(key);
     if (tell) this.watcher?.({ type: 'remove', key });
-  }
-
-  /** Whether the entry is due for collection at `now`, without dropping it (for inspection). */
-  isCollectable(entry: Due, now: number): boolean {
-    return this.#collectable(entry, now);
   }
 
   set(key: string, response: ApiResponse, options: WriteOptions = {}): CacheEntry {
@@ -286,7 +282,7 @@ export class Store {
     const removed: CacheEntry[] = [];
     const due: CacheEntry[] = [];
     for (const entry of this.#entries.values()) {
-      if (this.#collectable(entry, now)) due.push(entry);
+      if (this.isCollectable(entry, now)) due.push(entry);
       else if (matcher(asMatchable(entry))) removed.push(entry);
     }
     for (const entry of due) this.#drop(entry.key);
