@@ -1014,8 +1014,8 @@ function answered(error: unknown): boolean {
 }
 
 function withBody(options: RequestOptions | undefined, body: unknown): RequestOptions | undefined {
-  if (body === undefined) return options;
-  return options ? { ...options, body } : { body };
+  // Spreading undefined copies nothing: `{ body }` alone without options.
+  return body === undefined ? options : { ...options, body };
 }
 
 /** A settled promise as the API returns it: its `cancel` has nothing to do. */
