@@ -34,14 +34,17 @@ export const APPS = [
     readme: 'packages/core/README.md',
     what: 'core defaults, one get',
     target: 10 * KB,
-    budget: 18.0 * KB,
+    // core-size28: 18,413 -> 18,306 B (cache watchers out of the client's store, one catch site
+    // in request(), fewer wrappers).
+    budget: 17.9 * KB,
   },
   {
     id: 'B',
     readme: 'packages/core/README.md',
     what: 'A without intelligence, circuit breaker',
     target: 6 * KB,
-    budget: 15.0 * KB,
+    // core-size28: 15,335 -> 15,244 B.
+    budget: 14.9 * KB,
   },
   {
     id: 'C',
@@ -50,8 +53,8 @@ export const APPS = [
     target: 17 * KB,
     // +0.1 KB (core-sched-adv): cancelling or re-queueing 100,000 jobs is no longer O(n^2)
     // (a linked list of a key's adaptive flights, skipped cancelled parked jobs, an insert hint
-    // per lane queue: +85 B).
-    budget: 26.2 * KB,
+    // per lane queue: +85 B). core-size28: 26,818 -> 26,721 B.
+    budget: 26.1 * KB,
   },
   {
     id: 'D',
@@ -61,7 +64,8 @@ export const APPS = [
     // +0.1 KB (react-adv3): the server-events length cap (maxEventLength, +111 B) and reconnect
     // on 'online' (+36 B). react-size: 26,753 -> 26,693 B; 26.2 KB (26,829 B) is 0.5% above
     // that, already under the ~1% headroom, so it stays (26.1 KB would leave 33 B).
-    budget: 26.2 * KB,
+    // core-size28: 26,747 -> 26,665 B.
+    budget: 26.1 * KB,
   },
 ];
 
