@@ -34,14 +34,17 @@ export const APPS = [
     readme: 'packages/core/README.md',
     what: 'core defaults, one get',
     target: 10 * KB,
-    budget: 18.0 * KB,
+    // core-size28: 18,413 -> 18,306 B (cache watchers out of the client's store, one catch site
+    // in request(), fewer wrappers).
+    budget: 17.9 * KB,
   },
   {
     id: 'B',
     readme: 'packages/core/README.md',
     what: 'A without intelligence, circuit breaker',
     target: 6 * KB,
-    budget: 15.0 * KB,
+    // core-size28: 15,335 -> 15,244 B.
+    budget: 14.9 * KB,
   },
   {
     id: 'C',
@@ -54,7 +57,9 @@ export const APPS = [
     // +0.1 KB (core-leads28): adaptive samples age after a quiet spell, so a window after an
     // idle hour is not judged on hour-old latencies (+68 B: 26,818 -> 26,886 B; 26.3 KB is
     // 26,931 B, 0.2% above, under the ~1% headroom).
-    budget: 26.3 * KB,
+    // core-size28: -97 B. react-leads28: +4 B (the flight slot no longer holds a request).
+    // Merged: 26,798 B; 26.2 KB (26,829 B) leaves 31 B.
+    budget: 26.2 * KB,
   },
   {
     id: 'D',
@@ -64,7 +69,8 @@ export const APPS = [
     // +0.1 KB (react-adv3): the server-events length cap (maxEventLength, +111 B) and reconnect
     // on 'online' (+36 B). react-size: 26,753 -> 26,693 B; 26.2 KB (26,829 B) is 0.5% above
     // that, already under the ~1% headroom, so it stays (26.1 KB would leave 33 B).
-    budget: 26.2 * KB,
+    // core-size28: 26,747 -> 26,665 B.
+    budget: 26.1 * KB,
   },
 ];
 
