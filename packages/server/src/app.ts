@@ -528,7 +528,7 @@ function unknownTransferCoding(ctx: Context): void {
   // The body is skipped: Node can still find its end (chunked comes last).
   ctx
     .status(501)
-    .setHeader('content-type', 'application/json; charset=utf-8')
+    .setHeader('content-type', 'application/json')
     .send(UNKNOWN_CODING_BODY);
 }
 
