@@ -526,10 +526,7 @@ const UNKNOWN_CODING_BODY = JSON.stringify(
 
 function unknownTransferCoding(ctx: Context): void {
   // The body is skipped: Node can still find its end (chunked comes last).
-  ctx
-    .status(501)
-    .setHeader('content-type', 'application/json')
-    .send(UNKNOWN_CODING_BODY);
+  ctx.status(501).setHeader('content-type', 'application/json').send(UNKNOWN_CODING_BODY);
 }
 
 function ambiguousType(): never {

@@ -133,10 +133,7 @@ describe('response helpers', () => {
     r = await raw(port, { path: '/b' });
     expect([r.headers['content-type'], r.raw.length]).toEqual(['application/octet-stream', 3]);
     r = await raw(port, { path: '/o' });
-    expect([r.headers['content-type'], r.body]).toEqual([
-      'application/json',
-      '{"a":1}',
-    ]);
+    expect([r.headers['content-type'], r.body]).toEqual(['application/json', '{"a":1}']);
     r = await raw(port, { path: '/n' });
     expect([r.status, r.body, r.headers['content-length']]).toEqual([204, '', undefined]);
     r = await raw(port, { path: '/ct' });

@@ -62,7 +62,9 @@ describe('spec 001 ctx.graphql(schema, resolvers?)', () => {
         variables: { title: 'ship it' },
       });
       expect(added.status).toBe(200);
-      expect(added.json()).toEqual({ data: { addTodo: { id: '2', title: 'ship it', done: false } } });
+      expect(added.json()).toEqual({
+        data: { addTodo: { id: '2', title: 'ship it', done: false } },
+      });
       expect(r.todos).toHaveLength(2);
 
       const list = await postJson(port, '/graphql', { query: '{ todos { id title } }' });
@@ -138,7 +140,9 @@ describe('spec 001 ctx.graphql(schema, resolvers?)', () => {
       order.push(`settled, sent=${ctx.res.headersSent}`);
     });
     const port = await serve(app);
-    expect((await postJson(port, '/graphql', { query: '{ a }' })).json()).toEqual({ data: { a: 1 } });
+    expect((await postJson(port, '/graphql', { query: '{ a }' })).json()).toEqual({
+      data: { a: 1 },
+    });
     expect(order).toEqual(['settled, sent=true']);
   });
 });

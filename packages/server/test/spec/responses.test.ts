@@ -101,16 +101,16 @@ describe('spec 001 ctx.send', () => {
 
 describe('spec 001 ctx.cacheControl {maxAge, public, staleWhileRevalidate}', () => {
   const cases: [string, CacheControlOptions, string][] = [
-      ['maxAge alone', { maxAge: 60 }, 'max-age=60'],
-      ['maxAge 0', { maxAge: 0 }, 'max-age=0'],
-      ['public alone', { public: true }, 'public'],
-      ['staleWhileRevalidate alone', { staleWhileRevalidate: 30 }, 'stale-while-revalidate=30'],
-      [
-        'all three',
-        { maxAge: 3600, public: true, staleWhileRevalidate: 86400 },
-        'public, max-age=3600, stale-while-revalidate=86400',
-      ],
-    ];
+    ['maxAge alone', { maxAge: 60 }, 'max-age=60'],
+    ['maxAge 0', { maxAge: 0 }, 'max-age=0'],
+    ['public alone', { public: true }, 'public'],
+    ['staleWhileRevalidate alone', { staleWhileRevalidate: 30 }, 'stale-while-revalidate=30'],
+    [
+      'all three',
+      { maxAge: 3600, public: true, staleWhileRevalidate: 86400 },
+      'public, max-age=3600, stale-while-revalidate=86400',
+    ],
+  ];
   for (const [name, options, header] of cases) {
     it(`${name} -> Cache-Control: ${header}`, async () => {
       const app = createApp();

@@ -165,7 +165,9 @@ describe('spec 001 ctx.validate: what it validates', () => {
 
   it('query parameters of a GET (min on a query string)', async () => {
     const app = createApp();
-    app.get('/search', (ctx) => ctx.json(ctx.validate({ q: { type: 'string', required: true, min: 2 } })));
+    app.get('/search', (ctx) =>
+      ctx.json(ctx.validate({ q: { type: 'string', required: true, min: 2 } })),
+    );
     const port = await serve(app);
     expect((await call(port, { path: '/search?q=ab' })).json()).toEqual({ q: 'ab' });
     expect((await call(port, { path: '/search?q=a' })).status).toBe(400);
