@@ -43,6 +43,13 @@ describe('spec 001 ctx.ip / ctx.req.remoteAddress on a dual-stack listener', () 
     });
   });
 
+  it('trust proxy on without an X-Forwarded-For header: ctx.ip is the peer, ctx.ips empty', async () => {
+    const app = createApp({ trustProxy: true });
+    app.get('/ip', (ctx) => ctx.json({ ip: ctx.ip, ips: ctx.ips }));
+    const port = await serveAnyHost(app);
+    expect((await call(port, { path: '/ip' })).json()).toEqual({ ip: '127.0.0.1', ips: [] });
+  });
+
   it('a trust list of IPv4 addresses matches the IPv4 client of a dual-stack listener', async () => {
     const app = createApp({ trustProxy: ['127.0.0.1'] });
     app.get('/ip', (ctx) => ctx.json({ ip: ctx.ip }));
