@@ -44,7 +44,7 @@ import {
 import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { Pool } from './pool';
-import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
+import { compileTrust, peerAddress, type TrustFn, type TrustProxy } from './proxy';
 import { KeelServerResponse } from './raw-response';
 import { awaitsSocket, replyDone, type SendWatch, wasUnsent } from './send-watch';
 import { Slot, type SlotHost } from './slot';
@@ -400,7 +400,7 @@ let idCounter = 0;
 class KeelIncomingMessage extends IncomingMessage {
   get remoteAddress(): string {
     const socket = this.socket as (Socket & { [PEER]?: string }) | null;
-    return socket?.[PEER] ?? socket?.remoteAddress ?? '';
+    return socket?.[PEER] ?? peerAddress(socket?.remoteAddress);
   }
 }
 
@@ -458,7 +458,7 @@ function resolveTimeouts(
  */
 function setPeer(req: IncomingMessage): void {
   const socket = req.socket as (Socket & { [PEER]?: string }) | null;
-  const peer = socket?.[PEER] ?? socket?.remoteAddress ?? '';
+  const peer = socket?.[PEER] ?? peerAddress(socket?.remoteAddress);
   try {
     (req as { remoteAddress?: string }).remoteAddress = peer;
   } catch {
@@ -526,10 +526,7 @@ const UNKNOWN_CODING_BODY = JSON.stringify(
 
 function unknownTransferCoding(ctx: Context): void {
   // The body is skipped: Node can still find its end (chunked comes last).
-  ctx
-    .status(501)
-    .setHeader('content-type', 'application/json; charset=utf-8')
-    .send(UNKNOWN_CODING_BODY);
+  ctx.status(501).setHeader('content-type', 'application/json').send(UNKNOWN_CODING_BODY);
 }
 
 function ambiguousType(): never {
@@ -1013,7 +1010,7 @@ class KeelApp implements App, SlotHost {
     // Capture the peer at accept: later reads of socket.remoteAddress can be undefined once the
     // socket is closing, and no header can change this value.
     server.on('connection', (socket: Socket & { [PEER]?: string }) => {
-      socket[PEER] = socket.remoteAddress ?? '';
+      socket[PEER] = peerAddress(socket.remoteAddress);
     });
     return server;
   }
