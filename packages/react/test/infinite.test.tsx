@@ -1,7 +1,7 @@
 import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
-import { type InfiniteData, useInfiniteQuery } from '../src/index';
+import { type InfiniteData, type UseInfiniteQueryOptions, useInfiniteQuery } from '../src/index';
 import { environmentListenerCount } from '../src/internal/environment';
 import {
   API,
@@ -226,7 +226,12 @@ describe('useInfiniteQuery focus and reconnect refetching across renders', () =>
     const client = testClient();
     const { rerender } = renderHook(
       ({ options }) => readAll(useInfiniteQuery<Page, number | null>('/items', options)),
-      { wrapper: wrapperFor(client), initialProps: { options: { ...feedOptions } as object } },
+      {
+        wrapper: wrapperFor(client),
+        initialProps: {
+          options: { ...feedOptions } as UseInfiniteQueryOptions<Page, number | null>,
+        },
+      },
     );
     await flush();
     expect(environmentListenerCount()).toBe(2);
