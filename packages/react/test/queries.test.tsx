@@ -1,10 +1,11 @@
 import { act, renderHook, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { useState } from 'react';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../../core/test/helpers';
 import { queryOptions, useQueries, useQuery, useSuspenseQuery } from '../src/index';
 import { environmentListenerCount } from '../src/internal/environment';
+import { QueryObserver } from '../src/query/observer';
 import { API, debugOf, flush, mswServer, readAll, testClient, wrapperFor } from './helpers';
 
 const server = mswServer();
@@ -174,4 +175,30 @@ describe('focus, reconnect and interval refetching across renders', () => {
       expect(clock.pendingDelays()).not.toContain(1000);
     },
   );
+});
+
+describe('useQueries re-rendered with the same queries', () => {
+  it('works out what it observes and arms once per change of the inputs, not per render', async () => {
+    usersApi();
+    const client = testClient();
+    const queries = [userQuery(1), userQuery(2), userQuery(3)];
+    const { rerender } = renderHook(({ n }) => [n, useQueries(queries).map((r) => r.data)], {
+      wrapper: wrapperFor(client),
+      initialProps: { n: 0 },
+    });
+    await flush();
+    // The real getters, counted: the keys observed and the switches armed are read from them.
+    const inputs = vi.spyOn(QueryObserver.prototype, 'inputs', 'get');
+    const active = vi.spyOn(QueryObserver.prototype, 'active', 'get');
+    try {
+      for (let n = 1; n <= 5; n++) rerender({ n });
+      await flush();
+      // Each render hands each query's inputs to commit (one read each), no more.
+      expect(inputs.mock.calls.length).toBeLessThanOrEqual(5 * queries.length);
+      expect(active).not.toHaveBeenCalled();
+    } finally {
+      inputs.mockRestore();
+      active.mockRestore();
+    }
+  });
 });

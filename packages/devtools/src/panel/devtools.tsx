@@ -171,7 +171,8 @@ function OpenPanel({
   maxFlights: number;
   onClose: () => void;
 }) {
-  const inspector = inspect(client);
+  // Once per client, not per render (the app's re-renders reach the open panel too).
+  const inspector = useMemo(() => inspect(client), [client]);
   // One per client: a panel handed another client records that one (and lets go of the first).
   const recorder = useMemo(() => new FlightRecorder(client, maxFlights), [client, maxFlights]);
   useEffect(() => {

@@ -96,8 +96,9 @@ export function countMutations(
  * `target` adds nothing to what `mutation`'s success invalidated: a path its own covers (the
  * request path and everything under it, on its origin: its URL as the target, as the core
  * matches it), tags among its own, or so does `extra` (its `invalidate` option). A relative
- * `target` is judged by its URL on the client's base: reads of the same path on another origin
- * are not looked at.
+ * `target` is judged by its URL on the client's base: reads of the same path on another origin,
+ * which `client.invalidate(target)` would reach too, are not looked at (a documented limit, see
+ * the README's "Invalidation": knowing whether the app has any means scanning the cache).
  */
 export function covered(
   client: Client,
