@@ -345,7 +345,7 @@ export interface App {
    * (an oversize body refused before it is sent), every header line kept (`maxHeadersCount` 0),
    * and the peer address captured at accept. For a server whose request listener is
    * `app.handler`; calling it again changes nothing, attaching a server of another app throws.
-   * Returns the server.
+   * `close()` closes it as it closes those of `listen`. Returns the server.
    *
    * @example
    * const server = app.attach(http.createServer({ ...app.serverOptions, requestTimeout: 30_000 }, app.handler));
@@ -353,8 +353,9 @@ export interface App {
   attach(server: Server): Server;
   /**
    * Stops accepting connections, ends open SSE streams (and any opened from now on), and
-   * resolves once in-flight requests have finished and the servers started by `listen` have
-   * closed. After `timeoutMs` the connections still open are closed and it resolves anyway:
+   * resolves once in-flight requests have finished and the servers started by `listen` or given
+   * to `attach` have closed (idle keep-alive connections are ended at once, the others once their
+   * response is done). After `timeoutMs` the connections still open are closed and it resolves anyway:
    * a handler that never answers cannot hold a shutdown forever. Later calls return the first
    * call's promise.
    */
@@ -961,8 +962,6 @@ class KeelApp implements App, SlotHost {
     );
     server.keepAliveTimeout = keepAliveTimeout;
     this.attach(server);
-    this.#servers.add(server);
-    server.once('close', () => this.#servers.delete(server));
     return new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {
@@ -987,6 +986,10 @@ class KeelApp implements App, SlotHost {
     if (owner === this) return server;
     if (owner !== undefined) throw new Error('keel: this server is attached to another app');
     marked[ATTACHED] = this;
+    // close() closes it as a listen() server (Fastify's close() closes a serverFactory's too):
+    // the app is what answers on it, so a shutdown that left it accepting would be half done.
+    this.#servers.add(server);
+    server.once('close', () => this.#servers.delete(server));
     // Every header line (maxHeaderSize, 16 KiB, bounds them): Node's default drops those past
     // about 1000, a proxy's appended X-Forwarded-For among them (see headersCut).
     server.maxHeadersCount = 0;
