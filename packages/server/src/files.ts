@@ -231,6 +231,29 @@ function ifRangeAllows(headers: IncomingHttpHeaders, etag: string, mtimeMs: numb
   return !Number.isNaN(date) && lastModified(mtimeMs) === date;
 }
 
+/**
+ * What a file response counts for while it waits behind another, before the file is opened: its
+ * first chunk, or the window a plain Range asks for (a small range of a large file is not 64
+ * KiB). With If-Range the whole file may come instead: counted as such. The count is raised
+ * when the body is written, should it come out larger.
+ */
+function queuedSize(target: FileTarget, size: number): number {
+  const held = Math.min(size, QUEUED_STREAM_BYTES);
+  const { range, 'if-range': ifRange } = target.headers;
+  if (
+    range === undefined ||
+    ifRange !== undefined ||
+    target.method !== 'GET' ||
+    target.status !== 200
+  ) {
+    return held;
+  }
+  const window = pickRange(size, range);
+  return typeof window === 'object' && window !== null
+    ? Math.min(held, window.end - window.start + 1)
+    : held;
+}
+
 /** Serves one file; resolves when the response is finished (or the client went away). */
 export async function sendFile(
   target: FileTarget,
@@ -254,8 +277,12 @@ export async function sendFile(
     // Counted toward its connection's cap while it waits behind another response, before the
     // file is opened (pipelined GETs of a large file each held a descriptor and a chunk); its
     // connection gone or over the cap: nothing is opened or sent. A HEAD is counted by its head.
-    const held = Math.min(found.size, QUEUED_STREAM_BYTES);
-    if (target.method !== 'HEAD' && !fitsQueue(target.res, target.watch, held)) return;
+    if (
+      target.method !== 'HEAD' &&
+      !fitsQueue(target.res, target.watch, queuedSize(target, found.size))
+    ) {
+      return;
+    }
     handle = await open(file, OPEN_FLAGS);
   } catch (err) {
     throw fsError(err);
