@@ -238,6 +238,8 @@ function ifRangeAllows(headers: IncomingHttpHeaders, etag: string, mtimeMs: numb
  * when the body is written, should it come out larger.
  */
 function queuedSize(target: FileTarget, size: number): number {
+  // Not queued (it has its connection's socket): fitsQueue counts nothing, so nothing is parsed.
+  if (target.res.socket !== null) return 0;
   const held = Math.min(size, QUEUED_STREAM_BYTES);
   const { range, 'if-range': ifRange } = target.headers;
   if (
