@@ -48,6 +48,7 @@ const SMALL_FILE = 64 * 1024;
 // then refuses the FIFO. It changes nothing for regular files.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 const DOTFILES = ['ignore', 'deny', 'allow'] as const;
+const BYTES_UNIT = /^bytes=/i;
 
 function fsError(err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
@@ -151,20 +152,23 @@ function hasSuffixRange(header: string): boolean {
 
 /**
  * Picks the one byte window to send: `null` means send the whole file (no Range, a malformed
- * one, several disjoint ranges, or more than {@link MAX_RANGES} parts), so a response is never
+ * one, one in another unit, several disjoint ranges, or more than {@link MAX_RANGES} parts), so a response is never
  * larger than the file. Overlapping and adjacent ranges are combined first.
  */
 export function pickRange(
   size: number,
   header: string,
 ): { start: number; end: number } | 'unsatisfiable' | null {
+  // RFC 9110 §14.2: a Range in a unit not understood is ignored (range-parser would call one that
+  // does not fit unsatisfiable: a 416 in bytes for it). §14.1: unit names are case-insensitive.
+  if (!BYTES_UNIT.test(header)) return null;
   let parts = 1;
   for (let i = 0; i < header.length; i++) {
     if (header.charCodeAt(i) === 44 && ++parts > MAX_RANGES) return null;
   }
   const ranges = parseRange(size, clampSuffixes(size, header), { combine: true });
   if (ranges === -1) return size === 0 && hasSuffixRange(header) ? null : 'unsatisfiable';
-  if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return null;
+  if (ranges === -2 || ranges.length !== 1) return null;
   return ranges[0] ?? null;
 }
 
