@@ -1042,16 +1042,29 @@ class KeelApp implements App, SlotHost {
         if (timer !== null) clock.clearTimeout(timer);
         resolve();
       };
+      /** Ends what holds each server open once the time is up: its connections, or the wait. */
+      const forced: (() => void)[] = [];
       for (const server of servers) {
-        server.close(() => done());
-        server.closeIdleConnections();
+        let over = false;
+        const closed = (): void => {
+          if (over) return;
+          over = true;
+          done();
+        };
+        server.close(closed);
+        // An HTTP/2 server (attached) has neither call, and keel cannot end its sessions: it is
+        // waited for up to timeoutMs, as a handler that never answers is.
+        if (typeof server.closeAllConnections === 'function') {
+          server.closeIdleConnections();
+          forced.push(() => server.closeAllConnections());
+        } else forced.push(closed);
       }
       this.sse.closeAll();
       const drained = (): void => {
         this.#drained = null;
         // Connections whose last response just finished become idle a tick later.
         setImmediate(() => {
-          for (const server of servers) server.closeIdleConnections();
+          for (const server of servers) server.closeIdleConnections?.();
         });
         done();
       };
@@ -1069,7 +1082,7 @@ class KeelApp implements App, SlotHost {
           this.#drained = null;
           done();
         }
-        for (const server of servers) server.closeAllConnections();
+        for (const force of forced) force();
       }, timeoutMs);
     });
     return this.#closed;

@@ -4,17 +4,23 @@
 // `app.attach(server)` gives an own server what servers `listen()` start get (their timeouts
 // aside). Each case runs on a real own server, with the contrast of one without it.
 import { createServer, type Server } from 'node:http';
+import {
+  createServer as createHttp2Server,
+  type Http2Server,
+  connect as h2connect,
+} from 'node:http2';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../../src/app';
 import { type App, createApp } from '../../src/index';
-import { settle, socketBytes, until } from '../helpers';
+import { ManualClock, settle, socketBytes, until } from '../helpers';
 import { guardProcess } from './harness';
 
 guardProcess();
 
 const apps: App[] = [];
 const servers: Server[] = [];
+const h2servers: Http2Server[] = [];
 afterEach(async () => {
   await Promise.all(
     servers.splice(0).map(
@@ -26,6 +32,7 @@ afterEach(async () => {
     ),
   );
   await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
+  for (const s of h2servers.splice(0)) s.close();
 });
 
 function makeApp(): App {
@@ -158,6 +165,41 @@ describe('app.attach(server): an own server handled as those listen() starts', (
     server.on('close', () => closeEvents++);
     await app.close();
     expect(closeEvents).toBe(1);
+  });
+
+  it('app.close() closes an attached HTTP/2 server too, waiting for its sessions up to timeoutMs', async () => {
+    // An HTTP/2 server has no closeIdleConnections / closeAllConnections: close() threw a
+    // TypeError (a rejected shutdown), and nothing would have ended its sessions.
+    const clock = new ManualClock();
+    const app = createApp({ clock });
+    apps.push(app);
+    app.get('/h', (ctx) => ctx.send('h2'));
+    const server = createHttp2Server(app.handler as never);
+    app.attach(server as unknown as Server);
+    h2servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const session = h2connect(`http://127.0.0.1:${port}`);
+    session.on('error', () => {});
+    const stream = session.request({ ':path': '/h' });
+    let body = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (c: string) => {
+      body += c;
+    });
+    await new Promise((resolve) => stream.on('end', resolve));
+    expect(body).toBe('h2');
+    let closed = false;
+    const closing = app.close({ timeoutMs: 1000 }).then(() => {
+      closed = true;
+    });
+    // No new session is taken; the open one holds the close until timeoutMs.
+    await until(() => !server.listening);
+    await settle();
+    expect(closed).toBe(false);
+    clock.tick(1000);
+    await closing;
+    session.destroy();
   });
 
   it('throws a TypeError naming what it got for something not a server', () => {
