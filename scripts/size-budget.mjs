@@ -34,7 +34,11 @@ export const APPS = [
     readme: 'packages/core/README.md',
     what: 'core defaults, one get',
     target: 10 * KB,
-    budget: 18.0 * KB,
+    // +0.2 KB (core-intel28): intelligence ages its latency samples after a quiet spell (the
+    // adaptive engine's rule, internal/pace.ts, and the client's clock to tell it: +167 B), and
+    // the cancel event's internal flight tracker (+4 B): 18,407 -> 18,578 B; 18.2 KB is 18,636 B,
+    // 0.3% above.
+    budget: 18.2 * KB,
   },
   {
     id: 'B',
@@ -54,7 +58,10 @@ export const APPS = [
     // +0.1 KB (core-leads28): adaptive samples age after a quiet spell, so a window after an
     // idle hour is not judged on hour-old latencies (+68 B: 26,818 -> 26,886 B; 26.3 KB is
     // 26,931 B, 0.2% above, under the ~1% headroom).
-    budget: 26.3 * KB,
+    // +0.1 KB (core-intel28): intelligence's sample aging (+114 B; the adaptive engine now
+    // shares its code) and the observer's O(1) final cancel (-15 B): 26,886 -> 26,985 B; 26.4 KB
+    // is 27,033 B, 0.2% above.
+    budget: 26.4 * KB,
   },
   {
     id: 'D',
@@ -64,7 +71,9 @@ export const APPS = [
     // +0.1 KB (react-adv3): the server-events length cap (maxEventLength, +111 B) and reconnect
     // on 'online' (+36 B). react-size: 26,753 -> 26,693 B; 26.2 KB (26,829 B) is 0.5% above
     // that, already under the ~1% headroom, so it stays (26.1 KB would leave 33 B).
-    budget: 26.2 * KB,
+    // +0.1 KB (core-intel28): intelligence's sample aging (+150 B) and the cancel event's
+    // internal flight tracker (+6 B): 26,746 -> 26,902 B; 26.3 KB is 26,931 B, 0.1% above.
+    budget: 26.3 * KB,
   },
 ];
 
