@@ -887,6 +887,9 @@ class KeelClient implements Client {
           final && Number.isNaN(consumer.joinedAt) ? flight.tracker : leaverTracker(consumer, now),
         endpoint: flight.spec.endpoint,
         final,
+        // Internal (not in the event's type): the flight's own tracker, whoever left, so the
+        // adaptive observer finds the flight a joiner ended without a search (its CancelEvent).
+        flight: flight.tracker,
       };
       this.#events.emit('cancel', payload);
     }

@@ -2,6 +2,7 @@ import type {
   ApiResponse,
   Client,
   HttpMethod,
+  HttpMethodInput,
   InvalidateTarget,
   RequestError,
   RequestOptions,
@@ -180,7 +181,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
   }
 
   setInputs(
-    method: HttpMethod,
+    method: HttpMethodInput,
     url: string | ((variables: TVars) => string),
     options: UseMutationOptions<TData, TVars, TContext, TError> | undefined,
   ): void {
@@ -412,7 +413,7 @@ function rollBack(
 /** The inputs of one render of useMutation. */
 interface MutationInputs<TData, TVars, TContext, TError> {
   /** The method as given (to tell a change). */
-  readonly given: HttpMethod;
+  readonly given: HttpMethodInput;
   readonly method: HttpMethod;
   readonly url: string | ((variables: TVars) => string);
   readonly options: UseMutationOptions<TData, TVars, TContext, TError> | undefined;
