@@ -150,8 +150,9 @@ async function node() {
   }
   const send = (res, value) => {
     const body = JSON.stringify(value);
+    // The same header keel sends (the floor answers byte for byte what keel does).
     res.writeHead(200, {
-      'content-type': 'application/json; charset=utf-8',
+      'content-type': 'application/json',
       'content-length': Buffer.byteLength(body),
     });
     res.end(body);

@@ -221,23 +221,20 @@ class KeelClient implements Client {
     url: string,
     options?: RequestOptions,
   ): CancellablePromise<ApiResponse<T>> {
-    let spec: RequestSpec;
+    // Whatever throws here is the caller's rejection, never a throw: a bad option, a signal
+    // whose `aborted` getter throws, an injected clock that threw arming a joiner's deadline (a
+    // flight's own ends in #fly).
     try {
-      spec = this.#resolve(method, url, options);
-    } catch (err) {
-      return rejected(err);
-    }
-    const signal = options?.signal;
-    // Checked before any stage runs: a non-signal would otherwise throw after a flight started.
-    if (signal != null && typeof (signal as AbortSignal).addEventListener !== 'function') {
-      return rejected(typeError('signal', 'an AbortSignal', signal));
-    }
-    if (signal?.aborted) return rejected(abortedBy(signal, spec));
-    try {
+      const spec = this.#resolve(method, url, options);
+      const signal = options?.signal;
+      // Checked before any stage runs: a non-signal would otherwise throw after a flight started.
+      if (signal != null && typeof (signal as AbortSignal).addEventListener !== 'function') {
+        throw typeError('signal', 'an AbortSignal', signal);
+      }
+      if (signal?.aborted) throw abortedBy(signal, spec);
       return ((spec.cache && this.#fromCache(spec)) ||
         this.#consume(spec, signal)) as CancellablePromise<ApiResponse<T>>;
     } catch (err) {
-      // An injected clock that threw arming a joiner's deadline (a flight's own ends in #fly).
       return rejected(err);
     }
   }
@@ -890,6 +887,9 @@ class KeelClient implements Client {
           final && Number.isNaN(consumer.joinedAt) ? flight.tracker : leaverTracker(consumer, now),
         endpoint: flight.spec.endpoint,
         final,
+        // Internal (not in the event's type): the flight's own tracker, whoever left, so the
+        // adaptive observer finds the flight a joiner ended without a search (its CancelEvent).
+        flight: flight.tracker,
       };
       this.#events.emit('cancel', payload);
     }
@@ -1017,8 +1017,8 @@ function answered(error: unknown): boolean {
 }
 
 function withBody(options: RequestOptions | undefined, body: unknown): RequestOptions | undefined {
-  if (body === undefined) return options;
-  return options ? { ...options, body } : { body };
+  // Spreading undefined copies nothing: `{ body }` alone without options.
+  return body === undefined ? options : { ...options, body };
 }
 
 /** A settled promise as the API returns it: its `cancel` has nothing to do. */

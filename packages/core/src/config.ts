@@ -58,8 +58,7 @@ export const CLIENT_DEFAULTS = /* @__PURE__ */ freeze({
 export function resolveClientOptions(options: ClientOptions = {}): ClientConfig {
   checkObject('options', options);
   // A relative baseURL resolves against the page in a browser; elsewhere it is a RangeError.
-  const baseURL =
-    options.baseURL === undefined ? undefined : resolveBaseURL(options.baseURL, 'baseURL');
+  const baseURL = options.baseURL === undefined ? undefined : resolveBaseURL(options.baseURL);
   if (options.fetch !== undefined) checkFunction('fetch', options.fetch);
   else if (typeof globalThis.fetch !== 'function') {
     throw typeError('fetch', 'a function where there is no global fetch', options.fetch);

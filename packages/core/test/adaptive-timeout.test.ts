@@ -69,4 +69,25 @@ describe('adaptive timeout', () => {
     expect(t.client.resolve('GET', '/q').timeout).toBe(150);
     expect(stats.timeouts).toBeGreaterThan(0); // the hanging attempts did time out at 150
   });
+
+  test('after a quiet hour the recommendation does not rest on the samples from before it', async () => {
+    const ref: { clock?: FakeClock } = {};
+    const t = makeClient(
+      { cache: false, intelligence: { adaptiveTimeout: true } },
+      { handler: server(ref, 400, Number.POSITIVE_INFINITY) },
+    );
+    ref.clock = t.clock;
+    const get = async (i: number) => {
+      const p = settle(t.client.get(`/slow?i=${i}`));
+      await t.clock.runAll();
+      await p;
+    };
+    for (let i = 0; i < 40; i++) await get(i);
+    expect(t.client.resolve('GET', '/slow').timeout).toBe(1200);
+    await t.clock.advance(3_600_000);
+    // The client's own timeout (none here: 0), not 3 x an hour-old p95.
+    expect(t.client.resolve('GET', '/slow').timeout).toBe(t.client.resolve('GET', '/x').timeout);
+    await get(40);
+    expect(t.client.intelligence().endpoint('GET', '/slow')!.latency.samples).toBe(1);
+  });
 });

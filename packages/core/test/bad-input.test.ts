@@ -140,6 +140,18 @@ describe('bad input: per request, a rejected promise naming the problem', () => 
     expect((err as Error).message).toMatch(/signal/);
   });
 
+  test('a signal whose `aborted` getter throws: a rejection with that error, never a throw', async () => {
+    const boom = new Error('aborted getter');
+    const signal = {
+      addEventListener() {},
+      removeEventListener() {},
+      get aborted(): boolean {
+        throw boom;
+      },
+    } as unknown as AbortSignal;
+    expect(await rejection((t) => t.client.get('/x', { signal }))).toBe(boom);
+  });
+
   test('a body on GET', async () => {
     expect(await rejection((t) => t.client.get('/x', { body: { a: 1 } }))).toBeInstanceOf(
       RangeError,

@@ -145,6 +145,21 @@ describe('dedup', () => {
     expect(t.of('success')[0]!.tracker).toBe(flightTracker);
   });
 
+  test('a joiner whose cancel ends the flight reports its own tracker too', async () => {
+    const t = makeClient();
+    const owner = t.client.get('/last');
+    const joiner = t.client.get('/last');
+    owner.cancel();
+    joiner.cancel();
+    await expect(joiner).rejects.toBeInstanceOf(CancelledError);
+    const [, last] = t.of('cancel');
+    const flightTracker = t.of('request')[0]!.tracker;
+    expect(last).toMatchObject({ final: true, tracker: { state: 'cancelled' } });
+    expect(last!.tracker).not.toBe(flightTracker);
+    expect(flightTracker.state).toBe('cancelled');
+    await expect(owner).rejects.toBeInstanceOf(CancelledError);
+  });
+
   test('a caller joining a background refetch gets the refetched data', async () => {
     const t = makeClient({ cache: { ttl: 10, strategy: 'stale-while-revalidate' } });
     const p = t.client.get('/bg');

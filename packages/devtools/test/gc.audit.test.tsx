@@ -54,3 +54,33 @@ describe('a client the panel showed', () => {
     },
   );
 });
+
+describe('a client with a failed request the panel showed', () => {
+  /** A client with an entry in its cache and a request that failed (nothing listens on port 9). */
+  async function failedClient(): Promise<Client> {
+    const client = createClient({ baseURL: 'http://127.0.0.1:9', retry: false });
+    client.setCached('GET /kept', handWritten({ a: [1, 2, 3] }));
+    await client.get('/down').catch(() => {});
+    return client;
+  }
+
+  it('without a panel it is collected (the control)', async () => {
+    let client: Client | undefined = await failedClient();
+    const ref = new WeakRef(client);
+    client = undefined;
+    expect(await collected(ref)).toBe(true);
+  });
+
+  it.each(['cache', 'requests', 'endpoints', 'scheduler', 'events'] as const)(
+    'shown on the %s view, then unmounted: it is collected',
+    async (view) => {
+      let client: Client | undefined = await failedClient();
+      const ref = new WeakRef(client);
+      render(<KeelDevtools client={client} initialIsOpen initialView={view} />);
+      await settle();
+      act(() => cleanup());
+      client = undefined;
+      expect(await collected(ref)).toBe(true);
+    },
+  );
+});

@@ -520,3 +520,23 @@ describe('FlightRecorder: a flight that retries for long', () => {
     recorder.stop();
   }, 30_000);
 });
+
+describe('FlightRecorder: telling its listeners', () => {
+  it('tells each listener per event from the set itself: one unsubscribed meanwhile is not called', async () => {
+    const server = await loopback(() => ({ body: { ok: true } }));
+    const client = clientFor(server);
+    const recorder = new FlightRecorder(client, 100);
+    recorder.start();
+    const second = vi.fn();
+    let stopSecond = noop;
+    // The first listener lets the second go (a view unmounting in the middle of a burst).
+    const first = vi.fn(() => stopSecond());
+    const stopFirst = recorder.subscribe(first);
+    stopSecond = recorder.subscribe(second);
+    await client.get('/x');
+    expect(first).toHaveBeenCalled();
+    expect(second).not.toHaveBeenCalled();
+    stopFirst();
+    recorder.stop();
+  });
+});

@@ -7,7 +7,6 @@ import {
   type UseInfiniteQueryOptions,
 } from './infinite/observer';
 import { useCommit, useObserver } from './internal/use-observer';
-import { QUERY_DEFAULTS } from './query/observer';
 
 /**
  * A list read page by page (a cursor or a page number): `data.pages` holds the pages loaded so
@@ -48,11 +47,13 @@ export function useInfiniteQuery<
   );
   useSyncExternalStore(subscribe, observer.getSnapshot, observer.getSnapshot);
   useCommit(observer);
-  const focus = options.refetchOnWindowFocus ?? QUERY_DEFAULTS.refetchOnWindowFocus;
-  const reconnect = options.refetchOnReconnect ?? QUERY_DEFAULTS.refetchOnReconnect;
+  // Resolved with the inputs (defaults applied): a new options object of the same meaning
+  // re-arms nothing.
+  const { focus, reconnect } = observer.inputs;
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new key or switch re-arms the listeners
   useEffect(() => {
     if (key === undefined) return undefined;
-    return observer.watchEnvironment(focus, reconnect);
+    return observer.watchEnvironment();
   }, [observer, key, focus, reconnect]);
   return observer.result() as InfiniteQueryResult<TData, TError>;
 }

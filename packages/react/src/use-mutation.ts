@@ -1,4 +1,4 @@
-import type { ApiResponse, HttpMethod, RequestError } from '@keel/core';
+import type { ApiResponse, HttpMethodInput, RequestError } from '@keel/core';
 import { useMemo, useSyncExternalStore } from 'react';
 import { useCommit, useObserver } from './internal/use-observer';
 import {
@@ -38,6 +38,8 @@ export interface MutationResult<TData = unknown, TVars = void, TError = RequestE
  * `invalidate` adds more targets. `onMutate` can update cached queries optimistically through
  * its helpers; those writes are rolled back if the mutation fails.
  *
+ * The method takes either case, as the core's `request` does (`'post'` is `'POST'`).
+ *
  * Retries follow the core's method-aware default (a POST is sent once unless the server said it
  * did not process it); the `retry` option overrides it. `invalidate` takes one invalidation
  * target: a path string, an array of tags or a predicate over CacheMeta.
@@ -57,7 +59,7 @@ export function useMutation<
   TContext = unknown,
   TError = RequestError,
 >(
-  method: HttpMethod,
+  method: HttpMethodInput,
   url: string | ((variables: TVars) => string),
   options?: UseMutationOptions<TData, TVars, TContext, TError>,
 ): MutationResult<TData, TVars, TError> {

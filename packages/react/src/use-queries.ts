@@ -2,7 +2,7 @@ import type { RequestError } from '@keel/core';
 import { shown } from '@keel/core/internals';
 import { useCallback, useEffect, useSyncExternalStore } from 'react';
 import { useCommit, useObserver } from './internal/use-observer';
-import { environmentOf, QueryObserver, type QueryResult } from './query/observer';
+import { type Inputs, QueryObserver, type QueryResult } from './query/observer';
 import type { QueryStore } from './query/store';
 import type { QueryDefinition } from './query-options';
 
@@ -42,10 +42,20 @@ export function useQueries<const T extends readonly QueryDefinition<any, any>[]>
   return list.results() as QueriesResults<T>;
 }
 
-/** A render's observers and the inputs each had. */
+/**
+ * A render's observers and the inputs each had, with what the hook keys its effects on, worked
+ * out from those inputs: made when they change, not per render.
+ */
 interface Rendered {
   readonly observers: QueryObserver[];
-  readonly inputs: object[];
+  readonly inputs: Inputs[];
+  /** The observed keys (and whether each is active): when it changes, React re-subscribes. */
+  readonly id: string;
+  /**
+   * The focus, reconnect and interval switches of each query, defaults applied: when they
+   * change the listeners are re-armed (an equal meaning re-arms nothing).
+   */
+  readonly environment: string;
 }
 
 /**
@@ -60,7 +70,7 @@ class QueriesObserver {
   /** This render's observers. */
   #observers: QueryObserver[] = [];
   /** This render's observers and their inputs, for `commit`; the same object while unchanged. */
-  #rendered: Rendered = { observers: [], inputs: [] };
+  #rendered: Rendered = { observers: [], inputs: [], id: '', environment: '' };
   #tokens: unknown[] = [];
   #results: QueryResult<unknown, unknown>[] = [];
 
@@ -70,9 +80,12 @@ class QueriesObserver {
 
   /** The observed keys (and whether each is active): when it changes, React re-subscribes. */
   get id(): string {
-    let id = '';
-    for (const o of this.#observers) id += `${o.active ? o.key : ''}\n`;
-    return id;
+    return this.#rendered.id;
+  }
+
+  /** The switches of each query: when they change, the listeners are re-armed. */
+  get environment(): string {
+    return this.#rendered.environment;
   }
 
   setInputs(queries: readonly QueryDefinition<any, any>[]): void {
@@ -90,7 +103,15 @@ class QueriesObserver {
       observers.map((o) => o.inputs),
     );
     if (this.#observers !== rendered.observers || inputs !== rendered.inputs) {
-      this.#rendered = { observers: this.#observers, inputs };
+      // Both depend on the inputs alone (an observer's key and `active` are read from its own).
+      let id = '';
+      let environment = '';
+      for (const o of this.#observers) {
+        const { focus, reconnect, interval } = o.inputs;
+        id += `${o.active ? o.key : ''}\n`;
+        environment += `${focus},${reconnect},${interval}\n`;
+      }
+      this.#rendered = { observers: this.#observers, inputs, id, environment };
     }
   }
 
@@ -134,21 +155,8 @@ class QueriesObserver {
     return this.#results;
   }
 
-  /** The focus, reconnect and interval options of each query: when they change, the listeners are re-armed. */
-  get environment(): string {
-    let id = '';
-    for (const o of this.#observers) {
-      // The raw values (no array per query per render): a change of any of them re-arms.
-      const options = o.options;
-      id += `${options?.refetchOnWindowFocus},${options?.refetchOnReconnect},${options?.refetchInterval}\n`;
-    }
-    return id;
-  }
-
   watchEnvironment(): () => void {
-    const offs = this.#observers
-      .filter((o) => o.active)
-      .map((o) => o.watchEnvironment(...environmentOf(o.options)));
+    const offs = this.#observers.filter((o) => o.active).map((o) => o.watchEnvironment());
     return () => {
       for (const off of offs) off();
     };

@@ -105,14 +105,13 @@ function useObservedQuery(
   useSyncExternalStore(subscribe, observer.getSnapshot, observer.getSnapshot);
   useCommit(observer);
 
-  // Read one by one: no array per render (environmentOf is for useQueries).
-  const focus = options?.refetchOnWindowFocus ?? QUERY_DEFAULTS.refetchOnWindowFocus;
-  const reconnect = options?.refetchOnReconnect ?? QUERY_DEFAULTS.refetchOnReconnect;
-  const interval = options?.refetchInterval ?? QUERY_DEFAULTS.refetchInterval;
+  // Resolved with the inputs (defaults applied): a new options object of the same meaning
+  // re-arms nothing.
+  const { focus, reconnect, interval } = observer.inputs;
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new key re-arms the timers
   useEffect(() => {
     if (!active) return undefined;
-    return observer.watchEnvironment(focus, reconnect, interval);
+    return observer.watchEnvironment();
   }, [observer, key, active, focus, reconnect, interval]);
 
   if (forceSuspense || (options?.suspense ?? QUERY_DEFAULTS.suspense)) {

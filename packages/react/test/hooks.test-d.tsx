@@ -1,5 +1,5 @@
 // Type tests of the public hooks (vitest typecheck: `expectTypeOf` is checked by tsc, not run).
-import { HttpError, isHttpError, type RequestError } from '@keel/core';
+import { HttpError, type HttpMethodInput, isHttpError, type RequestError } from '@keel/core';
 import { describe, expectTypeOf, it } from 'vitest';
 import {
   type InfiniteData,
@@ -101,6 +101,18 @@ describe('useMutation', () => {
     // A fourth type argument narrows the error type.
     const typed = useMutation<Todo, void, unknown, HttpError<{ message: string }>>('POST', '/x');
     expectTypeOf(typed.error?.data).toEqualTypeOf<{ message: string } | undefined>();
+  });
+
+  it('takes the method in either case, as the core does (HttpMethodInput)', () => {
+    useMutation('post', '/todos');
+    useMutation<Todo, { title: string }>('patch', '/todos/1');
+    const method: HttpMethodInput = 'delete';
+    useMutation(method, '/todos/1');
+    expectTypeOf(useMutation).parameter(0).toEqualTypeOf<HttpMethodInput>();
+    // @ts-expect-error not a method
+    useMutation('fetch', '/todos');
+    // @ts-expect-error mixed case is no method either
+    useMutation('Post', '/todos');
   });
 
   it('invalidate takes one invalidation target', () => {

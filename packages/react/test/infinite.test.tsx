@@ -1,7 +1,8 @@
 import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
-import { describe, expect, it } from 'vitest';
-import { type InfiniteData, useInfiniteQuery } from '../src/index';
+import { describe, expect, it, vi } from 'vitest';
+import { type InfiniteData, type UseInfiniteQueryOptions, useInfiniteQuery } from '../src/index';
+import { environmentListenerCount } from '../src/internal/environment';
 import {
   API,
   debugOf,
@@ -216,5 +217,46 @@ describe('useInfiniteQuery', () => {
     await waitFor(() => expect(client.fetchingKeys()).toEqual([]));
     await flush();
     expect(counter.renders).toBe(before);
+  });
+});
+
+describe('useInfiniteQuery focus and reconnect refetching across renders', () => {
+  it('new options of the same meaning re-arm nothing; a switch turned off is let go', async () => {
+    itemsApi();
+    const client = testClient();
+    const { rerender } = renderHook(
+      ({ options }) => readAll(useInfiniteQuery<Page, number | null>('/items', options)),
+      {
+        wrapper: wrapperFor(client),
+        initialProps: {
+          options: { ...feedOptions } as UseInfiniteQueryOptions<Page, number | null>,
+        },
+      },
+    );
+    await flush();
+    expect(environmentListenerCount()).toBe(2);
+    // The real window methods, counted: a re-arm lets go of the last listener, then listens again.
+    const added = vi.spyOn(window, 'addEventListener');
+    const removed = vi.spyOn(window, 'removeEventListener');
+    try {
+      // Inline options: a new object at each render, the defaults spelled out or left out.
+      for (const options of [
+        { ...feedOptions },
+        { ...feedOptions, refetchOnWindowFocus: true, refetchOnReconnect: true },
+        { ...feedOptions, refetchOnWindowFocus: undefined },
+      ]) {
+        rerender({ options });
+        await flush();
+      }
+      expect(added).not.toHaveBeenCalled();
+      expect(removed).not.toHaveBeenCalled();
+      expect(environmentListenerCount()).toBe(2);
+      rerender({ options: { ...feedOptions, refetchOnWindowFocus: false } });
+      await flush();
+      expect(environmentListenerCount()).toBe(1);
+    } finally {
+      added.mockRestore();
+      removed.mockRestore();
+    }
   });
 });

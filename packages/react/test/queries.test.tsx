@@ -1,8 +1,11 @@
 import { act, renderHook, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { useState } from 'react';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { FakeClock } from '../../core/test/helpers';
 import { queryOptions, useQueries, useQuery, useSuspenseQuery } from '../src/index';
+import { environmentListenerCount } from '../src/internal/environment';
+import { QueryObserver } from '../src/query/observer';
 import { API, debugOf, flush, mswServer, readAll, testClient, wrapperFor } from './helpers';
 
 const server = mswServer();
@@ -131,5 +134,71 @@ describe('useSuspenseQuery with queryOptions', () => {
       wrapper: wrapperFor(client),
     });
     expect(result.current).toBe('user 4');
+  });
+});
+
+describe('focus, reconnect and interval refetching across renders', () => {
+  it.each([
+    ['useQuery', (options: object) => [useQuery('/users/1', options)]],
+    ['useQueries', (options: object) => useQueries([queryOptions('/users/1', options)])],
+  ])(
+    '%s: new options of the same meaning re-arm nothing; a new interval re-arms',
+    async (_, hook) => {
+      usersApi();
+      const clock = new FakeClock();
+      const client = testClient({ clock });
+      const { rerender } = renderHook(({ options }) => hook(options).map((r) => readAll(r)), {
+        wrapper: wrapperFor(client),
+        initialProps: { options: { refetchInterval: 1000 } as object },
+      });
+      await flush();
+      const armed = () => clock.history.filter((t) => t.ms === 1000 || t.ms === 2000).length;
+      expect(armed()).toBe(1);
+      const cleared = clock.cleared;
+      const listeners = environmentListenerCount();
+      // Inline options: a new object at each render, the defaults spelled out or left out.
+      for (const options of [
+        { refetchInterval: 1000 },
+        { refetchInterval: 1000, refetchOnWindowFocus: true, refetchOnReconnect: true },
+        { refetchInterval: 1000, refetchOnWindowFocus: undefined },
+      ]) {
+        rerender({ options });
+        await flush();
+      }
+      expect(armed()).toBe(1);
+      expect(clock.cleared).toBe(cleared);
+      expect(environmentListenerCount()).toBe(listeners);
+      rerender({ options: { refetchInterval: 2000 } });
+      await flush();
+      expect(armed()).toBe(2);
+      expect(clock.pendingDelays()).toContain(2000);
+      expect(clock.pendingDelays()).not.toContain(1000);
+    },
+  );
+});
+
+describe('useQueries re-rendered with the same queries', () => {
+  it('works out what it observes and arms once per change of the inputs, not per render', async () => {
+    usersApi();
+    const client = testClient();
+    const queries = [userQuery(1), userQuery(2), userQuery(3)];
+    const { rerender } = renderHook(({ n }) => [n, useQueries(queries).map((r) => r.data)], {
+      wrapper: wrapperFor(client),
+      initialProps: { n: 0 },
+    });
+    await flush();
+    // The real getters, counted: the keys observed and the switches armed are read from them.
+    const inputs = vi.spyOn(QueryObserver.prototype, 'inputs', 'get');
+    const active = vi.spyOn(QueryObserver.prototype, 'active', 'get');
+    try {
+      for (let n = 1; n <= 5; n++) rerender({ n });
+      await flush();
+      // Each render hands each query's inputs to commit (one read each), no more.
+      expect(inputs.mock.calls.length).toBeLessThanOrEqual(5 * queries.length);
+      expect(active).not.toHaveBeenCalled();
+    } finally {
+      inputs.mockRestore();
+      active.mockRestore();
+    }
   });
 });

@@ -266,6 +266,79 @@ describe('useServerEvents (live @keel/server)', () => {
     expect(clock.timers.size).toBe(0);
   });
 
+  it('a stream closed for good stays closed for components joining it; once all left, the next mount opens it again', async () => {
+    const server = await live();
+    // 204: the protocol's "do not reconnect".
+    server.refuse.push(204);
+    const client = createClient({ baseURL: server.base, retry: { attempts: 1 } });
+    const status = () => screen.getAllByTestId('status').map((p) => p.textContent);
+    const { rerender, unmount } = render(<Maybe key="a" url="/api/events" />, {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(status()).toEqual(['closed']));
+    // A component mounting while another still shows the dead stream: no new request.
+    rerender(
+      <>
+        <Maybe key="a" url="/api/events" />
+        <StrictMode>
+          <Maybe key="b" url="/api/events" />
+        </StrictMode>
+      </>,
+    );
+    await flush();
+    await flush();
+    expect(status()).toEqual(['closed', 'closed']);
+    expect(server.connects).toHaveLength(1);
+    expect(server.hub.size).toBe(0);
+    // Every one gone, then a new one: a new connection.
+    unmount();
+    await flush();
+    render(<Maybe url="/api/events" />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(server.hub.size).toBe(1));
+    expect(server.connects).toHaveLength(2);
+    expect(status()).toEqual(['open']);
+  });
+
+  it('a component taking over a stream closed for good in the same commit opens it again', async () => {
+    const server = await live();
+    server.refuse.push(404);
+    const client = createClient({ baseURL: server.base, retry: { attempts: 1 } });
+    const { rerender } = render(<Maybe key="a" url="/api/events" />, {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(screen.getByTestId('status').textContent).toBe('closed'));
+    rerender(<Maybe key="b" url="/api/events" />);
+    await waitFor(() => expect(server.hub.size).toBe(1));
+    expect(server.connects).toHaveLength(2);
+    expect(screen.getByTestId('status').textContent).toBe('open');
+  });
+
+  it('the backoff doubles all the way to a maxDelay of days (the timer limit)', async () => {
+    const server = await live();
+    const refusals = 27;
+    server.refuse.push(...Array<number>(refusals).fill(503));
+    const client = createClient({ baseURL: server.base, retry: { attempts: 1 } });
+    const clock = new ManualClock();
+    const maxDelay = 2 ** 31 - 1; // about 24.8 days
+    render(
+      <Events options={{ clock, reconnect: { initialDelay: 100, maxDelay, jitter: false } }} />,
+      { wrapper: wrapperFor(client) },
+    );
+    for (let i = 0; i < refusals; i++) {
+      await waitFor(() => expect(clock.timers.size).toBe(1));
+      act(() => {
+        clock.runNext();
+      });
+    }
+    await waitFor(() => expect(server.hub.size).toBe(1));
+    // 100 ms doubled 24 times is 1677721600; the next doubling passes maxDelay.
+    expect(clock.delays).toEqual([
+      ...Array.from({ length: 25 }, (_, i) => 100 * 2 ** i),
+      maxDelay,
+      maxDelay,
+    ]);
+  });
+
   it('a replay gap (keel:reset) invalidates every target', async () => {
     const server = await live(1);
     const client = createClient({ baseURL: server.base, retry: { attempts: 1 } });

@@ -44,7 +44,7 @@ import {
 import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { Pool } from './pool';
-import { compileTrust, type TrustFn, type TrustProxy } from './proxy';
+import { compileTrust, peerAddress, type TrustFn, type TrustProxy } from './proxy';
 import { KeelServerResponse } from './raw-response';
 import { awaitsSocket, replyDone, type SendWatch, wasUnsent } from './send-watch';
 import { Slot, type SlotHost } from './slot';
@@ -345,7 +345,7 @@ export interface App {
    * (an oversize body refused before it is sent), every header line kept (`maxHeadersCount` 0),
    * and the peer address captured at accept. For a server whose request listener is
    * `app.handler`; calling it again changes nothing, attaching a server of another app throws.
-   * Returns the server.
+   * `close()` closes it as it closes those of `listen`. Returns the server.
    *
    * @example
    * const server = app.attach(http.createServer({ ...app.serverOptions, requestTimeout: 30_000 }, app.handler));
@@ -353,8 +353,9 @@ export interface App {
   attach(server: Server): Server;
   /**
    * Stops accepting connections, ends open SSE streams (and any opened from now on), and
-   * resolves once in-flight requests have finished and the servers started by `listen` have
-   * closed. After `timeoutMs` the connections still open are closed and it resolves anyway:
+   * resolves once in-flight requests have finished and the servers started by `listen` or given
+   * to `attach` have closed (idle keep-alive connections are ended at once, the others once their
+   * response is done). After `timeoutMs` the connections still open are closed and it resolves anyway:
    * a handler that never answers cannot hold a shutdown forever. Later calls return the first
    * call's promise.
    */
@@ -400,7 +401,7 @@ let idCounter = 0;
 class KeelIncomingMessage extends IncomingMessage {
   get remoteAddress(): string {
     const socket = this.socket as (Socket & { [PEER]?: string }) | null;
-    return socket?.[PEER] ?? socket?.remoteAddress ?? '';
+    return socket?.[PEER] ?? peerAddress(socket?.remoteAddress);
   }
 }
 
@@ -458,7 +459,7 @@ function resolveTimeouts(
  */
 function setPeer(req: IncomingMessage): void {
   const socket = req.socket as (Socket & { [PEER]?: string }) | null;
-  const peer = socket?.[PEER] ?? socket?.remoteAddress ?? '';
+  const peer = socket?.[PEER] ?? peerAddress(socket?.remoteAddress);
   try {
     (req as { remoteAddress?: string }).remoteAddress = peer;
   } catch {
@@ -526,10 +527,7 @@ const UNKNOWN_CODING_BODY = JSON.stringify(
 
 function unknownTransferCoding(ctx: Context): void {
   // The body is skipped: Node can still find its end (chunked comes last).
-  ctx
-    .status(501)
-    .setHeader('content-type', 'application/json; charset=utf-8')
-    .send(UNKNOWN_CODING_BODY);
+  ctx.status(501).setHeader('content-type', 'application/json').send(UNKNOWN_CODING_BODY);
 }
 
 function ambiguousType(): never {
@@ -961,8 +959,6 @@ class KeelApp implements App, SlotHost {
     );
     server.keepAliveTimeout = keepAliveTimeout;
     this.attach(server);
-    this.#servers.add(server);
-    server.once('close', () => this.#servers.delete(server));
     return new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {
@@ -987,6 +983,10 @@ class KeelApp implements App, SlotHost {
     if (owner === this) return server;
     if (owner !== undefined) throw new Error('keel: this server is attached to another app');
     marked[ATTACHED] = this;
+    // close() closes it as a listen() server (Fastify's close() closes a serverFactory's too):
+    // the app is what answers on it, so a shutdown that left it accepting would be half done.
+    this.#servers.add(server);
+    server.once('close', () => this.#servers.delete(server));
     // Every header line (maxHeaderSize, 16 KiB, bounds them): Node's default drops those past
     // about 1000, a proxy's appended X-Forwarded-For among them (see headersCut).
     server.maxHeadersCount = 0;
@@ -1013,7 +1013,7 @@ class KeelApp implements App, SlotHost {
     // Capture the peer at accept: later reads of socket.remoteAddress can be undefined once the
     // socket is closing, and no header can change this value.
     server.on('connection', (socket: Socket & { [PEER]?: string }) => {
-      socket[PEER] = socket.remoteAddress ?? '';
+      socket[PEER] = peerAddress(socket.remoteAddress);
     });
     return server;
   }
@@ -1039,16 +1039,29 @@ class KeelApp implements App, SlotHost {
         if (timer !== null) clock.clearTimeout(timer);
         resolve();
       };
+      /** Ends what holds each server open once the time is up: its connections, or the wait. */
+      const forced: (() => void)[] = [];
       for (const server of servers) {
-        server.close(() => done());
-        server.closeIdleConnections();
+        let over = false;
+        const closed = (): void => {
+          if (over) return;
+          over = true;
+          done();
+        };
+        server.close(closed);
+        // An HTTP/2 server (attached) has neither call, and keel cannot end its sessions: it is
+        // waited for up to timeoutMs, as a handler that never answers is.
+        if (typeof server.closeAllConnections === 'function') {
+          server.closeIdleConnections();
+          forced.push(() => server.closeAllConnections());
+        } else forced.push(closed);
       }
       this.sse.closeAll();
       const drained = (): void => {
         this.#drained = null;
         // Connections whose last response just finished become idle a tick later.
         setImmediate(() => {
-          for (const server of servers) server.closeIdleConnections();
+          for (const server of servers) server.closeIdleConnections?.();
         });
         done();
       };
@@ -1066,7 +1079,7 @@ class KeelApp implements App, SlotHost {
           this.#drained = null;
           done();
         }
-        for (const server of servers) server.closeAllConnections();
+        for (const force of forced) force();
       }, timeoutMs);
     });
     return this.#closed;

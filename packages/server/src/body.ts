@@ -76,8 +76,9 @@ export function skipBody(req: IncomingMessage, res: ServerResponse): void {
  * Once its request is over: the rest of a body nobody read (a GET's, a type no parser takes, a
  * route that never reads it) is drained as skipBody's, up to DISCARD_LIMIT, then the connection
  * ends. Node's own drain (when the response finished) has no bound: a client could stream into
- * any route until `requestTimeout`. A body complete, or one the handler reads (or paused) is
- * left alone. Its first test is all a request without a body pays once it was read through.
+ * any route until `requestTimeout`. A body complete, or one something still reads (a `data` or
+ * `readable` listener: a pipe, an iterator) is left alone. Its first test is all a request
+ * without a body pays once it was read through.
  */
 export function drainUnread(req: IncomingMessage): void {
   if (req.complete || !declaresBody(req.headers) || req.destroyed) return;
@@ -86,7 +87,16 @@ export function drainUnread(req: IncomingMessage): void {
     // Node's drain began (the response finished first): its parser drops the body's bytes
     // unseen while `_dumped` is set. Cleared, they reach the request again, and are counted.
     dumped._dumped = false;
-  } else if (req.readableFlowing !== null) return; // the handler reads it, or paused it
+  } else if (req.readableFlowing !== null) {
+    // Flowing: the handler reads it. Paused with no reader left (`ctx.req.pause()` and never
+    // read): nobody will, and Node would either drain it without a bound when the response
+    // finishes (no byte arrived yet) or leave the connection stalled for ever behind a full
+    // buffer (some did). Drained as an unread one.
+    if (req.readableFlowing || req.listenerCount('data') > 0 || req.listenerCount('readable') > 0) {
+      return;
+    }
+    req.resume();
+  }
   discardRest(req, DISCARD_LIMIT);
 }
 

@@ -94,7 +94,8 @@ export interface CacheControlOptions {
 const DONE: Promise<void> = Promise.resolve();
 /** `ctx.signal`'s reason. */
 const LEFT = 'keel: the response closed before it finished (the client left, or was cut off)';
-const JSON_TYPE = 'application/json; charset=utf-8';
+// RFC 8259 §11: application/json has no charset parameter (JSON is UTF-8); the spec names this value.
+const JSON_TYPE = 'application/json';
 const REDIRECTS = new Set([300, 301, 302, 303, 307, 308]);
 /** The largest Cache-Control duration sent (RFC 9111 §1.2.2: it stands for any larger one). */
 const MAX_DELTA_SECONDS = 2_147_483_648;
@@ -602,7 +603,7 @@ export class Context {
     return value.slice(start + 1, end).trim();
   }
 
-  /** Sends `value` as JSON (`application/json; charset=utf-8`). */
+  /** Sends `value` as JSON (`application/json`, with `Content-Length`). */
   json(value: unknown): void {
     const slot = this.#use('json()');
     if (slot === null) return;

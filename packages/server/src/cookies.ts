@@ -1,10 +1,11 @@
 import { parse, serialize } from 'cookie';
-import { checkNumber, checkObject, oneOf, rangeError, typeError } from './checks';
+import { boolean, checkNumber, checkObject, oneOf, rangeError, typeError } from './checks';
 
 /** Options for `ctx.setCookie`. */
 export interface CookieOptions {
   /**
-   * `HttpOnly`: hide the cookie from client-side JavaScript.
+   * `HttpOnly`: hide the cookie from client-side JavaScript. A boolean (a string such as
+   * `'true'` is a TypeError, not a cookie sent without the flag).
    *
    * @default false
    */
@@ -24,13 +25,15 @@ export interface CookieOptions {
    */
   maxAge?: number | undefined;
   /**
-   * `Path`: the paths the browser sends the cookie to.
+   * `Path`: the paths the browser sends the cookie to. Starts with `/` and is at most 1024 bytes
+   * (a browser takes any other as the request's directory): else a RangeError.
    *
    * @default '/'
    */
   path?: string | undefined;
   /**
-   * `Domain`: also send the cookie to subdomains of this domain.
+   * `Domain`: also send the cookie to subdomains of this domain. At most 1024 bytes (a browser
+   * ignores a longer one): else a RangeError.
    *
    * @default undefined (a host-only cookie)
    */
@@ -56,6 +59,13 @@ const CRLF = /[\r\n]/g;
  */
 const MAX_COOKIE_AGE = 400 * 24 * 3600;
 const SAME_SITE = ['lax', 'strict', 'none'] as const;
+/**
+ * RFC 6265bis §5.6: a browser ignores a cookie whose name and value (as sent) are over 4096
+ * bytes, and an attribute whose value is over 1024 (a Path or Domain left out scopes the cookie
+ * to the request's directory, or to the host only).
+ */
+const MAX_PAIR_BYTES = 4096;
+const MAX_ATTRIBUTE_BYTES = 1024;
 
 function strip(value: string): string {
   return value.replace(CRLF, '');
@@ -101,7 +111,9 @@ function checkPrefix(
 /**
  * One `Set-Cookie` header value. Name and value are URL-encoded after stripping CR/LF, so neither
  * can inject attributes or headers; `path` and `domain` are stripped too and then validated by
- * `cookie`, whose refusal becomes a RangeError naming the option.
+ * `cookie`, whose refusal becomes a RangeError naming the option. What a browser would drop
+ * without a word (name and value over 4096 bytes as sent, a Path or Domain over 1024, a Path not
+ * starting with `/`) is a RangeError too.
  */
 export function serializeCookie(name: string, value: string, options: CookieOptions = {}): string {
   if (typeof name !== 'string') throw typeError('setCookie name', 'a string', name);
@@ -127,18 +139,33 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   if (expires !== undefined && Number.isNaN(expires.getTime())) {
     throw rangeError('setCookie expires', 'a valid Date', expires);
   }
+  // A string ('true' from a config file or an env var) was sent without the flag.
+  const httpOnly = boolean('setCookie httpOnly', options.httpOnly, false);
+  const secure =
+    options.secure === undefined ? undefined : boolean('setCookie secure', options.secure, false);
   const bareName = strip(name);
   if (bareName === '') throw rangeError('setCookie name', 'a non-empty cookie name', name);
   const path = options.path === undefined ? '/' : strip(options.path);
+  // RFC 6265bis §5.6.4: a browser takes any other as the request's directory.
+  if (path.charCodeAt(0) !== 47) {
+    throw rangeError('setCookie path', 'a path starting with "/"', options.path);
+  }
+  if (path.length > MAX_ATTRIBUTE_BYTES) {
+    throw rangeError('setCookie path', `at most ${MAX_ATTRIBUTE_BYTES} bytes`, options.path);
+  }
   const domain = options.domain === undefined ? undefined : strip(options.domain);
-  const prefix = checkPrefix(bareName, options.secure, path, domain);
+  if (domain !== undefined && domain.length > MAX_ATTRIBUTE_BYTES) {
+    throw rangeError('setCookie domain', `at most ${MAX_ATTRIBUTE_BYTES} bytes`, options.domain);
+  }
+  const prefix = checkPrefix(bareName, secure, path, domain);
+  let cookie: string;
   try {
-    return serialize(encoded('setCookie name', bareName), strip(value), {
+    cookie = serialize(encoded('setCookie name', bareName), strip(value), {
       encode: (text) => encoded('setCookie value', text),
       path,
       domain,
-      httpOnly: options.httpOnly === true,
-      secure: options.secure === true || sameSite === 'none' || prefix,
+      httpOnly,
+      secure: secure === true || sameSite === 'none' || prefix,
       maxAge:
         options.maxAge === undefined
           ? undefined
@@ -158,6 +185,14 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
     const bad = (options as Record<string, unknown>)[option];
     throw rangeError(`setCookie ${option}`, 'a value a cookie can carry', bad, err);
   }
+  // `name=value` comes first, URL-encoded (ASCII: one byte a character), and the attributes
+  // after the first `;` (SameSite is always there).
+  const pair = cookie.indexOf(';') - 1;
+  if (pair > MAX_PAIR_BYTES) {
+    const expected = `at most ${MAX_PAIR_BYTES} bytes with the name, URL-encoded (${pair} here)`;
+    throw rangeError('setCookie value', expected, value);
+  }
+  return cookie;
 }
 
 /** Parses a `Cookie` header into a null-prototype record (values URL-decoded). */

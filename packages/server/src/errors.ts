@@ -96,6 +96,14 @@ export class HttpException extends Error {
     brand(this, HTTP_EXCEPTION);
   }
 
+  /**
+   * `status` under the name Node's `res.statusCode`, http-errors and Fastify use, so code written
+   * for either reads the right number. A getter on the prototype: nothing per instance.
+   */
+  get statusCode(): number {
+    return this.status;
+  }
+
   /** The JSON body sent to the client for this error. */
   toJSON(): Record<string, unknown> {
     return {

@@ -48,6 +48,7 @@ const SMALL_FILE = 64 * 1024;
 // then refuses the FIFO. It changes nothing for regular files.
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 const DOTFILES = ['ignore', 'deny', 'allow'] as const;
+const BYTES_UNIT = /^bytes=/i;
 
 function fsError(err: unknown): unknown {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
@@ -151,20 +152,23 @@ function hasSuffixRange(header: string): boolean {
 
 /**
  * Picks the one byte window to send: `null` means send the whole file (no Range, a malformed
- * one, several disjoint ranges, or more than {@link MAX_RANGES} parts), so a response is never
+ * one, one in another unit, several disjoint ranges, or more than {@link MAX_RANGES} parts), so a response is never
  * larger than the file. Overlapping and adjacent ranges are combined first.
  */
 export function pickRange(
   size: number,
   header: string,
 ): { start: number; end: number } | 'unsatisfiable' | null {
+  // RFC 9110 §14.2: a Range in a unit not understood is ignored (range-parser would call one that
+  // does not fit unsatisfiable: a 416 in bytes for it). §14.1: unit names are case-insensitive.
+  if (!BYTES_UNIT.test(header)) return null;
   let parts = 1;
   for (let i = 0; i < header.length; i++) {
     if (header.charCodeAt(i) === 44 && ++parts > MAX_RANGES) return null;
   }
   const ranges = parseRange(size, clampSuffixes(size, header), { combine: true });
   if (ranges === -1) return size === 0 && hasSuffixRange(header) ? null : 'unsatisfiable';
-  if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return null;
+  if (ranges === -2 || ranges.length !== 1) return null;
   return ranges[0] ?? null;
 }
 
@@ -231,6 +235,31 @@ function ifRangeAllows(headers: IncomingHttpHeaders, etag: string, mtimeMs: numb
   return !Number.isNaN(date) && lastModified(mtimeMs) === date;
 }
 
+/**
+ * What a file response counts for while it waits behind another, before the file is opened: its
+ * first chunk, or the window a plain Range asks for (a small range of a large file is not 64
+ * KiB). With If-Range the whole file may come instead: counted as such. The count is raised
+ * when the body is written, should it come out larger.
+ */
+function queuedSize(target: FileTarget, size: number): number {
+  // Not queued (it has its connection's socket): fitsQueue counts nothing, so nothing is parsed.
+  if (target.res.socket !== null) return 0;
+  const held = Math.min(size, QUEUED_STREAM_BYTES);
+  const { range, 'if-range': ifRange } = target.headers;
+  if (
+    range === undefined ||
+    ifRange !== undefined ||
+    target.method !== 'GET' ||
+    target.status !== 200
+  ) {
+    return held;
+  }
+  const window = pickRange(size, range);
+  return typeof window === 'object' && window !== null
+    ? Math.min(held, window.end - window.start + 1)
+    : held;
+}
+
 /** Serves one file; resolves when the response is finished (or the client went away). */
 export async function sendFile(
   target: FileTarget,
@@ -254,8 +283,12 @@ export async function sendFile(
     // Counted toward its connection's cap while it waits behind another response, before the
     // file is opened (pipelined GETs of a large file each held a descriptor and a chunk); its
     // connection gone or over the cap: nothing is opened or sent. A HEAD is counted by its head.
-    const held = Math.min(found.size, QUEUED_STREAM_BYTES);
-    if (target.method !== 'HEAD' && !fitsQueue(target.res, target.watch, held)) return;
+    if (
+      target.method !== 'HEAD' &&
+      !fitsQueue(target.res, target.watch, queuedSize(target, found.size))
+    ) {
+      return;
+    }
     handle = await open(file, OPEN_FLAGS);
   } catch (err) {
     throw fsError(err);

@@ -79,6 +79,17 @@ export function headersCut(req: IncomingMessage): boolean {
   return entries > 0 && req.rawHeaders.length >= entries;
 }
 
+/**
+ * The TCP peer as `ctx.ip` and `ctx.req.remoteAddress` give it: an IPv4 client of a dual-stack
+ * listener (`listen(0)` binds `::`) arrives as `::ffff:a.b.c.d`; it is the IPv4 client
+ * `a.b.c.d`, so one client has one spelling whichever address the server listens on (as Go's
+ * net package reports it). Called once per connection.
+ */
+export function peerAddress(address: string | undefined): string {
+  if (address === undefined) return '';
+  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+}
+
 const BRACKETED = /^\[([^\]]*)\](?::\d{1,5})?$/;
 const IPV4_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
 

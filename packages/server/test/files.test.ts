@@ -215,6 +215,26 @@ describe('ranges', () => {
     }
   });
 
+  it('takes the range unit in any case (RFC 9110 §14.1: range unit names are case-insensitive)', async () => {
+    for (const range of ['BYTES=0-4', 'Bytes=0-4']) {
+      const res = await get('/files/a.txt', { range });
+      expect(res.status, range).toBe(206);
+      expect(res.body).toBe('Hello');
+      expect(res.headers['content-range']).toBe(`bytes 0-4/${size}`);
+    }
+  });
+
+  it('a Range in a unit it does not know is ignored, also when it would not fit (never 416)', async () => {
+    // RFC 9110 §14.2: a Range with an unknown unit is ignored. range-parser calls `items=99-`
+    // unsatisfiable whatever the unit, which was answered 416 with `Content-Range: bytes */..`.
+    for (const range of ['items=99-', 'pages=5-1', 'bytes =0-1', 'x=-0']) {
+      const res = await get('/files/a.txt', { range });
+      expect(res.status, range).toBe(200);
+      expect(res.body).toBe(text);
+      expect(res.headers['content-range']).toBeUndefined();
+    }
+  });
+
   it('ignores malformed ranges and serves the whole file', async () => {
     for (const range of ['bytes=abc', 'items=0-1', 'bytes=1-x', 'bytes', '']) {
       const res = await get('/files/a.txt', { range });

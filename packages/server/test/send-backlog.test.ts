@@ -417,6 +417,36 @@ describe('sendTimeout: small replies queued for a client that reads nothing', ()
     }
   });
 
+  it('a small range of a large file counts as its window, not as 64 KiB', async () => {
+    // Each was counted at 64 KiB before its file was opened: 100 pipelined 10-byte ranges (about
+    // 30 KB of replies) took the queue over its 4 MiB cap and the connection was closed.
+    const big = join(dir, 'big.bin');
+    writeFileSync(big, Buffer.alloc(200_000, 1));
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    let sent = 0;
+    let closed = false;
+    a.get('/file', async (ctx) => {
+      if (sent === 0) ctx.req.socket.once('close', () => (closed = true));
+      await ctx.sendFile(big);
+      sent++;
+    });
+    const { port } = await start(a);
+    const client = unread(port);
+    let got = '';
+    client.setEncoding('latin1');
+    client.on('data', (c: string) => {
+      got += c;
+    });
+    client.write('GET /file HTTP/1.1\r\nHost: x\r\nRange: bytes=10-19\r\n\r\n'.repeat(100));
+    await until(() => sent === 100 || closed);
+    expect(closed).toBe(false);
+    client.resume();
+    await until(() => got.split('HTTP/1.1 206 ').length === 101);
+    expect(got).toContain('content-range: bytes 10-19/200000');
+    expect(closed).toBe(false);
+  });
+
   it('responses still being prepared when their connection closed (a file looked up, a handler awaiting) are not held', async () => {
     // A response queued behind another is closed with its connection by a listener on it; one
     // whose file was still being looked up when the connection closed came after that 'close':

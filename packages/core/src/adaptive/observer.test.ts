@@ -84,8 +84,15 @@ function harness(scheduled: boolean) {
     error: (tracker: Tracker, error: unknown, made = true) =>
       (!made || attempted(tracker)) &&
       events.emit('error', { key: tracker.key, tracker, error, endpoint: EP }),
-    cancel: (tracker: Tracker, final: boolean, key = tracker.key) =>
-      events.emit('cancel', { key, tracker, endpoint: EP, final }),
+    /** `flight`: the flight's own tracker, which the client adds (internal) to the payload. */
+    cancel: (tracker: Tracker, final: boolean, key = tracker.key, flight = tracker) =>
+      events.emit('cancel', {
+        key,
+        tracker,
+        endpoint: EP,
+        final,
+        flight,
+      } as ClientEvents['cancel']),
   };
 }
 
@@ -121,7 +128,8 @@ describe('AdaptiveObserver, transparent mode', () => {
     h.cancel(owner, true);
     const other = h.request('k2');
     other.cancel(0); // the client cancels the flight's own tracker before emitting `cancel`
-    h.cancel(new Tracker('k2'), true, 'k2'); // ... with the joiner's tracker in the payload
+    // ... with the joiner's tracker in the payload, and the flight's beside it
+    h.cancel(new Tracker('k2'), true, 'k2', other);
     expect(h.samples).toEqual([]);
     expect(h.observer.size).toBe(0);
     expect(h.engine.state(EP)!.signals.active).toBe(0);

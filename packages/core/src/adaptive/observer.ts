@@ -8,6 +8,12 @@ import type { ClientEvents } from '../types/events';
 import type { AdaptiveEngine } from './engine';
 import type { Outcome } from './outcome-ring';
 
+/**
+ * The `cancel` event as the client emits it: with the tracker of the flight the caller left, an
+ * internal field (its public `tracker` is the caller's own; see the client's #cancelConsumer).
+ */
+type CancelEvent = ClientEvents['cancel'] & { readonly flight: Tracker };
+
 /** One flight as the observer follows it. */
 interface Watched {
   readonly endpoint: string;
@@ -47,8 +53,8 @@ interface Watched {
  * synchronously right after `request` (the flight's `#run` reaches `acquire` without awaiting):
  * a flight of that key whose `request` is heard in between (made by a `request` listener) has
  * had its `request-queued` heard too, so the newest unbound flight with that key is the one.
- * A final `cancel` may carry a joiner's
- * tracker; the flight it ended is then the one of that key whose own tracker is now cancelled.
+ * A final `cancel` may carry a joiner's tracker: the client adds the flight's own (CancelEvent),
+ * so the flight it ended is found in O(1).
  */
 export class AdaptiveObserver {
   readonly #engine: AdaptiveEngine;
@@ -144,15 +150,8 @@ export class AdaptiveObserver {
   };
 
   readonly #onCancel = (e: ClientEvents['cancel']): void => {
-    if (!e.final) return;
-    let w = this.#byTracker.get(e.tracker);
-    // The last consumer was a joiner: the flight is the oldest whose own tracker is cancelled.
-    if (w === undefined) {
-      for (let x = this.#byKey.get(e.key); x !== undefined; x = x.older) {
-        if (x.tracker.state === 'cancelled') w = x;
-      }
-    }
-    this.#close(w, undefined);
+    // By the flight's own tracker: the public one is the caller's (a joiner's, when it was last).
+    if (e.final) this.#close(this.#byTracker.get((e as CancelEvent).flight), undefined);
   };
 
   // ── scheduler events ────────────────────────────────────────────────────────────────────────

@@ -1,5 +1,6 @@
 import { zeroAdaptiveMetrics } from '../internal/counters';
 import { LatencyRing } from '../internal/latency-ring';
+import { Pace } from '../internal/pace';
 import type { EndpointAdaptiveState } from '../types/controllers';
 import type { AdaptiveDecision } from './decision';
 import type { ResolvedAdaptiveOptions } from './options';
@@ -55,18 +56,8 @@ export class EndpointProfile {
   strategy: typeof SWR | undefined = undefined;
   degradedSince: number | undefined = undefined;
 
-  #pending = 0;
-  /** When the last sample came. */
-  #lastAt = 0;
-  /**
-   * A gap between two samples longer than this is a quiet spell (see record): the endpoint's
-   * pace, how long its last window took (QUIET_MIN_MS at least); Infinity while no window closed
-   * since samples were last dropped (no pace known yet); -Infinity before the first sample, so
-   * that one starts the rings as a spell would (and sets #since).
-   */
-  #quiet = -Infinity;
-  /** When the window being filled began: the previous window's close, or its first sample. */
-  #since = 0;
+  /** Counts the samples into windows, and tells a quiet spell (see record). */
+  readonly #pace = new Pace();
   #pressuredStreak = 0;
   #healthyStreak = 0;
   #lastChange: 'down' | 'up' | undefined = undefined;
@@ -116,8 +107,9 @@ export class EndpointProfile {
   }
 
   /**
-   * Adds one measured request; closes a window every `outcomeWindow` samples. Samples age: one
-   * that comes after a quiet spell (a gap longer than the last window took, and than a minute)
+   * Adds one measured request; closes a window every `outcomeWindow` samples. Samples age (Pace,
+   * the rule intelligence follows too): one that comes after a quiet spell (a gap longer than
+   * the last window took, and than a minute)
    * finds the rings holding another moment's latencies and outcomes, so they go, with the window
    * left unfinished, and the next window is judged on its own samples. Decisions and streaks
    * stand. No pace is known until a window closes afresh, so a pace that slows for good drops the
@@ -126,22 +118,13 @@ export class EndpointProfile {
    */
   record(latencyMs: number, outcome: Outcome, now: number): void {
     const o = this.env.options;
-    const gap = now - this.#lastAt;
-    // Infinity is no gap: a clock that jumped there cannot tell time (nor can NaN).
-    if (gap > this.#quiet && gap < Infinity) {
+    if (this.#pace.sample(now, o.outcomeWindow)) {
       this.latency = new LatencyRing(o.latencyWindow);
       this.outcomes = new OutcomeRing(o.outcomeWindow);
-      this.#pending = 0;
-      this.#quiet = Infinity;
-      this.#since = now;
     }
-    this.#lastAt = now;
     this.latency.record(latencyMs);
     this.outcomes.record(outcome);
-    if (++this.#pending < o.outcomeWindow) return;
-    this.#pending = 0;
-    this.#quiet = Math.max(now - this.#since, QUIET_MIN_MS);
-    this.#since = now;
+    if (this.#pace.n > 0) return;
     this.windows++;
     const v = judgeWindow(
       {
@@ -346,9 +329,6 @@ export class EndpointProfile {
     return state;
   }
 }
-
-/** The shortest quiet spell that ages samples (see EndpointProfile.record). */
-export const QUIET_MIN_MS = 60_000;
 
 function ceilingsOffReason(env: ProfileEnv): string {
   return env.options.concurrency

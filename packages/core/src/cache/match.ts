@@ -1,5 +1,5 @@
 import { answer, rangeError } from '../internal/checks';
-import { isAbsoluteURL, splitURL } from '../internal/url';
+import { ABSOLUTE, splitURL } from '../internal/url';
 import { checkStrings } from '../request/fields';
 import type { CacheMeta, InvalidateTarget } from '../types/client';
 
@@ -53,7 +53,7 @@ export function compileTarget(
   // A string (Array.isArray does not narrow a readonly array out of the type).
   let origin: string | undefined;
   let path = target as string;
-  if (isAbsoluteURL(target as string)) {
+  if (ABSOLUTE.test(target as string)) {
     ({ origin, path } = splitURL(target as string));
     // splitURL's '' origin: it did not parse.
     if (!origin) throw rangeError(option, 'a valid URL', target);

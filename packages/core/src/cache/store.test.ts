@@ -211,4 +211,35 @@ describe('CacheStore', () => {
     expect(seen.map((u) => u.type)).toEqual(['revalidate', 'invalidate']);
     expect(seen[1]!.response).toBeUndefined();
   });
+
+  test('watch: each watcher hears every change; one that unwatches while told skips no other', () => {
+    const reported: unknown[] = [];
+    const store = new CacheStore(1000, { onError: (error) => reported.push(error) });
+    const first: string[] = [];
+    const second: string[] = [];
+    const offFirst = store.watch((change) => {
+      first.push(change.type);
+      offFirst();
+    });
+    const offSecond = store.watch((change) => {
+      second.push(change.type);
+      if (change.type === 'clear') throw new Error('tool bug');
+    });
+    store.set(key('/a'), res(1));
+    store.delete(key('/a'));
+    store.clear();
+    expect(first).toEqual(['write']);
+    expect(second).toEqual(['write', 'remove', 'clear']);
+    expect(reported).toEqual([new Error('tool bug')]);
+    offSecond();
+    offSecond();
+    store.set(key('/b'), res(2));
+    expect(second).toHaveLength(3);
+    // Watched again after every watcher left: heard again.
+    const third: string[] = [];
+    store.watch((change) => third.push(change.type));
+    store.set(key('/c'), res(3));
+    expect(third).toEqual(['write']);
+    expect(store.subscriptionCount).toBe(0);
+  });
 });

@@ -9,6 +9,7 @@ import type { ApiResponse, CacheSubscriber, CacheUpdate, KeyMatcher } from '../t
 import { type CacheEntry, metaOf } from './entry';
 import type { Matchable, TargetMatcher } from './match';
 import { CACHE_DEFAULTS, CACHE_STORE_DEFAULTS, checkGcTime } from './options';
+import { watchStore } from './watch';
 
 /** How `CacheStore.set` stores one response. */
 export interface WriteOptions {
@@ -116,7 +117,8 @@ export interface CacheStoreOptions {
  *
  * The client's own store: its options come checked from the client's config. The public
  * `CacheStore` below checks them and adds the readers only an app uses (`has`, `isFresh`,
- * `keys`), so an app that never imports it bundles neither.
+ * `keys`, `watch`), so an app that never imports it bundles neither. Watching lives in
+ * cache/watch.ts (inspect's `watchCache` is its other user): the store has one `watcher` slot.
  */
 export class Store {
   readonly #entries = new Map<string, CacheEntry>();
@@ -128,15 +130,19 @@ export class Store {
   readonly #clock: Clock;
   /** The client's key base: a key written by hand is resolved against it (internal/url keyURL). */
   readonly #keyBase: string | undefined;
-  readonly #onError: ErrorReporter;
+  /** Receives a subscriber's, matcher's or watcher's error (never rethrown). */
+  readonly onError: ErrorReporter;
   /** The collection hand: a live iterator over #entries (see the class comment). */
   #hand: IterableIterator<CacheEntry> | undefined;
   /** When a key's last exact-key subscription left while its entry existed. */
   readonly #releasedAt = new Map<string, number>();
   /** When a predicate subscription last left: it may have been what kept any entry. */
   #predicateReleasedAt = -Infinity;
-  /** Watchers (tooling): told of every change, without counting as interest in any key. */
-  #watchers: ((change: CacheChange) => void)[] = [];
+  /**
+   * Told of every change while someone watches (cache/watch.ts installs it): tooling, not
+   * interest in any key. One slot, so a store nobody watches carries no watcher list.
+   */
+  watcher: ((change: CacheChange) => void) | undefined;
 
   /** `options` as the client's config has them: checked, with every default in place. */
   constructor(defaultTtl: number, options: StoreOptions) {
@@ -145,7 +151,7 @@ export class Store {
     this.gcTime = options.gcTime;
     this.#clock = options.clock;
     this.#keyBase = options.keyBase;
-    this.#onError = options.onError;
+    this.onError = options.onError;
   }
 
   get size(): number {
@@ -169,12 +175,13 @@ export class Store {
    * expired one.
    */
   collect(entry: CacheEntry, now: number): boolean {
-    if (!this.#collectable(entry, now)) return false;
+    if (!this.isCollectable(entry, now)) return false;
     this.#drop(entry.key);
     return true;
   }
 
-  #collectable(entry: Due, now: number): boolean {
+  /** Whether the entry is due for collection at `now` (inspection and dehydrate skip it). */
+  isCollectable(entry: Due, now: number): boolean {
     const gcTime = this.gcTime;
     // Kept for gcTime after it expired (the quick reject: most entries looked at are fresh or
     // recently expired), after a predicate subscription left (it may have been what wanted this
@@ -200,7 +207,7 @@ export class Store {
         this.#hand = undefined;
         return;
       }
-      if (this.#collectable(next.value, now)) this.#drop(next.value.key);
+      if (this.isCollectable(next.value, now)) this.#drop(next.value.key);
     }
   }
 
@@ -208,12 +215,7 @@ export class Store {
   #drop(key: string, tell = true): void {
     this.#entries.delete(key);
     if (this.#releasedAt.size > 0) this.#releasedAt.delete(key);
-    if (tell && this.#watchers.length > 0) this.#tell({ type: 'remove', key });
-  }
-
-  /** Whether the entry is due for collection at `now`, without dropping it (for inspection). */
-  isCollectable(entry: Due, now: number): boolean {
-    return this.#collectable(entry, now);
+    if (tell) this.watcher?.({ type: 'remove', key });
   }
 
   set(key: string, response: ApiResponse, options: WriteOptions = {}): CacheEntry {
@@ -248,7 +250,7 @@ export class Store {
     this.#entries.set(key, entry);
     // Over maxEntries: the least recently written goes (the Map's first key).
     if (this.#entries.size > this.maxEntries) this.#drop(this.#entries.keys().next().value!);
-    if (this.#watchers.length > 0) this.#tell({ type: 'write', key });
+    this.watcher?.({ type: 'write', key });
     // Most writes have no subscriber: skip building the update.
     if (this.#watched) this.notify({ type: options.update ?? 'write', key, response });
     return entry;
@@ -264,7 +266,7 @@ export class Store {
     this.#entries.clear();
     this.#releasedAt.clear();
     this.#hand = undefined;
-    if (this.#watchers.length > 0) this.#tell({ type: 'clear' });
+    this.watcher?.({ type: 'clear' });
   }
 
   values(): IterableIterator<CacheEntry> {
@@ -280,7 +282,7 @@ export class Store {
     const removed: CacheEntry[] = [];
     const due: CacheEntry[] = [];
     for (const entry of this.#entries.values()) {
-      if (this.#collectable(entry, now)) due.push(entry);
+      if (this.isCollectable(entry, now)) due.push(entry);
       else if (matcher(asMatchable(entry))) removed.push(entry);
     }
     for (const entry of due) this.#drop(entry.key);
@@ -319,26 +321,6 @@ export class Store {
       this.#predicates = this.#predicates.filter((s) => s !== sub);
       this.#predicateReleasedAt = this.#clock.now();
     };
-  }
-
-  /**
-   * Watches every change of the cache, for tooling: unlike `subscribe`, a watcher is no interest
-   * in any key (it keeps nothing from being collected and makes invalidation refetch nothing).
-   * A watcher that throws is reported like a subscriber. Returns the unwatch function.
-   */
-  watch(listener: (change: CacheChange) => void): () => void {
-    checkFunction('listener', listener);
-    // Copied on change, so a watcher that unwatches while being told does not skip another.
-    const entry = (change: CacheChange) => listener(change);
-    this.#watchers = [...this.#watchers, entry];
-    return () => {
-      this.#watchers = this.#watchers.filter((w) => w !== entry);
-    };
-  }
-
-  #tell(change: CacheChange): void {
-    const key = 'key' in change ? change.key : '';
-    for (const watcher of this.#watchers) this.#call(watcher, change, 'subscriber', key);
   }
 
   /**
@@ -384,7 +366,7 @@ export class Store {
 
   /** Calls a user callback; its error goes to `onError` (as `source`, for `key`), never up. */
   #call<T, R>(fn: (arg: T) => R, arg: T, source: 'subscriber' | 'matcher', key: string) {
-    return callUser(this.#onError, fn, arg, source, key);
+    return callUser(this.onError, fn, arg, source, key);
   }
 }
 
@@ -416,6 +398,15 @@ export class CacheStore extends Store {
       onError: options.onError ?? logListenerError,
     });
     this.#clock = clock;
+  }
+
+  /**
+   * Watches every change of the cache, for tooling: unlike `subscribe`, a watcher is no interest
+   * in any key (it keeps nothing from being collected and makes invalidation refetch nothing).
+   * A watcher that throws is reported like a subscriber. Returns the unwatch function.
+   */
+  watch(listener: (change: CacheChange) => void): () => void {
+    return watchStore(this, listener);
   }
 
   has(key: string): boolean {

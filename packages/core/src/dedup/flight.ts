@@ -41,6 +41,9 @@ export class Consumer {
       this.promise = new Promise(capture);
       this.resolve = captured.resolve;
       this.reject = captured.reject;
+      // Not kept: the last caller's functions would hold its promise, its answer and its client
+      // (through `cancel`) after all else let go.
+      captured.resolve = captured.reject = undefined;
     }
   }
 }

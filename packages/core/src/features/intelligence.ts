@@ -19,8 +19,8 @@ export function withIntelligence(options?: IntelligenceOptions): ClientFeature<'
   const resolved = resolveIntelligenceOptions(options);
   return feature(
     'intelligence',
-    ({ events }, circuits, adaptive) => {
-      const intelligence = new Intelligence(resolved, { circuits, adaptive });
+    ({ events, clock }, circuits, adaptive) => {
+      const intelligence = new Intelligence(resolved, { circuits, adaptive, clock });
       intelligence.observe(events);
       return {
         observer: intelligence,

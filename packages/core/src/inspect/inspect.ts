@@ -1,3 +1,4 @@
+import { watchStore } from '../cache/watch';
 import { internalsOf } from '../client';
 import type { Flight } from '../dedup/flight';
 import { latenciesOf } from '../intelligence/intelligence';
@@ -70,7 +71,7 @@ function createInspector(client: Client): ClientInspector {
       }
       return out;
     },
-    watchCache: (listener: (change: CacheChange) => void) => cache.watch(listener),
+    watchCache: (listener: (change: CacheChange) => void) => watchStore(cache, listener),
     flights(): FlightView[] {
       const out: FlightView[] = [];
       for (const flight of flights) {

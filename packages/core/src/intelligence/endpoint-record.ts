@@ -1,5 +1,7 @@
+import type { Clock } from '../internal/clock';
 import { addCounters } from '../internal/counters';
 import { LatencyRing } from '../internal/latency-ring';
+import { Pace } from '../internal/pace';
 import type { IntelligenceRecommendation } from '../request/resolve';
 import type { EndpointStats } from '../types/controllers';
 import type { ResolvedIntelligenceOptions } from './options';
@@ -7,6 +9,12 @@ import { recommendFrom } from './recommend';
 
 /** Samples kept per endpoint: p95 reads the 7th highest of 128, and a read sorts 1 KiB at most. */
 export const LATENCY_WINDOW = 128;
+/**
+ * Samples per window of the aging rule (see Pace): a quarter of the ring, the adaptive engine's
+ * default `outcomeWindow`. Shorter, a burst's pace would age the samples at the next pause;
+ * longer, an endpoint would need more samples before any of them can age.
+ */
+export const AGE_WINDOW = 32;
 
 /**
  * The raw counters of one endpoint (`METHOD pathname`). Each lifecycle event increments exactly
@@ -33,7 +41,9 @@ export class EndpointRecord {
   refusedAfterStart = 0;
   /** Set on every event; the eviction clock clears it (a second chance for busy endpoints). */
   touched = true;
-  readonly latency = new LatencyRing(LATENCY_WINDOW);
+  /** Replaced, not cleared, when samples age (see sample). */
+  latency = new LatencyRing(LATENCY_WINDOW);
+  readonly pace = new Pace();
   #recommendation: IntelligenceRecommendation | undefined;
   #recommendedAt = -1;
 
@@ -53,8 +63,28 @@ export class EndpointRecord {
     return this.started + this.dedupPrevented + this.circuitRejected - this.refusedAfterStart;
   }
 
-  /** Cached until the latency window changes. */
-  recommend(options: ResolvedIntelligenceOptions): IntelligenceRecommendation | undefined {
+  /**
+   * An attempt ended, taking `ms` (undefined: no latency, see LatencyRing.record), at the clock's
+   * time: one after a quiet spell finds the ring holding another moment's samples, so they go
+   * (see Pace).
+   */
+  sample(ms: number | undefined, clock: Pick<Clock, 'now'>): void {
+    if (this.pace.sample(clock.now(), AGE_WINDOW)) {
+      this.latency = new LatencyRing(LATENCY_WINDOW);
+      this.#recommendedAt = -1; // the new ring counts versions afresh
+    }
+    this.latency.record(ms);
+  }
+
+  /**
+   * Cached until the latency window changes; none while the samples held are from before a quiet
+   * spell (the next sample drops them).
+   */
+  recommend(
+    options: ResolvedIntelligenceOptions,
+    clock: Pick<Clock, 'now'>,
+  ): IntelligenceRecommendation | undefined {
+    if (this.pace.stale(clock.now())) return undefined;
     const { latency } = this;
     if (latency.version !== this.#recommendedAt) {
       this.#recommendation = recommendFrom(latency.stats(), options);

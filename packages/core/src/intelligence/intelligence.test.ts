@@ -3,6 +3,7 @@ import { errorOf } from '../errors/errors.fixture';
 import { EventEmitter } from '../events/emitter';
 import { Tracker } from '../tracker/tracker';
 import type { ClientEvents } from '../types/events';
+import { AGE_WINDOW } from './endpoint-record';
 import { Intelligence, MAX_ENDPOINTS } from './intelligence';
 import { resolveIntelligenceOptions } from './options';
 
@@ -21,6 +22,7 @@ function setup(options = {}) {
       failuresOf: (e) => (e === 'GET /a' ? 5 : 0),
       counts: () => ({ open: 1, halfOpen: 0, closed: 2 }),
     },
+    clock: { now: () => now },
   });
   const off = intel.observe(events);
   let now = 0;
@@ -275,6 +277,122 @@ describe('Intelligence', () => {
     expect(rec).toEqual({ timeout: 900 });
     expect(t.intel.recommend('GET /a')).toBe(rec); // cached until the next sample
     expect(t.intel.recommend('GET /unknown')).toBeUndefined();
+  });
+});
+
+describe('aging: samples from before a quiet spell', () => {
+  const HOUR = 3_600_000;
+  /** `n` flights of `ms` on GET /a, one every `step` ms of the clock. */
+  function play(t: ReturnType<typeof setup>, n: number, ms: number, step = 1000) {
+    for (let i = 0; i < n; i++) {
+      t.advance(step);
+      t.flight('GET /a', ms).succeed();
+    }
+  }
+  const on = { adaptiveTimeout: true, adaptiveStaleWhileRevalidate: true };
+
+  it('a recommendation does not rest on samples from before a quiet hour', () => {
+    const t = setup(on);
+    play(t, AGE_WINDOW, 1000); // a window of samples, one a second: the pace is a minute (the least)
+    expect(t.intel.recommend('GET /a')).toEqual({
+      timeout: 3000,
+      strategy: 'stale-while-revalidate',
+    });
+    t.advance(HOUR);
+    // The next request after the spell: the samples held are another moment's.
+    expect(t.intel.recommend('GET /a')).toBeUndefined();
+    // The sample that ends it drops them: p95 is over the new samples only.
+    play(t, 1, 50);
+    expect(t.intel.endpoint('GET', '/a')!.latency).toEqual({
+      avg: 50,
+      p50: 50,
+      p95: 50,
+      samples: 1,
+    });
+    expect(t.intel.recommend('GET /a')).toBeUndefined(); // fewer than 5 samples
+    play(t, 4, 50);
+    expect(t.intel.recommend('GET /a')).toEqual({ timeout: 150 });
+    // Counters are history, not samples: they stand.
+    expect(t.intel.endpoint('GET', '/a')!.successes).toBe(AGE_WINDOW + 5);
+  });
+
+  it('the recommendation read before the spell is not taken for the new samples', () => {
+    const t = setup(on);
+    play(t, AGE_WINDOW, 1000);
+    expect(t.intel.recommend('GET /a')).toMatchObject({ timeout: 3000 }); // read: cached
+    t.advance(HOUR);
+    play(t, AGE_WINDOW, 50); // as many samples as before, none read in between
+    expect(t.intel.recommend('GET /a')).toEqual({ timeout: 150 });
+  });
+
+  it('a gap under the endpoint’s pace, or under a minute, ages nothing', () => {
+    // One sample every 10 minutes: a window takes 5 hours, so a 10-minute gap is no spell.
+    const slow = setup(on);
+    play(slow, AGE_WINDOW, 1000, 600_000);
+    slow.advance(600_000);
+    expect(slow.intel.recommend('GET /a')).toEqual({
+      timeout: 3000,
+      strategy: 'stale-while-revalidate',
+    });
+    play(slow, 1, 50, 0);
+    expect(slow.intel.endpoint('GET', '/a')!.latency.samples).toBe(AGE_WINDOW + 1);
+    // Windows of ~32 ms: a gap under a minute is no spell either...
+    const under = setup(on);
+    play(under, AGE_WINDOW, 1000, 1);
+    under.advance(59_000);
+    expect(under.intel.recommend('GET /a')).toMatchObject({ timeout: 3000 });
+    play(under, 1, 50, 0);
+    expect(under.intel.endpoint('GET', '/a')!.latency.samples).toBe(AGE_WINDOW + 1);
+    // ...and one over it is.
+    const over = setup(on);
+    play(over, AGE_WINDOW, 1000, 1);
+    over.advance(61_000);
+    expect(over.intel.recommend('GET /a')).toBeUndefined();
+    play(over, 1, 50, 0);
+    expect(over.intel.endpoint('GET', '/a')!.latency.samples).toBe(1);
+  });
+
+  it('no pace is known until a window fills: then a pace that slows for good ages once', () => {
+    const t = setup(on);
+    play(t, AGE_WINDOW - 1, 1000);
+    t.advance(HOUR);
+    // Fewer samples than a window since the first: no pace known, nothing ages.
+    expect(t.intel.recommend('GET /a')).toMatchObject({ timeout: 3000 });
+    play(t, 1, 1000, 0); // the window fills (its span, an hour, is the pace)
+    play(t, AGE_WINDOW, 1000, 120_000); // one every 2 minutes: within that pace
+    expect(t.intel.endpoint('GET', '/a')!.latency.samples).toBe(2 * AGE_WINDOW);
+    // Fast windows, then one sample every 2 minutes for good: the first gap ages the samples,
+    // the window it starts is not aged (no pace known yet).
+    const s = setup(on);
+    play(s, AGE_WINDOW, 1000, 10);
+    play(s, AGE_WINDOW, 1000, 120_000);
+    expect(s.intel.endpoint('GET', '/a')!.latency.samples).toBe(AGE_WINDOW);
+  });
+
+  it('every attempt that ends is a sample to age by, one without a latency too', () => {
+    const t = setup(on);
+    play(t, AGE_WINDOW, 1000);
+    t.advance(HOUR);
+    // A timed-out attempt measures no latency, but it is the endpoint's first attempt after
+    // the spell: the samples from before it go.
+    t.flight('GET /a').fail(errorOf.timeout(1), null);
+    expect(t.intel.endpoint('GET', '/a')!.latency.samples).toBe(0);
+    expect(t.intel.recommend('GET /a')).toBeUndefined();
+    t.flight('GET /a', 70).retry(errorOf.http(503), 70);
+    expect(t.intel.endpoint('GET', '/a')!.latency).toMatchObject({ p95: 70, samples: 1 });
+    // No pace known since (no window filled): an hour is no spell yet.
+    t.advance(HOUR);
+    t.flight('GET /a', 80).fail(errorOf.http(500));
+    expect(t.intel.endpoint('GET', '/a')!.latency).toMatchObject({ p95: 80, samples: 2 });
+  });
+
+  it.each([Number.NaN, Number.POSITIVE_INFINITY])('a clock gone to %d ages nothing', (bad) => {
+    const t = setup(on);
+    play(t, AGE_WINDOW, 1000);
+    t.advance(bad);
+    expect(t.intel.recommend('GET /a')).toMatchObject({ timeout: 3000 });
+    play(t, 1, 1000, 0);
+    expect(t.intel.endpoint('GET', '/a')!.latency.samples).toBe(AGE_WINDOW + 1);
   });
 });
 

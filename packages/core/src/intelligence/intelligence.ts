@@ -2,6 +2,7 @@ import { isCircuitOpenError } from '../errors/circuit-open-error';
 import { isHttpError } from '../errors/http-error';
 import { isTimeoutError } from '../errors/timeout-error';
 import { type Emitter, onEach } from '../events/emitter';
+import type { Clock } from '../internal/clock';
 import { zeroAdaptiveMetrics } from '../internal/counters';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
@@ -39,6 +40,8 @@ export interface IntelligenceSources {
   circuits?: CircuitView;
   /** The adaptive engine's counters; default zeros (no adaptive engine). */
   adaptive?: () => AdaptiveMetrics;
+  /** When samples come, so they age (see EndpointRecord.sample): the client's clock. */
+  clock: Pick<Clock, 'now'>;
 }
 
 /**
@@ -61,15 +64,17 @@ export class Intelligence implements IntelligenceController {
   #retired = new EndpointRecord('', '', '');
   readonly #circuits: CircuitView;
   readonly #adaptive: () => AdaptiveMetrics;
+  readonly #clock: Pick<Clock, 'now'>;
   /** Flights started and not yet ended. Live state, not history: `reset()` keeps it. */
   #active = 0;
   /** The record used last (see #record); cleared with the records. */
   #last: EndpointRecord | undefined;
 
-  constructor(options: ResolvedIntelligenceOptions, sources: IntelligenceSources = {}) {
+  constructor(options: ResolvedIntelligenceOptions, sources: IntelligenceSources) {
     this.#options = options;
     this.#circuits = sources.circuits ?? NO_CIRCUITS;
     this.#adaptive = sources.adaptive ?? zeroAdaptiveMetrics;
+    this.#clock = sources.clock;
     this.recommends =
       options.enabled && (options.adaptiveTimeout || options.adaptiveStaleWhileRevalidate);
   }
@@ -102,7 +107,7 @@ export class Intelligence implements IntelligenceController {
   /** The adaptive timeout / strategy for an endpoint, or undefined (see recommend.ts). */
   recommend(endpoint: string): IntelligenceRecommendation | undefined {
     if (!this.recommends) return undefined;
-    return this.records.get(endpoint)?.recommend(this.#options);
+    return this.records.get(endpoint)?.recommend(this.#options, this.#clock);
   }
 
   // ── IntelligenceController ────────────────────────────────────────────────────────────────
@@ -161,7 +166,7 @@ export class Intelligence implements IntelligenceController {
     const { tracker } = e;
     r.successes++;
     if (tracker.attempts > 1) r.retriesRecovered++;
-    r.latency.record(e.attemptMs);
+    r.sample(e.attemptMs, this.#clock);
   };
 
   readonly #onError = (e: ClientEvents['error']): void => {
@@ -178,14 +183,14 @@ export class Intelligence implements IntelligenceController {
     // No attempt made (its deadline ran out in the scheduler's queue): no attempt timed out.
     // One that ran out between two attempts is no timeout either (see countAttemptError).
     if (e.tracker.attempts) countAttemptError(r, e.error);
-    r.latency.record(e.attemptMs);
+    r.sample(e.attemptMs, this.#clock);
   };
 
   readonly #onRetry = (e: ClientEvents['retry']): void => {
     const r = this.#record(e.endpoint);
     r.retriesPerformed++;
     countAttemptError(r, e.error);
-    r.latency.record(e.attemptMs);
+    r.sample(e.attemptMs, this.#clock);
   };
 
   readonly #onCancel = (e: ClientEvents['cancel']): void => {

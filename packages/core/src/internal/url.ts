@@ -1,11 +1,7 @@
 import { rangeError, typeError } from './checks';
 
-const ABSOLUTE = /^[a-zA-Z][a-zA-Z\d+\-.]*:/;
-
-/** The URL starts with a scheme (`https:`, `mailto:`, ...). */
-export function isAbsoluteURL(url: string): boolean {
-  return ABSOLUTE.test(url);
-}
+/** The URL starts with a scheme (`https:`, `mailto:`, ...): `ABSOLUTE.test(url)`. */
+export const ABSOLUTE = /^[a-zA-Z][a-zA-Z\d+\-.]*:/;
 
 /**
  * Joins a relative URL onto a base. Unlike `new URL(url, base)`, a base path is kept:
@@ -47,14 +43,14 @@ function documentBase(): string | undefined {
  * document's location, so `createClient({ baseURL: '/api' })` works in a browser; outside a
  * browser there is nothing to resolve it against, and the RangeError says what to pass instead.
  */
-export function resolveBaseURL(baseURL: unknown, field = 'baseURL'): string {
-  if (typeof baseURL !== 'string') throw typeError(field, 'a URL string', baseURL);
+export function resolveBaseURL(baseURL: unknown): string {
+  if (typeof baseURL !== 'string') throw typeError('baseURL', 'a URL string', baseURL);
   if (!ABSOLUTE.test(baseURL)) {
     const page = documentBase();
     if (page === undefined) {
       const example = `http://localhost:3000${baseURL.startsWith('/') ? '' : '/'}${baseURL}`;
       throw rangeError(
-        field,
+        'baseURL',
         `an absolute URL outside a browser (there is no page to resolve it against; pass the full URL, e.g. "${example}")`,
         baseURL,
       );
@@ -66,7 +62,7 @@ export function resolveBaseURL(baseURL: unknown, field = 'baseURL'): string {
   try {
     new URL(baseURL);
   } catch (cause) {
-    throw rangeError(field, 'a valid URL', baseURL, cause);
+    throw rangeError('baseURL', 'a valid URL', baseURL, cause);
   }
   checkedBase = baseURL;
   return baseURL;

@@ -104,7 +104,8 @@ function Devtools({
   maxFlights = DEVTOOLS_DEFAULTS.maxFlights,
 }: KeelDevtoolsProps & { client: Client }): ReactNode {
   checkProps({ maxFlights, initialView, position, theme }, VIEW_IDS);
-  checkClient(client);
+  // Once per client, not per render (the app's re-renders reach the closed panel too).
+  useMemo(() => checkClient(client), [client]);
   const [open, setOpen] = useState(initialIsOpen);
   const hydrated = useSyncExternalStore(subscribeNothing, isBrowserRender, isServerRender);
   const toggle = useRef<HTMLButtonElement>(null);
@@ -170,7 +171,8 @@ function OpenPanel({
   maxFlights: number;
   onClose: () => void;
 }) {
-  const inspector = inspect(client);
+  // Once per client, not per render (the app's re-renders reach the open panel too).
+  const inspector = useMemo(() => inspect(client), [client]);
   // One per client: a panel handed another client records that one (and lets go of the first).
   const recorder = useMemo(() => new FlightRecorder(client, maxFlights), [client, maxFlights]);
   useEffect(() => {

@@ -617,6 +617,8 @@ export class FlightRecorder {
   }
 
   #changed(): void {
-    for (const listener of [...this.#listeners]) listener();
+    // The set itself, not a copy: this runs per client event while the panel is open. One
+    // unsubscribed by an earlier listener is not called (Set iteration skips deleted entries).
+    for (const listener of this.#listeners) listener();
   }
 }

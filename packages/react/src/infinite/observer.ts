@@ -12,6 +12,7 @@ import { noop } from '../internal/report';
 import { type Selection, select } from '../internal/select';
 import { checkSwitches } from '../internal/switches';
 import { sameFields, TrackedView } from '../internal/tracked-view';
+import { QUERY_DEFAULTS } from '../query/observer';
 import type { QueryState, QueryStatus } from '../query/state';
 import type { QueryStore } from '../query/store';
 
@@ -124,6 +125,12 @@ interface List {
 interface Inputs {
   readonly list: List;
   readonly options: AnyOptions;
+  /**
+   * What `watchEnvironment` arms, defaults applied: once per change of the options, read by the
+   * hook's effect too (as useQuery's: options of the same meaning re-arm nothing).
+   */
+  readonly focus: boolean;
+  readonly reconnect: boolean;
 }
 
 /** Observing the pages: a URL, a first page that resolved, and `enabled` not false. */
@@ -178,7 +185,7 @@ export class InfiniteObserver {
   }
 
   /** The inputs of this render, for `commit` (a new object only when they change). */
-  get inputs(): object {
+  get inputs(): Inputs {
     return this.#inputs!;
   }
 
@@ -215,7 +222,12 @@ export class InfiniteObserver {
       : same(this.#committed)
         ? this.#committed!.list
         : this.#newList(url, options);
-    this.#inputs = { list, options };
+    this.#inputs = {
+      list,
+      options,
+      focus: options.refetchOnWindowFocus ?? QUERY_DEFAULTS.refetchOnWindowFocus,
+      reconnect: options.refetchOnReconnect ?? QUERY_DEFAULTS.refetchOnReconnect,
+    };
   }
 
   #newList(url: string | null, options: AnyOptions): List {
@@ -319,8 +331,12 @@ export class InfiniteObserver {
     return Promise.all(pages.map((p) => this.#store.peek(p.spec.key)?.refetch())).then(noop);
   };
 
-  /** Focus and reconnect revalidate every loaded page (cache-first: stale ones only). */
-  watchEnvironment(focus: boolean, reconnect: boolean): () => void {
+  /**
+   * Focus and reconnect revalidate every loaded page (cache-first: stale ones only), as the
+   * committed render's options say.
+   */
+  watchEnvironment(): () => void {
+    const { focus, reconnect } = this.#committed!;
     const revalidate = () => {
       for (const page of this.#committed?.list.pages ?? []) {
         this.#store.peek(page.spec.key)?.revalidate();

@@ -2,6 +2,7 @@ import type {
   ApiResponse,
   Client,
   HttpMethod,
+  HttpMethodInput,
   InvalidateTarget,
   RequestError,
   RequestOptions,
@@ -16,7 +17,7 @@ import { syntheticResponse } from '../query/state';
 import type { QueryStore } from '../query/store';
 import type { QueryDefinition } from '../query-options';
 import { addSourceHeader } from '../server-events/source';
-import { type RunningMutation, startMutation } from './registry';
+import { covered, type RunningMutation, startMutation } from './registry';
 
 export type MutationStatus = 'idle' | 'pending' | 'success' | 'error';
 
@@ -180,7 +181,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
   }
 
   setInputs(
-    method: HttpMethod,
+    method: HttpMethodInput,
     url: string | ((variables: TVars) => string),
     options: UseMutationOptions<TData, TVars, TContext, TError> | undefined,
   ): void {
@@ -270,8 +271,10 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       response = await client.request<TData>(method, url, request);
       data = response.data;
       const target = this.#shown().options?.invalidate;
-      // settle: a throwing invalidation is reported, the mutation still succeeded.
-      if (target !== undefined) await settle(() => client.invalidate(target));
+      // settle: a throwing invalidation is reported, the mutation still succeeded. Not what the
+      // core just invalidated: that would detach its refetch, and send another.
+      if (target !== undefined && !covered(client, running, target))
+        await settle(() => client.invalidate(target));
     } catch (err) {
       error = (err instanceof Error ? err : new Error(String(err))) as TError;
       rollBack(this.#store, writes, running?.skipped);
@@ -410,7 +413,7 @@ function rollBack(
 /** The inputs of one render of useMutation. */
 interface MutationInputs<TData, TVars, TContext, TError> {
   /** The method as given (to tell a change). */
-  readonly given: HttpMethod;
+  readonly given: HttpMethodInput;
   readonly method: HttpMethod;
   readonly url: string | ((variables: TVars) => string);
   readonly options: UseMutationOptions<TData, TVars, TContext, TError> | undefined;

@@ -91,3 +91,39 @@ export function countMutations(
   }
   return n;
 }
+
+/**
+ * `target` adds nothing to what `mutation`'s success invalidated: a path its own covers (the
+ * request path and everything under it, on its origin: its URL as the target, as the core
+ * matches it), tags among its own, or so does `extra` (its `invalidate` option). A relative
+ * `target` is judged by its URL on the client's base: reads of the same path on another origin,
+ * which `client.invalidate(target)` would reach too, are not looked at (a documented limit, see
+ * the README's "Invalidation": knowing whether the app has any means scanning the cache).
+ */
+export function covered(
+  client: Client,
+  mutation: RunningMutation,
+  target: InvalidateTarget,
+  extra?: InvalidateTarget,
+): boolean {
+  const spec = specOf(client, mutation);
+  return Array.isArray(target)
+    ? target.every(
+        (tag) => spec?.tags.includes(tag) || (Array.isArray(extra) && extra.includes(tag)),
+      )
+    : typeof target === 'string' &&
+        (under(client, target, spec?.url) || under(client, target, extra));
+}
+
+/**
+ * A read of `target` falls under `path` as an invalidation target: the core's own segment-aware
+ * matcher, on the target resolved as the client resolves any URL (its base, an absolute form).
+ */
+function under(client: Client, target: string, path: unknown): boolean {
+  if (typeof path !== 'string') return false;
+  try {
+    return client.matches(path, client.resolve('GET', target));
+  } catch {
+    return false; // a target the client cannot resolve is applied, not skipped
+  }
+}

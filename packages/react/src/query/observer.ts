@@ -119,17 +119,6 @@ export type UseSuspenseQueryOptions<TQueryData = unknown, TData = TQueryData> = 
   'enabled' | 'placeholderData' | 'suspense'
 >;
 
-/** What `watchEnvironment` takes from the options: focus, reconnect and interval, defaults applied. */
-export function environmentOf(
-  options: UseQueryOptions<any, any> | undefined,
-): [focus: boolean, reconnect: boolean, interval: number | false] {
-  return [
-    options?.refetchOnWindowFocus ?? QUERY_DEFAULTS.refetchOnWindowFocus,
-    options?.refetchOnReconnect ?? QUERY_DEFAULTS.refetchOnReconnect,
-    options?.refetchInterval ?? QUERY_DEFAULTS.refetchInterval,
-  ];
-}
-
 /** For `placeholderData`: keeps the previous key's data on screen while the new key loads. */
 export function keepPreviousData<T>(previousData: T | undefined): T | undefined {
   return previousData;
@@ -149,7 +138,7 @@ type View = QueryResult<unknown, unknown>;
 const INTERVAL = 'a positive number of ms, at most 2147483647, or false';
 
 /** The inputs of one render, resolved; replaced as a whole when the URL or options change. */
-interface Inputs {
+export interface Inputs {
   readonly url: string | null;
   readonly options: UseQueryOptions<any, any> | undefined;
   readonly requestOptions: RequestOptions | undefined;
@@ -157,6 +146,13 @@ interface Inputs {
   readonly spec: RequestSpec | undefined;
   /** Why the URL or options did not resolve (the query's error). */
   readonly resolveError: unknown;
+  /**
+   * What `watchEnvironment` arms, defaults applied: once per change of the options, for the
+   * hooks' effect dependencies too (equal values re-arm nothing, and no array per render).
+   */
+  readonly focus: boolean;
+  readonly reconnect: boolean;
+  readonly interval: number | false;
 }
 
 /** Before the first render: a null URL and no options (the other fields read as undefined). */
@@ -219,7 +215,7 @@ export class QueryObserver {
   }
 
   /** The inputs of this render, for `commit` (a new object only when they change). */
-  get inputs(): object {
+  get inputs(): Inputs {
     return this.#inputs;
   }
 
@@ -280,7 +276,16 @@ export class QueryObserver {
         resolveError = err;
       }
     }
-    this.#inputs = { url, options, requestOptions, spec, resolveError };
+    this.#inputs = {
+      url,
+      options,
+      requestOptions,
+      spec,
+      resolveError,
+      focus: options?.refetchOnWindowFocus ?? QUERY_DEFAULTS.refetchOnWindowFocus,
+      reconnect: options?.refetchOnReconnect ?? QUERY_DEFAULTS.refetchOnReconnect,
+      interval: interval ?? QUERY_DEFAULTS.refetchInterval,
+    };
   }
 
   /** Called once per render: the latest view becomes the snapshot React renders. */
@@ -361,11 +366,12 @@ export class QueryObserver {
   };
 
   /** Focus, reconnect and interval refetching while mounted; returns the cleanup. */
-  watchEnvironment(focus: boolean, reconnect: boolean, interval: number | false): () => void {
+  watchEnvironment(): () => void {
     const offs: (() => void)[] = [];
-    // The key committed when armed (only an active query is armed): a render of another key that
-    // is not committed (a suspended transition) neither moves nor stops them.
-    const key = this.#committed.spec!.key;
+    // The key and options committed when armed (only an active query is armed): a render of
+    // another key that is not committed (a suspended transition) neither moves nor stops them.
+    const { spec, focus, reconnect, interval } = this.#committed;
+    const key = spec!.key;
     const revalidate = () => this.#store.peek(key)?.revalidate();
     if (focus) offs.push(onSignal('focus', revalidate));
     if (reconnect) offs.push(onSignal('online', revalidate));

@@ -83,8 +83,8 @@ export interface ChannelSubscriber {
 /**
  * The shared connection of one URL (per client) and the components using it. The connection
  * starts with the first user and stops a microtask after the last one leaves (so StrictMode's
- * unmount-remount keeps it). Invalidation targets of one event are applied once however many
- * components name them.
+ * unmount-remount keeps it); closed for good, it starts again only with a first user.
+ * Invalidation targets of one event are applied once however many components name them.
  *
  * The stream is read with `fetch` and a streaming body reader, parsed by `sseParser`. `fetch`
  * (rather than EventSource) works the same in browsers and Node, sends `Last-Event-ID` and other
@@ -273,10 +273,9 @@ export class Channel {
     // Never at once: a `retry: 0` (or initialDelay 0) against a server that closes each stream
     // would otherwise reconnect in a tight loop, and 0 would never double.
     const base = Math.max(MIN_RECONNECT_MS, this.#serverRetry ?? initialDelay);
-    let delay = Math.max(
-      MIN_RECONNECT_MS,
-      Math.min(maxDelay, base * 2 ** Math.min(this.#failures, MAX_EXPONENT)),
-    );
+    // Uncapped: 2 ** failures grows to Infinity (base is never 0), and min takes maxDelay; a
+    // cap on the exponent stopped the doubling below a maxDelay of more than a day.
+    let delay = Math.max(MIN_RECONNECT_MS, Math.min(maxDelay, base * 2 ** this.#failures));
     if (jitter) delay = delay / 2 + (random() * delay) / 2;
     this.#failures++;
     this.#setState('connecting', failure);
@@ -348,12 +347,15 @@ export class Channel {
     inspector?.(this);
   }
 
-  /** Adds a user; the connection starts with the first. Returns the release function. */
+  /**
+   * Adds a user; the connection starts with the first. One closed for good (a 204, a 4xx,
+   * maxEventLength) stays closed for the others: each new component would otherwise ask the
+   * server again for what it refused. Returns the release function.
+   */
   join(subscriber: ChannelSubscriber): () => void {
     // A copy per join: the same subscriber joining twice needs two releases.
     const entry: ChannelSubscriber = { ...subscriber };
-    this.#subscribers.add(entry);
-    this.start();
+    if (this.#subscribers.add(entry).size < 2) this.start();
     inspector?.(this);
     return () => {
       if (!this.#subscribers.delete(entry)) return;
@@ -564,7 +566,6 @@ function resolveOptions(
   };
 }
 
-const MAX_EXPONENT = 20;
 /** The default `maxEventLength`: room for a large snapshot, not for a stream that never ends. */
 export const MAX_EVENT_LENGTH = 8 * 2 ** 20;
 /** The shortest reconnect delay before jitter, whatever `reconnect` or the server's `retry:` say. */

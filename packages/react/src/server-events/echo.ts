@@ -1,5 +1,5 @@
 import type { Client, InvalidateTarget } from '@keel/core';
-import { specOf } from '../mutation/registry';
+import { covered } from '../mutation/registry';
 import { storeFor } from '../query/store';
 
 /**
@@ -16,31 +16,11 @@ export function echoCovered(client: Client, target: InvalidateTarget): boolean {
   const own = [...mutations.running];
   for (const [mutation, until] of mutations.settled) if (until > now) own.push(mutation);
   return own.some((mutation) => {
-    const spec = specOf(client, mutation);
-    const extra = mutation.invalidate;
-    const covered = Array.isArray(target)
-      ? target.every(
-          (tag) => spec?.tags.includes(tag) || (Array.isArray(extra) && extra.includes(tag)),
-        )
-      : typeof target === 'string' &&
-        (under(client, target, spec?.path) || under(client, target, extra));
+    const covers = covered(client, mutation, target, mutation.invalidate);
     // Skipped on the word of a mutation that may still fail (the server applied the change, its
     // response says otherwise): it keeps the target, applied if it fails (mutation/observer.ts).
     // Running ones come first; one that already succeeded never reads it.
-    if (covered) (mutation.skipped ??= []).push(target);
-    return covered;
+    if (covers) (mutation.skipped ??= []).push(target);
+    return covers;
   });
-}
-
-/**
- * A read of `target` falls under `path` as an invalidation target: the core's own segment-aware
- * matcher, on the target resolved as the client resolves any URL (its base, an absolute form).
- */
-function under(client: Client, target: string, path: unknown): boolean {
-  if (typeof path !== 'string') return false;
-  try {
-    return client.matches(path, client.resolve('GET', target));
-  } catch {
-    return false; // a target the client cannot resolve is applied, not skipped
-  }
 }

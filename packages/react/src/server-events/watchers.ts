@@ -5,14 +5,19 @@ import { reportError } from '../internal/report';
  * Who watches a client's server-event connections (tooling: `watchServerEvents`). Kept apart
  * from the channels so that a channel tells its watchers without knowing who they are; with no
  * watcher, telling costs one WeakMap lookup.
+ *
+ * Copy on write: watching and unwatching (rare) replace the array, so a tell (per server event
+ * while a tool watches) iterates it as it is, with no copy, and sees the watchers of when it
+ * began: one added during a tell is told from the next change on (one that watches again from
+ * its own call cannot make a tell endless).
  */
-const watchers = new WeakMap<Client, Set<() => void>>();
+const watchers = new WeakMap<Client, readonly (() => void)[]>();
 
 /** Calls every watcher of `client`; one that throws is reported and the others still run. */
 export function tellWatchers(client: Client): void {
-  const set = watchers.get(client);
-  if (set === undefined) return;
-  for (const watcher of [...set]) {
+  const list = watchers.get(client);
+  if (list === undefined) return;
+  for (const watcher of list) {
     try {
       watcher();
     } catch (error) {
@@ -22,15 +27,18 @@ export function tellWatchers(client: Client): void {
 }
 
 export function addWatcher(client: Client, listener: () => void): () => void {
-  let set = watchers.get(client);
-  if (set === undefined) watchers.set(client, (set = new Set()));
-  // A wrapper per call: watching twice with one function needs two unwatches.
-  const entry = () => listener();
-  set.add(entry);
+  let live = true;
+  // A wrapper per call: watching twice with one function needs two unwatches. One unwatched
+  // during a tell (by an earlier watcher) is not called, though that tell's array still holds it.
+  const entry = () => {
+    if (live) listener();
+  };
+  watchers.set(client, [...(watchers.get(client) ?? []), entry]);
   return () => {
-    const current = watchers.get(client);
-    if (current === undefined) return;
-    current.delete(entry);
-    if (current.size === 0) watchers.delete(client);
+    if (!live) return;
+    live = false;
+    const rest = watchers.get(client)!.filter((w) => w !== entry);
+    if (rest.length > 0) watchers.set(client, rest);
+    else watchers.delete(client);
   };
 }

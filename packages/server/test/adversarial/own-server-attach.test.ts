@@ -4,16 +4,23 @@
 // `app.attach(server)` gives an own server what servers `listen()` start get (their timeouts
 // aside). Each case runs on a real own server, with the contrast of one without it.
 import { createServer, type Server } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import {
+  createServer as createHttp2Server,
+  type Http2Server,
+  connect as h2connect,
+} from 'node:http2';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { appStats } from '../../src/app';
 import { type App, createApp } from '../../src/index';
-import { socketBytes } from '../helpers';
+import { ManualClock, settle, socketBytes, until } from '../helpers';
 import { guardProcess } from './harness';
 
 guardProcess();
 
 const apps: App[] = [];
 const servers: Server[] = [];
+const h2servers: Http2Server[] = [];
 afterEach(async () => {
   await Promise.all(
     servers.splice(0).map(
@@ -25,6 +32,7 @@ afterEach(async () => {
     ),
   );
   await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
+  for (const s of h2servers.splice(0)) s.close();
 });
 
 function makeApp(): App {
@@ -46,6 +54,25 @@ async function own(attach: boolean): Promise<{ app: App; server: Server; port: n
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { app, server, port: (server.address() as AddressInfo).port };
+}
+
+/** A raw keep-alive connection and what came back on it. */
+async function session(
+  port: number,
+): Promise<{ s: Socket; text: () => string; closed: () => boolean }> {
+  const s = connect(port, '127.0.0.1');
+  let out = '';
+  let closed = false;
+  s.setEncoding('latin1');
+  s.on('data', (c: string) => {
+    out += c;
+  });
+  s.on('error', () => {});
+  s.on('close', () => {
+    closed = true;
+  });
+  await new Promise((r) => s.once('connect', r));
+  return { s, text: () => out, closed: () => closed };
 }
 
 const CONNECT = 'CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n\r\n';
@@ -97,6 +124,82 @@ describe('app.attach(server): an own server handled as those listen() starts', (
     expect(server.maxHeadersCount).toBe(0);
     // Another app's listeners would answer CONNECT and Expect a second time.
     expect(() => makeApp().attach(server)).toThrow('keel: this server is attached to another app');
+  });
+
+  it('app.close() closes it as a listen() server: in flight answered, keep-alive ended', async () => {
+    const { app, server, port } = await own(true);
+    let open!: () => void;
+    const gate = new Promise<void>((r) => {
+      open = r;
+    });
+    app.get('/gate', async (ctx) => {
+      await gate;
+      ctx.send('late');
+    });
+    const idle = await session(port);
+    idle.s.write('GET /a HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until(() => idle.text().endsWith('a'));
+    const busy = await session(port);
+    busy.s.write('GET /gate HTTP/1.1\r\nHost: x\r\n\r\n');
+    await until(() => appStats(app).inflight === 1);
+    let closed = false;
+    const closing = app.close().then(() => {
+      closed = true;
+    });
+    // No new connection is taken, the idle keep-alive one ends, the request in flight goes on.
+    await until(() => !server.listening && idle.closed());
+    await settle();
+    expect(closed).toBe(false);
+    open();
+    await closing;
+    await until(busy.closed);
+    expect(busy.text()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*late$/);
+    // Told, so a keep-alive client does not send another request on it.
+    expect(busy.text()).toContain('\r\nConnection: close\r\n');
+  });
+
+  it('app.close() also closes an attached server that never listened', async () => {
+    const app = makeApp();
+    const server = app.attach(createServer(app.handler));
+    let closeEvents = 0;
+    server.on('close', () => closeEvents++);
+    await app.close();
+    expect(closeEvents).toBe(1);
+  });
+
+  it('app.close() closes an attached HTTP/2 server too, waiting for its sessions up to timeoutMs', async () => {
+    // An HTTP/2 server has no closeIdleConnections / closeAllConnections: close() threw a
+    // TypeError (a rejected shutdown), and nothing would have ended its sessions.
+    const clock = new ManualClock();
+    const app = createApp({ clock });
+    apps.push(app);
+    app.get('/h', (ctx) => ctx.send('h2'));
+    const server = createHttp2Server(app.handler as never);
+    app.attach(server as unknown as Server);
+    h2servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const session = h2connect(`http://127.0.0.1:${port}`);
+    session.on('error', () => {});
+    const stream = session.request({ ':path': '/h' });
+    let body = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (c: string) => {
+      body += c;
+    });
+    await new Promise((resolve) => stream.on('end', resolve));
+    expect(body).toBe('h2');
+    let closed = false;
+    const closing = app.close({ timeoutMs: 1000 }).then(() => {
+      closed = true;
+    });
+    // No new session is taken; the open one holds the close until timeoutMs.
+    await until(() => !server.listening);
+    await settle();
+    expect(closed).toBe(false);
+    clock.tick(1000);
+    await closing;
+    session.destroy();
   });
 
   it('throws a TypeError naming what it got for something not a server', () => {

@@ -3,7 +3,7 @@
 // such a body after the answer with no bound (until `requestTimeout`, or for ever with it off),
 // so one connection could push gigabytes. keel drains it up to 16 MiB, as a 404's, then closes.
 import { connect, type Socket } from 'node:net';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/index';
 import { start, until } from '../helpers';
@@ -143,6 +143,70 @@ describe('a body nobody reads is drained up to 16 MiB, then the connection close
     await until(c.closed);
     expect(c.text()).not.toContain('100 Continue');
     expect(c.text()).toMatch(/^HTTP\/1\.1 415 /);
+  });
+
+  it('a body the handler paused and never read (released before its response finished)', async () => {
+    const port = await serve((app) =>
+      app.get('/p', (ctx) => {
+        ctx.req.pause();
+        ctx.send('p');
+      }),
+    );
+    await cutAfterCap(port, chunked('GET /p HTTP/1.1'), '200');
+  });
+
+  it('a body paused after some of it was read, answered with a stream', async () => {
+    const port = await serve((app) =>
+      app.post('/p', async (ctx) => {
+        await new Promise((resolve) => ctx.req.once('data', resolve));
+        ctx.req.pause();
+        ctx.req.removeAllListeners('data');
+        ctx.send(Readable.from(['p']));
+      }),
+    );
+    const c = await open(port);
+    c.s.write(chunked('POST /p HTTP/1.1', 'Content-Type: application/octet-stream\r\n'));
+    c.s.write(FRAME);
+    await until(() => c.text().includes('\r\n\r\n'));
+    expect(c.text().slice(9, 12)).toBe('200');
+    await pour(c, 24 * MiB);
+    await until(c.closed);
+  });
+
+  it('a body piped on after the answer (paused by backpressure at release) is left to its pipe', async () => {
+    let piped = 0;
+    let done = false;
+    let held: (() => void) | null = null;
+    const port = await serve((app) =>
+      app.post('/pipe', async (ctx) => {
+        const sink = new Writable({
+          highWaterMark: 1024,
+          write(chunk: Buffer, _enc, cb) {
+            piped += chunk.length;
+            // The first chunk is held until the answer was sent: the pipe pauses the request.
+            if (held === null && piped === chunk.length) held = cb;
+            else setImmediate(cb);
+          },
+        });
+        sink.on('finish', () => {
+          done = true;
+        });
+        ctx.req.pipe(sink);
+        await until(() => ctx.req.readableFlowing === false);
+        ctx.send('accepted');
+        setImmediate(() => held?.());
+      }),
+    );
+    const c = await open(port);
+    c.s.write(chunked('POST /pipe HTTP/1.1', 'Content-Type: application/octet-stream\r\n'));
+    const poured = pour(c, 20 * MiB);
+    await until(() => c.text().endsWith('accepted'));
+    const sent = await poured;
+    c.s.write('0\r\n\r\n');
+    await until(() => done);
+    expect(sent).toBe(20 * MiB);
+    expect(piped).toBe(sent);
+    expect(c.closed()).toBe(false);
   });
 
   it('a small unread body is drained and the connection serves the next request', async () => {

@@ -1,0 +1,33 @@
+import { checkFunction } from '../internal/checks';
+import { callUser } from '../internal/report';
+import type { CacheChange, Store } from './store';
+
+type Watcher = (change: CacheChange) => void;
+
+/**
+ * Each watched store's watchers. Kept out of the Store (inspect's `watchCache` and
+ * `CacheStore.watch` are its only users), so a client nobody inspects bundles none of it.
+ */
+const watchers = new WeakMap<Store, Watcher[]>();
+
+/**
+ * Watches every change of `store` (see `CacheStore.watch`); returns the unwatch function. A
+ * watcher that throws is reported like a subscriber, to the store's `onError`.
+ */
+export function watchStore(store: Store, listener: Watcher): () => void {
+  checkFunction('listener', listener);
+  // Its own identity per call: watching the same function twice needs two unwatches.
+  const entry: Watcher = (change) => listener(change);
+  // Copied on change, so a watcher that unwatches while being told does not skip another.
+  watchers.set(store, [...(watchers.get(store) ?? []), entry]);
+  store.watcher ??= (change) => {
+    const key = 'key' in change ? change.key : '';
+    for (const w of watchers.get(store)!) callUser(store.onError, w, change, 'subscriber', key);
+  };
+  return () => {
+    const left = watchers.get(store)!.filter((w) => w !== entry);
+    watchers.set(store, left);
+    // Unwatched: the store builds no change again.
+    if (left.length === 0) store.watcher = undefined;
+  };
+}
