@@ -120,6 +120,11 @@ describe('redisStreams: ids gone backwards, seen by the instance that publishes'
     const later = await a.hub.publish('n', 'later');
     await until(() => client.events.some((e) => e.id === later));
     expect(names(client.events)).toEqual(['ahead', 'reset', 'now', 'later']);
+    // A client gone before the flush comes back with `ahead`: the marker just after it (and
+    // `later` after that) is no continuation of it, `now` lies below it: a reset, not a gap.
+    const back = await a.connect({ 'last-event-id': ahead });
+    await back.waitFor(1);
+    expect(back.events[0]).toMatchObject({ event: HUB_RESET_EVENT, id: later });
   }, 20_000);
 
   it('publishes the reader delivers before their replies arrive are no loss: no reset', async () => {
@@ -222,16 +227,18 @@ describe('redisStreams: ids gone backwards, seen by an instance that did not pub
 /**
  * A TCP proxy on 127.0.0.1:0 to `target` that can hold what Redis sends to the connections that
  * sent an `XREAD` (a store's reader): `hold()` keeps it back, `release()` lets it through, so the
- * reader behind it falls behind the others for as long as the test wants.
+ * reader behind it falls behind the others for as long as the test wants. `first`: holds what
+ * it sends to the first connection instead (an app's client, connected before its store).
  */
-async function holdingProxy(target: string) {
+async function holdingProxy(target: string, first = false) {
   const { hostname, port } = new URL(target);
   const sockets = new Set<Socket>();
   const released: (() => void)[] = [];
   let holding = false;
+  let accepted = 0;
   const server = createServer((socket) => {
     const upstream = createConnection(Number(port), hostname);
-    let reader = false;
+    let reader = first && accepted++ === 0;
     for (const s of [socket, upstream]) {
       sockets.add(s);
       s.on('error', () => {});
@@ -242,7 +249,7 @@ async function holdingProxy(target: string) {
       });
     }
     socket.on('data', (chunk: Buffer) => {
-      if (/xread/i.test(chunk.toString('latin1'))) reader = true;
+      if (!first && /xread/i.test(chunk.toString('latin1'))) reader = true;
       upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
@@ -309,14 +316,147 @@ describe('redisStreams: ids gone backwards, seen by an instance whose reader was
       expect(performance.now()).toBeLessThan(blockEnds);
       const marker = `${ahead.split('-')[0]}-1`;
       expect(onB.events[2]).toMatchObject({ event: HUB_RESET_EVENT, id: marker });
+      // B found the ids gone back below `ahead2`, the last it read: its own marker, just above
+      // it, wakes any reader that read as far (none here); later ids go on above it.
+      const markerB = `${ahead2.split('-')[0]}-1`;
+      for (
+        let i = 0;
+        ((await direct.xrevrange(stream, '+', '-', 'COUNT', 1))[0]?.[0] ?? '') !== markerB;
+        i++
+      ) {
+        expect(i).toBeLessThan(1000);
+        await new Promise((r) => setTimeout(r, 5));
+      }
       const later = await a.hub.publish('n', 'later');
-      expect(later > marker && later < ahead2).toBe(true);
+      expect(later > markerB).toBe(true);
       await until(() => [onA, onB].every((c) => c.events.some((e) => e.id === later)));
       expect(names(onB.events)).toEqual(['ahead', 'ahead2', 'reset', 'later']);
       expect(names(onA.events)).toEqual(['ahead', 'reset', 'now', 'later']);
       expect(answered).toBe(false);
     } finally {
       bystander.disconnect();
+      await proxy.close();
+    }
+  }, 20_000);
+});
+
+describe('redisStreams: ids gone backwards, found by a reconnecting reader', () => {
+  /** An app's client named `name` (its reader carries the name: `killReader` finds it). */
+  async function named(name: string): Promise<Redis> {
+    const client = new Redis(live.redis.url, {
+      connectionName: name,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    await client.connect();
+    return client;
+  }
+
+  it('its resync appends a marker above the old ids: the other instances wake and reset at it', async () => {
+    const client = await named('back-resync');
+    try {
+      const stream = key();
+      const a = await instance(stream, { client });
+      const b = await instance(stream);
+      const onA = await a.connect();
+      const onB = await b.connect();
+      await until(() => a.hub.size === 1 && b.hub.size === 1);
+      direct = new Redis(live.redis.url);
+      const ahead = `${Date.now() + 3_600_000}-0`;
+      await direct.xadd(stream, ahead, 'e', 'n', 'd', 'ahead');
+      await Promise.all([onA.waitFor(1), onB.waitFor(1)]);
+      // Flushed and refilled below `ahead`: no blocked XREAD (after `ahead`) is woken by it.
+      await direct.del(stream);
+      const low = await direct.xadd(stream, '*', 'e', 'n', 'd', 'low');
+      // A's reader reconnects, finds its last entry gone and the newest below it.
+      await killReader(live.redis.url, 'back-resync');
+      await onA.waitFor(2);
+      expect(onA.events[1]).toMatchObject({ event: HUB_RESET_EVENT, id: low });
+      // B resets at A's marker, just above `ahead` (at its idle check it would reset at `low`).
+      await onB.waitFor(2);
+      const marker = `${ahead.split('-')[0]}-1`;
+      expect(onB.events[1]).toMatchObject({ event: HUB_RESET_EVENT, id: marker });
+      const later = await b.hub.publish('n', 'later');
+      await until(() => [onA, onB].every((c) => c.events.some((e) => e.id === later)));
+      expect(names(onA.events)).toEqual(['ahead', 'reset', 'later']);
+      expect(names(onB.events)).toEqual(['ahead', 'reset', 'later']);
+    } finally {
+      client.disconnect();
+    }
+  }, 20_000);
+
+  it('an own publish sent before that resync: its clients are reset once, the others at the marker above the old ids', async () => {
+    const client = await named('back-publish');
+    try {
+      const stream = key();
+      // A's reader, once cut, reads again only after 2 s: the publish below is answered first.
+      const slow = { initialDelay: 2000, maxDelay: 2000 };
+      const a = await instance(stream, { client, reconnect: slow });
+      const b = await instance(stream);
+      const onA = await a.connect();
+      const onB = await b.connect();
+      await until(() => a.hub.size === 1 && b.hub.size === 1);
+      direct = new Redis(live.redis.url);
+      const ahead = `${Date.now() + 3_600_000}-0`;
+      await direct.xadd(stream, ahead, 'e', 'n', 'd', 'ahead');
+      await Promise.all([onA.waitFor(1), onB.waitFor(1)]);
+      await direct.del(stream);
+      await killReader(live.redis.url, 'back-publish');
+      // At or below A's last entry: behind, for a reader that resyncs before it handles it.
+      const now = await a.hub.publish('n', 'now');
+      expect(now < ahead).toBe(true);
+      await Promise.all([onA.waitFor(2), onB.waitFor(2)]);
+      const marker = `${ahead.split('-')[0]}-1`;
+      expect(onB.events[1]).toMatchObject({ event: HUB_RESET_EVENT, id: marker });
+      const later = await b.hub.publish('n', 'later');
+      await until(() => [onA, onB].every((c) => c.events.some((e) => e.id === later)));
+      expect(names(onA.events)).toEqual(['ahead', 'reset', 'later']);
+      expect(names(onB.events)).toEqual(['ahead', 'reset', 'later']);
+    } finally {
+      client.disconnect();
+    }
+  }, 20_000);
+});
+
+describe('redisStreams: ids gone backwards, an own publish answered after the resync', () => {
+  it('is no publish behind: the resync reset covers it, its clients are reset once', async () => {
+    const proxy = await holdingProxy(live.redis.url, true);
+    const client = new Redis(proxy.url, {
+      connectionName: 'back-late',
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    try {
+      await client.connect();
+      const stream = key();
+      const a = await instance(stream, { client });
+      const onA = await a.connect();
+      await until(() => a.hub.size === 1);
+      direct = new Redis(live.redis.url);
+      const ahead = `${Date.now() + 3_600_000}-0`;
+      await direct.xadd(stream, ahead, 'e', 'n', 'd', 'ahead');
+      await onA.waitFor(1);
+      await direct.del(stream);
+      // The publish is stored, its reply held: A's reader resyncs first (cut, it reconnects),
+      // finds the ids gone back and resets at the newest entry, that publish.
+      proxy.hold();
+      const published = a.hub.publish('n', 'now');
+      let now = '';
+      for (let i = 0; now === ''; i++) {
+        expect(i).toBeLessThan(1000);
+        now = (await direct.xrevrange(stream, '+', '-', 'COUNT', 1))[0]?.[0] ?? '';
+        if (now === '') await new Promise((r) => setTimeout(r, 5));
+      }
+      await killReader(live.redis.url, 'back-late');
+      await onA.waitFor(2);
+      expect(onA.events[1]).toMatchObject({ event: HUB_RESET_EVENT, id: now });
+      proxy.release();
+      expect(await published).toBe(now);
+      const later = await a.hub.publish('n', 'later');
+      await until(() => onA.events.some((e) => e.id === later));
+      expect(names(onA.events)).toEqual(['ahead', 'reset', 'later']);
+    } finally {
+      client.disconnect();
       await proxy.close();
     }
   }, 20_000);

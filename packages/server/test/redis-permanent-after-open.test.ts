@@ -5,7 +5,7 @@
 // process warning) rather than at every retry, and a publish rejects with that typed error as
 // cause. Fixed, it reads and publishes again. Real redis-server.
 import { Redis } from 'ioredis';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { HubPublishError } from '../src/index';
 import type { RedisStreamsOptions } from '../src/redis/index';
 import { isRedisStoreError, type RedisStoreError } from '../src/redis/index';
@@ -24,8 +24,8 @@ beforeAll(async () => {
 });
 
 /**
- * The default user off while `run` runs: a connection whose AUTH was refused is not served as
- * that user (ioredis, with no ready check, may send a command before AUTH is answered).
+ * The default user off while `run` runs, as on a Redis where every user needs a password (the
+ * store sends nothing before its AUTH is answered either way: redis-auth-order.test.ts).
  */
 async function withoutDefaultUser(run: () => Promise<void>): Promise<void> {
   await admin.call('ACL', 'SETUSER', 'default', 'off');
@@ -183,6 +183,53 @@ describe('redisStreams: a password rotated after open (WRONGPASS on reconnect)',
       }),
     20_000,
   );
+});
+
+describe('redisStreams: a rotation fixed, then an outage', () => {
+  it('the publishing connection reconnects after `initialDelay` again, though nothing was published since the fix', async () => {
+    const url = await user('refixed');
+    // The store's publishing connection, told apart by its commandTimeout.
+    const commandTimeout = 4321;
+    const a = await live.instance(key(), {
+      url,
+      commandTimeout,
+      onError: () => {},
+      reconnect: { initialDelay: 1, maxDelay: 1000 },
+    });
+    const before = await deniedAuths('refixed');
+    await admin.call('ACL', 'SETUSER', 'refixed', 'resetpass', '>new');
+    await admin.client('KILL', 'USER', 'refixed');
+    // Both connections refused a few times in a row: their reconnects back off.
+    await atLeast(() => deniedAuths('refixed'), before + 16);
+    await admin.call('ACL', 'SETUSER', 'refixed', 'resetpass', '>right');
+    // Both connected again (AUTH answered), no publish: the reader reads, the other is idle.
+    await atLeast(async () => {
+      const list = (await admin.client('LIST')) as string;
+      return list.split('\n').filter((l) => l.includes(' user=refixed ')).length;
+    }, 2);
+    await admin.client('LIST'); // a round trip more: the AUTH replies reached the store
+    // The delay ioredis waits before each reconnect of it (its 'reconnecting' event).
+    const delays: number[] = [];
+    const emit = Redis.prototype.emit;
+    const spy = vi.spyOn(Redis.prototype, 'emit').mockImplementation(function (
+      this: Redis,
+      event: string | symbol,
+      ...args: unknown[]
+    ) {
+      if (event === 'reconnecting' && this.options.commandTimeout === commandTimeout) {
+        delays.push(args[0] as number);
+      }
+      return emit.call(this, event, ...args);
+    });
+    try {
+      await admin.client('KILL', 'USER', 'refixed');
+      await until(() => delays.length > 0);
+      expect(delays[0]).toBe(1);
+      await publishWhenUp(a.hub, 'back');
+    } finally {
+      spy.mockRestore();
+    }
+  });
 });
 
 describe('redisStreams: an ACL changed after open (NOPERM on XREAD and XADD)', () => {

@@ -19,6 +19,7 @@ import {
   RedisStoreError,
   remedy,
 } from './errors';
+import { holdUntilAnswered } from './handshake';
 
 /** Options for {@link redisStreams}. */
 export interface RedisStreamsOptions {
@@ -36,8 +37,10 @@ export interface RedisStreamsOptions {
    * ioredis's ready check it refuses publishes while Redis loads its data until the check passes
    * (the error names `LOADING`). Keep that check (the default): without it, ioredis 5 (5.11.1
    * still) can stay "ready" on a closed socket, never reconnecting, when the connection is cut
-   * while its `CLIENT SETINFO`/`SETNAME` are unanswered (redis/ioredis#2099). The reader, a
-   * duplicate, is not exposed: the store names it with the client's `connectionName` itself.
+   * while its `CLIENT SETINFO`/`SETNAME` are unanswered (redis/ioredis#2099), and it sends
+   * commands before Redis answered its `AUTH` (run as the `default` user if that is refused).
+   * The reader, a duplicate, is not exposed: the store names it with the client's
+   * `connectionName` itself, and holds its commands until its `AUTH` is answered.
    *
    * @default undefined (the store connects to `url` itself and closes it with the hub)
    */
@@ -145,6 +148,12 @@ const LOSS = 'k';
  */
 const RUN = 'r';
 const SINCE = 's';
+/**
+ * The field a loss marker written when ids went backwards carries (`k <head> b 1`): its id was
+ * chosen (just after the old ids), not given by Redis in order, so an id just before it is no
+ * position a client could resume from: the entries after the flush lie below it.
+ */
+const BACK = 'b';
 
 /** Whether `fields` are a restart marker's, of `run` when given. */
 function isRunMarker(fields: Fields, run?: string): boolean {
@@ -355,6 +364,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   // connection as ready once those settle, even when it was cut meanwhile (their replies never
   // came); it is then "ready" on a closed socket and its scheduled reconnect never happens
   // (redis/ioredis#2099). Without them it is ready at once, before a close can be seen.
+  // So ioredis takes a connection as ready once its AUTH is written: `holdUntilAnswered` holds
+  // the store's commands until Redis answered it (refused, one would run as the `default` user).
   // ioredis counts reconnects from its last 'ready', which (without the ready check) comes before
   // AUTH is answered: a refused AUTH would be retried at `initialDelay` for ever. Refusals in a
   // row count on, so those retries back off to `maxDelay` too.
@@ -378,6 +389,19 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   // A blocking XREAD holds its connection: the reader gets its own. Its commands time out, so a
   // connection that died silently is noticed.
   const reader = commands.duplicate({ ...own(readerRefusals), commandTimeout: BLOCK_MS + 5000 });
+  /**
+   * A connection's AUTH was answered OK: its next outage's reconnects start again from
+   * `initialDelay`, and its past refusal is no longer why a command fails (reporting the same
+   * refusal again waits for a read or publish that works: `worksAgain`).
+   */
+  const connected = (refusals: Refusals) => (): void => {
+    refusals.count = 0;
+    refusals.last = undefined;
+  };
+  // A shared client's own commands are its owner's (ioredis's ready check holds them).
+  const commandsGate =
+    shared === undefined ? holdUntilAnswered(commands, connected(commandRefusals)) : undefined;
+  const readerGate = holdUntilAnswered(reader, connected(readerRefusals));
   /** A shared client's name: the reader names its connections with it itself (see `own`). */
   const readerName = shared?.options.connectionName;
 
@@ -411,6 +435,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let unsent: string[] | null = null;
   /** An own publish's id at or below `last` (ids went backwards), for the reader to reset at. */
   let behind: string | null = null;
+  /** `last` when `behind` was noted: lower by the time it is handled, a reset since covers it. */
+  let behindAt = START;
   let unblockTimer: ReturnType<typeof setTimeout> | null = null;
   /** Whether the current outage was reported by the default warning (so its end is too). */
   let warned = false;
@@ -465,7 +491,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   };
   /** The reader read again: the end of an outage the warning reported. */
   const recovered = (): void => {
-    if (readerRefusals.count > 0) worksAgain(readerRefusals);
+    if (readerRefusals.count > 0 || toldRefusals.size > 0) worksAgain(readerRefusals);
     if (shared !== undefined && isLoading(down)) down = null;
     if (!warned) return;
     warned = warnedLoading = false;
@@ -499,8 +525,6 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       return false;
     }
     refusals.count++;
-    // A command sent before the refused AUTH was answered: that refusal, already reported.
-    if (code === 'NOAUTH' && permanentFailure(refusals.last) === 'WRONGPASS') return true;
     refusals.last = error;
     const text = errorText(error);
     if (toldRefusals.has(text)) return true;
@@ -548,12 +572,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const failed =
     (what: string) =>
     (error: unknown): never => {
-      // Its connection's AUTH refused since it last worked: that is why (a command answered
-      // NOAUTH was sent before the refusal came).
+      // Its connection's AUTH refused since it was last answered OK: that is why it is down.
       const refusal = commandRefusals.last;
       const cause =
-        refusal !== undefined &&
-        (!(error instanceof ReplyError) || permanentFailure(error) === 'NOAUTH')
+        refusal !== undefined && !(error instanceof ReplyError)
           ? refusal
           : commands.status !== 'ready' && down !== null
             ? down
@@ -593,12 +615,19 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * stream was deleted and refilled by a Redis whose clock is behind. The reader, blocked after
    * `last`, would wait for the new ids to pass it; it is woken now (see `publishedBehind`).
    * (`last` itself may be past `id` with no loss: the reader can deliver it, and later entries,
-   * before the reply arrives.)
+   * before the reply arrives. Below `from`, the reader found ids gone backwards meanwhile and
+   * reset its clients at `last`: it reads `id` after that, or the reset covered it.)
    */
   const appended = (id: string, from: string): string => {
-    if (commandRefusals.count > 0) worksAgain(commandRefusals);
-    if (from !== START && behind === null && compareIds(id, from) <= 0) {
+    if (commandRefusals.count > 0 || toldRefusals.size > 0) worksAgain(commandRefusals);
+    if (
+      from !== START &&
+      behind === null &&
+      compareIds(id, from) <= 0 &&
+      compareIds(last, from) >= 0
+    ) {
       behind = id;
+      behindAt = last;
       unblock(5);
     }
     return id;
@@ -619,8 +648,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     });
   }
 
+  /** Connects `conn` if it never was, and waits for its AUTH's answer (see `own`). */
   async function connect(conn: Redis): Promise<void> {
     if (conn.status === 'wait') await conn.connect();
+    await (conn === reader ? readerGate : commandsGate)?.held();
   }
 
   /**
@@ -775,6 +806,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   }
 
   async function has(conn: Redis, id: string): Promise<boolean> {
+    if (conn === commands) await commandsGate?.held();
     return ((await conn.xrange(key, id, id)) as Entry[]).length > 0;
   }
 
@@ -804,10 +836,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     } else {
       const newest = await newestId();
       if (newest !== START && newest !== last) {
-        // Ids went backwards (see above).
+        // Ids went backwards (see above). The other instances' readers, blocked after old ids
+        // too, are woken (see `markAbove`).
         if (compareIds(newest, last) < 0) {
+          const from = last;
           last = newest;
           resetClients(newest);
+          await markAbove(from, idBefore((await firstFrom(reader, '-')) ?? newest));
           return;
         }
         // Entries came after the look that found none after `last` (another instance published
@@ -915,18 +950,32 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   async function publishedBehind(): Promise<boolean> {
     const id = behind!;
     behind = null;
-    if (last === START || compareIds(id, last) > 0) return false; // read past it meanwhile
-    const above = idAfter(last);
+    // Read past it meanwhile, or reset since (a resync found the ids gone back: `lost`), which
+    // covers it or reads it next.
+    if (last === START || compareIds(id, last) > 0 || compareIds(last, behindAt) < 0) {
+      return false;
+    }
+    const from = last;
     const oldest = await firstFrom(reader, '-');
     const lossHead = idBefore(oldest !== undefined && compareIds(oldest, id) < 0 ? oldest : id);
     const head = idBefore(id);
     last = head;
     resetClients(head, lossHead);
+    await markAbove(from, lossHead);
+    return true;
+  }
+
+  /**
+   * Ids went backwards below `from`, the last id this instance read: the loss marker (see
+   * `publishedBehind`) with the id just after it, which wakes every reader blocked at or below
+   * it, and `wakeReaders` for those that read past it. Best effort: refused (another instance's
+   * marker came first, and wakes them; Redis full or down), the others reset at their idle check.
+   */
+  async function markAbove(from: string, lossHead: string): Promise<void> {
     await reader
-      .xadd(key, 'MAXLEN', '~', maxLen, above, LOSS, lossHead)
+      .xadd(key, 'MAXLEN', '~', maxLen, idAfter(from), LOSS, lossHead, BACK, '1')
       .then(wakeReaders)
       .catch(() => {});
-    return true;
   }
 
   /**
@@ -1045,13 +1094,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * Whether a client whose `after` is no entry (the id of a reset: `idBefore(next)` or
    * `idAfter(lost)`, sent by the instance that reset it) has every entry before `first` (the
    * first entry after `after`, if any). Yes when no id fits between them (`first` is the very
-   * next id), or when `after` is the loss this instance knows of (`floor`: that instance reset its
+   * next id, and no marker of ids gone backwards), or when `after` is the loss this instance knows of (`floor`: that instance reset its
    * clients there and then delivered every later entry) and no entry after it was trimmed since
    * (the oldest entry is older). So a client moved to another instance after a loss is not reset
    * a second time.
    */
-  async function resumable(after: string, first: string | undefined): Promise<boolean> {
-    if (first !== undefined && first === idAfter(after)) return true;
+  async function resumable(after: string, first: Entry | undefined): Promise<boolean> {
+    // Not across a marker of ids gone backwards (see BACK): `after` is then an old id, gone.
+    const back = first?.[1][0] === LOSS && first[1][2] === BACK;
+    if (first !== undefined && first[0] === idAfter(after) && !back) return true;
     if (after !== floor || floor === START) return false;
     const oldest = await firstFrom(commands, '-');
     return oldest !== undefined && compareIds(oldest, after) < 0;
@@ -1069,13 +1120,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     let bytes = 0;
     let start = after;
     let first = true;
+    await commandsGate?.held();
     for (;;) {
       const page = (await commands.xrange(key, start, upTo, 'COUNT', PAGE)) as Entry[];
       let i = 0;
       if (first) {
         first = false;
         if (page[0]?.[0] === after) i = 1;
-        else if (!(await resumable(after, page[0]?.[0]))) return RESET;
+        else if (!(await resumable(after, page[0]))) return RESET;
       }
       for (; i < page.length; i++) {
         const fields = page[i]![1];
@@ -1146,10 +1198,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       const args: (string | number)[] = ['MAXLEN', '~', maxLen, '*', 'e', event, 'd', data];
       if (topic !== undefined) args.push('t', topic);
       const from = last;
-      return (commands.xadd(key, ...args) as Promise<string>).then(
-        (id) => appended(id, from),
-        appendFailed,
-      );
+      // Reconnected, its AUTH not answered yet: sent once it is (a closure in that case only).
+      const held = commandsGate?.held();
+      const sent =
+        held === undefined
+          ? (commands.xadd(key, ...args) as Promise<string>)
+          : held.then(() => commands.xadd(key, ...args) as Promise<string>);
+      return sent.then((id) => appended(id, from), appendFailed);
     },
     replay({ after, upTo, include, maxBytes }) {
       // Ids from before a loss: what followed them may be gone, even if they are still there.
