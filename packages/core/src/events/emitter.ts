@@ -1,13 +1,16 @@
 import { callUser, type ErrorReporter, logListenerError } from '../internal/report';
 
 type Listener<P> = (payload: P) => void;
+type Listeners<Events> = { [K in keyof Events]?: Listener<Events[K]>[] };
+type EmitterOptions = { onError?: ErrorReporter | undefined };
 
 /**
  * The emitter a client runs on: EventEmitter without its conveniences (`onEach`, `once`), which
  * only apps and observers use, so an app that needs neither bundles neither.
  */
 export class Emitter<Events extends { [K in keyof Events]: unknown }> {
-  #listeners: { [K in keyof Events]?: Listener<Events[K]>[] } = {};
+  /** Kept as one object (EventEmitter.removeAll empties it in place). */
+  readonly #listeners: Listeners<Events>;
   readonly #onError: ErrorReporter;
   /** True while an event is being delivered: an emit then only queues. */
   #delivering = false;
@@ -17,7 +20,9 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
    */
   #queue: unknown[] | undefined;
 
-  constructor(options: { onError?: ErrorReporter | undefined } = {}) {
+  /** `listeners`: the object to keep them in (EventEmitter's, which can empty it). */
+  constructor(options: EmitterOptions = {}, listeners: Listeners<Events> = {}) {
+    this.#listeners = listeners;
     this.#onError = options.onError ?? logListenerError;
   }
 
@@ -89,10 +94,6 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
       callUser(this.#onError, list[i]!, payload, 'event', event as string);
     }
   }
-
-  removeAll(): void {
-    this.#listeners = {};
-  }
 }
 
 /**
@@ -122,6 +123,19 @@ export interface AheadEmitter<Events extends { [K in keyof Events]: unknown }> {
  * e.emit('ping', { n: 1 }); off();
  */
 export class EventEmitter<Events extends { [K in keyof Events]: unknown }> extends Emitter<Events> {
+  /** Emitter's listeners object: `removeAll` lives here, out of the client's Emitter. */
+  readonly #listeners: Listeners<Events>;
+
+  constructor(options: EmitterOptions = {}) {
+    const listeners: Listeners<Events> = {};
+    super(options, listeners);
+    this.#listeners = listeners;
+  }
+
+  removeAll(): void {
+    for (const event in this.#listeners) delete this.#listeners[event];
+  }
+
   /**
    * Subscribes several listeners at once (an observer's handlers); returns one unsubscribe for
    * all of them.
