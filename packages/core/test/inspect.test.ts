@@ -31,6 +31,14 @@ describe('inspect(client).cache()', () => {
     expect(entry!.response.headers.get('content-type')).toBe('application/json');
     expect(entry!.spec?.url).toBe('https://api.test/todos');
 
+    // A predicate subscription that accepts the key counts too.
+    const offAll = client.subscribe(
+      () => true,
+      () => {},
+    );
+    expect(inspect(client).cache()[0]!.subscribers).toBe(2);
+    offAll();
+
     await clock.advance(700);
     off();
     expect(inspect(client).cache()[0]).toMatchObject({ age: 1100, fresh: false, subscribers: 0 });

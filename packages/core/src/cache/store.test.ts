@@ -163,6 +163,56 @@ describe('CacheStore', () => {
     expect(store.subscriptionCount).toBe(0);
   });
 
+  test('subscriberCount counts every subscription; hasInterest asks predicates until one says yes', () => {
+    const store = new CacheStore();
+    const asked: string[] = [];
+    const predicate = (name: string, accepts: (k: string) => boolean) => (k: string) => {
+      asked.push(`${name} ${k}`);
+      return accepts(k);
+    };
+    store.subscribe(key('/a'), () => {});
+    store.subscribe(key('/a'), () => {});
+    store.subscribe(
+      predicate('p1', (k) => k.endsWith('/b')),
+      () => {},
+    );
+    store.subscribe(
+      predicate('p2', () => false),
+      () => {},
+    );
+    store.subscribe(
+      predicate('p3', () => true),
+      () => {},
+    );
+    expect(store.subscriberCount(key('/a'))).toBe(3);
+    expect(store.subscriberCount(key('/b'))).toBe(2);
+    expect(store.subscriberCount(key('/c'))).toBe(1);
+    expect(asked.splice(0)).toEqual([
+      `p1 ${key('/a')}`,
+      `p2 ${key('/a')}`,
+      `p3 ${key('/a')}`,
+      `p1 ${key('/b')}`,
+      `p2 ${key('/b')}`,
+      `p3 ${key('/b')}`,
+      `p1 ${key('/c')}`,
+      `p2 ${key('/c')}`,
+      `p3 ${key('/c')}`,
+    ]);
+    expect([key('/a'), key('/b'), key('/c')].map((k) => store.hasInterest(k))).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    // An exact-key subscription answers alone; otherwise the first predicate that accepts does.
+    expect(asked).toEqual([
+      `p1 ${key('/b')}`,
+      `p1 ${key('/c')}`,
+      `p2 ${key('/c')}`,
+      `p3 ${key('/c')}`,
+    ]);
+    expect(store.subscriberCount(key('/none'))).toBe(1);
+  });
+
   test('a throwing listener or predicate does not break other subscribers; onError gets it', async () => {
     const errors: unknown[] = [];
     const contexts: unknown[] = [];

@@ -323,19 +323,19 @@ export class Store {
     };
   }
 
-  /**
-   * Subscriptions that want this key: its exact-key subscriptions plus the predicate
-   * subscriptions that accept it.
-   */
-  subscriberCount(key: string): number {
-    let n = this.#byKey.get(key)?.size ?? 0;
-    for (const sub of this.#predicates) if (this.#matches(sub, key)) n++;
-    return n;
-  }
-
   /** Whether any subscription wants this key (so invalidation must refetch it). */
-  hasInterest(key: string): boolean {
-    return this.#byKey.has(key) || this.#predicates.some((sub) => this.#matches(sub, key));
+  hasInterest(key: string): boolean;
+  /**
+   * With `count` (internal: see CountingStore), how many subscriptions want the key, calling
+   * every predicate; without, whether one does, calling predicates only until one accepts it.
+   * One method rather than two: the count (`subscriberCount`, inspect) is then no second copy
+   * of the loop in every client.
+   */
+  hasInterest(key: string, count?: boolean): boolean | number {
+    let n = this.#byKey.get(key)?.size ?? 0;
+    // Once one wants it, a yes/no question calls no further predicate.
+    for (const sub of this.#predicates) if ((count || !n) && this.#matches(sub, key)) n++;
+    return count ? n : n > 0;
   }
 
   /** Number of keys with exact-key interest plus predicate subscriptions (for leak checks). */
@@ -368,6 +368,15 @@ export class Store {
   #call<T, R>(fn: (arg: T) => R, arg: T, source: 'subscriber' | 'matcher', key: string) {
     return callUser(this.onError, fn, arg, source, key);
   }
+}
+
+/**
+ * A Store seen with `hasInterest`'s second argument, `count`, which its public overload leaves
+ * out: the number of subscriptions that want the key, exact-key ones plus the predicates that
+ * accept it (CacheStore.subscriberCount and inspect read it).
+ */
+export interface CountingStore {
+  hasInterest(key: string, count: true): number;
 }
 
 export function asMatchable(entry: CacheEntry): Matchable {
@@ -411,6 +420,14 @@ export class CacheStore extends Store {
 
   has(key: string): boolean {
     return this.get(key) !== undefined;
+  }
+
+  /**
+   * Subscriptions that want this key: its exact-key subscriptions plus the predicate
+   * subscriptions that accept it.
+   */
+  subscriberCount(key: string): number {
+    return (this as unknown as CountingStore).hasInterest(key, true);
   }
 
   /** True while the entry is within its ttl. */

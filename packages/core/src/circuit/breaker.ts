@@ -1,5 +1,5 @@
 import { CircuitOpenError } from '../errors/circuit-open-error';
-import { type Emitter, onEach } from '../events/emitter';
+import { type AheadEmitter, type Emitter, onEach } from '../events/emitter';
 import type { Clock } from '../internal/clock';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
@@ -252,11 +252,15 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
     if (announce !== undefined && this.#events.has(announce)) {
       // Ahead of the event that caused it (the breaker is its first listener): every listener
       // hears the new state before the `request`, `success` or `error` it follows from.
-      this.#events.emitAhead(announce, {
-        endpoint: circuit.endpoint,
-        method: circuit.method,
-        path: circuit.path,
-      });
+      (this.#events as AheadEmitter<ClientEvents>).emit(
+        announce,
+        {
+          endpoint: circuit.endpoint,
+          method: circuit.method,
+          path: circuit.path,
+        },
+        true,
+      );
     }
   }
 

@@ -39,6 +39,26 @@ describe('EventEmitter', () => {
     expect(e.listenerCount()).toBe(3);
     e.removeAll();
     expect(e.listenerCount()).toBe(0);
+    expect(e.has('a')).toBe(false);
+  });
+
+  test('removeAll mid-delivery: the event being delivered finishes, queued ones reach nobody', () => {
+    const e = new EventEmitter<Events>();
+    const heard: string[] = [];
+    e.on('a', () => {
+      heard.push('a1');
+      e.emit('b', 'queued');
+      e.removeAll();
+    });
+    e.on('a', () => heard.push('a2'));
+    e.on('b', (s) => heard.push(s));
+    e.emit('a', { n: 1 });
+    expect(heard).toEqual(['a1', 'a2']);
+    // Listening again afterwards works as on a new emitter.
+    e.on('b', (s) => heard.push(s));
+    e.emit('b', 'later');
+    expect(heard).toEqual(['a1', 'a2', 'later']);
+    expect(e.listenerCount()).toBe(1);
   });
 
   test('a listener removing itself (or another) mid-emit does not skip the rest of this emit', () => {

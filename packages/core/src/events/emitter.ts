@@ -1,13 +1,16 @@
 import { callUser, type ErrorReporter, logListenerError } from '../internal/report';
 
 type Listener<P> = (payload: P) => void;
+type Listeners<Events> = { [K in keyof Events]?: Listener<Events[K]>[] };
+type EmitterOptions = { onError?: ErrorReporter | undefined };
 
 /**
  * The emitter a client runs on: EventEmitter without its conveniences (`onEach`, `once`), which
  * only apps and observers use, so an app that needs neither bundles neither.
  */
 export class Emitter<Events extends { [K in keyof Events]: unknown }> {
-  #listeners: { [K in keyof Events]?: Listener<Events[K]>[] } = {};
+  /** Kept as one object (EventEmitter.removeAll empties it in place). */
+  readonly #listeners: Listeners<Events>;
   readonly #onError: ErrorReporter;
   /** True while an event is being delivered: an emit then only queues. */
   #delivering = false;
@@ -17,7 +20,9 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
    */
   #queue: unknown[] | undefined;
 
-  constructor(options: { onError?: ErrorReporter | undefined } = {}) {
+  /** `listeners`: the object to keep them in (EventEmitter's, which can empty it). */
+  constructor(options: EmitterOptions = {}, listeners: Listeners<Events> = {}) {
+    this.#listeners = listeners;
     this.#onError = options.onError ?? logListenerError;
   }
 
@@ -53,10 +58,17 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
     return n;
   }
 
-  emit<K extends keyof Events>(event: K, payload: Events[K]): void {
+  emit<K extends keyof Events>(event: K, payload: Events[K]): void;
+  /**
+   * `ahead` (internal: see AheadEmitter) delivers now, even during another event's delivery.
+   * One method rather than two: the clients without a circuit breaker, its only user, bundle
+   * one branch instead of a second method.
+   */
+  emit<K extends keyof Events>(event: K, payload: Events[K], ahead?: boolean): void {
     if (this.#listeners[event] === undefined) return;
     if (this.#delivering) {
-      (this.#queue ??= []).push(event, payload);
+      if (ahead) this.#deliver(event, payload);
+      else (this.#queue ??= []).push(event, payload);
       return;
     }
     this.#delivering = true;
@@ -75,18 +87,6 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
     }
   }
 
-  /**
-   * Delivers now, ahead of the rest of the event being delivered: for an observer subscribed
-   * before every other listener of that event (the circuit breaker, installed with the client)
-   * announcing the state change the event caused. No other listener has heard the outer event
-   * yet, so all still hear one order: `circuit-open` before the `error` that opened it. Outside
-   * a delivery, the same as `emit`.
-   */
-  emitAhead<K extends keyof Events>(event: K, payload: Events[K]): void {
-    if (this.#delivering) this.#deliver(event, payload);
-    else this.emit(event, payload);
-  }
-
   #deliver<K extends keyof Events>(event: K, payload: Events[K]): void {
     const list = this.#listeners[event];
     if (!list) return;
@@ -94,10 +94,16 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
       callUser(this.#onError, list[i]!, payload, 'event', event as string);
     }
   }
+}
 
-  removeAll(): void {
-    this.#listeners = {};
-  }
+/**
+ * An Emitter seen with `emit`'s third argument, `ahead`, which its public overload leaves out
+ * (only the circuit breaker and `EventEmitter.emitAhead` pass it): delivers now, ahead of the
+ * rest of the event being delivered (see `EventEmitter.emitAhead`); outside a delivery, the same
+ * as without it.
+ */
+export interface AheadEmitter<Events extends { [K in keyof Events]: unknown }> {
+  emit<K extends keyof Events>(event: K, payload: Events[K], ahead: true): void;
 }
 
 /**
@@ -117,12 +123,36 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
  * e.emit('ping', { n: 1 }); off();
  */
 export class EventEmitter<Events extends { [K in keyof Events]: unknown }> extends Emitter<Events> {
+  /** Emitter's listeners object: `removeAll` lives here, out of the client's Emitter. */
+  readonly #listeners: Listeners<Events>;
+
+  constructor(options: EmitterOptions = {}) {
+    const listeners: Listeners<Events> = {};
+    super(options, listeners);
+    this.#listeners = listeners;
+  }
+
+  removeAll(): void {
+    for (const event in this.#listeners) delete this.#listeners[event];
+  }
+
   /**
    * Subscribes several listeners at once (an observer's handlers); returns one unsubscribe for
    * all of them.
    */
   onEach(handlers: { [K in keyof Events]?: Listener<Events[K]> }): () => void {
     return onEach(this, handlers);
+  }
+
+  /**
+   * Delivers now, ahead of the rest of the event being delivered: for an observer subscribed
+   * before every other listener of that event (the circuit breaker, installed with the client)
+   * announcing the state change the event caused. No other listener has heard the outer event
+   * yet, so all still hear one order: `circuit-open` before the `error` that opened it. Outside
+   * a delivery, the same as `emit`.
+   */
+  emitAhead<K extends keyof Events>(event: K, payload: Events[K]): void {
+    (this as AheadEmitter<Events>).emit(event, payload, true);
   }
 
   once<K extends keyof Events>(event: K, listener: Listener<Events[K]>): () => void {

@@ -1,3 +1,4 @@
+import type { CountingStore } from '../cache/store';
 import { watchStore } from '../cache/watch';
 import { internalsOf } from '../client';
 import type { Flight } from '../dedup/flight';
@@ -63,7 +64,7 @@ function createInspector(client: Client): ClientInspector {
           expiresAt: entry.expiresAt,
           age: Math.max(0, now - entry.storedAt),
           fresh: entry.expiresAt > now,
-          subscribers: cache.subscriberCount(entry.key),
+          subscribers: (cache as unknown as CountingStore).hasInterest(entry.key, true),
           fetching: client.isFetching(entry.key),
           response: entry.response,
           spec: entry.spec,

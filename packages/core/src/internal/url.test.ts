@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { buildQuery } from '../request/query';
-import { canonicalizeURL, originOf, parseCanonical, resolveURL, splitCanonical } from './url';
+import {
+  canonicalizeURL,
+  originOf,
+  parseCanonical,
+  resolveCanonical,
+  resolveURL,
+  splitCanonical,
+} from './url';
 
 describe('resolveURL', () => {
   test('absolute URLs are returned unchanged, base ignored', () => {
@@ -257,6 +264,71 @@ describe('splitCanonical: URLs recognised as canonical without parsing', () => {
     );
     // The generator must reach the fast path often enough for the property to mean something.
     expect(answered).toBeGreaterThan(400);
+  });
+});
+
+describe('resolveCanonical: a URL on a base, with params', () => {
+  /** The long way: resolved, fragment dropped, params after the URL's own query, then parsed. */
+  function reference(url: string, base: string, query: string) {
+    const resolved = resolveURL(url, base);
+    const r = resolved.split('#', 1)[0]!;
+    const p = parseCanonical(query ? `${r}${r.includes('?') ? '&' : '?'}${query}` : resolved);
+    return { href: p.href, pathname: p.pathname, host: p.host, sent: p.sent ?? p.href };
+  }
+  const parts = (p: ReturnType<typeof resolveCanonical>) => ({
+    href: p.href,
+    pathname: p.pathname,
+    host: p.host,
+    sent: p.sent ?? p.href,
+  });
+
+  test('params go after the query of a plain path, and are sorted in with it', () => {
+    expect(resolveCanonical('/x?a=1', 'https://api.test/v1/', 'q=1')).toEqual({
+      href: 'https://api.test/v1/x?a=1&q=1',
+      pathname: '/v1/x',
+      host: 'api.test',
+    });
+    expect(parts(resolveCanonical('/x?z=1', 'https://api.test', 'q=1'))).toEqual({
+      href: 'https://api.test/x?q=1&z=1',
+      pathname: '/x',
+      host: 'api.test',
+      sent: 'https://api.test/x?z=1&q=1',
+    });
+    expect(resolveCanonical('/x', 'https://api.test', 'q=1').href).toBe('https://api.test/x?q=1');
+  });
+
+  test('property: the same parts as resolving the whole URL and parsing it', () => {
+    const base = fc.constantFrom(
+      'https://api.test',
+      'https://api.test/',
+      'https://api.test/v1',
+      'https://api.test/v1/',
+      'http://API.test:80/v1/',
+      'https://api.test/v1?key=1',
+      'https://api.test/v1#h',
+    );
+    const pick = (chars: string, max: number) =>
+      fc.array(fc.constantFrom(...chars.split('')), { maxLength: max }).map((c) => c.join(''));
+    const path = fc.oneof(
+      { weight: 4, arbitrary: pick('ab/', 6).map((p) => `/${p}`) },
+      { weight: 1, arbitrary: pick('ab/.%2 #?', 6) },
+    );
+    const pair = fc.tuple(pick('abz', 2), pick('ab ', 2)).map(([n, v]) => `${n}=${v}`);
+    const own = fc.oneof(
+      fc.constant(''),
+      fc.array(pair, { maxLength: 2 }).map((ps) => `?${ps.join('&')}`),
+      fc.constantFrom('?', '#f', '?a=1#f'),
+    );
+    const params = fc.oneof(
+      fc.constant(''),
+      fc.array(pair, { minLength: 1, maxLength: 2 }).map((ps) => encodeURI(ps.join('&'))),
+    );
+    fc.assert(
+      fc.property(base, path, own, params, (b, p, o, q) => {
+        expect(parts(resolveCanonical(p + o, b, q))).toEqual(reference(p + o, b, q));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });
 

@@ -198,14 +198,16 @@ const paths = new Map<string, ParsedURL | null>();
 let pathsBase: string | undefined;
 
 /**
- * `parseCanonical(resolveURL(url, base))`, without matching the whole URL each time for the usual
- * request URL: a path on the base with a plain query (`/items?i=42`, `/items?i=43`, ...). The base
- * + path part is canonicalized once and memoized (for the last base used; null when it is not
- * plain); the query is checked on its own (isCanonicalQuery). Anything else takes parseCanonical's
- * way. Both give the same parts: a plain URL is its own canonical form, and base + path + plain
- * query is plain exactly when base + path is (the path pattern stops at the `?`).
+ * `parseCanonical(resolveURL(url, base))`, with `query` (a request's params, serialized) after
+ * the URL's own query and any fragment dropped, without matching the whole URL each time for the
+ * usual request URL: a path on the base with a plain query (`/items?i=42`, `/items?i=43`, ...).
+ * The base + path part is canonicalized once and memoized (for the last base used; null when it
+ * is not plain); the query is checked on its own (isCanonicalQuery). Anything else takes
+ * parseCanonical's way. Both give the same parts: a plain URL is its own canonical form, and
+ * base + path + plain query is plain exactly when base + path is (the path pattern stops at the
+ * `?`; a base with a query or fragment is never plain, so the params follow the URL's own `?`).
  */
-export function resolveCanonical(url: string, base: string | undefined): ParsedURL {
+export function resolveCanonical(url: string, base: string | undefined, query: string): ParsedURL {
   if (base !== undefined && url.charCodeAt(0) === 47 && !url.includes('#')) {
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
@@ -217,14 +219,20 @@ export function resolveCanonical(url: string, base: string | undefined): ParsedU
     if (prefix === undefined)
       paths.set(path, (prefix = splitCanonical(resolveURL(path, base)) ?? null));
     if (prefix) {
-      if (q < 0) return prefix;
-      const search = url.slice(q);
+      const search = url.slice(path.length) + (query && (url.includes('?') ? '&' : '?') + query);
+      if (search === '') return prefix;
       if (isCanonicalQuery(search)) {
         return { href: prefix.href + search, pathname: prefix.pathname, host: prefix.host };
       }
     }
   }
-  return parseCanonical(resolveURL(url, base));
+  let resolved = resolveURL(url, base);
+  if (query) {
+    // An empty URL is the base as written (`.../v1/?q=1`), unlike `?q=1` on it (`.../v1?q=1`).
+    resolved = resolved.split('#', 1)[0]!;
+    resolved += (resolved.includes('?') ? '&' : '?') + query;
+  }
+  return parseCanonical(resolved);
 }
 
 /**

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { CACHE_DEFAULTS } from '../cache/options';
 import { resolveClientOptions } from '../config';
 import { normalizeMethod } from '../internal/methods';
+import { keyBaseOf, keyURL } from '../internal/url';
 import type { ClientOptions, RequestOptions } from '../types/options';
 import { applyRecommendation, isDedupable, resolveRequest } from './resolve';
 
@@ -48,6 +49,266 @@ describe('resolveRequest', () => {
       params: { tag: ['b', 'a'], skip: null, n: undefined, page: 2 },
     });
     expect(s.url).toBe('https://a.test/x?page=2&tag=b&tag=a&z=1');
+  });
+
+  describe('params: the URLs sent, pinned for every way of writing base and URL', () => {
+    const Q = { q: '1' };
+    const BA = { b: 2, a: 1 };
+    // [baseURL, url, params, spec.url, spec.fetchURL when it differs]. An empty URL keeps the
+    // base as written (`.../v1/?q=1`); a query or fragment alone attaches to the base without
+    // its trailing slash (`.../v1?q=1`); a query or fragment in the base is kept as today.
+    const rows: [string, string, Record<string, number | string>, string, string?][] = [
+      ['https://api.test', '', Q, 'https://api.test/?q=1'],
+      ['https://api.test', '/', Q, 'https://api.test/?q=1'],
+      ['https://api.test', '/x', Q, 'https://api.test/x?q=1'],
+      ['https://api.test', '/x?a=1', Q, 'https://api.test/x?a=1&q=1'],
+      ['https://api.test', '/x?z=1', Q, 'https://api.test/x?q=1&z=1', 'https://api.test/x?z=1&q=1'],
+      ['https://api.test', '/x?', Q, 'https://api.test/x?q=1', 'https://api.test/x?&q=1'],
+      ['https://api.test', '?a=1', Q, 'https://api.test/?a=1&q=1'],
+      ['https://api.test', '#f', Q, 'https://api.test/?q=1'],
+      ['https://api.test', '/x#f', Q, 'https://api.test/x?q=1'],
+      ['https://api.test', '/a/../b', Q, 'https://api.test/b?q=1'],
+      ['https://api.test', '/x y', Q, 'https://api.test/x%20y?q=1'],
+      ['https://api.test', 'https://other.test/y#f', Q, 'https://other.test/y?q=1'],
+      ['https://api.test/v1', '', Q, 'https://api.test/v1?q=1'],
+      ['https://api.test/v1', '/', Q, 'https://api.test/v1/?q=1'],
+      ['https://api.test/v1', '/x', Q, 'https://api.test/v1/x?q=1'],
+      ['https://api.test/v1', '/x?a=1', Q, 'https://api.test/v1/x?a=1&q=1'],
+      [
+        'https://api.test/v1',
+        '/x?z=1',
+        Q,
+        'https://api.test/v1/x?q=1&z=1',
+        'https://api.test/v1/x?z=1&q=1',
+      ],
+      ['https://api.test/v1', '/x?', Q, 'https://api.test/v1/x?q=1', 'https://api.test/v1/x?&q=1'],
+      ['https://api.test/v1', '?a=1', Q, 'https://api.test/v1?a=1&q=1'],
+      ['https://api.test/v1', '#f', Q, 'https://api.test/v1?q=1'],
+      ['https://api.test/v1', '/x#f', Q, 'https://api.test/v1/x?q=1'],
+      ['https://api.test/v1', '/a/../b', Q, 'https://api.test/v1/b?q=1'],
+      ['https://api.test/v1', '/x y', Q, 'https://api.test/v1/x%20y?q=1'],
+      ['https://api.test/v1', 'https://other.test/y#f', Q, 'https://other.test/y?q=1'],
+      ['https://api.test/v1/', '', Q, 'https://api.test/v1/?q=1'],
+      [
+        'https://api.test/v1/',
+        '',
+        BA,
+        'https://api.test/v1/?a=1&b=2',
+        'https://api.test/v1/?b=2&a=1',
+      ],
+      ['https://api.test/v1/', '/', Q, 'https://api.test/v1/?q=1'],
+      [
+        'https://api.test/v1/',
+        '/',
+        BA,
+        'https://api.test/v1/?a=1&b=2',
+        'https://api.test/v1/?b=2&a=1',
+      ],
+      ['https://api.test/v1/', '/x', Q, 'https://api.test/v1/x?q=1'],
+      [
+        'https://api.test/v1/',
+        '/x',
+        BA,
+        'https://api.test/v1/x?a=1&b=2',
+        'https://api.test/v1/x?b=2&a=1',
+      ],
+      ['https://api.test/v1/', '/x?a=1', Q, 'https://api.test/v1/x?a=1&q=1'],
+      [
+        'https://api.test/v1/',
+        '/x?a=1',
+        BA,
+        'https://api.test/v1/x?a=1&a=1&b=2',
+        'https://api.test/v1/x?a=1&b=2&a=1',
+      ],
+      [
+        'https://api.test/v1/',
+        '/x?z=1',
+        Q,
+        'https://api.test/v1/x?q=1&z=1',
+        'https://api.test/v1/x?z=1&q=1',
+      ],
+      [
+        'https://api.test/v1/',
+        '/x?z=1',
+        BA,
+        'https://api.test/v1/x?a=1&b=2&z=1',
+        'https://api.test/v1/x?z=1&b=2&a=1',
+      ],
+      ['https://api.test/v1/', '/x?', Q, 'https://api.test/v1/x?q=1', 'https://api.test/v1/x?&q=1'],
+      [
+        'https://api.test/v1/',
+        '/x?',
+        BA,
+        'https://api.test/v1/x?a=1&b=2',
+        'https://api.test/v1/x?&b=2&a=1',
+      ],
+      ['https://api.test/v1/', '?a=1', Q, 'https://api.test/v1?a=1&q=1'],
+      [
+        'https://api.test/v1/',
+        '?a=1',
+        BA,
+        'https://api.test/v1?a=1&a=1&b=2',
+        'https://api.test/v1?a=1&b=2&a=1',
+      ],
+      ['https://api.test/v1/', '#f', Q, 'https://api.test/v1?q=1'],
+      [
+        'https://api.test/v1/',
+        '#f',
+        BA,
+        'https://api.test/v1?a=1&b=2',
+        'https://api.test/v1?b=2&a=1',
+      ],
+      ['https://api.test/v1/', '/x#f', Q, 'https://api.test/v1/x?q=1'],
+      [
+        'https://api.test/v1/',
+        '/x#f',
+        BA,
+        'https://api.test/v1/x?a=1&b=2',
+        'https://api.test/v1/x?b=2&a=1',
+      ],
+      ['https://api.test/v1/', '/a/../b', Q, 'https://api.test/v1/b?q=1'],
+      [
+        'https://api.test/v1/',
+        '/a/../b',
+        BA,
+        'https://api.test/v1/b?a=1&b=2',
+        'https://api.test/v1/b?b=2&a=1',
+      ],
+      ['https://api.test/v1/', '/x y', Q, 'https://api.test/v1/x%20y?q=1'],
+      [
+        'https://api.test/v1/',
+        '/x y',
+        BA,
+        'https://api.test/v1/x%20y?a=1&b=2',
+        'https://api.test/v1/x%20y?b=2&a=1',
+      ],
+      ['https://api.test/v1/', 'https://other.test/y#f', Q, 'https://other.test/y?q=1'],
+      [
+        'https://api.test/v1/',
+        'https://other.test/y#f',
+        BA,
+        'https://other.test/y?a=1&b=2',
+        'https://other.test/y?b=2&a=1',
+      ],
+      ['https://API.test:443/v1/', '', Q, 'https://api.test/v1/?q=1'],
+      ['https://API.test:443/v1/', '/', Q, 'https://api.test/v1/?q=1'],
+      ['https://API.test:443/v1/', '/x', Q, 'https://api.test/v1/x?q=1'],
+      ['https://API.test:443/v1/', '/x?a=1', Q, 'https://api.test/v1/x?a=1&q=1'],
+      [
+        'https://API.test:443/v1/',
+        '/x?z=1',
+        Q,
+        'https://api.test/v1/x?q=1&z=1',
+        'https://api.test/v1/x?z=1&q=1',
+      ],
+      [
+        'https://API.test:443/v1/',
+        '/x?',
+        Q,
+        'https://api.test/v1/x?q=1',
+        'https://api.test/v1/x?&q=1',
+      ],
+      ['https://API.test:443/v1/', '?a=1', Q, 'https://api.test/v1?a=1&q=1'],
+      ['https://API.test:443/v1/', '#f', Q, 'https://api.test/v1?q=1'],
+      ['https://API.test:443/v1/', '/x#f', Q, 'https://api.test/v1/x?q=1'],
+      ['https://API.test:443/v1/', '/a/../b', Q, 'https://api.test/v1/b?q=1'],
+      ['https://API.test:443/v1/', '/x y', Q, 'https://api.test/v1/x%20y?q=1'],
+      ['https://API.test:443/v1/', 'https://other.test/y#f', Q, 'https://other.test/y?q=1'],
+      ['https://api.test/v1?key=1', '', Q, 'https://api.test/v1?key=1&q=1'],
+      [
+        'https://api.test/v1?key=1',
+        '/',
+        Q,
+        'https://api.test/v1?key=1%2F&q=1',
+        'https://api.test/v1?key=1/&q=1',
+      ],
+      [
+        'https://api.test/v1?key=1',
+        '/x',
+        Q,
+        'https://api.test/v1?key=1%2Fx&q=1',
+        'https://api.test/v1?key=1/x&q=1',
+      ],
+      [
+        'https://api.test/v1?key=1',
+        '/x?a=1',
+        Q,
+        'https://api.test/v1?key=1%2Fx%3Fa%3D1&q=1',
+        'https://api.test/v1?key=1/x?a=1&q=1',
+      ],
+      [
+        'https://api.test/v1?key=1',
+        '/x?z=1',
+        Q,
+        'https://api.test/v1?key=1%2Fx%3Fz%3D1&q=1',
+        'https://api.test/v1?key=1/x?z=1&q=1',
+      ],
+      [
+        'https://api.test/v1?key=1',
+        '/x?',
+        Q,
+        'https://api.test/v1?key=1%2Fx%3F&q=1',
+        'https://api.test/v1?key=1/x?&q=1',
+      ],
+      [
+        'https://api.test/v1?key=1',
+        '?a=1',
+        Q,
+        'https://api.test/v1?key=1%3Fa%3D1&q=1',
+        'https://api.test/v1?key=1?a=1&q=1',
+      ],
+      ['https://api.test/v1?key=1', '#f', Q, 'https://api.test/v1?key=1&q=1'],
+      [
+        'https://api.test/v1?key=1',
+        '/x#f',
+        Q,
+        'https://api.test/v1?key=1%2Fx&q=1',
+        'https://api.test/v1?key=1/x&q=1',
+      ],
+      [
+        'https://api.test/v1?key=1',
+        '/a/../b',
+        Q,
+        'https://api.test/v1?key=1%2Fa%2F..%2Fb&q=1',
+        'https://api.test/v1?key=1/a/../b&q=1',
+      ],
+      [
+        'https://api.test/v1?key=1',
+        '/x y',
+        Q,
+        'https://api.test/v1?key=1%2Fx%20y&q=1',
+        'https://api.test/v1?key=1/x%20y&q=1',
+      ],
+      ['https://api.test/v1?key=1', 'https://other.test/y#f', Q, 'https://other.test/y?q=1'],
+      ['https://api.test/v1#h', '', Q, 'https://api.test/v1?q=1'],
+      ['https://api.test/v1#h', '/', Q, 'https://api.test/v1?q=1'],
+      ['https://api.test/v1#h', '/x', Q, 'https://api.test/v1?q=1'],
+      ['https://api.test/v1#h', '/x?a=1', Q, 'https://api.test/v1?q=1'],
+      ['https://api.test/v1#h', '/x?z=1', Q, 'https://api.test/v1?q=1'],
+      ['https://api.test/v1#h', '/x?', Q, 'https://api.test/v1?q=1'],
+      ['https://api.test/v1#h', '?a=1', Q, 'https://api.test/v1?q=1'],
+      ['https://api.test/v1#h', '#f', Q, 'https://api.test/v1?q=1'],
+      ['https://api.test/v1#h', '/x#f', Q, 'https://api.test/v1?q=1'],
+      ['https://api.test/v1#h', '/a/../b', Q, 'https://api.test/v1?q=1'],
+      ['https://api.test/v1#h', '/x y', Q, 'https://api.test/v1?q=1'],
+      ['https://api.test/v1#h', 'https://other.test/y#f', Q, 'https://other.test/y?q=1'],
+    ];
+    test.each(rows)('%s + %j', (baseURL, url, params, href, sent = href) => {
+      const s = spec('GET', url, { params }, { baseURL });
+      expect([s.url, s.fetchURL]).toEqual([href, sent]);
+      const u = new URL(href);
+      expect([s.path, s.host]).toEqual([u.pathname, u.hostname]);
+      expect(s.key).toBe(`GET ${keyURL(href, keyBaseOf(baseURL))}`);
+    });
+
+    test('per-request baseURL, and no base outside a browser', () => {
+      expect(spec('GET', '/x?a=1', { baseURL: 'https://b.test/v2/', params: Q }).fetchURL).toBe(
+        'https://b.test/v2/x?a=1&q=1',
+      );
+      expect(() => spec('GET', '/x', { params: Q })).toThrow(
+        'keel: `url` must be an absolute URL where there is no baseURL and no page, got "/x"',
+      );
+    });
   });
 
   test('key, endpoint, path and host', () => {

@@ -6,14 +6,7 @@ import { joinEndpoint } from '../internal/endpoint';
 import { fingerprintOf } from '../internal/fingerprint';
 import { freeze } from '../internal/freeze';
 import { PRIORITIES } from '../internal/priorities';
-import {
-  keyURL,
-  type ParsedURL,
-  parseCanonical,
-  resolveBaseURL,
-  resolveCanonical,
-  resolveURL,
-} from '../internal/url';
+import { keyURL, resolveBaseURL, resolveCanonical } from '../internal/url';
 import type {
   CacheOptions,
   CacheStrategy,
@@ -141,14 +134,8 @@ export function resolveRequest(
   const o: RequestOptions = options ?? EMPTY;
   // Checked as on the client (config.ts): only undefined takes the client's.
   const base = o.baseURL === undefined ? config.baseURL : resolveBaseURL(o.baseURL);
-  let parsed: ParsedURL;
-  const query = o.params === undefined ? '' : paramsQuery(o.params);
-  if (query === '') parsed = resolveCanonical(url, base);
-  else {
-    // The params go after the URL's own query, before nothing: a fragment is dropped.
-    const resolved = resolveURL(url, base).split('#', 1)[0]!;
-    parsed = parseCanonical(`${resolved}${resolved.includes('?') ? '&' : '?'}${query}`);
-  }
+  // The params go after the URL's own query; a fragment is then dropped.
+  const parsed = resolveCanonical(url, base, o.params === undefined ? '' : paramsQuery(o.params));
 
   const requestHeaders =
     o.headers !== undefined ? lowerCaseHeaders(o.headers, 'headers') : undefined;
