@@ -16,14 +16,21 @@ let target: Window | undefined;
 function onEvent(event: Event): void {
   const signal: Signal = event.type === 'online' ? 'online' : 'focus';
   if (event.type === 'visibilitychange' && isDocumentHidden()) return;
-  for (const listener of listeners[signal]) listener();
+  // A copy: one added during this event (say, one listening again from its own call) is called
+  // from the next event on, not visited by this loop (which it would keep endless). One copy per
+  // window event, rare; the smallest code in app D (a copy-on-write array costs more bytes).
+  for (const listener of [...listeners[signal]]) listener();
 }
 
 /** Runs `listener` on each `signal` until the returned function is called. */
 export function onSignal(signal: Signal, listener: () => void): () => void {
   const win = globalThis.window;
   if (win === undefined || typeof win.addEventListener !== 'function') return noop;
-  const entry = () => listener();
+  // A wrapper per call: listening twice with one function needs two stops. One stopped during an
+  // event (by an earlier listener) is still in that event's copy: it checks it is still listening.
+  const entry = () => {
+    if (listeners[signal].has(entry)) listener();
+  };
   listeners[signal].add(entry);
   if (target === undefined) {
     target = win;
