@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { environmentListenerCount, onSignal } from './environment';
 
 const stops: (() => void)[] = [];
@@ -65,5 +65,23 @@ describe('telling the focus and online listeners', () => {
     stopTwo();
     window.dispatchEvent(new Event('online'));
     expect(listener).toHaveBeenCalledTimes(3);
+  });
+});
+
+describe('visibilitychange', () => {
+  it('is a focus signal when it shows the page, none when it hides it', () => {
+    let state: DocumentVisibilityState = 'hidden';
+    const visibility = vi.spyOn(document, 'visibilityState', 'get').mockImplementation(() => state);
+    onTestFinished(() => visibility.mockRestore());
+    const focused = vi.fn();
+    const online = vi.fn();
+    stops.push(onSignal('focus', focused), onSignal('online', online));
+    // Fired at the document, as browsers do: it bubbles to the window.
+    document.dispatchEvent(new Event('visibilitychange', { bubbles: true }));
+    expect(focused).not.toHaveBeenCalled();
+    state = 'visible';
+    document.dispatchEvent(new Event('visibilitychange', { bubbles: true }));
+    expect(focused).toHaveBeenCalledTimes(1);
+    expect(online).not.toHaveBeenCalled();
   });
 });
