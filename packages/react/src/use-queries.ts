@@ -73,6 +73,18 @@ class QueriesObserver {
   #rendered: Rendered = { observers: [], inputs: [], id: '', environment: '' };
   #tokens: unknown[] = [];
   #results: QueryResult<unknown, unknown>[] = [];
+  /** This render's queries, for `#observerAt`. */
+  #queries: readonly QueryDefinition<any, any>[] = [];
+  // Made once: a render with nothing changed allocates neither a callback nor an array.
+  readonly #observerAt = (i: number): QueryObserver => {
+    const observer = (this.#pool[i] ??= new QueryObserver(this.store));
+    observer.setQuery(this.#queries[i]!, undefined);
+    observer.beginRender();
+    return observer;
+  };
+  readonly #inputsAt = (i: number): Inputs => this.#observers[i]!.inputs;
+  readonly #snapshotAt = (i: number): unknown => this.#observers[i]!.getSnapshot();
+  readonly #resultAt = (i: number) => this.#observers[i]!.result();
 
   constructor(store: QueryStore) {
     this.store = store;
@@ -89,19 +101,10 @@ class QueriesObserver {
   }
 
   setInputs(queries: readonly QueryDefinition<any, any>[]): void {
-    const pool = this.#pool;
-    const observers = queries.map((query, i) => {
-      const observer = (pool[i] ??= new QueryObserver(this.store));
-      observer.setQuery(query, undefined);
-      observer.beginRender();
-      return observer;
-    });
+    this.#queries = queries;
     const rendered = this.#rendered;
-    this.#observers = sameItems(rendered.observers, observers);
-    const inputs = sameItems(
-      rendered.inputs,
-      observers.map((o) => o.inputs),
-    );
+    this.#observers = sameItems(rendered.observers, queries.length, this.#observerAt);
+    const inputs = sameItems(rendered.inputs, queries.length, this.#inputsAt);
     if (this.#observers !== rendered.observers || inputs !== rendered.inputs) {
       // Both depend on the inputs alone (an observer's key and `active` are read from its own).
       let id = '';
@@ -140,18 +143,12 @@ class QueriesObserver {
 
   /** The list of the observers' snapshots: the same array while none of them changed. */
   getSnapshot = (): unknown => {
-    this.#tokens = sameItems(
-      this.#tokens,
-      this.#observers.map((o) => o.getSnapshot()),
-    );
+    this.#tokens = sameItems(this.#tokens, this.#observers.length, this.#snapshotAt);
     return this.#tokens;
   };
 
   results(): QueryResult<unknown, unknown>[] {
-    this.#results = sameItems(
-      this.#results,
-      this.#observers.map((o) => o.result()),
-    );
+    this.#results = sameItems(this.#results, this.#observers.length, this.#resultAt);
     return this.#results;
   }
 
@@ -163,9 +160,19 @@ class QueriesObserver {
   }
 }
 
-/** `previous` when `next` holds the same items (so identity tells React nothing changed). */
-function sameItems<T>(previous: T[], next: T[]): T[] {
-  return next.length === previous.length && next.every((item, i) => item === previous[i])
-    ? previous
-    : next;
+/**
+ * `previous` when `itemAt(0 .. length - 1)` are its items (so identity tells React nothing
+ * changed), else a new array of them: none is made when nothing changed. Calls `itemAt` once for
+ * each index, in order (setting up each observer is a side effect of `#observerAt`).
+ */
+function sameItems<T>(previous: T[], length: number, itemAt: (i: number) => T): T[] {
+  let next: T[] | undefined;
+  for (let i = 0; i < length; i++) {
+    const item = itemAt(i);
+    if (next === undefined && (i >= previous.length || item !== previous[i])) {
+      next = previous.slice(0, i);
+    }
+    next?.push(item);
+  }
+  return next ?? (length === previous.length ? previous : previous.slice(0, length));
 }

@@ -2,7 +2,7 @@ import { CircuitOpenError, HttpError, TimeoutError } from '@keel/core';
 import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
 import { delay, HttpResponse, http } from 'msw';
 import { StrictMode, Suspense } from 'react';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { FakeClock } from '../../core/test/helpers';
 import { keepPreviousData, queryOptions, useQuery } from '../src/index';
 import { storeFor } from '../src/query/store';
@@ -416,5 +416,74 @@ describe('useQuery', () => {
     expect(screen.getByText('loading…')).toBeTruthy();
     await waitFor(() => expect(text()).toBe('s'));
     expect(api.state.gets).toBe(1);
+  });
+});
+
+describe('useQuery option checks', () => {
+  it('checks refetchInterval and select once per change of the options, not at every render', () => {
+    const client = testClient();
+    let intervalReads = 0;
+    let selectReads = 0;
+    // One options object kept across renders (a module constant, or memoized), counting reads.
+    const options = {
+      enabled: false,
+      get refetchInterval() {
+        intervalReads++;
+        return 1000;
+      },
+      get select() {
+        selectReads++;
+        return undefined;
+      },
+    };
+    const { rerender, unmount } = renderHook(() => useQuery<Todo[]>('/todos', options), {
+      wrapper: wrapperFor(client),
+    });
+    const interval = intervalReads;
+    const select = selectReads;
+    for (let i = 0; i < 5; i++) rerender();
+    // The options did not change: nothing reads the interval again; the view reads select (to
+    // know there is none) once per render, the check no more.
+    expect(intervalReads).toBe(interval);
+    expect(selectReads).toBe(select + 5);
+    unmount();
+  });
+
+  it('a bad refetchInterval or select is refused on the render that brings it, and again on the next', () => {
+    const client = testClient();
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+    onTestFinished(() => logged.mockRestore());
+    const good = { enabled: false, refetchInterval: 1000 };
+    for (const [bad, error] of [
+      [
+        { enabled: false, refetchInterval: '1000' },
+        new TypeError(
+          'keel: `refetchInterval` must be a positive number of ms, at most 2147483647, or false, got "1000"',
+        ),
+      ],
+      [
+        { enabled: false, refetchInterval: 0 },
+        new RangeError(
+          'keel: `refetchInterval` must be a positive number of ms, at most 2147483647, or false, got 0',
+        ),
+      ],
+      [{ enabled: false, select: 5 }, new TypeError('keel: `select` must be a function, got 5')],
+    ] as const) {
+      let options: object = good;
+      const { rerender, unmount } = renderHook(
+        () => useQuery<Todo[]>('/todos', options as typeof good),
+        { wrapper: wrapperFor(client) },
+      );
+      rerender();
+      options = bad;
+      expect(() => rerender()).toThrow(error);
+      // The same object again: still refused (the failed render changed nothing).
+      expect(() =>
+        renderHook(() => useQuery<Todo[]>('/todos', bad as typeof good), {
+          wrapper: wrapperFor(client),
+        }),
+      ).toThrow(error);
+      unmount();
+    }
   });
 });

@@ -8,31 +8,46 @@ import { noop } from './report';
 /** `focus`: the page became visible or the window gained focus; `online`: back online. */
 export type Signal = 'focus' | 'online';
 
-const listeners: Record<Signal, Set<() => void>> = { focus: new Set(), online: new Set() };
-/** The window events listened to; each is a signal (visibilitychange only when it shows the page). */
-const EVENTS = ['visibilitychange', 'focus', 'online'];
+const focus = new Set<() => void>();
+/**
+ * The window events listened to, each with the listeners of the signal it is: visibilitychange is
+ * `focus` too (when it shows the page).
+ */
+const listeners: Record<Signal | 'visibilitychange', Set<() => void>> = {
+  visibilitychange: focus,
+  focus,
+  online: new Set(),
+};
+const EVENTS = Object.keys(listeners) as (keyof typeof listeners)[];
 let target: Window | undefined;
 
 function onEvent(event: Event): void {
-  const signal: Signal = event.type === 'online' ? 'online' : 'focus';
-  if (event.type === 'visibilitychange' && isDocumentHidden()) return;
-  for (const listener of listeners[signal]) listener();
+  const type = event.type as keyof typeof listeners;
+  if (type === 'visibilitychange' && isDocumentHidden()) return;
+  // A copy: one added during this event (say, one listening again from its own call) is called
+  // from the next event on, not visited by this loop (which it would keep endless). One copy per
+  // window event, rare; the smallest code in app D (a copy-on-write array costs more bytes).
+  for (const listener of [...listeners[type]]) listener();
 }
 
 /** Runs `listener` on each `signal` until the returned function is called. */
 export function onSignal(signal: Signal, listener: () => void): () => void {
   const win = globalThis.window;
   if (win === undefined || typeof win.addEventListener !== 'function') return noop;
-  const entry = () => listener();
+  // A wrapper per call: listening twice with one function needs two stops. One stopped during an
+  // event (by an earlier listener) is still in that event's copy: it checks it is still listening.
+  const entry = () => {
+    if (listeners[signal].has(entry)) listener();
+  };
   listeners[signal].add(entry);
   if (target === undefined) {
     target = win;
-    for (const name of EVENTS) win.addEventListener(name, onEvent, false);
+    for (const name of EVENTS) win.addEventListener(name, onEvent);
   }
   return () => {
-    listeners[signal].delete(entry);
-    if (environmentListenerCount() === 0 && target !== undefined) {
-      for (const name of EVENTS) target.removeEventListener(name, onEvent, false);
+    // Deleted now (not stopped before), and the last: `target` holds the window listened to.
+    if (listeners[signal].delete(entry) && environmentListenerCount() === 0) {
+      for (const name of EVENTS) target!.removeEventListener(name, onEvent);
       target = undefined;
     }
   };
@@ -45,5 +60,5 @@ export function isDocumentHidden(): boolean {
 
 /** For leak checks: window listeners currently held by keel. */
 export function environmentListenerCount(): number {
-  return listeners.focus.size + listeners.online.size;
+  return focus.size + listeners.online.size;
 }

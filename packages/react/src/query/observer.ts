@@ -255,15 +255,17 @@ export class QueryObserver {
 
   /** Called at the start of each render with the hook's arguments. */
   setInputs(url: string | null, options: UseQueryOptions<any, any> | undefined): void {
+    // Resolving is cheap but not free; skip it when neither the URL nor the options object changed.
+    // The checks below come after: a render they refuse changes no inputs, so the next render
+    // with the same options checks (and refuses) them again.
+    const current = this.#inputs;
+    if (url === current.url && options === current.options) return;
     const interval = options?.refetchInterval;
     if (interval !== undefined && interval !== false) {
       // At most the 32-bit timer limit: past it a timer fires after 1 ms.
       checkNumber('refetchInterval', interval, INTERVAL, (n) => n > 0 && n <= 2147483647);
     }
     if (options?.select !== undefined) checkFunction('select', options.select);
-    // Resolving is cheap but not free; skip it when neither the URL nor the options object changed.
-    const current = this.#inputs;
-    if (url === current.url && options === current.options) return;
     checkSwitches(options);
     const requestOptions = url === null ? undefined : requestOptionsOf(options);
     let spec: RequestSpec | undefined;

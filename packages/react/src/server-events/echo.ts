@@ -13,14 +13,18 @@ import { storeFor } from '../query/store';
 export function echoCovered(client: Client, target: InvalidateTarget): boolean {
   const { mutations, clock } = storeFor(client);
   const now = clock.now();
-  const own = [...mutations.running];
-  for (const [mutation, until] of mutations.settled) if (until > now) own.push(mutation);
-  return own.some((mutation) => {
-    const covers = covered(client, mutation, target, mutation.invalidate);
-    // Skipped on the word of a mutation that may still fail (the server applied the change, its
-    // response says otherwise): it keeps the target, applied if it fails (mutation/observer.ts).
-    // Running ones come first; one that already succeeded never reads it.
-    if (covers) (mutation.skipped ??= []).push(target);
-    return covers;
-  });
+  // Walked in place, no copy per echo: judging runs no app code, so neither collection changes.
+  for (const mutation of mutations.running) {
+    if (covered(client, mutation, target, mutation.invalidate)) {
+      // Skipped on the word of a mutation that may still fail (the server applied the change,
+      // its response says otherwise): it keeps the target, applied if it fails
+      // (mutation/observer.ts). One that already succeeded (below) has no use for it.
+      (mutation.skipped ??= []).push(target);
+      return true;
+    }
+  }
+  for (const [mutation, until] of mutations.settled) {
+    if (until > now && covered(client, mutation, target, mutation.invalidate)) return true;
+  }
+  return false;
 }
