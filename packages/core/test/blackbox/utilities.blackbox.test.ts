@@ -100,6 +100,9 @@ describe('Standalone utilities (spec table)', () => {
     expect(sp.get('c')).toBe('true');
     expect(sp.has('d')).toBe(false);
     expect(sp.has('e')).toBe(false);
+    // README: the query without its `?`, '' for none.
+    expect(buildQuery({ a: [1, 2] })).toBe('a=1&a=2');
+    expect(buildQuery({})).toBe('');
   });
 
   test('resolveURL(url, base?) prepends the base to relative URLs; absolute URLs win', () => {
@@ -111,6 +114,33 @@ describe('Standalone utilities (spec table)', () => {
     const a = canonicalizeURL('https://API.test:443/x?b=2&a=1#frag');
     expect(a).toBe(canonicalizeURL('https://api.test/x?a=1&b=2'));
     expect(canonicalizeURL(a)).toBe(a);
+  });
+
+  test('canonicalizeURL of a relative URL (as keys write it) stays relative, canonical', () => {
+    expect(canonicalizeURL('/users?b=2&a=1#top')).toBe('/users?a=1&b=2');
+    expect(canonicalizeURL('/a/./b/../c?x=1')).toBe('/a/c?x=1');
+    expect(canonicalizeURL('/a b')).toBe('/a%20b');
+    expect(canonicalizeURL('users?b=2&a=1')).toBe('users?a=1&b=2');
+    expect(canonicalizeURL('?b=2&a=1')).toBe('?a=1&b=2');
+    const a = canonicalizeURL('/users?b=2&a=1');
+    expect(canonicalizeURL(a)).toBe(a);
+  });
+
+  test('createFingerprint of a relative URL: query order ignored, and the key the client uses', async () => {
+    expect(createFingerprint({ method: 'GET', url: '/users?b=2&a=1' })).toBe(
+      createFingerprint({ method: 'GET', url: '/users?a=1&b=2' }),
+    );
+    expect(createFingerprint({ method: 'GET', url: '/users#x' })).toBe(
+      createFingerprint({ method: 'get', url: '/users' }),
+    );
+    const seen: string[] = [];
+    const client = createClient({
+      baseURL: 'https://api.test',
+      fetch: async () => new Response('{}', { headers: { 'content-type': 'application/json' } }),
+    });
+    client.on('request', (e) => seen.push(e.key));
+    await client.get('/users?b=2&a=1');
+    expect(seen).toEqual([createFingerprint({ method: 'GET', url: '/users?b=2&a=1' })]);
   });
 
   test('createFingerprint({method, url, headers?, body?}): query order ignored, method/headers/body matter', () => {
