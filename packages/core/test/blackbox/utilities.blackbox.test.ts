@@ -192,6 +192,26 @@ describe('Standalone utilities (spec table)', () => {
     expect(got).toEqual(['on1', 'once1', 'on2']);
   });
 
+  test('EventEmitter: off(event, fn) removes a listener added with once(event, fn) before it fires', () => {
+    const em = new EventEmitter<{ ping: number; pong: number }>();
+    const got: string[] = [];
+    const fn = (n: number) => got.push(`fn${n}`);
+    em.once('ping', fn);
+    em.once('pong', fn);
+    em.off('ping', fn);
+    em.emit('ping', 1);
+    em.emit('pong', 2);
+    expect(got).toEqual(['fn2']);
+    // Added both ways: each off removes one registration.
+    em.on('ping', fn);
+    em.once('ping', fn);
+    em.off('ping', fn);
+    em.emit('ping', 3);
+    em.off('ping', fn);
+    em.emit('ping', 4);
+    expect(got).toEqual(['fn2', 'fn3']);
+  });
+
   test('Tracker: idle -> pending -> retrying -> success; terminal states are final (spec: Request tracker)', () => {
     const t = new Tracker('GET /x');
     expect(t.state).toBe('idle');
