@@ -255,6 +255,19 @@ describe('Errors (spec: Errors table)', () => {
     expect(new CancelledError().name).toBe('CancelledError');
     expect(new CircuitOpenError().name).toBe('CircuitOpenError');
   });
+
+  test('CircuitOpenError.endpoint is a string (`METHOD pathname`) however it is built', () => {
+    expect(new CircuitOpenError().endpoint).toBe('');
+    expect(new CircuitOpenError('GET /users').endpoint).toBe('GET /users');
+    expect(new CircuitOpenError('GET /users').message).toMatch('GET /users');
+    expect(new CircuitOpenError(undefined, { endpoint: 'GET /a' }).endpoint).toBe('GET /a');
+    const request = { method: 'GET', url: 'https://api.test/a?x=1' };
+    expect(new CircuitOpenError(request, { endpoint: 'GET /a' })).toMatchObject({
+      endpoint: 'GET /a',
+      method: 'GET',
+      url: 'https://api.test/a?x=1',
+    });
+  });
 });
 
 describe('Option validation (issue #2 Bad input)', () => {
