@@ -22,6 +22,7 @@ import {
   TimeoutError,
   Tracker,
 } from '../../src/index';
+import { ManualClock } from './harness';
 
 describe('Standalone utilities (spec table)', () => {
   test('resolveRetryOptions() fills the spec defaults', () => {
@@ -237,6 +238,34 @@ describe('Standalone utilities (spec table)', () => {
   test('CacheStore(defaultTtl?) is constructible', () => {
     expect(new CacheStore()).toBeInstanceOf(CacheStore);
     expect(new CacheStore(1000)).toBeInstanceOf(CacheStore);
+  });
+
+  test('CacheStore entries are CacheEntry {key, path, response, spec, tags, storedAt, expiresAt, subscribers}', () => {
+    const clock = new ManualClock();
+    const store = new CacheStore(1000, { clock });
+    const response = { data: 1, status: 200, statusText: 'OK', headers: new Headers() };
+    const entry = store.set('GET https://api.test/a?x=1', response, { tags: ['t'] });
+    expect(entry).toMatchObject({
+      key: 'GET https://api.test/a?x=1',
+      path: '/a',
+      response,
+      spec: undefined,
+      tags: ['t'],
+      storedAt: clock.now(),
+      expiresAt: clock.now() + 1000,
+    });
+    // subscribers: the set of CacheSubscribers interested in the key, kept up to date.
+    expect(entry.subscribers).toBeInstanceOf(Set);
+    expect(entry.subscribers.size).toBe(0);
+    const one = () => {};
+    const two = () => {};
+    const offOne = store.subscribe('GET https://api.test/a?x=1', one);
+    const offTwo = store.subscribe((key) => key.startsWith('GET '), two);
+    store.subscribe('GET https://api.test/other', () => {});
+    expect([...store.get('GET https://api.test/a?x=1')!.subscribers]).toEqual([one, two]);
+    offOne();
+    offTwo();
+    expect(entry.subscribers.size).toBe(0);
   });
 });
 
