@@ -10,7 +10,12 @@ export {
 export { isRetriableStatus, isSuccessStatus } from './attempt/status';
 export type { CacheEntry } from './cache/entry';
 export type { ResolvedCacheOptions } from './cache/options';
-export { CacheStore, type CacheStoreOptions, type WriteOptions } from './cache/store';
+export {
+  CacheStore,
+  type CacheStoreOptions,
+  type StoredEntry,
+  type WriteOptions,
+} from './cache/store';
 export { createBaseClient } from './client';
 export { createClient } from './create-client';
 export { Deduper } from './dedup/deduper';

@@ -389,12 +389,24 @@ export function asMatchable(entry: CacheEntry): Matchable {
   };
 }
 
+/** An entry of a standalone CacheStore: a CacheEntry with the spec's `subscribers`. */
+export interface StoredEntry extends CacheEntry {
+  /**
+   * The CacheSubscribers that want the entry's key now (its key's subscriptions and the
+   * predicate subscriptions that accept it, in subscription order): a new Set at each read.
+   */
+  readonly subscribers: ReadonlySet<CacheSubscriber>;
+}
+
 /**
  * The response cache as an app builds it on its own (`new CacheStore(defaultTtl, options)`):
- * the client's Store, with its arguments checked.
+ * the client's Store, with its arguments checked, and entries that list their subscribers (the
+ * client's own entries do not: its store answers interest by key, and an entry stays lean).
  */
 export class CacheStore extends Store {
   readonly #clock: Clock;
+  /** Every live subscription (its key or predicate, and listener), for `subscribers`. */
+  #subs: [KeyMatcher, CacheSubscriber][] = [];
 
   constructor(defaultTtl = CACHE_DEFAULTS.ttl, options: CacheStoreOptions = {}) {
     checkMs('defaultTtl', defaultTtl, Number.MAX_VALUE);
@@ -416,6 +428,51 @@ export class CacheStore extends Store {
    */
   watch(listener: (change: CacheChange) => void): () => void {
     return watchStore(this, listener);
+  }
+
+  override set(key: string, response: ApiResponse, options?: WriteOptions): StoredEntry {
+    const entry = super.set(key, response, options);
+    return Object.defineProperty(entry, 'subscribers', {
+      get: () => this.#subscribersOf(key),
+      enumerable: true,
+    }) as StoredEntry;
+  }
+
+  override get(key: string): StoredEntry | undefined {
+    return super.get(key) as StoredEntry | undefined;
+  }
+
+  override values(): IterableIterator<StoredEntry> {
+    return super.values() as IterableIterator<StoredEntry>;
+  }
+
+  override subscribe(matcher: KeyMatcher, listener: CacheSubscriber): () => void {
+    const off = super.subscribe(matcher, listener);
+    const sub: [KeyMatcher, CacheSubscriber] = [matcher, listener];
+    this.#subs = [...this.#subs, sub];
+    return () => {
+      off();
+      this.#subs = this.#subs.filter((s) => s !== sub);
+    };
+  }
+
+  #subscribersOf(key: string): Set<CacheSubscriber> {
+    const out = new Set<CacheSubscriber>();
+    for (const [matcher, listener] of this.#subs) {
+      if (matcher === key || (typeof matcher === 'function' && this.#accepts(matcher, key))) {
+        out.add(listener);
+      }
+    }
+    return out;
+  }
+
+  /** A predicate's answer, read as the store reads it: one that throws accepts nothing. */
+  #accepts(matcher: (key: string) => boolean, key: string): boolean {
+    try {
+      return answer('matcher', matcher(key));
+    } catch {
+      return false;
+    }
   }
 
   has(key: string): boolean {

@@ -7,14 +7,24 @@ export interface CircuitOpenErrorInit {
   endpoint: string;
 }
 
-/** The circuit for `endpoint` (`METHOD pathname`) is open: no attempt was made. */
+/**
+ * The circuit for `endpoint` (`METHOD pathname`) is open: no attempt was made. Built by an app:
+ * `new CircuitOpenError('GET /users')` (the endpoint alone), or the request first and then
+ * `{ endpoint }`; `endpoint` is '' when none is given, a string as typed.
+ */
 export class CircuitOpenError extends KeelRequestError {
   override name = 'CircuitOpenError' as const;
   declare readonly endpoint: string;
 
-  constructor(request?: FailedRequest, init?: CircuitOpenErrorInit) {
-    const endpoint = init?.endpoint;
-    super(request, endpoint ? `Circuit open for ${endpoint}` : 'Circuit open', { endpoint });
+  constructor(endpoint?: string);
+  constructor(request?: FailedRequest, init?: CircuitOpenErrorInit);
+  constructor(request?: FailedRequest | string, init?: CircuitOpenErrorInit) {
+    const endpoint = typeof request === 'string' ? request : (init?.endpoint ?? '');
+    super(
+      typeof request === 'string' ? undefined : request,
+      endpoint ? `Circuit open for ${endpoint}` : 'Circuit open',
+      { endpoint },
+    );
   }
 }
 

@@ -134,6 +134,7 @@ export class EventEmitter<Events extends { [K in keyof Events]: unknown }> exten
 
   removeAll(): void {
     for (const event in this.#listeners) delete this.#listeners[event];
+    this.#onces.clear();
   }
 
   /**
@@ -155,12 +156,33 @@ export class EventEmitter<Events extends { [K in keyof Events]: unknown }> exten
     (this as AheadEmitter<Events>).emit(event, payload, true);
   }
 
+  /** Live `once` registrations: each wrapper, with the event and function it was added with. */
+  readonly #onces = new Map<Listener<never>, [keyof Events, Listener<never>]>();
+
   once<K extends keyof Events>(event: K, listener: Listener<Events[K]>): () => void {
     const wrapped: Listener<Events[K]> = (payload) => {
       this.off(event, wrapped);
       listener(payload);
     };
+    this.#onces.set(wrapped, [event, listener]);
     return this.on(event, wrapped);
+  }
+
+  /** Also removes a listener added with `once` (held wrapped) by the function it was given. */
+  override off<K extends keyof Events>(event: K, listener: Listener<Events[K]>): void {
+    let removed: Listener<never> = listener;
+    const before = this.listenerCount(event);
+    super.off(event, listener);
+    if (this.listenerCount(event) === before) {
+      for (const [wrapped, [e, fn]] of this.#onces) {
+        if (e === event && fn === listener) {
+          super.off(event, wrapped as Listener<Events[K]>);
+          removed = wrapped;
+          break;
+        }
+      }
+    }
+    this.#onces.delete(removed);
   }
 }
 

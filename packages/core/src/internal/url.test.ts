@@ -76,7 +76,18 @@ describe('canonicalizeURL', () => {
 
   test('an invalid URL is a RangeError naming it', () => {
     expect(() => canonicalizeURL('http://')).toThrow(RangeError);
-    expect(() => canonicalizeURL('not a url')).toThrow(/not a url/);
+    expect(() => canonicalizeURL('http://[bad/x')).toThrow(/http:\/\/\[bad\/x/);
+  });
+
+  test('a relative URL stays relative: path-absolute, path-relative, query only', () => {
+    expect(canonicalizeURL('not a url')).toBe('not%20a%20url');
+    expect(canonicalizeURL('/p/../q?z=1&a=2#f')).toBe('/q?a=2&z=1');
+    expect(canonicalizeURL('p/q?z=1&a=2')).toBe('p/q?a=2&z=1');
+    expect(canonicalizeURL('?z=1&a=2')).toBe('?a=2&z=1');
+    expect(canonicalizeURL('')).toBe('');
+    expect(canonicalizeURL('/')).toBe('/');
+    // Protocol-relative names a host without a scheme: not canonical without one.
+    expect(() => canonicalizeURL('//a.test/x')).toThrow(RangeError);
   });
 
   test('parseCanonical splits path and host and memoizes', () => {

@@ -80,7 +80,7 @@ export function keyBaseOf(baseURL: string | undefined): string | undefined {
   const base = baseURL ?? pageOrigin();
   if (base === undefined || /[?#]/.test(base)) return undefined;
   try {
-    return canonicalizeURL(base).replace(/\/$/, '');
+    return canonicalURL(base).href.replace(/\/$/, '');
   } catch {
     return undefined;
   }
@@ -108,10 +108,17 @@ export function absoluteKeyURL(url: string, keyBase: string | undefined): string
 /**
  * The canonical form used in keys: parsed and re-serialized (lower-case scheme and host, default
  * port dropped, dot segments resolved), query parameters sorted by name (stable, so repeated
- * keys keep their order), fragment removed.
+ * keys keep their order), fragment removed. A relative URL stays relative (`/users?b=2&a=1` is
+ * `/users?a=1&b=2`, `users` stays `users`): keys write URLs under the base so, and a
+ * protocol-relative `//host/x` is no exception to parse (a RangeError, as any unparsable URL).
  */
 export function canonicalizeURL(url: string): string {
-  return canonicalURL(url).href;
+  if (typeof url !== 'string' || ABSOLUTE.test(url) || url.startsWith('//')) {
+    return canonicalURL(url).href;
+  }
+  // Canonicalized under a placeholder origin, then cut back to the form it was written in.
+  const slash = url[0] === '/' ? '' : '/';
+  return canonicalURL(`http://h${slash}${url}`).href.slice(8 + slash.length);
 }
 
 /** Parses once and canonicalizes in place (see canonicalizeURL), in parts. */

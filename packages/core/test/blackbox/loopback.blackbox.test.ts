@@ -96,6 +96,24 @@ describe('Loopback (default global fetch)', () => {
     expect(q.get('n')).toBe('1');
   });
 
+  test('Authentication: a request header wins over the client one of the same name in another case; one value reaches the server', async () => {
+    const client = createClient({
+      baseURL: base,
+      headers: { Authorization: 'Bearer client', 'X-Api-Key': 'k' },
+    });
+    await client.get('/json', { cache: false });
+    await client.get('/json', { cache: false, headers: { authorization: 'Bearer request' } });
+    await client.get('/json', {
+      cache: false,
+      headers: new Headers({ AUTHORIZATION: 'Bearer headers' }),
+    });
+    const [a, b, c] = seen.slice(-3);
+    expect(a!.headers.authorization).toBe('Bearer client');
+    expect(b!.headers.authorization).toBe('Bearer request');
+    expect(c!.headers.authorization).toBe('Bearer headers');
+    for (const s of [a, b, c]) expect(s!.headers['x-api-key']).toBe('k');
+  });
+
   test('POST JSON-stringifies an object body; text, 204 and HEAD responses', async () => {
     const client = createClient({ baseURL: base });
     const r = await client.post<{ body: string }>('/json', { a: 1 });

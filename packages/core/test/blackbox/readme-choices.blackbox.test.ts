@@ -15,6 +15,32 @@ const ticks = async (n = 5) => {
 };
 
 describe('README choices where the spec is open', () => {
+  test('spec: a string target is "the exact path with its children and query variants"; README: a query written on the target is ignored (the path is the target)', async () => {
+    const s = setup();
+    s.backend.handler = () => json({});
+    for (const url of ['/users?page=1', '/users?page=2', '/users', '/users/7', '/users-x']) {
+      await s.client.get(url);
+    }
+    expect(s.client.invalidate('/users?page=2').sort()).toEqual([
+      'GET /users',
+      'GET /users/7',
+      'GET /users?page=1',
+      'GET /users?page=2',
+    ]);
+    expect(s.client.getCached('GET /users-x')).toBeDefined();
+  });
+
+  test('spec RequestOptions lists method and url (required); README: they are the arguments of request(method, url, options) and the named methods, which win over the same fields in options', async () => {
+    const s = setup();
+    s.backend.handler = () => json({});
+    await s.client.request('GET', '/a', { method: 'POST', url: '/b' } as never);
+    await s.client.post('/c', { n: 1 }, { method: 'PUT', url: '/d', body: { n: 2 } } as never);
+    expect(s.backend.calls.map((c) => [c.method, c.url, c.body])).toEqual([
+      ['GET', 'https://api.test/a', undefined],
+      ['POST', 'https://api.test/c', '{"n":1}'],
+    ]);
+  });
+
   test('spec Errors 3 lists retry statuses for every method; README "Only idempotent methods are retried by default": a POST answered 500 is sent once, a GET three times', async () => {
     const s = setup({ retry: { baseDelay: 10, jitter: false } });
     s.backend.handler = () => json({}, 500);

@@ -22,6 +22,7 @@ import {
   TimeoutError,
   Tracker,
 } from '../../src/index';
+import { ManualClock } from './harness';
 
 describe('Standalone utilities (spec table)', () => {
   test('resolveRetryOptions() fills the spec defaults', () => {
@@ -100,6 +101,9 @@ describe('Standalone utilities (spec table)', () => {
     expect(sp.get('c')).toBe('true');
     expect(sp.has('d')).toBe(false);
     expect(sp.has('e')).toBe(false);
+    // README: the query without its `?`, '' for none.
+    expect(buildQuery({ a: [1, 2] })).toBe('a=1&a=2');
+    expect(buildQuery({})).toBe('');
   });
 
   test('resolveURL(url, base?) prepends the base to relative URLs; absolute URLs win', () => {
@@ -111,6 +115,33 @@ describe('Standalone utilities (spec table)', () => {
     const a = canonicalizeURL('https://API.test:443/x?b=2&a=1#frag');
     expect(a).toBe(canonicalizeURL('https://api.test/x?a=1&b=2'));
     expect(canonicalizeURL(a)).toBe(a);
+  });
+
+  test('canonicalizeURL of a relative URL (as keys write it) stays relative, canonical', () => {
+    expect(canonicalizeURL('/users?b=2&a=1#top')).toBe('/users?a=1&b=2');
+    expect(canonicalizeURL('/a/./b/../c?x=1')).toBe('/a/c?x=1');
+    expect(canonicalizeURL('/a b')).toBe('/a%20b');
+    expect(canonicalizeURL('users?b=2&a=1')).toBe('users?a=1&b=2');
+    expect(canonicalizeURL('?b=2&a=1')).toBe('?a=1&b=2');
+    const a = canonicalizeURL('/users?b=2&a=1');
+    expect(canonicalizeURL(a)).toBe(a);
+  });
+
+  test('createFingerprint of a relative URL: query order ignored, and the key the client uses', async () => {
+    expect(createFingerprint({ method: 'GET', url: '/users?b=2&a=1' })).toBe(
+      createFingerprint({ method: 'GET', url: '/users?a=1&b=2' }),
+    );
+    expect(createFingerprint({ method: 'GET', url: '/users#x' })).toBe(
+      createFingerprint({ method: 'get', url: '/users' }),
+    );
+    const seen: string[] = [];
+    const client = createClient({
+      baseURL: 'https://api.test',
+      fetch: async () => new Response('{}', { headers: { 'content-type': 'application/json' } }),
+    });
+    client.on('request', (e) => seen.push(e.key));
+    await client.get('/users?b=2&a=1');
+    expect(seen).toEqual([createFingerprint({ method: 'GET', url: '/users?b=2&a=1' })]);
   });
 
   test('createFingerprint({method, url, headers?, body?}): query order ignored, method/headers/body matter', () => {
@@ -162,6 +193,26 @@ describe('Standalone utilities (spec table)', () => {
     expect(got).toEqual(['on1', 'once1', 'on2']);
   });
 
+  test('EventEmitter: off(event, fn) removes a listener added with once(event, fn) before it fires', () => {
+    const em = new EventEmitter<{ ping: number; pong: number }>();
+    const got: string[] = [];
+    const fn = (n: number) => got.push(`fn${n}`);
+    em.once('ping', fn);
+    em.once('pong', fn);
+    em.off('ping', fn);
+    em.emit('ping', 1);
+    em.emit('pong', 2);
+    expect(got).toEqual(['fn2']);
+    // Added both ways: each off removes one registration.
+    em.on('ping', fn);
+    em.once('ping', fn);
+    em.off('ping', fn);
+    em.emit('ping', 3);
+    em.off('ping', fn);
+    em.emit('ping', 4);
+    expect(got).toEqual(['fn2', 'fn3']);
+  });
+
   test('Tracker: idle -> pending -> retrying -> success; terminal states are final (spec: Request tracker)', () => {
     const t = new Tracker('GET /x');
     expect(t.state).toBe('idle');
@@ -188,6 +239,34 @@ describe('Standalone utilities (spec table)', () => {
     expect(new CacheStore()).toBeInstanceOf(CacheStore);
     expect(new CacheStore(1000)).toBeInstanceOf(CacheStore);
   });
+
+  test('CacheStore entries are CacheEntry {key, path, response, spec, tags, storedAt, expiresAt, subscribers}', () => {
+    const clock = new ManualClock();
+    const store = new CacheStore(1000, { clock });
+    const response = { data: 1, status: 200, statusText: 'OK', headers: new Headers() };
+    const entry = store.set('GET https://api.test/a?x=1', response, { tags: ['t'] });
+    expect(entry).toMatchObject({
+      key: 'GET https://api.test/a?x=1',
+      path: '/a',
+      response,
+      spec: undefined,
+      tags: ['t'],
+      storedAt: clock.now(),
+      expiresAt: clock.now() + 1000,
+    });
+    // subscribers: the set of CacheSubscribers interested in the key, kept up to date.
+    expect(entry.subscribers).toBeInstanceOf(Set);
+    expect(entry.subscribers.size).toBe(0);
+    const one = () => {};
+    const two = () => {};
+    const offOne = store.subscribe('GET https://api.test/a?x=1', one);
+    const offTwo = store.subscribe((key) => key.startsWith('GET '), two);
+    store.subscribe('GET https://api.test/other', () => {});
+    expect([...store.get('GET https://api.test/a?x=1')!.subscribers]).toEqual([one, two]);
+    offOne();
+    offTwo();
+    expect(entry.subscribers.size).toBe(0);
+  });
 });
 
 describe('Errors (spec: Errors table)', () => {
@@ -204,6 +283,19 @@ describe('Errors (spec: Errors table)', () => {
     expect(new TimeoutError().name).toBe('TimeoutError');
     expect(new CancelledError().name).toBe('CancelledError');
     expect(new CircuitOpenError().name).toBe('CircuitOpenError');
+  });
+
+  test('CircuitOpenError.endpoint is a string (`METHOD pathname`) however it is built', () => {
+    expect(new CircuitOpenError().endpoint).toBe('');
+    expect(new CircuitOpenError('GET /users').endpoint).toBe('GET /users');
+    expect(new CircuitOpenError('GET /users').message).toMatch('GET /users');
+    expect(new CircuitOpenError(undefined, { endpoint: 'GET /a' }).endpoint).toBe('GET /a');
+    const request = { method: 'GET', url: 'https://api.test/a?x=1' };
+    expect(new CircuitOpenError(request, { endpoint: 'GET /a' })).toMatchObject({
+      endpoint: 'GET /a',
+      method: 'GET',
+      url: 'https://api.test/a?x=1',
+    });
   });
 });
 
