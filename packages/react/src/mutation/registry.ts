@@ -112,17 +112,23 @@ export function covered(
         (tag) => spec?.tags.includes(tag) || (Array.isArray(extra) && extra.includes(tag)),
       )
     : typeof target === 'string' &&
-        (under(client, target, spec?.url) || under(client, target, extra));
+        (under(client, target, spec?.path, spec?.url) || under(client, target, extra));
 }
 
 /**
  * A read of `target` falls under `path` as an invalidation target: the core's own segment-aware
  * matcher, on the target resolved as the client resolves any URL (its base, an absolute form).
  */
-function under(client: Client, target: string, path: unknown): boolean {
+function under(client: Client, target: string, path: unknown, url?: string): boolean {
   if (typeof path !== 'string') return false;
   try {
-    return client.matches(path, client.resolve('GET', target));
+    const read = client.resolve('GET', target);
+    // A path target is matched as the core matches one (on the base, or from the root: a
+    // server's `/api/todos` echo with baseURL `/api`); `url`, the mutation's own, pins its origin.
+    return (
+      client.matches(path, read) &&
+      (url === undefined || new URL(url).origin === new URL(read.url).origin)
+    );
   } catch {
     return false; // a target the client cannot resolve is applied, not skipped
   }

@@ -54,4 +54,17 @@ describe('echoCovered', () => {
     await clock.advance(ECHO_WINDOW_MS);
     expect(echoCovered(client, '/users/1')).toBe(false);
   });
+
+  it('covers an echo the server names from its root (hub.invalidate("/api/todos"), baseURL …/api)', () => {
+    // The react-live example's case: its mutation is POST /todos on baseURL /api, and the
+    // server's hub names the list /api/todos. Judged on the mutation's absolute URL, the target
+    // resolved onto the base (/api/api/todos) was never under it, and the tab refetched its
+    // own echo (cluster.e2e: three GETs where two are right).
+    const { client, start } = setup();
+    const running = start('/todos');
+    expect(echoCovered(client, '/api/todos')).toBe(true);
+    expect(echoCovered(client, '/api/todos/7')).toBe(true);
+    expect(running.mutation.skipped).toEqual(['/api/todos', '/api/todos/7']);
+    expect(echoCovered(client, '/api/users')).toBe(false);
+  });
 });
