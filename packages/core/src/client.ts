@@ -902,6 +902,9 @@ class KeelClient implements Client {
   }
 
   #cancelFlight(flight: Flight, error: CancelledError): void {
+    // Out of the dedup map first: a request made from a `cancel` listener must not join (and
+    // keep alive) a flight whose every consumer is being cancelled.
+    leave(this.#inflight, flight);
     for (const consumer of flight.consumers()) this.#cancelConsumer(consumer, error);
   }
 
