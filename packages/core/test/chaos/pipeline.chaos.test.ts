@@ -385,6 +385,8 @@ async function runScenario(seed: number): Promise<string[]> {
   maxRunning = sched ? Math.min(sched.concurrency ?? 8, hostCap) : Infinity;
   const lanes = options.scheduler?.priority === true;
   const recorder = recordEvents(client);
+  /** Path invalidations and cache clears ('/'), by their place in the event log. */
+  const wiped = new Map<number, string>();
   /** Listeners of the app that call back into the client (and sometimes throw). */
   const appOffs: (() => void)[] = [];
   reenter = (payload) => {
@@ -538,6 +540,9 @@ async function runScenario(seed: number): Promise<string[]> {
     } else if (x < 0.66) {
       const target = chance(0.7) ? pick(PATHS).split('?')[0]! : ['t'];
       trace(`invalidate ${String(target)}`);
+      // Marked in the event log (at the top level only: inside a listener, events emitted
+      // earlier may still be on their way to it).
+      if (depth === 0 && typeof target === 'string') wiped.set(recorder.events.length, target);
       client.invalidate(target, { refetch: chance(0.7) });
     } else if (x < 0.7) {
       const path = pick(PATHS);
@@ -589,6 +594,7 @@ async function runScenario(seed: number): Promise<string[]> {
       mass(() => client.cancelReads(path.split('?')[0]!));
     } else if (x < 0.94) {
       trace('clearCache');
+      if (depth === 0) wiped.set(recorder.events.length, '/');
       client.clearCache();
     } else if (x < 0.96) {
       client.prefetch(client.resolve('GET', pick(PATHS)));
@@ -610,6 +616,28 @@ async function runScenario(seed: number): Promise<string[]> {
     }
   };
 
+  /**
+   * What holds between any two steps: intelligence counts exactly the flights whose `request`
+   * was heard and whose end was not; a half-open circuit has its probe in flight.
+   */
+  const midway = (): string[] => {
+    const out: string[] = [];
+    let open = 0;
+    for (const { name, payload } of recorder.events) {
+      if (name === 'request') open++;
+      else if (name === 'success' || name === 'error') open--;
+      else if (name === 'cancel' && (payload as { final: boolean }).final) open--;
+    }
+    const active = client.intelligence().snapshot().summary.activeRequests;
+    if (active !== open)
+      out.push(`at ${clock.now()}: activeRequests ${active}, events say ${open}`);
+    for (const c of client.circuitBreaker().statuses()) {
+      if (c.state === 'halfOpen' && !c.probing)
+        out.push(`circuit ${c.endpoint} halfOpen, no probe`);
+    }
+    return out;
+  };
+
   const initial = 2 + int(6);
   for (let i = 0; i < initial; i++) request();
   await flushAll();
@@ -623,6 +651,7 @@ async function runScenario(seed: number): Promise<string[]> {
     const ms = pick([0, 1, 10, 60, 120, 300, 800, 2500]);
     trace(`advance ${ms}`);
     await clock.advance(ms);
+    problems.push(...midway());
   }
   reentrant = 0;
   for (const off of offs) off();
@@ -812,6 +841,23 @@ async function runScenario(seed: number): Promise<string[]> {
       }
     }
   }
+  // A read that started before an invalidation of its path (or a cache clear) is not stored.
+  const startedAt = new Map<unknown, number>();
+  recorder.events.forEach(({ name, payload }, i) => {
+    if (name === 'request') startedAt.set(payload.tracker, i);
+    if (name !== 'cache-write') return;
+    const next = recorder.events[i + 1];
+    const from = next?.name === 'success' ? startedAt.get(next.payload.tracker) : undefined;
+    if (from === undefined) return;
+    // `GET /a?x=1` (relative to the base), marks after a space.
+    const path = new URL(payload.key.split(' ')[1]!, BASE).pathname;
+    for (const [at, target] of wiped) {
+      const hit = target === '/' || path === target || path.startsWith(`${target}/`);
+      if (at > from && at <= i && hit) {
+        problems.push(`${payload.key} stored by a read started before ${target} was wiped`);
+      }
+    }
+  });
   const queued = new Map<unknown, number>();
   for (const { name, payload } of recorder.events) {
     const id = (payload as { id?: unknown }).id;
@@ -836,8 +882,33 @@ async function runScenario(seed: number): Promise<string[]> {
   if (debug.adaptiveFlights !== 0) problems.push(`adaptive flights left: ${debug.adaptiveFlights}`);
   if (debug.subscriptions !== 0) problems.push(`subscriptions left: ${debug.subscriptions}`);
   if (debug.listeners !== 0) problems.push(`listeners left: ${debug.listeners}`);
-  const active = client.intelligence().snapshot().summary.activeRequests;
-  if (active !== 0) problems.push(`intelligence activeRequests ${active}`);
+  // Intelligence's counters, each incremented by exactly one kind of event (README, Intelligence).
+  const summary = client.intelligence().snapshot().summary;
+  if (summary.activeRequests !== 0) problems.push(`activeRequests ${summary.activeRequests}`);
+  const count = (name: string, keep: (p: Record<string, unknown>) => boolean = () => true) =>
+    recorder.events.filter((e) => e.name === name && keep(e.payload as Record<string, unknown>))
+      .length;
+  // A job the pre-start gate refused: its `error` is a CircuitOpenError, no failure, and it
+  // counts once in `requests` (its `request` and its `circuit-rejected`).
+  const refusedAtStart = count('error', (p) => p.error instanceof CircuitOpenError);
+  const want = {
+    cacheHits: count('cache-hit'),
+    deduplicated: count('dedup'),
+    retriesPerformed: count('retry'),
+    cancels: count('cancel'),
+    circuitRejected: count('circuit-rejected'),
+    failures: count('error') - refusedAtStart,
+    totalRequests:
+      count('cache-hit') +
+      count('request') +
+      count('dedup') +
+      count('circuit-rejected') -
+      refusedAtStart,
+  };
+  for (const [field, n] of Object.entries(want)) {
+    const got = summary[field as keyof typeof want];
+    if (got !== n) problems.push(`intelligence ${field} ${got}, events say ${n}`);
+  }
   const stats = client.scheduler().stats();
   if (stats.active + stats.queued + stats.delayed !== 0)
     problems.push(`scheduler: ${JSON.stringify(stats)}`);
