@@ -468,9 +468,12 @@ async function runScenario(seed: number): Promise<string[]> {
     let signal: ReturnType<typeof spiedSignal> | undefined;
     let term: Caller['term'];
     if (chance(0.3)) {
-      signal = spiedSignal();
+      // Sometimes one signal for several requests (a page's controller), not aborted yet.
+      const shared = callers.filter((c) => c.signal && !c.signal.signal.aborted);
+      signal = shared.length > 0 && chance(0.4) ? pick(shared).signal! : spiedSignal();
       opts.signal = signal.signal;
       if (chance(0.1)) {
+        for (const o of callers) if (o.signal === signal) markPending(o, 'abort');
         signal.controller.abort();
         term = 'pre-aborted';
       }
@@ -531,7 +534,12 @@ async function runScenario(seed: number): Promise<string[]> {
       if (withSignal.length > 0) {
         const c = pick(withSignal);
         const timeout = chance(0.4);
-        markPending(c, timeout ? 'abort-timeout' : 'abort');
+        // Every caller that shares the signal hears the abort.
+        for (const o of callers) {
+          if (o.signal === c.signal && !o.signal!.signal.aborted) {
+            markPending(o, timeout ? 'abort-timeout' : 'abort');
+          }
+        }
         trace(`abort #${c.id} ${timeout ? '(timeout)' : ''}`);
         c.signal!.controller.abort(
           timeout ? new DOMException('The operation timed out', 'TimeoutError') : undefined,
@@ -858,6 +866,23 @@ async function runScenario(seed: number): Promise<string[]> {
       }
     }
   });
+  // One half-open probe at a time per endpoint (a final cancel names its flight in `flight`).
+  const probes = new Map<unknown, string>();
+  for (const { name, payload } of recorder.events) {
+    const p = payload as {
+      tracker?: unknown;
+      flight?: unknown;
+      probe?: boolean;
+      endpoint?: string;
+    };
+    if (name === 'request' && p.probe) {
+      if ([...probes.values()].includes(p.endpoint!)) problems.push(`two probes of ${p.endpoint}`);
+      probes.set(p.tracker, p.endpoint!);
+    } else if (name === 'success' || name === 'error') probes.delete(p.tracker);
+    else if (name === 'cancel' && (payload as { final: boolean }).final) {
+      probes.delete(p.flight ?? p.tracker);
+    }
+  }
   const queued = new Map<unknown, number>();
   for (const { name, payload } of recorder.events) {
     const id = (payload as { id?: unknown }).id;
@@ -872,8 +897,10 @@ async function runScenario(seed: number): Promise<string[]> {
     if (k.open) problems.push(`fetch call ${k.n} (${k.outcome?.kind}) never aborted`);
   }
   for (const c of callers) {
-    if (c.signal && c.signal.live() !== 0)
+    if (c.signal && c.signal.live() !== 0) {
       say(c, `${c.signal.live()} listener(s) left on its signal`);
+      break; // one report per shared signal is enough
+    }
   }
   if (clock.live !== 0) problems.push(`timers left: ${clock.pendingDelays().join(', ')}`);
   const debug = debugOf(client) as ReturnType<typeof debugOf> & { adaptiveFlights: number };
