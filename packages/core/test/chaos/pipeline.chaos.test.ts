@@ -643,6 +643,25 @@ async function runScenario(seed: number): Promise<string[]> {
       if (c.state === 'halfOpen' && !c.probing)
         out.push(`circuit ${c.endpoint} halfOpen, no probe`);
     }
+    // Every number the observers report is finite and not negative, whatever the clock did.
+    const numbers = (what: string, value: unknown): void => {
+      if (typeof value === 'number') {
+        // Without a scheduler there is no ceiling: `configured` and `effective` read Infinity.
+        const noCeiling = !sched && /\.(configured|effective)$/.test(what) && value === Infinity;
+        if ((!Number.isFinite(value) && !noCeiling) || value < 0) out.push(`${what} = ${value}`);
+      } else if (value !== null && typeof value === 'object') {
+        for (const [k, v] of Object.entries(value)) numbers(`${what}.${k}`, v);
+      }
+    };
+    numbers('intelligence', client.intelligence().snapshot());
+    const adaptive = client.adaptive().snapshot();
+    numbers('adaptive', adaptive);
+    for (const [endpoint, e] of Object.entries(adaptive.endpoints)) {
+      if (e.effective < 1 || e.effective > e.configured) {
+        out.push(`adaptive ${endpoint}: effective ${e.effective} of ${e.configured}`);
+      }
+      if (e.retryMultiplier < 1) out.push(`adaptive ${endpoint}: multiplier ${e.retryMultiplier}`);
+    }
     return out;
   };
 
