@@ -67,6 +67,7 @@ import {
 } from '../helpers';
 
 const LISTENER_BUG = new Error('a listener of the app threw');
+const RETRY_ON_BUG = new Error('retryOn threw');
 const PATHS = ['/a', '/a?x=1', '/b', '/c/1', '/c/2'];
 const GROUPS = ['g1', 'g2'];
 const BASE = 'https://api.test';
@@ -319,6 +320,13 @@ async function runScenario(seed: number): Promise<string[]> {
   const skews = chance(0.25);
   let skew = 0;
   const postRetried = chance(0.25);
+  const retryOnThrows = chance(0.1);
+  const retryOn = chance(0.2)
+    ? (status: number | undefined) => {
+        if (retryOnThrows && chance(0.3)) throw RETRY_ON_BUG;
+        return status === undefined || status === 429 || status >= 500;
+      }
+    : undefined;
   const deadline = chance(0.4) ? pick([300, 1000, 3000]) : 0;
   const options: ClientOptions = {
     baseURL: BASE,
@@ -341,6 +349,11 @@ async function runScenario(seed: number): Promise<string[]> {
       maxDelay: 500,
       maxRetryAfter: pick([1500, 5000]),
       jitter: chance(0.5),
+      backoff: pick(['exponential', 'fixed']),
+      respectRetryAfter: chance(0.85),
+      // An app's own retryOn: the default rule, or one that sometimes throws (its error is then
+      // the request's).
+      ...(retryOn ? { retryOn } : {}),
       ...(postRetried ? { methods: ['GET', 'PUT', 'DELETE', 'POST'] } : {}),
     },
     cache: {
@@ -783,7 +796,9 @@ async function runScenario(seed: number): Promise<string[]> {
     } else if (e instanceof CircuitOpenError) {
       if ((options.circuitBreaker as { enabled?: boolean }).enabled === false)
         say(c, 'CircuitOpenError with the breaker off');
-    } else say(c, `unexpected rejection ${name}: ${String(e)}`);
+    } else if (e !== RETRY_ON_BUG || !retryOnThrows) {
+      say(c, `unexpected rejection ${name}: ${String(e)}`);
+    }
   }
 
   for (const c of callers) {
@@ -829,7 +844,10 @@ async function runScenario(seed: number): Promise<string[]> {
   }
   // A retry waits what the server asked for when it asked (and no longer than maxRetryAfter),
   // else a backoff within maxDelay (or the adaptive engine's cap while it throttles).
-  const maxRetryAfter = (options.retry as { maxRetryAfter: number }).maxRetryAfter;
+  const { maxRetryAfter, respectRetryAfter } = options.retry as {
+    maxRetryAfter: number;
+    respectRetryAfter: boolean;
+  };
   for (const { name, payload } of recorder.events) {
     if (name !== 'retry') continue;
     const { error, delay, reason, key } = payload;
@@ -849,7 +867,7 @@ async function runScenario(seed: number): Promise<string[]> {
     ) {
       problems.push(`retry of ${key} after a TimeoutError of kind ${error.kind}`);
     }
-    if (after !== undefined) {
+    if (after !== undefined && respectRetryAfter) {
       if (reason !== 'retry-after' || delay !== after || delay > maxRetryAfter) {
         problems.push(`retry of ${key}: ${reason} ${delay} ms, the server asked ${after} ms`);
       }
