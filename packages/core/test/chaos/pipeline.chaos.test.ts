@@ -68,6 +68,15 @@ import {
 
 const LISTENER_BUG = new Error('a listener of the app threw');
 const RETRY_ON_BUG = new Error('retryOn threw');
+const SIGNAL_BUG = new Error('addEventListener threw');
+/** A signal-like object whose addEventListener throws (a broken polyfill). */
+const HOSTILE_SIGNAL = {
+  aborted: false,
+  addEventListener() {
+    throw SIGNAL_BUG;
+  },
+  removeEventListener() {},
+} as unknown as AbortSignal;
 const PATHS = ['/a', '/a?x=1', '/b', '/c/1', '/c/2'];
 const GROUPS = ['g1', 'g2'];
 const BASE = 'https://api.test';
@@ -116,6 +125,8 @@ interface Caller {
   signal?: ReturnType<typeof spiedSignal>;
   /** What ended it first, by its own hand or everyone's, while it was pending. */
   term?: 'cancel' | 'abort' | 'abort-timeout' | 'all' | 'pre-aborted';
+  /** Given HOSTILE_SIGNAL: answered from the cache, or rejected with SIGNAL_BUG. */
+  hostile: boolean;
   /** A group cancel or cancelReads may have reached it (conservative). */
   maybeCancelled: boolean;
   /** Its signal aborted with a timeout reason from a re-entrant call (it may have settled). */
@@ -491,6 +502,8 @@ async function runScenario(seed: number): Promise<string[]> {
         term = 'pre-aborted';
       }
     }
+    const hostile = !signal && chance(0.03);
+    if (hostile) opts.signal = HOSTILE_SIGNAL;
     if (method === 'POST' || method === 'PUT') opts.body = { caller: id };
     const caller: Caller = {
       id,
@@ -507,6 +520,7 @@ async function runScenario(seed: number): Promise<string[]> {
       // Made by a listener while a mass cancel runs: it may join a flight being cancelled.
       maybeCancelled: massCancelling > 0,
       maybeSignalTimeout: false,
+      hostile,
       retriesPost,
     };
     // Listed first: a fetch that calls back into the client (cancelAll) may reach it at once.
@@ -711,6 +725,10 @@ async function runScenario(seed: number): Promise<string[]> {
       continue;
     }
     const mine = callsOf(c);
+    if (c.hostile) {
+      if (s.state === 'rejected' && s.reason !== SIGNAL_BUG) say(c, `hostile signal: ${s.reason}`);
+      continue;
+    }
     if (s.state === 'fulfilled') {
       if (
         c.term === 'cancel' ||
