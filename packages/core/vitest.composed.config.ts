@@ -25,6 +25,7 @@ export default defineConfig({
       'test/resilience.audit2.test.ts',
       'test/resilience.audit3.test.ts',
       'test/reentrant.fuzz.test.ts',
+      'test/chaos/pipeline.chaos.test.ts',
     ],
   },
 });

@@ -507,13 +507,17 @@ class KeelClient implements Client {
   #consume(spec: RequestSpec, signal: AbortSignal | undefined): CancellablePromise<ApiResponse> {
     const joined = isJoinable(spec) ? this.#inflight.get(spec.key) : undefined;
     if (joined) return this.#join(joined, signal, spec.deadline);
+    // The caller is attached before admission: a signal that throws as it is listened to leaves
+    // nothing behind (no flight in the maps that never flies, no circuit probe admitted).
+    const flight = new Flight(this.#nextFlightId++, spec);
+    const promise = this.#attach(flight, NaN, signal);
     const admission = this.#guard.beforeRequest(spec);
     if (!admission.ok) {
+      this.#release(flight.takeConsumers()[0]!);
       this.#circuitRejected(spec, admission.error);
       return rejected(admission.error);
     }
-    const flight = this.#startFlight(spec, admission.probe);
-    const promise = this.#attach(flight, NaN, signal);
+    this.#startFlight(flight, admission.probe);
     this.#fly(flight);
     return promise;
   }
@@ -553,12 +557,18 @@ class KeelClient implements Client {
     deadline = 0,
   ): CancellablePromise<ApiResponse> {
     const consumer = new Consumer(flight, joinedAt, true, signal);
-    // Armed first: a clock that throws leaves nothing attached (request() rejects with it).
-    if (deadline > 0) this.#arm(consumer, deadline);
+    // Armed and listening first: a clock or a signal that throws leaves nothing attached
+    // (request() rejects with it).
+    try {
+      if (deadline > 0) this.#arm(consumer, deadline);
+      if (signal) this.#listen(consumer, signal);
+    } catch (error) {
+      this.#release(consumer);
+      throw error;
+    }
     flight.addConsumer(consumer);
     const promise = consumer.promise as CancellablePromise<ApiResponse>;
     promise.cancel = this.#canceller(consumer);
-    if (signal) this.#listen(consumer, signal);
     return promise;
   }
 
@@ -600,7 +610,7 @@ class KeelClient implements Client {
         if (report) this.#circuitRejected(spec, admission.error);
         return admission.error;
       }
-      flight = this.#startFlight(spec, admission.probe);
+      flight = this.#startFlight(new Flight(this.#nextFlightId++, spec), admission.probe);
     }
     if (revalidate) flight.revalidate = true;
     flight.addConsumer(new Consumer(flight, NaN, false, undefined));
@@ -610,8 +620,9 @@ class KeelClient implements Client {
 
   // ── stage 4/5: circuit admitted, flight starts through the scheduler gate ─────────────────
 
-  #startFlight(spec: RequestSpec, probe: boolean): Flight {
-    const flight = new Flight(this.#nextFlightId++, spec, probe);
+  #startFlight(flight: Flight, probe: boolean): Flight {
+    const { spec } = flight;
+    flight.probe = probe;
     if (isJoinable(spec)) this.#inflight.set(spec.key, flight);
     this.#flights.add(flight);
     const now = this.#clock.now();
@@ -902,6 +913,9 @@ class KeelClient implements Client {
   }
 
   #cancelFlight(flight: Flight, error: CancelledError): void {
+    // Out of the dedup map first: a request made from a `cancel` listener must not join (and
+    // keep alive) a flight whose every consumer is being cancelled.
+    leave(this.#inflight, flight);
     for (const consumer of flight.consumers()) this.#cancelConsumer(consumer, error);
   }
 

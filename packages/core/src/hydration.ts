@@ -2,7 +2,7 @@ import { compileTarget } from './cache/match';
 import { asMatchable } from './cache/store';
 import { internalsOf } from './client';
 import { checkMs, checkNumber, checkObject, rangeError, typeError } from './internal/checks';
-import { parseKey } from './internal/fingerprint';
+import { type KeyParts, parseKey } from './internal/fingerprint';
 import { keyBaseOf } from './internal/url';
 import type { RequestSpec } from './request/resolve';
 import type { ApiResponse, Client, InvalidateTarget } from './types/client';
@@ -152,13 +152,7 @@ export function prepareHydration(client: Client, state: DehydratedState): Prepar
   // Array.from, not map: a hole is an entry too (undefined, refused below), not skipped.
   return Array.from(state.entries, (entry, i) => {
     const field = `state.entries[${i}]`;
-    checkEntry(entry, field);
-    const parts = parseKey(entry.key);
-    // A mark no request writes would be dropped, the entry stored under another key; a GET
-    // request has no body.
-    if (parts?.method !== 'GET' || parts.body !== undefined) {
-      throw rangeError(`${field}.key`, 'the key of a GET request', entry.key);
-    }
+    const parts = checkEntry(entry, field);
     // `GET ` is the key base itself (the baseURL without its trailing slash), as in the store.
     const spec = client.resolve('GET', parts.url || (keyBaseOf(baseURL) ?? ''), {
       headers: parts.headers,
@@ -262,9 +256,19 @@ export function writeHydration(client: Client, entries: readonly PreparedEntry[]
   return written;
 }
 
-function checkEntry(entry: DehydratedEntry, field: string): void {
+/**
+ * hydrate's checks of one entry, which dehydrate makes too (what it hands over, hydrate takes):
+ * returns the parts of its key.
+ */
+function checkEntry(entry: DehydratedEntry, field: string): KeyParts {
   checkObject(field, entry);
   if (typeof entry.key !== 'string') throw typeError(`${field}.key`, 'a string', entry.key);
+  const parts = parseKey(entry.key);
+  // A mark no request writes would be dropped, the entry stored under another key; a GET
+  // request has no body. (An entry written by hand with setCached may have any request's key.)
+  if (parts?.method !== 'GET' || parts.body !== undefined) {
+    throw rangeError(`${field}.key`, 'the key of a GET request', entry.key);
+  }
   if (!Array.isArray(entry.tags))
     throw typeError(`${field}.tags`, 'an array of strings', entry.tags);
   entry.tags.forEach((tag, i) => {
@@ -288,4 +292,5 @@ function checkEntry(entry: DehydratedEntry, field: string): void {
   if (!Array.isArray(r.headers)) {
     throw typeError(`${field}.response.headers`, 'an array of [name, value] pairs', r.headers);
   }
+  return parts;
 }

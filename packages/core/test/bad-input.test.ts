@@ -152,6 +152,53 @@ describe('bad input: per request, a rejected promise naming the problem', () => 
     expect(await rejection((t) => t.client.get('/x', { signal }))).toBe(boom);
   });
 
+  test('a signal whose addEventListener throws: a rejection with that error, nothing left behind', async () => {
+    const boom = new Error('addEventListener');
+    const signal = {
+      aborted: false,
+      addEventListener() {
+        throw boom;
+      },
+      removeEventListener() {},
+    } as unknown as AbortSignal;
+    // As the owner of a flight: it was left in the dedup map, never flown, and every later
+    // request of the key joined it and waited for ever.
+    expect(await rejection((t) => t.client.get('/x', { signal }))).toBe(boom);
+    const t = makeClient({ retry: { attempts: 1 } }, { handler: () => new Response('ok') });
+    expect(await settle(t.client.get('/x', { signal }))).toMatchObject({ reason: boom });
+    expect((await t.client.get('/x')).data).toBe('ok');
+    // As a joiner: it stayed attached, and the flight's answer was an unhandled rejection.
+    const u = makeClient({ retry: { attempts: 1 } });
+    const owner = settle(u.client.get('/y'));
+    expect(await settle(u.client.get('/y', { signal }))).toMatchObject({ reason: boom });
+    u.fake.calls[0]!.respond(new Response('', { status: 500 }));
+    expect(await owner).toMatchObject({ state: 'rejected' });
+    expect(u.of('dedup')).toHaveLength(0);
+    expect(debugOf(u.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+
+  test('a signal that throws on the probe of a half-open circuit leaves the circuit free', async () => {
+    const signal = {
+      aborted: false,
+      addEventListener() {
+        throw new Error('addEventListener');
+      },
+      removeEventListener() {},
+    } as unknown as AbortSignal;
+    const t = makeClient(
+      { retry: { attempts: 1 }, circuitBreaker: { failureThreshold: 1, resetTimeout: 100 } },
+      { handler: (call) => new Response('', { status: call.index === 0 ? 500 : 200 }) },
+    );
+    await settle(t.client.get('/z'));
+    expect(t.client.circuitBreaker().status('GET', '/z').state).toBe('open');
+    await t.clock.advance(100);
+    await settle(t.client.get('/z', { signal }));
+    // It was admitted as the probe and never sent: the circuit stayed half-open with its probe
+    // "in flight", refusing every later request of the endpoint (another query, another key).
+    expect((await settle(t.client.get('/z?page=2'))).state).toBe('fulfilled');
+    expect(t.client.circuitBreaker().status('GET', '/z').state).toBe('closed');
+  });
+
   test('a body on GET', async () => {
     expect(await rejection((t) => t.client.get('/x', { body: { a: 1 } }))).toBeInstanceOf(
       RangeError,

@@ -407,6 +407,20 @@ describe('dehydrate hands over only what hydrate takes (values written by hand)'
     expect(() => dehydrate(server)).toThrow(RangeError);
     expect(() => dehydrate(server)).toThrow(/GET \/x.*status.*200 to 599.*99/);
   });
+
+  // Chaos monkey (test/chaos/pipeline.chaos.test.ts): dehydrate handed over an entry written by
+  // hand under a POST request's key, and hydrate refused the whole state (no entry written).
+  test('an entry written by hand under a key no GET request has is refused at dehydrate, naming it', () => {
+    const server = createClient({ baseURL: base });
+    const response = { data: 1, status: 200, statusText: '', headers: new Headers() };
+    server.setCached(server.resolve('POST', '/x', { body: { n: 1 } }), response);
+    expect(() => dehydrate(server)).toThrow(RangeError);
+    expect(() => dehydrate(server)).toThrow(/POST \/x.*key of a GET request/);
+    // What dehydrate hands over, hydrate takes.
+    server.setCached(server.resolve('POST', '/x', { body: { n: 1 } }), undefined);
+    server.setCached('GET /y', response);
+    expect(hydrate(createClient({ baseURL: base }), dehydrate(server))).toBe(1);
+  });
 });
 
 describe('entries carry when they were stored, not only their age', () => {

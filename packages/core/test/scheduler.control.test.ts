@@ -331,6 +331,53 @@ describe('scheduler: transparent mode', () => {
 });
 
 describe('scheduler: re-entrant callers', () => {
+  // Chaos monkey (test/chaos/pipeline.chaos.test.ts, seed 4408): a request made from a `cancel`
+  // listener joined the flight being group-cancelled, after the cancel loop had taken its
+  // snapshot; the job was dropped (slot freed, `request-rejected`) while its attempt ran on.
+  it('a request made from a cancel listener during cancelGroup starts its own flight, never past the cap', async () => {
+    const t = schedulerClient({ concurrency: 1 }, { retry: false });
+    const owner = settle(t.client.get('/x', g('g')));
+    const joiner = settle(t.client.get('/x'));
+    await t.clock.advance(0);
+    expect(calls(t)).toEqual(['/x']);
+    let late: Promise<unknown> | undefined;
+    t.client.on('cancel', () => {
+      late ??= t.client.get('/x');
+    });
+    t.client.cancelGroup('g');
+    await t.clock.advance(0);
+    // The cancelled flight's attempt is aborted before another one takes the only slot.
+    expect(t.fake.calls[0]!.signal?.aborted).toBe(true);
+    expect(t.fake.pending().length).toBeLessThanOrEqual(1);
+    expect(calls(t)).toEqual(['/x', '/x']);
+    expect(await owner).toMatchObject({ reason: expect.any(CancelledError) });
+    expect(await joiner).toMatchObject({ reason: expect.any(CancelledError) });
+    await answerAll(t);
+    expect(await late).toMatchObject({ status: 200 });
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 0, completed: 1, rejected: 1 });
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+
+  it('a request made from a cancel listener during cancelAll does not keep the cancelled flight alive', async () => {
+    const t = makeClient({ retry: false, cache: { enabled: false } });
+    const first = settle(t.client.get('/x'));
+    const second = settle(t.client.get('/x'));
+    let late: Promise<unknown> | undefined;
+    t.client.on('cancel', () => {
+      late ??= t.client.get('/x');
+    });
+    t.client.cancelAll();
+    await t.clock.advance(0);
+    // Every flight that was live when cancelAll ran is aborted; the late request has its own.
+    expect(t.fake.calls[0]!.signal?.aborted).toBe(true);
+    expect(t.fake.calls).toHaveLength(2);
+    expect(await first).toMatchObject({ reason: expect.any(CancelledError) });
+    expect(await second).toMatchObject({ reason: expect.any(CancelledError) });
+    t.fake.calls[1]!.json({ fresh: true });
+    expect(await late).toMatchObject({ data: { fresh: true } });
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+
   it('a fetch that cancels a queued request and issues a new one as it starts leaves the scheduler consistent', async () => {
     let late: Promise<unknown> | undefined;
     let third: { cancel(): void } | undefined;

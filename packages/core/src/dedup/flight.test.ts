@@ -11,7 +11,7 @@ function consumerOf(flight: Flight): Consumer {
 
 describe('Flight', () => {
   test('abort keeps the first reason and tells the attempt or wait in progress once', () => {
-    const flight = new Flight(1, spec, false);
+    const flight = new Flight(1, spec);
     const told: unknown[] = [];
     flight.onAbort = (reason) => told.push(reason);
     const first = new Error('first');
@@ -23,7 +23,7 @@ describe('Flight', () => {
   });
 
   test('consumers: one, then many, removable once, taken once, each settled as it goes', () => {
-    const flight = new Flight(1, spec, false);
+    const flight = new Flight(1, spec);
     const [a, b, c] = [consumerOf(flight), consumerOf(flight), consumerOf(flight)];
     flight.addConsumer(a);
     expect(flight.consumerCount).toBe(1);
@@ -43,7 +43,7 @@ describe('Flight', () => {
   });
 
   test('the lone consumer leaves', () => {
-    const flight = new Flight(1, spec, false);
+    const flight = new Flight(1, spec);
     const a = consumerOf(flight);
     flight.addConsumer(a);
     flight.deleteConsumer(a);
@@ -61,7 +61,7 @@ describe('Flight', () => {
     );
     fc.assert(
       fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
-        const flight = new Flight(1, spec, false);
+        const flight = new Flight(1, spec);
         const model = new Set<Consumer>();
         const made: Consumer[] = [];
         // By identity: consumers of one flight are structurally equal, so toEqual cannot tell them apart.

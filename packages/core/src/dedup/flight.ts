@@ -116,10 +116,12 @@ export class Flight implements SchedulerJob, AbortSource {
   #many: Consumer[] | undefined;
   #count = 0;
 
+  /** A half-open circuit probe (set when the circuit admits the flight). */
+  probe = false;
+
   constructor(
     readonly id: number,
     readonly spec: RequestSpec,
-    readonly probe: boolean,
   ) {
     this.tracker = new Tracker(spec.key);
   }
