@@ -316,7 +316,11 @@ describe('onResponse: exactly once per request, truthful', () => {
         ['rhead', 'HEAD', {}, 200],
       ];
       for (const [id, method, headers, status] of cases) {
-        const res = await raw(port, { method, path: '/file', headers: { ...headers, 'x-request-id': id } });
+        const res = await raw(port, {
+          method,
+          path: '/file',
+          headers: { ...headers, 'x-request-id': id },
+        });
         expect(res.status).toBe(status);
       }
       await until(() => reports.size === cases.length);
