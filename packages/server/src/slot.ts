@@ -429,15 +429,11 @@ export class Slot implements RawWriter {
    * Notes whether the response was cut: ended, and its connection destroyed. Called when the
    * response's writer is done with it (its 'close', the end of a stream's, a file's or an event
    * stream's tail): Node emits 'close' a tick after 'finish' on a connection that stays, and
-   * 'finish' also on a connection destroyed with the tail still queued, so the connection tells:
-   * destroyed before its own end was flushed. A connection that closes after its last response
-   * (Connection: close, HTTP/1.0, app.close()) is ended by Node once every byte left, so it is no
-   * cut, however late this is judged (a file answered in one piece waits for its handle's close).
+   * 'finish' also on a connection destroyed with the tail still queued, so the connection tells.
    */
   #judgeCut(): void {
     const res = this.#face.res;
-    const socket = res.req.socket;
-    this.#cut = res.writableEnded && socket.destroyed && !socket.writableFinished;
+    this.#cut = res.writableEnded && res.req.socket.destroyed;
   }
 
   /** The response is over (the only way `answer` becomes `sent`). */
