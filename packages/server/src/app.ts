@@ -597,6 +597,8 @@ class KeelApp implements App, SlotHost {
   /** The app's body policy: routes without options share it. */
   readonly #body: BodyPolicy;
   readonly #servers = new Set<Server>();
+  /** Sockets of answered CONNECT requests: Node no longer tracks them, close() ends them. */
+  readonly #tunnels = new Set<Socket>();
   #inflight = 0;
   #compiled = false;
   #drained: (() => void) | null = null;
@@ -995,6 +997,14 @@ class KeelApp implements App, SlotHost {
     // without a word. The socket is ours once the event fires (Node's listeners are gone).
     server.on('connect', (_req: IncomingMessage, socket: Socket) => {
       socket.on('error', () => socket.destroy());
+      // Read and dropped from now on: unread bytes after the CONNECT would hide the client's
+      // close, and the socket (and server.close(), so app.close()) would wait on it for ever.
+      // One whose client keeps it open is closed as an idle keep-alive connection would be.
+      socket.resume();
+      if (server.keepAliveTimeout > 0)
+        socket.setTimeout(server.keepAliveTimeout, () => socket.destroy());
+      this.#tunnels.add(socket);
+      socket.once('close', () => this.#tunnels.delete(socket));
       socket.end(
         `HTTP/1.1 405 Method Not Allowed\r\nAllow: ${this.#serverAllow()}\r\n` +
           'Content-Length: 0\r\nConnection: close\r\n\r\n',
@@ -1057,6 +1067,8 @@ class KeelApp implements App, SlotHost {
         } else forced.push(closed);
       }
       this.sse.closeAll();
+      // Answered already, as an idle connection is: ended at once.
+      for (const socket of this.#tunnels) socket.destroy();
       const drained = (): void => {
         this.#drained = null;
         // Connections whose last response just finished become idle a tick later.

@@ -294,6 +294,17 @@ export async function sendFile(
     throw fsError(err);
   }
   let ownsHandle = true;
+  /**
+   * An answer in one piece goes out once the file is closed: its request is over when it ends,
+   * as a buffered reply's is. Closed after it, the request would be judged a moment later, when
+   * its connection may be gone for another reason (Connection: close, the next request's parse
+   * error), and taken for cut.
+   */
+  const closeFirst = async (): Promise<boolean> => {
+    ownsHandle = false;
+    await handle.close();
+    return !target.res.destroyed;
+  };
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw new HttpException(404);
@@ -315,13 +326,14 @@ export async function sendFile(
     if (isBodiless(target.status)) {
       // Neither the file nor its length is sent (a Content-Length in a 204 is forbidden, §8.6);
       // the validators stay, which a 304 needs.
-      endBodiless(res, target.status, headers, target.watch);
+      if (await closeFirst()) endBodiless(res, target.status, headers, target.watch);
       return;
     }
     const cacheable = (method === 'GET' || method === 'HEAD') && target.status === 200;
     // RFC 9110 §13.2.2: If-Match / If-Unmodified-Since first, then If-None-Match / IMS, then Range.
     if (cacheable && isPreconditionFailed(req, etag, stat.mtimeMs)) throw new HttpException(412);
     if (cacheable && isNotModified(req, etag, stat.mtimeMs)) {
+      if (!(await closeFirst())) return;
       res.writeHead(304, headers);
       res.end();
       watchEnded(res, target.watch);
@@ -334,6 +346,7 @@ export async function sendFile(
     if (cacheable && rangeHeader !== undefined && ifRangeAllows(req, etag, stat.mtimeMs)) {
       const range = pickRange(size, rangeHeader);
       if (range === 'unsatisfiable') {
+        if (!(await closeFirst())) return;
         res.writeHead(416, [
           'content-range',
           `bytes */${size}`,
@@ -357,8 +370,9 @@ export async function sendFile(
       headers.push('content-type', mime.contentType(extname(file)) || 'application/octet-stream');
     }
     headers.push('content-length', String(length));
-    res.writeHead(status, headers);
     if (method === 'HEAD' || length === 0) {
+      if (!(await closeFirst())) return;
+      res.writeHead(status, headers);
       res.end();
       watchEnded(res, target.watch);
       return;
@@ -366,6 +380,8 @@ export async function sendFile(
     if (length <= SMALL_FILE) {
       const buf = Buffer.allocUnsafe(length);
       const { bytesRead } = await handle.read(buf, 0, length, start);
+      if (!(await closeFirst())) return;
+      res.writeHead(status, headers);
       // The file shrank since stat: the promised length cannot be met, so abort the response.
       if (bytesRead !== length) res.destroy();
       else {
@@ -374,6 +390,7 @@ export async function sendFile(
       }
       return;
     }
+    res.writeHead(status, headers);
     ownsHandle = false; // the stream closes it
     const stream = handle.createReadStream({ start, end, autoClose: true });
     const unwatch = watchSend(res, target.watch);

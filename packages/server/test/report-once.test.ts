@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Socket as ServerSocket } from 'node:net';
 import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
@@ -239,5 +242,94 @@ describe('onResponse: exactly once per request, truthful', () => {
       rqueued: [{ status: 200, finished: true }],
     });
     expect(errors.map((e) => (e as Error).message)).toEqual(['source failed']);
+  });
+
+  // Chaos monkey seed 2026112801 (batch 3): a 416 the client read whole was reported
+  // `finished: false`. A file answered in one piece (416, 304, HEAD, a small file) held its
+  // request while the file handle closed; on a connection that closes after its response
+  // (Connection: close), Node had closed the socket by then, which the slot took for a cut.
+  it('for a file answered in one piece on a connection that closes after it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-report-once-'));
+    try {
+      writeFileSync(join(dir, 'a.txt'), 'abcdefghij'.repeat(10));
+      const a = app();
+      const reports = new Map<string, Report[]>();
+      a.onResponse((ctx: Context, info) => {
+        const list = reports.get(ctx.requestId) ?? [];
+        list.push({ status: info.status, finished: info.finished });
+        reports.set(ctx.requestId, list);
+      });
+      a.get('/file', (ctx) => ctx.sendFile('a.txt', { root: dir }));
+      const { port } = await start(a);
+      const close = { connection: 'close' };
+      const cases: [string, string, Record<string, string>, number][] = [
+        ['r200', 'GET', {}, 200],
+        ['r206', 'GET', { range: 'bytes=0-9' }, 206],
+        ['r416', 'GET', { range: 'bytes=500-' }, 416],
+        ['r304', 'GET', { 'if-none-match': '*' }, 304],
+        ['rhead', 'HEAD', {}, 200],
+      ];
+      for (const [id, method, headers, status] of cases) {
+        const res = await raw(port, {
+          method,
+          path: '/file',
+          headers: { ...close, ...headers, 'x-request-id': id },
+        });
+        expect(res.status).toBe(status);
+      }
+      await until(() => reports.size === cases.length);
+      await settle();
+      expect(Object.fromEntries(reports)).toEqual(
+        Object.fromEntries(cases.map(([id, , , status]) => [id, [{ status, finished: true }]])),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Chaos monkey seed 11 (batch 6): the same for a connection destroyed right after such a
+  // response was handed over (there, a client that half-closed mid-way through the next
+  // request's body: Node destroys the connection on that parse error). The file handle was
+  // still closing, and the slot judged the response cut once it closed.
+  it('for a file answered in one piece whose connection is destroyed once it is handed over', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-report-once-'));
+    try {
+      writeFileSync(join(dir, 'a.txt'), 'abcdefghij'.repeat(10));
+      const a = app();
+      const reports = new Map<string, Report[]>();
+      a.onResponse((ctx: Context, info) => {
+        const list = reports.get(ctx.requestId) ?? [];
+        list.push({ status: info.status, finished: info.finished });
+        reports.set(ctx.requestId, list);
+      });
+      a.get('/file', (ctx) => {
+        // 'finish': every byte of the response was handed to the kernel.
+        ctx.res.once('finish', () => ctx.req.socket.destroy());
+        return ctx.sendFile('a.txt', { root: dir });
+      });
+      const { port } = await start(a);
+      const cases: [string, string, Record<string, string>, number][] = [
+        ['r200', 'GET', {}, 200],
+        ['r206', 'GET', { range: 'bytes=0-9' }, 206],
+        ['r416', 'GET', { range: 'bytes=500-' }, 416],
+        ['r304', 'GET', { 'if-none-match': '*' }, 304],
+        ['rhead', 'HEAD', {}, 200],
+      ];
+      for (const [id, method, headers, status] of cases) {
+        const res = await raw(port, {
+          method,
+          path: '/file',
+          headers: { ...headers, 'x-request-id': id },
+        });
+        expect(res.status).toBe(status);
+      }
+      await until(() => reports.size === cases.length);
+      await settle();
+      expect(Object.fromEntries(reports)).toEqual(
+        Object.fromEntries(cases.map(([id, , , status]) => [id, [{ status, finished: true }]])),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

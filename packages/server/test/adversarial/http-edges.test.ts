@@ -2,12 +2,14 @@
 // on an own `http.createServer`: transfer codings Node frames but does not decode, header names
 // that are Object.prototype members, and a Host whose port no URL can carry.
 import { createServer, type Server } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/index';
 import { socketBytes } from '../helpers';
-import { guardProcess } from './harness';
+import { guardProcess, within } from './harness';
+
+const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 guardProcess();
 
@@ -281,6 +283,53 @@ describe('CONNECT (an authority-form target: this server is no proxy)', () => {
       });
     });
     await new Promise((resolve) => setTimeout(resolve, 50));
+  });
+
+  // Chaos monkey seed 2026112801 (batch 3): the socket of an answered CONNECT was never read
+  // again, so its client's close went unseen: the descriptor stayed open for good, and the
+  // server's close (app.close()) waited on it for ever.
+  it('frees its connection when the client leaves, and app.close() is not held by one that stays', async () => {
+    const app = createApp();
+    app.get('/a', (ctx) => ctx.send('a'));
+    apps.push(app);
+    const server = await app.listen(0, '127.0.0.1');
+    const { port } = server.address() as AddressInfo;
+    const connections = (): Promise<number> =>
+      new Promise((resolve, reject) =>
+        server.getConnections((err, n) => (err ? reject(err) : resolve(n))),
+      );
+    const tunnel = async (): Promise<{ closed: Promise<void>; socket: Socket }> => {
+      // Never half-closes by itself: a client that keeps its end open.
+      const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+      socket.on('error', () => {});
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      let got = '';
+      socket.setEncoding('latin1');
+      const answered = new Promise<void>((resolve) =>
+        socket.on('data', (c: string) => {
+          got += c;
+          if (got.endsWith('\r\n\r\n')) resolve();
+        }),
+      );
+      socket.write('CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n\r\n');
+      await answered;
+      expect(got).toMatch(/^HTTP\/1\.1 405 /);
+      return { closed, socket };
+    };
+    const left = await tunnel();
+    // Bytes after the answer (a client reusing the connection), then it leaves.
+    left.socket.write('GET /a HTTP/1.1\r\nHost: a\r\n\r\n');
+    await pause(20);
+    left.socket.destroy();
+    await left.closed;
+    for (let i = 0; i < 200 && (await connections()) > 0; i++) await pause(5);
+    expect(await connections()).toBe(0);
+
+    const stays = await tunnel();
+    // Resolves once the server closed, so once its side of that connection is gone too.
+    await within(app.close({ timeoutMs: 100 }), 2_000, 'app.close() with an answered CONNECT open');
+    expect(await connections()).toBe(0);
+    stays.socket.destroy();
   });
 });
 
