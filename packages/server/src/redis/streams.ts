@@ -529,17 +529,63 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     const text = errorText(error);
     if (toldRefusals.has(text)) return true;
     toldRefusals.add(text);
-    const failure = new RedisStoreError(
-      code,
-      `keel: the Redis event store cannot use ${key} on ${where} (${text}): ${remedy(code, key)}; retrying`,
-      { cause: error },
-    );
-    if (userOnError) tell(failure);
-    else {
-      warned = true;
-      process.emitWarning(failure.message);
-    }
+    const tellRefusal = (): void => {
+      if (closed) return;
+      const failure = new RedisStoreError(
+        code,
+        `keel: the Redis event store cannot use ${key} on ${where} (${text}): ${remedy(code, key, dbFacts())}; retrying`,
+        { cause: error },
+      );
+      if (userOnError) tell(failure);
+      else {
+        warned = true;
+        process.emitWarning(failure.message);
+      }
+    };
+    // Its message names the server's `databases`, asked for first.
+    if (code === 'DB_INDEX') void askDatabases().then(tellRefusal);
+    else tellRefusal();
     return true;
+  };
+  /** The server's `databases` (for a refused SELECT's message), once known. */
+  let databases: number | undefined;
+  let asking: Promise<void> | null = null;
+  /** Its connection, closed with the store. */
+  let probe: Redis | null = null;
+  const dbFacts = () => ({ index: reader.options.db ?? 0, databases });
+  /**
+   * Asks the server its `databases` (`CONFIG GET`, once) on a connection of its own in db 0:
+   * the store's are refused their SELECT. Left undefined when refused (an ACL without `CONFIG`).
+   */
+  const askDatabases = (): Promise<void> => {
+    if (databases !== undefined) return Promise.resolve();
+    asking ??= (async () => {
+      const conn = reader.duplicate({
+        db: 0,
+        lazyConnect: true,
+        retryStrategy: () => null,
+        connectTimeout: BLOCK_MS,
+        commandTimeout: BLOCK_MS,
+      });
+      conn.on('error', () => {});
+      probe = conn;
+      // Nothing before its AUTH is answered, as on the store's own connections.
+      const gate = holdUntilAnswered(conn, () => {});
+      try {
+        await conn.connect();
+        await gate.held();
+        const reply = (await conn.config('GET', 'databases')) as unknown[];
+        const limit = Number(reply[1]);
+        if (Number.isInteger(limit) && limit > 0) databases = limit;
+      } catch {
+        // Refused or down: the message says `databases` without its value.
+      } finally {
+        conn.disconnect();
+        probe = null;
+        asking = null;
+      }
+    })();
+    return asking;
   };
   /** A refused connection works again: a refusal after this one is reported again. */
   const worksAgain = (refusals: Refusals): void => {
@@ -585,7 +631,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       // One retrying cannot fix (a password rotated, an ACL changed): typed, with what to change.
       throw code === undefined
         ? new Error(message, { cause })
-        : new RedisStoreError(code, `${message}: ${remedy(code, key)}`, { cause });
+        : new RedisStoreError(code, `${message}: ${remedy(code, key, dbFacts())}`, { cause });
     };
   // A new connection has a new id.
   reader.on('close', () => {
@@ -1164,7 +1210,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       sink = target;
       for (let attempt = 0; ; attempt++) {
         if (closed) throw new Error('keel: the Redis event store was closed before it opened');
-        if (refused !== null) throw refuse(refused);
+        if (refused !== null) {
+          if (permanentFailure(refused) === 'DB_INDEX') await askDatabases();
+          throw refuse(refused);
+        }
         try {
           await Promise.all([connect(reader), shared === undefined ? connect(commands) : null]);
           runId = (await serverState(null)).run;
@@ -1234,7 +1283,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     void release();
     return new RedisStoreError(
       code,
-      `keel: the Redis event store cannot open ${key} on ${where} (${errorText(cause)}): ${remedy(code, key)}; not retried`,
+      `keel: the Redis event store cannot open ${key} on ${where} (${errorText(cause)}): ${remedy(code, key, dbFacts())}; not retried`,
       { cause },
     );
   }
@@ -1246,6 +1295,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (sleepTimer !== null) clearTimeout(sleepTimer);
     if (unblockTimer !== null) clearTimeout(unblockTimer);
     wake?.();
+    probe?.disconnect();
     reader.disconnect();
     if (shared === undefined) await commands.quit().catch(() => commands.disconnect());
   }
