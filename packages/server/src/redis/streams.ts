@@ -869,7 +869,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * With no `next` and the newest entry below the lost one, ids went backwards (the stream was
    * deleted or flushed, then refilled by a Redis whose clock is behind the old ids): XREAD after
    * `last` would skip every new entry until the clock passes it. The clients are reset at the
-   * newest entry (an id a replay can start from), and reading goes on after it.
+   * newest entry (an id a replay can start from), and reading goes on after it. With no entry
+   * at all (deleted, nothing added since), a marker just after the lost one is written for the
+   * same reason, and the clients are reset at it.
    */
   async function lost(next: string | undefined): Promise<void> {
     let head: string;
@@ -894,6 +896,19 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         // Entries came after the look that found none after `last` (another instance published
         // meanwhile): the first of them is `next`; reading from the newest would skip them.
         return lost(await firstFrom(reader, `(${last}`));
+      }
+      if (newest === START && last !== START) {
+        // Empty (deleted or flushed, nothing added since): the others, blocked after old ids,
+        // learn it only from an entry above theirs, and `XADD *` of a Redis whose clock is
+        // behind gives lower ones. The marker just after `last` wakes them (`markAbove`) and
+        // keeps later ids above the old ones. The clients are reset at it, the loss head is
+        // `last` (so its own marker, read next, resets nobody here again), and reading goes on
+        // from the stream's start, so an entry published meanwhile below it is delivered too.
+        const from = last;
+        last = START;
+        resetClients(idAfter(from), from);
+        await markAbove(from, from);
+        return;
       }
       head = newest === START ? START : idAfter(last);
       resume = newest;
@@ -1012,7 +1027,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   }
 
   /**
-   * Ids went backwards below `from`, the last id this instance read: the loss marker (see
+   * Ids went backwards below `from`, the last id this instance read, or the stream is empty
+   * (see `lost`): the loss marker (see
    * `publishedBehind`) with the id just after it, which wakes every reader blocked at or below
    * it, and `wakeReaders` for those that read past it. Best effort: refused (another instance's
    * marker came first, and wakes them; Redis full or down), the others reset at their idle check.
