@@ -20,6 +20,14 @@ beforeAll(async () => {
 let admin: Redis | undefined;
 afterAll(() => admin?.disconnect());
 
+/** Restarts the server with `count` databases (its SELECT counts start again from 0). */
+async function restartWith(count: number): Promise<void> {
+  admin?.disconnect();
+  admin = undefined;
+  await live.redis.stop();
+  await live.redis.start({ args: ['--databases', String(count)] });
+}
+
 /** SELECTs the server ran (refused ones too), since its start. */
 async function selects(): Promise<number> {
   admin ??= new Redis(live.redis.url);
@@ -77,10 +85,7 @@ describe('redisStreams: a db index the server does not have', () => {
     const client = await a.connect();
     await until(() => a.hub.size === 1);
 
-    await live.redis.stop();
-    await live.redis.start({ args: ['--databases', '2'] });
-    admin?.disconnect();
-    admin = undefined;
+    await restartWith(2);
     await until(() => errors.some(isRedisStoreError));
     // Many refused SELECTs: still one report.
     for (let i = 0; (await selects()) < 12; i++) {
@@ -112,10 +117,7 @@ describe('redisStreams: a db index the server does not have', () => {
     expect(isRedisStoreError(cause) && cause.code, String(cause)).toBe('DB_INDEX');
 
     // Fixed (the databases back): reads and publishes again.
-    await live.redis.stop();
-    await live.redis.start({ args: ['--databases', '4'] });
-    admin?.disconnect();
-    admin = undefined;
+    await restartWith(4);
     const id = await publishWhenUp(a.hub, 'back');
     await until(() => client.events.some((e) => e.id === id));
   }, 20_000);
