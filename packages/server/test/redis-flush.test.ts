@@ -81,7 +81,7 @@ describe('redisStreams: the stream deleted under an idle reader', () => {
       const a = await instance(stream, { client: named });
       const client = await a.connect();
       await until(() => a.hub.size === 1);
-      await a.hub.publish('n', 'zero');
+      const zero = await a.hub.publish('n', 'zero');
       await client.waitFor(1);
       direct = new Redis(live.redis.url);
       // Entries the reader never read, then the stream is gone: they are lost.
@@ -89,10 +89,71 @@ describe('redisStreams: the stream deleted under an idle reader', () => {
       // Its XREAD ends as if it waited BLOCK_MS for nothing.
       await killReader(live.redis.url, 'flush-idle', true);
       await client.waitFor(2);
-      expect(client.events[1]).toMatchObject({ event: HUB_RESET_EVENT, id: '0-0' });
+      // At its marker, just after `zero` (see the test below).
+      const [ms, seq] = zero.split('-');
+      expect(client.events[1]).toMatchObject({
+        event: HUB_RESET_EVENT,
+        id: `${ms}-${Number(seq) + 1}`,
+      });
       const y = await a.hub.publish('n', 'y');
       await until(() => client.events.some((e) => e.id === y));
       expect(names(client.events)).toEqual(['zero', 'reset', 'y']);
+    } finally {
+      named.disconnect();
+    }
+  }, 20_000);
+
+  it('a reconnecting reader that finds it empty marks it above its last id: the others reset at once, later ids stay above', async () => {
+    const named = new Redis(live.redis.url, {
+      connectionName: 'flush-empty',
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    try {
+      await named.connect();
+      const stream = key();
+      const a = await instance(stream, { client: named });
+      const b = await instance(stream);
+      const onA = await a.connect();
+      const onB = await b.connect();
+      await until(() => a.hub.size === 1 && b.hub.size === 1);
+      direct = new Redis(live.redis.url);
+      // B's next XREAD (BLOCK 5000) is sent after `ahead` is added: it cannot time out before
+      // `blockEnds` (Redis ends a block late, never early; 500 ms kept for the two clocks).
+      const blockEnds = performance.now() + 4500;
+      // The last entry both read is from a Redis whose clock was an hour ahead: `XADD *` ids
+      // now would come out below it.
+      const ahead = `${Date.now() + 3_600_000}-0`;
+      await direct.xadd(stream, ahead, 'e', 'n', 'd', 'ahead');
+      await Promise.all([onA.waitFor(1), onB.waitFor(1)]);
+      // Deleted, nothing added since; A's reader reconnects and finds the stream empty.
+      await direct.del(stream);
+      await killReader(live.redis.url, 'flush-empty');
+      // A's marker, just after `ahead`, wakes B's XREAD: B resets at it before its idle check.
+      const marker = `${ahead.split('-')[0]}-1`;
+      await onB.waitFor(2);
+      expect(performance.now()).toBeLessThan(blockEnds);
+      expect(onB.events[1]).toMatchObject({ event: HUB_RESET_EVENT, id: marker });
+      await onA.waitFor(2);
+      expect(onA.events[1]).toMatchObject({ event: HUB_RESET_EVENT, id: marker });
+      expect(await direct.xrange(stream, '-', '+')).toEqual([[marker, ['k', ahead, 'b', '1']]]);
+      // Later ids are above the old ones (Redis never gives an id below the stream's top).
+      const later = await b.hub.publish('n', 'later');
+      expect(later > marker).toBe(true);
+      await until(() => [onA, onB].every((c) => c.events.some((e) => e.id === later)));
+      expect(names(onA.events)).toEqual(['ahead', 'reset', 'later']);
+      expect(names(onB.events)).toEqual(['ahead', 'reset', 'later']);
+      // Back with the id of the reset: replayed, on either instance; with `ahead`: reset.
+      for (const target of [a, b]) {
+        const back = await target.connect({ 'last-event-id': marker });
+        await back.waitFor(1);
+        expect(back.events[0]).toMatchObject({ id: later, data: 'later' });
+        back.close();
+        const old = await target.connect({ 'last-event-id': ahead });
+        await old.waitFor(1);
+        expect(old.events[0]).toMatchObject({ event: HUB_RESET_EVENT });
+        old.close();
+      }
     } finally {
       named.disconnect();
     }

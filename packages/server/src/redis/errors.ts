@@ -6,9 +6,16 @@ const REDIS_STORE_ERROR = Symbol.for('keel.server.RedisStoreError');
  * The Redis error codes the store cannot get past by retrying: a wrong password (`WRONGPASS`,
  * `ERR invalid password` before Redis 6), none given where one is needed (`NOAUTH`), a command
  * the Redis user may not run (`NOPERM`), a stream key holding another type (`WRONGTYPE`), a Redis
- * without streams (`ERR unknown command`, Redis < 5).
+ * without streams (`ERR unknown command`, Redis < 5), a db the server does not have (`ERR DB index
+ * is out of range` to `SELECT`: the db in `url` is not below the server's `databases`).
  */
-export type RedisStoreFailure = 'WRONGPASS' | 'NOAUTH' | 'NOPERM' | 'WRONGTYPE' | 'UNKNOWN_COMMAND';
+export type RedisStoreFailure =
+  | 'WRONGPASS'
+  | 'NOAUTH'
+  | 'NOPERM'
+  | 'WRONGTYPE'
+  | 'UNKNOWN_COMMAND'
+  | 'DB_INDEX';
 
 /**
  * Redis refused `redisStreams` for its configuration, not an outage: retrying fails the same way
@@ -55,11 +62,21 @@ export function permanentFailure(error: unknown): RedisStoreFailure | undefined 
     return 'WRONGPASS';
   }
   if (text.startsWith('ERR unknown command')) return 'UNKNOWN_COMMAND';
+  if (text.startsWith('ERR DB index is out of range') || text.startsWith('ERR invalid DB index')) {
+    return 'DB_INDEX';
+  }
   return undefined;
 }
 
-/** What to change for `code`, for the message. */
-export function remedy(code: RedisStoreFailure, key: string): string {
+/**
+ * What to change for `code`, for the message. `db`: for `DB_INDEX`, the db asked for and the
+ * server's `databases` (undefined when `CONFIG GET` was refused).
+ */
+export function remedy(
+  code: RedisStoreFailure,
+  key: string,
+  db?: { index: number; databases: number | undefined },
+): string {
   switch (code) {
     case 'WRONGPASS':
       return 'check the user name and password in `url` (or of the `client`)';
@@ -71,6 +88,13 @@ export function remedy(code: RedisStoreFailure, key: string): string {
       return `${key} holds another type than a stream: choose another \`stream\` key, or delete that key`;
     case 'UNKNOWN_COMMAND':
       return 'the store needs Redis 5 or later (streams)';
+    case 'DB_INDEX': {
+      const index = db?.index ?? 0;
+      const limit = db?.databases;
+      const choose = limit === undefined ? 'a lower db' : `a db from 0 to ${limit - 1}`;
+      const setting = limit === undefined ? 'setting' : `is ${limit}`;
+      return `db ${index} is out of range (the server's \`databases\` ${setting}): choose ${choose} in \`url\` (or of the \`client\`), or raise \`databases\` in the Redis config`;
+    }
   }
 }
 

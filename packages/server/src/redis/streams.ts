@@ -529,17 +529,63 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     const text = errorText(error);
     if (toldRefusals.has(text)) return true;
     toldRefusals.add(text);
-    const failure = new RedisStoreError(
-      code,
-      `keel: the Redis event store cannot use ${key} on ${where} (${text}): ${remedy(code, key)}; retrying`,
-      { cause: error },
-    );
-    if (userOnError) tell(failure);
-    else {
-      warned = true;
-      process.emitWarning(failure.message);
-    }
+    const tellRefusal = (): void => {
+      if (closed) return;
+      const failure = new RedisStoreError(
+        code,
+        `keel: the Redis event store cannot use ${key} on ${where} (${text}): ${remedy(code, key, dbFacts())}; retrying`,
+        { cause: error },
+      );
+      if (userOnError) tell(failure);
+      else {
+        warned = true;
+        process.emitWarning(failure.message);
+      }
+    };
+    // Its message names the server's `databases`, asked for first.
+    if (code === 'DB_INDEX') void askDatabases().then(tellRefusal);
+    else tellRefusal();
     return true;
+  };
+  /** The server's `databases` (for a refused SELECT's message), once known. */
+  let databases: number | undefined;
+  let asking: Promise<void> | null = null;
+  /** Its connection, closed with the store. */
+  let probe: Redis | null = null;
+  const dbFacts = () => ({ index: reader.options.db ?? 0, databases });
+  /**
+   * Asks the server its `databases` (`CONFIG GET`, once) on a connection of its own in db 0:
+   * the store's are refused their SELECT. Left undefined when refused (an ACL without `CONFIG`).
+   */
+  const askDatabases = (): Promise<void> => {
+    if (databases !== undefined) return Promise.resolve();
+    asking ??= (async () => {
+      const conn = reader.duplicate({
+        db: 0,
+        lazyConnect: true,
+        retryStrategy: () => null,
+        connectTimeout: BLOCK_MS,
+        commandTimeout: BLOCK_MS,
+      });
+      conn.on('error', () => {});
+      probe = conn;
+      // Nothing before its AUTH is answered, as on the store's own connections.
+      const gate = holdUntilAnswered(conn, () => {});
+      try {
+        await conn.connect();
+        await gate.held();
+        const reply = (await conn.config('GET', 'databases')) as unknown[];
+        const limit = Number(reply[1]);
+        if (Number.isInteger(limit) && limit > 0) databases = limit;
+      } catch {
+        // Refused or down: the message says `databases` without its value.
+      } finally {
+        conn.disconnect();
+        probe = null;
+        asking = null;
+      }
+    })();
+    return asking;
   };
   /** A refused connection works again: a refusal after this one is reported again. */
   const worksAgain = (refusals: Refusals): void => {
@@ -585,7 +631,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       // One retrying cannot fix (a password rotated, an ACL changed): typed, with what to change.
       throw code === undefined
         ? new Error(message, { cause })
-        : new RedisStoreError(code, `${message}: ${remedy(code, key)}`, { cause });
+        : new RedisStoreError(code, `${message}: ${remedy(code, key, dbFacts())}`, { cause });
     };
   // A new connection has a new id.
   reader.on('close', () => {
@@ -823,7 +869,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * With no `next` and the newest entry below the lost one, ids went backwards (the stream was
    * deleted or flushed, then refilled by a Redis whose clock is behind the old ids): XREAD after
    * `last` would skip every new entry until the clock passes it. The clients are reset at the
-   * newest entry (an id a replay can start from), and reading goes on after it.
+   * newest entry (an id a replay can start from), and reading goes on after it. With no entry
+   * at all (deleted, nothing added since), a marker just after the lost one is written for the
+   * same reason, and the clients are reset at it.
    */
   async function lost(next: string | undefined): Promise<void> {
     let head: string;
@@ -848,6 +896,19 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         // Entries came after the look that found none after `last` (another instance published
         // meanwhile): the first of them is `next`; reading from the newest would skip them.
         return lost(await firstFrom(reader, `(${last}`));
+      }
+      if (newest === START && last !== START) {
+        // Empty (deleted or flushed, nothing added since): the others, blocked after old ids,
+        // learn it only from an entry above theirs, and `XADD *` of a Redis whose clock is
+        // behind gives lower ones. The marker just after `last` wakes them (`markAbove`) and
+        // keeps later ids above the old ones. The clients are reset at it, the loss head is
+        // `last` (so its own marker, read next, resets nobody here again), and reading goes on
+        // from the stream's start, so an entry published meanwhile below it is delivered too.
+        const from = last;
+        last = START;
+        resetClients(idAfter(from), from);
+        await markAbove(from, from);
+        return;
       }
       head = newest === START ? START : idAfter(last);
       resume = newest;
@@ -966,7 +1027,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   }
 
   /**
-   * Ids went backwards below `from`, the last id this instance read: the loss marker (see
+   * Ids went backwards below `from`, the last id this instance read, or the stream is empty
+   * (see `lost`): the loss marker (see
    * `publishedBehind`) with the id just after it, which wakes every reader blocked at or below
    * it, and `wakeReaders` for those that read past it. Best effort: refused (another instance's
    * marker came first, and wakes them; Redis full or down), the others reset at their idle check.
@@ -1164,7 +1226,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       sink = target;
       for (let attempt = 0; ; attempt++) {
         if (closed) throw new Error('keel: the Redis event store was closed before it opened');
-        if (refused !== null) throw refuse(refused);
+        if (refused !== null) {
+          if (permanentFailure(refused) === 'DB_INDEX') await askDatabases();
+          throw refuse(refused);
+        }
         try {
           await Promise.all([connect(reader), shared === undefined ? connect(commands) : null]);
           runId = (await serverState(null)).run;
@@ -1234,7 +1299,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     void release();
     return new RedisStoreError(
       code,
-      `keel: the Redis event store cannot open ${key} on ${where} (${errorText(cause)}): ${remedy(code, key)}; not retried`,
+      `keel: the Redis event store cannot open ${key} on ${where} (${errorText(cause)}): ${remedy(code, key, dbFacts())}; not retried`,
       { cause },
     );
   }
@@ -1246,6 +1311,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (sleepTimer !== null) clearTimeout(sleepTimer);
     if (unblockTimer !== null) clearTimeout(unblockTimer);
     wake?.();
+    probe?.disconnect();
     reader.disconnect();
     if (shared === undefined) await commands.quit().catch(() => commands.disconnect());
   }
