@@ -99,6 +99,31 @@ describe('scheduler: groups', () => {
     expect(t.of('request-rejected')).toHaveLength(1);
   });
 
+  // Chaos lead, decided (README, Groups): a read in flight is one job, in its starter's group for
+  // as long as it lives. A joiner that named no group stays in it after the starter left: the
+  // job's queue place, pause and slot are the group's, so its cancel is too.
+  it('a joiner stays in the group of the job it joined after the starter left: paused and cancelled with it', async () => {
+    const t = schedulerClient({ concurrency: 1 });
+    const blocker = settle(t.client.get('/b'));
+    const owner = t.client.get('/j', g('g'));
+    const joiner = settle(t.client.get('/j'));
+    owner.cancel();
+    expect((await settle(owner)).state).toBe('rejected');
+    // The flight lives on for the joiner, still queued in group g: pausing g holds it.
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, queued: 1, rejected: 0 });
+    t.client.scheduler().pauseGroup('g');
+    await answer(t, '/b');
+    expect(await blocker).toMatchObject({ state: 'fulfilled' });
+    expect(calls(t)).toEqual(['/b']);
+    t.client.cancelGroup('g');
+    expect(await joiner).toMatchObject({ reason: expect.any(CancelledError) });
+    expect(String(((await joiner) as { reason: Error }).reason.message)).toContain('"g"');
+    expect(t.of('request-rejected')).toHaveLength(1);
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 0, queued: 0, rejected: 1 });
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    t.client.scheduler().resumeGroup('g');
+  });
+
   it('cancelGroup of an unknown group, pause/resume of an idle group: harmless', () => {
     const t = schedulerClient({});
     t.client.cancelGroup('nobody');
