@@ -99,6 +99,31 @@ describe('scheduler: groups', () => {
     expect(t.of('request-rejected')).toHaveLength(1);
   });
 
+  // Chaos lead, decided (README, Groups): a read in flight is one job, in its starter's group for
+  // as long as it lives. A joiner that named no group stays in it after the starter left: the
+  // job's queue place, pause and slot are the group's, so its cancel is too.
+  it('a joiner stays in the group of the job it joined after the starter left: paused and cancelled with it', async () => {
+    const t = schedulerClient({ concurrency: 1 });
+    const blocker = settle(t.client.get('/b'));
+    const owner = t.client.get('/j', g('g'));
+    const joiner = settle(t.client.get('/j'));
+    owner.cancel();
+    expect((await settle(owner)).state).toBe('rejected');
+    // The flight lives on for the joiner, still queued in group g: pausing g holds it.
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, queued: 1, rejected: 0 });
+    t.client.scheduler().pauseGroup('g');
+    await answer(t, '/b');
+    expect(await blocker).toMatchObject({ state: 'fulfilled' });
+    expect(calls(t)).toEqual(['/b']);
+    t.client.cancelGroup('g');
+    expect(await joiner).toMatchObject({ reason: expect.any(CancelledError) });
+    expect(String(((await joiner) as { reason: Error }).reason.message)).toContain('"g"');
+    expect(t.of('request-rejected')).toHaveLength(1);
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 0, queued: 0, rejected: 1 });
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    t.client.scheduler().resumeGroup('g');
+  });
+
   it('cancelGroup of an unknown group, pause/resume of an idle group: harmless', () => {
     const t = schedulerClient({});
     t.client.cancelGroup('nobody');
@@ -376,6 +401,43 @@ describe('scheduler: re-entrant callers', () => {
     t.fake.calls[1]!.json({ fresh: true });
     expect(await late).toMatchObject({ data: { fresh: true } });
     expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+
+  // Chaos lead: cancelGroup dropped, itself, a job whose flight was still live after the client
+  // cancelled its callers. Since the flight leaves the dedup map before its callers are
+  // cancelled, nothing can join it meanwhile, so that happens only for a flight already ending:
+  // from a listener of its `success` or `error`, where the dropped job was counted rejected
+  // (with `request-rejected`) though its attempt had ended and its outcome was reported.
+  it.each(['success', 'error'] as const)(
+    'cancelGroup from a %s listener: the ended job counts completed, never rejected',
+    async (name) => {
+      const t = schedulerClient({ concurrency: 1 }, { retry: { attempts: 1 } });
+      const owner = settle(t.client.get('/x', g('g')));
+      t.client.on(name, () => t.client.cancelGroup('g'));
+      await t.clock.advance(0);
+      await answer(t, '/x', jsonResponse({}, { status: name === 'success' ? 200 : 500 }));
+      // Its caller was still attached: the cancel reaches it, as a `cancel()` would there.
+      expect(await owner).toMatchObject({ reason: expect.any(CancelledError) });
+      expect(t.of('request-rejected')).toEqual([]);
+      expect(t.client.scheduler().stats()).toMatchObject({ active: 0, completed: 1, rejected: 0 });
+      expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    },
+  );
+
+  it('cancelGroup from the final cancel listener of its own job rejects the job once', async () => {
+    const t = schedulerClient({ concurrency: 1 }, { retry: { attempts: 1 } });
+    const owner = t.client.get('/x', g('g'));
+    const next = settle(t.client.get('/y'));
+    await t.clock.advance(0);
+    t.client.on('cancel', () => t.client.cancelGroup('g'));
+    owner.cancel();
+    expect((await settle(owner)).state).toBe('rejected');
+    expect(t.fake.calls[0]!.signal?.aborted).toBe(true);
+    expect(t.of('request-rejected')).toHaveLength(1);
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, rejected: 1 });
+    await answerAll(t);
+    expect(await next).toMatchObject({ value: { status: 200 } });
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 0, completed: 1, rejected: 1 });
   });
 
   it('a fetch that cancels a queued request and issues a new one as it starts leaves the scheduler consistent', async () => {

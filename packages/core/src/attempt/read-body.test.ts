@@ -46,6 +46,78 @@ describe('readResponse', () => {
     expect(head.data).toBeUndefined();
   });
 
+  // Chaos lead: a body returned where none is read (a custom fetch or proxy answering HEAD, or
+  // 204/205/304, with one) was never read nor cancelled, so its stream (and, under undici, its
+  // socket) stayed busy. It is cancelled now; a cancel that throws or rejects is ignored.
+  describe('a body that is never read is cancelled', () => {
+    /** A real stream that never ends on its own; `cancelled` says whether its cancel ran. */
+    function endless() {
+      const seen = { cancelled: false };
+      const body = new ReadableStream<Uint8Array>({
+        pull: () => new Promise(() => {}),
+        cancel() {
+          seen.cancelled = true;
+        },
+      });
+      return { body, seen };
+    }
+    /** A Response of `status` carrying `body` (the constructor refuses a body for 204/205/304). */
+    function withBody(status: number, body: unknown): Response {
+      const res = new Response(null, { status, headers: { 'content-type': 'application/json' } });
+      Object.defineProperty(res, 'body', { value: body });
+      return res;
+    }
+
+    test('HEAD', async () => {
+      const { body, seen } = endless();
+      const res = new Response(body, { headers: { 'content-type': 'application/json' } });
+      const r = await readResponse(res, { method: 'HEAD', url });
+      expect(r.data).toBeUndefined();
+      await Promise.resolve();
+      expect(seen.cancelled).toBe(true);
+    });
+
+    test.each([204, 205, 304])('%s', async (status) => {
+      const { body, seen } = endless();
+      const read = readResponse(withBody(status, body), { method: 'GET', url });
+      if (status === 304) {
+        // Not a 2xx: an HttpError, its body cancelled all the same.
+        await expect(read).rejects.toBeInstanceOf(HttpError);
+      } else expect((await read).data).toBeUndefined();
+      await Promise.resolve();
+      expect(seen.cancelled).toBe(true);
+    });
+
+    test('a cancel that throws or rejects is ignored', async () => {
+      const calls: string[] = [];
+      const throwing = {
+        cancel() {
+          calls.push('sync');
+          throw new Error('sync');
+        },
+      };
+      const rejecting = {
+        cancel() {
+          calls.push('async');
+          return Promise.reject(new Error('async'));
+        },
+      };
+      // A body that is no web stream (node-fetch 2 answers with a Node stream): nothing to call.
+      for (const body of [throwing, rejecting, {}]) {
+        const r = await readResponse(withBody(204, body), { method: 'GET', url });
+        expect(r).toMatchObject({ status: 204, data: undefined });
+      }
+      // A locked stream's cancel rejects: ignored too (no unhandled rejection fails the run).
+      const { body } = endless();
+      const reader = body.getReader();
+      const r = await readResponse(withBody(204, body), { method: 'GET', url });
+      expect(r.status).toBe(204);
+      await Promise.resolve();
+      expect(calls).toEqual(['sync', 'async']);
+      reader.releaseLock();
+    });
+  });
+
   test('an empty JSON body is undefined, not a parse error', async () => {
     expect((await readResponse(json(''), { method: 'GET', url })).data).toBeUndefined();
   });

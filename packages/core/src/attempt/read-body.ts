@@ -38,9 +38,9 @@ export function bodyTypeOf(contentType: string | null): ResponseBodyType {
 /**
  * Turns a fetch Response into an ApiResponse, or throws HttpError for a non-2xx status.
  *
- * Body: none for HEAD and 204/205/304 (data is undefined). Otherwise as `read.responseType` says
- * (`json`, `text`, `arrayBuffer`, `blob`, or `stream`: the body's ReadableStream, unread), or by
- * the Content-Type (`bodyTypeOf`). An empty JSON body is undefined; a 2xx JSON body that does not
+ * Body: none for HEAD and 204/205/304 (data is undefined; one sent anyway is cancelled).
+ * Otherwise as `read.responseType` says (`json`, `text`, `arrayBuffer`, `blob`, or `stream`: the
+ * body's ReadableStream, unread), or by the Content-Type (`bodyTypeOf`). An empty JSON body is undefined; a 2xx JSON body that does not
  * parse is a ParseError. An error status's body is read by its Content-Type whatever the
  * responseType, and kept as raw text when it claims JSON but does not parse.
  *
@@ -88,6 +88,13 @@ export async function readResponse<T>(
         }
       }
     }
+  } else {
+    // None read: a body sent anyway (a custom fetch, a proxy) is cancelled, or its stream (under
+    // undici, its socket) stays busy. A cancel that throws (a body that is no web stream) or
+    // rejects (a locked stream) is no failure of the request.
+    try {
+      void res.body?.cancel().catch(noop);
+    } catch {}
   }
   if (!ok) {
     const after = parseRetryAfter(headers.get('retry-after'), clock.now());

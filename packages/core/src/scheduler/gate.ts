@@ -80,7 +80,8 @@ export interface SchedulerHooks {
   permits(endpoint: string): boolean;
   /**
    * Cancels a job's flight for a group cancel: every consumer is rejected with `error` and the
-   * client calls `cancel(job)` as it aborts the flight.
+   * client calls `cancel(job)` as it aborts the flight (or `finish(job)`, when the flight was
+   * ending already: the scheduler drops no job on its own).
    */
   cancelJob(job: SchedulerJob, error: CancelledError): void;
   /**

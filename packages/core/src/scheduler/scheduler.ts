@@ -216,6 +216,12 @@ export class Scheduler implements AttemptGate {
    * Rejects every queued, parked and running job of the group: the client cancels each flight
    * (callers get CancelledError) and calls `cancel(job)`, which counts it rejected and emits
    * `request-rejected`. Dispatch is held meanwhile so no job of the group starts just to die.
+   *
+   * The client always ends the job itself: a flight leaves the dedup map before its callers are
+   * cancelled, so none joins it meanwhile and its last cancel calls `cancel(job)`. A job it does
+   * not end is one whose flight is ending already (cancelGroup from its `success` or `error`
+   * listener): its `finish` counts it completed, as its outcome was; dropping it here counted it
+   * rejected.
    */
   cancelGroup(name: string): void {
     checkGroup(name);
@@ -228,10 +234,6 @@ export class Scheduler implements AttemptGate {
         const message = `Request cancelled: group "${name}" was cancelled`;
         const error = new CancelledError(entry.job.spec, { message });
         this.#hooks.cancelJob(entry.job, error);
-        // A job whose flight the client no longer tracks is dropped here.
-        if (stateOf(entry) !== 'done') {
-          this.#end(entry, 'rejected', entry.job.aborted ? entry.job.reason : error);
-        }
       }
     } finally {
       this.#hold--;

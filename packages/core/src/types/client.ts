@@ -83,7 +83,9 @@ export interface Client {
    * `resolve`) instead of its key to store it with the entry, so that invalidation can refetch
    * an entry that was written by hand (its ttl and tags then come from the spec too). A write with
    * a key only, over an entry that has a spec, keeps that spec, its ttl and its tags. A key
-   * written by hand is read as for `getCached`.
+   * written by hand is read as for `getCached`. Only GET responses are cached: an entry written
+   * under any other method's key is kept, but no request reads it and `dehydrate` refuses it
+   * (a RangeError naming the key).
    */
   setCached<T = unknown>(target: string | RequestSpec, value: ApiResponse<T> | undefined): void;
   /**
