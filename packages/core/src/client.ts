@@ -547,8 +547,8 @@ class KeelClient implements Client {
 
   /**
    * A caller's promise on the flight. `joinedAt` is NaN for the owner (its tracker is the
-   * flight's). Each closure is made by its own method, so a plain join allocates only the one
-   * `cancel` needs.
+   * flight's). The deadline's and the signal's closures are made by their own methods, so a plain
+   * join allocates only the one `cancel` needs (made here).
    */
   #attach(
     flight: Flight,
@@ -568,12 +568,8 @@ class KeelClient implements Client {
     }
     flight.addConsumer(consumer);
     const promise = consumer.promise as CancellablePromise<ApiResponse>;
-    promise.cancel = this.#canceller(consumer);
+    promise.cancel = () => this.#cancelConsumer(consumer, new CancelledError(flight.spec));
     return promise;
-  }
-
-  #canceller(consumer: Consumer): () => void {
-    return () => this.#cancelConsumer(consumer, new CancelledError(consumer.flight.spec));
   }
 
   #listen(consumer: Consumer, signal: AbortSignal): void {
@@ -890,7 +886,7 @@ class KeelClient implements Client {
       leave(this.#inflight, flight);
     }
     if (this.#events.has('cancel')) {
-      const payload = {
+      this.#events.emit('cancel', {
         key: flight.key,
         // The flight's own when this ended it (and it was the owner); otherwise the caller's
         // own: started when it joined (the owner: when the flight started), cancelled now.
@@ -901,8 +897,7 @@ class KeelClient implements Client {
         // Internal (not in the event's type): the flight's own tracker, whoever left, so the
         // adaptive observer finds the flight a joiner ended without a search (its CancelEvent).
         flight: flight.tracker,
-      };
-      this.#events.emit('cancel', payload);
+      } as ClientEvents['cancel']);
     }
     consumer.reject?.(error);
     if (final) {
