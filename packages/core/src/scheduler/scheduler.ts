@@ -340,9 +340,10 @@ export class Scheduler implements AttemptGate {
       const entry = this.#lanes.next();
       if (entry === undefined) return;
       const { spec } = entry.job;
-      // Pre-start circuit gate: the circuit may have opened while the job waited.
+      // Pre-start circuit gate: the circuit may have opened while the job waited (the spec is
+      // the error's init too: its `endpoint` names the circuit).
       if (!entry.job.probe && !this.#hooks.permits(spec.endpoint)) {
-        this.#end(entry, 'refused', new CircuitOpenError(spec, { endpoint: spec.endpoint }));
+        this.#end(entry, 'refused', new CircuitOpenError(spec, spec));
         continue;
       }
       let now = 0;
