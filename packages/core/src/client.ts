@@ -510,16 +510,16 @@ class KeelClient implements Client {
     // The caller is attached before admission: a signal that throws as it is listened to leaves
     // nothing behind (no flight in the maps that never flies, no circuit probe admitted).
     const flight = new Flight(this.#nextFlightId++, spec);
-    const promise = this.#attach(flight, NaN, signal);
+    const owner = this.#attach(flight, NaN, signal);
     const admission = this.#guard.beforeRequest(spec);
     if (!admission.ok) {
-      this.#release(flight.takeConsumers()[0]!);
+      this.#release(owner);
       this.#circuitRejected(spec, admission.error);
       return rejected(admission.error);
     }
     this.#startFlight(flight, admission.probe);
     this.#fly(flight);
-    return promise;
+    return owner.promise as CancellablePromise<ApiResponse>;
   }
 
   #join(
@@ -531,7 +531,7 @@ class KeelClient implements Client {
     // A joiner shares the flight's fate, deadline included; its own deadline, when it ends
     // first, ends its wait alone (like a cancel, but with a TimeoutError).
     const own = deadline > 0 && (flight.deadlineAt === 0 || now + deadline < flight.deadlineAt);
-    const promise = this.#attach(flight, now, signal, own ? deadline : 0);
+    const { promise } = this.#attach(flight, now, signal, own ? deadline : 0);
     if (this.#events.has('dedup')) {
       const { spec } = flight;
       this.#events.emit('dedup', {
@@ -542,11 +542,11 @@ class KeelClient implements Client {
         endpoint: spec.endpoint,
       });
     }
-    return promise;
+    return promise as CancellablePromise<ApiResponse>;
   }
 
   /**
-   * A caller's promise on the flight. `joinedAt` is NaN for the owner (its tracker is the
+   * A caller on the flight, with its promise. `joinedAt` is NaN for the owner (its tracker is the
    * flight's). The deadline's and the signal's closures are made by their own methods, so a plain
    * join allocates only the one `cancel` needs (made here).
    */
@@ -555,7 +555,7 @@ class KeelClient implements Client {
     joinedAt: number,
     signal: AbortSignal | undefined,
     deadline = 0,
-  ): CancellablePromise<ApiResponse> {
+  ): Consumer {
     const consumer = new Consumer(flight, joinedAt, true, signal);
     // Armed and listening first: a clock or a signal that throws leaves nothing attached
     // (request() rejects with it).
@@ -567,9 +567,9 @@ class KeelClient implements Client {
       throw error;
     }
     flight.addConsumer(consumer);
-    const promise = consumer.promise as CancellablePromise<ApiResponse>;
-    promise.cancel = () => this.#cancelConsumer(consumer, new CancelledError(flight.spec));
-    return promise;
+    (consumer.promise as CancellablePromise<ApiResponse>).cancel = () =>
+      this.#cancelConsumer(consumer, new CancelledError(flight.spec));
+    return consumer;
   }
 
   #listen(consumer: Consumer, signal: AbortSignal): void {
