@@ -418,14 +418,14 @@ class KeelClient implements Client {
    * that endpoint, layers it onto that spec (a shallow copy, no second resolution). A
    * recommended spec is never memoized, since the recommendation changes as samples arrive.
    */
-  #resolve(method: unknown, url: string, options: RequestOptions | undefined): RequestSpec {
+  #resolve(method: unknown, url: string, options?: RequestOptions): RequestSpec {
     const m = normalizeMethod(method);
     let spec: RequestSpec | undefined;
     if (options === undefined) {
       const byUrl = (this.#specMemo[m] ??= new Map());
       spec = byUrl.get(url);
       if (spec === undefined) {
-        spec = resolveRequest(this.#config, m, url, undefined);
+        spec = resolveRequest(this.#config, m, url);
         if (byUrl.size >= SPEC_MEMO_LIMIT) byUrl.clear();
         byUrl.set(url, spec);
       }
@@ -453,7 +453,7 @@ class KeelClient implements Client {
     }
     // `GET ` is the key base itself (the baseURL without its trailing slash), as in the store;
     // resolving `''` would be the baseURL as written, with its slash: `GET /`.
-    const spec = this.#resolve(method, url || this.#config.keyBase || url, undefined);
+    const spec = this.#resolve(method, url || this.#config.keyBase || url);
     return marks
       ? fingerprintOf(
           spec.method,
@@ -609,7 +609,7 @@ class KeelClient implements Client {
       flight = this.#startFlight(new Flight(this.#nextFlightId++, spec), admission.probe);
     }
     if (revalidate) flight.revalidate = true;
-    flight.addConsumer(new Consumer(flight, NaN, false, undefined));
+    flight.addConsumer(new Consumer(flight, NaN, false));
     if (!joined) this.#fly(flight);
     return undefined;
   }

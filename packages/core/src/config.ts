@@ -101,7 +101,7 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
     deadline,
     responseType,
     maxResponseBytes,
-    fetchInit: resolveFetchInit(options, undefined),
+    fetchInit: resolveFetchInit(options),
     // The global is looked up per call so a fetch patched later (msw, polyfills) is used.
     fetch: options.fetch ?? globalFetch,
     clock,

@@ -160,7 +160,7 @@ export class Scheduler implements AttemptGate {
     job.gateEntry = undefined;
     this.#live--;
     if (entry.state === 'done') return;
-    this.#end(entry, outcome, undefined);
+    this.#end(entry, outcome);
     this.#dispatch();
   }
 
@@ -380,7 +380,7 @@ export class Scheduler implements AttemptGate {
     if (entry.state === 'active') this.#emit('request-started', entry);
     if (entry.waiting) {
       entry.waiting = false;
-      this.#hooks.resume(entry.job, undefined);
+      this.#hooks.resume(entry.job);
     }
   }
 
@@ -460,7 +460,7 @@ export class Scheduler implements AttemptGate {
    * `refused` (the pre-start circuit gate) is a job the scheduler dropped: counted rejected,
    * without `request-rejected`, which is for cancellations.
    */
-  #end(entry: Entry, outcome: 'completed' | 'rejected' | 'refused', error: unknown): void {
+  #end(entry: Entry, outcome: 'completed' | 'rejected' | 'refused', error?: unknown): void {
     const was = entry.state;
     if (was === 'queued') {
       // Still in its lane unless the dispatcher has just taken it out (circuit gate).
