@@ -418,14 +418,14 @@ class KeelClient implements Client {
    * that endpoint, layers it onto that spec (a shallow copy, no second resolution). A
    * recommended spec is never memoized, since the recommendation changes as samples arrive.
    */
-  #resolve(method: unknown, url: string, options: RequestOptions | undefined): RequestSpec {
+  #resolve(method: unknown, url: string, options?: RequestOptions): RequestSpec {
     const m = normalizeMethod(method);
     let spec: RequestSpec | undefined;
     if (options === undefined) {
       const byUrl = (this.#specMemo[m] ??= new Map());
       spec = byUrl.get(url);
       if (spec === undefined) {
-        spec = resolveRequest(this.#config, m, url, undefined);
+        spec = resolveRequest(this.#config, m, url);
         if (byUrl.size >= SPEC_MEMO_LIMIT) byUrl.clear();
         byUrl.set(url, spec);
       }
@@ -453,7 +453,7 @@ class KeelClient implements Client {
     }
     // `GET ` is the key base itself (the baseURL without its trailing slash), as in the store;
     // resolving `''` would be the baseURL as written, with its slash: `GET /`.
-    const spec = this.#resolve(method, url || this.#config.keyBase || url, undefined);
+    const spec = this.#resolve(method, url || this.#config.keyBase || url);
     return marks
       ? fingerprintOf(
           spec.method,
@@ -510,16 +510,16 @@ class KeelClient implements Client {
     // The caller is attached before admission: a signal that throws as it is listened to leaves
     // nothing behind (no flight in the maps that never flies, no circuit probe admitted).
     const flight = new Flight(this.#nextFlightId++, spec);
-    const promise = this.#attach(flight, NaN, signal);
+    const owner = this.#attach(flight, NaN, signal);
     const admission = this.#guard.beforeRequest(spec);
     if (!admission.ok) {
-      this.#release(flight.takeConsumers()[0]!);
+      this.#release(owner);
       this.#circuitRejected(spec, admission.error);
       return rejected(admission.error);
     }
     this.#startFlight(flight, admission.probe);
     this.#fly(flight);
-    return promise;
+    return owner.promise as CancellablePromise<ApiResponse>;
   }
 
   #join(
@@ -531,7 +531,7 @@ class KeelClient implements Client {
     // A joiner shares the flight's fate, deadline included; its own deadline, when it ends
     // first, ends its wait alone (like a cancel, but with a TimeoutError).
     const own = deadline > 0 && (flight.deadlineAt === 0 || now + deadline < flight.deadlineAt);
-    const promise = this.#attach(flight, now, signal, own ? deadline : 0);
+    const { promise } = this.#attach(flight, now, signal, own ? deadline : 0);
     if (this.#events.has('dedup')) {
       const { spec } = flight;
       this.#events.emit('dedup', {
@@ -542,20 +542,20 @@ class KeelClient implements Client {
         endpoint: spec.endpoint,
       });
     }
-    return promise;
+    return promise as CancellablePromise<ApiResponse>;
   }
 
   /**
-   * A caller's promise on the flight. `joinedAt` is NaN for the owner (its tracker is the
-   * flight's). Each closure is made by its own method, so a plain join allocates only the one
-   * `cancel` needs.
+   * A caller on the flight, with its promise. `joinedAt` is NaN for the owner (its tracker is the
+   * flight's). The deadline's and the signal's closures are made by their own methods, so a plain
+   * join allocates only the one `cancel` needs (made here).
    */
   #attach(
     flight: Flight,
     joinedAt: number,
     signal: AbortSignal | undefined,
     deadline = 0,
-  ): CancellablePromise<ApiResponse> {
+  ): Consumer {
     const consumer = new Consumer(flight, joinedAt, true, signal);
     // Armed and listening first: a clock or a signal that throws leaves nothing attached
     // (request() rejects with it).
@@ -567,13 +567,9 @@ class KeelClient implements Client {
       throw error;
     }
     flight.addConsumer(consumer);
-    const promise = consumer.promise as CancellablePromise<ApiResponse>;
-    promise.cancel = this.#canceller(consumer);
-    return promise;
-  }
-
-  #canceller(consumer: Consumer): () => void {
-    return () => this.#cancelConsumer(consumer, new CancelledError(consumer.flight.spec));
+    (consumer.promise as CancellablePromise<ApiResponse>).cancel = () =>
+      this.#cancelConsumer(consumer, new CancelledError(flight.spec));
+    return consumer;
   }
 
   #listen(consumer: Consumer, signal: AbortSignal): void {
@@ -613,7 +609,7 @@ class KeelClient implements Client {
       flight = this.#startFlight(new Flight(this.#nextFlightId++, spec), admission.probe);
     }
     if (revalidate) flight.revalidate = true;
-    flight.addConsumer(new Consumer(flight, NaN, false, undefined));
+    flight.addConsumer(new Consumer(flight, NaN, false));
     if (!joined) this.#fly(flight);
     return undefined;
   }
@@ -890,7 +886,7 @@ class KeelClient implements Client {
       leave(this.#inflight, flight);
     }
     if (this.#events.has('cancel')) {
-      const payload = {
+      this.#events.emit('cancel', {
         key: flight.key,
         // The flight's own when this ended it (and it was the owner); otherwise the caller's
         // own: started when it joined (the owner: when the flight started), cancelled now.
@@ -901,8 +897,7 @@ class KeelClient implements Client {
         // Internal (not in the event's type): the flight's own tracker, whoever left, so the
         // adaptive observer finds the flight a joiner ended without a search (its CancelEvent).
         flight: flight.tracker,
-      };
-      this.#events.emit('cancel', payload);
+      } as ClientEvents['cancel']);
     }
     consumer.reject?.(error);
     if (final) {

@@ -2,13 +2,13 @@ import { type ResolvedRetryOptions, resolveRetryOptions } from './attempt/retry-
 import {
   CACHE_DEFAULTS,
   CACHE_STORE_DEFAULTS,
-  checkGcTime,
   type ResolvedCacheOptions,
   resolveCacheOptions,
 } from './cache/options';
 import {
   checkFunction,
   checkInteger,
+  checkMs,
   checkObject,
   optionalMs,
   typeError,
@@ -73,7 +73,7 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
   const cache = resolveCacheOptions(cacheOpts, CACHE_DEFAULTS, 'cache', true);
   const store = withDefaults(cacheOpts, CACHE_STORE_DEFAULTS);
   const maxEntries = checkInteger('cache.maxEntries', store.maxEntries, 1, true);
-  const gcTime = checkGcTime(store.gcTime);
+  const gcTime = checkMs('cache.gcTime', store.gcTime, Infinity);
   if (options.onError !== undefined) checkFunction('onError', options.onError);
   if (options.random !== undefined) checkFunction('random', options.random);
   // Only undefined takes the default, as for `fetch`, `random` and `onError`.
@@ -101,7 +101,7 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
     deadline,
     responseType,
     maxResponseBytes,
-    fetchInit: resolveFetchInit(options, undefined),
+    fetchInit: resolveFetchInit(options),
     // The global is looked up per call so a fetch patched later (msw, polyfills) is used.
     fetch: options.fetch ?? globalFetch,
     clock,

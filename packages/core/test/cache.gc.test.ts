@@ -122,6 +122,11 @@ describe('cache.gcTime: expired and unwatched entries are collected', () => {
     expect([...store.keys()]).toEqual(['GET https://a.test/3']);
     expect(new CacheStore().gcTime).toBe(300_000);
     expect(() => new CacheStore(1, { gcTime: -1 })).toThrow(RangeError);
+    // Infinity is allowed (never collect), and the message says so.
+    expect(new CacheStore(1, { gcTime: Infinity }).gcTime).toBe(Infinity);
+    expect(() => new CacheStore(1, { gcTime: -1 })).toThrow(
+      'keel: `cache.gcTime` must be a non-negative number of ms (or Infinity), got -1',
+    );
   });
 });
 

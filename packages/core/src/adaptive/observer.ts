@@ -151,7 +151,7 @@ export class AdaptiveObserver {
 
   readonly #onCancel = (e: ClientEvents['cancel']): void => {
     // By the flight's own tracker: the public one is the caller's (a joiner's, when it was last).
-    if (e.final) this.#close(this.#byTracker.get((e as CancelEvent).flight), undefined);
+    if (e.final) this.#close(this.#byTracker.get((e as CancelEvent).flight));
   };
 
   // ── scheduler events ────────────────────────────────────────────────────────────────────────
@@ -182,7 +182,7 @@ export class AdaptiveObserver {
   };
 
   readonly #onRejected = (e: ClientEvents['request-rejected']): void => {
-    this.#close(this.#byId.get(e.id), undefined);
+    this.#close(this.#byId.get(e.id));
   };
 
   // ── measurement ─────────────────────────────────────────────────────────────────────────────
@@ -209,7 +209,7 @@ export class AdaptiveObserver {
   }
 
   /** The flight ended: its attempt being measured ends with `outcome`, and it is forgotten. */
-  #close(w: Watched | undefined, outcome: Outcome | undefined): void {
+  #close(w: Watched | undefined, outcome?: Outcome): void {
     if (w === undefined) return;
     this.#end(w, outcome, this.#clock.now());
     this.#forget(w);

@@ -67,8 +67,10 @@ export function attemptOnce(
     };
     source.onAbort = abort;
     if (timeout > 0) {
-      const onTimeout = () => abort(new TimeoutError(spec, { timeout }));
-      timer = clock.setTimeout(onTimeout, timerDelay(timeout));
+      timer = clock.setTimeout(
+        () => abort(new TimeoutError(spec, { timeout })),
+        timerDelay(timeout),
+      );
     }
 
     let started: Promise<Response>;

@@ -3,7 +3,6 @@ import {
   checkMs,
   checkObject,
   oneOf,
-  rangeError,
   typeError,
   withDefaults,
 } from '../internal/checks';
@@ -68,10 +67,3 @@ export const CACHE_STORE_DEFAULTS = /* @__PURE__ */ freeze({
   gcTime: 5 * 60_000,
   maxEntries: Infinity,
 });
-
-/** Validates a gcTime: a number of ms >= 0, `Infinity` allowed (never collect). */
-export function checkGcTime(gcTime: unknown): number {
-  if (typeof gcTime === 'number' && gcTime >= 0) return gcTime;
-  const expected = 'a non-negative number of ms (or Infinity)';
-  throw (typeof gcTime === 'number' ? rangeError : typeError)('cache.gcTime', expected, gcTime);
-}

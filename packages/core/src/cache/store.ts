@@ -8,7 +8,7 @@ import type { RequestSpec } from '../request/resolve';
 import type { ApiResponse, CacheSubscriber, CacheUpdate, KeyMatcher } from '../types/client';
 import { type CacheEntry, metaOf } from './entry';
 import type { Matchable, TargetMatcher } from './match';
-import { CACHE_DEFAULTS, CACHE_STORE_DEFAULTS, checkGcTime } from './options';
+import { CACHE_DEFAULTS, CACHE_STORE_DEFAULTS } from './options';
 import { watchStore } from './watch';
 
 /** How `CacheStore.set` stores one response. */
@@ -414,7 +414,7 @@ export class CacheStore extends Store {
     super(defaultTtl, {
       clock,
       maxEntries: options.maxEntries ?? CACHE_STORE_DEFAULTS.maxEntries,
-      gcTime: checkGcTime(options.gcTime ?? CACHE_STORE_DEFAULTS.gcTime),
+      gcTime: checkMs('cache.gcTime', options.gcTime ?? CACHE_STORE_DEFAULTS.gcTime, Infinity),
       keyBase: options.keyBase,
       onError: options.onError ?? logListenerError,
     });

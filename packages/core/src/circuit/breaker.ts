@@ -110,7 +110,8 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
         return ADMIT_PROBE;
       }
     }
-    return { ok: false, error: new CircuitOpenError(spec, { endpoint: circuit.endpoint }) };
+    // The spec is its own init: its `endpoint` is the circuit's.
+    return { ok: false, error: new CircuitOpenError(spec, spec) };
   }
 
   /**

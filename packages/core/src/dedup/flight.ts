@@ -34,7 +34,7 @@ export class Consumer {
     readonly joinedAt: number,
     /** A caller's consumer (with a promise) rather than an internal one. */
     caller: boolean,
-    readonly signal: AbortSignal | undefined,
+    readonly signal?: AbortSignal,
   ) {
     // Declared fields start undefined (an internal consumer keeps them so; same shape either way).
     if (caller) {

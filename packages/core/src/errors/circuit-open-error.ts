@@ -20,8 +20,9 @@ export class CircuitOpenError extends KeelRequestError {
   constructor(request?: FailedRequest, init?: CircuitOpenErrorInit);
   constructor(request?: FailedRequest | string, init?: CircuitOpenErrorInit) {
     const endpoint = typeof request === 'string' ? request : (init?.endpoint ?? '');
+    // A string request names no request: a string has no `url` (nor `method`).
     super(
-      typeof request === 'string' ? undefined : request,
+      request as FailedRequest | undefined,
       endpoint ? `Circuit open for ${endpoint}` : 'Circuit open',
       { endpoint },
     );

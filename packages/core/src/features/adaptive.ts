@@ -36,7 +36,7 @@ export function adaptiveFeature(
         ceilings: scheduler.ceilings,
       });
     },
-    resolved?.concurrency === true,
     recommender,
+    resolved?.concurrency === true,
   );
 }

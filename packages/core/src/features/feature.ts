@@ -104,8 +104,8 @@ export interface InstallableFeature<N extends FeatureName = FeatureName> {
 export function feature<N extends FeatureName>(
   name: N,
   install: Installers[N],
-  endpointCeilings?: boolean,
   recommends?: typeof recommender,
+  endpointCeilings?: boolean,
 ): InstallableFeature<N> {
   return freeze({ name, install, endpointCeilings, recommender: recommends });
 }

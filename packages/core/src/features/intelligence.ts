@@ -27,7 +27,6 @@ export function withIntelligence(options?: IntelligenceOptions): ClientFeature<'
         controller: controllerOf(intelligence, ['snapshot', 'endpoint', 'reset']),
       };
     },
-    undefined,
     recommender,
   );
 }

@@ -52,15 +52,16 @@ export function checkNumber(
 }
 
 /**
- * A duration in ms: a finite number >= 0 and at most `max` (a timer cannot wait longer than
- * 2^31-1 ms: Node and browsers fire a longer one at once). TypeError for a non-number.
+ * A duration in ms: a number >= 0 and at most `max` (a timer cannot wait longer than 2^31-1 ms:
+ * Node and browsers fire a longer one at once; Infinity takes Infinity, as `cache.gcTime` does).
+ * TypeError for a non-number.
  */
 export function checkMs(name: string, value: unknown, max = MAX_TIMER_MS): number {
   if (typeof value === 'number' && value >= 0 && value <= max) return value;
   const expected =
     max === Number.MAX_VALUE
       ? 'a finite non-negative number of ms'
-      : `a non-negative number of ms, at most ${max}`;
+      : `a non-negative number of ms${max === Infinity ? ' (or Infinity)' : `, at most ${max}`}`;
   throw (typeof value === 'number' ? rangeError : typeError)(name, expected, value);
 }
 

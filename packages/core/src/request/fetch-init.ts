@@ -56,10 +56,7 @@ const FIELDS: Record<keyof FetchOptions, [keyof FetchInit, (readonly string[])?]
  * layered over `base` (the client's): undefined when neither sets any, `base` itself when the
  * options set none (so the common request builds nothing).
  */
-export function resolveFetchInit(
-  options: FetchOptions,
-  base: FetchInit | undefined,
-): FetchInit | undefined {
+export function resolveFetchInit(options: FetchOptions, base?: FetchInit): FetchInit | undefined {
   // Named reads first: the common request sets none, and a keyed loop over its options costs
   // more than the rest of its resolution (bench: resolve with options).
   if (

@@ -128,7 +128,7 @@ export function resolveRequest(
   config: ClientConfig,
   method: HttpMethod,
   url: string,
-  options: RequestOptions | undefined,
+  options?: RequestOptions,
 ): RequestSpec {
   if (typeof url !== 'string') throw typeError('url', 'a URL string', url);
   const o: RequestOptions = options ?? EMPTY;

@@ -75,7 +75,7 @@ export interface SchedulerHooks {
    * CircuitOpenError from the pre-start gate). It can be called from inside any gate call, even
    * that `acquire`, so the client must not run the attempt synchronously from here.
    */
-  resume(job: SchedulerJob, error: unknown): void;
+  resume(job: SchedulerJob, error?: unknown): void;
   /** The circuit guard's `permits(endpoint)` peek for the pre-start gate. */
   permits(endpoint: string): boolean;
   /**

@@ -160,7 +160,7 @@ export class Scheduler implements AttemptGate {
     job.gateEntry = undefined;
     this.#live--;
     if (entry.state === 'done') return;
-    this.#end(entry, outcome, undefined);
+    this.#end(entry, outcome);
     this.#dispatch();
   }
 
@@ -342,9 +342,10 @@ export class Scheduler implements AttemptGate {
       const entry = this.#lanes.next();
       if (entry === undefined) return;
       const { spec } = entry.job;
-      // Pre-start circuit gate: the circuit may have opened while the job waited.
+      // Pre-start circuit gate: the circuit may have opened while the job waited (the spec is
+      // the error's init too: its `endpoint` names the circuit).
       if (!entry.job.probe && !this.#hooks.permits(spec.endpoint)) {
-        this.#end(entry, 'refused', new CircuitOpenError(spec, { endpoint: spec.endpoint }));
+        this.#end(entry, 'refused', new CircuitOpenError(spec, spec));
         continue;
       }
       let now = 0;
@@ -381,7 +382,7 @@ export class Scheduler implements AttemptGate {
     if (entry.state === 'active') this.#emit('request-started', entry);
     if (entry.waiting) {
       entry.waiting = false;
-      this.#hooks.resume(entry.job, undefined);
+      this.#hooks.resume(entry.job);
     }
   }
 
@@ -461,7 +462,7 @@ export class Scheduler implements AttemptGate {
    * `refused` (the pre-start circuit gate) is a job the scheduler dropped: counted rejected,
    * without `request-rejected`, which is for cancellations.
    */
-  #end(entry: Entry, outcome: 'completed' | 'rejected' | 'refused', error: unknown): void {
+  #end(entry: Entry, outcome: 'completed' | 'rejected' | 'refused', error?: unknown): void {
     const was = entry.state;
     if (was === 'queued') {
       // Still in its lane unless the dispatcher has just taken it out (circuit gate).

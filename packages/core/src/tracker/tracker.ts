@@ -41,7 +41,7 @@ export class Tracker {
   }
 
   succeed(now: number): void {
-    this.#end('success', now, undefined);
+    this.#end('success', now);
   }
 
   fail(now: number, error: unknown): void {
@@ -49,10 +49,10 @@ export class Tracker {
   }
 
   cancel(now: number): void {
-    this.#end('cancelled', now, undefined);
+    this.#end('cancelled', now);
   }
 
-  #end(state: RequestState, now: number, error: unknown): void {
+  #end(state: RequestState, now: number, error?: unknown): void {
     if (this.settled) return;
     if (this.state === 'idle') this.startedAt = now;
     this.state = state;
