@@ -1,5 +1,5 @@
 import { type Agent, type IncomingHttpHeaders, type IncomingMessage, request } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterEach } from 'vitest';
 import type { Clock } from '../src/clock';
 import { type App, createApp } from '../src/index';
@@ -273,4 +273,32 @@ export function pausedGet(
     req.on('error', reject);
     req.end();
   });
+}
+
+/** A raw connection: its socket, what it has read so far (latin1), and whether it closed. */
+export interface RawConnection {
+  s: Socket;
+  text: () => string;
+  closed: () => boolean;
+}
+
+/**
+ * Opens a raw connection to 127.0.0.1:`port` that records what it reads; `sockets`, when given,
+ * collects it for the file's afterEach to destroy.
+ */
+export async function openRaw(port: number, sockets?: Socket[]): Promise<RawConnection> {
+  const s = connect(port, '127.0.0.1');
+  sockets?.push(s);
+  let out = '';
+  let closed = false;
+  s.setEncoding('latin1');
+  s.on('data', (c: string) => {
+    out += c;
+  });
+  s.on('error', () => {});
+  s.on('close', () => {
+    closed = true;
+  });
+  await new Promise((r) => s.once('connect', r));
+  return { s, text: () => out, closed: () => closed };
 }

@@ -1,7 +1,7 @@
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../src/index';
-import { start, until } from './helpers';
+import { openRaw, start, until } from './helpers';
 
 const apps: App[] = [];
 const sockets: Socket[] = [];
@@ -11,25 +11,6 @@ afterEach(async () => {
 });
 
 /** A raw connection; `text()` is everything received so far, `closed()` whether it ended. */
-async function open(
-  port: number,
-): Promise<{ s: Socket; text: () => string; closed: () => boolean }> {
-  const s = connect(port, '127.0.0.1');
-  sockets.push(s);
-  let out = '';
-  let closed = false;
-  s.setEncoding('latin1');
-  s.on('data', (c: string) => {
-    out += c;
-  });
-  s.on('error', () => {});
-  s.on('close', () => {
-    closed = true;
-  });
-  await new Promise((r) => s.once('connect', r));
-  return { s, text: () => out, closed: () => closed };
-}
-
 async function app404(): Promise<{ port: number; seen: unknown[] }> {
   const app = createApp();
   apps.push(app);
@@ -55,7 +36,7 @@ describe('a request no route takes is answered without reading its body', () => 
       ['/nowhere', '404 Not Found'],
       ['/here/', '404 Not Found'],
     ] as const) {
-      const c = await open(port);
+      const c = await openRaw(port, sockets);
       c.s.write(post(path, 9));
       await until(() => c.text().includes('\r\n\r\n{'));
       expect(c.text()).toContain(`HTTP/1.1 ${status}`);
@@ -67,7 +48,7 @@ describe('a request no route takes is answered without reading its body', () => 
     apps.push(app);
     app.put('/only-put', (ctx) => ctx.send('put'));
     const { port: port2 } = await start(app);
-    const c = await open(port2);
+    const c = await openRaw(port2, sockets);
     c.s.write(post('/only-put', 9));
     await until(() => c.text().includes('\r\n\r\n{'));
     expect(c.text()).toMatch(/^HTTP\/1\.1 405 Method Not Allowed\r\n/);
@@ -77,14 +58,14 @@ describe('a request no route takes is answered without reading its body', () => 
 
   it('sends no 100 Continue, and closes the connection when the client waits for one', async () => {
     const { port } = await app404();
-    const c = await open(port);
+    const c = await openRaw(port, sockets);
     c.s.write(post('/nowhere', 10, 'Expect: 100-continue\r\n'));
     await until(c.closed);
     expect(c.text()).not.toContain('100 Continue');
     expect(c.text()).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);
     expect(c.text().toLowerCase()).toContain('connection: close');
     // A routed request still gets its 100 Continue.
-    const d = await open(port);
+    const d = await openRaw(port, sockets);
     d.s.write(post('/here', 9, 'Expect: 100-continue\r\n'));
     await until(() => d.text().includes('100 Continue'));
     d.s.write('{"a":[1]}');
@@ -93,7 +74,7 @@ describe('a request no route takes is answered without reading its body', () => 
 
   it('a body declared too large to drain (over 16 MiB) closes the connection with the 404', async () => {
     const { port } = await app404();
-    const c = await open(port);
+    const c = await openRaw(port, sockets);
     c.s.write(post('/nowhere', 100 * 1024 * 1024));
     await until(() => c.text().includes('\r\n\r\n{'));
     expect(c.text()).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);

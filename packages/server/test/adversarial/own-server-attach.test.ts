@@ -9,11 +9,11 @@ import {
   type Http2Server,
   connect as h2connect,
 } from 'node:http2';
-import { type AddressInfo, connect, type Socket } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../../src/app';
 import { type App, createApp } from '../../src/index';
-import { ManualClock, settle, socketBytes, until } from '../helpers';
+import { ManualClock, openRaw, settle, socketBytes, until } from '../helpers';
 import { guardProcess } from './harness';
 
 guardProcess();
@@ -57,24 +57,6 @@ async function own(attach: boolean): Promise<{ app: App; server: Server; port: n
 }
 
 /** A raw keep-alive connection and what came back on it. */
-async function session(
-  port: number,
-): Promise<{ s: Socket; text: () => string; closed: () => boolean }> {
-  const s = connect(port, '127.0.0.1');
-  let out = '';
-  let closed = false;
-  s.setEncoding('latin1');
-  s.on('data', (c: string) => {
-    out += c;
-  });
-  s.on('error', () => {});
-  s.on('close', () => {
-    closed = true;
-  });
-  await new Promise((r) => s.once('connect', r));
-  return { s, text: () => out, closed: () => closed };
-}
-
 const CONNECT = 'CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n\r\n';
 const CLOSE_THEN_MORE =
   'GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\n';
@@ -136,10 +118,10 @@ describe('app.attach(server): an own server handled as those listen() starts', (
       await gate;
       ctx.send('late');
     });
-    const idle = await session(port);
+    const idle = await openRaw(port);
     idle.s.write('GET /a HTTP/1.1\r\nHost: x\r\n\r\n');
     await until(() => idle.text().endsWith('a'));
-    const busy = await session(port);
+    const busy = await openRaw(port);
     busy.s.write('GET /gate HTTP/1.1\r\nHost: x\r\n\r\n');
     await until(() => appStats(app).inflight === 1);
     let closed = false;

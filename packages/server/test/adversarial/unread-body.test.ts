@@ -2,11 +2,11 @@
 // on a route that never reads it, a body refused for its headers (415, 400, 501). Node drains
 // such a body after the answer with no bound (until `requestTimeout`, or for ever with it off),
 // so one connection could push gigabytes. keel drains it up to 16 MiB, as a 404's, then closes.
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { Readable, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/index';
-import { start, until } from '../helpers';
+import { openRaw, type RawConnection, start, until } from '../helpers';
 import { guardProcess } from './harness';
 
 guardProcess();
@@ -23,34 +23,11 @@ const CHUNK = Buffer.alloc(64 * 1024, 97);
 /** One chunk of a chunked body: 64 KiB of `a`. */
 const FRAME = Buffer.concat([Buffer.from('10000\r\n'), CHUNK, Buffer.from('\r\n')]);
 
-interface Conn {
-  s: Socket;
-  text: () => string;
-  closed: () => boolean;
-}
-
-async function open(port: number): Promise<Conn> {
-  const s = connect(port, '127.0.0.1');
-  sockets.push(s);
-  let out = '';
-  let closed = false;
-  s.setEncoding('latin1');
-  s.on('data', (c: string) => {
-    out += c;
-  });
-  s.on('error', () => {});
-  s.on('close', () => {
-    closed = true;
-  });
-  await new Promise((r) => s.once('connect', r));
-  return { s, text: () => out, closed: () => closed };
-}
-
 /**
  * Writes up to `total` bytes of chunk frames, each once the last was taken; stops when the
  * connection closed. Resolves with the body bytes written.
  */
-async function pour(c: Conn, total: number): Promise<number> {
+async function pour(c: RawConnection, total: number): Promise<number> {
   let sent = 0;
   while (sent < total && !c.closed()) {
     const ok = await new Promise<boolean>((resolve) => c.s.write(FRAME, (err) => resolve(!err)));
@@ -69,7 +46,7 @@ async function serve(setup: (app: App) => void): Promise<number> {
 
 /** Sends `head`, waits for the answer, pours 24 MiB of body: the server must close within it. */
 async function cutAfterCap(port: number, head: string, status: string): Promise<void> {
-  const c = await open(port);
+  const c = await openRaw(port, sockets);
   c.s.write(head);
   await until(() => c.text().includes('\r\n\r\n'));
   expect(c.text().slice(9, 12)).toBe(status);
@@ -118,7 +95,7 @@ describe('a body nobody reads is drained up to 16 MiB, then the connection close
       chunked('POST /j HTTP/1.1', `${json}Content-Type: text/plain\r\n`),
       '400',
     );
-    const c = await open(port);
+    const c = await openRaw(port, sockets);
     c.s.write(`POST /j HTTP/1.1\r\nHost: x\r\n${json}Transfer-Encoding: gzip, chunked\r\n\r\n`);
     await until(() => c.text().includes('\r\n\r\n'));
     expect(c.text().slice(9, 12)).toBe('501');
@@ -135,7 +112,7 @@ describe('a body nobody reads is drained up to 16 MiB, then the connection close
       });
       app.post('/j', (ctx) => ctx.json(ctx.body));
     });
-    const c = await open(port);
+    const c = await openRaw(port, sockets);
     c.s.write(
       'POST /j HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
         'Content-Encoding: gzip\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n',
@@ -164,7 +141,7 @@ describe('a body nobody reads is drained up to 16 MiB, then the connection close
         ctx.send(Readable.from(['p']));
       }),
     );
-    const c = await open(port);
+    const c = await openRaw(port, sockets);
     c.s.write(chunked('POST /p HTTP/1.1', 'Content-Type: application/octet-stream\r\n'));
     c.s.write(FRAME);
     await until(() => c.text().includes('\r\n\r\n'));
@@ -197,7 +174,7 @@ describe('a body nobody reads is drained up to 16 MiB, then the connection close
         setImmediate(() => held?.());
       }),
     );
-    const c = await open(port);
+    const c = await openRaw(port, sockets);
     c.s.write(chunked('POST /pipe HTTP/1.1', 'Content-Type: application/octet-stream\r\n'));
     const poured = pour(c, 20 * MiB);
     await until(() => c.text().endsWith('accepted'));
@@ -214,7 +191,7 @@ describe('a body nobody reads is drained up to 16 MiB, then the connection close
       app.get('/h', (ctx) => ctx.send('h'));
       app.post('/j', (ctx) => ctx.json(ctx.body));
     });
-    const c = await open(port);
+    const c = await openRaw(port, sockets);
     c.s.write(chunked('GET /h HTTP/1.1'));
     await until(() => c.text().endsWith('h'));
     await pour(c, 1 * MiB);
@@ -239,7 +216,7 @@ describe('a body nobody reads is drained up to 16 MiB, then the connection close
         ctx.json({ n });
       }),
     );
-    const c = await open(port);
+    const c = await openRaw(port, sockets);
     c.s.write(chunked('POST /up HTTP/1.1', 'Content-Type: application/octet-stream\r\n'));
     const sent = await pour(c, 20 * MiB);
     c.s.write('0\r\n\r\n');
