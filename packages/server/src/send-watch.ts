@@ -96,16 +96,16 @@ export function wasUnsent(res: ServerResponse): boolean {
 }
 
 /**
- * Responses whose every byte was handed to the kernel before their connection closed: noted when
- * that is known ({@link whenDone}'s 'finish', a parse error's cut, {@link markDelivered}), so a
- * response is judged by it, not by its connection's state when its writer is done (a file's
- * descriptor closes after the response finished, a client may leave on the last byte meanwhile).
- * Written and read off the one-piece reply's path only.
+ * Responses whose every byte was handed to the kernel while their connection was open (what
+ * "finished" means): noted when that is known ({@link whenDone}'s 'finish', the cut of a parse
+ * error, see onClientError), so a response is judged by it, not by its connection's state when
+ * its writer is done (a file's descriptor closes after the response finished: a client may
+ * leave on the last byte meanwhile). Written and read off the one-piece reply's path only.
  */
 const handedAll = new WeakSet<ServerResponse>();
 
 /** Notes that all of `res` was handed to the kernel while its connection was open. */
-export function markDelivered(res: ServerResponse): void {
+export function markHandedOver(res: ServerResponse): void {
   handedAll.add(res);
 }
 
@@ -391,7 +391,7 @@ function watchBacklog(socket: Socket, { clock, ms }: SendWatch): void {
  * finished, `false` when it was cut first. Node emits 'finish' also when its connection was
  * destroyed with the tail still queued (the last write's callback gets the error, and 'finish'
  * follows it), so a 'finish' on a destroyed connection is a cut too, unless all of the response
- * was handed over before that (see {@link markDelivered}). A finish is noted then, so the
+ * was handed over before that (see {@link markHandedOver}). A finish is noted then, so the
  * response is judged by it later too. Call it before whatever may outlast the finish (a source's
  * close) is awaited.
  */

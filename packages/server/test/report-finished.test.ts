@@ -13,6 +13,7 @@ import type { Socket as ServerSocket } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Context } from '../src/context';
 import { trackApps, until } from './helpers';
@@ -148,6 +149,64 @@ describe('onResponse: finished, when the connection ends right after the respons
         .setHeader('content-length', String(FILE_BYTES))
         .send(createReadStream(join(dir, 'data.bin'))),
     );
+    expect(report).toEqual({ status: 200, finished: true });
+  });
+});
+
+describe('onResponse: finished, when bytes that are no request follow the response', () => {
+  /**
+   * `request` and garbage after it in one write: Node runs the request, then destroys the
+   * connection on the parse error in the same tick. Resolves with what the client read, once the
+   * connection closed, and what onResponse said.
+   */
+  async function thenGarbage(
+    route: (a: ReturnType<typeof app>) => void,
+    request: string,
+  ): Promise<{ text: string; report: Report | undefined }> {
+    const a = app({ sse: { heartbeatMs: 1000 } });
+    const reports = recorder(a);
+    route(a);
+    const server = await a.listen(0, '127.0.0.1');
+    const { port } = server.address() as { port: number };
+    const socket = rawClient(port);
+    let text = '';
+    socket.setEncoding('latin1');
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    socket.write(`${request}\x00\x01garbage\r\n\r\n`);
+    await closed;
+    await until(() => reports.has('g1'));
+    return { text, report: reports.get('g1') };
+  }
+
+  it('HEAD of an event stream', async () => {
+    const { text, report } = await thenGarbage(
+      (a) => a.get('/sse', (ctx) => ctx.sseInterval(() => ({ n: 1 }), 50)),
+      'HEAD /sse HTTP/1.1\r\nHost: x\r\nX-Request-Id: g1\r\n\r\n',
+    );
+    // The head whole, and nothing after it (no 400 in place of it).
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n$/);
+    expect(text).toContain('text/event-stream');
+    expect(report).toEqual({ status: 200, finished: true });
+  });
+
+  it('HEAD of a streamed body', async () => {
+    const { text, report } = await thenGarbage(
+      (a) => a.get('/big', (ctx) => ctx.send(Readable.from([Buffer.alloc(70_000, 0x61)]))),
+      'HEAD /big HTTP/1.1\r\nHost: x\r\nX-Request-Id: g1\r\n\r\n',
+    );
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n$/);
+    expect(report).toEqual({ status: 200, finished: true });
+  });
+
+  it('a reply in one piece (was right already: judged when ended)', async () => {
+    const { text, report } = await thenGarbage(
+      (a) => a.get('/json', (ctx) => ctx.json({ ok: true })),
+      'GET /json HTTP/1.1\r\nHost: x\r\nX-Request-Id: g1\r\n\r\n',
+    );
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n\{"ok":true\}$/);
     expect(report).toEqual({ status: 200, finished: true });
   });
 });
