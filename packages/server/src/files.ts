@@ -379,7 +379,15 @@ export async function sendFile(
     }
     if (length <= SMALL_FILE) {
       const buf = Buffer.allocUnsafe(length);
-      const { bytesRead } = await handle.read(buf, 0, length, start);
+      // A read may return fewer bytes than asked before the end (FUSE, network filesystems,
+      // sysfs): read on until the window is in, or the file ends.
+      let bytesRead = 0;
+      while (bytesRead < length) {
+        const at = bytesRead;
+        const { bytesRead: got } = await handle.read(buf, at, length - at, start + at);
+        if (got === 0) break; // the file ended: it shrank since stat
+        bytesRead += got;
+      }
       if (!(await closeFirst())) return;
       res.writeHead(status, headers);
       // The file shrank since stat: the promised length cannot be met, so abort the response.
