@@ -25,7 +25,7 @@ export function onClientError(err: Error & { code?: string }, socket: Socket): v
   // A response ended in the same tick (the request before these bytes, run by the same parse):
   // when all of it is with the kernel, the client gets it whole, so it is finished (onResponse),
   // though its 'finish' comes after this cut.
-  if (inFlight != null && inFlight.writableEnded && inFlight.writableLength === 0) {
+  if (inFlight?.writableEnded && inFlight.writableLength === 0) {
     markHandedOver(inFlight);
   }
   if (socket.writable && (inFlight == null || inFlight._headerSent !== true)) {

@@ -398,9 +398,7 @@ function watchBacklog(socket: Socket, { clock, ms }: SendWatch): void {
 export function whenDone(res: ServerResponse): Promise<boolean> {
   const socket = res.req.socket;
   if (res.writableFinished || res.destroyed) {
-    return Promise.resolve(
-      handedAll.has(res) || (res.writableFinished && !socket.destroyed),
-    );
+    return Promise.resolve(handedAll.has(res) || (res.writableFinished && !socket.destroyed));
   }
   return new Promise((resolve) => {
     const finished = (): void => {

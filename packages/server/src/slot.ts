@@ -18,9 +18,9 @@ import {
   fitsQueue,
   noop,
   type SendWatch,
+  wasCut,
   watchEnded,
   watchSend,
-  wasCut,
   whenDone,
   whileQueued,
 } from './send-watch';
