@@ -6,6 +6,8 @@ import {
   mkdtempSync,
   open,
   openSync,
+  readdirSync,
+  readlinkSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -59,6 +61,19 @@ function bodyLength(text: string): number {
   const end = text.indexOf('\r\n\r\n');
   if (end === -1) return -1;
   return Number(/content-length: (\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
+}
+
+/** Descriptors of this process open on `path` (Linux /proc). */
+function opened(path: string): number {
+  let n = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`) === path) n++;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return n;
 }
 
 /**
@@ -127,14 +142,19 @@ describe('onResponse: finished, when the connection ends right after the respons
       });
     });
     socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nX-Request-Id: r1\r\n\r\n`);
-    await whole;
-    expect(text.startsWith('HTTP/1.1 200')).toBe(true);
-    expect(bodyLength(text)).toBe(FILE_BYTES);
-    // The server saw the client leave before the file's descriptor was closed.
-    await until(() => serverSockets[0]?.destroyed === true);
-    expect(pool).not.toBeNull();
-    await (pool as { release(): Promise<void> } | null)?.release();
-    await until(() => reports.has('r1'));
+    try {
+      await whole;
+      expect(text.startsWith('HTTP/1.1 200')).toBe(true);
+      expect(bodyLength(text)).toBe(FILE_BYTES);
+      // The server saw the client leave before the file's descriptor was closed.
+      await until(() => serverSockets[0]?.destroyed === true);
+      expect(pool).not.toBeNull();
+      expect(opened(join(dir, 'data.bin'))).toBe(1);
+    } finally {
+      // Never left held: every file operation of the process would wait on it.
+      await (pool as { release(): Promise<void> } | null)?.release();
+    }
+    await until(() => reports.has('r1') && opened(join(dir, 'data.bin')) === 0);
     return reports.get('r1')!;
   }
 
