@@ -1,5 +1,6 @@
-import { STATUS_CODES } from 'node:http';
+import { type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { markHandedOver } from './send-watch';
 
 /** Node's own answers to a request it could not parse (lib/_http_server.js), by error code. */
 const ANSWERS: Readonly<Record<string, number>> = {
@@ -18,7 +19,15 @@ const ANSWERS: Readonly<Record<string, number>> = {
 export function onClientError(err: Error & { code?: string }, socket: Socket): void {
   if (err.code === 'HPE_CLOSED_CONNECTION') return;
   // As Node: answer only where nothing of an in-flight response was written yet.
-  const inFlight = (socket as { _httpMessage?: { _headerSent?: boolean } | null })._httpMessage;
+  const inFlight = (
+    socket as { _httpMessage?: (ServerResponse & { _headerSent?: boolean }) | null }
+  )._httpMessage;
+  // A response ended in the same tick (the request before these bytes, run by the same parse):
+  // when all of it is with the kernel, the client gets it whole, so it is finished (onResponse),
+  // though its 'finish' comes after this cut.
+  if (inFlight?.writableEnded && inFlight.writableLength === 0) {
+    markHandedOver(inFlight);
+  }
   if (socket.writable && (inFlight == null || inFlight._headerSent !== true)) {
     const status = ANSWERS[err.code ?? ''] ?? 400;
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`);

@@ -379,7 +379,15 @@ export async function sendFile(
     }
     if (length <= SMALL_FILE) {
       const buf = Buffer.allocUnsafe(length);
-      const { bytesRead } = await handle.read(buf, 0, length, start);
+      // A read may return fewer bytes than asked before the end (FUSE, network filesystems,
+      // sysfs): read on until the window is in, or the file ends.
+      let bytesRead = 0;
+      while (bytesRead < length) {
+        const at = bytesRead;
+        const { bytesRead: got } = await handle.read(buf, at, length - at, start + at);
+        if (got === 0) break; // the file ended: it shrank since stat
+        bytesRead += got;
+      }
       if (!(await closeFirst())) return;
       res.writeHead(status, headers);
       // The file shrank since stat: the promised length cannot be met, so abort the response.
@@ -394,13 +402,20 @@ export async function sendFile(
     ownsHandle = false; // the stream closes it
     const stream = handle.createReadStream({ start, end, autoClose: true });
     const unwatch = watchSend(res, target.watch);
-    try {
-      await pipeline(stream, res, { end: false });
-      // The file shrank while it was read: the client still waits for the bytes Content-Length
-      // promised and would read the next response on this connection as them. End the connection.
+    // Judged when it finished: pipeline resolves once the descriptor is closed too, and a client
+    // that left on the last byte meanwhile would find the response taken for cut.
+    const done = whenDone(res);
+    // The file shrank while it was read: the client still waits for the bytes Content-Length
+    // promised and would read the next response on this connection as them. End the connection
+    // (before pipeline's own 'end' listener, added after this one, ends the response).
+    stream.once('end', () => {
       if (stream.bytesRead !== length) res.destroy();
-      // Still watched: the tail may stay queued for a client that stopped reading.
-      else await whenDone(res.end());
+    });
+    try {
+      // Ended with the file's last byte, not once its descriptor closed. Still watched: the
+      // tail may stay queued for a client that stopped reading.
+      await pipeline(stream, res);
+      await done;
     } catch {
       // Client gone, too slow (sendTimeout) or read error mid-body: pipeline destroyed the
       // response and the file stream (closing the fd); nothing to send.

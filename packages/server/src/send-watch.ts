@@ -95,6 +95,28 @@ export function wasUnsent(res: ServerResponse): boolean {
   return (res as Marked)[UNSENT] === true;
 }
 
+/**
+ * Responses whose every byte was handed to the kernel while their connection was open (what
+ * "finished" means): noted when that is known ({@link whenDone}'s 'finish', the cut of a parse
+ * error, see onClientError), so a response is judged by it, not by its connection's state when
+ * its writer is done (a file's descriptor closes after the response finished: a client may
+ * leave on the last byte meanwhile). Written and read off the one-piece reply's path only.
+ */
+const handedAll = new WeakSet<ServerResponse>();
+
+/** Notes that all of `res` was handed to the kernel while its connection was open. */
+export function markHandedOver(res: ServerResponse): void {
+  handedAll.add(res);
+}
+
+/**
+ * Whether `res` is over and not complete: ended, and its connection destroyed before all of it
+ * was handed to the kernel.
+ */
+export function wasCut(res: ServerResponse): boolean {
+  return res.writableEnded && res.req.socket.destroyed && !handedAll.has(res);
+}
+
 /** The responses queued behind another on each connection, closed with it. */
 const queuedOn = new WeakMap<Socket, Set<ServerResponse>>();
 
@@ -368,16 +390,22 @@ function watchBacklog(socket: Socket, { clock, ms }: SendWatch): void {
  * watcher covers the tail of a body that was ended with bytes still queued: with `true` when it
  * finished, `false` when it was cut first. Node emits 'finish' also when its connection was
  * destroyed with the tail still queued (the last write's callback gets the error, and 'finish'
- * follows it), so a 'finish' on a destroyed connection is a cut too.
+ * follows it), so a 'finish' on a destroyed connection is a cut too, unless all of the response
+ * was handed over before that (see {@link markHandedOver}). A finish is noted then, so the
+ * response is judged by it later too. Call it before whatever may outlast the finish (a source's
+ * close) is awaited.
  */
 export function whenDone(res: ServerResponse): Promise<boolean> {
   const socket = res.req.socket;
   if (res.writableFinished || res.destroyed) {
-    return Promise.resolve(res.writableFinished && !socket.destroyed);
+    return Promise.resolve(handedAll.has(res) || (res.writableFinished && !socket.destroyed));
   }
   return new Promise((resolve) => {
-    const finished = (): void => done(!socket.destroyed);
-    const closed = (): void => done(false);
+    const finished = (): void => {
+      if (!socket.destroyed) handedAll.add(res);
+      done(handedAll.has(res));
+    };
+    const closed = (): void => done(handedAll.has(res));
     const done = (ok: boolean): void => {
       res.off('finish', finished);
       res.off('close', closed);

@@ -18,6 +18,7 @@ import {
   fitsQueue,
   noop,
   type SendWatch,
+  wasCut,
   watchEnded,
   watchSend,
   whenDone,
@@ -426,14 +427,14 @@ export class Slot implements RawWriter {
   }
 
   /**
-   * Notes whether the response was cut: ended, and its connection destroyed. Called when the
-   * response's writer is done with it (its 'close', the end of a stream's, a file's or an event
-   * stream's tail): Node emits 'close' a tick after 'finish' on a connection that stays, and
-   * 'finish' also on a connection destroyed with the tail still queued, so the connection tells.
+   * Notes whether the response was cut: ended, and its connection destroyed before all of it was
+   * handed to the kernel. Called when the response's writer is done with it (its 'close', the end
+   * of a stream's, a file's or an event stream's tail): Node emits 'close' a tick after 'finish'
+   * on a connection that stays, and 'finish' also on a connection destroyed with the tail still
+   * queued, so the connection tells, unless the finish was noted before it closed (see wasCut).
    */
   #judgeCut(): void {
-    const res = this.#face.res;
-    this.#cut = res.writableEnded && res.req.socket.destroyed;
+    this.#cut = wasCut(this.#face.res);
   }
 
   /** The response is over (the only way `answer` becomes `sent`). */

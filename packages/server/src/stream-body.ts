@@ -76,6 +76,9 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
     return;
   }
   const unwatch = watchWrites(res, target.watch);
+  // Judged when it finished: pipeline resolves once the source closed too (a file stream's
+  // descriptor), and a client that left on the last byte meanwhile would find it taken for cut.
+  const done = whenDone(res);
   try {
     // A web stream as a Node one: pipeline's own pump for web streams takes any 'drain' after
     // `end()` for the end, which a sliced last chunk still writing would give it.
@@ -85,8 +88,8 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
         : (source as Readable);
     await pipeline(from, res);
     // Ended is not taken: the tail may still be queued for a client that stopped reading (the
-    // slot tells a cut tail from the connection once this resolves).
-    await whenDone(res);
+    // slot tells a cut tail once this resolves).
+    await done;
   } catch (err) {
     // The response closed under the body: the client left, or took nothing for `sendTimeout`.
     // Nobody to tell. (A source that closed before its end destroyed the response with its own
