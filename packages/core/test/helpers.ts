@@ -585,7 +585,8 @@ export function recordEvents(
 
 /**
  * A client on a FakeClock and a fake fetch, with every event recorded. Retries default to no
- * jitter and a 100 ms base delay so retry timing is exact; pass options to override.
+ * jitter and a 100 ms base delay so retry timing is exact; a `retry` object layers over that,
+ * and any other `retry` (`false`, `true`, even an invalid one) reaches `createClient` as given.
  */
 export function makeClient(
   options: ClientOptions = {},
@@ -598,11 +599,12 @@ export function makeClient(
     fetch: fake.fetch,
     clock,
     ...options,
-    retry: {
-      jitter: false,
-      baseDelay: 100,
-      ...(typeof options.retry === 'object' ? options.retry : {}),
-    },
+    // Only absent or an object gets the exact-timing defaults: `false` once became them, so
+    // tests that turned retries off still retried.
+    retry:
+      options.retry === undefined || (typeof options.retry === 'object' && options.retry !== null)
+        ? { jitter: false, baseDelay: 100, ...options.retry }
+        : options.retry,
   });
   const { events } = recordEvents(client);
   return {

@@ -48,7 +48,7 @@ describe('dedup', () => {
   });
 
   test('joiners receive the same error instance', async () => {
-    const t = makeClient({ retry: false as never });
+    const t = makeClient({ retry: false });
     const a = settle(t.client.get('/err'));
     const b = settle(t.client.get('/err'));
     t.fake.last().respond(

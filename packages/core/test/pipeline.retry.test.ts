@@ -115,6 +115,21 @@ describe('retry', () => {
     expect(t.of('retry')).toHaveLength(0);
   });
 
+  // makeClient once dropped a non-object `retry`, so `{ retry: false }` still retried.
+  test('client retry:false: every request is one attempt unless the request opts back in', async () => {
+    const t = makeClient({ retry: false }, { handler: () => status(503) });
+    const off = track(t.client.get('/off'));
+    await t.clock.advance(0);
+    expect(t.of('retry')).toHaveLength(0);
+    expect(t.fake.calls).toHaveLength(1);
+    expect((off.current as { reason?: unknown }).reason).toBeInstanceOf(HttpError);
+    const p = track(t.client.get('/on', { retry: { attempts: 2, jitter: false, baseDelay: 100 } }));
+    await t.clock.advance(100);
+    expect(p.current.state).toBe('rejected');
+    expect(t.fake.calls).toHaveLength(3);
+    expect(t.of('retry')).toHaveLength(1);
+  });
+
   test('retryOn decides (status, or undefined for network errors)', async () => {
     const seen: (number | undefined)[] = [];
     const t = makeClient(
