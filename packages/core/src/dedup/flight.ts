@@ -41,9 +41,10 @@ export class Consumer {
       this.promise = new Promise(capture);
       this.resolve = captured.resolve;
       this.reject = captured.reject;
-      // Not kept: the last caller's functions would hold its promise, its answer and its client
-      // (through `cancel`) after all else let go.
-      captured.resolve = captured.reject = undefined;
+      // The slot keeps the last caller's pair (its promise, answer and client) until the next
+      // caller's replaces it: one request's objects at most. Clearing it here, or once a flight
+      // ends, made 10,000 joins ~3.5x slower after a full GC (bench/client dedup: with nothing
+      // of the last request left, V8 deoptimizes the join path, "weak objects").
     }
   }
 }
