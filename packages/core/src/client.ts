@@ -511,13 +511,20 @@ class KeelClient implements Client {
     // nothing behind (no flight in the maps that never flies, no circuit probe admitted).
     const flight = new Flight(this.#nextFlightId++, spec);
     const owner = this.#attach(flight, NaN, signal);
-    const admission = this.#guard.beforeRequest(spec);
+    let admission: ReturnType<CircuitGuard['beforeRequest']>;
+    try {
+      admission = this.#guard.beforeRequest(spec);
+      if (admission.ok) this.#startFlight(flight, admission.probe);
+    } catch (error) {
+      // A clock that throws (both read it): the owner's listener and deadline go with it.
+      this.#release(owner);
+      throw error;
+    }
     if (!admission.ok) {
       this.#release(owner);
       this.#circuitRejected(spec, admission.error);
       return rejected(admission.error);
     }
-    this.#startFlight(flight, admission.probe);
     this.#fly(flight);
     return owner.promise as CancellablePromise<ApiResponse>;
   }
@@ -618,10 +625,11 @@ class KeelClient implements Client {
 
   #startFlight(flight: Flight, probe: boolean): Flight {
     const { spec } = flight;
+    // Read first: a clock that throws leaves no flight in the maps (#consume releases its owner).
+    const now = this.#clock.now();
     flight.probe = probe;
     if (isJoinable(spec)) this.#inflight.set(spec.key, flight);
     this.#flights.add(flight);
-    const now = this.#clock.now();
     flight.tracker.start(now);
     // Its timer is armed by #fly, where a clock that throws ends the flight.
     if (spec.deadline > 0) flight.deadlineAt = now + spec.deadline;

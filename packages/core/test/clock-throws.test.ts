@@ -132,3 +132,40 @@ describe('a clock whose setTimeout throws as a finished slot starts a job that w
     expect(t.clock.live).toBe(0);
   });
 });
+
+describe('a clock whose now() throws as a flight starts', () => {
+  test('the caller is rejected and its signal keeps no listener: a later abort announces no cancel', async () => {
+    const t = makeClient({}, { handler: () => jsonResponse({ ok: true }) });
+    const broken = new Error('clock broken');
+    const real = t.clock.now.bind(t.clock);
+    let breakNow = false;
+    (t.clock as FakeClock).now = () => {
+      if (breakNow) throw broken;
+      return real();
+    };
+    const controller = new AbortController();
+    let listeners = 0;
+    const add = controller.signal.addEventListener.bind(controller.signal);
+    const remove = controller.signal.removeEventListener.bind(controller.signal);
+    controller.signal.addEventListener = ((...args: Parameters<typeof add>) => {
+      listeners++;
+      return add(...args);
+    }) as typeof add;
+    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+      listeners--;
+      return remove(...args);
+    }) as typeof remove;
+    breakNow = true;
+    let promise: Promise<unknown> | undefined;
+    try {
+      promise = t.client.get('/a', { signal: controller.signal });
+    } finally {
+      breakNow = false;
+    }
+    expect(await settle(promise)).toEqual({ state: 'rejected', reason: broken });
+    expect(listeners).toBe(0);
+    controller.abort();
+    expect(t.of('cancel')).toHaveLength(0);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+});

@@ -539,4 +539,27 @@ describe('FlightRecorder: telling its listeners', () => {
     stopFirst();
     recorder.stop();
   });
+
+  it('a listener that re-subscribes itself during a tell is told once per change, and the tell ends', async () => {
+    const server = await loopback(() => ({ body: { ok: true } }));
+    const client = clientFor(server);
+    const recorder = new FlightRecorder(client, 100);
+    recorder.start();
+    let calls = 0;
+    let stop = noop;
+    const again = () => {
+      calls++;
+      if (calls > 1000) throw new Error('the tell never ended');
+      stop();
+      stop = recorder.subscribe(again);
+    };
+    stop = recorder.subscribe(again);
+    const before = calls;
+    await client.get('/x');
+    // Each client event of the request is one change: told once each, never re-entered.
+    expect(calls - before).toBeGreaterThan(0);
+    expect(calls - before).toBeLessThan(20);
+    stop();
+    recorder.stop();
+  });
 });

@@ -243,6 +243,34 @@ describe('useMutation', () => {
     },
   );
 
+  it('a GET mutation applies its `invalidate`: the core invalidates nothing for a read', async () => {
+    // The core invalidates a request's own path and tags only for methods that change state; a
+    // GET/HEAD/OPTIONS mutation's `invalidate` naming its own path is the only invalidation.
+    const api = todoApi(['a']);
+    server.use(...api.handlers);
+    const client = testClient();
+    const { result } = renderHook(
+      () => ({
+        list: readAll(useQuery<Todo[]>('/todos')),
+        reload: readAll(useMutation<Todo[], void>('GET', '/todos', { invalidate: '/todos' })),
+      }),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.list.data).toHaveLength(1));
+    const before = api.state.gets;
+    await act(async () => {
+      await result.current.reload.mutateAsync();
+    });
+    // Refetched after the mutation (its own GET may come from the cache).
+    await waitFor(() => expect(api.state.gets).toBeGreaterThan(before));
+    await flush();
+    const settled = api.state.gets;
+    await act(async () => {
+      await result.current.reload.mutateAsync();
+    });
+    await waitFor(() => expect(api.state.gets).toBeGreaterThan(settled));
+  });
+
   it('an `invalidate` path of another origin than the request is applied (the core invalidated only its own)', async () => {
     const api = todoApi(['a']);
     server.use(

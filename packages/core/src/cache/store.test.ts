@@ -293,3 +293,19 @@ describe('CacheStore', () => {
     expect(store.subscriptionCount).toBe(0);
   });
 });
+
+describe('CacheStore.hasInterest called with an extra argument (map, filter)', () => {
+  test('answers yes or no whatever follows the key', () => {
+    const store = new CacheStore();
+    store.subscribe('GET https://a.test/x', () => {});
+    store.subscribe(
+      (k) => k.endsWith('/x'),
+      () => {},
+    );
+    // map passes the index (then the array) after the key.
+    expect(['GET https://a.test/x', 'GET https://a.test/y'].map(store.hasInterest, store)).toEqual([
+      true,
+      false,
+    ]);
+  });
+});

@@ -333,9 +333,11 @@ export class Store {
    */
   hasInterest(key: string, count?: boolean): boolean | number {
     let n = this.#byKey.get(key)?.size ?? 0;
+    // `=== true`: a public store's hasInterest may get a second argument (map, filter).
+    const all = count === true;
     // Once one wants it, a yes/no question calls no further predicate.
-    for (const sub of this.#predicates) if ((count || !n) && this.#matches(sub, key)) n++;
-    return count ? n : n > 0;
+    for (const sub of this.#predicates) if ((all || !n) && this.#matches(sub, key)) n++;
+    return all ? n : n > 0;
   }
 
   /** Number of keys with exact-key interest plus predicate subscriptions (for leak checks). */

@@ -49,7 +49,10 @@ export class Consumer {
   }
 }
 
-/** The resolving functions of the promise being constructed, taken by `capture`. */
+/**
+ * The resolving functions of the promise being constructed, taken by `capture`; kept until the
+ * next caller's replace them (see Consumer).
+ */
 const captured: {
   resolve: ((r: ApiResponse) => void) | undefined;
   reject: ((e: unknown) => void) | undefined;

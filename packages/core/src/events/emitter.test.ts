@@ -226,3 +226,19 @@ describe('EventEmitter', () => {
     });
   });
 });
+
+describe('EventEmitter.emit called with an extra argument (forEach, bind)', () => {
+  test('an emit during a delivery still waits its turn', () => {
+    const e = new EventEmitter<{ a: number; b: number }>();
+    const heard: string[] = [];
+    e.on('a', (n) => {
+      heard.push(`a${n}`);
+      // forEach passes the index (then the array) after the payload.
+      [1, 2].forEach(e.emit.bind(e, 'b') as (n: number, i: number) => void);
+    });
+    e.on('a', () => heard.push('a-second'));
+    e.on('b', (n) => heard.push(`b${n}`));
+    e.emit('a', 0);
+    expect(heard).toEqual(['a0', 'a-second', 'b1', 'b2']);
+  });
+});

@@ -67,7 +67,8 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
   emit<K extends keyof Events>(event: K, payload: Events[K], ahead?: boolean): void {
     if (this.#listeners[event] === undefined) return;
     if (this.#delivering) {
-      if (ahead) this.#deliver(event, payload);
+      // `=== true`: a public emitter's emit may get a third argument (forEach, bind).
+      if (ahead === true) this.#deliver(event, payload);
       else (this.#queue ??= []).push(event, payload);
       return;
     }

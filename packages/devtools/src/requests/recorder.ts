@@ -151,7 +151,8 @@ export class FlightRecorder {
   readonly #unfound = new Map<string, number>();
   /** Ended records in #records: what #trim may drop. */
   #ended = 0;
-  readonly #listeners = new Set<() => void>();
+  /** Replaced, not changed, on (un)subscribe: a tell walks the array it started with. */
+  #listeners: readonly (() => void)[] = [];
   #seq = 0;
   #scheduled = false;
   #stops: (() => void)[] = [];
@@ -252,9 +253,9 @@ export class FlightRecorder {
 
   /** Calls `listener` when the records changed; returns the unsubscribe. */
   subscribe = (listener: () => void): (() => void) => {
-    this.#listeners.add(listener);
+    if (!this.#listeners.includes(listener)) this.#listeners = [...this.#listeners, listener];
     return () => {
-      this.#listeners.delete(listener);
+      this.#listeners = this.#listeners.filter((l) => l !== listener);
     };
   };
 
@@ -617,8 +618,10 @@ export class FlightRecorder {
   }
 
   #changed(): void {
-    // The set itself, not a copy: this runs per client event while the panel is open. One
-    // unsubscribed by an earlier listener is not called (Set iteration skips deleted entries).
-    for (const listener of this.#listeners) listener();
+    // No copy per client event (this runs for each while the panel is open): subscribing copies
+    // instead. One unsubscribed by an earlier listener is not called; one subscribed during the
+    // tell (a listener re-subscribing itself) waits for the next, so a tell always ends.
+    const listeners = this.#listeners;
+    for (const listener of listeners) if (this.#listeners.includes(listener)) listener();
   }
 }

@@ -106,7 +106,10 @@ export function covered(
   target: InvalidateTarget,
   extra?: InvalidateTarget,
 ): boolean {
-  const spec = specOf(client, mutation);
+  // The core invalidates a request's own path and tags only for a method that changes state:
+  // a GET, HEAD or OPTIONS mutation covers nothing of its own.
+  const resolved = specOf(client, mutation);
+  const spec = resolved && !'GET HEAD OPTIONS'.includes(resolved.method) ? resolved : undefined;
   return Array.isArray(target)
     ? target.every(
         (tag) => spec?.tags.includes(tag) || (Array.isArray(extra) && extra.includes(tag)),
