@@ -109,6 +109,12 @@ interface Refusals {
   count: number;
   /** The last one (Redis's error). */
   last?: unknown;
+  /**
+   * Redis's messages of this connection's refusals after open, reported (by it or the other
+   * connection) once until it works again: a few, one per refused command at most. Per
+   * connection: the other one reading or publishing fixes nothing here.
+   */
+  told: Set<string>;
 }
 
 /** A Redis run (its `run_id`) and an id of the stream that goes with it. */
@@ -352,8 +358,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const backoff = (attempt: number): number =>
     Math.min(maxDelay, initialDelay * 2 ** Math.min(attempt, 20));
   /** The reader's and the publishing connection's refusals (see `Refusals`). */
-  const readerRefusals: Refusals = { count: 0 };
-  const commandRefusals: Refusals = { count: 0 };
+  const readerRefusals: Refusals = { count: 0, told: new Set() };
+  const commandRefusals: Refusals = { count: 0, told: new Set() };
 
   // Commands fail at once while disconnected (no offline queue, no resend of a command whose
   // answer was lost): a publish must reject, not wait or be sent twice.
@@ -491,7 +497,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   };
   /** The reader read again: the end of an outage the warning reported. */
   const recovered = (): void => {
-    if (readerRefusals.count > 0 || toldRefusals.size > 0) worksAgain(readerRefusals);
+    if (readerRefusals.count > 0 || readerRefusals.told.size > 0) worksAgain(readerRefusals);
     if (shared !== undefined && isLoading(down)) down = null;
     if (!warned) return;
     warned = warnedLoading = false;
@@ -503,18 +509,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   /** Until `open()` is done: what a refusal does (see `refusal`). */
   let opening = true;
   /**
-   * Redis's messages of the refusals reported after open, each once until a refused connection
-   * works again (a few: one per refused command at most).
-   */
-  const toldRefusals = new Set<string>();
-  /**
    * An error retrying cannot fix (see `permanentFailure`), of `refusals`' connection; false for
    * any other. While the store opens it fails the open: noted in `refused`, and the open's
    * backoff ends (ioredis reports a refused AUTH only to the connection's listener, then
    * reconnects and fails the same way for ever). After open (a password rotated, an ACL
    * changed, `requirepass` set) it is retried all the same, since it can be fixed without
    * restarting the app, but reported here once, as a RedisStoreError naming what to change,
-   * until a refused connection works again: true then.
+   * until that connection works again: true then.
    */
   const refusal = (refusals: Refusals, error: unknown): boolean => {
     const code = permanentFailure(error);
@@ -527,8 +528,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     refusals.count++;
     refusals.last = error;
     const text = errorText(error);
-    if (toldRefusals.has(text)) return true;
-    toldRefusals.add(text);
+    // The reader's outage is reported by the warning (its own, or the other connection's for
+    // the same refusal): its end is too.
+    if (refusals === readerRefusals && !userOnError) warned = true;
+    // Told once for both connections (refused alike after a rotation); each keeps it until it
+    // works again, so the other one reading or publishing does not make it told again.
+    const told = readerRefusals.told.has(text) || commandRefusals.told.has(text);
+    refusals.told.add(text);
+    if (told) return true;
     const tellRefusal = (): void => {
       if (closed) return;
       const failure = new RedisStoreError(
@@ -536,11 +543,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         `keel: the Redis event store cannot use ${key} on ${where} (${text}): ${remedy(code, key, dbFacts())}; retrying`,
         { cause: error },
       );
+      // Not `warned` for the publishing connection's: the reader may read on, no "reads again".
       if (userOnError) tell(failure);
-      else {
-        warned = true;
-        process.emitWarning(failure.message);
-      }
+      else process.emitWarning(failure.message);
     };
     // Its message names the server's `databases`, asked for first.
     if (code === 'DB_INDEX') void askDatabases().then(tellRefusal);
@@ -587,11 +592,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     })();
     return asking;
   };
-  /** A refused connection works again: a refusal after this one is reported again. */
+  /** A refused connection works again: a refusal of it after this one is reported again. */
   const worksAgain = (refusals: Refusals): void => {
     refusals.count = 0;
     refusals.last = undefined;
-    toldRefusals.clear();
+    refusals.told.clear();
   };
   // ioredis reports each failed connect here; the default warning is given once per outage.
   const connectionError =
@@ -665,7 +670,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * reset its clients at `last`: it reads `id` after that, or the reset covered it.)
    */
   const appended = (id: string, from: string): string => {
-    if (commandRefusals.count > 0 || toldRefusals.size > 0) worksAgain(commandRefusals);
+    if (commandRefusals.count > 0 || commandRefusals.told.size > 0) worksAgain(commandRefusals);
     if (
       from !== START &&
       behind === null &&
