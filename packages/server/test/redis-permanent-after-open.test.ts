@@ -368,3 +368,44 @@ describe('redisStreams: only the publishing connection refused, the reader readi
     20_000,
   );
 });
+
+describe('redisStreams: a refused reader backs off as documented', () => {
+  it(
+    'each refusal doubles its reconnect delay once (not counted twice)',
+    () =>
+      withoutDefaultUser(async () => {
+        const url = await user('doubled');
+        const a = await live.instance(key(), {
+          url,
+          onError: () => {},
+          reconnect: { initialDelay: 1, maxDelay: 10_000 },
+        });
+        // The delay ioredis waits before each reconnect of the reader (told apart by its
+        // commandTimeout, the XREAD's block plus 5 s).
+        const delays: number[] = [];
+        const emit = Redis.prototype.emit;
+        const spy = vi.spyOn(Redis.prototype, 'emit').mockImplementation(function (
+          this: Redis,
+          event: string | symbol,
+          ...args: unknown[]
+        ) {
+          if (event === 'reconnecting' && this.options.commandTimeout === 10_000) {
+            delays.push(args[0] as number);
+          }
+          return emit.call(this, event, ...args);
+        });
+        try {
+          await admin.call('ACL', 'SETUSER', 'doubled', 'resetpass', '>new');
+          await admin.client('KILL', 'USER', 'doubled');
+          await until(() => delays.length >= 5, 5000);
+          // The cut, then one refusal more before each.
+          expect(delays.slice(0, 5)).toEqual([1, 2, 4, 8, 16]);
+        } finally {
+          spy.mockRestore();
+          await admin.call('ACL', 'SETUSER', 'doubled', 'resetpass', '>right');
+        }
+        await publishWhenUp(a.hub, 'back');
+      }),
+    20_000,
+  );
+});

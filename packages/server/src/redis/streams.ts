@@ -525,6 +525,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       wake?.();
       return false;
     }
+    // One refusal comes twice for the reader (its 'error' listener, and the read it fails):
+    // counted once, or its backoff would reach `maxDelay` twice as fast.
+    if (error === refusals.last) return true;
     refusals.count++;
     refusals.last = error;
     const text = errorText(error);
