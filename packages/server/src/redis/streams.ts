@@ -408,8 +408,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const commandsGate =
     shared === undefined ? holdUntilAnswered(commands, connected(commandRefusals)) : undefined;
   const readerGate = holdUntilAnswered(reader, connected(readerRefusals));
-  /** A shared client's name: the reader names its connections with it itself (see `own`). */
-  const readerName = shared?.options.connectionName;
+  /**
+   * The reader's connection name, set by the reader itself (see `own`): a shared client's, else
+   * one naming the stream, so that `wakeReaders` wakes only readers of it, not every unnamed
+   * XREAD of the user (another app's). No space or control character (Redis refuses them in a
+   * name; CLIENT LIST separates fields by spaces): those become `?`, at worst waking a reader more.
+   */
+  const readerName = shared?.options.connectionName || `keel:${key.replace(/[^!-~]/g, '?')}`;
 
   let sink: StoreSink | null = null;
   let closed = false;
@@ -1050,7 +1055,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
 
   /**
    * Wakes every connection blocked in `XREAD` that looks like this instance's reader (same Redis
-   * user, db and connection name): `CLIENT UNBLOCK` ends its read as if it waited for nothing.
+   * user, db and connection name: `keel:<stream>` unless a shared client names it): `CLIENT UNBLOCK` ends its read as if it waited for nothing.
    * A reader of this stream after an id above the marker (it read further than this instance
    * before the flush) then finds its last entry gone and resets at the newest one, the marker,
    * at once instead of at its idle check. Any other (a reader of another stream, or at or below
@@ -1058,7 +1063,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    */
   async function wakeReaders(): Promise<void> {
     const { username, db } = reader.options;
-    const like = [`db=${db ?? 0}`, `name=${readerName ?? ''}`, 'cmd=xread'];
+    const like = [`db=${db ?? 0}`, `name=${readerName}`, 'cmd=xread'];
     const user = `user=${username || 'default'}`;
     const list = (await reader.call('CLIENT', 'LIST', 'TYPE', 'normal')) as string;
     const woken: Promise<unknown>[] = [];
@@ -1112,7 +1117,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           };
           [readerId] = await Promise.all([
             (reader.client('ID') as Promise<number>).catch(refusedReply),
-            readerName ? reader.client('SETNAME', readerName).catch(refusedReply) : null,
+            reader.client('SETNAME', readerName).catch(refusedReply),
           ]);
         }
         if (behind !== null) await publishedBehind();
