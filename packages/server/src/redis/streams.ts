@@ -514,8 +514,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   /** Until `open()` is done: what a refusal does (see `refusal`). */
   let opening = true;
   /**
-   * An error retrying cannot fix (see `permanentFailure`), of `refusals`' connection; false for
-   * any other. While the store opens it fails the open: noted in `refused`, and the open's
+   * An error retrying cannot fix (see `permanentFailure`), of `refusals`' connection: true (it is
+   * handled here); false for any other. While the store opens it fails the open: noted in
+   * `refused` (and not reported: `hub.ready` rejects with it), and the open's
    * backoff ends (ioredis reports a refused AUTH only to the connection's listener, then
    * reconnects and fails the same way for ever). After open (a password rotated, an ACL
    * changed, `requirepass` set) it is retried all the same, since it can be fixed without
@@ -526,9 +527,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     const code = permanentFailure(error);
     if (code === undefined) return false;
     if (opening) {
+      // `hub.ready` rejects with it, typed: not given to onError as well (each connection's
+      // attempt before the open loop sees it would be one more).
       refused = error;
       wake?.();
-      return false;
+      return true;
     }
     // One refusal comes twice for the reader (its 'error' listener, and the read it fails):
     // counted once, or its backoff would reach `maxDelay` twice as fast.
