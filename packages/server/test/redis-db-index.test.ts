@@ -61,6 +61,8 @@ describe('redisStreams: a db index the server does not have', () => {
     expect(failure.message).toMatch(/db 9\b/);
     expect(failure.message).toMatch(/`databases` is 4\b/);
     expect(failure.message).toMatch(/not retried$/);
+    // hub.ready says it, not onError too (once per connection and attempt before it rejected).
+    expect(errors.map(String)).toEqual([]);
     const publish = await hub.publish('n', 'x').then(
       () => null,
       (e: unknown) => e,

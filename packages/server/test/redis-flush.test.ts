@@ -340,6 +340,8 @@ describe('redisStreams: ids gone backwards, seen by an instance whose reader was
   it('an instance that had read past the marker is woken too, and resets at it (not at its idle check)', async () => {
     const proxy = await holdingProxy(live.redis.url);
     const bystander = new Redis(live.redis.url, { connectionName: 'bystander' });
+    // And one with no name (the store's own readers are named after their stream).
+    const unnamed = new Redis(live.redis.url);
     try {
       const stream = key();
       const a = await instance(stream, { url: proxy.url });
@@ -355,6 +357,13 @@ describe('redisStreams: ids gone backwards, seen by an instance whose reader was
           answered = true;
         },
         () => {}, // cut by its disconnect below
+      );
+      let unnamedAnswered = false;
+      void unnamed.xread('BLOCK', 0, 'STREAMS', key(), '$').then(
+        () => {
+          unnamedAnswered = true;
+        },
+        () => {},
       );
       const ahead = `${Date.now() + 3_600_000}-0`;
       await direct.xadd(stream, ahead, 'e', 'n', 'd', 'ahead');
@@ -394,8 +403,10 @@ describe('redisStreams: ids gone backwards, seen by an instance whose reader was
       expect(names(onB.events)).toEqual(['ahead', 'ahead2', 'reset', 'later']);
       expect(names(onA.events)).toEqual(['ahead', 'reset', 'now', 'later']);
       expect(answered).toBe(false);
+      expect(unnamedAnswered).toBe(false);
     } finally {
       bystander.disconnect();
+      unnamed.disconnect();
       await proxy.close();
     }
   }, 20_000);

@@ -296,3 +296,116 @@ describe('redisStreams: requirepass set after open (NOAUTH on reconnect)', () =>
     await until(() => client.events.some((e) => e.id === id));
   }, 20_000);
 });
+
+/**
+ * The id of `name`'s one connection not blocked (the store's publishing connection), once its
+ * reader is blocked in XREAD: the other one.
+ */
+async function publishingConnection(name: string): Promise<string> {
+  for (let i = 0; ; i++) {
+    expect(i).toBeLessThan(1000);
+    const lines = ((await admin.client('LIST')) as string)
+      .split('\n')
+      .filter((l) => l.includes(` user=${name} `));
+    const blocked = lines.filter((l) => /flags=\S*b/.test(l));
+    if (lines.length === 2 && blocked.length === 1) {
+      return /id=(\d+)/.exec(lines.find((l) => !blocked.includes(l))!)![1]!;
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('redisStreams: only the publishing connection refused, the reader reading on', () => {
+  async function setup(name: string, options: RedisStreamsOptions) {
+    const url = await user(name);
+    const stream = key();
+    const a = await live.instance(stream, { url, reconnect: fast, ...options });
+    const client = await a.connect();
+    await until(() => a.hub.size === 1);
+    await admin.call('ACL', 'SETUSER', name, 'resetpass', '>new');
+    await admin.client('KILL', 'ID', await publishingConnection(name));
+    /** Another app adds an entry; the reader reads it, and the publisher is refused after. */
+    const readWhileRefused = async (n: number) => {
+      const id = (await admin.xadd(stream, '*', 'e', 'n', 'd', `"${n}"`))!;
+      await until(() => client.events.some((e) => e.id === id));
+      await atLeast(() => deniedAuths(name), (await deniedAuths(name)) + 2);
+    };
+    const fix = async () => {
+      await admin.call('ACL', 'SETUSER', name, 'resetpass', '>right');
+      await publishWhenUp(a.hub, 'back');
+    };
+    return { a, readWhileRefused, fix };
+  }
+
+  it(
+    'tells onError its refusal once, however often the reader reads',
+    () =>
+      withoutDefaultUser(async () => {
+        const { storeErrors, onError } = collect();
+        const { readWhileRefused, fix } = await setup('pubonly', { onError });
+        await until(() => storeErrors().length > 0);
+        for (let n = 0; n < 3; n++) await readWhileRefused(n);
+        expect(storeErrors()).toHaveLength(1);
+        expect(storeErrors()[0]!.code).toBe('WRONGPASS');
+        await fix();
+      }),
+    20_000,
+  );
+
+  it(
+    'without onError: one warning, and no "reads again" (the reader never stopped)',
+    () =>
+      withoutDefaultUser(async () => {
+        process.on('warning', onWarning);
+        const { readWhileRefused, fix } = await setup('pubonly2', {});
+        await until(() => warnings.length > 0);
+        for (let n = 0; n < 3; n++) await readWhileRefused(n);
+        expect(warnings).toHaveLength(1);
+        expect(warnings[0]).toMatch(/WRONGPASS/);
+        await fix();
+        expect(warnings).toHaveLength(1);
+      }),
+    20_000,
+  );
+});
+
+describe('redisStreams: a refused reader backs off as documented', () => {
+  it(
+    'each refusal doubles its reconnect delay once (not counted twice)',
+    () =>
+      withoutDefaultUser(async () => {
+        const url = await user('doubled');
+        const a = await live.instance(key(), {
+          url,
+          onError: () => {},
+          reconnect: { initialDelay: 1, maxDelay: 10_000 },
+        });
+        // The delay ioredis waits before each reconnect of the reader (told apart by its
+        // commandTimeout, the XREAD's block plus 5 s).
+        const delays: number[] = [];
+        const emit = Redis.prototype.emit;
+        const spy = vi.spyOn(Redis.prototype, 'emit').mockImplementation(function (
+          this: Redis,
+          event: string | symbol,
+          ...args: unknown[]
+        ) {
+          if (event === 'reconnecting' && this.options.commandTimeout === 10_000) {
+            delays.push(args[0] as number);
+          }
+          return emit.call(this, event, ...args);
+        });
+        try {
+          await admin.call('ACL', 'SETUSER', 'doubled', 'resetpass', '>new');
+          await admin.client('KILL', 'USER', 'doubled');
+          await until(() => delays.length >= 5, 5000);
+          // The cut, then one refusal more before each.
+          expect(delays.slice(0, 5)).toEqual([1, 2, 4, 8, 16]);
+        } finally {
+          spy.mockRestore();
+          await admin.call('ACL', 'SETUSER', 'doubled', 'resetpass', '>right');
+        }
+        await publishWhenUp(a.hub, 'back');
+      }),
+    20_000,
+  );
+});

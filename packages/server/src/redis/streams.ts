@@ -109,6 +109,12 @@ interface Refusals {
   count: number;
   /** The last one (Redis's error). */
   last?: unknown;
+  /**
+   * Redis's messages of this connection's refusals after open, reported (by it or the other
+   * connection) once until it works again: a few, one per refused command at most. Per
+   * connection: the other one reading or publishing fixes nothing here.
+   */
+  told: Set<string>;
 }
 
 /** A Redis run (its `run_id`) and an id of the stream that goes with it. */
@@ -352,8 +358,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const backoff = (attempt: number): number =>
     Math.min(maxDelay, initialDelay * 2 ** Math.min(attempt, 20));
   /** The reader's and the publishing connection's refusals (see `Refusals`). */
-  const readerRefusals: Refusals = { count: 0 };
-  const commandRefusals: Refusals = { count: 0 };
+  const readerRefusals: Refusals = { count: 0, told: new Set() };
+  const commandRefusals: Refusals = { count: 0, told: new Set() };
 
   // Commands fail at once while disconnected (no offline queue, no resend of a command whose
   // answer was lost): a publish must reject, not wait or be sent twice.
@@ -402,8 +408,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const commandsGate =
     shared === undefined ? holdUntilAnswered(commands, connected(commandRefusals)) : undefined;
   const readerGate = holdUntilAnswered(reader, connected(readerRefusals));
-  /** A shared client's name: the reader names its connections with it itself (see `own`). */
-  const readerName = shared?.options.connectionName;
+  /**
+   * The reader's connection name, set by the reader itself (see `own`): a shared client's, else
+   * one naming the stream, so that `wakeReaders` wakes only readers of it, not every unnamed
+   * XREAD of the user (another app's). No space or control character (Redis refuses them in a
+   * name; CLIENT LIST separates fields by spaces): those become `?`, at worst waking a reader more.
+   */
+  const readerName = shared?.options.connectionName || `keel:${key.replace(/[^!-~]/g, '?')}`;
 
   let sink: StoreSink | null = null;
   let closed = false;
@@ -491,7 +502,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   };
   /** The reader read again: the end of an outage the warning reported. */
   const recovered = (): void => {
-    if (readerRefusals.count > 0 || toldRefusals.size > 0) worksAgain(readerRefusals);
+    if (readerRefusals.count > 0 || readerRefusals.told.size > 0) worksAgain(readerRefusals);
     if (shared !== undefined && isLoading(down)) down = null;
     if (!warned) return;
     warned = warnedLoading = false;
@@ -503,32 +514,39 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   /** Until `open()` is done: what a refusal does (see `refusal`). */
   let opening = true;
   /**
-   * Redis's messages of the refusals reported after open, each once until a refused connection
-   * works again (a few: one per refused command at most).
-   */
-  const toldRefusals = new Set<string>();
-  /**
-   * An error retrying cannot fix (see `permanentFailure`), of `refusals`' connection; false for
-   * any other. While the store opens it fails the open: noted in `refused`, and the open's
+   * An error retrying cannot fix (see `permanentFailure`), of `refusals`' connection: true (it is
+   * handled here); false for any other. While the store opens it fails the open: noted in
+   * `refused` (and not reported: `hub.ready` rejects with it), and the open's
    * backoff ends (ioredis reports a refused AUTH only to the connection's listener, then
    * reconnects and fails the same way for ever). After open (a password rotated, an ACL
    * changed, `requirepass` set) it is retried all the same, since it can be fixed without
    * restarting the app, but reported here once, as a RedisStoreError naming what to change,
-   * until a refused connection works again: true then.
+   * until that connection works again: true then.
    */
   const refusal = (refusals: Refusals, error: unknown): boolean => {
     const code = permanentFailure(error);
     if (code === undefined) return false;
     if (opening) {
+      // `hub.ready` rejects with it, typed: not given to onError as well (each connection's
+      // attempt before the open loop sees it would be one more).
       refused = error;
       wake?.();
-      return false;
+      return true;
     }
+    // One refusal comes twice for the reader (its 'error' listener, and the read it fails):
+    // counted once, or its backoff would reach `maxDelay` twice as fast.
+    if (error === refusals.last) return true;
     refusals.count++;
     refusals.last = error;
     const text = errorText(error);
-    if (toldRefusals.has(text)) return true;
-    toldRefusals.add(text);
+    // The reader's outage is reported by the warning (its own, or the other connection's for
+    // the same refusal): its end is too.
+    if (refusals === readerRefusals && !userOnError) warned = true;
+    // Told once for both connections (refused alike after a rotation); each keeps it until it
+    // works again, so the other one reading or publishing does not make it told again.
+    const told = readerRefusals.told.has(text) || commandRefusals.told.has(text);
+    refusals.told.add(text);
+    if (told) return true;
     const tellRefusal = (): void => {
       if (closed) return;
       const failure = new RedisStoreError(
@@ -536,11 +554,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         `keel: the Redis event store cannot use ${key} on ${where} (${text}): ${remedy(code, key, dbFacts())}; retrying`,
         { cause: error },
       );
+      // Not `warned` for the publishing connection's: the reader may read on, no "reads again".
       if (userOnError) tell(failure);
-      else {
-        warned = true;
-        process.emitWarning(failure.message);
-      }
+      else process.emitWarning(failure.message);
     };
     // Its message names the server's `databases`, asked for first.
     if (code === 'DB_INDEX') void askDatabases().then(tellRefusal);
@@ -587,11 +603,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     })();
     return asking;
   };
-  /** A refused connection works again: a refusal after this one is reported again. */
+  /** A refused connection works again: a refusal of it after this one is reported again. */
   const worksAgain = (refusals: Refusals): void => {
     refusals.count = 0;
     refusals.last = undefined;
-    toldRefusals.clear();
+    refusals.told.clear();
   };
   // ioredis reports each failed connect here; the default warning is given once per outage.
   const connectionError =
@@ -665,7 +681,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * reset its clients at `last`: it reads `id` after that, or the reset covered it.)
    */
   const appended = (id: string, from: string): string => {
-    if (commandRefusals.count > 0 || toldRefusals.size > 0) worksAgain(commandRefusals);
+    if (commandRefusals.count > 0 || commandRefusals.told.size > 0) worksAgain(commandRefusals);
     if (
       from !== START &&
       behind === null &&
@@ -1042,7 +1058,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
 
   /**
    * Wakes every connection blocked in `XREAD` that looks like this instance's reader (same Redis
-   * user, db and connection name): `CLIENT UNBLOCK` ends its read as if it waited for nothing.
+   * user, db and connection name: `keel:<stream>` unless a shared client names it): `CLIENT UNBLOCK` ends its read as if it waited for nothing.
    * A reader of this stream after an id above the marker (it read further than this instance
    * before the flush) then finds its last entry gone and resets at the newest one, the marker,
    * at once instead of at its idle check. Any other (a reader of another stream, or at or below
@@ -1050,7 +1066,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    */
   async function wakeReaders(): Promise<void> {
     const { username, db } = reader.options;
-    const like = [`db=${db ?? 0}`, `name=${readerName ?? ''}`, 'cmd=xread'];
+    const like = [`db=${db ?? 0}`, `name=${readerName}`, 'cmd=xread'];
     const user = `user=${username || 'default'}`;
     const list = (await reader.call('CLIENT', 'LIST', 'TYPE', 'normal')) as string;
     const woken: Promise<unknown>[] = [];
@@ -1104,7 +1120,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           };
           [readerId] = await Promise.all([
             (reader.client('ID') as Promise<number>).catch(refusedReply),
-            readerName ? reader.client('SETNAME', readerName).catch(refusedReply) : null,
+            reader.client('SETNAME', readerName).catch(refusedReply),
           ]);
         }
         if (behind !== null) await publishedBehind();
