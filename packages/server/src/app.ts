@@ -8,7 +8,7 @@ import {
   type ServerResponse,
   validateHeaderName,
 } from 'node:http';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import Router from 'find-my-way';
 import inject, { type InjectOptions } from 'light-my-request';
 import {
@@ -995,7 +995,12 @@ class KeelApp implements App, SlotHost {
     server.on('clientError', onClientError);
     // CONNECT asks for a tunnel, and this server is no proxy: Node would close the connection
     // without a word. The socket is ours once the event fires (Node's listeners are gone).
-    server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+    server.on('connect', (_req: IncomingMessage, socket: Socket | ServerResponse) => {
+      // Node's HTTP/2 compat server emits (request, response) instead: answered as a request.
+      if (!(socket instanceof Socket)) {
+        socket.writeHead(405, { allow: this.#serverAllow() }).end();
+        return;
+      }
       socket.on('error', () => socket.destroy());
       // Read and dropped from now on: unread bytes after the CONNECT would hide the client's
       // close, and the socket (and server.close(), so app.close()) would wait on it for ever.

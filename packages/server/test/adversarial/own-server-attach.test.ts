@@ -184,6 +184,39 @@ describe('app.attach(server): an own server handled as those listen() starts', (
     session.destroy();
   });
 
+  it('an HTTP/2 CONNECT on an attached HTTP/2 server is answered 405 with Allow, no crash', async () => {
+    // Node's http2 compat emits 'connect' with (request, response), not a socket: treating the
+    // response as one threw inside Node's session 'stream' handler (an uncaught exception).
+    const app = makeApp();
+    const server = createHttp2Server(app.handler as never);
+    app.attach(server as unknown as Server);
+    h2servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const session = h2connect(`http://127.0.0.1:${port}`);
+    session.on('error', () => {});
+    try {
+      const stream = session.request({ ':method': 'CONNECT', ':authority': 'example.com:443' });
+      stream.on('error', () => {});
+      const headers = await new Promise<Record<string, unknown>>((resolve) =>
+        stream.on('response', (h) => resolve(h as Record<string, unknown>)),
+      );
+      expect(headers[':status']).toBe(405);
+      expect(headers.allow).toBe('GET, POST, HEAD, OPTIONS');
+      // The session still serves.
+      const next = session.request({ ':path': '/a' });
+      let body = '';
+      next.setEncoding('utf8');
+      next.on('data', (c: string) => {
+        body += c;
+      });
+      await new Promise((resolve) => next.on('end', resolve));
+      expect(body).toBe('a');
+    } finally {
+      session.destroy();
+    }
+  });
+
   it('throws a TypeError naming what it got for something not a server', () => {
     const app = makeApp();
     expect(() => app.attach({} as Server)).toThrow(TypeError);
