@@ -1097,6 +1097,8 @@ class KeelApp implements App, SlotHost {
           done();
         }
         for (const force of forced) force();
+        // A CONNECT answered since the start: closeAllConnections() does not know its socket.
+        for (const socket of this.#tunnels) socket.destroy();
       }, timeoutMs);
     });
     return this.#closed;

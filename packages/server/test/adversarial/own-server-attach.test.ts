@@ -217,6 +217,49 @@ describe('app.attach(server): an own server handled as those listen() starts', (
     }
   });
 
+  it('a CONNECT answered after app.close() started does not hold the close past timeoutMs', async () => {
+    // close() destroyed the tunnels only at its start, and closeAllConnections() does not know a
+    // socket Node handed over on 'connect': one whose client kept it open held the close.
+    const clock = new ManualClock();
+    const app = createApp({ clock });
+    apps.push(app);
+    const server = app.attach(createServer(app.handler));
+    // No keep-alive timeout: nothing but app.close() would end the tunnel.
+    server.keepAliveTimeout = 0;
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    // Half-open allowed: the client keeps its side open after the server's FIN.
+    const s = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    s.on('error', () => {});
+    let out = '';
+    s.setEncoding('latin1');
+    s.on('data', (c: string) => {
+      out += c;
+    });
+    await new Promise((r) => s.once('connect', r));
+    // Headers begun: not an idle connection, so close() leaves it to finish its request.
+    s.write('CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n');
+    await settle();
+    let closed = false;
+    const closing = app.close({ timeoutMs: 1000 }).then(() => {
+      closed = true;
+    });
+    await until(() => !server.listening);
+    s.write('\r\n');
+    await until(() => out.startsWith('HTTP/1.1 405 '));
+    await settle();
+    expect(closed).toBe(false);
+    clock.tick(1000);
+    try {
+      // The server's end of it is gone (the client, having had the FIN already, cannot tell).
+      await until(() => closed);
+    } finally {
+      s.destroy();
+    }
+    await closing;
+  });
+
   it('throws a TypeError naming what it got for something not a server', () => {
     const app = makeApp();
     expect(() => app.attach({} as Server)).toThrow(TypeError);
