@@ -982,13 +982,11 @@ class KeelApp implements App, SlotHost {
     // Two apps' CONNECT and checkContinue listeners would both answer.
     const marked = server as Server & { [ATTACHED]?: App };
     const owner = marked[ATTACHED];
-    if (owner === this) return server;
+    // Its listeners stay; after a close of its own (and a new listen) it is tracked again.
+    if (owner === this) return this.#track(server);
     if (owner !== undefined) throw new Error('keel: this server is attached to another app');
     marked[ATTACHED] = this;
-    // close() closes it as a listen() server (Fastify's close() closes a serverFactory's too):
-    // the app is what answers on it, so a shutdown that left it accepting would be half done.
-    this.#servers.add(server);
-    server.once('close', () => this.#servers.delete(server));
+    this.#track(server);
     // Every header line (maxHeaderSize, 16 KiB, bounds them): Node's default drops those past
     // about 1000, a proxy's appended X-Forwarded-For among them (see headersCut).
     server.maxHeadersCount = 0;
@@ -1030,6 +1028,17 @@ class KeelApp implements App, SlotHost {
     server.on('connection', (socket: Socket & { [PEER]?: string }) => {
       socket[PEER] = peerAddress(socket.remoteAddress);
     });
+    return server;
+  }
+
+  /**
+   * close() closes it as a listen() server (Fastify's close() closes a serverFactory's too): the
+   * app is what answers on it, so a shutdown that left it accepting would be half done.
+   */
+  #track(server: Server): Server {
+    if (this.#servers.has(server)) return server;
+    this.#servers.add(server);
+    server.once('close', () => this.#servers.delete(server));
     return server;
   }
 

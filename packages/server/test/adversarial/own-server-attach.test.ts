@@ -140,6 +140,17 @@ describe('app.attach(server): an own server handled as those listen() starts', (
     expect(busy.text()).toContain('\r\nConnection: close\r\n');
   });
 
+  it('attached again after it closed and listened again, app.close() closes it', async () => {
+    // Its 'close' took it off the app's servers, and attaching again returned early (same app):
+    // app.close() left it listening.
+    const { app, server } = await own(true);
+    await new Promise((resolve) => server.close(resolve));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    expect(app.attach(server)).toBe(server);
+    await app.close({ timeoutMs: 100 });
+    expect(server.listening).toBe(false);
+  });
+
   it('app.close() also closes an attached server that never listened', async () => {
     const app = makeApp();
     const server = app.attach(createServer(app.handler));
