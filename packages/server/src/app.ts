@@ -47,7 +47,7 @@ import { Pool } from './pool';
 import { compileTrust, peerAddress, type TrustFn, type TrustProxy } from './proxy';
 import { KeelServerResponse } from './raw-response';
 import { awaitsSocket, replyDone, type SendWatch, wasUnsent } from './send-watch';
-import { Slot, type SlotHost } from './slot';
+import { JSON_TYPE, Slot, type SlotHost } from './slot';
 import { type SseOptions, SseRegistry } from './sse';
 import { promiseOf } from './thenable';
 
@@ -459,7 +459,12 @@ function resolveTimeouts(
  */
 function setPeer(req: IncomingMessage): void {
   const socket = req.socket as (Socket & { [PEER]?: string }) | null;
-  const peer = socket?.[PEER] ?? peerAddress(socket?.remoteAddress);
+  let peer = socket?.[PEER];
+  if (peer === undefined) {
+    peer = peerAddress(socket?.remoteAddress);
+    // Kept for the connection's next requests; not an address a closing socket lost already.
+    if (socket !== null && socket.remoteAddress !== undefined) socket[PEER] = peer;
+  }
   try {
     (req as { remoteAddress?: string }).remoteAddress = peer;
   } catch {
@@ -527,7 +532,7 @@ const UNKNOWN_CODING_BODY = JSON.stringify(
 
 function unknownTransferCoding(ctx: Context): void {
   // The body is skipped: Node can still find its end (chunked comes last).
-  ctx.status(501).setHeader('content-type', 'application/json').send(UNKNOWN_CODING_BODY);
+  ctx.status(501).setHeader('content-type', JSON_TYPE).send(UNKNOWN_CODING_BODY);
 }
 
 function ambiguousType(): never {
@@ -795,9 +800,10 @@ class KeelApp implements App, SlotHost {
       // A 404 / 405 needs no body: it is skipped (below), never read.
       kind = BodyKind.None;
     } else if (method === 'GET' || method === 'HEAD') {
-      // Their bodies have no defined meaning: left unread (Node discards them). One declared over
-      // the route's bodyLimit is refused as any body is (413, drained up to 16 MiB, past that the
-      // connection closed) rather than read by Node for nothing: RFC 9110 §9.3.1 allows it.
+      // Their bodies have no defined meaning: not read, drained once the request is over
+      // (drainUnread, up to 16 MiB, past that the connection closed). One declared over the
+      // route's bodyLimit is refused as any body is (413, drained up to 16 MiB, past that the
+      // connection closed) rather than read for nothing: RFC 9110 §9.3.1 allows it.
       const declared = req.headers['content-length'];
       kind = declared !== undefined && Number(declared) > body.limit ? BodyKind.Raw : BodyKind.None;
     } else {

@@ -298,7 +298,9 @@ describe('ranges', () => {
     const file = join(root, 'shrinks.txt');
     writeFileSync(file, 'x'.repeat(1000));
     const probe = await open(file);
-    const proto = Object.getPrototypeOf(probe) as { stat: (...args: unknown[]) => Promise<unknown> };
+    const proto = Object.getPrototypeOf(probe) as {
+      stat: (...args: unknown[]) => Promise<unknown>;
+    };
     await probe.close();
     const realStat = proto.stat;
     // The real stat, then the real file cut short: the window between the two, made certain.
