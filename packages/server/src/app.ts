@@ -8,7 +8,7 @@ import {
   type ServerResponse,
   validateHeaderName,
 } from 'node:http';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import Router from 'find-my-way';
 import inject, { type InjectOptions } from 'light-my-request';
 import {
@@ -47,7 +47,7 @@ import { Pool } from './pool';
 import { compileTrust, peerAddress, type TrustFn, type TrustProxy } from './proxy';
 import { KeelServerResponse } from './raw-response';
 import { awaitsSocket, replyDone, type SendWatch, wasUnsent } from './send-watch';
-import { Slot, type SlotHost } from './slot';
+import { JSON_TYPE, Slot, type SlotHost } from './slot';
 import { type SseOptions, SseRegistry } from './sse';
 import { promiseOf } from './thenable';
 
@@ -459,7 +459,12 @@ function resolveTimeouts(
  */
 function setPeer(req: IncomingMessage): void {
   const socket = req.socket as (Socket & { [PEER]?: string }) | null;
-  const peer = socket?.[PEER] ?? peerAddress(socket?.remoteAddress);
+  let peer = socket?.[PEER];
+  if (peer === undefined) {
+    peer = peerAddress(socket?.remoteAddress);
+    // Kept for the connection's next requests; not an address a closing socket lost already.
+    if (socket !== null && socket.remoteAddress !== undefined) socket[PEER] = peer;
+  }
   try {
     (req as { remoteAddress?: string }).remoteAddress = peer;
   } catch {
@@ -527,7 +532,7 @@ const UNKNOWN_CODING_BODY = JSON.stringify(
 
 function unknownTransferCoding(ctx: Context): void {
   // The body is skipped: Node can still find its end (chunked comes last).
-  ctx.status(501).setHeader('content-type', 'application/json').send(UNKNOWN_CODING_BODY);
+  ctx.status(501).setHeader('content-type', JSON_TYPE).send(UNKNOWN_CODING_BODY);
 }
 
 function ambiguousType(): never {
@@ -795,9 +800,10 @@ class KeelApp implements App, SlotHost {
       // A 404 / 405 needs no body: it is skipped (below), never read.
       kind = BodyKind.None;
     } else if (method === 'GET' || method === 'HEAD') {
-      // Their bodies have no defined meaning: left unread (Node discards them). One declared over
-      // the route's bodyLimit is refused as any body is (413, drained up to 16 MiB, past that the
-      // connection closed) rather than read by Node for nothing: RFC 9110 §9.3.1 allows it.
+      // Their bodies have no defined meaning: not read, drained once the request is over
+      // (drainUnread, up to 16 MiB, past that the connection closed). One declared over the
+      // route's bodyLimit is refused as any body is (413, drained up to 16 MiB, past that the
+      // connection closed) rather than read for nothing: RFC 9110 §9.3.1 allows it.
       const declared = req.headers['content-length'];
       kind = declared !== undefined && Number(declared) > body.limit ? BodyKind.Raw : BodyKind.None;
     } else {
@@ -982,20 +988,23 @@ class KeelApp implements App, SlotHost {
     // Two apps' CONNECT and checkContinue listeners would both answer.
     const marked = server as Server & { [ATTACHED]?: App };
     const owner = marked[ATTACHED];
-    if (owner === this) return server;
+    // Its listeners stay; after a close of its own (and a new listen) it is tracked again.
+    if (owner === this) return this.#track(server);
     if (owner !== undefined) throw new Error('keel: this server is attached to another app');
     marked[ATTACHED] = this;
-    // close() closes it as a listen() server (Fastify's close() closes a serverFactory's too):
-    // the app is what answers on it, so a shutdown that left it accepting would be half done.
-    this.#servers.add(server);
-    server.once('close', () => this.#servers.delete(server));
+    this.#track(server);
     // Every header line (maxHeaderSize, 16 KiB, bounds them): Node's default drops those past
     // about 1000, a proxy's appended X-Forwarded-For among them (see headersCut).
     server.maxHeadersCount = 0;
     server.on('clientError', onClientError);
     // CONNECT asks for a tunnel, and this server is no proxy: Node would close the connection
     // without a word. The socket is ours once the event fires (Node's listeners are gone).
-    server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+    server.on('connect', (_req: IncomingMessage, socket: Socket | ServerResponse) => {
+      // Node's HTTP/2 compat server emits (request, response) instead: answered as a request.
+      if (!(socket instanceof Socket)) {
+        socket.writeHead(405, { allow: this.#serverAllow() }).end();
+        return;
+      }
       socket.on('error', () => socket.destroy());
       // Read and dropped from now on: unread bytes after the CONNECT would hide the client's
       // close, and the socket (and server.close(), so app.close()) would wait on it for ever.
@@ -1025,6 +1034,17 @@ class KeelApp implements App, SlotHost {
     server.on('connection', (socket: Socket & { [PEER]?: string }) => {
       socket[PEER] = peerAddress(socket.remoteAddress);
     });
+    return server;
+  }
+
+  /**
+   * close() closes it as a listen() server (Fastify's close() closes a serverFactory's too): the
+   * app is what answers on it, so a shutdown that left it accepting would be half done.
+   */
+  #track(server: Server): Server {
+    if (this.#servers.has(server)) return server;
+    this.#servers.add(server);
+    server.once('close', () => this.#servers.delete(server));
     return server;
   }
 
@@ -1092,6 +1112,8 @@ class KeelApp implements App, SlotHost {
           done();
         }
         for (const force of forced) force();
+        // A CONNECT answered since the start: closeAllConnections() does not know its socket.
+        for (const socket of this.#tunnels) socket.destroy();
       }, timeoutMs);
     });
     return this.#closed;

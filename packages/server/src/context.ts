@@ -19,7 +19,7 @@ import { type FileTarget, type SendFileOptions, sendFile } from './files';
 import type { GraphqlResolvers } from './graphql';
 import { headersCut, resolveAddresses } from './proxy';
 import { wasUnsent, whileQueued } from './send-watch';
-import type { Slot } from './slot';
+import { JSON_TYPE, type Slot } from './slot';
 import { assertSseField, type SseStream, serializeData, streamEvery } from './sse';
 import { discard, isStreamBody, type StreamBody, sendStream } from './stream-body';
 import { type Rules, type Validated, validate } from './validate';
@@ -94,8 +94,6 @@ export interface CacheControlOptions {
 const DONE: Promise<void> = Promise.resolve();
 /** `ctx.signal`'s reason. */
 const LEFT = 'keel: the response closed before it finished (the client left, or was cut off)';
-// RFC 8259 §11: application/json has no charset parameter (JSON is UTF-8); the spec names this value.
-const JSON_TYPE = 'application/json';
 const REDIRECTS = new Set([300, 301, 302, 303, 307, 308]);
 /** The largest Cache-Control duration sent (RFC 9111 §1.2.2: it stands for any larger one). */
 const MAX_DELTA_SECONDS = 2_147_483_648;

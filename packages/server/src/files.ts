@@ -388,14 +388,15 @@ export async function sendFile(
         if (got === 0) break; // the file ended: it shrank since stat
         bytesRead += got;
       }
+      // The file shrank since stat: the length it promised cannot be met, and nothing is sent
+      // yet, so it fails as a read error does (a 500), not as a 200 cut short.
+      if (bytesRead !== length) {
+        throw new Error(`keel: sendFile: ${file} shrank to fewer than the ${size} bytes it had`);
+      }
       if (!(await closeFirst())) return;
       res.writeHead(status, headers);
-      // The file shrank since stat: the promised length cannot be met, so abort the response.
-      if (bytesRead !== length) res.destroy();
-      else {
-        res.end(buf);
-        watchEnded(res, target.watch);
-      }
+      res.end(buf);
+      watchEnded(res, target.watch);
       return;
     }
     res.writeHead(status, headers);

@@ -83,7 +83,7 @@ export function headersCut(req: IncomingMessage): boolean {
  * The TCP peer as `ctx.ip` and `ctx.req.remoteAddress` give it: an IPv4 client of a dual-stack
  * listener (`listen(0)` binds `::`) arrives as `::ffff:a.b.c.d`; it is the IPv4 client
  * `a.b.c.d`, so one client has one spelling whichever address the server listens on (as Go's
- * net package reports it). Called once per connection.
+ * net package reports it). Called once per connection: its result is kept on the socket.
  */
 export function peerAddress(address: string | undefined): string {
   if (address === undefined) return '';

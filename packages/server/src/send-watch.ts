@@ -284,8 +284,8 @@ export function fitsQueue(res: ServerResponse, watch: SendWatch, size: number): 
 }
 
 /**
- * Whether `socket`, not destroyed, is a connection whose queue is watched: a real one,
- * `sendTimeout` on.
+ * Whether `socket` is a connection whose queue is watched: a real one, `sendTimeout` on (the
+ * caller checks it is not destroyed).
  */
 function watchable(socket: Socket, watch: SendWatch): boolean {
   // An in-process request (`inject`) has no connection to watch.

@@ -72,7 +72,7 @@ const NONE = null as never;
 /** `lost` holds no error. */
 const NO_LOSS = Symbol('no loss');
 // RFC 8259 §11: application/json has no charset parameter (JSON is UTF-8); the spec names this value.
-const JSON_TYPE = 'application/json';
+export const JSON_TYPE = 'application/json';
 const INTERNAL_ERROR = { status: 500, error: 'Internal Server Error' };
 const INTERNAL_ERROR_JSON = JSON.stringify(INTERNAL_ERROR);
 

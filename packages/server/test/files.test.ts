@@ -7,6 +7,7 @@ import {
   readSync,
   rmSync,
   symlinkSync,
+  truncateSync,
   writeFileSync,
 } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -288,6 +289,44 @@ describe('ranges', () => {
     } finally {
       read.mockRestore();
       stream.mockRestore();
+    }
+  });
+
+  it('answers 500 (and onResponse says so) for a small file that shrank after its stat', async () => {
+    // The stat promised bytes no read finds: the 200 head went out before the abort, and the
+    // response was reported a 200 though no byte of it was sent.
+    const file = join(root, 'shrinks.txt');
+    writeFileSync(file, 'x'.repeat(1000));
+    const probe = await open(file);
+    const proto = Object.getPrototypeOf(probe) as {
+      stat: (...args: unknown[]) => Promise<unknown>;
+    };
+    await probe.close();
+    const realStat = proto.stat;
+    // The real stat, then the real file cut short: the window between the two, made certain.
+    const stat = vi.spyOn(proto, 'stat').mockImplementation(async function (
+      this: unknown,
+      ...args: unknown[]
+    ) {
+      const st = await realStat.apply(this, args);
+      truncateSync(file, 10);
+      return st;
+    });
+    const a = createApp();
+    a.onError(() => {});
+    const statuses: number[] = [];
+    a.onResponse((_ctx, info) => {
+      statuses.push(info.status);
+    });
+    a.get('/shrinks', (ctx) => ctx.sendFile('shrinks.txt', { root }));
+    try {
+      const { port: p } = await start(a);
+      const res = await raw(p, { path: '/shrinks' });
+      expect(res.status).toBe(500);
+      expect(statuses).toEqual([500]);
+    } finally {
+      stat.mockRestore();
+      await a.close();
     }
   });
 

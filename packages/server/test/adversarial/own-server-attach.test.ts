@@ -140,6 +140,17 @@ describe('app.attach(server): an own server handled as those listen() starts', (
     expect(busy.text()).toContain('\r\nConnection: close\r\n');
   });
 
+  it('attached again after it closed and listened again, app.close() closes it', async () => {
+    // Its 'close' took it off the app's servers, and attaching again returned early (same app):
+    // app.close() left it listening.
+    const { app, server } = await own(true);
+    await new Promise((resolve) => server.close(resolve));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    expect(app.attach(server)).toBe(server);
+    await app.close({ timeoutMs: 100 });
+    expect(server.listening).toBe(false);
+  });
+
   it('app.close() also closes an attached server that never listened', async () => {
     const app = makeApp();
     const server = app.attach(createServer(app.handler));
@@ -182,6 +193,82 @@ describe('app.attach(server): an own server handled as those listen() starts', (
     clock.tick(1000);
     await closing;
     session.destroy();
+  });
+
+  it('an HTTP/2 CONNECT on an attached HTTP/2 server is answered 405 with Allow, no crash', async () => {
+    // Node's http2 compat emits 'connect' with (request, response), not a socket: treating the
+    // response as one threw inside Node's session 'stream' handler (an uncaught exception).
+    const app = makeApp();
+    const server = createHttp2Server(app.handler as never);
+    app.attach(server as unknown as Server);
+    h2servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const session = h2connect(`http://127.0.0.1:${port}`);
+    session.on('error', () => {});
+    try {
+      const stream = session.request({ ':method': 'CONNECT', ':authority': 'example.com:443' });
+      stream.on('error', () => {});
+      const headers = await new Promise<Record<string, unknown>>((resolve) =>
+        stream.on('response', (h) => resolve(h as Record<string, unknown>)),
+      );
+      expect(headers[':status']).toBe(405);
+      expect(headers.allow).toBe('GET, POST, HEAD, OPTIONS');
+      // The session still serves.
+      const next = session.request({ ':path': '/a' });
+      let body = '';
+      next.setEncoding('utf8');
+      next.on('data', (c: string) => {
+        body += c;
+      });
+      await new Promise((resolve) => next.on('end', resolve));
+      expect(body).toBe('a');
+    } finally {
+      session.destroy();
+    }
+  });
+
+  it('a CONNECT answered after app.close() started does not hold the close past timeoutMs', async () => {
+    // close() destroyed the tunnels only at its start, and closeAllConnections() does not know a
+    // socket Node handed over on 'connect': one whose client kept it open held the close.
+    const clock = new ManualClock();
+    const app = createApp({ clock });
+    apps.push(app);
+    const server = app.attach(createServer(app.handler));
+    // No keep-alive timeout: nothing but app.close() would end the tunnel.
+    server.keepAliveTimeout = 0;
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    // Half-open allowed: the client keeps its side open after the server's FIN.
+    const s = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    s.on('error', () => {});
+    let out = '';
+    s.setEncoding('latin1');
+    s.on('data', (c: string) => {
+      out += c;
+    });
+    await new Promise((r) => s.once('connect', r));
+    // Headers begun: not an idle connection, so close() leaves it to finish its request.
+    s.write('CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n');
+    await settle();
+    let closed = false;
+    const closing = app.close({ timeoutMs: 1000 }).then(() => {
+      closed = true;
+    });
+    await until(() => !server.listening);
+    s.write('\r\n');
+    await until(() => out.startsWith('HTTP/1.1 405 '));
+    await settle();
+    expect(closed).toBe(false);
+    clock.tick(1000);
+    try {
+      // The server's end of it is gone (the client, having had the FIN already, cannot tell).
+      await until(() => closed);
+    } finally {
+      s.destroy();
+    }
+    await closing;
   });
 
   it('throws a TypeError naming what it got for something not a server', () => {
