@@ -10,7 +10,13 @@ import { createEventHub, HUB_RESET_EVENT, HubPublishError } from '../src/index';
 import { isRedisStoreError, redisStreams } from '../src/redis/index';
 import { guardProcess, within } from './adversarial/harness';
 import { until } from './helpers';
-import { streamKey as key, killReader, publishWhenUp, redisInstances } from './redis-helpers';
+import {
+  inStreamOrder,
+  streamKey as key,
+  killReader,
+  publishWhenUp,
+  redisInstances,
+} from './redis-helpers';
 
 guardProcess();
 const live = redisInstances();
@@ -70,7 +76,7 @@ describe('redisStreams chaos: redis-server killed (SIGKILL) mid-publish, restart
         const direct = new Redis(server.url);
         try {
           const stored = await eventIds(direct, stream);
-          const newest = accepted.reduce((x, y) => (x.length > y.length || x > y ? x : y));
+          const newest = inStreamOrder(accepted).at(-1);
           await until(() => client.events.some((e) => e.id === newest), 3000);
           const resets = client.events.filter((e) => e.event === HUB_RESET_EVENT);
           const got = client.events.filter((e) => e.event !== HUB_RESET_EVENT).map((e) => e.id);

@@ -10,6 +10,19 @@ import { type SseClient, sse, start } from './helpers';
 export const streamKey = (): string => `test:${randomUUID()}`;
 
 /**
+ * Stream ids sorted as Redis orders them: by time, then sequence, both as numbers (as strings
+ * `…-99` sorts after `…-182`, and a longer id is no newer: `T-10` is older than `T+1-0`).
+ */
+export function inStreamOrder(ids: readonly string[]): string[] {
+  const parts = (id: string): number[] => id.split('-').map(Number);
+  return [...ids].sort((x, y) => {
+    const [xt, xs] = parts(x);
+    const [yt, ys] = parts(y);
+    return xt! - yt! || xs! - ys!;
+  });
+}
+
+/**
  * For one test file: a redis-server started before its tests and disposed after, and app
  * instances (an app with its own hub on a Redis stream) closed, with their clients, after each
  * test.
