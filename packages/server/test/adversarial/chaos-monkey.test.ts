@@ -24,6 +24,7 @@ import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, describe, expect, it } from 'vitest';
+import { prng } from '../../../core/test/helpers';
 import { appStats } from '../../src/app';
 import { type App, type Context, createApp, HttpException } from '../../src/index';
 import { ManualClock, raw, settle, until } from '../helpers';
@@ -36,18 +37,6 @@ const BATCHES = Number(process.env.CHAOS_BATCHES ?? 12);
 const CLIENTS = Number(process.env.CHAOS_CLIENTS ?? 36);
 /** `<batch>.<client>` or `<batch>`: runs only that client, or that batch (to shrink a failure). */
 const ONLY = process.env.CHAOS_ONLY;
-
-/** mulberry32: small, fast, and the same sequence for the same seed on every platform. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Rand {
   (): number;
