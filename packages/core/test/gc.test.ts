@@ -1,32 +1,11 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Client, createClient } from '../src/index';
+import { collected, gc } from './gc-helpers';
 import { startServer, type TestServer } from './helpers';
 
 // A client nothing else refers to is collected once its requests are over. The one module-level
 // state of the core that refers to a request, the shared executor's slot, keeps the process's
 // last caller's functions until the next request of any client replaces them: bounded to one.
-
-setFlagsFromString('--expose_gc');
-const gc = runInNewContext('gc') as () => void;
-
-async function collected(ref: WeakRef<object>): Promise<boolean> {
-  // The core keeps the last caller's promise functions until the next request of any client
-  // (a bounded trade-off for join speed, see Consumer in dedup/flight.ts): one more request.
-  await anotherRequest();
-  for (let i = 0; i < 20 && ref.deref() !== undefined; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    gc();
-  }
-  return ref.deref() === undefined;
-}
-
-/** One request of a client of its own, answered at once. */
-async function anotherRequest(): Promise<void> {
-  const other = createClient({ fetch: () => new Response('{}'), baseURL: 'http://127.0.0.1:1' });
-  await other.get('/other');
-}
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -49,7 +28,7 @@ describe('a client dropped after its requests', () => {
     const ref = new WeakRef(client);
     await client.get('/x').catch(() => {});
     client = undefined;
-    expect(await collected(ref)).toBe(true);
+    expect(await collected(ref, createClient)).toBe(true);
   });
 
   it('is collected when its last request was refused (nothing listens)', async () => {
@@ -57,7 +36,7 @@ describe('a client dropped after its requests', () => {
     const ref = new WeakRef(client);
     await expect(client.get('/x')).rejects.toThrow();
     client = undefined;
-    expect(await collected(ref)).toBe(true);
+    expect(await collected(ref, createClient)).toBe(true);
   });
 
   it('is held by the executor slot only until another request is made (one request at most)', async () => {
@@ -74,6 +53,6 @@ describe('a client dropped after its requests', () => {
     }
     // Still held: its promise's functions are the slot's last pair.
     expect(ref.deref()).toBeDefined();
-    expect(await collected(ref)).toBe(true);
+    expect(await collected(ref, createClient)).toBe(true);
   });
 });

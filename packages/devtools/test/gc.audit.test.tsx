@@ -1,34 +1,13 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { type Client, createClient } from '@keel/core';
 import { act, cleanup, render } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
+import { collected } from '../../core/test/gc-helpers';
 import { KeelDevtools } from '../src/index';
 import { handWritten, selectEntry, settle } from './helpers';
 
 // A panel that showed a client keeps nothing of it once unmounted: no module-level map, timer or
 // listener of the panel's holds the client, so an app that drops a client (a test's, a user's
 // after logout) gets its memory back.
-
-setFlagsFromString('--expose_gc');
-const gc = runInNewContext('gc') as () => void;
-
-async function collected(ref: WeakRef<object>): Promise<boolean> {
-  // The core keeps the last caller's promise functions until the next request of any client
-  // (a bounded trade-off for join speed, see Consumer in dedup/flight.ts): one more request.
-  await anotherRequest();
-  for (let i = 0; i < 20 && ref.deref() !== undefined; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    gc();
-  }
-  return ref.deref() === undefined;
-}
-
-/** One request of a client of its own, answered at once. */
-async function anotherRequest(): Promise<void> {
-  const other = createClient({ fetch: () => new Response('{}'), baseURL: 'http://127.0.0.1:1' });
-  await other.get('/other');
-}
 
 /** A client with an entry in its cache and nothing in flight: nothing of its own holds it. */
 function cachedClient(): Client {
@@ -42,7 +21,7 @@ describe('a client the panel showed', () => {
     let client: Client | undefined = cachedClient();
     const ref = new WeakRef(client);
     client = undefined;
-    expect(await collected(ref)).toBe(true);
+    expect(await collected(ref, createClient)).toBe(true);
   });
 
   // One render per view: a root re-rendered with other props keeps the old ones in this setup
@@ -59,7 +38,7 @@ describe('a client the panel showed', () => {
       // Unmounts, and lets go of the test's container.
       act(() => cleanup());
       client = undefined;
-      expect(await collected(ref)).toBe(true);
+      expect(await collected(ref, createClient)).toBe(true);
     },
   );
 });
@@ -77,7 +56,7 @@ describe('a client with a failed request the panel showed', () => {
     let client: Client | undefined = await failedClient();
     const ref = new WeakRef(client);
     client = undefined;
-    expect(await collected(ref)).toBe(true);
+    expect(await collected(ref, createClient)).toBe(true);
   });
 
   it.each(['cache', 'requests', 'endpoints', 'scheduler', 'events'] as const)(
@@ -89,7 +68,7 @@ describe('a client with a failed request the panel showed', () => {
       await settle();
       act(() => cleanup());
       client = undefined;
-      expect(await collected(ref)).toBe(true);
+      expect(await collected(ref, createClient)).toBe(true);
     },
   );
 });
