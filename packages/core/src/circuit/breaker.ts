@@ -3,7 +3,6 @@ import { type AheadEmitter, type Emitter, onEach } from '../events/emitter';
 import type { Clock } from '../internal/clock';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
-import { freeze } from '../internal/freeze';
 import type { RequestSpec } from '../request/resolve';
 import type { Tracker } from '../tracker/tracker';
 import type { CircuitBreakerController, CircuitState, CircuitStatus } from '../types/controllers';
@@ -12,29 +11,25 @@ import { ADMIT, ADMIT_PROBE, type Admission, type CircuitGuard } from './guard';
 import type { ResolvedCircuitOptions } from './options';
 import { type ErrorVerdict, flightVerdict } from './outcome';
 
-/** A circuit's phase. Each variant holds only its own data. */
-type Phase =
-  | { readonly state: 'closed' }
-  | { readonly state: 'open'; readonly openedAt: number }
-  | {
-      readonly state: 'halfOpen';
-      /** When the circuit last opened (kept so a released probe restores the same window). */
-      readonly openedAt: number;
-      /**
-       * The probe flight's tracker: identifies its terminal event. Undefined only between
-       * `beforeRequest` admitting the probe and the synchronous `request` event that follows.
-       */
-      probe: Tracker | undefined;
-    };
-
-const CLOSED: Phase = /* @__PURE__ */ freeze({ state: 'closed' });
-
-/** One endpoint's circuit. `phase` changes only in #move. */
+/**
+ * One endpoint's circuit, one flat record (no phase object per transition). `state` changes
+ * only in #move; `openedAt` and `probe` mean something only in the states that read them.
+ */
 interface Circuit {
   readonly endpoint: string;
   readonly method: string;
   readonly path: string;
-  phase: Phase;
+  state: CircuitState;
+  /**
+   * When the circuit last opened: open and halfOpen (kept through halfOpen so a released probe
+   * restores the same window).
+   */
+  openedAt: number;
+  /**
+   * halfOpen: the probe flight's tracker, which identifies its terminal event. Undefined between
+   * `beforeRequest` admitting the probe and the synchronous `request` event that follows.
+   */
+  probe: Tracker | undefined;
   /** Countable failures since the last success or reset (CircuitStatus.consecutiveFailures). */
   failures: number;
   /** The breaker's count of created circuits when a request last consulted this one. */
@@ -78,13 +73,37 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
     this.#events = events;
   }
 
-  /** Subscribes to the lifecycle events that feed the breaker; returns the unsubscribe. */
+  /**
+   * Subscribes to the lifecycle events that feed the breaker; returns the unsubscribe.
+   *
+   * `request` binds the admitted probe to its flight's tracker (emitted right after
+   * `beforeRequest`) and announces `circuit-half-open` now that the probe's flight exists: a
+   * same-key request made from that listener joins the probe (rule 7) rather than being refused.
+   * A flight that made no attempt (its deadline ran out in a queue) never reached its endpoint.
+   * A final cancel's tracker is the cancelling caller's (maybe a joiner's), so the probe is
+   * recognised by its own tracker having been cancelled.
+   */
   observe(events: Emitter<ClientEvents>): () => void {
     return onEach(events, {
-      request: this.#onRequest,
-      success: this.#onSuccess,
-      error: this.#onError,
-      cancel: this.#onCancel,
+      request: (e) => {
+        const circuit = e.probe ? this.#circuits.get(e.endpoint) : undefined;
+        if (circuit?.state === 'halfOpen' && circuit.probe === undefined) {
+          this.#move(circuit, 'halfOpen', 'circuit-half-open', e.tracker);
+        }
+      },
+      success: (e) => this.#settle(e.endpoint, e.tracker, 'success'),
+      error: (e) =>
+        this.#settle(
+          e.endpoint,
+          e.tracker,
+          e.tracker.attempts ? flightVerdict(e.error) : 'neutral',
+        ),
+      cancel: (e) => {
+        const circuit = e.final ? this.#circuits.get(e.endpoint) : undefined;
+        if (circuit?.state === 'halfOpen' && circuit.probe?.state === 'cancelled') {
+          this.#settle(e.endpoint, circuit.probe, 'neutral');
+        }
+      },
     });
   }
 
@@ -93,20 +112,16 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
   beforeRequest(spec: RequestSpec): Admission {
     const circuit = this.#circuits.get(spec.endpoint) ?? this.#create(spec.endpoint);
     circuit.seen = this.#created;
-    let phase = circuit.phase;
-    if (phase.state === 'closed') return ADMIT;
+    if (circuit.state === 'closed') return ADMIT;
     // A probe cancelled without its event reaching us (defensive): release its slot.
-    if (phase.state === 'halfOpen' && phase.probe?.state === 'cancelled') {
-      this.#move(circuit, { state: 'open', openedAt: phase.openedAt });
-      phase = circuit.phase;
-    }
-    if (phase.state === 'open') {
+    if (circuit.probe?.state === 'cancelled') this.#move(circuit, 'open');
+    if (circuit.state === 'open') {
       // Open long enough, or for a time the clock cannot tell (it stepped back before openedAt,
       // or reads NaN): the request probes, rather than the circuit staying open for the step too.
-      const elapsed = this.#clock.now() - phase.openedAt;
+      const elapsed = this.#clock.now() - circuit.openedAt;
       if (!(elapsed >= 0 && elapsed < this.#resetTimeout)) {
-        // Announced by the probe's `request` (#onRequest), once its flight can be joined.
-        this.#move(circuit, { ...phase, state: 'halfOpen', probe: undefined });
+        // Announced by the probe's `request`, once its flight can be joined (see observe).
+        this.#move(circuit, 'halfOpen');
         return ADMIT_PROBE;
       }
     }
@@ -120,8 +135,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
    * skips this gate.
    */
   permits(endpoint: string): boolean {
-    const circuit = this.#circuits.get(endpoint);
-    return circuit === undefined || circuit.phase.state === 'closed';
+    return this.stateOf(endpoint) === 'closed';
   }
 
   // ── CircuitBreakerController ──────────────────────────────────────────────────────────────
@@ -132,9 +146,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
   }
 
   statuses(): CircuitStatus[] {
-    const out: CircuitStatus[] = [];
-    for (const circuit of this.#circuits.values()) out.push(statusOf(circuit));
-    return out;
+    return Array.from(this.#circuits.values(), statusOf);
   }
 
   /**
@@ -148,7 +160,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
     for (const circuit of this.#circuits.values()) {
       const { endpoint } = circuit;
       if (path === undefined ? endpoint.startsWith(key) : endpoint === key) {
-        this.#move(circuit, CLOSED);
+        this.#move(circuit, 'closed');
       }
     }
   }
@@ -161,7 +173,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
   }
 
   stateOf(endpoint: string): CircuitState {
-    return this.#circuits.get(endpoint)?.phase.state ?? 'closed';
+    return this.#circuits.get(endpoint)?.state ?? 'closed';
   }
 
   failuresOf(endpoint: string): number {
@@ -170,46 +182,11 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
 
   counts(): { open: number; halfOpen: number; closed: number } {
     const counts = { open: 0, halfOpen: 0, closed: 0 };
-    for (const circuit of this.#circuits.values()) counts[circuit.phase.state]++;
+    for (const circuit of this.#circuits.values()) counts[circuit.state]++;
     return counts;
   }
 
-  // ── lifecycle events ──────────────────────────────────────────────────────────────────────
-
-  /**
-   * Binds the admitted probe to its flight's tracker (emitted right after `beforeRequest`), and
-   * announces `circuit-half-open` now that the probe's flight exists: a same-key request made from
-   * that listener joins the probe (rule 7) rather than being refused.
-   */
-  readonly #onRequest = (e: ClientEvents['request']): void => {
-    const circuit = e.probe ? this.#circuits.get(e.endpoint) : undefined;
-    const phase = circuit?.phase;
-    if (phase?.state === 'halfOpen' && phase.probe === undefined) {
-      phase.probe = e.tracker;
-      this.#move(circuit!, phase, 'circuit-half-open');
-    }
-  };
-
-  readonly #onSuccess = (e: ClientEvents['success']): void => {
-    this.#settle(e.endpoint, e.tracker, 'success');
-  };
-
-  /** A flight that made no attempt (its deadline ran out in a queue) never reached its endpoint. */
-  readonly #onError = (e: ClientEvents['error']): void => {
-    this.#settle(e.endpoint, e.tracker, e.tracker.attempts ? flightVerdict(e.error) : 'neutral');
-  };
-
-  /**
-   * A final cancel ended a flight. The payload's tracker is the cancelling caller's (maybe a
-   * joiner's), so the probe is recognised by its own tracker having been cancelled.
-   */
-  readonly #onCancel = (e: ClientEvents['cancel']): void => {
-    if (!e.final) return;
-    const phase = this.#circuits.get(e.endpoint)?.phase;
-    if (phase?.state === 'halfOpen' && phase.probe?.state === 'cancelled') {
-      this.#settle(e.endpoint, phase.probe, 'neutral');
-    }
-  };
+  // ── outcomes ──────────────────────────────────────────────────────────────────────────────
 
   /**
    * A flight's end, by what it tells about its endpoint (see classifyError). Closed: a
@@ -223,14 +200,13 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
   #settle(endpoint: string, tracker: Tracker, verdict: ErrorVerdict | 'success'): void {
     const circuit = this.#circuits.get(endpoint);
     if (circuit === undefined) return;
-    const { phase } = circuit;
     const failed = verdict === 'failure';
-    if (phase.state === 'closed') {
+    if (circuit.state === 'closed') {
       if (verdict === 'success') circuit.failures = 0;
       else if (failed && ++circuit.failures >= this.#threshold) this.#trip(circuit);
-    } else if (phase.state === 'halfOpen' && phase.probe === tracker) {
-      if (verdict === 'neutral') this.#move(circuit, { state: 'open', openedAt: phase.openedAt });
-      else if (!failed) this.#move(circuit, CLOSED, 'circuit-closed');
+    } else if (circuit.state === 'halfOpen' && circuit.probe === tracker) {
+      if (verdict === 'neutral') this.#move(circuit, 'open');
+      else if (!failed) this.#move(circuit, 'closed', 'circuit-closed');
       else {
         circuit.failures++;
         this.#trip(circuit);
@@ -240,39 +216,39 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
 
   /** Opens the circuit now: a new resetTimeout window. */
   #trip(circuit: Circuit): void {
-    this.#move(circuit, { state: 'open', openedAt: this.#clock.now() }, 'circuit-open');
+    circuit.openedAt = this.#clock.now();
+    this.#move(circuit, 'open', 'circuit-open');
   }
 
   /**
-   * The one place `phase` changes: closing also clears the failure count. `announce` names the
-   * event a real transition emits (forced resets and a released probe are silent).
+   * The one place `state` changes: closing also clears the failure count, and every move sets
+   * the probe (only the `request` that binds it names one). `announce` names the event a real
+   * transition emits (forced resets and a released probe are silent).
    */
-  #move(circuit: Circuit, phase: Phase, announce?: CircuitEventName): void {
-    circuit.phase = phase;
-    if (phase === CLOSED) circuit.failures = 0;
+  #move(circuit: Circuit, state: CircuitState, announce?: CircuitEventName, probe?: Tracker): void {
+    circuit.state = state;
+    circuit.probe = probe;
+    if (state === 'closed') circuit.failures = 0;
     if (announce !== undefined && this.#events.has(announce)) {
       // Ahead of the event that caused it (the breaker is its first listener): every listener
       // hears the new state before the `request`, `success` or `error` it follows from.
       (this.#events as AheadEmitter<ClientEvents>).emit(
         announce,
-        {
-          endpoint: circuit.endpoint,
-          method: circuit.method,
-          path: circuit.path,
-        },
+        { endpoint: circuit.endpoint, method: circuit.method, path: circuit.path },
         true,
       );
     }
   }
 
   #create(endpoint: string): Circuit {
-    const seen = ++this.#created;
     const circuit: Circuit = {
       endpoint,
       ...splitEndpoint(endpoint),
-      phase: CLOSED,
+      state: 'closed',
+      openedAt: 0,
+      probe: undefined,
       failures: 0,
-      seen,
+      seen: ++this.#created,
     };
     this.#circuits.set(endpoint, circuit);
     if (this.#circuits.size > MAX_CIRCUITS) this.#evict(circuit);
@@ -293,8 +269,8 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
       this.#circuits,
       (c) =>
         c !== keep &&
-        c.phase.state !== 'halfOpen' &&
-        ((c.phase.state === 'closed' && c.failures === 0) || c.seen <= stale),
+        c.state !== 'halfOpen' &&
+        ((c.state === 'closed' && c.failures === 0) || c.seen <= stale),
       EVICTION_SCAN,
     );
   }
@@ -305,13 +281,13 @@ export const MAX_CIRCUITS = 2000;
 const EVICTION_SCAN = 64;
 
 function statusOf(circuit: Circuit): CircuitStatus {
-  const { phase } = circuit;
+  const { state } = circuit;
   const status: CircuitStatus = {
     endpoint: circuit.endpoint,
-    state: phase.state,
+    state,
     consecutiveFailures: circuit.failures,
-    probing: phase.state === 'halfOpen',
+    probing: state === 'halfOpen',
   };
-  if (phase.state !== 'closed') status.openedAt = phase.openedAt;
+  if (state !== 'closed') status.openedAt = circuit.openedAt;
   return status;
 }
