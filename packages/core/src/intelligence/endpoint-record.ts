@@ -3,7 +3,7 @@ import { addCounters } from '../internal/counters';
 import { LatencyRing } from '../internal/latency-ring';
 import { Pace } from '../internal/pace';
 import type { IntelligenceRecommendation } from '../request/resolve';
-import type { EndpointStats } from '../types/controllers';
+import type { EndpointStats, LatencyStats } from '../types/controllers';
 import type { ResolvedIntelligenceOptions } from './options';
 import { recommendFrom } from './recommend';
 
@@ -45,7 +45,8 @@ export class EndpointRecord {
   latency = new LatencyRing(LATENCY_WINDOW);
   readonly pace = new Pace();
   #recommendation: IntelligenceRecommendation | undefined;
-  #recommendedAt = -1;
+  /** The latency stats #recommendation was made from (the ring caches them until a sample). */
+  #basis: LatencyStats | undefined;
 
   constructor(
     readonly endpoint: string,
@@ -69,10 +70,7 @@ export class EndpointRecord {
    * (see Pace).
    */
   sample(ms: number | undefined, clock: Pick<Clock, 'now'>): void {
-    if (this.pace.sample(clock.now(), AGE_WINDOW)) {
-      this.latency = new LatencyRing(LATENCY_WINDOW);
-      this.#recommendedAt = -1; // the new ring counts versions afresh
-    }
+    if (this.pace.sample(clock.now(), AGE_WINDOW)) this.latency = new LatencyRing(LATENCY_WINDOW);
     this.latency.record(ms);
   }
 
@@ -85,10 +83,11 @@ export class EndpointRecord {
     clock: Pick<Clock, 'now'>,
   ): IntelligenceRecommendation | undefined {
     if (this.pace.stale(clock.now())) return undefined;
-    const { latency } = this;
-    if (latency.version !== this.#recommendedAt) {
-      this.#recommendation = recommendFrom(latency.stats(), options);
-      this.#recommendedAt = latency.version;
+    // The ring's stats are one object until its next sample: a new one is a changed window.
+    const stats = this.latency.stats();
+    if (stats !== this.#basis) {
+      this.#basis = stats;
+      this.#recommendation = recommendFrom(stats, options);
     }
     return this.#recommendation;
   }
@@ -110,19 +109,20 @@ export const STAT_COUNTS = [
 ] as const satisfies readonly (keyof EndpointRecord & keyof EndpointStats)[];
 
 /** The counters of a record, summed when a record is folded into an aggregate. */
-export const ENDPOINT_COUNTERS = /* @__PURE__ */ recordCounters();
-
-function recordCounters() {
-  return [
-    'started',
-    ...STAT_COUNTS.filter(
-      (key): key is Exclude<typeof key, 'requests' | 'cacheMisses'> =>
-        key !== 'requests' && key !== 'cacheMisses',
-    ),
-    'circuitRejected',
-    'refusedAfterStart',
-  ] as const satisfies readonly (keyof EndpointRecord)[];
-}
+export const ENDPOINT_COUNTERS = [
+  'started',
+  'successes',
+  'failures',
+  'cacheHits',
+  'dedupPrevented',
+  'retriesPerformed',
+  'retriesRecovered',
+  'rateLimited',
+  'timeouts',
+  'cancels',
+  'circuitRejected',
+  'refusedAfterStart',
+] as const satisfies readonly (keyof EndpointRecord)[];
 
 /** Adds a record's counters into an aggregate (latency is not carried over). */
 export function foldCounters(into: EndpointRecord, from: EndpointRecord): void {

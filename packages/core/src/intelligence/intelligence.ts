@@ -7,6 +7,7 @@ import { zeroAdaptiveMetrics } from '../internal/counters';
 import { endpointKey, splitEndpoint } from '../internal/endpoint';
 import { evictOldest } from '../internal/evict';
 import { ringSamples } from '../internal/latency-ring';
+import { noop } from '../internal/noop';
 import type { IntelligenceRecommendation } from '../request/resolve';
 import type {
   AdaptiveMetrics,
@@ -90,17 +91,54 @@ export class Intelligence implements IntelligenceController {
    * Subscribes to the lifecycle events; returns the unsubscribe. A disabled intelligence
    * subscribes to nothing, so it records nothing and costs nothing. `cache-hit` is the one
    * event not taken from the emitter: the client counts it in `hits` where it emits it.
+   * Each handler is one Map lookup (see #record) and an increment or two.
    */
   observe(events: Emitter<ClientEvents>): () => void {
-    if (!this.#options.enabled) return () => {};
+    if (!this.#options.enabled) return noop;
     return onEach(events, {
-      request: this.#onRequest,
-      success: this.#onSuccess,
-      error: this.#onError,
-      retry: this.#onRetry,
-      cancel: this.#onCancel,
-      dedup: this.#onDedup,
-      'circuit-rejected': this.#onCircuitRejected,
+      request: (e) => {
+        this.#active++;
+        this.#record(e.endpoint).started++;
+      },
+      success: (e) => {
+        this.#active--;
+        const r = this.#record(e.endpoint);
+        r.successes++;
+        if (e.tracker.attempts > 1) r.retriesRecovered++;
+        r.sample(e.attemptMs, this.#clock);
+      },
+      error: (e) => {
+        this.#active--;
+        const r = this.#record(e.endpoint);
+        // A job the scheduler's pre-start gate refused (its circuit opened while it waited) is a
+        // circuit rejection (counted by its `circuit-rejected` event), not a failure of the
+        // endpoint, and it never reached the network.
+        if (isCircuitOpenError(e.error)) {
+          r.refusedAfterStart++;
+          return;
+        }
+        r.failures++;
+        // No attempt made (its deadline ran out in the scheduler's queue): no attempt timed out.
+        // One that ran out between two attempts is no timeout either (see countAttemptError).
+        if (e.tracker.attempts) countAttemptError(r, e.error);
+        r.sample(e.attemptMs, this.#clock);
+      },
+      retry: (e) => {
+        const r = this.#record(e.endpoint);
+        r.retriesPerformed++;
+        countAttemptError(r, e.error);
+        r.sample(e.attemptMs, this.#clock);
+      },
+      cancel: (e) => {
+        if (e.final) this.#active--;
+        this.#record(e.endpoint).cancels++;
+      },
+      dedup: (e) => {
+        this.#record(e.endpoint).dedupPrevented++;
+      },
+      'circuit-rejected': (e) => {
+        this.#record(e.endpoint).circuitRejected++;
+      },
     });
   }
 
@@ -153,55 +191,6 @@ export class Intelligence implements IntelligenceController {
     this.hits.clear();
   }
 
-  // ── lifecycle events: one Map lookup and an increment each ────────────────────────────────
-
-  readonly #onRequest = (e: ClientEvents['request']): void => {
-    this.#active++;
-    this.#record(e.endpoint).started++;
-  };
-
-  readonly #onSuccess = (e: ClientEvents['success']): void => {
-    this.#active--;
-    const r = this.#record(e.endpoint);
-    const { tracker } = e;
-    r.successes++;
-    if (tracker.attempts > 1) r.retriesRecovered++;
-    r.sample(e.attemptMs, this.#clock);
-  };
-
-  readonly #onError = (e: ClientEvents['error']): void => {
-    this.#active--;
-    const r = this.#record(e.endpoint);
-    // A job the scheduler's pre-start gate refused (its circuit opened while it waited) is a
-    // circuit rejection (counted by its `circuit-rejected` event), not a failure of the endpoint,
-    // and it never reached the network.
-    if (isCircuitOpenError(e.error)) {
-      r.refusedAfterStart++;
-      return;
-    }
-    r.failures++;
-    // No attempt made (its deadline ran out in the scheduler's queue): no attempt timed out.
-    // One that ran out between two attempts is no timeout either (see countAttemptError).
-    if (e.tracker.attempts) countAttemptError(r, e.error);
-    r.sample(e.attemptMs, this.#clock);
-  };
-
-  readonly #onRetry = (e: ClientEvents['retry']): void => {
-    const r = this.#record(e.endpoint);
-    r.retriesPerformed++;
-    countAttemptError(r, e.error);
-    r.sample(e.attemptMs, this.#clock);
-  };
-
-  readonly #onCancel = (e: ClientEvents['cancel']): void => {
-    if (e.final) this.#active--;
-    this.#record(e.endpoint).cancels++;
-  };
-
-  readonly #onDedup = (e: ClientEvents['dedup']): void => {
-    this.#record(e.endpoint).dedupPrevented++;
-  };
-
   /**
    * The `cache-hit` event. The client takes it through this tally inline, at the moment it
    * emits the event, instead of through a listener: a payload and a dispatch per hit would cost
@@ -210,10 +199,6 @@ export class Intelligence implements IntelligenceController {
   readonly hits = new HitTally((endpoint, n) => {
     this.#record(endpoint).cacheHits += n;
   });
-
-  readonly #onCircuitRejected = (e: ClientEvents['circuit-rejected']): void => {
-    this.#record(e.endpoint).circuitRejected++;
-  };
 
   /** The endpoint's record, created on first sight. A one-entry cache in front of the Map makes
    * repeated events for one endpoint (a hot cached read) skip the hash lookup. */

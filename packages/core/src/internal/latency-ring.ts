@@ -79,9 +79,12 @@ export class LatencyRing {
   }
 }
 
-/** Nearest-rank percentile index: the smallest sample with at least p of the window at or below it. */
+/**
+ * Nearest-rank percentile index: the smallest sample with at least p of the window at or below
+ * it. `n` >= 1 (stats() reads no empty ring), so the index is never negative.
+ */
 function rank(p: number, n: number): number {
-  return Math.max(0, Math.ceil(p * n) - 1);
+  return Math.ceil(p * n) - 1;
 }
 
 /**
