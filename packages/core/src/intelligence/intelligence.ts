@@ -30,14 +30,8 @@ export interface CircuitView {
   counts(): { open: number; halfOpen: number; closed: number };
 }
 
-const NO_CIRCUITS: CircuitView = {
-  stateOf: () => 'closed',
-  failuresOf: () => 0,
-  counts: () => ({ open: 0, halfOpen: 0, closed: 0 }),
-};
-
 export interface IntelligenceSources {
-  /** Circuit states for the snapshot; default: every circuit closed. */
+  /** Circuit states for the snapshot; none (no breaker): every circuit closed. */
   circuits?: CircuitView;
   /** The adaptive engine's counters; default zeros (no adaptive engine). */
   adaptive?: () => AdaptiveMetrics;
@@ -63,7 +57,7 @@ export class Intelligence implements IntelligenceController {
   readonly records = new Map<string, EndpointRecord>();
   /** Counters of records evicted past MAX_ENDPOINTS, so the summary stays exact. */
   #retired = new EndpointRecord('', '', '');
-  readonly #circuits: CircuitView;
+  readonly #circuits: CircuitView | undefined;
   readonly #adaptive: () => AdaptiveMetrics;
   readonly #clock: Pick<Clock, 'now'>;
   /** Flights started and not yet ended. Live state, not history: `reset()` keeps it. */
@@ -73,7 +67,7 @@ export class Intelligence implements IntelligenceController {
 
   constructor(options: ResolvedIntelligenceOptions, sources: IntelligenceSources) {
     this.#options = options;
-    this.#circuits = sources.circuits ?? NO_CIRCUITS;
+    this.#circuits = sources.circuits;
     this.#adaptive = sources.adaptive ?? zeroAdaptiveMetrics;
     this.#clock = sources.clock;
     this.recommends =
@@ -154,7 +148,7 @@ export class Intelligence implements IntelligenceController {
     this.hits.flush();
     const endpoints: EndpointStats[] = [];
     const s = emptySummary(this.#adaptive());
-    if (!this.#options.enabled) return { summary: s, endpoints };
+    // Disabled, nothing was recorded (observe subscribed to nothing): every count stays 0.
     // The totals are the counters of every record, retired ones included, summed by one fold;
     // the derived figures (requests, cache misses) are linear in them.
     const total = new EndpointRecord('', '', '');
@@ -169,8 +163,10 @@ export class Intelligence implements IntelligenceController {
       if (from in total) (s as unknown as Counts)[key] = (total as unknown as Counts)[from]!;
     }
     s.activeRequests = this.#active;
-    for (const [rate, count] of RATES) s[rate] = ratio(s[count], s.totalRequests);
-    s.circuits = this.#circuits.counts();
+    // 0 before any request (0 / 0 is no rate).
+    for (const [rate, count] of RATES) s[rate] = s.totalRequests && s[count] / s.totalRequests;
+    // No breaker (or intelligence disabled): the summary's own, every count 0.
+    if (this.#circuits && this.enabled) s.circuits = this.#circuits.counts();
     return { summary: s, endpoints };
   }
 
@@ -244,12 +240,11 @@ export class Intelligence implements IntelligenceController {
   #statsOf(r: EndpointRecord): EndpointStats {
     const stats: Record<string, unknown> = { method: r.method, path: r.path };
     for (const key of STAT_COUNTS) stats[key] = r[key];
-    return Object.assign(stats as unknown as EndpointStats, {
-      latency: { ...r.latency.stats() },
-      circuit: this.#circuits.stateOf(r.endpoint),
-      circuitFailures: this.#circuits.failuresOf(r.endpoint),
-      circuitRejected: r.circuitRejected,
-    });
+    stats.latency = { ...r.latency.stats() };
+    stats.circuit = this.#circuits?.stateOf(r.endpoint) ?? 'closed';
+    stats.circuitFailures = this.#circuits?.failuresOf(r.endpoint) ?? 0;
+    stats.circuitRejected = r.circuitRejected;
+    return stats as unknown as EndpointStats;
   }
 }
 
@@ -287,8 +282,4 @@ export function latenciesOf(intelligence: Intelligence, endpoint: string): numbe
 function countAttemptError(r: EndpointRecord, error: unknown): void {
   if (isTimeoutError(error)) r.timeouts += error.kind === 'deadline' && error.cause ? 0 : 1;
   else if (isHttpError(error) && error.status === 429) r.rateLimited++;
-}
-
-function ratio(part: number, whole: number): number {
-  return whole === 0 ? 0 : part / whole;
 }

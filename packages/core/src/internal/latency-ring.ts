@@ -28,17 +28,22 @@ export class LatencyRing {
   /** The samples, `values[0 .. size)` (allocated with the first sample). */
   values: Float64Array | undefined;
   #sorted: Float64Array | undefined;
-  /** Where the next sample goes: the oldest one once the ring is full. */
-  next = 0;
-  /** Samples in the window (at most `capacity`). */
-  size = 0;
-  /** Bumped on every sample: lets readers cache what they derive from the window. */
+  /**
+   * Samples recorded so far, so bumped on every sample (readers cache what they derive from the
+   * window by it): the one count the ring keeps. The next sample goes at `version % capacity`,
+   * the oldest one once the ring is full.
+   */
   version = 0;
   #stats: LatencyStats | undefined;
 
   /** `capacity`: an integer >= 1, checked by the options that set it (or a constant). */
   constructor(capacity: number) {
     this.capacity = capacity;
+  }
+
+  /** Samples in the window (at most `capacity`). */
+  get size(): number {
+    return Math.min(this.version, this.capacity);
   }
 
   /**
@@ -48,11 +53,7 @@ export class LatencyRing {
    */
   record(ms: number | undefined): void {
     if (ms === undefined || !(ms >= 0 && ms <= MAX_TIMER_MS)) return;
-    const values = (this.values ??= new Float64Array(this.capacity));
-    values[this.next] = ms;
-    this.next = this.next + 1 === this.capacity ? 0 : this.next + 1;
-    if (this.size < this.capacity) this.size++;
-    this.version++;
+    (this.values ??= new Float64Array(this.capacity))[this.version++ % this.capacity] = ms;
     this.#stats = undefined;
   }
 
@@ -95,7 +96,7 @@ export function ringSamples(ring: LatencyRing): number[] {
   const { values, size, capacity } = ring;
   if (values === undefined) return [];
   // Until the ring is full it fills from index 0; after, the oldest sits at `next`.
-  const start = size < capacity ? 0 : ring.next;
+  const start = size < capacity ? 0 : ring.version % capacity;
   const out: number[] = [];
   for (let i = 0; i < size; i++) out.push(values[(start + i) % capacity]!);
   return out;
