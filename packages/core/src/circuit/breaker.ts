@@ -17,8 +17,6 @@ import { type ErrorVerdict, flightVerdict } from './outcome';
  */
 interface Circuit {
   readonly endpoint: string;
-  readonly method: string;
-  readonly path: string;
   state: CircuitState;
   /**
    * When the circuit last opened: open and halfOpen (kept through halfOpen so a released probe
@@ -26,8 +24,9 @@ interface Circuit {
    */
   openedAt: number;
   /**
-   * halfOpen: the probe flight's tracker, which identifies its terminal event. Undefined between
-   * `beforeRequest` admitting the probe and the synchronous `request` event that follows.
+   * The probe flight's tracker, which identifies its terminal event: set in halfOpen only, so a
+   * circuit with a probe is half-open. Undefined between `beforeRequest` admitting the probe and
+   * the synchronous `request` event that follows.
    */
   probe: Tracker | undefined;
   /** Countable failures since the last success or reset (CircuitStatus.consecutiveFailures). */
@@ -100,7 +99,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
         ),
       cancel: (e) => {
         const circuit = e.final ? this.#circuits.get(e.endpoint) : undefined;
-        if (circuit?.state === 'halfOpen' && circuit.probe?.state === 'cancelled') {
+        if (circuit?.probe?.state === 'cancelled') {
           this.#settle(e.endpoint, circuit.probe, 'neutral');
         }
       },
@@ -192,32 +191,24 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
    * A flight's end, by what it tells about its endpoint (see classifyError). Closed: a
    * countable failure extends the streak (opening at failureThreshold), only a success breaks it
    * (a 404 between two 503s is not a success). Half-open, for the probe only: a countable
-   * failure opens the circuit again (its window restarts), an answer closes it, and a cancelled
-   * probe gives its slot back: open with the same window, so the next request (already past
-   * resetTimeout) probes at once. Any other outcome is stale: a flight admitted before the
-   * circuit opened.
+   * failure opens the circuit again (a new resetTimeout window), an answer closes it, and a
+   * cancelled probe gives its slot back: open with the same window, so the next request (already
+   * past resetTimeout) probes at once. Any other outcome is stale (a flight admitted before the
+   * circuit opened), and so is any outcome once the circuit is open.
    */
   #settle(endpoint: string, tracker: Tracker, verdict: ErrorVerdict | 'success'): void {
     const circuit = this.#circuits.get(endpoint);
-    if (circuit === undefined) return;
-    const failed = verdict === 'failure';
-    if (circuit.state === 'closed') {
-      if (verdict === 'success') circuit.failures = 0;
-      else if (failed && ++circuit.failures >= this.#threshold) this.#trip(circuit);
-    } else if (circuit.state === 'halfOpen' && circuit.probe === tracker) {
-      if (verdict === 'neutral') this.#move(circuit, 'open');
-      else if (!failed) this.#move(circuit, 'closed', 'circuit-closed');
-      else {
-        circuit.failures++;
-        this.#trip(circuit);
+    const probe = circuit?.probe === tracker;
+    if (!probe && circuit?.state !== 'closed') return;
+    if (verdict === 'failure') {
+      if (++circuit.failures >= this.#threshold || probe) {
+        circuit.openedAt = this.#clock.now();
+        this.#move(circuit, 'open', 'circuit-open');
       }
-    }
-  }
-
-  /** Opens the circuit now: a new resetTimeout window. */
-  #trip(circuit: Circuit): void {
-    circuit.openedAt = this.#clock.now();
-    this.#move(circuit, 'open', 'circuit-open');
+    } else if (verdict === 'success' || (probe && verdict === 'answered')) {
+      // Closed already, a success only clears the streak (#move is silent without `announce`).
+      this.#move(circuit, 'closed', probe ? 'circuit-closed' : undefined);
+    } else if (probe) this.#move(circuit, 'open');
   }
 
   /**
@@ -234,7 +225,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
       // hears the new state before the `request`, `success` or `error` it follows from.
       (this.#events as AheadEmitter<ClientEvents>).emit(
         announce,
-        { endpoint: circuit.endpoint, method: circuit.method, path: circuit.path },
+        { endpoint: circuit.endpoint, ...splitEndpoint(circuit.endpoint) },
         true,
       );
     }
@@ -243,7 +234,6 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
   #create(endpoint: string): Circuit {
     const circuit: Circuit = {
       endpoint,
-      ...splitEndpoint(endpoint),
       state: 'closed',
       openedAt: 0,
       probe: undefined,

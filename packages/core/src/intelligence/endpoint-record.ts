@@ -48,10 +48,11 @@ export class EndpointRecord {
   /** The latency stats #recommendation was made from (the ring caches them until a sample). */
   #basis: LatencyStats | undefined;
 
+  /** No endpoint (all '') for an aggregate: the snapshot's totals, the retired records. */
   constructor(
-    readonly endpoint: string,
-    readonly method: string,
-    readonly path: string,
+    readonly endpoint = '',
+    readonly method = '',
+    readonly path = '',
   ) {}
 
   /** Every request for the endpoint: cache hits, flights started, dedup joins, circuit rejections. */

@@ -13,7 +13,7 @@ import type { RequestSpec } from '../request/resolve';
  */
 export class HitTally {
   /** The spec of the last cache hit. */
-  spec: Pick<RequestSpec, 'endpoint'> | undefined = undefined;
+  spec: Pick<RequestSpec, 'endpoint'> | undefined;
   /** Hits on `spec` not yet handed to the sink. */
   pending = 0;
 

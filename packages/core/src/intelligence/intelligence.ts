@@ -56,7 +56,7 @@ export class Intelligence implements IntelligenceController {
   /** Per endpoint key (read by latenciesOf). */
   readonly records = new Map<string, EndpointRecord>();
   /** Counters of records evicted past MAX_ENDPOINTS, so the summary stays exact. */
-  #retired = new EndpointRecord('', '', '');
+  #retired = new EndpointRecord();
   readonly #circuits: CircuitView | undefined;
   readonly #adaptive: () => AdaptiveMetrics;
   readonly #clock: Pick<Clock, 'now'>;
@@ -151,7 +151,7 @@ export class Intelligence implements IntelligenceController {
     // Disabled, nothing was recorded (observe subscribed to nothing): every count stays 0.
     // The totals are the counters of every record, retired ones included, summed by one fold;
     // the derived figures (requests, cache misses) are linear in them.
-    const total = new EndpointRecord('', '', '');
+    const total = new EndpointRecord();
     foldCounters(total, this.#retired);
     for (const r of this.records.values()) {
       endpoints.push(this.#statsOf(r));
@@ -182,7 +182,7 @@ export class Intelligence implements IntelligenceController {
    */
   reset(): void {
     this.records.clear();
-    this.#retired = new EndpointRecord('', '', '');
+    this.#retired = new EndpointRecord();
     this.#last = undefined;
     this.hits.clear();
   }
@@ -223,18 +223,13 @@ export class Intelligence implements IntelligenceController {
    */
   #evictOne(keep: EndpointRecord): void {
     // Every record passed over loses its second chance, so one full turn always finds one.
+    // (#record sets the one-entry cache right after, so it never names the dropped record.)
     const dropped = evictOldest(
       this.records,
-      (r) => {
-        if (r !== keep && !r.touched) return true;
-        r.touched = false;
-        return false;
-      },
+      (r) => (r !== keep && !r.touched) || (r.touched = false),
       this.records.size + 1,
     );
-    if (dropped === undefined) return;
-    foldCounters(this.#retired, dropped);
-    if (this.#last === dropped) this.#last = undefined;
+    if (dropped) foldCounters(this.#retired, dropped);
   }
 
   #statsOf(r: EndpointRecord): EndpointStats {
