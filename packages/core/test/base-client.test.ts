@@ -251,6 +251,27 @@ describe('each feature does its work only when given', () => {
     expect(c.scheduler().prioritize('g', 'high')).toBe(0);
   });
 
+  it('a transparent scheduler checks prioritize as the scheduler does: lanes first, then its arguments', () => {
+    const fetch = async () => jsonResponse({});
+    const lanes = createBaseClient({
+      fetch,
+      features: [withScheduler({ enabled: false, priority: true })],
+    }).scheduler();
+    expect(() => lanes.prioritize(42 as never, 'high')).toThrow(
+      new TypeError('keel: `selector` must be a group name or a request key, got 42'),
+    );
+    expect(() => lanes.prioritize('g', 'urgent' as never)).toThrow(
+      new RangeError("keel: `priority` must be one of 'high', 'normal', 'low', got \"urgent\""),
+    );
+    // Without lanes (no scheduler, or one without `priority`) the options are what is wrong,
+    // whatever the arguments.
+    for (const features of [[], [withScheduler({ enabled: false })]]) {
+      const none = createBaseClient({ fetch, features }).scheduler();
+      expect(() => none.prioritize(42 as never, 'urgent' as never)).toThrow(RangeError);
+      expect(() => none.prioritize(42 as never, 'urgent' as never)).toThrow(/needs priority lanes/);
+    }
+  });
+
   it('withAdaptive is on when added; the adaptive option is off unless enabled: true', () => {
     const fetch = async () => jsonResponse({});
     expect(

@@ -4,12 +4,12 @@ import { ParseError } from '../errors/parse-error';
 import { ResponseTooLargeError } from '../errors/response-too-large-error';
 import { systemClock } from '../internal/clock';
 import { noop } from '../internal/noop';
+import { JSON_TYPE } from '../request/body';
 import type { ApiResponse } from '../types/client';
 import type { ResponseBodyType } from '../types/options';
 import { parseRetryAfter } from './retry-after';
 import { isSuccessStatus } from './status';
 
-const JSON_TYPE = /[/+]json\b/i;
 /** Bodies decoded as text by default: text/*, XML, forms, scripts, and a missing Content-Type. */
 const TEXT_TYPE =
   /^\s*(?:text\/|[^;]*[/+]xml\b|application\/(?:x-www-form-urlencoded|javascript|ecmascript|graphql|x-ndjson|yaml|x-yaml)\b)/i;

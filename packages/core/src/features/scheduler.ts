@@ -1,4 +1,5 @@
 import { MicrotaskBatch } from '../internal/microtask-batch';
+import { checkPrioritize } from '../scheduler/controller';
 import { transparentGate } from '../scheduler/gate';
 import { resolveSchedulerOptions, type SchedulerConfig } from '../scheduler/options';
 import { Scheduler } from '../scheduler/scheduler';
@@ -23,7 +24,12 @@ export function withScheduler(options: SchedulerOptions = {}): ClientFeature<'sc
   const config = resolveSchedulerOptions(options) as SchedulerConfig;
   return feature('scheduler', ({ clock, events }, hooks, endpointCeilings) => {
     if (!config.enabled)
-      return { gate: transparentGate(clock, config.priority), ceilings: undefined };
+      return {
+        gate: transparentGate(clock, (selector, priority) =>
+          checkPrioritize(config.priority, selector, priority),
+        ),
+        ceilings: undefined,
+      };
     const { resumeNow, onError, ...rest } = hooks;
     // The scheduler may answer from inside any gate call: the client acts on it a microtask later.
     const answers = new MicrotaskBatch(resumeNow, onError);

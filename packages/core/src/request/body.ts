@@ -9,6 +9,9 @@ export interface SerializedBody {
   contentType: string | undefined | null;
 }
 
+/** A JSON Content-Type (`application/json`, `*+json`): what a sent and a received body test. */
+export const JSON_TYPE = /[/+]json\b/i;
+
 const SERIALIZABLE = 'a string, binary or form data, or a value JSON.stringify can write';
 
 const NONE: SerializedBody = { body: undefined, contentType: undefined };

@@ -16,13 +16,18 @@ export function buildQuery(params?: QueryParams | URLSearchParams | null): strin
   // A URLSearchParams (or any iterable of pairs) has no own keys: read as a map, it would add
   // nothing.
   for (const [key, values] of Symbol.iterator in params ? params : Object.entries(params)) {
-    // One level: an array value repeats the key, a plain value is an array of one.
-    for (const value of [values].flat() as ParamValue[]) {
-      if (value === null || value === undefined) continue;
-      // An object or a function has no query form ("[object Object]" would be sent).
-      if (Object(value) === value) throw typeError(member('params', key), PARAM, value);
-      out += `${out && '&'}${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`;
-    }
+    // One level: an array value repeats the key. A plain value, the common case, is added as it
+    // is: wrapping it in an array to flatten was half of a params request's resolve time.
+    if (!Array.isArray(values)) out = addParam(out, key, values as ParamValue);
+    else for (const value of values) out = addParam(out, key, value);
   }
   return out;
+}
+
+/** `out` with `key=value` after it; null and undefined add nothing. */
+function addParam(out: string, key: string, value: ParamValue): string {
+  if (value === null || value === undefined) return out;
+  // An object or a function has no query form ("[object Object]" would be sent).
+  if (Object(value) === value) throw typeError(member('params', key), PARAM, value);
+  return `${out && `${out}&`}${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`;
 }

@@ -15,7 +15,7 @@ import type {
   RequestOptions,
   ResponseBodyType,
 } from '../types/options';
-import { serializeBody } from './body';
+import { JSON_TYPE, serializeBody } from './body';
 import { type FetchInit, resolveFetchInit } from './fetch-init';
 import { checkMaxBytes, checkResponseType, checkStrings, lowerCaseHeaders } from './fields';
 import { buildQuery } from './query';
@@ -244,8 +244,6 @@ function sharedNames(method: HttpMethod, path: string, host: string): Readonly<t
   if (host !== last.host) last.host = host;
   return last;
 }
-
-const JSON_TYPE = /[/+]json\b/i;
 
 /** A string body sent as JSON must be JSON: a malformed one is a TypeError, not a server 400. */
 function checkJsonText(text: string, contentType: string | undefined): void {

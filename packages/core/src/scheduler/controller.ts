@@ -3,14 +3,17 @@ import { zeroCounters } from '../internal/counters';
 import { PRIORITIES } from '../internal/priorities';
 import type { SchedulerController } from '../types/controllers';
 
+/** `prioritize` without priority lanes: a RangeError, whatever its arguments. */
+export function noLanes(): never {
+  // A RangeError: the client's `scheduler.priority` has the wrong value for this call.
+  throw new RangeError(
+    'keel: scheduler().prioritize() needs priority lanes: `scheduler: { priority: true }`',
+  );
+}
+
 /** `prioritize` needs lanes; the priority must be one of them. */
 export function checkPrioritize(lanes: boolean, selector: unknown, priority: unknown): void {
-  if (!lanes) {
-    // A RangeError: the client's `scheduler.priority` has the wrong value for this call.
-    throw new RangeError(
-      'keel: scheduler().prioritize() needs priority lanes: `scheduler: { priority: true }`',
-    );
-  }
+  if (!lanes) noLanes();
   if (typeof selector !== 'string') {
     throw typeError('selector', 'a group name or a request key', selector);
   }
@@ -23,9 +26,13 @@ export function checkGroup(group: unknown): asserts group is string {
 
 /**
  * The controller of a client without a scheduler (option absent or `enabled: false`): nothing
- * is ever queued, so stats are zeros and group operations have nothing to act on.
+ * is ever queued, so stats are zeros and group operations have nothing to act on. `prioritize`
+ * checks its arguments as the scheduler's would: noLanes unless the (disabled) options have
+ * lanes, so a client that never configures a scheduler does not carry the lane checks.
  */
-export function transparentController(lanes: boolean): SchedulerController {
+export function transparentController(
+  prioritize: (selector: unknown, priority: unknown) => void = noLanes,
+): SchedulerController {
   return {
     stats: () => ({
       ...zeroCounters(['active', 'queued', 'delayed', 'completed', 'rejected']),
@@ -35,7 +42,7 @@ export function transparentController(lanes: boolean): SchedulerController {
     resumeGroup: checkGroup,
     cancelGroup: checkGroup,
     prioritize(selector, priority) {
-      checkPrioritize(lanes, selector, priority);
+      prioritize(selector, priority);
       return 0;
     },
   };

@@ -106,10 +106,13 @@ export interface ClientSchedulerHooks extends Omit<SchedulerHooks, 'resume'> {
  * No scheduler: every attempt starts at once, a retry wait is a plain sleep, nothing is emitted.
  * `priority` mirrors the (disabled) option so `prioritize` answers as it would when enabled.
  */
-export function transparentGate(clock: Clock, priority = false): AttemptGate {
+export function transparentGate(
+  clock: Clock,
+  prioritize?: Parameters<typeof transparentController>[0],
+): AttemptGate {
   return {
     enabled: false,
-    controller: transparentController(priority),
+    controller: transparentController(prioritize),
     enter: noop,
     acquire: () => true,
     park: (job, _reason, delay) => sleep(clock, delay, job),
