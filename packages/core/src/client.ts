@@ -511,19 +511,18 @@ class KeelClient implements Client {
     // nothing behind (no flight in the maps that never flies, no circuit probe admitted).
     const flight = new Flight(this.#nextFlightId++, spec);
     const owner = this.#attach(flight, NaN, signal);
-    let admission: ReturnType<CircuitGuard['beforeRequest']>;
+    let refused: CircuitOpenError | undefined;
     try {
-      admission = this.#guard.beforeRequest(spec);
-      if (admission.ok) this.#startFlight(flight, admission.probe);
+      refused = this.#admit(flight);
     } catch (error) {
       // A clock that throws (both read it): the owner's listener and deadline go with it.
       this.#release(owner);
       throw error;
     }
-    if (!admission.ok) {
+    if (refused) {
       this.#release(owner);
-      this.#circuitRejected(spec, admission.error);
-      return rejected(admission.error);
+      this.#circuitRejected(spec, refused);
+      return rejected(refused);
     }
     this.#fly(flight);
     return owner.promise as CancellablePromise<ApiResponse>;
@@ -587,8 +586,8 @@ class KeelClient implements Client {
 
   /** A joiner's own deadline, when it ends before the flight's. */
   #arm(consumer: Consumer, deadline: number): void {
-    consumer.deadlineTimer = this.#clock.setTimeout(() => {
-      consumer.deadlineTimer = undefined;
+    consumer.timer = this.#clock.setTimeout(() => {
+      consumer.timer = undefined;
       this.#cancelConsumer(
         consumer,
         new TimeoutError(consumer.flight.spec, { kind: 'deadline', timeout: deadline }),
@@ -608,12 +607,11 @@ class KeelClient implements Client {
     if (!flight?.spec.cache && spec.cache) flight = undefined;
     const joined = flight !== undefined;
     if (!flight) {
-      const admission = this.#guard.beforeRequest(spec);
-      if (!admission.ok) {
-        if (report) this.#circuitRejected(spec, admission.error);
-        return admission.error;
+      const refused = this.#admit((flight = new Flight(this.#nextFlightId++, spec)));
+      if (refused) {
+        if (report) this.#circuitRejected(spec, refused);
+        return refused;
       }
-      flight = this.#startFlight(new Flight(this.#nextFlightId++, spec), admission.probe);
     }
     if (revalidate) flight.revalidate = true;
     flight.addConsumer(new Consumer(flight, NaN, false));
@@ -623,17 +621,18 @@ class KeelClient implements Client {
 
   // ── stage 4/5: circuit admitted, flight starts through the scheduler gate ─────────────────
 
-  #startFlight(flight: Flight, probe: boolean): Flight {
+  #admit(flight: Flight): CircuitOpenError | undefined {
     const { spec } = flight;
+    const admission = this.#guard.beforeRequest(spec);
+    if (!admission.ok) return admission.error;
     // Read first: a clock that throws leaves no flight in the maps (#consume releases its owner).
     const now = this.#clock.now();
-    flight.probe = probe;
+    flight.probe = admission.probe;
     if (isJoinable(spec)) this.#inflight.set(spec.key, flight);
     this.#flights.add(flight);
     flight.tracker.start(now);
     // Its timer is armed by #fly, where a clock that throws ends the flight.
     if (spec.deadline > 0) flight.deadlineAt = now + spec.deadline;
-    return flight;
   }
 
   /**
@@ -647,7 +646,7 @@ class KeelClient implements Client {
     const { spec } = flight;
     try {
       if (spec.deadline > 0) {
-        flight.deadlineTimer = this.#clock.setTimeout(
+        flight.timer = this.#clock.setTimeout(
           () => this.#expire(flight),
           timerDelay(spec.deadline),
         );
@@ -708,7 +707,7 @@ class KeelClient implements Client {
     const { spec } = flight;
     flight.tracker.attempt();
     flight.wait = undefined;
-    flight.attemptStartedAt = this.#clock.now();
+    flight.attemptAt = this.#clock.now();
     let response: ApiResponse;
     try {
       // The slot is held until finish (or park), so stats never lose the job.
@@ -733,7 +732,7 @@ class KeelClient implements Client {
     // The attempt's duration, when it got an HTTP response (a timed-out or failed connection is
     // no latency sample: it measures the limit, not the server). Reported once, by the event
     // that ends the attempt.
-    let attemptMs = answered(error) ? now - flight.attemptStartedAt : undefined;
+    let attemptMs = answered(error) ? now - flight.attemptAt : undefined;
     try {
       if (flight.aborted) throw flight.reason;
       // While the adaptive engine throttles the endpoint its base delay is scaled (capped).
@@ -818,7 +817,7 @@ class KeelClient implements Client {
           tracker,
           response,
           endpoint: spec.endpoint,
-          attemptMs: now - flight.attemptStartedAt,
+          attemptMs: now - flight.attemptAt,
         });
       }
       if (flight.revalidate && !flight.stale) {
@@ -855,7 +854,7 @@ class KeelClient implements Client {
    * nothing about its endpoint).
    */
   #expire(flight: Flight): void {
-    flight.deadlineTimer = undefined;
+    flight.timer = undefined;
     // Aborted: its last caller cancelled it and that cancel was its end; its work is unwinding.
     if (flight.settled || flight.aborted) return;
     const { spec } = flight;
@@ -871,9 +870,9 @@ class KeelClient implements Client {
 
   /** Clears a flight's or a consumer's deadline timer. */
   #clearDeadline(holder: Flight | Consumer): void {
-    if (holder.deadlineTimer !== undefined) {
-      this.#clock.clearTimeout(holder.deadlineTimer);
-      holder.deadlineTimer = undefined;
+    if (holder.timer !== undefined) {
+      this.#clock.clearTimeout(holder.timer);
+      holder.timer = undefined;
     }
   }
 

@@ -51,10 +51,14 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
     return this.#listeners[event] !== undefined;
   }
 
-  listenerCount(event?: keyof Events): number {
-    if (event !== undefined) return this.#listeners[event]?.length ?? 0;
+  /**
+   * Every listener of every event (the client's `debug.listeners`); EventEmitter adds the count
+   * of one event, which only apps use.
+   */
+  listenerCount(): number {
     let n = 0;
-    for (const k in this.#listeners) n += this.#listeners[k]?.length ?? 0;
+    // An event's list is deleted when it empties: each one here holds a listener at least.
+    for (const k in this.#listeners) n += this.#listeners[k]!.length;
     return n;
   }
 
@@ -131,6 +135,10 @@ export class EventEmitter<Events extends { [K in keyof Events]: unknown }> exten
     const listeners: Listeners<Events> = {};
     super(options, listeners);
     this.#listeners = listeners;
+  }
+
+  override listenerCount(event?: keyof Events): number {
+    return event === undefined ? super.listenerCount() : (this.#listeners[event]?.length ?? 0);
   }
 
   removeAll(): void {
