@@ -133,8 +133,6 @@ class KeelClient implements Client {
   readonly #flights = new Set<Flight>();
   readonly #guard: CircuitGuard;
   readonly #circuitController: CircuitBreakerController;
-  /** Request observation: undefined without withIntelligence. */
-  readonly #intelligence: Intelligence | undefined;
   readonly #intelligenceController: IntelligenceController;
   /** Intelligence's cache-hit channel when it is enabled (see #fromCache and HitTally). */
   readonly #hitTally: HitTally | undefined;
@@ -193,7 +191,7 @@ class KeelClient implements Client {
     const adaptive = (this.#adaptive = features.adaptive?.install(context, scheduler));
     const adaptiveMetrics = adaptive && (() => adaptive.metrics());
     const observed = features.intelligence?.install(context, circuit?.view, adaptiveMetrics);
-    const intelligence = (this.#intelligence = observed?.observer);
+    const intelligence = observed?.observer;
     this.#intelligenceController = observed?.controller ?? disabledIntelligence(adaptiveMetrics);
     this.#hitTally = intelligence?.enabled ? intelligence.hits : undefined;
     // Brought by the features that recommend, so a client without them bundles none of it.
@@ -735,15 +733,14 @@ class KeelClient implements Client {
     let attemptMs = answered(error) ? now - flight.attemptAt : undefined;
     try {
       if (flight.aborted) throw flight.reason;
-      // While the adaptive engine throttles the endpoint its base delay is scaled (capped).
-      const scale = this.#adaptive?.retryScale(spec.endpoint, spec.retry.baseDelay);
       const decision = decideRetry({
         error,
         options: spec.retry,
         method: spec.method,
         attempts: tracker.attempts,
-        baseDelayFactor: scale?.baseDelayFactor,
-        maxBaseDelay: scale?.maxBaseDelay,
+        // While the adaptive engine throttles the endpoint its base delay is scaled (capped):
+        // its RetryScale is `baseDelayFactor` and `maxBaseDelay`.
+        ...this.#adaptive?.retryScale(spec.endpoint, spec.retry.baseDelay),
         now,
         random: this.#config.random,
       });

@@ -15,10 +15,10 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
   /** True while an event is being delivered: an emit then only queues. */
   #delivering = false;
   /**
-   * Events emitted during a delivery, as name, payload pairs in one array (allocated at the
-   * first nested emit, reused after): a top-level emit with nothing nested allocates nothing.
+   * Events emitted during a delivery, as name, payload pairs in one array (one per emitter,
+   * emptied after each delivery): an emit, nested or not, allocates no queue.
    */
-  #queue: unknown[] | undefined;
+  readonly #queue: unknown[] = [];
 
   /** `listeners`: the object to keep them in (EventEmitter's, which can empty it). */
   constructor(options: EmitterOptions = {}, listeners: Listeners<Events> = {}) {
@@ -73,7 +73,7 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
     if (this.#delivering) {
       // `=== true`: a public emitter's emit may get a third argument (forEach, bind).
       if (ahead === true) this.#deliver(event, payload);
-      else (this.#queue ??= []).push(event, payload);
+      else this.#queue.push(event, payload);
       return;
     }
     this.#delivering = true;
@@ -81,14 +81,12 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
       this.#deliver(event, payload);
       const queue = this.#queue;
       // The queue grows while it is drained: each event is delivered after those before it.
-      if (queue !== undefined) {
-        for (let i = 0; i < queue.length; i += 2) {
-          this.#deliver(queue[i] as keyof Events, queue[i + 1] as Events[keyof Events]);
-        }
+      for (let i = 0; i < queue.length; i += 2) {
+        this.#deliver(queue[i] as keyof Events, queue[i + 1] as Events[keyof Events]);
       }
     } finally {
       this.#delivering = false;
-      if (this.#queue !== undefined) this.#queue.length = 0;
+      this.#queue.length = 0;
     }
   }
 
