@@ -28,7 +28,7 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
 
   on<K extends keyof Events>(event: K, listener: Listener<Events[K]>): () => void {
     const list = this.#listeners[event];
-    this.#listeners[event] = list ? [...list, listener] : [listener];
+    this.#listeners[event] = [...(list ?? []), listener];
     // Once: a second call must not remove another registration of the same function.
     let live = true;
     return () => {
@@ -86,7 +86,8 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
       }
     } finally {
       this.#delivering = false;
-      this.#queue.length = 0;
+      // Read before written: most deliveries queue nothing, and a length store costs more.
+      if (this.#queue.length > 0) this.#queue.length = 0;
     }
   }
 
