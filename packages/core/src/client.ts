@@ -133,8 +133,6 @@ class KeelClient implements Client {
   readonly #flights = new Set<Flight>();
   readonly #guard: CircuitGuard;
   readonly #circuitController: CircuitBreakerController;
-  /** Request observation: undefined without withIntelligence. */
-  readonly #intelligence: Intelligence | undefined;
   readonly #intelligenceController: IntelligenceController;
   /** Intelligence's cache-hit channel when it is enabled (see #fromCache and HitTally). */
   readonly #hitTally: HitTally | undefined;
@@ -193,7 +191,7 @@ class KeelClient implements Client {
     const adaptive = (this.#adaptive = features.adaptive?.install(context, scheduler));
     const adaptiveMetrics = adaptive && (() => adaptive.metrics());
     const observed = features.intelligence?.install(context, circuit?.view, adaptiveMetrics);
-    const intelligence = (this.#intelligence = observed?.observer);
+    const intelligence = observed?.observer;
     this.#intelligenceController = observed?.controller ?? disabledIntelligence(adaptiveMetrics);
     this.#hitTally = intelligence?.enabled ? intelligence.hits : undefined;
     // Brought by the features that recommend, so a client without them bundles none of it.
@@ -511,19 +509,18 @@ class KeelClient implements Client {
     // nothing behind (no flight in the maps that never flies, no circuit probe admitted).
     const flight = new Flight(this.#nextFlightId++, spec);
     const owner = this.#attach(flight, NaN, signal);
-    let admission: ReturnType<CircuitGuard['beforeRequest']>;
+    let refused: CircuitOpenError | undefined;
     try {
-      admission = this.#guard.beforeRequest(spec);
-      if (admission.ok) this.#startFlight(flight, admission.probe);
+      refused = this.#admit(flight);
     } catch (error) {
       // A clock that throws (both read it): the owner's listener and deadline go with it.
       this.#release(owner);
       throw error;
     }
-    if (!admission.ok) {
+    if (refused) {
       this.#release(owner);
-      this.#circuitRejected(spec, admission.error);
-      return rejected(admission.error);
+      this.#circuitRejected(spec, refused);
+      return rejected(refused);
     }
     this.#fly(flight);
     return owner.promise as CancellablePromise<ApiResponse>;
@@ -587,8 +584,8 @@ class KeelClient implements Client {
 
   /** A joiner's own deadline, when it ends before the flight's. */
   #arm(consumer: Consumer, deadline: number): void {
-    consumer.deadlineTimer = this.#clock.setTimeout(() => {
-      consumer.deadlineTimer = undefined;
+    consumer.timer = this.#clock.setTimeout(() => {
+      consumer.timer = undefined;
       this.#cancelConsumer(
         consumer,
         new TimeoutError(consumer.flight.spec, { kind: 'deadline', timeout: deadline }),
@@ -608,12 +605,11 @@ class KeelClient implements Client {
     if (!flight?.spec.cache && spec.cache) flight = undefined;
     const joined = flight !== undefined;
     if (!flight) {
-      const admission = this.#guard.beforeRequest(spec);
-      if (!admission.ok) {
-        if (report) this.#circuitRejected(spec, admission.error);
-        return admission.error;
+      const refused = this.#admit((flight = new Flight(this.#nextFlightId++, spec)));
+      if (refused) {
+        if (report) this.#circuitRejected(spec, refused);
+        return refused;
       }
-      flight = this.#startFlight(new Flight(this.#nextFlightId++, spec), admission.probe);
     }
     if (revalidate) flight.revalidate = true;
     flight.addConsumer(new Consumer(flight, NaN, false));
@@ -623,17 +619,18 @@ class KeelClient implements Client {
 
   // ── stage 4/5: circuit admitted, flight starts through the scheduler gate ─────────────────
 
-  #startFlight(flight: Flight, probe: boolean): Flight {
+  #admit(flight: Flight): CircuitOpenError | undefined {
     const { spec } = flight;
+    const admission = this.#guard.beforeRequest(spec);
+    if (!admission.ok) return admission.error;
     // Read first: a clock that throws leaves no flight in the maps (#consume releases its owner).
     const now = this.#clock.now();
-    flight.probe = probe;
+    flight.probe = admission.probe;
     if (isJoinable(spec)) this.#inflight.set(spec.key, flight);
     this.#flights.add(flight);
     flight.tracker.start(now);
     // Its timer is armed by #fly, where a clock that throws ends the flight.
     if (spec.deadline > 0) flight.deadlineAt = now + spec.deadline;
-    return flight;
   }
 
   /**
@@ -647,7 +644,7 @@ class KeelClient implements Client {
     const { spec } = flight;
     try {
       if (spec.deadline > 0) {
-        flight.deadlineTimer = this.#clock.setTimeout(
+        flight.timer = this.#clock.setTimeout(
           () => this.#expire(flight),
           timerDelay(spec.deadline),
         );
@@ -708,7 +705,7 @@ class KeelClient implements Client {
     const { spec } = flight;
     flight.tracker.attempt();
     flight.wait = undefined;
-    flight.attemptStartedAt = this.#clock.now();
+    flight.attemptAt = this.#clock.now();
     let response: ApiResponse;
     try {
       // The slot is held until finish (or park), so stats never lose the job.
@@ -733,18 +730,17 @@ class KeelClient implements Client {
     // The attempt's duration, when it got an HTTP response (a timed-out or failed connection is
     // no latency sample: it measures the limit, not the server). Reported once, by the event
     // that ends the attempt.
-    let attemptMs = answered(error) ? now - flight.attemptStartedAt : undefined;
+    let attemptMs = answered(error) ? now - flight.attemptAt : undefined;
     try {
       if (flight.aborted) throw flight.reason;
-      // While the adaptive engine throttles the endpoint its base delay is scaled (capped).
-      const scale = this.#adaptive?.retryScale(spec.endpoint, spec.retry.baseDelay);
       const decision = decideRetry({
         error,
         options: spec.retry,
         method: spec.method,
         attempts: tracker.attempts,
-        baseDelayFactor: scale?.baseDelayFactor,
-        maxBaseDelay: scale?.maxBaseDelay,
+        // While the adaptive engine throttles the endpoint its base delay is scaled (capped):
+        // its RetryScale is `baseDelayFactor` and `maxBaseDelay`.
+        ...this.#adaptive?.retryScale(spec.endpoint, spec.retry.baseDelay),
         now,
         random: this.#config.random,
       });
@@ -818,7 +814,7 @@ class KeelClient implements Client {
           tracker,
           response,
           endpoint: spec.endpoint,
-          attemptMs: now - flight.attemptStartedAt,
+          attemptMs: now - flight.attemptAt,
         });
       }
       if (flight.revalidate && !flight.stale) {
@@ -855,7 +851,7 @@ class KeelClient implements Client {
    * nothing about its endpoint).
    */
   #expire(flight: Flight): void {
-    flight.deadlineTimer = undefined;
+    flight.timer = undefined;
     // Aborted: its last caller cancelled it and that cancel was its end; its work is unwinding.
     if (flight.settled || flight.aborted) return;
     const { spec } = flight;
@@ -871,9 +867,9 @@ class KeelClient implements Client {
 
   /** Clears a flight's or a consumer's deadline timer. */
   #clearDeadline(holder: Flight | Consumer): void {
-    if (holder.deadlineTimer !== undefined) {
-      this.#clock.clearTimeout(holder.deadlineTimer);
-      holder.deadlineTimer = undefined;
+    if (holder.timer !== undefined) {
+      this.#clock.clearTimeout(holder.timer);
+      holder.timer = undefined;
     }
   }
 
@@ -894,18 +890,18 @@ class KeelClient implements Client {
       leave(this.#inflight, flight);
     }
     if (this.#events.has('cancel')) {
-      this.#events.emit('cancel', {
-        key: flight.key,
-        // The flight's own when this ended it (and it was the owner); otherwise the caller's
-        // own: started when it joined (the owner: when the flight started), cancelled now.
-        tracker:
+      this.#events.emit(
+        'cancel',
+        new CancelPayload(
+          flight.key,
+          // The flight's own when this ended it (and it was the owner); otherwise the caller's
+          // own: started when it joined (the owner: when the flight started), cancelled now.
           final && Number.isNaN(consumer.joinedAt) ? flight.tracker : leaverTracker(consumer, now),
-        endpoint: flight.spec.endpoint,
-        final,
-        // Internal (not in the event's type): the flight's own tracker, whoever left, so the
-        // adaptive observer finds the flight a joiner ended without a search (its CancelEvent).
-        flight: flight.tracker,
-      } as ClientEvents['cancel']);
+          flight.spec.endpoint,
+          final,
+          flight.tracker,
+        ),
+      );
     }
     consumer.reject?.(error);
     if (final) {
@@ -1005,6 +1001,28 @@ function specMatchable(spec: RequestSpec, at: number): Matchable {
     tags: spec.tags,
     meta: (): CacheMeta => ({ key: spec.key, tags: [...spec.tags], storedAt: at, expiresAt: at }),
   };
+}
+
+/**
+ * The `cancel` payload. `flight` (internal, not in the event's type) is the flight's own tracker,
+ * whoever left, so the adaptive observer finds the flight a joiner ended without a search (its
+ * CancelEvent). A getter on the prototype: a listener's `Object.keys` or `JSON.stringify` shows
+ * only the documented fields, and the payload is still one object.
+ */
+class CancelPayload {
+  readonly #flight: Tracker;
+  constructor(
+    readonly key: string,
+    readonly tracker: Tracker,
+    readonly endpoint: string,
+    readonly final: boolean,
+    flight: Tracker,
+  ) {
+    this.#flight = flight;
+  }
+  get flight(): Tracker {
+    return this.#flight;
+  }
 }
 
 /** The tracker of a caller that left: started when it joined (or the flight started), cancelled now. */

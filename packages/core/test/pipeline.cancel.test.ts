@@ -237,3 +237,33 @@ describe('cancellation', () => {
     expect(s.live()).toBe(0);
   });
 });
+
+describe('the cancel payload', () => {
+  // With the adaptive engine, whose observer finds the flight a joiner's final cancel ended by
+  // an internal field of the same payload: still invisible to the app's listener.
+  test.each([
+    ['defaults', {}],
+    ['the adaptive engine', { adaptive: { enabled: true } }],
+  ])(
+    'shows a listener only its documented fields (key, tracker, endpoint, final): %s',
+    async (_, options) => {
+      const t = makeClient(options);
+      const seen: { keys: string[]; json: Record<string, unknown> }[] = [];
+      t.client.on('cancel', (e) =>
+        seen.push({ keys: Object.keys(e), json: JSON.parse(JSON.stringify(e)) }),
+      );
+      const owner = t.client.get('/payload');
+      const joiner = t.client.get('/payload');
+      owner.cancel();
+      joiner.cancel();
+      await Promise.allSettled([owner, joiner]);
+      expect(seen).toHaveLength(2);
+      for (const { keys, json } of seen) {
+        expect(keys.sort()).toEqual(['endpoint', 'final', 'key', 'tracker']);
+        expect(Object.keys(json).sort()).toEqual(['endpoint', 'final', 'key', 'tracker']);
+      }
+      // The joiner's cancel ended the flight: the observer still found it (it follows none now).
+      expect(debugOf(t.client)).toMatchObject({ flights: 0, adaptiveFlights: 0 });
+    },
+  );
+});

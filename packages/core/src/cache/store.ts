@@ -351,9 +351,10 @@ export class Store {
     if (!this.#watched) return;
     const { key } = update;
     const set = this.#byKey.get(key);
-    if (set) for (const l of [...set]) this.#call(l, update, 'subscriber', key);
+    // A subscriber's or matcher's error goes to `onError`, never up.
+    if (set) for (const l of [...set]) callUser(this.onError, l, update, 'subscriber', key);
     for (const sub of this.#predicates) {
-      if (this.#matches(sub, key)) this.#call(sub.listener, update, 'subscriber', key);
+      if (this.#matches(sub, key)) callUser(this.onError, sub.listener, update, 'subscriber', key);
     }
   }
 
@@ -363,12 +364,7 @@ export class Store {
   }
 
   #matches(sub: PredicateSubscription, key: string): boolean {
-    return !!this.#call(sub.match, key, 'matcher', key);
-  }
-
-  /** Calls a user callback; its error goes to `onError` (as `source`, for `key`), never up. */
-  #call<T, R>(fn: (arg: T) => R, arg: T, source: 'subscriber' | 'matcher', key: string) {
-    return callUser(this.onError, fn, arg, source, key);
+    return !!callUser(this.onError, sub.match, key, 'matcher', key);
   }
 }
 

@@ -21,8 +21,8 @@ export class Consumer {
    */
   settled = false;
   onAbort: (() => void) | undefined;
-  /** A joiner's own deadline, when it ends before the flight's (cleared when it settles). */
-  deadlineTimer: TimerHandle | undefined;
+  /** A joiner's own deadline timer, when it ends before the flight's (cleared when it settles). */
+  timer: TimerHandle | undefined;
   /** The caller's promise; undefined for an internal consumer. */
   readonly promise: Promise<ApiResponse> | undefined;
   readonly resolve: ((r: ApiResponse) => void) | undefined;
@@ -100,10 +100,11 @@ export class Flight implements SchedulerJob, AbortSource {
    */
   wait: RetryWait | undefined;
   /** When the running (or last) attempt started, on the client's clock. */
-  attemptStartedAt = 0;
+  attemptAt = 0;
   /** When the flight's `deadline` runs out (clock time), or 0 without one. */
   deadlineAt = 0;
-  deadlineTimer: TimerHandle | undefined;
+  /** The deadline's timer, armed when the flight flies (cleared when it ends). */
+  timer: TimerHandle | undefined;
   /**
    * The deadline ran out: the flight was aborted to stop its work, but it ends as a failure
    * (`error`), not as a cancellation.

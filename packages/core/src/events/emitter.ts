@@ -15,10 +15,10 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
   /** True while an event is being delivered: an emit then only queues. */
   #delivering = false;
   /**
-   * Events emitted during a delivery, as name, payload pairs in one array (allocated at the
-   * first nested emit, reused after): a top-level emit with nothing nested allocates nothing.
+   * Events emitted during a delivery, as name, payload pairs in one array (one per emitter,
+   * emptied after each delivery): an emit, nested or not, allocates no queue.
    */
-  #queue: unknown[] | undefined;
+  readonly #queue: unknown[] = [];
 
   /** `listeners`: the object to keep them in (EventEmitter's, which can empty it). */
   constructor(options: EmitterOptions = {}, listeners: Listeners<Events> = {}) {
@@ -28,7 +28,7 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
 
   on<K extends keyof Events>(event: K, listener: Listener<Events[K]>): () => void {
     const list = this.#listeners[event];
-    this.#listeners[event] = list ? [...list, listener] : [listener];
+    this.#listeners[event] = [...(list ?? []), listener];
     // Once: a second call must not remove another registration of the same function.
     let live = true;
     return () => {
@@ -51,10 +51,14 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
     return this.#listeners[event] !== undefined;
   }
 
-  listenerCount(event?: keyof Events): number {
-    if (event !== undefined) return this.#listeners[event]?.length ?? 0;
+  /**
+   * Every listener of every event (the client's `debug.listeners`); EventEmitter adds the count
+   * of one event, which only apps use.
+   */
+  listenerCount(): number {
     let n = 0;
-    for (const k in this.#listeners) n += this.#listeners[k]?.length ?? 0;
+    // An event's list is deleted when it empties: each one here holds a listener at least.
+    for (const k in this.#listeners) n += this.#listeners[k]!.length;
     return n;
   }
 
@@ -69,7 +73,7 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
     if (this.#delivering) {
       // `=== true`: a public emitter's emit may get a third argument (forEach, bind).
       if (ahead === true) this.#deliver(event, payload);
-      else (this.#queue ??= []).push(event, payload);
+      else this.#queue.push(event, payload);
       return;
     }
     this.#delivering = true;
@@ -77,14 +81,13 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
       this.#deliver(event, payload);
       const queue = this.#queue;
       // The queue grows while it is drained: each event is delivered after those before it.
-      if (queue !== undefined) {
-        for (let i = 0; i < queue.length; i += 2) {
-          this.#deliver(queue[i] as keyof Events, queue[i + 1] as Events[keyof Events]);
-        }
+      for (let i = 0; i < queue.length; i += 2) {
+        this.#deliver(queue[i] as keyof Events, queue[i + 1] as Events[keyof Events]);
       }
     } finally {
       this.#delivering = false;
-      if (this.#queue !== undefined) this.#queue.length = 0;
+      // Read before written: most deliveries queue nothing, and a length store costs more.
+      if (this.#queue.length > 0) this.#queue.length = 0;
     }
   }
 
@@ -131,6 +134,10 @@ export class EventEmitter<Events extends { [K in keyof Events]: unknown }> exten
     const listeners: Listeners<Events> = {};
     super(options, listeners);
     this.#listeners = listeners;
+  }
+
+  override listenerCount(event?: keyof Events): number {
+    return event === undefined ? super.listenerCount() : (this.#listeners[event]?.length ?? 0);
   }
 
   removeAll(): void {
