@@ -1,5 +1,5 @@
-import { constants } from 'node:fs';
-import { type FileHandle, open, realpath, stat as statPath } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { type FileHandle, open, readlink, realpath, stat as statPath } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -84,42 +84,84 @@ function belowRoot(path: string, root: string, base: string): string {
   return path;
 }
 
+/** A file to serve: its real path, and the real root it must stay inside (none without `root`). */
+interface Resolved {
+  file: string;
+  base: string | undefined;
+}
+
+/** A real path must be inside the real root, and a dotfile there is refused as `dotfiles` says. */
+function checkReal(base: string, real: string, dotfiles: 'ignore' | 'deny' | 'allow'): void {
+  if (!inside(base, real)) throw new HttpException(403);
+  if (dotfiles !== 'allow' && hasDotSegment(relative(base, real))) {
+    throw new HttpException(dotfiles === 'deny' ? 403 : 404);
+  }
+}
+
 /**
  * Canonicalizes once: the path is used as given (the router already decoded the URL once, so a
  * double-encoded `%252e` stays a literal file name), joined to the real root, and checked twice:
  * lexically before touching the disk, and again on the real path so a symlink cannot escape.
- * Dotfiles are checked on both too.
+ * Dotfiles are checked on both too. The file opened is checked again (see checkOpened).
  */
 export async function resolveFile(
   path: string,
   root: string | undefined,
   dotfiles: 'ignore' | 'deny' | 'allow' = 'ignore',
-): Promise<string> {
+): Promise<Resolved> {
   if (typeof path !== 'string' || path === '' || path.includes('\0')) throw new HttpException(404);
-  if (root === undefined) return resolve(path);
+  if (root === undefined) return { file: resolve(path), base: undefined };
   if (path.split(/[\\/]/).includes('..')) throw new HttpException(403);
-  const refuseDotfile = (): never => {
-    throw new HttpException(dotfiles === 'deny' ? 403 : 404);
-  };
   // Resolved per request, not cached: a root that is a symlink (`current` -> `release-2`, as
   // deploys swap it) serves what it points to now, not what it pointed to at the first request.
   const base = await realpath(resolve(root));
   const joined = join(base, belowRoot(path, root, base));
   // The root itself is a directory: no file to serve.
   if (joined === base) throw new HttpException(404);
-  if (!inside(base, joined)) throw new HttpException(403);
   // Checked on the normalized path: `./a.txt` has a `.` segment (the current directory) but names
   // no dotfile, as send / serve-static see it.
-  if (dotfiles !== 'allow' && hasDotSegment(relative(base, joined))) refuseDotfile();
+  checkReal(base, joined, dotfiles);
   let real: string;
   try {
     real = await realpath(joined);
   } catch (err) {
     throw fsError(err);
   }
-  if (!inside(base, real)) throw new HttpException(403);
-  if (dotfiles !== 'allow' && hasDotSegment(relative(base, real))) refuseDotfile();
-  return real;
+  checkReal(base, real, dotfiles);
+  return { file: real, base };
+}
+
+/**
+ * The file opened must be the one checked inside the root: a directory on its path swapped for
+ * a symlink between the check and the open (O_NOFOLLOW guards only the last component) would
+ * lead the open elsewhere. Linux names the opened file itself (/proc/self/fd); elsewhere the
+ * real path as it is now is checked and must lead to the very file opened (device and inode).
+ */
+async function checkOpened(
+  handle: FileHandle,
+  opened: Stats,
+  file: string,
+  base: string,
+  dotfiles: 'ignore' | 'deny' | 'allow',
+): Promise<void> {
+  let real: string | null = null;
+  try {
+    real = await readlink(`/proc/self/fd/${handle.fd}`);
+  } catch {
+    // No procfs: checked by path below.
+  }
+  if (real === null || !isAbsolute(real)) {
+    let now: Stats;
+    try {
+      real = await realpath(file);
+      now = await statPath(real);
+    } catch (err) {
+      throw fsError(err);
+    }
+    // Not the file at the checked path: it changed between the open and now, as if gone.
+    if (now.dev !== opened.dev || now.ino !== opened.ino) throw new HttpException(404);
+  }
+  checkReal(base, real, dotfiles);
 }
 
 /**
@@ -274,7 +316,7 @@ export async function sendFile(
   const dotfiles = oneOf('sendFile dotfiles', options.dotfiles ?? 'ignore', DOTFILES);
   // The client left already: nothing to open, nothing to send (onResponse: status 0).
   if (target.res.destroyed) return;
-  const file = await resolveFile(path, options.root, dotfiles);
+  const { file, base } = await resolveFile(path, options.root, dotfiles);
   let handle: FileHandle;
   try {
     // A FIFO, socket or device is refused before it is opened: opening a FIFO blocks.
@@ -308,6 +350,7 @@ export async function sendFile(
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw new HttpException(404);
+    if (base !== undefined) await checkOpened(handle, stat, file, base, dotfiles);
     const { res, method, headers: req } = target;
     if (res.destroyed) return; // the client left while the file was looked up
     const size = stat.size;
