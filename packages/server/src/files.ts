@@ -265,38 +265,61 @@ export function isPreconditionFailed(
 /**
  * RFC 9110 §13.1.5: a range is served only when If-Range holds a strong validator that matches:
  * the entity tag by strong comparison (a weak tag on either side never matches), or a date equal
- * to Last-Modified. Anything else gets the whole representation.
+ * to Last-Modified that is at least a second before now (§8.8.2.2: a file modified within the
+ * second may change again with the same date, so that date is only weak). Anything else gets
+ * the whole representation.
  */
-function ifRangeAllows(headers: IncomingHttpHeaders, etag: string, mtimeMs: number): boolean {
+function ifRangeAllows(
+  headers: IncomingHttpHeaders,
+  etag: string,
+  mtimeMs: number,
+  now: number,
+): boolean {
   const ifRange = headers['if-range'];
   if (ifRange === undefined) return true;
   if (typeof ifRange !== 'string') return false;
   const value = ifRange.trim();
   if (value.startsWith('"') || value.startsWith('W/')) return value === etag;
   const date = Date.parse(value);
-  return !Number.isNaN(date) && lastModified(mtimeMs) === date;
+  const modified = lastModified(mtimeMs);
+  return !Number.isNaN(date) && modified === date && modified + 1000 <= now;
+}
+
+/** Strong, as nginx's: size and mtime in ms change whenever the bytes do, and If-Range accepts only strong validators. */
+function etagOf(stat: Stats): string {
+  return `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+}
+
+/**
+ * The byte window a request asks of a file: `null` for the whole file (no Range, not a GET or
+ * HEAD of status 200, an If-Range that does not hold, a Range not served), `'unsatisfiable'`
+ * for a 416. Asked of the path's stat to count a queued response, then of the opened file's to
+ * send it.
+ */
+function requestedWindow(
+  target: FileTarget,
+  stat: Stats,
+  etag: string,
+): { start: number; end: number } | 'unsatisfiable' | null {
+  const { method, headers } = target;
+  const range = headers.range;
+  if (range === undefined || target.status !== 200 || (method !== 'GET' && method !== 'HEAD')) {
+    return null;
+  }
+  if (!ifRangeAllows(headers, etag, stat.mtimeMs, target.watch.clock.now())) return null;
+  return pickRange(stat.size, range);
 }
 
 /**
  * What a file response counts for while it waits behind another, before the file is opened: its
- * first chunk, or the window a plain Range asks for (a small range of a large file is not 64
- * KiB). With If-Range the whole file may come instead: counted as such. The count is raised
- * when the body is written, should it come out larger.
+ * first chunk, or the window its Range asks for (a small range of a large file is not 64 KiB).
+ * The count is raised when the body is written, should it come out larger.
  */
-function queuedSize(target: FileTarget, size: number): number {
+function queuedSize(target: FileTarget, stat: Stats): number {
   // Not queued (it has its connection's socket): fitsQueue counts nothing, so nothing is parsed.
   if (target.res.socket !== null) return 0;
-  const held = Math.min(size, QUEUED_STREAM_BYTES);
-  const { range, 'if-range': ifRange } = target.headers;
-  if (
-    range === undefined ||
-    ifRange !== undefined ||
-    target.method !== 'GET' ||
-    target.status !== 200
-  ) {
-    return held;
-  }
-  const window = pickRange(size, range);
+  const held = Math.min(stat.size, QUEUED_STREAM_BYTES);
+  const window = requestedWindow(target, stat, etagOf(stat));
   return typeof window === 'object' && window !== null
     ? Math.min(held, window.end - window.start + 1)
     : held;
@@ -327,7 +350,7 @@ export async function sendFile(
     // connection gone or over the cap: nothing is opened or sent. A HEAD is counted by its head.
     if (
       target.method !== 'HEAD' &&
-      !fitsQueue(target.res, target.watch, queuedSize(target, found.size))
+      !fitsQueue(target.res, target.watch, queuedSize(target, found))
     ) {
       return;
     }
@@ -354,9 +377,7 @@ export async function sendFile(
     const { res, method, headers: req } = target;
     if (res.destroyed) return; // the client left while the file was looked up
     const size = stat.size;
-    // Strong, as nginx's: size and mtime in ms change whenever the bytes do, and If-Range (resuming
-    // a download) accepts only strong validators.
-    const etag = `"${size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+    const etag = etagOf(stat);
     const headers = [
       'etag',
       etag,
@@ -385,9 +406,8 @@ export async function sendFile(
     let start = 0;
     let end = size - 1;
     let status = target.status;
-    const rangeHeader = req.range;
-    if (cacheable && rangeHeader !== undefined && ifRangeAllows(req, etag, stat.mtimeMs)) {
-      const range = pickRange(size, rangeHeader);
+    const range = requestedWindow(target, stat, etag);
+    if (range !== null) {
       if (range === 'unsatisfiable') {
         if (!(await closeFirst())) return;
         res.writeHead(416, [
@@ -401,11 +421,9 @@ export async function sendFile(
         watchEnded(res, target.watch);
         return;
       }
-      if (range !== null) {
-        ({ start, end } = range);
-        status = 206;
-        headers.push('content-range', `bytes ${start}-${end}/${size}`);
-      }
+      ({ start, end } = range);
+      status = 206;
+      headers.push('content-range', `bytes ${start}-${end}/${size}`);
     }
     const length = size === 0 ? 0 : end - start + 1;
     // A type the handler set wins: the extension is only a guess (and a file may have none).
