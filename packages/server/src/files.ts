@@ -452,7 +452,10 @@ export async function sendFile(
       // The file shrank since stat: the length it promised cannot be met, and nothing is sent
       // yet, so it fails as a read error does (a 500), not as a 200 cut short.
       if (bytesRead !== length) {
-        throw new Error(`keel: sendFile: ${file} shrank to fewer than the ${size} bytes it had`);
+        throw new Error(
+          `keel: sendFile: ${file} shrank while it was read: expected bytes ${start}-${end} ` +
+            `(${length} bytes) of the ${size} its stat gave, read ${bytesRead}`,
+        );
       }
       if (!(await closeFirst())) return;
       res.writeHead(status, headers);

@@ -5,6 +5,7 @@ import {
   mkdtempSync,
   openSync,
   readSync,
+  realpathSync,
   rmSync,
   symlinkSync,
   truncateSync,
@@ -324,6 +325,44 @@ describe('ranges', () => {
       const res = await raw(p, { path: '/shrinks' });
       expect(res.status).toBe(500);
       expect(statuses).toEqual([500]);
+    } finally {
+      stat.mockRestore();
+      await a.close();
+    }
+  });
+
+  it('the error for a file that shrank names the window it was to send and what was read', async () => {
+    // It quoted the file's size: for a range, not the bytes that were missing.
+    const file = join(root, 'shrinks-range.txt');
+    writeFileSync(file, 'x'.repeat(1000));
+    const probe = await open(file);
+    const proto = Object.getPrototypeOf(probe) as {
+      stat: (...args: unknown[]) => Promise<unknown>;
+    };
+    await probe.close();
+    const realStat = proto.stat;
+    const stat = vi.spyOn(proto, 'stat').mockImplementation(async function (
+      this: unknown,
+      ...args: unknown[]
+    ) {
+      const st = await realStat.apply(this, args);
+      truncateSync(file, 150);
+      return st;
+    });
+    const a = createApp();
+    const errors: Error[] = [];
+    a.onError((err) => {
+      errors.push(err as Error);
+    });
+    a.get('/shrinks', (ctx) => ctx.sendFile('shrinks-range.txt', { root }));
+    try {
+      const { port: p } = await start(a);
+      const res = await raw(p, { path: '/shrinks', headers: { range: 'bytes=100-199' } });
+      expect(res.status).toBe(500);
+      expect(errors.map((e) => e.message)).toEqual([
+        `keel: sendFile: ${realpathSync(file)} shrank while it was read: expected bytes 100-199 ` +
+          '(100 bytes) of the 1000 its stat gave, read 50',
+      ]);
     } finally {
       stat.mockRestore();
       await a.close();
