@@ -310,19 +310,23 @@ function requestedWindow(
   return pickRange(stat.size, range);
 }
 
+type Window = ReturnType<typeof requestedWindow>;
+
 /**
  * What a file response counts for while it waits behind another, before the file is opened: its
  * first chunk, or the window its Range asks for (a small range of a large file is not 64 KiB).
  * The count is raised when the body is written, should it come out larger.
  */
-function queuedSize(target: FileTarget, stat: Stats): number {
-  // Not queued (it has its connection's socket): fitsQueue counts nothing, so nothing is parsed.
-  if (target.res.socket !== null) return 0;
-  const held = Math.min(stat.size, QUEUED_STREAM_BYTES);
-  const window = requestedWindow(target, stat, etagOf(stat));
+function queuedSize(size: number, window: Window): number {
+  const held = Math.min(size, QUEUED_STREAM_BYTES);
   return typeof window === 'object' && window !== null
     ? Math.min(held, window.end - window.start + 1)
     : held;
+}
+
+/** The same file, unchanged: what was decided from one stat holds for the other. */
+function sameVersion(a: Stats, b: Stats): boolean {
+  return a.ino === b.ino && a.dev === b.dev && a.size === b.size && a.mtimeMs === b.mtimeMs;
 }
 
 /** Serves one file; resolves when the response is finished (or the client went away). */
@@ -341,18 +345,22 @@ export async function sendFile(
   if (target.res.destroyed) return;
   const { file, base } = await resolveFile(path, options.root, dotfiles);
   let handle: FileHandle;
+  // The window a queued response asks for, decided from the path's stat to count it; used again
+  // when the opened file is that same version (undefined: not decided yet).
+  let early: Window | undefined;
+  let found: Stats;
   try {
     // A FIFO, socket or device is refused before it is opened: opening a FIFO blocks.
-    const found = await statPath(file);
+    found = await statPath(file);
     if (!found.isFile()) throw new HttpException(404);
     // Counted toward its connection's cap while it waits behind another response, before the
     // file is opened (pipelined GETs of a large file each held a descriptor and a chunk); its
     // connection gone or over the cap: nothing is opened or sent. A HEAD is counted by its head.
-    if (
-      target.method !== 'HEAD' &&
-      !fitsQueue(target.res, target.watch, queuedSize(target, found))
-    ) {
-      return;
+    if (target.method !== 'HEAD') {
+      // Not queued (it has its connection's socket): fitsQueue counts nothing, so nothing is parsed.
+      if (target.res.socket === null) early = requestedWindow(target, found, etagOf(found));
+      const size = early === undefined ? 0 : queuedSize(found.size, early);
+      if (!fitsQueue(target.res, target.watch, size)) return;
     }
     handle = await open(file, OPEN_FLAGS);
   } catch (err) {
@@ -406,7 +414,8 @@ export async function sendFile(
     let start = 0;
     let end = size - 1;
     let status = target.status;
-    const range = requestedWindow(target, stat, etag);
+    const range =
+      early !== undefined && sameVersion(found, stat) ? early : requestedWindow(target, stat, etag);
     if (range !== null) {
       if (range === 'unsatisfiable') {
         if (!(await closeFirst())) return;
