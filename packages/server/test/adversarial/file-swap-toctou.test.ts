@@ -140,12 +140,15 @@ describe('a directory swapped for a symlink between the root check and the open'
     });
   }
 
-  it('still serves a file the swap leaves inside the root', async () => {
-    mkdirSync(join(root, 'other'), { recursive: true });
-    writeFileSync(join(root, 'other', 'a.txt'), 'other');
-    hooks.beforeOpen = () => swapSub(join(root, 'other'));
-    const res = await raw(port, { path: '/sub/a.txt' });
-    expect(res.status).toBe(200);
-    expect(res.body).toBe('other');
-  });
+  for (const procfs of [true, false]) {
+    it(`still serves a file the swap leaves inside the root, ${procfs ? 'with' : 'without'} /proc`, async () => {
+      hooks.noProcfs = !procfs;
+      mkdirSync(join(root, 'other'), { recursive: true });
+      writeFileSync(join(root, 'other', 'a.txt'), 'other');
+      hooks.beforeOpen = () => swapSub(join(root, 'other'));
+      const res = await raw(port, { path: '/sub/a.txt' });
+      expect(res.status).toBe(200);
+      expect(res.body).toBe('other');
+    });
+  }
 });
