@@ -329,6 +329,14 @@ function sameVersion(a: Stats, b: Stats): boolean {
   return a.ino === b.ino && a.dev === b.dev && a.size === b.size && a.mtimeMs === b.mtimeMs;
 }
 
+/** The error for a file that ended before the window its stat promised was read. */
+function shrank(file: string, start: number, end: number, size: number, read: number): Error {
+  return new Error(
+    `keel: sendFile: ${file} shrank while it was read: expected bytes ${start}-${end} ` +
+      `(${end - start + 1} bytes) of the ${size} its stat gave, read ${read}`,
+  );
+}
+
 /** Serves one file; resolves when the response is finished (or the client went away). */
 export async function sendFile(
   target: FileTarget,
@@ -461,10 +469,7 @@ export async function sendFile(
       // The file shrank since stat: the length it promised cannot be met, and nothing is sent
       // yet, so it fails as a read error does (a 500), not as a 200 cut short.
       if (bytesRead !== length) {
-        throw new Error(
-          `keel: sendFile: ${file} shrank while it was read: expected bytes ${start}-${end} ` +
-            `(${length} bytes) of the ${size} its stat gave, read ${bytesRead}`,
-        );
+        throw shrank(file, start, end, size, bytesRead);
       }
       if (!(await closeFirst())) return;
       res.writeHead(status, headers);
@@ -482,8 +487,11 @@ export async function sendFile(
     // The file shrank while it was read: the client still waits for the bytes Content-Length
     // promised and would read the next response on this connection as them. End the connection
     // (before pipeline's own 'end' listener, added after this one, ends the response).
+    let short: Error | null = null;
     stream.once('end', () => {
-      if (stream.bytesRead !== length) res.destroy();
+      if (stream.bytesRead === length) return;
+      short = shrank(file, start, end, size, stream.bytesRead);
+      res.destroy();
     });
     try {
       // Ended with the file's last byte, not once its descriptor closed. Still watched: the
@@ -497,6 +505,8 @@ export async function sendFile(
     } finally {
       unwatch();
     }
+    // The file shrank: the connection is ended already; the app is told why.
+    if (short !== null) throw short;
   } finally {
     if (ownsHandle) await handle.close();
   }
