@@ -80,6 +80,19 @@ function encoded(what: string, text: string): string {
   }
 }
 
+const PARENS = /[()]/g;
+
+/**
+ * A name as sent: URL-encoded, and `(` `)` too, which encodeURIComponent leaves but an RFC 6265
+ * cookie name (a token) cannot hold; strict parsers refuse the header.
+ */
+function encodedName(what: string, name: string): string {
+  const text = encoded(what, name);
+  return text.includes('(') || text.includes(')')
+    ? text.replace(PARENS, (c) => (c === '(' ? '%28' : '%29'))
+    : text;
+}
+
 const PREFIX = /^__(host|secure)-/i;
 
 /**
@@ -160,7 +173,7 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   const prefix = checkPrefix(bareName, secure, path, domain);
   let cookie: string;
   try {
-    cookie = serialize(encoded('setCookie name', bareName), strip(value), {
+    cookie = serialize(encodedName('setCookie name', bareName), strip(value), {
       encode: (text) => encoded('setCookie value', text),
       path,
       domain,
@@ -207,7 +220,7 @@ export function readCookie(
   name: string,
 ): string | undefined {
   if (typeof name !== 'string') throw typeError('cookie name', 'a string', name);
-  const key = encoded('cookie name', name);
+  const key = encodedName('cookie name', name);
   return Object.hasOwn(cookies, key)
     ? cookies[key]
     : Object.hasOwn(cookies, name)

@@ -1,5 +1,5 @@
-import { constants } from 'node:fs';
-import { type FileHandle, open, realpath, stat as statPath } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { type FileHandle, open, readlink, realpath, stat as statPath } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -84,42 +84,84 @@ function belowRoot(path: string, root: string, base: string): string {
   return path;
 }
 
+/** A file to serve: its real path, and the real root it must stay inside (none without `root`). */
+interface Resolved {
+  file: string;
+  base: string | undefined;
+}
+
+/** A real path must be inside the real root, and a dotfile there is refused as `dotfiles` says. */
+function checkReal(base: string, real: string, dotfiles: 'ignore' | 'deny' | 'allow'): void {
+  if (!inside(base, real)) throw new HttpException(403);
+  if (dotfiles !== 'allow' && hasDotSegment(relative(base, real))) {
+    throw new HttpException(dotfiles === 'deny' ? 403 : 404);
+  }
+}
+
 /**
  * Canonicalizes once: the path is used as given (the router already decoded the URL once, so a
  * double-encoded `%252e` stays a literal file name), joined to the real root, and checked twice:
  * lexically before touching the disk, and again on the real path so a symlink cannot escape.
- * Dotfiles are checked on both too.
+ * Dotfiles are checked on both too. The file opened is checked again (see checkOpened).
  */
 export async function resolveFile(
   path: string,
   root: string | undefined,
   dotfiles: 'ignore' | 'deny' | 'allow' = 'ignore',
-): Promise<string> {
+): Promise<Resolved> {
   if (typeof path !== 'string' || path === '' || path.includes('\0')) throw new HttpException(404);
-  if (root === undefined) return resolve(path);
+  if (root === undefined) return { file: resolve(path), base: undefined };
   if (path.split(/[\\/]/).includes('..')) throw new HttpException(403);
-  const refuseDotfile = (): never => {
-    throw new HttpException(dotfiles === 'deny' ? 403 : 404);
-  };
   // Resolved per request, not cached: a root that is a symlink (`current` -> `release-2`, as
   // deploys swap it) serves what it points to now, not what it pointed to at the first request.
   const base = await realpath(resolve(root));
   const joined = join(base, belowRoot(path, root, base));
   // The root itself is a directory: no file to serve.
   if (joined === base) throw new HttpException(404);
-  if (!inside(base, joined)) throw new HttpException(403);
   // Checked on the normalized path: `./a.txt` has a `.` segment (the current directory) but names
   // no dotfile, as send / serve-static see it.
-  if (dotfiles !== 'allow' && hasDotSegment(relative(base, joined))) refuseDotfile();
+  checkReal(base, joined, dotfiles);
   let real: string;
   try {
     real = await realpath(joined);
   } catch (err) {
     throw fsError(err);
   }
-  if (!inside(base, real)) throw new HttpException(403);
-  if (dotfiles !== 'allow' && hasDotSegment(relative(base, real))) refuseDotfile();
-  return real;
+  checkReal(base, real, dotfiles);
+  return { file: real, base };
+}
+
+/**
+ * The file opened must be the one checked inside the root: a directory on its path swapped for
+ * a symlink between the check and the open (O_NOFOLLOW guards only the last component) would
+ * lead the open elsewhere. Linux names the opened file itself (/proc/self/fd); elsewhere the
+ * real path as it is now is checked and must lead to the very file opened (device and inode).
+ */
+async function checkOpened(
+  handle: FileHandle,
+  opened: Stats,
+  file: string,
+  base: string,
+  dotfiles: 'ignore' | 'deny' | 'allow',
+): Promise<void> {
+  let real: string | null = null;
+  try {
+    real = await readlink(`/proc/self/fd/${handle.fd}`);
+  } catch {
+    // No procfs: checked by path below.
+  }
+  if (real === null || !isAbsolute(real)) {
+    let now: Stats;
+    try {
+      real = await realpath(file);
+      now = await statPath(real);
+    } catch (err) {
+      throw fsError(err);
+    }
+    // Not the file at the checked path: it changed between the open and now, as if gone.
+    if (now.dev !== opened.dev || now.ino !== opened.ino) throw new HttpException(404);
+  }
+  checkReal(base, real, dotfiles);
 }
 
 /**
@@ -223,41 +265,76 @@ export function isPreconditionFailed(
 /**
  * RFC 9110 §13.1.5: a range is served only when If-Range holds a strong validator that matches:
  * the entity tag by strong comparison (a weak tag on either side never matches), or a date equal
- * to Last-Modified. Anything else gets the whole representation.
+ * to Last-Modified that is at least a second before now (§8.8.2.2: a file modified within the
+ * second may change again with the same date, so that date is only weak). Anything else gets
+ * the whole representation.
  */
-function ifRangeAllows(headers: IncomingHttpHeaders, etag: string, mtimeMs: number): boolean {
+function ifRangeAllows(
+  headers: IncomingHttpHeaders,
+  etag: string,
+  mtimeMs: number,
+  now: number,
+): boolean {
   const ifRange = headers['if-range'];
   if (ifRange === undefined) return true;
   if (typeof ifRange !== 'string') return false;
   const value = ifRange.trim();
   if (value.startsWith('"') || value.startsWith('W/')) return value === etag;
   const date = Date.parse(value);
-  return !Number.isNaN(date) && lastModified(mtimeMs) === date;
+  const modified = lastModified(mtimeMs);
+  return !Number.isNaN(date) && modified === date && modified + 1000 <= now;
+}
+
+/** Strong, as nginx's: size and mtime in ms change whenever the bytes do, and If-Range accepts only strong validators. */
+function etagOf(stat: Stats): string {
+  return `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
 }
 
 /**
- * What a file response counts for while it waits behind another, before the file is opened: its
- * first chunk, or the window a plain Range asks for (a small range of a large file is not 64
- * KiB). With If-Range the whole file may come instead: counted as such. The count is raised
- * when the body is written, should it come out larger.
+ * The byte window a request asks of a file: `null` for the whole file (no Range, not a GET or
+ * HEAD of status 200, an If-Range that does not hold, a Range not served), `'unsatisfiable'`
+ * for a 416. Asked of the path's stat to count a queued response, then of the opened file's to
+ * send it.
  */
-function queuedSize(target: FileTarget, size: number): number {
-  // Not queued (it has its connection's socket): fitsQueue counts nothing, so nothing is parsed.
-  if (target.res.socket !== null) return 0;
-  const held = Math.min(size, QUEUED_STREAM_BYTES);
-  const { range, 'if-range': ifRange } = target.headers;
-  if (
-    range === undefined ||
-    ifRange !== undefined ||
-    target.method !== 'GET' ||
-    target.status !== 200
-  ) {
-    return held;
+function requestedWindow(
+  target: FileTarget,
+  stat: Stats,
+  etag: string,
+): { start: number; end: number } | 'unsatisfiable' | null {
+  const { method, headers } = target;
+  const range = headers.range;
+  if (range === undefined || target.status !== 200 || (method !== 'GET' && method !== 'HEAD')) {
+    return null;
   }
-  const window = pickRange(size, range);
+  if (!ifRangeAllows(headers, etag, stat.mtimeMs, target.watch.clock.now())) return null;
+  return pickRange(stat.size, range);
+}
+
+type Window = ReturnType<typeof requestedWindow>;
+
+/**
+ * What a file response counts for while it waits behind another, before the file is opened: its
+ * first chunk, or the window its Range asks for (a small range of a large file is not 64 KiB).
+ * The count is raised when the body is written, should it come out larger.
+ */
+function queuedSize(size: number, window: Window): number {
+  const held = Math.min(size, QUEUED_STREAM_BYTES);
   return typeof window === 'object' && window !== null
     ? Math.min(held, window.end - window.start + 1)
     : held;
+}
+
+/** The same file, unchanged: what was decided from one stat holds for the other. */
+function sameVersion(a: Stats, b: Stats): boolean {
+  return a.ino === b.ino && a.dev === b.dev && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}
+
+/** The error for a file that ended before the window its stat promised was read. */
+function shrank(file: string, start: number, end: number, size: number, read: number): Error {
+  return new Error(
+    `keel: sendFile: ${file} shrank while it was read: expected bytes ${start}-${end} ` +
+      `(${end - start + 1} bytes) of the ${size} its stat gave, read ${read}`,
+  );
 }
 
 /** Serves one file; resolves when the response is finished (or the client went away). */
@@ -274,20 +351,24 @@ export async function sendFile(
   const dotfiles = oneOf('sendFile dotfiles', options.dotfiles ?? 'ignore', DOTFILES);
   // The client left already: nothing to open, nothing to send (onResponse: status 0).
   if (target.res.destroyed) return;
-  const file = await resolveFile(path, options.root, dotfiles);
+  const { file, base } = await resolveFile(path, options.root, dotfiles);
   let handle: FileHandle;
+  // The window a queued response asks for, decided from the path's stat to count it; used again
+  // when the opened file is that same version (undefined: not decided yet).
+  let early: Window | undefined;
+  let found: Stats;
   try {
     // A FIFO, socket or device is refused before it is opened: opening a FIFO blocks.
-    const found = await statPath(file);
+    found = await statPath(file);
     if (!found.isFile()) throw new HttpException(404);
     // Counted toward its connection's cap while it waits behind another response, before the
     // file is opened (pipelined GETs of a large file each held a descriptor and a chunk); its
     // connection gone or over the cap: nothing is opened or sent. A HEAD is counted by its head.
-    if (
-      target.method !== 'HEAD' &&
-      !fitsQueue(target.res, target.watch, queuedSize(target, found.size))
-    ) {
-      return;
+    if (target.method !== 'HEAD') {
+      // Not queued (it has its connection's socket): fitsQueue counts nothing, so nothing is parsed.
+      if (target.res.socket === null) early = requestedWindow(target, found, etagOf(found));
+      const size = early === undefined ? 0 : queuedSize(found.size, early);
+      if (!fitsQueue(target.res, target.watch, size)) return;
     }
     handle = await open(file, OPEN_FLAGS);
   } catch (err) {
@@ -308,12 +389,11 @@ export async function sendFile(
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw new HttpException(404);
+    if (base !== undefined) await checkOpened(handle, stat, file, base, dotfiles);
     const { res, method, headers: req } = target;
     if (res.destroyed) return; // the client left while the file was looked up
     const size = stat.size;
-    // Strong, as nginx's: size and mtime in ms change whenever the bytes do, and If-Range (resuming
-    // a download) accepts only strong validators.
-    const etag = `"${size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+    const etag = etagOf(stat);
     const headers = [
       'etag',
       etag,
@@ -342,9 +422,9 @@ export async function sendFile(
     let start = 0;
     let end = size - 1;
     let status = target.status;
-    const rangeHeader = req.range;
-    if (cacheable && rangeHeader !== undefined && ifRangeAllows(req, etag, stat.mtimeMs)) {
-      const range = pickRange(size, rangeHeader);
+    const range =
+      early !== undefined && sameVersion(found, stat) ? early : requestedWindow(target, stat, etag);
+    if (range !== null) {
       if (range === 'unsatisfiable') {
         if (!(await closeFirst())) return;
         res.writeHead(416, [
@@ -358,11 +438,9 @@ export async function sendFile(
         watchEnded(res, target.watch);
         return;
       }
-      if (range !== null) {
-        ({ start, end } = range);
-        status = 206;
-        headers.push('content-range', `bytes ${start}-${end}/${size}`);
-      }
+      ({ start, end } = range);
+      status = 206;
+      headers.push('content-range', `bytes ${start}-${end}/${size}`);
     }
     const length = size === 0 ? 0 : end - start + 1;
     // A type the handler set wins: the extension is only a guess (and a file may have none).
@@ -391,7 +469,7 @@ export async function sendFile(
       // The file shrank since stat: the length it promised cannot be met, and nothing is sent
       // yet, so it fails as a read error does (a 500), not as a 200 cut short.
       if (bytesRead !== length) {
-        throw new Error(`keel: sendFile: ${file} shrank to fewer than the ${size} bytes it had`);
+        throw shrank(file, start, end, size, bytesRead);
       }
       if (!(await closeFirst())) return;
       res.writeHead(status, headers);
@@ -409,8 +487,11 @@ export async function sendFile(
     // The file shrank while it was read: the client still waits for the bytes Content-Length
     // promised and would read the next response on this connection as them. End the connection
     // (before pipeline's own 'end' listener, added after this one, ends the response).
+    let short: Error | null = null;
     stream.once('end', () => {
-      if (stream.bytesRead !== length) res.destroy();
+      if (stream.bytesRead === length) return;
+      short = shrank(file, start, end, size, stream.bytesRead);
+      res.destroy();
     });
     try {
       // Ended with the file's last byte, not once its descriptor closed. Still watched: the
@@ -424,6 +505,8 @@ export async function sendFile(
     } finally {
       unwatch();
     }
+    // The file shrank: the connection is ended already; the app is told why.
+    if (short !== null) throw short;
   } finally {
     if (ownsHandle) await handle.close();
   }

@@ -93,15 +93,21 @@ export function peerAddress(address: string | undefined): string {
 const BRACKETED = /^\[([^\]]*)\](?::\d{1,5})?$/;
 const IPV4_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
 
+/** An IPv4-mapped IPv6 address as a proxy may write it (any case, `::` or the zeros spelled out). */
+const MAPPED = /^(?:::|(?:0{1,4}:){5})ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
+
 /**
  * One X-Forwarded-For entry as an address: proxies also write `[v6]:port` and `v4:port`, which
- * proxy-addr would pass on as they are. Anything else is left for the validity check.
+ * proxy-addr would pass on as they are, and a proxy on a dual-stack socket writes an IPv4 peer
+ * as `::ffff:a.b.c.d`: unmapped as the TCP peer is (see peerAddress), so one client has one
+ * spelling behind a proxy or not. Anything else is left for the validity check.
  */
 function bareAddress(entry: string): string {
   const bracketed = BRACKETED.exec(entry);
-  if (bracketed !== null) return bracketed[1]!;
-  const withPort = IPV4_PORT.exec(entry);
-  return withPort === null ? entry : withPort[1]!;
+  const withPort = bracketed === null ? IPV4_PORT.exec(entry) : null;
+  const address = bracketed?.[1] ?? withPort?.[1] ?? entry;
+  const mapped = MAPPED.exec(address);
+  return mapped !== null && isIP(mapped[1]!) === 4 ? mapped[1]! : address;
 }
 
 /**

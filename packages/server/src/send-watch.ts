@@ -37,17 +37,16 @@ function delivered(socket: Socket): number {
  * A connection's progress as a watch last saw it: what it had delivered then (`mark`, -1 when
  * nothing of the watched bytes was waiting) and since when (`since`, clock time).
  */
-export interface Progress {
+interface Progress {
   mark: number;
   since: number;
 }
 
 /**
  * Whether `socket` has delivered nothing for `ms` while bytes wait; notes its progress when it
- * moved (the one rule of watchSend, watchBacklog and an event stream's queue: nginx's
- * `send_timeout`).
+ * moved (nginx's `send_timeout`).
  */
-export function stalled(progress: Progress, socket: Socket, now: number, ms: number): boolean {
+function stalled(progress: Progress, socket: Socket, now: number, ms: number): boolean {
   const moved = delivered(socket);
   if (moved !== progress.mark) {
     progress.mark = moved;
@@ -57,9 +56,54 @@ export function stalled(progress: Progress, socket: Socket, now: number, ms: num
   return now - progress.since >= ms;
 }
 
-/** How often a watch checks: every quarter period, so a stall is cut within 1.25 periods. */
-export function checkEvery(ms: number): number {
-  return Math.max(1, Math.floor(ms / 4));
+/**
+ * What a watch's owner says at each check: bytes are `'waiting'` (progress is judged), nothing
+ * waits for now (`'idle'`: the next wait starts a new period), the watch is over (`'done'`), or
+ * the client is to be cut at once (`'cut'`, e.g. over a cap).
+ */
+export type QueueState = 'waiting' | 'idle' | 'done' | 'cut';
+
+/**
+ * The one stall loop of watchSend, watchBacklog and an event stream's queue: every quarter of
+ * `ms` (so a stall is cut within 1.25 periods) it asks `state()`; when bytes have waited on
+ * `socket` for `ms` with no progress (or `state()` says `'cut'`), it stops and calls `onStall`.
+ * Progress is judged per connection, not per response. Returns the function that stops it.
+ */
+export function watchStall(
+  socket: Socket,
+  clock: Clock,
+  ms: number,
+  state: () => QueueState,
+  onStall: () => void,
+): () => void {
+  const every = Math.max(1, Math.floor(ms / 4));
+  const progress: Progress = { mark: -1, since: 0 };
+  let timer: TimerHandle = null;
+  let stopped = false;
+  const stop = (): void => {
+    if (stopped) return;
+    stopped = true;
+    if (timer !== null) clock.clearTimeout(timer);
+    timer = null;
+  };
+  const check = (): void => {
+    timer = null;
+    if (stopped) return;
+    const now = state();
+    if (now === 'done') {
+      stopped = true;
+      return;
+    }
+    if (now === 'idle') progress.mark = -1;
+    else if (now === 'cut' || stalled(progress, socket, clock.now(), ms)) {
+      stopped = true;
+      onStall();
+      return;
+    }
+    timer = clock.setTimeout(check, every);
+  };
+  timer = clock.setTimeout(check, every);
+  return stop;
 }
 
 /**
@@ -170,33 +214,24 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
   // Counted toward its connection's cap while it waits behind another response (a buffered body
   // or a file counted already); past it the connection goes, and this response with it.
   fitsQueue(res, watch, QUEUED_STREAM_BYTES);
-  const every = checkEvery(ms);
-  const progress: Progress = { mark: -1, since: 0 };
-  let timer: TimerHandle = null;
-  let stopped = false;
-  const check = (): void => {
-    timer = null;
-    if (stopped) return;
-    if (!waiting(res)) progress.mark = -1;
-    else if (stalled(progress, socket, clock.now(), ms)) {
-      stop();
+  const unwatch = watchStall(
+    socket,
+    clock,
+    ms,
+    () => (waiting(res) ? 'waiting' : 'idle'),
+    () => {
+      unqueue();
       // A response still queued behind another has no socket to destroy yet: close the
       // connection it waits on, which is stalled as a whole, and the response with it.
       closeQueued(res);
       res.destroy();
       socket.destroy();
-      return;
-    }
-    timer = clock.setTimeout(check, every);
-  };
-  const stop = (): void => {
-    if (stopped) return;
-    stopped = true;
+    },
+  );
+  return () => {
     unqueue();
-    if (timer !== null) clock.clearTimeout(timer);
+    unwatch();
   };
-  timer = clock.setTimeout(check, every);
-  return stop;
 }
 
 /**
@@ -354,35 +389,28 @@ export function replyDone(res: ServerResponse): Promise<boolean> {
 
 /** The watch of {@link watchEnded}: progress judged per connection, as in watchSend. */
 function watchBacklog(socket: Socket, { clock, ms }: SendWatch): void {
-  const every = checkEvery(ms);
-  const progress: Progress = { mark: -1, since: 0 };
-  let timer: TimerHandle = null;
-  const stop = (): void => {
+  const forget = (): void => {
     backlogs.delete(socket);
-    socket.off('close', stop);
-    if (timer !== null) clock.clearTimeout(timer);
-    timer = null;
+    socket.off('close', end);
   };
-  const check = (): void => {
-    timer = null;
-    if (socket.writableLength === 0) {
-      const last = backlogs.get(socket)?.last;
-      // All taken; or an earlier response is still being answered: the server's time, not the
-      // client's (its replies are flushed, and watched again, when it ends).
-      if (last === undefined || last.writableFinished || last.destroyed) {
-        stop();
-        return;
-      }
-      progress.mark = -1;
-    } else if (stalled(progress, socket, clock.now(), ms)) {
-      stop();
-      socket.destroy();
-      return;
-    }
-    timer = clock.setTimeout(check, every);
+  const state = (): QueueState => {
+    if (socket.writableLength > 0) return 'waiting';
+    const last = backlogs.get(socket)?.last;
+    // All taken; or an earlier response is still being answered: the server's time, not the
+    // client's (its replies are flushed, and watched again, when it ends).
+    if (last !== undefined && !last.writableFinished && !last.destroyed) return 'idle';
+    forget();
+    return 'done';
   };
-  socket.once('close', stop);
-  timer = clock.setTimeout(check, every);
+  const unwatch = watchStall(socket, clock, ms, state, () => {
+    forget();
+    socket.destroy();
+  });
+  const end = (): void => {
+    forget();
+    unwatch();
+  };
+  socket.once('close', end);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { checkLine, rangeError, unserializable } from './checks';
-import { type Clock, repeat, type TimerHandle } from './clock';
-import { checkEvery, type Progress, stalled } from './send-watch';
+import { type Clock, repeat } from './clock';
+import { type QueueState, watchStall } from './send-watch';
 import { promiseOf } from './thenable';
 
 /** Server-sent event settings of an app (`createApp({ sse })`). */
@@ -208,10 +208,8 @@ export class SseStream {
   /** Writes so far, and as counted at the last heartbeat: equal means idle for a whole period. */
   #writes = 0;
   #beatWrites = -1;
-  /** The queue's watch, while a write left it waiting (see #watchQueue); null: none. */
-  #watch: TimerHandle = null;
-  /** The connection's progress as the watch last saw it; made at the first wait. */
-  #progress: Progress | null = null;
+  /** Stops the queue's watch, while a write left it waiting (see #watchQueue); null: none. */
+  #unwatch: (() => void) | null = null;
 
   static {
     internals = {
@@ -360,7 +358,7 @@ export class SseStream {
     if (queued + frame.length > 2 * max) return this.#drop();
     res.write(frame);
     this.#writes++;
-    if (this.#watch === null && (queued + frame.length > max || res.writableNeedDrain)) {
+    if (this.#unwatch === null && (queued + frame.length > max || res.writableNeedDrain)) {
       this.#watchQueue();
     }
     return true;
@@ -375,29 +373,23 @@ export class SseStream {
    * the client is dropped as too slow.
    */
   #watchQueue(): void {
-    const ms = this.#registry.stallMs;
-    if (ms === 0) return;
-    const progress = this.#progress ?? { mark: -1, since: 0 };
-    this.#progress = progress;
-    progress.mark = -1;
-    this.#watch = this.#registry.clock.setTimeout(this.#checkQueue, checkEvery(ms));
+    const { clock, stallMs } = this.#registry;
+    if (stallMs === 0) return;
+    this.#unwatch = watchStall(this.#res.req.socket, clock, stallMs, this.#queueState, () => {
+      this.#unwatch = null;
+      this.#drop();
+    });
   }
 
-  #checkQueue = (): void => {
-    this.#watch = null;
-    if (this.#closed) return;
+  #queueState = (): QueueState => {
     const res = this.#res;
-    const { clock, options, stallMs } = this.#registry;
-    if (res.writableLength > options.maxBufferedBytes) {
-      this.#drop();
-      return;
+    if (!this.#closed && res.writableLength > this.#registry.options.maxBufferedBytes) return 'cut';
+    // Closed, or taken: the next write that leaves it waiting watches again.
+    if (this.#closed || !res.writableNeedDrain) {
+      this.#unwatch = null;
+      return 'done';
     }
-    if (!res.writableNeedDrain) return; // taken: the next write that leaves it waiting watches
-    if (stalled(this.#progress!, res.req.socket, clock.now(), stallMs)) {
-      this.#drop();
-      return;
-    }
-    this.#watch = clock.setTimeout(this.#checkQueue, checkEvery(stallMs));
+    return 'waiting';
   };
 
   /** Disconnects a client too slow (or fed too much at once) for its queue cap. */
@@ -456,9 +448,9 @@ export class SseStream {
   #onClose = (): void => {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#watch !== null) {
-      this.#registry.clock.clearTimeout(this.#watch);
-      this.#watch = null;
+    if (this.#unwatch !== null) {
+      this.#unwatch();
+      this.#unwatch = null;
     }
     for (const stop of this.#timers) stop();
     this.#timers.clear();

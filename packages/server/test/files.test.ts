@@ -5,6 +5,7 @@ import {
   mkdtempSync,
   openSync,
   readSync,
+  realpathSync,
   rmSync,
   symlinkSync,
   truncateSync,
@@ -14,8 +15,9 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { appStats } from '../src/app';
 import { type App, createApp } from '../src/index';
-import { raw, socketBytes, start } from './helpers';
+import { raw, socketBytes, start, until } from './helpers';
 
 let dir: string;
 let root: string;
@@ -324,6 +326,88 @@ describe('ranges', () => {
       const res = await raw(p, { path: '/shrinks' });
       expect(res.status).toBe(500);
       expect(statuses).toEqual([500]);
+    } finally {
+      stat.mockRestore();
+      await a.close();
+    }
+  });
+
+  it('the error for a file that shrank names the window it was to send and what was read', async () => {
+    // It quoted the file's size: for a range, not the bytes that were missing.
+    const file = join(root, 'shrinks-range.txt');
+    writeFileSync(file, 'x'.repeat(1000));
+    const probe = await open(file);
+    const proto = Object.getPrototypeOf(probe) as {
+      stat: (...args: unknown[]) => Promise<unknown>;
+    };
+    await probe.close();
+    const realStat = proto.stat;
+    const stat = vi.spyOn(proto, 'stat').mockImplementation(async function (
+      this: unknown,
+      ...args: unknown[]
+    ) {
+      const st = await realStat.apply(this, args);
+      truncateSync(file, 150);
+      return st;
+    });
+    const a = createApp();
+    const errors: Error[] = [];
+    a.onError((err) => {
+      errors.push(err as Error);
+    });
+    a.get('/shrinks', (ctx) => ctx.sendFile('shrinks-range.txt', { root }));
+    try {
+      const { port: p } = await start(a);
+      const res = await raw(p, { path: '/shrinks', headers: { range: 'bytes=100-199' } });
+      expect(res.status).toBe(500);
+      expect(errors.map((e) => e.message)).toEqual([
+        `keel: sendFile: ${realpathSync(file)} shrank while it was read: expected bytes 100-199 ` +
+          '(100 bytes) of the 1000 its stat gave, read 50',
+      ]);
+    } finally {
+      stat.mockRestore();
+      await a.close();
+    }
+  });
+
+  it('a large file that shrank while it was streamed is reported, with what was expected and read', async () => {
+    // The connection was ended (the client must not read the next response as the rest of the
+    // body), but nothing told the app why: the error reaches onError now.
+    const file = join(root, 'shrinks-big.bin');
+    writeFileSync(file, Buffer.alloc(100_000, 97));
+    const probe = await open(file);
+    const proto = Object.getPrototypeOf(probe) as {
+      stat: (...args: unknown[]) => Promise<unknown>;
+    };
+    await probe.close();
+    const realStat = proto.stat;
+    const stat = vi.spyOn(proto, 'stat').mockImplementation(async function (
+      this: unknown,
+      ...args: unknown[]
+    ) {
+      const st = await realStat.apply(this, args);
+      truncateSync(file, 70_000);
+      return st;
+    });
+    const a = createApp();
+    const errors: Error[] = [];
+    a.onError((err) => {
+      errors.push(err as Error);
+    });
+    a.get('/shrinks', (ctx) => ctx.sendFile('shrinks-big.bin', { root }));
+    try {
+      const { port: p } = await start(a);
+      const res = await raw(p, { path: '/shrinks', headers: { range: 'bytes=1000-89999' } }).catch(
+        (err: Error) => err,
+      );
+      // The head promised 89000 bytes: the client sees the connection end short of them.
+      expect(res).toBeInstanceOf(Error);
+      // Told once the file stream closed, which may come after the client saw the end.
+      await until(() => appStats(a).inflight === 0);
+      expect(errors.map((e) => e.message)).toEqual([
+        `keel: sendFile: ${realpathSync(file)} shrank while it was read: expected bytes 1000-89999 ` +
+          '(89000 bytes) of the 100000 its stat gave, read 69000',
+      ]);
     } finally {
       stat.mockRestore();
       await a.close();

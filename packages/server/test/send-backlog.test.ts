@@ -1,4 +1,4 @@
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import type { Socket as ServerSocket } from 'node:net';
 import { connect, type Socket } from 'node:net';
@@ -445,6 +445,42 @@ describe('sendTimeout: small replies queued for a client that reads nothing', ()
     await until(() => got.split('HTTP/1.1 206 ').length === 101);
     expect(got).toContain('content-range: bytes 10-19/200000');
     expect(closed).toBe(false);
+  });
+
+  it('a small range with an If-Range that holds counts as its window too', async () => {
+    // The count parsed Range again, with the conditions copied from sendFile, and took any
+    // If-Range for the whole file: 100 pipelined 10-byte ranges resuming a download (If-Range:
+    // the ETag) went over the cap as 64 KiB each. One decision serves the count and the send.
+    const big = join(dir, 'big-if-range.bin');
+    writeFileSync(big, Buffer.alloc(200_000, 1));
+    const { size, mtimeMs } = statSync(big);
+    const etag = `"${size.toString(16)}-${Math.floor(mtimeMs).toString(16)}"`;
+    const clock = new ManualClock();
+    const a = app({ clock, sendTimeout: 1000 });
+    let sent = 0;
+    let closed = false;
+    a.get('/file', async (ctx) => {
+      if (sent === 0) ctx.req.socket.once('close', () => (closed = true));
+      await ctx.sendFile(big);
+      sent++;
+    });
+    const { port } = await start(a);
+    const client = unread(port);
+    let got = '';
+    client.setEncoding('latin1');
+    client.on('data', (c: string) => {
+      got += c;
+    });
+    client.write(
+      `GET /file HTTP/1.1\r\nHost: x\r\nRange: bytes=10-19\r\nIf-Range: ${etag}\r\n\r\n`.repeat(
+        100,
+      ),
+    );
+    await until(() => sent === 100 || closed);
+    expect(closed).toBe(false);
+    client.resume();
+    await until(() => got.split('HTTP/1.1 206 ').length === 101);
+    expect(got).toContain('content-range: bytes 10-19/200000');
   });
 
   it('responses still being prepared when their connection closed (a file looked up, a handler awaiting) are not held', async () => {
