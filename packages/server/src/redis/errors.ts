@@ -7,7 +7,8 @@ const REDIS_STORE_ERROR = Symbol.for('keel.server.RedisStoreError');
  * `ERR invalid password` before Redis 6), none given where one is needed (`NOAUTH`), a command
  * the Redis user may not run (`NOPERM`), a stream key holding another type (`WRONGTYPE`), a Redis
  * without streams (`ERR unknown command`, Redis < 5), a db the server does not have (`ERR DB index
- * is out of range` to `SELECT`: the db in `url` is not below the server's `databases`).
+ * is out of range` to `SELECT`: the db in `url` is not below the server's `databases`; `ERR SELECT
+ * is not allowed in cluster mode`: a cluster node has db 0 only).
  */
 export type RedisStoreFailure =
   | 'WRONGPASS'
@@ -62,20 +63,30 @@ export function permanentFailure(error: unknown): RedisStoreFailure | undefined 
     return 'WRONGPASS';
   }
   if (text.startsWith('ERR unknown command')) return 'UNKNOWN_COMMAND';
-  if (text.startsWith('ERR DB index is out of range') || text.startsWith('ERR invalid DB index')) {
+  if (
+    text.startsWith('ERR DB index is out of range') ||
+    text.startsWith('ERR invalid DB index') ||
+    inClusterMode(error)
+  ) {
     return 'DB_INDEX';
   }
   return undefined;
 }
 
+/** A refused SELECT of a Redis in cluster mode (db 0 only, whatever its `databases` says). */
+export function inClusterMode(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('ERR SELECT is not allowed in cluster');
+}
+
 /**
  * What to change for `code`, for the message. `db`: for `DB_INDEX`, the db asked for and the
- * server's `databases` (undefined when `CONFIG GET` was refused).
+ * server's `databases` (undefined when `CONFIG GET` was refused), or `cluster` (see
+ * `inClusterMode`).
  */
 export function remedy(
   code: RedisStoreFailure,
   key: string,
-  db?: { index: number; databases: number | undefined },
+  db?: { index: number; databases: number | undefined; cluster?: boolean },
 ): string {
   switch (code) {
     case 'WRONGPASS':
@@ -90,6 +101,9 @@ export function remedy(
       return 'the store needs Redis 5 or later (streams)';
     case 'DB_INDEX': {
       const index = db?.index ?? 0;
+      if (db?.cluster) {
+        return `a Redis in cluster mode has db 0 only: use db 0 in \`url\` (or of the \`client\`), not db ${index}`;
+      }
       const limit = db?.databases;
       const choose = limit === undefined ? 'a lower db' : `a db from 0 to ${limit - 1}`;
       const setting = limit === undefined ? 'setting' : `is ${limit}`;

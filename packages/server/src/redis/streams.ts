@@ -12,6 +12,7 @@ import { MAX_TIMER_MS } from '../clock';
 import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
 import {
+  inClusterMode,
   isLoading,
   outOfMemory,
   permanentFailure,
@@ -551,15 +552,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       if (closed) return;
       const failure = new RedisStoreError(
         code,
-        `keel: the Redis event store cannot use ${key} on ${where} (${text}): ${remedy(code, key, dbFacts())}; retrying`,
+        `keel: the Redis event store cannot use ${key} on ${where} (${text}): ${remedy(code, key, dbFacts(error))}; retrying`,
         { cause: error },
       );
       // Not `warned` for the publishing connection's: the reader may read on, no "reads again".
       if (userOnError) tell(failure);
       else process.emitWarning(failure.message);
     };
-    // Its message names the server's `databases`, asked for first.
-    if (code === 'DB_INDEX') void askDatabases().then(tellRefusal);
+    // Its message names the server's `databases`, asked for first (a cluster node: db 0 only).
+    if (code === 'DB_INDEX' && !inClusterMode(error)) void askDatabases().then(tellRefusal);
     else tellRefusal();
     return true;
   };
@@ -568,7 +569,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let asking: Promise<void> | null = null;
   /** Its connection, closed with the store. */
   let probe: Redis | null = null;
-  const dbFacts = () => ({ index: reader.options.db ?? 0, databases });
+  const dbFacts = (cause: unknown) => ({
+    index: reader.options.db ?? 0,
+    databases,
+    cluster: inClusterMode(cause),
+  });
   /**
    * Asks the server its `databases` (`CONFIG GET`, once) on a connection of its own in db 0:
    * the store's are refused their SELECT. Left undefined when refused (an ACL without `CONFIG`).
@@ -647,7 +652,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       // One retrying cannot fix (a password rotated, an ACL changed): typed, with what to change.
       throw code === undefined
         ? new Error(message, { cause })
-        : new RedisStoreError(code, `${message}: ${remedy(code, key, dbFacts())}`, { cause });
+        : new RedisStoreError(code, `${message}: ${remedy(code, key, dbFacts(cause))}`, { cause });
     };
   // A new connection has a new id.
   reader.on('close', () => {
@@ -1243,7 +1248,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       for (let attempt = 0; ; attempt++) {
         if (closed) throw new Error('keel: the Redis event store was closed before it opened');
         if (refused !== null) {
-          if (permanentFailure(refused) === 'DB_INDEX') await askDatabases();
+          if (permanentFailure(refused) === 'DB_INDEX' && !inClusterMode(refused)) {
+            await askDatabases();
+          }
           throw refuse(refused);
         }
         try {
@@ -1315,7 +1322,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     void release();
     return new RedisStoreError(
       code,
-      `keel: the Redis event store cannot open ${key} on ${where} (${errorText(cause)}): ${remedy(code, key, dbFacts())}; not retried`,
+      `keel: the Redis event store cannot open ${key} on ${where} (${errorText(cause)}): ${remedy(code, key, dbFacts(cause))}; not retried`,
       { cause },
     );
   }
