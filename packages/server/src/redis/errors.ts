@@ -55,7 +55,8 @@ export function isRedisStoreError(value: unknown): value is RedisStoreError {
  */
 export function permanentFailure(error: unknown): RedisStoreFailure | undefined {
   if (!(error instanceof Error)) return undefined;
-  const text = error.message;
+  // A refused EXEC (an ACL without it) aborts the transaction with its own refusal as reason.
+  const text = error.message.replace(/^EXECABORT Transaction discarded because of: /, '');
   for (const code of ['WRONGPASS', 'NOAUTH', 'NOPERM', 'WRONGTYPE'] as const) {
     if (text.startsWith(`${code} `)) return code;
   }
@@ -79,14 +80,50 @@ export function inClusterMode(error: unknown): boolean {
 }
 
 /**
+ * The ACL rules for every command the store sends on its own connections (AUTH, HELLO and QUIT
+ * need none), as `ACL SETUSER` takes them: the NOPERM advice and the README list these (a test
+ * checks both). Needed: refused, the store cannot open (or, `+xadd`, publish); `+select` for a
+ * db other than 0 only.
+ */
+export const NEEDED_RULES = [
+  '+select',
+  '+xadd',
+  '+xread',
+  '+xrange',
+  '+xrevrange',
+  '+xinfo|stream',
+  '+multi',
+  '+exec',
+] as const;
+/**
+ * Refused, the store does without: `INFO` (a restart's `run_id`), `CONFIG GET` (`appendfsync`,
+ * `databases`), `CLIENT` (its reader's id and name, waking readers when ids went backwards).
+ */
+export const OPTIONAL_RULES = [
+  '+info',
+  '+config|get',
+  '+client|id',
+  '+client|setname',
+  '+client|list',
+  '+client|unblock',
+] as const;
+export const ACL_RULES = [...NEEDED_RULES, ...OPTIONAL_RULES].join(' ');
+
+/** What the ACL must grant on `key` (its glob characters escaped, as `~` reads a pattern). */
+function grant(key: string, user: string | undefined): string {
+  const pattern = key.replace(/[*?[\]\\]/g, '\\$&');
+  return `grant the Redis user what the store sends: ACL SETUSER ${user || 'default'} ~${pattern} ${ACL_RULES} (from ${OPTIONAL_RULES[0]} on optional: without them it does without restart detection and prompt wake-ups; +select for a db other than 0 only)`;
+}
+
+/**
  * What to change for `code`, for the message. `db`: for `DB_INDEX`, the db asked for and the
  * server's `databases` (undefined when `CONFIG GET` was refused), or `cluster` (see
- * `inClusterMode`).
+ * `inClusterMode`); for `NOPERM`, the Redis user.
  */
 export function remedy(
   code: RedisStoreFailure,
   key: string,
-  db?: { index: number; databases: number | undefined; cluster?: boolean },
+  db?: { index: number; databases: number | undefined; cluster?: boolean; user?: string },
 ): string {
   switch (code) {
     case 'WRONGPASS':
@@ -94,7 +131,7 @@ export function remedy(
     case 'NOAUTH':
       return 'this Redis requires a password: give it in `url` (redis://user:password@host)';
     case 'NOPERM':
-      return `grant the Redis user XADD, XREAD, XRANGE, XREVRANGE, XINFO and MULTI/EXEC on ${key}`;
+      return grant(key, db?.user);
     case 'WRONGTYPE':
       return `${key} holds another type than a stream: choose another \`stream\` key, or delete that key`;
     case 'UNKNOWN_COMMAND':

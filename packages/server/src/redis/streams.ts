@@ -573,6 +573,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     index: reader.options.db ?? 0,
     databases,
     cluster: inClusterMode(cause),
+    user: reader.options.username,
   });
   /**
    * Asks the server its `databases` (`CONFIG GET`, once) on a connection of its own in db 0:
