@@ -97,7 +97,8 @@ export const NEEDED_RULES = [
 ] as const;
 /**
  * Refused, the store does without: `INFO` (a restart's `run_id`), `CONFIG GET` (`appendfsync`,
- * `databases`), `CLIENT` (its reader's id and name, waking readers when ids went backwards).
+ * `databases`), `CLIENT` (its reader's id and name, waking readers when ids went backwards),
+ * `WATCH` (one marker for an emptied stream found by two instances at once).
  */
 export const OPTIONAL_RULES = [
   '+info',
@@ -106,6 +107,7 @@ export const OPTIONAL_RULES = [
   '+client|setname',
   '+client|list',
   '+client|unblock',
+  '+watch',
 ] as const;
 export const ACL_RULES = [...NEEDED_RULES, ...OPTIONAL_RULES].join(' ');
 

@@ -926,10 +926,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         // keeps later ids above the old ones. The clients are reset at it, the loss head is
         // `last` (so its own marker, read next, resets nobody here again), and reading goes on
         // from the stream's start, so an entry published meanwhile below it is delivered too.
+        // Written only while the stream is still empty: another instance that found it so too,
+        // after another last id, would write a marker of its own, and each instance would read
+        // the other's as a second loss. One came first: this one is handled as any entry is.
         const from = last;
+        const marked = await markIfEmpty(from);
+        if (marked === false) return cameFirst(from);
         last = START;
         resetClients(idAfter(from), from);
-        await markAbove(from, from);
+        if (marked) await wakeReaders().catch(() => {});
         return;
       }
       head = newest === START ? START : idAfter(last);
@@ -1060,6 +1065,71 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       .xadd(key, 'MAXLEN', '~', maxLen, idAfter(from), LOSS, lossHead, BACK, '1')
       .then(wakeReaders)
       .catch(() => {});
+  }
+
+  /**
+   * `markIfEmpty` found an entry in the emptied stream, after `from` was lost: another instance's
+   * marker of the same loss (its loss head is that instance's last id), handled as if it had
+   * been there when this instance looked, or else a publish, handled as any entry is. Above
+   * `from` (that instance had read further), the clients are reset at it, as that instance's
+   * are, and the marker, read next, resets nobody again. Below, ids went backwards here: as in
+   * `lost`, reset at it and marked above `from`, with the same loss head.
+   */
+  async function cameFirst(from: string): Promise<void> {
+    const first = ((await reader.xrange(key, '-', '+', 'COUNT', 1)) as Entry[])[0];
+    if (first === undefined || first[1][0] !== LOSS || first[1][2] !== BACK) return lost(undefined);
+    const [marker, fields] = first;
+    const head = lossHeadOf(marker, fields) ?? from;
+    if (compareIds(marker, from) > 0) {
+      last = START;
+      resetClients(marker, head);
+      return;
+    }
+    last = marker;
+    resetClients(marker);
+    await markAbove(from, head);
+  }
+
+  /**
+   * The marker of an emptied stream (see `lost`), appended just after `from` only if the stream
+   * is still empty (`WATCH`, so no entry can come between the look and the write): true when
+   * written, false when an entry (another instance's marker) came first, undefined when it could
+   * not be written (Redis full or down: the others reset at their idle check). Without `WATCH`
+   * in the ACL, written as before, unconditionally.
+   */
+  async function markIfEmpty(from: string): Promise<boolean | undefined> {
+    const args = [key, 'MAXLEN', '~', maxLen, idAfter(from), LOSS, from, BACK, '1'] as const;
+    try {
+      await reader.watch(key);
+    } catch (error) {
+      if (!(error instanceof ReplyError) || isLoading(error)) return undefined;
+      return reader.xadd(...args).then(
+        () => true,
+        () => undefined,
+      );
+    }
+    try {
+      if ((await reader.xlen(key)) > 0) {
+        // An empty transaction ends the WATCH (else it would abort the reader's next one).
+        await reader.multi().exec();
+        return false;
+      }
+      // Null: the stream changed after the WATCH.
+      return (
+        (await reader
+          .multi()
+          .xadd(...args)
+          .exec()) !== null
+      );
+    } catch {
+      // A transaction refused (OOM) ends the WATCH, as a lost connection does; anything else
+      // (the XLEN refused) leaves it: ended here, or the reader's next MULTI would be aborted.
+      await reader
+        .multi()
+        .exec()
+        .catch(() => {});
+      return undefined;
+    }
   }
 
   /**
