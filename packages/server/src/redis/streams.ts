@@ -8,7 +8,7 @@ import {
   rangeError,
   typeError,
 } from '../checks';
-import { MAX_TIMER_MS } from '../clock';
+import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from '../clock';
 import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
 import {
@@ -100,6 +100,13 @@ export interface RedisStreamsOptions {
    * connection's error, one for each such refusal, and one when the reader reads again
    */
   onError?: ((error: unknown) => void) | undefined;
+  /**
+   * The timers of the store's own waits: the backoff between failed reads (and attempts to
+   * open), the retries of waking its reader. ioredis's reconnects keep their own timers. Tests
+   * pass a manual clock; the same shape as `createApp({ clock })`.
+   * @default the system clock
+   */
+  clock?: Clock | undefined;
 }
 
 /**
@@ -351,6 +358,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     }
   }
   if (options.onError !== undefined) checkFunction('onError', options.onError);
+  const clock = checkClock(options.clock);
   if (options.client !== undefined && !(options.client instanceof Redis)) {
     throw typeError('client', 'an ioredis Redis client', options.client);
   }
@@ -408,7 +416,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   // A shared client's own commands are its owner's (ioredis's ready check holds them).
   const commandsGate =
     shared === undefined ? holdUntilAnswered(commands, connected(commandRefusals)) : undefined;
-  const readerGate = holdUntilAnswered(reader, connected(readerRefusals));
+  const readerAnswered = connected(readerRefusals);
+  // A reader waiting out its backoff (its reads failed while Redis was away) reads at once: its
+  // connection is back, and ioredis's reconnects run on their own schedule, not in step.
+  const readerGate = holdUntilAnswered(reader, () => {
+    readerAnswered();
+    wake?.();
+  });
   /**
    * The reader's connection name, set by the reader itself (see `own`): a shared client's, else
    * one naming the stream, so that `wakeReaders` wakes only readers of it, not every unnamed
@@ -449,10 +463,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let behind: string | null = null;
   /** `last` when `behind` was noted: lower by the time it is handled, a reset since covers it. */
   let behindAt = START;
-  let unblockTimer: ReturnType<typeof setTimeout> | null = null;
+  let unblockTimer: TimerHandle | null = null;
   /** Whether the current outage was reported by the default warning (so its end is too). */
   let warned = false;
-  let sleepTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Ends the current wait (`sleep`) now, its timer cleared. */
   let wake: (() => void) | null = null;
   const where = redisAddress(reader);
 
@@ -670,8 +684,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     (commands.client('UNBLOCK', readerId) as Promise<number>).then(
       (woken) => {
         if (woken === 0 && tries > 1 && !closed) {
-          unblockTimer = setTimeout(unblock, 10, tries - 1);
-          unblockTimer.unref?.();
+          unblockTimer = clock.setTimeout(() => unblock(tries - 1), 10);
         }
       },
       () => {}, // refused or down: the reader notices after its idle XREAD (BLOCK_MS)
@@ -706,13 +719,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
 
   function sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      wake = resolve;
-      sleepTimer = setTimeout(() => {
-        sleepTimer = null;
-        wake = null;
+      const done = (): void => {
+        clock.clearTimeout(timer);
+        if (wake === done) wake = null;
         resolve();
-      }, ms);
-      sleepTimer.unref?.();
+      };
+      const timer = clock.setTimeout(done, ms);
+      wake = done;
     });
   }
 
@@ -1402,8 +1415,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (closed) return;
     closed = true;
     sink = null;
-    if (sleepTimer !== null) clearTimeout(sleepTimer);
-    if (unblockTimer !== null) clearTimeout(unblockTimer);
+    if (unblockTimer !== null) clock.clearTimeout(unblockTimer);
     wake?.();
     probe?.disconnect();
     reader.disconnect();
