@@ -19,9 +19,10 @@ afterEach(async () => {
 const names = (events: SseMessage[]): string[] =>
   events.map((e) => (e.event === HUB_RESET_EVENT ? 'reset' : e.data));
 
-/** A client of Redis user `name` (allowed everything), named `name` too. */
-async function clientOf(admin: Redis, name: string): Promise<Redis> {
-  await admin.call('ACL', 'SETUSER', name, 'reset', 'on', '>pw', '~*', '&*', '+@all');
+/** A client of Redis user `name` (allowed everything, or all but `without`), named `name` too. */
+async function clientOf(admin: Redis, name: string, without?: string): Promise<Redis> {
+  const rules = without === undefined ? [] : [`-${without}`];
+  await admin.call('ACL', 'SETUSER', name, 'reset', 'on', '>pw', '~*', '&*', '+@all', ...rules);
   const client = new Redis(live.redis.url.replace('//', `//${name}:pw@`), {
     connectionName: name,
     enableOfflineQueue: false,
@@ -111,4 +112,30 @@ describe('redisStreams: two instances find the stream emptied at once', () => {
       }
     }, 30_000);
   }
+});
+
+describe('redisStreams: an emptied stream, WATCH refused by the ACL', () => {
+  it('the marker is written all the same, unconditionally; the clients are reset once', async () => {
+    const admin = new Redis(live.redis.url);
+    opened.push(admin);
+    const stream = key();
+    const errors: unknown[] = [];
+    const client = await clientOf(admin, 'nowatch', 'watch');
+    const a = await live.instance(stream, { ...quiet, onError: (e) => errors.push(e), client });
+    const onA = await a.connect();
+    await until(() => a.hub.size === 1);
+    const d = await a.hub.publish('n', 'd');
+    await onA.waitFor(1);
+    await admin.del(stream);
+    await killReader(live.redis.url, 'nowatch', true);
+    await onA.waitFor(2);
+    const [ms, seq] = d.split('-');
+    const marker = `${ms}-${Number(seq) + 1}`;
+    expect(onA.events[1]).toMatchObject({ event: HUB_RESET_EVENT, id: marker });
+    expect(await admin.xrange(stream, '-', '+')).toEqual([[marker, ['k', d, 'b', '1']]]);
+    const after = await a.hub.publish('n', 'after');
+    await until(() => onA.events.some((x) => x.id === after));
+    expect(names(onA.events)).toEqual(['d', 'reset', 'after']);
+    expect(errors).toEqual([]);
+  }, 20_000);
 });
