@@ -838,7 +838,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     let newest = START;
     if (!known && (first !== undefined || (newest = await newestId()) !== START)) {
       const id = await appendMarker([LOSS, '', RUN, run, SINCE, since]);
-      // Without a next entry the marker is next; so it is when ids went backwards (the restored
+      // Entries published since the look above (`newest` may be one): the first of them is
+      // next, else they would be skipped. Read after the marker, so none comes between.
+      if (first === undefined) first = await firstFrom(reader, last === START ? '-' : `(${last}`);
+      // The marker is next when it is lower: so it is when ids went backwards (the restored
       // stream's clock is behind this instance's last entry), which reading after `last` skips.
       if (id !== undefined && (first === undefined || compareIds(id, first) < 0)) first = id;
     }
