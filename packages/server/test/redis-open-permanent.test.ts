@@ -70,11 +70,15 @@ async function failsToOpen(url: string, stream: string, close = true) {
     );
     expect(publish).toBeInstanceOf(HubPublishError);
     expect((publish as HubPublishError).cause).toBe(error);
-    // Not retried: onError was told at most of the attempt that found it, and it stays so.
-    const told = errors.length;
+    // `hub.ready` says it, and only it: onError gets nothing (not the raw refusal of each
+    // connection or attempt before the open gave up), and nothing more comes (not retried).
+    expect(errors.map(String)).toEqual([]);
     await new Promise((r) => setTimeout(r, 100));
-    expect(errors.length).toBe(told);
+    expect(errors.map(String)).toEqual([]);
     if (close) await hub.close();
+    // One warning, the hub's (its store failed to open), naming the refusal; none of the store's.
+    expect(warnings.map(String)).toEqual([expect.stringMatching(/store failed to open/)]);
+    expect(String(warnings[0])).toContain((error as Error).message);
     return { error: error as RedisStoreError, warnings };
   } finally {
     process.off('warning', onWarning);

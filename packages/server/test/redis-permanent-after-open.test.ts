@@ -155,7 +155,11 @@ describe('redisStreams: a password rotated after open (WRONGPASS on reconnect)',
         await admin.client('KILL', 'USER', 'rotated');
         await until(() => storeErrors().length === 2);
         await admin.call('ACL', 'SETUSER', 'rotated', 'resetpass', '>right');
-        await publishWhenUp(a.hub, 'again');
+        const again = await publishWhenUp(a.hub, 'again');
+        await until(() => client.events.some((e) => e.id === again));
+        // Once for that second refusal too, however many reconnects it refused.
+        expect(storeErrors()).toHaveLength(2);
+        expect(storeErrors()[1]!.code).toBe('WRONGPASS');
       }),
     20_000,
   );
@@ -294,6 +298,7 @@ describe('redisStreams: requirepass set after open (NOAUTH on reconnect)', () =>
     }
     const id = await publishWhenUp(a.hub, 'open again');
     await until(() => client.events.some((e) => e.id === id));
+    expect(storeErrors()).toHaveLength(1);
   }, 20_000);
 });
 

@@ -7,7 +7,8 @@ const REDIS_STORE_ERROR = Symbol.for('keel.server.RedisStoreError');
  * `ERR invalid password` before Redis 6), none given where one is needed (`NOAUTH`), a command
  * the Redis user may not run (`NOPERM`), a stream key holding another type (`WRONGTYPE`), a Redis
  * without streams (`ERR unknown command`, Redis < 5), a db the server does not have (`ERR DB index
- * is out of range` to `SELECT`: the db in `url` is not below the server's `databases`).
+ * is out of range` to `SELECT`: the db in `url` is not below the server's `databases`; `ERR SELECT
+ * is not allowed in cluster mode`: a cluster node has db 0 only).
  */
 export type RedisStoreFailure =
   | 'WRONGPASS'
@@ -54,7 +55,8 @@ export function isRedisStoreError(value: unknown): value is RedisStoreError {
  */
 export function permanentFailure(error: unknown): RedisStoreFailure | undefined {
   if (!(error instanceof Error)) return undefined;
-  const text = error.message;
+  // A refused EXEC (an ACL without it) aborts the transaction with its own refusal as reason.
+  const text = error.message.replace(/^EXECABORT Transaction discarded because of: /, '');
   for (const code of ['WRONGPASS', 'NOAUTH', 'NOPERM', 'WRONGTYPE'] as const) {
     if (text.startsWith(`${code} `)) return code;
   }
@@ -62,20 +64,68 @@ export function permanentFailure(error: unknown): RedisStoreFailure | undefined 
     return 'WRONGPASS';
   }
   if (text.startsWith('ERR unknown command')) return 'UNKNOWN_COMMAND';
-  if (text.startsWith('ERR DB index is out of range') || text.startsWith('ERR invalid DB index')) {
+  if (
+    text.startsWith('ERR DB index is out of range') ||
+    text.startsWith('ERR invalid DB index') ||
+    inClusterMode(error)
+  ) {
     return 'DB_INDEX';
   }
   return undefined;
 }
 
+/** A refused SELECT of a Redis in cluster mode (db 0 only, whatever its `databases` says). */
+export function inClusterMode(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('ERR SELECT is not allowed in cluster');
+}
+
+/**
+ * The ACL rules for every command the store sends on its own connections (AUTH, HELLO and QUIT
+ * need none), as `ACL SETUSER` takes them: the NOPERM advice and the README list these (a test
+ * checks both). Needed: refused, the store cannot open (or, `+xadd`, publish); `+select` for a
+ * db other than 0 only.
+ */
+export const NEEDED_RULES = [
+  '+select',
+  '+xadd',
+  '+xread',
+  '+xrange',
+  '+xrevrange',
+  '+xinfo|stream',
+  '+multi',
+  '+exec',
+] as const;
+/**
+ * Refused, the store does without: `INFO` (a restart's `run_id`), `CONFIG GET` (`appendfsync`,
+ * `databases`), `CLIENT` (its reader's id and name, waking readers when ids went backwards),
+ * `WATCH` (one marker for an emptied stream found by two instances at once).
+ */
+export const OPTIONAL_RULES = [
+  '+info',
+  '+config|get',
+  '+client|id',
+  '+client|setname',
+  '+client|list',
+  '+client|unblock',
+  '+watch',
+] as const;
+export const ACL_RULES = [...NEEDED_RULES, ...OPTIONAL_RULES].join(' ');
+
+/** What the ACL must grant on `key` (its glob characters escaped, as `~` reads a pattern). */
+function grant(key: string, user: string | undefined): string {
+  const pattern = key.replace(/[*?[\]\\]/g, '\\$&');
+  return `grant the Redis user what the store sends: ACL SETUSER ${user || 'default'} ~${pattern} ${ACL_RULES} (from ${OPTIONAL_RULES[0]} on optional: without them it does without restart detection and prompt wake-ups; +select for a db other than 0 only)`;
+}
+
 /**
  * What to change for `code`, for the message. `db`: for `DB_INDEX`, the db asked for and the
- * server's `databases` (undefined when `CONFIG GET` was refused).
+ * server's `databases` (undefined when `CONFIG GET` was refused), or `cluster` (see
+ * `inClusterMode`); for `NOPERM`, the Redis user.
  */
 export function remedy(
   code: RedisStoreFailure,
   key: string,
-  db?: { index: number; databases: number | undefined },
+  db?: { index: number; databases: number | undefined; cluster?: boolean; user?: string },
 ): string {
   switch (code) {
     case 'WRONGPASS':
@@ -83,13 +133,16 @@ export function remedy(
     case 'NOAUTH':
       return 'this Redis requires a password: give it in `url` (redis://user:password@host)';
     case 'NOPERM':
-      return `grant the Redis user XADD, XREAD, XRANGE, XREVRANGE, XINFO and MULTI/EXEC on ${key}`;
+      return grant(key, db?.user);
     case 'WRONGTYPE':
       return `${key} holds another type than a stream: choose another \`stream\` key, or delete that key`;
     case 'UNKNOWN_COMMAND':
       return 'the store needs Redis 5 or later (streams)';
     case 'DB_INDEX': {
       const index = db?.index ?? 0;
+      if (db?.cluster) {
+        return `a Redis in cluster mode has db 0 only: use db 0 in \`url\` (or of the \`client\`), not db ${index}`;
+      }
       const limit = db?.databases;
       const choose = limit === undefined ? 'a lower db' : `a db from 0 to ${limit - 1}`;
       const setting = limit === undefined ? 'setting' : `is ${limit}`;

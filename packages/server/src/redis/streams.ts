@@ -8,10 +8,11 @@ import {
   rangeError,
   typeError,
 } from '../checks';
-import { MAX_TIMER_MS } from '../clock';
+import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from '../clock';
 import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
 import {
+  inClusterMode,
   isLoading,
   outOfMemory,
   permanentFailure,
@@ -99,6 +100,13 @@ export interface RedisStreamsOptions {
    * connection's error, one for each such refusal, and one when the reader reads again
    */
   onError?: ((error: unknown) => void) | undefined;
+  /**
+   * The timers of the store's own waits: the backoff between failed reads (and attempts to
+   * open), the retries of waking its reader. ioredis's reconnects keep their own timers. Tests
+   * pass a manual clock; the same shape as `createApp({ clock })`.
+   * @default the system clock
+   */
+  clock?: Clock | undefined;
 }
 
 /**
@@ -350,6 +358,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     }
   }
   if (options.onError !== undefined) checkFunction('onError', options.onError);
+  const clock = checkClock(options.clock);
   if (options.client !== undefined && !(options.client instanceof Redis)) {
     throw typeError('client', 'an ioredis Redis client', options.client);
   }
@@ -407,7 +416,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   // A shared client's own commands are its owner's (ioredis's ready check holds them).
   const commandsGate =
     shared === undefined ? holdUntilAnswered(commands, connected(commandRefusals)) : undefined;
-  const readerGate = holdUntilAnswered(reader, connected(readerRefusals));
+  const readerAnswered = connected(readerRefusals);
+  // A reader waiting out its backoff (its reads failed while Redis was away) reads at once: its
+  // connection is back, and ioredis's reconnects run on their own schedule, not in step.
+  const readerGate = holdUntilAnswered(reader, () => {
+    readerAnswered();
+    wake?.();
+  });
   /**
    * The reader's connection name, set by the reader itself (see `own`): a shared client's, else
    * one naming the stream, so that `wakeReaders` wakes only readers of it, not every unnamed
@@ -448,10 +463,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let behind: string | null = null;
   /** `last` when `behind` was noted: lower by the time it is handled, a reset since covers it. */
   let behindAt = START;
-  let unblockTimer: ReturnType<typeof setTimeout> | null = null;
+  let unblockTimer: TimerHandle | null = null;
   /** Whether the current outage was reported by the default warning (so its end is too). */
   let warned = false;
-  let sleepTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Ends the current wait (`sleep`) now, its timer cleared. */
   let wake: (() => void) | null = null;
   const where = redisAddress(reader);
 
@@ -551,15 +566,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       if (closed) return;
       const failure = new RedisStoreError(
         code,
-        `keel: the Redis event store cannot use ${key} on ${where} (${text}): ${remedy(code, key, dbFacts())}; retrying`,
+        `keel: the Redis event store cannot use ${key} on ${where} (${text}): ${remedy(code, key, dbFacts(error))}; retrying`,
         { cause: error },
       );
       // Not `warned` for the publishing connection's: the reader may read on, no "reads again".
       if (userOnError) tell(failure);
       else process.emitWarning(failure.message);
     };
-    // Its message names the server's `databases`, asked for first.
-    if (code === 'DB_INDEX') void askDatabases().then(tellRefusal);
+    // Its message names the server's `databases`, asked for first (a cluster node: db 0 only).
+    if (code === 'DB_INDEX' && !inClusterMode(error)) void askDatabases().then(tellRefusal);
     else tellRefusal();
     return true;
   };
@@ -568,7 +583,12 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let asking: Promise<void> | null = null;
   /** Its connection, closed with the store. */
   let probe: Redis | null = null;
-  const dbFacts = () => ({ index: reader.options.db ?? 0, databases });
+  const dbFacts = (cause: unknown) => ({
+    index: reader.options.db ?? 0,
+    databases,
+    cluster: inClusterMode(cause),
+    user: reader.options.username,
+  });
   /**
    * Asks the server its `databases` (`CONFIG GET`, once) on a connection of its own in db 0:
    * the store's are refused their SELECT. Left undefined when refused (an ACL without `CONFIG`).
@@ -647,7 +667,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       // One retrying cannot fix (a password rotated, an ACL changed): typed, with what to change.
       throw code === undefined
         ? new Error(message, { cause })
-        : new RedisStoreError(code, `${message}: ${remedy(code, key, dbFacts())}`, { cause });
+        : new RedisStoreError(code, `${message}: ${remedy(code, key, dbFacts(cause))}`, { cause });
     };
   // A new connection has a new id.
   reader.on('close', () => {
@@ -664,8 +684,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     (commands.client('UNBLOCK', readerId) as Promise<number>).then(
       (woken) => {
         if (woken === 0 && tries > 1 && !closed) {
-          unblockTimer = setTimeout(unblock, 10, tries - 1);
-          unblockTimer.unref?.();
+          unblockTimer = clock.setTimeout(() => unblock(tries - 1), 10);
         }
       },
       () => {}, // refused or down: the reader notices after its idle XREAD (BLOCK_MS)
@@ -700,13 +719,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
 
   function sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      wake = resolve;
-      sleepTimer = setTimeout(() => {
-        sleepTimer = null;
-        wake = null;
+      const done = (): void => {
+        clock.clearTimeout(timer);
+        if (wake === done) wake = null;
         resolve();
-      }, ms);
-      sleepTimer.unref?.();
+      };
+      const timer = clock.setTimeout(done, ms);
+      wake = done;
     });
   }
 
@@ -819,7 +838,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     let newest = START;
     if (!known && (first !== undefined || (newest = await newestId()) !== START)) {
       const id = await appendMarker([LOSS, '', RUN, run, SINCE, since]);
-      // Without a next entry the marker is next; so it is when ids went backwards (the restored
+      // Entries published since the look above (`newest` may be one): the first of them is
+      // next, else they would be skipped. Read after the marker, so none comes between.
+      if (first === undefined) first = await firstFrom(reader, last === START ? '-' : `(${last}`);
+      // The marker is next when it is lower: so it is when ids went backwards (the restored
       // stream's clock is behind this instance's last entry), which reading after `last` skips.
       if (id !== undefined && (first === undefined || compareIds(id, first) < 0)) first = id;
     }
@@ -920,10 +942,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         // keeps later ids above the old ones. The clients are reset at it, the loss head is
         // `last` (so its own marker, read next, resets nobody here again), and reading goes on
         // from the stream's start, so an entry published meanwhile below it is delivered too.
+        // Written only while the stream is still empty: another instance that found it so too,
+        // after another last id, would write a marker of its own, and each instance would read
+        // the other's as a second loss. One came first: this one is handled as any entry is.
         const from = last;
+        const marked = await markIfEmpty(from);
+        if (marked === false) return cameFirst(from);
         last = START;
         resetClients(idAfter(from), from);
-        await markAbove(from, from);
+        if (marked) await wakeReaders().catch(() => {});
         return;
       }
       head = newest === START ? START : idAfter(last);
@@ -1054,6 +1081,71 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       .xadd(key, 'MAXLEN', '~', maxLen, idAfter(from), LOSS, lossHead, BACK, '1')
       .then(wakeReaders)
       .catch(() => {});
+  }
+
+  /**
+   * `markIfEmpty` found an entry in the emptied stream, after `from` was lost: another instance's
+   * marker of the same loss (its loss head is that instance's last id), handled as if it had
+   * been there when this instance looked, or else a publish, handled as any entry is. Above
+   * `from` (that instance had read further), the clients are reset at it, as that instance's
+   * are, and the marker, read next, resets nobody again. Below, ids went backwards here: as in
+   * `lost`, reset at it and marked above `from`, with the same loss head.
+   */
+  async function cameFirst(from: string): Promise<void> {
+    const first = ((await reader.xrange(key, '-', '+', 'COUNT', 1)) as Entry[])[0];
+    if (first === undefined || first[1][0] !== LOSS || first[1][2] !== BACK) return lost(undefined);
+    const [marker, fields] = first;
+    const head = lossHeadOf(marker, fields) ?? from;
+    if (compareIds(marker, from) > 0) {
+      last = START;
+      resetClients(marker, head);
+      return;
+    }
+    last = marker;
+    resetClients(marker);
+    await markAbove(from, head);
+  }
+
+  /**
+   * The marker of an emptied stream (see `lost`), appended just after `from` only if the stream
+   * is still empty (`WATCH`, so no entry can come between the look and the write): true when
+   * written, false when an entry (another instance's marker) came first, undefined when it could
+   * not be written (Redis full or down: the others reset at their idle check). Without `WATCH`
+   * in the ACL, written as before, unconditionally.
+   */
+  async function markIfEmpty(from: string): Promise<boolean | undefined> {
+    const args = [key, 'MAXLEN', '~', maxLen, idAfter(from), LOSS, from, BACK, '1'] as const;
+    try {
+      await reader.watch(key);
+    } catch (error) {
+      if (!(error instanceof ReplyError) || isLoading(error)) return undefined;
+      return reader.xadd(...args).then(
+        () => true,
+        () => undefined,
+      );
+    }
+    try {
+      if ((await reader.xlen(key)) > 0) {
+        // An empty transaction ends the WATCH (else it would abort the reader's next one).
+        await reader.multi().exec();
+        return false;
+      }
+      // Null: the stream changed after the WATCH.
+      return (
+        (await reader
+          .multi()
+          .xadd(...args)
+          .exec()) !== null
+      );
+    } catch {
+      // A transaction refused (OOM) ends the WATCH, as a lost connection does; anything else
+      // (the XLEN refused) leaves it: ended here, or the reader's next MULTI would be aborted.
+      await reader
+        .multi()
+        .exec()
+        .catch(() => {});
+      return undefined;
+    }
   }
 
   /**
@@ -1243,7 +1335,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       for (let attempt = 0; ; attempt++) {
         if (closed) throw new Error('keel: the Redis event store was closed before it opened');
         if (refused !== null) {
-          if (permanentFailure(refused) === 'DB_INDEX') await askDatabases();
+          if (permanentFailure(refused) === 'DB_INDEX' && !inClusterMode(refused)) {
+            await askDatabases();
+          }
           throw refuse(refused);
         }
         try {
@@ -1315,7 +1409,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     void release();
     return new RedisStoreError(
       code,
-      `keel: the Redis event store cannot open ${key} on ${where} (${errorText(cause)}): ${remedy(code, key, dbFacts())}; not retried`,
+      `keel: the Redis event store cannot open ${key} on ${where} (${errorText(cause)}): ${remedy(code, key, dbFacts(cause))}; not retried`,
       { cause },
     );
   }
@@ -1324,8 +1418,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (closed) return;
     closed = true;
     sink = null;
-    if (sleepTimer !== null) clearTimeout(sleepTimer);
-    if (unblockTimer !== null) clearTimeout(unblockTimer);
+    if (unblockTimer !== null) clock.clearTimeout(unblockTimer);
     wake?.();
     probe?.disconnect();
     reader.disconnect();
