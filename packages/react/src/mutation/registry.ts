@@ -129,10 +129,20 @@ function under(client: Client, target: string, path: unknown, url?: string): boo
     // A path target is matched as the core matches one (on the base, or from the root: a
     // server's `/api/todos` echo with baseURL `/api`); `url`, the mutation's own, pins its origin.
     return (
-      client.matches(path, read) &&
-      (url === undefined || new URL(url).origin === new URL(read.url).origin)
+      client.matches(path, read) && (url === undefined || sameOrigin(url, read.url))
     );
   } catch {
     return false; // a target the client cannot resolve is applied, not skipped
   }
+}
+
+/**
+ * `new URL(a).origin === new URL(b).origin`, parsing nothing in the usual case: two URLs that
+ * begin with the same `scheme://authority/` have the same origin (the parser reads the scheme,
+ * host and port from that text alone, and a non-special scheme's origin is always "null").
+ * Only URLs written otherwise (other user info, no authority) are parsed.
+ */
+function sameOrigin(a: string, b: string): boolean {
+  const head = /^\w+:\/\/[^/]*\//.exec(a)?.[0];
+  return (head !== undefined && b.startsWith(head)) || new URL(a).origin === new URL(b).origin;
 }
