@@ -128,9 +128,7 @@ function under(client: Client, target: string, path: unknown, url?: string): boo
     const read = client.resolve('GET', target);
     // A path target is matched as the core matches one (on the base, or from the root: a
     // server's `/api/todos` echo with baseURL `/api`); `url`, the mutation's own, pins its origin.
-    return (
-      client.matches(path, read) && (url === undefined || sameOrigin(url, read.url))
-    );
+    return client.matches(path, read) && (url === undefined || sameOrigin(url, read.url));
   } catch {
     return false; // a target the client cannot resolve is applied, not skipped
   }
