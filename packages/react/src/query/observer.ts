@@ -292,23 +292,44 @@ export class QueryObserver {
 
   /** Called once per render: the latest view becomes the snapshot React renders. */
   beginRender(): View {
-    this.#token = undefined;
-    return this.getSnapshot();
+    // The shared PENDING (no URL, a disabled key with nothing cached) is derived at each render,
+    // as it always was: test/use-query.test.tsx pins one `select` read per render for it.
+    this.#derive(this.#state === PENDING);
+    return (this.#token = this.#latest!);
   }
 
   /** For useSyncExternalStore (client and server). */
   getSnapshot = (): View => {
-    const state = this.#currentState();
-    if (state === this.#state && this.#token !== undefined) return this.#token;
-    this.#state = state;
-    const next = this.#compute(state);
-    // The previous view object stays while nothing in it changed.
-    if (this.#latest === undefined || !sameFields(this.#latest, next)) this.#latest = next;
+    this.#derive();
     if (this.#token === undefined || this.#tracking.changed(this.#token, this.#latest!)) {
       this.#token = this.#latest;
     }
     return this.#token!;
   };
+
+  /**
+   * Brings `#latest` up to date. The view is derived again only when what it is derived from
+   * changed: the state, the inputs, or a manual observation (`isFetching` reads it); a render
+   * with none of them new (a parent's re-render) allocates nothing and calls no `placeholderData`.
+   * `again`: derive it anyway.
+   */
+  #derive(again?: boolean): void {
+    const state = this.#currentState();
+    const inputs = this.#inputs;
+    const manual = this.#manual;
+    if (!again && state === this.#state && inputs === this.#from && manual === this.#fromManual) {
+      return;
+    }
+    this.#state = state;
+    this.#from = inputs;
+    this.#fromManual = manual;
+    const next = this.#compute(state);
+    // The previous view object stays while nothing in it changed.
+    if (this.#latest === undefined || !sameFields(this.#latest, next)) this.#latest = next;
+  }
+  /** The inputs and manual observation `#latest` was derived with. */
+  #from: Inputs | undefined;
+  #fromManual: (() => void) | undefined;
 
   /** For useSyncExternalStore: observes the key while the component is mounted. */
   subscribe(onChange: () => void): () => void {
