@@ -7,6 +7,38 @@ import { API, deferred, flush, mswServer, testClient, wrapperFor } from './helpe
 
 const server = mswServer();
 
+/** Called each time the view is derived while the key has no data. */
+const placeholderData = vi.fn(() => [0]);
+/** One options object: the inputs stay the same across the parent's renders. */
+const SLOW_OPTIONS: UseQueryOptions<number[]> = { placeholderData };
+
+function Slow() {
+  const { data, isPlaceholderData } = useQuery<number[]>('/slow', SLOW_OPTIONS);
+  return (
+    <p data-testid="slow">
+      {String(data)}:{String(isPlaceholderData)}
+    </p>
+  );
+}
+
+/** Re-renders Slow (not memoized) on each click, with nothing new for its query. */
+function Parent() {
+  const [n, setN] = useState(0);
+  return (
+    <>
+      <button type="button" onClick={() => setN(n + 1)}>
+        {`renders ${n}`}
+      </button>
+      <Slow />
+    </>
+  );
+}
+
+function Count({ by }: { by: number }) {
+  const { data } = useQuery<number[], number>('/n', { select: (list) => list.length * by });
+  return <p data-testid="n">{String(data)}</p>;
+}
+
 describe('a render with nothing new derives no new view', () => {
   it('re-renders with the same inputs and state do not derive the view again (placeholderData is not called again)', async () => {
     const gate = deferred();
@@ -17,29 +49,6 @@ describe('a render with nothing new derives no new view', () => {
       }),
     );
     const client = testClient();
-    // Called each time the view is derived while the key has no data.
-    const placeholderData = vi.fn(() => [0]);
-    // One options object: the inputs stay the same across the parent's renders.
-    const options: UseQueryOptions<number[]> = { placeholderData };
-    function Slow() {
-      const { data, isPlaceholderData } = useQuery<number[]>('/slow', options);
-      return (
-        <p data-testid="slow">
-          {String(data)}:{String(isPlaceholderData)}
-        </p>
-      );
-    }
-    function Parent() {
-      const [n, setN] = useState(0);
-      return (
-        <>
-          <button type="button" onClick={() => setN(n + 1)}>
-            {`renders ${n}`}
-          </button>
-          <Slow />
-        </>
-      );
-    }
     render(<Parent />, { wrapper: wrapperFor(client) });
     await flush();
     expect(screen.getByTestId('slow').textContent).toBe('0:true');
@@ -60,10 +69,6 @@ describe('a render with nothing new derives no new view', () => {
   it('new options (same URL) still derive the view at that render', async () => {
     server.use(http.get(`${API}/n`, () => HttpResponse.json([1, 2, 3])));
     const client = testClient();
-    function Count({ by }: { by: number }) {
-      const { data } = useQuery<number[], number>('/n', { select: (list) => list.length * by });
-      return <p data-testid="n">{String(data)}</p>;
-    }
     const { rerender } = render(<Count by={1} />, { wrapper: wrapperFor(client) });
     await waitFor(() => expect(screen.getByTestId('n').textContent).toBe('3'));
     rerender(<Count by={2} />);
