@@ -135,10 +135,11 @@ function under(client: Client, target: string, path: unknown, url?: string): boo
 }
 
 /**
- * `new URL(a).origin === new URL(b).origin`, parsing nothing in the usual case: two URLs that
- * begin with the same `scheme://authority/` have the same origin (the parser reads the scheme,
- * host and port from that text alone, and a non-special scheme's origin is always "null").
- * Only URLs written otherwise (other user info, no authority) are parsed.
+ * `new URL(a).origin === new URL(b).origin` for two canonical URLs (a RequestSpec's `url`, as
+ * URL serializes it: `scheme://[userinfo@]host[:port]/...`), parsing nothing in the usual case:
+ * two that begin with the same `scheme://authority/` have the same origin (the scheme, host and
+ * port are in that text; a non-special scheme's origin is always "null"). Only URLs written
+ * otherwise (other user info, no authority) are parsed.
  */
 function sameOrigin(a: string, b: string): boolean {
   const head = /^\w+:\/\/[^/]*\//.exec(a)?.[0];

@@ -209,11 +209,6 @@ export class QueryObserver {
     return isActive(this.#inputs);
   }
 
-  /** The hook's options of the last render. */
-  get options(): UseQueryOptions<any, any> | undefined {
-    return this.#inputs.options;
-  }
-
   /** The inputs of this render, for `commit` (a new object only when they change). */
   get inputs(): Inputs {
     return this.#inputs;
@@ -315,17 +310,19 @@ export class QueryObserver {
    */
   #derive(again?: boolean): void {
     const state = this.#currentState();
-    const inputs = this.#inputs;
-    const manual = this.#manual;
-    if (!again && state === this.#state && inputs === this.#from && manual === this.#fromManual) {
-      return;
+    if (
+      again ||
+      state !== this.#state ||
+      this.#inputs !== this.#from ||
+      this.#manual !== this.#fromManual
+    ) {
+      this.#state = state;
+      this.#from = this.#inputs;
+      this.#fromManual = this.#manual;
+      const next = this.#compute(state);
+      // The previous view object stays while nothing in it changed.
+      if (this.#latest === undefined || !sameFields(this.#latest, next)) this.#latest = next;
     }
-    this.#state = state;
-    this.#from = inputs;
-    this.#fromManual = manual;
-    const next = this.#compute(state);
-    // The previous view object stays while nothing in it changed.
-    if (this.#latest === undefined || !sameFields(this.#latest, next)) this.#latest = next;
   }
   /** The inputs and manual observation `#latest` was derived with. */
   #from: Inputs | undefined;
@@ -380,9 +377,8 @@ export class QueryObserver {
     }
     // The current result outside render: a plain object, not tracked.
     if (this.#committed !== this.#inputs) {
-      return {
-        ...this.#compute(this.#currentState(this.#committed), this.#committed),
-      } as QueryResult<any, any>;
+      // A new object already (not the view on screen).
+      return this.#compute(this.#currentState(this.#committed), this.#committed);
     }
     this.getSnapshot();
     return { ...this.#latest! } as QueryResult<any, any>;
