@@ -142,6 +142,6 @@ function under(client: Client, target: string, path: unknown, url?: string): boo
  * otherwise (other user info, no authority) are parsed.
  */
 function sameOrigin(a: string, b: string): boolean {
-  const head = /^\w+:\/\/[^/]*\//.exec(a)?.[0];
-  return (head !== undefined && b.startsWith(head)) || new URL(a).origin === new URL(b).origin;
+  const head = /^\w+:\/\/[^/]*\//.exec(a);
+  return (head !== null && b.startsWith(head[0])) || new URL(a).origin === new URL(b).origin;
 }

@@ -246,7 +246,7 @@ export class QueryObserver {
         options: UseQueryOptions<any, any> | undefined;
         combined: UseQueryOptions<any, any> | undefined;
       }
-    | undefined = undefined;
+    | undefined;
 
   /** Called at the start of each render with the hook's arguments. */
   setInputs(url: string | null, options: UseQueryOptions<any, any> | undefined): void {
@@ -465,8 +465,8 @@ export class QueryObserver {
     if (hasData) {
       this.#shown = { key, data: raw };
     } else if (state.status === 'pending' && options?.placeholderData !== undefined) {
-      const previous =
-        this.#shown !== undefined && this.#shown.key !== key ? this.#shown.data : undefined;
+      // Another key's data (none before any was shown).
+      const previous = this.#shown?.key !== key ? this.#shown?.data : undefined;
       const placeholder =
         typeof options.placeholderData === 'function'
           ? options.placeholderData(previous)
