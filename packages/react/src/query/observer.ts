@@ -333,9 +333,10 @@ export class QueryObserver {
     this.#onChange = onChange;
     // Subscribing happens once React committed a render (useCommit ran first).
     const inputs = this.#committed;
-    const { spec } = inputs;
+    const spec = inputs.spec!;
     let release: (() => void) | undefined;
-    if (spec !== undefined && isActive(inputs)) {
+    // Active: it has a spec.
+    if (isActive(inputs)) {
       const entry = this.#entry(inputs);
       const initial = this.#initialData(inputs, spec.key);
       const { client } = this.#store;
@@ -428,8 +429,9 @@ export class QueryObserver {
       entry?.hold();
       throw view.error;
     }
-    if (spec === undefined || !isActive(inputs) || view.status !== 'pending') return;
-    throw isServer ? new NoServerDataError(spec.key) : this.#entry(inputs).suspend();
+    // Active: it has a spec.
+    if (!isActive(inputs) || view.status !== 'pending') return;
+    throw isServer ? new NoServerDataError(spec!.key) : this.#entry(inputs).suspend();
   }
 
   #entry(inputs: Inputs): QueryEntry {
