@@ -3,7 +3,6 @@ import { shown } from '@keel/core/internals';
 import { useCallback, useEffect, useSyncExternalStore } from 'react';
 import { useCommit, useObserver } from './internal/use-observer';
 import {
-  QUERY_DEFAULTS,
   QueryObserver,
   type QueryResult,
   type SuspenseQueryResult,
@@ -93,7 +92,6 @@ function useObservedQuery(
 
   observer.setQuery(query, given);
   observer.beginRender();
-  const options = observer.options;
   const key = observer.key;
   const active = observer.active;
   // The key and `active` decide what is observed: when they change, React must re-subscribe.
@@ -107,14 +105,15 @@ function useObservedQuery(
 
   // Resolved with the inputs (defaults applied): a new options object of the same meaning
   // re-arms nothing.
-  const { focus, reconnect, interval } = observer.inputs;
+  const { options, focus, reconnect, interval } = observer.inputs;
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new key re-arms the timers
   useEffect(() => {
     if (!active) return undefined;
     return observer.watchEnvironment();
   }, [observer, key, active, focus, reconnect, interval]);
 
-  if (forceSuspense || (options?.suspense ?? QUERY_DEFAULTS.suspense)) {
+  // `suspense` is true, false or undefined (checkSwitches), and false by default.
+  if (forceSuspense || options?.suspense) {
     observer.suspend();
   }
   return observer.result();

@@ -224,8 +224,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
   getSnapshot = (): MutationState<TData, TVars, TError> => this.#state;
 
   reset = (): void => {
-    this.#call++;
-    this.#set(IDLE);
+    this.#setIf(++this.#call, IDLE);
   };
 
   mutate = (variables: TVars, callbacks?: MutateCallbacks<TData, TVars, TError>): void => {
@@ -358,12 +357,9 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     } as OptimisticHelpers;
   }
 
+  /** The state becomes `next` if `call` is still the latest (reset counts as one). */
   #setIf(call: number, next: MutationState<TData, TVars, TError>): void {
-    if (call === this.#call) this.#set(next);
-  }
-
-  #set(next: MutationState<TData, TVars, TError>): void {
-    if (next === this.#state) return;
+    if (call !== this.#call || next === this.#state) return;
     this.#state = next;
     for (const listener of this.#listeners) listener();
   }

@@ -128,11 +128,20 @@ function under(client: Client, target: string, path: unknown, url?: string): boo
     const read = client.resolve('GET', target);
     // A path target is matched as the core matches one (on the base, or from the root: a
     // server's `/api/todos` echo with baseURL `/api`); `url`, the mutation's own, pins its origin.
-    return (
-      client.matches(path, read) &&
-      (url === undefined || new URL(url).origin === new URL(read.url).origin)
-    );
+    return client.matches(path, read) && (url === undefined || sameOrigin(url, read.url));
   } catch {
     return false; // a target the client cannot resolve is applied, not skipped
   }
+}
+
+/**
+ * `new URL(a).origin === new URL(b).origin` for two canonical URLs (a RequestSpec's `url`, as
+ * URL serializes it: `scheme://[userinfo@]host[:port]/...`), parsing nothing in the usual case:
+ * two that begin with the same `scheme://authority/` have the same origin (the scheme, host and
+ * port are in that text; a non-special scheme's origin is always "null"). Only URLs written
+ * otherwise (other user info, no authority) are parsed.
+ */
+function sameOrigin(a: string, b: string): boolean {
+  const head = /^\w+:\/\/[^/]*\//.exec(a);
+  return (head !== null && b.startsWith(head[0])) || new URL(a).origin === new URL(b).origin;
 }

@@ -209,11 +209,6 @@ export class QueryObserver {
     return isActive(this.#inputs);
   }
 
-  /** The hook's options of the last render. */
-  get options(): UseQueryOptions<any, any> | undefined {
-    return this.#inputs.options;
-  }
-
   /** The inputs of this render, for `commit` (a new object only when they change). */
   get inputs(): Inputs {
     return this.#inputs;
@@ -251,7 +246,7 @@ export class QueryObserver {
         options: UseQueryOptions<any, any> | undefined;
         combined: UseQueryOptions<any, any> | undefined;
       }
-    | undefined = undefined;
+    | undefined;
 
   /** Called at the start of each render with the hook's arguments. */
   setInputs(url: string | null, options: UseQueryOptions<any, any> | undefined): void {
@@ -292,32 +287,56 @@ export class QueryObserver {
 
   /** Called once per render: the latest view becomes the snapshot React renders. */
   beginRender(): View {
-    this.#token = undefined;
-    return this.getSnapshot();
+    // The shared PENDING (no URL, a disabled key with nothing cached) is derived at each render,
+    // as it always was: test/use-query.test.tsx pins one `select` read per render for it.
+    this.#derive(this.#state === PENDING);
+    return (this.#token = this.#latest!);
   }
 
   /** For useSyncExternalStore (client and server). */
   getSnapshot = (): View => {
-    const state = this.#currentState();
-    if (state === this.#state && this.#token !== undefined) return this.#token;
-    this.#state = state;
-    const next = this.#compute(state);
-    // The previous view object stays while nothing in it changed.
-    if (this.#latest === undefined || !sameFields(this.#latest, next)) this.#latest = next;
+    this.#derive();
     if (this.#token === undefined || this.#tracking.changed(this.#token, this.#latest!)) {
       this.#token = this.#latest;
     }
     return this.#token!;
   };
 
+  /**
+   * Brings `#latest` up to date. The view is derived again only when what it is derived from
+   * changed: the state, the inputs, or a manual observation (`isFetching` reads it); a render
+   * with none of them new (a parent's re-render) allocates nothing and calls no `placeholderData`.
+   * `again`: derive it anyway.
+   */
+  #derive(again?: boolean): void {
+    const state = this.#currentState();
+    if (
+      again ||
+      state !== this.#state ||
+      this.#inputs !== this.#from ||
+      this.#manual !== this.#fromManual
+    ) {
+      this.#state = state;
+      this.#from = this.#inputs;
+      this.#fromManual = this.#manual;
+      const next = this.#compute(state);
+      // The previous view object stays while nothing in it changed.
+      if (this.#latest === undefined || !sameFields(this.#latest, next)) this.#latest = next;
+    }
+  }
+  /** The inputs and manual observation `#latest` was derived with. */
+  #from: Inputs | undefined;
+  #fromManual: (() => void) | undefined;
+
   /** For useSyncExternalStore: observes the key while the component is mounted. */
   subscribe(onChange: () => void): () => void {
     this.#onChange = onChange;
     // Subscribing happens once React committed a render (useCommit ran first).
     const inputs = this.#committed;
-    const { spec } = inputs;
+    const spec = inputs.spec!;
     let release: (() => void) | undefined;
-    if (spec !== undefined && isActive(inputs)) {
+    // Active: it has a spec.
+    if (isActive(inputs)) {
       const entry = this.#entry(inputs);
       const initial = this.#initialData(inputs, spec.key);
       const { client } = this.#store;
@@ -359,9 +378,8 @@ export class QueryObserver {
     }
     // The current result outside render: a plain object, not tracked.
     if (this.#committed !== this.#inputs) {
-      return {
-        ...this.#compute(this.#currentState(this.#committed), this.#committed),
-      } as QueryResult<any, any>;
+      // A new object already (not the view on screen).
+      return this.#compute(this.#currentState(this.#committed), this.#committed);
     }
     this.getSnapshot();
     return { ...this.#latest! } as QueryResult<any, any>;
@@ -411,8 +429,9 @@ export class QueryObserver {
       entry?.hold();
       throw view.error;
     }
-    if (spec === undefined || !isActive(inputs) || view.status !== 'pending') return;
-    throw isServer ? new NoServerDataError(spec.key) : this.#entry(inputs).suspend();
+    // Active: it has a spec.
+    if (!isActive(inputs) || view.status !== 'pending') return;
+    throw isServer ? new NoServerDataError(spec!.key) : this.#entry(inputs).suspend();
   }
 
   #entry(inputs: Inputs): QueryEntry {
@@ -448,8 +467,8 @@ export class QueryObserver {
     if (hasData) {
       this.#shown = { key, data: raw };
     } else if (state.status === 'pending' && options?.placeholderData !== undefined) {
-      const previous =
-        this.#shown !== undefined && this.#shown.key !== key ? this.#shown.data : undefined;
+      // Another key's data (none before any was shown).
+      const previous = this.#shown?.key !== key ? this.#shown?.data : undefined;
       const placeholder =
         typeof options.placeholderData === 'function'
           ? options.placeholderData(previous)

@@ -340,8 +340,7 @@ export class Channel {
         }
       }
       const map = invalidateMap(handlers);
-      if (map !== undefined && Object.hasOwn(map, event.event))
-        addTarget(targets, map[event.event]!);
+      if (map && Object.hasOwn(map, event.event)) addTarget(targets, map[event.event]!);
     }
     this.#apply(targets.values());
     inspector?.(this);
