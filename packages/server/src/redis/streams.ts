@@ -119,7 +119,8 @@ interface Refusals {
   last?: unknown;
   /**
    * Redis's messages of this connection's refusals after open, reported (by it or the other
-   * connection) once until it works again: a few, one per refused command at most. Per
+   * connection) once until it works again: a few, one per refused command at most (`CLUSTER`
+   * for every cluster answer). Per
    * connection: the other one reading or publishing fixes nothing here.
    */
   told: Set<string>;
@@ -554,13 +555,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     refusals.count++;
     refusals.last = error;
     const text = errorText(error);
+    // A slot moving (or a failover) gives several cluster answers in turn (ASK, MOVED, each
+    // naming a node; CLUSTERDOWN): one report for them, until the store works again.
+    const seen = code === 'CLUSTER' ? code : text;
     // The reader's outage is reported by the warning (its own, or the other connection's for
     // the same refusal): its end is too.
     if (refusals === readerRefusals && !userOnError) warned = true;
     // Told once for both connections (refused alike after a rotation); each keeps it until it
     // works again, so the other one reading or publishing does not make it told again.
-    const told = readerRefusals.told.has(text) || commandRefusals.told.has(text);
-    refusals.told.add(text);
+    const told = readerRefusals.told.has(seen) || commandRefusals.told.has(seen);
+    refusals.told.add(seen);
     if (told) return true;
     const tellRefusal = (): void => {
       if (closed) return;
