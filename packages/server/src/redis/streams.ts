@@ -144,6 +144,12 @@ const MAX_SEQ = '999999999999999';
 const PAGE = 512;
 /** How long one XREAD blocks before it is issued again. */
 const BLOCK_MS = 5000;
+/**
+ * The oldest entries read, when an instance's last entry is lost, to tell an older snapshot (real
+ * entries older than it survive) from a stream emptied and marked by another instance (a few
+ * markers only): a full page of markers counts as the former (a reset more, never a gap).
+ */
+const OLDER = 16;
 /** Empty stream: XREAD from here gets every entry. */
 const START = '0-0';
 /**
@@ -960,19 +966,29 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       head = newest === START ? START : idAfter(last);
       resume = newest;
     }
+    let lossHead = head;
     // With nothing read yet (last is START), nothing older can survive: a trim.
     if (head !== START && last !== START) {
       // Entries older than the lost one survive: no trim (that removes the oldest first) but a
       // loss (an older snapshot) another instance may not notice, its own last entry kept, or
       // may not have seen (started after it). Announced in the stream, before anything changes
       // here: if Redis fails meanwhile, the next resync finds the same loss and tries again.
-      const oldest = await firstFrom(reader, '-');
-      if (oldest !== undefined && compareIds(oldest, last) < 0) {
+      // Unless they are only markers of an emptied stream (or of ids gone backwards): another
+      // instance found it emptied first and announced it, and every instance that had read an
+      // entry from before finds it gone, as this one did. A marker of its own would be a second
+      // loss to the others, already reset for that one.
+      const older = (await reader.xrange(key, '-', idBefore(last), 'COUNT', OLDER)) as Entry[];
+      const marks = older.filter(([, fields]) => fields[0] === LOSS && fields[2] === BACK);
+      if (marks.length < older.length || older.length === OLDER) {
         await appendMarker([LOSS, head]);
+      } else if (marks.length > 0) {
+        // The loss those markers announced: a client reset at the newest of them (on another
+        // instance) has every entry since, and one from before it is reset here too.
+        lossHead = marks[marks.length - 1]![0];
       }
     }
     last = resume;
-    resetClients(head);
+    resetClients(head, lossHead);
   }
 
   /**
