@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HUB_RESET_EVENT } from '../src/index';
 import { type SseMessage, until } from './helpers';
-import { streamKey as key, killReader, redisInstances } from './redis-helpers';
+import { inStreamOrder, streamKey as key, killReader, redisInstances } from './redis-helpers';
 
 const live = redisInstances();
 const quiet = { onError: () => {}, reconnect: { initialDelay: 5, maxDelay: 20 } };
@@ -112,6 +112,83 @@ describe('redisStreams: two instances find the stream emptied at once', () => {
       }
     }, 30_000);
   }
+});
+
+describe('redisStreams: the emptied stream found by one instance after another', () => {
+  // B finds the stream emptied and marks it (a marker just after its last entry `d`), an entry
+  // is published, and only then A, which had read further (`e`), finds `e` gone. The marker is
+  // older than `e`: it is no older snapshot that kept entries A read before (A used to announce
+  // a loss of its own, a second marker, and B's clients got a second `keel:reset`).
+  it("another instance's marker is no older snapshot: each client is reset once", async () => {
+    const admin = new Redis(live.redis.url);
+    opened.push(admin);
+    const stream = key();
+    const a = await live.instance(stream, { ...quiet, client: await clientOf(admin, 'seq-a') });
+    const b = await live.instance(stream, { ...quiet, client: await clientOf(admin, 'seq-b') });
+    const onA = await a.connect();
+    const onB = await b.connect();
+    await until(() => a.hub.size === 1 && b.hub.size === 1);
+    const d = await a.hub.publish('n', 'd');
+    await Promise.all([onA.waitFor(1), onB.waitFor(1)]);
+
+    // B's reader kept out (its user off): A reads one entry more, `e`; then A's reader is out.
+    await admin.call('ACL', 'SETUSER', 'seq-b', 'off');
+    await killReader(live.redis.url, 'seq-b');
+    const e = await a.hub.publish('n', 'e');
+    await onA.waitFor(2);
+    await admin.call('ACL', 'SETUSER', 'seq-a', 'off');
+    await killReader(live.redis.url, 'seq-a');
+    await admin.del(stream);
+
+    // B comes back first: finds `d` gone, marks the emptied stream, resets its clients.
+    await admin.call('ACL', 'SETUSER', 'seq-b', 'on');
+    await onB.waitFor(2);
+    expect(onB.events[1]).toMatchObject({ event: HUB_RESET_EVENT });
+    const marked = (await admin.xrange(stream, '-', '+')) as [string, string[]][];
+    expect(marked.map(([, f]) => f)).toEqual([['k', d, 'b', '1']]);
+    const f = await b.hub.publish('n', 'f');
+    expect(inStreamOrder([e, f])).toEqual([e, f]);
+    await onB.waitFor(3);
+
+    // Then A: finds `e` gone, the entry after it `f`, and older than `e` only B's marker.
+    await admin.call('ACL', 'SETUSER', 'seq-a', 'on');
+    await until(() => onA.events.some((x) => x.id === f), 5000);
+    const after = await a.hub.publish('n', 'after');
+    await until(() => [onA, onB].every((c) => c.events.some((x) => x.id === after)));
+    expect(names(onA.events)).toEqual(['d', 'e', 'reset', 'f', 'after']);
+    expect(names(onB.events)).toEqual(['d', 'reset', 'f', 'after']);
+    // No second loss announced.
+    const entries = (await admin.xrange(stream, '-', '+')) as [string, string[]][];
+    expect(entries.filter(([, x]) => x[0] === 'k')).toEqual(marked);
+
+    // A client moved after its reset (to either instance) is replayed what followed; one with an
+    // id from before the loss is reset.
+    for (const [from, to] of [
+      [onA, b],
+      [onB, a],
+      [onA, a],
+      [onB, b],
+    ] as const) {
+      const resetId = from.events.find((x) => x.event === HUB_RESET_EVENT)!.id!;
+      const back = await to.connect({ 'last-event-id': resetId });
+      await back.waitFor(1);
+      expect(names(back.events)[0]).toBe('f');
+      await back.waitFor(2);
+      expect(names(back.events)).toEqual(['f', 'after']);
+      back.close();
+    }
+    for (const [target, old] of [
+      [a, d],
+      [a, e],
+      [b, d],
+      [b, e],
+    ] as const) {
+      const client = await target.connect({ 'last-event-id': old });
+      await client.waitFor(1);
+      expect(client.events[0]).toMatchObject({ event: HUB_RESET_EVENT });
+      client.close();
+    }
+  }, 30_000);
 });
 
 describe('redisStreams: an emptied stream, WATCH refused by the ACL', () => {

@@ -8,7 +8,9 @@ const REDIS_STORE_ERROR = Symbol.for('keel.server.RedisStoreError');
  * the Redis user may not run (`NOPERM`), a stream key holding another type (`WRONGTYPE`), a Redis
  * without streams (`ERR unknown command`, Redis < 5), a db the server does not have (`ERR DB index
  * is out of range` to `SELECT`: the db in `url` is not below the server's `databases`; `ERR SELECT
- * is not allowed in cluster mode`: a cluster node has db 0 only).
+ * is not allowed in cluster mode`: a cluster node has db 0 only), a Redis Cluster node that does
+ * not serve the stream's hash slot (`MOVED`, `ASK`: another node does; `CLUSTERDOWN`: none does,
+ * or the cluster is down): the store follows no cluster redirect.
  */
 export type RedisStoreFailure =
   | 'WRONGPASS'
@@ -16,13 +18,14 @@ export type RedisStoreFailure =
   | 'NOPERM'
   | 'WRONGTYPE'
   | 'UNKNOWN_COMMAND'
-  | 'DB_INDEX';
+  | 'DB_INDEX'
+  | 'CLUSTER';
 
 /**
  * Redis refused `redisStreams` for its configuration, not an outage: retrying fails the same way
  * until someone changes it. At open the store stops (`hub.ready` rejects with this, publishes
  * reject with a `HubPublishError` whose `cause` it is). After open (a password rotated, an ACL
- * changed) it keeps retrying with backoff: `onError` (or one process warning) gets this once per
+ * changed, the stream's cluster slot moved) it keeps retrying with backoff: `onError` (or one process warning) gets this once per
  * distinct refusal, and each refused publish rejects with a `HubPublishError` whose `cause` it
  * is. The message names the Redis error, the server (password hidden), the stream and what to
  * change; `cause` is Redis's own error.
@@ -64,6 +67,8 @@ export function permanentFailure(error: unknown): RedisStoreFailure | undefined 
     return 'WRONGPASS';
   }
   if (text.startsWith('ERR unknown command')) return 'UNKNOWN_COMMAND';
+  // A cluster node answers a key it does not serve so (any command on the stream, each time).
+  if (/^(?:MOVED|ASK|CLUSTERDOWN) /.test(text)) return 'CLUSTER';
   if (
     text.startsWith('ERR DB index is out of range') ||
     text.startsWith('ERR invalid DB index') ||
@@ -138,6 +143,8 @@ export function remedy(
       return `${key} holds another type than a stream: choose another \`stream\` key, or delete that key`;
     case 'UNKNOWN_COMMAND':
       return 'the store needs Redis 5 or later (streams)';
+    case 'CLUSTER':
+      return `the store does not follow Redis Cluster redirects: give it a standalone Redis, or the cluster node that serves the hash slot of ${key} (\`CLUSTER KEYSLOT ${key}\`), with the cluster up`;
     case 'DB_INDEX': {
       const index = db?.index ?? 0;
       if (db?.cluster) {

@@ -119,7 +119,8 @@ interface Refusals {
   last?: unknown;
   /**
    * Redis's messages of this connection's refusals after open, reported (by it or the other
-   * connection) once until it works again: a few, one per refused command at most. Per
+   * connection) once until it works again: a few, one per refused command at most (`CLUSTER`
+   * for every cluster answer). Per
    * connection: the other one reading or publishing fixes nothing here.
    */
   told: Set<string>;
@@ -143,6 +144,12 @@ const MAX_SEQ = '999999999999999';
 const PAGE = 512;
 /** How long one XREAD blocks before it is issued again. */
 const BLOCK_MS = 5000;
+/**
+ * The oldest entries read, when an instance's last entry is lost, to tell an older snapshot (real
+ * entries older than it survive) from a stream emptied and marked by another instance (a few
+ * markers only): a full page of markers counts as the former (a reset more, never a gap).
+ */
+const OLDER = 16;
 /** Empty stream: XREAD from here gets every entry. */
 const START = '0-0';
 /**
@@ -554,13 +561,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     refusals.count++;
     refusals.last = error;
     const text = errorText(error);
+    // A slot moving (or a failover) gives several cluster answers in turn (ASK, MOVED, each
+    // naming a node; CLUSTERDOWN): one report for them, until the store works again.
+    const seen = code === 'CLUSTER' ? code : text;
     // The reader's outage is reported by the warning (its own, or the other connection's for
     // the same refusal): its end is too.
     if (refusals === readerRefusals && !userOnError) warned = true;
     // Told once for both connections (refused alike after a rotation); each keeps it until it
     // works again, so the other one reading or publishing does not make it told again.
-    const told = readerRefusals.told.has(text) || commandRefusals.told.has(text);
-    refusals.told.add(text);
+    const told = readerRefusals.told.has(seen) || commandRefusals.told.has(seen);
+    refusals.told.add(seen);
     if (told) return true;
     const tellRefusal = (): void => {
       if (closed) return;
@@ -956,19 +966,29 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       head = newest === START ? START : idAfter(last);
       resume = newest;
     }
+    let lossHead = head;
     // With nothing read yet (last is START), nothing older can survive: a trim.
     if (head !== START && last !== START) {
       // Entries older than the lost one survive: no trim (that removes the oldest first) but a
       // loss (an older snapshot) another instance may not notice, its own last entry kept, or
       // may not have seen (started after it). Announced in the stream, before anything changes
       // here: if Redis fails meanwhile, the next resync finds the same loss and tries again.
-      const oldest = await firstFrom(reader, '-');
-      if (oldest !== undefined && compareIds(oldest, last) < 0) {
+      // Unless they are only markers of an emptied stream (or of ids gone backwards): another
+      // instance found it emptied first and announced it, and every instance that had read an
+      // entry from before finds it gone, as this one did. A marker of its own would be a second
+      // loss to the others, already reset for that one.
+      const older = (await reader.xrange(key, '-', idBefore(last), 'COUNT', OLDER)) as Entry[];
+      const marks = older.filter(([, fields]) => fields[0] === LOSS && fields[2] === BACK);
+      if (marks.length < older.length || older.length === OLDER) {
         await appendMarker([LOSS, head]);
+      } else if (marks.length > 0) {
+        // The loss those markers announced: a client reset at the newest of them (on another
+        // instance) has every entry since, and one from before it is reset here too.
+        lossHead = marks[marks.length - 1]![0];
       }
     }
     last = resume;
-    resetClients(head);
+    resetClients(head, lossHead);
   }
 
   /**
