@@ -643,12 +643,6 @@ class KeelClient implements Client {
   #fly(flight: Flight): void {
     const { spec } = flight;
     try {
-      if (spec.deadline > 0) {
-        flight.timer = this.#clock.setTimeout(
-          () => this.#expire(flight),
-          timerDelay(spec.deadline),
-        );
-      }
       if (this.#events.has('request')) {
         this.#events.emit('request', {
           key: spec.key,
@@ -659,6 +653,14 @@ class KeelClient implements Client {
           probe: flight.probe,
         });
         if (flight.aborted) throw flight.reason;
+      }
+      // Armed once announced: a clock that throws here ends a flight whose `request` was heard,
+      // so its `error` ends something (intelligence's active count, the circuit's probe).
+      if (spec.deadline > 0) {
+        flight.timer = this.#clock.setTimeout(
+          () => this.#expire(flight),
+          timerDelay(spec.deadline),
+        );
       }
       this.#gate.enter(flight);
       this.#acquire(flight);

@@ -475,6 +475,24 @@ describe('bypass and probe slot', () => {
     expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('closed');
   });
 
+  it('a probe whose deadline timer cannot be armed gives its slot back', async () => {
+    const h = harness({ deadline: 5000 });
+    await fail(h, '/a', 3);
+    await h.clock.advance(1000);
+    const boom = new Error('setTimeout');
+    const setTimeout = h.clock.setTimeout;
+    h.clock.setTimeout = () => {
+      throw boom;
+    };
+    expect(await outcome(h.client.get('/a'))).toEqual({ ok: false, error: boom });
+    h.clock.setTimeout = setTimeout;
+    // It failed before its first attempt: nothing said about the endpoint, the slot is free.
+    expect(h.client.circuitBreaker().status('GET', '/a')).toMatchObject({ state: 'open' });
+    h.answer('/a', 200);
+    expect((await outcome(h.client.get('/a?next'))).ok).toBe(true);
+    expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('closed');
+  });
+
   it('a probe cancelled by its last joiner (owner left first) also releases the slot', async () => {
     const h = harness({ cache: { enabled: true } });
     await fail(h, '/a', 3);
