@@ -19,9 +19,11 @@ export function guardFor<T extends object>(
   const key = Symbol.for(`keel.${pkg}.${name}`);
   Object.defineProperty(cls.prototype, key, { value: true });
   return (value: unknown): value is T => {
-    // A revoked Proxy (or one whose traps throw) is no keel error: a guard answers, never throws.
+    // The brand alone: every instance of `cls` (or of a subclass) inherits it, and the
+    // prototype's property can be neither changed nor removed. A revoked Proxy (or one whose
+    // traps throw) is no keel error: a guard answers, never throws.
     try {
-      return value instanceof cls || (value as Record<symbol, unknown> | null)?.[key] === true;
+      return (value as Record<symbol, unknown> | null)?.[key] === true;
     } catch {
       return false;
     }
