@@ -34,6 +34,8 @@ describe('tree-shaking: each README app bundles only what it uses', () => {
       'core/src/hydration',
       // The public Deduper: the client keeps its in-flight reads in a plain Map.
       'core/src/dedup/deduper',
+      // Only the breaker makes one: the client and the retry policy ask its guard, by its brand.
+      'core/src/errors/circuit-open-error',
     ]) {
       expect(has(modules, prefix), prefix).toBe(false);
     }

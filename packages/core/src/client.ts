@@ -8,8 +8,9 @@ import { type CircuitGuard, OPEN_GUARD } from './circuit/guard';
 import { type ClientConfig, resolveClientOptions } from './config';
 import { Consumer, Flight } from './dedup/flight';
 import { CancelledError } from './errors/cancelled-error';
-import { type CircuitOpenError, isCircuitOpenError } from './errors/circuit-open-error';
+import type { CircuitOpenError } from './errors/circuit-open-error';
 import { isHttpError } from './errors/http-error';
+import { isCircuitOpenError } from './errors/is-circuit-open-error';
 import { hasErrorName } from './errors/keel-error';
 import { isParseError } from './errors/parse-error';
 import { isResponseTooLargeError } from './errors/response-too-large-error';
@@ -505,25 +506,13 @@ class KeelClient implements Client {
   #consume(spec: RequestSpec, signal: AbortSignal | undefined): CancellablePromise<ApiResponse> {
     const joined = isJoinable(spec) ? this.#inflight.get(spec.key) : undefined;
     if (joined) return this.#join(joined, signal, spec.deadline);
-    // The caller is attached before admission: a signal that throws as it is listened to leaves
-    // nothing behind (no flight in the maps that never flies, no circuit probe admitted).
-    const flight = new Flight(this.#nextFlightId++, spec);
-    const owner = this.#attach(flight, NaN, signal);
-    let refused: CircuitOpenError | undefined;
-    try {
-      refused = this.#admit(flight);
-    } catch (error) {
-      // A clock that throws (both read it): the owner's listener and deadline go with it.
-      this.#release(owner);
-      throw error;
-    }
-    if (refused) {
-      this.#release(owner);
-      this.#circuitRejected(spec, refused);
-      return rejected(refused);
-    }
+    // The circuit first: a request it refuses costs no flight, caller, closure or listener.
+    const flight = this.#admit(spec, true);
+    if (!(flight instanceof Flight)) return rejected(flight);
+    // Attached before it flies: a signal that throws leaves no flight in the maps (#attach).
+    const { promise } = this.#attach(flight, NaN, signal);
     this.#fly(flight);
-    return owner.promise as CancellablePromise<ApiResponse>;
+    return promise as CancellablePromise<ApiResponse>;
   }
 
   #join(
@@ -568,6 +557,9 @@ class KeelClient implements Client {
       if (signal) this.#listen(consumer, signal);
     } catch (error) {
       this.#release(consumer);
+      // An owner's probe, never flown, gives its slot back, or the circuit stayed half-open (a
+      // joined probe flies: the breaker bound it at its `request`, and this changes nothing).
+      if (flight.probe) this.#guard.release?.(flight.spec.endpoint);
       throw error;
     }
     flight.addConsumer(consumer);
@@ -599,18 +591,12 @@ class KeelClient implements Client {
    * and its refusal is returned.
    */
   #refetch(spec: RequestSpec, revalidate: boolean, report?: boolean): CircuitOpenError | undefined {
-    let flight = this.#inflight.get(spec.key);
+    let flight: Flight | CircuitOpenError | undefined = this.#inflight.get(spec.key);
     // A read with `cache: false` would not refresh the entry: a refetch that caches flies on its
     // own (one that does not cache either joins it).
     if (!flight?.spec.cache && spec.cache) flight = undefined;
     const joined = flight !== undefined;
-    if (!flight) {
-      const refused = this.#admit((flight = new Flight(this.#nextFlightId++, spec)));
-      if (refused) {
-        if (report) this.#circuitRejected(spec, refused);
-        return refused;
-      }
-    }
+    if (!flight && !((flight = this.#admit(spec, report)) instanceof Flight)) return flight;
     if (revalidate) flight.revalidate = true;
     flight.addConsumer(new Consumer(flight, NaN, false));
     if (!joined) this.#fly(flight);
@@ -619,18 +605,25 @@ class KeelClient implements Client {
 
   // ── stage 4/5: circuit admitted, flight starts through the scheduler gate ─────────────────
 
-  #admit(flight: Flight): CircuitOpenError | undefined {
-    const { spec } = flight;
-    const admission = this.#guard.beforeRequest(spec);
-    if (!admission.ok) return admission.error;
-    // Read first: a clock that throws leaves no flight in the maps (#consume releases its owner).
+  /**
+   * A new flight of `spec` if the circuit admits it, started (its tracker, its deadline) but in
+   * no map until #fly; otherwise the circuit's refusal, reported (`circuit-rejected`) when
+   * `report`, and nothing allocated.
+   */
+  #admit(spec: RequestSpec, report?: boolean): Flight | CircuitOpenError {
+    // Read first: a clock that throws leaves no probe admitted.
     const now = this.#clock.now();
+    const admission = this.#guard.beforeRequest(spec);
+    if (!admission.ok) {
+      if (report) this.#circuitRejected(spec, admission.error);
+      return admission.error;
+    }
+    const flight = new Flight(this.#nextFlightId++, spec);
     flight.probe = admission.probe;
-    if (isJoinable(spec)) this.#inflight.set(spec.key, flight);
-    this.#flights.add(flight);
     flight.tracker.start(now);
     // Its timer is armed by #fly, where a clock that throws ends the flight.
     if (spec.deadline > 0) flight.deadlineAt = now + spec.deadline;
+    return flight;
   }
 
   /**
@@ -642,13 +635,9 @@ class KeelClient implements Client {
    */
   #fly(flight: Flight): void {
     const { spec } = flight;
+    if (isJoinable(spec)) this.#inflight.set(spec.key, flight);
+    this.#flights.add(flight);
     try {
-      if (spec.deadline > 0) {
-        flight.timer = this.#clock.setTimeout(
-          () => this.#expire(flight),
-          timerDelay(spec.deadline),
-        );
-      }
       if (this.#events.has('request')) {
         this.#events.emit('request', {
           key: spec.key,
@@ -659,6 +648,14 @@ class KeelClient implements Client {
           probe: flight.probe,
         });
         if (flight.aborted) throw flight.reason;
+      }
+      // Armed once announced: a clock that throws here ends a flight whose `request` was heard,
+      // so its `error` ends something (intelligence's active count, the circuit's probe).
+      if (spec.deadline > 0) {
+        flight.timer = this.#clock.setTimeout(
+          () => this.#expire(flight),
+          timerDelay(spec.deadline),
+        );
       }
       this.#gate.enter(flight);
       this.#acquire(flight);

@@ -3,6 +3,7 @@
  * FakeClock). One test per table row and per rule.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CancelledError } from '../src/errors/cancelled-error';
 import { CircuitOpenError } from '../src/errors/circuit-open-error';
 import { TimeoutError } from '../src/errors/timeout-error';
 import type { ClientEvents } from '../src/types/events';
@@ -470,6 +471,101 @@ describe('bypass and probe slot', () => {
     });
     // No event claims a failure reopened it.
     expect(h.names((n) => n.startsWith('circuit-'))).toEqual(['circuit-open', 'circuit-half-open']);
+    h.answer('/a', 200);
+    expect((await outcome(h.client.get('/a?next'))).ok).toBe(true);
+    expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('closed');
+  });
+
+  it('a request the open circuit rejects never listens to its signal', async () => {
+    const h = harness();
+    await fail(h, '/a', 3);
+    const signal = new AbortController().signal;
+    let listened = 0;
+    const add = signal.addEventListener.bind(signal);
+    signal.addEventListener = ((...a: Parameters<AbortSignal['addEventListener']>) => {
+      listened++;
+      add(...a);
+    }) as AbortSignal['addEventListener'];
+    const r = await outcome(h.client.get('/a', { signal }));
+    expect((r as { error: unknown }).error).toBeInstanceOf(CircuitOpenError);
+    expect(listened).toBe(0);
+    expect(h.count('circuit-rejected')).toBe(1);
+  });
+
+  it('an already-aborted signal wins over an open circuit: CancelledError, nothing rejected by the circuit', async () => {
+    // README: an already-aborted signal rejects at once, before any work (the circuit included).
+    const h = harness();
+    await fail(h, '/a', 3);
+    const controller = new AbortController();
+    controller.abort();
+    const r = await outcome(h.client.get('/a', { signal: controller.signal }));
+    expect((r as { error: unknown }).error).toBeInstanceOf(CancelledError);
+    expect(h.count('circuit-rejected')).toBe(0);
+    expect(h.client.intelligence().endpoint('GET', '/a')?.circuitRejected ?? 0).toBe(0);
+  });
+
+  it('a probe whose signal throws as it is listened to gives its slot back: open, same openedAt, no half-open', async () => {
+    const h = harness();
+    await fail(h, '/a', 3);
+    const openedAt = h.client.circuitBreaker().status('GET', '/a').openedAt;
+    await h.clock.advance(1000);
+    const boom = new Error('addEventListener');
+    const signal = new AbortController().signal;
+    signal.addEventListener = () => {
+      throw boom;
+    };
+    expect(await outcome(h.client.get('/a', { signal }))).toEqual({ ok: false, error: boom });
+    expect(h.client.circuitBreaker().status('GET', '/a')).toMatchObject({
+      state: 'open',
+      openedAt,
+      probing: false,
+    });
+    expect(h.names((n) => n.startsWith('circuit-'))).toEqual(['circuit-open']);
+    expect(h.fake.calls).toHaveLength(3);
+    // Past resetTimeout already: the next request is the probe.
+    h.answer('/a', 200);
+    expect((await outcome(h.client.get('/a?next'))).ok).toBe(true);
+    expect(h.names((n) => n.startsWith('circuit-'))).toEqual([
+      'circuit-open',
+      'circuit-half-open',
+      'circuit-closed',
+    ]);
+  });
+
+  it('a request made while the probe listens to its signal is refused: one probe', async () => {
+    const h = harness();
+    await fail(h, '/a', 3);
+    await h.clock.advance(1000);
+    h.answer('/a', 'hang');
+    const signal = new AbortController().signal;
+    const add = signal.addEventListener.bind(signal);
+    let inner: Promise<unknown> | undefined;
+    signal.addEventListener = ((...a: Parameters<AbortSignal['addEventListener']>) => {
+      inner ??= outcome(h.client.get('/a?inner'));
+      add(...a);
+    }) as AbortSignal['addEventListener'];
+    const probe = h.client.get('/a', { signal });
+    expect(((await inner) as { error: unknown }).error).toBeInstanceOf(CircuitOpenError);
+    expect(h.callsTo('/a')).toHaveLength(4);
+    expect(h.client.circuitBreaker().status('GET', '/a')).toMatchObject({ probing: true });
+    h.fake.last().json({ ok: true });
+    expect((await outcome(probe)).ok).toBe(true);
+    expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('closed');
+  });
+
+  it('a probe whose deadline timer cannot be armed gives its slot back', async () => {
+    const h = harness({ deadline: 5000 });
+    await fail(h, '/a', 3);
+    await h.clock.advance(1000);
+    const boom = new Error('setTimeout');
+    const setTimeout = h.clock.setTimeout;
+    h.clock.setTimeout = () => {
+      throw boom;
+    };
+    expect(await outcome(h.client.get('/a'))).toEqual({ ok: false, error: boom });
+    h.clock.setTimeout = setTimeout;
+    // It failed before its first attempt: nothing said about the endpoint, the slot is free.
+    expect(h.client.circuitBreaker().status('GET', '/a')).toMatchObject({ state: 'open' });
     h.answer('/a', 200);
     expect((await outcome(h.client.get('/a?next'))).ok).toBe(true);
     expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('closed');

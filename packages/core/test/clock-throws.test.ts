@@ -47,6 +47,20 @@ describe('a clock whose setTimeout throws while a flight starts', () => {
     expect(t.clock.live).toBe(0);
   });
 
+  test('the flight deadline timer: its `error` follows its `request` (intelligence counts no negative active)', async () => {
+    const t = setup();
+    const got = getBroken(t, '/a', { deadline: 1000 });
+    await settle(got.promise!);
+    expect(t.of('request')).toHaveLength(1);
+    expect(t.of('error')).toHaveLength(1);
+    // The `error` came with no `request` before it: activeRequests was -1 for good.
+    expect(t.client.intelligence().snapshot().summary).toMatchObject({
+      activeRequests: 0,
+      totalRequests: 1,
+      failures: 1,
+    });
+  });
+
   test('the scheduler gate (a rate-budget wait): rejected, out of the gate, the key runs later', async () => {
     const t = setup({ scheduler: { rateLimit: { requests: 1, interval: 1000 } } });
     expect((await settle(t.client.get('/first'))).state).toBe('fulfilled');

@@ -1,7 +1,7 @@
 import { isAbortError } from '../errors/cancelled-error';
-import { isCircuitOpenError } from '../errors/circuit-open-error';
 import { CodeKind, codeIs, errorCodeOf } from '../errors/error-code';
 import { type HttpError, isHttpError } from '../errors/http-error';
+import { isCircuitOpenError } from '../errors/is-circuit-open-error';
 import { isKeelError } from '../errors/keel-error';
 import { isParseError } from '../errors/parse-error';
 import { isResponseTooLargeError } from '../errors/response-too-large-error';

@@ -307,6 +307,34 @@ describe('CircuitBreaker rules', () => {
     expect(next.admitted && next.probe).toBe(true);
   });
 
+  it('release: a probe admitted but never started gives its slot back, silently; a bound probe keeps it', () => {
+    const t = setup();
+    t.trip();
+    const openedAt = t.breaker.status('GET', '/a').openedAt;
+    t.clock.advance(1000);
+    const spec = { method: 'GET', path: '/a', endpoint: 'GET /a', key: 'GET /a' } as RequestSpec;
+    expect(t.breaker.beforeRequest(spec)).toMatchObject({ ok: true, probe: true });
+    // Until released (or bound by its `request`), the slot is taken.
+    expect(t.breaker.beforeRequest(spec).ok).toBe(false);
+    t.breaker.release('GET /a');
+    expect(t.breaker.status('GET', '/a')).toMatchObject({
+      state: 'open',
+      openedAt,
+      probing: false,
+    });
+    expect(t.announced.map((a) => a.name)).toEqual(['circuit-open']);
+    // A probe its `request` bound is not released: it ends through its events.
+    const probe = t.start();
+    expect(probe.admitted && probe.probe).toBe(true);
+    t.breaker.release('GET /a');
+    expect(t.breaker.status('GET', '/a').state).toBe('halfOpen');
+    // Nor is a closed or unknown circuit touched.
+    if (probe.admitted) probe.succeed();
+    t.breaker.release('GET /a');
+    t.breaker.release('GET /unknown');
+    expect(t.breaker.statuses().map((s) => s.state)).toEqual(['closed']);
+  });
+
   it('a probe ended by an abort error also releases the slot', () => {
     const t = setup();
     t.trip();

@@ -45,7 +45,8 @@ type CircuitEventName = 'circuit-open' | 'circuit-half-open' | 'circuit-closed';
  *   open ──(a request arrives ≥ resetTimeout after openedAt: it becomes the probe)──► halfOpen
  *   halfOpen ──(probe succeeds, or the endpoint answers it with a non-countable error)──► closed
  *   halfOpen ──(probe fails countably)──► open (window restarts)
- *   halfOpen ──(probe cancelled)──► open with the same openedAt: the next request probes at once
+ *   halfOpen ──(probe cancelled, or released before it started)──► open with the same openedAt:
+ *                                                     the next request probes at once
  *
  * It learns outcomes only from lifecycle events (`observe`): a flight's terminal `success`,
  * `error`, or final `cancel`, each emitted once per flight, so retries and dedup joiners never
@@ -135,6 +136,17 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
    */
   permits(endpoint: string): boolean {
     return this.stateOf(endpoint) === 'closed';
+  }
+
+  /**
+   * A probe admitted by `beforeRequest` whose flight never started (its caller's signal threw as
+   * it was listened to): open again with the same openedAt, silently, as after a cancelled
+   * probe, so the next request probes at once. A probe its `request` bound ends through its
+   * lifecycle events instead (this changes nothing then).
+   */
+  release(endpoint: string): void {
+    const circuit = this.#circuits.get(endpoint);
+    if (circuit?.state === 'halfOpen' && circuit.probe === undefined) this.#move(circuit, 'open');
   }
 
   // ── CircuitBreakerController ──────────────────────────────────────────────────────────────

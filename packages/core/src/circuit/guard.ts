@@ -19,6 +19,11 @@ export interface CircuitGuard {
   beforeRequest(spec: RequestSpec): Admission;
   /** Peek used by the scheduler's pre-start gate; changes no state. */
   permits(endpoint: string): boolean;
+  /**
+   * Gives back the probe slot `beforeRequest` admitted for a flight that never started (its
+   * caller's signal threw as it was listened to); none on a guard that admits no probe.
+   */
+  release?(endpoint: string): void;
 }
 
 /** Circuit breaker disabled. */

@@ -14,14 +14,29 @@
 export function guardFor<T extends object>(
   cls: abstract new (...args: never[]) => T,
   name: string,
+  pkg?: string,
+): (value: unknown) => value is T {
+  return brandGuard(name, cls, pkg);
+}
+
+/**
+ * The guard of the brand `keel.<pkg>.<name>`; with `cls`, it brands `cls.prototype` first (fixed:
+ * neither writable nor deletable). Made without the class, it lets a module ask whether an error
+ * is one without bringing the class into a bundle that never makes one (the client asks whether
+ * a refusal came from a circuit). It reads the brand alone: every instance of the branded class,
+ * or of a subclass, inherits it from the prototype.
+ */
+export function brandGuard<T extends object>(
+  name: string,
+  cls?: abstract new (...args: never[]) => T,
   pkg = 'core',
 ): (value: unknown) => value is T {
   const key = Symbol.for(`keel.${pkg}.${name}`);
-  Object.defineProperty(cls.prototype, key, { value: true });
+  if (cls) Object.defineProperty(cls.prototype, key, { value: true });
   return (value: unknown): value is T => {
     // A revoked Proxy (or one whose traps throw) is no keel error: a guard answers, never throws.
     try {
-      return value instanceof cls || (value as Record<symbol, unknown> | null)?.[key] === true;
+      return (value as Record<symbol, unknown> | null)?.[key] === true;
     } catch {
       return false;
     }

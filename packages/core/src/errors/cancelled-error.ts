@@ -1,4 +1,4 @@
-import { guardFor } from './brand';
+import { brandGuard } from './brand';
 import { type FailedRequest, hasErrorName, KeelRequestError } from './keel-error';
 
 /** What a CancelledError adds to its request. */
@@ -19,7 +19,7 @@ export class CancelledError extends KeelRequestError {
 }
 
 /** True for a CancelledError, also one from another copy of the package. */
-export const isCancelledError = guardFor(CancelledError, 'CancelledError');
+export const isCancelledError = brandGuard('CancelledError', CancelledError);
 
 /**
  * True for an abort: keel's CancelledError, or an error named `AbortError` (a DOMException from

@@ -1,4 +1,4 @@
-import { guardFor } from './brand';
+import { brandGuard } from './brand';
 import { type FailedRequest, KeelRequestError } from './keel-error';
 
 /** What a CircuitOpenError adds to its request. */
@@ -29,5 +29,6 @@ export class CircuitOpenError extends KeelRequestError {
   }
 }
 
-/** True for a CircuitOpenError, also one from another copy of the package. */
-export const isCircuitOpenError = guardFor(CircuitOpenError, 'CircuitOpenError');
+// Its guard, isCircuitOpenError, is made from the brand alone (./is-circuit-open-error): the client
+// and the retry policy ask it, and an app without a circuit breaker never makes one of these.
+brandGuard('CircuitOpenError', CircuitOpenError);

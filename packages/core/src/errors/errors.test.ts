@@ -95,6 +95,29 @@ describe('errors', () => {
     });
   });
 
+  test("a guard accepts an app's subclass; the brand it reads cannot be removed or replaced", () => {
+    // The guards read the brand alone (no instanceof): an instance of the class or of a subclass
+    // inherits it from the prototype, where it is fixed.
+    everyError().forEach((error, i) => {
+      const Class = error.constructor as new (...args: unknown[]) => Error;
+      class AppError extends Class {}
+      const sub = Reflect.construct(Class, [request, { status: 500 }], AppError);
+      expect(sub).toBeInstanceOf(Class);
+      expect(GUARDS[i]!(sub), error.name).toBe(true);
+      expect(isKeelError(sub)).toBe(true);
+      const brand = Symbol.for(`keel.core.${error.name}`);
+      expect(Object.getOwnPropertyDescriptor(Class.prototype, brand)).toEqual({
+        value: true,
+        writable: false,
+        enumerable: false,
+        configurable: false,
+      });
+      expect(Reflect.deleteProperty(Class.prototype, brand)).toBe(false);
+      expect(Reflect.set(Class.prototype, brand, false)).toBe(false);
+      expect(GUARDS[i]!(error)).toBe(true);
+    });
+  });
+
   test('no guard accepts a look-alike object or a foreign error of the same name', () => {
     const names = everyError().map((e) => e.name);
     GUARDS.forEach((guard, i) => {

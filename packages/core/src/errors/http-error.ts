@@ -1,4 +1,4 @@
-import { guardFor } from './brand';
+import { brandGuard } from './brand';
 import { type FailedRequest, KeelRequestError } from './keel-error';
 
 /** What an HttpError adds to its request: the response. */
@@ -52,4 +52,4 @@ export class HttpError<T = unknown> extends KeelRequestError {
 }
 
 /** True for an HttpError, also one from another copy of the package. */
-export const isHttpError = guardFor(HttpError, 'HttpError');
+export const isHttpError = brandGuard('HttpError', HttpError);

@@ -4,12 +4,9 @@ export {
   isAbortError,
   isCancelledError,
 } from './cancelled-error';
-export {
-  CircuitOpenError,
-  type CircuitOpenErrorInit,
-  isCircuitOpenError,
-} from './circuit-open-error';
+export { CircuitOpenError, type CircuitOpenErrorInit } from './circuit-open-error';
 export { HttpError, type HttpErrorInit, isHttpError } from './http-error';
+export { isCircuitOpenError } from './is-circuit-open-error';
 export { type FailedRequest, isKeelError, KeelError } from './keel-error';
 export { isNetworkError, NetworkError, type NetworkErrorInit } from './network-error';
 export { isParseError, ParseError, type ParseErrorInit } from './parse-error';

@@ -1,4 +1,4 @@
-import { guardFor } from './brand';
+import { brandGuard } from './brand';
 
 /**
  * Base class of every error keel raises, so `instanceof KeelError` (or `isKeelError`) catches them
@@ -10,7 +10,7 @@ export class KeelError extends Error {
 }
 
 /** True for any keel error, also one from another copy of the package. */
-export const isKeelError = guardFor(KeelError, 'KeelError');
+export const isKeelError = brandGuard('KeelError', KeelError);
 
 /**
  * The request an error belongs to: its method and URL. A RequestSpec (from `client.resolve`)

@@ -1,4 +1,4 @@
-import { guardFor } from './brand';
+import { brandGuard } from './brand';
 import { errorCodeOf } from './error-code';
 import { type FailedRequest, KeelRequestError } from './keel-error';
 
@@ -34,7 +34,7 @@ export class NetworkError extends KeelRequestError {
 }
 
 /** True for a NetworkError, also one from another copy of the package. */
-export const isNetworkError = guardFor(NetworkError, 'NetworkError');
+export const isNetworkError = brandGuard('NetworkError', NetworkError);
 
 /**
  * The innermost message worth showing: undici's outer "fetch failed" says less than its cause.

@@ -1,4 +1,4 @@
-import { guardFor } from './brand';
+import { brandGuard } from './brand';
 import { type FailedRequest, KeelRequestError } from './keel-error';
 
 /** What a ParseError adds to its request. */
@@ -24,4 +24,4 @@ export class ParseError extends KeelRequestError {
 }
 
 /** True for a ParseError, also one from another copy of the package. */
-export const isParseError = guardFor(ParseError, 'ParseError');
+export const isParseError = brandGuard('ParseError', ParseError);

@@ -1,4 +1,4 @@
-import { guardFor } from './brand';
+import { brandGuard } from './brand';
 import { type FailedRequest, KeelRequestError } from './keel-error';
 
 /** What a ResponseTooLargeError adds to its request. */
@@ -34,4 +34,4 @@ export class ResponseTooLargeError extends KeelRequestError {
 }
 
 /** True for a ResponseTooLargeError, also one from another copy of the package. */
-export const isResponseTooLargeError = guardFor(ResponseTooLargeError, 'ResponseTooLargeError');
+export const isResponseTooLargeError = brandGuard('ResponseTooLargeError', ResponseTooLargeError);

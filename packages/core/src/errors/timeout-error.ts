@@ -1,4 +1,4 @@
-import { guardFor } from './brand';
+import { brandGuard } from './brand';
 import { type FailedRequest, KeelRequestError } from './keel-error';
 
 /**
@@ -49,7 +49,7 @@ export class TimeoutError extends KeelRequestError {
  * `TimeoutError` (from `AbortSignal.timeout()`) is not one: a request whose signal timed out
  * rejects with keel's TimeoutError of kind `signal`, which is.
  */
-export const isTimeoutError = guardFor(TimeoutError, 'TimeoutError');
+export const isTimeoutError = brandGuard('TimeoutError', TimeoutError);
 
 const LABELS: Record<TimeoutKind, string> = {
   attempt: 'Request timed out',

@@ -1,5 +1,5 @@
-import { isCircuitOpenError } from '../errors/circuit-open-error';
 import { isHttpError } from '../errors/http-error';
+import { isCircuitOpenError } from '../errors/is-circuit-open-error';
 import { isTimeoutError } from '../errors/timeout-error';
 import { type Emitter, onEach } from '../events/emitter';
 import type { Clock } from '../internal/clock';
