@@ -43,6 +43,7 @@ import {
 } from './context';
 import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
+import { adaptH2 } from './h2';
 import { Pool } from './pool';
 import { compileTrust, peerAddress, type TrustFn, type TrustProxy } from './proxy';
 import { KeelServerResponse } from './raw-response';
@@ -783,7 +784,11 @@ class KeelApp implements App, SlotHost {
       body = NO_BODY;
       params = EMPTY_PARAMS;
     }
-    if (!(req instanceof KeelIncomingMessage)) setPeer(req);
+    // A server of the app's own (attach): its peer noted, an HTTP/2 response given what keel reads.
+    if (!(req instanceof KeelIncomingMessage)) {
+      setPeer(req);
+      adaptH2(res);
+    }
     const incomingId =
       this.#requestIdHeader === null ? undefined : req.headers[this.#requestIdHeader];
     const requestId =

@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
 import type { Clock, TimerHandle } from './clock';
+import { h2Progress, h2StreamOf, resetH2 } from './h2';
 
 /**
  * What a watched response needs to time out a stalled client: a streamed body (`sendFile`,
@@ -25,6 +27,25 @@ function waiting(res: ServerResponse): boolean {
 }
 
 /**
+ * {@link waiting} for a response of an attached HTTP/2 server, judged by its stream: flow control
+ * holds a stream's bytes in its own queue, whatever the session's socket does.
+ */
+function streamWaiting(stream: Writable): boolean {
+  return stream.writableNeedDrain || (stream.writableEnded && !stream.writableFinished);
+}
+
+/**
+ * What tells the progress of `res`: its connection's ({@link delivered}), or for HTTP/2 its own
+ * stream's (a session's other streams may move while this one is stalled).
+ */
+export function progressOf(res: ServerResponse): () => number {
+  const stream = h2StreamOf(res);
+  if (stream !== undefined) return h2Progress(stream);
+  const socket = res.req.socket;
+  return () => delivered(socket);
+}
+
+/**
  * Bytes the connection has handed to the kernel, whichever response they were of: written
  * (queued or sent) minus still queued. It grows each time a socket write completes, which is
  * when the client took something.
@@ -46,8 +67,7 @@ interface Progress {
  * Whether `socket` has delivered nothing for `ms` while bytes wait; notes its progress when it
  * moved (nginx's `send_timeout`).
  */
-function stalled(progress: Progress, socket: Socket, now: number, ms: number): boolean {
-  const moved = delivered(socket);
+function stalled(progress: Progress, moved: number, now: number, ms: number): boolean {
   if (moved !== progress.mark) {
     progress.mark = moved;
     progress.since = now;
@@ -65,12 +85,13 @@ export type QueueState = 'waiting' | 'idle' | 'done' | 'cut';
 
 /**
  * The one stall loop of watchSend, watchBacklog and an event stream's queue: every quarter of
- * `ms` (so a stall is cut within 1.25 periods) it asks `state()`; when bytes have waited on
- * `socket` for `ms` with no progress (or `state()` says `'cut'`), it stops and calls `onStall`.
- * Progress is judged per connection, not per response. Returns the function that stops it.
+ * `ms` (so a stall is cut within 1.25 periods) it asks `state()`; when bytes have waited for `ms`
+ * with no progress (`delivered()` did not grow; or `state()` says `'cut'`), it stops and calls
+ * `onStall`. Progress is judged per connection (per stream on HTTP/2), not per response
+ * ({@link progressOf}). Returns the function that stops it.
  */
 export function watchStall(
-  socket: Socket,
+  delivered: () => number,
   clock: Clock,
   ms: number,
   state: () => QueueState,
@@ -95,7 +116,7 @@ export function watchStall(
       return;
     }
     if (now === 'idle') progress.mark = -1;
-    else if (now === 'cut' || stalled(progress, socket, clock.now(), ms)) {
+    else if (now === 'cut' || stalled(progress, delivered(), clock.now(), ms)) {
       stopped = true;
       onStall();
       return;
@@ -158,7 +179,21 @@ export function markHandedOver(res: ServerResponse): void {
  * was handed to the kernel.
  */
 export function wasCut(res: ServerResponse): boolean {
-  return res.writableEnded && res.req.socket.destroyed && !handedAll.has(res);
+  if (!res.writableEnded || handedAll.has(res)) return false;
+  const stream = h2StreamOf(res);
+  // HTTP/2: a stream is destroyed once it closed, finished or not; finished is its own.
+  if (stream !== undefined) return stream.destroyed && !stream.writableFinished;
+  return res.req.socket.destroyed;
+}
+
+/**
+ * Whether `res`, just finished (or found finished), had all of it handed over: its connection
+ * is still open. HTTP/2 emits a response's 'finish' only once its stream closed, so there the
+ * stream tells: its writable side finished (all written, END_STREAM sent) or not (reset).
+ */
+function handedAllOf(res: ServerResponse, socket: Socket): boolean {
+  const stream = h2StreamOf(res);
+  return stream === undefined ? !socket.destroyed : stream.writableFinished;
 }
 
 /** The responses queued behind another on each connection, closed with it. */
@@ -214,13 +249,21 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
   // Counted toward its connection's cap while it waits behind another response (a buffered body
   // or a file counted already); past it the connection goes, and this response with it.
   fitsQueue(res, watch, QUEUED_STREAM_BYTES);
+  const stream = h2StreamOf(res);
   const unwatch = watchStall(
-    socket,
+    progressOf(res),
     clock,
     ms,
-    () => (waiting(res) ? 'waiting' : 'idle'),
+    stream === undefined
+      ? () => (waiting(res) ? 'waiting' : 'idle')
+      : () => (streamWaiting(stream) ? 'waiting' : 'idle'),
     () => {
       unqueue();
+      // HTTP/2: that stream only, reset (its session's socket is not this response's).
+      if (resetH2(res)) {
+        res.destroy();
+        return;
+      }
       // A response still queued behind another has no socket to destroy yet: close the
       // connection it waits on, which is stalled as a whole, and the response with it.
       closeQueued(res);
@@ -333,7 +376,8 @@ function watchable(socket: Socket, watch: SendWatch): boolean {
  */
 function handedOver(res: ServerResponse): boolean {
   const own = res.socket;
-  return own !== null && own.writableLength === 0;
+  // `undefined`: an HTTP/2 response whose stream closed (Node's compat layer).
+  return own != null && own.writableLength === 0;
 }
 
 /**
@@ -402,10 +446,16 @@ function watchBacklog(socket: Socket, { clock, ms }: SendWatch): void {
     forget();
     return 'done';
   };
-  const unwatch = watchStall(socket, clock, ms, state, () => {
-    forget();
-    socket.destroy();
-  });
+  const unwatch = watchStall(
+    () => delivered(socket),
+    clock,
+    ms,
+    state,
+    () => {
+      forget();
+      socket.destroy();
+    },
+  );
   const end = (): void => {
     forget();
     unwatch();
@@ -426,11 +476,13 @@ function watchBacklog(socket: Socket, { clock, ms }: SendWatch): void {
 export function whenDone(res: ServerResponse): Promise<boolean> {
   const socket = res.req.socket;
   if (res.writableFinished || res.destroyed) {
-    return Promise.resolve(handedAll.has(res) || (res.writableFinished && !socket.destroyed));
+    return Promise.resolve(
+      handedAll.has(res) || (res.writableFinished && handedAllOf(res, socket)),
+    );
   }
   return new Promise((resolve) => {
     const finished = (): void => {
-      if (!socket.destroyed) handedAll.add(res);
+      if (handedAllOf(res, socket)) handedAll.add(res);
       done(handedAll.has(res));
     };
     const closed = (): void => done(handedAll.has(res));

@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { checkLine, rangeError, unserializable } from './checks';
 import { type Clock, repeat } from './clock';
-import { type QueueState, watchStall } from './send-watch';
+import { resetH2 } from './h2';
+import { progressOf, type QueueState, watchStall } from './send-watch';
 import { promiseOf } from './thenable';
 
 /** Server-sent event settings of an app (`createApp({ sse })`). */
@@ -375,7 +376,7 @@ export class SseStream {
   #watchQueue(): void {
     const { clock, stallMs } = this.#registry;
     if (stallMs === 0) return;
-    this.#unwatch = watchStall(this.#res.req.socket, clock, stallMs, this.#queueState, () => {
+    this.#unwatch = watchStall(progressOf(this.#res), clock, stallMs, this.#queueState, () => {
       this.#unwatch = null;
       this.#drop();
     });
@@ -395,6 +396,8 @@ export class SseStream {
   /** Disconnects a client too slow (or fed too much at once) for its queue cap. */
   #drop(): false {
     this.#dropped = true;
+    // HTTP/2: its stream reset with CANCEL, not NO_ERROR (which would read as a normal end).
+    resetH2(this.#res);
     this.#res.destroy();
     this.#onClose(); // release now; the socket's 'close' event comes later
     return false;
