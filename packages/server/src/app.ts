@@ -47,7 +47,7 @@ import { adaptH2 } from './h2';
 import { Pool } from './pool';
 import { compileTrust, peerAddress, type TrustFn, type TrustProxy } from './proxy';
 import { KeelServerResponse } from './raw-response';
-import { awaitsSocket, replyDone, type SendWatch, wasUnsent } from './send-watch';
+import { awaitsSocket, replyDone, type SendWatch, wasUnsent, watchH2 } from './send-watch';
 import { JSON_TYPE, Slot, type SlotHost } from './slot';
 import { type SseOptions, SseRegistry } from './sse';
 import { promiseOf } from './thenable';
@@ -784,11 +784,7 @@ class KeelApp implements App, SlotHost {
       body = NO_BODY;
       params = EMPTY_PARAMS;
     }
-    // A server of the app's own (attach): its peer noted, an HTTP/2 response given what keel reads.
-    if (!(req instanceof KeelIncomingMessage)) {
-      setPeer(req);
-      adaptH2(res);
-    }
+    if (!(req instanceof KeelIncomingMessage)) setPeer(req);
     const incomingId =
       this.#requestIdHeader === null ? undefined : req.headers[this.#requestIdHeader];
     const requestId =
@@ -1002,6 +998,14 @@ class KeelApp implements App, SlotHost {
     // about 1000, a proxy's appended X-Forwarded-For among them (see headersCut).
     server.maxHeadersCount = 0;
     server.on('clientError', onClientError);
+    // An HTTP/2 server (its first session tells: an http.Server has none): each response given
+    // what keel reads of it, and watched by `sendTimeout` per stream, before app.handler runs.
+    // A listener of its own, so an HTTP/1 server's requests pay nothing for it.
+    server.once('session', () => {
+      server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
+        if (adaptH2(res)) watchH2(res, this.send);
+      });
+    });
     // CONNECT asks for a tunnel, and this server is no proxy: Node would close the connection
     // without a word. The socket is ours once the event fires (Node's listeners are gone).
     server.on('connect', (_req: IncomingMessage, socket: Socket | ServerResponse) => {

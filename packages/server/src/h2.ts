@@ -39,15 +39,16 @@ const H2_FIELDS: [string, PropertyDescriptor][] = [
 ];
 
 /**
- * Gives a response of an attached HTTP/2 server the fields it lacks ({@link H2_FIELDS}); nothing
- * for an HTTP/1 one. Called per request of an attached server only (not `listen`'s).
+ * Gives a response of an attached HTTP/2 server the fields it lacks ({@link H2_FIELDS}); false
+ * (nothing done) for an HTTP/1 one. Called per request of an attached HTTP/2 server only.
  */
-export function adaptH2(res: ServerResponse): void {
-  if (h2StreamOf(res) === undefined) return;
+export function adaptH2(res: ServerResponse): boolean {
+  if (h2StreamOf(res) === undefined) return false;
   for (const [name, field] of H2_FIELDS) {
     // A Node that has the field keeps its own.
     if (!(name in res)) Object.defineProperty(res, name, field);
   }
+  return true;
 }
 
 /**

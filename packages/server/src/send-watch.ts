@@ -250,20 +250,22 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
   // or a file counted already); past it the connection goes, and this response with it.
   fitsQueue(res, watch, QUEUED_STREAM_BYTES);
   const stream = h2StreamOf(res);
+  if (stream !== undefined) {
+    // Its stream's own watch ({@link watchH2}) leaves it to this one meanwhile.
+    watchedOwn.add(res);
+    const unwatchOwn = watchSendStream(res, stream, watch);
+    return () => {
+      watchedOwn.delete(res);
+      unwatchOwn();
+    };
+  }
   const unwatch = watchStall(
     progressOf(res),
     clock,
     ms,
-    stream === undefined
-      ? () => (waiting(res) ? 'waiting' : 'idle')
-      : () => (streamWaiting(stream) ? 'waiting' : 'idle'),
+    () => (waiting(res) ? 'waiting' : 'idle'),
     () => {
       unqueue();
-      // HTTP/2: that stream only, reset (its session's socket is not this response's).
-      if (resetH2(res)) {
-        res.destroy();
-        return;
-      }
       // A response still queued behind another has no socket to destroy yet: close the
       // connection it waits on, which is stalled as a whole, and the response with it.
       closeQueued(res);
@@ -275,6 +277,54 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
     unqueue();
     unwatch();
   };
+}
+
+/**
+ * Responses of an attached HTTP/2 server that a watch of their own (a body's, an event stream's
+ * queue) watches: the stream's {@link watchH2} leaves them to it.
+ */
+export const watchedOwn = new WeakSet<ServerResponse>();
+
+/**
+ * {@link watchSend} for a response of an attached HTTP/2 server: its stream's progress, its
+ * stream's queue; a stall resets that stream alone (its session serves on). Nothing is queued
+ * behind another response on HTTP/2 (each stream is its own).
+ */
+function watchSendStream(res: ServerResponse, stream: Writable, watch: SendWatch): () => void {
+  return watchStall(
+    progressOf(res),
+    watch.clock,
+    watch.ms,
+    () => (streamWaiting(stream) ? 'waiting' : 'idle'),
+    () => {
+      resetH2(res);
+      res.destroy();
+    },
+  );
+}
+
+/**
+ * Watches every response of an attached HTTP/2 server, from its request on, as `sendTimeout`
+ * watches an HTTP/1 connection: a reply ended in one piece (which HTTP/1 watches by its
+ * connection's queue), a body the handler writes through ctx.res, whatever waits on a stream
+ * whose client stopped reading. Without it a session could open stream after stream, read
+ * none, and pin each one's reply (Node's session memory cap, 10 MB by default, per session) for
+ * ever. Idle while another watch has the response ({@link watchedOwn}); ends with the stream.
+ */
+export function watchH2(res: ServerResponse, watch: SendWatch): void {
+  const stream = h2StreamOf(res);
+  if (stream === undefined || watch.ms === 0) return;
+  const unwatch = watchStall(
+    h2Progress(stream),
+    watch.clock,
+    watch.ms,
+    () => (!watchedOwn.has(res) && streamWaiting(stream) ? 'waiting' : 'idle'),
+    () => {
+      resetH2(res);
+      res.destroy();
+    },
+  );
+  stream.once('close', unwatch);
 }
 
 /**
@@ -409,7 +459,8 @@ export function watchEnded(res: ServerResponse, watch: SendWatch): void {
  * over yet ({@link replyDone}). Two property reads for one its socket took at once.
  */
 export function awaitsSocket(res: ServerResponse): boolean {
-  if (handedOver(res)) return false;
+  // HTTP/2: the session's socket took all there was, but the stream may still hold it.
+  if (handedOver(res)) return h2Holds(res);
   return (
     res.writableEnded &&
     !res.writableFinished &&
@@ -417,6 +468,12 @@ export function awaitsSocket(res: ServerResponse): boolean {
     // An in-process request (`inject`) has no connection to wait for.
     typeof res.req.socket.bytesWritten === 'number'
   );
+}
+
+/** `res` is an HTTP/2 response, ended, whose stream still holds some of it. */
+function h2Holds(res: ServerResponse): boolean {
+  const stream = h2StreamOf(res);
+  return stream !== undefined && res.writableEnded && !stream.writableFinished && !stream.destroyed;
 }
 
 /**

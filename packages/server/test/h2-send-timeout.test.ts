@@ -105,6 +105,18 @@ async function serve(
     for (let i = 0; i < 1024; i++) stream.send('tick', data);
   });
   app.get('/small', (ctx) => ctx.send('ok'));
+  // 60 KiB: written in one piece (no slices), more than a stalled stream's window takes.
+  app.get('/reply', (ctx) => {
+    note(ctx.res);
+    return ctx.send('r'.repeat(60 * 1024));
+  });
+  // The handler writes through ctx.res itself, and leaves it open.
+  app.get('/raw', (ctx) => {
+    note(ctx.res);
+    ctx.res.writeHead(200, { 'content-type': 'text/plain' });
+    const chunk = Buffer.alloc(16 * 1024, 2);
+    for (let i = 0; i < 8; i++) ctx.res.write(chunk);
+  });
   const server: Http2Server = createHttp2Server(app.handler as never);
   app.attach(server as unknown as Server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -286,5 +298,42 @@ describe('sendTimeout on an attached HTTP/2 server', () => {
     await until(() => seen.over.length === 3);
     expect(seen.over).toEqual(Array(3).fill({ status: 200, finished: false }));
     expect(await fetchText(s, '/small')).toBe('ok');
+  });
+
+  it('one-piece replies left on streams that read nothing are cut too: a session cannot pin them', async () => {
+    const { app, clock, port, seen } = await serve(1000);
+    const s = session(port);
+    const clients: ClientHttp2Stream[] = [];
+    for (let i = 0; i < 20; i++) clients.push(stalled(s, '/reply'));
+    await until(() => seen.over.length === 20 || appStats(app).inflight === 0);
+    await until(() => seen.res !== null && seen.res.stream.writableLength > 0);
+    clock.tick(2000);
+    await until(() => clients.every((c) => c.closed));
+    for (const c of clients) expect(c.rstCode).toBe(constants.NGHTTP2_CANCEL);
+    await until(() => seen.over.length === 20);
+    expect(seen.over).toEqual(Array(20).fill({ status: 200, finished: false }));
+    expect(await fetchText(s, '/small')).toBe('ok');
+    expect(clock.active).toBe(0);
+  });
+
+  it('a response the handler writes through ctx.res, to a stream that reads nothing: cut', async () => {
+    const { app, clock, port, seen } = await serve(1000);
+    const s = session(port);
+    const client = stalled(s, '/raw');
+    await until(() => seen.res !== null && streamOf(seen).writableNeedDrain);
+    clock.tick(2000);
+    await until(() => client.closed);
+    expect(client.rstCode).toBe(constants.NGHTTP2_CANCEL);
+    await until(() => appStats(app).inflight === 0);
+    expect(clock.active).toBe(0);
+  });
+
+  it('a one-piece reply its client reads is reported finished, and leaves no timer', async () => {
+    const { app, clock, port, seen } = await serve(1000);
+    const s = session(port);
+    expect((await fetchText(s, '/reply')).length).toBe(60 * 1024);
+    await until(() => seen.over.length === 1 && appStats(app).inflight === 0);
+    expect(seen.over).toEqual([{ status: 200, finished: true }]);
+    await until(() => clock.active === 0);
   });
 });
