@@ -52,17 +52,20 @@ export function adaptH2(res: ServerResponse): boolean {
 }
 
 /**
- * Resets the HTTP/2 stream of `res` with CANCEL (RFC 9113 §8.7: the response is no longer
- * wanted), before it is destroyed: a bare destroy resets with NO_ERROR, which tells the client of
+ * Resets the HTTP/2 stream of `res` with `code`, by default CANCEL (RFC 9113 §8.7: the response
+ * is no longer wanted), before it is destroyed: a bare destroy resets with NO_ERROR, which tells the client of
  * an event stream or a body without a length that it got all of it. Only that stream: the
  * session's other streams go on. False for an HTTP/1 response (nothing done).
  */
-export function resetH2(res: ServerResponse): boolean {
+export function resetH2(res: ServerResponse, code: number = constants.NGHTTP2_CANCEL): boolean {
   const stream = h2StreamOf(res);
   if (stream === undefined) return false;
-  if (!stream.closed && !stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
+  if (!stream.closed && !stream.destroyed) stream.close(code);
   return true;
 }
+
+/** The RST_STREAM code of a response cut by a server error (RFC 9113 §7). */
+export const H2_INTERNAL_ERROR = constants.NGHTTP2_INTERNAL_ERROR;
 
 const meters = new WeakMap<Http2Stream, () => number>();
 
