@@ -998,14 +998,17 @@ class KeelApp implements App, SlotHost {
     // about 1000, a proxy's appended X-Forwarded-For among them (see headersCut).
     server.maxHeadersCount = 0;
     server.on('clientError', onClientError);
-    // An HTTP/2 server (its first session tells: an http.Server has none): each response given
-    // what keel reads of it, and watched by `sendTimeout` per stream, before app.handler runs.
-    // A listener of its own, so an HTTP/1 server's requests pay nothing for it.
-    server.once('session', () => {
+    // An HTTP/2 server (its `updateSettings`, or its first session, tells: an http.Server has
+    // neither): each response given what keel reads of it, and watched by `sendTimeout` per
+    // stream, before app.handler runs. A listener of its own, so an HTTP/1 server's requests
+    // pay nothing for it.
+    const adapt = (): void => {
       server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
         if (adaptH2(res)) watchH2(res, this.send);
       });
-    });
+    };
+    if (typeof (server as { updateSettings?: unknown }).updateSettings === 'function') adapt();
+    else server.once('session', adapt);
     // CONNECT asks for a tunnel, and this server is no proxy: Node would close the connection
     // without a word. The socket is ours once the event fires (Node's listeners are gone).
     server.on('connect', (_req: IncomingMessage, socket: Socket | ServerResponse) => {
