@@ -43,10 +43,11 @@ import {
 } from './context';
 import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
+import { adaptH2 } from './h2';
 import { Pool } from './pool';
 import { compileTrust, peerAddress, type TrustFn, type TrustProxy } from './proxy';
 import { KeelServerResponse } from './raw-response';
-import { awaitsSocket, replyDone, type SendWatch, wasUnsent } from './send-watch';
+import { awaitsSocket, replyDone, type SendWatch, wasUnsent, watchH2 } from './send-watch';
 import { JSON_TYPE, Slot, type SlotHost } from './slot';
 import { type SseOptions, SseRegistry } from './sse';
 import { promiseOf } from './thenable';
@@ -997,6 +998,17 @@ class KeelApp implements App, SlotHost {
     // about 1000, a proxy's appended X-Forwarded-For among them (see headersCut).
     server.maxHeadersCount = 0;
     server.on('clientError', onClientError);
+    // An HTTP/2 server (its `updateSettings`, or its first session, tells: an http.Server has
+    // neither): each response given what keel reads of it, and watched by `sendTimeout` per
+    // stream, before app.handler runs. A listener of its own, so an HTTP/1 server's requests
+    // pay nothing for it.
+    const adapt = (): void => {
+      server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
+        if (adaptH2(res)) watchH2(res, this.send);
+      });
+    };
+    if (typeof (server as { updateSettings?: unknown }).updateSettings === 'function') adapt();
+    else server.once('session', adapt);
     // CONNECT asks for a tunnel, and this server is no proxy: Node would close the connection
     // without a word. The socket is ours once the event fires (Node's listeners are gone).
     server.on('connect', (_req: IncomingMessage, socket: Socket | ServerResponse) => {

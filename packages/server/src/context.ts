@@ -406,7 +406,9 @@ export class Context {
 
   /** The query as `ctx.query` reads it: a repeated key gives its first value. */
   #firstQueryValues(): Record<string, string | undefined> {
-    const out: Record<string, string | undefined> = {};
+    // Null prototype: a `__proto__` parameter is a key like any other (an assignment to `{}`
+    // would try to set the prototype and drop it).
+    const out: Record<string, string | undefined> = Object.create(null);
     const query = this.#parsedQuery();
     for (const key in query) {
       const value = query[key];
@@ -431,8 +433,11 @@ export class Context {
   /** A request header by name (case-insensitive); repeated headers are joined with `, `. */
   header(name: string): string | undefined {
     if (typeof name !== 'string') throw typeError('header name', 'a string', name);
-    // Node's headers object has Object.prototype: `constructor` would give a function.
-    const value: unknown = this.req.headers[name.toLowerCase()];
+    const key = name.toLowerCase();
+    // Node's headers object has Object.prototype: `constructor` would give a function, and a
+    // `__proto__` header is dropped from it (an assignment); its null-prototype list keeps it.
+    const value: unknown =
+      key === '__proto__' ? this.req.headersDistinct?.[key] : this.req.headers[key];
     if (typeof value === 'string') return value;
     return Array.isArray(value) ? value.join(', ') : undefined;
   }

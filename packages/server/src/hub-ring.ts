@@ -4,6 +4,18 @@ import type { StoredEvent } from './hub-store';
 export const MAX_BUFFER_SIZE = 2 ** 32 - 1;
 
 /**
+ * Held ids per index span: a Map holds at most 2^24 keys, and a buffer may hold more events.
+ */
+const INDEX_SPAN = 2 ** 23;
+
+/** Ids of consecutive pushes, by their push count; let go once none of them is held. */
+interface Span {
+  readonly at: Map<string, number>;
+  /** The push count of its newest id. */
+  last: number;
+}
+
+/**
  * The most recent events, oldest first, for replay. `base` is the id just before the oldest held
  * event: a client whose `Last-Event-ID` is `base` or a held id can be answered exactly; any other
  * id cannot (it is older, foreign, or never existed).
@@ -15,9 +27,22 @@ export class EventRing {
   #start = 0;
   #count = 0;
   #base: string;
+  /** Events pushed since the ring was made (the push count of the next one). */
+  #pushed = 0;
+  /**
+   * Where each held id is (its push count), so a client's `Last-Event-ID` is one lookup per
+   * span, not a scan of the buffer: one reconnecting with junk ids cost `capacity` comparisons
+   * each time. Spans of ids no longer held are let go as the ring moves on.
+   */
+  #spans: Span[] = [];
+  readonly #spanKeys: number;
 
-  constructor(capacity: number, base: string) {
+  /** `spanKeys`: ids per index span (tests make it small to see spans let go). */
+  constructor(capacity: number, base: string, spanKeys = INDEX_SPAN) {
     this.capacity = capacity;
+    // Spans no longer than the ring: ids of evicted events stay indexed until their span goes,
+    // so at most as many again as it holds (a 100-event ring indexes at most 200 ids).
+    this.#spanKeys = Math.max(1, Math.min(spanKeys, capacity));
     this.#items = new Array(capacity);
     this.#base = base;
   }
@@ -42,6 +67,29 @@ export class EventRing {
       this.#items[(this.#start + this.#count) % capacity] = event;
       this.#count++;
     }
+    const at = this.#pushed++;
+    const spans = this.#spans;
+    let span = spans[spans.length - 1];
+    if (span === undefined || span.at.size >= this.#spanKeys) {
+      span = { at: new Map(), last: at };
+      spans.push(span);
+    }
+    span.at.set(event.id, at);
+    span.last = at;
+    // The oldest span, once all of its events were evicted.
+    const oldest = this.#pushed - this.#count;
+    while (spans[0]!.last < oldest) spans.shift();
+  }
+
+  /** Position of held id `id` (0 = oldest; its newest push if repeated), or -1. */
+  #indexOf(id: string): number {
+    const oldest = this.#pushed - this.#count;
+    const spans = this.#spans;
+    for (let i = spans.length - 1; i >= 0; i--) {
+      const at = spans[i]!.at.get(id);
+      if (at !== undefined) return at >= oldest ? at - oldest : -1;
+    }
+    return -1;
   }
 
   /** Forgets every held event; `base` becomes `head`. */
@@ -51,6 +99,7 @@ export class EventRing {
       this.#items[(this.#start + i) % this.capacity] = undefined;
     this.#start = 0;
     this.#count = 0;
+    this.#spans = [];
     this.#base = head;
   }
 
@@ -63,15 +112,9 @@ export class EventRing {
     let from: number;
     if (after === this.#base) from = 0;
     else {
-      // Newest first: a reconnecting client is usually only a few events behind.
-      from = -1;
-      for (let i = this.#count - 1; i >= 0; i--) {
-        if (this.#items[(this.#start + i) % capacity]!.id === after) {
-          from = i + 1;
-          break;
-        }
-      }
-      if (from === -1) return null;
+      const at = this.#indexOf(after);
+      if (at === -1) return null;
+      from = at + 1;
     }
     const out: StoredEvent[] = [];
     if (after === upTo) return out;

@@ -1,6 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
 import type { Clock, TimerHandle } from './clock';
+import { h2Progress, h2StreamOf, resetH2 } from './h2';
 
 /**
  * What a watched response needs to time out a stalled client: a streamed body (`sendFile`,
@@ -25,6 +27,25 @@ function waiting(res: ServerResponse): boolean {
 }
 
 /**
+ * {@link waiting} for a response of an attached HTTP/2 server, judged by its stream: flow control
+ * holds a stream's bytes in its own queue, whatever the session's socket does.
+ */
+function streamWaiting(stream: Writable): boolean {
+  return stream.writableNeedDrain || (stream.writableEnded && !stream.writableFinished);
+}
+
+/**
+ * What tells the progress of `res`: its connection's ({@link delivered}), or for HTTP/2 its own
+ * stream's (a session's other streams may move while this one is stalled).
+ */
+export function progressOf(res: ServerResponse): () => number {
+  const stream = h2StreamOf(res);
+  if (stream !== undefined) return h2Progress(stream);
+  const socket = res.req.socket;
+  return () => delivered(socket);
+}
+
+/**
  * Bytes the connection has handed to the kernel, whichever response they were of: written
  * (queued or sent) minus still queued. It grows each time a socket write completes, which is
  * when the client took something.
@@ -46,8 +67,7 @@ interface Progress {
  * Whether `socket` has delivered nothing for `ms` while bytes wait; notes its progress when it
  * moved (nginx's `send_timeout`).
  */
-function stalled(progress: Progress, socket: Socket, now: number, ms: number): boolean {
-  const moved = delivered(socket);
+function stalled(progress: Progress, moved: number, now: number, ms: number): boolean {
   if (moved !== progress.mark) {
     progress.mark = moved;
     progress.since = now;
@@ -65,12 +85,13 @@ export type QueueState = 'waiting' | 'idle' | 'done' | 'cut';
 
 /**
  * The one stall loop of watchSend, watchBacklog and an event stream's queue: every quarter of
- * `ms` (so a stall is cut within 1.25 periods) it asks `state()`; when bytes have waited on
- * `socket` for `ms` with no progress (or `state()` says `'cut'`), it stops and calls `onStall`.
- * Progress is judged per connection, not per response. Returns the function that stops it.
+ * `ms` (so a stall is cut within 1.25 periods) it asks `state()`; when bytes have waited for `ms`
+ * with no progress (`delivered()` did not grow; or `state()` says `'cut'`), it stops and calls
+ * `onStall`. Progress is judged per connection (per stream on HTTP/2), not per response
+ * ({@link progressOf}). Returns the function that stops it.
  */
 export function watchStall(
-  socket: Socket,
+  delivered: () => number,
   clock: Clock,
   ms: number,
   state: () => QueueState,
@@ -95,7 +116,7 @@ export function watchStall(
       return;
     }
     if (now === 'idle') progress.mark = -1;
-    else if (now === 'cut' || stalled(progress, socket, clock.now(), ms)) {
+    else if (now === 'cut' || stalled(progress, delivered(), clock.now(), ms)) {
       stopped = true;
       onStall();
       return;
@@ -158,7 +179,21 @@ export function markHandedOver(res: ServerResponse): void {
  * was handed to the kernel.
  */
 export function wasCut(res: ServerResponse): boolean {
-  return res.writableEnded && res.req.socket.destroyed && !handedAll.has(res);
+  if (!res.writableEnded || handedAll.has(res)) return false;
+  const stream = h2StreamOf(res);
+  // HTTP/2: a stream is destroyed once it closed, finished or not; finished is its own.
+  if (stream !== undefined) return stream.destroyed && !stream.writableFinished;
+  return res.req.socket.destroyed;
+}
+
+/**
+ * Whether `res`, just finished (or found finished), had all of it handed over: its connection
+ * is still open. HTTP/2 emits a response's 'finish' only once its stream closed, so there the
+ * stream tells: its writable side finished (all written, END_STREAM sent) or not (reset).
+ */
+function handedAllOf(res: ServerResponse, socket: Socket): boolean {
+  const stream = h2StreamOf(res);
+  return stream === undefined ? !socket.destroyed : stream.writableFinished;
 }
 
 /** The responses queued behind another on each connection, closed with it. */
@@ -214,8 +249,18 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
   // Counted toward its connection's cap while it waits behind another response (a buffered body
   // or a file counted already); past it the connection goes, and this response with it.
   fitsQueue(res, watch, QUEUED_STREAM_BYTES);
+  const stream = h2StreamOf(res);
+  if (stream !== undefined) {
+    // Its stream's own watch ({@link watchH2}) leaves it to this one meanwhile.
+    watchedOwn.add(res);
+    const unwatchOwn = watchSendStream(res, stream, watch);
+    return () => {
+      watchedOwn.delete(res);
+      unwatchOwn();
+    };
+  }
   const unwatch = watchStall(
-    socket,
+    progressOf(res),
     clock,
     ms,
     () => (waiting(res) ? 'waiting' : 'idle'),
@@ -232,6 +277,54 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
     unqueue();
     unwatch();
   };
+}
+
+/**
+ * Responses of an attached HTTP/2 server that a watch of their own (a body's, an event stream's
+ * queue) watches: the stream's {@link watchH2} leaves them to it.
+ */
+export const watchedOwn = new WeakSet<ServerResponse>();
+
+/**
+ * {@link watchSend} for a response of an attached HTTP/2 server: its stream's progress, its
+ * stream's queue; a stall resets that stream alone (its session serves on). Nothing is queued
+ * behind another response on HTTP/2 (each stream is its own).
+ */
+function watchSendStream(res: ServerResponse, stream: Writable, watch: SendWatch): () => void {
+  return watchStall(
+    progressOf(res),
+    watch.clock,
+    watch.ms,
+    () => (streamWaiting(stream) ? 'waiting' : 'idle'),
+    () => {
+      resetH2(res);
+      res.destroy();
+    },
+  );
+}
+
+/**
+ * Watches every response of an attached HTTP/2 server, from its request on, as `sendTimeout`
+ * watches an HTTP/1 connection: a reply ended in one piece (which HTTP/1 watches by its
+ * connection's queue), a body the handler writes through ctx.res, whatever waits on a stream
+ * whose client stopped reading. Without it a session could open stream after stream, read
+ * none, and pin each one's reply (Node's session memory cap, 10 MB by default, per session) for
+ * ever. Idle while another watch has the response ({@link watchedOwn}); ends with the stream.
+ */
+export function watchH2(res: ServerResponse, watch: SendWatch): void {
+  const stream = h2StreamOf(res);
+  if (stream === undefined || watch.ms === 0) return;
+  const unwatch = watchStall(
+    h2Progress(stream),
+    watch.clock,
+    watch.ms,
+    () => (!watchedOwn.has(res) && streamWaiting(stream) ? 'waiting' : 'idle'),
+    () => {
+      resetH2(res);
+      res.destroy();
+    },
+  );
+  stream.once('close', unwatch);
 }
 
 /**
@@ -333,7 +426,8 @@ function watchable(socket: Socket, watch: SendWatch): boolean {
  */
 function handedOver(res: ServerResponse): boolean {
   const own = res.socket;
-  return own !== null && own.writableLength === 0;
+  // `undefined`: an HTTP/2 response whose stream closed (Node's compat layer).
+  return own != null && own.writableLength === 0;
 }
 
 /**
@@ -365,7 +459,8 @@ export function watchEnded(res: ServerResponse, watch: SendWatch): void {
  * over yet ({@link replyDone}). Two property reads for one its socket took at once.
  */
 export function awaitsSocket(res: ServerResponse): boolean {
-  if (handedOver(res)) return false;
+  // HTTP/2: the session's socket took all there was, but the stream may still hold it.
+  if (handedOver(res)) return h2Holds(res);
   return (
     res.writableEnded &&
     !res.writableFinished &&
@@ -373,6 +468,12 @@ export function awaitsSocket(res: ServerResponse): boolean {
     // An in-process request (`inject`) has no connection to wait for.
     typeof res.req.socket.bytesWritten === 'number'
   );
+}
+
+/** `res` is an HTTP/2 response, ended, whose stream still holds some of it. */
+function h2Holds(res: ServerResponse): boolean {
+  const stream = h2StreamOf(res);
+  return stream !== undefined && res.writableEnded && !stream.writableFinished && !stream.destroyed;
 }
 
 /**
@@ -402,10 +503,16 @@ function watchBacklog(socket: Socket, { clock, ms }: SendWatch): void {
     forget();
     return 'done';
   };
-  const unwatch = watchStall(socket, clock, ms, state, () => {
-    forget();
-    socket.destroy();
-  });
+  const unwatch = watchStall(
+    () => delivered(socket),
+    clock,
+    ms,
+    state,
+    () => {
+      forget();
+      socket.destroy();
+    },
+  );
   const end = (): void => {
     forget();
     unwatch();
@@ -426,11 +533,13 @@ function watchBacklog(socket: Socket, { clock, ms }: SendWatch): void {
 export function whenDone(res: ServerResponse): Promise<boolean> {
   const socket = res.req.socket;
   if (res.writableFinished || res.destroyed) {
-    return Promise.resolve(handedAll.has(res) || (res.writableFinished && !socket.destroyed));
+    return Promise.resolve(
+      handedAll.has(res) || (res.writableFinished && handedAllOf(res, socket)),
+    );
   }
   return new Promise((resolve) => {
     const finished = (): void => {
-      if (!socket.destroyed) handedAll.add(res);
+      if (handedAllOf(res, socket)) handedAll.add(res);
       done(handedAll.has(res));
     };
     const closed = (): void => done(handedAll.has(res));

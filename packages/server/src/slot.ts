@@ -11,6 +11,7 @@ import { type CompressionSettings, chooseEncoding, compressBody, type Encoding }
 import type { Context, Handler, Middleware, Next } from './context';
 import { BodyTooLargeError, isHttpException, ReleasedContextError } from './errors';
 import type { GraphqlRunner } from './graphql';
+import { H2_INTERNAL_ERROR, resetH2 } from './h2';
 import type { TrustFn } from './proxy';
 import type { RawWriter } from './raw-response';
 import {
@@ -732,8 +733,9 @@ export class Slot implements RawWriter {
         // Never `res.end()`: its last chunk would make the truncated body look complete (and
         // the connection reusable). What was written is flushed, then the connection closes;
         // a response still queued behind another has nothing out to flush.
+        // HTTP/2: `res.socket` is the stream's proxy, whose `end()` ends the stream as complete.
         const socket = res.socket;
-        if (socket === null) res.destroy();
+        if (resetH2(res, H2_INTERNAL_ERROR) || socket === null) res.destroy();
         else socket.end();
       }
     } catch {

@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { checkLine, rangeError, unserializable } from './checks';
 import { type Clock, repeat } from './clock';
-import { type QueueState, watchStall } from './send-watch';
+import { resetH2 } from './h2';
+import { progressOf, type QueueState, watchedOwn, watchStall } from './send-watch';
 import { promiseOf } from './thenable';
 
 /** Server-sent event settings of an app (`createApp({ sse })`). */
@@ -227,6 +228,9 @@ export class SseStream {
   private constructor(res: ServerResponse, registry: SseRegistry, headers: string[]) {
     this.#res = res;
     this.#registry = registry;
+    // Its queue has its own watch (#watchQueue), which drops it as too slow: an HTTP/2 stream's
+    // watch of every response leaves it alone.
+    watchedOwn.add(res);
     // The client left before the stream opened (a handler that awaited first): no head is
     // written, so onResponse tells status 0; the stream ends at once (below).
     if (!res.destroyed) this.#writeHead(headers);
@@ -375,7 +379,7 @@ export class SseStream {
   #watchQueue(): void {
     const { clock, stallMs } = this.#registry;
     if (stallMs === 0) return;
-    this.#unwatch = watchStall(this.#res.req.socket, clock, stallMs, this.#queueState, () => {
+    this.#unwatch = watchStall(progressOf(this.#res), clock, stallMs, this.#queueState, () => {
       this.#unwatch = null;
       this.#drop();
     });
@@ -395,6 +399,8 @@ export class SseStream {
   /** Disconnects a client too slow (or fed too much at once) for its queue cap. */
   #drop(): false {
     this.#dropped = true;
+    // HTTP/2: its stream reset with CANCEL, not NO_ERROR (which would read as a normal end).
+    resetH2(this.#res);
     this.#res.destroy();
     this.#onClose(); // release now; the socket's 'close' event comes later
     return false;
