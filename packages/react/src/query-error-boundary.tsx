@@ -1,7 +1,7 @@
 import type { Client } from '@keel/core';
 import { Component, type ContextType, type ReactNode, useCallback } from 'react';
 import { ClientContext, useClient } from './provider';
-import { storeFor } from './query/store';
+import { releaseHolds, storeFor } from './query/store';
 
 /**
  * Returns a function that lets the suspense queries of this client whose error was thrown to a
@@ -23,7 +23,7 @@ export function useQueryErrorReset(): () => void {
  * render (an error boundary was reset).
  */
 function releaseErrors(client: Client): void {
-  for (const entry of storeFor(client).entries()) entry.releaseHold();
+  releaseHolds(storeFor(client));
 }
 
 /** What `<QueryErrorBoundary fallback>` renders. */

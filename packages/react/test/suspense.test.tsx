@@ -33,6 +33,25 @@ function LegacyTeapot() {
   return <p>{data!.toUpperCase()}</p>;
 }
 
+/** /kettle: 409 until the teapot is brewing, then water; counts requests. */
+function kettle(tea: { brewing: boolean }) {
+  const requests = { count: 0 };
+  server.use(
+    http.get(`${API}/kettle`, () => {
+      requests.count++;
+      return tea.brewing
+        ? HttpResponse.json('water')
+        : HttpResponse.json({ message: 'cold' }, { status: 409 });
+    }),
+  );
+  return requests;
+}
+
+function Kettle() {
+  const { data } = useSuspenseQuery<string>('/kettle');
+  return <p>{data.toUpperCase()}</p>;
+}
+
 /** An error boundary of the application's own (not keel's). */
 class Boundary extends Component<
   { children: ReactNode; onReset?: () => void },
@@ -77,6 +96,17 @@ function KeyedPage({ expose }: { expose: (set: (n: number) => void) => void }) {
 function OwnBoundaryPage() {
   const reset = useQueryErrorReset();
   return <Boundary onReset={reset}>{suspended(<Teapot />)}</Boundary>;
+}
+
+/** Two boundaries of the application's own: only the teapot's releases the errors. */
+function TwoBoundariesPage() {
+  const reset = useQueryErrorReset();
+  return (
+    <>
+      <Boundary onReset={reset}>{suspended(<Teapot />)}</Boundary>
+      <Boundary>{suspended(<Kettle />)}</Boundary>
+    </>
+  );
 }
 
 function Shown({ onStatus }: { onStatus: (status: string) => void }) {
@@ -157,6 +187,22 @@ describe('suspense: a failed read', () => {
     act(() => button.click());
     await screen.findByText('TEA');
     expect(api.requests).toBe(2);
+  });
+
+  it('one reset releases every key whose error was thrown, in any boundary: each reads again once', async () => {
+    const api = teapot();
+    const kettleRequests = kettle(api);
+    render(<TwoBoundariesPage />, { wrapper: wrapperFor(testClient()) });
+    const teapotButton = await screen.findByText('failed: 418 HttpError');
+    const kettleButton = await screen.findByText('failed: 409 HttpError');
+    api.brewing = true;
+    // The teapot's boundary releases the kettle's error too: the kettle's own boundary, which
+    // releases nothing, then reads it again.
+    act(() => teapotButton.click());
+    await screen.findByText('TEA');
+    act(() => kettleButton.click());
+    await screen.findByText('WATER');
+    expect([api.requests, kettleRequests.count]).toEqual([2, 2]);
   });
 
   it('a reset without releasing the error shows the kept error, without a request', async () => {

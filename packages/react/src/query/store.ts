@@ -48,6 +48,8 @@ export class QueryStore {
   readonly clock: Clock;
   readonly #entries = new Map<string, QueryEntry>();
   #detach: (() => void) | undefined;
+  /** The entries whose error a suspending render threw (see QueryEntry.hold, `releaseHolds`). */
+  readonly held = new Set<QueryEntry>();
 
   constructor(client: Client) {
     this.client = client;
@@ -100,11 +102,6 @@ export class QueryStore {
 
   peek(key: string): QueryEntry | undefined {
     return this.#entries.get(key);
-  }
-
-  /** The live entries now (a copy: releasing one while iterating is fine). */
-  entries(): QueryEntry[] {
-    return [...this.#entries.values()];
   }
 
   /** The entry of `spec.key`, made when missing. */
@@ -195,8 +192,6 @@ export class QueryEntry {
   #flightSeq = 0;
   #settledSeq = 0;
   #released = false;
-  /** A suspending render threw this entry's error: keep it (see `hold`). */
-  #held = false;
   #graceTimer: unknown;
 
   constructor(
@@ -230,7 +225,7 @@ export class QueryEntry {
     return () => {
       if (!this.#listeners.delete(entry)) return;
       cancelNotify(entry);
-      if (this.#listeners.size === 0) queueMicrotask(this.#releaseIfUnobserved);
+      if (this.#listeners.size === 0) queueMicrotask(this.releaseIfUnobserved);
     };
   }
 
@@ -321,24 +316,12 @@ export class QueryEntry {
 
   /**
    * For a suspending render that throws this entry's error to a boundary: keeps the entry and its
-   * error (every render throws the same error, none reads again) until `releaseErrors`, or until
+   * error (every render throws the same error, none reads again) until `releaseHolds`, or until
    * SUSPENSE_GRACE_MS after the last throw.
    */
   hold(): void {
-    this.#held = true;
+    this.#store.held.add(this);
     this.#graceFor();
-  }
-
-  /**
-   * Ends a hold; an entry nobody observes goes at once, so the next render reads again. One that
-   * a component outside the boundary observes keeps its error, so it reads again now (the
-   * suspending render waits for that read: see `reading`).
-   */
-  releaseHold(): void {
-    if (!this.#held) return;
-    this.#held = false;
-    if (this.#listeners.size === 0) this.#releaseIfUnobserved();
-    else if (this.state.status === 'error') this.fetch();
   }
 
   /** This entry's own read is in flight. */
@@ -350,7 +333,7 @@ export class QueryEntry {
   #graceFor(): void {
     if (this.#listeners.size > 0 || this.#released) return;
     this.#clearGrace();
-    this.#graceTimer = this.#store.clock.setTimeout(this.#releaseIfUnobserved, SUSPENSE_GRACE_MS);
+    this.#graceTimer = this.#store.clock.setTimeout(this.releaseIfUnobserved, SUSPENSE_GRACE_MS);
   }
 
   #clearGrace(): void {
@@ -472,10 +455,11 @@ export class QueryEntry {
     for (const resolve of waiters) resolve();
   }
 
-  #releaseIfUnobserved = (): void => {
+  /** Goes away unless observed (or gone already). */
+  releaseIfUnobserved = (): void => {
     this.#clearGrace();
     if (this.#listeners.size > 0 || this.#released) return;
-    this.#held = false;
+    this.#store.held.delete(this);
     this.#released = true;
     const request = this.#request;
     this.#request = undefined;
@@ -485,4 +469,20 @@ export class QueryEntry {
     this.#wake();
     this.#store.remove(this);
   };
+}
+
+/**
+ * Ends the holds of `store` (an error boundary was reset; a function, not QueryEntry methods, so
+ * only apps with QueryErrorBoundary or useQueryErrorReset carry it). An entry nobody observes
+ * goes at once, so the next render reads again. One that a component outside the boundary
+ * observes keeps its error, so it reads again now (the suspending render waits for that read:
+ * see `reading`).
+ */
+export function releaseHolds(store: QueryStore): void {
+  for (const entry of store.held) {
+    store.held.delete(entry);
+    // Observed, it stays (an observed entry has no grace timer to clear); gone, it reads nothing.
+    entry.releaseIfUnobserved();
+    if (entry.state.status === 'error') entry.fetch();
+  }
 }
