@@ -86,8 +86,7 @@ export function headersCut(req: IncomingMessage): boolean {
  * net package reports it). Called once per connection: its result is kept on the socket.
  */
 export function peerAddress(address: string | undefined): string {
-  if (address === undefined) return '';
-  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+  return address === undefined ? '' : unmapped(address);
 }
 
 const BRACKETED = /^\[([^\]]*)\](?::\d{1,5})?$/;
@@ -105,7 +104,11 @@ const MAPPED = /^(?:::|(?:0{1,4}:){5})ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
 function bareAddress(entry: string): string {
   const bracketed = BRACKETED.exec(entry);
   const withPort = bracketed === null ? IPV4_PORT.exec(entry) : null;
-  const address = bracketed?.[1] ?? withPort?.[1] ?? entry;
+  return unmapped(bracketed?.[1] ?? withPort?.[1] ?? entry);
+}
+
+/** `a.b.c.d` for an IPv4-mapped IPv6 address (one rule for the TCP peer and proxy hops). */
+function unmapped(address: string): string {
   const mapped = MAPPED.exec(address);
   return mapped !== null && isIP(mapped[1]!) === 4 ? mapped[1]! : address;
 }
