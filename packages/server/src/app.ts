@@ -8,6 +8,7 @@ import {
   type ServerResponse,
   validateHeaderName,
 } from 'node:http';
+import type { ServerHttp2Stream } from 'node:http2';
 import { Socket } from 'node:net';
 import Router from 'find-my-way';
 import inject, { type InjectOptions } from 'light-my-request';
@@ -43,7 +44,8 @@ import {
 } from './context';
 import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
-import { adaptH2 } from './h2';
+import { adaptH2, h2StreamOf } from './h2';
+import { watchH2Request } from './h2-request';
 import { Pool } from './pool';
 import { compileTrust, peerAddress, type TrustFn, type TrustProxy } from './proxy';
 import { KeelServerResponse } from './raw-response';
@@ -999,13 +1001,11 @@ class KeelApp implements App, SlotHost {
     server.maxHeadersCount = 0;
     server.on('clientError', onClientError);
     // An HTTP/2 server (its `updateSettings`, or its first session, tells: an http.Server has
-    // neither): each response given what keel reads of it, and watched by `sendTimeout` per
-    // stream, before app.handler runs. A listener of its own, so an HTTP/1 server's requests
-    // pay nothing for it.
+    // neither): each response given what keel reads of it, watched by `sendTimeout` per stream,
+    // and its request by `requestTimeout` (Node times HTTP/1 only), before app.handler runs. A
+    // listener of its own, so an HTTP/1 server's requests pay nothing for it.
     const adapt = (): void => {
-      server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
-        if (adaptH2(res)) watchH2(res, this.send);
-      });
+      server.prependListener('request', this.#onH2Request);
     };
     if (typeof (server as { updateSettings?: unknown }).updateSettings === 'function') adapt();
     else server.once('session', adapt);
@@ -1034,6 +1034,8 @@ class KeelApp implements App, SlotHost {
     // Expect: 100-continue. Node would send 100 Continue before the app sees the request; the
     // body reader decides instead, so an oversize upload is refused before it is sent.
     server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      // Node's HTTP/2 server emits these instead of 'request': adapted and timed as its others.
+      this.#onH2Request(req, res);
       const expecting = req as IncomingMessage & { [EXPECTS_CONTINUE]?: string };
       expecting[EXPECTS_CONTINUE] = 'pending';
       this.handler(req, res);
@@ -1048,6 +1050,14 @@ class KeelApp implements App, SlotHost {
     });
     return server;
   }
+
+  /** Before app.handler, for a request of an attached HTTP/2 server; nothing for HTTP/1 ones. */
+  readonly #onH2Request = (req: IncomingMessage, res: ServerResponse): void => {
+    if (!adaptH2(res)) return;
+    watchH2(res, this.send);
+    const stream = h2StreamOf(res) as ServerHttp2Stream;
+    watchH2Request(req, res, stream, this.#timeouts.requestTimeout, this.send.clock);
+  };
 
   /**
    * close() closes it as a listen() server (Fastify's close() closes a serverFactory's too): the
