@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ServerHttp2Stream } from 'node:http2';
+import { constants, type ServerHttp2Stream } from 'node:http2';
 import type { Clock } from './clock';
 import { resetH2 } from './h2';
 import { markUnsent } from './send-watch';
@@ -24,7 +24,10 @@ export function watchH2Request(
   stream.once('close', () => clock.clearTimeout(timer));
 }
 
-/** The request was not whole in time: answered 408 if nothing was sent yet, else reset. */
+/**
+ * The request was not whole in time: 408 if nothing was sent yet, the stream closed after a whole
+ * answer, else reset (CANCEL); its handler's ctx sees the abort either way (ctx.signal, ctx.req).
+ */
 function expire(req: IncomingMessage, res: ServerResponse, stream: ServerHttp2Stream): void {
   // Its body came whole (END_STREAM), read or not: the rest is the app's time, as on HTTP/1.
   if (stream.closed || stream.destroyed || stream.state.remoteClose === 1) return;
@@ -32,6 +35,12 @@ function expire(req: IncomingMessage, res: ServerResponse, stream: ServerHttp2St
   // far for the whole body (Node's compat request ends it as if complete when its stream closes).
   req.destroy();
   if (stream.headersSent) {
+    if (res.writableEnded && stream.writableFinished) {
+      // The answer went out whole before the body (a 404, a 413): RFC 9113 §8.1, the client is
+      // asked to stop sending, without an error.
+      stream.close(constants.NGHTTP2_NO_ERROR);
+      return;
+    }
     // Part of a response went out: only a reset tells the client it is cut.
     resetH2(res);
     res.destroy();

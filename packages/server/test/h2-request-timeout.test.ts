@@ -40,10 +40,11 @@ async function serve(
   options: AppOptions = {},
 ): Promise<{ app: App; clock: ManualClock; port: number; seen: Seen; server: Http2Server }> {
   const clock = new ManualClock();
-  // sendTimeout off: the only timers left are the request's.
+  // sendTimeout and the idle-session timeout off: the only timers left are the request's.
   const app = createApp({
     clock,
     sendTimeout: 0,
+    keepAliveTimeout: 0,
     requestTimeout: 1000,
     headersTimeout: 1000,
     ...options,
@@ -252,6 +253,25 @@ describe('requestTimeout on an attached HTTP/2 server', () => {
     expect(seen.errors).toEqual([]);
     expect(clock.active).toBe(0);
     expect(await fetchText(s, '/small')).toBe('ok');
+  });
+
+  it('an answer complete before its body (404): the stream the client keeps sending on is closed (NO_ERROR), not held', async () => {
+    const { app, clock, port, seen } = await serve();
+    const s = session(port);
+    const { stream, reply } = upload(s, '/nowhere');
+    stream.write('{"a":');
+    await until(() => reply.ended);
+    expect(reply.status).toBe(404);
+    // The client has its answer but has not ended its body: the stream stays open.
+    await new Promise((r) => setTimeout(r, 20));
+    expect(stream.closed).toBe(false);
+    expect(clock.active).toBe(1);
+    clock.tick(1000);
+    await until(() => stream.closed && appStats(app).inflight === 0);
+    // The answer was whole: the client is asked to stop sending, without an error (RFC 9113 §8.1).
+    expect(stream.rstCode).toBe(constants.NGHTTP2_NO_ERROR);
+    expect(seen.over).toEqual([{ status: 404, finished: true }]);
+    expect(clock.active).toBe(0);
   });
 
   it('a body received in time: the handler may take longer, nothing is cut, no timer is left', async () => {
