@@ -8,7 +8,7 @@ import {
   type ServerResponse,
   validateHeaderName,
 } from 'node:http';
-import type { ServerHttp2Stream } from 'node:http2';
+import type { Http2Session, ServerHttp2Stream } from 'node:http2';
 import { Socket } from 'node:net';
 import Router from 'find-my-way';
 import inject, { type InjectOptions } from 'light-my-request';
@@ -46,6 +46,7 @@ import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { adaptH2, h2StreamOf } from './h2';
 import { watchH2Request } from './h2-request';
+import { watchH2Session } from './h2-session';
 import { Pool } from './pool';
 import { compileTrust, peerAddress, type TrustFn, type TrustProxy } from './proxy';
 import { KeelServerResponse } from './raw-response';
@@ -1009,6 +1010,10 @@ class KeelApp implements App, SlotHost {
     };
     if (typeof (server as { updateSettings?: unknown }).updateSettings === 'function') adapt();
     else server.once('session', adapt);
+    // Its idle sessions closed as listen()'s idle connections are (an http.Server has none).
+    server.on('session', (session: Http2Session) => {
+      watchH2Session(session, this.#timeouts.keepAliveTimeout, this.send.clock);
+    });
     // CONNECT asks for a tunnel, and this server is no proxy: Node would close the connection
     // without a word. The socket is ours once the event fires (Node's listeners are gone).
     server.on('connect', (_req: IncomingMessage, socket: Socket | ServerResponse) => {

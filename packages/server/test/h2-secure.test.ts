@@ -41,7 +41,14 @@ interface Seen {
 
 async function serve(): Promise<{ app: App; clock: ManualClock; port: number; seen: Seen }> {
   const clock = new ManualClock();
-  const app = createApp({ clock, sendTimeout: 1000, requestTimeout: 1000, headersTimeout: 1000 });
+  // The idle-session timeout off: the timers counted are the streams' (h2-idle-session.test.ts).
+  const app = createApp({
+    clock,
+    sendTimeout: 1000,
+    requestTimeout: 1000,
+    headersTimeout: 1000,
+    keepAliveTimeout: 0,
+  });
   apps.push(app);
   const seen: Seen = { versions: [], protocols: [], over: [] };
   app.onResponse((_ctx, info) => {
