@@ -1008,8 +1008,14 @@ class KeelApp implements App, SlotHost {
     const adapt = (): void => {
       server.prependListener('request', this.#onH2Request);
     };
-    if (typeof (server as { updateSettings?: unknown }).updateSettings === 'function') adapt();
-    else server.once('session', adapt);
+    if (typeof (server as { updateSettings?: unknown }).updateSettings === 'function') {
+      adapt();
+      // Node leaves it unset on an HTTP/2 server: the HTTP/1.1 connections of `allowHTTP1` then
+      // stayed open idle for ever. Set to the app's unless the server has its own.
+      if (server.keepAliveTimeout === undefined) {
+        server.keepAliveTimeout = this.#timeouts.keepAliveTimeout;
+      }
+    } else server.once('session', adapt);
     // Its idle sessions closed as listen()'s idle connections are (an http.Server has none).
     server.on('session', (session: Http2Session) => {
       watchH2Session(session, this.#timeouts.keepAliveTimeout, this.send.clock);

@@ -17,9 +17,10 @@ import {
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
-import { type App, createApp } from '../src/index';
+import { type App, type AppOptions, createApp } from '../src/index';
 import { ManualClock, until } from './helpers';
 
 const fixtures = join(__dirname, 'fixtures');
@@ -39,7 +40,9 @@ interface Seen {
   over: { status: number; finished: boolean }[];
 }
 
-async function serve(): Promise<{ app: App; clock: ManualClock; port: number; seen: Seen }> {
+async function serve(
+  options: AppOptions = {},
+): Promise<{ app: App; clock: ManualClock; port: number; seen: Seen }> {
   const clock = new ManualClock();
   // The idle-session timeout off: the timers counted are the streams' (h2-idle-session.test.ts).
   const app = createApp({
@@ -48,6 +51,7 @@ async function serve(): Promise<{ app: App; clock: ManualClock; port: number; se
     requestTimeout: 1000,
     headersTimeout: 1000,
     keepAliveTimeout: 0,
+    ...options,
   });
   apps.push(app);
   const seen: Seen = { versions: [], protocols: [], over: [] };
@@ -255,5 +259,31 @@ describe('app.attach(http2.createSecureServer(...))', () => {
     expect(seen.versions).toEqual(['1.1', '1.1']);
     expect(seen.protocols).toEqual(['https', 'https']);
     await until(() => appStats(app).inflight === 0);
+  });
+
+  it('allowHTTP1: an idle keep-alive connection of the fallback is closed after keepAliveTimeout', async () => {
+    // Node's own socket timer (an HTTP/1 connection of Node's): a short real timeout, waited for.
+    const { port } = await serve({ keepAliveTimeout: 50 });
+    const socket = tlsConnect({ host: '127.0.0.1', port, ca: cert, ALPNProtocols: ['http/1.1'] });
+    socket.on('error', () => {});
+    let text = '';
+    let closedByServer = false;
+    socket.setEncoding('utf8');
+    socket.on('data', (c: string) => {
+      text += c;
+    });
+    socket.on('end', () => {
+      closedByServer = true;
+    });
+    try {
+      await new Promise<void>((resolve) => socket.once('secureConnect', () => resolve()));
+      expect(socket.alpnProtocol).toBe('http/1.1');
+      socket.write('GET /hello HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n');
+      await until(() => text.includes('{"hello":"world"}'));
+      expect(text).toMatch(/^HTTP\/1\.1 200/);
+      await until(() => closedByServer);
+    } finally {
+      socket.destroy();
+    }
   });
 });
