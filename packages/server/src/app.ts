@@ -8,7 +8,14 @@ import {
   type ServerResponse,
   validateHeaderName,
 } from 'node:http';
-import type { Http2Session, ServerHttp2Stream } from 'node:http2';
+import type {
+  Http2SecureServer,
+  Http2Server,
+  Http2ServerRequest,
+  Http2ServerResponse,
+  Http2Session,
+  ServerHttp2Stream,
+} from 'node:http2';
 import { Socket } from 'node:net';
 import Router from 'find-my-way';
 import inject, { type InjectOptions } from 'light-my-request';
@@ -179,7 +186,8 @@ export interface AppOptions extends ServerTimeouts {
 export interface ServerTimeouts {
   /**
    * ms to receive a whole request, headers and body; past it Node answers 408 and closes the
-   * connection. `0` disables it (then only `headersTimeout` applies).
+   * connection. `0` disables it (then only `headersTimeout` applies). On an HTTP/2 server given to
+   * `attach`, keel applies it per stream (Node does not): 408, or a reset once a response started.
    *
    * @default 30000
    */
@@ -193,7 +201,8 @@ export interface ServerTimeouts {
   headersTimeout?: number | undefined;
   /**
    * ms an idle keep-alive connection stays open. Behind a load balancer, set it above the
-   * balancer's idle timeout (e.g. 65000 behind an AWS ALB's 60 s).
+   * balancer's idle timeout (e.g. 65000 behind an AWS ALB's 60 s). On an HTTP/2 server given to
+   * `attach`, ms a session with no open stream stays open (then closed with GOAWAY).
    *
    * @default 5000
    */
@@ -320,8 +329,11 @@ export interface App {
   onResponse(hook: ResponseHook): App;
   /** Which X-Forwarded-For hops to trust; see {@link TrustProxy} and the README. */
   setTrustProxy(value: TrustProxy): App;
-  /** A plain `(req, res)` listener: `http.createServer(app.handler)`. */
-  readonly handler: RequestListener;
+  /**
+   * A plain `(req, res)` listener: `http.createServer(app.handler)`, or an HTTP/2 server's
+   * (`http2.createSecureServer({ allowHTTP1: true }, app.handler)`, Node's compatibility API).
+   */
+  readonly handler: RequestListener & ((req: Http2ServerRequest, res: Http2ServerResponse) => void);
   /**
    * Options for your own server, so its responses are watched as those of servers `listen`
    * starts: a body the handler writes through `ctx.res` while it still awaits is cut after
@@ -349,12 +361,15 @@ export interface App {
    * (an oversize body refused before it is sent), every header line kept (`maxHeadersCount` 0),
    * and the peer address captured at accept. For a server whose request listener is
    * `app.handler`; calling it again changes nothing, attaching a server of another app throws.
-   * `close()` closes it as it closes those of `listen`. Returns the server.
+   * `close()` closes it as it closes those of `listen`. On an HTTP/2 server (`http2.createServer`,
+   * `createSecureServer`) it also applies the app's `requestTimeout` per stream (408, or a reset
+   * once a response started) and `keepAliveTimeout` per session with no open stream, which Node
+   * does not. Returns the server.
    *
    * @example
    * const server = app.attach(http.createServer({ ...app.serverOptions, requestTimeout: 30_000 }, app.handler));
    */
-  attach(server: Server): Server;
+  attach<S extends Server | Http2Server | Http2SecureServer>(server: S): S;
   /**
    * Stops accepting connections, ends open SSE streams (and any opened from now on), and
    * resolves once in-flight requests have finished and the servers started by `listen` or given
@@ -747,7 +762,8 @@ class KeelApp implements App, SlotHost {
   }
 
   /** Step 1: route, take a ctx from the pool, read the body if there is one. */
-  readonly handler = (req: IncomingMessage, res: ServerResponse): void => {
+  // Typed as HTTP/1's: Node's HTTP/2 compatibility request and response are read as theirs.
+  readonly handler = ((req: IncomingMessage, res: ServerResponse): void => {
     const socket = req.socket as (Socket & { [FAULTY_FRAMING]?: true }) | null;
     // Parsed from bytes after a request whose framing was faulty: never run (see below). Its
     // response is queued behind that one's, and goes when the connection closes after it.
@@ -835,7 +851,7 @@ class KeelApp implements App, SlotHost {
       slot.run();
     } else if (kind === BodyKind.None) slot.run();
     else slot.read(req, kind, body);
-  };
+  }) as App['handler'];
 
   /**
    * find-my-way 9.10+ can compile its trees to generated code (faster lookups); routes added
@@ -980,7 +996,10 @@ class KeelApp implements App, SlotHost {
     });
   }
 
-  attach(server: Server): Server {
+  attach<S extends Server | Http2Server | Http2SecureServer>(attached: S): S {
+    // Node's HTTP/2 servers emit what an http.Server does (request, checkContinue, connection)
+    // through its compatibility API: handled as one, HTTP/2 told apart per response (adaptH2).
+    const server = attached as unknown as Server;
     if (
       typeof server !== 'object' ||
       server === null ||
@@ -993,7 +1012,10 @@ class KeelApp implements App, SlotHost {
     const marked = server as Server & { [ATTACHED]?: App };
     const owner = marked[ATTACHED];
     // Its listeners stay; after a close of its own (and a new listen) it is tracked again.
-    if (owner === this) return this.#track(server);
+    if (owner === this) {
+      this.#track(server);
+      return attached;
+    }
     if (owner !== undefined) throw new Error('keel: this server is attached to another app');
     marked[ATTACHED] = this;
     this.#track(server);
@@ -1059,7 +1081,7 @@ class KeelApp implements App, SlotHost {
     server.on('connection', (socket: Socket & { [PEER]?: string }) => {
       socket[PEER] = peerAddress(socket.remoteAddress);
     });
-    return server;
+    return attached;
   }
 
   /** Before app.handler, for a request of an attached HTTP/2 server; nothing for HTTP/1 ones. */

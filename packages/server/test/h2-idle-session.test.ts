@@ -4,7 +4,6 @@
 // (GOAWAY); one with a stream open is not, however quiet. With `requestTimeout`, a session of
 // silent uploads ends too: nothing is pinned. Real `node:http2` clients, the injected clock.
 
-import type { Server } from 'node:http';
 import {
   type ClientHttp2Session,
   constants,
@@ -43,8 +42,8 @@ async function serve(
     return ctx.send('late');
   });
   app.post('/json', (ctx) => ctx.json({ got: ctx.body }));
-  const server = createHttp2Server(app.handler as never);
-  app.attach(server as unknown as Server);
+  const server = createHttp2Server(app.handler);
+  app.attach(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     app,

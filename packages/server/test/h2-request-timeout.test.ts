@@ -5,7 +5,7 @@
 // stream is reset (RST_STREAM CANCEL); the session serves on. Real `node:http2` clients on
 // loopback, the injected clock for time.
 
-import { createServer as createHttp1Server, request as h1request, type Server } from 'node:http';
+import { createServer as createHttp1Server, request as h1request } from 'node:http';
 import {
   type ClientHttp2Session,
   type ClientHttp2Stream,
@@ -110,8 +110,8 @@ async function serve(
     });
     return ctx.send('late');
   });
-  const server: Http2Server = createHttp2Server(app.handler as never);
-  app.attach(server as unknown as Server);
+  const server: Http2Server = createHttp2Server(app.handler);
+  app.attach(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   Object.defineProperty(seen, 'release', { get: () => release });
   return { app, clock, port: (server.address() as AddressInfo).port, seen, server };

@@ -5,7 +5,6 @@
 // runs openssl. Real clients on loopback, the injected clock for time.
 
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import {
   type ClientHttp2Session,
   type ClientHttp2Stream,
@@ -74,9 +73,9 @@ async function serve(
   app.get('/big', (ctx) => ctx.send('b'.repeat(4 * 1024 * 1024)));
   const server: Http2SecureServer = createSecureServer(
     { key, cert, allowHTTP1: true },
-    app.handler as never,
+    app.handler,
   );
-  app.attach(server as unknown as Server);
+  app.attach(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { app, clock, port: (server.address() as AddressInfo).port, seen };
 }
