@@ -374,7 +374,7 @@ export interface App {
    * Stops accepting connections, ends open SSE streams (and any opened from now on), and
    * resolves once in-flight requests have finished and the servers started by `listen` or given
    * to `attach` have closed (idle keep-alive connections are ended at once, the others once their
-   * response is done). After `timeoutMs` the connections still open are closed and it resolves anyway:
+   * response is done; HTTP/2 sessions get GOAWAY, likewise). After `timeoutMs` the connections still open are closed and it resolves anyway:
    * a handler that never answers cannot hold a shutdown forever. Later calls return the first
    * call's promise.
    */
@@ -623,6 +623,8 @@ class KeelApp implements App, SlotHost {
   readonly #servers = new Set<Server>();
   /** Sockets of answered CONNECT requests: Node no longer tracks them, close() ends them. */
   readonly #tunnels = new Set<Socket>();
+  /** Open sessions of attached HTTP/2 servers: close() ends them (Node's close() does not). */
+  readonly #sessions = new Set<Http2Session>();
   #inflight = 0;
   #compiled = false;
   #drained: (() => void) | null = null;
@@ -1038,8 +1040,15 @@ class KeelApp implements App, SlotHost {
         server.keepAliveTimeout = this.#timeouts.keepAliveTimeout;
       }
     } else server.once('session', adapt);
-    // Its idle sessions closed as listen()'s idle connections are (an http.Server has none).
+    // Its idle sessions closed as listen()'s idle connections are, and all of them by close()
+    // (an http.Server has none).
     server.on('session', (session: Http2Session) => {
+      if (this.closing) {
+        session.close();
+        return;
+      }
+      this.#sessions.add(session);
+      session.once('close', () => this.#sessions.delete(session));
       watchH2Session(session, this.#timeouts.keepAliveTimeout, this.send.clock);
     });
     // CONNECT asks for a tunnel, and this server is no proxy: Node would close the connection
@@ -1134,12 +1143,19 @@ class KeelApp implements App, SlotHost {
           done();
         };
         server.close(closed);
-        // An HTTP/2 server (attached) has neither call, and keel cannot end its sessions: it is
-        // waited for up to timeoutMs, as a handler that never answers is.
+        // An HTTP/2 server (attached) has neither call: its sessions are closed below.
         if (typeof server.closeAllConnections === 'function') {
           server.closeIdleConnections();
           forced.push(() => server.closeAllConnections());
         } else forced.push(closed);
+      }
+      // GOAWAY: each session ends once its open streams are done (an idle one at once), as an
+      // HTTP/1 connection after its response; those still open when the time is up are destroyed.
+      for (const session of this.#sessions) session.close();
+      if (this.#sessions.size > 0) {
+        forced.push(() => {
+          for (const session of this.#sessions) session.destroy();
+        });
       }
       this.sse.closeAll();
       // Answered already, as an idle connection is: ended at once.

@@ -49,7 +49,13 @@ function expire(req: IncomingMessage, res: ServerResponse, stream: ServerHttp2St
   // As HTTP/1's 408, which Node writes past the response: the app's response was not sent
   // (onResponse status 0), and its ctx sees the abort (ctx.signal).
   markUnsent(res);
-  stream.respond({ ':status': 408 }, { endStream: true });
+  try {
+    stream.respond({ ':status': 408 }, { endStream: true });
+  } catch {
+    // The stream turned unusable meanwhile (its session is going): reset, never throw from a timer.
+    stream.close(constants.NGHTTP2_CANCEL);
+    return;
+  }
   // RFC 9113 §8.1: a complete answer, then RST_STREAM NO_ERROR asks the client to stop sending
   // (Node flushes the 408 before the reset). Destroyed now, not once the 408 is out: a handler
   // answering meanwhile finds its response gone, as on HTTP/1, rather than headers sent.

@@ -2,7 +2,8 @@
 // connection after its keepAliveTimeout, but keeps an idle HTTP/2 session open for ever (its
 // `server.timeout` is off). A session with no open stream for `keepAliveTimeout` is closed
 // (GOAWAY); one with a stream open is not, however quiet. With `requestTimeout`, a session of
-// silent uploads ends too: nothing is pinned. Real `node:http2` clients, the injected clock.
+// silent uploads ends too: nothing is pinned. `app.close()` closes every session (Node's
+// server.close() waits for them). Real `node:http2` clients, the injected clock.
 
 import {
   type ClientHttp2Session,
@@ -165,5 +166,56 @@ describe('keepAliveTimeout on an attached HTTP/2 server', () => {
     expect(await fetchText(s, '/small')).toBe('ok');
     expect(clock.active).toBe(0);
     expect(s.closed).toBe(false);
+  });
+});
+
+describe('app.close() on an attached HTTP/2 server', () => {
+  it('closes an idle session at once (GOAWAY): close() does not wait for its timeout', async () => {
+    const { app, clock, port } = await serve({ keepAliveTimeout: 0 });
+    const { s, goaway } = session(port);
+    expect(await fetchText(s, '/small')).toBe('ok');
+    let closed = false;
+    void app.close().then(() => {
+      closed = true;
+    });
+    await until(() => closed);
+    expectGoaway(goaway);
+    await until(() => s.closed || s.destroyed);
+    expect(clock.active).toBe(0);
+  });
+
+  it('a request in flight gets its answer, then its session ends and close() resolves', async () => {
+    const { app, port, release } = await serve({ keepAliveTimeout: 0 });
+    const { s, goaway } = session(port);
+    const waiting = fetchText(s, '/wait');
+    await until(() => appStats(app).inflight === 1);
+    let closed = false;
+    void app.close().then(() => {
+      closed = true;
+    });
+    await until(() => goaway.length > 0);
+    expect(closed).toBe(false);
+    release();
+    expect(await waiting).toBe('late');
+    await until(() => closed);
+    expectGoaway(goaway);
+  });
+
+  it('a session whose request never ends is destroyed once timeoutMs is up', async () => {
+    const { app, clock, port } = await serve({ keepAliveTimeout: 0 });
+    const { s } = session(port);
+    const stream = s.request({ ':path': '/wait' });
+    stream.on('error', () => {});
+    await until(() => appStats(app).inflight === 1);
+    let closed = false;
+    void app.close({ timeoutMs: 1000 }).then(() => {
+      closed = true;
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(closed).toBe(false);
+    expect(stream.closed).toBe(false);
+    clock.tick(1000);
+    // Its stream is cut with the session: nothing is left open.
+    await until(() => closed && stream.closed && s.destroyed);
   });
 });
