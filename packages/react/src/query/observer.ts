@@ -415,8 +415,9 @@ export class QueryObserver {
   /**
    * With `suspense`: throws instead of rendering while there is no data. An error with no data is
    * thrown to the error boundary and held (every render throws it again, none reads again) until
-   * a boundary reset releases it; a key with nothing yet suspends on its read (the promise is
-   * thrown). On the server nothing is read: a NoServerDataError sends the boundary to the browser.
+   * a boundary reset, after which the key is read again; a key with nothing yet suspends on its
+   * read (the promise is thrown). On the server nothing is read: a NoServerDataError sends the
+   * boundary to the browser.
    */
   suspend(): void {
     const view = this.#latest!;
@@ -424,8 +425,8 @@ export class QueryObserver {
     const { spec } = inputs;
     if (view.status === 'error' && view.data === undefined) {
       const entry = spec && this.#store.peek(spec.key);
-      // A boundary reset started a read of the failed key: wait for it instead of throwing again.
-      if (entry?.reading) throw entry.suspend();
+      // A read in flight, or an error from before a boundary reset: wait for a read (started now).
+      if (entry?.stale) throw entry.suspend();
       entry?.hold();
       throw view.error;
     }
