@@ -287,9 +287,7 @@ export class QueryObserver {
 
   /** Called once per render: the latest view becomes the snapshot React renders. */
   beginRender(): View {
-    // The shared PENDING (no URL, a disabled key with nothing cached) is derived at each render,
-    // as it always was: test/use-query.test.tsx pins one `select` read per render for it.
-    this.#derive(this.#state === PENDING);
+    this.#derive();
     return (this.#token = this.#latest!);
   }
 
@@ -306,16 +304,10 @@ export class QueryObserver {
    * Brings `#latest` up to date. The view is derived again only when what it is derived from
    * changed: the state, the inputs, or a manual observation (`isFetching` reads it); a render
    * with none of them new (a parent's re-render) allocates nothing and calls no `placeholderData`.
-   * `again`: derive it anyway.
    */
-  #derive(again?: boolean): void {
+  #derive(): void {
     const state = this.#currentState();
-    if (
-      again ||
-      state !== this.#state ||
-      this.#inputs !== this.#from ||
-      this.#manual !== this.#fromManual
-    ) {
+    if (state !== this.#state || this.#inputs !== this.#from || this.#manual !== this.#fromManual) {
       this.#state = state;
       this.#from = this.#inputs;
       this.#fromManual = this.#manual;
