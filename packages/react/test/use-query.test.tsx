@@ -477,6 +477,19 @@ describe('useQuery option checks', () => {
     unmount();
   });
 
+  it('a placeholderData function of a disabled key with nothing cached runs once, not per render', () => {
+    const client = testClient();
+    const placeholderData = vi.fn(() => [] as Todo[]);
+    const options = { enabled: false, placeholderData };
+    const { result, rerender, unmount } = renderHook(() => useQuery<Todo[]>('/todos', options), {
+      wrapper: wrapperFor(client),
+    });
+    for (let i = 0; i < 5; i++) rerender();
+    expect(result.current.isPlaceholderData).toBe(true);
+    expect(placeholderData).toHaveBeenCalledTimes(1);
+    unmount();
+  });
+
   it('a bad refetchInterval or select is refused on the render that brings it, and again on the next', () => {
     const client = testClient();
     const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
