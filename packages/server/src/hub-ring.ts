@@ -1,4 +1,17 @@
-import type { StoredEvent } from './hub-store';
+import type { ReplayRequest, ReplayResult, StoredEvent } from './hub-store';
+
+/** A store's answer when the replay cannot be told exactly (frozen: shared by every replay). */
+export const REPLAY_RESET: ReplayResult = Object.freeze({ kind: 'reset' });
+
+/**
+ * At most the bytes of the event's SSE frame as the hub writes it (`id: <id>\nevent:
+ * <event>\ndata: <data>\n\n`): a UTF-16 length is never more than the UTF-8 bytes, and a line
+ * break in the data becomes a longer `\ndata: `. So a store that stops a replay once these add
+ * up to more than `maxBytes` stops only one the hub would have reset (it counts the frames).
+ */
+export function frameFloor(event: StoredEvent): number {
+  return event.id.length + event.event.length + event.data.length + 21;
+}
 
 /** The largest `bufferSize`: the longest array JavaScript can make. */
 export const MAX_BUFFER_SIZE = 2 ** 32 - 1;
@@ -104,10 +117,15 @@ export class EventRing {
   }
 
   /**
-   * The held events after `after` up to and including `upTo`, or `null` when `after` is neither
-   * `base` nor a held id.
+   * The held events after `after` up to and including `upTo` that `include` accepts; a reset
+   * once they cannot fit in `maxBytes` (see {@link frameFloor}: read no further, so an old id
+   * costs no list of the whole buffer); `null` when `after` is neither `base` nor a held id.
    */
-  between(after: string, upTo: string): StoredEvent[] | null {
+  between(
+    after: string,
+    upTo: string,
+    { include, maxBytes }: Pick<ReplayRequest, 'include' | 'maxBytes'>,
+  ): ReplayResult | null {
     const capacity = this.capacity;
     let from: number;
     if (after === this.#base) from = 0;
@@ -116,13 +134,18 @@ export class EventRing {
       if (at === -1) return null;
       from = at + 1;
     }
-    const out: StoredEvent[] = [];
-    if (after === upTo) return out;
+    const events: StoredEvent[] = [];
+    if (after === upTo) return { kind: 'events', events };
+    let bytes = 0;
     for (let i = from; i < this.#count; i++) {
       const event = this.#items[(this.#start + i) % capacity]!;
-      out.push(event);
+      if (include(event.topic)) {
+        bytes += frameFloor(event);
+        if (bytes > maxBytes) return REPLAY_RESET;
+        events.push(event);
+      }
       if (event.id === upTo) break;
     }
-    return out;
+    return { kind: 'events', events };
   }
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { checkObject, integer } from './checks';
-import { EventRing, MAX_BUFFER_SIZE } from './hub-ring';
-import type { HubStore, ReplayResult, StoredEvent, StoreSink } from './hub-store';
+import { EventRing, MAX_BUFFER_SIZE, REPLAY_RESET } from './hub-ring';
+import type { HubStore, StoredEvent, StoreSink } from './hub-store';
 
 /** Options for {@link memoryStore}. */
 export interface MemoryStoreOptions {
@@ -11,8 +11,6 @@ export interface MemoryStoreOptions {
    */
   bufferSize?: number | undefined;
 }
-
-const RESET: ReplayResult = Object.freeze({ kind: 'reset' });
 
 /**
  * The event hub's default store: one process, events in memory. Ids are `<epoch>-<n>`: `n`
@@ -41,9 +39,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): HubStore {
       sink?.deliver(stored);
       return stored.id;
     },
-    replay({ after, upTo }) {
-      const events = ring.between(after, upTo);
-      return events === null ? RESET : { kind: 'events', events };
+    replay(request) {
+      // Stops once the client's events cannot fit its queue: an old id reads no more than that.
+      return ring.between(request.after, request.upTo, request) ?? REPLAY_RESET;
     },
     close() {
       sink = null;

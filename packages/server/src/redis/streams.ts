@@ -9,7 +9,7 @@ import {
   typeError,
 } from '../checks';
 import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from '../clock';
-import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
+import { EventRing, frameFloor, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
 import {
   inClusterMode,
@@ -1340,7 +1340,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         }
         const event = toEvent(page[i]![0], fields);
         if (!include(event.topic)) continue;
-        bytes += event.data.length;
+        bytes += frameFloor(event);
         if (bytes > maxBytes) return RESET;
         events.push(event);
       }
@@ -1404,8 +1404,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     replay({ after, upTo, include, maxBytes }) {
       // Ids from before a loss: what followed them may be gone, even if they are still there.
       if (!STREAM_ID.test(after) || compareIds(after, floor) < 0) return RESET;
-      const local = ring.between(after, upTo);
-      if (local !== null) return { kind: 'events', events: local };
+      const local = ring.between(after, upTo, { include, maxBytes });
+      if (local !== null) return local;
       if (compareIds(after, upTo) > 0) {
         // The client saw an entry this instance has not read yet (it came from a faster
         // instance): live delivery catches up, skipping through `after`.
