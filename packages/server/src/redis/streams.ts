@@ -189,6 +189,15 @@ function compareIds(a: string, b: string): number {
 }
 
 /**
+ * `compareIds` for the instance's ring: NaN for an id STREAM_ID does not take, be it the
+ * client's or an entry's (one written past the hub with a longer number), so the lookup misses
+ * and the replay reads the stream instead of throwing.
+ */
+function ringOrder(id: string, held: string): number {
+  return STREAM_ID.test(id) && STREAM_ID.test(held) ? compareIds(id, held) : Number.NaN;
+}
+
+/**
  * An id just before `id` that no entry can have: the reset id when entries before `id` were
  * lost, so a client holding it was reset (and one holding an older id is reset again).
  */
@@ -449,7 +458,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * did not exist), undefined on older Redis: see `firstPage`.
    */
   let addedWhenEmpty: number | undefined;
-  const ring = new EventRing(bufferSize, START);
+  // Entries are pushed as XREAD reads them: in stream order (a reset clears the ring).
+  const ring = new EventRing(bufferSize, START, ringOrder);
   /** The `run_id` of the Redis process this instance last talked to (a restart changes it). */
   let runId: string | null = null;
   /**
