@@ -9,7 +9,7 @@ import {
   typeError,
 } from '../checks';
 import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from '../clock';
-import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
+import { EventRing, frameFloor, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
 import {
   inClusterMode,
@@ -186,6 +186,15 @@ function compareIds(a: string, b: string): number {
   const ma = STREAM_ID.exec(a)!;
   const mb = STREAM_ID.exec(b)!;
   return Number(ma[1]) - Number(mb[1]) || Number(ma[2]) - Number(mb[2]);
+}
+
+/**
+ * `compareIds` for the instance's ring: NaN for an id STREAM_ID does not take, be it the
+ * client's or an entry's (one written past the hub with a longer number), so the lookup misses
+ * and the replay reads the stream instead of throwing.
+ */
+function ringOrder(id: string, held: string): number {
+  return STREAM_ID.test(id) && STREAM_ID.test(held) ? compareIds(id, held) : Number.NaN;
 }
 
 /**
@@ -449,7 +458,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * did not exist), undefined on older Redis: see `firstPage`.
    */
   let addedWhenEmpty: number | undefined;
-  const ring = new EventRing(bufferSize, START);
+  // Entries are pushed as XREAD reads them: in stream order (a reset clears the ring).
+  const ring = new EventRing(bufferSize, START, ringOrder);
   /** The `run_id` of the Redis process this instance last talked to (a restart changes it). */
   let runId: string | null = null;
   /**
@@ -1340,7 +1350,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         }
         const event = toEvent(page[i]![0], fields);
         if (!include(event.topic)) continue;
-        bytes += event.data.length;
+        bytes += frameFloor(event);
         if (bytes > maxBytes) return RESET;
         events.push(event);
       }
@@ -1404,8 +1414,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     replay({ after, upTo, include, maxBytes }) {
       // Ids from before a loss: what followed them may be gone, even if they are still there.
       if (!STREAM_ID.test(after) || compareIds(after, floor) < 0) return RESET;
-      const local = ring.between(after, upTo);
-      if (local !== null) return { kind: 'events', events: local };
+      const local = ring.between(after, upTo, { include, maxBytes });
+      if (local !== null) return local;
       if (compareIds(after, upTo) > 0) {
         // The client saw an entry this instance has not read yet (it came from a faster
         // instance): live delivery catches up, skipping through `after`.
