@@ -12,6 +12,7 @@ import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from '../clock
 import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
 import {
+  clusterDown,
   inClusterMode,
   isLoading,
   outOfMemory,
@@ -548,7 +549,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const refusal = (refusals: Refusals, error: unknown): boolean => {
     const code = permanentFailure(error);
     if (code === undefined) return false;
-    if (opening) {
+    // A cluster down for now (see `clusterDown`) is waited for at open: reported once, as after.
+    if (opening && !clusterDown(error)) {
       // `hub.ready` rejects with it, typed: not given to onError as well (each connection's
       // attempt before the open loop sees it would be one more).
       refused = error;
@@ -598,6 +600,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     databases,
     cluster: inClusterMode(cause),
     user: reader.options.username,
+    down: clusterDown(cause),
   });
   /**
    * Asks the server its `databases` (`CONFIG GET`, once) on a connection of its own in db 0:
@@ -1375,8 +1378,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           }
           break;
         } catch (error) {
-          // A refusal (this one, or one a connection reported meanwhile) fails the open above.
-          if (permanentFailure(error) !== undefined) refused = error;
+          // A refusal (this one, or one a connection reported meanwhile) fails the open above;
+          // a cluster down for now is retried like an outage, reported once (see `refusal`).
+          if (permanentFailure(error) !== undefined && !clusterDown(error)) refused = error;
           else if (refused === null) {
             report(error);
             await sleep(backoff(attempt));
