@@ -445,6 +445,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let last = START;
   /** The id of the last loss reset known here: a replay from an older id is a reset. */
   let floor = START;
+  /** The id this instance last reset its clients at (see `resetClients`). */
+  let resetAt = START;
   /**
    * The stream's `entries-added` (Redis >= 7) when this instance last found it empty (0 when it
    * did not exist), undefined on older Redis: see `firstPage`.
@@ -893,6 +895,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    */
   function resetClients(id: string, lossHead = id): void {
     floor = lossHead;
+    resetAt = id;
     ring.clear(id);
     sink?.reset(id);
   }
@@ -979,15 +982,19 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       // Unless they are only markers of an emptied stream (or of ids gone backwards): another
       // instance found it emptied first and announced it, and every instance that had read an
       // entry from before finds it gone, as this one did. A marker of its own would be a second
-      // loss to the others, already reset for that one.
+      // loss to the others, already reset for that one. Not when this instance reset its clients
+      // at (or after) the newest marker itself: what it delivered since is what is lost now, and
+      // a client still at that reset's id (on any instance) missed it.
       const older = (await reader.xrange(key, '-', idBefore(last), 'COUNT', OLDER)) as Entry[];
       const marks = older.filter(([, fields]) => fields[0] === LOSS && fields[2] === BACK);
-      if (marks.length < older.length || older.length === OLDER) {
+      const newestMark = marks[marks.length - 1]?.[0];
+      const seen = newestMark !== undefined && compareIds(newestMark, resetAt) <= 0;
+      if (marks.length < older.length || older.length === OLDER || seen) {
         await appendMarker([LOSS, head]);
-      } else if (marks.length > 0) {
+      } else if (newestMark !== undefined) {
         // The loss those markers announced: a client reset at the newest of them (on another
         // instance) has every entry since, and one from before it is reset here too.
-        lossHead = marks[marks.length - 1]![0];
+        lossHead = newestMark;
       }
     }
     last = resume;
