@@ -12,13 +12,18 @@
 // node whose slots are assigned (`CLUSTER ADDSLOTSRANGE`) only after the store tried to open.
 import { Redis, ReplyError } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
 import { createEventHub, HubPublishError } from '../src/index';
 import { clusterDown, permanentFailure } from '../src/redis/errors';
 import { isRedisStoreError, type RedisStoreError, redisStreams } from '../src/redis/index';
 import { guardProcess, within } from './adversarial/harness';
 import { ManualClock, until } from './helpers';
-import { streamKey as key, redisInstances } from './redis-helpers';
+import {
+  failedOpen,
+  streamKey as key,
+  type RedisServer,
+  redisInstances,
+  startRedis,
+} from './redis-helpers';
 
 guardProcess();
 
@@ -29,9 +34,7 @@ interface Node {
 }
 
 async function clusterNode(): Promise<Node> {
-  const redis = await startRedis();
-  await redis.stop();
-  await redis.start({ args: ['--cluster-enabled', 'yes'] });
+  const redis = await startRedis({ cluster: true });
   const admin = new Redis(redis.url);
   const id = (await admin.cluster('MYID')) as string;
   return { redis, admin, id };
@@ -92,39 +95,11 @@ async function moveSlot(stream: string, from: Node, to: Node): Promise<number> {
   return slot;
 }
 
+/** See `failedOpen`; also: the hub's one warning, naming the CLUSTER refusal. */
 async function failsToOpen(url: string, stream: string): Promise<RedisStoreError> {
-  const errors: unknown[] = [];
-  process.on('warning', onWarning);
-  const hub = createEventHub({
-    store: redisStreams({
-      url,
-      stream,
-      onError: (error) => void errors.push(error),
-      reconnect: { initialDelay: 5, maxDelay: 10 },
-    }),
-  });
-  const error = await within(
-    hub.ready.then(
-      () => null,
-      (e: unknown) => e,
-    ),
-    3000,
-    'hub.ready',
-  );
-  expect(isRedisStoreError(error), String(error)).toBe(true);
-  const publish = await hub.publish('n', 'x').then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(publish).toBeInstanceOf(HubPublishError);
-  expect((publish as HubPublishError).cause).toBe(error);
-  await new Promise((r) => setTimeout(r, 100));
-  // Not retried, not given to onError: `hub.ready` says it, and the hub's one warning.
-  expect(errors.map(String)).toEqual([]);
-  await hub.close();
-  expect(warnings.map(String)).toEqual([expect.stringMatching(/store failed to open/)]);
-  expect(String(warnings[0])).toContain((error as Error).message);
-  const failure = error as RedisStoreError;
+  const { error: failure, warnings: seen } = await failedOpen({ url, stream });
+  expect(seen).toEqual([expect.stringMatching(/store failed to open/)]);
+  expect(seen[0]).toContain(failure.message);
   expect(failure.code).toBe('CLUSTER');
   expect(failure.message).toMatch(/does not follow Redis Cluster redirects/);
   expect(failure.message).toMatch(/standalone Redis/);
