@@ -25,9 +25,10 @@ export type RedisStoreFailure =
 /**
  * Redis refused `redisStreams` for its configuration, not an outage: retrying fails the same way
  * until someone changes it. At open the store stops (`hub.ready` rejects with this, publishes
- * reject with a `HubPublishError` whose `cause` it is). After open (a password rotated, an ACL
- * changed, the stream's cluster slot moved) it keeps retrying with backoff: `onError` (or one process warning) gets this once per
- * distinct refusal, and each refused publish rejects with a `HubPublishError` whose `cause` it
+ * reject with a `HubPublishError` whose `cause` it is), but for a cluster down for now
+ * (`CLUSTERDOWN`, `TRYAGAIN`: retried as after open). After open (a password rotated, an ACL
+ * changed, the stream's cluster slot moved) it keeps retrying with backoff: `onError` (or one
+ * process warning) gets this once per distinct refusal, and each refused publish rejects with a `HubPublishError` whose `cause` it
  * is. The message names the Redis error, the server (password hidden), the stream and what to
  * change; `cause` is Redis's own error.
  */

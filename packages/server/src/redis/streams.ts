@@ -94,7 +94,8 @@ export interface RedisStreamsOptions {
   /**
    * Errors of the background reader (Redis unreachable, a failed resync). Publishes report their
    * own errors by rejecting. What it throws is reported with `process.emitWarning`. A refusal
-   * retrying cannot fix that comes after open (a rotated password, a narrowed ACL) is given once,
+   * retrying cannot fix that comes after open (a rotated password, a narrowed ACL), or a Redis
+   * Cluster down at open (`CLUSTERDOWN`, `TRYAGAIN`: `hub.ready` waits for it), is given once,
    * as a `RedisStoreError` naming what to change, not at every retry.
    *
    * @default a process warning for each outage, naming the server (not its password) and the
