@@ -242,9 +242,8 @@ describe("redisStreams: a loss after the instance's own reset at its marker", ()
     // `g` in a later millisecond of Redis's clock: `idAfter(f)` would leave no id between them,
     // and the reader would find nothing missing after `f`.
     for (let i = 0; ; i++) {
-      const [seconds, micros] = (await admin.time()) as [string, string];
-      if (Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) > Number(f.split('-')[0]))
-        break;
+      const [seconds, micros] = (await admin.time()).map(Number) as [number, number];
+      if (seconds * 1000 + Math.floor(micros / 1000) > Number(f.split('-')[0])) break;
       expect(i).toBeLessThan(1000);
       await new Promise((r) => setTimeout(r, 1));
     }
