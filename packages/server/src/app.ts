@@ -647,7 +647,10 @@ class KeelApp implements App, SlotHost {
       },
       this.send.ms,
     );
-    this.graphql = new GraphqlRunner(resolveGraphqlOptions(options.graphql, this.development));
+    this.graphql = new GraphqlRunner(
+      resolveGraphqlOptions(options.graphql, this.development),
+      this.#body.depth,
+    );
     this.compression = resolveCompression(options.compression);
     this.#pool = new Pool(poolSize, () => new Slot(this));
     this.#timeouts = resolveTimeouts(options, DEFAULT_TIMEOUTS);

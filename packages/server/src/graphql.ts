@@ -8,12 +8,16 @@ import {
   type GraphQLFieldResolver,
   type GraphQLSchema,
   getOperationAST,
+  Lexer,
   NoSchemaIntrospectionCustomRule,
   parse,
+  Source,
   specifiedRules,
+  TokenKind,
   type ValidationRule,
   validate,
 } from 'graphql';
+import { FORBIDDEN_JSON_KEY, JSON_TOO_DEEP, MALFORMED_JSON, readJson } from './body';
 import { boolean, checkObject, integer } from './checks';
 import { operationLimitsRule } from './graphql-limits';
 
@@ -134,6 +138,41 @@ interface CachedDocument {
 
 const MAX_SCHEMAS = 32;
 
+/**
+ * Deepest bracket nesting (`{`, `[`, `(`) a document may have. graphql-js's parser recurses once
+ * (or more) per level and has no bound of its own: about 2000 nested `[` overflow the stack, in
+ * fewer tokens than `maxTokens` allows.
+ */
+export const MAX_DOCUMENT_NESTING = 256;
+
+/**
+ * Whether `query` nests brackets deeper than MAX_DOCUMENT_NESTING, counted over graphql-js's
+ * own tokens (strings, block strings and comments are no nesting), up to `maxTokens` of them
+ * (the parser stops there). Iterative, so it cannot overflow; an unclosed bracket counts, as
+ * the parser recurses before it finds the end. Throws the lexer's GraphQLError on bad syntax.
+ */
+function nestsTooDeep(query: string, maxTokens: number): boolean {
+  // Too short to hold that many opening brackets.
+  if (query.length <= MAX_DOCUMENT_NESTING) return false;
+  const lexer = new Lexer(new Source(query));
+  let depth = 0;
+  for (let n = 0; n < maxTokens; n++) {
+    const kind = lexer.advance().kind;
+    if (kind === TokenKind.EOF) break;
+    if (kind === TokenKind.BRACE_L || kind === TokenKind.BRACKET_L || kind === TokenKind.PAREN_L) {
+      if (++depth > MAX_DOCUMENT_NESTING) return true;
+    } else if (
+      kind === TokenKind.BRACE_R ||
+      kind === TokenKind.BRACKET_R ||
+      kind === TokenKind.PAREN_R
+    ) {
+      // A closer with nothing open is a syntax error: the parser stops there.
+      if (depth > 0) depth--;
+    }
+  }
+  return false;
+}
+
 function requestError(status: number, message: string): GraphqlOutcome {
   return { status, body: { errors: [new GraphQLError(message)] } };
 }
@@ -164,6 +203,8 @@ export interface GraphqlParams {
  */
 export class GraphqlRunner {
   readonly settings: GraphqlSettings;
+  /** The app's `maxJsonDepth`, for `variables` sent as a JSON string. */
+  readonly #jsonDepth: number;
   readonly #rules: readonly ValidationRule[];
   readonly #schemas = new Map<string, SchemaEntry>();
   /** Key: schema id, newline, query text. Map order is recency: the first entry goes first. */
@@ -171,8 +212,9 @@ export class GraphqlRunner {
   #cachedBytes = 0;
   #nextId = 0;
 
-  constructor(settings: GraphqlSettings) {
+  constructor(settings: GraphqlSettings, jsonDepth: number) {
     this.settings = settings;
+    this.#jsonDepth = jsonDepth;
     const rules: ValidationRule[] = [...specifiedRules, operationLimitsRule(settings)];
     if (!settings.introspection) rules.push(NoSchemaIntrospectionCustomRule);
     this.#rules = rules;
@@ -207,6 +249,13 @@ export class GraphqlRunner {
     }
     let document: DocumentNode;
     try {
+      if (nestsTooDeep(query, this.settings.maxTokens)) {
+        return [
+          new GraphQLError(
+            `The document nests brackets deeper than ${MAX_DOCUMENT_NESTING} levels.`,
+          ),
+        ];
+      }
       document = parse(query, { maxTokens: this.settings.maxTokens });
     } catch (err) {
       if (err instanceof GraphQLError) return [err];
@@ -266,10 +315,20 @@ export class GraphqlRunner {
     }
     let variables = params.variables;
     if (typeof variables === 'string') {
-      try {
-        variables = JSON.parse(variables);
-      } catch {
-        return requestError(400, 'Variables are invalid JSON.');
+      // The GET form's (and a POST may send them so): held to the rules of a JSON body, which
+      // the body reader applied to everything else. Plain JSON.parse let a `__proto__` key reach
+      // the resolvers and any depth reach JSON.stringify (a stack overflow: 500, onError).
+      const depth = this.#jsonDepth;
+      variables = readJson(variables, depth);
+      if (variables === MALFORMED_JSON) return requestError(400, 'Variables are invalid JSON.');
+      if (variables === FORBIDDEN_JSON_KEY) {
+        return requestError(
+          400,
+          'Variables have a forbidden __proto__ or constructor.prototype key.',
+        );
+      }
+      if (variables === JSON_TOO_DEEP) {
+        return requestError(400, `Variables are nested deeper than ${depth} levels.`);
       }
     }
     if (
