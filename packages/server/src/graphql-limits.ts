@@ -1,5 +1,6 @@
 import {
   type ASTVisitor,
+  type DocumentNode,
   type FragmentDefinitionNode,
   type GraphQLCompositeType,
   GraphQLError,
@@ -236,4 +237,51 @@ export function operationLimitsRule(limits: OperationLimits): ValidationRule {
       },
     };
   };
+}
+
+/**
+ * Whether graphql-js's OverlappingFieldsCanBeMerged rule would compare more than `limit` pairs of
+ * fields in `document`. It compares every two fields that share a response path (a field
+ * repeated, or selected again by inline fragments; their selections are merged and compared pair
+ * by pair in turn), so a path selected `n` times costs `n * (n - 1) / 2` comparisons: quadratic
+ * in a document `maxTokens` lets through. Counted here in one linear pass, before validation:
+ * every operation and fragment (unused ones too: the rule visits them), inline fragments
+ * flattened into their parent as the rule does, named spreads left to their own definition
+ * (graphql-js compares a pair of fragments once). Paths are numbered, not spelled out: a field
+ * costs its own name, however long the names above it. Recursive, at most as deep as the document
+ * nests brackets (checked before it was parsed).
+ */
+export function tooManyFieldPairs(document: DocumentNode, limit: number): boolean {
+  /** `${parent path id} ${response name}` -> the path's id and how often it was selected. */
+  const paths = new Map<string, { id: number; count: number }>();
+  let pairs = 0;
+  const walk = (set: SelectionSetNode, parent: number): boolean => {
+    for (const node of set.selections) {
+      if (node.kind === Kind.FIELD) {
+        const key = `${parent} ${(node.alias ?? node.name).value}`;
+        let path = paths.get(key);
+        if (path === undefined) {
+          path = { id: paths.size + 1, count: 0 };
+          paths.set(key, path);
+        }
+        pairs += path.count++;
+        if (pairs > limit) return true;
+        if (node.selectionSet !== undefined && walk(node.selectionSet, path.id)) return true;
+      } else if (node.kind === Kind.INLINE_FRAGMENT) {
+        if (walk(node.selectionSet, parent)) return true;
+      }
+    }
+    return false;
+  };
+  for (const definition of document.definitions) {
+    if (
+      (definition.kind === Kind.OPERATION_DEFINITION ||
+        definition.kind === Kind.FRAGMENT_DEFINITION) &&
+      // Each definition's root is a path of its own (0 is never a path id).
+      walk(definition.selectionSet, -paths.size)
+    ) {
+      return true;
+    }
+  }
+  return false;
 }

@@ -19,7 +19,7 @@ import {
 } from 'graphql';
 import { FORBIDDEN_JSON_KEY, JSON_TOO_DEEP, MALFORMED_JSON, readJson } from './body';
 import { boolean, checkObject, integer } from './checks';
-import { operationLimitsRule } from './graphql-limits';
+import { operationLimitsRule, tooManyFieldPairs } from './graphql-limits';
 
 /**
  * Resolvers for `ctx.graphql`, in either shape:
@@ -69,6 +69,16 @@ export interface GraphqlOptions {
   /** The length assumed for every list when computing cost. @default 10 */
   listFactor?: number | undefined;
   /**
+   * Pairs of fields sharing a response path (a field repeated, or selected again through inline
+   * fragments) that graphql-js's validation would compare: a path selected `n` times makes
+   * `n * (n - 1) / 2`. Counted before validation; over it, 400. Bounds validation time, which is
+   * quadratic in such repeats (`{ me { id } me { id } ... }` 745 times, 5 KiB, took graphql-js
+   * about a second).
+   *
+   * @default 20000
+   */
+  maxFieldPairs?: number | undefined;
+  /**
    * Allow `__schema` / `__type` queries (`__typename` is always allowed).
    *
    * @default the app's `development` (off when NODE_ENV is `production`)
@@ -92,6 +102,7 @@ export interface GraphqlSettings {
   maxAliases: number;
   maxCost: number;
   listFactor: number;
+  maxFieldPairs: number;
   introspection: boolean;
   documentCacheBytes: number;
   maxCachedDocumentBytes: number;
@@ -113,6 +124,7 @@ export function resolveGraphqlOptions(
     maxAliases: count('maxAliases', options.maxAliases, 30, 0),
     maxCost: count('maxCost', options.maxCost, 20_000, 1),
     listFactor: count('listFactor', options.listFactor, 10, 1),
+    maxFieldPairs: count('maxFieldPairs', options.maxFieldPairs, 20_000, 0),
     introspection: boolean('graphql.introspection', options.introspection, development),
     documentCacheBytes: count('documentCacheBytes', options.documentCacheBytes, 1024 * 1024, 0),
     maxCachedDocumentBytes: count(
@@ -260,6 +272,15 @@ export class GraphqlRunner {
     } catch (err) {
       if (err instanceof GraphQLError) return [err];
       throw err;
+    }
+    const pairs = this.settings.maxFieldPairs;
+    if (tooManyFieldPairs(document, pairs)) {
+      return [
+        new GraphQLError(
+          'The document selects fields at one response path too often: graphql-js would ' +
+            `compare more than ${pairs} pairs of them.`,
+        ),
+      ];
     }
     const errors = validate(entry.schema, document, this.#rules);
     if (errors.length > 0) return errors;
