@@ -54,8 +54,8 @@ describe('fields repeated at one response path are counted before graphql-js com
     const res = await post(repeated(745, 'me { id }'));
     expect(res.status).toBe(400);
     expect(res.errors).toEqual([
-      'The document selects fields at one response path too often: graphql-js would compare ' +
-        'more than 20000 pairs of them.',
+      'The document repeats fields or fragment spreads at one response path too often: ' +
+        'validation would compare more than 20000 pairs of them.',
     ]);
     expect(res.ran).toBe(0);
   });
@@ -71,14 +71,30 @@ describe('fields repeated at one response path are counted before graphql-js com
     const res = await post(`{ ${`... on Query { me { ${inner}} } `.repeat(15)}}`);
     // me: 15 repeats (105 pairs); me.id: 225 repeats (25 200 pairs).
     expect(res.status).toBe(400);
-    expect(res.errors[0]).toMatch(/^The document selects fields at one response path too often/);
+    expect(res.errors[0]).toMatch(
+      /^The document repeats fields or fragment spreads at one response path too often/,
+    );
   });
 
   it('an unused fragment is compared too: counted as an operation is', async () => {
     const query = `fragment Heavy on Query ${repeated(300, 'me { id }')} { me { id } }`;
     const res = await post(query);
     expect(res.status).toBe(400);
-    expect(res.errors[0]).toMatch(/^The document selects fields at one response path too often/);
+    expect(res.errors[0]).toMatch(
+      /^The document repeats fields or fragment spreads at one response path too often/,
+    );
+  });
+
+  it('named fragments count too: each spread pairs with the spreads and fields beside it', async () => {
+    // 101 me (5050 pairs), me.id 100 (4950); below the first me, 140 spreads: 9730 pairs among
+    // them, and each pairs with the 100 ids the other me's bring (14 000).
+    const fragments = Array.from({ length: 140 }, (_, i) => `fragment G${i} on User { id }`);
+    const spreads = Array.from({ length: 140 }, (_, i) => `...G${i}`).join(' ');
+    const query = `${fragments.join(' ')} { me { ${spreads} } ${'me { id } '.repeat(100)}}`;
+    const res = await post(query);
+    expect(res.status).toBe(400);
+    expect(res.errors[0]).toMatch(/^The document repeats fields or fragment spreads at one/);
+    expect(res.ran).toBe(0);
   });
 
   it('ordinary repeats still run: a union with inline fragments per member', async () => {
@@ -94,8 +110,8 @@ describe('fields repeated at one response path are counted before graphql-js com
     const refused = await post(repeated(20, 'me { id }'), { maxFieldPairs: 100 });
     expect(refused.status).toBe(400);
     expect(refused.errors).toEqual([
-      'The document selects fields at one response path too often: graphql-js would compare ' +
-        'more than 100 pairs of them.',
+      'The document repeats fields or fragment spreads at one response path too often: ' +
+        'validation would compare more than 100 pairs of them.',
     ]);
   });
 });
