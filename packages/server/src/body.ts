@@ -246,10 +246,7 @@ function nestedDeeper(value: object, left: number): boolean {
 
 /**
  * Parses a complete body; throws HttpException(413) on a form of more than MAX_FORM_FIELDS
- * fields, HttpException(400) on a form's `__proto__` key, on malformed JSON, on JSON nested
- * deeper than `depth`, and on a `__proto__` or `constructor.prototype` key anywhere in it
- * (secure-json-parse, as Fastify does): such a body is a prototype-pollution attempt on any code
- * that merges it into another object.
+ * fields, HttpException(400) on a form's `__proto__` key, and on JSON {@link readJson} refuses.
  */
 export function parseBody(kind: BodyKind, buf: Buffer, depth: number): unknown {
   if (buf.length === 0) return undefined;
@@ -271,28 +268,53 @@ export function parseBody(kind: BodyKind, buf: Buffer, depth: number): unknown {
     }
     return form;
   }
+  const json = readJson(text, depth);
+  if (json === MALFORMED_JSON) throw new HttpException(400, 'Malformed JSON body');
+  if (json === FORBIDDEN_JSON_KEY) {
+    throw new HttpException(
+      400,
+      'JSON body has a forbidden __proto__ or constructor.prototype key',
+    );
+  }
+  if (json === JSON_TOO_DEEP) {
+    throw new HttpException(400, `JSON body is nested deeper than ${depth} levels`);
+  }
+  return json;
+}
+
+/** Why {@link readJson} refused a text (no JSON value is a symbol). */
+export const MALFORMED_JSON = Symbol('malformed');
+export const FORBIDDEN_JSON_KEY = Symbol('forbidden key');
+export const JSON_TOO_DEEP = Symbol('too deep');
+
+/**
+ * JSON text read by the rules of a JSON body: the value, or why it is refused. No `__proto__` or
+ * `constructor.prototype` key anywhere (secure-json-parse, as Fastify does): such a text is a
+ * prototype-pollution attempt on any code that merges it into another object. At most `depth`
+ * levels of nesting: JSON.parse nests without limit, but JSON.stringify (an echo) and recursive
+ * code overflow the stack around 4000 levels, a 500 and an onError entry per request at a
+ * client's will. Also for JSON that arrives inside a body (GraphQL's `variables` string).
+ */
+export function readJson(
+  text: string,
+  depth: number,
+): unknown | typeof MALFORMED_JSON | typeof FORBIDDEN_JSON_KEY | typeof JSON_TOO_DEEP {
   let json: unknown;
   try {
     json = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (err) {
-    if (err instanceof SyntaxError && err.message === FORBIDDEN_KEY) {
-      throw new HttpException(
-        400,
-        'JSON body has a forbidden __proto__ or constructor.prototype key',
-      );
-    }
-    throw new HttpException(400, 'Malformed JSON body');
+    return err instanceof SyntaxError && err.message === FORBIDDEN_KEY
+      ? FORBIDDEN_JSON_KEY
+      : MALFORMED_JSON;
   }
-  // JSON.parse nests without limit, but JSON.stringify (an echo) and recursive code overflow
-  // the stack around 4000 levels: a 500 and an onError entry per request, at a client's will.
-  // A body of at most 2 * depth characters cannot be deeper: typical bodies are not walked.
+  // A text of at most 2 * depth characters cannot be deeper: typical bodies are not walked.
   if (
     text.length > 2 * depth &&
     typeof json === 'object' &&
     json !== null &&
     nestedDeeper(json, depth)
   ) {
-    throw new HttpException(400, `JSON body is nested deeper than ${depth} levels`);
+    return JSON_TOO_DEEP;
   }
   return json;
 }
