@@ -57,7 +57,11 @@ describe('computeDelay', () => {
       expect(at(r)).toBe(200);
     }
     expect(at(1.5)).toBe(300);
-    expect(at(-0.5)).toBe(100);
+    // Modulo as a number line has it (-0.5 is 0.5), not JS's sign-keeping remainder: -0.5 gave
+    // 100, below the half of 400 equal jitter promises, and -0.9999 no wait at all.
+    expect(at(-0.5)).toBe(300);
+    expect(at(-0.25)).toBe(350);
+    expect(at(-0.9999)).toBe(200);
   });
 
   test('attempts below 1 behave like the first retry', () => {

@@ -31,6 +31,7 @@ export function computeDelay({
   if (!jitter) return d;
   const half = d / 2;
   // A user's random outside [0, 1) is taken modulo 1 (NaN, ±Infinity: 0): NaN was no wait at
-  // all, 7 a wait 4x too long. The cheapest guard that keeps every wait in (0, d].
-  return Math.round(half + (random() % 1 || 0) * half);
+  // all, 7 a wait 4x too long. `+ 1) % 1` maps a negative remainder into [0, 1) (-0.5 is 0.5),
+  // so every wait stays in [d/2, d].
+  return Math.round(half + (((random() % 1) + 1) % 1 || 0) * half);
 }
