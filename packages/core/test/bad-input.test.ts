@@ -41,6 +41,10 @@ describe('bad input: per request, a rejected promise naming the problem', () => 
     expect(await rejection((t) => t.client.get('/x', { baseURL: 'not-absolute' }))).toBeInstanceOf(
       RangeError,
     );
+    const t = makeClient();
+    const queried = await settle(t.client.get('/x', { baseURL: 'https://a.test/v1#top' }));
+    expect((queried as { reason: unknown }).reason).toBeInstanceOf(RangeError);
+    expect(t.fake.calls).toHaveLength(0);
   });
 
   test.each<[string, RequestOptions, RegExp]>([
@@ -230,6 +234,11 @@ describe('bad input: createClient throws RangeError / TypeError naming the optio
     ['non-numeric timeout', { timeout: 'x' as never }, TypeError, /timeout/],
     ['relative baseURL', { baseURL: 'api' }, RangeError, /`baseURL`/],
     ['non-string baseURL', { baseURL: 5 as never }, TypeError, /`baseURL`/],
+    // Joined as text, `/users` went into the query (`/v1?k=1/users`) or the fragment: every
+    // request fetched `/v1`, and under one key (get('/posts') answered with /users' response).
+    ['baseURL with a query', { baseURL: 'https://a.test/v1?k=1' }, RangeError, /`baseURL`.*query/],
+    ['baseURL with a fragment', { baseURL: 'https://a.test/v1#top' }, RangeError, /`baseURL`/],
+    ['baseURL with an empty query', { baseURL: 'https://a.test/v1?' }, RangeError, /`baseURL`/],
     ['bad fetch', { fetch: 1 as never }, TypeError, /fetch/],
   ])('%s', (_name, options, type, message) => {
     expect(() => createClient({ fetch, ...options })).toThrow(type);

@@ -192,7 +192,8 @@ describe('the resolution fast paths give the key a full parse gives', () => {
     'xn--bcher-kva.test',
   );
   const port = fc.constantFrom('', ':80', ':443', ':8080', ':08080');
-  const basePath = fc.constantFrom('', '/', '/v1', '/v1/', '/a%20b', '/v1/./x', '/v1?t=1', '/v1#f');
+  // A base with a query or fragment is refused (bad-input.test.ts): nothing to agree on.
+  const basePath = fc.constantFrom('', '/', '/v1', '/v1/', '/a%20b', '/v1/./x');
   const base = fc
     .tuple(fc.constantFrom('http', 'https', 'HTTPS'), host, port, basePath)
     .map(([s, h, p, b]) => `${s}://${h}${p}${b}`);

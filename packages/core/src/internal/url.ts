@@ -45,6 +45,11 @@ function documentBase(): string | undefined {
  */
 export function resolveBaseURL(baseURL: unknown): string {
   if (typeof baseURL !== 'string') throw typeError('baseURL', 'a URL string', baseURL);
+  // URLs are joined onto it as text: after a query or fragment, `/users` would land in it and
+  // every request fetch the base (under one key).
+  if (/[?#]/.test(baseURL)) {
+    throw rangeError('baseURL', 'a URL without a query or fragment', baseURL);
+  }
   if (!ABSOLUTE.test(baseURL)) {
     const page = documentBase();
     if (page === undefined) {
