@@ -34,7 +34,8 @@ export function createFingerprint({ method, url, headers, body, base }: Fingerpr
   } catch {
     canonical = url;
   }
-  const keyBase = base === undefined ? undefined : keyBaseOf(base);
+  // A base with a query or fragment (a client refuses one) has no URL under it.
+  const keyBase = base === undefined || /[?#]/.test(base) ? undefined : keyBaseOf(base);
   const text =
     body === undefined || body === null || typeof body === 'string' ? body : safeJson(body);
   return fingerprintOf(

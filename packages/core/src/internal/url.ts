@@ -79,11 +79,13 @@ let checkedBase: string | undefined;
 /**
  * What cache keys are written relative to: the canonical `baseURL` without a trailing slash, or
  * in a browser without one, the page origin (which relative URLs resolve against). Undefined
- * when URLs cannot be relative (Node without a baseURL) or the base has a query or fragment.
+ * when URLs cannot be relative (Node without a baseURL).
  */
 export function keyBaseOf(baseURL: string | undefined): string | undefined {
   const base = baseURL ?? pageOrigin();
-  if (base === undefined || /[?#]/.test(base)) return undefined;
+  // (A base with a query or fragment never gets here: resolveBaseURL refuses it, and
+  // createFingerprint keys no URL relative to one.)
+  if (base === undefined) return undefined;
   try {
     return canonicalURL(base).href.replace(/\/$/, '');
   } catch {
