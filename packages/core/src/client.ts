@@ -354,6 +354,8 @@ class KeelClient implements Client {
   }
 
   prefetch(spec: RequestSpec, options?: PrefetchOptions): CircuitOpenError | undefined {
+    // A key string (as setCached takes) would start a flight to no URL.
+    checkObject('spec', spec);
     if (options !== undefined) {
       checkObject('options', options);
       checkBoolean('ifStale', options.ifStale ?? false);
