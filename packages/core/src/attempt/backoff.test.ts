@@ -64,6 +64,32 @@ describe('computeDelay', () => {
     expect(at(-0.9999)).toBe(200);
   });
 
+  test('a zero baseDelay is no wait at any attempt, even past 2^1024 growth', () => {
+    // 0 * 2^1100 is 0 * Infinity: NaN, a retry event's `delay` and a park of NaN ms.
+    for (const jitter of [false, true]) {
+      for (const attempts of [1, 1025, 5000]) {
+        expect(
+          computeDelay({
+            attempts,
+            baseDelay: 0,
+            maxDelay: 30_000,
+            backoff: 'exponential',
+            jitter,
+          }),
+        ).toBe(0);
+      }
+    }
+    expect(
+      computeDelay({
+        attempts: 5000,
+        baseDelay: 10,
+        maxDelay: 500,
+        backoff: 'exponential',
+        jitter: false,
+      }),
+    ).toBe(500);
+  });
+
   test('attempts below 1 behave like the first retry', () => {
     expect(computeDelay({ ...base, attempts: 0, backoff: 'exponential' })).toBe(100);
   });

@@ -27,7 +27,8 @@ export function computeDelay({
 }: DelayInput): number {
   const n = Math.max(1, attempts);
   const raw = backoff === 'fixed' ? baseDelay : baseDelay * 2 ** (n - 1);
-  const d = Math.min(maxDelay, raw);
+  // `|| 0`: a baseDelay of 0 grown past 2^1024 is 0 * Infinity, NaN.
+  const d = Math.min(maxDelay, raw) || 0;
   if (!jitter) return d;
   const half = d / 2;
   // A user's random outside [0, 1) is taken modulo 1 (NaN, ±Infinity: 0): NaN was no wait at
