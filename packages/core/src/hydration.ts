@@ -89,7 +89,9 @@ export function dehydrate(client: Client, options?: DehydrateOptions): Dehydrate
       key: entry.key,
       tags: [...entry.tags],
       age: Math.max(0, now - entry.storedAt),
-      storedAt: entry.storedAt,
+      // Before the clock's epoch (hydrated with an age longer than this clock has run): no
+      // time hydrate takes, so the age alone tells it, as in a state made before storedAt.
+      storedAt: entry.storedAt >= 0 ? entry.storedAt : undefined,
       ttl: Math.max(0, entry.expiresAt - entry.storedAt),
       response: {
         data: response.data,

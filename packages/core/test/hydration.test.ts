@@ -522,6 +522,21 @@ describe('entries carry when they were stored, not only their age', () => {
     expect(inspect(browser).cache()[0]).toMatchObject({ storedAt: T + 60_000 - 100 });
   });
 
+  test('an entry hydrated with an age longer than the clock has run does not stop dehydrate', async () => {
+    // Its stored time is before the clock's epoch: dehydrate wrote it, then refused it as
+    // hydrate would (`storedAt` must be >= 0), throwing for the whole client, every entry lost.
+    const state = await stateAt(new FakeClock(T), 'server');
+    const clock = new FakeClock(50); // a clock that started 50 ms ago
+    const relay = createClient({ baseURL: 'https://app.example.com/api', clock });
+    expect(hydrate(relay, { keel: 1, entries: [{ ...state.entries[0]!, age: 10_000 }] })).toBe(1);
+    const out = dehydrate(relay);
+    expect(out.entries[0]).toMatchObject({ key: state.entries[0]!.key, age: 10_000 });
+    // Without a stored time it is read by its age alone, as a state from before storedAt was.
+    expect(out.entries[0]!.storedAt).toBeUndefined();
+    const next = createClient({ baseURL: 'https://app.example.com/api', clock: new FakeClock(T) });
+    expect(hydrate(next, JSON.parse(JSON.stringify(out)))).toBe(1);
+  });
+
   test.each([-1, Number.NaN, '1', null])('storedAt %j is refused, naming it', async (storedAt) => {
     const state = await stateAt(new FakeClock(T), 'server');
     const browser = createClient({ baseURL: 'https://app.example.com/api' });
