@@ -408,6 +408,16 @@ describe('dehydrate hands over only what hydrate takes (values written by hand)'
     expect(() => dehydrate(server)).toThrow(/GET \/x.*status.*200 to 599.*99/);
   });
 
+  test('headers no Headers can be made of are a TypeError naming the entry, at dehydrate', () => {
+    // A bare "Headers constructor: Argument 1 could not be converted" named no entry.
+    const server = createClient({ baseURL: base });
+    server.setCached('GET /h', { data: 1, headers: 'x-total: 2' as unknown as Headers } as never);
+    expect(() => dehydrate(server)).toThrow(TypeError);
+    expect(() => dehydrate(server)).toThrow(
+      /^keel: `dehydrate: the entry GET \/h\.response\.headers` must be a Headers, a plain object of header strings or \[name, value\] pairs, got "x-total: 2"$/,
+    );
+  });
+
   // Chaos monkey (test/chaos/pipeline.chaos.test.ts): dehydrate handed over an entry written by
   // hand under a POST request's key, and hydrate refused the whole state (no entry written).
   test('an entry written by hand under a key no GET request has is refused at dehydrate, naming it', () => {
