@@ -176,7 +176,7 @@ describe('bad input: per request, a rejected promise naming the problem', () => 
       // The last caller's signal is a plain one: the flight ends cancelled.
       ac.abort();
       expect(await other).toMatchObject({ state: 'rejected' });
-      expect(isCancelledError((await other as { reason: unknown }).reason)).toBe(true);
+      expect(isCancelledError(((await other) as { reason: unknown }).reason)).toBe(true);
       expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
       expect(t.fake.calls[0]!.signal?.aborted).toBe(true);
     } finally {

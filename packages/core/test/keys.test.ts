@@ -77,7 +77,9 @@ describe('cache keys do not depend on the origin a client used', () => {
       // `../users` leaves the base, so its key is absolute.
       for (const base of ['https://api.test/v1', 'https://api.test/v1/']) {
         const client = createClient({ baseURL: base, fetch: noFetch });
-        expect(createFingerprint({ method: 'GET', url, base })).toBe(client.resolve('GET', url).key);
+        expect(createFingerprint({ method: 'GET', url, base })).toBe(
+          client.resolve('GET', url).key,
+        );
       }
     },
   );

@@ -97,7 +97,9 @@ describe('prefetch given no spec', () => {
     const onUnhandled = (e: unknown) => unhandled.push(e);
     process.on('unhandledRejection', onUnhandled);
     try {
-      expect(() => t.client.prefetch(spec as never)).toThrow(/^keel: `spec` must be an object, got /);
+      expect(() => t.client.prefetch(spec as never)).toThrow(
+        /^keel: `spec` must be an object, got /,
+      );
       await flush();
       await flush();
     } finally {

@@ -256,9 +256,24 @@ describe('CacheStore', () => {
       ['ttl NaN', () => store.set(key('/n'), res(1), { ttl: Number.NaN }), RangeError, /`ttl`/],
       ['ttl -5', () => store.set(key('/m'), res(1), { ttl: -5 }), RangeError, /`ttl`/],
       ['ttl string', () => store.set(key('/s'), res(1), { ttl: '5' as never }), TypeError, /`ttl`/],
-      ['tags string', () => store.set(key('/t'), res(1), { tags: 'abc' as never }), TypeError, /`tags`/],
-      ['tags [5]', () => store.set(key('/u'), res(1), { tags: [5] as never }), TypeError, /`tags\[0\]`/],
-      ['storedAt NaN', () => store.set(key('/v'), res(1), { storedAt: Number.NaN }), RangeError, /`storedAt`/],
+      [
+        'tags string',
+        () => store.set(key('/t'), res(1), { tags: 'abc' as never }),
+        TypeError,
+        /`tags`/,
+      ],
+      [
+        'tags [5]',
+        () => store.set(key('/u'), res(1), { tags: [5] as never }),
+        TypeError,
+        /`tags\[0\]`/,
+      ],
+      [
+        'storedAt NaN',
+        () => store.set(key('/v'), res(1), { storedAt: Number.NaN }),
+        RangeError,
+        /`storedAt`/,
+      ],
     ];
     for (const [what, write, type, message] of bad) {
       expect(write, what).toThrow(type);
