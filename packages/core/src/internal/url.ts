@@ -45,6 +45,8 @@ function documentBase(): string | undefined {
  */
 export function resolveBaseURL(baseURL: unknown): string {
   if (typeof baseURL !== 'string') throw typeError('baseURL', 'a URL string', baseURL);
+  // A request that sets its own baseURL checks it each time: skip the checks when it repeats.
+  if (baseURL === checkedBase) return baseURL;
   // URLs are joined onto it as text: after a query or fragment, `/users` would land in it and
   // every request fetch the base (under one key).
   if (/[?#]/.test(baseURL)) {
@@ -62,8 +64,6 @@ export function resolveBaseURL(baseURL: unknown): string {
     }
     return new URL(baseURL, page).href;
   }
-  // A request that sets its own baseURL checks it each time: skip the parse when it repeats.
-  if (baseURL === checkedBase) return baseURL;
   try {
     new URL(baseURL);
   } catch (cause) {
