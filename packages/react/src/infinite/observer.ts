@@ -7,6 +7,7 @@ import type {
 } from '@keel/core';
 import { shown } from '@keel/core/internals';
 import { coreOptions } from '../internal/core-options';
+import { replaceEqualDeep } from '../internal/equal';
 import { onSignal } from '../internal/environment';
 import { noop } from '../internal/report';
 import { type Selection, select } from '../internal/select';
@@ -533,13 +534,17 @@ function sameStates(
   return a.length === b.length && a.every((s, i) => s === b[i]);
 }
 
-/** Whether two option objects ask for the same requests (the paging functions may be inline). */
+/**
+ * Whether two option objects ask for the same requests (the paging functions may be inline, and
+ * so may an object `initialPageParam`: compared by value, or each render would start over).
+ */
 function sameRequest(a: AnyOptions | undefined, b: AnyOptions | undefined): boolean {
   if (a === b) return true;
   if (a === undefined || b === undefined) return false;
+  const first = a.initialPageParam;
   return (
     JSON.stringify(requestOptionsOf(a)) === JSON.stringify(requestOptionsOf(b)) &&
-    Object.is(a.initialPageParam, b.initialPageParam)
+    (Object.is(first, b.initialPageParam) || replaceEqualDeep(first, b.initialPageParam) === first)
   );
 }
 
