@@ -106,3 +106,30 @@ it('an object initialPageParam written inline (a new object each render) keeps t
   expect(result.current.data?.pages).toHaveLength(2);
   expect(requests).toEqual(['0', '3', '6']);
 });
+
+it('request headers given as a Headers object: a change of them starts the list over with the new headers', async () => {
+  const tenants: string[] = [];
+  server.use(
+    http.get(`${API}/items`, ({ request }) => {
+      const tenant = request.headers.get('x-tenant') ?? '';
+      tenants.push(tenant);
+      return HttpResponse.json({ items: [tenant], next: null });
+    }),
+  );
+  const client = testClient();
+  const { result, rerender } = renderHook(
+    ({ tenant }: { tenant: string }) =>
+      readAll(
+        useInfiniteQuery<{ items: string[]; next: null }, number>('/items', {
+          initialPageParam: 0,
+          headers: new Headers({ 'x-tenant': tenant }),
+          getNextPageParam: (last) => last.next,
+        }),
+      ),
+    { wrapper: wrapperFor(client), initialProps: { tenant: 'a' } },
+  );
+  await waitFor(() => expect(result.current.data?.pages).toEqual([{ items: ['a'], next: null }]));
+  rerender({ tenant: 'b' });
+  await waitFor(() => expect(result.current.data?.pages).toEqual([{ items: ['b'], next: null }]));
+  expect(tenants).toEqual(['a', 'b']);
+});

@@ -543,9 +543,14 @@ function sameRequest(a: AnyOptions | undefined, b: AnyOptions | undefined): bool
   if (a === undefined || b === undefined) return false;
   const first = a.initialPageParam;
   return (
-    JSON.stringify(requestOptionsOf(a)) === JSON.stringify(requestOptionsOf(b)) &&
+    requestText(a) === requestText(b) &&
     (Object.is(first, b.initialPageParam) || replaceEqualDeep(first, b.initialPageParam) === first)
   );
+}
+
+/** The request options as text, to compare: a Headers object by its entries (JSON shows `{}`). */
+function requestText(options: AnyOptions): string {
+  return JSON.stringify(requestOptionsOf(options), (_, v) => (v instanceof Headers ? [...v] : v));
 }
 
 /** The options the core understands, without the paging and React ones. */
