@@ -259,3 +259,38 @@ describe('useServerEvents: an event id that is not ASCII', () => {
     expect(screen.getByTestId('status').textContent).toBe('open');
   });
 });
+
+describe('useServerEvents: an event id with a control character', () => {
+  it('is not sent back (fetch may refuse it as a header value): the reconnect resyncs instead of failing for ever', async () => {
+    const live = await scripted((n, _req, res) => {
+      if (n === 0) res.end('id: a\x01b\x7f\ndata: 1\n\n');
+      else res.write(`data: ${n + 1}\n\n`);
+    });
+    const clock = new ManualClock();
+    const client = createClient({ baseURL: live.base, clock });
+    const invalidate = vi.spyOn(client, 'invalidate');
+    const got: unknown[] = [];
+    const ids: unknown[] = [];
+    render(
+      <Feed
+        url="/sse"
+        handlers={{
+          message: (data, event) => {
+            got.push(data);
+            ids.push(event.id);
+          },
+        }}
+      />,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(clock.timers.size).toBe(1));
+    // The event carries its id as the server sent it.
+    expect(ids).toEqual(['a\x01b\x7f']);
+    clock.runNext();
+    await waitFor(() => expect(got).toEqual([1, 2]));
+    expect(live.connects).toEqual([undefined, undefined]);
+    expect(screen.getByTestId('status').textContent).toBe('open');
+    // Nothing to resume from: events may have been missed, so every query is invalidated.
+    expect(invalidate).toHaveBeenCalledTimes(1);
+  });
+});
