@@ -851,4 +851,39 @@ describe('the source header on mutations', () => {
       msw.close();
     }
   });
+
+  it("keeps the mutation's own headers given as a Headers object; one naming the source itself wins", async () => {
+    const seen: Record<string, string | null>[] = [];
+    const msw = setupServer(
+      http.post(`${origin}/same/todos`, ({ request }) => {
+        seen.push({
+          authorization: request.headers.get('authorization'),
+          source: request.headers.get(SOURCE_HEADER),
+        });
+        return HttpResponse.json({}, { status: 201 });
+      }),
+    );
+    msw.listen({ onUnhandledRequest: 'error' });
+    try {
+      const client = createClient({ baseURL: origin, retry: { attempts: 1 } });
+      function Send({ headers }: { headers: Headers }) {
+        const mutation = useMutation('POST', '/same/todos', { headers });
+        send = () => mutation.mutateAsync(undefined);
+        return null;
+      }
+      let send!: () => Promise<unknown>;
+      const { rerender } = render(<Send headers={new Headers({ authorization: 'Bearer t' })} />, {
+        wrapper: wrapperFor(client),
+      });
+      await act(() => send());
+      rerender(<Send headers={new Headers({ authorization: 'Bearer u', [SOURCE_HEADER]: 'mine' })} />);
+      await act(() => send());
+      expect(seen).toEqual([
+        { authorization: 'Bearer t', source: sourceHeaders(client)[SOURCE_HEADER] },
+        { authorization: 'Bearer u', source: 'mine' },
+      ]);
+    } finally {
+      msw.close();
+    }
+  });
 });

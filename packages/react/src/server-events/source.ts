@@ -49,7 +49,10 @@ export function addSourceHeader(client: Client, url: string, request: RequestOpt
     return; // the request itself reports the bad URL
   }
   if (target !== origin) return;
-  const headers = request.headers;
+  // A Headers object (the core takes one) as a plain one: spread, it would be `{}`, every header
+  // of the mutation (its authorization) dropped.
+  const given = request.headers;
+  const headers = given instanceof Headers ? Object.fromEntries(given) : given;
   if (headers !== undefined && Object.keys(headers).some((n) => n.toLowerCase() === SOURCE_HEADER))
     return;
   request.headers = { ...headers, [SOURCE_HEADER]: sourceIdOf(client) };
