@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { createClient } from '@keel/core';
 import { render, screen, waitFor } from '@testing-library/react';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
   isServerEventsError,
   type ServerEventHandlers,
@@ -292,5 +292,29 @@ describe('useServerEvents: an event id with a control character', () => {
     expect(screen.getByTestId('status').textContent).toBe('open');
     // Nothing to resume from: events may have been missed, so every query is invalidated.
     expect(invalidate).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('useServerEvents without crypto.getRandomValues (React Native without a polyfill)', () => {
+  it("applies the server's keel:invalidate events, another tab's included", async () => {
+    vi.stubGlobal('crypto', undefined);
+    onTestFinished(() => {
+      vi.unstubAllGlobals();
+    });
+    const live = await scripted((_n, _req, res) => {
+      res.write('event: keel:invalidate\ndata: {"target": "/todos"}\n\n');
+      res.write('event: keel:invalidate\ndata: {"target": ["t"], "source": "other-tab"}\n\n');
+      res.write('event: done\ndata: 1\n\n');
+    });
+    const client = createClient({ baseURL: live.base });
+    const invalidate = vi.spyOn(client, 'invalidate');
+    const onError = vi.fn();
+    let done = false;
+    render(<Feed url="/sse" handlers={{ done: () => (done = true) }} options={{ onError }} />, {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(done).toBe(true));
+    expect(onError).not.toHaveBeenCalled();
+    expect(invalidate.mock.calls).toEqual([['/todos'], [['t']]]);
   });
 });

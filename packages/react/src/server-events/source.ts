@@ -15,7 +15,11 @@ export function sourceIdOf(client: Client): string {
   if (id === undefined) {
     const bytes = new Uint8Array(12);
     // getRandomValues works in every browser context and in Node; randomUUID needs a secure one.
-    globalThis.crypto.getRandomValues(bytes);
+    // React Native has neither without a polyfill: the id only tells tabs apart, so Math.random
+    // does (throwing here dropped every keel:invalidate event).
+    const crypto = globalThis.crypto;
+    if (crypto) crypto.getRandomValues(bytes);
+    else for (let i = 0; i < 12; i++) bytes[i] = Math.random() * 256;
     id = Array.from(bytes, (b) => b.toString(36).padStart(2, '0')).join('');
     ids.set(client, id);
   }
