@@ -635,6 +635,18 @@ function Mutations({
   return null;
 }
 
+function SendWith({
+  headers,
+  expose,
+}: {
+  headers: Headers;
+  expose: (send: () => Promise<unknown>) => void;
+}) {
+  const mutation = useMutation('POST', '/same/todos', { headers });
+  expose(() => mutation.mutateAsync(undefined));
+  return null;
+}
+
 describe('server invalidation (keel:invalidate)', () => {
   it('useServerEvents(url) applies hub.invalidate for a path and for tags, with no handler code', async () => {
     const server = await live();
@@ -866,17 +878,21 @@ describe('the source header on mutations', () => {
     msw.listen({ onUnhandledRequest: 'error' });
     try {
       const client = createClient({ baseURL: origin, retry: { attempts: 1 } });
-      function Send({ headers }: { headers: Headers }) {
-        const mutation = useMutation('POST', '/same/todos', { headers });
-        send = () => mutation.mutateAsync(undefined);
-        return null;
-      }
       let send!: () => Promise<unknown>;
-      const { rerender } = render(<Send headers={new Headers({ authorization: 'Bearer t' })} />, {
-        wrapper: wrapperFor(client),
-      });
+      const expose = (fn: () => Promise<unknown>) => {
+        send = fn;
+      };
+      const { rerender } = render(
+        <SendWith headers={new Headers({ authorization: 'Bearer t' })} expose={expose} />,
+        { wrapper: wrapperFor(client) },
+      );
       await act(() => send());
-      rerender(<Send headers={new Headers({ authorization: 'Bearer u', [SOURCE_HEADER]: 'mine' })} />);
+      rerender(
+        <SendWith
+          headers={new Headers({ authorization: 'Bearer u', [SOURCE_HEADER]: 'mine' })}
+          expose={expose}
+        />,
+      );
       await act(() => send());
       expect(seen).toEqual([
         { authorization: 'Bearer t', source: sourceHeaders(client)[SOURCE_HEADER] },

@@ -7,8 +7,8 @@ import type {
 } from '@keel/core';
 import { shown } from '@keel/core/internals';
 import { coreOptions } from '../internal/core-options';
-import { replaceEqualDeep } from '../internal/equal';
 import { onSignal } from '../internal/environment';
+import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
 import { type Selection, select } from '../internal/select';
 import { checkSwitches } from '../internal/switches';

@@ -173,7 +173,7 @@ export class Channel {
     };
     // An empty id (the server's reset) is not sent, nor one with a control character: Node's
     // fetch refuses it as a header value, so every reconnect failed; resynced instead.
-    const resumed = !!this.lastEventId && !/[\0-\x08\n-\x1f\x7f]/.test(this.lastEventId);
+    const resumed = !!this.lastEventId && !/[^\t -~\x80-\uffff]/.test(this.lastEventId);
     // Its UTF-8 bytes, as EventSource sends it: a header value is bytes (one char per byte), and
     // an id beyond latin1 (`id: ✓`) made every reconnect throw, so the stream never resumed.
     // (unescape of the URI encoding: the UTF-8 bytes as chars, the smallest way to write it.)
