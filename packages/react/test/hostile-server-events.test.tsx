@@ -25,10 +25,11 @@ afterEach(async () => {
  * connection (from 0) gets; the response stays open unless the script ends it.
  */
 async function scripted(script: (n: number, req: IncomingMessage, res: ServerResponse) => void) {
-  const state = { base: '', connects: [] as (string | undefined)[] };
+  const state = { base: '', connects: [] as (string | undefined)[], urls: [] as string[] };
   const server = createServer((req, res) => {
     const n = state.connects.length;
     state.connects.push(req.headers['last-event-id'] as string | undefined);
+    state.urls.push(req.url!);
     if (req.url === '/never') {
       // Any other path is a request nobody should have made.
       res.writeHead(500).end();
@@ -316,5 +317,25 @@ describe('useServerEvents without crypto.getRandomValues (React Native without a
     await waitFor(() => expect(done).toBe(true));
     expect(onError).not.toHaveBeenCalled();
     expect(invalidate.mock.calls).toEqual([['/todos'], [['t']]]);
+  });
+});
+
+describe('useServerEvents: the stream URL', () => {
+  it('is requested as written (its query not sorted: a signature over it still holds), on reconnect too', async () => {
+    const live = await scripted((n, _req, res) => {
+      if (n === 0) res.end('data: 1\n\n');
+      else res.write(`data: ${n + 1}\n\n`);
+    });
+    const clock = new ManualClock();
+    const client = createClient({ baseURL: live.base, clock });
+    const got: unknown[] = [];
+    render(
+      <Feed url="/sse?z=1&a=2&sig=abc" handlers={{ message: (data) => got.push(data) }} />,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(clock.timers.size).toBe(1));
+    clock.runNext();
+    await waitFor(() => expect(got).toEqual([1, 2]));
+    expect(live.urls).toEqual(['/sse?z=1&a=2&sig=abc', '/sse?z=1&a=2&sig=abc']);
   });
 });

@@ -105,6 +105,8 @@ export class Channel {
   readonly #onError: (error: unknown) => void;
   /** The stream's URL, resolved against the client's base. */
   readonly url: string;
+  /** What fetch gets: `url` with its query as written, not sorted (a signature over it holds). */
+  readonly #fetchURL: string;
   /** The id of the last event that carried one; sent as `Last-Event-ID` on reconnect. */
   lastEventId: string | undefined;
   #state: ConnectionState = STOPPED;
@@ -121,6 +123,7 @@ export class Channel {
   constructor(client: Client, spec: RequestSpec, options: ServerEventsOptions | undefined) {
     this.options = resolveOptions(client, spec.headers, options);
     this.url = spec.url;
+    this.#fetchURL = spec.fetchURL;
     this.client = client;
     this.key = spec.key;
     const onError = options?.onError;
@@ -182,7 +185,7 @@ export class Channel {
     let retry = true;
     try {
       const fetchImpl = this.options.fetch ?? globalThis.fetch;
-      const response = await fetchImpl(this.url, {
+      const response = await fetchImpl(this.#fetchURL, {
         headers,
         signal: controller.signal,
         credentials: this.options.credentials,
