@@ -329,10 +329,9 @@ describe('useServerEvents: the stream URL', () => {
     const clock = new ManualClock();
     const client = createClient({ baseURL: live.base, clock });
     const got: unknown[] = [];
-    render(
-      <Feed url="/sse?z=1&a=2&sig=abc" handlers={{ message: (data) => got.push(data) }} />,
-      { wrapper: wrapperFor(client) },
-    );
+    render(<Feed url="/sse?z=1&a=2&sig=abc" handlers={{ message: (data) => got.push(data) }} />, {
+      wrapper: wrapperFor(client),
+    });
     await waitFor(() => expect(clock.timers.size).toBe(1));
     clock.runNext();
     await waitFor(() => expect(got).toEqual([1, 2]));
