@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from '@keel/core';
 import { type App, createApp, createEventHub, type EventHub, type SseStream } from '@keel/server';
-import { act, render, screen, waitFor } from '@testing-library/react';
+import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { StrictMode } from 'react';
@@ -859,6 +859,36 @@ describe('the source header on mutations', () => {
       await act(() => cross());
       expect(headers).toEqual([sourceHeaders(client)[SOURCE_HEADER], null]);
       expect(sourceHeaders(client)[SOURCE_HEADER]).toMatch(/^[a-z0-9]{24}$/);
+    } finally {
+      msw.close();
+    }
+  });
+
+  it("is not sent where the mutation's own `baseURL` takes it to another origin", async () => {
+    const seen: (string | null)[] = [];
+    const msw = setupServer(
+      http.post('http://api.test/todos', ({ request }) => {
+        seen.push(request.headers.get(SOURCE_HEADER));
+        return HttpResponse.json({}, { status: 201 });
+      }),
+      http.post(`${origin}/todos`, ({ request }) => {
+        seen.push(request.headers.get(SOURCE_HEADER));
+        return HttpResponse.json({}, { status: 201 });
+      }),
+    );
+    msw.listen({ onUnhandledRequest: 'error' });
+    try {
+      const client = createClient({ baseURL: origin, retry: { attempts: 1 } });
+      const { result } = renderHook(
+        () => ({
+          away: useMutation('POST', '/todos', { baseURL: 'http://api.test' }),
+          home: useMutation('POST', 'todos', { baseURL: `${origin}/` }),
+        }),
+        { wrapper: wrapperFor(client) },
+      );
+      await act(() => result.current.away.mutateAsync(undefined));
+      await act(() => result.current.home.mutateAsync(undefined));
+      expect(seen).toEqual([null, sourceHeaders(client)[SOURCE_HEADER]]);
     } finally {
       msw.close();
     }

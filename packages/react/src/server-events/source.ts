@@ -48,7 +48,8 @@ export function addSourceHeader(client: Client, url: string, request: RequestOpt
   if (origin === undefined || origin === 'null') return;
   let target: string;
   try {
-    target = new URL(client.resolve('GET', url).url).origin;
+    // With the request's options: its own `baseURL` may take it to another origin.
+    target = new URL(client.resolve('GET', url, request).url).origin;
   } catch {
     return; // the request itself reports the bad URL
   }
