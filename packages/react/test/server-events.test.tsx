@@ -639,7 +639,7 @@ function SendWith({
   headers,
   expose,
 }: {
-  headers: Headers;
+  headers: Headers | Record<string, string>;
   expose: (send: () => Promise<unknown>) => void;
 }) {
   const mutation = useMutation('POST', '/same/todos', { headers });
@@ -924,9 +924,18 @@ describe('the source header on mutations', () => {
         />,
       );
       await act(() => send());
+      // A plain object naming it in another case wins too.
+      rerender(
+        <SendWith
+          headers={{ authorization: 'Bearer v', 'X-Keel-Source': 'own' }}
+          expose={expose}
+        />,
+      );
+      await act(() => send());
       expect(seen).toEqual([
         { authorization: 'Bearer t', source: sourceHeaders(client)[SOURCE_HEADER] },
         { authorization: 'Bearer u', source: 'mine' },
+        { authorization: 'Bearer v', source: 'own' },
       ]);
     } finally {
       msw.close();

@@ -103,10 +103,11 @@ export class Channel {
   readonly client: Client;
   readonly #subscribers = new Set<ChannelSubscriber>();
   readonly #onError: (error: unknown) => void;
-  /** The stream's URL, resolved against the client's base. */
+  /**
+   * The stream's URL, resolved against the client's base, with its query as written (not sorted
+   * as in the key: a signature over it holds): what fetch gets.
+   */
   readonly url: string;
-  /** What fetch gets: `url` with its query as written, not sorted (a signature over it holds). */
-  readonly #fetchURL: string;
   /** The id of the last event that carried one; sent as `Last-Event-ID` on reconnect. */
   lastEventId: string | undefined;
   #state: ConnectionState = STOPPED;
@@ -122,8 +123,7 @@ export class Channel {
   /** Throws for bad options (before anything is made). */
   constructor(client: Client, spec: RequestSpec, options: ServerEventsOptions | undefined) {
     this.options = resolveOptions(client, spec.headers, options);
-    this.url = spec.url;
-    this.#fetchURL = spec.fetchURL;
+    this.url = spec.fetchURL;
     this.client = client;
     this.key = spec.key;
     const onError = options?.onError;
@@ -176,7 +176,7 @@ export class Channel {
     };
     // An empty id (the server's reset) is not sent, nor one with a control character: Node's
     // fetch refuses it as a header value, so every reconnect failed; resynced instead.
-    const resumed = !!this.lastEventId && !/[^\t -~\x80-\uffff]/.test(this.lastEventId);
+    const resumed = /^[\t -~\x80-\uffff]+$/.test(this.lastEventId ?? '');
     // Its UTF-8 bytes, as EventSource sends it: a header value is bytes (one char per byte), and
     // an id beyond latin1 (`id: ✓`) made every reconnect throw, so the stream never resumed.
     // (unescape of the URI encoding: the UTF-8 bytes as chars, the smallest way to write it.)
@@ -185,7 +185,7 @@ export class Channel {
     let retry = true;
     try {
       const fetchImpl = this.options.fetch ?? globalThis.fetch;
-      const response = await fetchImpl(this.#fetchURL, {
+      const response = await fetchImpl(this.url, {
         headers,
         signal: controller.signal,
         credentials: this.options.credentials,

@@ -13,13 +13,11 @@ const ids = new WeakMap<Client, string>();
 export function sourceIdOf(client: Client): string {
   let id = ids.get(client);
   if (id === undefined) {
-    const bytes = new Uint8Array(12);
     // getRandomValues works in every browser context and in Node; randomUUID needs a secure one.
     // React Native has neither without a polyfill: the id only tells tabs apart, so Math.random
     // does (throwing here dropped every keel:invalidate event).
-    const crypto = globalThis.crypto;
-    if (crypto) crypto.getRandomValues(bytes);
-    else for (let i = 0; i < 12; i++) bytes[i] = Math.random() * 256;
+    const bytes = new Uint8Array(12).map(() => Math.random() * 256);
+    globalThis.crypto?.getRandomValues(bytes);
     id = Array.from(bytes, (b) => b.toString(36).padStart(2, '0')).join('');
     ids.set(client, id);
   }
@@ -54,11 +52,12 @@ export function addSourceHeader(client: Client, url: string, request: RequestOpt
     return; // the request itself reports the bad URL
   }
   if (target !== origin) return;
-  // A Headers object (the core takes one) as a plain one: spread, it would be `{}`, every header
-  // of the mutation (its authorization) dropped.
+  // First, so a source header of the mutation's own wins (the core takes the last of names
+  // equal but for case). A Headers object (the core takes one) as a plain one: spread, it would
+  // be `{}`, every header of the mutation (its authorization) dropped.
   const given = request.headers;
-  const headers = given instanceof Headers ? Object.fromEntries(given) : given;
-  if (headers !== undefined && Object.keys(headers).some((n) => n.toLowerCase() === SOURCE_HEADER))
-    return;
-  request.headers = { ...headers, [SOURCE_HEADER]: sourceIdOf(client) };
+  request.headers = {
+    [SOURCE_HEADER]: sourceIdOf(client),
+    ...(given instanceof Headers ? Object.fromEntries(given) : given),
+  };
 }
