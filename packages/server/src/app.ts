@@ -22,6 +22,7 @@ import {
   skipBody,
   typeMatcher,
 } from './body';
+import { type BodyCharset, bodyCharset } from './charset';
 import {
   boolean,
   checkFunction,
@@ -815,6 +816,7 @@ class KeelApp implements App, SlotHost {
     if (res instanceof KeelServerResponse) res.writer = slot;
     const ctx = createContext(slot, req as KeelRequest, res, method, url, params, requestId);
     let kind: BodyKind;
+    let charset: BodyCharset = null;
     if (body === NO_BODY) {
       // A 404 / 405 needs no body: it is skipped (below), never read.
       kind = BodyKind.None;
@@ -838,6 +840,16 @@ class KeelApp implements App, SlotHost {
         // A gzip body read as JSON would be "Malformed JSON": say what is wrong instead (415).
         handler = unsupportedEncoding;
         body = NO_BODY;
+      } else if (kind !== BodyKind.None && kind !== BodyKind.Raw) {
+        // Text and forms are decoded by their charset, JSON is UTF-8: null (UTF-8) unless a
+        // charset parameter says otherwise; one keel cannot decode is refused (415).
+        const decoded = bodyCharset(req.headers['content-type'] ?? '', kind === BodyKind.Json);
+        if (decoded instanceof HttpException) {
+          handler = () => {
+            throw decoded;
+          };
+          body = NO_BODY;
+        } else charset = decoded;
       }
     }
     slot.begin(ctx, handler);
@@ -849,7 +861,7 @@ class KeelApp implements App, SlotHost {
       skipBody(req, res);
       slot.run();
     } else if (kind === BodyKind.None) slot.run();
-    else slot.read(req, kind, body);
+    else slot.read(req, kind, body, charset);
   };
 
   /**
