@@ -10,7 +10,8 @@ export interface RedisServer {
   pid(): number | undefined;
   /**
    * Starts it again on the same port and dir. `args`: more redis-server arguments for this run
-   * (e.g. `--key-load-delay`); `loading`: resolve once it answers at all, also `-LOADING` (still
+   * (e.g. `--key-load-delay`), after those given to `startRedis` (a repeated setting: this run's
+   * wins); `loading`: resolve once it answers at all, also `-LOADING` (still
    * loading its data), instead of once it answers PING.
    */
   start(how?: { args?: string[]; loading?: boolean }): Promise<void>;
@@ -19,7 +20,11 @@ export interface RedisServer {
 }
 
 /**
- * Starts Debian's `redis-server` on a free loopback port with a temp dir. RDB snapshots are
- * off; `persistent` turns the append-only file on.
+ * Starts Debian's `redis-server` on a free loopback port with a temp dir of its own. RDB
+ * snapshots are off; `persistent` turns the append-only file on; `args`: more redis-server
+ * arguments, for every start of it (`['--cluster-enabled', 'yes']`: its nodes.conf in its dir).
  */
-export function startRedis(options?: { persistent?: boolean }): Promise<RedisServer>;
+export function startRedis(options?: {
+  persistent?: boolean;
+  args?: string[];
+}): Promise<RedisServer>;

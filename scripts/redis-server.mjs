@@ -47,6 +47,8 @@ export async function startRedis(options = {}) {
     );
   }
   const persistent = options.persistent ?? false;
+  // Kept for every start (a restart's own `args` come after them, and win for a repeated setting).
+  const config = options.args ?? [];
   const dir = mkdtempSync(join(tmpdir(), 'keel-redis-'));
   const port = await freePort();
   let child = null;
@@ -58,6 +60,7 @@ export async function startRedis(options = {}) {
         ...['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''],
         ...['--appendonly', persistent ? 'yes' : 'no', '--appendfsync', 'always'],
         ...['--daemonize', 'no', '--logfile', '', '--loglevel', 'warning'],
+        ...config,
         ...(how.args ?? []),
       ],
       { stdio: 'ignore' },

@@ -1,12 +1,12 @@
 import type { Client } from '@keel/core';
 import { Component, type ContextType, type ReactNode, useCallback } from 'react';
 import { ClientContext, useClient } from './provider';
-import { releaseHolds, storeFor } from './query/store';
+import { storeFor } from './query/store';
 
 /**
- * Returns a function that lets the suspense queries of this client whose error was thrown to a
- * boundary read again at their next render. Call it when your error boundary resets (for
- * react-error-boundary: `onReset={reset}`); `<QueryErrorBoundary>` does it by itself.
+ * Returns a function that lets the failed suspense queries of this client (whether or not their
+ * error was the one shown) read again at their next render. Call it when your error boundary
+ * resets (for react-error-boundary: `onReset={reset}`); `<QueryErrorBoundary>` does it by itself.
  * Without it, a thrown error is kept for one second after the last render that threw it.
  *
  * @example
@@ -19,11 +19,11 @@ export function useQueryErrorReset(): () => void {
 }
 
 /**
- * Lets every key of `client` whose error a suspending render threw read again at its next
- * render (an error boundary was reset).
+ * Lets every key of `client` with an error read again at its next suspending render (an error
+ * boundary was reset): an error set before this is never thrown again (see QueryEntry.stale).
  */
 function releaseErrors(client: Client): void {
-  releaseHolds(storeFor(client));
+  storeFor(client).resets++;
 }
 
 /** What `<QueryErrorBoundary fallback>` renders. */

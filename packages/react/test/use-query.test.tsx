@@ -442,10 +442,51 @@ describe('useQuery option checks', () => {
     const interval = intervalReads;
     const select = selectReads;
     for (let i = 0; i < 5; i++) rerender();
-    // The options did not change: nothing reads the interval again; the view reads select (to
-    // know there is none) once per render, the check no more.
+    // The options did not change and there is no data: nothing reads the interval or select
+    // again (the view is not derived again for a render with nothing new).
     expect(intervalReads).toBe(interval);
-    expect(selectReads).toBe(select + 5);
+    expect(selectReads).toBe(select);
+    unmount();
+  });
+
+  it('select never runs for a disabled key with nothing cached; it runs once when data is there', () => {
+    const client = testClient();
+    const select = vi.fn((todos: Todo[]) => todos.length);
+    const options = { enabled: false, select };
+    const { result, rerender, unmount } = renderHook(
+      () => useQuery<Todo[], number>('/todos', options),
+      { wrapper: wrapperFor(client) },
+    );
+    for (let i = 0; i < 5; i++) rerender();
+    // As in TanStack Query: select runs only when there is data (or placeholder data).
+    expect(select).not.toHaveBeenCalled();
+    expect(result.current.data).toBeUndefined();
+    act(() => {
+      client.setCached(client.resolve('GET', '/todos'), {
+        data: [{ id: 1, title: 'a' }],
+        status: 200,
+        statusText: 'OK',
+        headers: new Headers(),
+      });
+    });
+    // A disabled query follows no changes: the next render shows the write.
+    rerender();
+    for (let i = 0; i < 3; i++) rerender();
+    expect(result.current.data).toBe(1);
+    expect(select).toHaveBeenCalledTimes(1);
+    unmount();
+  });
+
+  it('a placeholderData function of a disabled key with nothing cached runs once, not per render', () => {
+    const client = testClient();
+    const placeholderData = vi.fn(() => [] as Todo[]);
+    const options = { enabled: false, placeholderData };
+    const { result, rerender, unmount } = renderHook(() => useQuery<Todo[]>('/todos', options), {
+      wrapper: wrapperFor(client),
+    });
+    for (let i = 0; i < 5; i++) rerender();
+    expect(result.current.isPlaceholderData).toBe(true);
+    expect(placeholderData).toHaveBeenCalledTimes(1);
     unmount();
   });
 

@@ -1,50 +1,52 @@
-import type { StoredEvent } from './hub-store';
+import type { ReplayRequest, ReplayResult, StoredEvent } from './hub-store';
+
+/** A store's answer when the replay cannot be told exactly (frozen: shared by every replay). */
+export const REPLAY_RESET: ReplayResult = Object.freeze({ kind: 'reset' });
+
+/**
+ * At most the bytes of the event's SSE frame as the hub writes it (`id: <id>\nevent:
+ * <event>\ndata: <data>\n\n`): a UTF-16 length is never more than the UTF-8 bytes, and a line
+ * break in the data becomes a longer `\ndata: `. So a store that stops a replay once these add
+ * up to more than `maxBytes` stops only one the hub would have reset (it counts the frames).
+ */
+export function frameFloor(event: StoredEvent): number {
+  return event.id.length + event.event.length + event.data.length + 21;
+}
 
 /** The largest `bufferSize`: the longest array JavaScript can make. */
 export const MAX_BUFFER_SIZE = 2 ** 32 - 1;
 
 /**
- * Held ids per index span: a Map holds at most 2^24 keys, and a buffer may hold more events.
+ * How a store's ids are ordered: `id` (as a client sent it, untrusted) against `held` (an id the
+ * store gave). Below 0, 0 or above as `id` is older, the same position or newer; NaN when `id` is
+ * no id of the store (malformed, another epoch or stream). For ids that count pushes (the memory
+ * store's `<epoch>-<n>`) the difference is the number of pushes between them, so the ring finds a
+ * held id at once; for others (Redis stream ids) it bisects.
  */
-const INDEX_SPAN = 2 ** 23;
-
-/** Ids of consecutive pushes, by their push count; let go once none of them is held. */
-interface Span {
-  readonly at: Map<string, number>;
-  /** The push count of its newest id. */
-  last: number;
-}
+export type IdOrder = (id: string, held: string) => number;
 
 /**
  * The most recent events, oldest first, for replay. `base` is the id just before the oldest held
  * event: a client whose `Last-Event-ID` is `base` or a held id can be answered exactly; any other
- * id cannot (it is older, foreign, or never existed).
+ * id cannot (it is older, foreign, or never existed). Held ids must be pushed in `order` (each
+ * newer than the last; `clear` starts again), so a lookup needs no index: no memory per event,
+ * no limit on how many (a Map holds at most 2^24 keys), and a junk id costs a few reads, not a
+ * scan of the buffer.
  */
 export class EventRing {
   readonly capacity: number;
   readonly #items: (StoredEvent | undefined)[];
+  readonly #order: IdOrder;
   /** Index of the oldest held event. */
   #start = 0;
   #count = 0;
   #base: string;
-  /** Events pushed since the ring was made (the push count of the next one). */
-  #pushed = 0;
-  /**
-   * Where each held id is (its push count), so a client's `Last-Event-ID` is one lookup per
-   * span, not a scan of the buffer: one reconnecting with junk ids cost `capacity` comparisons
-   * each time. Spans of ids no longer held are let go as the ring moves on.
-   */
-  #spans: Span[] = [];
-  readonly #spanKeys: number;
 
-  /** `spanKeys`: ids per index span (tests make it small to see spans let go). */
-  constructor(capacity: number, base: string, spanKeys = INDEX_SPAN) {
+  constructor(capacity: number, base: string, order: IdOrder) {
     this.capacity = capacity;
-    // Spans no longer than the ring: ids of evicted events stay indexed until their span goes,
-    // so at most as many again as it holds (a 100-event ring indexes at most 200 ids).
-    this.#spanKeys = Math.max(1, Math.min(spanKeys, capacity));
     this.#items = new Array(capacity);
     this.#base = base;
+    this.#order = order;
   }
 
   /** The id before the oldest held event (the newest id when nothing is held). */
@@ -67,27 +69,36 @@ export class EventRing {
       this.#items[(this.#start + this.#count) % capacity] = event;
       this.#count++;
     }
-    const at = this.#pushed++;
-    const spans = this.#spans;
-    let span = spans[spans.length - 1];
-    if (span === undefined || span.at.size >= this.#spanKeys) {
-      span = { at: new Map(), last: at };
-      spans.push(span);
-    }
-    span.at.set(event.id, at);
-    span.last = at;
-    // The oldest span, once all of its events were evicted.
-    const oldest = this.#pushed - this.#count;
-    while (spans[0]!.last < oldest) spans.shift();
   }
 
-  /** Position of held id `id` (0 = oldest; its newest push if repeated), or -1. */
+  /** The id of the held event at position `i` (0 = oldest). */
+  #idAt(i: number): string {
+    return this.#items[(this.#start + i) % this.capacity]!.id;
+  }
+
+  /** Position of held id `id` (0 = oldest), or -1. */
   #indexOf(id: string): number {
-    const oldest = this.#pushed - this.#count;
-    const spans = this.#spans;
-    for (let i = spans.length - 1; i >= 0; i--) {
-      const at = spans[i]!.at.get(id);
-      if (at !== undefined) return at >= oldest ? at - oldest : -1;
+    const count = this.#count;
+    if (count === 0) return -1;
+    const order = this.#order;
+    // Older than the oldest, newer than the newest (a future id) or foreign: not held. `!(x >= 0)`
+    // is true for NaN too.
+    const fromOldest = order(id, this.#idAt(0));
+    if (!(fromOldest >= 0) || !(order(id, this.#idAt(count - 1)) <= 0)) return -1;
+    // Ids that count pushes are where their distance from the oldest says.
+    if (Number.isInteger(fromOldest) && fromOldest < count && this.#idAt(fromOldest) === id) {
+      return fromOldest;
+    }
+    let low = 0;
+    let high = count - 1;
+    while (low <= high) {
+      const mid = Math.floor((low + high) / 2);
+      const held = this.#idAt(mid);
+      const side = order(id, held);
+      if (side < 0) high = mid - 1;
+      else if (side > 0) low = mid + 1;
+      // The same position but not the same string (`1-01` for `1-1`): no id of this store.
+      else return held === id ? mid : -1;
     }
     return -1;
   }
@@ -99,15 +110,19 @@ export class EventRing {
       this.#items[(this.#start + i) % this.capacity] = undefined;
     this.#start = 0;
     this.#count = 0;
-    this.#spans = [];
     this.#base = head;
   }
 
   /**
-   * The held events after `after` up to and including `upTo`, or `null` when `after` is neither
-   * `base` nor a held id.
+   * The held events after `after` up to and including `upTo` that `include` accepts; a reset
+   * once they cannot fit in `maxBytes` (see {@link frameFloor}: read no further, so an old id
+   * costs no list of the whole buffer); `null` when `after` is neither `base` nor a held id.
    */
-  between(after: string, upTo: string): StoredEvent[] | null {
+  between(
+    after: string,
+    upTo: string,
+    { include, maxBytes }: Pick<ReplayRequest, 'include' | 'maxBytes'>,
+  ): ReplayResult | null {
     const capacity = this.capacity;
     let from: number;
     if (after === this.#base) from = 0;
@@ -116,13 +131,18 @@ export class EventRing {
       if (at === -1) return null;
       from = at + 1;
     }
-    const out: StoredEvent[] = [];
-    if (after === upTo) return out;
+    const events: StoredEvent[] = [];
+    if (after === upTo) return { kind: 'events', events };
+    let bytes = 0;
     for (let i = from; i < this.#count; i++) {
       const event = this.#items[(this.#start + i) % capacity]!;
-      out.push(event);
+      if (include(event.topic)) {
+        bytes += frameFloor(event);
+        if (bytes > maxBytes) return REPLAY_RESET;
+        events.push(event);
+      }
       if (event.id === upTo) break;
     }
-    return out;
+    return { kind: 'events', events };
   }
 }

@@ -27,7 +27,11 @@ export interface ReplayRequest {
   readonly upTo: string;
   /** Whether this client receives an event of `topic` (the store may skip the others early). */
   include(topic: string | undefined): boolean;
-  /** Replays whose included data exceeds this many bytes end in a reset instead. */
+  /**
+   * Replays whose included events' SSE frames exceed this many bytes end in a reset instead.
+   * A store should stop reading there (an old id must not cost a list of everything since):
+   * `frameFloor`-style bounds that never exceed a frame's bytes keep the answer exact.
+   */
   readonly maxBytes: number;
 }
 

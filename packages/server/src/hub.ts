@@ -15,7 +15,8 @@ import {
 /**
  * Sent to a client whose missed events cannot be replayed exactly (its `Last-Event-ID` is older
  * than what is kept, foreign, or the replay is larger than its buffer cap), or when the store
- * lost events (then `lastEventId` is null). Data: `{ "lastEventId": "<what the client sent>" }`.
+ * lost events (then `lastEventId` is null). Data: `{ "lastEventId": "<what the client sent>" }`
+ * (a value longer than 256 characters: its first 255 and `…`).
  * Its `id` is the current position, so the client resumes from there. Refetch your state.
  */
 export const HUB_RESET_EVENT = 'keel:reset';
@@ -193,6 +194,12 @@ interface HubClient {
 }
 
 const NO_TOPICS: readonly string[] = Object.freeze([]);
+/**
+ * The longest `Last-Event-ID` a `keel:reset` echoes whole (no store's id is near it). A longer
+ * one, echoed whole, could make the reset larger than the client's queue takes: dropped as slow
+ * before it was sent, the client reconnected with the same id for ever.
+ */
+const ECHO_MAX = 256;
 const SOURCE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
@@ -339,7 +346,11 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   /** `lastEventId` is what the client sent, or null when the store lost events. */
   function sendReset(client: HubClient, lastEventId: string | null, id: string): boolean {
     resets++;
-    return writeFrame(client.stream, formatEvent(HUB_RESET_EVENT, { lastEventId }, id));
+    const echo =
+      lastEventId !== null && lastEventId.length > ECHO_MAX
+        ? `${lastEventId.slice(0, ECHO_MAX - 1)}\u2026`
+        : lastEventId;
+    return writeFrame(client.stream, formatEvent(HUB_RESET_EVENT, { lastEventId: echo }, id));
   }
 
   function fanOut(event: StoredEvent): void {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { checkObject, integer } from './checks';
-import { EventRing, MAX_BUFFER_SIZE } from './hub-ring';
-import type { HubStore, ReplayResult, StoredEvent, StoreSink } from './hub-store';
+import { EventRing, type IdOrder, MAX_BUFFER_SIZE, REPLAY_RESET } from './hub-ring';
+import type { HubStore, StoredEvent, StoreSink } from './hub-store';
 
 /** Options for {@link memoryStore}. */
 export interface MemoryStoreOptions {
@@ -12,7 +12,22 @@ export interface MemoryStoreOptions {
   bufferSize?: number | undefined;
 }
 
-const RESET: ReplayResult = Object.freeze({ kind: 'reset' });
+/** `n` of an id `<epoch>-<n>` as the store writes it (no sign, no leading zero, safe integer). */
+const SEQ = /^(?:0|[1-9]\d{0,14})$/;
+
+/**
+ * The order of `<epoch>-<n>` ids: by `n`, which counts pushes, so the ring finds a held id by
+ * its number, without an index. NaN for any other string (another epoch, `01`, `+1`, `1e3`).
+ */
+function seqOrder(epoch: string): IdOrder {
+  const prefix = `${epoch}-`;
+  const seqOf = (id: string): number => {
+    if (id.length > prefix.length + 15 || !id.startsWith(prefix)) return Number.NaN;
+    const n = id.slice(prefix.length);
+    return SEQ.test(n) ? Number(n) : Number.NaN;
+  };
+  return (id, held) => seqOf(id) - seqOf(held);
+}
 
 /**
  * The event hub's default store: one process, events in memory. Ids are `<epoch>-<n>`: `n`
@@ -28,7 +43,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): HubStore {
   const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, MAX_BUFFER_SIZE, 'events');
   const epoch = randomBytes(4).toString('hex');
   let seq = 0;
-  const ring = new EventRing(bufferSize, `${epoch}-0`);
+  const ring = new EventRing(bufferSize, `${epoch}-0`, seqOrder(epoch));
   let sink: StoreSink | null = null;
   return {
     open(target) {
@@ -41,9 +56,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): HubStore {
       sink?.deliver(stored);
       return stored.id;
     },
-    replay({ after, upTo }) {
-      const events = ring.between(after, upTo);
-      return events === null ? RESET : { kind: 'events', events };
+    replay(request) {
+      // Stops once the client's events cannot fit its queue: an old id reads no more than that.
+      return ring.between(request.after, request.upTo, request) ?? REPLAY_RESET;
     },
     close() {
       sink = null;

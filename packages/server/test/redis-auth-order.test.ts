@@ -9,15 +9,12 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEventHub, HubPublishError } from '../src/index';
 import { isRedisStoreError, redisStreams } from '../src/redis/index';
 import { until } from './helpers';
-import { streamKey as key, publishWhenUp, redisInstances } from './redis-helpers';
+import { adminUser, streamKey as key, publishWhenUp, redisInstances } from './redis-helpers';
 
 const live = redisInstances();
 let admin: Redis;
 beforeAll(async () => {
-  const setup = new Redis(live.redis.url);
-  await setup.call('ACL', 'SETUSER', 'admin', 'on', '>admin', '~*', '&*', '+@all');
-  setup.disconnect();
-  admin = new Redis(live.redis.url.replace('//', '//admin:admin@'));
+  admin = await adminUser(live.redis.url);
   await admin.call('ACL', 'SETUSER', 'default', 'reset', 'on', 'nopass');
   return () => admin.disconnect();
 });

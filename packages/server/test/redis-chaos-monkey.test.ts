@@ -5,7 +5,6 @@
 // connection or throws unhandled.
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
 import { createEventHub, HUB_RESET_EVENT, HubPublishError } from '../src/index';
 import { isRedisStoreError, redisStreams } from '../src/redis/index';
 import { guardProcess, within } from './adversarial/harness';
@@ -15,7 +14,9 @@ import {
   streamKey as key,
   killReader,
   publishWhenUp,
+  type RedisServer,
   redisInstances,
+  startRedis,
 } from './redis-helpers';
 
 guardProcess();
@@ -114,9 +115,7 @@ describe('redisStreams chaos: redis-server killed (SIGKILL) mid-publish, restart
 
 describe('redisStreams chaos: a Redis that answers slowly (DEBUG SLEEP)', () => {
   it('a publish past commandTimeout rejects typed; the next publish gets its own id, not the late reply', async () => {
-    const server = await startRedis();
-    await server.stop();
-    await server.start({ args: ['--enable-debug-command', 'yes'] });
+    const server = await startRedis({ config: { 'enable-debug-command': 'yes' } });
     const direct = new Redis(server.url);
     try {
       const stream = key();

@@ -1,19 +1,29 @@
 // The store does not follow Redis Cluster redirects: on a cluster node that does not serve the
-// stream's hash slot, every command on the key is answered `CLUSTERDOWN` (no node serves it, or
-// the cluster is down) or `MOVED <slot> <host:port>` (another node does), which retrying cannot
-// fix. At open, `hub.ready` rejects with a RedisStoreError (`CLUSTER`) saying so, once, with no
-// onError call (it used to retry as an outage for ever, `hub.ready` never settling). After open
-// (the slot moved away), it is reported once, publishes reject with it as cause, and the store
-// retries: the slot back, it reads and publishes again. A node that serves the slot works.
-// Real redis-servers started with `--cluster-enabled yes` (each one's nodes.conf in its dir).
-import { Redis } from 'ioredis';
+// stream's hash slot, every command on the key is answered `MOVED <slot> <host:port>` or `ASK`
+// (another node does), which retrying cannot fix: at open `hub.ready` rejects with a
+// RedisStoreError (`CLUSTER`) saying so, once, with no onError call. `CLUSTERDOWN` (the cluster
+// down, a failover under way, no node assigned the slot yet) and `TRYAGAIN` (the slot moving)
+// can pass while the app waits: at open they are retried with the store's backoff (its clock)
+// and reported once, `hub.ready` resolving once the node serves the slot (they used to fail it
+// for good, so a failover during a rolling deploy failed every instance it started). After open
+// (the slot moved away), a cluster answer is reported once, publishes reject with it as cause,
+// and the store retries: the slot back, it reads and publishes again. Real redis-servers
+// started with `--cluster-enabled yes` (each one's nodes.conf in its dir); the down cluster is a
+// node whose slots are assigned (`CLUSTER ADDSLOTSRANGE`) only after the store tried to open.
+import { Redis, ReplyError } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
 import { createEventHub, HubPublishError } from '../src/index';
+import { clusterDown, permanentFailure } from '../src/redis/errors';
 import { isRedisStoreError, type RedisStoreError, redisStreams } from '../src/redis/index';
 import { guardProcess, within } from './adversarial/harness';
-import { until } from './helpers';
-import { streamKey as key, redisInstances } from './redis-helpers';
+import { ManualClock, until } from './helpers';
+import {
+  failedOpen,
+  streamKey as key,
+  type RedisServer,
+  redisInstances,
+  startRedis,
+} from './redis-helpers';
 
 guardProcess();
 
@@ -24,9 +34,7 @@ interface Node {
 }
 
 async function clusterNode(): Promise<Node> {
-  const redis = await startRedis();
-  await redis.stop();
-  await redis.start({ args: ['--cluster-enabled', 'yes'] });
+  const redis = await startRedis({ cluster: true });
   const admin = new Redis(redis.url);
   const id = (await admin.cluster('MYID')) as string;
   return { redis, admin, id };
@@ -40,14 +48,12 @@ async function poll(check: () => Promise<boolean>, what: string): Promise<void> 
 }
 
 const nodes: Node[] = [];
-/** A cluster node that serves no slot (never joined a cluster). */
-let lone: Node;
 /** Two nodes of one cluster: `a` serves every slot but those moved to `b`. */
 let a: Node;
 let b: Node;
 beforeAll(async () => {
-  [lone, a, b] = await Promise.all([clusterNode(), clusterNode(), clusterNode()]);
-  nodes.push(lone, a, b);
+  [a, b] = await Promise.all([clusterNode(), clusterNode()]);
+  nodes.push(a, b);
   await a.admin.cluster('MEET', '127.0.0.1', String(b.redis.port));
   const knows = async (x: Node, y: Node) => {
     const line = ((await x.admin.cluster('NODES')) as string)
@@ -89,39 +95,11 @@ async function moveSlot(stream: string, from: Node, to: Node): Promise<number> {
   return slot;
 }
 
+/** See `failedOpen`; also: the hub's one warning, naming the CLUSTER refusal. */
 async function failsToOpen(url: string, stream: string): Promise<RedisStoreError> {
-  const errors: unknown[] = [];
-  process.on('warning', onWarning);
-  const hub = createEventHub({
-    store: redisStreams({
-      url,
-      stream,
-      onError: (error) => void errors.push(error),
-      reconnect: { initialDelay: 5, maxDelay: 10 },
-    }),
-  });
-  const error = await within(
-    hub.ready.then(
-      () => null,
-      (e: unknown) => e,
-    ),
-    3000,
-    'hub.ready',
-  );
-  expect(isRedisStoreError(error), String(error)).toBe(true);
-  const publish = await hub.publish('n', 'x').then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(publish).toBeInstanceOf(HubPublishError);
-  expect((publish as HubPublishError).cause).toBe(error);
-  await new Promise((r) => setTimeout(r, 100));
-  // Not retried, not given to onError: `hub.ready` says it, and the hub's one warning.
-  expect(errors.map(String)).toEqual([]);
-  await hub.close();
-  expect(warnings.map(String)).toEqual([expect.stringMatching(/store failed to open/)]);
-  expect(String(warnings[0])).toContain((error as Error).message);
-  const failure = error as RedisStoreError;
+  const { error: failure, warnings: seen } = await failedOpen({ url, stream });
+  expect(seen).toEqual([expect.stringMatching(/store failed to open/)]);
+  expect(seen[0]).toContain(failure.message);
   expect(failure.code).toBe('CLUSTER');
   expect(failure.message).toMatch(/does not follow Redis Cluster redirects/);
   expect(failure.message).toMatch(/standalone Redis/);
@@ -131,13 +109,6 @@ async function failsToOpen(url: string, stream: string): Promise<RedisStoreError
 }
 
 describe('redisStreams at open on a cluster node that does not serve the stream', () => {
-  it('a node serving no slot (CLUSTERDOWN): hub.ready rejects, not retried', async () => {
-    expect(await lone.admin.info('server')).toMatch(/redis_mode:cluster/);
-    const failure = await failsToOpen(lone.redis.url, key());
-    expect(failure.message).toMatch(/CLUSTERDOWN/);
-    expect(failure.message).toContain(lone.redis.url);
-  });
-
   it('the stream on another node (MOVED): hub.ready rejects naming the node, not retried', async () => {
     const stream = key();
     await a.admin.xadd(stream, '*', 'e', 'n', 'd', 'before');
@@ -155,6 +126,125 @@ describe('redisStreams at open on a cluster node that does not serve the stream'
     } finally {
       await hub.close();
     }
+  });
+});
+
+describe('redisStreams at open on a cluster that is down (CLUSTERDOWN)', () => {
+  // A node of a cluster whose slots are not assigned yet answers every command on a key with
+  // `CLUSTERDOWN`, as one does while a failover is under way: the open waits for the cluster.
+  it('retried with the backoff (the clock), reported once; ready once the slot is served', async () => {
+    const node = await clusterNode();
+    nodes.push(node);
+    const stream = key();
+    const clock = new ManualClock();
+    const errors: unknown[] = [];
+    const hub = createEventHub({
+      store: redisStreams({
+        url: node.redis.url,
+        stream,
+        clock,
+        onError: (e) => void errors.push(e),
+        reconnect: { initialDelay: 100, maxDelay: 400 },
+      }),
+    });
+    let settled: string | null = null;
+    hub.ready.then(
+      () => (settled = 'ready'),
+      (e: unknown) => (settled = String(e)),
+    );
+    try {
+      // MULTI opens each attempt's transaction (not a key command: a down cluster runs it).
+      const attempts = async () => {
+        const info = (await node.admin.info('commandstats')) as string;
+        return Number(/cmdstat_multi:calls=(\d+)/.exec(info)?.[1] ?? 0);
+      };
+      await until(() => errors.length > 0 || settled !== null, 5000);
+      expect(settled).toBe(null);
+      expect(errors).toHaveLength(1);
+      const told = errors[0] as RedisStoreError;
+      expect(isRedisStoreError(told), String(told)).toBe(true);
+      expect(told.code).toBe('CLUSTER');
+      expect(told.message).toMatch(/CLUSTERDOWN/);
+      expect(told.message).toContain(`CLUSTER KEYSLOT ${stream}`);
+      expect(told.message).toMatch(/retrying$/);
+      // The next attempt waits for the backoff on the store's clock: none before it is due.
+      await until(() => clock.active === 1, 5000);
+      const first = await attempts();
+      await new Promise((r) => setTimeout(r, 50));
+      expect(await attempts()).toBe(first);
+      clock.tick(99);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(await attempts()).toBe(first);
+      clock.tick(1);
+      await poll(async () => (await attempts()) > first, 'the second attempt');
+      // Still refused: the condition was told once, and the wait doubles (200 ms).
+      await until(() => clock.active === 1, 5000);
+      expect(errors).toHaveLength(1);
+      expect(settled).toBe(null);
+      const publish = await hub.publish('n', 'x').then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(publish).toBeInstanceOf(HubPublishError);
+
+      // The cluster comes up: this node serves every slot.
+      await node.admin.cluster('ADDSLOTSRANGE', 0, 16383);
+      const ok = async () => /cluster_state:ok/.test((await node.admin.cluster('INFO')) as string);
+      await poll(ok, 'the cluster state is ok');
+      clock.tick(199);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(settled).toBe(null);
+      clock.tick(1);
+      await within(hub.ready, 3000, 'hub.ready');
+      expect(settled).toBe('ready');
+      const id = await hub.publish('n', 'up');
+      const entries = (await node.admin.xrange(stream, '-', '+')) as [string, string[]][];
+      expect(entries.map(([i]) => i)).toEqual([id]);
+      expect(errors).toHaveLength(1);
+    } finally {
+      await hub.close();
+    }
+    expect(clock.active).toBe(0);
+  }, 30_000);
+  it('without onError: one process warning, then one when it reads; no failed open', async () => {
+    const node = await clusterNode();
+    nodes.push(node);
+    const stream = key();
+    process.on('warning', onWarning);
+    const hub = createEventHub({
+      store: redisStreams({
+        url: node.redis.url,
+        stream,
+        reconnect: { initialDelay: 5, maxDelay: 10 },
+      }),
+    });
+    try {
+      await until(() => warnings.length > 0, 5000);
+      // Many attempts (backoff to 10 ms) meanwhile.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(warnings.map(String)).toEqual([expect.stringMatching(/CLUSTERDOWN.*retrying$/)]);
+      await node.admin.cluster('ADDSLOTSRANGE', 0, 16383);
+      await within(hub.ready, 5000, 'hub.ready');
+      await hub.publish('n', 'up');
+      expect(warnings.map(String)).toEqual([
+        expect.stringMatching(/CLUSTERDOWN.*retrying$/),
+        expect.stringMatching(new RegExp(`reads ${stream} from .* again$`)),
+      ]);
+    } finally {
+      await hub.close();
+    }
+  }, 30_000);
+
+  it('TRYAGAIN (a slot moving, multi-key) is waited for as CLUSTERDOWN is; MOVED and ASK are not', () => {
+    expect(
+      clusterDown(new ReplyError('TRYAGAIN Multiple keys request during rehashing of slot')),
+    ).toBe(true);
+    expect(
+      permanentFailure(new ReplyError('TRYAGAIN Multiple keys request during rehashing of slot')),
+    ).toBe('CLUSTER');
+    expect(clusterDown(new ReplyError('CLUSTERDOWN Hash slot not served'))).toBe(true);
+    expect(clusterDown(new ReplyError('MOVED 1 127.0.0.1:1'))).toBe(false);
+    expect(clusterDown(new ReplyError('ASK 1 127.0.0.1:1'))).toBe(false);
   });
 });
 

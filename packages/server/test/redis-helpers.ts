@@ -1,10 +1,142 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
+import { type RedisServer, startRedis as startServer } from '../../../scripts/redis-server.mjs';
 import { type App, createApp, createEventHub, type EventHub, HubPublishError } from '../src/index';
-import { type RedisStreamsOptions, redisStreams } from '../src/redis/index';
+import {
+  isRedisStoreError,
+  type RedisStoreError,
+  type RedisStreamsOptions,
+  redisStreams,
+} from '../src/redis/index';
+import { within } from './adversarial/harness';
 import { type SseClient, sse, start } from './helpers';
+
+export type { RedisServer };
+
+/** How a test's redis-server is started (see {@link startRedis}). */
+export interface RedisSetup {
+  /** `--cluster-enabled yes`: a cluster node that serves no slot until one is assigned. */
+  cluster?: boolean;
+  /** redis-server settings for every start of it (`{ databases: 4 }`). */
+  config?: Record<string, string | number>;
+  /** The append-only file on (fsync always): its data survives a restart. */
+  persistent?: boolean;
+}
+
+/**
+ * A real redis-server on a free loopback port, in a temp dir of its own (a cluster node's
+ * nodes.conf too) that its `dispose()` removes, and nothing else: `cluster` and `config` are
+ * its arguments from its first start (no restart to apply them), and for every restart.
+ */
+export function startRedis({ cluster, config = {}, persistent }: RedisSetup = {}) {
+  const args = cluster ? ['--cluster-enabled', 'yes'] : [];
+  for (const [name, value] of Object.entries(config)) args.push(`--${name}`, String(value));
+  return startServer({ persistent, args });
+}
+
+/**
+ * An admin connection as a Redis user of its own (`admin`, all allowed), made on `url` as the
+ * default user: for tests that turn the default user off or give it a password.
+ */
+export async function adminUser(url: string): Promise<Redis> {
+  const setup = new Redis(url);
+  try {
+    await setup.call('ACL', 'SETUSER', 'admin', 'on', '>admin', '~*', '&*', '+@all');
+  } finally {
+    setup.disconnect();
+  }
+  return new Redis(url.replace('//', '//admin:admin@'));
+}
+
+/**
+ * For one test file: a redis-server (see {@link startRedis}) started before its tests, with an
+ * admin connection, both closed after them.
+ */
+export function redisServer(setup: RedisSetup = {}) {
+  let redis: RedisServer;
+  let admin: Redis;
+  beforeAll(async () => {
+    redis = await startRedis(setup);
+    admin = new Redis(redis.url);
+  });
+  afterAll(async () => {
+    admin?.disconnect();
+    await redis?.dispose();
+  });
+  return {
+    get redis(): RedisServer {
+      return redis;
+    },
+    /** A connection to it for the test's own commands (db 0). */
+    get admin(): Redis {
+      return admin;
+    },
+  };
+}
+
+/** What {@link failedOpen} saw. */
+export interface FailedOpen {
+  /** What `hub.ready` rejected with (checked to be a RedisStoreError). */
+  error: RedisStoreError;
+  /** The hub, closed unless `close: false` was given. */
+  hub: EventHub;
+  /** The store's onError calls (checked to be none). */
+  errors: unknown[];
+  /** The process warnings while it ran, up to its close. */
+  warnings: string[];
+}
+
+/**
+ * Opens a hub on `options` (a fresh stream, a short backoff, onError recorded unless given) that
+ * must fail to open, and checks what every such failure shares: `hub.ready` rejects (within 3 s)
+ * with a RedisStoreError, a publish rejects with a HubPublishError whose `cause` it is, and
+ * onError gets nothing, then or in the next 100 ms (not retried). `close: false` leaves the hub
+ * open (closed by the caller).
+ */
+export async function failedOpen(
+  options: RedisStreamsOptions,
+  { close = true }: { close?: boolean } = {},
+): Promise<FailedOpen> {
+  const errors: unknown[] = [];
+  const warnings: string[] = [];
+  const onWarning = (w: Error): void => void warnings.push(String(w));
+  process.on('warning', onWarning);
+  try {
+    const hub = createEventHub({
+      store: redisStreams({
+        stream: streamKey(),
+        onError: (e) => void errors.push(e),
+        reconnect: { initialDelay: 5, maxDelay: 10 },
+        ...options,
+      }),
+    });
+    const error = await within(
+      hub.ready.then(
+        () => null,
+        (e: unknown) => e,
+      ),
+      3000,
+      'hub.ready',
+    );
+    expect(isRedisStoreError(error), String(error)).toBe(true);
+    const publish = await hub.publish('n', 'x').then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(publish).toBeInstanceOf(HubPublishError);
+    expect((publish as HubPublishError).cause).toBe(error);
+    // `hub.ready` says it, and only it: not the raw refusal of each connection or attempt before
+    // the open gave up, and nothing more comes (not retried).
+    expect(errors.map(String)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(errors.map(String)).toEqual([]);
+    if (close) await hub.close();
+    return { error: error as RedisStoreError, hub, errors, warnings };
+  } finally {
+    process.off('warning', onWarning);
+  }
+}
 
 /** A fresh stream key, so tests sharing one redis-server never see each other's events. */
 export const streamKey = (): string => `test:${randomUUID()}`;
@@ -23,14 +155,14 @@ export function inStreamOrder(ids: readonly string[]): string[] {
 }
 
 /**
- * For one test file: a redis-server started before its tests and disposed after, and app
+ * For one test file: a redis-server (see {@link startRedis}) started before its tests and disposed after, and app
  * instances (an app with its own hub on a Redis stream) closed, with their clients, after each
  * test.
  */
-export function redisInstances() {
+export function redisInstances(setup: RedisSetup = {}) {
   let redis: RedisServer;
   beforeAll(async () => {
-    redis = await startRedis();
+    redis = await startRedis(setup);
   });
   afterAll(async () => {
     await redis?.dispose();

@@ -5,33 +5,26 @@
 // Real redis-server.
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
-import { createEventHub, HubPublishError } from '../src/index';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createEventHub } from '../src/index';
 import { isRedisStoreError, RedisStoreError, redisStreams } from '../src/redis/index';
 import { guardProcess, within } from './adversarial/harness';
-import { streamKey as key } from './redis-helpers';
+import { failedOpen, streamKey as key, redisServer } from './redis-helpers';
 
 guardProcess();
-let redis: RedisServer;
-let admin: Redis;
+const server = redisServer();
 beforeAll(async () => {
-  redis = await startRedis();
-  admin = new Redis(redis.url);
+  const { admin } = server;
   await admin.call('ACL', 'SETUSER', 'keel', 'on', '>right', '~*', '&*', '+@all');
   await admin.call('ACL', 'SETUSER', 'noxread', 'on', '>pw', '~*', '&*', '+@all', '-xread');
   await admin.call('ACL', 'SETUSER', 'noxinfo', 'on', '>pw', '~*', '&*', '+@all', '-xinfo');
 });
-afterAll(async () => {
-  admin?.disconnect();
-  await redis?.dispose();
-});
 
-const as = (user: string): string => redis.url.replace('//', `//${user}@`);
+const as = (user: string): string => server.redis.url.replace('//', `//${user}@`);
 
 /** The connections of Redis user `user` on the server, to see none is left. */
 async function connections(user: string): Promise<number> {
-  const list = (await admin.client('LIST')) as string;
+  const list = (await server.admin.client('LIST')) as string;
   return list.split('\n').filter((line) => line.includes(` user=${user} `)).length;
 }
 
@@ -42,47 +35,16 @@ async function settlesAt(user: string, count: number): Promise<void> {
   }
 }
 
+/** See `failedOpen`; also: one warning, the hub's (its store failed to open), naming it. */
 async function failsToOpen(url: string, stream: string, close = true) {
-  const errors: unknown[] = [];
-  const warnings: Error[] = [];
-  const onWarning = (w: Error): void => void warnings.push(w);
-  process.on('warning', onWarning);
-  try {
-    const hub = createEventHub({
-      store: redisStreams({
-        url,
-        stream,
-        onError: (error) => void errors.push(error),
-        reconnect: { initialDelay: 10, maxDelay: 20 },
-      }),
-    });
-    const error = await within(
-      hub.ready.then(
-        () => null,
-        (e: unknown) => e,
-      ),
-      3000,
-      'hub.ready',
-    );
-    const publish = await hub.publish('n', 'x').then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(publish).toBeInstanceOf(HubPublishError);
-    expect((publish as HubPublishError).cause).toBe(error);
-    // `hub.ready` says it, and only it: onError gets nothing (not the raw refusal of each
-    // connection or attempt before the open gave up), and nothing more comes (not retried).
-    expect(errors.map(String)).toEqual([]);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(errors.map(String)).toEqual([]);
-    if (close) await hub.close();
-    // One warning, the hub's (its store failed to open), naming the refusal; none of the store's.
-    expect(warnings.map(String)).toEqual([expect.stringMatching(/store failed to open/)]);
-    expect(String(warnings[0])).toContain((error as Error).message);
-    return { error: error as RedisStoreError, warnings };
-  } finally {
-    process.off('warning', onWarning);
-  }
+  const { error, warnings } = await failedOpen(
+    { url, stream, reconnect: { initialDelay: 10, maxDelay: 20 } },
+    { close },
+  );
+  // None of the store's.
+  expect(warnings).toEqual([expect.stringMatching(/store failed to open/)]);
+  expect(warnings[0]).toContain(error.message);
+  return { error, warnings };
 }
 
 describe('redisStreams: an error at open that retrying cannot fix', () => {
@@ -115,8 +77,8 @@ describe('redisStreams: an error at open that retrying cannot fix', () => {
 
   it('the stream key holds a string (WRONGTYPE): ready rejects naming the key', async () => {
     const stream = key();
-    await admin.set(stream, 'not a stream');
-    const { error } = await failsToOpen(redis.url, stream);
+    await server.admin.set(stream, 'not a stream');
+    const { error } = await failsToOpen(server.redis.url, stream);
     expect(error.code).toBe('WRONGTYPE');
     expect(error.message).toContain(stream);
     expect(error.message).toMatch(/WRONGTYPE/);
@@ -125,9 +87,9 @@ describe('redisStreams: an error at open that retrying cannot fix', () => {
   });
 
   it('leaves no connection of its own open on the server, and none of a `client` it was given', async () => {
-    await admin.call('ACL', 'SETUSER', 'leak', 'on', '>pw', '~*', '&*', '+@all');
+    await server.admin.call('ACL', 'SETUSER', 'leak', 'on', '>pw', '~*', '&*', '+@all');
     const stream = key();
-    await admin.set(stream, 'x');
+    await server.admin.set(stream, 'x');
     const { error } = await failsToOpen(as('leak:pw'), stream, false);
     expect(error.code).toBe('WRONGTYPE');
     await settlesAt('leak', 0);

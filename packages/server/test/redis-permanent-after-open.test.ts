@@ -10,16 +10,13 @@ import { HubPublishError } from '../src/index';
 import type { RedisStreamsOptions } from '../src/redis/index';
 import { isRedisStoreError, type RedisStoreError } from '../src/redis/index';
 import { until } from './helpers';
-import { streamKey as key, publishWhenUp, redisInstances } from './redis-helpers';
+import { adminUser, streamKey as key, publishWhenUp, redisInstances } from './redis-helpers';
 
 const live = redisInstances();
 let admin: Redis;
 beforeAll(async () => {
   // An admin user of its own: the tests turn the default user off or give it a password.
-  const setup = new Redis(live.redis.url);
-  await setup.call('ACL', 'SETUSER', 'admin', 'on', '>admin', '~*', '&*', '+@all');
-  setup.disconnect();
-  admin = new Redis(live.redis.url.replace('//', '//admin:admin@'));
+  admin = await adminUser(live.redis.url);
   return () => admin.disconnect();
 });
 

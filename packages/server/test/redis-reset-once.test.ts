@@ -216,3 +216,53 @@ describe('redisStreams: an emptied stream, WATCH refused by the ACL', () => {
     expect(errors).toEqual([]);
   }, 20_000);
 });
+
+describe("redisStreams: a loss after the instance's own reset at its marker", () => {
+  // The instance found the stream emptied, marked it and reset its clients at that marker; it
+  // then delivered `f`, which is lost (deleted) while the marker survives. Older than `f` there is
+  // only a marker, but its own, whose reset came before `f`: no other instance's earlier find of
+  // the same loss. A client still at the marker's id missed `f`: it is reset, not replayed `g`.
+  it('a client back with the id of the earlier reset is reset, not replayed past the loss', async () => {
+    const admin = new Redis(live.redis.url);
+    opened.push(admin);
+    const stream = key();
+    const a = await live.instance(stream, quiet);
+    const onA = await a.connect();
+    await until(() => a.hub.size === 1);
+    const d = await a.hub.publish('n', 'd');
+    await onA.waitFor(1);
+    await admin.del(stream);
+    await killReader(live.redis.url, `keel:${stream}`, true);
+    await onA.waitFor(2);
+    const marker = onA.events[1]!;
+    expect(marker).toMatchObject({ event: HUB_RESET_EVENT });
+    const f = await a.hub.publish('n', 'f');
+    await onA.waitFor(3);
+    expect(await admin.xdel(stream, f)).toBe(1);
+    // `g` in a later millisecond of Redis's clock: `idAfter(f)` would leave no id between them,
+    // and the reader would find nothing missing after `f`.
+    for (let i = 0; ; i++) {
+      const [seconds, micros] = (await admin.time()).map(Number) as [number, number];
+      if (seconds * 1000 + Math.floor(micros / 1000) > Number(f.split('-')[0])) break;
+      expect(i).toBeLessThan(1000);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    const g = await a.hub.publish('n', 'g');
+    await until(() => onA.events.some((x) => x.id === g));
+    expect(names(onA.events)).toEqual(['d', 'reset', 'f', 'reset', 'g']);
+    expect(inStreamOrder([d, marker.id!, f, g])).toEqual([d, marker.id!, f, g]);
+    // Back with the first reset's id (it missed `f`), or with `f` itself: reset.
+    for (const old of [marker.id!, f]) {
+      const client = await a.connect({ 'last-event-id': old });
+      await client.waitFor(1);
+      expect(client.events[0], old).toMatchObject({ event: HUB_RESET_EVENT });
+      client.close();
+    }
+    // With the second reset's id: replayed what followed.
+    const second = onA.events[3]!.id!;
+    const back = await a.connect({ 'last-event-id': second });
+    await back.waitFor(1);
+    expect(back.events[0]).toMatchObject({ id: g, data: 'g' });
+    back.close();
+  }, 20_000);
+});

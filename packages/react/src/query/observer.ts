@@ -227,8 +227,10 @@ export class QueryObserver {
     query: string | null | QueryDefinition<any, any>,
     options: UseQueryOptions<any, any> | undefined,
   ): void {
-    if (typeof query !== 'object' || query === null) {
-      this.setInputs(query, options);
+    // Not a definition (an object without a string `url`, a URL object): given to the core as
+    // the URL, whose error names what it is.
+    if (typeof query !== 'object' || query === null || typeof query.url !== 'string') {
+      this.setInputs(query as string | null, options);
       return;
     }
     let merged = this.#merged;
@@ -287,9 +289,7 @@ export class QueryObserver {
 
   /** Called once per render: the latest view becomes the snapshot React renders. */
   beginRender(): View {
-    // The shared PENDING (no URL, a disabled key with nothing cached) is derived at each render,
-    // as it always was: test/use-query.test.tsx pins one `select` read per render for it.
-    this.#derive(this.#state === PENDING);
+    this.#derive();
     return (this.#token = this.#latest!);
   }
 
@@ -306,16 +306,10 @@ export class QueryObserver {
    * Brings `#latest` up to date. The view is derived again only when what it is derived from
    * changed: the state, the inputs, or a manual observation (`isFetching` reads it); a render
    * with none of them new (a parent's re-render) allocates nothing and calls no `placeholderData`.
-   * `again`: derive it anyway.
    */
-  #derive(again?: boolean): void {
+  #derive(): void {
     const state = this.#currentState();
-    if (
-      again ||
-      state !== this.#state ||
-      this.#inputs !== this.#from ||
-      this.#manual !== this.#fromManual
-    ) {
+    if (state !== this.#state || this.#inputs !== this.#from || this.#manual !== this.#fromManual) {
       this.#state = state;
       this.#from = this.#inputs;
       this.#fromManual = this.#manual;
@@ -415,8 +409,9 @@ export class QueryObserver {
   /**
    * With `suspense`: throws instead of rendering while there is no data. An error with no data is
    * thrown to the error boundary and held (every render throws it again, none reads again) until
-   * a boundary reset releases it; a key with nothing yet suspends on its read (the promise is
-   * thrown). On the server nothing is read: a NoServerDataError sends the boundary to the browser.
+   * a boundary reset, after which the key is read again; a key with nothing yet suspends on its
+   * read (the promise is thrown). On the server nothing is read: a NoServerDataError sends the
+   * boundary to the browser.
    */
   suspend(): void {
     const view = this.#latest!;
@@ -424,8 +419,8 @@ export class QueryObserver {
     const { spec } = inputs;
     if (view.status === 'error' && view.data === undefined) {
       const entry = spec && this.#store.peek(spec.key);
-      // A boundary reset started a read of the failed key: wait for it instead of throwing again.
-      if (entry?.reading) throw entry.suspend();
+      // A read in flight, or an error from before a boundary reset: wait for a read (started now).
+      if (entry?.stale) throw entry.suspend();
       entry?.hold();
       throw view.error;
     }

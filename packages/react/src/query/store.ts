@@ -48,8 +48,11 @@ export class QueryStore {
   readonly clock: Clock;
   readonly #entries = new Map<string, QueryEntry>();
   #detach: (() => void) | undefined;
-  /** The entries whose error a suspending render threw (see QueryEntry.hold, `releaseHolds`). */
-  readonly held = new Set<QueryEntry>();
+  /**
+   * How many times an error boundary was reset (`useQueryErrorReset`, `<QueryErrorBoundary>`): an
+   * error set before the last reset is read again by a suspending render, not thrown (`stale`).
+   */
+  resets = 0;
 
   constructor(client: Client) {
     this.client = client;
@@ -193,6 +196,8 @@ export class QueryEntry {
   #settledSeq = 0;
   #released = false;
   #graceTimer: unknown;
+  /** The store's `resets` at this entry's last error or suspending read (see `stale`). */
+  #epoch = 0;
 
   constructor(
     store: QueryStore,
@@ -286,6 +291,8 @@ export class QueryEntry {
    * the grace period of an entry a suspending render made (nobody observes it).
    */
   suspend(): Promise<void> {
+    // Read after the last reset: what it ends with is thrown, even an error it leaves in place.
+    this.#epoch = this.#store.resets;
     this.fetch();
     // A render waits for this read: the entry is not abandoned (see #checkIn).
     if (this.#request !== undefined) this.#clearGrace();
@@ -316,17 +323,24 @@ export class QueryEntry {
 
   /**
    * For a suspending render that throws this entry's error to a boundary: keeps the entry and its
-   * error (every render throws the same error, none reads again) until `releaseHolds`, or until
-   * SUSPENSE_GRACE_MS after the last throw.
+   * error (every render throws the same error, none reads again) until a boundary reset makes it
+   * `stale`, or until SUSPENSE_GRACE_MS after the last throw.
    */
   hold(): void {
-    this.#store.held.add(this);
     this.#graceFor();
   }
 
-  /** This entry's own read is in flight. */
-  get reading(): boolean {
-    return this.#request !== undefined;
+  /**
+   * A suspending render waits for a read instead of throwing this entry's error: its own read is
+   * in flight, or the error was set before the last boundary reset. A reset thus reads again every
+   * key whose error it could show, not only the one on screen: a key that failed while the
+   * boundary already showed another error would otherwise be thrown, unread, after the reset.
+   */
+  get stale(): boolean {
+    return (
+      this.#request !== undefined ||
+      (this.state.status === 'error' && this.#epoch < this.#store.resets)
+    );
   }
 
   /** (Re)starts the grace period of an entry nobody observes. */
@@ -437,6 +451,7 @@ export class QueryEntry {
 
   #applyError(error: unknown): void {
     // The data stays (a failed refetch does not erase what was shown), as in TanStack Query.
+    this.#epoch = this.#store.resets;
     this.#set({ status: 'error', error });
   }
 
@@ -459,7 +474,6 @@ export class QueryEntry {
   releaseIfUnobserved = (): void => {
     this.#clearGrace();
     if (this.#listeners.size > 0 || this.#released) return;
-    this.#store.held.delete(this);
     this.#released = true;
     const request = this.#request;
     this.#request = undefined;
@@ -469,20 +483,4 @@ export class QueryEntry {
     this.#wake();
     this.#store.remove(this);
   };
-}
-
-/**
- * Ends the holds of `store` (an error boundary was reset; a function, not QueryEntry methods, so
- * only apps with QueryErrorBoundary or useQueryErrorReset carry it). An entry nobody observes
- * goes at once, so the next render reads again. One that a component outside the boundary
- * observes keeps its error, so it reads again now (the suspending render waits for that read:
- * see `reading`).
- */
-export function releaseHolds(store: QueryStore): void {
-  for (const entry of store.held) {
-    store.held.delete(entry);
-    // Observed, it stays (an observed entry has no grace timer to clear); gone, it reads nothing.
-    entry.releaseIfUnobserved();
-    if (entry.state.status === 'error') entry.fetch();
-  }
 }

@@ -10,7 +10,8 @@ const REDIS_STORE_ERROR = Symbol.for('keel.server.RedisStoreError');
  * is out of range` to `SELECT`: the db in `url` is not below the server's `databases`; `ERR SELECT
  * is not allowed in cluster mode`: a cluster node has db 0 only), a Redis Cluster node that does
  * not serve the stream's hash slot (`MOVED`, `ASK`: another node does; `CLUSTERDOWN`: none does,
- * or the cluster is down): the store follows no cluster redirect.
+ * or the cluster is down; `TRYAGAIN`: the slot is being moved): the store follows no cluster
+ * redirect. `CLUSTERDOWN` and `TRYAGAIN` are retried at open too (see `clusterDown`).
  */
 export type RedisStoreFailure =
   | 'WRONGPASS'
@@ -24,9 +25,10 @@ export type RedisStoreFailure =
 /**
  * Redis refused `redisStreams` for its configuration, not an outage: retrying fails the same way
  * until someone changes it. At open the store stops (`hub.ready` rejects with this, publishes
- * reject with a `HubPublishError` whose `cause` it is). After open (a password rotated, an ACL
- * changed, the stream's cluster slot moved) it keeps retrying with backoff: `onError` (or one process warning) gets this once per
- * distinct refusal, and each refused publish rejects with a `HubPublishError` whose `cause` it
+ * reject with a `HubPublishError` whose `cause` it is), but for a cluster down for now
+ * (`CLUSTERDOWN`, `TRYAGAIN`: retried as after open). After open (a password rotated, an ACL
+ * changed, the stream's cluster slot moved) it keeps retrying with backoff: `onError` (or one
+ * process warning) gets this once per distinct refusal, and each refused publish rejects with a `HubPublishError` whose `cause` it
  * is. The message names the Redis error, the server (password hidden), the stream and what to
  * change; `cause` is Redis's own error.
  */
@@ -68,7 +70,7 @@ export function permanentFailure(error: unknown): RedisStoreFailure | undefined 
   }
   if (text.startsWith('ERR unknown command')) return 'UNKNOWN_COMMAND';
   // A cluster node answers a key it does not serve so (any command on the stream, each time).
-  if (/^(?:MOVED|ASK|CLUSTERDOWN) /.test(text)) return 'CLUSTER';
+  if (/^(?:MOVED|ASK|CLUSTERDOWN|TRYAGAIN) /.test(text)) return 'CLUSTER';
   if (
     text.startsWith('ERR DB index is out of range') ||
     text.startsWith('ERR invalid DB index') ||
@@ -77,6 +79,18 @@ export function permanentFailure(error: unknown): RedisStoreFailure | undefined 
     return 'DB_INDEX';
   }
   return undefined;
+}
+
+/**
+ * A cluster that does not serve the stream's slot for now (`CLUSTERDOWN`: down, a failover under
+ * way, its slots not assigned yet; `TRYAGAIN`: the slot moving): unlike a redirect, the same node
+ * may serve it in a moment, so the open waits for it (a rolling deploy during a failover would
+ * otherwise fail every instance it starts) instead of failing `hub.ready`.
+ */
+export function clusterDown(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const text = error.message.replace(/^EXECABORT Transaction discarded because of: /, '');
+  return /^(?:CLUSTERDOWN|TRYAGAIN) /.test(text);
 }
 
 /** A refused SELECT of a Redis in cluster mode (db 0 only, whatever its `databases` says). */
@@ -125,12 +139,18 @@ function grant(key: string, user: string | undefined): string {
 /**
  * What to change for `code`, for the message. `db`: for `DB_INDEX`, the db asked for and the
  * server's `databases` (undefined when `CONFIG GET` was refused), or `cluster` (see
- * `inClusterMode`); for `NOPERM`, the Redis user.
+ * `inClusterMode`); for `NOPERM`, the Redis user; for `CLUSTER`, `down`: see `clusterDown`.
  */
 export function remedy(
   code: RedisStoreFailure,
   key: string,
-  db?: { index: number; databases: number | undefined; cluster?: boolean; user?: string },
+  db?: {
+    index: number;
+    databases: number | undefined;
+    cluster?: boolean;
+    user?: string;
+    down?: boolean;
+  },
 ): string {
   switch (code) {
     case 'WRONGPASS':
@@ -144,6 +164,9 @@ export function remedy(
     case 'UNKNOWN_COMMAND':
       return 'the store needs Redis 5 or later (streams)';
     case 'CLUSTER':
+      if (db?.down) {
+        return `the cluster does not serve the hash slot of ${key} (\`CLUSTER KEYSLOT ${key}\`) for now (down, a failover or resharding under way, or no node assigned it): the store waits for it; if this node is to serve no slot, give it a standalone Redis or the cluster node that serves that slot`;
+      }
       return `the store does not follow Redis Cluster redirects: give it a standalone Redis, or the cluster node that serves the hash slot of ${key} (\`CLUSTER KEYSLOT ${key}\`), with the cluster up`;
     case 'DB_INDEX': {
       const index = db?.index ?? 0;

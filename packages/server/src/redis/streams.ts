@@ -9,9 +9,10 @@ import {
   typeError,
 } from '../checks';
 import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from '../clock';
-import { EventRing, MAX_BUFFER_SIZE } from '../hub-ring';
+import { EventRing, frameFloor, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
 import {
+  clusterDown,
   inClusterMode,
   isLoading,
   outOfMemory,
@@ -93,7 +94,8 @@ export interface RedisStreamsOptions {
   /**
    * Errors of the background reader (Redis unreachable, a failed resync). Publishes report their
    * own errors by rejecting. What it throws is reported with `process.emitWarning`. A refusal
-   * retrying cannot fix that comes after open (a rotated password, a narrowed ACL) is given once,
+   * retrying cannot fix that comes after open (a rotated password, a narrowed ACL), or a Redis
+   * Cluster down at open (`CLUSTERDOWN`, `TRYAGAIN`: `hub.ready` waits for it), is given once,
    * as a `RedisStoreError` naming what to change, not at every retry.
    *
    * @default a process warning for each outage, naming the server (not its password) and the
@@ -186,6 +188,15 @@ function compareIds(a: string, b: string): number {
   const ma = STREAM_ID.exec(a)!;
   const mb = STREAM_ID.exec(b)!;
   return Number(ma[1]) - Number(mb[1]) || Number(ma[2]) - Number(mb[2]);
+}
+
+/**
+ * `compareIds` for the instance's ring: NaN for an id STREAM_ID does not take, be it the
+ * client's or an entry's (one written past the hub with a longer number), so the lookup misses
+ * and the replay reads the stream instead of throwing.
+ */
+function ringOrder(id: string, held: string): number {
+  return STREAM_ID.test(id) && STREAM_ID.test(held) ? compareIds(id, held) : Number.NaN;
 }
 
 /**
@@ -444,12 +455,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let last = START;
   /** The id of the last loss reset known here: a replay from an older id is a reset. */
   let floor = START;
+  /** The id this instance last reset its clients at (see `resetClients`). */
+  let resetAt = START;
   /**
    * The stream's `entries-added` (Redis >= 7) when this instance last found it empty (0 when it
    * did not exist), undefined on older Redis: see `firstPage`.
    */
   let addedWhenEmpty: number | undefined;
-  const ring = new EventRing(bufferSize, START);
+  // Entries are pushed as XREAD reads them: in stream order (a reset clears the ring).
+  const ring = new EventRing(bufferSize, START, ringOrder);
   /** The `run_id` of the Redis process this instance last talked to (a restart changes it). */
   let runId: string | null = null;
   /**
@@ -548,7 +562,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const refusal = (refusals: Refusals, error: unknown): boolean => {
     const code = permanentFailure(error);
     if (code === undefined) return false;
-    if (opening) {
+    // A cluster down for now (see `clusterDown`) is waited for at open: reported once, as after.
+    if (opening && !clusterDown(error)) {
       // `hub.ready` rejects with it, typed: not given to onError as well (each connection's
       // attempt before the open loop sees it would be one more).
       refused = error;
@@ -598,6 +613,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     databases,
     cluster: inClusterMode(cause),
     user: reader.options.username,
+    down: clusterDown(cause),
   });
   /**
    * Asks the server its `databases` (`CONFIG GET`, once) on a connection of its own in db 0:
@@ -890,6 +906,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    */
   function resetClients(id: string, lossHead = id): void {
     floor = lossHead;
+    resetAt = id;
     ring.clear(id);
     sink?.reset(id);
   }
@@ -976,15 +993,19 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       // Unless they are only markers of an emptied stream (or of ids gone backwards): another
       // instance found it emptied first and announced it, and every instance that had read an
       // entry from before finds it gone, as this one did. A marker of its own would be a second
-      // loss to the others, already reset for that one.
+      // loss to the others, already reset for that one. Not when this instance reset its clients
+      // at (or after) the newest marker itself: what it delivered since is what is lost now, and
+      // a client still at that reset's id (on any instance) missed it.
       const older = (await reader.xrange(key, '-', idBefore(last), 'COUNT', OLDER)) as Entry[];
       const marks = older.filter(([, fields]) => fields[0] === LOSS && fields[2] === BACK);
-      if (marks.length < older.length || older.length === OLDER) {
+      const newestMark = marks[marks.length - 1]?.[0];
+      const seen = newestMark !== undefined && compareIds(newestMark, resetAt) <= 0;
+      if (marks.length < older.length || older.length === OLDER || seen) {
         await appendMarker([LOSS, head]);
-      } else if (marks.length > 0) {
+      } else if (newestMark !== undefined) {
         // The loss those markers announced: a client reset at the newest of them (on another
         // instance) has every entry since, and one from before it is reset here too.
-        lossHead = marks[marks.length - 1]![0];
+        lossHead = newestMark;
       }
     }
     last = resume;
@@ -1340,7 +1361,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         }
         const event = toEvent(page[i]![0], fields);
         if (!include(event.topic)) continue;
-        bytes += event.data.length;
+        bytes += frameFloor(event);
         if (bytes > maxBytes) return RESET;
         events.push(event);
       }
@@ -1375,8 +1396,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           }
           break;
         } catch (error) {
-          // A refusal (this one, or one a connection reported meanwhile) fails the open above.
-          if (permanentFailure(error) !== undefined) refused = error;
+          // A refusal (this one, or one a connection reported meanwhile) fails the open above;
+          // a cluster down for now is retried like an outage, reported once (see `refusal`).
+          if (permanentFailure(error) !== undefined && !clusterDown(error)) refused = error;
           else if (refused === null) {
             report(error);
             await sleep(backoff(attempt));
@@ -1404,8 +1426,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     replay({ after, upTo, include, maxBytes }) {
       // Ids from before a loss: what followed them may be gone, even if they are still there.
       if (!STREAM_ID.test(after) || compareIds(after, floor) < 0) return RESET;
-      const local = ring.between(after, upTo);
-      if (local !== null) return { kind: 'events', events: local };
+      const local = ring.between(after, upTo, { include, maxBytes });
+      if (local !== null) return local;
       if (compareIds(after, upTo) > 0) {
         // The client saw an entry this instance has not read yet (it came from a faster
         // instance): live delivery catches up, skipping through `after`.
