@@ -5,8 +5,7 @@
 // others wait in a FIFO queue (a client that leaves is dropped from it at once, a failed replay
 // frees its slot, `hub.close()` leaves nothing waiting). Counted in replays in flight, never in
 // time.
-import { createConnection, createServer, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createConnection, createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import {
   createApp,
