@@ -558,7 +558,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       const [client, { after, upTo }] = next.value;
       replayQueue.delete(client);
       // Its held events overflowed while it waited: a reset, whatever the store would answer.
-      if (resetOverflowed(client, after)) continue;
+      if (client.stream.closed || resetOverflowed(client, after)) continue;
       askStore(client, after, upTo);
     }
   }

@@ -6,7 +6,7 @@
 // frees its slot, `hub.close()` leaves nothing waiting). Counted in replays in flight, never in
 // time.
 import { type AddressInfo, createConnection, createServer, type Socket } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   createApp,
   createEventHub,
@@ -24,6 +24,11 @@ import { streamKey as key, redisInstances } from './redis-helpers';
 guardProcess();
 const make = trackApps();
 const live = redisInstances();
+/** Clients of the memory-store tests, closed after each test. */
+const opened: SseClient[] = [];
+afterEach(() => {
+  for (const client of opened.splice(0)) client.close();
+});
 
 /** The store's replays still pending (an answer not yet handed back), and their peak. */
 function inFlight(inner: HubStore) {
@@ -181,18 +186,13 @@ describe('the replay queue', () => {
     const { port } = await start(app);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await hub.publish('n', `e${i}`));
-    const clients: SseClient[] = [];
-    afterEachClose.push(() => {
-      for (const c of clients) c.close();
-    });
     const connect = async (after: string): Promise<SseClient> => {
       const client = await sse(port, '/events', { 'last-event-id': after });
-      clients.push(client);
+      opened.push(client);
       return client;
     };
     return { app, hub, calls, ids, connect };
   }
-  const afterEachClose: (() => void)[] = [];
 
   /** Waits until the hub attached `n` clients (their requests reached `connect`). */
   const attached = (hub: EventHub, n: number) => until(() => hub.size === n);
@@ -218,7 +218,6 @@ describe('the replay queue', () => {
     expect(calls.map((x) => x.request.after)).toEqual([ids[0], ids[1], ids[2]]);
     expect(c.events.map((e) => e.id)).toEqual(ids.slice(3));
     expect(hub.metrics).toMatchObject({ replaying: 0, replaysQueued: 0 });
-    for (const close of afterEachClose.splice(0)) close();
   });
 
   it('a waiting client that leaves is dropped from the queue at once, never replayed', async () => {
@@ -239,7 +238,6 @@ describe('the replay queue', () => {
     calls[1]!.settle();
     await c.waitFor(2);
     expect(hub.metrics).toMatchObject({ replaying: 0, replaysQueued: 0 });
-    for (const close of afterEachClose.splice(0)) close();
   });
 
   it('a replay that fails frees its slot: the next client is replayed', async () => {
@@ -264,7 +262,6 @@ describe('the replay queue', () => {
       expect(warnings[0]).toContain('store down');
     } finally {
       process.off('warning', onWarning);
-      for (const close of afterEachClose.splice(0)) close();
     }
   });
 
@@ -281,7 +278,6 @@ describe('the replay queue', () => {
     calls[0]!.settle();
     await until(() => hub.metrics.replaying === 0);
     expect(calls).toHaveLength(1);
-    for (const close of afterEachClose.splice(0)) close();
   });
 
   it('a client whose held live events overflow while it waits gets keel:reset, no replay', async () => {
@@ -292,21 +288,22 @@ describe('the replay queue', () => {
     const { port } = await start(app);
     const first = await hub.publish('n', 'x');
     await hub.publish('n', 'x');
-    const a = await sse(port, '/events', { 'last-event-id': first });
+    opened.push(await sse(port, '/events', { 'last-event-id': first }));
     await attached(hub, 1);
     const b = await sse(port, '/events', { 'last-event-id': first });
+    opened.push(b);
     await attached(hub, 2);
-    try {
-      // More than b's cap published while it waits.
-      for (let i = 0; i < 10; i++) await hub.publish('n', 'y'.repeat(1000));
-      calls[0]!.settle();
-      await b.waitFor(1);
-      expect(b.events[0]!.event).toBe('keel:reset');
-      expect(calls).toHaveLength(1);
-    } finally {
-      a.close();
-      b.close();
-    }
+    // More than b's cap published while it waits.
+    for (let i = 0; i < 10; i++) await hub.publish('n', 'y'.repeat(1000));
+    calls[0]!.settle();
+    await b.waitFor(1);
+    expect(b.events[0]).toMatchObject({
+      event: 'keel:reset',
+      id: hub.lastId,
+      data: JSON.stringify({ lastEventId: first }),
+    });
+    expect(calls).toHaveLength(1);
+    expect(hub.metrics).toMatchObject({ replaying: 0, replaysQueued: 0 });
   });
 });
 
