@@ -354,6 +354,8 @@ class KeelClient implements Client {
   }
 
   prefetch(spec: RequestSpec, options?: PrefetchOptions): CircuitOpenError | undefined {
+    // A key string (as setCached takes) would start a flight to no URL.
+    checkObject('spec', spec);
     if (options !== undefined) {
       checkObject('options', options);
       checkBoolean('ifStale', options.ifStale ?? false);
@@ -1036,7 +1038,14 @@ function leaverTracker({ flight, joinedAt }: Consumer, now: number): Tracker {
  * the reason is the `cause`.
  */
 function abortedBy(signal: AbortSignal, spec: RequestSpec): CancelledError | TimeoutError {
-  const reason = signal.reason;
+  let reason: unknown;
+  try {
+    reason = signal.reason;
+  } catch (error) {
+    // A `reason` getter that throws: the caller rejects with its error (thrown in the abort
+    // listener it was an uncaught exception, and the caller was left pending).
+    return error as CancelledError;
+  }
   if (hasErrorName(reason, 'TimeoutError')) {
     return new TimeoutError(spec, { kind: 'signal', cause: reason });
   }

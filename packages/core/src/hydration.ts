@@ -80,16 +80,27 @@ export function dehydrate(client: Client, options?: DehydrateOptions): Dehydrate
     // it hands over as a 200 with no headers, as hydrate accepts. Its headers may be a plain
     // object or pairs: read through Headers, as a Response would take them.
     const given = response.headers;
-    (given instanceof Headers || given == null ? given : new Headers(given))?.forEach(
-      (value, name) => {
-        if (name !== 'set-cookie') headers.push([name, value]);
-      },
-    );
+    let read: Headers | null | undefined;
+    try {
+      read = given instanceof Headers || given == null ? given : new Headers(given);
+    } catch (cause) {
+      throw typeError(
+        `dehydrate: the entry ${entry.key}.response.headers`,
+        'a Headers, a plain object of header strings or [name, value] pairs',
+        given,
+        cause,
+      );
+    }
+    read?.forEach((value, name) => {
+      if (name !== 'set-cookie') headers.push([name, value]);
+    });
     const out: DehydratedEntry = {
       key: entry.key,
       tags: [...entry.tags],
       age: Math.max(0, now - entry.storedAt),
-      storedAt: entry.storedAt,
+      // Before the clock's epoch (hydrated with an age longer than this clock has run): no
+      // time hydrate takes, so the age alone tells it, as in a state made before storedAt.
+      storedAt: entry.storedAt >= 0 ? entry.storedAt : undefined,
       ttl: Math.max(0, entry.expiresAt - entry.storedAt),
       response: {
         data: response.data,

@@ -70,6 +70,40 @@ describe('adaptive timeout', () => {
     expect(stats.timeouts).toBeGreaterThan(0); // the hanging attempts did time out at 150
   });
 
+  test('an endpoint that slows past 3 x p95 for good is answered again: the timeout is not latched', async () => {
+    // 50 ms answers made the timeout 150 ms; the server then answered every request in 400 ms.
+    // Every attempt timed out, a timed-out attempt is no sample, so p95 stayed 50 and the
+    // timeout 150 for as long as requests kept coming: not one was answered again.
+    const ref: { clock?: FakeClock; ms: number } = { ms: 50 };
+    const t = makeClient(
+      { cache: false, intelligence: { adaptiveTimeout: true } },
+      {
+        handler: () =>
+          new Promise<Response>((resolve) => {
+            ref.clock!.setTimeout(() => resolve(Response.json({ ok: true })), ref.ms);
+          }),
+      },
+    );
+    ref.clock = t.clock;
+    const get = async (i: number) => {
+      const p = settle(t.client.get(`/e?i=${i}`));
+      await t.clock.runAll();
+      const outcome = await p;
+      await t.clock.advance(1000); // steady traffic: no quiet spell ages the samples
+      return outcome.state;
+    };
+    for (let i = 0; i < 20; i++) await get(i);
+    expect(t.client.resolve('GET', '/e').timeout).toBe(150);
+    ref.ms = 400;
+    const states: string[] = [];
+    for (let i = 20; i < 200; i++) states.push(await get(i));
+    // A window of 32 attempts without one answer drops the samples: the client's own timeout
+    // (none) applies until the new latency is learnt, 3 x 400 ms. (The circuit, opened by the
+    // timeouts meanwhile, lets one probe of 3 attempts through every 10 s.)
+    expect(states.slice(-10)).toEqual(Array(10).fill('fulfilled'));
+    expect(t.client.resolve('GET', '/e').timeout).toBe(1200);
+  });
+
   test('after a quiet hour the recommendation does not rest on the samples from before it', async () => {
     const ref: { clock?: FakeClock } = {};
     const t = makeClient(

@@ -4,6 +4,7 @@ import {
   createClient,
   type HttpMethod,
   hydrate,
+  isCancelledError,
   ParseError,
   type RequestOptions,
 } from '../src/index';
@@ -41,6 +42,10 @@ describe('bad input: per request, a rejected promise naming the problem', () => 
     expect(await rejection((t) => t.client.get('/x', { baseURL: 'not-absolute' }))).toBeInstanceOf(
       RangeError,
     );
+    const t = makeClient();
+    const queried = await settle(t.client.get('/x', { baseURL: 'https://a.test/v1#top' }));
+    expect((queried as { reason: unknown }).reason).toBeInstanceOf(RangeError);
+    expect(t.fake.calls).toHaveLength(0);
   });
 
   test.each<[string, RequestOptions, RegExp]>([
@@ -152,6 +157,35 @@ describe('bad input: per request, a rejected promise naming the problem', () => 
     expect(await rejection((t) => t.client.get('/x', { signal }))).toBe(boom);
   });
 
+  test('a signal whose `reason` getter throws as it aborts: a rejection with that error, nothing left', async () => {
+    // The abort listener threw: an uncaught exception, and the caller's promise pending for ever.
+    const boom = new Error('reason getter');
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const t = makeClient();
+      const owner = settle(t.client.get('/x', { signal: hostileSignal(boom) }));
+      const joiner = settle(t.client.get('/x', { signal: hostileSignal(boom, true) }));
+      const ac = new AbortController();
+      const other = settle(t.client.get('/x', { signal: ac.signal }));
+      for (const s of signals) s.abort();
+      await flush();
+      expect(await owner).toMatchObject({ state: 'rejected', reason: boom });
+      expect(await joiner).toMatchObject({ state: 'rejected', reason: boom });
+      // The last caller's signal is a plain one: the flight ends cancelled.
+      ac.abort();
+      expect(await other).toMatchObject({ state: 'rejected' });
+      expect(isCancelledError(((await other) as { reason: unknown }).reason)).toBe(true);
+      expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+      expect(t.fake.calls[0]!.signal?.aborted).toBe(true);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      signals.length = 0;
+    }
+    expect(uncaught).toEqual([]);
+  });
+
   test('a signal whose addEventListener throws: a rejection with that error, nothing left behind', async () => {
     const boom = new Error('addEventListener');
     const signal = {
@@ -230,6 +264,11 @@ describe('bad input: createClient throws RangeError / TypeError naming the optio
     ['non-numeric timeout', { timeout: 'x' as never }, TypeError, /timeout/],
     ['relative baseURL', { baseURL: 'api' }, RangeError, /`baseURL`/],
     ['non-string baseURL', { baseURL: 5 as never }, TypeError, /`baseURL`/],
+    // Joined as text, `/users` went into the query (`/v1?k=1/users`) or the fragment: every
+    // request fetched `/v1`, and under one key (get('/posts') answered with /users' response).
+    ['baseURL with a query', { baseURL: 'https://a.test/v1?k=1' }, RangeError, /`baseURL`.*query/],
+    ['baseURL with a fragment', { baseURL: 'https://a.test/v1#top' }, RangeError, /`baseURL`/],
+    ['baseURL with an empty query', { baseURL: 'https://a.test/v1?' }, RangeError, /`baseURL`/],
     ['bad fetch', { fetch: 1 as never }, TypeError, /fetch/],
   ])('%s', (_name, options, type, message) => {
     expect(() => createClient({ fetch, ...options })).toThrow(type);
@@ -311,3 +350,20 @@ describe('bad input: null is not "absent" in the retry and cache options', () =>
     expect(String((reason as Error).message)).toContain(name);
   });
 });
+
+/** Controllers of the signals hostileSignal made, aborted by the test. */
+const signals: AbortController[] = [];
+
+/** A real AbortSignal whose `reason` getter throws `error` (once aborted, or always). */
+function hostileSignal(error: Error, always = false): AbortSignal {
+  const controller = new AbortController();
+  signals.push(controller);
+  const { signal } = controller;
+  Object.defineProperty(signal, 'reason', {
+    get() {
+      if (always || signal.aborted) throw error;
+      return undefined;
+    },
+  });
+  return signal;
+}

@@ -408,6 +408,16 @@ describe('dehydrate hands over only what hydrate takes (values written by hand)'
     expect(() => dehydrate(server)).toThrow(/GET \/x.*status.*200 to 599.*99/);
   });
 
+  test('headers no Headers can be made of are a TypeError naming the entry, at dehydrate', () => {
+    // A bare "Headers constructor: Argument 1 could not be converted" named no entry.
+    const server = createClient({ baseURL: base });
+    server.setCached('GET /h', { data: 1, headers: 'x-total: 2' as unknown as Headers } as never);
+    expect(() => dehydrate(server)).toThrow(TypeError);
+    expect(() => dehydrate(server)).toThrow(
+      /^keel: `dehydrate: the entry GET \/h\.response\.headers` must be a Headers, a plain object of header strings or \[name, value\] pairs, got "x-total: 2"$/,
+    );
+  });
+
   // Chaos monkey (test/chaos/pipeline.chaos.test.ts): dehydrate handed over an entry written by
   // hand under a POST request's key, and hydrate refused the whole state (no entry written).
   test('an entry written by hand under a key no GET request has is refused at dehydrate, naming it', () => {
@@ -520,6 +530,21 @@ describe('entries carry when they were stored, not only their age', () => {
     const browser = createClient({ baseURL: 'https://app.example.com/api', clock });
     expect(hydrate(browser, { keel: 1, entries: [entry] })).toBe(1);
     expect(inspect(browser).cache()[0]).toMatchObject({ storedAt: T + 60_000 - 100 });
+  });
+
+  test('an entry hydrated with an age longer than the clock has run does not stop dehydrate', async () => {
+    // Its stored time is before the clock's epoch: dehydrate wrote it, then refused it as
+    // hydrate would (`storedAt` must be >= 0), throwing for the whole client, every entry lost.
+    const state = await stateAt(new FakeClock(T), 'server');
+    const clock = new FakeClock(50); // a clock that started 50 ms ago
+    const relay = createClient({ baseURL: 'https://app.example.com/api', clock });
+    expect(hydrate(relay, { keel: 1, entries: [{ ...state.entries[0]!, age: 10_000 }] })).toBe(1);
+    const out = dehydrate(relay);
+    expect(out.entries[0]).toMatchObject({ key: state.entries[0]!.key, age: 10_000 });
+    // Without a stored time it is read by its age alone, as a state from before storedAt was.
+    expect(out.entries[0]!.storedAt).toBeUndefined();
+    const next = createClient({ baseURL: 'https://app.example.com/api', clock: new FakeClock(T) });
+    expect(hydrate(next, JSON.parse(JSON.stringify(out)))).toBe(1);
   });
 
   test.each([-1, Number.NaN, '1', null])('storedAt %j is refused, naming it', async (storedAt) => {

@@ -84,6 +84,20 @@ describe('invalidate', () => {
     expect(t.client.invalidate('/v1/posts')).toEqual([keyOf(t, '/posts')]);
   });
 
+  test('a relative path target is read as a request URL is: encoded, dot segments resolved', async () => {
+    // The absolute form of a target was parsed (so `https://api.test/a b` worked), the relative
+    // one compared as written: `/a b` never matched the entry of get('/a b'), stored as `/a%20b`.
+    const t = makeClient({ baseURL: 'https://api.test/v1' });
+    const urls = ['/a b', '/über', './users', '/x/../posts'];
+    await prime(t, ...urls);
+    for (const url of urls) {
+      expect(t.client.invalidate(url), url).toEqual([keyOf(t, url)]);
+    }
+    await prime(t, '/q b/1', '/q b-x');
+    expect(t.client.matches('/q%20b', t.client.resolve('GET', '/q b/1'))).toBe(true);
+    expect(t.client.invalidate('/q b')).toEqual([keyOf(t, '/q b/1')]);
+  });
+
   test('a tag array removes entries carrying any of the tags', async () => {
     const t = makeClient({}, { handler: counter() });
     await t.client.get('/t1', { tags: ['a'] });

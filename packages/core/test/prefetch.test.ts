@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { isCircuitOpenError } from '../src/index';
 import { fail, harness } from './circuit.fixture';
-import { flush } from './helpers';
+import { debugOf, flush, jsonResponse, makeClient } from './helpers';
 
 describe('prefetch', () => {
   it('returns the CircuitOpenError of an open circuit, silently by default, once with reportRejection', async () => {
@@ -80,5 +80,33 @@ describe('prefetch', () => {
     await flush();
     expect(h.callsTo('/u')).toHaveLength(2);
     h.client.cancelAll();
+  });
+});
+
+describe('prefetch given no spec', () => {
+  // A key string (what getCached and setCached take) started a flight to the URL "undefined":
+  // its end threw inside the client (an unhandled rejection), and `prefetch(undefined)` threw a
+  // bare "Cannot read properties of undefined".
+  it.each([
+    ['a key string', 'GET /x'],
+    ['undefined', undefined],
+    ['null', null],
+  ])('%s is a TypeError naming `spec`, and nothing is fetched', async (_what, spec) => {
+    const t = makeClient({}, { handler: () => jsonResponse({ ok: true }) });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      expect(() => t.client.prefetch(spec as never)).toThrow(
+        /^keel: `spec` must be an object, got /,
+      );
+      await flush();
+      await flush();
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+    expect(t.fake.calls).toHaveLength(0);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
   });
 });

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { createClient } from '@keel/core';
 import { render, screen, waitFor } from '@testing-library/react';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
   isServerEventsError,
   type ServerEventHandlers,
@@ -25,10 +25,11 @@ afterEach(async () => {
  * connection (from 0) gets; the response stays open unless the script ends it.
  */
 async function scripted(script: (n: number, req: IncomingMessage, res: ServerResponse) => void) {
-  const state = { base: '', connects: [] as (string | undefined)[] };
+  const state = { base: '', connects: [] as (string | undefined)[], urls: [] as string[] };
   const server = createServer((req, res) => {
     const n = state.connects.length;
     state.connects.push(req.headers['last-event-id'] as string | undefined);
+    state.urls.push(req.url!);
     if (req.url === '/never') {
       // Any other path is a request nobody should have made.
       res.writeHead(500).end();
@@ -257,5 +258,83 @@ describe('useServerEvents: an event id that is not ASCII', () => {
     // Node reads header bytes as latin1: the UTF-8 bytes of the id.
     expect(Buffer.from(live.connects[1]!, 'latin1').toString('utf8')).toBe('✓ café 1');
     expect(screen.getByTestId('status').textContent).toBe('open');
+  });
+});
+
+describe('useServerEvents: an event id with a control character', () => {
+  it('is not sent back (fetch may refuse it as a header value): the reconnect resyncs instead of failing for ever', async () => {
+    const live = await scripted((n, _req, res) => {
+      if (n === 0) res.end('id: a\x01b\x7f\ndata: 1\n\n');
+      else res.write(`data: ${n + 1}\n\n`);
+    });
+    const clock = new ManualClock();
+    const client = createClient({ baseURL: live.base, clock });
+    const invalidate = vi.spyOn(client, 'invalidate');
+    const got: unknown[] = [];
+    const ids: unknown[] = [];
+    render(
+      <Feed
+        url="/sse"
+        handlers={{
+          message: (data, event) => {
+            got.push(data);
+            ids.push(event.id);
+          },
+        }}
+      />,
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(clock.timers.size).toBe(1));
+    // The event carries its id as the server sent it.
+    expect(ids).toEqual(['a\x01b\x7f']);
+    clock.runNext();
+    await waitFor(() => expect(got).toEqual([1, 2]));
+    expect(live.connects).toEqual([undefined, undefined]);
+    expect(screen.getByTestId('status').textContent).toBe('open');
+    // Nothing to resume from: events may have been missed, so every query is invalidated.
+    expect(invalidate).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('useServerEvents without crypto.getRandomValues (React Native without a polyfill)', () => {
+  it("applies the server's keel:invalidate events, another tab's included", async () => {
+    vi.stubGlobal('crypto', undefined);
+    onTestFinished(() => {
+      vi.unstubAllGlobals();
+    });
+    const live = await scripted((_n, _req, res) => {
+      res.write('event: keel:invalidate\ndata: {"target": "/todos"}\n\n');
+      res.write('event: keel:invalidate\ndata: {"target": ["t"], "source": "other-tab"}\n\n');
+      res.write('event: done\ndata: 1\n\n');
+    });
+    const client = createClient({ baseURL: live.base });
+    const invalidate = vi.spyOn(client, 'invalidate');
+    const onError = vi.fn();
+    let done = false;
+    render(<Feed url="/sse" handlers={{ done: () => (done = true) }} options={{ onError }} />, {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(done).toBe(true));
+    expect(onError).not.toHaveBeenCalled();
+    expect(invalidate.mock.calls).toEqual([['/todos'], [['t']]]);
+  });
+});
+
+describe('useServerEvents: the stream URL', () => {
+  it('is requested as written (its query not sorted: a signature over it still holds), on reconnect too', async () => {
+    const live = await scripted((n, _req, res) => {
+      if (n === 0) res.end('data: 1\n\n');
+      else res.write(`data: ${n + 1}\n\n`);
+    });
+    const clock = new ManualClock();
+    const client = createClient({ baseURL: live.base, clock });
+    const got: unknown[] = [];
+    render(<Feed url="/sse?z=1&a=2&sig=abc" handlers={{ message: (data) => got.push(data) }} />, {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(clock.timers.size).toBe(1));
+    clock.runNext();
+    await waitFor(() => expect(got).toEqual([1, 2]));
+    expect(live.urls).toEqual(['/sse?z=1&a=2&sig=abc', '/sse?z=1&a=2&sig=abc']);
   });
 });

@@ -5,6 +5,7 @@ import {
   useInfiniteQuery,
   useMutation,
   useQueries,
+  useQuery,
   useServerEvents,
   useSuspenseQuery,
   watchServerEvents,
@@ -97,5 +98,19 @@ describe('the hooks check their arguments with the core template', () => {
     const error = attempt();
     expect(error).toBeInstanceOf(TypeError);
     expect((error as Error).message).toBe(message);
+  });
+});
+
+describe('an object that is not a query definition, given for the URL (a URL object)', () => {
+  it('is the query error naming what it got (an object), not "undefined"', () => {
+    const client = testClient();
+    const url = new URL('http://api.test/todos');
+    const { result } = renderHook(
+      () => ({ one: useQuery(url as never), list: useQueries([url as never]) }),
+      { wrapper: wrapperFor(client) },
+    );
+    const expected = new TypeError('keel: `url` must be a URL string, got an object');
+    expect(result.current.one.error).toEqual(expected);
+    expect(result.current.list[0]!.error).toEqual(expected);
   });
 });

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from '@keel/core';
 import { type App, createApp, createEventHub, type EventHub, type SseStream } from '@keel/server';
-import { act, render, screen, waitFor } from '@testing-library/react';
+import { act, render, renderHook, screen, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { StrictMode } from 'react';
@@ -635,6 +635,18 @@ function Mutations({
   return null;
 }
 
+function SendWith({
+  headers,
+  expose,
+}: {
+  headers: Headers | Record<string, string>;
+  expose: (send: () => Promise<unknown>) => void;
+}) {
+  const mutation = useMutation('POST', '/same/todos', { headers });
+  expose(() => mutation.mutateAsync(undefined));
+  return null;
+}
+
 describe('server invalidation (keel:invalidate)', () => {
   it('useServerEvents(url) applies hub.invalidate for a path and for tags, with no handler code', async () => {
     const server = await live();
@@ -847,6 +859,84 @@ describe('the source header on mutations', () => {
       await act(() => cross());
       expect(headers).toEqual([sourceHeaders(client)[SOURCE_HEADER], null]);
       expect(sourceHeaders(client)[SOURCE_HEADER]).toMatch(/^[a-z0-9]{24}$/);
+    } finally {
+      msw.close();
+    }
+  });
+
+  it("is not sent where the mutation's own `baseURL` takes it to another origin", async () => {
+    const seen: (string | null)[] = [];
+    const msw = setupServer(
+      http.post('http://api.test/todos', ({ request }) => {
+        seen.push(request.headers.get(SOURCE_HEADER));
+        return HttpResponse.json({}, { status: 201 });
+      }),
+      http.post(`${origin}/todos`, ({ request }) => {
+        seen.push(request.headers.get(SOURCE_HEADER));
+        return HttpResponse.json({}, { status: 201 });
+      }),
+    );
+    msw.listen({ onUnhandledRequest: 'error' });
+    try {
+      const client = createClient({ baseURL: origin, retry: { attempts: 1 } });
+      const { result } = renderHook(
+        () => ({
+          away: useMutation('POST', '/todos', { baseURL: 'http://api.test' }),
+          home: useMutation('POST', 'todos', { baseURL: `${origin}/` }),
+        }),
+        { wrapper: wrapperFor(client) },
+      );
+      await act(() => result.current.away.mutateAsync(undefined));
+      await act(() => result.current.home.mutateAsync(undefined));
+      expect(seen).toEqual([null, sourceHeaders(client)[SOURCE_HEADER]]);
+    } finally {
+      msw.close();
+    }
+  });
+
+  it("keeps the mutation's own headers given as a Headers object; one naming the source itself wins", async () => {
+    const seen: Record<string, string | null>[] = [];
+    const msw = setupServer(
+      http.post(`${origin}/same/todos`, ({ request }) => {
+        seen.push({
+          authorization: request.headers.get('authorization'),
+          source: request.headers.get(SOURCE_HEADER),
+        });
+        return HttpResponse.json({}, { status: 201 });
+      }),
+    );
+    msw.listen({ onUnhandledRequest: 'error' });
+    try {
+      const client = createClient({ baseURL: origin, retry: { attempts: 1 } });
+      let send!: () => Promise<unknown>;
+      const expose = (fn: () => Promise<unknown>) => {
+        send = fn;
+      };
+      const { rerender } = render(
+        <SendWith headers={new Headers({ authorization: 'Bearer t' })} expose={expose} />,
+        { wrapper: wrapperFor(client) },
+      );
+      await act(() => send());
+      rerender(
+        <SendWith
+          headers={new Headers({ authorization: 'Bearer u', [SOURCE_HEADER]: 'mine' })}
+          expose={expose}
+        />,
+      );
+      await act(() => send());
+      // A plain object naming it in another case wins too.
+      rerender(
+        <SendWith
+          headers={{ authorization: 'Bearer v', 'X-Keel-Source': 'own' }}
+          expose={expose}
+        />,
+      );
+      await act(() => send());
+      expect(seen).toEqual([
+        { authorization: 'Bearer t', source: sourceHeaders(client)[SOURCE_HEADER] },
+        { authorization: 'Bearer u', source: 'mine' },
+        { authorization: 'Bearer v', source: 'own' },
+      ]);
     } finally {
       msw.close();
     }

@@ -22,6 +22,7 @@ import {
   skipBody,
   typeMatcher,
 } from './body';
+import { type BodyCharset, bodyCharset } from './charset';
 import {
   boolean,
   checkFunction,
@@ -394,6 +395,21 @@ const EMPTY_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 const NO_BODY: BodyPolicy = { limit: 0, depth: 1, text: null, raw: null };
 let idCounter = 0;
 
+/** C0 and C1 controls, DEL, and the Unicode line / paragraph separators: not for a log line. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
+const CONTROL_CHARACTER = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/;
+/** What JSON.stringify leaves raw of those. */
+const UNESCAPED_CONTROL = /[\x7f-\x9f\u2028\u2029]/g;
+
+/** `path` for a log line: as it is, or a JSON string with every control character escaped. */
+function loggable(path: string): string {
+  if (!CONTROL_CHARACTER.test(path)) return path;
+  return JSON.stringify(path).replace(
+    UNESCAPED_CONTROL,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
 /**
  * The request class of servers started by `listen`: `remoteAddress` is a prototype getter over
  * the address captured at accept, so no property is added to each request (which would change
@@ -647,7 +663,10 @@ class KeelApp implements App, SlotHost {
       },
       this.send.ms,
     );
-    this.graphql = new GraphqlRunner(resolveGraphqlOptions(options.graphql, this.development));
+    this.graphql = new GraphqlRunner(
+      resolveGraphqlOptions(options.graphql, this.development),
+      this.#body.depth,
+    );
     this.compression = resolveCompression(options.compression);
     this.#pool = new Pool(poolSize, () => new Slot(this));
     this.#timeouts = resolveTimeouts(options, DEFAULT_TIMEOUTS);
@@ -797,6 +816,7 @@ class KeelApp implements App, SlotHost {
     if (res instanceof KeelServerResponse) res.writer = slot;
     const ctx = createContext(slot, req as KeelRequest, res, method, url, params, requestId);
     let kind: BodyKind;
+    let charset: BodyCharset = null;
     if (body === NO_BODY) {
       // A 404 / 405 needs no body: it is skipped (below), never read.
       kind = BodyKind.None;
@@ -820,6 +840,16 @@ class KeelApp implements App, SlotHost {
         // A gzip body read as JSON would be "Malformed JSON": say what is wrong instead (415).
         handler = unsupportedEncoding;
         body = NO_BODY;
+      } else if (kind !== BodyKind.None && kind !== BodyKind.Raw) {
+        // Text and forms are decoded by their charset, JSON is UTF-8: null (UTF-8) unless a
+        // charset parameter says otherwise; one keel cannot decode is refused (415).
+        const decoded = bodyCharset(req.headers['content-type'] ?? '', kind === BodyKind.Json);
+        if (decoded instanceof HttpException) {
+          handler = () => {
+            throw decoded;
+          };
+          body = NO_BODY;
+        } else charset = decoded;
       }
     }
     slot.begin(ctx, handler);
@@ -831,7 +861,7 @@ class KeelApp implements App, SlotHost {
       skipBody(req, res);
       slot.run();
     } else if (kind === BodyKind.None) slot.run();
-    else slot.read(req, kind, body);
+    else slot.read(req, kind, body, charset);
   };
 
   /**
@@ -876,7 +906,9 @@ class KeelApp implements App, SlotHost {
   /** Calls the onError handlers; returns a promise when one of them is async. */
   report(err: unknown, ctx: Context): Promise<void> | undefined {
     if (this.#errorHandlers.length === 0) {
-      console.error(`[keel] ${ctx.method} ${ctx.path} failed:`, err);
+      // ctx.path is decoded: `%0A` is a line break, which would let a request write log lines
+      // of its own (and `%1B` terminal escapes). Quoted as a JSON string when it holds any.
+      console.error(`[keel] ${ctx.method} ${loggable(ctx.path)} failed:`, err);
       return undefined;
     }
     let pending: Promise<unknown>[] | undefined;

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import secureJson from 'secure-json-parse';
+import { type BodyCharset, decodeBody, formDecoder } from './charset';
 import { rangeError, typeError } from './checks';
 import { BodyTooLargeError, HttpException } from './errors';
 
@@ -118,7 +119,12 @@ export enum BodyKind {
  * are `type/subtype`, `type/*` or `*\/*`, compared without parameters and case.
  */
 export interface BodyParsers {
-  /** Types read as UTF-8 text: `ctx.body` is a string, e.g. `['text/*']`. @default [] */
+  /**
+   * Types read as text: `ctx.body` is a string, e.g. `['text/*']`, decoded by the Content-Type's
+   * `charset` (UTF-8 when none; one TextDecoder does not know is a 415).
+   *
+   * @default []
+   */
   text?: readonly string[] | undefined;
   /**
    * Types read as bytes: `ctx.body` is a Buffer, e.g. `['application/octet-stream']`; `'*\/*'`
@@ -245,17 +251,19 @@ function nestedDeeper(value: object, left: number): boolean {
 }
 
 /**
- * Parses a complete body; throws HttpException(413) on a form of more than MAX_FORM_FIELDS
- * fields, HttpException(400) on a form's `__proto__` key, on malformed JSON, on JSON nested
- * deeper than `depth`, and on a `__proto__` or `constructor.prototype` key anywhere in it
- * (secure-json-parse, as Fastify does): such a body is a prototype-pollution attempt on any code
- * that merges it into another object.
+ * Parses a complete body, text and forms decoded by `charset` (`null`: UTF-8; JSON is always
+ * UTF-8); throws HttpException(413) on a form of more than MAX_FORM_FIELDS fields,
+ * HttpException(400) on a form's `__proto__` key, and on JSON {@link readJson} refuses.
  */
-export function parseBody(kind: BodyKind, buf: Buffer, depth: number): unknown {
+export function parseBody(
+  kind: BodyKind,
+  buf: Buffer,
+  depth: number,
+  charset: BodyCharset = null,
+): unknown {
   if (buf.length === 0) return undefined;
   if (kind === BodyKind.Raw) return buf;
-  let text = buf.toString('utf8');
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const text = decodeBody(buf, charset);
   if (kind === BodyKind.Text) return text;
   if (kind === BodyKind.Form) {
     // querystring stops at maxKeys `&`-separated fields and drops the rest in silence: refused
@@ -263,7 +271,14 @@ export function parseBody(kind: BodyKind, buf: Buffer, depth: number): unknown {
     if (tooManyFields(text)) {
       throw new HttpException(413, `Form body has more than ${MAX_FORM_FIELDS} fields`);
     }
-    const form = parseQuery(text, undefined, undefined, { maxKeys: MAX_FORM_FIELDS });
+    const form = parseQuery(
+      text,
+      undefined,
+      undefined,
+      charset === null
+        ? { maxKeys: MAX_FORM_FIELDS }
+        : { maxKeys: MAX_FORM_FIELDS, decodeURIComponent: formDecoder(charset) },
+    );
     // Null prototype, but `Object.assign(target, form)` would still set target's prototype to a
     // repeated `__proto__`'s array: refused as in JSON.
     if (Object.hasOwn(form, '__proto__')) {
@@ -271,28 +286,53 @@ export function parseBody(kind: BodyKind, buf: Buffer, depth: number): unknown {
     }
     return form;
   }
+  const json = readJson(text, depth);
+  if (json === MALFORMED_JSON) throw new HttpException(400, 'Malformed JSON body');
+  if (json === FORBIDDEN_JSON_KEY) {
+    throw new HttpException(
+      400,
+      'JSON body has a forbidden __proto__ or constructor.prototype key',
+    );
+  }
+  if (json === JSON_TOO_DEEP) {
+    throw new HttpException(400, `JSON body is nested deeper than ${depth} levels`);
+  }
+  return json;
+}
+
+/** Why {@link readJson} refused a text (no JSON value is a symbol). */
+export const MALFORMED_JSON = Symbol('malformed');
+export const FORBIDDEN_JSON_KEY = Symbol('forbidden key');
+export const JSON_TOO_DEEP = Symbol('too deep');
+
+/**
+ * JSON text read by the rules of a JSON body: the value, or why it is refused. No `__proto__` or
+ * `constructor.prototype` key anywhere (secure-json-parse, as Fastify does): such a text is a
+ * prototype-pollution attempt on any code that merges it into another object. At most `depth`
+ * levels of nesting: JSON.parse nests without limit, but JSON.stringify (an echo) and recursive
+ * code overflow the stack around 4000 levels, a 500 and an onError entry per request at a
+ * client's will. Also for JSON that arrives inside a body (GraphQL's `variables` string).
+ */
+export function readJson(
+  text: string,
+  depth: number,
+): unknown | typeof MALFORMED_JSON | typeof FORBIDDEN_JSON_KEY | typeof JSON_TOO_DEEP {
   let json: unknown;
   try {
     json = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (err) {
-    if (err instanceof SyntaxError && err.message === FORBIDDEN_KEY) {
-      throw new HttpException(
-        400,
-        'JSON body has a forbidden __proto__ or constructor.prototype key',
-      );
-    }
-    throw new HttpException(400, 'Malformed JSON body');
+    return err instanceof SyntaxError && err.message === FORBIDDEN_KEY
+      ? FORBIDDEN_JSON_KEY
+      : MALFORMED_JSON;
   }
-  // JSON.parse nests without limit, but JSON.stringify (an echo) and recursive code overflow
-  // the stack around 4000 levels: a 500 and an onError entry per request, at a client's will.
-  // A body of at most 2 * depth characters cannot be deeper: typical bodies are not walked.
+  // A text of at most 2 * depth characters cannot be deeper: typical bodies are not walked.
   if (
     text.length > 2 * depth &&
     typeof json === 'object' &&
     json !== null &&
     nestedDeeper(json, depth)
   ) {
-    throw new HttpException(400, `JSON body is nested deeper than ${depth} levels`);
+    return JSON_TOO_DEEP;
   }
   return json;
 }
@@ -318,6 +358,7 @@ export class BodyReader {
   #kind: BodyKind = BodyKind.None;
   #limit = 0;
   #depth = 0;
+  #charset: BodyCharset = null;
   #size = 0;
   #chunks: Buffer[] = [];
   /** `#chunks` before this index are merged (or large) and stay as they are. */
@@ -330,7 +371,7 @@ export class BodyReader {
     this.#done = done;
   }
 
-  read(req: IncomingMessage, kind: BodyKind, policy: BodyPolicy): void {
+  read(req: IncomingMessage, kind: BodyKind, policy: BodyPolicy, charset: BodyCharset): void {
     const limit = policy.limit;
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > limit) {
@@ -350,6 +391,7 @@ export class BodyReader {
     this.#kind = kind;
     this.#limit = limit;
     this.#depth = policy.depth;
+    this.#charset = charset;
     req.on('data', this.#onData);
     req.on('end', this.#onEnd);
     req.on('error', this.#onAbort);
@@ -386,11 +428,12 @@ export class BodyReader {
   #onEnd = (): void => {
     const chunks = this.#chunks;
     const kind = this.#kind;
+    const charset = this.#charset;
     this.#finish();
     let body: unknown;
     try {
       const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-      body = parseBody(kind, buf, this.#depth);
+      body = parseBody(kind, buf, this.#depth, charset);
     } catch (err) {
       this.#done(err as HttpException, undefined, false);
       return;
@@ -413,6 +456,7 @@ export class BodyReader {
     req.off('error', this.#onAbort);
     req.off('close', this.#onAbort);
     this.#req = null;
+    this.#charset = null;
     this.#chunks = [];
     this.#size = 0;
     this.#kept = 0;

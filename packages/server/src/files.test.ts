@@ -23,22 +23,24 @@ describe('pickRange', () => {
 describe('isNotModified', () => {
   const etag = '"64-1"';
   const mtime = Date.parse('2026-01-01T00:00:00Z');
+  const now = mtime + 60_000;
 
   it('If-None-Match wins over If-Modified-Since; no-cache forces a fetch', () => {
-    expect(isNotModified({ 'if-none-match': `W/${etag}` }, etag, mtime)).toBe(true);
+    expect(isNotModified({ 'if-none-match': `W/${etag}` }, etag, mtime, now)).toBe(true);
     expect(
       isNotModified(
         { 'if-none-match': '"other"', 'if-modified-since': new Date(mtime).toUTCString() },
         etag,
         mtime,
+        now,
       ),
     ).toBe(false);
-    expect(isNotModified({ 'if-modified-since': new Date(mtime).toUTCString() }, etag, mtime)).toBe(
-      true,
-    );
-    expect(isNotModified({ 'if-none-match': '*', 'cache-control': 'no-cache' }, etag, mtime)).toBe(
-      false,
-    );
-    expect(isNotModified({ 'if-modified-since': 'garbage' }, etag, mtime)).toBe(false);
+    expect(
+      isNotModified({ 'if-modified-since': new Date(mtime).toUTCString() }, etag, mtime, now),
+    ).toBe(true);
+    expect(
+      isNotModified({ 'if-none-match': '*', 'cache-control': 'no-cache' }, etag, mtime, now),
+    ).toBe(false);
+    expect(isNotModified({ 'if-modified-since': 'garbage' }, etag, mtime, now)).toBe(false);
   });
 });

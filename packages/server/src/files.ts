@@ -8,6 +8,7 @@ import parseRange from 'range-parser';
 import { endBodiless, isBodiless } from './bodiless';
 import { checkObject, oneOf, typeError } from './checks';
 import { HttpException } from './errors';
+import { parseHttpDate } from './http-date';
 import { fitsQueue, QUEUED_STREAM_BYTES, watchEnded, watchSend, whenDone } from './send-watch';
 import type { StreamTarget } from './stream-body';
 
@@ -227,39 +228,44 @@ function lastModified(mtimeMs: number): number {
   return Math.floor(mtimeMs / 1000) * 1000;
 }
 
-/** If-None-Match wins over If-Modified-Since (RFC 9110 §13.2.2); `no-cache` forces a fetch. */
+/**
+ * If-None-Match wins over If-Modified-Since (RFC 9110 §13.2.2); `no-cache` forces a fetch. A date
+ * that is no HTTP-date (`9999`, an ISO date, a list) is ignored (§13.1.3): Date.parse would read
+ * `9999` as a time no file reaches, a 304 for ever. The caller asks only for GET and HEAD.
+ */
 export function isNotModified(
   headers: IncomingHttpHeaders,
   etag: string,
   mtimeMs: number,
+  now: number,
 ): boolean {
   const cacheControl = headers['cache-control'];
   if (cacheControl !== undefined && /(?:^|,)\s*no-cache\s*(?:,|$)/.test(cacheControl)) return false;
   const inm = headers['if-none-match'];
   if (inm !== undefined) return etagMatches(inm, etag);
   const ims = headers['if-modified-since'];
-  if (ims !== undefined) {
-    const since = Date.parse(ims);
-    return !Number.isNaN(since) && lastModified(mtimeMs) <= since;
-  }
-  return false;
+  if (ims === undefined) return false;
+  const since = parseHttpDate(ims, now);
+  return since !== null && lastModified(mtimeMs) <= since;
 }
 
 /**
  * RFC 9110 §13.1.1 / §13.1.4: If-Match needs one listed tag to match by strong comparison (or
- * `*`); without it, If-Unmodified-Since fails when the file changed after a valid date.
+ * `*`); without it, If-Unmodified-Since fails when the file changed after its date, and is
+ * ignored when that is no HTTP-date (Date.parse read `0` as the year 2000: a 412).
  */
 export function isPreconditionFailed(
   headers: IncomingHttpHeaders,
   etag: string,
   mtimeMs: number,
+  now: number,
 ): boolean {
   const im = headers['if-match'];
   if (im !== undefined) return !etagMatches(im, etag, false);
   const ius = headers['if-unmodified-since'];
   if (ius === undefined) return false;
-  const since = Date.parse(ius);
-  return !Number.isNaN(since) && lastModified(mtimeMs) > since;
+  const since = parseHttpDate(ius, now);
+  return since !== null && lastModified(mtimeMs) > since;
 }
 
 /**
@@ -280,9 +286,10 @@ function ifRangeAllows(
   if (typeof ifRange !== 'string') return false;
   const value = ifRange.trim();
   if (value.startsWith('"') || value.startsWith('W/')) return value === etag;
-  const date = Date.parse(value);
+  // Only an HTTP-date (§13.1.5): `2024-01-02T03:04:05Z` is no Last-Modified value.
+  const date = parseHttpDate(value, now);
   const modified = lastModified(mtimeMs);
-  return !Number.isNaN(date) && modified === date && modified + 1000 <= now;
+  return date !== null && modified === date && modified + 1000 <= now;
 }
 
 /** Strong, as nginx's: size and mtime in ms change whenever the bytes do, and If-Range accepts only strong validators. */
@@ -411,8 +418,11 @@ export async function sendFile(
     }
     const cacheable = (method === 'GET' || method === 'HEAD') && target.status === 200;
     // RFC 9110 §13.2.2: If-Match / If-Unmodified-Since first, then If-None-Match / IMS, then Range.
-    if (cacheable && isPreconditionFailed(req, etag, stat.mtimeMs)) throw new HttpException(412);
-    if (cacheable && isNotModified(req, etag, stat.mtimeMs)) {
+    const now = cacheable ? target.watch.clock.now() : 0;
+    if (cacheable && isPreconditionFailed(req, etag, stat.mtimeMs, now)) {
+      throw new HttpException(412);
+    }
+    if (cacheable && isNotModified(req, etag, stat.mtimeMs, now)) {
       if (!(await closeFirst())) return;
       res.writeHead(304, headers);
       res.end();

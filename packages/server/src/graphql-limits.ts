@@ -1,5 +1,6 @@
 import {
   type ASTVisitor,
+  type DocumentNode,
   type FragmentDefinitionNode,
   type GraphQLCompositeType,
   GraphQLError,
@@ -236,4 +237,68 @@ export function operationLimitsRule(limits: OperationLimits): ValidationRule {
       },
     };
   };
+}
+
+/** A response path: how often it was selected, and what its selection holds so far. */
+interface Path {
+  id: number;
+  /** Fields selected at this path (each pairs with every earlier one). */
+  count: number;
+  /** Fields directly below it, any name. */
+  fields: number;
+  /** Named fragment spreads directly below it. */
+  spreads: number;
+}
+
+/**
+ * Whether graphql-js's OverlappingFieldsCanBeMerged rule would compare more than `limit` pairs in
+ * `document`. It compares every two fields that share a response path (a field repeated, or
+ * selected again by inline fragments; their selections are merged and compared pair by pair in
+ * turn), so a path selected `n` times costs `n * (n - 1) / 2` comparisons: quadratic in a
+ * document `maxTokens` lets through. A named fragment spread is compared with every other spread
+ * and every field of its selection: it counts as a pair with each. Counted in one linear pass,
+ * before validation: every operation and fragment (unused ones too: the rule visits them),
+ * inline fragments flattened into their parent as the rule does, a fragment's fields where it is
+ * defined (not copied to every spread). Paths are numbered, not spelled out: a field costs its
+ * own name, however long the names above it. Recursive, at most as deep as the document nests
+ * brackets (checked before it was parsed).
+ */
+export function tooManyFieldPairs(document: DocumentNode, limit: number): boolean {
+  /** `${parent path id} ${response name}` -> the path. */
+  const paths = new Map<string, Path>();
+  let pairs = 0;
+  const walk = (set: SelectionSetNode, parent: Path): boolean => {
+    for (const node of set.selections) {
+      if (node.kind === Kind.FIELD) {
+        const key = `${parent.id} ${(node.alias ?? node.name).value}`;
+        let path = paths.get(key);
+        if (path === undefined) {
+          path = { id: paths.size + 1, count: 0, fields: 0, spreads: 0 };
+          paths.set(key, path);
+        }
+        pairs += path.count++ + parent.spreads;
+        parent.fields++;
+        if (pairs > limit) return true;
+        if (node.selectionSet !== undefined && walk(node.selectionSet, path)) return true;
+      } else if (node.kind === Kind.INLINE_FRAGMENT) {
+        if (walk(node.selectionSet, parent)) return true;
+      } else {
+        pairs += parent.spreads++ + parent.fields;
+        if (pairs > limit) return true;
+      }
+    }
+    return false;
+  };
+  let root = 0;
+  for (const definition of document.definitions) {
+    if (
+      (definition.kind === Kind.OPERATION_DEFINITION ||
+        definition.kind === Kind.FRAGMENT_DEFINITION) &&
+      // Each definition's root is a path of its own (path ids are positive).
+      walk(definition.selectionSet, { id: --root, count: 1, fields: 0, spreads: 0 })
+    ) {
+      return true;
+    }
+  }
+  return false;
 }

@@ -8,14 +8,18 @@ import {
   type GraphQLFieldResolver,
   type GraphQLSchema,
   getOperationAST,
+  Lexer,
   NoSchemaIntrospectionCustomRule,
   parse,
+  Source,
   specifiedRules,
+  TokenKind,
   type ValidationRule,
   validate,
 } from 'graphql';
+import { FORBIDDEN_JSON_KEY, JSON_TOO_DEEP, MALFORMED_JSON, readJson } from './body';
 import { boolean, checkObject, integer } from './checks';
-import { operationLimitsRule } from './graphql-limits';
+import { operationLimitsRule, tooManyFieldPairs } from './graphql-limits';
 
 /**
  * Resolvers for `ctx.graphql`, in either shape:
@@ -65,6 +69,17 @@ export interface GraphqlOptions {
   /** The length assumed for every list when computing cost. @default 10 */
   listFactor?: number | undefined;
   /**
+   * Pairs of fields sharing a response path (a field repeated, or selected again through inline
+   * fragments) that graphql-js's validation would compare: a path selected `n` times makes
+   * `n * (n - 1) / 2`, and a named fragment spread pairs with each spread and field beside it.
+   * Counted before validation; over it, 400. Bounds validation time, which is
+   * quadratic in such repeats (`{ me { id } me { id } ... }` 745 times, 5 KiB, took graphql-js
+   * about a second).
+   *
+   * @default 20000
+   */
+  maxFieldPairs?: number | undefined;
+  /**
    * Allow `__schema` / `__type` queries (`__typename` is always allowed).
    *
    * @default the app's `development` (off when NODE_ENV is `production`)
@@ -88,6 +103,7 @@ export interface GraphqlSettings {
   maxAliases: number;
   maxCost: number;
   listFactor: number;
+  maxFieldPairs: number;
   introspection: boolean;
   documentCacheBytes: number;
   maxCachedDocumentBytes: number;
@@ -109,6 +125,7 @@ export function resolveGraphqlOptions(
     maxAliases: count('maxAliases', options.maxAliases, 30, 0),
     maxCost: count('maxCost', options.maxCost, 20_000, 1),
     listFactor: count('listFactor', options.listFactor, 10, 1),
+    maxFieldPairs: count('maxFieldPairs', options.maxFieldPairs, 20_000, 0),
     introspection: boolean('graphql.introspection', options.introspection, development),
     documentCacheBytes: count('documentCacheBytes', options.documentCacheBytes, 1024 * 1024, 0),
     maxCachedDocumentBytes: count(
@@ -133,6 +150,41 @@ interface CachedDocument {
 }
 
 const MAX_SCHEMAS = 32;
+
+/**
+ * Deepest bracket nesting (`{`, `[`, `(`) a document may have. graphql-js's parser recurses once
+ * (or more) per level and has no bound of its own: about 2000 nested `[` overflow the stack, in
+ * fewer tokens than `maxTokens` allows.
+ */
+export const MAX_DOCUMENT_NESTING = 256;
+
+/**
+ * Whether `query` nests brackets deeper than MAX_DOCUMENT_NESTING, counted over graphql-js's
+ * own tokens (strings, block strings and comments are no nesting), up to `maxTokens` of them
+ * (the parser stops there). Iterative, so it cannot overflow; an unclosed bracket counts, as
+ * the parser recurses before it finds the end. Throws the lexer's GraphQLError on bad syntax.
+ */
+function nestsTooDeep(query: string, maxTokens: number): boolean {
+  // Too short to hold that many opening brackets.
+  if (query.length <= MAX_DOCUMENT_NESTING) return false;
+  const lexer = new Lexer(new Source(query));
+  let depth = 0;
+  for (let n = 0; n < maxTokens; n++) {
+    const kind = lexer.advance().kind;
+    if (kind === TokenKind.EOF) break;
+    if (kind === TokenKind.BRACE_L || kind === TokenKind.BRACKET_L || kind === TokenKind.PAREN_L) {
+      if (++depth > MAX_DOCUMENT_NESTING) return true;
+    } else if (
+      kind === TokenKind.BRACE_R ||
+      kind === TokenKind.BRACKET_R ||
+      kind === TokenKind.PAREN_R
+    ) {
+      // A closer with nothing open is a syntax error: the parser stops there.
+      if (depth > 0) depth--;
+    }
+  }
+  return false;
+}
 
 function requestError(status: number, message: string): GraphqlOutcome {
   return { status, body: { errors: [new GraphQLError(message)] } };
@@ -164,6 +216,8 @@ export interface GraphqlParams {
  */
 export class GraphqlRunner {
   readonly settings: GraphqlSettings;
+  /** The app's `maxJsonDepth`, for `variables` sent as a JSON string. */
+  readonly #jsonDepth: number;
   readonly #rules: readonly ValidationRule[];
   readonly #schemas = new Map<string, SchemaEntry>();
   /** Key: schema id, newline, query text. Map order is recency: the first entry goes first. */
@@ -171,8 +225,9 @@ export class GraphqlRunner {
   #cachedBytes = 0;
   #nextId = 0;
 
-  constructor(settings: GraphqlSettings) {
+  constructor(settings: GraphqlSettings, jsonDepth: number) {
     this.settings = settings;
+    this.#jsonDepth = jsonDepth;
     const rules: ValidationRule[] = [...specifiedRules, operationLimitsRule(settings)];
     if (!settings.introspection) rules.push(NoSchemaIntrospectionCustomRule);
     this.#rules = rules;
@@ -207,10 +262,26 @@ export class GraphqlRunner {
     }
     let document: DocumentNode;
     try {
+      if (nestsTooDeep(query, this.settings.maxTokens)) {
+        return [
+          new GraphQLError(
+            `The document nests brackets deeper than ${MAX_DOCUMENT_NESTING} levels.`,
+          ),
+        ];
+      }
       document = parse(query, { maxTokens: this.settings.maxTokens });
     } catch (err) {
       if (err instanceof GraphQLError) return [err];
       throw err;
+    }
+    const pairs = this.settings.maxFieldPairs;
+    if (tooManyFieldPairs(document, pairs)) {
+      return [
+        new GraphQLError(
+          'The document repeats fields or fragment spreads at one response path too often: ' +
+            `validation would compare more than ${pairs} pairs of them.`,
+        ),
+      ];
     }
     const errors = validate(entry.schema, document, this.#rules);
     if (errors.length > 0) return errors;
@@ -266,10 +337,20 @@ export class GraphqlRunner {
     }
     let variables = params.variables;
     if (typeof variables === 'string') {
-      try {
-        variables = JSON.parse(variables);
-      } catch {
-        return requestError(400, 'Variables are invalid JSON.');
+      // The GET form's (and a POST may send them so): held to the rules of a JSON body, which
+      // the body reader applied to everything else. Plain JSON.parse let a `__proto__` key reach
+      // the resolvers and any depth reach JSON.stringify (a stack overflow: 500, onError).
+      const depth = this.#jsonDepth;
+      variables = readJson(variables, depth);
+      if (variables === MALFORMED_JSON) return requestError(400, 'Variables are invalid JSON.');
+      if (variables === FORBIDDEN_JSON_KEY) {
+        return requestError(
+          400,
+          'Variables have a forbidden __proto__ or constructor.prototype key.',
+        );
+      }
+      if (variables === JSON_TOO_DEEP) {
+        return requestError(400, `Variables are nested deeper than ${depth} levels.`);
       }
     }
     if (

@@ -6,6 +6,7 @@ import {
 } from 'node:http';
 import { endBodiless, isBodiless } from './bodiless';
 import { type BodyKind, type BodyPolicy, BodyReader } from './body';
+import type { BodyCharset } from './charset';
 import { rangeError, typeError } from './checks';
 import { type CompressionSettings, chooseEncoding, compressBody, type Encoding } from './compress';
 import type { Context, Handler, Middleware, Next } from './context';
@@ -219,9 +220,9 @@ export class Slot implements RawWriter {
   }
 
   /** Reads the body first; the chain runs once it is parsed. */
-  read(req: IncomingMessage, kind: BodyKind, policy: BodyPolicy): void {
+  read(req: IncomingMessage, kind: BodyKind, policy: BodyPolicy, charset: BodyCharset): void {
     this.#phase = 'reading';
-    this.#reader.read(req, kind, policy);
+    this.#reader.read(req, kind, policy, charset);
   }
 
   #bodyRead(err: Error | null, body: unknown, aborted: boolean): void {

@@ -57,7 +57,37 @@ describe('computeDelay', () => {
       expect(at(r)).toBe(200);
     }
     expect(at(1.5)).toBe(300);
-    expect(at(-0.5)).toBe(100);
+    // Modulo as a number line has it (-0.5 is 0.5), not JS's sign-keeping remainder: -0.5 gave
+    // 100, below the half of 400 equal jitter promises, and -0.9999 no wait at all.
+    expect(at(-0.5)).toBe(300);
+    expect(at(-0.25)).toBe(350);
+    expect(at(-0.9999)).toBe(200);
+  });
+
+  test('a zero baseDelay is no wait at any attempt, even past 2^1024 growth', () => {
+    // 0 * 2^1100 is 0 * Infinity: NaN, a retry event's `delay` and a park of NaN ms.
+    for (const jitter of [false, true]) {
+      for (const attempts of [1, 1025, 5000]) {
+        expect(
+          computeDelay({
+            attempts,
+            baseDelay: 0,
+            maxDelay: 30_000,
+            backoff: 'exponential',
+            jitter,
+          }),
+        ).toBe(0);
+      }
+    }
+    expect(
+      computeDelay({
+        attempts: 5000,
+        baseDelay: 10,
+        maxDelay: 500,
+        backoff: 'exponential',
+        jitter: false,
+      }),
+    ).toBe(500);
   });
 
   test('attempts below 1 behave like the first retry', () => {

@@ -27,10 +27,12 @@ export function computeDelay({
 }: DelayInput): number {
   const n = Math.max(1, attempts);
   const raw = backoff === 'fixed' ? baseDelay : baseDelay * 2 ** (n - 1);
-  const d = Math.min(maxDelay, raw);
+  // `|| 0`: a baseDelay of 0 grown past 2^1024 is 0 * Infinity, NaN.
+  const d = Math.min(maxDelay, raw) || 0;
   if (!jitter) return d;
   const half = d / 2;
   // A user's random outside [0, 1) is taken modulo 1 (NaN, ±Infinity: 0): NaN was no wait at
-  // all, 7 a wait 4x too long. The cheapest guard that keeps every wait in (0, d].
-  return Math.round(half + (random() % 1 || 0) * half);
+  // all, 7 a wait 4x too long. `+ 1) % 1` maps a negative remainder into [0, 1) (-0.5 is 0.5),
+  // so every wait stays in [d/2, d].
+  return Math.round(half + (((random() % 1) + 1) % 1 || 0) * half);
 }

@@ -34,7 +34,7 @@ const TARGET = 'a path string, an array of tag strings or a predicate function';
 /**
  * Compiles an invalidation target once into a predicate (checked by checkInvalidateTarget).
  * - string: a path, segment-aware. `/users` matches `/users`, `/users/7`, `/users?x=1`, not
- *   `/users-x`. An absolute URL also pins the origin. A trailing slash is ignored; `/` is all.
+ *   `/users-x`. A relative one is read as a request URL's path (`/a b` is `/a%20b`). An absolute URL also pins the origin. A trailing slash is ignored; `/` is all.
  *   A relative path also matches under the path of `baseURL` (the client's), when it has one.
  * - string[]: tags; an entry matches when it carries any of them.
  * - function: a predicate over CacheMeta.
@@ -58,8 +58,9 @@ export function compileTarget(
     // splitURL's '' origin: it did not parse.
     if (!origin) throw rangeError(option, 'a valid URL', target);
   } else {
-    path = path.split(/[?#]/, 1)[0]!;
-    if (!path.startsWith('/')) path = `/${path}`;
+    // Read as a request URL's path is (percent-encoded, dot segments resolved; query and
+    // fragment dropped), so `/a b` names the entries of get('/a b'), stored as `/a%20b`.
+    path = splitURL(`http://h${path[0] === '/' ? '' : '/'}${path}`).path;
     // A relative target is written like the request URLs, which were joined onto a baseURL that
     // may carry a path (`/v1`): `/users` must also reach the entries stored as `/v1/users`.
     // (A baseURL that does not parse has path `/`: no prefix.)

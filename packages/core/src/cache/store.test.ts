@@ -246,6 +246,43 @@ describe('CacheStore', () => {
     }
   });
 
+  test('bad set arguments are TypeErrors / RangeErrors naming them; nothing is written', () => {
+    // They were used as given: ttl NaN stored an entry that no read found, ttl -5 one that was
+    // born expired, tags 'abc' the tags a, b and c, a missing response an entry without one.
+    const store = new CacheStore(1000, { clock: new FakeClock() });
+    const bad: [string, () => unknown, ErrorConstructor, RegExp][] = [
+      ['key', () => store.set(5 as never, res(1)), TypeError, /`key`/],
+      ['response', () => store.set(key('/r'), undefined as never), TypeError, /`response`/],
+      ['ttl NaN', () => store.set(key('/n'), res(1), { ttl: Number.NaN }), RangeError, /`ttl`/],
+      ['ttl -5', () => store.set(key('/m'), res(1), { ttl: -5 }), RangeError, /`ttl`/],
+      ['ttl string', () => store.set(key('/s'), res(1), { ttl: '5' as never }), TypeError, /`ttl`/],
+      [
+        'tags string',
+        () => store.set(key('/t'), res(1), { tags: 'abc' as never }),
+        TypeError,
+        /`tags`/,
+      ],
+      [
+        'tags [5]',
+        () => store.set(key('/u'), res(1), { tags: [5] as never }),
+        TypeError,
+        /`tags\[0\]`/,
+      ],
+      [
+        'storedAt NaN',
+        () => store.set(key('/v'), res(1), { storedAt: Number.NaN }),
+        RangeError,
+        /`storedAt`/,
+      ],
+    ];
+    for (const [what, write, type, message] of bad) {
+      expect(write, what).toThrow(type);
+      expect(write, what).toThrow(message);
+    }
+    expect(store.size).toBe(0);
+    expect(store.set(key('/ok'), res(1), { ttl: 0, tags: [], storedAt: 0 }).expiresAt).toBe(0);
+  });
+
   test('bad subscribe arguments are TypeErrors', () => {
     const store = new CacheStore();
     expect(() => store.subscribe(key('/a'), 5 as never)).toThrow(TypeError);

@@ -1,9 +1,10 @@
-import { answer, checkFunction, checkMs, typeError } from '../internal/checks';
+import { answer, checkFunction, checkMs, checkObject, typeError } from '../internal/checks';
 import { type Clock, systemClock } from '../internal/clock';
 import { urlOfKey } from '../internal/fingerprint';
 import { freeze } from '../internal/freeze';
 import { callUser, type ErrorReporter, logListenerError } from '../internal/report';
 import { absoluteKeyURL, originOf, splitURL } from '../internal/url';
+import { checkStrings } from '../request/fields';
 import type { RequestSpec } from '../request/resolve';
 import type { ApiResponse, CacheSubscriber, CacheUpdate, KeyMatcher } from '../types/client';
 import { type CacheEntry, metaOf } from './entry';
@@ -429,6 +430,17 @@ export class CacheStore extends Store {
   }
 
   override set(key: string, response: ApiResponse, options?: WriteOptions): StoredEntry {
+    // Checked here, not in the client's store (it writes only what it built): a bad value was
+    // used as given (a NaN ttl stored an entry no read found, tags 'abc' the tags a, b and c).
+    if (typeof key !== 'string') throw typeError('key', 'a string', key);
+    checkObject('response', response);
+    if (options !== undefined) {
+      checkObject('options', options);
+      const { ttl, tags, storedAt } = options;
+      if (ttl !== undefined) checkMs('ttl', ttl, Number.MAX_VALUE);
+      if (tags !== undefined) checkStrings('tags', tags, 'an array of strings');
+      if (storedAt !== undefined) checkMs('storedAt', storedAt, Number.MAX_VALUE);
+    }
     const entry = super.set(key, response, options);
     return Object.defineProperty(entry, 'subscribers', {
       get: () => this.#subscribersOf(key),

@@ -64,4 +64,20 @@ describe('Deduper.run (standalone coalescing)', () => {
     await Promise.resolve();
     expect(d.size).toBe(0);
   });
+
+  test('a thenable whose `then` throws is not kept: the throw reaches the caller, the next call starts', () => {
+    // It stayed in the map for good: every later run(key) got the broken value, never a start.
+    const d = new Deduper<PromiseLike<number>>();
+    const boom = new Error('then');
+    const broken = {
+      // biome-ignore lint/suspicious/noThenProperty: a hostile thenable on purpose
+      then() {
+        throw boom;
+      },
+    } as unknown as PromiseLike<number>;
+    expect(() => d.run('k', () => broken)).toThrow(boom);
+    expect(d.has('k')).toBe(false);
+    const fine = Promise.resolve(1);
+    expect(d.run('k', () => fine)).toBe(fine);
+  });
 });

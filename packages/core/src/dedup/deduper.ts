@@ -39,11 +39,15 @@ export class Deduper<V> {
     if (current !== undefined) return current;
     const value = start();
     this.#inflight.set(key, value);
-    if (isThenable(value)) {
-      const forget = () => {
-        this.delete(key, value);
-      };
-      value.then(forget, forget);
+    const forget = () => {
+      this.delete(key, value);
+    };
+    try {
+      if (isThenable(value)) value.then(forget, forget);
+    } catch (error) {
+      // A `then` that throws: never settles here, so it must not stay in the map for good.
+      forget();
+      throw error;
     }
     return value;
   }

@@ -15,6 +15,21 @@ describe('EventEmitter', () => {
     expect(e.has('a')).toBe(false);
   });
 
+  test('a listener that is no function is a TypeError naming it; nothing is added', () => {
+    // It was added: every emit then called it, and reported its TypeError as a listener's.
+    const onError = vi.fn();
+    const e = new EventEmitter<Events>({ onError });
+    for (const add of [() => e.on('a', 5 as never), () => e.once('a', null as never)]) {
+      expect(add).toThrow(/^keel: `listener` must be a function, got /);
+    }
+    expect(e.listenerCount()).toBe(0);
+    e.emit('a', { n: 1 });
+    expect(onError).not.toHaveBeenCalled();
+    // onEach: handlers the app left out are skipped; one that is there must be a function.
+    expect(() => e.onEach({ a: 'x' as never })).toThrow(TypeError);
+    expect(e.listenerCount()).toBe(0);
+  });
+
   test('once fires a single time; its unsubscribe works before it fires', () => {
     const e = new EventEmitter<Events>();
     const fn = vi.fn();

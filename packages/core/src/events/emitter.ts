@@ -1,3 +1,4 @@
+import { checkFunction } from '../internal/checks';
 import { callUser, type ErrorReporter, logListenerError } from '../internal/report';
 
 type Listener<P> = (payload: P) => void;
@@ -136,6 +137,13 @@ export class EventEmitter<Events extends { [K in keyof Events]: unknown }> exten
     this.#listeners = listeners;
   }
 
+  /** As Emitter's, with the listener checked (the client checks its own before adding). */
+  override on<K extends keyof Events>(event: K, listener: Listener<Events[K]>): () => void {
+    // Added as it was, it was called by every emit, and its TypeError reported as a listener's.
+    checkFunction('listener', listener);
+    return super.on(event, listener);
+  }
+
   override listenerCount(event?: keyof Events): number {
     return event === undefined ? super.listenerCount() : (this.#listeners[event]?.length ?? 0);
   }
@@ -168,6 +176,7 @@ export class EventEmitter<Events extends { [K in keyof Events]: unknown }> exten
   readonly #onces = new Map<Listener<never>, [keyof Events, Listener<never>]>();
 
   once<K extends keyof Events>(event: K, listener: Listener<Events[K]>): () => void {
+    checkFunction('listener', listener);
     const wrapped: Listener<Events[K]> = (payload) => {
       this.off(event, wrapped);
       listener(payload);

@@ -44,6 +44,8 @@ export class EndpointRecord {
   /** Replaced, not cleared, when samples age (see sample). */
   latency = new LatencyRing(LATENCY_WINDOW);
   readonly pace = new Pace();
+  /** Attempts in a row that ended without an answer (see sample). */
+  #missed = 0;
   #recommendation: IntelligenceRecommendation | undefined;
   /** The latency stats #recommendation was made from (the ring caches them until a sample). */
   #basis: LatencyStats | undefined;
@@ -71,7 +73,13 @@ export class EndpointRecord {
    * (see Pace).
    */
   sample(ms: number | undefined, clock: Pick<Clock, 'now'>): void {
-    if (this.pace.sample(clock.now(), AGE_WINDOW)) this.latency = new LatencyRing(LATENCY_WINDOW);
+    // AGE_WINDOW attempts in a row without an answer (timed out, or failed before a response)
+    // drop the samples too: they no longer say how the endpoint answers, and a 3 x p95 timeout
+    // that every attempt now outlasts would cut each one short, never corrected by an answer.
+    const missed = ms === undefined ? ++this.#missed : (this.#missed = 0);
+    if (this.pace.sample(clock.now(), AGE_WINDOW) || missed === AGE_WINDOW) {
+      this.latency = new LatencyRing(LATENCY_WINDOW);
+    }
     this.latency.record(ms);
   }
 

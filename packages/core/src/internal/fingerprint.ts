@@ -1,6 +1,6 @@
 import { lowerCaseHeaders } from '../request/fields';
 import type { HeadersOption, ResponseBodyType } from '../types/options';
-import { canonicalizeURL, keyBaseOf, keyURL } from './url';
+import { canonicalizeURL, keyBaseOf, keyURL, resolveURL } from './url';
 
 export interface FingerprintInput {
   method: string;
@@ -28,13 +28,16 @@ export interface FingerprintInput {
  * @example createFingerprint({ method: 'get', url: 'https://a.test/v1/x', base: 'https://a.test/v1' }) // 'GET /x'
  */
 export function createFingerprint({ method, url, headers, body, base }: FingerprintInput): string {
+  // A base with a query or fragment (a client refuses one) has no URL under it.
+  const keyBase = base === undefined || /[?#]/.test(base) ? undefined : keyBaseOf(base);
   let canonical: string;
   try {
-    canonical = canonicalizeURL(url);
+    // Joined onto the base as a request's URL is (`users` is `/users` under it, `../x` leaves
+    // it), so the key is the one the client writes for a request to `url`.
+    canonical = canonicalizeURL(keyBase === undefined ? url : resolveURL(url, base));
   } catch {
     canonical = url;
   }
-  const keyBase = base === undefined ? undefined : keyBaseOf(base);
   const text =
     body === undefined || body === null || typeof body === 'string' ? body : safeJson(body);
   return fingerprintOf(

@@ -45,6 +45,13 @@ function documentBase(): string | undefined {
  */
 export function resolveBaseURL(baseURL: unknown): string {
   if (typeof baseURL !== 'string') throw typeError('baseURL', 'a URL string', baseURL);
+  // A request that sets its own baseURL checks it each time: skip the checks when it repeats.
+  if (baseURL === checkedBase) return baseURL;
+  // URLs are joined onto it as text: after a query or fragment, `/users` would land in it and
+  // every request fetch the base (under one key).
+  if (/[?#]/.test(baseURL)) {
+    throw rangeError('baseURL', 'a URL without a query or fragment', baseURL);
+  }
   if (!ABSOLUTE.test(baseURL)) {
     const page = documentBase();
     if (page === undefined) {
@@ -57,8 +64,6 @@ export function resolveBaseURL(baseURL: unknown): string {
     }
     return new URL(baseURL, page).href;
   }
-  // A request that sets its own baseURL checks it each time: skip the parse when it repeats.
-  if (baseURL === checkedBase) return baseURL;
   try {
     new URL(baseURL);
   } catch (cause) {
@@ -74,11 +79,13 @@ let checkedBase: string | undefined;
 /**
  * What cache keys are written relative to: the canonical `baseURL` without a trailing slash, or
  * in a browser without one, the page origin (which relative URLs resolve against). Undefined
- * when URLs cannot be relative (Node without a baseURL) or the base has a query or fragment.
+ * when URLs cannot be relative (Node without a baseURL).
  */
 export function keyBaseOf(baseURL: string | undefined): string | undefined {
   const base = baseURL ?? pageOrigin();
-  if (base === undefined || /[?#]/.test(base)) return undefined;
+  // (A base with a query or fragment never gets here: resolveBaseURL refuses it, and
+  // createFingerprint keys no URL relative to one.)
+  if (base === undefined) return undefined;
   try {
     return canonicalURL(base).href.replace(/\/$/, '');
   } catch {

@@ -75,6 +75,9 @@ describe('buildQuery', () => {
     ['an object inside an array', { a: ['x', { b: 1 }] }],
     ['a function', { a: () => 1 }],
     ['a Date', { a: new Date(0) }],
+    // String(symbol) is "Symbol(x)": it was sent as the value.
+    ['a symbol', { a: Symbol('x') }],
+    ['a symbol inside an array', { a: ['x', Symbol('y')] }],
   ])('%s is a TypeError naming the param', (_what, params) => {
     const error = (() => {
       try {

@@ -27,7 +27,9 @@ export function buildQuery(params?: QueryParams | URLSearchParams | null): strin
 /** `out` with `key=value` after it; null and undefined add nothing. */
 function addParam(out: string, key: string, value: ParamValue): string {
   if (value === null || value === undefined) return out;
-  // An object or a function has no query form ("[object Object]" would be sent).
-  if (Object(value) === value) throw typeError(member('params', key), PARAM, value);
+  // An object, a function or a symbol has no query form ("[object Object]", "Symbol(x)" would
+  // be sent).
+  if (Object(value) === value || typeof value === 'symbol')
+    throw typeError(member('params', key), PARAM, value);
   return `${out && `${out}&`}${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`;
 }

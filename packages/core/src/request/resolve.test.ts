@@ -214,84 +214,6 @@ describe('resolveRequest', () => {
       ['https://API.test:443/v1/', '/a/../b', Q, 'https://api.test/v1/b?q=1'],
       ['https://API.test:443/v1/', '/x y', Q, 'https://api.test/v1/x%20y?q=1'],
       ['https://API.test:443/v1/', 'https://other.test/y#f', Q, 'https://other.test/y?q=1'],
-      ['https://api.test/v1?key=1', '', Q, 'https://api.test/v1?key=1&q=1'],
-      [
-        'https://api.test/v1?key=1',
-        '/',
-        Q,
-        'https://api.test/v1?key=1%2F&q=1',
-        'https://api.test/v1?key=1/&q=1',
-      ],
-      [
-        'https://api.test/v1?key=1',
-        '/x',
-        Q,
-        'https://api.test/v1?key=1%2Fx&q=1',
-        'https://api.test/v1?key=1/x&q=1',
-      ],
-      [
-        'https://api.test/v1?key=1',
-        '/x?a=1',
-        Q,
-        'https://api.test/v1?key=1%2Fx%3Fa%3D1&q=1',
-        'https://api.test/v1?key=1/x?a=1&q=1',
-      ],
-      [
-        'https://api.test/v1?key=1',
-        '/x?z=1',
-        Q,
-        'https://api.test/v1?key=1%2Fx%3Fz%3D1&q=1',
-        'https://api.test/v1?key=1/x?z=1&q=1',
-      ],
-      [
-        'https://api.test/v1?key=1',
-        '/x?',
-        Q,
-        'https://api.test/v1?key=1%2Fx%3F&q=1',
-        'https://api.test/v1?key=1/x?&q=1',
-      ],
-      [
-        'https://api.test/v1?key=1',
-        '?a=1',
-        Q,
-        'https://api.test/v1?key=1%3Fa%3D1&q=1',
-        'https://api.test/v1?key=1?a=1&q=1',
-      ],
-      ['https://api.test/v1?key=1', '#f', Q, 'https://api.test/v1?key=1&q=1'],
-      [
-        'https://api.test/v1?key=1',
-        '/x#f',
-        Q,
-        'https://api.test/v1?key=1%2Fx&q=1',
-        'https://api.test/v1?key=1/x&q=1',
-      ],
-      [
-        'https://api.test/v1?key=1',
-        '/a/../b',
-        Q,
-        'https://api.test/v1?key=1%2Fa%2F..%2Fb&q=1',
-        'https://api.test/v1?key=1/a/../b&q=1',
-      ],
-      [
-        'https://api.test/v1?key=1',
-        '/x y',
-        Q,
-        'https://api.test/v1?key=1%2Fx%20y&q=1',
-        'https://api.test/v1?key=1/x%20y&q=1',
-      ],
-      ['https://api.test/v1?key=1', 'https://other.test/y#f', Q, 'https://other.test/y?q=1'],
-      ['https://api.test/v1#h', '', Q, 'https://api.test/v1?q=1'],
-      ['https://api.test/v1#h', '/', Q, 'https://api.test/v1?q=1'],
-      ['https://api.test/v1#h', '/x', Q, 'https://api.test/v1?q=1'],
-      ['https://api.test/v1#h', '/x?a=1', Q, 'https://api.test/v1?q=1'],
-      ['https://api.test/v1#h', '/x?z=1', Q, 'https://api.test/v1?q=1'],
-      ['https://api.test/v1#h', '/x?', Q, 'https://api.test/v1?q=1'],
-      ['https://api.test/v1#h', '?a=1', Q, 'https://api.test/v1?q=1'],
-      ['https://api.test/v1#h', '#f', Q, 'https://api.test/v1?q=1'],
-      ['https://api.test/v1#h', '/x#f', Q, 'https://api.test/v1?q=1'],
-      ['https://api.test/v1#h', '/a/../b', Q, 'https://api.test/v1?q=1'],
-      ['https://api.test/v1#h', '/x y', Q, 'https://api.test/v1?q=1'],
-      ['https://api.test/v1#h', 'https://other.test/y#f', Q, 'https://other.test/y?q=1'],
     ];
     test.each(rows)('%s + %j', (baseURL, url, params, href, sent = href) => {
       const s = spec('GET', url, { params }, { baseURL });
@@ -299,6 +221,17 @@ describe('resolveRequest', () => {
       const u = new URL(href);
       expect([s.path, s.host]).toEqual([u.pathname, u.hostname]);
       expect(s.key).toBe(`GET ${keyURL(href, keyBaseOf(baseURL))}`);
+    });
+
+    test('a base with a query or fragment is refused: URLs are joined onto it as text', () => {
+      // It was joined anyway: `/x` went into the query (`/v1?key=1/x`) or was cut off with the
+      // fragment, so every request fetched the base itself.
+      for (const baseURL of ['https://api.test/v1?key=1', 'https://api.test/v1#h']) {
+        expect(() => spec('GET', '/x', { params: Q }, { baseURL })).toThrow(
+          `keel: \`baseURL\` must be a URL without a query or fragment, got "${baseURL}"`,
+        );
+        expect(() => spec('GET', '/x', { baseURL })).toThrow(RangeError);
+      }
     });
 
     test('per-request baseURL, and no base outside a browser', () => {

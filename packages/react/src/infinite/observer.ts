@@ -8,6 +8,7 @@ import type {
 import { shown } from '@keel/core/internals';
 import { coreOptions } from '../internal/core-options';
 import { onSignal } from '../internal/environment';
+import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
 import { type Selection, select } from '../internal/select';
 import { checkSwitches } from '../internal/switches';
@@ -533,14 +534,23 @@ function sameStates(
   return a.length === b.length && a.every((s, i) => s === b[i]);
 }
 
-/** Whether two option objects ask for the same requests (the paging functions may be inline). */
+/**
+ * Whether two option objects ask for the same requests (the paging functions may be inline, and
+ * so may an object `initialPageParam`: compared by value, or each render would start over).
+ */
 function sameRequest(a: AnyOptions | undefined, b: AnyOptions | undefined): boolean {
   if (a === b) return true;
   if (a === undefined || b === undefined) return false;
+  const first = a.initialPageParam;
   return (
-    JSON.stringify(requestOptionsOf(a)) === JSON.stringify(requestOptionsOf(b)) &&
-    Object.is(a.initialPageParam, b.initialPageParam)
+    requestText(a) === requestText(b) &&
+    (Object.is(first, b.initialPageParam) || replaceEqualDeep(first, b.initialPageParam) === first)
   );
+}
+
+/** The request options as text, to compare: a Headers object by its entries (JSON shows `{}`). */
+function requestText(options: AnyOptions): string {
+  return JSON.stringify(requestOptionsOf(options), (_, v) => (v instanceof Headers ? [...v] : v));
 }
 
 /** The options the core understands, without the paging and React ones. */

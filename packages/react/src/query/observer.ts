@@ -227,8 +227,10 @@ export class QueryObserver {
     query: string | null | QueryDefinition<any, any>,
     options: UseQueryOptions<any, any> | undefined,
   ): void {
-    if (typeof query !== 'object' || query === null) {
-      this.setInputs(query, options);
+    // Not a definition (an object without a string `url`, a URL object): given to the core as
+    // the URL, whose error names what it is.
+    if (typeof query !== 'object' || query === null || typeof query.url !== 'string') {
+      this.setInputs(query as string | null, options);
       return;
     }
     let merged = this.#merged;

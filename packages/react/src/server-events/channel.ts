@@ -103,7 +103,10 @@ export class Channel {
   readonly client: Client;
   readonly #subscribers = new Set<ChannelSubscriber>();
   readonly #onError: (error: unknown) => void;
-  /** The stream's URL, resolved against the client's base. */
+  /**
+   * The stream's URL, resolved against the client's base, with its query as written (not sorted
+   * as in the key: a signature over it holds): what fetch gets.
+   */
   readonly url: string;
   /** The id of the last event that carried one; sent as `Last-Event-ID` on reconnect. */
   lastEventId: string | undefined;
@@ -120,7 +123,7 @@ export class Channel {
   /** Throws for bad options (before anything is made). */
   constructor(client: Client, spec: RequestSpec, options: ServerEventsOptions | undefined) {
     this.options = resolveOptions(client, spec.headers, options);
-    this.url = spec.url;
+    this.url = spec.fetchURL;
     this.client = client;
     this.key = spec.key;
     const onError = options?.onError;
@@ -171,8 +174,9 @@ export class Channel {
       accept: 'text/event-stream',
       'cache-control': 'no-cache',
     };
-    // An empty id (the server's reset) is not sent.
-    const resumed = !!this.lastEventId;
+    // An empty id (the server's reset) is not sent, nor one with a control character: Node's
+    // fetch refuses it as a header value, so every reconnect failed; resynced instead.
+    const resumed = /^[\t -~\x80-\uffff]+$/.test(this.lastEventId ?? '');
     // Its UTF-8 bytes, as EventSource sends it: a header value is bytes (one char per byte), and
     // an id beyond latin1 (`id: ✓`) made every reconnect throw, so the stream never resumed.
     // (unescape of the URI encoding: the UTF-8 bytes as chars, the smallest way to write it.)

@@ -60,7 +60,7 @@ function record(): WeakMap<Channel, History> {
 
 /** One `useServerEvents` connection as it is now (see `inspectServerEvents`). */
 export interface ServerEventsConnectionView {
-  /** The stream's URL, resolved against the client's base. */
+  /** The stream's URL, resolved against the client's base (its query as written). */
   readonly url: string;
   /** The connection's key: the client's cache key of the stream (URL and headers). */
   readonly key: string;

@@ -13,9 +13,11 @@ const ids = new WeakMap<Client, string>();
 export function sourceIdOf(client: Client): string {
   let id = ids.get(client);
   if (id === undefined) {
-    const bytes = new Uint8Array(12);
     // getRandomValues works in every browser context and in Node; randomUUID needs a secure one.
-    globalThis.crypto.getRandomValues(bytes);
+    // React Native has neither without a polyfill: the id only tells tabs apart, so Math.random
+    // does (throwing here dropped every keel:invalidate event).
+    const bytes = new Uint8Array(12).map(() => Math.random() * 256);
+    globalThis.crypto?.getRandomValues(bytes);
     id = Array.from(bytes, (b) => b.toString(36).padStart(2, '0')).join('');
     ids.set(client, id);
   }
@@ -44,13 +46,18 @@ export function addSourceHeader(client: Client, url: string, request: RequestOpt
   if (origin === undefined || origin === 'null') return;
   let target: string;
   try {
-    target = new URL(client.resolve('GET', url).url).origin;
+    // With the request's options: its own `baseURL` may take it to another origin.
+    target = new URL(client.resolve('GET', url, request).url).origin;
   } catch {
     return; // the request itself reports the bad URL
   }
   if (target !== origin) return;
-  const headers = request.headers;
-  if (headers !== undefined && Object.keys(headers).some((n) => n.toLowerCase() === SOURCE_HEADER))
-    return;
-  request.headers = { ...headers, [SOURCE_HEADER]: sourceIdOf(client) };
+  // First, so a source header of the mutation's own wins (the core takes the last of names
+  // equal but for case). A Headers object (the core takes one) as a plain one: spread, it would
+  // be `{}`, every header of the mutation (its authorization) dropped.
+  const given = request.headers;
+  request.headers = {
+    [SOURCE_HEADER]: sourceIdOf(client),
+    ...(given instanceof Headers ? Object.fromEntries(given) : given),
+  };
 }

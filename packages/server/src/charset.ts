@@ -1,0 +1,211 @@
+import { HttpException } from './errors';
+
+/** Decodes one whole body (a TextDecoder, used without `stream`, keeps no state between calls). */
+export interface Decoder {
+  decode(input: Uint8Array): string;
+}
+
+/**
+ * The charset of a text or urlencoded body, as TextDecoder (WHATWG Encoding) knows it: `null`
+ * stands for UTF-8, read with Buffer#toString (the fast path, nothing allocated for it).
+ */
+export type BodyCharset = Decoder | null;
+
+/**
+ * WHATWG windows-1252 (also what `latin1`, `iso-8859-1` and `ascii` name) for bytes 0x80-0x9F.
+ * Node 20.18.3+ / 22.13+ decode them as Latin-1 (U+0080-U+009F: nodejs/node#60888), so `€`
+ * (0x80) came out a C1 control; corrected after. Harmless where Node is fixed: those code points
+ * then come only from the five bytes the index maps to themselves.
+ */
+const WINDOWS_1252 = [
+  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152,
+  0x8d, 0x17d, 0x8f, 0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122,
+  0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
+];
+const C1 = /[\x80-\x9f]/g;
+
+function windows1252(decoder: TextDecoder): Decoder {
+  const fromC1 = (c: string): string => String.fromCharCode(WINDOWS_1252[c.charCodeAt(0) - 0x80]!);
+  return { decode: (input) => decoder.decode(input).replace(C1, fromC1) };
+}
+
+/** What {@link charsetParam} returns for a UTF-8 label, without slicing it out. */
+const UTF8 = 'utf-8';
+/** A charset name keel looks up (RFC 9110 token; IANA names are within it). */
+const CHARSET_NAME = /^[\w!#$%&'*+.^`|~-]{1,40}$/;
+/** Decoders by lower-cased label: only labels TextDecoder knows are kept, so it stays small. */
+const decoders = new Map<string, BodyCharset>();
+
+function isOws(code: number): boolean {
+  return code === 32 || code === 9;
+}
+
+/** `s[from, to)` is `lower` (ASCII, lower case), letters compared without case. */
+function equalsIgnoringCase(s: string, from: number, to: number, lower: string): boolean {
+  if (to - from !== lower.length) return false;
+  for (let i = 0; i < lower.length; i++) {
+    const c = s.charCodeAt(from + i);
+    const want = lower.charCodeAt(i);
+    if (c !== want && !(want >= 97 && want <= 122 && c === want - 32)) return false;
+  }
+  return true;
+}
+
+/** Index of the `"` closing the quoted-string that opens at `at`, or -1. */
+function closingQuote(s: string, at: number): number {
+  for (let i = at + 1; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 92)
+      i++; // `\x`: a quoted pair
+    else if (c === 34) return i;
+  }
+  return -1;
+}
+
+/**
+ * The `charset` parameter of a Content-Type (RFC 9110 §8.3.1: `type/subtype *(OWS ";" OWS
+ * name=value)`, a value a token or a quoted-string, names without case): `null` when none, the
+ * shared `'utf-8'` for `utf-8` / `utf8` in any case (nothing sliced), else the label as sent. A
+ * quoted `;` is no separator. The first `charset` counts.
+ */
+export function charsetParam(type: string): string | null {
+  let at = type.indexOf(';');
+  while (at !== -1) {
+    let start = at + 1;
+    while (start < type.length && isOws(type.charCodeAt(start))) start++;
+    const eq = type.indexOf('=', start);
+    if (eq === -1) return null;
+    const semi = type.indexOf(';', start);
+    if (semi !== -1 && semi < eq) {
+      at = semi; // a parameter without `=`: skipped
+      continue;
+    }
+    const named = equalsIgnoringCase(type, start, eq, 'charset');
+    let end: number;
+    let value: string | null = null;
+    if (type.charCodeAt(eq + 1) === 34) {
+      end = closingQuote(type, eq + 1);
+      if (end === -1) return null; // unterminated: no value
+      if (named) {
+        const inner = type.slice(eq + 2, end);
+        value = inner.includes('\\') ? inner.replace(/\\(.)/g, '$1') : inner;
+      }
+      end++;
+    } else {
+      end = eq + 1;
+      while (end < type.length && type.charCodeAt(end) !== 59 && !isOws(type.charCodeAt(end))) {
+        end++;
+      }
+      if (named) {
+        if (
+          equalsIgnoringCase(type, eq + 1, end, 'utf-8') ||
+          equalsIgnoringCase(type, eq + 1, end, 'utf8')
+        ) {
+          return UTF8;
+        }
+        value = type.slice(eq + 1, end);
+      }
+    }
+    if (value !== null) {
+      const lower = value.toLowerCase();
+      return lower === 'utf-8' || lower === 'utf8' ? UTF8 : value;
+    }
+    at = type.indexOf(';', end);
+  }
+  return null;
+}
+
+/** The decoder for a label (`null`: it is UTF-8), or undefined when TextDecoder has none. */
+function decoderFor(label: string): BodyCharset | undefined {
+  const key = label.toLowerCase();
+  const known = decoders.get(key);
+  if (known !== undefined) return known;
+  let decoder: TextDecoder;
+  try {
+    // Not fatal: a byte the charset has no character for becomes U+FFFD, as in UTF-8 bodies.
+    decoder = new TextDecoder(key);
+  } catch {
+    return undefined; // an unknown label, or WHATWG's "replacement" (ISO-2022-KR...)
+  }
+  const encoding = decoder.encoding;
+  const charset =
+    encoding === 'utf-8' ? null : encoding === 'windows-1252' ? windows1252(decoder) : decoder;
+  decoders.set(key, charset);
+  return charset;
+}
+
+function unsupported(label: string, json: boolean): HttpException {
+  if (!CHARSET_NAME.test(label)) {
+    return new HttpException(415, 'Unsupported charset in Content-Type (not a charset name)');
+  }
+  return new HttpException(
+    415,
+    json
+      ? `Unsupported charset "${label}": JSON bodies are UTF-8 (RFC 8259)`
+      : `Unsupported charset "${label}" in Content-Type`,
+  );
+}
+
+/**
+ * How a JSON, urlencoded or text body with Content-Type `type` is decoded: UTF-8 (`null`) when no
+ * charset is declared or a UTF-8 one is, another charset's decoder for text and forms, or the 415
+ * to answer: a charset TextDecoder does not know, or any but UTF-8 for JSON (RFC 8259 §8.1 makes
+ * it UTF-8; body-parser answers 415 too, rather than read Latin-1 bytes as U+FFFD).
+ */
+export function bodyCharset(type: string, json: boolean): BodyCharset | HttpException {
+  const label = charsetParam(type);
+  if (label === null || label === UTF8) return null;
+  const charset = CHARSET_NAME.test(label) ? decoderFor(label) : undefined;
+  if (charset === undefined || (json && charset !== null)) return unsupported(label, json);
+  return charset;
+}
+
+/** A body's bytes as text; a leading byte order mark is dropped (TextDecoder drops its own). */
+export function decodeBody(buf: Buffer, charset: BodyCharset): string {
+  if (charset !== null) return charset.decode(buf);
+  const text = buf.toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+function hexValue(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  const lower = code | 32;
+  return lower >= 97 && lower <= 102 ? lower - 87 : -1;
+}
+
+/** The byte `%XX` at `at` stands for, or -1 when `at` holds no such escape. */
+function escapedByte(s: string, at: number): number {
+  if (s.charCodeAt(at) !== 37 || at + 2 >= s.length) return -1;
+  const high = hexValue(s.charCodeAt(at + 1));
+  const low = hexValue(s.charCodeAt(at + 2));
+  return high === -1 || low === -1 ? -1 : high * 16 + low;
+}
+
+/**
+ * querystring's `decodeURIComponent` for a form in another charset: each run of `%XX` escapes is
+ * that charset's bytes (an HTML form percent-encodes what it sends in its own charset); the other
+ * characters were decoded with the body already. A `%` without two hex digits stays as it is.
+ */
+export function formDecoder(charset: Decoder): (part: string) => string {
+  return (part) => {
+    let out = '';
+    let last = 0;
+    let at = part.indexOf('%');
+    while (at !== -1) {
+      if (escapedByte(part, at) === -1) {
+        at = part.indexOf('%', at + 1);
+        continue;
+      }
+      out += part.slice(last, at);
+      const bytes: number[] = [];
+      for (let byte = escapedByte(part, at); byte !== -1; byte = escapedByte(part, at)) {
+        bytes.push(byte);
+        at += 3;
+      }
+      out += charset.decode(Uint8Array.from(bytes));
+      last = at;
+      at = part.indexOf('%', at);
+    }
+    return last === 0 ? part : out + part.slice(last);
+  };
+}

@@ -1,0 +1,155 @@
+// GraphQL input the body reader never sees. A `variables` value sent as a JSON string (the GET
+// form, and a POST that sends it so) was parsed with plain JSON.parse: no `maxJsonDepth`, no
+// `__proto__` check, where the same value as an object in the body is refused (400). And
+// graphql-js's parser recurses once per bracket, so ~2000 nested `[` (fewer than the 3000
+// tokens allowed) overflowed the stack: a 500 and an onError entry per request, at a client's
+// will, where every request error is a 400.
+import { afterEach, describe, expect, it } from 'vitest';
+import { type App, createApp } from '../../src/index';
+import { start } from '../helpers';
+import { guardProcess } from './harness';
+
+guardProcess();
+
+const schema = /* GraphQL */ `
+  scalar JSON
+  type Query { echo(v: JSON): JSON, keys(v: JSON): [String!]! }
+`;
+const resolvers = {
+  Query: {
+    echo: (_: unknown, args: { v: unknown }) => args.v,
+    keys: (_: unknown, args: { v: object | null }) => Object.keys(args.v ?? {}),
+  },
+};
+
+let app: App | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+
+interface Answer {
+  status: number;
+  errors: string[];
+  data: unknown;
+  reported: unknown[];
+}
+
+async function serve(): Promise<{ port: number; reported: unknown[] }> {
+  const reported: unknown[] = [];
+  app = createApp({ development: false, bodyLimit: 4 * 1024 * 1024 });
+  app.onError((err) => {
+    reported.push(err);
+  });
+  app.all('/graphql', (ctx) => ctx.graphql(schema, resolvers));
+  const { port } = await start(app);
+  return { port, reported };
+}
+
+async function answer(res: Response, reported: unknown[]): Promise<Answer> {
+  const body = (await res.json()) as { errors?: { message: string }[]; data?: unknown };
+  return {
+    status: res.status,
+    errors: (body.errors ?? []).map((e) => e.message),
+    data: body.data,
+    reported,
+  };
+}
+
+async function post(body: string): Promise<Answer> {
+  const { port, reported } = await serve();
+  const res = await fetch(`http://127.0.0.1:${port}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
+  return answer(res, reported);
+}
+
+async function get(query: string, variables: string): Promise<Answer> {
+  const { port, reported } = await serve();
+  const search = new URLSearchParams({ query, variables });
+  const res = await fetch(`http://127.0.0.1:${port}/graphql?${search}`);
+  return answer(res, reported);
+}
+
+const nestedList = (depth: number): string => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+const ECHO = 'query($v: JSON) { echo(v: $v) }';
+const KEYS = 'query($v: JSON) { keys(v: $v) }';
+
+describe('GraphQL variables sent as a JSON string are held to the JSON body rules', () => {
+  it('a POST: variables nested past maxJsonDepth are a 400, not a stack overflow', async () => {
+    const variables = `{"v":${nestedList(100_000)}}`;
+    const res = await post(JSON.stringify({ query: ECHO, variables }));
+    expect(res.status).toBe(400);
+    expect(res.errors).toEqual(['Variables are nested deeper than 1000 levels.']);
+    expect(res.reported).toEqual([]);
+  });
+
+  it('a POST: a __proto__ key in the variables string is a 400, as in the body', async () => {
+    const variables = '{"v":{"__proto__":{"admin":true}}}';
+    const res = await post(JSON.stringify({ query: KEYS, variables }));
+    expect(res.status).toBe(400);
+    expect(res.errors).toEqual([
+      'Variables have a forbidden __proto__ or constructor.prototype key.',
+    ]);
+  });
+
+  it('a GET: constructor.prototype in the variables is a 400', async () => {
+    const res = await get(KEYS, '{"v":{"constructor":{"prototype":{"admin":true}}}}');
+    expect(res.status).toBe(400);
+    expect(res.errors).toEqual([
+      'Variables have a forbidden __proto__ or constructor.prototype key.',
+    ]);
+  });
+
+  it('a GET: variables nested 1500 levels are a 400', async () => {
+    // Percent-encoded, 1500 levels fill about 9 KiB of the 16 KiB of headers Node takes.
+    const res = await get(ECHO, `{"v":${nestedList(1500)}}`);
+    expect(res.status).toBe(400);
+    expect(res.errors).toEqual(['Variables are nested deeper than 1000 levels.']);
+    expect(res.reported).toEqual([]);
+  });
+
+  it('variables within the rules still run (a string, as GET sends them)', async () => {
+    const res = await get(ECHO, `{"v":{"a":${nestedList(50)}}}`);
+    expect(res.status).toBe(200);
+    expect(res.data).toEqual({ echo: { a: JSON.parse(nestedList(50)) } });
+  });
+});
+
+describe('GraphQL documents nested past what the parser can recurse', () => {
+  it('2500 nested list brackets (under maxTokens) are a 400, not a stack overflow', async () => {
+    const res = await post(JSON.stringify({ query: `{ echo(v: ${nestedList(2500)}) }` }));
+    expect(res.status).toBe(400);
+    expect(res.errors).toEqual(['The document nests brackets deeper than 256 levels.']);
+    expect(res.reported).toEqual([]);
+  });
+
+  it('unclosed brackets count too: the parser recurses before it finds the end', async () => {
+    const res = await get(`{ echo(v: ${'['.repeat(2500)}`, '{}');
+    expect(res.status).toBe(400);
+    expect(res.errors).toEqual(['The document nests brackets deeper than 256 levels.']);
+    expect(res.reported).toEqual([]);
+  });
+
+  it('brackets inside strings, block strings and comments are not nesting', async () => {
+    const text = '['.repeat(300);
+    const query = `# ${text}\n{ a: echo(v: "${text}") b: echo(v: """${text}""") }`;
+    const res = await post(JSON.stringify({ query }));
+    expect(res.status).toBe(200);
+    expect(res.data).toEqual({ a: text, b: text });
+  });
+
+  it('a long flat document is still refused by maxTokens', async () => {
+    const res = await post(JSON.stringify({ query: `{ ${'echo '.repeat(3100)}}` }));
+    expect(res.status).toBe(400);
+    expect(res.errors[0]).toMatch(/^Syntax Error: Document contains more th[ae][nt] 3000 tokens/);
+  });
+
+  it('256 levels still parse and run', async () => {
+    const res = await post(JSON.stringify({ query: `{ echo(v: ${nestedList(254)}) }` }));
+    expect(res.status).toBe(200);
+    expect(res.data).toEqual({ echo: JSON.parse(nestedList(254)) });
+  });
+});
