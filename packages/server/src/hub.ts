@@ -1,4 +1,4 @@
-import { checkFunction, checkObject, errorText, rangeError, typeError } from './checks';
+import { checkFunction, checkObject, errorText, integer, rangeError, typeError } from './checks';
 import type { Context } from './context';
 import { HubPublishError } from './hub-errors';
 import type { HubStore, ReplayResult, StoredEvent, StoreSink } from './hub-store';
@@ -63,6 +63,17 @@ export interface EventHubOptions {
    * @default undefined (drops are only counted, in `hub.metrics.slowDrops`)
    */
   onSlowClient?: ((client: SlowClientInfo) => void) | undefined;
+  /**
+   * Store replays (a reconnect with a `Last-Event-ID` the store answers asynchronously, e.g. an
+   * `XRANGE` on Redis) run at once, hub-wide. Each may hold up to the client's
+   * `sse.maxBufferedBytes` of events while it runs: a reconnect storm of N clients would
+   * otherwise hold N times that and send N reads to the store at once. The others wait their
+   * turn, first come first served (their live events held as during a replay); a client that
+   * leaves meanwhile is dropped from the queue. Replays the store answers at once (the memory
+   * store's, Redis's from the instance's recent events) take no slot.
+   * @default 16
+   */
+  maxConcurrentReplays?: number | undefined;
 }
 
 /** What {@link EventHubOptions.onSlowClient} learns about a dropped client. */
@@ -120,6 +131,10 @@ export interface HubMetrics {
    * was ended with no event, so its EventSource retries with the same `Last-Event-ID`.
    */
   readonly replayFailures: number;
+  /** Store replays in flight (at most `maxConcurrentReplays`). */
+  readonly replaying: number;
+  /** Reconnecting clients waiting for a replay slot (see `maxConcurrentReplays`). */
+  readonly replaysQueued: number;
 }
 
 /**
@@ -292,6 +307,14 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   }
   const onSlowClient = options.onSlowClient;
   if (onSlowClient !== undefined) checkFunction('onSlowClient', onSlowClient);
+  const maxConcurrentReplays = integer(
+    'maxConcurrentReplays',
+    options.maxConcurrentReplays,
+    16,
+    1,
+    undefined,
+    'replays',
+  );
   /** Every client; broadcasts go to all of them. */
   const clients = new Set<HubClient>();
   const byTopic = new Map<string, Set<HubClient>>();
@@ -315,6 +338,13 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   let smallestCap = Number.POSITIVE_INFINITY;
   /** Whether a failed replay was reported since the last one that succeeded (once per outage). */
   let replayWarned = false;
+  /** Store replays in flight (answers still to come): at most `maxConcurrentReplays`. */
+  let replaying = 0;
+  /**
+   * Clients waiting for a replay slot, in arrival order (a Map keeps it: the oldest is its first
+   * key, and a client that leaves is deleted at once, both O(1)), with the replay's bounds.
+   */
+  const replayQueue = new Map<HubClient, { readonly after: string; readonly upTo: string }>();
 
   /**
    * The event's frame, or null for one that cannot be sent (a store holding an entry written
@@ -460,6 +490,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     client.stream.onClose((stream) => {
       clients.delete(client);
       waiting.delete(client);
+      replayQueue.delete(client);
       for (const topic of client.topics) {
         const set = byTopic.get(topic);
         if (set?.delete(client) && set.size === 0) byTopic.delete(topic);
@@ -482,6 +513,15 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       flushPending(client);
       return;
     }
+    // Every slot taken: it waits its turn, its live events held (bounded) meanwhile.
+    if (replaying >= maxConcurrentReplays) {
+      replayQueue.set(client, { after, upTo });
+      return;
+    }
+    askStore(client, after, upTo);
+  }
+
+  function askStore(client: HubClient, after: string, upTo: string): void {
     let result: ReplayResult | Promise<ReplayResult>;
     try {
       result = store.replay({
@@ -495,11 +535,32 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       return;
     }
     if (isPromise(result)) {
+      replaying++;
       result.then(
-        (answer) => finishReplay(client, after, upTo, answer),
-        (err: unknown) => replayFailed(client, after, err),
+        (answer) => {
+          replayDone();
+          finishReplay(client, after, upTo, answer);
+        },
+        (err: unknown) => {
+          replayDone();
+          replayFailed(client, after, err);
+        },
       );
     } else finishReplay(client, after, upTo, result);
+  }
+
+  /** A store replay answered or failed: its slot goes to the clients waiting, oldest first. */
+  function replayDone(): void {
+    replaying--;
+    while (replaying < maxConcurrentReplays && !closed) {
+      const next = replayQueue.entries().next();
+      if (next.done) return;
+      const [client, { after, upTo }] = next.value;
+      replayQueue.delete(client);
+      // Its held events overflowed while it waited: a reset, whatever the store would answer.
+      if (client.stream.closed || resetOverflowed(client, after)) continue;
+      askStore(client, after, upTo);
+    }
   }
 
   /**
@@ -721,7 +782,16 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       return head ?? '';
     },
     get metrics() {
-      return { clients: clients.size, published, delivered, resets, slowDrops, replayFailures };
+      return {
+        clients: clients.size,
+        published,
+        delivered,
+        resets,
+        slowDrops,
+        replayFailures,
+        replaying,
+        replaysQueued: replayQueue.size,
+      };
     },
     async close() {
       closed = true;
@@ -729,6 +799,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       clients.clear();
       byTopic.clear();
       waiting.clear();
+      replayQueue.clear();
       await store.close();
     },
   };

@@ -80,6 +80,8 @@ describe('event hub (in-memory store)', () => {
       resets: 0,
       slowDrops: 0,
       replayFailures: 0,
+      replaying: 0,
+      replaysQueued: 0,
     });
   });
 

@@ -453,6 +453,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let closed = false;
   /** The last entry this instance delivered: XREAD goes on after it. */
   let last = START;
+  /**
+   * The last entry the reader read (or the newest at open): `last` is an entry while it equals
+   * this, else the id of a reset, which no entry has (see `lost`). START once its loss is told.
+   */
+  let lastRead = START;
   /** The id of the last loss reset known here: a replay from an older id is a reset. */
   let floor = START;
   /** The id this instance last reset its clients at (see `resetClients`). */
@@ -943,8 +948,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     let resume: string;
     if (next !== undefined && STREAM_ID.test(next)) {
       head = idBefore(next);
-      // `next` directly follows the lost entry: nothing in between could exist.
-      if (head === last) return;
+      // `next` directly follows `last`: nothing in between could exist, so this instance's
+      // clients missed nothing. But when `last` is an entry read here (not a reset's id), that
+      // entry itself is gone (an XDEL, then a publish in the same millisecond).
+      if (head === last) {
+        if (last === lastRead) await goneItself(last, next);
+        return;
+      }
       resume = head;
     } else {
       const newest = await newestId();
@@ -1010,6 +1020,30 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     }
     last = resume;
     resetClients(head, lossHead);
+  }
+
+  /**
+   * Entry `id`, read by this instance, is gone, and the next entry (`next`) is its very next id:
+   * no other entry was lost, and this instance's clients (which had `id`) are not reset. A client
+   * holding an older id did miss it, on any instance: one that never had it in memory would
+   * replay past it, one whose reader was behind would deliver the next entry without it. A loss
+   * marker at `id` tells them (reset there, and a replay from before `id` that crosses it is a
+   * reset), unless nothing older survives (a trim, oldest first: an older id is gone, so reset
+   * anyway). A replay here from before `id` is a reset too (`floor`, also before the ring, which
+   * holds `id`), as it is on the others. Not when `next` is a marker (one of ids gone backwards
+   * is written just after the old ids): it announces the loss itself, and is read next.
+   */
+  async function goneItself(id: string, next: string): Promise<void> {
+    const following = ((await reader.xrange(key, next, next)) as Entry[])[0];
+    if (
+      following?.[1][0] !== LOSS &&
+      (await reader.xrange(key, '-', idBefore(id), 'COUNT', 1)).length > 0
+    ) {
+      await appendMarker([LOSS, id]);
+      if (compareIds(id, floor) > 0) floor = id;
+    }
+    // Told once: its own marker, or a resync that finds it gone again, resets nobody here.
+    lastRead = START;
   }
 
   /**
@@ -1283,7 +1317,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           // The last entry still there: no entry can be missing, no id below it (none went back).
         } else if (kept!.length === 0) await lost(entries[0]?.[0]);
         for (const [id, fields] of entries) {
-          last = id;
+          last = lastRead = id;
           if (fields[0] === LOSS) {
             await announced(id, fields);
             continue;
@@ -1407,6 +1441,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       }
       opening = false;
       recovered();
+      lastRead = last;
       ring.clear(last);
       void readLoop();
       return last;

@@ -1,0 +1,91 @@
+// The last entry an instance read is deleted (XDEL) and the next entry has the very next id (a
+// publish in the same millisecond: Redis keeps the stream's last id, so `XADD *` gives
+// `<ms>-<n+1>`).
+// The reader found nothing missing between its last entry and the next one, which is true for its
+// own clients (they have the deleted entry), and stopped there: the deleted entry itself was
+// announced to no one. A client holding an older id, on an instance that never had the entry
+// in memory, was replayed past it without a reset, and an instance whose reader was behind
+// delivered the next entry to its clients without the deleted one, silently. Real redis-server;
+// the entry after the deleted one is added with an explicit id, the very next one.
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HUB_RESET_EVENT } from '../src/index';
+import { type SseMessage, until } from './helpers';
+import { streamKey as key, killReader, redisInstances } from './redis-helpers';
+
+const live = redisInstances();
+const quiet = { onError: () => {}, reconnect: { initialDelay: 5, maxDelay: 20 } };
+const opened: Redis[] = [];
+afterEach(async () => {
+  for (const r of opened.splice(0)) r.disconnect();
+});
+
+const names = (events: SseMessage[]): string[] =>
+  events.map((e) => (e.event === HUB_RESET_EVENT ? 'reset' : e.data));
+
+/** The id just after `id` in its millisecond. */
+const next = (id: string): string => {
+  const [ms, seq] = id.split('-');
+  return `${ms}-${Number(seq) + 1}`;
+};
+
+describe('redisStreams: a delivered entry deleted, the next one with the very next id', () => {
+  it('is announced: an older id is reset on any instance, a reader that was behind resets; the clients that had it are not', async () => {
+    const admin = new Redis(live.redis.url);
+    opened.push(admin);
+    const named = new Redis(live.redis.url, {
+      connectionName: 'next-id-b',
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    opened.push(named);
+    await named.connect();
+    const stream = key();
+    const a = await live.instance(stream, quiet);
+    // B's reader retries only after 800 ms once cut: it will not have read `f` when it is deleted.
+    const b = await live.instance(stream, {
+      client: named,
+      onError: () => {},
+      reconnect: { initialDelay: 800, maxDelay: 800 },
+    });
+    const onA = await a.connect();
+    const onB = await b.connect();
+    await until(() => a.hub.size === 1 && b.hub.size === 1);
+    const d = await a.hub.publish('n', 'd');
+    await onA.waitFor(1);
+    await onB.waitFor(1);
+    await killReader(live.redis.url, 'next-id-b');
+    const f = await a.hub.publish('n', 'f');
+    await onA.waitFor(2);
+    expect(await admin.xdel(stream, f)).toBe(1);
+    const g = await admin.xadd(stream, next(f), 'e', 'n', 'd', 'g');
+    expect(g).toBe(next(f));
+    await until(() => onA.events.some((x) => x.id === g));
+    // B read `g` without `f`: its client is told to refetch.
+    await until(() => onB.events.some((x) => x.event === HUB_RESET_EVENT), 3000);
+    expect(names(onB.events)).toEqual(['d', 'g', 'reset']);
+    // An instance started after it, which never had `f` in memory: a client back with an id from
+    // before `f` is reset, one back with `f` (it missed nothing) is replayed what followed.
+    const c = await live.instance(stream, quiet);
+    const fromD = await c.connect({ 'last-event-id': d });
+    await fromD.waitFor(1);
+    expect(fromD.events[0]).toMatchObject({
+      event: HUB_RESET_EVENT,
+      data: JSON.stringify({ lastEventId: d }),
+    });
+    const fromF = await c.connect({ 'last-event-id': f });
+    const h = await a.hub.publish('n', 'h');
+    await fromF.waitFor(2);
+    expect(fromF.events).toEqual([
+      { id: g, event: 'n', data: 'g' },
+      { id: h, event: 'n', data: 'h' },
+    ]);
+    // A's client had `f`, and nothing can lie between `f` and `g`: never reset.
+    await until(() => onA.events.some((x) => x.id === h));
+    expect(names(onA.events)).toEqual(['d', 'f', 'g', 'h']);
+    // On A, which still holds `f` in memory, an id from before it is reset as on any instance.
+    const backOnA = await a.connect({ 'last-event-id': d });
+    await backOnA.waitFor(1);
+    expect(backOnA.events[0]).toMatchObject({ event: HUB_RESET_EVENT });
+  }, 20_000);
+});
