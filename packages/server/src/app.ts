@@ -8,6 +8,14 @@ import {
   type ServerResponse,
   validateHeaderName,
 } from 'node:http';
+import type {
+  Http2SecureServer,
+  Http2Server,
+  Http2ServerRequest,
+  Http2ServerResponse,
+  Http2Session,
+  ServerHttp2Stream,
+} from 'node:http2';
 import { Socket } from 'node:net';
 import Router from 'find-my-way';
 import inject, { type InjectOptions } from 'light-my-request';
@@ -44,7 +52,9 @@ import {
 } from './context';
 import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
-import { adaptH2 } from './h2';
+import { adaptH2, h2StreamOf } from './h2';
+import { watchH2Request } from './h2-request';
+import { watchH2Session } from './h2-session';
 import { Pool } from './pool';
 import { compileTrust, peerAddress, type TrustFn, type TrustProxy } from './proxy';
 import { KeelServerResponse } from './raw-response';
@@ -177,7 +187,8 @@ export interface AppOptions extends ServerTimeouts {
 export interface ServerTimeouts {
   /**
    * ms to receive a whole request, headers and body; past it Node answers 408 and closes the
-   * connection. `0` disables it (then only `headersTimeout` applies).
+   * connection. `0` disables it (then only `headersTimeout` applies). On an HTTP/2 server given to
+   * `attach`, keel applies it per stream (Node does not): 408, or a reset once a response started.
    *
    * @default 30000
    */
@@ -191,7 +202,8 @@ export interface ServerTimeouts {
   headersTimeout?: number | undefined;
   /**
    * ms an idle keep-alive connection stays open. Behind a load balancer, set it above the
-   * balancer's idle timeout (e.g. 65000 behind an AWS ALB's 60 s).
+   * balancer's idle timeout (e.g. 65000 behind an AWS ALB's 60 s). On an HTTP/2 server given to
+   * `attach`, ms a session with no open stream stays open (then closed with GOAWAY).
    *
    * @default 5000
    */
@@ -318,8 +330,11 @@ export interface App {
   onResponse(hook: ResponseHook): App;
   /** Which X-Forwarded-For hops to trust; see {@link TrustProxy} and the README. */
   setTrustProxy(value: TrustProxy): App;
-  /** A plain `(req, res)` listener: `http.createServer(app.handler)`. */
-  readonly handler: RequestListener;
+  /**
+   * A plain `(req, res)` listener: `http.createServer(app.handler)`, or an HTTP/2 server's
+   * (`http2.createSecureServer({ allowHTTP1: true }, app.handler)`, Node's compatibility API).
+   */
+  readonly handler: RequestListener & ((req: Http2ServerRequest, res: Http2ServerResponse) => void);
   /**
    * Options for your own server, so its responses are watched as those of servers `listen`
    * starts: a body the handler writes through `ctx.res` while it still awaits is cut after
@@ -347,17 +362,20 @@ export interface App {
    * (an oversize body refused before it is sent), every header line kept (`maxHeadersCount` 0),
    * and the peer address captured at accept. For a server whose request listener is
    * `app.handler`; calling it again changes nothing, attaching a server of another app throws.
-   * `close()` closes it as it closes those of `listen`. Returns the server.
+   * `close()` closes it as it closes those of `listen`. On an HTTP/2 server (`http2.createServer`,
+   * `createSecureServer`) it also applies the app's `requestTimeout` per stream (408, or a reset
+   * once a response started) and `keepAliveTimeout` per session with no open stream, which Node
+   * does not. Returns the server.
    *
    * @example
    * const server = app.attach(http.createServer({ ...app.serverOptions, requestTimeout: 30_000 }, app.handler));
    */
-  attach(server: Server): Server;
+  attach<S extends Server | Http2Server | Http2SecureServer>(server: S): S;
   /**
    * Stops accepting connections, ends open SSE streams (and any opened from now on), and
    * resolves once in-flight requests have finished and the servers started by `listen` or given
    * to `attach` have closed (idle keep-alive connections are ended at once, the others once their
-   * response is done). After `timeoutMs` the connections still open are closed and it resolves anyway:
+   * response is done; HTTP/2 sessions get GOAWAY, likewise). After `timeoutMs` the connections still open are closed and it resolves anyway:
    * a handler that never answers cannot hold a shutdown forever. Later calls return the first
    * call's promise.
    */
@@ -621,6 +639,8 @@ class KeelApp implements App, SlotHost {
   readonly #servers = new Set<Server>();
   /** Sockets of answered CONNECT requests: Node no longer tracks them, close() ends them. */
   readonly #tunnels = new Set<Socket>();
+  /** Open sessions of attached HTTP/2 servers: close() ends them (Node's close() does not). */
+  readonly #sessions = new Set<Http2Session>();
   #inflight = 0;
   #compiled = false;
   #drained: (() => void) | null = null;
@@ -763,7 +783,8 @@ class KeelApp implements App, SlotHost {
   }
 
   /** Step 1: route, take a ctx from the pool, read the body if there is one. */
-  readonly handler = (req: IncomingMessage, res: ServerResponse): void => {
+  // Typed as HTTP/1's: Node's HTTP/2 compatibility request and response are read as theirs.
+  readonly handler = ((req: IncomingMessage, res: ServerResponse): void => {
     const socket = req.socket as (Socket & { [FAULTY_FRAMING]?: true }) | null;
     // Parsed from bytes after a request whose framing was faulty: never run (see below). Its
     // response is queued behind that one's, and goes when the connection closes after it.
@@ -862,7 +883,7 @@ class KeelApp implements App, SlotHost {
       slot.run();
     } else if (kind === BodyKind.None) slot.run();
     else slot.read(req, kind, body, charset);
-  };
+  }) as App['handler'];
 
   /**
    * find-my-way 9.10+ can compile its trees to generated code (faster lookups); routes added
@@ -1009,7 +1030,10 @@ class KeelApp implements App, SlotHost {
     });
   }
 
-  attach(server: Server): Server {
+  attach<S extends Server | Http2Server | Http2SecureServer>(attached: S): S {
+    // Node's HTTP/2 servers emit what an http.Server does (request, checkContinue, connection)
+    // through its compatibility API: handled as one, HTTP/2 told apart per response (adaptH2).
+    const server = attached as unknown as Server;
     if (
       typeof server !== 'object' ||
       server === null ||
@@ -1022,7 +1046,10 @@ class KeelApp implements App, SlotHost {
     const marked = server as Server & { [ATTACHED]?: App };
     const owner = marked[ATTACHED];
     // Its listeners stay; after a close of its own (and a new listen) it is tracked again.
-    if (owner === this) return this.#track(server);
+    if (owner === this) {
+      this.#track(server);
+      return attached;
+    }
     if (owner !== undefined) throw new Error('keel: this server is attached to another app');
     marked[ATTACHED] = this;
     this.#track(server);
@@ -1031,16 +1058,31 @@ class KeelApp implements App, SlotHost {
     server.maxHeadersCount = 0;
     server.on('clientError', onClientError);
     // An HTTP/2 server (its `updateSettings`, or its first session, tells: an http.Server has
-    // neither): each response given what keel reads of it, and watched by `sendTimeout` per
-    // stream, before app.handler runs. A listener of its own, so an HTTP/1 server's requests
-    // pay nothing for it.
+    // neither): each response given what keel reads of it, watched by `sendTimeout` per stream,
+    // and its request by `requestTimeout` (Node times HTTP/1 only), before app.handler runs. A
+    // listener of its own, so an HTTP/1 server's requests pay nothing for it.
     const adapt = (): void => {
-      server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
-        if (adaptH2(res)) watchH2(res, this.send);
-      });
+      server.prependListener('request', this.#onH2Request);
     };
-    if (typeof (server as { updateSettings?: unknown }).updateSettings === 'function') adapt();
-    else server.once('session', adapt);
+    if (typeof (server as { updateSettings?: unknown }).updateSettings === 'function') {
+      adapt();
+      // Node leaves it unset on an HTTP/2 server: the HTTP/1.1 connections of `allowHTTP1` then
+      // stayed open idle for ever. Set to the app's unless the server has its own.
+      if (server.keepAliveTimeout === undefined) {
+        server.keepAliveTimeout = this.#timeouts.keepAliveTimeout;
+      }
+    } else server.once('session', adapt);
+    // Its idle sessions closed as listen()'s idle connections are, and all of them by close()
+    // (an http.Server has none).
+    server.on('session', (session: Http2Session) => {
+      if (this.closing) {
+        session.close();
+        return;
+      }
+      this.#sessions.add(session);
+      session.once('close', () => this.#sessions.delete(session));
+      watchH2Session(session, this.#timeouts.keepAliveTimeout, this.send.clock);
+    });
     // CONNECT asks for a tunnel, and this server is no proxy: Node would close the connection
     // without a word. The socket is ours once the event fires (Node's listeners are gone).
     server.on('connect', (_req: IncomingMessage, socket: Socket | ServerResponse) => {
@@ -1066,6 +1108,8 @@ class KeelApp implements App, SlotHost {
     // Expect: 100-continue. Node would send 100 Continue before the app sees the request; the
     // body reader decides instead, so an oversize upload is refused before it is sent.
     server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+      // Node's HTTP/2 server emits these instead of 'request': adapted and timed as its others.
+      this.#onH2Request(req, res);
       const expecting = req as IncomingMessage & { [EXPECTS_CONTINUE]?: string };
       expecting[EXPECTS_CONTINUE] = 'pending';
       this.handler(req, res);
@@ -1078,8 +1122,16 @@ class KeelApp implements App, SlotHost {
     server.on('connection', (socket: Socket & { [PEER]?: string }) => {
       socket[PEER] = peerAddress(socket.remoteAddress);
     });
-    return server;
+    return attached;
   }
+
+  /** Before app.handler, for a request of an attached HTTP/2 server; nothing for HTTP/1 ones. */
+  readonly #onH2Request = (req: IncomingMessage, res: ServerResponse): void => {
+    if (!adaptH2(res)) return;
+    watchH2(res, this.send);
+    const stream = h2StreamOf(res) as ServerHttp2Stream;
+    watchH2Request(req, res, stream, this.#timeouts.requestTimeout, this.send.clock);
+  };
 
   /**
    * close() closes it as a listen() server (Fastify's close() closes a serverFactory's too): the
@@ -1123,12 +1175,19 @@ class KeelApp implements App, SlotHost {
           done();
         };
         server.close(closed);
-        // An HTTP/2 server (attached) has neither call, and keel cannot end its sessions: it is
-        // waited for up to timeoutMs, as a handler that never answers is.
+        // An HTTP/2 server (attached) has neither call: its sessions are closed below.
         if (typeof server.closeAllConnections === 'function') {
           server.closeIdleConnections();
           forced.push(() => server.closeAllConnections());
         } else forced.push(closed);
+      }
+      // GOAWAY: each session ends once its open streams are done (an idle one at once), as an
+      // HTTP/1 connection after its response; those still open when the time is up are destroyed.
+      for (const session of this.#sessions) session.close();
+      if (this.#sessions.size > 0) {
+        forced.push(() => {
+          for (const session of this.#sessions) session.destroy();
+        });
       }
       this.sse.closeAll();
       // Answered already, as an idle connection is: ended at once.

@@ -353,7 +353,9 @@ export class Context {
       this.#signal = controller.signal;
       const res = this.res;
       const closed = (): void => {
-        if (!res.writableFinished || wasUnsent(res))
+        // Not ended by the app: an HTTP/2 stream closed under it (a reset, keel's timeouts) ends
+        // its writable side itself, so finished alone does not tell.
+        if (!res.writableFinished || !res.writableEnded || wasUnsent(res))
           controller.abort(new DOMException(LEFT, 'AbortError'));
       };
       if (res.closed || res.destroyed) closed();

@@ -21,6 +21,7 @@ import {
   noop,
   type SendWatch,
   wasCut,
+  wasUnsent,
   watchEnded,
   watchSend,
   whenDone,
@@ -471,7 +472,9 @@ export class Slot implements RawWriter {
 
   /** A live request answers once. */
   assertCanRespond(): void {
-    if (this.#answer !== 'open' || this.#face.res.headersSent) {
+    const res = this.#face.res;
+    // Not a head keel made for it (an HTTP/2 408, see h2-request): the response is just gone.
+    if (this.#answer !== 'open' || (res.headersSent && !wasUnsent(res))) {
       throw new Error('keel: a response was already sent for this request');
     }
   }

@@ -68,7 +68,8 @@ async function serve(
   sendTimeout: number,
 ): Promise<{ app: App; clock: ManualClock; port: number; seen: Seen }> {
   const clock = new ManualClock();
-  const app = createApp({ clock, sendTimeout });
+  // keepAliveTimeout off: no idle-session timer (h2-idle-session.test.ts) among those counted.
+  const app = createApp({ clock, sendTimeout, keepAliveTimeout: 0 });
   apps.push(app);
   const seen: Seen = { res: null, source: null, settled: false, over: [] };
   const note = (res: ServerResponse): void => {

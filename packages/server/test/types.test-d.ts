@@ -1,4 +1,10 @@
 import { createServer, type Server } from 'node:http';
+import {
+  createServer as createHttp2Server,
+  createSecureServer,
+  type Http2SecureServer,
+  type Http2Server,
+} from 'node:http2';
 import { Readable } from 'node:stream';
 import type { Clock as CoreClock } from '@keel/core';
 import { describe, expectTypeOf, it } from 'vitest';
@@ -79,6 +85,16 @@ describe('App', () => {
     createServer({ ...app.serverOptions, requestTimeout: 30_000 }, app.handler);
     // @ts-expect-error: read-only
     app.serverOptions = { ServerResponse: app.serverOptions.ServerResponse };
+  });
+
+  it('handler and attach take HTTP/1 and HTTP/2 servers, attach returning the server given', () => {
+    expectTypeOf(app.attach(createServer(app.handler))).toEqualTypeOf<Server>();
+    expectTypeOf(app.attach(createHttp2Server(app.handler))).toEqualTypeOf<Http2Server>();
+    expectTypeOf(
+      app.attach(createSecureServer({ allowHTTP1: true }, app.handler)),
+    ).toEqualTypeOf<Http2SecureServer>();
+    // @ts-expect-error: not a server
+    app.attach({});
   });
 });
 
