@@ -356,8 +356,9 @@ export class Store {
     return n;
   }
 
+  /** Delivers (or queues) an update; with no subscription it reaches none (`set` checks first). */
   notify(update: CacheUpdate): void {
-    if (this.#watched) this.#updates.emit('u', update);
+    this.#updates.emit('u', update);
   }
 
   /** One update to the subscribers of its key now (a queued one: those when it goes out). */
