@@ -699,24 +699,32 @@ class KeelClient implements Client {
     });
   }
 
-  /** One network attempt of a flight that holds a slot, then its outcome or a retry. */
+  /**
+   * One network attempt of a flight that holds a slot, then its outcome or a retry. Run as
+   * `void`: anything that throws on the way (an injected clock) ends the flight with that error,
+   * never an unhandled rejection with its callers left pending.
+   */
   async #attempt(flight: Flight): Promise<void> {
     const { spec } = flight;
-    flight.tracker.attempt();
-    flight.wait = undefined;
-    flight.attemptAt = this.#clock.now();
-    let response: ApiResponse;
     try {
-      // The slot is held until finish (or park), so stats never lose the job.
-      response = await attemptOnce(this.#config.fetch, spec, flight, this.#clock, spec.timeout);
+      flight.attemptAt = this.#clock.now();
+      flight.tracker.attempt();
+      flight.wait = undefined;
+      let response: ApiResponse;
+      try {
+        // The slot is held until finish (or park), so stats never lose the job.
+        response = await attemptOnce(this.#config.fetch, spec, flight, this.#clock, spec.timeout);
+      } catch (error) {
+        await this.#afterFailure(flight, error);
+        return;
+      }
+      // The last consumer may have left between the response and here: the flight was cancelled
+      // (and reported so), so it must not also report success or write the cache.
+      if (flight.aborted) this.#end(flight, false, flight.reason);
+      else this.#end(flight, true, response);
     } catch (error) {
-      await this.#afterFailure(flight, error);
-      return;
+      this.#end(flight, false, error);
     }
-    // The last consumer may have left between the response and here: the flight was cancelled
-    // (and reported so), so it must not also report success or write the cache.
-    if (flight.aborted) this.#end(flight, false, flight.reason);
-    else this.#end(flight, true, response);
   }
 
   /**
@@ -781,48 +789,59 @@ class KeelClient implements Client {
    * Ends a flight once: with its response (`ok`), or with an error, a cancellation when the
    * flight was aborted (not by its deadline). It leaves the live maps, then every consumer
    * still attached is answered. `attemptMs`: the duration of the attempt that ended the flight,
-   * when it got a response.
+   * when it got a response. A step that throws (an injected clock's `now` or `clearTimeout`, a
+   * caller's signal) fails the flight with that error: its callers get it, never left pending.
    */
   #end(flight: Flight, ok: boolean, value: unknown, attemptMs?: number): void {
     if (flight.settled) return;
     flight.settled = true;
-    this.#clearDeadline(flight);
     leave(this.#inflight, flight);
     this.#flights.delete(flight);
     const { spec, tracker } = flight;
-    const now = this.#clock.now();
     // Aborted, other than by its deadline: its last consumer cancelled it, and that final `cancel`
     // was its terminal event, whatever error its work ends with afterwards (a listener may cancel
     // it while it is being refused).
     const cancelled = !ok && flight.aborted && !flight.expired;
-    if (ok) {
-      const response = value as ApiResponse;
-      tracker.succeed(now);
-      if (spec.cache && !flight.stale) {
-        this.#cache.set(spec.key, response, {
-          spec,
-          update: flight.revalidate ? 'revalidate' : 'write',
-        });
-        if (this.#events.has('cache-write')) {
-          this.#events.emit('cache-write', { key: spec.key, response });
+    // NaN: the time, when the clock could not tell it.
+    let now = NaN;
+    try {
+      this.#clearDeadline(flight);
+      now = this.#clock.now();
+      if (ok) {
+        const response = value as ApiResponse;
+        if (spec.cache && !flight.stale) {
+          this.#cache.set(spec.key, response, {
+            spec,
+            update: flight.revalidate ? 'revalidate' : 'write',
+          });
+          if (this.#events.has('cache-write')) {
+            this.#events.emit('cache-write', { key: spec.key, response });
+          }
         }
+        // After the write (whose clock may throw): a flight that fails there ends with `error`.
+        tracker.succeed(now);
+        if (this.#events.has('success')) {
+          this.#events.emit('success', {
+            key: spec.key,
+            tracker,
+            response,
+            endpoint: spec.endpoint,
+            attemptMs: now - flight.attemptAt,
+          });
+        }
+        if (flight.revalidate && !flight.stale) {
+          this.#events.emit('revalidate', { key: spec.key, response });
+        }
+        // A successful mutation invalidates its path and tags before its caller resumes.
+        if (!isDedupable(spec.method)) this.#invalidateAfterMutation(spec);
       }
-      if (this.#events.has('success')) {
-        this.#events.emit('success', {
-          key: spec.key,
-          tracker,
-          response,
-          endpoint: spec.endpoint,
-          attemptMs: now - flight.attemptAt,
-        });
-      }
-      if (flight.revalidate && !flight.stale) {
-        this.#events.emit('revalidate', { key: spec.key, response });
-      }
-      // A successful mutation invalidates its path and tags before its caller resumes.
-      if (!isDedupable(spec.method)) this.#invalidateAfterMutation(spec);
-    } else if (cancelled) tracker.cancel(now);
-    else {
+    } catch (error) {
+      ok = false;
+      value = error;
+    }
+    if (cancelled) tracker.cancel(now);
+    // Unsettled: no `success` was told (one told is its end, whatever failed after it).
+    else if (!ok && !tracker.settled) {
       tracker.fail(now, value);
       if (this.#events.has('error')) {
         this.#events.emit('error', {
@@ -836,8 +855,13 @@ class KeelClient implements Client {
     }
     this.#gate.finish(flight, cancelled ? 'rejected' : 'completed');
     for (const consumer of flight.takeConsumers()) {
-      this.#release(consumer);
-      (ok ? consumer.resolve : consumer.reject)?.(value as ApiResponse);
+      try {
+        this.#release(consumer);
+        (ok ? consumer.resolve : consumer.reject)?.(value as ApiResponse);
+      } catch (error) {
+        // Its signal or its timer could not be let go: this caller gets that error.
+        consumer.reject?.(error);
+      }
     }
   }
 
@@ -931,10 +955,13 @@ class KeelClient implements Client {
 
   /** The consumer's answer is settled: its timer and signal listener go. */
   #release(consumer: Consumer): void {
-    this.#clearDeadline(consumer);
-    if (consumer.onAbort) {
-      consumer.signal!.removeEventListener('abort', consumer.onAbort);
-      consumer.onAbort = undefined;
+    const { onAbort } = consumer;
+    consumer.onAbort = undefined;
+    // Both, even when one throws (a signal's removeEventListener, the clock's clearTimeout).
+    try {
+      if (onAbort) consumer.signal!.removeEventListener('abort', onAbort);
+    } finally {
+      this.#clearDeadline(consumer);
     }
   }
 

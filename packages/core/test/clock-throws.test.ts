@@ -1,6 +1,16 @@
 import { describe, expect, test } from 'vitest';
 import type { ClientOptions } from '../src/index';
-import { debugOf, type FakeClock, jsonResponse, makeClient, settle } from './helpers';
+import {
+  collectUnhandledRejections,
+  debugOf,
+  type FakeClock,
+  flush,
+  jsonResponse,
+  makeClient,
+  settle,
+  spiedSignal,
+  track,
+} from './helpers';
 
 /**
  * An injected clock whose `setTimeout` throws (a broken fake, a timer quota) while a flight
@@ -181,5 +191,207 @@ describe('a clock whose now() throws as a flight starts', () => {
     controller.abort();
     expect(t.of('cancel')).toHaveLength(0);
     expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+});
+
+/**
+ * A clock (or a caller's signal) that throws as a flight ends, after its response or failure
+ * came: `#end` threw half way, so every caller of the flight stayed pending for good and the
+ * attempt's promise was an unhandled rejection. The flight now fails with that error: each caller
+ * is rejected with it, the flight ends once (`error` after its `request`), and no timer or signal
+ * listener is left.
+ */
+describe('a clock or signal that throws as a flight ends', () => {
+  const unhandled = collectUnhandledRejections();
+  const broken = new Error('clock broken');
+
+  /** A client whose clock's `now` or `clearTimeout` throws while `state.broken`. */
+  function hostile(method: 'now' | 'clearTimeout', options: ClientOptions = {}) {
+    const t = makeClient(options, {});
+    const clock = t.clock as FakeClock;
+    const state = { broken: false };
+    if (method === 'now') {
+      const real = clock.now;
+      clock.now = () => {
+        if (state.broken) throw broken;
+        return real();
+      };
+    } else {
+      const real = clock.clearTimeout;
+      // It clears the timer, then throws: what is left behind is keel's doing.
+      clock.clearTimeout = (handle) => {
+        real(handle);
+        if (state.broken) throw broken;
+      };
+    }
+    return { ...t, state };
+  }
+
+  /** Answers the pending fetch with the clock broken until the flight has had time to end. */
+  async function answerBroken(t: ReturnType<typeof hostile>) {
+    t.state.broken = true;
+    t.fake.last().json({ ok: true });
+    for (let i = 0; i < 5; i++) await flush();
+    t.state.broken = false;
+  }
+
+  test('`now` throws after the response: owner and joiner are rejected with it, nothing is left', async () => {
+    const t = hostile('now');
+    const owner = track(t.client.get('/a'));
+    const joiner = track(t.client.get('/a'));
+    await t.clock.advance(0);
+    await answerBroken(t);
+    expect(owner.current).toEqual({ state: 'rejected', reason: broken });
+    expect(joiner.current).toEqual({ state: 'rejected', reason: broken });
+    expect(t.events.map((e) => e.name)).toEqual(['request', 'dedup', 'error']);
+    expect(t.of('error')[0]!.error).toBe(broken);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0, cacheSize: 0 });
+    expect(unhandled).toEqual([]);
+    // The key is free: a later request runs and is answered.
+    const later = track(t.client.get('/a'));
+    await t.clock.advance(0);
+    t.fake.last().json({ ok: 2 });
+    await t.clock.advance(0);
+    expect(later.current).toMatchObject({ state: 'fulfilled', value: { data: { ok: 2 } } });
+    expect(t.clock.live).toBe(0);
+  });
+
+  test('`clearTimeout` throws clearing the deadline timer: callers rejected, no timer left', async () => {
+    const t = hostile('clearTimeout');
+    const owner = track(t.client.get('/a', { deadline: 5000 }));
+    await t.clock.advance(0);
+    expect(t.clock.live).toBe(1);
+    await answerBroken(t);
+    expect(owner.current).toEqual({ state: 'rejected', reason: broken });
+    expect(t.of('error').map((e) => e.error)).toEqual([broken]);
+    expect(t.of('success')).toHaveLength(0);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(t.clock.live).toBe(0);
+    expect(unhandled).toEqual([]);
+  });
+
+  test("`clearTimeout` throws clearing a joiner's own deadline: that joiner gets it, the others their answer", async () => {
+    const t = hostile('clearTimeout');
+    const spied = spiedSignal();
+    const owner = track(t.client.get('/a'));
+    const joiner = track(t.client.get('/a', { deadline: 5000, signal: spied.signal }));
+    const other = track(t.client.get('/a', { signal: spiedSignal().signal }));
+    await t.clock.advance(0);
+    expect(spied.live()).toBe(1);
+    await answerBroken(t);
+    expect(owner.current).toMatchObject({ state: 'fulfilled', value: { data: { ok: true } } });
+    expect(joiner.current).toEqual({ state: 'rejected', reason: broken });
+    expect(other.current).toMatchObject({ state: 'fulfilled' });
+    // Its signal was let go as well, and its timer cleared.
+    expect(spied.live()).toBe(0);
+    expect(t.clock.live).toBe(0);
+    expect(unhandled).toEqual([]);
+  });
+
+  test('a signal whose removeEventListener throws: that caller gets the error, its timer is still cleared', async () => {
+    const t = makeClient({}, {});
+    const spied = spiedSignal();
+    const boom = new Error('removeEventListener');
+    const remove = spied.signal.removeEventListener.bind(spied.signal);
+    spied.signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+      remove(...args);
+      throw boom;
+    }) as typeof remove;
+    const owner = track(t.client.get('/a', { signal: spied.signal, deadline: 5000 }));
+    const joiner = track(t.client.get('/a'));
+    await t.clock.advance(0);
+    t.fake.last().json({ ok: true });
+    await t.clock.advance(0);
+    expect(owner.current).toEqual({ state: 'rejected', reason: boom });
+    expect(joiner.current).toMatchObject({ state: 'fulfilled', value: { data: { ok: true } } });
+    expect(t.of('success')).toHaveLength(1);
+    expect(t.clock.live).toBe(0);
+    expect(unhandled).toEqual([]);
+  });
+
+  test('`now` throws as a failed flight ends (no retry): the caller gets the clock error', async () => {
+    const t = hostile('now', { retry: false });
+    const owner = track(t.client.get('/a'));
+    await t.clock.advance(0);
+    t.state.broken = true;
+    t.fake.last().json({ no: 1 }, { status: 500 });
+    for (let i = 0; i < 5; i++) await flush();
+    t.state.broken = false;
+    expect(owner.current).toEqual({ state: 'rejected', reason: broken });
+    expect(t.of('error')).toHaveLength(1);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(unhandled).toEqual([]);
+  });
+
+  test('`now` throws as a mutation ends: rejected, and a later read still works', async () => {
+    const t = hostile('now');
+    const post = track(t.client.post('/a', { x: 1 }));
+    await t.clock.advance(0);
+    await answerBroken(t);
+    expect(post.current).toEqual({ state: 'rejected', reason: broken });
+    expect(t.of('error')).toHaveLength(1);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(unhandled).toEqual([]);
+  });
+});
+
+describe('a clock whose `now` throws as a retry starts its attempt', () => {
+  const unhandled = collectUnhandledRejections();
+
+  test('the flight ends with the error (not retried as a failed attempt); nothing is left', async () => {
+    const broken = new Error('clock broken');
+    const t = makeClient({}, { handler: () => jsonResponse({ no: 1 }, { status: 503 }) });
+    const real = t.clock.now;
+    let breakNow = false;
+    (t.clock as FakeClock).now = () => {
+      if (breakNow) throw broken;
+      return real();
+    };
+    const owner = track(t.client.get('/a'));
+    await t.clock.advance(0);
+    expect(t.of('retry')).toHaveLength(1);
+    breakNow = true;
+    await t.clock.advance(100);
+    breakNow = false;
+    expect(owner.current).toEqual({ state: 'rejected', reason: broken });
+    expect(t.fake.calls).toHaveLength(1);
+    expect(t.of('error').map((e) => e.error)).toEqual([broken]);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(t.clock.live).toBe(0);
+    expect(unhandled).toEqual([]);
+  });
+});
+
+describe('a clock whose `now` throws as a finished flight frees a slot for a rate-limited job', () => {
+  const unhandled = collectUnhandledRejections();
+
+  test('the finished flight and the next job are rejected with it; the scheduler is empty', async () => {
+    const broken = new Error('clock broken');
+    const t = makeClient(
+      { scheduler: { concurrency: 1, rateLimit: { requests: 5, interval: 1000 } } },
+      {},
+    );
+    const real = t.clock.now;
+    let breakNow = false;
+    (t.clock as FakeClock).now = () => {
+      if (breakNow) throw broken;
+      return real();
+    };
+    const a = track(t.client.get('/a'));
+    const b = track(t.client.get('/b'));
+    await t.clock.advance(0);
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 1, queued: 1 });
+    breakNow = true;
+    t.fake.last().json({ ok: true });
+    for (let i = 0; i < 5; i++) await flush();
+    breakNow = false;
+    await t.clock.advance(0);
+    expect(a.current).toEqual({ state: 'rejected', reason: broken });
+    expect(b.current).toEqual({ state: 'rejected', reason: broken });
+    expect(t.fake.calls).toHaveLength(1);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(t.client.scheduler().stats()).toMatchObject({ active: 0, queued: 0, delayed: 0 });
+    expect(t.clock.live).toBe(0);
+    expect(unhandled).toEqual([]);
   });
 });

@@ -1,3 +1,4 @@
+import { Emitter } from '../events/emitter';
 import { answer, checkFunction, checkMs, checkObject, typeError } from '../internal/checks';
 import { type Clock, systemClock } from '../internal/clock';
 import { urlOfKey } from '../internal/fingerprint';
@@ -144,9 +145,16 @@ export class Store {
    * interest in any key. One slot, so a store nobody watches carries no watcher list.
    */
   watcher: ((change: CacheChange) => void) | undefined;
+  /**
+   * Updates go out through an emitter's queue, its one listener delivering each to the
+   * subscribers: one written from a subscriber waits until the update being delivered has reached
+   * every subscriber (else a later one heard new, then old, and kept the old).
+   */
+  readonly #updates = new Emitter<{ u: CacheUpdate }>();
 
   /** `options` as the client's config has them: checked, with every default in place. */
   constructor(defaultTtl: number, options: StoreOptions) {
+    this.#updates.on('u', (update) => this.#deliver(update));
     this.defaultTtl = defaultTtl;
     this.maxEntries = options.maxEntries;
     this.gcTime = options.gcTime;
@@ -348,8 +356,13 @@ export class Store {
     return n;
   }
 
+  /** Delivers (or queues) an update; with no subscription it reaches none (`set` checks first). */
   notify(update: CacheUpdate): void {
-    if (!this.#watched) return;
+    this.#updates.emit('u', update);
+  }
+
+  /** One update to the subscribers of its key now (a queued one: those when it goes out). */
+  #deliver(update: CacheUpdate): void {
     const { key } = update;
     const set = this.#byKey.get(key);
     // A subscriber's or matcher's error goes to `onError`, never up.

@@ -350,18 +350,19 @@ export class Scheduler implements AttemptGate {
       }
       let now = 0;
       if (budget !== undefined) {
-        now = this.#clock.now();
-        // Behind jobs already waiting for budget, or none left: it waits too.
-        if (this.#parked > 0 || !budget.available(now)) {
-          // Not this job's turn yet after all: undo the cursor move, so lane order is kept.
-          this.#lanes.restore(mark);
-          try {
+        try {
+          now = this.#clock.now();
+          // Behind jobs already waiting for budget, or none left: it waits too.
+          if (this.#parked > 0 || !budget.available(now)) {
+            // Not this job's turn yet after all: undo the cursor move, so lane order is kept.
+            this.#lanes.restore(mark);
             this.#parkForBudget(entry, now, budget.freeAt() - now);
-          } catch (error) {
-            // The clock's setTimeout threw: this job ends with it (refused, like the circuit
-            // gate's), never the caller that freed the slot (a flight's end, resumeGroup).
-            this.#end(entry, 'refused', error);
+            continue;
           }
+        } catch (error) {
+          // The clock's `now` or setTimeout threw: this job ends with it (refused, like the
+          // circuit gate's), never the caller that freed the slot (a flight's end, resumeGroup).
+          this.#end(entry, 'refused', error);
           continue;
         }
       }

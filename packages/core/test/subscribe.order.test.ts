@@ -1,0 +1,178 @@
+import { describe, expect, test } from 'vitest';
+import {
+  type ApiResponse,
+  CacheStore,
+  type CacheUpdate,
+  type ListenerErrorContext,
+} from '../src/index';
+import { collectProcessFailures, flush, makeClient } from './helpers';
+
+/**
+ * A subscriber that writes the cache from its callback (`setCached`, `invalidate`): the nested
+ * update used to reach the later subscribers before the outer one, so they saw update(new) then
+ * update(old) and ended on a stale state (a mounted useQuery showing old data). Updates are
+ * queued as events are: each reaches every subscriber before the next goes out.
+ */
+
+function res(data: unknown): ApiResponse {
+  return { data, status: 200, statusText: 'OK', headers: new Headers() };
+}
+
+/** What a subscriber saw: `write:<data>`, `revalidate:<data>` or `invalidate`. */
+function seen(u: CacheUpdate): string {
+  return u.type === 'invalidate' ? 'invalidate' : `${u.type}:${String(u.response.data)}`;
+}
+
+describe('subscriber updates are delivered in order', () => {
+  const uncaught = collectProcessFailures('uncaughtException');
+
+  test('a subscriber that calls setCached: every later subscriber sees the outer update first', () => {
+    const t = makeClient();
+    const key = t.client.resolve('GET', '/a').key;
+    const logs: string[][] = [[], [], []];
+    t.client.subscribe(key, (u) => {
+      logs[0]!.push(seen(u));
+      if (u.type === 'write' && u.response.data === 1) t.client.setCached(key, res(2));
+    });
+    t.client.subscribe(key, (u) => logs[1]!.push(seen(u)));
+    // A predicate subscription hears the same order.
+    t.client.subscribe(
+      (k) => k === key,
+      (u) => logs[2]!.push(seen(u)),
+    );
+    t.client.setCached(key, res(1));
+    expect(logs).toEqual([
+      ['write:1', 'write:2'],
+      ['write:1', 'write:2'],
+      ['write:1', 'write:2'],
+    ]);
+    expect(t.client.getCached(key)?.data).toBe(2);
+    expect(uncaught).toEqual([]);
+  });
+
+  test('a subscriber that invalidates: later subscribers end on the invalidation, as the cache does', () => {
+    const t = makeClient();
+    const key = t.client.resolve('GET', '/a').key;
+    const logs: string[][] = [[], []];
+    t.client.subscribe(key, (u) => {
+      logs[0]!.push(seen(u));
+      if (u.type === 'write') t.client.invalidate('/a', { refetch: false });
+    });
+    t.client.subscribe(key, (u) => logs[1]!.push(seen(u)));
+    t.client.setCached(key, res(1));
+    expect(logs).toEqual([
+      ['write:1', 'invalidate'],
+      ['write:1', 'invalidate'],
+    ]);
+    expect(t.client.getCached(key)).toBeUndefined();
+  });
+
+  test('nested writes several deep go out in the order they were made (FIFO)', () => {
+    const t = makeClient();
+    const key = t.client.resolve('GET', '/a').key;
+    const logs: string[][] = [[], []];
+    t.client.subscribe(key, (u) => {
+      logs[0]!.push(seen(u));
+      const n = u.type === 'write' ? (u.response.data as number) : 0;
+      // Two writes from one callback, and each of them writes again: 1 -> 2, 3 -> 4, 5 ...
+      if (n === 1) {
+        t.client.setCached(key, res(2));
+        t.client.setCached(key, res(3));
+      } else if (n === 2) t.client.setCached(key, res(4));
+    });
+    t.client.subscribe(key, (u) => logs[1]!.push(seen(u)));
+    t.client.setCached(key, res(1));
+    const order = ['write:1', 'write:2', 'write:3', 'write:4'];
+    expect(logs).toEqual([order, order]);
+    expect(t.client.getCached(key)?.data).toBe(4);
+  });
+
+  test('a subscriber unsubscribed mid-delivery hears nothing queued after; one added hears what is queued', () => {
+    const t = makeClient();
+    const key = t.client.resolve('GET', '/a').key;
+    const logs: string[][] = [[], [], []];
+    let offB = () => {};
+    t.client.subscribe(key, (u) => {
+      logs[0]!.push(seen(u));
+      if (u.type === 'write' && u.response.data === 1) {
+        offB();
+        t.client.subscribe(key, (v) => logs[2]!.push(seen(v)));
+        t.client.setCached(key, res(2));
+      }
+    });
+    offB = t.client.subscribe(key, (u) => logs[1]!.push(seen(u)));
+    t.client.setCached(key, res(1));
+    // B was subscribed when write:1 went out (each update goes to the subscribers of its start,
+    // as an event does); the write queued after its unsubscribe goes to the subscribers then.
+    expect(logs).toEqual([['write:1', 'write:2'], ['write:1'], ['write:2']]);
+    t.client.setCached(key, res(3));
+    expect(logs[1]).toEqual(['write:1']);
+    expect(logs[2]).toEqual(['write:2', 'write:3']);
+  });
+
+  test('a subscriber that writes then throws: reported once, the queue still drains in order', async () => {
+    const reported: [unknown, ListenerErrorContext][] = [];
+    const t = makeClient({ onError: (error, context) => reported.push([error, context]) });
+    const key = t.client.resolve('GET', '/a').key;
+    const boom = new Error('subscriber');
+    const logs: string[][] = [[], []];
+    t.client.subscribe(key, (u) => {
+      logs[0]!.push(seen(u));
+      if (u.type === 'write' && u.response.data === 1) {
+        t.client.setCached(key, res(2));
+        throw boom;
+      }
+    });
+    t.client.subscribe(key, (u) => logs[1]!.push(seen(u)));
+    t.client.setCached(key, res(1));
+    expect(logs).toEqual([
+      ['write:1', 'write:2'],
+      ['write:1', 'write:2'],
+    ]);
+    // Not stuck delivering: the next write goes out at once.
+    t.client.setCached(key, res(3));
+    expect(logs[1]).toEqual(['write:1', 'write:2', 'write:3']);
+    await flush();
+    expect(reported).toEqual([[boom, { source: 'subscriber', key }]]);
+    expect(uncaught).toEqual([]);
+  });
+
+  test('a response stored while a subscriber writes (the flight end) keeps the order too', async () => {
+    const t = makeClient({}, { handler: () => Response.json({ v: 'server' }) });
+    const key = t.client.resolve('GET', '/a').key;
+    const logs: string[][] = [[], []];
+    t.client.subscribe(key, (u) => {
+      logs[0]!.push(u.type === 'invalidate' ? 'invalidate' : u.type);
+      // An optimistic layer that rewrites every server answer by hand.
+      if (u.type === 'write' && (u.response.data as { v: string }).v === 'server') {
+        t.client.setCached(key, res({ v: 'local' }));
+      }
+    });
+    t.client.subscribe(key, (u) =>
+      logs[1]!.push(
+        u.type === 'invalidate'
+          ? 'invalidate'
+          : `${u.type}:${(u.response.data as { v: string }).v}`,
+      ),
+    );
+    await t.client.get('/a');
+    expect(logs[1]).toEqual(['write:server', 'write:local']);
+    expect(t.client.getCached<{ v: string }>(key)?.data.v).toBe('local');
+  });
+
+  test('a standalone CacheStore orders its updates the same way', () => {
+    const store = new CacheStore();
+    const logs: string[][] = [[], []];
+    store.subscribe('k', (u) => {
+      logs[0]!.push(seen(u));
+      if (u.type === 'write' && u.response.data === 1) store.set('k', res(2));
+    });
+    store.subscribe('k', (u) => logs[1]!.push(seen(u)));
+    store.set('k', res(1));
+    expect(logs).toEqual([
+      ['write:1', 'write:2'],
+      ['write:1', 'write:2'],
+    ]);
+    expect(store.get('k')?.response.data).toBe(2);
+  });
+});
