@@ -20,7 +20,7 @@ function res(data: unknown): ApiResponse {
 
 /** What a subscriber saw: `write:<data>`, `revalidate:<data>` or `invalidate`. */
 function seen(u: CacheUpdate): string {
-  return u.type === 'invalidate' ? 'invalidate' : `${u.type}:${String(u.response.data)}`;
+  return u.type === 'invalidate' ? 'invalidate' : `${u.type}:${String(u.response?.data)}`;
 }
 
 describe('subscriber updates are delivered in order', () => {
@@ -32,7 +32,7 @@ describe('subscriber updates are delivered in order', () => {
     const logs: string[][] = [[], [], []];
     t.client.subscribe(key, (u) => {
       logs[0]!.push(seen(u));
-      if (u.type === 'write' && u.response.data === 1) t.client.setCached(key, res(2));
+      if (u.type === 'write' && u.response?.data === 1) t.client.setCached(key, res(2));
     });
     t.client.subscribe(key, (u) => logs[1]!.push(seen(u)));
     // A predicate subscription hears the same order.
@@ -73,7 +73,7 @@ describe('subscriber updates are delivered in order', () => {
     const logs: string[][] = [[], []];
     t.client.subscribe(key, (u) => {
       logs[0]!.push(seen(u));
-      const n = u.type === 'write' ? (u.response.data as number) : 0;
+      const n = u.type === 'write' ? (u.response?.data as number) : 0;
       // Two writes from one callback, and each of them writes again: 1 -> 2, 3 -> 4, 5 ...
       if (n === 1) {
         t.client.setCached(key, res(2));
@@ -94,7 +94,7 @@ describe('subscriber updates are delivered in order', () => {
     let offB = () => {};
     t.client.subscribe(key, (u) => {
       logs[0]!.push(seen(u));
-      if (u.type === 'write' && u.response.data === 1) {
+      if (u.type === 'write' && u.response?.data === 1) {
         offB();
         t.client.subscribe(key, (v) => logs[2]!.push(seen(v)));
         t.client.setCached(key, res(2));
@@ -118,7 +118,7 @@ describe('subscriber updates are delivered in order', () => {
     const logs: string[][] = [[], []];
     t.client.subscribe(key, (u) => {
       logs[0]!.push(seen(u));
-      if (u.type === 'write' && u.response.data === 1) {
+      if (u.type === 'write' && u.response?.data === 1) {
         t.client.setCached(key, res(2));
         throw boom;
       }
@@ -144,7 +144,7 @@ describe('subscriber updates are delivered in order', () => {
     t.client.subscribe(key, (u) => {
       logs[0]!.push(u.type === 'invalidate' ? 'invalidate' : u.type);
       // An optimistic layer that rewrites every server answer by hand.
-      if (u.type === 'write' && (u.response.data as { v: string }).v === 'server') {
+      if (u.type === 'write' && (u.response?.data as { v: string } | undefined)?.v === 'server') {
         t.client.setCached(key, res({ v: 'local' }));
       }
     });
@@ -152,7 +152,7 @@ describe('subscriber updates are delivered in order', () => {
       logs[1]!.push(
         u.type === 'invalidate'
           ? 'invalidate'
-          : `${u.type}:${(u.response.data as { v: string }).v}`,
+          : `${u.type}:${(u.response?.data as { v: string } | undefined)?.v}`,
       ),
     );
     await t.client.get('/a');
@@ -165,7 +165,7 @@ describe('subscriber updates are delivered in order', () => {
     const logs: string[][] = [[], []];
     store.subscribe('k', (u) => {
       logs[0]!.push(seen(u));
-      if (u.type === 'write' && u.response.data === 1) store.set('k', res(2));
+      if (u.type === 'write' && u.response?.data === 1) store.set('k', res(2));
     });
     store.subscribe('k', (u) => logs[1]!.push(seen(u)));
     store.set('k', res(1));
