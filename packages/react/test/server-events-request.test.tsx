@@ -219,7 +219,7 @@ describe('useServerEvents: what is an event stream', () => {
     await waitFor(() => expect(seen.state?.status).toBe('closed'));
     const error = seen.state!.error as Error;
     expect(isServerEventsError(error)).toBe(true);
-    expect(error.message).toMatch(/^The fetch returned no readable body/);
+    expect(error.message).toMatch(/^The fetch returned no readable body \(GET /);
     expect(error.message).not.toContain('Not an event stream');
   });
 });

@@ -202,7 +202,7 @@ export class Channel {
           : !/^text\/event-stream\s*(;|$)/i.test(type)
             ? `Not an event stream (content-type "${type}")`
             : body === null
-              ? "The fetch returned no readable body (a fetch without streaming, as React Native's)"
+              ? 'The fetch returned no readable body'
               : undefined;
       // The answer is not a usable stream. Worth reconnecting after 408, 429, 5xx (as
       // EventSource would after a network error), not after an answer that was ok.
@@ -560,15 +560,17 @@ function resolveOptions(
   }
   // The client's fetch options (credentials, mode, ...), but not those that break a stream:
   // `integrity` waits for the whole body, `keepalive` outlives the page, and a cache mode other
-  // than no-store could serve a stored answer (EventSource's own mode).
-  const { integrity, keepalive, ...init } = fetchInit ?? {};
+  // than no-store could serve a stored answer (EventSource's own mode). Undefined is absent to
+  // fetch (a smaller form than a rest pattern).
   return {
     fetch: options?.fetch ?? fetchOf(client),
     headers,
     init: {
-      ...init,
-      credentials: options?.credentials ?? init.credentials,
+      ...fetchInit,
+      credentials: options?.credentials ?? fetchInit?.credentials,
       cache: 'no-store',
+      integrity: undefined,
+      keepalive: undefined,
     },
     initialDelay,
     maxDelay,
