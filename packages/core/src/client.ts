@@ -33,7 +33,8 @@ import {
   rangeError,
   typeError,
 } from './internal/checks';
-import { CLOCK, type Clock, timerDelay } from './internal/clock';
+import { CONFIG } from './internal/client-config';
+import { type Clock, timerDelay } from './internal/clock';
 import { fingerprintOf, headersOf, KEY, urlOfKey } from './internal/fingerprint';
 import { normalizeMethod } from './internal/methods';
 import { noop } from './internal/noop';
@@ -157,7 +158,8 @@ class KeelClient implements Client {
     const clock = config.clock;
     this.#config = config;
     this.#clock = clock;
-    Object.defineProperty(this, CLOCK, { value: clock });
+    // For clockOf / fetchOf (@keel/core/internals): the clock and fetch of sibling packages.
+    Object.defineProperty(this, CONFIG, { value: config });
     // A throwing listener or subscriber is reported to `onError`, never rethrown.
     const events = (this.#events = new Emitter<ClientEvents>(config));
     this.#cache = new Store(config.cache.ttl, config);

@@ -29,6 +29,6 @@ export {
   shown,
   typeError,
 } from './internal/checks';
-export { clockOf } from './internal/clock';
+export { clockOf, fetchOf } from './internal/client-config';
 export { freeze } from './internal/freeze';
 export { noop } from './internal/noop';

@@ -89,6 +89,7 @@ describe('createClient', () => {
       'INTELLIGENCE_DEFAULTS',
       'typeError',
       'clockOf',
+      'fetchOf',
     ]) {
       expect(name in index, name).toBe(false);
       expect(name in internals, name).toBe(true);
@@ -264,5 +265,26 @@ describe('debug and clock', () => {
     // A client keel did not make (a hand-written Client) runs on the system clock.
     expect(internals.clockOf({})).toBe(systemClock);
     expect(internals.clockOf(createClient())).toBe(systemClock);
+  });
+
+  test("fetchOf gives the client's fetch (the global one looked up per call without the option), also from another copy of the module", async () => {
+    const own = vi.fn(async () => new Response('own'));
+    const client = createClient({ fetch: own });
+    await internals.fetchOf(client)!('https://a.test/', {});
+    expect(own).toHaveBeenCalledWith('https://a.test/', {});
+    vi.resetModules();
+    const copy: typeof internals = await import('../src/internals');
+    expect(copy.fetchOf(client)).toBe(internals.fetchOf(client));
+    // Without the option: the global fetch, looked up at the call (msw or a polyfill set later).
+    const later = vi.fn(async () => new Response('later'));
+    vi.stubGlobal('fetch', later);
+    try {
+      await internals.fetchOf(createClient())!('https://b.test/', {});
+      expect(later).toHaveBeenCalledWith('https://b.test/', {});
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    // A client keel did not make: none (the caller's default).
+    expect(internals.fetchOf({})).toBeUndefined();
   });
 });

@@ -1,6 +1,7 @@
 import type { RequestSpec } from '@keel/core';
 import { checkInvalidateTarget, checkObject, freeze, shown } from '@keel/core/internals';
 import { useEffect, useLayoutEffect, useMemo, useRef, useSyncExternalStore } from 'react';
+import { jsonText } from './internal/json-text';
 import { noop } from './internal/report';
 import { useClient } from './provider';
 import {
@@ -71,7 +72,8 @@ export function useServerEvents(
   // At render, for every component (they name the stream): only undefined means none, as in the
   // core, where `null` is a TypeError. Header values are the client's to check (see below).
   if (headers !== undefined) checkObject('headers', headers, 'an object of header strings');
-  const headersId = headers ? JSON.stringify(headers) : '';
+  // By their entries: a Headers object is `{}` to JSON, so a new token did not reconnect.
+  const headersId = headers ? jsonText(headers) : '';
   // The stream's spec (its key names the channel), resolved once per URL and headers; without
   // one (no URL, or an invalid one: its error), the closed state the hook returns.
   // biome-ignore lint/correctness/useExhaustiveDependencies: headersId stands for headers

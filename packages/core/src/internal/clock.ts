@@ -28,20 +28,6 @@ export const systemClock: Clock = {
 };
 
 /**
- * Where a client keeps its clock for `clockOf`. A registered symbol rather than module state: the
- * CommonJS build of `@keel/core/internals` carries its own copy of this module.
- */
-export const CLOCK: unique symbol = Symbol.for('keel.clock');
-
-/**
- * The clock `client` was made with (its `clock` option), so sibling packages arm their timers on
- * it too (one clock per client); `systemClock` for a client keel did not make.
- */
-export function clockOf(client: object): Clock {
-  return (client as { [CLOCK]?: Clock })[CLOCK] ?? systemClock;
-}
-
-/**
  * The longest delay a timer can take: Node and browsers store it in a signed 32-bit int and fire
  * a longer one after 1 ms. Timer options are validated against it and every delay keel arms is
  * clamped to it (`timerDelay`).

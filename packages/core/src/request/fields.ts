@@ -29,11 +29,12 @@ export function lowerCaseHeaders(headers: HeadersOption, field: string): Record<
     }
     const text = String(value);
     const lower = name.toLowerCase();
-    // What fetch refuses: a name that is no token; in the value a line break, NUL or a character
-    // past U+00FF (a header is bytes). It trims surrounding whitespace itself. `__proto__` is
-    // dropped by Node's fetch from a headers object, and by an object key: neither keyed nor
-    // sent, two requests would share one key.
-    if (!TOKEN.test(name) || lower === '__proto__' || /[\r\n\0\u0100-\uffff]/.test(text))
+    // What fetch refuses: a name that is no token; in the value a control character but tab
+    // (Node's fetch fails at send on U+0001 too, not only NUL, CR, LF) or one past U+00FF (a
+    // header is bytes). It trims surrounding whitespace itself. `__proto__` is dropped by Node's
+    // fetch from a headers object, and by an object key: neither keyed nor sent, two requests
+    // would share one key.
+    if (!TOKEN.test(name) || lower === '__proto__' || /[^\t -~\x80-\xff]/.test(text))
       throw rangeError(member(field, name), 'a valid header', value);
     out[lower] = text;
   }

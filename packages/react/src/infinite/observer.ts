@@ -9,6 +9,7 @@ import { shown } from '@keel/core/internals';
 import { coreOptions } from '../internal/core-options';
 import { onSignal } from '../internal/environment';
 import { replaceEqualDeep } from '../internal/equal';
+import { jsonText } from '../internal/json-text';
 import { noop } from '../internal/report';
 import { type Selection, select } from '../internal/select';
 import { checkSwitches } from '../internal/switches';
@@ -548,9 +549,9 @@ function sameRequest(a: AnyOptions | undefined, b: AnyOptions | undefined): bool
   );
 }
 
-/** The request options as text, to compare: a Headers object by its entries (JSON shows `{}`). */
+/** The request options as text, to compare (a Headers object by its entries). */
 function requestText(options: AnyOptions): string {
-  return JSON.stringify(requestOptionsOf(options), (_, v) => (v instanceof Headers ? [...v] : v));
+  return jsonText(requestOptionsOf(options));
 }
 
 /** The options the core understands, without the paging and React ones. */

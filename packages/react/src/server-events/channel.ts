@@ -1,4 +1,4 @@
-import type { CacheMeta, Client, InvalidateTarget, RequestSpec } from '@keel/core';
+import type { CacheMeta, Client, HeadersOption, InvalidateTarget, RequestSpec } from '@keel/core';
 import {
   checkBoolean,
   checkFunction,
@@ -7,6 +7,7 @@ import {
   checkMs,
   checkObject,
   clockOf,
+  fetchOf,
   freeze,
   isRetriableStatus,
   rangeError,
@@ -122,7 +123,7 @@ export class Channel {
 
   /** Throws for bad options (before anything is made). */
   constructor(client: Client, spec: RequestSpec, options: ServerEventsOptions | undefined) {
-    this.options = resolveOptions(client, spec.headers, options);
+    this.options = resolveOptions(client, spec, options);
     this.url = spec.fetchURL;
     this.client = client;
     this.key = spec.key;
@@ -169,10 +170,11 @@ export class Channel {
     const controller = new AbortController();
     this.#controller = controller;
     this.#setState('connecting', this.#state.error);
+    // No `cache-control: no-cache`: not CORS-safelisted, it cost every cross-origin stream a
+    // preflight. The fetch cache mode (options.init) keeps caches out, as EventSource does.
     const headers: Record<string, string> = {
       ...this.options.headers,
       accept: 'text/event-stream',
-      'cache-control': 'no-cache',
     };
     // An empty id (the server's reset) is not sent, nor one with a control character: Node's
     // fetch refuses it as a header value, so every reconnect failed; resynced instead.
@@ -186,20 +188,22 @@ export class Channel {
     try {
       const fetchImpl = this.options.fetch ?? globalThis.fetch;
       const response = await fetchImpl(this.url, {
+        ...this.options.init,
         headers,
         signal: controller.signal,
-        credentials: this.options.credentials,
-        cache: 'no-store',
       });
       const { status, body } = response;
       const type = response.headers.get('content-type') ?? '';
       // 204 means "stop reconnecting" in the SSE protocol; so does a client error.
+      // The media type exactly, any case, parameters allowed (`text/event-streamx` is not one).
       const message =
         !response.ok || status === 204
           ? `Event stream answered HTTP ${status}`
-          : !type.toLowerCase().startsWith('text/event-stream') || body === null
+          : !/^text\/event-stream\s*(;|$)/i.test(type)
             ? `Not an event stream (content-type "${type}")`
-            : undefined;
+            : body === null
+              ? 'The fetch returned no readable body'
+              : undefined;
       // The answer is not a usable stream. Worth reconnecting after 408, 429, 5xx (as
       // EventSource would after a network error), not after an answer that was ok.
       const fail = (message: string): never => {
@@ -419,14 +423,14 @@ export const RECONNECT_DEFAULTS = /* @__PURE__ */ freeze({
 /** Options for the shared connection; the first component to open a URL decides them. */
 export interface ServerEventsOptions {
   /**
-   * Extra request headers (the client's default headers are sent too). Anything but an object
-   * (`null` included) is a TypeError at render.
+   * Extra request headers, an object or a Headers (the client's default headers are sent too).
+   * Anything but an object (`null` included) is a TypeError at render.
    * @default none
    */
-  headers?: Record<string, string> | undefined;
+  headers?: HeadersOption | undefined;
   /**
    * `fetch` credentials mode, e.g. `include` for cookies on a cross-origin stream.
-   * @default fetch's own (`'same-origin'`)
+   * @default the client's (`createClient({ credentials })`), else fetch's own (`'same-origin'`)
    */
   credentials?: RequestCredentials | undefined;
   /**
@@ -463,7 +467,8 @@ export interface ServerEventsOptions {
   maxEventLength?: number | undefined;
   /**
    * The fetch implementation.
-   * @default the global fetch, looked up at each connect
+   * @default the client's (`createClient({ fetch })`), else the global fetch, looked up at each
+   * connect
    */
   fetch?: typeof fetch | undefined;
   /**
@@ -523,7 +528,7 @@ export function channelCount(client: Client): number {
 
 function resolveOptions(
   client: Client,
-  headers: Readonly<Record<string, string>>,
+  { headers, fetchInit }: RequestSpec,
   options: ServerEventsOptions | undefined,
 ): ConnectionOptions {
   const reconnect = options?.reconnect;
@@ -534,8 +539,10 @@ function resolveOptions(
   }
   const clock = options?.clock === undefined ? clockOf(client) : options.clock;
   checkObject('clock', clock);
-  checkFunction('clock.setTimeout', clock.setTimeout);
-  checkFunction('clock.clearTimeout', clock.clearTimeout);
+  // now() too: the inspector stamps each event with it, and throwing there dropped the stream.
+  for (const name of ['setTimeout', 'clearTimeout', 'now'] as const) {
+    checkFunction(`clock.${name}`, clock[name]);
+  }
   const initialDelay = checkMs(
     'reconnect.initialDelay',
     reconnect?.initialDelay ?? RECONNECT_DEFAULTS.initialDelay,
@@ -551,10 +558,20 @@ function resolveOptions(
       maxDelay,
     );
   }
+  // The client's fetch options (credentials, mode, ...), but not those that break a stream:
+  // `integrity` waits for the whole body, `keepalive` outlives the page, and a cache mode other
+  // than no-store could serve a stored answer (EventSource's own mode). Undefined is absent to
+  // fetch (a smaller form than a rest pattern).
   return {
-    fetch: options?.fetch,
+    fetch: options?.fetch ?? fetchOf(client),
     headers,
-    credentials: options?.credentials,
+    init: {
+      ...fetchInit,
+      credentials: options?.credentials ?? fetchInit?.credentials,
+      cache: 'no-store',
+      integrity: undefined,
+      keepalive: undefined,
+    },
     initialDelay,
     maxDelay,
     jitter: checkBoolean('reconnect.jitter', reconnect?.jitter ?? RECONNECT_DEFAULTS.jitter),

@@ -1,4 +1,4 @@
-import type { Clock, FailedRequest } from '@keel/core';
+import type { Clock, FailedRequest, FetchLike } from '@keel/core';
 import { freeze, guardFor, KeelRequestError } from '@keel/core/internals';
 
 /** `connecting` covers the first connect and every reconnect wait; `closed` is final or unused. */
@@ -49,11 +49,12 @@ export const isServerEventsError = /* @__PURE__ */ guardFor(
 );
 
 export interface ConnectionOptions {
-  /** The fetch to use; default: the global fetch, looked up at each connect. */
-  fetch: typeof fetch | undefined;
+  /** The fetch to use (its own, else the client's); default: the global fetch, looked up at each connect. */
+  fetch: FetchLike | undefined;
   /** Sent with every (re)connect, besides `accept` and `last-event-id`. */
   headers: Readonly<Record<string, string>>;
-  credentials: RequestCredentials | undefined;
+  /** The other fetch options (credentials, mode, cache: 'no-store', ...). */
+  init: RequestInit;
   /** First reconnect delay in ms (the server's `retry:` field replaces it). */
   initialDelay: number;
   maxDelay: number;
