@@ -240,3 +240,17 @@ describe('useServerEvents: a custom clock', () => {
     }
   });
 });
+
+describe('useServerEvents: credentials', () => {
+  it('a value fetch does not know is a RangeError naming the option, not a retried network error', () => {
+    const client = createClient({ baseURL: 'http://127.0.0.1:9' });
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      expect(() => open(client, { credentials: 'bogus' as never })).toThrow(
+        "keel: `credentials` must be one of 'omit', 'same-origin', 'include', got \"bogus\"",
+      );
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});

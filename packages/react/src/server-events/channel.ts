@@ -10,6 +10,7 @@ import {
   fetchOf,
   freeze,
   isRetriableStatus,
+  oneOf,
   rangeError,
 } from '@keel/core/internals';
 import { onSignal } from '../internal/environment';
@@ -539,6 +540,11 @@ function resolveOptions(
   }
   const clock = options?.clock === undefined ? clockOf(client) : options.clock;
   checkObject('clock', clock);
+  // A value fetch does not know would fail every connect as a network error, retried for ever.
+  const credentials =
+    options?.credentials === undefined
+      ? fetchInit?.credentials
+      : oneOf('credentials', options.credentials, ['omit', 'same-origin', 'include']);
   // now() too: the inspector stamps each event with it, and throwing there dropped the stream.
   for (const name of ['setTimeout', 'clearTimeout', 'now'] as const) {
     checkFunction(`clock.${name}`, clock[name]);
@@ -567,7 +573,7 @@ function resolveOptions(
     headers,
     init: {
       ...fetchInit,
-      credentials: options?.credentials ?? fetchInit?.credentials,
+      credentials,
       cache: 'no-store',
       integrity: undefined,
       keepalive: undefined,
