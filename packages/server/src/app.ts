@@ -53,7 +53,7 @@ import {
 import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { adaptH2, h2StreamOf } from './h2';
-import { watchH2Request } from './h2-request';
+import { h2RequestDeadline, watchH2Request } from './h2-request';
 import { watchH2Session } from './h2-session';
 import { Pool } from './pool';
 import { compileTrust, peerAddress, type TrustFn, type TrustProxy } from './proxy';
@@ -1128,9 +1128,12 @@ class KeelApp implements App, SlotHost {
   /** Before app.handler, for a request of an attached HTTP/2 server; nothing for HTTP/1 ones. */
   readonly #onH2Request = (req: IncomingMessage, res: ServerResponse): void => {
     if (!adaptH2(res)) return;
-    watchH2(res, this.send);
     const stream = h2StreamOf(res) as ServerHttp2Stream;
-    watchH2Request(req, res, stream, this.#timeouts.requestTimeout, this.send.clock);
+    const deadline = h2RequestDeadline(req, res, stream, this.#timeouts.requestTimeout);
+    // One timer per stream: the request's deadline rides on its sendTimeout watch if it has one.
+    if (!watchH2(res, this.send, deadline) && deadline !== null) {
+      watchH2Request(stream, deadline, this.send.clock);
+    }
   };
 
   /**
