@@ -400,6 +400,23 @@ const SERVER_OPTIONS: ServerResponseOption = Object.freeze({
 });
 
 const PEER = Symbol('keel.peer');
+/**
+ * What Node's Http2SecureServer constructor sets for its `allowHTTP1` connections (lib/internal/
+ * http2/core.js), which are http.Server's defaults too: see #timeHttp1Fallback.
+ */
+const NODE_REQUEST_TIMEOUT = 300_000;
+const NODE_HEADERS_TIMEOUT = 60_000;
+const NODE_CHECKING_INTERVAL = 30_000;
+
+/**
+ * Node checks `requestTimeout` and `headersTimeout` every connectionsCheckingInterval (30 s by
+ * default, which would let a 10 s headers timeout run to 40 s): a quarter of the shorter one.
+ */
+function checkingInterval(requestTimeout: number, headersTimeout: number): number {
+  const shortest = Math.min(headersTimeout, requestTimeout || headersTimeout);
+  return Math.min(NODE_CHECKING_INTERVAL, Math.max(50, Math.floor(shortest / 4)));
+}
+
 /** The app whose listeners a server got (listen, attach). */
 const ATTACHED = Symbol('keel.attached');
 const FAULTY_FRAMING = Symbol('keel.faultyFraming');
@@ -1006,16 +1023,13 @@ class KeelApp implements App, SlotHost {
     if (host !== undefined && typeof host !== 'string') throw typeError('host', 'a string', host);
     const { requestTimeout, headersTimeout, keepAliveTimeout } =
       timeouts === undefined ? this.#timeouts : resolveTimeouts(timeouts, this.#timeouts);
-    const shortest = Math.min(headersTimeout, requestTimeout || headersTimeout);
     const server = createServer(
       {
         IncomingMessage: KeelIncomingMessage,
         ServerResponse: KeelServerResponse,
         requestTimeout,
         headersTimeout,
-        // Node checks the two timeouts every connectionsCheckingInterval (30 s by default, which
-        // would let a 10 s headers timeout run to 40 s).
-        connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(shortest / 4))),
+        connectionsCheckingInterval: checkingInterval(requestTimeout, headersTimeout),
       },
       this.handler,
     );
@@ -1071,6 +1085,7 @@ class KeelApp implements App, SlotHost {
       if (server.keepAliveTimeout === undefined) {
         server.keepAliveTimeout = this.#timeouts.keepAliveTimeout;
       }
+      this.#timeHttp1Fallback(server);
     } else server.once('session', adapt);
     // Its idle sessions closed as listen()'s idle connections are, and all of them by close()
     // (an http.Server has none).
@@ -1123,6 +1138,30 @@ class KeelApp implements App, SlotHost {
       socket[PEER] = peerAddress(socket.remoteAddress);
     });
     return attached;
+  }
+
+  /**
+   * The HTTP/1.1 connections of an `allowHTTP1` server are timed by Node with the values its
+   * constructor sets (no option of createSecureServer takes them): 300 s and 60 s, checked every
+   * 30 s. Still exactly those, they are taken for untouched and become the app's (as listen()'s,
+   * with its checking interval if the server is not listening yet: Node arms it on 'listening').
+   * Any other value is the server's own and stays. A server without the fallback has none.
+   */
+  #timeHttp1Fallback(server: Server): void {
+    if (
+      server.requestTimeout !== NODE_REQUEST_TIMEOUT ||
+      server.headersTimeout !== NODE_HEADERS_TIMEOUT
+    ) {
+      return;
+    }
+    const { requestTimeout, headersTimeout } = this.#timeouts;
+    server.requestTimeout = requestTimeout;
+    server.headersTimeout = headersTimeout;
+    // A field Node has (since 18.12) and @types/node does not declare.
+    const checked = server as Server & { connectionsCheckingInterval?: number };
+    if (!server.listening && checked.connectionsCheckingInterval === NODE_CHECKING_INTERVAL) {
+      checked.connectionsCheckingInterval = checkingInterval(requestTimeout, headersTimeout);
+    }
   }
 
   /** Before app.handler, for a request of an attached HTTP/2 server; nothing for HTTP/1 ones. */

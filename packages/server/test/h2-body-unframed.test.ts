@@ -190,7 +190,10 @@ describe('an HTTP/2 request body without Content-Length', () => {
       await until(() => reply.status === 200 && appStats(app).inflight === 0);
       // 1 MiB: sixteen times a stream's default window. Undrained, the client stalls for ever.
       const chunk = Buffer.alloc(64 * 1024, 1);
-      await send(reply.stream, Array.from({ length: 16 }, () => chunk));
+      await send(
+        reply.stream,
+        Array.from({ length: 16 }, () => chunk),
+      );
       await until(() => reply.ended && reply.stream.closed);
       expect(reply.body).toBe('ignored');
     }
