@@ -365,7 +365,8 @@ export interface App {
    * `close()` closes it as it closes those of `listen`. On an HTTP/2 server (`http2.createServer`,
    * `createSecureServer`) it also applies the app's `requestTimeout` per stream (408, or a reset
    * once a response started) and `keepAliveTimeout` per session with no open stream, which Node
-   * does not. Returns the server.
+   * does not, and gives the HTTP/1.1 connections of `allowHTTP1` the app's `requestTimeout` and
+   * `headersTimeout` while the server's are still Node's (300 s, 60 s). Returns the server.
    *
    * @example
    * const server = app.attach(http.createServer({ ...app.serverOptions, requestTimeout: 30_000 }, app.handler));
