@@ -53,7 +53,7 @@ import {
 import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { adaptH2, h2StreamOf } from './h2';
-import { watchH2Request } from './h2-request';
+import { h2RequestDeadline, watchH2Request } from './h2-request';
 import { watchH2Session } from './h2-session';
 import { Pool } from './pool';
 import { compileTrust, peerAddress, type TrustFn, type TrustProxy } from './proxy';
@@ -365,7 +365,8 @@ export interface App {
    * `close()` closes it as it closes those of `listen`. On an HTTP/2 server (`http2.createServer`,
    * `createSecureServer`) it also applies the app's `requestTimeout` per stream (408, or a reset
    * once a response started) and `keepAliveTimeout` per session with no open stream, which Node
-   * does not. Returns the server.
+   * does not, and gives the HTTP/1.1 connections of `allowHTTP1` the app's `requestTimeout` and
+   * `headersTimeout` while the server's are still Node's (300 s, 60 s). Returns the server.
    *
    * @example
    * const server = app.attach(http.createServer({ ...app.serverOptions, requestTimeout: 30_000 }, app.handler));
@@ -400,6 +401,23 @@ const SERVER_OPTIONS: ServerResponseOption = Object.freeze({
 });
 
 const PEER = Symbol('keel.peer');
+/**
+ * What Node's Http2SecureServer constructor sets for its `allowHTTP1` connections (lib/internal/
+ * http2/core.js), which are http.Server's defaults too: see #timeHttp1Fallback.
+ */
+const NODE_REQUEST_TIMEOUT = 300_000;
+const NODE_HEADERS_TIMEOUT = 60_000;
+const NODE_CHECKING_INTERVAL = 30_000;
+
+/**
+ * Node checks `requestTimeout` and `headersTimeout` every connectionsCheckingInterval (30 s by
+ * default, which would let a 10 s headers timeout run to 40 s): a quarter of the shorter one.
+ */
+function checkingInterval(requestTimeout: number, headersTimeout: number): number {
+  const shortest = Math.min(headersTimeout, requestTimeout || headersTimeout);
+  return Math.min(NODE_CHECKING_INTERVAL, Math.max(50, Math.floor(shortest / 4)));
+}
+
 /** The app whose listeners a server got (listen, attach). */
 const ATTACHED = Symbol('keel.attached');
 const FAULTY_FRAMING = Symbol('keel.faultyFraming');
@@ -1006,16 +1024,13 @@ class KeelApp implements App, SlotHost {
     if (host !== undefined && typeof host !== 'string') throw typeError('host', 'a string', host);
     const { requestTimeout, headersTimeout, keepAliveTimeout } =
       timeouts === undefined ? this.#timeouts : resolveTimeouts(timeouts, this.#timeouts);
-    const shortest = Math.min(headersTimeout, requestTimeout || headersTimeout);
     const server = createServer(
       {
         IncomingMessage: KeelIncomingMessage,
         ServerResponse: KeelServerResponse,
         requestTimeout,
         headersTimeout,
-        // Node checks the two timeouts every connectionsCheckingInterval (30 s by default, which
-        // would let a 10 s headers timeout run to 40 s).
-        connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(shortest / 4))),
+        connectionsCheckingInterval: checkingInterval(requestTimeout, headersTimeout),
       },
       this.handler,
     );
@@ -1071,6 +1086,7 @@ class KeelApp implements App, SlotHost {
       if (server.keepAliveTimeout === undefined) {
         server.keepAliveTimeout = this.#timeouts.keepAliveTimeout;
       }
+      this.#timeHttp1Fallback(server);
     } else server.once('session', adapt);
     // Its idle sessions closed as listen()'s idle connections are, and all of them by close()
     // (an http.Server has none).
@@ -1125,12 +1141,39 @@ class KeelApp implements App, SlotHost {
     return attached;
   }
 
+  /**
+   * The HTTP/1.1 connections of an `allowHTTP1` server are timed by Node with the values its
+   * constructor sets (no option of createSecureServer takes them): 300 s and 60 s, checked every
+   * 30 s. Still exactly those, they are taken for untouched and become the app's (as listen()'s,
+   * with its checking interval if the server is not listening yet: Node arms it on 'listening').
+   * Any other value is the server's own and stays. A server without the fallback has none.
+   */
+  #timeHttp1Fallback(server: Server): void {
+    if (
+      server.requestTimeout !== NODE_REQUEST_TIMEOUT ||
+      server.headersTimeout !== NODE_HEADERS_TIMEOUT
+    ) {
+      return;
+    }
+    const { requestTimeout, headersTimeout } = this.#timeouts;
+    server.requestTimeout = requestTimeout;
+    server.headersTimeout = headersTimeout;
+    // A field Node has (since 18.12) and @types/node does not declare.
+    const checked = server as Server & { connectionsCheckingInterval?: number };
+    if (!server.listening && checked.connectionsCheckingInterval === NODE_CHECKING_INTERVAL) {
+      checked.connectionsCheckingInterval = checkingInterval(requestTimeout, headersTimeout);
+    }
+  }
+
   /** Before app.handler, for a request of an attached HTTP/2 server; nothing for HTTP/1 ones. */
   readonly #onH2Request = (req: IncomingMessage, res: ServerResponse): void => {
     if (!adaptH2(res)) return;
-    watchH2(res, this.send);
     const stream = h2StreamOf(res) as ServerHttp2Stream;
-    watchH2Request(req, res, stream, this.#timeouts.requestTimeout, this.send.clock);
+    const deadline = h2RequestDeadline(req, res, stream, this.#timeouts.requestTimeout);
+    // One timer per stream: the request's deadline rides on its sendTimeout watch if it has one.
+    if (!watchH2(res, this.send, deadline) && deadline !== null) {
+      watchH2Request(stream, deadline, this.send.clock);
+    }
   };
 
   /**

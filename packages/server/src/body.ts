@@ -1,4 +1,5 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2Stream } from 'node:http2';
 import { parse as parseQuery } from 'node:querystring';
 import secureJson from 'secure-json-parse';
 import { type BodyCharset, decodeBody, formDecoder } from './charset';
@@ -45,10 +46,26 @@ function discardRest(req: IncomingMessage, budget: number): void {
   req.on('close', stop);
 }
 
-/** A Content-Length other than 0, or a Transfer-Encoding (Node refuses the two together). */
-function declaresBody(headers: IncomingHttpHeaders): boolean {
+/**
+ * A request of an attached HTTP/2 server whose body has no Content-Length: valid on HTTP/2, where
+ * the END_STREAM flag of its last DATA frame frames it (streaming fetch uploads, many h2 clients),
+ * told by its stream not having ended with its headers. Asked only of requests HTTP/1 would give
+ * no body (no Content-Length, no Transfer-Encoding; HTTP/2 has none): an HTTP/1 request has no
+ * `stream`, so it costs those one property read.
+ */
+function unframedH2Body(req: IncomingMessage): boolean {
+  return (req as IncomingMessage & { stream?: Http2Stream }).stream?.endAfterHeaders === false;
+}
+
+/**
+ * A Content-Length other than 0, or a Transfer-Encoding (Node refuses the two together), or on
+ * HTTP/2 a body framed by its stream alone ({@link unframedH2Body}).
+ */
+function declaresBody(req: IncomingMessage): boolean {
+  const headers = req.headers;
   const length = headers['content-length'];
-  return (length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined;
+  if (length !== undefined) return length !== '0';
+  return headers['transfer-encoding'] !== undefined || unframedH2Body(req);
 }
 
 /**
@@ -59,9 +76,8 @@ function declaresBody(headers: IncomingHttpHeaders): boolean {
  * connection after the answer.
  */
 export function skipBody(req: IncomingMessage, res: ServerResponse): void {
-  const headers = req.headers;
-  if (!declaresBody(headers)) return;
-  const length = headers['content-length'];
+  if (!declaresBody(req)) return;
+  const length = req.headers['content-length'];
   const expecting = req as ExpectingRequest;
   if (expecting[EXPECTS_CONTINUE] === 'pending') {
     expecting[EXPECTS_CONTINUE] = 'refused';
@@ -82,7 +98,7 @@ export function skipBody(req: IncomingMessage, res: ServerResponse): void {
  * without a body pays once it was read through.
  */
 export function drainUnread(req: IncomingMessage): void {
-  if (req.complete || !declaresBody(req.headers) || req.destroyed) return;
+  if (req.complete || !declaresBody(req) || req.destroyed) return;
   const dumped = req as IncomingMessage & { _dumped?: boolean };
   if (dumped._dumped === true) {
     // Node's drain began (the response finished first): its parser drops the body's bytes
@@ -194,10 +210,12 @@ export function bodyKindOf(req: IncomingMessage, policy: BodyPolicy): BodyKind {
   if (length === undefined || length === '0') {
     // Node refuses Content-Length with Transfer-Encoding, so only these requests can have one.
     const coding = headers['transfer-encoding'];
-    if (coding === undefined) return BodyKind.None;
-    // `gzip, chunked`: Node strips the chunking and hands on the gzip bytes as if they were the
-    // body. Only chunked is understood (as nginx: anything else is 501, RFC 9112 §6.1).
-    if (coding !== 'chunked' && coding.trim().toLowerCase() !== 'chunked') {
+    if (coding === undefined) {
+      // HTTP/2 has no Transfer-Encoding: its body may come with no length at all.
+      if (length !== undefined || !unframedH2Body(req)) return BodyKind.None;
+    } else if (coding !== 'chunked' && coding.trim().toLowerCase() !== 'chunked') {
+      // `gzip, chunked`: Node strips the chunking and hands on the gzip bytes as if they were the
+      // body. Only chunked is understood (as nginx: anything else is 501, RFC 9112 §6.1).
       return BodyKind.UnknownCoding;
     }
   }

@@ -84,11 +84,23 @@ function stalled(progress: Progress, moved: number, now: number, ms: number): bo
 export type QueueState = 'waiting' | 'idle' | 'done' | 'cut';
 
 /**
+ * A deadline a stall loop keeps on its own timer besides its checks (an HTTP/2 stream's
+ * `requestTimeout`, see h2-request.ts): one timer per stream instead of two.
+ */
+export interface Deadline {
+  /** ms from the start of the watch. */
+  readonly ms: number;
+  /** Called once, at the deadline; the loop goes on unless it was stopped meanwhile. */
+  readonly onExpire: () => void;
+}
+
+/**
  * The one stall loop of watchSend, watchBacklog and an event stream's queue: every quarter of
  * `ms` (so a stall is cut within 1.25 periods) it asks `state()`; when bytes have waited for `ms`
  * with no progress (`delivered()` did not grow; or `state()` says `'cut'`), it stops and calls
  * `onStall`. Progress is judged per connection (per stream on HTTP/2), not per response
- * ({@link progressOf}). Returns the function that stops it.
+ * ({@link progressOf}). A `deadline` fires on the same timer, at its time exactly (the timer is
+ * armed for it when it comes before the next check). Returns the function that stops it.
  */
 export function watchStall(
   delivered: () => number,
@@ -96,11 +108,17 @@ export function watchStall(
   ms: number,
   state: () => QueueState,
   onStall: () => void,
+  deadline: Deadline | null = null,
 ): () => void {
   const every = Math.max(1, Math.floor(ms / 4));
   const progress: Progress = { mark: -1, since: 0 };
   let timer: TimerHandle = null;
   let stopped = false;
+  /** Clock time of the deadline; -1 once it fired (or with none). */
+  let due = deadline === null ? -1 : clock.now() + deadline.ms;
+  const arm = (): void => {
+    timer = clock.setTimeout(check, due === -1 ? every : Math.min(every, due - clock.now()));
+  };
   const stop = (): void => {
     if (stopped) return;
     stopped = true;
@@ -110,6 +128,12 @@ export function watchStall(
   const check = (): void => {
     timer = null;
     if (stopped) return;
+    if (due !== -1 && clock.now() >= due) {
+      due = -1;
+      deadline!.onExpire();
+      if (stopped) return;
+    }
+    // A check off the quarter cadence (armed for the deadline) judges progress as any other.
     const now = state();
     if (now === 'done') {
       stopped = true;
@@ -121,9 +145,9 @@ export function watchStall(
       onStall();
       return;
     }
-    timer = clock.setTimeout(check, every);
+    arm();
   };
-  timer = clock.setTimeout(check, every);
+  arm();
   return stop;
 }
 
@@ -310,10 +334,16 @@ function watchSendStream(res: ServerResponse, stream: Writable, watch: SendWatch
  * whose client stopped reading. Without it a session could open stream after stream, read
  * none, and pin each one's reply (Node's session memory cap, 10 MB by default, per session) for
  * ever. Idle while another watch has the response ({@link watchedOwn}); ends with the stream.
+ * Keeps the request's `deadline` (requestTimeout, when a body is to come) on the same timer.
+ * False when it does not watch (`sendTimeout` off): the deadline is then the caller's.
  */
-export function watchH2(res: ServerResponse, watch: SendWatch): void {
+export function watchH2(
+  res: ServerResponse,
+  watch: SendWatch,
+  deadline: Deadline | null = null,
+): boolean {
   const stream = h2StreamOf(res);
-  if (stream === undefined || watch.ms === 0) return;
+  if (stream === undefined || watch.ms === 0) return false;
   const unwatch = watchStall(
     h2Progress(stream),
     watch.clock,
@@ -323,8 +353,10 @@ export function watchH2(res: ServerResponse, watch: SendWatch): void {
       resetH2(res);
       res.destroy();
     },
+    deadline,
   );
   stream.once('close', unwatch);
+  return true;
 }
 
 /**

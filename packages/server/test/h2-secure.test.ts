@@ -286,3 +286,65 @@ describe('app.attach(http2.createSecureServer(...))', () => {
     }
   });
 });
+
+describe('allowHTTP1: the fallback connections are timed by the app (requestTimeout, headersTimeout)', () => {
+  it('a body that never ends on HTTP/1.1 is answered 408 after the app requestTimeout, not the 300 s of Node', async () => {
+    // Node's own connection checks (HTTP/1 of Node's): short real timeouts, waited for.
+    const { port } = await serve({ requestTimeout: 300, headersTimeout: 300 });
+    const socket = tlsConnect({ host: '127.0.0.1', port, ca: cert, ALPNProtocols: ['http/1.1'] });
+    socket.on('error', () => {});
+    let text = '';
+    let closedByServer = false;
+    socket.setEncoding('utf8');
+    socket.on('data', (c: string) => {
+      text += c;
+    });
+    socket.on('end', () => {
+      closedByServer = true;
+    });
+    try {
+      await new Promise<void>((resolve) => socket.once('secureConnect', () => resolve()));
+      expect(socket.alpnProtocol).toBe('http/1.1');
+      socket.write(
+        'POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n' +
+          'Content-Length: 100\r\n\r\n{"n":',
+      );
+      await until(() => closedByServer);
+      expect(text).toMatch(/^HTTP\/1\.1 408/);
+    } finally {
+      socket.destroy();
+    }
+  });
+
+  it('values set on the server (not the defaults of Node) are left as they are', async () => {
+    const app = createApp({ requestTimeout: 1000, headersTimeout: 1000 });
+    apps.push(app);
+    // Node sets them on an allowHTTP1 server, but its types do not declare them there.
+    type Timed = {
+      requestTimeout?: number;
+      headersTimeout?: number;
+      connectionsCheckingInterval?: number;
+    };
+    const secure = (allowHTTP1: boolean) => {
+      const server = createSecureServer({ key, cert, allowHTTP1 }, app.handler);
+      return { server, timed: server as unknown as Timed };
+    };
+    const own = secure(true);
+    own.timed.requestTimeout = 120_000;
+    app.attach(own.server);
+    expect(own.timed.requestTimeout).toBe(120_000);
+    expect(own.timed.headersTimeout).toBe(60_000);
+    const untouched = secure(true);
+    expect(untouched.timed.requestTimeout).toBe(300_000);
+    expect(untouched.timed.headersTimeout).toBe(60_000);
+    app.attach(untouched.server);
+    expect(untouched.timed.requestTimeout).toBe(1000);
+    expect(untouched.timed.headersTimeout).toBe(1000);
+    // Checked often enough for them (as listen() sets it), the server not listening yet.
+    expect(untouched.timed.connectionsCheckingInterval).toBe(250);
+    // No HTTP/1 fallback: nothing of Node's HTTP/1 timing to set.
+    const plain = secure(false);
+    app.attach(plain.server);
+    expect(plain.timed.requestTimeout).toBeUndefined();
+  });
+});

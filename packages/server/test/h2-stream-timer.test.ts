@@ -1,0 +1,157 @@
+// One timer per stream of an attached HTTP/2 server with both `sendTimeout` and `requestTimeout`
+// on: a stream with a body to come had two (the stream's sendTimeout watch, checking every quarter
+// period, and the request's own timer, kept until the stream closed). The request's deadline now
+// rides on the watch's timer: the timer fires at the next check or at the deadline, whichever
+// comes first, so the 408 comes exactly at `requestTimeout` and a stall is still cut within 1.25
+// periods. Real `node:http2` clients on loopback, the injected clock for time.
+
+import {
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  constants,
+  createServer as createHttp2Server,
+  type Http2Server,
+  type Http2ServerResponse,
+  connect as h2connect,
+} from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { appStats } from '../src/app';
+import { type App, createApp } from '../src/index';
+import { ManualClock, until } from './helpers';
+
+const apps: App[] = [];
+const sessions: ClientHttp2Session[] = [];
+afterEach(async () => {
+  for (const s of sessions.splice(0)) s.destroy();
+  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
+});
+
+interface Seen {
+  res: Http2ServerResponse | null;
+  over: { status: number; finished: boolean }[];
+}
+
+async function serve(): Promise<{ app: App; clock: ManualClock; port: number; seen: Seen }> {
+  const clock = new ManualClock();
+  // Checks every 250 ms; the request's deadline (900) falls between two of them.
+  const app = createApp({
+    clock,
+    sendTimeout: 1000,
+    requestTimeout: 900,
+    headersTimeout: 900,
+    keepAliveTimeout: 0,
+  });
+  apps.push(app);
+  const seen: Seen = { res: null, over: [] };
+  app.onResponse((_ctx, info) => {
+    seen.over.push({ status: info.status, finished: info.finished });
+  });
+  app.post('/json', (ctx) => ctx.json({ got: ctx.body }));
+  // 60 KiB in one piece: more than a stalled stream's window takes.
+  app.post('/reply', (ctx) => {
+    seen.res = ctx.res as unknown as Http2ServerResponse;
+    return ctx.send('r'.repeat(60 * 1024));
+  });
+  app.get('/small', (ctx) => ctx.send('ok'));
+  const server: Http2Server = createHttp2Server(app.handler);
+  app.attach(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { app, clock, port: (server.address() as AddressInfo).port, seen };
+}
+
+/** A session whose streams get a small window: one that is not read stalls at once. */
+function session(port: number): ClientHttp2Session {
+  const s = h2connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 4096 } });
+  s.on('error', () => {});
+  sessions.push(s);
+  return s;
+}
+
+function upload(
+  s: ClientHttp2Session,
+  path: string,
+  length: number,
+): { stream: ClientHttp2Stream; status: () => number } {
+  const stream = s.request({
+    ':method': 'POST',
+    ':path': path,
+    'content-type': 'application/json',
+    'content-length': String(length),
+  });
+  let status = 0;
+  stream.on('error', () => {});
+  stream.on('response', (h) => {
+    status = Number(h[':status']);
+  });
+  return { stream, status: () => status };
+}
+
+function fetchText(s: ClientHttp2Session, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const stream = s.request({ ':path': path });
+    let body = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (c: string) => {
+      body += c;
+    });
+    stream.on('end', () => resolve(body));
+    stream.on('error', reject);
+  });
+}
+
+describe('sendTimeout and requestTimeout on one HTTP/2 stream', () => {
+  it('a body to come: one timer, and the 408 comes at requestTimeout, not at the next check', async () => {
+    const { app, clock, port, seen } = await serve();
+    const s = session(port);
+    const { stream, status } = upload(s, '/json', 100);
+    stream.write('{"a":');
+    await until(() => appStats(app).inflight === 1);
+    expect(clock.active).toBe(1);
+    clock.tick(899);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(stream.closed).toBe(false);
+    expect(clock.active).toBe(1);
+    clock.tick(1);
+    await until(() => stream.closed);
+    expect(status()).toBe(408);
+    expect(stream.rstCode).toBe(constants.NGHTTP2_NO_ERROR);
+    await until(() => appStats(app).inflight === 0);
+    expect(seen.over).toEqual([{ status: 0, finished: false }]);
+    await until(() => clock.active === 0);
+    expect(await fetchText(s, '/small')).toBe('ok');
+  });
+
+  it('a body trickled in is cut at requestTimeout however it moves (its progress is no send progress)', async () => {
+    const { app, clock, port } = await serve();
+    const s = session(port);
+    const { stream, status } = upload(s, '/json', 100);
+    stream.write('[');
+    await until(() => appStats(app).inflight === 1);
+    for (let i = 0; i < 3; i++) {
+      clock.tick(300);
+      stream.write('1,');
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await until(() => stream.closed);
+    expect(status()).toBe(408);
+    await until(() => appStats(app).inflight === 0 && clock.active === 0);
+  });
+
+  it('a body that came whole: the same one timer cuts a reply its client does not read (CANCEL)', async () => {
+    const { app, clock, port, seen } = await serve();
+    const s = session(port);
+    const { stream } = upload(s, '/reply', 7);
+    stream.pause();
+    stream.end('{"a":1}');
+    await until(() => seen.res !== null && seen.res.stream.writableLength > 0);
+    // The request's deadline no longer holds a timer of its own until the stream closes.
+    expect(clock.active).toBe(1);
+    clock.tick(2000);
+    await until(() => stream.closed);
+    expect(stream.rstCode).toBe(constants.NGHTTP2_CANCEL);
+    await until(() => seen.over.length === 1 && appStats(app).inflight === 0);
+    expect(seen.over).toEqual([{ status: 200, finished: false }]);
+    await until(() => clock.active === 0);
+  });
+});
