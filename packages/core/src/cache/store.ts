@@ -142,19 +142,23 @@ export class Store {
   #predicateReleasedAt = -Infinity;
   /**
    * Told of every change while someone watches (cache/watch.ts installs it): tooling, not
-   * interest in any key. One slot, so a store nobody watches carries no watcher list.
+   * interest in any key. One slot, so a store nobody watches carries no watcher list. Told
+   * through the updates' queue: removals and clears as they are, writes as the update
+   * subscribers get (watch.ts makes the change of it).
    */
-  watcher: ((change: CacheChange) => void) | undefined;
+  watcher: ((change: CacheChange | CacheUpdate) => void) | undefined;
   /**
-   * Updates go out through an emitter's queue, its one listener delivering each to the
-   * subscribers: one written from a subscriber waits until the update being delivered has reached
-   * every subscriber (else a later one heard new, then old, and kept the old).
+   * Updates and watchers' changes go out through one emitter's queue, its one listener delivering
+   * each to the watcher and the subscribers: one written from a watcher or a subscriber waits
+   * until the one being delivered has reached them all (else a later one heard new, then old, and
+   * kept the old).
    */
-  readonly #updates = new Emitter<{ u: CacheUpdate }>();
+  readonly #updates = new Emitter<{ u: CacheUpdate; c: CacheChange }>();
 
   /** `options` as the client's config has them: checked, with every default in place. */
   constructor(defaultTtl: number, options: StoreOptions) {
     this.#updates.on('u', (update) => this.#deliver(update));
+    this.#updates.on('c', (change) => this.watcher?.(change));
     this.defaultTtl = defaultTtl;
     this.maxEntries = options.maxEntries;
     this.gcTime = options.gcTime;
@@ -224,7 +228,7 @@ export class Store {
   #drop(key: string, tell = true): void {
     this.#entries.delete(key);
     if (this.#releasedAt.size > 0) this.#releasedAt.delete(key);
-    if (tell) this.watcher?.({ type: 'remove', key });
+    if (tell && this.watcher) this.#updates.emit('c', { type: 'remove', key });
   }
 
   set(key: string, response: ApiResponse, options: WriteOptions = {}): CacheEntry {
@@ -259,9 +263,10 @@ export class Store {
     this.#entries.set(key, entry);
     // Over maxEntries: the least recently written goes (the Map's first key).
     if (this.#entries.size > this.maxEntries) this.#drop(this.#entries.keys().next().value!);
-    this.watcher?.({ type: 'write', key });
-    // Most writes have no subscriber: skip building the update.
-    if (this.#watched) this.notify({ type: options.update ?? 'write', key, response });
+    // Most writes have no subscriber nor watcher: skip building the update.
+    if (this.watcher || this.#watched) {
+      this.notify({ type: options.update ?? 'write', key, response });
+    }
     return entry;
   }
 
@@ -275,7 +280,7 @@ export class Store {
     this.#entries.clear();
     this.#releasedAt.clear();
     this.#hand = undefined;
-    this.watcher?.({ type: 'clear' });
+    this.#updates.emit('c', { type: 'clear' });
   }
 
   values(): IterableIterator<CacheEntry> {
@@ -361,8 +366,12 @@ export class Store {
     this.#updates.emit('u', update);
   }
 
-  /** One update to the subscribers of its key now (a queued one: those when it goes out). */
+  /**
+   * One update to the watcher (which reads it as a change: see cache/watch.ts), then to the
+   * subscribers of its key, now (a queued one: to those there when it goes out).
+   */
   #deliver(update: CacheUpdate): void {
+    this.watcher?.(update);
     const { key } = update;
     const set = this.#byKey.get(key);
     // A subscriber's or matcher's error goes to `onError`, never up.
