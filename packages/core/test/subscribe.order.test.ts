@@ -111,6 +111,23 @@ describe('subscriber updates are delivered in order', () => {
     expect(logs[2]).toEqual(['write:2', 'write:3']);
   });
 
+  test('a subscriber added mid-delivery, none removed: it hears only the updates after', () => {
+    const store = new CacheStore();
+    const logs: string[][] = [[], [], []];
+    let added = false;
+    store.subscribe('k', (u) => {
+      logs[0]!.push(seen(u));
+      if (!added) {
+        added = true;
+        store.subscribe('k', (v) => logs[2]!.push(seen(v)));
+      }
+    });
+    store.subscribe('k', (u) => logs[1]!.push(seen(u)));
+    store.set('k', res(1));
+    store.set('k', res(2));
+    expect(logs).toEqual([['write:1', 'write:2'], ['write:1', 'write:2'], ['write:2']]);
+  });
+
   test('a subscriber that writes then throws: reported once, the queue still drains in order', async () => {
     const reported: [unknown, ListenerErrorContext][] = [];
     const t = makeClient({ onError: (error, context) => reported.push([error, context]) });

@@ -113,7 +113,7 @@ export interface CacheStoreOptions {
  * `2 w (ttl + gcTime)` unwatched entries, whatever its total traffic; an idle client keeps what
  * it held until its next write.
  *
- * Interest: a subscription by exact key is reference-counted per key (a Set per key, dropped
+ * Interest: a subscription by exact key is reference-counted per key (a list per key, dropped
  * when its last listener leaves); a predicate subscription accepts any key it returns true for.
  * Invalidation refetches removed keys that someone is interested in.
  *
@@ -124,7 +124,12 @@ export interface CacheStoreOptions {
  */
 export class Store {
   readonly #entries = new Map<string, CacheEntry>();
-  readonly #byKey = new Map<string, Set<CacheSubscriber>>();
+  /**
+   * Each key's subscribers, in a list replaced on change (copy-on-write, as the emitter's): a
+   * delivery iterates the list of its start, uncopied, so one removed meanwhile still hears the
+   * update and one added does not.
+   */
+  readonly #byKey = new Map<string, CacheSubscriber[]>();
   #predicates: PredicateSubscription[] = [];
   readonly defaultTtl: number;
   readonly maxEntries: number;
@@ -307,16 +312,19 @@ export class Store {
   subscribe(matcher: KeyMatcher, listener: CacheSubscriber): () => void {
     checkFunction('listener', listener);
     if (typeof matcher === 'string') {
-      let set = this.#byKey.get(matcher);
-      if (!set) this.#byKey.set(matcher, (set = new Set()));
       // A wrapper gives every subscription its own identity, so subscribing the same function
       // twice needs two unsubscribes (reference counting).
       const entry: CacheSubscriber = (u) => listener(u);
-      set.add(entry);
-      // A second call finds no set (dropped when emptied) or one this entry is not in.
+      this.#byKey.set(matcher, [...(this.#byKey.get(matcher) ?? []), entry]);
+      // A second call finds no list (dropped when emptied) or one this entry is not in.
       return () => {
-        const s = this.#byKey.get(matcher);
-        if (!s?.delete(entry) || s.size > 0) return;
+        const list = this.#byKey.get(matcher);
+        if (!list?.includes(entry)) return;
+        if (list.length > 1)
+          return void this.#byKey.set(
+            matcher,
+            list.filter((l) => l !== entry),
+          );
         this.#byKey.delete(matcher);
         // gcTime counts from now for an entry that was kept only by this interest.
         if (this.#entries.has(matcher)) this.#releasedAt.set(matcher, this.#clock.now());
@@ -346,7 +354,7 @@ export class Store {
    * of the loop in every client.
    */
   hasInterest(key: string, count?: boolean): boolean | number {
-    let n = this.#byKey.get(key)?.size ?? 0;
+    let n = this.#byKey.get(key)?.length ?? 0;
     // `=== true`: a public store's hasInterest may get a second argument (map, filter).
     const all = count === true;
     // Once one wants it, a yes/no question calls no further predicate.
@@ -357,7 +365,7 @@ export class Store {
   /** Number of keys with exact-key interest plus predicate subscriptions (for leak checks). */
   get subscriptionCount(): number {
     let n = this.#predicates.length;
-    for (const s of this.#byKey.values()) n += s.size;
+    for (const list of this.#byKey.values()) n += list.length;
     return n;
   }
 
@@ -373,9 +381,9 @@ export class Store {
   #deliver(update: CacheUpdate): void {
     this.watcher?.(update);
     const { key } = update;
-    const set = this.#byKey.get(key);
+    const list = this.#byKey.get(key);
     // A subscriber's or matcher's error goes to `onError`, never up.
-    if (set) for (const l of [...set]) callUser(this.onError, l, update, 'subscriber', key);
+    if (list) for (const l of list) callUser(this.onError, l, update, 'subscriber', key);
     for (const sub of this.#predicates) {
       if (this.#matches(sub, key)) callUser(this.onError, sub.listener, update, 'subscriber', key);
     }
