@@ -11,7 +11,7 @@ import { CancelledError } from './errors/cancelled-error';
 import type { CircuitOpenError } from './errors/circuit-open-error';
 import { isHttpError } from './errors/http-error';
 import { isCircuitOpenError } from './errors/is-circuit-open-error';
-import { hasErrorName } from './errors/keel-error';
+import { hasErrorName, isKeelError } from './errors/keel-error';
 import { isParseError } from './errors/parse-error';
 import { isResponseTooLargeError } from './errors/response-too-large-error';
 import { TimeoutError } from './errors/timeout-error';
@@ -715,6 +715,9 @@ class KeelClient implements Client {
         // The slot is held until finish (or park), so stats never lose the job.
         response = await attemptOnce(this.#config.fetch, spec, flight, this.#clock, spec.timeout);
       } catch (error) {
+        // An attempt fails with a KeelError; anything else is its clock's (clearTimeout): that
+        // fails the flight, it is no failed attempt to retry.
+        if (!isKeelError(error)) throw error;
         await this.#afterFailure(flight, error);
         return;
       }

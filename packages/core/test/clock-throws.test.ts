@@ -335,6 +335,63 @@ describe('a clock or signal that throws as a flight ends', () => {
   });
 });
 
+/**
+ * A per-attempt `timeout`: the attempt clears its timer as its response or failure comes. A
+ * clock whose `clearTimeout` threw there left the attempt's promise unsettled (its callers
+ * pending for good) and made an unhandled rejection. The request now fails with the clock's
+ * error, which is not an attempt's failure: it is not retried as a network error would be.
+ */
+describe("a clock whose `clearTimeout` throws as an attempt's timeout is cleared", () => {
+  const unhandled = collectUnhandledRejections();
+  const broken = new Error('clock broken');
+
+  function hostileClear() {
+    const t = makeClient({}, {});
+    const clock = t.clock as FakeClock;
+    const real = clock.clearTimeout;
+    const state = { broken: false };
+    clock.clearTimeout = (handle) => {
+      real(handle);
+      if (state.broken) throw broken;
+    };
+    return { ...t, state };
+  }
+
+  test('the response comes: the caller is rejected with the clock error, nothing is left', async () => {
+    const t = hostileClear();
+    const owner = track(t.client.get('/a', { timeout: 5000 }));
+    await t.clock.advance(0);
+    t.state.broken = true;
+    t.fake.last().json({ ok: true });
+    for (let i = 0; i < 5; i++) await flush();
+    t.state.broken = false;
+    expect(owner.current).toEqual({ state: 'rejected', reason: broken });
+    expect(t.of('error').map((e) => e.error)).toEqual([broken]);
+    expect(t.of('success')).toHaveLength(0);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0, cacheSize: 0 });
+    expect(t.clock.live).toBe(0);
+    expect(unhandled).toEqual([]);
+  });
+
+  test('the fetch fails: rejected with the clock error, not retried as a network error', async () => {
+    const t = hostileClear();
+    const owner = track(t.client.get('/a', { timeout: 5000 }));
+    await t.clock.advance(0);
+    t.state.broken = true;
+    t.fake.last().fail();
+    for (let i = 0; i < 5; i++) await flush();
+    t.state.broken = false;
+    await t.clock.advance(60_000);
+    expect(owner.current).toEqual({ state: 'rejected', reason: broken });
+    expect(t.fake.calls).toHaveLength(1);
+    expect(t.of('retry')).toHaveLength(0);
+    expect(t.of('error').map((e) => e.error)).toEqual([broken]);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(t.clock.live).toBe(0);
+    expect(unhandled).toEqual([]);
+  });
+});
+
 describe('a clock whose `now` throws as a retry starts its attempt', () => {
   const unhandled = collectUnhandledRejections();
 
