@@ -906,9 +906,18 @@ class KeelClient implements Client {
     if (consumer.settled) return;
     const { flight } = consumer;
     flight.deleteConsumer(consumer);
-    this.#release(consumer);
+    // A timer or signal that cannot be let go, or a clock that cannot tell the time (NaN), does
+    // not stop the cancel half way (the caller out of its flight, never rejected): it gets its
+    // error, the flight is torn down.
+    let now = NaN;
+    try {
+      try {
+        this.#release(consumer);
+      } finally {
+        now = this.#clock.now();
+      }
+    } catch {}
     const final = flight.consumerCount === 0 && !flight.settled;
-    const now = this.#clock.now();
     if (final) {
       flight.tracker.cancel(now);
       // Leave the dedup map before anyone hears of it: a request made from a `cancel` listener

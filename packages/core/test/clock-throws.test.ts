@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import type { ClientOptions } from '../src/index';
+import { type ClientOptions, isCancelledError } from '../src/index';
 import {
+  collectProcessFailures,
   collectUnhandledRejections,
   debugOf,
   type FakeClock,
@@ -449,6 +450,91 @@ describe('a clock whose `now` throws as a finished flight frees a slot for a rat
     expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
     expect(t.client.scheduler().stats()).toMatchObject({ active: 0, queued: 0, delayed: 0 });
     expect(t.clock.live).toBe(0);
+    expect(unhandled).toEqual([]);
+  });
+});
+
+/**
+ * Cancelling a caller lets go of its deadline timer and signal listener, and reads the clock for
+ * its `cancel` event. A `clearTimeout`, `removeEventListener` or `now` that threw there made
+ * `cancel()` (or the signal's abort handler) throw half way: the caller was out of its flight
+ * but never rejected, and a flight left with no caller was never aborted. The cancel now
+ * completes: the caller gets its CancelledError, the flight is torn down as usual.
+ */
+describe('a clock or signal that throws while a caller is cancelled', () => {
+  const unhandled = collectUnhandledRejections();
+  const uncaught = collectProcessFailures('uncaughtException');
+  const broken = new Error('broken');
+
+  test('`cancel()` with a signal whose removeEventListener throws: rejected, the flight aborted', async () => {
+    const t = makeClient({}, {});
+    const controller = new AbortController();
+    const remove = controller.signal.removeEventListener.bind(controller.signal);
+    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+      remove(...args);
+      throw broken;
+    }) as typeof remove;
+    const promise = t.client.get('/a', { signal: controller.signal });
+    const owner = track(promise);
+    await t.clock.advance(0);
+    expect(() => promise.cancel()).not.toThrow();
+    await flush();
+    expect(owner.current.state).toBe('rejected');
+    expect(isCancelledError((owner.current as { reason: unknown }).reason)).toBe(true);
+    expect(t.fake.last().signal?.aborted).toBe(true);
+    expect(t.of('cancel')).toHaveLength(1);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(unhandled).toEqual([]);
+  });
+
+  test("a joiner's own deadline timer whose clearTimeout throws: its signal's abort cancels it", async () => {
+    const t = makeClient({}, {});
+    const clock = t.clock as FakeClock;
+    const real = clock.clearTimeout;
+    let breakClear = false;
+    clock.clearTimeout = (handle) => {
+      real(handle);
+      if (breakClear) throw broken;
+    };
+    const owner = track(t.client.get('/a'));
+    const controller = new AbortController();
+    const joiner = track(t.client.get('/a', { deadline: 5000, signal: controller.signal }));
+    await t.clock.advance(0);
+    breakClear = true;
+    controller.abort();
+    breakClear = false;
+    await flush();
+    expect(joiner.current.state).toBe('rejected');
+    expect(isCancelledError((joiner.current as { reason: unknown }).reason)).toBe(true);
+    expect(t.of('cancel')).toHaveLength(1);
+    expect(uncaught).toEqual([]);
+    t.fake.last().json({ ok: true });
+    await t.clock.advance(0);
+    expect(owner.current.state).toBe('fulfilled');
+    expect(t.clock.live).toBe(0);
+  });
+
+  test('`now` throws as the last caller cancels: rejected, the flight aborted and gone', async () => {
+    const t = makeClient({}, {});
+    const clock = t.clock as FakeClock;
+    const real = clock.now;
+    let breakNow = false;
+    clock.now = () => {
+      if (breakNow) throw broken;
+      return real();
+    };
+    const promise = t.client.get('/a');
+    const owner = track(promise);
+    await t.clock.advance(0);
+    breakNow = true;
+    expect(() => promise.cancel()).not.toThrow();
+    breakNow = false;
+    await flush();
+    expect(owner.current.state).toBe('rejected');
+    expect(isCancelledError((owner.current as { reason: unknown }).reason)).toBe(true);
+    expect(t.fake.last().signal?.aborted).toBe(true);
+    expect(t.of('cancel')).toHaveLength(1);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
     expect(unhandled).toEqual([]);
   });
 });
