@@ -11,7 +11,7 @@ import { CancelledError } from './errors/cancelled-error';
 import type { CircuitOpenError } from './errors/circuit-open-error';
 import { isHttpError } from './errors/http-error';
 import { isCircuitOpenError } from './errors/is-circuit-open-error';
-import { hasErrorName } from './errors/keel-error';
+import { hasErrorName, isKeelError } from './errors/keel-error';
 import { isParseError } from './errors/parse-error';
 import { isResponseTooLargeError } from './errors/response-too-large-error';
 import { TimeoutError } from './errors/timeout-error';
@@ -717,6 +717,9 @@ class KeelClient implements Client {
         // The slot is held until finish (or park), so stats never lose the job.
         response = await attemptOnce(this.#config.fetch, spec, flight, this.#clock, spec.timeout);
       } catch (error) {
+        // An attempt fails with a KeelError; anything else is its clock's (clearTimeout): that
+        // fails the flight, it is no failed attempt to retry.
+        if (!isKeelError(error)) throw error;
         await this.#afterFailure(flight, error);
         return;
       }
@@ -905,9 +908,18 @@ class KeelClient implements Client {
     if (consumer.settled) return;
     const { flight } = consumer;
     flight.deleteConsumer(consumer);
-    this.#release(consumer);
+    // A timer or signal that cannot be let go, or a clock that cannot tell the time (NaN), does
+    // not stop the cancel half way (the caller out of its flight, never rejected): it gets its
+    // error, the flight is torn down.
+    let now = NaN;
+    try {
+      try {
+        this.#release(consumer);
+      } finally {
+        now = this.#clock.now();
+      }
+    } catch {}
     const final = flight.consumerCount === 0 && !flight.settled;
-    const now = this.#clock.now();
     if (final) {
       flight.tracker.cancel(now);
       // Leave the dedup map before anyone hears of it: a request made from a `cancel` listener

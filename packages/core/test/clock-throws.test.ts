@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import type { ClientOptions } from '../src/index';
+import { type ClientOptions, isCancelledError } from '../src/index';
 import {
+  collectProcessFailures,
   collectUnhandledRejections,
   debugOf,
   type FakeClock,
@@ -335,6 +336,63 @@ describe('a clock or signal that throws as a flight ends', () => {
   });
 });
 
+/**
+ * A per-attempt `timeout`: the attempt clears its timer as its response or failure comes. A
+ * clock whose `clearTimeout` threw there left the attempt's promise unsettled (its callers
+ * pending for good) and made an unhandled rejection. The request now fails with the clock's
+ * error, which is not an attempt's failure: it is not retried as a network error would be.
+ */
+describe("a clock whose `clearTimeout` throws as an attempt's timeout is cleared", () => {
+  const unhandled = collectUnhandledRejections();
+  const broken = new Error('clock broken');
+
+  function hostileClear() {
+    const t = makeClient({}, {});
+    const clock = t.clock as FakeClock;
+    const real = clock.clearTimeout;
+    const state = { broken: false };
+    clock.clearTimeout = (handle) => {
+      real(handle);
+      if (state.broken) throw broken;
+    };
+    return { ...t, state };
+  }
+
+  test('the response comes: the caller is rejected with the clock error, nothing is left', async () => {
+    const t = hostileClear();
+    const owner = track(t.client.get('/a', { timeout: 5000 }));
+    await t.clock.advance(0);
+    t.state.broken = true;
+    t.fake.last().json({ ok: true });
+    for (let i = 0; i < 5; i++) await flush();
+    t.state.broken = false;
+    expect(owner.current).toEqual({ state: 'rejected', reason: broken });
+    expect(t.of('error').map((e) => e.error)).toEqual([broken]);
+    expect(t.of('success')).toHaveLength(0);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0, cacheSize: 0 });
+    expect(t.clock.live).toBe(0);
+    expect(unhandled).toEqual([]);
+  });
+
+  test('the fetch fails: rejected with the clock error, not retried as a network error', async () => {
+    const t = hostileClear();
+    const owner = track(t.client.get('/a', { timeout: 5000 }));
+    await t.clock.advance(0);
+    t.state.broken = true;
+    t.fake.last().fail();
+    for (let i = 0; i < 5; i++) await flush();
+    t.state.broken = false;
+    await t.clock.advance(60_000);
+    expect(owner.current).toEqual({ state: 'rejected', reason: broken });
+    expect(t.fake.calls).toHaveLength(1);
+    expect(t.of('retry')).toHaveLength(0);
+    expect(t.of('error').map((e) => e.error)).toEqual([broken]);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(t.clock.live).toBe(0);
+    expect(unhandled).toEqual([]);
+  });
+});
+
 describe('a clock whose `now` throws as a retry starts its attempt', () => {
   const unhandled = collectUnhandledRejections();
 
@@ -392,6 +450,91 @@ describe('a clock whose `now` throws as a finished flight frees a slot for a rat
     expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
     expect(t.client.scheduler().stats()).toMatchObject({ active: 0, queued: 0, delayed: 0 });
     expect(t.clock.live).toBe(0);
+    expect(unhandled).toEqual([]);
+  });
+});
+
+/**
+ * Cancelling a caller lets go of its deadline timer and signal listener, and reads the clock for
+ * its `cancel` event. A `clearTimeout`, `removeEventListener` or `now` that threw there made
+ * `cancel()` (or the signal's abort handler) throw half way: the caller was out of its flight
+ * but never rejected, and a flight left with no caller was never aborted. The cancel now
+ * completes: the caller gets its CancelledError, the flight is torn down as usual.
+ */
+describe('a clock or signal that throws while a caller is cancelled', () => {
+  const unhandled = collectUnhandledRejections();
+  const uncaught = collectProcessFailures('uncaughtException');
+  const broken = new Error('broken');
+
+  test('`cancel()` with a signal whose removeEventListener throws: rejected, the flight aborted', async () => {
+    const t = makeClient({}, {});
+    const controller = new AbortController();
+    const remove = controller.signal.removeEventListener.bind(controller.signal);
+    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+      remove(...args);
+      throw broken;
+    }) as typeof remove;
+    const promise = t.client.get('/a', { signal: controller.signal });
+    const owner = track(promise);
+    await t.clock.advance(0);
+    expect(() => promise.cancel()).not.toThrow();
+    await flush();
+    expect(owner.current.state).toBe('rejected');
+    expect(isCancelledError((owner.current as { reason: unknown }).reason)).toBe(true);
+    expect(t.fake.last().signal?.aborted).toBe(true);
+    expect(t.of('cancel')).toHaveLength(1);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(unhandled).toEqual([]);
+  });
+
+  test("a joiner's own deadline timer whose clearTimeout throws: its signal's abort cancels it", async () => {
+    const t = makeClient({}, {});
+    const clock = t.clock as FakeClock;
+    const real = clock.clearTimeout;
+    let breakClear = false;
+    clock.clearTimeout = (handle) => {
+      real(handle);
+      if (breakClear) throw broken;
+    };
+    const owner = track(t.client.get('/a'));
+    const controller = new AbortController();
+    const joiner = track(t.client.get('/a', { deadline: 5000, signal: controller.signal }));
+    await t.clock.advance(0);
+    breakClear = true;
+    controller.abort();
+    breakClear = false;
+    await flush();
+    expect(joiner.current.state).toBe('rejected');
+    expect(isCancelledError((joiner.current as { reason: unknown }).reason)).toBe(true);
+    expect(t.of('cancel')).toHaveLength(1);
+    expect(uncaught).toEqual([]);
+    t.fake.last().json({ ok: true });
+    await t.clock.advance(0);
+    expect(owner.current.state).toBe('fulfilled');
+    expect(t.clock.live).toBe(0);
+  });
+
+  test('`now` throws as the last caller cancels: rejected, the flight aborted and gone', async () => {
+    const t = makeClient({}, {});
+    const clock = t.clock as FakeClock;
+    const real = clock.now;
+    let breakNow = false;
+    clock.now = () => {
+      if (breakNow) throw broken;
+      return real();
+    };
+    const promise = t.client.get('/a');
+    const owner = track(promise);
+    await t.clock.advance(0);
+    breakNow = true;
+    expect(() => promise.cancel()).not.toThrow();
+    breakNow = false;
+    await flush();
+    expect(owner.current.state).toBe('rejected');
+    expect(isCancelledError((owner.current as { reason: unknown }).reason)).toBe(true);
+    expect(t.fake.last().signal?.aborted).toBe(true);
+    expect(t.of('cancel')).toHaveLength(1);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
     expect(unhandled).toEqual([]);
   });
 });

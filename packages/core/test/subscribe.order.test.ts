@@ -3,6 +3,7 @@ import {
   type ApiResponse,
   CacheStore,
   type CacheUpdate,
+  inspect,
   type ListenerErrorContext,
 } from '../src/index';
 import { collectProcessFailures, flush, makeClient } from './helpers';
@@ -110,6 +111,23 @@ describe('subscriber updates are delivered in order', () => {
     expect(logs[2]).toEqual(['write:2', 'write:3']);
   });
 
+  test('a subscriber added mid-delivery, none removed: it hears only the updates after', () => {
+    const store = new CacheStore();
+    const logs: string[][] = [[], [], []];
+    let added = false;
+    store.subscribe('k', (u) => {
+      logs[0]!.push(seen(u));
+      if (!added) {
+        added = true;
+        store.subscribe('k', (v) => logs[2]!.push(seen(v)));
+      }
+    });
+    store.subscribe('k', (u) => logs[1]!.push(seen(u)));
+    store.set('k', res(1));
+    store.set('k', res(2));
+    expect(logs).toEqual([['write:1', 'write:2'], ['write:1', 'write:2'], ['write:2']]);
+  });
+
   test('a subscriber that writes then throws: reported once, the queue still drains in order', async () => {
     const reported: [unknown, ListenerErrorContext][] = [];
     const t = makeClient({ onError: (error, context) => reported.push([error, context]) });
@@ -174,5 +192,64 @@ describe('subscriber updates are delivered in order', () => {
       ['write:1', 'write:2'],
     ]);
     expect(store.get('k')?.response.data).toBe(2);
+  });
+});
+
+/**
+ * Cache watchers (`CacheStore.watch`, `inspect(client).watchCache`) were told at once, not
+ * queued: a watcher that wrote the cache from its callback had its nested change reach the later
+ * watchers (and the key's subscribers) before the outer one. Changes and updates now share the
+ * subscribers' queue: each reaches every watcher and subscriber before the next goes out.
+ */
+describe('watcher changes are delivered in order', () => {
+  test('a watcher that writes: every later watcher hears the outer change first', () => {
+    const store = new CacheStore();
+    const logs: string[][] = [[], []];
+    store.watch((c) => {
+      logs[0]!.push(`${c.type}:${'key' in c ? c.key : ''}`);
+      if (c.type === 'write' && c.key === 'a') store.set('b', res(1));
+    });
+    store.watch((c) => logs[1]!.push(`${c.type}:${'key' in c ? c.key : ''}`));
+    store.set('a', res(1));
+    expect(logs).toEqual([
+      ['write:a', 'write:b'],
+      ['write:a', 'write:b'],
+    ]);
+  });
+
+  test("a watcher that rewrites a key: the key's subscribers end on the value the cache holds", () => {
+    const store = new CacheStore();
+    const seenBy: string[] = [];
+    store.watch((c) => {
+      if (c.type === 'write' && store.get('k')?.response.data === 1) store.set('k', res(2));
+    });
+    store.subscribe('k', (u) => seenBy.push(seen(u)));
+    store.set('k', res(1));
+    expect(seenBy).toEqual(['write:1', 'write:2']);
+    expect(store.get('k')?.response.data).toBe(2);
+  });
+
+  test('a watcher that writes as a subscriber removes: subscribers hear each change in turn', () => {
+    const t = makeClient();
+    const key = t.client.resolve('GET', '/a').key;
+    const updates: string[] = [];
+    t.client.subscribe(key, (u) => {
+      updates.push(seen(u));
+      if (u.type === 'write') t.client.invalidate('/a', { refetch: false });
+    });
+    const changes: string[] = [];
+    let rewrote = false;
+    inspect(t.client).watchCache((c) => {
+      changes.push(c.type);
+      // A tool that puts the entry back once it is removed.
+      if (c.type === 'remove' && !rewrote) {
+        rewrote = true;
+        t.client.setCached(key, res(3));
+      }
+    });
+    t.client.setCached(key, res(1));
+    expect(changes).toEqual(['write', 'remove', 'write', 'remove']);
+    expect(updates).toEqual(['write:1', 'invalidate', 'write:3', 'invalidate']);
+    expect(t.client.getCached(key)).toBeUndefined();
   });
 });

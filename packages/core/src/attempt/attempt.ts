@@ -50,10 +50,19 @@ export function attemptOnce(
     let controller: AbortController | undefined;
     /** Set once the attempt is aborted: a signal read after that is made aborted. */
     let abortedBy: { reason: unknown } | undefined;
-    const finish = () => {
+    /**
+     * Ends the attempt with `settle(value)`; a clock whose clearTimeout throws ends it with that
+     * error instead (no KeelError: the client fails the flight with it, no retry).
+     */
+    const finish = (settle: (value: never) => void, value: unknown) => {
       done = true;
       source.onAbort = undefined;
-      if (timer !== undefined) clock.clearTimeout(timer);
+      try {
+        if (timer !== undefined) clock.clearTimeout(timer);
+        settle(value as never);
+      } catch (error) {
+        reject(error);
+      }
     };
     const abortFetch = (reason: unknown) => {
       abortedBy = { reason };
@@ -61,9 +70,8 @@ export function attemptOnce(
     };
     const abort = (reason: unknown) => {
       if (done) return;
-      finish();
+      finish(reject, asCancel(reason, spec));
       abortFetch(reason);
-      reject(asCancel(reason, spec));
     };
     source.onAbort = abort;
     if (timeout > 0) {
@@ -109,17 +117,14 @@ export function attemptOnce(
       })
       .then(
         (response) => {
-          if (done) return;
-          finish();
-          resolve(response);
+          if (!done) finish(resolve, response);
         },
         (err) => {
           if (done) return;
-          finish();
           const error = attemptError(err, spec, read);
+          finish(reject, error);
           // A body not read to its end (too large, cut short) must not keep its connection.
           if (isResponseTooLargeError(error)) abortFetch(error);
-          reject(error);
         },
       );
   });

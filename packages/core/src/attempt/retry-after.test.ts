@@ -13,7 +13,6 @@ describe('parseRetryAfter', () => {
   test('delta-seconds past 2^31 are taken as 2^31 s (RFC 9111, 1.2.2): finite, never Infinity', () => {
     const cap = 2 ** 31 * 1000;
     expect(parseRetryAfter('9'.repeat(400))).toBe(cap);
-    expect(parseRetryAfter(`${'9'.repeat(400)}.5`)).toBe(cap);
     expect(parseRetryAfter('2147483648')).toBe(cap);
     expect(parseRetryAfter('2147483647')).toBe(2147483647000);
   });
@@ -47,5 +46,54 @@ describe('parseRetryAfter', () => {
     // RFC 850 (obsolete, two-digit year) and asctime.
     expect(parseRetryAfter('Monday, 01-Jan-24 12:00:05 GMT', now)).toBe(5000);
     expect(parseRetryAfter('Mon Jan  1 12:00:05 2024', now)).toBe(5000);
+  });
+});
+
+/**
+ * RFC 9110 (10.2.3): Retry-After is an HTTP-date or delta-seconds (`1*DIGIT`), and an invalid
+ * value is ignored. A fraction was taken as a wait, and anything with a time of day went to
+ * Date.parse, so an ISO date or a date in another zone counted as a date.
+ */
+describe('parseRetryAfter: only what RFC 9110 allows', () => {
+  test('delta-seconds are whole digits: a fraction, a sign or an exponent is ignored (-1)', () => {
+    for (const bad of [
+      '1.5',
+      '0.5',
+      '.5',
+      '5.',
+      `${'9'.repeat(400)}.5`,
+      '+5',
+      '1e3',
+      '1_000',
+      '0x10',
+    ]) {
+      expect(parseRetryAfter(bad, now), bad).toBe(-1);
+    }
+    expect(parseRetryAfter('007', now)).toBe(7000);
+  });
+
+  test('a date not in an HTTP-date form is ignored: ISO, another zone, lower case, trailing text', () => {
+    for (const bad of [
+      '2024-01-01T12:00:05Z',
+      '2024-01-01T12:00:05.000Z',
+      '2024-01-01 12:00:05',
+      'Mon, 01 Jan 2024 13:00:05 +0100',
+      'Mon, 01 Jan 2024 12:00:05 UTC',
+      'Mon, 01 Jan 2024 04:00:05 PST',
+      'Mon, 01 Jan 2024 12:00:05',
+      'mon, 01 jan 2024 12:00:05 gmt',
+      'Mon, 01 Jan 2024 12:00:05 GMT tomorrow',
+      'Mon Jan  1 12:00:05 2024 GMT',
+      'Mon Jan  1 12:00:05 2024 +0100',
+    ]) {
+      expect(parseRetryAfter(bad, now), bad).toBe(-1);
+    }
+  });
+
+  test('each HTTP-date form, GMT, is read', () => {
+    expect(parseRetryAfter('Mon, 01 Jan 2024 12:00:05 GMT', now)).toBe(5000);
+    expect(parseRetryAfter('Monday, 01-Jan-24 12:00:05 GMT', now)).toBe(5000);
+    expect(parseRetryAfter('Mon Jan  1 12:00:05 2024', now)).toBe(5000);
+    expect(parseRetryAfter('Mon Jan 11 12:00:05 2024', now)).toBe(10 * 86_400_000 + 5000);
   });
 });

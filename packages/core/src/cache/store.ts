@@ -113,7 +113,7 @@ export interface CacheStoreOptions {
  * `2 w (ttl + gcTime)` unwatched entries, whatever its total traffic; an idle client keeps what
  * it held until its next write.
  *
- * Interest: a subscription by exact key is reference-counted per key (a Set per key, dropped
+ * Interest: a subscription by exact key is reference-counted per key (a list per key, dropped
  * when its last listener leaves); a predicate subscription accepts any key it returns true for.
  * Invalidation refetches removed keys that someone is interested in.
  *
@@ -124,7 +124,12 @@ export interface CacheStoreOptions {
  */
 export class Store {
   readonly #entries = new Map<string, CacheEntry>();
-  readonly #byKey = new Map<string, Set<CacheSubscriber>>();
+  /**
+   * Each key's subscribers, in a list replaced on change (copy-on-write, as the emitter's): a
+   * delivery iterates the list of its start, uncopied, so one removed meanwhile still hears the
+   * update and one added does not.
+   */
+  readonly #byKey = new Map<string, CacheSubscriber[]>();
   #predicates: PredicateSubscription[] = [];
   readonly defaultTtl: number;
   readonly maxEntries: number;
@@ -142,19 +147,23 @@ export class Store {
   #predicateReleasedAt = -Infinity;
   /**
    * Told of every change while someone watches (cache/watch.ts installs it): tooling, not
-   * interest in any key. One slot, so a store nobody watches carries no watcher list.
+   * interest in any key. One slot, so a store nobody watches carries no watcher list. Told
+   * through the updates' queue: removals and clears as they are, writes as the update
+   * subscribers get (watch.ts makes the change of it).
    */
-  watcher: ((change: CacheChange) => void) | undefined;
+  watcher: ((change: CacheChange | CacheUpdate) => void) | undefined;
   /**
-   * Updates go out through an emitter's queue, its one listener delivering each to the
-   * subscribers: one written from a subscriber waits until the update being delivered has reached
-   * every subscriber (else a later one heard new, then old, and kept the old).
+   * Updates and watchers' changes go out through one emitter's queue, its one listener delivering
+   * each to the watcher and the subscribers: one written from a watcher or a subscriber waits
+   * until the one being delivered has reached them all (else a later one heard new, then old, and
+   * kept the old).
    */
-  readonly #updates = new Emitter<{ u: CacheUpdate }>();
+  readonly #updates = new Emitter<{ u: CacheUpdate; c: CacheChange }>();
 
   /** `options` as the client's config has them: checked, with every default in place. */
   constructor(defaultTtl: number, options: StoreOptions) {
     this.#updates.on('u', (update) => this.#deliver(update));
+    this.#updates.on('c', (change) => this.watcher?.(change));
     this.defaultTtl = defaultTtl;
     this.maxEntries = options.maxEntries;
     this.gcTime = options.gcTime;
@@ -224,7 +233,7 @@ export class Store {
   #drop(key: string, tell = true): void {
     this.#entries.delete(key);
     if (this.#releasedAt.size > 0) this.#releasedAt.delete(key);
-    if (tell) this.watcher?.({ type: 'remove', key });
+    if (tell && this.watcher) this.#updates.emit('c', { type: 'remove', key });
   }
 
   set(key: string, response: ApiResponse, options: WriteOptions = {}): CacheEntry {
@@ -259,9 +268,10 @@ export class Store {
     this.#entries.set(key, entry);
     // Over maxEntries: the least recently written goes (the Map's first key).
     if (this.#entries.size > this.maxEntries) this.#drop(this.#entries.keys().next().value!);
-    this.watcher?.({ type: 'write', key });
-    // Most writes have no subscriber: skip building the update.
-    if (this.#watched) this.notify({ type: options.update ?? 'write', key, response });
+    // Most writes have no subscriber nor watcher: skip building the update.
+    if (this.watcher || this.#watched) {
+      this.notify({ type: options.update ?? 'write', key, response });
+    }
     return entry;
   }
 
@@ -275,7 +285,7 @@ export class Store {
     this.#entries.clear();
     this.#releasedAt.clear();
     this.#hand = undefined;
-    this.watcher?.({ type: 'clear' });
+    this.#updates.emit('c', { type: 'clear' });
   }
 
   values(): IterableIterator<CacheEntry> {
@@ -302,16 +312,19 @@ export class Store {
   subscribe(matcher: KeyMatcher, listener: CacheSubscriber): () => void {
     checkFunction('listener', listener);
     if (typeof matcher === 'string') {
-      let set = this.#byKey.get(matcher);
-      if (!set) this.#byKey.set(matcher, (set = new Set()));
       // A wrapper gives every subscription its own identity, so subscribing the same function
       // twice needs two unsubscribes (reference counting).
       const entry: CacheSubscriber = (u) => listener(u);
-      set.add(entry);
-      // A second call finds no set (dropped when emptied) or one this entry is not in.
+      this.#byKey.set(matcher, [...(this.#byKey.get(matcher) ?? []), entry]);
+      // A second call finds no list (dropped when emptied) or one this entry is not in.
       return () => {
-        const s = this.#byKey.get(matcher);
-        if (!s?.delete(entry) || s.size > 0) return;
+        const list = this.#byKey.get(matcher);
+        if (!list?.includes(entry)) return;
+        if (list.length > 1)
+          return void this.#byKey.set(
+            matcher,
+            list.filter((l) => l !== entry),
+          );
         this.#byKey.delete(matcher);
         // gcTime counts from now for an entry that was kept only by this interest.
         if (this.#entries.has(matcher)) this.#releasedAt.set(matcher, this.#clock.now());
@@ -341,7 +354,7 @@ export class Store {
    * of the loop in every client.
    */
   hasInterest(key: string, count?: boolean): boolean | number {
-    let n = this.#byKey.get(key)?.size ?? 0;
+    let n = this.#byKey.get(key)?.length ?? 0;
     // `=== true`: a public store's hasInterest may get a second argument (map, filter).
     const all = count === true;
     // Once one wants it, a yes/no question calls no further predicate.
@@ -352,7 +365,7 @@ export class Store {
   /** Number of keys with exact-key interest plus predicate subscriptions (for leak checks). */
   get subscriptionCount(): number {
     let n = this.#predicates.length;
-    for (const s of this.#byKey.values()) n += s.size;
+    for (const list of this.#byKey.values()) n += list.length;
     return n;
   }
 
@@ -361,12 +374,16 @@ export class Store {
     this.#updates.emit('u', update);
   }
 
-  /** One update to the subscribers of its key now (a queued one: those when it goes out). */
+  /**
+   * One update to the watcher (which reads it as a change: see cache/watch.ts), then to the
+   * subscribers of its key, now (a queued one: to those there when it goes out).
+   */
   #deliver(update: CacheUpdate): void {
+    this.watcher?.(update);
     const { key } = update;
-    const set = this.#byKey.get(key);
+    const list = this.#byKey.get(key);
     // A subscriber's or matcher's error goes to `onError`, never up.
-    if (set) for (const l of [...set]) callUser(this.onError, l, update, 'subscriber', key);
+    if (list) for (const l of list) callUser(this.onError, l, update, 'subscriber', key);
     for (const sub of this.#predicates) {
       if (this.#matches(sub, key)) callUser(this.onError, sub.listener, update, 'subscriber', key);
     }

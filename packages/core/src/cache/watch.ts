@@ -1,5 +1,6 @@
 import { checkFunction } from '../internal/checks';
 import { callUser } from '../internal/report';
+import type { CacheUpdate } from '../types/client';
 import type { CacheChange, Store } from './store';
 
 type Watcher = (change: CacheChange) => void;
@@ -20,8 +21,14 @@ export function watchStore(store: Store, listener: Watcher): () => void {
   const entry: Watcher = (change) => listener(change);
   // Copied on change, so a watcher that unwatches while being told does not skip another.
   watchers.set(store, [...(watchers.get(store) ?? []), entry]);
-  store.watcher ??= (change) => {
-    const key = 'key' in change ? change.key : '';
+  // Told each change, and each update to subscribers (in the one order both go out in): an
+  // update is a write (a response stored or revalidated), except an invalidation (its removal
+  // was told as one).
+  store.watcher ??= (told: CacheChange | CacheUpdate) => {
+    if (told.type === 'invalidate') return;
+    const key = 'key' in told ? told.key : '';
+    const change: CacheChange =
+      told.type === 'clear' || told.type === 'remove' ? told : { type: 'write', key };
     for (const w of watchers.get(store)!) callUser(store.onError, w, change, 'subscriber', key);
   };
   return () => {
