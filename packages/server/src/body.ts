@@ -5,6 +5,7 @@ import secureJson from 'secure-json-parse';
 import { type BodyCharset, decodeBody, formDecoder } from './charset';
 import { rangeError, typeError } from './checks';
 import { BodyTooLargeError, HttpException } from './errors';
+import { stopUnreadH2Body } from './h2';
 
 /**
  * The rest of a refused body is read and thrown away, up to this many bytes, so the client gets
@@ -23,11 +24,23 @@ function tooLarge(limit: number, close: boolean): BodyTooLargeError {
   return new BodyTooLargeError(limit, undefined, { closeConnection: close });
 }
 
+type H2Request = IncomingMessage & { stream?: Http2Stream };
+
+/**
+ * The rest of `req`, that nobody will read: dropped ({@link drainRest}), or on HTTP/2 not taken
+ * at all ({@link stopUnreadH2Body}). An HTTP/1 request has no `stream`: one property read.
+ */
+function discardRest(req: IncomingMessage, budget: number): void {
+  const stream = (req as H2Request).stream;
+  if (stream === undefined) drainRest(req, budget);
+  else stopUnreadH2Body(req, stream);
+}
+
 /**
  * Reads the rest of `req` and drops it; ends the connection if more than `budget` bytes come.
  * Its own listeners (not the pooled reader's): it outlives the request's slot.
  */
-function discardRest(req: IncomingMessage, budget: number): void {
+function drainRest(req: IncomingMessage, budget: number): void {
   let seen = 0;
   const onData = (chunk: Buffer): void => {
     seen += chunk.length;
@@ -54,7 +67,7 @@ function discardRest(req: IncomingMessage, budget: number): void {
  * `stream`, so it costs those one property read.
  */
 function unframedH2Body(req: IncomingMessage): boolean {
-  return (req as IncomingMessage & { stream?: Http2Stream }).stream?.endAfterHeaders === false;
+  return (req as H2Request).stream?.endAfterHeaders === false;
 }
 
 /**
@@ -73,7 +86,7 @@ function declaresBody(req: IncomingMessage): boolean {
  * needs no body: it is not read, nor asked for with `100 Continue`. What comes is drained (Node's
  * own drain has no bound) up to DISCARD_LIMIT, then the connection ends; one declared larger, or
  * one the client waits to send (the 100 is not coming: it may send the body or not), ends the
- * connection after the answer.
+ * connection after the answer. On HTTP/2 nothing is drained: see discardRest.
  */
 export function skipBody(req: IncomingMessage, res: ServerResponse): void {
   if (!declaresBody(req)) return;
@@ -110,11 +123,11 @@ export function drainUnread(req: IncomingMessage): void {
     // Flowing: the handler reads it. Paused with no reader left (`ctx.req.pause()` and never
     // read): nobody will, and Node would either drain it without a bound when the response
     // finishes (no byte arrived yet) or leave the connection stalled for ever behind a full
-    // buffer (some did). Drained as an unread one.
+    // buffer (some did). Drained as an unread one; on HTTP/2 left paused (see discardRest).
     if (req.readableFlowing || req.listenerCount('data') > 0 || req.listenerCount('readable') > 0) {
       return;
     }
-    req.resume();
+    if ((req as H2Request).stream === undefined) req.resume();
   }
   discardRest(req, DISCARD_LIMIT);
 }

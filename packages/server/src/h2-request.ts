@@ -45,8 +45,9 @@ function expire(req: IncomingMessage, res: ServerResponse, stream: ServerHttp2St
   req.destroy();
   if (stream.headersSent) {
     if (res.writableEnded && stream.writableFinished) {
-      // The answer went out whole before the body (a 404, a 413): RFC 9113 §8.1, the client is
-      // asked to stop sending, without an error.
+      // The answer went out whole before the body, its handler still running (a body nobody
+      // reads is ended once its answer went out: stopUnreadH2Body): RFC 9113 §8.1, the client
+      // is asked to stop sending, without an error.
       stream.close(constants.NGHTTP2_NO_ERROR);
       return;
     }

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants, type Http2Stream } from 'node:http2';
 
 /**
@@ -62,6 +62,25 @@ export function resetH2(res: ServerResponse, code: number = constants.NGHTTP2_CA
   if (stream === undefined) return false;
   if (!stream.closed && !stream.destroyed) stream.close(code);
   return true;
+}
+
+/**
+ * HTTP/2: a request body nobody will read (a 404's, a 413's, one its handler left) is not drained
+ * as on HTTP/1, where draining keeps the connection usable: once the response went out whole, its
+ * stream is closed with RST_STREAM NO_ERROR, which asks the client to stop sending (RFC 9113
+ * §8.1). Node does so itself only for a stream nobody began to read. Paused meanwhile, so the
+ * client gets no more window; destroyed rather than closed, so what it holds is let go (a closed
+ * stream that was read and paused waits for its buffered data to be read before it goes).
+ */
+export function stopUnreadH2Body(req: IncomingMessage, stream: Http2Stream): void {
+  req.pause();
+  if (stream.writableFinished) endUnread(stream);
+  else stream.once('finish', () => endUnread(stream));
+}
+
+function endUnread(stream: Http2Stream): void {
+  // Node flushes what the session still has to send of the response before the RST_STREAM.
+  if (!stream.destroyed) stream.destroy();
 }
 
 /** The RST_STREAM code of a response cut by a server error (RFC 9113 §7). */

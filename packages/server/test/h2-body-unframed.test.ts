@@ -2,14 +2,16 @@
 // (the END_STREAM flag of its last DATA frame frames it; browsers' streaming fetch uploads and
 // many h2 clients send one so). It was taken for no body: `ctx.body` undefined, and the body
 // neither read nor drained under keel's limits. Read as on HTTP/1: parsed by its type, refused
-// (413) once past the limit while it streams in, left on `ctx.req` for a handler reading it raw,
-// drained up to the discard limit when nobody reads it. Real `node:http2` clients on loopback,
-// the injected clock for time (no timer fires here).
+// (413) once past the limit while it streams in, left on `ctx.req` for a handler reading it raw;
+// when nobody reads it, its stream is closed (NO_ERROR) after the answer rather than drained (see
+// h2-unread-body.test.ts). Real `node:http2` clients on loopback, the injected clock for time (no
+// timer fires here).
 
 import { request as h1request } from 'node:http';
 import {
   type ClientHttp2Session,
   type ClientHttp2Stream,
+  constants,
   createServer as createHttp2Server,
   type Http2Server,
   connect as h2connect,
@@ -159,9 +161,12 @@ describe('an HTTP/2 request body without Content-Length', () => {
     expect(reply.status).toBe(413);
     const open = upload(s, '/echo', { 'content-type': 'application/json' });
     open.stream.write(`[${'1,'.repeat(1024)}`);
-    await until(() => open.ended);
+    await until(() => open.ended && open.stream.closed);
     expect(open.status).toBe(413);
-    expect(open.stream.writableEnded).toBe(false);
+    // Closed by the server while the client still sent (it never ended its body): asked to stop
+    // without an error (RFC 9113 §8.1), not drained (see h2-unread-body.test.ts).
+    expect(open.stream.aborted).toBe(true);
+    expect(open.stream.rstCode).toBe(constants.NGHTTP2_NO_ERROR);
     await until(() => appStats(app).inflight === 0);
     const after = upload(s, '/echo', { 'content-type': 'application/json' });
     await send(after.stream, ['{"ok":true}']);
@@ -181,7 +186,7 @@ describe('an HTTP/2 request body without Content-Length', () => {
   });
 
   // Passes without the fix too (Node closes a stream nobody read once its answer finished):
-  // guards that a body now taken for one is drained, never left stalled on its window.
+  // guards that a body now taken for one is never left stalled on its window.
   it('a body nobody reads (POST or GET) does not stall its stream: sent far past its window, the stream closes', async () => {
     const { app, port } = await serve();
     const s = session(port);

@@ -102,6 +102,23 @@ async function serve(
     });
     return ctx.json({ got: ctx.body });
   });
+  // Reads a first piece of its body, stops reading, answers, and its chain goes on until the test
+  // lets it (Node closes a stream nobody read once its answer finished: this one was read).
+  app.post('/answered', async (ctx) => {
+    seen.ctx = ctx;
+    await new Promise<void>((resolve) => {
+      const first = (): void => {
+        ctx.req.off('data', first);
+        ctx.req.pause();
+        resolve();
+      };
+      ctx.req.on('data', first);
+    });
+    ctx.send('early');
+    await new Promise<void>((resolve) => {
+      release = resolve;
+    });
+  });
   app.get('/small', (ctx) => ctx.send('ok'));
   app.get('/wait', async (ctx) => {
     seen.ctx = ctx;
@@ -255,22 +272,42 @@ describe('requestTimeout on an attached HTTP/2 server', () => {
     expect(await fetchText(s, '/small')).toBe('ok');
   });
 
-  it('an answer complete before its body (404): the stream the client keeps sending on is closed (NO_ERROR), not held', async () => {
+  it('an answer complete before its body (404): the stream the client keeps sending on is closed (NO_ERROR) at once, no timer left', async () => {
     const { app, clock, port, seen } = await serve();
     const s = session(port);
     const { stream, reply } = upload(s, '/nowhere');
     stream.write('{"a":');
     await until(() => reply.ended);
     expect(reply.status).toBe(404);
-    // The client has its answer but has not ended its body: the stream stays open.
+    // Nobody reads its body: the client is asked to stop sending once the answer is out, without
+    // an error (RFC 9113 §8.1), not held until requestTimeout (see h2-unread-body.test.ts).
+    await until(() => stream.closed && appStats(app).inflight === 0);
+    expect(stream.rstCode).toBe(constants.NGHTTP2_NO_ERROR);
+    expect(seen.over).toEqual([{ status: 404, finished: true }]);
+    expect(clock.active).toBe(0);
+  });
+
+  it('an answer complete before its body, its handler still running: the stream is closed (NO_ERROR) at requestTimeout', async () => {
+    const { app, clock, port, seen } = await serve();
+    const s = session(port);
+    const { stream, reply } = upload(s, '/answered', {
+      'content-type': 'application/octet-stream',
+    });
+    stream.write('partial');
+    await until(() => reply.ended);
+    expect(reply.body).toBe('early');
+    // The client has its answer but has not ended its body, and the request is not over: the
+    // stream stays open until the request's deadline.
     await new Promise((r) => setTimeout(r, 20));
     expect(stream.closed).toBe(false);
     expect(clock.active).toBe(1);
     clock.tick(1000);
-    await until(() => stream.closed && appStats(app).inflight === 0);
+    await until(() => stream.closed);
     // The answer was whole: the client is asked to stop sending, without an error (RFC 9113 §8.1).
     expect(stream.rstCode).toBe(constants.NGHTTP2_NO_ERROR);
-    expect(seen.over).toEqual([{ status: 404, finished: true }]);
+    releaseOf(seen)();
+    await until(() => appStats(app).inflight === 0);
+    expect(seen.over).toEqual([{ status: 200, finished: true }]);
     expect(clock.active).toBe(0);
   });
 
