@@ -721,9 +721,10 @@ class KeelClient implements Client {
         return;
       }
       // The last consumer may have left between the response and here: the flight was cancelled
-      // (and reported so), so it must not also report success or write the cache.
-      if (flight.aborted) this.#end(flight, false, flight.reason);
-      else this.#end(flight, true, response);
+      // (and reported so), so it must not also report success or write the cache: it ends with
+      // its reason (below).
+      if (flight.aborted) throw flight.reason;
+      this.#end(flight, true, response);
     } catch (error) {
       this.#end(flight, false, error);
     }
