@@ -843,8 +843,9 @@ class KeelClient implements Client {
       value = error;
     }
     if (cancelled) tracker.cancel(now);
-    // Unsettled: no `success` was told (one told is its end, whatever failed after it).
-    else if (!ok && !tracker.settled) {
+    // Unsettled: no `success` was told (one told is its end, whatever failed after it), so not
+    // ok either (an ok flight's tracker succeeded above).
+    else if (!tracker.settled) {
       tracker.fail(now, value);
       if (this.#events.has('error')) {
         this.#events.emit('error', {
