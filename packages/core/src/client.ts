@@ -803,8 +803,8 @@ class KeelClient implements Client {
     const { spec, tracker } = flight;
     // Aborted, other than by its deadline: its last consumer cancelled it, and that final `cancel`
     // was its terminal event, whatever error its work ends with afterwards (a listener may cancel
-    // it while it is being refused).
-    const cancelled = !ok && flight.aborted && !flight.expired;
+    // it while it is being refused). (Never ok: #attempt ends an aborted flight with its reason.)
+    const cancelled = flight.aborted && !flight.expired;
     // NaN: the time, when the clock could not tell it.
     let now = NaN;
     try {
