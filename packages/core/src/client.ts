@@ -764,7 +764,8 @@ class KeelClient implements Client {
       )
         throw error;
       tracker.retry();
-      const reason = decision.reason === 'retry-after' ? 'retry-after' : 'backoff';
+      // A decision to retry says one of these two (decideRetry).
+      const reason = decision.reason as 'retry-after' | 'backoff';
       flight.wait = { reason, delay: decision.delay, until: now + decision.delay, error };
       this.#events.emit('retry', {
         key: spec.key,
