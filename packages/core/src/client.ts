@@ -724,9 +724,10 @@ class KeelClient implements Client {
         return;
       }
       // The last consumer may have left between the response and here: the flight was cancelled
-      // (and reported so), so it must not also report success or write the cache.
-      if (flight.aborted) this.#end(flight, false, flight.reason);
-      else this.#end(flight, true, response);
+      // (and reported so), so it must not also report success or write the cache: it ends with
+      // its reason (below).
+      if (flight.aborted) throw flight.reason;
+      this.#end(flight, true, response);
     } catch (error) {
       this.#end(flight, false, error);
     }
@@ -766,7 +767,8 @@ class KeelClient implements Client {
       )
         throw error;
       tracker.retry();
-      const reason = decision.reason === 'retry-after' ? 'retry-after' : 'backoff';
+      // A decision to retry says one of these two (decideRetry).
+      const reason = decision.reason as 'retry-after' | 'backoff';
       flight.wait = { reason, delay: decision.delay, until: now + decision.delay, error };
       this.#events.emit('retry', {
         key: spec.key,
@@ -805,8 +807,8 @@ class KeelClient implements Client {
     const { spec, tracker } = flight;
     // Aborted, other than by its deadline: its last consumer cancelled it, and that final `cancel`
     // was its terminal event, whatever error its work ends with afterwards (a listener may cancel
-    // it while it is being refused).
-    const cancelled = !ok && flight.aborted && !flight.expired;
+    // it while it is being refused). (Never ok: #attempt ends an aborted flight with its reason.)
+    const cancelled = flight.aborted && !flight.expired;
     // NaN: the time, when the clock could not tell it.
     let now = NaN;
     try {
@@ -845,8 +847,9 @@ class KeelClient implements Client {
       value = error;
     }
     if (cancelled) tracker.cancel(now);
-    // Unsettled: no `success` was told (one told is its end, whatever failed after it).
-    else if (!ok && !tracker.settled) {
+    // Unsettled: no `success` was told (one told is its end, whatever failed after it), so not
+    // ok either (an ok flight's tracker succeeded above).
+    else if (!tracker.settled) {
       tracker.fail(now, value);
       if (this.#events.has('error')) {
         this.#events.emit('error', {

@@ -1,7 +1,6 @@
 import type { RequestSpec } from '@keel/core';
 import { checkInvalidateTarget, checkObject, freeze, shown } from '@keel/core/internals';
 import { useEffect, useLayoutEffect, useMemo, useRef, useSyncExternalStore } from 'react';
-import { jsonText } from './internal/json-text';
 import { noop } from './internal/report';
 import { useClient } from './provider';
 import {
@@ -72,8 +71,9 @@ export function useServerEvents(
   // At render, for every component (they name the stream): only undefined means none, as in the
   // core, where `null` is a TypeError. Header values are the client's to check (see below).
   if (headers !== undefined) checkObject('headers', headers, 'an object of header strings');
-  // By their entries: a Headers object is `{}` to JSON, so a new token did not reconnect.
-  const headersId = headers ? jsonText(headers) : '';
+  // By their entries: a Headers object is `{}` to JSON, so a new token did not reconnect. (Only
+  // the object itself can be one: a header value that is not a string is the client's error.)
+  const headersId = headers && JSON.stringify(headers instanceof Headers ? [...headers] : headers);
   // The stream's spec (its key names the channel), resolved once per URL and headers; without
   // one (no URL, or an invalid one: its error), the closed state the hook returns.
   // biome-ignore lint/correctness/useExhaustiveDependencies: headersId stands for headers

@@ -82,12 +82,10 @@ let checkedBase: string | undefined;
  * when URLs cannot be relative (Node without a baseURL).
  */
 export function keyBaseOf(baseURL: string | undefined): string | undefined {
-  const base = baseURL ?? pageOrigin();
   // (A base with a query or fragment never gets here: resolveBaseURL refuses it, and
-  // createFingerprint keys no URL relative to one.)
-  if (base === undefined) return undefined;
+  // createFingerprint keys no URL relative to one.) No base at all does not parse either.
   try {
-    return canonicalURL(base).href.replace(/\/$/, '');
+    return canonicalURL((baseURL ?? pageOrigin())!).href.replace(/\/$/, '');
   } catch {
     return undefined;
   }

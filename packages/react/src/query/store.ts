@@ -316,19 +316,10 @@ export class QueryEntry {
     return Promise.race([this.read(), due]).then(() => {
       clock.clearTimeout(timer);
       this.#suspended = undefined;
-      if (this.#graceTimer === undefined) this.#graceFor();
+      if (this.#graceTimer === undefined) this.hold();
     });
   }
   #suspended: Promise<void> | undefined;
-
-  /**
-   * For a suspending render that throws this entry's error to a boundary: keeps the entry and its
-   * error (every render throws the same error, none reads again) until a boundary reset makes it
-   * `stale`, or until SUSPENSE_GRACE_MS after the last throw.
-   */
-  hold(): void {
-    this.#graceFor();
-  }
 
   /**
    * A suspending render waits for a read instead of throwing this entry's error: its own read is
@@ -343,8 +334,13 @@ export class QueryEntry {
     );
   }
 
-  /** (Re)starts the grace period of an entry nobody observes. */
-  #graceFor(): void {
+  /**
+   * (Re)starts the grace period of an entry nobody observes. For a suspending render that throws
+   * this entry's error to a boundary: keeps the entry and its error (every render throws the same
+   * error, none reads again) until a boundary reset makes it `stale`, or until SUSPENSE_GRACE_MS
+   * after the last throw.
+   */
+  hold(): void {
     if (this.#listeners.size > 0 || this.#released) return;
     this.#clearGrace();
     this.#graceTimer = this.#store.clock.setTimeout(this.releaseIfUnobserved, SUSPENSE_GRACE_MS);
