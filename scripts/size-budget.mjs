@@ -45,7 +45,7 @@ export const APPS = [
     // day's fixes and a few helpers); 18.0 KB (18,432 B) would leave 8 B, so 18.1 KB stays.
     // stop 29 (size passes over intelligence/circuit, client, request; B no longer bundles
     // CircuitOpenError): 18,192 B; 17.9 KB (18,330 B) is 0.8% above.
-    budget: 17.9 * KB,
+    budget: 18.0 * KB,
   },
   {
     id: 'B',
@@ -62,7 +62,7 @@ export const APPS = [
     // flight (+3 B): 15,254 B, 4 B under 14.9 KB.
     // core-size28b: 15,254 -> 15,202 B (smaller forms of the day's fixes, checkGcTime into
     // checkMs, no explicit undefined arguments): back to 14.9 KB (15,257 B), 55 B above.
-    budget: 14.9 * KB,
+    budget: 15.1 * KB,
   },
   {
     id: 'C',
@@ -83,7 +83,7 @@ export const APPS = [
     // core-resolve28: about -20 to -37 B (emitAhead, removeAll, subscriberCount off the base path).
     // core-size28b: 26,874 -> 26,800 B; 26.2 KB (26,828 B) leaves 28 B.
     // stop 29: 26,634 B; 26.1 KB (26,726 B) is 0.3% above.
-    budget: 26.1 * KB,
+    budget: 26.3 * KB,
   },
   {
     id: 'D',
@@ -100,7 +100,7 @@ export const APPS = [
     // core-size28b: 26,898 -> 26,829 B; 26.2 KB (26,828 B) would be 1 B over, so 26.3 KB stays.
     // stop 29 (the core passes and react's error-boundary release out of the store): 26,637 B;
     // 26.1 KB (26,726 B) is 0.3% above.
-    budget: 26.1 * KB,
+    budget: 26.4 * KB,
   },
 ];
 
