@@ -14,20 +14,15 @@ import {
   constants,
   createServer as createHttp2Server,
   type Http2Server,
-  connect as h2connect,
 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, createApp } from '../src/index';
+import { h2Fixture } from './h2-helpers';
 import { ManualClock, until } from './helpers';
 
-const apps: App[] = [];
-const sessions: ClientHttp2Session[] = [];
-afterEach(async () => {
-  for (const s of sessions.splice(0)) s.destroy();
-  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
-});
+const { apps, listen, connect } = h2Fixture();
 
 interface Seen {
   /** Bytes a raw reader took of ctx.req, once it ended. */
@@ -64,15 +59,12 @@ async function serve(): Promise<{ app: App; port: number; seen: Seen }> {
   app.post('/ignore', (ctx) => ctx.send('ignored'));
   app.get('/ignore', (ctx) => ctx.send('ignored'));
   const server: Http2Server = createHttp2Server(app.handler);
-  app.attach(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { app, port: (server.address() as AddressInfo).port, seen };
+  const port = await listen(app, server);
+  return { app, port, seen };
 }
 
 function session(port: number): ClientHttp2Session {
-  const s = h2connect(`http://127.0.0.1:${port}`);
-  s.on('error', () => {});
-  sessions.push(s);
+  const s = connect(`http://127.0.0.1:${port}`);
   return s;
 }
 

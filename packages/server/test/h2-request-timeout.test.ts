@@ -12,20 +12,15 @@ import {
   constants,
   createServer as createHttp2Server,
   type Http2Server,
-  connect as h2connect,
 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, type AppOptions, type Context, createApp } from '../src/index';
+import { h2Fixture } from './h2-helpers';
 import { ManualClock, until } from './helpers';
 
-const apps: App[] = [];
-const sessions: ClientHttp2Session[] = [];
-afterEach(async () => {
-  for (const s of sessions.splice(0)) s.destroy();
-  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
-});
+const { apps, listen, connect } = h2Fixture();
 
 interface Seen {
   ctx: Context | null;
@@ -128,10 +123,9 @@ async function serve(
     return ctx.send('late');
   });
   const server: Http2Server = createHttp2Server(app.handler);
-  app.attach(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = await listen(app, server);
   Object.defineProperty(seen, 'release', { get: () => release });
-  return { app, clock, port: (server.address() as AddressInfo).port, seen, server };
+  return { app, clock, port, seen, server };
 }
 
 function releaseOf(seen: Seen): () => void {
@@ -139,9 +133,7 @@ function releaseOf(seen: Seen): () => void {
 }
 
 function session(port: number): ClientHttp2Session {
-  const s = h2connect(`http://127.0.0.1:${port}`);
-  s.on('error', () => {});
-  sessions.push(s);
+  const s = connect(`http://127.0.0.1:${port}`);
   return s;
 }
 
