@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, createApp } from '../src/index';
-import { h2Fixture } from './h2-helpers';
+import { collect, h2Fixture, type Reply } from './h2-helpers';
 import { ManualClock, until } from './helpers';
 
 const { apps, listen, connect } = h2Fixture();
@@ -64,15 +64,7 @@ async function serve(): Promise<{ app: App; port: number; seen: Seen }> {
 }
 
 function session(port: number): ClientHttp2Session {
-  const s = connect(`http://127.0.0.1:${port}`);
-  return s;
-}
-
-interface Reply {
-  status: number;
-  body: string;
-  ended: boolean;
-  stream: ClientHttp2Stream;
+  return connect(`http://127.0.0.1:${port}`);
 }
 
 /** A request whose body the client writes itself, without Content-Length. */
@@ -83,19 +75,7 @@ function upload(
   method = 'POST',
 ): Reply {
   const stream = s.request({ ':method': method, ':path': path, ...headers }, { endStream: false });
-  const reply: Reply = { status: 0, body: '', ended: false, stream };
-  stream.on('error', () => {});
-  stream.on('response', (h) => {
-    reply.status = Number(h[':status']);
-  });
-  stream.setEncoding('utf8');
-  stream.on('data', (c: string) => {
-    reply.body += c;
-  });
-  stream.on('end', () => {
-    reply.ended = true;
-  });
-  return reply;
+  return collect(stream);
 }
 
 /** Writes `chunks` one by one, each once the last was handed on, then ends the body. */

@@ -1,5 +1,6 @@
 import {
   type ClientHttp2Session,
+  type ClientHttp2Stream,
   type Http2SecureServer,
   type Http2Server,
   connect as h2connect,
@@ -44,4 +45,43 @@ export function h2Fixture(): H2Fixture {
       return s;
     },
   };
+}
+
+/** Reads a whole response on `s`. */
+export function fetchText(s: ClientHttp2Session, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const stream = s.request({ ':path': path });
+    let body = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (c: string) => {
+      body += c;
+    });
+    stream.on('end', () => resolve(body));
+    stream.on('error', reject);
+  });
+}
+
+/** A response as it arrives: status, body so far, whether it ended (its errors ignored). */
+export interface Reply {
+  status: number;
+  body: string;
+  ended: boolean;
+  stream: ClientHttp2Stream;
+}
+
+/** Collects `stream`'s response into a Reply, updated as it comes. */
+export function collect(stream: ClientHttp2Stream): Reply {
+  const reply: Reply = { status: 0, body: '', ended: false, stream };
+  stream.on('error', () => {});
+  stream.on('response', (h) => {
+    reply.status = Number(h[':status']);
+  });
+  stream.setEncoding('utf8');
+  stream.on('data', (c: string) => {
+    reply.body += c;
+  });
+  stream.on('end', () => {
+    reply.ended = true;
+  });
+  return reply;
 }

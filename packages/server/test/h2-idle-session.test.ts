@@ -9,7 +9,7 @@ import { type ClientHttp2Session, constants, createServer as createHttp2Server }
 import { describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, type AppOptions, createApp } from '../src/index';
-import { h2Fixture } from './h2-helpers';
+import { fetchText, h2Fixture } from './h2-helpers';
 import { ManualClock, until } from './helpers';
 
 const { apps, listen, connect } = h2Fixture();
@@ -51,19 +51,6 @@ function session(port: number): { s: ClientHttp2Session; goaway: number[] } {
   const goaway: number[] = [];
   s.on('goaway', (code: number) => goaway.push(code));
   return { s, goaway };
-}
-
-function fetchText(s: ClientHttp2Session, path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const stream = s.request({ ':path': path });
-    let body = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (c: string) => {
-      body += c;
-    });
-    stream.on('end', () => resolve(body));
-    stream.on('error', reject);
-  });
 }
 
 /** The server's side of the session exists (its idle timer armed). */

@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, type AppOptions, type Context, createApp } from '../src/index';
-import { h2Fixture } from './h2-helpers';
+import { collect, fetchText, h2Fixture, type Reply } from './h2-helpers';
 import { ManualClock, until } from './helpers';
 
 const { apps, listen, connect } = h2Fixture();
@@ -133,15 +133,7 @@ function releaseOf(seen: Seen): () => void {
 }
 
 function session(port: number): ClientHttp2Session {
-  const s = connect(`http://127.0.0.1:${port}`);
-  return s;
-}
-
-interface Reply {
-  status: number;
-  body: string;
-  ended: boolean;
-  stream: ClientHttp2Stream;
+  return connect(`http://127.0.0.1:${port}`);
 }
 
 /** A POST whose body the client writes itself (and may never end); the reply is collected. */
@@ -157,32 +149,7 @@ function upload(
     'content-length': '100',
     ...headers,
   });
-  const reply: Reply = { status: 0, body: '', ended: false, stream };
-  stream.on('error', () => {});
-  stream.on('response', (h) => {
-    reply.status = Number(h[':status']);
-  });
-  stream.setEncoding('utf8');
-  stream.on('data', (c: string) => {
-    reply.body += c;
-  });
-  stream.on('end', () => {
-    reply.ended = true;
-  });
-  return { stream, reply };
-}
-
-function fetchText(s: ClientHttp2Session, path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const stream = s.request({ ':path': path });
-    let body = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (c: string) => {
-      body += c;
-    });
-    stream.on('end', () => resolve(body));
-    stream.on('error', reject);
-  });
+  return { stream, reply: collect(stream) };
 }
 
 describe('requestTimeout on an attached HTTP/2 server', () => {

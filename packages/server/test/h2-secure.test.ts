@@ -74,8 +74,7 @@ async function serve(
 }
 
 function session(port: number): ClientHttp2Session {
-  const s = connect(`https://127.0.0.1:${port}`, { ca: cert });
-  return s;
+  return connect(`https://127.0.0.1:${port}`, { ca: cert });
 }
 
 interface Reply {

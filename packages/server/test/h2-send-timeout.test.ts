@@ -28,7 +28,7 @@ import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, createApp } from '../src/index';
-import { h2Fixture } from './h2-helpers';
+import { fetchText, h2Fixture } from './h2-helpers';
 import { ManualClock, until } from './helpers';
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), 'keel-h2-send-timeout-')));
@@ -119,8 +119,7 @@ async function serve(
 
 /** A session whose streams get a small window: one that is not read stalls at once. */
 function session(port: number): ClientHttp2Session {
-  const s = connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 4096 } });
-  return s;
+  return connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 4096 } });
 }
 
 /** A request whose response the client never reads. */
@@ -129,20 +128,6 @@ function stalled(s: ClientHttp2Session, path: string): ClientHttp2Stream {
   stream.on('error', () => {});
   stream.pause();
   return stream;
-}
-
-/** Reads a whole response on `s`. */
-function fetchText(s: ClientHttp2Session, path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const stream = s.request({ ':path': path });
-    let body = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (c: string) => {
-      body += c;
-    });
-    stream.on('end', () => resolve(body));
-    stream.on('error', reject);
-  });
 }
 
 /** The server stream behind the response: its own queue is what waits for the client. */

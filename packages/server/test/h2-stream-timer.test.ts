@@ -16,7 +16,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, createApp } from '../src/index';
-import { h2Fixture } from './h2-helpers';
+import { fetchText, h2Fixture } from './h2-helpers';
 import { ManualClock, until } from './helpers';
 
 const { apps, listen, connect } = h2Fixture();
@@ -55,8 +55,7 @@ async function serve(): Promise<{ app: App; clock: ManualClock; port: number; se
 
 /** A session whose streams get a small window: one that is not read stalls at once. */
 function session(port: number): ClientHttp2Session {
-  const s = connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 4096 } });
-  return s;
+  return connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 4096 } });
 }
 
 function upload(
@@ -76,19 +75,6 @@ function upload(
     status = Number(h[':status']);
   });
   return { stream, status: () => status };
-}
-
-function fetchText(s: ClientHttp2Session, path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const stream = s.request({ ':path': path });
-    let body = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (c: string) => {
-      body += c;
-    });
-    stream.on('end', () => resolve(body));
-    stream.on('error', reject);
-  });
 }
 
 describe('sendTimeout and requestTimeout on one HTTP/2 stream', () => {
