@@ -14,20 +14,15 @@ import {
   constants,
   createServer as createHttp2Server,
   type Http2Server,
-  connect as h2connect,
 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, createApp } from '../src/index';
+import { collect, h2Fixture, type Reply } from './h2-helpers';
 import { ManualClock, until } from './helpers';
 
-const apps: App[] = [];
-const sessions: ClientHttp2Session[] = [];
-afterEach(async () => {
-  for (const s of sessions.splice(0)) s.destroy();
-  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
-});
+const { apps, listen, connect } = h2Fixture();
 
 interface Seen {
   /** Bytes a raw reader took of ctx.req, once it ended. */
@@ -64,23 +59,12 @@ async function serve(): Promise<{ app: App; port: number; seen: Seen }> {
   app.post('/ignore', (ctx) => ctx.send('ignored'));
   app.get('/ignore', (ctx) => ctx.send('ignored'));
   const server: Http2Server = createHttp2Server(app.handler);
-  app.attach(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { app, port: (server.address() as AddressInfo).port, seen };
+  const port = await listen(app, server);
+  return { app, port, seen };
 }
 
 function session(port: number): ClientHttp2Session {
-  const s = h2connect(`http://127.0.0.1:${port}`);
-  s.on('error', () => {});
-  sessions.push(s);
-  return s;
-}
-
-interface Reply {
-  status: number;
-  body: string;
-  ended: boolean;
-  stream: ClientHttp2Stream;
+  return connect(`http://127.0.0.1:${port}`);
 }
 
 /** A request whose body the client writes itself, without Content-Length. */
@@ -91,19 +75,7 @@ function upload(
   method = 'POST',
 ): Reply {
   const stream = s.request({ ':method': method, ':path': path, ...headers }, { endStream: false });
-  const reply: Reply = { status: 0, body: '', ended: false, stream };
-  stream.on('error', () => {});
-  stream.on('response', (h) => {
-    reply.status = Number(h[':status']);
-  });
-  stream.setEncoding('utf8');
-  stream.on('data', (c: string) => {
-    reply.body += c;
-  });
-  stream.on('end', () => {
-    reply.ended = true;
-  });
-  return reply;
+  return collect(stream);
 }
 
 /** Writes `chunks` one by one, each once the last was handed on, then ends the body. */

@@ -3,24 +3,13 @@
 // (`socket.end()`), which on HTTP/2 is the stream's proxy: it ended the stream with END_STREAM,
 // so a truncated body without a length read as a complete one. Real `node:http2` client.
 
-import type { Server } from 'node:http';
-import {
-  type ClientHttp2Session,
-  constants,
-  createServer as createHttp2Server,
-  connect as h2connect,
-} from 'node:http2';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type App, createApp } from '../src/index';
+import { constants, createServer as createHttp2Server } from 'node:http2';
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../src/index';
+import { h2Fixture } from './h2-helpers';
 import { until } from './helpers';
 
-const apps: App[] = [];
-const sessions: ClientHttp2Session[] = [];
-afterEach(async () => {
-  for (const s of sessions.splice(0)) s.destroy();
-  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
-});
+const { apps, listen, connect } = h2Fixture();
 
 describe('an HTTP/2 response cut by its handler failing', () => {
   it('is reset (INTERNAL_ERROR), never ended as if complete; the session serves on', async () => {
@@ -38,11 +27,8 @@ describe('an HTTP/2 response cut by its handler failing', () => {
     });
     app.get('/ok', (ctx) => ctx.send('ok'));
     const server = createHttp2Server(app.handler as never);
-    app.attach(server as unknown as Server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const s = h2connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    s.on('error', () => {});
-    sessions.push(s);
+    const port = await listen(app, server);
+    const s = connect(`http://127.0.0.1:${port}`);
     const stream = s.request({ ':path': '/fail' });
     stream.on('error', () => {});
     let body = '';

@@ -5,24 +5,14 @@
 // silent uploads ends too: nothing is pinned. `app.close()` closes every session (Node's
 // server.close() waits for them). Real `node:http2` clients, the injected clock.
 
-import {
-  type ClientHttp2Session,
-  constants,
-  createServer as createHttp2Server,
-  connect as h2connect,
-} from 'node:http2';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { type ClientHttp2Session, constants, createServer as createHttp2Server } from 'node:http2';
+import { describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, type AppOptions, createApp } from '../src/index';
+import { fetchText, h2Fixture } from './h2-helpers';
 import { ManualClock, until } from './helpers';
 
-const apps: App[] = [];
-const sessions: ClientHttp2Session[] = [];
-afterEach(async () => {
-  for (const s of sessions.splice(0)) s.destroy();
-  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
-});
+const { apps, listen, connect } = h2Fixture();
 
 async function serve(
   options: AppOptions = {},
@@ -44,12 +34,11 @@ async function serve(
   });
   app.post('/json', (ctx) => ctx.json({ got: ctx.body }));
   const server = createHttp2Server(app.handler);
-  app.attach(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = await listen(app, server);
   return {
     app,
     clock,
-    port: (server.address() as AddressInfo).port,
+    port,
     release: () => {
       for (const w of waiting.splice(0)) w();
     },
@@ -58,25 +47,10 @@ async function serve(
 
 /** A session, and whether the server told it to go away. */
 function session(port: number): { s: ClientHttp2Session; goaway: number[] } {
-  const s = h2connect(`http://127.0.0.1:${port}`);
+  const s = connect(`http://127.0.0.1:${port}`);
   const goaway: number[] = [];
-  s.on('error', () => {});
   s.on('goaway', (code: number) => goaway.push(code));
-  sessions.push(s);
   return { s, goaway };
-}
-
-function fetchText(s: ClientHttp2Session, path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const stream = s.request({ ':path': path });
-    let body = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (c: string) => {
-      body += c;
-    });
-    stream.on('end', () => resolve(body));
-    stream.on('error', reject);
-  });
 }
 
 /** The server's side of the session exists (its idle timer armed). */

@@ -12,20 +12,15 @@ import {
   constants,
   createServer as createHttp2Server,
   type Http2Server,
-  connect as h2connect,
 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, type AppOptions, type Context, createApp } from '../src/index';
+import { collect, fetchText, h2Fixture, type Reply } from './h2-helpers';
 import { ManualClock, until } from './helpers';
 
-const apps: App[] = [];
-const sessions: ClientHttp2Session[] = [];
-afterEach(async () => {
-  for (const s of sessions.splice(0)) s.destroy();
-  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
-});
+const { apps, listen, connect } = h2Fixture();
 
 interface Seen {
   ctx: Context | null;
@@ -128,10 +123,9 @@ async function serve(
     return ctx.send('late');
   });
   const server: Http2Server = createHttp2Server(app.handler);
-  app.attach(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = await listen(app, server);
   Object.defineProperty(seen, 'release', { get: () => release });
-  return { app, clock, port: (server.address() as AddressInfo).port, seen, server };
+  return { app, clock, port, seen, server };
 }
 
 function releaseOf(seen: Seen): () => void {
@@ -139,17 +133,7 @@ function releaseOf(seen: Seen): () => void {
 }
 
 function session(port: number): ClientHttp2Session {
-  const s = h2connect(`http://127.0.0.1:${port}`);
-  s.on('error', () => {});
-  sessions.push(s);
-  return s;
-}
-
-interface Reply {
-  status: number;
-  body: string;
-  ended: boolean;
-  stream: ClientHttp2Stream;
+  return connect(`http://127.0.0.1:${port}`);
 }
 
 /** A POST whose body the client writes itself (and may never end); the reply is collected. */
@@ -165,32 +149,7 @@ function upload(
     'content-length': '100',
     ...headers,
   });
-  const reply: Reply = { status: 0, body: '', ended: false, stream };
-  stream.on('error', () => {});
-  stream.on('response', (h) => {
-    reply.status = Number(h[':status']);
-  });
-  stream.setEncoding('utf8');
-  stream.on('data', (c: string) => {
-    reply.body += c;
-  });
-  stream.on('end', () => {
-    reply.ended = true;
-  });
-  return { stream, reply };
-}
-
-function fetchText(s: ClientHttp2Session, path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const stream = s.request({ ':path': path });
-    let body = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (c: string) => {
-      body += c;
-    });
-    stream.on('end', () => resolve(body));
-    stream.on('error', reject);
-  });
+  return { stream, reply: collect(stream) };
 }
 
 describe('requestTimeout on an attached HTTP/2 server', () => {

@@ -11,27 +11,21 @@ import {
   constants,
   createSecureServer,
   type Http2SecureServer,
-  connect as h2connect,
 } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, type AppOptions, createApp } from '../src/index';
+import { h2Fixture } from './h2-helpers';
 import { ManualClock, until } from './helpers';
 
 const fixtures = join(__dirname, 'fixtures');
 const cert = readFileSync(join(fixtures, 'tls-cert.pem'));
 const key = readFileSync(join(fixtures, 'tls-key.pem'));
 
-const apps: App[] = [];
-const sessions: ClientHttp2Session[] = [];
-afterEach(async () => {
-  for (const s of sessions.splice(0)) s.destroy();
-  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
-});
+const { apps, listen, connect } = h2Fixture();
 
 interface Seen {
   versions: string[];
@@ -75,16 +69,12 @@ async function serve(
     { key, cert, allowHTTP1: true },
     app.handler,
   );
-  app.attach(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { app, clock, port: (server.address() as AddressInfo).port, seen };
+  const port = await listen(app, server);
+  return { app, clock, port, seen };
 }
 
 function session(port: number): ClientHttp2Session {
-  const s = h2connect(`https://127.0.0.1:${port}`, { ca: cert });
-  s.on('error', () => {});
-  sessions.push(s);
-  return s;
+  return connect(`https://127.0.0.1:${port}`, { ca: cert });
 }
 
 interface Reply {

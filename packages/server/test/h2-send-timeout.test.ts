@@ -13,7 +13,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import type { Server, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import {
   type ClientHttp2Session,
   type ClientHttp2Stream,
@@ -21,15 +21,14 @@ import {
   createServer as createHttp2Server,
   type Http2Server,
   type Http2ServerResponse,
-  connect as h2connect,
 } from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, createApp } from '../src/index';
+import { fetchText, h2Fixture } from './h2-helpers';
 import { ManualClock, until } from './helpers';
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), 'keel-h2-send-timeout-')));
@@ -37,12 +36,7 @@ const big = join(dir, 'big.bin');
 writeFileSync(big, Buffer.alloc(8 * 1024 * 1024, 7));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const apps: App[] = [];
-const sessions: ClientHttp2Session[] = [];
-afterEach(async () => {
-  for (const s of sessions.splice(0)) s.destroy();
-  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
-});
+const { apps, listen, connect } = h2Fixture();
 
 /** File descriptors of this process open on `path` (Linux /proc). */
 function openFds(path: string): number {
@@ -119,17 +113,13 @@ async function serve(
     for (let i = 0; i < 8; i++) ctx.res.write(chunk);
   });
   const server: Http2Server = createHttp2Server(app.handler as never);
-  app.attach(server as unknown as Server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { app, clock, port: (server.address() as AddressInfo).port, seen };
+  const port = await listen(app, server);
+  return { app, clock, port, seen };
 }
 
 /** A session whose streams get a small window: one that is not read stalls at once. */
 function session(port: number): ClientHttp2Session {
-  const s = h2connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 4096 } });
-  s.on('error', () => {});
-  sessions.push(s);
-  return s;
+  return connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 4096 } });
 }
 
 /** A request whose response the client never reads. */
@@ -138,20 +128,6 @@ function stalled(s: ClientHttp2Session, path: string): ClientHttp2Stream {
   stream.on('error', () => {});
   stream.pause();
   return stream;
-}
-
-/** Reads a whole response on `s`. */
-function fetchText(s: ClientHttp2Session, path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const stream = s.request({ ':path': path });
-    let body = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (c: string) => {
-      body += c;
-    });
-    stream.on('end', () => resolve(body));
-    stream.on('error', reject);
-  });
 }
 
 /** The server stream behind the response: its own queue is what waits for the client. */

@@ -12,20 +12,14 @@ import {
   createServer as createHttp2Server,
   type Http2Server,
   type Http2ServerResponse,
-  connect as h2connect,
 } from 'node:http2';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, createApp } from '../src/index';
+import { fetchText, h2Fixture } from './h2-helpers';
 import { ManualClock, until } from './helpers';
 
-const apps: App[] = [];
-const sessions: ClientHttp2Session[] = [];
-afterEach(async () => {
-  for (const s of sessions.splice(0)) s.destroy();
-  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
-});
+const { apps, listen, connect } = h2Fixture();
 
 interface Seen {
   res: Http2ServerResponse | null;
@@ -55,17 +49,13 @@ async function serve(): Promise<{ app: App; clock: ManualClock; port: number; se
   });
   app.get('/small', (ctx) => ctx.send('ok'));
   const server: Http2Server = createHttp2Server(app.handler);
-  app.attach(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { app, clock, port: (server.address() as AddressInfo).port, seen };
+  const port = await listen(app, server);
+  return { app, clock, port, seen };
 }
 
 /** A session whose streams get a small window: one that is not read stalls at once. */
 function session(port: number): ClientHttp2Session {
-  const s = h2connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 4096 } });
-  s.on('error', () => {});
-  sessions.push(s);
-  return s;
+  return connect(`http://127.0.0.1:${port}`, { settings: { initialWindowSize: 4096 } });
 }
 
 function upload(
@@ -85,19 +75,6 @@ function upload(
     status = Number(h[':status']);
   });
   return { stream, status: () => status };
-}
-
-function fetchText(s: ClientHttp2Session, path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const stream = s.request({ ':path': path });
-    let body = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (c: string) => {
-      body += c;
-    });
-    stream.on('end', () => resolve(body));
-    stream.on('error', reject);
-  });
 }
 
 describe('sendTimeout and requestTimeout on one HTTP/2 stream', () => {

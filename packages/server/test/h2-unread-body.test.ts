@@ -7,26 +7,19 @@
 // session; the injected clock for time (no timer fires here).
 
 import {
-  type ClientHttp2Session,
   type ClientHttp2Stream,
   constants,
   createServer as createHttp2Server,
   type Http2Server,
   type Http2Session,
-  connect as h2connect,
 } from 'node:http2';
-import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, createApp } from '../src/index';
+import { h2Fixture } from './h2-helpers';
 import { ManualClock, until } from './helpers';
 
-const apps: App[] = [];
-const sessions: ClientHttp2Session[] = [];
-afterEach(async () => {
-  for (const s of sessions.splice(0)) s.destroy();
-  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
-});
+const { apps, listen, connect } = h2Fixture();
 
 /** What the client offers: 8 MiB, far more than a stream's window (64 KiB) and the limit. */
 const OFFERED = 8 * 1024 * 1024;
@@ -79,11 +72,10 @@ async function serve(): Promise<Server> {
     return ctx.json({ size: n });
   });
   const server: Http2Server = createHttp2Server(app.handler);
-  app.attach(server);
   const served: Http2Session[] = [];
   server.on('session', (session: Http2Session) => served.push(session));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { app, port: (server.address() as AddressInfo).port, served, raw };
+  const port = await listen(app, server);
+  return { app, port, served, raw };
 }
 
 interface Upload {
@@ -102,9 +94,7 @@ async function upload(
   path: string,
   headers: Record<string, string>,
 ): Promise<Upload> {
-  const s = h2connect(`http://127.0.0.1:${port}`);
-  s.on('error', () => {});
-  sessions.push(s);
+  const s = connect(`http://127.0.0.1:${port}`);
   const stream = s.request({ ':method': 'POST', ':path': path, ...headers }, { endStream: false });
   const up: Upload = { stream, status: 0, body: '', ended: false, errors: [], sent: 0 };
   stream.on('error', (err) => up.errors.push(err));
