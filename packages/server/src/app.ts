@@ -347,7 +347,7 @@ export interface App {
   readonly serverOptions: ServerResponseOption;
   /**
    * Starts an HTTP server with the app's timeouts, or those given here; resolves once listening.
-   * On your own server (`http.createServer(app.handler)`) set the timeouts yourself.
+   * On your own server (`http.createServer(app.handler)`) set the timeouts yourself, or `attach` it.
    *
    * @param port The TCP port; `0` picks a free one. @default 0
    * @param host The address to bind. @default every interface (Node's default)
@@ -356,11 +356,13 @@ export interface App {
   listen(port?: number, host?: string, timeouts?: ServerTimeouts): Promise<Server>;
   /**
    * Gives your own server (`http.createServer(app.handler)`) what servers `listen` starts get
-   * besides their timeouts and response class (see `serverOptions`): CONNECT answered 405 rather
+   * besides their response class (see `serverOptions`): CONNECT answered 405 rather
    * than dropped without a word, keel's `clientError` answers (a response is not replaced by a
    * 400 for bytes sent after `Connection: close`), `Expect: 100-continue` left to the body reader
    * (an oversize body refused before it is sent), every header line kept (`maxHeadersCount` 0),
-   * and the peer address captured at accept. For a server whose request listener is
+   * the peer address captured at accept, and the app's `requestTimeout`, `headersTimeout` and
+   * `keepAliveTimeout` while the server's are still Node's defaults (300 s, 60 s, 5 s), checked as
+   * often as `listen` checks them (also on a server that listens already). For a server whose request listener is
    * `app.handler`; calling it again changes nothing, attaching a server of another app throws.
    * `close()` closes it as it closes those of `listen`. On an HTTP/2 server (`http2.createServer`,
    * `createSecureServer`) it also applies the app's `requestTimeout` per stream (408, or a reset
@@ -408,6 +410,8 @@ const PEER = Symbol('keel.peer');
 const NODE_REQUEST_TIMEOUT = 300_000;
 const NODE_HEADERS_TIMEOUT = 60_000;
 const NODE_CHECKING_INTERVAL = 30_000;
+/** http.Server's `keepAliveTimeout` by default (an HTTP/2 server has none: undefined). */
+const NODE_KEEP_ALIVE_TIMEOUT = 5000;
 
 /**
  * Node checks `requestTimeout` and `headersTimeout` every connectionsCheckingInterval (30 s by
@@ -416,6 +420,27 @@ const NODE_CHECKING_INTERVAL = 30_000;
 function checkingInterval(requestTimeout: number, headersTimeout: number): number {
   const shortest = Math.min(headersTimeout, requestTimeout || headersTimeout);
   return Math.min(NODE_CHECKING_INTERVAL, Math.max(50, Math.floor(shortest / 4)));
+}
+
+/**
+ * Has `server` check its connections' `requestTimeout` / `headersTimeout` every `interval` ms
+ * while it checks them every 30 s of Node's default (any other value is the server's own). Node
+ * arms the check on 'listening' with the interval it has then: a server already listening is
+ * armed again by Node's own 'listening' listener (it clears the running check first); on a Node
+ * without that listener the 30 s check stays.
+ */
+function checkOften(server: Server, interval: number): void {
+  // A field Node has (since 18.12) and @types/node does not declare.
+  const checked = server as Server & { connectionsCheckingInterval?: number };
+  if (checked.connectionsCheckingInterval !== NODE_CHECKING_INTERVAL) return;
+  checked.connectionsCheckingInterval = interval;
+  if (!server.listening) return;
+  for (const listener of server.listeners('listening')) {
+    if (listener.name === 'setupConnectionsTracking') {
+      (listener as (this: Server) => void).call(server);
+      return;
+    }
+  }
 }
 
 /** The app whose listeners a server got (listen, attach). */
@@ -1035,7 +1060,8 @@ class KeelApp implements App, SlotHost {
       this.handler,
     );
     server.keepAliveTimeout = keepAliveTimeout;
-    this.attach(server);
+    // Its timeouts are set: attach() would take those equal to Node's defaults for unset ones.
+    this.#attach(server, false);
     return new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {
@@ -1046,6 +1072,11 @@ class KeelApp implements App, SlotHost {
   }
 
   attach<S extends Server | Http2Server | Http2SecureServer>(attached: S): S {
+    return this.#attach(attached, true);
+  }
+
+  /** attach(), and with `timed` the app's timeouts for those still Node's (#timeOwnServer). */
+  #attach<S extends Server | Http2Server | Http2SecureServer>(attached: S, timed: boolean): S {
     // Node's HTTP/2 servers emit what an http.Server does (request, checkContinue, connection)
     // through its compatibility API: handled as one, HTTP/2 told apart per response (adaptH2).
     const server = attached as unknown as Server;
@@ -1086,8 +1117,8 @@ class KeelApp implements App, SlotHost {
       if (server.keepAliveTimeout === undefined) {
         server.keepAliveTimeout = this.#timeouts.keepAliveTimeout;
       }
-      this.#timeHttp1Fallback(server);
     } else server.once('session', adapt);
+    if (timed) this.#timeOwnServer(server);
     // Its idle sessions closed as listen()'s idle connections are, and all of them by close()
     // (an http.Server has none).
     server.on('session', (session: Http2Session) => {
@@ -1142,13 +1173,18 @@ class KeelApp implements App, SlotHost {
   }
 
   /**
-   * The HTTP/1.1 connections of an `allowHTTP1` server are timed by Node with the values its
-   * constructor sets (no option of createSecureServer takes them): 300 s and 60 s, checked every
-   * 30 s. Still exactly those, they are taken for untouched and become the app's (as listen()'s,
-   * with its checking interval if the server is not listening yet: Node arms it on 'listening').
-   * Any other value is the server's own and stays. A server without the fallback has none.
+   * The HTTP/1 connections of an own server (an http.Server, the `allowHTTP1` fallback of an
+   * HTTP/2 one, whose values no option of createSecureServer takes) are timed by Node with its
+   * defaults unless told otherwise: 300 s and 60 s, checked every 30 s (and an http.Server's
+   * idle keep-alive connections closed after 5 s). Still exactly those, they are taken for
+   * untouched and become the app's, checked as often as listen()'s (also on a server that
+   * listens already). Any other value is the server's own and stays. An HTTP/2 server without
+   * the fallback has none.
    */
-  #timeHttp1Fallback(server: Server): void {
+  #timeOwnServer(server: Server): void {
+    if (server.keepAliveTimeout === NODE_KEEP_ALIVE_TIMEOUT) {
+      server.keepAliveTimeout = this.#timeouts.keepAliveTimeout;
+    }
     if (
       server.requestTimeout !== NODE_REQUEST_TIMEOUT ||
       server.headersTimeout !== NODE_HEADERS_TIMEOUT
@@ -1158,11 +1194,7 @@ class KeelApp implements App, SlotHost {
     const { requestTimeout, headersTimeout } = this.#timeouts;
     server.requestTimeout = requestTimeout;
     server.headersTimeout = headersTimeout;
-    // A field Node has (since 18.12) and @types/node does not declare.
-    const checked = server as Server & { connectionsCheckingInterval?: number };
-    if (!server.listening && checked.connectionsCheckingInterval === NODE_CHECKING_INTERVAL) {
-      checked.connectionsCheckingInterval = checkingInterval(requestTimeout, headersTimeout);
-    }
+    checkOften(server, checkingInterval(requestTimeout, headersTimeout));
   }
 
   /** Before app.handler, for a request of an attached HTTP/2 server; nothing for HTTP/1 ones. */
