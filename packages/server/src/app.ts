@@ -443,6 +443,14 @@ function checkOften(server: Server, interval: number): void {
   }
 }
 
+/**
+ * `Connection` names `upgrade`: with an `Upgrade` header, what makes Node's parser stop at the
+ * end of the request (llhttp's upgrade flag).
+ */
+function asksUpgrade(connection: string | undefined): boolean {
+  return connection !== undefined && /(?:^|,)[ \t]*upgrade[ \t]*(?:,|$)/i.test(connection);
+}
+
 /** The app whose listeners a server got (listen, attach). */
 const ATTACHED = Symbol('keel.attached');
 const FAULTY_FRAMING = Symbol('keel.faultyFraming');
@@ -842,6 +850,13 @@ class KeelApp implements App, SlotHost {
       // connection closes; what Node parses after it on that connection is not a request.
       res.shouldKeepAlive = false;
       if (socket !== null) socket[FAULTY_FRAMING] = true;
+    }
+    // A request asking to upgrade reaches the handler only when the server has no 'upgrade'
+    // listener, and then Node's parser has dropped what it read past it (a request pipelined in
+    // the same write): the connection closes after this response, so no client waits for an
+    // answer that cannot come. One lookup in the headers object (every request builds it anyway).
+    if (req.headers.upgrade !== undefined && asksUpgrade(req.headers.connection)) {
+      res.shouldKeepAlive = false;
     }
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
