@@ -53,7 +53,7 @@ import {
 import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
 import { adaptH2, h2StreamOf } from './h2';
-import { h2RequestDeadline, watchH2Request } from './h2-request';
+import { h2RequestDeadline } from './h2-request';
 import { watchH2Session } from './h2-session';
 import { Pool } from './pool';
 import { compileTrust, peerAddress, type TrustFn, type TrustProxy } from './proxy';
@@ -1217,10 +1217,8 @@ class KeelApp implements App, SlotHost {
     if (!adaptH2(res)) return;
     const stream = h2StreamOf(res) as ServerHttp2Stream;
     const deadline = h2RequestDeadline(req, res, stream, this.#timeouts.requestTimeout);
-    // One timer per stream: the request's deadline rides on its sendTimeout watch if it has one.
-    if (!watchH2(res, this.send, deadline) && deadline !== null) {
-      watchH2Request(stream, deadline, this.send.clock);
-    }
+    // One timer per stream: the request's deadline rides on its watch, sendTimeout on or off.
+    watchH2(res, this.send, deadline);
   };
 
   /**

@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants, type ServerHttp2Stream } from 'node:http2';
-import type { Clock } from './clock';
 import { resetH2 } from './h2';
 import { type Deadline, markUnsent } from './send-watch';
 
@@ -10,9 +9,8 @@ import { type Deadline, markUnsent } from './send-watch';
  * slowly or never its end, held the stream, its handler and the body buffered so far for ever
  * (and a session, stream after stream). A deadline from the request on, for a stream with a body
  * to come only (a request whose headers ended the stream is whole already): null for others.
- * It fires on the stream's sendTimeout watch when there is one (one timer per stream, see
- * watchH2), else on {@link watchH2Request}'s. On HTTP/2 servers only: HTTP/1 requests never get
- * here.
+ * It fires on the stream's watch (watchH2: one timer per stream, with `sendTimeout` off too, then
+ * armed for the deadline alone). On HTTP/2 servers only: HTTP/1 requests never get here.
  */
 export function h2RequestDeadline(
   req: IncomingMessage,
@@ -22,15 +20,6 @@ export function h2RequestDeadline(
 ): Deadline | null {
   if (ms === 0 || stream.endAfterHeaders || stream.closed) return null;
   return { ms, onExpire: () => expire(req, res, stream) };
-}
-
-/**
- * A timer of its own for `deadline`, when no stream watch carries it (`sendTimeout` off, see
- * watchH2); cleared with the stream.
- */
-export function watchH2Request(stream: ServerHttp2Stream, deadline: Deadline, clock: Clock): void {
-  const timer = clock.setTimeout(deadline.onExpire, deadline.ms);
-  stream.once('close', () => clock.clearTimeout(timer));
 }
 
 /**

@@ -78,10 +78,11 @@ function stalled(progress: Progress, moved: number, now: number, ms: number): bo
 
 /**
  * What a watch's owner says at each check: bytes are `'waiting'` (progress is judged), nothing
- * waits for now (`'idle'`: the next wait starts a new period), the watch is over (`'done'`), or
- * the client is to be cut at once (`'cut'`, e.g. over a cap).
+ * waits for now (`'idle'`: the next wait starts a new period), the watch is over (`'done'`), the
+ * client is to be cut at once (`'cut'`, e.g. over a cap), or another watch has the response for
+ * now (`'held'`: as idle, but no check is armed, only the deadline, until {@link StallLoop.wake}).
  */
-export type QueueState = 'waiting' | 'idle' | 'done' | 'cut';
+export type QueueState = 'waiting' | 'idle' | 'done' | 'cut' | 'held';
 
 /**
  * A deadline a stall loop keeps on its own timer besides its checks (an HTTP/2 stream's
@@ -110,13 +111,50 @@ export function watchStall(
   onStall: () => void,
   deadline: Deadline | null = null,
 ): () => void {
+  return stallLoop(delivered, clock, ms, state, onStall, deadline).stop;
+}
+
+/** A {@link watchStall} loop that may sleep (`'held'`) until woken. */
+interface StallLoop {
+  readonly stop: () => void;
+  /** Sleeps from now on: no check armed, only the deadline (as when `state()` says `'held'`). */
+  readonly hold: () => void;
+  /** Checks again from now on, if it sleeps; else nothing. */
+  readonly wake: () => void;
+}
+
+/**
+ * {@link watchStall}'s loop. `ms` 0 checks no sending: the loop keeps the `deadline` alone (a
+ * timer armed for it only) and ends once it fired.
+ */
+function stallLoop(
+  delivered: () => number,
+  clock: Clock,
+  ms: number,
+  state: () => QueueState,
+  onStall: () => void,
+  deadline: Deadline | null,
+): StallLoop {
   const every = Math.max(1, Math.floor(ms / 4));
   const progress: Progress = { mark: -1, since: 0 };
   let timer: TimerHandle = null;
   let stopped = false;
+  /** Held by another watch: no check armed, only the deadline. */
+  let sleeping = false;
   /** Clock time of the deadline; -1 once it fired (or with none). */
   let due = deadline === null ? -1 : clock.now() + deadline.ms;
-  const arm = (): void => {
+  /** Arms the next check: the deadline's when `held` (or no sending is checked), else the next. */
+  const arm = (held: boolean): void => {
+    sleeping = held;
+    if (held || ms === 0) {
+      if (due === -1) {
+        // Nothing to wait for: sleeps until woken, or is over without a send check.
+        if (ms === 0) stopped = true;
+        return;
+      }
+      timer = clock.setTimeout(check, due - clock.now());
+      return;
+    }
     timer = clock.setTimeout(check, due === -1 ? every : Math.min(every, due - clock.now()));
   };
   const stop = (): void => {
@@ -133,22 +171,32 @@ export function watchStall(
       deadline!.onExpire();
       if (stopped) return;
     }
+    if (ms === 0) {
+      arm(true);
+      return;
+    }
     // A check off the quarter cadence (armed for the deadline) judges progress as any other.
     const now = state();
     if (now === 'done') {
       stopped = true;
       return;
     }
-    if (now === 'idle') progress.mark = -1;
+    if (now === 'idle' || now === 'held') progress.mark = -1;
     else if (now === 'cut' || stalled(progress, delivered(), clock.now(), ms)) {
       stopped = true;
       onStall();
       return;
     }
-    arm();
+    arm(now === 'held');
   };
-  arm();
-  return stop;
+  const rearm = (held: boolean): void => {
+    if (stopped || sleeping === held) return;
+    if (timer !== null) clock.clearTimeout(timer);
+    timer = null;
+    arm(held);
+  };
+  arm(false);
+  return { stop, hold: () => rearm(true), wake: () => rearm(false) };
 }
 
 /**
@@ -276,11 +324,11 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
   const stream = h2StreamOf(res);
   if (stream !== undefined) {
     // Its stream's own watch ({@link watchH2}) leaves it to this one meanwhile.
-    watchedOwn.add(res);
-    const unwatchOwn = watchSendStream(res, stream, watch);
+    watchOwn(res);
+    const unwatchStream = watchSendStream(res, stream, watch);
     return () => {
-      watchedOwn.delete(res);
-      unwatchOwn();
+      unwatchStream();
+      unwatchOwn(res);
     };
   }
   const unwatch = watchStall(
@@ -307,7 +355,22 @@ export function watchSend(res: ServerResponse, watch: SendWatch): () => void {
  * Responses of an attached HTTP/2 server that a watch of their own (a body's, an event stream's
  * queue) watches: the stream's {@link watchH2} leaves them to it.
  */
-export const watchedOwn = new WeakSet<ServerResponse>();
+const watchedOwn = new WeakSet<ServerResponse>();
+
+/**
+ * `res` has a watch of its own from now on ({@link watchedOwn}): its HTTP/2 stream's watch
+ * sleeps meanwhile, its timer cleared (one timer per stream), keeping only a request deadline.
+ */
+export function watchOwn(res: ServerResponse): void {
+  watchedOwn.add(res);
+  h2Loops.get(res)?.hold();
+}
+
+/** The own watch of `res` ended: its HTTP/2 stream's watch takes it back. */
+function unwatchOwn(res: ServerResponse): void {
+  watchedOwn.delete(res);
+  h2Loops.get(res)?.wake();
+}
 
 /**
  * {@link watchSend} for a response of an attached HTTP/2 server: its stream's progress, its
@@ -327,37 +390,44 @@ function watchSendStream(res: ServerResponse, stream: Writable, watch: SendWatch
   );
 }
 
+/** The stream watch ({@link watchH2}) of each watched HTTP/2 response, with `sendTimeout` on. */
+const h2Loops = new WeakMap<ServerResponse, StallLoop>();
+
 /**
  * Watches every response of an attached HTTP/2 server, from its request on, as `sendTimeout`
  * watches an HTTP/1 connection: a reply ended in one piece (which HTTP/1 watches by its
  * connection's queue), a body the handler writes through ctx.res, whatever waits on a stream
  * whose client stopped reading. Without it a session could open stream after stream, read
  * none, and pin each one's reply (Node's session memory cap, 10 MB by default, per session) for
- * ever. Idle while another watch has the response ({@link watchedOwn}); ends with the stream.
- * Keeps the request's `deadline` (requestTimeout, when a body is to come) on the same timer.
- * False when it does not watch (`sendTimeout` off): the deadline is then the caller's.
+ * ever. Sleeps, no timer armed, while another watch has the response ({@link watchedOwn}), woken
+ * when a body's watch ends; ends with the stream. Keeps the request's `deadline` (requestTimeout,
+ * when a body is to come) on the same timer: one timer per stream, whichever is on. With
+ * `sendTimeout` off it keeps the deadline alone; with neither, nothing is watched.
  */
 export function watchH2(
   res: ServerResponse,
   watch: SendWatch,
   deadline: Deadline | null = null,
-): boolean {
+): void {
   const stream = h2StreamOf(res);
-  if (stream === undefined || watch.ms === 0) return false;
-  const unwatch = watchStall(
-    h2Progress(stream),
+  if (stream === undefined || (watch.ms === 0 && deadline === null)) return;
+  const loop = stallLoop(
+    watch.ms === 0 ? noProgress : h2Progress(stream),
     watch.clock,
     watch.ms,
-    () => (!watchedOwn.has(res) && streamWaiting(stream) ? 'waiting' : 'idle'),
+    () => (watchedOwn.has(res) ? 'held' : streamWaiting(stream) ? 'waiting' : 'idle'),
     () => {
       resetH2(res);
       res.destroy();
     },
     deadline,
   );
-  stream.once('close', unwatch);
-  return true;
+  if (watch.ms !== 0) h2Loops.set(res, loop);
+  stream.once('close', loop.stop);
 }
+
+/** What a watch with no send check reads for progress: never read. */
+const noProgress = (): number => 0;
 
 /**
  * Bytes of one-piece replies that may wait on one connection behind an earlier response still

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { checkLine, rangeError, unserializable } from './checks';
 import { type Clock, repeat } from './clock';
 import { resetH2 } from './h2';
-import { progressOf, type QueueState, watchedOwn, watchStall } from './send-watch';
+import { progressOf, type QueueState, watchOwn, watchStall } from './send-watch';
 import { promiseOf } from './thenable';
 
 /** Server-sent event settings of an app (`createApp({ sse })`). */
@@ -230,7 +230,7 @@ export class SseStream {
     this.#registry = registry;
     // Its queue has its own watch (#watchQueue), which drops it as too slow: an HTTP/2 stream's
     // watch of every response leaves it alone.
-    watchedOwn.add(res);
+    watchOwn(res);
     // The client left before the stream opened (a handler that awaited first): no head is
     // written, so onResponse tells status 0; the stream ends at once (below).
     if (!res.destroyed) this.#writeHead(headers);

@@ -13,6 +13,7 @@ import {
   type Http2Server,
   type Http2ServerResponse,
 } from 'node:http2';
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
 import { type App, createApp } from '../src/index';
@@ -23,6 +24,7 @@ const { apps, listen, connect } = h2Fixture();
 
 interface Seen {
   res: Http2ServerResponse | null;
+  source: Readable | null;
   over: { status: number; finished: boolean }[];
 }
 
@@ -35,9 +37,11 @@ async function serve(): Promise<{ app: App; clock: ManualClock; port: number; se
     requestTimeout: 900,
     headersTimeout: 900,
     keepAliveTimeout: 0,
+    // No heartbeat timer: the timers counted are the streams'.
+    sse: { heartbeatMs: 0 },
   });
   apps.push(app);
-  const seen: Seen = { res: null, over: [] };
+  const seen: Seen = { res: null, source: null, over: [] };
   app.onResponse((_ctx, info) => {
     seen.over.push({ status: info.status, finished: info.finished });
   });
@@ -48,6 +52,15 @@ async function serve(): Promise<{ app: App; clock: ManualClock; port: number; se
     return ctx.send('r'.repeat(60 * 1024));
   });
   app.get('/small', (ctx) => ctx.send('ok'));
+  app.get('/events', (ctx) => {
+    ctx.sseStream().send('tick', 'one');
+  });
+  // A streamed body that stays open: one chunk, then nothing until the source ends.
+  app.get('/streamed', (ctx) => {
+    seen.source = new Readable({ read() {} });
+    seen.source.push('s');
+    return ctx.send(seen.source);
+  });
   const server: Http2Server = createHttp2Server(app.handler);
   const port = await listen(app, server);
   return { app, clock, port, seen };
@@ -130,5 +143,44 @@ describe('sendTimeout and requestTimeout on one HTTP/2 stream', () => {
     await until(() => seen.over.length === 1 && appStats(app).inflight === 0);
     expect(seen.over).toEqual([{ status: 200, finished: false }]);
     await until(() => clock.active === 0);
+  });
+
+  it('a streamed body: one timer, its own send watch (the watch of the stream waits)', async () => {
+    const { app, clock, port, seen } = await serve();
+    const s = session(port);
+    const reply = s.request({ ':path': '/streamed' });
+    reply.on('error', () => {});
+    let body = '';
+    reply.setEncoding('utf8');
+    reply.on('data', (c: string) => {
+      body += c;
+    });
+    await until(() => body === 's');
+    // The body's watch checks every quarter period; the stream's own watch ticked beside it.
+    expect(clock.active).toBe(1);
+    clock.tick(300);
+    expect(clock.active).toBe(1);
+    // Over: the stream's watch takes it back (the tail of a reply it watches as before).
+    seen.source!.push(null);
+    await until(() => reply.closed);
+    expect(body).toBe('s');
+    await until(() => appStats(app).inflight === 0 && clock.active === 0);
+  });
+
+  it('an event stream: its queue has its own watch, the stream watch arms nothing meanwhile', async () => {
+    const { app, clock, port } = await serve();
+    const s = session(port);
+    const events = s.request({ ':path': '/events' });
+    events.on('error', () => {});
+    let text = '';
+    events.setEncoding('utf8');
+    events.on('data', (c: string) => {
+      text += c;
+    });
+    await until(() => text.includes('one'));
+    // A GET has no request deadline; its queue is taken, so nothing waits and nothing is armed.
+    expect(clock.active).toBe(0);
+    events.close();
+    await until(() => appStats(app).inflight === 0 && clock.active === 0);
   });
 });
