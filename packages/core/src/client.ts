@@ -38,6 +38,7 @@ import { type Clock, timerDelay } from './internal/clock';
 import { fingerprintOf, headersOf, KEY, urlOfKey } from './internal/fingerprint';
 import { normalizeMethod } from './internal/methods';
 import { noop } from './internal/noop';
+import { report } from './internal/report';
 import { originOf } from './internal/url';
 import { isStreamBody } from './request/body';
 import { lowerCaseHeaders } from './request/fields';
@@ -910,12 +911,17 @@ class KeelClient implements Client {
     flight.deleteConsumer(consumer);
     // A timer or signal that cannot be let go, or a clock that cannot tell the time (NaN), does
     // not stop the cancel half way (the caller out of its flight, never rejected): it gets its
-    // error, the flight is torn down.
-    this.#release(consumer);
+    // error, the flight is torn down, and what threw (the clock's, when both did), which no
+    // caller gets, goes to `onError`. The flight stands for "nothing threw": no clock throws it.
+    let failure = this.#release(consumer, flight);
     let now = NaN;
     try {
       now = this.#clock.now();
-    } catch {}
+    } catch (error) {
+      failure = error;
+    }
+    if (failure !== flight)
+      report(this.#config.onError, failure, { source: 'cancel', key: flight.key });
     const final = flight.consumerCount === 0 && !flight.settled;
     if (final) {
       flight.tracker.cancel(now);

@@ -195,6 +195,23 @@ describe('a clock whose now() throws as a flight starts', () => {
   });
 });
 
+describe('a signal whose addEventListener and removeEventListener both throw', () => {
+  test('the caller is rejected with what failed first (the attach), not the letting go', async () => {
+    const t = makeClient({}, {});
+    const controller = new AbortController();
+    const attach = new Error('addEventListener');
+    controller.signal.addEventListener = () => {
+      throw attach;
+    };
+    controller.signal.removeEventListener = () => {
+      throw new Error('removeEventListener');
+    };
+    const got = await settle(t.client.get('/a', { signal: controller.signal }));
+    expect(got).toEqual({ state: 'rejected', reason: attach });
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+});
+
 /**
  * A clock (or a caller's signal) that throws as a flight ends, after its response or failure
  * came: `#end` threw half way, so every caller of the flight stayed pending for good and the
@@ -536,5 +553,43 @@ describe('a clock or signal that throws while a caller is cancelled', () => {
     expect(t.of('cancel')).toHaveLength(1);
     expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
     expect(unhandled).toEqual([]);
+  });
+
+  // The caller gets its CancelledError: the clock's or signal's error, which no caller gets, is
+  // reported to `onError` as a listener's would be, never dropped.
+  test('`now` throws as a caller cancels: its error reaches onError as {source: cancel, key}', async () => {
+    const reported: unknown[][] = [];
+    const t = makeClient({ onError: (error, context) => reported.push([error, context]) }, {});
+    const clock = t.clock as FakeClock;
+    const real = clock.now;
+    let breakNow = false;
+    clock.now = () => {
+      if (breakNow) throw broken;
+      return real();
+    };
+    const promise = t.client.get('/a');
+    await t.clock.advance(0);
+    breakNow = true;
+    promise.cancel();
+    breakNow = false;
+    await flush();
+    expect(reported).toEqual([[broken, { source: 'cancel', key: t.of('request')[0]!.key }]]);
+  });
+
+  test('a signal whose removeEventListener throws as its caller cancels: reported to onError', async () => {
+    const reported: unknown[][] = [];
+    const t = makeClient({ onError: (error, context) => reported.push([error, context]) }, {});
+    const controller = new AbortController();
+    const remove = controller.signal.removeEventListener.bind(controller.signal);
+    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+      remove(...args);
+      throw broken;
+    }) as typeof remove;
+    const owner = track(t.client.get('/a', { signal: controller.signal }));
+    await t.clock.advance(0);
+    controller.abort();
+    await flush();
+    expect(isCancelledError((owner.current as { reason: unknown }).reason)).toBe(true);
+    expect(reported).toEqual([[broken, { source: 'cancel', key: t.of('request')[0]!.key }]]);
   });
 });
