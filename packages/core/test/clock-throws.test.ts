@@ -341,6 +341,29 @@ describe('a clock or signal that throws as a flight ends', () => {
     expect(unhandled).toEqual([]);
   });
 
+  // Intelligence ages its samples by the time of the event that ends the flight: it read the
+  // clock again in its `error` listener, which threw there too and was reported to `onError` as
+  // an app's `error` listener failing (the request's rejection already carries that error).
+  test('`now` throws as a failed flight ends: intelligence counts it, onError hears no listener', async () => {
+    const reported: unknown[][] = [];
+    const t = hostile('now', {
+      retry: false,
+      onError: (error, context) => reported.push([error, context]),
+    });
+    const owner = track(t.client.get('/a'));
+    await t.clock.advance(10);
+    t.state.broken = true;
+    t.fake.last().json({ no: 1 }, { status: 500 });
+    for (let i = 0; i < 5; i++) await flush();
+    t.state.broken = false;
+    expect(owner.current).toEqual({ state: 'rejected', reason: broken });
+    expect(reported).toEqual([]);
+    expect(t.client.intelligence().snapshot().summary).toMatchObject({
+      activeRequests: 0,
+      failures: 1,
+    });
+  });
+
   test('`now` throws as a mutation ends: rejected, and a later read still works', async () => {
     const t = hostile('now');
     const post = track(t.client.post('/a', { x: 1 }));
