@@ -38,6 +38,7 @@ import { type Clock, timerDelay } from './internal/clock';
 import { fingerprintOf, headersOf, KEY, urlOfKey } from './internal/fingerprint';
 import { normalizeMethod } from './internal/methods';
 import { noop } from './internal/noop';
+import { report } from './internal/report';
 import { originOf } from './internal/url';
 import { isStreamBody } from './request/body';
 import { lowerCaseHeaders } from './request/fields';
@@ -560,6 +561,7 @@ class KeelClient implements Client {
       if (deadline > 0) this.#arm(consumer, deadline);
       if (signal) this.#listen(consumer, signal);
     } catch (error) {
+      // Whatever letting go throws too, the caller gets what failed first.
       this.#release(consumer);
       // An owner's probe, never flown, gives its slot back, or the circuit stayed half-open (a
       // joined probe flies: the breaker bound it at its `request`, and this changes nothing).
@@ -863,13 +865,9 @@ class KeelClient implements Client {
     }
     this.#gate.finish(flight, cancelled ? 'rejected' : 'completed');
     for (const consumer of flight.takeConsumers()) {
-      try {
-        this.#release(consumer);
-        (ok ? consumer.resolve : consumer.reject)?.(value as ApiResponse);
-      } catch (error) {
-        // Its signal or its timer could not be let go: this caller gets that error.
-        consumer.reject?.(error);
-      }
+      // Its signal or its timer could not be let go: this caller gets that error instead.
+      const answer = this.#release(consumer, value);
+      (ok && answer === value ? consumer.resolve : consumer.reject)?.(answer as ApiResponse);
     }
   }
 
@@ -913,15 +911,17 @@ class KeelClient implements Client {
     flight.deleteConsumer(consumer);
     // A timer or signal that cannot be let go, or a clock that cannot tell the time (NaN), does
     // not stop the cancel half way (the caller out of its flight, never rejected): it gets its
-    // error, the flight is torn down.
+    // error, the flight is torn down, and what threw (the clock's, when both did), which no
+    // caller gets, goes to `onError`. The flight stands for "nothing threw": no clock throws it.
+    let failure = this.#release(consumer, flight);
     let now = NaN;
     try {
-      try {
-        this.#release(consumer);
-      } finally {
-        now = this.#clock.now();
-      }
-    } catch {}
+      now = this.#clock.now();
+    } catch (error) {
+      failure = error;
+    }
+    if (failure !== flight)
+      report(this.#config.onError, failure, { source: 'cancel', key: flight.key });
     const final = flight.consumerCount === 0 && !flight.settled;
     if (final) {
       flight.tracker.cancel(now);
@@ -970,16 +970,24 @@ class KeelClient implements Client {
     });
   }
 
-  /** The consumer's answer is settled: its timer and signal listener go. */
-  #release(consumer: Consumer): void {
+  /**
+   * The consumer's answer is settled: its signal listener and timer go, both even when one throws
+   * (a signal's removeEventListener, the clock's clearTimeout). Never throws: returns `answer`,
+   * or what threw instead (the timer's, when both did).
+   */
+  #release(consumer: Consumer, answer?: unknown): unknown {
     const { onAbort } = consumer;
     consumer.onAbort = undefined;
-    // Both, even when one throws (a signal's removeEventListener, the clock's clearTimeout).
     try {
-      if (onAbort) consumer.signal!.removeEventListener('abort', onAbort);
-    } finally {
-      this.#clearDeadline(consumer);
+      try {
+        if (onAbort) consumer.signal!.removeEventListener('abort', onAbort);
+      } finally {
+        this.#clearDeadline(consumer);
+      }
+    } catch (error) {
+      answer = error;
     }
+    return answer;
   }
 
   // ── invalidation ──────────────────────────────────────────────────────────────────────────

@@ -4,7 +4,7 @@ import {
   collectProcessFailures,
   collectUnhandledRejections,
   debugOf,
-  type FakeClock,
+  type FakeFetchOptions,
   flush,
   jsonResponse,
   makeClient,
@@ -21,15 +21,41 @@ import {
  */
 const quota = new Error('timer quota exceeded');
 
-function setup(options: ClientOptions = {}) {
-  const t = makeClient(options, { handler: () => jsonResponse({ ok: true }) });
-  const real = t.clock.setTimeout;
+/**
+ * A test client whose clock's `method` throws `error` while `state.broken` (a broken fake, a
+ * timer quota). Its `clearTimeout` clears the timer first, then throws: what is left behind is
+ * keel's doing.
+ */
+function hostileClock(
+  method: 'now' | 'setTimeout' | 'clearTimeout',
+  error: Error,
+  options: ClientOptions = {},
+  fetchOptions: FakeFetchOptions = {},
+) {
+  const t = makeClient(options, fetchOptions);
+  const clock = t.clock as unknown as Record<typeof method, (...args: unknown[]) => unknown>;
+  const real = clock[method];
   const state = { broken: false };
-  (t.clock as FakeClock).setTimeout = (fn, ms) => {
-    if (state.broken) throw quota;
-    return real(fn, ms);
+  clock[method] = (...args) => {
+    const value = method === 'clearTimeout' || !state.broken ? real.apply(t.clock, args) : 0;
+    if (state.broken) throw error;
+    return value;
   };
   return { ...t, state };
+}
+
+/** `signal`, its removeEventListener made to remove the listener, then throw `error`. */
+function throwOnRemove(signal: AbortSignal, error: Error): AbortSignal {
+  const remove = signal.removeEventListener.bind(signal);
+  signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+    remove(...args);
+    throw error;
+  }) as typeof remove;
+  return signal;
+}
+
+function setup(options: ClientOptions = {}) {
+  return hostileClock('setTimeout', quota, options, { handler: () => jsonResponse({ ok: true }) });
 }
 
 /** `get` called with the clock broken: what it did (a throw, or the promise it returned). */
@@ -88,20 +114,14 @@ describe('a clock whose setTimeout throws while a flight starts', () => {
   });
 
   test("a joiner's own deadline timer: the joiner is rejected, the flight answers its owner", async () => {
-    const t = makeClient({}, {});
-    const real = t.clock.setTimeout;
-    let broken = false;
-    (t.clock as FakeClock).setTimeout = (fn, ms) => {
-      if (broken) throw quota;
-      return real(fn, ms);
-    };
+    const t = hostileClock('setTimeout', quota);
     const owner = settle(t.client.get('/a'));
-    broken = true;
+    t.state.broken = true;
     let joiner: ReturnType<typeof t.client.get> | undefined;
     expect(() => {
       joiner = t.client.get('/a', { deadline: 500 });
     }).not.toThrow();
-    broken = false;
+    t.state.broken = false;
     expect(await settle(joiner!)).toEqual({ state: 'rejected', reason: quota });
     t.fake.last().json({ ok: true });
     expect((await owner).state).toBe('fulfilled');
@@ -119,20 +139,14 @@ describe('a clock whose setTimeout throws as a finished slot starts a job that w
   const rated = { scheduler: { concurrency: 1, rateLimit: { requests: 1, interval: 1000 } } };
 
   test('the finished flight answers its caller; the next one is rejected with the error', async () => {
-    const t = makeClient(rated, {});
-    const real = t.clock.setTimeout;
-    let broken = false;
-    (t.clock as FakeClock).setTimeout = (fn, ms) => {
-      if (broken) throw quota;
-      return real(fn, ms);
-    };
+    const t = hostileClock('setTimeout', quota, rated);
     const a = settle(t.client.get('/a'));
     const b = settle(t.client.get('/b'));
     await t.clock.advance(0);
-    broken = true;
+    t.state.broken = true;
     t.fake.last().json({ ok: true });
     const answered = await a;
-    broken = false;
+    t.state.broken = false;
     expect(answered.state).toBe('fulfilled');
     expect(await b).toEqual({ state: 'rejected', reason: quota });
     expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
@@ -160,14 +174,8 @@ describe('a clock whose setTimeout throws as a finished slot starts a job that w
 
 describe('a clock whose now() throws as a flight starts', () => {
   test('the caller is rejected and its signal keeps no listener: a later abort announces no cancel', async () => {
-    const t = makeClient({}, { handler: () => jsonResponse({ ok: true }) });
     const broken = new Error('clock broken');
-    const real = t.clock.now.bind(t.clock);
-    let breakNow = false;
-    (t.clock as FakeClock).now = () => {
-      if (breakNow) throw broken;
-      return real();
-    };
+    const t = hostileClock('now', broken, {}, { handler: () => jsonResponse({ ok: true }) });
     const controller = new AbortController();
     let listeners = 0;
     const add = controller.signal.addEventListener.bind(controller.signal);
@@ -180,17 +188,34 @@ describe('a clock whose now() throws as a flight starts', () => {
       listeners--;
       return remove(...args);
     }) as typeof remove;
-    breakNow = true;
+    t.state.broken = true;
     let promise: Promise<unknown> | undefined;
     try {
       promise = t.client.get('/a', { signal: controller.signal });
     } finally {
-      breakNow = false;
+      t.state.broken = false;
     }
     expect(await settle(promise)).toEqual({ state: 'rejected', reason: broken });
     expect(listeners).toBe(0);
     controller.abort();
     expect(t.of('cancel')).toHaveLength(0);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+  });
+});
+
+describe('a signal whose addEventListener and removeEventListener both throw', () => {
+  test('the caller is rejected with what failed first (the attach), not the letting go', async () => {
+    const t = makeClient({}, {});
+    const controller = new AbortController();
+    const attach = new Error('addEventListener');
+    controller.signal.addEventListener = () => {
+      throw attach;
+    };
+    controller.signal.removeEventListener = () => {
+      throw new Error('removeEventListener');
+    };
+    const got = await settle(t.client.get('/a', { signal: controller.signal }));
+    expect(got).toEqual({ state: 'rejected', reason: attach });
     expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
   });
 });
@@ -207,31 +232,17 @@ describe('a clock or signal that throws as a flight ends', () => {
   const broken = new Error('clock broken');
 
   /** A client whose clock's `now` or `clearTimeout` throws while `state.broken`. */
-  function hostile(method: 'now' | 'clearTimeout', options: ClientOptions = {}) {
-    const t = makeClient(options, {});
-    const clock = t.clock as FakeClock;
-    const state = { broken: false };
-    if (method === 'now') {
-      const real = clock.now;
-      clock.now = () => {
-        if (state.broken) throw broken;
-        return real();
-      };
-    } else {
-      const real = clock.clearTimeout;
-      // It clears the timer, then throws: what is left behind is keel's doing.
-      clock.clearTimeout = (handle) => {
-        real(handle);
-        if (state.broken) throw broken;
-      };
-    }
-    return { ...t, state };
-  }
+  const hostile = (method: 'now' | 'clearTimeout', options?: ClientOptions) =>
+    hostileClock(method, broken, options);
 
-  /** Answers the pending fetch with the clock broken until the flight has had time to end. */
-  async function answerBroken(t: ReturnType<typeof hostile>) {
+  /**
+   * Answers the pending fetch (`{ok: true}`, or a failure with `status`) with the clock broken
+   * until the flight has had time to end.
+   */
+  async function answerBroken(t: ReturnType<typeof hostile>, status?: number) {
     t.state.broken = true;
-    t.fake.last().json({ ok: true });
+    if (status === undefined) t.fake.last().json({ ok: true });
+    else t.fake.last().json({ no: 1 }, { status });
     for (let i = 0; i < 5; i++) await flush();
     t.state.broken = false;
   }
@@ -293,11 +304,7 @@ describe('a clock or signal that throws as a flight ends', () => {
     const t = makeClient({}, {});
     const spied = spiedSignal();
     const boom = new Error('removeEventListener');
-    const remove = spied.signal.removeEventListener.bind(spied.signal);
-    spied.signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
-      remove(...args);
-      throw boom;
-    }) as typeof remove;
+    throwOnRemove(spied.signal, boom);
     const owner = track(t.client.get('/a', { signal: spied.signal, deadline: 5000 }));
     const joiner = track(t.client.get('/a'));
     await t.clock.advance(0);
@@ -314,14 +321,31 @@ describe('a clock or signal that throws as a flight ends', () => {
     const t = hostile('now', { retry: false });
     const owner = track(t.client.get('/a'));
     await t.clock.advance(0);
-    t.state.broken = true;
-    t.fake.last().json({ no: 1 }, { status: 500 });
-    for (let i = 0; i < 5; i++) await flush();
-    t.state.broken = false;
+    await answerBroken(t, 500);
     expect(owner.current).toEqual({ state: 'rejected', reason: broken });
     expect(t.of('error')).toHaveLength(1);
     expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
     expect(unhandled).toEqual([]);
+  });
+
+  // Intelligence ages its samples by the time of the event that ends the flight: it read the
+  // clock again in its `error` listener, which threw there too and was reported to `onError` as
+  // an app's `error` listener failing (the request's rejection already carries that error).
+  test('`now` throws as a failed flight ends: intelligence counts it, onError hears no listener', async () => {
+    const reported: unknown[][] = [];
+    const t = hostile('now', {
+      retry: false,
+      onError: (error, context) => reported.push([error, context]),
+    });
+    const owner = track(t.client.get('/a'));
+    await t.clock.advance(10);
+    await answerBroken(t, 500);
+    expect(owner.current).toEqual({ state: 'rejected', reason: broken });
+    expect(reported).toEqual([]);
+    expect(t.client.intelligence().snapshot().summary).toMatchObject({
+      activeRequests: 0,
+      failures: 1,
+    });
   });
 
   test('`now` throws as a mutation ends: rejected, and a later read still works', async () => {
@@ -346,17 +370,7 @@ describe("a clock whose `clearTimeout` throws as an attempt's timeout is cleared
   const unhandled = collectUnhandledRejections();
   const broken = new Error('clock broken');
 
-  function hostileClear() {
-    const t = makeClient({}, {});
-    const clock = t.clock as FakeClock;
-    const real = clock.clearTimeout;
-    const state = { broken: false };
-    clock.clearTimeout = (handle) => {
-      real(handle);
-      if (state.broken) throw broken;
-    };
-    return { ...t, state };
-  }
+  const hostileClear = () => hostileClock('clearTimeout', broken);
 
   test('the response comes: the caller is rejected with the clock error, nothing is left', async () => {
     const t = hostileClear();
@@ -398,19 +412,14 @@ describe('a clock whose `now` throws as a retry starts its attempt', () => {
 
   test('the flight ends with the error (not retried as a failed attempt); nothing is left', async () => {
     const broken = new Error('clock broken');
-    const t = makeClient({}, { handler: () => jsonResponse({ no: 1 }, { status: 503 }) });
-    const real = t.clock.now;
-    let breakNow = false;
-    (t.clock as FakeClock).now = () => {
-      if (breakNow) throw broken;
-      return real();
-    };
+    const unavailable = { handler: () => jsonResponse({ no: 1 }, { status: 503 }) };
+    const t = hostileClock('now', broken, {}, unavailable);
     const owner = track(t.client.get('/a'));
     await t.clock.advance(0);
     expect(t.of('retry')).toHaveLength(1);
-    breakNow = true;
+    t.state.broken = true;
     await t.clock.advance(100);
-    breakNow = false;
+    t.state.broken = false;
     expect(owner.current).toEqual({ state: 'rejected', reason: broken });
     expect(t.fake.calls).toHaveLength(1);
     expect(t.of('error').map((e) => e.error)).toEqual([broken]);
@@ -425,24 +434,17 @@ describe('a clock whose `now` throws as a finished flight frees a slot for a rat
 
   test('the finished flight and the next job are rejected with it; the scheduler is empty', async () => {
     const broken = new Error('clock broken');
-    const t = makeClient(
-      { scheduler: { concurrency: 1, rateLimit: { requests: 5, interval: 1000 } } },
-      {},
-    );
-    const real = t.clock.now;
-    let breakNow = false;
-    (t.clock as FakeClock).now = () => {
-      if (breakNow) throw broken;
-      return real();
-    };
+    const t = hostileClock('now', broken, {
+      scheduler: { concurrency: 1, rateLimit: { requests: 5, interval: 1000 } },
+    });
     const a = track(t.client.get('/a'));
     const b = track(t.client.get('/b'));
     await t.clock.advance(0);
     expect(t.client.scheduler().stats()).toMatchObject({ active: 1, queued: 1 });
-    breakNow = true;
+    t.state.broken = true;
     t.fake.last().json({ ok: true });
     for (let i = 0; i < 5; i++) await flush();
-    breakNow = false;
+    t.state.broken = false;
     await t.clock.advance(0);
     expect(a.current).toEqual({ state: 'rejected', reason: broken });
     expect(b.current).toEqual({ state: 'rejected', reason: broken });
@@ -468,13 +470,8 @@ describe('a clock or signal that throws while a caller is cancelled', () => {
 
   test('`cancel()` with a signal whose removeEventListener throws: rejected, the flight aborted', async () => {
     const t = makeClient({}, {});
-    const controller = new AbortController();
-    const remove = controller.signal.removeEventListener.bind(controller.signal);
-    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
-      remove(...args);
-      throw broken;
-    }) as typeof remove;
-    const promise = t.client.get('/a', { signal: controller.signal });
+    const signal = throwOnRemove(new AbortController().signal, broken);
+    const promise = t.client.get('/a', { signal });
     const owner = track(promise);
     await t.clock.advance(0);
     expect(() => promise.cancel()).not.toThrow();
@@ -488,21 +485,14 @@ describe('a clock or signal that throws while a caller is cancelled', () => {
   });
 
   test("a joiner's own deadline timer whose clearTimeout throws: its signal's abort cancels it", async () => {
-    const t = makeClient({}, {});
-    const clock = t.clock as FakeClock;
-    const real = clock.clearTimeout;
-    let breakClear = false;
-    clock.clearTimeout = (handle) => {
-      real(handle);
-      if (breakClear) throw broken;
-    };
+    const t = hostileClock('clearTimeout', broken);
     const owner = track(t.client.get('/a'));
     const controller = new AbortController();
     const joiner = track(t.client.get('/a', { deadline: 5000, signal: controller.signal }));
     await t.clock.advance(0);
-    breakClear = true;
+    t.state.broken = true;
     controller.abort();
-    breakClear = false;
+    t.state.broken = false;
     await flush();
     expect(joiner.current.state).toBe('rejected');
     expect(isCancelledError((joiner.current as { reason: unknown }).reason)).toBe(true);
@@ -515,20 +505,13 @@ describe('a clock or signal that throws while a caller is cancelled', () => {
   });
 
   test('`now` throws as the last caller cancels: rejected, the flight aborted and gone', async () => {
-    const t = makeClient({}, {});
-    const clock = t.clock as FakeClock;
-    const real = clock.now;
-    let breakNow = false;
-    clock.now = () => {
-      if (breakNow) throw broken;
-      return real();
-    };
+    const t = hostileClock('now', broken);
     const promise = t.client.get('/a');
     const owner = track(promise);
     await t.clock.advance(0);
-    breakNow = true;
+    t.state.broken = true;
     expect(() => promise.cancel()).not.toThrow();
-    breakNow = false;
+    t.state.broken = false;
     await flush();
     expect(owner.current.state).toBe('rejected');
     expect(isCancelledError((owner.current as { reason: unknown }).reason)).toBe(true);
@@ -536,5 +519,34 @@ describe('a clock or signal that throws while a caller is cancelled', () => {
     expect(t.of('cancel')).toHaveLength(1);
     expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
     expect(unhandled).toEqual([]);
+  });
+
+  // The caller gets its CancelledError: the clock's or signal's error, which no caller gets, is
+  // reported to `onError` as a listener's would be, never dropped.
+  test('`now` throws as a caller cancels: its error reaches onError as {source: cancel, key}', async () => {
+    const reported: unknown[][] = [];
+    const t = hostileClock('now', broken, {
+      onError: (error, context) => reported.push([error, context]),
+    });
+    const promise = t.client.get('/a');
+    await t.clock.advance(0);
+    t.state.broken = true;
+    promise.cancel();
+    t.state.broken = false;
+    await flush();
+    expect(reported).toEqual([[broken, { source: 'cancel', key: t.of('request')[0]!.key }]]);
+  });
+
+  test('a signal whose removeEventListener throws as its caller cancels: reported to onError', async () => {
+    const reported: unknown[][] = [];
+    const t = makeClient({ onError: (error, context) => reported.push([error, context]) }, {});
+    const controller = new AbortController();
+    throwOnRemove(controller.signal, broken);
+    const owner = track(t.client.get('/a', { signal: controller.signal }));
+    await t.clock.advance(0);
+    controller.abort();
+    await flush();
+    expect(isCancelledError((owner.current as { reason: unknown }).reason)).toBe(true);
+    expect(reported).toEqual([[broken, { source: 'cancel', key: t.of('request')[0]!.key }]]);
   });
 });

@@ -329,6 +329,25 @@ describe('CacheStore', () => {
     expect(third).toEqual(['write']);
     expect(store.subscriptionCount).toBe(0);
   });
+
+  // The store tells a change only while someone watches, checked as the change is made: a
+  // removal or a clear made before a watcher came (here while an update is being delivered, so
+  // its change would queue) is not told to it later; one made while watched still is.
+  test('watch: a removal or a clear made while nobody watched is never told to a later watcher', () => {
+    const store = new CacheStore(1000);
+    store.set(key('/b'), res(0));
+    const heard: string[] = [];
+    store.subscribe(key('/a'), () => {
+      store.delete(key('/b'));
+      store.clear();
+      store.watch((change) => heard.push(change.type));
+    });
+    store.set(key('/a'), res(1));
+    expect(heard).toEqual([]);
+    store.set(key('/c'), res(2));
+    store.clear();
+    expect(heard).toEqual(['write', 'clear']);
+  });
 });
 
 describe('CacheStore.hasInterest called with an extra argument (map, filter)', () => {

@@ -285,7 +285,8 @@ export class Store {
     this.#entries.clear();
     this.#releasedAt.clear();
     this.#hand = undefined;
-    this.#updates.emit('c', { type: 'clear' });
+    // As #drop: told only if someone watches now (a later watcher never hears it).
+    if (this.watcher) this.#updates.emit('c', { type: 'clear' });
   }
 
   values(): IterableIterator<CacheEntry> {

@@ -68,16 +68,16 @@ export class EndpointRecord {
   }
 
   /**
-   * An attempt ended, taking `ms` (undefined: no latency, see LatencyRing.record), at the clock's
-   * time: one after a quiet spell finds the ring holding another moment's samples, so they go
-   * (see Pace).
+   * An attempt ended, taking `ms` (undefined: no latency, see LatencyRing.record), at `now` (the
+   * clock's time its event was told at): one after a quiet spell finds the ring holding another
+   * moment's samples, so they go (see Pace).
    */
-  sample(ms: number | undefined, clock: Pick<Clock, 'now'>): void {
+  sample(ms: number | undefined, now: number): void {
     // AGE_WINDOW attempts in a row without an answer (timed out, or failed before a response)
     // drop the samples too: they no longer say how the endpoint answers, and a 3 x p95 timeout
     // that every attempt now outlasts would cut each one short, never corrected by an answer.
     const missed = ms === undefined ? ++this.#missed : (this.#missed = 0);
-    if (this.pace.sample(clock.now(), AGE_WINDOW) || missed === AGE_WINDOW) {
+    if (this.pace.sample(now, AGE_WINDOW) || missed === AGE_WINDOW) {
       this.latency = new LatencyRing(LATENCY_WINDOW);
     }
     this.latency.record(ms);

@@ -26,6 +26,8 @@ function setup(options = {}) {
   });
   const off = intel.observe(events);
   let now = 0;
+  // A flight ends at the clock's time, as the client ends it (intelligence ages its samples by
+  // the tracker's end); `ms` is its last attempt's duration, told as `attemptMs`.
   function flight(endpoint = 'GET /a', ms = 10) {
     const tracker = new Tracker(endpoint);
     tracker.start(now);
@@ -47,18 +49,18 @@ function setup(options = {}) {
       },
       /** The attempt that ends the flight took `ms` (the client reports it as `attemptMs`). */
       succeed() {
-        tracker.succeed(now + ms);
+        tracker.succeed(now);
         events.emit('success', { ...base, response: {} as never, attemptMs: ms });
       },
       /** `attemptMs: null`: the last attempt got no response (a timeout, a network error). */
       fail(error: unknown, attemptMs: number | null = ms) {
         // Its attempt was made (a flight that made none counts no attempt error).
         if (tracker.attempts === 0) tracker.attempt();
-        tracker.fail(now + ms, error);
+        tracker.fail(now, error);
         events.emit('error', { ...base, error, attemptMs: attemptMs ?? undefined });
       },
       cancel(final: boolean) {
-        if (final) tracker.cancel(now + ms);
+        if (final) tracker.cancel(now);
         events.emit('cancel', { ...base, final });
       },
       join() {

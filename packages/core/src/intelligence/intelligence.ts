@@ -99,7 +99,7 @@ export class Intelligence implements IntelligenceController {
         const r = this.#record(e.endpoint);
         r.successes++;
         if (e.tracker.attempts > 1) r.retriesRecovered++;
-        r.sample(e.attemptMs, this.#clock);
+        r.sample(e.attemptMs, e.tracker.endedAt);
       },
       error: (e) => {
         this.#active--;
@@ -115,13 +115,15 @@ export class Intelligence implements IntelligenceController {
         // No attempt made (its deadline ran out in the scheduler's queue): no attempt timed out.
         // One that ran out between two attempts is no timeout either (see countAttemptError).
         if (e.tracker.attempts) countAttemptError(r, e.error);
-        r.sample(e.attemptMs, this.#clock);
+        // When the flight ended, as the client read it (NaN: its clock could not tell): read
+        // again here, a throwing clock threw in this listener, reported as an app's listener.
+        r.sample(e.attemptMs, e.tracker.endedAt);
       },
       retry: (e) => {
         const r = this.#record(e.endpoint);
         r.retriesPerformed++;
         countAttemptError(r, e.error);
-        r.sample(e.attemptMs, this.#clock);
+        r.sample(e.attemptMs, this.#clock.now());
       },
       cancel: (e) => {
         if (e.final) this.#active--;

@@ -65,7 +65,8 @@ function describe(context: ListenerErrorContext): string {
     case 'event':
       return `a listener of "${context.event}"`;
     case 'subscriber':
-      return `a subscriber of ${context.key}`;
+    case 'cancel':
+      return `a ${context.source} of ${context.key}`;
     case 'matcher':
       return `a subscribe matcher (for ${context.key})`;
     case 'onError':

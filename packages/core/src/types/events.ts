@@ -107,11 +107,14 @@ export type ParkReason = 'backoff' | 'retry-after' | 'rate-limit';
 /**
  * What threw, for `onError`: a `client.on` listener (`event`), a `subscribe` listener
  * (`subscriber`) or predicate (`matcher`) with the key it was given, the `onError` handler itself
- * (then logged), or a step of keel's own (`internal`: a bug worth reporting).
+ * (then logged), the injected clock or the caller's signal as a caller of `key` was cancelled
+ * (`cancel`: the caller still gets its CancelledError), or a step of keel's own (`internal`: a
+ * bug worth reporting).
  */
 export type ListenerErrorContext =
   | { source: 'event'; event: string }
   | { source: 'subscriber'; key: string }
   | { source: 'matcher'; key: string }
   | { source: 'onError' }
+  | { source: 'cancel'; key: string }
   | { source: 'internal' };
