@@ -52,6 +52,22 @@ function Other({ onRender }: Counted) {
   return <p>{data?.x}</p>;
 }
 
+/** A disabled query: nothing observes its key. */
+function DisabledOther({ onRender }: Counted) {
+  onRender?.();
+  const { data, isFetching } = useQuery<{ x: number }>('/other', { enabled: false });
+  return <p data-testid="x">{`${data?.x}:${isFetching}`}</p>;
+}
+
+function WithPlaceholder({ onRender }: Counted) {
+  onRender?.();
+  const { data } = useQuery<Todo[]>('/todos', {
+    // A new (equal) array per call, as an inline literal gives.
+    placeholderData: () => [{ id: 0, title: 'loading' }],
+  });
+  return <p data-testid="list">{data?.map((t) => t.title).join(',')}</p>;
+}
+
 describe('render counts', () => {
   it('a data-only reader renders twice and not again for an equal refetch', async () => {
     const api = todoApi(['a', 'b']);
@@ -199,12 +215,7 @@ describe('render counts', () => {
         headers: new Headers(),
       });
       let renders = 0;
-      function Disabled() {
-        renders++;
-        const { data, isFetching } = useQuery<{ x: number }>('/other', { enabled: false });
-        return <p data-testid="x">{`${data?.x}:${isFetching}`}</p>;
-      }
-      render(<Disabled />, { wrapper: wrapperFor(client) });
+      render(<DisabledOther onRender={() => renders++} />, { wrapper: wrapperFor(client) });
       expect(screen.getByTestId('x').textContent).toBe('1:false');
       await flush();
       expect(renders).toBe(1);
@@ -217,15 +228,7 @@ describe('render counts', () => {
       server.use(...api.handlers);
       const client = testClient();
       let renders = 0;
-      function WithPlaceholder() {
-        renders++;
-        const { data } = useQuery<Todo[]>('/todos', {
-          // A new (equal) array per call, as an inline literal gives.
-          placeholderData: () => [{ id: 0, title: 'loading' }],
-        });
-        return <p data-testid="list">{data?.map((t) => t.title).join(',')}</p>;
-      }
-      render(<WithPlaceholder />, { wrapper: wrapperFor(client) });
+      render(<WithPlaceholder onRender={() => renders++} />, { wrapper: wrapperFor(client) });
       expect(screen.getByTestId('list').textContent).toBe('loading');
       await waitFor(() => expect(screen.getByTestId('list').textContent).toBe('a'));
       await flush();

@@ -1,8 +1,8 @@
 import type { ApiResponse, RequestError, RequestOptions, RequestSpec } from '@keel/core';
 import { checkFunction, checkNumber, freeze } from '@keel/core/internals';
 import { coreOptions } from '../internal/core-options';
-import { replaceEqualDeep } from '../internal/equal';
 import { isDocumentHidden, onSignal } from '../internal/environment';
+import { replaceEqualDeep } from '../internal/equal';
 import { type Selection, select } from '../internal/select';
 import { isServer } from '../internal/server';
 import { checkSwitches } from '../internal/switches';
