@@ -6,9 +6,12 @@
 import { act, fireEvent, render, screen } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { StrictMode, Suspense, useState } from 'react';
+import { hydrateRoot } from 'react-dom/client';
+import { renderToString } from 'react-dom/server';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { FakeClock } from '../../core/test/helpers';
 import {
+  ClientProvider,
   keepPreviousData,
   useInfiniteQuery,
   useMutation,
@@ -188,6 +191,15 @@ function Feed() {
   });
   fetchNextFeedPage = feed.fetchNextPage;
   return <p data-testid="feed">{feed.data?.pages.flatMap((p) => p.items).join(',') ?? '-'}</p>;
+}
+
+/** Nothing cached on the server: an inline placeholder (a new array per call), selected. */
+function Placeheld() {
+  const { data, isPlaceholderData } = useQuery<string[], string>('/names', {
+    placeholderData: () => ['…'],
+    select: (names) => names.join(' '),
+  });
+  return <p>{`${data}${isPlaceholderData ? ' (placeholder)' : ''}`}</p>;
 }
 
 const text = (id: string) => screen.getByTestId(id).textContent;
@@ -495,6 +507,37 @@ describe('a new user’s first hour', () => {
     await until(() => text('item') === 'success:false:a');
     expect(api.requests).toEqual(['a', 'a']);
     unmount();
+    await flush();
+    expect(debugOf(client)).toMatchObject({ flights: 0, subscriptions: 0 });
+  });
+
+  it('hydration of a query the server had no data for: the inline placeholder matches, then the data shows', async () => {
+    server.use(http.get(`${API}/names`, () => HttpResponse.json(['ada', 'bo'])));
+    const html = renderToString(
+      <ClientProvider client={testClient()}>
+        <Placeheld />
+      </ClientProvider>,
+    );
+    expect(html).toBe('<p>… (placeholder)</p>');
+    const container = document.createElement('div');
+    container.innerHTML = html;
+    const errors = consoleErrors();
+    const recoverable: unknown[] = [];
+    const client = testClient();
+    let root!: ReturnType<typeof hydrateRoot>;
+    await act(async () => {
+      root = hydrateRoot(
+        container,
+        <ClientProvider client={client}>
+          <Placeheld />
+        </ClientProvider>,
+        { onRecoverableError: (error) => recoverable.push(error) },
+      );
+    });
+    await until(() => container.textContent === 'ada bo');
+    expect(recoverable).toEqual([]);
+    expect(errors).not.toHaveBeenCalled();
+    act(() => root.unmount());
     await flush();
     expect(debugOf(client)).toMatchObject({ flights: 0, subscriptions: 0 });
   });
