@@ -1,6 +1,7 @@
 import type { RequestSpec } from '@keel/core';
 import { checkInvalidateTarget, checkObject, freeze, shown } from '@keel/core/internals';
 import { useEffect, useLayoutEffect, useMemo, useRef, useSyncExternalStore } from 'react';
+import { jsonText } from './internal/json-text';
 import { noop } from './internal/report';
 import { useClient } from './provider';
 import {
@@ -73,7 +74,7 @@ export function useServerEvents(
   if (headers !== undefined) checkObject('headers', headers, 'an object of header strings');
   // By their entries: a Headers object is `{}` to JSON, so a new token did not reconnect. (Only
   // the object itself can be one: a header value that is not a string is the client's error.)
-  const headersId = headers && JSON.stringify(headers instanceof Headers ? [...headers] : headers);
+  const headersId = headers && jsonText(headers);
   // The stream's spec (its key names the channel), resolved once per URL and headers; without
   // one (no URL, or an invalid one: its error), the closed state the hook returns.
   // biome-ignore lint/correctness/useExhaustiveDependencies: headersId stands for headers

@@ -1,5 +1,5 @@
 import { act, render, screen, waitFor } from '@testing-library/react';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { useQuery } from '../src/index';
 import {
   API,
@@ -50,6 +50,22 @@ function Other({ onRender }: Counted) {
   onRender?.();
   const { data } = useQuery<{ x: number }>('/other');
   return <p>{data?.x}</p>;
+}
+
+/** A disabled query: nothing observes its key. */
+function DisabledOther({ onRender }: Counted) {
+  onRender?.();
+  const { data, isFetching } = useQuery<{ x: number }>('/other', { enabled: false });
+  return <p data-testid="x">{`${data?.x}:${isFetching}`}</p>;
+}
+
+function WithPlaceholder({ onRender }: Counted) {
+  onRender?.();
+  const { data } = useQuery<Todo[]>('/todos', {
+    // A new (equal) array per call, as an inline literal gives.
+    placeholderData: () => [{ id: 0, title: 'loading' }],
+  });
+  return <p data-testid="list">{data?.map((t) => t.title).join(',')}</p>;
 }
 
 describe('render counts', () => {
@@ -179,5 +195,46 @@ describe('render counts', () => {
     await waitFor(() => expect(api.state.gets).toBe(2));
     await flush();
     expect(renders).toBe(1);
+  });
+
+  describe('a key nothing observes', () => {
+    /** React's warnings (console.error) during the test; restored after it. */
+    function consoleErrors() {
+      const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+      onTestFinished(() => spy.mockRestore());
+      return spy;
+    }
+
+    it('a disabled query over cached data renders once, with a cached snapshot', async () => {
+      const errors = consoleErrors();
+      const client = testClient();
+      client.setCached(client.resolve('GET', `${API}/other`), {
+        data: { x: 1 },
+        status: 200,
+        statusText: 'OK',
+        headers: new Headers(),
+      });
+      let renders = 0;
+      render(<DisabledOther onRender={() => renders++} />, { wrapper: wrapperFor(client) });
+      expect(screen.getByTestId('x').textContent).toBe('1:false');
+      await flush();
+      expect(renders).toBe(1);
+      expect(errors).not.toHaveBeenCalled();
+    });
+
+    it('placeholderData returning a new object per call: no getSnapshot loop or extra render', async () => {
+      const errors = consoleErrors();
+      const api = todoApi(['a']);
+      server.use(...api.handlers);
+      const client = testClient();
+      let renders = 0;
+      render(<WithPlaceholder onRender={() => renders++} />, { wrapper: wrapperFor(client) });
+      expect(screen.getByTestId('list').textContent).toBe('loading');
+      await waitFor(() => expect(screen.getByTestId('list').textContent).toBe('a'));
+      await flush();
+      // The first render (placeholder) and the one with the data.
+      expect(renders).toBe(2);
+      expect(errors).not.toHaveBeenCalled();
+    });
   });
 });

@@ -77,11 +77,28 @@ function Page({ children, caught }: { children: ReactNode; caught: string[] }) {
   );
 }
 
-function clocked() {
+/**
+ * Renders `children` in a Page (its boundaries) on a client with a FakeClock, in StrictMode if
+ * asked, `outside` before the boundary; `caught` logs the errors the boundary caught.
+ */
+function renderPage(
+  children: ReactNode,
+  { strict = false, outside }: { strict?: boolean; outside?: ReactNode } = {},
+) {
   const clock = new FakeClock();
   // No request timeout: only the hooks' timers are on the clock.
   const client = testClient({ clock, timeout: 0 });
-  return { clock, client };
+  const caught: string[] = [];
+  const page = (
+    <>
+      {outside}
+      <Page caught={caught}>{children}</Page>
+    </>
+  );
+  const { unmount } = render(strict ? <StrictMode>{page}</StrictMode> : page, {
+    wrapper: wrapperFor(client),
+  });
+  return { clock, client, caught, unmount };
 }
 
 async function shows(text: string): Promise<void> {
@@ -113,14 +130,7 @@ describe('suspense errors across boundary resets', () => {
     '%s: the same key failing again after a reset throws the new error, held until the next reset',
     async (_, Query) => {
       const api = failing('/a', 'a', 3);
-      const { clock, client } = clocked();
-      const caught: string[] = [];
-      const { unmount } = render(
-        <Page caught={caught}>
-          <Query path="/a" />
-        </Page>,
-        { wrapper: wrapperFor(client) },
-      );
+      const { clock, client, caught, unmount } = renderPage(<Query path="/a" />);
       await shows('failed a1');
       fireEvent.click(screen.getByRole('button'));
       await shows('failed a2');
@@ -150,17 +160,13 @@ describe('suspense errors across boundary resets', () => {
       const b = failing('/b', 'b', 3);
       let gate = deferred();
       b.gate = gate.promise;
-      const { clock, client } = clocked();
-      const caught: string[] = [];
-      const page = (
-        <Page caught={caught}>
+      const { clock, client, caught, unmount } = renderPage(
+        <>
           <Reader path="/a" />
           <Reader path="/b" />
-        </Page>
+        </>,
+        { strict },
       );
-      const { unmount } = render(strict ? <StrictMode>{page}</StrictMode> : page, {
-        wrapper: wrapperFor(client),
-      });
       await shows('failed a1');
       await until(() => b.requests === 1);
       // /b fails while the boundary shows a1: nothing renders it, so nothing throws b1.
@@ -194,14 +200,11 @@ describe('suspense errors across boundary resets', () => {
     const b = failing('/b', 'b', 2);
     const gate = deferred();
     b.gate = gate.promise;
-    const { clock, client } = clocked();
-    const caught: string[] = [];
-    const { unmount } = render(
-      <Page caught={caught}>
+    const { clock, client, caught, unmount } = renderPage(
+      <>
         <Reader path="/a" />
         <Reader path="/b" />
-      </Page>,
-      { wrapper: wrapperFor(client) },
+      </>,
     );
     await shows('failed a1');
     await until(() => b.requests === 1);
@@ -222,19 +225,15 @@ describe('suspense errors across boundary resets', () => {
 
   it('a reset while the read after a reset is still in flight starts no other read; its failure is thrown', async () => {
     const api = failing('/a', 'a');
-    const { clock, client } = clocked();
-    const caught: string[] = [];
     let resetAll!: () => void;
-    const { unmount } = render(
-      <>
-        <Resetter expose={(reset) => (resetAll = reset)} />
-        <Watcher path="/a" />
-        <Page caught={caught}>
-          <Reader path="/a" />
-        </Page>
-      </>,
-      { wrapper: wrapperFor(client) },
-    );
+    const { clock, client, caught, unmount } = renderPage(<Reader path="/a" />, {
+      outside: (
+        <>
+          <Resetter expose={(reset) => (resetAll = reset)} />
+          <Watcher path="/a" />
+        </>
+      ),
+    });
     await shows('failed a1');
     const gate = deferred();
     api.gate = gate.promise;
@@ -257,14 +256,7 @@ describe('suspense errors across boundary resets', () => {
 
   it('a reset, then the boundary unmounted while the read after it is in flight: nothing stays', async () => {
     const api = failing('/a', 'a');
-    const { clock, client } = clocked();
-    const caught: string[] = [];
-    const { unmount } = render(
-      <Page caught={caught}>
-        <Reader path="/a" />
-      </Page>,
-      { wrapper: wrapperFor(client) },
-    );
+    const { clock, client, caught, unmount } = renderPage(<Reader path="/a" />);
     await shows('failed a1');
     const gate = deferred();
     api.gate = gate.promise;
@@ -279,14 +271,7 @@ describe('suspense errors across boundary resets', () => {
 
   it('a reset, then unmounted at once: the released key leaves no entry, timer or interest', async () => {
     failing('/a', 'a');
-    const { clock, client } = clocked();
-    const caught: string[] = [];
-    const { unmount } = render(
-      <Page caught={caught}>
-        <Reader path="/a" />
-      </Page>,
-      { wrapper: wrapperFor(client) },
-    );
+    const { clock, client, unmount } = renderPage(<Reader path="/a" />);
     await shows('failed a1');
     act(() => {
       fireEvent.click(screen.getByRole('button'));
@@ -298,14 +283,7 @@ describe('suspense errors across boundary resets', () => {
 
   it('the error thrown after a reset is held for the grace period of the client clock, then goes', async () => {
     const api = failing('/a', 'a');
-    const { clock, client } = clocked();
-    const caught: string[] = [];
-    render(
-      <Page caught={caught}>
-        <Reader path="/a" />
-      </Page>,
-      { wrapper: wrapperFor(client) },
-    );
+    const { clock, client } = renderPage(<Reader path="/a" />);
     await shows('failed a1');
     fireEvent.click(screen.getByRole('button'));
     await shows('failed a2');

@@ -2,6 +2,7 @@ import type { ApiResponse, RequestError, RequestOptions, RequestSpec } from '@ke
 import { checkFunction, checkNumber, freeze } from '@keel/core/internals';
 import { coreOptions } from '../internal/core-options';
 import { isDocumentHidden, onSignal } from '../internal/environment';
+import { replaceEqualDeep } from '../internal/equal';
 import { type Selection, select } from '../internal/select';
 import { isServer } from '../internal/server';
 import { checkSwitches } from '../internal/switches';
@@ -187,6 +188,7 @@ export class QueryObserver {
   #token: View | undefined;
   #select: Selection | undefined;
   #shown: { key: string; data: unknown } | undefined;
+  #placeholder: unknown;
   #initial: { key: string; value: unknown } | undefined;
   #manual: (() => void) | undefined;
   #onChange: (() => void) | undefined;
@@ -469,7 +471,9 @@ export class QueryObserver {
           ? options.placeholderData(previous)
           : options.placeholderData;
       if (placeholder !== undefined) {
-        raw = placeholder;
+        // Shared with the last one: a function returning a new equal object per call (the state
+        // of a key nothing observes yet is a new object per snapshot) must not change the view.
+        raw = this.#placeholder = replaceEqualDeep(this.#placeholder, placeholder);
         status = 'success';
         isPlaceholderData = true;
       }

@@ -431,6 +431,10 @@ export class QueryEntry {
         if (!isAbortError(outcome)) this.#applyError(outcome);
       } else if (this.#spec.cache === null) {
         this.#applyResponse(outcome as ApiResponse);
+      } else if (this.state.status === 'pending' && this.#listeners.size > 0) {
+        // Answered but not stored (`clearCache()` detached it) and nothing on screen: read
+        // again, or the key stays blank for good (an invalidation starts its own refetch).
+        this.fetch();
       }
     }
     this.syncFetching();
