@@ -69,6 +69,21 @@ describe('text bodies', () => {
     }
   });
 
+  it('reads the charset parameter as body-parser does (jshttp content-type): OWS around `=`', async () => {
+    // Hand-parsed, `charset = latin1` was no charset parameter: Latin-1 bytes read as UTF-8
+    // came out `caf\uFFFD`. Express reads it (content-type trims OWS around name and value).
+    for (const type of [
+      'text/plain; charset = latin1',
+      'text/plain; charset =latin1; format=flowed',
+      'text/plain;charset= "latin1"',
+    ]) {
+      expect(await post(type, Buffer.from('café', 'latin1')), type).toEqual({
+        status: 200,
+        json: { body: 'café' },
+      });
+    }
+  });
+
   it('a charset keel cannot decode is a 415 naming it, and no handler runs', async () => {
     const before = ran;
     for (const [type, name] of [
