@@ -111,6 +111,31 @@ describe('GraphQL variables sent as a JSON string are held to the JSON body rule
     expect(res.reported).toEqual([]);
   });
 
+  it("the route's maxJsonDepth applies to them, not the app's", async () => {
+    // A route setting a lower maxJsonDepth than the app's: its body is held to it, and its
+    // variables string was held to the app's 1000 levels.
+    app = createApp({ development: false });
+    app.all('/graphql', { maxJsonDepth: 3 }, (ctx) => ctx.graphql(schema, resolvers));
+    const { port } = await start(app);
+    const deep = `{"v":${nestedList(4)}}`;
+    const search = new URLSearchParams({ query: ECHO, variables: deep });
+    const viaGet = await answer(await fetch(`http://127.0.0.1:${port}/graphql?${search}`), []);
+    expect(viaGet.status).toBe(400);
+    expect(viaGet.errors).toEqual(['Variables are nested deeper than 3 levels.']);
+    const viaPost = await fetch(`http://127.0.0.1:${port}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: ECHO, variables: deep }),
+    });
+    expect((await answer(viaPost, [])).errors).toEqual([
+      'Variables are nested deeper than 3 levels.',
+    ]);
+    // Within it, they run.
+    const ok = new URLSearchParams({ query: ECHO, variables: `{"v":${nestedList(2)}}` });
+    const fine = await answer(await fetch(`http://127.0.0.1:${port}/graphql?${ok}`), []);
+    expect([fine.status, fine.data]).toEqual([200, { echo: [[]] }]);
+  });
+
   it('variables within the rules still run (a string, as GET sends them)', async () => {
     const res = await get(ECHO, `{"v":{"a":${nestedList(50)}}}`);
     expect(res.status).toBe(200);
