@@ -19,6 +19,7 @@ import {
 } from 'graphql';
 import { FORBIDDEN_JSON_KEY, JSON_TOO_DEEP, MALFORMED_JSON, readJson } from './body';
 import { boolean, checkObject, integer } from './checks';
+import { fragmentCycles, nestsTooDeepThroughFragments } from './graphql-fragments';
 import { operationLimitsRule, tooManyFieldPairs } from './graphql-limits';
 
 /**
@@ -280,6 +281,16 @@ export class GraphqlRunner {
         ),
       ];
     }
+    // Through fragment spreads, which graphql-js (and the limits rule) follow by recursion.
+    if (nestsTooDeepThroughFragments(document, MAX_DOCUMENT_NESTING)) {
+      return [
+        new GraphQLError(
+          `The document nests deeper than ${MAX_DOCUMENT_NESTING} levels through fragment spreads.`,
+        ),
+      ];
+    }
+    const cycles = fragmentCycles(document);
+    if (cycles.length > 0) return cycles;
     const errors = validate(entry.schema, document, this.#rules);
     if (errors.length > 0) return errors;
     const bytes = Buffer.byteLength(query);
