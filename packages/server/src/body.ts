@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2Stream } from 'node:http2';
 import { parse as parseQuery } from 'node:querystring';
 import secureJson from 'secure-json-parse';
-import { type BodyCharset, decodeBody, formDecoder } from './charset';
+import { type BodyCharset, decodeBody, formDecoder, plusAsSpace } from './charset';
 import { rangeError, typeError } from './checks';
 import { BodyTooLargeError, HttpException } from './errors';
 import { stopUnreadH2Body } from './h2';
@@ -311,14 +311,13 @@ export function parseBody(
     if (tooManyFields(text)) {
       throw new HttpException(413, `Form body has more than ${MAX_FORM_FIELDS} fields`);
     }
-    const form = parseQuery(
-      text,
-      undefined,
-      undefined,
+    const form =
       charset === null
-        ? { maxKeys: MAX_FORM_FIELDS }
-        : { maxKeys: MAX_FORM_FIELDS, decodeURIComponent: formDecoder(charset) },
-    );
+        ? parseQuery(text, undefined, undefined, { maxKeys: MAX_FORM_FIELDS })
+        : parseQuery(plusAsSpace(text, charset), undefined, undefined, {
+            maxKeys: MAX_FORM_FIELDS,
+            decodeURIComponent: formDecoder(charset),
+          });
     // Null prototype, but `Object.assign(target, form)` would still set target's prototype to a
     // repeated `__proto__`'s array: refused as in JSON.
     if (Object.hasOwn(form, '__proto__')) {

@@ -4,6 +4,8 @@ import { HttpException } from './errors';
 /** Decodes one whole body (a TextDecoder, used without `stream`, keeps no state between calls). */
 export interface Decoder {
   decode(input: Uint8Array): string;
+  /** The WHATWG encoding name (a TextDecoder's); unset on the windows-1252 wrapper. */
+  readonly encoding?: string;
 }
 
 /**
@@ -136,6 +138,18 @@ function escapedByte(s: string, at: number): number {
   const high = hexValue(s.charCodeAt(at + 1));
   const low = hexValue(s.charCodeAt(at + 2));
   return high === -1 || low === -1 ? -1 : high * 16 + low;
+}
+
+/**
+ * A form's text with each `+` written as the escaped UTF-16 space, in UTF-16 (the one charset
+ * TextDecoder knows where a space is not the byte 0x20): querystring turns `+` into `%20` before
+ * {@link formDecoder} sees it, one byte, half a code unit (U+FFFD, or merged with the escapes
+ * after it). Other charsets: the text as it is.
+ */
+export function plusAsSpace(text: string, charset: Decoder): string {
+  const encoding = charset.encoding;
+  if ((encoding !== 'utf-16le' && encoding !== 'utf-16be') || !text.includes('+')) return text;
+  return text.replaceAll('+', encoding === 'utf-16le' ? '%20%00' : '%00%20');
 }
 
 /**

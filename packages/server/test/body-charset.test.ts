@@ -134,6 +134,21 @@ describe('urlencoded bodies', () => {
     }
   });
 
+  it('in UTF-16, `+` is the UTF-16 space (two bytes), not one 0x20 byte', async () => {
+    // querystring turns `+` into `%20` before decoding escapes: one byte, half a UTF-16 code
+    // unit, which came out U+FFFD (`Jörg\uFFFDSmith`) or merged with the escapes after it.
+    const le = Buffer.from('name=Jörg+Smith&q=%41%00+%42%00&r=a+%42%00', 'utf16le');
+    expect(await post('application/x-www-form-urlencoded; charset=utf-16le', le)).toEqual({
+      status: 200,
+      json: { body: { name: 'Jörg Smith', q: 'A B', r: 'a B' } },
+    });
+    const be = Buffer.from('name=Jörg+Smith&q=%00%41+%00%42', 'utf16le').swap16();
+    expect(await post('application/x-www-form-urlencoded; charset=UTF-16BE', be)).toEqual({
+      status: 200,
+      json: { body: { name: 'Jörg Smith', q: 'A B' } },
+    });
+  });
+
   it('a charset keel cannot decode is a 415', async () => {
     const res = await post('application/x-www-form-urlencoded; charset=klingon', 'a=1');
     expect(res.status).toBe(415);
