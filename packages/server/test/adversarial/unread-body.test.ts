@@ -150,7 +150,7 @@ describe('a body nobody reads is drained up to 16 MiB, then the connection close
     await until(c.closed);
   });
 
-  it('a body left flowing with no listener (`once(\'data\')`, then answered)', async () => {
+  it("a body left flowing with no listener (`once('data')`, then answered)", async () => {
     // The `once` listener goes after its chunk; the stream flows on with nobody listening, and
     // Node dropped the rest without a bound. Its listener pending at release (no byte yet) or
     // gone already (the first chunk came with the headers): drained up to 16 MiB either way.
