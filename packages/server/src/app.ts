@@ -734,10 +734,7 @@ class KeelApp implements App, SlotHost {
       },
       this.send.ms,
     );
-    this.graphql = new GraphqlRunner(
-      resolveGraphqlOptions(options.graphql, this.development),
-      this.#body.depth,
-    );
+    this.graphql = new GraphqlRunner(resolveGraphqlOptions(options.graphql, this.development));
     this.compression = resolveCompression(options.compression);
     this.#pool = new Pool(poolSize, () => new Slot(this));
     this.#timeouts = resolveTimeouts(options, DEFAULT_TIMEOUTS);
@@ -872,14 +869,19 @@ class KeelApp implements App, SlotHost {
     let handler: Handler;
     let body: BodyPolicy;
     let params: Readonly<Record<string, string>>;
+    // The route's maxJsonDepth (body may become NO_BODY below): GraphQL variables sent as a
+    // JSON string are held to it.
+    let jsonDepth: number;
     if (found !== null && found.store !== null) {
       const route = found.store as Route;
       handler = route.handler;
       body = route.body;
+      jsonDepth = body.depth;
       params = found.params as Record<string, string>;
     } else {
       handler = found === null && !(star && url.length > 1) ? this.#miss(method, url) : badUrl;
       body = NO_BODY;
+      jsonDepth = this.#body.depth;
       params = EMPTY_PARAMS;
     }
     if (!(req instanceof KeelIncomingMessage)) setPeer(req);
@@ -931,7 +933,7 @@ class KeelApp implements App, SlotHost {
         } else charset = decoded;
       }
     }
-    slot.begin(ctx, handler);
+    slot.begin(ctx, handler, jsonDepth);
     this.#inflight++;
     // Node hands over every request of a read it parsed, also after its connection was closed
     // under it (keel's queued-replies cap): nobody is there to answer, so no chain is run.

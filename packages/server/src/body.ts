@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2Stream } from 'node:http2';
 import { parse as parseQuery } from 'node:querystring';
 import secureJson from 'secure-json-parse';
-import { type BodyCharset, decodeBody, formDecoder } from './charset';
+import { type BodyCharset, decodeBody, formDecoder, plusAsSpace } from './charset';
 import { rangeError, typeError } from './checks';
 import { BodyTooLargeError, HttpException } from './errors';
 import { stopUnreadH2Body } from './h2';
@@ -38,11 +38,14 @@ function discardRest(req: IncomingMessage, budget: number): void {
 
 /**
  * Reads the rest of `req` and drops it; ends the connection if more than `budget` bytes come.
- * Its own listeners (not the pooled reader's): it outlives the request's slot.
+ * Its own listeners (not the pooled reader's): it outlives the request's slot. `shared`: the
+ * handler's own reader (a listener, a pipe, an iterator) may still take the chunks: only those
+ * that come while nobody else listens count.
  */
-function drainRest(req: IncomingMessage, budget: number): void {
+function drainRest(req: IncomingMessage, budget: number, shared = false): void {
   let seen = 0;
   const onData = (chunk: Buffer): void => {
+    if (shared && (req.listenerCount('data') > 1 || req.listenerCount('readable') > 0)) return;
     seen += chunk.length;
     if (seen > budget) {
       stop();
@@ -120,14 +123,20 @@ export function drainUnread(req: IncomingMessage): void {
     // answering with a stream') fails if a Node release changes it.
     dumped._dumped = false;
   } else if (req.readableFlowing !== null) {
-    // Flowing: the handler reads it. Paused with no reader left (`ctx.req.pause()` and never
-    // read): nobody will, and Node would either drain it without a bound when the response
-    // finishes (no byte arrived yet) or leave the connection stalled for ever behind a full
-    // buffer (some did). Drained as an unread one; on HTTP/2 left paused (see discardRest).
-    if (req.readableFlowing || req.listenerCount('data') > 0 || req.listenerCount('readable') > 0) {
+    const h1 = (req as H2Request).stream === undefined;
+    if (req.listenerCount('data') > 0 || req.listenerCount('readable') > 0) {
+      // A reader is left (a listener, a pipe, an iterator): the handler reads it. Watched, as a
+      // `once('data')` goes after one chunk and leaves the body flowing to nobody: what comes
+      // while nobody listens counts toward the bound.
+      if (h1) drainRest(req, DISCARD_LIMIT, true);
       return;
     }
-    if ((req as H2Request).stream === undefined) req.resume();
+    // No reader left. Flowing (its `once('data')` went): Node drops the rest without a bound.
+    // Paused (`ctx.req.pause()` and never read): nobody will read it, and Node would either
+    // drain it without a bound when the response finishes (no byte arrived yet) or leave the
+    // connection stalled for ever behind a full buffer (some did). Drained as an unread one; on
+    // HTTP/2 not taken (see discardRest).
+    if (h1 && !req.readableFlowing) req.resume();
   }
   discardRest(req, DISCARD_LIMIT);
 }
@@ -302,14 +311,13 @@ export function parseBody(
     if (tooManyFields(text)) {
       throw new HttpException(413, `Form body has more than ${MAX_FORM_FIELDS} fields`);
     }
-    const form = parseQuery(
-      text,
-      undefined,
-      undefined,
+    const form =
       charset === null
-        ? { maxKeys: MAX_FORM_FIELDS }
-        : { maxKeys: MAX_FORM_FIELDS, decodeURIComponent: formDecoder(charset) },
-    );
+        ? parseQuery(text, undefined, undefined, { maxKeys: MAX_FORM_FIELDS })
+        : parseQuery(plusAsSpace(text, charset), undefined, undefined, {
+            maxKeys: MAX_FORM_FIELDS,
+            decodeURIComponent: formDecoder(charset),
+          });
     // Null prototype, but `Object.assign(target, form)` would still set target's prototype to a
     // repeated `__proto__`'s array: refused as in JSON.
     if (Object.hasOwn(form, '__proto__')) {

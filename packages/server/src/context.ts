@@ -708,7 +708,7 @@ export class Context {
     const contentType = this.req.headers['content-type'];
     const gen = this.#gen;
     const work = slot.host.graphql
-      .run(this.method, contentType, params, schema, resolvers, this)
+      .run(this.method, contentType, params, schema, resolvers, this, slot.jsonDepth)
       .then((outcome) => {
         if (slot.gen !== gen) return;
         if (outcome.allow !== undefined) this.res.setHeader('allow', outcome.allow);

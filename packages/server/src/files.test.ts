@@ -43,4 +43,10 @@ describe('isNotModified', () => {
     ).toBe(false);
     expect(isNotModified({ 'if-modified-since': 'garbage' }, etag, mtime, now)).toBe(false);
   });
+
+  it('a date later than now is invalid (RFC 9110 §13.1.3): ignored', () => {
+    const at = (ms: number) => ({ 'if-modified-since': new Date(ms).toUTCString() });
+    expect(isNotModified(at(now + 1000), etag, mtime, now)).toBe(false);
+    expect(isNotModified(at(now), etag, mtime, now)).toBe(true);
+  });
 });

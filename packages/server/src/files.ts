@@ -231,7 +231,9 @@ function lastModified(mtimeMs: number): number {
 /**
  * If-None-Match wins over If-Modified-Since (RFC 9110 §13.2.2); `no-cache` forces a fetch. A date
  * that is no HTTP-date (`9999`, an ISO date, a list) is ignored (§13.1.3): Date.parse would read
- * `9999` as a time no file reaches, a 304 for ever. The caller asks only for GET and HEAD.
+ * `9999` as a time no file reaches, a 304 for ever. So is one later than `now` (the app's clock):
+ * §13.1.3 calls it invalid; a client would keep a stale copy until that date passed, however
+ * often the file changed. The caller asks only for GET and HEAD.
  */
 export function isNotModified(
   headers: IncomingHttpHeaders,
@@ -246,7 +248,7 @@ export function isNotModified(
   const ims = headers['if-modified-since'];
   if (ims === undefined) return false;
   const since = parseHttpDate(ims, now);
-  return since !== null && lastModified(mtimeMs) <= since;
+  return since !== null && since <= now && lastModified(mtimeMs) <= since;
 }
 
 /**

@@ -83,8 +83,8 @@ function listsAround(type: GraphQLOutputType | undefined): number {
 
 /**
  * `measure` of a fragment's selection, once per fragment and document (a fragment spread ten
- * times is measured once); a fragment cycle counts as `empty` (graphql-js's NoFragmentCycles rule
- * reports it).
+ * times is measured once); a fragment cycle counts as `empty` (fragmentCycles refuses such a
+ * document before validation; kept as a guard).
  */
 function perFragment<M>(
   context: ValidationContext,
@@ -111,8 +111,8 @@ function perFragment<M>(
  * One validation rule for depth, aliases and cost of each operation, fragments included: a
  * field costs 1, plus what its selection costs, times `listFactor` for every list around its
  * type (so nested lists multiply, as their results do). Linear in the document: each fragment
- * is measured once; a fragment cycle counts as empty here (graphql-js's NoFragmentCycles rule
- * reports it). An introspection field (`__schema`, `__type`) counts as one field of depth and
+ * is measured once; a fragment cycle counts as empty here (fragmentCycles refuses it first).
+ * Its recursion follows fragment spreads: nestsTooDeepThroughFragments bounds it. An introspection field (`__schema`, `__type`) counts as one field of depth and
  * cost 1, as graphql-depth-limit and GraphQL Armor leave introspection out (its standard query is
  * 15 deep and costs ~51000): what it selects is bounded by nesting at most
  * {@link MAX_INTROSPECTION_LISTS} lists instead; its aliases count as any.

@@ -19,6 +19,7 @@ import {
 } from 'graphql';
 import { FORBIDDEN_JSON_KEY, JSON_TOO_DEEP, MALFORMED_JSON, readJson } from './body';
 import { boolean, checkObject, integer } from './checks';
+import { fragmentCycles, nestsTooDeepThroughFragments } from './graphql-fragments';
 import { operationLimitsRule, tooManyFieldPairs } from './graphql-limits';
 
 /**
@@ -216,8 +217,6 @@ export interface GraphqlParams {
  */
 export class GraphqlRunner {
   readonly settings: GraphqlSettings;
-  /** The app's `maxJsonDepth`, for `variables` sent as a JSON string. */
-  readonly #jsonDepth: number;
   readonly #rules: readonly ValidationRule[];
   readonly #schemas = new Map<string, SchemaEntry>();
   /** Key: schema id, newline, query text. Map order is recency: the first entry goes first. */
@@ -225,9 +224,8 @@ export class GraphqlRunner {
   #cachedBytes = 0;
   #nextId = 0;
 
-  constructor(settings: GraphqlSettings, jsonDepth: number) {
+  constructor(settings: GraphqlSettings) {
     this.settings = settings;
-    this.#jsonDepth = jsonDepth;
     const rules: ValidationRule[] = [...specifiedRules, operationLimitsRule(settings)];
     if (!settings.introspection) rules.push(NoSchemaIntrospectionCustomRule);
     this.#rules = rules;
@@ -283,6 +281,16 @@ export class GraphqlRunner {
         ),
       ];
     }
+    // Through fragment spreads, which graphql-js (and the limits rule) follow by recursion.
+    if (nestsTooDeepThroughFragments(document, MAX_DOCUMENT_NESTING)) {
+      return [
+        new GraphQLError(
+          `The document nests deeper than ${MAX_DOCUMENT_NESTING} levels through fragment spreads.`,
+        ),
+      ];
+    }
+    const cycles = fragmentCycles(document);
+    if (cycles.length > 0) return cycles;
     const errors = validate(entry.schema, document, this.#rules);
     if (errors.length > 0) return errors;
     const bytes = Buffer.byteLength(query);
@@ -305,6 +313,7 @@ export class GraphqlRunner {
    * `application/json` (else 415): a form or text/plain POST is what any page can send across
    * sites without a preflight, so accepting one would let it run mutations (CSRF).
    * GraphQLError's JSON form carries message, locations and path only, never a stack.
+   * `jsonDepth` is the route's `maxJsonDepth`, for `variables` sent as a JSON string.
    */
   async run(
     method: string,
@@ -313,6 +322,7 @@ export class GraphqlRunner {
     sdl: string,
     resolvers: GraphqlResolvers | undefined,
     contextValue: unknown,
+    jsonDepth: number,
   ): Promise<GraphqlOutcome> {
     // HEAD is a GET without the body (the app falls back to the GET route for it).
     if (method === 'HEAD') method = 'GET';
@@ -340,7 +350,7 @@ export class GraphqlRunner {
       // The GET form's (and a POST may send them so): held to the rules of a JSON body, which
       // the body reader applied to everything else. Plain JSON.parse let a `__proto__` key reach
       // the resolvers and any depth reach JSON.stringify (a stack overflow: 500, onError).
-      const depth = this.#jsonDepth;
+      const depth = jsonDepth;
       variables = readJson(variables, depth);
       if (variables === MALFORMED_JSON) return requestError(400, 'Variables are invalid JSON.');
       if (variables === FORBIDDEN_JSON_KEY) {

@@ -127,6 +127,8 @@ export class Slot implements RawWriter {
   /** The ctx of the current request. */
   #face: Context = NONE;
   #handler: Handler = NONE;
+  /** The route's `maxJsonDepth` (the app's on a miss), for GraphQL variables sent as a string. */
+  #jsonDepth = 1;
   /** `next` for middleware, made per request so a kept `next` cannot drive a later chain. */
   #next: Next = NONE;
   /** Middleware cursor. */
@@ -209,10 +211,16 @@ export class Slot implements RawWriter {
 
   // ── The chain ──────────────────────────────────────────────────────────────────────────────
 
+  /** The current request's route `maxJsonDepth`. */
+  get jsonDepth(): number {
+    return this.#jsonDepth;
+  }
+
   /** Binds the slot to a request. */
-  begin(face: Context, handler: Handler): void {
+  begin(face: Context, handler: Handler, jsonDepth: number): void {
     this.#face = face;
     this.#handler = handler;
+    this.#jsonDepth = jsonDepth;
     this.#phase = 'running';
     if (this.host.middleware.length > 0) {
       const gen = this.#gen;

@@ -69,6 +69,21 @@ describe('text bodies', () => {
     }
   });
 
+  it('reads the charset parameter as body-parser does (jshttp content-type): OWS around `=`', async () => {
+    // Hand-parsed, `charset = latin1` was no charset parameter: Latin-1 bytes read as UTF-8
+    // came out `caf\uFFFD`. Express reads it (content-type trims OWS around name and value).
+    for (const type of [
+      'text/plain; charset = latin1',
+      'text/plain; charset =latin1; format=flowed',
+      'text/plain;charset= "latin1"',
+    ]) {
+      expect(await post(type, Buffer.from('café', 'latin1')), type).toEqual({
+        status: 200,
+        json: { body: 'café' },
+      });
+    }
+  });
+
   it('a charset keel cannot decode is a 415 naming it, and no handler runs', async () => {
     const before = ran;
     for (const [type, name] of [
@@ -117,6 +132,21 @@ describe('urlencoded bodies', () => {
         json: { body: { name: 'Jörg' } },
       });
     }
+  });
+
+  it('in UTF-16, `+` is the UTF-16 space (two bytes), not one 0x20 byte', async () => {
+    // querystring turns `+` into `%20` before decoding escapes: one byte, half a UTF-16 code
+    // unit, which came out U+FFFD (`Jörg\uFFFDSmith`) or merged with the escapes after it.
+    const le = Buffer.from('name=Jörg+Smith&q=%41%00+%42%00&r=a+%42%00', 'utf16le');
+    expect(await post('application/x-www-form-urlencoded; charset=utf-16le', le)).toEqual({
+      status: 200,
+      json: { body: { name: 'Jörg Smith', q: 'A B', r: 'a B' } },
+    });
+    const be = Buffer.from('name=Jörg+Smith&q=%00%41+%00%42', 'utf16le').swap16();
+    expect(await post('application/x-www-form-urlencoded; charset=UTF-16BE', be)).toEqual({
+      status: 200,
+      json: { body: { name: 'Jörg Smith', q: 'A B' } },
+    });
   });
 
   it('a charset keel cannot decode is a 415', async () => {

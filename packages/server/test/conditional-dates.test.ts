@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../src/clock';
 import { type App, createApp } from '../src/index';
 import { raw, start } from './helpers';
 
@@ -15,12 +16,14 @@ const body = 'abcdefghijklmnopqrstuvwxyz';
 // Tuesday 2 January 2024: the file's Last-Modified.
 const modified = Date.parse('2024-01-02T03:04:05Z');
 const lastModified = 'Tue, 02 Jan 2024 03:04:05 GMT';
+// The server's time (its injected clock): Sunday 1 June 2031, so the 2030 dates below are past.
+const now = Date.parse('2031-06-01T00:00:00Z');
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'keel-cond-dates-'));
   writeFileSync(join(dir, 'f.txt'), body);
   utimesSync(join(dir, 'f.txt'), modified / 1000, modified / 1000);
-  app = createApp();
+  app = createApp({ clock: { ...systemClock, now: () => now } });
   app.get('/f', (ctx) => ctx.sendFile('f.txt', { root: dir }));
   app.post('/f', (ctx) => ctx.sendFile('f.txt', { root: dir }));
   ({ port } = await start(app));
@@ -77,6 +80,21 @@ describe('If-Modified-Since', () => {
     }
     // One second before Last-Modified: modified since, 200.
     expect((await get({ 'if-modified-since': 'Tue, 02 Jan 2024 03:04:04 GMT' })).status).toBe(200);
+  });
+
+  it("a valid date later than the server's time is ignored (200), §13.1.3", async () => {
+    for (const value of [
+      'Sat, 01 Jan 2033 00:00:00 GMT',
+      // One second after the server's time; the time itself is still valid.
+      'Sun, 01 Jun 2031 00:00:01 GMT',
+      'Saturday, 01-Jan-33 00:00:00 GMT',
+      'Sat Jan  1 00:00:00 2033',
+    ]) {
+      const res = await get({ 'if-modified-since': value });
+      expect(res.status, value).toBe(200);
+      expect(res.body, value).toBe(body);
+    }
+    expect((await get({ 'if-modified-since': 'Sun, 01 Jun 2031 00:00:00 GMT' })).status).toBe(304);
   });
 
   it('is ignored with If-None-Match, and for methods other than GET and HEAD', async () => {

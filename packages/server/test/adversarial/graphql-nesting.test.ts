@@ -111,6 +111,31 @@ describe('GraphQL variables sent as a JSON string are held to the JSON body rule
     expect(res.reported).toEqual([]);
   });
 
+  it("the route's maxJsonDepth applies to them, not the app's", async () => {
+    // A route setting a lower maxJsonDepth than the app's: its body is held to it, and its
+    // variables string was held to the app's 1000 levels.
+    app = createApp({ development: false });
+    app.all('/graphql', { maxJsonDepth: 3 }, (ctx) => ctx.graphql(schema, resolvers));
+    const { port } = await start(app);
+    const deep = `{"v":${nestedList(4)}}`;
+    const search = new URLSearchParams({ query: ECHO, variables: deep });
+    const viaGet = await answer(await fetch(`http://127.0.0.1:${port}/graphql?${search}`), []);
+    expect(viaGet.status).toBe(400);
+    expect(viaGet.errors).toEqual(['Variables are nested deeper than 3 levels.']);
+    const viaPost = await fetch(`http://127.0.0.1:${port}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: ECHO, variables: deep }),
+    });
+    expect((await answer(viaPost, [])).errors).toEqual([
+      'Variables are nested deeper than 3 levels.',
+    ]);
+    // Within it, they run.
+    const ok = new URLSearchParams({ query: ECHO, variables: `{"v":${nestedList(2)}}` });
+    const fine = await answer(await fetch(`http://127.0.0.1:${port}/graphql?${ok}`), []);
+    expect([fine.status, fine.data]).toEqual([200, { echo: [[]] }]);
+  });
+
   it('variables within the rules still run (a string, as GET sends them)', async () => {
     const res = await get(ECHO, `{"v":{"a":${nestedList(50)}}}`);
     expect(res.status).toBe(200);
@@ -151,5 +176,91 @@ describe('GraphQL documents nested past what the parser can recurse', () => {
     const res = await post(JSON.stringify({ query: `{ echo(v: ${nestedList(254)}) }` }));
     expect(res.status).toBe(200);
     expect(res.data).toEqual({ echo: JSON.parse(nestedList(254)) });
+  });
+});
+
+describe('GraphQL fragment chains nested past what validation and execution can recurse', () => {
+  /** `{ ...F0 }` and F0 spreads F1 ... spreads F(n-1), which selects `__typename`. */
+  const chain = (n: number, last = '__typename'): string => {
+    let query = 'query { ...F0 }';
+    for (let i = 0; i < n; i++) {
+      query += ` fragment F${i} on Query { ${i + 1 < n ? `...F${i + 1}` : last} }`;
+    }
+    return query;
+  };
+
+  async function serveLarge(): Promise<{ port: number; reported: unknown[] }> {
+    const reported: unknown[] = [];
+    // Past the default 3000 tokens: a chain of ~6000 fragments fits in 50,000.
+    app = createApp({
+      development: false,
+      bodyLimit: 4 * 1024 * 1024,
+      graphql: { maxTokens: 60_000 },
+    });
+    app.onError((err) => {
+      reported.push(err);
+    });
+    app.all('/graphql', (ctx) => ctx.graphql(schema, resolvers));
+    const { port } = await start(app);
+    return { port, reported };
+  }
+
+  async function postTo(port: number, query: string, reported: unknown[]): Promise<Answer> {
+    const res = await fetch(`http://127.0.0.1:${port}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query }),
+    });
+    return answer(res, reported);
+  }
+
+  it('a chain of 6000 fragments (under maxTokens) is a 400, not a stack overflow', async () => {
+    const { port, reported } = await serveLarge();
+    for (const query of [
+      chain(6000),
+      // A cycle closing the chain: graphql-js's NoFragmentCycles recurses along it too.
+      chain(6000, '...F0'),
+    ]) {
+      const res = await postTo(port, query, reported);
+      expect(res.status).toBe(400);
+      expect(res.errors).toEqual([
+        'The document nests deeper than 256 levels through fragment spreads.',
+      ]);
+    }
+    // An unused chain is validated (and recursed along) too.
+    const unused = chain(6000).replace('query { ...F0 }', 'query { __typename }');
+    const res = await postTo(port, unused, reported);
+    expect(res.status).toBe(400);
+    expect(res.errors).toEqual([
+      'The document nests deeper than 256 levels through fragment spreads.',
+    ]);
+    expect(reported).toEqual([]);
+  });
+
+  it('fields nested in each fragment of a chain add up', async () => {
+    const { port, reported } = await serveLarge();
+    // 900 fragments each nesting 10 levels of inline fragments: 9000+ levels in 57,000 tokens,
+    // each fragment well within the 256 brackets the parse allows.
+    const inner = (spread: string): string =>
+      `${'... on Query { '.repeat(10)}${spread}${' }'.repeat(10)}`;
+    let query = 'query { ...F0 }';
+    for (let i = 0; i < 900; i++) {
+      query += ` fragment F${i} on Query { ${inner(i + 1 < 900 ? `...F${i + 1}` : '__typename')} }`;
+    }
+    const res = await postTo(port, query, reported);
+    expect(res.status).toBe(400);
+    expect(res.errors).toEqual([
+      'The document nests deeper than 256 levels through fragment spreads.',
+    ]);
+    expect(reported).toEqual([]);
+  });
+
+  it('a chain within the bound still runs; a short cycle is graphql-js error', async () => {
+    const { port, reported } = await serveLarge();
+    const ok = await postTo(port, chain(200), reported);
+    expect([ok.status, ok.data]).toEqual([200, { __typename: 'Query' }]);
+    const cycle = await postTo(port, chain(3, '...F0'), reported);
+    expect(cycle.status).toBe(400);
+    expect(cycle.errors[0]).toMatch(/^Cannot spread fragment "F0" within itself via/);
   });
 });

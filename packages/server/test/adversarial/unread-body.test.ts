@@ -150,6 +150,26 @@ describe('a body nobody reads is drained up to 16 MiB, then the connection close
     await until(c.closed);
   });
 
+  it("a body left flowing with no listener (`once('data')`, then answered)", async () => {
+    // The `once` listener goes after its chunk; the stream flows on with nobody listening, and
+    // Node dropped the rest without a bound. Its listener pending at release (no byte yet) or
+    // gone already (the first chunk came with the headers): drained up to 16 MiB either way.
+    const port = await serve((app) =>
+      app.post('/once', (ctx) => {
+        ctx.req.once('data', () => {});
+        return new Promise<void>((resolve) => setImmediate(resolve)).then(() => ctx.send('o'));
+      }),
+    );
+    const head = chunked('POST /once HTTP/1.1', 'Content-Type: application/octet-stream\r\n');
+    await cutAfterCap(port, head, '200');
+    const c = await openRaw(port, sockets);
+    c.s.write(Buffer.concat([Buffer.from(head), FRAME]));
+    await until(() => c.text().includes('\r\n\r\n'));
+    expect(c.text().slice(9, 12)).toBe('200');
+    expect(await pour(c, 24 * MiB)).toBeLessThan(24 * MiB);
+    await until(c.closed);
+  });
+
   it('a body piped on after the answer (paused by backpressure at release) is left to its pipe', async () => {
     let piped = 0;
     let done = false;
