@@ -10,7 +10,7 @@ import {
 } from '../checks';
 import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from '../clock';
 import { EventRing, frameFloor, MAX_BUFFER_SIZE } from '../hub-ring';
-import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
+import type { HubStore, ReplayRequest, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
 import {
   clusterDown,
   inClusterMode,
@@ -1404,6 +1404,18 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     }
   }
 
+  /** A replay told without Redis: a reset, or from this instance's recent events. */
+  function replayAtOnce({
+    after,
+    upTo,
+    include,
+    maxBytes,
+  }: ReplayRequest): ReplayResult | undefined {
+    // Ids from before a loss: what followed them may be gone, even if they are still there.
+    if (!STREAM_ID.test(after) || compareIds(after, floor) < 0) return RESET;
+    return ring.between(after, upTo, { include, maxBytes }) ?? undefined;
+  }
+
   return {
     async open(target) {
       sink = target;
@@ -1458,11 +1470,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           : held.then(() => commands.xadd(key, ...args) as Promise<string>);
       return sent.then((id) => appended(id, from), appendFailed);
     },
-    replay({ after, upTo, include, maxBytes }) {
-      // Ids from before a loss: what followed them may be gone, even if they are still there.
-      if (!STREAM_ID.test(after) || compareIds(after, floor) < 0) return RESET;
-      const local = ring.between(after, upTo, { include, maxBytes });
-      if (local !== null) return local;
+    replayAtOnce,
+    replay(request) {
+      const local = replayAtOnce(request);
+      if (local !== undefined) return local;
+      const { after, upTo, include, maxBytes } = request;
       if (compareIds(after, upTo) > 0) {
         // The client saw an entry this instance has not read yet (it came from a faster
         // instance): live delivery catches up, skipping through `after`.
