@@ -177,6 +177,11 @@ const SINCE = 's';
  * position a client could resume from: the entries after the flush lie below it.
  */
 const BACK = 'b';
+/**
+ * The field a loss marker of one entry gone carries (`k <id> g 1`, see `goneItself`): `<id>`
+ * alone is lost, so an instance whose clients were delivered it live is not reset by it.
+ */
+const GONE = 'g';
 
 /** Whether `fields` are a restart marker's, of `run` when given. */
 function isRunMarker(fields: Fields, run?: string): boolean {
@@ -460,6 +465,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let lastRead = START;
   /** The id of the last loss reset known here: a replay from an older id is a reset. */
   let floor = START;
+  /** The lowest `after` and highest `upTo` of the stream replays (XRANGE) since (see `deliveredLive`). */
+  let crossedFrom: string | null = null;
+  let crossedTo: string | null = null;
   /** The id this instance last reset its clients at (see `resetClients`). */
   let resetAt = START;
   /**
@@ -1039,7 +1047,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       following?.[1][0] !== LOSS &&
       (await reader.xrange(key, '-', idBefore(id), 'COUNT', 1)).length > 0
     ) {
-      await appendMarker([LOSS, id]);
+      await appendMarker([LOSS, id, GONE, '1']);
       if (compareIds(id, floor) > 0) floor = id;
     }
     // Told once: its own marker, or a resync that finds it gone again, resets nobody here.
@@ -1068,7 +1076,26 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       }
     }
     if (compareIds(lossHead, floor) <= 0) return; // this instance saw it (or a later one)
+    if (fields[2] === GONE && deliveredLive(lossHead)) {
+      // Its clients have it; one back with an older id is reset, as on any instance.
+      floor = lossHead;
+      return;
+    }
     resetClients(id, lossHead);
+  }
+
+  /**
+   * Whether every client here has entry `id`: the reader read it (the ring holds it, so no reset
+   * since) and no replay here read the stream across it (one after it was deleted missed it).
+   */
+  function deliveredLive(id: string): boolean {
+    if (id === ring.base) return false;
+    if (ring.between(id, id, { include: () => false, maxBytes: 0 }) === null) return false;
+    // Stream replays that ended at or before the ring's start cannot cross an id it holds.
+    if (crossedTo !== null && compareIds(crossedTo, ring.base) <= 0) crossedFrom = crossedTo = null;
+    return (
+      crossedFrom === null || compareIds(crossedFrom, id) >= 0 || compareIds(crossedTo!, id) < 0
+    );
   }
 
   /**
@@ -1361,6 +1388,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   ): Promise<ReplayResult> {
     // The first entry must be `after` itself (then nothing between was trimmed), or `after` must
     // be a reset id whose successor is sure: see `resumable`.
+    if (crossedFrom === null || compareIds(after, crossedFrom) < 0) crossedFrom = after;
+    if (crossedTo === null || compareIds(upTo, crossedTo) > 0) crossedTo = upTo;
     const events: StoredEvent[] = [];
     let bytes = 0;
     let start = after;
