@@ -463,6 +463,12 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * this, else the id of a reset, which no entry has (see `lost`). START once its loss is told.
    */
   let lastRead = START;
+  /**
+   * The fields of entry `lastRead` as read, while `last` is it (null otherwise): an entry found
+   * there with other fields is another one, its id reused (a DEL, then `XADD *` in the same
+   * millisecond: a new stream starts its ids again).
+   */
+  let readFields: Fields | null = null;
   /** The id of the last loss reset known here: a replay from an older id is a reset. */
   let floor = START;
   /** The lowest `after` and highest `upTo` of the stream replays (XRANGE) since (see `deliveredLive`). */
@@ -1052,6 +1058,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     }
     // Told once: its own marker, or a resync that finds it gone again, resets nobody here.
     lastRead = START;
+    readFields = null;
   }
 
   /**
@@ -1296,6 +1303,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (at !== last) await lost(at);
   }
 
+  /** Whether `fields`, found at `from`, are another entry's than the one read there. */
+  function reused(from: string, fields: Fields): boolean {
+    const read = readFields;
+    if (read === null || from !== lastRead) return false;
+    if (read.length !== fields.length) return true;
+    for (let i = 0; i < read.length; i++) if (read[i] !== fields[i]) return true;
+    return false;
+  }
+
   async function readLoop(): Promise<void> {
     let failures = 0;
     let needsResync = false;
@@ -1343,8 +1359,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           if (entries.length >= gapCheck) entries = await firstPage();
           // The last entry still there: no entry can be missing, no id below it (none went back).
         } else if (kept!.length === 0) await lost(entries[0]?.[0]);
+        else if (reused(from, kept![0]![1])) {
+          // The stream was deleted and refilled up to and past `from` in its millisecond: the
+          // new entries at or below it are never read after it. Reset at it (what follows is
+          // delivered), and an id from before it is reset on replay (its entry is another).
+          resetClients(from);
+          readFields = kept![0]![1];
+        }
         for (const [id, fields] of entries) {
           last = lastRead = id;
+          readFields = fields;
           if (fields[0] === LOSS) {
             await announced(id, fields);
             continue;
@@ -1483,6 +1507,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       opening = false;
       recovered();
       lastRead = last;
+      readFields = null;
       ring.clear(last);
       void readLoop();
       return last;
