@@ -76,6 +76,12 @@ export interface HubStore {
   append(event: string, data: string, topic: string | undefined): string | Promise<string>;
   /** Events a reconnecting client missed; see {@link ReplayRequest}. */
   replay(request: ReplayRequest): ReplayResult | Promise<ReplayResult>;
+  /**
+   * Optional: the answer to `request` when the store has it without I/O (e.g. from its recent
+   * events in memory), else `undefined`. Asked while every replay slot of the hub is taken (see
+   * `maxConcurrentReplays`), so such a client is answered at once instead of waiting its turn.
+   */
+  replayAtOnce?(request: ReplayRequest): ReplayResult | undefined;
   /** Stops delivery and releases connections. */
   close(): void | Promise<void>;
 }

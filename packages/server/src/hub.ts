@@ -1,7 +1,7 @@
 import { checkFunction, checkObject, errorText, integer, rangeError, typeError } from './checks';
 import type { Context } from './context';
 import { HubPublishError } from './hub-errors';
-import type { HubStore, ReplayResult, StoredEvent, StoreSink } from './hub-store';
+import type { HubStore, ReplayRequest, ReplayResult, StoredEvent, StoreSink } from './hub-store';
 import { memoryStore } from './memory-store';
 import {
   assertSseField,
@@ -305,6 +305,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   for (const method of ['open', 'append', 'replay', 'close'] as const) {
     checkFunction(`store.${method}`, store[method]);
   }
+  if (store.replayAtOnce !== undefined) checkFunction('store.replayAtOnce', store.replayAtOnce);
   const onSlowClient = options.onSlowClient;
   if (onSlowClient !== undefined) checkFunction('onSlowClient', onSlowClient);
   const maxConcurrentReplays = integer(
@@ -513,23 +514,41 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       flushPending(client);
       return;
     }
-    // Every slot taken: it waits its turn, its live events held (bounded) meanwhile.
+    // Every slot taken: it waits its turn, its live events held (bounded) meanwhile, unless the
+    // store can answer without I/O (its recent events): that takes no slot.
     if (replaying >= maxConcurrentReplays) {
+      if (store.replayAtOnce !== undefined) {
+        let now: ReplayResult | undefined;
+        try {
+          now = store.replayAtOnce(requestOf(client, after, upTo));
+        } catch (err) {
+          replayFailed(client, after, err);
+          return;
+        }
+        if (now !== undefined) {
+          finishReplay(client, after, upTo, now);
+          return;
+        }
+      }
       replayQueue.set(client, { after, upTo });
       return;
     }
     askStore(client, after, upTo);
   }
 
+  function requestOf(client: HubClient, after: string, upTo: string): ReplayRequest {
+    return {
+      after,
+      upTo,
+      include: (topic) => includes(client, topic),
+      maxBytes: client.stream.maxBufferedBytes,
+    };
+  }
+
   function askStore(client: HubClient, after: string, upTo: string): void {
     let result: ReplayResult | Promise<ReplayResult>;
     try {
-      result = store.replay({
-        after,
-        upTo,
-        include: (topic) => includes(client, topic),
-        maxBytes: client.stream.maxBufferedBytes,
-      });
+      result = store.replay(requestOf(client, after, upTo));
     } catch (err) {
       replayFailed(client, after, err);
       return;

@@ -7,18 +7,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appStats } from '../src/app';
-import {
-  createApp,
-  createEventHub,
-  HUB_RESET_EVENT,
-  type HubStore,
-  memoryStore,
-  type ReplayResult,
-  type StoreSink,
-} from '../src/index';
-import { redisStreams } from '../src/redis/index';
+import { createEventHub, HUB_RESET_EVENT, memoryStore, type ReplayResult } from '../src/index';
 import { guardProcess } from './adversarial/harness';
 import { type SseClient, sse, start, trackApps, until } from './helpers';
+import { hubApp, listedIn, recordedReplays, redisHubApp, noSink as sink } from './hub-fixture';
 import { streamKey as key, redisInstances } from './redis-helpers';
 
 guardProcess();
@@ -37,29 +29,7 @@ afterEach(async () => {
   );
 });
 
-const sink: StoreSink = { deliver() {}, reset() {} };
 const everything = { include: () => true, maxBytes: Number.POSITIVE_INFINITY };
-
-/** Events the store handed back over every replay (the store itself unchanged). */
-function counting(inner: HubStore): { store: HubStore; listed: () => number; kinds: string[] } {
-  let listed = 0;
-  const kinds: string[] = [];
-  const note = (answer: ReplayResult): ReplayResult => {
-    kinds.push(answer.kind);
-    if (answer.kind === 'events') listed += answer.events.length;
-    return answer;
-  };
-  const store: HubStore = {
-    open: (target) => inner.open(target),
-    append: (event, data, topic) => inner.append(event, data, topic),
-    replay(request) {
-      const answer = inner.replay(request);
-      return answer instanceof Promise ? answer.then(note) : note(answer);
-    },
-    close: () => inner.close(),
-  };
-  return { store, listed: () => listed, kinds };
-}
 
 describe('memoryStore: ids that look like its own', () => {
   it('only the exact spelling it wrote is a position; near misses and future ids are a reset', () => {
@@ -182,10 +152,10 @@ describe('a client reconnecting thousands of times', () => {
     timeout: 60_000,
   }, async () => {
     const app = make({ sse: { maxBufferedBytes: 4096 } });
-    const { store, listed, kinds } = counting(memoryStore({ bufferSize: 10_000 }));
-    const hub = createEventHub({ store });
-    app.get('/events', (ctx) => hub.connect(ctx, { topics: [`t:${ctx.query('n')}`] }));
-    const { port } = await start(app);
+    const { store, answers } = recordedReplays(memoryStore({ bufferSize: 10_000 }));
+    const { hub, port } = await hubApp(app, store, (ctx) => [`t:${ctx.query('n')}`]);
+    const kinds = () => answers.map((a) => a.kind);
+    const listed = () => listedIn(answers);
     const first = await hub.publish('n', 'x'.repeat(100));
     for (let i = 1; i < 10_000; i++) await hub.publish('n', 'x'.repeat(100));
     const [epoch] = first.split('-');
@@ -205,8 +175,8 @@ describe('a client reconnecting thousands of times', () => {
     );
     await until(() => hub.size === 0 && appStats(app).inflight === 0);
     expect(hub.metrics).toMatchObject({ clients: 0, resets: n, slowDrops: 0, replayFailures: 0 });
-    expect(kinds).toHaveLength(n);
-    expect(new Set(kinds)).toEqual(new Set(['reset']));
+    expect(kinds()).toHaveLength(n);
+    expect(new Set(kinds())).toEqual(new Set(['reset']));
     expect(listed()).toBe(0);
     // The hub serves on: a client with the newest id is live.
     const client = await sse(port, '/events?n=0', { 'last-event-id': hub.lastId });
@@ -222,15 +192,13 @@ describe('a client reconnecting thousands of times', () => {
   it('redis: each gets keel:reset; no event listed, no replay failure', {
     timeout: 60_000,
   }, async () => {
-    const app = createApp({ sse: { maxBufferedBytes: 4096 } });
-    const { store, listed, kinds } = counting(
-      redisStreams({ url: live.redis.url, stream: key(), bufferSize: 100 }),
+    const { app, hub, port, answers } = await redisHubApp(
+      live,
+      { stream: key(), bufferSize: 100 },
+      { sse: { maxBufferedBytes: 4096 } },
     );
-    const hub = createEventHub({ store });
-    live.trackApp(app, hub);
-    app.get('/events', (ctx) => hub.connect(ctx));
-    const { port } = await start(app);
-    await hub.ready;
+    const kinds = () => answers.map((a) => a.kind);
+    const listed = () => listedIn(answers);
     const ids: string[] = [];
     for (let i = 0; i < 1000; i++) ids.push(await hub.publish('n', 'x'.repeat(100)));
     await until(() => hub.lastId === ids.at(-1));
@@ -251,7 +219,7 @@ describe('a client reconnecting thousands of times', () => {
     );
     await until(() => hub.size === 0 && appStats(app).inflight === 0);
     expect(hub.metrics).toMatchObject({ clients: 0, resets: n, slowDrops: 0, replayFailures: 0 });
-    expect(new Set(kinds)).toEqual(new Set(['reset']));
+    expect(new Set(kinds())).toEqual(new Set(['reset']));
     expect(listed()).toBe(0);
   });
 });

@@ -5,45 +5,16 @@
 // once the events of the client's topics cannot fit, and answer `reset`, as the hub would have.
 // Counted in events handed back and in `include` calls, never in time.
 import { describe, expect, it } from 'vitest';
-import {
-  createApp,
-  createEventHub,
-  HUB_RESET_EVENT,
-  type HubStore,
-  memoryStore,
-  type ReplayResult,
-  type StoreSink,
-} from '../src/index';
-import { redisStreams } from '../src/redis/index';
+import { HUB_RESET_EVENT, memoryStore, type ReplayResult } from '../src/index';
 import { formatEvent } from '../src/sse';
 import { guardProcess } from './adversarial/harness';
-import { sse, start, trackApps, until } from './helpers';
+import { sse, trackApps, until } from './helpers';
+import { hubApp, recordedReplays as recorded, redisHubApp, noSink as sink } from './hub-fixture';
 import { streamKey as key, redisInstances } from './redis-helpers';
 
 guardProcess();
 const make = trackApps();
 const live = redisInstances();
-
-const sink: StoreSink = { deliver() {}, reset() {} };
-
-/** The store's own answers to each replay, as the hub got them (the store itself unchanged). */
-function recorded(inner: HubStore): { store: HubStore; answers: ReplayResult[] } {
-  const answers: ReplayResult[] = [];
-  const note = (answer: ReplayResult): ReplayResult => {
-    answers.push(answer);
-    return answer;
-  };
-  const store: HubStore = {
-    open: (target) => inner.open(target),
-    append: (event, data, topic) => inner.append(event, data, topic),
-    replay(request) {
-      const answer = inner.replay(request);
-      return answer instanceof Promise ? answer.then(note) : note(answer);
-    },
-    close: () => inner.close(),
-  };
-  return { store, answers };
-}
 
 /** Events in an answer (0 for a reset or `ahead`). */
 const handedBack = (answers: ReplayResult[]): number[] =>
@@ -110,9 +81,7 @@ describe('a hub client reconnecting with the oldest id of a large buffer', () =>
   it('memory: keel:reset, and the store hands back no event list', async () => {
     const app = make({ sse: { maxBufferedBytes: 4096 } });
     const { store, answers } = recorded(memoryStore({ bufferSize: 20_000 }));
-    const hub = createEventHub({ store });
-    app.get('/events', (ctx) => hub.connect(ctx));
-    const { port } = await start(app);
+    const { hub, port } = await hubApp(app, store);
     const first = await hub.publish('n', 'x'.repeat(50));
     for (let i = 1; i < 20_000; i++) await hub.publish('n', 'x'.repeat(50));
     for (let tab = 0; tab < 3; tab++) {
@@ -131,18 +100,12 @@ describe('a hub client reconnecting with the oldest id of a large buffer', () =>
 });
 
 describe('redis: the same old id', () => {
-  async function redisHub(bufferSize: number) {
-    const app = createApp({ sse: { maxBufferedBytes: 4096 } });
-    const { store, answers } = recorded(
-      redisStreams({ url: live.redis.url, stream: key(), bufferSize, maxLen: 100_000 }),
+  const redisHub = (bufferSize: number) =>
+    redisHubApp(
+      live,
+      { stream: key(), bufferSize, maxLen: 100_000 },
+      { sse: { maxBufferedBytes: 4096 } },
     );
-    const hub = createEventHub({ store });
-    live.trackApp(app, hub);
-    app.get('/events', (ctx) => hub.connect(ctx));
-    const { port } = await start(app);
-    await hub.ready;
-    return { hub, port, answers };
-  }
 
   /** Publishes `n` events, 100 at a time; resolves with their ids once delivered. */
   async function publish(

@@ -17,7 +17,7 @@ import {
   type ReplayResult,
 } from '../src/index';
 import { redisStreams } from '../src/redis/index';
-import { guardProcess } from './adversarial/harness';
+import { guardProcess, within } from './adversarial/harness';
 import { type SseClient, sse, start, trackApps, until } from './helpers';
 import { streamKey as key, redisInstances } from './redis-helpers';
 
@@ -36,6 +36,7 @@ function inFlight(inner: HubStore) {
   const store: HubStore = {
     open: (target) => inner.open(target),
     append: (event, data, topic) => inner.append(event, data, topic),
+    replayAtOnce: inner.replayAtOnce?.bind(inner),
     replay(request) {
       count.calls++;
       const answer = inner.replay(request);
@@ -177,6 +178,51 @@ describe('redis: 200 clients reconnecting at once with an old id', () => {
   });
 });
 
+describe('redis: a replay the instance answers from its recent events', () => {
+  it('takes no slot: answered at once while every slot waits on Redis', {
+    timeout: 30_000,
+  }, async () => {
+    const proxy = await holdingProxy(live.redis.url);
+    try {
+      const app = createApp();
+      const { store, count } = inFlight(
+        redisStreams({ url: proxy.url, stream: key(), bufferSize: 5, commandTimeout: 60_000 }),
+      );
+      const hub = createEventHub({ store, maxConcurrentReplays: 1 });
+      live.trackApp(app, hub);
+      app.get('/events', (ctx) => hub.connect(ctx));
+      const { port } = await start(app);
+      await hub.ready;
+      const ids: string[] = [];
+      for (let i = 0; i < 20; i++) ids.push(await hub.publish('n', `e${i}`));
+      await until(() => hub.lastId === ids.at(-1));
+      // The one slot: a replay from before the instance's recent events, its XRANGE held.
+      proxy.hold();
+      const slow = live.track(await sse(port, '/events', { 'last-event-id': ids[0]! }));
+      await until(() => hub.size === 1);
+      expect(hub.metrics).toMatchObject({ replaying: 1, replaysQueued: 0 });
+      // Its id among the instance's recent events: answered from memory, not queued.
+      const recent = live.track(await sse(port, '/events', { 'last-event-id': ids[16]! }));
+      await within(recent.waitFor(3), 5000, 'the recent replay');
+      expect(recent.events.map((e) => e.id)).toEqual(ids.slice(17));
+      // The slow one still waits on Redis: the recent one did not wait for its slot.
+      expect(hub.metrics).toMatchObject({ replaying: 1, replaysQueued: 0 });
+      expect(slow.events).toEqual([]);
+      proxy.release();
+      await slow.waitFor(19);
+      expect(slow.events.map((e) => e.id)).toEqual(ids.slice(1));
+      // Live delivery goes on for both, nothing twice, nothing missed.
+      const next = await hub.publish('n', 'live');
+      await Promise.all([slow.waitFor(20), recent.waitFor(4)]);
+      expect(recent.events.map((e) => e.id)).toEqual([...ids.slice(17), next]);
+      expect(slow.events.map((e) => e.id)).toEqual([...ids.slice(1), next]);
+      expect(count.peak).toBe(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
 describe('the replay queue', () => {
   async function setup(maxConcurrentReplays: number) {
     const app = make();
@@ -304,6 +350,14 @@ describe('the replay queue', () => {
     });
     expect(calls).toHaveLength(1);
     expect(hub.metrics).toMatchObject({ replaying: 0, replaysQueued: 0 });
+  });
+});
+
+describe('store.replayAtOnce', () => {
+  it('is a function when given', () => {
+    const store = { ...memoryStore(), replayAtOnce: 'yes' } as unknown as HubStore;
+    expect(() => createEventHub({ store })).toThrow(TypeError);
+    expect(() => createEventHub({ store })).toThrow(/store\.replayAtOnce/);
   });
 });
 

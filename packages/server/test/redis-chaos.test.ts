@@ -3,11 +3,10 @@
 // a very large event, odd topic names, and two instances publishing at once.
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { startRedis } from '../../../scripts/redis-server.mjs';
 import { createApp, createEventHub, HUB_RESET_EVENT, HubPublishError } from '../src/index';
 import { type RedisStreamsOptions, redisStreams } from '../src/redis/index';
 import { type SseClient, sse, start, until } from './helpers';
-import { streamKey as key, killReader, redisInstances } from './redis-helpers';
+import { streamKey as key, killReader, redisInstances, startRedis } from './redis-helpers';
 
 const live = redisInstances();
 const quiet = { onError: () => {}, reconnect: { initialDelay: 10, maxDelay: 50 } };

@@ -4,12 +4,11 @@
 // silent jump to whatever the stream still holds. Real redis-server, two instances.
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { startRedis } from '../../../scripts/redis-server.mjs';
 import { HUB_RESET_EVENT } from '../src/index';
 import type { RedisStreamsOptions } from '../src/redis/index';
 import { trimmedBeforeFirstRead } from '../src/redis/streams';
 import { type SseMessage, until } from './helpers';
-import { streamKey as key, killReader, redisInstances } from './redis-helpers';
+import { streamKey as key, killReader, redisInstances, startRedis } from './redis-helpers';
 
 const live = redisInstances();
 const instance = (url: string, stream: string, options: RedisStreamsOptions = {}) =>

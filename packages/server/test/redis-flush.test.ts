@@ -534,3 +534,41 @@ describe('redisStreams: ids gone backwards, an own publish answered after the re
     }
   }, 20_000);
 });
+
+describe('redisStreams: ids reused after DEL within one millisecond', () => {
+  // `XADD *` after a DEL in the millisecond of the old entries gives `<ms>-0`, `<ms>-1`, ... again
+  // (a new stream has no last id): `<ms>-*` (that millisecond, its sequence from Redis) makes
+  // the same ids deterministically. The reader's last id exists again, with other data.
+  it('a reader whose last id was reused is reset, never skips the new entries below it; an old id is reset on replay', async () => {
+    const stream = key();
+    const a = await instance(stream);
+    const b = await instance(stream, { bufferSize: 0 });
+    const onA = await a.connect();
+    const onB = await b.connect();
+    await until(() => a.hub.size === 1 && b.hub.size === 1);
+    direct = new Redis(live.redis.url);
+    const ms = Date.now() + 60_000;
+    const old: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      old.push((await direct.xadd(stream, `${ms}-*`, 'e', 'n', 'd', `o${i}`))!);
+    }
+    await Promise.all([onA.waitFor(5), onB.waitFor(5)]);
+    const tx = direct.multi().del(stream);
+    for (let i = 0; i < 7; i++) tx.xadd(stream, `${ms}-*`, 'e', 'n', 'd', `n${i}`);
+    const added = (await tx.exec())!.slice(1).map(([, id]) => id as string);
+    // The same ids again, and two more.
+    expect(added.slice(0, 5)).toEqual(old);
+    for (const client of [onA, onB]) {
+      await until(() => client.events.some((e) => e.data === 'n6'));
+      // n0..n4 lie at or below the last id the reader had: a reset, not a silent gap.
+      expect(names(client.events)).toEqual(['o0', 'o1', 'o2', 'o3', 'o4', 'reset', 'n5', 'n6']);
+    }
+    // A client back with an old id (its entry now holds other data) is reset on either instance.
+    for (const target of [a, b]) {
+      const back = await target.connect({ 'last-event-id': old[2]! });
+      await back.waitFor(1);
+      expect(back.events[0]).toMatchObject({ event: HUB_RESET_EVENT });
+      back.close();
+    }
+  }, 20_000);
+});

@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisServer, startRedis } from '../../../scripts/redis-server.mjs';
 import { HUB_RESET_EVENT } from '../src/index';
 import { raw, type SseClient, sse, until } from './helpers';
+import { type RedisServer, startRedis } from './redis-helpers';
 
 // Two (or more) app PROCESSES on one Redis stream, as behind a load balancer.
 

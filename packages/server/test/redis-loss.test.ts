@@ -3,11 +3,16 @@
 // never with a replay that silently skips the lost entries. Real redis-server, two instances.
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { startRedis } from '../../../scripts/redis-server.mjs';
 import { HUB_RESET_EVENT } from '../src/index';
 import type { RedisStreamsOptions } from '../src/redis/index';
 import { until } from './helpers';
-import { streamKey as key, killReader, publishWhenUp, redisInstances } from './redis-helpers';
+import {
+  streamKey as key,
+  killReader,
+  publishWhenUp,
+  redisInstances,
+  startRedis,
+} from './redis-helpers';
 
 const live = redisInstances();
 const instance = (url: string, stream: string, options: RedisStreamsOptions = {}) =>

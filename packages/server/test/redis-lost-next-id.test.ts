@@ -88,4 +88,79 @@ describe('redisStreams: a delivered entry deleted, the next one with the very ne
     await backOnA.waitFor(1);
     expect(backOnA.events[0]).toMatchObject({ event: HUB_RESET_EVENT });
   }, 20_000);
+
+  /**
+   * A and C on one stream, each with a client, have read `d0`..`d<n>` and `f`; C's reader is cut
+   * (back after 800 ms), `g` is added with the very next id and A reads it. `gone()` deletes `f`
+   * and resolves once C has announced it (its marker is in the stream).
+   */
+  async function readPastF(n: number, bufferSize?: number) {
+    const admin = new Redis(live.redis.url);
+    opened.push(admin);
+    const named = new Redis(live.redis.url, {
+      connectionName: 'next-id-c',
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
+    opened.push(named);
+    await named.connect();
+    const stream = key();
+    const a = await live.instance(stream, { ...quiet, bufferSize });
+    const c = await live.instance(stream, {
+      client: named,
+      onError: () => {},
+      reconnect: { initialDelay: 800, maxDelay: 800 },
+    });
+    const onA = await a.connect();
+    const onC = await c.connect();
+    await until(() => a.hub.size === 1 && c.hub.size === 1);
+    const ds: string[] = [];
+    for (let i = 0; i <= n; i++) ds.push(await a.hub.publish('n', `d${i}`));
+    const f = await a.hub.publish('n', 'f');
+    await onA.waitFor(n + 2);
+    await onC.waitFor(n + 2);
+    await killReader(live.redis.url, 'next-id-c');
+    const g = await admin.xadd(stream, next(f), 'e', 'n', 'd', 'g');
+    expect(g).toBe(next(f));
+    await until(() => onA.events.some((x) => x.id === g));
+    const announced = async (): Promise<void> => {
+      for (let i = 0; !(await admin.xrange(stream, '-', '+')).some(([, x]) => x[0] === 'k'); i++) {
+        expect(i).toBeLessThan(1000);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    };
+    const gone = async (): Promise<void> => {
+      expect(await admin.xdel(stream, f)).toBe(1);
+    };
+    return { a, c, onA, onC, ds, f, g, gone, announced };
+  }
+
+  it('an instance that had read the deleted entry and the next one is not reset by its marker', async () => {
+    const { a, onA, onC, gone, announced } = await readPastF(0);
+    // A read `f` and `g` before `f` was deleted: its client has every entry.
+    await gone();
+    // C finds `f` gone and announces it (for clients holding an older id).
+    await announced();
+    const h = await a.hub.publish('n', 'h');
+    await until(
+      () => onA.events.some((x) => x.id === h) && onC.events.some((x) => x.id === h),
+      3000,
+    );
+    expect(names(onA.events)).toEqual(['d0', 'f', 'g', 'h']);
+    expect(names(onC.events)).toEqual(['d0', 'f', 'g', 'h']);
+  }, 20_000);
+
+  it('but a client it replayed from the stream across the deleted entry is reset', async () => {
+    // A keeps 3 recent events: a client back from `d0` is replayed from the stream (XRANGE).
+    const { a, onA, ds, g, gone, announced } = await readPastF(4, 3);
+    await gone();
+    const back = await a.connect({ 'last-event-id': ds[0]! });
+    await until(() => back.events.some((x) => x.id === g));
+    // Replayed after `f` was deleted: it missed `f`, which A's own client had.
+    expect(names(back.events)).toEqual(['d1', 'd2', 'd3', 'd4', 'g']);
+    await announced();
+    await until(() => back.events.some((x) => x.event === HUB_RESET_EVENT), 3000);
+    expect(names(back.events)).toEqual(['d1', 'd2', 'd3', 'd4', 'g', 'reset']);
+    expect(names(onA.events).at(-1)).toBe('reset');
+  }, 20_000);
 });

@@ -4,11 +4,10 @@
 // redis-server, stopped and restarted under a hub.
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startRedis } from '../../../scripts/redis-server.mjs';
 import { createApp, createEventHub, HubPublishError } from '../src/index';
 import { redisStreams } from '../src/redis/index';
 import { sse, start, until } from './helpers';
-import { publishWhenUp, streamKey } from './redis-helpers';
+import { publishWhenUp, startRedis, streamKey } from './redis-helpers';
 
 const warnings: string[] = [];
 const onWarning = (w: Error): void => {

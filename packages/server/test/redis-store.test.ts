@@ -1,10 +1,9 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { startRedis } from '../../../scripts/redis-server.mjs';
 import { createApp, createEventHub, HUB_RESET_EVENT, HubPublishError } from '../src/index';
 import { redisStreams } from '../src/redis/index';
 import { sse, start, until } from './helpers';
-import { streamKey as key, publishWhenUp, redisInstances } from './redis-helpers';
+import { streamKey as key, publishWhenUp, redisInstances, startRedis } from './redis-helpers';
 
 const live = redisInstances();
 const { instance } = live;

@@ -1,10 +1,15 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { startRedis } from '../../../scripts/redis-server.mjs';
 import { createEventHub, HUB_RESET_EVENT, HubPublishError } from '../src/index';
 import { type RedisStreamsOptions, redisStreams } from '../src/redis/index';
 import { until } from './helpers';
-import { streamKey as key, killReader, publishWhenUp, redisInstances } from './redis-helpers';
+import {
+  streamKey as key,
+  killReader,
+  publishWhenUp,
+  redisInstances,
+  startRedis,
+} from './redis-helpers';
 
 // Audit of the Redis Streams store: timing and failure edges, each through the public API
 // against a real redis-server.

@@ -10,7 +10,7 @@ import {
 } from '../checks';
 import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from '../clock';
 import { EventRing, frameFloor, MAX_BUFFER_SIZE } from '../hub-ring';
-import type { HubStore, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
+import type { HubStore, ReplayRequest, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
 import {
   clusterDown,
   inClusterMode,
@@ -177,6 +177,11 @@ const SINCE = 's';
  * position a client could resume from: the entries after the flush lie below it.
  */
 const BACK = 'b';
+/**
+ * The field a loss marker of one entry gone carries (`k <id> g 1`, see `goneItself`): `<id>`
+ * alone is lost, so an instance whose clients were delivered it live is not reset by it.
+ */
+const GONE = 'g';
 
 /** Whether `fields` are a restart marker's, of `run` when given. */
 function isRunMarker(fields: Fields, run?: string): boolean {
@@ -458,8 +463,17 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    * this, else the id of a reset, which no entry has (see `lost`). START once its loss is told.
    */
   let lastRead = START;
+  /**
+   * The fields of entry `lastRead` as read, while `last` is it (null otherwise): an entry found
+   * there with other fields is another one, its id reused (a DEL, then `XADD *` in the same
+   * millisecond: a new stream starts its ids again).
+   */
+  let readFields: Fields | null = null;
   /** The id of the last loss reset known here: a replay from an older id is a reset. */
   let floor = START;
+  /** The lowest `after` and highest `upTo` of the stream replays (XRANGE) since (see `deliveredLive`). */
+  let crossedFrom: string | null = null;
+  let crossedTo: string | null = null;
   /** The id this instance last reset its clients at (see `resetClients`). */
   let resetAt = START;
   /**
@@ -1039,11 +1053,12 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       following?.[1][0] !== LOSS &&
       (await reader.xrange(key, '-', idBefore(id), 'COUNT', 1)).length > 0
     ) {
-      await appendMarker([LOSS, id]);
+      await appendMarker([LOSS, id, GONE, '1']);
       if (compareIds(id, floor) > 0) floor = id;
     }
     // Told once: its own marker, or a resync that finds it gone again, resets nobody here.
     lastRead = START;
+    readFields = null;
   }
 
   /**
@@ -1068,7 +1083,26 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       }
     }
     if (compareIds(lossHead, floor) <= 0) return; // this instance saw it (or a later one)
+    if (fields[2] === GONE && deliveredLive(lossHead)) {
+      // Its clients have it; one back with an older id is reset, as on any instance.
+      floor = lossHead;
+      return;
+    }
     resetClients(id, lossHead);
+  }
+
+  /**
+   * Whether every client here has entry `id`: the reader read it (the ring holds it, so no reset
+   * since) and no replay here read the stream across it (one after it was deleted missed it).
+   */
+  function deliveredLive(id: string): boolean {
+    if (id === ring.base) return false;
+    if (ring.between(id, id, { include: () => false, maxBytes: 0 }) === null) return false;
+    // Stream replays that ended at or before the ring's start cannot cross an id it holds.
+    if (crossedTo !== null && compareIds(crossedTo, ring.base) <= 0) crossedFrom = crossedTo = null;
+    return (
+      crossedFrom === null || compareIds(crossedFrom, id) >= 0 || compareIds(crossedTo!, id) < 0
+    );
   }
 
   /**
@@ -1269,6 +1303,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (at !== last) await lost(at);
   }
 
+  /** Whether `fields`, found at `from`, are another entry's than the one read there. */
+  function reused(from: string, fields: Fields): boolean {
+    const read = readFields;
+    if (read === null || from !== lastRead) return false;
+    if (read.length !== fields.length) return true;
+    for (let i = 0; i < read.length; i++) if (read[i] !== fields[i]) return true;
+    return false;
+  }
+
   async function readLoop(): Promise<void> {
     let failures = 0;
     let needsResync = false;
@@ -1316,8 +1359,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           if (entries.length >= gapCheck) entries = await firstPage();
           // The last entry still there: no entry can be missing, no id below it (none went back).
         } else if (kept!.length === 0) await lost(entries[0]?.[0]);
+        else if (reused(from, kept![0]![1])) {
+          // The stream was deleted and refilled up to and past `from` in its millisecond: the
+          // new entries at or below it are never read after it. Reset at it (what follows is
+          // delivered), and an id from before it is reset on replay (its entry is another).
+          resetClients(from);
+          readFields = kept![0]![1];
+        }
         for (const [id, fields] of entries) {
           last = lastRead = id;
+          readFields = fields;
           if (fields[0] === LOSS) {
             await announced(id, fields);
             continue;
@@ -1361,6 +1412,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   ): Promise<ReplayResult> {
     // The first entry must be `after` itself (then nothing between was trimmed), or `after` must
     // be a reset id whose successor is sure: see `resumable`.
+    if (crossedFrom === null || compareIds(after, crossedFrom) < 0) crossedFrom = after;
+    if (crossedTo === null || compareIds(upTo, crossedTo) > 0) crossedTo = upTo;
     const events: StoredEvent[] = [];
     let bytes = 0;
     let start = after;
@@ -1404,6 +1457,18 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     }
   }
 
+  /** A replay told without Redis: a reset, or from this instance's recent events. */
+  function replayAtOnce({
+    after,
+    upTo,
+    include,
+    maxBytes,
+  }: ReplayRequest): ReplayResult | undefined {
+    // Ids from before a loss: what followed them may be gone, even if they are still there.
+    if (!STREAM_ID.test(after) || compareIds(after, floor) < 0) return RESET;
+    return ring.between(after, upTo, { include, maxBytes }) ?? undefined;
+  }
+
   return {
     async open(target) {
       sink = target;
@@ -1442,6 +1507,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       opening = false;
       recovered();
       lastRead = last;
+      readFields = null;
       ring.clear(last);
       void readLoop();
       return last;
@@ -1458,11 +1524,11 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           : held.then(() => commands.xadd(key, ...args) as Promise<string>);
       return sent.then((id) => appended(id, from), appendFailed);
     },
-    replay({ after, upTo, include, maxBytes }) {
-      // Ids from before a loss: what followed them may be gone, even if they are still there.
-      if (!STREAM_ID.test(after) || compareIds(after, floor) < 0) return RESET;
-      const local = ring.between(after, upTo, { include, maxBytes });
-      if (local !== null) return local;
+    replayAtOnce,
+    replay(request) {
+      const local = replayAtOnce(request);
+      if (local !== undefined) return local;
+      const { after, upTo, include, maxBytes } = request;
       if (compareIds(after, upTo) > 0) {
         // The client saw an entry this instance has not read yet (it came from a faster
         // instance): live delivery catches up, skipping through `after`.

@@ -1,7 +1,6 @@
 // Issue #13: the event hub, in memory and on Redis Streams (a real redis-server from
-// scripts/redis-server.mjs), topics, Last-Event-ID replay, keel:reset, invalidation on the wire.
+// redis-helpers.ts), topics, Last-Event-ID replay, keel:reset, invalidation on the wire.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisServer, startRedis } from '../../../../scripts/redis-server.mjs';
 import {
   createApp,
   createEventHub,
@@ -12,6 +11,7 @@ import {
   SOURCE_HEADER,
 } from '../../src/index';
 import { redisStreams } from '../../src/redis/index';
+import { type RedisServer, startRedis } from '../redis-helpers';
 import { call, openSse, type SseClient, serve, ticks } from './helpers';
 
 const hubs: EventHub[] = [];
