@@ -280,7 +280,6 @@ class KeelClient implements Client {
 
   invalidate(target: InvalidateTarget, options?: { refetch?: boolean | undefined }): string[] {
     // Checked: a truthy non-boolean (`'no'`) would refetch.
-    if (options !== undefined) checkObject('options', options);
     return this.#invalidate(
       this.#compile(target),
       target,
@@ -1048,7 +1047,7 @@ const keysOf = (items: readonly { key: string }[]) => items.map((item) => item.k
  */
 function checkSpec(spec: RequestSpec): void {
   if (typeof spec?.key !== 'string' || typeof spec.url !== 'string') {
-    throw typeError('spec', 'a RequestSpec (from `resolve`)', spec);
+    throw typeError('spec', 'a spec from `resolve`', spec);
   }
 }
 

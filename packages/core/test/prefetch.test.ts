@@ -104,10 +104,10 @@ describe('prefetch given no spec', () => {
     process.on('unhandledRejection', onUnhandled);
     try {
       expect(() => t.client.prefetch(spec as never)).toThrow(
-        /^keel: `spec` must be a RequestSpec \(from `resolve`\), got /,
+        /^keel: `spec` must be a spec from `resolve`, got /,
       );
       expect(() => t.client.matches('/x', spec as never)).toThrow(
-        /^keel: `spec` must be a RequestSpec \(from `resolve`\), got /,
+        /^keel: `spec` must be a spec from `resolve`, got /,
       );
       expect(() => t.client.prefetch(spec as never)).toThrow(TypeError);
       expect(() => t.client.matches('/x', spec as never)).toThrow(TypeError);

@@ -114,8 +114,9 @@ export function attemptOnce(
     started
       .then((res) => {
         // Answered after the attempt ended (a fetch deaf to its signal): nothing reads this body,
-        // so it is cancelled, not downloaded (a never-ending one for ever). A throw lands below.
-        if (done) return void res?.body?.cancel(abortedBy?.reason).catch(noop);
+        // so it is cancelled, not downloaded (a never-ending one for ever). Only an abort ends an
+        // attempt before this point, so abortedBy is set. A throw lands below.
+        if (done) return void res.body?.cancel(abortedBy!.reason).catch(noop);
         read = true;
         return readResponse(res, spec, clock);
       })
