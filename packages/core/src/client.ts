@@ -280,7 +280,12 @@ class KeelClient implements Client {
   }
 
   invalidate(target: InvalidateTarget, options?: { refetch?: boolean | undefined }): string[] {
-    return this.#invalidate(this.#compile(target), target, options?.refetch ?? true);
+    // Checked: a truthy non-boolean (`'no'`) would refetch.
+    return this.#invalidate(
+      this.#compile(target),
+      target,
+      checkBoolean('refetch', options?.refetch ?? true),
+    );
   }
 
   cancelReads(target: InvalidateTarget): string[] {
@@ -300,6 +305,7 @@ class KeelClient implements Client {
   }
 
   matches(target: InvalidateTarget, spec: RequestSpec): boolean {
+    checkSpec(spec);
     return this.#compile(target)(specMatchable(spec, this.#clock.now()));
   }
 
@@ -357,8 +363,7 @@ class KeelClient implements Client {
   }
 
   prefetch(spec: RequestSpec, options?: PrefetchOptions): CircuitOpenError | undefined {
-    // A key string (as setCached takes) would start a flight to no URL.
-    checkObject('spec', spec);
+    checkSpec(spec);
     if (options !== undefined) {
       checkObject('options', options);
       checkBoolean('ifStale', options.ifStale ?? false);
@@ -1044,6 +1049,16 @@ const isUnsettled = (flight: Flight | undefined) => flight !== undefined && !fli
 const keysOf = (items: readonly { key: string }[]) => items.map((item) => item.key);
 
 /** A request as invalidation sees it; CacheMeta's times are `at` (it has not been stored). */
+/**
+ * A spec from `resolve`. A key string (as setCached takes), a cache entry or `{ method, url }`
+ * would start a flight from undefined fields (listeners throwing, an unhandled rejection).
+ */
+function checkSpec(spec: RequestSpec): void {
+  if (typeof spec?.key !== 'string' || typeof spec.url !== 'string') {
+    throw typeError('spec', 'a spec from `resolve`', spec);
+  }
+}
+
 function specMatchable(spec: RequestSpec, at: number): Matchable {
   return {
     key: spec.key,

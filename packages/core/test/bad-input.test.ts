@@ -8,7 +8,7 @@ import {
   ParseError,
   type RequestOptions,
 } from '../src/index';
-import { debugOf, flush, makeClient, settle } from './helpers';
+import { debugOf, flush, jsonResponse, makeClient, settle } from './helpers';
 
 const fetch = async () => new Response('');
 
@@ -291,6 +291,26 @@ describe('bad input: other entry points', () => {
     const client = createClient({ fetch });
     expect(() => client.invalidate(5 as never)).toThrow(TypeError);
     expect(() => client.invalidate([1] as never)).toThrow(TypeError);
+  });
+
+  test('invalidate() with bad options is a TypeError naming them; nothing is removed or refetched', async () => {
+    // `{ refetch: 'no' }` was truthy: the watched entry was removed and refetched.
+    const t = makeClient({}, { handler: () => jsonResponse({ ok: true }) });
+    await t.client.get('/x');
+    const key = t.client.resolve('GET', '/x').key;
+    const off = t.client.subscribe(key, () => {});
+    expect(() => t.client.invalidate('/x', { refetch: 'no' as never })).toThrow(
+      new TypeError('keel: `refetch` must be true or false, got "no"'),
+    );
+    expect(() => t.client.invalidate('/x', { refetch: 0 as never })).toThrow(TypeError);
+    await flush();
+    expect(t.client.getCached(key)).toBeDefined();
+    expect(t.fake.calls).toHaveLength(1);
+    // Absent and undefined are the default (refetch).
+    expect(t.client.invalidate('/x', { refetch: undefined })).toEqual([key]);
+    await flush();
+    expect(t.fake.calls).toHaveLength(2);
+    off();
   });
 
   test('an absolute target that is no valid URL is a RangeError naming it', () => {

@@ -347,6 +347,22 @@ describe('inspect(client).circuits() and latencies()', () => {
     expect(inspect(t.client).latencies('GET /nothing')).toEqual([]);
   });
 
+  it('latencies of no endpoint key is an error naming `endpoint`, with intelligence on or off', async () => {
+    // `latencies(5)` (or a path without its method) answered [], as for an endpoint never seen.
+    for (const intelligence of [{}, { enabled: false }]) {
+      const t = makeClient({ intelligence }, { handler: () => jsonResponse({}) });
+      await t.client.get('/items');
+      const inspector = inspect(t.client);
+      expect(() => inspector.latencies(5 as never)).toThrow(
+        new TypeError('keel: `endpoint` must be a `METHOD pathname` string, got 5'),
+      );
+      expect(() => inspector.latencies(undefined as never)).toThrow(TypeError);
+      expect(() => inspector.latencies('/items')).toThrow(
+        new RangeError('keel: `endpoint` must be a `METHOD pathname` string, got "/items"'),
+      );
+    }
+  });
+
   it('latencies are empty with intelligence off', async () => {
     const t = makeClient({ intelligence: { enabled: false } }, { handler: () => jsonResponse({}) });
     await t.client.get('/a');

@@ -91,6 +91,12 @@ describe('prefetch given no spec', () => {
     ['a key string', 'GET /x'],
     ['undefined', undefined],
     ['null', null],
+    // An object that is no spec started a flight from undefined fields: listeners threw, and
+    // matches() threw a bare "Cannot read properties of undefined".
+    ['an empty object', {}],
+    ['an object with a non-string url', { url: 5 }],
+    ['a cache entry (not its spec)', { key: 'GET /x', tags: [] }],
+    ['a fingerprint input', { method: 'GET', url: '/x' }],
   ])('%s is a TypeError naming `spec`, and nothing is fetched', async (_what, spec) => {
     const t = makeClient({}, { handler: () => jsonResponse({ ok: true }) });
     const unhandled: unknown[] = [];
@@ -98,8 +104,13 @@ describe('prefetch given no spec', () => {
     process.on('unhandledRejection', onUnhandled);
     try {
       expect(() => t.client.prefetch(spec as never)).toThrow(
-        /^keel: `spec` must be an object, got /,
+        /^keel: `spec` must be a spec from `resolve`, got /,
       );
+      expect(() => t.client.matches('/x', spec as never)).toThrow(
+        /^keel: `spec` must be a spec from `resolve`, got /,
+      );
+      expect(() => t.client.prefetch(spec as never)).toThrow(TypeError);
+      expect(() => t.client.matches('/x', spec as never)).toThrow(TypeError);
       await flush();
       await flush();
     } finally {

@@ -111,6 +111,46 @@ describe('attemptOnce', () => {
     expect((p.current as { reason: unknown }).reason).toBeInstanceOf(CancelledError);
   });
 
+  // A fetch that ignores its signal and answers after the attempt ended (cancelled, timed out):
+  // its body was read anyway, a never-ending one for ever (its connection with it).
+  test.each([
+    ['cancelled', CancelledError, 0],
+    ['timed out', TimeoutError, 50],
+  ] as const)(
+    'a response that arrives once the attempt %s has its body cancelled, not read',
+    async (_, type, timeout) => {
+      const clock = new FakeClock();
+      const source = new FakeAbortSource();
+      let cancelled: unknown = 'not cancelled';
+      let pulls = 0;
+      const body = new ReadableStream({
+        // One chunk, then a wait for ever: a download that never ends.
+        pull: (c) => {
+          if (pulls++ > 0) return new Promise<void>(() => {});
+          c.enqueue(new Uint8Array(8));
+        },
+        cancel: (reason) => {
+          cancelled = reason;
+        },
+      });
+      let answer!: (res: Response) => void;
+      const deaf = () => new Promise<Response>((resolve) => (answer = resolve));
+      const p = track(attemptOnce(deaf, spec(), source, clock, timeout));
+      if (timeout > 0) await clock.advance(timeout);
+      else source.abort(errorOf.cancelled());
+      await flush();
+      expect((p.current as { reason: unknown }).reason).toBeInstanceOf(type);
+      answer(new Response(body, { headers: { 'content-type': 'application/json' } }));
+      await flush();
+      await flush();
+      expect(cancelled).toBeInstanceOf(type);
+      expect(pulls).toBeLessThanOrEqual(1);
+      expect(body.locked).toBe(false);
+      expect(clock.live).toBe(0);
+      expect(source.onAbort).toBeUndefined();
+    },
+  );
+
   test('an already-aborted source does not call fetch', async () => {
     const f = createFakeFetch();
     const source = new FakeAbortSource();

@@ -2,6 +2,7 @@ import { CancelledError, isCancelledError } from '../errors/cancelled-error';
 import { isResponseTooLargeError } from '../errors/response-too-large-error';
 import { isTimeoutError, TimeoutError } from '../errors/timeout-error';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
+import { noop } from '../internal/noop';
 import { isStreamBody } from '../request/body';
 import type { RequestSpec } from '../request/resolve';
 import type { ApiResponse } from '../types/client';
@@ -112,6 +113,10 @@ export function attemptOnce(
     let read = false;
     started
       .then((res) => {
+        // Answered after the attempt ended (a fetch deaf to its signal): nothing reads this body,
+        // so it is cancelled, not downloaded (a never-ending one for ever). Only an abort ends an
+        // attempt before this point, so abortedBy is set. A throw lands below.
+        if (done) return void res.body?.cancel(abortedBy!.reason).catch(noop);
         read = true;
         return readResponse(res, spec, clock);
       })

@@ -3,6 +3,7 @@ import { watchStore } from '../cache/watch';
 import { internalsOf } from '../client';
 import type { Flight } from '../dedup/flight';
 import { latenciesOf } from '../intelligence/intelligence';
+import { rangeError, typeError } from '../internal/checks';
 import { freeze } from '../internal/freeze';
 import { Scheduler, schedulerView } from '../scheduler/scheduler';
 import type { Client } from '../types/client';
@@ -106,8 +107,18 @@ function createInspector(client: Client): ClientInspector {
             : status,
         );
     },
-    latencies: (endpoint: string) =>
-      intelligence?.enabled ? latenciesOf(intelligence, endpoint) : [],
+    latencies(endpoint: string): number[] {
+      // A non-string or a bare path would answer [], as for an endpoint never seen.
+      const isString = typeof endpoint === 'string';
+      if (!isString || !endpoint.includes(' ')) {
+        throw (isString ? rangeError : typeError)(
+          'endpoint',
+          'a `METHOD pathname` string',
+          endpoint,
+        );
+      }
+      return intelligence?.enabled ? latenciesOf(intelligence, endpoint) : [];
+    },
   });
 }
 
