@@ -10,8 +10,11 @@ import {
   CircuitOpenError,
   type ClientOptions,
   createClient,
+  type DehydratedState,
+  dehydrate,
   EventEmitter,
   HttpError,
+  hydrate,
   isAbortError,
   resolveRetryOptions,
 } from '../src/index';
@@ -223,10 +226,39 @@ describe('CircuitStatus and the controller', () => {
     expect(log.map(([n]) => n)).toEqual(['circuit-open', 'circuit-half-open', 'circuit-closed']);
     expect(log[1]![1]).toEqual({ endpoint: 'GET /x', method: 'GET', path: '/x' });
     expect(log[2]![1]).toEqual({ endpoint: 'GET /x', method: 'GET', path: '/x' });
-    expect(c.circuitBreaker().status('GET', '/x')).toMatchObject({
+    // README: openedAt is present while open or halfOpen, so a closed circuit reads as a fresh one.
+    expect(c.circuitBreaker().status('GET', '/x')).toEqual({
+      endpoint: 'GET /x',
       state: 'closed',
       consecutiveFailures: 0,
       probing: false,
+    });
+  });
+
+  test('statuses() keeps every circuit observed after reset(); a reset circuit reads closed', async () => {
+    const { client: c } = client(() => json({}, 500), {
+      retry: false,
+      circuitBreaker: { failureThreshold: 1 },
+    });
+    await c.get('/a').catch(() => {});
+    await c.post('/a').catch(() => {});
+    c.circuitBreaker().status('GET', '/lazy');
+    c.circuitBreaker().reset();
+    expect(
+      c
+        .circuitBreaker()
+        .statuses()
+        .map((s) => [s.endpoint, s.state])
+        .sort(),
+    ).toEqual([
+      ['GET /a', 'closed'],
+      ['GET /lazy', 'closed'],
+      ['POST /a', 'closed'],
+    ]);
+    expect(c.intelligence().snapshot().summary.circuits).toEqual({
+      open: 0,
+      halfOpen: 0,
+      closed: 3,
     });
   });
 });
@@ -531,5 +563,83 @@ describe('pipeline rule 4 and option shapes the spec leaves open', () => {
     un();
     e.emit('tick', 3);
     expect(seen).toEqual(['on1', 'once1', 'off1', 'on2']);
+  });
+});
+
+describe('circuit probe order and reset', () => {
+  test('circuit-half-open comes before the probe’s request; probing is true while it flies; reset() emits nothing', async () => {
+    let answer: ((r: Response) => void) | undefined;
+    let n = 0;
+    const { client: c } = client(
+      () =>
+        ++n === 1
+          ? json({}, 500)
+          : new Promise<Response>((r) => {
+              answer = r;
+            }),
+      { retry: false, cache: false, circuitBreaker: { failureThreshold: 1, resetTimeout: 100 } },
+    );
+    const log = record(c, [
+      'circuit-open',
+      'circuit-half-open',
+      'circuit-closed',
+      'circuit-rejected',
+      'request',
+    ]);
+    await c.get('/p').catch(() => {});
+    await vi.advanceTimersByTimeAsync(100);
+    const probe = c.get('/p');
+    await tick();
+    expect(c.circuitBreaker().status('GET', '/p')).toMatchObject({
+      state: 'halfOpen',
+      probing: true,
+    });
+    const other = await c.get('/p?other').catch((e: unknown) => e);
+    expect(other).toBeInstanceOf(CircuitOpenError);
+    answer!(json({}, 500));
+    await probe.catch(() => {});
+    expect(log.map(([e]) => e)).toEqual([
+      'request',
+      'circuit-open',
+      'circuit-half-open',
+      'request',
+      'circuit-rejected',
+      'circuit-open',
+    ]);
+    expect(c.circuitBreaker().status('GET', '/p')).toMatchObject({ state: 'open', probing: false });
+    log.length = 0;
+    c.circuitBreaker().reset();
+    expect(c.circuitBreaker().status('GET', '/p')).toMatchObject({
+      state: 'closed',
+      consecutiveFailures: 0,
+    });
+    expect(log).toEqual([]);
+  });
+});
+
+describe('dehydrate / hydrate (README)', () => {
+  test('hydrate returns how many it wrote, subscribers get write, and an entry is as old as its age', async () => {
+    const server = client(() => json({ todos: [1] }, 200, { 'set-cookie': 'a=b', 'x-k': 'v' }));
+    await server.client.get('/todos');
+    await vi.advanceTimersByTimeAsync(10_000);
+    const state = JSON.parse(JSON.stringify(dehydrate(server.client))) as DehydratedState;
+    expect(state.keel).toBe(1);
+    expect(state.entries).toHaveLength(1);
+    const [entry] = state.entries;
+    expect(entry).toMatchObject({ age: 10_000, ttl: 30_000 });
+    expect(entry!.response.headers).not.toContainEqual(['set-cookie', 'a=b']);
+    const browser = client(() => json({ fresh: true }));
+    const updates: string[] = [];
+    browser.client.subscribe(
+      () => true,
+      (u) => updates.push(u.type),
+    );
+    expect(hydrate(browser.client, state)).toBe(1);
+    expect(updates).toEqual(['write']);
+    expect((await browser.client.get('/todos')).data).toEqual({ todos: [1] });
+    expect(browser.calls).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(20_000); // 10 s old + 20 s = its 30 s ttl: stale now
+    expect((await browser.client.get('/todos')).data).toEqual({ fresh: true });
+    expect(browser.calls).toHaveLength(1);
   });
 });
