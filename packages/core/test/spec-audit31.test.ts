@@ -4,7 +4,7 @@
  * would: `createClient` from the public exports, an injected fetch, vitest's fake timers (the
  * default clock reads them). Exact key sets where the spec lists a record's fields.
  */
-import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, expectTypeOf, test, vi } from 'vitest';
 import {
   CancelledError,
   CircuitOpenError,
@@ -15,7 +15,9 @@ import {
   EventEmitter,
   HttpError,
   hydrate,
+  type InvalidationResult,
   isAbortError,
+  type RemovedEntry,
   resolveRetryOptions,
 } from '../src/index';
 import { BASE, type Call, fakeFetch, json, type Reply, record } from './spec-fixtures';
@@ -641,5 +643,19 @@ describe('dehydrate / hydrate (README)', () => {
     await vi.advanceTimersByTimeAsync(20_000); // 10 s old + 20 s = its 30 s ttl: stale now
     expect((await browser.client.get('/todos')).data).toEqual({ fresh: true });
     expect(browser.calls).toHaveLength(1);
+  });
+});
+
+describe('the spec’s other named types are exported', () => {
+  test('InvalidationResult is what invalidate returns (the removed keys); RemovedEntry is a removed CacheEntry', async () => {
+    const { client: c } = client(() => json({}));
+    await c.get('/users/1');
+    const removed: InvalidationResult = c.invalidate('/users', { refetch: false });
+    expect(removed).toEqual([expect.stringContaining('/users/1')]);
+    expectTypeOf(c.invalidate).returns.toEqualTypeOf<InvalidationResult>();
+    expectTypeOf<RemovedEntry>().toHaveProperty('key').toEqualTypeOf<string>();
+    expectTypeOf<RemovedEntry>().toHaveProperty('path').toEqualTypeOf<string>();
+    expectTypeOf<RemovedEntry>().toHaveProperty('tags');
+    expectTypeOf<RemovedEntry>().toHaveProperty('response');
   });
 });
