@@ -8,7 +8,7 @@ export {
   resolveRetryOptions,
 } from './attempt/retry-policy';
 export { isRetriableStatus, isSuccessStatus } from './attempt/status';
-export type { CacheEntry } from './cache/entry';
+export type { CacheEntry, RemovedEntry } from './cache/entry';
 export type { ResolvedCacheOptions } from './cache/options';
 export {
   CacheStore,
@@ -77,6 +77,7 @@ export type {
   CancellablePromise,
   Client,
   InvalidateTarget,
+  InvalidationResult,
   KeyMatcher,
 } from './types/client';
 export type {

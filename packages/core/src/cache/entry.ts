@@ -17,6 +17,9 @@ export interface CacheEntry {
   expiresAt: number;
 }
 
+/** The spec's `RemovedEntry`: an entry `invalidate` removed (its key is in the result). */
+export type RemovedEntry = CacheEntry;
+
 export function metaOf(entry: CacheEntry): CacheMeta {
   return {
     key: entry.key,

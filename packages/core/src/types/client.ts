@@ -37,7 +37,10 @@ export interface Client {
   on<E extends ClientEventName>(event: E, listener: (payload: ClientEvents[E]) => void): () => void;
   /** Listens to CacheUpdates for keys the matcher accepts (a key string, or a predicate). */
   subscribe(matcher: KeyMatcher, listener: CacheSubscriber): () => void;
-  invalidate(target: InvalidateTarget, options?: { refetch?: boolean | undefined }): string[];
+  invalidate(
+    target: InvalidateTarget,
+    options?: { refetch?: boolean | undefined },
+  ): InvalidationResult;
   /**
    * Cancels the reads (GET, HEAD, OPTIONS) in flight that `target` matches, with the meaning it
    * has for `invalidate` (a path, an array of tags, or a predicate over CacheMeta): every caller
@@ -131,3 +134,6 @@ export type CacheSubscriber = (update: CacheUpdate) => void;
 export type KeyMatcher = string | ((key: string) => boolean);
 
 export type InvalidateTarget = string | readonly string[] | ((meta: CacheMeta) => boolean);
+
+/** The spec's `InvalidationResult`: what `invalidate` returns, the keys it removed. */
+export type InvalidationResult = string[];
