@@ -311,7 +311,12 @@ export class QueryObserver {
    */
   #derive(): void {
     const state = this.#currentState();
-    if (state !== this.#state || this.#inputs !== this.#from || this.#manual !== this.#fromManual) {
+    // By fields: a key nothing observes yet reads a new state object per snapshot.
+    if (
+      !sameFields(state, this.#state ?? {}) ||
+      this.#inputs !== this.#from ||
+      this.#manual !== this.#fromManual
+    ) {
       this.#state = state;
       this.#from = this.#inputs;
       this.#fromManual = this.#manual;
@@ -471,8 +476,8 @@ export class QueryObserver {
           ? options.placeholderData(previous)
           : options.placeholderData;
       if (placeholder !== undefined) {
-        // Shared with the last one: a function returning a new equal object per call (the state
-        // of a key nothing observes yet is a new object per snapshot) must not change the view.
+        // Shared with the last one: a function returning a new equal object per call (an inline
+        // one runs again at each render: new options) must not change the view.
         raw = this.#placeholder = replaceEqualDeep(this.#placeholder, placeholder);
         status = 'success';
         isPlaceholderData = true;

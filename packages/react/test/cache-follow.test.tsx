@@ -1,0 +1,49 @@
+/**
+ * What a query shows follows the cache and the core without a render of its own: a disabled
+ * query shows the data an enabled one on its key loads, `isFetching` follows `clearCache()`, and
+ * a mount calls an inline `placeholderData` no more often than it has to.
+ */
+import { render, screen } from '@testing-library/react';
+import { useState } from 'react';
+import { describe, expect, it, vi } from 'vitest';
+import { useQuery } from '../src/index';
+import { mswServer, type Todo, testClient, todoApi, until, wrapperFor } from './helpers';
+
+const server = mswServer();
+
+const text = (id: string) => screen.getByTestId(id).textContent;
+
+function Placeheld({ onPlaceholder }: { onPlaceholder: () => void }) {
+  const [, setN] = useState(0);
+  const { data, isPlaceholderData } = useQuery<Todo[]>('/todos', {
+    placeholderData: () => {
+      onPlaceholder();
+      return [];
+    },
+  });
+  return (
+    <button type="button" data-testid="p" onClick={() => setN((n) => n + 1)}>
+      {isPlaceholderData ? 'placeholder' : (data?.length ?? '-')}
+    </button>
+  );
+}
+
+describe('a query nothing observes yet', () => {
+  it('calls an inline placeholderData once per mount, not per snapshot read', async () => {
+    const api = todoApi(['a']);
+    server.use(...api.handlers);
+    let gate!: () => void;
+    api.state.gate = new Promise<void>((resolve) => {
+      gate = resolve;
+    });
+    const onPlaceholder = vi.fn();
+    render(<Placeheld onPlaceholder={onPlaceholder} />, { wrapper: wrapperFor(testClient()) });
+    expect(text('p')).toBe('placeholder');
+    await until(() => api.state.gets === 1);
+    // One render: the snapshot reads around it (and the entry made at subscribe, whose state has
+    // the same fields) derive nothing again. It was 4 calls.
+    expect(onPlaceholder).toHaveBeenCalledTimes(1);
+    gate();
+    await until(() => text('p') === '1');
+  });
+});
