@@ -3,15 +3,45 @@
  * query shows the data an enabled one on its key loads, `isFetching` follows `clearCache()`, and
  * a mount calls an inline `placeholderData` no more often than it has to.
  */
-import { render, screen } from '@testing-library/react';
+import { act, render, renderHook, screen } from '@testing-library/react';
 import { useState } from 'react';
 import { describe, expect, it, vi } from 'vitest';
 import { useQuery } from '../src/index';
-import { mswServer, type Todo, testClient, todoApi, until, wrapperFor } from './helpers';
+import { flush, mswServer, type Todo, testClient, todoApi, until, wrapperFor } from './helpers';
 
 const server = mswServer();
 
 const text = (id: string) => screen.getByTestId(id).textContent;
+
+describe('isFetching after clearCache()', () => {
+  it('a refetch cut off by clearCache() is no longer shown as fetching at the next render', async () => {
+    const api = todoApi(['a']);
+    server.use(...api.handlers);
+    const client = testClient();
+    const { result, rerender } = renderHook(
+      ({ n }: { n: number }) => ({ n, query: useQuery<Todo[]>('/todos') }),
+      { wrapper: wrapperFor(client), initialProps: { n: 0 } },
+    );
+    await until(() => result.current.query.data !== undefined);
+    let release!: () => void;
+    api.state.gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const settled = result.current.query.refetch();
+    await until(() => result.current.query.isFetching);
+    const key = client.resolve('GET', '/todos').key;
+    act(() => client.clearCache());
+    expect(client.isFetching(key)).toBe(false);
+    rerender({ n: 1 });
+    expect(result.current.query.isFetching).toBe(false);
+    expect(result.current.query.data).toEqual([{ id: 1, title: 'a' }]);
+    api.state.gate = null;
+    release();
+    await act(() => settled);
+    await flush();
+    expect(result.current.query.isFetching).toBe(false);
+  });
+});
 
 function Placeheld({ onPlaceholder }: { onPlaceholder: () => void }) {
   const [, setN] = useState(0);

@@ -449,7 +449,11 @@ export class QueryObserver {
       return { ...PENDING, status: 'error', error: inputs.resolveError };
     }
     const entry = this.#store.peek(spec.key);
-    if (entry !== undefined) return entry.state;
+    if (entry !== undefined) {
+      // `clearCache()` tells no one: a read it cut off stops counting at the next snapshot.
+      if (entry.state.isFetching) entry.syncFetching();
+      return entry.state;
+    }
     // Not observed yet (first render, server render) or disabled: read the cache directly.
     const cached = cachedState(this.#store.client, spec.key);
     if (cached.response !== undefined) return cached;
