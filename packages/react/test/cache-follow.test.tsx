@@ -7,11 +7,73 @@ import { act, render, renderHook, screen } from '@testing-library/react';
 import { useState } from 'react';
 import { describe, expect, it, vi } from 'vitest';
 import { useQuery } from '../src/index';
-import { flush, mswServer, type Todo, testClient, todoApi, until, wrapperFor } from './helpers';
+import { storeFor, watchers } from '../src/query/store';
+import {
+  debugOf,
+  flush,
+  mswServer,
+  type Todo,
+  testClient,
+  todoApi,
+  until,
+  wrapperFor,
+} from './helpers';
 
 const server = mswServer();
 
+function Titles({ id, enabled }: { id: string; enabled: boolean }) {
+  const { data, status } = useQuery<Todo[]>('/todos', { enabled });
+  return <p data-testid={id}>{data ? data.map((t) => t.title).join(',') : status}</p>;
+}
+
 const text = (id: string) => screen.getByTestId(id).textContent;
+
+describe('a disabled query follows its key', () => {
+  it('shows the data an enabled query on the same key loads, and later writes, without a request of its own', async () => {
+    const api = todoApi(['a']);
+    server.use(...api.handlers);
+    const client = testClient();
+    const { unmount } = render(
+      <>
+        <Titles id="off" enabled={false} />
+        <Titles id="on" enabled />
+      </>,
+      { wrapper: wrapperFor(client) },
+    );
+    await until(() => text('on') === 'a');
+    await until(() => text('off') === 'a');
+    const key = client.resolve('GET', '/todos').key;
+    act(() => client.setCached(key, { ...client.getCached(key)!, data: [{ id: 9, title: 'z' }] }));
+    await until(() => text('off') === 'z');
+    expect(text('on')).toBe('z');
+    expect(api.state.gets).toBe(1);
+    unmount();
+    await flush();
+    expect(debugOf(client)).toMatchObject({ flights: 0, subscriptions: 0 });
+    expect(storeFor(client).size).toBe(0);
+    expect(watchers.size).toBe(0);
+  });
+
+  it('is no interest in the key: invalidating it reads nothing', async () => {
+    const api = todoApi(['a']);
+    server.use(...api.handlers);
+    const client = testClient();
+    const key = client.resolve('GET', '/todos').key;
+    client.setCached(client.resolve('GET', '/todos'), {
+      data: [{ id: 1, title: 'seeded' }],
+      status: 200,
+      statusText: 'OK',
+      headers: new Headers(),
+    });
+    render(<Titles id="off" enabled={false} />, { wrapper: wrapperFor(client) });
+    expect(text('off')).toBe('seeded');
+    act(() => void client.invalidate('/todos'));
+    await flush();
+    expect(api.state.gets).toBe(0);
+    expect(client.isFetching(key)).toBe(false);
+    expect(debugOf(client).subscriptions).toBe(0);
+  });
+});
 
 describe('isFetching after clearCache()', () => {
   it('a refetch cut off by clearCache() is no longer shown as fetching at the next render', async () => {

@@ -16,7 +16,7 @@ import {
   type QueryStatus,
   syntheticResponse,
 } from './state';
-import type { QueryEntry, QueryStore } from './store';
+import { type QueryEntry, type QueryStore, watchers } from './store';
 
 /** What `useQuery` returns. Reading a field subscribes the component to changes of that field. */
 export interface QueryResult<TData = unknown, TError = RequestError> {
@@ -350,6 +350,13 @@ export class QueryObserver {
         client.setCached(spec, syntheticResponse(initial));
       }
       release = entry.observe(onChange, true);
+    } else if (spec) {
+      // Disabled: told when any entry changes (another component's read or a write it hears), so
+      // it shows what the key holds without observing it (no interest: invalidation reads nothing).
+      // No wrapper: an `onChange` is one subscription's (useQueries gives its one to all its
+      // observers and releases them together); one queued when it leaves does nothing.
+      watchers.add(onChange);
+      release = () => watchers.delete(onChange);
     }
     return () => {
       release?.();
