@@ -16,7 +16,7 @@ import {
   type QueryStatus,
   syntheticResponse,
 } from './state';
-import type { QueryEntry, QueryStore } from './store';
+import { type QueryEntry, type QueryStore, watchers } from './store';
 
 /** What `useQuery` returns. Reading a field subscribes the component to changes of that field. */
 export interface QueryResult<TData = unknown, TError = RequestError> {
@@ -311,7 +311,12 @@ export class QueryObserver {
    */
   #derive(): void {
     const state = this.#currentState();
-    if (state !== this.#state || this.#inputs !== this.#from || this.#manual !== this.#fromManual) {
+    // By fields: a key nothing observes yet reads a new state object per snapshot.
+    if (
+      !sameFields(state, this.#state ?? {}) ||
+      this.#inputs !== this.#from ||
+      this.#manual !== this.#fromManual
+    ) {
       this.#state = state;
       this.#from = this.#inputs;
       this.#fromManual = this.#manual;
@@ -345,6 +350,13 @@ export class QueryObserver {
         client.setCached(spec, syntheticResponse(initial));
       }
       release = entry.observe(onChange, true);
+    } else if (spec) {
+      // Disabled: told when any entry changes (another component's read or a write it hears), so
+      // it shows what the key holds without observing it (no interest: invalidation reads nothing).
+      // No wrapper: an `onChange` is one subscription's (useQueries gives its one to all its
+      // observers and releases them together); one queued when it leaves does nothing.
+      watchers.add(onChange);
+      release = () => watchers.delete(onChange);
     }
     return () => {
       release?.();
@@ -444,7 +456,11 @@ export class QueryObserver {
       return { ...PENDING, status: 'error', error: inputs.resolveError };
     }
     const entry = this.#store.peek(spec.key);
-    if (entry !== undefined) return entry.state;
+    if (entry !== undefined) {
+      // `clearCache()` tells no one: a read it cut off stops counting at the next snapshot.
+      if (entry.state.isFetching) entry.syncFetching();
+      return entry.state;
+    }
     // Not observed yet (first render, server render) or disabled: read the cache directly.
     const cached = cachedState(this.#store.client, spec.key);
     if (cached.response !== undefined) return cached;
@@ -471,8 +487,8 @@ export class QueryObserver {
           ? options.placeholderData(previous)
           : options.placeholderData;
       if (placeholder !== undefined) {
-        // Shared with the last one: a function returning a new equal object per call (the state
-        // of a key nothing observes yet is a new object per snapshot) must not change the view.
+        // Shared with the last one: a function returning a new equal object per call (an inline
+        // one runs again at each render: new options) must not change the view.
         raw = this.#placeholder = replaceEqualDeep(this.#placeholder, placeholder);
         status = 'success';
         isPlaceholderData = true;

@@ -155,6 +155,12 @@ interface FlightEvent {
   error?: unknown;
 }
 
+/**
+ * Disabled queries' listeners, of every client: told when any entry's state changes (see
+ * QueryObserver.subscribe). One that did not change re-renders nothing.
+ */
+export const watchers = new Set<() => void>();
+
 const stores = new WeakMap<Client, QueryStore>();
 
 /** The store of a client, created on first use; one per client however many providers use it. */
@@ -461,6 +467,7 @@ export class QueryEntry {
     if (sameFields(this.state, next)) return;
     this.state = next;
     for (const listener of this.#listeners) notifyLater(listener);
+    watchers.forEach(notifyLater);
   }
 
   #wake(): void {
