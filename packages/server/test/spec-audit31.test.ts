@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/index';
+import { type Context, createApp, type Rules } from '../src/index';
 import { call, ManualClock, openSse, postJson, serve, ticks } from './blackbox/helpers';
 
 const dir = mkdtempSync(join(tmpdir(), 'keel-audit31-'));
@@ -122,6 +122,34 @@ describe('spec: ctx.sseEvent / ctx.sseInterval wire form', () => {
     expect(done.events.map((e) => [e.event, e.data])).toEqual([['one', '{"a":1}']]);
   });
 
+  it('spec pooling with sseInterval: a fn reading ctx gets its own request while other requests reuse pooled state', async () => {
+    const clock = new ManualClock();
+    const app = createApp({ clock, sse: { heartbeatMs: 0 } });
+    app.get('/feed/:id', (ctx) =>
+      ctx.sseInterval(() => ({ id: ctx.params.id, q: ctx.query('q') }), 100),
+    );
+    app.get('/other/:id', (ctx) => ctx.json({ id: ctx.params.id }));
+    const port = await serve(app);
+    const a = await openSse(port, '/feed/a?q=1');
+    const b = await openSse(port, '/feed/b?q=2');
+    await Promise.all([a.waitFor(1), b.waitFor(1)]);
+    for (let i = 0; i < 5; i++) {
+      expect((await call(port, { path: `/other/x${i}` })).json()).toEqual({ id: `x${i}` });
+    }
+    clock.advance(100);
+    await Promise.all([a.waitFor(2), b.waitFor(2)]);
+    expect(a.events.map((e) => JSON.parse(e.data))).toEqual([
+      { id: 'a', q: '1' },
+      { id: 'a', q: '1' },
+    ]);
+    expect(b.events.map((e) => JSON.parse(e.data))).toEqual([
+      { id: 'b', q: '2' },
+      { id: 'b', q: '2' },
+    ]);
+    a.close();
+    b.close();
+  });
+
   it('sseInterval on a route registered with app.post: each payload is an unnamed event, in order', async () => {
     const clock = new ManualClock();
     const app = createApp({ clock, sse: { heartbeatMs: 0 } });
@@ -200,6 +228,28 @@ describe('spec: ctx.validate', () => {
     const r = await postJson(port, '/b', body);
     expect(r.status).toBe(200);
     expect(r.json()).toEqual(body);
+  });
+
+  it('README: rules declared apart from the call type-check with `satisfies Rules` or `as const`', async () => {
+    const signup = { email: { type: 'email', required: true } } satisfies Rules;
+    const search = { q: { type: 'string', min: 2 } } as const;
+    const widened = { q: { type: 'string' } };
+    // What the README warns about: declared apart without either, `type` widens to string.
+    // @ts-expect-error `type: string` is not a RuleType
+    const untyped = (ctx: Context) => ctx.validate(widened);
+    expect(typeof untyped).toBe('function');
+    const app = createApp();
+    app.post('/signup', (ctx) => {
+      const data = ctx.validate(signup);
+      const email: string = data.email; // required: typed as present
+      return ctx.json({ email });
+    });
+    app.get('/search', (ctx) => ctx.json(ctx.validate(search)));
+    const port = await serve(app);
+    expect((await postJson(port, '/signup', { email: 'a@b.co' })).json()).toEqual({
+      email: 'a@b.co',
+    });
+    expect((await call(port, { path: '/search?q=x' })).status).toBe(400);
   });
 
   it('targetData given as ctx.params validates the path parameters, as given', async () => {
