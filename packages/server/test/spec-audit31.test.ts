@@ -347,6 +347,31 @@ describe('spec: ctx.sendFile', () => {
     expect(after.headers.etag).not.toBe(tag);
   });
 
+  it('"a conditional request matching the ETag" is a 304 from fetch too, which adds Cache-Control: no-cache to it', async () => {
+    const app = createApp();
+    const seen: (string | undefined)[] = [];
+    app.get('/f', (ctx) => {
+      seen.push(ctx.header('cache-control'));
+      return ctx.sendFile('a.txt', { root: join(dir, 'pub') });
+    });
+    const port = await serve(app);
+    const url = `http://127.0.0.1:${port}/f`;
+    const first = await fetch(url);
+    const etag = first.headers.get('etag') ?? '';
+    const modified = first.headers.get('last-modified') ?? '';
+    expect(await first.text()).toBe('hello world');
+    const byTag = await fetch(url, { headers: { 'if-none-match': etag } });
+    expect(byTag.status).toBe(304);
+    expect(await byTag.text()).toBe('');
+    const byDate = await fetch(url, { headers: { 'if-modified-since': modified } });
+    expect(byDate.status).toBe(304);
+    // The Fetch standard makes a request with a validator "no-store": it sends no-cache.
+    expect(seen).toEqual([undefined, 'no-cache', 'no-cache']);
+    // A validator that does not match still gets the file.
+    const stale = await fetch(url, { headers: { 'if-none-match': '"other"' } });
+    expect([stale.status, await stale.text()]).toEqual([200, 'hello world']);
+  });
+
   it('a conditional request matching the ETag is a 304 even with a Range; HEAD with a Range is a 206 head', async () => {
     const app = createApp();
     app.get('/f/:name', (ctx) => ctx.sendFile(ctx.params.name ?? '', { root: join(dir, 'pub') }));
