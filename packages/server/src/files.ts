@@ -229,8 +229,11 @@ function lastModified(mtimeMs: number): number {
 }
 
 /**
- * If-None-Match wins over If-Modified-Since (RFC 9110 §13.2.2); `no-cache` forces a fetch. A date
- * that is no HTTP-date (`9999`, an ISO date, a list) is ignored (§13.1.3): Date.parse would read
+ * If-None-Match wins over If-Modified-Since (RFC 9110 §13.2.2). A request's `Cache-Control:
+ * no-cache` does not skip the check: it asks caches to validate with the origin (RFC 9111
+ * §5.2.1.4), and this is that validation; `fetch` adds it to every request carrying a validator,
+ * so honouring it (as `fresh` does) left fetch clients no 304 at all. A date that is no
+ * HTTP-date (`9999`, an ISO date, a list) is ignored (§13.1.3): Date.parse would read
  * `9999` as a time no file reaches, a 304 for ever. So is one later than `now` (the app's clock):
  * §13.1.3 calls it invalid; a client would keep a stale copy until that date passed, however
  * often the file changed. The caller asks only for GET and HEAD.
@@ -241,8 +244,6 @@ export function isNotModified(
   mtimeMs: number,
   now: number,
 ): boolean {
-  const cacheControl = headers['cache-control'];
-  if (cacheControl !== undefined && /(?:^|,)\s*no-cache\s*(?:,|$)/.test(cacheControl)) return false;
   const inm = headers['if-none-match'];
   if (inm !== undefined) return etagMatches(inm, etag);
   const ims = headers['if-modified-since'];
