@@ -134,6 +134,11 @@ class KeelClient implements Client {
   readonly #inflight = new Map<string, Flight>();
   /** Every live flight: deduped reads, mutations, and reads detached by invalidation. */
   readonly #flights = new Set<Flight>();
+  /**
+   * The specs of the entries clearCache dropped while a subscription wanted them (on screen,
+   * showing pre-clear data): an invalidation that matches one refetches it, as the entry's.
+   */
+  readonly #cleared = new Map<string, RequestSpec>();
   readonly #guard: CircuitGuard;
   readonly #circuitController: CircuitBreakerController;
   readonly #intelligenceController: IntelligenceController;
@@ -314,6 +319,9 @@ class KeelClient implements Client {
   }
 
   clearCache(): void {
+    for (const { key, spec } of this.#cache.values()) {
+      if (spec && this.#cache.hasInterest(key)) this.#cleared.set(key, spec);
+    }
     this.#cache.clear();
     // Reads already in flight started before the clear: they still answer their callers, but are
     // not stored and are not joined by later requests (no pre-clear data comes back, e.g. on logout).
@@ -1014,6 +1022,18 @@ class KeelClient implements Client {
    * is refetched by a new flight, so it ends with data fetched after the invalidation.
    */
   #invalidate(matcher: TargetMatcher, target: InvalidateTarget, refetch: boolean): string[] {
+    // Wanted keys clearCache left without an entry: told and refetched once, when matched. One
+    // with an entry again (read since), no longer wanted, or matched now, is forgotten.
+    const cleared: { key: string; spec: RequestSpec }[] = [];
+    for (const [key, spec] of this.#cleared) {
+      if (
+        this.#cache.peek(key) ||
+        !this.#cache.hasInterest(key) ||
+        (matcher(specMatchable(spec, this.#clock.now())) && cleared.push({ key, spec }))
+      ) {
+        this.#cleared.delete(key);
+      }
+    }
     const removed = this.#cache.removeMatching(matcher);
     // Every matching read, cached or not: a later read must not join one older than this.
     const stale = this.#matching(this.#inflight.values(), matcher, isUnsettled);
@@ -1022,13 +1042,11 @@ class KeelClient implements Client {
       this.#inflight.delete(flight.key);
     }
     const keys = keysOf(removed);
-    if (keys.length > 0) {
-      this.#events.emit('invalidate', { keys, target });
-      for (const key of keys) this.#cache.notify({ type: 'invalidate', key });
-    }
+    if (keys.length > 0) this.#events.emit('invalidate', { keys, target });
+    for (const { key } of [...removed, ...cleared]) this.#cache.notify({ type: 'invalidate', key });
     if (refetch) {
       const seen = new Set<string>();
-      for (const { key, spec } of [...removed, ...stale]) {
+      for (const { key, spec } of [...removed, ...stale, ...cleared]) {
         if (spec?.cache && !seen.has(key) && this.#cache.hasInterest(key)) {
           seen.add(key);
           this.#refetch(spec, true);

@@ -348,6 +348,41 @@ describe('a clock or signal that throws as a flight ends', () => {
     });
   });
 
+  // The adaptive observer read the clock again in its `error` listener: it threw there, was
+  // reported as that listener failing, and the flight was never forgotten (its maps kept it).
+  test('`now` throws as a flight ends: the adaptive observer forgets it, onError hears no listener', async () => {
+    const reported: unknown[][] = [];
+    const t = hostile('now', {
+      retry: false,
+      adaptive: { enabled: true },
+      onError: (error, context) => reported.push([error, context]),
+    });
+    const owner = track(t.client.get('/a'));
+    await t.clock.advance(10);
+    await answerBroken(t, 500);
+    expect(owner.current).toEqual({ state: 'rejected', reason: broken });
+    expect(reported).toEqual([]);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, adaptiveFlights: 0 });
+  });
+
+  // Its end time is NaN then (the clock could not tell it): taken as a sample's time, it made
+  // the pace NaN, and no quiet spell aged the samples for about two windows.
+  test('`now` throws as a flight ends: a quiet hour after it still ages the samples', async () => {
+    const t = hostile('now', { retry: false, cache: false });
+    const answer = async (status?: number) => {
+      const p = settle(t.client.get('/a'));
+      await t.clock.advance(1000);
+      if (status) await answerBroken(t, status);
+      else t.fake.last().json({ ok: true });
+      await p;
+    };
+    for (let i = 0; i < 32; i++) await answer(); // a window: the pace is known (a minute)
+    await answer(500);
+    await t.clock.advance(3_600_000);
+    await answer();
+    expect(t.client.intelligence().endpoint('GET', '/a')!.latency.samples).toBe(1);
+  });
+
   test('`now` throws as a mutation ends: rejected, and a later read still works', async () => {
     const t = hostile('now');
     const post = track(t.client.post('/a', { x: 1 }));

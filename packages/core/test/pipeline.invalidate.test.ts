@@ -160,6 +160,44 @@ describe('invalidate', () => {
     expect(t.client.getCached(keyOf(t, '/rf/2'))).toBeUndefined();
   });
 
+  // clearCache dropped the entries, specs and all: a later invalidation found nothing to match,
+  // so a key still on screen kept its pre-clear data until a focus or a manual refetch.
+  test('after clearCache, a subscribed key the target matches is told and refetched', async () => {
+    const t = makeClient();
+    await prime(t, '/cl/1', '/cl/2', '/other');
+    const updates: CacheUpdate[] = [];
+    t.client.subscribe(keyOf(t, '/cl/1'), (u) => updates.push(u));
+    t.client.subscribe(keyOf(t, '/other'), (u) => updates.push(u));
+    t.client.clearCache();
+    // Nothing was removed (the clear did that): the keys returned and the event say so.
+    expect(t.client.invalidate('/cl')).toEqual([]);
+    expect(t.of('invalidate')).toEqual([]);
+    expect(t.fake.calls).toHaveLength(4);
+    expect(t.fake.last().url).toBe('https://api.test/cl/1');
+    t.fake.last().json('after');
+    await flush();
+    expect(updates.map((u) => [u.type, u.key])).toEqual([
+      ['invalidate', keyOf(t, '/cl/1')],
+      ['revalidate', keyOf(t, '/cl/1')],
+    ]);
+    expect(t.client.getCached(keyOf(t, '/cl/1'))?.data).toBe('after');
+    // Told once: the next invalidation removes the entry the refetch stored, as any.
+    expect(t.client.invalidate('/cl')).toEqual([keyOf(t, '/cl/1')]);
+    expect(t.fake.calls).toHaveLength(5);
+  });
+
+  test('after clearCache, an unsubscribed key is not refetched, nor kept for later', async () => {
+    const t = makeClient();
+    await prime(t, '/cu');
+    const off = t.client.subscribe(keyOf(t, '/cu'), () => {});
+    t.client.clearCache();
+    off();
+    expect(t.client.invalidate('/cu')).toEqual([]);
+    t.client.subscribe(keyOf(t, '/cu'), () => {});
+    expect(t.client.invalidate('/cu')).toEqual([]);
+    expect(t.fake.calls).toHaveLength(1);
+  });
+
   test('refetch:false removes without refetching', async () => {
     const t = makeClient();
     await prime(t, '/nr');

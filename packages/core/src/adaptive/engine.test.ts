@@ -329,9 +329,9 @@ describe('measurement, readout, metrics and reset', () => {
     s.engine.started(A);
     s.engine.started(A);
     expect(s.engine.state(A)!.signals.active).toBe(2);
-    s.engine.ended(A, 250, 'took');
-    s.engine.ended(A, 999, undefined);
-    s.engine.ended(A, 5, undefined); // never below zero
+    s.engine.ended(A, 250, 'took', 0);
+    s.engine.ended(A, 999, undefined, 0);
+    s.engine.ended(A, 5, undefined, 0); // never below zero
     expect(s.engine.state(A)!.signals).toEqual({
       avg: 250,
       p50: 250,

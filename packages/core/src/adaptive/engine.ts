@@ -77,12 +77,13 @@ export class AdaptiveEngine {
    * A measured attempt ended: with an outcome it is a sample of `latencyMs`; without one
    * (cancelled) it only leaves `active`. A latency that is none (negative: the clock went back;
    * NaN or Infinity from the injected clock) keeps its outcome and is left out of the latency
-   * ring, as intelligence leaves it out: a made-up 0 ms would pull p95 down.
+   * ring, as intelligence leaves it out: a made-up 0 ms would pull p95 down. `now`: when it
+   * ended, as the observer read it (no clock read here, in an event listener).
    */
-  ended(endpoint: string, latencyMs: number, outcome: Outcome | undefined): void {
+  ended(endpoint: string, latencyMs: number, outcome: Outcome | undefined, now: number): void {
     const profile = this.#profile(endpoint);
     if (profile.active > 0) profile.active--;
-    if (outcome !== undefined) profile.record(latencyMs, outcome, this.#clock.now());
+    if (outcome !== undefined) profile.record(latencyMs, outcome, now);
   }
 
   /** Adds one sample directly (what `end` does after computing the latency). */

@@ -19,17 +19,26 @@ const attempted = (tracker: Tracker): true => {
 /** An engine with 2-sample windows, its observer on a bare emitter, and event helpers. */
 function harness(scheduled: boolean) {
   let now = 0;
-  const clock = { now: () => now };
+  /** While set, the clock's `now` throws it (a broken injected clock). */
+  let broken: Error | undefined;
+  const clock = {
+    now: () => {
+      if (broken) throw broken;
+      return now;
+    },
+  };
   const options = resolveAdaptiveOptions({ enabled: true, latencyWindow: 4, outcomeWindow: 2 })!;
   const engine = new AdaptiveEngine({ options, clock });
   const samples: { latency: number; outcome: string }[] = [];
   // Spy on samples through the public readout: wrap `ended` to log what reaches the rings.
   const ended = engine.ended.bind(engine);
-  engine.ended = (endpoint, latency, outcome) => {
+  engine.ended = (endpoint, latency, outcome, at) => {
     if (outcome !== undefined) samples.push({ latency, outcome });
-    ended(endpoint, latency, outcome);
+    ended(endpoint, latency, outcome, at);
   };
-  const events = new EventEmitter<ClientEvents>();
+  /** What listeners threw, as `onError` hears it. */
+  const reported: unknown[] = [];
+  const events = new EventEmitter<ClientEvents>({ onError: (error) => reported.push(error) });
   const observer = new AdaptiveObserver(engine, clock, scheduled);
   const off = observer.observe(events);
   const base = (id: number, key = 'k1') => ({
@@ -39,14 +48,20 @@ function harness(scheduled: boolean) {
     url: URL_A,
     priority: 'normal' as const,
   });
+  // A flight ends at the clock's time, as the client ends it (NaN: its clock threw then).
+  const endAt = () => (broken ? Number.NaN : now);
   return {
     engine,
     events,
     observer,
     off,
     samples,
+    reported,
     at(ms: number) {
       now = ms;
+    },
+    breakClock(error: Error | undefined) {
+      broken = error;
     },
     request(key = 'k1', endpoint = EP) {
       const tracker = new Tracker(key);
@@ -72,27 +87,33 @@ function harness(scheduled: boolean) {
         error,
         endpoint: EP,
       }),
-    success: (tracker: Tracker) =>
-      attempted(tracker) &&
+    success: (tracker: Tracker) => {
+      attempted(tracker);
+      tracker.succeed(endAt());
       events.emit('success', {
         key: tracker.key,
         tracker,
         response: { data: null, status: 200, statusText: 'OK', headers: new Headers() },
         endpoint: EP,
-      }),
+      });
+    },
     /** `made: false`: the flight ended before its attempt reached fetch. */
-    error: (tracker: Tracker, error: unknown, made = true) =>
-      (!made || attempted(tracker)) &&
-      events.emit('error', { key: tracker.key, tracker, error, endpoint: EP }),
+    error: (tracker: Tracker, error: unknown, made = true) => {
+      if (made) attempted(tracker);
+      tracker.fail(endAt(), error);
+      events.emit('error', { key: tracker.key, tracker, error, endpoint: EP });
+    },
     /** `flight`: the flight's own tracker, which the client adds (internal) to the payload. */
-    cancel: (tracker: Tracker, final: boolean, key = tracker.key, flight = tracker) =>
+    cancel: (tracker: Tracker, final: boolean, key = tracker.key, flight = tracker) => {
+      if (final) flight.cancel(endAt());
       events.emit('cancel', {
         key,
         tracker,
         endpoint: EP,
         final,
         flight,
-      } as ClientEvents['cancel']),
+      } as ClientEvents['cancel']);
+    },
   };
 }
 
@@ -213,6 +234,7 @@ describe('AdaptiveObserver, scheduler mode', () => {
     });
     h.events.emit('queue-paused', { group: 'g' });
     h.at(80);
+    t.succeed(80);
     h.events.emit('success', {
       key: t.key,
       tracker: t,
@@ -256,6 +278,31 @@ describe('AdaptiveObserver, scheduler mode', () => {
 });
 
 describe('AdaptiveObserver, lifecycle', () => {
+  // The clock read in a listener threw there: `onError` heard an app's listener fail, and a
+  // throw in the terminal listener skipped forgetting the flight (its maps kept it).
+  it('a clock that throws while it listens: no listener fails, every flight is forgotten', () => {
+    const broken = new Error('clock broken');
+    for (const scheduled of [false, true]) {
+      const h = harness(scheduled);
+      h.breakClock(broken);
+      const t = h.request();
+      h.queued(7);
+      h.started(7);
+      h.retry(t, errorOf.http(503));
+      h.delayed(7);
+      h.queued(7);
+      h.started(7);
+      h.error(t, broken);
+      const u = h.request('k2');
+      h.queued(8, 'k2');
+      h.started(8, 'k2');
+      h.success(u);
+      expect(h.reported).toEqual([]);
+      expect(h.observer.size).toBe(0);
+      expect(h.engine.state(EP)!.signals.active).toBe(0);
+    }
+  });
+
   it('reset forgets flights in progress; unsubscribing removes every listener', () => {
     const h = harness(true);
     const t = h.request();

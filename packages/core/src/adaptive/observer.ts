@@ -124,7 +124,7 @@ export class AdaptiveObserver {
     this.#byTracker.set(e.tracker, w);
     if (w.older !== undefined) w.older.newer = w;
     this.#byKey.set(e.key, w);
-    if (!this.#scheduled) this.#begin(w, this.#clock.now(), 0);
+    if (!this.#scheduled) this.#begin(w, this.#now(), 0);
   };
 
   readonly #onRetry = (e: ClientEvents['retry']): void => {
@@ -132,7 +132,7 @@ export class AdaptiveObserver {
     if (w === undefined) return;
     w.lastOutcome = classify(e.error);
     if (this.#scheduled) return; // `request-delayed` ends the attempt
-    const now = this.#clock.now();
+    const now = this.#now();
     this.#end(w, w.lastOutcome, now);
     this.#begin(w, now + e.delay, e.attempts);
   };
@@ -172,13 +172,13 @@ export class AdaptiveObserver {
 
   readonly #onStarted = (e: ClientEvents['request-started']): void => {
     const w = this.#byId.get(e.id);
-    if (w !== undefined) this.#begin(w, this.#clock.now(), w.attempts + 1);
+    if (w !== undefined) this.#begin(w, this.#now(), w.attempts + 1);
   };
 
   readonly #onDelayed = (e: ClientEvents['request-delayed']): void => {
     // A rate-budget park happens before the attempt starts: nothing is being measured then.
     const w = this.#byId.get(e.id);
-    if (w !== undefined) this.#end(w, w.lastOutcome ?? 'error', this.#clock.now());
+    if (w !== undefined) this.#end(w, w.lastOutcome ?? 'error', this.#now());
   };
 
   readonly #onRejected = (e: ClientEvents['request-rejected']): void => {
@@ -186,6 +186,18 @@ export class AdaptiveObserver {
   };
 
   // ── measurement ─────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * The clock's time; NaN when it throws (an attempt measured from or to it is no latency). The
+   * client meets that throw itself: thrown here, it was reported as an app's listener failing.
+   */
+  #now(): number {
+    try {
+      return this.#clock.now();
+    } catch {
+      return Number.NaN;
+    }
+  }
 
   #begin(w: Watched, at: number, attemptsBefore: number): void {
     if (!w.measuring) this.#engine.started(w.endpoint);
@@ -205,13 +217,17 @@ export class AdaptiveObserver {
       w.endpoint,
       now - w.startedAt,
       w.tracker.attempts > w.attempts ? outcome : undefined,
+      now,
     );
   }
 
-  /** The flight ended: its attempt being measured ends with `outcome`, and it is forgotten. */
+  /**
+   * The flight ended: its attempt being measured ends with `outcome` when the client ended it
+   * (NaN: its clock could not tell), and it is forgotten.
+   */
   #close(w: Watched | undefined, outcome?: Outcome): void {
     if (w === undefined) return;
-    this.#end(w, outcome, this.#clock.now());
+    this.#end(w, outcome, w.tracker.endedAt);
     this.#forget(w);
   }
 

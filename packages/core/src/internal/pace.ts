@@ -36,6 +36,9 @@ export class Pace {
    * caller drops the samples it held; this one starts a window). `n` is 0 after a window filled.
    */
   sample(now: number, size: number): boolean {
+    // NaN: the time a flight ended when the clock threw then. Taken as the time, it made the
+    // pace NaN, and nothing aged for about two windows: it counts as at the last sample's time.
+    if (Number.isNaN(now)) now = this.#at;
     const stale = this.stale(now);
     if (stale) {
       this.n = 0;
