@@ -662,7 +662,9 @@ export class Slot implements RawWriter {
   openStream(): SseStream {
     this.assertCanRespond();
     const face = this.#face;
-    const stream = openSseStream(face.res, this.host.sse, ['x-request-id', face.requestId]);
+    // What a close listener throws is this request's error (one closure per stream, not per request).
+    const report = (err: unknown): void => void this.host.report(err, face);
+    const stream = openSseStream(face.res, this.host.sse, ['x-request-id', face.requestId], report);
     this.#stream = stream;
     this.#answer = 'streaming';
     // Queued behind an earlier response of its connection (pipelined), it gets no 'close' from
