@@ -478,11 +478,15 @@ export class Slot implements RawWriter {
     });
   }
 
-  /** A live request answers once. */
-  assertCanRespond(): void {
+  /**
+   * A live request answers once. An async response operation still under way (sendFile,
+   * graphql: `busy`) is that answer: a second one would race it, and the loser be dropped.
+   * `own`: the caller's own operations counted in `busy` (graphql writing its result).
+   */
+  assertCanRespond(own = 0): void {
     const res = this.#face.res;
     // Not a head keel made for it (an HTTP/2 408, see h2-request): the response is just gone.
-    if (this.#answer !== 'open' || (res.headersSent && !wasUnsent(res))) {
+    if (this.#answer !== 'open' || this.#busy > own || (res.headersSent && !wasUnsent(res))) {
       throw new Error('keel: a response was already sent for this request');
     }
   }
@@ -491,9 +495,9 @@ export class Slot implements RawWriter {
     this.#status = status;
   }
 
-  /** Every buffered response goes out through here. */
-  end(contentType: string | null, body: string | Uint8Array | null): void {
-    this.assertCanRespond();
+  /** Every buffered response goes out through here; `own` as for {@link assertCanRespond}. */
+  end(contentType: string | null, body: string | Uint8Array | null, own = 0): void {
+    this.assertCanRespond(own);
     const face = this.#face;
     const res = face.res;
     if (res.destroyed) {
