@@ -387,7 +387,14 @@ export class Slot implements RawWriter {
       const pending = this.host.report(err, this.#face);
       if (pending !== undefined) {
         const gen = this.#gen;
+        // An async onError may never settle: should the response close meanwhile (the client
+        // left, or onError answered through ctx), the request is over then. Error path only.
+        const closed = (): void => {
+          if (this.#gen === gen) this.#onResClose();
+        };
+        if (!res.destroyed) res.once('close', closed);
         void pending.then(() => {
+          res.off('close', closed);
           if (this.#gen === gen) this.#respondError(err);
         });
         return;
