@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appStats } from '../../src/app';
 import { type App, createApp } from '../../src/index';
 import { raw, start } from '../helpers';
 import { guardProcess } from './harness';
@@ -58,8 +59,8 @@ afterAll(async () => {
 });
 
 async function settled(): Promise<void> {
-  for (let i = 0; i < 50 && app.inflight > 0; i++) await sleep(5);
-  expect(app.inflight).toBe(0);
+  for (let i = 0; i < 50 && appStats(app).inflight > 0; i++) await sleep(5);
+  expect(appStats(app).inflight).toBe(0);
 }
 
 describe('a second response operation while an async one is still under way', () => {

@@ -1,9 +1,10 @@
 // An async onError is awaited before the 500 (it may answer through ctx). One that never settles
 // (a log shipper down, no timeout of its own) held its request for ever, also after the client
-// left: the slot, the ctx and `app.inflight` never came back, not even after app.close().
+// left: the slot, the ctx and `appStats(app).inflight` never came back, not even after app.close().
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appStats } from '../../src/app';
 import { type App, createApp } from '../../src/index';
 import { raw, start } from '../helpers';
 import { guardProcess } from './harness';
@@ -59,8 +60,8 @@ function requestThenLeave(path: string): Promise<void> {
 }
 
 async function drained(): Promise<void> {
-  for (let i = 0; i < 100 && app.inflight > 0; i++) await sleep(5);
-  expect(app.inflight).toBe(0);
+  for (let i = 0; i < 100 && appStats(app).inflight > 0; i++) await sleep(5);
+  expect(appStats(app).inflight).toBe(0);
 }
 
 describe('an async onError still running when its client leaves', () => {
@@ -76,7 +77,7 @@ describe('an async onError still running when its client leaves', () => {
     settle?.();
     await sleep(10);
     expect(answered).toEqual(['late']);
-    expect(app.inflight).toBe(0);
+    expect(appStats(app).inflight).toBe(0);
   });
 
   it('one that answers through ctx still answers (the client stayed)', async () => {

@@ -4,6 +4,7 @@
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appStats } from '../../src/app';
 import { type App, type Context, createApp } from '../../src/index';
 import { raw, start } from '../helpers';
 import { guardProcess } from './harness';
@@ -59,12 +60,12 @@ describe('an SSE onClose listener that throws', () => {
     reported.length = 0;
     later = 0;
     await openThenLeave('/events');
-    for (let i = 0; i < 50 && (later === 0 || app.inflight > 0); i++) await sleep(5);
+    for (let i = 0; i < 50 && (later === 0 || appStats(app).inflight > 0); i++) await sleep(5);
     expect(later).toBe(1);
     expect(reported.map((r) => [(r.err as Error).message, r.path])).toEqual([
       ['listener failed', '/events'],
     ]);
-    expect(app.inflight).toBe(0);
+    expect(appStats(app).inflight).toBe(0);
     expect((await raw(port, { path: '/ok' })).body).toBe('{"ok":true}');
   });
 
@@ -73,6 +74,6 @@ describe('an SSE onClose listener that throws', () => {
     const res = await raw(port, { path: '/closes' });
     expect(res.status).toBe(200);
     expect(reported.map((r) => (r.err as Error).message)).toEqual(['listener failed on close()']);
-    expect(app.inflight).toBe(0);
+    expect(appStats(app).inflight).toBe(0);
   });
 });
