@@ -838,13 +838,14 @@ class KeelApp implements App, SlotHost {
     // response is queued behind that one's, and goes when the connection closes after it.
     if (socket?.[FAULTY_FRAMING] === true) return;
     if (
-      req.httpVersionMinor === 0 &&
-      req.httpVersionMajor === 1 &&
+      (req.httpVersionMinor !== 1 || req.httpVersionMajor !== 1) &&
       req.headers['transfer-encoding'] !== undefined
     ) {
       // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing, the way to smuggle a
-      // request past a proxy that frames it otherwise. This one is answered, then the
-      // connection closes; what Node parses after it on that connection is not a request.
+      // request past a proxy that frames it otherwise. So in any version but 1.1: Node's parser
+      // also takes `HTTP/0.9` and `HTTP/2.0` request lines with headers (HTTP/2 proper forbids
+      // the field). This one is answered, then the connection closes; what Node parses after it
+      // on that connection is not a request.
       res.shouldKeepAlive = false;
       if (socket !== null) socket[FAULTY_FRAMING] = true;
     }

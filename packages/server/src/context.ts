@@ -713,7 +713,7 @@ export class Context {
         if (slot.gen !== gen) return;
         if (outcome.allow !== undefined) this.res.setHeader('allow', outcome.allow);
         slot.setStatus(outcome.status);
-        slot.end(JSON_TYPE, JSON.stringify(outcome.body));
+        slot.end(JSON_TYPE, JSON.stringify(outcome.body), 1); // this work is the one busy op
       });
     return slot.track(work);
   }

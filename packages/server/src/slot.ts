@@ -387,7 +387,14 @@ export class Slot implements RawWriter {
       const pending = this.host.report(err, this.#face);
       if (pending !== undefined) {
         const gen = this.#gen;
+        // An async onError may never settle: should the response close meanwhile (the client
+        // left, or onError answered through ctx), the request is over then. Error path only.
+        const closed = (): void => {
+          if (this.#gen === gen) this.#onResClose();
+        };
+        if (!res.destroyed) res.once('close', closed);
         void pending.then(() => {
+          res.off('close', closed);
           if (this.#gen === gen) this.#respondError(err);
         });
         return;
@@ -478,11 +485,15 @@ export class Slot implements RawWriter {
     });
   }
 
-  /** A live request answers once. */
-  assertCanRespond(): void {
+  /**
+   * A live request answers once. An async response operation still under way (sendFile,
+   * graphql: `busy`) is that answer: a second one would race it, and the loser be dropped.
+   * `own`: the caller's own operations counted in `busy` (graphql writing its result).
+   */
+  assertCanRespond(own = 0): void {
     const res = this.#face.res;
     // Not a head keel made for it (an HTTP/2 408, see h2-request): the response is just gone.
-    if (this.#answer !== 'open' || (res.headersSent && !wasUnsent(res))) {
+    if (this.#answer !== 'open' || this.#busy > own || (res.headersSent && !wasUnsent(res))) {
       throw new Error('keel: a response was already sent for this request');
     }
   }
@@ -491,9 +502,9 @@ export class Slot implements RawWriter {
     this.#status = status;
   }
 
-  /** Every buffered response goes out through here. */
-  end(contentType: string | null, body: string | Uint8Array | null): void {
-    this.assertCanRespond();
+  /** Every buffered response goes out through here; `own` as for {@link assertCanRespond}. */
+  end(contentType: string | null, body: string | Uint8Array | null, own = 0): void {
+    this.assertCanRespond(own);
     const face = this.#face;
     const res = face.res;
     if (res.destroyed) {
@@ -662,7 +673,9 @@ export class Slot implements RawWriter {
   openStream(): SseStream {
     this.assertCanRespond();
     const face = this.#face;
-    const stream = openSseStream(face.res, this.host.sse, ['x-request-id', face.requestId]);
+    // What a close listener throws is this request's error (one closure per stream, not per request).
+    const report = (err: unknown): void => void this.host.report(err, face);
+    const stream = openSseStream(face.res, this.host.sse, ['x-request-id', face.requestId], report);
     this.#stream = stream;
     this.#answer = 'streaming';
     // Queued behind an earlier response of its connection (pipelined), it gets no 'close' from

@@ -61,7 +61,9 @@ describe('backpressure', () => {
     const clock = new ManualClock();
     const registry = new SseRegistry(clock, { heartbeatMs: 0, maxBufferedBytes });
     const res = new FakeRes();
-    const stream = openSseStream(res as unknown as ServerResponse, registry, []);
+    const stream = openSseStream(res as unknown as ServerResponse, registry, [], (err) => {
+      throw err;
+    });
     return { clock, registry, res, stream };
   }
 

@@ -170,7 +170,12 @@ type CloseListener = (stream: SseStream) => void;
  * `SseStream`'s static block, which alone can read its `#` members.
  */
 interface StreamInternals {
-  open(res: ServerResponse, registry: SseRegistry, headers: string[]): SseStream;
+  open(
+    res: ServerResponse,
+    registry: SseRegistry,
+    headers: string[],
+    report: (err: unknown) => void,
+  ): SseStream;
   write(stream: SseStream, frame: string | Buffer): boolean;
   heartbeat(stream: SseStream): void;
   /** The hub owns this stream's ids from now on: its own events are sent without one. */
@@ -211,10 +216,12 @@ export class SseStream {
   #beatWrites = -1;
   /** Stops the queue's watch, while a write left it waiting (see #watchQueue); null: none. */
   #unwatch: (() => void) | null = null;
+  /** Takes what an onClose listener throws (the app's onError); dropped once they ran. */
+  #report: ((err: unknown) => void) | null;
 
   static {
     internals = {
-      open: (res, registry, headers) => new SseStream(res, registry, headers),
+      open: (res, registry, headers, report) => new SseStream(res, registry, headers, report),
       write: (stream, frame) => stream.#write(frame),
       heartbeat: (stream) => stream.#heartbeat(),
       yieldIds: (stream) => {
@@ -225,9 +232,15 @@ export class SseStream {
   }
 
   /** Made by `ctx.sseStream()` / `hub.connect()`. */
-  private constructor(res: ServerResponse, registry: SseRegistry, headers: string[]) {
+  private constructor(
+    res: ServerResponse,
+    registry: SseRegistry,
+    headers: string[],
+    report: (err: unknown) => void,
+  ) {
     this.#res = res;
     this.#registry = registry;
+    this.#report = report;
     // Its queue has its own watch (#watchQueue), which drops it as too slow: an HTTP/2 stream's
     // watch of every response leaves it alone.
     watchOwn(res);
@@ -464,7 +477,17 @@ export class SseStream {
     this.#registry.delete(this);
     const listeners = this.#listeners;
     this.#listeners = [];
-    for (const fn of listeners) fn(this);
+    const report = this.#report!;
+    this.#report = null; // a kept stream does not pin its request's ctx
+    // App code, run from the response's 'close' event: a throw would escape into Node's emitter
+    // (an uncaughtException) and skip the listeners after it, keel's own among them.
+    for (const fn of listeners) {
+      try {
+        fn(this);
+      } catch (err) {
+        report(err);
+      }
+    }
   };
 }
 
@@ -473,8 +496,9 @@ export function openSseStream(
   res: ServerResponse,
   registry: SseRegistry,
   headers: string[],
+  report: (err: unknown) => void,
 ): SseStream {
-  return internals.open(res, registry, headers);
+  return internals.open(res, registry, headers, report);
 }
 
 /** Writes a pre-formatted frame; false when the stream is closed or was dropped as too slow. */

@@ -22,12 +22,16 @@ export interface StreamTarget {
   watch: SendWatch;
 }
 
-/** A Node stream (has `pipe`) or a web stream (has `getReader`), as Fastify's reply.send tells them. */
+/**
+ * A Node stream (`pipe` and `on`: what `pipeline` takes for one; a Zod schema or an RxJS
+ * Observable has a `pipe` of its own, and is data) or a web stream (has `getReader`).
+ */
 export function isStreamBody(body: unknown): body is StreamBody {
   return (
     typeof body === 'object' &&
     body !== null &&
-    (typeof (body as Readable).pipe === 'function' ||
+    ((typeof (body as Readable).pipe === 'function' &&
+      typeof (body as Readable).on === 'function') ||
       typeof (body as ReadableStream).getReader === 'function')
   );
 }

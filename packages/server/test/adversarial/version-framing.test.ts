@@ -1,0 +1,61 @@
+// RFC 9112 §6.1: Transfer-Encoding in a message of a version below HTTP/1.1 is faulty framing
+// (a proxy in front may frame it by Content-Length, or not at all). keel answered such an
+// HTTP/1.0 request and closed its connection, but Node's parser also takes `HTTP/0.9` and
+// `HTTP/2.0` request lines with headers, and those kept the connection: the bytes after the
+// chunked body were run as a second request (smuggled past a proxy that framed it otherwise).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type App, createApp } from '../../src/index';
+import { socketBytes, start } from '../helpers';
+import { guardProcess } from './harness';
+
+guardProcess();
+
+let app: App;
+let port: number;
+const ran: string[] = [];
+
+beforeAll(async () => {
+  app = createApp();
+  app.post('/echo', (ctx) => {
+    ran.push('echo');
+    return ctx.json({ body: ctx.body ?? null });
+  });
+  app.get('/admin', (ctx) => {
+    ran.push('admin');
+    return ctx.json({ admin: true });
+  });
+  ({ port } = await start(app));
+});
+
+afterAll(() => app.close());
+
+describe('Transfer-Encoding in a request line of a version other than HTTP/1.1', () => {
+  it.each(['HTTP/0.9', 'HTTP/1.0', 'HTTP/2.0'])(
+    '%s: answered, then the connection closed; what follows is never run',
+    async (version) => {
+      ran.length = 0;
+      const out = await socketBytes(
+        port,
+        `POST /echo ${version}\r\nHost: a\r\nConnection: keep-alive\r\n` +
+          'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n' +
+          '7\r\n{"a":1}\r\n0\r\n\r\nGET /admin HTTP/1.1\r\nHost: a\r\n\r\n',
+        1_000,
+      );
+      expect(out.match(/HTTP\/1\.1 200/g)).toHaveLength(1);
+      expect(out).toContain('\r\nConnection: close\r\n');
+      expect(ran).toEqual(['echo']);
+    },
+  );
+
+  it('HTTP/1.1 with chunked keeps its connection (the pipelined request is answered)', async () => {
+    ran.length = 0;
+    const out = await socketBytes(
+      port,
+      'POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n' +
+        'Transfer-Encoding: chunked\r\n\r\n7\r\n{"a":1}\r\n0\r\n\r\nGET /admin HTTP/1.1\r\nHost: a\r\n\r\n',
+      300,
+    );
+    expect(out.match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+    expect(ran.sort()).toEqual(['admin', 'echo']);
+  });
+});
