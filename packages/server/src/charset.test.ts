@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bodyCharset, charsetParam, type Decoder, formDecoder } from './charset';
+import { bodyCharset, charsetParam, type Decoder, formDecoder, isMediaType } from './charset';
 import { HttpException } from './errors';
 
 function decoder(type: string): Decoder {
@@ -58,5 +58,29 @@ describe('formDecoder', () => {
     const latin = formDecoder(decoder('text/plain; charset=latin1'));
     expect(latin('caf%e9 %zz %4')).toBe('café %zz %4');
     expect(latin('plain')).toBe('plain');
+  });
+});
+
+describe('isMediaType', () => {
+  it('compares the type without case, OWS and parameters, and nothing more', () => {
+    for (const type of [
+      'application/json',
+      'Application/JSON',
+      ' application/json ',
+      'application/json\t; charset=utf-8',
+      'APPLICATION/JSON;x',
+    ]) {
+      expect(isMediaType(type, 'application/json'), type).toBe(true);
+    }
+    for (const type of [
+      '',
+      ';application/json',
+      'application/jsonx',
+      'application/json\u00a0',
+      'application/graphql-response+json',
+      'xapplication/json',
+    ]) {
+      expect(isMediaType(type, 'application/json'), type).toBe(false);
+    }
   });
 });

@@ -55,6 +55,21 @@ function equalsIgnoringCase(s: string, from: number, to: number, lower: string):
 }
 
 /**
+ * Whether the media type of Content-Type `type` is `lower` (`type/subtype`, ASCII lower case):
+ * compared without case, OWS (spaces, tabs: RFC 9110 §5.6.3) around it skipped, parameters not
+ * looked at. The one way keel recognises a JSON request (the body reader, GraphQL); nothing is
+ * sliced or lower-cased, so it allocates nothing.
+ */
+export function isMediaType(type: string, lower: string): boolean {
+  let start = 0;
+  let end = type.indexOf(';');
+  if (end === -1) end = type.length;
+  while (start < end && isOws(type.charCodeAt(start))) start++;
+  while (end > start && isOws(type.charCodeAt(end - 1))) end--;
+  return equalsIgnoringCase(type, start, end, lower);
+}
+
+/**
  * The `charset` parameter of a Content-Type: `null` when none, the shared `'utf-8'` for `utf-8` /
  * `utf8` in any case, else the label as sent. The grammar (RFC 9110 §8.3.1: quoted-strings with
  * quoted pairs, a quoted `;`, parameters without `=`, names without case, the first one counting)

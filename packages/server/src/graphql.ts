@@ -18,6 +18,7 @@ import {
   validate,
 } from 'graphql';
 import { FORBIDDEN_JSON_KEY, JSON_TOO_DEEP, MALFORMED_JSON, readJson } from './body';
+import { isMediaType } from './charset';
 import { boolean, checkObject, integer } from './checks';
 import { fragmentCycles, nestsTooDeepThroughFragments } from './graphql-fragments';
 import { operationLimitsRule, tooManyFieldPairs } from './graphql-limits';
@@ -334,9 +335,23 @@ export class GraphqlRunner {
     if (method === 'POST' && !isJson(contentType)) {
       return requestError(415, 'GraphQL POST requests must be sent as application/json.');
     }
-    const { query, operationName } = params;
+    const query = params.query;
+    let { operationName, variables } = params;
     if (typeof query !== 'string' || query === '') {
       return requestError(400, 'Must provide query string.');
+    }
+    if (method === 'GET') {
+      // GraphQL over HTTP: on GET the empty string is the parameter omitted (a form or
+      // URLSearchParams sends every field, filled or not); graphql-http reads `variables` so.
+      if (operationName === '') operationName = undefined;
+      if (variables === '') variables = undefined;
+    } else if (operationName === '') {
+      // A JSON body has null for "none"; `""` names an operation no document can have (a name is
+      // never empty), refused as graphql-js and graphql-http refuse it, but saying why.
+      return requestError(
+        400,
+        'operationName is the empty string, which names no operation: omit it or send null.',
+      );
     }
     if (
       operationName !== undefined &&
@@ -345,7 +360,6 @@ export class GraphqlRunner {
     ) {
       return requestError(400, 'operationName must be a string.');
     }
-    let variables = params.variables;
     if (typeof variables === 'string') {
       // The GET form's (and a POST may send them so): held to the rules of a JSON body, which
       // the body reader applied to everything else. Plain JSON.parse let a `__proto__` key reach
@@ -397,10 +411,10 @@ export class GraphqlRunner {
   }
 }
 
-/** `application/json`, with or without parameters (charset). */
+/**
+ * `application/json`, with or without parameters (a charset other than UTF-8 is refused by the
+ * body reader first): the body reader's own check, allocating nothing.
+ */
 function isJson(contentType: string | undefined): boolean {
-  if (contentType === undefined) return false;
-  const semi = contentType.indexOf(';');
-  const mime = semi === -1 ? contentType : contentType.slice(0, semi);
-  return mime.trim().toLowerCase() === 'application/json';
+  return contentType !== undefined && isMediaType(contentType, 'application/json');
 }

@@ -1,0 +1,141 @@
+// GraphQL-over-HTTP request forms on a listening app: which Content-Types a POST may use (one
+// check, the body reader's), and empty `operationName` / `variables` parameters (the spec: on GET
+// the empty string is the parameter omitted; graphql-http and graphql-js keep a JSON body's `""`).
+import { afterEach, describe, expect, it } from 'vitest';
+import { type App, createApp } from '../src/index';
+import { raw, start } from './helpers';
+
+const apps: App[] = [];
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
+});
+
+const schema = 'type Query { hello(name: String): String! } type Mutation { bump: Int! }';
+
+async function serve(): Promise<{ port: number; bumps: () => number }> {
+  let bumps = 0;
+  const app = createApp();
+  apps.push(app);
+  app.all('/graphql', (ctx) =>
+    ctx.graphql(schema, {
+      Query: { hello: (_: unknown, args: { name?: string }) => `hi ${args.name ?? 'you'}` },
+      Mutation: { bump: () => ++bumps },
+    }),
+  );
+  return { port: (await start(app)).port, bumps: () => bumps };
+}
+
+function post(port: number, type: string, body: unknown) {
+  return raw(port, {
+    method: 'POST',
+    path: '/graphql',
+    headers: { 'content-type': type },
+    body: JSON.stringify(body),
+  });
+}
+
+function get(port: number, search: string) {
+  return raw(port, { path: `/graphql?${search}` });
+}
+
+const errorOf = (body: string): string =>
+  (JSON.parse(body) as { errors: { message: string }[] }).errors[0]!.message;
+
+describe('GraphQL POST Content-Type', () => {
+  it.each([
+    'application/json',
+    'Application/JSON',
+    'APPLICATION/JSON; CHARSET=UTF-8',
+    'Application/JSON ; charset=UTF-8',
+    'application/json;charset="utf-8"',
+    'application/json\t;\tcharset=utf-8',
+    'application/json; foo=bar; charset=utf-8',
+  ])('%j runs the operation', async (type) => {
+    const { port, bumps } = await serve();
+    const res = await post(port, type, { query: 'mutation { bump }' });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ data: { bump: 1 } });
+    expect(bumps()).toBe(1);
+  });
+
+  // The spec names application/json the one request type (application/graphql-response+json is
+  // a response type, sent in Accept); graphql-http answers 415 to any other. JSON the body reader
+  // parses (`+json`) is no GraphQL request for that.
+  it.each([
+    'application/graphql-response+json',
+    'application/graphql+json',
+    'application/jsonx',
+    'application/json-seq',
+    'text/json',
+    'application/x-json',
+    'application',
+    'application/json\u00a0',
+    'json',
+  ])('%j is a 415 and nothing runs', async (type) => {
+    const { port, bumps } = await serve();
+    const res = await post(port, type, { query: 'mutation { bump }' });
+    expect(res.status).toBe(415);
+    expect(errorOf(res.body)).toBe('GraphQL POST requests must be sent as application/json.');
+    expect(bumps()).toBe(0);
+  });
+});
+
+describe('empty GraphQL parameters', () => {
+  it('GET `operationName=` is the parameter omitted (GraphQL over HTTP, GET)', async () => {
+    const { port } = await serve();
+    const res = await get(port, `query=${encodeURIComponent('{ hello }')}&operationName=`);
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ data: { hello: 'hi you' } });
+  });
+
+  it('GET `operationName=` with several operations still needs a name', async () => {
+    const { port } = await serve();
+    const q = encodeURIComponent('query A { hello } query B { hello(name: "b") }');
+    const res = await get(port, `query=${q}&operationName=`);
+    expect(res.status).toBe(400);
+    expect(errorOf(res.body)).toBe('Could not determine which operation to run.');
+  });
+
+  it('GET `variables=` is the parameter omitted (as graphql-http reads it)', async () => {
+    const { port } = await serve();
+    const q = encodeURIComponent('query ($n: String) { hello(name: $n) }');
+    const res = await get(port, `query=${q}&variables=`);
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ data: { hello: 'hi you' } });
+    const both = await get(port, `query=${q}&variables=&operationName=`);
+    expect(JSON.parse(both.body)).toEqual({ data: { hello: 'hi you' } });
+  });
+
+  it('GET `variables` that is not empty is still read as JSON', async () => {
+    const { port } = await serve();
+    const q = encodeURIComponent('query ($n: String) { hello(name: $n) }');
+    const bad = await get(port, `query=${q}&variables=%20`);
+    expect(bad.status).toBe(400);
+    expect(errorOf(bad.body)).toBe('Variables are invalid JSON.');
+  });
+
+  it('a JSON body\'s `operationName: ""` is a 400 that names it (graphql-js, graphql-http)', async () => {
+    const { port, bumps } = await serve();
+    const res = await post(port, 'application/json', {
+      query: 'mutation { bump }',
+      operationName: '',
+    });
+    expect(res.status).toBe(400);
+    expect(errorOf(res.body)).toBe(
+      'operationName is the empty string, which names no operation: omit it or send null.',
+    );
+    expect(bumps()).toBe(0);
+    const nul = await post(port, 'application/json', {
+      query: 'mutation { bump }',
+      operationName: null,
+    });
+    expect(JSON.parse(nul.body)).toEqual({ data: { bump: 1 } });
+  });
+
+  it('a JSON body\'s `variables: ""` stays a 400 (a JSON body\'s variables are an object)', async () => {
+    const { port } = await serve();
+    const res = await post(port, 'application/json', { query: '{ hello }', variables: '' });
+    expect(res.status).toBe(400);
+    expect(errorOf(res.body)).toBe('Variables are invalid JSON.');
+  });
+});
