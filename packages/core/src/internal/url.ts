@@ -52,13 +52,19 @@ export function resolveBaseURL(baseURL: unknown): string {
   if (/[?#]/.test(baseURL)) {
     throw rangeError('baseURL', 'a URL without a query or fragment', baseURL);
   }
-  if (!ABSOLUTE.test(baseURL)) {
-    const page = documentBase();
+  // A host without its scheme: `localhost:3000` parses as scheme `localhost:` (every request
+  // then failed), and outside a browser `api.example.com` is no path on a page either.
+  const host = /^\w[^/]*(\.|:\d)/.exec(baseURL)?.[1];
+  const port = host! > '.';
+  if (port || !ABSOLUTE.test(baseURL)) {
+    const page = port ? undefined : documentBase();
     if (page === undefined) {
-      const example = `http://localhost:3000${baseURL.startsWith('/') ? '' : '/'}${baseURL}`;
+      const example = host
+        ? `http${port ? '' : 's'}://${baseURL}`
+        : `http://localhost:3000${baseURL.startsWith('/') ? '' : '/'}${baseURL}`;
       throw rangeError(
         'baseURL',
-        `an absolute URL outside a browser (there is no page to resolve it against; pass the full URL, e.g. "${example}")`,
+        `an absolute URL${port ? '' : ' outside a browser'}, e.g. "${example}"`,
         baseURL,
       );
     }
