@@ -110,3 +110,19 @@ describe('ctx.json / ctx.send of a value JSON cannot hold', () => {
     expect((await app.inject({ url: '/undef' })).body).toBe('null');
   });
 });
+
+describe('a handler that returns its data instead of sending it (as in Fastify)', () => {
+  it('gets a 500, and onError is told that a returned value is not sent and what to call', async () => {
+    const app = createApp();
+    const errors: Error[] = [];
+    app.onError((err) => {
+      errors.push(err as Error);
+    });
+    app.get('/users', () => ({ users: [] }) as never);
+    expect((await app.inject({ url: '/users' })).status).toBe(500);
+    expect(errors.map((e) => e.message)).toEqual([
+      'keel: the handler for GET /users sent no response (a returned value is not sent: ' +
+        'return ctx.json(value), ctx.send(...) or another ctx response)',
+    ]);
+  });
+});
