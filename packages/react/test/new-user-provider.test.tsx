@@ -12,7 +12,7 @@ afterEach(() => {
 });
 
 describe('a hook outside a ClientProvider', () => {
-  it.each([
+  it.each<[string, () => unknown]>([
     ['useQuery', () => useQuery('/todos')],
     ['useMutation', () => useMutation('POST', '/todos')],
     ['useServerEvents', () => useServerEvents('/events')],

@@ -801,9 +801,9 @@ class KeelApp implements App, SlotHost {
     }
     const route: Route = { handler, body };
     if (typeof path !== 'string') throw badRoutePath(where, path, 'a string');
-    // Parameter names (`::` is an escaped colon, a `(regexp)` may hold one): the router takes `/:` and a name used twice,
-    // and ctx.params would lose a value.
-    const names = path.replace(/\([^)]*\)/g, '').match(/(?<!:):(?!:)[^/:(?.-]*/g) ?? [];
+    // Parameter names (`::` is an escaped colon, a `(regexp)` may hold one): the router takes
+    // `/:` and a name used twice, and ctx.params would lose a value.
+    const names: string[] = path.replace(/\([^)]*\)/g, '').match(/(?<!:):(?!:)[^/:(?.-]*/g) ?? [];
     if (names.includes(':')) throw badRoutePath(where, path, 'a name for every parameter');
     const twice = names.find((n, i) => names.indexOf(n) !== i);
     if (twice !== undefined) throw badRoutePath(where, path, `"${twice}" twice`);
