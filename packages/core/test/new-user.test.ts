@@ -10,13 +10,13 @@ describe('a baseURL without its scheme', () => {
     vi.unstubAllGlobals();
   });
 
-  test('a host ("api.example.com") is told to add the scheme, not pointed at localhost', () => {
+  test('a host ("api.example.com") is shown a full URL, not pointed at localhost', () => {
+    // Before: 'pass the full URL, e.g. "http://localhost:3000/api.example.com"'.
     expect(() => createClient({ baseURL: 'api.example.com', fetch: noFetch })).toThrow(
-      'keel: `baseURL` must be an absolute URL outside a browser, e.g. "https://api.example.com", got "api.example.com"',
+      'keel: `baseURL` must be a full URL, e.g. "https://api.example.com/v1" (a path works only in a browser), got "api.example.com"',
     );
-    // A relative path keeps the localhost example.
     expect(() => createClient({ baseURL: 'api/v2', fetch: noFetch })).toThrow(
-      'e.g. "http://localhost:3000/api/v2"',
+      'keel: `baseURL` must be a full URL, e.g. "https://api.example.com/v1" (a path works only in a browser), got "api/v2"',
     );
   });
 
@@ -25,11 +25,11 @@ describe('a baseURL without its scheme', () => {
     const made = () => createClient({ baseURL: 'localhost:3000', fetch: noFetch });
     expect(made).toThrow(RangeError);
     expect(made).toThrow(
-      'keel: `baseURL` must be an absolute URL, e.g. "http://localhost:3000", got "localhost:3000"',
+      'keel: `baseURL` must be a full URL, e.g. "https://api.example.com/v1" (a path works only in a browser), got "localhost:3000"',
     );
     // In a browser too: a page cannot make it a URL of its own.
     vi.stubGlobal('location', { href: 'https://app.test/', origin: 'https://app.test' });
-    expect(made).toThrow('e.g. "http://localhost:3000"');
+    expect(made).toThrow('must be a full URL');
     // A real scheme with a port, and a relative base in the browser (a dotted one too), stay fine.
     createClient({ baseURL: 'http://localhost:3000', fetch: noFetch });
     createClient({ baseURL: '/api', fetch: noFetch });
