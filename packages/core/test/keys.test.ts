@@ -165,14 +165,14 @@ describe('a relative baseURL outside a browser', () => {
   test('is a RangeError that names baseURL, the value and the fix', () => {
     expect(() => createClient({ baseURL: '/api', fetch: noFetch })).toThrow(RangeError);
     expect(() => createClient({ baseURL: '/api', fetch: noFetch })).toThrow(
-      'keel: `baseURL` must be an absolute URL outside a browser (there is no page to resolve it against; pass the full URL, e.g. "http://localhost:3000/api"), got "/api"',
+      'keel: `baseURL` must be a full URL, e.g. "https://api.example.com/v1" (a path works only in a browser), got "/api"',
     );
   });
 
   test('a relative request-level baseURL rejects the request the same way', async () => {
     const client = createClient({ fetch: noFetch });
     await expect(client.get('/x', { baseURL: 'api' })).rejects.toThrow(
-      /`baseURL` must be an absolute URL outside a browser .*, got "api"$/,
+      /`baseURL` must be a full URL, .*\(a path works only in a browser\), got "api"$/,
     );
   });
 });

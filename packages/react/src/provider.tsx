@@ -26,7 +26,7 @@ export function useClient(): Client {
   const client = useContext(ClientContext);
   // Also a provider given no client (`client={undefined}` from JavaScript).
   if (client == null) {
-    throw new Error('keel: useClient() needs a <ClientProvider client={...}> above this component');
+    throw new Error('keel: the hooks need a <ClientProvider client={...}> above this component');
   }
   return client;
 }

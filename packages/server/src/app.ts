@@ -32,10 +32,12 @@ import {
 } from './body';
 import { type BodyCharset, bodyCharset } from './charset';
 import {
+  badRoutePath,
   boolean,
   checkFunction,
   checkNumber,
   checkObject,
+  errorText,
   integer,
   rangeError,
   typeError,
@@ -798,7 +800,25 @@ class KeelApp implements App, SlotHost {
       body = bodyPolicy(a as RouteOptions, body);
     }
     const route: Route = { handler, body };
-    this.#router.on(methods, path, () => {}, route);
+    if (typeof path !== 'string') throw badRoutePath(where, path, 'a string');
+    // Parameter names (`::` is an escaped colon, a `(regexp)` may hold one): the router takes
+    // `/:` and a name used twice, and ctx.params would lose a value.
+    const names: string[] = path.replace(/\([^)]*\)/g, '').match(/(?<!:):(?!:)[^/:(?.-]*/g) ?? [];
+    if (names.includes(':')) throw badRoutePath(where, path, 'a name for every parameter');
+    const twice = names.find((n, i) => names.indexOf(n) !== i);
+    if (twice !== undefined) throw badRoutePath(where, path, `"${twice}" twice`);
+    try {
+      this.#router.on(methods, path, () => {}, route);
+    } catch (cause) {
+      const taken = /^Method '(\w+)' already declared/.exec(errorText(cause));
+      if (taken !== null) {
+        throw new Error(
+          `keel: ${taken[1]} ${path} has a handler already: register each method and path once`,
+          { cause },
+        );
+      }
+      throw badRoutePath(where, path, errorText(cause), cause);
+    }
     for (const method of methods) this.#methods.add(method);
     return this;
   }

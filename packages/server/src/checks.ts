@@ -95,6 +95,33 @@ export function unserializable(where: string, value: unknown, cause: unknown): T
   );
 }
 
+/**
+ * A body `ctx.json()` / `ctx.send()` cannot serialize (a BigInt, a cycle): what JSON said, and
+ * what to change. Thrown in the handler, so the client gets a 500 and `onError` this.
+ */
+export function notJson(call: string, value: unknown, cause: unknown): TypeError {
+  const text = hidePasswords(String(cause instanceof Error ? cause.message : cause));
+  return new TypeError(
+    `keel: ctx.${call} needs a JSON-serializable value, got ${shown(value)} ` +
+      `(${text.replace(/\s+/g, ' ')}): turn BigInts into strings or numbers and drop cycles ` +
+      '(or give the object a toJSON())',
+    { cause },
+  );
+}
+
+/**
+ * A route path the router refused (or one it would take and lose a parameter of): the path
+ * shown, the rule, and the router's words as the cause. A non-string is a TypeError.
+ */
+export function badRoutePath(where: string, path: unknown, why: string, cause?: unknown): Error {
+  return (typeof path === 'string' ? rangeError : typeError)(
+    `path of ${where}`,
+    `a route pattern ("/" first, ":name" parameters, "*" only last; ${why})`,
+    path,
+    cause,
+  );
+}
+
 /** The value has the right type and a wrong value. */
 export function rangeError(
   name: string,

@@ -9,6 +9,7 @@ import {
   checkNumber,
   checkObject,
   integer,
+  notJson,
   rangeError,
   typeError,
 } from './checks';
@@ -105,6 +106,15 @@ const MAX_DELTA_SECONDS = 2_147_483_648;
  * optional port.
  */
 const HOST = /^(?!.*\.\.)(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?)(?::\d{1,5})?$/i;
+
+/** `value` as JSON text (`undefined` as `null`); what JSON refuses is a keel: TypeError. */
+function toJson(call: string, value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? 'null';
+  } catch (cause) {
+    throw notJson(call, value, cause);
+  }
+}
 
 /**
  * `example.com:8080` -> `example.com`, `[::1]:80` -> `[::1]`, `example.com.` -> `example.com`
@@ -612,7 +622,7 @@ export class Context {
   json(value: unknown): void {
     const slot = this.#use('json()');
     if (slot === null) return;
-    slot.end(JSON_TYPE, JSON.stringify(value) ?? 'null');
+    slot.end(JSON_TYPE, toJson('json()', value));
   }
 
   /**
@@ -648,7 +658,7 @@ export class Context {
       this.#sendBytes(slot, new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
     } else if (isAnyArrayBuffer(body)) this.#sendBytes(slot, new Uint8Array(body));
     else if (isStreamBody(body)) return this.#sendStream(slot, body);
-    else slot.end(JSON_TYPE, JSON.stringify(body) ?? 'null');
+    else slot.end(JSON_TYPE, toJson('send()', body));
   }
 
   #sendBytes(slot: Slot, bytes: Uint8Array): void {

@@ -366,7 +366,12 @@ export class Slot implements RawWriter {
       this.#onResClose();
     } else {
       const { method, path } = this.#face;
-      this.#fail(new Error(`keel: the handler for ${method} ${path} sent no response`));
+      this.#fail(
+        new Error(
+          `keel: the handler for ${method} ${path} sent no response (a returned value is not ` +
+            'sent: return ctx.json(value), ctx.send(...) or another ctx response)',
+        ),
+      );
     }
   }
 

@@ -258,7 +258,10 @@ describe('every check throws one template, TypeError for the type, RangeError fo
     expect(errors.map((e) => [e.constructor.name, e.message])).toEqual([
       ['Error', 'keel: a response was already sent for this request'],
       ['Error', 'keel: next() was called more than once'],
-      ['Error', 'keel: the handler for GET /no-answer sent no response'],
+      [
+        'Error',
+        'keel: the handler for GET /no-answer sent no response (a returned value is not sent: return ctx.json(value), ctx.send(...) or another ctx response)',
+      ],
     ]);
   });
 

@@ -52,13 +52,15 @@ export function resolveBaseURL(baseURL: unknown): string {
   if (/[?#]/.test(baseURL)) {
     throw rangeError('baseURL', 'a URL without a query or fragment', baseURL);
   }
-  if (!ABSOLUTE.test(baseURL)) {
-    const page = documentBase();
+  // `localhost:3000` parses as scheme `localhost:`: every request then failed.
+  const port = /^\w[^/]*:\d/.test(baseURL);
+  if (port || !ABSOLUTE.test(baseURL)) {
+    const page = port ? undefined : documentBase();
     if (page === undefined) {
-      const example = `http://localhost:3000${baseURL.startsWith('/') ? '' : '/'}${baseURL}`;
+      // One example for all: a host lacks its scheme (`api.example.com`), a path its server.
       throw rangeError(
         'baseURL',
-        `an absolute URL outside a browser (there is no page to resolve it against; pass the full URL, e.g. "${example}")`,
+        'a full URL, e.g. "https://api.example.com/v1" (a path works only in a browser)',
         baseURL,
       );
     }

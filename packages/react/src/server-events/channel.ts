@@ -201,7 +201,7 @@ export class Channel {
         !response.ok || status === 204
           ? `Event stream answered HTTP ${status}`
           : !/^text\/event-stream\s*(;|$)/i.test(type)
-            ? `Not an event stream (content-type "${type}")`
+            ? `Not an event stream (content-type "${type}"): the wrong URL?`
             : body === null
               ? 'The fetch returned no readable body'
               : undefined;
