@@ -41,7 +41,7 @@ import { noop } from './internal/noop';
 import { report } from './internal/report';
 import { originOf } from './internal/url';
 import { isStreamBody } from './request/body';
-import { lowerCaseHeaders } from './request/fields';
+import { checkHeaders } from './request/fields';
 import { isDedupable, isJoinable, type RequestSpec, resolveRequest } from './request/resolve';
 import { type AttemptGate, transparentGate } from './scheduler/gate';
 import { Tracker } from './tracker/tracker';
@@ -477,7 +477,7 @@ class KeelClient implements Client {
           urlOfKey(spec.key),
           // Checked as a request's headers are: `__proto__`, a name no token, a value fetch
           // refuses would name an entry no request has.
-          lowerCaseHeaders(headersOf(block) ?? {}, 'key'),
+          checkHeaders(headersOf(block) ?? {}, 'key'),
           body,
           type ?? spec.responseType,
         )

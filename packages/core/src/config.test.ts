@@ -33,9 +33,9 @@ describe('resolveClientOptions', () => {
     expect(c.retry.baseDelay).toBe(1000);
   });
 
-  test('client headers are lower-cased', () => {
+  test('client header names are kept as written', () => {
     expect(resolveClientOptions({ fetch, headers: { 'X-Key': 'v' } }).headers).toEqual({
-      'x-key': 'v',
+      'X-Key': 'v',
     });
   });
 

@@ -19,7 +19,7 @@ import { freeze } from './internal/freeze';
 import { type ErrorReporter, logListenerError } from './internal/report';
 import { keyBaseOf, resolveBaseURL } from './internal/url';
 import { type FetchInit, resolveFetchInit } from './request/fetch-init';
-import { checkMaxBytes, checkResponseType, lowerCaseHeaders } from './request/fields';
+import { checkHeaders, checkMaxBytes, checkResponseType } from './request/fields';
 import type { CacheOptions, ClientOptions, FetchLike, ResponseBodyType } from './types/options';
 
 /** Client options after defaults and validation: read by every request, never mutated. */
@@ -28,7 +28,7 @@ export interface ClientConfig {
   readonly baseURL: string | undefined;
   /** What cache keys are written relative to (internal/url keyBaseOf). */
   readonly keyBase: string | undefined;
-  /** Client headers with lower-cased names; undefined when none. */
+  /** Client headers, names as written; undefined when none. */
   readonly headers: Readonly<Record<string, string>> | undefined;
   readonly cache: ResolvedCacheOptions;
   readonly maxEntries: number;
@@ -90,8 +90,7 @@ export function resolveClientOptions(options: ClientOptions = {}): ClientConfig 
   return freeze({
     baseURL,
     keyBase: keyBaseOf(baseURL),
-    headers:
-      options.headers !== undefined ? lowerCaseHeaders(options.headers, 'headers') : undefined,
+    headers: options.headers !== undefined ? checkHeaders(options.headers, 'headers') : undefined,
     cache,
     maxEntries,
     gcTime,

@@ -32,3 +32,4 @@ export {
 export { clockOf, fetchOf } from './internal/client-config';
 export { freeze } from './internal/freeze';
 export { noop } from './internal/noop';
+export { setHeader } from './request/fields';

@@ -947,6 +947,23 @@ describe('useServerEvents: the event stream format and reconnects', () => {
     expect(sse.connects).toEqual([undefined, 'a']);
   });
 
+  it("a caller's Last-Event-ID (any case) goes on the first connect; a resume replaces it", async () => {
+    const sse = await rawSse([{ chunks: ['data: 1\nid: a\n\n'] }, { hold: true }]);
+    const client = createClient({ baseURL: sse.base });
+    const { ManualClock } = await import('./helpers');
+    const clock = new ManualClock();
+    render(<RawFeed seen={[]} options={{ clock, headers: { 'Last-Event-ID': 'z' } }} />, {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(clock.timers.size).toBe(1));
+    act(() => {
+      clock.runNext();
+    });
+    await waitFor(() => expect(sse.connects.length).toBe(2));
+    // Not `z, a`: fetch joins two names equal but for case.
+    expect(sse.connects).toEqual(['z', 'a']);
+  });
+
   it('a 204 or a response that is not an event stream stops for good with a ServerEventsError', async () => {
     for (const step of [{ status: 204 }, { status: 200, type: 'text/html' }, { status: 401 }]) {
       const sse = await rawSse([step]);

@@ -150,6 +150,24 @@ describe('useServerEvents: the request headers', () => {
     expect(headers['last-event-id']).toBeUndefined();
   });
 
+  it('header names as written; an Accept of any case is replaced, not sent twice', async () => {
+    const live = await stream();
+    const recorded = recordingFetch();
+    const client = createClient({
+      baseURL: live.base,
+      fetch: recorded.fetch,
+      headers: { Authorization: 'Bearer c', Accept: 'application/json' },
+    });
+    const { seen } = open(client, { headers: { 'X-App': 'own' } });
+    await waitFor(() => expect(seen.state?.status).toBe('open'));
+    expect(recorded.inits[0]!.headers).toEqual({
+      Authorization: 'Bearer c',
+      'X-App': 'own',
+      accept: 'text/event-stream',
+    });
+    expect(live.requests[0]!.accept).toBe('text/event-stream');
+  });
+
   it('a Headers object: a changed token reconnects with it', async () => {
     const live = await stream();
     const client = createClient({ baseURL: live.base });

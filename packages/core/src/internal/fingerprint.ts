@@ -1,4 +1,4 @@
-import { lowerCaseHeaders } from '../request/fields';
+import { checkHeaders } from '../request/fields';
 import type { HeadersOption, ResponseBodyType } from '../types/options';
 import { canonicalizeURL, keyBaseOf, keyURL, resolveURL } from './url';
 
@@ -44,7 +44,7 @@ export function createFingerprint({ method, url, headers, body, base }: Fingerpr
     method.toUpperCase(),
     keyURL(canonical, keyBase),
     // Read and checked as a request's are: headers a request refuses would name no entry.
-    headers && lowerCaseHeaders(headers, 'headers'),
+    headers && checkHeaders(headers, 'headers'),
     text ?? undefined,
   );
 }
@@ -101,7 +101,10 @@ export function urlOfKey(key: string): string {
   return mark === -1 ? rest : rest.slice(0, mark);
 }
 
-/** The key from already-canonical parts, header names lower-cased (the hot path skips re-parsing). */
+/**
+ * The key from already-canonical parts (the hot path skips re-parsing), header names lower-cased
+ * here: they are sent as written, and two spellings of one request share a key.
+ */
 export function fingerprintOf(
   method: string,
   canonicalUrl: string,
@@ -113,8 +116,8 @@ export function fingerprintOf(
   if (headers) {
     const names = Object.keys(headers);
     if (names.length > 0) {
-      // Names come lower-cased (a request's through lowerCaseHeaders).
-      const pairs = names.map((n) => `${n}:${headers[n]}`).sort();
+      // Names equal but for case come once (checkHeaders keeps the last).
+      const pairs = names.map((n) => `${n.toLowerCase()}:${headers[n]}`).sort();
       key += ` |h ${pairs.join('\n')}`;
     }
   }

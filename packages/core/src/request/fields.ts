@@ -11,11 +11,13 @@ import type { HeadersOption, ResponseBodyType } from '../types/options';
 const TOKEN = /^[\w!#$%&'*+.^`|~-]+$/;
 
 /**
- * Header names lower-cased (they are case-insensitive), values as strings; `field` names the
- * option. A Headers instance is read too (its own keys are none: it would add nothing). A name or
- * value fetch would refuse is a RangeError here rather than a failed (and retried) attempt.
+ * Headers checked, values as strings, names as the caller wrote them (fetch gets them so: a
+ * custom fetch reads `init.headers.Authorization`); of names equal but for case, the last one.
+ * `field` names the option. A Headers instance is read too (its own keys are none: it would add
+ * nothing). A name or value fetch would refuse is a RangeError here rather than a failed (and
+ * retried) attempt.
  */
-export function lowerCaseHeaders(headers: HeadersOption, field: string): Record<string, string> {
+export function checkHeaders(headers: HeadersOption, field: string): Record<string, string> {
   if (typeof Headers !== 'undefined' && headers instanceof Headers) {
     headers = Object.fromEntries(headers);
   }
@@ -28,17 +30,38 @@ export function lowerCaseHeaders(headers: HeadersOption, field: string): Record<
       throw typeError(member(field, name), 'a string', value);
     }
     const text = String(value);
-    const lower = name.toLowerCase();
     // What fetch refuses: a name that is no token; in the value a control character but tab
     // (Node's fetch fails at send on U+0001 too, not only NUL, CR, LF) or one past U+00FF (a
     // header is bytes). It trims surrounding whitespace itself. `__proto__` is dropped by Node's
     // fetch from a headers object, and by an object key: neither keyed nor sent, two requests
     // would share one key.
-    if (!TOKEN.test(name) || lower === '__proto__' || /[^\t -~\x80-\xff]/.test(text))
+    if (!TOKEN.test(name) || /^__proto__$/i.test(name) || /[^\t -~\x80-\xff]/.test(text))
       throw rangeError(member(field, name), 'a valid header', value);
-    out[lower] = text;
+    setHeader(out, name, text);
   }
   return out;
+}
+
+/**
+ * `headers[name] = value`, dropping a name equal to it but for case: fetch would send both (the
+ * values joined), and the later one is meant to win.
+ */
+export function setHeader(headers: Record<string, string>, name: string, value: string): void {
+  const other = headerName(headers, name.toLowerCase());
+  if (other !== name) delete headers[other];
+  headers[name] = value;
+}
+
+/**
+ * The name in `headers` that lower-cases to `lower`; '' when none ('' is no header name: it is
+ * no token, so `headers['']` is undefined and deleting it does nothing).
+ */
+export function headerName(headers: Readonly<Record<string, string>>, lower: string): string {
+  for (const n in headers) {
+    // Lengths first: most names differ there, and lower-casing would make a string.
+    if (n.length === lower.length && n.toLowerCase() === lower) return n;
+  }
+  return '';
 }
 
 /** `headers["x-a"]`: how a message names a member of an option. */

@@ -17,7 +17,14 @@ import type {
 } from '../types/options';
 import { JSON_TYPE, serializeBody } from './body';
 import { type FetchInit, resolveFetchInit } from './fetch-init';
-import { checkMaxBytes, checkResponseType, checkStrings, lowerCaseHeaders } from './fields';
+import {
+  checkHeaders,
+  checkMaxBytes,
+  checkResponseType,
+  checkStrings,
+  headerName,
+  setHeader,
+} from './fields';
 import { buildQuery } from './query';
 
 /**
@@ -40,6 +47,7 @@ export interface RequestSpec {
   /** URL pathname, for path invalidation. */
   readonly path: string;
   readonly host: string;
+  /** What fetch gets: client and request headers merged, names as the caller wrote them. */
   readonly headers: Readonly<Record<string, string>>;
   /** The serialized body as handed to fetch. */
   readonly body: BodyInit | undefined;
@@ -119,7 +127,7 @@ export function applyRecommendation(
 
 /**
  * Builds the frozen RequestSpec of one call from its options and the client's defaults: header
- * merge (request wins, names lower-cased), base URL, params, canonical URL, body serialization,
+ * merge (request wins, names compared case-insensitively and sent as written), base URL, params, canonical URL, body serialization,
  * fingerprint, endpoint key, and the timeout / cache / retry layering (request option, then
  * client default; the client layers a recommendation in between with applyRecommendation).
  * Every problem is a TypeError or RangeError naming the option.
@@ -137,11 +145,10 @@ export function resolveRequest(
   // The params go after the URL's own query; a fragment is then dropped.
   const parsed = resolveCanonical(url, base, o.params === undefined ? '' : paramsQuery(o.params));
 
-  const requestHeaders =
-    o.headers !== undefined ? lowerCaseHeaders(o.headers, 'headers') : undefined;
+  const requestHeaders = o.headers !== undefined ? checkHeaders(o.headers, 'headers') : undefined;
   let headers: Record<string, string> | Readonly<Record<string, string>> = config.headers
     ? requestHeaders
-      ? { ...config.headers, ...requestHeaders }
+      ? mergeHeaders(config.headers, requestHeaders)
       : config.headers
     : (requestHeaders ?? EMPTY);
 
@@ -153,18 +160,21 @@ export function resolveRequest(
     const serialized = serializeBody(o.body);
     const type = serialized.contentType;
     body = serialized.body;
+    // Names are as the caller wrote them: any case is the caller's Content-Type.
+    const name = headerName(headers, 'content-type');
     if (type === null) {
       // A form: fetch writes its Content-Type (a multipart one with its boundary). A client-wide
       // one (`application/json`) would replace it and the server could not parse the body; the
       // request's own still wins.
-      if (requestHeaders?.['content-type'] === undefined) {
-        const { 'content-type': _clientWide, ...rest } = headers;
+      // (A request's own is in `headers` under its spelling.)
+      if (name && requestHeaders?.[name] === undefined) {
+        const { [name]: _clientWide, ...rest } = headers;
         headers = rest;
       }
-    } else if (type && headers['content-type'] === undefined) {
+    } else if (type && !name) {
       headers = { ...headers, 'content-type': type };
     }
-    if (typeof o.body === 'string') checkJsonText(o.body, headers['content-type']);
+    if (typeof o.body === 'string' && name) checkJsonText(o.body, headers[name]!);
   }
 
   const timeout = optionalMs('timeout', o.timeout, config.timeout);
@@ -223,6 +233,16 @@ export function resolveRequest(
   });
 }
 
+/** The client's headers with the request's over them, names compared case-insensitively. */
+function mergeHeaders(
+  base: Readonly<Record<string, string>>,
+  over: Record<string, string>,
+): Record<string, string> {
+  const out = { ...base };
+  for (const name in over) setHeader(out, name, over[name]!);
+  return out;
+}
+
 /** `params` as a query string ('' when it adds nothing). */
 function paramsQuery(params: unknown): string {
   checkObject('params', params);
@@ -246,8 +266,8 @@ function sharedNames(method: HttpMethod, path: string, host: string): Readonly<t
 }
 
 /** A string body sent as JSON must be JSON: a malformed one is a TypeError, not a server 400. */
-function checkJsonText(text: string, contentType: string | undefined): void {
-  if (contentType === undefined || !JSON_TYPE.test(contentType)) return;
+function checkJsonText(text: string, contentType: string): void {
+  if (!JSON_TYPE.test(contentType)) return;
   try {
     JSON.parse(text);
   } catch (cause) {

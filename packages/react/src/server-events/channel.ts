@@ -12,6 +12,7 @@ import {
   isRetriableStatus,
   oneOf,
   rangeError,
+  setHeader,
 } from '@keel/core/internals';
 import { onSignal } from '../internal/environment';
 import { noop, reportError } from '../internal/report';
@@ -173,17 +174,18 @@ export class Channel {
     this.#setState('connecting', this.#state.error);
     // No `cache-control: no-cache`: not CORS-safelisted, it cost every cross-origin stream a
     // preflight. The fetch cache mode (options.init) keeps caches out, as EventSource does.
-    const headers: Record<string, string> = {
-      ...this.options.headers,
-      accept: 'text/event-stream',
-    };
+    // The spec's header names are as the caller wrote them: an `Accept` (or `Last-Event-ID`) of
+    // theirs is replaced, not sent along with ours (fetch joins the two values).
+    const headers: Record<string, string> = { ...this.options.headers };
+    setHeader(headers, 'accept', 'text/event-stream');
     // An empty id (the server's reset) is not sent, nor one with a control character: Node's
     // fetch refuses it as a header value, so every reconnect failed; resynced instead.
     const resumed = /^[\t -~\x80-\uffff]+$/.test(this.lastEventId ?? '');
     // Its UTF-8 bytes, as EventSource sends it: a header value is bytes (one char per byte), and
     // an id beyond latin1 (`id: ✓`) made every reconnect throw, so the stream never resumed.
     // (unescape of the URI encoding: the UTF-8 bytes as chars, the smallest way to write it.)
-    if (resumed) headers['last-event-id'] = unescape(encodeURIComponent(this.lastEventId!));
+    if (resumed)
+      setHeader(headers, 'last-event-id', unescape(encodeURIComponent(this.lastEventId!)));
     let failure: unknown = null;
     let retry = true;
     try {
