@@ -3,7 +3,8 @@ import { attemptOnce } from './attempt/attempt';
 import { decideRetry } from './attempt/retry-policy';
 import type { CacheEntry } from './cache/entry';
 import { compileTarget, type Matchable, pathMatcher, type TargetMatcher } from './cache/match';
-import { Store } from './cache/store';
+import { type CacheChange, Store } from './cache/store';
+import { watchStore } from './cache/watch';
 import { type CircuitGuard, OPEN_GUARD } from './circuit/guard';
 import { type ClientConfig, resolveClientOptions } from './config';
 import { Consumer, Flight } from './dedup/flight';
@@ -111,6 +112,17 @@ export function internalsOf(client: Client, caller: string): ClientInternals {
     );
   }
   return found;
+}
+
+/**
+ * `inspect(client).watchCache` without the inspector (`@keel/core/internals`): @keel/react's
+ * disabled queries follow their keys with it (no interest: invalidation refetches nothing for
+ * them), and its store hears `clearCache()`. A client keel did not make has no cache to watch:
+ * nothing is heard (no error: the hooks work with it as before).
+ */
+export function watchCache(client: Client, listener: (change: CacheChange) => void): () => void {
+  const found = internals.get(client);
+  return found ? watchStore(found.cache, listener) : noop;
 }
 
 /**
@@ -322,11 +334,12 @@ class KeelClient implements Client {
     for (const { key, spec } of this.#cache.values()) {
       if (spec && this.#cache.hasInterest(key)) this.#cleared.set(key, spec);
     }
-    this.#cache.clear();
     // Reads already in flight started before the clear: they still answer their callers, but are
     // not stored and are not joined by later requests (no pre-clear data comes back, e.g. on logout).
+    // Before the clear: a cache watcher told of it finds them no longer fetching.
     for (const flight of this.#inflight.values()) flight.stale = true;
     this.#inflight.clear();
+    this.#cache.clear();
   }
 
   cancelGroup(group: string): void {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type CacheChange, type Client, createBaseClient, inspect } from '../src/index';
+import { watchCache } from '../src/internals';
 import { debugOf, flush, jsonResponse, makeClient } from './helpers';
 
 // inspect(client): read-only views for tooling. Each test drives a real client (fake fetch and
@@ -123,6 +124,45 @@ describe('inspect(client).watchCache()', () => {
     off();
     await client.get('/d');
     expect(changes).toHaveLength(6);
+  });
+
+  it('hears a clear once the reads it cut off no longer count as fetching', async () => {
+    const t = makeClient({}, { handler: () => jsonResponse([]) });
+    const { client } = t;
+    await client.get('/a');
+    const key = client.resolve('GET', '/a').key;
+    client.prefetch(client.resolve('GET', '/a'));
+    expect(client.isFetching(key)).toBe(true);
+    const seen: [string, boolean][] = [];
+    const off = inspect(client).watchCache((change) => {
+      seen.push([change.type, client.isFetching(key)]);
+    });
+    client.clearCache();
+    expect(seen).toEqual([['clear', false]]);
+    off();
+    t.fake.last().json([1]);
+    await flush();
+  });
+
+  it("internals' watchCache is the same watcher without the inspector; a foreign client has none", async () => {
+    const t = makeClient({}, { handler: () => jsonResponse([]) });
+    const changes: CacheChange[] = [];
+    const off = watchCache(t.client, (change) => changes.push(change));
+    await t.client.get('/a');
+    t.client.invalidate('/a');
+    await flush();
+    expect(changes).toEqual([
+      { type: 'write', key: 'GET /a' },
+      { type: 'remove', key: 'GET /a' },
+    ]);
+    expect(t.fake.calls).toHaveLength(1);
+    expect(debugOf(t.client).subscriptions).toBe(0);
+    off();
+    await t.client.get('/b');
+    expect(changes).toHaveLength(2);
+    const offForeign = watchCache({} as Client, () => changes.push({ type: 'clear' }));
+    expect(offForeign).toBeTypeOf('function');
+    offForeign();
   });
 
   it('is no interest in any key: an invalidation refetches nothing for a watcher', async () => {

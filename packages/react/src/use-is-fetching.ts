@@ -1,5 +1,5 @@
 import type { InvalidateTarget } from '@keel/core';
-import { checkInvalidateTarget } from '@keel/core/internals';
+import { checkInvalidateTarget, watchCache } from '@keel/core/internals';
 import { useCallback, useSyncExternalStore } from 'react';
 import { notifyLater } from './internal/batch';
 import { countMutations } from './mutation/registry';
@@ -25,6 +25,8 @@ export function useIsFetching(target?: InvalidateTarget): number {
     (onChange: () => void) => {
       const wake = () => notifyLater(onChange);
       const offs = FLIGHT_EVENTS.map((name) => client.on(name, wake));
+      // `clearCache()` stops every read counting and emits no event: its cache watcher hears it.
+      offs.push(watchCache(client, (change) => change.type === 'clear' && wake()));
       return () => {
         for (const off of offs) off();
       };

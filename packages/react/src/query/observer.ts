@@ -16,7 +16,7 @@ import {
   type QueryStatus,
   syntheticResponse,
 } from './state';
-import { type QueryEntry, type QueryStore, watchers } from './store';
+import type { QueryEntry, QueryStore } from './store';
 
 /** What `useQuery` returns. Reading a field subscribes the component to changes of that field. */
 export interface QueryResult<TData = unknown, TError = RequestError> {
@@ -351,12 +351,8 @@ export class QueryObserver {
       }
       release = entry.observe(onChange, true);
     } else if (spec) {
-      // Disabled: told when any entry changes (another component's read or a write it hears), so
-      // it shows what the key holds without observing it (no interest: invalidation reads nothing).
-      // No wrapper: an `onChange` is one subscription's (useQueries gives its one to all its
-      // observers and releases them together); one queued when it leaves does nothing.
-      watchers.add(onChange);
-      release = () => watchers.delete(onChange);
+      // Disabled: shows what the key holds as it changes, without observing it (no interest).
+      release = this.#store.follow(spec.key, onChange);
     }
     return () => {
       release?.();
@@ -456,11 +452,7 @@ export class QueryObserver {
       return { ...PENDING, status: 'error', error: inputs.resolveError };
     }
     const entry = this.#store.peek(spec.key);
-    if (entry !== undefined) {
-      // `clearCache()` tells no one: a read it cut off stops counting at the next snapshot.
-      if (entry.state.isFetching) entry.syncFetching();
-      return entry.state;
-    }
+    if (entry !== undefined) return entry.state;
     // Not observed yet (first render, server render) or disabled: read the cache directly.
     const cached = cachedState(this.#store.client, spec.key);
     if (cached.response !== undefined) return cached;

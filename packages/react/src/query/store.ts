@@ -1,5 +1,6 @@
 import {
   type ApiResponse,
+  type CacheChange,
   type CacheUpdate,
   type CancellablePromise,
   type Client,
@@ -9,7 +10,7 @@ import {
   type RequestOptions,
   type RequestSpec,
 } from '@keel/core';
-import { clockOf } from '@keel/core/internals';
+import { clockOf, watchCache } from '@keel/core/internals';
 import { cancelNotify, notifyLater } from '../internal/batch';
 import { replaceEqualDeep } from '../internal/equal';
 import { noop } from '../internal/report';
@@ -40,13 +41,20 @@ const SUSPENSE_CHECK_IN_MS = 5000;
  * holds one core `subscribe` on its key (interest: invalidation refetches it), at most one own
  * consumer of the key's flight (cancelled when the last observer leaves), and an immutable
  * QueryState fed by the CacheUpdate stream plus the lifecycle events of the key's flights.
- * The store listens to those events only while it has entries.
+ * A disabled query follows its key without an entry (see `follow`). The store listens to the
+ * events and watches the cache only while it has entries or followers.
  */
 export class QueryStore {
   readonly client: Client;
   /** The client's clock: the store's timers run on it, as the core's do. */
   readonly clock: Clock;
   readonly #entries = new Map<string, QueryEntry>();
+  /**
+   * Disabled queries' listeners, by key: told of the key's cache changes (the core's cache
+   * watcher, which is no interest, so invalidation reads nothing for them) and of its entry's
+   * state changes (an enabled query's read or error). One that did not change renders nothing.
+   */
+  readonly followers = new Map<string, Set<() => void>>();
   #detach: (() => void) | undefined;
   /**
    * How many times an error boundary was reset (`useQueryErrorReset`, `<QueryErrorBoundary>`): an
@@ -111,9 +119,9 @@ export class QueryStore {
   entry(spec: RequestSpec, url: string, options: RequestOptions | undefined): QueryEntry {
     let entry = this.#entries.get(spec.key);
     if (entry === undefined) {
-      if (this.#entries.size === 0) this.#attach();
       entry = new QueryEntry(this, spec, url, options);
       this.#entries.set(spec.key, entry);
+      this.#sync();
     }
     return entry;
   }
@@ -122,21 +130,62 @@ export class QueryStore {
   remove(entry: QueryEntry): void {
     if (this.#entries.get(entry.key) !== entry) return;
     this.#entries.delete(entry.key);
-    if (this.#entries.size === 0) {
-      this.#detach?.();
+    this.#sync();
+  }
+
+  /**
+   * A disabled query's `onChange`, told when its key's data may have changed; returns the
+   * release. No wrapper: an `onChange` is one subscription's (useQueries gives its one to all its
+   * observers and releases them together); one queued when it leaves does nothing.
+   */
+  follow(key: string, onChange: () => void): () => void {
+    const { followers } = this;
+    const set = followers.get(key) ?? new Set();
+    followers.set(key, set.add(onChange));
+    this.#sync();
+    return () => {
+      set.delete(onChange);
+      if (set.size === 0 && followers.get(key) === set) followers.delete(key);
+      this.#sync();
+    };
+  }
+
+  /** Tells the followers of `key` (an entry's state changed). */
+  tell(key: string): void {
+    this.followers.get(key)?.forEach(notifyLater);
+  }
+
+  /**
+   * Listens while there are entries or followers: one listener per lifecycle event, routed by
+   * key, and one cache watcher.
+   */
+  #sync(): void {
+    const busy = this.#entries.size + this.followers.size > 0;
+    if (busy && !this.#detach) {
+      const offs = FLIGHT_EVENTS.map((type) =>
+        this.client.on(type, (e: FlightEvent) => this.#entries.get(e.key)?.onFlight(type, e)),
+      );
+      offs.push(watchCache(this.client, this.#onCacheChange));
+      this.#detach = () => {
+        for (const off of offs) off();
+      };
+    } else if (!busy && this.#detach) {
+      this.#detach();
       this.#detach = undefined;
     }
   }
 
-  /** One listener per lifecycle event for all entries, routed by key. */
-  #attach(): void {
-    const offs = FLIGHT_EVENTS.map((type) =>
-      this.client.on(type, (e: FlightEvent) => this.#entries.get(e.key)?.onFlight(type, e)),
-    );
-    this.#detach = () => {
-      for (const off of offs) off();
-    };
-  }
+  /**
+   * A write or removal reaches the key's followers; `clearCache()` (which tells no subscriber)
+   * reaches every follower and every entry, whose reads it cut off stop counting as fetching.
+   */
+  #onCacheChange = (change: CacheChange): void => {
+    if (change.type !== 'clear') this.tell(change.key);
+    else {
+      for (const key of this.followers.keys()) this.tell(key);
+      for (const entry of this.#entries.values()) entry.syncFetching();
+    }
+  };
 }
 
 /** A refetch() the user asked for: a refusal of the circuit counts, as a request's would. */
@@ -154,12 +203,6 @@ interface FlightEvent {
   response?: ApiResponse;
   error?: unknown;
 }
-
-/**
- * Disabled queries' listeners, of every client: told when any entry's state changes (see
- * QueryObserver.subscribe). One that did not change re-renders nothing.
- */
-export const watchers = new Set<() => void>();
 
 const stores = new WeakMap<Client, QueryStore>();
 
@@ -467,7 +510,7 @@ export class QueryEntry {
     if (sameFields(this.state, next)) return;
     this.state = next;
     for (const listener of this.#listeners) notifyLater(listener);
-    watchers.forEach(notifyLater);
+    this.#store.tell(this.key);
   }
 
   #wake(): void {
