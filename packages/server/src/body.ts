@@ -2,7 +2,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2Stream } from 'node:http2';
 import { parse as parseQuery } from 'node:querystring';
 import secureJson from 'secure-json-parse';
-import { type BodyCharset, decodeBody, formDecoder, isMediaType, plusAsSpace } from './charset';
+import {
+  type BodyCharset,
+  decodeBody,
+  formDecoder,
+  isMediaType,
+  mediaTypeOf,
+  plusAsSpace,
+} from './charset';
 import { rangeError, typeError } from './checks';
 import { BodyTooLargeError, HttpException } from './errors';
 import { stopUnreadH2Body } from './h2';
@@ -286,9 +293,9 @@ export function bodyKindOf(req: IncomingMessage, policy: BodyPolicy): BodyKind {
   }
   // The common case, checked without slicing: a JSON POST allocates nothing here.
   if (isMediaType(type, 'application/json')) return BodyKind.Json;
-  const semi = type.indexOf(';');
-  const mime = (semi === -1 ? type : type.slice(0, semi)).trim().toLowerCase();
-  if (mime === 'application/json' || mime.endsWith('+json')) return BodyKind.Json;
+  // The rest read the same way (OWS only), so a type isMediaType refuses is no JSON here either.
+  const mime = mediaTypeOf(type);
+  if (mime.endsWith('+json')) return BodyKind.Json;
   if (mime === 'application/x-www-form-urlencoded') return BodyKind.Form;
   if (policy.text?.(mime) === true) return BodyKind.Text;
   if (policy.raw?.(mime) === true) return BodyKind.Raw;

@@ -80,6 +80,45 @@ describe('GraphQL POST Content-Type', () => {
   });
 });
 
+// One media-type check: a Content-Type GraphQL refuses as no application/json is no JSON for the
+// body reader either (JS trim() would drop a no-break space, HTTP's OWS is spaces and tabs).
+describe('the body reader agrees with GraphQL on the media type', () => {
+  async function echo(): Promise<number> {
+    const app = createApp();
+    apps.push(app);
+    app.post('/echo', (ctx) => ctx.json({ body: ctx.body ?? null }));
+    return (await start(app)).port;
+  }
+  const send = (port: number, type: string) =>
+    raw(port, {
+      method: 'POST',
+      path: '/echo',
+      headers: { 'content-type': type },
+      body: '{"a":1}',
+    });
+
+  it.each([
+    'application/json\u00a0',
+    '\u00a0application/json',
+    'application/ld+json\u00a0',
+    'application/x-www-form-urlencoded\u00a0',
+  ])('%j is not read (no parser takes it)', async (type) => {
+    const port = await echo();
+    const res = await send(port, type);
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ body: null });
+  });
+
+  it.each(['application/json', ' Application/JSON\t; charset=utf-8', 'application/ld+json '])(
+    '%j is read as JSON',
+    async (type) => {
+      const port = await echo();
+      const res = await send(port, type);
+      expect(JSON.parse(res.body)).toEqual({ body: { a: 1 } });
+    },
+  );
+});
+
 describe('empty GraphQL parameters', () => {
   it('GET `operationName=` is the parameter omitted (GraphQL over HTTP, GET)', async () => {
     const { port } = await serve();
