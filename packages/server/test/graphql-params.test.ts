@@ -178,3 +178,61 @@ describe('empty GraphQL parameters', () => {
     expect(errorOf(res.body)).toBe('Variables are invalid JSON.');
   });
 });
+
+// GraphQL over HTTP: `extensions` is a map (graphql-http answers any other value 400, and its
+// audits expect it). keel has no use for one: an object is accepted and ignored.
+describe('GraphQL `extensions`', () => {
+  it.each([
+    ['a string', 'x'],
+    ['a JSON string of an object', '{"a":1}'],
+    ['a number', 1],
+    ['a boolean', true],
+    ['an array', [{ a: 1 }]],
+  ])('POST with %s is a 400 and nothing runs', async (_, extensions) => {
+    const { port, bumps } = await serve();
+    const res = await post(port, 'application/json', { query: 'mutation { bump }', extensions });
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(errorOf(res.body)).toBe('Extensions must be an object.');
+    expect(bumps()).toBe(0);
+  });
+
+  it.each([
+    ['an object', { persistedQuery: { version: 1 } }],
+    ['an empty object', {}],
+    ['null', null],
+  ])('POST with %s runs the operation (extensions ignored)', async (_, extensions) => {
+    const { port, bumps } = await serve();
+    const res = await post(port, 'application/json', { query: 'mutation { bump }', extensions });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(res.body)).toEqual({ data: { bump: 1 } });
+    expect(bumps()).toBe(1);
+  });
+
+  it('GET reads `extensions` as JSON, as `variables`', async () => {
+    const { port } = await serve();
+    const q = `query=${encodeURIComponent('{ hello }')}`;
+    const ok = await get(port, `${q}&extensions=${encodeURIComponent('{"a":{"b":1}}')}`);
+    expect(ok.status).toBe(200);
+    expect(JSON.parse(ok.body)).toEqual({ data: { hello: 'hi you' } });
+    expect((await get(port, `${q}&extensions=`)).status).toBe(200); // empty: omitted
+    for (const [value, message] of [
+      ['%5B1%5D', 'Extensions must be an object.'],
+      ['1', 'Extensions must be an object.'],
+      ['%22x%22', 'Extensions must be an object.'],
+      ['x', 'Extensions are invalid JSON.'],
+      [
+        encodeURIComponent('{"__proto__":{"x":1}}'),
+        'Extensions have a forbidden __proto__ or constructor.prototype key.',
+      ],
+    ] as const) {
+      const res = await get(port, `${q}&extensions=${value}`);
+      expect(res.status, value).toBe(400);
+      expect(errorOf(res.body), value).toBe(message);
+    }
+    const twice = await get(port, `${q}&extensions=%7B%7D&extensions=%7B%7D`);
+    expect(twice.status).toBe(400);
+    expect(errorOf(twice.body)).toBe('Extensions must be an object.');
+  });
+});
