@@ -657,6 +657,22 @@ function isEncoded(req: IncomingMessage): boolean {
   return coding !== undefined && coding !== '' && coding.trim().toLowerCase() !== 'identity';
 }
 
+const VERSION_NOT_SUPPORTED = JSON.stringify({
+  status: 505,
+  error: 'HTTP Version Not Supported: this server speaks HTTP/1.0, HTTP/1.1 and HTTP/2',
+});
+
+/** The 505 of {@link App.handler} for a text HTTP/0.9 or HTTP/2.0 request line; closes. */
+function unsupportedVersion(res: ServerResponse): void {
+  res.shouldKeepAlive = false; // Node then writes `Connection: close`
+
+  res.writeHead(505, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(VERSION_NOT_SUPPORTED),
+  });
+  res.end(VERSION_NOT_SUPPORTED);
+}
+
 function badUrl(): never {
   throw new HttpException(400, 'Malformed URL');
 }
@@ -857,17 +873,25 @@ class KeelApp implements App, SlotHost {
     // Parsed from bytes after a request whose framing was faulty: never run (see below). Its
     // response is queued behind that one's, and goes when the connection closes after it.
     if (socket?.[FAULTY_FRAMING] === true) return;
-    if (
-      (req.httpVersionMinor !== 1 || req.httpVersionMajor !== 1) &&
-      req.headers['transfer-encoding'] !== undefined
-    ) {
-      // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing, the way to smuggle a
-      // request past a proxy that frames it otherwise. So in any version but 1.1: Node's parser
-      // also takes `HTTP/0.9` and `HTTP/2.0` request lines with headers (HTTP/2 proper forbids
-      // the field). This one is answered, then the connection closes; what Node parses after it
-      // on that connection is not a request.
-      res.shouldKeepAlive = false;
-      if (socket !== null) socket[FAULTY_FRAMING] = true;
+    if (req.httpVersionMinor !== 1 || req.httpVersionMajor !== 1) {
+      // Only versions other than 1.1 pay for these checks.
+      if (req.httpVersionMajor !== 1 && (req as { stream?: unknown }).stream === undefined) {
+        // A text request line of HTTP/0.9 (a bare `GET /path`) or `HTTP/2.0`, which Node's
+        // parser takes (HTTP/2 proper is binary frames, and comes with a `stream`): no version
+        // keel speaks (RFC 9110 §6.2), answered 505 before anything runs, then the connection
+        // closes; what Node parses after it on that connection is not a request.
+        unsupportedVersion(res);
+        if (socket !== null) socket[FAULTY_FRAMING] = true;
+        return;
+      }
+      if (req.headers['transfer-encoding'] !== undefined) {
+        // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing, the way to smuggle a
+        // request past a proxy that frames it otherwise (HTTP/2 proper forbids the field). This
+        // one is answered, then the connection closes; what Node parses after it on that
+        // connection is not a request.
+        res.shouldKeepAlive = false;
+        if (socket !== null) socket[FAULTY_FRAMING] = true;
+      }
     }
     // A request asking to upgrade reaches the handler only when the server has no 'upgrade'
     // listener, and then Node's parser has dropped what it read past it (a request pipelined in

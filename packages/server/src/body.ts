@@ -2,10 +2,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2Stream } from 'node:http2';
 import { parse as parseQuery } from 'node:querystring';
 import secureJson from 'secure-json-parse';
-import { type BodyCharset, decodeBody, formDecoder, isMediaType, plusAsSpace } from './charset';
+import {
+  type BodyCharset,
+  decodeBody,
+  formDecoder,
+  isMediaType,
+  mediaTypeOf,
+  plusAsSpace,
+} from './charset';
 import { rangeError, typeError } from './checks';
 import { BodyTooLargeError, HttpException } from './errors';
-import { stopUnreadH2Body } from './h2';
+import { stopLeftH2Body, stopUnreadH2Body } from './h2';
 
 /**
  * The rest of a refused body is read and thrown away, up to this many bytes, so the client gets
@@ -152,15 +159,19 @@ export function drainUnread(req: IncomingMessage): void {
     // answering with a stream') fails if a Node release changes it.
     dumped._dumped = false;
   } else if (req.readableFlowing !== null) {
-    const h1 = (req as H2Request).stream === undefined;
+    const stream = (req as H2Request).stream;
+    const h1 = stream === undefined;
     const listened = req.listenerCount('data') > 0;
-    if (listened && h1 && req.readableFlowing === false && !piped(req)) {
+    if (listened && req.readableFlowing === false && !piped(req)) {
       // A `data` listener left on a body the handler paused (`on('data')`, `pause()`, answer):
       // Node drains no body whose reading began, so the rest filled the buffers and the next
       // request on the connection waited for `requestTimeout`. Resumed and drained as an unread
       // one (the listener sees the chunks), unless the listener pauses it again: a reader with
-      // backpressure of its own, answering before it read on, keeps its body.
-      drainRest(req, DISCARD_LIMIT, Reader.Paused);
+      // backpressure of its own, answering before it read on, keeps its body. On HTTP/2 the
+      // stream stayed open until its timeout: resumed for one chunk to tell the two apart, then
+      // stopped as an unread body (no drain, see discardRest).
+      if (h1) drainRest(req, DISCARD_LIMIT, Reader.Paused);
+      else stopLeftH2Body(req, stream);
       return;
     }
     if (listened || req.listenerCount('readable') > 0) {
@@ -286,9 +297,9 @@ export function bodyKindOf(req: IncomingMessage, policy: BodyPolicy): BodyKind {
   }
   // The common case, checked without slicing: a JSON POST allocates nothing here.
   if (isMediaType(type, 'application/json')) return BodyKind.Json;
-  const semi = type.indexOf(';');
-  const mime = (semi === -1 ? type : type.slice(0, semi)).trim().toLowerCase();
-  if (mime === 'application/json' || mime.endsWith('+json')) return BodyKind.Json;
+  // The rest read the same way (OWS only), so a type isMediaType refuses is no JSON here either.
+  const mime = mediaTypeOf(type);
+  if (mime.endsWith('+json')) return BodyKind.Json;
   if (mime === 'application/x-www-form-urlencoded') return BodyKind.Form;
   if (policy.text?.(mime) === true) return BodyKind.Text;
   if (policy.raw?.(mime) === true) return BodyKind.Raw;

@@ -713,8 +713,18 @@ export class Context {
       | undefined;
     const params =
       typeof source === 'object' && source !== null
-        ? { query: source.query, variables: source.variables, operationName: source.operationName }
-        : { query: undefined, variables: undefined, operationName: undefined };
+        ? {
+            query: source.query,
+            variables: source.variables,
+            operationName: source.operationName,
+            extensions: source.extensions,
+          }
+        : {
+            query: undefined,
+            variables: undefined,
+            operationName: undefined,
+            extensions: undefined,
+          };
     const contentType = this.req.headers['content-type'];
     const gen = this.#gen;
     const work = slot.host.graphql

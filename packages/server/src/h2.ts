@@ -78,6 +78,31 @@ export function stopUnreadH2Body(req: IncomingMessage, stream: Http2Stream): voi
   else stream.once('finish', () => endUnread(stream));
 }
 
+/**
+ * HTTP/2: a body the handler paused with its `data` listener left on (`on('data')`, `pause()`,
+ * answer). Node neither reads on nor closes such a stream (its reading began): it stayed open
+ * until its timeout. Resumed for one chunk, to tell a leftover listener from a reader with
+ * backpressure of its own: a listener that pauses it again reads on (it keeps its body, as on
+ * HTTP/1); one that does not is left over, and the body is stopped as an unread one
+ * ({@link stopUnreadH2Body}). Nothing is drained past that chunk.
+ */
+export function stopLeftH2Body(req: IncomingMessage, stream: Http2Stream): void {
+  // Added after the handler's listener, so it runs after it and sees whether it paused.
+  const onData = (): void => {
+    done();
+    if (req.readableFlowing !== false) stopUnreadH2Body(req, stream);
+  };
+  const done = (): void => {
+    req.off('data', onData);
+    req.off('end', done);
+    req.off('close', done);
+  };
+  req.on('data', onData);
+  req.on('end', done);
+  req.on('close', done);
+  req.resume();
+}
+
 function endUnread(stream: Http2Stream): void {
   // Node flushes what the session still has to send of the response before the RST_STREAM.
   if (!stream.destroyed) stream.destroy();

@@ -393,11 +393,14 @@ export class Slot implements RawWriter {
       if (pending !== undefined) {
         const gen = this.#gen;
         // An async onError may never settle: should the response close meanwhile (the client
-        // left, or onError answered through ctx), the request is over then. Error path only.
+        // left, or onError answered through ctx), the request is over then; closed already (a
+        // handler that threw after its client left), it is over now: onError runs on, and its
+        // late answer is a stale no-op. Error path only.
         const closed = (): void => {
           if (this.#gen === gen) this.#onResClose();
         };
-        if (!res.destroyed) res.once('close', closed);
+        if (res.destroyed) closed();
+        else res.once('close', closed);
         void pending.then(() => {
           res.off('close', closed);
           if (this.#gen === gen) this.#respondError(err);

@@ -80,6 +80,45 @@ describe('GraphQL POST Content-Type', () => {
   });
 });
 
+// One media-type check: a Content-Type GraphQL refuses as no application/json is no JSON for the
+// body reader either (JS trim() would drop a no-break space, HTTP's OWS is spaces and tabs).
+describe('the body reader agrees with GraphQL on the media type', () => {
+  async function echo(): Promise<number> {
+    const app = createApp();
+    apps.push(app);
+    app.post('/echo', (ctx) => ctx.json({ body: ctx.body ?? null }));
+    return (await start(app)).port;
+  }
+  const send = (port: number, type: string) =>
+    raw(port, {
+      method: 'POST',
+      path: '/echo',
+      headers: { 'content-type': type },
+      body: '{"a":1}',
+    });
+
+  it.each([
+    'application/json\u00a0',
+    '\u00a0application/json',
+    'application/ld+json\u00a0',
+    'application/x-www-form-urlencoded\u00a0',
+  ])('%j is not read (no parser takes it)', async (type) => {
+    const port = await echo();
+    const res = await send(port, type);
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ body: null });
+  });
+
+  it.each(['application/json', ' Application/JSON\t; charset=utf-8', 'application/ld+json '])(
+    '%j is read as JSON',
+    async (type) => {
+      const port = await echo();
+      const res = await send(port, type);
+      expect(JSON.parse(res.body)).toEqual({ body: { a: 1 } });
+    },
+  );
+});
+
 describe('empty GraphQL parameters', () => {
   it('GET `operationName=` is the parameter omitted (GraphQL over HTTP, GET)', async () => {
     const { port } = await serve();
@@ -137,5 +176,63 @@ describe('empty GraphQL parameters', () => {
     const res = await post(port, 'application/json', { query: '{ hello }', variables: '' });
     expect(res.status).toBe(400);
     expect(errorOf(res.body)).toBe('Variables are invalid JSON.');
+  });
+});
+
+// GraphQL over HTTP: `extensions` is a map (graphql-http answers any other value 400, and its
+// audits expect it). keel has no use for one: an object is accepted and ignored.
+describe('GraphQL `extensions`', () => {
+  it.each([
+    ['a string', 'x'],
+    ['a JSON string of an object', '{"a":1}'],
+    ['a number', 1],
+    ['a boolean', true],
+    ['an array', [{ a: 1 }]],
+  ])('POST with %s is a 400 and nothing runs', async (_, extensions) => {
+    const { port, bumps } = await serve();
+    const res = await post(port, 'application/json', { query: 'mutation { bump }', extensions });
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(errorOf(res.body)).toBe('Extensions must be an object.');
+    expect(bumps()).toBe(0);
+  });
+
+  it.each([
+    ['an object', { persistedQuery: { version: 1 } }],
+    ['an empty object', {}],
+    ['null', null],
+  ])('POST with %s runs the operation (extensions ignored)', async (_, extensions) => {
+    const { port, bumps } = await serve();
+    const res = await post(port, 'application/json', { query: 'mutation { bump }', extensions });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(res.body)).toEqual({ data: { bump: 1 } });
+    expect(bumps()).toBe(1);
+  });
+
+  it('GET reads `extensions` as JSON, as `variables`', async () => {
+    const { port } = await serve();
+    const q = `query=${encodeURIComponent('{ hello }')}`;
+    const ok = await get(port, `${q}&extensions=${encodeURIComponent('{"a":{"b":1}}')}`);
+    expect(ok.status).toBe(200);
+    expect(JSON.parse(ok.body)).toEqual({ data: { hello: 'hi you' } });
+    expect((await get(port, `${q}&extensions=`)).status).toBe(200); // empty: omitted
+    for (const [value, message] of [
+      ['%5B1%5D', 'Extensions must be an object.'],
+      ['1', 'Extensions must be an object.'],
+      ['%22x%22', 'Extensions must be an object.'],
+      ['x', 'Extensions are invalid JSON.'],
+      [
+        encodeURIComponent('{"__proto__":{"x":1}}'),
+        'Extensions have a forbidden __proto__ or constructor.prototype key.',
+      ],
+    ] as const) {
+      const res = await get(port, `${q}&extensions=${value}`);
+      expect(res.status, value).toBe(400);
+      expect(errorOf(res.body), value).toBe(message);
+    }
+    const twice = await get(port, `${q}&extensions=%7B%7D&extensions=%7B%7D`);
+    expect(twice.status).toBe(400);
+    expect(errorOf(twice.body)).toBe('Extensions must be an object.');
   });
 });

@@ -65,6 +65,33 @@ async function serve(): Promise<Server> {
     });
     return ctx.status(400).send('enough');
   });
+  // Leaves a `data` listener on ctx.req, pauses it, answers (test/adversarial/paused-listener
+  // on HTTP/1): Node neither reads on nor closes the stream, which stayed open until its timeout.
+  app.post('/listener-paused', (ctx) => {
+    ctx.req.on('data', () => {});
+    ctx.req.pause();
+    return ctx.send('paused');
+  });
+  // A reader with backpressure of its own (pause per chunk, resume once handled) that answers
+  // from its listener while paused: it keeps its whole body, as on HTTP/1.
+  app.post(
+    '/reader',
+    (ctx) =>
+      new Promise<void>((resolve) => {
+        let n = 0;
+        const req = ctx.req;
+        req.on('data', (chunk: Buffer) => {
+          n += chunk.length;
+          req.pause();
+          if (n === chunk.length) {
+            void ctx.send('reading');
+            resolve();
+          }
+          setImmediate(() => req.resume());
+        });
+        req.on('end', () => raw.push(n));
+      }),
+  );
   app.post('/raw', async (ctx) => {
     let n = 0;
     for await (const chunk of ctx.req) n += (chunk as Buffer).length;
@@ -150,6 +177,13 @@ describe('an HTTP/2 request body nobody reads', () => {
     ],
     ['200 from a handler that paused ctx.req unread', '/paused', octets, 200, text('paused')],
     [
+      '200 from a handler that paused ctx.req with its data listener left on',
+      '/listener-paused',
+      octets,
+      200,
+      text('paused'),
+    ],
+    [
       '400 from a handler that read a piece, then paused ctx.req',
       '/partial',
       octets,
@@ -175,6 +209,18 @@ describe('an HTTP/2 request body nobody reads', () => {
       await until(() => appStats(app).inflight === 0);
     });
   }
+
+  it('a reader pausing per chunk that answered from its listener keeps its whole body', async () => {
+    const { app, port, raw } = await serve();
+    const up = await upload(port, '/reader', { ...octets, ...declared });
+    expect(up.status).toBe(200);
+    expect(up.body).toBe('reading');
+    expect(up.sent).toBe(OFFERED);
+    await until(() => raw.length === 1);
+    expect(raw).toEqual([OFFERED]);
+    expect(up.stream.rstCode).toBe(constants.NGHTTP2_NO_ERROR);
+    await until(() => appStats(app).inflight === 0);
+  });
 
   it('a handler reading ctx.req whole is unaffected: all of it arrives, the stream ends as usual', async () => {
     const { app, port, raw, served } = await serve();

@@ -19,7 +19,9 @@ const answered: string[] = [];
 beforeAll(async () => {
   app = createApp();
   app.onError(async (_err, ctx) => {
-    if (ctx.path === '/hangs') await new Promise(() => {});
+    if (ctx.path === '/hangs' || ctx.path === '/hangs-after-leave') {
+      await new Promise(() => {});
+    }
     if (ctx.path === '/late') {
       await new Promise<void>((resolve) => {
         settle = resolve;
@@ -42,10 +44,41 @@ beforeAll(async () => {
     throw new Error('boom');
   });
   app.get('/ok', (ctx) => ctx.json({ ok: true }));
+  // Throws only after its client left: the response is destroyed before onError starts.
+  app.get('/hangs-after-leave', async (ctx) => {
+    await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+    throw new Error('boom after the client left');
+  });
   ({ port } = await start(app));
 });
 
 afterAll(() => app.close({ timeoutMs: 100 }));
+
+describe('app.close() with such a request', () => {
+  it('resolves once the client left, without its timeout (the request is over)', async () => {
+    const own = createApp();
+    own.onError(() => new Promise(() => {}));
+    own.get('/hangs-after-leave', async (ctx) => {
+      await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+      throw new Error('boom after the client left');
+    });
+    const { port: p } = await start(own);
+    await new Promise<void>((resolve) => {
+      const socket = connect(p, '127.0.0.1', () => {
+        socket.write('GET /hangs-after-leave HTTP/1.1\r\nHost: a\r\n\r\n');
+        setTimeout(() => {
+          socket.destroy();
+          resolve();
+        }, 30);
+      });
+    });
+    for (let i = 0; i < 100 && appStats(own).inflight > 0; i++) await sleep(5);
+    expect(appStats(own).inflight).toBe(0);
+    // No timeout given: close() waits for inflight requests as long as they take.
+    await own.close();
+    expect(appStats(own).inflight).toBe(0);
+  });
+});
 
 function requestThenLeave(path: string): Promise<void> {
   return new Promise((resolve) => {
@@ -67,6 +100,12 @@ async function drained(): Promise<void> {
 describe('an async onError still running when its client leaves', () => {
   it('one that never settles: the request is released once the client left', async () => {
     await requestThenLeave('/hangs');
+    await drained();
+    expect((await raw(port, { path: '/ok' })).body).toBe('{"ok":true}');
+  });
+
+  it('one that never settles, started after the client left: released at once', async () => {
+    await requestThenLeave('/hangs-after-leave');
     await drained();
     expect((await raw(port, { path: '/ok' })).body).toBe('{"ok":true}');
   });

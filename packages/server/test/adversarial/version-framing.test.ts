@@ -3,6 +3,7 @@
 // HTTP/1.0 request and closed its connection, but Node's parser also takes `HTTP/0.9` and
 // `HTTP/2.0` request lines with headers, and those kept the connection: the bytes after the
 // chunked body were run as a second request (smuggled past a proxy that framed it otherwise).
+// Those two are now no request keel runs at all: 505 HTTP Version Not Supported (below).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/index';
 import { socketBytes, start } from '../helpers';
@@ -30,7 +31,7 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 describe('Transfer-Encoding in a request line of a version other than HTTP/1.1', () => {
-  it.each(['HTTP/0.9', 'HTTP/1.0', 'HTTP/2.0'])(
+  it.each(['HTTP/1.0'])(
     '%s: answered, then the connection closed; what follows is never run',
     async (version) => {
       ran.length = 0;
@@ -57,5 +58,40 @@ describe('Transfer-Encoding in a request line of a version other than HTTP/1.1',
     );
     expect(out.match(/HTTP\/1\.1 200/g)).toHaveLength(2);
     expect(ran.sort()).toEqual(['admin', 'echo']);
+  });
+});
+
+// RFC 9110 §6.2, RFC 9112 §2.3: a server answers a major version it does not take with 505.
+// Node's parser hands on a bare HTTP/0.9 request line (`GET /admin`, no version, no headers) and
+// a text `HTTP/2.0` one (HTTP/2 is a binary framing, never such a line); both were served an
+// HTTP/1.1 response and, with `Connection: keep-alive`, kept their connection.
+describe('a request line of a version other than HTTP/1.x', () => {
+  it.each([
+    ['bare HTTP/0.9', 'GET /admin\r\n\r\n'],
+    ['HTTP/0.9', 'GET /admin HTTP/0.9\r\nHost: a\r\nConnection: keep-alive\r\n\r\n'],
+    ['HTTP/2.0', 'GET /admin HTTP/2.0\r\nHost: a\r\nConnection: keep-alive\r\n\r\n'],
+    [
+      'HTTP/2.0 with a chunked body',
+      'POST /echo HTTP/2.0\r\nHost: a\r\nConnection: keep-alive\r\nContent-Type: application/json\r\n' +
+        'Transfer-Encoding: chunked\r\n\r\n7\r\n{"a":1}\r\n0\r\n\r\n',
+    ],
+  ])('%s: 505 and the connection closed; no handler runs', async (_, request) => {
+    ran.length = 0;
+    const out = await socketBytes(port, `${request}GET /admin HTTP/1.1\r\nHost: a\r\n\r\n`, 1_000);
+    expect(out).toMatch(/^HTTP\/1\.1 505 HTTP Version Not Supported\r\n/);
+    expect(out).toContain('\r\nConnection: close\r\n');
+    expect(out.match(/^HTTP\/1\.1 \d{3} /gm)).toHaveLength(1);
+    expect(ran).toEqual([]);
+  });
+
+  it('HTTP/1.0 is still served, and keeps a keep-alive connection', async () => {
+    ran.length = 0;
+    const out = await socketBytes(
+      port,
+      'GET /admin HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /admin HTTP/1.1\r\nHost: a\r\n\r\n',
+      300,
+    );
+    expect(out.match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+    expect(ran).toEqual(['admin', 'admin']);
   });
 });
