@@ -168,8 +168,8 @@ export function resolveRequest(
       // request's own still wins.
       // (A request's own is in `headers` under its spelling.)
       if (name && requestHeaders?.[name] === undefined) {
-        const { [name]: _clientWide, ...rest } = headers;
-        headers = rest;
+        headers = { ...headers };
+        delete (headers as Record<string, string>)[name];
       }
     } else if (type && !name) {
       headers = { ...headers, 'content-type': type };
