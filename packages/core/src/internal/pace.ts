@@ -38,7 +38,7 @@ export class Pace {
   sample(now: number, size: number): boolean {
     // NaN: the time a flight ended when the clock threw then. Taken as the time, it made the
     // pace NaN, and nothing aged for about two windows: it counts as at the last sample's time.
-    if (Number.isNaN(now)) now = this.#at;
+    now = Number.isNaN(now) ? this.#at : now;
     const stale = this.stale(now);
     if (stale) {
       this.n = 0;
