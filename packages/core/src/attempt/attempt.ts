@@ -2,7 +2,6 @@ import { CancelledError, isCancelledError } from '../errors/cancelled-error';
 import { isResponseTooLargeError } from '../errors/response-too-large-error';
 import { isTimeoutError, TimeoutError } from '../errors/timeout-error';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
-import { noop } from '../internal/noop';
 import { isStreamBody } from '../request/body';
 import type { RequestSpec } from '../request/resolve';
 import type { ApiResponse } from '../types/client';
@@ -112,11 +111,12 @@ export function attemptOnce(
     // Set once fetch resolved: keel's errors before that are the fetch's, not this request's.
     let read = false;
     started
-      .then((res) => {
+      .then((res): Promise<unknown> | undefined => {
         // Answered after the attempt ended (a fetch deaf to its signal): nothing reads this body,
         // so it is cancelled, not downloaded (a never-ending one for ever). Only an abort ends an
-        // attempt before this point, so abortedBy is set. A throw lands below.
-        if (done) return void res.body?.cancel(abortedBy!.reason).catch(noop);
+        // attempt before this point, so abortedBy is set. A throw, or the cancel's rejection,
+        // lands below, where `done` drops it.
+        if (done) return res.body?.cancel(abortedBy!.reason);
         read = true;
         return readResponse(res, spec, clock);
       })
