@@ -151,6 +151,33 @@ describe('attemptOnce', () => {
     },
   );
 
+  test("a late response's body whose cancel rejects leaves no unhandled rejection", async () => {
+    const source = new FakeAbortSource();
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      const body = new ReadableStream({
+        cancel: () => {
+          throw new Error('cancel failed');
+        },
+      });
+      let answer!: (res: Response) => void;
+      const deaf = () => new Promise<Response>((resolve) => (answer = resolve));
+      const p = track(attemptOnce(deaf, spec(), source, new FakeClock(), 0));
+      source.abort(errorOf.cancelled());
+      await flush();
+      expect((p.current as { reason: unknown }).reason).toBeInstanceOf(CancelledError);
+      answer(new Response(body));
+      await flush();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(body.locked).toBe(false);
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
+  });
+
   test('an already-aborted source does not call fetch', async () => {
     const f = createFakeFetch();
     const source = new FakeAbortSource();
