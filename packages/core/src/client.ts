@@ -1079,7 +1079,6 @@ const isRead = (flight: Flight) => isDedupable(flight.spec.method);
 const isUnsettled = (flight: Flight | undefined) => flight !== undefined && !flight.tracker.settled;
 const keysOf = (items: readonly { key: string }[]) => items.map((item) => item.key);
 
-/** A request as invalidation sees it; CacheMeta's times are `at` (it has not been stored). */
 /**
  * A spec from `resolve`. A key string (as setCached takes), a cache entry or `{ method, url }`
  * would start a flight from undefined fields (listeners throwing, an unhandled rejection).
@@ -1090,6 +1089,7 @@ function checkSpec(spec: RequestSpec): void {
   }
 }
 
+/** A request as invalidation sees it; CacheMeta's times are `at` (it has not been stored). */
 function specMatchable(spec: RequestSpec, at: number): Matchable {
   return {
     key: spec.key,
