@@ -30,7 +30,7 @@ import {
   skipBody,
   typeMatcher,
 } from './body';
-import { type BodyCharset, bodyCharset } from './charset';
+import { type BodyCharset, bodyCharset, isToken } from './charset';
 import {
   badRoutePath,
   boolean,
@@ -652,9 +652,13 @@ function twoContentTypes(req: IncomingMessage): boolean {
   return false;
 }
 
+/**
+ * A Content-Encoding other than `identity` (read as any header token: OWS around it, no case;
+ * not String#trim's Unicode spaces, as the Content-Type check). No header allocates nothing.
+ */
 function isEncoded(req: IncomingMessage): boolean {
   const coding = req.headers['content-encoding'];
-  return coding !== undefined && coding !== '' && coding.trim().toLowerCase() !== 'identity';
+  return coding !== undefined && coding !== '' && !isToken(coding, 'identity');
 }
 
 const VERSION_NOT_SUPPORTED = JSON.stringify({
