@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { bodyCharset, charsetParam, type Decoder, formDecoder, isMediaType, isToken } from './charset';
+import {
+  bodyCharset,
+  charsetParam,
+  type Decoder,
+  formDecoder,
+  isMediaType,
+  isToken,
+} from './charset';
 import { HttpException } from './errors';
 
 function decoder(type: string): Decoder {

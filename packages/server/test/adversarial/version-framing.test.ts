@@ -121,7 +121,7 @@ describe('a request line of a version other than HTTP/1.x', () => {
     expect(JSON.parse(json)).toMatchObject({ status: 505 });
     expect(error).toBeNull();
     expect(ran).toEqual([]);
-   }, 20_000);
+  }, 20_000);
 
   it('HTTP/2.0 with Expect and a body never sent: the 505, then the connection closes', async () => {
     ran.length = 0;
