@@ -26,11 +26,12 @@ import {
   bodyKindOf,
   drainUnread,
   EXPECTS_CONTINUE,
+  endAfterBody,
   type RouteOptions,
   skipBody,
   typeMatcher,
 } from './body';
-import { type BodyCharset, bodyCharset } from './charset';
+import { type BodyCharset, bodyCharset, isToken } from './charset';
 import {
   badRoutePath,
   boolean,
@@ -652,9 +653,13 @@ function twoContentTypes(req: IncomingMessage): boolean {
   return false;
 }
 
+/**
+ * A Content-Encoding other than `identity` (read as any header token: OWS around it, no case;
+ * not String#trim's Unicode spaces, as the Content-Type check). No header allocates nothing.
+ */
 function isEncoded(req: IncomingMessage): boolean {
   const coding = req.headers['content-encoding'];
-  return coding !== undefined && coding !== '' && coding.trim().toLowerCase() !== 'identity';
+  return coding !== undefined && coding !== '' && !isToken(coding, 'identity');
 }
 
 const VERSION_NOT_SUPPORTED = JSON.stringify({
@@ -662,15 +667,19 @@ const VERSION_NOT_SUPPORTED = JSON.stringify({
   error: 'HTTP Version Not Supported: this server speaks HTTP/1.0, HTTP/1.1 and HTTP/2',
 });
 
-/** The 505 of {@link App.handler} for a text HTTP/0.9 or HTTP/2.0 request line; closes. */
-function unsupportedVersion(res: ServerResponse): void {
+/**
+ * The 505 of {@link App.handler} for a text HTTP/0.9 or HTTP/2.0 request line; closes. Written
+ * whole at once, ended (Node then closes) once a body it declared is drained: see endAfterBody.
+ */
+function unsupportedVersion(req: IncomingMessage, res: ServerResponse): void {
   res.shouldKeepAlive = false; // Node then writes `Connection: close`
 
   res.writeHead(505, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(VERSION_NOT_SUPPORTED),
   });
-  res.end(VERSION_NOT_SUPPORTED);
+  res.write(VERSION_NOT_SUPPORTED);
+  endAfterBody(req, () => res.end());
 }
 
 function badUrl(): never {
@@ -880,7 +889,7 @@ class KeelApp implements App, SlotHost {
         // parser takes (HTTP/2 proper is binary frames, and comes with a `stream`): no version
         // keel speaks (RFC 9110 §6.2), answered 505 before anything runs, then the connection
         // closes; what Node parses after it on that connection is not a request.
-        unsupportedVersion(res);
+        unsupportedVersion(req, res);
         if (socket !== null) socket[FAULTY_FRAMING] = true;
         return;
       }

@@ -142,6 +142,28 @@ export function skipBody(req: IncomingMessage, res: ServerResponse): void {
 }
 
 /**
+ * For an answer that closes its connection though its request declared a body (the 505 of a
+ * version keel does not speak): `end` once the body is drained, up to DISCARD_LIMIT (past it the
+ * connection ends). Closed with body bytes unread, the kernel resets the connection, and a client
+ * still sending may lose the answer it had not read yet. Ended at once when no body will come
+ * whole: none declared, one declared larger, or one the client may wait to send (`Expect`).
+ */
+export function endAfterBody(req: IncomingMessage, end: () => void): void {
+  const length = req.headers['content-length'];
+  if (
+    req.complete ||
+    !declaresBody(req) ||
+    req.headers.expect !== undefined ||
+    (length !== undefined && Number(length) > DISCARD_LIMIT)
+  ) {
+    end();
+    return;
+  }
+  req.once('end', end);
+  drainRest(req, DISCARD_LIMIT);
+}
+
+/**
  * Once its request is over: the rest of a body nobody read (a GET's, a type no parser takes, a
  * route that never reads it) is drained as skipBody's, up to DISCARD_LIMIT, then the connection
  * ends. Node's own drain (when the response finished) has no bound: a client could stream into

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { bodyCharset, charsetParam, type Decoder, formDecoder, isMediaType } from './charset';
+import {
+  bodyCharset,
+  charsetParam,
+  type Decoder,
+  formDecoder,
+  isMediaType,
+  isToken,
+} from './charset';
 import { HttpException } from './errors';
 
 function decoder(type: string): Decoder {
@@ -81,6 +88,26 @@ describe('isMediaType', () => {
       'xapplication/json',
     ]) {
       expect(isMediaType(type, 'application/json'), type).toBe(false);
+    }
+  });
+});
+
+describe('isToken', () => {
+  it('compares the whole value without case and OWS, and nothing more', () => {
+    for (const value of ['identity', 'IDENTITY', ' Identity\t', '\t identity  ']) {
+      expect(isToken(value, 'identity'), value).toBe(true);
+    }
+    for (const value of [
+      '',
+      ' ',
+      'identity\u00a0',
+      '\u00a0identity',
+      'identity;q=1',
+      'identity, identity',
+      'identityx',
+      'xidentity',
+    ]) {
+      expect(isToken(value, 'identity'), value).toBe(false);
     }
   });
 });

@@ -54,6 +54,23 @@ function equalsIgnoringCase(s: string, from: number, to: number, lower: string):
   return true;
 }
 
+/** `s[start, end)`, OWS (spaces, tabs: RFC 9110 §5.6.3) around it skipped, is `lower`. */
+function tokenIs(s: string, start: number, end: number, lower: string): boolean {
+  while (start < end && isOws(s.charCodeAt(start))) start++;
+  while (end > start && isOws(s.charCodeAt(end - 1))) end--;
+  return equalsIgnoringCase(s, start, end, lower);
+}
+
+/**
+ * Whether header value `value` is the token `lower` (ASCII, lower case): compared without case,
+ * OWS around it skipped, nothing else (String#trim would also drop a no-break space). The way
+ * keel reads a one-token header (Content-Encoding `identity`), as {@link isMediaType} reads the
+ * media type; allocates nothing.
+ */
+export function isToken(value: string, lower: string): boolean {
+  return tokenIs(value, 0, value.length, lower);
+}
+
 /**
  * Whether the media type of Content-Type `type` is `lower` (`type/subtype`, ASCII lower case):
  * compared without case, OWS (spaces, tabs: RFC 9110 §5.6.3) around it skipped, parameters not
@@ -61,12 +78,8 @@ function equalsIgnoringCase(s: string, from: number, to: number, lower: string):
  * sliced or lower-cased, so it allocates nothing.
  */
 export function isMediaType(type: string, lower: string): boolean {
-  let start = 0;
-  let end = type.indexOf(';');
-  if (end === -1) end = type.length;
-  while (start < end && isOws(type.charCodeAt(start))) start++;
-  while (end > start && isOws(type.charCodeAt(end - 1))) end--;
-  return equalsIgnoringCase(type, start, end, lower);
+  const cut = type.indexOf(';');
+  return tokenIs(type, 0, cut === -1 ? type.length : cut, lower);
 }
 
 /**

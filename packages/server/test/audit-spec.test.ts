@@ -544,6 +544,41 @@ describe('bodies', () => {
     expect([r.status, JSON.parse(r.body)]).toEqual([200, { length: gz.length }]);
   });
 
+  // One way to read a header token: OWS (spaces, tabs) around it, not String#trim's Unicode
+  // spaces, as the Content-Type check (isMediaType). `identity` + a no-break space is no
+  // `identity`: a coding keel does not decode, 415, where trim() took it for no encoding.
+  it.each(['identity\u00a0', '\u00a0identity', '\u00a0identity\u00a0'])(
+    'Content-Encoding %j is a coding keel does not decode (415)',
+    async (coding) => {
+      const app = make();
+      app.post('/b', (ctx) => ctx.json({ body: ctx.body ?? null }));
+      const { port } = await start(app);
+      const r = await raw(port, {
+        method: 'POST',
+        path: '/b',
+        headers: { 'content-type': 'application/json', 'content-encoding': coding },
+        body: '{"a":1}',
+      });
+      expect(r.status).toBe(415);
+    },
+  );
+
+  it.each(['identity', 'IDENTITY', 'Identity'])(
+    'Content-Encoding %j is no encoding: the body is read',
+    async (coding) => {
+      const app = make();
+      app.post('/b', (ctx) => ctx.json({ body: ctx.body ?? null }));
+      const { port } = await start(app);
+      const r = await raw(port, {
+        method: 'POST',
+        path: '/b',
+        headers: { 'content-type': 'application/json', 'content-encoding': coding },
+        body: '{"a":1}',
+      });
+      expect([r.status, JSON.parse(r.body)]).toEqual([200, { body: { a: 1 } }]);
+    },
+  );
+
   it('413 over limit, json with charset, empty json body', async () => {
     const app = make({ bodyLimit: 10 });
     app.post('/b', (ctx) => ctx.json({ body: ctx.body ?? null }));

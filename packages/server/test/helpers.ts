@@ -3,6 +3,7 @@ import { type AddressInfo, connect, type Socket } from 'node:net';
 import { afterEach } from 'vitest';
 import type { Clock } from '../src/clock';
 import { type App, createApp } from '../src/index';
+import { eventWaiters, where } from './sse-wait';
 
 /** Starts `app` on 127.0.0.1 port 0. */
 export async function start(app: App): Promise<{ port: number; base: string }> {
@@ -163,8 +164,11 @@ export interface SseClient {
   events: SseMessage[];
   comments: number;
   ended: Promise<void>;
-  /** Waits until at least `n` events arrived. */
-  waitFor(n: number): Promise<void>;
+  /**
+   * Waits until at least `n` events arrived; rejects after `ms` (10 s unless given) naming the
+   * events received so far.
+   */
+  waitFor(n: number, ms?: number): Promise<void>;
   close(): void;
 }
 
@@ -177,20 +181,21 @@ export function sse(
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
       let buffer = '';
-      const waiters: { n: number; resolve: () => void }[] = [];
+      const events: SseMessage[] = [];
+      const waiters = eventWaiters(events, where(port, path, headers));
       let endResolve!: () => void;
       const client: SseClient = {
         status: res.statusCode ?? 0,
         headers: res.headers,
-        events: [],
+        events,
         comments: 0,
         ended: new Promise<void>((r) => {
-          endResolve = r;
+          endResolve = () => {
+            waiters.end();
+            r();
+          };
         }),
-        waitFor: (n) =>
-          client.events.length >= n
-            ? Promise.resolve()
-            : new Promise<void>((r) => waiters.push({ n, resolve: r })),
+        waitFor: (n, ms) => waiters.waitFor(n, ms),
         close: () => req.destroy(),
       };
       res.setEncoding('utf8');
@@ -220,12 +225,7 @@ export function sse(
           }
           idx = buffer.indexOf('\n\n');
         }
-        for (const w of [...waiters]) {
-          if (client.events.length >= w.n) {
-            waiters.splice(waiters.indexOf(w), 1);
-            w.resolve();
-          }
-        }
+        waiters.notify();
       });
       res.on('end', () => endResolve());
       res.on('close', () => endResolve());

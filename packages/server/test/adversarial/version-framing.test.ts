@@ -4,10 +4,11 @@
 // `HTTP/2.0` request lines with headers, and those kept the connection: the bytes after the
 // chunked body were run as a second request (smuggled past a proxy that framed it otherwise).
 // Those two are now no request keel runs at all: 505 HTTP Version Not Supported (below).
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/index';
 import { socketBytes, start } from '../helpers';
-import { guardProcess } from './harness';
+import { guardProcess, within } from './harness';
 
 guardProcess();
 
@@ -81,6 +82,64 @@ describe('a request line of a version other than HTTP/1.x', () => {
     expect(out).toMatch(/^HTTP\/1\.1 505 HTTP Version Not Supported\r\n/);
     expect(out).toContain('\r\nConnection: close\r\n');
     expect(out.match(/^HTTP\/1\.1 \d{3} /gm)).toHaveLength(1);
+    expect(ran).toEqual([]);
+  });
+
+  // A Content-Length body on an `HTTP/2.0` line was left unread when the connection closed: the
+  // kernel then resets the connection (unread bytes at close), and a client still sending may
+  // lose the 505 it had not read yet. Drained as any refused body is, then closed.
+  it('HTTP/2.0 with a 1 MiB Content-Length body: the client reads the whole 505', async () => {
+    ran.length = 0;
+    const body = Buffer.alloc(1024 * 1024, 0x61);
+    const socket = connect(port, '127.0.0.1');
+    let out = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (c: string) => {
+      out += c;
+    });
+    const closed = new Promise<string | null>((resolve) => {
+      let error: string | null = null;
+      socket.on('error', (e: NodeJS.ErrnoException) => {
+        error = e.code ?? e.message;
+      });
+      socket.on('close', () => resolve(error));
+    });
+    socket.write(
+      'POST /echo HTTP/2.0\r\nHost: a\r\nContent-Type: application/json\r\n' +
+        `Content-Length: ${body.length}\r\n\r\n`,
+    );
+    // Sent in slices over several turns, as a real upload arrives after its headers.
+    for (let at = 0; at < body.length; at += 64 * 1024) {
+      if (socket.destroyed) break;
+      socket.write(body.subarray(at, at + 64 * 1024));
+      await new Promise((r) => setImmediate(r));
+    }
+    const error = await within(closed, 10_000, 'the connection');
+    expect(out).toMatch(/^HTTP\/1\.1 505 HTTP Version Not Supported\r\n/);
+    expect(out).toContain('\r\nConnection: close\r\n');
+    const json = out.slice(out.indexOf('\r\n\r\n') + 4);
+    expect(JSON.parse(json)).toMatchObject({ status: 505 });
+    expect(error).toBeNull();
+    expect(ran).toEqual([]);
+  }, 20_000);
+
+  it('HTTP/2.0 with Expect and a body never sent: the 505, then the connection closes', async () => {
+    ran.length = 0;
+    const socket = connect(port, '127.0.0.1');
+    let out = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (c: string) => {
+      out += c;
+    });
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.write(
+      'POST /echo HTTP/2.0\r\nHost: a\r\nContent-Type: application/json\r\n' +
+        'Expect: 100-continue\r\nContent-Length: 7\r\n\r\n',
+    );
+    // Not held waiting for a body the client may never send (it waits for a 100 not coming).
+    await within(closed, 4_000, 'the close').finally(() => socket.destroy());
+    expect(out).toMatch(/^HTTP\/1\.1 505 HTTP Version Not Supported\r\n/);
+    expect(out.endsWith('"}')).toBe(true);
     expect(ran).toEqual([]);
   });
 

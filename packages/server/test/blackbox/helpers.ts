@@ -4,6 +4,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach } from 'vitest';
 import type { App, Clock, TimerHandle } from '../../src/index';
+import { eventWaiters, where } from '../sse-wait';
 
 export interface Reply {
   status: number;
@@ -85,8 +86,11 @@ export interface SseClient {
   status: number;
   headers: IncomingHttpHeaders;
   events: SseEvent[];
-  /** Resolves once at least `n` events arrived. */
-  waitFor(n: number): Promise<SseEvent[]>;
+  /**
+   * Resolves once at least `n` events arrived; rejects after `ms` (10 s unless given) naming the
+   * events received so far.
+   */
+  waitFor(n: number, ms?: number): Promise<SseEvent[]>;
   /** Resolves when the server ended the stream. */
   ended: Promise<void>;
   close(): void;
@@ -109,11 +113,14 @@ export function openSse(
       },
       (res) => {
         const events: SseEvent[] = [];
-        const waiters: { n: number; done: () => void }[] = [];
+        const waiters = eventWaiters(events, where(port, path, headers));
         let buf = '';
         let endResolve!: () => void;
         const ended = new Promise<void>((r2) => {
-          endResolve = r2;
+          endResolve = () => {
+            waiters.end();
+            r2();
+          };
         });
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {
@@ -141,12 +148,7 @@ export function openSse(
             if (any) events.push({ event, data: data.join('\n'), id });
             cut = buf.indexOf('\n\n');
           }
-          for (const w of waiters.slice()) {
-            if (events.length >= w.n) {
-              waiters.splice(waiters.indexOf(w), 1);
-              w.done();
-            }
-          }
+          waiters.notify();
         });
         res.on('end', endResolve);
         res.on('close', endResolve);
@@ -156,10 +158,7 @@ export function openSse(
           headers: res.headers,
           events,
           ended,
-          waitFor: (n) =>
-            events.length >= n
-              ? Promise.resolve(events)
-              : new Promise((done) => waiters.push({ n, done: () => done(events) })),
+          waitFor: (n, ms) => waiters.waitFor(n, ms).then(() => events),
           close: () => r.destroy(),
         });
       },
