@@ -3,7 +3,7 @@ import { act } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { type SetupServerApi, setupServer } from 'msw/node';
 import type { ReactNode } from 'react';
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, onTestFinished, vi } from 'vitest';
 import { ClientProvider } from '../src/index';
 
 export const API = 'http://api.test';
@@ -154,4 +154,11 @@ export class ManualClock implements Clock {
     timer.fn();
     return true;
   }
+}
+
+/** React's warnings (console.error) during the test, silenced; restored after it. */
+export function consoleErrors() {
+  const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+  onTestFinished(() => spy.mockRestore());
+  return spy;
 }

@@ -1,7 +1,7 @@
 import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { StrictMode, Suspense, useState } from 'react';
-import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../../core/test/helpers';
 import {
   ClientProvider,
@@ -12,16 +12,18 @@ import {
   useSuspenseQuery,
 } from '../src/index';
 import { storeFor } from '../src/query/store';
-import { API, debugOf, deferred, flush, mswServer, testClient, wrapperFor } from './helpers';
+import {
+  API,
+  consoleErrors,
+  debugOf,
+  deferred,
+  flush,
+  mswServer,
+  testClient,
+  wrapperFor,
+} from './helpers';
 
 const server = mswServer();
-
-/** console.error calls (React's warnings) during the test; restored after it. */
-function consoleErrors() {
-  const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
-  onTestFinished(() => spy.mockRestore());
-  return spy;
-}
 
 function Counter() {
   const { data } = useQuery<{ n: number }>('/item', { refetchInterval: 60_000 });

@@ -6,7 +6,7 @@ import { hydrateRoot } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ClientProvider, HydrationBoundary, useQuery, useSuspenseQuery } from '../src/index';
-import { debugOf, deferred, flush, ManualClock, mswServer, until } from './helpers';
+import { consoleErrors, debugOf, deferred, flush, ManualClock, mswServer, until } from './helpers';
 
 const server = mswServer();
 
@@ -359,7 +359,7 @@ describe('HydrationBoundary: a state is as old as its entries were stored', () =
     const container = document.createElement('div');
     container.innerHTML = html;
     const recoverable: unknown[] = [];
-    const errors = consoleErrorsOff();
+    const errors = consoleErrors();
     await act(async () => {
       hydrateRoot(container, page(browser), {
         onRecoverableError: (error) => recoverable.push(error),
@@ -372,9 +372,3 @@ describe('HydrationBoundary: a state is as old as its entries were stored', () =
     expect(browserGets).toBe(1);
   });
 });
-
-function consoleErrorsOff() {
-  const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
-  onTestFinished(() => spy.mockRestore());
-  return spy;
-}

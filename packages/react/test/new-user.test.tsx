@@ -8,7 +8,7 @@ import { HttpResponse, http } from 'msw';
 import { StrictMode, Suspense, useState } from 'react';
 import { hydrateRoot } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
-import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../../core/test/helpers';
 import {
   ClientProvider,
@@ -18,16 +18,19 @@ import {
   useQuery,
   useSuspenseQuery,
 } from '../src/index';
-import { API, debugOf, deferred, flush, mswServer, testClient, until, wrapperFor } from './helpers';
+import {
+  API,
+  consoleErrors,
+  debugOf,
+  deferred,
+  flush,
+  mswServer,
+  testClient,
+  until,
+  wrapperFor,
+} from './helpers';
 
 const server = mswServer();
-
-/** React's warnings (console.error) during the test; restored after it. */
-function consoleErrors() {
-  const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
-  onTestFinished(() => spy.mockRestore());
-  return spy;
-}
 
 /** GET /items/:id answers `{ id }`, each id's requests waiting for its gate while one is set. */
 function itemsApi() {
