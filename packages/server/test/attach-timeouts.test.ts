@@ -11,19 +11,15 @@ import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type App, createApp } from '../src/index';
+import { closedAfterEach } from './helpers';
 
 const fixtures = join(__dirname, 'fixtures');
 const cert = readFileSync(join(fixtures, 'tls-cert.pem'));
 const key = readFileSync(join(fixtures, 'tls-key.pem'));
 
-const apps: App[] = [];
-const sockets: Socket[] = [];
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.destroy();
-  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
-});
+const { apps, sockets } = closedAfterEach();
 
 /** Short limits: Node's checks of them run on real time. */
 function makeApp(): App {

@@ -254,6 +254,20 @@ export function trackApps(): (options?: Parameters<typeof createApp>[0]) => App 
 }
 
 /**
+ * The apps and raw sockets of one test file: after each test the sockets are destroyed, then the
+ * apps closed (100 ms for what is still open), so a failing test leaves no server behind.
+ */
+export function closedAfterEach(): { apps: App[]; sockets: Socket[] } {
+  const apps: App[] = [];
+  const sockets: Socket[] = [];
+  afterEach(async () => {
+    for (const s of sockets.splice(0)) s.destroy();
+    await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
+  });
+  return { apps, sockets };
+}
+
+/**
  * A GET whose response is paused at once: the client reads nothing (so it does not see the
  * server close either). The request goes on `open`, for the test's afterEach to destroy.
  */

@@ -3,20 +3,14 @@
 // on: the rest fills the buffers, the socket stops being read, and the next request on the
 // connection waited for `requestTimeout` (for ever with it off). keel drains it as an unread
 // body, up to 16 MiB, then the connection ends.
-import type { Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/index';
-import { openRaw, type RawConnection, start, until } from '../helpers';
+import { closedAfterEach, openRaw, type RawConnection, start, until } from '../helpers';
 import { guardProcess } from './harness';
 
 guardProcess();
 
-const apps: App[] = [];
-const sockets: Socket[] = [];
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.destroy();
-  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
-});
+const { apps, sockets } = closedAfterEach();
 
 const MiB = 1024 * 1024;
 const CHUNK = Buffer.alloc(64 * 1024, 97);

@@ -2,21 +2,15 @@
 // on a route that never reads it, a body refused for its headers (415, 400, 501). Node drains
 // such a body after the answer with no bound (until `requestTimeout`, or for ever with it off),
 // so one connection could push gigabytes. keel drains it up to 16 MiB, as a 404's, then closes.
-import type { Socket } from 'node:net';
 import { Readable, Writable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/index';
-import { openRaw, type RawConnection, start, until } from '../helpers';
+import { closedAfterEach, openRaw, type RawConnection, start, until } from '../helpers';
 import { guardProcess } from './harness';
 
 guardProcess();
 
-const apps: App[] = [];
-const sockets: Socket[] = [];
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.destroy();
-  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
-});
+const { apps, sockets } = closedAfterEach();
 
 const MiB = 1024 * 1024;
 const CHUNK = Buffer.alloc(64 * 1024, 97);

@@ -7,20 +7,15 @@
 // client knows the second went unanswered and may send it again, RFC 9112 §9.3.2). No hang, no
 // crash; a keep-alive timeout far past the wait, so it is not what ends the connection.
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/index';
-import { openRaw, until } from '../helpers';
+import { closedAfterEach, openRaw, until } from '../helpers';
 import { guardProcess } from './harness';
 
 guardProcess();
 
-const apps: App[] = [];
-const sockets: Socket[] = [];
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.destroy();
-  await Promise.all(apps.splice(0).map((a) => a.close({ timeoutMs: 100 })));
-});
+const { apps, sockets } = closedAfterEach();
 
 const UPGRADE = 'GET /a HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n';
 const SECOND = 'GET /b HTTP/1.1\r\nHost: x\r\n\r\n';
