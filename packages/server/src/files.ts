@@ -73,6 +73,19 @@ function hasDotSegment(path: string): boolean {
 }
 
 /**
+ * True when the path ends in a separator or a `.` segment: it names a directory, never a file.
+ * join / resolve / realpath drop that tail (`a.txt/.` becomes `a.txt`), so the file would be
+ * served under a directory's name, where `open` itself answers ENOTDIR.
+ */
+function namesDirectory(path: string): boolean {
+  const last = path.charCodeAt(path.length - 1);
+  if (last === 47 || last === 92) return true; // '/' or '\\'
+  if (last !== 46) return false;
+  const before = path.length === 1 ? 47 : path.charCodeAt(path.length - 2);
+  return before === 47 || before === 92;
+}
+
+/**
  * The part of `path` below the root. An absolute path already inside the root (as given or as
  * its real path), e.g. `join(root, name)`, is taken as that file; any other path, absolute ones
  * included, is relative to the root (joined under it, so it cannot leave it).
@@ -111,7 +124,10 @@ export async function resolveFile(
   dotfiles: 'ignore' | 'deny' | 'allow' = 'ignore',
 ): Promise<Resolved> {
   if (typeof path !== 'string' || path === '' || path.includes('\0')) throw new HttpException(404);
-  if (root === undefined) return { file: resolve(path), base: undefined };
+  if (root === undefined) {
+    if (namesDirectory(path)) throw new HttpException(404);
+    return { file: resolve(path), base: undefined };
+  }
   if (path.split(/[\\/]/).includes('..')) throw new HttpException(403);
   // Resolved per request, not cached: a root that is a symlink (`current` -> `release-2`, as
   // deploys swap it) serves what it points to now, not what it pointed to at the first request.
@@ -122,6 +138,8 @@ export async function resolveFile(
   // Checked on the normalized path: `./a.txt` has a `.` segment (the current directory) but names
   // no dotfile, as send / serve-static see it.
   checkReal(base, joined, dotfiles);
+  // After the dotfile check: `.env/.` is refused as `.env` is (403 under 'deny').
+  if (namesDirectory(path)) throw new HttpException(404);
   let real: string;
   try {
     real = await realpath(joined);
