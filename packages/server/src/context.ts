@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ParsedUrlQuery, parse as parseQuery } from 'node:querystring';
 import { isAnyArrayBuffer } from 'node:util/types';
 import encodeUrl from 'encodeurl';
+import vary from 'vary';
 import { MAX_FORM_FIELDS, tooManyFields } from './body';
 import {
   checkFunction,
@@ -725,15 +726,16 @@ export class Context {
             operationName: undefined,
             extensions: undefined,
           };
-    const contentType = this.req.headers['content-type'];
     const gen = this.#gen;
     const work = slot.host.graphql
-      .run(this.method, contentType, params, schema, resolvers, this, slot.jsonDepth)
+      .run(this.method, this.req.headers, params, schema, resolvers, this, slot.jsonDepth)
       .then((outcome) => {
         if (slot.gen !== gen) return;
         if (outcome.allow !== undefined) this.res.setHeader('allow', outcome.allow);
+        // The media type (and so the status rules) follows Accept: caches keep them apart.
+        vary(this.res, 'Accept');
         slot.setStatus(outcome.status);
-        slot.end(JSON_TYPE, JSON.stringify(outcome.body), 1); // this work is the one busy op
+        slot.end(outcome.type, JSON.stringify(outcome.body), 1); // this work is the one busy op
       });
     return slot.track(work);
   }
