@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import mime from 'mime-types';
 import parseRange from 'range-parser';
 import { endBodiless, isBodiless } from './bodiless';
-import { checkObject, oneOf, typeError } from './checks';
+import { checkObject, oneOf, rangeError, typeError } from './checks';
 import { HttpException } from './errors';
 import { parseHttpDate } from './http-date';
 import { fitsQueue, QUEUED_STREAM_BYTES, watchEnded, watchSend, whenDone } from './send-watch';
@@ -18,7 +18,8 @@ export interface SendFileOptions {
    * Directory the file must stay inside. `path` is then taken relative to it (an absolute path
    * already inside it, e.g. `join(root, name)`, is that file); `..` segments are
    * refused (403), and the real path (symlinks resolved) must be inside the real root (403).
-   * Always set it when any part of the path comes from the request.
+   * Always set it when any part of the path comes from the request. An empty string (an unset
+   * env var) is a RangeError, not the working directory.
    *
    * @default undefined (the path is used as given: only for paths the app chose itself)
    */
@@ -375,6 +376,11 @@ export async function sendFile(
   checkObject('sendFile options', options);
   if (options.root !== undefined && typeof options.root !== 'string') {
     throw typeError('sendFile root', 'a directory path string', options.root);
+  }
+  // `root: process.env.DIR ?? ''` with DIR unset: resolve('') is the working directory, and the
+  // app's own files were served from it.
+  if (options.root === '' || options.root?.includes('\0')) {
+    throw rangeError('sendFile root', 'a directory path (not empty, no NUL byte)', options.root);
   }
   const dotfiles = oneOf('sendFile dotfiles', options.dotfiles ?? 'ignore', DOTFILES);
   // The client left already: nothing to open, nothing to send (onResponse: status 0).
