@@ -314,6 +314,15 @@ function ifRangeAllows(
   return date !== null && modified === date && modified + 1000 <= now;
 }
 
+/**
+ * RFC 9110 §8.8.2.1: never later than the server's time (the app's clock); a file modified
+ * "in the future" (a skewed file server, an unpacked archive) is sent as modified now. Such a
+ * date validates nothing: the file stays newer than it (see isNotModified, ifRangeAllows).
+ */
+function lastModifiedHeader(mtimeMs: number, now: number): string {
+  return new Date(Math.min(mtimeMs, now)).toUTCString();
+}
+
 /** Strong, as nginx's: size and mtime in ms change whenever the bytes do, and If-Range accepts only strong validators. */
 function etagOf(stat: Stats): string {
   return `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
@@ -432,7 +441,7 @@ export async function sendFile(
       'etag',
       etag,
       'last-modified',
-      stat.mtime.toUTCString(),
+      lastModifiedHeader(stat.mtimeMs, target.watch.clock.now()),
       'accept-ranges',
       'bytes',
       ...target.extra,

@@ -18,14 +18,20 @@ const modified = Date.parse('2024-01-02T03:04:05Z');
 const lastModified = 'Tue, 02 Jan 2024 03:04:05 GMT';
 // The server's time (its injected clock): Sunday 1 June 2031, so the 2030 dates below are past.
 const now = Date.parse('2031-06-01T00:00:00Z');
+const nowDate = 'Sun, 01 Jun 2031 00:00:00 GMT';
+const future = Date.parse('2035-01-02T03:04:05Z');
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'keel-cond-dates-'));
   writeFileSync(join(dir, 'f.txt'), body);
   utimesSync(join(dir, 'f.txt'), modified / 1000, modified / 1000);
+  // Modified "in the future" by the server's clock (a skewed NFS server, an unpacked archive).
+  writeFileSync(join(dir, 'future.txt'), body);
+  utimesSync(join(dir, 'future.txt'), future / 1000, future / 1000);
   app = createApp({ clock: { ...systemClock, now: () => now } });
   app.get('/f', (ctx) => ctx.sendFile('f.txt', { root: dir }));
   app.post('/f', (ctx) => ctx.sendFile('f.txt', { root: dir }));
+  app.get('/future', (ctx) => ctx.sendFile('future.txt', { root: dir }));
   ({ port } = await start(app));
 });
 
@@ -160,5 +166,22 @@ describe('If-Range with a date', () => {
       expect(res.status, value).toBe(206);
       expect(res.body, value).toBe('bc');
     }
+  });
+});
+
+describe('Last-Modified of a file modified after the server time', () => {
+  // RFC 9110 §8.8.2.1: an origin server MUST NOT send a Last-Modified later than its time, and
+  // replaces such a modification time with the message's origination date.
+  it("is the server's time, and validates nothing that would hold the file stale", async () => {
+    const res = await raw(port, { path: '/future' });
+    expect([res.status, res.headers['last-modified']]).toEqual([200, nowDate]);
+    // Sent back, the date still never makes a 304 or a range of a file newer than it.
+    const since = await raw(port, { path: '/future', headers: { 'if-modified-since': nowDate } });
+    expect([since.status, since.body]).toEqual([200, body]);
+    const ranged = await raw(port, {
+      path: '/future',
+      headers: { range: 'bytes=1-2', 'if-range': nowDate },
+    });
+    expect([ranged.status, ranged.body]).toEqual([200, body]);
   });
 });
