@@ -425,6 +425,27 @@ function checkingInterval(requestTimeout: number, headersTimeout: number): numbe
   return Math.min(NODE_CHECKING_INTERVAL, Math.max(50, Math.floor(shortest / 4)));
 }
 
+/** Node's 'listening' listener that arms the connection checks, by its name in Node 18.12-24. */
+const TRACKING_NAME = 'setupConnectionsTracking';
+/** The fallback's find, once per process: undefined until looked for, null when there is none. */
+let nodeTracking: ((this: Server) => void) | null | undefined;
+
+/**
+ * Node's own listener that arms the connection checks (lib/_http_server.js), among `server`'s
+ * 'listening' listeners. By name first; a Node that renamed it is still served: a fresh
+ * http.Server registers that one function and no other (an allowHTTP1 server shares it), so it
+ * is known by identity. A fresh server with some other count of them is not guessed at: null.
+ */
+function connectionsTracking(server: Server): ((this: Server) => void) | null {
+  const listeners = server.listeners('listening') as ((this: Server) => void)[];
+  for (const listener of listeners) if (listener.name === TRACKING_NAME) return listener;
+  if (nodeTracking === undefined) {
+    const own = createServer().listeners('listening') as ((this: Server) => void)[];
+    nodeTracking = own.length === 1 ? (own[0] ?? null) : null;
+  }
+  return nodeTracking !== null && listeners.includes(nodeTracking) ? nodeTracking : null;
+}
+
 /**
  * Has `server` check its connections' `requestTimeout` / `headersTimeout` every `interval` ms
  * while it checks them every 30 s of Node's default (any other value is the server's own). Node
@@ -437,13 +458,7 @@ function checkOften(server: Server, interval: number): void {
   const checked = server as Server & { connectionsCheckingInterval?: number };
   if (checked.connectionsCheckingInterval !== NODE_CHECKING_INTERVAL) return;
   checked.connectionsCheckingInterval = interval;
-  if (!server.listening) return;
-  for (const listener of server.listeners('listening')) {
-    if (listener.name === 'setupConnectionsTracking') {
-      (listener as (this: Server) => void).call(server);
-      return;
-    }
-  }
+  if (server.listening) connectionsTracking(server)?.call(server);
 }
 
 /**

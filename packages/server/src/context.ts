@@ -2,8 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ParsedUrlQuery, parse as parseQuery } from 'node:querystring';
 import { isAnyArrayBuffer } from 'node:util/types';
 import encodeUrl from 'encodeurl';
+import vary from 'vary';
 import { MAX_FORM_FIELDS, tooManyFields } from './body';
 import {
+  boolean,
   checkFunction,
   checkLine,
   checkNumber,
@@ -45,7 +47,7 @@ export type Middleware = (ctx: Context, next: Next) => unknown;
 
 /**
  * Options for `ctx.cacheControl`. Every duration is in seconds (fractions floored); a directive
- * whose option is left out is not sent.
+ * whose option is left out is not sent. A flag that is no boolean (`'true'`) is a TypeError.
  */
 export interface CacheControlOptions {
   /**
@@ -505,11 +507,19 @@ export class Context {
   cacheControl(options: CacheControlOptions): this {
     checkObject('cacheControl options', options);
     if (this.#use('cacheControl()') === null) return this;
+    // Flags checked whatever else is set: `noStore: 'true'` (from an env var) sent the max-age
+    // of a response meant to be stored nowhere, `public: 'false'` no `private`.
+    const noStore = boolean('cacheControl noStore', options.noStore, false);
+    const isPublic =
+      options.public === undefined
+        ? undefined
+        : boolean('cacheControl public', options.public, false);
+    const immutable = boolean('cacheControl immutable', options.immutable, false);
     const parts: string[] = [];
-    if (options.noStore === true) parts.push('no-store');
+    if (noStore) parts.push('no-store');
     else {
-      if (options.public === true) parts.push('public');
-      else if (options.public === false) parts.push('private');
+      if (isPublic === true) parts.push('public');
+      else if (isPublic === false) parts.push('private');
       const maxAge = seconds('maxAge', options.maxAge);
       const sMaxAge = seconds('sMaxAge', options.sMaxAge);
       const swr = seconds('staleWhileRevalidate', options.staleWhileRevalidate);
@@ -518,7 +528,7 @@ export class Context {
       if (sMaxAge !== undefined) parts.push(`s-maxage=${sMaxAge}`);
       if (swr !== undefined) parts.push(`stale-while-revalidate=${swr}`);
       if (sie !== undefined) parts.push(`stale-if-error=${sie}`);
-      if (options.immutable === true) parts.push('immutable');
+      if (immutable) parts.push('immutable');
     }
     if (parts.length > 0) {
       try {
@@ -725,15 +735,16 @@ export class Context {
             operationName: undefined,
             extensions: undefined,
           };
-    const contentType = this.req.headers['content-type'];
     const gen = this.#gen;
     const work = slot.host.graphql
-      .run(this.method, contentType, params, schema, resolvers, this, slot.jsonDepth)
+      .run(this.method, this.req.headers, params, schema, resolvers, this, slot.jsonDepth)
       .then((outcome) => {
         if (slot.gen !== gen) return;
         if (outcome.allow !== undefined) this.res.setHeader('allow', outcome.allow);
+        // The media type (and so the status rules) follows Accept: caches keep them apart.
+        vary(this.res, 'Accept');
         slot.setStatus(outcome.status);
-        slot.end(JSON_TYPE, JSON.stringify(outcome.body), 1); // this work is the one busy op
+        slot.end(outcome.type, JSON.stringify(outcome.body), 1); // this work is the one busy op
       });
     return slot.track(work);
   }

@@ -18,8 +18,8 @@ export interface CookieOptions {
    */
   secure?: boolean | undefined;
   /**
-   * `Max-Age`: lifetime in seconds; fractions are floored, `0` deletes the cookie. Above 400
-   * days it is sent as 400 days, where browsers cap it anyway.
+   * `Max-Age`: lifetime in seconds; fractions are floored, `0` or less deletes the cookie. Above
+   * 400 days it is sent as 400 days, where browsers cap it anyway (below -400 days as -400 days).
    *
    * @default undefined (a session cookie, unless `expires` is set)
    */
@@ -179,10 +179,12 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
       domain,
       httpOnly,
       secure: secure === true || sameSite === 'none' || prefix,
+      // Within ±400 days: a negative age deletes the cookie whatever its size, and -1e21 would be
+      // written `-1e+21`, no delta-seconds (a browser ignoring it keeps a session cookie).
       maxAge:
         options.maxAge === undefined
           ? undefined
-          : Math.min(Math.floor(options.maxAge), MAX_COOKIE_AGE),
+          : Math.max(Math.min(Math.floor(options.maxAge), MAX_COOKIE_AGE), -MAX_COOKIE_AGE),
       // Sent within 1970..9999: RFC 6265's cookie-date has a 4-digit year (10000 and later were
       // written with 5 or 6), and a browser ignores a year before 1601, which would turn a
       // deleting cookie into a session one. Before 1970 is as past as 1970.

@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import mime from 'mime-types';
 import parseRange from 'range-parser';
 import { endBodiless, isBodiless } from './bodiless';
-import { checkObject, oneOf, typeError } from './checks';
+import { checkObject, oneOf, rangeError, typeError } from './checks';
 import { HttpException } from './errors';
 import { parseHttpDate } from './http-date';
 import { fitsQueue, QUEUED_STREAM_BYTES, watchEnded, watchSend, whenDone } from './send-watch';
@@ -18,7 +18,8 @@ export interface SendFileOptions {
    * Directory the file must stay inside. `path` is then taken relative to it (an absolute path
    * already inside it, e.g. `join(root, name)`, is that file); `..` segments are
    * refused (403), and the real path (symlinks resolved) must be inside the real root (403).
-   * Always set it when any part of the path comes from the request.
+   * Always set it when any part of the path comes from the request. An empty string (an unset
+   * env var) is a RangeError, not the working directory.
    *
    * @default undefined (the path is used as given: only for paths the app chose itself)
    */
@@ -73,6 +74,19 @@ function hasDotSegment(path: string): boolean {
 }
 
 /**
+ * True when the path ends in a separator or a `.` segment: it names a directory, never a file.
+ * join / resolve / realpath drop that tail (`a.txt/.` becomes `a.txt`), so the file would be
+ * served under a directory's name, where `open` itself answers ENOTDIR.
+ */
+function namesDirectory(path: string): boolean {
+  const last = path.charCodeAt(path.length - 1);
+  if (last === 47 || last === 92) return true; // '/' or '\\'
+  if (last !== 46) return false;
+  const before = path.length === 1 ? 47 : path.charCodeAt(path.length - 2);
+  return before === 47 || before === 92;
+}
+
+/**
  * The part of `path` below the root. An absolute path already inside the root (as given or as
  * its real path), e.g. `join(root, name)`, is taken as that file; any other path, absolute ones
  * included, is relative to the root (joined under it, so it cannot leave it).
@@ -111,7 +125,10 @@ export async function resolveFile(
   dotfiles: 'ignore' | 'deny' | 'allow' = 'ignore',
 ): Promise<Resolved> {
   if (typeof path !== 'string' || path === '' || path.includes('\0')) throw new HttpException(404);
-  if (root === undefined) return { file: resolve(path), base: undefined };
+  if (root === undefined) {
+    if (namesDirectory(path)) throw new HttpException(404);
+    return { file: resolve(path), base: undefined };
+  }
   if (path.split(/[\\/]/).includes('..')) throw new HttpException(403);
   // Resolved per request, not cached: a root that is a symlink (`current` -> `release-2`, as
   // deploys swap it) serves what it points to now, not what it pointed to at the first request.
@@ -122,6 +139,8 @@ export async function resolveFile(
   // Checked on the normalized path: `./a.txt` has a `.` segment (the current directory) but names
   // no dotfile, as send / serve-static see it.
   checkReal(base, joined, dotfiles);
+  // After the dotfile check: `.env/.` is refused as `.env` is (403 under 'deny').
+  if (namesDirectory(path)) throw new HttpException(404);
   let real: string;
   try {
     real = await realpath(joined);
@@ -295,6 +314,15 @@ function ifRangeAllows(
   return date !== null && modified === date && modified + 1000 <= now;
 }
 
+/**
+ * RFC 9110 §8.8.2.1: never later than the server's time (the app's clock); a file modified
+ * "in the future" (a skewed file server, an unpacked archive) is sent as modified now. Such a
+ * date validates nothing: the file stays newer than it (see isNotModified, ifRangeAllows).
+ */
+function lastModifiedHeader(mtimeMs: number, now: number): string {
+  return new Date(Math.min(mtimeMs, now)).toUTCString();
+}
+
 /** Strong, as nginx's: size and mtime in ms change whenever the bytes do, and If-Range accepts only strong validators. */
 function etagOf(stat: Stats): string {
   return `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
@@ -358,6 +386,11 @@ export async function sendFile(
   if (options.root !== undefined && typeof options.root !== 'string') {
     throw typeError('sendFile root', 'a directory path string', options.root);
   }
+  // `root: process.env.DIR ?? ''` with DIR unset: resolve('') is the working directory, and the
+  // app's own files were served from it.
+  if (options.root === '' || options.root?.includes('\0')) {
+    throw rangeError('sendFile root', 'a directory path (not empty, no NUL byte)', options.root);
+  }
   const dotfiles = oneOf('sendFile dotfiles', options.dotfiles ?? 'ignore', DOTFILES);
   // The client left already: nothing to open, nothing to send (onResponse: status 0).
   if (target.res.destroyed) return;
@@ -408,7 +441,7 @@ export async function sendFile(
       'etag',
       etag,
       'last-modified',
-      stat.mtime.toUTCString(),
+      lastModifiedHeader(stat.mtimeMs, target.watch.clock.now()),
       'accept-ranges',
       'bytes',
       ...target.extra,

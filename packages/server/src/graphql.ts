@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import {
   buildSchema,
   type DocumentNode,
@@ -17,11 +18,13 @@ import {
   type ValidationRule,
   validate,
 } from 'graphql';
+import Negotiator from 'negotiator';
 import { FORBIDDEN_JSON_KEY, JSON_TOO_DEEP, MALFORMED_JSON, readJson } from './body';
 import { isMediaType } from './charset';
 import { boolean, checkObject, integer } from './checks';
 import { fragmentCycles, nestsTooDeepThroughFragments } from './graphql-fragments';
 import { operationLimitsRule, tooManyFieldPairs } from './graphql-limits';
+import { JSON_TYPE } from './slot';
 
 /**
  * Resolvers for `ctx.graphql`, in either shape:
@@ -30,9 +33,11 @@ import { operationLimitsRule, tooManyFieldPairs } from './graphql-limits';
  */
 export type GraphqlResolvers = Record<string, unknown>;
 
-/** A GraphQL response body and the HTTP status to send it with. */
+/** A GraphQL response body and the HTTP status and media type to send it with. */
 export interface GraphqlOutcome {
   status: number;
+  /** The media type Accept chose (application/json when it names none of them). */
+  type: string;
   body: ExecutionResult | { errors: readonly GraphQLError[] } | null;
   /** Set for 405 (and OPTIONS' 204): the methods the endpoint takes (a mutation: POST). */
   allow?: string;
@@ -43,6 +48,33 @@ export interface GraphqlOutcome {
  * route: HEAD is answered as GET, and OPTIONS with a 204, as on every routed path.
  */
 const ALLOW = 'GET, POST, HEAD, OPTIONS';
+
+/**
+ * GraphQL over HTTP's own response type: the same JSON, whose status says whether the document
+ * ran (no `data` entry: 4xx). UTF-8 said, as the spec's example says it.
+ */
+export const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8';
+/**
+ * What negotiator is offered, in keel's order of preference: application/json first, the
+ * default for no Accept or `*\/*` (as graphql-http; legacy clients read only it). With the
+ * charset sent, so an Accept naming `charset=utf-8` matches (negotiator matches an Accept's
+ * parameters against the offer's) and one naming another charset does not.
+ */
+const OFFERED = ['application/json; charset=utf-8', GRAPHQL_RESPONSE_TYPE];
+
+/**
+ * The media type to answer in, from Accept (q-values, then the client's order, then keel's
+ * preference), or null when it allows neither. An empty Accept lists nothing to choose among:
+ * taken as none (RFC 9110 §12.5.1: no Accept, any type).
+ */
+export function graphqlResponseType(accept: string | undefined): string | null {
+  // The usual values, without parsing: none, a browser's or fetch's `*/*`, a legacy client's.
+  if (accept === undefined || accept === '*/*' || accept === 'application/json') return JSON_TYPE;
+  if (accept.trim() === '') return JSON_TYPE;
+  const chosen = new Negotiator({ headers: { accept } }).mediaType(OFFERED);
+  if (chosen === undefined) return null;
+  return chosen === GRAPHQL_RESPONSE_TYPE ? GRAPHQL_RESPONSE_TYPE : JSON_TYPE;
+}
 
 /**
  * Limits and switches for `ctx.graphql`, set once per app (`createApp({ graphql })`). Every
@@ -188,7 +220,10 @@ function nestsTooDeep(query: string, maxTokens: number): boolean {
   return false;
 }
 
-function requestError(status: number, message: string): GraphqlOutcome {
+/** A GraphQL outcome without its media type: what {@link GraphqlRunner.run} adds. */
+type Answer = Omit<GraphqlOutcome, 'type'>;
+
+function requestError(status: number, message: string): Answer {
   return { status, body: { errors: [new GraphQLError(message)] } };
 }
 
@@ -198,7 +233,7 @@ function requestError(status: number, message: string): GraphqlOutcome {
  * let a `__proto__` key reach the resolvers and any depth reach JSON.stringify, a stack
  * overflow), or null when `read` is a value.
  */
-function refusedJson(read: unknown, depth: number, what: string): GraphqlOutcome | null {
+function refusedJson(read: unknown, depth: number, what: string): Answer | null {
   if (read === MALFORMED_JSON) return requestError(400, `${what} are invalid JSON.`);
   if (read === FORBIDDEN_JSON_KEY) {
     return requestError(400, `${what} have a forbidden __proto__ or constructor.prototype key.`);
@@ -336,15 +371,19 @@ export class GraphqlRunner {
 
   /**
    * Runs one GraphQL-over-HTTP request. Request errors (no query, syntax, limits, validation,
-   * bad variables) are 400 with `errors`; field errors are in `errors` with 200. A POST must be
-   * `application/json` (else 415): a form or text/plain POST is what any page can send across
-   * sites without a preflight, so accepting one would let it run mutations (CSRF).
-   * GraphQLError's JSON form carries message, locations and path only, never a stack.
-   * `jsonDepth` is the route's `maxJsonDepth`, for `variables` sent as a JSON string.
+   * bad variables) are 400 with `errors`; field errors are in `errors` with 200: the status rules
+   * of application/graphql-response+json (no `data` entry: 4xx), kept for application/json as
+   * the spec allows legacy servers. The media type is the one Accept prefers of the two; one
+   * that allows neither is a 406 before anything else is looked at (the spec's RECOMMENDED
+   * answer), after the method. A POST must be `application/json` (else 415): a form or
+   * text/plain POST is what any page can send across sites without a preflight, so accepting
+   * one would let it run mutations (CSRF). GraphQLError's JSON form carries message, locations
+   * and path only, never a stack. `jsonDepth` is the route's `maxJsonDepth`, for `variables`
+   * sent as a JSON string.
    */
   async run(
     method: string,
-    contentType: string | undefined,
+    headers: IncomingHttpHeaders,
     params: GraphqlParams,
     sdl: string,
     resolvers: GraphqlResolvers | undefined,
@@ -354,10 +393,41 @@ export class GraphqlRunner {
     // HEAD is a GET without the body (the app falls back to the GET route for it).
     if (method === 'HEAD') method = 'GET';
     // Mounted for every method (`app.all`): OPTIONS as the app answers it on a routed path.
-    if (method === 'OPTIONS') return { status: 204, body: null, allow: ALLOW };
+    if (method === 'OPTIONS') return { status: 204, type: JSON_TYPE, body: null, allow: ALLOW };
+    const type = graphqlResponseType(headers.accept);
     if (method !== 'GET' && method !== 'POST') {
-      return { ...requestError(405, 'GraphQL accepts only GET and POST.'), allow: ALLOW };
+      const refused = requestError(405, 'GraphQL accepts only GET and POST.');
+      return { ...refused, type: type ?? JSON_TYPE, allow: ALLOW };
     }
+    if (type === null) {
+      const refused = requestError(
+        406,
+        'Accept allows neither application/graphql-response+json nor application/json, the types GraphQL responses are sent as.',
+      );
+      return { ...refused, type: JSON_TYPE };
+    }
+    const answer = await this.#answer(
+      method,
+      headers['content-type'],
+      params,
+      sdl,
+      resolvers,
+      contextValue,
+      jsonDepth,
+    );
+    return { ...answer, type };
+  }
+
+  /** {@link run} for a GET or POST whose Accept allows a GraphQL response type. */
+  async #answer(
+    method: string,
+    contentType: string | undefined,
+    params: GraphqlParams,
+    sdl: string,
+    resolvers: GraphqlResolvers | undefined,
+    contextValue: unknown,
+    jsonDepth: number,
+  ): Promise<Answer> {
     if (method === 'POST' && !isJson(contentType)) {
       return requestError(415, 'GraphQL POST requests must be sent as application/json.');
     }

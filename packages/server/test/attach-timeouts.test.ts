@@ -6,7 +6,7 @@
 // run on real time, so the limits are short and the close is waited for (Node's 60 s / 30 s would
 // never come within the wait).
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, Server } from 'node:http';
 import { createSecureServer, type Http2SecureServer } from 'node:http2';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -108,6 +108,44 @@ describe('attach(): an own server gets the app timeouts while its own are still 
       closed: true,
     });
   }, 10_000);
+
+  it('Node renaming its connection-tracking listener: it is found by what a fresh server registers', async () => {
+    // keel re-arms Node's checks through Node's own 'listening' listener, looked up by its name
+    // (setupConnectionsTracking, Node 18.12-24). Renamed (as a Node release may), the lookup by
+    // name misses and the 30 s check would stay: the fallback must still find it.
+    const tracking = new Server().listeners('listening');
+    expect(tracking).toHaveLength(1);
+    const fn = tracking[0] as (...args: unknown[]) => void;
+    const name = Object.getOwnPropertyDescriptor(fn, 'name')!;
+    Object.defineProperty(fn, 'name', { ...name, value: 'trackConnectionsRenamed' });
+    try {
+      const app = makeApp();
+      const plain = createServer(app.handler);
+      const plainPort = await listen(plain);
+      app.attach(plain);
+      const secure = createSecureServer({ key, cert, allowHTTP1: true }, app.handler);
+      const securePort = await listen(secure);
+      app.attach(secure);
+      const [a, b] = await Promise.all([
+        slowloris(await plainSocket(plainPort)),
+        slowloris(await h1OverTls(securePort)),
+      ]);
+      for (const res of [a, b]) {
+        expect(res).toEqual({ text: expect.stringMatching(/^HTTP\/1\.1 408 /), closed: true });
+      }
+    } finally {
+      Object.defineProperty(fn, 'name', name);
+    }
+  }, 10_000);
+
+  it('a Node with no such listener: attach() still times the server (its 30 s check stays)', async () => {
+    const app = makeApp();
+    const server = createServer(app.handler);
+    await listen(server);
+    server.removeAllListeners('listening');
+    expect(() => app.attach(server)).not.toThrow();
+    expect(server.headersTimeout).toBe(200);
+  });
 
   it('values set on the server (not the defaults of Node) stay', () => {
     const app = makeApp();

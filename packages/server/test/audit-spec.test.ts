@@ -11,7 +11,16 @@ import {
   HUB_INVALIDATE_EVENT,
   HUB_RESET_EVENT,
 } from '../src/index';
-import { ManualClock, raw, settle, socketBytes, sse, start, until } from './helpers';
+import {
+  ManualClock,
+  type RawResponse,
+  raw,
+  settle,
+  socketBytes,
+  sse,
+  start,
+  until,
+} from './helpers';
 
 const apps: App[] = [];
 function make(options: Parameters<typeof createApp>[0] = {}): App {
@@ -508,6 +517,19 @@ describe('pooling', () => {
 });
 
 describe('bodies', () => {
+  /** `{"a":1}` as JSON with `Content-Encoding: coding`, to an app answering the body it read. */
+  async function postEncoded(coding: string): Promise<RawResponse> {
+    const app = make();
+    app.post('/b', (ctx) => ctx.json({ body: ctx.body ?? null }));
+    const { port } = await start(app);
+    return raw(port, {
+      method: 'POST',
+      path: '/b',
+      headers: { 'content-type': 'application/json', 'content-encoding': coding },
+      body: '{"a":1}',
+    });
+  }
+
   it('a compressed body the app would parse is 415, not "Malformed JSON"; raw bodies pass as sent', async () => {
     const app = make({ parsers: { raw: ['application/octet-stream'] } });
     app.post('/b', (ctx) => ctx.json({ body: ctx.body ?? null }));
@@ -550,15 +572,7 @@ describe('bodies', () => {
   it.each(['identity\u00a0', '\u00a0identity', '\u00a0identity\u00a0'])(
     'Content-Encoding %j is a coding keel does not decode (415)',
     async (coding) => {
-      const app = make();
-      app.post('/b', (ctx) => ctx.json({ body: ctx.body ?? null }));
-      const { port } = await start(app);
-      const r = await raw(port, {
-        method: 'POST',
-        path: '/b',
-        headers: { 'content-type': 'application/json', 'content-encoding': coding },
-        body: '{"a":1}',
-      });
+      const r = await postEncoded(coding);
       expect(r.status).toBe(415);
     },
   );
@@ -566,15 +580,7 @@ describe('bodies', () => {
   it.each(['identity', 'IDENTITY', 'Identity'])(
     'Content-Encoding %j is no encoding: the body is read',
     async (coding) => {
-      const app = make();
-      app.post('/b', (ctx) => ctx.json({ body: ctx.body ?? null }));
-      const { port } = await start(app);
-      const r = await raw(port, {
-        method: 'POST',
-        path: '/b',
-        headers: { 'content-type': 'application/json', 'content-encoding': coding },
-        body: '{"a":1}',
-      });
+      const r = await postEncoded(coding);
       expect([r.status, JSON.parse(r.body)]).toEqual([200, { body: { a: 1 } }]);
     },
   );

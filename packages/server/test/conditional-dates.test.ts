@@ -18,14 +18,20 @@ const modified = Date.parse('2024-01-02T03:04:05Z');
 const lastModified = 'Tue, 02 Jan 2024 03:04:05 GMT';
 // The server's time (its injected clock): Sunday 1 June 2031, so the 2030 dates below are past.
 const now = Date.parse('2031-06-01T00:00:00Z');
+const nowDate = 'Sun, 01 Jun 2031 00:00:00 GMT';
+const future = Date.parse('2035-01-02T03:04:05Z');
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'keel-cond-dates-'));
   writeFileSync(join(dir, 'f.txt'), body);
   utimesSync(join(dir, 'f.txt'), modified / 1000, modified / 1000);
+  // Modified "in the future" by the server's clock (a skewed NFS server, an unpacked archive).
+  writeFileSync(join(dir, 'future.txt'), body);
+  utimesSync(join(dir, 'future.txt'), future / 1000, future / 1000);
   app = createApp({ clock: { ...systemClock, now: () => now } });
   app.get('/f', (ctx) => ctx.sendFile('f.txt', { root: dir }));
   app.post('/f', (ctx) => ctx.sendFile('f.txt', { root: dir }));
+  app.get('/future', (ctx) => ctx.sendFile('future.txt', { root: dir }));
   ({ port } = await start(app));
 });
 
@@ -38,9 +44,22 @@ function get(headers: Record<string, string>, method = 'GET') {
   return raw(port, { method, path: '/f', headers });
 }
 
+/** Each value of `header` (sent with `also`) is ignored: the whole file, 200. */
+async function expectWholeFile(
+  header: string,
+  values: readonly string[],
+  also: Record<string, string> = {},
+): Promise<void> {
+  for (const value of values) {
+    const res = await get({ ...also, [header]: value });
+    expect(res.status, value).toBe(200);
+    expect(res.body, value).toBe(body);
+  }
+}
+
 describe('If-Modified-Since', () => {
   it('a value that is no HTTP-date is ignored (200), however Date.parse reads it', async () => {
-    for (const value of [
+    await expectWholeFile('if-modified-since', [
       '9999',
       '0',
       '2025',
@@ -59,11 +78,7 @@ describe('If-Modified-Since', () => {
       'Tue, 01 Jan 2030 00:60:00 GMT',
       // A list of dates (§13.1.3: a recipient must ignore it).
       'Tue, 01 Jan 2030 00:00:00 GMT, Wed, 02 Jan 2030 00:00:00 GMT',
-    ]) {
-      const res = await get({ 'if-modified-since': value });
-      expect(res.status, value).toBe(200);
-      expect(res.body, value).toBe(body);
-    }
+    ]);
   });
 
   it('a valid date in any of the three forms gets 304 when the file is not newer', async () => {
@@ -83,17 +98,13 @@ describe('If-Modified-Since', () => {
   });
 
   it("a valid date later than the server's time is ignored (200), §13.1.3", async () => {
-    for (const value of [
+    await expectWholeFile('if-modified-since', [
       'Sat, 01 Jan 2033 00:00:00 GMT',
       // One second after the server's time; the time itself is still valid.
       'Sun, 01 Jun 2031 00:00:01 GMT',
       'Saturday, 01-Jan-33 00:00:00 GMT',
       'Sat Jan  1 00:00:00 2033',
-    ]) {
-      const res = await get({ 'if-modified-since': value });
-      expect(res.status, value).toBe(200);
-      expect(res.body, value).toBe(body);
-    }
+    ]);
     expect((await get({ 'if-modified-since': 'Sun, 01 Jun 2031 00:00:00 GMT' })).status).toBe(304);
   });
 
@@ -107,18 +118,14 @@ describe('If-Modified-Since', () => {
 
 describe('If-Unmodified-Since', () => {
   it('a value that is no HTTP-date is ignored (200), not a 412', async () => {
-    for (const value of [
+    await expectWholeFile('if-unmodified-since', [
       '0',
       '2000',
       '2000-01-01',
       // 1 January 2000 is a Saturday.
       'Mon, 01 Jan 2000 00:00:00 GMT',
       'Sat, 01 Jan 2000 00:00:00 GMT, Sun, 02 Jan 2000 00:00:00 GMT',
-    ]) {
-      const res = await get({ 'if-unmodified-since': value });
-      expect(res.status, value).toBe(200);
-      expect(res.body, value).toBe(body);
-    }
+    ]);
   });
 
   it('a valid date before Last-Modified, in any of the three forms, is a 412', async () => {
@@ -135,18 +142,18 @@ describe('If-Unmodified-Since', () => {
 
 describe('If-Range with a date', () => {
   it('a value equal to Last-Modified only as Date.parse reads it gets the whole file', async () => {
-    for (const value of [
-      '2024-01-02T03:04:05Z',
-      '2024-01-02T03:04:05.000Z',
-      'Tue, 02 Jan 2024 03:04:05 +0000',
-      'Tue, 02 Jan 2024 03:04:05 UTC',
-      'Wed, 02 Jan 2024 03:04:05 GMT',
-      'Tue, 2 Jan 2024 03:04:05 GMT',
-    ]) {
-      const res = await get({ range: 'bytes=1-2', 'if-range': value });
-      expect(res.status, value).toBe(200);
-      expect(res.body, value).toBe(body);
-    }
+    await expectWholeFile(
+      'if-range',
+      [
+        '2024-01-02T03:04:05Z',
+        '2024-01-02T03:04:05.000Z',
+        'Tue, 02 Jan 2024 03:04:05 +0000',
+        'Tue, 02 Jan 2024 03:04:05 UTC',
+        'Wed, 02 Jan 2024 03:04:05 GMT',
+        'Tue, 2 Jan 2024 03:04:05 GMT',
+      ],
+      { range: 'bytes=1-2' },
+    );
   });
 
   it('Last-Modified in any of the three forms gets the range', async () => {
@@ -159,5 +166,22 @@ describe('If-Range with a date', () => {
       expect(res.status, value).toBe(206);
       expect(res.body, value).toBe('bc');
     }
+  });
+});
+
+describe('Last-Modified of a file modified after the server time', () => {
+  // RFC 9110 §8.8.2.1: an origin server MUST NOT send a Last-Modified later than its time, and
+  // replaces such a modification time with the message's origination date.
+  it("is the server's time, and validates nothing that would hold the file stale", async () => {
+    const res = await raw(port, { path: '/future' });
+    expect([res.status, res.headers['last-modified']]).toEqual([200, nowDate]);
+    // Sent back, the date still never makes a 304 or a range of a file newer than it.
+    const since = await raw(port, { path: '/future', headers: { 'if-modified-since': nowDate } });
+    expect([since.status, since.body]).toEqual([200, body]);
+    const ranged = await raw(port, {
+      path: '/future',
+      headers: { range: 'bytes=1-2', 'if-range': nowDate },
+    });
+    expect([ranged.status, ranged.body]).toEqual([200, body]);
   });
 });

@@ -47,6 +47,8 @@ beforeAll(async () => {
   app.onError(() => {});
   app.get('/files/*', (ctx) => ctx.sendFile(ctx.params['*'] ?? '', { root }));
   app.get('/abs', (ctx) => ctx.sendFile(join(root, 'a.txt')));
+  // A path the app built itself, with what the request added after the file name.
+  app.get('/abs-tail/:tail', (ctx) => ctx.sendFile(`${join(root, 'a.txt')}${ctx.params.tail}`));
   // The spec's other reading of `root`: the path already resolved, and it must stay inside.
   app.get('/joined/:name', (ctx) => ctx.sendFile(join(root, ctx.params.name ?? ''), { root }));
   app.get('/teapot', (ctx) => ctx.status(418).sendFile('a.txt', { root }));
@@ -111,6 +113,31 @@ describe('sendFile basics', () => {
     expect((await get('/files/sub')).status).toBe(404);
     expect((await get('/files/sub/')).status).toBe(404);
     expect((await get('/forgot-await')).status).toBe(404);
+  });
+
+  it('404s a file named as a directory: a trailing / or /. after a file name', async () => {
+    // The OS refuses `open("a.txt/.")` (ENOTDIR); normalizing the path first dropped the `/.`
+    // and served a.txt under a URL that names a directory.
+    for (const path of [
+      '/files/a.txt/',
+      '/files/a.txt/.',
+      '/files/a.txt/./',
+      '/files/a.txt%2f.',
+      '/files/a.txt%2f',
+      '/files/sub/data.json/.',
+      '/files/link-in.txt/.',
+      '/joined/a.txt%2f',
+      '/abs-tail/%2f.',
+      '/abs-tail/%2f',
+      '/abs-tail/%2f.%2f',
+    ]) {
+      const res = await get(path);
+      expect([path, res.status]).toEqual([path, 404]);
+      expect(res.body).not.toContain(text);
+    }
+    // A `.` segment before the name still names the file.
+    expect((await get('/files/./a.txt')).body).toBe(text);
+    expect((await get('/files/sub/./data.json')).body).toBe('{"x":1}');
   });
 });
 

@@ -123,23 +123,32 @@ async function holdingProxy(target: string) {
   };
 }
 
+/**
+ * An app serving `/events` from a hub whose store is Redis at `url` (replays in flight counted),
+ * its instance keeping `bufferSize` recent events, with 20 events published and seen by the hub.
+ */
+async function redisHub(url: string, bufferSize: number, maxConcurrentReplays?: number) {
+  const app = createApp();
+  const { store, count } = inFlight(
+    redisStreams({ url, stream: key(), bufferSize, commandTimeout: 60_000 }),
+  );
+  const hub = createEventHub({ store, maxConcurrentReplays });
+  live.trackApp(app, hub);
+  app.get('/events', (ctx) => hub.connect(ctx));
+  const { port } = await start(app);
+  await hub.ready;
+  const ids: string[] = [];
+  for (let i = 0; i < 20; i++) ids.push(await hub.publish('n', `e${i}`));
+  await until(() => hub.lastId === ids.at(-1));
+  return { hub, count, port, ids };
+}
+
 describe('redis: 200 clients reconnecting at once with an old id', () => {
   async function storm(maxConcurrentReplays: number | undefined, cap: number) {
     const proxy = await holdingProxy(live.redis.url);
     try {
-      const app = createApp();
       // No instance buffer: every replay reads the stream (XRANGE).
-      const { store, count } = inFlight(
-        redisStreams({ url: proxy.url, stream: key(), bufferSize: 0, commandTimeout: 60_000 }),
-      );
-      const hub = createEventHub({ store, maxConcurrentReplays });
-      live.trackApp(app, hub);
-      app.get('/events', (ctx) => hub.connect(ctx));
-      const { port } = await start(app);
-      await hub.ready;
-      const ids: string[] = [];
-      for (let i = 0; i < 20; i++) ids.push(await hub.publish('n', `e${i}`));
-      await until(() => hub.lastId === ids.at(-1));
+      const { hub, count, port, ids } = await redisHub(proxy.url, 0, maxConcurrentReplays);
       // Redis's answers to the replays held until every client is attached: the replays the
       // hub started are all in flight at once.
       proxy.hold();
@@ -184,18 +193,7 @@ describe('redis: a replay the instance answers from its recent events', () => {
   }, async () => {
     const proxy = await holdingProxy(live.redis.url);
     try {
-      const app = createApp();
-      const { store, count } = inFlight(
-        redisStreams({ url: proxy.url, stream: key(), bufferSize: 5, commandTimeout: 60_000 }),
-      );
-      const hub = createEventHub({ store, maxConcurrentReplays: 1 });
-      live.trackApp(app, hub);
-      app.get('/events', (ctx) => hub.connect(ctx));
-      const { port } = await start(app);
-      await hub.ready;
-      const ids: string[] = [];
-      for (let i = 0; i < 20; i++) ids.push(await hub.publish('n', `e${i}`));
-      await until(() => hub.lastId === ids.at(-1));
+      const { hub, count, port, ids } = await redisHub(proxy.url, 5, 1);
       // The one slot: a replay from before the instance's recent events, its XRANGE held.
       proxy.hold();
       const slow = live.track(await sse(port, '/events', { 'last-event-id': ids[0]! }));

@@ -39,6 +39,10 @@ describe('max-age is always written in digits', () => {
     ['3600', 3600],
     ['0', 0],
     ['-5', -5],
+    // A large negative age deletes the cookie as -5 does; `-1e+21` was no delta-seconds, and a
+    // browser ignoring the attribute kept the cookie for the session instead.
+    ['-1e21', -DAYS_400],
+    [String(-DAYS_400 - 1), -DAYS_400],
   ])('setCookie maxAge %s -> Max-Age=%i', async (s, expected) => {
     const res = await raw(port, { path: `/cookie?s=${encodeURIComponent(s)}` });
     expect(res.status).toBe(200);
