@@ -188,6 +188,16 @@ function isRunMarker(fields: Fields, run?: string): boolean {
   return fields[0] === LOSS && fields[2] === RUN && (run === undefined || fields[3] === run);
 }
 
+/** Whether two entries' fields are the same. */
+function sameFields(a: Fields, b: Fields): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The millisecond part of a stream id. */
+const msOf = (id: string): string => id.slice(0, id.indexOf('-'));
+
 /** -1, 0 or 1 for two valid stream ids. */
 function compareIds(a: string, b: string): number {
   const ma = STREAM_ID.exec(a)!;
@@ -464,11 +474,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    */
   let lastRead = START;
   /**
-   * The fields of entry `lastRead` as read, while `last` is it (null otherwise): an entry found
-   * there with other fields is another one, its id reused (a DEL, then `XADD *` in the same
-   * millisecond: a new stream starts its ids again).
+   * The entries read in the millisecond of `lastRead`, as read, up to it (the last PAGE of them;
+   * empty when not known): while `last` is `lastRead`, the stream must still hold exactly these
+   * there. Another entry at one of their ids (other fields), one more or one fewer, is a new
+   * stream whose ids started again (a DEL, then `XADD *` in the same millisecond): checking
+   * `lastRead` alone misses a reused last id whose fields happen to be the same (the same
+   * invalidation published again) while the entries below it are others.
    */
-  let readFields: Fields | null = null;
+  let msRead: Entry[] = [];
   /** The id of the last loss reset known here: a replay from an older id is a reset. */
   let floor = START;
   /** The lowest `after` and highest `upTo` of the stream replays (XRANGE) since (see `deliveredLive`). */
@@ -1058,7 +1071,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     }
     // Told once: its own marker, or a resync that finds it gone again, resets nobody here.
     lastRead = START;
-    readFields = null;
+    msRead = [];
   }
 
   /**
@@ -1303,13 +1316,31 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (at !== last) await lost(at);
   }
 
-  /** Whether `fields`, found at `from`, are another entry's than the one read there. */
-  function reused(from: string, fields: Fields): boolean {
-    const read = readFields;
-    if (read === null || from !== lastRead) return false;
-    if (read.length !== fields.length) return true;
-    for (let i = 0; i < read.length; i++) if (read[i] !== fields[i]) return true;
+  /**
+   * Whether the stream at `from` (`kept`) or below it in its millisecond (`below`, the entries
+   * from the first of `msRead` up to before `from`) holds an entry other than those read there.
+   * One read there and gone since (an XDEL) is no entry missed.
+   */
+  function reused(from: string, kept: Entry, below: Entry[] | null): boolean {
+    const read = msRead;
+    if (read.length === 0 || from !== lastRead) return false;
+    if (!sameFields(read[read.length - 1]![1], kept[1])) return true;
+    if (below === null) return false;
+    let r = 0;
+    for (const [id, fields] of below) {
+      while (r < read.length - 1 && read[r]![0] !== id) r++;
+      if (r === read.length - 1 || !sameFields(read[r]![1], fields)) return true;
+    }
     return false;
+  }
+
+  /** Notes an entry the reader read, in `msRead` (see there) and as `last`. */
+  function noteRead(id: string, fields: Fields): void {
+    const first = msRead[0]?.[0];
+    if (first !== undefined && msOf(first) !== msOf(id)) msRead = [];
+    else if (msRead.length === PAGE) msRead.shift();
+    msRead.push([id, fields]);
+    last = lastRead = id;
   }
 
   async function readLoop(): Promise<void> {
@@ -1340,11 +1371,18 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         // whether `from` is still there. Gone, the entries after it that the read did not get
         // may be gone too (the stream was deleted or flushed, or trimmed past it) and what it
         // got is no continuation: a loss, however few entries it brought.
-        const [reply, kept] = await Promise.all([
+        // And the entries read below it in its millisecond, still the same (see `msRead`).
+        const checked = from === lastRead && msRead.length > 1 ? msRead : null;
+        const [reply, kept, below] = await Promise.all([
           reader.xread('COUNT', PAGE, 'BLOCK', BLOCK_MS, 'STREAMS', key, from) as Promise<
             [string, Entry[]][] | null
           >,
           from === START ? null : (reader.xrange(key, from, from) as Promise<Entry[]>),
+          checked === null
+            ? null
+            : (reader.xrange(key, checked[0]![0], `(${from}`, 'COUNT', checked.length) as Promise<
+                Entry[]
+              >),
         ]);
         failures = 0;
         recovered();
@@ -1359,16 +1397,17 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           if (entries.length >= gapCheck) entries = await firstPage();
           // The last entry still there: no entry can be missing, no id below it (none went back).
         } else if (kept!.length === 0) await lost(entries[0]?.[0]);
-        else if (reused(from, kept![0]![1])) {
+        else if (reused(from, kept![0]!, below)) {
           // The stream was deleted and refilled up to and past `from` in its millisecond: the
           // new entries at or below it are never read after it. Reset at it (what follows is
           // delivered), and an id from before it is reset on replay (its entry is another).
           resetClients(from);
-          readFields = kept![0]![1];
+          msRead = [...(below ?? []), kept![0]!];
         }
+        // Reset to an id no entry has meanwhile: what was read before is no longer what to check.
+        if (last !== lastRead) msRead = [];
         for (const [id, fields] of entries) {
-          last = lastRead = id;
-          readFields = fields;
+          noteRead(id, fields);
           if (fields[0] === LOSS) {
             await announced(id, fields);
             continue;
@@ -1507,7 +1546,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       opening = false;
       recovered();
       lastRead = last;
-      readFields = null;
+      msRead = [];
       ring.clear(last);
       void readLoop();
       return last;
