@@ -142,6 +142,19 @@ const RESET: ReplayResult = Object.freeze({ kind: 'reset' });
 const STREAM_ID = /^(\d{1,15})-(\d{1,15})$/;
 /** The largest sequence STREAM_ID accepts (15 digits); no real entry has one that high. */
 const MAX_SEQ = '999999999999999';
+/** How long `close()` waits for Redis to answer QUIT (at most `commandTimeout`), in ms. */
+const QUIT_MS = 1000;
+
+/**
+ * Closes `conn` and destroys its socket at once: ioredis only ends it (a FIN) and destroys it
+ * after its `disconnectTimeout` (2 s), so a Redis that does not answer (paused) held it open.
+ */
+function hangUp(conn: Redis): void {
+  conn.disconnect();
+  // `stream` is undefined until it first connects.
+  (conn.stream as Redis['stream'] | undefined)?.destroy();
+}
+
 /** Entries fetched per XREAD / XRANGE call. */
 const PAGE = 512;
 /** How long one XREAD blocks before it is issued again. */
@@ -1602,8 +1615,22 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     sink = null;
     if (unblockTimer !== null) clock.clearTimeout(unblockTimer);
     wake?.();
-    probe?.disconnect();
-    reader.disconnect();
-    if (shared === undefined) await commands.quit().catch(() => commands.disconnect());
+    if (probe !== null) hangUp(probe);
+    hangUp(reader);
+    if (shared !== undefined) return;
+    // QUIT lets the replies of publishes still in flight arrive first; a Redis that does not
+    // answer (paused, a path that drops packets) must not hold `hub.close()` up to
+    // `commandTimeout`: waited for at most QUIT_MS, on the store's clock.
+    await new Promise<void>((resolve) => {
+      const timer = clock.setTimeout(resolve, Math.min(QUIT_MS, commandTimeout));
+      void commands
+        .quit()
+        .catch(() => {})
+        .finally(() => {
+          clock.clearTimeout(timer);
+          resolve();
+        });
+    });
+    hangUp(commands);
   }
 }
