@@ -241,6 +241,32 @@ export async function publishWhenUp(hub: EventHub, data: string, tries = 1000): 
 }
 
 /**
+ * Resolves once `client` (an app's ioredis client, given to a store as `client`) is ready again,
+ * at once if it is; rejects after `ms` naming it and its status. After an outage a hub on it
+ * answers a `Last-Event-ID` from Redis with that client: until it has reconnected the replay
+ * fails and the hub ends the stream with no event (for the EventSource to retry), which a test
+ * that reconnects at once takes for a missing event. Its reader (a duplicate) is back earlier
+ * or later on its own schedule, so `hub.lastId` having moved on says nothing of it.
+ */
+export function whenReady(client: Redis, ms = 10_000): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const ready = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      client.off('ready', ready);
+      const name = client.options.connectionName ?? '(unnamed)';
+      reject(
+        new Error(`the Redis client ${name} was not ready within ${ms} ms (${client.status})`),
+      );
+    }, ms);
+    client.once('ready', ready);
+  });
+}
+
+/**
  * Kills the blocked `XREAD` connection of the store whose client was named `name` (its reader, a
  * duplicate, carries the name too): the store's reader falls behind until its backoff ends.
  * `unblock`: wakes it instead (`CLIENT UNBLOCK`), as if its XREAD waited for nothing.

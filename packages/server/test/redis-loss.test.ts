@@ -12,6 +12,7 @@ import {
   publishWhenUp,
   redisInstances,
   startRedis,
+  whenReady,
 } from './redis-helpers';
 
 const live = redisInstances();
@@ -155,6 +156,8 @@ describe('redisStreams: a loss seen by one instance is known to every instance',
       await onA.waitFor(6);
       expect(onA.events[5]).toMatchObject({ id: e, data: 'e' });
       await until(() => b.hub.lastId >= e, 3000);
+      // B replays with `named`, reconnecting on its own schedule (not its reader's).
+      await whenReady(named);
       // A's client had a reset at its id and everything since: moving back to A (from Redis)
       // or over to B with that id, it is replayed what follows, not reset a second time.
       for (const [name, target] of [
@@ -233,6 +236,9 @@ describe('redisStreams: a loss seen by one instance is known to every instance',
     const named = new Redis(server.url, {
       connectionName: 'loss-twice',
       enableOfflineQueue: false,
+      // Back after B's reader (2 s): B's replays below wait for it (`whenReady`), as they must
+      // under any load; without that wait they were ended, unanswered (a flaky test).
+      retryStrategy: () => 3500,
       lazyConnect: true,
     });
     try {
@@ -290,6 +296,7 @@ describe('redisStreams: a loss seen by one instance is known to every instance',
       // before the restart is reset.
       const d = await instance(server.url, stream, { bufferSize: 0 });
       const resetId = onA.events.find((x) => x.event === HUB_RESET_EVENT)!.id!;
+      await whenReady(named); // B replays from Redis with it
       for (const [name, target] of [
         ['A', a],
         ['B', b],
