@@ -2,13 +2,19 @@
 // entries are gone, and the clients must learn it (keel:reset), never skip them in silence. And a
 // flush that sends ids backwards is noticed by the instance that publishes, at its publish.
 // Real redis-server.
-import { createConnection, createServer, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HUB_RESET_EVENT } from '../src/index';
 import type { RedisStreamsOptions } from '../src/redis/index';
 import { type SseMessage, until } from './helpers';
-import { inStreamOrder, streamKey as key, killReader, redisInstances } from './redis-helpers';
+import {
+  appClient,
+  holdingProxy,
+  inStreamOrder,
+  streamKey as key,
+  killReader,
+  redisInstances,
+} from './redis-helpers';
 
 const live = redisInstances();
 const quiet = { onError: () => {}, reconnect: { initialDelay: 10, maxDelay: 50 } };
@@ -79,11 +85,7 @@ describe('redisStreams: entries deleted before the reader read them', () => {
 
 describe('redisStreams: the stream deleted under an idle reader', () => {
   it('its idle read finds the last entry gone and nothing left: the clients are reset at once', async () => {
-    const named = new Redis(live.redis.url, {
-      connectionName: 'flush-idle',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const named = appClient(live.redis.url, 'flush-idle');
     try {
       await named.connect();
       const stream = key();
@@ -113,11 +115,7 @@ describe('redisStreams: the stream deleted under an idle reader', () => {
   }, 20_000);
 
   it('a reconnecting reader that finds it empty marks it above its last id: the others reset at once, later ids stay above', async () => {
-    const named = new Redis(live.redis.url, {
-      connectionName: 'flush-empty',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const named = appClient(live.redis.url, 'flush-empty');
     try {
       await named.connect();
       const stream = key();
@@ -295,60 +293,9 @@ describe('redisStreams: ids gone backwards, seen by an instance that did not pub
   }, 20_000);
 });
 
-/**
- * A TCP proxy on 127.0.0.1:0 to `target` that can hold what Redis sends to the connections that
- * sent an `XREAD` (a store's reader): `hold()` keeps it back, `release()` lets it through, so the
- * reader behind it falls behind the others for as long as the test wants. `first`: holds what
- * it sends to the first connection instead (an app's client, connected before its store).
- */
-async function holdingProxy(target: string, first = false) {
-  const { hostname, port } = new URL(target);
-  const sockets = new Set<Socket>();
-  const released: (() => void)[] = [];
-  let holding = false;
-  let accepted = 0;
-  const server = createServer((socket) => {
-    const upstream = createConnection(Number(port), hostname);
-    let reader = first && accepted++ === 0;
-    for (const s of [socket, upstream]) {
-      sockets.add(s);
-      s.on('error', () => {});
-      s.on('close', () => {
-        sockets.delete(s);
-        socket.destroy();
-        upstream.destroy();
-      });
-    }
-    socket.on('data', (chunk: Buffer) => {
-      if (!first && /xread/i.test(chunk.toString('latin1'))) reader = true;
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => {
-      if (reader && holding) released.push(() => socket.write(chunk));
-      else socket.write(chunk);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address() as { port: number };
-  return {
-    url: `redis://127.0.0.1:${address.port}`,
-    hold(): void {
-      holding = true;
-    },
-    release(): void {
-      holding = false;
-      for (const write of released.splice(0)) write();
-    },
-    async close(): Promise<void> {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => server.close(r));
-    },
-  };
-}
-
 describe('redisStreams: ids gone backwards, seen by an instance whose reader was behind', () => {
   it('an instance that had read past the marker is woken too, and resets at it (not at its idle check)', async () => {
-    const proxy = await holdingProxy(live.redis.url);
+    const proxy = await holdingProxy(live.redis.url, 'reader');
     const bystander = new Redis(live.redis.url, { connectionName: 'bystander' });
     // And one with no name (the store's own readers are named after their stream).
     const unnamed = new Redis(live.redis.url);
@@ -425,11 +372,7 @@ describe('redisStreams: ids gone backwards, seen by an instance whose reader was
 describe('redisStreams: ids gone backwards, found by a reconnecting reader', () => {
   /** An app's client named `name` (its reader carries the name: `killReader` finds it). */
   async function named(name: string): Promise<Redis> {
-    const client = new Redis(live.redis.url, {
-      connectionName: name,
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const client = appClient(live.redis.url, name);
     await client.connect();
     return client;
   }
@@ -502,12 +445,8 @@ describe('redisStreams: ids gone backwards, found by a reconnecting reader', () 
 
 describe('redisStreams: ids gone backwards, an own publish answered after the resync', () => {
   it('is no publish behind: the resync reset covers it, its clients are reset once', async () => {
-    const proxy = await holdingProxy(live.redis.url, true);
-    const client = new Redis(proxy.url, {
-      connectionName: 'back-late',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const proxy = await holdingProxy(live.redis.url, 'first');
+    const client = appClient(proxy.url, 'back-late');
     try {
       await client.connect();
       const stream = key();
