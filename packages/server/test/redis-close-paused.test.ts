@@ -51,4 +51,33 @@ describe('hub.close() with Redis paused', () => {
       await server.dispose();
     }
   }, 20_000);
+
+  it('closed while it opens: hub.ready settles at once, no backoff timer is left', async () => {
+    const server = await startRedis();
+    const pid = server.pid()!;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const clock = new ManualClock();
+      const hub = createEventHub({
+        store: redisStreams({ url: server.url, stream: key(), clock, onError: () => {} }),
+      });
+      let settled = false;
+      void hub.ready.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      // Its first command (INFO) is sent and unanswered.
+      await settle(10);
+      const closing = hub.close();
+      clock.tick(1000); // the QUIT wait
+      await closing;
+      await settle(10);
+      // The failed INFO did not start an attempt's backoff after the close.
+      expect(settled).toBe(true);
+      expect(clock.active).toBe(0);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+      await server.dispose();
+    }
+  }, 20_000);
 });

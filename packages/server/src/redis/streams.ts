@@ -1547,6 +1547,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           }
           break;
         } catch (error) {
+          // Closed meanwhile (its connections cut): no backoff, the check above ends the open.
+          if (closed) continue;
           // A refusal (this one, or one a connection reported meanwhile) fails the open above;
           // a cluster down for now is retried like an outage, reported once (see `refusal`).
           if (permanentFailure(error) !== undefined && !clusterDown(error)) refused = error;
