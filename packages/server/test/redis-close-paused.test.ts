@@ -37,10 +37,16 @@ describe('hub.close() with Redis paused', () => {
       const closing = hub.close().then(() => {
         closed = true;
       });
+      // Closed again meanwhile (a second shutdown hook): done only once the first is.
+      let again = false;
+      const closingAgain = hub.close().then(() => {
+        again = true;
+      });
       await settle(10);
       expect(closed).toBe(false); // QUIT sent, unanswered
+      expect(again).toBe(false);
       clock.tick(1000);
-      await closing;
+      await Promise.all([closing, closingAgain]);
       // Destroyed, not ended: a FIN to a paused Redis would leave them open (ioredis destroys
       // them after its own 2 s).
       await settle();

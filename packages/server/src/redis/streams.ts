@@ -479,6 +479,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
 
   let sink: StoreSink | null = null;
   let closed = false;
+  /** The close under way: a second `close()` resolves with it, once the connections are down. */
+  let releasing: Promise<void> | null = null;
   /** The last entry this instance delivered: XREAD goes on after it. */
   let last = START;
   /**
@@ -489,8 +491,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   /**
    * The entries read in the millisecond of `lastRead`, as read, up to it (the last PAGE of them;
    * empty when not known): while `last` is `lastRead`, the stream must still hold exactly these
-   * there. Another entry at one of their ids (other fields), one more or one fewer, is a new
-   * stream whose ids started again (a DEL, then `XADD *` in the same millisecond): checking
+   * there. Another entry at one of their ids (other fields), or at an id it did not read, is a
+   * new stream whose ids started again (a DEL, then `XADD *` in the same millisecond); one read
+   * and deleted since (XDEL) is no entry missed (see `reused`). Checking
    * `lastRead` alone misses a reused last id whose fields happen to be the same (the same
    * invalidation published again) while the entries below it are others.
    */
@@ -1611,8 +1614,12 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     );
   }
 
-  async function release(): Promise<void> {
-    if (closed) return;
+  function release(): Promise<void> {
+    releasing ??= releaseNow();
+    return releasing;
+  }
+
+  async function releaseNow(): Promise<void> {
     closed = true;
     sink = null;
     if (unblockTimer !== null) clock.clearTimeout(unblockTimer);
