@@ -7,6 +7,7 @@ import {
   createApp,
   createEventHub,
   type EventHub,
+  type EventHubOptions,
   type HubStore,
   type ReplayResult,
   type StoreSink,
@@ -41,16 +42,21 @@ export function recordedReplays(inner: HubStore): { store: HubStore; answers: Re
 export const listedIn = (answers: readonly ReplayResult[]): number =>
   answers.reduce((sum, a) => sum + (a.kind === 'events' ? a.events.length : 0), 0);
 
+/** Options of {@link hubApp}: the hub's own (but its store), and the topics of a request. */
+export interface HubAppOptions extends Omit<EventHubOptions, 'store'> {
+  topics?: (ctx: Context) => readonly string[];
+}
+
 /**
- * A hub on `store` served by `app` on 127.0.0.1:0: `GET /events` connects a client (with the
- * `topics` of its request, if given).
+ * A hub on `store` (with the other hub `options`) served by `app` on 127.0.0.1:0: `GET /events`
+ * connects a client (with the `topics` of its request, if given).
  */
 export async function hubApp(
   app: App,
   store: HubStore,
-  topics?: (ctx: Context) => readonly string[],
+  { topics, ...options }: HubAppOptions = {},
 ): Promise<{ hub: EventHub; port: number }> {
-  const hub = createEventHub({ store });
+  const hub = createEventHub({ ...options, store });
   app.get('/events', (ctx) =>
     topics === undefined ? hub.connect(ctx) : hub.connect(ctx, { topics: topics(ctx) }),
   );

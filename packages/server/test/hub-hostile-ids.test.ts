@@ -153,7 +153,7 @@ describe('a client reconnecting thousands of times', () => {
   }, async () => {
     const app = make({ sse: { maxBufferedBytes: 4096 } });
     const { store, answers } = recordedReplays(memoryStore({ bufferSize: 10_000 }));
-    const { hub, port } = await hubApp(app, store, (ctx) => [`t:${ctx.query('n')}`]);
+    const { hub, port } = await hubApp(app, store, { topics: (ctx) => [`t:${ctx.query('n')}`] });
     const kinds = () => answers.map((a) => a.kind);
     const listed = () => listedIn(answers);
     const first = await hub.publish('n', 'x'.repeat(100));

@@ -5,7 +5,6 @@
 // others wait in a FIFO queue (a client that leaves is dropped from it at once, a failed replay
 // frees its slot, `hub.close()` leaves nothing waiting). Counted in replays in flight, never in
 // time.
-import { type AddressInfo, createConnection, createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createApp,
@@ -18,8 +17,9 @@ import {
 } from '../src/index';
 import { redisStreams } from '../src/redis/index';
 import { guardProcess, within } from './adversarial/harness';
-import { type SseClient, sse, start, trackApps, until } from './helpers';
-import { streamKey as key, redisInstances } from './redis-helpers';
+import { type SseClient, sse, trackApps, until } from './helpers';
+import { hubApp } from './hub-fixture';
+import { holdingProxy, streamKey as key, redisInstances } from './redis-helpers';
 
 guardProcess();
 const make = trackApps();
@@ -75,80 +75,30 @@ function held(inner: HubStore) {
 }
 
 /**
- * A TCP proxy on 127.0.0.1:0 to `target` that can hold back what Redis answers the connections
- * that never sent an `XREAD` (a store's publishing connection, which replays): while held, every
- * replay sent stays in flight, so the test sees how many the hub lets run at once.
+ * A hub (`bufferSize` recent events, `maxConcurrentReplays`) on the file's redis-server through a
+ * proxy that can hold the answers to its replays (`proxy.hold()`), its replays in flight counted;
+ * `ids`: the 20 events published and delivered first. The caller closes the proxy.
  */
-async function holdingProxy(target: string) {
-  const { hostname, port } = new URL(target);
-  const sockets = new Set<Socket>();
-  const held: (() => void)[] = [];
-  let holding = false;
-  const server = createServer((socket) => {
-    const upstream = createConnection(Number(port), hostname);
-    let reader = false;
-    for (const s of [socket, upstream]) {
-      sockets.add(s);
-      s.on('error', () => {});
-      s.on('close', () => {
-        sockets.delete(s);
-        socket.destroy();
-        upstream.destroy();
-      });
-    }
-    socket.on('data', (chunk: Buffer) => {
-      if (/xread/i.test(chunk.toString('latin1'))) reader = true;
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => {
-      if (!reader && holding) held.push(() => socket.write(chunk));
-      else socket.write(chunk);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port: at } = server.address() as AddressInfo;
-  return {
-    url: `redis://127.0.0.1:${at}`,
-    hold(): void {
-      holding = true;
-    },
-    release(): void {
-      holding = false;
-      for (const write of held.splice(0)) write();
-    },
-    async close(): Promise<void> {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => server.close(r));
-    },
-  };
-}
-
-/**
- * An app serving `/events` from a hub whose store is Redis at `url` (replays in flight counted),
- * its instance keeping `bufferSize` recent events, with 20 events published and seen by the hub.
- */
-async function redisHub(url: string, bufferSize: number, maxConcurrentReplays?: number) {
+async function proxiedHub(bufferSize: number, maxConcurrentReplays: number | undefined) {
+  const proxy = await holdingProxy(live.redis.url, 'others');
   const app = createApp();
   const { store, count } = inFlight(
-    redisStreams({ url, stream: key(), bufferSize, commandTimeout: 60_000 }),
+    redisStreams({ url: proxy.url, stream: key(), bufferSize, commandTimeout: 60_000 }),
   );
-  const hub = createEventHub({ store, maxConcurrentReplays });
+  const { hub, port } = await hubApp(app, store, { maxConcurrentReplays });
   live.trackApp(app, hub);
-  app.get('/events', (ctx) => hub.connect(ctx));
-  const { port } = await start(app);
   await hub.ready;
   const ids: string[] = [];
   for (let i = 0; i < 20; i++) ids.push(await hub.publish('n', `e${i}`));
   await until(() => hub.lastId === ids.at(-1));
-  return { hub, count, port, ids };
+  return { proxy, hub, port, count, ids };
 }
 
 describe('redis: 200 clients reconnecting at once with an old id', () => {
   async function storm(maxConcurrentReplays: number | undefined, cap: number) {
-    const proxy = await holdingProxy(live.redis.url);
+    // No instance buffer: every replay reads the stream (XRANGE).
+    const { proxy, hub, port, count, ids } = await proxiedHub(0, maxConcurrentReplays);
     try {
-      // No instance buffer: every replay reads the stream (XRANGE).
-      const { hub, count, port, ids } = await redisHub(proxy.url, 0, maxConcurrentReplays);
       // Redis's answers to the replays held until every client is attached: the replays the
       // hub started are all in flight at once.
       proxy.hold();
@@ -191,9 +141,8 @@ describe('redis: a replay the instance answers from its recent events', () => {
   it('takes no slot: answered at once while every slot waits on Redis', {
     timeout: 30_000,
   }, async () => {
-    const proxy = await holdingProxy(live.redis.url);
+    const { proxy, hub, port, count, ids } = await proxiedHub(5, 1);
     try {
-      const { hub, count, port, ids } = await redisHub(proxy.url, 5, 1);
       // The one slot: a replay from before the instance's recent events, its XRANGE held.
       proxy.hold();
       const slow = live.track(await sse(port, '/events', { 'last-event-id': ids[0]! }));
@@ -225,9 +174,7 @@ describe('the replay queue', () => {
   async function setup(maxConcurrentReplays: number) {
     const app = make();
     const { store, calls } = held(memoryStore({ bufferSize: 100 }));
-    const hub = createEventHub({ store, maxConcurrentReplays });
-    app.get('/events', (ctx) => hub.connect(ctx));
-    const { port } = await start(app);
+    const { hub, port } = await hubApp(app, store, { maxConcurrentReplays });
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await hub.publish('n', `e${i}`));
     const connect = async (after: string): Promise<SseClient> => {
@@ -327,9 +274,7 @@ describe('the replay queue', () => {
   it('a client whose held live events overflow while it waits gets keel:reset, no replay', async () => {
     const app = make({ sse: { maxBufferedBytes: 4096 } });
     const { store, calls } = held(memoryStore({ bufferSize: 100 }));
-    const hub = createEventHub({ store, maxConcurrentReplays: 1 });
-    app.get('/events', (ctx) => hub.connect(ctx));
-    const { port } = await start(app);
+    const { hub, port } = await hubApp(app, store, { maxConcurrentReplays: 1 });
     const first = await hub.publish('n', 'x');
     await hub.publish('n', 'x');
     opened.push(await sse(port, '/events', { 'last-event-id': first }));

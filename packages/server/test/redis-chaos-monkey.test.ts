@@ -10,6 +10,7 @@ import { isRedisStoreError, redisStreams } from '../src/redis/index';
 import { guardProcess, within } from './adversarial/harness';
 import { until } from './helpers';
 import {
+  appClient,
   inStreamOrder,
   streamKey as key,
   killReader,
@@ -200,11 +201,7 @@ describe('redisStreams chaos: maxmemory reached with noeviction', () => {
 
 describe('redisStreams chaos: the reader connection killed (CLIENT KILL)', () => {
   it('the reader reconnects and resumes after its last entry: no reset, no loss, no warning', async () => {
-    const named = new Redis(live.redis.url, {
-      connectionName: 'monkey-kill',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const named = appClient(live.redis.url, 'monkey-kill');
     const warnings: string[] = [];
     const onWarning = (w: Error): void => void warnings.push(w.message);
     process.on('warning', onWarning);

@@ -6,7 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { createApp, createEventHub, HUB_RESET_EVENT, HubPublishError } from '../src/index';
 import { type RedisStreamsOptions, redisStreams } from '../src/redis/index';
 import { type SseClient, sse, start, until } from './helpers';
-import { streamKey as key, killReader, redisInstances, startRedis } from './redis-helpers';
+import {
+  appClient,
+  streamKey as key,
+  killReader,
+  redisInstances,
+  startRedis,
+} from './redis-helpers';
 
 const live = redisInstances();
 const quiet = { onError: () => {}, reconnect: { initialDelay: 10, maxDelay: 50 } };
@@ -147,11 +153,7 @@ describe('redisStreams chaos: a stream flushed and refilled while the reader was
   it('the clients are reset at the newest entry, so one moving with that id is replayed, not reset again', async () => {
     const server = await startRedis();
     const direct = new Redis(server.url);
-    const named = new Redis(server.url, {
-      connectionName: 'chaos-back',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const named = appClient(server.url, 'chaos-back');
     try {
       await named.connect();
       const stream = key();

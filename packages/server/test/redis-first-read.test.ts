@@ -8,7 +8,13 @@ import { HUB_RESET_EVENT } from '../src/index';
 import type { RedisStreamsOptions } from '../src/redis/index';
 import { trimmedBeforeFirstRead } from '../src/redis/streams';
 import { type SseMessage, until } from './helpers';
-import { streamKey as key, killReader, redisInstances, startRedis } from './redis-helpers';
+import {
+  appClient,
+  streamKey as key,
+  killReader,
+  redisInstances,
+  startRedis,
+} from './redis-helpers';
 
 const live = redisInstances();
 const instance = (url: string, stream: string, options: RedisStreamsOptions = {}) =>
@@ -112,11 +118,7 @@ describe('redisStreams: entries trimmed before an instance first read the stream
   it('a reader held back on an empty stream while another instance publishes past maxLen', async () => {
     const stream = key();
     const a = await instance(live.redis.url, stream);
-    const named = new Redis(live.redis.url, {
-      connectionName: 'first-read-b',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const named = appClient(live.redis.url, 'first-read-b');
     try {
       await named.connect();
       // B's reader retries 800 ms after it is killed: A's burst is in (and trimmed) by then.

@@ -2,13 +2,19 @@
 // entries are gone, and the clients must learn it (keel:reset), never skip them in silence. And a
 // flush that sends ids backwards is noticed by the instance that publishes, at its publish.
 // Real redis-server.
-import { createConnection, createServer, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HUB_RESET_EVENT } from '../src/index';
 import type { RedisStreamsOptions } from '../src/redis/index';
 import { type SseMessage, until } from './helpers';
-import { inStreamOrder, streamKey as key, killReader, redisInstances } from './redis-helpers';
+import {
+  appClient,
+  holdingProxy,
+  inStreamOrder,
+  streamKey as key,
+  killReader,
+  redisInstances,
+} from './redis-helpers';
 
 const live = redisInstances();
 const quiet = { onError: () => {}, reconnect: { initialDelay: 10, maxDelay: 50 } };
@@ -21,6 +27,19 @@ afterEach(() => {
   direct = null;
 });
 
+/**
+ * Two instances on `stream` (the second with no recent events, so its replays read the stream),
+ * a client connected to each.
+ */
+async function twoInstances(stream: string) {
+  const a = await instance(stream);
+  const b = await instance(stream, { bufferSize: 0 });
+  const onA = await a.connect();
+  const onB = await b.connect();
+  await until(() => a.hub.size === 1 && b.hub.size === 1);
+  return { a, b, onA, onB };
+}
+
 const names = (events: SseMessage[]): string[] =>
   events.map((e) => (e.event === HUB_RESET_EVENT ? 'reset' : e.data));
 
@@ -28,11 +47,7 @@ describe('redisStreams: entries deleted before the reader read them', () => {
   for (const how of ['DEL', 'FLUSHDB'] as const) {
     it(`${how} of the stream after a few unread entries: the clients are reset, then delivered what follows`, async () => {
       const stream = key();
-      const a = await instance(stream);
-      const b = await instance(stream, { bufferSize: 0 });
-      const onA = await a.connect();
-      const onB = await b.connect();
-      await until(() => a.hub.size === 1 && b.hub.size === 1);
+      const { a, b, onA, onB } = await twoInstances(stream);
       const zero = await a.hub.publish('n', 'zero');
       await Promise.all([onA.waitFor(1), onB.waitFor(1)]);
       direct = new Redis(live.redis.url);
@@ -70,11 +85,7 @@ describe('redisStreams: entries deleted before the reader read them', () => {
 
 describe('redisStreams: the stream deleted under an idle reader', () => {
   it('its idle read finds the last entry gone and nothing left: the clients are reset at once', async () => {
-    const named = new Redis(live.redis.url, {
-      connectionName: 'flush-idle',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const named = appClient(live.redis.url, 'flush-idle');
     try {
       await named.connect();
       const stream = key();
@@ -104,11 +115,7 @@ describe('redisStreams: the stream deleted under an idle reader', () => {
   }, 20_000);
 
   it('a reconnecting reader that finds it empty marks it above its last id: the others reset at once, later ids stay above', async () => {
-    const named = new Redis(live.redis.url, {
-      connectionName: 'flush-empty',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const named = appClient(live.redis.url, 'flush-empty');
     try {
       await named.connect();
       const stream = key();
@@ -286,60 +293,9 @@ describe('redisStreams: ids gone backwards, seen by an instance that did not pub
   }, 20_000);
 });
 
-/**
- * A TCP proxy on 127.0.0.1:0 to `target` that can hold what Redis sends to the connections that
- * sent an `XREAD` (a store's reader): `hold()` keeps it back, `release()` lets it through, so the
- * reader behind it falls behind the others for as long as the test wants. `first`: holds what
- * it sends to the first connection instead (an app's client, connected before its store).
- */
-async function holdingProxy(target: string, first = false) {
-  const { hostname, port } = new URL(target);
-  const sockets = new Set<Socket>();
-  const released: (() => void)[] = [];
-  let holding = false;
-  let accepted = 0;
-  const server = createServer((socket) => {
-    const upstream = createConnection(Number(port), hostname);
-    let reader = first && accepted++ === 0;
-    for (const s of [socket, upstream]) {
-      sockets.add(s);
-      s.on('error', () => {});
-      s.on('close', () => {
-        sockets.delete(s);
-        socket.destroy();
-        upstream.destroy();
-      });
-    }
-    socket.on('data', (chunk: Buffer) => {
-      if (!first && /xread/i.test(chunk.toString('latin1'))) reader = true;
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => {
-      if (reader && holding) released.push(() => socket.write(chunk));
-      else socket.write(chunk);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address() as { port: number };
-  return {
-    url: `redis://127.0.0.1:${address.port}`,
-    hold(): void {
-      holding = true;
-    },
-    release(): void {
-      holding = false;
-      for (const write of released.splice(0)) write();
-    },
-    async close(): Promise<void> {
-      for (const s of sockets) s.destroy();
-      await new Promise((r) => server.close(r));
-    },
-  };
-}
-
 describe('redisStreams: ids gone backwards, seen by an instance whose reader was behind', () => {
   it('an instance that had read past the marker is woken too, and resets at it (not at its idle check)', async () => {
-    const proxy = await holdingProxy(live.redis.url);
+    const proxy = await holdingProxy(live.redis.url, 'reader');
     const bystander = new Redis(live.redis.url, { connectionName: 'bystander' });
     // And one with no name (the store's own readers are named after their stream).
     const unnamed = new Redis(live.redis.url);
@@ -416,11 +372,7 @@ describe('redisStreams: ids gone backwards, seen by an instance whose reader was
 describe('redisStreams: ids gone backwards, found by a reconnecting reader', () => {
   /** An app's client named `name` (its reader carries the name: `killReader` finds it). */
   async function named(name: string): Promise<Redis> {
-    const client = new Redis(live.redis.url, {
-      connectionName: name,
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const client = appClient(live.redis.url, name);
     await client.connect();
     return client;
   }
@@ -493,12 +445,8 @@ describe('redisStreams: ids gone backwards, found by a reconnecting reader', () 
 
 describe('redisStreams: ids gone backwards, an own publish answered after the resync', () => {
   it('is no publish behind: the resync reset covers it, its clients are reset once', async () => {
-    const proxy = await holdingProxy(live.redis.url, true);
-    const client = new Redis(proxy.url, {
-      connectionName: 'back-late',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const proxy = await holdingProxy(live.redis.url, 'first');
+    const client = appClient(proxy.url, 'back-late');
     try {
       await client.connect();
       const stream = key();
@@ -538,37 +486,76 @@ describe('redisStreams: ids gone backwards, an own publish answered after the re
 describe('redisStreams: ids reused after DEL within one millisecond', () => {
   // `XADD *` after a DEL in the millisecond of the old entries gives `<ms>-0`, `<ms>-1`, ... again
   // (a new stream has no last id): `<ms>-*` (that millisecond, its sequence from Redis) makes
-  // the same ids deterministically. The reader's last id exists again, with other data.
-  it('a reader whose last id was reused is reset, never skips the new entries below it; an old id is reset on replay', async () => {
-    const stream = key();
-    const a = await instance(stream);
-    const b = await instance(stream, { bufferSize: 0 });
-    const onA = await a.connect();
-    const onB = await b.connect();
-    await until(() => a.hub.size === 1 && b.hub.size === 1);
+  // the same ids deterministically. The reader's last id exists again.
+  /** Entries `o0`..`o4` in one millisecond (a minute ahead), added on `direct`. */
+  async function fiveInOneMs(stream: string): Promise<{ ms: number; old: string[] }> {
     direct = new Redis(live.redis.url);
     const ms = Date.now() + 60_000;
     const old: string[] = [];
     for (let i = 0; i < 5; i++) {
       old.push((await direct.xadd(stream, `${ms}-*`, 'e', 'n', 'd', `o${i}`))!);
     }
+    return { ms, old };
+  }
+
+  /**
+   * Two instances (one with no recent events) read `o0`..`o4` in one millisecond; the stream is
+   * deleted and refilled there with `refill` (its first five get the same ids): every client is
+   * reset, then given what follows the old last id, and an old id is reset on replay.
+   */
+  async function refilled(refill: readonly string[]): Promise<void> {
+    const stream = key();
+    const { a, b, onA, onB } = await twoInstances(stream);
+    const { ms, old } = await fiveInOneMs(stream);
     await Promise.all([onA.waitFor(5), onB.waitFor(5)]);
-    const tx = direct.multi().del(stream);
-    for (let i = 0; i < 7; i++) tx.xadd(stream, `${ms}-*`, 'e', 'n', 'd', `n${i}`);
+    const tx = direct!.multi().del(stream);
+    for (const d of refill) tx.xadd(stream, `${ms}-*`, 'e', 'n', 'd', d);
     const added = (await tx.exec())!.slice(1).map(([, id]) => id as string);
-    // The same ids again, and two more.
     expect(added.slice(0, 5)).toEqual(old);
+    const last = refill.at(-1)!;
     for (const client of [onA, onB]) {
-      await until(() => client.events.some((e) => e.data === 'n6'));
-      // n0..n4 lie at or below the last id the reader had: a reset, not a silent gap.
-      expect(names(client.events)).toEqual(['o0', 'o1', 'o2', 'o3', 'o4', 'reset', 'n5', 'n6']);
+      await until(() => client.events.some((e) => e.data === last));
+      // The new entries at or below the last id the reader had: a reset, not a silent gap.
+      expect(names(client.events)).toEqual([
+        'o0',
+        'o1',
+        'o2',
+        'o3',
+        'o4',
+        'reset',
+        ...refill.slice(5),
+      ]);
     }
-    // A client back with an old id (its entry now holds other data) is reset on either instance.
+    // A client back with an old id (its entry is another now) is reset on either instance.
     for (const target of [a, b]) {
       const back = await target.connect({ 'last-event-id': old[2]! });
       await back.waitFor(1);
       expect(back.events[0]).toMatchObject({ event: HUB_RESET_EVENT });
       back.close();
     }
+  }
+
+  it('a reader whose last id was reused is reset, never skips the new entries below it; an old id is reset on replay', async () => {
+    await refilled(['n0', 'n1', 'n2', 'n3', 'n4', 'n5', 'n6']);
+  }, 20_000);
+
+  it('a reader whose last id was reused with the same fields is reset: the entries below it are others', async () => {
+    // The last entry read comes back with the same fields (the same invalidation published
+    // again), the ones below it with others: a check of the last entry alone passed.
+    await refilled(['n0', 'n1', 'n2', 'n3', 'o4', 'n5', 'n6']);
+  }, 20_000);
+
+  it('an entry deleted below the last one read, in its millisecond, resets nobody (nothing was missed)', async () => {
+    const stream = key();
+    const a = await instance(stream);
+    const onA = await a.connect();
+    await until(() => a.hub.size === 1);
+    const { ms, old } = await fiveInOneMs(stream);
+    await onA.waitFor(5);
+    await direct!.xdel(stream, old[2]!);
+    await direct!.xadd(stream, `${ms}-*`, 'e', 'n', 'd', 'n5');
+    const later = await a.hub.publish('n', 'later');
+    await until(() => onA.events.some((e) => e.id === later));
+    expect(names(onA.events)).toEqual(['o0', 'o1', 'o2', 'o3', 'o4', 'n5', 'later']);
   }, 20_000);
 });

@@ -5,12 +5,11 @@
 // happened (redis/ioredis#2099), and every publish was refused for ever ("Stream isn't
 // writeable"). Driven here by a loopback proxy that cuts each new connection at its first bytes.
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HubPublishError } from '../src/index';
 import { guardProcess } from './adversarial/harness';
 import { until } from './helpers';
-import { streamKey as key, killReader, redisInstances } from './redis-helpers';
+import { appClient, streamKey as key, killReader, redisInstances } from './redis-helpers';
 
 guardProcess();
 const live = redisInstances();
@@ -114,11 +113,7 @@ describe('redisStreams: a connection cut right after it connected, its first com
   it("the reader of an app's client (named like it) reconnects and delivers again", async () => {
     const proxy = await cuttingProxy(new URL(live.redis.url));
     proxies.push(proxy);
-    const named = new Redis(proxy.url, {
-      connectionName: 'cut-reader',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const named = appClient(proxy.url, 'cut-reader');
     try {
       await named.connect();
       const a = await live.instance(key(), {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { type AddressInfo, createConnection, createServer, type Socket } from 'node:net';
+import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { type RedisServer, startRedis as startServer } from '../../../scripts/redis-server.mjs';
 import { type App, createApp, createEventHub, type EventHub, HubPublishError } from '../src/index';
@@ -241,6 +242,46 @@ export async function publishWhenUp(hub: EventHub, data: string, tries = 1000): 
 }
 
 /**
+ * An app's ioredis client for a store's `client` option, named `name` (its reader, a duplicate,
+ * carries the name: {@link killReader} finds it) with no offline queue (a publish rejects while
+ * Redis is away, as the store's own connection does); `lazyConnect`: the test connects it.
+ */
+export function appClient(url: string, name: string, options: RedisOptions = {}): Redis {
+  return new Redis(url, {
+    connectionName: name,
+    enableOfflineQueue: false,
+    lazyConnect: true,
+    ...options,
+  });
+}
+
+/**
+ * Resolves once `client` (an app's ioredis client, given to a store as `client`) is ready again,
+ * at once if it is; rejects after `ms` naming it and its status. After an outage a hub on it
+ * answers a `Last-Event-ID` from Redis with that client: until it has reconnected the replay
+ * fails and the hub ends the stream with no event (for the EventSource to retry), which a test
+ * that reconnects at once takes for a missing event. Its reader (a duplicate) is back earlier
+ * or later on its own schedule, so `hub.lastId` having moved on says nothing of it.
+ */
+export function whenReady(client: Redis, ms = 10_000): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const ready = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      client.off('ready', ready);
+      const name = client.options.connectionName ?? '(unnamed)';
+      reject(
+        new Error(`the Redis client ${name} was not ready within ${ms} ms (${client.status})`),
+      );
+    }, ms);
+    client.once('ready', ready);
+  });
+}
+
+/**
  * Kills the blocked `XREAD` connection of the store whose client was named `name` (its reader, a
  * duplicate, carries the name too): the store's reader falls behind until its backoff ends.
  * `unblock`: wakes it instead (`CLIENT UNBLOCK`), as if its XREAD waited for nothing.
@@ -259,4 +300,64 @@ export async function killReader(url: string, name: string, unblock = false): Pr
   } finally {
     direct.disconnect();
   }
+}
+
+/**
+ * Which connections a {@link holdingProxy} holds Redis's answers to: `reader` those that sent an
+ * `XREAD` (a store's reader: it falls behind the others); `others` those that never did (a
+ * store's publishing connection, which replays: every replay sent stays in flight); `first` the
+ * first connection made (an app's client, connected before its store).
+ */
+export type HeldConnections = 'reader' | 'others' | 'first';
+
+/**
+ * A TCP proxy on 127.0.0.1:0 to the Redis at `target` that can hold back what Redis sends to
+ * the `held` connections: `hold()` keeps it, `release()` lets it through (in order), for as long
+ * as the test wants. `close()` destroys every connection and stops it.
+ */
+export async function holdingProxy(target: string, held: HeldConnections) {
+  const { hostname, port } = new URL(target);
+  const sockets = new Set<Socket>();
+  const released: (() => void)[] = [];
+  let holding = false;
+  let accepted = 0;
+  const server = createServer((socket) => {
+    const upstream = createConnection(Number(port), hostname);
+    const first = accepted++ === 0;
+    let reader = false;
+    for (const s of [socket, upstream]) {
+      sockets.add(s);
+      s.on('error', () => {});
+      s.on('close', () => {
+        sockets.delete(s);
+        socket.destroy();
+        upstream.destroy();
+      });
+    }
+    socket.on('data', (chunk: Buffer) => {
+      if (/xread/i.test(chunk.toString('latin1'))) reader = true;
+      upstream.write(chunk);
+    });
+    const isHeld = (): boolean => (held === 'first' ? first : held === 'reader' ? reader : !reader);
+    upstream.on('data', (chunk: Buffer) => {
+      if (holding && isHeld()) released.push(() => socket.write(chunk));
+      else socket.write(chunk);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port: at } = server.address() as AddressInfo;
+  return {
+    url: `redis://127.0.0.1:${at}`,
+    hold(): void {
+      holding = true;
+    },
+    release(): void {
+      holding = false;
+      for (const write of released.splice(0)) write();
+    },
+    async close(): Promise<void> {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
 }

@@ -7,11 +7,13 @@ import { HUB_RESET_EVENT } from '../src/index';
 import type { RedisStreamsOptions } from '../src/redis/index';
 import { until } from './helpers';
 import {
+  appClient,
   streamKey as key,
   killReader,
   publishWhenUp,
   redisInstances,
   startRedis,
+  whenReady,
 } from './redis-helpers';
 
 const live = redisInstances();
@@ -76,11 +78,7 @@ describe('redisStreams: a loss seen by one instance is known to every instance',
 
   it('an instance whose reader was behind when Redis lost entries resets its clients too', async () => {
     const server = await startRedis({ persistent: false });
-    const named = new Redis(server.url, {
-      connectionName: 'loss-b',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const named = appClient(server.url, 'loss-b');
     try {
       await named.connect();
       const stream = key();
@@ -120,11 +118,7 @@ describe('redisStreams: a loss seen by one instance is known to every instance',
   }, 30_000);
   it('a client reset on one instance moves to another that learned the loss from the marker: no second reset', async () => {
     const server = await startRedis({ persistent: false });
-    const named = new Redis(server.url, {
-      connectionName: 'loss-moved',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const named = appClient(server.url, 'loss-moved');
     try {
       await named.connect();
       const stream = key();
@@ -155,6 +149,8 @@ describe('redisStreams: a loss seen by one instance is known to every instance',
       await onA.waitFor(6);
       expect(onA.events[5]).toMatchObject({ id: e, data: 'e' });
       await until(() => b.hub.lastId >= e, 3000);
+      // B replays with `named`, reconnecting on its own schedule (not its reader's).
+      await whenReady(named);
       // A's client had a reset at its id and everything since: moving back to A (from Redis)
       // or over to B with that id, it is replayed what follows, not reset a second time.
       for (const [name, target] of [
@@ -174,11 +170,7 @@ describe('redisStreams: a loss seen by one instance is known to every instance',
 
   it('the only instance that saw the loss died before announcing it: the others still reset, and so does one started later', async () => {
     const server = await startRedis({ persistent: false });
-    const named = new Redis(server.url, {
-      connectionName: 'loss-alone',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const named = appClient(server.url, 'loss-alone');
     try {
       await named.connect();
       const stream = key();
@@ -230,10 +222,10 @@ describe('redisStreams: a loss seen by one instance is known to every instance',
 
   it('two instances each announced one restart: an instance started after it resets no client a second time', async () => {
     const server = await startRedis({ persistent: false });
-    const named = new Redis(server.url, {
-      connectionName: 'loss-twice',
-      enableOfflineQueue: false,
-      lazyConnect: true,
+    const named = appClient(server.url, 'loss-twice', {
+      // Back after B's reader (2 s): B's replays below wait for it (`whenReady`), as they must
+      // under any load; without that wait they were ended, unanswered (a flaky test).
+      retryStrategy: () => 3500,
     });
     try {
       await named.connect();
@@ -290,6 +282,7 @@ describe('redisStreams: a loss seen by one instance is known to every instance',
       // before the restart is reset.
       const d = await instance(server.url, stream, { bufferSize: 0 });
       const resetId = onA.events.find((x) => x.event === HUB_RESET_EVENT)!.id!;
+      await whenReady(named); // B replays from Redis with it
       for (const [name, target] of [
         ['A', a],
         ['B', b],
@@ -316,11 +309,7 @@ describe('redisStreams: a loss seen by one instance is known to every instance',
 
   it('a duplicate restart marker more than a page (512 entries) after the first: no second reset, on any instance', async () => {
     const server = await startRedis({ persistent: false });
-    const named = new Redis(server.url, {
-      connectionName: 'loss-far',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const named = appClient(server.url, 'loss-far');
     try {
       await named.connect();
       const stream = key();

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HUB_RESET_EVENT } from '../src/index';
 import { type SseMessage, until } from './helpers';
-import { streamKey as key, killReader, redisInstances } from './redis-helpers';
+import { appClient, streamKey as key, killReader, redisInstances } from './redis-helpers';
 
 const live = redisInstances();
 const quiet = { onError: () => {}, reconnect: { initialDelay: 5, maxDelay: 20 } };
@@ -33,11 +33,7 @@ describe('redisStreams: a delivered entry deleted, the next one with the very ne
   it('is announced: an older id is reset on any instance, a reader that was behind resets; the clients that had it are not', async () => {
     const admin = new Redis(live.redis.url);
     opened.push(admin);
-    const named = new Redis(live.redis.url, {
-      connectionName: 'next-id-b',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const named = appClient(live.redis.url, 'next-id-b');
     opened.push(named);
     await named.connect();
     const stream = key();
@@ -97,11 +93,7 @@ describe('redisStreams: a delivered entry deleted, the next one with the very ne
   async function readPastF(n: number, bufferSize?: number) {
     const admin = new Redis(live.redis.url);
     opened.push(admin);
-    const named = new Redis(live.redis.url, {
-      connectionName: 'next-id-c',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const named = appClient(live.redis.url, 'next-id-c');
     opened.push(named);
     await named.connect();
     const stream = key();

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { HUB_RESET_EVENT } from '../src/index';
 import { type SseMessage, until } from './helpers';
-import { streamKey as key, killReader, redisInstances } from './redis-helpers';
+import { appClient, streamKey as key, killReader, redisInstances } from './redis-helpers';
 
 const live = redisInstances();
 const quiet = { onError: () => {}, reconnect: { initialDelay: 10, maxDelay: 50 } };
@@ -19,11 +19,7 @@ const names = (events: SseMessage[]): string[] =>
  * right before its next MULTI is sent.
  */
 function hooked(name: string) {
-  const client = new Redis(live.redis.url, {
-    connectionName: name,
-    enableOfflineQueue: false,
-    lazyConnect: true,
-  });
+  const client = appClient(live.redis.url, name);
   let before: (() => Promise<unknown>) | null = null;
   const duplicate = client.duplicate.bind(client);
   client.duplicate = (override) => {

@@ -4,6 +4,7 @@ import { createEventHub, HUB_RESET_EVENT, HubPublishError } from '../src/index';
 import { type RedisStreamsOptions, redisStreams } from '../src/redis/index';
 import { until } from './helpers';
 import {
+  appClient,
   streamKey as key,
   killReader,
   publishWhenUp,
@@ -374,11 +375,7 @@ describe('redisStreams audit: a client ahead of the instance it moves to', () =>
     const stream = key();
     const a = await instance(live.redis.url, stream);
     // B publishes through a named client; its reader (a duplicate) carries the name too.
-    const named = new Redis(live.redis.url, {
-      connectionName: 'audit-b',
-      enableOfflineQueue: false,
-      lazyConnect: true,
-    });
+    const named = appClient(live.redis.url, 'audit-b');
     await named.connect();
     const b = await instance(live.redis.url, stream, {
       client: named,

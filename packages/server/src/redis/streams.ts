@@ -142,6 +142,19 @@ const RESET: ReplayResult = Object.freeze({ kind: 'reset' });
 const STREAM_ID = /^(\d{1,15})-(\d{1,15})$/;
 /** The largest sequence STREAM_ID accepts (15 digits); no real entry has one that high. */
 const MAX_SEQ = '999999999999999';
+/** How long `close()` waits for Redis to answer QUIT (at most `commandTimeout`), in ms. */
+const QUIT_MS = 1000;
+
+/**
+ * Closes `conn` and destroys its socket at once: ioredis only ends it (a FIN) and destroys it
+ * after its `disconnectTimeout` (2 s), so a Redis that does not answer (paused) held it open.
+ */
+function hangUp(conn: Redis): void {
+  conn.disconnect();
+  // `stream` is undefined until it first connects.
+  (conn.stream as Redis['stream'] | undefined)?.destroy();
+}
+
 /** Entries fetched per XREAD / XRANGE call. */
 const PAGE = 512;
 /** How long one XREAD blocks before it is issued again. */
@@ -187,6 +200,16 @@ const GONE = 'g';
 function isRunMarker(fields: Fields, run?: string): boolean {
   return fields[0] === LOSS && fields[2] === RUN && (run === undefined || fields[3] === run);
 }
+
+/** Whether two entries' fields are the same. */
+function sameFields(a: Fields, b: Fields): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The millisecond part of a stream id. */
+const msOf = (id: string): string => id.slice(0, id.indexOf('-'));
 
 /** -1, 0 or 1 for two valid stream ids. */
 function compareIds(a: string, b: string): number {
@@ -456,6 +479,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
 
   let sink: StoreSink | null = null;
   let closed = false;
+  /** The close under way: a second `close()` resolves with it, once the connections are down. */
+  let releasing: Promise<void> | null = null;
   /** The last entry this instance delivered: XREAD goes on after it. */
   let last = START;
   /**
@@ -464,11 +489,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    */
   let lastRead = START;
   /**
-   * The fields of entry `lastRead` as read, while `last` is it (null otherwise): an entry found
-   * there with other fields is another one, its id reused (a DEL, then `XADD *` in the same
-   * millisecond: a new stream starts its ids again).
+   * The entries read in the millisecond of `lastRead`, as read, up to it (the last PAGE of them;
+   * empty when not known): while `last` is `lastRead`, the stream must still hold exactly these
+   * there. Another entry at one of their ids (other fields), or at an id it did not read, is a
+   * new stream whose ids started again (a DEL, then `XADD *` in the same millisecond); one read
+   * and deleted since (XDEL) is no entry missed (see `reused`). Checking
+   * `lastRead` alone misses a reused last id whose fields happen to be the same (the same
+   * invalidation published again) while the entries below it are others.
    */
-  let readFields: Fields | null = null;
+  let msRead: Entry[] = [];
   /** The id of the last loss reset known here: a replay from an older id is a reset. */
   let floor = START;
   /** The lowest `after` and highest `upTo` of the stream replays (XRANGE) since (see `deliveredLive`). */
@@ -1058,7 +1087,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     }
     // Told once: its own marker, or a resync that finds it gone again, resets nobody here.
     lastRead = START;
-    readFields = null;
+    msRead = [];
   }
 
   /**
@@ -1303,13 +1332,31 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     if (at !== last) await lost(at);
   }
 
-  /** Whether `fields`, found at `from`, are another entry's than the one read there. */
-  function reused(from: string, fields: Fields): boolean {
-    const read = readFields;
-    if (read === null || from !== lastRead) return false;
-    if (read.length !== fields.length) return true;
-    for (let i = 0; i < read.length; i++) if (read[i] !== fields[i]) return true;
+  /**
+   * Whether the stream at `from` (`kept`) or below it in its millisecond (`below`, the entries
+   * from the first of `msRead` up to before `from`) holds an entry other than those read there.
+   * One read there and gone since (an XDEL) is no entry missed.
+   */
+  function reused(from: string, kept: Entry, below: Entry[] | null): boolean {
+    const read = msRead;
+    if (read.length === 0 || from !== lastRead) return false;
+    if (!sameFields(read[read.length - 1]![1], kept[1])) return true;
+    if (below === null) return false;
+    let r = 0;
+    for (const [id, fields] of below) {
+      while (r < read.length - 1 && read[r]![0] !== id) r++;
+      if (r === read.length - 1 || !sameFields(read[r]![1], fields)) return true;
+    }
     return false;
+  }
+
+  /** Notes an entry the reader read, in `msRead` (see there) and as `last`. */
+  function noteRead(id: string, fields: Fields): void {
+    const first = msRead[0]?.[0];
+    if (first !== undefined && msOf(first) !== msOf(id)) msRead = [];
+    else if (msRead.length === PAGE) msRead.shift();
+    msRead.push([id, fields]);
+    last = lastRead = id;
   }
 
   async function readLoop(): Promise<void> {
@@ -1340,11 +1387,18 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         // whether `from` is still there. Gone, the entries after it that the read did not get
         // may be gone too (the stream was deleted or flushed, or trimmed past it) and what it
         // got is no continuation: a loss, however few entries it brought.
-        const [reply, kept] = await Promise.all([
+        // And the entries read below it in its millisecond, still the same (see `msRead`).
+        const checked = from === lastRead && msRead.length > 1 ? msRead : null;
+        const [reply, kept, below] = await Promise.all([
           reader.xread('COUNT', PAGE, 'BLOCK', BLOCK_MS, 'STREAMS', key, from) as Promise<
             [string, Entry[]][] | null
           >,
           from === START ? null : (reader.xrange(key, from, from) as Promise<Entry[]>),
+          checked === null
+            ? null
+            : (reader.xrange(key, checked[0]![0], `(${from}`, 'COUNT', checked.length) as Promise<
+                Entry[]
+              >),
         ]);
         failures = 0;
         recovered();
@@ -1359,16 +1413,17 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           if (entries.length >= gapCheck) entries = await firstPage();
           // The last entry still there: no entry can be missing, no id below it (none went back).
         } else if (kept!.length === 0) await lost(entries[0]?.[0]);
-        else if (reused(from, kept![0]![1])) {
+        else if (reused(from, kept![0]!, below)) {
           // The stream was deleted and refilled up to and past `from` in its millisecond: the
           // new entries at or below it are never read after it. Reset at it (what follows is
           // delivered), and an id from before it is reset on replay (its entry is another).
           resetClients(from);
-          readFields = kept![0]![1];
+          msRead = [...(below ?? []), kept![0]!];
         }
+        // Reset to an id no entry has meanwhile: what was read before is no longer what to check.
+        if (last !== lastRead) msRead = [];
         for (const [id, fields] of entries) {
-          last = lastRead = id;
-          readFields = fields;
+          noteRead(id, fields);
           if (fields[0] === LOSS) {
             await announced(id, fields);
             continue;
@@ -1495,6 +1550,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           }
           break;
         } catch (error) {
+          // Closed meanwhile (its connections cut): no backoff, the check above ends the open.
+          if (closed) continue;
           // A refusal (this one, or one a connection reported meanwhile) fails the open above;
           // a cluster down for now is retried like an outage, reported once (see `refusal`).
           if (permanentFailure(error) !== undefined && !clusterDown(error)) refused = error;
@@ -1507,7 +1564,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       opening = false;
       recovered();
       lastRead = last;
-      readFields = null;
+      msRead = [];
       ring.clear(last);
       void readLoop();
       return last;
@@ -1557,14 +1614,32 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     );
   }
 
-  async function release(): Promise<void> {
-    if (closed) return;
+  function release(): Promise<void> {
+    releasing ??= releaseNow();
+    return releasing;
+  }
+
+  async function releaseNow(): Promise<void> {
     closed = true;
     sink = null;
     if (unblockTimer !== null) clock.clearTimeout(unblockTimer);
     wake?.();
-    probe?.disconnect();
-    reader.disconnect();
-    if (shared === undefined) await commands.quit().catch(() => commands.disconnect());
+    if (probe !== null) hangUp(probe);
+    hangUp(reader);
+    if (shared !== undefined) return;
+    // QUIT lets the replies of publishes still in flight arrive first; a Redis that does not
+    // answer (paused, a path that drops packets) must not hold `hub.close()` up to
+    // `commandTimeout`: waited for at most QUIT_MS, on the store's clock.
+    await new Promise<void>((resolve) => {
+      const timer = clock.setTimeout(resolve, Math.min(QUIT_MS, commandTimeout));
+      void commands
+        .quit()
+        .catch(() => {})
+        .finally(() => {
+          clock.clearTimeout(timer);
+          resolve();
+        });
+    });
+    hangUp(commands);
   }
 }
