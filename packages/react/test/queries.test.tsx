@@ -3,10 +3,25 @@ import { HttpResponse, http } from 'msw';
 import { useState } from 'react';
 import { describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../../core/test/helpers';
-import { queryOptions, useQueries, useQuery, useSuspenseQuery } from '../src/index';
+import {
+  keepPreviousData,
+  queryOptions,
+  useQueries,
+  useQuery,
+  useSuspenseQuery,
+} from '../src/index';
 import { environmentListenerCount } from '../src/internal/environment';
 import { QueryObserver } from '../src/query/observer';
-import { API, debugOf, flush, mswServer, readAll, testClient, wrapperFor } from './helpers';
+import {
+  API,
+  debugOf,
+  deferred,
+  flush,
+  mswServer,
+  readAll,
+  testClient,
+  wrapperFor,
+} from './helpers';
 
 const server = mswServer();
 
@@ -174,6 +189,39 @@ describe('useQueries', () => {
     rerender();
     expect(result.current).toEqual(shorter);
     expect(result.current[0]).toBe(shorter[0]);
+  });
+
+  it('keepPreviousData goes by key: a list that slides shows no row the data of another', async () => {
+    const gate = deferred();
+    server.use(
+      http.get(`${API}/users/:id`, async ({ params }) => {
+        if (params.id === '3') await gate.promise;
+        return HttpResponse.json({ id: Number(params.id), name: `user ${params.id}` });
+      }),
+    );
+    const client = testClient();
+    const { result, rerender } = renderHook(
+      ({ ids }: { ids: number[] }) =>
+        useQueries(
+          ids.map((id) =>
+            queryOptions<User>(`/users/${id}`, { placeholderData: keepPreviousData }),
+          ),
+        ).map(readAll),
+      { wrapper: wrapperFor(client), initialProps: { ids: [1, 2] } },
+    );
+    await waitFor(() => expect(result.current.map((r) => r.data?.id)).toEqual([1, 2]));
+    // User 2 moves up and 3 (still loading) comes in: the row of 2 keeps its own data, and 3
+    // shows the data of the user that left (1), not that of 2, which is still on screen.
+    rerender({ ids: [2, 3] });
+    expect(result.current.map((r) => [r.data?.id, r.isPlaceholderData])).toEqual([
+      [2, false],
+      [1, true],
+    ]);
+    gate.resolve();
+    await waitFor(() => expect(result.current.map((r) => r.data?.id)).toEqual([2, 3]));
+    // Reordered: each row still its own key's data.
+    rerender({ ids: [3, 2] });
+    expect(result.current.map((r) => r.data?.id)).toEqual([3, 2]);
   });
 
   it('an empty list is fine; a non-array is a TypeError', () => {
