@@ -225,6 +225,26 @@ describe('useServerEvents: what is an event stream', () => {
     expect(live.requests).toHaveLength(1);
   });
 
+  it.each([
+    [404, 'text/html'],
+    [404, 'text/event-stream'],
+    [410, 'application/json'],
+  ])(
+    'an answer %i (%s) is not: closed for good, the error names the status',
+    async (code, type) => {
+      const live = await stream((res) => {
+        res.writeHead(code, { 'content-type': type }).end('gone');
+      });
+      const { seen } = open(createClient({ baseURL: live.base }));
+      await waitFor(() => expect(seen.state?.status).toBe('closed'));
+      const error = seen.state!.error as Error;
+      expect(isServerEventsError(error)).toBe(true);
+      expect(error).toMatchObject({ status: code });
+      expect(error.message).toBe(`Event stream answered HTTP ${code} (GET ${live.base}/sse)`);
+      expect(live.requests).toHaveLength(1);
+    },
+  );
+
   it("a fetch that gives no readable body (React Native's): the error says so", async () => {
     const live = await stream();
     // The platform's fetch as React Native's: the answer without a streaming body.
