@@ -181,20 +181,58 @@ class QueriesObserver {
     pool.length = observers.length;
   }
 
+  /**
+   * Each observer tells which row changed: a snapshot then looks at those rows only, so a batch of
+   * k updates over n rows costs k row checks and one render (n), not a check of every row per
+   * update (n * k). All rows are checked once after subscribing (a change between the render
+   * and the subscription notified nobody).
+   */
   subscribe(onChange: () => void): () => void {
-    const releases = this.#observers.map((o) => o.subscribe(onChange));
+    const observers = (this.#subscribed = this.#observers);
+    this.#dirty.clear();
+    this.#all = true;
+    const releases = observers.map((o, i) =>
+      o.subscribe(() => {
+        this.#dirty.add(i);
+        onChange();
+      }),
+    );
     return () => {
       for (const release of releases) release();
     };
   }
+  /** The observers subscribed (the rows `#dirty` numbers), the rows changed since the last snapshot. */
+  #subscribed: QueryObserver[] | undefined;
+  readonly #dirty = new Set<number>();
+  #all = true;
+  /** `#tokens` was rendered (see results): a change makes a new array, not a write into it. */
+  #shared = false;
 
   /** The list of the observers' snapshots: the same array while none of them changed. */
   getSnapshot = (): unknown => {
-    this.#tokens = sameItems(this.#tokens, this.#observers.length, this.#snapshotAt);
+    const observers = this.#observers;
+    if (this.#all || observers !== this.#subscribed) {
+      this.#all = false;
+      this.#dirty.clear();
+      const tokens = sameItems(this.#tokens, observers.length, this.#snapshotAt);
+      if (tokens !== this.#tokens) this.#shared = false;
+      this.#tokens = tokens;
+    }
+    for (const i of this.#dirty) {
+      const token = observers[i]!.getSnapshot();
+      if (token === this.#tokens[i]) continue;
+      // Copied once per render at most: later changes before that render write into the copy,
+      // which nothing has rendered yet.
+      if (this.#shared) this.#tokens = this.#tokens.slice();
+      this.#shared = false;
+      this.#tokens[i] = token;
+    }
+    this.#dirty.clear();
     return this.#tokens;
   };
 
   results(): QueryResult<unknown, unknown>[] {
+    this.#shared = true;
     this.#results = sameItems(this.#results, this.#observers.length, this.#resultAt);
     return this.#results;
   }

@@ -12,6 +12,8 @@ import {
 } from '../src/index';
 import { environmentListenerCount } from '../src/internal/environment';
 import { QueryObserver } from '../src/query/observer';
+import { syntheticResponse } from '../src/query/state';
+import { storeFor } from '../src/query/store';
 import {
   API,
   debugOf,
@@ -222,6 +224,38 @@ describe('useQueries', () => {
     // Reordered: each row still its own key's data.
     rerender({ ids: [3, 2] });
     expect(result.current.map((r) => r.data?.id)).toEqual([3, 2]);
+  });
+
+  it('a batch of k updates derives each updated row once, not every row per update', async () => {
+    usersApi();
+    const client = testClient();
+    const n = 40;
+    const ids = Array.from({ length: n }, (_, i) => i + 1);
+    const queries = ids.map(userQuery);
+    let renders = 0;
+    const { result } = renderHook(
+      () => {
+        renders++;
+        return useQueries(queries).map(readAll);
+      },
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.every((r) => r.isSuccess)).toBe(true));
+    const before = renders;
+    // Reads of a row's state: one per row a snapshot or a render derives.
+    const reads = vi.spyOn(storeFor(client), 'peek');
+    await act(async () => {
+      for (const id of ids) {
+        const spec = client.resolve('GET', `/users/${id}`);
+        client.setCached(spec, syntheticResponse({ id, name: `renamed ${id}` }));
+      }
+      await flush();
+    });
+    expect(result.current.map((r) => r.data?.name)).toEqual(ids.map((id) => `renamed ${id}`));
+    // One render for the batch, which reads each row (n); the k notifications read their own
+    // row only (k = n), where each read every row before (n * k).
+    expect(renders - before).toBe(1);
+    expect(reads.mock.calls.length).toBeLessThanOrEqual(3 * n);
   });
 
   it('an empty list is fine; a non-array is a TypeError', () => {
