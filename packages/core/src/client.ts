@@ -97,6 +97,8 @@ export interface ClientInternals {
   readonly circuits: CircuitInspectable | undefined;
   /** Undefined without the intelligence feature. */
   readonly intelligence: Intelligence | undefined;
+  /** See {@link afterWrite}. */
+  readonly afterWrite: (fn: () => unknown) => unknown;
 }
 
 const internals = new WeakMap<Client, ClientInternals>();
@@ -123,6 +125,19 @@ export function internalsOf(client: Client, caller: string): ClientInternals {
 export function watchCache(client: Client, listener: (change: CacheChange) => void): () => void {
   const found = internals.get(client);
   return found ? watchStore(found.cache, listener) : noop;
+}
+
+/**
+ * Runs `fn` as the synchronous reaction to the last successful write (@keel/react runs a
+ * mutation's success callbacks so, `onSuccess: () => client.invalidate('/todos')` being the
+ * common one): an invalidation it makes keeps the reads started since that write was answered
+ * (the write's own invalidation refetch). They read after the write, so detaching one only sent
+ * the same GET again. Only while `fn` runs: after it, anything may have changed again. For a
+ * client keel did not make, `fn` runs as it is.
+ */
+export function afterWrite(client: Client, fn: () => unknown): unknown {
+  const found = internals.get(client);
+  return found ? found.afterWrite(fn) : fn();
 }
 
 /**
@@ -169,6 +184,10 @@ class KeelClient implements Client {
    */
   readonly #specMemo: { [M in HttpMethod]?: Map<string, RequestSpec> } = {};
   #nextFlightId = 1;
+  /** The first flight id after the last successful write (its invalidation refetches on). */
+  #writeMark = 0;
+  /** An invalidation keeps the reads from this flight id on (see afterWrite); none by default. */
+  #keepFrom = Infinity;
 
   constructor(options: BaseClientOptions = {}) {
     const config = resolveClientOptions(options);
@@ -230,6 +249,15 @@ class KeelClient implements Client {
       gate: this.#gate,
       circuits: circuit?.inspectable,
       intelligence,
+      afterWrite: (fn) => {
+        const outer = this.#keepFrom;
+        this.#keepFrom = this.#writeMark;
+        try {
+          return fn();
+        } finally {
+          this.#keepFrom = outer;
+        }
+      },
     });
   }
 
@@ -1019,6 +1047,7 @@ class KeelClient implements Client {
   // ── invalidation ──────────────────────────────────────────────────────────────────────────
 
   #invalidateAfterMutation(spec: RequestSpec): void {
+    this.#writeMark = this.#nextFlightId;
     // Its path on its own origin: a POST to another API's `/users` leaves this one's alone.
     const byPath = pathMatcher(spec.path, originOf(spec.url));
     const tags = spec.tags;
@@ -1049,7 +1078,13 @@ class KeelClient implements Client {
     }
     const removed = this.#cache.removeMatching(matcher);
     // Every matching read, cached or not: a later read must not join one older than this.
-    const stale = this.#matching(this.#inflight.values(), matcher, isUnsettled);
+    // Not one started after the write a reaction reacts to (see afterWrite).
+    const keepFrom = this.#keepFrom;
+    const stale = this.#matching(
+      this.#inflight.values(),
+      matcher,
+      (flight) => isUnsettled(flight) && flight.id < keepFrom,
+    );
     for (const flight of stale) {
       flight.stale = true;
       this.#inflight.delete(flight.key);
