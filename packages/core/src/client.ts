@@ -97,8 +97,10 @@ export interface ClientInternals {
   readonly circuits: CircuitInspectable | undefined;
   /** Undefined without the intelligence feature. */
   readonly intelligence: Intelligence | undefined;
-  /** See {@link afterWrite}. */
-  readonly afterWrite: (fn: () => unknown) => unknown;
+  /** The first flight id after the last successful write (see {@link afterWrite}). */
+  write: number;
+  /** An invalidation keeps the reads from this flight id on: none but in afterWrite. */
+  keep: number;
 }
 
 const internals = new WeakMap<Client, ClientInternals>();
@@ -136,8 +138,15 @@ export function watchCache(client: Client, listener: (change: CacheChange) => vo
  * client keel did not make, `fn` runs as it is.
  */
 export function afterWrite(client: Client, fn: () => unknown): unknown {
-  const found = internals.get(client);
-  return found ? found.afterWrite(fn) : fn();
+  const marks = internals.get(client);
+  if (!marks) return fn();
+  const outer = marks.keep;
+  marks.keep = marks.write;
+  try {
+    return fn();
+  } finally {
+    marks.keep = outer;
+  }
 }
 
 /**
@@ -184,10 +193,8 @@ class KeelClient implements Client {
    */
   readonly #specMemo: { [M in HttpMethod]?: Map<string, RequestSpec> } = {};
   #nextFlightId = 1;
-  /** The first flight id after the last successful write (its invalidation refetches on). */
-  #writeMark = 0;
-  /** An invalidation keeps the reads from this flight id on (see afterWrite); none by default. */
-  #keepFrom = Infinity;
+  /** What the internals functions see (its `write` and `keep` marks are the client's own). */
+  readonly #internals: ClientInternals;
 
   constructor(options: BaseClientOptions = {}) {
     const config = resolveClientOptions(options);
@@ -241,24 +248,20 @@ class KeelClient implements Client {
     );
     adaptive?.observe(events);
     this.#observerListeners = events.listenerCount();
-    internals.set(this, {
-      cache: this.#cache,
-      clock,
-      baseURL: config.baseURL,
-      flights: this.#flights,
-      gate: this.#gate,
-      circuits: circuit?.inspectable,
-      intelligence,
-      afterWrite: (fn) => {
-        const outer = this.#keepFrom;
-        this.#keepFrom = this.#writeMark;
-        try {
-          return fn();
-        } finally {
-          this.#keepFrom = outer;
-        }
-      },
-    });
+    internals.set(
+      this,
+      (this.#internals = {
+        cache: this.#cache,
+        clock,
+        baseURL: config.baseURL,
+        flights: this.#flights,
+        gate: this.#gate,
+        circuits: circuit?.inspectable,
+        intelligence,
+        write: 0,
+        keep: Infinity,
+      }),
+    );
   }
 
   // ── public API ────────────────────────────────────────────────────────────────────────────
@@ -1047,7 +1050,7 @@ class KeelClient implements Client {
   // ── invalidation ──────────────────────────────────────────────────────────────────────────
 
   #invalidateAfterMutation(spec: RequestSpec): void {
-    this.#writeMark = this.#nextFlightId;
+    this.#internals.write = this.#nextFlightId;
     // Its path on its own origin: a POST to another API's `/users` leaves this one's alone.
     const byPath = pathMatcher(spec.path, originOf(spec.url));
     const tags = spec.tags;
@@ -1079,11 +1082,11 @@ class KeelClient implements Client {
     const removed = this.#cache.removeMatching(matcher);
     // Every matching read, cached or not: a later read must not join one older than this.
     // Not one started after the write a reaction reacts to (see afterWrite).
-    const keepFrom = this.#keepFrom;
+    const { keep } = this.#internals;
     const stale = this.#matching(
       this.#inflight.values(),
       matcher,
-      (flight) => isUnsettled(flight) && flight.id < keepFrom,
+      (flight) => isUnsettled(flight) && flight.id < keep,
     );
     for (const flight of stale) {
       flight.stale = true;
