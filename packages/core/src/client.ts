@@ -97,6 +97,10 @@ export interface ClientInternals {
   readonly circuits: CircuitInspectable | undefined;
   /** Undefined without the intelligence feature. */
   readonly intelligence: Intelligence | undefined;
+  /** The first flight id after the last successful write (see {@link afterWrite}). */
+  write: number;
+  /** An invalidation keeps the reads from this flight id on: none but in afterWrite. */
+  keep: number;
 }
 
 const internals = new WeakMap<Client, ClientInternals>();
@@ -123,6 +127,26 @@ export function internalsOf(client: Client, caller: string): ClientInternals {
 export function watchCache(client: Client, listener: (change: CacheChange) => void): () => void {
   const found = internals.get(client);
   return found ? watchStore(found.cache, listener) : noop;
+}
+
+/**
+ * Runs `fn` as the synchronous reaction to the last successful write (@keel/react runs a
+ * mutation's success callbacks so, `onSuccess: () => client.invalidate('/todos')` being the
+ * common one): an invalidation it makes keeps the reads started since that write was answered
+ * (the write's own invalidation refetch). They read after the write, so detaching one only sent
+ * the same GET again. Only while `fn` runs: after it, anything may have changed again. For a
+ * client keel did not make, `fn` runs as it is.
+ */
+export function afterWrite(client: Client, fn: () => unknown): unknown {
+  const marks = internals.get(client);
+  if (!marks) return fn();
+  const outer = marks.keep;
+  marks.keep = marks.write;
+  try {
+    return fn();
+  } finally {
+    marks.keep = outer;
+  }
 }
 
 /**
@@ -169,6 +193,8 @@ class KeelClient implements Client {
    */
   readonly #specMemo: { [M in HttpMethod]?: Map<string, RequestSpec> } = {};
   #nextFlightId = 1;
+  /** What the internals functions see (its `write` and `keep` marks are the client's own). */
+  readonly #internals: ClientInternals;
 
   constructor(options: BaseClientOptions = {}) {
     const config = resolveClientOptions(options);
@@ -222,15 +248,20 @@ class KeelClient implements Client {
     );
     adaptive?.observe(events);
     this.#observerListeners = events.listenerCount();
-    internals.set(this, {
-      cache: this.#cache,
-      clock,
-      baseURL: config.baseURL,
-      flights: this.#flights,
-      gate: this.#gate,
-      circuits: circuit?.inspectable,
-      intelligence,
-    });
+    internals.set(
+      this,
+      (this.#internals = {
+        cache: this.#cache,
+        clock,
+        baseURL: config.baseURL,
+        flights: this.#flights,
+        gate: this.#gate,
+        circuits: circuit?.inspectable,
+        intelligence,
+        write: 0,
+        keep: Infinity,
+      }),
+    );
   }
 
   // ── public API ────────────────────────────────────────────────────────────────────────────
@@ -1019,6 +1050,7 @@ class KeelClient implements Client {
   // ── invalidation ──────────────────────────────────────────────────────────────────────────
 
   #invalidateAfterMutation(spec: RequestSpec): void {
+    this.#internals.write = this.#nextFlightId;
     // Its path on its own origin: a POST to another API's `/users` leaves this one's alone.
     const byPath = pathMatcher(spec.path, originOf(spec.url));
     const tags = spec.tags;
@@ -1049,7 +1081,13 @@ class KeelClient implements Client {
     }
     const removed = this.#cache.removeMatching(matcher);
     // Every matching read, cached or not: a later read must not join one older than this.
-    const stale = this.#matching(this.#inflight.values(), matcher, isUnsettled);
+    // Not one started after the write a reaction reacts to (see afterWrite).
+    const { keep } = this.#internals;
+    const stale = this.#matching(
+      this.#inflight.values(),
+      matcher,
+      (flight) => isUnsettled(flight) && flight.id < keep,
+    );
     for (const flight of stale) {
       flight.stale = true;
       this.#inflight.delete(flight.key);

@@ -12,7 +12,7 @@ export { checkInvalidateTarget } from './cache/match';
 export { CACHE_DEFAULTS } from './cache/options';
 export { CIRCUIT_DEFAULTS } from './circuit/options';
 export { isCountableFailure } from './circuit/outcome';
-export { watchCache } from './client';
+export { afterWrite, watchCache } from './client';
 export { guardFor } from './errors/brand';
 export { KeelRequestError } from './errors/keel-error';
 export { type PreparedEntry, prepareHydration, writeHydration } from './hydration';

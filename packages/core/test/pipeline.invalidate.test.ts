@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { CacheUpdate } from '../src/index';
+import { afterWrite } from '../src/internals';
 import { debugOf, flush, makeClient, type TestClient } from './helpers';
 
 let seq = 0;
@@ -430,5 +431,43 @@ describe('an entry written by hand under its key string', () => {
     expect(t.client.getCached(key)).toBeUndefined();
     expect(updates).toEqual(['write', 'invalidate']);
     expect(t.fake.calls).toHaveLength(0);
+  });
+});
+
+describe('afterWrite (internals): the reaction to a successful write', () => {
+  const gets = (t: TestClient, path: string) =>
+    t.fake.calls.filter((c) => c.method === 'GET' && c.url.endsWith(path));
+
+  test("an invalidation in it keeps the write's own refetch; outside it, it reads again", async () => {
+    const t = makeClient(
+      {},
+      { handler: (c) => (c.method === 'POST' ? Response.json({}) : undefined) },
+    );
+    t.client.subscribe(keyOf(t, '/todos'), () => {});
+    await prime(t, '/todos');
+    await t.client.post('/todos', { title: 'c' });
+    expect(gets(t, '/todos')).toHaveLength(2); // the write's invalidation refetch
+    afterWrite(t.client, () => t.client.invalidate('/todos'));
+    expect(gets(t, '/todos')).toHaveLength(2);
+    // Outside the reaction anything may have changed since: read again.
+    t.client.invalidate('/todos');
+    expect(gets(t, '/todos')).toHaveLength(3);
+    for (const call of t.fake.pending()) call.json([]);
+    await flush();
+  });
+
+  test('a read started before the write was answered is not kept: it may lack the write', async () => {
+    const t = makeClient(
+      {},
+      { handler: (c) => (c.method === 'POST' ? Response.json({}) : undefined) },
+    );
+    t.client.subscribe(keyOf(t, '/stats'), () => {});
+    const read = t.client.get('/stats');
+    await t.client.post('/todos', { title: 'c' });
+    afterWrite(t.client, () => t.client.invalidate('/stats'));
+    expect(gets(t, '/stats')).toHaveLength(2);
+    for (const call of t.fake.pending()) call.json({});
+    await read;
+    await flush();
   });
 });

@@ -59,7 +59,8 @@ interface Rendered {
 }
 
 /**
- * One QueryObserver per position of the list; a snapshot that changes when any of them does.
+ * One QueryObserver per query of the list, matched by key (see #match); a snapshot that changes
+ * when any of them does.
  * A render never drops an observer: one React throws away (a transition to a shorter list, still
  * pending) would leave the positions on screen to new observers that nothing subscribed.
  */
@@ -73,12 +74,9 @@ class QueriesObserver {
   #rendered: Rendered = { observers: [], inputs: [], id: '', environment: '' };
   #tokens: unknown[] = [];
   #results: QueryResult<unknown, unknown>[] = [];
-  /** This render's queries, for `#observerAt`. */
-  #queries: readonly QueryDefinition<any, any>[] = [];
   // Made once: a render with nothing changed allocates neither a callback nor an array.
   readonly #observerAt = (i: number): QueryObserver => {
-    const observer = (this.#pool[i] ??= new QueryObserver(this.store));
-    observer.setQuery(this.#queries[i]!, undefined);
+    const observer = this.#pool[i]!;
     observer.beginRender();
     return observer;
   };
@@ -101,7 +99,7 @@ class QueriesObserver {
   }
 
   setInputs(queries: readonly QueryDefinition<any, any>[]): void {
-    this.#queries = queries;
+    this.#match(queries);
     const rendered = this.#rendered;
     this.#observers = sameItems(rendered.observers, queries.length, this.#observerAt);
     const inputs = sameItems(rendered.inputs, queries.length, this.#inputsAt);
@@ -116,6 +114,55 @@ class QueriesObserver {
       }
       this.#rendered = { observers: this.#observers, inputs, id, environment };
     }
+  }
+
+  /**
+   * Gives each query the pool's observer of its key: the observer keeps what it showed (what
+   * `keepPreviousData` hands on), so a list that changes must not hand one row's data to another.
+   * Positions whose key is unchanged keep theirs (no allocation); a new key takes the observer
+   * whose key it had, else one whose key left the list (the previous data of that slot), else a
+   * new one. Nothing derives a view before the observers are chosen (`#shown` would change).
+   */
+  #match(queries: readonly QueryDefinition<any, any>[]): void {
+    const pool = this.#pool;
+    const n = queries.length;
+    // Observers whose key changed (or, past n, that no position has now), with their old key.
+    let free: { observer: QueryObserver; key: string | undefined }[] | undefined;
+    let moved: number[] | undefined;
+    for (let i = 0; i < n; i++) {
+      const observer = (pool[i] ??= new QueryObserver(this.store));
+      const key = observer.key;
+      observer.setQuery(queries[i]!, undefined);
+      if (observer.key !== key) {
+        (free ??= []).push({ observer, key });
+        (moved ??= []).push(i);
+      }
+    }
+    if (moved === undefined || free === undefined) return;
+    for (let j = n; j < pool.length; j++) free.push({ observer: pool[j]!, key: pool[j]!.key });
+    const byKey = new Map<string | undefined, QueryObserver>();
+    for (const { observer, key } of free) if (!byKey.has(key)) byKey.set(key, observer);
+    byKey.delete(undefined);
+    const taken = new Set<QueryObserver>();
+    const chosen = moved.map((i) => {
+      const observer = byKey.get(pool[i]!.key);
+      byKey.delete(pool[i]!.key);
+      if (observer) taken.add(observer);
+      return observer;
+    });
+    const left = free.filter((f) => !taken.has(f.observer));
+    let next = 0;
+    moved.forEach((i, m) => {
+      const observer = chosen[m] ?? left[next++]?.observer ?? new QueryObserver(this.store);
+      observer.setQuery(queries[i]!, undefined);
+      chosen[m] = observer;
+    });
+    moved.forEach((i, m) => {
+      pool[i] = chosen[m]!;
+    });
+    // Every observer stays in the pool (see #pool): those no position took, after this render's.
+    pool.length = n;
+    for (const f of left.slice(next)) pool.push(f.observer);
   }
 
   /** This render's observers and inputs, for `commit`. */
@@ -134,20 +181,58 @@ class QueriesObserver {
     pool.length = observers.length;
   }
 
+  /**
+   * Each observer tells which row changed: a snapshot then looks at those rows only, so a batch of
+   * k updates over n rows costs k row checks and one render (n), not a check of every row per
+   * update (n * k). All rows are checked once after subscribing (a change between the render
+   * and the subscription notified nobody).
+   */
   subscribe(onChange: () => void): () => void {
-    const releases = this.#observers.map((o) => o.subscribe(onChange));
+    const observers = (this.#subscribed = this.#observers);
+    this.#dirty.clear();
+    this.#all = true;
+    const releases = observers.map((o, i) =>
+      o.subscribe(() => {
+        this.#dirty.add(i);
+        onChange();
+      }),
+    );
     return () => {
       for (const release of releases) release();
     };
   }
+  /** The observers subscribed (the rows `#dirty` numbers), the rows changed since the last snapshot. */
+  #subscribed: QueryObserver[] | undefined;
+  readonly #dirty = new Set<number>();
+  #all = true;
+  /** `#tokens` was rendered (see results): a change makes a new array, not a write into it. */
+  #shared = false;
 
   /** The list of the observers' snapshots: the same array while none of them changed. */
   getSnapshot = (): unknown => {
-    this.#tokens = sameItems(this.#tokens, this.#observers.length, this.#snapshotAt);
+    const observers = this.#observers;
+    if (this.#all || observers !== this.#subscribed) {
+      this.#all = false;
+      this.#dirty.clear();
+      const tokens = sameItems(this.#tokens, observers.length, this.#snapshotAt);
+      if (tokens !== this.#tokens) this.#shared = false;
+      this.#tokens = tokens;
+    }
+    for (const i of this.#dirty) {
+      const token = observers[i]!.getSnapshot();
+      if (token === this.#tokens[i]) continue;
+      // Copied once per render at most: later changes before that render write into the copy,
+      // which nothing has rendered yet.
+      if (this.#shared) this.#tokens = this.#tokens.slice();
+      this.#shared = false;
+      this.#tokens[i] = token;
+    }
+    this.#dirty.clear();
     return this.#tokens;
   };
 
   results(): QueryResult<unknown, unknown>[] {
+    this.#shared = true;
     this.#results = sameItems(this.#results, this.#observers.length, this.#resultAt);
     return this.#results;
   }

@@ -2296,13 +2296,14 @@ describe('useQueries edges', () => {
       { wrapper: wrapperFor(client), initialProps: { urls: ['/x', '/y'] } },
     );
     await waitFor(() => expect(result.current.map((r) => r.data)).toEqual(['x', 'y']));
-    const dropped = result.current[1]!.refetch;
+    // The query of /x: its observer follows its key (to position 1 on the swap).
+    const dropped = result.current[0]!.refetch;
     rerender({ urls: ['/y', '/x'] });
     expect(result.current.map((r) => r.data)).toEqual(['y', 'x']);
     rerender({ urls: ['/y'] });
     await flush();
     const sent = a.hits.length;
-    // Position 1 is gone (it read /x last): its refetch is that of an unmounted query.
+    // The query of /x is gone: its refetch is that of an unmounted query.
     await dropped();
     await flush();
     expect(a.hits.length).toBe(sent);

@@ -3,10 +3,27 @@ import { HttpResponse, http } from 'msw';
 import { useState } from 'react';
 import { describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../../core/test/helpers';
-import { queryOptions, useQueries, useQuery, useSuspenseQuery } from '../src/index';
+import {
+  keepPreviousData,
+  queryOptions,
+  useQueries,
+  useQuery,
+  useSuspenseQuery,
+} from '../src/index';
 import { environmentListenerCount } from '../src/internal/environment';
 import { QueryObserver } from '../src/query/observer';
-import { API, debugOf, flush, mswServer, readAll, testClient, wrapperFor } from './helpers';
+import { syntheticResponse } from '../src/query/state';
+import { storeFor } from '../src/query/store';
+import {
+  API,
+  debugOf,
+  deferred,
+  flush,
+  mswServer,
+  readAll,
+  testClient,
+  wrapperFor,
+} from './helpers';
 
 const server = mswServer();
 
@@ -174,6 +191,71 @@ describe('useQueries', () => {
     rerender();
     expect(result.current).toEqual(shorter);
     expect(result.current[0]).toBe(shorter[0]);
+  });
+
+  it('keepPreviousData goes by key: a list that slides shows no row the data of another', async () => {
+    const gate = deferred();
+    server.use(
+      http.get(`${API}/users/:id`, async ({ params }) => {
+        if (params.id === '3') await gate.promise;
+        return HttpResponse.json({ id: Number(params.id), name: `user ${params.id}` });
+      }),
+    );
+    const client = testClient();
+    const { result, rerender } = renderHook(
+      ({ ids }: { ids: number[] }) =>
+        useQueries(
+          ids.map((id) =>
+            queryOptions<User>(`/users/${id}`, { placeholderData: keepPreviousData }),
+          ),
+        ).map(readAll),
+      { wrapper: wrapperFor(client), initialProps: { ids: [1, 2] } },
+    );
+    await waitFor(() => expect(result.current.map((r) => r.data?.id)).toEqual([1, 2]));
+    // User 2 moves up and 3 (still loading) comes in: the row of 2 keeps its own data, and 3
+    // shows the data of the user that left (1), not that of 2, which is still on screen.
+    rerender({ ids: [2, 3] });
+    expect(result.current.map((r) => [r.data?.id, r.isPlaceholderData])).toEqual([
+      [2, false],
+      [1, true],
+    ]);
+    gate.resolve();
+    await waitFor(() => expect(result.current.map((r) => r.data?.id)).toEqual([2, 3]));
+    // Reordered: each row still its own key's data.
+    rerender({ ids: [3, 2] });
+    expect(result.current.map((r) => r.data?.id)).toEqual([3, 2]);
+  });
+
+  it('a batch of k updates derives each updated row once, not every row per update', async () => {
+    usersApi();
+    const client = testClient();
+    const n = 40;
+    const ids = Array.from({ length: n }, (_, i) => i + 1);
+    const queries = ids.map(userQuery);
+    let renders = 0;
+    const { result } = renderHook(
+      () => {
+        renders++;
+        return useQueries(queries).map(readAll);
+      },
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.every((r) => r.isSuccess)).toBe(true));
+    const before = renders;
+    // Reads of a row's state: one per row a snapshot or a render derives.
+    const reads = vi.spyOn(storeFor(client), 'peek');
+    await act(async () => {
+      for (const id of ids) {
+        const spec = client.resolve('GET', `/users/${id}`);
+        client.setCached(spec, syntheticResponse({ id, name: `renamed ${id}` }));
+      }
+      await flush();
+    });
+    expect(result.current.map((r) => r.data?.name)).toEqual(ids.map((id) => `renamed ${id}`));
+    // One render for the batch, which reads each row (n); the k notifications read their own
+    // row only (k = n), where each read every row before (n * k).
+    expect(renders - before).toBe(1);
+    expect(reads.mock.calls.length).toBeLessThanOrEqual(3 * n);
   });
 
   it('an empty list is fine; a non-array is a TypeError', () => {

@@ -6,7 +6,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ClientOptions, createClient } from '@keel/core';
-import { render, waitFor } from '@testing-library/react';
+import { act, render, waitFor } from '@testing-library/react';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isServerEventsError, type ServerEventsOptions, useServerEvents } from '../src/index';
 import { ManualClock, wrapperFor } from './helpers';
@@ -225,6 +225,26 @@ describe('useServerEvents: what is an event stream', () => {
     expect(live.requests).toHaveLength(1);
   });
 
+  it.each([
+    [404, 'text/html'],
+    [404, 'text/event-stream'],
+    [410, 'application/json'],
+  ])(
+    'an answer %i (%s) is not: closed for good, the error names the status',
+    async (code, type) => {
+      const live = await stream((res) => {
+        res.writeHead(code, { 'content-type': type }).end('gone');
+      });
+      const { seen } = open(createClient({ baseURL: live.base }));
+      await waitFor(() => expect(seen.state?.status).toBe('closed'));
+      const error = seen.state!.error as Error;
+      expect(isServerEventsError(error)).toBe(true);
+      expect(error).toMatchObject({ status: code });
+      expect(error.message).toBe(`Event stream answered HTTP ${code} (GET ${live.base}/sse)`);
+      expect(live.requests).toHaveLength(1);
+    },
+  );
+
   it("a fetch that gives no readable body (React Native's): the error says so", async () => {
     const live = await stream();
     // The platform's fetch as React Native's: the answer without a streaming body.
@@ -239,6 +259,32 @@ describe('useServerEvents: what is an event stream', () => {
     expect(isServerEventsError(error)).toBe(true);
     expect(error.message).toMatch(/^The fetch returned no readable body \(GET /);
     expect(error.message).not.toContain('Not an event stream');
+  });
+});
+
+describe('useServerEvents: a stream the server ends', () => {
+  it('reconnects, and the state says why while it waits (the error names the end)', async () => {
+    let ends = true;
+    const live = await stream((res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // The first answer ends cleanly after its event (a server restarting, a proxy's limit).
+      if (ends) res.end('data: 1\n\n');
+      else res.write('data: 2\n\n');
+      ends = false;
+    });
+    const clock = new ManualClock();
+    const { seen } = open(createClient({ baseURL: live.base }), { clock });
+    await waitFor(() => expect(clock.timers.size).toBe(1));
+    expect(seen.state?.status).toBe('connecting');
+    const error = seen.state!.error as Error;
+    expect(isServerEventsError(error)).toBe(true);
+    expect(error).toMatchObject({ status: 200 });
+    expect(error.message).toBe(`The server ended the event stream (GET ${live.base}/sse)`);
+    act(() => {
+      clock.runNext();
+    });
+    await waitFor(() => expect(seen.state).toEqual({ status: 'open', error: null }));
+    expect(live.requests).toHaveLength(2);
   });
 });
 

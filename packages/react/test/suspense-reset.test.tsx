@@ -298,4 +298,38 @@ describe('suspense errors across boundary resets', () => {
     expect(clock.live).toBe(0);
     expect(api.requests).toBe(2);
   });
+
+  it.each([
+    ['useSuspenseQuery', SuspenseSelecting],
+    ['useQuery({ suspense: true })', LegacySelecting],
+  ])('%s: a select that threw is run again after a reset, over a new read', async (_, Query) => {
+    let reads = 0;
+    server.use(http.get(`${API}/s`, () => HttpResponse.json(`s${++reads}`)));
+    const { clock, client, caught, unmount } = renderPage(<Query />);
+    await shows('failed select s1');
+    // Held like any error: renders before the reset read nothing again.
+    await act(() => clock.advance(500));
+    await flush();
+    expect(reads).toBe(1);
+    fireEvent.click(screen.getByRole('button'));
+    await shows('selected s2');
+    expect(reads).toBe(2);
+    expect(caught).toEqual(['select s1']);
+    unmount();
+    await leavesNothing(client, clock);
+  });
 });
+
+/** Throws for the first answer only (data it cannot handle, fixed on the server since). */
+function selectAllButS1(data: string): string {
+  if (data === 's1') throw { data: { message: `select ${data}` } };
+  return `selected ${data}`;
+}
+
+function SuspenseSelecting() {
+  return <p>{useSuspenseQuery<string, string>('/s', { select: selectAllButS1 }).data}</p>;
+}
+
+function LegacySelecting() {
+  return <p>{useQuery<string, string>('/s', { suspense: true, select: selectAllButS1 }).data}</p>;
+}

@@ -479,6 +479,75 @@ describe('useMutation', () => {
   });
 });
 
+describe('a success callback that invalidates what the mutation did', () => {
+  it.each([
+    ['onSuccess', 'hook'],
+    ['onSettled', 'hook'],
+    ['onSuccess', 'mutate'],
+  ] as const)(
+    '%s (%s) invalidating the path: one refetch of the active query, not two',
+    async (name, where) => {
+      const api = todoApi();
+      server.use(...api.handlers);
+      const client = testClient();
+      const again = () => {
+        client.invalidate('/todos');
+      };
+      const { result } = renderHook(
+        () => ({
+          todos: readAll(useQuery<Todo[]>('/todos')),
+          add: useMutation<Todo, { title: string }>(
+            'POST',
+            '/todos',
+            where === 'hook' ? { [name]: again } : {},
+          ),
+        }),
+        { wrapper: wrapperFor(client) },
+      );
+      await waitFor(() => expect(result.current.todos.isSuccess).toBe(true));
+      await act(() =>
+        result.current.add.mutateAsync({ title: 'c' }, where === 'mutate' ? { [name]: again } : {}),
+      );
+      await waitFor(() => expect(result.current.todos.data).toHaveLength(3));
+      await flush();
+      expect(api.state.gets).toBe(2);
+    },
+  );
+
+  it.each([
+    [
+      'in the callback after one that returned a promise',
+      (again: () => void) => ({ onSuccess: async () => {}, onSettled: again }),
+    ],
+    [
+      'after an await in the callback (another tab may have changed it meanwhile)',
+      (again: () => void) => ({
+        onSuccess: async () => {
+          await Promise.resolve();
+          again();
+        },
+      }),
+    ],
+  ])('an invalidation %s reads again', async (_, callbacks) => {
+    const api = todoApi();
+    server.use(...api.handlers);
+    const client = testClient();
+    const options = callbacks(() => {
+      client.invalidate('/todos');
+    });
+    const { result } = renderHook(
+      () => ({
+        todos: readAll(useQuery<Todo[]>('/todos')),
+        add: useMutation<Todo, { title: string }>('POST', '/todos', options),
+      }),
+      { wrapper: wrapperFor(client) },
+    );
+    await waitFor(() => expect(result.current.todos.isSuccess).toBe(true));
+    await act(() => result.current.add.mutateAsync({ title: 'c' }));
+    await waitFor(() => expect(api.state.gets).toBe(3));
+  });
+});
+
 describe('useMutation retries as the core decides for its method', () => {
   /** POST/PUT /flaky: answers `status` and counts requests per method. */
   function flaky(status: number) {

@@ -9,7 +9,7 @@ import type {
   RequestSpec,
   RetryOptions,
 } from '@keel/core';
-import { checkInvalidateTarget, freeze, shown } from '@keel/core/internals';
+import { afterWrite, checkInvalidateTarget, freeze, shown } from '@keel/core/internals';
 import { coreOptions } from '../internal/core-options';
 import { noop, reportError } from '../internal/report';
 import { requestOptionsOf as requestOptionsOfQuery } from '../query/observer';
@@ -292,23 +292,35 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     // (as TanStack Query does: a callback closing over props sees the current ones); a throwing
     // callback is reported, it does not turn a success into a failure.
     const latest = this.#shown().options;
-    await settle(() =>
+    // On success, as the reaction to it: an invalidation the callbacks make at once (the common
+    // `client.invalidate(...)` of TanStack Query habits) keeps the refetch the core started after
+    // the answer, instead of sending it again (see afterWrite). Until one returns a promise: then
+    // time passed, and what the next one invalidates may have changed since.
+    let reacting = !error;
+    const settleAfter = (fn: () => unknown) =>
+      settle(() => {
+        if (!reacting) return fn();
+        const out = afterWrite(client, fn) as PromiseLike<unknown> | undefined;
+        if (typeof out?.then === 'function') reacting = false;
+        return out;
+      });
+    await settleAfter(() =>
       error
         ? latest?.onError?.(error, variables, context)
         : latest?.onSuccess?.(data as TData, variables, context),
     );
-    await settle(() => latest?.onSettled?.(data, error, variables, context));
+    await settleAfter(() => latest?.onSettled?.(data, error, variables, context));
     // mutate's own callbacks belong to the component and its latest call (TanStack's rule):
     // none once it has unmounted, or for a call a newer one (or reset) superseded.
     const current = () => this.#listeners.size > 0 && call === this.#call;
     if (current()) {
-      await settle(() =>
+      await settleAfter(() =>
         error
           ? callbacks?.onError?.(error, variables)
           : callbacks?.onSuccess?.(data as TData, variables),
       );
     }
-    if (current()) await settle(() => callbacks?.onSettled?.(data, error, variables));
+    if (current()) await settleAfter(() => callbacks?.onSettled?.(data, error, variables));
     if (error) throw error;
     return data as TData;
   }

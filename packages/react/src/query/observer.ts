@@ -429,6 +429,16 @@ export class QueryObserver {
     const { spec } = inputs;
     if (view.status === 'error' && view.data === undefined) {
       const entry = spec && this.#store.peek(spec.key);
+      // `select` threw over this response: held as a read's error is, and read again from the
+      // network after a boundary reset (the response may be fresh, and the same data would give
+      // the same throw for ever). By response, not by observer: the boundary remounts the query.
+      const response = this.#select?.thrown && this.#state?.response;
+      if (response) {
+        const { selectThrew, resets } = this.#store;
+        const at = selectThrew.get(response) ?? resets;
+        selectThrew.set(response, at);
+        if (at < resets) throw this.#entry(inputs).suspend(true);
+      }
       // A read in flight, or an error from before a boundary reset: wait for a read (started now).
       if (entry?.stale) throw entry.suspend();
       entry?.hold();

@@ -61,6 +61,8 @@ export class QueryStore {
    * error set before the last reset is read again by a suspending render, not thrown (`stale`).
    */
   resets = 0;
+  /** The `resets` when a suspending render threw what `select` threw over a response. */
+  readonly selectThrew = new WeakMap<ApiResponse, number>();
 
   constructor(client: Client) {
     this.client = client;
@@ -339,13 +341,15 @@ export class QueryEntry {
    * For a suspending render: starts the read and returns a promise that settles with it, then
    * the grace period of an entry a suspending render made (nobody observes it).
    */
-  suspend(): Promise<void> {
+  suspend(network = false): Promise<void> {
     // Read after the last reset: what it ends with is thrown, even an error it leaves in place.
     this.#epoch = this.#store.resets;
-    this.fetch();
+    // `network`: over a fresh entry too (the cache would answer with the same data).
+    if (!network) this.fetch();
+    const read = network ? this.refetch() : this.read();
     // A render waits for this read: the entry is not abandoned (see #checkIn).
-    if (this.#request !== undefined) this.#clearGrace();
-    return (this.#suspended ??= this.#checkIn());
+    if (network || this.#request !== undefined) this.#clearGrace();
+    return (this.#suspended ??= this.#checkIn(read));
   }
 
   /**
@@ -356,13 +360,13 @@ export class QueryEntry {
    * sign of that, and without this a read that never settles would keep the entry, its interest
    * and its request for good.
    */
-  #checkIn(): Promise<void> {
+  #checkIn(read: Promise<void>): Promise<void> {
     const { clock } = this.#store;
     let timer: unknown;
     const due = new Promise<void>((resolve) => {
       timer = clock.setTimeout(resolve, SUSPENSE_CHECK_IN_MS);
     });
-    return Promise.race([this.read(), due]).then(() => {
+    return Promise.race([read, due]).then(() => {
       clock.clearTimeout(timer);
       this.#suspended = undefined;
       if (this.#graceTimer === undefined) this.hold();

@@ -94,6 +94,7 @@ export interface ChannelSubscriber {
  * headers on reconnect, and leaves the backoff to us:
  *
  *   start ─► connecting ─► open ─(stream ends / network error / 5xx)─► connecting (wait) ─► ...
+ *                                (`error`: why, a ServerEventsError when the server ended it)
  *                     └─(204, other 4xx, not text/event-stream)─► closed (final, with error)
  *   stop ─► closed: the request is aborted (the socket closes) and the timer is cleared.
  *
@@ -209,9 +210,11 @@ export class Channel {
               : undefined;
       // The answer is not a usable stream. Worth reconnecting after 408, 429, 5xx (as
       // EventSource would after a network error), not after an answer that was ok.
+      const refusal = (message: string) =>
+        new ServerEventsError({ method: 'GET', url: this.url }, { message, status });
       const fail = (message: string): never => {
         retry = !response.ok && isRetriableStatus(status);
-        throw new ServerEventsError({ method: 'GET', url: this.url }, { message, status });
+        throw refusal(message);
       };
       if (message !== undefined) {
         await body?.cancel().catch(noop);
@@ -266,6 +269,10 @@ export class Channel {
         chunk = await reader.read()
       )
         feed(decoder.decode(chunk.value, { stream: true }));
+      // Ended by the server (a restart, a proxy's time limit): reconnected as after a failure,
+      // as EventSource does, with the end as the state's error meanwhile, not a silent
+      // `connecting`. (An abort, ours, returns below.)
+      throw refusal('The server ended the event stream');
     } catch (err) {
       failure = err;
     }

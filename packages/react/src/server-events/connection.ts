@@ -6,7 +6,7 @@ export type ConnectionStatus = 'connecting' | 'open' | 'closed';
 
 export interface ConnectionState {
   readonly status: ConnectionStatus;
-  /** Why the last attempt failed (a ServerEventsError, a network error); null once open. */
+  /** Why the last attempt failed or ended (a ServerEventsError, a network error); null once open. */
   readonly error: unknown;
 }
 
@@ -30,7 +30,7 @@ export interface ServerEventsErrorInit {
   status?: number | undefined;
 }
 
-/** The HTTP answer to an event-stream request was not a usable stream. */
+/** The HTTP answer to an event-stream request was not a usable stream, or the server ended it. */
 export class ServerEventsError extends KeelRequestError {
   override name = 'ServerEventsError' as const;
   /** HTTP status, when there was a response. */
