@@ -21,6 +21,7 @@ import {
   type KeelError,
   type NetworkError,
   type RequestError,
+  type RequestOptions,
   type TimeoutError,
   type Tracker,
   withAdaptive,
@@ -225,5 +226,18 @@ describe('FetchLike: what the runtime answers', () => {
     createClient({ fetch: () => thenable });
     // @ts-expect-error a string is no Response (a NetworkError at runtime)
     createClient({ fetch: () => 'x' });
+  });
+});
+
+describe('RequestOptions as the spec lists it (method, url, then the options)', () => {
+  it('takes the spec’s method and url fields; the arguments win, so they are optional', () => {
+    const spec: RequestOptions = { method: 'POST', url: '/users', body: { n: 1 }, retry: false };
+    client.request('POST', '/users', spec);
+    client.get('/x', { method: 'get', url: '/x', timeout: 10 });
+    client.get('/x', {});
+    // @ts-expect-error an unknown method is still refused
+    client.get('/x', { method: 'FETCH' });
+    // @ts-expect-error url is a string
+    client.get('/x', { url: new URL('https://a.test/x') });
   });
 });
