@@ -42,7 +42,15 @@ describe('ClientEvents', () => {
       expectTypeOf(event.tracker).toEqualTypeOf<Tracker>();
       // Exactly what a retried attempt fails with: the spec types it HttpError, but a retried
       // network failure or timeout carries its own error (README, Events).
-      expectTypeOf(event.error).toEqualTypeOf<HttpError | NetworkError | TimeoutError>();
+      expectTypeOf(event.error).toExtend<HttpError | NetworkError | TimeoutError>();
+      // The spec's HttpError fields (status?, statusText?, headers?) read on any retried error:
+      // absent (undefined) when the attempt got no response.
+      expectTypeOf(event.error.status).toEqualTypeOf<number | undefined>();
+      expectTypeOf(event.error.statusText).toEqualTypeOf<string | undefined>();
+      expectTypeOf(event.error.headers).toEqualTypeOf<Headers | undefined>();
+      if (isHttpError(event.error))
+        expectTypeOf(event.error.status).toEqualTypeOf<number | undefined>();
+      if (event.error.name === 'NetworkError') expectTypeOf(event.error).toExtend<NetworkError>();
     });
     expectTypeOf(off).toEqualTypeOf<() => void>();
     client.on('circuit-rejected', ({ error, endpoint }) => {
