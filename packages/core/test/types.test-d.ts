@@ -10,6 +10,7 @@ import {
   type ClientFeature,
   createBaseClient,
   createClient,
+  decideRetry,
   EventEmitter,
   HttpError,
   type HttpMethod,
@@ -22,6 +23,8 @@ import {
   type NetworkError,
   type RequestError,
   type RequestOptions,
+  type RetryDecision,
+  resolveRetryOptions,
   type TimeoutError,
   type Tracker,
   withAdaptive,
@@ -247,5 +250,18 @@ describe('RequestOptions as the spec lists it (method, url, then the options)', 
     client.get('/x', { method: 'FETCH' });
     // @ts-expect-error url is a string
     client.get('/x', { url: new URL('https://a.test/x') });
+  });
+});
+
+describe('decideRetry({error, options, attempts}) as the spec lists it', () => {
+  it('takes the spec’s RetryOptions fields: retryOn, maxRetryAfter and methods are optional', () => {
+    const { retryOn: _r, maxRetryAfter: _m, methods: _x, ...options } = resolveRetryOptions();
+    expectTypeOf(
+      decideRetry({ error: new Error('x'), options, attempts: 1 }),
+    ).toEqualTypeOf<RetryDecision>();
+    decideRetry({ error: null, options: resolveRetryOptions(), attempts: 1 });
+    decideRetry({ error: null, options: { ...options, maxRetryAfter: undefined }, attempts: 1 });
+    // @ts-expect-error attempts, baseDelay, ... are still required (they have no default here)
+    decideRetry({ error: null, options: { attempts: 3 }, attempts: 1 });
   });
 });
