@@ -96,6 +96,14 @@ describe('ClientEvents', () => {
     // @ts-expect-error a payload missing `keys`
     events.emit('invalidate', { target: '/x' });
   });
+
+  it('EventEmitter without a type argument is the standalone emitter: any name, unknown payloads', () => {
+    const bare: EventEmitter = new EventEmitter();
+    expectTypeOf(bare).toEqualTypeOf<EventEmitter<Record<string, unknown>>>();
+    bare.on('ping', (payload) => expectTypeOf(payload).toEqualTypeOf<unknown>());
+    bare.once('pong', () => {});
+    bare.emit('ping', { n: 1 });
+  });
 });
 
 describe('requests', () => {
