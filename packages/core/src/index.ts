@@ -5,6 +5,7 @@ export {
   type ResolvedRetryOptions,
   type RetryDecision,
   type RetryInput,
+  type RetryPolicy,
   resolveRetryOptions,
 } from './attempt/retry-policy';
 export { isRetriableStatus, isSuccessStatus } from './attempt/status';

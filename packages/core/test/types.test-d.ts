@@ -10,6 +10,7 @@ import {
   type ClientFeature,
   createBaseClient,
   createClient,
+  decideRetry,
   EventEmitter,
   HttpError,
   type HttpMethod,
@@ -21,6 +22,9 @@ import {
   type KeelError,
   type NetworkError,
   type RequestError,
+  type RequestOptions,
+  type RetryDecision,
+  resolveRetryOptions,
   type TimeoutError,
   type Tracker,
   withAdaptive,
@@ -41,7 +45,15 @@ describe('ClientEvents', () => {
       expectTypeOf(event.tracker).toEqualTypeOf<Tracker>();
       // Exactly what a retried attempt fails with: the spec types it HttpError, but a retried
       // network failure or timeout carries its own error (README, Events).
-      expectTypeOf(event.error).toEqualTypeOf<HttpError | NetworkError | TimeoutError>();
+      expectTypeOf(event.error).toExtend<HttpError | NetworkError | TimeoutError>();
+      // The spec's HttpError fields (status?, statusText?, headers?) read on any retried error:
+      // absent (undefined) when the attempt got no response.
+      expectTypeOf(event.error.status).toEqualTypeOf<number | undefined>();
+      expectTypeOf(event.error.statusText).toEqualTypeOf<string | undefined>();
+      expectTypeOf(event.error.headers).toEqualTypeOf<Headers | undefined>();
+      if (isHttpError(event.error))
+        expectTypeOf(event.error.status).toEqualTypeOf<number | undefined>();
+      if (event.error.name === 'NetworkError') expectTypeOf(event.error).toExtend<NetworkError>();
     });
     expectTypeOf(off).toEqualTypeOf<() => void>();
     client.on('circuit-rejected', ({ error, endpoint }) => {
@@ -83,6 +95,14 @@ describe('ClientEvents', () => {
     events.off('revalidate', listener);
     // @ts-expect-error a payload missing `keys`
     events.emit('invalidate', { target: '/x' });
+  });
+
+  it('EventEmitter without a type argument is the standalone emitter: any name, unknown payloads', () => {
+    const bare: EventEmitter = new EventEmitter();
+    expectTypeOf(bare).toEqualTypeOf<EventEmitter<Record<string, unknown>>>();
+    bare.on('ping', (payload) => expectTypeOf(payload).toEqualTypeOf<unknown>());
+    bare.once('pong', () => {});
+    bare.emit('ping', { n: 1 });
   });
 });
 
@@ -225,5 +245,31 @@ describe('FetchLike: what the runtime answers', () => {
     createClient({ fetch: () => thenable });
     // @ts-expect-error a string is no Response (a NetworkError at runtime)
     createClient({ fetch: () => 'x' });
+  });
+});
+
+describe('RequestOptions as the spec lists it (method, url, then the options)', () => {
+  it('takes the spec’s method and url fields; the arguments win, so they are optional', () => {
+    const spec: RequestOptions = { method: 'POST', url: '/users', body: { n: 1 }, retry: false };
+    client.request('POST', '/users', spec);
+    client.get('/x', { method: 'get', url: '/x', timeout: 10 });
+    client.get('/x', {});
+    // @ts-expect-error an unknown method is still refused
+    client.get('/x', { method: 'FETCH' });
+    // @ts-expect-error url is a string
+    client.get('/x', { url: new URL('https://a.test/x') });
+  });
+});
+
+describe('decideRetry({error, options, attempts}) as the spec lists it', () => {
+  it('takes the spec’s RetryOptions fields: retryOn, maxRetryAfter and methods are optional', () => {
+    const { retryOn: _r, maxRetryAfter: _m, methods: _x, ...options } = resolveRetryOptions();
+    expectTypeOf(
+      decideRetry({ error: new Error('x'), options, attempts: 1 }),
+    ).toEqualTypeOf<RetryDecision>();
+    decideRetry({ error: null, options: resolveRetryOptions(), attempts: 1 });
+    decideRetry({ error: null, options: { ...options, maxRetryAfter: undefined }, attempts: 1 });
+    // @ts-expect-error attempts, baseDelay, ... are still required (they have no default here)
+    decideRetry({ error: null, options: { attempts: 3 }, attempts: 1 });
   });
 });

@@ -115,6 +115,13 @@ describe('useMutation', () => {
     useMutation('Post', '/todos');
   });
 
+  it('hook options take no method or url: the hook’s arguments give them (core RequestOptions has both, ignored)', () => {
+    // @ts-expect-error the method is useMutation's first argument
+    useMutation('POST', '/todos', { method: 'PUT' });
+    // @ts-expect-error the url is useQuery's first argument
+    useQuery('/todos', { url: '/other' });
+  });
+
   it('invalidate takes one invalidation target', () => {
     useMutation('POST', '/todos', { invalidate: '/todos' });
     useMutation('POST', '/todos', { invalidate: ['todos', 'stats'] });

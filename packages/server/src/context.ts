@@ -290,6 +290,8 @@ export class Context {
   #cookies: Record<string, string | undefined> | null = null;
   #ip: string | null = null;
   #ips: string[] | null = null;
+  /** Trusted proxies in front of this request, kept apart from `ips`, which the handler owns. */
+  #hops = 0;
   #state: Record<string, unknown> | null = null;
   #signal: AbortSignal | null = null;
   /** A stale use was reported already (once per ctx is enough). */
@@ -387,8 +389,11 @@ export class Context {
     return this.#ip!;
   }
 
-  /** Forwarded addresses, client first; empty unless trust proxy is on. */
-  get ips(): readonly string[] {
+  /**
+   * Forwarded addresses, client first; empty unless trust proxy is on. The array is this
+   * request's own: changing it changes nothing else (hostname and protocol keep their hop count).
+   */
+  get ips(): string[] {
     if (this.#ips === null) this.#resolveIp();
     return this.#ips!;
   }
@@ -404,6 +409,7 @@ export class Context {
     const { ip, ips } = resolveAddresses(peer, this.req.headers, trust);
     this.#ip = ip;
     this.#ips = ips;
+    this.#hops = ips.length;
   }
 
   /** The first value of query parameter `key`, or `undefined`. */
@@ -618,7 +624,8 @@ export class Context {
     const value = this.req.headers[name];
     if (typeof value !== 'string') return undefined;
     // The peer is one trusted proxy even when it wrote no X-Forwarded-For.
-    let skip = Math.max(1, this.ips.length);
+    if (this.#ips === null) this.#resolveIp();
+    let skip = Math.max(1, this.#hops);
     let end = value.length;
     let start = value.lastIndexOf(',');
     while (start !== -1 && --skip > 0) {

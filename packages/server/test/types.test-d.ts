@@ -178,3 +178,12 @@ describe('Clock', () => {
     createApp({ clock: core });
   });
 });
+
+describe('request accessors as the ctx spec types them', () => {
+  it('ctx.ips is an array of string (spec: "array of string"), ctx.ip a string', () => {
+    expectTypeOf(ctx.ips).toEqualTypeOf<string[]>();
+    expectTypeOf(ctx.ip).toEqualTypeOf<string>();
+    const mine: string[] = ctx.ips;
+    mine.push('10.0.0.9');
+  });
+});

@@ -289,3 +289,31 @@ describe('an error that names no request', () => {
     });
   });
 });
+
+describe('decideRetry with options written as the spec lists RetryOptions', () => {
+  // The spec's fields only: no retryOn, maxRetryAfter or methods. Each takes its default.
+  const { retryOn: _r, maxRetryAfter: _m, methods: _x, ...spec } = options;
+
+  test('retryOn: the default statuses; methods: the idempotent ones', () => {
+    expect(decideRetry({ error: http(503), options: spec, attempts: 1 })).toEqual({
+      retry: true,
+      delay: 100,
+      reason: 'backoff',
+    });
+    expect(decideRetry({ error: http(404), options: spec, attempts: 1 }).reason).toBe(
+      'not-retriable',
+    );
+    expect(
+      decideRetry({ error: http(500), options: spec, attempts: 1, method: 'POST' }).reason,
+    ).toBe('not-idempotent');
+  });
+
+  test('maxRetryAfter: the default 60 s caps a Retry-After (it was uncapped)', () => {
+    expect(
+      decideRetry({ error: http(503, { 'retry-after': '120' }), options: spec, attempts: 1 }),
+    ).toEqual({ retry: false, delay: 0, reason: 'retry-after-too-long' });
+    expect(
+      decideRetry({ error: http(503, { 'retry-after': '60' }), options: spec, attempts: 1 }),
+    ).toEqual({ retry: true, delay: 60_000, reason: 'retry-after' });
+  });
+});

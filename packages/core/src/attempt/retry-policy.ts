@@ -117,9 +117,21 @@ function resolveMethods(methods: unknown): readonly HttpMethod[] {
   );
 }
 
+/**
+ * The options decideRetry reads: resolveRetryOptions' result, or the spec's RetryOptions fields
+ * written by hand, where `retryOn` (408/429/500/502/503/504), `maxRetryAfter` (60 s) and
+ * `methods` (GET, HEAD, OPTIONS, PUT, DELETE) take their defaults when left out.
+ */
+export interface RetryPolicy
+  extends Omit<ResolvedRetryOptions, 'retryOn' | 'maxRetryAfter' | 'methods'> {
+  retryOn?: ResolvedRetryOptions['retryOn'];
+  maxRetryAfter?: number | undefined;
+  methods?: readonly HttpMethod[] | undefined;
+}
+
 export interface RetryInput {
   error: unknown;
-  options: ResolvedRetryOptions;
+  options: RetryPolicy;
   /**
    * The request's method: one outside `options.methods` is retried only when the server did not
    * process the request. Undefined: the failed request's, which keel's errors carry (`error.method`);
@@ -148,7 +160,7 @@ export interface RetryInput {
  */
 export function decideRetry({
   error,
-  options,
+  options: given,
   method,
   attempts,
   baseDelayFactor = 1,
@@ -156,6 +168,8 @@ export function decideRetry({
   now,
   random,
 }: RetryInput): RetryDecision {
+  // Options written by hand (the spec's RetryOptions) may leave out retryOn, maxRetryAfter, methods.
+  const options = withDefaults(given, RETRY_DEFAULTS);
   if (isAbortError(error)) return stop('cancelled');
   // A keel error names its request: a POST's 503 is judged as a POST's without `method` too.
   // One built without a request names none ('').
@@ -186,8 +200,7 @@ export function decideRetry({
         );
   if (
     method !== undefined &&
-    // Options written by hand (RetryOptions as the README lists them) may have no `methods`.
-    !(options.methods ?? RETRY_DEFAULTS.methods).includes(method) &&
+    !options.methods.includes(method) &&
     // Unless the server did not process the request.
     !(
       status === 429 ||

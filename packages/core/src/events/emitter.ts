@@ -126,8 +126,12 @@ export interface AheadEmitter<Events extends { [K in keyof Events]: unknown }> {
  * const e = new EventEmitter<{ ping: { n: number } }>();
  * const off = e.on('ping', ({ n }) => console.log(n));
  * e.emit('ping', { n: 1 }); off();
+ *
+ * Without a type argument (`new EventEmitter()`) it takes any event name, with unknown payloads.
  */
-export class EventEmitter<Events extends { [K in keyof Events]: unknown }> extends Emitter<Events> {
+export class EventEmitter<
+  Events extends { [K in keyof Events]: unknown } = Record<string, unknown>,
+> extends Emitter<Events> {
   /** Emitter's listeners object: `removeAll` lives here, out of the client's Emitter. */
   readonly #listeners: Listeners<Events>;
 

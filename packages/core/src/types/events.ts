@@ -7,6 +7,13 @@ import type { Tracker } from '../tracker/tracker';
 import type { ApiResponse, InvalidateTarget } from './client';
 import type { HttpMethod, Priority } from './options';
 
+/** The spec's HttpError fields, absent on a retried failure that got no response. */
+interface NoResponse {
+  readonly status?: undefined;
+  readonly statusText?: undefined;
+  readonly headers?: undefined;
+}
+
 /**
  * Every event a client emits, by name, with its payload: a key for each of CLIENT_EVENT_NAMES
  * and no other (test/types.test-d.ts checks it).
@@ -51,11 +58,12 @@ export interface ClientEvents {
     /**
      * What the attempt failed with: a retried status (HttpError), a network failure
      * (NetworkError) or an attempt or transport timeout (TimeoutError). The spec types it
-     * HttpError; a failure with no response carries its own error. Nothing else is retried
-     * (a ParseError, a too-large body, a cancellation or a permanent network code ends the
-     * request).
+     * HttpError; a failure with no response carries its own error, on which the spec's HttpError
+     * fields (`status`, `statusText`, `headers`) read as undefined, so `error.status` type-checks
+     * on every one. Nothing else is retried (a ParseError, a too-large body, a cancellation or a
+     * permanent network code ends the request).
      */
-    error: HttpError | NetworkError | TimeoutError;
+    error: HttpError | (NetworkError & NoResponse) | (TimeoutError & NoResponse);
     endpoint: string;
     /** How long the failed attempt took, when it got an HTTP response (as for `error`). */
     attemptMs?: number;

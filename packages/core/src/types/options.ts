@@ -238,6 +238,18 @@ export interface FetchOptions {
  */
 export interface RequestOptions extends FetchOptions {
   /**
+   * The spec lists the method among a request's options; keel takes it as an argument
+   * (`request(method, url, options)`, or the named method), which wins: this field is ignored.
+   * @default the argument
+   */
+  method?: HttpMethodInput | undefined;
+  /**
+   * The spec lists the URL among a request's options; the `url` argument wins, and this field is
+   * ignored.
+   * @default the argument
+   */
+  url?: string | undefined;
+  /**
    * Joined onto a relative URL instead of the client's `baseURL`.
    * @default the client's `baseURL`
    */

@@ -26,7 +26,7 @@ export interface InfiniteData<TPage, TPageParam> {
 
 /** Options of `useInfiniteQuery`: every core RequestOptions field plus the paging ones. */
 export interface UseInfiniteQueryOptions<TPage, TPageParam, TData = InfiniteData<TPage, TPageParam>>
-  extends Omit<RequestOptions, 'body' | 'signal'> {
+  extends Omit<RequestOptions, 'body' | 'signal' | 'method' | 'url'> {
   /** The page param of the first page (a cursor, a page number; `null` for "from the start"). */
   initialPageParam: TPageParam;
   /**

@@ -58,7 +58,7 @@ export interface UseMutationOptions<
   TVars = void,
   TContext = unknown,
   TError = RequestError,
-> extends Omit<RequestOptions, 'body' | 'signal'> {
+> extends Omit<RequestOptions, 'body' | 'signal' | 'method' | 'url'> {
   /**
    * The request body for the variables.
    * @default the variables themselves for POST, PUT and PATCH; no body for DELETE and the

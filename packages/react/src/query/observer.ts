@@ -64,7 +64,7 @@ export const QUERY_DEFAULTS = /* @__PURE__ */ freeze({
 
 /** Options of `useQuery`: every core RequestOptions field plus the React ones. */
 export interface UseQueryOptions<TQueryData = unknown, TData = TQueryData>
-  extends Omit<RequestOptions, 'body' | 'signal'> {
+  extends Omit<RequestOptions, 'body' | 'signal' | 'method' | 'url'> {
   /**
    * `false`: no request and no interest in the key.
    * @default true
