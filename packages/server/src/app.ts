@@ -65,6 +65,7 @@ import { awaitsSocket, replyDone, type SendWatch, wasUnsent, watchH2 } from './s
 import { JSON_TYPE, Slot, type SlotHost } from './slot';
 import { type SseOptions, SseRegistry } from './sse';
 import { promiseOf } from './thenable';
+import { asksUpgrade, endsItsRead } from './upgrade';
 
 /**
  * Options for {@link createApp}; every one has a default. The timeouts of the servers `listen`
@@ -444,14 +445,6 @@ function checkOften(server: Server, interval: number): void {
       return;
     }
   }
-}
-
-/**
- * `Connection` names `upgrade`: with an `Upgrade` header, what makes Node's parser stop at the
- * end of the request (llhttp's upgrade flag).
- */
-function asksUpgrade(connection: string | undefined): boolean {
-  return connection !== undefined && /(?:^|,)[ \t]*upgrade[ \t]*(?:,|$)/i.test(connection);
 }
 
 /** The app whose listeners a server got (listen, attach). */
@@ -903,10 +896,15 @@ class KeelApp implements App, SlotHost {
       }
     }
     // A request asking to upgrade reaches the handler only when the server has no 'upgrade'
-    // listener, and then Node's parser has dropped what it read past it (a request pipelined in
-    // the same write): the connection closes after this response, so no client waits for an
-    // answer that cannot come. One lookup in the headers object (every request builds it anyway).
-    if (req.headers.upgrade !== undefined && asksUpgrade(req.headers.connection)) {
+    // listener, and then Node's parser drops what it read past it (a request pipelined in the
+    // same write): unless nothing was (see endsItsRead), the connection closes after this
+    // response, so no client waits for an answer that cannot come. One lookup in the headers
+    // object (every request builds it anyway).
+    if (
+      req.headers.upgrade !== undefined &&
+      asksUpgrade(req.headers.connection) &&
+      !endsItsRead(req)
+    ) {
       res.shouldKeepAlive = false;
     }
     const method = req.method ?? 'GET';
