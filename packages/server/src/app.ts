@@ -991,7 +991,7 @@ class KeelApp implements App, SlotHost {
     // under it (keel's queued-replies cap): nobody is there to answer, so no chain is run.
     if (req.socket.destroyed) slot.abandon();
     else if (body === NO_BODY) {
-      skipBody(req, res);
+      skipBody(req, res, this.send.clock);
       slot.run();
     } else if (kind === BodyKind.None) slot.run();
     else slot.read(req, kind, body, charset);
