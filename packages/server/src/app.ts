@@ -664,7 +664,7 @@ const VERSION_NOT_SUPPORTED = JSON.stringify({
  * The 505 of {@link App.handler} for a text HTTP/0.9 or HTTP/2.0 request line; closes. Written
  * whole at once, ended (Node then closes) once a body it declared is drained: see endAfterBody.
  */
-function unsupportedVersion(req: IncomingMessage, res: ServerResponse): void {
+function unsupportedVersion(req: IncomingMessage, res: ServerResponse, clock: Clock): void {
   res.shouldKeepAlive = false; // Node then writes `Connection: close`
 
   res.writeHead(505, {
@@ -672,7 +672,7 @@ function unsupportedVersion(req: IncomingMessage, res: ServerResponse): void {
     'content-length': Buffer.byteLength(VERSION_NOT_SUPPORTED),
   });
   res.write(VERSION_NOT_SUPPORTED);
-  endAfterBody(req, () => res.end());
+  endAfterBody(req, res, clock);
 }
 
 function badUrl(): never {
@@ -882,7 +882,7 @@ class KeelApp implements App, SlotHost {
         // parser takes (HTTP/2 proper is binary frames, and comes with a `stream`): no version
         // keel speaks (RFC 9110 §6.2), answered 505 before anything runs, then the connection
         // closes; what Node parses after it on that connection is not a request.
-        unsupportedVersion(req, res);
+        unsupportedVersion(req, res, this.send.clock);
         if (socket !== null) socket[FAULTY_FRAMING] = true;
         return;
       }

@@ -227,23 +227,27 @@ export function skipBody(req: IncomingMessage, res: ServerResponse, clock: Clock
 
 /**
  * For an answer that closes its connection though its request declared a body (the 505 of a
- * version keel does not speak): `end` once the body is drained, up to DISCARD_LIMIT (past it the
- * connection ends). Closed with body bytes unread, the kernel resets the connection, and a client
- * still sending may lose the answer it had not read yet. Ended at once when no body will come
- * whole: none declared, one declared larger, or one the client may wait to send (`Expect`).
+ * version keel does not speak): `res` ended once the body is drained, up to DISCARD_LIMIT (past
+ * it the connection ends). Closed with body bytes unread, the kernel resets the connection, and a
+ * client still sending may lose the answer it had not read yet. Ended at once when no body will
+ * come whole: none declared; one declared larger, or one the client may wait to send (`Expect`),
+ * and then the close lingers (see closeLingering) for what the client sends anyway.
  */
-export function endAfterBody(req: IncomingMessage, end: () => void): void {
+export function endAfterBody(req: IncomingMessage, res: ServerResponse, clock: Clock): void {
+  if (req.complete || !declaresBody(req)) {
+    res.end();
+    return;
+  }
   const length = req.headers['content-length'];
   if (
-    req.complete ||
-    !declaresBody(req) ||
     req.headers.expect !== undefined ||
     (length !== undefined && Number(length) > DISCARD_LIMIT)
   ) {
-    end();
+    closeLingering(req, res, clock);
+    res.end();
     return;
   }
-  req.once('end', end);
+  req.once('end', () => res.end());
   drainRest(req, DISCARD_LIMIT);
 }
 
