@@ -67,9 +67,11 @@ function linger(socket: LingeringSocket, clock: Clock): void {
   // Taken back from Node's parser, which would read what comes as further requests: those bytes
   // are only counted, and dropped.
   const parser = socket.parser;
+  let native = false;
   if (parser?._consumed === true && typeof parser.unconsume === 'function') {
     parser.unconsume();
     parser._consumed = false;
+    native = true;
   }
   socket.removeAllListeners('data');
   // Node's http pauses a socket whose responses back up (`_paused`), and its 'resume' listener
@@ -95,10 +97,10 @@ function linger(socket: LingeringSocket, clock: Clock): void {
   socket.on('end', close);
   socket.on('close', close);
   socket.resume();
-  // As Node's own 'resume' listener does: the stream may think a read is pending (the parser
-  // read natively meanwhile), and then resume() alone starts none.
+  // As Node's own 'resume' listener does: the stream thinks a read is pending (its first one,
+  // whose data the parser took natively), and then resume() alone starts none.
   const handle = socket._handle;
-  if (handle?.reading === false) {
+  if (native && handle?.reading === false) {
     handle.reading = true;
     handle.readStart();
   }

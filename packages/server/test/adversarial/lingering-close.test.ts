@@ -4,8 +4,13 @@
 // reset, the client's write fails (EPIPE / ECONNRESET) and it drops the connection with the
 // answer it had not read yet, so it saw an error instead of the 404 / 413. The close now lingers: the server stops writing, reads
 // and drops what still comes (up to 16 MiB or 2 s), then closes.
+import { readFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import { type AddressInfo, connect, type Socket } from 'node:net';
+import { createSecureServer } from 'node:http2';
+import { type AddressInfo, connect, type Server as NetServer, type Socket } from 'node:net';
+import { dirname, join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/index';
 import { closedAfterEach, ManualClock, openRaw, until } from '../helpers';
@@ -38,8 +43,14 @@ async function served(): Promise<Served> {
   app.post('/json', (ctx) => ctx.json(ctx.body));
   const server: Server = app.attach(createServer(app.serverOptions, app.handler));
   const conns: Socket[] = [];
-  let finished = 0;
   server.on('connection', (s: Socket) => conns.push(s));
+  const { port, finished } = await listening(server);
+  return { port, conns, finished, clock };
+}
+
+/** Listens on 127.0.0.1 port 0; `finished` counts the responses finished so far. */
+async function listening(server: NetServer): Promise<{ port: number; finished: () => number }> {
+  let finished = 0;
   // With `Expect`, Node emits checkContinue instead of request.
   const count = (_req: unknown, res: ServerResponse): void => {
     res.on('finish', () => finished++);
@@ -47,8 +58,7 @@ async function served(): Promise<Served> {
   server.on('request', count);
   server.on('checkContinue', count);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return { port, conns, finished: () => finished, clock };
+  return { port: (server.address() as AddressInfo).port, finished: () => finished };
 }
 
 describe.each([
@@ -120,5 +130,51 @@ describe('the lingering close is bounded', () => {
     }
     await until(() => server.destroyed);
     expect(server.bytesRead).toBeLessThan(18 * 1024 * 1024 + post('/nowhere').length);
+  });
+});
+
+describe('over TLS (the HTTP/1.1 fallback of an allowHTTP1 server: its parser is fed from JS)', () => {
+  it('a 404 to a client waiting for 100 Continue, which then sends its body anyway: read whole', async () => {
+    const fixtures = join(dirname(fileURLToPath(import.meta.url)), '../fixtures');
+    const app: App = createApp({ clock: new ManualClock() });
+    apps.push(app);
+    const server = app.attach(
+      createSecureServer({
+        key: readFileSync(join(fixtures, 'tls-key.pem')),
+        cert: readFileSync(join(fixtures, 'tls-cert.pem')),
+        allowHTTP1: true,
+      }),
+    );
+    const { port, finished } = await listening(server);
+    const c = tlsConnect({
+      port,
+      host: '127.0.0.1',
+      rejectUnauthorized: false,
+      ALPNProtocols: ['http/1.1'],
+    });
+    sockets.push(c);
+    let out = '';
+    let error: unknown = null;
+    let closed = false;
+    c.setEncoding('latin1');
+    c.on('data', (d: string) => {
+      out += d;
+    });
+    c.on('error', (err) => {
+      error = err;
+    });
+    c.on('close', () => {
+      closed = true;
+    });
+    await new Promise((r) => c.once('secureConnect', r));
+    c.pause();
+    c.write(post('/nowhere'));
+    await until(() => finished() === 1);
+    await new Promise<void>((resolve) => c.write(Buffer.alloc(BODY, 0x20), () => resolve()));
+    c.resume();
+    await until(() => closed || error !== null);
+    expect(error).toBe(null);
+    expect(out).toMatch(/^HTTP\/1\.1 404 /);
+    expect(out.toLowerCase()).toContain('connection: close');
   });
 });
