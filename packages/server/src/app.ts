@@ -65,6 +65,7 @@ import { awaitsSocket, replyDone, type SendWatch, wasUnsent, watchH2 } from './s
 import { JSON_TYPE, Slot, type SlotHost } from './slot';
 import { type SseOptions, SseRegistry } from './sse';
 import { promiseOf } from './thenable';
+import { asksUpgrade, endsItsRead } from './upgrade';
 
 /**
  * Options for {@link createApp}; every one has a default. The timeouts of the servers `listen`
@@ -461,14 +462,6 @@ function checkOften(server: Server, interval: number): void {
   if (server.listening) connectionsTracking(server)?.call(server);
 }
 
-/**
- * `Connection` names `upgrade`: with an `Upgrade` header, what makes Node's parser stop at the
- * end of the request (llhttp's upgrade flag).
- */
-function asksUpgrade(connection: string | undefined): boolean {
-  return connection !== undefined && /(?:^|,)[ \t]*upgrade[ \t]*(?:,|$)/i.test(connection);
-}
-
 /** The app whose listeners a server got (listen, attach). */
 const ATTACHED = Symbol('keel.attached');
 const FAULTY_FRAMING = Symbol('keel.faultyFraming');
@@ -686,7 +679,7 @@ const VERSION_NOT_SUPPORTED = JSON.stringify({
  * The 505 of {@link App.handler} for a text HTTP/0.9 or HTTP/2.0 request line; closes. Written
  * whole at once, ended (Node then closes) once a body it declared is drained: see endAfterBody.
  */
-function unsupportedVersion(req: IncomingMessage, res: ServerResponse): void {
+function unsupportedVersion(req: IncomingMessage, res: ServerResponse, clock: Clock): void {
   res.shouldKeepAlive = false; // Node then writes `Connection: close`
 
   res.writeHead(505, {
@@ -694,7 +687,7 @@ function unsupportedVersion(req: IncomingMessage, res: ServerResponse): void {
     'content-length': Buffer.byteLength(VERSION_NOT_SUPPORTED),
   });
   res.write(VERSION_NOT_SUPPORTED);
-  endAfterBody(req, () => res.end());
+  endAfterBody(req, res, clock);
 }
 
 function badUrl(): never {
@@ -904,7 +897,7 @@ class KeelApp implements App, SlotHost {
         // parser takes (HTTP/2 proper is binary frames, and comes with a `stream`): no version
         // keel speaks (RFC 9110 §6.2), answered 505 before anything runs, then the connection
         // closes; what Node parses after it on that connection is not a request.
-        unsupportedVersion(req, res);
+        unsupportedVersion(req, res, this.send.clock);
         if (socket !== null) socket[FAULTY_FRAMING] = true;
         return;
       }
@@ -918,10 +911,15 @@ class KeelApp implements App, SlotHost {
       }
     }
     // A request asking to upgrade reaches the handler only when the server has no 'upgrade'
-    // listener, and then Node's parser has dropped what it read past it (a request pipelined in
-    // the same write): the connection closes after this response, so no client waits for an
-    // answer that cannot come. One lookup in the headers object (every request builds it anyway).
-    if (req.headers.upgrade !== undefined && asksUpgrade(req.headers.connection)) {
+    // listener, and then Node's parser drops what it read past it (a request pipelined in the
+    // same write): unless nothing was (see endsItsRead), the connection closes after this
+    // response, so no client waits for an answer that cannot come. One lookup in the headers
+    // object (every request builds it anyway).
+    if (
+      req.headers.upgrade !== undefined &&
+      asksUpgrade(req.headers.connection) &&
+      !endsItsRead(req)
+    ) {
       res.shouldKeepAlive = false;
     }
     const method = req.method ?? 'GET';
@@ -1008,7 +1006,7 @@ class KeelApp implements App, SlotHost {
     // under it (keel's queued-replies cap): nobody is there to answer, so no chain is run.
     if (req.socket.destroyed) slot.abandon();
     else if (body === NO_BODY) {
-      skipBody(req, res);
+      skipBody(req, res, this.send.clock);
       slot.run();
     } else if (kind === BodyKind.None) slot.run();
     else slot.read(req, kind, body, charset);

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2Stream } from 'node:http2';
+import type { Socket } from 'node:net';
 import { parse as parseQuery } from 'node:querystring';
 import secureJson from 'secure-json-parse';
 import {
@@ -11,6 +12,7 @@ import {
   plusAsSpace,
 } from './charset';
 import { rangeError, typeError } from './checks';
+import type { Clock } from './clock';
 import { BodyTooLargeError, HttpException } from './errors';
 import { stopLeftH2Body, stopUnreadH2Body } from './h2';
 
@@ -20,6 +22,89 @@ import { stopLeftH2Body, stopUnreadH2Body } from './h2';
  * and many clients then report the reset instead of the response. Past it, the connection ends.
  */
 export const DISCARD_LIMIT = 16 * 1024 * 1024;
+
+/**
+ * How long a connection closed after a refused body waits for the client to stop sending (see
+ * {@link closeLingering}).
+ */
+export const LINGER_MS = 2000;
+
+type LingeringSocket = Socket & {
+  /** Node's HTTP parser; `_consumed`: it reads the socket natively, unseen by 'data'. */
+  parser?: { _consumed?: boolean; unconsume?: () => void } | null;
+  /** Set by Node's http while it holds the socket paused (see linger). */
+  _paused?: boolean;
+  _handle?: { reading?: boolean; readStart: () => number } | null;
+};
+
+/**
+ * Has the connection of `req` close after `res` (`Connection: close`) without a reset. Destroyed
+ * at once (Node's way) while its client is still sending a body nobody reads, the socket draws a
+ * reset: the client's writes fail, and most clients then report that error and drop the answer
+ * they had not read yet. Instead, once the response is out the server stops writing (FIN), reads
+ * and drops whatever still comes, up to DISCARD_LIMIT bytes or LINGER_MS, and closes when the
+ * client ends, or at either bound. Only the closing path pays (a property on its socket); on
+ * HTTP/2 the stream's own reset covers it (see discardRest).
+ */
+export function closeLingering(req: IncomingMessage, res: ServerResponse, clock: Clock): void {
+  res.shouldKeepAlive = false;
+  const socket = req.socket as LingeringSocket | null;
+  if ((req as H2Request).stream !== undefined || socket === null || socket.destroyed) return;
+  // Node calls destroySoon when the last response finished (resOnFinish): shadowed on this
+  // socket alone, and only until then.
+  socket.destroySoon = () => {
+    delete (socket as Partial<Socket>).destroySoon;
+    linger(socket, clock);
+  };
+}
+
+function linger(socket: LingeringSocket, clock: Clock): void {
+  if (socket.readableEnded || socket.destroyed) {
+    // The client sends nothing more: Node's own close.
+    socket.destroySoon();
+    return;
+  }
+  // Taken back from Node's parser, which would read what comes as further requests: those bytes
+  // are only counted, and dropped.
+  const parser = socket.parser;
+  let native = false;
+  if (parser?._consumed === true && typeof parser.unconsume === 'function') {
+    parser.unconsume();
+    parser._consumed = false;
+    native = true;
+  }
+  socket.removeAllListeners('data');
+  // Node's http pauses a socket whose responses back up (`_paused`), and its 'resume' listener
+  // pauses it again while that is set: nothing would be read, not even the client's end.
+  socket.removeAllListeners('pause');
+  socket.removeAllListeners('resume');
+  socket._paused = false;
+  socket.end();
+  let seen = 0;
+  const close = (): void => {
+    clock.clearTimeout(timer);
+    socket.off('data', onData);
+    socket.off('end', close);
+    socket.off('close', close);
+    socket.destroy();
+  };
+  const onData = (chunk: Buffer): void => {
+    seen += chunk.length;
+    if (seen > DISCARD_LIMIT) close();
+  };
+  const timer = clock.setTimeout(close, LINGER_MS);
+  socket.on('data', onData);
+  socket.on('end', close);
+  socket.on('close', close);
+  socket.resume();
+  // As Node's own 'resume' listener does: the stream thinks a read is pending (its first one,
+  // whose data the parser took natively), and then resume() alone starts none.
+  const handle = socket._handle;
+  if (native && handle?.reading === false) {
+    handle.reading = true;
+    handle.readStart();
+  }
+}
 
 /** Set on a request that sent `Expect: 100-continue`; the reader answers it (see app.listen). */
 export const EXPECTS_CONTINUE = Symbol('keel.expectsContinue');
@@ -125,17 +210,18 @@ function declaresBody(req: IncomingMessage): boolean {
  * needs no body: it is not read, nor asked for with `100 Continue`. What comes is drained (Node's
  * own drain has no bound) up to DISCARD_LIMIT, then the connection ends; one declared larger, or
  * one the client waits to send (the 100 is not coming: it may send the body or not), ends the
- * connection after the answer. On HTTP/2 nothing is drained: see discardRest.
+ * connection after the answer, lingering (see closeLingering). On HTTP/2 nothing is drained: see
+ * discardRest.
  */
-export function skipBody(req: IncomingMessage, res: ServerResponse): void {
+export function skipBody(req: IncomingMessage, res: ServerResponse, clock: Clock): void {
   if (!declaresBody(req)) return;
   const length = req.headers['content-length'];
   const expecting = req as ExpectingRequest;
   if (expecting[EXPECTS_CONTINUE] === 'pending') {
     expecting[EXPECTS_CONTINUE] = 'refused';
-    res.shouldKeepAlive = false;
+    closeLingering(req, res, clock);
   } else if (length !== undefined && Number(length) > DISCARD_LIMIT) {
-    res.shouldKeepAlive = false;
+    closeLingering(req, res, clock);
   } else {
     discardRest(req, DISCARD_LIMIT);
   }
@@ -143,23 +229,27 @@ export function skipBody(req: IncomingMessage, res: ServerResponse): void {
 
 /**
  * For an answer that closes its connection though its request declared a body (the 505 of a
- * version keel does not speak): `end` once the body is drained, up to DISCARD_LIMIT (past it the
- * connection ends). Closed with body bytes unread, the kernel resets the connection, and a client
- * still sending may lose the answer it had not read yet. Ended at once when no body will come
- * whole: none declared, one declared larger, or one the client may wait to send (`Expect`).
+ * version keel does not speak): `res` ended once the body is drained, up to DISCARD_LIMIT (past
+ * it the connection ends). Closed with body bytes unread, the kernel resets the connection, and a
+ * client still sending may lose the answer it had not read yet. Ended at once when no body will
+ * come whole: none declared; one declared larger, or one the client may wait to send (`Expect`),
+ * and then the close lingers (see closeLingering) for what the client sends anyway.
  */
-export function endAfterBody(req: IncomingMessage, end: () => void): void {
+export function endAfterBody(req: IncomingMessage, res: ServerResponse, clock: Clock): void {
+  if (req.complete || !declaresBody(req)) {
+    res.end();
+    return;
+  }
   const length = req.headers['content-length'];
   if (
-    req.complete ||
-    !declaresBody(req) ||
     req.headers.expect !== undefined ||
     (length !== undefined && Number(length) > DISCARD_LIMIT)
   ) {
-    end();
+    closeLingering(req, res, clock);
+    res.end();
     return;
   }
-  req.once('end', end);
+  req.once('end', () => res.end());
   drainRest(req, DISCARD_LIMIT);
 }
 

@@ -442,11 +442,33 @@ export class Context {
       const query = queryOf(this.#target);
       // querystring keeps the first maxKeys and drops the rest in silence: refused, as a form
       // body of as many fields is (414: a target the server will not interpret).
-      if (tooManyFields(query)) {
-        throw new HttpException(414, `Query string has more than ${MAX_FORM_FIELDS} parameters`);
-      }
+      if (tooManyFields(query)) return this.#refuseQuery();
       this.#query = parseQuery(query); // null prototype
     }
+    return this.#query;
+  }
+
+  /**
+   * The 414 of a query of too many parameters: thrown while it can still be the answer. Read once
+   * the response started (an event stream's timer, a callback after the answer, where a throw
+   * is uncaught, or a handler's throw, dropped as a client error with its response cut), it goes
+   * to onError instead, and the query reads as empty from then on.
+   */
+  #refuseQuery(): ParsedUrlQuery {
+    const refused = new HttpException(
+      414,
+      `Query string has more than ${MAX_FORM_FIELDS} parameters`,
+    );
+    const slot = this.#slot;
+    if (slot.gen === this.#gen && !this.res.headersSent) throw refused;
+    this.#query = Object.create(null) as ParsedUrlQuery;
+    // Not the path in the message (a client's bytes): onError has the ctx, and logs it escaped.
+    const late = new Error(
+      `keel: a query string of more than ${MAX_FORM_FIELDS} parameters was read after the ` +
+        'response started: it reads as empty',
+      { cause: refused },
+    );
+    void slot.host.report(late, this);
     return this.#query;
   }
 

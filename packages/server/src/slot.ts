@@ -5,7 +5,7 @@ import {
   validateHeaderValue,
 } from 'node:http';
 import { endBodiless, isBodiless } from './bodiless';
-import { type BodyKind, type BodyPolicy, BodyReader } from './body';
+import { type BodyKind, type BodyPolicy, BodyReader, closeLingering } from './body';
 import type { BodyCharset } from './charset';
 import { rangeError, typeError } from './checks';
 import { type CompressionSettings, chooseEncoding, compressBody, type Encoding } from './compress';
@@ -743,7 +743,9 @@ export class Slot implements RawWriter {
       body = err.toJSON();
       // An oversize body is drained so the client can read the 413, unless it is far too big
       // (or a handler that threw it says so).
-      if (err instanceof BodyTooLargeError && err.closeConnection) res.shouldKeepAlive = false;
+      if (err instanceof BodyTooLargeError && err.closeConnection) {
+        closeLingering(this.#face.req, res, this.host.send.clock);
+      }
     }
     this.#status = status;
     this.end(JSON_TYPE, JSON.stringify(body));
