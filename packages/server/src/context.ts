@@ -11,6 +11,7 @@ import {
   checkNumber,
   checkObject,
   integer,
+  knownKeys,
   notJson,
   rangeError,
   typeError,
@@ -237,11 +238,7 @@ const CACHE_FLAGS = [
  * and a key that names no option is refused: `private` was once one, dropped in silence.
  */
 function cacheDirectives(options: CacheControlOptions): string[] {
-  for (const key of Object.keys(options)) {
-    if (!CACHE_KEYS.has(key)) {
-      throw rangeError('cacheControl options', `keys among ${[...CACHE_KEYS].join(', ')}`, key);
-    }
-  }
+  knownKeys('cacheControl options', options, CACHE_KEYS);
   const flag = (key: keyof CacheControlOptions) =>
     options[key] === undefined ? undefined : boolean(`cacheControl ${key}`, options[key], false);
   const isPublic = flag('public');
