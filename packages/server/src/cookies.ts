@@ -280,10 +280,29 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   return cookie;
 }
 
-/** Parses a `Cookie` header into a null-prototype record (values URL-decoded). */
+/**
+ * A cookie-value as read: RFC 6265 §4.1.1 lets it be wrapped in DQUOTEs, which are no part of it
+ * (`a="x y"` is `x y`, as Go's net/http and Python's http.cookies read it; `cookie` 1 kept them).
+ * Then URL-decoded, as `cookie` does; malformed escapes are left as sent. Quotes sent encoded
+ * (`%22x%22`, how setCookie writes them) are the value's own and stay.
+ */
+function decodeValue(text: string): string {
+  const value =
+    text.length > 1 && text.charCodeAt(0) === 34 && text.charCodeAt(text.length - 1) === 34
+      ? text.slice(1, -1)
+      : text;
+  if (!value.includes('%')) return value;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/** Parses a `Cookie` header into a null-prototype record (values unquoted and URL-decoded). */
 export function parseCookies(header: string | undefined): Record<string, string | undefined> {
   if (header === undefined || header === '') return Object.create(null);
-  return parse(header);
+  return parse(header, { decode: decodeValue });
 }
 
 /** Looks a cookie up by the name given to `setCookie` (which URL-encodes it), or as sent. */
@@ -292,6 +311,8 @@ export function readCookie(
   name: string,
 ): string | undefined {
   if (typeof name !== 'string') throw typeError('cookie name', 'a string', name);
+  // A nameless `=v` pair is no cookie (RFC 6265 §4.1.1: a name is a token, 1 character or more).
+  if (name === '') return undefined;
   const key = encodedName('cookie name', name);
   return Object.hasOwn(cookies, key)
     ? cookies[key]
