@@ -19,9 +19,12 @@ import {
   validate,
 } from 'graphql';
 import Negotiator from 'negotiator';
+import vary from 'vary';
 import { FORBIDDEN_JSON_KEY, JSON_TOO_DEEP, MALFORMED_JSON, readJson } from './body';
 import { isMediaType } from './charset';
 import { boolean, checkObject, integer } from './checks';
+import type { Context } from './context';
+import { isHttpException } from './errors';
 import { fragmentCycles, nestsTooDeepThroughFragments } from './graphql-fragments';
 import { operationLimitsRule, tooManyFieldPairs } from './graphql-limits';
 import { JSON_TYPE } from './slot';
@@ -291,6 +294,23 @@ export class GraphqlRunner {
     const rules: ValidationRule[] = [...specifiedRules, operationLimitsRule(settings)];
     if (!settings.introspection) rules.push(NoSchemaIntrospectionCustomRule);
     this.#rules = rules;
+  }
+
+  /**
+   * The handler that answers a body the body reader refused with a 400 (malformed JSON, a
+   * `__proto__` key, nested too deep) as a GraphQL response, or null to throw it as any route
+   * does. The body is refused before the route's handler runs, so before anything says the route
+   * is a GraphQL one; a client preferring `application/graphql-response+json` says it is a GraphQL
+   * client, and a body of that type is a GraphQL response (`{ errors }`), not `{ status, error }`.
+   */
+  refusedBody(err: unknown, accept: string | undefined): ((ctx: Context) => void) | null {
+    if (!isHttpException(err) || err.status !== 400) return null;
+    if (graphqlResponseType(accept) !== GRAPHQL_RESPONSE_TYPE) return null;
+    const body = JSON.stringify({ errors: [{ message: err.message }] });
+    return (ctx) => {
+      vary(ctx.res, 'Accept');
+      ctx.status(400).setHeader('content-type', GRAPHQL_RESPONSE_TYPE).send(body);
+    };
   }
 
   /** Cached documents and the bytes of query text they hold. */
