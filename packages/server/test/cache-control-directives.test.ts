@@ -76,6 +76,12 @@ describe('ctx.cacheControl directives', () => {
     }
   });
 
+  it('durations are checked beside noStore too, as the flags are', async () => {
+    const err = await sent({ noStore: true, maxAge: -1 });
+    expect(err).toBeInstanceOf(RangeError);
+    expect((err as Error).message).toContain('`cacheControl maxAge`');
+  });
+
   it('public and private together is a RangeError (one of them is a mistake)', async () => {
     const err = await sent({ public: true, private: true, maxAge: 60 });
     expect(err).toBeInstanceOf(RangeError);
