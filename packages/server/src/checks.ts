@@ -183,6 +183,17 @@ export function checkObject(name: string, value: unknown): void {
   }
 }
 
+/**
+ * Every own key of an options object is one of `keys`, else a RangeError naming the key and the
+ * list: a typo'd or unsupported option (`privat`, `partitioned` before it was one) was dropped in
+ * silence, and the header went out without the directive the caller asked for.
+ */
+export function knownKeys(name: string, value: object, keys: ReadonlySet<string>): void {
+  for (const key of Object.keys(value)) {
+    if (!keys.has(key)) throw rangeError(name, `keys among ${[...keys].join(', ')}`, key);
+  }
+}
+
 /** An optional boolean option, `fallback` when undefined. */
 export function boolean(name: string, value: unknown, fallback: boolean): boolean {
   if (value === undefined) return fallback;

@@ -11,6 +11,7 @@ import {
   checkNumber,
   checkObject,
   integer,
+  knownKeys,
   notJson,
   rangeError,
   typeError,
@@ -47,7 +48,9 @@ export type Middleware = (ctx: Context, next: Next) => unknown;
 
 /**
  * Options for `ctx.cacheControl`. Every duration is in seconds (fractions floored); a directive
- * whose option is left out is not sent. A flag that is no boolean (`'true'`) is a TypeError.
+ * whose option is left out is not sent. A flag that is no boolean (`'true'`) is a TypeError, a
+ * key that names no option (`privat`, `'max-age'`) a RangeError: a dropped `private` would let a
+ * shared cache keep a per-user response.
  */
 export interface CacheControlOptions {
   /**
@@ -69,6 +72,37 @@ export interface CacheControlOptions {
    */
   public?: boolean | undefined;
   /**
+   * `private`: only the browser may store it, no shared cache (a per-user response). The same as
+   * `public: false`; `true` beside `public: true` is a RangeError.
+   *
+   * @default false
+   */
+  private?: boolean | undefined;
+  /**
+   * `no-cache`: a cache may store it but must revalidate with the server before each reuse.
+   *
+   * @default false
+   */
+  noCache?: boolean | undefined;
+  /**
+   * `must-revalidate`: once stale, never reused without revalidating (not even when offline).
+   *
+   * @default false
+   */
+  mustRevalidate?: boolean | undefined;
+  /**
+   * `proxy-revalidate`: `must-revalidate` for shared caches only.
+   *
+   * @default false
+   */
+  proxyRevalidate?: boolean | undefined;
+  /**
+   * `no-transform`: intermediaries must not change the body (recompress, convert images).
+   *
+   * @default false
+   */
+  noTransform?: boolean | undefined;
+  /**
    * `stale-while-revalidate`: seconds a stale response may be served while it is refetched.
    *
    * @default undefined (not sent)
@@ -87,7 +121,8 @@ export interface CacheControlOptions {
    */
   immutable?: boolean | undefined;
   /**
-   * `no-store`: nothing may be stored; every other option is ignored.
+   * `no-store`: nothing may be stored; every other directive is left out (the options are still
+   * checked).
    *
    * @default false
    */
@@ -173,6 +208,69 @@ function seconds(name: string, value: number | undefined): number | undefined {
   // RFC 9111 §1.2.2: 2^31 stands for any larger delta-seconds; String() would write 1e21 as
   // `1e+21`, which is no delta-seconds at all (a cache would ignore the directive).
   return Math.min(Math.floor(n), MAX_DELTA_SECONDS);
+}
+
+/** Every key of CacheControlOptions, in the order their directives are sent. */
+const CACHE_KEYS = new Set([
+  'public',
+  'private',
+  'noCache',
+  'maxAge',
+  'sMaxAge',
+  'mustRevalidate',
+  'proxyRevalidate',
+  'noTransform',
+  'staleWhileRevalidate',
+  'staleIfError',
+  'immutable',
+  'noStore',
+]);
+/** The flags sent as a bare directive when true (after `public`/`private`, `no-cache`). */
+const CACHE_FLAGS = [
+  ['mustRevalidate', 'must-revalidate'],
+  ['proxyRevalidate', 'proxy-revalidate'],
+  ['noTransform', 'no-transform'],
+] as const;
+
+/**
+ * The Cache-Control directives `options` ask for. Every option is checked whatever else is set
+ * (`noStore: 'true'` from an env var sent the max-age of a response meant to be stored nowhere),
+ * and a key that names no option is refused: `private` was once one, dropped in silence.
+ */
+function cacheDirectives(options: CacheControlOptions): string[] {
+  knownKeys('cacheControl options', options, CACHE_KEYS);
+  const flag = (key: keyof CacheControlOptions) =>
+    options[key] === undefined ? undefined : boolean(`cacheControl ${key}`, options[key], false);
+  const isPublic = flag('public');
+  const isPrivate = flag('private');
+  // `public: false` is `private`: the two given alike (both true, both false) contradict.
+  if (isPublic !== undefined && isPublic === isPrivate) {
+    throw rangeError(
+      'cacheControl private',
+      `${!isPublic} or left out with public: ${isPublic}`,
+      isPrivate,
+    );
+  }
+  const noStore = flag('noStore') === true;
+  const noCache = flag('noCache') === true;
+  const flags = CACHE_FLAGS.filter(([key]) => flag(key) === true);
+  const immutable = flag('immutable') === true;
+  const maxAge = seconds('maxAge', options.maxAge);
+  const sMaxAge = seconds('sMaxAge', options.sMaxAge);
+  const swr = seconds('staleWhileRevalidate', options.staleWhileRevalidate);
+  const sie = seconds('staleIfError', options.staleIfError);
+  if (noStore) return ['no-store'];
+  const parts: string[] = [];
+  if (isPublic === true) parts.push('public');
+  else if (isPublic === false || isPrivate === true) parts.push('private');
+  if (noCache) parts.push('no-cache');
+  if (maxAge !== undefined) parts.push(`max-age=${maxAge}`);
+  if (sMaxAge !== undefined) parts.push(`s-maxage=${sMaxAge}`);
+  for (const [, directive] of flags) parts.push(directive);
+  if (swr !== undefined) parts.push(`stale-while-revalidate=${swr}`);
+  if (sie !== undefined) parts.push(`stale-if-error=${sie}`);
+  if (immutable) parts.push('immutable');
+  return parts;
 }
 
 /**
@@ -535,29 +633,7 @@ export class Context {
   cacheControl(options: CacheControlOptions): this {
     checkObject('cacheControl options', options);
     if (this.#use('cacheControl()') === null) return this;
-    // Flags checked whatever else is set: `noStore: 'true'` (from an env var) sent the max-age
-    // of a response meant to be stored nowhere, `public: 'false'` no `private`.
-    const noStore = boolean('cacheControl noStore', options.noStore, false);
-    const isPublic =
-      options.public === undefined
-        ? undefined
-        : boolean('cacheControl public', options.public, false);
-    const immutable = boolean('cacheControl immutable', options.immutable, false);
-    const parts: string[] = [];
-    if (noStore) parts.push('no-store');
-    else {
-      if (isPublic === true) parts.push('public');
-      else if (isPublic === false) parts.push('private');
-      const maxAge = seconds('maxAge', options.maxAge);
-      const sMaxAge = seconds('sMaxAge', options.sMaxAge);
-      const swr = seconds('staleWhileRevalidate', options.staleWhileRevalidate);
-      const sie = seconds('staleIfError', options.staleIfError);
-      if (maxAge !== undefined) parts.push(`max-age=${maxAge}`);
-      if (sMaxAge !== undefined) parts.push(`s-maxage=${sMaxAge}`);
-      if (swr !== undefined) parts.push(`stale-while-revalidate=${swr}`);
-      if (sie !== undefined) parts.push(`stale-if-error=${sie}`);
-      if (immutable) parts.push('immutable');
-    }
+    const parts = cacheDirectives(options);
     if (parts.length > 0) {
       try {
         this.res.setHeader('cache-control', parts.join(', '));

@@ -1,5 +1,13 @@
 import { parse, serialize } from 'cookie';
-import { boolean, checkNumber, checkObject, oneOf, rangeError, typeError } from './checks';
+import {
+  boolean,
+  checkNumber,
+  checkObject,
+  knownKeys,
+  oneOf,
+  rangeError,
+  typeError,
+} from './checks';
 
 /** Options for `ctx.setCookie`. */
 export interface CookieOptions {
@@ -26,14 +34,17 @@ export interface CookieOptions {
   maxAge?: number | undefined;
   /**
    * `Path`: the paths the browser sends the cookie to. Starts with `/` and is at most 1024 bytes
-   * (a browser takes any other as the request's directory): else a RangeError.
+   * as sent (a browser takes any other as the request's directory): else a RangeError. Non-ASCII
+   * characters are sent percent-encoded as UTF-8, as a browser writes them in the request path it
+   * matches against (`/café` is sent `/caf%C3%A9`).
    *
    * @default '/'
    */
   path?: string | undefined;
   /**
    * `Domain`: also send the cookie to subdomains of this domain. At most 1024 bytes (a browser
-   * ignores a longer one): else a RangeError.
+   * ignores a longer one) and not empty (`''` would be a host-only cookie, which is what leaving
+   * it out means): else a RangeError.
    *
    * @default undefined (a host-only cookie)
    */
@@ -50,6 +61,19 @@ export interface CookieOptions {
    * @default undefined (not sent)
    */
   expires?: Date | undefined;
+  /**
+   * `Partitioned` (CHIPS): a third-party cookie kept apart per top-level site. Forces `Secure`,
+   * which browsers require of it; `secure: false` beside it is a RangeError.
+   *
+   * @default false
+   */
+  partitioned?: boolean | undefined;
+  /**
+   * `Priority` (Chrome): which cookies go last when a site is over its cookie limit. Any case.
+   *
+   * @default undefined (not sent: browsers take medium)
+   */
+  priority?: 'low' | 'medium' | 'high' | undefined;
 }
 
 const CRLF = /[\r\n]/g;
@@ -59,6 +83,19 @@ const CRLF = /[\r\n]/g;
  */
 const MAX_COOKIE_AGE = 400 * 24 * 3600;
 const SAME_SITE = ['lax', 'strict', 'none'] as const;
+const PRIORITY = ['low', 'medium', 'high'] as const;
+/** Every key of CookieOptions: any other is refused (`secured`, `signed`), not dropped. */
+const COOKIE_KEYS: ReadonlySet<string> = new Set([
+  'httpOnly',
+  'secure',
+  'maxAge',
+  'path',
+  'domain',
+  'sameSite',
+  'expires',
+  'partitioned',
+  'priority',
+]);
 /**
  * RFC 6265bis §5.6: a browser ignores a cookie whose name and value (as sent) are over 4096
  * bytes, and an attribute whose value is over 1024 (a Path or Domain left out scopes the cookie
@@ -78,6 +115,26 @@ function encoded(what: string, text: string): string {
   } catch (err) {
     throw rangeError(what, 'well-formed Unicode text', text, err);
   }
+}
+
+/**
+ * One of `allowed` in any case, as `cookie` (and Express, @fastify/cookie) take it: `'None'` is
+ * common in the wild. Returned lower case; else oneOf's TypeError or RangeError.
+ */
+function anyCase<const T extends string>(name: string, given: unknown, allowed: readonly T[]): T {
+  const lower = typeof given === 'string' ? given.toLowerCase() : given;
+  return allowed.find((v) => v === lower) ?? oneOf(name, given, allowed);
+}
+
+const NON_ASCII = /[^\0-\x7f]+/g;
+
+/**
+ * A path as a browser matches it: non-ASCII percent-encoded as UTF-8, as the request path it is
+ * compared with is (RFC 6265 path-value is ASCII; `cookie` refused it). The rest is left as is:
+ * an escape already there stays one.
+ */
+function encodedPath(path: string): string {
+  return path.replace(NON_ASCII, (text) => encoded('setCookie path', text));
 }
 
 const PARENS = /[()]/g;
@@ -132,11 +189,12 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   if (typeof name !== 'string') throw typeError('setCookie name', 'a string', name);
   if (typeof value !== 'string') throw typeError('setCookie value', 'a string', value);
   checkObject('setCookie options', options);
-  // Any case, as `cookie` (and Express, @fastify/cookie) take it: `'None'` is common in the wild.
-  const given = options.sameSite ?? 'lax';
-  const lower = typeof given === 'string' ? given.toLowerCase() : given;
-  const sameSite =
-    SAME_SITE.find((v) => v === lower) ?? oneOf('setCookie sameSite', given, SAME_SITE);
+  knownKeys('setCookie options', options, COOKIE_KEYS);
+  const sameSite = anyCase('setCookie sameSite', options.sameSite ?? 'lax', SAME_SITE);
+  const priority =
+    options.priority === undefined
+      ? undefined
+      : anyCase('setCookie priority', options.priority, PRIORITY);
   for (const key of ['path', 'domain'] as const) {
     if (options[key] !== undefined && typeof options[key] !== 'string') {
       throw typeError(`setCookie ${key}`, 'a string', options[key]);
@@ -154,11 +212,16 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   }
   // A string ('true' from a config file or an env var) was sent without the flag.
   const httpOnly = boolean('setCookie httpOnly', options.httpOnly, false);
+  const partitioned = boolean('setCookie partitioned', options.partitioned, false);
   const secure =
     options.secure === undefined ? undefined : boolean('setCookie secure', options.secure, false);
+  // Browsers drop a Partitioned cookie without Secure (CHIPS).
+  if (partitioned && secure === false) {
+    throw rangeError('setCookie secure', 'true or left out for a Partitioned cookie', secure);
+  }
   const bareName = strip(name);
   if (bareName === '') throw rangeError('setCookie name', 'a non-empty cookie name', name);
-  const path = options.path === undefined ? '/' : strip(options.path);
+  const path = options.path === undefined ? '/' : encodedPath(strip(options.path));
   // RFC 6265bis §5.6.4: a browser takes any other as the request's directory.
   if (path.charCodeAt(0) !== 47) {
     throw rangeError('setCookie path', 'a path starting with "/"', options.path);
@@ -167,6 +230,11 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
     throw rangeError('setCookie path', `at most ${MAX_ATTRIBUTE_BYTES} bytes`, options.path);
   }
   const domain = options.domain === undefined ? undefined : strip(options.domain);
+  // `cookie` leaves an empty Domain out: a host-only cookie, where a wider one was asked for.
+  if (domain === '') {
+    const expected = 'a domain name (leave domain out for a host-only cookie)';
+    throw rangeError('setCookie domain', expected, options.domain);
+  }
   if (domain !== undefined && domain.length > MAX_ATTRIBUTE_BYTES) {
     throw rangeError('setCookie domain', `at most ${MAX_ATTRIBUTE_BYTES} bytes`, options.domain);
   }
@@ -178,7 +246,9 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
       path,
       domain,
       httpOnly,
-      secure: secure === true || sameSite === 'none' || prefix,
+      secure: secure === true || sameSite === 'none' || prefix || partitioned,
+      partitioned,
+      priority,
       // Within ±400 days: a negative age deletes the cookie whatever its size, and -1e21 would be
       // written `-1e+21`, no delta-seconds (a browser ignoring it keeps a session cookie).
       maxAge:
@@ -210,10 +280,29 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   return cookie;
 }
 
-/** Parses a `Cookie` header into a null-prototype record (values URL-decoded). */
+/**
+ * A cookie-value as read: RFC 6265 §4.1.1 lets it be wrapped in DQUOTEs, which are no part of it
+ * (`a="x y"` is `x y`, as Go's net/http and Python's http.cookies read it; `cookie` 1 kept them).
+ * Then URL-decoded, as `cookie` does; malformed escapes are left as sent. Quotes sent encoded
+ * (`%22x%22`, how setCookie writes them) are the value's own and stay.
+ */
+function decodeValue(text: string): string {
+  const value =
+    text.length > 1 && text.charCodeAt(0) === 34 && text.charCodeAt(text.length - 1) === 34
+      ? text.slice(1, -1)
+      : text;
+  if (!value.includes('%')) return value;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/** Parses a `Cookie` header into a null-prototype record (values unquoted and URL-decoded). */
 export function parseCookies(header: string | undefined): Record<string, string | undefined> {
   if (header === undefined || header === '') return Object.create(null);
-  return parse(header);
+  return parse(header, { decode: decodeValue });
 }
 
 /** Looks a cookie up by the name given to `setCookie` (which URL-encodes it), or as sent. */
@@ -222,6 +311,8 @@ export function readCookie(
   name: string,
 ): string | undefined {
   if (typeof name !== 'string') throw typeError('cookie name', 'a string', name);
+  // A nameless `=v` pair is no cookie (RFC 6265 §4.1.1: a name is a token, 1 character or more).
+  if (name === '') return undefined;
   const key = encodedName('cookie name', name);
   return Object.hasOwn(cookies, key)
     ? cookies[key]

@@ -19,9 +19,12 @@ import {
   validate,
 } from 'graphql';
 import Negotiator from 'negotiator';
+import vary from 'vary';
 import { FORBIDDEN_JSON_KEY, JSON_TOO_DEEP, MALFORMED_JSON, readJson } from './body';
 import { isMediaType } from './charset';
 import { boolean, checkObject, integer } from './checks';
+import type { Context } from './context';
+import { isHttpException } from './errors';
 import { fragmentCycles, nestsTooDeepThroughFragments } from './graphql-fragments';
 import { operationLimitsRule, tooManyFieldPairs } from './graphql-limits';
 import { JSON_TYPE } from './slot';
@@ -62,6 +65,18 @@ export const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset
  */
 const OFFERED = ['application/json; charset=utf-8', GRAPHQL_RESPONSE_TYPE];
 
+/** Accept values whose negotiated type is remembered (a few per client library in use). */
+export const ACCEPT_MEMO_ENTRIES = 64;
+/** Longer Accept values are negotiated every time, never kept: the memo stays within ~16 KiB. */
+export const MAX_MEMO_ACCEPT = 256;
+/**
+ * Accept value -> the type negotiated for it (null: neither). Every GraphQL client sends the same
+ * few values on each request, and negotiator parses one anew each time. Keyed by client input,
+ * so bounded: the oldest entry goes first, and a client sending a new value on each request only
+ * evicts (its requests cost what they cost without the memo).
+ */
+const acceptMemo = new Map<string, string | null>();
+
 /**
  * The media type to answer in, from Accept (q-values, then the client's order, then keel's
  * preference), or null when it allows neither. An empty Accept lists nothing to choose among:
@@ -70,6 +85,20 @@ const OFFERED = ['application/json; charset=utf-8', GRAPHQL_RESPONSE_TYPE];
 export function graphqlResponseType(accept: string | undefined): string | null {
   // The usual values, without parsing: none, a browser's or fetch's `*/*`, a legacy client's.
   if (accept === undefined || accept === '*/*' || accept === 'application/json') return JSON_TYPE;
+  const known = acceptMemo.get(accept);
+  if (known !== undefined) return known;
+  const type = negotiate(accept);
+  if (accept.length <= MAX_MEMO_ACCEPT) setBounded(acceptMemo, accept, type, ACCEPT_MEMO_ENTRIES);
+  return type;
+}
+
+/** Sets `key` in `map`, the oldest entry out first when it holds `max` already. */
+function setBounded<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  if (map.size >= max) map.delete(map.keys().next().value as string);
+  map.set(key, value);
+}
+
+function negotiate(accept: string): string | null {
   if (accept.trim() === '') return JSON_TYPE;
   const chosen = new Negotiator({ headers: { accept } }).mediaType(OFFERED);
   if (chosen === undefined) return null;
@@ -293,6 +322,23 @@ export class GraphqlRunner {
     this.#rules = rules;
   }
 
+  /**
+   * The handler that answers a body the body reader refused with a 400 (malformed JSON, a
+   * `__proto__` key, nested too deep) as a GraphQL response, or null to throw it as any route
+   * does. The body is refused before the route's handler runs, so before anything says the route
+   * is a GraphQL one; a client preferring `application/graphql-response+json` says it is a GraphQL
+   * client, and a body of that type is a GraphQL response (`{ errors }`), not `{ status, error }`.
+   */
+  refusedBody(err: unknown, accept: string | undefined): ((ctx: Context) => void) | null {
+    if (!isHttpException(err) || err.status !== 400) return null;
+    if (graphqlResponseType(accept) !== GRAPHQL_RESPONSE_TYPE) return null;
+    const body = JSON.stringify({ errors: [{ message: err.message }] });
+    return (ctx) => {
+      vary(ctx.res, 'Accept');
+      ctx.status(400).setHeader('content-type', GRAPHQL_RESPONSE_TYPE).send(body);
+    };
+  }
+
   /** Cached documents and the bytes of query text they hold. */
   get cache(): { documents: number; bytes: number } {
     return { documents: this.#documents.size, bytes: this.#cachedBytes };
@@ -303,10 +349,7 @@ export class GraphqlRunner {
     let entry = this.#schemas.get(sdl);
     if (entry === undefined) {
       entry = { id: this.#nextId++, schema: buildSchema(sdl) };
-      if (this.#schemas.size >= MAX_SCHEMAS) {
-        this.#schemas.delete(this.#schemas.keys().next().value as string);
-      }
-      this.#schemas.set(sdl, entry);
+      setBounded(this.#schemas, sdl, entry, MAX_SCHEMAS);
     }
     return entry;
   }

@@ -242,9 +242,11 @@ export class Slot implements RawWriter {
     } else if (err !== null) {
       // Through the chain, as a 404 is: middleware (cors, logging) sees the request and its
       // headers go on the answer; the final handler throws the body's error instead of the route.
-      this.#handler = () => {
-        throw err;
-      };
+      this.#handler =
+        this.host.graphql.refusedBody(err, this.#face.req.headers.accept) ??
+        (() => {
+          throw err;
+        });
       this.#phase = 'running';
       this.run();
     } else {
