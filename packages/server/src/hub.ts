@@ -1,4 +1,5 @@
 import { checkFunction, checkObject, errorText, integer, rangeError, typeError } from './checks';
+import { MAX_TIMER_MS } from './clock';
 import type { Context } from './context';
 import { HubPublishError } from './hub-errors';
 import type { HubStore, ReplayRequest, ReplayResult, StoredEvent, StoreSink } from './hub-store';
@@ -74,6 +75,14 @@ export interface EventHubOptions {
    * @default 16
    */
   maxConcurrentReplays?: number | undefined;
+  /**
+   * A client whose replay failed (the store could not answer: Redis down) is sent a `retry:` of
+   * this many ms plus a random part of up to as much again (so from this to twice this), then
+   * ended: the clients of one outage come back spread out, not all at once at the browser's
+   * default interval. An EventSource keeps that interval for its later reconnects too.
+   * @default 3000
+   */
+  replayRetry?: number | undefined;
 }
 
 /** What {@link EventHubOptions.onSlowClient} learns about a dropped client. */
@@ -315,6 +324,15 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     1,
     undefined,
     'replays',
+  );
+  // Twice it (the jitter's top) must still be a delay a timer takes.
+  const replayRetry = integer(
+    'replayRetry',
+    options.replayRetry,
+    3000,
+    1,
+    Math.floor(MAX_TIMER_MS / 2),
+    'ms',
   );
   /** Every client; broadcasts go to all of them. */
   const clients = new Set<HubClient>();
@@ -584,11 +602,16 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
 
   /**
    * The store could not answer (e.g. Redis is down): the stream is ended with no event, so the
-   * client reconnects with the same Last-Event-ID after its backoff instead of missing events.
+   * client reconnects with the same Last-Event-ID instead of missing events; after a `retry:` of
+   * `replayRetry` to twice that, so the clients of one outage do not all come back at once.
    * Counted, and reported once until a replay succeeds again (every client of an outage retries).
    */
   function replayFailed(client: HubClient, after: string, err: unknown): void {
     replayFailures++;
+    writeFrame(
+      client.stream,
+      `retry: ${replayRetry + Math.floor(Math.random() * replayRetry)}\n\n`,
+    );
     client.stream.close();
     if (replayWarned || closed) return;
     replayWarned = true;
