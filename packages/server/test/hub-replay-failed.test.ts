@@ -1,11 +1,13 @@
 // A client whose replay failed is ended for its EventSource to retry with the same Last-Event-ID.
 // With no `retry:` every client of one outage came back at the browser's default interval at
 // once (a thundering herd): each now gets a `retry:` of `replayRetry` plus up to as much again
-// at random.
+// at random. And a custom store's replay that never settled held its replay slot and its client
+// for ever (Redis's are bounded by commandTimeout): `replayTimeout`, on the hub's clock, frees
+// the slot and ends the client as for a failed replay.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createEventHub, memoryStore } from '../src/index';
+import { createEventHub, type EventHub, memoryStore } from '../src/index';
 import { guardProcess } from './adversarial/harness';
-import { type SseClient, sse, trackApps, until } from './helpers';
+import { ManualClock, type SseClient, sse, trackApps, until } from './helpers';
 import { heldReplays, hubApp } from './hub-fixture';
 
 guardProcess();
@@ -34,6 +36,8 @@ async function setup(options: Parameters<typeof createEventHub>[0] = {}) {
   };
   return { hub, calls, ids, connect };
 }
+
+const attached = (hub: EventHub, n: number) => until(() => hub.size === n);
 
 describe('a failed replay', () => {
   it('ends the client after a retry: from replayRetry to twice it, at random', async () => {
@@ -68,5 +72,78 @@ describe('a failed replay', () => {
       expect(() => createEventHub({ replayRetry: bad as never })).toThrow(/replayRetry/);
     }
     expect(() => createEventHub({ replayRetry: 2 ** 30 - 1 })).not.toThrow();
+  });
+});
+
+describe('replayTimeout', () => {
+  it('a replay that never settles frees its slot and ends its client with a retry', async () => {
+    const clock = new ManualClock();
+    const { hub, calls, ids, connect } = await setup({
+      clock,
+      replayTimeout: 1000,
+      maxConcurrentReplays: 1,
+    });
+    const a = await connect(ids[0]!);
+    await attached(hub, 1);
+    const b = await connect(ids[1]!);
+    await attached(hub, 2);
+    expect(hub.metrics).toMatchObject({ replaying: 1, replaysQueued: 1 });
+    clock.tick(999);
+    expect(hub.metrics).toMatchObject({ replaying: 1, replaysQueued: 1, replayFailures: 0 });
+    clock.tick(1);
+    await a.ended;
+    expect(a.events).toEqual([]);
+    expect(a.retry).toBeGreaterThanOrEqual(3000);
+    // The slot went to b, which is replayed.
+    await until(() => calls.length === 2);
+    expect(hub.metrics).toMatchObject({ replayFailures: 1, replaying: 1, replaysQueued: 0 });
+    calls[1]!.settle();
+    await b.waitFor(1);
+    expect(b.events.map((e) => e.id)).toEqual(ids.slice(2));
+    expect(clock.active).toBe(0);
+    await until(() => warnings.length === 1);
+    expect(warnings[0]).toContain('did not answer within 1000 ms');
+    // a's late answer changes nothing: no slot freed twice, nothing written to a.
+    calls[0]!.settle();
+    await new Promise((r) => setImmediate(r));
+    expect(hub.metrics).toMatchObject({ replaying: 0, replaysQueued: 0, replayFailures: 1 });
+  });
+
+  it('a replay that answers in time clears its timer', async () => {
+    const clock = new ManualClock();
+    const { hub, calls, ids, connect } = await setup({ clock, replayTimeout: 1000 });
+    const a = await connect(ids[0]!);
+    await attached(hub, 1);
+    expect(clock.active).toBe(1);
+    calls[0]!.settle();
+    await a.waitFor(2);
+    expect(clock.active).toBe(0);
+    clock.tick(1000);
+    expect(hub.metrics).toMatchObject({ clients: 1, replayFailures: 0 });
+  });
+
+  it('hub.close() clears the timers of the replays in flight', async () => {
+    const clock = new ManualClock();
+    const { hub, ids, connect } = await setup({ clock, replayTimeout: 1000 });
+    await connect(ids[0]!);
+    await attached(hub, 1);
+    expect(clock.active).toBe(1);
+    await hub.close();
+    expect(clock.active).toBe(0);
+  });
+
+  it('defaults to 30 s; must be a whole number of ms a timer takes', async () => {
+    const clock = new ManualClock();
+    const { hub, ids, connect } = await setup({ clock });
+    const a = await connect(ids[0]!);
+    await attached(hub, 1);
+    clock.tick(29_999);
+    expect(hub.size).toBe(1);
+    clock.tick(1);
+    await a.ended;
+    for (const bad of [0, 1.5, 2 ** 31, '1000']) {
+      expect(() => createEventHub({ replayTimeout: bad as never })).toThrow(/replayTimeout/);
+    }
+    expect(() => createEventHub({ clock: {} as never })).toThrow(/clock/);
   });
 });
