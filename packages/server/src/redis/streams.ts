@@ -68,7 +68,8 @@ export interface RedisStreamsOptions {
    * How long a publish or replay waits for Redis to answer before it fails, in ms: a Redis that
    * hangs (paused, or a network path that drops packets without a reset) makes a publish reject
    * with `HubPublishError` instead of leaving it, and its request, pending for ever. Applies to
-   * the connection the store makes itself (configure a `client` you pass in yourself).
+   * the connection the store makes itself (configure a `client` you pass in yourself). Also how
+   * long a replay waits for that connection (or `client`) to reconnect when the reader is back.
    * @default 5000
    */
   commandTimeout?: number | undefined;
@@ -537,6 +538,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let warned = false;
   /** Ends the current wait (`sleep`) now, its timer cleared. */
   let wake: (() => void) | null = null;
+  /** Ends the replays' waits for the publishing connection (see `commandsReady`), for `close()`. */
+  const commandWaits = new Set<() => void>();
   const where = redisAddress(reader);
 
   const userOnError = options.onError;
@@ -803,6 +806,40 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     });
   }
 
+  /**
+   * Resolves when a replay's commands may be sent: at once when the publishing connection is up
+   * (then once its AUTH is answered, see `commandsGate`) or gone for good. While it reconnects
+   * and the reader is back (Redis answers: it is back soon), once it is back, or after
+   * `commandTimeout` (on the store's clock), when the replay fails as it would have at once.
+   * With the reader down too (an outage) it fails at once, its client sent to retry later; so
+   * does a publish, always.
+   */
+  function commandsReady(): Promise<void> | undefined {
+    const status = commands.status;
+    if (
+      closed ||
+      reader.status !== 'ready' ||
+      status === 'ready' ||
+      status === 'connect' ||
+      status === 'end'
+    ) {
+      return commandsGate?.held();
+    }
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clock.clearTimeout(timer);
+        commands.off('ready', done);
+        commands.off('end', done);
+        commandWaits.delete(done);
+        resolve();
+      };
+      const timer = clock.setTimeout(done, commandTimeout);
+      commands.on('ready', done);
+      commands.on('end', done);
+      commandWaits.add(done);
+    }).then(() => commandsGate?.held());
+  }
+
   /** Connects `conn` if it never was, and waits for its AUTH's answer (see `own`). */
   async function connect(conn: Redis): Promise<void> {
     if (conn.status === 'wait') await conn.connect();
@@ -965,7 +1002,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   }
 
   async function has(conn: Redis, id: string): Promise<boolean> {
-    if (conn === commands) await commandsGate?.held();
+    if (conn === commands) await commandsReady();
     return ((await conn.xrange(key, id, id)) as Entry[]).length > 0;
   }
 
@@ -1473,7 +1510,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     let bytes = 0;
     let start = after;
     let first = true;
-    await commandsGate?.held();
+    await commandsReady();
     for (;;) {
       const page = (await commands.xrange(key, start, upTo, 'COUNT', PAGE)) as Entry[];
       let i = 0;
@@ -1624,6 +1661,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     sink = null;
     if (unblockTimer !== null) clock.clearTimeout(unblockTimer);
     wake?.();
+    for (const done of [...commandWaits]) done();
     if (probe !== null) hangUp(probe);
     hangUp(reader);
     if (shared !== undefined) return;
