@@ -1564,6 +1564,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   return {
     async open(target) {
       sink = target;
+      let seen: Entry[] = [];
       for (let attempt = 0; ; attempt++) {
         if (closed) throw new Error('keel: the Redis event store was closed before it opened');
         if (refused !== null) {
@@ -1577,14 +1578,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           runId = (await serverState(null)).run;
           last = await newestId();
           // The reader's commands, once (no entry is read): a user refused one fails here, not
-          // in a read loop that would retry for ever after `hub.ready`.
-          for (const [error] of (await reader
+          // in a read loop that would retry for ever after `hub.ready`. The XRANGE gets the
+          // entries of `last`'s millisecond up to it: taken as read (`msRead`), so a stream
+          // deleted and refilled there before the first read is told (see `reused`).
+          const replies = (await reader
             .pipeline()
             .xread('COUNT', 1, 'STREAMS', key, last)
-            .xrange(key, last, last)
-            .exec())!) {
-            if (error) throw error;
-          }
+            .xrange(key, last === START ? START : `${msOf(last)}-0`, last, 'COUNT', PAGE)
+            .exec())!;
+          for (const [error] of replies) if (error) throw error;
+          seen = replies[1]![1] as Entry[];
           break;
         } catch (error) {
           // Closed meanwhile (its connections cut): no backoff, the check above ends the open.
@@ -1601,7 +1604,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       opening = false;
       recovered();
       lastRead = last;
-      msRead = [];
+      // More than a page in that millisecond (its first page does not end at `last`): unknown.
+      msRead = seen.at(-1)?.[0] === last ? seen : [];
       ring.clear(last);
       void readLoop();
       return last;
