@@ -65,6 +65,13 @@ export interface RedisStreamsOptions {
    */
   bufferSize?: number | undefined;
   /**
+   * The most bytes of those recent events an instance keeps (each counted as its id, name and
+   * data lengths plus 21): past it the oldest go, however few, so a few huge events cannot make
+   * it hold `bufferSize` times their size. A reconnect from before them reads the stream.
+   * @default 16777216 (16 MiB)
+   */
+  bufferBytes?: number | undefined;
+  /**
    * How long a publish or replay waits for Redis to answer before it fails, in ms: a Redis that
    * hangs (paused, or a network path that drops packets without a reset) makes a publish reject
    * with `HubPublishError` instead of leaving it, and its request, pending for ever. Applies to
@@ -358,6 +365,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   if (key === '') throw rangeError('stream', 'a non-empty string', key);
   const maxLen = integer('maxLen', options.maxLen, 10_000, 1, undefined, 'entries');
   const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, MAX_BUFFER_SIZE, 'events');
+  const bufferBytes = integer(
+    'bufferBytes',
+    options.bufferBytes,
+    16 * 1024 * 1024,
+    0,
+    undefined,
+    'bytes',
+  );
   const commandTimeout = integer(
     'commandTimeout',
     options.commandTimeout,
@@ -512,7 +527,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    */
   let addedWhenEmpty: number | undefined;
   // Entries are pushed as XREAD reads them: in stream order (a reset clears the ring).
-  const ring = new EventRing(bufferSize, START, ringOrder);
+  const ring = new EventRing(bufferSize, START, ringOrder, bufferBytes);
   /** The `run_id` of the Redis process this instance last talked to (a restart changes it). */
   let runId: string | null = null;
   /**
