@@ -35,15 +35,19 @@ export type IdOrder = (id: string, held: string) => number;
  */
 export class EventRing {
   readonly capacity: number;
+  /** The most bytes held (by {@link frameFloor}): past it the oldest go, whatever `capacity`. */
+  readonly maxBytes: number;
   readonly #items: (StoredEvent | undefined)[];
   readonly #order: IdOrder;
   /** Index of the oldest held event. */
   #start = 0;
   #count = 0;
+  #bytes = 0;
   #base: string;
 
-  constructor(capacity: number, base: string, order: IdOrder) {
+  constructor(capacity: number, base: string, order: IdOrder, maxBytes = Number.POSITIVE_INFINITY) {
     this.capacity = capacity;
+    this.maxBytes = maxBytes;
     this.#items = new Array(capacity);
     this.#base = base;
     this.#order = order;
@@ -54,21 +58,28 @@ export class EventRing {
     return this.#base;
   }
 
-  /** Appends, evicting the oldest when full. */
+  /** Appends, evicting the oldest when full or past `maxBytes` (the event itself, if need be). */
   push(event: StoredEvent): void {
     const capacity = this.capacity;
     if (capacity === 0) {
       this.#base = event.id;
       return;
     }
-    if (this.#count === capacity) {
-      this.#base = this.#items[this.#start]!.id;
-      this.#items[this.#start] = event;
-      this.#start = (this.#start + 1) % capacity;
-    } else {
-      this.#items[(this.#start + this.#count) % capacity] = event;
-      this.#count++;
-    }
+    if (this.#count === capacity) this.#evict();
+    this.#items[(this.#start + this.#count) % capacity] = event;
+    this.#count++;
+    this.#bytes += frameFloor(event);
+    while (this.#bytes > this.maxBytes) this.#evict();
+  }
+
+  /** Lets the oldest held event go: `base` becomes its id. */
+  #evict(): void {
+    const oldest = this.#items[this.#start]!;
+    this.#items[this.#start] = undefined;
+    this.#base = oldest.id;
+    this.#bytes -= frameFloor(oldest);
+    this.#start = (this.#start + 1) % this.capacity;
+    this.#count--;
   }
 
   /** The id of the held event at position `i` (0 = oldest). */
@@ -110,6 +121,7 @@ export class EventRing {
       this.#items[(this.#start + i) % this.capacity] = undefined;
     this.#start = 0;
     this.#count = 0;
+    this.#bytes = 0;
     this.#base = head;
   }
 

@@ -1,4 +1,5 @@
 import { checkFunction, checkObject, errorText, integer, rangeError, typeError } from './checks';
+import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from './clock';
 import type { Context } from './context';
 import { HubPublishError } from './hub-errors';
 import type { HubStore, ReplayRequest, ReplayResult, StoredEvent, StoreSink } from './hub-store';
@@ -74,6 +75,27 @@ export interface EventHubOptions {
    * @default 16
    */
   maxConcurrentReplays?: number | undefined;
+  /**
+   * A client whose replay failed (the store could not answer: Redis down) is sent a `retry:` of
+   * this many ms plus a random part of up to as much again (so from this to twice this), then
+   * ended: the clients of one outage come back spread out, not all at once at the browser's
+   * default interval. An EventSource keeps that interval for its later reconnects too.
+   * @default 3000
+   */
+  replayRetry?: number | undefined;
+  /**
+   * How long a store replay may take, in ms: one that has not settled by then (a custom store
+   * that never answers) frees its slot, and its client is ended as for a failed replay (with
+   * `retry:`, to reconnect with the same `Last-Event-ID`). Its late answer is ignored.
+   * @default 30000
+   */
+  replayTimeout?: number | undefined;
+  /**
+   * The timers of the hub's own waits (`replayTimeout`). Tests pass a manual clock; the same
+   * shape as `createApp({ clock })`.
+   * @default the system clock
+   */
+  clock?: Clock | undefined;
 }
 
 /** What {@link EventHubOptions.onSlowClient} learns about a dropped client. */
@@ -316,6 +338,26 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     undefined,
     'replays',
   );
+  // Twice it (the jitter's top) must still be a delay a timer takes.
+  const replayRetry = integer(
+    'replayRetry',
+    options.replayRetry,
+    3000,
+    1,
+    Math.floor(MAX_TIMER_MS / 2),
+    'ms',
+  );
+  const replayTimeout = integer(
+    'replayTimeout',
+    options.replayTimeout,
+    30_000,
+    1,
+    MAX_TIMER_MS,
+    'ms',
+  );
+  const clock = checkClock(options.clock);
+  /** The `replayTimeout` timers of the store replays in flight, cleared by `close()`. */
+  const replayTimers = new Set<TimerHandle>();
   /** Every client; broadcasts go to all of them. */
   const clients = new Set<HubClient>();
   const byTopic = new Map<string, Set<HubClient>>();
@@ -553,19 +595,36 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       replayFailed(client, after, err);
       return;
     }
-    if (isPromise(result)) {
-      replaying++;
-      result.then(
-        (answer) => {
-          replayDone();
-          finishReplay(client, after, upTo, answer);
-        },
-        (err: unknown) => {
-          replayDone();
-          replayFailed(client, after, err);
-        },
-      );
-    } else finishReplay(client, after, upTo, result);
+    if (!isPromise(result)) {
+      finishReplay(client, after, upTo, result);
+      return;
+    }
+    replaying++;
+    // Whichever comes first, the answer or `replayTimeout`, frees the slot; the other is ignored.
+    let timer: TimerHandle | null = null;
+    const settle = (): boolean => {
+      if (timer === null) return false;
+      clock.clearTimeout(timer);
+      replayTimers.delete(timer);
+      timer = null;
+      replayDone();
+      return true;
+    };
+    timer = clock.setTimeout(() => {
+      if (settle()) {
+        const err = new Error(`keel: the store's replay did not answer within ${replayTimeout} ms`);
+        replayFailed(client, after, err);
+      }
+    }, replayTimeout);
+    replayTimers.add(timer);
+    result.then(
+      (answer) => {
+        if (settle()) finishReplay(client, after, upTo, answer);
+      },
+      (err: unknown) => {
+        if (settle()) replayFailed(client, after, err);
+      },
+    );
   }
 
   /** A store replay answered or failed: its slot goes to the clients waiting, oldest first. */
@@ -584,11 +643,16 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
 
   /**
    * The store could not answer (e.g. Redis is down): the stream is ended with no event, so the
-   * client reconnects with the same Last-Event-ID after its backoff instead of missing events.
+   * client reconnects with the same Last-Event-ID instead of missing events; after a `retry:` of
+   * `replayRetry` to twice that, so the clients of one outage do not all come back at once.
    * Counted, and reported once until a replay succeeds again (every client of an outage retries).
    */
   function replayFailed(client: HubClient, after: string, err: unknown): void {
     replayFailures++;
+    writeFrame(
+      client.stream,
+      `retry: ${replayRetry + Math.floor(Math.random() * replayRetry)}\n\n`,
+    );
     client.stream.close();
     if (replayWarned || closed) return;
     replayWarned = true;
@@ -819,6 +883,8 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       byTopic.clear();
       waiting.clear();
       replayQueue.clear();
+      for (const timer of replayTimers) clock.clearTimeout(timer);
+      replayTimers.clear();
       await store.close();
     },
   };

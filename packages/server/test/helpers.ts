@@ -163,6 +163,8 @@ export interface SseClient {
   headers: IncomingHttpHeaders;
   events: SseMessage[];
   comments: number;
+  /** The last `retry:` the server sent (ms), if any: a block of it alone is no event. */
+  retry?: number;
   ended: Promise<void>;
   /**
    * Waits until at least `n` events arrived; rejects after `ms` (10 s unless given) naming the
@@ -208,18 +210,21 @@ export function sse(
           const msg: SseMessage = { data: '' };
           const data: string[] = [];
           let isComment = true;
+          let onlyRetry = true;
           for (const line of block.split('\n')) {
             if (line.startsWith(':')) continue;
             isComment = false;
             const colon = line.indexOf(':');
             const field = colon === -1 ? line : line.slice(0, colon);
             const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
+            if (field === 'retry' && /^\d+$/.test(value)) client.retry = Number(value);
+            else onlyRetry = false;
             if (field === 'data') data.push(value);
             else if (field === 'id') msg.id = value;
             else if (field === 'event') msg.event = value;
           }
           if (isComment) client.comments++;
-          else {
+          else if (!onlyRetry) {
             msg.data = data.join('\n');
             client.events.push(msg);
           }

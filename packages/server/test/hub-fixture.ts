@@ -9,6 +9,7 @@ import {
   type EventHub,
   type EventHubOptions,
   type HubStore,
+  type ReplayRequest,
   type ReplayResult,
   type StoreSink,
 } from '../src/index';
@@ -36,6 +37,28 @@ export function recordedReplays(inner: HubStore): { store: HubStore; answers: Re
     close: () => inner.close(),
   };
   return { store, answers };
+}
+
+/**
+ * A memory store whose replays answer only when the test lets them (`release(i)`, or
+ * `release(i, error)` to fail it): a slow store, its answers the real store's.
+ */
+export function heldReplays(inner: HubStore) {
+  const calls: { request: ReplayRequest; settle: (error?: Error) => void }[] = [];
+  const store: HubStore = {
+    open: (target) => inner.open(target),
+    append: (event, data, topic) => inner.append(event, data, topic),
+    replay(request) {
+      return new Promise<ReplayResult>((resolve, reject) => {
+        calls.push({
+          request,
+          settle: (error) => (error ? reject(error) : resolve(inner.replay(request))),
+        });
+      });
+    },
+    close: () => inner.close(),
+  };
+  return { store, calls };
 }
 
 /** Events handed back over all `answers` (none for a reset or `ahead`). */

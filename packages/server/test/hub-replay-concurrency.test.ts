@@ -6,19 +6,11 @@
 // frees its slot, `hub.close()` leaves nothing waiting). Counted in replays in flight, never in
 // time.
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createApp,
-  createEventHub,
-  type EventHub,
-  type HubStore,
-  memoryStore,
-  type ReplayRequest,
-  type ReplayResult,
-} from '../src/index';
+import { createApp, createEventHub, type EventHub, type HubStore, memoryStore } from '../src/index';
 import { redisStreams } from '../src/redis/index';
 import { guardProcess, within } from './adversarial/harness';
 import { type SseClient, sse, trackApps, until } from './helpers';
-import { hubApp } from './hub-fixture';
+import { heldReplays, hubApp } from './hub-fixture';
 import { holdingProxy, streamKey as key, redisInstances } from './redis-helpers';
 
 guardProcess();
@@ -50,28 +42,6 @@ function inFlight(inner: HubStore) {
     close: () => inner.close(),
   };
   return { store, count };
-}
-
-/**
- * A memory store whose replays answer only when the test lets them (`release(i)`, or
- * `release(i, error)` to fail it): a slow store, its answers the real store's.
- */
-function held(inner: HubStore) {
-  const calls: { request: ReplayRequest; settle: (error?: Error) => void }[] = [];
-  const store: HubStore = {
-    open: (target) => inner.open(target),
-    append: (event, data, topic) => inner.append(event, data, topic),
-    replay(request) {
-      return new Promise<ReplayResult>((resolve, reject) => {
-        calls.push({
-          request,
-          settle: (error) => (error ? reject(error) : resolve(inner.replay(request))),
-        });
-      });
-    },
-    close: () => inner.close(),
-  };
-  return { store, calls };
 }
 
 /**
@@ -173,7 +143,7 @@ describe('redis: a replay the instance answers from its recent events', () => {
 describe('the replay queue', () => {
   async function setup(maxConcurrentReplays: number) {
     const app = make();
-    const { store, calls } = held(memoryStore({ bufferSize: 100 }));
+    const { store, calls } = heldReplays(memoryStore({ bufferSize: 100 }));
     const { hub, port } = await hubApp(app, store, { maxConcurrentReplays });
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await hub.publish('n', `e${i}`));
@@ -273,7 +243,7 @@ describe('the replay queue', () => {
 
   it('a client whose held live events overflow while it waits gets keel:reset, no replay', async () => {
     const app = make({ sse: { maxBufferedBytes: 4096 } });
-    const { store, calls } = held(memoryStore({ bufferSize: 100 }));
+    const { store, calls } = heldReplays(memoryStore({ bufferSize: 100 }));
     const { hub, port } = await hubApp(app, store, { maxConcurrentReplays: 1 });
     const first = await hub.publish('n', 'x');
     await hub.publish('n', 'x');

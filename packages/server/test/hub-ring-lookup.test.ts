@@ -195,3 +195,51 @@ describe('EventRing.between: the lookup of Last-Event-ID', () => {
     });
   }
 });
+
+describe('a byte bound (maxBytes)', () => {
+  // A few huge events must not make the ring hold `capacity` times their size: the oldest go
+  // once the held events' frameFloor bytes pass it, however few are held.
+  const event = (n: number, size: number): StoredEvent => ({
+    id: `i-${n}`,
+    event: 'e',
+    data: 'x'.repeat(size),
+    topic: undefined,
+  });
+  // frameFloor of event(n, size) for a one-digit n: 3 + 1 + size + 21.
+  const bytes = (size: number) => size + 25;
+
+  it('lets the oldest go once the held bytes pass it; a lookup of one gone misses', () => {
+    const ring = new EventRing(100, 'i-0', counting('i'), 3 * bytes(100));
+    for (let n = 1; n <= 3; n++) ring.push(event(n, 100));
+    expect(ring.base).toBe('i-0');
+    ring.push(event(4, 100));
+    expect(ring.base).toBe('i-1');
+    expect(between(ring, 'i-0', 'i-4')).toBeNull();
+    expect(between(ring, 'i-1', 'i-4')?.map((e) => e.id)).toEqual(['i-2', 'i-3', 'i-4']);
+    // One large event takes the room of several.
+    ring.push(event(5, 2 * bytes(100) - bytes(0)));
+    expect(ring.base).toBe('i-3');
+    expect(between(ring, 'i-3', 'i-5')?.map((e) => e.id)).toEqual(['i-4', 'i-5']);
+  });
+
+  it('an event larger than the bound is not held: base moves past it', () => {
+    const ring = new EventRing(100, 'i-0', counting('i'), 1000);
+    ring.push(event(1, 10));
+    ring.push(event(2, 2000));
+    expect(ring.base).toBe('i-2');
+    expect(between(ring, 'i-2', 'i-2')).toEqual([]);
+    expect(between(ring, 'i-1', 'i-2')).toBeNull();
+    ring.push(event(3, 10));
+    expect(between(ring, 'i-2', 'i-3')?.map((e) => e.id)).toEqual(['i-3']);
+  });
+
+  it('clear() forgets the bytes held', () => {
+    const ring = new EventRing(100, 'i-0', counting('i'), 2 * bytes(100));
+    ring.push(event(1, 100));
+    ring.push(event(2, 100));
+    ring.clear('i-2');
+    ring.push(event(3, 100));
+    ring.push(event(4, 100));
+    expect(ring.base).toBe('i-2');
+  });
+});

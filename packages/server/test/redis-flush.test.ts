@@ -499,15 +499,18 @@ describe('redisStreams: ids reused after DEL within one millisecond', () => {
   }
 
   /**
-   * Two instances (one with no recent events) read `o0`..`o4` in one millisecond; the stream is
+   * Two instances (one with no recent events) read `o0`..`o4` in one millisecond (`opened`: they
+   * open on them, the last one their newest entry, and have read nothing yet); the stream is
    * deleted and refilled there with `refill` (its first five get the same ids): every client is
    * reset, then given what follows the old last id, and an old id is reset on replay.
    */
-  async function refilled(refill: readonly string[]): Promise<void> {
+  async function refilled(refill: readonly string[], opened = false): Promise<void> {
     const stream = key();
+    const before = opened ? await fiveInOneMs(stream) : null;
     const { a, b, onA, onB } = await twoInstances(stream);
-    const { ms, old } = await fiveInOneMs(stream);
-    await Promise.all([onA.waitFor(5), onB.waitFor(5)]);
+    const { ms, old } = before ?? (await fiveInOneMs(stream));
+    const read = opened ? [] : ['o0', 'o1', 'o2', 'o3', 'o4'];
+    await Promise.all([onA.waitFor(read.length), onB.waitFor(read.length)]);
     const tx = direct!.multi().del(stream);
     for (const d of refill) tx.xadd(stream, `${ms}-*`, 'e', 'n', 'd', d);
     const added = (await tx.exec())!.slice(1).map(([, id]) => id as string);
@@ -516,15 +519,7 @@ describe('redisStreams: ids reused after DEL within one millisecond', () => {
     for (const client of [onA, onB]) {
       await until(() => client.events.some((e) => e.data === last));
       // The new entries at or below the last id the reader had: a reset, not a silent gap.
-      expect(names(client.events)).toEqual([
-        'o0',
-        'o1',
-        'o2',
-        'o3',
-        'o4',
-        'reset',
-        ...refill.slice(5),
-      ]);
+      expect(names(client.events)).toEqual([...read, 'reset', ...refill.slice(5)]);
     }
     // A client back with an old id (its entry is another now) is reset on either instance.
     for (const target of [a, b]) {
@@ -543,6 +538,15 @@ describe('redisStreams: ids reused after DEL within one millisecond', () => {
     // The last entry read comes back with the same fields (the same invalidation published
     // again), the ones below it with others: a check of the last entry alone passed.
     await refilled(['n0', 'n1', 'n2', 'n3', 'o4', 'n5', 'n6']);
+  }, 20_000);
+
+  it('an instance that opened on the old entries and read none yet is reset too', async () => {
+    // It knew none of the entries it had read: the open's XRANGE of its newest entry seeds that.
+    await refilled(['n0', 'n1', 'n2', 'n3', 'n4', 'n5', 'n6'], true);
+  }, 20_000);
+
+  it('an instance that opened on the old entries, the last one back with the same fields: reset', async () => {
+    await refilled(['n0', 'n1', 'n2', 'n3', 'o4', 'n5', 'n6'], true);
   }, 20_000);
 
   it('an entry deleted below the last one read, in its millisecond, resets nobody (nothing was missed)', async () => {

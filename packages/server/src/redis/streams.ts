@@ -65,10 +65,18 @@ export interface RedisStreamsOptions {
    */
   bufferSize?: number | undefined;
   /**
+   * The most bytes of those recent events an instance keeps (each counted as its id, name and
+   * data lengths plus 21): past it the oldest go, however few, so a few huge events cannot make
+   * it hold `bufferSize` times their size. A reconnect from before them reads the stream.
+   * @default 16777216 (16 MiB)
+   */
+  bufferBytes?: number | undefined;
+  /**
    * How long a publish or replay waits for Redis to answer before it fails, in ms: a Redis that
    * hangs (paused, or a network path that drops packets without a reset) makes a publish reject
    * with `HubPublishError` instead of leaving it, and its request, pending for ever. Applies to
-   * the connection the store makes itself (configure a `client` you pass in yourself).
+   * the connection the store makes itself (configure a `client` you pass in yourself). Also how
+   * long a replay waits for that connection (or `client`) to reconnect when the reader is back.
    * @default 5000
    */
   commandTimeout?: number | undefined;
@@ -365,6 +373,14 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   if (key === '') throw rangeError('stream', 'a non-empty string', key);
   const maxLen = integer('maxLen', options.maxLen, 10_000, 1, undefined, 'entries');
   const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, MAX_BUFFER_SIZE, 'events');
+  const bufferBytes = integer(
+    'bufferBytes',
+    options.bufferBytes,
+    16 * 1024 * 1024,
+    0,
+    undefined,
+    'bytes',
+  );
   const commandTimeout = integer(
     'commandTimeout',
     options.commandTimeout,
@@ -519,7 +535,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
    */
   let addedWhenEmpty: number | undefined;
   // Entries are pushed as XREAD reads them: in stream order (a reset clears the ring).
-  const ring = new EventRing(bufferSize, START, ringOrder);
+  const ring = new EventRing(bufferSize, START, ringOrder, bufferBytes);
   /** The `run_id` of the Redis process this instance last talked to (a restart changes it). */
   let runId: string | null = null;
   /**
@@ -545,6 +561,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let warned = false;
   /** Ends the current wait (`sleep`) now, its timer cleared. */
   let wake: (() => void) | null = null;
+  /** Ends the replays' waits for the publishing connection (see `commandsReady`), for `close()`. */
+  const commandWaits = new Set<() => void>();
   const where = redisAddress(reader);
 
   const userOnError = options.onError;
@@ -811,6 +829,40 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     });
   }
 
+  /**
+   * Resolves when a replay's commands may be sent: at once when the publishing connection is up
+   * (then once its AUTH is answered, see `commandsGate`) or gone for good. While it reconnects
+   * and the reader is back (Redis answers: it is back soon), once it is back, or after
+   * `commandTimeout` (on the store's clock), when the replay fails as it would have at once.
+   * With the reader down too (an outage) it fails at once, its client sent to retry later; so
+   * does a publish, always.
+   */
+  function commandsReady(): Promise<void> | undefined {
+    const status = commands.status;
+    if (
+      closed ||
+      reader.status !== 'ready' ||
+      status === 'ready' ||
+      status === 'connect' ||
+      status === 'end'
+    ) {
+      return commandsGate?.held();
+    }
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clock.clearTimeout(timer);
+        commands.off('ready', done);
+        commands.off('end', done);
+        commandWaits.delete(done);
+        resolve();
+      };
+      const timer = clock.setTimeout(done, commandTimeout);
+      commands.on('ready', done);
+      commands.on('end', done);
+      commandWaits.add(done);
+    }).then(() => commandsGate?.held());
+  }
+
   /** Connects `conn` if it never was, and waits for its AUTH's answer (see `own`). */
   async function connect(conn: Redis): Promise<void> {
     if (conn.status === 'wait') await conn.connect();
@@ -973,7 +1025,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   }
 
   async function has(conn: Redis, id: string): Promise<boolean> {
-    if (conn === commands) await commandsGate?.held();
+    if (conn === commands) await commandsReady();
     return ((await conn.xrange(key, id, id)) as Entry[]).length > 0;
   }
 
@@ -1481,7 +1533,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     let bytes = 0;
     let start = after;
     let first = true;
-    await commandsGate?.held();
+    await commandsReady();
     for (;;) {
       const page = (await commands.xrange(key, start, upTo, 'COUNT', PAGE)) as Entry[];
       let i = 0;
@@ -1535,6 +1587,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   return {
     async open(target) {
       sink = target;
+      let seen: Entry[] = [];
       for (let attempt = 0; ; attempt++) {
         if (closed) throw new Error('keel: the Redis event store was closed before it opened');
         if (refused !== null) {
@@ -1548,14 +1601,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           runId = (await serverState(null)).run;
           last = await newestId();
           // The reader's commands, once (no entry is read): a user refused one fails here, not
-          // in a read loop that would retry for ever after `hub.ready`.
-          for (const [error] of (await reader
+          // in a read loop that would retry for ever after `hub.ready`. The XRANGE gets the
+          // entries of `last`'s millisecond up to it: taken as read (`msRead`), so a stream
+          // deleted and refilled there before the first read is told (see `reused`).
+          const replies = (await reader
             .pipeline()
             .xread('COUNT', 1, 'STREAMS', key, last)
-            .xrange(key, last, last)
-            .exec())!) {
-            if (error) throw error;
-          }
+            .xrange(key, last === START ? START : `${msOf(last)}-0`, last, 'COUNT', PAGE)
+            .exec())!;
+          for (const [error] of replies) if (error) throw error;
+          seen = replies[1]![1] as Entry[];
           break;
         } catch (error) {
           // Closed meanwhile (its connections cut): no backoff, the check above ends the open.
@@ -1572,7 +1627,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       opening = false;
       recovered();
       lastRead = last;
-      msRead = [];
+      // More than a page in that millisecond (its first page does not end at `last`): unknown.
+      msRead = seen.at(-1)?.[0] === last ? seen : [];
       ring.clear(last);
       void readLoop();
       return last;
@@ -1632,6 +1688,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     sink = null;
     if (unblockTimer !== null) clock.clearTimeout(unblockTimer);
     wake?.();
+    for (const done of [...commandWaits]) done();
     if (probe !== null) hangUp(probe);
     hangUp(reader);
     if (shared !== undefined) return;
