@@ -45,7 +45,7 @@ export interface WriteOptions {
 /**
  * What a cache watcher hears (see `CacheStore.watch`): an entry written (by a response, by hand
  * or by hydration), an entry removed (invalidated, deleted, evicted or collected), or every entry
- * dropped at once.
+ * dropped at once. A write may carry its `response` too (the update its subscribers got).
  */
 export type CacheChange =
   | { type: 'write'; key: string }
