@@ -1047,13 +1047,14 @@ class KeelClient implements Client {
         this.#cleared.delete(key);
       }
     }
-    const removed = this.#cache.removeMatching(matcher);
-    // Every matching read, cached or not: a later read must not join one older than this.
+    // Every matching read, cached or not: a later read must not join one older than this. Before
+    // the removals: a watcher told of one finds its read no longer fetching.
     const stale = this.#matching(this.#inflight.values(), matcher, isUnsettled);
     for (const flight of stale) {
       flight.stale = true;
       this.#inflight.delete(flight.key);
     }
+    const removed = this.#cache.removeMatching(matcher);
     const keys = keysOf(removed);
     if (keys.length > 0) this.#events.emit('invalidate', { keys, target });
     for (const { key } of [...removed, ...cleared]) this.#cache.notify({ type: 'invalidate', key });
@@ -1064,6 +1065,16 @@ class KeelClient implements Client {
           seen.add(key);
           this.#refetch(spec, true);
         }
+      }
+    }
+    // A read cut off with no entry removed (a first read), and not refetched, stopped fetching
+    // all the same: watchers hear it as a removal, subscribers as an invalidation (useQuery,
+    // useIsFetching).
+    const told = new Set([...keys, ...keysOf(cleared)]);
+    for (const { key } of stale) {
+      if (!told.has(key) && !this.#inflight.has(key)) {
+        this.#cache.drop(key);
+        this.#cache.notify({ type: 'invalidate', key });
       }
     }
     return keys;
