@@ -794,7 +794,7 @@ class KeelClient implements Client {
         isStreamBody(spec.body)
       )
         throw error;
-      tracker.retry();
+      tracker.retry(now);
       // A decision to retry says one of these two (decideRetry).
       const reason = decision.reason as 'retry-after' | 'backoff';
       flight.wait = { reason, delay: decision.delay, until: now + decision.delay, error };

@@ -326,8 +326,8 @@ describe('stale-while-revalidate (shared degraded flag)', () => {
 describe('measurement, readout, metrics and reset', () => {
   it('counts active attempts between started and ended; a cancelled one is no sample', () => {
     const s = scripted({ latencyWindow: 4, outcomeWindow: 2 });
-    s.engine.started(A);
-    s.engine.started(A);
+    s.engine.started(A, 0);
+    s.engine.started(A, 0);
     expect(s.engine.state(A)!.signals.active).toBe(2);
     s.engine.ended(A, 250, 'took', 0);
     s.engine.ended(A, 999, undefined, 0);
@@ -544,7 +544,7 @@ describe('bounded profiles (paths with ids)', () => {
     s.play(A, 'RRRFFF'); // throttled and reduced, then recovered and released: nominal again
     s.play(B, 'SSS'); // reduced to 3: state the scheduler depends on
     const busy = 'GET /busy';
-    s.engine.started(busy); // an attempt running
+    s.engine.started(busy, 0); // an attempt running
     for (let i = 0; i < MAX_PROFILES * 2; i++) s.play(`GET /items/${i}`, 'F');
 
     const kept = Object.keys(s.engine.snapshot().endpoints);
@@ -581,5 +581,17 @@ describe('bounded profiles (paths with ids)', () => {
       to: 4,
     });
     expect(s.engine.metrics().throttles).toBe(MAX_PROFILES * 3);
+  });
+
+  it('reads no clock as it is told of attempts: a dropped profile decides at the time it was told', () => {
+    const s = scripted({ rateLimit: true, retry: true });
+    // Told by the observer, from lifecycle listeners: a throwing clock must not break them.
+    s.breakClock();
+    s.play(B, 'SSS');
+    for (let i = 0; i < MAX_PROFILES * 2; i++) s.play(`GET /items/${i}`, 'R');
+    const lifted = s.log.filter((d) => d.endpoint === B && d.type === 'ceiling').at(-1);
+    expect(lifted).toMatchObject({ from: 3, to: 4 });
+    expect(lifted!.at).toBeGreaterThan(0);
+    expect(s.engine.state(B)).toBeUndefined();
   });
 });

@@ -42,12 +42,19 @@ export function scripted(
   schedulerConcurrency: number | null = 4,
 ) {
   let now = 0;
+  /** Set by `breakClock()`: the engine's clock throws, as an injected one may. */
+  let broken = false;
   const log: AdaptiveDecision[] = [];
   const resolved = resolveAdaptiveOptions({ ...SCRIPT_OPTIONS, ...options });
   if (resolved === undefined) throw new Error('scripted: the engine must be enabled');
   const engine = new AdaptiveEngine({
     options: resolved,
-    clock: { now: () => now },
+    clock: {
+      now: () => {
+        if (broken) throw new Error('clock broken');
+        return now;
+      },
+    },
     schedulerConcurrency: schedulerConcurrency ?? undefined,
     onDecision: (d) => log.push(d),
   });
@@ -61,6 +68,9 @@ export function scripted(
         now += ms;
       },
     },
+    breakClock: () => {
+      broken = true;
+    },
     /** Plays windows for an endpoint, e.g. `play('GET /a', 'SSSFF')`, a sample every `step` ms. */
     play(endpoint: string, script: string, step = 10): void {
       for (const kind of script as Iterable<WindowKind>) {
@@ -69,7 +79,9 @@ export function scripted(
         for (let i = 0; i < size; i++) {
           now += step;
           // One odd outcome in every 4 samples (share 0.25 on a 4-sample window).
-          engine.record(endpoint, shape.ms, i % 4 === 0 ? shape.odd : 'took');
+          // As the observer tells it: the time comes with each call, no clock is read.
+          engine.started(endpoint, now);
+          engine.ended(endpoint, shape.ms, i % 4 === 0 ? shape.odd : 'took', now);
         }
       }
     },
