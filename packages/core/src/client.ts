@@ -1057,7 +1057,8 @@ class KeelClient implements Client {
     const removed = this.#cache.removeMatching(matcher);
     const keys = keysOf(removed);
     if (keys.length > 0) this.#events.emit('invalidate', { keys, target });
-    for (const { key } of [...removed, ...cleared]) this.#cache.notify({ type: 'invalidate', key });
+    const told = new Set(keysOf([...removed, ...cleared]));
+    for (const key of told) this.#cache.notify({ type: 'invalidate', key });
     if (refetch) {
       const seen = new Set<string>();
       for (const { key, spec } of [...removed, ...stale, ...cleared]) {
@@ -1070,7 +1071,6 @@ class KeelClient implements Client {
     // A read cut off with no entry removed (a first read), and not refetched, stopped fetching
     // all the same: watchers hear it as a removal, subscribers as an invalidation (useQuery,
     // useIsFetching).
-    const told = new Set([...keys, ...keysOf(cleared)]);
     for (const { key } of stale) {
       if (!told.has(key) && !this.#inflight.has(key)) {
         this.#cache.drop(key);
