@@ -14,8 +14,6 @@ import { EndpointProfile, type ProfileEnv, type SWR } from './profile';
 
 export interface AdaptiveEngineInit {
   options: ResolvedAdaptiveOptions;
-  /** The client's injected clock: latencies and decision times come from it, never Date.now. */
-  clock: { now(): number };
   /** The scheduler's configured concurrency; omit when there is no scheduler. */
   schedulerConcurrency?: number | undefined;
   /** Told about every decision, in order (the client applies ceilings through it). */
@@ -31,16 +29,16 @@ export interface RetryScale {
 /**
  * The adaptive engine: per endpoint key, signals in, deterministic decisions out
  * (signals → windows → ceiling / retry throttle / strategy). It is pure bookkeeping: no timers,
- * no randomness, time only from the injected clock, and it touches neither the scheduler nor the
+ * no randomness, no clock (the time comes with each call, read by the observer from the client's
+ * injected clock: it feeds the engine from event listeners), and it touches neither the scheduler nor the
  * retry loop; the client applies what it decides (`onDecision`, `ceiling`, `retryScale`,
  * `strategy`).
  *
  * Fed by the AdaptiveObserver (observer.ts), which turns lifecycle events into `started` /
- * `ended` calls; `record` adds a sample directly.
+ * `ended` calls.
  */
 export class AdaptiveEngine {
   readonly options: ResolvedAdaptiveOptions;
-  readonly #clock: { now(): number };
   readonly #env: ProfileEnv;
   readonly #profiles = new Map<string, EndpointProfile>();
   /** Decision counters of profiles dropped past MAX_PROFILES, so `metrics()` stays exact. */
@@ -50,7 +48,6 @@ export class AdaptiveEngine {
 
   constructor(init: AdaptiveEngineInit) {
     this.options = init.options;
-    this.#clock = init.clock;
     const onDecision = init.onDecision;
     const configured = init.schedulerConcurrency ?? Infinity;
     this.#env = {
@@ -87,12 +84,6 @@ export class AdaptiveEngine {
     const profile = this.#profile(endpoint, now);
     if (profile.active > 0) profile.active--;
     if (outcome !== undefined) profile.record(latencyMs, outcome, now);
-  }
-
-  /** Adds one sample directly (what `end` does after computing the latency). */
-  record(endpoint: string, latencyMs: number, outcome: Outcome): void {
-    const now = this.#clock.now();
-    this.#profile(endpoint, now).record(latencyMs, outcome, now);
   }
 
   // ── what the client applies ─────────────────────────────────────────────────────────────────

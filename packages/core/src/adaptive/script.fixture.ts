@@ -42,23 +42,20 @@ export function scripted(
   schedulerConcurrency: number | null = 4,
 ) {
   let now = 0;
-  /** Set by `breakClock()`: the engine's clock throws, as an injected one may. */
-  let broken = false;
   const log: AdaptiveDecision[] = [];
   const resolved = resolveAdaptiveOptions({ ...SCRIPT_OPTIONS, ...options });
   if (resolved === undefined) throw new Error('scripted: the engine must be enabled');
   const engine = new AdaptiveEngine({
     options: resolved,
-    clock: {
-      now: () => {
-        if (broken) throw new Error('clock broken');
-        return now;
-      },
-    },
     schedulerConcurrency: schedulerConcurrency ?? undefined,
     onDecision: (d) => log.push(d),
   });
   const size = resolved.outcomeWindow;
+  /** One sample at the current time, as the observer tells one (an attempt started, ended). */
+  const record = (endpoint: string, ms: number, outcome: Outcome) => {
+    engine.started(endpoint, now);
+    engine.ended(endpoint, ms, outcome, now);
+  };
   return {
     engine,
     log,
@@ -68,9 +65,7 @@ export function scripted(
         now += ms;
       },
     },
-    breakClock: () => {
-      broken = true;
-    },
+    record,
     /** Plays windows for an endpoint, e.g. `play('GET /a', 'SSSFF')`, a sample every `step` ms. */
     play(endpoint: string, script: string, step = 10): void {
       for (const kind of script as Iterable<WindowKind>) {
@@ -79,9 +74,7 @@ export function scripted(
         for (let i = 0; i < size; i++) {
           now += step;
           // One odd outcome in every 4 samples (share 0.25 on a 4-sample window).
-          // As the observer tells it: the time comes with each call, no clock is read.
-          engine.started(endpoint, now);
-          engine.ended(endpoint, shape.ms, i % 4 === 0 ? shape.odd : 'took', now);
+          record(endpoint, shape.ms, i % 4 === 0 ? shape.odd : 'took');
         }
       }
     },
