@@ -76,7 +76,7 @@ export async function readResponse<T>(
     }
     // Every type reads the counted (or cancellable) stream, re-wrapped so the platform decodes it.
     if (res.body && (limit !== undefined || cut))
-      src = new Response(limitStream(res.body, limit ?? Infinity, read, status, cut?.signal), {
+      src = new Response(limitStream(res.body, limit, read, status, cut?.signal), {
         headers,
       });
     const type = (ok && read.responseType) || bodyTypeOf(headers.get('content-type'));
@@ -120,7 +120,8 @@ export async function readResponse<T>(
  */
 function limitStream(
   body: ReadableStream<Uint8Array>,
-  limit: number,
+  /** undefined: no limit (a count compared with it is never over). */
+  limit: number | undefined,
   request: FailedRequest,
   status: number,
   signal: AbortSignal | undefined,
@@ -130,8 +131,8 @@ function limitStream(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
         received += chunk.byteLength;
-        if (received > limit) {
-          controller.error(new ResponseTooLargeError(request, { limit, received, status }));
+        if (received > (limit as number)) {
+          controller.error(new ResponseTooLargeError(request, { limit: limit!, received, status }));
         } else controller.enqueue(chunk);
       },
     }),
