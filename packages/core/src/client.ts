@@ -825,7 +825,7 @@ class KeelClient implements Client {
         isStreamBody(spec.body)
       )
         throw error;
-      tracker.retry();
+      tracker.retry(now);
       // A decision to retry says one of these two (decideRetry).
       const reason = decision.reason as 'retry-after' | 'backoff';
       flight.wait = { reason, delay: decision.delay, until: now + decision.delay, error };
@@ -1079,9 +1079,9 @@ class KeelClient implements Client {
         this.#cleared.delete(key);
       }
     }
-    const removed = this.#cache.removeMatching(matcher);
-    // Every matching read, cached or not: a later read must not join one older than this.
-    // Not one started after the write a reaction reacts to (see afterWrite).
+    // Every matching read, cached or not: a later read must not join one older than this. Not
+    // one started after the write a reaction reacts to (see afterWrite). Before the removals: a
+    // watcher told of one finds its read no longer fetching.
     const { keep } = this.#internals;
     const stale = this.#matching(
       this.#inflight.values(),
@@ -1092,9 +1092,11 @@ class KeelClient implements Client {
       flight.stale = true;
       this.#inflight.delete(flight.key);
     }
+    const removed = this.#cache.removeMatching(matcher);
     const keys = keysOf(removed);
     if (keys.length > 0) this.#events.emit('invalidate', { keys, target });
-    for (const { key } of [...removed, ...cleared]) this.#cache.notify({ type: 'invalidate', key });
+    const told = new Set(keysOf([...removed, ...cleared]));
+    for (const key of told) this.#cache.notify({ type: 'invalidate', key });
     if (refetch) {
       const seen = new Set<string>();
       for (const { key, spec } of [...removed, ...stale, ...cleared]) {
@@ -1102,6 +1104,15 @@ class KeelClient implements Client {
           seen.add(key);
           this.#refetch(spec, true);
         }
+      }
+    }
+    // A read cut off with no entry removed (a first read), and not refetched, stopped fetching
+    // all the same: watchers hear it as a removal, subscribers as an invalidation (useQuery,
+    // useIsFetching).
+    for (const { key } of stale) {
+      if (!told.has(key) && !this.#inflight.has(key)) {
+        this.#cache.drop(key);
+        this.#cache.notify({ type: 'invalidate', key });
       }
     }
     return keys;

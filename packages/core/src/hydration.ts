@@ -4,6 +4,7 @@ import { internalsOf } from './client';
 import { checkMs, checkNumber, checkObject, rangeError, typeError } from './internal/checks';
 import { type KeyParts, parseKey } from './internal/fingerprint';
 import { keyBaseOf } from './internal/url';
+import { checkStrings, headerName } from './request/fields';
 import type { RequestSpec } from './request/resolve';
 import type { ApiResponse, Client, InvalidateTarget } from './types/client';
 
@@ -32,6 +33,11 @@ export interface DehydratedEntry {
   readonly storedAt?: number | undefined;
   /** ms the response was fresh for when stored (its cache ttl). */
   readonly ttl: number;
+  /**
+   * The names of the request headers in the key as the request wrote them (the key lower-cases
+   * them): the hydrated entry refetches with them. Absent when all are lower-case.
+   */
+  readonly headerNames?: readonly string[] | undefined;
   readonly response: DehydratedResponse;
 }
 
@@ -75,6 +81,10 @@ export function dehydrate(client: Client, options?: DehydrateOptions): Dehydrate
     if (cache.isCollectable(entry, now)) continue;
     if (matcher !== undefined && !matcher(asMatchable(entry))) continue;
     const { response } = entry;
+    // The key lower-cases header names: the spec has them as the request wrote them.
+    const names = Object.keys(parseKey(entry.key)?.headers ?? {}).map(
+      (name) => headerName(entry.spec?.headers ?? {}, name) || name,
+    );
     const headers: [string, string][] = [];
     // An entry written by hand may be `{ data }` alone (setCached after an optimistic update):
     // it hands over as a 200 with no headers, as hydrate accepts. Its headers may be a plain
@@ -102,6 +112,7 @@ export function dehydrate(client: Client, options?: DehydrateOptions): Dehydrate
       // time hydrate takes, so the age alone tells it, as in a state made before storedAt.
       storedAt: entry.storedAt >= 0 ? entry.storedAt : undefined,
       ttl: Math.max(0, entry.expiresAt - entry.storedAt),
+      headerNames: names.some((name) => name !== name.toLowerCase()) ? names : undefined,
       response: {
         data: response.data,
         status: response.status ?? 200,
@@ -166,7 +177,7 @@ export function prepareHydration(client: Client, state: DehydratedState): Prepar
     const parts = checkEntry(entry, field);
     // `GET ` is the key base itself (the baseURL without its trailing slash), as in the store.
     const spec = client.resolve('GET', parts.url || (keyBaseOf(baseURL) ?? ''), {
-      headers: parts.headers,
+      headers: spelled(parts.headers, entry.headerNames, field),
       responseType: parts.responseType,
       tags: [...entry.tags],
       cache: { ttl: entry.ttl },
@@ -265,6 +276,28 @@ export function writeHydration(client: Client, entries: readonly PreparedEntry[]
     for (const key of seen.keys()) if (cache.peek(key) === undefined) seen.delete(key);
   }
   return written;
+}
+
+/**
+ * The key's `headers` under the names `names` spells them with (a fetched entry's spec has them
+ * so); a name not in the key is a RangeError.
+ */
+function spelled(
+  headers: Record<string, string> = {},
+  names: readonly string[] | undefined,
+  field: string,
+): Record<string, string> {
+  if (names === undefined) return headers;
+  checkStrings(`${field}.headerNames`, names, 'an array of header names').forEach((name, i) => {
+    if (headers[name.toLowerCase()] === undefined) {
+      throw rangeError(`${field}.headerNames[${i}]`, 'the name of a header in the key', name);
+    }
+  });
+  const out: Record<string, string> = {};
+  for (const lower in headers) {
+    out[names.find((name) => name.toLowerCase() === lower) ?? lower] = headers[lower]!;
+  }
+  return out;
 }
 
 /**

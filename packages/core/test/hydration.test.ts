@@ -50,6 +50,17 @@ async function serverState(clock: FakeClock): Promise<DehydratedState> {
   return JSON.parse(JSON.stringify(dehydrate(server)));
 }
 
+/** A browser client on a fake fetch and its own FakeClock. */
+function fakeBrowser() {
+  const fake = createFakeFetch();
+  const browser = createClient({
+    baseURL: 'https://app.example.com/api',
+    fetch: fake.fetch,
+    clock: new FakeClock(),
+  });
+  return { fake, browser };
+}
+
 describe('dehydrate / hydrate', () => {
   test('the browser client answers the server-fetched reads from its cache, no request', async () => {
     const state = await serverState(new FakeClock());
@@ -115,6 +126,45 @@ describe('dehydrate / hydrate', () => {
     });
   });
 
+  test("a hydrated entry's request headers keep their names as written, as the fetched entry's", async () => {
+    const clock = new FakeClock();
+    const server = createClient({ baseURL: `${api.url}/api`, clock });
+    await server.get('/todos', { headers: { 'X-Tenant': 'acme', 'x-lower': '1' } });
+    const state: DehydratedState = JSON.parse(JSON.stringify(dehydrate(server)));
+    const { fake, browser } = fakeBrowser();
+    expect(hydrate(browser, state)).toBe(1);
+    const headersOf = (client: typeof server) => inspect(client).cache()[0]!.spec!.headers;
+    expect(headersOf(browser)).toEqual(headersOf(server));
+    expect(headersOf(browser)).toEqual({ 'X-Tenant': 'acme', 'x-lower': '1' });
+    // Its invalidation refetch sends them so: a custom fetch reading `X-Tenant` finds it.
+    const off = browser.subscribe(inspect(browser).cache()[0]!.key, () => {});
+    browser.invalidate('/todos');
+    expect(fake.calls.map((c) => c.init?.headers)).toEqual([
+      { 'X-Tenant': 'acme', 'x-lower': '1' },
+    ]);
+    off();
+    browser.cancelAll();
+  });
+
+  test("headerNames not naming the key's headers are a RangeError naming the field", () => {
+    const browser = createClient({ clock: new FakeClock() });
+    const entry = {
+      key: 'GET /a |h x-tenant:acme',
+      tags: [],
+      age: 0,
+      ttl: 1000,
+      headerNames: ['X-Other'],
+      response: { data: 1, status: 200, statusText: 'OK', headers: [] },
+    };
+    expect(() => hydrate(browser, { keel: 1, entries: [entry] })).toThrow(RangeError);
+    expect(() => hydrate(browser, { keel: 1, entries: [entry] })).toThrow(
+      /state\.entries\[0\]\.headerNames\[0\]/,
+    );
+    expect(() =>
+      hydrate(browser, { keel: 1, entries: [{ ...entry, headerNames: [3] as never }] }),
+    ).toThrow(TypeError);
+  });
+
   test('a read with headers and a responseType comes back under its own key', async () => {
     const clock = new FakeClock();
     const server = createClient({ baseURL: `${api.url}/api`, clock });
@@ -126,12 +176,7 @@ describe('dehydrate / hydrate', () => {
       'GET /todos |h x-tenant:acme |r text',
       'GET /todos |r json',
     ]);
-    const fake = createFakeFetch();
-    const browser = createClient({
-      baseURL: 'https://app.example.com/api',
-      fetch: fake.fetch,
-      clock: new FakeClock(),
-    });
+    const { fake, browser } = fakeBrowser();
     expect(hydrate(browser, state)).toBe(2);
     const text = await browser.get<string>('/todos', read);
     const json = await browser.get<{ tenant: string | null }>('/todos', { responseType: 'json' });

@@ -113,7 +113,8 @@ describe('inspect(client).watchCache()', () => {
     client.invalidate('/a');
     await client.get('/c');
     client.clearCache();
-    expect(changes).toEqual([
+    // A write carries its response too (the subscribers' update, passed through).
+    expect(changes).toMatchObject([
       { type: 'write', key: 'GET /a' },
       { type: 'write', key: 'GET /b' },
       { type: 'remove', key: 'GET /b' },
@@ -151,7 +152,7 @@ describe('inspect(client).watchCache()', () => {
     await t.client.get('/a');
     t.client.invalidate('/a');
     await flush();
-    expect(changes).toEqual([
+    expect(changes).toMatchObject([
       { type: 'write', key: 'GET /a' },
       { type: 'remove', key: 'GET /a' },
     ]);
@@ -163,6 +164,22 @@ describe('inspect(client).watchCache()', () => {
     const offForeign = watchCache({} as Client, () => changes.push({ type: 'clear' }));
     expect(offForeign).toBeTypeOf('function');
     offForeign();
+  });
+
+  // A React query store watches while mounted: a write must not build a change of its own.
+  it('a write reaches a watcher as the update its subscribers got (no object built per write)', async () => {
+    const t = makeClient({}, { handler: () => jsonResponse([1]) });
+    const key = t.client.resolve('GET', '/a').key;
+    const told: unknown[] = [];
+    const watched: CacheChange[] = [];
+    const offSub = t.client.subscribe(key, (update) => told.push(update));
+    const off = watchCache(t.client, (change) => watched.push(change));
+    await t.client.get('/a');
+    expect(watched).toHaveLength(1);
+    expect(watched[0]).toMatchObject({ type: 'write', key });
+    expect(watched[0]).toBe(told[0]);
+    off();
+    offSub();
   });
 
   it('is no interest in any key: an invalidation refetches nothing for a watcher', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { CacheUpdate } from '../src/index';
-import { afterWrite } from '../src/internals';
+import { afterWrite, watchCache } from '../src/internals';
 import { debugOf, flush, makeClient, type TestClient } from './helpers';
 
 let seq = 0;
@@ -134,6 +134,30 @@ describe('invalidate', () => {
       ['invalidate', keyOf(t, '/ev/1'), undefined],
       ['invalidate', keyOf(t, '/ev/2'), undefined],
     ]);
+  });
+
+  // A first read (no entry yet) cut off by invalidate({refetch: false}): nothing was removed, but
+  // the key stopped fetching; its subscribers and the cache's watchers hear it at once.
+  test('refetch: false cutting a first read in flight tells subscribers and watchers at once', async () => {
+    const t = makeClient();
+    const key = keyOf(t, '/first');
+    const heard: [string, boolean][] = [];
+    t.client.subscribe(key, (u) => heard.push([u.type, t.client.isFetching(key)]));
+    const off = watchCache(t.client, (c) => heard.push([c.type, t.client.isFetching(key)]));
+    const read = t.client.get('/first');
+    expect(t.client.isFetching(key)).toBe(true);
+    expect(t.client.invalidate('/first', { refetch: false })).toEqual([]);
+    expect(heard).toEqual([
+      ['remove', false],
+      ['invalidate', false],
+    ]);
+    expect(t.of('invalidate')).toHaveLength(0);
+    t.fake.last().json({ n: 1 });
+    await read;
+    // The cut-off read answers its caller but is not stored.
+    expect(t.client.getCached(key)).toBeUndefined();
+    expect(heard).toHaveLength(2);
+    off();
   });
 
   test('nothing matched: empty array, no event', () => {

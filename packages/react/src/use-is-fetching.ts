@@ -25,8 +25,9 @@ export function useIsFetching(target?: InvalidateTarget): number {
     (onChange: () => void) => {
       const wake = () => notifyLater(onChange);
       const offs = FLIGHT_EVENTS.map((name) => client.on(name, wake));
-      // `clearCache()` stops every read counting and emits no event: its cache watcher hears it.
-      offs.push(watchCache(client, (change) => change.type === 'clear' && wake()));
+      // `clearCache()`, and an invalidation that refetches nothing, stop reads counting and emit
+      // no flight event: the cache watcher hears them (a clear, a removal).
+      offs.push(watchCache(client, (change) => change.type !== 'write' && wake()));
       return () => {
         for (const off of offs) off();
       };

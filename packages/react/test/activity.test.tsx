@@ -6,15 +6,21 @@ import { API, debugOf, deferred, flush, mswServer, testClient, wrapperFor } from
 
 const server = mswServer();
 
+/** Every GET answers its name once `gate` resolves. */
+function gatedReads() {
+  const gate = deferred();
+  server.use(
+    http.get(`${API}/:name`, async ({ params }) => {
+      await gate.promise;
+      return HttpResponse.json(params.name);
+    }),
+  );
+  return gate;
+}
+
 describe('useIsFetching', () => {
   it('counts the reads in flight, all or by target; 0 when they end', async () => {
-    const gate = deferred();
-    server.use(
-      http.get(`${API}/:name`, async ({ params }) => {
-        await gate.promise;
-        return HttpResponse.json(params.name);
-      }),
-    );
+    const gate = gatedReads();
     const client = testClient();
     const { result } = renderHook(
       () => {
@@ -34,6 +40,21 @@ describe('useIsFetching', () => {
     await waitFor(() => expect(result.current).toEqual({ all: 2, a: 1, tagged: 1, none: 0 }));
     gate.resolve();
     await waitFor(() => expect(result.current).toEqual({ all: 0, a: 0, tagged: 0, none: 0 }));
+  });
+
+  it('a first read cut off by invalidate({refetch: false}) stops counting at once', async () => {
+    const gate = gatedReads();
+    const client = testClient();
+    const { result } = renderHook(() => useIsFetching('/a'), { wrapper: wrapperFor(client) });
+    const read = client.get('/a');
+    await waitFor(() => expect(result.current).toBe(1));
+    act(() => {
+      client.invalidate('/a', { refetch: false });
+    });
+    await waitFor(() => expect(result.current).toBe(0));
+    expect(client.isFetching(client.resolve('GET', '/a').key)).toBe(false);
+    gate.resolve();
+    await read;
   });
 
   it('a bad target is a TypeError naming it; unmounting leaves no listener', async () => {

@@ -34,7 +34,6 @@ export class Adaptive extends AdaptiveEngine {
     const ceilings = options.concurrency ? seams.ceilings : undefined;
     super({
       options,
-      clock: seams.clock,
       schedulerConcurrency: seams.ceilings?.concurrency,
       onDecision: (d) => {
         if (d.type === 'ceiling' && ceilings !== undefined) {

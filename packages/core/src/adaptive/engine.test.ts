@@ -139,8 +139,8 @@ describe('concurrency: exact steps, streaks and cooldown', () => {
   it('keeps endpoints isolated, sample by sample', () => {
     const s = scripted();
     for (let i = 0; i < 12; i++) {
-      s.engine.record(A, 3000, 'took');
-      s.engine.record(B, 100, 'took');
+      s.record(A, 3000, 'took');
+      s.record(B, 100, 'took');
     }
     expect(s.ceilings(A)).toEqual(['4→3@3']);
     expect(s.ceilings(B)).toEqual([]);
@@ -326,8 +326,8 @@ describe('stale-while-revalidate (shared degraded flag)', () => {
 describe('measurement, readout, metrics and reset', () => {
   it('counts active attempts between started and ended; a cancelled one is no sample', () => {
     const s = scripted({ latencyWindow: 4, outcomeWindow: 2 });
-    s.engine.started(A);
-    s.engine.started(A);
+    s.engine.started(A, 0);
+    s.engine.started(A, 0);
     expect(s.engine.state(A)!.signals.active).toBe(2);
     s.engine.ended(A, 250, 'took', 0);
     s.engine.ended(A, 999, undefined, 0);
@@ -345,8 +345,8 @@ describe('measurement, readout, metrics and reset', () => {
 
   it('reads signals as a sliding view between window closes', () => {
     const s = scripted({ outcomeWindow: 4, latencyWindow: 8 });
-    s.engine.record(A, 100, 'error');
-    s.engine.record(A, 300, 'rateLimited');
+    s.record(A, 100, 'error');
+    s.record(A, 300, 'rateLimited');
     expect(s.engine.state(A)).toMatchObject({
       reason: 'no window closed yet: ceiling 4',
       signals: { avg: 200, p50: 100, p95: 300, samples: 2, errorRatio: 0.5, rateLimitRatio: 0.5 },
@@ -462,9 +462,9 @@ describe('aging: samples from before a quiet spell', () => {
   it('outcomes of the window left unfinished before the spell are dropped with it', () => {
     const s = scripted({ ...smoothed, rateLimit: true });
     s.play(A, 'FF');
-    for (let i = 0; i < 3; i++) s.engine.record(A, 100, 'rateLimited');
+    for (let i = 0; i < 3; i++) s.record(A, 100, 'rateLimited');
     s.clock.advance(HOUR);
-    for (let i = 0; i < 4; i++) s.engine.record(A, 100, 'took');
+    for (let i = 0; i < 4; i++) s.record(A, 100, 'took');
     // Without aging this window would hold three 429s (share 0.75): throttled.
     expect(s.engine.state(A)).toMatchObject({
       retryMode: 'nominal',
@@ -544,7 +544,7 @@ describe('bounded profiles (paths with ids)', () => {
     s.play(A, 'RRRFFF'); // throttled and reduced, then recovered and released: nominal again
     s.play(B, 'SSS'); // reduced to 3: state the scheduler depends on
     const busy = 'GET /busy';
-    s.engine.started(busy); // an attempt running
+    s.engine.started(busy, 0); // an attempt running
     for (let i = 0; i < MAX_PROFILES * 2; i++) s.play(`GET /items/${i}`, 'F');
 
     const kept = Object.keys(s.engine.snapshot().endpoints);
@@ -581,5 +581,17 @@ describe('bounded profiles (paths with ids)', () => {
       to: 4,
     });
     expect(s.engine.metrics().throttles).toBe(MAX_PROFILES * 3);
+  });
+
+  // The engine has no clock: fed from lifecycle listeners, it must not read one that may throw.
+  it('a dropped profile decides at the time the attempt that dropped it was told', () => {
+    const s = scripted({ rateLimit: true, retry: true });
+    s.play(B, 'SSS');
+    for (let i = 0; i < MAX_PROFILES * 2; i++) s.play(`GET /items/${i}`, 'R');
+    const lifted = s.log.filter((d) => d.endpoint === B && d.type === 'ceiling').at(-1);
+    expect(lifted).toMatchObject({ from: 3, to: 4 });
+    expect(lifted!.at).toBeGreaterThan(0);
+    expect(lifted!.at).toBeLessThanOrEqual(s.clock.now());
+    expect(s.engine.state(B)).toBeUndefined();
   });
 });

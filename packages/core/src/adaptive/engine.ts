@@ -14,8 +14,6 @@ import { EndpointProfile, type ProfileEnv, type SWR } from './profile';
 
 export interface AdaptiveEngineInit {
   options: ResolvedAdaptiveOptions;
-  /** The client's injected clock: latencies and decision times come from it, never Date.now. */
-  clock: { now(): number };
   /** The scheduler's configured concurrency; omit when there is no scheduler. */
   schedulerConcurrency?: number | undefined;
   /** Told about every decision, in order (the client applies ceilings through it). */
@@ -31,16 +29,16 @@ export interface RetryScale {
 /**
  * The adaptive engine: per endpoint key, signals in, deterministic decisions out
  * (signals → windows → ceiling / retry throttle / strategy). It is pure bookkeeping: no timers,
- * no randomness, time only from the injected clock, and it touches neither the scheduler nor the
+ * no randomness, no clock (the time comes with each call, read by the observer from the client's
+ * injected clock: it feeds the engine from event listeners), and it touches neither the scheduler nor the
  * retry loop; the client applies what it decides (`onDecision`, `ceiling`, `retryScale`,
  * `strategy`).
  *
  * Fed by the AdaptiveObserver (observer.ts), which turns lifecycle events into `started` /
- * `ended` calls; `record` adds a sample directly.
+ * `ended` calls.
  */
 export class AdaptiveEngine {
   readonly options: ResolvedAdaptiveOptions;
-  readonly #clock: { now(): number };
   readonly #env: ProfileEnv;
   readonly #profiles = new Map<string, EndpointProfile>();
   /** Decision counters of profiles dropped past MAX_PROFILES, so `metrics()` stays exact. */
@@ -50,7 +48,6 @@ export class AdaptiveEngine {
 
   constructor(init: AdaptiveEngineInit) {
     this.options = init.options;
-    this.#clock = init.clock;
     const onDecision = init.onDecision;
     const configured = init.schedulerConcurrency ?? Infinity;
     this.#env = {
@@ -68,9 +65,12 @@ export class AdaptiveEngine {
 
   // ── feeding ─────────────────────────────────────────────────────────────────────────────────
 
-  /** A measured attempt started: it counts in `signals.active` until `ended`. */
-  started(endpoint: string): void {
-    this.#profile(endpoint).active++;
+  /**
+   * A measured attempt started at `now` (as the observer read it: no clock read here, in an event
+   * listener): it counts in `signals.active` until `ended`.
+   */
+  started(endpoint: string, now: number): void {
+    this.#profile(endpoint, now).active++;
   }
 
   /**
@@ -81,14 +81,9 @@ export class AdaptiveEngine {
    * ended, as the observer read it (no clock read here, in an event listener).
    */
   ended(endpoint: string, latencyMs: number, outcome: Outcome | undefined, now: number): void {
-    const profile = this.#profile(endpoint);
+    const profile = this.#profile(endpoint, now);
     if (profile.active > 0) profile.active--;
     if (outcome !== undefined) profile.record(latencyMs, outcome, now);
-  }
-
-  /** Adds one sample directly (what `end` does after computing the latency). */
-  record(endpoint: string, latencyMs: number, outcome: Outcome): void {
-    this.#profile(endpoint).record(latencyMs, outcome, this.#clock.now());
   }
 
   // ── what the client applies ─────────────────────────────────────────────────────────────────
@@ -166,7 +161,8 @@ export class AdaptiveEngine {
     };
   }
 
-  #profile(endpoint: string): EndpointProfile {
+  /** `now`: when it is used, for a decision that dropping another profile makes. */
+  #profile(endpoint: string, now: number): EndpointProfile {
     let profile = this.#profiles.get(endpoint);
     if (profile === undefined) {
       profile = new EndpointProfile(endpoint, this.#env);
@@ -174,7 +170,7 @@ export class AdaptiveEngine {
       this.#profiles.set(endpoint, profile);
       // Two at most: a map that went over the cap (a burst of running attempts) shrinks back.
       for (let i = 0; i < 2 && this.#profiles.size > MAX_PROFILES; i++) {
-        if (!this.#evict(profile)) break;
+        if (!this.#evict(profile, now)) break;
       }
     }
     profile.seen = this.#created;
@@ -191,7 +187,7 @@ export class AdaptiveEngine {
    * scans are bounded (a burst of attempts on new endpoints must not cost O(n) each), so the map
    * may exceed the cap for a while (by the profiles with an attempt running, or too young).
    */
-  #evict(keep: EndpointProfile): boolean {
+  #evict(keep: EndpointProfile, now: number): boolean {
     const profiles = this.#profiles;
     let idle = false;
     let dropped = evictOldest(
@@ -215,7 +211,7 @@ export class AdaptiveEngine {
           type: 'ceiling',
           endpoint: dropped.endpoint,
           window: dropped.windows,
-          at: this.#clock.now(),
+          at: now,
           from: dropped.effective,
           to: configured,
           reason: `unused while ${MAX_PROFILES} other endpoints came: profile dropped, ceiling back to ${configured}`,

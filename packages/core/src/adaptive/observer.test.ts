@@ -28,7 +28,7 @@ function harness(scheduled: boolean) {
     },
   };
   const options = resolveAdaptiveOptions({ enabled: true, latencyWindow: 4, outcomeWindow: 2 })!;
-  const engine = new AdaptiveEngine({ options, clock });
+  const engine = new AdaptiveEngine({ options });
   const samples: { latency: number; outcome: string }[] = [];
   // Spy on samples through the public readout: wrap `ended` to log what reaches the rings.
   const ended = engine.ended.bind(engine);

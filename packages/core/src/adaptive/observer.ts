@@ -200,7 +200,7 @@ export class AdaptiveObserver {
   }
 
   #begin(w: Watched, at: number, attemptsBefore: number): void {
-    if (!w.measuring) this.#engine.started(w.endpoint);
+    if (!w.measuring) this.#engine.started(w.endpoint, at);
     w.measuring = true;
     w.startedAt = at;
     w.attempts = attemptsBefore;

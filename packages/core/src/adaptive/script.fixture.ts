@@ -47,11 +47,15 @@ export function scripted(
   if (resolved === undefined) throw new Error('scripted: the engine must be enabled');
   const engine = new AdaptiveEngine({
     options: resolved,
-    clock: { now: () => now },
     schedulerConcurrency: schedulerConcurrency ?? undefined,
     onDecision: (d) => log.push(d),
   });
   const size = resolved.outcomeWindow;
+  /** One sample at the current time, as the observer tells one (an attempt started, ended). */
+  const record = (endpoint: string, ms: number, outcome: Outcome) => {
+    engine.started(endpoint, now);
+    engine.ended(endpoint, ms, outcome, now);
+  };
   return {
     engine,
     log,
@@ -61,6 +65,7 @@ export function scripted(
         now += ms;
       },
     },
+    record,
     /** Plays windows for an endpoint, e.g. `play('GET /a', 'SSSFF')`, a sample every `step` ms. */
     play(endpoint: string, script: string, step = 10): void {
       for (const kind of script as Iterable<WindowKind>) {
@@ -69,7 +74,7 @@ export function scripted(
         for (let i = 0; i < size; i++) {
           now += step;
           // One odd outcome in every 4 samples (share 0.25 on a 4-sample window).
-          engine.record(endpoint, shape.ms, i % 4 === 0 ? shape.odd : 'took');
+          record(endpoint, shape.ms, i % 4 === 0 ? shape.odd : 'took');
         }
       }
     },

@@ -82,21 +82,21 @@ export function attemptOnce(
     }
 
     let started: Promise<Response>;
+    const init: RequestInit = {
+      method: spec.method,
+      // A copy per attempt: a fetch may change what it is handed (an interceptor adding a
+      // header), and the spec's headers are the client's defaults, shared by every request.
+      headers: { ...spec.headers },
+      body: spec.body,
+      get signal(): AbortSignal {
+        if (controller === undefined) {
+          controller = new AbortController();
+          if (abortedBy !== undefined) controller.abort(abortedBy.reason);
+        }
+        return controller.signal;
+      },
+    };
     try {
-      const init: RequestInit = {
-        method: spec.method,
-        // A copy per attempt: a fetch may change what it is handed (an interceptor adding a
-        // header), and the spec's headers are the client's defaults, shared by every request.
-        headers: { ...spec.headers },
-        body: spec.body,
-        get signal(): AbortSignal {
-          if (controller === undefined) {
-            controller = new AbortController();
-            if (abortedBy !== undefined) controller.abort(abortedBy.reason);
-          }
-          return controller.signal;
-        },
-      };
       // A stream body is sent as it is read: fetch requires saying so (and refuses it otherwise).
       if (isStreamBody(spec.body)) (init as { duplex?: 'half' }).duplex = 'half';
       // credentials, redirect, mode, cache, ... as the client and request set them.
@@ -118,7 +118,14 @@ export function attemptOnce(
         // lands below, where `done` drops it.
         if (done) return res.body?.cancel(abortedBy!.reason);
         read = true;
-        return readResponse(res, spec, clock);
+        // A fetch that never read its signal cannot stop the body with it: read through one
+        // that the attempt's end cancels (a never-ending body is not downloaded for ever).
+        return readResponse(
+          res,
+          spec,
+          clock,
+          controller ? undefined : (init as { signal: AbortSignal }),
+        );
       })
       .then(
         (response) => {

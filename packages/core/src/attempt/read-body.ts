@@ -45,12 +45,15 @@ export function bodyTypeOf(contentType: string | null): ResponseBodyType {
  * responseType, and kept as raw text when it claims JSON but does not parse.
  *
  * `read.maxResponseBytes`: a body larger than that fails with ResponseTooLargeError as soon as the
- * limit is passed (at once when Content-Length says so), its download cancelled.
+ * limit is passed (at once when Content-Length says so), its download cancelled. `cut`: the
+ * abort of its `signal` (read only for a body) cancels the download (for a fetch that never
+ * read its own signal).
  */
 export async function readResponse<T>(
   res: Response,
   read: BodyRead,
   clock: { now(): number } = systemClock,
+  cut?: { readonly signal: AbortSignal },
 ): Promise<ApiResponse<T>> {
   // A network-error Response (`Response.error()`, what a mock returns for a failed connection;
   // fetch itself rejects), or no Response at all (null, a plain object: a wrapper that forgot to
@@ -70,10 +73,12 @@ export async function readResponse<T>(
         void res.body?.cancel().catch(noop);
         throw new ResponseTooLargeError(read, { limit, received, status });
       }
-      // Every type reads the counted stream, re-wrapped so that the platform decodes it.
-      if (res.body !== null)
-        src = new Response(limitStream(res.body, limit, read, status), { headers });
     }
+    // Every type reads the counted (or cancellable) stream, re-wrapped so the platform decodes it.
+    if (res.body && (limit !== undefined || cut))
+      src = new Response(limitStream(res.body, limit, read, status, cut?.signal), {
+        headers,
+      });
     const type = (ok && read.responseType) || bodyTypeOf(headers.get('content-type'));
     if (type === 'stream') data = src.body;
     else if (type !== 'json') data = await src[type as 'text']();
@@ -109,22 +114,28 @@ export async function readResponse<T>(
   return { data: data as T, status, statusText, headers };
 }
 
-/** `body`, erroring with ResponseTooLargeError (which cancels the download) past `limit` bytes. */
+/**
+ * `body`, erroring with ResponseTooLargeError (which cancels the download) past `limit` bytes,
+ * and with the reason `signal` aborts with (cancelling the download too).
+ */
 function limitStream(
   body: ReadableStream<Uint8Array>,
-  limit: number,
+  /** undefined: no limit (a count compared with it is never over). */
+  limit: number | undefined,
   request: FailedRequest,
   status: number,
+  signal: AbortSignal | undefined,
 ): ReadableStream<Uint8Array> {
   let received = 0;
   return body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
         received += chunk.byteLength;
-        if (received > limit) {
-          controller.error(new ResponseTooLargeError(request, { limit, received, status }));
+        if (received > (limit as number)) {
+          controller.error(new ResponseTooLargeError(request, { limit: limit!, received, status }));
         } else controller.enqueue(chunk);
       },
     }),
+    { signal },
   );
 }

@@ -45,7 +45,7 @@ export interface WriteOptions {
 /**
  * What a cache watcher hears (see `CacheStore.watch`): an entry written (by a response, by hand
  * or by hydration), an entry removed (invalidated, deleted, evicted or collected), or every entry
- * dropped at once.
+ * dropped at once. A write may carry its `response` too (the update its subscribers got).
  */
 export type CacheChange =
   | { type: 'write'; key: string }
@@ -194,7 +194,7 @@ export class Store {
    */
   collect(entry: CacheEntry, now: number): boolean {
     if (!this.isCollectable(entry, now)) return false;
-    this.#drop(entry.key);
+    this.drop(entry.key);
     return true;
   }
 
@@ -225,12 +225,15 @@ export class Store {
         this.#hand = undefined;
         return;
       }
-      if (this.isCollectable(next.value, now)) this.#drop(next.value.key);
+      if (this.isCollectable(next.value, now)) this.drop(next.value.key);
     }
   }
 
-  /** Removes the key's entry and its release time; `tell`: a removal watchers hear of. */
-  #drop(key: string, tell = true): void {
+  /**
+   * Removes the key's entry and its release time; `tell`: a removal watchers hear of (the client
+   * also tells one for a key with no entry whose read an invalidation cut off).
+   */
+  drop(key: string, tell = true): void {
     this.#entries.delete(key);
     if (this.#releasedAt.size > 0) this.#releasedAt.delete(key);
     if (tell && this.watcher) this.#updates.emit('c', { type: 'remove', key });
@@ -264,10 +267,10 @@ export class Store {
     };
     // Deleted first, so a rewrite moves the key to the end of the write order; and this write is
     // newer than any release of the key: the release no longer decides.
-    this.#drop(key, false);
+    this.drop(key, false);
     this.#entries.set(key, entry);
     // Over maxEntries: the least recently written goes (the Map's first key).
-    if (this.#entries.size > this.maxEntries) this.#drop(this.#entries.keys().next().value!);
+    if (this.#entries.size > this.maxEntries) this.drop(this.#entries.keys().next().value!);
     // Most writes have no subscriber nor watcher: skip building the update.
     if (this.watcher || this.#watched) {
       this.notify({ type: options.update ?? 'write', key, response });
@@ -277,7 +280,7 @@ export class Store {
 
   delete(key: string): boolean {
     const had = this.#entries.has(key);
-    if (had) this.#drop(key);
+    if (had) this.drop(key);
     return had;
   }
 
@@ -285,7 +288,7 @@ export class Store {
     this.#entries.clear();
     this.#releasedAt.clear();
     this.#hand = undefined;
-    // As #drop: told only if someone watches now (a later watcher never hears it).
+    // As drop: told only if someone watches now (a later watcher never hears it).
     if (this.watcher) this.#updates.emit('c', { type: 'clear' });
   }
 
@@ -305,8 +308,8 @@ export class Store {
       if (this.isCollectable(entry, now)) due.push(entry);
       else if (matcher(asMatchable(entry))) removed.push(entry);
     }
-    for (const entry of due) this.#drop(entry.key);
-    for (const entry of removed) this.#drop(entry.key);
+    for (const entry of due) this.drop(entry.key);
+    for (const entry of removed) this.drop(entry.key);
     return removed;
   }
 

@@ -23,12 +23,12 @@ export function watchStore(store: Store, listener: Watcher): () => void {
   watchers.set(store, [...(watchers.get(store) ?? []), entry]);
   // Told each change, and each update to subscribers (in the one order both go out in): an
   // update is a write (a response stored or revalidated), except an invalidation (its removal
-  // was told as one).
+  // was told as one). A write goes on as it came, its response along: while a React query store
+  // watches, a write builds no second object.
   store.watcher ??= (told: CacheChange | CacheUpdate) => {
     if (told.type === 'invalidate') return;
     const key = 'key' in told ? told.key : '';
-    const change: CacheChange =
-      told.type === 'clear' || told.type === 'remove' ? told : { type: 'write', key };
+    const change = (told.type === 'revalidate' ? { type: 'write', key } : told) as CacheChange;
     for (const w of watchers.get(store)!) callUser(store.onError, w, change, 'subscriber', key);
   };
   return () => {

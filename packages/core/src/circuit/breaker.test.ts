@@ -121,6 +121,26 @@ describe('CircuitBreaker state table', () => {
     expect(t.announced).toEqual([{ name: 'circuit-open', endpoint: 'GET /a' }]);
   });
 
+  it("opens at the failed flight's end as its tracker has it: the listener reads no clock", () => {
+    const t = setup(1);
+    const f = t.start();
+    if (!f.admitted) throw new Error('not admitted');
+    const endedAt = t.clock.now() - 5;
+    f.tracker.fail(endedAt, e503());
+    // An injected clock that throws (or steps): the `error` listener must not read it.
+    t.clock.now = () => {
+      throw new Error('clock broken');
+    };
+    t.events.emit('error', {
+      key: 'GET /a',
+      tracker: f.tracker,
+      endpoint: 'GET /a',
+      error: e503(),
+    });
+    expect(t.breaker.status('GET', '/a')).toMatchObject({ state: 'open', openedAt: endedAt });
+    expect(t.announced).toEqual([{ name: 'circuit-open', endpoint: 'GET /a' }]);
+  });
+
   it('open + before resetTimeout: rejected with CircuitOpenError naming the endpoint', () => {
     const t = setup();
     t.trip();

@@ -214,7 +214,9 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
     if (!probe && circuit?.state !== 'closed') return;
     if (verdict === 'failure') {
       if (++circuit.failures >= this.#threshold || probe) {
-        circuit.openedAt = this.#clock.now();
+        // When the flight ended, as its tracker has it (NaN: the clock could not tell, and the
+        // next request probes): a listener reads no clock, which may throw or step back.
+        circuit.openedAt = tracker.endedAt;
         this.#move(circuit, 'open', 'circuit-open');
       }
     } else if (verdict === 'success' || (probe && verdict === 'answered')) {

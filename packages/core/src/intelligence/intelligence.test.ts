@@ -15,15 +15,22 @@ function hit(intel: Intelligence, spec: { endpoint: string }) {
 
 /** Intelligence fed synthetic lifecycle events, shaped the way the client emits them. */
 function setup(options = {}) {
-  const events = new EventEmitter<ClientEvents>();
+  const listenerErrors: unknown[] = [];
+  const events = new EventEmitter<ClientEvents>({ onError: (error) => listenerErrors.push(error) });
   const intel = new Intelligence(resolveIntelligenceOptions(options), {
     circuits: {
       stateOf: (e) => (e === 'GET /a' ? 'open' : 'closed'),
       failuresOf: (e) => (e === 'GET /a' ? 5 : 0),
       counts: () => ({ open: 1, halfOpen: 0, closed: 2 }),
     },
-    clock: { now: () => now },
+    clock: {
+      now: () => {
+        if (broken) throw new Error('clock broken');
+        return now;
+      },
+    },
   });
+  let broken = false;
   const off = intel.observe(events);
   let now = 0;
   // A flight ends at the clock's time, as the client ends it (intelligence ages its samples by
@@ -38,6 +45,8 @@ function setup(options = {}) {
       retry(error: ClientEvents['retry']['error'], attemptMs?: number) {
         tracker.attempt();
         tracker.attempt();
+        // The client schedules it at the time it read for the failed attempt.
+        tracker.retry(now);
         events.emit('retry', {
           ...base,
           attempts: 1,
@@ -76,6 +85,11 @@ function setup(options = {}) {
     advance: (ms: number) => {
       now += ms;
     },
+    /** The injected clock throws from now on, as a broken one may. */
+    breakClock: () => {
+      broken = true;
+    },
+    listenerErrors,
   };
 }
 
@@ -175,6 +189,19 @@ describe('Intelligence', () => {
     f.succeed();
     t.flight('GET /s').fail(errorOf.timeout(500), null);
     expect(t.intel.endpoint('GET', '/s')?.latency).toMatchObject({ samples: 2, avg: 25 });
+  });
+
+  it('a retry is sampled at the time its tracker has: a throwing clock breaks no listener', () => {
+    const t = setup();
+    t.advance(1000);
+    const f = t.flight('GET /s', 30);
+    t.breakClock();
+    f.retry(errorOf.http(503), 20);
+    f.succeed();
+    expect(t.listenerErrors).toEqual([]);
+    const r = t.intel.records.get('GET /s')!;
+    expect(r).toMatchObject({ retriesPerformed: 1, successes: 1 });
+    expect(r.latency.size).toBe(2);
   });
 
   it('a cancelled flight is not a failure and has no latency sample', () => {

@@ -123,7 +123,8 @@ export class Intelligence implements IntelligenceController {
         const r = this.#record(e.endpoint);
         r.retriesPerformed++;
         countAttemptError(r, e.error);
-        r.sample(e.attemptMs, this.#clock.now());
+        // When the client scheduled the retry, as its tracker has it: no clock read here.
+        r.sample(e.attemptMs, e.tracker.retriedAt);
       },
       cancel: (e) => {
         if (e.final) this.#active--;

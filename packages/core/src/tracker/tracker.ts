@@ -14,6 +14,8 @@ export class Tracker {
   attempts = 0;
   startedAt = 0;
   endedAt = 0;
+  /** When its last retry was scheduled (NaN: the clock could not tell, or it was not given). */
+  retriedAt = 0;
   error: unknown;
 
   constructor(readonly key: string) {}
@@ -35,8 +37,10 @@ export class Tracker {
     if (this.attempts > 1) this.state = 'retrying';
   }
 
-  /** A retry was scheduled: the request is `retrying` from the moment it waits to try again. */
-  retry(): void {
+  /** A retry was scheduled at `now`: the request is `retrying` from the moment it waits to try again. */
+  retry(now = Number.NaN): void {
+    if (this.settled) return;
+    this.retriedAt = now;
     if (this.state === 'pending') this.state = 'retrying';
   }
 
