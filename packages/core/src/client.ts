@@ -1086,7 +1086,7 @@ function leave(inflight: Map<string, Flight>, flight: Flight): void {
 }
 
 const isRead = (flight: Flight) => isDedupable(flight.spec.method);
-const isUnsettled = (flight: Flight | undefined) => flight !== undefined && !flight.tracker.settled;
+const isUnsettled = (flight: Flight | undefined) => flight?.tracker.settled === false;
 const keysOf = (items: readonly { key: string }[]) => items.map((item) => item.key);
 
 /**
