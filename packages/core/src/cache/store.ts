@@ -305,8 +305,7 @@ export class Store {
       if (this.isCollectable(entry, now)) due.push(entry);
       else if (matcher(asMatchable(entry))) removed.push(entry);
     }
-    for (const entry of due) this.#drop(entry.key);
-    for (const entry of removed) this.#drop(entry.key);
+    for (const entry of [...due, ...removed]) this.#drop(entry.key);
     return removed;
   }
 
