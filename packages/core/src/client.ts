@@ -989,14 +989,24 @@ class KeelClient implements Client {
     if (this.#events.has('cancel')) {
       this.#events.emit(
         'cancel',
-        new CancelPayload(
-          flight.key,
-          // The flight's own when this ended it (and it was the owner); otherwise the caller's
-          // own: started when it joined (the owner: when the flight started), cancelled now.
-          final && Number.isNaN(consumer.joinedAt) ? flight.tracker : leaverTracker(consumer, now),
-          flight.spec.endpoint,
-          final,
-          flight.tracker,
+        // `flight` (internal, not in the event's type) is the flight's own tracker, whoever
+        // left, so the adaptive observer finds the flight a joiner ended without a search (its
+        // CancelEvent). Not enumerable: a listener's `Object.keys` or `JSON.stringify` shows
+        // only the documented fields.
+        Object.defineProperty(
+          {
+            key: flight.key,
+            // The flight's own when this ended it (and it was the owner); otherwise the caller's
+            // own: started when it joined (the owner: when the flight started), cancelled now.
+            tracker:
+              final && Number.isNaN(consumer.joinedAt)
+                ? flight.tracker
+                : leaverTracker(consumer, now),
+            endpoint: flight.spec.endpoint,
+            final,
+          },
+          'flight',
+          { value: flight.tracker },
         ),
       );
     }
@@ -1125,7 +1135,7 @@ function leave(inflight: Map<string, Flight>, flight: Flight): void {
 }
 
 const isRead = (flight: Flight) => isDedupable(flight.spec.method);
-const isUnsettled = (flight: Flight | undefined) => flight !== undefined && !flight.tracker.settled;
+const isUnsettled = (flight: Flight | undefined) => flight?.tracker.settled === false;
 const keysOf = (items: readonly { key: string }[]) => items.map((item) => item.key);
 
 /**
@@ -1147,28 +1157,6 @@ function specMatchable(spec: RequestSpec, at: number): Matchable {
     tags: spec.tags,
     meta: (): CacheMeta => ({ key: spec.key, tags: [...spec.tags], storedAt: at, expiresAt: at }),
   };
-}
-
-/**
- * The `cancel` payload. `flight` (internal, not in the event's type) is the flight's own tracker,
- * whoever left, so the adaptive observer finds the flight a joiner ended without a search (its
- * CancelEvent). A getter on the prototype: a listener's `Object.keys` or `JSON.stringify` shows
- * only the documented fields, and the payload is still one object.
- */
-class CancelPayload {
-  readonly #flight: Tracker;
-  constructor(
-    readonly key: string,
-    readonly tracker: Tracker,
-    readonly endpoint: string,
-    readonly final: boolean,
-    flight: Tracker,
-  ) {
-    this.#flight = flight;
-  }
-  get flight(): Tracker {
-    return this.#flight;
-  }
 }
 
 /** The tracker of a caller that left: started when it joined (or the flight started), cancelled now. */

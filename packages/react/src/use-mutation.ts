@@ -75,15 +75,12 @@ export function useMutation<
     () => ({
       mutate: observer.mutate,
       mutateAsync: observer.mutateAsync,
-      data: state.data,
-      response: state.response,
-      error: state.error,
-      status: state.status,
+      // The state's own fields (data, response, error, status, variables), then what they imply.
+      ...state,
       isIdle: state.status === 'idle',
       isPending: state.status === 'pending',
       isSuccess: state.status === 'success',
       isError: state.status === 'error',
-      variables: state.variables,
       reset: observer.reset,
     }),
     [observer, state],

@@ -131,7 +131,6 @@ export class Store {
    */
   readonly #byKey = new Map<string, CacheSubscriber[]>();
   #predicates: PredicateSubscription[] = [];
-  readonly defaultTtl: number;
   readonly maxEntries: number;
   readonly gcTime: number;
   readonly #clock: Clock;
@@ -161,10 +160,12 @@ export class Store {
   readonly #updates = new Emitter<{ u: CacheUpdate; c: CacheChange }>();
 
   /** `options` as the client's config has them: checked, with every default in place. */
-  constructor(defaultTtl: number, options: StoreOptions) {
+  constructor(
+    readonly defaultTtl: number,
+    options: StoreOptions,
+  ) {
     this.#updates.on('u', (update) => this.#deliver(update));
     this.#updates.on('c', (change) => this.watcher?.(change));
-    this.defaultTtl = defaultTtl;
     this.maxEntries = options.maxEntries;
     this.gcTime = options.gcTime;
     this.#clock = options.clock;
@@ -308,8 +309,7 @@ export class Store {
       if (this.isCollectable(entry, now)) due.push(entry);
       else if (matcher(asMatchable(entry))) removed.push(entry);
     }
-    for (const entry of due) this.drop(entry.key);
-    for (const entry of removed) this.drop(entry.key);
+    for (const entry of [...due, ...removed]) this.drop(entry.key);
     return removed;
   }
 

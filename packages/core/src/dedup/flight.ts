@@ -84,6 +84,8 @@ export interface RetryWait {
  */
 export class Flight implements SchedulerJob, AbortSource {
   readonly tracker: Tracker;
+  /** The spec's key (read on every dedup map and cancel path). */
+  readonly key: string;
   /** Set by `abort`, with the first reason. */
   aborted = false;
   reason: unknown;
@@ -128,11 +130,7 @@ export class Flight implements SchedulerJob, AbortSource {
     readonly id: number,
     readonly spec: RequestSpec,
   ) {
-    this.tracker = new Tracker(spec.key);
-  }
-
-  get key(): string {
-    return this.spec.key;
+    this.tracker = new Tracker((this.key = spec.key));
   }
 
   /** Aborts the flight; the first reason wins, like AbortController.abort. */

@@ -24,7 +24,6 @@ export const NO_LATENCY: LatencyStats = /* @__PURE__ */ freeze({
  * that was actually observed, which keeps decision reasons concrete.
  */
 export class LatencyRing {
-  readonly capacity: number;
   /** The samples, `values[0 .. size)` (allocated with the first sample). */
   values: Float64Array | undefined;
   #sorted: Float64Array | undefined;
@@ -37,9 +36,7 @@ export class LatencyRing {
   #stats: LatencyStats | undefined;
 
   /** `capacity`: an integer >= 1, checked by the options that set it (or a constant). */
-  constructor(capacity: number) {
-    this.capacity = capacity;
-  }
+  constructor(readonly capacity: number) {}
 
   /** Samples in the window (at most `capacity`). */
   get size(): number {

@@ -160,7 +160,6 @@ const HOOK_OPTIONS = new Set([
  * an older call that settles late still runs the hook's callbacks but changes nothing shown.
  */
 export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
-  readonly #store: QueryStore;
   readonly #listeners = new Set<() => void>();
   #state: MutationState<TData, TVars, TError> = IDLE;
   #call = 0;
@@ -172,13 +171,8 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
    */
   #committed: MutationInputs<TData, TVars, TContext, TError> | undefined;
 
-  constructor(store: QueryStore) {
-    this.#store = store;
-  }
-
-  get store(): QueryStore {
-    return this.#store;
-  }
+  /** The client's query store (a parameter property: no getter over a private field). */
+  constructor(readonly store: QueryStore) {}
 
   setInputs(
     method: HttpMethodInput,
@@ -243,7 +237,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
   ): Promise<TData> {
     const call = ++this.#call;
     const { method, url: urlOption, options } = this.#shown();
-    const client = this.#store.client;
+    const client = this.store.client;
     const writes: OptimisticWrites = [];
     let context: TContext | undefined;
     this.#setIf(call, { ...IDLE, status: 'pending', variables });
@@ -258,7 +252,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       // Same-origin only: names this tab, so it skips the server's echo of this change.
       addSourceHeader(client, url, request);
       running = { method, url, options: request, invalidate: options?.invalidate };
-      end = startMutation(this.#store.mutations, running);
+      end = startMutation(this.store.mutations, running);
       if (options?.onMutate) context = await options.onMutate(variables, this.#helpers(writes));
       const body = options?.body
         ? options.body(variables)
@@ -276,10 +270,10 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
         await settle(() => client.invalidate(target));
     } catch (err) {
       error = (err instanceof Error ? err : new Error(String(err))) as TError;
-      rollBack(this.#store, writes, running?.skipped);
+      rollBack(this.store, writes, running?.skipped);
     }
     // After the rollback (its writes show) and the success invalidation (its refetch is in flight).
-    this.#store.release(writes.map((w) => w.spec.key));
+    this.store.release(writes.map((w) => w.spec.key));
     writes.done = true;
     this.#setIf(
       call,
@@ -287,7 +281,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
         ? { ...IDLE, status: 'error', error, variables }
         : { status: 'success', data, response, error: null, variables },
     );
-    end(!error, this.#store.clock.now());
+    end(!error, this.store.clock.now());
     // Callbacks run after the state is settled, the hook's first, those of the latest render
     // (as TanStack Query does: a callback closing over props sees the current ones); a throwing
     // callback is reported, it does not turn a success into a failure.
@@ -326,7 +320,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
   }
 
   #helpers(writes: OptimisticWrites): OptimisticHelpers {
-    const store = this.#store;
+    const store = this.store;
     const client = store.client;
     // What a key shows: what its components show (the cache may hold nothing, during an
     // invalidation refetch, or a read held back for a running mutation), else the cached response.

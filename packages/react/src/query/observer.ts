@@ -173,7 +173,6 @@ function isActive(inputs: Inputs): boolean {
  *   store change ─ getSnapshot(): new view; the snapshot changes only if a read field changed
  */
 export class QueryObserver {
-  readonly #store: QueryStore;
   readonly #tracking = new TrackedView<View>();
   /** The inputs of the last render. */
   #inputs: Inputs = NO_INPUTS;
@@ -193,13 +192,8 @@ export class QueryObserver {
   #manual: (() => void) | undefined;
   #onChange: (() => void) | undefined;
 
-  constructor(store: QueryStore) {
-    this.#store = store;
-  }
-
-  get store(): QueryStore {
-    return this.#store;
-  }
+  /** The client's query store (a parameter property: no getter over a private field). */
+  constructor(readonly store: QueryStore) {}
 
   /** The cache key, or undefined without a request (null URL or an invalid one). */
   get key(): string | undefined {
@@ -271,7 +265,7 @@ export class QueryObserver {
     let resolveError: unknown;
     if (url !== null) {
       try {
-        spec = this.#store.client.resolve('GET', url, requestOptions);
+        spec = this.store.client.resolve('GET', url, requestOptions);
       } catch (err) {
         // An invalid URL or option is the query's error, not a crash of the render.
         resolveError = err;
@@ -340,7 +334,7 @@ export class QueryObserver {
     if (isActive(inputs)) {
       const entry = this.#entry(inputs);
       const initial = this.#initialData(inputs, spec.key);
-      const { client } = this.#store;
+      const { client } = this.store;
       // Written into the cache (with the spec) when the key has no data yet.
       if (
         initial !== undefined &&
@@ -352,7 +346,7 @@ export class QueryObserver {
       release = entry.observe(onChange, true);
     } else if (spec) {
       // Disabled: shows what the key holds as it changes, without observing it (no interest).
-      release = this.#store.follow(spec.key, onChange);
+      release = this.store.follow(spec.key, onChange);
     }
     return () => {
       release?.();
@@ -378,7 +372,7 @@ export class QueryObserver {
         // also when another component observes the key (the entry exists, but not for this one).
         this.#manual = this.#entry(inputs).observe(this.#onChange, false);
       }
-      await this.#store.peek(spec.key)?.refetch();
+      await this.store.peek(spec.key)?.refetch();
     }
     // The current result outside render: a plain object, not tracked.
     if (this.#committed !== this.#inputs) {
@@ -396,17 +390,17 @@ export class QueryObserver {
     // another key that is not committed (a suspended transition) neither moves nor stops them.
     const { spec, focus, reconnect, interval } = this.#committed;
     const key = spec!.key;
-    const revalidate = () => this.#store.peek(key)?.revalidate();
+    const revalidate = () => this.store.peek(key)?.revalidate();
     if (focus) offs.push(onSignal('focus', revalidate));
     if (reconnect) offs.push(onSignal('online', revalidate));
     // A positive number of ms or false (setInputs refused anything else).
     if (interval) {
       // On the client's clock (which has no setInterval): each tick arms the next one.
-      const { clock } = this.#store;
+      const { clock } = this.store;
       const tick = () => {
         timer = clock.setTimeout(tick, interval);
         // Quiet: an open circuit drops a tick silently, as the core drops its own refetches.
-        if (!isDocumentHidden()) void this.#store.peek(key)?.refetch(true);
+        if (!isDocumentHidden()) void this.store.peek(key)?.refetch(true);
       };
       let timer = clock.setTimeout(tick, interval);
       offs.push(() => clock.clearTimeout(timer));
@@ -428,13 +422,13 @@ export class QueryObserver {
     const inputs = this.#inputs;
     const { spec } = inputs;
     if (view.status === 'error' && view.data === undefined) {
-      const entry = spec && this.#store.peek(spec.key);
+      const entry = spec && this.store.peek(spec.key);
       // `select` threw over this response: held as a read's error is, and read again from the
       // network after a boundary reset (the response may be fresh, and the same data would give
       // the same throw for ever). By response, not by observer: the boundary remounts the query.
       const response = this.#select?.thrown && this.#state?.response;
       if (response) {
-        const { selectThrew, resets } = this.#store;
+        const { selectThrew, resets } = this.store;
         const at = selectThrew.get(response) ?? resets;
         selectThrew.set(response, at);
         if (at < resets) throw this.#entry(inputs).suspend(true);
@@ -450,7 +444,7 @@ export class QueryObserver {
   }
 
   #entry(inputs: Inputs): QueryEntry {
-    return this.#store.entry(inputs.spec!, inputs.url!, inputs.requestOptions);
+    return this.store.entry(inputs.spec!, inputs.url!, inputs.requestOptions);
   }
 
   // ── view derivation ───────────────────────────────────────────────────────────────────────
@@ -461,10 +455,10 @@ export class QueryObserver {
       if (inputs.resolveError === undefined) return PENDING;
       return { ...PENDING, status: 'error', error: inputs.resolveError };
     }
-    const entry = this.#store.peek(spec.key);
+    const entry = this.store.peek(spec.key);
     if (entry !== undefined) return entry.state;
     // Not observed yet (first render, server render) or disabled: read the cache directly.
-    const cached = cachedState(this.#store.client, spec.key);
+    const cached = cachedState(this.store.client, spec.key);
     if (cached.response !== undefined) return cached;
     const initial = this.#initialData(inputs, spec.key);
     if (initial !== undefined) return { ...PENDING, status: 'success', data: initial };

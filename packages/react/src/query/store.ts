@@ -232,10 +232,6 @@ export function storeFor(client: Client): QueryStore {
 export class QueryEntry {
   readonly key: string;
   state: QueryState;
-  readonly #store: QueryStore;
-  readonly #spec: RequestSpec;
-  readonly #url: string;
-  readonly #options: RequestOptions | undefined;
   /** One per observation: the entry is observed while there is any. */
   readonly #listeners = new Set<() => void>();
   /** This entry's own consumer of the key's flight; cancelled when the last observer leaves. */
@@ -250,19 +246,16 @@ export class QueryEntry {
   /** The store's `resets` at this entry's last error or suspending read (see `stale`). */
   #epoch = 0;
 
+  /** Parameter properties: what the entry reads its requests from, with no private copies. */
   constructor(
-    store: QueryStore,
-    spec: RequestSpec,
-    url: string,
-    options: RequestOptions | undefined,
+    readonly store: QueryStore,
+    readonly spec: RequestSpec,
+    readonly url: string,
+    readonly options: RequestOptions | undefined,
   ) {
     this.key = spec.key;
-    this.#store = store;
-    this.#spec = spec;
-    this.#url = url;
-    this.#options = options;
-    this.state = cachedState(this.#store.client, spec.key);
-    this.#unsubscribe = this.#store.client.subscribe(spec.key, this.#onCacheUpdate);
+    this.state = cachedState(this.store.client, spec.key);
+    this.#unsubscribe = this.store.client.subscribe(spec.key, this.#onCacheUpdate);
   }
 
   /**
@@ -291,7 +284,7 @@ export class QueryEntry {
    */
   fetch(): void {
     if (this.#request !== undefined || this.#released) return;
-    const request = this.#store.client.request(this.#spec.method, this.#url, this.#options);
+    const request = this.store.client.request(this.spec.method, this.url, this.options);
     this.#request = request;
     // Read after the call: a flight it started has already been numbered by its `request` event.
     const seq = this.#flightSeq;
@@ -310,7 +303,7 @@ export class QueryEntry {
    */
   refetch(quiet?: boolean): Promise<void> {
     if (!this.#released) {
-      const refused = this.#store.client.prefetch(this.#spec, quiet ? undefined : EXPLICIT);
+      const refused = this.store.client.prefetch(this.spec, quiet ? undefined : EXPLICIT);
       if (refused !== undefined) {
         if (!quiet) this.#applyError(refused);
       } else {
@@ -327,7 +320,7 @@ export class QueryEntry {
    */
   revalidate(): void {
     if (this.#released) return;
-    this.#store.client.prefetch(this.#spec, IF_STALE);
+    this.store.client.prefetch(this.spec, IF_STALE);
     this.syncFetching();
   }
 
@@ -343,7 +336,7 @@ export class QueryEntry {
    */
   suspend(network = false): Promise<void> {
     // Read after the last reset: what it ends with is thrown, even an error it leaves in place.
-    this.#epoch = this.#store.resets;
+    this.#epoch = this.store.resets;
     // `network`: over a fresh entry too (the cache would answer with the same data).
     if (!network) this.fetch();
     const read = network ? this.refetch() : this.read();
@@ -361,7 +354,7 @@ export class QueryEntry {
    * and its request for good.
    */
   #checkIn(read: Promise<void>): Promise<void> {
-    const { clock } = this.#store;
+    const { clock } = this.store;
     let timer: unknown;
     const due = new Promise<void>((resolve) => {
       timer = clock.setTimeout(resolve, SUSPENSE_CHECK_IN_MS);
@@ -383,7 +376,7 @@ export class QueryEntry {
   get stale(): boolean {
     return (
       this.#request !== undefined ||
-      (this.state.status === 'error' && this.#epoch < this.#store.resets)
+      (this.state.status === 'error' && this.#epoch < this.store.resets)
     );
   }
 
@@ -396,12 +389,12 @@ export class QueryEntry {
   hold(): void {
     if (this.#listeners.size > 0 || this.#released) return;
     this.#clearGrace();
-    this.#graceTimer = this.#store.clock.setTimeout(this.releaseIfUnobserved, SUSPENSE_GRACE_MS);
+    this.#graceTimer = this.store.clock.setTimeout(this.releaseIfUnobserved, SUSPENSE_GRACE_MS);
   }
 
   #clearGrace(): void {
     if (this.#graceTimer === undefined) return;
-    this.#store.clock.clearTimeout(this.#graceTimer);
+    this.store.clock.clearTimeout(this.#graceTimer);
     this.#graceTimer = undefined;
   }
 
@@ -423,7 +416,7 @@ export class QueryEntry {
     // change (it left the server, or was not even sent, before the read was answered): showing it
     // would drop the row until that mutation's own refetch. It is held back (TanStack Query's
     // "invalidate only when the last mutation settles"): see `caughtUp`.
-    const store = this.#store;
+    const store = this.store;
     if (!store.writing && store.pending.includes(this.key)) {
       this.#missed = true;
       return;
@@ -452,7 +445,7 @@ export class QueryEntry {
         this.#settledSeq = seq;
         if (type === 'error') this.#applyError(event.error);
         // Not cached, so no CacheUpdate carries it: the flight's outcome is the data.
-        else if (this.#spec.cache === null) this.#applyResponse(event.response!);
+        else if (this.spec.cache === null) this.#applyResponse(event.response!);
       }
     }
     this.syncFetching();
@@ -482,7 +475,7 @@ export class QueryEntry {
       if (failed) {
         // A cancellation (cancelAll, a group cancel) is not an error of the query: keep the state.
         if (!isAbortError(outcome)) this.#applyError(outcome);
-      } else if (this.#spec.cache === null) {
+      } else if (this.spec.cache === null) {
         this.#applyResponse(outcome as ApiResponse);
       } else if (this.state.status === 'pending' && this.#listeners.size > 0) {
         // Answered but not stored (`clearCache()` detached it) and nothing on screen: read
@@ -504,17 +497,17 @@ export class QueryEntry {
 
   #applyError(error: unknown): void {
     // The data stays (a failed refetch does not erase what was shown), as in TanStack Query.
-    this.#epoch = this.#store.resets;
+    this.#epoch = this.store.resets;
     this.#set({ status: 'error', error });
   }
 
   /** Applies `change`, with `isFetching` as the core says now; wakes the observers if it changed. */
   #set(change: Partial<QueryState>): void {
-    const next = { ...this.state, ...change, isFetching: this.#store.client.isFetching(this.key) };
+    const next = { ...this.state, ...change, isFetching: this.store.client.isFetching(this.key) };
     if (sameFields(this.state, next)) return;
     this.state = next;
     for (const listener of this.#listeners) notifyLater(listener);
-    this.#store.tell(this.key);
+    this.store.tell(this.key);
   }
 
   #wake(): void {
@@ -535,6 +528,6 @@ export class QueryEntry {
     request?.cancel();
     this.#unsubscribe();
     this.#wake();
-    this.#store.remove(this);
+    this.store.remove(this);
   };
 }

@@ -103,8 +103,6 @@ export interface ChannelSubscriber {
  */
 export class Channel {
   readonly key: string;
-  /** The client whose channel this is. */
-  readonly client: Client;
   readonly #subscribers = new Set<ChannelSubscriber>();
   readonly #onError: (error: unknown) => void;
   /**
@@ -125,10 +123,14 @@ export class Channel {
   #running = false;
 
   /** Throws for bad options (before anything is made). */
-  constructor(client: Client, spec: RequestSpec, options: ServerEventsOptions | undefined) {
+  constructor(
+    /** The client whose channel this is. */
+    readonly client: Client,
+    spec: RequestSpec,
+    options: ServerEventsOptions | undefined,
+  ) {
     this.options = resolveOptions(client, spec, options);
     this.url = spec.fetchURL;
-    this.client = client;
     this.key = spec.key;
     const onError = options?.onError;
     // What onError itself throws is reported: thrown from the stream reader, it would drop the
