@@ -1607,7 +1607,13 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           const replies = (await reader
             .pipeline()
             .xread('COUNT', 1, 'STREAMS', key, last)
-            .xrange(key, last === START ? START : `${msOf(last)}-0`, last, 'COUNT', PAGE)
+            .xrange(
+              key,
+              last === START ? START : `${last.slice(0, last.indexOf('-'))}-0`,
+              last,
+              'COUNT',
+              PAGE,
+            )
             .exec())!;
           for (const [error] of replies) if (error) throw error;
           seen = replies[1]![1] as Entry[];
