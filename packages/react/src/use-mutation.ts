@@ -71,21 +71,18 @@ export function useMutation<
     observer.getSnapshot,
   );
   useCommit(observer);
-  return useMemo(
-    () => ({
+  return useMemo(() => {
+    const { status } = state;
+    // The state's fields (status, data, response, error, variables) as they are.
+    return {
+      ...state,
       mutate: observer.mutate,
       mutateAsync: observer.mutateAsync,
-      data: state.data,
-      response: state.response,
-      error: state.error,
-      status: state.status,
-      isIdle: state.status === 'idle',
-      isPending: state.status === 'pending',
-      isSuccess: state.status === 'success',
-      isError: state.status === 'error',
-      variables: state.variables,
+      isIdle: status === 'idle',
+      isPending: status === 'pending',
+      isSuccess: status === 'success',
+      isError: status === 'error',
       reset: observer.reset,
-    }),
-    [observer, state],
-  );
+    };
+  }, [observer, state]);
 }
