@@ -71,18 +71,18 @@ export function useMutation<
     observer.getSnapshot,
   );
   useCommit(observer);
-  return useMemo(
-    () => ({
+  return useMemo(() => {
+    const { status } = state;
+    // The state's fields (status, data, response, error, variables) as they are.
+    return {
+      ...state,
       mutate: observer.mutate,
       mutateAsync: observer.mutateAsync,
-      // The state's own fields (data, response, error, status, variables), then what they imply.
-      ...state,
-      isIdle: state.status === 'idle',
-      isPending: state.status === 'pending',
-      isSuccess: state.status === 'success',
-      isError: state.status === 'error',
+      isIdle: status === 'idle',
+      isPending: status === 'pending',
+      isSuccess: status === 'success',
+      isError: status === 'error',
       reset: observer.reset,
-    }),
-    [observer, state],
-  );
+    };
+  }, [observer, state]);
 }

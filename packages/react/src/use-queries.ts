@@ -109,7 +109,8 @@ class QueriesObserver {
       let environment = '';
       for (const o of this.#observers) {
         const { focus, reconnect, interval } = o.inputs;
-        id += `${o.active ? o.key : ''}\n`;
+        // Every key, disabled ones too: a disabled row follows its key (the cache watcher).
+        id += `${o.active}${o.key}\n`;
         environment += `${focus},${reconnect},${interval}\n`;
       }
       this.#rendered = { observers: this.#observers, inputs, id, environment };

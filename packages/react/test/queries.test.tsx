@@ -266,6 +266,41 @@ describe('useQueries', () => {
       renderHook(() => useQueries('x' as never), { wrapper: wrapperFor(client) }),
     ).toThrow('keel: useQueries `queries` must be an array, got "x"');
   });
+
+  it('a disabled row whose key changes follows its new key: cache writes to it show, with no request', async () => {
+    const requests = usersApi();
+    const client = testClient();
+    let setId!: (id: number) => void;
+    const { result } = renderHook(
+      () => {
+        const [id, set] = useState(1);
+        setId = set;
+        return useQueries([queryOptions<User>(`/users/${id}`, { enabled: false })]).map((r) =>
+          readAll(r),
+        );
+      },
+      { wrapper: wrapperFor(client) },
+    );
+    const write = (id: number, name: string) =>
+      act(() =>
+        client.setCached(
+          client.resolve('GET', `/users/${id}`),
+          syntheticResponse({ id, name }, undefined),
+        ),
+      );
+    write(1, 'one');
+    await waitFor(() => expect(result.current[0]!.data?.name).toBe('one'));
+    act(() => setId(2));
+    expect(result.current[0]!.data).toBeUndefined();
+    write(2, 'two');
+    await waitFor(() => expect(result.current[0]!.data?.name).toBe('two'));
+    // The old key is no longer followed: its writes show nothing.
+    write(1, 'one again');
+    await flush();
+    expect(result.current[0]!.data?.name).toBe('two');
+    expect(requests).toEqual([]);
+    expect(debugOf(client).subscriptions).toBe(0);
+  });
 });
 
 describe('useSuspenseQuery with queryOptions', () => {

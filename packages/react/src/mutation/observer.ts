@@ -17,7 +17,7 @@ import { syntheticResponse } from '../query/state';
 import type { QueryStore } from '../query/store';
 import type { QueryDefinition } from '../query-options';
 import { addSourceHeader } from '../server-events/source';
-import { covered, type RunningMutation, startMutation } from './registry';
+import { type RunningMutation, startMutation } from './registry';
 
 export type MutationStatus = 'idle' | 'pending' | 'success' | 'error';
 
@@ -246,6 +246,20 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     let response: ApiResponse<TData> | undefined;
     let data: TData | undefined;
     let error: TError | null = null;
+    // On success, as the reaction to it: an invalidation (the `invalidate` option, or the common
+    // `client.invalidate(...)` of TanStack Query habits in a callback) keeps the refetch the core
+    // started after the answer, instead of sending it again (see afterWrite). Until one returns a
+    // promise: then time passed, and what the next one invalidates may have changed since. A GET,
+    // HEAD or OPTIONS mutation is no write the core marks: its invalidations apply in full.
+    let reacting = !'GET HEAD OPTIONS'.includes(method);
+    // settle: what a callback or invalidation throws is reported, the outcome stays.
+    const settleAfter = (fn: () => unknown) =>
+      settle(() => {
+        if (!reacting) return fn();
+        const out = afterWrite(client, fn) as PromiseLike<unknown> | undefined;
+        if (typeof out?.then === 'function') reacting = false;
+        return out;
+      });
     try {
       const url = typeof urlOption === 'function' ? urlOption(variables) : urlOption;
       const request: RequestOptions = coreOptions(options, HOOK_OPTIONS) ?? {};
@@ -264,10 +278,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       response = await client.request<TData>(method, url, request);
       data = response.data;
       const target = this.#shown().options?.invalidate;
-      // settle: a throwing invalidation is reported, the mutation still succeeded. Not what the
-      // core just invalidated: that would detach its refetch, and send another.
-      if (target !== undefined && !covered(client, running, target))
-        await settle(() => client.invalidate(target));
+      if (target !== undefined) await settleAfter(() => client.invalidate(target));
     } catch (err) {
       error = (err instanceof Error ? err : new Error(String(err))) as TError;
       rollBack(this.store, writes, running?.skipped);
@@ -286,18 +297,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     // (as TanStack Query does: a callback closing over props sees the current ones); a throwing
     // callback is reported, it does not turn a success into a failure.
     const latest = this.#shown().options;
-    // On success, as the reaction to it: an invalidation the callbacks make at once (the common
-    // `client.invalidate(...)` of TanStack Query habits) keeps the refetch the core started after
-    // the answer, instead of sending it again (see afterWrite). Until one returns a promise: then
-    // time passed, and what the next one invalidates may have changed since.
-    let reacting = !error;
-    const settleAfter = (fn: () => unknown) =>
-      settle(() => {
-        if (!reacting) return fn();
-        const out = afterWrite(client, fn) as PromiseLike<unknown> | undefined;
-        if (typeof out?.then === 'function') reacting = false;
-        return out;
-      });
+    reacting &&= !error;
     await settleAfter(() =>
       error
         ? latest?.onError?.(error, variables, context)

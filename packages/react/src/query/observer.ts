@@ -472,16 +472,15 @@ export class QueryObserver {
     let status = state.status;
     let raw = state.data;
     let isPlaceholderData = false;
-    const hasData = state.status === 'success' || state.response !== undefined;
+    const hasData = status === 'success' || state.response !== undefined;
+    const placeholderData = options?.placeholderData;
     if (hasData) {
       this.#shown = { key, data: raw };
-    } else if (state.status === 'pending' && options?.placeholderData !== undefined) {
+    } else if (status === 'pending' && placeholderData !== undefined) {
       // Another key's data (none before any was shown).
       const previous = this.#shown?.key !== key ? this.#shown?.data : undefined;
       const placeholder =
-        typeof options.placeholderData === 'function'
-          ? options.placeholderData(previous)
-          : options.placeholderData;
+        typeof placeholderData === 'function' ? placeholderData(previous) : placeholderData;
       if (placeholder !== undefined) {
         // Shared with the last one: a function returning a new equal object per call (an inline
         // one runs again at each render: new options) must not change the view.

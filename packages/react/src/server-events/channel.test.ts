@@ -102,3 +102,66 @@ describe('reconnect backoff against a stream that ends at once', () => {
     }
   });
 });
+
+describe('UTF-8 split across the chunks of a stream', () => {
+  /** A channel over a fetch whose body is `chunks`, exactly as given, then its end. */
+  function streamOf(chunks: Uint8Array[]) {
+    const client = createClient({ baseURL: 'http://127.0.0.1:1' });
+    const delays: number[] = [];
+    const clock = {
+      now: () => 0,
+      setTimeout: (_fn: () => void, ms: number) => delays.push(ms),
+      clearTimeout: () => {},
+    };
+    const fetch = async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (const chunk of chunks) controller.enqueue(chunk);
+            controller.close();
+          },
+        }),
+        { headers: { 'content-type': 'text/event-stream' } },
+      );
+    const channel = channelFor(client, client.resolve('GET', '/events'), { clock, fetch });
+    const raws: string[] = [];
+    const leave = channel.join({
+      handlers: () => ({ message: (_data, event) => raws.push(event.raw) }),
+      onState: () => {},
+    });
+    return { channel, delays, raws, leave };
+  }
+  const bytes = (text: string) => new TextEncoder().encode(text);
+
+  it('a character split between two chunks is dispatched whole', async () => {
+    const [c3, a9] = bytes('é');
+    const t = streamOf([
+      Uint8Array.of(...bytes('data: caf'), c3!),
+      Uint8Array.of(a9!, ...bytes('\n\n')),
+    ]);
+    // The stream ended: the reconnect is armed (and never fired), after the event.
+    await vi.waitFor(() => expect(t.delays).toHaveLength(1));
+    expect(t.raws).toEqual(['café']);
+    t.leave();
+  });
+
+  it('a character cut by the end of the stream is in the unterminated last event, which is dropped (WHATWG: pending data is discarded at the end), and corrupts nothing dispatched', async () => {
+    const euro = bytes('€');
+    const t = streamOf([
+      bytes('data: 1 €\n\n'),
+      Uint8Array.of(...bytes('data: 2 '), euro[0]!, euro[1]!),
+    ]);
+    await vi.waitFor(() => expect(t.delays).toHaveLength(1));
+    expect(t.raws).toEqual(['1 €']);
+    expect(t.channel.state.error).toMatchObject({ message: expect.stringMatching(/ended/) });
+    t.leave();
+  });
+
+  it('a stream cut after the last blank line but inside a character dispatches the events before it intact', async () => {
+    const euro = bytes('€');
+    const t = streamOf([Uint8Array.of(...bytes('data: €\n\n'), euro[0]!)]);
+    await vi.waitFor(() => expect(t.delays).toHaveLength(1));
+    expect(t.raws).toEqual(['€']);
+    t.leave();
+  });
+});

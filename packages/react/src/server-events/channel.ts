@@ -265,6 +265,10 @@ export class Channel {
         },
         maxEventLength,
       );
+      // `stream: true` holds a character split between chunks until its last byte. No final
+      // `decode()` at the end: what it could flush (a cut character) follows the last line end,
+      // in the unterminated last event, which WHATWG drops with the stream; a dispatched event
+      // only ever holds whole characters.
       for (
         let chunk = await reader.read();
         !chunk.done && !signal.aborted;
