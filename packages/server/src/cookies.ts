@@ -19,8 +19,9 @@ export interface CookieOptions {
    */
   httpOnly?: boolean | undefined;
   /**
-   * `Secure`: send only over HTTPS. Forced on when `sameSite` is `'none'` and for names starting
-   * `__Secure-` / `__Host-` (browsers require it); `false` with such a name is a RangeError.
+   * `Secure`: send only over HTTPS. Forced on when `sameSite` is `'none'`, `partitioned` is true
+   * and for names starting `__Secure-` / `__Host-` (browsers require it); an explicit `false`
+   * beside any of them is a RangeError.
    *
    * @default false
    */
@@ -215,9 +216,11 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   const partitioned = boolean('setCookie partitioned', options.partitioned, false);
   const secure =
     options.secure === undefined ? undefined : boolean('setCookie secure', options.secure, false);
-  // Browsers drop a Partitioned cookie without Secure (CHIPS).
-  if (partitioned && secure === false) {
-    throw rangeError('setCookie secure', 'true or left out for a Partitioned cookie', secure);
+  // Browsers drop a Partitioned cookie (CHIPS) and a SameSite=None one without Secure: an
+  // explicit `secure: false` beside either is a contradiction, not a flag to override.
+  if (secure === false && (partitioned || sameSite === 'none')) {
+    const other = partitioned ? 'partitioned: true' : "sameSite: 'none'";
+    throw rangeError('setCookie secure', `true or left out with ${other}`, secure);
   }
   const bareName = strip(name);
   if (bareName === '') throw rangeError('setCookie name', 'a non-empty cookie name', name);

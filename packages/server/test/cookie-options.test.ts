@@ -45,7 +45,7 @@ describe('setCookie partitioned and priority', () => {
     const err = await sent({ partitioned: true, secure: false });
     expect(err).toBeInstanceOf(RangeError);
     expect((err as Error).message).toContain('`setCookie secure`');
-    expect((err as Error).message).toContain('Partitioned');
+    expect((err as Error).message).toContain('partitioned: true');
   });
 
   it('partitioned that is no boolean is a TypeError naming it', async () => {

@@ -109,3 +109,41 @@ describe('setCookie values a browser would drop or misread', () => {
     );
   });
 });
+
+// `sameSite: 'none', secure: false` was sent with Secure in silence: the `false` asked for was
+// not what was sent. An explicit `false` beside an option that needs Secure is a RangeError.
+describe('setCookie secure contradictions', () => {
+  it("sameSite: 'none' with secure: false is a RangeError naming both", async () => {
+    for (const sameSite of ['none', 'None'] as const) {
+      const res = await set('a', 'v', { sameSite: sameSite as 'none', secure: false });
+      expect(res.status).toBe(500);
+      expect(res.cookie).toBeUndefined();
+      expect(res.error).toBeInstanceOf(RangeError);
+      expect(res.error.message).toMatch(/`setCookie secure`/);
+      expect(res.error.message).toMatch(/sameSite/);
+    }
+  });
+
+  it("sameSite: 'none' with secure left out still forces Secure", async () => {
+    expect((await set('a', 'v', { sameSite: 'none' })).cookie).toEqual([
+      'a=v; Path=/; Secure; SameSite=None',
+    ]);
+    expect((await set('a', 'v', { sameSite: 'none', secure: undefined })).cookie).toEqual([
+      'a=v; Path=/; Secure; SameSite=None',
+    ]);
+  });
+
+  it('partitioned: true with secure: false is a RangeError naming both', async () => {
+    const res = await set('a', 'v', { partitioned: true, secure: false });
+    expect(res.status).toBe(500);
+    expect(res.error).toBeInstanceOf(RangeError);
+    expect(res.error.message).toMatch(/`setCookie secure`/);
+    expect(res.error.message).toMatch(/partitioned/);
+  });
+
+  it('secure: false with lax / strict is sent without Secure', async () => {
+    expect((await set('a', 'v', { sameSite: 'strict', secure: false })).cookie).toEqual([
+      'a=v; Path=/; SameSite=Strict',
+    ]);
+  });
+});
