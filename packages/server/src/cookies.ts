@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 import { parse, serialize } from 'cookie';
 import {
   boolean,
@@ -45,7 +46,9 @@ export interface CookieOptions {
   /**
    * `Domain`: also send the cookie to subdomains of this domain. At most 1024 bytes (a browser
    * ignores a longer one) and not empty (`''` would be a host-only cookie, which is what leaving
-   * it out means): else a RangeError.
+   * it out means): else a RangeError. A non-ASCII domain is sent as punycode (`café.example` as
+   * `xn--caf-dma.example`), the Host a browser matches it against; one punycode cannot spell is a
+   * RangeError.
    *
    * @default undefined (a host-only cookie)
    */
@@ -128,6 +131,7 @@ function anyCase<const T extends string>(name: string, given: unknown, allowed: 
 }
 
 const NON_ASCII = /[^\0-\x7f]+/g;
+const HAS_NON_ASCII = /[^\0-\x7f]/;
 
 /**
  * A path as a browser matches it: non-ASCII percent-encoded as UTF-8, as the request path it is
@@ -136,6 +140,20 @@ const NON_ASCII = /[^\0-\x7f]+/g;
  */
 function encodedPath(path: string): string {
   return path.replace(NON_ASCII, (text) => encoded('setCookie path', text));
+}
+
+/**
+ * A domain as a browser matches it: the Host it sends is punycode (`café.example` is
+ * `xn--caf-dma.example`), so a non-ASCII one is sent so (RFC 6265 domain-value is ASCII;
+ * `cookie` refused it as "invalid"). One that no domain name spells is a RangeError.
+ */
+function asciiDomain(domain: string): string {
+  if (!HAS_NON_ASCII.test(domain)) return domain;
+  const ascii = domainToASCII(domain);
+  if (ascii === '') {
+    throw rangeError('setCookie domain', 'an ASCII domain name, or one punycode can spell', domain);
+  }
+  return ascii;
 }
 
 const PARENS = /[()]/g;
@@ -232,7 +250,7 @@ export function serializeCookie(name: string, value: string, options: CookieOpti
   if (path.length > MAX_ATTRIBUTE_BYTES) {
     throw rangeError('setCookie path', `at most ${MAX_ATTRIBUTE_BYTES} bytes`, options.path);
   }
-  const domain = options.domain === undefined ? undefined : strip(options.domain);
+  const domain = options.domain === undefined ? undefined : asciiDomain(strip(options.domain));
   // `cookie` leaves an empty Domain out: a host-only cookie, where a wider one was asked for.
   if (domain === '') {
     const expected = 'a domain name (leave domain out for a host-only cookie)';

@@ -147,3 +147,26 @@ describe('setCookie secure contradictions', () => {
     ]);
   });
 });
+
+// A non-ASCII `domain` was refused as "a value a cookie can carry". The Host a browser sends,
+// and matches Domain against, is the punycode form: it is sent that way.
+describe('setCookie non-ASCII domain', () => {
+  it('is sent as punycode (what domainToASCII gives)', async () => {
+    expect((await set('a', 'v', { domain: 'café.example' })).cookie).toEqual([
+      'a=v; Domain=xn--caf-dma.example; Path=/; SameSite=Lax',
+    ]);
+    expect((await set('a', 'v', { domain: '.Bücher.example' })).cookie).toEqual([
+      'a=v; Domain=.xn--bcher-kva.example; Path=/; SameSite=Lax',
+    ]);
+  });
+
+  it('that no domain name spells is a RangeError saying it must be an ASCII domain', async () => {
+    for (const domain of ['caf é.example', 'ex\u00e9\u0000.com', '\ud800.com']) {
+      const res = await set('a', 'v', { domain });
+      expect(res.status).toBe(500);
+      expect(res.cookie).toBeUndefined();
+      expect(res.error).toBeInstanceOf(RangeError);
+      expect(res.error.message).toMatch(/^keel: `setCookie domain` must be .*ASCII/);
+    }
+  });
+});
