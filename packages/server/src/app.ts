@@ -24,6 +24,7 @@ import {
   type BodyParsers,
   type BodyPolicy,
   bodyKindOf,
+  closeLingering,
   drainUnread,
   EXPECTS_CONTINUE,
   endAfterBody,
@@ -905,8 +906,9 @@ class KeelApp implements App, SlotHost {
         // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing, the way to smuggle a
         // request past a proxy that frames it otherwise (HTTP/2 proper forbids the field). This
         // one is answered, then the connection closes; what Node parses after it on that
-        // connection is not a request.
-        res.shouldKeepAlive = false;
+        // connection is not a request. The close lingers, as for other refused bodies: a client
+        // still sending its body would otherwise draw a reset and lose the answer.
+        closeLingering(req, res, this.send.clock);
         if (socket !== null) socket[FAULTY_FRAMING] = true;
       }
     }

@@ -61,6 +61,33 @@ async function listening(server: NetServer): Promise<{ port: number; finished: (
   return { port: (server.address() as AddressInfo).port, finished: () => finished };
 }
 
+/**
+ * Writes `head`, waits for the answer, then the client sends BODY bytes more while reading
+ * nothing: its write must not fail on a reset, and it reads `status` with `Connection: close`.
+ */
+async function answeredWhileSending(head: string, status: RegExp): Promise<void> {
+  const { port, conns, finished } = await served();
+  const c = await openRaw(port, sockets);
+  let error: unknown = null;
+  c.s.on('error', (err) => {
+    error = err;
+  });
+  // The client reads nothing yet: once its write fails on the reset, it drops the answer.
+  c.s.pause();
+  c.s.write(head);
+  await until(() => finished() === 1);
+  await new Promise<void>((resolve) => c.s.write(Buffer.alloc(BODY, 0x20), () => resolve()));
+  const server = conns[0]!;
+  // The server read the whole body (lingering), or closed under it (the reset is on its way).
+  await until(() => server.destroyed || server.bytesRead >= head.length + BODY);
+  c.s.resume();
+  await until(() => c.closed() || error !== null);
+  expect(error).toBe(null);
+  expect(c.text()).toMatch(status);
+  expect(c.text().toLowerCase()).toContain('connection: close');
+  await until(() => server.destroyed);
+}
+
 describe.each([
   ['a 404 (no route takes it)', post('/nowhere'), /^HTTP\/1\.1 404 /],
   ['a 413 (declared over bodyLimit)', post('/json'), /^HTTP\/1\.1 413 /],
@@ -69,30 +96,26 @@ describe.each([
 ])(
   '%s to a client waiting for 100 Continue, which then sends its body anyway',
   (_n, head, status) => {
-    it('reaches the client: no reset, the server drops the body, then closes', async () => {
-      const { port, conns, finished } = await served();
-      const c = await openRaw(port, sockets);
-      let error: unknown = null;
-      c.s.on('error', (err) => {
-        error = err;
-      });
-      // The client reads nothing yet: once its write fails on the reset, it drops the answer.
-      c.s.pause();
-      c.s.write(head);
-      await until(() => finished() === 1);
-      await new Promise<void>((resolve) => c.s.write(Buffer.alloc(BODY, 0x20), () => resolve()));
-      const server = conns[0]!;
-      // The server read the whole body (lingering), or closed under it (the reset is on its way).
-      await until(() => server.destroyed || server.bytesRead >= head.length + BODY);
-      c.s.resume();
-      await until(() => c.closed() || error !== null);
-      expect(error).toBe(null);
-      expect(c.text()).toMatch(status);
-      expect(c.text().toLowerCase()).toContain('connection: close');
-      await until(() => server.destroyed);
-    });
+    it('reaches the client: no reset, the server drops the body, then closes', () =>
+      answeredWhileSending(head, status));
   },
 );
+
+/**
+ * HTTP/1.0 with Transfer-Encoding (faulty framing: the connection closes), one chunk of BODY
+ * whose first `sent` bytes come with the head.
+ */
+const chunked10 = (path: string, sent = 0): string =>
+  `POST ${path} HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\n` +
+  `Transfer-Encoding: chunked\r\n\r\n${BODY.toString(16)}\r\n${' '.repeat(sent)}`;
+
+describe.each([
+  ['a 404 (no route takes it)', chunked10('/nowhere'), /^HTTP\/1\.1 404 /],
+  ['a 413 (over bodyLimit)', chunked10('/json', 2048), /^HTTP\/1\.1 413 /],
+])('%s to HTTP/1.0 with Transfer-Encoding, whose client sends on', (_n, head, status) => {
+  it('reaches the client: no reset, the server drops the body, then closes', () =>
+    answeredWhileSending(head, status));
+});
 
 describe('the lingering close is bounded', () => {
   it('a client that keeps the connection open without sending: closed after 2 s', async () => {
