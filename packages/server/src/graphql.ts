@@ -449,28 +449,22 @@ export class GraphqlRunner {
       );
       return { ...refused, type: JSON_TYPE };
     }
-    const answer = await this.#answer(
+    const contentType = headers['content-type'];
+    const answer = await this.#answer({
       method,
-      headers['content-type'],
+      contentType,
       params,
       sdl,
       resolvers,
       contextValue,
       jsonDepth,
-    );
+    });
     return { ...answer, type };
   }
 
   /** {@link run} for a GET or POST whose Accept allows a GraphQL response type. */
-  async #answer(
-    method: string,
-    contentType: string | undefined,
-    params: GraphqlParams,
-    sdl: string,
-    resolvers: GraphqlResolvers | undefined,
-    contextValue: unknown,
-    jsonDepth: number,
-  ): Promise<Answer> {
+  async #answer(request: AnswerRequest): Promise<Answer> {
+    const { method, contentType, params, sdl, resolvers, contextValue, jsonDepth } = request;
     if (method === 'POST' && !isJson(contentType)) {
       return requestError(415, 'GraphQL POST requests must be sent as application/json.');
     }
@@ -541,6 +535,19 @@ export class GraphqlRunner {
     // No `data` key means the request failed before execution (e.g. variable coercion).
     return { status: 'data' in result ? 200 : 400, body: result };
   }
+}
+
+/** What {@link GraphqlRunner}'s `#answer` reads of a request: named, not seven in a row. */
+interface AnswerRequest {
+  /** GET or POST (HEAD is answered as GET). */
+  method: string;
+  contentType: string | undefined;
+  params: GraphqlParams;
+  sdl: string;
+  resolvers: GraphqlResolvers | undefined;
+  contextValue: unknown;
+  /** The route's maxJsonDepth, for `variables` / `extensions` sent as JSON text. */
+  jsonDepth: number;
 }
 
 /**
