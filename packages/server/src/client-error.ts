@@ -18,18 +18,44 @@ const ANSWERS: Readonly<Record<string, number>> = {
  */
 export function onClientError(err: Error & { code?: string }, socket: Socket): void {
   if (err.code === 'HPE_CLOSED_CONNECTION') return;
-  // As Node: answer only where nothing of an in-flight response was written yet.
-  const inFlight = (
-    socket as { _httpMessage?: (ServerResponse & { _headerSent?: boolean }) | null }
-  )._httpMessage;
+  const status = ANSWERS[err.code ?? ''] ?? 400;
+  const inFlight = (socket as { _httpMessage?: InFlight | null })._httpMessage;
   // A response ended in the same tick (the request before these bytes, run by the same parse):
   // when all of it is with the kernel, the client gets it whole, so it is finished (onResponse),
   // though its 'finish' comes after this cut.
   if (inFlight?.writableEnded && inFlight.writableLength === 0) {
     markHandedOver(inFlight);
+    answer(socket, status, err);
+    return;
   }
-  if (socket.writable && (inFlight == null || inFlight._headerSent !== true)) {
-    const status = ANSWERS[err.code ?? ''] ?? 400;
+  // The answer of an earlier request, whole, still being made: a client pipelining reads
+  // responses in request order, so a 400 now would be taken as that request's answer, and
+  // destroying the socket would lose it. It goes first; the 400 follows (RFC 9112 §9.3.2).
+  if (inFlight?.req?.complete === true) {
+    // The parser is spent: what else comes is not read.
+    socket.pause();
+    const after = (): void => {
+      socket.off('close', after);
+      inFlight.off('finish', after);
+      // Node hands the socket to a response queued behind it, or ends it (`Connection: close`).
+      setImmediate(() => onClientError(err, socket));
+    };
+    inFlight.once('finish', after);
+    socket.once('close', after);
+    return;
+  }
+  // As Node: answer only where nothing of the response in flight (this request's) was written.
+  if (inFlight == null || inFlight._headerSent !== true) {
+    answer(socket, status, err);
+    return;
+  }
+  socket.destroy(err);
+}
+
+type InFlight = ServerResponse & { _headerSent?: boolean };
+
+function answer(socket: Socket, status: number, err: Error): void {
+  if (socket.writable) {
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`);
   }
   socket.destroy(err);
