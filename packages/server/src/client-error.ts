@@ -38,7 +38,9 @@ export function onClientError(err: Error & { code?: string }, socket: Socket): v
       socket.off('close', after);
       inFlight.off('finish', after);
       // Node hands the socket to a response queued behind it, or ends it (`Connection: close`).
-      setImmediate(() => onClientError(err, socket));
+      setImmediate(() => {
+        if (!socket.destroyed) onClientError(err, socket);
+      });
     };
     inFlight.once('finish', after);
     socket.once('close', after);

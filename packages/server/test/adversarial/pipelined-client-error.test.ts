@@ -3,13 +3,28 @@
 // never sent and a pipelining client read the 400 as that request's answer (responses come in
 // request order). Now the answer in flight goes out first, then the 400, then the close.
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../../src/index';
+import { type App, createApp } from '../../src/index';
 import { closedAfterEach, openRaw, settle, start, until } from '../helpers';
 import { guardProcess } from './harness';
 
 guardProcess();
 
 const { apps, sockets } = closedAfterEach();
+
+/** POST /slow, answered once `release` is called; `entered` once it runs. */
+function heldRoute(app: App): { release: () => void; entered: () => boolean } {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let entered = false;
+  app.post('/slow', async (ctx) => {
+    entered = true;
+    await held;
+    ctx.json({ slow: true });
+  });
+  return { release, entered: () => entered };
+}
 
 describe('a malformed request pipelined behind one being answered', () => {
   it.each([
@@ -18,20 +33,11 @@ describe('a malformed request pipelined behind one being answered', () => {
   ])('%s: the earlier answer first, then 400, then close', async (_n, bad) => {
     const app = createApp();
     apps.push(app);
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let entered = false;
-    app.post('/slow', async (ctx) => {
-      entered = true;
-      await held;
-      ctx.json({ slow: true });
-    });
+    const { release, entered } = heldRoute(app);
     const { port } = await start(app);
     const c = await openRaw(port, sockets);
     c.s.write(`POST /slow HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n${bad}`);
-    await until(() => entered);
+    await until(entered);
     await settle();
     release();
     await until(() => c.closed());
@@ -50,5 +56,26 @@ describe('a malformed request pipelined behind one being answered', () => {
     await until(() => c.closed());
     const statuses = [...c.text().matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
     expect(statuses).toEqual(['200', '400']);
+  });
+});
+
+describe('the client leaves while the earlier answer is still being made', () => {
+  it('the held answer is still reported, and nothing waits on the closed connection', async () => {
+    const app = createApp();
+    apps.push(app);
+    let finished: boolean | undefined;
+    const { release, entered } = heldRoute(app);
+    app.onResponse((_ctx, info) => {
+      finished = info.finished;
+    });
+    const { port } = await start(app);
+    const c = await openRaw(port, sockets);
+    c.s.write('POST /slow HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nG(T / HTTP/1.1\r\n\r\n');
+    await until(entered);
+    c.s.destroy();
+    await settle();
+    release();
+    // The handler's answer is reported, and app.close() (afterEach) finds nothing held open.
+    await until(() => finished !== undefined);
   });
 });
