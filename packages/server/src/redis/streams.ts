@@ -1414,7 +1414,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   function noteRead(id: string, fields: Fields): void {
     const first = msRead[0]?.[0];
     if (first !== undefined && !sameMs(first, id)) msRead = [];
-    else if (msRead.length === PAGE) msRead.shift();
+    // Trimmed to the last PAGE once per read (see `readLoop`), not here: a shift per entry
+    // once full is O(PAGE) each.
     msRead.push([id, fields]);
     last = lastRead = id;
   }
@@ -1448,6 +1449,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         // may be gone too (the stream was deleted or flushed, or trimmed past it) and what it
         // got is no continuation: a loss, however few entries it brought.
         // And the entries read below it in its millisecond, still the same (see `msRead`).
+        if (msRead.length > PAGE) msRead = msRead.slice(-PAGE);
         const checked = from === lastRead && msRead.length > 1 ? msRead : null;
         const [reply, kept, below] = await Promise.all([
           reader.xread('COUNT', PAGE, 'BLOCK', BLOCK_MS, 'STREAMS', key, from) as Promise<
