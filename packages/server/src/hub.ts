@@ -460,7 +460,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     head = newHead;
     for (const client of [...clients]) {
       // Mid-replay: its answer may predate the loss; let it reconnect and ask again.
-      if (client.pending !== null) client.stream.close();
+      if (client.pending !== null) endToRetry(client.stream);
       else sendReset(client, null, newHead);
     }
   }
@@ -642,6 +642,15 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   }
 
   /**
+   * Ends a stream for its EventSource to reconnect after a `retry:` of `replayRetry` to twice
+   * that, at random: the clients ended together (an outage, a reset) do not all come back at once.
+   */
+  function endToRetry(stream: SseStream): void {
+    writeFrame(stream, `retry: ${replayRetry + Math.floor(Math.random() * replayRetry)}\n\n`);
+    stream.close();
+  }
+
+  /**
    * The store could not answer (e.g. Redis is down): the stream is ended with no event, so the
    * client reconnects with the same Last-Event-ID instead of missing events; after a `retry:` of
    * `replayRetry` to twice that, so the clients of one outage do not all come back at once.
@@ -649,11 +658,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
    */
   function replayFailed(client: HubClient, after: string, err: unknown): void {
     replayFailures++;
-    writeFrame(
-      client.stream,
-      `retry: ${replayRetry + Math.floor(Math.random() * replayRetry)}\n\n`,
-    );
-    client.stream.close();
+    endToRetry(client.stream);
     if (replayWarned || closed) return;
     replayWarned = true;
     // A store's error can name its server with the password (a custom store's, unhidden).
@@ -786,7 +791,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       // The store gave up opening (closed meanwhile) or failed: the waiting clients are ended
       // (their EventSource retries), and so is every later one: nothing would ever reach them.
       openFailure = { cause: err };
-      for (const client of [...waiting.keys()]) client.stream.close();
+      for (const client of [...waiting.keys()]) endToRetry(client.stream);
       waiting.clear();
       if (closed) return;
       // `ready` rejects with it too, but an app that does not await it must still hear of it.
@@ -810,7 +815,9 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       // The same request connected again: one client (each event once), the first topics.
       if (streams.has(stream)) return stream;
       if (closed || openFailure !== null) {
-        stream.close();
+        // Failed to open: retried spread out, as the clients that waited for it were.
+        if (openFailure !== null && !closed) endToRetry(stream);
+        else stream.close();
         return stream;
       }
       const client: HubClient = {
