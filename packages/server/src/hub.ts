@@ -388,6 +388,11 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
    * key, and a client that leaves is deleted at once, both O(1)), with the replay's bounds.
    */
   const replayQueue = new Map<HubClient, { readonly after: string; readonly upTo: string }>();
+  /**
+   * The clients whose store replay is in flight, each with what frees its slot: a client that
+   * leaves frees it at once (the next waiting client starts), and the late answer is ignored.
+   */
+  const inFlight = new Map<HubClient, () => boolean>();
 
   /**
    * The event's frame, or null for one that cannot be sent (a store holding an entry written
@@ -534,6 +539,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       clients.delete(client);
       waiting.delete(client);
       replayQueue.delete(client);
+      inFlight.get(client)?.();
       for (const topic of client.topics) {
         const set = byTopic.get(topic);
         if (set?.delete(client) && set.size === 0) byTopic.delete(topic);
@@ -607,6 +613,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       clock.clearTimeout(timer);
       replayTimers.delete(timer);
       timer = null;
+      inFlight.delete(client);
       replayDone();
       return true;
     };
@@ -617,6 +624,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       }
     }, replayTimeout);
     replayTimers.add(timer);
+    inFlight.set(client, settle);
     result.then(
       (answer) => {
         if (settle()) finishReplay(client, after, upTo, answer);
@@ -890,6 +898,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       byTopic.clear();
       waiting.clear();
       replayQueue.clear();
+      inFlight.clear();
       for (const timer of replayTimers) clock.clearTimeout(timer);
       replayTimers.clear();
       await store.close();
