@@ -9,7 +9,7 @@ import {
   typeError,
 } from '../checks';
 import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from '../clock';
-import { EventRing, frameFloor, MAX_BUFFER_SIZE } from '../hub-ring';
+import { bufferBytesOption, EventRing, frameFloor, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayRequest, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
 import {
   clusterDown,
@@ -373,14 +373,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   if (key === '') throw rangeError('stream', 'a non-empty string', key);
   const maxLen = integer('maxLen', options.maxLen, 10_000, 1, undefined, 'entries');
   const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, MAX_BUFFER_SIZE, 'events');
-  const bufferBytes = integer(
-    'bufferBytes',
-    options.bufferBytes,
-    16 * 1024 * 1024,
-    0,
-    undefined,
-    'bytes',
-  );
+  const bufferBytes = bufferBytesOption(options.bufferBytes);
   const commandTimeout = integer(
     'commandTimeout',
     options.commandTimeout,
