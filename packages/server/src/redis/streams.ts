@@ -163,7 +163,11 @@ function hangUp(conn: Redis): void {
   (conn.stream as Redis['stream'] | undefined)?.destroy();
 }
 
-/** Entries fetched per XREAD / XRANGE call. */
+/**
+ * Entries fetched per XREAD / XRANGE call. By count only: Redis bounds those replies by COUNT
+ * alone (no byte limit), and the gap checks (`gapCheck`, `firstPage`, `msRead`) rely on one
+ * fixed page size, so a page of big events is as big as 512 of them.
+ */
 const PAGE = 512;
 /** How long one XREAD blocks before it is issued again. */
 const BLOCK_MS = 5000;
