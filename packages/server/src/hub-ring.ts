@@ -1,3 +1,4 @@
+import { integer } from './checks';
 import type { ReplayRequest, ReplayResult, StoredEvent } from './hub-store';
 
 /** A store's answer when the replay cannot be told exactly (frozen: shared by every replay). */
@@ -15,6 +16,10 @@ export function frameFloor(event: StoredEvent): number {
 
 /** The largest `bufferSize`: the longest array JavaScript can make. */
 export const MAX_BUFFER_SIZE = 2 ** 32 - 1;
+
+/** The `bufferBytes` option of the stores (see `EventRing`'s `maxBytes`): 16 MiB by default. */
+export const bufferBytesOption = (value: unknown): number =>
+  integer('bufferBytes', value, 16 * 1024 * 1024, 0, undefined, 'bytes');
 
 /**
  * How a store's ids are ordered: `id` (as a client sent it, untrusted) against `held` (an id the

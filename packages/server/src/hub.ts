@@ -388,6 +388,11 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
    * key, and a client that leaves is deleted at once, both O(1)), with the replay's bounds.
    */
   const replayQueue = new Map<HubClient, { readonly after: string; readonly upTo: string }>();
+  /**
+   * The clients whose store replay is in flight, each with what frees its slot: a client that
+   * leaves frees it at once (the next waiting client starts), and the late answer is ignored.
+   */
+  const inFlight = new Map<HubClient, () => boolean>();
 
   /**
    * The event's frame, or null for one that cannot be sent (a store holding an entry written
@@ -460,7 +465,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     head = newHead;
     for (const client of [...clients]) {
       // Mid-replay: its answer may predate the loss; let it reconnect and ask again.
-      if (client.pending !== null) client.stream.close();
+      if (client.pending !== null) endToRetry(client.stream);
       else sendReset(client, null, newHead);
     }
   }
@@ -534,6 +539,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       clients.delete(client);
       waiting.delete(client);
       replayQueue.delete(client);
+      inFlight.get(client)?.();
       for (const topic of client.topics) {
         const set = byTopic.get(topic);
         if (set?.delete(client) && set.size === 0) byTopic.delete(topic);
@@ -607,6 +613,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       clock.clearTimeout(timer);
       replayTimers.delete(timer);
       timer = null;
+      inFlight.delete(client);
       replayDone();
       return true;
     };
@@ -617,6 +624,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       }
     }, replayTimeout);
     replayTimers.add(timer);
+    inFlight.set(client, settle);
     result.then(
       (answer) => {
         if (settle()) finishReplay(client, after, upTo, answer);
@@ -642,6 +650,15 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
   }
 
   /**
+   * Ends a stream for its EventSource to reconnect after a `retry:` of `replayRetry` to twice
+   * that, at random: the clients ended together (an outage, a reset) do not all come back at once.
+   */
+  function endToRetry(stream: SseStream): void {
+    writeFrame(stream, `retry: ${replayRetry + Math.floor(Math.random() * replayRetry)}\n\n`);
+    stream.close();
+  }
+
+  /**
    * The store could not answer (e.g. Redis is down): the stream is ended with no event, so the
    * client reconnects with the same Last-Event-ID instead of missing events; after a `retry:` of
    * `replayRetry` to twice that, so the clients of one outage do not all come back at once.
@@ -649,11 +666,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
    */
   function replayFailed(client: HubClient, after: string, err: unknown): void {
     replayFailures++;
-    writeFrame(
-      client.stream,
-      `retry: ${replayRetry + Math.floor(Math.random() * replayRetry)}\n\n`,
-    );
-    client.stream.close();
+    endToRetry(client.stream);
     if (replayWarned || closed) return;
     replayWarned = true;
     // A store's error can name its server with the password (a custom store's, unhidden).
@@ -786,7 +799,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       // The store gave up opening (closed meanwhile) or failed: the waiting clients are ended
       // (their EventSource retries), and so is every later one: nothing would ever reach them.
       openFailure = { cause: err };
-      for (const client of [...waiting.keys()]) client.stream.close();
+      for (const client of [...waiting.keys()]) endToRetry(client.stream);
       waiting.clear();
       if (closed) return;
       // `ready` rejects with it too, but an app that does not await it must still hear of it.
@@ -810,7 +823,9 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       // The same request connected again: one client (each event once), the first topics.
       if (streams.has(stream)) return stream;
       if (closed || openFailure !== null) {
-        stream.close();
+        // Failed to open: retried spread out, as the clients that waited for it were.
+        if (openFailure !== null && !closed) endToRetry(stream);
+        else stream.close();
         return stream;
       }
       const client: HubClient = {
@@ -883,6 +898,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       byTopic.clear();
       waiting.clear();
       replayQueue.clear();
+      inFlight.clear();
       for (const timer of replayTimers) clock.clearTimeout(timer);
       replayTimers.clear();
       await store.close();

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { checkObject, integer } from './checks';
-import { EventRing, type IdOrder, MAX_BUFFER_SIZE, REPLAY_RESET } from './hub-ring';
+import {
+  bufferBytesOption,
+  EventRing,
+  type IdOrder,
+  MAX_BUFFER_SIZE,
+  REPLAY_RESET,
+} from './hub-ring';
 import type { HubStore, StoredEvent, StoreSink } from './hub-store';
 
 /** Options for {@link memoryStore}. */
@@ -10,6 +16,13 @@ export interface MemoryStoreOptions {
    * @default 100
    */
   bufferSize?: number | undefined;
+  /**
+   * The most bytes of those events kept (each counted as its id, name and data lengths plus 21):
+   * past it the oldest go, however few, so a few huge events cannot make it hold `bufferSize`
+   * times their size. A reconnect from before them gets `keel:reset`.
+   * @default 16777216 (16 MiB)
+   */
+  bufferBytes?: number | undefined;
 }
 
 /** `n` of an id `<epoch>-<n>` as the store writes it (no sign, no leading zero, safe integer). */
@@ -43,7 +56,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): HubStore {
   const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, MAX_BUFFER_SIZE, 'events');
   const epoch = randomBytes(4).toString('hex');
   let seq = 0;
-  const ring = new EventRing(bufferSize, `${epoch}-0`, seqOrder(epoch));
+  const bufferBytes = bufferBytesOption(options.bufferBytes);
+  const ring = new EventRing(bufferSize, `${epoch}-0`, seqOrder(epoch), bufferBytes);
   let sink: StoreSink | null = null;
   return {
     open(target) {

@@ -75,6 +75,32 @@ describe('a failed replay', () => {
   });
 });
 
+describe('a client that leaves mid-replay', () => {
+  it('frees its slot at once: the next waiting client starts, the late answer is ignored', async () => {
+    const clock = new ManualClock();
+    const { hub, calls, ids, connect } = await setup({ clock, maxConcurrentReplays: 1 });
+    const a = await connect(ids[0]!);
+    await attached(hub, 1);
+    const b = await connect(ids[1]!);
+    await attached(hub, 2);
+    expect(hub.metrics).toMatchObject({ replaying: 1, replaysQueued: 1 });
+    a.close();
+    await attached(hub, 1);
+    await until(() => calls.length === 2);
+    expect(hub.metrics).toMatchObject({ replaying: 1, replaysQueued: 0, replayFailures: 0 });
+    // a's replayTimeout timer went with it.
+    expect(clock.active).toBe(1);
+    calls[0]!.settle();
+    await new Promise((r) => setImmediate(r));
+    expect(hub.metrics).toMatchObject({ replaying: 1, replaysQueued: 0, replayFailures: 0 });
+    calls[1]!.settle();
+    await b.waitFor(1);
+    expect(b.events.map((e) => e.id)).toEqual(ids.slice(2));
+    expect(hub.metrics).toMatchObject({ replaying: 0, replayFailures: 0 });
+    expect(clock.active).toBe(0);
+  });
+});
+
 describe('replayTimeout', () => {
   it('a replay that never settles frees its slot and ends its client with a retry', async () => {
     const clock = new ManualClock();

@@ -9,7 +9,7 @@ import {
   typeError,
 } from '../checks';
 import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from '../clock';
-import { EventRing, frameFloor, MAX_BUFFER_SIZE } from '../hub-ring';
+import { bufferBytesOption, EventRing, frameFloor, MAX_BUFFER_SIZE } from '../hub-ring';
 import type { HubStore, ReplayRequest, ReplayResult, StoredEvent, StoreSink } from '../hub-store';
 import {
   clusterDown,
@@ -163,7 +163,11 @@ function hangUp(conn: Redis): void {
   (conn.stream as Redis['stream'] | undefined)?.destroy();
 }
 
-/** Entries fetched per XREAD / XRANGE call. */
+/**
+ * Entries fetched per XREAD / XRANGE call. By count only: Redis bounds those replies by COUNT
+ * alone (no byte limit), and the gap checks (`gapCheck`, `firstPage`, `msRead`) rely on one
+ * fixed page size, so a page of big events is as big as 512 of them.
+ */
 const PAGE = 512;
 /** How long one XREAD blocks before it is issued again. */
 const BLOCK_MS = 5000;
@@ -373,14 +377,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   if (key === '') throw rangeError('stream', 'a non-empty string', key);
   const maxLen = integer('maxLen', options.maxLen, 10_000, 1, undefined, 'entries');
   const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, MAX_BUFFER_SIZE, 'events');
-  const bufferBytes = integer(
-    'bufferBytes',
-    options.bufferBytes,
-    16 * 1024 * 1024,
-    0,
-    undefined,
-    'bytes',
-  );
+  const bufferBytes = bufferBytesOption(options.bufferBytes);
   const commandTimeout = integer(
     'commandTimeout',
     options.commandTimeout,
@@ -1414,7 +1411,8 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   function noteRead(id: string, fields: Fields): void {
     const first = msRead[0]?.[0];
     if (first !== undefined && !sameMs(first, id)) msRead = [];
-    else if (msRead.length === PAGE) msRead.shift();
+    // Trimmed to the last PAGE once per read (see `readLoop`), not here: a shift per entry
+    // once full is O(PAGE) each.
     msRead.push([id, fields]);
     last = lastRead = id;
   }
@@ -1448,6 +1446,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         // may be gone too (the stream was deleted or flushed, or trimmed past it) and what it
         // got is no continuation: a loss, however few entries it brought.
         // And the entries read below it in its millisecond, still the same (see `msRead`).
+        if (msRead.length > PAGE) msRead = msRead.slice(-PAGE);
         const checked = from === lastRead && msRead.length > 1 ? msRead : null;
         const [reply, kept, below] = await Promise.all([
           reader.xread('COUNT', PAGE, 'BLOCK', BLOCK_MS, 'STREAMS', key, from) as Promise<
