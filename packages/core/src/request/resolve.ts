@@ -179,11 +179,9 @@ export function resolveRequest(
 
   const timeout = optionalMs('timeout', o.timeout, config.timeout);
   const deadline = optionalMs('deadline', o.deadline, config.deadline);
-  const responseType =
-    o.responseType === undefined ? config.responseType : checkResponseType(o.responseType);
-  const maxResponseBytes =
-    o.maxResponseBytes === undefined ? config.maxResponseBytes : checkMaxBytes(o.maxResponseBytes);
-  const retry = o.retry === undefined ? config.retry : resolveRetryOptions(o.retry, config.retry);
+  const responseType = checkResponseType(o.responseType, config.responseType);
+  const maxResponseBytes = checkMaxBytes(o.maxResponseBytes, config.maxResponseBytes);
+  const retry = resolveRetryOptions(o.retry, config.retry);
   const tags =
     o.tags === undefined
       ? NO_TAGS
