@@ -273,17 +273,16 @@ function checkJsonText(text: string, contentType: string): void {
   }
 }
 
+const ENABLED: CacheOptions = /* @__PURE__ */ freeze({ enabled: true });
+
 function resolveRequestCache(
   config: ClientConfig,
   opt: RequestOptions['cache'],
 ): ResolvedCacheOptions | null {
   if (opt === false) return null;
   const base = config.cache;
+  // `true` is `{ enabled: true }` over the client's (even when its cache is off).
   const resolved =
-    opt === undefined || opt === true
-      ? opt === true && !base.enabled
-        ? { ...base, enabled: true }
-        : base
-      : resolveCacheOptions(opt, base, 'cache');
+    opt === undefined ? base : resolveCacheOptions(opt === true ? ENABLED : opt, base, 'cache');
   return resolved.enabled ? resolved : null;
 }
