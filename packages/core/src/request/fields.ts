@@ -85,13 +85,22 @@ export function checkStrings(
 
 const BODY_TYPES = ['json', 'text', 'arrayBuffer', 'blob', 'stream'] as const;
 
-/** `responseType`: undefined (from the Content-Type) or one of the body types. */
-export function checkResponseType(value: unknown): ResponseBodyType | undefined {
-  return value === undefined ? undefined : oneOf('responseType', value, BODY_TYPES);
+/**
+ * `responseType`: one of the body types; undefined gives `fallback` (the client's, for a
+ * request; for the client, undefined: from the Content-Type).
+ */
+export function checkResponseType(
+  value: unknown,
+  fallback?: ResponseBodyType,
+): ResponseBodyType | undefined {
+  return value === undefined ? fallback : oneOf('responseType', value, BODY_TYPES);
 }
 
-/** `maxResponseBytes`: an integer >= 0; undefined or Infinity (no limit) resolve to undefined. */
-export function checkMaxBytes(value: unknown): number | undefined {
-  if (value === undefined || value === Infinity) return undefined;
-  return checkInteger('maxResponseBytes', value, 0, true);
+/**
+ * `maxResponseBytes`: an integer >= 0; Infinity (no limit) resolves to undefined, undefined to
+ * `fallback` (the client's, for a request).
+ */
+export function checkMaxBytes(value: unknown, fallback?: number): number | undefined {
+  if (value === undefined) return fallback;
+  return value === Infinity ? undefined : checkInteger('maxResponseBytes', value, 0, true);
 }

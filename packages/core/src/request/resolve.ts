@@ -179,11 +179,9 @@ export function resolveRequest(
 
   const timeout = optionalMs('timeout', o.timeout, config.timeout);
   const deadline = optionalMs('deadline', o.deadline, config.deadline);
-  const responseType =
-    o.responseType === undefined ? config.responseType : checkResponseType(o.responseType);
-  const maxResponseBytes =
-    o.maxResponseBytes === undefined ? config.maxResponseBytes : checkMaxBytes(o.maxResponseBytes);
-  const retry = o.retry === undefined ? config.retry : resolveRetryOptions(o.retry, config.retry);
+  const responseType = checkResponseType(o.responseType, config.responseType);
+  const maxResponseBytes = checkMaxBytes(o.maxResponseBytes, config.maxResponseBytes);
+  const retry = resolveRetryOptions(o.retry, config.retry);
   const tags =
     o.tags === undefined
       ? NO_TAGS
@@ -275,17 +273,16 @@ function checkJsonText(text: string, contentType: string): void {
   }
 }
 
+const ENABLED: CacheOptions = /* @__PURE__ */ freeze({ enabled: true });
+
 function resolveRequestCache(
   config: ClientConfig,
   opt: RequestOptions['cache'],
 ): ResolvedCacheOptions | null {
   if (opt === false) return null;
   const base = config.cache;
+  // `true` is `{ enabled: true }` over the client's (even when its cache is off).
   const resolved =
-    opt === undefined || opt === true
-      ? opt === true && !base.enabled
-        ? { ...base, enabled: true }
-        : base
-      : resolveCacheOptions(opt, base, 'cache');
+    opt === undefined ? base : resolveCacheOptions(opt === true ? ENABLED : opt, base, 'cache');
   return resolved.enabled ? resolved : null;
 }
