@@ -63,23 +63,27 @@ export class Emitter<Events extends { [K in keyof Events]: unknown }> {
     return n;
   }
 
-  emit<K extends keyof Events>(event: K, payload: Events[K]): void;
+  /** The payload may be left out exactly for an event whose payload type admits `undefined`. */
+  emit<K extends keyof Events>(
+    event: K,
+    ...payload: undefined extends Events[K] ? [payload?: Events[K]] : [payload: Events[K]]
+  ): void;
   /**
    * `ahead` (internal: see AheadEmitter) delivers now, even during another event's delivery.
    * One method rather than two: the clients without a circuit breaker, its only user, bundle
    * one branch instead of a second method.
    */
-  emit<K extends keyof Events>(event: K, payload: Events[K], ahead?: boolean): void {
+  emit<K extends keyof Events>(event: K, payload?: Events[K], ahead?: boolean): void {
     if (this.#listeners[event] === undefined) return;
     if (this.#delivering) {
       // `=== true`: a public emitter's emit may get a third argument (forEach, bind).
-      if (ahead === true) this.#deliver(event, payload);
+      if (ahead === true) this.#deliver(event, payload as Events[K]);
       else this.#queue.push(event, payload);
       return;
     }
     this.#delivering = true;
     try {
-      this.#deliver(event, payload);
+      this.#deliver(event, payload as Events[K]);
       const queue = this.#queue;
       // The queue grows while it is drained: each event is delivered after those before it.
       for (let i = 0; i < queue.length; i += 2) {
@@ -173,7 +177,7 @@ export class EventEmitter<
    * a delivery, the same as `emit`.
    */
   emitAhead<K extends keyof Events>(event: K, payload: Events[K]): void {
-    (this as AheadEmitter<Events>).emit(event, payload, true);
+    (this as unknown as AheadEmitter<Events>).emit(event, payload, true);
   }
 
   /** Live `once` registrations: each wrapper, with the event and function it was added with. */
