@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
+import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { endBodiless, isBodiless } from './bodiless';
@@ -72,6 +72,7 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
   const head = res.hasHeader('content-type')
     ? target.extra
     : ['content-type', 'application/octet-stream', ...target.extra];
+  const declared = declaredLength(res);
   res.writeHead(status, head);
   if (target.method === 'HEAD') {
     res.end();
@@ -90,7 +91,7 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
       typeof (source as ReadableStream).getReader === 'function'
         ? Readable.fromWeb(source as WebReadableStream<Uint8Array>)
         : (source as Readable);
-    await pipeline(from, res);
+    await (declared === -1 ? pipeline(from, res) : pipeline(from, new Framed(declared), res));
     // Ended is not taken: the tail may still be queued for a client that stopped reading (the
     // slot tells a cut tail once this resolves).
     await done;
@@ -103,5 +104,54 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
     throw err;
   } finally {
     unwatch();
+  }
+}
+
+/** The Content-Length the handler set (digits only), or -1: none, or none Node would frame by. */
+function declaredLength(res: ServerResponse): number {
+  const value = res.getHeader('content-length');
+  const text = typeof value === 'number' ? String(value) : value;
+  return typeof text === 'string' && /^\d{1,15}$/.test(text) ? Number(text) : -1;
+}
+
+/**
+ * Holds a streamed body to the Content-Length its handler set: that length frames the response on
+ * a keep-alive connection, so a surplus byte would be read as the next response's first, and a
+ * short body would leave the client waiting for the rest (then read the next response as it).
+ * Either fails the pipeline (the connection is destroyed, onError told). The body ends at its
+ * last declared byte, not at the source's end: a file stream's end comes one more read later,
+ * and a client that leaves on the last byte meanwhile got the response whole.
+ */
+class Framed extends Transform {
+  readonly #declared: number;
+  #left: number;
+
+  constructor(declared: number) {
+    super();
+    this.#declared = declared;
+    this.#left = declared;
+    if (declared === 0) this.push(null);
+  }
+
+  override _transform(chunk: Buffer | string, _enc: BufferEncoding, done: TransformCallback): void {
+    const size = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
+    if (size === 0) return done();
+    if (size > this.#left) return done(this.#mismatch(`more than ${this.#declared}`));
+    this.#left -= size;
+    this.push(chunk);
+    if (this.#left === 0) this.push(null);
+    done();
+  }
+
+  override _flush(done: TransformCallback): void {
+    done(this.#left > 0 ? this.#mismatch(`${this.#declared - this.#left}`) : null);
+  }
+
+  #mismatch(gave: string): Error {
+    return new RangeError(
+      `keel: ctx.send: the stream gave ${gave} bytes under Content-Length: ${this.#declared} ` +
+        '(a body must be exactly as long as the Content-Length it declares; leave the header out ' +
+        'to send it chunked): the connection was closed',
+    );
   }
 }
