@@ -131,6 +131,8 @@ class QueriesObserver {
     const pool = this.#pool;
     const next = this.#next;
     const moving = this.#moving;
+    // Emptied first: a render that threw below (an invalid option) may have left some.
+    moving.length = 0;
     const n = (next.length = queries.length);
     for (let i = 0; i < n; i++) {
       const observer = pool[i];
@@ -173,7 +175,7 @@ class QueriesObserver {
     for (let observer = unclaimed(); observer !== undefined; observer = unclaimed()) {
       pool.push(observer);
     }
-    moving.length = free.length = chosen.length = 0;
+    free.length = chosen.length = 0;
     byKey.clear();
     claimed.clear();
   }

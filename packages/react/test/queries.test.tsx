@@ -297,6 +297,31 @@ describe('useQueries', () => {
     expect(debugOf(client).subscriptions).toBe(4);
   });
 
+  it('a render refused for a bad option (after a row moved) leaves the next render matched right', async () => {
+    usersApi();
+    const client = testClient();
+    const bad = { refetchInterval: -1 };
+    const { result, rerender } = renderHook(
+      ({ ids, broken }: { ids: number[]; broken: number }) =>
+        useQueries(
+          ids.map((id) => queryOptions<User>(`/users/${id}`, id === broken ? bad : undefined)),
+        ).map(readAll),
+      { wrapper: wrapperFor(client), initialProps: { ids: [1, 2, 3, 4], broken: 0 } },
+    );
+    await waitFor(() => expect(result.current.map((r) => r.data?.id)).toEqual([1, 2, 3, 4]));
+    // Row 2 moves to user 5, then row 3's options are refused: the render throws.
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    expect(() => rerender({ ids: [1, 2, 5, 4], broken: 4 })).toThrow(RangeError);
+    errors.mockRestore();
+    rerender({ ids: [1], broken: 0 });
+    expect(result.current.map((r) => r.data?.id)).toEqual([1]);
+    rerender({ ids: [2, 1], broken: 0 });
+    expect(result.current.map((r) => [r.data?.id, r.isPlaceholderData])).toEqual([
+      [2, false],
+      [1, false],
+    ]);
+  });
+
   it('an empty list is fine; a non-array is a TypeError', () => {
     const client = testClient();
     const { result } = renderHook(() => useQueries([]), { wrapper: wrapperFor(client) });
