@@ -77,7 +77,7 @@ class QueriesObserver {
   // Made once: a render with nothing changed allocates neither a callback nor an array.
   readonly #observerAt = (i: number): QueryObserver => {
     const observer = this.#pool[i]!;
-    observer.setResolvedInputs(this.#next[i]!);
+    observer.adopt(this.#next[i]!);
     observer.beginRender();
     return observer;
   };

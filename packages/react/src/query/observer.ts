@@ -297,7 +297,7 @@ export class QueryObserver {
    * Called at the start of a render with inputs `inputsOf` made (`useQueries` works out each
    * row's key first, to match rows to observers, then hands each observer its inputs once).
    */
-  setResolvedInputs(inputs: Inputs): void {
+  adopt(inputs: Inputs): void {
     this.#inputs = inputs;
   }
 
