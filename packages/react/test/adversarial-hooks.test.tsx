@@ -2,7 +2,7 @@ import { createClient } from '@keel/core';
 import { act, render, renderHook, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { type ReactNode, StrictMode } from 'react';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   queryOptions,
   useInfiniteQuery,
@@ -25,6 +25,17 @@ import {
 } from './helpers';
 
 const server = mswServer();
+
+// React warns about an update outside act only in an act environment, which Testing Library
+// turns on only with test globals (off here).
+const actEnvironment = globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean };
+const wasActEnvironment = actEnvironment.IS_REACT_ACT_ENVIRONMENT;
+beforeAll(() => {
+  actEnvironment.IS_REACT_ACT_ENVIRONMENT = true;
+});
+afterAll(() => {
+  actEnvironment.IS_REACT_ACT_ENVIRONMENT = wasActEnvironment;
+});
 
 /** console.error calls (React's act and state warnings go there), checked after each test. */
 const errors = vi.spyOn(console, 'error');
