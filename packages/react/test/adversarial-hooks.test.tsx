@@ -2,7 +2,7 @@ import { createClient } from '@keel/core';
 import { act, render, renderHook, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { type ReactNode, StrictMode } from 'react';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   queryOptions,
   useInfiniteQuery,
@@ -15,6 +15,7 @@ import { environmentListenerCount } from '../src/internal/environment';
 import { channelCount } from '../src/server-events/channel';
 import {
   API,
+  actEnvironment,
   debugOf,
   deferred,
   flush,
@@ -26,16 +27,8 @@ import {
 
 const server = mswServer();
 
-// React warns about an update outside act only in an act environment, which Testing Library
-// turns on only with test globals (off here).
-const actEnvironment = globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean };
-const wasActEnvironment = actEnvironment.IS_REACT_ACT_ENVIRONMENT;
-beforeAll(() => {
-  actEnvironment.IS_REACT_ACT_ENVIRONMENT = true;
-});
-afterAll(() => {
-  actEnvironment.IS_REACT_ACT_ENVIRONMENT = wasActEnvironment;
-});
+// React warns about an update outside act only in an act environment.
+actEnvironment(true);
 
 /** console.error calls (React's act and state warnings go there), checked after each test. */
 const errors = vi.spyOn(console, 'error');
