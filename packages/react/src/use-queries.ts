@@ -2,7 +2,7 @@ import type { RequestError } from '@keel/core';
 import { shown } from '@keel/core/internals';
 import { useCallback, useEffect, useSyncExternalStore } from 'react';
 import { useCommit, useObserver } from './internal/use-observer';
-import { type Inputs, QueryObserver, type QueryResult } from './query/observer';
+import { definitionInputs, type Inputs, QueryObserver, type QueryResult } from './query/observer';
 import type { QueryStore } from './query/store';
 import type { QueryDefinition } from './query-options';
 
@@ -77,10 +77,11 @@ class QueriesObserver {
   // Made once: a render with nothing changed allocates neither a callback nor an array.
   readonly #observerAt = (i: number): QueryObserver => {
     const observer = this.#pool[i]!;
+    observer.adopt(this.#next[i]!);
     observer.beginRender();
     return observer;
   };
-  readonly #inputsAt = (i: number): Inputs => this.#observers[i]!.inputs;
+  readonly #inputsAt = (i: number): Inputs => this.#next[i]!;
   readonly #snapshotAt = (i: number): unknown => this.#observers[i]!.getSnapshot();
   readonly #resultAt = (i: number) => this.#observers[i]!.result();
 
@@ -120,51 +121,71 @@ class QueriesObserver {
   /**
    * Gives each query the pool's observer of its key: the observer keeps what it showed (what
    * `keepPreviousData` hands on), so a list that changes must not hand one row's data to another.
-   * Positions whose key is unchanged keep theirs (no allocation); a new key takes the observer
-   * whose key it had, else one whose key left the list (the previous data of that slot), else a
-   * new one. Nothing derives a view before the observers are chosen (`#shown` would change).
+   * Each query's inputs (and key) are worked out first, touching no observer; positions whose key
+   * is unchanged keep theirs. A new key takes the observer whose key it had, else one whose key
+   * left the list (the previous data of that slot), else a new one. Each observer is then given
+   * its inputs once, in `#observerAt`. Nothing derives a view before the observers are chosen
+   * (`#shown` would change).
    */
   #match(queries: readonly QueryDefinition<any, any>[]): void {
     const pool = this.#pool;
-    const n = queries.length;
-    // Observers whose key changed (or, past n, that no position has now), with their old key.
-    let free: { observer: QueryObserver; key: string | undefined }[] | undefined;
-    let moved: number[] | undefined;
+    const next = this.#next;
+    const moving = this.#moving;
+    // Emptied first: a render that threw below (an invalid option) may have left some.
+    moving.length = 0;
+    const n = (next.length = queries.length);
     for (let i = 0; i < n; i++) {
-      const observer = (pool[i] ??= new QueryObserver(this.store));
-      const key = observer.key;
-      observer.setQuery(queries[i]!, undefined);
-      if (observer.key !== key) {
-        (free ??= []).push({ observer, key });
-        (moved ??= []).push(i);
-      }
+      const observer = pool[i];
+      const inputs = (next[i] = definitionInputs(this.store, queries[i]!, observer?.inputs));
+      if (observer === undefined || observer.key !== inputs.spec?.key) moving.push(i);
     }
-    if (moved === undefined || free === undefined) return;
-    for (let j = n; j < pool.length; j++) free.push({ observer: pool[j]!, key: pool[j]!.key });
-    const byKey = new Map<string | undefined, QueryObserver>();
-    for (const { observer, key } of free) if (!byKey.has(key)) byKey.set(key, observer);
-    byKey.delete(undefined);
-    const taken = new Set<QueryObserver>();
-    const chosen = moved.map((i) => {
-      const observer = byKey.get(pool[i]!.key);
-      byKey.delete(pool[i]!.key);
-      if (observer) taken.add(observer);
-      return observer;
-    });
-    const left = free.filter((f) => !taken.has(f.observer));
-    let next = 0;
-    moved.forEach((i, m) => {
-      const observer = chosen[m] ?? left[next++]?.observer ?? new QueryObserver(this.store);
-      observer.setQuery(queries[i]!, undefined);
+    if (moving.length === 0) return;
+    // The observers no position keeps (at a moving position, or past n), in order, and the first
+    // of each key. Fields, cleared after use: a render allocates no Map, Set or array for them.
+    const free = this.#free;
+    const byKey = this.#byKey;
+    const claimed = this.#claimed;
+    for (const i of moving) if (pool[i] !== undefined) free.push(pool[i]!);
+    for (let j = n; j < pool.length; j++) free.push(pool[j]!);
+    for (const observer of free) {
+      const key = observer.key;
+      if (key !== undefined && !byKey.has(key)) byKey.set(key, observer);
+    }
+    // First each moving row takes the observer of its key, then the others take the rest in order.
+    const chosen = this.#chosen;
+    for (let m = 0; m < moving.length; m++) {
+      const key = next[moving[m]!]!.spec?.key;
+      const observer = key === undefined ? undefined : byKey.get(key);
+      if (observer !== undefined) {
+        byKey.delete(key!);
+        claimed.add(observer);
+      }
       chosen[m] = observer;
-    });
-    moved.forEach((i, m) => {
-      pool[i] = chosen[m]!;
-    });
+    }
+    let f = 0;
+    const unclaimed = () => {
+      while (f < free.length && claimed.has(free[f]!)) f++;
+      return free[f++];
+    };
+    for (let m = 0; m < moving.length; m++) {
+      pool[moving[m]!] = chosen[m] ?? unclaimed() ?? new QueryObserver(this.store);
+    }
     // Every observer stays in the pool (see #pool): those no position took, after this render's.
     pool.length = n;
-    for (const f of left.slice(next)) pool.push(f.observer);
+    for (let observer = unclaimed(); observer !== undefined; observer = unclaimed()) {
+      pool.push(observer);
+    }
+    free.length = chosen.length = 0;
+    byKey.clear();
+    claimed.clear();
   }
+  /** This render's inputs, by position (see #match). */
+  readonly #next: Inputs[] = [];
+  readonly #moving: number[] = [];
+  readonly #free: QueryObserver[] = [];
+  readonly #chosen: (QueryObserver | undefined)[] = [];
+  readonly #byKey = new Map<string, QueryObserver>();
+  readonly #claimed = new Set<QueryObserver>();
 
   /** This render's observers and inputs, for `commit`. */
   get inputs(): object {

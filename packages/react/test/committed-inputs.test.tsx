@@ -7,7 +7,7 @@
 import { render, screen, waitFor } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { Suspense, startTransition, use, useState } from 'react';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type QueryResult,
   queryOptions,
@@ -16,19 +16,13 @@ import {
   useQueries,
   useQuery,
 } from '../src/index';
-import { API, mswServer, testClient, wrapperFor } from './helpers';
+import { API, actEnvironment, mswServer, testClient, wrapperFor } from './helpers';
 
 const server = mswServer();
 
 // A transition that suspends for good never ends an `act` scope, and React holds later updates
 // behind it there: these tests drive React as a browser does, outside act.
-const actEnvironment = globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean };
-beforeEach(() => {
-  actEnvironment.IS_REACT_ACT_ENVIRONMENT = false;
-});
-afterEach(() => {
-  actEnvironment.IS_REACT_ACT_ENVIRONMENT = true;
-});
+actEnvironment(false);
 
 /** Lets React and the network work for a moment. */
 function settle(): Promise<void> {

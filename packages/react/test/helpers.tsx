@@ -3,7 +3,7 @@ import { act } from '@testing-library/react';
 import { HttpResponse, http } from 'msw';
 import { type SetupServerApi, setupServer } from 'msw/node';
 import type { ReactNode } from 'react';
-import { afterAll, afterEach, beforeAll, onTestFinished, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, onTestFinished, vi } from 'vitest';
 import { ClientProvider } from '../src/index';
 
 export const API = 'http://api.test';
@@ -93,6 +93,23 @@ export function debugOf(client: Client): {
   listeners: number;
 } {
   return (client as unknown as { debug: ReturnType<typeof debugOf> }).debug;
+}
+
+/**
+ * Sets React's act environment (`IS_REACT_ACT_ENVIRONMENT`) for each test of the file, restored
+ * after it. On: React warns about an update outside act (Testing Library turns it on only with
+ * test globals, off here). Off: tests drive React as a browser does.
+ */
+export function actEnvironment(on: boolean): void {
+  const env = globalThis as { IS_REACT_ACT_ENVIRONMENT?: boolean };
+  let was: boolean | undefined;
+  beforeEach(() => {
+    was = env.IS_REACT_ACT_ENVIRONMENT;
+    env.IS_REACT_ACT_ENVIRONMENT = on;
+  });
+  afterEach(() => {
+    env.IS_REACT_ACT_ENVIRONMENT = was;
+  });
 }
 
 /** Lets pending promises and timers of 0 ms run, inside act. Uses the real setTimeout only. */

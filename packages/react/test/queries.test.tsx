@@ -45,6 +45,17 @@ function usersApi() {
 
 const userQuery = (id: number) => queryOptions<User>(`/users/${id}`);
 
+/** One row per id, each keeping the previous data while it loads; rerender({ ids }) changes them. */
+function renderUserRows(client: ReturnType<typeof testClient>, ids: number[]) {
+  return renderHook(
+    ({ ids }: { ids: number[] }) =>
+      useQueries(
+        ids.map((id) => queryOptions<User>(`/users/${id}`, { placeholderData: keepPreviousData })),
+      ).map(readAll),
+    { wrapper: wrapperFor(client), initialProps: { ids } },
+  );
+}
+
 describe('queryOptions', () => {
   it('names a query once: useQuery reads it, options add to its own', async () => {
     usersApi();
@@ -202,15 +213,7 @@ describe('useQueries', () => {
       }),
     );
     const client = testClient();
-    const { result, rerender } = renderHook(
-      ({ ids }: { ids: number[] }) =>
-        useQueries(
-          ids.map((id) =>
-            queryOptions<User>(`/users/${id}`, { placeholderData: keepPreviousData }),
-          ),
-        ).map(readAll),
-      { wrapper: wrapperFor(client), initialProps: { ids: [1, 2] } },
-    );
+    const { result, rerender } = renderUserRows(client, [1, 2]);
     await waitFor(() => expect(result.current.map((r) => r.data?.id)).toEqual([1, 2]));
     // User 2 moves up and 3 (still loading) comes in: the row of 2 keeps its own data, and 3
     // shows the data of the user that left (1), not that of 2, which is still on screen.
@@ -256,6 +259,67 @@ describe('useQueries', () => {
     // row only (k = n), where each read every row before (n * k).
     expect(renders - before).toBe(1);
     expect(reads.mock.calls.length).toBeLessThanOrEqual(3 * n);
+  });
+
+  it('rows that reorder, grow and shrink: each changed row resolved once, nothing refetched', async () => {
+    const requests = usersApi();
+    const client = testClient();
+    const { result, rerender } = renderUserRows(client, [1, 2, 3]);
+    await waitFor(() => expect(result.current.map((r) => r.data?.id)).toEqual([1, 2, 3]));
+    // Resolving a URL is the work of giving an observer a query: counted per render.
+    const resolves = vi.spyOn(client, 'resolve');
+    const setQuery = vi.spyOn(QueryObserver.prototype, 'setQuery');
+    try {
+      const step = async (ids: number[]) => {
+        resolves.mockClear();
+        rerender({ ids });
+        // Each row's definition is new (made in render): resolved once, moved or not.
+        expect(resolves).toHaveBeenCalledTimes(ids.length);
+        // Each row its own key's data, or (loading) a placeholder or nothing.
+        expect(
+          result.current.every((r, i) => r.isPlaceholderData || (r.data?.id ?? ids[i]) === ids[i]),
+        ).toBe(true);
+        await flush();
+      };
+      await step([3, 1, 2]);
+      await step([3, 1, 2]);
+      await step([2, 3, 1, 4]);
+      await step([4, 1]);
+      await step([1, 2, 3, 4]);
+      expect(setQuery).not.toHaveBeenCalled();
+    } finally {
+      resolves.mockRestore();
+      setQuery.mockRestore();
+    }
+    await waitFor(() => expect(result.current.every((r) => r.isSuccess)).toBe(true));
+    // Moving rows refetched nothing: one request per key, ever.
+    expect([...requests].sort()).toEqual(['1', '2', '3', '4']);
+    expect(debugOf(client).subscriptions).toBe(4);
+  });
+
+  it('a render refused for a bad option (after a row moved) leaves the next render matched right', async () => {
+    usersApi();
+    const client = testClient();
+    const bad = { refetchInterval: -1 };
+    const { result, rerender } = renderHook(
+      ({ ids, broken }: { ids: number[]; broken: number }) =>
+        useQueries(
+          ids.map((id) => queryOptions<User>(`/users/${id}`, id === broken ? bad : undefined)),
+        ).map(readAll),
+      { wrapper: wrapperFor(client), initialProps: { ids: [1, 2, 3, 4], broken: 0 } },
+    );
+    await waitFor(() => expect(result.current.map((r) => r.data?.id)).toEqual([1, 2, 3, 4]));
+    // Row 2 moves to user 5, then row 3's options are refused: the render throws.
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
+    expect(() => rerender({ ids: [1, 2, 5, 4], broken: 4 })).toThrow(RangeError);
+    errors.mockRestore();
+    rerender({ ids: [1], broken: 0 });
+    expect(result.current.map((r) => r.data?.id)).toEqual([1]);
+    rerender({ ids: [2, 1], broken: 0 });
+    expect(result.current.map((r) => [r.data?.id, r.isPlaceholderData])).toEqual([
+      [2, false],
+      [1, false],
+    ]);
   });
 
   it('an empty list is fine; a non-array is a TypeError', () => {

@@ -161,7 +161,53 @@ const NO_INPUTS = { url: null } as Inputs;
 
 /** Observing the key: a URL that resolves and `enabled` not false. */
 function isActive(inputs: Inputs): boolean {
-  return inputs.spec !== undefined && (inputs.options?.enabled ?? QUERY_DEFAULTS.enabled) !== false;
+  // A checked boolean or undefined (on, the default): only false is off.
+  return inputs.spec !== undefined && inputs.options?.enabled !== false;
+}
+
+/**
+ * The inputs of a render with `url` and `options`: `current` when neither object changed (a
+ * render with the same ones resolves nothing). Throws when an option is invalid; a URL that does
+ * not resolve is the query's error instead (a render does not crash on it).
+ */
+export function inputsOf(
+  store: QueryStore,
+  url: string | null,
+  options: UseQueryOptions<any, any> | undefined,
+  current: Inputs,
+): Inputs {
+  // The checks come after the identity check: a render they refuse changes no inputs, so the
+  // next render with the same options checks (and refuses) them again.
+  if (url === current.url && options === current.options) return current;
+  const interval = options?.refetchInterval;
+  if (interval !== undefined && interval !== false) {
+    // At most the 32-bit timer limit: past it a timer fires after 1 ms.
+    checkNumber('refetchInterval', interval, INTERVAL, (n) => n > 0 && n <= 2147483647);
+  }
+  if (options?.select !== undefined) checkFunction('select', options.select);
+  checkSwitches(options);
+  const requestOptions = url === null ? undefined : requestOptionsOf(options);
+  let spec: RequestSpec | undefined;
+  let resolveError: unknown;
+  if (url !== null) {
+    try {
+      spec = store.client.resolve('GET', url, requestOptions);
+    } catch (err) {
+      // An invalid URL or option is the query's error, not a crash of the render.
+      resolveError = err;
+    }
+  }
+  return {
+    url,
+    options,
+    requestOptions,
+    spec,
+    resolveError,
+    // Checked switches (true by default: only false is off) and interval (false by default).
+    focus: options?.refetchOnWindowFocus !== false,
+    reconnect: options?.refetchOnReconnect !== false,
+    interval: interval ?? false,
+  };
 }
 
 /**
@@ -225,18 +271,19 @@ export class QueryObserver {
   ): void {
     // Not a definition (an object without a string `url`, a URL object): given to the core as
     // the URL, whose error names what it is.
-    if (typeof query !== 'object' || query === null || typeof query.url !== 'string') {
-      this.setInputs(query as string | null, options);
-      return;
+    let url = query as string | null;
+    if (isDefinition(query)) {
+      let merged = this.#merged;
+      if (merged?.query !== query || merged.options !== options) {
+        // An option given as undefined is not set: the definition's own stays.
+        const combined =
+          options === undefined ? query.options : { ...query.options, ...coreOptions(options) };
+        merged = this.#merged = { query, options, combined };
+      }
+      url = query.url;
+      options = merged.combined;
     }
-    let merged = this.#merged;
-    if (merged?.query !== query || merged.options !== options) {
-      // An option given as undefined is not set: the definition's own stays.
-      const combined =
-        options === undefined ? query.options : { ...query.options, ...coreOptions(options) };
-      merged = this.#merged = { query, options, combined };
-    }
-    this.setInputs(query.url, merged.combined);
+    this.#inputs = inputsOf(this.store, url, options, this.#inputs);
   }
   #merged:
     | {
@@ -246,41 +293,12 @@ export class QueryObserver {
       }
     | undefined;
 
-  /** Called at the start of each render with the hook's arguments. */
-  setInputs(url: string | null, options: UseQueryOptions<any, any> | undefined): void {
-    // Resolving is cheap but not free; skip it when neither the URL nor the options object changed.
-    // The checks below come after: a render they refuse changes no inputs, so the next render
-    // with the same options checks (and refuses) them again.
-    const current = this.#inputs;
-    if (url === current.url && options === current.options) return;
-    const interval = options?.refetchInterval;
-    if (interval !== undefined && interval !== false) {
-      // At most the 32-bit timer limit: past it a timer fires after 1 ms.
-      checkNumber('refetchInterval', interval, INTERVAL, (n) => n > 0 && n <= 2147483647);
-    }
-    if (options?.select !== undefined) checkFunction('select', options.select);
-    checkSwitches(options);
-    const requestOptions = url === null ? undefined : requestOptionsOf(options);
-    let spec: RequestSpec | undefined;
-    let resolveError: unknown;
-    if (url !== null) {
-      try {
-        spec = this.store.client.resolve('GET', url, requestOptions);
-      } catch (err) {
-        // An invalid URL or option is the query's error, not a crash of the render.
-        resolveError = err;
-      }
-    }
-    this.#inputs = {
-      url,
-      options,
-      requestOptions,
-      spec,
-      resolveError,
-      focus: options?.refetchOnWindowFocus ?? QUERY_DEFAULTS.refetchOnWindowFocus,
-      reconnect: options?.refetchOnReconnect ?? QUERY_DEFAULTS.refetchOnReconnect,
-      interval: interval ?? QUERY_DEFAULTS.refetchInterval,
-    };
+  /**
+   * Called at the start of a render with inputs `inputsOf` made (`useQueries` works out each
+   * row's key first, to match rows to observers, then hands each observer its inputs once).
+   */
+  adopt(inputs: Inputs): void {
+    this.#inputs = inputs;
   }
 
   /** Called once per render: the latest view becomes the snapshot React renders. */
@@ -525,6 +543,29 @@ export class QueryObserver {
     if (this.#initial?.key !== key) this.#initial = { key, value: initial() };
     return this.#initial.value;
   }
+}
+
+/**
+ * The inputs of a definition of `useQueries` (its URL and own options), or of anything else as
+ * the URL (the core's error names what it is); `current` when unchanged.
+ */
+export function definitionInputs(
+  store: QueryStore,
+  query: QueryDefinition<any, any>,
+  current: Inputs = NO_INPUTS,
+): Inputs {
+  return isDefinition(query)
+    ? inputsOf(store, query.url, query.options, current)
+    : inputsOf(store, query as unknown as string | null, undefined, current);
+}
+
+/** A QueryDefinition: an object with a string `url` (not a URL object, not null). */
+function isDefinition(query: unknown): query is QueryDefinition<any, any> {
+  return (
+    typeof query === 'object' &&
+    query !== null &&
+    typeof (query as { url?: unknown }).url === 'string'
+  );
 }
 
 /** The options the core understands, without the React ones. */
