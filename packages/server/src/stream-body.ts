@@ -135,11 +135,15 @@ class Framed extends Transform {
 
   override _transform(chunk: Buffer | string, _enc: BufferEncoding, done: TransformCallback): void {
     const size = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
-    if (size === 0) return done();
-    if (size > this.#left) return done(this.#mismatch(`more than ${this.#declared}`));
-    this.#left -= size;
-    this.push(chunk);
-    if (this.#left === 0) this.push(null);
+    if (size > this.#left) {
+      done(this.#mismatch(`more than ${this.#declared}`));
+      return;
+    }
+    if (size > 0) {
+      this.#left -= size;
+      this.push(chunk);
+      if (this.#left === 0) this.push(null);
+    }
     done();
   }
 
