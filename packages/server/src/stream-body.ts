@@ -3,7 +3,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { endBodiless, isBodiless } from './bodiless';
-import { typeError } from './checks';
+import { rangeError, typeError } from './checks';
 import { closedUnder, type SendWatch, watchEnded, whenDone } from './send-watch';
 import { watchWrites } from './sliced-body';
 
@@ -136,7 +136,8 @@ class Framed extends Transform {
   override _transform(chunk: Buffer | string, _enc: BufferEncoding, done: TransformCallback): void {
     const size = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
     if (size > this.#left) {
-      done(this.#mismatch(`more than ${this.#declared}`));
+      // Counted up to the chunk that overran: how long the body is at least.
+      done(this.#mismatch(this.#declared - this.#left + size, 'at least '));
       return;
     }
     if (size > 0) {
@@ -148,14 +149,16 @@ class Framed extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
-    done(this.#left > 0 ? this.#mismatch(`${this.#declared - this.#left}`) : null);
+    done(this.#left > 0 ? this.#mismatch(this.#declared - this.#left, '') : null);
   }
 
-  #mismatch(gave: string): Error {
-    return new RangeError(
-      `keel: ctx.send: the stream gave ${gave} bytes under Content-Length: ${this.#declared} ` +
-        '(a body must be exactly as long as the Content-Length it declares; leave the header out ' +
-        'to send it chunked): the connection was closed',
+  /** "keel: `ctx.send stream length` must be 4 bytes (...), got at least 9 bytes". */
+  #mismatch(gave: number, bound: string): RangeError {
+    return rangeError(
+      'ctx.send stream length',
+      `${this.#declared} bytes, its Content-Length (leave the header out to send it chunked; ` +
+        'the connection was closed)',
+      `${bound}${gave} bytes`,
     );
   }
 }
