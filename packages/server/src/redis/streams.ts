@@ -588,9 +588,12 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let warnedLoading = false;
   const report = (error: unknown): void => {
     if (closed || refusal(readerRefusals, error)) return;
-    // A read cut because Redis refused the connection (not an answer of Redis): that refusal was
-    // reported; a new outage is too, by the connection's own error.
-    if (readerRefusals.count > 0 && !(error instanceof ReplyError)) return;
+    // A read cut by a lost or refused connection (no answer of Redis: ioredis's "Stream isn't
+    // writeable" for a read sent while it reconnects): the connection's own error says why (its
+    // refusal, ECONNREFUSED, ...), reported by its listener; the reads it cuts are not, one by one.
+    if (!(error instanceof ReplyError) && (readerRefusals.count > 0 || reader.status !== 'ready')) {
+      return;
+    }
     // An app's client keeps ioredis's ready check: during a load it waits in 'connect' and
     // refuses commands as "not writeable", with no error of its own. The reader's `LOADING`
     // (its duplicate has no ready check) is why; a publish names it (see `failed`).
