@@ -2,9 +2,11 @@
 // declared length frames the response on a keep-alive connection, so a source longer than it
 // would put its surplus where the client reads the next response, and a shorter one would leave
 // the client waiting for bytes that never come (and read the next response as this body).
+import { constants, createServer as createHttp2Server } from 'node:http2';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/index';
+import { h2Fixture } from '../h2-helpers';
 import { closedAfterEach, openRaw, start, until } from '../helpers';
 import { guardProcess } from './harness';
 
@@ -93,4 +95,49 @@ describe('ctx.send(stream) with a Content-Length set', () => {
     expect(finished).toEqual([true, true]);
     expect(errors).toEqual([]);
   });
+});
+
+describe('ctx.send(stream) with a Content-Length set, over HTTP/2', () => {
+  const h2 = h2Fixture();
+
+  it.each([
+    ['longer', 3, ['abc', 'def']],
+    ['shorter', 10, ['abc']],
+  ] as const)(
+    'a source %s than declared: the stream is reset, the session serves on',
+    async (_n, declared, chunks) => {
+      const app = createApp();
+      h2.apps.push(app);
+      const errors: unknown[] = [];
+      app.onError((err) => {
+        errors.push(err);
+      });
+      app.get('/body', (ctx) =>
+        ctx.setHeader('content-length', String(declared)).send(Readable.from([...chunks])),
+      );
+      app.get('/ok', (ctx) => ctx.send('ok'));
+      const port = await h2.listen(app, createHttp2Server(app.handler as never));
+      const s = h2.connect(`http://127.0.0.1:${port}`);
+      const stream = s.request({ ':path': '/body' });
+      stream.on('error', () => {});
+      let ended = false;
+      stream.on('data', () => {});
+      stream.on('end', () => {
+        ended = true;
+      });
+      await until(() => stream.closed);
+      expect(ended).toBe(false);
+      expect(stream.rstCode).not.toBe(constants.NGHTTP2_NO_ERROR);
+      await until(() => errors.length === 1);
+      expect(errors[0]).toBeInstanceOf(RangeError);
+      const next = s.request({ ':path': '/ok' });
+      let text = '';
+      next.setEncoding('utf8');
+      next.on('data', (c: string) => {
+        text += c;
+      });
+      await new Promise((r) => next.on('end', r));
+      expect(text).toBe('ok');
+    },
+  );
 });
