@@ -175,7 +175,7 @@ describe('onResponse: finished, when the connection ends right after the respons
 
 /** A 200's head with no body (what HEAD answers), then the 400 that ends the connection. */
 const HEAD_THEN_400 =
-  /^HTTP\/1\.1 200 OK\r\n(?:(?!\r\n\r\n)[^])*\r\n\r\nHTTP\/1\.1 400 Bad Request\r\nConnection: close\r\n\r\n$/;
+  /^HTTP\/1\.1 200 OK\r\n(?:(?!\r\n\r\n)[\s\S])*\r\n\r\nHTTP\/1\.1 400 Bad Request\r\nConnection: close\r\n\r\n$/;
 
 describe('onResponse: finished, when bytes that are no request follow the response', () => {
   /**
@@ -231,7 +231,7 @@ describe('onResponse: finished, when bytes that are no request follow the respon
       'GET /json HTTP/1.1\r\nHost: x\r\nX-Request-Id: g1\r\n\r\n',
     );
     expect(text).toMatch(
-      /^HTTP\/1\.1 200 OK\r\n[^]*?\r\n\r\n\{"ok":true\}HTTP\/1\.1 400 Bad Request\r\nConnection: close\r\n\r\n$/,
+      /^HTTP\/1\.1 200 OK\r\n[\s\S]*?\r\n\r\n\{"ok":true\}HTTP\/1\.1 400 Bad Request\r\nConnection: close\r\n\r\n$/,
     );
     expect(report).toEqual({ status: 200, finished: true });
   });

@@ -90,7 +90,7 @@ describe('ctx.send(stream) with a Content-Length set', () => {
   it('Content-Length: 0 and an empty source: an empty body, then the next response', async () => {
     const { c, finished, errors } = await pipelined(0, []);
     await until(() => c.text().includes('{"next":true}'));
-    expect(c.text()).toMatch(/content-length: 0\r\n[^]*?\r\n\r\nHTTP\/1\.1 200 OK\r\n/i);
+    expect(c.text()).toMatch(/content-length: 0\r\n[\s\S]*?\r\n\r\nHTTP\/1\.1 200 OK\r\n/i);
     await until(() => finished.length === 2);
     expect(finished).toEqual([true, true]);
     expect(errors).toEqual([]);
