@@ -48,7 +48,7 @@ export interface EventHubOptions {
   /**
    * Where events live. `redisStreams(...)` from `@keel/server/redis` shares them between
    * processes.
-   * @default memoryStore({ bufferSize })
+   * @default memoryStore({ bufferSize, bufferBytes })
    */
   store?: HubStore | undefined;
   /**
@@ -56,6 +56,12 @@ export interface EventHubOptions {
    * @default 100
    */
   bufferSize?: number | undefined;
+  /**
+   * The most bytes of those events the default in-memory store keeps (ignored with `store`): past
+   * it the oldest go, however few. See `memoryStore({ bufferBytes })`.
+   * @default 16777216 (16 MiB)
+   */
+  bufferBytes?: number | undefined;
   /**
    * Called when a client is disconnected because it left more than `sse.maxBufferedBytes`
    * unsent (it reads too slowly). Its EventSource reconnects and is replayed what it missed.
@@ -323,7 +329,9 @@ function sourceOf(source: Context | string | undefined): string | undefined {
 export function createEventHub(options: EventHubOptions = {}): EventHub {
   checkObject('createEventHub options', options);
   if (options.store !== undefined) checkObject('store', options.store);
-  const store = options.store ?? memoryStore({ bufferSize: options.bufferSize });
+  const store =
+    options.store ??
+    memoryStore({ bufferSize: options.bufferSize, bufferBytes: options.bufferBytes });
   for (const method of ['open', 'append', 'replay', 'close'] as const) {
     checkFunction(`store.${method}`, store[method]);
   }

@@ -2,9 +2,9 @@
 // made it hold up to `bufferSize` times their size. `bufferBytes` (as the Redis store's) bounds
 // them in bytes too; a reconnect from before what it still holds gets `keel:reset`.
 import { afterEach, describe, expect, it } from 'vitest';
-import { memoryStore } from '../src/index';
+import { createEventHub, memoryStore } from '../src/index';
 import { guardProcess } from './adversarial/harness';
-import { type SseClient, sse, trackApps } from './helpers';
+import { type SseClient, sse, start, trackApps } from './helpers';
 import { hubApp } from './hub-fixture';
 
 guardProcess();
@@ -35,5 +35,25 @@ describe('memoryStore({ bufferBytes })', () => {
       expect(() => memoryStore({ bufferBytes: bad as never })).toThrow(/bufferBytes/);
     }
     expect(() => memoryStore({ bufferBytes: 0 })).not.toThrow();
+  });
+});
+
+describe('createEventHub({ bufferBytes })', () => {
+  it('bounds the default memory store in bytes as memoryStore({ bufferBytes }) does', async () => {
+    const app = make();
+    const hub = createEventHub({ bufferBytes: 600 });
+    app.get('/events', (ctx) => hub.connect(ctx));
+    const { port } = await start(app);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await hub.publish('n', `${i}`.repeat(100)));
+    const old = await sse(port, '/events', { 'last-event-id': ids[0]! });
+    opened.push(old);
+    await old.waitFor(1);
+    expect(old.events.map((e) => [e.event, e.id])).toEqual([['keel:reset', ids[5]]]);
+    await hub.close();
+  });
+
+  it('checked as memoryStore checks it', () => {
+    expect(() => createEventHub({ bufferBytes: -1 })).toThrow(/bufferBytes/);
   });
 });
