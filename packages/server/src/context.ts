@@ -603,6 +603,8 @@ export class Context {
   /** Sets a response header; chainable. */
   setHeader(name: string, value: string | number | readonly string[]): this {
     if (this.#use('setHeader()') === null) return this;
+    // The two framing headers (14 and 17 characters: one length test on the common path).
+    if (name?.length === 14 || name?.length === 17) checkFraming(name, value);
     try {
       this.res.setHeader(name, value);
     } catch (err) {
@@ -916,5 +918,36 @@ export class Context {
     return streamEvery(stream, fn, intervalMs, (err) => {
       if (!stream.closed) host.report(err, this);
     });
+  }
+}
+
+/**
+ * keel frames a body itself (Content-Length for one piece, chunked for a stream of unknown
+ * length): a handler's Transfer-Encoding would be sent beside keel's Content-Length (RFC 9112
+ * §6.2: never both, or a proxy and the client may each read the body by another), and a
+ * Content-Length must be one length, or the body after it is unframed.
+ */
+function checkFraming(name: string, value: unknown): void {
+  const lower = name.toLowerCase();
+  if (lower === 'transfer-encoding') {
+    throw rangeError(
+      'setHeader name',
+      'a header other than Transfer-Encoding (keel sends a body chunked when it has no ' +
+        'Content-Length, and with one otherwise)',
+      name,
+    );
+  }
+  if (lower !== 'content-length') return;
+  const one = Array.isArray(value) && value.length === 1 ? value[0] : value;
+  const ok =
+    typeof one === 'number'
+      ? Number.isSafeInteger(one) && one >= 0
+      : typeof one === 'string' && /^\d{1,15}$/.test(one);
+  if (!ok) {
+    throw rangeError(
+      'setHeader value of Content-Length',
+      'one non-negative integer (a number or its digits)',
+      Array.isArray(value) ? value.join(', ') : value,
+    );
   }
 }

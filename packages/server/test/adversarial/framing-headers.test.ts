@@ -1,0 +1,89 @@
+// A handler's setHeader of the headers that frame the response. keel frames a body itself
+// (Content-Length for one piece, chunked for a stream of unknown length): a Transfer-Encoding set
+// beside it was sent with keel's Content-Length (RFC 9112 §6.2: never both; a proxy and the
+// client may each pick another, and read the next response where the other reads this body),
+// and a Content-Length that is no length (`abc`, two values) was sent as it was, the body
+// unframed after it.
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../../src/index';
+import { closedAfterEach, openRaw, start, until } from '../helpers';
+import { guardProcess } from './harness';
+
+guardProcess();
+
+const { apps, sockets } = closedAfterEach();
+
+async function served(route: (ctx: import('../../src/context').Context) => unknown) {
+  const app = createApp();
+  apps.push(app);
+  const errors: unknown[] = [];
+  app.onError((err) => {
+    errors.push(err);
+  });
+  app.get('/r', route);
+  app.get('/next', (ctx) => ctx.json({ next: true }));
+  const { port } = await start(app);
+  const c = await openRaw(port, sockets);
+  c.s.write('GET /r HTTP/1.1\r\nHost: a\r\n\r\nGET /next HTTP/1.1\r\nHost: a\r\n\r\n');
+  await until(() => c.text().includes('{"next":true}'));
+  return { text: c.text(), errors };
+}
+
+describe('ctx.setHeader of a framing header', () => {
+  it.each([
+    ['Transfer-Encoding', 'chunked'],
+    ['transfer-encoding', 'gzip, chunked'],
+  ])(
+    '%s is a RangeError naming it; the reply goes out framed by keel alone',
+    async (name, value) => {
+      let thrown: unknown;
+      const { text } = await served((ctx) => {
+        try {
+          ctx.setHeader(name, value);
+        } catch (err) {
+          thrown = err;
+        }
+        return ctx.send('hello');
+      });
+      expect(thrown).toBeInstanceOf(RangeError);
+      expect(String((thrown as Error).message)).toMatch(/Transfer-Encoding/i);
+      expect(text).not.toMatch(/transfer-encoding/i);
+      expect(text).toMatch(/content-length: 5\r\n[\s\S]*\r\n\r\nhelloHTTP\/1\.1 200 OK/);
+    },
+  );
+
+  it.each([
+    ['a word', 'abc'],
+    ['a negative number', -1],
+    ['a fraction', 1.5],
+    ['two values', ['3', '6']],
+    ['a list in one value', '3, 6'],
+  ])('Content-Length of %s is a RangeError', async (_n, value) => {
+    let thrown: unknown;
+    const { text } = await served((ctx) => {
+      try {
+        ctx.setHeader('Content-Length', value as string);
+      } catch (err) {
+        thrown = err;
+      }
+      return ctx.send(Readable.from(['abcdef']));
+    });
+    expect(thrown).toBeInstanceOf(RangeError);
+    expect(String((thrown as Error).message)).toMatch(/Content-Length/i);
+    // Not sent: the stream goes out chunked.
+    expect(text).not.toMatch(/content-length: (abc|-1|1\.5|3)/i);
+    expect(text).toMatch(
+      /transfer-encoding: chunked\r\n[\s\S]*?\r\n6\r\nabcdef\r\n0\r\n\r\nHTTP\/1\.1 200 OK/i,
+    );
+  });
+
+  it('a Content-Length that is a length (a number or its digits) is taken', async () => {
+    for (const value of [6, '6', ['6']]) {
+      const { text } = await served((ctx) =>
+        ctx.setHeader('content-length', value as string).send(Readable.from(['abcdef'])),
+      );
+      expect(text).toMatch(/content-length: 6\r\n[\s\S]*\r\n\r\nabcdefHTTP\/1\.1 200 OK/);
+    }
+  });
+});
