@@ -6,6 +6,7 @@
 // unframed after it.
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import type { Context as Ctx } from '../../src/context';
 import { createApp } from '../../src/index';
 import { closedAfterEach, openRaw, start, until } from '../helpers';
 import { guardProcess } from './harness';
@@ -14,7 +15,7 @@ guardProcess();
 
 const { apps, sockets } = closedAfterEach();
 
-async function served(route: (ctx: import('../../src/context').Context) => unknown) {
+async function served(route: (ctx: Ctx) => unknown) {
   const app = createApp();
   apps.push(app);
   const errors: unknown[] = [];
@@ -85,5 +86,46 @@ describe('ctx.setHeader of a framing header', () => {
       );
       expect(text).toMatch(/content-length: 6\r\n[\s\S]*\r\n\r\nabcdefHTTP\/1\.1 200 OK/);
     }
+  });
+});
+
+describe('a Content-Length a handler set on a bodiless status', () => {
+  it.each([
+    [
+      'a 204 with send(text)',
+      (ctx: Ctx) => ctx.status(204).setHeader('content-length', '5').send('hello'),
+      'HTTP/1.1 204 No Content\r\n',
+      null,
+    ],
+    [
+      'a 204 with send(stream)',
+      (ctx: Ctx) =>
+        ctx
+          .status(204)
+          .setHeader('content-length', '5')
+          .send(Readable.from(['hello'])),
+      'HTTP/1.1 204 No Content\r\n',
+      null,
+    ],
+    [
+      'a 205',
+      (ctx: Ctx) => ctx.status(205).setHeader('content-length', '5').send('hello'),
+      'HTTP/1.1 205 Reset Content\r\n',
+      '0',
+    ],
+    [
+      "a 304 (the representation's length: kept)",
+      (ctx: Ctx) => ctx.status(304).setHeader('content-length', '5').send('hello'),
+      'HTTP/1.1 304 Not Modified\r\n',
+      '5',
+    ],
+  ] as const)('%s', async (_n, route, head, length) => {
+    const { text } = await served(route);
+    expect(text.startsWith(head)).toBe(true);
+    const first = text.slice(0, text.indexOf('\r\n\r\n'));
+    expect([...first.matchAll(/content-length: (\S+)/gi)].map((m) => m[1])).toEqual(
+      length === null ? [] : [length],
+    );
+    expect(text).toMatch(/\r\n\r\nHTTP\/1\.1 200 OK/);
   });
 });
