@@ -603,8 +603,10 @@ export class Context {
   /** Sets a response header; chainable. */
   setHeader(name: string, value: string | number | readonly string[]): this {
     if (this.#use('setHeader()') === null) return this;
-    // The two framing headers (14 and 17 characters: one length test on the common path).
-    if (name?.length === 14 || name?.length === 17) checkFraming(name, value);
+    // The headers that frame the response or keep its connection (10, 14 and 17 characters:
+    // length tests on the common path).
+    const n = name?.length;
+    if (n === 10 || n === 14 || n === 17) checkFraming(name, value);
     try {
       this.res.setHeader(name, value);
     } catch (err) {
@@ -923,12 +925,22 @@ export class Context {
 
 /**
  * keel frames a body itself (Content-Length for one piece, chunked for a stream of unknown
- * length): a handler's Transfer-Encoding would be sent beside keel's Content-Length (RFC 9112
+ * length) and keeps its connections: a handler's Transfer-Encoding would be sent beside keel's Content-Length (RFC 9112
  * §6.2: never both, or a proxy and the client may each read the body by another), and a
  * Content-Length must be one length, or the body after it is unframed.
  */
 function checkFraming(name: string, value: unknown): void {
   const lower = name.toLowerCase();
+  // keel decides whether a connection stays open (it closes one whose framing it cannot trust,
+  // or whose body it refused): a handler's `keep-alive` would keep it open all the same.
+  if (lower === 'connection') {
+    if (typeof value === 'string' && /^\s*close\s*$/i.test(value)) return;
+    throw rangeError(
+      'setHeader value of Connection',
+      '"close" (keel keeps a connection alive when it can: a handler may only close it)',
+      Array.isArray(value) ? value.join(', ') : value,
+    );
+  }
   if (lower === 'transfer-encoding') {
     throw rangeError(
       'setHeader name',

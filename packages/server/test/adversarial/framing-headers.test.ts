@@ -129,3 +129,54 @@ describe('a Content-Length a handler set on a bodiless status', () => {
     expect(text).toMatch(/\r\n\r\nHTTP\/1\.1 200 OK/);
   });
 });
+
+describe('ctx.setHeader of Connection', () => {
+  it('"close" is taken: the connection closes after the answer', async () => {
+    const app = createApp();
+    apps.push(app);
+    app.get('/r', (ctx) => ctx.setHeader('Connection', 'close').json({ r: 1 }));
+    const { port } = await start(app);
+    const c = await openRaw(port, sockets);
+    c.s.write('GET /r HTTP/1.1\r\nHost: a\r\n\r\n');
+    await until(() => c.closed());
+    expect(c.text()).toMatch(/connection: close/i);
+  });
+
+  it.each(['keep-alive', 'upgrade', 'close, x'])('%s is a RangeError', (value) => {
+    const app = createApp();
+    apps.push(app);
+    let thrown: unknown;
+    app.get('/r', (ctx) => {
+      try {
+        ctx.setHeader('connection', value);
+      } catch (err) {
+        thrown = err;
+      }
+      return ctx.json({});
+    });
+    return app.inject({ method: 'GET', url: '/r' }).then(() => {
+      expect(thrown).toBeInstanceOf(RangeError);
+      expect(String((thrown as Error).message)).toMatch(/Connection/);
+    });
+  });
+
+  it('a request whose framing keel does not trust (HTTP/1.0 with Transfer-Encoding) still closes when its handler tried keep-alive', async () => {
+    const app = createApp();
+    apps.push(app);
+    app.post('/a', (ctx) => {
+      try {
+        ctx.setHeader('connection', 'keep-alive');
+      } catch {
+        // refused: keel closes this one
+      }
+      return ctx.json({ a: 1 });
+    });
+    const { port } = await start(app);
+    const c = await openRaw(port, sockets);
+    c.s.write(
+      'POST /a HTTP/1.0\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /a HTTP/1.1\r\nHost: a\r\n\r\n',
+    );
+    await until(() => c.closed());
+    expect(c.text().match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 200']);
+  });
+});
