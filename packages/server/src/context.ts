@@ -925,9 +925,10 @@ export class Context {
 
 /**
  * keel frames a body itself (Content-Length for one piece, chunked for a stream of unknown
- * length) and keeps its connections: a handler's Transfer-Encoding would be sent beside keel's Content-Length (RFC 9112
- * §6.2: never both, or a proxy and the client may each read the body by another), and a
- * Content-Length must be one length, or the body after it is unframed.
+ * length) and keeps its connections: a handler's Transfer-Encoding would be sent beside keel's
+ * Content-Length (RFC 9112 §6.2: never both, or a proxy and the client may each read the body by
+ * another), a Content-Length must be one length, or the body after it is unframed, and a
+ * Connection may only close.
  */
 function checkFraming(name: string, value: unknown): void {
   const lower = name.toLowerCase();
