@@ -147,7 +147,21 @@ function splitImports(code: string): Split {
       blank(statement);
       continue;
     }
-    if (!ts.isImportDeclaration(statement)) continue;
+    if (!ts.isImportDeclaration(statement)) {
+      // A file's own exports (an app's `export default function Page`): the statement goes in
+      // the nested scope, where `export` cannot stand, so the keywords are blanked in place.
+      for (const m of ts.canHaveModifiers(statement) ? (ts.getModifiers(statement) ?? []) : []) {
+        if (m.kind !== ts.SyntaxKind.ExportKeyword && m.kind !== ts.SyntaxKind.DefaultKeyword) {
+          continue;
+        }
+        const at = file.getLineAndCharacterOfPosition(m.getStart(file));
+        const line = lines[at.line]!;
+        const width = m.getEnd() - m.getStart(file);
+        lines[at.line] =
+          line.slice(0, at.character) + ' '.repeat(width) + line.slice(at.character + width);
+      }
+      continue;
+    }
     imports.push(statement.getText(file));
     const clause = statement.importClause;
     if (clause?.name) names.add(clause.name.text);
