@@ -15,9 +15,14 @@
 //            passes `undefined` to optional option fields (scripts/exact-optional.consumer.tsx)
 //   browser  @keel/core and @keel/react bundled for the browser (esbuild, platform browser) pull
 //            in no Node module and use no Node global (process, Buffer, global, require, ...)
+//   rsc      React Server Components (Next.js App Router): a Server Component imports
+//            `dehydrate` and `<HydrationBoundary>` from '@keel/react', prefetches with
+//            @keel/core, and its payload (react-server-dom-webpack, React's own loader standing
+//            in for the bundler: scripts/rsc/) renders to HTML showing the data with no request
 //
 // Usage: node scripts/check-consumers.mjs   (after `pnpm build`; `pnpm test:pkg` runs it)
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -293,10 +298,46 @@ for (const id of ['@keel/core', '@keel/react']) {
   });
 }
 
+await check('rsc @keel/react', () => {
+  // Copied beside the app's dependencies: the harness resolves react-server-dom-webpack and the
+  // packages from there, as an app's code does.
+  const dir = join(GENERATED, 'rsc');
+  cpSync(join(ROOT, 'scripts', 'rsc'), dir, { recursive: true });
+  const run = (args, input) => {
+    try {
+      return execFileSync(process.execPath, args, {
+        cwd: dir,
+        input,
+        encoding: 'utf8',
+        timeout: 60_000,
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+    } catch (err) {
+      throw new Error(
+        `node ${args.join(' ')}: ${String(err.stderr ?? err)
+          .trim()
+          .slice(-2000)}`,
+      );
+    }
+  };
+  const payload = run(['--conditions=react-server', '--import', './register.mjs', 'server.mjs']);
+  expect(
+    /I\["\$\w+",\[\],"\$\w+"\]/.test(payload) && payload.includes('"HydrationBoundary"'),
+    'HydrationBoundary is not a client reference in the RSC payload',
+  );
+  const { html, fetched } = JSON.parse(run(['ssr.mjs'], payload));
+  expect(
+    html ===
+      '<ul data-status="success" data-fetching="false"><li>Write the docs</li><li>Ship &lt;keel&gt;</li></ul>',
+    `the server-rendered page is ${html}`,
+  );
+  expect(fetched.length === 0, `the hydrated page requested ${fetched.join(', ')}`);
+});
+
 if (failures.length > 0) {
   for (const failure of failures) console.error(`check-consumers: ${failure}`);
   process.exit(1);
 }
 console.log(
-  'check-consumers: require() and import() load every subpath; guards work across builds; hydration renders under both; README blocks compile against the declarations; browser bundles use nothing of Node',
+  'check-consumers: require() and import() load every subpath; guards work across builds; hydration renders under both; README blocks compile against the declarations; browser bundles use nothing of Node; a Server Component renders HydrationBoundary',
 );

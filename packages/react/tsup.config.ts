@@ -1,3 +1,58 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import type { Options } from 'tsup';
 import { packageConfig } from '../../tsup.shared';
 
-export default packageConfig({ index: 'src/index.ts' });
+const base = packageConfig({ index: 'src/index.ts' });
+
+/**
+ * React Server Components (README "React Server Components"): the built entries are client
+ * modules, marked `'use client'` at their top. A bundler drops a module-level directive while
+ * it bundles (rollup strips the one in the sources and says so), so it is written after the
+ * build, and each source map gets an empty first line to match.
+ */
+function markClient(file: string): void {
+  const code = readFileSync(file, 'utf8');
+  if (code.startsWith(DIRECTIVE)) return;
+  writeFileSync(file, `${DIRECTIVE}\n${code}`);
+  const map = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { mappings: string };
+  map.mappings = `;${map.mappings}`;
+  writeFileSync(`${file}.map`, JSON.stringify(map));
+}
+
+const DIRECTIVE = "'use client';";
+
+/** Served from the client entry, not referenced: what a Server Component calls itself. */
+const SERVER_CALLABLE = ['dehydrate', 'hydrate'];
+
+/**
+ * `dist/react-server.js`, the entry a Server Components bundler resolves (the `react-server`
+ * condition): every export of the client entry by name (client references there, so a Server
+ * Component renders `<HydrationBoundary>` and `<ClientProvider>`), but `dehydrate` and `hydrate`
+ * from @keel/core, plain functions a Server Component calls. Names, not `export *`: a bundler
+ * knows a client module's exports only by name.
+ */
+async function writeServerEntry(): Promise<void> {
+  const client = (await import(pathToFileURL('dist/index.js').href)) as Record<string, unknown>;
+  const names = Object.keys(client).filter((name) => !SERVER_CALLABLE.includes(name));
+  writeFileSync(
+    'dist/react-server.js',
+    [
+      '// The @keel/react entry of React Server Components (the `react-server` condition): the',
+      "// components and hooks are the client entry's (client references); dehydrate and hydrate",
+      '// are the plain functions of @keel/core, for a Server Component to call.',
+      `export { ${names.join(', ')} } from './index.js';`,
+      `export { ${SERVER_CALLABLE.join(', ')} } from '@keel/core';`,
+      '',
+    ].join('\n'),
+  );
+}
+
+export default {
+  ...base,
+  async onSuccess() {
+    markClient('dist/index.js');
+    markClient('dist/index.cjs');
+    await writeServerEntry();
+  },
+} satisfies Options as Options;

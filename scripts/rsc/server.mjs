@@ -1,0 +1,37 @@
+// The Server Component side, run with `--conditions=react-server --import ./register.mjs`:
+// a page that prefetches /todos with @keel/core and hands the data to the client components
+// through <HydrationBoundary state={dehydrate(client)}>, all imported from '@keel/react' as a
+// Server Component imports them. Writes the RSC payload to stdout.
+import { createBaseClient } from '@keel/core';
+import { dehydrate, HydrationBoundary } from '@keel/react';
+import { createElement as h } from 'react';
+import { renderToPipeableStream } from 'react-server-dom-webpack/server';
+import { Providers } from './providers.mjs';
+import { Todos } from './todos.mjs';
+
+const TODOS = [
+  { id: 1, title: 'Write the docs' },
+  { id: 2, title: 'Ship <keel>' },
+];
+
+async function Page() {
+  const client = createBaseClient({
+    baseURL: 'http://api.test',
+    fetch: async () =>
+      new Response(JSON.stringify(TODOS), { headers: { 'content-type': 'application/json' } }),
+  });
+  await client.get('/todos');
+  return h(Providers, null, h(HydrationBoundary, { state: dehydrate(client) }, h(Todos)));
+}
+
+// Every client reference is `<module url>#<export>`: the module is its own id, no chunks.
+const clientManifest = new Proxy(
+  {},
+  { get: (_, key) => (String(key).includes('#') ? undefined : { id: key, chunks: [] }) },
+);
+renderToPipeableStream(h(Page), clientManifest, {
+  onError(error) {
+    console.error(error);
+    process.exitCode = 1;
+  },
+}).pipe(process.stdout);

@@ -1,0 +1,15 @@
+'use client';
+// A client component of the app: reads /todos with useQuery. On the server-rendered page it must
+// show the todos the Server Component prefetched (hydrated through HydrationBoundary), without
+// a request.
+import { useQuery } from '@keel/react';
+import { createElement as h } from 'react';
+
+export function Todos() {
+  const { data, status, isFetching } = useQuery('/todos');
+  return h(
+    'ul',
+    { 'data-status': status, 'data-fetching': String(isFetching) },
+    (data ?? []).map((todo) => h('li', { key: todo.id }, todo.title)),
+  );
+}
