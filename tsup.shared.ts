@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
 
 /**
@@ -20,4 +21,25 @@ export function packageConfig(entry: Record<string, string>): Options {
     sourcemap: true,
     target: 'es2022',
   }) as Options;
+}
+
+const DIRECTIVE = "'use client';";
+
+/**
+ * Marks built entry files as client modules for React Server Components (the React packages'
+ * README, "React Server Components"): `'use client'` at their top, so a Server Component that
+ * imports them gets client references. Written after the build, because a bundler drops a
+ * module-level directive while it bundles (rollup strips the one in the sources and says so);
+ * each source map gets an empty first line to match. Only entries: the chunks they import are
+ * loaded through them.
+ */
+export function markClientModules(files: readonly string[]): void {
+  for (const file of files) {
+    const code = readFileSync(file, 'utf8');
+    if (code.startsWith(DIRECTIVE)) continue;
+    writeFileSync(file, `${DIRECTIVE}\n${code}`);
+    const map = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { mappings: string };
+    map.mappings = `;${map.mappings}`;
+    writeFileSync(`${file}.map`, JSON.stringify(map));
+  }
 }

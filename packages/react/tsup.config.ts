@@ -1,26 +1,9 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { Options } from 'tsup';
-import { packageConfig } from '../../tsup.shared';
+import { markClientModules, packageConfig } from '../../tsup.shared';
 
 const base = packageConfig({ index: 'src/index.ts' });
-
-/**
- * React Server Components (README "React Server Components"): the built entries are client
- * modules, marked `'use client'` at their top. A bundler drops a module-level directive while
- * it bundles (rollup strips the one in the sources and says so), so it is written after the
- * build, and each source map gets an empty first line to match.
- */
-function markClient(file: string): void {
-  const code = readFileSync(file, 'utf8');
-  if (code.startsWith(DIRECTIVE)) return;
-  writeFileSync(file, `${DIRECTIVE}\n${code}`);
-  const map = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { mappings: string };
-  map.mappings = `;${map.mappings}`;
-  writeFileSync(`${file}.map`, JSON.stringify(map));
-}
-
-const DIRECTIVE = "'use client';";
 
 /** Served from the client entry, not referenced: what a Server Component calls itself. */
 const SERVER_CALLABLE = ['dehydrate', 'hydrate'];
@@ -51,8 +34,7 @@ async function writeServerEntry(): Promise<void> {
 export default {
   ...base,
   async onSuccess() {
-    markClient('dist/index.js');
-    markClient('dist/index.cjs');
+    markClientModules(['dist/index.js', 'dist/index.cjs']);
     await writeServerEntry();
   },
 } satisfies Options as Options;

@@ -1,8 +1,9 @@
 // The Server Component side, run with `--conditions=react-server --import ./register.mjs`:
 // a page that prefetches /todos with @keel/core and hands the data to the client components
 // through <HydrationBoundary state={dehydrate(client)}>, all imported from '@keel/react' as a
-// Server Component imports them. Writes the RSC payload to stdout.
+// Server Component imports them, and renders <KeelDevtools> (@keel/devtools) beside it. Writes the RSC payload to stdout.
 import { createBaseClient } from '@keel/core';
+import { KeelDevtools } from '@keel/devtools';
 import { dehydrate, HydrationBoundary } from '@keel/react';
 import { createElement as h } from 'react';
 import { renderToPipeableStream } from 'react-server-dom-webpack/server';
@@ -21,7 +22,13 @@ async function Page() {
       new Response(JSON.stringify(TODOS), { headers: { 'content-type': 'application/json' } }),
   });
   await client.get('/todos');
-  return h(Providers, null, h(HydrationBoundary, { state: dehydrate(client) }, h(Todos)));
+  // The root layout's shape: the providers around the page, the devtools panel beside it.
+  return h(
+    Providers,
+    null,
+    h(HydrationBoundary, { state: dehydrate(client) }, h(Todos)),
+    h(KeelDevtools),
+  );
 }
 
 // Every client reference is `<module url>#<export>`: the module is its own id, no chunks.

@@ -10,6 +10,7 @@ import { createFromNodeStream } from 'react-server-dom-webpack/client';
 const modules = {};
 for (const id of [
   import.meta.resolve('@keel/react'),
+  import.meta.resolve('@keel/devtools'),
   import.meta.resolve('./providers.mjs'),
   import.meta.resolve('./todos.mjs'),
 ]) {
