@@ -10,7 +10,26 @@ export function exampleApis() {
     { id: 2, title: 'Try keel' },
   ];
   const users = [{ id: 1, name: 'Ada' }];
+  // The core README's token refresh, with rotating refresh tokens as OAuth servers issue them:
+  // each refresh answers a new access token and a new refresh token, and a refresh token used
+  // twice is refused (reuse detection), so a client that refreshed once per request fails.
+  let issued = 0;
+  const authorized = (request: Request) =>
+    issued > 0 && request.headers.get('authorization') === `Bearer t${issued}`;
   return [
+    http.post('https://api.example.com/token', async ({ request }) => {
+      const { refresh } = (await request.json()) as { refresh?: string };
+      if (refresh !== `r${issued}`) {
+        return HttpResponse.json({ message: 'refresh token reused' }, { status: 401 });
+      }
+      issued++;
+      return HttpResponse.json({ access: `t${issued}`, refresh: `r${issued}` });
+    }),
+    http.get('https://api.example.com/me', ({ request }) =>
+      authorized(request)
+        ? HttpResponse.json(users[0])
+        : HttpResponse.json({ message: 'token expired' }, { status: 401 }),
+    ),
     http.get('https://api.example.com/users', () => HttpResponse.json(users)),
     http.get('https://api.example.com/users/:id', ({ params }) =>
       params.id === '0'
