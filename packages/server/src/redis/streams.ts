@@ -586,12 +586,21 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   let down: unknown = null;
   /** Whether the current load of Redis's dataset was reported (once, like an outage). */
   let warnedLoading = false;
+  /**
+   * The first read the current outage cut, until something explains that outage: the reader
+   * connection's own error (reported by its listener) or its refusal. One that nothing explained
+   * (Redis closed the connection cleanly and was back before a reconnect failed: ioredis then
+   * emits no error) is reported when the reader reads again, so an outage is never silent.
+   */
+  let cut: unknown = null;
+  let cutExplained = false;
   const report = (error: unknown): void => {
     if (closed || refusal(readerRefusals, error)) return;
     // A read cut by a lost or refused connection (no answer of Redis: ioredis's "Stream isn't
     // writeable" for a read sent while it reconnects): the connection's own error says why (its
     // refusal, ECONNREFUSED, ...), reported by its listener; the reads it cuts are not, one by one.
     if (!(error instanceof ReplyError) && (readerRefusals.count > 0 || reader.status !== 'ready')) {
+      cut ??= error;
       return;
     }
     // An app's client keeps ioredis's ready check: during a load it waits in 'connect' and
@@ -612,6 +621,10 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   };
   /** The reader read again: the end of an outage the warning reported. */
   const recovered = (): void => {
+    const unexplained = cutExplained ? null : cut;
+    cut = null;
+    cutExplained = false;
+    if (unexplained !== null && userOnError && !closed) tell(unexplained);
     if (readerRefusals.count > 0 || readerRefusals.told.size > 0) worksAgain(readerRefusals);
     if (shared !== undefined && isLoading(down)) down = null;
     if (!warned) return;
@@ -733,6 +746,9 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
   const connectionError =
     (refusals: Refusals) =>
     (error: unknown): void => {
+      // Any error of the reader's connection (told now, or a refusal told once) explains the
+      // reads its outage cuts.
+      if (refusals === readerRefusals) cutExplained = true;
       if (closed || refusal(refusals, error)) return;
       if (userOnError) tell(error);
       else if (refusals === readerRefusals) warnOnce(error);
