@@ -104,7 +104,10 @@ export interface RedisStreamsOptions {
    * own errors by rejecting. What it throws is reported with `process.emitWarning`. A refusal
    * retrying cannot fix that comes after open (a rotated password, a narrowed ACL), or a Redis
    * Cluster down at open (`CLUSTERDOWN`, `TRYAGAIN`: `hub.ready` waits for it), is given once,
-   * as a `RedisStoreError` naming what to change, not at every retry.
+   * as a `RedisStoreError` naming what to change, not at every retry. An outage is told by its
+   * connection's error, not by the reads it cuts; one with no such error (Redis closed the
+   * connection and was back before a reconnect failed) by the first read it cut, once the reader
+   * reads again.
    *
    * @default a process warning for each outage, naming the server (not its password) and the
    * connection's error, one for each such refusal, and one when the reader reads again
