@@ -7,7 +7,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../src/index';
 import { until } from './helpers';
-import { streamKey as key, publishWhenUp, redisInstances } from './redis-helpers';
+import {
+  appClient,
+  streamKey as key,
+  killReader,
+  publishWhenUp,
+  redisInstances,
+} from './redis-helpers';
 
 const live = redisInstances();
 
@@ -48,6 +54,31 @@ describe('redisStreams: the reader after an outage', () => {
     // Its wait ended by the reconnect: its timer is cleared, none left behind.
     expect(pending.size).toBe(0);
     expect(errors.length).toBeGreaterThan(0);
+  }, 20_000);
+
+  it('an outage no connection error explains is told once, when the reader reads again', async () => {
+    // Redis closes the reader's connection cleanly (CLIENT KILL) and is there when it reconnects:
+    // ioredis emits no error, only the blocked read fails. That read is the outage's only trace.
+    const errors: unknown[] = [];
+    const named = appClient(live.redis.url, 'cut-told');
+    try {
+      await named.connect();
+      const a = await live.instance(key(), {
+        client: named,
+        onError: (e) => void errors.push(e),
+        reconnect: { initialDelay: 5, maxDelay: 20 },
+      });
+      const client = await a.connect();
+      await until(() => a.hub.size === 1);
+      await killReader(live.redis.url, 'cut-told');
+      const id = await publishWhenUp(a.hub, 'back');
+      await until(() => client.events.some((e) => e.id === id), 5000);
+      await until(() => errors.length > 0, 2000);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toBeInstanceOf(Error);
+    } finally {
+      named.disconnect();
+    }
   }, 20_000);
 
   it('a `clock` without its methods is a TypeError naming it', async () => {
