@@ -1,6 +1,17 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
 
+/** What a package's build adds to the shared one. */
+export interface PackageBuild {
+  /**
+   * React packages: every entry, in both formats, is a client module for React Server
+   * Components (see markClientModules).
+   */
+  client?: boolean;
+  /** Runs once the entries are written (and marked). */
+  afterBuild?: () => void | Promise<void>;
+}
+
 /**
  * The one build of every package: ESM and CommonJS with declaration files and source maps, for
  * ES2022 (Node 20 and current browsers). A package's tsup.config.ts names its entries only, one
@@ -10,7 +21,11 @@ import { defineConfig, type Options } from 'tsup';
  * `treeshake` makes rollup write the chunks: tsup's own CommonJS splitting runs sucrase, which
  * turns `?.`, `??` and class fields into helper calls on the hot paths.
  */
-export function packageConfig(entry: Record<string, string>): Options {
+export function packageConfig(
+  entry: Record<string, string>,
+  { client = false, afterBuild }: PackageBuild = {},
+): Options {
+  const built = Object.keys(entry).flatMap((name) => [`dist/${name}.js`, `dist/${name}.cjs`]);
   return defineConfig({
     entry,
     format: ['esm', 'cjs'],
@@ -20,6 +35,13 @@ export function packageConfig(entry: Record<string, string>): Options {
     treeshake: true,
     sourcemap: true,
     target: 'es2022',
+    onSuccess:
+      client || afterBuild
+        ? async () => {
+            if (client) markClientModules(built);
+            await afterBuild?.();
+          }
+        : undefined,
   }) as Options;
 }
 
@@ -33,7 +55,7 @@ const DIRECTIVE = "'use client';";
  * each source map gets an empty first line to match. Only entries: the chunks they import are
  * loaded through them.
  */
-export function markClientModules(files: readonly string[]): void {
+function markClientModules(files: readonly string[]): void {
   for (const file of files) {
     const code = readFileSync(file, 'utf8');
     if (code.startsWith(DIRECTIVE)) continue;

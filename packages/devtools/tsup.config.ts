@@ -1,9 +1,7 @@
-import type { Options } from 'tsup';
-import { markClientModules, packageConfig } from '../../tsup.shared';
+import { packageConfig } from '../../tsup.shared';
 
-export default {
-  ...packageConfig({ index: 'src/index.ts', production: 'src/production.ts' }),
-  // The panel is a client component: a Next.js root layout (a Server Component) renders it.
-  onSuccess: async () =>
-    markClientModules(['index', 'production'].flatMap((e) => [`dist/${e}.js`, `dist/${e}.cjs`])),
-} satisfies Options as Options;
+// The panel is a client component: a Next.js root layout (a Server Component) renders it.
+export default packageConfig(
+  { index: 'src/index.ts', production: 'src/production.ts' },
+  { client: true },
+);

@@ -1,9 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import type { Options } from 'tsup';
-import { markClientModules, packageConfig } from '../../tsup.shared';
-
-const base = packageConfig({ index: 'src/index.ts' });
+import { packageConfig } from '../../tsup.shared';
 
 /** Served from the client entry, not referenced: what a Server Component calls itself. */
 const SERVER_CALLABLE = ['dehydrate', 'hydrate'];
@@ -31,10 +28,7 @@ async function writeServerEntry(): Promise<void> {
   );
 }
 
-export default {
-  ...base,
-  async onSuccess() {
-    markClientModules(['dist/index.js', 'dist/index.cjs']);
-    await writeServerEntry();
-  },
-} satisfies Options as Options;
+export default packageConfig(
+  { index: 'src/index.ts' },
+  { client: true, afterBuild: writeServerEntry },
+);
