@@ -14,8 +14,6 @@ export function exampleApis() {
   // each refresh answers a new access token and a new refresh token, and a refresh token used
   // twice is refused (reuse detection), so a client that refreshed once per request fails.
   let issued = 0;
-  const authorized = (request: Request) =>
-    issued > 0 && request.headers.get('authorization') === `Bearer t${issued}`;
   return [
     http.post('https://api.example.com/token', async ({ request }) => {
       const { refresh } = (await request.json()) as { refresh?: string };
@@ -26,7 +24,7 @@ export function exampleApis() {
       return HttpResponse.json({ access: `t${issued}`, refresh: `r${issued}` });
     }),
     http.get('https://api.example.com/me', ({ request }) =>
-      authorized(request)
+      issued > 0 && request.headers.get('authorization') === `Bearer t${issued}`
         ? HttpResponse.json(users[0])
         : HttpResponse.json({ message: 'token expired' }, { status: 401 }),
     ),

@@ -136,11 +136,17 @@ function splitImports(code: string): Split {
     const end = file.getLineAndCharacterOfPosition(statement.getEnd()).line;
     for (let l = start; l <= end; l++) lines[l] = '';
   };
+  /** Blanks one keyword in place (its line keeps its length and the others their positions). */
+  const blankKeyword = (keyword: ts.Node) => {
+    const at = file.getLineAndCharacterOfPosition(keyword.getStart(file));
+    const line = lines[at.line]!;
+    const width = keyword.getEnd() - keyword.getStart(file);
+    lines[at.line] =
+      line.slice(0, at.character) + ' '.repeat(width) + line.slice(at.character + width);
+  };
   for (const statement of file.statements) {
-    const declared = ts.canHaveModifiers(statement)
-      ? ts.getModifiers(statement)?.some((m) => m.kind === ts.SyntaxKind.DeclareKeyword)
-      : false;
-    if (declared) {
+    const modifiers = ts.canHaveModifiers(statement) ? (ts.getModifiers(statement) ?? []) : [];
+    if (modifiers.some((m) => m.kind === ts.SyntaxKind.DeclareKeyword)) {
       declarations.push(statement.getText(file));
       const name = (statement as { name?: ts.Identifier }).name;
       if (name !== undefined && ts.isIdentifier(name)) names.add(name.text);
@@ -149,16 +155,11 @@ function splitImports(code: string): Split {
     }
     if (!ts.isImportDeclaration(statement)) {
       // A file's own exports (an app's `export default function Page`): the statement goes in
-      // the nested scope, where `export` cannot stand, so the keywords are blanked in place.
-      for (const m of ts.canHaveModifiers(statement) ? (ts.getModifiers(statement) ?? []) : []) {
-        if (m.kind !== ts.SyntaxKind.ExportKeyword && m.kind !== ts.SyntaxKind.DefaultKeyword) {
-          continue;
+      // the nested scope, where `export` cannot stand, so the keywords are blanked.
+      for (const m of modifiers) {
+        if (m.kind === ts.SyntaxKind.ExportKeyword || m.kind === ts.SyntaxKind.DefaultKeyword) {
+          blankKeyword(m);
         }
-        const at = file.getLineAndCharacterOfPosition(m.getStart(file));
-        const line = lines[at.line]!;
-        const width = m.getEnd() - m.getStart(file);
-        lines[at.line] =
-          line.slice(0, at.character) + ' '.repeat(width) + line.slice(at.character + width);
       }
       continue;
     }

@@ -16,9 +16,10 @@
 //   browser  @keel/core and @keel/react bundled for the browser (esbuild, platform browser) pull
 //            in no Node module and use no Node global (process, Buffer, global, require, ...)
 //   rsc      React Server Components (Next.js App Router): a Server Component imports
-//            `dehydrate` and `<HydrationBoundary>` from '@keel/react' and `<KeelDevtools>`
-//            from '@keel/devtools', prefetches with @keel/core, and its payload (react-server-dom-webpack, React's own loader standing
-//            in for the bundler: scripts/rsc/) renders to HTML showing the data with no request
+//            `dehydrate` and `<HydrationBoundary>` from '@keel/react' and `<KeelDevtools>` from
+//            '@keel/devtools' and prefetches with @keel/core; its payload (react-server-dom-webpack,
+//            React's own loader standing in for the bundler: scripts/rsc/) renders to HTML that
+//            shows the data, with no request
 //
 // Usage: node scripts/check-consumers.mjs   (after `pnpm build`; `pnpm test:pkg` runs it)
 import { execFileSync } from 'node:child_process';

@@ -1,7 +1,8 @@
 // The Server Component side, run with `--conditions=react-server --import ./register.mjs`:
 // a page that prefetches /todos with @keel/core and hands the data to the client components
 // through <HydrationBoundary state={dehydrate(client)}>, all imported from '@keel/react' as a
-// Server Component imports them, and renders <KeelDevtools> (@keel/devtools) beside it. Writes the RSC payload to stdout.
+// Server Component imports them, and renders <KeelDevtools> (@keel/devtools) beside it. Writes
+// the RSC payload to stdout.
 import { createBaseClient } from '@keel/core';
 import { KeelDevtools } from '@keel/devtools';
 import { dehydrate, HydrationBoundary } from '@keel/react';
