@@ -38,9 +38,10 @@ import {
   boolean,
   checkFunction,
   checkNumber,
-  checkObject,
+  checkOptions,
   errorText,
   integer,
+  keysOf,
   rangeError,
   typeError,
 } from './checks';
@@ -509,11 +510,51 @@ const DEFAULT_TIMEOUTS: Required<ServerTimeouts> = {
   keepAliveTimeout: 5_000,
 };
 
+const TIMEOUT_KEYS = keysOf<ServerTimeouts>({
+  requestTimeout: 0,
+  headersTimeout: 0,
+  keepAliveTimeout: 0,
+});
+const APP_KEYS = keysOf<AppOptions>({
+  requestTimeout: 0,
+  headersTimeout: 0,
+  keepAliveTimeout: 0,
+  bodyLimit: 0,
+  maxJsonDepth: 0,
+  parsers: 0,
+  trustProxy: 0,
+  poolSize: 0,
+  development: 0,
+  sse: 0,
+  sendTimeout: 0,
+  ignoreTrailingSlash: 0,
+  caseSensitive: 0,
+  clock: 0,
+  graphql: 0,
+  compression: 0,
+  requestIdHeader: 0,
+  maxParamLength: 0,
+});
+const ROUTE_KEYS = keysOf<RouteOptions>({ bodyLimit: 0, maxJsonDepth: 0, parsers: 0 });
+const PARSER_KEYS = keysOf<BodyParsers>({ text: 0, raw: 0 });
+const SSE_KEYS = keysOf<SseOptions>({ heartbeatMs: 0, maxBufferedBytes: 0 });
+const CLOSE_KEYS = keysOf<CloseOptions>({ timeoutMs: 0 });
+const INJECT_KEYS = keysOf<InjectRequest>({
+  method: 0,
+  url: 0,
+  headers: 0,
+  body: 0,
+  remoteAddress: 0,
+});
+
 /** Checks the timeouts once, at the boundary; missing ones come from `base`. */
 function resolveTimeouts(
   options: ServerTimeouts,
   base: Required<ServerTimeouts>,
+  where?: string,
 ): Required<ServerTimeouts> {
+  // createApp's keys are checked with the rest of its options.
+  if (where !== undefined) checkOptions(where, options, TIMEOUT_KEYS);
   const out = {
     requestTimeout: integer(
       'requestTimeout',
@@ -595,7 +636,7 @@ const MAX_JSON_DEPTH = 2048;
 /** Resolves body options once, at registration; what is not given comes from `base`. */
 function bodyPolicy(options: RouteOptions, base: BodyPolicy): BodyPolicy {
   const parsers = options.parsers;
-  if (parsers !== undefined) checkObject('parsers', parsers);
+  if (parsers !== undefined) checkOptions('parsers', parsers, PARSER_KEYS);
   return {
     limit: integer('bodyLimit', options.bodyLimit, base.limit, 0, undefined, 'bytes'),
     depth: integer('maxJsonDepth', options.maxJsonDepth, base.depth, 1, MAX_JSON_DEPTH),
@@ -734,14 +775,14 @@ class KeelApp implements App, SlotHost {
   #closed: Promise<void> | null = null;
 
   constructor(options: AppOptions) {
-    checkObject('options', options);
+    checkOptions('createApp options', options, APP_KEYS);
     this.development = boolean(
       'development',
       options.development,
       process.env.NODE_ENV !== 'production',
     );
     const sse = options.sse === undefined ? {} : options.sse;
-    checkObject('sse', sse);
+    checkOptions('sse', sse, SSE_KEYS);
     this.#body = bodyPolicy(options, {
       limit: 1024 * 1024,
       depth: 1000,
@@ -830,7 +871,7 @@ class KeelApp implements App, SlotHost {
     checkFunction(`handler of ${where}`, handler);
     let body = this.#body;
     if (b !== undefined) {
-      checkObject(`options of ${where}`, a);
+      checkOptions(`options of ${where}`, a, ROUTE_KEYS);
       body = bodyPolicy(a as RouteOptions, body);
     }
     const route: Route = { handler, body };
@@ -1134,7 +1175,9 @@ class KeelApp implements App, SlotHost {
     integer('port', port, 0, 0, 65_535);
     if (host !== undefined && typeof host !== 'string') throw typeError('host', 'a string', host);
     const { requestTimeout, headersTimeout, keepAliveTimeout } =
-      timeouts === undefined ? this.#timeouts : resolveTimeouts(timeouts, this.#timeouts);
+      timeouts === undefined
+        ? this.#timeouts
+        : resolveTimeouts(timeouts, this.#timeouts, 'listen timeouts');
     const server = createServer(
       {
         IncomingMessage: KeelIncomingMessage,
@@ -1305,7 +1348,7 @@ class KeelApp implements App, SlotHost {
 
   close(options: CloseOptions = {}): Promise<void> {
     if (this.#closed !== null) return this.#closed;
-    checkObject('close options', options);
+    checkOptions('close options', options, CLOSE_KEYS);
     const timeoutMs = checkNumber(
       'timeoutMs',
       options.timeoutMs ?? 10_000,
@@ -1382,6 +1425,7 @@ class KeelApp implements App, SlotHost {
   }
 
   async inject(request: InjectRequest): Promise<InjectResponse> {
+    checkOptions('inject request', request, INJECT_KEYS);
     const response = await inject(this.handler, {
       // light-my-request 6.6 (the last on cookie 1, which runs on Node 20) lists the methods it knows.
       method: (request.method ?? 'GET') as InjectOptions['method'],

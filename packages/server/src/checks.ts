@@ -184,14 +184,79 @@ export function checkObject(name: string, value: unknown): void {
 }
 
 /**
- * Every own key of an options object is one of `keys`, else a RangeError naming the key and the
- * list: a typo'd or unsupported option (`privat`, `partitioned` before it was one) was dropped in
- * silence, and the header went out without the directive the caller asked for.
+ * The keys of an options type, as a set. Written as a record so that TypeScript checks the list
+ * against the type: a field added to the type and not here, or one listed that the type lacks,
+ * does not compile.
+ */
+export function keysOf<T>(keys: { readonly [K in keyof Required<T>]: 0 }): ReadonlySet<string> {
+  return new Set(Object.keys(keys));
+}
+
+/**
+ * Every own key of an options object is one of `keys`, else a RangeError naming the key, the
+ * closest known one and the list. A misspelt option was dropped in silence: `requestTimeot` kept
+ * Node's 300 s, `topics` on a publish broadcast a team's event to everyone, `privat` sent a
+ * Cache-Control without the directive asked for. TypeScript catches these; JavaScript did not.
  */
 export function knownKeys(name: string, value: object, keys: ReadonlySet<string>): void {
   for (const key of Object.keys(value)) {
-    if (!keys.has(key)) throw rangeError(name, `keys among ${[...keys].join(', ')}`, key);
+    if (keys.has(key)) continue;
+    const near = closestKey(key, keys);
+    const message = mustBe(name, `an object with only the keys ${[...keys].join(', ')}`, key);
+    throw new RangeError(near === undefined ? message : `${message} (did you mean \`${near}\`?)`);
   }
+}
+
+/** An options object: a plain object (checkObject) whose every key is one of `keys`. */
+export function checkOptions(name: string, value: unknown, keys: ReadonlySet<string>): void {
+  checkObject(name, value);
+  knownKeys(name, value as object, keys);
+}
+
+/**
+ * The known key a misspelt one most likely meant: the same but for case, or within an edit
+ * distance of 2 (1 for keys under 5 characters, where 2 edits make any word another), or a
+ * prefix of at least 3 characters either way (`close` for `closeConnection`, `minimum` for
+ * `min`).
+ */
+function closestKey(key: string, keys: ReadonlySet<string>): string | undefined {
+  const lower = key.toLowerCase();
+  let best: string | undefined;
+  let bestScore = lower.length < 5 ? 2 : 3;
+  for (const known of keys) {
+    const other = known.toLowerCase();
+    const short = Math.min(lower.length, other.length);
+    const score =
+      other === lower
+        ? 0
+        : short >= 3 && (other.startsWith(lower) || lower.startsWith(other))
+          ? 1
+          : editDistance(lower, other, bestScore);
+    if (score < bestScore) {
+      best = known;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+/** Levenshtein distance of `a` and `b`, or `limit` once it is known to be at least that. */
+function editDistance(a: string, b: string, limit: number): number {
+  if (Math.abs(a.length - b.length) >= limit) return limit;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    let least = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      const value = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + cost);
+      row.push(value);
+      if (value < least) least = value;
+    }
+    if (least >= limit) return limit;
+    previous = row;
+  }
+  return Math.min(previous[b.length]!, limit);
 }
 
 /** An optional boolean option, `fallback` when undefined. */

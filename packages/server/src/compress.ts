@@ -3,7 +3,7 @@ import { brotliCompress, constants, gzip } from 'node:zlib';
 import compressible from 'compressible';
 import Negotiator from 'negotiator';
 import vary from 'vary';
-import { integer, rangeError, typeError } from './checks';
+import { checkOptions, integer, keysOf, rangeError, typeError } from './checks';
 
 /** A content coding keel can produce. */
 export type Encoding = 'br' | 'gzip';
@@ -30,6 +30,13 @@ export interface CompressionSettings {
 }
 
 /** Resolves `compression` once; `null` when it is off (the default). */
+const COMPRESSION_KEYS = keysOf<CompressionOptions>({
+  threshold: 0,
+  encodings: 0,
+  brotliQuality: 0,
+  gzipLevel: 0,
+});
+
 export function resolveCompression(
   option: boolean | CompressionOptions | undefined,
 ): CompressionSettings | null {
@@ -38,6 +45,7 @@ export function resolveCompression(
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw typeError('compression', 'true, false or an object', option);
   }
+  checkOptions('compression', options, COMPRESSION_KEYS);
   const encodings = options.encodings ?? ['br', 'gzip'];
   const expected = "a non-empty array of 'br' and 'gzip'";
   if (!Array.isArray(encodings)) throw typeError('compression.encodings', expected, encodings);

@@ -11,6 +11,7 @@ import {
   checkNumber,
   checkObject,
   integer,
+  keysOf,
   knownKeys,
   notJson,
   rangeError,
@@ -211,20 +212,20 @@ function seconds(name: string, value: number | undefined): number | undefined {
 }
 
 /** Every key of CacheControlOptions, in the order their directives are sent. */
-const CACHE_KEYS = new Set([
-  'public',
-  'private',
-  'noCache',
-  'maxAge',
-  'sMaxAge',
-  'mustRevalidate',
-  'proxyRevalidate',
-  'noTransform',
-  'staleWhileRevalidate',
-  'staleIfError',
-  'immutable',
-  'noStore',
-]);
+const CACHE_KEYS = keysOf<CacheControlOptions>({
+  public: 0,
+  private: 0,
+  noCache: 0,
+  maxAge: 0,
+  sMaxAge: 0,
+  mustRevalidate: 0,
+  proxyRevalidate: 0,
+  noTransform: 0,
+  staleWhileRevalidate: 0,
+  staleIfError: 0,
+  immutable: 0,
+  noStore: 0,
+});
 /** The flags sent as a bare directive when true (after `public`/`private`, `no-cache`). */
 const CACHE_FLAGS = [
   ['mustRevalidate', 'must-revalidate'],

@@ -1,14 +1,6 @@
 import { domainToASCII } from 'node:url';
 import { parse, serialize } from 'cookie';
-import {
-  boolean,
-  checkNumber,
-  checkObject,
-  knownKeys,
-  oneOf,
-  rangeError,
-  typeError,
-} from './checks';
+import { boolean, checkNumber, checkOptions, keysOf, oneOf, rangeError, typeError } from './checks';
 
 /** Options for `ctx.setCookie`. */
 export interface CookieOptions {
@@ -89,17 +81,17 @@ const MAX_COOKIE_AGE = 400 * 24 * 3600;
 const SAME_SITE = ['lax', 'strict', 'none'] as const;
 const PRIORITY = ['low', 'medium', 'high'] as const;
 /** Every key of CookieOptions: any other is refused (`secured`, `signed`), not dropped. */
-const COOKIE_KEYS: ReadonlySet<string> = new Set([
-  'httpOnly',
-  'secure',
-  'maxAge',
-  'path',
-  'domain',
-  'sameSite',
-  'expires',
-  'partitioned',
-  'priority',
-]);
+const COOKIE_KEYS = keysOf<CookieOptions>({
+  httpOnly: 0,
+  secure: 0,
+  maxAge: 0,
+  path: 0,
+  domain: 0,
+  sameSite: 0,
+  expires: 0,
+  partitioned: 0,
+  priority: 0,
+});
 /**
  * RFC 6265bis §5.6: a browser ignores a cookie whose name and value (as sent) are over 4096
  * bytes, and an attribute whose value is over 1024 (a Path or Domain left out scopes the cookie
@@ -207,8 +199,7 @@ function checkPrefix(
 export function serializeCookie(name: string, value: string, options: CookieOptions = {}): string {
   if (typeof name !== 'string') throw typeError('setCookie name', 'a string', name);
   if (typeof value !== 'string') throw typeError('setCookie value', 'a string', value);
-  checkObject('setCookie options', options);
-  knownKeys('setCookie options', options, COOKIE_KEYS);
+  checkOptions('setCookie options', options, COOKIE_KEYS);
   const sameSite = anyCase('setCookie sameSite', options.sameSite ?? 'lax', SAME_SITE);
   const priority =
     options.priority === undefined

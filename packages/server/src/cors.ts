@@ -1,5 +1,5 @@
 import vary from 'vary';
-import { boolean, checkObject, integer, rangeError, typeError } from './checks';
+import { boolean, checkOptions, integer, keysOf, rangeError, typeError } from './checks';
 import type { Context, Middleware } from './context';
 
 /** Options for {@link cors}. */
@@ -89,8 +89,17 @@ function originTest(origin: CorsOptions['origin']): (value: string, ctx: Context
  * @example
  * app.use(cors({ origin: ['https://app.example'], credentials: true, maxAge: 600 }));
  */
+const CORS_KEYS = keysOf<CorsOptions>({
+  origin: 0,
+  credentials: 0,
+  methods: 0,
+  allowedHeaders: 0,
+  exposedHeaders: 0,
+  maxAge: 0,
+});
+
 export function cors(options: CorsOptions = {}): Middleware {
-  checkObject('cors options', options);
+  checkOptions('cors options', options, CORS_KEYS);
   const any = options.origin === undefined || options.origin === '*';
   const credentials = boolean('cors.credentials', options.credentials, false);
   if (any && credentials) {

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { checkNumber, integer, typeError } from './checks';
+import { checkNumber, checkOptions, integer, keysOf, typeError } from './checks';
 
 /*
  * The server's errors. Every class has a literal `name`, a brand (so its guard also recognises an
@@ -87,6 +87,9 @@ export class HttpException extends Error {
     if (message !== undefined && typeof message !== 'string') {
       throw typeError('message', 'a string', message);
     }
+    // keel's own classes know every key of their options; a subclass of yours may take more.
+    const known = OPTION_KEYS.get(new.target);
+    if (options !== undefined && known !== undefined) checkOptions(known[0], options, known[1]);
     super(
       message ?? STATUS_CODES[status] ?? 'Error',
       options?.cause === undefined ? undefined : { cause: options.cause },
@@ -193,6 +196,26 @@ export class BodyTooLargeError extends HttpException {
     brand(this, BODY_TOO_LARGE);
   }
 }
+
+const HTTP_EXCEPTION_KEYS = { cause: 0, headers: 0 } as const;
+/** The options each of keel's classes takes, by constructor, as its checks name them. */
+const OPTION_KEYS = new Map<unknown, readonly [string, ReadonlySet<string>]>([
+  [HttpException, ['HttpException options', keysOf<HttpExceptionOptions>(HTTP_EXCEPTION_KEYS)]],
+  [
+    BadRequestError,
+    [
+      'BadRequestError options',
+      keysOf<BadRequestErrorOptions>({ ...HTTP_EXCEPTION_KEYS, fields: 0 }),
+    ],
+  ],
+  [
+    BodyTooLargeError,
+    [
+      'BodyTooLargeError options',
+      keysOf<BodyTooLargeErrorOptions>({ ...HTTP_EXCEPTION_KEYS, closeConnection: 0 }),
+    ],
+  ],
+]);
 
 /**
  * Reported to `onError` (never thrown, except by a stale `ctx.sseStream()`) when a response

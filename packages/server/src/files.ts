@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import mime from 'mime-types';
 import parseRange from 'range-parser';
 import { endBodiless, isBodiless } from './bodiless';
-import { checkObject, oneOf, rangeError, typeError } from './checks';
+import { checkOptions, keysOf, oneOf, rangeError, typeError } from './checks';
 import { HttpException } from './errors';
 import { parseHttpDate } from './http-date';
 import { fitsQueue, QUEUED_STREAM_BYTES, watchEnded, watchSend, whenDone } from './send-watch';
@@ -375,6 +375,8 @@ function shrank(file: string, start: number, end: number, size: number, read: nu
   );
 }
 
+const SEND_FILE_KEYS = keysOf<SendFileOptions>({ root: 0, dotfiles: 0 });
+
 /** Serves one file; resolves when the response is finished (or the client went away). */
 export async function sendFile(
   target: FileTarget,
@@ -382,7 +384,7 @@ export async function sendFile(
   options: SendFileOptions = {},
 ): Promise<void> {
   if (typeof path !== 'string') throw typeError('sendFile path', 'a string', path);
-  checkObject('sendFile options', options);
+  checkOptions('sendFile options', options, SEND_FILE_KEYS);
   if (options.root !== undefined && typeof options.root !== 'string') {
     throw typeError('sendFile root', 'a directory path string', options.root);
   }

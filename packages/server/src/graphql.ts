@@ -22,7 +22,7 @@ import Negotiator from 'negotiator';
 import vary from 'vary';
 import { FORBIDDEN_JSON_KEY, JSON_TOO_DEEP, MALFORMED_JSON, readJson } from './body';
 import { isMediaType } from './charset';
-import { boolean, checkObject, integer } from './checks';
+import { boolean, checkOptions, integer, keysOf } from './checks';
 import type { Context } from './context';
 import { isHttpException } from './errors';
 import { fragmentCycles, nestsTooDeepThroughFragments } from './graphql-fragments';
@@ -177,11 +177,23 @@ function count(name: string, value: number | undefined, fallback: number, min: n
 }
 
 /** Resolves and checks the options once, at the app boundary. */
+const GRAPHQL_KEYS = keysOf<GraphqlOptions>({
+  maxTokens: 0,
+  maxDepth: 0,
+  maxAliases: 0,
+  maxCost: 0,
+  listFactor: 0,
+  maxFieldPairs: 0,
+  introspection: 0,
+  documentCacheBytes: 0,
+  maxCachedDocumentBytes: 0,
+});
+
 export function resolveGraphqlOptions(
   options: GraphqlOptions = {},
   development: boolean,
 ): GraphqlSettings {
-  checkObject('graphql', options);
+  checkOptions('graphql', options, GRAPHQL_KEYS);
   return {
     maxTokens: count('maxTokens', options.maxTokens, 3000, 1),
     maxDepth: count('maxDepth', options.maxDepth, 12, 1),

@@ -1,4 +1,13 @@
-import { checkFunction, checkObject, errorText, integer, rangeError, typeError } from './checks';
+import {
+  checkFunction,
+  checkObject,
+  checkOptions,
+  errorText,
+  integer,
+  keysOf,
+  rangeError,
+  typeError,
+} from './checks';
 import { type Clock, checkClock, MAX_TIMER_MS, type TimerHandle } from './clock';
 import type { Context } from './context';
 import { HubPublishError } from './hub-errors';
@@ -309,6 +318,20 @@ function sourceOf(source: Context | string | undefined): string | undefined {
   return header !== undefined && SOURCE_ID.test(header) ? header : undefined;
 }
 
+const HUB_KEYS = keysOf<EventHubOptions>({
+  store: 0,
+  bufferSize: 0,
+  bufferBytes: 0,
+  onSlowClient: 0,
+  maxConcurrentReplays: 0,
+  replayRetry: 0,
+  replayTimeout: 0,
+  clock: 0,
+});
+const CONNECT_KEYS = keysOf<ConnectOptions>({ topics: 0 });
+const PUBLISH_KEYS = keysOf<PublishOptions>({ topic: 0 });
+const INVALIDATE_KEYS = keysOf<InvalidateOptions>({ topic: 0, source: 0 });
+
 /**
  * Creates an {@link EventHub}.
  *
@@ -327,7 +350,7 @@ function sourceOf(source: Context | string | undefined): string | undefined {
  * });
  */
 export function createEventHub(options: EventHubOptions = {}): EventHub {
-  checkObject('createEventHub options', options);
+  checkOptions('createEventHub options', options, HUB_KEYS);
   if (options.store !== undefined) checkObject('store', options.store);
   const store =
     options.store ??
@@ -825,7 +848,9 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
 
   return {
     connect(ctx, connectOptions) {
-      if (connectOptions !== undefined) checkObject('connect options', connectOptions);
+      if (connectOptions !== undefined) {
+        checkOptions('connect options', connectOptions, CONNECT_KEYS);
+      }
       const topics = checkTopics(connectOptions?.topics);
       const stream = ctx.sseStream();
       // The same request connected again: one client (each event once), the first topics.
@@ -866,7 +891,9 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     publish(event, data, publishOptions) {
       checkEventName(event);
       // A topic passed where the options go must not become a broadcast.
-      if (publishOptions !== undefined) checkObject('publish options', publishOptions);
+      if (publishOptions !== undefined) {
+        checkOptions('publish options', publishOptions, PUBLISH_KEYS);
+      }
       const topic = checkTopic('topic', publishOptions?.topic);
       return appendEvent(event, serializeData(data, event, topic), topic);
     },
@@ -874,7 +901,9 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       const payload: { target: WireInvalidateTarget; source?: string } = {
         target: checkTarget(target),
       };
-      if (invalidateOptions !== undefined) checkObject('invalidate options', invalidateOptions);
+      if (invalidateOptions !== undefined) {
+        checkOptions('invalidate options', invalidateOptions, INVALIDATE_KEYS);
+      }
       const topic = checkTopic('topic', invalidateOptions?.topic);
       const source = sourceOf(invalidateOptions?.source);
       if (source !== undefined) payload.source = source;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { checkObject, integer } from './checks';
+import { checkOptions, integer, keysOf } from './checks';
 import {
   bufferBytesOption,
   EventRing,
@@ -51,8 +51,10 @@ function seqOrder(epoch: string): IdOrder {
  * @example
  * const hub = createEventHub({ store: memoryStore({ bufferSize: 500 }) });
  */
+const MEMORY_STORE_KEYS = keysOf<MemoryStoreOptions>({ bufferSize: 0, bufferBytes: 0 });
+
 export function memoryStore(options: MemoryStoreOptions = {}): HubStore {
-  checkObject('memoryStore options', options);
+  checkOptions('memoryStore options', options, MEMORY_STORE_KEYS);
   const bufferSize = integer('bufferSize', options.bufferSize, 100, 0, MAX_BUFFER_SIZE, 'events');
   const epoch = randomBytes(4).toString('hex');
   let seq = 0;

@@ -110,7 +110,7 @@ describe('validate (unit)', () => {
       /keel: `rules.a.type` must be one of 'string', 'email', 'number', 'integer', 'boolean', got "date"/,
     );
     expect(() => validate({ a: { minimum: 1 } } as never, {})).toThrow(
-      /`rules.a` must be a rule of type, required, .*, got "minimum"/,
+      /`rules.a` must be an object with only the keys type, required, .*, got "minimum" \(did you mean `min`\?\)$/,
     );
     expect(() => validate({ a: { min: '1' } } as never, {})).toThrow(
       /`rules.a.min` must be a number, got "1"/,

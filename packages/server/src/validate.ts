@@ -1,4 +1,13 @@
-import { boolean, checkNumber, checkObject, oneOf, rangeError, typeError } from './checks';
+import {
+  boolean,
+  checkNumber,
+  checkObject,
+  checkOptions,
+  keysOf,
+  oneOf,
+  rangeError,
+  typeError,
+} from './checks';
 import { BadRequestError, type ValidationIssue } from './errors';
 
 /** Value types a rule can require. `email` is a string in address form. */
@@ -82,7 +91,7 @@ interface CompiledRule {
 
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
 const TYPES: readonly RuleType[] = ['string', 'email', 'number', 'integer', 'boolean'];
-const RULE_KEYS = new Set(['type', 'required', 'min', 'max', 'pattern', 'enum']);
+const RULE_KEYS = keysOf<Rule>({ type: 0, required: 0, min: 0, max: 0, pattern: 0, enum: 0 });
 // WHATWG "valid e-mail address", with at least one dot in the domain. Labels are separated by
 // literal dots, so the pattern cannot backtrack catastrophically; length is capped before it.
 const EMAIL =
@@ -110,12 +119,7 @@ function compile(rules: Rules): CompiledRule[] {
     }
     const name = `rules.${field}`;
     const rule = rules[field] as Rule;
-    checkObject(name, rule);
-    for (const key of Object.keys(rule)) {
-      if (!RULE_KEYS.has(key)) {
-        throw rangeError(name, `a rule of ${[...RULE_KEYS].join(', ')}`, key);
-      }
-    }
+    checkOptions(name, rule, RULE_KEYS);
     if (rule.type !== undefined) oneOf(`${name}.type`, rule.type, TYPES);
     boolean(`${name}.required`, rule.required, false);
     for (const bound of ['min', 'max'] as const) {

@@ -1,10 +1,11 @@
 import { type ChainableCommander, Redis, type RedisOptions, ReplyError } from 'ioredis';
 import {
   checkFunction,
-  checkObject,
+  checkOptions,
   errorText,
   hidePasswords,
   integer,
+  keysOf,
   rangeError,
   typeError,
 } from '../checks';
@@ -343,6 +344,23 @@ function toEvent(id: string, fields: Fields): StoredEvent {
   return { id, event, data, topic };
 }
 
+const REDIS_STREAMS_KEYS = keysOf<RedisStreamsOptions>({
+  url: 0,
+  client: 0,
+  stream: 0,
+  maxLen: 0,
+  bufferSize: 0,
+  bufferBytes: 0,
+  commandTimeout: 0,
+  reconnect: 0,
+  onError: 0,
+  clock: 0,
+});
+const RECONNECT_KEYS = keysOf<NonNullable<RedisStreamsOptions['reconnect']>>({
+  initialDelay: 0,
+  maxDelay: 0,
+});
+
 /**
  * A hub store on a Redis stream, shared by every instance of an app:
  *
@@ -374,7 +392,7 @@ function toEvent(id: string, fields: Fields): StoredEvent {
  * const hub = createEventHub({ store: redisStreams({ url: process.env.REDIS_URL }) });
  */
 export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
-  checkObject('redisStreams options', options);
+  checkOptions('redisStreams options', options, REDIS_STREAMS_KEYS);
   const key = options.stream ?? 'keel:events';
   if (typeof key !== 'string') throw typeError('stream', 'a non-empty string', key);
   if (key === '') throw rangeError('stream', 'a non-empty string', key);
@@ -390,7 +408,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
     'ms',
   );
   const reconnect = options.reconnect === undefined ? {} : options.reconnect;
-  checkObject('reconnect', reconnect);
+  checkOptions('reconnect', reconnect, RECONNECT_KEYS);
   const initialDelay = integer(
     'reconnect.initialDelay',
     reconnect.initialDelay,
