@@ -30,6 +30,7 @@ import {
   checkBoolean,
   checkFunction,
   checkObject,
+  keysOf,
   oneOf,
   rangeError,
   typeError,
@@ -82,6 +83,7 @@ export function createBaseClient(options?: BaseClientOptions): Client {
 }
 
 const SPEC_MEMO_LIMIT = 1000;
+const INVALIDATE_KEYS = /* @__PURE__ */ keysOf('refetch');
 
 const KEY_FORM = 'a `METHOD url` key with the marks a request writes (` |h`, ` |b`, ` |r`)';
 
@@ -328,6 +330,7 @@ class KeelClient implements Client {
   }
 
   invalidate(target: InvalidateTarget, options?: { refetch?: boolean | undefined }): string[] {
+    if (options !== undefined) checkObject('options', options, undefined, INVALIDATE_KEYS);
     // Checked: a truthy non-boolean (`'no'`) would refetch.
     return this.#invalidate(
       this.#compile(target),
@@ -339,11 +342,11 @@ class KeelClient implements Client {
   cancelReads(target: InvalidateTarget): string[] {
     const matched = this.#matching(this.#flights, this.#compile(target), isRead);
     if (matched.length > 0) this.#cancelFlights(matched, 'Read cancelled by cancelReads');
-    return keysOf(matched);
+    return cacheKeysOf(matched);
   }
 
   fetchingKeys(target?: InvalidateTarget): string[] {
-    return keysOf(
+    return cacheKeysOf(
       this.#matching(
         this.#inflight.values(),
         target === undefined ? undefined : this.#compile(target),
@@ -1103,9 +1106,9 @@ class KeelClient implements Client {
       this.#inflight.delete(flight.key);
     }
     const removed = this.#cache.removeMatching(matcher);
-    const keys = keysOf(removed);
+    const keys = cacheKeysOf(removed);
     if (keys.length > 0) this.#events.emit('invalidate', { keys, target });
-    const told = new Set(keysOf([...removed, ...cleared]));
+    const told = new Set(cacheKeysOf([...removed, ...cleared]));
     for (const key of told) this.#cache.notify({ type: 'invalidate', key });
     if (refetch) {
       const seen = new Set<string>();
@@ -1136,7 +1139,7 @@ function leave(inflight: Map<string, Flight>, flight: Flight): void {
 
 const isRead = (flight: Flight) => isDedupable(flight.spec.method);
 const isUnsettled = (flight: Flight | undefined) => flight?.tracker.settled === false;
-const keysOf = (items: readonly { key: string }[]) => items.map((item) => item.key);
+const cacheKeysOf = (items: readonly { key: string }[]) => items.map((item) => item.key);
 
 /**
  * A spec from `resolve`. A key string (as setCached takes), a cache entry or `{ method, url }`

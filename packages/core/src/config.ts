@@ -10,6 +10,7 @@ import {
   checkInteger,
   checkMs,
   checkObject,
+  keysOf,
   optionalMs,
   typeError,
   withDefaults,
@@ -18,7 +19,7 @@ import { type Clock, systemClock } from './internal/clock';
 import { freeze } from './internal/freeze';
 import { type ErrorReporter, logListenerError } from './internal/report';
 import { keyBaseOf, resolveBaseURL } from './internal/url';
-import { type FetchInit, resolveFetchInit } from './request/fetch-init';
+import { type FetchInit, resolveFetchInit, SHARED_OPTION_NAMES } from './request/fetch-init';
 import { checkHeaders, checkMaxBytes, checkResponseType } from './request/fields';
 import type { CacheOptions, ClientOptions, FetchLike, ResponseBodyType } from './types/options';
 
@@ -54,9 +55,14 @@ export const CLIENT_DEFAULTS = /* @__PURE__ */ freeze({
   maxResponseBytes: Infinity,
 });
 
+/** What createBaseClient takes (createClient hands it the rest of its own). */
+const CLIENT_KEYS = /* @__PURE__ */ keysOf(
+  `${SHARED_OPTION_NAMES} fetch clock random onError features intelligence circuitBreaker scheduler adaptive`,
+);
+
 /** Resolves and validates ClientOptions once; a bad value throws RangeError/TypeError naming it. */
 export function resolveClientOptions(options: ClientOptions = {}): ClientConfig {
-  checkObject('options', options);
+  checkObject('options', options, undefined, CLIENT_KEYS);
   // A relative baseURL resolves against the page in a browser; elsewhere it is a RangeError.
   const baseURL = options.baseURL === undefined ? undefined : resolveBaseURL(options.baseURL);
   if (options.fetch !== undefined) checkFunction('fetch', options.fetch);

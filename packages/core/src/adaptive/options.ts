@@ -4,6 +4,7 @@ import {
   checkMs,
   checkNumber,
   checkObject,
+  keysOf,
   rangeError,
   withDefaults,
 } from '../internal/checks';
@@ -93,13 +94,15 @@ const NUMERIC: Record<string, number | 'ms' | 'timer' | 'ratio' | 'factor'> = {
  * mistake. A value of the wrong type is a TypeError, a number out of range a RangeError; both
  * name the field and show the value.
  */
+const ADAPTIVE_KEYS = /* @__PURE__ */ keysOf('enabled', ADAPTIVE_DEFAULTS);
+
 export function resolveAdaptiveOptions(
   options: AdaptiveOptions | undefined,
   /** What `enabled` means when absent: false for the `adaptive` option, true for withAdaptive. */
   enabledByDefault = false,
 ): ResolvedAdaptiveOptions | undefined {
   if (options === undefined) return undefined;
-  checkObject('adaptive', options);
+  checkObject('adaptive', options, undefined, ADAPTIVE_KEYS);
   if (options.enabled !== undefined) checkBoolean('adaptive.enabled', options.enabled);
   const r = withDefaults(options, ADAPTIVE_DEFAULTS);
   // The switches come first in ADAPTIVE_DEFAULTS, then the numbers in NUMERIC's order.

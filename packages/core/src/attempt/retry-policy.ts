@@ -12,6 +12,7 @@ import {
   checkInteger,
   checkMs,
   checkObject,
+  keysOf,
   oneOf,
   rangeError,
   typeError,
@@ -72,13 +73,15 @@ export const RETRY_DEFAULTS: Readonly<ResolvedRetryOptions> = /* @__PURE__ */ fr
  * Fills in defaults and validates. `true`/`undefined` mean the base (client) options, `false`
  * means a single attempt. Bad values throw a RangeError / TypeError naming the field.
  */
+const RETRY_KEYS = /* @__PURE__ */ keysOf('', RETRY_DEFAULTS);
+
 export function resolveRetryOptions(
   options?: RetryOptions | boolean,
   base: ResolvedRetryOptions = RETRY_DEFAULTS,
 ): ResolvedRetryOptions {
   if (options === undefined || options === true) return base;
   if (options === false) return { ...base, attempts: 1 };
-  checkObject('retry', options, 'true, false or an object');
+  checkObject('retry', options, 'true, false or an object', RETRY_KEYS);
   // Only undefined is absent: a null the caller wrote is checked, and refused.
   const r = withDefaults(options, base) as unknown as Record<string, unknown>;
   if (options.methods !== undefined) r.methods = resolveMethods(options.methods);

@@ -2,6 +2,7 @@ import {
   checkBoolean,
   checkMs,
   checkObject,
+  keysOf,
   oneOf,
   typeError,
   withDefaults,
@@ -32,7 +33,7 @@ export function resolveCacheOptions(
   field: string,
   clientLevel = false,
 ): ResolvedCacheOptions {
-  checkObject(field, options, 'true, false or an object');
+  checkObject(field, options, 'true, false or an object', CACHE_KEYS);
   if (!clientLevel && (options.gcTime !== undefined || options.maxEntries !== undefined)) {
     const name = options.gcTime !== undefined ? 'gcTime' : 'maxEntries';
     throw typeError(
@@ -67,3 +68,5 @@ export const CACHE_STORE_DEFAULTS = /* @__PURE__ */ freeze({
   gcTime: 5 * 60_000,
   maxEntries: Infinity,
 });
+
+const CACHE_KEYS = /* @__PURE__ */ keysOf('gcTime maxEntries', CACHE_DEFAULTS);

@@ -1,4 +1,11 @@
-import { checkBoolean, checkInteger, checkMs, checkObject, withDefaults } from '../internal/checks';
+import {
+  checkBoolean,
+  checkInteger,
+  checkMs,
+  checkObject,
+  keysOf,
+  withDefaults,
+} from '../internal/checks';
 import { freeze } from '../internal/freeze';
 import type { CircuitBreakerOptions } from '../types/options';
 
@@ -20,8 +27,10 @@ export const CIRCUIT_DEFAULTS: ResolvedCircuitOptions = /* @__PURE__ */ freeze({
  * supported: the breaker is fixed at creation, see README "Circuit breaker"). A bad value
  * throws naming the field.
  */
+const CIRCUIT_KEYS = /* @__PURE__ */ keysOf('', CIRCUIT_DEFAULTS);
+
 export function resolveCircuitOptions(options: CircuitBreakerOptions = {}): ResolvedCircuitOptions {
-  checkObject('circuitBreaker', options);
+  checkObject('circuitBreaker', options, undefined, CIRCUIT_KEYS);
   const r = withDefaults(options, CIRCUIT_DEFAULTS);
   checkBoolean('circuitBreaker.enabled', r.enabled);
   checkInteger('circuitBreaker.failureThreshold', r.failureThreshold, 1);

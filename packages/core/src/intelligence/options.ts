@@ -1,4 +1,4 @@
-import { checkBoolean, checkObject, withDefaults } from '../internal/checks';
+import { checkBoolean, checkObject, keysOf, withDefaults } from '../internal/checks';
 import { freeze } from '../internal/freeze';
 import type { IntelligenceOptions } from '../types/options';
 
@@ -15,11 +15,13 @@ export const INTELLIGENCE_DEFAULTS: ResolvedIntelligenceOptions = /* @__PURE__ *
   adaptiveStaleWhileRevalidate: false,
 });
 
+const INTELLIGENCE_KEYS = /* @__PURE__ */ keysOf('', INTELLIGENCE_DEFAULTS);
+
 /** Resolves `ClientOptions.intelligence` once; a bad value throws a TypeError naming the field. */
 export function resolveIntelligenceOptions(
   options: IntelligenceOptions = {},
 ): ResolvedIntelligenceOptions {
-  checkObject('intelligence', options);
+  checkObject('intelligence', options, undefined, INTELLIGENCE_KEYS);
   const resolved = withDefaults(options, INTELLIGENCE_DEFAULTS);
   for (const field in resolved) {
     checkBoolean(`intelligence.${field}`, resolved[field as keyof ResolvedIntelligenceOptions]);

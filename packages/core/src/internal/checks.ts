@@ -127,11 +127,32 @@ export function answer(name: string, result: unknown): boolean {
   return !!result;
 }
 
-/** An options object: not null, not an array. */
-export function checkObject(name: string, value: unknown, expected = 'an object'): void {
+/**
+ * An options object: not null, not an array; with `keys`, every own key one of them. A misspelt
+ * key was dropped in silence (`baseUrl` left the client without a base URL, `{ query }` sent no
+ * query): TypeScript catches it, JavaScript did not.
+ */
+export function checkObject(
+  name: string,
+  value: unknown,
+  expected = 'an object',
+  keys?: ReadonlySet<string>,
+): void {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw typeError(name, expected, value);
   }
+  for (const key of keys ? Object.keys(value) : []) {
+    if (!keys!.has(key))
+      throw rangeError(name, `an object with only the keys ${[...keys!].join(', ')}`, key);
+  }
+}
+
+/**
+ * An options type's keys, as a set, from a space-separated list (`test/option-keys.test.ts` checks
+ * each list against its type) and the keys of `also` (a defaults object that holds some).
+ */
+export function keysOf(list: string, also?: object): ReadonlySet<string> {
+  return new Set([...(list ? list.split(' ') : []), ...Object.keys(also ?? {})]);
 }
 
 /** One of a few strings: TypeError for a non-string, RangeError for any other string. */

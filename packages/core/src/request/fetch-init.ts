@@ -51,6 +51,9 @@ const FIELDS: Record<keyof FetchOptions, [keyof FetchInit, (readonly string[])?]
   ],
 };
 
+/** The options a client and a request both take (the FetchOptions among them), space-separated. */
+export const SHARED_OPTION_NAMES = /* @__PURE__ */ `baseURL headers cache retry timeout deadline responseType maxResponseBytes ${Object.keys(FIELDS).join(' ')}`;
+
 /**
  * The fetch options of a client or request, validated and renamed to RequestInit's fields,
  * layered over `base` (the client's): undefined when neither sets any, `base` itself when the

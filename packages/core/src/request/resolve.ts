@@ -1,7 +1,7 @@
 import { type ResolvedRetryOptions, resolveRetryOptions } from '../attempt/retry-policy';
 import { type ResolvedCacheOptions, resolveCacheOptions } from '../cache/options';
 import type { ClientConfig } from '../config';
-import { checkObject, oneOf, optionalMs, rangeError, typeError } from '../internal/checks';
+import { checkObject, keysOf, oneOf, optionalMs, rangeError, typeError } from '../internal/checks';
 import { joinEndpoint } from '../internal/endpoint';
 import { fingerprintOf } from '../internal/fingerprint';
 import { freeze } from '../internal/freeze';
@@ -16,7 +16,7 @@ import type {
   ResponseBodyType,
 } from '../types/options';
 import { JSON_TYPE, serializeBody } from './body';
-import { type FetchInit, resolveFetchInit } from './fetch-init';
+import { type FetchInit, resolveFetchInit, SHARED_OPTION_NAMES } from './fetch-init';
 import {
   checkHeaders,
   checkMaxBytes,
@@ -81,6 +81,12 @@ export interface IntelligenceRecommendation {
   strategy?: CacheStrategy;
 }
 
+/** `method` and `url` are the arguments': taken (an object written as the spec lists it) and ignored. */
+const REQUEST_KEYS = /* @__PURE__ */ keysOf(
+  `${SHARED_OPTION_NAMES} method url params body signal tags priority scheduler`,
+);
+const GROUP_KEYS = /* @__PURE__ */ keysOf('group');
+
 const NO_TAGS: readonly string[] = /* @__PURE__ */ freeze([]);
 /** No request headers, and no request options. */
 const EMPTY = /* @__PURE__ */ freeze({});
@@ -139,6 +145,7 @@ export function resolveRequest(
   options?: RequestOptions,
 ): RequestSpec {
   if (typeof url !== 'string') throw typeError('url', 'a URL string', url);
+  if (options !== undefined) checkObject('options', options, undefined, REQUEST_KEYS);
   const o: RequestOptions = options ?? EMPTY;
   // Checked as on the client (config.ts): only undefined takes the client's.
   const base = o.baseURL === undefined ? config.baseURL : resolveBaseURL(o.baseURL);
@@ -189,7 +196,7 @@ export function resolveRequest(
   const priority = o.priority === undefined ? 'normal' : oneOf('priority', o.priority, PRIORITIES);
   let group: string | undefined;
   if (o.scheduler !== undefined) {
-    checkObject('scheduler', o.scheduler);
+    checkObject('scheduler', o.scheduler, undefined, GROUP_KEYS);
     group = o.scheduler.group;
     if (group !== undefined && typeof group !== 'string') {
       throw typeError('scheduler.group', 'a string', group);

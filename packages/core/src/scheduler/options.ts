@@ -3,6 +3,7 @@ import {
   checkInteger,
   checkNumber,
   checkObject,
+  keysOf,
   rangeError,
   typeError,
   withDefaults,
@@ -40,12 +41,15 @@ export const SCHEDULER_DEFAULTS = /* @__PURE__ */ freeze({
  * Validates the `scheduler` option once, at createClient. Undefined when the option is absent.
  * A bad value throws a RangeError (a TypeError for a wrong type) naming the field.
  */
+const SCHEDULER_KEYS = /* @__PURE__ */ keysOf('hosts rateLimit', SCHEDULER_DEFAULTS);
+const RATE_LIMIT_KEYS = /* @__PURE__ */ keysOf('requests interval');
+
 export function resolveSchedulerOptions(
   options: SchedulerOptions | undefined,
   endpointCeilings = false,
 ): SchedulerConfig | undefined {
   if (options === undefined) return undefined;
-  checkObject('scheduler', options);
+  checkObject('scheduler', options, undefined, SCHEDULER_KEYS);
   // Only undefined means "the default": null is a wrong type, as for the other option blocks.
   const o = withDefaults(options, SCHEDULER_DEFAULTS);
   const enabled = checkBoolean('scheduler.enabled', o.enabled);
@@ -67,7 +71,7 @@ export function resolveSchedulerOptions(
   let rateLimit: SchedulerConfig['rateLimit'];
   if (options.rateLimit !== undefined) {
     const rl = options.rateLimit;
-    checkObject('scheduler.rateLimit', rl);
+    checkObject('scheduler.rateLimit', rl, undefined, RATE_LIMIT_KEYS);
     const requests = checkInteger('scheduler.rateLimit.requests', rl.requests, 1);
     // Above 2^31-1 ms a timer fires at once: the budget timer would re-arm in a busy loop.
     const interval = checkNumber(
