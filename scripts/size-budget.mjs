@@ -54,7 +54,10 @@ export const APPS = [
     // +0.3 KB (stop 37): an unknown option key is a RangeError listing the keys (every options
     // object names its keys; a misspelt one was dropped in silence): 18,694 -> 18,964 B;
     // 18.6 KB (19,046 B) is 0.4% above.
-    budget: 18.6 * KB,
+    // +0.15 KB (stop 37): text and JSON bodies from a fetch that ignores its signal read by
+    // keel's own cancellable reader, not piped through a stream (the pipe made the per-request
+    // scheduler bench 2.5x slower): 18,964 -> 19,118 B; 18.8 KB (19,251 B) is 0.7% above.
+    budget: 18.8 * KB,
   },
   {
     id: 'B',
@@ -78,7 +81,9 @@ export const APPS = [
     // size33: 15,577 -> 15,541 B; 15.3 KB (15,667 B) is 0.8% above, 15.2 KB would be under.
     // +0.3 KB (stop 37): unknown option keys refused (the client's, a request's, cache, retry,
     // scheduler group, invalidate): 15,623 -> 15,870 B; 15.6 KB (15,974 B) is 0.7% above.
-    budget: 15.6 * KB,
+    // +0.15 KB (stop 37): the own body reader (see A): 16,027 B; 15.7 KB (16,077 B) leaves 50 B,
+    // so 15.8 KB (0.9% above).
+    budget: 15.8 * KB,
   },
   {
     id: 'C',
@@ -107,7 +112,8 @@ export const APPS = [
     // (afterWrite, +~32 B) and decideRetry's defaults: 27,158 B; 26.6 KB leaves 80 B.
     // +0.4 KB (stop 37): unknown option keys refused, the features' blocks too: 27,155 ->
     // 27,491 B; 26.9 KB (27,546 B) leaves 55 B, so 27.0 KB (0.6% above).
-    budget: 27.0 * KB,
+    // +0.15 KB (stop 37): the own body reader (see A): 27,639 B; 27.2 KB (27,853 B) is 0.8% above.
+    budget: 27.2 * KB,
   },
   {
     id: 'D',
@@ -134,7 +140,8 @@ export const APPS = [
     // 27,849 B; 27.3 KB leaves 106 B.
     // +0.3 KB (stop 37): the core's unknown option keys refused: 27,803 -> 28,094 B; 27.5 KB
     // (28,160 B) leaves 66 B, so 27.6 KB (0.6% above).
-    budget: 27.6 * KB,
+    // +0.15 KB (stop 37): the own body reader (see A): 28,258 B; 27.8 KB (28,467 B) is 0.7% above.
+    budget: 27.8 * KB,
   },
 ];
 

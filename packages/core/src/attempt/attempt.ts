@@ -64,9 +64,12 @@ export function attemptOnce(
         reject(error);
       }
     };
+    /** Stops a body being read by keel's own reader (read-body BodyCut). */
+    let cutBody: ((reason: unknown) => void) | undefined;
     const abortFetch = (reason: unknown) => {
       abortedBy = { reason };
       controller?.abort(reason);
+      cutBody?.(reason);
     };
     const abort = (reason: unknown) => {
       if (done) return;
@@ -124,7 +127,16 @@ export function attemptOnce(
           res,
           spec,
           clock,
-          controller ? undefined : (init as { signal: AbortSignal }),
+          controller
+            ? undefined
+            : {
+                get signal() {
+                  return init.signal!;
+                },
+                cancelWith(cancel) {
+                  cutBody = cancel;
+                },
+              },
         );
       })
       .then(

@@ -53,7 +53,7 @@ export async function readResponse<T>(
   res: Response,
   read: BodyRead,
   clock: { now(): number } = systemClock,
-  cut?: { readonly signal: AbortSignal },
+  cut?: BodyCut,
 ): Promise<ApiResponse<T>> {
   // A network-error Response (`Response.error()`, what a mock returns for a failed connection;
   // fetch itself rejects), or no Response at all (null, a plain object: a wrapper that forgot to
@@ -74,16 +74,21 @@ export async function readResponse<T>(
         throw new ResponseTooLargeError(read, { limit, received, status });
       }
     }
-    // Every type reads the counted (or cancellable) stream, re-wrapped so the platform decodes it.
-    if (res.body && (limit !== undefined || cut))
+    const type = (ok && read.responseType) || bodyTypeOf(headers.get('content-type'));
+    // Text and JSON with no limit are read by keel's own reader, which the cut cancels: piping
+    // every body through a cancellable stream made a small response 2.5x slower to read.
+    const own = cut && limit === undefined && res.body && (type === 'json' || type === 'text');
+    // Every other type reads the counted (or cancellable) stream, re-wrapped so the platform
+    // decodes it.
+    if (res.body && !own && (limit !== undefined || cut))
       src = new Response(limitStream(res.body, limit, read, status, cut?.signal), {
         headers,
       });
-    const type = (ok && read.responseType) || bodyTypeOf(headers.get('content-type'));
     if (type === 'stream') data = src.body;
-    else if (type !== 'json') data = await src[type as 'text']();
+    else if (type !== 'json')
+      data = await (own ? readText(res.body!, cut!) : src[type as 'text']());
     else {
-      const text = await src.text();
+      const text = await (own ? readText(res.body!, cut!) : src.text());
       if (text !== '') {
         try {
           data = JSON.parse(text);
@@ -112,6 +117,28 @@ export async function readResponse<T>(
     });
   }
   return { data: data as T, status, statusText, headers };
+}
+
+/**
+ * How the attempt's end stops a body being read, for a fetch that never read its own signal:
+ * `signal` (made when read) aborts, or the canceller handed to `cancelWith` is called.
+ */
+export interface BodyCut {
+  readonly signal: AbortSignal;
+  cancelWith(cancel: (reason: unknown) => void): void;
+}
+
+/** `body` decoded as UTF-8 (as Response.text() does, a BOM dropped) by a reader `cut` cancels. */
+async function readText(body: ReadableStream<Uint8Array>, cut: BodyCut): Promise<string> {
+  const reader = body.getReader();
+  cut.cancelWith((reason) => void reader.cancel(reason).catch(noop));
+  const decoder = new TextDecoder();
+  let text = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return text + decoder.decode();
+    text += decoder.decode(value, { stream: true });
+  }
 }
 
 /**
