@@ -515,26 +515,26 @@ const TIMEOUT_KEYS = keysOf<ServerTimeouts>({
   headersTimeout: 0,
   keepAliveTimeout: 0,
 });
-const APP_KEYS = keysOf<AppOptions>({
-  requestTimeout: 0,
-  headersTimeout: 0,
-  keepAliveTimeout: 0,
-  bodyLimit: 0,
-  maxJsonDepth: 0,
-  parsers: 0,
-  trustProxy: 0,
-  poolSize: 0,
-  development: 0,
-  sse: 0,
-  sendTimeout: 0,
-  ignoreTrailingSlash: 0,
-  caseSensitive: 0,
-  clock: 0,
-  graphql: 0,
-  compression: 0,
-  requestIdHeader: 0,
-  maxParamLength: 0,
-});
+const APP_KEYS = keysOf<Omit<AppOptions, keyof ServerTimeouts>>(
+  {
+    bodyLimit: 0,
+    maxJsonDepth: 0,
+    parsers: 0,
+    trustProxy: 0,
+    poolSize: 0,
+    development: 0,
+    sse: 0,
+    sendTimeout: 0,
+    ignoreTrailingSlash: 0,
+    caseSensitive: 0,
+    clock: 0,
+    graphql: 0,
+    compression: 0,
+    requestIdHeader: 0,
+    maxParamLength: 0,
+  },
+  TIMEOUT_KEYS,
+);
 const ROUTE_KEYS = keysOf<RouteOptions>({ bodyLimit: 0, maxJsonDepth: 0, parsers: 0 });
 const PARSER_KEYS = keysOf<BodyParsers>({ text: 0, raw: 0 });
 const SSE_KEYS = keysOf<SseOptions>({ heartbeatMs: 0, maxBufferedBytes: 0 });
@@ -551,10 +551,7 @@ const INJECT_KEYS = keysOf<InjectRequest>({
 function resolveTimeouts(
   options: ServerTimeouts,
   base: Required<ServerTimeouts>,
-  where?: string,
 ): Required<ServerTimeouts> {
-  // createApp's keys are checked with the rest of its options.
-  if (where !== undefined) checkOptions(where, options, TIMEOUT_KEYS);
   const out = {
     requestTimeout: integer(
       'requestTimeout',
@@ -1174,10 +1171,10 @@ class KeelApp implements App, SlotHost {
     // and a host of another type is ignored (the server listens on every interface).
     integer('port', port, 0, 0, 65_535);
     if (host !== undefined && typeof host !== 'string') throw typeError('host', 'a string', host);
+    // createApp checks its timeout keys with the rest of its options.
+    if (timeouts !== undefined) checkOptions('listen timeouts', timeouts, TIMEOUT_KEYS);
     const { requestTimeout, headersTimeout, keepAliveTimeout } =
-      timeouts === undefined
-        ? this.#timeouts
-        : resolveTimeouts(timeouts, this.#timeouts, 'listen timeouts');
+      timeouts === undefined ? this.#timeouts : resolveTimeouts(timeouts, this.#timeouts);
     const server = createServer(
       {
         IncomingMessage: KeelIncomingMessage,

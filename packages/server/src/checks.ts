@@ -188,8 +188,11 @@ export function checkObject(name: string, value: unknown): void {
  * against the type: a field added to the type and not here, or one listed that the type lacks,
  * does not compile.
  */
-export function keysOf<T>(keys: { readonly [K in keyof Required<T>]: 0 }): ReadonlySet<string> {
-  return new Set(Object.keys(keys));
+export function keysOf<T>(
+  keys: { readonly [K in keyof Required<T>]: 0 },
+  also: Iterable<string> = [],
+): ReadonlySet<string> {
+  return new Set([...Object.keys(keys), ...also]);
 }
 
 /**

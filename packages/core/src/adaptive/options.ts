@@ -85,6 +85,8 @@ const NUMERIC: Record<string, number | 'ms' | 'timer' | 'ratio' | 'factor'> = {
   outcomeWindow: MIN_OUTCOME_WINDOW,
 };
 
+const ADAPTIVE_KEYS = /* @__PURE__ */ keysOf('enabled', ADAPTIVE_DEFAULTS);
+
 /**
  * Validates the `adaptive` block and fills in defaults. Returns undefined when the block is
  * absent or `enabled` is not true: the client then builds no engine at all, so nothing is
@@ -94,8 +96,6 @@ const NUMERIC: Record<string, number | 'ms' | 'timer' | 'ratio' | 'factor'> = {
  * mistake. A value of the wrong type is a TypeError, a number out of range a RangeError; both
  * name the field and show the value.
  */
-const ADAPTIVE_KEYS = /* @__PURE__ */ keysOf('enabled', ADAPTIVE_DEFAULTS);
-
 export function resolveAdaptiveOptions(
   options: AdaptiveOptions | undefined,
   /** What `enabled` means when absent: false for the `adaptive` option, true for withAdaptive. */

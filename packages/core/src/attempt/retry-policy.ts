@@ -69,12 +69,12 @@ export const RETRY_DEFAULTS: Readonly<ResolvedRetryOptions> = /* @__PURE__ */ fr
   methods: /* @__PURE__ */ freeze(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'] as const),
 });
 
+const RETRY_KEYS = /* @__PURE__ */ keysOf('', RETRY_DEFAULTS);
+
 /**
  * Fills in defaults and validates. `true`/`undefined` mean the base (client) options, `false`
  * means a single attempt. Bad values throw a RangeError / TypeError naming the field.
  */
-const RETRY_KEYS = /* @__PURE__ */ keysOf('', RETRY_DEFAULTS);
-
 export function resolveRetryOptions(
   options?: RetryOptions | boolean,
   base: ResolvedRetryOptions = RETRY_DEFAULTS,

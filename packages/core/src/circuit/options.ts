@@ -22,13 +22,13 @@ export const CIRCUIT_DEFAULTS: ResolvedCircuitOptions = /* @__PURE__ */ freeze({
   resetTimeout: 10000,
 });
 
+const CIRCUIT_KEYS = /* @__PURE__ */ keysOf('', CIRCUIT_DEFAULTS);
+
 /**
  * Resolves `ClientOptions.circuitBreaker` once, at client creation (runtime mutation is not
  * supported: the breaker is fixed at creation, see README "Circuit breaker"). A bad value
  * throws naming the field.
  */
-const CIRCUIT_KEYS = /* @__PURE__ */ keysOf('', CIRCUIT_DEFAULTS);
-
 export function resolveCircuitOptions(options: CircuitBreakerOptions = {}): ResolvedCircuitOptions {
   checkObject('circuitBreaker', options, undefined, CIRCUIT_KEYS);
   const r = withDefaults(options, CIRCUIT_DEFAULTS);

@@ -141,9 +141,11 @@ export function checkObject(
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw typeError(name, expected, value);
   }
-  for (const key of keys ? Object.keys(value) : []) {
-    if (!keys!.has(key))
-      throw rangeError(name, `an object with only the keys ${[...keys!].join(', ')}`, key);
+  if (keys === undefined) return;
+  for (const key of Object.keys(value)) {
+    if (!keys.has(key)) {
+      throw rangeError(name, `an object with only the keys ${[...keys].join(', ')}`, key);
+    }
   }
 }
 

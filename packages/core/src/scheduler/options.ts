@@ -37,13 +37,13 @@ export const SCHEDULER_DEFAULTS = /* @__PURE__ */ freeze({
   priority: false,
 });
 
+const SCHEDULER_KEYS = /* @__PURE__ */ keysOf('hosts rateLimit', SCHEDULER_DEFAULTS);
+const RATE_LIMIT_KEYS = /* @__PURE__ */ keysOf('requests interval');
+
 /**
  * Validates the `scheduler` option once, at createClient. Undefined when the option is absent.
  * A bad value throws a RangeError (a TypeError for a wrong type) naming the field.
  */
-const SCHEDULER_KEYS = /* @__PURE__ */ keysOf('hosts rateLimit', SCHEDULER_DEFAULTS);
-const RATE_LIMIT_KEYS = /* @__PURE__ */ keysOf('requests interval');
-
 export function resolveSchedulerOptions(
   options: SchedulerOptions | undefined,
   endpointCeilings = false,
