@@ -151,6 +151,34 @@ describe('attemptOnce', () => {
     },
   );
 
+  test.each([
+    ['text/plain', '\ufeffprix: 12 €, 𝄞', 'prix: 12 €, 𝄞'],
+    ['application/json', '\ufeff{"prix":"12 €","clé":"𝄞"}', { prix: '12 €', clé: '𝄞' }],
+  ])(
+    'a %s body from a fetch that never reads its signal decodes as fetch does (BOM dropped, characters split across chunks)',
+    async (type, text, data) => {
+      const bytes = new TextEncoder().encode(text);
+      // One byte per chunk: every multi-byte character (and the BOM) arrives split.
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          for (const byte of bytes) c.enqueue(Uint8Array.of(byte));
+          c.close();
+        },
+      });
+      const deaf = async () => new Response(body, { headers: { 'content-type': type } });
+      const r = await attemptOnce(deaf, spec(), new FakeAbortSource(), new FakeClock(), 0);
+      expect(r.data).toEqual(data);
+      const whole = await attemptOnce(
+        async () => new Response(bytes, { headers: { 'content-type': type } }),
+        spec(),
+        new FakeAbortSource(),
+        new FakeClock(),
+        0,
+      );
+      expect(whole.data).toEqual(data);
+    },
+  );
+
   test("a late response's body whose cancel rejects leaves no unhandled rejection", async () => {
     const source = new FakeAbortSource();
     const rejections: unknown[] = [];
