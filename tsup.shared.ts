@@ -4,10 +4,10 @@ import { defineConfig, type Options } from 'tsup';
 /** What a package's build adds to the shared one. */
 export interface PackageBuild {
   /**
-   * React packages: every entry, in both formats, is a client module for React Server
-   * Components (see markClientModules).
+   * React packages: the entries (all of them for `true`) that are client modules for React
+   * Server Components, in both formats (see markClientModules).
    */
-  client?: boolean;
+  client?: boolean | readonly string[];
   /** Runs once the entries are written (and marked). */
   afterBuild?: () => void | Promise<void>;
 }
@@ -25,7 +25,8 @@ export function packageConfig(
   entry: Record<string, string>,
   { client = false, afterBuild }: PackageBuild = {},
 ): Options {
-  const built = Object.keys(entry).flatMap((name) => [`dist/${name}.js`, `dist/${name}.cjs`]);
+  const marked = client === true ? Object.keys(entry) : client || [];
+  const built = marked.flatMap((name) => [`dist/${name}.js`, `dist/${name}.cjs`]);
   return defineConfig({
     entry,
     format: ['esm', 'cjs'],
@@ -36,9 +37,9 @@ export function packageConfig(
     sourcemap: true,
     target: 'es2022',
     onSuccess:
-      client || afterBuild
+      built.length > 0 || afterBuild
         ? async () => {
-            if (client) markClientModules(built);
+            markClientModules(built);
             await afterBuild?.();
           }
         : undefined,

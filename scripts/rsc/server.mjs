@@ -1,14 +1,15 @@
 // The Server Component side, run with `--conditions=react-server --import ./register.mjs`:
-// a page that prefetches /todos with @keel/core and hands the data to the client components
-// through <HydrationBoundary state={dehydrate(client)}>, all imported from '@keel/react' as a
-// Server Component imports them, and renders <KeelDevtools> (@keel/devtools) beside it. Writes
-// the RSC payload to stdout.
+// a page that prefetches /todos (a queryOptions definition, queries.mjs) with @keel/core and
+// hands the data to the client components through <HydrationBoundary state={dehydrate(client)}>,
+// all imported from '@keel/react' as a Server Component imports them, and renders <KeelDevtools>
+// (@keel/devtools) beside it. Writes the RSC payload to stdout.
 import { createBaseClient } from '@keel/core';
 import { KeelDevtools } from '@keel/devtools';
 import { dehydrate, HydrationBoundary } from '@keel/react';
 import { createElement as h } from 'react';
 import { renderToPipeableStream } from 'react-server-dom-webpack/server';
 import { Providers } from './providers.mjs';
+import { todosQuery } from './queries.mjs';
 import { Todos } from './todos.mjs';
 
 const TODOS = [
@@ -22,7 +23,8 @@ async function Page() {
     fetch: async () =>
       new Response(JSON.stringify(TODOS), { headers: { 'content-type': 'application/json' } }),
   });
-  await client.get('/todos');
+  // The definition's `request`: its options without the hook's own, which the client refuses.
+  await client.get(todosQuery.url, todosQuery.request);
   // The root layout's shape: the providers around the page, the devtools panel beside it.
   return h(
     Providers,

@@ -1,9 +1,4 @@
-export {
-  type DehydratedState,
-  type DehydrateOptions,
-  dehydrate,
-  hydrate,
-} from '@keel/core';
+export type { DehydratedState, DehydrateOptions } from '@keel/core';
 export { HydrationBoundary, type HydrationBoundaryProps } from './hydration-boundary';
 export type {
   InfiniteData,
@@ -19,12 +14,11 @@ export type {
 } from './mutation/observer';
 export { ClientProvider, type ClientProviderProps, useClient } from './provider';
 export { isNoServerDataError, NoServerDataError } from './query/no-server-data-error';
-export {
-  keepPreviousData,
-  type QueryResult,
-  type SuspenseQueryResult,
-  type UseQueryOptions,
-  type UseSuspenseQueryOptions,
+export type {
+  QueryResult,
+  SuspenseQueryResult,
+  UseQueryOptions,
+  UseSuspenseQueryOptions,
 } from './query/observer';
 export type { QueryStatus } from './query/state';
 export {
@@ -33,7 +27,13 @@ export {
   type QueryErrorFallbackProps,
   useQueryErrorReset,
 } from './query-error-boundary';
-export { type QueryDefinition, queryOptions } from './query-options';
+export {
+  dehydrate,
+  hydrate,
+  keepPreviousData,
+  type QueryDefinition,
+  queryOptions,
+} from './server-callable';
 export {
   INVALIDATE_EVENT,
   RESET_EVENT,

@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { defaultsOf, optionDocProblems, optionTypes } from '../../../scripts/option-docs.mjs';
-import { QUERY_DEFAULTS } from '../src/query/observer';
+import { QUERY_DEFAULTS } from '../src/query/hook-options';
 import { MAX_EVENT_LENGTH, RECONNECT_DEFAULTS } from '../src/server-events/channel';
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));

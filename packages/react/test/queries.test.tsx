@@ -92,7 +92,7 @@ describe('queryOptions', () => {
   it('is frozen, and its url must be a string', () => {
     const q = queryOptions('/x', { params: { a: 1 } });
     expect(Object.isFrozen(q)).toBe(true);
-    expect(q).toEqual({ url: '/x', options: { params: { a: 1 } } });
+    expect(q).toEqual({ url: '/x', options: { params: { a: 1 } }, request: { params: { a: 1 } } });
     expect(() => queryOptions(5 as never)).toThrow(
       'keel: queryOptions `url` must be a string, got 5',
     );

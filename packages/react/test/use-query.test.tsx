@@ -55,6 +55,33 @@ describe('useQuery', () => {
     expect(result.current.data).toEqual([{ id: 1, title: 'a' }]);
   });
 
+  it("a queryOptions definition's `request` prefetches it with the client: the hook's own options left out, the page then reads it without a request", async () => {
+    const seen: string[] = [];
+    server.use(
+      http.get(`${API}/todos`, ({ request }) => {
+        seen.push(new URL(request.url).search);
+        return HttpResponse.json([{ id: 1, title: 'a' }]);
+      }),
+    );
+    const todos = queryOptions<Todo[], number>('/todos', {
+      params: { page: 2 },
+      select: (list) => list.length,
+      refetchOnWindowFocus: false,
+      placeholderData: keepPreviousData,
+    });
+    expect(todos.request).toEqual({ params: { page: 2 } });
+    expect(Object.isFrozen(todos.request)).toBe(true);
+    expect(queryOptions('/todos').request).toBeUndefined();
+    expect(queryOptions('/todos', { enabled: false }).request).toBeUndefined();
+    const client = testClient();
+    // Before: a RangeError naming `select` (the core takes no hook option).
+    const prefetched = await client.get<Todo[]>(todos.url, todos.request);
+    expect(prefetched.data).toEqual([{ id: 1, title: 'a' }]);
+    const { result } = renderHook(() => useQuery(todos), { wrapper: wrapperFor(client) });
+    expect(result.current.data).toBe(1);
+    expect(seen).toEqual(['?page=2']);
+  });
+
   it('goes loading -> success, then refetches and re-renders on invalidate', async () => {
     const api = todoApi(['a', 'b']);
     server.use(...api.handlers);

@@ -14,7 +14,7 @@ import { noop } from '../internal/report';
 import { type Selection, select } from '../internal/select';
 import { checkSwitches } from '../internal/switches';
 import { sameFields, TrackedView } from '../internal/tracked-view';
-import { QUERY_DEFAULTS } from '../query/observer';
+import { QUERY_DEFAULTS } from '../query/hook-options';
 import type { QueryState, QueryStatus } from '../query/state';
 import type { QueryStore } from '../query/store';
 

@@ -12,7 +12,7 @@ import type {
 import { afterWrite, checkInvalidateTarget, freeze, shown } from '@keel/core/internals';
 import { coreOptions } from '../internal/core-options';
 import { noop, reportError } from '../internal/report';
-import { requestOptionsOf as requestOptionsOfQuery } from '../query/observer';
+import { requestOptionsOf as requestOptionsOfQuery } from '../query/hook-options';
 import { syntheticResponse } from '../query/state';
 import type { QueryStore } from '../query/store';
 import type { QueryDefinition } from '../query-options';

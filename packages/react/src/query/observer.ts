@@ -1,5 +1,5 @@
 import type { ApiResponse, RequestError, RequestOptions, RequestSpec } from '@keel/core';
-import { checkFunction, checkNumber, freeze } from '@keel/core/internals';
+import { checkFunction, checkNumber } from '@keel/core/internals';
 import { coreOptions } from '../internal/core-options';
 import { isDocumentHidden, onSignal } from '../internal/environment';
 import { replaceEqualDeep } from '../internal/equal';
@@ -8,6 +8,7 @@ import { isServer } from '../internal/server';
 import { checkSwitches } from '../internal/switches';
 import { sameFields, TrackedView } from '../internal/tracked-view';
 import type { QueryDefinition } from '../query-options';
+import { requestOptionsOf } from './hook-options';
 import { NoServerDataError } from './no-server-data-error';
 import {
   cachedState,
@@ -52,15 +53,6 @@ export interface SuspenseQueryResult<TData = unknown, TError = RequestError>
   isPending: false;
   isLoading: false;
 }
-
-/** The defaults of the React options of `useQuery` (and of `useInfiniteQuery`'s same-named ones). */
-export const QUERY_DEFAULTS = /* @__PURE__ */ freeze({
-  enabled: true,
-  refetchInterval: false,
-  refetchOnWindowFocus: true,
-  refetchOnReconnect: true,
-  suspense: false,
-} as const);
 
 /** Options of `useQuery`: every core RequestOptions field plus the React ones. */
 export interface UseQueryOptions<TQueryData = unknown, TData = TQueryData>
@@ -119,19 +111,6 @@ export type UseSuspenseQueryOptions<TQueryData = unknown, TData = TQueryData> = 
   UseQueryOptions<TQueryData, TData>,
   'enabled' | 'placeholderData' | 'suspense'
 >;
-
-/** For `placeholderData`: keeps the previous key's data on screen while the new key loads. */
-export function keepPreviousData<T>(previousData: T | undefined): T | undefined {
-  return previousData;
-}
-
-/** The options of useQuery that are not request options: the core never sees them. */
-const REACT_OPTIONS = new Set([
-  ...Object.keys(QUERY_DEFAULTS),
-  'select',
-  'initialData',
-  'placeholderData',
-]);
 
 type View = QueryResult<unknown, unknown>;
 
@@ -566,11 +545,4 @@ function isDefinition(query: unknown): query is QueryDefinition<any, any> {
     query !== null &&
     typeof (query as { url?: unknown }).url === 'string'
   );
-}
-
-/** The options the core understands, without the React ones. */
-export function requestOptionsOf(
-  options: UseQueryOptions<any, any> | undefined,
-): RequestOptions | undefined {
-  return coreOptions(options, REACT_OPTIONS);
 }
