@@ -54,6 +54,7 @@ import {
   type Handler,
   type KeelRequest,
   type Middleware,
+  twoHostLines,
 } from './context';
 import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
@@ -733,6 +734,13 @@ function badUrl(): never {
   throw new HttpException(400, 'Malformed URL');
 }
 
+function twoHosts(): never {
+  throw new HttpException(
+    400,
+    'Two Host header lines: the request names no one host (RFC 9112, section 3.2)',
+  );
+}
+
 function asteriskForm(): never {
   throw new HttpException(400, 'The * request target is only valid for OPTIONS');
 }
@@ -990,6 +998,11 @@ class KeelApp implements App, SlotHost {
       body = NO_BODY;
       jsonDepth = this.#body.depth;
       params = EMPTY_PARAMS;
+    }
+    // Refused whatever the route: code that reads Host must not see one of two (see twoHostLines).
+    if (twoHostLines(req)) {
+      handler = twoHosts;
+      body = NO_BODY;
     }
     if (!(req instanceof KeelIncomingMessage)) setPeer(req);
     const incomingId =
