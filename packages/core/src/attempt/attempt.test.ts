@@ -179,6 +179,34 @@ describe('attemptOnce', () => {
     },
   );
 
+  test.each([[['abc']], [['ab', 'c']], [[Uint8Array.of(123), 'x']], [[{}]]])(
+    'a body chunk that is no bytes (%j) is a NetworkError saying so, whether or not the fetch reads its signal',
+    async (chunks) => {
+      const messages: string[] = [];
+      for (const hears of [false, true]) {
+        const body = new ReadableStream({
+          start(c) {
+            for (const chunk of chunks) c.enqueue(chunk);
+            c.close();
+          },
+        });
+        const f = async (_url: string, init?: RequestInit) => {
+          if (hears) void init?.signal;
+          return new Response(body, { headers: { 'content-type': 'text/plain' } });
+        };
+        const error = await attemptOnce(f, spec(), new FakeAbortSource(), new FakeClock(), 0).then(
+          () => undefined,
+          (e: Error) => e,
+        );
+        expect(error?.name).toBe('NetworkError');
+        messages.push(String((error?.cause as Error | undefined)?.message));
+      }
+      // fetch's own words, then keel's reader's (which says what the chunk was).
+      expect(messages[1]).toBe('Received non-Uint8Array chunk');
+      expect(messages[0]).toMatch(/^keel: `a response body chunk` must be a Uint8Array, got /);
+    },
+  );
+
   test("a late response's body whose cancel rejects leaves no unhandled rejection", async () => {
     const source = new FakeAbortSource();
     const rejections: unknown[] = [];

@@ -2,6 +2,7 @@ import { HttpError } from '../errors/http-error';
 import type { FailedRequest } from '../errors/keel-error';
 import { ParseError } from '../errors/parse-error';
 import { ResponseTooLargeError } from '../errors/response-too-large-error';
+import { typeError } from '../internal/checks';
 import { systemClock } from '../internal/clock';
 import { noop } from '../internal/noop';
 import { JSON_TYPE } from '../request/body';
@@ -144,6 +145,12 @@ async function readText(body: ReadableStream<Uint8Array>, cut: BodyCut): Promise
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
+      // As fetch refuses it (a custom stream's string, say), and the rest is not downloaded.
+      if (!(value instanceof Uint8Array)) {
+        const error = typeError('a response body chunk', 'a Uint8Array', value);
+        void reader.cancel(error).catch(noop);
+        throw error;
+      }
       chunks.push(value);
       size += value.byteLength;
     }
