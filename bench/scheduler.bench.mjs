@@ -394,7 +394,9 @@ const URLS_ANALYSIS = [
   'major GC still reach: every minor GC copied them (scavenge time 900 -> 580 ms over 3 x 20,000',
   'requests). `attempt/read-body.ts` now lets go of it once the body is read (209.8k -> 177.1k) and decodes',
   'the bytes once with a shared `TextDecoder`, not one per body (-> 170.0k). At 100,000 queued, where',
-  "p-queue's `splice` insert costs more per job, that is the 1.19x above.",
+  "p-queue's `splice` insert costs more per job, that is the 1.19x above (this scenario alone, in a fresh",
+  "process). Run after the file's other scenarios (the whole `bench/scheduler.bench.mjs`, 10:58 the same day),",
+  'it measured 1.46x [1.40-1.54]: p-queue is slower in that older heap (44.9 µs/job against 33.2), keel is not.',
 ];
 
 if (process.env.SCHEDULER_BENCH === 'urls') {
