@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { describe, expect, test } from 'vitest';
 import { createFakeFetch, FakeAbortSource, FakeClock, flush, track } from '../../test/helpers';
 import { resolveClientOptions } from '../config';
@@ -206,6 +207,23 @@ describe('attemptOnce', () => {
       expect(messages[0]).toMatch(/^keel: `a response body chunk` must be a Uint8Array, got /);
     },
   );
+
+  test("a body chunk from another realm's Uint8Array is read (a jsdom page's fetch, a vm context)", async () => {
+    const chunk = runInNewContext('new Uint8Array([123, 34, 111, 107, 34, 58, 49, 125])');
+    expect(chunk instanceof Uint8Array).toBe(false);
+    for (const chunks of [[chunk], [chunk.subarray(0, 3), chunk.subarray(3)]]) {
+      const body = new ReadableStream({
+        start(c) {
+          for (const part of chunks) c.enqueue(part);
+          c.close();
+        },
+      });
+      const deaf = async () =>
+        new Response(body, { headers: { 'content-type': 'application/json' } });
+      const r = await attemptOnce(deaf, spec(), new FakeAbortSource(), new FakeClock(), 0);
+      expect(r.data).toEqual({ ok: 1 });
+    }
+  });
 
   test("a late response's body whose cancel rejects leaves no unhandled rejection", async () => {
     const source = new FakeAbortSource();

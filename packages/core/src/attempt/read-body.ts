@@ -129,6 +129,8 @@ export interface BodyCut {
   cancelWith(cancel: ((reason: unknown) => void) | undefined): void;
 }
 
+const tagOf = Object.prototype.toString;
+
 /** Shared: a decode that is not streamed keeps no state between calls. */
 const utf8 = /* @__PURE__ */ new TextDecoder();
 
@@ -145,8 +147,9 @@ async function readText(body: ReadableStream<Uint8Array>, cut: BodyCut): Promise
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      // As fetch refuses it (a custom stream's string, say), and the rest is not downloaded.
-      if (!(value instanceof Uint8Array)) {
+      // As fetch refuses it (a custom stream's string, say), and the rest is not downloaded. By
+      // its tag, not instanceof: a jsdom page's Uint8Array is not the one undici's chunks are.
+      if (tagOf.call(value) !== '[object Uint8Array]') {
         const error = typeError('a response body chunk', 'a Uint8Array', value);
         void reader.cancel(error).catch(noop);
         throw error;
