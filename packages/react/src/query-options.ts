@@ -43,12 +43,3 @@ export function queryOptions<TQueryData = unknown, TData = TQueryData>(
   const request = requestOptionsOf(options);
   return freeze({ url, options, request: request && freeze(request) });
 }
-
-/** True for what queryOptions returned. */
-export function isQueryDefinition(value: unknown): value is QueryDefinition<unknown, unknown> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { url?: unknown }).url === 'string'
-  );
-}

@@ -171,7 +171,8 @@ function hostnameOf(value: string | undefined): string {
 /**
  * The request's host as sent: for an absolute-form target (`GET http://h/x`) its authority, Host
  * ignored (RFC 9112 §3.2.2); otherwise the Host header, unless there are two Host lines (the
- * app answers those 400; its middleware still runs), then none. Read only by `ctx.hostname`, off the hot path.
+ * app answers those 400; its middleware still runs), then none. Read only by `ctx.hostname`,
+ * off the hot path.
  */
 function hostOf(target: string, req: IncomingMessage): string | undefined {
   if (target.charCodeAt(0) !== 47) {

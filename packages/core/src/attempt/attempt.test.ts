@@ -17,6 +17,15 @@ const spec = (method: 'GET' | 'POST' = 'GET', body?: unknown) =>
     body === undefined ? undefined : { body },
   );
 
+/** A body stream of exactly these chunks, bytes or not. */
+const streamOf = (chunks: readonly unknown[]) =>
+  new ReadableStream({
+    start(c) {
+      for (const chunk of chunks) c.enqueue(chunk);
+      c.close();
+    },
+  });
+
 describe('attemptOnce', () => {
   test('calls fetch with method, headers, body and a signal', async () => {
     const f = createFakeFetch({ handler: (c) => Response.json({ ok: c.method }) });
@@ -160,12 +169,7 @@ describe('attemptOnce', () => {
     async (type, text, data) => {
       const bytes = new TextEncoder().encode(text);
       // One byte per chunk: every multi-byte character (and the BOM) arrives split.
-      const body = new ReadableStream<Uint8Array>({
-        start(c) {
-          for (const byte of bytes) c.enqueue(Uint8Array.of(byte));
-          c.close();
-        },
-      });
+      const body = streamOf([...bytes].map((byte) => Uint8Array.of(byte)));
       const deaf = async () => new Response(body, { headers: { 'content-type': type } });
       const r = await attemptOnce(deaf, spec(), new FakeAbortSource(), new FakeClock(), 0);
       expect(r.data).toEqual(data);
@@ -185,12 +189,7 @@ describe('attemptOnce', () => {
     async (chunks) => {
       const messages: string[] = [];
       for (const hears of [false, true]) {
-        const body = new ReadableStream({
-          start(c) {
-            for (const chunk of chunks) c.enqueue(chunk);
-            c.close();
-          },
-        });
+        const body = streamOf(chunks);
         const f = async (_url: string, init?: RequestInit) => {
           if (hears) void init?.signal;
           return new Response(body, { headers: { 'content-type': 'text/plain' } });
@@ -212,12 +211,7 @@ describe('attemptOnce', () => {
     const chunk = runInNewContext('new Uint8Array([123, 34, 111, 107, 34, 58, 49, 125])');
     expect(chunk instanceof Uint8Array).toBe(false);
     for (const chunks of [[chunk], [chunk.subarray(0, 3), chunk.subarray(3)]]) {
-      const body = new ReadableStream({
-        start(c) {
-          for (const part of chunks) c.enqueue(part);
-          c.close();
-        },
-      });
+      const body = streamOf(chunks);
       const deaf = async () =>
         new Response(body, { headers: { 'content-type': 'application/json' } });
       const r = await attemptOnce(deaf, spec(), new FakeAbortSource(), new FakeClock(), 0);
