@@ -52,9 +52,10 @@ import {
   type Context,
   createContext,
   type Handler,
+  hostFault,
   type KeelRequest,
   type Middleware,
-  twoHostLines,
+  TWO_HOST_LINES,
 } from './context';
 import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
@@ -741,6 +742,13 @@ function twoHosts(): never {
   );
 }
 
+function invalidHost(): never {
+  throw new HttpException(
+    400,
+    'Invalid Host header: not a host with an optional port (RFC 9112, section 3.2)',
+  );
+}
+
 function asteriskForm(): never {
   throw new HttpException(400, 'The * request target is only valid for OPTIONS');
 }
@@ -999,9 +1007,11 @@ class KeelApp implements App, SlotHost {
       jsonDepth = this.#body.depth;
       params = EMPTY_PARAMS;
     }
-    // Refused whatever the route: code that reads Host must not see one of two (see twoHostLines).
-    if (twoHostLines(req)) {
-      handler = twoHosts;
+    // Refused whatever the route: code that reads Host must not see one of two, nor a value no
+    // URL has as its host (see hostFault).
+    const fault = hostFault(req);
+    if (fault !== 0) {
+      handler = fault === TWO_HOST_LINES ? twoHosts : invalidHost;
       body = NO_BODY;
     }
     if (!(req instanceof KeelIncomingMessage)) setPeer(req);

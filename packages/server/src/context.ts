@@ -170,8 +170,8 @@ function hostnameOf(value: string | undefined): string {
 
 /**
  * The request's host as sent: for an absolute-form target (`GET http://h/x`) its authority, Host
- * ignored (RFC 9112 §3.2.2); otherwise the Host header, unless there are two Host lines (the
- * app answers those 400; its middleware still runs), then none. Read only by `ctx.hostname`,
+ * ignored (RFC 9112 §3.2.2); otherwise the Host header, unless {@link hostFault} finds a fault
+ * (the app answers those 400; its middleware still runs), then none. Read only by `ctx.hostname`,
  * off the hot path.
  */
 function hostOf(target: string, req: IncomingMessage): string | undefined {
@@ -188,18 +188,74 @@ function hostOf(target: string, req: IncomingMessage): string | undefined {
       return target.slice(start, end);
     }
   }
-  if (headersCut(req) || twoHostLines(req)) return undefined;
+  if (headersCut(req) || hostFault(req) !== 0) return undefined;
   return req.headers.host;
 }
 
+/** {@link hostFault}: two Host lines. */
+export const TWO_HOST_LINES = 1;
+/** {@link hostFault}: a Host value that is no `host[:port]`. */
+export const INVALID_HOST = 2;
+
 /**
- * Whether the request has two Host lines: Node keeps the first, a proxy in front may have routed
- * by the last (RFC 9112 §3.2: such a request is answered 400). Run for every request: ~6 ns for
- * a benchmark client's two headers, ~30 ns for a browser's ten.
+ * 1 for each ASCII code a reg-name may hold (RFC 3986 §3.2.2: unreserved, sub-delims, and `%`
+ * of an escape): letters, digits, `-._~!$&'()*+,;=`.
  */
-export function twoHostLines(req: IncomingMessage): boolean {
+const REG_NAME = /* @__PURE__ */ (() => {
+  const table = new Uint8Array(128);
+  for (const c of "-._~!$&'()*+,;=%") table[c.charCodeAt(0)] = 1;
+  for (let c = 48; c < 58; c++) table[c] = 1;
+  for (let c = 65; c < 91; c++) table[c] = table[c + 32] = 1;
+  return table;
+})();
+
+function isHexDigit(c: number): boolean {
+  return (c >= 48 && c < 58) || ((c | 32) >= 97 && (c | 32) < 103);
+}
+
+/**
+ * Whether `value` has the syntax of Host (RFC 9112 §3.2: `uri-host [ ":" port ]`, RFC 3986): a
+ * reg-name or IPv4 address, or an IP literal in brackets (its inside held to the same characters
+ * and `:`), then digits after one `:`. Empty is valid. What it lets through may still be no host
+ * (`a..b`, a port over 65535): `ctx.hostname` is `''` for those. A loop, not a regex: it runs on
+ * every request.
+ */
+function isHostSyntax(value: string): boolean {
+  const n = value.length;
+  let i = 0;
+  let c = 0;
+  if (value.charCodeAt(0) === 91) {
+    for (i = 1; i < n && (c = value.charCodeAt(i)) !== 93; i++) {
+      if (c !== 58 && (c > 127 || REG_NAME[c] === 0)) return false;
+    }
+    if (i++ === n) return false;
+  } else {
+    for (; i < n && (c = value.charCodeAt(i)) !== 58; i++) {
+      if (c > 127 || REG_NAME[c] === 0) return false;
+      if (c === 37 && !(isHexDigit(value.charCodeAt(i + 1)) && isHexDigit(value.charCodeAt(i + 2))))
+        return false;
+    }
+  }
+  if (i === n) return true;
+  if (value.charCodeAt(i) !== 58) return false;
+  for (i++; i < n; i++) {
+    c = value.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/**
+ * What makes the request's Host unusable, answered 400 whatever the route (RFC 9112 §3.2):
+ * {@link TWO_HOST_LINES} (Node keeps the first, a proxy in front may have routed by the last),
+ * {@link INVALID_HOST} (`evil.example/reset?x=`, `user@evil.example`: a value no URL has as its
+ * host), or 0. Run for every request: one pass over the raw header names (~6 ns for a benchmark
+ * client's two, ~30 ns for a browser's ten), then the Host value compared with the last valid
+ * one, or checked (~30 ns) when it differs.
+ */
+export function hostFault(req: IncomingMessage): number {
   const raw = req.rawHeaders;
-  let seen = false;
+  let at = -1;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     // The spellings clients send compared first: no lower-cased copy of each 4-letter name.
@@ -207,12 +263,21 @@ export function twoHostLines(req: IncomingMessage): boolean {
       name.length === 4 &&
       (name === 'Host' || name === 'host' || name.toLowerCase() === 'host')
     ) {
-      if (seen) return true;
-      seen = true;
+      if (at !== -1) return TWO_HOST_LINES;
+      at = i + 1;
     }
   }
-  return false;
+  if (at === -1) return 0;
+  const value = raw[at]!;
+  // A server hears one or a few hosts: the last valid one is compared (a few ns), not re-checked.
+  if (value === lastHost) return 0;
+  if (!isHostSyntax(value)) return INVALID_HOST;
+  lastHost = value;
+  return 0;
 }
+
+/** The Host value {@link hostFault} last found valid. */
+let lastHost = '';
 
 function seconds(name: string, value: number | undefined): number | undefined {
   if (value === undefined) return undefined;

@@ -65,6 +65,75 @@ describe('ctx.hostname with an ambiguous host', () => {
     expect(seen).toEqual(['shop.example', '', '', '']);
   });
 
+  it('a Host value that is no host[:port]: 400 (RFC 9112 §3.2), the route never runs', async () => {
+    const app = createApp();
+    apps.push(app);
+    const ran: string[] = [];
+    app.get('/*', (ctx) => {
+      ran.push(ctx.header('host') ?? '');
+      return ctx.json({ hostname: ctx.hostname });
+    });
+    app.post('/*', (ctx) => {
+      ran.push(ctx.header('host') ?? '');
+      return ctx.json({ hostname: ctx.hostname });
+    });
+    const { port } = await start(app);
+    // What a Host-injection probe sends: a path, userinfo, a query, a space, a second port, a
+    // half IP literal, bytes outside ASCII, a backslash, a bad percent escape, a port with letters.
+    for (const value of [
+      'evil.example/reset?x=',
+      'user@evil.example',
+      'a.example?x',
+      'a.example#x',
+      'a b',
+      'a.example:80:90',
+      '[::1',
+      '[::1]x',
+      'caf\xe9.example',
+      'a\\b',
+      'a%zz',
+      'a.example:8o',
+      '"quoted"',
+      '<a>',
+    ]) {
+      for (const head of [
+        `GET /h HTTP/1.1\r\nHost: ${value}\r\n`,
+        `POST /h HTTP/1.1\r\nHost: ${value}\r\nContent-Length: 2\r\nContent-Type: application/json\r\n`,
+      ]) {
+        const out = await socketBytes(
+          port,
+          `${head}Connection: close\r\n\r\n${head.startsWith('POST') ? '{}' : ''}`,
+          2_000,
+        );
+        expect(out.split('\r\n')[0], value).toBe('HTTP/1.1 400 Bad Request');
+        expect(JSON.parse(out.split('\r\n\r\n')[1]!)).toMatchObject({
+          status: 400,
+          message: 'Invalid Host header: not a host with an optional port (RFC 9112, section 3.2)',
+        });
+      }
+    }
+    expect(ran).toEqual([]);
+    // Valid syntax, whatever ctx.hostname makes of it: answered by the route, as before (a
+    // reg-name may hold `~`, sub-delims and escapes; a port is any digits; Host may be empty).
+    for (const [value, hostname] of [
+      ['shop.example', 'shop.example'],
+      ['Shop.Example:8080', 'shop.example'],
+      ['[::1]:3000', '[::1]'],
+      ['[v1.fe80::a+en1]', ''],
+      ['my~host', ''],
+      ["a!$&'()*+,;=b", ''],
+      ['a%41b', ''],
+      ['a.test:99999', ''],
+      ['a..b', ''],
+      ['', ''],
+      ['127.0.0.1:', ''],
+    ]) {
+      expect(await hostnameFor(port, `GET /h HTTP/1.1\r\nHost: ${value}\r\n`), value).toBe(
+        hostname,
+      );
+    }
+  });
+
   it("absolute-form: the target's host, not Host", async () => {
     const app = createApp();
     apps.push(app);
