@@ -7,14 +7,15 @@ import { errorOf } from '../errors/errors.fixture';
 import { HttpError } from '../errors/http-error';
 import { TimeoutError } from '../errors/timeout-error';
 import { resolveRequest } from '../request/resolve';
+import type { FetchLike, RequestOptions } from '../types/options';
 import { attemptOnce } from './attempt';
 
-const spec = (method: 'GET' | 'POST' = 'GET', body?: unknown) =>
+const spec = (method: 'GET' | 'POST' = 'GET', body?: unknown, options?: RequestOptions) =>
   resolveRequest(
     resolveClientOptions({ fetch: async () => new Response('') }),
     method,
     'https://a.test/x',
-    body === undefined ? undefined : { body },
+    body === undefined ? options : { ...options, body },
   );
 
 /** A body stream of exactly these chunks, bytes or not. */
@@ -25,6 +26,17 @@ const streamOf = (chunks: readonly unknown[]) =>
       c.close();
     },
   });
+
+/** One attempt of a GET with `options` by `f`, on a fresh source and clock. */
+const attemptWith = (f: FetchLike, options?: RequestOptions) =>
+  attemptOnce(f, spec('GET', undefined, options), new FakeAbortSource(), new FakeClock(), 0);
+
+/** The error `attempt` fails with, or undefined when it succeeds. */
+const failure = (attempt: Promise<unknown>) =>
+  attempt.then(
+    () => undefined,
+    (e: Error) => e,
+  );
 
 describe('attemptOnce', () => {
   test('calls fetch with method, headers, body and a signal', async () => {
@@ -201,11 +213,129 @@ describe('attemptOnce', () => {
         expect(error?.name).toBe('NetworkError');
         messages.push(String((error?.cause as Error | undefined)?.message));
       }
-      // fetch's own words, then keel's reader's (which says what the chunk was).
-      expect(messages[1]).toBe('Received non-Uint8Array chunk');
-      expect(messages[0]).toMatch(/^keel: `a response body chunk` must be a Uint8Array, got /);
+      // keel's reader reads both (and says what the chunk was).
+      for (const message of messages) {
+        expect(message).toMatch(/^keel: `a response body chunk` must be a Uint8Array, got /);
+      }
     },
   );
+
+  test.each([
+    ['maxResponseBytes', { maxResponseBytes: 100 }, [false, true]],
+    ['an arrayBuffer body', { responseType: 'arrayBuffer' }, [false]],
+    ['a blob body', { responseType: 'blob' }, [false]],
+  ] as const)(
+    "with %s, a body chunk that is no bytes is keel's TypeError saying so, the rest not downloaded",
+    async (_what, options, hearing) => {
+      for (const hears of hearing) {
+        let pulls = 0;
+        const body = new ReadableStream({
+          pull(c) {
+            pulls++;
+            c.enqueue(pulls === 1 ? Uint8Array.of(123) : 'x');
+          },
+        });
+        const f = async (_url: string, init?: RequestInit) => {
+          if (hears) void init?.signal;
+          return new Response(body, { headers: { 'content-type': 'text/plain' } });
+        };
+        const error = await failure(attemptWith(f, options));
+        expect(error?.name).toBe('NetworkError');
+        expect(String((error?.cause as Error | undefined)?.message)).toMatch(
+          /^keel: `a response body chunk` must be a Uint8Array, got /,
+        );
+        await flush();
+        expect(pulls).toBeLessThanOrEqual(3);
+      }
+    },
+  );
+
+  test('an arrayBuffer body holds exactly its bytes, not the buffer its chunks are views of', async () => {
+    const pool = new Uint8Array([9, 9, 1, 2, 3, 9, 4, 5, 9]);
+    for (const [chunks, hears] of [
+      [[pool.subarray(2, 5), pool.subarray(6, 8)], false],
+      [[pool.subarray(2, 5)], false],
+      [[pool.subarray(2, 5)], true],
+      [[], false],
+    ] as const) {
+      const f = async (_url: string, init?: RequestInit) => {
+        if (hears) void init?.signal;
+        return new Response(streamOf(chunks), { headers: { 'content-type': 'image/png' } });
+      };
+      for (const options of [{}, { maxResponseBytes: 5 }]) {
+        const r = await attemptWith(f, options);
+        const expected = chunks.flatMap((c) => [...c]);
+        expect(r.data).toBeInstanceOf(ArrayBuffer);
+        expect([...new Uint8Array(r.data as ArrayBuffer)]).toEqual(expected);
+      }
+    }
+    // Left as it was: nobody wrote into the pool.
+    expect([...pool]).toEqual([9, 9, 1, 2, 3, 9, 4, 5, 9]);
+  });
+
+  test('a blob body has its bytes and the MIME type fetch gives it, however it is read', async () => {
+    for (const hears of [false, true]) {
+      for (const options of [
+        { responseType: 'blob' },
+        { responseType: 'blob', maxResponseBytes: 9 },
+      ] as const) {
+        const f = async (_url: string, init?: RequestInit) => {
+          if (hears) void init?.signal;
+          return new Response(streamOf([Uint8Array.of(104, 105), Uint8Array.of(33)]), {
+            headers: { 'content-type': 'Text/Plain;Charset=UTF-8' },
+          });
+        };
+        const r = await attemptWith(f, options);
+        const blob = r.data as Blob;
+        expect(await blob.text()).toBe('hi!');
+        expect(blob.type).toBe(
+          (
+            await new Response('', {
+              headers: { 'content-type': 'Text/Plain;Charset=UTF-8' },
+            }).blob()
+          ).type,
+        );
+      }
+    }
+  });
+
+  test.each(['application/json', 'text/plain', 'image/png'])(
+    'a %s body a fetch wrapper read already is a NetworkError, not empty data',
+    async (type) => {
+      for (const hears of [false, true]) {
+        for (const options of [{}, { maxResponseBytes: 100 }]) {
+          const f = async (_url: string, init?: RequestInit) => {
+            if (hears) void init?.signal;
+            const res = new Response('{"a":1}', { headers: { 'content-type': type } });
+            await res.text();
+            return res;
+          };
+          const error = await failure(attemptWith(f, options));
+          expect(error?.name).toBe('NetworkError');
+          expect(error?.cause).toBeInstanceOf(TypeError);
+        }
+      }
+    },
+  );
+
+  test('a Response-like answer with no body stream (a test double with text()) is read by its text()', async () => {
+    for (const hears of [false, true]) {
+      for (const options of [{}, { maxResponseBytes: 100 }]) {
+        const f = async (_url: string, init?: RequestInit) => {
+          if (hears) void init?.signal;
+          return {
+            status: 200,
+            statusText: 'OK',
+            ok: true,
+            headers: new Headers({ 'content-type': 'application/json' }),
+            text: async () => '{"a":1}',
+          } as unknown as Response;
+        };
+        const r = await attemptWith(f, options);
+        expect(r.data).toEqual({ a: 1 });
+      }
+    }
+  });
 
   test("a body chunk from another realm's Uint8Array is read (a jsdom page's fetch, a vm context)", async () => {
     const chunk = runInNewContext('new Uint8Array([123, 34, 111, 107, 34, 58, 49, 125])');
