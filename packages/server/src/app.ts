@@ -53,6 +53,7 @@ import {
   createContext,
   type Handler,
   hostFault,
+  INVALID_HOST,
   type KeelRequest,
   type Middleware,
   TWO_HOST_LINES,
@@ -749,6 +750,13 @@ function invalidHost(): never {
   );
 }
 
+function hostNotAuthority(): never {
+  throw new HttpException(
+    400,
+    'Host names another host than :authority: the request names no one host (RFC 9113, section 8.3.1)',
+  );
+}
+
 function asteriskForm(): never {
   throw new HttpException(400, 'The * request target is only valid for OPTIONS');
 }
@@ -1011,7 +1019,12 @@ class KeelApp implements App, SlotHost {
     // URL has as its host (see hostFault).
     const fault = hostFault(req);
     if (fault !== 0) {
-      handler = fault === TWO_HOST_LINES ? twoHosts : invalidHost;
+      handler =
+        fault === TWO_HOST_LINES
+          ? twoHosts
+          : fault === INVALID_HOST
+            ? invalidHost
+            : hostNotAuthority;
       body = NO_BODY;
     }
     if (!(req instanceof KeelIncomingMessage)) setPeer(req);
