@@ -171,9 +171,8 @@ function hostnameOf(value: string | undefined): string {
 /**
  * The request's host as sent: for an absolute-form target (`GET http://h/x`) its authority, Host
  * ignored (RFC 9112 §3.2.2); otherwise HTTP/2's :authority or the Host header, unless
- * {@link hostFault} finds a fault
- * (the app answers those 400; its middleware still runs), then none. Read only by `ctx.hostname`,
- * off the hot path.
+ * {@link hostFault} finds a fault (the app answers those 400; its middleware still runs), then
+ * none. Read only by `ctx.hostname`, off the hot path.
  */
 function hostOf(target: string, req: IncomingMessage): string | undefined {
   if (target.charCodeAt(0) !== 47) {
@@ -255,9 +254,9 @@ function isHostSyntax(value: string): boolean {
  * {@link TWO_HOST_LINES} (Node keeps the first, a proxy in front may have routed by the last),
  * {@link INVALID_HOST} (`evil.example/reset?x=`, `user@evil.example`: a value no URL has as its
  * host), {@link HOST_NOT_AUTHORITY} (HTTP/2, RFC 9113 §8.3.1: the same doubt as two lines), or 0.
- * HTTP/2's :authority stands for Host when there is one. Run for every request: one pass over the raw header names (~6 ns for a benchmark
- * client's two, ~30 ns for a browser's ten), then the Host value compared with the last valid
- * one, or checked (~30 ns) when it differs.
+ * HTTP/2's :authority stands for Host when there is one. Run for every request: one pass over the
+ * raw header names (~6 ns for a benchmark client's two, ~30 ns for a browser's ten), then the
+ * value compared with the last valid one, or checked (~30 ns) when it differs.
  */
 export function hostFault(req: IncomingMessage): number {
   const raw = req.rawHeaders;

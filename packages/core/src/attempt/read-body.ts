@@ -198,7 +198,7 @@ async function readBytes(
 
 /**
  * `body`, erroring with ResponseTooLargeError (which cancels the download) past `limit` bytes,
- * and with the reason `signal` aborts with (cancelling the download too).
+ * and with the reason `cut`'s signal aborts with (cancelling the download too).
  */
 function limitStream(
   body: ReadableStream<Uint8Array>,
