@@ -53,10 +53,8 @@ import {
   createContext,
   type Handler,
   hostFault,
-  INVALID_HOST,
   type KeelRequest,
   type Middleware,
-  TWO_HOST_LINES,
 } from './context';
 import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
@@ -732,34 +730,28 @@ function unsupportedVersion(req: IncomingMessage, res: ServerResponse, clock: Cl
   endAfterBody(req, res, clock);
 }
 
-function badUrl(): never {
-  throw new HttpException(400, 'Malformed URL');
+/** The handler of a request refused before any route: a 400 saying why. */
+function refusal(message: string): () => never {
+  return () => {
+    throw new HttpException(400, message);
+  };
 }
 
-function twoHosts(): never {
-  throw new HttpException(
-    400,
-    'Two Host header lines: the request names no one host (RFC 9112, section 3.2)',
-  );
-}
+const badUrl = refusal('Malformed URL');
+const asteriskForm = refusal('The * request target is only valid for OPTIONS');
 
-function invalidHost(): never {
-  throw new HttpException(
-    400,
-    'Invalid Host header: not a host with an optional port (RFC 9112, section 3.2)',
-  );
-}
-
-function hostNotAuthority(): never {
-  throw new HttpException(
-    400,
+/**
+ * The refusal of each fault {@link hostFault} finds, by its number: 1 two Host lines, 2 a value
+ * that is no `host[:port]`, 3 a Host that is not the :authority.
+ */
+const HOST_REFUSALS = [
+  undefined,
+  refusal('Two Host header lines: the request names no one host (RFC 9112, section 3.2)'),
+  refusal('Invalid Host header: not a host with an optional port (RFC 9112, section 3.2)'),
+  refusal(
     'Host names another host than :authority: the request names no one host (RFC 9113, section 8.3.1)',
-  );
-}
-
-function asteriskForm(): never {
-  throw new HttpException(400, 'The * request target is only valid for OPTIONS');
-}
+  ),
+] as const;
 
 type FindResult = {
   store: unknown;
@@ -1019,12 +1011,7 @@ class KeelApp implements App, SlotHost {
     // URL has as its host (see hostFault).
     const fault = hostFault(req);
     if (fault !== 0) {
-      handler =
-        fault === TWO_HOST_LINES
-          ? twoHosts
-          : fault === INVALID_HOST
-            ? invalidHost
-            : hostNotAuthority;
+      handler = HOST_REFUSALS[fault]!;
       body = NO_BODY;
     }
     if (!(req instanceof KeelIncomingMessage)) setPeer(req);

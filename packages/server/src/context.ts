@@ -195,11 +195,11 @@ function hostOf(target: string, req: IncomingMessage): string | undefined {
 }
 
 /** {@link hostFault}: two Host lines. */
-export const TWO_HOST_LINES = 1;
+const TWO_HOST_LINES = 1;
 /** {@link hostFault}: a Host value that is no `host[:port]`. */
-export const INVALID_HOST = 2;
+const INVALID_HOST = 2;
 /** {@link hostFault}: an HTTP/2 request whose Host names another host than its :authority. */
-export const HOST_NOT_AUTHORITY = 3;
+const HOST_NOT_AUTHORITY = 3;
 
 /**
  * 1 for each ASCII code a reg-name may hold (RFC 3986 §3.2.2: unreserved, sub-delims, and `%`
