@@ -76,15 +76,16 @@ export async function readResponse<T>(
     }
     const type = (ok && read.responseType) || bodyTypeOf(headers.get('content-type'));
     const body = res.body;
+    /** A body to count or to cut: not one the platform may read alone. */
+    const held = body && (limit !== undefined || cut);
     if (type === 'stream') {
       // Read by the caller: counted (and cancellable) as it is read.
-      data =
-        body && (limit !== undefined || cut) ? limitStream(body, limit, read, status, cut) : body;
+      data = held ? limitStream(body, limit, read, status, cut) : body;
     } else if (type !== 'text' && type !== 'json') {
       // Bytes counted or cut are handed to the platform, which makes the ArrayBuffer (a copy of
       // exactly them) or the Blob (with the MIME type fetch gives one) from them; uncounted and
       // uncut, it reads them itself, perhaps without a copy.
-      data = await (body && (limit !== undefined || cut)
+      data = await (held
         ? new Response(
             (await readBytes(body, limit, read, status, cut)) as Uint8Array<ArrayBuffer>,
             { headers },
