@@ -146,13 +146,18 @@ describe('response bodies', () => {
     expect(hugeSent).toBeLessThan(20 * MB);
   });
 
-  test('maxResponseBytes with a stream errors the stream past the limit', async () => {
+  test('maxResponseBytes with a stream errors the stream past the limit; the download stops', async () => {
     const client = createClient({ baseURL: server.url });
+    const aborted = server.aborted;
     const { data } = await client.get<ReadableStream>('/chunked-huge', {
       responseType: 'stream',
       maxResponseBytes: MB,
     });
-    await expect(new Response(data).arrayBuffer()).rejects.toBeInstanceOf(ResponseTooLargeError);
+    const err = await new Response(data).arrayBuffer().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ResponseTooLargeError);
+    expect((err as ResponseTooLargeError).received).toBeLessThanOrEqual(MB + 64 * 1024);
+    await server.waitForAborted(aborted + 1);
+    expect(hugeSent).toBeLessThan(20 * MB);
   });
 
   test('a body within the limit is read whole, as every type', async () => {

@@ -250,6 +250,96 @@ describe('attemptOnce', () => {
     },
   );
 
+  test("a counted stream body is read by the same reader: a chunk that is no bytes errors it with keel's TypeError, the rest not downloaded", async () => {
+    for (const hears of [false, true]) {
+      let pulls = 0;
+      let cancelled: unknown;
+      const body = new ReadableStream({
+        pull(c) {
+          pulls++;
+          c.enqueue(pulls === 1 ? Uint8Array.of(123) : 'x');
+        },
+        cancel(reason) {
+          cancelled = reason;
+        },
+      });
+      const f = async (_url: string, init?: RequestInit) => {
+        if (hears) void init?.signal;
+        return new Response(body, { headers: { 'content-type': 'text/plain' } });
+      };
+      const r = await attemptWith(f, { responseType: 'stream', maxResponseBytes: 100 });
+      const reader = (r.data as ReadableStream<Uint8Array>).getReader();
+      expect(await reader.read()).toEqual({ done: false, value: Uint8Array.of(123) });
+      const error = await reader.read().then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      expect(error).toBeInstanceOf(TypeError);
+      expect(error?.message).toMatch(/^keel: `a response body chunk` must be a Uint8Array, got /);
+      await flush();
+      expect(cancelled).toBe(error);
+      expect(pulls).toBeLessThanOrEqual(3);
+    }
+  });
+
+  test('a stream body from a fetch deaf to its signal is cancelled when the attempt ends before handing it over', async () => {
+    for (const maxResponseBytes of [undefined, 100]) {
+      for (let depth = 0; depth < 8; depth++) {
+        let cancelled = false;
+        const body = new ReadableStream({
+          cancel() {
+            cancelled = true;
+          },
+        });
+        const source = new FakeAbortSource();
+        const deaf = async () => {
+          // The abort lands `depth` microtasks after the Response does.
+          let step = Promise.resolve();
+          for (let i = 0; i < depth; i++) step = step.then();
+          void step.then(() => source.abort('gone'));
+          return new Response(body);
+        };
+        const s = spec('GET', undefined, { responseType: 'stream', maxResponseBytes });
+        const outcome = await attemptOnce(deaf, s, source, new FakeClock(), 0).then(
+          (r) => ({ ok: true, data: r.data }),
+          () => ({ ok: false, data: undefined }),
+        );
+        await flush();
+        // Handed over (the caller's to read or cancel), or not, and then cancelled: never both,
+        // never neither.
+        if (outcome.ok) expect(cancelled).toBe(false);
+        else expect(cancelled).toBe(true);
+      }
+    }
+  });
+
+  test('a counted stream body is pulled as its reader reads (backpressure), and cancelling it cancels the download', async () => {
+    let pulls = 0;
+    let cancelled: unknown;
+    const body = new ReadableStream({
+      pull(c) {
+        pulls++;
+        c.enqueue(Uint8Array.of(pulls));
+      },
+      cancel(reason) {
+        cancelled = reason;
+      },
+    });
+    const r = await attemptWith(async () => new Response(body), {
+      responseType: 'stream',
+      maxResponseBytes: 1000,
+    });
+    await flush();
+    const before = pulls;
+    const reader = (r.data as ReadableStream<Uint8Array>).getReader();
+    for (let i = 0; i < 5; i++) await reader.read();
+    await flush();
+    // Nothing read ahead beyond the source's own queue: five reads, about five pulls.
+    expect(pulls - before).toBeLessThanOrEqual(6);
+    await reader.cancel('enough');
+    expect(cancelled).toBe('enough');
+  });
+
   test('an arrayBuffer body holds exactly its bytes, not the buffer its chunks are views of', async () => {
     const pool = new Uint8Array([9, 9, 1, 2, 3, 9, 4, 5, 9]);
     for (const [chunks, hears] of [

@@ -130,9 +130,6 @@ export function attemptOnce(
           controller
             ? undefined
             : {
-                get signal() {
-                  return init.signal!;
-                },
                 cancelWith(cancel) {
                   cutBody = cancel;
                 },

@@ -46,9 +46,10 @@ export function bodyTypeOf(contentType: string | null): ResponseBodyType {
  * responseType, and kept as raw text when it claims JSON but does not parse.
  *
  * `read.maxResponseBytes`: a body larger than that fails with ResponseTooLargeError as soon as the
- * limit is passed (at once when Content-Length says so), its download cancelled. `cut` (for a
- * fetch that never read its own signal): the attempt's end cancels the download, by the
- * canceller keel's reader hands it, or, for a `stream` body, by the abort of its `signal`.
+ * limit is passed (at once when Content-Length says so), its download cancelled; a `stream` body
+ * errors so when read past it. `cut` (for a fetch that never read its own signal): the attempt's
+ * end cancels the download, by the canceller keel's reader (or a `stream` body not yet handed
+ * over) hands it.
  */
 export async function readResponse<T>(
   res: Response,
@@ -76,29 +77,28 @@ export async function readResponse<T>(
     }
     const type = (ok && read.responseType) || bodyTypeOf(headers.get('content-type'));
     const body = res.body;
-    /** A body to count or to cut: not one the platform may read alone. */
-    const held = body && (limit !== undefined || cut);
+    const textual = type === 'text' || type === 'json';
+    // Read by keel's reader: text and JSON (in Node it costs less than Response.text(), 6% of a
+    // loopback GET's instructions, and far less than piping the body through a counting stream,
+    // 2.7x), and every body to count or to cut. No stream: a Response-like object (a test double
+    // with only text()) reads itself.
+    const chunks =
+      body && (textual || limit !== undefined || cut)
+        ? chunksOf(body, limit, read, status, cut)
+        : undefined;
     if (type === 'stream') {
-      // Read by the caller: counted (and cancellable) as it is read.
-      data = held ? limitStream(body, limit, read, status, cut) : body;
-    } else if (type !== 'text' && type !== 'json') {
+      // Read by the caller, after the attempt: counted as it is read. Cut only if the attempt
+      // ends before handing it over (no caller will read it then).
+      data = chunks ? streamOf(chunks) : body;
+    } else if (!textual) {
       // Bytes counted or cut are handed to the platform, which makes the ArrayBuffer (a copy of
       // exactly them) or the Blob (with the MIME type fetch gives one) from them; uncounted and
       // uncut, it reads them itself, perhaps without a copy.
-      data = await (held
-        ? new Response(
-            (await readBytes(body, limit, read, status, cut)) as Uint8Array<ArrayBuffer>,
-            { headers },
-          )
+      data = await (chunks
+        ? new Response((await readBytes(chunks, cut)) as Uint8Array<ArrayBuffer>, { headers })
         : res)[type]();
     } else {
-      // Text and JSON are read by keel's own reader: in Node it costs less than Response.text()
-      // (6% of a loopback GET's instructions), and far less than piping the body through a
-      // counting stream (2.7x). No stream: a Response-like object (a test double with only
-      // text()) reads itself.
-      const text = body
-        ? utf8.decode(await readBytes(body, limit, read, status, cut))
-        : await res.text();
+      const text = chunks ? utf8.decode(await readBytes(chunks, cut)) : await res.text();
       data = text;
       if (type === 'json') {
         try {
@@ -132,10 +132,9 @@ export async function readResponse<T>(
 
 /**
  * How the attempt's end stops a body being read, for a fetch that never read its own signal:
- * `signal` (made when read) aborts, or the canceller last handed to `cancelWith` is called.
+ * the canceller last handed to `cancelWith` is called.
  */
 export interface BodyCut {
-  readonly signal: AbortSignal;
   cancelWith(cancel: ((reason: unknown) => void) | undefined): void;
 }
 
@@ -145,41 +144,57 @@ const tagOf = Object.prototype.toString;
 const utf8 = /* @__PURE__ */ new TextDecoder();
 
 /**
- * `body`'s bytes, read by a reader `cut` cancels, failing with ResponseTooLargeError (the rest
- * cancelled) as soon as they pass `limit`. Decoded by the caller at once, from one buffer: a
- * decoder per body cost more than the whole read.
+ * Reads `body` for keel, by a reader `cut` cancels: `take` checks each chunk its `reader` reads,
+ * counting `size`, and throws (the rest cancelled, undownloaded) for one that is no bytes (a
+ * custom stream's string, say; refused as fetch refuses it, by its tag, not instanceof: a jsdom
+ * page's Uint8Array is not the one undici's chunks are) or that takes `size` past `limit`
+ * (ResponseTooLargeError). One reader for every body keel reads: counted the same way whether
+ * it is read whole or streamed to the caller.
  */
-async function readBytes(
+function chunksOf(
   body: ReadableStream<Uint8Array>,
   /** undefined: no limit (a count compared with it is never over). */
   limit: number | undefined,
   request: FailedRequest,
   status: number,
   cut: BodyCut | undefined,
-): Promise<Uint8Array> {
+) {
   const reader = body.getReader();
-  const stop = (reason: unknown) => void reader.cancel(reason).catch(noop);
-  cut?.cancelWith(stop);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      // A chunk that is no bytes (a custom stream's string, say) is refused as fetch refuses it:
-      // by its tag, not instanceof (a jsdom page's Uint8Array is not the one undici's chunks
-      // are). Either failure leaves the rest undownloaded.
+  const chunks = {
+    reader,
+    size: 0,
+    cancel: (reason: unknown) => void reader.cancel(reason).catch(noop),
+    take(chunk: Uint8Array): Uint8Array {
       const error =
-        tagOf.call(value) !== '[object Uint8Array]'
-          ? typeError('a response body chunk', 'a Uint8Array', value)
-          : (size += value.byteLength) > (limit as number)
-            ? new ResponseTooLargeError(request, { limit: limit!, received: size, status })
+        tagOf.call(chunk) !== '[object Uint8Array]'
+          ? typeError('a response body chunk', 'a Uint8Array', chunk)
+          : (chunks.size += chunk.byteLength) > (limit as number)
+            ? new ResponseTooLargeError(request, { limit: limit!, received: chunks.size, status })
             : undefined;
       if (error) {
-        stop(error);
+        chunks.cancel(error);
         throw error;
       }
-      chunks.push(value);
+      return chunk;
+    },
+  };
+  cut?.cancelWith(chunks.cancel);
+  return chunks;
+}
+
+type Chunks = ReturnType<typeof chunksOf>;
+
+/**
+ * The bytes of `chunks` (to the end), `cut`'s canceller let go once read. Decoded by the caller
+ * at once, from one buffer: a decoder per body cost more than the whole read.
+ */
+async function readBytes(chunks: Chunks, cut: BodyCut | undefined): Promise<Uint8Array> {
+  const all: Uint8Array[] = [];
+  try {
+    for (;;) {
+      const { done, value } = await chunks.reader.read();
+      if (done) break;
+      all.push(chunks.take(value));
     }
   } finally {
     // Let go of the reader once read: an ended attempt's closures can outlive it (held from
@@ -187,38 +202,27 @@ async function readBytes(
     // through every minor GC (+20% instructions per request, bench/scheduler.bench.mjs).
     cut?.cancelWith(undefined);
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const all = new Uint8Array(size);
-  size = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, size);
-    size += chunk.byteLength;
+  if (all.length === 1) return all[0]!;
+  const bytes = new Uint8Array(chunks.size);
+  let at = 0;
+  for (const chunk of all) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
   }
-  return all;
+  return bytes;
 }
 
 /**
- * `body`, erroring with ResponseTooLargeError (which cancels the download) past `limit` bytes,
- * and with the reason `cut`'s signal aborts with (cancelling the download too).
+ * A stream of `chunks` for its caller to read (errored as `take` throws, past a limit say).
+ * Pulled as its reader reads, one chunk ahead at most (backpressure); cancelling it cancels
+ * `body`.
  */
-function limitStream(
-  body: ReadableStream<Uint8Array>,
-  /** undefined: no limit (a count compared with it is never over). */
-  limit: number | undefined,
-  request: FailedRequest,
-  status: number,
-  cut: BodyCut | undefined,
-): ReadableStream<Uint8Array> {
-  let received = 0;
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        received += chunk.byteLength;
-        if (received > (limit as number)) {
-          controller.error(new ResponseTooLargeError(request, { limit: limit!, received, status }));
-        } else controller.enqueue(chunk);
-      },
-    }),
-    { signal: cut?.signal },
-  );
+function streamOf(chunks: Chunks): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await chunks.reader.read();
+      done ? controller.close() : controller.enqueue(chunks.take(value));
+    },
+    cancel: chunks.cancel,
+  });
 }
