@@ -1450,7 +1450,7 @@ class KeelApp implements App, SlotHost {
       // light-my-request 6.6 (the last on cookie 1, which runs on Node 20) lists the methods it knows.
       method: (request.method ?? 'GET') as InjectOptions['method'],
       url: request.url,
-      headers: request.headers,
+      headers: request.headers && asLines(request.headers),
       payload: request.body,
       remoteAddress: request.remoteAddress ?? '127.0.0.1',
     });
@@ -1462,6 +1462,23 @@ class KeelApp implements App, SlotHost {
       json: <T>() => JSON.parse(body) as T,
     };
   }
+}
+
+/**
+ * Injected headers as a socket gives a handler the same lines: an array is that header sent once
+ * per value, which Node joins as RFC 9110 section 5.3 says (by `, `; Cookie by `; `, RFC 9113
+ * section 8.2.3) and the Host check sees as the two Host lines they are. light-my-request alone
+ * joins by `,`: two cookies read as one.
+ */
+function asLines(headers: Record<string, string | string[]>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(headers)) {
+    const value = headers[name]!;
+    out[name] = Array.isArray(value)
+      ? value.join(name.toLowerCase() === 'cookie' ? '; ' : ', ')
+      : value;
+  }
+  return out;
 }
 
 /**
