@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // Test layout (see test/README.md): unit tests of one module sit next to it (src/x.test.ts);
 // tests through an app, a socket or a real service live in test/, attacker-written ones in
@@ -9,6 +9,8 @@ export default defineConfig({
     name: 'server',
     environment: 'node',
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // In Chromium: vitest.browser.config.ts, run by `test:e2e`.
+    exclude: [...configDefaults.exclude, 'test/browser/**'],
     // Type tests: checked by tsc (vitest typecheck), never run.
     typecheck: {
       enabled: true,

@@ -5,20 +5,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { build } from 'vite';
+import { launchChromium as launchWith } from '../../../scripts/chromium.mjs';
 import { createLiveApp } from '../server/app';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 /** Builds the page into a fresh temp dir, as `pnpm start` does (production). */
 export async function buildPage(): Promise<string> {
@@ -35,23 +25,8 @@ export async function buildPage(): Promise<string> {
 }
 
 /** Debian's Chromium with a fresh user-data-dir; `close()` also removes the dir. */
-export async function launchChromium(): Promise<{
-  context: BrowserContext;
-  close(): Promise<void>;
-}> {
-  const userDataDir = mkdtempSync(join(tmpdir(), 'keel-react-live-chromium-'));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    args: ARGS,
-    headless: true,
-  });
-  return {
-    context,
-    async close() {
-      await context.close();
-      rmSync(userDataDir, { recursive: true, force: true });
-    },
-  };
+export function launchChromium(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+  return launchWith(chromium);
 }
 
 /**

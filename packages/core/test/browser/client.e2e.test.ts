@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { launchChromium } from '../../../../scripts/chromium.mjs';
 
 // @keel/core in a real browser (Debian's Chromium, driven by playwright-core): the core is
 // bundled for the browser from its sources, loaded by a page served from 127.0.0.1, and used as
@@ -14,16 +12,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 // Uint8Array realm, a relative baseURL resolved against the page, and cancellation reaching the
 // server as a closed connection.
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-sync'];
 const MB = 1024 * 1024;
 const BYTES = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
 
 let server: Server;
 let base: string;
+let browser: { context: BrowserContext; close(): Promise<void> };
 let context: BrowserContext;
 let page: Page;
-let userDataDir: string;
 let bundle: string;
 
 /** Requests the server saw, by path; connections a client closed before the answer ended. */
@@ -139,20 +135,15 @@ beforeAll(async () => {
   server = createServer(route);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  userDataDir = mkdtempSync(join(tmpdir(), 'keel-core-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    args: ARGS,
-    headless: true,
-  });
+  browser = await launchChromium(chromium);
+  context = browser.context;
   page = await context.newPage();
   await page.goto(`${base}/`);
   await page.waitForFunction(() => 'keel' in window);
 });
 
 afterAll(async () => {
-  await context?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await browser?.close();
   server?.closeAllConnections();
   await new Promise((resolve) => server?.close(resolve));
 });
