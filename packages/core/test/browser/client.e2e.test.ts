@@ -44,6 +44,20 @@ function route(req: IncomingMessage, res: ServerResponse): void {
           '<script type="module">import * as keel from "/keel.js"; window.keel = keel;</script>',
       );
       return;
+    case '/worker.js':
+      // A module worker: no document, no window; a relative baseURL resolves against its location.
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
+      res.end(
+        [
+          'import { createClient } from "/keel.js";',
+          'const client = createClient({ baseURL: "/api" });',
+          'client.get("/users").then(',
+          '  (r) => postMessage({ data: r.data, status: r.status }),',
+          '  (e) => postMessage({ error: e.name + ": " + e.message }),',
+          ');',
+        ].join('\n'),
+      );
+      return;
     case '/keel.js':
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
       res.end(bundle);
@@ -332,5 +346,20 @@ describe('@keel/core in Chromium', () => {
       first: { ok: true },
       second: { ok: true },
     });
+  });
+
+  test('in a module worker (no document): a relative baseURL resolves against the worker', async () => {
+    const result = await page.evaluate(
+      () =>
+        new Promise((resolve, reject) => {
+          const worker = new Worker('/worker.js', { type: 'module' });
+          worker.onmessage = (e) => {
+            resolve(e.data);
+            worker.terminate();
+          };
+          worker.onerror = (e) => reject(new Error(e.message));
+        }),
+    );
+    expect(result).toEqual({ data: [{ id: 1, name: 'Ada' }], status: 200 });
   });
 });
