@@ -65,7 +65,7 @@ afterAll(async () => {
 });
 
 describe('the browser and the server', () => {
-  test('a JSON body the server compressed (brotli, as Chromium offers it) arrives intact', async () => {
+  test('a JSON body the server compressed (brotli or gzip, as Chromium offers them) arrives intact', async () => {
     const result = await inPage(async () => {
       const res = await fetch('/todos');
       return {
@@ -74,7 +74,8 @@ describe('the browser and the server', () => {
         body: await res.json(),
       };
     });
-    expect(result.encoding).toBe('br');
+    // Brotli where the browser offers it (Chromium does on http://127.0.0.1 today), else gzip.
+    expect(result.encoding).toMatch(/^(br|gzip)$/);
     expect(result.vary).toMatch(/accept-encoding/i);
     expect(result.body).toEqual(ITEMS);
   });
