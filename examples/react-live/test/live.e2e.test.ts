@@ -231,6 +231,39 @@ it('the connection pill says Offline while the browser is offline, and Live once
   await page.close();
 });
 
+it('a tab that was offline catches up once back: what it missed arrives, no reload', async () => {
+  const page = await open();
+  const before = await titles(page);
+  let added: { id: number } | undefined;
+  try {
+    await context.setOffline(true);
+    await page.locator('[data-testid="live"][data-status="offline"]').waitFor();
+    // Added elsewhere while this tab is offline (from Node: the browser has no network now).
+    const res = await fetch(`${base}/api/todos`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'added while offline' }),
+    });
+    expect(res.status).toBe(201);
+    added = (await res.json()) as { id: number };
+    // Not heard while offline (the stream is down)...
+    await idle(page);
+    expect(await titles(page)).toEqual(before);
+  } finally {
+    await context.setOffline(false);
+  }
+  // ...but once back: the stream reconnects with Last-Event-ID, the hub replays the missed
+  // invalidation, and the list is refetched.
+  await page
+    .getByTestId('todos')
+    .getByText('added while offline', { exact: true })
+    .waitFor({ timeout: 15_000 });
+  expect(await titles(page)).toEqual([...before, 'added while offline']);
+  await streamOpen(page).waitFor({ timeout: 15_000 });
+  await page.close();
+  await fetch(`${base}/api/todos/${added!.id}`, { method: 'DELETE' });
+});
+
 it('an add the server refuses explains itself and can be dismissed', async () => {
   const page = await open();
   live.control.refuseAdds = true;
