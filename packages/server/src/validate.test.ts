@@ -122,4 +122,38 @@ describe('validate (unit)', () => {
     expect(validate(r, { c: 'abc' })).toEqual({ c: 'abc' });
     expect(validate(r, { c: 'abc' })).toEqual({ c: 'abc' });
   });
+
+  it('a rules object is checked at each use until its second, then cached by identity; one made per call is checked every time', () => {
+    /** Rules whose key list is counted: each compile reads it once. */
+    const counted = () => {
+      const count = { reads: 0 };
+      const rules = new Proxy(
+        { name: { type: 'string', required: true } } as const,
+        {
+          ownKeys(target) {
+            count.reads++;
+            return Reflect.ownKeys(target);
+          },
+        },
+      );
+      return { rules, count };
+    };
+    // Two rules objects kept apart (two routes), used in turns: each is compiled twice, then
+    // read from the cache.
+    const a = counted();
+    const b = counted();
+    for (let i = 0; i < 5; i++) {
+      expect(validate(a.rules, { name: 'x' })).toEqual({ name: 'x' });
+      expect(validate(b.rules, { name: 'y' })).toEqual({ name: 'y' });
+    }
+    expect([a.count.reads, b.count.reads]).toEqual([2, 2]);
+    // Rules written in the call are a new object each time: each is checked, so bad ones throw
+    // every time, naming the rule.
+    for (let i = 0; i < 3; i++) {
+      expect(() => validate({ name: { type: 'text' } } as never, {})).toThrow(
+        /`rules\.name\.type` must be one of 'string', 'email'/,
+      );
+    }
+  });
 });
+
