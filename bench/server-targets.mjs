@@ -7,6 +7,10 @@
 // pays for the 49 routes before them):
 //   GET /hello                                 -> {"hello":"world"}        (route 49, static)
 //   GET /api/v1/resource50/:id/items/:itemId   -> {"id":..,"itemId":..}    (route 50, two params)
+//   POST /api/v1/users, a JSON body             -> 201 {"id":1,"name":..,"email":..}
+//     (registered last: `name` a non-empty string, `email` an address, both required; each
+//     server validates the body its usual way: keel's ctx.validate with the rules written in the
+//     handler, as its README does; Fastify a JSON schema; the others by hand)
 // With `sse`, keel serves the event-hub scenario instead.
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +31,24 @@ export function routeTable() {
   return routes;
 }
 
+/** The POST route: its path, and the body the bench sends. */
+export const USERS_PATH = '/api/v1/users';
+export const USER_BODY = JSON.stringify({
+  name: 'Ada Lovelace',
+  email: 'ada@example.com',
+  age: 36,
+  tags: ['math', 'engines'],
+});
+/** What the servers that validate by hand accept as an address (keel's and Ajv's are stricter). */
+const ADDRESS = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+const isUser = (b) =>
+  typeof b === 'object' &&
+  b !== null &&
+  typeof b.name === 'string' &&
+  b.name.length > 0 &&
+  typeof b.email === 'string' &&
+  ADDRESS.test(b.email);
+
 /** Fastify's response schemas (fast-json-stringify), as its docs recommend. */
 const SCHEMAS = {
   hello: { type: 'object', properties: { hello: { type: 'string' } } },
@@ -45,6 +67,13 @@ async function keelApp(entry) {
     } else if (kind === 'one') app.get(path, (ctx) => ctx.json({ id: ctx.params.id }));
     else app.get(path, (ctx) => ctx.json({ ok: true }));
   }
+  app.post(USERS_PATH, (ctx) => {
+    const user = ctx.validate({
+      name: { type: 'string', required: true, min: 1 },
+      email: { type: 'email', required: true },
+    });
+    return ctx.status(201).json({ id: 1, name: user.name, email: user.email });
+  });
   return app;
 }
 
@@ -100,6 +129,26 @@ async function fastify() {
     } else if (kind === 'one') app.get(path, { schema }, async (req) => ({ id: req.params.id }));
     else app.get(path, { schema }, async () => ({ ok: true }));
   }
+  const userSchema = {
+    body: {
+      type: 'object',
+      required: ['name', 'email'],
+      properties: {
+        name: { type: 'string', minLength: 1 },
+        email: { type: 'string', format: 'email' },
+      },
+    },
+    response: {
+      201: {
+        type: 'object',
+        properties: { id: { type: 'number' }, name: { type: 'string' }, email: { type: 'string' } },
+      },
+    },
+  };
+  app.post(USERS_PATH, { schema: userSchema }, async (req, reply) => {
+    reply.code(201);
+    return { id: 1, name: req.body.name, email: req.body.email };
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   return app.server.address().port;
 }
@@ -115,6 +164,16 @@ async function hono() {
     } else if (kind === 'one') app.get(path, (c) => c.json({ id: c.req.param('id') }));
     else app.get(path, (c) => c.json({ ok: true }));
   }
+  app.post(USERS_PATH, async (c) => {
+    let body;
+    try {
+      body = await c.req.json();
+    } catch {
+      return c.json({ error: 'invalid JSON' }, 400);
+    }
+    if (!isUser(body)) return c.json({ error: 'invalid user' }, 400);
+    return c.json({ id: 1, name: body.name, email: body.email }, 201);
+  });
   return new Promise((resolve) => {
     serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port));
   });
@@ -130,6 +189,10 @@ async function express() {
     } else if (kind === 'one') app.get(path, (req, res) => res.json({ id: req.params.id }));
     else app.get(path, (_req, res) => res.json({ ok: true }));
   }
+  app.post(USERS_PATH, Express.json(), (req, res) => {
+    if (!isUser(req.body)) return res.status(400).json({ error: 'invalid user' });
+    res.status(201).json({ id: 1, name: req.body.name, email: req.body.email });
+  });
   return new Promise((resolve) => {
     const server = app.listen(0, '127.0.0.1', () => resolve(server.address().port));
   });
@@ -148,10 +211,10 @@ async function node() {
     else if (kind === 'static') statics.set(path, { ok: true });
     else (kind === 'one' ? one : two).add(path.split('/')[3]);
   }
-  const send = (res, value) => {
+  const send = (res, value, status = 200) => {
     const body = JSON.stringify(value);
     // The same header keel sends (the floor answers byte for byte what keel does).
-    res.writeHead(200, {
+    res.writeHead(status, {
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(body),
     });
@@ -161,6 +224,21 @@ async function node() {
     const url = req.url;
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
+    if (req.method === 'POST' && path === USERS_PATH) {
+      const chunks = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        let body;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          return send(res, { error: 'invalid JSON' }, 400);
+        }
+        if (!isUser(body)) return send(res, { error: 'invalid user' }, 400);
+        send(res, { id: 1, name: body.name, email: body.email }, 201);
+      });
+      return;
+    }
     const fixed = statics.get(path);
     if (fixed !== undefined) return send(res, fixed);
     const parts = path.split('/');

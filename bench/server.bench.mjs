@@ -1,8 +1,8 @@
 // @keel/server on a realistic app vs Fastify (with response schemas, as its docs recommend),
 // Hono (@hono/node-server) and raw node:http, plus an SSE fan-out run. Every server serves the
-// same 100-route app (static, one-param and two-param routes; see server-targets.mjs) and two of
-// its routes are measured: the JSON hello route and a two-param route, both in the middle of the
-// registration order. keel runs twice: through `app.listen()` and mounted as
+// same 100-route app (static, one-param and two-param routes; see server-targets.mjs) and three
+// of its routes are measured: the JSON hello route and a two-param route, both in the middle of
+// the registration order, and a POST whose JSON body each server parses and validates. keel runs twice: through `app.listen()` and mounted as
 // `http.createServer(app.handler)`, the way users put it in their own servers.
 // Build first: (cd packages/server && npx tsup). Run: node bench/server.bench.mjs
 // Each server runs in its own child process (NODE_ENV as given) on its own port, started afresh
@@ -24,6 +24,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { median, spread } from './lib/stats.mjs';
+import { USER_BODY, USERS_PATH } from './server-targets.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const DURATION = Number(process.env.BENCH_DURATION ?? 3);
@@ -80,7 +81,17 @@ const baselineLabel = BASELINE
 const SCENARIOS = {
   hello: { path: '/hello', label: 'JSON hello' },
   params: { path: '/api/v1/resource50/12345/items/abc', label: '2 params' },
+  // Not one of issue #15's routes: a write, its body parsed and validated (see server-targets).
+  post: {
+    path: USERS_PATH,
+    label: 'POST JSON + validation',
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: USER_BODY,
+  },
 };
+/** The routes issue #15's targets are about (the POST is reported, not judged against them). */
+const TARGET_SCENARIOS = ['hello', 'params'];
 
 function startTarget(target, mode) {
   return new Promise((resolve, reject) => {
@@ -116,10 +127,10 @@ function cpuOf(child) {
   });
 }
 
-function cannon(url, duration) {
+function cannon(url, duration, { method = 'GET', headers = {}, body } = {}) {
   return new Promise((resolve, reject) => {
     autocannon(
-      { url, connections: CONNECTIONS, pipelining: PIPELINING, duration },
+      { url, method, headers, body, connections: CONNECTIONS, pipelining: PIPELINING, duration },
       (err, result) => (err ? reject(err) : resolve(result)),
     );
   });
@@ -146,13 +157,15 @@ async function serverRun() {
     servers = {};
     for (const target of TARGETS) servers[target] = await startTarget(target);
     for (const scenario of Object.keys(SCENARIOS)) {
-      for (const target of TARGETS) await cannon(url(target, scenario), WARMUP); // warm-up
+      for (const target of TARGETS) {
+        await cannon(url(target, scenario), WARMUP, SCENARIOS[scenario]); // warm-up
+      }
     }
   };
   const stopAll = async () => {
     for (const target of Object.keys(servers)) await stop(servers[target].child);
   };
-  const rounds = { hello: [], params: [] };
+  const rounds = Object.fromEntries(Object.keys(SCENARIOS).map((scenario) => [scenario, []]));
   try {
     for (let round = 0; round < ROUNDS; round++) {
       await stopAll();
@@ -169,7 +182,7 @@ async function serverRun() {
           const order = TARGETS.map((_, i) => TARGETS[(i + shift) % TARGETS.length]);
           for (const target of order) {
             const cpuBefore = await cpuOf(servers[target].child);
-            const r = await cannon(url(target, scenario), DURATION / SLICES);
+            const r = await cannon(url(target, scenario), DURATION / SLICES, SCENARIOS[scenario]);
             const cpu = (await cpuOf(servers[target].child)) - cpuBefore;
             if (r.non2xx > 0 || r.errors > 0) {
               throw new Error(`${target}/${scenario}: ${r.non2xx} non-2xx, ${r.errors} errors`);
@@ -324,8 +337,10 @@ const lines = [
   `· load average at start ${loadAtStart}, at end ${loadavg()
     .map((l) => l.toFixed(1))
     .join(' / ')} (other work shares the machine)`,
-  `· one 100-route app (static, one-param and two-param routes; the measured ones are routes 49`,
-  'and 50 of 100 in registration order) served by each server in its own child process',
+  `· one 100-route app (static, one-param and two-param routes; the measured GETs are routes 49`,
+  'and 50 of 100 in registration order; the POST, registered last, sends an 84-byte JSON body that',
+  "each server parses and validates its usual way: keel's ctx.validate, Fastify's JSON schema,",
+  'the others by hand) served by each server in its own child process',
   `(NODE_ENV ${process.env.NODE_ENV ?? 'unset'}); autocannon in the parent, ${CONNECTIONS} connections, pipelining 1,`,
   `${ROUNDS} rounds; in a round each server serves each route for ${DURATION} s in ${SLICES} slices of`,
   `${(DURATION / SLICES).toFixed(1)} s, interleaved with the others in a rotated order (each round in fresh server processes, after a ${WARMUP} s warm-up per route); all`,
@@ -352,7 +367,7 @@ for (const scenario of Object.keys(SCENARIOS)) {
 // raw node:http, on both routes, through listen() and through app.handler alike.
 lines.push('', 'Targets (median of per-round ratios):', '');
 for (const target of TARGETS.filter((t) => t === 'keel' || t === 'keel-handler')) {
-  for (const scenario of Object.keys(SCENARIOS)) {
+  for (const scenario of TARGET_SCENARIOS) {
     const r = results[scenario][target];
     const checks = [
       ['req/s ≥ 1.00x Fastify', r.vsFastify.p50, 1],
