@@ -127,15 +127,12 @@ describe('validate (unit)', () => {
     /** Rules whose key list is counted: each compile reads it once. */
     const counted = () => {
       const count = { reads: 0 };
-      const rules = new Proxy(
-        { name: { type: 'string', required: true } } as const,
-        {
-          ownKeys(target) {
-            count.reads++;
-            return Reflect.ownKeys(target);
-          },
+      const rules = new Proxy({ name: { type: 'string', required: true } } as const, {
+        ownKeys(target) {
+          count.reads++;
+          return Reflect.ownKeys(target);
         },
-      );
+      });
       return { rules, count };
     };
     // Two rules objects kept apart (two routes), used in turns: each is compiled twice, then
@@ -156,4 +153,3 @@ describe('validate (unit)', () => {
     }
   });
 });
-
