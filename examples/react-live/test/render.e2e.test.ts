@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, expect, it } from 'vitest';
+import { until } from '../../../scripts/until.mjs';
 import { createLiveApp } from '../server/app';
 import { RENDER_HEADER } from '../server/render';
 import type { TodoStore } from '../server/todos';
@@ -16,15 +17,6 @@ const distDir = mkdtempSync(join(tmpdir(), 'keel-react-live-render-'));
 writeFileSync(join(distDir, 'index.html'), '<!doctype html><div id="root"><!--app--></div></body>');
 let release = () => {};
 let close = async () => {};
-
-/** Polls `check`; the bound only turns a hang into this failure (no wall-clock assertion). */
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 afterEach(async () => {
   release();

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
+import { until } from '../../../scripts/until.mjs';
 
 // `pnpm start:cluster` stopped with Ctrl-C: the terminal sends SIGINT to the whole process group,
 // and tsx relays it to its child a second time when it misses the child's own report of it. A
@@ -40,14 +41,6 @@ function listening(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-async function until(check: () => boolean, what: string, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 it('Ctrl-C (SIGINT to the group, twice) stops the instances and the redis-server and removes its dir', async () => {

@@ -5,6 +5,7 @@ import { build } from 'esbuild';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { launchChromium } from '../../../../scripts/chromium.mjs';
+import { until } from '../../../../scripts/until.mjs';
 
 // @keel/core in a real browser (Debian's Chromium, driven by playwright-core): the core is
 // bundled for the browser from its sources, loaded by a page served from 127.0.0.1, and used as
@@ -74,11 +75,11 @@ function route(req: IncomingMessage, res: ServerResponse): void {
       res.end('prix: 12 €, 𝄞');
       return;
     case '/api/octet':
-      res.writeHead(200, { 'content-type': 'application/octet-stream' });
-      res.end(BYTES);
-      return;
     case '/api/png':
-      res.writeHead(200, { 'content-type': 'image/png' });
+      // The same 256 bytes as an unknown binary and as an image.
+      res.writeHead(200, {
+        'content-type': path === '/api/png' ? 'image/png' : 'application/octet-stream',
+      });
       res.end(BYTES);
       return;
     case '/api/endless': {
@@ -124,15 +125,6 @@ async function freePort(): Promise<number> {
   const { port } = probe.address() as AddressInfo;
   await new Promise((resolve) => probe.close(resolve));
   return port;
-}
-
-/** Polls `check` until it holds; the bound only turns a hang into this failure. */
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 beforeAll(async () => {

@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { launchChromium } from '../../../../scripts/chromium.mjs';
+import { until } from '../../../../scripts/until.mjs';
 import { type App, createApp, createEventHub, type EventHub } from '../../src/index';
 
 // The server's event streams read by the browser's own EventSource (Debian's Chromium, driven by
@@ -29,15 +30,6 @@ interface Received {
   opens: number;
   errors: number;
   state: number;
-}
-
-/** Polls `check` until it holds; the bound only turns a hang into this failure. */
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** Opens `new EventSource(url)` in the page, listening for `names` (and `message`) as `key`. */
@@ -167,7 +159,11 @@ describe("the browser's EventSource", () => {
     await hub.publish('todo', { n: 2 });
     await hub.publish('todo', { n: 3 });
     // Chromium reconnects by itself (after its own retry delay) with the last id it saw.
-    await until(async () => (await received('live')).events.length === 3, 'the missed events');
+    await until(
+      async () => (await received('live')).events.length === 3,
+      'the missed events',
+      30_000,
+    );
     await hub.publish('todo', { n: 4 });
     await until(async () => (await received('live')).events.length === 4, 'a live event');
     const { events, opens } = await received('live');
