@@ -570,7 +570,10 @@ class KeelClient implements Client {
 
   #consume(spec: RequestSpec, signal: AbortSignal | undefined): CancellablePromise<ApiResponse> {
     const joined = isJoinable(spec) ? this.#inflight.get(spec.key) : undefined;
-    if (joined) return this.#join(joined, signal, spec.deadline);
+    if (joined) {
+      if (spec.cache) joined.writer ??= spec;
+      return this.#join(joined, signal, spec.deadline);
+    }
     // The circuit first: a request it refuses costs no flight, caller, closure or listener.
     const flight = this.#admit(spec, true);
     if (!(flight instanceof Flight)) return rejected(flight);
@@ -658,11 +661,9 @@ class KeelClient implements Client {
    */
   #refetch(spec: RequestSpec, revalidate: boolean, report?: boolean): CircuitOpenError | undefined {
     let flight: Flight | CircuitOpenError | undefined = this.#inflight.get(spec.key);
-    // A read with `cache: false` would not refresh the entry: a refetch that caches flies on its
-    // own (one that does not cache either joins it).
-    if (!flight?.spec.cache && spec.cache) flight = undefined;
     const joined = flight !== undefined;
     if (!flight && !((flight = this.#admit(spec, report)) instanceof Flight)) return flight;
+    if (spec.cache) flight.writer ??= spec;
     if (revalidate) flight.revalidate = true;
     flight.addConsumer(new Consumer(flight, NaN, false));
     if (!joined) this.#fly(flight);
@@ -878,9 +879,10 @@ class KeelClient implements Client {
       now = this.#clock.now();
       if (ok) {
         const response = value as ApiResponse;
-        if (spec.cache && !flight.stale) {
+        const writer = flight.writer;
+        if (writer && !flight.stale) {
           this.#cache.set(spec.key, response, {
-            spec,
+            spec: writer,
             update: flight.revalidate ? 'revalidate' : 'write',
           });
           if (this.#events.has('cache-write')) {

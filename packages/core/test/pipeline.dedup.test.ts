@@ -190,6 +190,54 @@ describe('dedup', () => {
     expect(t.client.getCached(t.client.resolve('GET', '/bg2').key)?.data).toBe(2);
   });
 
+  // A caching read that joined a `cache: false` read in flight shared its fetch but was never
+  // cached: the owner's spec alone decided the write, so the next read fetched again.
+  test('a caching read joining a `cache: false` flight shares its fetch and caches the response for itself', async () => {
+    const t = makeClient({ cache: { ttl: 5000 } });
+    const bypass = t.client.get('/nc', { cache: false });
+    const cached = t.client.get('/nc', { tags: ['t'] });
+    expect(t.fake.calls).toHaveLength(1);
+    t.fake.last().json(1);
+    const [a, b] = await Promise.all([bypass, cached]);
+    expect(b).toBe(a);
+    expect(t.of('cache-write')).toHaveLength(1);
+    // Written under the joiner's spec: its ttl, its tags.
+    const key = t.client.resolve('GET', '/nc').key;
+    expect(t.client.getCached(key)).toMatchObject({ data: 1 });
+    await t.clock.advance(4000);
+    await expect(t.client.get('/nc')).resolves.toMatchObject({ data: 1 });
+    expect(t.fake.calls).toHaveLength(1);
+    expect(t.client.invalidate(['t'])).toContain(key);
+  });
+
+  test('a `cache: false` read joined by several caching reads is written once, under the first', async () => {
+    const t = makeClient();
+    const all = [
+      t.client.get('/nc2', { cache: false }),
+      t.client.get('/nc2', { tags: ['first'] }),
+      t.client.get('/nc2', { tags: ['second'] }),
+    ];
+    t.fake.last().json(2);
+    await Promise.all(all);
+    expect(t.fake.calls).toHaveLength(1);
+    expect(t.of('cache-write')).toHaveLength(1);
+    const key = t.client.resolve('GET', '/nc2').key;
+    expect(t.client.invalidate(['second'])).toEqual([]);
+    expect(t.client.invalidate(['first'])).toEqual([key]);
+  });
+
+  test('a `cache: false` flight whose caching joiner was cancelled still writes for it', async () => {
+    const t = makeClient();
+    const bypass = t.client.get('/nc3', { cache: false });
+    const cached = t.client.get('/nc3');
+    cached.cancel();
+    await expect(cached).rejects.toBeInstanceOf(CancelledError);
+    t.fake.last().json(3);
+    await bypass;
+    // The response was fetched for a reader that asked for it to be cached: it is kept.
+    expect(t.client.getCached(t.client.resolve('GET', '/nc3').key)?.data).toBe(3);
+  });
+
   test('10,000 callers building the same relative URL share one fetch and one response', async () => {
     const t = makeClient();
     const k = 7;

@@ -125,12 +125,18 @@ export class Flight implements SchedulerJob, AbortSource {
 
   /** A half-open circuit probe (set when the circuit admits the flight). */
   probe = false;
+  /**
+   * The spec its response is cached under: its own when it caches, else that of the first
+   * caching read or refetch that joined it (a `cache: false` read does not keep them uncached).
+   */
+  writer: RequestSpec | undefined;
 
   constructor(
     readonly id: number,
     readonly spec: RequestSpec,
   ) {
     this.tracker = new Tracker((this.key = spec.key));
+    if (spec.cache) this.writer = spec;
   }
 
   /** Aborts the flight; the first reason wins, like AbortController.abort. */
