@@ -60,7 +60,10 @@ export const APPS = [
     // stop 38-39: the reader's fixes, then one reader for every text, JSON and counted body (the
     // pipe kept for streams only): 19,247 B, 4 B under; unchanged on purpose (the same form +110 B
     // at first, taken back by a smaller one).
-    budget: 18.8 * KB,
+    // +22 B (stop 41): a caching read joining a `cache: false` flight has the response written
+    // for it (Flight.writer), and a relative cache key has its path (splitURL): 19,236 ->
+    // 19,258 B, 7 B over 18.8 KB; 18.9 KB (19,354 B) is 0.5% above.
+    budget: 18.9 * KB,
   },
   {
     id: 'B',
@@ -86,7 +89,10 @@ export const APPS = [
     // scheduler group, invalidate): 15,623 -> 15,870 B; 15.6 KB (15,974 B) is 0.7% above.
     // +0.15 KB (stop 37): the own body reader (see A): 16,027 B; 15.7 KB (16,077 B) leaves 50 B,
     // so 15.8 KB (0.9% above).
-    budget: 15.8 * KB,
+    // +15 B (stop 41): a caching read that joins a `cache: false` flight has the response
+    // written for it (Flight.writer), a relative cache key its path: 16,177 -> 16,192 B, 13 B
+    // over 15.8 KB; 15.9 KB (16,282 B) is 0.6% above.
+    budget: 15.9 * KB,
   },
   {
     id: 'C',

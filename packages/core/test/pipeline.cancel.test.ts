@@ -307,3 +307,27 @@ describe('the cancel payload', () => {
     },
   );
 });
+
+describe('cancel() of a promise the cache answered', () => {
+  // Documented (README, De-duplication and cancellation): settled when returned, like any
+  // promise after its settle; a stale serve's background refresh is not the caller's.
+  test('a fresh hit resolves with the entry; a stale serve too, its refresh going on', async () => {
+    const t = makeClient({ cache: { ttl: 100, strategy: 'stale-while-revalidate' } });
+    const first = t.client.get('/c');
+    t.fake.last().json(1);
+    await first;
+    const hit = t.client.get('/c');
+    hit.cancel();
+    await expect(hit).resolves.toMatchObject({ data: 1 });
+    await t.clock.advance(200);
+    const stale = t.client.get('/c');
+    stale.cancel();
+    await expect(stale).resolves.toMatchObject({ data: 1 });
+    expect(t.fake.calls).toHaveLength(2);
+    expect(t.fake.last().signal?.aborted ?? false).toBe(false);
+    t.fake.last().json(2);
+    await flush();
+    expect(t.client.getCached(t.client.resolve('GET', '/c').key)?.data).toBe(2);
+    expect(t.of('cancel')).toHaveLength(0);
+  });
+});

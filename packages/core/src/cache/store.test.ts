@@ -104,6 +104,25 @@ describe('CacheStore', () => {
     expect([...store.keys()]).toEqual([key('/users-x')]);
   });
 
+  // A store without keyBase (every `new CacheStore()`) gave a relative key (`GET /users/7`, what
+  // createFingerprint and a client write for a relative URL) the path `/`: path invalidation
+  // missed it.
+  test('a relative key has its own path: path invalidation finds it without keyBase', () => {
+    const store = new CacheStore();
+    expect(store.set('GET /users/7', res(1))).toMatchObject({ path: '/users/7', origin: '' });
+    expect(store.set('GET /users?x=1', res(1))).toMatchObject({ path: '/users', origin: '' });
+    expect(store.set('GET users/1', res(1))).toMatchObject({ path: '/users/1', origin: '' });
+    store.set(key('/users/8'), res(1));
+    store.set('GET /posts', res(1));
+    expect(store.removeMatching(compileTarget('/users')).map((e) => e.key)).toEqual([
+      'GET /users/7',
+      'GET /users?x=1',
+      'GET users/1',
+      key('/users/8'),
+    ]);
+    expect([...store.keys()]).toEqual(['GET /posts']);
+  });
+
   test("an entry's tags are its own: neither the written array nor a predicate's CacheMeta can change them", () => {
     const store = new CacheStore();
     const tags = ['feed'];

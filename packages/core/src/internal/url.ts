@@ -298,11 +298,12 @@ export function originOf(canonicalUrl: string): string {
   return HTTP_ORIGIN.exec(canonicalUrl)?.[0] ?? splitURL(canonicalUrl).origin;
 }
 
-/** Pathname and origin of any URL; `/` and `''` when it does not parse. */
+/** Pathname and origin of any URL (a relative one: its path, origin `''`); `/` and `''` when it does not parse. */
 export function splitURL(url: string): { path: string; origin: string } {
   try {
-    const u = new URL(url);
-    return { path: u.pathname, origin: u.origin };
+    // A relative URL (a key of a store without keyBase) has its path, under no origin.
+    const u = new URL(url, 'http://h/');
+    return { path: u.pathname, origin: ABSOLUTE.test(url) ? u.origin : '' };
   } catch {
     return { path: '/', origin: '' };
   }
