@@ -78,6 +78,9 @@ const NO_LOSS = Symbol('no loss');
 export const JSON_TYPE = 'application/json';
 const INTERNAL_ERROR = { status: 500, error: 'Internal Server Error' };
 const INTERNAL_ERROR_JSON = JSON.stringify(INTERNAL_ERROR);
+/** Headers that describe a success's body, dropped from the error response that replaces it. */
+const REPRESENTATION_HEADER =
+  /^(?:content-(?:encoding|disposition|language|location|range)|cache-control|expires|etag|last-modified|accept-ranges)$/;
 
 /**
  * An HttpException below 500: answered, not reported. Never throws, whatever was thrown (a
@@ -733,6 +736,12 @@ export class Slot implements RawWriter {
     if (res.headersSent) {
       this.#bareError();
       return;
+    }
+    // An error is no representation of the resource: what the handler set for its success
+    // (freshness, validators, content coding: an immutable 500 a CDN keeps, a JSON error
+    // labelled gzip) goes. Cookies and the app's own headers (CORS) stay.
+    for (const name of res.getHeaderNames()) {
+      if (REPRESENTATION_HEADER.test(name)) res.removeHeader(name);
     }
     let status = 500;
     let body: unknown = INTERNAL_ERROR;
