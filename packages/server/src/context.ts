@@ -25,7 +25,7 @@ import type { GraphqlResolvers } from './graphql';
 import { headersCut, resolveAddresses } from './proxy';
 import { wasUnsent, whileQueued } from './send-watch';
 import { JSON_TYPE, type Slot } from './slot';
-import { assertSseField, type SseStream, serializeData, streamEvery } from './sse';
+import { assertSseField, endedSseStream, type SseStream, serializeData, streamEvery } from './sse';
 import { discard, isStreamBody, type StreamBody, sendStream } from './stream-body';
 import { type Rules, type Validated, validate } from './validate';
 
@@ -141,17 +141,23 @@ const MAX_DELTA_SECONDS = 2_147_483_648;
  * An IP literal, or a reg-name (RFC 3986 §3.2.2) of letters, digits, `-`, `.` and `_` (Docker and
  * compose service names: `my_api`), with one optional trailing dot (the DNS root label: curl
  * sends `example.com.` for such a URL) and no empty label (`a..b` names no host); then an
- * optional port.
+ * optional port (maybe empty: `example.com:`, RFC 3986 `port = *DIGIT`).
  */
-const HOST = /^(?!.*\.\.)(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?)(?::\d{1,5})?$/i;
+const HOST = /^(?!.*\.\.)(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?\.?)(?::\d{0,5})?$/i;
 
-/** `value` as JSON text (`undefined` as `null`); what JSON refuses is a keel: TypeError. */
+/**
+ * `value` as JSON text (`undefined` as `null`); what JSON refuses, or has no text for (a
+ * function, a Symbol: a mistake, not a `null` to send), is a keel: TypeError.
+ */
 function toJson(call: string, value: unknown): string {
+  let text: string | undefined;
   try {
-    return JSON.stringify(value) ?? 'null';
+    text = JSON.stringify(value);
   } catch (cause) {
     throw notJson(call, value, cause);
   }
+  if (text !== undefined || value === undefined) return text ?? 'null';
+  throw notJson(call, value, `JSON has no text for a ${typeof value}`);
 }
 
 /**
@@ -970,15 +976,15 @@ export class Context {
   /**
    * Opens this request's event stream if needed and returns it (e.g. to keep in a callback). For
    * HEAD, and while the app is closing, the stream is ended right after its headers. Through a
-   * ctx whose request is over it returns the stream the request had (ended by then), and throws
-   * {@link ReleasedContextError} if it had none.
+   * ctx whose request is over it returns the stream the request had (ended by then), or, if it
+   * had none, an ended one (its writes return false) and reports {@link ReleasedContextError},
+   * as every late operation does: never a throw, which a timer would make the process's end.
    */
   sseStream(): SseStream {
     if (this.#stream !== null) return this.#stream;
-    const slot = this.#slot;
-    // The one stale operation that throws: it must return a stream, and this request has none.
-    if (slot.gen !== this.#gen) throw new ReleasedContextError('sseStream()');
-    this.#stream = slot.openStream();
+    const slot = this.#use('sseStream()');
+    this.#stream =
+      slot === null ? endedSseStream(this.res, this.#slot.host.sse) : slot.openStream();
     return this.#stream;
   }
 

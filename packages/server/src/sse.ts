@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { checkLine, rangeError, unserializable } from './checks';
 import { type Clock, repeat } from './clock';
 import { resetH2 } from './h2';
-import { progressOf, type QueueState, watchOwn, watchStall } from './send-watch';
+import { noop, progressOf, type QueueState, watchOwn, watchStall } from './send-watch';
 import { promiseOf } from './thenable';
 
 /** Server-sent event settings of an app (`createApp({ sse })`). */
@@ -173,7 +173,8 @@ interface StreamInternals {
   open(
     res: ServerResponse,
     registry: SseRegistry,
-    headers: string[],
+    /** null: ended at birth (see `endedSseStream`). */
+    headers: string[] | null,
     report: (err: unknown) => void,
   ): SseStream;
   write(stream: SseStream, frame: string | Buffer): boolean;
@@ -235,12 +236,16 @@ export class SseStream {
   private constructor(
     res: ServerResponse,
     registry: SseRegistry,
-    headers: string[],
+    headers: string[] | null,
     report: (err: unknown) => void,
   ) {
     this.#res = res;
     this.#registry = registry;
     this.#report = report;
+    if (headers === null) {
+      this.#closed = true;
+      return;
+    }
     // Its queue has its own watch (#watchQueue), which drops it as too slow: an HTTP/2 stream's
     // watch of every response leaves it alone.
     watchOwn(res);
@@ -499,6 +504,14 @@ export function openSseStream(
   report: (err: unknown) => void,
 ): SseStream {
   return internals.open(res, registry, headers, report);
+}
+
+/**
+ * A stream ended at birth, on a response already answered (a ctx kept past its request): its
+ * writes return false, its close listeners run at once, nothing is written or watched.
+ */
+export function endedSseStream(res: ServerResponse, registry: SseRegistry): SseStream {
+  return internals.open(res, registry, null, noop);
 }
 
 /** Writes a pre-formatted frame; false when the stream is closed or was dropped as too slow. */

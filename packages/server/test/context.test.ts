@@ -264,7 +264,14 @@ describe('pooling', () => {
       expect((reported[0] as ReleasedContextError).operation).toBe('status()');
       expect(await kept!.sendFile('/etc/hostname')).toBeUndefined();
       expect(kept!.sseEvent('x', 1)).toBe(false);
-      expect(() => kept!.sseStream()).toThrow(ReleasedContextError);
+      const stream = kept!.sseStream();
+      expect(stream.closed).toBe(true);
+      expect(stream.send('x', 1)).toBe(false);
+      let closes = 0;
+      stream.onClose(() => closes++);
+      expect(closes).toBe(1);
+      stream.close();
+      expect(reported).toHaveLength(1);
     },
   );
 

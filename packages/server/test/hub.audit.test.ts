@@ -286,3 +286,31 @@ describe('event hub audit: a client that left before the handler connected it', 
     expect(sent).toBe(false);
   });
 });
+
+describe('event hub audit: a ctx kept past its response', () => {
+  // hub.connect(ctx) from a timer after the response went out threw ReleasedContextError out of
+  // ctx.sseStream(): an uncaught exception, the process gone. Every other late operation is a
+  // reported no-op.
+  it('hub.connect is a reported no-op: an ended stream, no client held', async () => {
+    const hub = createEventHub();
+    const app = createApp();
+    apps.push(app);
+    const reported: unknown[] = [];
+    app.onError((err) => {
+      reported.push(err);
+    });
+    let kept: Context | undefined;
+    app.get('/answered', (ctx) => {
+      kept = ctx;
+      return ctx.json({ ok: true });
+    });
+    await app.inject({ url: '/answered' });
+    const stream = hub.connect(kept!);
+    expect(stream.closed).toBe(true);
+    expect(hub.size).toBe(0);
+    expect(await hub.publish('x', 1)).toBeTruthy();
+    expect(reported).toHaveLength(1);
+    expect((reported[0] as Error).name).toBe('ReleasedContextError');
+    await hub.close();
+  });
+});

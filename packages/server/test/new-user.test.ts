@@ -102,6 +102,29 @@ describe('ctx.json / ctx.send of a value JSON cannot hold', () => {
     expect(errors[0]!.cause).toBeInstanceOf(TypeError);
   });
 
+  // JSON.stringify gives no text for these (undefined), which went out as `null` with a 200: a
+  // handler that passed a function or a Symbol by mistake looked like it worked.
+  it('a function or a Symbol: 500, and onError gets a keel: TypeError naming it', async () => {
+    const app = createApp();
+    const errors: Error[] = [];
+    app.onError((err) => {
+      errors.push(err as Error);
+    });
+    app.get('/fn', (ctx) => ctx.json(() => 1));
+    app.get('/sym', (ctx) => ctx.json(Symbol('s')));
+    app.get('/send-fn', (ctx) => ctx.send(() => 1));
+    for (const url of ['/fn', '/sym', '/send-fn']) {
+      expect((await app.inject({ url })).status).toBe(500);
+    }
+    expect(errors).toHaveLength(3);
+    for (const e of errors) expect(e).toBeInstanceOf(TypeError);
+    expect(errors[0]!.message).toMatch(
+      /^keel: ctx\.json\(\) needs a JSON-serializable value, got a function .*JSON has no text for a function/,
+    );
+    expect(errors[1]!.message).toMatch(/got a symbol|got Symbol/);
+    expect(errors[2]!.message).toMatch(/^keel: ctx\.send\(\) needs a JSON-serializable value/);
+  });
+
   it('a value that serializes still goes out as before', async () => {
     const app = createApp();
     app.get('/ok', (ctx) => ctx.json({ n: 1, s: 'x' }));

@@ -126,7 +126,7 @@ describe('ctx.hostname with an ambiguous host', () => {
       ['a.test:99999', ''],
       ['a..b', ''],
       ['', ''],
-      ['127.0.0.1:', ''],
+      ['127.0.0.1:', '127.0.0.1'], // an empty port: RFC 3986 port = *DIGIT
     ]) {
       expect(await hostnameFor(port, `GET /h HTTP/1.1\r\nHost: ${value}\r\n`), value).toBe(
         hostname,

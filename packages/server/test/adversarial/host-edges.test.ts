@@ -75,6 +75,22 @@ describe('ctx.hostname: names a careful server takes', () => {
   });
 });
 
+describe('ctx.hostname: an empty port (RFC 3986: port = *DIGIT)', () => {
+  // Routed (Node takes the Host line), but named no host: the name's pattern asked for a digit
+  // after the colon.
+  it('names the host, as an absent port does', async () => {
+    const port = await seen({ trustProxy: 'loopback' });
+    expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: example.com:\r\n')).toBe('example.com');
+    expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: [::1]:\r\n')).toBe('[::1]');
+    expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: Example.com.:\r\n')).toBe('example.com');
+    expect(
+      await hostname(port, 'GET /h HTTP/1.1\r\nHost: b\r\nX-Forwarded-Host: shop.example:\r\n'),
+    ).toBe('shop.example');
+    // A colon alone is no name.
+    expect(await hostname(port, 'GET /h HTTP/1.1\r\nHost: b\r\nX-Forwarded-Host: :\r\n')).toBe('b');
+  });
+});
+
 describe('X-Forwarded-Host / -Proto behind an appending proxy', () => {
   it('one trusted proxy: its own (last) entry, not what the client prepended', async () => {
     for (const trustProxy of [1, 'loopback', true] as const) {
