@@ -758,6 +758,24 @@ type FindResult = {
   params: Record<string, string | undefined>;
 };
 
+/**
+ * The router's match of `url` for `method`, or null: also when it fills a named parameter with
+ * nothing (find-my-way takes an empty segment: `/users/` for `/users/:id`, `/` for `/:slug`,
+ * `/users//posts`), so a handler always gets a value. The wildcard may be empty (`/static/`).
+ */
+function routeOf(
+  router: Router.Instance<Router.HTTPVersion.V1>,
+  method: string,
+  url: string,
+): FindResult | null {
+  const found = router.find(method as Router.HTTPMethod, url) as FindResult | null;
+  if (found !== null) {
+    const params = found.params;
+    for (const name in params) if (!params[name] && name !== '*') return null;
+  }
+  return found;
+}
+
 class KeelApp implements App, SlotHost {
   readonly development: boolean;
   readonly middleware: Middleware[] = [];
@@ -985,10 +1003,8 @@ class KeelApp implements App, SlotHost {
     // A target starting with `*` is no path: never routed. `*` alone is the asterisk-form (see
     // #miss); anything longer (`*foo`) is malformed.
     const star = url.charCodeAt(0) === 42;
-    let found = star ? null : (router.find(method as Router.HTTPMethod, url) as FindResult | null);
-    if (found === null && method === 'HEAD' && !star) {
-      found = router.find('GET', url) as FindResult | null;
-    }
+    let found = star ? null : routeOf(router, method, url);
+    if (found === null && method === 'HEAD' && !star) found = routeOf(router, 'GET', url);
     let handler: Handler;
     let body: BodyPolicy;
     let params: Readonly<Record<string, string>>;
@@ -1095,7 +1111,7 @@ class KeelApp implements App, SlotHost {
     }
     const allowed: string[] = [];
     for (const other of this.#methods) {
-      if (other !== method && this.#router.find(other as Router.HTTPMethod, url) !== null) {
+      if (other !== method && routeOf(this.#router, other, url) !== null) {
         allowed.push(other);
       }
     }

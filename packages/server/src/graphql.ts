@@ -527,7 +527,14 @@ export class GraphqlRunner {
     if (!('kind' in document)) return { status: 400, body: { errors: document } };
     const operation = getOperationAST(document, operationName ?? undefined);
     if (operation === null || operation === undefined) {
-      return requestError(400, 'Could not determine which operation to run.');
+      // Worded as graphql-js's execute words it. (A document without any operation is refused
+      // by validation before: its fragments are unused.)
+      return requestError(
+        400,
+        operationName != null
+          ? `Unknown operation named "${operationName}".`
+          : 'Must provide operation name if query contains multiple operations.',
+      );
     }
     if (operation.operation === 'mutation' && method !== 'POST') {
       return { ...requestError(405, 'Mutations are only allowed over POST.'), allow: 'POST' };

@@ -132,7 +132,18 @@ describe('empty GraphQL parameters', () => {
     const q = encodeURIComponent('query A { hello } query B { hello(name: "b") }');
     const res = await get(port, `query=${q}&operationName=`);
     expect(res.status).toBe(400);
-    expect(errorOf(res.body)).toBe('Could not determine which operation to run.');
+    expect(errorOf(res.body)).toBe(
+      'Must provide operation name if query contains multiple operations.',
+    );
+  });
+
+  // Every miss was "Could not determine which operation to run.", which hid a misspelt name.
+  it('an operationName the document does not hold is named in the error, as graphql-js words it', async () => {
+    const { port } = await serve();
+    const q = encodeURIComponent('query A { hello }');
+    const res = await get(port, `query=${q}&operationName=Nope`);
+    expect(res.status).toBe(400);
+    expect(errorOf(res.body)).toBe('Unknown operation named "Nope".');
   });
 
   it('GET `variables=` is the parameter omitted (as graphql-http reads it)', async () => {
