@@ -33,4 +33,4 @@ export {
 export { clockOf, fetchOf } from './internal/client-config';
 export { freeze } from './internal/freeze';
 export { noop } from './internal/noop';
-export { setHeader } from './request/fields';
+export { headerName, setHeader } from './request/fields';

@@ -964,6 +964,56 @@ describe('useServerEvents: the event stream format and reconnects', () => {
     expect(sse.connects).toEqual(['z', 'a']);
   });
 
+  // The caller's header went out again on every reconnect that had no id of the stream's to
+  // send: after the server reset the id (an empty `id:`), the stale `z` was sent anyway.
+  it("a caller's Last-Event-ID is where the stream starts: an empty id resets it, as a stream id does", async () => {
+    const sse = await rawSse([
+      { chunks: ['id: 5\ndata: 1\n\n', 'id:\ndata: 2\n\n'] },
+      { hold: true },
+    ]);
+    const client = createClient({ baseURL: sse.base });
+    const { ManualClock } = await import('./helpers');
+    const clock = new ManualClock();
+    render(<RawFeed seen={[]} options={{ clock, headers: { 'last-event-id': 'z' } }} />, {
+      wrapper: wrapperFor(client),
+    });
+    await waitFor(() => expect(clock.timers.size).toBe(1));
+    act(() => {
+      clock.runNext();
+    });
+    await waitFor(() => expect(sse.connects.length).toBe(2));
+    expect(sse.connects).toEqual(['z', undefined]);
+  });
+
+  it("a caller's Last-Event-ID stays the resume point until the stream gives an id (EventSource keeps its last id)", async () => {
+    // Connect 1 fails (500), connect 2 gets an event without an id, connect 3 holds.
+    const sse = await rawSse([{ status: 500 }, { chunks: ['data: 1\n\n'] }, { hold: true }]);
+    const client = createClient({ baseURL: sse.base });
+    const { ManualClock } = await import('./helpers');
+    const clock = new ManualClock();
+    const cached = client.resolve('GET', '/todos');
+    client.setCached(cached, { data: [], status: 200, statusText: 'OK', headers: new Headers() });
+    const updates: string[] = [];
+    client.subscribe(cached.key, (u) => updates.push(u.type));
+    render(
+      <RawFeed
+        seen={[]}
+        options={{ clock, headers: { 'Last-Event-ID': 'z' }, reconnect: { jitter: false } }}
+      />,
+      { wrapper: wrapperFor(client) },
+    );
+    for (const n of [2, 3]) {
+      await waitFor(() => expect(clock.timers.size).toBe(1));
+      act(() => {
+        clock.runNext();
+      });
+      await waitFor(() => expect(sse.connects.length).toBe(n));
+    }
+    expect(sse.connects).toEqual(['z', 'z', 'z']);
+    // Resumed from the caller's id each time: nothing was lost, so nothing is invalidated.
+    expect(updates).toEqual([]);
+  });
+
   it('a 204 or a response that is not an event stream stops for good with a ServerEventsError', async () => {
     for (const step of [{ status: 204 }, { status: 200, type: 'text/html' }, { status: 401 }]) {
       const sse = await rawSse([step]);

@@ -9,6 +9,7 @@ import {
   clockOf,
   fetchOf,
   freeze,
+  headerName,
   isRetriableStatus,
   oneOf,
   rangeError,
@@ -110,7 +111,10 @@ export class Channel {
    * as in the key: a signature over it holds): what fetch gets.
    */
   readonly url: string;
-  /** The id of the last event that carried one; sent as `Last-Event-ID` on reconnect. */
+  /**
+   * The id of the last event that carried one (at first the caller's `Last-Event-ID` header, as
+   * EventSource keeps its last id until the stream sets another); sent as `Last-Event-ID`.
+   */
   lastEventId: string | undefined;
   #state: ConnectionState = STOPPED;
   readonly options: ConnectionOptions;
@@ -130,6 +134,7 @@ export class Channel {
     options: ServerEventsOptions | undefined,
   ) {
     this.options = resolveOptions(client, spec, options);
+    this.lastEventId = this.options.headers[headerName(this.options.headers, 'last-event-id')];
     this.url = spec.fetchURL;
     this.key = spec.key;
     const onError = options?.onError;
@@ -181,6 +186,8 @@ export class Channel {
     // theirs is replaced, not sent along with ours (fetch joins the two values).
     const headers: Record<string, string> = { ...this.options.headers };
     setHeader(headers, 'accept', 'text/event-stream');
+    // The caller's goes out as lastEventId (below), or not at all once the stream reset it.
+    delete headers[headerName(headers, 'last-event-id')];
     // An empty id (the server's reset) is not sent, nor one with a control character: Node's
     // fetch refuses it as a header value, so every reconnect failed; resynced instead.
     const resumed = /^[\t -~\x80-\uffff]+$/.test(this.lastEventId ?? '');
