@@ -79,8 +79,12 @@ export class QueryErrorBoundary extends Component<QueryErrorBoundaryProps, State
     this.props.onError?.(error);
   }
 
-  override componentDidUpdate(previous: QueryErrorBoundaryProps): void {
-    if (this.state.failed && changed(previous.resetKeys, this.props.resetKeys)) this.reset();
+  override componentDidUpdate(previous: QueryErrorBoundaryProps, before: State): void {
+    // Only an error shown before this update: one thrown by the very render that brought the new
+    // keys is that render's outcome (a reset would render it again, to throw again).
+    if (before.failed && this.state.failed && changed(previous.resetKeys, this.props.resetKeys)) {
+      this.reset();
+    }
   }
 
   override componentWillUnmount(): void {

@@ -90,6 +90,8 @@ describe('useInfiniteQuery', () => {
       next = result.current.fetchNextPage();
     });
     await waitFor(() => expect(result.current.isFetchingNextPage).toBe(true));
+    // While the next page loads, the last loaded page still has one (TanStack's rule).
+    expect(result.current.hasNextPage).toBe(true);
     await act(() => next);
     await waitFor(() => expect(flat(result.current.data)).toEqual([0, 1, 2, 3, 4, 5]));
     await act(() => result.current.fetchNextPage());
@@ -153,6 +155,9 @@ describe('useInfiniteQuery', () => {
     await waitFor(() => expect(result.current.status).toBe('error'));
     expect(flat(result.current.data)).toEqual([0, 1, 2]);
     expect(result.current.error).toMatchObject({ status: 500 });
+    // The last loaded page still has a next one: a `disabled={!hasNextPage}` button (the README's
+    // Feed) stays enabled, so the user can ask for it again.
+    expect(result.current.hasNextPage).toBe(true);
     failing = false;
     await act(() => result.current.fetchNextPage());
     await waitFor(() => expect(flat(result.current.data)).toEqual([0, 1, 2, 3, 4, 5]));

@@ -115,6 +115,13 @@ function Shown({ onStatus }: { onStatus: (status: string) => void }) {
   return <p>{result.data}</p>;
 }
 
+/** Throws for id 2; counts its renders. */
+function FailsOnTwo({ id, counter }: { id: number; counter: { renders: number } }) {
+  counter.renders++;
+  if (id === 2) throw new Error('bad id');
+  return <p>ok {id}</p>;
+}
+
 describe('suspense: a failed read', () => {
   // React reports every error a boundary catches on the console: expected here.
   beforeEach(() => {
@@ -176,6 +183,47 @@ describe('suspense: a failed read', () => {
     act(() => setAttempt(1));
     await screen.findByText('TEA');
     expect(api.requests).toBe(2);
+  });
+
+  // A child that threw in the very update that changed resetKeys was reset at once (the boundary
+  // saw `failed` and new keys): onReset ran unasked, the child threw again (a second onError),
+  // and every held suspense error of the client was released.
+  it('<QueryErrorBoundary>: an error thrown in the update that changes resetKeys shows the fallback, no reset', async () => {
+    const onError = vi.fn();
+    const onReset = vi.fn();
+    const counter = { renders: 0 };
+    const page = (id: number) => (
+      <QueryErrorBoundary
+        resetKeys={[id]}
+        onError={onError}
+        onReset={onReset}
+        fallback={({ error }) => <p>fallback: {(error as Error).message}</p>}
+      >
+        <FailsOnTwo id={id} counter={counter} />
+      </QueryErrorBoundary>
+    );
+    const quiet = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const view = render(page(1), { wrapper: wrapperFor(testClient()) });
+      await screen.findByText('ok 1');
+      counter.renders = 0;
+      view.rerender(page(2));
+      await screen.findByText('fallback: bad id');
+      await flush();
+      expect(onError).toHaveBeenCalledTimes(1);
+      expect(onReset).not.toHaveBeenCalled();
+      // Rendered (and retried once by React) for this update only, not again after a reset.
+      const afterError = counter.renders;
+      view.rerender(page(2));
+      await flush();
+      expect(counter.renders).toBe(afterError);
+      // The next change of the keys resets it.
+      view.rerender(page(3));
+      await screen.findByText('ok 3');
+      expect(onReset).toHaveBeenCalledTimes(1);
+    } finally {
+      quiet.mockRestore();
+    }
   });
 
   it("an application's own boundary calls useQueryErrorReset()'s function in its reset", async () => {

@@ -457,10 +457,13 @@ export class InfiniteObserver {
     const last = states.length - 1;
     let hasNextPage = false;
     try {
+      // From the last loaded page (TanStack's rule): the page after it, being read or failed,
+      // is a next page (fetchNextPage reads a failed one again).
       hasNextPage =
         hasData &&
-        loaded.length === states.length &&
-        this.#nextParam(last, list, options) !== undefined;
+        (loaded.length === states.length
+          ? this.#nextParam(last, list, options) !== undefined
+          : loaded.length === last);
     } catch (thrown) {
       // A getNextPageParam that throws is the query's error (as a throwing select), no crash.
       error = thrown;
