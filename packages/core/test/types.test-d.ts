@@ -24,6 +24,7 @@ import {
   type RequestError,
   type RequestOptions,
   type RetryDecision,
+  type RetryOptions,
   resolveRetryOptions,
   type TimeoutError,
   type Tracker,
@@ -271,5 +272,15 @@ describe('decideRetry({error, options, attempts}) as the spec lists it', () => {
     decideRetry({ error: null, options: { ...options, maxRetryAfter: undefined }, attempts: 1 });
     // @ts-expect-error attempts, baseDelay, ... are still required (they have no default here)
     decideRetry({ error: null, options: { attempts: 3 }, attempts: 1 });
+  });
+});
+
+describe('retryOn read back', () => {
+  it('is callable with the status alone (the specification’s form) and with the error', () => {
+    const resolved = resolveRetryOptions({ retryOn: (status, error) => status === 503 || !error });
+    expectTypeOf(resolved.retryOn!).toBeCallableWith(503);
+    expectTypeOf(resolved.retryOn!).toBeCallableWith(undefined, new Error('x'));
+    const options: RetryOptions = { retryOn: (status) => status === 429 };
+    expectTypeOf(options.retryOn!).toBeCallableWith(429);
   });
 });

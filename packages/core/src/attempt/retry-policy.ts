@@ -31,7 +31,7 @@ export interface ResolvedRetryOptions {
   maxDelay: number;
   backoff: 'exponential' | 'fixed';
   jitter: boolean;
-  retryOn: ((status: number | undefined, error: unknown) => boolean) | undefined;
+  retryOn: ((status: number | undefined, error?: unknown) => boolean) | undefined;
   respectRetryAfter: boolean;
   maxRetryAfter: number;
   methods: readonly HttpMethod[];

@@ -108,10 +108,12 @@ export interface RetryOptions {
    * `TimeoutError`, ...), so a timeout can be told from a network error. Cancellation, parse
    * errors, redirect loops and integrity mismatches are never retried, and methods outside
    * `methods` only in the
-   * cases listed there, whatever this returns.
+   * cases listed there, whatever this returns. keel always passes `error`; it is optional in the
+   * type so that the function read back can be called as the client specification writes it,
+   * `retryOn(status)`.
    * @default status === undefined || [408, 429, 500, 502, 503, 504].includes(status)
    */
-  retryOn?: ((status: number | undefined, error: unknown) => boolean) | undefined;
+  retryOn?: ((status: number | undefined, error?: unknown) => boolean) | undefined;
   /**
    * A server Retry-After (seconds or an HTTP date) wins over the computed delay.
    * @default true
