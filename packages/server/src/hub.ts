@@ -15,9 +15,12 @@ import type { HubStore, ReplayRequest, ReplayResult, StoredEvent, StoreSink } fr
 import { memoryStore } from './memory-store';
 import {
   assertSseField,
+  FULL,
   formatEvent,
+  offerFrame,
   type SseStream,
   serializeData,
+  whenDrained,
   writeFrame,
   yieldIds,
 } from './sse';
@@ -475,8 +478,27 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     }
     for (const client of targets) {
       if (client.pending !== null) hold(client, event);
-      else if (writeFrame(client.stream, frame)) delivered++;
+      else offer(client, event, frame);
     }
+  }
+
+  /**
+   * Writes a live frame. Past what one turn may queue (a burst published in one tick: Node sends
+   * nothing before the tick ends), the client is not dropped: what follows is held (bounded, as
+   * during a replay) until its queue drains, then written, or, past the cap, replaced by
+   * `keel:reset`. A client that does not read is dropped by its stream's watch, as slow.
+   */
+  function offer(client: HubClient, event: StoredEvent, frame: Buffer): void {
+    const sent = offerFrame(client.stream, frame);
+    if (sent !== FULL) {
+      if (sent) delivered++;
+      return;
+    }
+    client.pending = [];
+    hold(client, event);
+    whenDrained(client.stream, () => {
+      if (!client.stream.closed && !resetOverflowed(client, null)) flushPending(client);
+    });
   }
 
   /**
@@ -488,7 +510,7 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
     for (const client of targets) {
       if (client.pending !== null) hold(client, event);
       else if (frame.length > 2 * client.stream.maxBufferedBytes) sendReset(client, null, event.id);
-      else if (writeFrame(client.stream, frame)) delivered++;
+      else offer(client, event, frame);
     }
   }
 

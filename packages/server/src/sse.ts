@@ -17,8 +17,9 @@ export interface SseOptions {
   /**
    * Bytes a client may leave unsent (from earlier event-loop turns) before it is disconnected as
    * too slow. One turn may queue as much again on top (Node sends nothing before the next tick),
-   * so a stream never holds more than twice this; a write past that disconnects it too. Its
-   * EventSource reconnects; a hub replays what it missed (or sends `keel:reset`).
+   * so a stream never holds more than twice this; a write past that disconnects it too (a hub
+   * holds the rest of its burst instead, until the queue drains). Its EventSource reconnects; a
+   * hub replays what it missed (or sends `keel:reset`).
    *
    * @default 1048576 (1 MiB)
    */
@@ -178,6 +179,8 @@ interface StreamInternals {
     report: (err: unknown) => void,
   ): SseStream;
   write(stream: SseStream, frame: string | Buffer): boolean;
+  offer(stream: SseStream, frame: Buffer): Offer;
+  whenDrained(stream: SseStream, fn: () => void): void;
   heartbeat(stream: SseStream): void;
   /** The hub owns this stream's ids from now on: its own events are sent without one. */
   yieldIds(stream: SseStream): void;
@@ -224,6 +227,13 @@ export class SseStream {
     internals = {
       open: (res, registry, headers, report) => new SseStream(res, registry, headers, report),
       write: (stream, frame) => stream.#write(frame),
+      offer: (stream, frame) => stream.#write(frame, true),
+      whenDrained: (stream, fn) => {
+        const res = stream.#res;
+        // Under a cap below the socket's high-water mark no 'drain' may come: the next turn.
+        if (res.writableNeedDrain) res.once('drain', fn);
+        else setImmediate(fn);
+      },
       heartbeat: (stream) => stream.#heartbeat(),
       yieldIds: (stream) => {
         stream.#hubIds = true;
@@ -364,7 +374,9 @@ export class SseStream {
    * a burst published in one turn sits in the queue even for a client that reads at once. It is
    * still bounded: no write takes the queue past twice `maxBufferedBytes`.
    */
-  #write(frame: string | Buffer): boolean {
+  #write(frame: string | Buffer): boolean;
+  #write(frame: string | Buffer, offer: true): Offer;
+  #write(frame: string | Buffer, offer?: true): boolean | Offer {
     if (this.#closed) return false;
     const registry = this.#registry;
     const res = this.#res;
@@ -377,7 +389,7 @@ export class SseStream {
     }
     // Whatever the app does in one turn (a loop of sseEvent, a burst of publishes), the queue
     // stops at twice the cap: earlier turns may leave `max`, this turn may add as much again.
-    if (queued + frame.length > 2 * max) return this.#drop();
+    if (queued + frame.length > 2 * max) return offer ? FULL : this.#drop();
     res.write(frame);
     this.#writes++;
     if (this.#unwatch === null && (queued + frame.length > max || res.writableNeedDrain)) {
@@ -512,6 +524,27 @@ export function openSseStream(
  */
 export function endedSseStream(res: ServerResponse, registry: SseRegistry): SseStream {
   return internals.open(res, registry, null, noop);
+}
+
+/**
+ * What `offerFrame` did: wrote it (true), found the stream closed or dropped it as too slow
+ * (false), or left it unwritten: this turn has queued all it may ({@link FULL}).
+ */
+export type Offer = boolean | typeof FULL;
+export const FULL = 'full';
+
+/**
+ * Writes a hub's frame as `writeFrame` does, except past what one turn may queue (twice
+ * `maxBufferedBytes`): then it is not written and the client is not dropped (a client that reads
+ * takes it all once the turn ends); the hub holds what follows until `whenDrained`.
+ */
+export function offerFrame(stream: SseStream, frame: Buffer): Offer {
+  return internals.offer(stream, frame);
+}
+
+/** Calls `fn` once the stream's queue has drained (or the next turn): after a {@link FULL}. */
+export function whenDrained(stream: SseStream, fn: () => void): void {
+  internals.whenDrained(stream, fn);
 }
 
 /** Writes a pre-formatted frame; false when the stream is closed or was dropped as too slow. */

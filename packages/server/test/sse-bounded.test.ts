@@ -144,6 +144,56 @@ describe('SSE queue bounds', () => {
     expect(hub.size).toBe(1);
   });
 
+  // Issue #13: "a burst published in one tick does not drop fast clients". Past twice the cap
+  // in one turn a client that reads was dropped as slow (counted, onSlowClient told), though it
+  // would have taken every byte once Node's tick ended.
+  it('a hub burst past twice the cap in one turn reaches a client that reads, whole, and drops no one', async () => {
+    const a = app({ sse: { maxBufferedBytes: CAP } });
+    const slow: string[] = [];
+    const hub = createEventHub({ bufferSize: 1000, onSlowClient: (c) => slow.push(c.requestId) });
+    a.get('/events', (ctx) => hub.connect(ctx));
+    const { port } = await start(a);
+    const readers = [await sse(port, '/events'), await sse(port, '/events')];
+    clients.push(...readers);
+    await until(() => hub.size === 2);
+    const payload = 'x'.repeat(1024);
+    // ~160 KiB (2.5x the cap) before the tick ends: twice the cap queued, the rest held.
+    for (let i = 0; i < 160; i++) void hub.publish('update', payload);
+    for (const reader of readers) await reader.waitFor(160);
+    for (const reader of readers) {
+      expect(reader.events.map((e) => e.event)).toEqual(Array(160).fill('update'));
+      expect(new Set(reader.events.map((e) => e.id)).size).toBe(160);
+    }
+    expect(hub.metrics.slowDrops).toBe(0);
+    expect(slow).toEqual([]);
+    expect(hub.size).toBe(2);
+    // Live again afterwards.
+    await hub.publish('update', 'after');
+    for (const reader of readers) await reader.waitFor(161);
+  });
+
+  it('a burst too large to hold ends in keel:reset for a client that reads: it stays, not counted as slow', async () => {
+    const a = app({ sse: { maxBufferedBytes: CAP } });
+    const hub = createEventHub({ bufferSize: 1000 });
+    a.get('/events', (ctx) => hub.connect(ctx));
+    const { port } = await start(a);
+    const reader = await sse(port, '/events');
+    clients.push(reader);
+    await until(() => hub.size === 1);
+    const payload = 'x'.repeat(1024);
+    // 6x the cap in one turn: twice queued, once held, the rest cannot be sent exactly.
+    for (let i = 0; i < 6 * 64; i++) void hub.publish('update', payload);
+    await until(() => reader.events.some((e) => e.event === HUB_RESET_EVENT));
+    expect(hub.metrics.slowDrops).toBe(0);
+    expect(hub.size).toBe(1);
+    const reset = reader.events.find((e) => e.event === HUB_RESET_EVENT)!;
+    expect(reset.id).toBe(hub.lastId);
+    const seen = reader.events.length;
+    await hub.publish('update', 'live');
+    await reader.waitFor(seen + 1);
+    expect(reader.events.at(-1)!.data).toBe('live');
+  });
+
   it('a hub burst in one turn to a client that stopped reading drops it; it resumes with Last-Event-ID', async () => {
     const clock = new ManualClock();
     const a = app({ clock, sse: { maxBufferedBytes: CAP } });
@@ -169,6 +219,13 @@ describe('SSE queue bounds', () => {
     for (let i = 0; i < 256 && hub.size === 1; i++) {
       most = Math.max(most, stream.bufferedBytes);
       void hub.publish('update', payload);
+    }
+    // Held, not dropped, in the turn of the burst (a client that reads would take it all): the
+    // queue's watch finds it never read and drops it as slow.
+    await until(() => clock.active > 0);
+    for (let i = 0; i < 8 && hub.size === 1; i++) {
+      clock.tick(15_000);
+      await new Promise((r) => setTimeout(r, 10));
     }
     expect(hub.size).toBe(0);
     expect(stream.dropped).toBe(true);
