@@ -221,6 +221,32 @@ describe('rules', () => {
     expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('closed');
   });
 
+  // README, "Once per request": a flight admitted while the circuit was closed that ends after
+  // it opened neither closes nor reopens it. One that ended after a probe had closed it again
+  // counted toward a new streak: two old 503s reopened the circuit just closed.
+  it('flights admitted before the circuit opened are stale once a probe closed it again', async () => {
+    const h = harness({ circuitBreaker: { failureThreshold: 2, resetTimeout: 1000 } });
+    h.answer('/a', 'hang');
+    const old = [0, 1].map((i) => outcome(h.client.get(`/a?old=${i}`)));
+    const oldCalls = h.fake.calls.slice(-2);
+    await fail(h, '/a', 2);
+    expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('open');
+    await h.clock.advance(1000);
+    h.answer('/a', 200);
+    await outcome(h.client.get('/a?probe'));
+    expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('closed');
+    for (const call of oldCalls) call.json({ down: true }, { status: 503 });
+    await Promise.all(old);
+    expect(h.client.circuitBreaker().status('GET', '/a')).toMatchObject({
+      state: 'closed',
+      consecutiveFailures: 0,
+    });
+    expect(h.count('circuit-open')).toBe(1);
+    // New flights count as before.
+    await fail(h, '/a', 2);
+    expect(h.client.circuitBreaker().status('GET', '/a').state).toBe('open');
+  });
+
   describe('rule 2: what counts', () => {
     for (const answer of [500, 502, 503, 504, 429, 'network'] as const) {
       it(`${answer} is countable`, async () => {

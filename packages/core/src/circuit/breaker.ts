@@ -31,6 +31,11 @@ interface Circuit {
   probe: Tracker | undefined;
   /** Countable failures since the last success or reset (CircuitStatus.consecutiveFailures). */
   failures: number;
+  /**
+   * When a probe last closed it (its flight's end; NaN before): a flight that started earlier
+   * was admitted before the circuit opened, and its outcome is stale.
+   */
+  closedAt: number;
   /** The breaker's count of created circuits when a request last consulted this one. */
   seen: number;
 }
@@ -211,7 +216,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
   #settle(endpoint: string, tracker: Tracker, verdict: ErrorVerdict | 'success'): void {
     const circuit = this.#circuits.get(endpoint);
     const probe = circuit?.probe === tracker;
-    if (!probe && circuit?.state !== 'closed') return;
+    if (!probe && (circuit?.state !== 'closed' || tracker.startedAt < circuit.closedAt)) return;
     if (verdict === 'failure') {
       if (++circuit.failures >= this.#threshold || probe) {
         // When the flight ended, as its tracker has it (NaN: the clock could not tell, and the
@@ -220,6 +225,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
         this.#move(circuit, 'open', 'circuit-open');
       }
     } else if (verdict === 'success' || (probe && verdict === 'answered')) {
+      if (probe) circuit.closedAt = tracker.endedAt;
       // Closed already, a success only clears the streak (#move is silent without `announce`).
       this.#move(circuit, 'closed', probe ? 'circuit-closed' : undefined);
     } else if (probe) this.#move(circuit, 'open');
@@ -252,6 +258,7 @@ export class CircuitBreaker implements CircuitGuard, CircuitBreakerController {
       openedAt: 0,
       probe: undefined,
       failures: 0,
+      closedAt: Number.NaN,
       seen: ++this.#created,
     };
     this.#circuits.set(endpoint, circuit);
