@@ -464,6 +464,46 @@ describe('a clock whose `now` throws as a retry starts its attempt', () => {
   });
 });
 
+describe('a clock whose `now` throws as an error response is read (its Retry-After)', () => {
+  const unhandled = collectUnhandledRejections();
+
+  // It was read inside the body reader, whose errors are the response's: the clock's error came
+  // out as a NetworkError, was retried, and counted toward the circuit.
+  test("the request fails with the clock's error: not retried, not a circuit failure; the body is let go", async () => {
+    const broken = new Error('clock broken');
+    let cancelled = 0;
+    const unavailable = {
+      handler: () =>
+        new Response(
+          new ReadableStream({
+            start(c) {
+              c.enqueue(new TextEncoder().encode('{"no":1}'));
+            },
+            cancel() {
+              cancelled++;
+            },
+          }),
+          { status: 503, headers: { 'content-type': 'application/json', 'retry-after': '1' } },
+        ),
+    };
+    const t = hostileClock('now', broken, {}, unavailable);
+    const owner = track(t.client.get('/a'));
+    // The attempt is under way: its answer reads the broken clock.
+    t.state.broken = true;
+    await flush();
+    t.state.broken = false;
+    await flush();
+    expect(owner.current).toEqual({ state: 'rejected', reason: broken });
+    expect(t.fake.calls).toHaveLength(1);
+    expect(t.of('retry')).toHaveLength(0);
+    expect(t.client.circuitBreaker().status('GET', '/a').consecutiveFailures).toBe(0);
+    expect(cancelled).toBe(1);
+    expect(debugOf(t.client)).toMatchObject({ flights: 0, inflight: 0 });
+    expect(t.clock.live).toBe(0);
+    expect(unhandled).toEqual([]);
+  });
+});
+
 describe('a clock whose `now` throws as a finished flight frees a slot for a rate-limited job', () => {
   const unhandled = collectUnhandledRejections();
 

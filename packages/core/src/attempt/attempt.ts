@@ -2,12 +2,14 @@ import { CancelledError, isCancelledError } from '../errors/cancelled-error';
 import { isResponseTooLargeError } from '../errors/response-too-large-error';
 import { isTimeoutError, TimeoutError } from '../errors/timeout-error';
 import { type Clock, type TimerHandle, timerDelay } from '../internal/clock';
+import { noop } from '../internal/noop';
 import { isStreamBody } from '../request/body';
 import type { RequestSpec } from '../request/resolve';
 import type { ApiResponse } from '../types/client';
 import type { FetchLike } from '../types/options';
 import { attemptError } from './attempt-error';
 import { readResponse } from './read-body';
+import { isSuccessStatus } from './status';
 
 /**
  * What an attempt runs under: the flight, which may be aborted at any moment (its last caller
@@ -120,13 +122,25 @@ export function attemptOnce(
         // attempt before this point, so abortedBy is set. A throw, or the cancel's rejection,
         // lands below, where `done` drops it.
         if (done) return res.body?.cancel(abortedBy!.reason);
+        // An error status's Retry-After date is read against the clock, read here: a clock that
+        // throws fails the attempt with its own error (never retried as the response's), and
+        // the body is let go.
+        let now = 0;
+        if (!isSuccessStatus(res?.status)) {
+          try {
+            now = clock.now();
+          } catch (error) {
+            finish(reject, error);
+            return res.body?.cancel(error);
+          }
+        }
         read = true;
         // A fetch that never read its signal cannot stop the body with it: read through one
         // that the attempt's end cancels (a never-ending body is not downloaded for ever).
         return readResponse(
           res,
           spec,
-          clock,
+          now,
           controller
             ? undefined
             : {
@@ -139,6 +153,11 @@ export function attemptOnce(
       .then(
         (response) => {
           if (!done) finish(resolve, response);
+          // Ended meanwhile (aborted): a stream body is handed to no one, so it is cancelled
+          // (a fetch that read its signal may not tie the body to it).
+          else if (spec.responseType === 'stream') {
+            cancelStream((response as ApiResponse | undefined)?.data, abortedBy!.reason);
+          }
         },
         (err) => {
           if (done) return;
@@ -149,6 +168,11 @@ export function attemptOnce(
         },
       );
   });
+}
+
+/** Cancels a `stream` response's body (undefined for HEAD, 204, ...) that no caller will read. */
+export function cancelStream(data: unknown, reason: unknown): void {
+  void (data as ReadableStream | undefined)?.cancel(reason).catch(noop);
 }
 
 /** A timeout stays a TimeoutError; any other abort reason becomes (or stays) a CancelledError. */

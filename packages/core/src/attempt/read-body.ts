@@ -3,7 +3,6 @@ import type { FailedRequest } from '../errors/keel-error';
 import { ParseError } from '../errors/parse-error';
 import { ResponseTooLargeError } from '../errors/response-too-large-error';
 import { typeError } from '../internal/checks';
-import { systemClock } from '../internal/clock';
 import { noop } from '../internal/noop';
 import { JSON_TYPE } from '../request/body';
 import type { ApiResponse } from '../types/client';
@@ -54,7 +53,8 @@ export function bodyTypeOf(contentType: string | null): ResponseBodyType {
 export async function readResponse<T>(
   res: Response,
   read: BodyRead,
-  clock: { now(): number } = systemClock,
+  /** The time, for an error status's Retry-After date (read by the caller, ahead). */
+  now: number = Date.now(),
   cut?: BodyCut,
 ): Promise<ApiResponse<T>> {
   // A network-error Response (`Response.error()`, what a mock returns for a failed connection;
@@ -118,7 +118,7 @@ export async function readResponse<T>(
     } catch {}
   }
   if (!ok) {
-    const after = parseRetryAfter(headers.get('retry-after'), clock.now());
+    const after = parseRetryAfter(headers.get('retry-after'), now);
     throw new HttpError(read, {
       retryAfter: after >= 0 ? after : undefined,
       status,
