@@ -1,5 +1,5 @@
 import type { Adaptive } from './adaptive/adaptive';
-import { attemptOnce } from './attempt/attempt';
+import { attemptOnce, cancelStream } from './attempt/attempt';
 import { decideRetry } from './attempt/retry-policy';
 import type { CacheEntry } from './cache/entry';
 import { compileTarget, type Matchable, pathMatcher, type TargetMatcher } from './cache/match';
@@ -173,8 +173,9 @@ class KeelClient implements Client {
   /** Every live flight: deduped reads, mutations, and reads detached by invalidation. */
   readonly #flights = new Set<Flight>();
   /**
-   * The specs of the entries clearCache dropped while a subscription wanted them (on screen,
-   * showing pre-clear data): an invalidation that matches one refetches it, as the entry's.
+   * The specs of the entries clearCache dropped (or maxEntries evicted: the store's `evicted`)
+   * while a subscription wanted them (on screen, showing older data): an invalidation that
+   * matches one refetches it, as the entry's.
    */
   readonly #cleared = new Map<string, RequestSpec>();
   readonly #guard: CircuitGuard;
@@ -209,6 +210,7 @@ class KeelClient implements Client {
     // A throwing listener or subscriber is reported to `onError`, never rethrown.
     const events = (this.#events = new Emitter<ClientEvents>(config));
     this.#cache = new Store(config.cache.ttl, config);
+    this.#cache.evicted = this.#cleared;
     // Installed in a fixed order (features/feature.ts). Observers subscribe before any user
     // listener, so their state already reflects an event when user listeners see it (e.g.
     // `circuitBreaker().status()` inside an `error` listener).
@@ -788,8 +790,11 @@ class KeelClient implements Client {
       }
       // The last consumer may have left between the response and here: the flight was cancelled
       // (and reported so), so it must not also report success or write the cache: it ends with
-      // its reason (below).
-      if (flight.aborted) throw flight.reason;
+      // its reason (below), and a stream handed over (no caller will read it) is cancelled.
+      if (flight.aborted) {
+        if (spec.responseType === 'stream') cancelStream(response.data, flight.reason);
+        throw flight.reason;
+      }
       this.#end(flight, true, response);
     } catch (error) {
       this.#end(flight, false, error);

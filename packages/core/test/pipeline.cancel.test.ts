@@ -331,3 +331,63 @@ describe('cancel() of a promise the cache answered', () => {
     expect(t.of('cancel')).toHaveLength(0);
   });
 });
+
+describe('a stream body whose caller cancelled as the attempt handed it over', () => {
+  // A cancel that landed after the attempt had resolved but before the flight resumed dropped
+  // the response with its stream unread and uncancelled: nobody could read it, and its download
+  // (a real fetch's connection) stayed open.
+  // The test fetch reads the signal but does not tie the body to it (as an in-process handler
+  // may not): keel cancels the stream itself. (A real fetch's body also ends with the signal.)
+  test.each([false, true])(
+    'is cancelled, whatever microtask the cancel lands in (fetch reads its signal: %s)',
+    async (readsSignal) => {
+      for (let delay = 0; delay < 25; delay++) {
+        let state = 'never made';
+        const { client } = makeClient(
+          {},
+          {
+            handler: (call) => {
+              if (readsSignal) void call.init.signal;
+              state = 'open';
+              // Answered at once (not a microtask later, when the fake would drop it if the
+              // cancel came first: a real fetch then cancels the body itself).
+              call.respond(
+                new Response(
+                  new ReadableStream({
+                    start(c) {
+                      c.enqueue(new TextEncoder().encode('{}'));
+                    },
+                    pull: () => new Promise(() => {}),
+                    cancel() {
+                      state = 'cancelled';
+                    },
+                  }),
+                  { headers: { 'content-type': 'application/json' } },
+                ),
+              );
+              return undefined;
+            },
+          },
+        );
+        const p = client.get<ReadableStream>('/s', { responseType: 'stream' });
+        const outcome = p.then(
+          (r) => ({ ok: true as const, stream: r.data }),
+          () => ({ ok: false as const }),
+        );
+        let q: Promise<unknown> = Promise.resolve();
+        for (let i = 0; i < delay; i++) q = q.then(() => {});
+        void q.then(() => p.cancel());
+        const result = await outcome;
+        await flush();
+        if (result.ok) {
+          // Handed over: the caller's to read or cancel.
+          expect(state, `delay ${delay}`).toBe('open');
+          await result.stream.cancel();
+        } else {
+          // Cancelled before the fetch ran (nothing made), or its stream cancelled.
+          expect(state, `delay ${delay}`).not.toBe('open');
+        }
+      }
+    },
+  );
+});
