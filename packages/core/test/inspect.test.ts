@@ -127,6 +127,28 @@ describe('inspect(client).watchCache()', () => {
     expect(changes).toHaveLength(6);
   });
 
+  // A stale-while-revalidate refresh was told as a bare `{ type: 'write', key }`: the README's
+  // "a response's write also carries its response" held for first writes only.
+  it("a revalidation's write carries its response, as a first write's does", async () => {
+    let n = 0;
+    const t = makeClient(
+      { cache: { ttl: 10, strategy: 'stale-while-revalidate' } },
+      { handler: () => jsonResponse({ n: ++n }) },
+    );
+    const changes: CacheChange[] = [];
+    inspect(t.client).watchCache((change) => changes.push(change));
+    await t.client.get('/r');
+    await t.clock.advance(20);
+    await t.client.get('/r');
+    await flush();
+    const writes = changes.filter((c) => c.type === 'write');
+    expect(writes).toHaveLength(2);
+    expect(writes.map((w) => (w as { response?: { data: unknown } }).response?.data)).toEqual([
+      { n: 1 },
+      { n: 2 },
+    ]);
+  });
+
   it('hears a clear once the reads it cut off no longer count as fetching', async () => {
     const t = makeClient({}, { handler: () => jsonResponse([]) });
     const { client } = t;

@@ -223,6 +223,27 @@ describe('invalidate', () => {
     expect(t.fake.calls).toHaveLength(1);
   });
 
+  // An entry evicted by maxEntries took its spec along, as clearCache did: a key still
+  // subscribed (on screen) was neither told nor refetched by a later invalidation.
+  test('a subscribed key whose entry maxEntries evicted is told and refetched, as after clearCache', async () => {
+    const t = makeClient({ cache: { maxEntries: 2 } });
+    await prime(t, '/ev/1');
+    const updates: CacheUpdate[] = [];
+    t.client.subscribe(keyOf(t, '/ev/1'), (u) => updates.push(u));
+    await prime(t, '/ev/2', '/ev/3');
+    expect(t.client.getCached(keyOf(t, '/ev/1'))).toBeUndefined();
+    const calls = t.fake.calls.length;
+    expect(t.client.invalidate('/ev/1')).toEqual([]);
+    expect(t.fake.calls).toHaveLength(calls + 1);
+    expect(t.fake.last().url).toBe('https://api.test/ev/1');
+    t.fake.last().json('again');
+    await flush();
+    expect(updates.map((u) => u.type)).toEqual(['invalidate', 'revalidate']);
+    // An evicted key nobody subscribes is not kept for later.
+    expect(t.client.invalidate('/ev/2')).toEqual([]);
+    expect(t.fake.calls).toHaveLength(calls + 1);
+  });
+
   test('refetch:false removes without refetching', async () => {
     const t = makeClient();
     await prime(t, '/nr');

@@ -152,6 +152,11 @@ export class Store {
    */
   watcher: ((change: CacheChange | CacheUpdate) => void) | undefined;
   /**
+   * The specs of subscribed keys whose entry `maxEntries` evicted, kept where the client keeps
+   * those `clearCache` dropped: a later invalidation still refetches them.
+   */
+  evicted: Map<string, RequestSpec> | undefined;
+  /**
    * Updates and watchers' changes go out through one emitter's queue, its one listener delivering
    * each to the watcher and the subscribers: one written from a watcher or a subscriber waits
    * until the one being delivered has reached them all (else a later one heard new, then old, and
@@ -271,7 +276,11 @@ export class Store {
     this.drop(key, false);
     this.#entries.set(key, entry);
     // Over maxEntries: the least recently written goes (the Map's first key).
-    if (this.#entries.size > this.maxEntries) this.drop(this.#entries.keys().next().value!);
+    if (this.#entries.size > this.maxEntries) {
+      const { key: oldest, spec: lost } = this.#entries.values().next().value!;
+      if (lost && this.evicted && this.hasInterest(oldest)) this.evicted.set(oldest, lost);
+      this.drop(oldest);
+    }
     // Most writes have no subscriber nor watcher: skip building the update.
     if (this.watcher || this.#watched) {
       this.notify({ type: options.update ?? 'write', key, response });

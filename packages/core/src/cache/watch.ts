@@ -28,7 +28,9 @@ export function watchStore(store: Store, listener: Watcher): () => void {
   store.watcher ??= (told: CacheChange | CacheUpdate) => {
     if (told.type === 'invalidate') return;
     const key = 'key' in told ? told.key : '';
-    const change = (told.type === 'revalidate' ? { type: 'write', key } : told) as CacheChange;
+    const change = (
+      told.type === 'revalidate' ? { type: 'write', key, response: told.response } : told
+    ) as CacheChange;
     for (const w of watchers.get(store)!) callUser(store.onError, w, change, 'subscriber', key);
   };
   return () => {
