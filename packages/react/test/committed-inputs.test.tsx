@@ -9,6 +9,7 @@ import { HttpResponse, http } from 'msw';
 import { Suspense, startTransition, use, useState } from 'react';
 import { describe, expect, it } from 'vitest';
 import {
+  keepPreviousData,
   type QueryResult,
   queryOptions,
   useInfiniteQuery,
@@ -228,5 +229,51 @@ describe('a pending transition does not move what the committed UI acts on', () 
     screen.getAllByRole('button')[1]!.click();
     await waitFor(() => expect(screen.getAllByRole('button')[1]!.textContent).toBe('b:2'));
     expect(api.count('b')).toBe(2);
+  });
+});
+
+let move: (url: string) => void = () => {};
+
+/** A sibling still loading for good on /b: a transition to /b is never committed. */
+function Detail({ url }: { url: string }) {
+  if (url === '/b') use(never);
+  return null;
+}
+
+function Page({ url }: { url: string }) {
+  const r = useQuery<Item>(url, { placeholderData: keepPreviousData });
+  return (
+    <p data-testid="page">
+      {r.data ? `${r.data.name}${r.isPlaceholderData ? ' (placeholder)' : ''}` : '-'}
+    </p>
+  );
+}
+
+function Nav() {
+  const [url, setUrl] = useState('/a');
+  move = (next) => startTransition(() => setUrl(next));
+  return (
+    <Suspense fallback={<p>wait</p>}>
+      <Page url={url} />
+      <Detail url={url} />
+    </Suspense>
+  );
+}
+
+describe('placeholderData: keepPreviousData and a render React threw away', () => {
+  // The data "shown" was recorded while rendering: /b's cached page, rendered in the transition
+  // React threw away, became the placeholder of /c, though it never was on screen.
+  it('the placeholder is the page that was on screen, not one a thrown-away render read', async () => {
+    endpoints();
+    server.use(http.get(`${API}/c`, () => new Promise<Response>(() => {})));
+    const client = testClient();
+    await client.get('/b');
+    render(<Nav />, { wrapper: wrapperFor(client) });
+    await waitFor(() => expect(screen.getByTestId('page').textContent).toBe('a'));
+    move('/b');
+    await settle();
+    expect(screen.getByTestId('page').textContent).toBe('a');
+    move('/c');
+    await waitFor(() => expect(screen.getByTestId('page').textContent).toBe('a (placeholder)'));
   });
 });

@@ -197,6 +197,11 @@ export function inputsOf(
  *   render ─ beginRender(): latest view from the current state; the snapshot is that view
  *   store change ─ getSnapshot(): new view; the snapshot changes only if a read field changed
  */
+interface Shown {
+  readonly key: string;
+  readonly data: unknown;
+}
+
 export class QueryObserver {
   readonly #tracking = new TrackedView<View>();
   /** The inputs of the last render. */
@@ -211,7 +216,10 @@ export class QueryObserver {
   #latest: View | undefined;
   #token: View | undefined;
   #select: Selection | undefined;
-  #shown: { key: string; data: unknown } | undefined;
+  /** The data the committed UI showed, and for which key: what `placeholderData` is given. */
+  #shown: Shown | undefined;
+  /** Data a render not yet committed showed: `#shown` once React commits that render. */
+  #rendered: { inputs: Inputs; shown: Shown } | undefined;
   #placeholder: unknown;
   #initial: { key: string; value: unknown } | undefined;
   #manual: (() => void) | undefined;
@@ -238,6 +246,10 @@ export class QueryObserver {
   /** Called after React committed the render that had `inputs` (in an effect). */
   commit(inputs: object): void {
     this.#committed = inputs as Inputs;
+    if (this.#rendered?.inputs === inputs) {
+      this.#shown = this.#rendered.shown;
+      this.#rendered = undefined;
+    }
   }
 
   /**
@@ -472,7 +484,11 @@ export class QueryObserver {
     const hasData = status === 'success' || state.response !== undefined;
     const placeholderData = options?.placeholderData;
     if (hasData) {
-      this.#shown = { key, data: raw };
+      // On screen only once committed: a render React throws away (a transition that suspended)
+      // must not become the next key's placeholder.
+      const shown = { key, data: raw };
+      if (inputs === this.#committed) this.#shown = shown;
+      else this.#rendered = { inputs, shown };
     } else if (status === 'pending' && placeholderData !== undefined) {
       // Another key's data (none before any was shown).
       const previous = this.#shown?.key !== key ? this.#shown?.data : undefined;

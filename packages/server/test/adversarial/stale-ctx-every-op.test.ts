@@ -6,13 +6,7 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appStats } from '../../src/app';
-import {
-  type App,
-  type Context,
-  createApp,
-  type Next,
-  ReleasedContextError,
-} from '../../src/index';
+import { type App, type Context, createApp, type Next } from '../../src/index';
 import { raw, start } from '../helpers';
 import { guardProcess } from './harness';
 
