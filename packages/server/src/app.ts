@@ -800,6 +800,8 @@ class KeelApp implements App, SlotHost {
   readonly #tunnels = new Set<Socket>();
   /** Open sessions of attached HTTP/2 servers: close() ends them (Node's close() does not). */
   readonly #sessions = new Set<Http2Session>();
+  /** HTTP/1.1 connections of attached HTTP/2 servers (`allowHTTP1`): close() ends them. */
+  readonly #h1OnH2 = new Set<Socket>();
   #inflight = 0;
   #compiled = false;
   #drained: (() => void) | null = null;
@@ -1298,6 +1300,9 @@ class KeelApp implements App, SlotHost {
     // CONNECT asks for a tunnel, and this server is no proxy: Node would close the connection
     // without a word. The socket is ours once the event fires (Node's listeners are gone).
     server.on('connect', (_req: IncomingMessage, socket: Socket | ServerResponse) => {
+      // A server with a CONNECT listener of its own (a proxy that also serves the app) answers
+      // it: added before or after this one.
+      if (server.listenerCount('connect') > 1) return;
       // Node's HTTP/2 compat server emits (request, response) instead: answered as a request.
       if (!(socket instanceof Socket)) {
         socket.writeHead(405, { allow: this.#serverAllow() }).end();
@@ -1364,7 +1369,16 @@ class KeelApp implements App, SlotHost {
 
   /** Before app.handler, for a request of an attached HTTP/2 server; nothing for HTTP/1 ones. */
   readonly #onH2Request = (req: IncomingMessage, res: ServerResponse): void => {
-    if (!adaptH2(res)) return;
+    if (!adaptH2(res)) {
+      // An HTTP/1.1 request of `allowHTTP1`: an HTTP/2 server has no closeAllConnections, so
+      // close() ends its connection itself (else one left in flight held the server for ever).
+      const socket = req.socket;
+      if (!this.#h1OnH2.has(socket)) {
+        this.#h1OnH2.add(socket);
+        socket.once('close', () => this.#h1OnH2.delete(socket));
+      }
+      return;
+    }
     const stream = h2StreamOf(res) as ServerHttp2Stream;
     const deadline = h2RequestDeadline(req, res, stream, this.#timeouts.requestTimeout);
     // One timer per stream: the request's deadline rides on its watch, sendTimeout on or off.
@@ -1417,7 +1431,12 @@ class KeelApp implements App, SlotHost {
         if (typeof server.closeAllConnections === 'function') {
           server.closeIdleConnections();
           forced.push(() => server.closeAllConnections());
-        } else forced.push(closed);
+        } else {
+          forced.push(() => {
+            for (const socket of this.#h1OnH2) socket.destroy();
+            closed();
+          });
+        }
       }
       // GOAWAY: each session ends once its open streams are done (an idle one at once), as an
       // HTTP/1 connection after its response; those still open when the time is up are destroyed.
@@ -1435,6 +1454,8 @@ class KeelApp implements App, SlotHost {
         // Connections whose last response just finished become idle a tick later.
         setImmediate(() => {
           for (const server of servers) server.closeIdleConnections?.();
+          // Nothing in flight: the allowHTTP1 connections are idle.
+          for (const socket of this.#h1OnH2) socket.destroy();
         });
         done();
       };

@@ -338,3 +338,36 @@ describe('allowHTTP1: the fallback connections are timed by the app (requestTime
     expect(plain.timed.requestTimeout).toBeUndefined();
   });
 });
+
+describe('app.close() and the HTTP/1.1 connections of allowHTTP1', () => {
+  // An Http2SecureServer has no closeAllConnections: close({ timeoutMs }) resolved, but an
+  // HTTP/1.1 request still in flight (a handler that never settles) kept its socket, and the
+  // server, open for ever: the process could not exit.
+  it('ends them once the time is up, as a listen() server', async () => {
+    const app = createApp({ keepAliveTimeout: 0 });
+    apps.push(app);
+    app.get('/never', () => new Promise(() => {}));
+    app.get('/hello', (ctx) => ctx.json({ ok: true }));
+    const server: Http2SecureServer = createSecureServer(
+      { key, cert, allowHTTP1: true },
+      app.handler,
+    );
+    const port = await listen(app, server);
+    // An idle keep-alive HTTP/1.1 connection, and one with a request in flight.
+    const socket = tlsConnect({ host: '127.0.0.1', port, ca: cert, servername: 'localhost' });
+    await new Promise((r) => socket.once('secureConnect', r));
+    socket.write('GET /never HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    await until(() => appStats(app).inflight === 1);
+    let socketClosed = false;
+    socket.on('error', () => {});
+    socket.once('close', () => {
+      socketClosed = true;
+    });
+    let serverClosed = false;
+    server.once('close', () => {
+      serverClosed = true;
+    });
+    await app.close({ timeoutMs: 50 });
+    await until(() => socketClosed && serverClosed);
+  });
+});

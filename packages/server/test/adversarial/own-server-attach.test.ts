@@ -82,6 +82,28 @@ describe('app.attach(server): an own server handled as those listen() starts', (
     await new Promise((resolve) => setTimeout(resolve, 50));
   });
 
+  // A server with a tunnel of its own (a proxy that also serves an app) had keel's 405 written
+  // into its live tunnel (listener added before attach), or instead of it (after).
+  it.each(['before', 'after'])(
+    "CONNECT is left to the server's own listener, added %s attach",
+    async (when) => {
+      const app = makeApp();
+      const server = createServer(app.handler);
+      const tunnel = (_req: unknown, socket: import('node:net').Socket) => {
+        socket.end('HTTP/1.1 200 Connection Established\r\n\r\n');
+      };
+      if (when === 'before') server.on('connect', tunnel);
+      app.attach(server);
+      if (when === 'after') server.on('connect', tunnel);
+      servers.push(server);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      expect(await socketBytes(port, CONNECT, 2_000)).toBe(
+        'HTTP/1.1 200 Connection Established\r\n\r\n',
+      );
+    },
+  );
+
   it('bytes after a Connection: close request leave its response whole (RFC 9112 §9.6)', async () => {
     const { port } = await own(true);
     const out = await socketBytes(port, CLOSE_THEN_MORE, 2_000);
