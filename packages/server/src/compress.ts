@@ -86,7 +86,8 @@ export function chooseEncoding(
   // of one representation and carry another. nginx compresses no 206 either.
   if (res.hasHeader('content-range')) return null;
   const cacheControl = res.getHeader('cache-control');
-  if (typeof cacheControl === 'string' && NO_TRANSFORM.test(cacheControl)) return null;
+  // As set: a string, or lines (an array, `setHeader('cache-control', ['public', 'no-transform'])`).
+  if (cacheControl !== undefined && NO_TRANSFORM.test(String(cacheControl))) return null;
   if (req.headers['accept-encoding'] === undefined) return null;
   // negotiator 1.x takes the server's preference for equal q-values; its types predate that.
   const negotiator = new Negotiator(req) as unknown as {

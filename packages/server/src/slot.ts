@@ -614,6 +614,9 @@ export class Slot implements RawWriter {
   ): void {
     const head = ['content-encoding', encoding, 'x-request-id', face.requestId];
     if (contentType !== null) head.push('content-type', contentType);
+    // The length of the compressed body GET would send is not known: none, rather than one a
+    // handler set for the uncompressed body (RFC 9110 §8.6: HEAD's must equal GET's).
+    face.res.removeHeader('content-length');
     face.res.writeHead(status, head);
     face.res.end();
     watchEnded(face.res, this.host.send);
@@ -646,7 +649,14 @@ export class Slot implements RawWriter {
         else this.#write(face, status, contentType, body, Buffer.byteLength(body), null);
       } catch (writeErr) {
         this.host.report(writeErr, face);
-        face.res.destroy();
+        // Before the head went out (a header Node's HTTP/2 layer refuses): the bare 500, as on
+        // the uncompressed path; after, the stream is reset or the connection cut, never ended
+        // as if complete.
+        if (live) this.#bareError();
+        else {
+          resetH2(face.res, H2_INTERNAL_ERROR);
+          face.res.destroy();
+        }
       } finally {
         if (live) this.#maybeRelease();
       }

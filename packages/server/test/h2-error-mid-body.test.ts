@@ -55,3 +55,44 @@ describe('an HTTP/2 response cut by its handler failing', () => {
     expect(text).toBe('ok');
   });
 });
+
+describe('a compressed HTTP/2 response whose head Node refuses', () => {
+  // `keep-alive` (and upgrade, te, ...) pass ctx.setHeader but throw in Node's HTTP/2 respond.
+  // Compressed, the write ran off the loop and its catch destroyed the stream bare: RST_STREAM
+  // NO_ERROR with no head, which a client reads as a clean end with nothing.
+  it('is the bare 500, as uncompressed, reported', async () => {
+    const app = createApp({ compression: true });
+    apps.push(app);
+    const errors: unknown[] = [];
+    app.onError((err) => {
+      errors.push(err);
+    });
+    app.get('/big', (ctx) =>
+      ctx.setHeader('keep-alive', 'timeout=5').json({ a: 'x'.repeat(5000) }),
+    );
+    const port = await listen(app, createHttp2Server(app.handler));
+    const session = connect(`http://127.0.0.1:${port}`);
+    for (const encoding of ['gzip', 'identity']) {
+      const reply = await new Promise<{ status: number; body: string; rst: number }>((resolve) => {
+        const stream = session.request({ ':path': '/big', 'accept-encoding': encoding });
+        let status = 0;
+        let body = '';
+        stream.on('response', (h) => {
+          status = Number(h[':status']);
+        });
+        stream.setEncoding('utf8');
+        stream.on('data', (c: string) => {
+          body += c;
+        });
+        stream.on('error', () => {});
+        stream.on('close', () => resolve({ status, body, rst: stream.rstCode ?? 0 }));
+      });
+      expect(reply.status, encoding).toBe(500);
+      expect(JSON.parse(reply.body), encoding).toEqual({
+        status: 500,
+        error: 'Internal Server Error',
+      });
+    }
+    await until(() => errors.length >= 2);
+  });
+});

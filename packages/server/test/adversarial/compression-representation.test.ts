@@ -24,12 +24,40 @@ beforeAll(async () => {
   app.get('/strong', (ctx) => ctx.setHeader('etag', '"v1"').send(text));
   app.get('/weak', (ctx) => ctx.setHeader('etag', 'W/"v1"').send(text));
   app.get('/small', (ctx) => ctx.setHeader('etag', '"v1"').send('tiny'));
+  app.get('/no-transform-lines', (ctx) =>
+    ctx.setHeader('cache-control', ['public', 'no-transform']).send(text),
+  );
+  app.get('/own-length', (ctx) => ctx.setHeader('content-length', 5000).send(text));
   ({ port } = await start(app));
 });
 
 afterAll(() => app.close());
 
 describe('compression and the representation', () => {
+  // Cache-Control given as lines (an array, as setHeader allows) was not read: compressed anyway.
+  it('Cache-Control: no-transform given as lines is sent as is', async () => {
+    const res = await raw(port, {
+      path: '/no-transform-lines',
+      headers: { 'accept-encoding': 'gzip' },
+    });
+    expect(res.headers['content-encoding']).toBeUndefined();
+    expect(res.body).toBe(text);
+  });
+
+  // A compressed HEAD kept the Content-Length the handler set for the identity body, where GET
+  // sends the compressed one's (RFC 9110 §8.6: HEAD's must equal GET's, or be left out).
+  it("a compressed HEAD carries no Content-Length, not the handler's for the identity body", async () => {
+    const head = await raw(port, {
+      method: 'HEAD',
+      path: '/own-length',
+      headers: { 'accept-encoding': 'gzip' },
+    });
+    expect(head.headers['content-encoding']).toBe('gzip');
+    expect(head.headers['content-length']).toBeUndefined();
+    const get = await raw(port, { path: '/own-length', headers: { 'accept-encoding': 'gzip' } });
+    expect(gunzipSync(get.raw).toString()).toBe(text);
+  });
+
   it.each(['/partial', '/ranged-200'])('%s (Content-Range) is sent as is', async (path) => {
     const res = await raw(port, { path, headers: { 'accept-encoding': 'gzip, br' } });
     expect(res.headers['content-encoding']).toBeUndefined();
