@@ -78,6 +78,21 @@ const NO_LOSS = Symbol('no loss');
 export const JSON_TYPE = 'application/json';
 const INTERNAL_ERROR = { status: 500, error: 'Internal Server Error' };
 const INTERNAL_ERROR_JSON = JSON.stringify(INTERNAL_ERROR);
+/** Two errors of one cause: the same class and message (never throws, whatever they are). */
+function sameFailure(a: unknown, b: unknown): boolean {
+  try {
+    return (
+      a instanceof Error &&
+      b instanceof Error &&
+      a.constructor === b.constructor &&
+      a.message === b.message
+    );
+  } catch {
+    // A revoked Proxy, a throwing getter: told apart, so both are reported.
+    return false;
+  }
+}
+
 /** Headers that describe a success's body, dropped from the error response that replaces it. */
 const REPRESENTATION_HEADER =
   /^(?:content-(?:encoding|disposition|language|location|range)|cache-control|expires|etag|last-modified|accept-ranges)$/;
@@ -726,7 +741,9 @@ export class Slot implements RawWriter {
     try {
       this.#writeError(err);
     } catch (secondary) {
-      this.host.report(secondary, this.#face);
+      // The error response failing as the handler's answer did (a header Node refuses, still
+      // set): one report of it, not two.
+      if (!sameFailure(secondary, err)) this.host.report(secondary, this.#face);
       this.#bareError();
     }
   }
