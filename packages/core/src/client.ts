@@ -1,5 +1,5 @@
 import type { Adaptive } from './adaptive/adaptive';
-import { attemptOnce, cancelStream } from './attempt/attempt';
+import { attemptOnce, dropStream } from './attempt/attempt';
 import { decideRetry } from './attempt/retry-policy';
 import type { CacheEntry } from './cache/entry';
 import { compileTarget, type Matchable, pathMatcher, type TargetMatcher } from './cache/match';
@@ -573,7 +573,7 @@ class KeelClient implements Client {
   #consume(spec: RequestSpec, signal: AbortSignal | undefined): CancellablePromise<ApiResponse> {
     const joined = isJoinable(spec) ? this.#inflight.get(spec.key) : undefined;
     if (joined) {
-      if (spec.cache) joined.writer ??= spec;
+      joined.cacheFor(spec);
       return this.#join(joined, signal, spec.deadline);
     }
     // The circuit first: a request it refuses costs no flight, caller, closure or listener.
@@ -665,7 +665,7 @@ class KeelClient implements Client {
     let flight: Flight | CircuitOpenError | undefined = this.#inflight.get(spec.key);
     const joined = flight !== undefined;
     if (!flight && !((flight = this.#admit(spec, report)) instanceof Flight)) return flight;
-    if (spec.cache) flight.writer ??= spec;
+    flight.cacheFor(spec);
     if (revalidate) flight.revalidate = true;
     flight.addConsumer(new Consumer(flight, NaN, false));
     if (!joined) this.#fly(flight);
@@ -792,7 +792,7 @@ class KeelClient implements Client {
       // (and reported so), so it must not also report success or write the cache: it ends with
       // its reason (below), and a stream handed over (no caller will read it) is cancelled.
       if (flight.aborted) {
-        if (spec.responseType === 'stream') cancelStream(response.data, flight.reason);
+        dropStream(spec, response, flight.reason);
         throw flight.reason;
       }
       this.#end(flight, true, response);

@@ -476,19 +476,21 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
       fanOutHuge(targets, event, frame);
       return;
     }
-    for (const client of targets) {
-      if (client.pending !== null) hold(client, event);
-      else offer(client, event, frame);
-    }
+    for (const client of targets) deliver(client, event, frame);
   }
 
   /**
-   * Writes a live frame. Past what one turn may queue (a burst published in one tick: Node sends
-   * nothing before the tick ends), the client is not dropped: what follows is held (bounded, as
-   * during a replay) until its queue drains, then written, or, past the cap, replaced by
-   * `keel:reset`. A client that does not read is dropped by its stream's watch, as slow.
+   * Writes a live frame, or holds it while the client's events are held (a replay being read).
+   * Past what one turn may queue (a burst published in one tick: Node sends nothing before the
+   * tick ends), the client is not dropped: what follows is held (bounded, as during a replay)
+   * until its queue drains, then written, or, past the cap, replaced by `keel:reset`. A client
+   * that does not read is dropped by its stream's watch, as slow.
    */
-  function offer(client: HubClient, event: StoredEvent, frame: Buffer): void {
+  function deliver(client: HubClient, event: StoredEvent, frame: Buffer): void {
+    if (client.pending !== null) {
+      hold(client, event);
+      return;
+    }
     const sent = offerFrame(client.stream, frame);
     if (sent !== FULL) {
       if (sent) delivered++;
@@ -508,9 +510,9 @@ export function createEventHub(options: EventHubOptions = {}): EventHub {
    */
   function fanOutHuge(targets: Set<HubClient>, event: StoredEvent, frame: Buffer): void {
     for (const client of targets) {
-      if (client.pending !== null) hold(client, event);
-      else if (frame.length > 2 * client.stream.maxBufferedBytes) sendReset(client, null, event.id);
-      else offer(client, event, frame);
+      if (client.pending === null && frame.length > 2 * client.stream.maxBufferedBytes) {
+        sendReset(client, null, event.id);
+      } else deliver(client, event, frame);
     }
   }
 

@@ -153,11 +153,10 @@ export function attemptOnce(
       .then(
         (response) => {
           if (!done) finish(resolve, response);
-          // Ended meanwhile (aborted): a stream body is handed to no one, so it is cancelled
-          // (a fetch that read its signal may not tie the body to it).
-          else if (spec.responseType === 'stream') {
-            cancelStream((response as ApiResponse | undefined)?.data, abortedBy!.reason);
-          }
+          // Ended meanwhile (aborted, or failed by its clock: no response then): a stream body is
+          // handed to no one, so it is cancelled (a fetch that read its signal may not tie the
+          // body to it).
+          else dropStream(spec, response as ApiResponse | undefined, abortedBy?.reason);
         },
         (err) => {
           if (done) return;
@@ -170,9 +169,18 @@ export function attemptOnce(
   });
 }
 
-/** Cancels a `stream` response's body (undefined for HEAD, 204, ...) that no caller will read. */
-export function cancelStream(data: unknown, reason: unknown): void {
-  void (data as ReadableStream | undefined)?.cancel(reason).catch(noop);
+/**
+ * A response no caller will take: a `stream` body (none for HEAD, 204, ...) is cancelled, or its
+ * download would hold the connection; others were read whole already.
+ */
+export function dropStream(
+  spec: RequestSpec,
+  response: ApiResponse | undefined,
+  reason: unknown,
+): void {
+  if (spec.responseType === 'stream') {
+    void (response?.data as ReadableStream | undefined)?.cancel(reason).catch(noop);
+  }
 }
 
 /** A timeout stays a TimeoutError; any other abort reason becomes (or stays) a CancelledError. */

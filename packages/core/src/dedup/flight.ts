@@ -136,7 +136,12 @@ export class Flight implements SchedulerJob, AbortSource {
     readonly spec: RequestSpec,
   ) {
     this.tracker = new Tracker((this.key = spec.key));
-    if (spec.cache) this.writer = spec;
+    this.cacheFor(spec);
+  }
+
+  /** A request of `spec` rides on this flight: if it caches, the response is written for it. */
+  cacheFor(spec: RequestSpec): void {
+    if (spec.cache) this.writer ??= spec;
   }
 
   /** Aborts the flight; the first reason wins, like AbortController.abort. */
