@@ -67,7 +67,11 @@ export const APPS = [
     // request with its own error; a stream body a cancel left unhanded is cancelled; a subscribed
     // key evicted by maxEntries is refetched by invalidation: 19,284 -> 19,400 B; 19.0 KB
     // (19,456 B) is 0.3% above.
-    budget: 19.0 * KB,
+    // +0.1 KB (stop 42): the specs of evicted wanted keys bounded by maxEntries and forgotten when
+    // no subscription wants them (a leak and a request flood), a body cut when the fetch read its
+    // signal but did not tie the body to it, a request's `retry: true` over a client's `false`:
+    // 19,408 -> 19,518 B; 19.1 KB (19,558 B) is 0.2% above.
+    budget: 19.1 * KB,
   },
   {
     id: 'B',
@@ -98,7 +102,8 @@ export const APPS = [
     // over 15.8 KB; 15.9 KB (16,282 B) is 0.6% above.
     // +0.1 KB (stop 41, later): the core fixes of A: 16,192 -> 16,303 B; 16.0 KB (16,384 B) is
     // 0.5% above.
-    budget: 16.0 * KB,
+    // +0.1 KB (stop 42): the core fixes of A: 16,315 -> 16,426 B; 16.1 KB (16,486 B) is 0.4% above.
+    budget: 16.1 * KB,
   },
   {
     id: 'C',
@@ -130,7 +135,9 @@ export const APPS = [
     // +0.15 KB (stop 37): the own body reader (see A): 27,639 B; 27.2 KB (27,853 B) is 0.8% above.
     // +0.1 KB (stop 41, later): the core fixes of A: 27,814 -> 27,925 B; 27.4 KB (28,058 B) is
     // 0.5% above.
-    budget: 27.4 * KB,
+    // +0.1 KB (stop 42): the core fixes of A: 27,937 -> 28,043 B, 14 B under 27.4 KB; 27.5 KB
+    // (28,160 B) is 0.4% above.
+    budget: 27.5 * KB,
   },
   {
     id: 'D',
@@ -160,7 +167,10 @@ export const APPS = [
     // +0.15 KB (stop 37): the own body reader (see A): 28,258 B; 27.8 KB (28,467 B) is 0.7% above.
     // +0.15 KB (stop 41, later): the core fixes below (A), and keepPreviousData's placeholder
     // taken from the committed render only: 28,449 -> 28,603 B; 28.1 KB (28,774 B) is 0.6% above.
-    budget: 28.1 * KB,
+    // +0.1 KB (stop 42): the core fixes of A, useSuspenseQuery dropping a definition's enabled
+    // and placeholderData, a mutation's thrown value kept as thrown, maxEventLength checked per
+    // line: 28,616 -> 28,783 B; 28.2 KB (28,877 B) is 0.3% above.
+    budget: 28.2 * KB,
   },
 ];
 

@@ -368,7 +368,7 @@ class KeelClient implements Client {
 
   clearCache(): void {
     for (const { key, spec } of this.#cache.values()) {
-      if (spec && this.#cache.hasInterest(key)) this.#cleared.set(key, spec);
+      if (spec && this.#cache.hasInterest(key)) this.#cache.remember(key, spec);
     }
     // Reads already in flight started before the clear: they still answer their callers, but are
     // not stored and are not joined by later requests (no pre-clear data comes back, e.g. on logout).
@@ -450,6 +450,7 @@ class KeelClient implements Client {
       listeners: this.#events.listenerCount() - this.#observerListeners,
       /** Flights the adaptive observer follows (0 without the engine). */
       adaptiveFlights: this.#adaptive?.observer.size ?? 0,
+      remembered: this.#cleared.size,
     };
   }
 

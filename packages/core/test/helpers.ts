@@ -624,6 +624,8 @@ export function debugOf(client: Client): {
   cacheSize: number;
   subscriptions: number;
   listeners: number;
+  /** Specs of wanted keys clearCache or maxEntries dropped, kept for invalidation. */
+  remembered: number;
 } {
   return (client as unknown as { debug: ReturnType<typeof debugOf> }).debug;
 }

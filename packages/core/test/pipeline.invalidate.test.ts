@@ -244,6 +244,44 @@ describe('invalidate', () => {
     expect(t.fake.calls).toHaveLength(calls + 1);
   });
 
+  // Evicted specs were kept until some invalidation ran, with no bound: views that subscribe,
+  // read and unsubscribe (useQuery mounts) grew memory for good, and a broad predicate
+  // subscription turned one invalidate into a request per key ever evicted.
+  test('an evicted key is forgotten when its last subscription leaves', async () => {
+    const t = makeClient({ cache: { maxEntries: 2 } });
+    const offs = ['/fg/1', '/fg/2', '/fg/3', '/fg/4'].map((url) =>
+      t.client.subscribe(keyOf(t, url), () => {}),
+    );
+    await prime(t, '/fg/1', '/fg/2', '/fg/3', '/fg/4');
+    expect(debugOf(t.client).remembered).toBe(2);
+    for (const off of offs) off();
+    expect(debugOf(t.client).remembered).toBe(0);
+    // A predicate subscription leaving forgets what only it wanted.
+    const off = t.client.subscribe(
+      (key) => key.includes('/fg/'),
+      () => {},
+    );
+    await prime(t, '/fg/5', '/fg/6', '/fg/7');
+    expect(debugOf(t.client).remembered).toBe(2);
+    off();
+    expect(debugOf(t.client).remembered).toBe(0);
+  });
+
+  test('a broad predicate subscription keeps at most maxEntries evicted keys to refetch', async () => {
+    const t = makeClient({ cache: { maxEntries: 3 } });
+    t.client.subscribe(
+      (key) => key.includes('/bp/'),
+      () => {},
+    );
+    await prime(t, ...Array.from({ length: 20 }, (_, i) => `/bp/${i}`));
+    expect(debugOf(t.client).remembered).toBe(3);
+    const calls = t.fake.calls.length;
+    t.client.invalidate('/bp');
+    // The 3 cached entries and the 3 most recently evicted keys; none of the 14 older ones.
+    const refetched = t.fake.calls.slice(calls).map((c) => c.url.replace('https://api.test', ''));
+    expect(refetched.sort()).toEqual(['/bp/14', '/bp/15', '/bp/16', '/bp/17', '/bp/18', '/bp/19']);
+  });
+
   test('refetch:false removes without refetching', async () => {
     const t = makeClient();
     await prime(t, '/nr');

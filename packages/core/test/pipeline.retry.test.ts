@@ -130,6 +130,17 @@ describe('retry', () => {
     expect(t.of('retry')).toHaveLength(1);
   });
 
+  // `retry: true` kept the client's `false` (one attempt), where `cache: true` turns caching
+  // back on: the request said retry and got none.
+  test('client retry:false: a request retry:true retries with the default policy', async () => {
+    const t = makeClient({ retry: false }, { handler: () => status(503) });
+    const p = track(t.client.get('/on', { retry: true }));
+    await t.clock.advance(10_000);
+    expect(p.current.state).toBe('rejected');
+    expect(t.fake.calls).toHaveLength(3);
+    expect(t.of('retry')).toHaveLength(2);
+  });
+
   test('retryOn decides (status, or undefined for network errors)', async () => {
     const seen: (number | undefined)[] = [];
     const t = makeClient(

@@ -135,20 +135,15 @@ export function attemptOnce(
           }
         }
         read = true;
-        // A fetch that never read its signal cannot stop the body with it: read through one
-        // that the attempt's end cancels (a never-ending body is not downloaded for ever).
-        return readResponse(
-          res,
-          spec,
-          now,
-          controller
-            ? undefined
-            : {
-                cancelWith(cancel) {
-                  cutBody = cancel;
-                },
-              },
-        );
+        // The attempt's end cancels keel's reader: a fetch may read its signal and still not
+        // tie the body to it (a polyfill's header wait), and a never-ending body must not be
+        // downloaded for ever.
+        return readResponse(res, spec, now, {
+          cancelWith(cancel) {
+            cutBody = cancel;
+          },
+          tied: controller !== undefined,
+        });
       })
       .then(
         (response) => {

@@ -46,9 +46,8 @@ export function bodyTypeOf(contentType: string | null): ResponseBodyType {
  *
  * `read.maxResponseBytes`: a body larger than that fails with ResponseTooLargeError as soon as the
  * limit is passed (at once when Content-Length says so), its download cancelled; a `stream` body
- * errors so when read past it. `cut` (for a fetch that never read its own signal): the attempt's
- * end cancels the download, by the canceller keel's reader (or a `stream` body not yet handed
- * over) hands it.
+ * errors so when read past it. `cut`: the attempt's end cancels the download, by the canceller
+ * keel's reader (or a `stream` body not yet handed over) hands it.
  */
 export async function readResponse<T>(
   res: Response,
@@ -83,7 +82,7 @@ export async function readResponse<T>(
     // 2.7x), and every body to count or to cut. No stream: a Response-like object (a test double
     // with only text()) reads itself.
     const chunks =
-      body && (textual || limit !== undefined || cut)
+      body && (textual || limit !== undefined || (cut && !cut.tied))
         ? chunksOf(body, limit, read, status, cut)
         : undefined;
     if (type === 'stream') {
@@ -131,11 +130,16 @@ export async function readResponse<T>(
 }
 
 /**
- * How the attempt's end stops a body being read, for a fetch that never read its own signal:
- * the canceller last handed to `cancelWith` is called.
+ * How the attempt's end stops a body being read: the canceller last handed to `cancelWith` is
+ * called.
  */
 export interface BodyCut {
   cancelWith(cancel: ((reason: unknown) => void) | undefined): void;
+  /**
+   * The fetch read its signal, which a platform fetch ties the body to: only bodies keel reads
+   * anyway (text, JSON, counted) go through its reader; others are left to the platform's read.
+   */
+  tied?: boolean;
 }
 
 const tagOf = Object.prototype.toString;

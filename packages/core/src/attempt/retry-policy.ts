@@ -71,16 +71,24 @@ export const RETRY_DEFAULTS: Readonly<ResolvedRetryOptions> = /* @__PURE__ */ fr
 
 const RETRY_KEYS = /* @__PURE__ */ keysOf('', RETRY_DEFAULTS);
 
+/** The defaults switched off (`retry: false` over them): a request's `true` switches them on. */
+const RETRY_OFF: Readonly<ResolvedRetryOptions> = /* @__PURE__ */ freeze({
+  ...RETRY_DEFAULTS,
+  attempts: 1,
+});
+
 /**
- * Fills in defaults and validates. `true`/`undefined` mean the base (client) options, `false`
- * means a single attempt. Bad values throw a RangeError / TypeError naming the field.
+ * Fills in defaults and validates. `undefined` means the base (client) options, `false` a single
+ * attempt, `true` the base, or the defaults where the base is `false`'s (as `cache: true` turns a
+ * client's `cache: false` back on). Bad values throw a RangeError / TypeError naming the field.
  */
 export function resolveRetryOptions(
   options?: RetryOptions | boolean,
   base: ResolvedRetryOptions = RETRY_DEFAULTS,
 ): ResolvedRetryOptions {
-  if (options === undefined || options === true) return base;
-  if (options === false) return { ...base, attempts: 1 };
+  if (options === undefined) return base;
+  if (options === true) return base === RETRY_OFF ? RETRY_DEFAULTS : base;
+  if (options === false) return base === RETRY_DEFAULTS ? RETRY_OFF : { ...base, attempts: 1 };
   checkObject('retry', options, 'true, false or an object', RETRY_KEYS);
   // Only undefined is absent: a null the caller wrote is checked, and refused.
   const r = withDefaults(options, base) as unknown as Record<string, unknown>;

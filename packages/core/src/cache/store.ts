@@ -153,7 +153,8 @@ export class Store {
   watcher: ((change: CacheChange | CacheUpdate) => void) | undefined;
   /**
    * The specs of subscribed keys whose entry `maxEntries` evicted, kept where the client keeps
-   * those `clearCache` dropped: a later invalidation still refetches them.
+   * those `clearCache` dropped: a later invalidation still refetches them. Forgotten when no
+   * subscription wants the key any more.
    */
   evicted: Map<string, RequestSpec> | undefined;
   /**
@@ -278,7 +279,7 @@ export class Store {
     // Over maxEntries: the least recently written goes (the Map's first key).
     if (this.#entries.size > this.maxEntries) {
       const { key: oldest, spec: lost } = this.#entries.values().next().value!;
-      if (lost && this.evicted && this.hasInterest(oldest)) this.evicted.set(oldest, lost);
+      if (lost && this.hasInterest(oldest)) this.remember(oldest, lost);
       this.drop(oldest);
     }
     // Most writes have no subscriber nor watcher: skip building the update.
@@ -339,6 +340,7 @@ export class Store {
             list.filter((l) => l !== entry),
           );
         this.#byKey.delete(matcher);
+        if (!this.hasInterest(matcher)) this.evicted?.delete(matcher);
         // gcTime counts from now for an entry that was kept only by this interest.
         if (this.#entries.has(matcher)) this.#releasedAt.set(matcher, this.#clock.now());
       };
@@ -355,7 +357,23 @@ export class Store {
       active = false;
       this.#predicates = this.#predicates.filter((s) => s !== sub);
       this.#predicateReleasedAt = this.#clock.now();
+      // What only it wanted is wanted no more: nothing would refetch it.
+      for (const key of this.evicted?.keys() ?? []) {
+        if (!this.hasInterest(key)) this.evicted!.delete(key);
+      }
     };
+  }
+
+  /**
+   * Keeps the spec of a wanted key that lost its entry (see `evicted`): the newest `maxEntries`
+   * of them, so a broad predicate subscription holds no more specs than entries.
+   */
+  remember(key: string, spec: RequestSpec): void {
+    const kept = this.evicted;
+    if (!kept) return;
+    kept.delete(key);
+    kept.set(key, spec);
+    if (kept.size > this.maxEntries) kept.delete(kept.keys().next().value!);
   }
 
   /** Whether any subscription wants this key (so invalidation must refetch it). */

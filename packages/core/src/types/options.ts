@@ -269,7 +269,8 @@ export interface RequestOptions extends FetchOptions {
   params?: QueryParams | URLSearchParams | undefined;
   /**
    * The request body: JSON-stringified unless a string, URLSearchParams, FormData, Blob,
-   * ArrayBuffer or typed array. A GET or HEAD request cannot have one (RangeError).
+   * ArrayBuffer or typed array; `null`, as in fetch, is no body. A GET or HEAD request cannot
+   * have one (RangeError).
    * @default none
    */
   body?: unknown;
@@ -313,7 +314,8 @@ export interface RequestOptions extends FetchOptions {
    */
   cache?: boolean | Omit<CacheOptions, 'gcTime' | 'maxEntries'> | undefined;
   /**
-   * This request's retry policy: `false` makes one attempt, an object layers over the client's.
+   * This request's retry policy: `false` makes one attempt, an object layers over the client's,
+   * `true` is the client's (the defaults when the client's is `false`).
    * @default the client's `retry`
    */
   retry?: boolean | RetryOptions | undefined;
@@ -345,7 +347,7 @@ export interface ClientOptions extends FetchOptions {
   baseURL?: string | undefined;
   /**
    * Headers sent with every request; a request's own headers win (names compared
-   * case-insensitively, sent lower-cased).
+   * case-insensitively, sent as written).
    * @default none
    */
   headers?: HeadersOption | undefined;
