@@ -55,6 +55,7 @@ import {
   hostFault,
   type KeelRequest,
   type Middleware,
+  targetHostFault,
 } from './context';
 import { HttpException } from './errors';
 import { type GraphqlOptions, GraphqlRunner, resolveGraphqlOptions } from './graphql';
@@ -742,7 +743,8 @@ const asteriskForm = refusal('The * request target is only valid for OPTIONS');
 
 /**
  * The refusal of each fault {@link hostFault} finds, by its number: 1 two Host lines, 2 a value
- * that is no `host[:port]`, 3 a Host that is not the :authority.
+ * that is no `host[:port]`, 3 a Host that is not the :authority; and {@link targetHostFault}'s,
+ * 4 an absolute-form target whose authority is no `host[:port]`.
  */
 const HOST_REFUSALS = [
   undefined,
@@ -750,6 +752,9 @@ const HOST_REFUSALS = [
   refusal('Invalid Host header: not a host with an optional port (RFC 9112, section 3.2)'),
   refusal(
     'Host names another host than :authority: the request names no one host (RFC 9113, section 8.3.1)',
+  ),
+  refusal(
+    'Invalid host in the request target: not a host with an optional port (RFC 9110, section 4.2.4)',
   ),
 ] as const;
 
@@ -1027,7 +1032,7 @@ class KeelApp implements App, SlotHost {
     }
     // Refused whatever the route: code that reads Host must not see one of two, nor a value no
     // URL has as its host (see hostFault).
-    const fault = hostFault(req);
+    const fault = hostFault(req) || targetHostFault(req.url!);
     if (fault !== 0) {
       handler = HOST_REFUSALS[fault]!;
       body = NO_BODY;

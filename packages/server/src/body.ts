@@ -148,9 +148,18 @@ enum Reader {
 function drainRest(req: IncomingMessage, budget: number, reader = Reader.None): void {
   let seen = 0;
   let shared = reader === Reader.Handler;
+  // A chunked body counts bytes on the wire, framing included: chunk extensions (up to 16 KiB per
+  // chunk in Node) carry no body, and 1-byte chunks under them would take 16,000 times the budget
+  // to reach it. (A Content-Length body has no framing; its budget may be its exact length, and a
+  // read may hold the next pipelined request too.)
+  const socket = req.headers['transfer-encoding'] === undefined ? undefined : req.socket;
+  let wire = socket?.bytesRead ?? 0;
   const onData = (chunk: Buffer): void => {
+    const read = socket?.bytesRead ?? 0;
+    const came = Math.max(chunk.length, read - wire);
+    wire = read;
     if (shared && (req.listenerCount('data') > 1 || req.listenerCount('readable') > 0)) return;
-    seen += chunk.length;
+    seen += came;
     if (seen > budget) {
       stop();
       req.socket?.destroy();

@@ -181,23 +181,37 @@ function hostnameOf(value: string | undefined): string {
  * none. Read only by `ctx.hostname`, off the hot path.
  */
 function hostOf(target: string, req: IncomingMessage): string | undefined {
-  if (target.charCodeAt(0) !== 47) {
-    const scheme = target.indexOf('://');
-    if (scheme !== -1) {
-      const start = scheme + 3;
-      let end = start;
-      while (end < target.length) {
-        const c = target.charCodeAt(end);
-        if (c === 47 || c === 63 || c === 35) break;
-        end++;
-      }
-      return target.slice(start, end);
-    }
-  }
+  const authority = authorityOf(target);
+  if (authority !== undefined) return authority;
   if (headersCut(req) || hostFault(req) !== 0) return undefined;
   // HTTP/2 (`app.attach(http2Server)`) names the host in :authority, and Host only without it.
   const headers = req.headers;
   return (headers[':authority'] as string | undefined) ?? headers.host;
+}
+
+/** The authority of an absolute-form target (`http://h:1/x` → `h:1`); undefined for others. */
+function authorityOf(target: string): string | undefined {
+  if (target.charCodeAt(0) === 47) return undefined;
+  const scheme = target.indexOf('://');
+  if (scheme === -1) return undefined;
+  const start = scheme + 3;
+  let end = start;
+  while (end < target.length) {
+    const c = target.charCodeAt(end);
+    if (c === 47 || c === 63 || c === 35) break;
+    end++;
+  }
+  return target.slice(start, end);
+}
+
+/**
+ * {@link hostFault} of an absolute-form target, whose authority stands for Host (RFC 9112
+ * §3.2.2): one that is no `host[:port]` (`http://user:pw@h/x`: userinfo is an error, RFC 9110
+ * §4.2.4) is refused as such a Host is. A path target (the usual one) costs one char code.
+ */
+export function targetHostFault(target: string): number {
+  const authority = authorityOf(target);
+  return authority === undefined || isHostSyntax(authority) ? 0 : INVALID_TARGET_HOST;
 }
 
 /** {@link hostFault}: two Host lines. */
@@ -206,6 +220,8 @@ const TWO_HOST_LINES = 1;
 const INVALID_HOST = 2;
 /** {@link hostFault}: an HTTP/2 request whose Host names another host than its :authority. */
 const HOST_NOT_AUTHORITY = 3;
+/** {@link targetHostFault}: an absolute-form target whose authority is no `host[:port]`. */
+const INVALID_TARGET_HOST = 4;
 
 /**
  * 1 for each ASCII code a reg-name may hold (RFC 3986 §3.2.2: unreserved, sub-delims, and `%`

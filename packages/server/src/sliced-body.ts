@@ -153,7 +153,12 @@ export function sliceWrites(res: ServerResponse): () => void {
   res.prependListener('drain', onDrain);
   res.write = ((chunk: string | Uint8Array, encoding?: unknown, cb?: unknown): boolean => {
     const size = typeof chunk === 'string' ? chunk.length : chunk.byteLength;
-    if (bytes === null && size <= SLICE_BYTES) {
+    // No string or bytes (a number, an object, a DataView): Node's write refuses it before
+    // writing anything (queued, it would hold every later write and the end behind it).
+    if (
+      (bytes === null && size <= SLICE_BYTES) ||
+      (typeof chunk !== 'string' && !(chunk instanceof Uint8Array))
+    ) {
       return write.call(res, chunk, encoding, cb);
     }
     // `write(chunk, cb)` as well as `write(chunk, encoding, cb)`.

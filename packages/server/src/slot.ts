@@ -719,11 +719,15 @@ export class Slot implements RawWriter {
     // Queued behind an earlier response of its connection (pipelined), it gets no 'close' from
     // Node when that connection closes: ended with it, or it would stay open for ever. Stopped
     // before #onStreamEnd runs, whose tail watch takes over the same watch.
+    let fits = true;
     if (face.res.socket === null && !face.res.destroyed) {
       stream.onClose(whileQueued(face.res, face.req.socket));
+      // It counts what it may buffer toward its connection's cap on queued replies: behind an
+      // event stream nothing is ever answered, and 2000 pipelined streams buffered for ever.
+      fits = fitsQueue(face.res, this.host.send, this.host.sse.options.maxBufferedBytes);
     }
     stream.onClose(this.#onStreamEnd);
-    if (face.method === 'HEAD' || this.host.closing) {
+    if (face.method === 'HEAD' || this.host.closing || !fits) {
       if (this.host.closing) face.res.shouldKeepAlive = false;
       stream.close();
     }

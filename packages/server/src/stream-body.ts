@@ -91,7 +91,12 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
       typeof (source as ReadableStream).getReader === 'function'
         ? Readable.fromWeb(source as WebReadableStream<Uint8Array>)
         : (source as Readable);
-    await (declared === -1 ? pipeline(from, res) : pipeline(from, new Framed(declared), res));
+    // An object-mode source's chunks are checked on the way: an object reaching the response's
+    // write throws inside the source's own 'data' emit, past pipeline, and ends the process.
+    const steps: (Readable | Transform)[] = [from];
+    if ((from as Readable).readableObjectMode === true) steps.push(bytesOnly());
+    if (declared !== -1) steps.push(new Framed(declared));
+    await pipeline([...steps, res]);
     // Ended is not taken: the tail may still be queued for a client that stopped reading (the
     // slot tells a cut tail once this resolves).
     await done;
@@ -105,6 +110,17 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
   } finally {
     unwatch();
   }
+}
+
+/** Passes strings and bytes on; any other chunk fails the pipeline with a TypeError naming it. */
+function bytesOnly(): Transform {
+  return new Transform({
+    writableObjectMode: true,
+    transform(chunk: unknown, _enc, done) {
+      if (typeof chunk === 'string' || chunk instanceof Uint8Array) done(null, chunk);
+      else done(typeError('a ctx.send stream chunk', 'a string or bytes (Uint8Array)', chunk));
+    },
+  });
 }
 
 /** The Content-Length the handler set (digits only), or -1: none, or none Node would frame by. */

@@ -267,6 +267,29 @@ describe('redisStreams audit: options', () => {
     }
   });
 
+  // ioredis reads `/abc` as db NaN and SELECTs it at every connect; the refusal of that SELECT
+  // (ERR value is not an integer, or keel's gate) was a rejection nothing caught: the process
+  // ended. `/1.5` silently selected db 1.
+  it('a url whose db is no number is a RangeError, the password hidden', () => {
+    for (const [url, got] of [
+      ['redis://127.0.0.1:1/abc', '"redis://127.0.0.1:1/abc"'],
+      ['redis://u:pw@h:1/x1', '"redis://u:***@h:1/x1"'],
+      ['rediss://h/%20', '"rediss://h/%20"'],
+      ['redis://h/1.5', '"redis://h/1.5"'],
+      ['redis://h?db=two', '"redis://h?db=two"'],
+      ['localhost:6379/db', '"localhost:6379/db"'],
+    ]) {
+      expect(() => redisStreams({ url }), url).toThrow(
+        new RangeError(
+          `keel: \`url\` must be a Redis URL whose db (its path, or ?db=) is a number, got ${got}`,
+        ),
+      );
+    }
+    for (const url of ['redis://h/', 'redis://h/0', 'redis://h?db=3', 'redis://h/15#x']) {
+      expect(() => redisStreams({ url }).close(), url).not.toThrow();
+    }
+  });
+
   it('a huge bufferSize is allocated as used: the store opens and delivers; past the array limit it is a RangeError', async () => {
     const a = await instance(live.redis.url, key(), { bufferSize: 2 ** 32 - 1 });
     const client = await a.connect();

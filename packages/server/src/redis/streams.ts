@@ -173,6 +173,8 @@ function hangUp(conn: Redis): void {
  * fixed page size, so a page of big events is as big as 512 of them.
  */
 const PAGE = 512;
+/** Characters of event data the reader hands the hub in one event-loop turn (see readLoop). */
+const SLICE_CHARS = 256 * 1024;
 /** How long one XREAD blocks before it is issued again. */
 const BLOCK_MS = 5000;
 /**
@@ -443,6 +445,20 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         : slashes === 1 || (slashes > 1 && scheme !== 'redis' && scheme !== 'rediss'))
     ) {
       throw rangeError('url', 'a redis:// or rediss:// URL', options.url);
+    }
+    // ioredis reads `/abc` as db NaN and SELECTs it on every connect, a refusal nothing catches
+    // (the process ends), and `/1.5` as db 1. A socket path (`/tmp/r.sock`) has no db part.
+    if (slashes !== 1) {
+      const [, path, query] =
+        /^(?:[a-z][a-z\d+.-]*:\/\/)?[^/?#]*(?:\/([^?#]*))?(?:\?([^#]*))?/i.exec(options.url)!;
+      const db = new URLSearchParams(query).get('db');
+      if ((path && !/^\d+$/.test(path)) || (db !== null && !/^\d+$/.test(db))) {
+        throw rangeError(
+          'url',
+          'a Redis URL whose db (its path, or ?db=) is a number',
+          options.url,
+        );
+      }
     }
   }
   if (options.onError !== undefined) checkFunction('onError', options.onError);
@@ -1521,6 +1537,7 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
         }
         // Reset to an id no entry has meanwhile: what was read before is no longer what to check.
         if (last !== lastRead) msRead = [];
+        let turn = 0;
         for (const [id, fields] of entries) {
           noteRead(id, fields);
           if (fields[0] === LOSS) {
@@ -1530,6 +1547,15 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
           const event = toEvent(id, fields);
           ring.push(event);
           sink?.deliver(event);
+          // A page read after an outage can hold megabytes: handed over in one turn, it passed
+          // what one turn may queue for a client and reset every client, fast ones too. Node
+          // writes to the sockets between slices (the next read waits for the loop: in order).
+          turn += event.data.length;
+          if (turn > SLICE_CHARS) {
+            turn = 0;
+            await new Promise((resolve) => setImmediate(resolve));
+            if (closed) break;
+          }
         }
       } catch (error) {
         if (closed) return;

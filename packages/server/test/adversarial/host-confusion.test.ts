@@ -145,7 +145,21 @@ describe('ctx.hostname with an ambiguous host', () => {
     expect(await hostnameFor(port, 'GET http://[::1]/h HTTP/1.1\r\nHost: a.example\r\n')).toBe(
       '[::1]',
     );
-    expect(await hostnameFor(port, 'GET http://u@evil/h HTTP/1.1\r\nHost: a.example\r\n')).toBe('');
+    // Userinfo in the target is an error (RFC 9110 §4.2.4), as in Host: the route ran with
+    // hostname '' before.
+    for (const target of ['http://u@evil/h', 'http://user:pw@other.example/h', 'http://a%zz/h']) {
+      const out = await socketBytes(
+        port,
+        `GET ${target} HTTP/1.1\r\nHost: a.example\r\nConnection: close\r\n\r\n`,
+        2_000,
+      );
+      expect(out.split('\r\n')[0], target).toBe('HTTP/1.1 400 Bad Request');
+      expect(JSON.parse(out.split('\r\n\r\n')[1]!)).toMatchObject({
+        status: 400,
+        message:
+          'Invalid host in the request target: not a host with an optional port (RFC 9110, section 4.2.4)',
+      });
+    }
   });
 });
 
