@@ -71,7 +71,10 @@ export const APPS = [
     // no subscription wants them (a leak and a request flood), a body cut when the fetch read its
     // signal but did not tie the body to it, a request's `retry: true` over a client's `false`:
     // 19,408 -> 19,518 B; 19.1 KB (19,558 B) is 0.2% above.
-    budget: 19.1 * KB,
+    // +0.1 KB (stop 42, later): an invalidation cancels the detached reads no caller waits for (a
+    // burst of 100 cost 100 reads to the end), and `fresh` is one rule (isFreshAt) for the
+    // client, the store and the inspector: 19,578 B; 19.2 KB (19,661 B) is 0.4% above.
+    budget: 19.2 * KB,
   },
   {
     id: 'B',
@@ -103,7 +106,9 @@ export const APPS = [
     // +0.1 KB (stop 41, later): the core fixes of A: 16,192 -> 16,303 B; 16.0 KB (16,384 B) is
     // 0.5% above.
     // +0.1 KB (stop 42): the core fixes of A: 16,315 -> 16,426 B; 16.1 KB (16,486 B) is 0.4% above.
-    budget: 16.1 * KB,
+    // +0.1 KB (stop 42, later): the later fixes of A: 16,486 B, 0.4 B under 16.1 KB; 16.2 KB
+    // (16,589 B) is 0.6% above.
+    budget: 16.2 * KB,
   },
   {
     id: 'C',

@@ -1,7 +1,7 @@
 import type { Adaptive } from './adaptive/adaptive';
 import { attemptOnce, dropStream } from './attempt/attempt';
 import { decideRetry } from './attempt/retry-policy';
-import type { CacheEntry } from './cache/entry';
+import { type CacheEntry, isFreshAt } from './cache/entry';
 import { compileTarget, type Matchable, pathMatcher, type TargetMatcher } from './cache/match';
 import { type CacheChange, Store } from './cache/store';
 import { watchStore } from './cache/watch';
@@ -1113,6 +1113,11 @@ class KeelClient implements Client {
       flight.stale = true;
       this.#inflight.delete(flight.key);
     }
+    // A detached read no caller waits for (a refetch, a prefetch, a stale-while-revalidate
+    // refresh) would be stored nowhere: cancelled, a burst of invalidations costs one read to
+    // the end, not one each.
+    const orphans = stale.filter((flight) => flight.consumers().every((c) => !c.promise));
+    if (orphans.length > 0) this.#cancelFlights(orphans, 'Superseded by an invalidation');
     const removed = this.#cache.removeMatching(matcher);
     const keys = cacheKeysOf(removed);
     if (keys.length > 0) this.#events.emit('invalidate', { keys, target });
@@ -1223,6 +1228,5 @@ function rejected<T>(error: unknown): CancellablePromise<T> {
  * Stored after `now` (the clock stepped back): its age is unknown, so not fresh.
  */
 function isFresh(entry: CacheEntry, spec: RequestSpec, now: number): boolean {
-  const age = now - entry.storedAt;
-  return entry.expiresAt > now && age >= 0 && age < spec.cache!.ttl;
+  return isFreshAt(entry, now) && now - entry.storedAt < spec.cache!.ttl;
 }

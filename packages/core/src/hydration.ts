@@ -259,7 +259,13 @@ export function writeHydration(client: Client, entries: readonly PreparedEntry[]
   let written = 0;
   const seen = arrivals(client);
   for (const { spec, value, storedAt, ttl, digest } of entries) {
-    if (digest !== undefined) seen.set(spec.key, [digest, storedAt]);
+    if (digest !== undefined) {
+      // Handed again (a page state parsed anew at each render): its first arrival wrote it, and
+      // what the client did since stands: a newer read, and an invalidation or clear too (a
+      // mutation's, whose removal a repeat would undo with the data from before it).
+      if (seen.get(spec.key)?.[0] === digest) continue;
+      seen.set(spec.key, [digest, storedAt]);
+    }
     const current = cache.get(spec.key);
     if (current !== undefined && current.storedAt >= storedAt) continue;
     // Expired before it arrived, it is kept as if it expired now (collected gcTime after, unless
@@ -289,7 +295,8 @@ function spelled(
 ): Record<string, string> {
   if (names === undefined) return headers;
   checkStrings(`${field}.headerNames`, names, 'an array of header names').forEach((name, i) => {
-    if (headers[name.toLowerCase()] === undefined) {
+    // Own names only: `constructor` or `__proto__` would find Object.prototype's.
+    if (!Object.hasOwn(headers, name.toLowerCase())) {
       throw rangeError(`${field}.headerNames[${i}]`, 'the name of a header in the key', name);
     }
   });

@@ -113,8 +113,10 @@ describe('dehydrate / hydrate', () => {
     const fresh = await browser.get('/todos');
     // Longer than the entries' age (10 s): counted from now, they would look newer than `fresh`.
     await clock.advance(15_000);
-    // The same content, a new object: nothing is newer than what the client read since.
-    expect(hydrate(browser, JSON.parse(text))).toBe(2);
+    // The same content, a new object: written at its first arrival, it is not written again
+    // (what the client read since stays; the other two entries, expired and collected, are not
+    // brought back either).
+    expect(hydrate(browser, JSON.parse(text))).toBe(0);
     expect(browser.getCached(browser.resolve('GET', '/todos').key)).toBe(fresh);
     // A state whose entry changed is a new arrival, written over the older read.
     const changed = JSON.parse(text) as DehydratedState;
@@ -163,6 +165,15 @@ describe('dehydrate / hydrate', () => {
     expect(() =>
       hydrate(browser, { keel: 1, entries: [{ ...entry, headerNames: [3] as never }] }),
     ).toThrow(TypeError);
+    // Names of Object.prototype members name no header either (they were taken for one).
+    const based = createClient({ baseURL: 'https://api.test', clock: new FakeClock() });
+    for (const key of [entry.key, 'GET /x']) {
+      for (const name of ['constructor', '__proto__', 'toString']) {
+        expect(() =>
+          hydrate(based, { keel: 1, entries: [{ ...entry, key, headerNames: [name] }] }),
+        ).toThrow(RangeError);
+      }
+    }
   });
 
   test('a read with headers and a responseType comes back under its own key', async () => {
@@ -620,6 +631,27 @@ describe('arrival records do not outlive their entries', () => {
       if (i % 1000 === 999) client.clearCache();
     }
     expect(debugOf(client).cacheSize).toBeLessThanOrEqual(10);
+  });
+
+  // A repeat wrote any key the client held no entry for: after a mutation (or invalidate, or
+  // clearCache) removed it, a re-render handing the page state again put the data from before
+  // the mutation back, fresh, and reads were answered with it.
+  test('the same state handed again after an invalidation or a clear does not bring its data back', async () => {
+    const clock = new FakeClock(1_000_000);
+    let version = 0;
+    const fake = createFakeFetch({ handler: () => jsonResponse(`read ${++version}`) });
+    const client = createClient({ baseURL: 'https://api.test', clock, fetch: fake.fetch });
+    const state: DehydratedState = { keel: 1, entries: [entry(1, 'server'), entry(2, 'server')] };
+    const text = JSON.stringify(state);
+    expect(hydrate(client, JSON.parse(text))).toBe(2);
+    client.invalidate('/k1', { refetch: false });
+    await clock.advance(1000);
+    expect(hydrate(client, JSON.parse(text))).toBe(0);
+    expect(client.getCached('GET /k1')).toBeUndefined();
+    expect((await client.get('/k1')).data).toBe('read 1');
+    client.clearCache();
+    expect(hydrate(client, JSON.parse(text))).toBe(0);
+    expect((await client.get('/k2')).data).toBe('read 2');
   });
 
   test('a kept record still tells a repeat: the same state after a newer read keeps the read', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type CacheChange, type Client, createBaseClient, inspect } from '../src/index';
+import { type CacheChange, CacheStore, type Client, createBaseClient, inspect } from '../src/index';
 import { watchCache } from '../src/internals';
 import { debugOf, flush, jsonResponse, makeClient } from './helpers';
 
@@ -98,6 +98,24 @@ describe('inspect(client).cache()', () => {
     expect(() => inspect({} as Client)).toThrow(
       'keel: `inspect(client)` must be a client made by createClient or createBaseClient, got an object',
     );
+  });
+});
+
+// After the clock stepped back the view said fresh (age 0) while the next read went to the
+// network: the README's rule (stored after `now` is not fresh) was the client's only.
+describe('inspect(client).cache() after the clock stepped back', () => {
+  it('an entry stored after now is not fresh, in the view and in a CacheStore', async () => {
+    const t = makeClient({}, { handler: () => jsonResponse(1) });
+    await t.client.get('/back');
+    await t.clock.advance(-5000);
+    expect(inspect(t.client).cache()[0]).toMatchObject({ fresh: false, age: 0 });
+    const store = new CacheStore(30_000, { clock: t.clock });
+    store.set('k', { data: 1, status: 200, statusText: 'OK', headers: new Headers() });
+    expect(store.isFresh(store.get('k')!)).toBe(true);
+    await t.clock.advance(-1);
+    expect(store.isFresh(store.get('k')!)).toBe(false);
+    await t.client.get('/back');
+    expect(t.fake.calls).toHaveLength(2);
   });
 });
 
@@ -365,6 +383,35 @@ describe('inspect(client).flights()', () => {
     fake.last().json({});
     await c;
     expect(inspect(client).scheduler().stats).toMatchObject({ active: 0, completed: 3 });
+  });
+
+  // The view gave the request's own `priority`: `low` where the scheduler (and its events) ran
+  // the job as `normal` (no lanes, or no scheduler), and the old lane after `prioritize`.
+  it("a flight's priority is the lane it waits in: after prioritize, and normal without lanes", () => {
+    const lanes = makeClient({ scheduler: { concurrency: 1, priority: true } });
+    void lanes.client.get('/busy').catch(() => {});
+    void lanes.client.get('/g', { priority: 'low', scheduler: { group: 'g' } }).catch(() => {});
+    lanes.client.scheduler().prioritize('g', 'high');
+    expect(
+      inspect(lanes.client)
+        .flights()
+        .map((f) => [f.key, f.priority]),
+    ).toEqual([
+      ['GET /busy', 'normal'],
+      ['GET /g', 'high'],
+    ]);
+    lanes.client.cancelAll();
+    for (const options of [{ scheduler: { concurrency: 1, priority: false } }, {}]) {
+      const t = makeClient(options);
+      void t.client.get('/busy').catch(() => {});
+      void t.client.get('/low', { priority: 'low' }).catch(() => {});
+      expect(
+        inspect(t.client)
+          .flights()
+          .map((f) => f.priority),
+      ).toEqual(['normal', 'normal']);
+      t.client.cancelAll();
+    }
   });
 
   it('without a scheduler the view says so', () => {

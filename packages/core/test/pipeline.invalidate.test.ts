@@ -282,6 +282,34 @@ describe('invalidate', () => {
     expect(refetched.sort()).toEqual(['/bp/14', '/bp/15', '/bp/16', '/bp/17', '/bp/18', '/bp/19']);
   });
 
+  // A burst of invalidations (a server's keel:invalidate, 100 in a row) detached each refetch
+  // and left it running though nobody waited for its answer (it is stored nowhere): 100 reads
+  // ran to the end, one after another in a browser, and the tab showed the change ~N x latency
+  // late. A detached read no caller waits for is cancelled; one a caller waits for runs on.
+  test('a detached read no caller waits for is cancelled: a burst costs one read to the end', async () => {
+    const t = makeClient();
+    await prime(t, '/burst');
+    const updates: CacheUpdate[] = [];
+    t.client.subscribe(keyOf(t, '/burst'), (u) => updates.push(u));
+    const calls = t.fake.calls.length;
+    for (let i = 0; i < 5; i++) t.client.invalidate('/burst');
+    const refetches = t.fake.calls.slice(calls);
+    expect(refetches).toHaveLength(5);
+    // Every refetch but the last was aborted.
+    expect(refetches.map((c) => c.signal?.aborted)).toEqual([true, true, true, true, false]);
+    expect(t.of('cancel')).toHaveLength(4);
+    refetches[4]!.json('last');
+    await flush();
+    expect(t.client.getCached(keyOf(t, '/burst'))?.data).toBe('last');
+    expect(updates.at(-1)?.type).toBe('revalidate');
+    // A caller's read is detached, not cancelled: it still gets its answer.
+    const read = t.client.get('/burst2');
+    t.client.invalidate('/burst2');
+    expect(t.fake.last().signal?.aborted).toBe(false);
+    t.fake.last().json('mine');
+    expect((await read).data).toBe('mine');
+  });
+
   test('refetch:false removes without refetching', async () => {
     const t = makeClient();
     await prime(t, '/nr');

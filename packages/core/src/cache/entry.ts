@@ -29,3 +29,11 @@ export function metaOf(entry: CacheEntry): CacheMeta {
     expiresAt: entry.expiresAt,
   };
 }
+
+/**
+ * Not expired at `now`, and stored no later: an entry stored after `now` (the clock stepped back)
+ * is not fresh, or it would stay so for as long as the clock was set back.
+ */
+export function isFreshAt(entry: CacheEntry, now: number): boolean {
+  return entry.expiresAt > now && now >= entry.storedAt;
+}

@@ -8,7 +8,7 @@ import { absoluteKeyURL, originOf, splitURL } from '../internal/url';
 import { checkStrings } from '../request/fields';
 import type { RequestSpec } from '../request/resolve';
 import type { ApiResponse, CacheSubscriber, CacheUpdate, KeyMatcher } from '../types/client';
-import { type CacheEntry, metaOf } from './entry';
+import { type CacheEntry, isFreshAt, metaOf } from './entry';
 import type { Matchable, TargetMatcher } from './match';
 import { CACHE_DEFAULTS, CACHE_STORE_DEFAULTS } from './options';
 import { watchStore } from './watch';
@@ -560,7 +560,7 @@ export class CacheStore extends Store {
 
   /** True while the entry is within its ttl. */
   isFresh(entry: CacheEntry, now: number = this.#clock.now()): boolean {
-    return entry.expiresAt > now;
+    return isFreshAt(entry, now);
   }
 
   *keys(): IterableIterator<string> {

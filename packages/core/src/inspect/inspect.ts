@@ -1,3 +1,4 @@
+import { isFreshAt } from '../cache/entry';
 import type { CountingStore } from '../cache/store';
 import { watchStore } from '../cache/watch';
 import { internalsOf } from '../client';
@@ -5,6 +6,7 @@ import type { Flight } from '../dedup/flight';
 import { latenciesOf } from '../intelligence/intelligence';
 import { rangeError, typeError } from '../internal/checks';
 import { freeze } from '../internal/freeze';
+import { PRIORITIES } from '../internal/priorities';
 import { Scheduler, schedulerView } from '../scheduler/scheduler';
 import type { Client } from '../types/client';
 import type {
@@ -64,7 +66,7 @@ function createInspector(client: Client): ClientInspector {
           storedAt: entry.storedAt,
           expiresAt: entry.expiresAt,
           age: Math.max(0, now - entry.storedAt),
-          fresh: entry.expiresAt > now,
+          fresh: isFreshAt(entry, now),
           subscribers: (cache as unknown as CountingStore).hasInterest(entry.key, true),
           fetching: client.isFetching(entry.key),
           response: entry.response,
@@ -75,10 +77,11 @@ function createInspector(client: Client): ClientInspector {
     },
     watchCache: (listener: (change: CacheChange) => void) => watchStore(cache, listener),
     flights(): FlightView[] {
+      const lanes = gate instanceof Scheduler && gate.config.priority;
       const out: FlightView[] = [];
       for (const flight of flights) {
         if (flight.settled) continue;
-        out.push(flightView(flight));
+        out.push(flightView(flight, lanes));
       }
       return out.sort((a, b) => a.id - b.id);
     },
@@ -122,8 +125,10 @@ function createInspector(client: Client): ClientInspector {
   });
 }
 
-function flightView(flight: Flight): FlightView {
+/** `lanes`: the client's scheduler has priority lanes (without, every job is `normal`). */
+function flightView(flight: Flight, lanes: boolean): FlightView {
   const { spec, tracker } = flight;
+  const entry = flight.gateEntry;
   return {
     id: flight.id,
     key: spec.key,
@@ -136,7 +141,8 @@ function flightView(flight: Flight): FlightView {
     consumers: flight.consumerCount,
     probe: flight.probe,
     phase: phaseOf(flight),
-    priority: spec.priority,
+    // The lane it waits in (`prioritize` moves it); started, the one it was asked for.
+    priority: !lanes ? 'normal' : entry ? PRIORITIES[entry.lane]! : spec.priority,
     group: spec.group,
     deadlineAt: flight.deadlineAt === 0 ? undefined : flight.deadlineAt,
     detached: flight.stale,
