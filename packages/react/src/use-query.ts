@@ -90,7 +90,7 @@ function useObservedQuery(
 ): QueryResult<unknown, unknown> {
   const observer = useObserver(QueryObserver);
 
-  observer.setQuery(query, given);
+  observer.setQuery(query, given, forceSuspense);
   observer.beginRender();
   const key = observer.key;
   const active = observer.active;

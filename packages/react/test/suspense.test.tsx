@@ -3,7 +3,13 @@ import { act, render, screen, waitFor } from '@testing-library/react';
 import { delay, HttpResponse, http } from 'msw';
 import { Component, type ReactNode, StrictMode, Suspense, useState } from 'react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { QueryErrorBoundary, useQuery, useQueryErrorReset, useSuspenseQuery } from '../src/index';
+import {
+  QueryErrorBoundary,
+  queryOptions,
+  useQuery,
+  useQueryErrorReset,
+  useSuspenseQuery,
+} from '../src/index';
 import { API, debugOf, flush, mswServer, testClient, wrapperFor } from './helpers';
 
 const server = mswServer();
@@ -304,5 +310,38 @@ describe('suspense: a failed read', () => {
     });
     await waitFor(() => expect(status).toBe('error'));
     expect(screen.getByText('tea')).toBeTruthy();
+  });
+});
+
+// A shared definition made for a lazily enabled useQuery (`enabled: false`) or with a
+// placeholder: useSuspenseQuery took both from it, so it rendered `data: undefined` (no request,
+// no fallback) or the placeholder, where it promises to render only its key's data.
+const lazyTea = queryOptions<string>('/teapot', { enabled: false });
+const placeholderTea = queryOptions<string>('/teapot', { placeholderData: 'placeholder' });
+
+function DefinedTeapot({ def, seen }: { def: typeof lazyTea; seen: unknown[] }) {
+  const { data } = useSuspenseQuery(def);
+  seen.push(data);
+  return <p>{data.toUpperCase()}</p>;
+}
+
+describe("suspense: a definition's enabled and placeholderData", () => {
+  it.each([
+    ['enabled: false', lazyTea],
+    ['placeholderData', placeholderTea],
+  ])('%s: useSuspenseQuery still suspends, reads, and renders only data', async (_, def) => {
+    const api = teapot(5);
+    api.brewing = true;
+    const seen: unknown[] = [];
+    render(
+      <Suspense fallback={<p>loading</p>}>
+        <DefinedTeapot def={def} seen={seen} />
+      </Suspense>,
+      { wrapper: wrapperFor(testClient()) },
+    );
+    expect(screen.getByText('loading')).toBeTruthy();
+    await screen.findByText('TEA');
+    expect(api.requests).toBe(1);
+    expect(seen.every((d) => d === 'tea')).toBe(true);
   });
 });

@@ -513,6 +513,42 @@ describe('useMutation', () => {
   });
 });
 
+// A value thrown that is no Error (a validation object from onMutate, a body function's throw)
+// became `Error("[object Object]")`: the callbacks, the state and mutateAsync lost what was thrown.
+describe('a thrown value that is no Error', () => {
+  it.each([
+    ['an object', { code: 'VALIDATION', field: 'title' }],
+    ['undefined', undefined],
+  ])('%s reaches onError, the state and mutateAsync as it is', async (_, thrown) => {
+    const client = testClient();
+    const onError = vi.fn();
+    const onSettled = vi.fn();
+    const { result } = renderHook(
+      () =>
+        useMutation<Todo, { title: string }, unknown, unknown>('POST', '/todos', {
+          onMutate: () => {
+            throw thrown;
+          },
+          onError,
+          onSettled,
+        }),
+      { wrapper: wrapperFor(client) },
+    );
+    let rejected: unknown = 'not rejected';
+    await act(async () => {
+      await result.current.mutateAsync({ title: 'x' }).catch((err: unknown) => {
+        rejected = err;
+      });
+    });
+    expect(rejected).toBe(thrown);
+    expect(onError).toHaveBeenCalledTimes(1);
+    expect(onError.mock.calls[0]![0]).toBe(thrown);
+    expect(onSettled.mock.calls[0]![1]).toBe(thrown);
+    expect(result.current.status).toBe('error');
+    expect(result.current.error).toBe(thrown);
+  });
+});
+
 describe('a success callback that invalidates what the mutation did', () => {
   it.each([
     ['onSuccess', 'hook'],
@@ -669,9 +705,11 @@ describe('optimistic updates while a refetch is in flight', () => {
     return state;
   }
 
-  async function addWhileRefetching(cancel: boolean): Promise<string[]> {
-    const api = slowApi();
-    const client = testClient();
+  /**
+   * The list (each text it showed, in `shown`; an optimistic row marked `?`) and an add whose
+   * onMutate writes the row, after cancelling the list's reads when `cancel`.
+   */
+  async function listWithAdd(client: ReturnType<typeof testClient>, cancel: boolean) {
     const shown: string[] = [];
     const { result } = renderHook(
       () => {
@@ -688,6 +726,13 @@ describe('optimistic updates while a refetch is in flight', () => {
       { wrapper: wrapperFor(client) },
     );
     await waitFor(() => expect(shown.at(-1)).toBe('a'));
+    return { shown, result };
+  }
+
+  async function addWhileRefetching(cancel: boolean): Promise<string[]> {
+    const api = slowApi();
+    const client = testClient();
+    const { shown, result } = await listWithAdd(client, cancel);
     const getGate = deferred();
     const postGate = deferred();
     api.getGate = getGate.promise;
@@ -710,6 +755,30 @@ describe('optimistic updates while a refetch is in flight', () => {
     await waitFor(() => expect(shown.at(-1)).toBe('a,b'));
     return shown;
   }
+
+  // The list changed elsewhere (its invalidation refetch in flight, cancelled by onMutate's
+  // cancelReads), then the add failed: the rollback wrote back the list on screen from before
+  // the invalidation, fresh for its ttl, and the tab never showed the other change.
+  it('a failed add after an invalidation cancelled its refetch reads the list again', async () => {
+    const api = slowApi();
+    server.use(http.post(`${API}/todos`, () => HttpResponse.json({}, { status: 422 })));
+    const client = testClient();
+    const { shown, result } = await listWithAdd(client, true);
+    api.todos = [...api.todos, { id: 2, title: 'elsewhere' }];
+    const getGate = deferred();
+    api.getGate = getGate.promise;
+    act(() => {
+      client.invalidate('/todos');
+    });
+    await waitFor(() => expect(api.gets).toBe(2));
+    api.getGate = null;
+    await act(async () => {
+      await result.current.mutateAsync({ title: 'b' }).catch(() => {});
+    });
+    getGate.resolve();
+    await waitFor(() => expect(shown.at(-1)).toBe('a,elsewhere'));
+    expect(client.getCached(client.resolve('GET', '/todos').key)?.data).toEqual(api.todos);
+  });
 
   it.each([
     ['succeeds', 'a,b,c'],

@@ -246,6 +246,8 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     let response: ApiResponse<TData> | undefined;
     let data: TData | undefined;
     let error: TError | null = null;
+    /** Apart from `error`: what was thrown may be any value, `undefined` and `null` included. */
+    let failed = false;
     // On success, as the reaction to it: an invalidation (the `invalidate` option, or the common
     // `client.invalidate(...)` of TanStack Query habits in a callback) keeps the refetch the core
     // started after the answer, instead of sending it again (see afterWrite). Until one returns a
@@ -280,7 +282,9 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
       const target = this.#shown().options?.invalidate;
       if (target !== undefined) await settleAfter(() => client.invalidate(target));
     } catch (err) {
-      error = (err instanceof Error ? err : new Error(String(err))) as TError;
+      // As thrown (TanStack passes it on too): a validation object keeps its fields.
+      failed = true;
+      error = err as TError;
       rollBack(this.store, writes, running?.skipped);
     }
     // After the rollback (its writes show) and the success invalidation (its refetch is in flight).
@@ -288,19 +292,19 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     writes.done = true;
     this.#setIf(
       call,
-      error
+      failed
         ? { ...IDLE, status: 'error', error, variables }
         : { status: 'success', data, response, error: null, variables },
     );
-    end(!error, this.store.clock.now());
+    end(!failed, this.store.clock.now());
     // Callbacks run after the state is settled, the hook's first, those of the latest render
     // (as TanStack Query does: a callback closing over props sees the current ones); a throwing
     // callback is reported, it does not turn a success into a failure.
     const latest = this.#shown().options;
-    reacting &&= !error;
+    reacting &&= !failed;
     await settleAfter(() =>
-      error
-        ? latest?.onError?.(error, variables, context)
+      failed
+        ? latest?.onError?.(error as TError, variables, context)
         : latest?.onSuccess?.(data as TData, variables, context),
     );
     await settleAfter(() => latest?.onSettled?.(data, error, variables, context));
@@ -309,13 +313,13 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     const current = () => this.#listeners.size > 0 && call === this.#call;
     if (current()) {
       await settleAfter(() =>
-        error
-          ? callbacks?.onError?.(error, variables)
+        failed
+          ? callbacks?.onError?.(error as TError, variables)
           : callbacks?.onSuccess?.(data as TData, variables),
       );
     }
     if (current()) await settleAfter(() => callbacks?.onSettled?.(data, error, variables));
-    if (error) throw error;
+    if (failed) throw error;
     return data as TData;
   }
 
@@ -348,9 +352,12 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
             ? (updater as (previous: unknown) => unknown)(current?.data)
             : updater;
         // Only the first write of a key records what to restore; the last one what it wrote.
+        // What the cache held, not the screen: while an invalidation's refetch runs (or after
+        // cancelReads cut it) the screen shows data the cache dropped, which a rollback must
+        // not make fresh again (the key is read again instead).
         let write = writes.find((w) => w.spec.key === spec.key);
         if (write === undefined) {
-          write = { spec, previous: current, written: undefined };
+          write = { spec, previous: client.getCached(spec.key), written: undefined };
           // Helpers kept past the mutation's end write plainly: nothing would release the key.
           if (!writes.done) {
             writes.push(write);

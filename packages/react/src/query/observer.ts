@@ -259,26 +259,39 @@ export class QueryObserver {
   setQuery(
     query: string | null | QueryDefinition<any, any>,
     options: UseQueryOptions<any, any> | undefined,
+    /** useSuspenseQuery's: it always reads, and renders only its key's data. */
+    suspense = false,
   ): void {
     // Not a definition (an object without a string `url`, a URL object): given to the core as
     // the URL, whose error names what it is.
     let url = query as string | null;
-    if (isDefinition(query)) {
+    const defined = isDefinition(query);
+    // (A URL's own options carry neither unless untyped code passed them.)
+    if (defined || (suspense && hasUnread(options))) {
       let merged = this.#merged;
       if (merged?.query !== query || merged.options !== options) {
         // An option given as undefined is not set: the definition's own stays.
-        const combined =
-          options === undefined ? query.options : { ...query.options, ...coreOptions(options) };
+        let combined =
+          !defined || options === undefined
+            ? defined
+              ? query.options
+              : options
+            : { ...query.options, ...coreOptions(options) };
+        // A definition shared with a lazily enabled useQuery (or untyped code) may carry them:
+        // neither applies here, as in TanStack's useSuspenseQuery.
+        if (suspense && hasUnread(combined)) {
+          combined = { ...combined, enabled: undefined, placeholderData: undefined };
+        }
         merged = this.#merged = { query, options, combined };
       }
-      url = query.url;
+      if (defined) url = query.url;
       options = merged.combined;
     }
     this.#inputs = inputsOf(this.store, url, options, this.#inputs);
   }
   #merged:
     | {
-        query: QueryDefinition<any, any>;
+        query: string | null | QueryDefinition<any, any>;
         options: UseQueryOptions<any, any> | undefined;
         combined: UseQueryOptions<any, any> | undefined;
       }
@@ -552,6 +565,11 @@ export function definitionInputs(
   return isDefinition(query)
     ? inputsOf(store, query.url, query.options, current)
     : inputsOf(store, query as unknown as string | null, undefined, current);
+}
+
+/** Options useSuspenseQuery does not apply: `enabled` or `placeholderData`. */
+function hasUnread(options: UseQueryOptions<any, any> | undefined): boolean {
+  return options?.enabled !== undefined || options?.placeholderData !== undefined;
 }
 
 /** A QueryDefinition: an object with a string `url` (not a URL object, not null). */

@@ -139,7 +139,7 @@ describe('sseParser', () => {
     expect(scanned).toBeLessThanOrEqual(1024 * 1024 + 8);
   });
 
-  it('an unfinished event over the limit calls onOverflow, whether one line never ends or data lines never close the block', () => {
+  it('an event over the limit calls onOverflow, whether one line never ends, data lines never close the block, or it came whole in one chunk', () => {
     const overflowed = (chunks: string[]) => {
       let overflows = 0;
       const events: string[] = [];
@@ -165,6 +165,21 @@ describe('sseParser', () => {
     expect(overflowed(Array.from({ length: 50 }, () => 'data: xxxx\n')).overflows).toBeGreaterThan(
       0,
     );
+    // A whole event over the limit in one chunk (or ended in the chunk that overran): caught
+    // before it is dispatched, as when it arrives in pieces. It was checked only across chunks.
+    const order: string[] = [];
+    const feed = sseParser(
+      {
+        onEvent: () => order.push('event'),
+        onRetry: () => {},
+        onOverflow: () => order.push('overflow'),
+      },
+      100,
+    );
+    feed(`data: ${'x'.repeat(200)}\n\n`);
+    expect(order[0]).toBe('overflow');
+    expect(overflowed([`data: ${'x'.repeat(60)}\ndata: ${'x'.repeat(60)}\n\n`]).overflows).toBe(1);
+    expect(overflowed([`data: ${'x'.repeat(94)}\n\n`]).overflows).toBe(0);
     // Many events, each under the limit: the limit is per event, not per stream.
     const many = overflowed(Array.from({ length: 50 }, () => `data: ${'x'.repeat(80)}\n\n`));
     expect(many).toEqual({

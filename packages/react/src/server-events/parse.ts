@@ -50,6 +50,8 @@ export function sseParser(on: SseHandlers, max: number): (chunk: string) => void
       data = event = id = undefined;
       return;
     }
+    // An event over the limit whole in this chunk: caught before its blank line dispatches it.
+    if (text.length + (data?.length ?? 0) > max) on.onOverflow();
     const colon = text.indexOf(':');
     if (colon === 0) {
       on.onComment?.();
