@@ -49,7 +49,8 @@ export async function startInstance(options: InstanceOptions) {
   const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
   return {
     ...live,
-    url: `http://${host}:${port}`,
+    // An IPv6 host is written in brackets in a URL (`http://[::1]:3000`).
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     async close() {
       await live.app.close();
       await live.hub.close();

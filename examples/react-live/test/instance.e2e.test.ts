@@ -144,3 +144,17 @@ it('a password is hidden in every message built from REDIS_URL or from an error 
       'connect ENOENT /u:***@127.0.0.1:1',
   );
 });
+
+// `HOST=::1` printed `http://::1:47922`, which no browser (nor `new URL`) opens. (A machine
+// without IPv6 loopback cannot run it.)
+const ipv6 = await new Promise<boolean>((resolve) => {
+  const probe = createServer();
+  probe.once('error', () => resolve(false));
+  probe.listen(0, '::1', () => probe.close(() => resolve(true)));
+});
+it.skipIf(!ipv6)('an IPv6 host is printed in brackets: the URL opens', async () => {
+  instance = await startInstance({ distDir, host: '::1' });
+  expect(instance.url).toMatch(/^http:\/\/\[::1\]:\d+$/);
+  const res = await fetch(new URL('/api/todos', instance.url));
+  expect(res.status).toBe(200);
+});
