@@ -807,6 +807,12 @@ class KeelApp implements App, SlotHost {
   readonly #sessions = new Set<Http2Session>();
   /** HTTP/1.1 connections of attached HTTP/2 servers (`allowHTTP1`): close() ends them. */
   readonly #h1OnH2 = new Set<Socket>();
+  /**
+   * Every TCP connection of attached HTTP/2 servers, by peer (`address port`): a session's
+   * socket is a proxy that cannot be destroyed, and Node's graceful session close waits for a
+   * peer that may never read; close() and the idle watch destroy these.
+   */
+  readonly #h2Connections = new Map<string, Socket>();
   #inflight = 0;
   #compiled = false;
   #drained: (() => void) | null = null;
@@ -1300,7 +1306,11 @@ class KeelApp implements App, SlotHost {
       }
       this.#sessions.add(session);
       session.once('close', () => this.#sessions.delete(session));
-      watchH2Session(session, this.#timeouts.keepAliveTimeout, this.send.clock);
+      // The proxy reads through: its peer names the TCP connection (TLS or not) under it.
+      const connection = this.#h2Connections.get(peerKey(session.socket));
+      watchH2Session(session, this.#timeouts.keepAliveTimeout, this.send.clock, () =>
+        connection?.destroy(),
+      );
     });
     // CONNECT asks for a tunnel, and this server is no proxy: Node would close the connection
     // without a word. The socket is ours once the event fires (Node's listeners are gone).
@@ -1341,8 +1351,17 @@ class KeelApp implements App, SlotHost {
     });
     // Capture the peer at accept: later reads of socket.remoteAddress can be undefined once the
     // socket is closing, and no header can change this value.
-    server.on('connection', (socket: Socket & { [PEER]?: string }) => {
+    const h2 = typeof (server as { updateSettings?: unknown }).updateSettings === 'function';
+    // First: Node's own listener makes an HTTP/2 session of it (and emits 'session') at once.
+    server.prependListener('connection', (socket: Socket & { [PEER]?: string }) => {
       socket[PEER] = peerAddress(socket.remoteAddress);
+      if (h2) {
+        const peer = peerKey(socket);
+        this.#h2Connections.set(peer, socket);
+        socket.once('close', () => {
+          if (this.#h2Connections.get(peer) === socket) this.#h2Connections.delete(peer);
+        });
+      }
     });
     return attached;
   }
@@ -1439,6 +1458,9 @@ class KeelApp implements App, SlotHost {
         } else {
           forced.push(() => {
             for (const socket of this.#h1OnH2) socket.destroy();
+            // Sessions still closing (a peer that never reads), and connections that are no
+            // session (a TLS handshake, an HTTP/1.1 one between requests).
+            for (const socket of this.#h2Connections.values()) socket.destroy();
             closed();
           });
         }
@@ -1539,4 +1561,9 @@ export function createApp(options: AppOptions = {}): App {
 export function appStats(app: App): { inflight: number; pooled: number } {
   const inner = app as unknown as KeelApp;
   return { inflight: inner.inflight, pooled: inner.pooled };
+}
+
+/** A TCP connection's peer, `address port`: the key of {@link KeelApp}'s HTTP/2 connections. */
+function peerKey(socket: { remoteAddress?: string | undefined; remotePort?: number | undefined }) {
+  return `${socket.remoteAddress} ${socket.remotePort}`;
 }

@@ -103,9 +103,25 @@ export function stopLeftH2Body(req: IncomingMessage, stream: Http2Stream): void 
   req.resume();
 }
 
-function endUnread(stream: Http2Stream): void {
-  // Node flushes what the session still has to send of the response before the RST_STREAM.
-  if (!stream.destroyed) stream.destroy();
+/**
+ * Turns {@link endUnread} waits for the frame that ends the response before it resets anyway (a
+ * client whose window is shut never lets it out; sendTimeout is what cuts such a stream).
+ */
+const END_STREAM_TURNS = 32;
+
+/**
+ * Destroys the stream once the frame carrying END_STREAM went out: the response's 'finish' comes
+ * before nghttp2 writes it, and a reset then went out first, so the response never ended on the
+ * wire (a Node client uploading never saw its stream close). Checked each turn, a few turns at
+ * most.
+ */
+function endUnread(stream: Http2Stream, turn = 0): void {
+  if (stream.destroyed) return;
+  if (stream.closed || stream.state.localClose === 1 || turn >= END_STREAM_TURNS) {
+    stream.destroy();
+    return;
+  }
+  setImmediate(endUnread, stream, turn + 1);
 }
 
 /** The RST_STREAM code of a response cut by a server error (RFC 9113 §7). */
