@@ -27,8 +27,8 @@ export interface LiveAppOptions {
  * changed, and the page, rendered on the server.
  *
  *   GET    /api/todos       the list
- *   POST   /api/todos       { title } -> 201 the new todo; invalidates tag `todos` in other tabs
- *   DELETE /api/todos/:id   204; invalidates tag `todos` in other tabs (the list and the stats)
+ *   POST   /api/todos       { title } -> 201 the new todo; invalidates /api/todos in other tabs
+ *   DELETE /api/todos/:id   204; invalidates /api/todos in other tabs
  *   GET    /api/stats       { count }
  *   GET    /api/events      the event stream (Last-Event-ID replays what a tab missed)
  *   GET    /                the page, rendered with the data (server/render.tsx)
@@ -79,14 +79,13 @@ export function createLiveApp(options: LiveAppOptions) {
     if (control.refuseAdds) throw new HttpException(422, 'This title is not accepted');
     if (control.postDelay > 0) await sleep(control.postDelay);
     const todo = await todos.add(String(title));
-    // Every tab's useServerEvents refetches what carries the `todos` tag (the list and the
-    // stats); the tab that added skips this echo.
-    await hub.invalidate(['todos'], { source: ctx });
+    // Every tab's useServerEvents refetches /api/todos; the tab that added skips this echo.
+    await hub.invalidate('/api/todos', { source: ctx });
     return ctx.status(201).json(todo);
   });
   app.delete('/api/todos/:id', async (ctx) => {
     if (!(await todos.remove(Number(ctx.params.id)))) throw new HttpException(404, 'No such todo');
-    await hub.invalidate(['todos'], { source: ctx });
+    await hub.invalidate('/api/todos', { source: ctx });
     return ctx.status(204).send(null);
   });
   app.get('/api/stats', async (ctx) => {

@@ -4,7 +4,6 @@ import type { NewTodo, Todo } from '../server/todos';
 import { indicatorOf, useOnline } from './connection';
 import { explain } from './explain';
 import { Stats } from './Stats';
-import { TODOS } from './tags';
 
 let optimisticId = 0;
 
@@ -15,9 +14,8 @@ let optimisticId = 0;
  * - adding goes through `useMutation` with an optimistic row (rolled back if the server refuses);
  *   reads of the list already in flight are cancelled first, so one cannot land on top of the
  *   row; the core's mutation invalidation refetches the list in this tab;
- * - every other tab hears the server's `keel:invalidate` for the `todos` tag on the event stream
- *   and refetches the list and the stats, which carry it (the tab that made the change skips it:
- *   it already refetched);
+ * - every other tab hears the server's `keel:invalidate` for /api/todos on the event stream and
+ *   refetches the list (the tab that made the change skips it: it already refetched);
  * - the stats line is a suspense query behind an error boundary with a Retry button.
  *
  * URLs are relative to the client's baseURL (`/api`).
@@ -26,17 +24,14 @@ export function App() {
   const [received, setReceived] = useState(0);
   const [hydrated, setHydrated] = useState(false);
   useEffect(() => setHydrated(true), []);
-  // The server's hub.invalidate(['todos']) refetches the list here with no handler code; the
+  // The server's hub.invalidate('/api/todos') refetches the list here with no handler code; the
   // handler only counts the events (the end-to-end test reads it).
   const live = useServerEvents('/events', {
     'keel:invalidate': () => setReceived((n) => n + 1),
   });
   const indicator = indicatorOf(useOnline(), live);
-  // Tagged with the stats (Stats.tsx): a change to the list is one to the count too.
-  const todos = useQuery<Todo[]>('/todos', { tags: TODOS });
+  const todos = useQuery<Todo[]>('/todos');
   const add = useMutation<Todo, NewTodo>('POST', '/todos', {
-    // POST /api/todos invalidates the list (its path); the tag reaches the stats.
-    invalidate: TODOS,
     onMutate: (todo, { cancelReads, setQueryData }) => {
       cancelReads('/todos');
       setQueryData<Todo[]>('/todos', (list = []) => [
@@ -46,8 +41,8 @@ export function App() {
     },
   });
   const remove = useMutation<null, number>('DELETE', (id) => `/todos/${id}`, {
-    // DELETE /api/todos/7 invalidates /api/todos/7 and below; the list and the stats carry the tag.
-    invalidate: TODOS,
+    // DELETE /api/todos/7 invalidates /api/todos/7 and below; the list is its parent.
+    invalidate: '/todos',
   });
   const [title, setTitle] = useState('');
 

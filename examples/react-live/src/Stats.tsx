@@ -1,11 +1,10 @@
 import { QueryErrorBoundary, useSuspenseQuery } from '@keel/react';
 import { Suspense } from 'react';
 import { explain } from './explain';
-import { TODOS } from './tags';
 
 /** `GET /api/stats`: read with suspense, so `data` is there when it renders. */
 function Count() {
-  const { data } = useSuspenseQuery<{ count: number }>('/stats', { tags: TODOS });
+  const { data } = useSuspenseQuery<{ count: number }>('/stats');
   return (
     <p className="stats" data-testid="stats">
       {data.count} {data.count === 1 ? 'todo' : 'todos'} on the server

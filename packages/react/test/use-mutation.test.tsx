@@ -549,6 +549,36 @@ describe('a thrown value that is no Error', () => {
   });
 });
 
+// setQueryData('/todos', ...) wrote the entry through a spec of the URL alone: the tags the
+// query stored it with (useQuery('/todos', { tags: ['todos'] })) were dropped, and so from the
+// refetch on (it reads through the entry's request): a later invalidate(['todos']) (another
+// tab's change, over server events) no longer found the list.
+describe('an optimistic write keeps the entry its query stored', () => {
+  it("the query's tags (and request) stay: a tag invalidation still finds the key", async () => {
+    const api = todoApi(['a']);
+    server.use(...api.handlers);
+    const client = testClient();
+    const { result } = renderHook(
+      () => {
+        useQuery<Todo[]>('/todos', { tags: ['todos'] });
+        return useMutation<Todo, { title: string }>('POST', '/todos', {
+          onMutate: (todo, { setQueryData }) => {
+            setQueryData<Todo[]>('/todos', (list = []) => [...list, { id: -1, ...todo }]);
+          },
+        });
+      },
+      { wrapper: wrapperFor(client) },
+    );
+    const key = client.resolve('GET', '/todos').key;
+    await waitFor(() => expect(client.getCached(key)).toBeDefined());
+    await act(async () => {
+      await result.current.mutateAsync({ title: 'b' });
+    });
+    await waitFor(() => expect(client.isFetching(key)).toBe(false));
+    expect(client.invalidate(['todos'], { refetch: false })).toEqual([key]);
+  });
+});
+
 describe('a success callback that invalidates what the mutation did', () => {
   it.each([
     ['onSuccess', 'hook'],

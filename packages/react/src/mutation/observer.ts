@@ -365,7 +365,7 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
           }
         }
         write.written = syntheticResponse(next, current);
-        store.writeShown(() => client.setCached(spec, write.written));
+        store.writeShown(() => client.setCached(target(client, spec), write.written));
       },
     } as OptimisticHelpers;
   }
@@ -376,6 +376,15 @@ export class MutationObserver<TData, TVars, TContext, TError = RequestError> {
     this.#state = next;
     for (const listener of this.#listeners) listener();
   }
+}
+
+/**
+ * What an optimistic write (or its rollback) goes to: the key of an entry the cache holds, which
+ * keeps the request, ttl and tags its query stored it with (a spec of the URL alone dropped
+ * them, and a tag invalidation then missed the key); the spec for a key with none.
+ */
+function target(client: Client, spec: RequestSpec): string | RequestSpec {
+  return client.getCached(spec.key) === undefined ? spec : spec.key;
 }
 
 /** One key an `onMutate` wrote: what it held before, and what the mutation wrote last. */
@@ -409,7 +418,7 @@ function rollBack(
         stale.push(spec.key);
         continue;
       }
-      client.setCached(spec, previous);
+      client.setCached(target(client, spec), previous);
       if (previous === undefined) store.peek(spec.key)?.reset();
     }
   });
