@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useServerEvents } from '@keel/react';
+import { useClient, useMutation, useQuery, useServerEvents } from '@keel/react';
 import { type FormEvent, useEffect, useState } from 'react';
 import type { NewTodo, Todo } from '../server/todos';
 import { indicatorOf, useOnline } from './connection';
@@ -25,13 +25,20 @@ export function App() {
   const [hydrated, setHydrated] = useState(false);
   useEffect(() => setHydrated(true), []);
   // The server's hub.invalidate('/api/todos') refetches the list here with no handler code; the
-  // handler only counts the events (the end-to-end test reads it).
+  // handler counts the events (the end-to-end test reads it) and reads the count again, which
+  // changes with the list.
+  const client = useClient();
   const live = useServerEvents('/events', {
-    'keel:invalidate': () => setReceived((n) => n + 1),
+    'keel:invalidate': () => {
+      setReceived((n) => n + 1);
+      client.invalidate('/stats');
+    },
   });
   const indicator = indicatorOf(useOnline(), live);
   const todos = useQuery<Todo[]>('/todos');
   const add = useMutation<Todo, NewTodo>('POST', '/todos', {
+    // POST /api/todos invalidates the list (its path); the count is elsewhere.
+    invalidate: '/stats',
     onMutate: (todo, { cancelReads, setQueryData }) => {
       cancelReads('/todos');
       setQueryData<Todo[]>('/todos', (list = []) => [
@@ -43,6 +50,7 @@ export function App() {
   const remove = useMutation<null, number>('DELETE', (id) => `/todos/${id}`, {
     // DELETE /api/todos/7 invalidates /api/todos/7 and below; the list is its parent.
     invalidate: '/todos',
+    onSuccess: () => client.invalidate('/stats'),
   });
   const [title, setTitle] = useState('');
 
