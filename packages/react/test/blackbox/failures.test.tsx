@@ -97,7 +97,9 @@ describe('issue #11 through the hooks', () => {
     await waitFor(() => expect(screen.getByTestId('r').textContent).toBe('success'));
     first.unmount();
     render(<Reader url="/n" />, { wrapper: wrap(client) });
-    await waitFor(() => expect(screen.getByTestId('r').textContent).toBe('success'));
-    expect(hits.get).toBe(2);
+    // The remount may show the last data at once while its own read is in flight: the read is
+    // what this checks (asserted right after the status, it raced the response).
+    await waitFor(() => expect(hits.get).toBe(2));
+    expect(screen.getByTestId('r').textContent).toBe('success');
   });
 });
