@@ -62,6 +62,13 @@ function setup(sendTimeout?: number) {
 
 type Seen = { handled: number; socket: ServerSocket | null };
 
+/**
+ * Rounds of `until` (2 ms each, and what the checks cost) for the server to settle: a loaded
+ * machine (a fresh clone's whole run on 2 cores) answers 96 small files slowly enough that the
+ * default 2000 rounds ran out once. A bound on waiting, not on speed.
+ */
+const PATIENT = 15_000;
+
 /** A client connection that reads nothing (until the test resumes it). */
 function unread(port: number): Socket {
   const socket = connect(port, '127.0.0.1');
@@ -79,7 +86,7 @@ async function stalled(seen: Seen): Promise<void> {
     same = seen.handled === before ? same + 1 : 0;
     before = seen.handled;
     return same >= 10 && seen.socket !== null && seen.socket.writableLength > 0;
-  });
+  }, PATIENT);
 }
 
 /**
@@ -96,7 +103,7 @@ async function fill(socket: Socket, seen: Seen, get = GET): Promise<number> {
       same = seen.handled === before ? same + 1 : 0;
       before = seen.handled;
       return same >= 10;
-    });
+    }, PATIENT);
     // Not all answered (Node stopped reading), or all answered but not all taken: stalled.
     if (seen.handled < sent || seen.socket!.writableLength > 0) {
       await stalled(seen);
@@ -105,7 +112,10 @@ async function fill(socket: Socket, seen: Seen, get = GET): Promise<number> {
   }
 }
 
-describe('sendTimeout: small replies queued for a client that reads nothing', () => {
+// The waits (PATIENT) may run past vitest's 5 s default on a loaded machine.
+describe('sendTimeout: small replies queued for a client that reads nothing', {
+  timeout: 60_000,
+}, () => {
   it('pipelined GETs never read: the connection is closed after sendTimeout', async () => {
     const { a, clock, seen } = setup(1000);
     const { port } = await start(a);
