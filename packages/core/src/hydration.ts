@@ -206,7 +206,7 @@ export function prepareHydration(client: Client, state: DehydratedState): Prepar
     try {
       digest = digestOf(JSON.stringify(entry));
     } catch {}
-    const first = arrivals(client).get(spec.key);
+    const first = arrivals(client).byKey.get(spec.key);
     // The stored time counts what the age cannot: the time the state spent in transit or in a
     // cache (a CDN's copy of the page), so an old state is not newer than what the client read
     // since. The age bounds it, as neither clock is known right: a server clock ahead of this
@@ -227,7 +227,22 @@ export function prepareHydration(client: Client, state: DehydratedState): Prepar
  * page state parsed anew at each render, `hydrate` called twice) would count its ages from the
  * second arrival and put the server's data back over what the client read since.
  */
-const arrived = new WeakMap<Client, Map<string, readonly [number, number]>>();
+const arrived = new WeakMap<Client, Arrivals>();
+
+/**
+ * A client's arrival records, by key: the entry's digest, the time its arrival stored it at,
+ * and when that arrival expires. `pruneAt`: the count of records that prunes them next.
+ */
+interface Arrivals {
+  readonly byKey: Map<string, readonly [digest: number, storedAt: number, expiresAt: number]>;
+  pruneAt: number;
+}
+
+/**
+ * Records kept whatever they protect: past it, the oldest arrivals go first (a repeat of one is
+ * then taken for a new arrival). About 100 bytes each.
+ */
+const RECORD_LIMIT = 10_000;
 
 /**
  * FNV-1a over the UTF-16 code units, mixed with the length: a 32-bit digest. Two different entries
@@ -241,13 +256,13 @@ function digestOf(text: string): number {
 
 /** How many keys of `client` have an arrival record (for tests: records must stay bounded). */
 export function arrivalCount(client: Client): number {
-  return arrived.get(client)?.size ?? 0;
+  return arrived.get(client)?.byKey.size ?? 0;
 }
 
-function arrivals(client: Client): Map<string, readonly [number, number]> {
-  let byKey = arrived.get(client);
-  if (byKey === undefined) arrived.set(client, (byKey = new Map()));
-  return byKey;
+function arrivals(client: Client): Arrivals {
+  let records = arrived.get(client);
+  if (records === undefined) arrived.set(client, (records = { byKey: new Map(), pruneAt: 32 }));
+  return records;
 }
 
 /**
@@ -257,29 +272,39 @@ export function writeHydration(client: Client, entries: readonly PreparedEntry[]
   const { cache, clock } = internalsOf(client, 'hydrate');
   const now = clock.now();
   let written = 0;
-  const seen = arrivals(client);
+  const records = arrivals(client);
+  const seen = records.byKey;
   for (const { spec, value, storedAt, ttl, digest } of entries) {
+    // Expired before it arrived, it is kept as if it expired now (collected gcTime after, unless
+    // read): the page was rendered with it, and a first render without it would not match the
+    // server's markup. A read finds it stale and reads it again.
+    const kept = Math.max(ttl, now - storedAt);
     if (digest !== undefined) {
       // Handed again (a page state parsed anew at each render): its first arrival wrote it, and
       // what the client did since stands: a newer read, and an invalidation or clear too (a
       // mutation's, whose removal a repeat would undo with the data from before it).
       if (seen.get(spec.key)?.[0] === digest) continue;
-      seen.set(spec.key, [digest, storedAt]);
+      seen.set(spec.key, [digest, storedAt, storedAt + kept]);
     }
     const current = cache.get(spec.key);
     if (current !== undefined && current.storedAt >= storedAt) continue;
-    // Expired before it arrived, it is kept as if it expired now (collected gcTime after, unless
-    // read): the page was rendered with it, and a first render without it would not match the
-    // server's markup. A read finds it stale and reads it again.
-    cache.set(spec.key, value, { spec, storedAt, ttl: Math.max(ttl, now - storedAt) });
+    cache.set(spec.key, value, { spec, storedAt, ttl: kept });
     written++;
   }
-  // A record outlives its entry (a newer read may replace the entry, or invalidation remove it
-  // and a read refill it: the record must still tell a repeat), but not for ever: once records
-  // outnumber twice the entries, those whose key has no entry (evicted, collected, cleared) go.
-  // Records are only added here, so this bounds them, amortized, without a timer.
-  if (seen.size > 2 * cache.size + 32) {
-    for (const key of seen.keys()) if (cache.peek(key) === undefined) seen.delete(key);
+  // A record outlives its entry (a newer read may replace the entry, or an invalidation or a
+  // clear remove it: the record must still tell a repeat, or the repeat writes the data from
+  // before it back, fresh), until its arrival expired with no entry left (a repeat then writes
+  // it stale: read again). Records are only added here: pruned when they doubled since the last
+  // prune (amortized, no timer), the oldest past RECORD_LIMIT whatever they keep.
+  if (seen.size > records.pruneAt) {
+    for (const [key, record] of seen) {
+      if (record[2] <= now && cache.peek(key) === undefined) seen.delete(key);
+    }
+    for (const key of seen.keys()) {
+      if (seen.size <= RECORD_LIMIT) break;
+      seen.delete(key);
+    }
+    records.pruneAt = Math.max(2 * seen.size, 2 * cache.size + 32);
   }
   return written;
 }
