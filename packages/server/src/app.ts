@@ -808,11 +808,13 @@ class KeelApp implements App, SlotHost {
   /** HTTP/1.1 connections of attached HTTP/2 servers (`allowHTTP1`): close() ends them. */
   readonly #h1OnH2 = new Set<Socket>();
   /**
-   * Every TCP connection of attached HTTP/2 servers, by peer (`address port`): a session's
-   * socket is a proxy that cannot be destroyed, and Node's graceful session close waits for a
-   * peer that may never read; close() and the idle watch destroy these.
+   * Every TCP connection of attached HTTP/2 servers: a session's socket is a proxy that cannot
+   * be destroyed, and Node's graceful session close waits for a peer that may never read;
+   * close() destroys these, and `#h2ByEnds` finds a session's for its idle watch.
    */
-  readonly #h2Connections = new Map<string, Socket>();
+  readonly #h2Connections = new Set<Socket>();
+  /** The same connections by both ends (see connectionKey): a session's proxy reads them. */
+  readonly #h2ByEnds = new Map<string, Socket>();
   #inflight = 0;
   #compiled = false;
   #drained: (() => void) | null = null;
@@ -1307,7 +1309,7 @@ class KeelApp implements App, SlotHost {
       this.#sessions.add(session);
       session.once('close', () => this.#sessions.delete(session));
       // The proxy reads through: its peer names the TCP connection (TLS or not) under it.
-      const connection = this.#h2Connections.get(peerKey(session.socket));
+      const connection = this.#h2ByEnds.get(connectionKey(session.socket));
       watchH2Session(session, this.#timeouts.keepAliveTimeout, this.send.clock, () =>
         connection?.destroy(),
       );
@@ -1356,10 +1358,12 @@ class KeelApp implements App, SlotHost {
     server.prependListener('connection', (socket: Socket & { [PEER]?: string }) => {
       socket[PEER] = peerAddress(socket.remoteAddress);
       if (h2) {
-        const peer = peerKey(socket);
-        this.#h2Connections.set(peer, socket);
+        const ends = connectionKey(socket);
+        this.#h2Connections.add(socket);
+        this.#h2ByEnds.set(ends, socket);
         socket.once('close', () => {
-          if (this.#h2Connections.get(peer) === socket) this.#h2Connections.delete(peer);
+          this.#h2Connections.delete(socket);
+          if (this.#h2ByEnds.get(ends) === socket) this.#h2ByEnds.delete(ends);
         });
       }
     });
@@ -1460,7 +1464,7 @@ class KeelApp implements App, SlotHost {
             for (const socket of this.#h1OnH2) socket.destroy();
             // Sessions still closing (a peer that never reads), and connections that are no
             // session (a TLS handshake, an HTTP/1.1 one between requests).
-            for (const socket of this.#h2Connections.values()) socket.destroy();
+            for (const socket of this.#h2Connections) socket.destroy();
             closed();
           });
         }
@@ -1563,7 +1567,15 @@ export function appStats(app: App): { inflight: number; pooled: number } {
   return { inflight: inner.inflight, pooled: inner.pooled };
 }
 
-/** A TCP connection's peer, `address port`: the key of {@link KeelApp}'s HTTP/2 connections. */
-function peerKey(socket: { remoteAddress?: string | undefined; remotePort?: number | undefined }) {
-  return `${socket.remoteAddress} ${socket.remotePort}`;
+/**
+ * A TCP connection by both its ends: one client port may reach two servers of an app (Linux
+ * reuses an ephemeral port for another destination), so the peer alone is not one connection.
+ */
+function connectionKey(socket: {
+  localAddress?: string | undefined;
+  localPort?: number | undefined;
+  remoteAddress?: string | undefined;
+  remotePort?: number | undefined;
+}): string {
+  return `${socket.localAddress} ${socket.localPort} ${socket.remoteAddress} ${socket.remotePort}`;
 }

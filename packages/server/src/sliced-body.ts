@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { isUint8Array } from 'node:util/types';
 import { fitsQueue, noop, type SendWatch, watchSend } from './send-watch';
 
 /**
@@ -154,10 +155,12 @@ export function sliceWrites(res: ServerResponse): () => void {
   res.write = ((chunk: string | Uint8Array, encoding?: unknown, cb?: unknown): boolean => {
     const size = typeof chunk === 'string' ? chunk.length : chunk.byteLength;
     // No string or bytes (a number, an object, a DataView): Node's write refuses it before
-    // writing anything (queued, it would hold every later write and the end behind it).
+    // writing anything (queued, it would hold every later write and the end behind it). Bytes
+    // are told as Node tells them, by their tag: a vm context's Uint8Array is bytes too (not an
+    // instance of this realm's), and must wait behind the slices in order.
     if (
       (bytes === null && size <= SLICE_BYTES) ||
-      (typeof chunk !== 'string' && !(chunk instanceof Uint8Array))
+      (typeof chunk !== 'string' && !isUint8Array(chunk))
     ) {
       return write.call(res, chunk, encoding, cb);
     }

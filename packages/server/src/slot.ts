@@ -18,6 +18,7 @@ import type { RawWriter } from './raw-response';
 import {
   closedUnder,
   fitsQueue,
+  MAX_QUEUED_BYTES,
   noop,
   type SendWatch,
   wasCut,
@@ -719,15 +720,20 @@ export class Slot implements RawWriter {
     // Queued behind an earlier response of its connection (pipelined), it gets no 'close' from
     // Node when that connection closes: ended with it, or it would stay open for ever. Stopped
     // before #onStreamEnd runs, whose tail watch takes over the same watch.
+    const ending = face.method === 'HEAD' || this.host.closing;
     let fits = true;
     if (face.res.socket === null && !face.res.destroyed) {
       stream.onClose(whileQueued(face.res, face.req.socket));
-      // It counts what it may buffer toward its connection's cap on queued replies: behind an
-      // event stream nothing is ever answered, and 2000 pipelined streams buffered for ever.
-      fits = fitsQueue(face.res, this.host.send, this.host.sse.options.maxBufferedBytes);
+      // It counts what it may buffer (at most a quarter of the cap) toward its connection's cap
+      // on queued replies: behind an event stream nothing is ever answered, and 2000 pipelined
+      // streams buffered for ever. One that ends at once (HEAD, closing) holds nothing.
+      if (!ending) {
+        const holds = Math.min(this.host.sse.options.maxBufferedBytes, MAX_QUEUED_BYTES / 4);
+        fits = fitsQueue(face.res, this.host.send, holds);
+      }
     }
     stream.onClose(this.#onStreamEnd);
-    if (face.method === 'HEAD' || this.host.closing || !fits) {
+    if (ending || !fits) {
       if (this.host.closing) face.res.shouldKeepAlive = false;
       stream.close();
     }

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { isUint8Array } from 'node:util/types';
 import { endBodiless, isBodiless } from './bodiless';
 import { rangeError, typeError } from './checks';
 import { closedUnder, type SendWatch, watchEnded, whenDone } from './send-watch';
@@ -117,7 +118,8 @@ function bytesOnly(): Transform {
   return new Transform({
     writableObjectMode: true,
     transform(chunk: unknown, _enc, done) {
-      if (typeof chunk === 'string' || chunk instanceof Uint8Array) done(null, chunk);
+      // By tag, as Node's write tells bytes: a vm context's Uint8Array is bytes too.
+      if (typeof chunk === 'string' || isUint8Array(chunk)) done(null, chunk);
       else done(typeError('a ctx.send stream chunk', 'a string or bytes (Uint8Array)', chunk));
     },
   });

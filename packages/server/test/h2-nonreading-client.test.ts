@@ -6,7 +6,12 @@
 // server that are no session (a TCP connection that sent nothing yet). Raw sockets on
 // loopback, the injected clock.
 import { createServer as createHttp2Server, type Http2Server } from 'node:http2';
-import { type AddressInfo, connect as netConnect, type Socket } from 'node:net';
+import {
+  type AddressInfo,
+  createServer as createNetServer,
+  connect as netConnect,
+  type Socket,
+} from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../src/index';
 import { h2Fixture } from './h2-helpers';
@@ -82,5 +87,42 @@ describe('HTTP/2: clients that never read', () => {
     await countIs(server, 0);
     await until(() => closed);
     expect(closed).toBe(true);
+  });
+
+  // Keyed by the peer alone, a second connection from the same client port to another server
+  // of the app (Linux reuses an ephemeral port for another destination) replaced the first, and
+  // close() never destroyed it.
+  it('app.close(): two servers reached from one client port: both connections end', async () => {
+    const clock = new ManualClock();
+    const app = createApp({ clock, keepAliveTimeout: 0, sendTimeout: 0, requestTimeout: 0 });
+    apps.push(app);
+    const servers = [createHttp2Server(app.handler), createHttp2Server(app.handler)];
+    const ports: number[] = [];
+    for (const server of servers) {
+      app.attach(server);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      ports.push((server.address() as AddressInfo).port);
+    }
+    // A free local port (a listener's, closed: no connection left in TIME_WAIT on it), then
+    // both connections from it.
+    const free = createNetServer();
+    await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
+    const localPort = (free.address() as AddressInfo).port;
+    await new Promise((r) => free.close(r));
+    const sockets = ports.map((port) => {
+      const socket = netConnect({ port, host: '127.0.0.1', localPort });
+      socket.on('error', () => {});
+      socket.pause();
+      clients.push(socket);
+      return socket;
+    });
+    await countIs(servers[0]!, 1);
+    await countIs(servers[1]!, 1);
+    const done = app.close({ timeoutMs: 500 });
+    clock.tick(500);
+    await done;
+    await countIs(servers[0]!, 0);
+    await countIs(servers[1]!, 0);
+    expect(sockets).toHaveLength(2);
   });
 });

@@ -278,6 +278,9 @@ describe('redisStreams audit: options', () => {
       ['redis://h/1.5', '"redis://h/1.5"'],
       ['redis://h?db=two', '"redis://h?db=two"'],
       ['localhost:6379/db', '"localhost:6379/db"'],
+      // ioredis takes the last of repeated `db`s, and reads `?db=` on a socket path too.
+      ['redis://h/?db=1&db=abc', '"redis://h/?db=1&db=abc"'],
+      ['/tmp/r.sock?db=abc', '"/tmp/r.sock?db=abc"'],
     ]) {
       expect(() => redisStreams({ url }), url).toThrow(
         new RangeError(

@@ -447,18 +447,16 @@ export function redisStreams(options: RedisStreamsOptions = {}): HubStore {
       throw rangeError('url', 'a redis:// or rediss:// URL', options.url);
     }
     // ioredis reads `/abc` as db NaN and SELECTs it on every connect, a refusal nothing catches
-    // (the process ends), and `/1.5` as db 1. A socket path (`/tmp/r.sock`) has no db part.
-    if (slashes !== 1) {
-      const [, path, query] =
-        /^(?:[a-z][a-z\d+.-]*:\/\/)?[^/?#]*(?:\/([^?#]*))?(?:\?([^#]*))?/i.exec(options.url)!;
-      const db = new URLSearchParams(query).get('db');
-      if ((path && !/^\d+$/.test(path)) || (db !== null && !/^\d+$/.test(db))) {
-        throw rangeError(
-          'url',
-          'a Redis URL whose db (its path, or ?db=) is a number',
-          options.url,
-        );
-      }
+    // (the process ends), and `/1.5` as db 1. A socket path (`/tmp/r.sock`) has no db part but
+    // its `?db=`; of repeated `db`s ioredis takes the last: every one is checked.
+    const [, path, query] = (
+      slashes === 1
+        ? /^()[^?#]*(?:\?([^#]*))?/.exec(options.url)
+        : /^(?:[a-z][a-z\d+.-]*:\/\/)?[^/?#]*(?:\/([^?#]*))?(?:\?([^#]*))?/i.exec(options.url)
+    )!;
+    const dbs = new URLSearchParams(query).getAll('db');
+    if ((path && !/^\d+$/.test(path)) || dbs.some((db) => !/^\d+$/.test(db))) {
+      throw rangeError('url', 'a Redis URL whose db (its path, or ?db=) is a number', options.url);
     }
   }
   if (options.onError !== undefined) checkFunction('onError', options.onError);

@@ -35,23 +35,35 @@ describe('event streams pipelined behind an open event stream', () => {
     await until(() => appStats(app).inflight === 0);
   });
 
-  it('a stream pipelined behind a reply that finishes is served', async () => {
-    const app = make();
-    app.get('/a', (ctx) => ctx.json({ a: 1 }));
-    app.get('/live', (ctx) => {
-      ctx.sseEvent('hello', 1);
-    });
-    const { port } = await start(app);
-    const socket = connect(port, '127.0.0.1');
-    let text = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    socket.write('GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /live HTTP/1.1\r\nHost: x\r\n\r\n');
-    await until(() => text.includes('event: hello'));
-    expect(text).toContain('{"a":1}');
-    socket.destroy();
-    await until(() => appStats(app).inflight === 0);
-  });
+  // The first form of the cap charged each queued stream its whole maxBufferedBytes: with 8 MiB
+  // (over the 4 MiB cap) a stream behind a short reply closed the connection, and so did a
+  // handful of HEADs to a stream route, which end at once and hold nothing.
+  it.each([
+    ['the default maxBufferedBytes', undefined],
+    ['maxBufferedBytes of 8 MiB', 8 * 1024 * 1024],
+  ])(
+    'with %s: a stream, and HEADs, pipelined behind a reply that finishes are served',
+    async (_, maxBufferedBytes) => {
+      const app = make({ sse: { maxBufferedBytes } });
+      app.get('/a', (ctx) => ctx.json({ a: 1 }));
+      app.get('/live', (ctx) => {
+        ctx.sseEvent('hello', 1);
+      });
+      const { port } = await start(app);
+      const socket = connect(port, '127.0.0.1');
+      let text = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`;
+      const head = 'HEAD /live HTTP/1.1\r\nHost: x\r\n\r\n';
+      socket.write(get('/a') + head.repeat(6) + get('/a') + get('/live'));
+      await until(() => text.includes('event: hello'));
+      expect(text.split('HTTP/1.1 200').length - 1).toBe(9);
+      expect(text).toContain('{"a":1}');
+      socket.destroy();
+      await until(() => appStats(app).inflight === 0);
+    },
+  );
 });

@@ -5,6 +5,7 @@
 // next request served. And a handler's own `res.write(42)` (caught) left keel's write queue
 // holding the bad chunk: every later write and the end waited behind it for ever.
 import { Readable } from 'node:stream';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/index';
 import { raw, start, until } from '../helpers';
@@ -65,6 +66,20 @@ beforeAll(async () => {
     }
     ctx.res.end('b');
   });
+  // Bytes of another realm (a vm context: jsdom, Jest) are bytes, in order behind a sliced
+  // write and through an object-mode stream (an `instanceof Uint8Array` check took them for
+  // objects: written ahead of the slices, or refused).
+  const foreign = (text: string) =>
+    runInNewContext('new Uint8Array(Array.from(t, (c) => c.charCodeAt(0)))', {
+      t: text,
+    }) as Uint8Array;
+  app.get('/realm-order', (ctx) => {
+    ctx.res.writeHead(200, { 'content-type': 'application/octet-stream' });
+    ctx.res.write(Buffer.alloc(4 * 1024 * 1024, 0x61));
+    ctx.res.write(foreign('MARK'));
+    ctx.res.end();
+  });
+  app.get('/realm-stream', (ctx) => ctx.send(Readable.from([foreign('hi')])));
   app.get('/ok', (ctx) => ctx.send('still here'));
   ({ port } = await start(app));
 });
@@ -104,5 +119,15 @@ describe("a handler's own res.write of a value that is no bytes", () => {
     const view = await raw(port, { path: '/write-view' });
     expect(view.body).toBe('b');
     expect((caught[0] as NodeJS.ErrnoException).code).toBe('ERR_INVALID_ARG_TYPE');
+  });
+});
+
+describe("another realm's Uint8Array", () => {
+  it('is written in order behind a sliced write, and streams through an object-mode source', async () => {
+    const ordered = await raw(port, { path: '/realm-order' });
+    expect(ordered.raw.indexOf('MARK')).toBe(4 * 1024 * 1024);
+    expect(ordered.raw.length).toBe(4 * 1024 * 1024 + 4);
+    const streamed = await raw(port, { path: '/realm-stream' });
+    expect(streamed.body).toBe('hi');
   });
 });
