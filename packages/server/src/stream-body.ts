@@ -88,14 +88,18 @@ export async function sendStream(target: StreamTarget, source: StreamBody): Prom
   try {
     // A web stream as a Node one: pipeline's own pump for web streams takes any 'drain' after
     // `end()` for the end, which a sliced last chunk still writing would give it.
+    // An old-style stream (no Readable: pre-streams2, `new Stream()`) is read through a
+    // Readable of its own in object mode, so its chunks are checked as an object-mode source's.
     const from =
       typeof (source as ReadableStream).getReader === 'function'
         ? Readable.fromWeb(source as WebReadableStream<Uint8Array>)
-        : (source as Readable);
+        : source instanceof Readable
+          ? source
+          : new Readable({ objectMode: true, read() {} }).wrap(source as NodeJS.ReadableStream);
     // An object-mode source's chunks are checked on the way: an object reaching the response's
     // write throws inside the source's own 'data' emit, past pipeline, and ends the process.
     const steps: (Readable | Transform)[] = [from];
-    if ((from as Readable).readableObjectMode === true) steps.push(bytesOnly());
+    if (from.readableObjectMode) steps.push(bytesOnly());
     if (declared !== -1) steps.push(new Framed(declared));
     await pipeline([...steps, res]);
     // Ended is not taken: the tail may still be queued for a client that stopped reading (the

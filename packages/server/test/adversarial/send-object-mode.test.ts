@@ -4,7 +4,7 @@
 // bytes now fails the send as a web stream's does: the connection is closed, onError told, the
 // next request served. And a handler's own `res.write(42)` (caught) left keel's write queue
 // holding the bad chunk: every later write and the end waited behind it for ever.
-import { Readable } from 'node:stream';
+import { Readable, Stream } from 'node:stream';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, createApp } from '../../src/index';
@@ -22,6 +22,16 @@ const sources: Record<string, () => Readable | ReadableStream> = {
   object: () => Readable.from([{ id: 1 }]),
   number: () => Readable.from(['ok', 42]),
   'object with a Content-Length': () => Readable.from([{ id: 1 }]),
+  // An old-style stream (Stream, the base of pre-streams2 sources) emits from wherever its
+  // producer runs: a timer here, where a throw out of its emit ended the process.
+  'old-style object': () => {
+    const legacy = new Stream() as Stream & Readable;
+    setTimeout(() => {
+      legacy.emit('data', { id: 1 });
+      legacy.emit('end');
+    }, 5);
+    return legacy;
+  },
   'web object': () =>
     new ReadableStream({
       start(c) {
