@@ -808,13 +808,12 @@ class KeelApp implements App, SlotHost {
   /** HTTP/1.1 connections of attached HTTP/2 servers (`allowHTTP1`): close() ends them. */
   readonly #h1OnH2 = new Set<Socket>();
   /**
-   * Every TCP connection of attached HTTP/2 servers: a session's socket is a proxy that cannot
-   * be destroyed, and Node's graceful session close waits for a peer that may never read;
-   * close() destroys these, and `#h2ByEnds` finds a session's for its idle watch.
+   * Every TCP connection of attached HTTP/2 servers, by both ends (see connectionKey, which a
+   * session's proxy reads too): a session's socket is a proxy that cannot be destroyed, and
+   * Node's graceful session close waits for a peer that may never read; close() and a
+   * session's idle watch destroy these.
    */
-  readonly #h2Connections = new Set<Socket>();
-  /** The same connections by both ends (see connectionKey): a session's proxy reads them. */
-  readonly #h2ByEnds = new Map<string, Socket>();
+  readonly #h2Connections = new Map<string, Socket>();
   #inflight = 0;
   #compiled = false;
   #drained: (() => void) | null = null;
@@ -1309,7 +1308,7 @@ class KeelApp implements App, SlotHost {
       this.#sessions.add(session);
       session.once('close', () => this.#sessions.delete(session));
       // The proxy reads through: its peer names the TCP connection (TLS or not) under it.
-      const connection = this.#h2ByEnds.get(connectionKey(session.socket));
+      const connection = this.#h2Connections.get(connectionKey(session.socket));
       watchH2Session(session, this.#timeouts.keepAliveTimeout, this.send.clock, () =>
         connection?.destroy(),
       );
@@ -1359,11 +1358,9 @@ class KeelApp implements App, SlotHost {
       socket[PEER] = peerAddress(socket.remoteAddress);
       if (h2) {
         const ends = connectionKey(socket);
-        this.#h2Connections.add(socket);
-        this.#h2ByEnds.set(ends, socket);
+        this.#h2Connections.set(ends, socket);
         socket.once('close', () => {
-          this.#h2Connections.delete(socket);
-          if (this.#h2ByEnds.get(ends) === socket) this.#h2ByEnds.delete(ends);
+          if (this.#h2Connections.get(ends) === socket) this.#h2Connections.delete(ends);
         });
       }
     });
@@ -1464,7 +1461,7 @@ class KeelApp implements App, SlotHost {
             for (const socket of this.#h1OnH2) socket.destroy();
             // Sessions still closing (a peer that never reads), and connections that are no
             // session (a TLS handshake, an HTTP/1.1 one between requests).
-            for (const socket of this.#h2Connections) socket.destroy();
+            for (const socket of this.#h2Connections.values()) socket.destroy();
             closed();
           });
         }

@@ -271,12 +271,11 @@ export class QueryObserver {
       let merged = this.#merged;
       if (merged?.query !== query || merged.options !== options) {
         // An option given as undefined is not set: the definition's own stays.
-        let combined =
-          !defined || options === undefined
-            ? defined
-              ? query.options
-              : options
-            : { ...query.options, ...coreOptions(options) };
+        let combined = options;
+        if (defined) {
+          combined =
+            options === undefined ? query.options : { ...query.options, ...coreOptions(options) };
+        }
         // A definition shared with a lazily enabled useQuery (or untyped code) may carry them:
         // neither applies here, as in TanStack's useSuspenseQuery.
         if (suspense && hasUnread(combined)) {
